@@ -1,0 +1,8 @@
+//! Built-in catalogs: model presets (stored as Hugging Face `config.json` data,
+//! never as precomputed answers) and GPUs (with the source of every figure).
+
+pub mod gpus;
+pub mod models;
+
+pub use gpus::{Gpu, GpuVendor, gpu, gpus};
+pub use models::{MODEL_PRESETS, ModelPreset, model_preset};

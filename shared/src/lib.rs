@@ -1,0 +1,10 @@
+//! Headroom's pure core: the inference memory model, the catalogs, the parsers
+//! and the wire protocol, shared by the web page and the agent.
+//!
+//! **Architecture Invariant:** nothing here does I/O, reads a clock, spawns a
+//! thread or depends on wasm- or native-only crates. CI builds it for
+//! `wasm32-unknown-unknown` and fails if tokio, axum, leptos, web-sys or
+//! nvml-wrapper become reachable from it.
+
+pub mod catalog;
+pub mod oom;

@@ -1,0 +1,1 @@
+//! Parsing of pasted out-of-memory errors (PyTorch, vLLM, llama.cpp).
