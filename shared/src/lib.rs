@@ -6,5 +6,13 @@
 //! `wasm32-unknown-unknown` and fails if tokio, axum, leptos, web-sys or
 //! nvml-wrapper become reachable from it.
 
+pub mod arch;
 pub mod catalog;
+pub mod estimate;
+pub mod explain;
+pub mod formats;
+pub mod kv;
+pub mod model;
 pub mod oom;
+pub mod safetensors;
+pub mod units;

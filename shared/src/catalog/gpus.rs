@@ -1,10 +1,10 @@
 //! The GPU catalog: memory as the driver reports it, bandwidth and dense bf16
 //! throughput, each with its source. Data lives in `catalog/gpus.json`.
 
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use std::sync::OnceLock;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum GpuVendor {
     Nvidia,
@@ -12,7 +12,7 @@ pub enum GpuVendor {
 }
 
 /// One GPU model.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Gpu {
     /// Short, stable, URL-safe id (`rtx-4090`, `h100-sxm`).
     pub id: String,
@@ -32,7 +32,7 @@ pub struct Gpu {
     pub sources: GpuSources,
 }
 
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct GpuSources {
     pub memory: String,
     pub bandwidth: String,
@@ -46,8 +46,7 @@ pub fn gpus() -> &'static [Gpu] {
     GPUS.get_or_init(|| {
         // The catalog is compiled in and checked by tests, so a parse failure is
         // a build defect; fall back to an empty list rather than panic.
-        let mut list: Vec<Gpu> =
-            serde_json::from_str(include_str!("../../catalog/gpus.json")).unwrap_or_default();
+        let mut list: Vec<Gpu> = serde_json::from_str(include_str!("../../catalog/gpus.json")).unwrap_or_default();
         list.sort_by_key(|g| g.memory_bytes);
         list
     })

@@ -1,1 +1,194 @@
-//! (filled in below)
+//! The GPU catalog (`catalog/gpus.json`): it parses strictly, ids are unique
+//! and URL-safe, every figure is positive and sourced, and a few values are
+//! pinned to the driver readings and datasheet figures they came from.
+
+use shared::catalog::gpus::{Gpu, GpuVendor, gpu, gpus};
+use std::collections::HashSet;
+
+const MIB: u64 = 1 << 20;
+
+/// `gpus()` falls back to an empty list on a parse failure, so parse the very
+/// same file strictly here: a malformed catalog must fail this test loudly.
+fn strict() -> Vec<Gpu> {
+    serde_json::from_str(include_str!("../../catalog/gpus.json"))
+        .unwrap_or_else(|e| panic!("catalog/gpus.json does not parse as Vec<Gpu>: {e}"))
+}
+
+#[test]
+fn catalog_parses_strictly_and_is_large() {
+    let parsed = strict();
+    assert!(parsed.len() >= 30, "only {} GPUs in the catalog", parsed.len());
+    // The runtime list is the same data, not the silent empty fallback.
+    assert_eq!(gpus().len(), parsed.len());
+}
+
+#[test]
+fn gpus_are_sorted_smallest_memory_first() {
+    let list = gpus();
+    assert!(list.windows(2).all(|w| w[0].memory_bytes <= w[1].memory_bytes));
+}
+
+#[test]
+fn ids_are_unique_and_url_safe() {
+    let mut seen = HashSet::new();
+    for g in strict() {
+        assert!(!g.id.is_empty(), "empty id for {}", g.name);
+        assert!(
+            g.id.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-'),
+            "id {:?} is not lowercase [a-z0-9-]",
+            g.id
+        );
+        assert!(
+            !g.id.starts_with('-') && !g.id.ends_with('-') && !g.id.contains("--"),
+            "id {:?} has a stray dash",
+            g.id
+        );
+        assert!(seen.insert(g.id.clone()), "duplicate id {:?}", g.id);
+    }
+}
+
+#[test]
+fn every_figure_is_positive_and_every_source_present() {
+    for g in strict() {
+        assert!(!g.name.trim().is_empty(), "{}: empty name", g.id);
+        assert!(g.memory_bytes > 0, "{}: memory_bytes", g.id);
+        assert!(!g.memory_label.trim().is_empty(), "{}: memory_label", g.id);
+        assert!(g.bandwidth_gb_s.is_finite() && g.bandwidth_gb_s > 0.0, "{}: bandwidth_gb_s", g.id);
+        assert!(g.bf16_dense_tflops.is_finite() && g.bf16_dense_tflops > 0.0, "{}: bf16_dense_tflops", g.id);
+        assert!(!g.sources.memory.trim().is_empty(), "{}: sources.memory", g.id);
+        assert!(!g.sources.bandwidth.trim().is_empty(), "{}: sources.bandwidth", g.id);
+        assert!(!g.sources.tflops.trim().is_empty(), "{}: sources.tflops", g.id);
+    }
+}
+
+#[test]
+fn memory_is_a_whole_number_of_mib() {
+    for g in strict() {
+        assert_eq!(g.memory_bytes % MIB, 0, "{}: {} B is not whole MiB", g.id, g.memory_bytes);
+    }
+}
+
+#[test]
+fn driver_reading_is_near_the_marketed_size() {
+    // The driver figure sits within a few percent of the label, read either as
+    // decimal GB or as GiB (reservations, ECC and GB-vs-GiB all move it a bit).
+    for g in strict() {
+        let label: f64 = g
+            .memory_label
+            .trim_end_matches(" GB")
+            .parse()
+            .unwrap_or_else(|_| panic!("{}: label {:?} is not 'N GB'", g.id, g.memory_label));
+        let bytes = g.memory_bytes as f64;
+        let near = |unit: f64| (bytes / (label * unit) - 1.0).abs() < 0.10;
+        assert!(near(1e9) || near(1024.0 * 1024.0 * 1024.0), "{}: {} vs {}", g.id, bytes, g.memory_label);
+    }
+}
+
+#[test]
+fn sparse_figures_were_not_used() {
+    // Cheap guard: no part in the catalog reaches 2.5 dense bf16 PFLOPS (B200,
+    // the fastest, is 2.25), so a figure above that is a with-sparsity one.
+    for g in strict() {
+        assert!(g.bf16_dense_tflops < 2500.0, "{}: {} looks like a sparse figure", g.id, g.bf16_dense_tflops);
+    }
+}
+
+#[test]
+fn covers_the_required_models() {
+    for id in [
+        "rtx-3060-12gb",
+        "rtx-3070",
+        "rtx-3080-10gb",
+        "rtx-3080-ti",
+        "rtx-3090",
+        "rtx-3090-ti",
+        "rtx-4060-ti-16gb",
+        "rtx-4070-ti-super",
+        "rtx-4080",
+        "rtx-4080-super",
+        "rtx-4090",
+        "rtx-5070-ti",
+        "rtx-5080",
+        "rtx-5090",
+        "rtx-a4000",
+        "rtx-a5000",
+        "rtx-a6000",
+        "rtx-6000-ada",
+        "l40s",
+        "l40",
+        "rtx-pro-6000-blackwell",
+        "t4",
+        "v100-16gb",
+        "v100-32gb",
+        "a10",
+        "a10g",
+        "l4",
+        "a100-40gb-sxm",
+        "a100-80gb-sxm",
+        "a100-80gb-pcie",
+        "h100-pcie",
+        "h100-sxm",
+        "h100-nvl",
+        "h200",
+        "b200",
+        "mi300x",
+        "mi325x",
+    ] {
+        assert!(gpu(id).is_some(), "missing {id}");
+    }
+}
+
+#[test]
+fn lookup_is_case_insensitive() {
+    assert_eq!(gpu("RTX-4090").map(|g| g.id.as_str()), Some("rtx-4090"));
+    assert!(gpu("no-such-gpu").is_none());
+}
+
+#[test]
+fn spot_check_driver_readings() {
+    let mib = |id: &str| gpu(id).unwrap_or_else(|| panic!("missing {id}")).memory_bytes / MIB;
+    assert_eq!(mib("rtx-4090"), 24564);
+    assert_eq!(mib("rtx-3090"), 24576);
+    assert_eq!(mib("rtx-5090"), 32607);
+    assert_eq!(mib("a100-80gb-sxm"), 81920);
+    assert_eq!(mib("a100-40gb-sxm"), 40960);
+    assert_eq!(mib("h100-sxm"), 81559);
+    assert_eq!(mib("h200"), 143771);
+    assert_eq!(mib("b200"), 183359);
+    assert_eq!(mib("l40s"), 46068);
+    assert_eq!(mib("t4"), 15360);
+    let mi300x = gpu("mi300x").unwrap_or_else(|| panic!("missing mi300x"));
+    assert_eq!(mi300x.memory_bytes, 206_141_652_992);
+}
+
+#[test]
+fn spot_check_datasheet_figures() {
+    let g = |id: &str| gpu(id).unwrap_or_else(|| panic!("missing {id}"));
+    assert_eq!(g("h100-sxm").bf16_dense_tflops, 989.4);
+    assert_eq!(g("h100-sxm").bandwidth_gb_s, 3350.0);
+    assert_eq!(g("a100-80gb-sxm").bf16_dense_tflops, 312.0);
+    assert_eq!(g("a100-80gb-sxm").bandwidth_gb_s, 2039.0);
+    assert_eq!(g("h200").bandwidth_gb_s, 4800.0);
+    // GeForce: the fp32-accumulate (half) rate, which a PyTorch bf16 matmul sees.
+    assert_eq!(g("rtx-4090").bf16_dense_tflops, 165.2);
+    assert_eq!(g("rtx-4090").bandwidth_gb_s, 1008.0);
+    assert_eq!(g("rtx-3090").bf16_dense_tflops, 71.0);
+    assert_eq!(g("mi300x").bf16_dense_tflops, 1307.4);
+    assert_eq!(g("mi300x").vendor, GpuVendor::Amd);
+    assert_eq!(g("h200").vendor, GpuVendor::Nvidia);
+    // No bf16 tensor cores on Turing/Volta: the fp16 figure, and the source says so.
+    for id in ["t4", "v100-16gb", "v100-32gb"] {
+        assert!(g(id).sources.tflops.contains("no bf16"), "{id}: source must say fp16 stands in");
+    }
+}
+
+#[test]
+fn spec_derived_memory_is_flagged() {
+    // Entries without a driver reading must say so.
+    for id in ["rtx-3080-12gb", "mi325x"] {
+        assert!(
+            gpu(id).unwrap_or_else(|| panic!("missing {id}")).sources.memory.contains("not a driver reading"),
+            "{id}: spec-derived memory must be flagged"
+        );
+    }
+}

@@ -1,5 +1,6 @@
 //! The `shared` crate's one integration-test binary.
 
 mod gpus;
+mod model;
 mod oom;
 mod params;

@@ -1,0 +1,94 @@
+//! `headroom models` and `headroom gpus`.
+
+use clap::Args;
+use serde::Serialize;
+use shared::catalog::{self, MODEL_PRESETS};
+use shared::model::Model;
+use shared::units::{UnitSystem, format_bytes};
+
+#[derive(Debug, Args)]
+pub struct ListArgs {
+    /// Print JSON instead of a table.
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Serialize)]
+struct ModelRow {
+    id: &'static str,
+    name: &'static str,
+    hf_repo: &'static str,
+    family: shared::arch::Family,
+    parameters: u64,
+    default_format: String,
+}
+
+pub fn models(args: ListArgs) -> anyhow::Result<()> {
+    let mut rows = Vec::with_capacity(MODEL_PRESETS.len());
+    for p in MODEL_PRESETS {
+        let m = Model::from_preset(p)?;
+        rows.push(ModelRow {
+            id: p.id,
+            name: p.name,
+            hf_repo: p.hf_repo,
+            family: m.arch.family,
+            parameters: m.parameters(),
+            default_format: m.default_format().id(),
+        });
+    }
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&rows)?);
+        return Ok(());
+    }
+    println!("{:<28} {:<36} {:>18}  {}", "ID", "NAME", "PARAMETERS", "FORMAT");
+    for r in rows {
+        println!("{:<28} {:<36} {:>18}  {}", r.id, r.name, shared::explain::thousands(r.parameters), r.default_format);
+    }
+    Ok(())
+}
+
+#[derive(Serialize)]
+struct GpuRow<'a> {
+    id: &'a str,
+    name: &'a str,
+    vendor: catalog::GpuVendor,
+    memory_bytes: u64,
+    memory_label: &'a str,
+    bandwidth_gb_s: f64,
+    bf16_dense_tflops: f64,
+    sources: &'a catalog::gpus::GpuSources,
+}
+
+pub fn gpus(args: ListArgs) -> anyhow::Result<()> {
+    let gpus = catalog::gpus();
+    if args.json {
+        let rows: Vec<GpuRow> = gpus
+            .iter()
+            .map(|g| GpuRow {
+                id: &g.id,
+                name: &g.name,
+                vendor: g.vendor,
+                memory_bytes: g.memory_bytes,
+                memory_label: &g.memory_label,
+                bandwidth_gb_s: g.bandwidth_gb_s,
+                bf16_dense_tflops: g.bf16_dense_tflops,
+                sources: &g.sources,
+            })
+            .collect();
+        println!("{}", serde_json::to_string_pretty(&rows)?);
+        return Ok(());
+    }
+    println!("{:<24} {:<34} {:>12} {:>9} {:>10} {:>10}", "ID", "NAME", "MEMORY", "SOLD AS", "GB/s", "BF16 TFLOPS");
+    for g in gpus {
+        println!(
+            "{:<24} {:<34} {:>12} {:>9} {:>10} {:>10}",
+            g.id,
+            g.name,
+            format_bytes(g.memory_bytes, UnitSystem::Binary),
+            g.memory_label,
+            g.bandwidth_gb_s,
+            g.bf16_dense_tflops
+        );
+    }
+    Ok(())
+}

@@ -1,0 +1,37 @@
+//! Command-line parsing and dispatch. Raw flags become validated domain
+//! values (`Model`, `Scenario`) here, at the edge.
+
+mod catalog;
+mod estimate;
+mod render;
+
+use clap::{Parser, Subcommand};
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "headroom",
+    version,
+    about = "Will this LLM fit on this GPU for inference, and if not, what is the cheapest fix?"
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Estimate the GPU memory of an inference plan.
+    Estimate(Box<estimate::EstimateArgs>),
+    /// List the model presets.
+    Models(catalog::ListArgs),
+    /// List the GPU catalog.
+    Gpus(catalog::ListArgs),
+}
+
+pub fn run(cli: Cli) -> anyhow::Result<()> {
+    match cli.command {
+        Command::Estimate(args) => estimate::run(*args),
+        Command::Models(args) => catalog::models(args),
+        Command::Gpus(args) => catalog::gpus(args),
+    }
+}

@@ -1,0 +1,79 @@
+//! The human-readable breakdown printed by `headroom estimate`.
+
+use std::fmt::Write;
+
+use shared::estimate::{Estimate, verdict_text};
+use shared::explain::{Basis, TermUnit, thousands};
+use shared::units::{UnitSystem, format_bytes};
+
+pub fn breakdown(e: &Estimate, units: UnitSystem, explain: bool) -> String {
+    let b = |v: u64| format_bytes(v, units);
+    let mut out = String::new();
+    let active = if e.active_parameters != e.parameters {
+        format!(" ({} active per token)", thousands(e.active_parameters))
+    } else {
+        String::new()
+    };
+    let _ = writeln!(out, "{} — {} parameters{active}", e.model, thousands(e.parameters));
+    let _ = writeln!(
+        out,
+        "{} prompt + {} new tokens × {} sequence(s); weights {}, KV cache {}\n",
+        thousands(e.prompt_tokens),
+        thousands(e.max_new_tokens),
+        e.concurrency,
+        e.weight_format.id(),
+        e.kv_dtype.id()
+    );
+    let row = |out: &mut String, name: &str, v: u64, note: String| {
+        let _ = writeln!(out, "  {name:<13} {:>12}  {note}", b(v));
+    };
+    row(&mut out, "weights", e.weight_bytes, format!("{:?}", e.weight_bytes_source).to_lowercase());
+    row(&mut out, "KV cache", e.kv_cache_bytes, format!("{} per token", b(e.kv_bytes_per_token)));
+    row(&mut out, "activations", e.activation_bytes, "peak".into());
+    row(&mut out, "overhead", e.overhead_bytes, "CUDA context".into());
+    row(&mut out, "total", e.total_bytes, format!("of {}", b(e.capacity_bytes)));
+    let _ = writeln!(out);
+    if e.per_gpu.len() > 1 {
+        let _ = writeln!(
+            out,
+            "  {:<4} {:<10} {:>11} {:>11} {:>11} {:>11} {:>11} {:>11}",
+            "GPU", "layers", "weights", "KV", "activ.", "overhead", "total", "capacity"
+        );
+        for g in &e.per_gpu {
+            let _ = writeln!(
+                out,
+                "  {:<4} {:<10} {:>11} {:>11} {:>11} {:>11} {:>11} {:>11}{}",
+                g.index,
+                format!("{}-{}", g.layers[0], g.layers[1].saturating_sub(1)),
+                b(g.weight_bytes),
+                b(g.kv_cache_bytes),
+                b(g.activation_bytes),
+                b(g.overhead_bytes),
+                b(g.total_bytes),
+                b(g.capacity_bytes),
+                if g.fits { "" } else { "  OVER" }
+            );
+        }
+        let _ = writeln!(out);
+    }
+    let _ = writeln!(out, "{}", verdict_text(e, units));
+    if explain {
+        let _ = writeln!(out, "\nHow each figure is derived:");
+        for t in &e.terms {
+            let value = match t.unit {
+                TermUnit::Bytes => b(t.value),
+                TermUnit::Count | TermUnit::Tokens => thousands(t.value),
+            };
+            let basis = match t.basis {
+                Basis::Exact => "exact",
+                Basis::EngineRule => "engine rule",
+                Basis::Empirical => "empirical",
+            };
+            let _ = writeln!(out, "  {:<18} {:>16}  [{basis}] {}", t.name, value, t.formula);
+        }
+    }
+    for w in &e.warnings {
+        let _ = writeln!(out, "note: {w}");
+    }
+    out
+}

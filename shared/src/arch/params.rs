@@ -1,0 +1,274 @@
+//! The tensor layout of a model: every parameter group with its role and
+//! layer, derived from the architecture. Weight bytes, quantisation rules,
+//! layer-wise splits and probe chunks all read this one layout.
+
+use serde::Serialize;
+
+use super::{Architecture, AttentionKind, Ffn, LayerAttention, NormKind, TextModel};
+
+/// What a group of parameters is, which decides how each weight format
+/// stores it (quantised linear weights vs 16/32-bit embeddings and norms).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Role {
+    Embedding,
+    PositionEmbedding,
+    /// OPT-350m's project_in/out between embedding and hidden width.
+    EmbedProjection,
+    LmHead,
+    AttnQ,
+    AttnK,
+    AttnV,
+    AttnO,
+    /// Gate and up projections of a dense MLP.
+    MlpUp,
+    MlpDown,
+    ExpertUp,
+    ExpertDown,
+    SharedExpertUp,
+    SharedExpertDown,
+    Router,
+    Norm,
+    Bias,
+    VisionLinear,
+    VisionOther,
+}
+
+impl Role {
+    /// Weight matrices of linear layers: what quantisation methods quantise.
+    pub fn is_linear(self) -> bool {
+        use Role::*;
+        matches!(
+            self,
+            EmbedProjection
+                | AttnQ
+                | AttnK
+                | AttnV
+                | AttnO
+                | MlpUp
+                | MlpDown
+                | ExpertUp
+                | ExpertDown
+                | SharedExpertUp
+                | SharedExpertDown
+        )
+    }
+
+    /// The summary bucket shown to users.
+    pub fn category(self) -> Category {
+        use Role::*;
+        match self {
+            Embedding | PositionEmbedding | EmbedProjection => Category::Embeddings,
+            LmHead => Category::LmHead,
+            AttnQ | AttnK | AttnV | AttnO => Category::Attention,
+            MlpUp | MlpDown => Category::Mlp,
+            ExpertUp | ExpertDown | SharedExpertUp | SharedExpertDown | Router => Category::Experts,
+            Norm | Bias => Category::NormsAndBiases,
+            VisionLinear | VisionOther => Category::Vision,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Category {
+    Embeddings,
+    Attention,
+    Mlp,
+    Experts,
+    NormsAndBiases,
+    LmHead,
+    Vision,
+}
+
+/// One group of tensors of the same role in the same place.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct TensorGroup {
+    pub role: Role,
+    /// The decoder layer, or `None` for embeddings, head, final norm, vision.
+    pub layer: Option<u32>,
+    pub params: u64,
+    /// Input width of the linear layers in the group (for per-row scales and
+    /// per-column quantisation groups); 0 for non-linear tensors.
+    pub in_features: u64,
+}
+
+/// Where a non-layer group sits in a layer-wise split.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Placement {
+    /// Before the first layer (embeddings, vision tower).
+    First,
+    Layer(u32),
+    /// After the last layer (final norm, lm_head).
+    Last,
+}
+
+/// All parameter groups of a model.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct TensorLayout {
+    pub groups: Vec<TensorGroup>,
+    pub num_layers: u32,
+}
+
+impl TensorLayout {
+    pub fn total_params(&self) -> u64 {
+        self.groups.iter().fold(0u64, |acc, g| acc.saturating_add(g.params))
+    }
+
+    pub fn params_in(&self, category: Category) -> u64 {
+        self.groups.iter().filter(|g| g.role.category() == category).fold(0u64, |acc, g| acc.saturating_add(g.params))
+    }
+
+    pub fn placement(group: &TensorGroup) -> Placement {
+        match (group.layer, group.role) {
+            (Some(l), _) => Placement::Layer(l),
+            (None, super::Role::LmHead | super::Role::Norm) => Placement::Last,
+            (None, _) => Placement::First,
+        }
+    }
+}
+
+struct Builder {
+    groups: Vec<TensorGroup>,
+}
+
+impl Builder {
+    fn push(&mut self, role: Role, layer: Option<u32>, params: u64, in_features: u64) {
+        if params > 0 {
+            self.groups.push(TensorGroup { role, layer, params, in_features });
+        }
+    }
+    fn linear(&mut self, role: Role, layer: u32, rows_in: u64, cols_out: u64) {
+        self.push(role, Some(layer), rows_in.saturating_mul(cols_out), rows_in);
+    }
+    fn vector(&mut self, role: Role, layer: Option<u32>, len: u64) {
+        self.push(role, layer, len, 0);
+    }
+}
+
+pub(super) fn layout(arch: &Architecture) -> TensorLayout {
+    let t = &arch.text;
+    let mut b = Builder { groups: Vec::with_capacity(t.layers.len() * 12 + 8) };
+    let width = t.embed_proj_dim.unwrap_or(t.hidden_size);
+    b.vector(Role::Embedding, None, t.embedding_rows.saturating_mul(width));
+    b.vector(Role::PositionEmbedding, None, t.learned_positions.saturating_mul(t.hidden_size));
+    let norm_width = |n: u64| match t.norm {
+        NormKind::Rms => n,
+        NormKind::Layer => n.saturating_mul(2),
+    };
+    for (i, spec) in t.layers.iter().enumerate() {
+        let l = i as u32;
+        attention(&mut b, t, l, spec.attention, arch.family);
+        b.vector(Role::Norm, Some(l), norm_width(t.hidden_size).saturating_mul(t.norms_per_layer));
+        match (spec.ffn, t.moe) {
+            (Ffn::Moe, Some(m)) => {
+                let per_expert_up = if t.mlp_gated { 2 } else { 1 };
+                let n = m.num_experts;
+                b.push(
+                    Role::ExpertUp,
+                    Some(l),
+                    t.hidden_size
+                        .saturating_mul(m.expert_intermediate_size)
+                        .saturating_mul(per_expert_up)
+                        .saturating_mul(n),
+                    t.hidden_size,
+                );
+                b.push(
+                    Role::ExpertDown,
+                    Some(l),
+                    m.expert_intermediate_size.saturating_mul(t.hidden_size).saturating_mul(n),
+                    m.expert_intermediate_size,
+                );
+                b.linear(
+                    Role::SharedExpertUp,
+                    l,
+                    t.hidden_size,
+                    m.shared_intermediate_size.saturating_mul(per_expert_up),
+                );
+                b.linear(Role::SharedExpertDown, l, m.shared_intermediate_size, t.hidden_size);
+                b.vector(Role::Router, Some(l), t.hidden_size.saturating_mul(n));
+                if m.shared_expert_gate {
+                    b.vector(Role::Router, Some(l), t.hidden_size);
+                }
+                if m.router_bias {
+                    b.vector(Role::Bias, Some(l), n);
+                }
+            }
+            _ => {
+                let up = if t.mlp_gated { 2 } else { 1 };
+                b.linear(Role::MlpUp, l, t.hidden_size, t.intermediate_size.saturating_mul(up));
+                b.linear(Role::MlpDown, l, t.intermediate_size, t.hidden_size);
+                if t.mlp_bias {
+                    b.vector(Role::Bias, Some(l), t.intermediate_size.saturating_mul(up).saturating_add(t.hidden_size));
+                }
+            }
+        }
+    }
+    if let Some(proj) = t.embed_proj_dim {
+        // OPT: project_in (proj → hidden) and project_out (hidden → proj), no bias.
+        b.push(Role::EmbedProjection, None, proj.saturating_mul(t.hidden_size).saturating_mul(2), proj);
+    }
+    if t.final_norm {
+        b.vector(Role::Norm, None, norm_width(t.hidden_size));
+    }
+    if !t.tie_word_embeddings {
+        b.push(Role::LmHead, None, t.vocab_size.saturating_mul(width), width);
+    }
+    if let Some(v) = &arch.vision {
+        b.push(Role::VisionLinear, None, v.linear_params, v.hidden_size);
+        b.vector(Role::VisionOther, None, v.other_params);
+    }
+    TensorLayout { groups: b.groups, num_layers: t.layers.len() as u32 }
+}
+
+fn attention(b: &mut Builder, t: &TextModel, l: u32, kind: LayerAttention, family: super::Family) {
+    let h = t.hidden_size;
+    match t.attention {
+        AttentionKind::Standard { qkv_bias, o_bias } => {
+            let q = t.num_heads.saturating_mul(t.head_dim);
+            let k = t.num_kv_heads.saturating_mul(t.head_dim);
+            let v = t.num_kv_heads.saturating_mul(t.v_head_dim);
+            let o_in = t.num_heads.saturating_mul(t.v_head_dim);
+            b.linear(Role::AttnQ, l, h, q);
+            b.linear(Role::AttnK, l, h, k);
+            b.linear(Role::AttnV, l, h, v);
+            b.linear(Role::AttnO, l, o_in, h);
+            if qkv_bias {
+                b.vector(Role::Bias, Some(l), q.saturating_add(k).saturating_add(v));
+            }
+            if o_bias {
+                b.vector(Role::Bias, Some(l), h);
+            }
+            // Qwen3 / Gemma 3 normalise each query and key head; Llama 3.2
+            // Vision's cross-attention layers do too, and add two scalar gates.
+            let cross = kind == LayerAttention::Cross && family == super::Family::Mllama;
+            if t.qk_norm || cross {
+                b.vector(Role::Norm, Some(l), t.head_dim.saturating_mul(2));
+            }
+            if cross {
+                b.vector(Role::Norm, Some(l), 2);
+            }
+        }
+        AttentionKind::Mla(m) => {
+            let heads = t.num_heads;
+            let qk = m.qk_nope_head_dim.saturating_add(m.qk_rope_head_dim);
+            match m.q_lora_rank {
+                Some(r) => {
+                    b.linear(Role::AttnQ, l, h, r);
+                    b.vector(Role::Norm, Some(l), r);
+                    b.linear(Role::AttnQ, l, r, heads.saturating_mul(qk));
+                }
+                None => b.linear(Role::AttnQ, l, h, heads.saturating_mul(qk)),
+            }
+            b.linear(Role::AttnK, l, h, m.kv_lora_rank.saturating_add(m.qk_rope_head_dim));
+            b.vector(Role::Norm, Some(l), m.kv_lora_rank);
+            b.linear(
+                Role::AttnK,
+                l,
+                m.kv_lora_rank,
+                heads.saturating_mul(m.qk_nope_head_dim.saturating_add(m.v_head_dim)),
+            );
+            b.linear(Role::AttnO, l, heads.saturating_mul(m.v_head_dim), h);
+        }
+    }
+}

@@ -1,0 +1,148 @@
+//! Vision towers of multimodal configs, counted from their `vision_config`:
+//! SigLIP (Gemma 3), the Llama 3.2 Vision encoder (mllama) and the Qwen2-VL /
+//! Qwen2.5-VL ViT, each with its projector into the language model.
+//!
+//! Arithmetic is done in `u128` (every input is bounded by `MAX_DIM`, so a
+//! product of five of them still fits) and clamped once at the end.
+
+use serde_json::Value;
+
+use super::fields::{ConfigError, Fields};
+use super::{Family, TextModel, VisionTower};
+
+pub(super) fn read(family: Family, root: Fields, text: &TextModel) -> Result<Option<VisionTower>, ConfigError> {
+    let Some(v) = root.object("vision_config") else { return Ok(None) };
+    let v = Fields::new(v, "vision_config");
+    match family {
+        Family::Gemma3 => siglip(root, v, text).map(Some),
+        Family::Mllama => mllama(v, text).map(Some),
+        Family::Qwen2Vl => qwen_vit(root, v).map(Some),
+        _ => Ok(None),
+    }
+}
+
+fn dim(v: Fields, key: &str, default: u64) -> Result<u128, ConfigError> {
+    Ok(u128::from(v.dim_or(key, default)?))
+}
+
+fn tower(kind: &str, layers: u128, hidden: u128, linear: u128, other: u128) -> VisionTower {
+    let clamp = |x: u128| u64::try_from(x).unwrap_or(u64::MAX);
+    VisionTower {
+        kind: kind.into(),
+        num_layers: clamp(layers),
+        hidden_size: clamp(hidden),
+        linear_params: clamp(linear),
+        other_params: clamp(other),
+    }
+}
+
+/// SigLIP encoder (`SiglipVisionModel`; Gemma 3 uses no pooling head) plus
+/// Gemma 3's projector: `mm_input_projection_weight` (vision × text hidden)
+/// and `mm_soft_emb_norm` (an RMSNorm of the vision width).
+fn siglip(root: Fields, v: Fields, text: &TextModel) -> Result<VisionTower, ConfigError> {
+    // SiglipVisionConfig defaults: hidden 768, intermediate 3072, 12 layers,
+    // 3 channels, 224-pixel images, 16-pixel patches.
+    let hidden = dim(v, "hidden_size", 768)?;
+    let inter = dim(v, "intermediate_size", 3072)?;
+    let layers = dim(v, "num_hidden_layers", 12)?;
+    let channels = dim(v, "num_channels", 3)?;
+    let image = dim(v, "image_size", 224)?;
+    let patch = dim(v, "patch_size", 16)?;
+    let patches = (image / patch) * (image / patch);
+    let layer_linear = 4 * hidden * hidden + 2 * hidden * inter;
+    // q/k/v/o biases, fc1/fc2 biases, two LayerNorms (weight + bias).
+    let layer_other = 4 * hidden + inter + hidden + 4 * hidden;
+    let embeddings = channels * patch * patch * hidden + hidden + patches * hidden;
+    let post_norm = 2 * hidden;
+    let use_head = v.bool_or("vision_use_head", root.opt_str("model_type") != Some("gemma3"))?;
+    // Attention-pooling head: probe, in/out projections, norm and MLP.
+    let head = if use_head {
+        hidden + 4 * hidden * hidden + 4 * hidden + 2 * hidden + 2 * hidden * inter + inter + hidden
+    } else {
+        0
+    };
+    let text_hidden = u128::from(text.hidden_size);
+    Ok(tower(
+        "siglip",
+        layers,
+        hidden,
+        layer_linear * layers + hidden * text_hidden,
+        layer_other * layers + embeddings + post_norm + head + hidden,
+    ))
+}
+
+/// `MllamaVisionModel` (tiled ViT with a local and a gated global encoder)
+/// plus `multi_modal_projector` (vision_output_dim → text hidden, with bias).
+fn mllama(v: Fields, text: &TextModel) -> Result<VisionTower, ConfigError> {
+    let hidden = dim(v, "hidden_size", 1280)?;
+    let inter = dim(v, "intermediate_size", 5120)?;
+    let local = dim(v, "num_hidden_layers", 32)?;
+    let global = dim(v, "num_global_layers", 8)?;
+    let channels = dim(v, "num_channels", 3)?;
+    let image = dim(v, "image_size", 448)?;
+    let patch = dim(v, "patch_size", 14)?;
+    let tiles = dim(v, "max_num_tiles", 4)?;
+    let aspect_ids = match v.value("supported_aspect_ratios") {
+        Some(Value::Array(a)) => a.len() as u128,
+        _ => 8,
+    } + 1;
+    let output_dim = dim(v, "vision_output_dim", 7680)?;
+    let patches = (image / patch) * (image / patch) + 1; // + class token
+    let layer_linear = 4 * hidden * hidden + 2 * hidden * inter;
+    // fc1/fc2 biases and two LayerNorms; attention projections have no bias.
+    let layer_other = inter + hidden + 4 * hidden;
+    let embeddings = channels * patch * patch * hidden // patch conv, no bias
+        + hidden // class embedding
+        + patches * hidden + 1 // gated positional embedding + gate
+        + aspect_ids * tiles * patches * hidden // tile positional embedding
+        + 2 * (aspect_ids * tiles * hidden + 1) // pre/post tile embeddings + gates
+        + 4 * hidden; // layernorm_pre, layernorm_post
+    let layers = local + global;
+    let text_hidden = u128::from(text.hidden_size);
+    Ok(tower(
+        "mllama",
+        layers,
+        hidden,
+        layer_linear * layers + output_dim * text_hidden,
+        // Global layers add two scalar gates each; the projector has a bias.
+        layer_other * layers + 2 * global + embeddings + text_hidden,
+    ))
+}
+
+/// Qwen2-VL / Qwen2.5-VL vision transformer and patch merger.
+fn qwen_vit(root: Fields, v: Fields) -> Result<VisionTower, ConfigError> {
+    let qwen25 = root.opt_str("model_type") == Some("qwen2_5_vl");
+    let depth = dim(v, "depth", 32)?;
+    let channels = u128::from(v.opt_dim("in_chans", 16)?.or(v.opt_dim("in_channels", 16)?).unwrap_or(3));
+    let patch = dim(v, "patch_size", 14)?;
+    let temporal = dim(v, "temporal_patch_size", 2)?;
+    let merge = dim(v, "spatial_merge_size", 2)?;
+    // Qwen2-VL names the width `embed_dim` and the merger output `hidden_size`;
+    // Qwen2.5-VL names them `hidden_size` and `out_hidden_size`.
+    let (hidden, out) = if qwen25 {
+        (dim(v, "hidden_size", 1280)?, dim(v, "out_hidden_size", 3584)?)
+    } else {
+        (dim(v, "embed_dim", 1280)?, dim(v, "hidden_size", 3584)?)
+    };
+    let patch_embed = channels * temporal * patch * patch * hidden; // Conv3d, no bias
+    let (layer_linear, layer_other) = if qwen25 {
+        let inter = dim(v, "intermediate_size", 3420)?;
+        // qkv + proj with biases, gated MLP with biases, two RMSNorms.
+        (4 * hidden * hidden + 3 * hidden * inter, 4 * hidden + 2 * inter + hidden + 2 * hidden)
+    } else {
+        let inter = hidden * dim(v, "mlp_ratio", 4)?;
+        // qkv + proj with biases, fc1/fc2 with biases, two LayerNorms.
+        (4 * hidden * hidden + 2 * hidden * inter, 4 * hidden + inter + hidden + 4 * hidden)
+    };
+    let merged = hidden * merge * merge;
+    // Merger: a norm of the vision width, then merged → merged → out, with biases.
+    let merger_linear = merged * merged + merged * out;
+    let merger_other = if qwen25 { hidden } else { 2 * hidden } + merged + out;
+    Ok(tower(
+        if qwen25 { "qwen2_5_vl" } else { "qwen2_vl" },
+        depth,
+        hidden,
+        layer_linear * depth + merger_linear,
+        layer_other * depth + patch_embed + merger_other,
+    ))
+}

@@ -1,0 +1,194 @@
+//! The KV cache: bytes per token for every layer, chosen independently of the
+//! weights, with sliding-window layers that stop at their window, MLA's single
+//! latent, block rounding for paged engines and per-rank sharding under
+//! tensor parallelism.
+
+use serde::{Deserialize, Serialize};
+
+use crate::arch::{AttentionKind, LayerAttention, TextModel};
+use crate::formats::Bpw;
+
+/// Storage type of the KV cache.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(into = "String", try_from = "String")]
+pub enum KvDtype {
+    F32,
+    F16,
+    Bf16,
+    /// FP8 (vLLM `--kv-cache-dtype fp8`): 1 byte, per-tensor scales only.
+    Fp8,
+    /// int8 with an fp32 scale per token and head (vLLM `int8_per_token_head`).
+    Int8,
+    /// int4 with an fp16 scale and zero per 64 values (transformers'
+    /// quantized cache with quanto/HQQ, `q_group_size=64`).
+    Int4,
+    /// llama.cpp `-ctk q8_0`: 34 bytes per 32 values.
+    Q8_0,
+    /// llama.cpp `-ctk q4_0`: 18 bytes per 32 values.
+    Q4_0,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown KV cache dtype `{0}` (try bf16, fp16, fp32, fp8, int8, int4, q8_0, q4_0)")]
+pub struct UnknownKvDtype(pub String);
+
+impl KvDtype {
+    pub const CHOICES: &[KvDtype] =
+        &[Self::F32, Self::Bf16, Self::F16, Self::Fp8, Self::Int8, Self::Q8_0, Self::Int4, Self::Q4_0];
+
+    pub fn id(self) -> &'static str {
+        match self {
+            Self::F32 => "fp32",
+            Self::F16 => "fp16",
+            Self::Bf16 => "bf16",
+            Self::Fp8 => "fp8",
+            Self::Int8 => "int8",
+            Self::Int4 => "int4",
+            Self::Q8_0 => "q8_0",
+            Self::Q4_0 => "q4_0",
+        }
+    }
+
+    pub fn parse(text: &str) -> Result<Self, UnknownKvDtype> {
+        let s = text.trim().to_ascii_lowercase();
+        Self::CHOICES
+            .iter()
+            .copied()
+            .find(|d| d.id() == s)
+            .or(match s.as_str() {
+                "f32" | "float32" => Some(Self::F32),
+                "f16" | "float16" => Some(Self::F16),
+                "bfloat16" => Some(Self::Bf16),
+                "fp8_e4m3" | "fp8_e5m2" => Some(Self::Fp8),
+                _ => None,
+            })
+            .ok_or_else(|| UnknownKvDtype(text.trim().to_owned()))
+    }
+
+    /// Storage of one cached vector of `width` values (one head, or one MLA latent).
+    pub fn bpw(self, width: u64) -> Bpw {
+        let w = width.max(1);
+        match self {
+            Self::F32 => Bpw::whole(32),
+            Self::F16 | Self::Bf16 => Bpw::whole(16),
+            Self::Fp8 => Bpw::whole(8),
+            Self::Int8 => Bpw::new(w.saturating_mul(8).saturating_add(32), w),
+            Self::Int4 => Bpw::new(64 * 4 + 32, 64),
+            Self::Q8_0 => Bpw::new(34 * 8, 32),
+            Self::Q4_0 => Bpw::new(18 * 8, 32),
+        }
+    }
+}
+
+impl From<KvDtype> for String {
+    fn from(d: KvDtype) -> String {
+        d.id().into()
+    }
+}
+
+impl TryFrom<String> for KvDtype {
+    type Error = UnknownKvDtype;
+    fn try_from(s: String) -> Result<Self, Self::Error> {
+        Self::parse(&s)
+    }
+}
+
+/// The cache cost of one layer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct LayerKv {
+    /// Bytes for one token in this layer (on one tensor-parallel rank).
+    pub bytes_per_token: u64,
+    /// Tokens after which the layer stops growing (`None`: never).
+    pub window: Option<u64>,
+}
+
+impl LayerKv {
+    /// Tokens this layer holds for a sequence of `seq_len` tokens.
+    pub fn tokens_held(self, seq_len: u64) -> u64 {
+        self.window.map_or(seq_len, |w| seq_len.min(w))
+    }
+}
+
+/// Per-layer KV costs for a dtype on one of `tp` tensor-parallel ranks.
+///
+/// Under TP each rank holds `max(1, kv_heads / tp)` KV heads: heads are
+/// replicated, not split, when `tp` exceeds them (vLLM and SGLang
+/// `get_num_kv_heads`). MLA's latent is not split by heads: every rank keeps
+/// the whole latent.
+pub fn layer_costs(text: &TextModel, dtype: KvDtype, tp: u64) -> Vec<LayerKv> {
+    let per_token = match text.attention {
+        AttentionKind::Standard { .. } => {
+            let heads = kv_heads_per_rank(text.num_kv_heads, tp);
+            let k = dtype.bpw(text.head_dim).bytes(heads.saturating_mul(text.head_dim));
+            let v = dtype.bpw(text.v_head_dim).bytes(heads.saturating_mul(text.v_head_dim));
+            k.saturating_add(v)
+        }
+        AttentionKind::Mla(m) => {
+            let latent = m.kv_lora_rank.saturating_add(m.qk_rope_head_dim);
+            dtype.bpw(latent).bytes(latent)
+        }
+    };
+    text.layers
+        .iter()
+        .map(|l| match l.attention {
+            LayerAttention::Full => LayerKv { bytes_per_token: per_token, window: None },
+            LayerAttention::Sliding(w) => LayerKv { bytes_per_token: per_token, window: Some(w) },
+            LayerAttention::Cross => LayerKv { bytes_per_token: 0, window: None },
+        })
+        .collect()
+}
+
+/// KV heads one rank holds.
+pub fn kv_heads_per_rank(kv_heads: u64, tp: u64) -> u64 {
+    let tp = tp.max(1);
+    if tp >= kv_heads { 1 } else { kv_heads.div_ceil(tp) }
+}
+
+/// Bytes per token while every layer is still growing (the steepest slope).
+pub fn bytes_per_token(layers: &[LayerKv]) -> u64 {
+    layers.iter().fold(0u64, |acc, l| acc.saturating_add(l.bytes_per_token))
+}
+
+/// Bytes for one sequence of `seq_len` tokens; with `block` (paged engines),
+/// each layer's tokens are rounded up to whole blocks.
+pub fn sequence_bytes(layers: &[LayerKv], seq_len: u64, block: Option<u64>) -> u64 {
+    layers.iter().fold(0u64, |acc, l| {
+        let mut tokens = l.tokens_held(seq_len);
+        if let Some(b) = block.filter(|&b| b > 0) {
+            tokens = tokens.div_ceil(b).saturating_mul(b);
+        }
+        acc.saturating_add(tokens.saturating_mul(l.bytes_per_token))
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn replicates_heads_when_tp_exceeds_them() {
+        assert_eq!(kv_heads_per_rank(8, 1), 8);
+        assert_eq!(kv_heads_per_rank(8, 2), 4);
+        assert_eq!(kv_heads_per_rank(8, 16), 1);
+        assert_eq!(kv_heads_per_rank(1, 8), 1);
+    }
+
+    #[test]
+    fn sliding_layers_stop_at_their_window() {
+        let layers = [LayerKv { bytes_per_token: 10, window: None }, LayerKv { bytes_per_token: 10, window: Some(4) }];
+        assert_eq!(sequence_bytes(&layers, 3, None), 60);
+        assert_eq!(sequence_bytes(&layers, 100, None), 1000 + 40);
+        assert_eq!(sequence_bytes(&layers, 17, Some(16)), 320 + 160);
+    }
+
+    #[test]
+    fn quantised_kv_carries_its_scales() {
+        // int8 per token-head: 128 bytes + a 4-byte scale per head of 128.
+        assert_eq!(KvDtype::Int8.bpw(128).bytes(128), 132);
+        assert_eq!(KvDtype::Q8_0.bpw(128).bytes(128), 136);
+        assert_eq!(KvDtype::Fp8.bpw(576).bytes(576), 576);
+        for d in KvDtype::CHOICES {
+            assert_eq!(KvDtype::parse(d.id()), Ok(*d));
+        }
+    }
+}
