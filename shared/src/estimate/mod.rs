@@ -58,6 +58,22 @@ pub enum ScenarioError {
     OutOfRange(&'static str, u64, u64),
 }
 
+impl Default for Scenario {
+    /// The page's and the CLI's starting point: one RTX 4090-sized GPU
+    /// (24,564 MiB as the driver reports it), bf16 weights and cache, a
+    /// 2,048-token prompt and 512 new tokens for one sequence.
+    fn default() -> Self {
+        Self {
+            weights: WeightFormat::Bf16,
+            kv_dtype: KvDtype::Bf16,
+            gpus: vec![GpuSlot { name: "GeForce RTX 4090".into(), capacity_bytes: 24_564 * MIB }],
+            prompt_tokens: 2048,
+            max_new_tokens: 512,
+            concurrency: 1,
+        }
+    }
+}
+
 impl Scenario {
     /// The KV dtype a framework picks when none is asked for: the activation
     /// dtype (fp32 for fp32 weights, fp16 for fp16 checkpoints, bf16 otherwise;
