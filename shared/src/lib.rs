@@ -8,11 +8,15 @@
 
 pub mod arch;
 pub mod catalog;
+pub mod engines;
 pub mod estimate;
 pub mod explain;
+pub mod fixes;
 pub mod formats;
 pub mod kv;
 pub mod model;
 pub mod oom;
 pub mod safetensors;
+pub mod solve;
+pub mod speed;
 pub mod units;

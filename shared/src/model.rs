@@ -9,6 +9,8 @@ use crate::formats::{LayoutContext, WeightFormat};
 pub struct Model {
     /// A display name (preset name, repo id or "pasted config").
     pub name: String,
+    /// The Hugging Face repository, when known (for code snippets).
+    pub repo: Option<String>,
     pub arch: Architecture,
     pub layout: TensorLayout,
     /// Exact bytes of the checkpoint's weights (safetensors header or index),
@@ -34,12 +36,14 @@ impl Model {
 
     pub fn from_architecture(name: impl Into<String>, arch: Architecture) -> Self {
         let layout = arch.layout();
-        Self { name: name.into(), arch, layout, checkpoint_bytes: None }
+        Self { name: name.into(), repo: None, arch, layout, checkpoint_bytes: None }
     }
 
     pub fn from_preset(preset: &ModelPreset) -> Result<Self, ModelError> {
-        Self::from_config_json(preset.name, preset.config_json)
-            .map_err(|error| ModelError::BrokenPreset { id: preset.id.into(), error })
+        let mut model = Self::from_config_json(preset.name, preset.config_json)
+            .map_err(|error| ModelError::BrokenPreset { id: preset.id.into(), error })?;
+        model.repo = Some(preset.hf_repo.into());
+        Ok(model)
     }
 
     pub fn preset(id: &str) -> Result<Self, ModelError> {

@@ -6,10 +6,12 @@ use std::path::PathBuf;
 use anyhow::{Context, bail};
 use clap::Args;
 use serde::Serialize;
+use shared::engines::{Engine, EngineKind, llamacpp, sglang, transformers, vllm};
 use shared::estimate::{self, Estimate, GpuSlot, Scenario, verdict_text};
 use shared::formats::WeightFormat;
 use shared::kv::KvDtype;
 use shared::model::Model;
+use shared::solve::{self, Question, Solution};
 use shared::units::{UnitSystem, parse_size};
 
 use super::render;
@@ -34,15 +36,70 @@ pub struct EstimateArgs {
     /// KV cache dtype (default: the activation dtype, bf16 or fp16).
     #[arg(long)]
     kv_dtype: Option<String>,
-    /// A GPU id from `headroom gpus`.
+    /// A GPU id from `headroom gpus`; a comma list for mixed GPUs (rtx-4090,rtx-4080).
     #[arg(long, default_value = "rtx-4090")]
     gpu: String,
-    /// GPU memory instead of a catalog GPU (24GiB, 80GB, 81559MiB, bytes).
+    /// GPU memory instead of a catalog GPU (24GiB, 80GB, 81559MiB, bytes); a comma list for mixed GPUs.
     #[arg(long)]
     gpu_memory: Option<String>,
-    /// How many GPUs (split layer-wise).
+    /// How many GPUs of the (single) kind given; default tp × pp.
+    #[arg(long)]
+    gpus: Option<usize>,
+    /// Inference engine: transformers, vllm, sglang, llama.cpp.
+    #[arg(long, default_value = "transformers")]
+    engine: String,
+    /// Tensor-parallel degree.
     #[arg(long, default_value_t = 1)]
-    gpus: usize,
+    tp: u64,
+    /// Pipeline stages (layer-wise split); default: GPUs ÷ tp.
+    #[arg(long)]
+    pp: Option<u64>,
+    /// transformers: attention implementation (sdpa, eager).
+    #[arg(long, default_value = "sdpa")]
+    attention: String,
+    /// transformers: logits for every prompt position (transformers < 4.45).
+    #[arg(long)]
+    full_logits: bool,
+    /// vLLM: which accounting (v0, v1, latest).
+    #[arg(long, default_value = "latest")]
+    vllm_version: String,
+    /// vLLM: --gpu-memory-utilization (default 0.92 latest, 0.9 before).
+    #[arg(long)]
+    gpu_memory_utilization: Option<f64>,
+    /// vLLM: --max-model-len (default: the model's max_position_embeddings).
+    #[arg(long)]
+    max_model_len: Option<u64>,
+    /// vLLM: --max-num-batched-tokens.
+    #[arg(long)]
+    max_num_batched_tokens: Option<u64>,
+    /// vLLM: --max-num-seqs.
+    #[arg(long)]
+    max_num_seqs: Option<u64>,
+    /// vLLM: --block-size.
+    #[arg(long, default_value_t = vllm::DEFAULT_BLOCK_SIZE)]
+    block_size: u64,
+    /// SGLang: --mem-fraction-static (default by TP degree).
+    #[arg(long)]
+    mem_fraction_static: Option<f64>,
+    /// SGLang: --context-length.
+    #[arg(long)]
+    context_length: Option<u64>,
+    /// llama.cpp: -c, the total context of all slots.
+    #[arg(long)]
+    n_ctx: Option<u64>,
+    /// llama.cpp: -ngl.
+    #[arg(long)]
+    n_gpu_layers: Option<u64>,
+    /// llama.cpp: -np, parallel slots (default: --concurrency).
+    #[arg(long)]
+    parallel: Option<u64>,
+    /// llama.cpp: flash attention on or off.
+    #[arg(long, default_value = "on")]
+    flash_attn: String,
+    /// Answer a question: fits, oom-token, max-concurrency, max-context,
+    /// max-new-tokens, weights, min-gpus, smallest-gpu, max-gpu-layers.
+    #[arg(long, value_name = "WHAT")]
+    solve: Option<String>,
     #[arg(long, default_value_t = 2048)]
     prompt_tokens: u64,
     #[arg(long, default_value_t = 512)]
@@ -67,11 +124,21 @@ struct JsonOut<'a> {
     #[serde(flatten)]
     estimate: &'a Estimate,
     verdict_text: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    solution: Option<Solution>,
 }
 
 pub fn run(args: EstimateArgs) -> anyhow::Result<()> {
     let model = load_model(&args)?;
     let scenario = scenario(&args, &model)?;
+    let question = match &args.solve {
+        Some(q) => Some(Question::parse(q).with_context(|| {
+            let all: Vec<&str> = Question::ALL.iter().map(|q| q.id()).collect();
+            format!("unknown --solve `{q}` (one of {})", all.join(", "))
+        })?),
+        None => None,
+    };
+    let solution = question.map(|q| solve::solve(&model, &scenario, q));
     let estimate = estimate::estimate(&model, scenario);
     let units = if args.decimal { UnitSystem::Decimal } else { UnitSystem::Binary };
     if args.json {
@@ -79,10 +146,14 @@ pub fn run(args: EstimateArgs) -> anyhow::Result<()> {
             schema_version: JSON_SCHEMA_VERSION,
             estimate: &estimate,
             verdict_text: verdict_text(&estimate, units),
+            solution,
         };
         println!("{}", serde_json::to_string_pretty(&out)?);
     } else {
         print!("{}", render::breakdown(&estimate, units, args.explain));
+        if let Some(s) = solution {
+            println!("\n{}: {}", s.question.id(), s.explanation);
+        }
     }
     Ok(())
 }
@@ -116,6 +187,69 @@ fn load_model(args: &EstimateArgs) -> anyhow::Result<Model> {
     Ok(model.with_checkpoint_bytes(exact))
 }
 
+fn gpu_slots(args: &EstimateArgs) -> anyhow::Result<Vec<GpuSlot>> {
+    match &args.gpu_memory {
+        Some(sizes) => sizes
+            .split(',')
+            .map(|size| {
+                let bytes = parse_size(size).with_context(|| format!("--gpu-memory {size}"))?;
+                Ok(GpuSlot::custom(format!("custom {}", size.trim()), bytes))
+            })
+            .collect(),
+        None => args
+            .gpu
+            .split(',')
+            .map(|id| {
+                let gpu = shared::catalog::gpu(id.trim())
+                    .with_context(|| format!("unknown GPU `{}` (see `headroom gpus`)", id.trim()))?;
+                Ok(GpuSlot::from_catalog(gpu))
+            })
+            .collect(),
+    }
+}
+
+fn engine(args: &EstimateArgs) -> anyhow::Result<Engine> {
+    Ok(match EngineKind::parse(&args.engine)? {
+        EngineKind::Transformers => Engine::Transformers(transformers::Options {
+            attention: match args.attention.as_str() {
+                "sdpa" | "flash_attention_2" => transformers::AttentionImpl::Sdpa,
+                "eager" => transformers::AttentionImpl::Eager,
+                other => bail!("unknown --attention `{other}` (sdpa or eager)"),
+            },
+            logits: if args.full_logits {
+                transformers::LogitsMode::AllPositions
+            } else {
+                transformers::LogitsMode::LastToken
+            },
+        }),
+        EngineKind::Vllm => Engine::Vllm(vllm::Options {
+            version: vllm::Version::parse(&args.vllm_version)
+                .with_context(|| format!("unknown --vllm-version `{}` (v0, v1, latest)", args.vllm_version))?,
+            gpu_memory_utilization: args.gpu_memory_utilization,
+            max_model_len: args.max_model_len,
+            max_num_batched_tokens: args.max_num_batched_tokens,
+            max_num_seqs: args.max_num_seqs,
+            block_size: args.block_size,
+        }),
+        EngineKind::Sglang => Engine::Sglang(sglang::Options {
+            mem_fraction_static: args.mem_fraction_static,
+            context_length: args.context_length,
+            chunked_prefill_size: args.max_num_batched_tokens,
+        }),
+        EngineKind::LlamaCpp => Engine::LlamaCpp(llamacpp::Options {
+            n_ctx: args.n_ctx,
+            n_gpu_layers: args.n_gpu_layers,
+            parallel: args.parallel,
+            flash_attention: match args.flash_attn.as_str() {
+                "on" | "auto" => llamacpp::FlashAttention::On,
+                "off" => llamacpp::FlashAttention::Off,
+                other => bail!("unknown --flash-attn `{other}` (on or off)"),
+            },
+            ..Default::default()
+        }),
+    })
+}
+
 fn scenario(args: &EstimateArgs, model: &Model) -> anyhow::Result<Scenario> {
     let weights = match &args.weights {
         Some(w) => WeightFormat::parse(w)?,
@@ -125,27 +259,36 @@ fn scenario(args: &EstimateArgs, model: &Model) -> anyhow::Result<Scenario> {
         Some(k) => KvDtype::parse(k)?,
         None => Scenario::default_kv_dtype(model, weights),
     };
-    let slot = match &args.gpu_memory {
-        Some(size) => GpuSlot {
-            name: format!("custom {size}"),
-            capacity_bytes: parse_size(size).with_context(|| format!("--gpu-memory {size}"))?,
-        },
-        None => {
-            let gpu = shared::catalog::gpu(&args.gpu)
-                .with_context(|| format!("unknown GPU `{}` (see `headroom gpus`)", args.gpu))?;
-            GpuSlot { name: gpu.name.clone(), capacity_bytes: gpu.memory_bytes }
+    let mut gpus = gpu_slots(args)?;
+    let wanted = match (args.gpus, args.pp) {
+        (Some(n), Some(pp)) if n as u64 != args.tp.saturating_mul(pp) => {
+            bail!("--gpus {n} does not equal --tp {} × --pp {pp}", args.tp)
         }
+        (Some(n), _) => n,
+        (None, Some(pp)) => args.tp.saturating_mul(pp) as usize,
+        (None, None) if gpus.len() > 1 => gpus.len(),
+        (None, None) => args.tp as usize,
     };
-    if args.gpus == 0 {
+    if wanted == 0 {
         bail!("--gpus must be at least 1");
+    }
+    if wanted > shared::estimate::MAX_GPUS {
+        bail!("at most {} GPUs are supported", shared::estimate::MAX_GPUS);
+    }
+    match gpus.len() {
+        1 => gpus = vec![gpus[0].clone(); wanted],
+        n if n != wanted => bail!("{n} GPUs listed but {wanted} asked for"),
+        _ => {}
     }
     let scenario = Scenario {
         weights,
         kv_dtype,
-        gpus: vec![slot; args.gpus],
+        gpus,
         prompt_tokens: args.prompt_tokens,
         max_new_tokens: args.max_new_tokens,
         concurrency: args.concurrency,
+        engine: engine(args)?,
+        tp: args.tp,
     };
     scenario.validate()?;
     Ok(scenario)

@@ -5,9 +5,16 @@ use crate::explain::{Basis, Term, thousands};
 use crate::formats::WeightFormat;
 use crate::units::{UnitSystem, format_bytes};
 
-use super::{CUDA_CONTEXT_BYTES, Estimate, GpuBudget, Prepared, Verdict, WeightSource};
+use super::{CUDA_CONTEXT_BYTES, Estimate, GpuBudget, Prepared, TP_COMM_BYTES, Verdict, WeightSource};
+use crate::engines::{Engine, EngineReport, llamacpp, vllm};
 
-pub(super) fn terms(p: &Prepared, per_gpu: &[GpuBudget], kv_cache_bytes: u64) -> Vec<Term> {
+pub(super) fn terms(
+    p: &Prepared,
+    per_gpu: &[GpuBudget],
+    kv_cache_bytes: u64,
+    kv_demand_bytes: u64,
+    report: Option<&EngineReport>,
+) -> Vec<Term> {
     let model = p.model;
     let s = &p.scenario;
     let t = &model.arch.text;
@@ -73,24 +80,61 @@ pub(super) fn terms(p: &Prepared, per_gpu: &[GpuBudget], kv_cache_bytes: u64) ->
     } else {
         String::new()
     };
-    terms.push(Term::bytes(
-        "KV cache",
-        kv_cache_bytes,
-        format!(
-            "{} tokens ({} prompt + {} new) × {} sequences{window_note}",
-            thousands(s.sequence_tokens()),
-            thousands(s.prompt_tokens),
-            thousands(s.max_new_tokens),
-            s.concurrency
+    let demand = format!(
+        "{} tokens ({} prompt + {} new) × {} sequences{window_note}",
+        thousands(s.sequence_tokens()),
+        thousands(s.prompt_tokens),
+        thousands(s.max_new_tokens),
+        s.concurrency
+    );
+    let (kv_formula, kv_basis) = match report {
+        Some(EngineReport::Vllm(r)) => (
+            format!(
+                "vLLM pre-allocates every free block: {} blocks of {} tokens; this workload needs {} for {demand}",
+                r.num_gpu_blocks,
+                r.block_size,
+                format_bytes(kv_demand_bytes, UnitSystem::Binary)
+            ),
+            Basis::EngineRule,
         ),
-        Basis::Exact,
-    ));
+        Some(EngineReport::Sglang(r)) => (
+            format!(
+                "SGLang pre-allocates a pool of {} tokens; this workload needs {} for {demand}",
+                thousands(r.max_total_num_tokens),
+                format_bytes(kv_demand_bytes, UnitSystem::Binary)
+            ),
+            Basis::EngineRule,
+        ),
+        Some(EngineReport::LlamaCpp(r)) => (
+            format!(
+                "llama.cpp allocates n_ctx = {} tokens ({} slots × {}) for the {} GPU layers at start-up{window_note}",
+                thousands(r.n_ctx),
+                r.parallel,
+                thousands(r.n_ctx_per_slot),
+                r.layers_on_gpu
+            ),
+            Basis::EngineRule,
+        ),
+        None => (demand, Basis::Exact),
+    };
+    terms.push(Term::bytes("KV cache", kv_cache_bytes, kv_formula, kv_basis));
     let act: u64 = per_gpu.iter().map(|g| g.activation_bytes).fold(0, u64::saturating_add);
-    terms.push(Term::bytes(
-        "activations",
-        act,
-        format!(
-            "peak of one decoder layer: {} in-flight tokens × (2 × hidden {} + max(q/k/v/out, 3 × intermediate {})) × {} bytes, plus fp32 logits and scores of the last token (2 × vocab {} × 4 bytes × {} sequences); transformers generate with SDPA attention",
+    let act_formula = match (&s.engine, report) {
+        (Engine::Vllm(_), Some(EngineReport::Vllm(r))) => format!(
+            "vLLM profile run: a dummy batch of {} tokens × 3 × (hidden {} + intermediate {}) × {} bytes (fitted to vLLM's RTX 3090 logs), plus fp32 logits and probabilities of {} sequences",
+            thousands(r.max_num_batched_tokens),
+            t.hidden_size,
+            t.intermediate_size,
+            p.act_bytes(),
+            thousands(r.max_num_seqs.min(r.max_num_batched_tokens))
+        ),
+        (Engine::LlamaCpp(_), _) => "llama.cpp compute buffer: 4 × n_ubatch × max(1 + 4 × hidden + attention scores without flash attention, hidden + vocab) bytes (Ollama's GraphSize for llama graphs)".into(),
+        (Engine::Sglang(_), Some(EngineReport::Sglang(r))) => format!(
+            "one chunk of {} prefill tokens through one decoder layer (SGLang keeps it outside mem_fraction_static)",
+            thousands(r.chunked_prefill_size)
+        ),
+        _ => format!(
+            "peak of one decoder layer: {} in-flight tokens at prefill × (2 × hidden {} + max(q/k/v/out, 3 × intermediate {})) × {} bytes, plus fp32 logits and scores (2 × vocab {} × 4 bytes × {} sequences); transformers generate — the bar shows the larger of the prefill and end-of-generation states",
             thousands(s.prompt_tokens.saturating_mul(s.concurrency)),
             t.hidden_size,
             t.intermediate_size,
@@ -98,18 +142,34 @@ pub(super) fn terms(p: &Prepared, per_gpu: &[GpuBudget], kv_cache_bytes: u64) ->
             thousands(t.vocab_size),
             s.concurrency
         ),
-        Basis::Empirical,
-    ));
-    terms.push(Term::bytes(
-        "overhead",
-        CUDA_CONTEXT_BYTES.saturating_mul(s.gpus.len() as u64),
-        format!(
-            "CUDA context of the PyTorch process, {} per GPU × {} (lazy module loading; pytorch/pytorch#107667, #86509)",
-            format_bytes(CUDA_CONTEXT_BYTES, UnitSystem::Binary),
-            s.gpus.len()
-        ),
-        Basis::Empirical,
-    ));
+    };
+    terms.push(Term::bytes("activations", act, act_formula, Basis::Empirical));
+    let overhead: u64 = per_gpu.iter().map(|g| g.overhead_bytes).fold(0, u64::saturating_add);
+    let mut overhead_formula = format!(
+        "CUDA context {} per GPU × {} (lazy module loading; pytorch/pytorch#107667, #86509)",
+        format_bytes(CUDA_CONTEXT_BYTES, UnitSystem::Binary),
+        s.gpus.len()
+    );
+    if p.tp() > 1 && !matches!(s.engine, Engine::Vllm(_)) {
+        overhead_formula.push_str(&format!(
+            " + NCCL/all-reduce buffers {} per GPU under TP (llm-d measurements)",
+            format_bytes(TP_COMM_BYTES, UnitSystem::Binary)
+        ));
+    }
+    if let Some(EngineReport::Vllm(r)) = report {
+        let graphs = r.per_gpu.first().map_or(0, |g| g.cuda_graph_bytes);
+        let non_torch = r.per_gpu.first().map_or(0, |g| g.non_torch_bytes);
+        overhead_formula.push_str(&format!(
+            " + vLLM non-torch memory {} (llm-d) + CUDA graphs {} ({} captured sizes × {} per layer, fitted to vLLM logs{})",
+            format_bytes(non_torch, UnitSystem::Binary),
+            format_bytes(graphs, UnitSystem::Binary),
+            vllm::CUDA_GRAPH_CAPTURE_SIZES,
+            format_bytes(vllm::CUDA_GRAPH_BYTES_PER_LAYER_SIZE, UnitSystem::Binary),
+            if r.version == vllm::Version::Latest { "; subtracted from the KV budget since v0.21" } else { "; outside the utilization budget before v0.21" }
+        ));
+    }
+    terms.push(Term::bytes("overhead", overhead, overhead_formula, Basis::Empirical));
+    engine_terms(&mut terms, report);
     let capacity: u64 = s.gpus.iter().map(|g| g.capacity_bytes).fold(0, u64::saturating_add);
     terms.push(Term::bytes(
         "capacity",
@@ -124,7 +184,7 @@ pub(super) fn terms(p: &Prepared, per_gpu: &[GpuBudget], kv_cache_bytes: u64) ->
     terms
 }
 
-pub(super) fn warnings(p: &Prepared) -> Vec<String> {
+pub(super) fn warnings(p: &Prepared, per_gpu: &[GpuBudget]) -> Vec<String> {
     let model = p.model;
     let s = &p.scenario;
     let mut w = Vec::new();
@@ -142,13 +202,124 @@ pub(super) fn warnings(p: &Prepared) -> Vec<String> {
             thousands(max)
         ));
     }
-    if matches!(s.weights, WeightFormat::Gguf(_)) {
-        w.push("GGUF weights are run by llama.cpp, whose context and compute buffers differ from transformers; the engine model here is transformers".into());
+    if matches!(s.weights, WeightFormat::Gguf(_)) && !matches!(s.engine, Engine::LlamaCpp(_)) {
+        w.push(format!("GGUF weights are run by llama.cpp; this plan models {}", s.engine.kind().id()));
     }
-    if s.gpus.len() > 1 {
-        w.push("several GPUs are split layer-wise (device_map / pipeline), one sequence step at a time on each".into());
+    if s.stages() > 1 && matches!(s.engine, Engine::Transformers(_)) {
+        w.push("layers are split over the GPUs (device_map / pipeline): one GPU works at a time".into());
+    }
+    if let Some(imbalance) = imbalance(per_gpu) {
+        w.push(imbalance);
+    }
+    match s.engine {
+        Engine::Vllm(_) if matches!(p.verdict(), Verdict::Fits { max_concurrency } if s.concurrency > max_concurrency) =>
+        {
+            w.push(format!(
+                "{} concurrent requests asked, {} fit in the KV cache: vLLM queues or preempts the rest",
+                s.concurrency,
+                p.max_concurrency()
+            ));
+        }
+        Engine::LlamaCpp(_) if per_gpu.iter().any(|g| g.fits && g.free_bytes < llamacpp::FIT_MARGIN_BYTES) => {
+            w.push(format!(
+                "less than llama.cpp's {} --fit margin stays free: loading may fail once other buffers appear",
+                format_bytes(llamacpp::FIT_MARGIN_BYTES, UnitSystem::Binary)
+            ));
+        }
+        _ => {}
     }
     w
+}
+
+/// Flags a split whose GPUs are filled unevenly (relative to capacity).
+fn imbalance(per_gpu: &[GpuBudget]) -> Option<String> {
+    if per_gpu.len() < 2 {
+        return None;
+    }
+    let util = |g: &GpuBudget| g.total_bytes as f64 / g.capacity_bytes.max(1) as f64;
+    let (hi, lo) = per_gpu.iter().fold((&per_gpu[0], &per_gpu[0]), |(hi, lo), g| {
+        (if util(g) > util(hi) { g } else { hi }, if util(g) < util(lo) { g } else { lo })
+    });
+    let (u_hi, u_lo) = (util(hi), util(lo));
+    (u_hi - u_lo > 0.10).then(|| {
+        format!(
+            "imbalanced split: GPU {} is {:.0} % full, GPU {} only {:.0} %",
+            hi.index,
+            u_hi * 100.0,
+            lo.index,
+            u_lo * 100.0
+        )
+    })
+}
+
+fn engine_terms(terms: &mut Vec<Term>, report: Option<&EngineReport>) {
+    match report {
+        Some(EngineReport::Vllm(r)) => {
+            if let Some(g) = r.per_gpu.first() {
+                terms.push(Term::bytes(
+                    "vLLM requested memory",
+                    g.requested_bytes,
+                    format!(
+                        "total × gpu_memory_utilization {} (default {} for {})",
+                        r.gpu_memory_utilization,
+                        r.version.default_utilization(),
+                        r.version.id()
+                    ),
+                    Basis::EngineRule,
+                ));
+                terms.push(Term::bytes(
+                    "vLLM KV budget",
+                    g.available_kv_bytes,
+                    "requested − weights − profiled activation peak − non-torch − CUDA graphs (latest only)"
+                        .to_string(),
+                    Basis::EngineRule,
+                ));
+            }
+            terms.push(Term::count(
+                "vLLM GPU blocks",
+                r.num_gpu_blocks,
+                format!(
+                    "KV budget ÷ (block of {} tokens × layers per group × per-layer page), min over GPUs",
+                    r.block_size
+                ),
+                Basis::EngineRule,
+            ));
+            terms.push(Term::tokens(
+                "vLLM KV cache size",
+                r.kv_cache_tokens,
+                format!(
+                    "{} blocks ÷ KV groups × {} tokens per block; max concurrency {:.2}x at {} tokens",
+                    r.num_gpu_blocks,
+                    r.block_size,
+                    r.max_concurrency,
+                    thousands(r.max_model_len)
+                ),
+                Basis::EngineRule,
+            ));
+        }
+        Some(EngineReport::Sglang(r)) => terms.push(Term::tokens(
+            "SGLang max_total_num_tokens",
+            r.max_total_num_tokens,
+            format!(
+                "(free after weights − total × (1 − mem_fraction_static {})) ÷ cell size {} bytes",
+                r.mem_fraction_static,
+                thousands(r.cell_size_bytes)
+            ),
+            Basis::EngineRule,
+        )),
+        Some(EngineReport::LlamaCpp(r)) => terms.push(Term::bytes(
+            "llama.cpp CPU weights",
+            r.cpu_weight_bytes,
+            format!(
+                "token embedding{} stay in system memory; {} of the layers offloaded (-ngl {})",
+                if r.output_on_gpu { "" } else { " and output head" },
+                r.layers_on_gpu,
+                r.n_gpu_layers
+            ),
+            Basis::EngineRule,
+        )),
+        None => {}
+    }
 }
 
 /// The verdict as a sentence.
@@ -157,6 +328,19 @@ pub fn verdict_text(e: &Estimate, units: UnitSystem) -> String {
         if e.per_gpu.len() > 1 { format!(" on GPU {g}") } else { String::new() }
     };
     match e.verdict {
+        Verdict::Fits { max_concurrency }
+            if e.engine_report.is_some() && e.engine != crate::engines::EngineKind::LlamaCpp =>
+        {
+            format!(
+                "Fits: {} tokens × {} sequence{} — the engine reserves {} of {}; up to {} concurrent sequences of this length fit",
+                thousands(e.prompt_tokens.saturating_add(e.max_new_tokens)),
+                e.concurrency,
+                if e.concurrency == 1 { "" } else { "s" },
+                format_bytes(e.total_bytes, units),
+                format_bytes(e.capacity_bytes, units),
+                thousands(max_concurrency)
+            )
+        }
         Verdict::Fits { max_concurrency } => format!(
             "Fits: {} tokens × {} sequence{} use {} of {}; up to {} concurrent sequences of this length fit",
             thousands(e.prompt_tokens.saturating_add(e.max_new_tokens)),
@@ -176,6 +360,35 @@ pub fn verdict_text(e: &Estimate, units: UnitSystem) -> String {
             gpu_name(gpu),
             format_bytes(shortfall_bytes, units)
         ),
+        Verdict::EngineRefuses { largest_context, .. } => {
+            let (engine, why) = match &e.engine_report {
+                Some(EngineReport::Vllm(r)) => (
+                    "vLLM",
+                    r.startup_error.clone().unwrap_or_else(|| {
+                        format!(
+                            "requests of {} tokens exceed max_model_len {}",
+                            thousands(e.prompt_tokens.saturating_add(e.max_new_tokens)),
+                            thousands(r.max_model_len)
+                        )
+                    }),
+                ),
+                Some(EngineReport::Sglang(r)) => (
+                    "SGLang",
+                    r.startup_error
+                        .clone()
+                        .unwrap_or_else(|| format!("its pool holds only {} tokens", thousands(r.max_total_num_tokens))),
+                ),
+                _ => ("The engine", String::new()),
+            };
+            if largest_context > 0 {
+                format!(
+                    "{engine} refuses: {why} — the largest context that works is {} tokens",
+                    thousands(largest_context)
+                )
+            } else {
+                format!("{engine} refuses to start: {why}")
+            }
+        }
         Verdict::RunsOutAtToken { gpu, token, generated } => format!(
             "Runs out at token {}{} (after {} generated tokens)",
             thousands(token),

@@ -1,18 +1,28 @@
-//! The estimate: for one model, weight format, KV dtype, workload and set of
-//! GPUs, the bytes each GPU needs (weights, KV cache, activations, overhead),
-//! whether it fits, where it stops fitting, and the terms behind every figure.
+//! The estimate: for one model, weight format, KV dtype, engine, workload and
+//! set of GPUs, the bytes each GPU needs (weights, KV cache, activations,
+//! overhead), whether it fits, where it stops fitting, and the terms behind
+//! every figure.
 //!
-//! The engine modelled is Hugging Face transformers `generate` with SDPA
-//! attention and a layer-wise `device_map` over several GPUs.
+//! [`Prepared`] computes what does not depend on the workload size once
+//! (weights per rank, KV costs per layer, the layer split) so that solvers and
+//! chart sweeps can ask many questions cheaply. Engine rules live in
+//! [`crate::engines`].
 
 pub mod activations;
+pub mod device_map;
 mod explain;
-pub use explain::verdict_text;
 pub mod split;
+mod weights;
+
+pub use device_map::DeviceMap;
+pub use explain::verdict_text;
+pub use weights::{WeightPlan, WeightSource};
 
 use serde::Serialize;
 
-use crate::arch::{Family, TensorLayout, params::Category, params::Placement};
+use crate::arch::{Family, TensorLayout, params::Category};
+use crate::catalog::Gpu;
+use crate::engines::{self, Engine, EngineKind, EngineReport};
 use crate::explain::Term;
 use crate::formats::WeightFormat;
 use crate::kv::{self, KvDtype, LayerKv};
@@ -24,6 +34,11 @@ use crate::units::MIB;
 /// pytorch/pytorch#107667; 287 MB measured in pytorch/pytorch#86509.
 pub const CUDA_CONTEXT_BYTES: u64 = 300 * MIB;
 
+/// NCCL and custom all-reduce buffers of one rank when tensor parallelism is
+/// on. Empirical: vLLM's non-torch memory rises from 0.13 GiB at TP=1 to
+/// 0.55 GiB at TP=2 on H100 (llm-d `empirical-vllm-memory-results.md`).
+pub const TP_COMM_BYTES: u64 = 430 * MIB;
+
 /// Upper bounds on workload inputs: far beyond any real deployment, low
 /// enough that no product of them can overflow.
 pub const MAX_TOKENS: u64 = 1 << 30;
@@ -31,10 +46,30 @@ pub const MAX_CONCURRENCY: u64 = 1 << 20;
 pub const MAX_GPUS: usize = 1024;
 
 /// One GPU of the plan.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct GpuSlot {
     pub name: String,
     pub capacity_bytes: u64,
+    /// Peak memory bandwidth (GB/s), when known: for speed bounds.
+    pub bandwidth_gb_s: Option<f64>,
+    /// Peak dense bf16 TFLOP/s, when known: for speed bounds.
+    pub bf16_tflops: Option<f64>,
+}
+
+impl GpuSlot {
+    /// A GPU known only by its memory size.
+    pub fn custom(name: impl Into<String>, capacity_bytes: u64) -> Self {
+        Self { name: name.into(), capacity_bytes, bandwidth_gb_s: None, bf16_tflops: None }
+    }
+
+    pub fn from_catalog(gpu: &Gpu) -> Self {
+        Self {
+            name: gpu.name.clone(),
+            capacity_bytes: gpu.memory_bytes,
+            bandwidth_gb_s: Some(gpu.bandwidth_gb_s),
+            bf16_tflops: Some(gpu.bf16_dense_tflops),
+        }
+    }
 }
 
 /// What the user plans to run.
@@ -42,10 +77,15 @@ pub struct GpuSlot {
 pub struct Scenario {
     pub weights: WeightFormat,
     pub kv_dtype: KvDtype,
+    /// Every GPU, in order. With `tp` > 1, consecutive groups of `tp` GPUs
+    /// form one pipeline stage; the number of stages is `gpus.len() / tp`.
     pub gpus: Vec<GpuSlot>,
     pub prompt_tokens: u64,
     pub max_new_tokens: u64,
     pub concurrency: u64,
+    pub engine: Engine,
+    /// Tensor-parallel degree.
+    pub tp: u64,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -56,20 +96,26 @@ pub enum ScenarioError {
     TooManyGpus,
     #[error("{0} must be between {1} and {2}")]
     OutOfRange(&'static str, u64, u64),
+    #[error("{gpus} GPUs cannot be split into tensor-parallel groups of {tp}")]
+    TpDoesNotDivide { gpus: usize, tp: u64 },
+    #[error("{0}")]
+    Engine(String),
 }
 
 impl Default for Scenario {
     /// The page's and the CLI's starting point: one RTX 4090-sized GPU
     /// (24,564 MiB as the driver reports it), bf16 weights and cache, a
-    /// 2,048-token prompt and 512 new tokens for one sequence.
+    /// 2,048-token prompt and 512 new tokens for one sequence, in transformers.
     fn default() -> Self {
         Self {
             weights: WeightFormat::Bf16,
             kv_dtype: KvDtype::Bf16,
-            gpus: vec![GpuSlot { name: "GeForce RTX 4090".into(), capacity_bytes: 24_564 * MIB }],
+            gpus: vec![GpuSlot::custom("GeForce RTX 4090", 24_564 * MIB)],
             prompt_tokens: 2048,
             max_new_tokens: 512,
             concurrency: 1,
+            engine: Engine::default(),
+            tp: 1,
         }
     }
 }
@@ -100,25 +146,24 @@ impl Scenario {
         range("prompt tokens", self.prompt_tokens, 0, MAX_TOKENS)?;
         range("max new tokens", self.max_new_tokens, 0, MAX_TOKENS)?;
         range("concurrency", self.concurrency, 1, MAX_CONCURRENCY)?;
+        range("tensor-parallel degree", self.tp, 1, MAX_GPUS as u64)?;
+        if !(self.gpus.len() as u64).is_multiple_of(self.tp) {
+            return Err(ScenarioError::TpDoesNotDivide { gpus: self.gpus.len(), tp: self.tp });
+        }
         for g in &self.gpus {
             range("GPU memory", g.capacity_bytes, 1, u64::MAX / 4)?;
         }
-        Ok(())
+        engines::validate(self).map_err(ScenarioError::Engine)
     }
 
     pub fn sequence_tokens(&self) -> u64 {
         self.prompt_tokens.saturating_add(self.max_new_tokens)
     }
-}
 
-/// Where the weight figure comes from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum WeightSource {
-    /// Parameters by role × the format's bits per weight.
-    Estimated,
-    /// The checkpoint's own safetensors sizes.
-    Checkpoint,
+    /// Pipeline stages (groups of `tp` GPUs that each hold a run of layers).
+    pub fn stages(&self) -> usize {
+        (self.gpus.len() / self.tp.max(1) as usize).max(1)
+    }
 }
 
 /// The answer in one line.
@@ -134,6 +179,10 @@ pub enum Verdict {
     /// Generation runs out when the sequence reaches `token` tokens
     /// (`generated` of them new).
     RunsOutAtToken { gpu: usize, token: u64, generated: u64 },
+    /// The engine refuses to start (vLLM: one request of `max_model_len`
+    /// does not fit its KV cache; SGLang: no memory left for the pool).
+    /// `largest_context` is the longest context it would start with (0: none).
+    EngineRefuses { gpu: usize, largest_context: u64 },
 }
 
 /// One GPU's budget at its peak.
@@ -195,8 +244,12 @@ pub struct Estimate {
     pub weight_bytes: u64,
     pub weight_bytes_source: WeightSource,
     pub kv_bytes_per_token: u64,
-    /// KV cache of all sequences at their full length.
+    /// KV cache held in GPU memory: the sequences' cache (transformers), the
+    /// engine's pre-allocated pool (vLLM, SGLang) or the `n_ctx` cache
+    /// (llama.cpp, GPU layers only).
     pub kv_cache_bytes: u64,
+    /// KV cache the workload itself needs: every sequence at its full length.
+    pub kv_demand_bytes: u64,
     pub activation_bytes: u64,
     pub overhead_bytes: u64,
     pub total_bytes: u64,
@@ -204,76 +257,47 @@ pub struct Estimate {
     pub prompt_tokens: u64,
     pub max_new_tokens: u64,
     pub concurrency: u64,
+    pub engine: EngineKind,
+    pub tp: u64,
+    pub pipeline_stages: usize,
     pub fits: bool,
     pub verdict: Verdict,
     pub per_gpu: Vec<GpuBudget>,
+    /// vLLM: `# GPU blocks` as vLLM logs it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub num_gpu_blocks: Option<u64>,
+    /// vLLM: `GPU KV cache size: N tokens`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub kv_cache_tokens: Option<u64>,
+    /// vLLM: `Maximum concurrency for max_model_len tokens per request: X`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_concurrency: Option<f64>,
+    /// What the engine itself reports.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub engine_report: Option<EngineReport>,
+    /// Layer-wise splits: module → GPU, ready for `from_pretrained(device_map=…)`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub device_map: Option<DeviceMap>,
+    /// Upper bounds on decode speed and lower bounds on prefill time.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub speed: Option<crate::speed::SpeedBounds>,
     pub terms: Vec<Term>,
     pub warnings: Vec<String>,
 }
 
-/// Weight bytes by placement, in one format.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct WeightPlan {
-    pub first: u64,
-    pub per_layer: Vec<u64>,
-    pub last: u64,
-    pub total: u64,
-    pub source: WeightSource,
+/// The parts of one GPU's budget.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Parts {
+    pub weights: u64,
+    pub kv: u64,
+    pub activations: u64,
+    pub overhead: u64,
 }
 
-impl WeightPlan {
-    pub fn new(model: &Model, format: WeightFormat) -> Self {
-        let ctx = model.layout_context();
-        let mut plan = Self {
-            first: 0,
-            per_layer: vec![0; model.layout.num_layers as usize],
-            last: 0,
-            total: 0,
-            source: WeightSource::Estimated,
-        };
-        for g in &model.layout.groups {
-            let bytes = format.bpw(g, &ctx).bytes(g.params);
-            match TensorLayout::placement(g) {
-                Placement::First => plan.first = plan.first.saturating_add(bytes),
-                Placement::Last => plan.last = plan.last.saturating_add(bytes),
-                Placement::Layer(l) => {
-                    if let Some(slot) = plan.per_layer.get_mut(l as usize) {
-                        *slot = slot.saturating_add(bytes);
-                    }
-                }
-            }
-            plan.total = plan.total.saturating_add(bytes);
-        }
-        if let Some(exact) = model.checkpoint_bytes.filter(|_| format == model.default_format()) {
-            plan.rescale(exact);
-        }
-        plan
+impl Parts {
+    pub fn total(&self) -> u64 {
+        self.weights.saturating_add(self.kv).saturating_add(self.activations).saturating_add(self.overhead)
     }
-
-    /// Spreads the checkpoint's exact size over the layout in proportion to
-    /// the estimate, so splits stay consistent with the exact total.
-    fn rescale(&mut self, exact: u64) {
-        let est = u128::from(self.total.max(1));
-        let scale = |b: u64| u64::try_from(u128::from(b) * u128::from(exact) / est).unwrap_or(u64::MAX);
-        self.first = scale(self.first);
-        for b in &mut self.per_layer {
-            *b = scale(*b);
-        }
-        let placed = self.per_layer.iter().fold(self.first, |a, b| a.saturating_add(*b));
-        self.last = exact.saturating_sub(placed);
-        self.total = exact;
-        self.source = WeightSource::Checkpoint;
-    }
-}
-
-/// The load of one GPU, split into what is fixed and what grows.
-#[derive(Debug, Clone)]
-struct GpuLoad<'a> {
-    weights: u64,
-    overhead: u64,
-    kv: &'a [LayerKv],
-    has_layers: bool,
-    has_head: bool,
 }
 
 /// Everything an estimate needs that does not depend on the workload size,
@@ -282,146 +306,115 @@ struct GpuLoad<'a> {
 pub struct Prepared<'m> {
     pub model: &'m Model,
     pub scenario: Scenario,
+    /// Weights on one tensor-parallel rank.
     pub weights: WeightPlan,
+    /// KV cost of every layer on one rank.
     pub kv_layers: Vec<LayerKv>,
+    /// The run of layers each pipeline stage holds on GPU (llama.cpp: only
+    /// the offloaded layers; the rest stay on the CPU).
     pub ranges: split::Ranges,
+    /// Whether the embeddings (and vision tower) sit on the first stage.
+    pub first_on_gpu: bool,
+    /// Whether the final norm and lm_head sit on the last stage.
+    pub last_on_gpu: bool,
     act_bytes: u64,
 }
 
 impl<'m> Prepared<'m> {
     pub fn new(model: &'m Model, scenario: Scenario) -> Self {
-        let weights = WeightPlan::new(model, scenario.weights);
-        let kv_layers = kv::layer_costs(&model.arch.text, scenario.kv_dtype, 1);
-        let n = scenario.gpus.len();
-        let seq = scenario.sequence_tokens();
-        let layer_costs: Vec<u64> = weights
-            .per_layer
-            .iter()
-            .zip(&kv_layers)
-            .map(|(w, k)| {
-                w.saturating_add(
-                    k.tokens_held(seq).saturating_mul(k.bytes_per_token).saturating_mul(scenario.concurrency),
-                )
-            })
-            .collect();
-        let mut fixed = vec![CUDA_CONTEXT_BYTES; n];
-        if let Some(f) = fixed.first_mut() {
-            *f = f.saturating_add(weights.first);
-        }
-        if let Some(l) = fixed.last_mut() {
-            *l = l.saturating_add(weights.last);
-        }
-        let caps: Vec<u64> = scenario.gpus.iter().map(|g| g.capacity_bytes).collect();
-        let ranges = split::balance(&layer_costs, &fixed, &caps);
+        let tp = scenario.tp.max(1);
+        let weights = WeightPlan::new(model, scenario.weights, tp);
+        let kv_layers = kv::layer_costs(&model.arch.text, scenario.kv_dtype, tp);
         let act_bytes = if scenario.weights.is_fp32() { 4 } else { 2 };
-        Self { model, scenario, weights, kv_layers, ranges, act_bytes }
-    }
-
-    fn load(&self, g: usize) -> GpuLoad<'_> {
-        let n = self.scenario.gpus.len();
-        let range = self.ranges.get(g).cloned().unwrap_or(0..0);
-        let mut weights = self.weights.per_layer[range.clone()].iter().fold(0u64, |a, b| a.saturating_add(*b));
-        if g == 0 {
-            weights = weights.saturating_add(self.weights.first);
-        }
-        if g + 1 == n {
-            weights = weights.saturating_add(self.weights.last);
-        }
-        GpuLoad {
+        let mut p = Self {
+            model,
+            scenario,
             weights,
-            overhead: CUDA_CONTEXT_BYTES,
-            kv: &self.kv_layers[range.clone()],
-            has_layers: !range.is_empty(),
-            has_head: g + 1 == n,
-        }
+            kv_layers,
+            ranges: Vec::new(),
+            first_on_gpu: true,
+            last_on_gpu: true,
+            act_bytes,
+        };
+        engines::place(&mut p);
+        p
     }
 
-    /// Activation peak on a GPU for `tokens` tokens in flight across `batch` sequences.
-    fn activations(&self, load: &GpuLoad, tokens: u64, batch: u64) -> u64 {
-        let text = &self.model.arch.text;
-        let layer = if load.has_layers { activations::layer_peak(text, tokens, self.act_bytes) } else { 0 };
-        let head = if load.has_head { activations::logits(text.vocab_size, batch) } else { 0 };
-        layer.saturating_add(head)
+    pub fn tp(&self) -> u64 {
+        self.scenario.tp.max(1)
     }
 
-    /// Parts of GPU `g` with `batch` sequences of `seq` tokens, in prefill
-    /// (all prompt tokens in flight) or decode (one token per sequence).
-    fn parts(&self, g: usize, seq: u64, batch: u64, prefill: bool) -> Parts {
-        let load = self.load(g);
-        let kv = kv::sequence_bytes(load.kv, seq, None).saturating_mul(batch);
-        let in_flight = if prefill { seq.saturating_mul(batch) } else { batch };
-        let act = self.activations(&load, in_flight, batch);
-        Parts { weights: load.weights, kv, activations: act, overhead: load.overhead }
+    pub fn act_bytes(&self) -> u64 {
+        self.act_bytes
     }
 
-    /// The larger of the prefill and end-of-generation states of GPU `g`.
-    fn peak(&self, g: usize, batch: u64) -> Parts {
-        let s = &self.scenario;
-        let prefill = self.parts(g, s.prompt_tokens, batch, true);
-        let decode = self.parts(g, s.sequence_tokens(), batch, false);
-        if prefill.total() > decode.total() { prefill } else { decode }
+    /// The pipeline stage GPU `g` belongs to.
+    pub fn stage(&self, g: usize) -> usize {
+        g / self.tp() as usize
     }
 
-    fn fits_all(&self, seq: u64, batch: u64, prefill: bool) -> Option<(usize, u64)> {
+    pub fn stage_range(&self, stage: usize) -> std::ops::Range<usize> {
+        self.ranges.get(stage).cloned().unwrap_or(0..0)
+    }
+
+    pub fn is_last_stage(&self, stage: usize) -> bool {
+        stage + 1 == self.scenario.stages() && self.last_on_gpu
+    }
+
+    /// KV costs of the layers a stage holds.
+    pub fn stage_kv(&self, stage: usize) -> &[LayerKv] {
+        self.kv_layers.get(self.stage_range(stage)).unwrap_or(&[])
+    }
+
+    /// Weights one GPU of a stage holds.
+    pub fn stage_weights(&self, stage: usize) -> u64 {
+        let first = stage == 0 && self.first_on_gpu;
+        self.weights.slice(self.stage_range(stage), first, self.is_last_stage(stage))
+    }
+
+    /// Fixed per-GPU overhead: the CUDA context, plus communication buffers
+    /// under tensor parallelism.
+    pub fn base_overhead(&self) -> u64 {
+        CUDA_CONTEXT_BYTES.saturating_add(if self.tp() > 1 { TP_COMM_BYTES } else { 0 })
+    }
+
+    /// `DoesNotFitAtLoad` when some GPU cannot even hold its weights and context.
+    pub fn load_verdict(&self) -> Option<Verdict> {
         (0..self.scenario.gpus.len()).find_map(|g| {
-            let total = self.parts(g, seq, batch, prefill).total();
+            let fixed = self.stage_weights(self.stage(g)).saturating_add(self.base_overhead());
             let cap = self.scenario.gpus[g].capacity_bytes;
-            (total > cap).then(|| (g, total - cap))
+            (fixed > cap).then(|| Verdict::DoesNotFitAtLoad { gpu: g, shortfall_bytes: fixed - cap })
         })
     }
 
-    /// Whether `batch` sequences fit through prefill and to the last token.
+    /// Peak parts of GPU `g` with `batch` sequences of the scenario's length.
+    pub fn peak(&self, g: usize, batch: u64) -> Parts {
+        engines::peak(self, g, batch)
+    }
+
+    /// Whether `batch` sequences of `prompt` + `new` tokens fit.
+    pub fn fits_sequences(&self, prompt: u64, new: u64, batch: u64) -> bool {
+        engines::fits(self, prompt, new, batch)
+    }
+
+    /// Whether `batch` sequences of the scenario's length fit.
     pub fn fits_with(&self, batch: u64) -> bool {
-        let s = &self.scenario;
-        self.fits_all(s.prompt_tokens, batch, true).is_none()
-            && self.fits_all(s.sequence_tokens(), batch, false).is_none()
+        self.fits_sequences(self.scenario.prompt_tokens, self.scenario.max_new_tokens, batch)
     }
 
     /// The verdict for the scenario's own concurrency.
     pub fn verdict(&self) -> Verdict {
-        let s = &self.scenario;
-        let b = s.concurrency;
-        for g in 0..s.gpus.len() {
-            let load = self.load(g);
-            let fixed = load.weights.saturating_add(load.overhead);
-            if fixed > s.gpus[g].capacity_bytes {
-                return Verdict::DoesNotFitAtLoad { gpu: g, shortfall_bytes: fixed - s.gpus[g].capacity_bytes };
-            }
-        }
-        if let Some((gpu, shortfall_bytes)) = self.fits_all(s.prompt_tokens, b, true) {
-            return Verdict::RunsOutInPrefill { gpu, shortfall_bytes };
-        }
-        if let Some(gpu_at_end) = self.fits_all(s.sequence_tokens(), b, false).map(|(g, _)| g) {
-            // Memory grows with the sequence: find the first token that does not fit.
-            let (mut lo, mut hi) = (s.prompt_tokens, s.sequence_tokens());
-            while hi - lo > 1 {
-                let mid = lo + (hi - lo) / 2;
-                if self.fits_all(mid, b, false).is_some() { hi = mid } else { lo = mid }
-            }
-            let gpu = self.fits_all(hi, b, false).map_or(gpu_at_end, |(g, _)| g);
-            return Verdict::RunsOutAtToken { gpu, token: hi, generated: hi - s.prompt_tokens };
-        }
-        Verdict::Fits { max_concurrency: self.max_concurrency() }
+        engines::verdict(self)
     }
 
     /// The most sequences of the scenario's length that fit.
     pub fn max_concurrency(&self) -> u64 {
-        if !self.fits_with(1) {
-            return 0;
-        }
-        let mut hi = 2;
-        while hi < MAX_CONCURRENCY && self.fits_with(hi) {
-            hi = hi.saturating_mul(2);
-        }
-        let mut lo = hi / 2;
-        if hi >= MAX_CONCURRENCY && self.fits_with(MAX_CONCURRENCY) {
-            return MAX_CONCURRENCY;
-        }
-        while hi - lo > 1 {
-            let mid = lo + (hi - lo) / 2;
-            if self.fits_with(mid) { lo = mid } else { hi = mid }
-        }
-        lo
+        self.max_concurrency_at(self.scenario.prompt_tokens, self.scenario.max_new_tokens)
+    }
+
+    /// The most sequences of `prompt` + `new` tokens that fit.
+    pub fn max_concurrency_at(&self, prompt: u64, new: u64) -> u64 {
+        largest(MAX_CONCURRENCY, |b| self.fits_sequences(prompt, new, b))
     }
 
     /// The whole estimate.
@@ -434,7 +427,7 @@ impl<'m> Prepared<'m> {
                 let p = self.peak(g, s.concurrency);
                 let cap = s.gpus[g].capacity_bytes;
                 let total = p.total();
-                let range = self.ranges.get(g).cloned().unwrap_or(0..0);
+                let range = self.stage_range(self.stage(g));
                 GpuBudget {
                     index: g,
                     name: s.gpus[g].name.clone(),
@@ -452,10 +445,19 @@ impl<'m> Prepared<'m> {
             })
             .collect();
         let sum = |f: fn(&GpuBudget) -> u64| per_gpu.iter().fold(0u64, |a, g| a.saturating_add(f(g)));
-        let kv_cache_bytes =
-            kv::sequence_bytes(&self.kv_layers, s.sequence_tokens(), None).saturating_mul(s.concurrency);
+        // What sits in GPU memory: the sequences' cache (transformers), the
+        // pre-allocated pool (vLLM, SGLang) or the n_ctx cache (llama.cpp).
+        let kv_cache_bytes = sum(|g| g.kv_cache_bytes);
+        let kv_demand_bytes = kv::sequence_bytes(&self.kv_layers, s.sequence_tokens(), None)
+            .saturating_mul(s.concurrency)
+            .saturating_mul(self.tp());
+        let report = engines::report(self);
         let mut warnings = model.arch.warnings.clone();
-        warnings.extend(explain::warnings(self));
+        warnings.extend(explain::warnings(self, &per_gpu));
+        let (num_gpu_blocks, kv_cache_tokens, max_concurrency) = match &report {
+            Some(EngineReport::Vllm(r)) => (Some(r.num_gpu_blocks), Some(r.kv_cache_tokens), Some(r.max_concurrency)),
+            _ => (None, None, None),
+        };
         Estimate {
             model: model.name.clone(),
             family: model.arch.family,
@@ -466,8 +468,9 @@ impl<'m> Prepared<'m> {
             kv_dtype: s.kv_dtype,
             weight_bytes: self.weights.total,
             weight_bytes_source: self.weights.source,
-            kv_bytes_per_token: kv::bytes_per_token(&self.kv_layers),
+            kv_bytes_per_token: kv::bytes_per_token(&self.kv_layers).saturating_mul(self.tp()),
             kv_cache_bytes,
+            kv_demand_bytes,
             activation_bytes: sum(|g| g.activation_bytes),
             overhead_bytes: sum(|g| g.overhead_bytes),
             total_bytes: sum(|g| g.total_bytes),
@@ -475,31 +478,44 @@ impl<'m> Prepared<'m> {
             prompt_tokens: s.prompt_tokens,
             max_new_tokens: s.max_new_tokens,
             concurrency: s.concurrency,
+            engine: s.engine.kind(),
+            tp: self.tp(),
+            pipeline_stages: s.stages(),
             fits: matches!(verdict, Verdict::Fits { .. }),
             verdict,
-            terms: explain::terms(self, &per_gpu, kv_cache_bytes),
+            terms: explain::terms(self, &per_gpu, kv_cache_bytes, kv_demand_bytes, report.as_ref()),
+            device_map: device_map::for_estimate(self),
+            speed: crate::speed::bounds(self),
+            num_gpu_blocks,
+            kv_cache_tokens,
+            max_concurrency,
+            engine_report: report,
             per_gpu,
             warnings,
         }
     }
-
-    pub(crate) fn act_bytes(&self) -> u64 {
-        self.act_bytes
-    }
 }
 
-#[derive(Debug, Clone, Copy)]
-struct Parts {
-    weights: u64,
-    kv: u64,
-    activations: u64,
-    overhead: u64,
-}
-
-impl Parts {
-    fn total(&self) -> u64 {
-        self.weights.saturating_add(self.kv).saturating_add(self.activations).saturating_add(self.overhead)
+/// The largest `n` in `0..=max` for which `ok(n)` holds, assuming `ok` is
+/// monotone (true up to some point, false after): exponential then binary search.
+pub fn largest(max: u64, ok: impl Fn(u64) -> bool) -> u64 {
+    if max == 0 || !ok(1) {
+        return 0;
     }
+    let mut lo = 1;
+    let mut hi = 2u64.min(max);
+    while hi < max && ok(hi) {
+        lo = hi;
+        hi = hi.saturating_mul(2).min(max);
+    }
+    if ok(hi) {
+        return hi;
+    }
+    while hi - lo > 1 {
+        let mid = lo + (hi - lo) / 2;
+        if ok(mid) { lo = mid } else { hi = mid }
+    }
+    lo
 }
 
 /// One-call estimate.

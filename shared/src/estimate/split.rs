@@ -62,7 +62,8 @@ fn greedy(costs: &[u64], fixed: &[u64], caps: &[u64], ppm: u64) -> Option<Ranges
     (start == costs.len()).then_some(ranges)
 }
 
-fn even(layers: usize, n: usize) -> Ranges {
+/// Splits `layers` into `n` runs of (nearly) equal length.
+pub fn even(layers: usize, n: usize) -> Ranges {
     (0..n).map(|g| g * layers / n..(g + 1) * layers / n).collect()
 }
 

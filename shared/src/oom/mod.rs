@@ -1,1 +1,270 @@
-//! Parsing of pasted out-of-memory errors (PyTorch, vLLM, llama.cpp).
+//! Parsing of pasted out-of-memory errors (PyTorch, vLLM, llama.cpp) into
+//! figures in bytes: the input of the OOM diagnosis (issue 7).
+//!
+//! [`parse`] takes a whole pasted log, not just the message: the message may
+//! be wrapped over lines, prefixed by log metadata on every line, repeated by
+//! several ranks, quoted inside a Python `repr` or a JSON string, or buried in
+//! a traceback. It never fails: text it does not recognise gives a report with
+//! `kind: None` and a note saying so, and a message cut short gives the
+//! figures it could read plus a note naming the missing ones. That is the
+//! crate's rule for calculations with unknowns: a partial result plus
+//! warnings rather than an error.
+//!
+//! Recognised messages:
+//! - PyTorch's caching allocator, before 2.1 (`Tried to allocate X (GPU n; T
+//!   total capacity; A already allocated; F free; R reserved in total by
+//!   PyTorch)`, also the older `C cached` form) and from 2.1 (`GPU n has a
+//!   total capacity of T of which F is free. Process P has M memory in use.
+//!   … Of the allocated memory A is allocated by PyTorch, …`), on CUDA and on
+//!   ROCm (`HIP out of memory`);
+//! - a bare `CUDA error: out of memory` or `CUBLAS_STATUS_ALLOC_FAILED`,
+//!   raised outside the caching allocator;
+//! - vLLM's three KV-cache start-up errors;
+//! - llama.cpp / ggml buffer allocation failures.
+//!
+//! The parser is hand-written (the `scan` module has the primitives) because the
+//! `regex` crate would add about 300 KB to the page's wasm bundle.
+
+mod llama_cpp;
+mod normalize;
+mod pytorch;
+mod scan;
+mod vllm;
+
+use serde::{Deserialize, Serialize};
+
+/// Which message a report was read from. The figures mean the same across
+/// backends; the kind tells which of them the message can carry at all.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum OomKind {
+    /// PyTorch before 2.1: `Tried to allocate X (GPU n; … total capacity; …)`.
+    PytorchLegacy,
+    /// PyTorch 2.1 and later: `… GPU n has a total capacity of …`.
+    Pytorch,
+    /// `CUDA error: out of memory` (or HIP's, or `CUBLAS_STATUS_ALLOC_FAILED`)
+    /// from the runtime or a library, outside PyTorch's caching allocator, so
+    /// without figures: typically a CUDA context, cuBLAS workspace or NCCL
+    /// buffer that did not fit.
+    CudaError,
+    /// vLLM: the model's max seq len is larger than the tokens the KV cache
+    /// can hold.
+    VllmMaxSeqLen,
+    /// vLLM (V1 engine): the KV cache one max-length request needs is larger
+    /// than the memory left for it.
+    VllmKvCacheTooSmall,
+    /// vLLM: no memory at all was left for KV cache blocks.
+    VllmNoCacheBlocks,
+    /// llama.cpp / ggml could not allocate a backend buffer.
+    LlamaCpp,
+}
+
+/// The GPU software stack named by the message.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum GpuBackend {
+    /// NVIDIA CUDA.
+    Cuda,
+    /// AMD ROCm (PyTorch says `HIP out of memory`, ggml names buffers `ROCm0`).
+    Hip,
+}
+
+/// What llama.cpp was allocating when it failed: the checklist's "does it
+/// fail at load or later" question.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LlamaCppStage {
+    /// Loading the weights (`llama_model_load: error loading model`).
+    ModelWeights,
+    /// The KV cache for the context (`failed to allocate buffer for kv cache`).
+    KvCache,
+    /// The compute (graph) buffers (`failed to allocate compute buffers`).
+    ComputeBuffers,
+}
+
+/// Another process holding memory on the GPU, as PyTorch 2.1+ lists them.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct OomProcess {
+    pub pid: Option<u32>,
+    pub used_bytes: Option<u64>,
+}
+
+/// Everything read from a pasted out-of-memory error. Every size is in bytes,
+/// converted exactly from the printed figure (`1.95 GiB` is
+/// `round(1.95 × 2^30)`); a figure the message does not carry, or that could
+/// not be read, is `None`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct OomReport {
+    /// The recognised message; `None` when nothing was recognised.
+    pub kind: Option<OomKind>,
+    pub backend: Option<GpuBackend>,
+    /// The single allocation that failed.
+    pub requested_bytes: Option<u64>,
+    pub gpu_index: Option<u32>,
+    /// The GPU's total memory as the driver reports it.
+    pub total_bytes: Option<u64>,
+    /// Free on the GPU at the moment of failure, for all processes.
+    pub free_bytes: Option<u64>,
+    /// Allocated to live tensors by PyTorch (2.1+: including private pools).
+    pub allocated_bytes: Option<u64>,
+    /// Reserved by PyTorch's caching allocator in total: allocated plus
+    /// reserved-but-unallocated.
+    pub reserved_bytes: Option<u64>,
+    /// Reserved by PyTorch but not allocated: the fragmentation the
+    /// `expandable_segments` / `max_split_size_mb` settings address.
+    pub reserved_unallocated_bytes: Option<u64>,
+    /// Allocated in private pools (CUDA Graphs); part of `allocated_bytes`.
+    pub private_pool_bytes: Option<u64>,
+    /// This process's whole use of the GPU, PyTorch or not ("Including
+    /// non-PyTorch memory, this process has M memory in use").
+    pub process_in_use_bytes: Option<u64>,
+    /// The cap from `torch.cuda.set_per_process_memory_fraction`, when set.
+    pub allowed_bytes: Option<u64>,
+    /// Other processes on the same GPU.
+    pub processes: Vec<OomProcess>,
+    /// vLLM: the model's max sequence length (`max_model_len`).
+    pub max_seq_len: Option<u64>,
+    /// vLLM: the tokens the KV cache can hold.
+    pub kv_cache_tokens: Option<u64>,
+    /// vLLM: the KV cache one max-length request needs.
+    pub kv_needed_bytes: Option<u64>,
+    /// vLLM: the memory left for the KV cache (0 when vLLM printed a negative
+    /// figure; a note then says so).
+    pub kv_available_bytes: Option<u64>,
+    /// vLLM: the longest `max_model_len` that would fit, by its own estimate.
+    pub estimated_max_model_len: Option<u64>,
+    /// llama.cpp: what was being allocated.
+    pub llama_cpp_stage: Option<LlamaCppStage>,
+    /// How many out-of-memory messages the text holds; the report describes
+    /// the last complete one.
+    pub occurrences: u32,
+    /// Every GPU index named by any of those messages, ascending: several
+    /// GPUs hint at a multi-GPU split to rebalance.
+    pub gpus_seen: Vec<u32>,
+    /// What a person should know about how the text was read.
+    pub notes: Vec<String>,
+}
+
+/// Reads the out-of-memory error in a pasted log. Never panics and never
+/// fails; see the module documentation.
+pub fn parse(text: &str) -> OomReport {
+    let text = normalize::normalize(text);
+    let t = text.as_bytes();
+
+    let mut found = Vec::new();
+    pytorch::scan(t, &mut found);
+    vllm::scan(t, &mut found);
+    llama_cpp::scan(t, &mut found);
+    found.sort_by_key(|o| o.start);
+
+    let Some(last) = found.len().checked_sub(1) else {
+        return unrecognised(&text);
+    };
+    let mut gpus_seen: Vec<u32> = found.iter().filter_map(|o| o.report.gpu_index).collect();
+    gpus_seen.sort_unstable();
+    gpus_seen.dedup();
+    let count = found.len();
+    let chosen = found.iter().rposition(|o| missing_fields(&o.report).is_empty()).unwrap_or(last);
+    let Occurrence { start, mut report } = found.swap_remove(chosen);
+
+    vllm::fill_context(t, start, &mut report);
+    let missing = missing_fields(&report);
+    if !missing.is_empty() {
+        report.notes.push(format!("The message looks cut short or altered: could not read {}.", missing.join(", ")));
+    }
+    if count > 1 {
+        report
+            .notes
+            .push(format!("Found {count} out-of-memory messages; this report describes the last complete one."));
+    }
+    if chosen != last {
+        report.notes.push("The last message is incomplete, so an earlier complete one is reported.".into());
+    }
+    if gpus_seen.len() > 1 {
+        let list: Vec<String> = gpus_seen.iter().map(u32::to_string).collect();
+        report.notes.push(format!(
+            "The messages name several GPUs ({}): check whether one GPU of the split is overloaded.",
+            list.join(", ")
+        ));
+    }
+    report.occurrences = u32::try_from(count).unwrap_or(u32::MAX);
+    report.gpus_seen = gpus_seen;
+    report
+}
+
+/// One message found in the text, before one is chosen for the report.
+#[derive(Debug)]
+struct Occurrence {
+    /// Where the message starts in the normalised text, to order messages.
+    start: usize,
+    report: OomReport,
+}
+
+/// The fields a message of this kind always carries but that could not be
+/// read, by their JSON names. Empty means the message is complete.
+fn missing_fields(r: &OomReport) -> Vec<&'static str> {
+    let required: &[(&'static str, bool)] = match r.kind {
+        Some(OomKind::PytorchLegacy) => &[
+            ("requested_bytes", r.requested_bytes.is_some()),
+            ("gpu_index", r.gpu_index.is_some()),
+            ("total_bytes", r.total_bytes.is_some()),
+            ("allocated_bytes", r.allocated_bytes.is_some()),
+            ("free_bytes", r.free_bytes.is_some()),
+            ("reserved_bytes", r.reserved_bytes.is_some()),
+        ],
+        Some(OomKind::Pytorch) => &[
+            ("requested_bytes", r.requested_bytes.is_some()),
+            ("gpu_index", r.gpu_index.is_some()),
+            ("total_bytes", r.total_bytes.is_some()),
+            ("free_bytes", r.free_bytes.is_some()),
+            ("allocated_bytes", r.allocated_bytes.is_some()),
+            ("reserved_unallocated_bytes", r.reserved_unallocated_bytes.is_some()),
+        ],
+        Some(OomKind::VllmMaxSeqLen) => {
+            &[("max_seq_len", r.max_seq_len.is_some()), ("kv_cache_tokens", r.kv_cache_tokens.is_some())]
+        }
+        Some(OomKind::VllmKvCacheTooSmall) => &[
+            ("max_seq_len", r.max_seq_len.is_some()),
+            ("kv_needed_bytes", r.kv_needed_bytes.is_some()),
+            ("kv_available_bytes", r.kv_available_bytes.is_some()),
+        ],
+        Some(OomKind::CudaError | OomKind::VllmNoCacheBlocks | OomKind::LlamaCpp) | None => &[],
+    };
+    required.iter().filter(|(_, present)| !present).map(|(name, _)| *name).collect()
+}
+
+/// The report for text with no recognised message: says whether it at least
+/// mentions running out of memory, quoting the line.
+fn unrecognised(text: &str) -> OomReport {
+    let t = text.as_bytes();
+    let hit = scan::find(t, 0, t.len(), "out of memory").or_else(|| scan::find(t, 0, t.len(), "OutOfMemory"));
+    let note = match hit {
+        Some((start, _)) => {
+            let from = scan::line_start(t, start);
+            let to = scan::line_end(t, start, 0);
+            format!(
+                "This mentions running out of memory, but not in a format Headroom reads \
+                 (PyTorch, vLLM or llama.cpp): \"{}\".",
+                excerpt(text, from, to, 200)
+            )
+        }
+        None => "No out-of-memory message found. Paste the whole error, for example the line \
+                 starting with `torch.OutOfMemoryError: CUDA out of memory`."
+            .to_owned(),
+    };
+    OomReport { notes: vec![note], ..OomReport::default() }
+}
+
+/// `text[from..to]`, at most `max` bytes, cut at character boundaries.
+fn excerpt(text: &str, from: usize, to: usize, max: usize) -> String {
+    let mut from = from.min(text.len());
+    while !text.is_char_boundary(from) {
+        from -= 1;
+    }
+    let mut to = to.min(text.len()).min(from.saturating_add(max)).max(from);
+    while !text.is_char_boundary(to) {
+        to -= 1;
+    }
+    text.get(from..to).unwrap_or_default().trim().to_owned()
+}

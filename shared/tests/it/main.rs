@@ -1,5 +1,6 @@
 //! The `shared` crate's one integration-test binary.
 
+mod engines;
 mod gpus;
 mod model;
 mod oom;

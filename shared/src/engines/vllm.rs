@@ -1,0 +1,402 @@
+//! vLLM's own accounting (`gpu_worker.py::determine_available_memory`,
+//! `kv_cache_utils.py`), reproduced so that the figures match what vLLM logs:
+//!
+//! ```text
+//! requested = total × gpu_memory_utilization          (per GPU, of TOTAL memory)
+//! available = requested − weights − profiled activation peak − non-torch − CUDA graphs
+//! blocks    = available // (page × layers per group)  (min over GPUs)
+//! ```
+//!
+//! Version differences: the V0 engine profiled a dummy batch of
+//! `max(max_model_len, 2048)` tokens (chunked prefill off below 32K context);
+//! V1 always chunks prefill (2,048 tokens for `vllm serve`, 8,192 on ≥ 70 GiB
+//! non-A100 GPUs) and groups sliding-window layers; since 0.21 the default
+//! utilization is 0.92 and CUDA-graph memory is estimated and subtracted.
+
+use serde::{Deserialize, Serialize};
+
+use crate::arch::LayerAttention;
+use crate::estimate::{CUDA_CONTEXT_BYTES, Parts, Prepared, Verdict, activations, largest};
+use crate::explain::thousands;
+use crate::units::{GIB, KIB, MIB};
+
+/// Tokens per KV block (`CacheConfig.DEFAULT_BLOCK_SIZE`).
+pub const DEFAULT_BLOCK_SIZE: u64 = 16;
+/// vLLM's non-torch memory increase during profiling. Empirical (llm-d,
+/// `empirical-vllm-memory-results.md`, H100): 0.13 GiB on one GPU, 0.55 GiB
+/// per GPU once NCCL is initialised for several.
+pub const NON_TORCH_SINGLE: u64 = 133 * MIB;
+pub const NON_TORCH_MULTI: u64 = 563 * MIB;
+/// CUDA-graph memory per decoder layer and captured batch size. Empirical:
+/// fitted to vLLM's "Graph capturing finished … took 0.5 GiB" for 32-layer
+/// 7–8B models with the default 67 capture sizes (1, 2, 4, 8 … 512).
+pub const CUDA_GRAPH_BYTES_PER_LAYER_SIZE: u64 = 256 * KIB;
+pub const CUDA_GRAPH_CAPTURE_SIZES: u64 = 67;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Version {
+    /// The V0 engine (vLLM ≤ 0.7): utilization 0.90, no chunked prefill below
+    /// 32K context, sliding windows not per layer, CUDA graphs unaccounted.
+    V0,
+    /// The V1 engine (0.8 – 0.20): utilization 0.90, chunked prefill, KV
+    /// groups for sliding-window layers, CUDA graphs unaccounted.
+    V1,
+    /// Current releases (≥ 0.21): utilization 0.92, CUDA graphs estimated and
+    /// subtracted from the KV budget.
+    #[default]
+    Latest,
+}
+
+impl Version {
+    pub fn id(self) -> &'static str {
+        match self {
+            Self::V0 => "v0",
+            Self::V1 => "v1",
+            Self::Latest => "latest",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Self> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "v0" | "0" => Some(Self::V0),
+            "v1" | "1" => Some(Self::V1),
+            "latest" | "new" => Some(Self::Latest),
+            _ => None,
+        }
+    }
+
+    /// `gpu_memory_utilization` default: 0.9 historically, 0.92 in
+    /// `vllm/config/cache.py` of current releases.
+    pub fn default_utilization(self) -> f64 {
+        match self {
+            Self::V0 | Self::V1 => 0.90,
+            Self::Latest => 0.92,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Options {
+    pub version: Version,
+    pub gpu_memory_utilization: Option<f64>,
+    /// Default: the model's `max_position_embeddings`, as vLLM does.
+    pub max_model_len: Option<u64>,
+    pub max_num_batched_tokens: Option<u64>,
+    pub max_num_seqs: Option<u64>,
+    pub block_size: u64,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Self {
+            version: Version::default(),
+            gpu_memory_utilization: None,
+            max_model_len: None,
+            max_num_batched_tokens: None,
+            max_num_seqs: None,
+            block_size: DEFAULT_BLOCK_SIZE,
+        }
+    }
+}
+
+/// One KV cache group: layers of one attention kind sharing a block table.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Group {
+    window: Option<u64>,
+}
+
+/// vLLM's budget on one GPU.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct GpuKv {
+    pub requested_bytes: u64,
+    pub weight_bytes: u64,
+    pub activation_bytes: u64,
+    pub non_torch_bytes: u64,
+    pub cuda_graph_bytes: u64,
+    /// `requested − everything else`; 0 when nothing is left.
+    pub available_kv_bytes: u64,
+    /// Bytes of one block across the layers of one group slot.
+    pub block_bytes: u64,
+    pub blocks: u64,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+struct Budget {
+    utilization: f64,
+    max_model_len: u64,
+    max_num_batched_tokens: u64,
+    max_num_seqs: u64,
+    block: u64,
+    gpus: Vec<GpuKv>,
+    num_blocks: u64,
+    groups: Vec<Group>,
+    layer_page_bytes: u64,
+}
+
+/// What vLLM itself reports at start-up.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Report {
+    pub version: Version,
+    pub gpu_memory_utilization: f64,
+    pub max_model_len: u64,
+    pub max_num_batched_tokens: u64,
+    pub max_num_seqs: u64,
+    pub block_size: u64,
+    pub num_gpu_blocks: u64,
+    pub kv_cache_tokens: u64,
+    /// Requests of `max_model_len` tokens the KV cache holds at once, to two
+    /// decimals as vLLM prints it.
+    pub max_concurrency: f64,
+    pub per_gpu: Vec<GpuKv>,
+    /// vLLM's start-up error, when it would refuse to start.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub startup_error: Option<String>,
+    /// The largest `max_model_len` that starts (when the configured one does not).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub largest_max_model_len: Option<u64>,
+    /// The lines vLLM would log.
+    pub log_lines: Vec<String>,
+}
+
+fn large_gpu(p: &Prepared) -> bool {
+    // `vllm/engine/arg_utils.py`: GPUs of ≥ 70 GiB that are not A100s get the larger defaults.
+    p.scenario.gpus.first().is_some_and(|g| g.capacity_bytes >= 70 * GIB && !g.name.contains("A100"))
+}
+
+fn default_max_model_len(p: &Prepared, o: Options) -> u64 {
+    o.max_model_len.or(p.model.arch.text.max_position_embeddings).unwrap_or_else(|| p.scenario.sequence_tokens()).max(1)
+}
+
+fn groups(p: &Prepared, o: Options, stage: usize) -> (Vec<Group>, u64) {
+    let mut kinds: Vec<(Group, u64)> = Vec::new();
+    let text = &p.model.arch.text;
+    for (spec, kv) in text.layers[p.stage_range(stage)].iter().zip(p.stage_kv(stage)) {
+        if kv.bytes_per_token == 0 {
+            continue;
+        }
+        let window = match (spec.attention, o.version) {
+            (LayerAttention::Sliding(w), Version::V1 | Version::Latest) => Some(w),
+            _ => None,
+        };
+        match kinds.iter_mut().find(|(g, _)| g.window == window) {
+            Some((_, n)) => *n += 1,
+            None => kinds.push((Group { window }, 1)),
+        }
+    }
+    // `_get_kv_cache_config_uniform_page_size`: one group size for all kinds
+    // (the smallest kind's layer count); larger kinds split into several
+    // groups, the last padded.
+    let size = kinds.iter().map(|(_, n)| *n).min().unwrap_or(0);
+    let groups = kinds.iter().flat_map(|(g, n)| std::iter::repeat_n(*g, n.div_ceil(size.max(1)) as usize)).collect();
+    (groups, size)
+}
+
+fn budget(p: &Prepared, o: Options, max_model_len: u64) -> Budget {
+    let s = &p.scenario;
+    let utilization = o.gpu_memory_utilization.unwrap_or_else(|| o.version.default_utilization());
+    let large = large_gpu(p);
+    let mnbt = o.max_num_batched_tokens.unwrap_or(match o.version {
+        // SchedulerConfig (V0): without chunked prefill the dummy batch is a whole max-length sequence.
+        Version::V0 if max_model_len <= 32_768 => max_model_len.max(2048),
+        Version::V0 => 2048,
+        _ if large => 8192,
+        _ => 2048,
+    });
+    let max_num_seqs = o.max_num_seqs.unwrap_or(if large && o.version != Version::V0 { 1024 } else { 256 });
+    let block = o.block_size.max(1);
+    let non_torch = if s.gpus.len() > 1 { NON_TORCH_MULTI } else { NON_TORCH_SINGLE };
+    let text = &p.model.arch.text;
+    let mut gpus = Vec::with_capacity(s.gpus.len());
+    let mut num_blocks = u64::MAX;
+    let (model_groups, _) = groups(p, o, 0);
+    let layer_page_bytes = p.kv_layers.iter().map(|l| l.bytes_per_token).max().unwrap_or(0).saturating_mul(block);
+    for (g, slot) in s.gpus.iter().enumerate() {
+        let stage = p.stage(g);
+        let layers = p.stage_range(stage).len() as u64;
+        let requested = (slot.capacity_bytes as f64 * utilization).floor() as u64;
+        let weights = p.stage_weights(stage);
+        let seqs = if p.is_last_stage(stage) { max_num_seqs } else { 0 };
+        let act = if layers > 0 { activations::vllm_profile_peak(text, mnbt, seqs, p.act_bytes(), p.tp()) } else { 0 };
+        let graphs = CUDA_GRAPH_BYTES_PER_LAYER_SIZE.saturating_mul(CUDA_GRAPH_CAPTURE_SIZES).saturating_mul(layers);
+        let subtracted_graphs = if o.version == Version::Latest { graphs } else { 0 };
+        let available = requested
+            .saturating_sub(weights)
+            .saturating_sub(act)
+            .saturating_sub(non_torch)
+            .saturating_sub(subtracted_graphs);
+        let (_, group_size) = groups(p, o, stage);
+        let block_bytes = layer_page_bytes.saturating_mul(group_size);
+        let blocks = available.checked_div(block_bytes).unwrap_or(0);
+        num_blocks = num_blocks.min(blocks);
+        gpus.push(GpuKv {
+            requested_bytes: requested,
+            weight_bytes: weights,
+            activation_bytes: act,
+            non_torch_bytes: non_torch,
+            cuda_graph_bytes: graphs,
+            available_kv_bytes: available,
+            block_bytes,
+            blocks,
+        });
+    }
+    Budget {
+        utilization,
+        max_model_len,
+        max_num_batched_tokens: mnbt,
+        max_num_seqs,
+        block,
+        gpus,
+        num_blocks: if num_blocks == u64::MAX { 0 } else { num_blocks },
+        groups: model_groups,
+        layer_page_bytes,
+    }
+}
+
+impl Budget {
+    /// Blocks one request of `len` tokens needs across all groups
+    /// (`SlidingWindowSpec.max_memory_usage_bytes`: window − 1 + one chunk, plus one block).
+    fn blocks_per_request(&self, len: u64) -> u64 {
+        self.groups.iter().fold(0u64, |acc, g| {
+            let n = match g.window {
+                None => len.div_ceil(self.block),
+                Some(w) => {
+                    (w.saturating_sub(1).saturating_add(self.max_num_batched_tokens)).min(len).div_ceil(self.block) + 1
+                }
+            };
+            acc.saturating_add(n)
+        })
+    }
+
+    fn kv_cache_tokens(&self) -> u64 {
+        self.num_blocks / (self.groups.len().max(1) as u64) * self.block
+    }
+
+    fn concurrency(&self, len: u64) -> f64 {
+        let need = self.blocks_per_request(len);
+        if need == 0 { 0.0 } else { self.num_blocks as f64 / need as f64 }
+    }
+
+    /// vLLM's start-up error, if any.
+    fn error(&self, version: Version) -> Option<String> {
+        if self.num_blocks == 0 {
+            return Some("No available memory for the cache blocks. Try increasing `gpu_memory_utilization` when initializing the engine.".into());
+        }
+        let fits = self.blocks_per_request(self.max_model_len) <= self.num_blocks;
+        if fits {
+            return None;
+        }
+        Some(match version {
+            Version::V0 => format!(
+                "The model's max seq len ({}) is larger than the maximum number of tokens that can be stored in KV cache ({}). Try increasing `gpu_memory_utilization` or decreasing `max_model_len` when initializing the engine.",
+                self.max_model_len,
+                self.kv_cache_tokens()
+            ),
+            _ => {
+                let needed = self
+                    .blocks_per_request(self.max_model_len)
+                    .saturating_mul(self.layer_page_bytes)
+                    .saturating_mul(self.group_slots());
+                let available =
+                    self.num_blocks.saturating_mul(self.layer_page_bytes).saturating_mul(self.group_slots());
+                format!(
+                    "To serve at least one request with the models's max seq len ({}), ({:.2} GiB KV cache is needed, which is larger than the available KV cache memory ({:.2} GiB). Try increasing `gpu_memory_utilization` or decreasing `max_model_len` when initializing the engine.",
+                    self.max_model_len,
+                    needed as f64 / GIB as f64,
+                    available as f64 / GIB as f64
+                )
+            }
+        })
+    }
+
+    fn group_slots(&self) -> u64 {
+        self.gpus
+            .first()
+            .map_or(0, |g| g.block_bytes.checked_div(self.layer_page_bytes).unwrap_or(0))
+    }
+}
+
+fn round2(x: f64) -> f64 {
+    (x * 100.0).round() / 100.0
+}
+
+/// The largest `max_model_len` vLLM would start with (0: none).
+fn largest_max_model_len(p: &Prepared, o: Options, upper: u64) -> u64 {
+    largest(upper, |len| budget(p, o, len).error(o.version).is_none())
+}
+
+pub(crate) fn parts(p: &Prepared, o: Options, g: usize) -> Parts {
+    let b = budget(p, o, default_max_model_len(p, o));
+    let Some(k) = b.gpus.get(g) else { return Parts::default() };
+    Parts {
+        weights: k.weight_bytes,
+        kv: b.num_blocks.saturating_mul(k.block_bytes),
+        activations: k.activation_bytes,
+        overhead: CUDA_CONTEXT_BYTES.saturating_add(k.non_torch_bytes).saturating_add(k.cuda_graph_bytes),
+    }
+}
+
+pub(crate) fn fits(p: &Prepared, o: Options, seq: u64, batch: u64) -> bool {
+    let b = budget(p, o, default_max_model_len(p, o));
+    p.load_verdict().is_none()
+        && b.error(o.version).is_none()
+        && seq <= b.max_model_len
+        && batch <= b.max_num_seqs
+        && b.blocks_per_request(seq).saturating_mul(batch) <= b.num_blocks
+}
+
+pub(crate) fn verdict(p: &Prepared, o: Options) -> Verdict {
+    if let Some(v) = p.load_verdict() {
+        return v;
+    }
+    let mml = default_max_model_len(p, o);
+    let b = budget(p, o, mml);
+    if b.error(o.version).is_some() {
+        let gpu = b.gpus.iter().position(|g| g.blocks == b.num_blocks).unwrap_or(0);
+        return Verdict::EngineRefuses { gpu, largest_context: largest_max_model_len(p, o, mml) };
+    }
+    let seq = p.scenario.sequence_tokens();
+    if seq > mml {
+        return Verdict::EngineRefuses { gpu: 0, largest_context: mml };
+    }
+    Verdict::Fits { max_concurrency: p.max_concurrency() }
+}
+
+pub(crate) fn report(p: &Prepared, o: Options) -> Report {
+    let mml = default_max_model_len(p, o);
+    let b = budget(p, o, mml);
+    let error = b.error(o.version);
+    let concurrency = round2(b.concurrency(mml));
+    let tokens = b.kv_cache_tokens();
+    let mut log_lines = vec![
+        format!("# GPU blocks: {}", b.num_blocks),
+        format!("GPU KV cache size: {} tokens", thousands(tokens)),
+        format!("Maximum concurrency for {} tokens per request: {concurrency:.2}x", thousands(mml)),
+    ];
+    let seq = p.scenario.sequence_tokens();
+    if seq > mml {
+        log_lines.push(format!(
+            "requests of {} tokens (prompt + max new tokens) exceed max_model_len {}: vLLM rejects them",
+            thousands(seq),
+            thousands(mml)
+        ));
+    }
+    if let Some(e) = &error {
+        log_lines.push(format!("ValueError: {e}"));
+    }
+    Report {
+        version: o.version,
+        gpu_memory_utilization: b.utilization,
+        max_model_len: mml,
+        max_num_batched_tokens: b.max_num_batched_tokens,
+        max_num_seqs: b.max_num_seqs,
+        block_size: b.block,
+        num_gpu_blocks: b.num_blocks,
+        kv_cache_tokens: tokens,
+        max_concurrency: concurrency,
+        largest_max_model_len: error.as_ref().map(|_| largest_max_model_len(p, o, mml)),
+        startup_error: error,
+        per_gpu: b.gpus.clone(),
+        log_lines,
+    }
+}

@@ -1,0 +1,207 @@
+//! llama.cpp / ggml allocation failures. One failure prints several lines
+//! (`ggml-cuda.cu`, `ggml-alloc.c`, `llama.cpp`), for example:
+//!
+//! ```text
+//! ggml_backend_cuda_buffer_type_alloc_buffer: allocating 7605.33 MiB on device 0: cudaMalloc failed: out of memory
+//! alloc_tensor_range: failed to allocate CUDA0 buffer of size 7974961152
+//! llama_model_load: error loading model: unable to allocate CUDA0 buffer
+//! ```
+//!
+//! so the lines are read as events and adjacent events are grouped into one
+//! occurrence. The exact byte count of `buffer of size N` wins over the
+//! rounded MiB figure of `allocating X MiB`.
+
+use super::scan::{self, Cur};
+use super::{GpuBackend, LlamaCppStage, Occurrence, OomKind, OomReport};
+
+/// Lines that may separate two events of one failure.
+const MAX_GAP_LINES: usize = 4;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum EventKind {
+    /// `allocating X MiB on device N: cudaMalloc failed: out of memory`
+    Malloc,
+    /// `failed to allocate CUDA0 buffer of size N`
+    SizedBuffer,
+    /// `unable to allocate CUDA0 buffer`
+    NamedBuffer,
+    /// `failed to allocate buffer for kv cache`
+    KvCache,
+    /// `failed to allocate compute [pp] buffers`
+    Compute,
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Event<'a> {
+    start: usize,
+    end: usize,
+    kind: EventKind,
+    bytes: Option<u64>,
+    gpu: Option<u32>,
+    /// The ggml buffer type name: `CUDA0`, `ROCm1`, `CUDA_Host`.
+    buffer: Option<&'a [u8]>,
+}
+
+impl Event<'_> {
+    fn new(start: usize, end: usize, kind: EventKind) -> Self {
+        Event { start, end, kind, bytes: None, gpu: None, buffer: None }
+    }
+}
+
+pub(super) fn scan(t: &[u8], out: &mut Vec<Occurrence>) {
+    let mut events = Vec::new();
+    malloc_events(t, &mut events);
+    buffer_events(t, &mut events);
+    events.sort_by_key(|e| e.start);
+
+    let mut group: Vec<Event<'_>> = Vec::new();
+    for e in events {
+        let joins = group.last().is_some_and(|last| {
+            e.kind != EventKind::Malloc
+                && group.iter().all(|g| g.kind != e.kind)
+                && scan::lines_between(t, last.end, e.start) <= MAX_GAP_LINES
+        });
+        if !joins && !group.is_empty() {
+            out.push(occurrence(t, &group));
+            group.clear();
+        }
+        group.push(e);
+    }
+    if !group.is_empty() {
+        out.push(occurrence(t, &group));
+    }
+}
+
+/// `ggml_backend_cuda_buffer_type_alloc_buffer: allocating 1234.56 MiB on
+/// device 0: cudaMalloc failed: out of memory`. The size and device are read
+/// from the same line, when it has them.
+fn malloc_events(t: &[u8], events: &mut Vec<Event<'_>>) {
+    for (start, end) in scan::find_all(t, "cudaMalloc failed") {
+        let mut c = Cur::new(t, end);
+        c.lit(":");
+        if !c.lit("out of memory") {
+            continue;
+        }
+        let line = scan::line_start(t, start);
+        let mut e = Event::new(line, c.pos, EventKind::Malloc);
+        if let Some((_, after)) = scan::find(t, line, start, "allocating ") {
+            let mut a = Cur::new(t, after);
+            e.bytes = a.size();
+            if a.lit("on device") {
+                e.gpu = a.uint_before(":").flatten().and_then(|g| u32::try_from(g).ok());
+            }
+        }
+        events.push(e);
+    }
+}
+
+/// `failed to allocate CUDA0 buffer of size N`, `failed to allocate buffer for
+/// kv cache`, `failed to allocate compute buffers`, `unable to allocate CUDA0
+/// buffer`.
+fn buffer_events<'a>(t: &'a [u8], events: &mut Vec<Event<'a>>) {
+    for (start, end) in scan::find_all(t, "failed to allocate") {
+        let mut c = Cur::new(t, end);
+        let event = if c.lit("buffer for kv cache") {
+            Event::new(start, c.pos, EventKind::KvCache)
+        } else if c.lit("compute") {
+            Event::new(start, c.pos, EventKind::Compute)
+        } else if let Some(e) = named_buffer(c, start) {
+            e
+        } else {
+            continue;
+        };
+        events.push(event);
+    }
+    for (start, end) in scan::find_all(t, "unable to allocate") {
+        if let Some(e) = named_buffer(Cur::new(t, end), start) {
+            events.push(e);
+        }
+    }
+}
+
+/// `CUDA0 buffer [of size N]` after "failed/unable to allocate".
+fn named_buffer(mut c: Cur<'_>, start: usize) -> Option<Event<'_>> {
+    let name = c.name()?;
+    let name = if name.eq_ignore_ascii_case(b"buffer") {
+        None
+    } else if c.lit("buffer") {
+        Some(name)
+    } else {
+        return None;
+    };
+    let mut e = Event::new(start, c.pos, EventKind::NamedBuffer);
+    if c.lit("of size")
+        && let Some(bytes) = c.uint_token()
+    {
+        e.kind = EventKind::SizedBuffer;
+        e.bytes = bytes;
+        e.end = c.pos;
+    }
+    e.buffer = name;
+    e.gpu = name.and_then(device_index);
+    Some(e)
+}
+
+/// `CUDA0` → 0, `ROCm1` → 1; `CUDA_Host` → none.
+fn device_index(name: &[u8]) -> Option<u32> {
+    let digits = name.iter().rev().take_while(|b| b.is_ascii_digit()).count();
+    let (prefix, number) = name.split_at(name.len() - digits);
+    if digits == 0 || !prefix.iter().all(u8::is_ascii_alphabetic) {
+        return None;
+    }
+    std::str::from_utf8(number).ok()?.parse().ok()
+}
+
+fn occurrence(t: &[u8], group: &[Event<'_>]) -> Occurrence {
+    let first = group.first().map_or(0, |e| e.start);
+    let last_end = group.last().map_or(first, |e| e.end);
+    let of = |kind| group.iter().find(|e| e.kind == kind);
+    let sized = of(EventKind::SizedBuffer);
+    let malloc = of(EventKind::Malloc);
+    let buffer = group.iter().find_map(|e| e.buffer);
+
+    let mut r = OomReport { kind: Some(OomKind::LlamaCpp), ..OomReport::default() };
+    r.requested_bytes = sized.and_then(|e| e.bytes).or(malloc.and_then(|e| e.bytes));
+    r.gpu_index = malloc.and_then(|e| e.gpu).or_else(|| group.iter().find_map(|e| e.gpu));
+    r.backend = match buffer {
+        Some(b) if starts_with_ci(b, b"rocm") || starts_with_ci(b, b"hip") => Some(GpuBackend::Hip),
+        Some(b) if starts_with_ci(b, b"cuda") => Some(GpuBackend::Cuda),
+        Some(_) => None,
+        None => malloc.map(|_| GpuBackend::Cuda),
+    };
+    if buffer.is_some_and(|b| b.eq_ignore_ascii_case(b"CUDA_Host")) {
+        r.notes.push("The buffer that failed is pinned host memory (CUDA_Host), not GPU memory.".into());
+    }
+    r.llama_cpp_stage = stage(t, group, first, last_end);
+    Occurrence { start: first, report: r }
+}
+
+fn starts_with_ci(name: &[u8], prefix: &[u8]) -> bool {
+    name.get(..prefix.len()).is_some_and(|p| p.eq_ignore_ascii_case(prefix))
+}
+
+/// What was being allocated, from the events and the lines around them
+/// (llama.cpp names the step that failed on the line after the ggml one).
+fn stage(t: &[u8], group: &[Event<'_>], first: usize, last_end: usize) -> Option<LlamaCppStage> {
+    if group.iter().any(|e| e.kind == EventKind::KvCache) {
+        return Some(LlamaCppStage::KvCache);
+    }
+    if group.iter().any(|e| e.kind == EventKind::Compute) {
+        return Some(LlamaCppStage::ComputeBuffers);
+    }
+    let from = scan::line_start(t, first);
+    let to = scan::line_end(t, last_end, 2);
+    let has = |pat: &str| scan::find(t, from, to, pat).is_some();
+    if ["error loading model", "llama_model_load", "alloc_tensor_range", "load_tensors", "unable to allocate"]
+        .into_iter()
+        .any(has)
+    {
+        Some(LlamaCppStage::ModelWeights)
+    } else if ["kv cache", "kv_cache", "kv self"].into_iter().any(has) {
+        Some(LlamaCppStage::KvCache)
+    } else if ["compute", "gallocr", "sched_reserve", "graph_reserve"].into_iter().any(has) {
+        Some(LlamaCppStage::ComputeBuffers)
+    } else {
+        None
+    }
+}

@@ -1,0 +1,278 @@
+//! PyTorch's caching-allocator messages, `<backend> out of memory. Tried to
+//! allocate …`, in the wording before 2.1 and from 2.1 on, on CUDA and on
+//! ROCm (`HIP`); and the bare `CUDA error: out of memory` (or
+//! `CUBLAS_STATUS_ALLOC_FAILED`) raised outside the allocator.
+//!
+//! The wording is fixed by `c10/cuda/CUDACachingAllocator.cpp`, so phrases
+//! are matched literally; but each phrase is searched for within a short
+//! window rather than required right after the previous one, so that junk a
+//! copy inserted (an unrecognised per-line prefix) loses one figure, not all.
+
+use super::scan::{self, Cur};
+use super::{GpuBackend, Occurrence, OomKind, OomProcess, OomReport};
+
+/// A message is a few hundred bytes plus about forty per process listed; this
+/// bounds the work per message on hostile input.
+const MAX_MESSAGE_BYTES: usize = 8_000;
+
+/// How far a phrase may be from the previous one before it is not looked for.
+const WINDOW: usize = 160;
+
+pub(super) fn scan(t: &[u8], out: &mut Vec<Occurrence>) {
+    let anchors = scan::find_all(t, "out of memory");
+    for (i, &(start, end)) in anchors.iter().enumerate() {
+        let next = anchors.get(i + 1).map_or(t.len(), |a| a.0);
+        let limit = next.min(start.saturating_add(MAX_MESSAGE_BYTES));
+        if let Some(o) = allocator_message(t, start, end, limit) {
+            out.push(o);
+        } else if let Some(o) = runtime_error(t, start, end) {
+            out.push(o);
+        }
+    }
+    for (pat, backend) in
+        [("CUBLAS_STATUS_ALLOC_FAILED", GpuBackend::Cuda), ("HIPBLAS_STATUS_ALLOC_FAILED", GpuBackend::Hip)]
+    {
+        for (start, _) in scan::find_all(t, pat) {
+            let report = OomReport { kind: Some(OomKind::CudaError), backend: Some(backend), ..OomReport::default() };
+            out.push(Occurrence { start, report });
+        }
+    }
+}
+
+/// The backend word in front of "out of memory"; an unknown word (`XPU`,
+/// `NPU`) gives `None` and a note, since the figures still read the same.
+fn backend(word: &[u8], notes: &mut Vec<String>) -> Option<GpuBackend> {
+    if word.eq_ignore_ascii_case(b"cuda") {
+        Some(GpuBackend::Cuda)
+    } else if word.eq_ignore_ascii_case(b"hip") {
+        Some(GpuBackend::Hip)
+    } else {
+        if !word.is_empty() {
+            notes.push(format!(
+                "The message names the device type `{}`; its figures were read as PyTorch's CUDA ones.",
+                String::from_utf8_lossy(word)
+            ));
+        }
+        None
+    }
+}
+
+/// `CUDA out of memory. Tried to allocate …`, either wording.
+fn allocator_message(t: &[u8], start: usize, end: usize, limit: usize) -> Option<Occurrence> {
+    let mut c = Cur::new(t, end);
+    c.lit(".");
+    if !c.lit("Tried to allocate") {
+        return None;
+    }
+    let (word_start, word) = scan::word_before(t, start);
+    let mut r = OomReport::default();
+    r.backend = backend(word, &mut r.notes);
+    r.requested_bytes = c.size();
+
+    // Before 2.1 the figures follow in parentheses; a mangled requested size
+    // can hide the parenthesis, so also look for the old field wording.
+    let old_wording = scan::find(t, c.pos, limit.min(c.pos.saturating_add(300)), "total capacity;").is_some();
+    let legacy = c.lit("(") || (old_wording && c.find("(", 40));
+    if legacy {
+        r.kind = Some(OomKind::PytorchLegacy);
+        legacy_fields(&mut c, limit, &mut r);
+    } else {
+        r.kind = Some(OomKind::Pytorch);
+        modern_fields(c, limit, &mut r);
+    }
+    Some(Occurrence { start: if word.is_empty() { start } else { word_start }, report: r })
+}
+
+/// `(GPU 0; 15.78 GiB total capacity; 14.56 GiB already allocated; 3.44 MiB
+/// free; [10.00 GiB allowed;] 14.68 GiB reserved in total by PyTorch)`, or
+/// before PyTorch 1.4 `…; 73.25 MiB cached)`.
+fn legacy_fields(c: &mut Cur<'_>, limit: usize, r: &mut OomReport) {
+    let mut reserved_total: Option<Option<u64>> = None;
+    let mut cached: Option<Option<u64>> = None;
+    // A real list has at most seven fields; the bound keeps hostile input cheap.
+    for _ in 0..12 {
+        if c.pos >= limit {
+            break;
+        }
+        if c.lit("GPU") || c.lit("NPU") || c.lit("device") {
+            r.gpu_index = index(c.uint_before(";").or_else(|| c.uint_before(")")));
+        } else if let Some(value) = c.size_token() {
+            let label = c.label(60);
+            match label.as_slice() {
+                b"totalcapacity" => r.total_bytes = value,
+                b"alreadyallocated" => r.allocated_bytes = value,
+                b"free" => r.free_bytes = value,
+                b"allowed" => r.allowed_bytes = value,
+                b"reservedintotalbypytorch" => reserved_total = Some(value),
+                b"cached" => cached = Some(value),
+                other => {
+                    r.notes.push(format!("Unrecognised figure in the message: \"{}\".", String::from_utf8_lossy(other)))
+                }
+            }
+        } else {
+            break;
+        }
+        if !c.lit(";") {
+            break;
+        }
+    }
+    if let Some(reserved) = reserved_total {
+        r.reserved_bytes = reserved;
+        r.reserved_unallocated_bytes = reserved.zip(r.allocated_bytes).and_then(|(res, a)| res.checked_sub(a));
+    } else if let Some(cached) = cached {
+        // PyTorch 1.0-1.3 printed `cached` = held by the allocator but not
+        // allocated (`amount_cached - amount_allocated`), i.e. what later
+        // versions call reserved but unallocated.
+        r.reserved_unallocated_bytes = cached;
+        r.reserved_bytes = cached.zip(r.allocated_bytes).and_then(|(ca, a)| ca.checked_add(a));
+        r.notes.push(
+            "This PyTorch (before 1.4) printed `cached`, the memory reserved but unallocated; \
+             reserved_bytes is already allocated + cached."
+                .into(),
+        );
+    }
+}
+
+/// `. GPU 0 has a total capacity of T of which F is free. [Process P has M
+/// memory in use.]… [Including non-PyTorch memory, this process has M memory
+/// in use.] [X allowed;] Of the allocated memory A is allocated by PyTorch,
+/// [with G allocated in private pools (e.g., CUDA Graphs),] and B is reserved
+/// by PyTorch but unallocated.`
+fn modern_fields(mut c: Cur<'_>, limit: usize, r: &mut OomReport) {
+    let t = c.t;
+    let window = |c: &Cur<'_>| WINDOW.min(limit.saturating_sub(c.pos));
+    if c.find("GPU", window(&c)) {
+        r.gpu_index = index(c.uint_before("has").or_else(|| c.uint_token()));
+    }
+    // PyTorch 2.1 printed the typo "capacty"; 2.2 fixed it.
+    let w = window(&c);
+    if c.find("has a total capacity of", w) || c.find("has a total capacty of", w) {
+        r.total_bytes = c.size();
+    }
+    if c.find("of which", window(&c)) {
+        r.free_bytes = c.size();
+        c.lit("is free");
+    }
+
+    // The process list runs up to "Of the allocated memory".
+    let list_start = c.pos;
+    let summary = scan::find(t, c.pos, limit, "Of the allocated memory");
+    let list_end = summary.map_or(limit.min(c.pos.saturating_add(4 * WINDOW)), |s| s.0);
+    read_process_list(t, list_start, list_end, r);
+    if !r.processes.is_empty() && r.process_in_use_bytes.is_none() {
+        // PyTorch names itself "this process" by comparing its pid with
+        // NVML's; inside a container the pids differ (NVML reports the host's
+        // pid namespace), so its own entry shows up as a plain "Process P".
+        r.notes.push(
+            "No \"this process\" entry: in a container PyTorch cannot recognise its own pid, so one \
+             of the listed processes may be this one."
+                .into(),
+        );
+    }
+
+    let Some((_, after)) = summary else { return };
+    let mut c = Cur::new(t, after);
+    r.allocated_bytes = c.size();
+    c.lit("is allocated by PyTorch");
+    c.lit(",");
+    if c.lit("with") {
+        r.private_pool_bytes = c.size();
+        if c.find("private pools", WINDOW) {
+            // "(e.g., CUDA Graphs),"
+            if c.lit("(") {
+                c.find(")", 40);
+            }
+            c.lit(",");
+        }
+    }
+    if c.lit("and") || c.find("and ", window(&c)) {
+        let mut v = c;
+        if let Some(value) = v.size_token()
+            && v.lit("is reserved by PyTorch but unallocated")
+        {
+            r.reserved_unallocated_bytes = value;
+        }
+    }
+    r.reserved_bytes = r.allocated_bytes.zip(r.reserved_unallocated_bytes).and_then(|(a, b)| a.checked_add(b));
+}
+
+/// `Process P has M memory in use.`, `Including non-PyTorch memory, this
+/// process has M memory in use.` and `X allowed;` in `from..to`.
+fn read_process_list(t: &[u8], from: usize, to: usize, r: &mut OomReport) {
+    let mut i = from;
+    while let Some((_, end)) = scan::find(t, i, to, "Process ") {
+        let mut c = Cur::new(t, end);
+        // The pid tells a listed process from "this process has".
+        if let Some(pid) = c.uint_before("has")
+            && c.lit("has")
+            && let Some(used) = c.size_token()
+            && c.lit("memory in use")
+        {
+            r.processes.push(OomProcess { pid: pid.and_then(|p| u32::try_from(p).ok()), used_bytes: used });
+        }
+        i = c.pos.max(end);
+    }
+    if let Some((_, end)) = scan::find(t, from, to, "this process has") {
+        let mut c = Cur::new(t, end);
+        if let Some(used) = c.size_token()
+            && c.lit("memory in use")
+        {
+            r.process_in_use_bytes = used;
+        }
+    }
+    // `7.50 GiB allowed;` (set_per_process_memory_fraction) has no phrase in
+    // front of the figure, so try every number in the list.
+    for j in from..to.min(t.len()) {
+        let starts_number = t.get(j).is_some_and(u8::is_ascii_digit)
+            && !(j > 0 && t.get(j - 1).is_some_and(|b| b.is_ascii_digit() || *b == b'.'));
+        if !starts_number {
+            continue;
+        }
+        let mut c = Cur::new(t, j);
+        if let Some(value) = c.size_token()
+            && c.lit("allowed")
+        {
+            r.allowed_bytes = value;
+            break;
+        }
+    }
+}
+
+/// A GPU index as read, if it is one.
+fn index(read: Option<Option<u64>>) -> Option<u32> {
+    read.flatten().and_then(|i| u32::try_from(i).ok())
+}
+
+/// `CUDA error: out of memory` / `HIP error: out of memory`: the runtime's own
+/// error, without figures. When ggml raised it (`current device: N, in
+/// function ggml_…`) it is a llama.cpp failure on GPU N.
+fn runtime_error(t: &[u8], start: usize, end: usize) -> Option<Occurrence> {
+    let colon = {
+        let mut p = start;
+        while p > 0 && t.get(p - 1).is_some_and(|&b| scan::is_ws(b)) {
+            p -= 1;
+        }
+        (p > 0 && t.get(p - 1) == Some(&b':')).then(|| p - 1)
+    }?;
+    let (error_start, error_word) = scan::word_before(t, colon);
+    if !error_word.eq_ignore_ascii_case(b"error") {
+        return None;
+    }
+    let (word_start, word) = scan::word_before(t, error_start);
+    let backend = if word.eq_ignore_ascii_case(b"cuda") {
+        GpuBackend::Cuda
+    } else if word.eq_ignore_ascii_case(b"hip") {
+        GpuBackend::Hip
+    } else {
+        return None;
+    };
+    let mut r = OomReport { kind: Some(OomKind::CudaError), backend: Some(backend), ..OomReport::default() };
+    let mut c = Cur::new(t, end);
+    if c.find("current device:", 200) {
+        r.gpu_index = index(c.uint_before(",").or_else(|| c.uint_token()));
+        if scan::find(t, c.pos, c.pos.saturating_add(120), "ggml").is_some() {
+            r.kind = Some(OomKind::LlamaCpp);
+        }
+    }
+    Some(Occurrence { start: word_start, report: r })
+}

@@ -1,0 +1,114 @@
+//! vLLM's start-up errors about the KV cache (`vllm/engine/llm_engine.py`,
+//! `vllm/v1/core/kv_cache_utils.py`), and the `INFO` lines before them that
+//! carry the figures the errors leave out.
+//!
+//! vLLM prints GiB as `bytes / 2^30` with two decimals, the same binary unit
+//! PyTorch uses, so the shared size reader applies.
+
+use super::scan::{self, Cur};
+use super::{Occurrence, OomKind, OomReport};
+
+/// How far apart the phrases of one vLLM error may be.
+const WINDOW: usize = 300;
+
+pub(super) fn scan(t: &[u8], out: &mut Vec<Occurrence>) {
+    let anchors = scan::find_all(t, "max seq len");
+    for (i, &(start, end)) in anchors.iter().enumerate() {
+        let limit = anchors.get(i + 1).map_or(t.len(), |a| a.0);
+        if let Some(report) = seq_len_error(t, end, limit) {
+            out.push(Occurrence { start, report });
+        }
+    }
+    for (start, _) in scan::find_all(t, "No available memory for the cache blocks") {
+        // A traceback also shows the source line `raise ValueError("No
+        // available memory for the cache blocks. "`: that is not a message.
+        if scan::find(t, scan::line_start(t, start), start, "raise").is_some() {
+            continue;
+        }
+        let report = OomReport { kind: Some(OomKind::VllmNoCacheBlocks), ..OomReport::default() };
+        out.push(Occurrence { start, report });
+    }
+}
+
+/// After "max seq len": either V0's `(X) is larger than the maximum number of
+/// tokens that can be stored in KV cache (Y)`, or V1's `(X), (Y GiB KV cache
+/// is needed, which is larger than the available KV cache memory (Z GiB).
+/// [Based on the available memory, the estimated maximum model length is
+/// N.]`. Anything else mentioning "max seq len" is not an error.
+fn seq_len_error(t: &[u8], after_anchor: usize, limit: usize) -> Option<OomReport> {
+    let mut c = Cur::new(t, after_anchor);
+    let mut r = OomReport::default();
+    c.lit("(");
+    r.max_seq_len = c.uint_before(")").flatten();
+    c.lit(")");
+    if c.lit("is larger than the maximum number of tokens that can be stored in KV cache") {
+        r.kind = Some(OomKind::VllmMaxSeqLen);
+        c.lit("(");
+        r.kv_cache_tokens = c.uint_before(")").flatten().or_else(|| c.grouped_uint());
+        return Some(r);
+    }
+    if !(c.lit(",") && c.lit("(")) {
+        return None;
+    }
+    let mut needed = c;
+    let needed_bytes = needed.size_token();
+    if !needed.lit("KV cache is needed") {
+        return None;
+    }
+    r.kind = Some(OomKind::VllmKvCacheTooSmall);
+    r.kv_needed_bytes = needed_bytes.flatten();
+    let mut c = needed;
+    let window = |c: &Cur<'_>| WINDOW.min(limit.saturating_sub(c.pos));
+    if c.find("available KV cache memory", window(&c)) {
+        c.lit("(");
+        if let Some((negative, bytes)) = c.signed_size() {
+            set_available(&mut r, negative, bytes);
+        }
+    }
+    if c.find("estimated maximum model length is", window(&c)) {
+        r.estimated_max_model_len = c.uint_before(".").or_else(|| c.uint_token()).flatten();
+    }
+    Some(r)
+}
+
+/// Records the KV cache memory vLLM found available; a negative figure means
+/// the weights and the profiled peak already exceed the memory budget.
+fn set_available(r: &mut OomReport, negative: bool, bytes: Option<u64>) {
+    if negative && bytes != Some(0) {
+        r.kv_available_bytes = Some(0);
+        r.notes.push(
+            "vLLM found negative memory left for the KV cache: the weights and the profiled \
+             activation peak alone exceed gpu_memory_utilization × the GPU's memory."
+                .into(),
+        );
+    } else {
+        r.kv_available_bytes = bytes;
+    }
+}
+
+/// Fills the figures a vLLM error leaves out from the last `INFO` lines
+/// before it: `Available KV cache memory: X GiB` (V1 worker) and `GPU KV cache
+/// size: N tokens`. Reports of other kinds are left alone.
+pub(super) fn fill_context(t: &[u8], error_start: usize, r: &mut OomReport) {
+    let is_vllm =
+        matches!(r.kind, Some(OomKind::VllmMaxSeqLen | OomKind::VllmKvCacheTooSmall | OomKind::VllmNoCacheBlocks));
+    if !is_vllm {
+        return;
+    }
+    if r.kv_available_bytes.is_none()
+        && let Some((_, end)) = scan::find_last(t, error_start, "Available KV cache memory:")
+        && let Some((negative, bytes)) = Cur::new(t, end).signed_size()
+    {
+        set_available(r, negative, bytes);
+    }
+    if r.kv_cache_tokens.is_none()
+        && let Some((_, end)) = scan::find_last(t, error_start, "GPU KV cache size:")
+    {
+        let mut c = Cur::new(t, end);
+        if let Some(tokens) = c.grouped_uint()
+            && c.lit("tokens")
+        {
+            r.kv_cache_tokens = Some(tokens);
+        }
+    }
+}

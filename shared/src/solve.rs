@@ -1,0 +1,324 @@
+//! Solvers: each answers one question about a plan with a value and why.
+//! Every answer is the boundary: the answer fits and one step further does not
+//! (tested as a property).
+
+use serde::{Deserialize, Serialize};
+
+use crate::catalog;
+use crate::engines::{Engine, EngineKind, llamacpp};
+use crate::estimate::{GpuSlot, MAX_TOKENS, Prepared, Scenario, largest};
+use crate::explain::thousands;
+use crate::formats::WeightFormat;
+use crate::kv::KvDtype;
+use crate::model::Model;
+
+/// The questions a plan can be asked.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Question {
+    /// Does the plan fit as it is?
+    Fits,
+    /// The sequence length (prompt + generated) at which it stops fitting.
+    OomToken,
+    /// The most concurrent sequences of the plan's length.
+    MaxConcurrency,
+    /// The longest sequence (prompt + generated) at the plan's concurrency.
+    MaxContext,
+    /// The most new tokens after the plan's prompt.
+    MaxNewTokens,
+    /// The least aggressive weight format that fits.
+    Weights,
+    /// The fewest GPUs of the plan's kind.
+    MinGpus,
+    /// The smallest catalog GPU that fits (same count).
+    SmallestGpu,
+    /// llama.cpp: the most layers `-ngl` can offload.
+    MaxGpuLayers,
+}
+
+impl Question {
+    pub const ALL: &[Question] = &[
+        Self::Fits,
+        Self::OomToken,
+        Self::MaxConcurrency,
+        Self::MaxContext,
+        Self::MaxNewTokens,
+        Self::Weights,
+        Self::MinGpus,
+        Self::SmallestGpu,
+        Self::MaxGpuLayers,
+    ];
+
+    pub fn id(self) -> &'static str {
+        match self {
+            Self::Fits => "fits",
+            Self::OomToken => "oom-token",
+            Self::MaxConcurrency => "max-concurrency",
+            Self::MaxContext => "max-context",
+            Self::MaxNewTokens => "max-new-tokens",
+            Self::Weights => "weights",
+            Self::MinGpus => "min-gpus",
+            Self::SmallestGpu => "smallest-gpu",
+            Self::MaxGpuLayers => "max-gpu-layers",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Self> {
+        let s = s.trim().to_ascii_lowercase().replace('_', "-");
+        Self::ALL.iter().copied().find(|q| q.id() == s)
+    }
+}
+
+/// An answer.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Solution {
+    pub question: Question,
+    /// A number (tokens, sequences, GPUs, layers), when the answer is one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub value: Option<u64>,
+    /// A choice (a weight format or GPU id), when the answer is one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub choice: Option<String>,
+    /// Whether a satisfying answer exists.
+    pub found: bool,
+    /// The answer in a sentence, with why.
+    pub explanation: String,
+}
+
+impl Solution {
+    fn number(question: Question, value: u64, explanation: String) -> Self {
+        Self { question, value: Some(value), choice: None, found: value > 0, explanation }
+    }
+}
+
+/// Whether a scenario fits (its own concurrency and length).
+pub fn fits(model: &Model, s: &Scenario) -> bool {
+    let p = Prepared::new(model, s.clone());
+    p.fits_with(s.concurrency)
+}
+
+/// A scenario for sequences of `len` tokens: the prompt is kept up to `len`,
+/// the rest is generated; engines with a configured context follow it.
+pub fn with_length(s: &Scenario, len: u64) -> Scenario {
+    let mut out = s.clone();
+    out.prompt_tokens = s.prompt_tokens.min(len);
+    out.max_new_tokens = len - out.prompt_tokens;
+    match &mut out.engine {
+        Engine::Vllm(o) => o.max_model_len = Some(len.max(1)),
+        Engine::Sglang(o) => o.context_length = Some(len.max(1)),
+        Engine::LlamaCpp(o) => o.n_ctx = None,
+        Engine::Transformers(_) => {}
+    }
+    out
+}
+
+pub fn max_context(model: &Model, s: &Scenario) -> u64 {
+    largest(MAX_TOKENS, |len| fits(model, &with_length(s, len)))
+}
+
+pub fn max_new_tokens(model: &Model, s: &Scenario) -> Option<u64> {
+    let with_new = |n: u64| {
+        let mut out = s.clone();
+        out.max_new_tokens = n;
+        out
+    };
+    if !fits(model, &with_new(0)) {
+        return None;
+    }
+    Some(largest(MAX_TOKENS, |n| fits(model, &with_new(n))))
+}
+
+/// Formats an engine can run: GGUF for llama.cpp only, and the rest elsewhere.
+pub fn runs_on(format: WeightFormat, engine: EngineKind) -> bool {
+    let gguf = matches!(format, WeightFormat::Gguf(_));
+    match engine {
+        EngineKind::LlamaCpp => gguf,
+        // vLLM and SGLang load 16-bit, FP8, GPTQ/AWQ and bitsandbytes 4-bit checkpoints, not fp32 for serving.
+        EngineKind::Vllm | EngineKind::Sglang => !gguf && !matches!(format, WeightFormat::F32 | WeightFormat::Int8),
+        EngineKind::Transformers => !gguf,
+    }
+}
+
+pub fn least_aggressive_format(model: &Model, s: &Scenario) -> Option<WeightFormat> {
+    WeightFormat::CHOICES.iter().copied().filter(|f| runs_on(*f, s.engine.kind())).find(|&f| {
+        let mut out = s.clone();
+        out.weights = f;
+        // An fp32 cache only follows fp32 weights.
+        if out.kv_dtype == KvDtype::F32 && f != WeightFormat::F32 {
+            out.kv_dtype = KvDtype::Bf16;
+        }
+        fits(model, &out)
+    })
+}
+
+/// The fewest GPUs like the plan's first. vLLM and SGLang grow the
+/// tensor-parallel degree in powers of two; the others split layers.
+pub fn min_gpus(model: &Model, s: &Scenario) -> Option<u64> {
+    let slot = s.gpus.first()?.clone();
+    let try_n = |n: u64| {
+        let mut out = s.clone();
+        out.gpus = vec![slot.clone(); n as usize];
+        out.tp = match s.engine.kind() {
+            EngineKind::Vllm | EngineKind::Sglang => n,
+            _ => 1,
+        };
+        fits(model, &out)
+    };
+    match s.engine.kind() {
+        EngineKind::Vllm | EngineKind::Sglang => [1u64, 2, 4, 8, 16, 32, 64].into_iter().find(|&n| try_n(n)),
+        _ => (1..=64).find(|&n| try_n(n)),
+    }
+}
+
+/// The smallest catalog GPU (by memory) that fits, with the plan's GPU count.
+pub fn smallest_gpu(model: &Model, s: &Scenario) -> Option<&'static catalog::Gpu> {
+    catalog::gpus().iter().find(|g| {
+        let mut out = s.clone();
+        out.gpus = vec![GpuSlot::from_catalog(g); s.gpus.len()];
+        fits(model, &out)
+    })
+}
+
+/// Answers one question.
+pub fn solve(model: &Model, s: &Scenario, q: Question) -> Solution {
+    let seq = s.sequence_tokens();
+    match q {
+        Question::Fits => {
+            let ok = fits(model, s);
+            Solution {
+                question: q,
+                value: None,
+                choice: None,
+                found: ok,
+                explanation: if ok {
+                    format!("yes: {} × {} tokens fit", s.concurrency, thousands(seq))
+                } else {
+                    format!("no: {} × {} tokens do not fit", s.concurrency, thousands(seq))
+                },
+            }
+        }
+        Question::OomToken => {
+            let max = max_context(model, s);
+            if max >= MAX_TOKENS {
+                return Solution::number(q, 0, "memory never runs out within the supported range".into());
+            }
+            Solution::number(
+                q,
+                max + 1,
+                format!(
+                    "with {} sequence(s), sequences of {} tokens fit and the {}th token does not",
+                    s.concurrency,
+                    thousands(max),
+                    thousands(max + 1)
+                ),
+            )
+        }
+        Question::MaxConcurrency => {
+            let p = Prepared::new(model, s.clone());
+            let n = p.max_concurrency();
+            Solution::number(
+                q,
+                n,
+                format!("{n} concurrent sequences of {} tokens fit; {} do not", thousands(seq), n + 1),
+            )
+        }
+        Question::MaxContext => {
+            let n = max_context(model, s);
+            Solution::number(
+                q,
+                n,
+                format!(
+                    "sequences of up to {} tokens fit at concurrency {}; {} tokens do not",
+                    thousands(n),
+                    s.concurrency,
+                    thousands(n + 1)
+                ),
+            )
+        }
+        Question::MaxNewTokens => match max_new_tokens(model, s) {
+            Some(n) => Solution::number(
+                q,
+                n,
+                format!(
+                    "after a {}-token prompt, up to {} new tokens fit; {} do not",
+                    thousands(s.prompt_tokens),
+                    thousands(n),
+                    thousands(n + 1)
+                ),
+            ),
+            None => Solution {
+                question: q,
+                value: Some(0),
+                choice: None,
+                found: false,
+                explanation: format!("even the {}-token prompt alone does not fit", thousands(s.prompt_tokens)),
+            },
+        },
+        Question::Weights => match least_aggressive_format(model, s) {
+            Some(f) => Solution {
+                question: q,
+                value: None,
+                choice: Some(f.id()),
+                found: true,
+                explanation: format!("{} is the most precise format that fits ({})", f.id(), f.describe()),
+            },
+            None => Solution {
+                question: q,
+                value: None,
+                choice: None,
+                found: false,
+                explanation: "no weight format fits".into(),
+            },
+        },
+        Question::MinGpus => match min_gpus(model, s) {
+            Some(n) => Solution::number(q, n, format!("{n} × {} fit; {} do not", s.gpus[0].name, n.saturating_sub(1))),
+            None => Solution {
+                question: q,
+                value: None,
+                choice: None,
+                found: false,
+                explanation: format!("not even 64 × {} fit", s.gpus[0].name),
+            },
+        },
+        Question::SmallestGpu => match smallest_gpu(model, s) {
+            Some(g) => Solution {
+                question: q,
+                value: Some(g.memory_bytes),
+                choice: Some(g.id.clone()),
+                found: true,
+                explanation: format!(
+                    "{} × {} ({}) is the smallest catalog GPU that fits",
+                    s.gpus.len(),
+                    g.name,
+                    g.memory_label
+                ),
+            },
+            None => Solution {
+                question: q,
+                value: None,
+                choice: None,
+                found: false,
+                explanation: "no catalog GPU fits this plan".into(),
+            },
+        },
+        Question::MaxGpuLayers => match llamacpp::max_gpu_layers(model, s) {
+            Some(n) => Solution::number(
+                q,
+                n,
+                format!(
+                    "-ngl {n} offloads {} of {} layers{}",
+                    n.min(model.layout.num_layers as u64),
+                    model.layout.num_layers,
+                    if n > model.layout.num_layers as u64 { " and the output head" } else { "" }
+                ),
+            ),
+            None => Solution {
+                question: q,
+                value: None,
+                choice: None,
+                found: false,
+                explanation: "only for --engine llama.cpp".into(),
+            },
+        },
+    }
+}
