@@ -1,1 +1,73 @@
-fn main() {}
+//! Speed targets: one full estimate under 20 µs, a 5-format × 64-context sweep
+//! (what a chart needs), and each solver under 1 ms.
+//! Run with `cargo xtask bench` (or `cargo bench -p shared`).
+
+use criterion::{Criterion, black_box, criterion_group, criterion_main};
+use shared::engines::{EngineKind, llamacpp};
+use shared::estimate::{GpuSlot, Prepared, Scenario, estimate};
+use shared::formats::WeightFormat;
+use shared::model::Model;
+use shared::solve::{self, Question};
+use shared::units::GIB;
+
+fn model(id: &str) -> Model {
+    match Model::preset(id) {
+        Ok(m) => m,
+        Err(e) => panic!("{e}"),
+    }
+}
+
+fn estimates(c: &mut Criterion) {
+    let llama = model("llama-3.1-8b");
+    let deepseek = model("deepseek-v3");
+    let s = Scenario::default();
+    c.bench_function("estimate llama-3.1-8b transformers", |b| b.iter(|| estimate(black_box(&llama), s.clone())));
+    let vllm = Scenario { engine: EngineKind::Vllm.with_defaults(), ..Scenario::default() };
+    c.bench_function("estimate llama-3.1-8b vllm", |b| b.iter(|| estimate(black_box(&llama), vllm.clone())));
+    let big = Scenario { gpus: vec![GpuSlot::custom("H200", 141 * GIB); 8], ..Scenario::default() };
+    c.bench_function("estimate deepseek-v3 8 GPUs", |b| b.iter(|| estimate(black_box(&deepseek), big.clone())));
+    c.bench_function("model from config.json", |b| b.iter(|| Model::preset(black_box("llama-3.1-8b"))));
+}
+
+fn sweep(c: &mut Criterion) {
+    let llama = model("llama-3.1-8b");
+    let formats = ["bf16", "fp8", "int8", "nf4", "q4_k_m"].map(|f| WeightFormat::parse(f).unwrap_or(WeightFormat::Bf16));
+    c.bench_function("sweep 5 formats x 64 contexts", |b| {
+        b.iter(|| {
+            let mut fits = 0;
+            for f in formats {
+                for i in 1..=64u64 {
+                    let s = Scenario { weights: f, prompt_tokens: i * 2048, max_new_tokens: 0, ..Scenario::default() };
+                    fits += usize::from(Prepared::new(&llama, s).fits_with(1));
+                }
+            }
+            black_box(fits)
+        })
+    });
+}
+
+fn solvers(c: &mut Criterion) {
+    let llama = model("llama-3.1-8b");
+    let s = Scenario::default();
+    let mut group = c.benchmark_group("solve");
+    for q in [Question::MaxConcurrency, Question::MaxContext, Question::MaxNewTokens, Question::Weights, Question::MinGpus, Question::SmallestGpu] {
+        group.bench_function(q.id(), |b| b.iter(|| solve::solve(black_box(&llama), &s, q)));
+    }
+    let vllm = Scenario { engine: EngineKind::Vllm.with_defaults(), ..Scenario::default() };
+    group.bench_function("max-context (vllm)", |b| b.iter(|| solve::solve(&llama, &vllm, Question::MaxContext)));
+    let seventy = model("llama-3.1-70b");
+    let lc = Scenario {
+        weights: WeightFormat::parse("q4_k_m").unwrap_or(WeightFormat::Bf16),
+        engine: shared::engines::Engine::LlamaCpp(llamacpp::Options::default()),
+        ..Scenario::default()
+    };
+    group.bench_function("max-gpu-layers (llama.cpp 70B)", |b| b.iter(|| solve::solve(&seventy, &lc, Question::MaxGpuLayers)));
+    group.finish();
+}
+
+criterion_group! {
+    name = benches;
+    config = Criterion::default().sample_size(20).measurement_time(std::time::Duration::from_secs(2)).warm_up_time(std::time::Duration::from_millis(500));
+    targets = estimates, sweep, solvers
+}
+criterion_main!(benches);

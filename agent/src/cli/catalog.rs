@@ -37,14 +37,19 @@ pub fn models(args: ListArgs) -> anyhow::Result<()> {
         });
     }
     if args.json {
-        println!("{}", serde_json::to_string_pretty(&rows)?);
-        return Ok(());
+        return super::emit(&(serde_json::to_string_pretty(&rows)? + "\n"));
     }
-    println!("{:<28} {:<36} {:>18}  {}", "ID", "NAME", "PARAMETERS", "FORMAT");
+    let mut out = format!("{:<28} {:<36} {:>18}  {}\n", "ID", "NAME", "PARAMETERS", "FORMAT");
     for r in rows {
-        println!("{:<28} {:<36} {:>18}  {}", r.id, r.name, shared::explain::thousands(r.parameters), r.default_format);
+        out += &format!(
+            "{:<28} {:<36} {:>18}  {}\n",
+            r.id,
+            r.name,
+            shared::explain::thousands(r.parameters),
+            r.default_format
+        );
     }
-    Ok(())
+    super::emit(&out)
 }
 
 #[derive(Serialize)]
@@ -75,13 +80,13 @@ pub fn gpus(args: ListArgs) -> anyhow::Result<()> {
                 sources: &g.sources,
             })
             .collect();
-        println!("{}", serde_json::to_string_pretty(&rows)?);
-        return Ok(());
+        return super::emit(&(serde_json::to_string_pretty(&rows)? + "\n"));
     }
-    println!("{:<24} {:<34} {:>12} {:>9} {:>10} {:>10}", "ID", "NAME", "MEMORY", "SOLD AS", "GB/s", "BF16 TFLOPS");
+    let mut out =
+        format!("{:<24} {:<34} {:>12} {:>9} {:>10} {:>10}\n", "ID", "NAME", "MEMORY", "SOLD AS", "GB/s", "BF16 TFLOPS");
     for g in gpus {
-        println!(
-            "{:<24} {:<34} {:>12} {:>9} {:>10} {:>10}",
+        out += &format!(
+            "{:<24} {:<34} {:>12} {:>9} {:>10} {:>10}\n",
             g.id,
             g.name,
             format_bytes(g.memory_bytes, UnitSystem::Binary),
@@ -90,5 +95,5 @@ pub fn gpus(args: ListArgs) -> anyhow::Result<()> {
             g.bf16_dense_tflops
         );
     }
-    Ok(())
+    super::emit(&out)
 }

@@ -148,11 +148,11 @@ pub fn run(args: EstimateArgs) -> anyhow::Result<()> {
             verdict_text: verdict_text(&estimate, units),
             solution,
         };
-        println!("{}", serde_json::to_string_pretty(&out)?);
+        super::emit(&(serde_json::to_string_pretty(&out)? + "\n"))?;
     } else {
-        print!("{}", render::breakdown(&estimate, units, args.explain));
+        super::emit(&render::breakdown(&estimate, units, args.explain))?;
         if let Some(s) = solution {
-            println!("\n{}: {}", s.question.id(), s.explanation);
+            super::emit(&format!("\n{}: {}\n", s.question.id(), s.explanation))?;
         }
     }
     Ok(())

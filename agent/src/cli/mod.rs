@@ -28,6 +28,17 @@ enum Command {
     Gpus(catalog::ListArgs),
 }
 
+/// Writes command output to stdout. A closed pipe (`headroom … | head`) ends
+/// the output quietly instead of panicking like `println!` would.
+pub fn emit(text: &str) -> anyhow::Result<()> {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+        other => Ok(other?),
+    }
+}
+
 pub fn run(cli: Cli) -> anyhow::Result<()> {
     match cli.command {
         Command::Estimate(args) => estimate::run(*args),

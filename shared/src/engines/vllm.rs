@@ -122,7 +122,7 @@ pub struct GpuKv {
 }
 
 #[derive(Debug, Clone, PartialEq)]
-struct Budget {
+pub(crate) struct Budget {
     utilization: f64,
     max_model_len: u64,
     max_num_batched_tokens: u64,
@@ -325,8 +325,20 @@ fn largest_max_model_len(p: &Prepared, o: Options, upper: u64) -> u64 {
     largest(upper, |len| budget(p, o, len).error(o.version).is_none())
 }
 
+/// The budget at the configured `max_model_len`, computed once per plan.
+pub(crate) fn budget_for(p: &Prepared, o: Options) -> Budget {
+    budget(p, o, default_max_model_len(p, o))
+}
+
+fn cached<'a>(p: &'a Prepared, o: Options) -> std::borrow::Cow<'a, Budget> {
+    match &p.engine_cache {
+        Some(b) => std::borrow::Cow::Borrowed(b),
+        None => std::borrow::Cow::Owned(budget_for(p, o)),
+    }
+}
+
 pub(crate) fn parts(p: &Prepared, o: Options, g: usize) -> Parts {
-    let b = budget(p, o, default_max_model_len(p, o));
+    let b = cached(p, o);
     let Some(k) = b.gpus.get(g) else { return Parts::default() };
     Parts {
         weights: k.weight_bytes,
@@ -337,7 +349,7 @@ pub(crate) fn parts(p: &Prepared, o: Options, g: usize) -> Parts {
 }
 
 pub(crate) fn fits(p: &Prepared, o: Options, seq: u64, batch: u64) -> bool {
-    let b = budget(p, o, default_max_model_len(p, o));
+    let b = cached(p, o);
     p.load_verdict().is_none()
         && b.error(o.version).is_none()
         && seq <= b.max_model_len
@@ -350,7 +362,7 @@ pub(crate) fn verdict(p: &Prepared, o: Options) -> Verdict {
         return v;
     }
     let mml = default_max_model_len(p, o);
-    let b = budget(p, o, mml);
+    let b = cached(p, o);
     if b.error(o.version).is_some() {
         let gpu = b.gpus.iter().position(|g| g.blocks == b.num_blocks).unwrap_or(0);
         return Verdict::EngineRefuses { gpu, largest_context: largest_max_model_len(p, o, mml) };
@@ -364,7 +376,7 @@ pub(crate) fn verdict(p: &Prepared, o: Options) -> Verdict {
 
 pub(crate) fn report(p: &Prepared, o: Options) -> Report {
     let mml = default_max_model_len(p, o);
-    let b = budget(p, o, mml);
+    let b = cached(p, o);
     let error = b.error(o.version);
     let concurrency = round2(b.concurrency(mml));
     let tokens = b.kv_cache_tokens();

@@ -318,6 +318,8 @@ pub struct Prepared<'m> {
     /// Whether the final norm and lm_head sit on the last stage.
     pub last_on_gpu: bool,
     act_bytes: u64,
+    /// Engine figures that do not change with the workload (vLLM's budget).
+    pub(crate) engine_cache: Option<engines::vllm::Budget>,
 }
 
 impl<'m> Prepared<'m> {
@@ -335,8 +337,12 @@ impl<'m> Prepared<'m> {
             first_on_gpu: true,
             last_on_gpu: true,
             act_bytes,
+            engine_cache: None,
         };
         engines::place(&mut p);
+        if let Engine::Vllm(o) = p.scenario.engine {
+            p.engine_cache = Some(engines::vllm::budget_for(&p, o));
+        }
         p
     }
 

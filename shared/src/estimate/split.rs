@@ -16,7 +16,11 @@ pub fn balance(layer_costs: &[u64], fixed: &[u64], capacities: &[u64]) -> Ranges
     }
     // Binary search the smallest utilisation (in millionths) at which a
     // greedy left-to-right fill places every layer.
-    let (mut lo, mut hi) = (0u64, 1u64 << 40);
+    // At `hi` the smallest GPU alone could hold everything: always feasible.
+    let all: u128 = costs_sum(layer_costs) + fixed.iter().map(|&f| u128::from(f)).sum::<u128>();
+    let min_cap = u128::from(capacities.iter().copied().min().unwrap_or(1).max(1));
+    let bound = (all * 1_000_000 / min_cap + 1).min(1 << 40);
+    let (mut lo, mut hi) = (0u64, bound as u64);
     while lo < hi {
         let mid = lo + (hi - lo) / 2;
         if greedy(layer_costs, fixed, capacities, mid).is_some() {
@@ -26,6 +30,10 @@ pub fn balance(layer_costs: &[u64], fixed: &[u64], capacities: &[u64]) -> Ranges
         }
     }
     greedy(layer_costs, fixed, capacities, lo).unwrap_or_else(|| even(layer_costs.len(), n))
+}
+
+fn costs_sum(costs: &[u64]) -> u128 {
+    costs.iter().map(|&c| u128::from(c)).sum()
 }
 
 fn limit(capacity: u64, ppm: u64) -> u128 {

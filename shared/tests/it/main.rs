@@ -5,3 +5,4 @@ mod gpus;
 mod model;
 mod oom;
 mod params;
+mod properties;

@@ -1,0 +1,178 @@
+//! Invariants of the memory model over random plans: memory never shrinks as
+//! the workload grows, totals are sums of their parts, no input panics or
+//! wraps, tensor parallelism never adds weight to a GPU, and every solver
+//! answer is a boundary (it fits, one more does not).
+
+use proptest::prelude::*;
+use shared::catalog::MODEL_PRESETS;
+use shared::engines::{Engine, EngineKind, llamacpp, vllm};
+use shared::estimate::{GpuSlot, Prepared, Scenario, estimate};
+use shared::formats::WeightFormat;
+use shared::kv::KvDtype;
+use shared::model::Model;
+use shared::solve::{self, Question};
+use shared::units::GIB;
+use std::sync::OnceLock;
+
+fn models() -> &'static [Model] {
+    static MODELS: OnceLock<Vec<Model>> = OnceLock::new();
+    MODELS.get_or_init(|| MODEL_PRESETS.iter().map(|p| Model::from_preset(p).unwrap()).collect())
+}
+
+fn model() -> impl Strategy<Value = &'static Model> {
+    (0..models().len()).prop_map(|i| &models()[i])
+}
+
+fn format() -> impl Strategy<Value = WeightFormat> {
+    (0..WeightFormat::CHOICES.len()).prop_map(|i| WeightFormat::CHOICES[i])
+}
+
+fn kv() -> impl Strategy<Value = KvDtype> {
+    (0..KvDtype::CHOICES.len()).prop_map(|i| KvDtype::CHOICES[i])
+}
+
+fn engine() -> impl Strategy<Value = Engine> {
+    prop_oneof![
+        Just(EngineKind::Transformers.with_defaults()),
+        (0.3f64..0.99, prop::option::of(512u64..200_000)).prop_map(|(u, len)| Engine::Vllm(vllm::Options {
+            gpu_memory_utilization: Some(u),
+            max_model_len: len,
+            ..Default::default()
+        })),
+        Just(EngineKind::Sglang.with_defaults()),
+        prop::option::of(0u64..130).prop_map(|ngl| Engine::LlamaCpp(llamacpp::Options {
+            n_gpu_layers: ngl,
+            ..Default::default()
+        })),
+    ]
+}
+
+fn scenario() -> impl Strategy<Value = Scenario> {
+    (format(), kv(), 1u64..200, 1usize..5, 0u64..40_000, 0u64..40_000, 1u64..64, engine()).prop_map(
+        |(weights, kv_dtype, gib, n, prompt, new, conc, engine)| Scenario {
+            weights,
+            kv_dtype,
+            gpus: vec![GpuSlot::custom("test", gib * GIB); n],
+            prompt_tokens: prompt,
+            max_new_tokens: new,
+            concurrency: conc,
+            engine,
+            tp: 1,
+        },
+    )
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
+
+    #[test]
+    fn totals_are_sums_of_parts((m, s) in (model(), scenario())) {
+        let e = estimate(m, s);
+        let mut sum = 0u64;
+        for g in &e.per_gpu {
+            let parts = g.weight_bytes + g.kv_cache_bytes + g.activation_bytes + g.overhead_bytes;
+            prop_assert_eq!(g.total_bytes, parts);
+            prop_assert_eq!(g.fits, g.total_bytes <= g.capacity_bytes);
+            prop_assert_eq!(g.free_bytes + g.total_bytes.min(g.capacity_bytes), g.capacity_bytes);
+            sum += g.total_bytes;
+        }
+        prop_assert_eq!(e.total_bytes, sum);
+        prop_assert_eq!(e.kv_cache_bytes, e.per_gpu.iter().map(|g| g.kv_cache_bytes).sum::<u64>());
+    }
+
+    #[test]
+    fn transformers_memory_never_shrinks_as_work_grows(
+        (m, mut s) in (model(), scenario()), more_tokens in 0u64..10_000, more_seqs in 0u64..8,
+    ) {
+        s.engine = EngineKind::Transformers.with_defaults();
+        let before = estimate(m, s.clone());
+        let mut grown = s.clone();
+        grown.max_new_tokens += more_tokens;
+        grown.concurrency += more_seqs;
+        let after = estimate(m, grown);
+        // The same split (one GPU) keeps the comparison per GPU.
+        if s.gpus.len() == 1 {
+            prop_assert!(after.total_bytes >= before.total_bytes, "{} < {}", after.total_bytes, before.total_bytes);
+            prop_assert!(after.kv_cache_bytes >= before.kv_cache_bytes);
+        }
+        prop_assert!(after.kv_demand_bytes >= before.kv_demand_bytes);
+    }
+
+    #[test]
+    fn tensor_parallelism_never_adds_weight_to_a_gpu((m, s) in (model(), scenario()), tp in 1u64..9) {
+        let mut one = s.clone();
+        one.gpus.truncate(1);
+        let mut many = s;
+        many.gpus = vec![one.gpus[0].clone(); tp as usize];
+        many.tp = tp;
+        let w1 = Prepared::new(m, one).weights.per_rank;
+        let wn = Prepared::new(m, many).weights.per_rank;
+        prop_assert!(wn <= w1, "tp {tp}: {wn} > {w1}");
+    }
+
+    #[test]
+    fn wild_numbers_never_panic(
+        m in model(), gib in 0u64..u64::MAX / GIB, prompt in any::<u64>(), new in any::<u64>(), conc in any::<u64>(),
+        engine in engine(),
+    ) {
+        let s = Scenario {
+            gpus: vec![GpuSlot::custom("x", gib.saturating_mul(GIB).max(1))],
+            prompt_tokens: prompt % (1 << 31),
+            max_new_tokens: new % (1 << 31),
+            concurrency: conc % (1 << 21) + 1,
+            engine,
+            ..Scenario::default()
+        };
+        let e = estimate(m, s);
+        prop_assert!(e.total_bytes >= e.weight_bytes.min(e.total_bytes));
+    }
+}
+
+proptest! {
+    // Solvers re-run the estimate many times: fewer, focused cases.
+    #![proptest_config(ProptestConfig { cases: 24, ..ProptestConfig::default() })]
+
+    #[test]
+    fn solver_answers_are_boundaries((m, s) in (model(), scenario())) {
+        let max = solve::solve(m, &s, Question::MaxConcurrency).value.unwrap_or(0);
+        let p = Prepared::new(m, s.clone());
+        if max > 0 {
+            prop_assert!(p.fits_with(max));
+        }
+        if max < shared::estimate::MAX_CONCURRENCY {
+            prop_assert!(!p.fits_with(max + 1));
+        }
+
+        let ctx = solve::max_context(m, &s);
+        if ctx > 0 && ctx < shared::estimate::MAX_TOKENS {
+            prop_assert!(solve::fits(m, &solve::with_length(&s, ctx)));
+            prop_assert!(!solve::fits(m, &solve::with_length(&s, ctx + 1)));
+        }
+        if let Some(n) = solve::max_new_tokens(m, &s).filter(|&n| n < shared::estimate::MAX_TOKENS) {
+            let mut at = s.clone();
+            at.max_new_tokens = n;
+            prop_assert!(solve::fits(m, &at));
+            at.max_new_tokens = n + 1;
+            prop_assert!(!solve::fits(m, &at));
+        }
+    }
+}
+
+#[test]
+fn max_gpu_layers_is_a_boundary() {
+    let m = Model::preset("llama-3.1-70b").unwrap();
+    let s = Scenario {
+        weights: WeightFormat::parse("q4_k_m").unwrap(),
+        engine: EngineKind::LlamaCpp.with_defaults(),
+        ..Scenario::default()
+    };
+    let n = solve::solve(&m, &s, Question::MaxGpuLayers).value.unwrap();
+    assert!(n > 0 && n < 80, "{n}");
+    let with = |ngl| {
+        let mut t = s.clone();
+        t.engine = Engine::LlamaCpp(llamacpp::Options { n_gpu_layers: Some(ngl), ..Default::default() });
+        solve::fits(&m, &t)
+    };
+    assert!(with(n));
+    assert!(!with(n + 1));
+}
