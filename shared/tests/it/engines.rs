@@ -75,3 +75,107 @@ fn vllm_utilization_never_costs_blocks() {
         last = r.num_gpu_blocks;
     }
 }
+
+fn report_of(m: &Model, s: Scenario) -> (Option<EngineReport>, Verdict, shared::estimate::Estimate) {
+    let e = estimate(m, s);
+    (e.engine_report.clone(), e.verdict, e)
+}
+
+#[test]
+fn llamacpp_compute_buffer_follows_the_graph_size_rule() {
+    // Ollama's GraphSize for llama graphs with flash attention: 4 × n_ubatch ×
+    // (hidden + vocab) on the GPU holding the output layer. For Llama 3 8B at
+    // n_ubatch 512: 4 × 512 × (4096 + 128256) = 258.5 MiB, the "CUDA0 compute
+    // buffer size" llama.cpp prints for this model.
+    let m = model("llama-3-8b");
+    let s = Scenario {
+        weights: shared::formats::WeightFormat::parse("q4_k_m").unwrap(),
+        engine: Engine::LlamaCpp(shared::engines::llamacpp::Options { n_ctx: Some(8192), ..Default::default() }),
+        ..Scenario::default()
+    };
+    let (report, verdict, e) = report_of(&m, s);
+    let Some(EngineReport::LlamaCpp(r)) = report else { panic!() };
+    assert_eq!(r.compute_buffer_bytes, 4 * 512 * (4096 + 128_256));
+    assert_eq!(r.n_ctx, 8192);
+    assert!(r.output_on_gpu);
+    // The KV cache: 8192 tokens × 32 layers × 8 KV heads × 128 × 2 (K, V) × 2 bytes = 1 GiB.
+    assert_eq!(e.kv_cache_bytes, GIB);
+    assert!(matches!(verdict, Verdict::Fits { .. }));
+}
+
+#[test]
+fn llamacpp_partial_offload_keeps_layers_on_the_cpu() {
+    let m = model("llama-3.1-70b");
+    let s = Scenario {
+        weights: shared::formats::WeightFormat::parse("q4_k_m").unwrap(),
+        engine: Engine::LlamaCpp(shared::engines::llamacpp::Options {
+            n_ctx: Some(4096),
+            n_gpu_layers: Some(40),
+            ..Default::default()
+        }),
+        ..Scenario::default()
+    };
+    let (report, verdict, e) = report_of(&m, s);
+    let Some(EngineReport::LlamaCpp(r)) = report else { panic!() };
+    assert_eq!(r.layers_on_gpu, 40);
+    assert!(!r.output_on_gpu);
+    // Half the layers and the whole embedding and head stay in system memory.
+    assert!(r.cpu_weight_bytes > e.per_gpu[0].weight_bytes);
+    assert_eq!(e.per_gpu[0].layers, [40, 80]);
+    assert!(matches!(verdict, Verdict::Fits { .. }), "{verdict:?}");
+}
+
+#[test]
+fn sglang_pool_is_the_static_fraction_left_after_weights() {
+    let m = model("llama-3.1-8b");
+    let gpu = GpuSlot::custom("80 GiB", 80 * GIB);
+    let s = Scenario {
+        gpus: vec![gpu],
+        engine: shared::engines::EngineKind::Sglang.with_defaults(),
+        ..Scenario::default()
+    };
+    let (report, _, e) = report_of(&m, s);
+    let Some(EngineReport::Sglang(r)) = report else { panic!() };
+    assert_eq!(r.mem_fraction_static, 0.88);
+    // (80 GiB × 0.88 − weights − context) ÷ 128 KiB per token.
+    let expected =
+        ((80.0 * 0.88 * GIB as f64) as u64 - e.weight_bytes - shared::estimate::CUDA_CONTEXT_BYTES) / (128 * 1024);
+    assert!(r.max_total_num_tokens.abs_diff(expected) <= 1, "{} vs {expected}", r.max_total_num_tokens);
+    assert_eq!(r.cell_size_bytes, 128 * 1024);
+}
+
+#[test]
+fn tensor_parallel_kv_heads_are_replicated_past_their_count() {
+    // Llama 3.1 70B has 8 KV heads: at TP 16 each rank still holds one.
+    let m = model("llama-3.1-70b");
+    let at = |tp: u64| {
+        let s = Scenario {
+            gpus: vec![GpuSlot::custom("H100", 80 * GIB); tp as usize],
+            tp,
+            engine: shared::engines::EngineKind::Vllm.with_defaults(),
+            ..Scenario::default()
+        };
+        estimate(&m, s).kv_bytes_per_token
+    };
+    assert_eq!(at(1), 80 * 8 * 128 * 2 * 2);
+    assert_eq!(at(8), at(1));
+    assert_eq!(at(16), 2 * at(1));
+}
+
+#[test]
+fn vllm_groups_sliding_window_layers() {
+    // Gemma 3 27B: 52 sliding (1024-token window) and 10 full layers. vLLM V1
+    // groups them (7 groups of 10 layer slots): a 32K request needs 2,048
+    // blocks in the full group but only cdiv(1023 + 8192, 16) + 1 = 577 in
+    // each of the 6 sliding groups, so the same memory serves ~2.6× the
+    // requests of V0, which treats every layer as full.
+    let m = model("gemma-3-27b");
+    let s = |version| Scenario {
+        gpus: vec![GpuSlot::custom("H100", 80 * GIB)],
+        engine: Engine::Vllm(vllm::Options { version, max_model_len: Some(32_768), ..Default::default() }),
+        ..Scenario::default()
+    };
+    let (v0, _) = vllm_report(s(vllm::Version::V0), &m);
+    let (v1, _) = vllm_report(s(vllm::Version::V1), &m);
+    assert!(v1.max_concurrency > 2.0 * v0.max_concurrency, "{} vs {}", v1.max_concurrency, v0.max_concurrency);
+}
