@@ -20,3 +20,4 @@ pub mod safetensors;
 pub mod solve;
 pub mod speed;
 pub mod units;
+pub mod probe;
