@@ -25,11 +25,17 @@
 //! The parser is hand-written (the `scan` module has the primitives) because the
 //! `regex` crate would add about 300 KB to the page's wasm bundle.
 
+mod diagnose;
 mod llama_cpp;
 mod normalize;
 mod pytorch;
 mod scan;
 mod vllm;
+
+pub use diagnose::{
+    Cause, CauseId, ChecklistItem, ChecklistStep, DiagnoseContext, Diagnosis, DiagnosisFix, FixId, LIKELY_SCORE,
+    LiveGpu, LiveProcess, Plan, PlanCheck, diagnose,
+};
 
 use serde::{Deserialize, Serialize};
 

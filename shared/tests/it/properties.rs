@@ -16,7 +16,7 @@ use std::sync::OnceLock;
 
 fn models() -> &'static [Model] {
     static MODELS: OnceLock<Vec<Model>> = OnceLock::new();
-    MODELS.get_or_init(|| MODEL_PRESETS.iter().map(|p| Model::from_preset(p).unwrap()).collect())
+    MODELS.get_or_init(|| MODEL_PRESETS.iter().map(|p| Model::from_preset(p).unwrap_or_else(|e| panic!("{e}"))).collect())
 }
 
 fn model() -> impl Strategy<Value = &'static Model> {
@@ -40,10 +40,8 @@ fn engine() -> impl Strategy<Value = Engine> {
             ..Default::default()
         })),
         Just(EngineKind::Sglang.with_defaults()),
-        prop::option::of(0u64..130).prop_map(|ngl| Engine::LlamaCpp(llamacpp::Options {
-            n_gpu_layers: ngl,
-            ..Default::default()
-        })),
+        prop::option::of(0u64..130)
+            .prop_map(|ngl| Engine::LlamaCpp(llamacpp::Options { n_gpu_layers: ngl, ..Default::default() })),
     ]
 }
 
