@@ -4,6 +4,9 @@
 //!   purity of `shared`), installing what it needs first.
 //! - `cargo xtask run`: builds and runs the product.
 //! - `cargo xtask bench`: the criterion benchmarks.
+//! - `cargo xtask dist`: the calculator page's static bundle in `dist/`.
+//! - `cargo xtask e2e`: the bundle, then the browser end-to-end tests.
+//! - `cargo xtask bench-web`: time to interactive and re-render time in headless Chromium.
 
 use std::process::Command;
 
@@ -19,9 +22,13 @@ fn main() -> anyhow::Result<()> {
         "test" => test(),
         "run" => run(&rest),
         "bench" => bench(),
+        "bench-agent" => bench_agent(&rest),
         "check-shared" => check_shared(),
+        "dist" => dist().map(|_| ()),
+        "e2e" => e2e(),
+        "bench-web" => bench_web(),
         _ => {
-            eprintln!("usage: cargo xtask <test|run|bench|check-shared>");
+            eprintln!("usage: cargo xtask <test|run|bench|check-shared|dist|e2e|bench-web|bench-agent>");
             bail!("unknown task `{task}`")
         }
     }
@@ -62,6 +69,13 @@ fn test() -> anyhow::Result<()> {
     step("format", cargo().args(["fmt", "--all", "--", "--check"]))?;
     step("lints", cargo().args(["clippy", "--workspace", "--all-targets", "--", "-D", "warnings"]))?;
     check_shared()?;
+    step(
+        "web lints (wasm32)",
+        cargo().args(["clippy", "-p", "web", "--target", "wasm32-unknown-unknown", "--", "-D", "warnings"]),
+    )?;
+    // The workspace tests include the browser tests (crate `e2e`), which load `dist/`.
+    dist()?;
+    setup_browser()?;
     step("tests", cargo().args(["test", "--workspace"]))?;
     Ok(())
 }
@@ -109,4 +123,195 @@ fn run(args: &[String]) -> anyhow::Result<()> {
 
 fn bench() -> anyhow::Result<()> {
     step("benchmarks", cargo().args(["bench", "-p", "shared", "--bench", "estimate"]))
+}
+
+/// The agent's footprint (idle RSS, CPU with 100 clients, fan-out latency):
+/// `bench/agent.sh [clients] [seconds]`.
+fn bench_agent(args: &[String]) -> anyhow::Result<()> {
+    step("agent bench", Command::new("bench/agent.sh").args(args))
+}
+
+// ---------------------------------------------------------------------------
+// The calculator page: `dist`, `e2e`, `bench-web`.
+
+/// gzip(wasm + JS + CSS) must stay under this (issue 4).
+const BUNDLE_BUDGET_BYTES: u64 = 300_000;
+/// Features rustc emits that Debian's binaryen (108) needs spelled out,
+/// because a stripped module loses its `target_features` section.
+const WASM_OPT_FEATURES: &[&str] = &[
+    "--enable-bulk-memory",
+    "--enable-nontrapping-float-to-int",
+    "--enable-sign-ext",
+    "--enable-mutable-globals",
+    "--enable-reference-types",
+    "--enable-multivalue",
+];
+
+/// The workspace root and the target directory (honours `CARGO_TARGET_DIR`).
+fn dirs() -> anyhow::Result<(std::path::PathBuf, std::path::PathBuf)> {
+    let meta = output(cargo().args(["metadata", "--format-version", "1", "--no-deps"]))?;
+    let field = |key: &str| -> anyhow::Result<std::path::PathBuf> {
+        let start = meta.find(&format!("\"{key}\":\"")).with_context(|| format!("cargo metadata has no {key}"))?
+            + key.len()
+            + 4;
+        let end = meta[start..].find('"').context("cargo metadata: unterminated string")? + start;
+        Ok(meta[start..end].replace("\\\\", "\\").into())
+    };
+    Ok((field("workspace_root")?, field("target_directory")?))
+}
+
+/// The `wasm-bindgen` version in Cargo.lock: the CLI must match it exactly.
+fn locked_wasm_bindgen(root: &std::path::Path) -> anyhow::Result<String> {
+    let lock = std::fs::read_to_string(root.join("Cargo.lock")).context("reading Cargo.lock")?;
+    let mut lines = lock.lines();
+    while let Some(line) = lines.next() {
+        if line.trim() == "name = \"wasm-bindgen\"" {
+            let version = lines.next().unwrap_or_default().trim();
+            if let Some(v) = version.strip_prefix("version = \"").and_then(|v| v.strip_suffix('"')) {
+                return Ok(v.to_owned());
+            }
+        }
+    }
+    bail!("wasm-bindgen is not in Cargo.lock")
+}
+
+/// `<target>/tools/bin/wasm-bindgen` at exactly `version`, installed from crates.io if needed.
+fn wasm_bindgen_cli(target: &std::path::Path, version: &str) -> anyhow::Result<std::path::PathBuf> {
+    let root = target.join("tools");
+    let bin = root.join("bin").join("wasm-bindgen");
+    let have = output(Command::new(&bin).arg("--version")).unwrap_or_default();
+    if have.split_whitespace().nth(1) == Some(version) {
+        return Ok(bin);
+    }
+    let install = |locked: bool| {
+        let mut cmd = cargo();
+        cmd.args(["install", "wasm-bindgen-cli", "--version", &format!("={version}"), "--root"]).arg(&root);
+        if locked {
+            cmd.arg("--locked");
+        }
+        // Its own build dir, so the install does not rebuild inside ours.
+        cmd.env("CARGO_TARGET_DIR", target.join("tools-build"));
+        step(&format!("install wasm-bindgen-cli {version}"), &mut cmd)
+    };
+    // `--locked` pins the CLI's own lockfile; a registry mirror can lack one of
+    // its exact versions, so fall back to a fresh resolution of the same CLI.
+    if install(true).is_err() {
+        install(false)?;
+    }
+    Ok(bin)
+}
+
+fn gzip_len(path: &std::path::Path) -> anyhow::Result<u64> {
+    let out = Command::new("gzip").args(["-9", "-c"]).arg(path).output().context("running gzip")?;
+    if !out.status.success() {
+        bail!("gzip failed on {}", path.display());
+    }
+    Ok(out.stdout.len() as u64)
+}
+
+/// Builds the page into `dist/` and returns that folder.
+fn dist() -> anyhow::Result<std::path::PathBuf> {
+    setup()?;
+    let (root, target) = dirs()?;
+    let out = root.join("dist");
+    step(
+        "web: release wasm",
+        cargo().args([
+            "build",
+            "-p",
+            "web",
+            "--bin",
+            "web",
+            "--target",
+            "wasm32-unknown-unknown",
+            "--profile",
+            "release-wasm",
+        ]),
+    )?;
+    let version = locked_wasm_bindgen(&root)?;
+    let bindgen = wasm_bindgen_cli(&target, &version)?;
+    if out.exists() {
+        std::fs::remove_dir_all(&out).with_context(|| format!("clearing {}", out.display()))?;
+    }
+    let wasm = target.join("wasm32-unknown-unknown").join("release-wasm").join("web.wasm");
+    // wasm-opt runs before wasm-bindgen: on bindgen's output, binaryen 108
+    // turns the externref table into a funcref one and the page fails to start
+    // ("WebAssembly.Table.set(): Argument 1 is invalid for table").
+    let optimised = wasm.with_file_name("web.opt.wasm");
+    let mut input = wasm.clone();
+    if output(Command::new("wasm-opt").arg("--version")).is_ok() {
+        let mut cmd = Command::new("wasm-opt");
+        cmd.arg("-Oz").args(WASM_OPT_FEATURES).arg(&wasm).arg("-o").arg(&optimised);
+        match step("wasm-opt -Oz", &mut cmd) {
+            Ok(()) => input = optimised,
+            Err(e) => eprintln!("warning: {e}; keeping the unoptimised wasm"),
+        }
+    } else {
+        eprintln!("note: wasm-opt not found (Debian: apt-get install binaryen); the wasm is not size-optimised");
+    }
+    step(
+        &format!("wasm-bindgen {version} --target web"),
+        Command::new(&bindgen)
+            .args(["--target", "web", "--no-typescript", "--out-name", "web", "--out-dir"])
+            .arg(&out)
+            .arg(&input),
+    )?;
+    std::fs::copy(root.join("index.html"), out.join("index.html")).context("copying index.html")?;
+    std::fs::copy(root.join("web").join("style.css"), out.join("style.css")).context("copying style.css")?;
+    eprintln!("\n==> bundle size");
+    let mut total_gz = 0;
+    for name in ["web_bg.wasm", "web.js", "style.css", "index.html"] {
+        let path = out.join(name);
+        let raw = std::fs::metadata(&path).with_context(|| format!("{}", path.display()))?.len();
+        let gz = gzip_len(&path)?;
+        if name != "index.html" {
+            total_gz += gz;
+        }
+        eprintln!("{name:>12}: {raw:>9} B raw, {gz:>8} B gzip");
+    }
+    eprintln!("gzip(wasm + JS + CSS) = {total_gz} B (budget {BUNDLE_BUDGET_BYTES} B)");
+    if total_gz >= BUNDLE_BUDGET_BYTES {
+        bail!("the page's bundle is over budget: {total_gz} B gzip");
+    }
+    eprintln!("dist: {}", out.display());
+    Ok(out)
+}
+
+/// Chromium and its driver for the browser tests (Debian packages).
+fn setup_browser() -> anyhow::Result<()> {
+    let found = |bin: &str| Command::new(bin).arg("--version").output().is_ok_and(|o| o.status.success());
+    if (found("chromium") || found("chromium-browser") || found("google-chrome")) && found("chromedriver") {
+        return Ok(());
+    }
+    step("apt-get update", Command::new("apt-get").args(["update", "-q"]))?;
+    step(
+        "install chromium and chromedriver",
+        Command::new("apt-get").args(["install", "-y", "-q", "chromium", "chromium-driver"]),
+    )
+}
+
+fn e2e() -> anyhow::Result<()> {
+    dist()?;
+    setup_browser()?;
+    step("browser end-to-end tests", cargo().args(["test", "-p", "e2e"]))
+}
+
+fn bench_web() -> anyhow::Result<()> {
+    dist()?;
+    setup_browser()?;
+    step(
+        "page benchmark (headless Chromium)",
+        cargo().args([
+            "test",
+            "-p",
+            "e2e",
+            "--test",
+            "browser",
+            "--",
+            "--ignored",
+            "--exact",
+            "bench::bench_web",
+            "--nocapture",
+        ]),
+    )
 }

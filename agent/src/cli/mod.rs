@@ -2,8 +2,11 @@
 //! values (`Model`, `Scenario`) here, at the edge.
 
 mod catalog;
+mod diagnose;
 mod estimate;
+mod plan;
 mod render;
+mod serve;
 
 use clap::{Parser, Subcommand};
 
@@ -22,10 +25,14 @@ pub struct Cli {
 enum Command {
     /// Estimate the GPU memory of an inference plan.
     Estimate(Box<estimate::EstimateArgs>),
+    /// Diagnose a pasted out-of-memory error: ranked causes and fixes.
+    Diagnose(Box<diagnose::DiagnoseArgs>),
     /// List the model presets.
     Models(catalog::ListArgs),
     /// List the GPU catalog.
     Gpus(catalog::ListArgs),
+    /// Serve live GPU telemetry, the page and metrics on this GPU host.
+    Serve(Box<serve::ServeArgs>),
 }
 
 /// Writes command output to stdout. A closed pipe (`headroom … | head`) ends
@@ -42,7 +49,9 @@ pub fn emit(text: &str) -> anyhow::Result<()> {
 pub fn run(cli: Cli) -> anyhow::Result<()> {
     match cli.command {
         Command::Estimate(args) => estimate::run(*args),
+        Command::Diagnose(args) => diagnose::run(*args),
         Command::Models(args) => catalog::models(args),
         Command::Gpus(args) => catalog::gpus(args),
+        Command::Serve(args) => serve::run(*args),
     }
 }

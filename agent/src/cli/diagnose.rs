@@ -1,0 +1,244 @@
+//! `headroom diagnose`: a pasted out-of-memory error (and, optionally, the
+//! plan that was run) → ranked causes and fixes, as text or JSON.
+
+use std::fmt::Write;
+use std::io::Read;
+use std::path::PathBuf;
+
+use anyhow::{Context, bail};
+use clap::Args;
+use serde::Serialize;
+use shared::oom::{
+    self, Cause, ChecklistItem, DiagnoseContext, Diagnosis, DiagnosisFix, GpuBackend, LlamaCppStage, OomKind,
+    OomProcess, OomReport, PlanCheck,
+};
+use shared::units::{UnitSystem, format_bytes};
+
+use super::plan::{self, ModelSource, PlanArgs};
+
+/// Version of the `--json` object; bumped only on incompatible changes.
+pub const JSON_SCHEMA_VERSION: u32 = 1;
+
+#[derive(Debug, Args)]
+pub struct DiagnoseArgs {
+    /// The error or log: a file, or `-` (the default) for standard input.
+    #[arg(value_name = "FILE")]
+    file: Option<PathBuf>,
+    /// The model that was run (optional): with it and the plan flags below,
+    /// the diagnosis checks the error against the estimate.
+    #[arg(long, conflicts_with = "config")]
+    model: Option<String>,
+    /// A Hugging Face config.json of the model that was run.
+    #[arg(long)]
+    config: Option<PathBuf>,
+    #[command(flatten)]
+    plan: PlanArgs,
+    /// Print one JSON object (documented in docs/cli.md).
+    #[arg(long)]
+    json: bool,
+}
+
+pub fn run(args: DiagnoseArgs) -> anyhow::Result<()> {
+    let (text, source) = read_error(args.file.as_ref())?;
+    let report = oom::parse(&text);
+    let planned = if let Some(source) = ModelSource::from_flags(args.model.as_ref(), args.config.as_ref()) {
+        let model = plan::load_model(source, &args.plan)?;
+        let scenario = plan::scenario(&args.plan, &model)?;
+        Some((model, scenario))
+    } else {
+        None
+    };
+    let ctx = match &planned {
+        Some((model, scenario)) => DiagnoseContext::error_only().with_plan(model, scenario),
+        None => DiagnoseContext::error_only(),
+    };
+    let diagnosis = oom::diagnose(&report, &ctx);
+    if args.json {
+        super::emit(&(serde_json::to_string_pretty(&JsonOut::new(&report, &diagnosis))? + "\n"))?;
+    } else {
+        super::emit(&text_report(&report, &diagnosis))?;
+    }
+    if !diagnosis.recognised {
+        bail!("no out-of-memory message found in {source}");
+    }
+    Ok(())
+}
+
+/// The text and a name for messages. Bytes that are not UTF-8 (a log with a
+/// stray binary line) are replaced rather than refused.
+fn read_error(file: Option<&PathBuf>) -> anyhow::Result<(String, String)> {
+    let mut bytes = Vec::new();
+    let source = match file.filter(|p| p.as_os_str() != "-") {
+        Some(path) => {
+            bytes = std::fs::read(path).with_context(|| format!("reading {}", path.display()))?;
+            path.display().to_string()
+        }
+        None => {
+            std::io::stdin().read_to_end(&mut bytes).context("reading standard input")?;
+            "standard input".to_owned()
+        }
+    };
+    Ok((String::from_utf8_lossy(&bytes).into_owned(), source))
+}
+
+/// The `--json` object: the error's figures, then the diagnosis, and the
+/// notes of both in one list (documented in docs/cli.md).
+#[derive(Debug, Serialize)]
+struct JsonOut<'a> {
+    schema_version: u32,
+    recognised: bool,
+    kind: Option<OomKind>,
+    backend: Option<GpuBackend>,
+    requested_bytes: Option<u64>,
+    gpu_index: Option<u32>,
+    total_bytes: Option<u64>,
+    free_bytes: Option<u64>,
+    allocated_bytes: Option<u64>,
+    reserved_bytes: Option<u64>,
+    reserved_unallocated_bytes: Option<u64>,
+    private_pool_bytes: Option<u64>,
+    process_in_use_bytes: Option<u64>,
+    allowed_bytes: Option<u64>,
+    processes: &'a [OomProcess],
+    max_seq_len: Option<u64>,
+    kv_cache_tokens: Option<u64>,
+    kv_needed_bytes: Option<u64>,
+    kv_available_bytes: Option<u64>,
+    estimated_max_model_len: Option<u64>,
+    llama_cpp_stage: Option<LlamaCppStage>,
+    occurrences: u32,
+    gpus_seen: &'a [u32],
+    summary: &'a str,
+    causes: &'a [Cause],
+    fixes: &'a [DiagnosisFix],
+    checklist: &'a [ChecklistItem],
+    #[serde(skip_serializing_if = "Option::is_none")]
+    plan: Option<&'a PlanCheck>,
+    notes: Vec<&'a str>,
+}
+
+impl<'a> JsonOut<'a> {
+    fn new(r: &'a OomReport, d: &'a Diagnosis) -> Self {
+        Self {
+            schema_version: JSON_SCHEMA_VERSION,
+            recognised: d.recognised,
+            kind: r.kind,
+            backend: r.backend,
+            requested_bytes: r.requested_bytes,
+            gpu_index: r.gpu_index,
+            total_bytes: r.total_bytes,
+            free_bytes: r.free_bytes,
+            allocated_bytes: r.allocated_bytes,
+            reserved_bytes: r.reserved_bytes,
+            reserved_unallocated_bytes: r.reserved_unallocated_bytes,
+            private_pool_bytes: r.private_pool_bytes,
+            process_in_use_bytes: r.process_in_use_bytes,
+            allowed_bytes: r.allowed_bytes,
+            processes: &r.processes,
+            max_seq_len: r.max_seq_len,
+            kv_cache_tokens: r.kv_cache_tokens,
+            kv_needed_bytes: r.kv_needed_bytes,
+            kv_available_bytes: r.kv_available_bytes,
+            estimated_max_model_len: r.estimated_max_model_len,
+            llama_cpp_stage: r.llama_cpp_stage,
+            occurrences: r.occurrences,
+            gpus_seen: &r.gpus_seen,
+            summary: &d.summary,
+            causes: &d.causes,
+            fixes: &d.fixes,
+            checklist: &d.checklist,
+            plan: d.plan.as_ref(),
+            notes: r.notes.iter().chain(&d.notes).map(String::as_str).collect(),
+        }
+    }
+}
+
+fn b(bytes: u64) -> String {
+    format_bytes(bytes, UnitSystem::Binary)
+}
+
+fn kind_name(kind: OomKind) -> &'static str {
+    match kind {
+        OomKind::PytorchLegacy => "PyTorch (before 2.1) out of memory",
+        OomKind::Pytorch => "PyTorch out of memory",
+        OomKind::CudaError => "CUDA runtime out of memory",
+        OomKind::VllmMaxSeqLen => "vLLM: max seq len larger than the KV cache",
+        OomKind::VllmKvCacheTooSmall => "vLLM: KV cache too small for one request",
+        OomKind::VllmNoCacheBlocks => "vLLM: no memory for KV cache blocks",
+        OomKind::LlamaCpp => "llama.cpp buffer allocation failed",
+    }
+}
+
+fn text_report(r: &OomReport, d: &Diagnosis) -> String {
+    let mut out = String::new();
+    let Some(kind) = r.kind else {
+        for n in &r.notes {
+            let _ = writeln!(out, "{n}");
+        }
+        return out;
+    };
+    let gpu = r.gpu_index.map_or(String::new(), |i| format!(" on GPU {i}"));
+    let _ = writeln!(out, "{}{gpu}", kind_name(kind));
+    let figures: Vec<String> = [
+        ("requested", r.requested_bytes),
+        ("total", r.total_bytes),
+        ("free", r.free_bytes),
+        ("allocated", r.allocated_bytes),
+        ("reserved", r.reserved_bytes),
+        ("reserved but unallocated", r.reserved_unallocated_bytes),
+        ("this process", r.process_in_use_bytes),
+        ("allowed", r.allowed_bytes),
+        ("KV cache needed", r.kv_needed_bytes),
+        ("KV cache available", r.kv_available_bytes),
+    ]
+    .iter()
+    .filter_map(|(name, v)| v.map(|v| format!("{name} {}", b(v))))
+    .collect();
+    if !figures.is_empty() {
+        let _ = writeln!(out, "  {}", figures.join(" · "));
+    }
+    for p in &r.processes {
+        let pid = p.pid.map_or("?".to_owned(), |p| p.to_string());
+        let _ = writeln!(out, "  process {pid}: {}", p.used_bytes.map_or("?".to_owned(), b));
+    }
+    let _ = writeln!(out, "\n{}\n", d.summary);
+    if !d.causes.is_empty() {
+        let _ = writeln!(out, "Causes, most likely first:");
+        for c in &d.causes {
+            let _ = writeln!(out, "  {}. {} [{}, score {}]", c.rank, c.title, c.id.id(), c.score);
+            for e in &c.evidence {
+                let _ = writeln!(out, "     - {e}");
+            }
+        }
+        let _ = writeln!(out);
+    }
+    if !d.fixes.is_empty() {
+        let _ = writeln!(out, "Fixes:");
+        for f in &d.fixes {
+            let mut tags = Vec::new();
+            if let Some(s) = f.saves_bytes.filter(|&s| s > 0) {
+                tags.push(format!("saves {}", b(s)));
+            }
+            match f.fits {
+                Some(true) => tags.push("fits".into()),
+                Some(false) => tags.push("not enough alone".into()),
+                None => {}
+            }
+            let tags = if tags.is_empty() { String::new() } else { format!(" ({})", tags.join(", ")) };
+            let _ = writeln!(out, "  - {}{tags}", f.title);
+            for line in f.code.lines() {
+                let _ = writeln!(out, "      {line}");
+            }
+        }
+        let _ = writeln!(out);
+    }
+    let _ = writeln!(out, "Checklist:");
+    for item in &d.checklist {
+        let mark = if item.flagged { "!" } else { " " };
+        let _ = writeln!(out, "  {mark} {}. {} {}", item.number, item.question, item.finding);
+    }
+    for n in r.notes.iter().chain(&d.notes) {
+        let _ = writeln!(out, "note: {n}");
+    }
+    out
+}

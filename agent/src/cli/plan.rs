@@ -1,0 +1,248 @@
+//! The plan flags shared by `headroom estimate` and `headroom diagnose`: raw
+//! flags become a validated `Model` and `Scenario` here, at the edge.
+
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, bail};
+use clap::Args;
+use shared::engines::{Engine, EngineKind, llamacpp, sglang, transformers, vllm};
+use shared::estimate::{GpuSlot, Scenario};
+use shared::formats::WeightFormat;
+use shared::kv::KvDtype;
+use shared::model::Model;
+use shared::units::parse_size;
+
+/// What to run, where and with which workload.
+#[derive(Debug, Args)]
+pub struct PlanArgs {
+    /// model.safetensors.index.json or a safetensors JSON header: exact weight bytes.
+    #[arg(long)]
+    safetensors_index: Option<PathBuf>,
+    /// Weight format (default: the checkpoint's own dtype or quantization).
+    #[arg(long = "weights", value_name = "FORMAT")]
+    weights: Option<String>,
+    /// KV cache dtype (default: the activation dtype, bf16 or fp16).
+    #[arg(long)]
+    kv_dtype: Option<String>,
+    /// A GPU id from `headroom gpus`; a comma list for mixed GPUs (rtx-4090,rtx-4080).
+    #[arg(long, default_value = "rtx-4090")]
+    gpu: String,
+    /// GPU memory instead of a catalog GPU (24GiB, 80GB, 81559MiB, bytes); a comma list for mixed GPUs.
+    #[arg(long)]
+    gpu_memory: Option<String>,
+    /// How many GPUs of the (single) kind given; default tp × pp.
+    #[arg(long)]
+    gpus: Option<usize>,
+    /// Inference engine: transformers, vllm, sglang, llama.cpp.
+    #[arg(long, default_value = "transformers")]
+    engine: String,
+    /// Tensor-parallel degree.
+    #[arg(long, default_value_t = 1)]
+    tp: u64,
+    /// Pipeline stages (layer-wise split); default: GPUs ÷ tp.
+    #[arg(long)]
+    pp: Option<u64>,
+    /// transformers: attention implementation (sdpa, eager).
+    #[arg(long, default_value = "sdpa")]
+    attention: String,
+    /// transformers: logits for every prompt position (transformers < 4.45).
+    #[arg(long)]
+    full_logits: bool,
+    /// vLLM: which accounting (v0, v1, latest).
+    #[arg(long, default_value = "latest")]
+    vllm_version: String,
+    /// vLLM: --gpu-memory-utilization (default 0.92 latest, 0.9 before).
+    #[arg(long)]
+    gpu_memory_utilization: Option<f64>,
+    /// vLLM: --max-model-len (default: the model's max_position_embeddings).
+    #[arg(long)]
+    max_model_len: Option<u64>,
+    /// vLLM: --max-num-batched-tokens.
+    #[arg(long)]
+    max_num_batched_tokens: Option<u64>,
+    /// vLLM: --max-num-seqs.
+    #[arg(long)]
+    max_num_seqs: Option<u64>,
+    /// vLLM: --block-size.
+    #[arg(long, default_value_t = vllm::DEFAULT_BLOCK_SIZE)]
+    block_size: u64,
+    /// SGLang: --mem-fraction-static (default by TP degree).
+    #[arg(long)]
+    mem_fraction_static: Option<f64>,
+    /// SGLang: --context-length.
+    #[arg(long)]
+    context_length: Option<u64>,
+    /// llama.cpp: -c, the total context of all slots.
+    #[arg(long)]
+    n_ctx: Option<u64>,
+    /// llama.cpp: -ngl.
+    #[arg(long)]
+    n_gpu_layers: Option<u64>,
+    /// llama.cpp: -np, parallel slots (default: --concurrency).
+    #[arg(long)]
+    parallel: Option<u64>,
+    /// llama.cpp: flash attention on or off.
+    #[arg(long, default_value = "on")]
+    flash_attn: String,
+    #[arg(long, default_value_t = 2048)]
+    prompt_tokens: u64,
+    #[arg(long, default_value_t = 512)]
+    max_new_tokens: u64,
+    /// Sequences generated at once.
+    #[arg(long, default_value_t = 1)]
+    concurrency: u64,
+}
+
+/// Where the model comes from: `--model` or `--config`. Each command declares
+/// these two flags itself, because whether one is required differs.
+#[derive(Debug, Clone, Copy)]
+pub enum ModelSource<'a> {
+    Preset(&'a str),
+    Config(&'a Path),
+}
+
+impl<'a> ModelSource<'a> {
+    pub fn from_flags(model: Option<&'a String>, config: Option<&'a PathBuf>) -> Option<Self> {
+        match (model, config) {
+            (Some(id), _) => Some(Self::Preset(id)),
+            (None, Some(path)) => Some(Self::Config(path)),
+            (None, None) => None,
+        }
+    }
+}
+
+pub(super) fn read_input(path: &Path) -> anyhow::Result<String> {
+    if path.as_os_str() == "-" {
+        let mut text = String::new();
+        std::io::stdin().read_to_string(&mut text).context("reading standard input")?;
+        return Ok(text);
+    }
+    std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))
+}
+
+pub(super) fn load_model(source: ModelSource, args: &PlanArgs) -> anyhow::Result<Model> {
+    let model = match source {
+        ModelSource::Preset(id) => Model::preset(id)?,
+        ModelSource::Config(path) => {
+            let text = read_input(path)?;
+            let name =
+                if path.as_os_str() == "-" { "config.json (stdin)".to_owned() } else { path.display().to_string() };
+            Model::from_config_json(name, &text).with_context(|| format!("{}", path.display()))?
+        }
+    };
+    let exact = match &args.safetensors_index {
+        Some(path) => {
+            Some(shared::safetensors::total_bytes(&read_input(path)?).with_context(|| format!("{}", path.display()))?)
+        }
+        None => None,
+    };
+    Ok(model.with_checkpoint_bytes(exact))
+}
+
+fn gpu_slots(args: &PlanArgs) -> anyhow::Result<Vec<GpuSlot>> {
+    match &args.gpu_memory {
+        Some(sizes) => sizes
+            .split(',')
+            .map(|size| {
+                let bytes = parse_size(size).with_context(|| format!("--gpu-memory {size}"))?;
+                Ok(GpuSlot::custom(format!("custom {}", size.trim()), bytes))
+            })
+            .collect(),
+        None => args
+            .gpu
+            .split(',')
+            .map(|id| {
+                let gpu = shared::catalog::gpu(id.trim())
+                    .with_context(|| format!("unknown GPU `{}` (see `headroom gpus`)", id.trim()))?;
+                Ok(GpuSlot::from_catalog(gpu))
+            })
+            .collect(),
+    }
+}
+
+fn engine(args: &PlanArgs) -> anyhow::Result<Engine> {
+    Ok(match EngineKind::parse(&args.engine)? {
+        EngineKind::Transformers => Engine::Transformers(transformers::Options {
+            attention: match args.attention.as_str() {
+                "sdpa" | "flash_attention_2" => transformers::AttentionImpl::Sdpa,
+                "eager" => transformers::AttentionImpl::Eager,
+                other => bail!("unknown --attention `{other}` (sdpa or eager)"),
+            },
+            logits: if args.full_logits {
+                transformers::LogitsMode::AllPositions
+            } else {
+                transformers::LogitsMode::LastToken
+            },
+        }),
+        EngineKind::Vllm => Engine::Vllm(vllm::Options {
+            version: vllm::Version::parse(&args.vllm_version)
+                .with_context(|| format!("unknown --vllm-version `{}` (v0, v1, latest)", args.vllm_version))?,
+            gpu_memory_utilization: args.gpu_memory_utilization,
+            max_model_len: args.max_model_len,
+            max_num_batched_tokens: args.max_num_batched_tokens,
+            max_num_seqs: args.max_num_seqs,
+            block_size: args.block_size,
+        }),
+        EngineKind::Sglang => Engine::Sglang(sglang::Options {
+            mem_fraction_static: args.mem_fraction_static,
+            context_length: args.context_length,
+            chunked_prefill_size: args.max_num_batched_tokens,
+        }),
+        EngineKind::LlamaCpp => Engine::LlamaCpp(llamacpp::Options {
+            n_ctx: args.n_ctx,
+            n_gpu_layers: args.n_gpu_layers,
+            parallel: args.parallel,
+            flash_attention: match args.flash_attn.as_str() {
+                "on" | "auto" => llamacpp::FlashAttention::On,
+                "off" => llamacpp::FlashAttention::Off,
+                other => bail!("unknown --flash-attn `{other}` (on or off)"),
+            },
+            ..Default::default()
+        }),
+    })
+}
+
+pub(super) fn scenario(args: &PlanArgs, model: &Model) -> anyhow::Result<Scenario> {
+    let weights = match &args.weights {
+        Some(w) => WeightFormat::parse(w)?,
+        None => model.default_format(),
+    };
+    let kv_dtype = match &args.kv_dtype {
+        Some(k) => KvDtype::parse(k)?,
+        None => Scenario::default_kv_dtype(model, weights),
+    };
+    let mut gpus = gpu_slots(args)?;
+    let wanted = match (args.gpus, args.pp) {
+        (Some(n), Some(pp)) if n as u64 != args.tp.saturating_mul(pp) => {
+            bail!("--gpus {n} does not equal --tp {} × --pp {pp}", args.tp)
+        }
+        (Some(n), _) => n,
+        (None, Some(pp)) => args.tp.saturating_mul(pp) as usize,
+        (None, None) if gpus.len() > 1 => gpus.len(),
+        (None, None) => args.tp as usize,
+    };
+    if wanted == 0 {
+        bail!("--gpus must be at least 1");
+    }
+    if wanted > shared::estimate::MAX_GPUS {
+        bail!("at most {} GPUs are supported", shared::estimate::MAX_GPUS);
+    }
+    match gpus.len() {
+        1 => gpus = vec![gpus[0].clone(); wanted],
+        n if n != wanted => bail!("{n} GPUs listed but {wanted} asked for"),
+        _ => {}
+    }
+    let scenario = Scenario {
+        weights,
+        kv_dtype,
+        gpus,
+        prompt_tokens: args.prompt_tokens,
+        max_new_tokens: args.max_new_tokens,
+        concurrency: args.concurrency,
+        engine: engine(args)?,
+        tp: args.tp,
+    };
+    scenario.validate()?;
+    Ok(scenario)
+}

@@ -1,0 +1,140 @@
+//! `headroom serve`: flags become a validated server configuration, then the
+//! agent runs until Ctrl-C or SIGTERM.
+
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::path::PathBuf;
+use std::time::Duration;
+
+use agent::server::{self, AppState, ServerConfig, Token, auth, tls, web::WebRoot};
+use agent::telemetry::{self, BackendChoice, sampler::Sampler, sampler::SamplerConfig, simulated::SimSpec};
+use anyhow::Context as _;
+use clap::Args;
+use tracing_subscriber::EnvFilter;
+
+#[derive(Debug, Args)]
+pub struct ServeArgs {
+    /// Address to listen on. Anything but loopback exposes telemetry to the
+    /// network: prefer an SSH tunnel, or add --tls-cert/--tls-key.
+    #[arg(long, default_value = "127.0.0.1:7878")]
+    bind: SocketAddr,
+    /// The access token (16+ characters). Default: a new random one per start.
+    #[arg(long, conflicts_with = "token_file")]
+    token: Option<String>,
+    /// Read the token from a file (keeps it out of `ps`).
+    #[arg(long)]
+    token_file: Option<PathBuf>,
+    /// Simulate GPUs from the catalog instead of reading NVML, e.g.
+    /// `2xh100-sxm` or `rtx-4090,l4`. The default without an NVIDIA driver.
+    #[arg(long, value_name = "SPEC")]
+    simulate: Option<String>,
+    /// Load NVML from this file instead of `libnvidia-ml.so.1`.
+    #[arg(long, value_name = "PATH", conflicts_with = "simulate")]
+    nvml_lib: Option<PathBuf>,
+    /// Another origin whose pages may open the WebSocket, e.g.
+    /// `https://headroom.example` (repeatable). The agent's own page always may.
+    #[arg(long, value_name = "ORIGIN")]
+    allow_origin: Vec<String>,
+    /// Another name this agent may be reached by in `Host` (repeatable), e.g.
+    /// `gpu1.lab`. IP addresses, localhost and this machine's name always may.
+    #[arg(long, value_name = "NAME")]
+    allow_host: Vec<String>,
+    /// PEM certificate chain: serve https:// and wss://.
+    #[arg(long, requires = "tls_key")]
+    tls_cert: Option<PathBuf>,
+    /// PEM private key for --tls-cert.
+    #[arg(long, requires = "tls_cert")]
+    tls_key: Option<PathBuf>,
+    /// Serve the page from this directory instead of the embedded one.
+    #[arg(long, value_name = "DIR")]
+    web_dir: Option<PathBuf>,
+    /// Most WebSocket connections at once.
+    #[arg(long, default_value_t = 256)]
+    max_connections: u32,
+    /// Close a WebSocket silent for this many seconds (0: never).
+    #[arg(long, default_value_t = 90)]
+    idle_timeout: u64,
+    /// Serve /metrics without the token (for a scraper on a trusted network).
+    #[arg(long)]
+    public_metrics: bool,
+}
+
+pub fn run(args: ServeArgs) -> anyhow::Result<()> {
+    init_logging();
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        // Telemetry for a handful of browsers needs little; two workers keep
+        // the agent's footprint small on a busy GPU host.
+        .worker_threads(2)
+        .thread_name("headroom-worker")
+        .enable_all()
+        .build()
+        .context("starting the async runtime")?;
+    runtime.block_on(serve(args))
+}
+
+fn init_logging() {
+    let filter = EnvFilter::try_from_env("HEADROOM_LOG").unwrap_or_else(|_| EnvFilter::new("info"));
+    tracing_subscriber::fmt().with_env_filter(filter).with_target(false).with_writer(std::io::stderr).init();
+}
+
+async fn serve(args: ServeArgs) -> anyhow::Result<()> {
+    let token = match (&args.token, &args.token_file) {
+        (Some(t), _) => Token::parse(t).context("--token")?,
+        (None, Some(path)) => {
+            let text = std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+            Token::parse(&text).with_context(|| format!("the token in {}", path.display()))?
+        }
+        (None, None) => Token::generate()?,
+    };
+    let choice = match (&args.simulate, &args.nvml_lib) {
+        (Some(spec), _) => BackendChoice::Simulate(SimSpec::parse(spec).context("--simulate")?),
+        (None, Some(path)) => BackendChoice::NvmlAt(path.clone()),
+        (None, None) => BackendChoice::Auto,
+    };
+    let backend = telemetry::open(choice)?;
+    let sampler = Sampler::start(backend, SamplerConfig::default()).context("starting the sampling thread")?;
+    let simulated = sampler.host().simulated;
+
+    let mut config = ServerConfig::new(token.clone());
+    config.allowed_origins = args.allow_origin.iter().map(|o| auth::normalize_origin(o)).collect();
+    config.allowed_hosts = args.allow_host.clone();
+    config.max_connections = args.max_connections.max(1);
+    config.idle_timeout = (args.idle_timeout > 0).then(|| Duration::from_secs(args.idle_timeout));
+    config.public_metrics = args.public_metrics;
+    config.web = WebRoot::detect(args.web_dir.clone());
+    config.tls = args.tls_cert.is_some();
+    let web = config.web.describe();
+
+    let tcp = tokio::net::TcpListener::bind(args.bind).await.with_context(|| format!("binding {}", args.bind))?;
+    let local = tcp.local_addr()?;
+    if !local.ip().is_loopback() {
+        tracing::warn!(
+            "listening on {local}, reachable from the network{}; anyone with the token can read this host's GPU telemetry",
+            if config.tls { "" } else { " without TLS" }
+        );
+    }
+    let scheme = if config.tls { "https" } else { "http" };
+    let url_host = match local.ip() {
+        ip if ip.is_unspecified() => IpAddr::V4(Ipv4Addr::LOCALHOST),
+        ip => ip,
+    };
+    let state = AppState::new(config, sampler);
+    tracing::info!(
+        "listening on {scheme}://{local} ({} backend, page {web})",
+        if simulated { "simulated" } else { "NVML" }
+    );
+    // The URL goes to stdout, not the log: the token sits in the fragment,
+    // which browsers never send to servers.
+    println!("Headroom agent ready{}: open", if simulated { " (simulated GPUs)" } else { "" });
+    println!("  {scheme}://{}/#token={}", SocketAddr::new(url_host, local.port()), token.reveal());
+
+    match (&args.tls_cert, &args.tls_key) {
+        (Some(cert), Some(key)) => {
+            let tls_config = tls::load(cert, key)?;
+            let listener = tls::TlsListener::new(tcp, tls_config)?;
+            server::serve(listener, state, server::shutdown_signal()).await?;
+        }
+        _ => server::serve(tcp, state, server::shutdown_signal()).await?,
+    }
+    tracing::info!("stopped");
+    Ok(())
+}

@@ -1,0 +1,334 @@
+//! The WebSocket at `/ws`: Origin check and connection limit before the
+//! upgrade; then the handshake (`hello` → `welcome` or `error` + close), then
+//! samples at the client's `subscribe` interval.
+//!
+//! A session ends with a close frame whenever the agent ends it: a refused
+//! handshake (1008), an oversized frame (1009), idleness (1000) or shutdown
+//! (1001). Bad messages after the handshake get an `error` and the session
+//! goes on.
+
+use std::net::IpAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::extract::ws::{CloseFrame, Message, Utf8Bytes, WebSocket, WebSocketUpgrade, close_code};
+use axum::extract::{ConnectInfo, State};
+use axum::http::{HeaderMap, header};
+use axum::response::Response;
+use shared::protocol::{
+    ClientMessage, ErrorCode, Hello, Limits, MAX_INTERVAL_MS, MIN_INTERVAL_MS, PROTOCOL_VERSION, ServerMessage, Welcome,
+};
+use tokio::sync::{OwnedSemaphorePermit, watch};
+use tokio::time::Instant;
+
+use super::{ApiError, AppState, PeerAddr, auth};
+use crate::telemetry::sampler::{Published, Subscription};
+
+pub async fn upgrade(
+    State(state): State<AppState>,
+    ConnectInfo(peer): ConnectInfo<PeerAddr>,
+    headers: HeaderMap,
+    ws: WebSocketUpgrade,
+) -> Result<Response, ApiError> {
+    let text = |name| headers.get(name).and_then(|v: &axum::http::HeaderValue| v.to_str().ok());
+    let config = state.config();
+    if !auth::origin_allowed(text(header::ORIGIN), text(header::HOST), config.tls, &config.allowed_origins) {
+        tracing::info!(origin = text(header::ORIGIN), "refused a WebSocket from a foreign Origin");
+        return Err(ApiError::ForbiddenOrigin);
+    }
+    if state.is_shutting_down() {
+        return Err(ApiError::ShuttingDown);
+    }
+    let Ok(permit) = state.0.connections.clone().try_acquire_owned() else {
+        tracing::warn!("refused a WebSocket: {} connections already open", config.max_connections);
+        return Err(ApiError::TooManyConnections);
+    };
+    // The transport reads whole messages up to a hard cap, so that one over
+    // the protocol's limit can be answered with a clean 1009 close (a read
+    // abandoned mid-frame would reset the connection instead).
+    let cap = TRANSPORT_LIMIT_FACTOR * config.max_message_bytes;
+    Ok(ws
+        // Small buffers: an idle telemetry socket should cost kilobytes, not
+        // tungstenite's default 128 KiB read buffer.
+        .read_buffer_size(4 * 1024)
+        .write_buffer_size(0)
+        .max_message_size(cap)
+        .max_frame_size(cap)
+        .on_upgrade(move |socket| Session::new(socket, state, peer.0.ip(), permit).run()))
+}
+
+/// Messages up to this many times the protocol limit are read whole and
+/// refused cleanly; beyond it the connection is simply dropped.
+const TRANSPORT_LIMIT_FACTOR: usize = 16;
+
+/// Why a session ends, and the close frame that says so.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum End {
+    /// The client closed or vanished; nothing more to send.
+    ClientGone,
+    /// Send `error` (when there is a code) then close with `close_code`.
+    Close { code: Option<ErrorCode>, close_code: u16, reason: &'static str },
+}
+
+impl End {
+    fn refuse(code: ErrorCode, reason: &'static str) -> Self {
+        End::Close { code: Some(code), close_code: close_code::POLICY, reason }
+    }
+}
+
+struct Session {
+    socket: WebSocket,
+    state: AppState,
+    ip: IpAddr,
+    _permit: OwnedSemaphorePermit,
+    shutdown: watch::Receiver<bool>,
+    last_heard: Instant,
+}
+
+/// What woke the session up.
+enum Event {
+    Shutdown,
+    Received(Option<Result<Message, axum::Error>>),
+    /// A new reading was published (`false`: the sampler is gone).
+    Reading(bool),
+    Ping,
+}
+
+/// Sending to the client failed: it is gone.
+struct Gone;
+
+impl Session {
+    fn new(socket: WebSocket, state: AppState, ip: IpAddr, permit: OwnedSemaphorePermit) -> Self {
+        let shutdown = state.shutdown_signal();
+        Self { socket, state, ip, _permit: permit, shutdown, last_heard: Instant::now() }
+    }
+
+    async fn run(mut self) {
+        let end = match self.handshake().await {
+            Ok(()) => self.stream().await,
+            Err(end) => end,
+        };
+        if let End::Close { code, close_code, reason } = end {
+            if let Some(code) = code {
+                let _ = self.send(ServerMessage::error(code, reason)).await;
+            }
+            let frame = CloseFrame { code: close_code, reason: Utf8Bytes::from_static(reason) };
+            let _ = self.socket.send(Message::Close(Some(frame))).await;
+            // Let the client's close reply arrive before dropping the socket.
+            let _ = tokio::time::timeout(Duration::from_secs(1), async {
+                while let Some(Ok(msg)) = self.socket.recv().await {
+                    if matches!(msg, Message::Close(_)) {
+                        break;
+                    }
+                }
+            })
+            .await;
+        }
+    }
+
+    async fn send(&mut self, message: ServerMessage) -> Result<(), Gone> {
+        self.send_text(Utf8Bytes::from(message.encode())).await
+    }
+
+    async fn send_text(&mut self, text: Utf8Bytes) -> Result<(), Gone> {
+        self.socket.send(Message::Text(text)).await.map_err(|_| Gone)
+    }
+
+    /// Waits for `hello` and answers it.
+    async fn handshake(&mut self) -> Result<(), End> {
+        let timeout = self.state.config().handshake_timeout;
+        let deadline = Instant::now() + timeout;
+        let text = loop {
+            let message = tokio::select! {
+                m = tokio::time::timeout_at(deadline, self.socket.recv()) => m,
+                _ = self.shutdown.wait_for(|s| *s) => return Err(shutting_down()),
+            };
+            match message {
+                Err(_) => return Err(End::refuse(ErrorCode::HandshakeTimeout, "no hello in time")),
+                Ok(None | Some(Ok(Message::Close(_)))) => return Err(End::ClientGone),
+                Ok(Some(Err(e))) => return Err(receive_failed(&e)),
+                Ok(Some(Ok(Message::Text(text)))) => break text,
+                Ok(Some(Ok(Message::Ping(_) | Message::Pong(_)))) => continue,
+                Ok(Some(Ok(Message::Binary(_)))) => {
+                    return Err(End::refuse(ErrorCode::HandshakeRequired, "the first message must be a hello"));
+                }
+            }
+        };
+        let hello = match ClientMessage::decode(&text) {
+            Ok(ClientMessage::Hello(hello)) => hello,
+            Ok(_) | Err(_) => {
+                return Err(End::refuse(ErrorCode::HandshakeRequired, "the first message must be a hello"));
+            }
+        };
+        self.authenticate(&hello)?;
+        let welcome = Welcome {
+            protocol_version: PROTOCOL_VERSION,
+            host: (**self.state.sampler().host()).clone(),
+            limits: Limits { max_message_bytes: self.state.config().max_message_bytes as u32, ..Limits::default() },
+        };
+        self.send(ServerMessage::Welcome(welcome)).await.map_err(|_| End::ClientGone)?;
+        tracing::info!(ip = %self.ip, client = hello.client.as_deref().unwrap_or("-"), "client connected");
+        Ok(())
+    }
+
+    fn authenticate(&self, hello: &Hello) -> Result<(), End> {
+        let limiter = self.state.limiter();
+        if !limiter.allows(self.ip) {
+            return Err(End::refuse(ErrorCode::RateLimited, "too many failed attempts; retry later"));
+        }
+        if !self.state.config().token.matches(&hello.token) {
+            limiter.fail(self.ip);
+            tracing::info!(ip = %self.ip, "refused a WebSocket with a wrong token");
+            return Err(End::refuse(ErrorCode::Unauthorized, "wrong or missing token"));
+        }
+        if hello.protocol_version != PROTOCOL_VERSION {
+            return Err(End::refuse(ErrorCode::UnsupportedVersion, "this agent speaks protocol version 1"));
+        }
+        Ok(())
+    }
+
+    /// After the handshake: answer messages, send samples, ping, until done.
+    async fn stream(&mut self) -> End {
+        let mut latest = self.state.sampler().watch();
+        let mut subscription: Option<Subscription> = None;
+        let mut last_sent: Option<Instant> = None;
+        let idle = self.state.config().idle_timeout;
+        let mut ping = idle.map(|idle| tokio::time::interval_at(Instant::now() + idle / 3, idle / 3));
+        let mut shutdown = self.shutdown.clone();
+        loop {
+            let event = tokio::select! {
+                _ = shutdown.wait_for(|s| *s) => Event::Shutdown,
+                message = self.socket.recv() => Event::Received(message),
+                changed = latest.changed(), if subscription.is_some() => Event::Reading(changed.is_ok()),
+                () = tick(&mut ping) => Event::Ping,
+            };
+            match event {
+                Event::Shutdown | Event::Reading(false) => return shutting_down(),
+                Event::Received(message) => {
+                    self.last_heard = Instant::now();
+                    if let Some(Ok(Message::Text(t))) = &message
+                        && t.len() > self.state.config().max_message_bytes
+                    {
+                        return too_large();
+                    }
+                    let outcome = match message {
+                        None | Some(Ok(Message::Close(_))) => return End::ClientGone,
+                        Some(Err(e)) => return receive_failed(&e),
+                        Some(Ok(Message::Ping(_) | Message::Pong(_))) => continue,
+                        Some(Ok(Message::Binary(_))) => {
+                            Err(Box::new(ServerMessage::error(ErrorCode::Malformed, "binary frames are not supported")))
+                        }
+                        Some(Ok(Message::Text(text))) => self.on_message(&text, &mut subscription),
+                    };
+                    match outcome {
+                        // A new subscription starts with the latest reading.
+                        Ok(true) => {
+                            last_sent = None;
+                            latest.mark_changed();
+                        }
+                        Ok(false) => {}
+                        Err(reply) => {
+                            if self.send(*reply).await.is_err() {
+                                return End::ClientGone;
+                            }
+                        }
+                    }
+                }
+                Event::Reading(true) => {
+                    let due = due(latest.borrow_and_update().as_ref(), last_sent, subscription.as_ref());
+                    if let Some((frame, taken)) = due {
+                        if self.send_text(frame).await.is_err() {
+                            return End::ClientGone;
+                        }
+                        last_sent = Some(taken);
+                    }
+                }
+                Event::Ping => {
+                    if idle.is_some_and(|idle| self.last_heard.elapsed() >= idle) {
+                        tracing::info!(ip = %self.ip, "closing an idle WebSocket");
+                        return End::Close {
+                            code: Some(ErrorCode::IdleTimeout),
+                            close_code: close_code::NORMAL,
+                            reason: "idle",
+                        };
+                    }
+                    if self.socket.send(Message::Ping(Default::default())).await.is_err() {
+                        return End::ClientGone;
+                    }
+                }
+            }
+        }
+    }
+
+    /// Handles one text message after the handshake. `Ok(true)`: a new
+    /// subscription; `Err`: the error to answer with.
+    fn on_message(&self, text: &str, subscription: &mut Option<Subscription>) -> Result<bool, Box<ServerMessage>> {
+        match ClientMessage::decode(text) {
+            Ok(ClientMessage::Subscribe(s)) => {
+                if !(MIN_INTERVAL_MS..=MAX_INTERVAL_MS).contains(&s.interval_ms) {
+                    return Err(Box::new(ServerMessage::error(
+                        ErrorCode::IntervalOutOfRange,
+                        format!("interval_ms must be between {MIN_INTERVAL_MS} and {MAX_INTERVAL_MS}"),
+                    )));
+                }
+                let interval = Duration::from_millis(u64::from(s.interval_ms));
+                // Drop the old subscription first so its interval stops counting.
+                *subscription = None;
+                *subscription = Some(self.state.sampler().subscribe(interval));
+                Ok(true)
+            }
+            Ok(ClientMessage::Hello(_)) => Err(Box::new(ServerMessage::error(
+                ErrorCode::InvalidMessage,
+                "already authenticated; hello is only sent once",
+            ))),
+            Err(e) => Err(Box::new(ServerMessage::error(e.code(), e.to_string()))),
+        }
+    }
+}
+
+/// The frame to send for the latest reading, if this client is due one: it
+/// takes a reading when at least 90 % of its interval has passed since the
+/// last it was sent (the sampler ticks at the fastest subscriber's interval).
+fn due(
+    latest: Option<&Arc<Published>>,
+    last_sent: Option<Instant>,
+    subscription: Option<&Subscription>,
+) -> Option<(Utf8Bytes, Instant)> {
+    let (p, sub) = (latest?, subscription?);
+    let wanted = sub.interval() - sub.interval() / 10;
+    match last_sent {
+        Some(last) if p.taken <= last || p.taken.duration_since(last) < wanted => None,
+        _ => Some((p.frame.clone(), p.taken)),
+    }
+}
+
+async fn tick(ping: &mut Option<tokio::time::Interval>) {
+    match ping {
+        Some(interval) => {
+            interval.tick().await;
+        }
+        None => std::future::pending().await,
+    }
+}
+
+fn too_large() -> End {
+    End::Close { code: Some(ErrorCode::MessageTooLarge), close_code: close_code::SIZE, reason: "message too large" }
+}
+
+fn shutting_down() -> End {
+    End::Close { code: Some(ErrorCode::ShuttingDown), close_code: close_code::AWAY, reason: "agent shutting down" }
+}
+
+/// A receive error: a frame over the limit gets a 1009 close; anything else
+/// means the connection is broken.
+fn receive_failed(e: &axum::Error) -> End {
+    let too_large = std::error::Error::source(e)
+        .and_then(|s| s.downcast_ref::<tungstenite::Error>())
+        .is_some_and(|t| matches!(t, tungstenite::Error::Capacity(_)));
+    if too_large {
+        self::too_large()
+    } else {
+        tracing::debug!("WebSocket receive failed: {e}");
+        End::ClientGone
+    }
+}

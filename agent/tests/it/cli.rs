@@ -1,0 +1,153 @@
+//! `headroom estimate|models|gpus` as a user runs them: the real binary, its
+//! JSON contract (`docs/cli.md`) locked by snapshots, and one clear line on
+//! bad input.
+
+use std::process::{Command, Output};
+
+fn headroom(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_headroom")).args(args).output().expect("run headroom")
+}
+
+fn json(args: &[&str]) -> serde_json::Value {
+    let out = headroom(args);
+    assert!(out.status.success(), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    serde_json::from_slice(&out.stdout).expect("JSON")
+}
+
+#[test]
+fn estimate_json_is_a_stable_contract() {
+    let cases: &[(&str, &[&str])] = &[
+        ("llama_8b_4090", &["estimate", "--model", "llama-3.1-8b", "--json"]),
+        (
+            "qwen_32b_two_4090_vllm_awq",
+            &[
+                "estimate",
+                "--model",
+                "qwen2.5-32b",
+                "--gpu",
+                "rtx-4090",
+                "--gpus",
+                "2",
+                "--tp",
+                "2",
+                "--weights",
+                "awq-int4",
+                "--engine",
+                "vllm",
+                "--max-model-len",
+                "8192",
+                "--json",
+            ],
+        ),
+        (
+            "llama_70b_q4km_llamacpp",
+            &[
+                "estimate",
+                "--model",
+                "llama-3.1-70b",
+                "--weights",
+                "q4_k_m",
+                "--engine",
+                "llama.cpp",
+                "--n-ctx",
+                "8192",
+                "--n-gpu-layers",
+                "40",
+                "--json",
+            ],
+        ),
+        (
+            "mixtral_mixed_gpus_split",
+            &["estimate", "--model", "mixtral-8x7b", "--weights", "nf4", "--gpu", "rtx-4090,rtx-4080", "--json"],
+        ),
+        ("gemma3_sglang", &["estimate", "--model", "gemma-3-27b", "--gpu", "h100-sxm", "--engine", "sglang", "--json"]),
+        (
+            "solve_max_context",
+            &[
+                "estimate",
+                "--model",
+                "llama-3.1-8b",
+                "--weights",
+                "fp8",
+                "--concurrency",
+                "4",
+                "--solve",
+                "max-context",
+                "--json",
+            ],
+        ),
+    ];
+    for (name, args) in cases {
+        let value = json(args);
+        for key in ["parameters", "weight_bytes", "kv_bytes_per_token", "fits", "per_gpu"] {
+            assert!(value.get(key).is_some(), "{name}: no `{key}`");
+        }
+        insta::assert_json_snapshot!(*name, value);
+    }
+}
+
+#[test]
+fn vllm_fields_sit_at_the_top_level() {
+    let v = json(&["estimate", "--model", "llama-3.1-8b", "--engine", "vllm", "--max-model-len", "16384", "--json"]);
+    assert!(v["num_gpu_blocks"].as_u64().unwrap() > 0);
+    assert_eq!(v["kv_cache_tokens"].as_u64().unwrap(), v["num_gpu_blocks"].as_u64().unwrap() * 16);
+    assert!(v["max_concurrency"].as_f64().unwrap() > 0.0);
+}
+
+#[test]
+fn a_layer_wise_split_prints_a_device_map() {
+    let v = json(&[
+        "estimate",
+        "--model",
+        "qwen2.5-32b",
+        "--weights",
+        "int8",
+        "--gpu",
+        "rtx-4090",
+        "--gpus",
+        "2",
+        "--json",
+    ]);
+    let map = v["device_map"].as_object().expect("device_map");
+    assert_eq!(map["model.embed_tokens"], 0);
+    assert_eq!(map["lm_head"], 1);
+    assert_eq!(map.len(), 64 + 3);
+}
+
+#[test]
+fn catalogs_list_as_json() {
+    let models = json(&["models", "--json"]);
+    assert!(models.as_array().unwrap().len() >= 40);
+    let gpus = json(&["gpus", "--json"]);
+    assert!(gpus.as_array().unwrap().iter().all(|g| g["memory_bytes"].as_u64().unwrap() > 0));
+}
+
+#[test]
+fn bad_input_exits_non_zero_with_one_line() {
+    for args in [
+        &["estimate", "--model", "no-such-model"][..],
+        &["estimate", "--model", "llama-3.1-8b", "--weights", "q9_z"],
+        &["estimate", "--model", "llama-3.1-8b", "--gpu-memory", "lots"],
+        &["estimate", "--model", "llama-3.1-8b", "--gpu", "rtx-9999"],
+        &["estimate", "--model", "llama-3.1-8b", "--engine", "vllm", "--gpu-memory-utilization", "1.5"],
+        &["estimate", "--model", "llama-3.1-8b", "--gpus", "3", "--tp", "2"],
+        &["estimate", "--config", "/nonexistent/config.json"],
+    ] {
+        let out = headroom(args);
+        assert!(!out.status.success(), "{args:?} succeeded");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(err.trim().lines().count(), 1, "{args:?}: {err}");
+        assert!(err.starts_with("headroom: "), "{err}");
+    }
+}
+
+#[test]
+fn a_broken_config_names_the_field() {
+    let dir = std::env::temp_dir().join(format!("headroom-cli-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("config.json");
+    std::fs::write(&path, r#"{"model_type":"llama","hidden_size":4096,"num_hidden_layers":"thirty"}"#).unwrap();
+    let out = headroom(&["estimate", "--config", path.to_str().unwrap()]);
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("num_hidden_layers"));
+}

@@ -1,0 +1,142 @@
+//! `headroom diagnose` as a user runs it: the real binary on the parser's
+//! corpus (`shared/tests/fixtures/oom/`), its JSON contract (`docs/cli.md`),
+//! a plan given with the same flags as `estimate`, and one clear line on
+//! input it cannot read.
+
+use std::io::Write;
+use std::process::{Command, Output, Stdio};
+
+use serde_json::Value;
+
+const CORPUS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/tests/fixtures/oom");
+
+fn fixture(name: &str) -> String {
+    format!("{CORPUS}/{name}")
+}
+
+fn headroom(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_headroom")).args(args).output().expect("run headroom")
+}
+
+fn json(args: &[&str]) -> Value {
+    let out = headroom(args);
+    assert!(out.status.success(), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    serde_json::from_slice(&out.stdout).expect("JSON")
+}
+
+fn cause_ids(v: &Value) -> Vec<&str> {
+    v["causes"].as_array().unwrap().iter().map(|c| c["id"].as_str().unwrap()).collect()
+}
+
+#[test]
+fn json_has_the_figures_and_ranked_causes() {
+    let file = fixture("10-modern-several-processes.txt");
+    let v = json(&["diagnose", &file, "--json"]);
+    assert_eq!(v["schema_version"], 1);
+    assert_eq!(v["recognised"], true);
+    assert_eq!(v["kind"], "pytorch");
+    assert_eq!(v["requested_bytes"], 3_758_096_384_u64);
+    assert_eq!(v["gpu_index"], 2);
+    assert_eq!(v["total_bytes"], 84_986_665_370_u64);
+    assert_eq!(v["free_bytes"], 1_299_227_607_u64);
+    assert_eq!(v["allocated_bytes"], 19_112_604_467_u64);
+    assert_eq!(v["reserved_bytes"], 20_197_083_709_u64);
+    assert_eq!(v["reserved_unallocated_bytes"], 1_084_479_242_u64);
+    assert_eq!(v["processes"][0]["pid"], 31337);
+    assert_eq!(v["processes"][0]["used_bytes"], 43_078_521_979_u64);
+    assert_eq!(cause_ids(&v)[0], "other_processes");
+    let causes = v["causes"].as_array().unwrap();
+    for (i, c) in causes.iter().enumerate() {
+        assert_eq!(c["rank"], i + 1);
+        assert!(c["score"].as_u64().unwrap() <= 100);
+        assert!(!c["evidence"].as_array().unwrap().is_empty());
+    }
+    let fixes = v["fixes"].as_array().unwrap();
+    assert_eq!(fixes[0]["id"], "kill_process");
+    assert_eq!(fixes[0]["code"], "kill 31337");
+    assert_eq!(fixes[0]["saves_bytes"], 43_078_521_979_u64);
+    assert_eq!(v["checklist"].as_array().unwrap().len(), 5);
+    assert!(v.get("plan").is_none());
+}
+
+#[test]
+fn json_is_a_stable_contract() {
+    for (name, file) in [
+        ("diagnose_fragmentation", "16-modern-json-log-escaped.txt"),
+        ("diagnose_vllm_kv", "28-vllm-v1-kv-too-small-estimate.txt"),
+        ("diagnose_llama_weights", "33-llama-model-load.txt"),
+    ] {
+        let value = json(&["diagnose", &fixture(file), "--json"]);
+        insta::assert_json_snapshot!(name, value);
+    }
+}
+
+#[test]
+fn a_plan_uses_the_same_flags_as_estimate() {
+    let file = fixture("08-modern-basic.txt");
+    let v = json(&["diagnose", &file, "--model", "llama-3.1-70b", "--weights", "bf16", "--json"]);
+    assert_eq!(cause_ids(&v)[..2], ["too_large_overall", "weights_too_large"]);
+    assert_eq!(v["plan"]["model"], "Llama 3.1 70B Instruct");
+    assert_eq!(v["plan"]["fits"], false);
+    assert_eq!(v["plan"]["verdict"]["kind"], "does_not_fit_at_load");
+    let fixes: Vec<&str> = v["fixes"].as_array().unwrap().iter().map(|f| f["id"].as_str().unwrap()).collect();
+    assert!(fixes.contains(&"bigger_gpu") && fixes.contains(&"smaller_model"), "{fixes:?}");
+
+    let v = json(&[
+        "diagnose",
+        &file,
+        "--model",
+        "llama-3.1-8b",
+        "--max-new-tokens",
+        "4096",
+        "--concurrency",
+        "16",
+        "--json",
+    ]);
+    assert_eq!(cause_ids(&v)[0], "kv_cache_growth");
+    let fix = v["fixes"].as_array().unwrap().iter().find(|f| f["id"] == "max_new_tokens").expect("max_new_tokens");
+    assert_eq!(fix["fits"], true);
+    assert!(fix["code"].as_str().unwrap().starts_with("model.generate(**inputs, max_new_tokens="));
+}
+
+#[test]
+fn reads_standard_input_and_prints_text() {
+    let text = std::fs::read(fixture("12-modern-memory-fraction-allowed.txt")).unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_headroom"))
+        .args(["diagnose", "-"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(&text).unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("[memory_cap, score 85]"), "{stdout}");
+    assert!(stdout.contains("torch.cuda.set_per_process_memory_fraction(0.50)"), "{stdout}");
+    assert!(stdout.contains("Checklist:"), "{stdout}");
+}
+
+#[test]
+fn unreadable_or_unrecognised_input_exits_non_zero_with_one_line() {
+    let no_oom = fixture("40-no-oom-keyerror.txt");
+    for args in [
+        &["diagnose", "/nonexistent/oom.txt"][..],
+        &["diagnose", CORPUS],
+        &["diagnose", &no_oom],
+        &["diagnose", &no_oom, "--json"],
+        &["diagnose", &fixture("08-modern-basic.txt"), "--model", "no-such-model"],
+    ] {
+        let out = headroom(args);
+        assert!(!out.status.success(), "{args:?} succeeded");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(err.trim().lines().count(), 1, "{args:?}: {err}");
+        assert!(err.starts_with("headroom: "), "{err}");
+    }
+    // Unrecognised text still prints its (empty) diagnosis for scripts.
+    let out = headroom(&["diagnose", &no_oom, "--json"]);
+    let v: Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    assert_eq!(v["recognised"], false);
+    assert_eq!(v["causes"], Value::Array(Vec::new()));
+}

@@ -1,0 +1,16 @@
+//! The agent's one integration-test binary: the real server on port 0 with a
+//! real WebSocket client, the real NVML path through a fake library, and the
+//! protocol's JSON locked to `docs/protocol.md`.
+
+// Tests may unwrap (clippy.toml allows it in `#[test]` functions; this extends
+// it to their helpers).
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod cli;
+mod diagnose;
+mod http;
+mod nvml;
+mod protocol_doc;
+mod support;
+mod tls;
+mod ws;

@@ -1,0 +1,141 @@
+//! Every protocol message kind, serialized, must equal its example in
+//! `docs/protocol.md`, and every example must decode. Run with
+//! `UPDATE_PROTOCOL_DOC=1` to rewrite the examples after a deliberate change.
+
+use std::path::Path;
+
+use shared::protocol::*;
+
+fn json(value: impl serde::Serialize) -> serde_json::Value {
+    serde_json::to_value(value).unwrap()
+}
+
+fn examples() -> Vec<(&'static str, serde_json::Value)> {
+    let host = HostInfo {
+        agent_version: "0.1.0".into(),
+        hostname: "gpu1".into(),
+        driver_version: Field::Value("570.86.15".into()),
+        cuda_driver_version: Field::Value("12.8".into()),
+        simulated: false,
+        gpus: vec![GpuInfo {
+            index: 0,
+            uuid: Field::Value("GPU-5e6f4a1c-8d2b-4c3e-9f10-2a3b4c5d6e7f".into()),
+            name: Field::Value("NVIDIA H100 80GB HBM3".into()),
+            pci_bus_id: Field::Value("00000000:18:00.0".into()),
+            memory_total_bytes: Field::Value(85_520_809_984),
+            compute_mode: Field::Value(ComputeMode::Default),
+            mig_mode: Field::Unavailable(Unavailable::NotSupported),
+            catalog_id: None,
+        }],
+    };
+    let sample = Sample {
+        seq: 42,
+        timestamp_ms: 1_767_225_600_000,
+        processes_timestamp_ms: 1_767_225_599_000,
+        simulated: false,
+        gpus: vec![GpuSample {
+            index: 0,
+            memory: Field::Value(MemoryReading {
+                total_bytes: 85_520_809_984,
+                used_bytes: 32_212_254_720,
+                free_bytes: 52_771_684_352,
+                reserved_bytes: Field::Value(536_870_912),
+                source: MemorySource::NvmlV2,
+            }),
+            utilization: Field::Value(Utilization { gpu_pct: 87, memory_pct: 52 }),
+            temperature_c: Field::Value(71),
+            power_draw_mw: Field::Value(612_000),
+            power_limit_mw: Field::Value(700_000),
+            sm_clock_mhz: Field::Value(1980),
+            memory_clock_mhz: Field::Value(2619),
+            mig_instances: Field::Value(vec![]),
+            processes: Field::Value(vec![
+                GpuProcess {
+                    pid: 48_211,
+                    name: Field::Value("vllm".into()),
+                    container: Some("3f4e1c2b9a8d".into()),
+                    used_bytes: Field::Value(32_212_254_720),
+                    mig: None,
+                },
+                GpuProcess {
+                    pid: 51_007,
+                    name: Field::Unavailable(Unavailable::NotVisible),
+                    container: None,
+                    used_bytes: Field::Value(1_073_741_824),
+                    mig: None,
+                },
+            ]),
+        }],
+    };
+    vec![
+        (
+            "hello",
+            json(ClientMessage::Hello(Hello {
+                token: "3b1f0c9e8d7a6b5c4d3e2f1a0b9c8d7e".into(),
+                protocol_version: PROTOCOL_VERSION,
+                client: Some("headroom-web/0.1.0".into()),
+            })),
+        ),
+        ("subscribe", json(ClientMessage::Subscribe(Subscribe { interval_ms: 1000 }))),
+        (
+            "welcome",
+            json(ServerMessage::Welcome(Welcome {
+                protocol_version: PROTOCOL_VERSION,
+                host: host.clone(),
+                limits: Limits::default(),
+            })),
+        ),
+        ("sample", json(ServerMessage::Sample(sample.clone()))),
+        ("error", json(ServerMessage::error(ErrorCode::Unauthorized, "wrong or missing token"))),
+        ("snapshot", json(Snapshot { protocol_version: PROTOCOL_VERSION, host, sample })),
+        ("health", json(Health { status: "ok".into(), protocol_version: PROTOCOL_VERSION, simulated: false })),
+    ]
+}
+
+fn doc_path() -> std::path::PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs/protocol.md")
+}
+
+/// The JSON block after `<!-- example: NAME -->`: (start, end) of its body.
+fn block(doc: &str, name: &str) -> (usize, usize) {
+    let marker = format!("<!-- example: {name} -->\n```json\n");
+    let start =
+        doc.find(&marker).unwrap_or_else(|| panic!("docs/protocol.md lacks the `{name}` example")) + marker.len();
+    let end = start + doc[start..].find("```").unwrap();
+    (start, end)
+}
+
+#[test]
+fn every_message_kind_matches_docs_protocol_md() {
+    let mut doc = std::fs::read_to_string(doc_path()).unwrap();
+    let update = std::env::var_os("UPDATE_PROTOCOL_DOC").is_some();
+    let mut stale = Vec::new();
+    for (name, value) in examples() {
+        let expected = serde_json::to_string_pretty(&value).unwrap() + "\n";
+        let (start, end) = block(&doc, name);
+        if doc[start..end] != expected {
+            stale.push(name);
+            doc.replace_range(start..end, &expected);
+        }
+    }
+    if update {
+        std::fs::write(doc_path(), doc).unwrap();
+    } else {
+        assert!(stale.is_empty(), "docs/protocol.md is stale for {stale:?}; rerun with UPDATE_PROTOCOL_DOC=1");
+    }
+}
+
+#[test]
+fn every_documented_example_decodes() {
+    let doc = std::fs::read_to_string(doc_path()).unwrap();
+    for name in ["hello", "subscribe"] {
+        let (start, end) = block(&doc, name);
+        ClientMessage::decode(&doc[start..end]).unwrap_or_else(|e| panic!("{name}: {e}"));
+    }
+    for name in ["welcome", "sample", "error"] {
+        let (start, end) = block(&doc, name);
+        ServerMessage::decode(&doc[start..end]).unwrap_or_else(|e| panic!("{name}: {e}"));
+    }
+    let (start, end) = block(&doc, "snapshot");
+    serde_json::from_str::<Snapshot>(&doc[start..end]).unwrap();
+}
