@@ -164,10 +164,11 @@ pub(crate) fn verdict(p: &Prepared) -> Verdict {
     }
 }
 
-pub(crate) fn report(p: &Prepared) -> Option<EngineReport> {
+/// The engine's own figures; `verdict` is the plan's, already computed.
+pub(crate) fn report(p: &Prepared, verdict: Verdict) -> Option<EngineReport> {
     match p.scenario.engine {
         Engine::Transformers(_) => None,
-        Engine::Vllm(o) => Some(EngineReport::Vllm(vllm::report(p, o))),
+        Engine::Vllm(o) => Some(EngineReport::Vllm(vllm::report(p, o, verdict))),
         Engine::Sglang(o) => Some(EngineReport::Sglang(sglang::report(p, o))),
         Engine::LlamaCpp(o) => Some(EngineReport::LlamaCpp(llamacpp::report(p, o))),
     }

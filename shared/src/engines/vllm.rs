@@ -310,9 +310,7 @@ impl Budget {
     }
 
     fn group_slots(&self) -> u64 {
-        self.gpus
-            .first()
-            .map_or(0, |g| g.block_bytes.checked_div(self.layer_page_bytes).unwrap_or(0))
+        self.gpus.first().map_or(0, |g| g.block_bytes.checked_div(self.layer_page_bytes).unwrap_or(0))
     }
 }
 
@@ -374,7 +372,7 @@ pub(crate) fn verdict(p: &Prepared, o: Options) -> Verdict {
     Verdict::Fits { max_concurrency: p.max_concurrency() }
 }
 
-pub(crate) fn report(p: &Prepared, o: Options) -> Report {
+pub(crate) fn report(p: &Prepared, o: Options, verdict: Verdict) -> Report {
     let mml = default_max_model_len(p, o);
     let b = cached(p, o);
     let error = b.error(o.version);
@@ -406,7 +404,10 @@ pub(crate) fn report(p: &Prepared, o: Options) -> Report {
         num_gpu_blocks: b.num_blocks,
         kv_cache_tokens: tokens,
         max_concurrency: concurrency,
-        largest_max_model_len: error.as_ref().map(|_| largest_max_model_len(p, o, mml)),
+        largest_max_model_len: error.as_ref().map(|_| match verdict {
+            Verdict::EngineRefuses { largest_context, .. } => largest_context,
+            _ => largest_max_model_len(p, o, mml),
+        }),
         startup_error: error,
         per_gpu: b.gpus.clone(),
         log_lines,

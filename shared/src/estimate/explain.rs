@@ -184,7 +184,7 @@ pub(super) fn terms(
     terms
 }
 
-pub(super) fn warnings(p: &Prepared, per_gpu: &[GpuBudget]) -> Vec<String> {
+pub(super) fn warnings(p: &Prepared, per_gpu: &[GpuBudget], verdict: Verdict) -> Vec<String> {
     let model = p.model;
     let s = &p.scenario;
     let mut w = Vec::new();
@@ -212,8 +212,7 @@ pub(super) fn warnings(p: &Prepared, per_gpu: &[GpuBudget]) -> Vec<String> {
         w.push(imbalance);
     }
     match s.engine {
-        Engine::Vllm(_) if matches!(p.verdict(), Verdict::Fits { max_concurrency } if s.concurrency > max_concurrency) =>
-        {
+        Engine::Vllm(_) if matches!(verdict, Verdict::Fits { max_concurrency } if s.concurrency > max_concurrency) => {
             w.push(format!(
                 "{} concurrent requests asked, {} fit in the KV cache: vLLM queues or preempts the rest",
                 s.concurrency,

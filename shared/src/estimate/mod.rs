@@ -457,9 +457,9 @@ impl<'m> Prepared<'m> {
         let kv_demand_bytes = kv::sequence_bytes(&self.kv_layers, s.sequence_tokens(), None)
             .saturating_mul(s.concurrency)
             .saturating_mul(self.tp());
-        let report = engines::report(self);
+        let report = engines::report(self, verdict);
         let mut warnings = model.arch.warnings.clone();
-        warnings.extend(explain::warnings(self, &per_gpu));
+        warnings.extend(explain::warnings(self, &per_gpu, verdict));
         let (num_gpu_blocks, kv_cache_tokens, max_concurrency) = match &report {
             Some(EngineReport::Vllm(r)) => (Some(r.num_gpu_blocks), Some(r.kv_cache_tokens), Some(r.max_concurrency)),
             _ => (None, None, None),
