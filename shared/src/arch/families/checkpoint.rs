@@ -1,0 +1,94 @@
+//! The checkpoint's own storage: `torch_dtype`/`dtype` and `quantization_config`.
+
+use crate::arch::fields::{ConfigError, Fields};
+use crate::arch::{CheckpointDtype, CheckpointQuant};
+
+use super::invalid;
+
+pub(super) fn dtype(f: Fields) -> Option<CheckpointDtype> {
+    match f.opt_str("torch_dtype").or_else(|| f.opt_str("dtype"))? {
+        "float32" => Some(CheckpointDtype::F32),
+        "float16" => Some(CheckpointDtype::F16),
+        "bfloat16" => Some(CheckpointDtype::Bf16),
+        s if s.starts_with("float8") => Some(CheckpointDtype::Fp8),
+        _ => None,
+    }
+}
+
+pub(super) fn quantization(root: Fields, warnings: &mut Vec<String>) -> Result<Option<CheckpointQuant>, ConfigError> {
+    let Some(q) = root.object("quantization_config") else { return Ok(None) };
+    let q = Fields::new(q, "quantization_config");
+    let bits = |keys: &[&str]| -> Result<u8, ConfigError> {
+        for k in keys {
+            if let Some(b) = q.opt_u64(k)? {
+                return u8::try_from(b)
+                    .ok()
+                    .filter(|b| (2..=8).contains(b))
+                    .ok_or_else(|| invalid(q, k, format!("{b} bits is not supported")));
+            }
+        }
+        Ok(4)
+    };
+    let group = |keys: &[&str]| -> Result<u32, ConfigError> {
+        for k in keys {
+            // GPTQ writes -1 for one group per column; count it as a very large group.
+            if let Some(serde_json::Value::Number(n)) = q.value(k) {
+                return Ok(match n.as_i64() {
+                    Some(g) if g > 0 => u32::try_from(g).unwrap_or(u32::MAX),
+                    _ => u32::MAX,
+                });
+            }
+        }
+        Ok(128)
+    };
+    let method = q.opt_str("quant_method").unwrap_or_default();
+    Ok(match method {
+        "gptq" => Some(CheckpointQuant::Gptq { bits: bits(&["bits"])?, group_size: group(&["group_size"])? }),
+        "awq" => Some(CheckpointQuant::Awq {
+            bits: bits(&["bits", "w_bit"])?,
+            group_size: group(&["group_size", "q_group_size"])?,
+        }),
+        "fp8" | "fbgemm_fp8" => {
+            let block = q
+                .index_list("weight_block_size")
+                .ok()
+                .and_then(|b| b.first().copied())
+                .and_then(|b| u32::try_from(b).ok());
+            Some(CheckpointQuant::Fp8 { block })
+        }
+        "bitsandbytes" if q.bool_or("load_in_4bit", false)? => Some(CheckpointQuant::BitsAndBytes4 {
+            double_quant: q.bool_or("bnb_4bit_use_double_quant", false)?,
+            nf4: q.opt_str("bnb_4bit_quant_type") != Some("fp4"),
+        }),
+        "bitsandbytes" if q.bool_or("load_in_8bit", false)? => Some(CheckpointQuant::BitsAndBytes8),
+        "compressed-tensors" => compressed_tensors(q, warnings),
+        other => {
+            warnings.push(format!("quantization method `{other}` is not modelled: the weight format defaults to the checkpoint dtype; choose a format explicitly"));
+            None
+        }
+    })
+}
+
+/// llm-compressor's `compressed-tensors`: read the first weight scheme.
+fn compressed_tensors(q: Fields, warnings: &mut Vec<String>) -> Option<CheckpointQuant> {
+    let weights = q
+        .object("config_groups")
+        .and_then(|groups| groups.values().next())
+        .and_then(|g| g.get("weights"))
+        .and_then(|w| w.as_object());
+    let Some(w) = weights else {
+        warnings.push("compressed-tensors config without weight scheme: not modelled".into());
+        return None;
+    };
+    let bits = w.get("num_bits").and_then(|b| b.as_u64()).unwrap_or(8);
+    let kind = w.get("type").and_then(|t| t.as_str()).unwrap_or("int");
+    let group = w.get("group_size").and_then(|g| g.as_u64()).and_then(|g| u32::try_from(g).ok());
+    match (kind, bits) {
+        ("float", 8) => Some(CheckpointQuant::Fp8 { block: None }),
+        ("int", 4 | 8) => Some(CheckpointQuant::Gptq { bits: bits as u8, group_size: group.unwrap_or(u32::MAX) }),
+        _ => {
+            warnings.push(format!("compressed-tensors {kind}{bits} is not modelled"));
+            None
+        }
+    }
+}

@@ -1,0 +1,64 @@
+//! DeepSeek-V2/V3 and Kimi-K2: multi-head latent attention, routed and shared
+//! experts, dense first layers.
+
+use crate::arch::fields::{ConfigError, Fields, MAX_DIM};
+use crate::arch::{AttentionKind, Family, Ffn, LayerAttention, LayerSpec, Mla, Moe, NormKind, TextModel};
+
+pub(super) fn deepseek(family: Family, f: Fields) -> Result<TextModel, ConfigError> {
+    let hidden = f.dim("hidden_size")?;
+    let num_layers = f.layers("num_hidden_layers")?;
+    let heads = f.dim("num_attention_heads")?;
+    let mla = Mla {
+        q_lora_rank: f.opt_dim("q_lora_rank", MAX_DIM)?,
+        kv_lora_rank: f.dim("kv_lora_rank")?,
+        qk_nope_head_dim: f.dim("qk_nope_head_dim")?,
+        qk_rope_head_dim: f.dim("qk_rope_head_dim")?,
+        v_head_dim: f.dim("v_head_dim")?,
+    };
+    let n_routed = f.count_or("n_routed_experts", 0)?;
+    let first_dense = f.count_or("first_k_dense_replace", 0)?;
+    let freq = f.count_or("moe_layer_freq", 1)?.max(1);
+    let moe = (n_routed > 0)
+        .then(|| -> Result<Moe, ConfigError> {
+            let expert = f.dim("moe_intermediate_size")?;
+            Ok(Moe {
+                num_experts: n_routed,
+                experts_per_token: f.dim_or("num_experts_per_tok", 1)?,
+                expert_intermediate_size: expert,
+                shared_intermediate_size: expert.saturating_mul(f.count_or("n_shared_experts", 0)?),
+                shared_expert_gate: false,
+                // DeepSeek-V3's `noaux_tc` routing keeps an `e_score_correction_bias`.
+                router_bias: family == Family::DeepseekV3 || f.opt_str("topk_method") == Some("noaux_tc"),
+            })
+        })
+        .transpose()?;
+    let layers = (0..num_layers)
+        .map(|i| LayerSpec {
+            attention: LayerAttention::Full,
+            ffn: if moe.is_some() && i >= first_dense && i % freq == 0 { Ffn::Moe } else { Ffn::Dense },
+        })
+        .collect();
+    Ok(TextModel {
+        hidden_size: hidden,
+        vocab_size: f.dim("vocab_size")?,
+        embedding_rows: f.dim("vocab_size")?,
+        num_heads: heads,
+        num_kv_heads: heads,
+        head_dim: mla.qk_nope_head_dim.saturating_add(mla.qk_rope_head_dim),
+        v_head_dim: mla.v_head_dim,
+        intermediate_size: f.dim("intermediate_size")?,
+        attention: AttentionKind::Mla(mla),
+        mlp_gated: true,
+        mlp_bias: false,
+        norm: NormKind::Rms,
+        norms_per_layer: 2,
+        qk_norm: false,
+        final_norm: true,
+        moe,
+        tie_word_embeddings: f.bool_or("tie_word_embeddings", false)?,
+        learned_positions: 0,
+        embed_proj_dim: None,
+        max_position_embeddings: f.opt_u64("max_position_embeddings")?,
+        layers,
+    })
+}

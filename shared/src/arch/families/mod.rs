@@ -1,0 +1,124 @@
+//! Reading each family's `config.json` into a [`TextModel`], with the defaults
+//! of the matching transformers config class where the published configs leave
+//! keys out (e.g. `GemmaConfig` ties embeddings, `MistralConfig` slides over
+//! 4096 tokens unless `sliding_window` is present).
+
+mod checkpoint;
+mod classic;
+mod decoder;
+mod deepseek;
+
+use serde_json::{Map, Value};
+
+use super::fields::{ConfigError, Fields};
+use super::{Architecture, Family, TextModel, vision};
+use checkpoint::{dtype, quantization};
+use classic::{falcon, gpt_neox, gpt2, opt};
+use decoder::decoder;
+use deepseek::deepseek;
+
+pub(super) fn read(map: &Map<String, Value>) -> Result<Architecture, ConfigError> {
+    let root = Fields::new(map, "");
+    let model_type = root.opt_str("model_type").unwrap_or_default().to_owned();
+    let architectures = root.str_list("architectures")?;
+    let mut warnings = Vec::new();
+    let family = detect(&model_type, &architectures).unwrap_or_else(|| {
+        warnings.push(format!(
+            "unknown architecture `{}`: read through the generic fields (hidden_size, \
+             num_hidden_layers, num_attention_heads, num_key_value_heads, intermediate_size, \
+             vocab_size) as a Llama-style decoder; the count may be off",
+            if model_type.is_empty() { "(no model_type)" } else { &model_type }
+        ));
+        Family::Generic
+    });
+    let text_map = root.object("text_config");
+    let text_fields = text_map.map_or(root, |m| Fields::new(m, "text_config"));
+    let text = read_text(family, text_fields, &mut warnings)?;
+    let vision = vision::read(family, root, &text)?;
+    if root.has("vision_config") && vision.is_none() {
+        warnings.push("`vision_config` of an unsupported kind: the vision tower is not counted".into());
+    }
+    let checkpoint_dtype = dtype(root).or_else(|| dtype(text_fields));
+    let quantization = quantization(root, &mut warnings)?;
+    if family == Family::DeepseekV3 && root.count_or("num_nextn_predict_layers", 0)? > 0 {
+        warnings.push(
+            "the checkpoint also ships a multi-token-prediction layer (`num_nextn_predict_layers`), \
+             which transformers and vLLM do not load by default; it is not counted"
+                .into(),
+        );
+    }
+    Ok(Architecture { family, model_type, text, vision, checkpoint_dtype, quantization, warnings })
+}
+
+fn detect(model_type: &str, architectures: &[&str]) -> Option<Family> {
+    let by_type = match model_type {
+        "llama" => Some(Family::Llama),
+        "mllama" => Some(Family::Mllama),
+        "mistral" => Some(Family::Mistral),
+        "mixtral" => Some(Family::Mixtral),
+        "qwen2" => Some(Family::Qwen2),
+        "qwen2_moe" => Some(Family::Qwen2Moe),
+        "qwen2_vl" | "qwen2_5_vl" => Some(Family::Qwen2Vl),
+        "qwen3" => Some(Family::Qwen3),
+        "qwen3_moe" => Some(Family::Qwen3Moe),
+        "gemma" => Some(Family::Gemma),
+        "gemma2" => Some(Family::Gemma2),
+        "gemma3" | "gemma3_text" => Some(Family::Gemma3),
+        "phi3" => Some(Family::Phi3),
+        "deepseek_v2" => Some(Family::DeepseekV2),
+        "deepseek_v3" | "kimi_k2" => Some(Family::DeepseekV3),
+        "gpt2" => Some(Family::Gpt2),
+        "gpt_neox" => Some(Family::GptNeox),
+        "falcon" | "RefinedWeb" | "RefinedWebModel" => Some(Family::Falcon),
+        "opt" => Some(Family::Opt),
+        _ => None,
+    };
+    // Some repos leave `model_type` out or use a custom one; the class name
+    // in `architectures` still tells the family.
+    by_type.or_else(|| {
+        architectures.iter().find_map(|a| match *a {
+            "LlamaForCausalLM" => Some(Family::Llama),
+            "MistralForCausalLM" => Some(Family::Mistral),
+            "MixtralForCausalLM" => Some(Family::Mixtral),
+            "Qwen2ForCausalLM" => Some(Family::Qwen2),
+            "Qwen3ForCausalLM" => Some(Family::Qwen3),
+            "DeepseekV3ForCausalLM" => Some(Family::DeepseekV3),
+            "FalconForCausalLM" => Some(Family::Falcon),
+            _ => None,
+        })
+    })
+}
+
+fn read_text(family: Family, f: Fields, warnings: &mut Vec<String>) -> Result<TextModel, ConfigError> {
+    use Family::*;
+    match family {
+        Gpt2 => gpt2(f),
+        GptNeox => gpt_neox(f),
+        Falcon => falcon(f),
+        Opt => opt(f),
+        DeepseekV2 | DeepseekV3 => deepseek(family, f),
+        _ => decoder(family, f, warnings),
+    }
+}
+
+pub(super) fn per_head(f: Fields, hidden: u64, heads: u64) -> Result<u64, ConfigError> {
+    if !hidden.is_multiple_of(heads) {
+        return Err(invalid(f, "num_attention_heads", format!("{heads} heads do not divide hidden size {hidden}")));
+    }
+    Ok(hidden / heads)
+}
+
+pub(super) fn check_heads(f: Fields, heads: u64, kv_heads: u64) -> Result<(), ConfigError> {
+    if kv_heads > heads || !heads.is_multiple_of(kv_heads) {
+        return Err(invalid(
+            f,
+            "num_key_value_heads",
+            format!("{kv_heads} key/value heads cannot be shared by {heads} query heads"),
+        ));
+    }
+    Ok(())
+}
+
+pub(super) fn invalid(f: Fields, key: &str, reason: String) -> ConfigError {
+    ConfigError::Invalid { field: f.path(key), reason }
+}
