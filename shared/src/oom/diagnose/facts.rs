@@ -1,0 +1,172 @@
+//! Facts: the error's figures, completed from the live readings.
+
+use super::text::{gib, pct};
+use super::{DiagnoseContext, LiveGpu};
+use crate::estimate::CUDA_CONTEXT_BYTES;
+use crate::oom::{GpuBackend, OomKind, OomReport};
+use crate::units::MIB;
+
+/// Another holder of memory on the failing GPU.
+#[derive(Debug, Clone)]
+pub(super) struct Holder {
+    pub(super) pid: Option<u32>,
+    pub(super) name: Option<String>,
+    pub(super) bytes: u64,
+    /// Read by the agent now rather than listed by the error.
+    pub(super) now: bool,
+}
+
+impl Holder {
+    pub(super) fn who(&self) -> String {
+        match (&self.pid, &self.name) {
+            (Some(pid), Some(name)) => format!("process {pid} ({name})"),
+            (Some(pid), None) => format!("process {pid}"),
+            (None, _) => "another process".into(),
+        }
+    }
+}
+
+#[derive(Debug)]
+pub(super) struct Facts<'r> {
+    pub(super) r: &'r OomReport,
+    /// The GPU's capacity: the error's, else the live reading's.
+    pub(super) total: Option<u64>,
+    pub(super) free: Option<u64>,
+    pub(super) requested: Option<u64>,
+    /// What was missing: requested − free (0 when the free memory would have held it).
+    pub(super) shortage: Option<u64>,
+    /// This process's use of the GPU.
+    pub(super) this_process: Option<u64>,
+    pub(super) others: Vec<Holder>,
+    /// Held outside this process and not listed (other containers, users, the
+    /// display server), when it is large enough to matter.
+    pub(super) unlisted: u64,
+    pub(super) live: Option<&'r LiveGpu>,
+    /// Every live GPU, for comparing GPUs of a split.
+    pub(super) all_live: &'r [LiveGpu],
+    /// Whether a plan is known: its exact fixes then replace the generic ones.
+    pub(super) has_plan: bool,
+    /// The plan's repository, for code snippets.
+    pub(super) repo: String,
+    pub(super) notes: Vec<String>,
+}
+
+impl<'r> Facts<'r> {
+    pub(super) fn new(r: &'r OomReport, ctx: &DiagnoseContext<'r>) -> Self {
+        let live = match r.gpu_index {
+            Some(i) => ctx.live.iter().find(|g| g.index == i),
+            None if ctx.live.len() == 1 => ctx.live.first(),
+            None => None,
+        };
+        let mut notes = Vec::new();
+        let total = r.total_bytes.or(live.map(|g| g.total_bytes)).filter(|&t| t > 0);
+        if r.total_bytes.is_none()
+            && let Some(t) = total
+        {
+            notes.push(format!("The GPU's capacity ({}) is the agent's live reading.", gib(t)));
+        }
+        let requested = r.requested_bytes;
+        let shortage = match (requested, r.free_bytes) {
+            (Some(q), Some(f)) => Some(q.saturating_sub(f)),
+            _ => None,
+        };
+        // PyTorch lists this process as "Process P" when it runs in another PID
+        // namespace (a container): the listed process that holds at least
+        // everything PyTorch reserved is this one.
+        let mut self_pid = None;
+        let mut this_process = r.process_in_use_bytes;
+        if this_process.is_none()
+            && let Some(reserved) = r.reserved_bytes.or(r.allocated_bytes)
+            && let Some(p) =
+                r.processes.iter().filter(|p| p.used_bytes.is_some_and(|u| u >= reserved)).max_by_key(|p| p.used_bytes)
+        {
+            self_pid = p.pid;
+            this_process = p.used_bytes;
+            notes.push(format!(
+                "Process {} holds at least everything PyTorch reserved, so it is taken to be the process that failed.",
+                p.pid.map_or("?".into(), |p| p.to_string())
+            ));
+        }
+        let mut others: Vec<Holder> = r
+            .processes
+            .iter()
+            .filter(|p| self_pid.is_none() || p.pid != self_pid)
+            .filter_map(|p| Some(Holder { pid: p.pid, name: None, bytes: p.used_bytes?, now: false }))
+            .collect();
+        let estimated_self = this_process.or(r.reserved_bytes.map(|v| v.saturating_add(CUDA_CONTEXT_BYTES)));
+        if let Some(g) = live {
+            for p in &g.processes {
+                if let Some(h) = others.iter_mut().find(|h| h.pid == Some(p.pid)) {
+                    h.name = h.name.take().or(p.name.clone());
+                    continue;
+                }
+                if Some(p.pid) == self_pid {
+                    continue;
+                }
+                // A live process using what the failing one used is most likely it
+                // (a notebook kernel still alive), seen from another PID namespace.
+                if estimated_self.is_some_and(|s| p.used_bytes.abs_diff(s) <= s / 20) {
+                    notes.push(format!(
+                        "Process {} holds about what the failing process held ({}): taken to be that process, still running.",
+                        p.pid,
+                        gib(p.used_bytes)
+                    ));
+                    continue;
+                }
+                others.push(Holder { pid: Some(p.pid), name: p.name.clone(), bytes: p.used_bytes, now: true });
+            }
+        }
+        let listed: u64 = others.iter().filter(|h| !h.now).map(|h| h.bytes).fold(0, u64::saturating_add);
+        let unlisted = match (total, r.free_bytes, estimated_self) {
+            (Some(t), Some(f), Some(me)) => {
+                let rest = t.saturating_sub(f).saturating_sub(me).saturating_sub(listed);
+                if rest >= 512 * MIB && rest >= t / 50 { rest } else { 0 }
+            }
+            _ => 0,
+        };
+        Self {
+            r,
+            total,
+            free: r.free_bytes,
+            requested,
+            shortage,
+            this_process,
+            others,
+            unlisted,
+            live,
+            all_live: ctx.live,
+            has_plan: ctx.plan.is_some(),
+            repo: ctx.plan.and_then(|p| p.model.repo.clone()).unwrap_or_else(|| "MODEL_ID".into()),
+            notes,
+        }
+    }
+
+    pub(super) fn others_total(&self) -> u64 {
+        self.others.iter().map(|h| h.bytes).fold(self.unlisted, u64::saturating_add)
+    }
+
+    /// `x` as a share of the GPU: "18 %" (one decimal under 10 %).
+    pub(super) fn share(&self, x: u64) -> Option<String> {
+        self.total.map(|t| pct(x, t))
+    }
+
+    pub(super) fn is_legacy(&self) -> bool {
+        self.r.kind == Some(OomKind::PytorchLegacy)
+    }
+
+    pub(super) fn alloc_conf(&self) -> &'static str {
+        match self.r.backend {
+            Some(GpuBackend::Hip) => "PYTORCH_HIP_ALLOC_CONF",
+            _ => "PYTORCH_CUDA_ALLOC_CONF",
+        }
+    }
+
+    pub(super) fn gpu_label(&self) -> String {
+        match (self.r.gpu_index, self.total) {
+            (Some(i), Some(t)) => format!("GPU {i} ({})", gib(t)),
+            (Some(i), None) => format!("GPU {i}"),
+            (None, Some(t)) => format!("the {} GPU", gib(t)),
+            (None, None) => "the GPU".into(),
+        }
+    }
+}

@@ -1,0 +1,47 @@
+//! Rules from the error's figures.
+
+mod gpus;
+mod leftovers;
+mod llama_cpp;
+mod pytorch;
+mod vllm;
+
+use crate::oom::OomKind;
+use crate::oom::diagnose::CauseId;
+use crate::oom::diagnose::board::Board;
+use crate::oom::diagnose::facts::Facts;
+pub(super) use gpus::several_gpus;
+use leftovers::inspect_fix;
+pub(super) use leftovers::leftovers;
+use llama_cpp::llama_cpp;
+use pytorch::pytorch_workload;
+use vllm::{vllm_kv_too_small, vllm_max_seq_len, vllm_no_cache_blocks};
+
+/// Steps 1–3 from the error alone: what this process's own memory is made of.
+pub(super) fn from_the_error(f: &Facts, b: &mut Board) {
+    match f.r.kind {
+        Some(OomKind::Pytorch | OomKind::PytorchLegacy) => pytorch_workload(f, b),
+        Some(OomKind::CudaError) => {
+            b.add(
+                CauseId::TooLargeOverall,
+                40,
+                "the error came from the CUDA runtime or a library (cuBLAS, NCCL), outside PyTorch's cache and \
+                 without figures: the GPU was already full when a context or workspace needed memory"
+                    .into(),
+            );
+            if !b.has(CauseId::OtherProcesses) {
+                b.add(
+                    CauseId::OtherProcesses,
+                    30,
+                    "without figures, memory held by other processes cannot be ruled out".into(),
+                );
+            }
+            inspect_fix(b, None);
+        }
+        Some(OomKind::VllmMaxSeqLen) => vllm_max_seq_len(f, b),
+        Some(OomKind::VllmKvCacheTooSmall) => vllm_kv_too_small(f, b),
+        Some(OomKind::VllmNoCacheBlocks) => vllm_no_cache_blocks(f, b),
+        Some(OomKind::LlamaCpp) => llama_cpp(f, b),
+        None => {}
+    }
+}

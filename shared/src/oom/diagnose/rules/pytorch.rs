@@ -1,0 +1,163 @@
+//! Steps 1–3 for PyTorch's messages: the workload, CUDA graphs' private pools, a bigger GPU.
+
+use crate::catalog;
+use crate::fixes::GivesUp;
+use crate::oom::diagnose::board::{Board, fix};
+use crate::oom::diagnose::facts::Facts;
+use crate::oom::diagnose::text::{gib, pct, times};
+use crate::oom::diagnose::{CauseId, FixId};
+
+pub(super) fn pytorch_workload(f: &Facts, b: &mut Board) {
+    let (Some(q), Some(t)) = (f.requested, f.total.filter(|&t| t > 0)) else { return };
+    let shortage = f.shortage.unwrap_or(0);
+    if q > t {
+        b.add(
+            CauseId::TooLargeOverall,
+            95,
+            format!(
+                "a single allocation of {} is {} the GPU's {}: no setting can make it fit",
+                gib(q),
+                times(q, t),
+                gib(t)
+            ),
+        );
+        b.fix(fix(
+            FixId::SmallerBatch,
+            CauseId::TooLargeOverall,
+            "Compute it in chunks that each fit".into(),
+            GivesUp::Speed,
+            Some(q.saturating_sub(f.free.unwrap_or(0))),
+            "for chunk in torch.split(inputs, chunk_size):  # each chunk's result well under the free memory\n    ..."
+                .into(),
+        ));
+        bigger_gpu_from_figures(f, b, q.saturating_add(f.this_process.unwrap_or(0)));
+        return;
+    }
+    if shortage == 0 {
+        return;
+    }
+    let leftovers = f.r.reserved_unallocated_bytes.unwrap_or(0).saturating_add(f.others_total());
+    let covered = leftovers >= shortage;
+    let mine = f.this_process.or(f.r.reserved_bytes).or(f.r.allocated_bytes).unwrap_or(0);
+    let request_share = q as f64 / t as f64;
+    if request_share < 0.02 {
+        if mine >= t / 2 {
+            b.add(
+                CauseId::KvCacheGrowth,
+                60,
+                format!(
+                    "the failing request is only {} ({} of the GPU) while this process holds {} ({}): memory filled \
+                     up step by step, the signature of a KV cache growing token by token",
+                    gib(q),
+                    pct(q, t),
+                    gib(mine),
+                    pct(mine, t)
+                ),
+            );
+        } else {
+            b.add(
+                CauseId::KvCacheGrowth,
+                30,
+                format!("the failing request is only {} ({} of the GPU)", gib(q), pct(q, t)),
+            );
+        }
+    } else {
+        let score = 45 + (50.0 * request_share).min(30.0) as u32;
+        b.add(
+            CauseId::KvCacheGrowth,
+            if covered { score.saturating_sub(5) } else { score },
+            format!(
+                "a single allocation of {} = {} of the GPU: activations or cache for a long input or a large batch",
+                gib(q),
+                pct(q, t)
+            ),
+        );
+        b.fix(fix(
+            FixId::SmallerBatch,
+            CauseId::KvCacheGrowth,
+            "Send fewer or shorter sequences at once".into(),
+            GivesUp::Length,
+            Some(shortage),
+            "# split the batch: for chunk in batches_of(n): model.generate(**chunk, ...)".into(),
+        ));
+    }
+    if !covered {
+        b.add(
+            CauseId::KvCacheGrowth,
+            45,
+            format!(
+                "the {} that was missing is more than the {} of leftovers (reserved but unallocated, other \
+                 processes): this process's own tensors need more than the GPU has",
+                gib(shortage),
+                gib(leftovers)
+            ),
+        );
+    }
+    private_pools(f, b, t);
+    if f.has_plan {
+        // The plan's own fixes carry exact figures.
+        return;
+    }
+    b.fix(fix(
+        FixId::MaxNewTokens,
+        CauseId::KvCacheGrowth,
+        "Generate fewer new tokens (the cache grows with every token); --model and the plan flags give the exact limit"
+            .into(),
+        GivesUp::Length,
+        None,
+        "model.generate(**inputs, max_new_tokens=...)  # fewer than now".into(),
+    ));
+    b.fix(fix(
+        FixId::KvCacheDtype,
+        CauseId::KvCacheGrowth,
+        "Quantise the KV cache to 4 bits (about a quarter of a 16-bit cache)".into(),
+        GivesUp::CachePrecision,
+        None,
+        "model.generate(**inputs, cache_implementation=\"quantized\", cache_config={\"backend\": \"quanto\", \"nbits\": 4})"
+            .into(),
+    ));
+}
+
+/// CUDA graphs' private pools, as vLLM and `torch.compile` capture them.
+fn private_pools(f: &Facts, b: &mut Board, t: u64) {
+    if let Some(pools) = f.r.private_pool_bytes.filter(|&p| p > 0) {
+        b.add(
+            CauseId::TooLargeOverall,
+            35,
+            format!(
+                "CUDA graphs hold {} ({}) in private pools, on top of the model and cache",
+                gib(pools),
+                pct(pools, t)
+            ),
+        );
+        b.fix(fix(
+            FixId::EnforceEager,
+            CauseId::TooLargeOverall,
+            "Run without CUDA graphs (vLLM), or lower --gpu-memory-utilization to leave room for capturing them".into(),
+            GivesUp::Speed,
+            Some(pools),
+            "vllm serve ... --enforce-eager".into(),
+        ));
+    }
+}
+
+/// The smallest catalog GPU with at least `need` bytes, as a fix.
+fn bigger_gpu_from_figures(f: &Facts, b: &mut Board, need: u64) {
+    let current = f.total.unwrap_or(0);
+    match catalog::gpus().iter().find(|g| g.memory_bytes >= need && g.memory_bytes > current) {
+        Some(g) => b.fix(fix(
+            FixId::BiggerGpu,
+            CauseId::TooLargeOverall,
+            format!(
+                "A GPU with at least {}: the {} ({}) is the smallest in the catalog",
+                gib(need),
+                g.name,
+                g.memory_label
+            ),
+            GivesUp::Money,
+            None,
+            format!("# rent or use a {} ({} as the driver reports it)", g.name, gib(g.memory_bytes)),
+        )),
+        None => b.notes.push(format!("No GPU in the catalog has {}: split the work or use several GPUs.", gib(need))),
+    }
+}

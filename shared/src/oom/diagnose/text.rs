@@ -1,0 +1,32 @@
+//! Small formatting helpers.
+
+use crate::units::{UnitSystem, format_bytes};
+
+pub(super) fn gib(bytes: u64) -> String {
+    format_bytes(bytes, UnitSystem::Binary)
+}
+
+/// `x / of` as a percentage: one decimal under 10 %.
+pub(super) fn pct(x: u64, of: u64) -> String {
+    let p = x as f64 * 100.0 / of.max(1) as f64;
+    if p < 10.0 { format!("{p:.1} %") } else { format!("{p:.0} %") }
+}
+
+/// `x / of` as a factor: "5.5×".
+pub(super) fn times(x: u64, of: u64) -> String {
+    format!("{:.1}×", x as f64 / of.max(1) as f64)
+}
+
+pub(super) fn lower_first(s: &str) -> String {
+    let mut c = s.chars();
+    c.next().map_or(String::new(), |first| first.to_lowercase().chain(c).collect())
+}
+
+pub(super) fn capitalise(s: &str) -> String {
+    let mut c = s.chars();
+    let mut out: String = c.next().map_or(String::new(), |first| first.to_uppercase().chain(c).collect());
+    if !out.ends_with('.') {
+        out.push('.');
+    }
+    out
+}
