@@ -50,7 +50,8 @@ pub struct Fix {
     pub kind: FixKind,
     pub title: String,
     pub gives_up: GivesUp,
-    /// Memory saved on the fullest GPU compared with the current plan.
+    /// How much closer to fitting the change brings the tightest GPU: memory
+    /// freed, or capacity added (a bigger GPU, a larger utilization share).
     pub saves_bytes: u64,
     /// Whether the plan fits with this change alone.
     pub fits: bool,
@@ -61,30 +62,42 @@ pub struct Fix {
     pub scenario: Scenario,
 }
 
-/// Bytes the plan needs on its fullest GPU (relative to that GPU's capacity),
-/// in the engine's own terms: what it allocates (transformers, llama.cpp), or
-/// what it would need for the requested work (vLLM, SGLang pre-allocate a fixed share).
-fn demand(model: &Model, s: &Scenario) -> u64 {
+/// How far the plan is from fitting on its tightest GPU: the bytes it needs
+/// minus the bytes the engine may use there (signed: negative when it fits).
+///
+/// "Needs" is what the engine allocates (transformers, llama.cpp), or for
+/// engines that pre-allocate a fixed share (vLLM, SGLang) what the requested
+/// work needs: weights, activations, overhead and the KV cache of the
+/// sequences at their length. "May use" is the capacity, or the share the
+/// engine takes of it (`gpu_memory_utilization`, `mem_fraction_static`) plus
+/// the overhead it keeps outside that share.
+fn gap(model: &Model, s: &Scenario) -> i128 {
     let p = Prepared::new(model, s.clone());
-    match s.engine.kind() {
-        EngineKind::Vllm | EngineKind::Sglang => (0..s.gpus.len())
-            .map(|g| {
-                let parts = p.peak(g, s.concurrency);
-                let per_token = crate::kv::bytes_per_token(p.stage_kv(p.stage(g)));
-                let len = match s.engine {
-                    Engine::Vllm(o) => {
-                        o.max_model_len.or(model.arch.text.max_position_embeddings).unwrap_or(s.sequence_tokens())
-                    }
-                    _ => s.sequence_tokens(),
-                };
-                parts.weights.saturating_add(parts.activations).saturating_add(parts.overhead).saturating_add(
-                    per_token.saturating_mul(len.max(s.sequence_tokens())).saturating_mul(s.concurrency),
-                )
-            })
-            .max()
-            .unwrap_or(0),
-        _ => (0..s.gpus.len()).map(|g| p.peak(g, s.concurrency).total()).max().unwrap_or(0),
-    }
+    (0..s.gpus.len())
+        .map(|g| {
+            let parts = p.peak(g, s.concurrency);
+            let cap = s.gpus[g].capacity_bytes as f64;
+            let per_token = crate::kv::bytes_per_token(p.stage_kv(p.stage(g)));
+            let work = |len: u64| per_token.saturating_mul(len).saturating_mul(s.concurrency);
+            let fixed = parts.weights.saturating_add(parts.activations).saturating_add(parts.overhead);
+            let (need, usable) = match s.engine {
+                Engine::Vllm(o) => {
+                    let len =
+                        o.max_model_len.or(model.arch.text.max_position_embeddings).unwrap_or(s.sequence_tokens());
+                    let util = o.gpu_memory_utilization.unwrap_or_else(|| o.version.default_utilization());
+                    (fixed.saturating_add(work(len.max(s.sequence_tokens()))), cap * util + parts.overhead as f64)
+                }
+                Engine::Sglang(o) => {
+                    let fraction =
+                        o.mem_fraction_static.unwrap_or_else(|| crate::engines::sglang::default_mem_fraction(p.tp()));
+                    (fixed.saturating_add(work(s.sequence_tokens())), cap * fraction + parts.activations as f64)
+                }
+                _ => (parts.total(), cap),
+            };
+            i128::from(need) - usable as i128
+        })
+        .max()
+        .unwrap_or(0)
 }
 
 fn repo(model: &Model) -> String {
@@ -97,12 +110,13 @@ pub fn fixes(model: &Model, s: &Scenario) -> Vec<Fix> {
     if matches!(verdict, Verdict::Fits { max_concurrency } if max_concurrency >= s.concurrency) {
         return Vec::new();
     }
-    let before = demand(model, s);
+    let before = gap(model, s);
     let mut out: Vec<Fix> = Vec::new();
     let mut push = |kind, title: String, gives_up, scenario: Scenario, code: String| {
         let fits = solve::fits(model, &scenario);
-        let after = demand(model, &scenario);
-        out.push(Fix { kind, title, gives_up, saves_bytes: before.saturating_sub(after), fits, code, scenario });
+        let after = gap(model, &scenario);
+        let saves_bytes = u64::try_from((before - after).max(0)).unwrap_or(u64::MAX);
+        out.push(Fix { kind, title, gives_up, saves_bytes, fits, code, scenario });
     };
     let engine = s.engine.kind();
     let repo = repo(model);
