@@ -31,7 +31,8 @@ fn estimates(c: &mut Criterion) {
 
 fn sweep(c: &mut Criterion) {
     let llama = model("llama-3.1-8b");
-    let formats = ["bf16", "fp8", "int8", "nf4", "q4_k_m"].map(|f| WeightFormat::parse(f).unwrap_or(WeightFormat::Bf16));
+    let formats =
+        ["bf16", "fp8", "int8", "nf4", "q4_k_m"].map(|f| WeightFormat::parse(f).unwrap_or(WeightFormat::Bf16));
     c.bench_function("sweep 5 formats x 64 contexts", |b| {
         b.iter(|| {
             let mut fits = 0;
@@ -50,7 +51,14 @@ fn solvers(c: &mut Criterion) {
     let llama = model("llama-3.1-8b");
     let s = Scenario::default();
     let mut group = c.benchmark_group("solve");
-    for q in [Question::MaxConcurrency, Question::MaxContext, Question::MaxNewTokens, Question::Weights, Question::MinGpus, Question::SmallestGpu] {
+    for q in [
+        Question::MaxConcurrency,
+        Question::MaxContext,
+        Question::MaxNewTokens,
+        Question::Weights,
+        Question::MinGpus,
+        Question::SmallestGpu,
+    ] {
         group.bench_function(q.id(), |b| b.iter(|| solve::solve(black_box(&llama), &s, q)));
     }
     let vllm = Scenario { engine: EngineKind::Vllm.with_defaults(), ..Scenario::default() };
@@ -61,7 +69,9 @@ fn solvers(c: &mut Criterion) {
         engine: shared::engines::Engine::LlamaCpp(llamacpp::Options::default()),
         ..Scenario::default()
     };
-    group.bench_function("max-gpu-layers (llama.cpp 70B)", |b| b.iter(|| solve::solve(&seventy, &lc, Question::MaxGpuLayers)));
+    group.bench_function("max-gpu-layers (llama.cpp 70B)", |b| {
+        b.iter(|| solve::solve(&seventy, &lc, Question::MaxGpuLayers))
+    });
     group.finish();
 }
 

@@ -5,7 +5,9 @@
 //! Every WebSocket text frame is one envelope `{"type": ..., "data": ...}`.
 //! The client opens with [`Hello`]; the agent answers [`Welcome`] or an
 //! [`ErrorMessage`] and closes. A [`Subscribe`] then starts [`Sample`]s at the
-//! chosen interval.
+//! chosen interval. A [`ProbeStart`] asks the agent to allocate GPU memory
+//! for real (in a short-lived child process); it answers [`ProbeStarted`],
+//! [`ProbeProgress`] messages and one [`ProbeResult`].
 //!
 //! These types are the wire format only. The agent converts its telemetry into
 //! them explicitly; no third-party struct (nvml-wrapper's, say) is ever
@@ -14,6 +16,8 @@
 //! than drop the connection.
 
 use serde::{Deserialize, Serialize};
+
+pub use crate::probe::{ProbeMode, ProbeStep};
 
 /// Bumped on any change an older peer would misread. Additive changes (a new
 /// optional field, a new message type) keep the version.
@@ -28,6 +32,8 @@ pub const DEFAULT_INTERVAL_MS: u32 = 1_000;
 /// The largest text frame the agent accepts from a client. A hello is under
 /// 200 bytes; anything near this limit is a mistake or an attack.
 pub const MAX_CLIENT_MESSAGE_BYTES: u32 = 16 * 1024;
+/// The most allocations a plan probe may list (a 126-layer model needs ~130).
+pub const MAX_PROBE_STEPS: u32 = 512;
 
 // ---------------------------------------------------------------------------
 // Envelopes
@@ -38,6 +44,8 @@ pub const MAX_CLIENT_MESSAGE_BYTES: u32 = 16 * 1024;
 pub enum ClientMessage {
     Hello(Hello),
     Subscribe(Subscribe),
+    ProbeStart(ProbeStart),
+    ProbeCancel(ProbeCancel),
 }
 
 /// What the agent sends.
@@ -47,6 +55,9 @@ pub enum ServerMessage {
     Welcome(Welcome),
     Sample(Sample),
     Error(ErrorMessage),
+    ProbeStarted(ProbeStarted),
+    ProbeProgress(ProbeProgress),
+    ProbeResult(ProbeResult),
 }
 
 /// The first message of every connection.
@@ -87,6 +98,9 @@ pub struct Welcome {
     #[serde(flatten)]
     pub host: HostInfo,
     pub limits: Limits,
+    /// What probes this agent allows. An older agent sends none: probes off.
+    #[serde(default)]
+    pub probes: ProbeLimits,
 }
 
 /// What the agent allows; a client adapts instead of guessing.
@@ -107,6 +121,29 @@ impl Default for Limits {
             max_message_bytes: MAX_CLIENT_MESSAGE_BYTES,
         }
     }
+}
+
+/// The agent's probe policy, so a page can say what a probe may do before
+/// asking for one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct ProbeLimits {
+    /// False when the agent runs with `--no-probes` (or predates probes).
+    pub enabled: bool,
+    /// `largest-block` and `max-total` are allowed (`--allow-full-probes`).
+    pub allow_full_probes: bool,
+    /// A probe may take at most the GPU's free memory minus this.
+    pub margin_bytes: u64,
+    /// The hold of a `probe_start` without `hold_ms`.
+    pub default_hold_ms: u32,
+    /// Longer `hold_ms` are shortened to this.
+    pub max_hold_ms: u32,
+    /// The watchdog kills a probe still running after this.
+    pub deadline_ms: u32,
+    /// The most `steps` a plan probe may list.
+    pub max_steps: u32,
+    /// Probes a client (address) may start at once, then one per `rate_refill_ms`.
+    pub rate_burst: u32,
+    pub rate_refill_ms: u32,
 }
 
 /// A refusal or a problem with the client's last message. Also the body of
@@ -162,11 +199,219 @@ pub enum ErrorCode {
     NotFound,
     /// No sample could be read in time (HTTP 503).
     BackendUnavailable,
+    /// The agent runs with `--no-probes`. The connection survives.
+    ProbesDisabled,
+    /// `probe_start.gpu` is not a GPU of this agent.
+    ProbeUnknownGpu,
+    /// `confirm_bytes` is missing or does not equal the bytes asked for.
+    ProbeNotConfirmed,
+    /// `largest-block` and `max-total` need the agent's `--allow-full-probes`.
+    ProbeNotAllowed,
+    /// The probe asks for more than the GPU's free memory minus the margin.
+    ProbeOverMargin,
+    /// A probe already runs on that GPU, or on this connection.
+    ProbeBusy,
+    /// This client started too many probes lately; wait and retry.
+    ProbeRateLimited,
+    /// The GPU's compute mode (exclusive-process, prohibited) forbids a second context.
+    ProbeComputeMode,
+    /// The GPU cannot be probed now: no memory reading, no UUID, or MIG is on.
+    ProbeUnavailable,
+    /// `probe_cancel` with no probe of this connection running.
+    ProbeNotRunning,
+    /// (In `probe_result.error`.) No CUDA driver library, a missing symbol, or no device.
+    ProbeCudaUnavailable,
+    /// (In `probe_result.error`.) A CUDA call failed (other than out of memory).
+    ProbeCudaError,
+    /// (In `probe_result.error`.) The watchdog killed the probe past its deadline.
+    ProbeTimedOut,
+    /// (In `probe_result.error`.) The probe worker could not start or died.
+    ProbeWorkerFailed,
     /// A bug in the agent; details are in its log, not here.
     Internal,
     /// A code from a newer agent; never sent by this version.
     #[serde(other)]
     Unknown,
+}
+
+// ---------------------------------------------------------------------------
+// Probes
+
+/// Allocate GPU memory for real, then free it. The agent refuses (an `error`
+/// with a `probe_*` code) unless every safety rule holds; see `docs/protocol.md`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ProbeStart {
+    /// The GPU's `index` (as in `welcome.gpus`).
+    pub gpu: u32,
+    #[serde(default)]
+    pub mode: ProbeMode,
+    /// `plan`: the total (one block when `steps` is empty; if both are given
+    /// they must agree). `largest-block`, `max-total`: the most the probe may
+    /// take. At most the GPU's free memory minus `probes.margin_bytes`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bytes: Option<u64>,
+    /// `plan` only: the allocations, in order (`shared::probe::plan_for_gpu`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub steps: Vec<ProbeStep>,
+    /// `max-total` only: the chunk size (default 1 GiB, at least 64 MiB).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub chunk_bytes: Option<u64>,
+    /// How long to hold what was allocated before freeing it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hold_ms: Option<u32>,
+    /// Must repeat the bytes asked for (`bytes`, or the steps' total), so
+    /// that no stray or replayed message allocates by accident.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub confirm_bytes: Option<u64>,
+}
+
+impl ProbeStart {
+    /// What the probe asks for: `bytes`, else the steps' total.
+    pub fn requested_bytes(&self) -> Option<u64> {
+        match (self.bytes, self.steps.is_empty()) {
+            (Some(b), _) => Some(b),
+            (None, false) => Some(self.steps.iter().fold(0u64, |a, s| a.saturating_add(s.bytes))),
+            (None, true) => None,
+        }
+    }
+}
+
+/// Stops this connection's running probe at once (the worker is killed; the
+/// driver frees its memory). Answered by the probe's `probe_result`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct ProbeCancel {
+    /// Optional: only cancel if this is the running probe.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub probe_id: Option<u64>,
+}
+
+/// A probe passed every check and its worker runs.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ProbeStarted {
+    pub probe_id: u64,
+    pub gpu: u32,
+    pub mode: ProbeMode,
+    pub requested_bytes: u64,
+    /// The GPU's free memory (latest reading) minus the margin: the most the
+    /// probe may hold. The worker lowers it further once its own CUDA context
+    /// exists.
+    pub limit_bytes: u64,
+    pub hold_ms: u32,
+    /// `plan`: the number of allocations; otherwise 0.
+    pub steps: u32,
+    /// The worker's PID: it shows up in the GPU's process list meanwhile.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub worker_pid: Option<u32>,
+    pub simulated: bool,
+}
+
+/// What a probe is doing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ProbePhase {
+    /// The worker's CUDA context exists (`context_bytes` says what it cost).
+    Context,
+    /// One allocation was tried.
+    Allocate,
+    /// Holding `held_bytes` for `hold_ms` before freeing everything.
+    Hold,
+    #[serde(other)]
+    Unknown,
+}
+
+/// Progress of a running probe. Latest wins: a slow client may miss some.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ProbeProgress {
+    pub probe_id: u64,
+    pub phase: ProbePhase,
+    /// The 1-based allocation attempt (0 before the first).
+    pub step: u32,
+    /// What the attempt stands for: `layer 3 weights`, `try 37.5 GiB`, `chunk 4`.
+    pub label: String,
+    /// The attempt's size (`hold`: what is held).
+    pub bytes: u64,
+    /// Whether the driver granted it.
+    pub allocated: bool,
+    /// Everything the probe holds now.
+    pub held_bytes: u64,
+    /// `context` only: what creating the CUDA context cost, when measured.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub context_bytes: Option<u64>,
+    pub elapsed_ms: u64,
+}
+
+/// How a probe ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ProbeOutcome {
+    /// It ran to the end: every plan step was granted, or the search finished.
+    Completed,
+    /// A plan step was refused (`stopped_at` says which).
+    Stopped,
+    /// `probe_cancel`, or the client went away.
+    Cancelled,
+    /// The watchdog killed it past its deadline.
+    TimedOut,
+    /// It could not run; `error` says why.
+    Failed,
+    #[serde(other)]
+    Unknown,
+}
+
+/// Why allocating stopped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StopReason {
+    /// The driver refused (`CUDA_ERROR_OUT_OF_MEMORY`).
+    OutOfMemory,
+    /// One more would cross the safety margin, so it was not tried.
+    Margin,
+    #[serde(other)]
+    Unknown,
+}
+
+/// The allocation that ended a probe.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ProbeStop {
+    pub step: u32,
+    pub label: String,
+    pub bytes: u64,
+    pub reason: StopReason,
+}
+
+/// The end of a probe; everything it allocated has been freed.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ProbeResult {
+    pub probe_id: u64,
+    pub gpu: u32,
+    pub mode: ProbeMode,
+    pub simulated: bool,
+    /// `plan`: every step was granted. Other modes: the search finished.
+    pub ok: bool,
+    pub outcome: ProbeOutcome,
+    /// What ended the allocations: a refused plan step or chunk, or the margin.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stopped_at: Option<ProbeStop>,
+    pub requested_bytes: u64,
+    /// `plan`, `max-total`: held at the peak. `largest-block`: the block found.
+    pub achieved_bytes: u64,
+    /// The largest single allocation the driver granted.
+    pub largest_block_bytes: u64,
+    /// Free memory lost to the worker's CUDA context (NVML free before minus
+    /// after); `null` when it could not be measured.
+    pub context_bytes: Option<u64>,
+    /// Free memory before the context (NVML), when read.
+    pub free_before_bytes: Option<u64>,
+    /// Free memory after everything was freed, context still alive (CUDA).
+    pub free_after_bytes: Option<u64>,
+    /// The GPU's total memory as CUDA reports it.
+    pub total_bytes: Option<u64>,
+    /// How long the peak was held.
+    pub held_ms: u64,
+    /// From the request to the worker's exit.
+    pub duration_ms: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<ErrorMessage>,
 }
 
 // ---------------------------------------------------------------------------
@@ -434,6 +679,8 @@ impl ClientMessage {
         match raw.kind.as_str() {
             "hello" => data(&raw.kind, raw.data).map(ClientMessage::Hello),
             "subscribe" => data(&raw.kind, raw.data).map(ClientMessage::Subscribe),
+            "probe_start" => data(&raw.kind, raw.data).map(ClientMessage::ProbeStart),
+            "probe_cancel" => data(&raw.kind, raw.data).map(ClientMessage::ProbeCancel),
             _ => Err(DecodeError::UnknownType(raw.kind)),
         }
     }
@@ -451,6 +698,9 @@ impl ServerMessage {
             "welcome" => data(&raw.kind, raw.data).map(ServerMessage::Welcome),
             "sample" => data(&raw.kind, raw.data).map(ServerMessage::Sample),
             "error" => data(&raw.kind, raw.data).map(ServerMessage::Error),
+            "probe_started" => data(&raw.kind, raw.data).map(ServerMessage::ProbeStarted),
+            "probe_progress" => data(&raw.kind, raw.data).map(ServerMessage::ProbeProgress),
+            "probe_result" => data(&raw.kind, raw.data).map(ServerMessage::ProbeResult),
             _ => Err(DecodeError::UnknownType(raw.kind)),
         }
     }
@@ -490,6 +740,9 @@ mod tests {
         assert!(matches!(ClientMessage::decode("{"), Err(DecodeError::Malformed(_))));
         assert!(matches!(ClientMessage::decode(r#"{"data":{}}"#), Err(DecodeError::Malformed(_))));
         assert_eq!(ClientMessage::decode(r#"{"type":"probe"}"#), Err(DecodeError::UnknownType("probe".into())));
+        // A probe without its confirm field still decodes: the agent refuses it with a probe code.
+        let start = ClientMessage::decode(r#"{"type":"probe_start","data":{"gpu":0,"bytes":1024}}"#);
+        assert!(matches!(start, Ok(ClientMessage::ProbeStart(ProbeStart { confirm_bytes: None, .. }))));
         let bad = ClientMessage::decode(r#"{"type":"subscribe","data":{"interval_ms":"fast"}}"#);
         assert_eq!(bad.map_err(|e| e.code()), Err(ErrorCode::InvalidMessage));
     }

@@ -5,6 +5,7 @@ mod catalog;
 mod diagnose;
 mod estimate;
 mod plan;
+mod probe;
 mod render;
 mod serve;
 
@@ -33,6 +34,13 @@ enum Command {
     Gpus(catalog::ListArgs),
     /// Serve live GPU telemetry, the page and metrics on this GPU host.
     Serve(Box<serve::ServeArgs>),
+    /// Allocate GPU memory for real (a plan, the largest block, the most in
+    /// total), then free it.
+    #[command(mut_arg("gpu", |a| a.long("plan-gpu")))]
+    Probe(Box<probe::ProbeArgs>),
+    /// The probe's child process (started by `serve` and `probe`).
+    #[command(hide = true)]
+    ProbeWorker(probe::WorkerArgs),
 }
 
 /// Writes command output to stdout. A closed pipe (`headroom … | head`) ends
@@ -53,5 +61,7 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Models(args) => catalog::models(args),
         Command::Gpus(args) => catalog::gpus(args),
         Command::Serve(args) => serve::run(*args),
+        Command::Probe(args) => probe::run(*args),
+        Command::ProbeWorker(args) => probe::worker(args),
     }
 }

@@ -56,6 +56,15 @@ pub struct ServeArgs {
     /// Serve /metrics without the token (for a scraper on a trusted network).
     #[arg(long)]
     public_metrics: bool,
+    /// Refuse every probe allocation.
+    #[arg(long)]
+    no_probes: bool,
+    /// Allow largest-block and max-total probes (they take nearly all free memory for a moment).
+    #[arg(long, conflicts_with = "no_probes")]
+    allow_full_probes: bool,
+    /// A probe never takes more than a GPU's free memory minus this.
+    #[arg(long, value_name = "SIZE", default_value = "1GiB")]
+    probe_margin: String,
 }
 
 pub fn run(args: ServeArgs) -> anyhow::Result<()> {
@@ -102,6 +111,10 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
     config.public_metrics = args.public_metrics;
     config.web = WebRoot::detect(args.web_dir.clone());
     config.tls = args.tls_cert.is_some();
+    config.probes.enabled = !args.no_probes;
+    config.probes.allow_full_probes = args.allow_full_probes;
+    config.probes.margin_bytes = shared::units::parse_size(&args.probe_margin)
+        .with_context(|| format!("--probe-margin {}", args.probe_margin))?;
     let web = config.web.describe();
 
     let tcp = tokio::net::TcpListener::bind(args.bind).await.with_context(|| format!("binding {}", args.bind))?;

@@ -14,6 +14,7 @@ pub mod auth;
 mod error;
 mod http;
 mod metrics;
+mod probe;
 pub mod tls;
 pub mod web;
 mod ws;
@@ -31,6 +32,7 @@ use axum::serve::{IncomingStream, Listener};
 use shared::protocol::MAX_CLIENT_MESSAGE_BYTES;
 use tokio::sync::{Semaphore, watch};
 
+use crate::probe::ProbeConfig;
 use crate::telemetry::sampler::Sampler;
 pub use auth::Token;
 pub use error::ApiError;
@@ -62,6 +64,8 @@ pub struct ServerConfig {
     /// Serve `/metrics` without the token (for scrapers on a trusted network).
     pub public_metrics: bool,
     pub web: web::WebRoot,
+    /// Probe allocations: on, plan-only, 1 GiB margin by default.
+    pub probes: ProbeConfig,
 }
 
 impl ServerConfig {
@@ -80,6 +84,7 @@ impl ServerConfig {
             auth_failure_refill: Duration::from_secs(2),
             public_metrics: false,
             web: web::WebRoot::detect(None),
+            probes: ProbeConfig::default(),
         }
     }
 }
@@ -93,6 +98,7 @@ struct Inner {
     config: ServerConfig,
     sampler: Sampler,
     limiter: auth::FailureLimiter,
+    probes: probe::ProbeService,
     /// One permit per WebSocket; also how shutdown knows they are all gone.
     connections: Arc<Semaphore>,
     shutdown: watch::Sender<bool>,
@@ -104,7 +110,8 @@ impl AppState {
         let limiter = auth::FailureLimiter::new(config.auth_failure_burst, config.auth_failure_refill);
         let connections = Arc::new(Semaphore::new(config.max_connections as usize));
         let (shutdown, _) = watch::channel(false);
-        Self(Arc::new(Inner { config, sampler, limiter, connections, shutdown }))
+        let probes = probe::ProbeService::new(config.probes.clone());
+        Self(Arc::new(Inner { config, sampler, limiter, probes, connections, shutdown }))
     }
 
     pub fn config(&self) -> &ServerConfig {
@@ -117,6 +124,10 @@ impl AppState {
 
     fn limiter(&self) -> &auth::FailureLimiter {
         &self.0.limiter
+    }
+
+    fn probes(&self) -> &probe::ProbeService {
+        &self.0.probes
     }
 
     fn shutdown_signal(&self) -> watch::Receiver<bool> {

@@ -1,6 +1,6 @@
 //! The WebSocket at `/ws`: Origin check and connection limit before the
 //! upgrade; then the handshake (`hello` → `welcome` or `error` + close), then
-//! samples at the client's `subscribe` interval.
+//! samples at the client's `subscribe` interval, and probes (`probe.rs`).
 //!
 //! A session ends with a close frame whenever the agent ends it: a refused
 //! handshake (1008), an oversized frame (1009), idleness (1000) or shutdown
@@ -16,11 +16,13 @@ use axum::extract::{ConnectInfo, State};
 use axum::http::{HeaderMap, header};
 use axum::response::Response;
 use shared::protocol::{
-    ClientMessage, ErrorCode, Hello, Limits, MAX_INTERVAL_MS, MIN_INTERVAL_MS, PROTOCOL_VERSION, ServerMessage, Welcome,
+    ClientMessage, ErrorCode, Hello, Limits, MAX_INTERVAL_MS, MIN_INTERVAL_MS, PROTOCOL_VERSION, ProbeCancel,
+    ProbeStart, ServerMessage, Welcome,
 };
 use tokio::sync::{OwnedSemaphorePermit, watch};
 use tokio::time::Instant;
 
+use super::probe::ProbeSlot;
 use super::{ApiError, AppState, PeerAddr, auth};
 use crate::telemetry::sampler::{Published, Subscription};
 
@@ -83,6 +85,8 @@ struct Session {
     _permit: OwnedSemaphorePermit,
     shutdown: watch::Receiver<bool>,
     last_heard: Instant,
+    /// The running probe; dropped with the session, which kills its worker.
+    probe: ProbeSlot,
 }
 
 /// What woke the session up.
@@ -92,6 +96,16 @@ enum Event {
     /// A new reading was published (`false`: the sampler is gone).
     Reading(bool),
     Ping,
+    /// The running probe's progress or result.
+    Probe(Option<ServerMessage>),
+}
+
+/// What a message after the handshake asks for.
+enum Handled {
+    /// A new subscription.
+    Subscribed,
+    ProbeStart(ProbeStart),
+    ProbeCancel(ProbeCancel),
 }
 
 /// Sending to the client failed: it is gone.
@@ -100,7 +114,7 @@ struct Gone;
 impl Session {
     fn new(socket: WebSocket, state: AppState, ip: IpAddr, permit: OwnedSemaphorePermit) -> Self {
         let shutdown = state.shutdown_signal();
-        Self { socket, state, ip, _permit: permit, shutdown, last_heard: Instant::now() }
+        Self { socket, state, ip, _permit: permit, shutdown, last_heard: Instant::now(), probe: ProbeSlot::default() }
     }
 
     async fn run(mut self) {
@@ -165,6 +179,7 @@ impl Session {
             protocol_version: PROTOCOL_VERSION,
             host: (**self.state.sampler().host()).clone(),
             limits: Limits { max_message_bytes: self.state.config().max_message_bytes as u32, ..Limits::default() },
+            probes: self.state.probes().limits(),
         };
         self.send(ServerMessage::Welcome(welcome)).await.map_err(|_| End::ClientGone)?;
         tracing::info!(ip = %self.ip, client = hello.client.as_deref().unwrap_or("-"), "client connected");
@@ -201,6 +216,7 @@ impl Session {
                 message = self.socket.recv() => Event::Received(message),
                 changed = latest.changed(), if subscription.is_some() => Event::Reading(changed.is_ok()),
                 () = tick(&mut ping) => Event::Ping,
+                message = self.probe.next(), if self.probe.is_running() => Event::Probe(message),
             };
             match event {
                 Event::Shutdown | Event::Reading(false) => return shutting_down(),
@@ -220,18 +236,21 @@ impl Session {
                         }
                         Some(Ok(Message::Text(text))) => self.on_message(&text, &mut subscription),
                     };
-                    match outcome {
+                    let reply = match outcome {
                         // A new subscription starts with the latest reading.
-                        Ok(true) => {
+                        Ok(Handled::Subscribed) => {
                             last_sent = None;
                             latest.mark_changed();
+                            None
                         }
-                        Ok(false) => {}
-                        Err(reply) => {
-                            if self.send(*reply).await.is_err() {
-                                return End::ClientGone;
-                            }
-                        }
+                        Ok(Handled::ProbeStart(start)) => Some(self.probe.start(&self.state, self.ip, start).await),
+                        Ok(Handled::ProbeCancel(cancel)) => self.probe.cancel(cancel),
+                        Err(reply) => Some(*reply),
+                    };
+                    if let Some(reply) = reply
+                        && self.send(reply).await.is_err()
+                    {
+                        return End::ClientGone;
                     }
                 }
                 Event::Reading(true) => {
@@ -241,6 +260,13 @@ impl Session {
                             return End::ClientGone;
                         }
                         last_sent = Some(taken);
+                    }
+                }
+                Event::Probe(message) => {
+                    if let Some(message) = message
+                        && self.send(message).await.is_err()
+                    {
+                        return End::ClientGone;
                     }
                 }
                 Event::Ping => {
@@ -260,9 +286,9 @@ impl Session {
         }
     }
 
-    /// Handles one text message after the handshake. `Ok(true)`: a new
-    /// subscription; `Err`: the error to answer with.
-    fn on_message(&self, text: &str, subscription: &mut Option<Subscription>) -> Result<bool, Box<ServerMessage>> {
+    /// Handles one text message after the handshake; `Err`: the error to
+    /// answer with. Probe messages go on to the session's [`ProbeSlot`].
+    fn on_message(&self, text: &str, subscription: &mut Option<Subscription>) -> Result<Handled, Box<ServerMessage>> {
         match ClientMessage::decode(text) {
             Ok(ClientMessage::Subscribe(s)) => {
                 if !(MIN_INTERVAL_MS..=MAX_INTERVAL_MS).contains(&s.interval_ms) {
@@ -275,8 +301,10 @@ impl Session {
                 // Drop the old subscription first so its interval stops counting.
                 *subscription = None;
                 *subscription = Some(self.state.sampler().subscribe(interval));
-                Ok(true)
+                Ok(Handled::Subscribed)
             }
+            Ok(ClientMessage::ProbeStart(start)) => Ok(Handled::ProbeStart(start)),
+            Ok(ClientMessage::ProbeCancel(cancel)) => Ok(Handled::ProbeCancel(cancel)),
             Ok(ClientMessage::Hello(_)) => Err(Box::new(ServerMessage::error(
                 ErrorCode::InvalidMessage,
                 "already authenticated; hello is only sent once",

@@ -3,6 +3,10 @@
 //! cache grows step by step, plateau, exit). Deterministic: every reading is a
 //! pure function of the time since sampling began, so tests can ask for any
 //! moment. Everything it produces is labelled `simulated`.
+//!
+//! It also answers probes ([`probe_memory`]): a simulated GPU has a CUDA
+//! context cost and fragmented free memory (its largest block is smaller than
+//! what is free), both pure functions of its free and total memory.
 
 use std::fmt;
 use std::time::Duration;
@@ -248,6 +252,42 @@ fn power_limit_w(id: &str) -> u32 {
     }
 }
 
+/// What a probe finds on a simulated GPU.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SimProbeMemory {
+    /// What the probe's own CUDA context costs.
+    pub context_bytes: u64,
+    /// The free memory left after the context, as separate blocks, largest
+    /// first: one big block and [`FRAGMENTS`] smaller ones.
+    pub blocks: Vec<u64>,
+}
+
+impl SimProbeMemory {
+    pub fn free_bytes(&self) -> u64 {
+        self.blocks.iter().sum()
+    }
+}
+
+/// How many small blocks the simulated free memory is split off into.
+pub const FRAGMENTS: u64 = 4;
+
+/// The simulated GPU's answer to a probe, given its free and total memory.
+///
+/// Context cost: a linear fit through two measurements, 107 MiB on a 16 GiB
+/// RTX 4060 Ti and 555 MiB on a 96 GiB RTX PRO 6000 (ggml-org/llama.cpp#23604;
+/// the cost really scales with SM count, for which memory is a proxy here).
+/// Fragmentation: a tenth of what is free sits in [`FRAGMENTS`] blocks of
+/// 2.5 % each, so the largest block is about 90 % of free.
+pub fn probe_memory(free_bytes: u64, total_bytes: u64) -> SimProbeMemory {
+    let round = |b: u64| b / (2 * MIB) * (2 * MIB);
+    let context_bytes = round(16 * MIB + total_bytes / 1024 * 56 / 10);
+    let free = free_bytes.saturating_sub(context_bytes);
+    let piece = round(free / 40);
+    let mut blocks = vec![free - piece * FRAGMENTS];
+    blocks.extend(std::iter::repeat_n(piece, FRAGMENTS as usize).filter(|&b| b > 0));
+    SimProbeMemory { context_bytes, blocks }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -283,5 +323,18 @@ mod tests {
         assert_eq!(gone, 0);
         // Deterministic: the same moment reads the same.
         assert_eq!(sim.read_devices(Duration::from_secs(60)), sim.read_devices(Duration::from_secs(60)));
+    }
+
+    #[test]
+    fn probes_see_a_context_cost_and_fragmented_memory() {
+        let gib = 1u64 << 30;
+        let small = probe_memory(15 * gib, 16 * gib);
+        assert!((100 * MIB..120 * MIB).contains(&small.context_bytes), "{}", small.context_bytes / MIB);
+        let big = probe_memory(70 * gib, 80 * gib);
+        assert!((440 * MIB..480 * MIB).contains(&big.context_bytes), "{}", big.context_bytes / MIB);
+        assert_eq!(big.free_bytes(), 70 * gib - big.context_bytes);
+        let largest = big.blocks[0];
+        assert!(largest < big.free_bytes() && largest > big.free_bytes() * 85 / 100);
+        assert_eq!(probe_memory(0, 80 * gib).free_bytes(), 0);
     }
 }

@@ -10,6 +10,7 @@ mod cli;
 mod diagnose;
 mod http;
 mod nvml;
+mod probe;
 mod protocol_doc;
 mod support;
 mod tls;

@@ -83,10 +83,123 @@ fn examples() -> Vec<(&'static str, serde_json::Value)> {
                 protocol_version: PROTOCOL_VERSION,
                 host: host.clone(),
                 limits: Limits::default(),
+                probes: ProbeLimits {
+                    enabled: true,
+                    allow_full_probes: false,
+                    margin_bytes: 1_073_741_824,
+                    default_hold_ms: 1000,
+                    max_hold_ms: 5000,
+                    deadline_ms: 30_000,
+                    max_steps: MAX_PROBE_STEPS,
+                    rate_burst: 3,
+                    rate_refill_ms: 10_000,
+                },
             })),
         ),
         ("sample", json(ServerMessage::Sample(sample.clone()))),
         ("error", json(ServerMessage::error(ErrorCode::Unauthorized, "wrong or missing token"))),
+        (
+            "probe_start",
+            json(ClientMessage::ProbeStart(ProbeStart {
+                gpu: 0,
+                mode: ProbeMode::Plan,
+                bytes: None,
+                steps: vec![
+                    ProbeStep { label: "embeddings".into(), bytes: 1_050_673_152 },
+                    ProbeStep { label: "layer 0 weights".into(), bytes: 436_207_616 },
+                    ProbeStep { label: "KV cache".into(), bytes: 335_544_320 },
+                    ProbeStep { label: "activation peak".into(), bytes: 276_824_064 },
+                ],
+                chunk_bytes: None,
+                hold_ms: Some(1000),
+                confirm_bytes: Some(2_099_249_152),
+            })),
+        ),
+        ("probe_cancel", json(ClientMessage::ProbeCancel(ProbeCancel { probe_id: Some(7) }))),
+        (
+            "probe_started",
+            json(ServerMessage::ProbeStarted(ProbeStarted {
+                probe_id: 7,
+                gpu: 0,
+                mode: ProbeMode::Plan,
+                requested_bytes: 2_099_249_152,
+                limit_bytes: 51_697_942_528,
+                hold_ms: 1000,
+                steps: 4,
+                worker_pid: Some(73_112),
+                simulated: false,
+            })),
+        ),
+        (
+            "probe_progress",
+            json(ServerMessage::ProbeProgress(ProbeProgress {
+                probe_id: 7,
+                phase: ProbePhase::Allocate,
+                step: 2,
+                label: "layer 0 weights".into(),
+                bytes: 436_207_616,
+                allocated: true,
+                held_bytes: 1_486_880_768,
+                context_bytes: None,
+                elapsed_ms: 412,
+            })),
+        ),
+        (
+            "probe_result",
+            json(ServerMessage::ProbeResult(ProbeResult {
+                probe_id: 7,
+                gpu: 0,
+                mode: ProbeMode::Plan,
+                simulated: false,
+                ok: true,
+                outcome: ProbeOutcome::Completed,
+                stopped_at: None,
+                requested_bytes: 2_099_249_152,
+                achieved_bytes: 2_099_249_152,
+                largest_block_bytes: 1_050_673_152,
+                context_bytes: Some(534_773_760),
+                free_before_bytes: Some(52_771_684_352),
+                free_after_bytes: Some(52_236_910_592),
+                total_bytes: Some(84_987_740_160),
+                held_ms: 1001,
+                duration_ms: 1630,
+                error: None,
+            })),
+        ),
+        (
+            "probe_result_stopped",
+            json(ServerMessage::ProbeResult(ProbeResult {
+                probe_id: 8,
+                gpu: 0,
+                mode: ProbeMode::Plan,
+                simulated: false,
+                ok: false,
+                outcome: ProbeOutcome::Stopped,
+                stopped_at: Some(ProbeStop {
+                    step: 34,
+                    label: "KV cache".into(),
+                    bytes: 21_474_836_480,
+                    reason: StopReason::OutOfMemory,
+                }),
+                requested_bytes: 40_802_189_312,
+                achieved_bytes: 16_106_127_360,
+                largest_block_bytes: 1_050_673_152,
+                context_bytes: Some(534_773_760),
+                free_before_bytes: Some(41_875_931_136),
+                free_after_bytes: Some(41_341_157_376),
+                total_bytes: Some(84_987_740_160),
+                held_ms: 1000,
+                duration_ms: 2210,
+                error: None,
+            })),
+        ),
+        (
+            "probe_error",
+            json(ServerMessage::error(
+                ErrorCode::ProbeOverMargin,
+                "the probe asks for 60.00 GiB but GPU 0 has 49.15 GiB free; with the 1.00 GiB margin it may take at most 48.15 GiB",
+            )),
+        ),
         ("snapshot", json(Snapshot { protocol_version: PROTOCOL_VERSION, host, sample })),
         ("health", json(Health { status: "ok".into(), protocol_version: PROTOCOL_VERSION, simulated: false })),
     ]
@@ -128,11 +241,20 @@ fn every_message_kind_matches_docs_protocol_md() {
 #[test]
 fn every_documented_example_decodes() {
     let doc = std::fs::read_to_string(doc_path()).unwrap();
-    for name in ["hello", "subscribe"] {
+    for name in ["hello", "subscribe", "probe_start", "probe_cancel"] {
         let (start, end) = block(&doc, name);
         ClientMessage::decode(&doc[start..end]).unwrap_or_else(|e| panic!("{name}: {e}"));
     }
-    for name in ["welcome", "sample", "error"] {
+    for name in [
+        "welcome",
+        "sample",
+        "error",
+        "probe_started",
+        "probe_progress",
+        "probe_result",
+        "probe_result_stopped",
+        "probe_error",
+    ] {
         let (start, end) = block(&doc, name);
         ServerMessage::decode(&doc[start..end]).unwrap_or_else(|e| panic!("{name}: {e}"));
     }

@@ -119,7 +119,7 @@ async fn bad_messages_get_errors_and_the_connection_survives() {
     let (mut ws, _) = server.authed().await;
     send_text(&mut ws, "{not json").await;
     assert_eq!(error_code(&recv(&mut ws).await), ErrorCode::Malformed);
-    send_text(&mut ws, r#"{"type":"probe_start","data":{}}"#).await;
+    send_text(&mut ws, r#"{"type":"gpu_reset","data":{}}"#).await;
     assert_eq!(error_code(&recv(&mut ws).await), ErrorCode::UnknownType);
     send_text(&mut ws, r#"{"type":"subscribe","data":{"interval_ms":"soon"}}"#).await;
     assert_eq!(error_code(&recv(&mut ws).await), ErrorCode::InvalidMessage);

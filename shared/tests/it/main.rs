@@ -1,7 +1,7 @@
 //! The `shared` crate's one integration-test binary.
 
-mod engines;
 mod diagnose;
+mod engines;
 mod gpus;
 mod model;
 mod oom;

@@ -16,7 +16,8 @@ use std::sync::OnceLock;
 
 fn models() -> &'static [Model] {
     static MODELS: OnceLock<Vec<Model>> = OnceLock::new();
-    MODELS.get_or_init(|| MODEL_PRESETS.iter().map(|p| Model::from_preset(p).unwrap_or_else(|e| panic!("{e}"))).collect())
+    MODELS
+        .get_or_init(|| MODEL_PRESETS.iter().map(|p| Model::from_preset(p).unwrap_or_else(|e| panic!("{e}"))).collect())
 }
 
 fn model() -> impl Strategy<Value = &'static Model> {
