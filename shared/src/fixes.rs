@@ -141,7 +141,7 @@ pub fn fixes(model: &Model, s: &Scenario) -> Vec<Fix> {
             t.engine = Engine::Vllm(crate::engines::vllm::Options { gpu_memory_utilization: Some(0.95), ..o });
             push(
                 FixKind::HigherUtilization,
-                format!("Let vLLM use 95 % of the GPU instead of {:.0} %", current * 100.0),
+                format!("Let vLLM use 95 % of the GPU instead of {} %", crate::units::decimal(current * 100.0, 0)),
                 GivesUp::Nothing,
                 t,
                 "vllm serve ... --gpu-memory-utilization 0.95   # only if nothing else uses the GPU".into(),

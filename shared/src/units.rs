@@ -69,18 +69,48 @@ pub fn parse_size(text: &str) -> Result<u64, SizeError> {
 }
 
 /// `12.34 GiB` / `13.25 GB`, choosing the largest unit that keeps the number ≥ 1.
+///
+/// Integer arithmetic only: float formatting would pull several kilobytes of
+/// `core::fmt::float` code and tables into the page's wasm.
 pub fn format_bytes(bytes: u64, units: UnitSystem) -> String {
-    let (base, names): (f64, [&str; 5]) = match units {
-        UnitSystem::Binary => (1024.0, ["B", "KiB", "MiB", "GiB", "TiB"]),
-        UnitSystem::Decimal => (1000.0, ["B", "kB", "MB", "GB", "TB"]),
+    let (base, names): (u128, [&str; 5]) = match units {
+        UnitSystem::Binary => (1024, ["B", "KiB", "MiB", "GiB", "TiB"]),
+        UnitSystem::Decimal => (1000, ["B", "kB", "MB", "GB", "TB"]),
     };
-    let mut value = bytes as f64;
     let mut unit = 0;
-    while value >= base && unit < names.len() - 1 {
-        value /= base;
+    let mut scale = 1u128;
+    while u128::from(bytes) >= scale * base && unit < names.len() - 1 {
+        scale *= base;
         unit += 1;
     }
-    if unit == 0 { format!("{bytes} B") } else { format!("{value:.2} {}", names[unit]) }
+    if unit == 0 {
+        return format!("{bytes} B");
+    }
+    // Hundredths, rounded half up.
+    let hundredths = (u128::from(bytes) * 100 + scale / 2) / scale;
+    format!("{}.{:02} {}", hundredths / 100, hundredths % 100, names[unit])
+}
+
+/// `x` with `places` decimals (rounded half away from zero), without float
+/// formatting code: `decimal(0.9, 2)` → `0.90`, `decimal(1.5616, 2)` → `1.56`.
+pub fn decimal(x: f64, places: u32) -> String {
+    if !x.is_finite() {
+        return "–".into();
+    }
+    let scale = 10u64.pow(places.min(9));
+    let scaled = (x.abs() * scale as f64).round();
+    let n = if scaled >= u64::MAX as f64 { u64::MAX } else { scaled as u64 };
+    let sign = if x < 0.0 && n > 0 { "-" } else { "" };
+    if places == 0 {
+        return format!("{sign}{n}");
+    }
+    format!("{sign}{}.{:0width$}", n / scale, n % scale, width = places as usize)
+}
+
+/// Like [`decimal`] with trailing zeros dropped: `0.92`, `0.9`, `1`.
+pub fn decimal_short(x: f64, places: u32) -> String {
+    let s = decimal(x, places);
+    if s.contains('.') { s.trim_end_matches('0').trim_end_matches('.').to_owned() } else { s }
 }
 
 /// Bytes in GiB as a float, for display and charts.
@@ -116,5 +146,22 @@ mod tests {
         assert_eq!(format_bytes(24 * GIB, UnitSystem::Binary), "24.00 GiB");
         assert_eq!(format_bytes(24 * GIB, UnitSystem::Decimal), "25.77 GB");
         assert_eq!(format_bytes(u64::MAX, UnitSystem::Binary), "16777216.00 TiB");
+        assert_eq!(format_bytes(1023 * MIB, UnitSystem::Binary), "1023.00 MiB");
+        assert_eq!(format_bytes(GIB + GIB / 100, UnitSystem::Binary), "1.01 GiB");
+        assert_eq!(format_bytes(1_995 * MB, UnitSystem::Decimal), "2.00 GB");
+    }
+
+    #[test]
+    fn decimals_without_float_formatting() {
+        assert_eq!(decimal(0.9, 2), "0.90");
+        assert_eq!(decimal(1.5616, 2), "1.56");
+        assert_eq!(decimal(4.15625, 3), "4.156");
+        assert_eq!(decimal(-2.5, 0), "-3");
+        assert_eq!(decimal(f64::NAN, 2), "–");
+        assert_eq!(decimal_short(0.92, 3), "0.92");
+        assert_eq!(decimal_short(1.0, 2), "1");
+        for x in [0.0, 0.005, 1.25, 99.999, 12345.678] {
+            assert_eq!(decimal(x, 2), format!("{x:.2}"), "{x}");
+        }
     }
 }

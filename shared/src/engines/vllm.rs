@@ -18,7 +18,7 @@ use serde::{Deserialize, Serialize};
 use crate::arch::LayerAttention;
 use crate::estimate::{CUDA_CONTEXT_BYTES, Parts, Prepared, Verdict, activations, largest};
 use crate::explain::thousands;
-use crate::units::{GIB, KIB, MIB};
+use crate::units::{GIB, KIB, MIB, decimal};
 
 /// Tokens per KV block (`CacheConfig.DEFAULT_BLOCK_SIZE`).
 pub const DEFAULT_BLOCK_SIZE: u64 = 16;
@@ -300,10 +300,10 @@ impl Budget {
                 let available =
                     self.num_blocks.saturating_mul(self.layer_page_bytes).saturating_mul(self.group_slots());
                 format!(
-                    "To serve at least one request with the models's max seq len ({}), ({:.2} GiB KV cache is needed, which is larger than the available KV cache memory ({:.2} GiB). Try increasing `gpu_memory_utilization` or decreasing `max_model_len` when initializing the engine.",
+                    "To serve at least one request with the models's max seq len ({}), ({} GiB KV cache is needed, which is larger than the available KV cache memory ({} GiB). Try increasing `gpu_memory_utilization` or decreasing `max_model_len` when initializing the engine.",
                     self.max_model_len,
-                    needed as f64 / GIB as f64,
-                    available as f64 / GIB as f64
+                    decimal(needed as f64 / GIB as f64, 2),
+                    decimal(available as f64 / GIB as f64, 2)
                 )
             }
         })
@@ -381,7 +381,7 @@ pub(crate) fn report(p: &Prepared, o: Options, verdict: Verdict) -> Report {
     let mut log_lines = vec![
         format!("# GPU blocks: {}", b.num_blocks),
         format!("GPU KV cache size: {} tokens", thousands(tokens)),
-        format!("Maximum concurrency for {} tokens per request: {concurrency:.2}x", thousands(mml)),
+        format!("Maximum concurrency for {} tokens per request: {}x", thousands(mml), decimal(concurrency, 2)),
     ];
     let seq = p.scenario.sequence_tokens();
     if seq > mml {

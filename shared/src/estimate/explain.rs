@@ -3,7 +3,7 @@
 use crate::arch::{AttentionKind, LayerAttention};
 use crate::explain::{Basis, Term, thousands};
 use crate::formats::WeightFormat;
-use crate::units::{UnitSystem, format_bytes};
+use crate::units::{UnitSystem, decimal, decimal_short, format_bytes};
 
 use super::{CUDA_CONTEXT_BYTES, Estimate, GpuBudget, Prepared, TP_COMM_BYTES, Verdict, WeightSource};
 use crate::engines::{Engine, EngineReport, llamacpp, vllm};
@@ -38,13 +38,14 @@ pub(super) fn terms(
     let bpw = p.weights.total as f64 * 8.0 / model.parameters().max(1) as f64;
     let weight_formula = match p.weights.source {
         WeightSource::Checkpoint => {
-            format!("checkpoint safetensors size (exact), {bpw:.3} bits per parameter on average")
+            format!("checkpoint safetensors size (exact), {} bits per parameter on average", decimal(bpw, 3))
         }
         WeightSource::Estimated => {
             let kept = s.weights.kept_in_high_precision();
             format!(
-                "{} parameters × {bpw:.3} bits on average ({}){}",
+                "{} parameters × {} bits on average ({}){}",
                 thousands(model.parameters()),
+                decimal(bpw, 3),
                 s.weights.describe(),
                 if kept.is_empty() { String::new() } else { format!("; {kept}") }
             )
@@ -242,11 +243,11 @@ fn imbalance(per_gpu: &[GpuBudget]) -> Option<String> {
     let (u_hi, u_lo) = (util(hi), util(lo));
     (u_hi - u_lo > 0.10).then(|| {
         format!(
-            "imbalanced split: GPU {} is {:.0} % full, GPU {} only {:.0} %",
+            "imbalanced split: GPU {} is {} % full, GPU {} only {} %",
             hi.index,
-            u_hi * 100.0,
+            decimal(u_hi * 100.0, 0),
             lo.index,
-            u_lo * 100.0
+            decimal(u_lo * 100.0, 0)
         )
     })
 }
@@ -260,8 +261,8 @@ fn engine_terms(terms: &mut Vec<Term>, report: Option<&EngineReport>) {
                     g.requested_bytes,
                     format!(
                         "total × gpu_memory_utilization {} (default {} for {})",
-                        r.gpu_memory_utilization,
-                        r.version.default_utilization(),
+                        decimal_short(r.gpu_memory_utilization, 3),
+                        decimal_short(r.version.default_utilization(), 3),
                         r.version.id()
                     ),
                     Basis::EngineRule,
@@ -287,10 +288,10 @@ fn engine_terms(terms: &mut Vec<Term>, report: Option<&EngineReport>) {
                 "vLLM KV cache size",
                 r.kv_cache_tokens,
                 format!(
-                    "{} blocks ÷ KV groups × {} tokens per block; max concurrency {:.2}x at {} tokens",
+                    "{} blocks ÷ KV groups × {} tokens per block; max concurrency {}x at {} tokens",
                     r.num_gpu_blocks,
                     r.block_size,
-                    r.max_concurrency,
+                    decimal(r.max_concurrency, 2),
                     thousands(r.max_model_len)
                 ),
                 Basis::EngineRule,
@@ -301,7 +302,7 @@ fn engine_terms(terms: &mut Vec<Term>, report: Option<&EngineReport>) {
             r.max_total_num_tokens,
             format!(
                 "(free after weights − total × (1 − mem_fraction_static {})) ÷ cell size {} bytes",
-                r.mem_fraction_static,
+                decimal_short(r.mem_fraction_static, 3),
                 thousands(r.cell_size_bytes)
             ),
             Basis::EngineRule,
