@@ -1,0 +1,130 @@
+//! Engines, fixes and the OOM diagnosis, end to end in one browser session
+//! (a second, fresh one opens a share link with engine knobs): every figure
+//! is compared with what `headroom estimate --json` / `headroom diagnose
+//! --json` print for the same inputs.
+
+use std::collections::HashMap;
+
+use anyhow::{Context, ensure};
+
+use crate::browser::{Driver, Page, tools};
+use crate::cli;
+use crate::page::{FIGURES, expect_cli, no_errors};
+use crate::server::Server;
+
+/// Waits until the element's `data-value` is `want`.
+async fn expect_value(page: &Page, testid: &str, want: &str) -> anyhow::Result<()> {
+    let what = format!("{testid} = {want}");
+    page.wait_until(&what, async |p: &Page| Ok(p.attr(testid, "data-value").await?.as_deref() == Some(want))).await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn engines_fixes_and_diagnosis() -> anyhow::Result<()> {
+    let Some(tools) = tools() else { return Ok(()) };
+    let dist = cli::dist()?;
+    cli::headroom()?;
+    let server = Server::start(dist, HashMap::new()).await?;
+    let mut driver = Driver::start(&tools).await?;
+    let page = driver.session(1280, 2400).await?;
+
+    // 1. vLLM on an RTX 3090: the blocks, tokens and concurrency vLLM logs.
+    page.open(&server.page("gpu=rtx-3090")).await?;
+    page.select("engine-select", "vllm").await?;
+    page.fill("knob-mml", "20000").await?;
+    page.fill("knob-gmu", "0.9").await?;
+    let args = [
+        "--model",
+        "llama-3.1-8b",
+        "--gpu",
+        "rtx-3090",
+        "--engine",
+        "vllm",
+        "--max-model-len",
+        "20000",
+        "--gpu-memory-utilization",
+        "0.9",
+    ];
+    expect_cli(&page, "vLLM", &args).await?;
+    let json = cli::estimate(&args)?;
+    expect_value(&page, "num-gpu-blocks", &json["num_gpu_blocks"].to_string()).await?;
+    expect_value(&page, "kv-cache-tokens", &json["kv_cache_tokens"].to_string()).await?;
+    expect_value(&page, "vllm-max-concurrency", &json["max_concurrency"].to_string()).await?;
+    ensure!(page.text("engine-log").await?.contains("GPU KV cache size"), "vLLM's log lines are shown");
+    let url = page.url().await?;
+    ensure!(url.contains("e=vllm") && url.contains("mml=20000") && url.contains("gmu=0.9"), "knobs in the link: {url}");
+    page.screenshot("vllm").await?;
+    no_errors(&page, "with vLLM").await?;
+
+    // 2. llama.cpp with partial offload, mixed GPUs (24 GB + 16 GB).
+    page.open(&server.page("model=llama-3.1-70b&w=q4_k_m")).await?;
+    page.select("engine-select", "llama.cpp").await?;
+    page.click("mix-add").await?;
+    page.fill("knob-ngl", "40").await?;
+    let args =
+        ["--model", "llama-3.1-70b", "--weights", "q4_k_m", "--gpu", "rtx-4090,rtx-4080", "--engine", "llama.cpp"];
+    let args = [&args[..], &["--n-gpu-layers", "40"]].concat();
+    expect_cli(&page, "llama.cpp on mixed GPUs", &args).await?;
+    let json = cli::estimate(&args)?;
+    let ngl = json["engine_report"]["n_gpu_layers"].to_string();
+    expect_value(&page, "n-gpu-layers", &ngl).await?;
+    let url = page.url().await?;
+    ensure!(url.contains("e=llama.cpp") && url.contains("ngl=40") && url.contains("mix=rtx-4080"), "{url}");
+    let before = page.figures(FIGURES).await?;
+
+    // 3. The share link with engine knobs reproduces every figure in a fresh session.
+    {
+        let fresh = driver.session(1024, 900).await?;
+        fresh.open(&url).await?;
+        ensure!(fresh.figures(FIGURES).await? == before, "the share link reproduces the figures");
+        expect_value(&fresh, "n-gpu-layers", &ngl).await?;
+        no_errors(&fresh, "in the fresh session").await?;
+        fresh.close().await?;
+    }
+
+    // 4. A plan that does not fit: ranked fixes; applying the first one makes it fit.
+    page.open(&server.page("model=llama-3.1-70b&p=4096&n=1024")).await?;
+    page.wait_until("fixes are listed", async |p: &Page| p.exists("fix").await).await?;
+    page.screenshot("fixes").await?;
+    page.click("fix-apply").await?;
+    page.wait_until("the applied fix fits", async |p: &Page| {
+        Ok(p.attr("verdict", "data-fits").await?.as_deref() == Some("fits"))
+    })
+    .await?;
+    no_errors(&page, "after applying a fix").await?;
+
+    // 5. Diagnose a pasted PyTorch 2.1+ OOM against the default plan, as the CLI does.
+    page.open(&server.page("")).await?;
+    let fixture = cli::root().join("shared/tests/fixtures/oom/08-modern-basic.txt");
+    let text = std::fs::read_to_string(&fixture).with_context(|| format!("{}", fixture.display()))?;
+    let json = cli::diagnose(&fixture, &["--model", "llama-3.1-8b"])?;
+    let top = json["causes"][0]["id"].as_str().context("a top cause")?.to_owned();
+    page.open_details("diagnose").await?;
+    page.fill("oom-text", &text).await?;
+    page.wait_until("the top cause is the CLI's", async |p: &Page| {
+        Ok(p.attr("oom-cause", "data-id").await?.as_deref() == Some(top.as_str()))
+    })
+    .await?;
+    let requested = page.attr("oom-requested", "data-bytes").await?;
+    ensure!(requested == Some(json["requested_bytes"].to_string()), "the requested bytes: {requested:?}");
+    ensure!(!page.url().await?.contains("oom="), "the pasted text stays out of the link unless asked");
+    page.client.execute("document.querySelector('[data-testid=\"diagnose\"]').scrollIntoView();", vec![]).await?;
+    page.screenshot("diagnose").await?;
+    page.click("oom-share").await?;
+    page.wait_until("the error joins the link", async |p: &Page| Ok(p.url().await?.contains("oom="))).await?;
+    let url = page.url().await?;
+    page.open(&url).await?;
+    page.wait_until("the shared error is diagnosed", async |p: &Page| {
+        Ok(p.attr("oom-cause", "data-id").await?.as_deref() == Some(top.as_str()))
+    })
+    .await?;
+    no_errors(&page, "in the diagnose view").await?;
+
+    // 6. Phone width still works with the new panels.
+    page.resize(390, 2400).await?;
+    page.screenshot("diagnose-phone").await?;
+    let overflow =
+        page.client.execute("return document.documentElement.scrollWidth > window.innerWidth + 1;", vec![]).await?;
+    ensure!(overflow == serde_json::Value::Bool(false), "no sideways scrolling at phone width");
+    page.close().await?;
+    Ok(())
+}

@@ -1,0 +1,37 @@
+//! The "Diagnose an OOM" bundle: a second, small wasm module (no Leptos) that
+//! the page fetches only when the person opens that view. It holds the error
+//! parser and the diagnosis, which the first load then does without.
+//!
+//! The page calls [`findings`] with the current share-link query (the plan),
+//! the hub's answer for a `hf=` model, and the pasted text, and sets the
+//! returned HTML (see `web::vm::diagnose::findings_html`); [`compact`] gives
+//! the text a share link carries.
+
+use wasm_bindgen::prelude::*;
+use web::vm::diagnose::findings_for;
+use web::vm::hub::HubState;
+
+/// The diagnose view's HTML. `hub_id` is empty unless the plan's model came
+/// from the hub, then `hub_config` is its config.json and `hub_checkpoint`
+/// its safetensors total in bytes (empty when unknown).
+#[wasm_bindgen]
+pub fn findings(query: &str, hub_id: &str, hub_config: &str, hub_checkpoint: &str, text: &str) -> String {
+    let hub = if hub_id.is_empty() {
+        HubState::Idle
+    } else {
+        HubState::Loaded {
+            id: hub_id.to_owned(),
+            config: hub_config.to_owned(),
+            checkpoint_bytes: hub_checkpoint.parse().ok(),
+        }
+    };
+    findings_for(query, &hub, text)
+}
+
+/// The pasted error as a share link carries it (`None` when too long).
+#[wasm_bindgen]
+pub fn compact(text: &str) -> Option<String> {
+    shared::link::compact_oom(text.trim())
+}
+
+fn main() {}

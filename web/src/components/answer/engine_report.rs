@@ -1,0 +1,22 @@
+//! What the engine itself would report (vLLM's log lines, SGLang's token
+//! pool, llama.cpp's offload), the layer-wise `device_map`, and speed bounds.
+
+use leptos::prelude::*;
+
+use super::panel;
+use crate::state::use_app;
+use crate::vm::engine::{report_view, speed_text};
+use crate::vm::html::engine_html;
+
+#[component]
+pub fn EngineReport() -> impl IntoView {
+    let app = use_app();
+    panel(move || {
+        let units = app.units.get();
+        app.estimate.with(|e| {
+            let Some(e) = e.as_ref() else { return String::new() };
+            let map = e.device_map.as_ref().map(|m| m.python());
+            engine_html(report_view(e, units).as_ref(), map.as_deref(), speed_text(e).as_deref())
+        })
+    })
+}

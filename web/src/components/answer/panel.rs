@@ -1,0 +1,47 @@
+//! A read-only panel rendered from one escaped HTML string (see
+//! [`crate::vm::html`]), and the one delegated click handler for the
+//! buttons such panels carry (`data-action="copy"` / `"apply"`).
+
+use leptos::prelude::*;
+use leptos::task::spawn_local;
+use wasm_bindgen::JsCast;
+
+use crate::state::{AppState, clipboard};
+use crate::vm::resolve::inputs_for;
+
+/// `<div class="html-panel">` (CSS `display: contents`) holding `html`.
+pub fn panel(html: impl Fn() -> String + Send + Sync + 'static) -> impl IntoView {
+    view! { <div class="html-panel" inner_html=html></div> }
+}
+
+/// Handles a click on any `[data-action]` button inside the answer.
+pub fn on_action(app: AppState, ev: leptos::ev::MouseEvent) {
+    let Some(button) = ev
+        .target()
+        .and_then(|t| t.dyn_into::<web_sys::Element>().ok())
+        .and_then(|e| e.closest("[data-action]").ok().flatten())
+    else {
+        return;
+    };
+    let attr = |name: &str| button.get_attribute(name).unwrap_or_default();
+    match attr("data-action").as_str() {
+        "copy" => {
+            let text = document().get_element_by_id(&attr("data-target")).and_then(|e| e.text_content());
+            spawn_local(async move {
+                let ok = clipboard::copy(text.unwrap_or_default()).await;
+                button.set_text_content(Some(if ok { "Copied" } else { "Select and copy" }));
+            });
+        }
+        "apply" => {
+            let Ok(i) = attr("data-index").parse::<usize>() else { return };
+            let Some(target) = app.fixes.with_untracked(|f| f.get(i).map(|f| f.scenario.clone())) else { return };
+            let next = app
+                .model
+                .with_untracked(|m| m.as_ref().ok().map(|m| app.inputs.with_untracked(|s| inputs_for(&target, s, m))));
+            if let Some(next) = next {
+                app.inputs.set(next);
+            }
+        }
+        _ => {}
+    }
+}

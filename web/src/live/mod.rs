@@ -1,0 +1,25 @@
+//! Live mode: the page connected to one or more agents (`headroom serve`).
+//!
+//! Everything here but [`store::take_fragment_token`] and [`store::has_saved`]
+//! runs in the on-demand live bundle (`src/bin/live.rs`), which the page
+//! loads on first use (`components::live` is the page's small loader), so
+//! the page's first load does without it.
+//!
+//! - [`vm`]: the pure model (a host's readings and history, what the cards,
+//!   the process table and "fits now" show), tested natively.
+//! - [`decode`]: the wire format by hand.
+//! - [`socket`]: the WebSocket client (web-sys), with reconnect and backoff.
+//! - [`store`]: where tokens live: memory and this tab's `sessionStorage`,
+//!   `localStorage` only when the person ticks "remember"; never the link.
+//! - [`runtime`]: the hosts, the target GPU and the plan, drawn as HTML into
+//!   the containers the page leaves for live mode.
+//!
+//! **Architecture Invariant:** nothing live feeds the calculator's figures.
+//! Disconnected, the page is the same calculator; picking a live GPU only
+//! edits the GPU input, like a person would.
+
+pub mod decode;
+pub mod runtime;
+pub mod socket;
+pub mod store;
+pub mod vm;

@@ -1,0 +1,11 @@
+//! The live view's model: pure functions and plain data, no signals, no DOM,
+//! tested natively. [`host::HostModel`] takes the agent's messages;
+//! [`cards`], [`reality`] and [`status`] turn it into what the page shows.
+
+pub mod cards;
+pub mod fmt;
+pub mod host;
+pub mod html;
+pub mod probe;
+pub mod reality;
+pub mod status;

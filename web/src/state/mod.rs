@@ -1,0 +1,133 @@
+//! The page's state: one validated input struct ([`LinkState`]) in one
+//! signal, synced with the URL, and memos over `shared` for everything shown.
+//! Effects here only talk to the outside world: the URL ([`url`]), the hub
+//! ([`hub`]) and the clipboard ([`clipboard`]).
+
+pub mod clipboard;
+pub mod hub;
+pub mod url;
+
+use leptos::prelude::*;
+use shared::estimate::{Estimate, Scenario, estimate};
+use shared::fixes::{Fix, fixes};
+use shared::link::LinkState;
+use shared::model::Model;
+use shared::units::UnitSystem;
+
+use crate::vm::hub::HubState;
+use crate::vm::resolve::{self, NoModel};
+
+/// Light, dark, or whatever the system prefers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Theme {
+    #[default]
+    System,
+    Light,
+    Dark,
+}
+
+impl Theme {
+    pub fn attr(self) -> &'static str {
+        match self {
+            Theme::System => "system",
+            Theme::Light => "light",
+            Theme::Dark => "dark",
+        }
+    }
+}
+
+/// Everything components read, provided as context.
+#[derive(Debug, Clone, Copy)]
+pub struct AppState {
+    /// The one source of truth: every input of the page.
+    pub inputs: RwSignal<LinkState>,
+    /// What the link (or an input) could not use.
+    pub notices: RwSignal<Vec<String>>,
+    /// The answer of the hub for a `hf=` model.
+    pub hub: RwSignal<HubState>,
+    pub theme: RwSignal<Theme>,
+    pub units: Memo<UnitSystem>,
+    pub model: Memo<Result<Model, NoModel>>,
+    pub scenario: Memo<Option<Scenario>>,
+    /// Why the inputs make no runnable plan (e.g. `tp` does not divide the GPUs).
+    pub plan_problem: Memo<Option<String>>,
+    pub estimate: Memo<Option<Estimate>>,
+    /// The ranked fixes when the plan does not fit.
+    pub fixes: Memo<Vec<Fix>>,
+    /// The pasted out-of-memory error (kept out of the link unless shared).
+    pub oom_text: RwSignal<String>,
+    /// Whether the pasted error goes into the share link (`oom=`).
+    pub share_oom: RwSignal<bool>,
+    /// The pasted error as the share link carries it (`shared::link::compact_oom`,
+    /// run by the on-demand diagnose bundle; `None` when it is too long).
+    pub oom_link: RwSignal<Option<String>>,
+    // The diagnosis itself is computed by the on-demand diagnose bundle
+    // (`src/bin/diagnose.rs`), not here: see `components::diagnose`.
+}
+
+impl AppState {
+    /// The state for a decoded link.
+    pub fn new(mut initial: LinkState, notices: Vec<String>) -> Self {
+        // A shared error fills the diagnose view; the inputs keep only the plan.
+        let initial_oom = initial.oom.take();
+        let inputs = RwSignal::new(initial);
+        let hub = RwSignal::new(HubState::Idle);
+        let units = Memo::new(move |_| inputs.with(|s| s.units));
+        let model = Memo::new(move |_| inputs.with(|s| hub.with(|h| resolve::model(s, h))));
+        let planned =
+            Memo::new(move |_| model.with(|m| m.as_ref().ok().map(|m| inputs.with(|s| resolve::scenario(s, m)))));
+        let scenario = Memo::new(move |_| planned.with(|p| p.as_ref().and_then(|r| r.as_ref().ok().cloned())));
+        let plan_problem = Memo::new(move |_| planned.with(|p| p.as_ref().and_then(|r| r.as_ref().err().cloned())));
+        let estimate = Memo::new(move |_| {
+            model.with(|m| scenario.with(|s| m.as_ref().ok().zip(s.as_ref()).map(|(m, s)| estimate(m, s.clone()))))
+        });
+        // A plan that fits needs no fixes: skip the solvers then.
+        let fixes = Memo::new(move |_| {
+            if estimate.with(|e| e.as_ref().is_none_or(|e| e.fits)) {
+                return Vec::new();
+            }
+            model.with(|m| {
+                scenario.with(|s| m.as_ref().ok().zip(s.as_ref()).map(|(m, s)| fixes(m, s)).unwrap_or_default())
+            })
+        });
+        let oom = initial_oom.unwrap_or_default();
+        let share_oom = RwSignal::new(!oom.is_empty());
+        // A shared error arrives compacted already.
+        let oom_link = RwSignal::new((!oom.is_empty()).then(|| oom.clone()));
+        let oom_text = RwSignal::new(oom);
+        Self {
+            plan_problem,
+            fixes,
+            oom_text,
+            share_oom,
+            oom_link,
+            inputs,
+            notices: RwSignal::new(notices),
+            hub,
+            theme: RwSignal::new(Theme::System),
+            units,
+            model,
+            scenario,
+            estimate,
+        }
+    }
+
+    /// The link state with the pasted error when the person shares it.
+    pub fn link_state(&self) -> LinkState {
+        let mut s = self.inputs.get();
+        if self.share_oom.get() {
+            s.oom = self.oom_link.get();
+        }
+        s
+    }
+
+    /// Changes one input.
+    pub fn edit(&self, f: impl FnOnce(&mut LinkState)) {
+        self.inputs.update(f);
+    }
+}
+
+/// The state provided by [`crate::App`].
+pub fn use_app() -> AppState {
+    expect_context::<AppState>()
+}

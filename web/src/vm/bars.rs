@@ -1,0 +1,163 @@
+//! Per-GPU stacked bars (weights, KV cache, activations, overhead, free)
+//! against capacity, and the rows of the per-GPU table.
+
+use shared::estimate::{Estimate, GpuBudget};
+use shared::units::{UnitSystem, format_bytes};
+
+use super::figures::exact_bytes;
+
+/// One coloured part of a bar.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Segment {
+    /// CSS class (`seg-weights` …) and legend name.
+    pub class: &'static str,
+    pub name: &'static str,
+    pub bytes: u64,
+    /// Width as a CSS value (`12.345%`), of the larger of capacity and total.
+    pub width: String,
+    /// Tooltip: `KV cache: 1.00 GiB (1,073,741,824 bytes)`.
+    pub title: String,
+}
+
+/// One GPU's bar.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Bar {
+    pub index: usize,
+    pub label: String,
+    pub segments: Vec<Segment>,
+    /// Where the capacity line sits (`100%` unless the plan overflows).
+    pub capacity_at: String,
+    /// `13.2 of 23.99 GiB (55 %)` or `2.31 GiB over`.
+    pub summary: String,
+    pub fits: bool,
+    /// A sentence for screen readers.
+    pub aria: String,
+}
+
+/// One row of the per-GPU table.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Row {
+    pub gpu: String,
+    pub layers: String,
+    pub cells: Vec<(String, String)>,
+    pub fits: bool,
+}
+
+fn pct(part: u64, whole: u64) -> String {
+    format!("{:.3}%", part as f64 * 100.0 / whole.max(1) as f64)
+}
+
+fn layers_text(g: &GpuBudget) -> String {
+    match g.layers {
+        [a, b] if a == b => "no layers".into(),
+        [a, b] => format!("layers {a}–{}", b.saturating_sub(1)),
+    }
+}
+
+pub fn bar(g: &GpuBudget, units: UnitSystem) -> Bar {
+    let scale = g.capacity_bytes.max(g.total_bytes);
+    let parts: [(&'static str, &'static str, u64); 5] = [
+        ("seg-weights", "Weights", g.weight_bytes),
+        ("seg-kv", "KV cache", g.kv_cache_bytes),
+        ("seg-act", "Activations", g.activation_bytes),
+        ("seg-overhead", "Overhead", g.overhead_bytes),
+        ("seg-free", "Free", g.free_bytes),
+    ];
+    let segments = parts
+        .into_iter()
+        .map(|(class, name, bytes)| Segment {
+            class,
+            name,
+            bytes,
+            width: pct(bytes, scale),
+            title: format!("{name}: {} ({})", format_bytes(bytes, units), exact_bytes(bytes)),
+        })
+        .collect();
+    let used = format_bytes(g.total_bytes, units);
+    let cap = format_bytes(g.capacity_bytes, units);
+    let summary = if g.fits {
+        format!("{used} of {cap} ({:.0} %)", g.total_bytes as f64 * 100.0 / g.capacity_bytes.max(1) as f64)
+    } else {
+        format!("{used} of {cap}: {} over", format_bytes(g.shortfall_bytes, units))
+    };
+    Bar {
+        index: g.index,
+        label: format!("GPU {} · {} · {}", g.index, g.name, layers_text(g)),
+        segments,
+        capacity_at: pct(g.capacity_bytes, scale),
+        aria: format!(
+            "GPU {}: weights {}, KV cache {}, activations {}, overhead {}; {summary}",
+            g.index,
+            format_bytes(g.weight_bytes, units),
+            format_bytes(g.kv_cache_bytes, units),
+            format_bytes(g.activation_bytes, units),
+            format_bytes(g.overhead_bytes, units),
+        ),
+        summary,
+        fits: g.fits,
+    }
+}
+
+pub fn bars(e: &Estimate, units: UnitSystem) -> Vec<Bar> {
+    e.per_gpu.iter().map(|g| bar(g, units)).collect()
+}
+
+/// Table columns, in order.
+pub const COLUMNS: [&str; 7] = ["Weights", "KV cache", "Activations", "Overhead", "Total", "Capacity", "Free / short"];
+
+pub fn rows(e: &Estimate, units: UnitSystem) -> Vec<Row> {
+    e.per_gpu
+        .iter()
+        .map(|g| {
+            let cell = |b: u64| (format_bytes(b, units), exact_bytes(b));
+            let last = if g.fits {
+                cell(g.free_bytes)
+            } else {
+                (format!("−{}", format_bytes(g.shortfall_bytes, units)), exact_bytes(g.shortfall_bytes))
+            };
+            Row {
+                gpu: format!("{} · {}", g.index, g.name),
+                layers: layers_text(g),
+                cells: vec![
+                    cell(g.weight_bytes),
+                    cell(g.kv_cache_bytes),
+                    cell(g.activation_bytes),
+                    cell(g.overhead_bytes),
+                    cell(g.total_bytes),
+                    cell(g.capacity_bytes),
+                    last,
+                ],
+                fits: g.fits,
+            }
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use shared::estimate::{Scenario, estimate};
+    use shared::model::Model;
+
+    #[test]
+    fn segments_add_up_to_the_capacity_when_it_fits() {
+        let m = Model::preset("llama-3.1-8b").expect("preset");
+        let e = estimate(&m, Scenario::default());
+        let b = &bars(&e, UnitSystem::Binary)[0];
+        let sum: u64 = b.segments.iter().map(|s| s.bytes).sum();
+        assert_eq!(sum, e.per_gpu[0].capacity_bytes);
+        assert_eq!(b.capacity_at, "100.000%");
+        assert!(b.segments[0].title.starts_with("Weights: "));
+        assert_eq!(rows(&e, UnitSystem::Binary)[0].cells.len(), COLUMNS.len());
+    }
+
+    #[test]
+    fn an_overflowing_gpu_moves_the_capacity_line_left() {
+        let m = Model::preset("llama-3.1-70b").expect("preset");
+        let e = estimate(&m, Scenario::default());
+        let b = &bars(&e, UnitSystem::Binary)[0];
+        assert!(!b.fits);
+        assert_ne!(b.capacity_at, "100.000%");
+        assert!(b.summary.contains("over"));
+    }
+}

@@ -1,0 +1,187 @@
+//! "Diagnose an OOM" as the page shows it: the figures read from the error,
+//! the ranked causes with their evidence, the checklist and the fixes, as
+//! one escaped HTML string (see [`super::html`]).
+
+use shared::link::decode;
+use shared::oom::{DiagnoseContext, Diagnosis, OomKind, OomReport, diagnose, parse};
+use shared::units::{UnitSystem, format_bytes};
+
+use super::html::{Html, code_block, copy_button, gives_up_text};
+use super::hub::HubState;
+use super::resolve;
+
+/// The whole diagnose view for a pasted `text` against the plan of a share
+/// link's `query` (and, for a `hf=` model, the hub's answer): what the
+/// on-demand bundle (`src/bin/diagnose.rs`) returns to the page. Empty for
+/// blank text.
+pub fn findings_for(query: &str, hub: &HubState, text: &str) -> String {
+    if text.trim().is_empty() {
+        return String::new();
+    }
+    let state = decode(query).state;
+    let report = parse(text);
+    let model = resolve::model(&state, hub).ok();
+    let scenario = model.as_ref().and_then(|m| resolve::scenario(&state, m).ok());
+    let ctx = match (&model, &scenario) {
+        (Some(m), Some(s)) => DiagnoseContext::error_only().with_plan(m, s),
+        _ => DiagnoseContext::error_only(),
+    };
+    findings_html(&report, &diagnose(&report, &ctx), state.units)
+}
+
+/// The figures read from the error, as (`data-testid`, label, bytes).
+pub fn parsed_rows(r: &OomReport) -> Vec<(&'static str, &'static str, u64)> {
+    let all = [
+        ("oom-requested", "Tried to allocate", r.requested_bytes),
+        ("oom-total", "GPU total capacity", r.total_bytes),
+        ("oom-free", "Free", r.free_bytes),
+        ("oom-allocated", "Allocated by PyTorch", r.allocated_bytes),
+        ("oom-reserved", "Reserved by PyTorch", r.reserved_bytes),
+        ("oom-reserved-unallocated", "Reserved but unallocated", r.reserved_unallocated_bytes),
+        ("oom-private-pools", "In private pools (CUDA graphs)", r.private_pool_bytes),
+        ("oom-process", "This process in all", r.process_in_use_bytes),
+        ("oom-kv-needed", "KV cache one request needs", r.kv_needed_bytes),
+        ("oom-kv-available", "Available for the KV cache", r.kv_available_bytes),
+    ];
+    all.into_iter().filter_map(|(id, label, v)| v.map(|b| (id, label, b))).collect()
+}
+
+pub fn kind_text(k: Option<OomKind>) -> &'static str {
+    match k {
+        Some(OomKind::PytorchLegacy) => "PyTorch (before 2.1) CUDA out of memory",
+        Some(OomKind::Pytorch) => "PyTorch (2.1+) CUDA out of memory",
+        Some(OomKind::CudaError) => "CUDA error: out of memory (outside PyTorch's cache)",
+        Some(OomKind::VllmMaxSeqLen) => "vLLM: max seq len larger than the KV cache",
+        Some(OomKind::VllmKvCacheTooSmall) => "vLLM: KV cache too small for one request",
+        Some(OomKind::VllmNoCacheBlocks) => "vLLM: no memory left for KV cache blocks",
+        Some(OomKind::LlamaCpp) => "llama.cpp / ggml buffer allocation failed",
+        None => "no out-of-memory message recognised",
+    }
+}
+
+/// Everything the diagnose view shows below the text box.
+pub fn findings_html(report: &OomReport, diagnosis: &Diagnosis, units: UnitSystem) -> String {
+    let mut h = Html::new();
+    h.raw("<p class=\"oom-summary\" data-testid=\"oom-summary\"")
+        .attr("data-recognised", if diagnosis.recognised { "true" } else { "false" })
+        .raw(">")
+        .t(&diagnosis.summary)
+        .raw("</p><h3>Read from the error</h3><p class=\"hint\" data-testid=\"oom-kind\">")
+        .t(kind_text(report.kind));
+    if let Some(g) = report.gpu_index {
+        h.t(&format!(" on GPU {g}"));
+    }
+    h.raw("</p><dl class=\"kv\" data-testid=\"oom-parsed\">");
+    for (id, label, b) in parsed_rows(report) {
+        h.raw("<div>")
+            .el("dt", "", label)
+            .raw("<dd")
+            .attr("data-testid", id)
+            .num("data-bytes", b)
+            .raw(">")
+            .t(&format_bytes(b, units))
+            .raw("</dd></div>");
+    }
+    h.raw("</dl>");
+    if !report.processes.is_empty() {
+        let processes: Vec<String> = report
+            .processes
+            .iter()
+            .map(|p| {
+                let pid = p.pid.map_or_else(|| "?".into(), |p| p.to_string());
+                format!("process {pid}: {}", p.used_bytes.map(|b| format_bytes(b, units)).unwrap_or_default())
+            })
+            .collect();
+        h.raw("<p class=\"hint\" data-testid=\"oom-processes\">").t(&processes.join("; ")).raw("</p>");
+    }
+    for n in &report.notes {
+        h.el("p", "hint", n);
+    }
+    h.raw("<h3>Likely causes</h3><ol class=\"causes\">");
+    for c in &diagnosis.causes {
+        h.raw("<li data-testid=\"oom-cause\"")
+            .attr("data-id", c.id.id())
+            .num("data-score", u64::from(c.score))
+            .raw(">")
+            .el("strong", "", &c.title)
+            .raw(" ")
+            .el("span", "badge basis-engine", &format!("step {} · score {}", c.step.number(), c.score))
+            .raw("<ul>");
+        for e in &c.evidence {
+            h.el("li", "", e);
+        }
+        h.raw("</ul></li>");
+    }
+    h.raw("</ol><h3>The checklist</h3><ol class=\"checklist\" data-testid=\"oom-checklist\">");
+    for i in &diagnosis.checklist {
+        h.raw(if i.flagged { "<li class=\"flagged\">" } else { "<li>" })
+            .el("strong", "", &i.question)
+            .raw(" ")
+            .t(&i.finding)
+            .raw("</li>");
+    }
+    h.raw("</ol><h3>Fixes</h3><ol class=\"fix-list\">");
+    for (i, f) in diagnosis.fixes.iter().enumerate() {
+        let code_id = format!("oom-fix-code-{i}");
+        h.raw("<li class=\"fix\" data-testid=\"oom-fix\">")
+            .el("strong", "", &f.title)
+            .raw("<p class=\"hint\">")
+            .t(gives_up_text(f.gives_up));
+        if let Some(b) = f.saves_bytes {
+            h.t(&format!(" · saves {}", format_bytes(b, units)));
+        }
+        h.raw("</p>");
+        code_block(&mut h, &code_id, "", &f.code);
+        copy_button(&mut h, "oom-fix-copy", &code_id);
+        h.raw("</li>");
+    }
+    h.raw("</ol>");
+    for n in &diagnosis.notes {
+        h.el("p", "hint", n);
+    }
+    h.finish()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use shared::estimate::Scenario;
+    use shared::model::Model;
+
+    const OOM: &str = "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 1.95 GiB. GPU 0 has a total \
+                       capacity of 23.65 GiB of which 1.06 GiB is free. Including non-PyTorch memory, this process \
+                       has 22.58 GiB memory in use. Of the allocated memory 21.89 GiB is allocated by PyTorch, and \
+                       244.03 MiB is reserved by PyTorch but unallocated.";
+
+    #[test]
+    fn findings_carry_the_test_ids_and_exact_bytes() {
+        let m = Model::preset("llama-3.1-8b").expect("preset");
+        let s = Scenario::default();
+        let report = parse(OOM);
+        let d = diagnose(&report, &DiagnoseContext::error_only().with_plan(&m, &s));
+        let html = findings_html(&report, &d, UnitSystem::Binary);
+        let requested = report.requested_bytes.expect("requested");
+        assert!(html.contains(&format!("data-testid=\"oom-requested\" data-bytes=\"{requested}\"")));
+        assert!(html.contains("data-recognised=\"true\""));
+        assert_eq!(html.matches("data-testid=\"oom-cause\"").count(), d.causes.len());
+        assert!(html.contains(&format!("data-id=\"{}\"", d.causes[0].id.id())));
+        assert_eq!(html.matches("data-testid=\"oom-fix-copy\"").count(), d.fixes.len());
+        assert!(html.contains(" on GPU 0"));
+    }
+
+    #[test]
+    fn the_bundle_entry_point_reads_the_plan_from_the_link() {
+        let m = Model::preset("llama-3.1-8b").expect("preset");
+        let s = resolve::scenario(&decode("model=llama-3.1-8b").state, &m).expect("a plan");
+        let report = parse(OOM);
+        let want = findings_html(
+            &report,
+            &diagnose(&report, &DiagnoseContext::error_only().with_plan(&m, &s)),
+            UnitSystem::Binary,
+        );
+        assert_eq!(findings_for("model=llama-3.1-8b", &HubState::Idle, OOM), want);
+        assert_eq!(findings_for("model=llama-3.1-8b", &HubState::Idle, "  "), "");
+        let gb = findings_for("model=llama-3.1-8b&u=gb", &HubState::Idle, OOM);
+        assert!(gb.contains(" GB<") && !gb.contains("GiB<"));
+    }
+}

@@ -1,0 +1,209 @@
+//! What the engine itself would report, the layer split and the speed bounds,
+//! as rows the page shows; and the knobs each engine takes.
+
+use shared::engines::{EngineKind, EngineReport};
+use shared::estimate::Estimate;
+use shared::explain::thousands;
+use shared::units::{UnitSystem, format_bytes};
+
+/// One figure of the engine's report.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ReportRow {
+    /// The `data-testid` of the value.
+    pub testid: &'static str,
+    pub label: &'static str,
+    pub text: String,
+    /// The exact value for `data-value` (as the CLI's JSON prints it).
+    pub raw: String,
+}
+
+/// The engine's report: figures, the lines it would log, its start-up error.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct ReportView {
+    pub rows: Vec<ReportRow>,
+    pub log: String,
+    pub error: Option<String>,
+}
+
+fn row(testid: &'static str, label: &'static str, text: String, raw: impl ToString) -> ReportRow {
+    ReportRow { testid, label, text, raw: raw.to_string() }
+}
+
+pub fn report_view(e: &Estimate, units: UnitSystem) -> Option<ReportView> {
+    let bytes = |b: u64| format_bytes(b, units);
+    let view = match e.engine_report.as_ref()? {
+        EngineReport::Vllm(r) => ReportView {
+            rows: vec![
+                row("num-gpu-blocks", "# GPU blocks", thousands(r.num_gpu_blocks), r.num_gpu_blocks),
+                row(
+                    "kv-cache-tokens",
+                    "GPU KV cache size",
+                    format!("{} tokens", thousands(r.kv_cache_tokens)),
+                    r.kv_cache_tokens,
+                ),
+                row(
+                    "vllm-max-concurrency",
+                    "Maximum concurrency",
+                    format!("{:.2}x for {} tokens per request", r.max_concurrency, thousands(r.max_model_len)),
+                    r.max_concurrency,
+                ),
+                row(
+                    "largest-max-model-len",
+                    "Largest max_model_len that starts",
+                    r.largest_max_model_len.map_or_else(|| "—".into(), thousands),
+                    r.largest_max_model_len.unwrap_or(0),
+                ),
+            ],
+            log: r.log_lines.join("\n"),
+            error: r.startup_error.clone(),
+        },
+        EngineReport::Sglang(r) => ReportView {
+            rows: vec![
+                row(
+                    "max-total-num-tokens",
+                    "max_total_num_tokens",
+                    thousands(r.max_total_num_tokens),
+                    r.max_total_num_tokens,
+                ),
+                row(
+                    "mem-fraction-static",
+                    "mem_fraction_static",
+                    format!("{}", r.mem_fraction_static),
+                    r.mem_fraction_static,
+                ),
+            ],
+            log: r.log_lines.join("\n"),
+            error: r.startup_error.clone(),
+        },
+        EngineReport::LlamaCpp(r) => ReportView {
+            rows: vec![
+                row(
+                    "n-gpu-layers",
+                    "Layers offloaded (-ngl)",
+                    format!("{} layers on the GPU{}", r.layers_on_gpu, if r.output_on_gpu { " + output" } else { "" }),
+                    r.n_gpu_layers,
+                ),
+                row("cpu-weight-bytes", "Weights left on the CPU", bytes(r.cpu_weight_bytes), r.cpu_weight_bytes),
+                row("cpu-kv-bytes", "KV cache on the CPU", bytes(r.cpu_kv_bytes), r.cpu_kv_bytes),
+                row(
+                    "compute-buffer-bytes",
+                    "Compute buffer (largest GPU)",
+                    bytes(r.compute_buffer_bytes),
+                    r.compute_buffer_bytes,
+                ),
+            ],
+            log: r.log_lines.join("\n"),
+            error: (!r.keeps_fit_margin).then(|| {
+                format!("Less than the {} llama.cpp's --fit keeps free is left on some GPU.", bytes(r.fit_margin_bytes))
+            }),
+        },
+    };
+    Some(view)
+}
+
+/// The speed bounds in one sentence, labelled as bounds.
+pub fn speed_text(e: &Estimate) -> Option<String> {
+    let s = e.speed?;
+    Some(format!(
+        "Decode at most {:.0} tokens/s per sequence ({:.0} tokens/s for all {}); prefill takes at least {:.0} ms. Upper bounds from {:.0} GB/s and {:.0} TFLOP/s peak: real kernels reach 60–90 % of them.",
+        s.decode_tokens_per_s_per_sequence,
+        s.decode_tokens_per_s_total,
+        e.concurrency,
+        s.prefill_ms,
+        s.bandwidth_gb_s,
+        s.bf16_tflops
+    ))
+}
+
+/// One engine setting: its link key, label and, for settings with a few
+/// values, the choices (the first is the default).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Knob {
+    pub key: &'static str,
+    pub label: &'static str,
+    pub choices: &'static [&'static str],
+}
+
+const fn k(key: &'static str, label: &'static str, choices: &'static [&'static str]) -> Knob {
+    Knob { key, label, choices }
+}
+
+const TRANSFORMERS: &[Knob] = &[k("attn", "Attention", &["sdpa", "eager"]), k("logits", "Logits", &["last", "all"])];
+const VLLM: &[Knob] = &[
+    k("vllm", "vLLM version", &["latest", "v1", "v0"]),
+    k("gmu", "gpu_memory_utilization", &[]),
+    k("mml", "max_model_len", &[]),
+    k("mbt", "max_num_batched_tokens", &[]),
+    k("mns", "max_num_seqs", &[]),
+    k("bs", "block_size", &[]),
+];
+const SGLANG: &[Knob] =
+    &[k("mfs", "mem_fraction_static", &[]), k("cl", "context_length", &[]), k("mbt", "chunked_prefill_size", &[])];
+const LLAMACPP: &[Knob] = &[
+    k("nctx", "n_ctx (-c)", &[]),
+    k("ngl", "n_gpu_layers (-ngl)", &[]),
+    k("np", "parallel (-np)", &[]),
+    k("fa", "Flash attention (-fa)", &["on", "off"]),
+];
+
+pub fn knobs(kind: EngineKind) -> &'static [Knob] {
+    match kind {
+        EngineKind::Transformers => TRANSFORMERS,
+        EngineKind::Vllm => VLLM,
+        EngineKind::Sglang => SGLANG,
+        EngineKind::LlamaCpp => LLAMACPP,
+    }
+}
+
+/// What a knob left empty means for this estimate (the engine's effective value).
+pub fn knob_default(e: &Estimate, key: &str) -> String {
+    let v = match (e.engine_report.as_ref(), key) {
+        (Some(EngineReport::Vllm(r)), "gmu") => r.gpu_memory_utilization.to_string(),
+        (Some(EngineReport::Vllm(r)), "mml") => r.max_model_len.to_string(),
+        (Some(EngineReport::Vllm(r)), "mbt") => r.max_num_batched_tokens.to_string(),
+        (Some(EngineReport::Vllm(r)), "mns") => r.max_num_seqs.to_string(),
+        (Some(EngineReport::Vllm(r)), "bs") => r.block_size.to_string(),
+        (Some(EngineReport::Sglang(r)), "mfs") => r.mem_fraction_static.to_string(),
+        (Some(EngineReport::Sglang(r)), "cl") => r.context_length.to_string(),
+        (Some(EngineReport::Sglang(r)), "mbt") => r.chunked_prefill_size.to_string(),
+        (Some(EngineReport::LlamaCpp(r)), "nctx") => r.n_ctx.to_string(),
+        (Some(EngineReport::LlamaCpp(r)), "ngl") => r.n_gpu_layers.to_string(),
+        (Some(EngineReport::LlamaCpp(r)), "np") => r.parallel.to_string(),
+        _ => return String::new(),
+    };
+    format!("default: {v}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use shared::catalog::model_preset;
+    use shared::engines::Engine;
+    use shared::estimate::{Scenario, estimate};
+    use shared::model::Model;
+
+    fn est(engine: Engine) -> Estimate {
+        let m = Model::from_preset(model_preset("llama-3.1-8b").expect("preset")).expect("model");
+        estimate(&m, Scenario { engine, ..Scenario::default() })
+    }
+
+    #[test]
+    fn vllm_reports_its_log_lines_and_blocks() {
+        let e = est(EngineKind::Vllm.with_defaults());
+        let v = report_view(&e, UnitSystem::Binary).expect("report");
+        assert!(v.log.contains("GPU KV cache size"));
+        assert_eq!(v.rows[0].raw, e.num_gpu_blocks.expect("blocks").to_string());
+        assert!(knob_default(&e, "gmu").starts_with("default: 0.92"));
+    }
+
+    #[test]
+    fn transformers_has_no_report_but_bounds() {
+        let e = est(Engine::default());
+        assert!(report_view(&e, UnitSystem::Binary).is_none());
+        // The default GPU is a custom size: no bandwidth, no bounds.
+        assert!(speed_text(&e).is_none() || speed_text(&e).is_some_and(|t| t.contains("Upper bounds")));
+        for kind in EngineKind::ALL {
+            assert!(!knobs(*kind).is_empty());
+        }
+    }
+}

@@ -1,0 +1,170 @@
+//! The key figures of an estimate as the page shows them: a short text, the
+//! exact value for tooltips and tests, and the terms that explain each one.
+
+use shared::estimate::{Estimate, Verdict};
+use shared::explain::{Basis, Term, TermUnit, thousands};
+use shared::units::{UnitSystem, format_bytes};
+
+/// One explained line of a derivation.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TermRow {
+    pub name: String,
+    pub value: String,
+    /// The exact value (`8,030,261,248 bytes`).
+    pub exact: String,
+    pub formula: String,
+    pub basis: &'static str,
+    /// A CSS class for the basis badge.
+    pub basis_class: &'static str,
+}
+
+/// One key figure.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Figure {
+    /// The `data-testid` of the value element.
+    pub testid: &'static str,
+    pub label: &'static str,
+    /// The exact number (bytes or a count), for `data-bytes`/`data-value`.
+    pub raw: u64,
+    pub text: String,
+    pub exact: String,
+    pub terms: Vec<TermRow>,
+}
+
+/// `8,030,261,248 bytes`.
+pub fn exact_bytes(b: u64) -> String {
+    format!("{} bytes", thousands(b))
+}
+
+/// `8.03 B` for counts.
+pub fn count_text(n: u64) -> String {
+    super::synth::shorten_count(n)
+}
+
+pub fn basis_label(b: Basis) -> (&'static str, &'static str) {
+    match b {
+        Basis::Exact => ("exact", "basis-exact"),
+        Basis::EngineRule => ("engine rule", "basis-engine"),
+        Basis::Empirical => ("empirical", "basis-empirical"),
+    }
+}
+
+pub fn term_row(t: &Term, units: UnitSystem) -> TermRow {
+    let (value, exact) = match t.unit {
+        TermUnit::Bytes => (format_bytes(t.value, units), exact_bytes(t.value)),
+        TermUnit::Count => (count_text(t.value), thousands(t.value)),
+        TermUnit::Tokens => (format!("{} tokens", thousands(t.value)), format!("{} tokens", thousands(t.value))),
+    };
+    let (basis, basis_class) = basis_label(t.basis);
+    TermRow { name: t.name.clone(), value, exact, formula: t.formula.clone(), basis, basis_class }
+}
+
+/// Terms whose name is `name`, or starts with it (engines may add
+/// qualified lines such as `activations (prefill)`).
+fn terms_for(e: &Estimate, names: &[&str], units: UnitSystem) -> Vec<TermRow> {
+    e.terms
+        .iter()
+        .filter(|t| {
+            let n = t.name.to_ascii_lowercase();
+            names.iter().any(|want| n == *want || (n.starts_with(want) && !n.starts_with("kv cache per")))
+        })
+        .map(|t| term_row(t, units))
+        .collect()
+}
+
+/// The most sequences that fit, when the plan fits at all.
+pub fn max_concurrency(e: &Estimate) -> u64 {
+    match e.verdict {
+        Verdict::Fits { max_concurrency } => max_concurrency,
+        _ => 0,
+    }
+}
+
+pub fn figures(e: &Estimate, units: UnitSystem) -> Vec<Figure> {
+    let bytes = |testid, label, raw: u64, names: &[&str]| Figure {
+        testid,
+        label,
+        raw,
+        text: format_bytes(raw, units),
+        exact: exact_bytes(raw),
+        terms: terms_for(e, names, units),
+    };
+    let mut kv_per_token = bytes("kv-bytes-per-token", "KV cache per token", e.kv_bytes_per_token, &[]);
+    kv_per_token.terms = e
+        .terms
+        .iter()
+        .filter(|t| t.name.eq_ignore_ascii_case("kv cache per token"))
+        .map(|t| term_row(t, units))
+        .collect();
+    let conc = max_concurrency(e);
+    vec![
+        Figure {
+            testid: "parameters",
+            label: "Parameters",
+            raw: e.parameters,
+            text: count_text(e.parameters),
+            exact: thousands(e.parameters),
+            terms: terms_for(e, &["parameters"], units),
+        },
+        bytes("weight-bytes", "Weights", e.weight_bytes, &["weights"]),
+        kv_per_token,
+        bytes("kv-cache-bytes", "KV cache", e.kv_cache_bytes, &["kv cache"]),
+        bytes("activation-bytes", "Activations", e.activation_bytes, &["activations"]),
+        bytes("overhead-bytes", "Overhead", e.overhead_bytes, &["overhead"]),
+        bytes("total-bytes", "Total at peak", e.total_bytes, &["total"]),
+        bytes("capacity-bytes", "GPU memory", e.capacity_bytes, &["capacity"]),
+        Figure {
+            testid: "max-concurrency",
+            label: "Max concurrent sequences",
+            raw: conc,
+            text: thousands(conc),
+            exact: format!(
+                "{} sequences of {} tokens",
+                thousands(conc),
+                thousands(e.prompt_tokens.saturating_add(e.max_new_tokens))
+            ),
+            terms: terms_for(e, &["max concurrency", "concurrency"], units),
+        },
+    ]
+}
+
+/// The verdict's tone, for colour.
+pub fn verdict_class(e: &Estimate) -> &'static str {
+    match e.verdict {
+        Verdict::Fits { .. } => "verdict fits",
+        Verdict::RunsOutAtToken { .. } => "verdict runs-out",
+        _ => "verdict no-fit",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use shared::estimate::{Scenario, estimate};
+    use shared::model::Model;
+
+    #[test]
+    fn every_figure_has_its_terms_and_exact_value() {
+        let m = Model::preset("llama-3.1-8b").expect("preset");
+        let e = estimate(&m, Scenario::default());
+        let f = figures(&e, UnitSystem::Binary);
+        let get = |id: &str| f.iter().find(|x| x.testid == id).expect(id);
+        assert_eq!(get("weight-bytes").raw, e.weight_bytes);
+        assert_eq!(get("parameters").raw, e.parameters);
+        assert_eq!(get("kv-bytes-per-token").raw, e.kv_bytes_per_token);
+        for id in ["parameters", "weight-bytes", "kv-bytes-per-token", "kv-cache-bytes", "activation-bytes"] {
+            assert!(!get(id).terms.is_empty(), "{id} has no terms");
+        }
+        assert_eq!(get("kv-bytes-per-token").terms.len(), 1);
+        assert_eq!(get("kv-cache-bytes").terms.len(), 1);
+        assert!(get("weight-bytes").exact.ends_with(" bytes"));
+        assert_eq!(verdict_class(&e), "verdict fits");
+    }
+
+    #[test]
+    fn formats_terms() {
+        let t = Term::bytes("weights", 1 << 30, "x", Basis::Empirical);
+        let r = term_row(&t, UnitSystem::Binary);
+        assert_eq!((r.value.as_str(), r.exact.as_str(), r.basis), ("1.00 GiB", "1,073,741,824 bytes", "empirical"));
+    }
+}

@@ -1,0 +1,551 @@
+//! Read-only panels as one escaped HTML string each, set with `inner_html`:
+//! far less wasm than a typed `view!` tree per row. Buttons carry
+//! `data-action` (`copy` with `data-target`, the id of the text to copy;
+//! `apply` with `data-index`, the fix) for one delegated click handler.
+//!
+//! Every text goes through [`escape_html`]; every attribute value is quoted.
+
+use std::fmt::Write as _;
+
+use shared::fixes::{Fix, GivesUp};
+use shared::units::{UnitSystem, format_bytes};
+
+use super::bars::{Bar, COLUMNS, Row};
+use super::charts::{ConcurrencyChart, GRID_LENGTHS, GridRow, MemoryChart};
+use super::engine::ReportView;
+use super::figures::{Figure, TermRow};
+use super::svg::{self, short_tokens};
+
+/// Escapes text for element content and double-quoted attribute values.
+pub fn escape_html(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    push_escaped(&mut out, text);
+    out
+}
+
+fn push_escaped(out: &mut String, text: &str) {
+    for c in text.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            c => out.push(c),
+        }
+    }
+}
+
+/// A small builder: `tag` opens, `t` adds escaped text, `raw` adds markup.
+#[derive(Debug, Default)]
+pub struct Html(String);
+
+impl Html {
+    pub fn new() -> Self {
+        Self(String::with_capacity(1024))
+    }
+
+    /// Raw markup (static strings only; never user or model text).
+    pub fn raw(&mut self, markup: &str) -> &mut Self {
+        self.0.push_str(markup);
+        self
+    }
+
+    /// Escaped text.
+    pub fn t(&mut self, text: &str) -> &mut Self {
+        push_escaped(&mut self.0, text);
+        self
+    }
+
+    /// ` name="value"` with the value escaped.
+    pub fn attr(&mut self, name: &str, value: &str) -> &mut Self {
+        self.0.push(' ');
+        self.0.push_str(name);
+        self.0.push_str("=\"");
+        push_escaped(&mut self.0, value);
+        self.0.push('"');
+        self
+    }
+
+    /// ` name="n"` for a number.
+    pub fn num(&mut self, name: &str, value: u64) -> &mut Self {
+        let _ = write!(self.0, " {name}=\"{value}\"");
+        self
+    }
+
+    /// `<tag class="…">text</tag>`.
+    pub fn el(&mut self, tag: &str, class: &str, text: &str) -> &mut Self {
+        self.raw("<").raw(tag);
+        if !class.is_empty() {
+            self.attr("class", class);
+        }
+        self.raw(">").t(text).raw("</").raw(tag).raw(">")
+    }
+
+    pub fn finish(self) -> String {
+        self.0
+    }
+}
+
+/// What a fix gives up, in words.
+pub fn gives_up_text(g: GivesUp) -> &'static str {
+    match g {
+        GivesUp::Nothing => "gives up nothing",
+        GivesUp::CachePrecision => "gives up a little KV cache precision",
+        GivesUp::Length => "gives up length or concurrency",
+        GivesUp::Quality => "gives up weight precision",
+        GivesUp::Speed => "gives up speed",
+        GivesUp::Money => "costs hardware",
+    }
+}
+
+/// A copy button for the text of the element with id `target`.
+pub fn copy_button(h: &mut Html, testid: &str, target: &str) {
+    h.raw("<button type=\"button\" class=\"ghost small\" data-action=\"copy\"")
+        .attr("data-testid", testid)
+        .attr("data-target", target)
+        .raw(">Copy</button>");
+}
+
+/// `<pre class="code" id=… data-testid=…>code</pre>`.
+pub fn code_block(h: &mut Html, id: &str, testid: &str, code: &str) {
+    h.raw("<pre class=\"code\"").attr("id", id);
+    if !testid.is_empty() {
+        h.attr("data-testid", testid);
+    }
+    h.raw(">").t(code).raw("</pre>");
+}
+
+/// The ranked fixes of a plan that does not fit (empty when there are none).
+pub fn fixes_html(fixes: &[Fix], units: UnitSystem) -> String {
+    if fixes.is_empty() {
+        return String::new();
+    }
+    let mut h = Html::new();
+    h.raw(
+        "<section class=\"card fixes\" data-testid=\"fixes\" aria-labelledby=\"fixes-heading\">\
+         <h3 id=\"fixes-heading\">Fixes, cheapest first</h3><ol class=\"fix-list\">",
+    );
+    for (i, f) in fixes.iter().enumerate() {
+        let code_id = format!("fix-code-{i}");
+        h.raw("<li class=\"fix\" data-testid=\"fix\"")
+            .attr("data-kind", &format!("{:?}", f.kind))
+            .attr("data-fits", if f.fits { "true" } else { "false" })
+            .raw("><div class=\"fix-head\">")
+            .el("strong", "", &f.title)
+            .el(
+                "span",
+                if f.fits { "badge basis-exact" } else { "badge basis-empirical" },
+                if f.fits { "fits" } else { "helps" },
+            )
+            .raw("</div><p class=\"hint\">")
+            .t(gives_up_text(f.gives_up))
+            .raw(" · <span data-testid=\"fix-saves\"")
+            .num("data-bytes", f.saves_bytes)
+            .raw(">saves ")
+            .t(&format_bytes(f.saves_bytes, units))
+            .raw("</span></p>");
+        code_block(&mut h, &code_id, "fix-code", &f.code);
+        h.raw("<div class=\"fix-actions\">");
+        copy_button(&mut h, "fix-copy", &code_id);
+        h.raw("<button type=\"button\" class=\"primary small\" data-testid=\"fix-apply\" data-action=\"apply\"")
+            .num("data-index", i as u64)
+            .raw(">Apply to the plan</button></div></li>");
+    }
+    h.raw("</ol></section>");
+    h.finish()
+}
+
+/// The per-GPU stacked bars and their legend.
+pub fn bars_html(bars: &[Bar]) -> String {
+    let mut h = Html::new();
+    h.raw("<div class=\"card bars\" data-testid=\"gpu-bars\"><h3>Memory per GPU</h3>");
+    for b in bars {
+        h.raw("<div class=\"bar-row\" data-testid=\"gpu-bar\"><div class=\"bar-label\">")
+            .el("span", "", &b.label)
+            .el("span", if b.fits { "bar-sum" } else { "bar-sum over" }, &b.summary)
+            .raw("</div><div class=\"bar\" role=\"img\"")
+            .attr("aria-label", &b.aria)
+            .raw(">");
+        for s in &b.segments {
+            h.raw("<span")
+                .attr("class", &format!("seg {}", s.class))
+                .attr("style", &format!("width:{}", s.width))
+                .attr("title", &s.title)
+                .raw("></span>");
+        }
+        h.raw("<span class=\"cap-line\"")
+            .attr("style", &format!("left:{}", b.capacity_at))
+            .raw(" title=\"capacity\"></span></div></div>");
+    }
+    h.raw(
+        "<ul class=\"legend\" aria-hidden=\"true\">\
+         <li><span class=\"swatch seg-weights\"></span>Weights</li>\
+         <li><span class=\"swatch seg-kv\"></span>KV cache</li>\
+         <li><span class=\"swatch seg-act\"></span>Activations</li>\
+         <li><span class=\"swatch seg-overhead\"></span>Overhead</li>\
+         <li><span class=\"swatch seg-free\"></span>Free</li></ul></div>",
+    );
+    h.finish()
+}
+
+/// The engine's report, the layer-wise `device_map` and the speed bounds
+/// (each left out when the estimate has none).
+pub fn engine_html(report: Option<&ReportView>, device_map: Option<&str>, speed: Option<&str>) -> String {
+    let mut h = Html::new();
+    if let Some(r) = report {
+        h.raw(
+            "<section class=\"card\" data-testid=\"engine-report\" aria-labelledby=\"engine-heading\">\
+             <h3 id=\"engine-heading\">What the engine reports</h3><dl class=\"kv\">",
+        );
+        for row in &r.rows {
+            h.raw("<div>")
+                .el("dt", "", row.label)
+                .raw("<dd")
+                .attr("data-testid", row.testid)
+                .attr("data-value", &row.raw)
+                .raw(">")
+                .t(&row.text)
+                .raw("</dd></div>");
+        }
+        h.raw("</dl>");
+        if let Some(e) = &r.error {
+            h.raw("<p class=\"error engine-error\" data-testid=\"engine-error\">").t(e).raw("</p>");
+        }
+        h.raw("<pre class=\"log\" data-testid=\"engine-log\">").t(&r.log).raw("</pre></section>");
+    }
+    if let Some(map) = device_map {
+        h.raw(
+            "<section class=\"card\" aria-labelledby=\"map-heading\">\
+             <h3 id=\"map-heading\">Layer-wise split: device_map</h3>\
+             <p class=\"hint\">Balanced like accelerate&#39;s device_map=&quot;auto&quot;; \
+             paste into from_pretrained(device_map=…).</p>",
+        );
+        code_block(&mut h, "device-map-code", "device-map", map);
+        copy_button(&mut h, "device-map-copy", "device-map-code");
+        h.raw("</section>");
+    }
+    if let Some(s) = speed {
+        h.raw("<p class=\"hint speed\" data-testid=\"speed\"><strong>Speed bounds: </strong>").t(s).raw("</p>");
+    }
+    h.finish()
+}
+
+fn terms_html(h: &mut Html, rows: &[TermRow]) {
+    if rows.is_empty() {
+        h.raw("<p class=\"hint\">Derived from the other figures.</p>");
+        return;
+    }
+    h.raw("<dl class=\"terms\">");
+    for r in rows {
+        h.raw("<div class=\"term\"><dt>")
+            .t(&r.name)
+            .raw(" ")
+            .el("span", &format!("badge {}", r.basis_class), r.basis)
+            .raw("</dt><dd><span class=\"term-value\"")
+            .attr("title", &r.exact)
+            .raw(">")
+            .t(&r.value)
+            .raw("</span>")
+            .el("code", "formula", &r.formula)
+            .raw("</dd></div>");
+    }
+    h.raw("</dl>");
+}
+
+/// The key figures, each a `<details>` opening into its terms; those whose
+/// test id is in `open` stay open across re-renders.
+pub fn figures_html(figures: &[Figure], open: &[&str]) -> String {
+    let mut h = Html::new();
+    h.raw(
+        "<div class=\"card figures\"><h3>Where the memory goes</h3>\
+         <p class=\"hint\">Open a figure to see the terms behind it.</p>",
+    );
+    for f in figures {
+        h.raw("<details class=\"figure\"").attr("data-key", f.testid);
+        if open.contains(&f.testid) {
+            h.raw(" open");
+        }
+        h.raw("><summary>")
+            .el("span", "fig-label", f.label)
+            .raw("<span class=\"fig-value\"")
+            .attr("data-testid", f.testid)
+            .num("data-bytes", f.raw)
+            .attr("title", &f.exact)
+            .raw(">")
+            .t(&f.text)
+            .raw("</span></summary>")
+            .el("p", "exact", &f.exact);
+        terms_html(&mut h, &f.terms);
+        h.raw("</details>");
+    }
+    h.raw("</div>");
+    h.finish()
+}
+
+/// The per-GPU table.
+pub fn table_html(rows: &[Row]) -> String {
+    let mut h = Html::new();
+    h.raw(
+        "<div class=\"card table-wrap\"><table data-testid=\"gpu-table\">\
+         <caption>Per GPU, at the peak (prefill or last token)</caption><thead><tr><th scope=\"col\">GPU</th>",
+    );
+    for c in COLUMNS {
+        h.raw("<th scope=\"col\">").t(c).raw("</th>");
+    }
+    h.raw("</tr></thead><tbody>");
+    for r in rows {
+        h.raw(if r.fits { "<tr>" } else { "<tr class=\"over\">" })
+            .raw("<th scope=\"row\">")
+            .t(&r.gpu)
+            .raw("<br><small>")
+            .t(&r.layers)
+            .raw("</small></th>");
+        for (text, exact) in &r.cells {
+            h.raw("<td").attr("title", exact).raw(">").t(text).raw("</td>");
+        }
+        h.raw("</tr>");
+    }
+    h.raw("</tbody></table></div>");
+    h.finish()
+}
+
+/// Assumptions and caveats (empty when there are none).
+pub fn warnings_html(warnings: &[String]) -> String {
+    if warnings.is_empty() {
+        return String::new();
+    }
+    let mut h = Html::new();
+    h.raw("<div class=\"card warnings\" data-testid=\"warnings\"><h3>Assumptions and caveats</h3><ul>");
+    for w in warnings {
+        h.el("li", "", w);
+    }
+    h.raw("</ul></div>");
+    h.finish()
+}
+
+/// `0 0 WIDTH HEIGHT`, written out (no float formatting at run time).
+const VIEW_BOX: &str = "0 0 640 260";
+
+fn svg_open(h: &mut Html, testid: &str, title: &str, summary: &str) {
+    h.raw("<figure class=\"card chart\"")
+        .attr("data-testid", testid)
+        .raw("><figcaption>")
+        .el("h3", "", title)
+        .el("p", "hint", summary)
+        .raw("</figcaption><svg")
+        .attr("viewBox", VIEW_BOX)
+        .raw(" role=\"img\"")
+        .attr("aria-label", summary)
+        .raw(" preserveAspectRatio=\"xMidYMid meet\">");
+}
+
+/// `<line class=… x1 x2 y1 y2>`.
+fn line(h: &mut Html, class: &str, x1: &str, x2: &str, y1: &str, y2: &str) {
+    h.raw("<line").attr("class", class).attr("x1", x1).attr("x2", x2).attr("y1", y1).attr("y2", y2).raw(">");
+}
+
+/// Memory against generated tokens.
+pub fn memory_chart_html(c: &MemoryChart) -> String {
+    let left = svg::n(svg::LEFT);
+    let right = svg::n(svg::WIDTH - svg::RIGHT);
+    let mut h = Html::new();
+    svg_open(&mut h, "memory-chart", "Memory as the answer grows", &c.summary);
+    for (y, label) in &c.y_ticks {
+        line(&mut h, "grid", &left, &right, y, y);
+        h.raw("</line><text class=\"tick\" x=\"56\"")
+            .attr("y", y)
+            .raw(" text-anchor=\"end\" dominant-baseline=\"middle\">")
+            .t(label)
+            .raw("</text>");
+    }
+    for (x, label) in &c.x_ticks {
+        h.raw("<text class=\"tick\"").attr("x", x).raw(" y=\"236\" text-anchor=\"middle\">").t(label).raw("</text>");
+    }
+    h.raw("<path class=\"area\"")
+        .attr("d", &c.area)
+        .raw("></path><path class=\"line\"")
+        .attr("d", &c.path)
+        .raw("></path>");
+    line(&mut h, "capacity", &left, &right, &c.capacity_y, &c.capacity_y);
+    h.raw("</line><text class=\"cap-label\" x=\"70\"")
+        .attr("y", &c.capacity_y)
+        .raw(" dy=\"-4\" text-anchor=\"start\">")
+        .t(&c.capacity_label)
+        .raw("</text>");
+    line(&mut h, "current", &c.current_x, &c.current_x, &svg::n(svg::TOP), &svg::n(svg::HEIGHT - svg::BOTTOM));
+    h.raw("<title>your max new tokens</title></line>");
+    if let Some((x, y, label, anchor)) = &c.oom {
+        h.raw("<circle class=\"oom\"")
+            .attr("cx", x)
+            .attr("cy", y)
+            .raw(" r=\"5\" data-testid=\"oom-point\"><title>")
+            .t(label)
+            .raw("</title></circle><text class=\"oom-label\"")
+            .attr("x", x)
+            .attr("y", y)
+            .raw(" dy=\"16\"")
+            .attr("text-anchor", anchor)
+            .raw(">")
+            .t(label)
+            .raw("</text>");
+    }
+    h.raw("<text class=\"axis-label\"")
+        .attr("x", &svg::n((svg::LEFT + svg::WIDTH) / 2.0))
+        .attr("y", &svg::n(svg::HEIGHT - 6.0))
+        .raw(" text-anchor=\"middle\">")
+        .t(&c.x_label)
+        .raw(
+            "</text><text class=\"axis-label\" x=\"12\" y=\"130\" transform=\"rotate(-90 12 130)\" \
+             text-anchor=\"middle\">",
+        )
+        .t(&c.y_label)
+        .raw("</text></svg></figure>");
+    h.finish()
+}
+
+/// Max concurrent sequences by prompt length.
+pub fn concurrency_chart_html(c: &ConcurrencyChart) -> String {
+    let mut h = Html::new();
+    svg_open(&mut h, "concurrency-chart", "Max concurrent sequences by prompt length", &c.summary);
+    line(&mut h, "axis", &svg::n(svg::LEFT), &svg::n(svg::WIDTH - svg::RIGHT), &c.baseline, &c.baseline);
+    h.raw("</line>");
+    for b in &c.bars {
+        h.raw(if b.current { "<g class=\"cbar current\">" } else { "<g class=\"cbar\">" })
+            .el("title", "", &b.title)
+            .raw("<rect")
+            .attr("x", &b.x)
+            .attr("y", &b.y)
+            .attr("width", &b.width)
+            .attr("height", &b.height)
+            .raw(" rx=\"2\"></rect><text class=\"tick value\"")
+            .attr("x", &b.x)
+            .raw(" dx=\"4\"")
+            .attr("y", &b.y)
+            .raw(" dy=\"-4\">")
+            .t(&b.value)
+            .raw("</text><text class=\"tick\"")
+            .attr("x", &b.x)
+            .raw(" dx=\"4\" y=\"240\">")
+            .t(&b.label)
+            .raw("</text></g>");
+    }
+    h.raw("</svg></figure>");
+    h.finish()
+}
+
+/// Weight formats × prompt lengths, coloured by fit.
+pub fn what_if_html(rows: &[GridRow]) -> String {
+    let mut h = Html::new();
+    h.raw(
+        "<div class=\"card table-wrap\" data-testid=\"what-if\"><table class=\"grid-table\"><caption>\
+         What if: weight format × prompt length. \
+         <span class=\"swatch cell-fits\"></span> fits (peak % of the tightest GPU) \
+         <span class=\"swatch cell-grows\"></span> runs out after +N new tokens \
+         <span class=\"swatch cell-no\"></span> does not fit</caption>\
+         <thead><tr><th scope=\"col\">Format</th>",
+    );
+    for l in GRID_LENGTHS {
+        h.raw("<th scope=\"col\">").t(&short_tokens(l)).raw("</th>");
+    }
+    h.raw("</tr></thead><tbody>");
+    for r in rows {
+        h.raw(if r.current { "<tr class=\"current\">" } else { "<tr>" })
+            .raw("<th scope=\"row\"")
+            .attr("title", &r.describe)
+            .raw(">")
+            .t(&r.format)
+            .raw("</th>");
+        for c in &r.cells {
+            h.raw("<td").attr("class", c.class).attr("title", &c.title).raw(">").t(&c.text).raw("</td>");
+        }
+        h.raw("</tr>");
+    }
+    h.raw("</tbody></table></div>");
+    h.finish()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use shared::estimate::{Scenario, estimate};
+    use shared::model::Model;
+
+    #[test]
+    fn escapes_markup_and_quotes() {
+        assert_eq!(escape_html(r#"<b a="1">'x' & y</b>"#), "&lt;b a=&quot;1&quot;&gt;&#39;x&#39; &amp; y&lt;/b&gt;");
+        assert_eq!(escape_html("plain – text"), "plain – text");
+        let mut h = Html::new();
+        h.attr("title", "\"><script>").el("p", "c", "<i>");
+        assert_eq!(h.finish(), " title=\"&quot;&gt;&lt;script&gt;\"<p class=\"c\">&lt;i&gt;</p>");
+    }
+
+    #[test]
+    fn figures_keep_their_test_ids_bytes_and_open_state() {
+        let m = Model::preset("llama-3.1-8b").expect("preset");
+        let e = estimate(&m, Scenario::default());
+        let figs = super::super::figures::figures(&e, UnitSystem::Binary);
+        let html = figures_html(&figs, &["weight-bytes"]);
+        assert!(html.contains(&format!("data-testid=\"weight-bytes\" data-bytes=\"{}\"", e.weight_bytes)));
+        assert!(html.contains("data-key=\"weight-bytes\" open>"));
+        assert!(!html.contains("data-key=\"parameters\" open"));
+        assert_eq!(html.matches("<details").count(), html.matches("</details>").count());
+    }
+
+    #[test]
+    fn fixes_carry_actions_and_escaped_code() {
+        let m = Model::preset("llama-3.1-70b").expect("preset");
+        let s = Scenario::default();
+        let fixes = shared::fixes::fixes(&m, &s);
+        assert!(!fixes.is_empty());
+        let html = fixes_html(&fixes, UnitSystem::Binary);
+        assert_eq!(html.matches("data-testid=\"fix\"").count(), fixes.len());
+        assert!(html.contains("data-action=\"apply\" data-index=\"0\""));
+        assert!(html.contains("data-action=\"copy\" data-testid=\"fix-copy\" data-target=\"fix-code-0\""));
+        assert!(html.contains(&format!("data-bytes=\"{}\"", fixes[0].saves_bytes)));
+        assert!(html.contains(&escape_html(&fixes[0].code)));
+        assert_eq!(fixes_html(&[], UnitSystem::Binary), "");
+    }
+
+    #[test]
+    fn table_bars_and_engine_panels() {
+        let m = Model::preset("llama-3.1-8b").expect("preset");
+        let e = estimate(&m, Scenario::default());
+        let t = table_html(&super::super::bars::rows(&e, UnitSystem::Binary));
+        assert!(t.contains("data-testid=\"gpu-table\"") && t.matches("<td").count() == COLUMNS.len());
+        let b = bars_html(&super::super::bars::bars(&e, UnitSystem::Binary));
+        assert_eq!(b.matches("data-testid=\"gpu-bar\"").count(), e.per_gpu.len());
+        let r = ReportView {
+            rows: vec![super::super::engine::ReportRow {
+                testid: "num-gpu-blocks",
+                label: "# GPU blocks",
+                text: "1,000".into(),
+                raw: "1000".into(),
+            }],
+            log: "INFO <x>".into(),
+            error: None,
+        };
+        let html = engine_html(Some(&r), Some("{'a': 0}"), Some("fast"));
+        assert!(html.contains("data-testid=\"num-gpu-blocks\" data-value=\"1000\">1,000</dd>"));
+        assert!(html.contains("INFO &lt;x&gt;") && html.contains("{&#39;a&#39;: 0}"));
+        assert!(html.contains("data-target=\"device-map-code\"") && html.contains("data-testid=\"speed\""));
+        assert_eq!(engine_html(None, None, None), "");
+        assert_eq!(warnings_html(&[]), "");
+        assert!(warnings_html(&["a < b".into()]).contains("<li>a &lt; b</li>"));
+    }
+
+    #[test]
+    fn charts_render_as_svg() {
+        assert_eq!(VIEW_BOX, format!("0 0 {} {}", svg::WIDTH, svg::HEIGHT));
+        let m = Model::preset("llama-3.1-70b").expect("preset");
+        let s = Scenario::default();
+        let e = estimate(&m, s.clone());
+        let mem = memory_chart_html(&super::super::charts::memory_chart(&m, &s, &e, UnitSystem::Binary));
+        assert!(mem.starts_with("<figure class=\"card chart\" data-testid=\"memory-chart\">"));
+        assert!(mem.ends_with("</svg></figure>"));
+        let conc = concurrency_chart_html(&super::super::charts::concurrency_chart(&m, &s));
+        assert!(conc.contains("data-testid=\"concurrency-chart\""));
+        let grid = what_if_html(&super::super::charts::what_if(&m, &s, None));
+        assert!(grid.contains("data-testid=\"what-if\""));
+    }
+}

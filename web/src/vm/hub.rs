@@ -1,0 +1,72 @@
+//! The state of a Hugging Face hub fetch, and the messages for its failures.
+
+/// Where a `hf=` model stands.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub enum HubState {
+    #[default]
+    Idle,
+    Loading {
+        id: String,
+    },
+    Loaded {
+        id: String,
+        config: String,
+        checkpoint_bytes: Option<u64>,
+    },
+    Failed {
+        id: String,
+        message: String,
+    },
+}
+
+/// Why a hub request failed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HubFailure {
+    /// The request never got an answer (offline, DNS, CORS, blocked).
+    Unreachable,
+    /// An HTTP status other than 2xx.
+    Status(u16),
+    /// The body was not a readable config.
+    Unreadable,
+}
+
+/// The URL of a file in a repository, under a hub base (`https://huggingface.co` or a mirror).
+pub fn file_url(base: &str, id: &str, file: &str) -> String {
+    format!("{}/{id}/resolve/main/{file}", base.trim_end_matches('/'))
+}
+
+/// A message a person can act on.
+pub fn failure_message(base: &str, id: &str, failure: HubFailure) -> String {
+    match failure {
+        HubFailure::Unreachable => format!(
+            "Could not reach {base}: you may be offline, or a proxy or the browser blocked the request. \
+             Paste the model's config.json instead."
+        ),
+        HubFailure::Status(401 | 403) => format!(
+            "`{id}` is gated or private: the page cannot send your Hugging Face token. \
+             Accept the licence on the model page, download config.json and paste it here."
+        ),
+        HubFailure::Status(404) => {
+            format!("`{id}` was not found on {base}, or it has no config.json. Check the id (owner/name).")
+        }
+        HubFailure::Status(code) => format!("{base} answered HTTP {code} for `{id}`; try again later."),
+        HubFailure::Unreadable => format!("`{id}`'s config.json could not be read as a model config."),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn builds_urls_and_messages() {
+        assert_eq!(
+            file_url("https://huggingface.co/", "Qwen/Qwen2.5-7B", "config.json"),
+            "https://huggingface.co/Qwen/Qwen2.5-7B/resolve/main/config.json"
+        );
+        assert!(failure_message("h", "a/b", HubFailure::Status(403)).contains("gated"));
+        assert!(failure_message("h", "a/b", HubFailure::Status(404)).contains("not found"));
+        assert!(failure_message("h", "a/b", HubFailure::Unreachable).contains("offline"));
+        assert!(failure_message("h", "a/b", HubFailure::Status(500)).contains("500"));
+    }
+}

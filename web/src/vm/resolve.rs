@@ -1,0 +1,197 @@
+//! From the link state (what the person chose) to the model and scenario the
+//! estimator takes. Parse, don't validate: by here every value is in range.
+
+use shared::catalog::{gpu, gpus, model_preset};
+use shared::estimate::{GpuSlot, Scenario};
+use shared::formats::WeightFormat;
+use shared::kv::KvDtype;
+use shared::link::{GpuChoice, LinkState, ModelSource};
+use shared::model::Model;
+
+use super::hub::HubState;
+use super::synth::model_with_params;
+
+/// Why there is no model to estimate yet.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum NoModel {
+    /// A hub fetch is under way.
+    Loading(String),
+    /// Something the person can fix (message shown as is).
+    Problem(String),
+}
+
+/// The model a state names, given what the hub has answered so far.
+pub fn model(state: &LinkState, hub: &HubState) -> Result<Model, NoModel> {
+    match &state.model {
+        ModelSource::Preset(id) => {
+            let preset = model_preset(id).ok_or_else(|| NoModel::Problem(format!("unknown preset `{id}`")))?;
+            Model::from_preset(preset).map_err(|e| NoModel::Problem(e.to_string()))
+        }
+        ModelSource::Config(json) => Model::from_config_json(config_name(json), json)
+            .map(|m| m.with_checkpoint_bytes(state.checkpoint_bytes))
+            .map_err(|e| NoModel::Problem(e.to_string())),
+        ModelSource::Params(n) => model_with_params(*n).map_err(NoModel::Problem),
+        ModelSource::Hub(id) => match hub {
+            HubState::Loaded { id: got, config, checkpoint_bytes } if got == id => {
+                Model::from_config_json(id.clone(), config)
+                    .map(|m| m.with_checkpoint_bytes(*checkpoint_bytes))
+                    .map_err(|e| NoModel::Problem(format!("`{id}`: {e}")))
+            }
+            HubState::Failed { id: got, message } if got == id => Err(NoModel::Problem(message.clone())),
+            _ => Err(NoModel::Loading(format!("Loading `{id}` from {}…", state.hub_base()))),
+        },
+    }
+}
+
+/// `pasted config.json (llama)`.
+fn config_name(json: &str) -> String {
+    let model_type = serde_json::from_str::<serde_json::Value>(json)
+        .ok()
+        .and_then(|v| v.get("model_type").and_then(|t| t.as_str()).map(str::to_owned));
+    match model_type {
+        Some(t) => format!("pasted config.json ({t})"),
+        None => "pasted config.json".into(),
+    }
+}
+
+/// The weight format in effect: the chosen one, or the checkpoint's own.
+pub fn weights(state: &LinkState, model: &Model) -> WeightFormat {
+    state.weights.unwrap_or_else(|| model.default_format())
+}
+
+/// The KV dtype in effect.
+pub fn kv_dtype(state: &LinkState, model: &Model) -> KvDtype {
+    state.kv_dtype.unwrap_or_else(|| Scenario::default_kv_dtype(model, weights(state, model)))
+}
+
+/// One GPU slot as the state names it.
+pub fn gpu_slot(choice: &GpuChoice) -> GpuSlot {
+    match choice {
+        GpuChoice::Catalog(id) => match gpu(id) {
+            Some(g) => GpuSlot::from_catalog(g),
+            None => GpuSlot::custom(id.clone(), 0),
+        },
+        GpuChoice::Custom(bytes) => {
+            GpuSlot::custom(format!("custom {}", shared::units::format_bytes(*bytes, Default::default())), *bytes)
+        }
+    }
+}
+
+/// The scenario for a state and its model, or why it cannot run (a tensor
+/// parallel degree that does not divide the GPUs, an engine knob out of range).
+pub fn scenario(state: &LinkState, model: &Model) -> Result<Scenario, String> {
+    let s = Scenario {
+        weights: weights(state, model),
+        kv_dtype: kv_dtype(state, model),
+        gpus: state.gpu_choices().iter().map(gpu_slot).collect(),
+        prompt_tokens: state.prompt_tokens,
+        max_new_tokens: state.max_new_tokens,
+        concurrency: state.concurrency,
+        engine: state.engine,
+        tp: state.tp,
+    };
+    s.validate().map_err(|e| e.to_string())?;
+    Ok(s)
+}
+
+/// The inputs that give `target`, a changed plan (a fix's scenario), keeping
+/// everything else of `current`.
+pub fn inputs_for(target: &Scenario, current: &LinkState, model: &Model) -> LinkState {
+    let mut next = current.clone();
+    if target.weights != weights(current, model) {
+        next.weights = Some(target.weights);
+    }
+    if target.kv_dtype != kv_dtype(current, model) {
+        next.kv_dtype = Some(target.kv_dtype);
+    }
+    next.prompt_tokens = target.prompt_tokens;
+    next.max_new_tokens = target.max_new_tokens;
+    next.concurrency = target.concurrency;
+    next.engine = target.engine;
+    next.tp = target.tp;
+    let now: Vec<GpuSlot> = current.gpu_choices().iter().map(gpu_slot).collect();
+    if now != target.gpus {
+        let choices: Vec<GpuChoice> = target.gpus.iter().map(choice_of).collect();
+        let first = choices.first().cloned().unwrap_or_else(|| current.gpu.clone());
+        let same = choices.iter().take_while(|c| **c == first).count().max(1);
+        next.gpu = first;
+        next.gpu_count = same as u64;
+        next.more_gpus = choices.into_iter().skip(same).collect();
+    }
+    next
+}
+
+/// The catalog GPU a slot came from, else its size.
+fn choice_of(slot: &GpuSlot) -> GpuChoice {
+    gpus()
+        .iter()
+        .find(|g| g.name == slot.name && g.memory_bytes == slot.capacity_bytes)
+        .map_or(GpuChoice::Custom(slot.capacity_bytes), |g| GpuChoice::Catalog(g.id.clone()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use shared::estimate::estimate;
+
+    #[test]
+    fn the_default_state_gives_the_cli_default_plan() {
+        let s = LinkState::default();
+        let m = model(&s, &HubState::Idle).expect("default model");
+        let sc = scenario(&s, &m).expect("valid");
+        assert_eq!(sc.weights, WeightFormat::Bf16);
+        assert_eq!(sc.gpus.len(), 1);
+        assert_eq!(sc.gpus[0].name, "GeForce RTX 4090");
+        assert!(estimate(&m, sc).fits);
+    }
+
+    #[test]
+    fn a_fix_applied_through_the_inputs_gives_its_plan() {
+        let s = LinkState {
+            model: ModelSource::Preset("llama-3.1-70b".into()),
+            more_gpus: vec![GpuChoice::Custom(16 << 30)],
+            ..LinkState::default()
+        };
+        let m = model(&s, &HubState::Idle).expect("model");
+        let sc = scenario(&s, &m).expect("valid");
+        let fixes = shared::fixes::fixes(&m, &sc);
+        assert!(!fixes.is_empty());
+        for f in fixes {
+            let next = inputs_for(&f.scenario, &s, &m);
+            let got = scenario(&next, &m).expect("valid");
+            let caps = |x: &Scenario| x.gpus.iter().map(|g| g.capacity_bytes).collect::<Vec<_>>();
+            assert_eq!(caps(&got), caps(&f.scenario), "{:?}", f.kind);
+            assert_eq!(
+                Scenario { gpus: Vec::new(), ..got },
+                Scenario { gpus: Vec::new(), ..f.scenario },
+                "{:?}",
+                f.kind
+            );
+            let rt = shared::link::decode(&shared::link::encode(&next));
+            assert!(rt.notices.is_empty() && rt.state == next, "{:?}", f.kind);
+        }
+    }
+
+    #[test]
+    fn tp_must_divide_the_gpus() {
+        let s = LinkState { tp: 2, ..LinkState::default() };
+        let m = model(&s, &HubState::Idle).expect("model");
+        assert!(scenario(&s, &m).is_err());
+        assert!(scenario(&LinkState { gpu_count: 2, ..s }, &m).is_ok());
+    }
+
+    #[test]
+    fn hub_models_wait_for_their_fetch() {
+        let s = LinkState { model: ModelSource::Hub("a/b".into()), ..LinkState::default() };
+        assert!(matches!(model(&s, &HubState::Idle), Err(NoModel::Loading(_))));
+        let failed = HubState::Failed { id: "a/b".into(), message: "gone".into() };
+        assert_eq!(model(&s, &failed), Err(NoModel::Problem("gone".into())));
+        let config = shared::catalog::model_preset("gpt2").expect("preset").config_json.to_owned();
+        let loaded = HubState::Loaded { id: "a/b".into(), config, checkpoint_bytes: Some(123) };
+        let m = model(&s, &loaded).expect("loads");
+        assert_eq!(m.checkpoint_bytes, Some(123));
+        // A stale answer for another id does not count.
+        let other = HubState::Loaded { id: "c/d".into(), config: "{}".into(), checkpoint_bytes: None };
+        assert!(matches!(model(&s, &other), Err(NoModel::Loading(_))));
+    }
+}
