@@ -143,7 +143,7 @@ fn bad_input_exits_non_zero_with_one_line() {
 
 #[test]
 fn a_broken_config_names_the_field() {
-    let dir = std::env::temp_dir().join(format!("headroom-cli-{}", std::process::id()));
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("headroom-cli-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let path = dir.join("config.json");
     std::fs::write(&path, r#"{"model_type":"llama","hidden_size":4096,"num_hidden_layers":"thirty"}"#).unwrap();

@@ -53,7 +53,9 @@ fn preset_config(id: &str) -> anyhow::Result<String> {
 }
 
 fn temp_file(name: &str, text: &str) -> anyhow::Result<String> {
-    let path = std::env::temp_dir().join(format!("headroom-e2e-{}-{name}", std::process::id()));
+    // Under target/tmp (Cargo's CARGO_TARGET_TMPDIR), not /tmp: nothing outlives `cargo clean`.
+    let path =
+        std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("headroom-e2e-{}-{name}", std::process::id()));
     std::fs::write(&path, text)?;
     Ok(path.display().to_string())
 }
