@@ -3,6 +3,7 @@
 //! child process (`headroom probe-worker`). The `headroom` binary's command
 //! line lives in `src/cli/`; tests and the bench build the real server from here.
 
+pub mod limit;
 pub mod probe;
 pub mod server;
 pub mod telemetry;

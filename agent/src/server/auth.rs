@@ -3,14 +3,10 @@
 //! WebSocket `Origin` allowlist (browsers apply no same-origin policy to
 //! WebSockets, and axum checks no Origin: research/agent.md §4.1).
 
-use std::collections::HashMap;
 use std::fmt;
 use std::net::IpAddr;
-use std::sync::{Mutex, PoisonError};
-use std::time::Duration;
 
 use subtle::ConstantTimeEq;
-use tokio::time::Instant;
 
 /// The shared secret. Never logged: `Debug` prints a placeholder.
 #[derive(Clone, PartialEq, Eq)]
@@ -68,43 +64,10 @@ impl fmt::Debug for Token {
 /// Failed authentication attempts per client address, as a token bucket:
 /// `burst` failures at once, then one more per `refill`. While a bucket is
 /// empty every attempt from that address is refused, right token or not.
-#[derive(Debug)]
-pub struct FailureLimiter {
-    burst: f64,
-    refill: Duration,
-    buckets: Mutex<HashMap<IpAddr, (f64, Instant)>>,
-}
+pub type FailureLimiter = crate::limit::AddressBuckets;
 
 /// Past this many addresses, full buckets are forgotten.
-const MAX_TRACKED: usize = 4096;
-
-impl FailureLimiter {
-    pub fn new(burst: u32, refill: Duration) -> Self {
-        Self { burst: f64::from(burst.max(1)), refill, buckets: Mutex::new(HashMap::new()) }
-    }
-
-    fn level(&self, tokens: f64, since: Instant, now: Instant) -> f64 {
-        let refilled = now.duration_since(since).as_secs_f64() / self.refill.as_secs_f64().max(1e-3);
-        (tokens + refilled).min(self.burst)
-    }
-
-    /// May `ip` try now?
-    pub fn allows(&self, ip: IpAddr) -> bool {
-        let buckets = self.buckets.lock().unwrap_or_else(PoisonError::into_inner);
-        buckets.get(&ip).is_none_or(|&(tokens, since)| self.level(tokens, since, Instant::now()) >= 1.0)
-    }
-
-    /// Records one failed attempt from `ip`.
-    pub fn fail(&self, ip: IpAddr) {
-        let now = Instant::now();
-        let mut buckets = self.buckets.lock().unwrap_or_else(PoisonError::into_inner);
-        if buckets.len() >= MAX_TRACKED {
-            buckets.retain(|_, &mut (tokens, since)| self.level(tokens, since, now) < self.burst);
-        }
-        let (tokens, since) = buckets.get(&ip).copied().unwrap_or((self.burst, now));
-        buckets.insert(ip, ((self.level(tokens, since, now) - 1.0).max(0.0), now));
-    }
-}
+pub const MAX_TRACKED: usize = 4096;
 
 /// Splits `host[:port]` / `[v6]:port` into the host part.
 fn host_name(host: &str) -> &str {
@@ -188,7 +151,7 @@ mod tests {
 
     #[test]
     fn failures_are_rate_limited_per_address() {
-        let limiter = FailureLimiter::new(2, Duration::from_secs(60));
+        let limiter = FailureLimiter::new(2, std::time::Duration::from_secs(60), MAX_TRACKED);
         let (a, b): (IpAddr, IpAddr) = ("10.0.0.1".parse().unwrap(), "10.0.0.2".parse().unwrap());
         assert!(limiter.allows(a));
         limiter.fail(a);

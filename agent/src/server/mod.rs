@@ -107,7 +107,8 @@ struct Inner {
 impl AppState {
     pub fn new(mut config: ServerConfig, sampler: Sampler) -> Self {
         config.allowed_hosts.push(sampler.host().hostname.clone());
-        let limiter = auth::FailureLimiter::new(config.auth_failure_burst, config.auth_failure_refill);
+        let limiter =
+            auth::FailureLimiter::new(config.auth_failure_burst, config.auth_failure_refill, auth::MAX_TRACKED);
         let connections = Arc::new(Semaphore::new(config.max_connections as usize));
         let (shutdown, _) = watch::channel(false);
         let probes = probe::ProbeService::new(config.probes.clone());

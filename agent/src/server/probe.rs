@@ -31,7 +31,7 @@ pub struct ProbeService {
 
 impl ProbeService {
     pub fn new(config: ProbeConfig) -> Self {
-        let limiter = RateLimiter::new(config.rate_burst, config.rate_refill);
+        let limiter = RateLimiter::new(config.rate_burst, config.rate_refill, crate::probe::guard::MAX_TRACKED);
         Self { config, locks: Arc::default(), limiter, next_id: AtomicU64::new(1) }
     }
 
