@@ -1,0 +1,124 @@
+//! Reading a query string back into a state, with a notice for everything skipped.
+
+use super::MAX_OOM;
+use super::knobs::{KNOB_KEYS, apply_knob};
+use super::percent::percent_decode;
+use super::state::{Decoded, GpuChoice, ModelSource};
+use super::values::{
+    exact_size, in_range, parse_cfg, parse_choice, parse_hub, parse_params, parse_preset, parse_repo_id, parse_u64,
+    shorten,
+};
+use crate::catalog::gpu;
+use crate::engines::EngineKind;
+use crate::estimate::{MAX_CONCURRENCY, MAX_GPUS, MAX_TOKENS};
+use crate::formats::WeightFormat;
+use crate::kv::KvDtype;
+use crate::units::{UnitSystem, parse_size};
+
+/// Reads a query string (with or without the leading `?`). Never fails.
+pub fn decode(query: &str) -> Decoded {
+    let mut d = Decoded::default();
+    let mut model_keys: Vec<&str> = Vec::new();
+    let mut knobs: Vec<(String, String)> = Vec::new();
+    let query = query.strip_prefix('?').unwrap_or(query);
+    for pair in query.split('&').filter(|p| !p.is_empty()) {
+        let (raw_key, raw_value) = pair.split_once('=').unwrap_or((pair, ""));
+        let key = percent_decode(raw_key);
+        let value = percent_decode(raw_value);
+        let value = value.trim();
+        let s = &mut d.state;
+        let result: Result<(), String> = match key.as_str() {
+            "model" => parse_preset(value).map(|id| {
+                model_keys.push("model");
+                s.model = ModelSource::Preset(id);
+            }),
+            "cfg" => parse_cfg(value).map(|json| {
+                model_keys.push("cfg");
+                s.model = ModelSource::Config(json);
+            }),
+            "hf" => parse_repo_id(value).map(|id| {
+                model_keys.push("hf");
+                s.model = ModelSource::Hub(id);
+            }),
+            "params" => parse_params(value).map(|n| {
+                model_keys.push("params");
+                s.model = ModelSource::Params(n);
+            }),
+            "st" => parse_u64(value, 1, u64::MAX / 4).map(|b| s.checkpoint_bytes = Some(b)),
+            "w" => WeightFormat::parse(value).map(|w| s.weights = Some(w)).map_err(|e| e.to_string()),
+            "kv" => KvDtype::parse(value).map(|k| s.kv_dtype = Some(k)).map_err(|e| e.to_string()),
+            "p" => parse_u64(value, 0, MAX_TOKENS).map(|v| s.prompt_tokens = v),
+            "n" => parse_u64(value, 0, MAX_TOKENS).map(|v| s.max_new_tokens = v),
+            "c" => parse_u64(value, 1, MAX_CONCURRENCY).map(|v| s.concurrency = v),
+            "gpu" => gpu(value)
+                .map(|g| s.gpu = GpuChoice::Catalog(g.id.clone()))
+                .ok_or_else(|| "not a GPU of the catalog".to_owned()),
+            "mem" => exact_size(value)
+                .map_or_else(|| parse_size(value), Ok)
+                .map_err(|e| e.to_string())
+                .and_then(|b| in_range(b, 1, u64::MAX / 4))
+                .map(|b| s.gpu = GpuChoice::Custom(b)),
+            "g" => parse_u64(value, 1, MAX_GPUS as u64).map(|v| s.gpu_count = v),
+            "mix" => value
+                .split(',')
+                .map(|v| parse_choice(v.trim()))
+                .collect::<Result<Vec<_>, _>>()
+                .and_then(|l| if l.len() < MAX_GPUS { Ok(l) } else { Err(format!("at most {MAX_GPUS} GPUs")) })
+                .map(|l| s.more_gpus = l),
+            "tp" => parse_u64(value, 1, MAX_GPUS as u64).map(|v| s.tp = v),
+            "e" => EngineKind::parse(value).map(|k| s.engine = k.with_defaults()).map_err(|e| e.to_string()),
+            k if KNOB_KEYS.contains(&k) => {
+                knobs.push((key.clone(), value.to_owned()));
+                Ok(())
+            }
+            "oom" => {
+                if value.chars().count() <= MAX_OOM {
+                    s.oom = Some(value.to_owned());
+                    Ok(())
+                } else {
+                    Err("the pasted error is too long".into())
+                }
+            }
+            "u" => match value.to_ascii_lowercase().as_str() {
+                "gb" => Ok(UnitSystem::Decimal),
+                "gib" => Ok(UnitSystem::Binary),
+                _ => Err("use gib or gb".into()),
+            }
+            .map(|u| s.units = u),
+            "hub" => parse_hub(value).map(|h| s.hub = h),
+            _ => {
+                d.notices.push(format!("Ignored unknown link key `{}`.", shorten(&key)));
+                continue;
+            }
+        };
+        if let Err(why) = result {
+            d.notices.push(format!("Ignored `{}={}`: {why}.", shorten(&key), shorten(value)));
+        }
+    }
+    let s = &mut d.state;
+    for (key, value) in &knobs {
+        if let Err(why) = apply_knob(&mut s.engine, key, value) {
+            d.notices.push(format!("Ignored `{key}={}`: {why}.", shorten(value)));
+        }
+    }
+    if s.total_gpus() > MAX_GPUS as u64 {
+        d.notices.push(format!("Ignored `mix`: at most {MAX_GPUS} GPUs in all."));
+        s.more_gpus.clear();
+    }
+    if !s.total_gpus().is_multiple_of(s.tp) || (s.tp > 1 && s.engine.kind() == EngineKind::LlamaCpp) {
+        d.notices.push(format!(
+            "Ignored `tp={}`: it must divide the {} GPUs, and llama.cpp has no tensor parallelism.",
+            s.tp,
+            s.total_gpus()
+        ));
+        s.tp = 1;
+    }
+    if model_keys.len() > 1 {
+        d.notices.push(format!(
+            "The link names the model {} ways ({}); the last one applies.",
+            model_keys.len(),
+            model_keys.join(", ")
+        ));
+    }
+    d
+}

@@ -1,0 +1,140 @@
+//! Engine knobs (`e=`, `gmu=`, `ngl=`, …): written, read and edited one key at a time.
+
+use super::values::parse_u64;
+use crate::engines::{Engine, EngineKind, llamacpp, transformers, vllm};
+use crate::estimate::{MAX_CONCURRENCY, MAX_TOKENS};
+
+/// The engine key and the knobs that differ from their default.
+pub(super) fn encode_engine(e: &Engine, pairs: &mut Vec<(&'static str, String)>) {
+    let mut opt = |k: &'static str, v: Option<String>| {
+        if let Some(v) = v {
+            pairs.push((k, v));
+        }
+    };
+    let num = |v: Option<u64>| v.map(|n| n.to_string());
+    let frac = |v: Option<f64>| v.map(|f| f.to_string());
+    if e.kind() != EngineKind::Transformers {
+        opt("e", Some(e.kind().id().into()));
+    }
+    match *e {
+        Engine::Transformers(o) => {
+            opt("attn", (o.attention == transformers::AttentionImpl::Eager).then(|| "eager".into()));
+            opt("logits", (o.logits == transformers::LogitsMode::AllPositions).then(|| "all".into()));
+        }
+        Engine::Vllm(o) => {
+            opt("vllm", (o.version != vllm::Version::default()).then(|| o.version.id().into()));
+            opt("gmu", frac(o.gpu_memory_utilization));
+            opt("mml", num(o.max_model_len));
+            opt("mbt", num(o.max_num_batched_tokens));
+            opt("mns", num(o.max_num_seqs));
+            opt("bs", (o.block_size != vllm::DEFAULT_BLOCK_SIZE).then(|| o.block_size.to_string()));
+        }
+        Engine::Sglang(o) => {
+            opt("mfs", frac(o.mem_fraction_static));
+            opt("cl", num(o.context_length));
+            opt("mbt", num(o.chunked_prefill_size));
+        }
+        Engine::LlamaCpp(o) => {
+            opt("nctx", num(o.n_ctx));
+            opt("ngl", num(o.n_gpu_layers));
+            opt("np", num(o.parallel));
+            opt("fa", (o.flash_attention == llamacpp::FlashAttention::Off).then(|| "off".into()));
+        }
+    }
+}
+
+/// Keys that tune one engine, read once the engine is known.
+pub(super) const KNOB_KEYS: &[&str] =
+    &["attn", "logits", "vllm", "gmu", "mml", "mbt", "mns", "bs", "mfs", "cl", "nctx", "ngl", "np", "fa"];
+
+/// Applies one knob to the engine; `Err` says why it does not apply.
+pub(super) fn apply_knob(e: &mut Engine, key: &str, value: &str) -> Result<(), String> {
+    let tokens = |v: &str| parse_u64(v, 1, MAX_TOKENS).map(Some);
+    let lower = value.to_ascii_lowercase();
+    match (e, key) {
+        (Engine::Transformers(o), "attn") => {
+            o.attention = match lower.as_str() {
+                "sdpa" => transformers::AttentionImpl::Sdpa,
+                "eager" => transformers::AttentionImpl::Eager,
+                _ => return Err("use sdpa or eager".into()),
+            }
+        }
+        (Engine::Transformers(o), "logits") => {
+            o.logits = match lower.as_str() {
+                "last" => transformers::LogitsMode::LastToken,
+                "all" => transformers::LogitsMode::AllPositions,
+                _ => return Err("use last or all".into()),
+            }
+        }
+        (Engine::Vllm(o), "vllm") => o.version = vllm::Version::parse(value).ok_or("use v0, v1 or latest")?,
+        (Engine::Vllm(o), "gmu") => o.gpu_memory_utilization = Some(parse_fraction(value)?),
+        (Engine::Vllm(o), "mml") => o.max_model_len = tokens(value)?,
+        (Engine::Vllm(o), "mbt") => o.max_num_batched_tokens = tokens(value)?,
+        (Engine::Vllm(o), "mns") => o.max_num_seqs = Some(parse_u64(value, 1, MAX_CONCURRENCY)?),
+        (Engine::Vllm(o), "bs") => o.block_size = parse_u64(value, 1, 1024)?,
+        (Engine::Sglang(o), "mfs") => o.mem_fraction_static = Some(parse_fraction(value)?),
+        (Engine::Sglang(o), "cl") => o.context_length = tokens(value)?,
+        (Engine::Sglang(o), "mbt") => o.chunked_prefill_size = tokens(value)?,
+        (Engine::LlamaCpp(o), "nctx") => o.n_ctx = tokens(value)?,
+        (Engine::LlamaCpp(o), "ngl") => o.n_gpu_layers = Some(parse_u64(value, 0, 100_000)?),
+        (Engine::LlamaCpp(o), "np") => o.parallel = Some(parse_u64(value, 1, 4096)?),
+        (Engine::LlamaCpp(o), "fa") => {
+            o.flash_attention = match lower.as_str() {
+                "on" => llamacpp::FlashAttention::On,
+                "off" => llamacpp::FlashAttention::Off,
+                _ => return Err("use on or off".into()),
+            }
+        }
+        (e, _) => return Err(format!("not a setting of {}", e.kind().id())),
+    }
+    Ok(())
+}
+
+/// The text of one engine knob key (`gmu`, `ngl`, …) as a link writes it;
+/// empty when the knob has its default.
+pub fn knob(e: &Engine, key: &str) -> String {
+    let mut pairs = Vec::new();
+    encode_engine(e, &mut pairs);
+    pairs.into_iter().find(|(k, _)| *k == key).map(|(_, v)| v).unwrap_or_default()
+}
+
+/// The engine with one knob set from text (empty text: back to the default).
+pub fn with_knob(e: &Engine, key: &str, value: &str) -> Result<Engine, String> {
+    let mut pairs = Vec::new();
+    encode_engine(e, &mut pairs);
+    let mut next = e.kind().with_defaults();
+    for (k, v) in pairs.iter().filter(|(k, _)| *k != key && *k != "e") {
+        apply_knob(&mut next, k, v)?;
+    }
+    let value = value.trim();
+    if !value.is_empty() {
+        apply_knob(&mut next, key, value)?;
+    }
+    Ok(next)
+}
+
+/// A fraction in (0, 1], as `gpu_memory_utilization` and `mem_fraction_static` take.
+pub fn parse_fraction(value: &str) -> Result<f64, String> {
+    match value.trim().parse::<f64>() {
+        Ok(f) if f > 0.0 && f <= 1.0 => Ok(f),
+        _ => Err("must be a fraction above 0 and at most 1".into()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn knobs_read_and_write_one_key() {
+        let e = EngineKind::Vllm.with_defaults();
+        let e = with_knob(&e, "gmu", "0.8").expect("valid");
+        let e = with_knob(&e, "mml", "4096").expect("valid");
+        assert_eq!(knob(&e, "gmu"), "0.8");
+        let e = with_knob(&e, "gmu", "").expect("reset");
+        assert_eq!(knob(&e, "gmu"), "");
+        assert_eq!(knob(&e, "mml"), "4096");
+        assert!(with_knob(&e, "gmu", "2").is_err());
+        assert!(with_knob(&e, "ngl", "2").is_err());
+    }
+}

@@ -1,0 +1,106 @@
+//! The link's state: every input of the page, with the defaults a bare link opens with.
+
+use super::{DEFAULT_GPU, DEFAULT_HUB, DEFAULT_MODEL};
+use crate::engines::Engine;
+use crate::formats::WeightFormat;
+use crate::kv::KvDtype;
+use crate::units::UnitSystem;
+
+/// Where the model comes from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ModelSource {
+    /// `model=`: a preset id from the catalog.
+    Preset(String),
+    /// `cfg=`: a pasted `config.json` (its compact JSON text).
+    Config(String),
+    /// `hf=`: a Hugging Face repository id, fetched by the page.
+    Hub(String),
+    /// `params=`: only a parameter count is known.
+    Params(u64),
+}
+
+/// Which GPU.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum GpuChoice {
+    /// `gpu=`: a catalog id.
+    Catalog(String),
+    /// `mem=`: a custom memory size in bytes.
+    Custom(u64),
+}
+
+/// Every input of the page.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LinkState {
+    pub model: ModelSource,
+    /// `st=`: exact checkpoint bytes (from a safetensors index), for `cfg=` models.
+    pub checkpoint_bytes: Option<u64>,
+    /// `w=`: `None` is the checkpoint's own format.
+    pub weights: Option<WeightFormat>,
+    /// `kv=`: `None` is the activation dtype.
+    pub kv_dtype: Option<KvDtype>,
+    pub prompt_tokens: u64,
+    pub max_new_tokens: u64,
+    pub concurrency: u64,
+    pub gpu: GpuChoice,
+    pub gpu_count: u64,
+    /// `mix=`: more GPUs after the `gpu_count` of `gpu` (mixed GPUs, in order).
+    pub more_gpus: Vec<GpuChoice>,
+    /// `tp=`: tensor-parallel degree; the pipeline stages are the GPUs ÷ `tp`.
+    pub tp: u64,
+    /// `e=` and the engine's knob keys (`gmu=`, `mml=`, `ngl=`, …).
+    pub engine: Engine,
+    /// `oom=`: a pasted out-of-memory error, only when the person shares it.
+    pub oom: Option<String>,
+    /// `u=gb` for decimal units.
+    pub units: UnitSystem,
+    /// `hub=`: a hub mirror, without a trailing slash.
+    pub hub: Option<String>,
+}
+
+impl Default for LinkState {
+    fn default() -> Self {
+        Self {
+            model: ModelSource::Preset(DEFAULT_MODEL.into()),
+            checkpoint_bytes: None,
+            weights: None,
+            kv_dtype: None,
+            prompt_tokens: 2048,
+            max_new_tokens: 512,
+            concurrency: 1,
+            gpu: GpuChoice::Catalog(DEFAULT_GPU.into()),
+            gpu_count: 1,
+            more_gpus: Vec::new(),
+            tp: 1,
+            engine: Engine::default(),
+            oom: None,
+            units: UnitSystem::Binary,
+            hub: None,
+        }
+    }
+}
+
+impl LinkState {
+    /// The hub base URL in effect.
+    pub fn hub_base(&self) -> &str {
+        self.hub.as_deref().unwrap_or(DEFAULT_HUB)
+    }
+
+    /// Every GPU of the plan, in order: `gpu_count` × `gpu`, then `more_gpus`.
+    pub fn gpu_choices(&self) -> Vec<GpuChoice> {
+        let mut all = vec![self.gpu.clone(); usize::try_from(self.gpu_count).unwrap_or(1)];
+        all.extend(self.more_gpus.iter().cloned());
+        all
+    }
+
+    /// How many GPUs the plan has.
+    pub fn total_gpus(&self) -> u64 {
+        self.gpu_count.saturating_add(self.more_gpus.len() as u64)
+    }
+}
+
+/// A decoded link: the state and what was ignored on the way.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Decoded {
+    pub state: LinkState,
+    pub notices: Vec<String>,
+}

@@ -1,0 +1,188 @@
+//! Whole links: the documented example, garbage, and round trips of every state.
+
+use super::*;
+use crate::catalog::{MODEL_PRESETS, gpus, model_preset};
+use crate::engines::{Engine, EngineKind, llamacpp, transformers, vllm};
+use crate::estimate::{MAX_CONCURRENCY, MAX_GPUS, MAX_TOKENS};
+use crate::formats::WeightFormat;
+use crate::kv::KvDtype;
+use crate::units::{GIB, UnitSystem};
+use proptest::prelude::*;
+
+fn check(query: &str, want: LinkState, notices: usize) {
+    let d = decode(query);
+    assert_eq!(d.state, want, "{query}");
+    assert_eq!(d.notices.len(), notices, "{query}: {:?}", d.notices);
+}
+
+#[test]
+fn reads_the_documented_example() {
+    let want = LinkState {
+        weights: Some(WeightFormat::Bnb4 { nf4: true, double_quant: false }),
+        kv_dtype: Some(KvDtype::Fp8),
+        ..LinkState::default()
+    };
+    check("?model=llama-3.1-8b&w=nf4&kv=fp8&p=2048&n=512&c=1&gpu=rtx-4090&g=1", want.clone(), 0);
+    assert_eq!(encode(&want), "model=llama-3.1-8b&w=nf4&kv=fp8&p=2048&n=512&c=1&gpu=rtx-4090&g=1");
+}
+
+#[test]
+fn ignores_garbage_with_notices() {
+    check("", LinkState::default(), 0);
+    check("?zzz=1&p=abc&c=0&gpu=nope&model=nope&&=&%ZZ", LinkState::default(), 7);
+    check("?w=int3000&kv=fp9&g=99999&mem=12%20parsecs&u=km&hub=ftp://x", LinkState::default(), 6);
+    check("?cfg=!!!&cfg=e30&hf=..%2Fetc&params=3", LinkState::default(), 4);
+    let custom = LinkState { gpu: GpuChoice::Custom(24 * GIB), ..LinkState::default() };
+    check("?mem=24GiB", custom, 0);
+    let two = LinkState { model: ModelSource::Hub("Qwen/Qwen2.5-7B".into()), ..LinkState::default() };
+    check("?model=gpt2&hf=Qwen/Qwen2.5-7B", two, 1);
+}
+
+#[test]
+fn reads_engine_and_parallelism_keys() {
+    let want = LinkState {
+        gpu_count: 1,
+        more_gpus: vec![GpuChoice::Catalog("rtx-4080".into())],
+        tp: 2,
+        engine: Engine::Vllm(vllm::Options {
+            gpu_memory_utilization: Some(0.9),
+            max_model_len: Some(8192),
+            ..Default::default()
+        }),
+        ..LinkState::default()
+    };
+    check("?mml=8192&e=vllm&gmu=0.9&mix=rtx-4080&tp=2", want.clone(), 0);
+    assert_eq!(
+        encode(&want),
+        "model=llama-3.1-8b&p=2048&n=512&c=1&gpu=rtx-4090&g=1&mix=rtx-4080&tp=2&e=vllm&gmu=0.9&mml=8192"
+    );
+    // A knob of another engine, a tp that does not divide the GPUs, a bad fraction.
+    check(
+        "?ngl=20&tp=3&e=vllm&gmu=1.5",
+        LinkState { engine: EngineKind::Vllm.with_defaults(), ..LinkState::default() },
+        3,
+    );
+    let llama = LinkState {
+        engine: Engine::LlamaCpp(llamacpp::Options { n_gpu_layers: Some(20), ..Default::default() }),
+        ..LinkState::default()
+    };
+    check("?e=llama.cpp&ngl=20", llama, 0);
+    let oom = LinkState { oom: Some("CUDA out of memory. Tried 2+2".into()), ..LinkState::default() };
+    assert!(encode(&oom).ends_with("&oom=CUDA+out+of+memory.+Tried+2%2B2"));
+    check(&encode(&oom), oom, 0);
+}
+
+fn model_source() -> impl Strategy<Value = ModelSource> {
+    let presets = prop::sample::select(MODEL_PRESETS.iter().map(|p| p.id).collect::<Vec<_>>());
+    prop_oneof![
+        presets.clone().prop_map(|id| ModelSource::Preset(id.into())),
+        presets.prop_map(|id| {
+            let p = model_preset(id).expect("preset");
+            ModelSource::Config(compact_config(p.config_json).expect("preset config"))
+        }),
+        "[A-Za-z0-9][A-Za-z0-9._-]{0,20}(/[A-Za-z0-9][A-Za-z0-9._-]{0,30})?".prop_map(ModelSource::Hub),
+        (MIN_PARAMS..=MAX_PARAMS).prop_map(ModelSource::Params),
+    ]
+}
+
+fn engine() -> impl Strategy<Value = Engine> {
+    let frac = prop::option::of(prop_oneof![(1u32..=100).prop_map(|n| f64::from(n) / 100.0), 1e-6f64..=1.0]);
+    let tokens = || prop::option::of(1..=MAX_TOKENS);
+    prop_oneof![
+        (prop::bool::ANY, prop::bool::ANY).prop_map(|(eager, all)| Engine::Transformers(transformers::Options {
+            attention: if eager { transformers::AttentionImpl::Eager } else { transformers::AttentionImpl::Sdpa },
+            logits: if all { transformers::LogitsMode::AllPositions } else { transformers::LogitsMode::LastToken },
+        })),
+        (
+            prop::sample::select(vec![vllm::Version::V0, vllm::Version::V1, vllm::Version::Latest]),
+            frac.clone(),
+            tokens(),
+            tokens(),
+            prop::option::of(1..=MAX_CONCURRENCY),
+            1..=1024u64
+        )
+            .prop_map(|(version, gmu, mml, mbt, mns, bs)| Engine::Vllm(vllm::Options {
+                version,
+                gpu_memory_utilization: gmu,
+                max_model_len: mml,
+                max_num_batched_tokens: mbt,
+                max_num_seqs: mns,
+                block_size: bs,
+            })),
+        (frac, tokens(), tokens()).prop_map(|(mfs, cl, cps)| Engine::Sglang(crate::engines::sglang::Options {
+            mem_fraction_static: mfs,
+            context_length: cl,
+            chunked_prefill_size: cps,
+        })),
+        (tokens(), prop::option::of(0..=100_000u64), prop::option::of(1..=4096u64), prop::bool::ANY).prop_map(
+            |(n_ctx, ngl, np, fa_off)| Engine::LlamaCpp(llamacpp::Options {
+                n_ctx,
+                n_gpu_layers: ngl,
+                parallel: np,
+                flash_attention: if fa_off { llamacpp::FlashAttention::Off } else { llamacpp::FlashAttention::On },
+                ..Default::default()
+            })
+        ),
+    ]
+}
+
+fn link_state() -> impl Strategy<Value = LinkState> {
+    let formats = prop::option::of(prop::sample::select(WeightFormat::CHOICES.to_vec()));
+    let kvs = prop::option::of(prop::sample::select(KvDtype::CHOICES.to_vec()));
+    let gpu_ids = prop::sample::select(gpus().iter().map(|g| g.id.clone()).collect::<Vec<_>>());
+    let gpu = prop_oneof![gpu_ids.prop_map(GpuChoice::Catalog), (1..=u64::MAX / 4).prop_map(GpuChoice::Custom)];
+    let more = prop::collection::vec(gpu.clone(), 0..4);
+    // Text as `compact_oom` leaves it: no blank lines, no spaces at the ends.
+    let oom = prop::option::of("[!-~]([ -~\n]{0,80}[!-~])?".prop_filter("no blank lines", |t| !t.contains("\n\n")));
+    let hub = prop::option::of("https?://[a-z0-9.-]{1,20}(:[0-9]{2,5})?(/[a-z0-9_-]{1,10}){0,2}");
+    (
+        model_source(),
+        prop::option::of(1..=u64::MAX / 4),
+        formats,
+        kvs,
+        (0..=MAX_TOKENS, 0..=MAX_TOKENS, 1..=MAX_CONCURRENCY),
+        gpu,
+        1..=MAX_GPUS as u64,
+        prop::bool::ANY,
+        hub,
+        (more, engine(), 1..=4u64, oom),
+    )
+        .prop_map(|(model, st, weights, kv_dtype, (p, n, c), gpu, g, decimal, hub, (more, engine, tp, oom))| {
+            let g = g.min(MAX_GPUS as u64 - more.len() as u64);
+            let total = g + more.len() as u64;
+            // tp must divide the GPUs; llama.cpp has none.
+            let tp = if engine.kind() == EngineKind::LlamaCpp || !total.is_multiple_of(tp) { 1 } else { tp };
+            LinkState {
+                model,
+                checkpoint_bytes: st,
+                weights,
+                kv_dtype,
+                prompt_tokens: p,
+                max_new_tokens: n,
+                concurrency: c,
+                gpu,
+                gpu_count: g,
+                more_gpus: more,
+                tp,
+                engine,
+                oom: oom.map(|t: String| t.lines().map(str::trim_end).collect::<Vec<_>>().join("\n")),
+                units: if decimal { UnitSystem::Decimal } else { UnitSystem::Binary },
+                hub: hub.filter(|h| h != DEFAULT_HUB),
+            }
+        })
+}
+
+proptest! {
+    #[test]
+    fn links_round_trip(state in link_state()) {
+        let query = encode(&state);
+        let d = decode(&query);
+        prop_assert!(d.notices.is_empty(), "{query}: {:?}", d.notices);
+        prop_assert_eq!(d.state, state);
+    }
+
+    #[test]
+    fn decoding_never_panics(query in "\\PC{0,200}") {
+        let _ = decode(&query);
+    }
+}

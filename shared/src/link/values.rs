@@ -1,0 +1,137 @@
+//! Readers and writers of single link values: ids, counts, sizes, URLs.
+
+use super::base64url::base64url_decode;
+use super::state::GpuChoice;
+use super::{DEFAULT_HUB, MAX_CFG, MAX_PARAMS, MAX_REPO_ID, MIN_PARAMS};
+use crate::arch::Architecture;
+use crate::catalog::{gpu, model_preset};
+use crate::units::{GB, GIB, MIB, parse_size};
+
+/// A GPU of `mix=`: a catalog id or a memory size.
+pub(super) fn parse_choice(value: &str) -> Result<GpuChoice, String> {
+    if let Some(g) = gpu(value) {
+        return Ok(GpuChoice::Catalog(g.id.clone()));
+    }
+    exact_size(value)
+        .map_or_else(|| parse_size(value), Ok)
+        .map_err(|_| format!("`{}` is neither a catalog GPU nor a size", shorten(value)))
+        .and_then(|b| in_range(b, 1, u64::MAX / 4))
+        .map(GpuChoice::Custom)
+}
+
+pub(super) fn parse_preset(value: &str) -> Result<String, String> {
+    model_preset(value).map(|p| p.id.to_owned()).ok_or_else(|| "not a model preset".into())
+}
+
+pub(super) fn parse_cfg(value: &str) -> Result<String, String> {
+    if value.len() > MAX_CFG {
+        return Err("the config is too long".into());
+    }
+    let bytes = base64url_decode(value).ok_or("not base64url")?;
+    let text = String::from_utf8(bytes).map_err(|_| "not UTF-8 text")?;
+    Architecture::from_config_json(&text).map_err(|e| e.to_string())?;
+    Ok(text)
+}
+
+/// A Hugging Face repository id: `name` or `owner/name` of letters, digits, `-`, `_`, `.`.
+pub fn parse_repo_id(value: &str) -> Result<String, String> {
+    let ok_part = |p: &str| {
+        !p.is_empty()
+            && !p.starts_with('.')
+            && p.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
+    };
+    let parts: Vec<&str> = value.split('/').collect();
+    if value.len() <= MAX_REPO_ID && (1..=2).contains(&parts.len()) && parts.iter().all(|p| ok_part(p)) {
+        Ok(value.to_owned())
+    } else {
+        Err("not a Hugging Face model id like `org/name`".into())
+    }
+}
+
+/// A parameter count: `8030261248`, `8b`, `1.5B`, `350m`, `7e9`.
+pub fn parse_params(value: &str) -> Result<u64, String> {
+    let v = value.trim().replace('_', "");
+    let (num, scale) = match v.chars().last().map(|c| c.to_ascii_lowercase()) {
+        Some('b') => (&v[..v.len() - 1], 1e9),
+        Some('m') => (&v[..v.len() - 1], 1e6),
+        Some('t') => (&v[..v.len() - 1], 1e12),
+        Some('k') => (&v[..v.len() - 1], 1e3),
+        _ => (v.as_str(), 1.0),
+    };
+    let n: f64 = num.trim().parse().map_err(|_| "not a parameter count (e.g. 8b, 1.5b, 350m)")?;
+    let n = (n * scale).round();
+    if !(n.is_finite() && n >= MIN_PARAMS as f64 && n <= MAX_PARAMS as f64) {
+        return Err("a parameter count must be between 1M and 10T".into());
+    }
+    Ok(n as u64)
+}
+
+pub(super) fn parse_hub(value: &str) -> Result<Option<String>, String> {
+    let v = value.trim_end_matches('/');
+    let rest = v.strip_prefix("https://").or_else(|| v.strip_prefix("http://")).ok_or("must start with https://")?;
+    if rest.is_empty() || rest.len() > 200 || rest.chars().any(|c| c.is_whitespace() || matches!(c, '?' | '#')) {
+        return Err("not a base URL".into());
+    }
+    Ok(if v == DEFAULT_HUB { None } else { Some(v.to_owned()) })
+}
+
+pub(super) fn parse_u64(value: &str, lo: u64, hi: u64) -> Result<u64, String> {
+    let n: u64 = value.parse().map_err(|_| format!("not a whole number from {lo} to {hi}"))?;
+    in_range(n, lo, hi)
+}
+
+pub(super) fn in_range(n: u64, lo: u64, hi: u64) -> Result<u64, String> {
+    if (lo..=hi).contains(&n) { Ok(n) } else { Err(format!("must be from {lo} to {hi}")) }
+}
+
+/// `24GiB`, `24564MiB`, `80GB` or plain bytes: the shortest exact form.
+pub(super) fn size_text(bytes: u64) -> String {
+    if bytes.is_multiple_of(GIB) {
+        format!("{}GiB", bytes / GIB)
+    } else if bytes.is_multiple_of(GB) {
+        format!("{}GB", bytes / GB)
+    } else if bytes.is_multiple_of(MIB) {
+        format!("{}MiB", bytes / MIB)
+    } else {
+        bytes.to_string()
+    }
+}
+
+/// `24564MiB`, `80GB`, plain bytes: whole numbers read without float rounding.
+pub(super) fn exact_size(value: &str) -> Option<u64> {
+    let split = value.find(|c: char| !c.is_ascii_digit()).unwrap_or(value.len());
+    let (num, unit) = value.split_at(split);
+    let scale = match unit.trim().to_ascii_lowercase().as_str() {
+        "" | "b" => 1,
+        "kib" => 1 << 10,
+        "mib" => MIB,
+        "gib" => GIB,
+        "tib" => 1 << 40,
+        "kb" => 1_000,
+        "mb" => 1_000_000,
+        "gb" => GB,
+        "tb" => 1_000_000_000_000,
+        _ => return None,
+    };
+    num.parse::<u64>().ok()?.checked_mul(scale)
+}
+
+pub(super) fn shorten(s: &str) -> String {
+    if s.chars().count() <= 40 { s.to_owned() } else { format!("{}…", s.chars().take(40).collect::<String>()) }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_parameter_counts() {
+        assert_eq!(parse_params("8b"), Ok(8_000_000_000));
+        assert_eq!(parse_params("1.5B"), Ok(1_500_000_000));
+        assert_eq!(parse_params("350m"), Ok(350_000_000));
+        assert_eq!(parse_params("7e9"), Ok(7_000_000_000));
+        assert_eq!(parse_params("8030261248"), Ok(8_030_261_248));
+        assert!(parse_params("12").is_err());
+        assert!(parse_params("lots").is_err());
+    }
+}

@@ -1,0 +1,142 @@
+//! The host, its GPUs and one sample of them: memory, utilization, processes, MIG.
+
+use serde::{Deserialize, Serialize};
+
+use super::Field;
+
+/// The agent and its host, sent once per connection.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct HostInfo {
+    pub agent_version: String,
+    pub hostname: String,
+    pub driver_version: Field<String>,
+    /// `major.minor` of the CUDA driver API, e.g. `12.8`.
+    pub cuda_driver_version: Field<String>,
+    /// True when the readings come from the simulated backend, not a GPU.
+    pub simulated: bool,
+    pub gpus: Vec<GpuInfo>,
+}
+
+/// What does not change while the agent runs.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct GpuInfo {
+    /// NVML's index. Not stable across reboots: key on `uuid` where you can.
+    pub index: u32,
+    pub uuid: Field<String>,
+    pub name: Field<String>,
+    /// `domain:bus:device.function`, e.g. `00000000:18:00.0`.
+    pub pci_bus_id: Field<String>,
+    pub memory_total_bytes: Field<u64>,
+    pub compute_mode: Field<ComputeMode>,
+    pub mig_mode: Field<MigMode>,
+    /// The catalog id of the simulated GPU (`h100-sxm`); `None` for real GPUs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub catalog_id: Option<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ComputeMode {
+    Default,
+    ExclusiveThread,
+    ExclusiveProcess,
+    Prohibited,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MigMode {
+    pub enabled: bool,
+    /// The mode after the next GPU reset.
+    pub pending_enabled: bool,
+}
+
+/// One reading of every GPU.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Sample {
+    /// Increases by one per reading; a repeated `seq` is the same reading.
+    pub seq: u64,
+    /// Unix time of the reading, in milliseconds.
+    pub timestamp_ms: u64,
+    /// Unix time at which the process lists were read (they are read less
+    /// often than memory).
+    pub processes_timestamp_ms: u64,
+    pub simulated: bool,
+    pub gpus: Vec<GpuSample>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct GpuSample {
+    pub index: u32,
+    pub memory: Field<MemoryReading>,
+    pub utilization: Field<Utilization>,
+    pub temperature_c: Field<u32>,
+    pub power_draw_mw: Field<u32>,
+    pub power_limit_mw: Field<u32>,
+    pub sm_clock_mhz: Field<u32>,
+    pub memory_clock_mhz: Field<u32>,
+    /// MIG instances with their memory; empty when MIG is off.
+    pub mig_instances: Field<Vec<MigInstance>>,
+    /// Processes holding a compute context on this GPU.
+    pub processes: Field<Vec<GpuProcess>>,
+}
+
+/// Framebuffer memory. The four numbers are sent as read: budget from
+/// `free_bytes`, never from `total - used` (v1 `used` includes the reserve, v2
+/// does not; research/agent.md §2.4).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MemoryReading {
+    pub total_bytes: u64,
+    pub used_bytes: u64,
+    pub free_bytes: u64,
+    /// The driver's reserve; only the v2 call reports it.
+    pub reserved_bytes: Field<u64>,
+    pub source: MemorySource,
+}
+
+/// Which call produced a [`MemoryReading`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum MemorySource {
+    /// `nvmlDeviceGetMemoryInfo_v2` (R510+): `used` excludes `reserved`.
+    NvmlV2,
+    /// `nvmlDeviceGetMemoryInfo`: `used` includes the reserve.
+    NvmlV1,
+    /// The simulated backend (v2 semantics).
+    Simulated,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Utilization {
+    /// Share of the last sample period with a kernel running, 0–100.
+    pub gpu_pct: u32,
+    /// Share of the last sample period with memory being read or written, 0–100.
+    pub memory_pct: u32,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MigInstance {
+    pub index: u32,
+    pub uuid: Field<String>,
+    pub memory: Field<MemoryReading>,
+}
+
+/// A process holding GPU memory. PIDs are host PIDs.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct GpuProcess {
+    pub pid: u32,
+    /// The process name from `/proc/<pid>/comm`.
+    pub name: Field<String>,
+    /// The short container id, when the process runs in one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub container: Option<String>,
+    pub used_bytes: Field<u64>,
+    /// The MIG instance it runs on, when MIG is on.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mig: Option<MigPlacement>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MigPlacement {
+    pub gpu_instance_id: u32,
+    pub compute_instance_id: u32,
+}
