@@ -10,7 +10,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::estimate::{CUDA_CONTEXT_BYTES, Parts, Prepared, Verdict, largest, split};
+use crate::estimate::{CUDA_CONTEXT_BYTES, Depth, Parts, Prepared, Verdict, largest, split};
 use crate::units::MIB;
 
 /// The default headroom llama.cpp's `--fit` keeps free on each device
@@ -153,7 +153,7 @@ pub(crate) fn fits(p: &Prepared, o: Options, seq: u64, batch: u64) -> bool {
     overflow(p, o, seq.saturating_mul(batch).max(1), batch.max(1)).is_none()
 }
 
-pub(crate) fn verdict(p: &Prepared, o: Options) -> Verdict {
+pub(crate) fn verdict(p: &Prepared, o: Options, depth: Depth) -> Verdict {
     if let Some(v) = p.load_verdict() {
         return v;
     }
@@ -162,7 +162,10 @@ pub(crate) fn verdict(p: &Prepared, o: Options) -> Verdict {
         return Verdict::DoesNotFitAtLoad { gpu, shortfall_bytes };
     }
     let per_slot = n_ctx(p, o) / slots(p, o);
-    Verdict::Fits { max_concurrency: largest(crate::estimate::MAX_CONCURRENCY, |k| fits(p, o, per_slot, k)) }
+    Verdict::Fits {
+        max_concurrency: depth
+            .search(slots(p, o), || largest(crate::estimate::MAX_CONCURRENCY, |k| fits(p, o, per_slot, k))),
+    }
 }
 
 /// The most layers `-ngl` can offload with everything else unchanged.

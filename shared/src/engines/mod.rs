@@ -100,7 +100,7 @@ pub enum EngineReport {
     LlamaCpp(llamacpp::Report),
 }
 
-use crate::estimate::{Parts, Prepared, Scenario, Verdict, split};
+use crate::estimate::{Depth, Parts, Prepared, Scenario, Verdict, split};
 
 /// Stage capacities for balancing: the smallest GPU of each stage.
 fn stage_capacities(p: &Prepared) -> Vec<u64> {
@@ -155,12 +155,12 @@ pub(crate) fn fits(p: &Prepared, prompt: u64, new: u64, batch: u64) -> bool {
     }
 }
 
-pub(crate) fn verdict(p: &Prepared) -> Verdict {
+pub(crate) fn verdict(p: &Prepared, depth: Depth) -> Verdict {
     match p.scenario.engine {
-        Engine::Transformers(_) => transformers::verdict(p),
-        Engine::Vllm(o) => vllm::verdict(p, o),
-        Engine::Sglang(o) => sglang::verdict(p, o),
-        Engine::LlamaCpp(o) => llamacpp::verdict(p, o),
+        Engine::Transformers(_) => transformers::verdict(p, depth),
+        Engine::Vllm(o) => vllm::verdict(p, o, depth),
+        Engine::Sglang(o) => sglang::verdict(p, o, depth),
+        Engine::LlamaCpp(o) => llamacpp::verdict(p, o, depth),
     }
 }
 

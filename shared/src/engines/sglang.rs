@@ -9,7 +9,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::estimate::{Parts, Prepared, Verdict, activations};
+use crate::estimate::{Depth, Parts, Prepared, Verdict, activations};
 use crate::kv;
 use crate::units::GIB;
 
@@ -100,7 +100,16 @@ pub(crate) fn fits(p: &Prepared, o: Options, seq: u64, batch: u64) -> bool {
     p.load_verdict().is_none() && pool.tokens > 0 && seq.saturating_mul(batch) <= pool.tokens
 }
 
-pub(crate) fn verdict(p: &Prepared, o: Options) -> Verdict {
+/// The most sequences of `seq` tokens the pool holds at once, directly.
+pub(crate) fn max_concurrency(p: &Prepared, o: Options, seq: u64) -> u64 {
+    let pool = pool(p, o);
+    if p.load_verdict().is_some() || pool.tokens == 0 {
+        return 0;
+    }
+    pool.tokens.checked_div(seq).unwrap_or(u64::MAX).min(crate::estimate::MAX_CONCURRENCY)
+}
+
+pub(crate) fn verdict(p: &Prepared, o: Options, depth: Depth) -> Verdict {
     if let Some(v) = p.load_verdict() {
         return v;
     }
@@ -111,6 +120,7 @@ pub(crate) fn verdict(p: &Prepared, o: Options) -> Verdict {
     if p.scenario.sequence_tokens() > pool.tokens {
         return Verdict::EngineRefuses { gpu: 0, largest_context: pool.tokens };
     }
+    let _ = depth; // direct: nothing to skip
     Verdict::Fits { max_concurrency: p.max_concurrency() }
 }
 

@@ -4,7 +4,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::estimate::{Parts, Prepared, Verdict, activations};
+use crate::estimate::{Depth, Parts, Prepared, Verdict, activations};
 use crate::kv;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
@@ -89,7 +89,7 @@ pub(crate) fn fits(p: &Prepared, prompt: u64, new: u64, batch: u64) -> bool {
     overflow(p, prompt, batch, true).is_none() && overflow(p, prompt.saturating_add(new), batch, false).is_none()
 }
 
-pub(crate) fn verdict(p: &Prepared) -> Verdict {
+pub(crate) fn verdict(p: &Prepared, depth: Depth) -> Verdict {
     let s = &p.scenario;
     let b = s.concurrency;
     if let Some(v) = p.load_verdict() {
@@ -108,5 +108,5 @@ pub(crate) fn verdict(p: &Prepared) -> Verdict {
         let gpu = overflow(p, hi, b, false).map_or(0, |(g, _)| g);
         return Verdict::RunsOutAtToken { gpu, token: hi, generated: hi - s.prompt_tokens };
     }
-    Verdict::Fits { max_concurrency: p.max_concurrency() }
+    Verdict::Fits { max_concurrency: depth.search(b, || p.max_concurrency()) }
 }

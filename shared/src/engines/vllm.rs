@@ -16,7 +16,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::arch::LayerAttention;
-use crate::estimate::{CUDA_CONTEXT_BYTES, Parts, Prepared, Verdict, activations, largest};
+use crate::estimate::{CUDA_CONTEXT_BYTES, Depth, Parts, Prepared, Verdict, activations, largest};
 use crate::explain::thousands;
 use crate::units::{GIB, KIB, MIB, decimal};
 
@@ -355,7 +355,19 @@ pub(crate) fn fits(p: &Prepared, o: Options, seq: u64, batch: u64) -> bool {
         && b.blocks_per_request(seq).saturating_mul(batch) <= b.num_blocks
 }
 
-pub(crate) fn verdict(p: &Prepared, o: Options) -> Verdict {
+/// The most requests of `seq` tokens the KV cache holds at once (capped by
+/// `max_num_seqs`): the same answer a search over [`fits`] gives, directly.
+pub(crate) fn max_concurrency(p: &Prepared, o: Options, seq: u64) -> u64 {
+    let b = cached(p, o);
+    if p.load_verdict().is_some() || b.error(o.version).is_some() || seq > b.max_model_len {
+        return 0;
+    }
+    let per_request = b.blocks_per_request(seq);
+    let by_blocks = b.num_blocks.checked_div(per_request).unwrap_or(u64::MAX);
+    by_blocks.min(b.max_num_seqs).min(crate::estimate::MAX_CONCURRENCY)
+}
+
+pub(crate) fn verdict(p: &Prepared, o: Options, depth: Depth) -> Verdict {
     if let Some(v) = p.load_verdict() {
         return v;
     }
@@ -363,12 +375,14 @@ pub(crate) fn verdict(p: &Prepared, o: Options) -> Verdict {
     let b = cached(p, o);
     if b.error(o.version).is_some() {
         let gpu = b.gpus.iter().position(|g| g.blocks == b.num_blocks).unwrap_or(0);
-        return Verdict::EngineRefuses { gpu, largest_context: largest_max_model_len(p, o, mml) };
+        return Verdict::EngineRefuses { gpu, largest_context: depth.search(0, || largest_max_model_len(p, o, mml)) };
     }
     let seq = p.scenario.sequence_tokens();
     if seq > mml {
         return Verdict::EngineRefuses { gpu: 0, largest_context: mml };
     }
+    // Direct, so no search to skip at either depth.
+    let _ = depth;
     Verdict::Fits { max_concurrency: p.max_concurrency() }
 }
 

@@ -285,6 +285,25 @@ pub struct Estimate {
     pub warnings: Vec<String>,
 }
 
+/// How much of a verdict to compute.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Depth {
+    /// With the searches (largest concurrency, vLLM's largest max_model_len).
+    Full,
+    /// Without them.
+    Shallow,
+}
+
+impl Depth {
+    /// The number a search would find, or `fallback` when shallow.
+    pub(crate) fn search(self, fallback: u64, search: impl FnOnce() -> u64) -> u64 {
+        match self {
+            Self::Full => search(),
+            Self::Shallow => fallback,
+        }
+    }
+}
+
 /// The parts of one GPU's budget.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct Parts {
@@ -410,7 +429,15 @@ impl<'m> Prepared<'m> {
 
     /// The verdict for the scenario's own concurrency.
     pub fn verdict(&self) -> Verdict {
-        engines::verdict(self)
+        engines::verdict(self, Depth::Full)
+    }
+
+    /// The verdict without its searches: `Fits { max_concurrency }` carries
+    /// the scenario's own concurrency (a lower bound) and vLLM's refusal a
+    /// `largest_context` of 0. For sweeps that only need "fits, and if not
+    /// where": a chart cell costs one check instead of a search.
+    pub fn verdict_shallow(&self) -> Verdict {
+        engines::verdict(self, Depth::Shallow)
     }
 
     /// The most sequences of the scenario's length that fit.
@@ -420,7 +447,13 @@ impl<'m> Prepared<'m> {
 
     /// The most sequences of `prompt` + `new` tokens that fit.
     pub fn max_concurrency_at(&self, prompt: u64, new: u64) -> u64 {
-        largest(MAX_CONCURRENCY, |b| self.fits_sequences(prompt, new, b))
+        let seq = prompt.saturating_add(new);
+        match self.scenario.engine {
+            // Pre-allocated pools answer directly.
+            Engine::Vllm(o) => engines::vllm::max_concurrency(self, o, seq),
+            Engine::Sglang(o) => engines::sglang::max_concurrency(self, o, seq),
+            _ => largest(MAX_CONCURRENCY, |b| self.fits_sequences(prompt, new, b)),
+        }
     }
 
     /// The whole estimate.

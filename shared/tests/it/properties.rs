@@ -175,3 +175,31 @@ fn max_gpu_layers_is_a_boundary() {
     assert!(with(n));
     assert!(!with(n + 1));
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
+
+    /// The shallow verdict (for chart sweeps) agrees with the full one on
+    /// everything but the searched numbers.
+    #[test]
+    fn shallow_verdicts_agree_with_full_ones((m, s) in (model(), scenario())) {
+        use shared::estimate::Verdict;
+        let p = Prepared::new(m, s.clone());
+        match (p.verdict(), p.verdict_shallow()) {
+            (Verdict::Fits { max_concurrency }, Verdict::Fits { max_concurrency: shallow }) => {
+                // Searched engines carry the plan's own concurrency (which
+                // fits); vLLM and SGLang compute theirs directly at both depths.
+                prop_assert!(shallow == max_concurrency || (shallow == s.concurrency && max_concurrency >= shallow));
+            }
+            (
+                Verdict::EngineRefuses { gpu: a, largest_context: full },
+                Verdict::EngineRefuses { gpu: b, largest_context: shallow },
+            ) => {
+                prop_assert_eq!(a, b);
+                // Searched (vLLM's start-up check) → 0 when shallow; known outright → equal.
+                prop_assert!(shallow == 0 || shallow == full);
+            }
+            (full, shallow) => prop_assert_eq!(full, shallow),
+        }
+    }
+}

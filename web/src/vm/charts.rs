@@ -67,12 +67,12 @@ pub fn memory_chart(model: &Model, base: &Scenario, current: &Estimate, units: U
     }
     .min(room);
     let mut x_max = plan.max(limit);
-    let mut far = at(x_max).verdict();
+    let mut far = at(x_max).verdict_shallow();
     if let Verdict::RunsOutAtToken { generated, .. } = far {
         let zoom = generated.saturating_mul(5) / 4;
         if zoom > plan && zoom < x_max {
             x_max = zoom;
-            far = at(x_max).verdict();
+            far = at(x_max).verdict_shallow();
         }
     }
     let oom_token = match far {
@@ -164,7 +164,7 @@ pub fn concurrency_chart(model: &Model, base: &Scenario) -> ConcurrencyChart {
         .iter()
         .map(|&len| {
             let p = Prepared::new(model, Scenario { prompt_tokens: len, concurrency: 1, ..base.clone() });
-            (len, if matches!(p.verdict(), Verdict::Fits { .. }) { p.max_concurrency() } else { 0 })
+            (len, if matches!(p.verdict_shallow(), Verdict::Fits { .. }) { p.max_concurrency() } else { 0 })
         })
         .collect();
     // sqrt scale: keeps 1 visible next to 500.
@@ -235,7 +235,7 @@ pub fn what_if(model: &Model, base: &Scenario, chosen_kv: Option<KvDtype>) -> Ve
                     let used = (0..base.gpus.len())
                         .map(|g| p.peak(g, base.concurrency).total() as f64 / base.gpus[g].capacity_bytes.max(1) as f64)
                         .fold(0.0, f64::max);
-                    let (class, text, why) = match p.verdict() {
+                    let (class, text, why) = match p.verdict_shallow() {
                         Verdict::Fits { .. } => (
                             "cell-fits",
                             format!("{:.0}%", used * 100.0),

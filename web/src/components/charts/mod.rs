@@ -31,12 +31,33 @@ pub fn Charts() -> impl IntoView {
             })
         })
     };
-    let grid = move || {
+    // The grid covers every weight format, so a change of format only moves
+    // its highlight: the rows are computed from the plan with the format left
+    // out (the memo stops there when only the format changed), and the
+    // highlight is set at render time.
+    let grid_plan = Memo::new(move |_| {
         let kv = app.inputs.with(|s| s.kv_dtype);
+        app.scenario.with(|s| {
+            s.as_ref()
+                .map(|s| (shared::estimate::Scenario { weights: shared::formats::WeightFormat::Bf16, ..s.clone() }, kv))
+        })
+    });
+    let grid_rows = Memo::new(move |_| {
         app.model.with(|m| {
-            app.scenario.with(|s| {
-                what_if_html(&m.as_ref().ok().zip(s.as_ref()).map(|(m, s)| what_if(m, s, kv)).unwrap_or_default())
+            grid_plan.with(|plan| match (m, plan) {
+                (Ok(m), Some((s, kv))) => what_if(m, s, *kv),
+                _ => Vec::new(),
             })
+        })
+    });
+    let grid = move || {
+        let chosen = app.scenario.with(|s| s.as_ref().map(|s| s.weights.id()));
+        grid_rows.with(|rows| {
+            let mut rows = rows.clone();
+            for row in &mut rows {
+                row.current = chosen.as_deref() == Some(row.format.as_str());
+            }
+            what_if_html(&rows)
         })
     };
     view! {
