@@ -16,15 +16,7 @@ use web::vm::hub::HubState;
 /// its safetensors total in bytes (empty when unknown).
 #[wasm_bindgen]
 pub fn findings(query: &str, hub_id: &str, hub_config: &str, hub_checkpoint: &str, text: &str) -> String {
-    let hub = if hub_id.is_empty() {
-        HubState::Idle
-    } else {
-        HubState::Loaded {
-            id: hub_id.to_owned(),
-            config: hub_config.to_owned(),
-            checkpoint_bytes: hub_checkpoint.parse().ok(),
-        }
-    };
+    let hub = HubState::from_bundle_args(hub_id, hub_config, hub_checkpoint);
     findings_for(query, &hub, text)
 }
 

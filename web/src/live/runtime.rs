@@ -126,15 +126,7 @@ pub fn start(use_gpu: Function, fragment_token: Option<String>) {
 /// config.json and `hub_checkpoint` its safetensors total (empty when unknown).
 pub fn set_plan(query: &str, hub_id: &str, hub_config: &str, hub_checkpoint: &str) {
     let state = shared::link::decode(query).state;
-    let hub = if hub_id.is_empty() {
-        HubState::Idle
-    } else {
-        HubState::Loaded {
-            id: hub_id.to_owned(),
-            config: hub_config.to_owned(),
-            checkpoint_bytes: hub_checkpoint.parse().ok(),
-        }
-    };
+    let hub = HubState::from_bundle_args(hub_id, hub_config, hub_checkpoint);
     let inputs = resolve::model(&state, &hub).ok().and_then(|m| resolve::scenario(&state, &m).ok().map(|s| (m, s)));
     let estimate = inputs.as_ref().map(|(m, s)| estimate(m, s.clone()));
     with(|s| s.plan = Plan { units: state.units, inputs, estimate });

@@ -19,6 +19,18 @@ pub enum HubState {
     },
 }
 
+impl HubState {
+    /// The state the on-demand bundles receive from the page: `id` is empty
+    /// unless the model came from the hub, `config` is its config.json and
+    /// `checkpoint` its safetensors total in bytes (empty when unknown).
+    pub fn from_bundle_args(id: &str, config: &str, checkpoint: &str) -> Self {
+        if id.is_empty() {
+            return Self::Idle;
+        }
+        Self::Loaded { id: id.to_owned(), config: config.to_owned(), checkpoint_bytes: checkpoint.parse().ok() }
+    }
+}
+
 /// Why a hub request failed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum HubFailure {

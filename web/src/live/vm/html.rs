@@ -11,21 +11,8 @@ use std::fmt::Write;
 use super::cards::{GpuCard, ProcRow, TL_HEIGHT_PX, TL_WIDTH_PX, Timeline};
 use super::reality::Balance;
 
-/// Escapes text for HTML content and double- or single-quoted attributes.
-pub fn esc(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            c => out.push(c),
-        }
-    }
-    out
-}
+/// Escapes text for HTML content and quoted attributes (the page's one escaper).
+pub use crate::vm::html::escape_html as esc;
 
 /// What a host's head shows.
 #[derive(Debug, Clone, PartialEq, Eq)]
