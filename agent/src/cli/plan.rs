@@ -26,7 +26,7 @@ pub struct PlanArgs {
     #[arg(long)]
     kv_dtype: Option<String>,
     /// A GPU id from `headroom gpus`; a comma list for mixed GPUs (rtx-4090,rtx-4080).
-    #[arg(long, default_value = "rtx-4090")]
+    #[arg(long, default_value = shared::estimate::DEFAULT_GPU)]
     gpu: String,
     /// GPU memory instead of a catalog GPU (24GiB, 80GB, 81559MiB, bytes); a comma list for mixed GPUs.
     #[arg(long)]

@@ -31,8 +31,8 @@ pub use values::{parse_params, parse_repo_id};
 
 /// The preset the page opens with.
 pub const DEFAULT_MODEL: &str = "llama-3.1-8b";
-/// The GPU the page opens with (the CLI's default too).
-pub const DEFAULT_GPU: &str = "rtx-4090";
+/// The GPU the page opens with: the estimator's default (the CLI's too).
+pub use crate::estimate::DEFAULT_GPU;
 /// The Hugging Face hub; `hub=` replaces it (mirrors, tests).
 pub const DEFAULT_HUB: &str = "https://huggingface.co";
 /// Bounds of a custom parameter count (`params=`).
