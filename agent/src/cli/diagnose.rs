@@ -114,6 +114,7 @@ struct JsonOut<'a> {
     checklist: &'a [ChecklistItem],
     #[serde(skip_serializing_if = "Option::is_none")]
     plan: Option<&'a PlanCheck>,
+    needs: &'a [String],
     notes: Vec<&'a str>,
 }
 
@@ -148,6 +149,7 @@ impl<'a> JsonOut<'a> {
             fixes: &d.fixes,
             checklist: &d.checklist,
             plan: d.plan.as_ref(),
+            needs: &d.needs,
             notes: r.notes.iter().chain(&d.notes).map(String::as_str).collect(),
         }
     }
@@ -202,6 +204,9 @@ fn text_report(r: &OomReport, d: &Diagnosis) -> String {
         let _ = writeln!(out, "  process {pid}: {}", p.used_bytes.map_or("?".to_owned(), b));
     }
     let _ = writeln!(out, "\n{}\n", d.summary);
+    if let Some(plan) = &d.plan {
+        let _ = writeln!(out, "{}\n", plan.checked_against);
+    }
     if !d.causes.is_empty() {
         let _ = writeln!(out, "Causes, most likely first:");
         for c in &d.causes {
@@ -229,6 +234,13 @@ fn text_report(r: &OomReport, d: &Diagnosis) -> String {
             for line in f.code.lines() {
                 let _ = writeln!(out, "      {line}");
             }
+        }
+        let _ = writeln!(out);
+    }
+    if !d.needs.is_empty() {
+        let _ = writeln!(out, "To tell more, give:");
+        for n in &d.needs {
+            let _ = writeln!(out, "  - {n}");
         }
         let _ = writeln!(out);
     }

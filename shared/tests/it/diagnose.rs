@@ -121,6 +121,9 @@ fn error_only_cases() -> Vec<(&'static str, Option<CauseId>)> {
         ("42-modern-docker-compose-prefix.txt", Some(OtherProcesses)),
         ("43-modern-hard-wrapped-splits-numbers.txt", Some(OtherProcesses)),
         ("44-legacy-windows-crlf-repr.txt", Some(KvCacheGrowth)),
+        // Only capacity and allocated: 23.69 − 21.23 = 2.46 GiB left, less than
+        // the 2.00 GiB asked plus the context and the allocator's usual reserve.
+        ("45-legacy-allocated-only.txt", Some(KvCacheGrowth)),
     ]
 }
 
@@ -281,8 +284,47 @@ fn a_split_plan_is_compared_gpu_by_gpu() {
     // Either the split is uneven (the GPU held more than its share of this
     // plan) or the run was bigger than the plan; both are said with figures.
     let said = d.causes.iter().any(|c| c.id == CauseId::GpuImbalance && c.evidence[0].contains("balanced split"))
-        || d.notes.iter().any(|n| n.contains("ran more than the plan"));
+        || d.causes.iter().any(|c| c.evidence.iter().any(|e| e.contains("ran more than the plan")));
     assert!(said, "{:?} {:?}", d.causes, d.notes);
+}
+
+#[test]
+fn an_error_with_few_figures_still_names_a_cause_and_what_it_needs() {
+    let d = diagnose("45-legacy-allocated-only.txt", &DiagnoseContext::error_only());
+    invariants(&d).unwrap_or_else(|e| panic!("{e}"));
+    let top = &d.causes[0];
+    assert_eq!(top.id, CauseId::KvCacheGrowth, "{:?}", d.causes);
+    assert!(top.evidence[0].contains("21.23 GiB") && top.evidence[0].contains("2.46 GiB"), "{:?}", top.evidence);
+    assert!(d.needs.iter().any(|n| n.contains("the plan")), "asks for the plan: {:?}", d.needs);
+    assert!(d.needs.iter().any(|n| n.contains("what was free")), "asks for the free figure: {:?}", d.needs);
+
+    // The bare message, no figures at all: no cause, and the diagnosis says
+    // what it would need rather than showing an empty list.
+    let bare = oom::diagnose(
+        &oom::parse("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 20.00 MiB."),
+        &DiagnoseContext::error_only(),
+    );
+    assert!(bare.recognised);
+    assert!(bare.summary.contains("listed below"), "{}", bare.summary);
+    assert!(bare.needs.len() >= 3, "{:?}", bare.needs);
+}
+
+#[test]
+fn a_process_that_held_more_than_the_plan_is_a_cause_and_the_plan_is_named() {
+    // The default plan (Llama 3.1 8B, bf16, 2,560 tokens) needs 15.70 GiB; the
+    // failing process had allocated 21.23 GiB.
+    let model = preset("llama-3.1-8b");
+    let plan = Scenario::default();
+    let d = diagnose("45-legacy-allocated-only.txt", &DiagnoseContext::error_only().with_plan(&model, &plan));
+    invariants(&d).unwrap_or_else(|e| panic!("{e}"));
+    let top = &d.causes[0];
+    assert_eq!(top.id, CauseId::KvCacheGrowth, "{:?}", d.causes);
+    assert!(top.evidence[0].contains("had allocated 21.23 GiB") && top.evidence[0].contains("ran more than the plan"));
+    let check = d.plan.as_ref().expect("checked against the plan");
+    assert!(check.checked_against.contains(&model.name) && check.checked_against.contains("Is this"));
+    assert!(!d.needs.iter().any(|n| n.contains("the plan")), "the plan is known: {:?}", d.needs);
+    let limit = &d.checklist[2].finding;
+    assert!(limit.contains("fit up to"), "step 3 gives the plan's limit: {limit}");
 }
 
 #[test]

@@ -434,6 +434,16 @@ fn cases() -> Vec<(&'static str, Value)> {
                 "gpus_seen": [0]
             }),
         ),
+        (
+            // Only capacity and allocated, as older PyTorch printed without
+            // its "free" and "reserved" clauses (quoted in issue 19).
+            "45-legacy-allocated-only.txt",
+            json!({
+                "kind": "pytorch_legacy", "backend": "cuda", "requested_bytes": 2147483648_u64, "gpu_index": 0,
+                "total_bytes": 25436943811_u64, "allocated_bytes": 22795538924_u64, "occurrences": 1,
+                "gpus_seen": [0]
+            }),
+        ),
     ]
 }
 

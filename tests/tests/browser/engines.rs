@@ -119,6 +119,23 @@ async fn engines_fixes_and_diagnosis() -> anyhow::Result<()> {
     .await?;
     no_errors(&page, "in the diagnose view").await?;
 
+    // 5b. An old message with only capacity and allocated (issue 19): never an
+    // empty list; the plan it was checked against is named, as in the CLI.
+    let fixture = cli::root().join("shared/tests/fixtures/oom/45-legacy-allocated-only.txt");
+    let text = std::fs::read_to_string(&fixture).with_context(|| format!("{}", fixture.display()))?;
+    let json = cli::diagnose(&fixture, &["--model", "llama-3.1-8b"])?;
+    let top = json["causes"][0]["id"].as_str().context("a top cause for the short message")?.to_owned();
+    page.open(&server.page("")).await?;
+    page.open_details("diagnose").await?;
+    page.fill("oom-text", &text).await?;
+    page.wait_until("the short message's top cause is the CLI's", async |p: &Page| {
+        Ok(p.attr("oom-cause", "data-id").await?.as_deref() == Some(top.as_str()))
+    })
+    .await?;
+    let asked = page.text("oom-checked-against").await?;
+    ensure!(asked.contains("Is this the model and workload that ran?"), "names the plan: {asked}");
+    ensure!(page.exists("oom-needs").await?, "says which figures would tell more");
+
     // 6. Phone width still works with the new panels.
     page.resize(390, 2400).await?;
     page.screenshot("diagnose-phone").await?;

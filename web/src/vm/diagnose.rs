@@ -97,7 +97,16 @@ pub fn findings_html(report: &OomReport, diagnosis: &Diagnosis, units: UnitSyste
     for n in &report.notes {
         h.el("p", "hint", n);
     }
-    h.raw("<h3>Likely causes</h3><ol class=\"causes\">");
+    if let Some(plan) = &diagnosis.plan {
+        h.raw("<p class=\"hint\" data-testid=\"oom-checked-against\">").t(&plan.checked_against).raw("</p>");
+    }
+    h.raw("<h3>Likely causes</h3>");
+    if diagnosis.causes.is_empty() {
+        h.raw("<p class=\"hint\" data-testid=\"oom-no-cause\">")
+            .t("The error's figures alone do not point at a cause; what would is listed below.")
+            .raw("</p>");
+    }
+    h.raw("<ol class=\"causes\">");
     for c in &diagnosis.causes {
         h.raw("<li data-testid=\"oom-cause\"")
             .attr("data-id", c.id.id())
@@ -112,7 +121,15 @@ pub fn findings_html(report: &OomReport, diagnosis: &Diagnosis, units: UnitSyste
         }
         h.raw("</ul></li>");
     }
-    h.raw("</ol><h3>The checklist</h3><ol class=\"checklist\" data-testid=\"oom-checklist\">");
+    h.raw("</ol>");
+    if !diagnosis.needs.is_empty() {
+        h.raw("<h3>To tell more</h3><ul class=\"needs\" data-testid=\"oom-needs\">");
+        for n in &diagnosis.needs {
+            h.el("li", "", &capitalised(n));
+        }
+        h.raw("</ul>");
+    }
+    h.raw("<h3>The checklist</h3><ol class=\"checklist\" data-testid=\"oom-checklist\">");
     for i in &diagnosis.checklist {
         h.raw(if i.flagged { "<li class=\"flagged\">" } else { "<li>" })
             .el("strong", "", &i.question)
@@ -140,6 +157,11 @@ pub fn findings_html(report: &OomReport, diagnosis: &Diagnosis, units: UnitSyste
         h.el("p", "hint", n);
     }
     h.finish()
+}
+
+fn capitalised(s: &str) -> String {
+    let mut chars = s.chars();
+    chars.next().map_or_else(String::new, |c| c.to_uppercase().chain(chars).collect())
 }
 
 #[cfg(test)]

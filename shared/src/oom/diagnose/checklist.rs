@@ -6,7 +6,10 @@ use super::{Cause, ChecklistItem, ChecklistStep, LIKELY_SCORE, PlanCheck};
 
 pub(super) fn summary(causes: &[Cause], f: &Facts) -> String {
     let Some(top) = causes.first() else {
-        return format!("An out-of-memory error on {}, without figures to tell the cause.", f.gpu_label());
+        return format!(
+            "An out-of-memory error on {}; its figures alone do not tell the cause (what would tell it is listed below).",
+            f.gpu_label()
+        );
     };
     let because = top.evidence.first().map_or(String::new(), |e| format!(": {e}"));
     let on =

@@ -33,7 +33,7 @@ mod text;
 
 use serde::{Deserialize, Serialize};
 
-use super::OomReport;
+use super::{OomKind, OomReport};
 use crate::engines::EngineKind;
 use crate::estimate::{Scenario, Verdict};
 use crate::fixes::GivesUp;
@@ -274,6 +274,9 @@ pub struct DiagnosisFix {
 /// The plan as checked against the error.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct PlanCheck {
+    /// Which plan, as a question to the user: the plan may not be what ran
+    /// (on the page it is whatever the calculator shows).
+    pub checked_against: String,
     pub model: String,
     pub weight_format: String,
     pub engine: EngineKind,
@@ -301,6 +304,9 @@ pub struct Diagnosis {
     pub checklist: Vec<ChecklistItem>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub plan: Option<PlanCheck>,
+    /// The figures that would sharpen the diagnosis, and where to get them:
+    /// never an empty answer without saying what is missing.
+    pub needs: Vec<String>,
     /// What to know about how the diagnosis was reached.
     pub notes: Vec<String>,
 }
@@ -321,6 +327,7 @@ pub fn diagnose(report: &OomReport, ctx: &DiagnoseContext) -> Diagnosis {
             fixes: Vec::new(),
             checklist: checklist(&[], &facts, None, &b.limits),
             plan: None,
+            needs: Vec::new(),
             notes: Vec::new(),
         };
     }
@@ -336,9 +343,37 @@ pub fn diagnose(report: &OomReport, ctx: &DiagnoseContext) -> Diagnosis {
         recognised: true,
         summary,
         checklist: checklist(&causes, &facts, plan.as_ref(), &b.limits),
+        needs: needs(&facts),
         causes,
         fixes,
         plan,
         notes: b.notes,
     }
+}
+
+/// What the diagnosis did not have, each with where to find it.
+fn needs(f: &Facts) -> Vec<String> {
+    let mut out = Vec::new();
+    if !f.has_plan {
+        out.push(
+            "the model and workload that ran (the plan): with them the weights, the cache's growth and the limits \
+             are checked"
+                .into(),
+        );
+    }
+    let pytorch = matches!(f.r.kind, Some(OomKind::Pytorch | OomKind::PytorchLegacy));
+    if pytorch && f.free.is_none() {
+        out.push(
+            "what was free and what PyTorch reserved: PyTorch 2.1 and later print both in the error, so paste the \
+             whole message"
+                .into(),
+        );
+    }
+    if f.total.is_none() {
+        out.push("the GPU's capacity: paste the whole message, or connect the agent to the GPU host".into());
+    }
+    if f.live.is_none() && f.r.processes.is_empty() && f.free.is_none() {
+        out.push("who else holds the GPU: run `nvidia-smi`, or connect the agent for live readings".into());
+    }
+    out
 }

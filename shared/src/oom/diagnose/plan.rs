@@ -43,6 +43,7 @@ pub(super) fn from_the_plan(plan: Plan, f: &Facts, b: &mut Board) -> PlanCheck {
     let fmt = s.weights.id();
     let name = &model.name;
     let check = PlanCheck {
+        checked_against: checked_against(model, &s),
         model: name.clone(),
         weight_format: fmt.clone(),
         engine: s.engine.kind(),
@@ -157,7 +158,7 @@ pub(super) fn from_the_plan(plan: Plan, f: &Facts, b: &mut Board) -> PlanCheck {
                     .push(format!("the plan starts with a context of at most {} tokens", thousands(largest_context)));
             }
         }
-        Verdict::Fits { .. } => plan_fits(f, b, &e, need, cap),
+        Verdict::Fits { .. } => plan_fits(f, b, &e, &s, need, cap),
     }
     if !e.fits {
         limits(model, &s, b);
@@ -181,6 +182,20 @@ pub(super) fn from_the_plan(plan: Plan, f: &Facts, b: &mut Board) -> PlanCheck {
         b.fix(x);
     }
     check
+}
+
+/// Which plan the error was checked against, as a question.
+fn checked_against(model: &Model, s: &Scenario) -> String {
+    format!(
+        "Checked against the plan: {} in {} with {}, {} + {} tokens × {}. Is this the model and workload that ran? \
+         If not, set them in the plan and diagnose again.",
+        model.name,
+        s.weights.id(),
+        s.engine.kind().id(),
+        thousands(s.prompt_tokens),
+        thousands(s.max_new_tokens),
+        s.concurrency
+    )
 }
 
 /// The GPU that is fullest relative to its capacity.
@@ -207,7 +222,7 @@ fn heavy_weights(b: &mut Board, name: &str, fmt: &str, weights: u64, cap: u64) {
 }
 
 /// The plan fits an empty GPU: then leftovers decide.
-fn plan_fits(f: &Facts, b: &mut Board, e: &Estimate, need: u64, cap: u64) {
+fn plan_fits(f: &Facts, b: &mut Board, e: &Estimate, s: &Scenario, need: u64, cap: u64) {
     let spare = cap.saturating_sub(need);
     let others = f.others_total();
     if others > spare && others > 0 {
@@ -238,16 +253,32 @@ fn plan_fits(f: &Facts, b: &mut Board, e: &Estimate, need: u64, cap: u64) {
             ),
         );
     }
-    if let Some(me) = f.this_process.or(f.r.reserved_bytes)
+    // What the failing process held, best figure first: PyTorch 2.1+ gives
+    // the whole process, older messages only what PyTorch reserved or allocated.
+    let held = [(f.this_process, "held"), (f.r.reserved_bytes, "had reserved"), (f.r.allocated_bytes, "had allocated")]
+        .into_iter()
+        .find_map(|(bytes, verb)| bytes.map(|b| (b, verb)));
+    if let Some((me, verb)) = held
         && me > need.saturating_add(need / 10)
     {
-        b.notes.push(format!(
-            "The plan fits with {} to spare, but the failing process held {}, more than the plan's {}: it ran more than \
-             the plan (longer inputs, more sequences, another model or format).",
-            gib(spare),
-            gib(me),
-            gib(need)
-        ));
+        b.add(
+            CauseId::KvCacheGrowth,
+            70,
+            format!(
+                "the failing process {verb} {}, {} more than the {} the plan needs at its peak (which fits with {} to \
+                 spare): it ran more than the plan — longer inputs, more sequences, or another model or format",
+                gib(me),
+                gib(me - need),
+                gib(need),
+                gib(spare)
+            ),
+        );
+        if let Verdict::Fits { max_concurrency } = e.verdict {
+            b.limits.push(format!(
+                "the plan's sequences of {} tokens fit up to {max_concurrency} at once",
+                thousands(s.sequence_tokens())
+            ));
+        }
     } else {
         b.notes.push(format!("The plan fits this GPU with {} to spare ({}).", gib(spare), verdict_word(e)));
     }

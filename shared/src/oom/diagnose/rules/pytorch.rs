@@ -1,11 +1,14 @@
 //! Steps 1–3 for PyTorch's messages: the workload, CUDA graphs' private pools, a bigger GPU.
 
+use super::inspect_fix;
 use crate::catalog;
+use crate::estimate::CUDA_CONTEXT_BYTES;
 use crate::fixes::GivesUp;
 use crate::oom::diagnose::board::{Board, fix};
 use crate::oom::diagnose::facts::Facts;
 use crate::oom::diagnose::text::{gib, pct, times};
 use crate::oom::diagnose::{CauseId, FixId};
+use crate::units::MIB;
 
 pub(super) fn pytorch_workload(f: &Facts, b: &mut Board) {
     let (Some(q), Some(t)) = (f.requested, f.total.filter(|&t| t > 0)) else { return };
@@ -31,6 +34,12 @@ pub(super) fn pytorch_workload(f: &Facts, b: &mut Board) {
                 .into(),
         ));
         bigger_gpu_from_figures(f, b, q.saturating_add(f.this_process.unwrap_or(0)));
+        return;
+    }
+    if f.free.is_none() {
+        // Messages before PyTorch 2.1 may give only the capacity and what was
+        // allocated: what was left beside this process still tells a lot.
+        without_free(f, b, q, t);
         return;
     }
     if shortage == 0 {
@@ -116,6 +125,105 @@ pub(super) fn pytorch_workload(f: &Facts, b: &mut Board) {
         "model.generate(**inputs, cache_implementation=\"quantized\", cache_config={\"backend\": \"quanto\", \"nbits\": 4})"
             .into(),
     ));
+}
+
+/// What PyTorch's caching allocator usually holds reserved but unallocated
+/// beside what it allocated: the median of the 16 PyTorch 2.1+ messages in
+/// `tests/fixtures/oom/` (1.5 MiB – 2.35 GiB, median 490 MiB), for messages
+/// that give only the allocated figure.
+const ALLOCATOR_RESERVE_BYTES: u64 = 512 * MIB;
+
+/// The error gives the capacity and what PyTorch allocated (or reserved),
+/// not what was free: at most `total − reserved` was left beside this
+/// process, and the process's own CUDA context and libraries take about
+/// [`CUDA_CONTEXT_BYTES`] of that.
+fn without_free(f: &Facts, b: &mut Board, q: u64, t: u64) {
+    let Some(mine) = f.r.reserved_bytes.or(f.r.allocated_bytes) else {
+        b.add(
+            CauseId::KvCacheGrowth,
+            30,
+            format!(
+                "a single allocation of {} = {} of the GPU failed; the error says neither what was free nor what this process held",
+                gib(q),
+                pct(q, t)
+            ),
+        );
+        return;
+    };
+    let left = t.saturating_sub(mine);
+    let reserve = if f.r.reserved_bytes.is_some() { 0 } else { ALLOCATOR_RESERVE_BYTES };
+    let usable = left.saturating_sub(CUDA_CONTEXT_BYTES).saturating_sub(reserve);
+    let what = if f.r.reserved_bytes.is_some() { "reserved" } else { "allocated" };
+    if q >= usable {
+        b.add(
+            CauseId::KvCacheGrowth,
+            55,
+            format!(
+                "this process had {what} {} = {} of the GPU, which left at most {} beside it, about {} of that for \
+                 the CUDA context{}: the {} request could not fit, so the process's own tensors (weights, KV \
+                 cache, activations) filled the GPU",
+                gib(mine),
+                pct(mine, t),
+                gib(left),
+                gib(CUDA_CONTEXT_BYTES.saturating_add(reserve)),
+                if reserve > 0 { " and the allocator's usual reserve" } else { "" },
+                gib(q)
+            ),
+        );
+        if usable > 0 {
+            b.add(
+                CauseId::OtherProcesses,
+                30,
+                format!(
+                    "without the free figure, other processes holding part of the {} left cannot be ruled out",
+                    gib(left)
+                ),
+            );
+        }
+    } else {
+        b.add(
+            CauseId::OtherProcesses,
+            45,
+            format!(
+                "this process had {what} {} = {}, which left {} beside it, more than the {} request and the CUDA \
+                 context: the rest was held outside PyTorch's cache (other processes, or this process's own \
+                 libraries)",
+                gib(mine),
+                pct(mine, t),
+                gib(left),
+                gib(q)
+            ),
+        );
+        b.add(
+            CauseId::KvCacheGrowth,
+            35,
+            format!(
+                "the failing allocation of {} = {} of the GPU came on top of {} {what}",
+                gib(q),
+                pct(q, t),
+                gib(mine)
+            ),
+        );
+        inspect_fix(b, None);
+    }
+    b.fix(fix(
+        FixId::SmallerBatch,
+        CauseId::KvCacheGrowth,
+        "Send fewer or shorter sequences at once".into(),
+        GivesUp::Length,
+        Some(q.saturating_sub(usable)).filter(|&v| v > 0),
+        "# split the batch: for chunk in batches_of(n): model.generate(**chunk, ...)".into(),
+    ));
+    if !f.has_plan {
+        b.fix(fix(
+            FixId::MaxNewTokens,
+            CauseId::KvCacheGrowth,
+            "Generate fewer new tokens (the cache grows with every token); the plan gives the exact limit".into(),
+            GivesUp::Length,
+            None,
+            "model.generate(**inputs, max_new_tokens=...)  # fewer than now".into(),
+        ));
+    }
 }
 
 /// CUDA graphs' private pools, as vLLM and `torch.compile` capture them.
