@@ -5,8 +5,10 @@
 //! `RequestBodyLimit` uses). axum's own `serve` offers none of these knobs.
 //!
 //! A connection's slot is freed when it closes or is upgraded: WebSockets are
-//! counted by their own pools from then on.
+//! counted by their own pools from then on. A connection without a request
+//! in flight may be closed to make room for a newer one (`pool::HttpSlots`).
 
+use std::convert::Infallible;
 use std::future::Future;
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -17,6 +19,7 @@ use axum::Router;
 use axum::body::Body;
 use axum::extract::ConnectInfo;
 use axum::serve::Listener;
+use http_body_util::BodyExt as _;
 use hyper::body::Incoming;
 use hyper_util::rt::{TokioIo, TokioTimer};
 use shared::protocol::{ErrorCode, ErrorMessage};
@@ -68,12 +71,15 @@ pub(super) async fn accept_loop<L: PeerListener>(
             () = &mut shutdown => return,
         };
         match state.http_slots().admit(peer.ip()) {
-            Ok(slot) => {
+            Ok((slot, pushed_out)) => {
+                if pushed_out {
+                    state.refusals().record("an idle or half-sent HTTP connection made room for a newer one");
+                }
                 tokio::spawn(serve_connection(io, peer, slot, app.clone(), state.clone()));
             }
             Err(refusal) => {
                 state.refusals().record(match refusal {
-                    Refusal::Full => "every HTTP connection slot is taken",
+                    Refusal::Full => "every HTTP connection slot is taken by a request in flight",
                     Refusal::PerAddress => "one address holds its share of HTTP connections",
                 });
                 refuse(io);
@@ -101,16 +107,29 @@ where
     });
 }
 
-async fn serve_connection<I>(io: I, peer: SocketAddr, slot: HttpSlot, app: Router, state: AppState)
+async fn serve_connection<I>(io: I, peer: SocketAddr, mut slot: HttpSlot, app: Router, state: AppState)
 where
     I: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
 {
     let config = state.config();
     let body_limit = config.max_request_body_bytes;
+    let requests = slot.requests();
     let service = hyper::service::service_fn(move |mut request: hyper::Request<Incoming>| {
+        // In flight from here until the response is ready: not pushed out.
+        let in_flight = requests.start();
         request.extensions_mut().insert(ConnectInfo(PeerAddr(peer)));
         let request = request.map(|body| Body::new(http_body_util::Limited::new(body, body_limit)));
-        app.clone().oneshot(request)
+        let response = app.clone().oneshot(request);
+        async move {
+            // ...and until its body is sent (the page's assets are large).
+            let response = response.await?;
+            Ok::<_, Infallible>(response.map(|body| {
+                Body::new(body.map_frame(move |frame| {
+                    let _in_flight = &in_flight;
+                    frame
+                }))
+            }))
+        }
     });
     let mut builder = hyper::server::conn::http1::Builder::new();
     builder
@@ -123,6 +142,8 @@ where
     let finished = tokio::select! {
         result = connection.as_mut() => Some(result),
         _ = shutdown.wait_for(|s| *s) => None,
+        // Idle or still sending its headers, and its place is wanted.
+        _ = &mut slot.evicted => return,
     };
     let result = match finished {
         Some(result) => result,

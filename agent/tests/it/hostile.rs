@@ -93,13 +93,19 @@ impl RawWs {
 /// until the server stops taking them (its reads are throttled, so the
 /// kernel's buffers fill up). Returns the bytes written.
 async fn flood_pings(stream: &mut TcpStream, duration: Duration) -> usize {
-    let burst: Vec<u8> = (0..4096).flat_map(|_| frame(PING, b"")).collect();
-    let mut written = 0;
+    // 125-byte pings, the most a control frame holds: each pong echoes one.
+    let burst: Vec<u8> = (0..2048).flat_map(|_| frame(PING, &[b'p'; 125])).collect();
+    let (mut written, mut offset) = (0, 0);
     let end = tokio::time::Instant::now() + duration;
     while tokio::time::Instant::now() < end {
-        match tokio::time::timeout(Duration::from_millis(200), stream.write_all(&burst)).await {
-            Ok(Ok(())) => written += burst.len(),
-            Ok(Err(_)) => break,
+        // `write` is cancel-safe (it wrote n bytes or none), so frames stay
+        // whole across timeouts; the next write resumes at `offset`.
+        match tokio::time::timeout(Duration::from_millis(200), stream.write(&burst[offset..])).await {
+            Ok(Ok(0) | Err(_)) => break,
+            Ok(Ok(n)) => {
+                written += n;
+                offset = (offset + n) % burst.len();
+            }
             Err(_) => {} // blocked: the server reads no faster than it allows
         }
     }
@@ -128,8 +134,8 @@ async fn a_ping_flood_leaves_memory_bounded() {
     authed.send(TEXT, hello(TOKEN).encode().as_bytes()).await;
     let before = rss_bytes(pid);
     let (sent_a, sent_b) = tokio::join!(
-        flood_pings(&mut anonymous.stream, Duration::from_secs(2)),
-        flood_pings(&mut authed.stream, Duration::from_secs(2)),
+        flood_pings(&mut anonymous.stream, Duration::from_secs(4)),
+        flood_pings(&mut authed.stream, Duration::from_secs(4)),
     );
     let after = rss_bytes(pid);
     let growth = after.saturating_sub(before);
@@ -140,9 +146,13 @@ async fn a_ping_flood_leaves_memory_bounded() {
         after / 1024,
         growth / 1024
     );
-    // Generous: the fixed agent stays within a few hundred KiB; the old one
-    // grew by hundreds of MiB in these two seconds.
-    assert!(growth < 32 * 1024 * 1024, "the agent grew by {} KiB", growth / 1024);
+    // The kernel holds what the agent does not read (its receive buffer),
+    // so plenty is sent either way.
+    assert!(sent_a + sent_b > 1024 * 1024, "the flood did not happen: {} bytes", sent_a + sent_b);
+    // Generous: the fixed agent grows by a few hundred KiB at most; the old
+    // one kept the pongs, +17 MiB here even as a debug build (~290 MB/s as a
+    // release build: docs/measurements.md).
+    assert!(growth < 4 * 1024 * 1024, "the agent grew by {} KiB", growth / 1024);
     // And it still serves everyone else.
     let (status, _) = support::http_get(agent.addr, "/api/health", &[]).await;
     assert_eq!(status, 200);
@@ -230,10 +240,11 @@ async fn connections_without_a_hello_cannot_lock_out_a_real_client() {
     assert_eq!(response.status(), 503);
 }
 
-/// 300 half-sent requests held the agent forever (issue 18). Now each is
-/// dropped at the header timeout, and connections past the cap get a 503.
+/// 300 half-sent requests held the agent forever (issue 18). Now a real
+/// request pushes the oldest of them out when every slot is taken, and each
+/// is dropped at the header timeout anyway.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn half_sent_headers_are_dropped_after_the_header_timeout() {
+async fn half_sent_headers_cannot_keep_a_real_request_out() {
     let mut config = support::config();
     config.header_read_timeout = Duration::from_millis(300);
     config.max_http_connections = 8;
@@ -241,33 +252,21 @@ async fn half_sent_headers_are_dropped_after_the_header_timeout() {
     let mut slow = Vec::new();
     for _ in 0..8 {
         let mut stream = TcpStream::connect(server.addr).await.unwrap();
-        stream
-            .write_all(format!("GET /api/health HTTP/1.1\r\nHost: {}\r\nX-Slow: ", server.addr).as_bytes())
-            .await
-            .unwrap();
+        let partial = format!("GET /api/health HTTP/1.1\r\nHost: {}\r\nX-Slow: ", server.addr);
+        stream.write_all(partial.as_bytes()).await.unwrap();
         slow.push(stream);
     }
-    // Every slot is held: the next connection is refused with a 503.
-    let mut refused = None;
-    for _ in 0..50 {
+    // Every slot is held by a half-sent request; a real one still gets in.
+    for _ in 0..3 {
         let (status, body) = server.get("/api/health", &[]).await;
-        if status == 503 {
-            refused = Some(body);
-            break;
-        }
-        // A slot was still being taken; try again.
-        tokio::time::sleep(Duration::from_millis(10)).await;
+        assert_eq!(status, 200, "{body}");
     }
-    let body = refused.expect("no 503 while every HTTP slot was held");
-    assert!(body.contains("too_many_connections"), "{body}");
     // Each slow one is closed by the server (EOF), not by us.
     for stream in &mut slow {
         let mut buf = Vec::new();
         let read = tokio::time::timeout(Duration::from_secs(10), stream.read_to_end(&mut buf)).await;
         assert!(read.is_ok(), "a half-sent request was still open after 10 s");
     }
-    let (status, _) = server.get("/api/health", &[]).await;
-    assert_eq!(status, 200);
 }
 
 /// One wrong token every 1.8 s from 127.0.0.1 refused the owner's right one
