@@ -107,7 +107,7 @@ def next_message(s):
 
 
 def hello(s, token=TOKEN, pad=""):
-    msg = {"type": "hello", "data": {"token": token + pad, "protocol_version": 1, "client": "bench"}}
+    msg = {"type": "hello", "data": {"token": token, "protocol_version": 1, "client": "bench" + pad}}
     s.sendall(frame(0x1, json.dumps(msg).encode()))
     return next_message(s)
 
@@ -201,22 +201,55 @@ def case_slowloris(port, pid):
             socks.append(s)
         except OSError:
             break
-    during = http_get(port, "/api/health")
+    during = [http_get(port, "/api/health") for _ in range(5)]
     time.sleep(12)
-    still_open = 0
+    still_open = answered = 0
     for s in socks:
         s.setblocking(False)
         try:
-            data = s.recv(1)
-            still_open += 0 if data == b"" else 1
+            # Data: an answer (a 503, or the 408 of a timeout); b"": closed.
+            answered += 1 if s.recv(1) else 0
         except BlockingIOError:
             still_open += 1
         except OSError:
             pass
         s.close()
     after = http_get(port, "/api/health")
-    print(f"{len(socks)} half-sent requests: a real GET meanwhile got {during}; "
-          f"{still_open} still open after 12 s; then a GET got {after}")
+    print(f"{len(socks)} half-sent requests: 5 real GETs meanwhile got {during}; "
+          f"{still_open} still open after 12 s ({answered} got an answer); then a GET got {after}")
+
+
+def case_five_hundred(port):
+    """What held before issue 18 must still hold: 500 clients at once."""
+    import threading
+    results, socks, lock = [], [], threading.Lock()
+
+    def client():
+        try:
+            s, head = upgrade(port, timeout=20)
+            if s is None:
+                outcome = "http " + head.split(b" ", 2)[1].decode() if head else "no answer"
+            else:
+                m = hello(s) or {}
+                outcome = "welcome" if m.get("type") == "welcome" else m.get("data", {}).get("code", "closed")
+                with lock:
+                    socks.append(s)
+        except OSError as e:
+            outcome = type(e).__name__
+        with lock:
+            results.append(outcome)
+    threads = [threading.Thread(target=client) for _ in range(500)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    counts = {k: results.count(k) for k in sorted(set(results))}
+    for s in socks:
+        s.close()
+    time.sleep(1)
+    s, _ = upgrade(port)
+    again = (hello(s) or {}).get("type") if s else "refused"
+    print(f"500 clients at once: {counts}; after they left, a new client got: {again}")
 
 
 def case_lockout(port):
@@ -320,6 +353,7 @@ def main():
         case_slowloris(port, proc.pid)
         case_big_hello(port)
         case_subscribe_flood(port)
+        case_five_hundred(port)
         # Last: it empties 127.0.0.1's failure bucket.
         case_lockout(port)
         alive = http_get(port, "/api/health")
