@@ -300,8 +300,6 @@ impl Session {
                 }
             }
         };
-        // Out of the pending pool: this connection has spoken.
-        self.pending = None;
         let hello = match ClientMessage::decode(&text) {
             Ok(ClientMessage::Hello(hello)) => hello,
             Ok(_) | Err(_) => {
@@ -309,13 +307,18 @@ impl Session {
             }
         };
         if let Err(refusal) = self.authenticate(&hello) {
-            if refusal == auth::Refusal::RateLimited {
-                // Slow the guesser down: the refusal comes a refill later.
+            if refusal == auth::Refusal::RateLimited
+                && let Some(pending) = self.pending.as_mut()
+            {
+                // Slow the guesser down: the refusal comes a refill later,
+                // while the connection still sits in the pending pool (so
+                // that guessers waiting here can be pushed out too).
                 let left = deadline.saturating_duration_since(Instant::now());
                 let delay = self.state.config().auth_refusal_delay.min(left);
                 tokio::select! {
                     () = tokio::time::sleep(delay) => {}
                     _ = self.shutdown.wait_for(|s| *s) => return Err(shutting_down()),
+                    _ = &mut pending.evicted => return Err(pushed_out()),
                 }
             }
             return Err(match refusal {
@@ -328,6 +331,8 @@ impl Session {
         if hello.protocol_version != PROTOCOL_VERSION {
             return Err(End::refuse(ErrorCode::UnsupportedVersion, "this agent speaks protocol version 1"));
         }
+        // Out of the pending pool: this connection has proved itself.
+        self.pending = None;
         let Ok(permit) = self.state.0.connections.clone().try_acquire_owned() else {
             self.state
                 .refusals()

@@ -306,6 +306,30 @@ async fn the_right_token_is_always_accepted_while_wrong_ones_flow() {
     assert_eq!(status, 429);
 }
 
+/// Guessers held back by the failure limit wait in the pending pool, so
+/// that many of them in parallel cannot hold every socket either.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn guessers_waiting_for_their_refusal_make_room_for_the_owner() {
+    let mut config = support::config();
+    config.max_pending = 4;
+    config.max_connections = 2;
+    config.auth_failure_burst = 1;
+    config.auth_failure_refill = Duration::from_secs(3600);
+    config.auth_refusal_delay = Duration::from_secs(60);
+    config.handshake_timeout = Duration::from_secs(60);
+    let server = support::start_with(config).await;
+    let mut guessers = Vec::new();
+    for _ in 0..12 {
+        let mut ws = server.ws().await;
+        send(&mut ws, &hello("wrong-token-0123456789abcdef")).await;
+        guessers.push(ws);
+    }
+    // 12 guessers, room for 4 + 2 × 4 sockets in all: the owner still gets in.
+    for _ in 0..2 {
+        server.authed().await;
+    }
+}
+
 /// A 256 KiB hello was accepted (issue 18); the handshake frame obeys the
 /// 16 KiB limit like any other.
 #[tokio::test]
