@@ -152,7 +152,9 @@ pub fn least_aggressive_format(model: &Model, s: &Scenario) -> Option<WeightForm
 }
 
 /// The fewest GPUs like the plan's first. vLLM and SGLang grow the
-/// tensor-parallel degree in powers of two; the others split layers.
+/// tensor-parallel degree in powers of two; the others split layers. Splits
+/// the engine would refuse (heads that do not divide, more stages than
+/// layers) are skipped.
 pub fn min_gpus(model: &Model, s: &Scenario) -> Option<u64> {
     let slot = s.gpus.first()?.clone();
     let try_n = |n: u64| {
@@ -162,7 +164,7 @@ pub fn min_gpus(model: &Model, s: &Scenario) -> Option<u64> {
             EngineKind::Vllm | EngineKind::Sglang => n,
             _ => 1,
         };
-        fits(model, &out)
+        out.validate_for(model).is_ok() && fits(model, &out)
     };
     match s.engine.kind() {
         EngineKind::Vllm | EngineKind::Sglang => [1u64, 2, 4, 8, 16, 32, 64].into_iter().find(|&n| try_n(n)),

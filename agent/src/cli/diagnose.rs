@@ -2,10 +2,9 @@
 //! plan that was run) → ranked causes and fixes, as text or JSON.
 
 use std::fmt::Write;
-use std::io::Read;
 use std::path::PathBuf;
 
-use anyhow::{Context, bail};
+use anyhow::bail;
 use clap::Args;
 use serde::Serialize;
 use shared::oom::{
@@ -67,17 +66,10 @@ pub fn run(args: DiagnoseArgs) -> anyhow::Result<()> {
 /// The text and a name for messages. Bytes that are not UTF-8 (a log with a
 /// stray binary line) are replaced rather than refused.
 fn read_error(file: Option<&PathBuf>) -> anyhow::Result<(String, String)> {
-    let mut bytes = Vec::new();
-    let source = match file.filter(|p| p.as_os_str() != "-") {
-        Some(path) => {
-            bytes = std::fs::read(path).with_context(|| format!("reading {}", path.display()))?;
-            path.display().to_string()
-        }
-        None => {
-            std::io::stdin().read_to_end(&mut bytes).context("reading standard input")?;
-            "standard input".to_owned()
-        }
-    };
+    let stdin = std::path::Path::new("-");
+    let path = file.map_or(stdin, PathBuf::as_path);
+    let bytes = super::input::read_bytes(path, super::input::MAX_INPUT_BYTES)?;
+    let source = if path == stdin { "standard input".to_owned() } else { path.display().to_string() };
     Ok((String::from_utf8_lossy(&bytes).into_owned(), source))
 }
 

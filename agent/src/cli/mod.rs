@@ -4,6 +4,7 @@
 mod catalog;
 mod diagnose;
 mod estimate;
+mod input;
 mod plan;
 mod probe;
 mod render;

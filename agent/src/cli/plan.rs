@@ -1,7 +1,6 @@
 //! The plan flags shared by `headroom estimate` and `headroom diagnose`: raw
 //! flags become a validated `Model` and `Scenario` here, at the edge.
 
-use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, bail};
@@ -113,12 +112,7 @@ impl<'a> ModelSource<'a> {
 }
 
 pub(super) fn read_input(path: &Path) -> anyhow::Result<String> {
-    if path.as_os_str() == "-" {
-        let mut text = String::new();
-        std::io::stdin().read_to_string(&mut text).context("reading standard input")?;
-        return Ok(text);
-    }
-    std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))
+    super::input::read_text(path, super::input::MAX_INPUT_BYTES)
 }
 
 pub(super) fn load_model(source: ModelSource, args: &PlanArgs) -> anyhow::Result<Model> {
@@ -243,6 +237,6 @@ pub(super) fn scenario(args: &PlanArgs, model: &Model) -> anyhow::Result<Scenari
         engine: engine(args)?,
         tp: args.tp,
     };
-    scenario.validate()?;
+    scenario.validate_for(model)?;
     Ok(scenario)
 }

@@ -13,8 +13,9 @@ use tracing_subscriber::EnvFilter;
 
 #[derive(Debug, Args)]
 pub struct ServeArgs {
-    /// Address to listen on. Anything but loopback exposes telemetry to the
-    /// network: prefer an SSH tunnel, or add --tls-cert/--tls-key.
+    /// Address to listen on. Anything but loopback exposes telemetry and
+    /// probes (real GPU allocations) to the network: prefer an SSH tunnel, or
+    /// add --tls-cert/--tls-key, and --no-probes unless they are wanted.
     #[arg(long, default_value = "127.0.0.1:7878")]
     bind: SocketAddr,
     /// The access token (16+ characters). Default: a new random one per start.
@@ -31,7 +32,8 @@ pub struct ServeArgs {
     #[arg(long, value_name = "PATH", conflicts_with = "simulate")]
     nvml_lib: Option<PathBuf>,
     /// Another origin whose pages may open the WebSocket, e.g.
-    /// `https://headroom.example` (repeatable). The agent's own page always may.
+    /// `https://headroom.example` (repeatable; scheme://host[:port], never
+    /// `null` or `*`). The agent's own page always may.
     #[arg(long, value_name = "ORIGIN")]
     allow_origin: Vec<String>,
     /// Another name this agent may be reached by in `Host` (repeatable), e.g.
@@ -89,7 +91,7 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
     let token = match (&args.token, &args.token_file) {
         (Some(t), _) => Token::parse(t).context("--token")?,
         (None, Some(path)) => {
-            let text = std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+            let text = super::input::read_text(path, super::input::MAX_TOKEN_FILE_BYTES)?;
             Token::parse(&text).with_context(|| format!("the token in {}", path.display()))?
         }
         (None, None) => Token::generate()?,
@@ -99,12 +101,17 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
         (None, Some(path)) => BackendChoice::NvmlAt(path.clone()),
         (None, None) => BackendChoice::Auto,
     };
+    let allowed_origins = args
+        .allow_origin
+        .iter()
+        .map(|o| auth::parse_origin(o).with_context(|| format!("--allow-origin {o}")))
+        .collect::<anyhow::Result<Vec<_>>>()?;
     let backend = telemetry::open(choice)?;
     let sampler = Sampler::start(backend, SamplerConfig::default()).context("starting the sampling thread")?;
     let simulated = sampler.host().simulated;
 
     let mut config = ServerConfig::new(token.clone());
-    config.allowed_origins = args.allow_origin.iter().map(|o| auth::normalize_origin(o)).collect();
+    config.allowed_origins = allowed_origins;
     config.allowed_hosts = args.allow_host.clone();
     config.max_connections = args.max_connections.max(1);
     config.idle_timeout = (args.idle_timeout > 0).then(|| Duration::from_secs(args.idle_timeout));
@@ -116,14 +123,12 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
     config.probes.margin_bytes = shared::units::parse_size(&args.probe_margin)
         .with_context(|| format!("--probe-margin {}", args.probe_margin))?;
     let web = config.web.describe();
+    fit_open_files(&mut config);
 
     let tcp = tokio::net::TcpListener::bind(args.bind).await.with_context(|| format!("binding {}", args.bind))?;
     let local = tcp.local_addr()?;
-    if !local.ip().is_loopback() {
-        tracing::warn!(
-            "listening on {local}, reachable from the network{}; anyone with the token can read this host's GPU telemetry",
-            if config.tls { "" } else { " without TLS" }
-        );
+    if let Some(warning) = exposure_warning(local, &config) {
+        tracing::warn!("{warning}");
     }
     let scheme = if config.tls { "https" } else { "http" };
     let url_host = match local.ip() {
@@ -146,8 +151,67 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
             let listener = tls::TlsListener::new(tcp, tls_config)?;
             server::serve(listener, state, server::shutdown_signal()).await?;
         }
-        _ => server::serve(tcp, state, server::shutdown_signal()).await?,
+        _ => server::serve(server::LoggingTcpListener::new(tcp), state, server::shutdown_signal()).await?,
     }
     tracing::info!("stopped");
     Ok(())
+}
+
+/// Raises the open-file soft limit to the hard one, and lowers the
+/// connection caps if even that cannot hold them.
+fn fit_open_files(config: &mut ServerConfig) {
+    match server::limits::raise_open_file_limit() {
+        Ok(files) => {
+            if files.now > files.before {
+                tracing::debug!("raised the open-file limit from {} to {}", files.before, files.now);
+            }
+            if let Some(message) = server::limits::fit_to_open_files(config, files.now) {
+                tracing::warn!("{message}");
+            }
+        }
+        Err(e) => tracing::warn!("cannot raise the open-file limit: {e}"),
+    }
+}
+
+/// What a non-loopback address exposes, or `None` on loopback.
+fn exposure_warning(local: SocketAddr, config: &ServerConfig) -> Option<String> {
+    if local.ip().is_loopback() {
+        return None;
+    }
+    let tls = if config.tls { "" } else { " without TLS" };
+    let probes = if !config.probes.enabled {
+        String::new()
+    } else if config.probes.allow_full_probes {
+        "; and start probes that allocate nearly all free memory on its GPUs (--allow-full-probes is on; \
+         --no-probes turns probes off)"
+            .to_owned()
+    } else {
+        "; and start probes that really allocate GPU memory, which can make other jobs on them run out \
+         (--no-probes turns them off)"
+            .to_owned()
+    };
+    Some(format!(
+        "listening on {local}, reachable from the network{tls}: anyone with the token can read this host's GPU telemetry{probes}"
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_network_address_warns_about_probes_and_how_to_turn_them_off() {
+        let mut config = ServerConfig::new(Token::parse("0123456789abcdef").unwrap());
+        let lan: SocketAddr = "0.0.0.0:7878".parse().unwrap();
+        assert_eq!(exposure_warning("127.0.0.1:7878".parse().unwrap(), &config), None);
+        let warning = exposure_warning(lan, &config).unwrap();
+        assert!(warning.contains("without TLS") && warning.contains("telemetry"), "{warning}");
+        assert!(warning.contains("really allocate GPU memory") && warning.contains("--no-probes"), "{warning}");
+        config.probes.allow_full_probes = true;
+        assert!(exposure_warning(lan, &config).unwrap().contains("--allow-full-probes is on"));
+        config.probes.enabled = false;
+        config.tls = true;
+        let warning = exposure_warning(lan, &config).unwrap();
+        assert!(!warning.contains("probe") && !warning.contains("without TLS"), "{warning}");
+    }
 }

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use axum::Json;
 use axum::extract::{ConnectInfo, Request, State};
-use axum::http::{HeaderMap, HeaderValue, header};
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use shared::protocol::{Health, PROTOCOL_VERSION, Snapshot};
@@ -31,6 +31,10 @@ pub async fn guard(State(state): State<AppState>, request: Request, next: Next) 
         return ApiError::ForbiddenHost.into_response();
     }
     let mut response = next.run(request).await;
+    if response.status() == StatusCode::TOO_MANY_REQUESTS {
+        // A guesser past its failure budget hears back one refill later.
+        tokio::time::sleep(state.config().auth_refusal_delay).await;
+    }
     let headers = response.headers_mut();
     headers.insert(header::X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff"));
     headers.insert(header::X_FRAME_OPTIONS, HeaderValue::from_static("DENY"));
@@ -38,26 +42,23 @@ pub async fn guard(State(state): State<AppState>, request: Request, next: Next) 
     response
 }
 
-/// `Authorization: Bearer <token>`, rate limited per address like the
-/// WebSocket handshake.
+/// `Authorization: Bearer <token>`. Failures are rate limited per address
+/// like the WebSocket handshake; the right token always passes.
 pub fn check_bearer(state: &AppState, peer: PeerAddr, headers: &HeaderMap) -> Result<(), ApiError> {
     let ip = peer.0.ip();
-    if !state.limiter().allows(ip) {
-        return Err(ApiError::RateLimited);
-    }
     let presented = headers
         .get(header::AUTHORIZATION)
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.strip_prefix("Bearer ").or_else(|| v.strip_prefix("bearer ")))
-        .map(str::trim);
-    match presented {
-        Some(token) if state.config().token.matches(token) => Ok(()),
-        _ => {
-            state.limiter().fail(ip);
-            tracing::info!(%ip, "refused an HTTP request without a valid token");
-            Err(ApiError::Unauthorized)
+        .map(str::trim)
+        .unwrap_or_default();
+    auth::check_token(&state.config().token, state.limiter(), ip, presented).map_err(|refusal| {
+        tracing::info!(%ip, "refused an HTTP request without a valid token");
+        match refusal {
+            auth::Refusal::WrongToken => ApiError::Unauthorized,
+            auth::Refusal::RateLimited => ApiError::RateLimited,
         }
-    }
+    })
 }
 
 /// A fresh reading for an HTTP answer.

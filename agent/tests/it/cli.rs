@@ -151,3 +151,78 @@ fn a_broken_config_names_the_field() {
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("num_hidden_layers"));
 }
+
+/// `/dev/zero` as a config or an OOM log was read until the kernel killed
+/// the process at 24 GB (issue 18); every input now stops at 64 MiB.
+#[test]
+fn endless_inputs_stop_at_the_stated_size() {
+    for args in [
+        &["estimate", "--config", "/dev/zero"][..],
+        &["estimate", "--model", "llama-3.1-8b", "--safetensors-index", "/dev/zero"],
+        &["diagnose", "/dev/zero"],
+    ] {
+        let out = headroom(args);
+        assert!(!out.status.success(), "{args:?} succeeded");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains("/dev/zero") && err.contains("64") && err.contains("at most"), "{args:?}: {err}");
+        assert_eq!(err.trim().lines().count(), 1, "{args:?}: {err}");
+    }
+}
+
+/// Splits the engine would refuse get its own words, not a "Fits".
+#[test]
+fn splits_the_engine_refuses_are_refused_in_its_words() {
+    let cases: &[(&[&str], &str)] = &[
+        (
+            &["--engine", "vllm", "--tp", "3"],
+            "Total number of attention heads (32) must be divisible by tensor parallel size (3).",
+        ),
+        (&["--engine", "sglang", "--tp", "3"], "\"32 is not divisible by 3\""),
+        (&["--engine", "vllm", "--pp", "40"], "40 pipeline stages for a model of 32 layers"),
+        (&["--pp", "40"], "8 GPU(s) would hold none"),
+    ];
+    for (extra, expected) in cases {
+        let mut args = vec!["estimate", "--model", "llama-3.1-8b", "--gpu", "h100-sxm"];
+        args.extend_from_slice(extra);
+        let out = headroom(&args);
+        assert!(!out.status.success(), "{args:?} succeeded");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains(expected), "{args:?}: {err}");
+    }
+}
+
+/// llama.cpp's `-c 0` is the model's trained context, not one token.
+#[test]
+fn llamacpp_context_zero_is_the_trained_context() {
+    let v = json(&["estimate", "--model", "llama-3.1-8b", "--engine", "llama.cpp", "--n-ctx", "0", "--json"]);
+    assert_eq!(v["engine_report"]["n_ctx"], 131_072, "{}", v["engine_report"]);
+}
+
+/// `--allow-origin null`, `*` or an origin without a scheme were accepted
+/// silently (issue 18); `null` admits sandboxed iframes and file:// pages.
+#[test]
+fn allow_origin_takes_only_a_serialised_origin() {
+    for origin in ["null", "*", "headroom.example", "https://headroom.example/app"] {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_headroom"))
+            .args(["serve", "--simulate", "l4", "--bind", "127.0.0.1:0", "--allow-origin", origin])
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+        let status = loop {
+            if let Some(status) = child.try_wait().unwrap() {
+                break status;
+            }
+            if std::time::Instant::now() > deadline {
+                let _ = child.kill();
+                panic!("serve --allow-origin {origin} kept running");
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        };
+        let mut err = String::new();
+        std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut err).unwrap();
+        assert!(!status.success(), "--allow-origin {origin} was accepted");
+        assert!(err.contains("--allow-origin") && err.contains(origin), "{origin}: {err}");
+    }
+}

@@ -8,6 +8,7 @@
 
 mod cli;
 mod diagnose;
+mod hostile;
 mod http;
 mod nvml;
 mod probe;

@@ -71,19 +71,23 @@ async fn failed_attempts_are_rate_limited() {
     let mut config = support::config();
     config.auth_failure_burst = 3;
     config.auth_failure_refill = Duration::from_secs(3600);
+    config.auth_refusal_delay = Duration::from_millis(10);
     let server = support::start_with(config).await;
     for _ in 0..3 {
         let mut ws = server.ws().await;
         send(&mut ws, &hello("wrong-token-0123456789abcdef")).await;
         assert_eq!(error_code(&recv(&mut ws).await), ErrorCode::Unauthorized);
     }
-    // Even the right token is refused while the bucket is empty...
+    // While the bucket is empty, wrong tokens are rate limited...
     let mut ws = server.ws().await;
-    send(&mut ws, &hello(TOKEN)).await;
+    send(&mut ws, &hello("wrong-token-0123456789abcdef")).await;
     assert_eq!(error_code(&recv(&mut ws).await), ErrorCode::RateLimited);
-    // ...and so is the bearer token over HTTP.
-    let (status, _) = server.get("/api/snapshot", &[("Authorization", &format!("Bearer {TOKEN}"))]).await;
+    let (status, _) = server.get("/api/snapshot", &[("Authorization", "Bearer wrong-token-0123456789")]).await;
     assert_eq!(status, 429);
+    // ...but the right one is never locked out (issue 18).
+    server.authed().await;
+    let (status, _) = server.get("/api/snapshot", &[("Authorization", &format!("Bearer {TOKEN}"))]).await;
+    assert_eq!(status, 200);
 }
 
 #[tokio::test]

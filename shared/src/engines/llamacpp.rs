@@ -70,8 +70,23 @@ fn slots(p: &Prepared, o: Options) -> u64 {
     o.parallel.unwrap_or(p.scenario.concurrency).max(1)
 }
 
+/// The context llama.cpp allocates: `-c`, where 0 means the model's trained
+/// context (`cparams.n_ctx = params.n_ctx == 0 ? hparams.n_ctx_train : …`,
+/// src/llama-context.cpp, llama.cpp as vendored by llama-cpp-python 0.3.36);
+/// without `-c`, the plan's sequences over its slots.
 fn n_ctx(p: &Prepared, o: Options) -> u64 {
-    o.n_ctx.unwrap_or_else(|| p.scenario.sequence_tokens().saturating_mul(slots(p, o))).max(1)
+    context(p, o, slots(p, o))
+}
+
+/// [`n_ctx`] with `slots` slots.
+fn context(p: &Prepared, o: Options, slots: u64) -> u64 {
+    let planned = || p.scenario.sequence_tokens().saturating_mul(slots);
+    match o.n_ctx {
+        Some(0) => p.model.arch.text.max_position_embeddings.filter(|&n| n > 0).unwrap_or_else(planned),
+        Some(n) => n,
+        None => planned(),
+    }
+    .max(1)
 }
 
 fn gpu_layers(p: &Prepared, o: Options) -> (u64, bool) {
@@ -137,7 +152,7 @@ fn gpu_parts(p: &Prepared, o: Options, g: usize, ctx: u64, slots: u64) -> Parts 
 
 pub(crate) fn parts(p: &Prepared, o: Options, g: usize, batch: u64) -> Parts {
     let s = slots(p, o).max(batch);
-    let ctx = o.n_ctx.unwrap_or_else(|| p.scenario.sequence_tokens().saturating_mul(s)).max(1);
+    let ctx = context(p, o, s);
     gpu_parts(p, o, g, ctx, s)
 }
 

@@ -9,6 +9,7 @@
 //! - [`llamacpp`]: a context pre-allocated for `n_ctx`, partial offload.
 
 pub mod llamacpp;
+pub mod parallel;
 pub mod sglang;
 pub mod transformers;
 pub mod vllm;

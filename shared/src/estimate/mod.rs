@@ -100,6 +100,9 @@ pub enum ScenarioError {
     TpDoesNotDivide { gpus: usize, tp: u64 },
     #[error("{0}")]
     Engine(String),
+    /// A split the engine refuses for this model.
+    #[error(transparent)]
+    Split(#[from] engines::parallel::SplitError),
 }
 
 /// The catalog id of the default GPU (the CLI's `--gpu` default too).
@@ -161,6 +164,14 @@ impl Scenario {
             range("GPU memory", g.capacity_bytes, 1, u64::MAX / 4)?;
         }
         engines::validate(self).map_err(ScenarioError::Engine)
+    }
+
+    /// [`Scenario::validate`], then the checks that need the model: the
+    /// splits its engine would refuse (`engines::parallel`).
+    pub fn validate_for(&self, model: &Model) -> Result<(), ScenarioError> {
+        self.validate()?;
+        engines::parallel::check(self, &model.arch.text)?;
+        Ok(())
     }
 
     pub fn sequence_tokens(&self) -> u64 {

@@ -7,3 +7,4 @@ mod model;
 mod oom;
 mod params;
 mod properties;
+mod splits;

@@ -90,7 +90,7 @@ pub fn scenario(state: &LinkState, model: &Model) -> Result<Scenario, String> {
         engine: state.engine,
         tp: state.tp,
     };
-    s.validate().map_err(|e| e.to_string())?;
+    s.validate_for(model).map_err(|e| e.to_string())?;
     Ok(s)
 }
 

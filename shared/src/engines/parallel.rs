@@ -1,0 +1,197 @@
+//! The splits an engine refuses for a given model, with the words the engine
+//! itself would use: a plan the engine cannot start gets no verdict at all.
+//!
+//! - Tensor parallelism shards attention by heads. vLLM checks the query
+//!   heads up front (`ModelConfig.verify_with_parallel_config`,
+//!   vllm/config/model.py, vLLM 0.33.0); vLLM and SGLang both shard the KV
+//!   heads in `QKVParallelLinear` (vllm/model_executor/layers/linear.py,
+//!   vLLM 0.33.0; sglang/srt/layers/linear.py, SGLang 0.5.23): split when
+//!   there are more KV heads than ranks, replicated when there are fewer, and
+//!   either way through `divide`, which asserts "{n} is not divisible by {d}"
+//!   (vllm/distributed/utils.py, sglang/srt/distributed/utils.py). SGLang has
+//!   no up-front check: the same `divide` fails on the query heads. MLA
+//!   models have one latent per layer, no KV heads to shard.
+//! - Pipeline parallelism (and any layer-wise split) places whole layers:
+//!   more stages than layers leaves stages empty. SGLang asserts
+//!   `num_hidden_layers >= pp_size` in `make_layers`
+//!   (sglang/srt/utils/common.py, 0.5.23); vLLM's `get_pp_indices`
+//!   (vllm/distributed/utils.py, 0.33.0) hands the extra stages zero layers.
+//! - llama.cpp's `-c 0` is the model's trained context (`n_ctx_train`,
+//!   src/llama-context.cpp in the llama.cpp vendored by llama-cpp-python
+//!   0.3.36); without one stated in the config there is nothing to plan.
+
+use crate::arch::{AttentionKind, TextModel};
+use crate::estimate::Scenario;
+
+use super::{Engine, EngineKind};
+
+/// A split the engine would refuse.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SplitError {
+    #[error(
+        "vLLM refuses --tensor-parallel-size {tp}: \"Total number of attention heads ({heads}) must be divisible by \
+         tensor parallel size ({tp}).\" ({})",
+        suggest(.valid)
+    )]
+    VllmHeads { heads: u64, tp: u64, valid: Degrees },
+    #[error(
+        "{} fails loading with --tp {tp}: \"{heads} is not divisible by {tp}\" (its QKVParallelLinear splits the \
+         {heads} attention heads over the {tp} ranks) ({})",
+        engine_name(.engine),
+        suggest(.valid)
+    )]
+    Heads { engine: EngineKind, heads: u64, tp: u64, valid: Degrees },
+    #[error(
+        "{} fails loading with --tp {tp}: \"{numerator} is not divisible by {denominator}\" (its QKVParallelLinear \
+         {} the model's {kv_heads} KV heads over {tp} ranks) ({})",
+        engine_name(.engine),
+        kv_verb(.tp, .kv_heads),
+        suggest(.valid)
+    )]
+    KvHeads { engine: EngineKind, kv_heads: u64, tp: u64, numerator: u64, denominator: u64, valid: Degrees },
+    #[error(
+        "{stages} pipeline stages for a model of {layers} layers: {} (use at most {layers} stages)",
+        stage_consequence(.engine, .stages, .layers)
+    )]
+    TooManyStages { engine: EngineKind, stages: u64, layers: u64 },
+    #[error(
+        "llama.cpp reads -c 0 as the model's trained context (n_ctx_train), and this config states none \
+         (max_position_embeddings): give the context size, e.g. --n-ctx 8192"
+    )]
+    NoTrainedContext,
+}
+
+/// The tensor-parallel degrees up to 64 that would work, as a bit set
+/// (bit `d - 1` for degree `d`): small, `Copy` and printable.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Degrees(u64);
+
+impl Degrees {
+    pub fn contains(self, tp: u64) -> bool {
+        (1..=64).contains(&tp) && self.0 & (1 << (tp - 1)) != 0
+    }
+
+    pub fn iter(self) -> impl Iterator<Item = u64> {
+        (1..=64).filter(move |&d| self.contains(d))
+    }
+}
+
+fn kv_verb(tp: &u64, kv_heads: &u64) -> &'static str {
+    if tp >= kv_heads { "replicates" } else { "splits" }
+}
+
+fn suggest(valid: &Degrees) -> String {
+    let list: Vec<String> = valid.iter().map(|d| d.to_string()).collect();
+    format!("tensor-parallel degrees that work for this model: {}", list.join(", "))
+}
+
+fn engine_name(engine: &EngineKind) -> &'static str {
+    match engine {
+        EngineKind::Transformers => "transformers",
+        EngineKind::Vllm => "vLLM",
+        EngineKind::Sglang => "SGLang",
+        EngineKind::LlamaCpp => "llama.cpp",
+    }
+}
+
+fn stage_consequence(engine: &EngineKind, stages: &u64, layers: &u64) -> String {
+    let (stages, layers) = (*stages, *layers);
+    match engine {
+        EngineKind::Sglang => "SGLang refuses it (`assert num_hidden_layers >= pp_size` in make_layers)".to_owned(),
+        EngineKind::Vllm => {
+            let empty = (0..stages).filter(|&s| pp_layers(layers, s, stages) == 0).count();
+            format!("vLLM's get_pp_indices would give {empty} of the stages no layer at all")
+        }
+        EngineKind::Transformers => {
+            format!("device_map places whole layers, so {} GPU(s) would hold none", stages - layers)
+        }
+        EngineKind::LlamaCpp => {
+            format!("llama.cpp splits whole layers over GPUs, so {} GPU(s) would hold none", stages - layers)
+        }
+    }
+}
+
+/// Layers vLLM's `get_pp_indices` gives stage `rank` of `size`: an even
+/// share, the remainder spread over the stages before the last.
+fn pp_layers(layers: u64, rank: u64, size: u64) -> u64 {
+    let base = layers / size;
+    let remainder = layers % size;
+    // partitions[-i] += 1 for i in 2..remainder + 2: ranks size-2 down to size-1-remainder.
+    let extra = rank + 1 < size && rank + 1 + remainder >= size;
+    base + u64::from(extra)
+}
+
+/// Whether a TP degree shards this model's attention in vLLM and SGLang.
+fn tp_fits(text: &TextModel, tp: u64) -> bool {
+    text.num_heads.is_multiple_of(tp) && kv_fits(text, tp)
+}
+
+fn kv_fits(text: &TextModel, tp: u64) -> bool {
+    let kv = text.num_kv_heads.max(1);
+    match text.attention {
+        AttentionKind::Mla(_) => true,
+        AttentionKind::Standard { .. } if tp >= kv => tp.is_multiple_of(kv),
+        AttentionKind::Standard { .. } => kv.is_multiple_of(tp),
+    }
+}
+
+fn valid_degrees(text: &TextModel) -> Degrees {
+    Degrees((1..=64u64).filter(|&d| tp_fits(text, d)).fold(0, |bits, d| bits | (1 << (d - 1))))
+}
+
+/// The engine's refusal of this scenario's split for this model, if any.
+pub fn check(s: &Scenario, text: &TextModel) -> Result<(), SplitError> {
+    let engine = s.engine.kind();
+    let tp = s.tp.max(1);
+    if matches!(engine, EngineKind::Vllm | EngineKind::Sglang) && tp > 1 {
+        let heads = text.num_heads.max(1);
+        if !heads.is_multiple_of(tp) {
+            let valid = valid_degrees(text);
+            return Err(match engine {
+                EngineKind::Vllm => SplitError::VllmHeads { heads, tp, valid },
+                _ => SplitError::Heads { engine, heads, tp, valid },
+            });
+        }
+        if !kv_fits(text, tp) {
+            let kv_heads = text.num_kv_heads.max(1);
+            let (numerator, denominator) = if tp >= kv_heads { (tp, kv_heads) } else { (kv_heads, tp) };
+            return Err(SplitError::KvHeads {
+                engine,
+                kv_heads,
+                tp,
+                numerator,
+                denominator,
+                valid: valid_degrees(text),
+            });
+        }
+    }
+    let stages = s.stages() as u64;
+    let layers = text.num_layers();
+    if stages > 1 && stages > layers {
+        return Err(SplitError::TooManyStages { engine, stages, layers });
+    }
+    if let Engine::LlamaCpp(o) = s.engine
+        && o.n_ctx == Some(0)
+        && text.max_position_embeddings.is_none_or(|n| n == 0)
+    {
+        return Err(SplitError::NoTrainedContext);
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn vllm_partitions_like_get_pp_indices() {
+        // get_pp_indices(32, r, 40): ranks 0-6 and 39 get nothing.
+        let parts: Vec<u64> = (0..40).map(|r| pp_layers(32, r, 40)).collect();
+        assert_eq!(parts.iter().sum::<u64>(), 32);
+        assert!(parts[..7].iter().all(|&p| p == 0) && parts[39] == 0);
+        assert!(parts[7..39].iter().all(|&p| p == 1));
+        // 30 layers over 4: [7, 8, 8, 7] (the remainder skips the last).
+        let parts: Vec<u64> = (0..4).map(|r| pp_layers(30, r, 4)).collect();
+        assert_eq!(parts, [7, 8, 8, 7]);
+    }
+}
