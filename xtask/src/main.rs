@@ -76,6 +76,7 @@ fn test() -> anyhow::Result<()> {
     // The workspace tests include the browser tests (crate `e2e`), which load `dist/`.
     dist()?;
     setup_browser()?;
+    setup_fleet_tools()?;
     step("tests", cargo().args(["test", "--workspace"]))?;
     Ok(())
 }
@@ -329,9 +330,32 @@ fn setup_browser() -> anyhow::Result<()> {
     )
 }
 
+/// The fleet tests' tools: Debian's `prometheus` (the server and
+/// `promtool`) and PyPI's `kubernetes-validate` (Kubernetes schemas, offline).
+fn setup_fleet_tools() -> anyhow::Result<()> {
+    let found = |bin: &str| Command::new(bin).arg("--version").output().is_ok_and(|o| o.status.success());
+    if !(found("prometheus") && found("promtool")) {
+        step("apt-get update", Command::new("apt-get").args(["update", "-q"]))?;
+        step(
+            "install prometheus (server and promtool)",
+            Command::new("apt-get")
+                .args(["install", "-y", "-q", "--no-install-recommends", "prometheus"])
+                .env("DEBIAN_FRONTEND", "noninteractive"),
+        )?;
+    }
+    if !found("kubernetes-validate") {
+        step(
+            "install kubernetes-validate",
+            Command::new("python3").args(["-m", "pip", "install", "-q", "kubernetes-validate==1.37.0"]),
+        )?;
+    }
+    Ok(())
+}
+
 fn e2e() -> anyhow::Result<()> {
     dist()?;
     setup_browser()?;
+    setup_fleet_tools()?;
     step("browser end-to-end tests", cargo().args(["test", "-p", "e2e"]))
 }
 

@@ -12,6 +12,7 @@
 
 pub mod auth;
 mod error;
+mod fleet;
 mod http;
 mod metrics;
 mod probe;
@@ -36,6 +37,7 @@ use crate::probe::ProbeConfig;
 use crate::telemetry::sampler::Sampler;
 pub use auth::Token;
 pub use error::ApiError;
+pub use metrics::{DCGM_NAMES, Dcgm};
 
 /// Everything an operator can tune, with safe defaults.
 #[derive(Debug, Clone)]
@@ -66,6 +68,10 @@ pub struct ServerConfig {
     pub web: web::WebRoot,
     /// Probe allocations: on, plan-only, 1 GiB margin by default.
     pub probes: ProbeConfig,
+    /// `/metrics` also carries the dcgm-exporter-compatible series.
+    pub dcgm_metrics: Dcgm,
+    /// The fleet's Prometheus, relayed on `/api/fleet` (`--prometheus`).
+    pub prometheus: Option<crate::fleet::PrometheusUrl>,
 }
 
 impl ServerConfig {
@@ -85,6 +91,8 @@ impl ServerConfig {
             public_metrics: false,
             web: web::WebRoot::detect(None),
             probes: ProbeConfig::default(),
+            dcgm_metrics: Dcgm::On,
+            prometheus: None,
         }
     }
 }
@@ -99,6 +107,7 @@ struct Inner {
     sampler: Sampler,
     limiter: auth::FailureLimiter,
     probes: probe::ProbeService,
+    fleet: Option<crate::fleet::Relay>,
     /// One permit per WebSocket; also how shutdown knows they are all gone.
     connections: Arc<Semaphore>,
     shutdown: watch::Sender<bool>,
@@ -112,7 +121,8 @@ impl AppState {
         let connections = Arc::new(Semaphore::new(config.max_connections as usize));
         let (shutdown, _) = watch::channel(false);
         let probes = probe::ProbeService::new(config.probes.clone());
-        Self(Arc::new(Inner { config, sampler, limiter, probes, connections, shutdown }))
+        let fleet = config.prometheus.clone().map(crate::fleet::Relay::new);
+        Self(Arc::new(Inner { config, sampler, limiter, probes, fleet, connections, shutdown }))
     }
 
     pub fn config(&self) -> &ServerConfig {
@@ -129,6 +139,10 @@ impl AppState {
 
     fn probes(&self) -> &probe::ProbeService {
         &self.0.probes
+    }
+
+    fn fleet(&self) -> Option<&crate::fleet::Relay> {
+        self.0.fleet.as_ref()
     }
 
     fn shutdown_signal(&self) -> watch::Receiver<bool> {
@@ -186,6 +200,7 @@ pub fn router(state: AppState) -> Router {
         .route("/api/health", get(http::health))
         .route("/api/snapshot", get(http::snapshot))
         .route("/metrics", get(metrics::metrics))
+        .route("/api/fleet", get(fleet::fleet).options(fleet::preflight))
         .fallback(web::asset)
         .layer(middleware::from_fn_with_state(state.clone(), http::guard))
         .with_state(state)
