@@ -89,6 +89,7 @@ fn test() -> anyhow::Result<()> {
     // The workspace tests include the browser tests (crate `e2e`), which load `dist/`.
     dist(Budget::Enforce)?;
     setup_browser()?;
+    setup_fleet_tools()?;
     step("tests", cargo().args(["test", "--workspace"]))?;
     Ok(())
 }
@@ -404,12 +405,13 @@ fn dist(budget: Budget) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Installs Debian `packages` (what `what` names for the user) with apt-get,
+/// Installs Debian `packages` (what `what` names for the user; apt-get
+/// options such as `--no-install-recommends` may lead the list) with apt-get,
 /// refreshing the package lists once per run. Without apt-get or root the
 /// error is one line naming the packages to install by hand.
 fn apt_install(what: &str, packages: &[&str]) -> anyhow::Result<()> {
     static UPDATED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
-    let by_hand = || format!("{what} is missing: install the Debian package(s) {} yourself", packages.join(" "));
+    let by_hand = || format!("{what} is missing: install the Debian package(s) {} yourself", packages.iter().filter(|p| !p.starts_with("--")).copied().collect::<Vec<_>>().join(" "));
     let apt = Command::new("apt-get").arg("--version").output().is_ok_and(|o| o.status.success());
     if !apt {
         bail!("{} (apt-get is not available here)", by_hand());
@@ -417,8 +419,11 @@ fn apt_install(what: &str, packages: &[&str]) -> anyhow::Result<()> {
     if !UPDATED.swap(true, std::sync::atomic::Ordering::Relaxed) {
         step("apt-get update", Command::new("apt-get").args(["update", "-q"])).with_context(by_hand)?;
     }
-    step(&format!("install {what}"), Command::new("apt-get").args(["install", "-y", "-q"]).args(packages))
-        .with_context(by_hand)
+    step(
+        &format!("install {what}"),
+        Command::new("apt-get").args(["install", "-y", "-q"]).args(packages).env("DEBIAN_FRONTEND", "noninteractive"),
+    )
+    .with_context(by_hand)
 }
 
 /// Chromium and its driver for the browser tests (Debian packages).
@@ -430,9 +435,28 @@ fn setup_browser() -> anyhow::Result<()> {
     apt_install("chromium and chromedriver", &["chromium", "chromium-driver"])
 }
 
+/// The fleet tests' tools: Debian's `prometheus` (the server and
+/// `promtool`) and PyPI's `kubernetes-validate` (Kubernetes schemas, offline).
+fn setup_fleet_tools() -> anyhow::Result<()> {
+    let found = |bin: &str| Command::new(bin).arg("--version").output().is_ok_and(|o| o.status.success());
+    if !(found("prometheus") && found("promtool")) {
+        // Without the recommended exporters and their services: the tests
+        // start their own server on loopback.
+        apt_install("prometheus (server and promtool)", &["--no-install-recommends", "prometheus"])?;
+    }
+    if !found("kubernetes-validate") {
+        step(
+            "install kubernetes-validate",
+            Command::new("python3").args(["-m", "pip", "install", "-q", "kubernetes-validate==1.37.0"]),
+        )?;
+    }
+    Ok(())
+}
+
 fn e2e() -> anyhow::Result<()> {
     dist(Budget::Enforce)?;
     setup_browser()?;
+    setup_fleet_tools()?;
     step("browser end-to-end tests", cargo().args(["test", "-p", "e2e"]))
 }
 

@@ -5,7 +5,8 @@ use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::path::PathBuf;
 use std::time::Duration;
 
-use agent::server::{self, AppState, ServerConfig, Token, auth, tls, web::WebRoot};
+use agent::fleet::PrometheusUrl;
+use agent::server::{self, AppState, Dcgm, ServerConfig, Token, auth, tls, web::WebRoot};
 use agent::telemetry::{self, BackendChoice, sampler::Sampler, sampler::SamplerConfig, simulated::SimSpec};
 use anyhow::Context as _;
 use clap::Args;
@@ -58,6 +59,18 @@ pub struct ServeArgs {
     /// Serve /metrics without the token (for a scraper on a trusted network).
     #[arg(long)]
     public_metrics: bool,
+    /// Leave the dcgm-exporter-compatible `DCGM_FI_*` series out of /metrics
+    /// (e.g. where NVIDIA's dcgm-exporter already runs).
+    #[arg(long)]
+    no_dcgm_metrics: bool,
+    /// The fleet's Prometheus (http://host:9090): the page's fleet view asks
+    /// it, through this agent, where a plan fits now.
+    #[arg(long, value_name = "URL")]
+    prometheus: Option<String>,
+    /// The host name in metrics and on the page (default: this machine's).
+    /// In a Kubernetes pod, pass the node's name.
+    #[arg(long, value_name = "NAME")]
+    hostname: Option<String>,
     /// Refuse every probe allocation.
     #[arg(long)]
     no_probes: bool,
@@ -107,7 +120,16 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
         .map(|o| auth::parse_origin(o).with_context(|| format!("--allow-origin {o}")))
         .collect::<anyhow::Result<Vec<_>>>()?;
     let backend = telemetry::open(choice)?;
-    let sampler = Sampler::start(backend, SamplerConfig::default()).context("starting the sampling thread")?;
+    let mut sampler_config = SamplerConfig::default();
+    if let Some(name) = args.hostname.as_deref().map(str::trim).filter(|n| !n.is_empty()) {
+        sampler_config.hostname = name.to_owned();
+    }
+    let prometheus = args
+        .prometheus
+        .as_deref()
+        .map(|url| PrometheusUrl::parse(url).with_context(|| format!("--prometheus {url}")))
+        .transpose()?;
+    let sampler = Sampler::start(backend, sampler_config).context("starting the sampling thread")?;
     let simulated = sampler.host().simulated;
 
     let mut config = ServerConfig::new(token.clone());
@@ -116,6 +138,11 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
     config.max_connections = args.max_connections.max(1);
     config.idle_timeout = (args.idle_timeout > 0).then(|| Duration::from_secs(args.idle_timeout));
     config.public_metrics = args.public_metrics;
+    config.dcgm_metrics = if args.no_dcgm_metrics { Dcgm::Off } else { Dcgm::On };
+    if let Some(url) = &prometheus {
+        tracing::info!("fleet view: relaying fixed queries to {url}");
+    }
+    config.prometheus = prometheus;
     config.web = WebRoot::detect(args.web_dir.clone());
     config.tls = args.tls_cert.is_some();
     config.probes.enabled = !args.no_probes;

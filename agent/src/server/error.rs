@@ -24,6 +24,10 @@ pub enum ApiError {
     NotFound,
     #[error("no GPU reading could be taken in time")]
     BackendUnavailable,
+    #[error("this agent has no fleet view; start it with --prometheus URL")]
+    FleetNotConfigured,
+    #[error("the fleet's Prometheus did not answer in time or as expected; see the agent's log")]
+    PrometheusUnavailable,
 }
 
 impl ApiError {
@@ -37,6 +41,8 @@ impl ApiError {
             ApiError::ShuttingDown => (StatusCode::SERVICE_UNAVAILABLE, ErrorCode::ShuttingDown),
             ApiError::NotFound => (StatusCode::NOT_FOUND, ErrorCode::NotFound),
             ApiError::BackendUnavailable => (StatusCode::SERVICE_UNAVAILABLE, ErrorCode::BackendUnavailable),
+            ApiError::FleetNotConfigured => (StatusCode::NOT_FOUND, ErrorCode::FleetNotConfigured),
+            ApiError::PrometheusUnavailable => (StatusCode::BAD_GATEWAY, ErrorCode::PrometheusUnavailable),
         }
     }
 }

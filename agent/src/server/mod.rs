@@ -18,6 +18,7 @@
 pub mod auth;
 mod conn;
 mod error;
+mod fleet;
 mod http;
 pub mod limits;
 mod metrics;
@@ -45,6 +46,7 @@ use crate::telemetry::sampler::Sampler;
 pub use auth::Token;
 pub use conn::LoggingTcpListener;
 pub use error::ApiError;
+pub use metrics::{DCGM_NAMES, Dcgm};
 
 /// Everything an operator can tune, with safe defaults.
 #[derive(Debug, Clone)]
@@ -103,6 +105,10 @@ pub struct ServerConfig {
     pub web: web::WebRoot,
     /// Probe allocations: on, plan-only, 1 GiB margin by default.
     pub probes: ProbeConfig,
+    /// `/metrics` also carries the dcgm-exporter-compatible series.
+    pub dcgm_metrics: Dcgm,
+    /// The fleet's Prometheus, relayed on `/api/fleet` (`--prometheus`).
+    pub prometheus: Option<crate::fleet::PrometheusUrl>,
 }
 
 impl ServerConfig {
@@ -147,6 +153,8 @@ impl ServerConfig {
             public_metrics: false,
             web: web::WebRoot::detect(None),
             probes: ProbeConfig::default(),
+            dcgm_metrics: Dcgm::On,
+            prometheus: None,
         }
     }
 }
@@ -161,6 +169,7 @@ struct Inner {
     sampler: Sampler,
     limiter: auth::FailureLimiter,
     probes: probe::ProbeService,
+    fleet: Option<crate::fleet::Relay>,
     /// One permit per authenticated WebSocket.
     connections: Arc<Semaphore>,
     /// WebSockets before their hello.
@@ -186,11 +195,13 @@ impl AppState {
         let (shutdown, _) = watch::channel(false);
         let probes = probe::ProbeService::new(config.probes.clone());
         let refusals = pool::RefusalLog::default();
+        let fleet = config.prometheus.clone().map(crate::fleet::Relay::new);
         Self(Arc::new(Inner {
             config,
             sampler,
             limiter,
             probes,
+            fleet,
             connections,
             pending,
             sockets,
@@ -222,6 +233,10 @@ impl AppState {
 
     fn refusals(&self) -> &pool::RefusalLog {
         &self.0.refusals
+    }
+
+    fn fleet(&self) -> Option<&crate::fleet::Relay> {
+        self.0.fleet.as_ref()
     }
 
     fn shutdown_signal(&self) -> watch::Receiver<bool> {
@@ -283,6 +298,7 @@ pub fn router(state: AppState) -> Router {
         .route("/api/health", get(http::health))
         .route("/api/snapshot", get(http::snapshot))
         .route("/metrics", get(metrics::metrics))
+        .route("/api/fleet", get(fleet::fleet).options(fleet::preflight))
         .fallback(web::asset)
         .layer(middleware::from_fn_with_state(state.clone(), http::guard))
         .layer(DefaultBodyLimit::max(state.config().max_request_body_bytes))

@@ -2,9 +2,11 @@
 //! protocol, field by field.
 
 use shared::protocol::{
-    Field, GpuInfo, GpuProcess, GpuSample, HostInfo, MemoryReading, MemorySource, MigInstance, MigPlacement,
+    Field, GpuInfo, GpuProcess, GpuSample, HostInfo, MemoryReading, MemorySource, MigInstance, MigPlacement, PodRef,
 };
 
+use super::cgroup::Placement;
+use super::pods::PodDirectory;
 use super::{DeviceReading, HostStatic, Memory, MemoryApi, ProcessReading, Reading};
 
 pub fn host_info(host: &HostStatic, hostname: String) -> HostInfo {
@@ -46,6 +48,8 @@ pub fn gpu_sample(index: u32, d: &DeviceReading, processes: Field<Vec<GpuProcess
                 .map(|m| MigInstance {
                     index: m.index,
                     uuid: field(&m.uuid, Clone::clone),
+                    gpu_instance_id: field(&m.gpu_instance_id, |&v| v),
+                    profile: field(&m.profile, Clone::clone),
                     memory: field(&m.memory, memory),
                 })
                 .collect()
@@ -54,13 +58,23 @@ pub fn gpu_sample(index: u32, d: &DeviceReading, processes: Field<Vec<GpuProcess
     }
 }
 
-/// A process on the wire; `name` and `container` come from `/proc` when the
-/// backend did not know them.
-pub fn process(p: &ProcessReading, name: Reading<String>, container: Option<String>) -> GpuProcess {
+/// A process on the wire; `name` and its placement come from `/proc` when
+/// the backend did not know them, pod names from the kubelet's log layout.
+pub fn process(p: &ProcessReading, name: Reading<String>, placement: &Placement, pods: &PodDirectory) -> GpuProcess {
+    let full_id = placement.container.as_ref().map(|(_, id)| id.as_str());
     GpuProcess {
         pid: p.pid,
         name: name.into(),
-        container,
+        container: placement.short_id(),
+        pod: placement.pod_uid.as_ref().map(|uid| {
+            let named = pods.pod(uid);
+            PodRef {
+                uid: uid.clone(),
+                namespace: named.map(|n| n.namespace.clone()),
+                name: named.map(|n| n.name.clone()),
+                container: full_id.and_then(|id| pods.container(id)).map(str::to_owned),
+            }
+        }),
         used_bytes: field(&p.used_bytes, |&b| b),
         mig: p.mig.map(|(gpu_instance_id, compute_instance_id)| MigPlacement { gpu_instance_id, compute_instance_id }),
     }

@@ -9,10 +9,12 @@
 //! Backend types are ours and deliberately plain; `convert` turns them into
 //! wire types. No nvml-wrapper type leaves `nvml.rs`.
 
+pub mod cgroup;
 mod convert;
 pub mod nvml;
 #[allow(unsafe_code)]
 mod nvml_raw;
+pub mod pods;
 mod procfs;
 pub mod sampler;
 pub mod simulated;
@@ -111,6 +113,9 @@ pub enum MemoryApi {
 pub struct MigReading {
     pub index: u32,
     pub uuid: Reading<String>,
+    /// The GPU instance id and its profile name (`1g.10gb`), as DCGM labels them.
+    pub gpu_instance_id: Reading<u32>,
+    pub profile: Reading<String>,
     pub memory: Reading<Memory>,
 }
 

@@ -236,7 +236,14 @@ fn mig_instances(h: &Device<'static>) -> Reading<Vec<MigReading>> {
             }),
             Err(_) => memory_v1(&mig),
         };
-        out.push(MigReading { index, uuid: mig.uuid().map_err(why), memory });
+        let (gpu_instance_id, profile) = match nvml_raw::mig_identity(h, &mig) {
+            Ok((id, profile)) => (Ok(id), profile.map_err(why)),
+            Err(e) => {
+                let e = why(e);
+                (Err(e), Err(e))
+            }
+        };
+        out.push(MigReading { index, uuid: mig.uuid().map_err(why), gpu_instance_id, profile, memory });
     }
     Ok(out)
 }

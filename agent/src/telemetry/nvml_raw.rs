@@ -1,5 +1,5 @@
-//! The two NVML calls nvml-wrapper does not make the way we need, made through
-//! its loaded library table.
+//! The NVML calls nvml-wrapper does not make the way we need (or at all),
+//! made through its loaded library table.
 //!
 //! `unsafe` is allowed here and only here in the agent: calling C through a
 //! function pointer cannot be safe Rust. Each call passes a live device handle
@@ -11,7 +11,8 @@ use std::os::raw::c_uint;
 use nvml_wrapper::Device;
 use nvml_wrapper::error::{NvmlError, nvml_try};
 use nvml_wrapper_sys::bindings::{
-    nvmlMemory_t, nvmlReturn_enum_NVML_ERROR_INSUFFICIENT_SIZE, nvmlReturn_enum_NVML_SUCCESS,
+    nvmlGpuInstance_t, nvmlGpuInstanceInfo_t, nvmlGpuInstanceProfileInfo_v2_t, nvmlMemory_t,
+    nvmlReturn_enum_NVML_ERROR_INSUFFICIENT_SIZE, nvmlReturn_enum_NVML_SUCCESS,
 };
 
 use super::ProcessReading;
@@ -91,4 +92,47 @@ pub fn compute_processes_struct32(device: &Device<'static>) -> Result<Vec<Proces
             name: None,
         })
         .collect())
+}
+
+/// A MIG device's GPU instance id (`nvmlDeviceGetGpuInstanceId`) and the
+/// name of its GPU instance profile, e.g. `1g.10gb`
+/// (`nvmlDeviceGetGpuInstanceById` → `nvmlGpuInstanceGetInfo` →
+/// `nvmlDeviceGetGpuInstanceProfileInfoByIdV`, R525+), as DCGM labels them.
+pub fn mig_identity(
+    parent: &Device<'static>,
+    mig: &Device<'static>,
+) -> Result<(u32, Result<String, NvmlError>), NvmlError> {
+    let lib = parent.nvml().lib();
+    let sym = lib.nvmlDeviceGetGpuInstanceId.as_ref().map_err(missing)?;
+    let mut id: c_uint = 0;
+    // SAFETY: a live MIG device handle and a `c_uint` out-parameter.
+    nvml_try(unsafe { sym(mig.handle(), &mut id) })?;
+    let profile = (|| {
+        let by_id = lib.nvmlDeviceGetGpuInstanceById.as_ref().map_err(missing)?;
+        let get_info = lib.nvmlGpuInstanceGetInfo.as_ref().map_err(missing)?;
+        let profile_info = lib.nvmlDeviceGetGpuInstanceProfileInfoByIdV.as_ref().map_err(missing)?;
+        let mut instance: nvmlGpuInstance_t = std::ptr::null_mut();
+        // SAFETY: the parent's live handle, an id the driver just gave, and a
+        // handle-sized out-parameter.
+        nvml_try(unsafe { by_id(parent.handle(), id, &mut instance) })?;
+        // SAFETY: `nvmlGpuInstanceInfo_t` is plain data the call fills in.
+        let mut info: nvmlGpuInstanceInfo_t = unsafe { std::mem::zeroed() };
+        // SAFETY: the instance handle from the call above; `info` is writable.
+        nvml_try(unsafe { get_info(instance, &mut info) })?;
+        // SAFETY: plain data; `version` is set below as nvml.h's
+        // `nvmlGpuInstanceProfileInfo_v2` macro defines it (size | 2 << 24).
+        let mut p: nvmlGpuInstanceProfileInfo_v2_t = unsafe { std::mem::zeroed() };
+        p.version = (std::mem::size_of::<nvmlGpuInstanceProfileInfo_v2_t>() as c_uint) | (2 << 24);
+        // SAFETY: the parent's handle and a v2 struct with its version set.
+        nvml_try(unsafe { profile_info(parent.handle(), info.profileId, &mut p) })?;
+        // SAFETY: the driver writes a NUL-terminated name into the 96-byte field.
+        let name = unsafe { std::ffi::CStr::from_ptr(p.name.as_ptr()) };
+        Ok(name.to_string_lossy().trim_start_matches("MIG ").to_owned())
+    })();
+    Ok((id, profile))
+}
+
+/// A symbol the loaded library lacks.
+fn missing(e: &impl std::fmt::Display) -> NvmlError {
+    NvmlError::FailedToLoadSymbol(e.to_string())
 }

@@ -22,6 +22,8 @@ use shared::protocol::{Field, GpuProcess, HostInfo, Sample, ServerMessage};
 use tokio::sync::{Notify, watch};
 use tokio::time::Instant;
 
+use super::cgroup::{self, Placement};
+use super::pods::PodDirectory;
 use super::{Backend, convert, procfs};
 
 /// A published reading: the sample, its encoded `sample` frame (encoded once,
@@ -37,8 +39,11 @@ pub struct Published {
 pub struct SamplerConfig {
     /// How often process lists are read at most.
     pub process_interval: Duration,
-    /// Where process names are looked up (`/proc`; tests point elsewhere).
+    /// Where process names and cgroups are looked up (`/proc`; tests point elsewhere).
     pub proc_root: PathBuf,
+    /// Where the kubelet's `pods/` and `containers/` log directories are
+    /// (`/var/log`), for pod names.
+    pub pod_log_root: PathBuf,
     pub hostname: String,
 }
 
@@ -49,6 +54,7 @@ impl Default for SamplerConfig {
             // (MangoHud#2104); nvitop and nvtop read them every 1-2 s.
             process_interval: Duration::from_secs(2),
             proc_root: PathBuf::from("/proc"),
+            pod_log_root: PathBuf::from("/var/log"),
             hostname: convert::hostname(),
         }
     }
@@ -310,23 +316,26 @@ fn next_request(requests: &Requests) -> Option<Instant> {
     }
 }
 
-/// Names and containers for one GPU's process list.
+/// Names, containers and pods for one GPU's process list. The kubelet's log
+/// directories are read only when some process runs in a pod.
 fn resolve(list: super::Reading<Vec<super::ProcessReading>>, config: &SamplerConfig) -> Field<Vec<GpuProcess>> {
-    match list {
-        Ok(list) => Field::Value(
-            list.iter()
-                .map(|p| match &p.name {
-                    Some(name) => convert::process(p, Ok(name.clone()), None),
-                    None => convert::process(
-                        p,
-                        procfs::name(&config.proc_root, p.pid),
-                        procfs::container(&config.proc_root, p.pid),
-                    ),
-                })
-                .collect(),
-        ),
-        Err(why) => Field::Unavailable(why),
-    }
+    let list = match list {
+        Ok(list) => list,
+        Err(why) => return Field::Unavailable(why),
+    };
+    let placed: Vec<_> = list
+        .iter()
+        .map(|p| match &p.name {
+            Some(name) => (p, Ok(name.clone()), Placement::default()),
+            None => (p, procfs::name(&config.proc_root, p.pid), cgroup::read(&config.proc_root, p.pid)),
+        })
+        .collect();
+    let pods = if placed.iter().any(|(_, _, at)| at.pod_uid.is_some()) {
+        PodDirectory::read(&config.pod_log_root)
+    } else {
+        PodDirectory::default()
+    };
+    Field::Value(placed.into_iter().map(|(p, name, at)| convert::process(p, name, &at, &pods)).collect())
 }
 
 fn unix_ms() -> u64 {
@@ -373,5 +382,60 @@ mod tests {
         assert_eq!(c.sample.seq, 2);
         assert!(c.sample.simulated);
         assert_eq!(c.sample.gpus.len(), 2);
+    }
+
+    /// A fake `/proc` and `/var/log`: a vLLM in a containerd pod (cgroup v2,
+    /// systemd driver), a Docker container (cgroup v1), a CRI-O pod whose
+    /// names the agent cannot see, a host process, and one already gone.
+    #[test]
+    fn processes_are_placed_from_a_fake_proc_tree() {
+        use shared::protocol::PodRef;
+
+        use crate::telemetry::ProcessReading;
+        let root = std::env::temp_dir().join(format!("headroom-fakeproc-{}", std::process::id()));
+        let (a, b) = ("a".repeat(64), "b".repeat(64));
+        let (uid, other) = ("6b1e2f3a-4c5d-4e6f-8a9b-0c1d2e3f4a5b", "0a1b2c3d-0000-4111-8222-333344445555");
+        let proc = |pid: u32, comm: &str, cgroup: &str| {
+            let dir = root.join(format!("proc/{pid}"));
+            std::fs::create_dir_all(&dir).unwrap();
+            std::fs::write(dir.join("comm"), format!("{comm}\n")).unwrap();
+            std::fs::write(dir.join("cgroup"), cgroup).unwrap();
+        };
+        let sys = uid.replace('-', "_");
+        proc(4242, "vllm", &format!("0::/kubepods.slice/kubepods-pod{sys}.slice/cri-containerd-{a}.scope\n"));
+        proc(77, "python3", &format!("12:memory:/docker/{b}\n11:pids:/docker/{b}\n"));
+        proc(
+            88,
+            "sglang",
+            &format!(
+                "0::/kubepods.slice/kubepods-besteffort.slice/kubepods-besteffort-pod{}.slice/crio-{}.scope\n",
+                other.replace('-', "_"),
+                "c".repeat(64)
+            ),
+        );
+        proc(5, "Xorg", "0::/system.slice/display-manager.service\n");
+        std::fs::create_dir_all(root.join(format!("log/pods/serving_vllm-0_{uid}/vllm"))).unwrap();
+        std::fs::create_dir_all(root.join("log/containers")).unwrap();
+        std::fs::write(root.join(format!("log/containers/vllm-0_serving_vllm-{a}.log")), "").unwrap();
+        let config =
+            SamplerConfig { proc_root: root.join("proc"), pod_log_root: root.join("log"), ..SamplerConfig::default() };
+        let p = |pid| ProcessReading { pid, used_bytes: Ok(1 << 30), mig: None, name: None };
+        let Field::Value(out) = resolve(Ok(vec![p(4242), p(77), p(88), p(5), p(999_999)]), &config) else {
+            panic!("a process list");
+        };
+        let pod = |uid: &str, names: Option<(&str, &str, &str)>| PodRef {
+            uid: uid.into(),
+            namespace: names.map(|n| n.0.into()),
+            name: names.map(|n| n.1.into()),
+            container: names.map(|n| n.2.into()),
+        };
+        assert_eq!(out[0].name, Field::Value("vllm".into()));
+        assert_eq!(out[0].container.as_deref(), Some(&a[..12]));
+        assert_eq!(out[0].pod, Some(pod(uid, Some(("serving", "vllm-0", "vllm")))));
+        assert_eq!((out[1].container.as_deref(), &out[1].pod), (Some(&b[..12]), &None));
+        assert_eq!(out[2].pod, Some(pod(other, None)), "a pod whose names are not visible keeps its uid");
+        assert_eq!((out[3].container.as_deref(), &out[3].pod), (None, &None));
+        assert_eq!(out[4].name, Field::Unavailable(crate::telemetry::Unavailable::NotVisible));
+        std::fs::remove_dir_all(&root).unwrap();
     }
 }

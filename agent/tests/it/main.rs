@@ -7,7 +7,9 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod cli;
+mod deploy;
 mod diagnose;
+mod fleet;
 mod hostile;
 mod http;
 mod nvml;

@@ -54,6 +54,12 @@ fn examples() -> Vec<(&'static str, serde_json::Value)> {
                     pid: 48_211,
                     name: Field::Value("vllm".into()),
                     container: Some("3f4e1c2b9a8d".into()),
+                    pod: Some(PodRef {
+                        uid: "6b1e2f3a-4c5d-4e6f-8a9b-0c1d2e3f4a5b".into(),
+                        namespace: Some("ml-serving".into()),
+                        name: Some("vllm-llama-0".into()),
+                        container: Some("vllm".into()),
+                    }),
                     used_bytes: Field::Value(32_212_254_720),
                     mig: None,
                 },
@@ -61,6 +67,7 @@ fn examples() -> Vec<(&'static str, serde_json::Value)> {
                     pid: 51_007,
                     name: Field::Unavailable(Unavailable::NotVisible),
                     container: None,
+                    pod: None,
                     used_bytes: Field::Value(1_073_741_824),
                     mig: None,
                 },
@@ -202,6 +209,40 @@ fn examples() -> Vec<(&'static str, serde_json::Value)> {
         ),
         ("snapshot", json(Snapshot { protocol_version: PROTOCOL_VERSION, host, sample })),
         ("health", json(Health { status: "ok".into(), protocol_version: PROTOCOL_VERSION, simulated: false })),
+        (
+            "fleet",
+            json(FleetSnapshot {
+                queried_at_ms: 1_767_225_600_000,
+                lookback_s: 600,
+                gpus: vec![
+                    FleetGpu {
+                        host: "gpu1".into(),
+                        instance: "10.0.3.17:7878".into(),
+                        gpu: "0".into(),
+                        uuid: "GPU-5e6f4a1c-8d2b-4c3e-9f10-2a3b4c5d6e7f".into(),
+                        model: "NVIDIA H100 80GB HBM3".into(),
+                        total_bytes: 85_520_809_984,
+                        free_bytes: 52_771_684_352,
+                        used_bytes: 32_212_254_720,
+                        reserved_bytes: Some(536_870_912),
+                        stale: false,
+                    },
+                    FleetGpu {
+                        host: "gpu7".into(),
+                        instance: "10.0.3.23:9400".into(),
+                        gpu: "3".into(),
+                        uuid: "GPU-0b1c2d3e-4f50-6172-8394-a5b6c7d8e9f0".into(),
+                        model: "NVIDIA L40S".into(),
+                        total_bytes: 48_305_799_168,
+                        free_bytes: 47_232_057_344,
+                        used_bytes: 1_073_741_824,
+                        reserved_bytes: None,
+                        stale: true,
+                    },
+                ],
+                truncated: 0,
+            }),
+        ),
     ]
 }
 
@@ -260,4 +301,6 @@ fn every_documented_example_decodes() {
     }
     let (start, end) = block(&doc, "snapshot");
     serde_json::from_str::<Snapshot>(&doc[start..end]).unwrap();
+    let (start, end) = block(&doc, "fleet");
+    serde_json::from_str::<FleetSnapshot>(&doc[start..end]).unwrap();
 }

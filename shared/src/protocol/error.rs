@@ -55,6 +55,10 @@ pub enum ErrorCode {
     NotFound,
     /// No sample could be read in time (HTTP 503).
     BackendUnavailable,
+    /// `GET /api/fleet` on an agent started without `--prometheus` (HTTP 404).
+    FleetNotConfigured,
+    /// The agent's Prometheus did not answer, or not as expected (HTTP 502).
+    PrometheusUnavailable,
     /// The agent runs with `--no-probes`. The connection survives.
     ProbesDisabled,
     /// `probe_start.gpu` is not a GPU of this agent.

@@ -117,7 +117,18 @@ pub struct Utilization {
 pub struct MigInstance {
     pub index: u32,
     pub uuid: Field<String>,
+    /// The GPU instance id (DCGM's `GPU_I_ID`).
+    #[serde(default = "not_sampled")]
+    pub gpu_instance_id: Field<u32>,
+    /// The GPU instance profile, e.g. `1g.10gb` (DCGM's `GPU_I_PROFILE`).
+    #[serde(default = "not_sampled")]
+    pub profile: Field<String>,
     pub memory: Field<MemoryReading>,
+}
+
+/// What an older agent, which did not send a field, is read as.
+fn not_sampled<T>() -> Field<T> {
+    Field::Unavailable(super::Unavailable::NotSampled)
 }
 
 /// A process holding GPU memory. PIDs are host PIDs.
@@ -129,10 +140,27 @@ pub struct GpuProcess {
     /// The short container id, when the process runs in one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub container: Option<String>,
+    /// The Kubernetes pod it runs in, when its cgroup says so.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pod: Option<PodRef>,
     pub used_bytes: Field<u64>,
     /// The MIG instance it runs on, when MIG is on.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mig: Option<MigPlacement>,
+}
+
+/// A Kubernetes pod: its UID from the process's cgroup; names when the
+/// agent can read the kubelet's log directories.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PodRef {
+    pub uid: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub namespace: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    /// The container's name in the pod spec.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub container: Option<String>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

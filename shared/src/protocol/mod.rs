@@ -18,6 +18,7 @@
 mod client;
 mod envelope;
 mod error;
+mod fleet;
 mod gpu;
 mod http;
 mod probes;
@@ -27,9 +28,10 @@ mod server;
 pub use client::{Hello, Subscribe};
 pub use envelope::{ClientMessage, DecodeError, ServerMessage};
 pub use error::{ErrorCode, ErrorMessage};
+pub use fleet::{FleetGpu, FleetSnapshot};
 pub use gpu::{
     ComputeMode, GpuInfo, GpuProcess, GpuSample, HostInfo, MemoryReading, MemorySource, MigInstance, MigMode,
-    MigPlacement, Sample, Utilization,
+    MigPlacement, PodRef, Sample, Utilization,
 };
 pub use http::{Health, Snapshot};
 pub use probes::{

@@ -15,22 +15,22 @@ use serde_json::json;
 use crate::browser::{Driver, Page, sel, tools};
 use crate::cli;
 
-const TOKEN: &str = "e2e-live-token-0123456789";
+pub const TOKEN: &str = "e2e-live-token-0123456789";
 
 /// One `headroom serve` process; killed on drop.
 #[derive(Debug)]
-struct Agent {
+pub struct Agent {
     child: Option<Child>,
-    port: u16,
+    pub port: u16,
     args: Vec<String>,
 }
 
-fn free_port() -> anyhow::Result<u16> {
+pub fn free_port() -> anyhow::Result<u16> {
     Ok(std::net::TcpListener::bind("127.0.0.1:0")?.local_addr()?.port())
 }
 
 impl Agent {
-    async fn start(simulate: &str, dist: &Path, extra: &[String]) -> anyhow::Result<Self> {
+    pub async fn start(simulate: &str, dist: &Path, extra: &[String]) -> anyhow::Result<Self> {
         let port = free_port()?;
         let mut args: Vec<String> =
             ["serve", "--simulate", simulate, "--token", TOKEN, "--web-dir"].iter().map(|s| (*s).to_owned()).collect();
@@ -63,14 +63,14 @@ impl Agent {
         Ok(())
     }
 
-    fn stop(&mut self) {
+    pub fn stop(&mut self) {
         if let Some(mut c) = self.child.take() {
             let _ = c.kill();
             let _ = c.wait();
         }
     }
 
-    fn origin(&self) -> String {
+    pub fn origin(&self) -> String {
         format!("http://127.0.0.1:{}", self.port)
     }
 }
@@ -82,14 +82,14 @@ impl Drop for Agent {
 }
 
 /// `HEADROOM_E2E_DIST` (a bundle built elsewhere), else the workspace's `dist/`.
-fn dist() -> anyhow::Result<PathBuf> {
+pub fn dist() -> anyhow::Result<PathBuf> {
     match std::env::var_os("HEADROOM_E2E_DIST") {
         Some(d) => Ok(PathBuf::from(d)),
         None => cli::dist(),
     }
 }
 
-async fn count(page: &Page, testid: &str) -> anyhow::Result<u64> {
+pub async fn count(page: &Page, testid: &str) -> anyhow::Result<u64> {
     let v =
         page.client.execute("return document.querySelectorAll(arguments[0]).length;", vec![json!(sel(testid))]).await?;
     v.as_u64().context("a count")
@@ -121,7 +121,7 @@ async fn shot(page: &Page, testid: &str, name: &str) -> anyhow::Result<()> {
     Ok(())
 }
 
-async fn expect_state(page: &Page, testid: &str, n: usize, want: &str) -> anyhow::Result<()> {
+pub async fn expect_state(page: &Page, testid: &str, n: usize, want: &str) -> anyhow::Result<()> {
     let what = format!("{testid}[{n}] is {want}");
     page.wait_until(&what, async |p: &Page| Ok(nth_attr(p, testid, n, "data-state").await?.as_deref() == Some(want)))
         .await

@@ -11,6 +11,7 @@ mod bench;
 mod browser;
 mod cli;
 mod engines;
+mod fleet;
 mod live;
 mod page;
 mod server;

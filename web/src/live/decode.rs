@@ -237,7 +237,7 @@ pub enum ServerMessage {
 // ---------------------------------------------------------------------------
 // Reading values
 
-fn num(v: &Value, k: &str) -> u64 {
+pub(crate) fn num(v: &Value, k: &str) -> u64 {
     v.get(k).and_then(Value::as_u64).unwrap_or(0)
 }
 
@@ -245,15 +245,15 @@ fn num32(v: &Value, k: &str) -> u32 {
     u32::try_from(num(v, k)).unwrap_or(u32::MAX)
 }
 
-fn opt_num(v: &Value, k: &str) -> Option<u64> {
+pub(crate) fn opt_num(v: &Value, k: &str) -> Option<u64> {
     v.get(k).and_then(Value::as_u64)
 }
 
-fn flag(v: &Value, k: &str) -> bool {
+pub(crate) fn flag(v: &Value, k: &str) -> bool {
     v.get(k).and_then(Value::as_bool).unwrap_or(false)
 }
 
-fn text(v: &Value, k: &str) -> String {
+pub(crate) fn text(v: &Value, k: &str) -> String {
     v.get(k).and_then(Value::as_str).unwrap_or_default().to_owned()
 }
 
@@ -265,7 +265,7 @@ fn key<'a>(v: &'a Value, k: &str) -> &'a str {
     v.get(k).and_then(Value::as_str).unwrap_or_default()
 }
 
-fn list(v: Option<&Value>) -> &[Value] {
+pub(crate) fn list(v: Option<&Value>) -> &[Value] {
     v.and_then(Value::as_array).map_or(&[], Vec::as_slice)
 }
 

@@ -9,6 +9,8 @@
 //!   the process table and "fits now" show), tested natively.
 //! - [`decode`]: the wire format by hand.
 //! - [`socket`]: the WebSocket client (web-sys), with reconnect and backoff.
+//! - [`fleet`]: the fleet view's polling of `/api/fleet` (agents started
+//!   with `--prometheus`).
 //! - [`store`]: where tokens live: memory and this tab's `sessionStorage`,
 //!   `localStorage` only when the person ticks "remember"; never the link.
 //! - [`runtime`]: the hosts, the target GPU and the plan, drawn as HTML into
@@ -19,6 +21,7 @@
 //! edits the GPU input, like a person would.
 
 pub mod decode;
+pub mod fleet;
 pub mod runtime;
 pub mod socket;
 pub mod store;

@@ -1,7 +1,8 @@
 //! Live mode as the on-demand bundle runs it (`src/bin/live.rs`): the hosts,
 //! their models, the target GPU and the plan, kept outside any framework, and
 //! drawn into the containers the page leaves for it (the status chip, the
-//! connect panel's body, the host list, "fits now" under the verdict).
+//! connect panel's body, the host list, "fits now" under the verdict, the
+//! fleet view).
 //!
 //! Every panel is an escaped HTML string ([`super::vm::html`]) set with
 //! `innerHTML` only when it changed; buttons carry `data-action` and one
@@ -27,7 +28,7 @@ use super::vm::html::{self, Head, esc};
 use super::vm::probe::{ProbeRun, limits_text, plan_request};
 use super::vm::reality::{NowVerdict, Target, balance, context_term, gpu_choice, verdict_now};
 use super::vm::status::{LinkStatus, agent_ws_url};
-use super::{decode, socket, store};
+use super::{decode, fleet, socket, store};
 use crate::vm::hub::HubState;
 use crate::vm::resolve;
 
@@ -37,6 +38,7 @@ const CHIP_TEXT: &str = "live-chip-text";
 const CONNECT: &str = "live-connect";
 const HOSTS: &str = "live-hosts";
 const NOW: &str = "live-now";
+const FLEET: &str = "live-fleet";
 
 /// One agent.
 #[derive(Debug)]
@@ -104,6 +106,7 @@ pub fn start(use_gpu: Function, fragment_token: Option<String>) {
     listen(HOSTS, "click", on_host_click);
     listen(HOSTS, "change", on_host_change);
     listen(NOW, "click", on_now_click);
+    fleet::start();
     if let Some(token) = fragment_token {
         let loc = window().map(|w| w.location());
         let host = loc.as_ref().and_then(|l| l.host().ok()).unwrap_or_default();
@@ -130,6 +133,22 @@ pub fn set_plan(query: &str, hub_id: &str, hub_config: &str, hub_checkpoint: &st
     let inputs = resolve::model(&state, &hub).ok().and_then(|m| resolve::scenario(&state, &m).ok().map(|s| (m, s)));
     let estimate = inputs.as_ref().map(|(m, s)| estimate(m, s.clone()));
     with(|s| s.plan = Plan { units: state.units, inputs, estimate });
+    render();
+}
+
+/// The live hosts: id, socket URL, name (for the fleet view).
+pub fn live_hosts() -> Vec<(u32, String, String)> {
+    with(|s| {
+        s.hosts
+            .iter()
+            .filter(|h| h.model.status == LinkStatus::Live)
+            .map(|h| (h.id, h.model.url.clone(), h.model.name()))
+            .collect()
+    })
+}
+
+/// Draws everything again (the fleet view got an answer).
+pub fn redraw() {
     render();
 }
 
@@ -161,6 +180,7 @@ pub fn connect(address: &str, token: &str) -> Result<(), String> {
             id
         })
     });
+    fleet::forget(&url);
     socket::open(id, url, token.trim().to_owned());
     save();
     render();
@@ -558,14 +578,20 @@ fn now_html(v: &NowVerdict, context: Option<u64>, units: UnitSystem) -> String {
 
 /// Everything live on the page, as strings, then into the DOM.
 fn render() {
-    let (chip, hosts, now) = with(|s| {
+    let (chip, hosts, now, fleet_html) = with(|s| {
         let now = s.target.and_then(|t| {
             let h = s.hosts.iter().find(|h| h.id == t.host)?;
             let e = s.plan.estimate.as_ref()?;
             let v = verdict_now(e, &h.model, t.gpu, s.context, s.plan.units);
             Some(now_html(&v, s.context, s.plan.units))
         });
-        (chip(&s.hosts), s.hosts.iter().map(|h| host_view(h, s)).collect::<Vec<_>>(), now.unwrap_or_default())
+        let fleet_html = fleet::html(s.plan.estimate.as_ref(), s.plan.units);
+        (
+            chip(&s.hosts),
+            s.hosts.iter().map(|h| host_view(h, s)).collect::<Vec<_>>(),
+            now.unwrap_or_default(),
+            fleet_html,
+        )
     });
     let Some(doc) = document() else { return };
     if let Some(el) = doc.get_element_by_id(CHIP) {
@@ -577,6 +603,7 @@ fn render() {
         el.set_text_content(Some(&chip.1));
     }
     set_html(&doc, NOW, &now);
+    set_html(&doc, FLEET, &fleet_html);
     let Some(list) = doc.get_element_by_id(HOSTS) else { return };
     // Panels of removed hosts go.
     let children = list.children();

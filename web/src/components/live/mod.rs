@@ -1,6 +1,6 @@
 //! Live mode's loader: all the first load carries of live mode. The header's
 //! status chip, the "Connect to a GPU host" panel and the containers for the
-//! host panels and "fits now" are empty shells here; the live bundle
+//! host panels, the fleet view and "fits now" are empty shells here; the live bundle
 //! (`live.js`, from `src/bin/live.rs`, see [`crate::live`]) fills them. It is
 //! fetched the first time the person opens the panel (or the chip), and at
 //! once when the page was opened with `#token=` (served by the agent) or this
@@ -128,6 +128,7 @@ pub fn LiveSection() -> impl IntoView {
                 <div id="live-connect"></div>
             </details>
             <div id="live-hosts" class="live-html"></div>
+            <div id="live-fleet" class="live-html"></div>
         </section>
     }
 }

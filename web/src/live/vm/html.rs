@@ -8,7 +8,8 @@
 
 use std::fmt::Write;
 
-use super::cards::{GpuCard, ProcRow, TL_HEIGHT_PX, TL_WIDTH_PX, Timeline};
+use super::cards::{GpuCard, LiveSegment, ProcRow, TL_HEIGHT_PX, TL_WIDTH_PX, Timeline};
+use super::fleet::FleetView;
 use super::reality::Balance;
 
 /// Escapes text for HTML content and quoted attributes (the page's one escaper).
@@ -188,6 +189,67 @@ pub fn probe_run(key: &str, fraction_pct: u32, progress: &str, result: Option<&s
             s,
             "<button type=\"button\" data-testid=\"probe-use-context\" data-action=\"use-context\" data-bytes=\"{c}\">\
              Use the measured context cost in “fits now”</button>"
+        );
+    }
+    s.push_str("</div>");
+    s
+}
+
+/// The fleet view: a headline, then each host with its GPUs, the plan laid
+/// over each. `source` names the agent that relays, `error` why the last
+/// round failed (the last good view stays shown under it).
+pub fn fleet(v: &FleetView, source: &str, error: &str) -> String {
+    let mut s = format!(
+        "<div class=\"card fleet\" data-testid=\"fleet\"><h3>Fleet: where the plan fits now</h3>\
+         <p class=\"verdict-now\" role=\"status\" data-testid=\"fleet-summary\" data-fits=\"{}\" data-stale=\"{}\">{}</p>\
+         <p class=\"hint\">From the Prometheus of {}. Stale: no longer scraped.</p>",
+        v.fits,
+        v.stale,
+        esc(&v.headline),
+        esc(source)
+    );
+    if !error.is_empty() {
+        let _ = write!(s, "<p class=\"error\" role=\"alert\" data-testid=\"fleet-error\">{}</p>", esc(error));
+    }
+    for h in &v.hosts {
+        let _ = write!(
+            s,
+            "<div class=\"fleet-host\" data-testid=\"fleet-host\" data-host=\"{}\" data-fits=\"{}\"><h4>{} \
+             <span class=\"host-sub\">{} of {} GPUs fit</span></h4>",
+            esc(&h.name),
+            h.fits,
+            esc(&h.name),
+            h.fits,
+            h.rows.len()
+        );
+        for r in &h.rows {
+            let _ = write!(
+                s,
+                "<div class=\"bar-row fleet-gpu {}\" data-testid=\"fleet-gpu\" data-state=\"{}\" data-uuid=\"{}\">\
+                 <div class=\"bar-label\"><span>{}</span><span>{}</span></div>{}</div>",
+                r.standing.key(),
+                r.standing.key(),
+                esc(&r.uuid),
+                esc(&r.label),
+                esc(&r.summary),
+                bar(&r.segments, &r.summary)
+            );
+        }
+        s.push_str("</div>");
+    }
+    s.push_str("</div>");
+    s
+}
+
+fn bar(segments: &[LiveSegment], label: &str) -> String {
+    let mut s = format!("<div class=\"bar\" role=\"img\" aria-label=\"{}\">", esc(label));
+    for seg in segments {
+        let _ = write!(
+            s,
+            "<span class=\"seg {}\" style=\"width:{}\" title=\"{}\"></span>",
+            seg.class,
+            esc(&seg.width),
+            esc(&seg.title)
         );
     }
     s.push_str("</div>");
