@@ -411,7 +411,12 @@ fn dist(budget: Budget) -> anyhow::Result<()> {
 /// error is one line naming the packages to install by hand.
 fn apt_install(what: &str, packages: &[&str]) -> anyhow::Result<()> {
     static UPDATED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
-    let by_hand = || format!("{what} is missing: install the Debian package(s) {} yourself", packages.iter().filter(|p| !p.starts_with("--")).copied().collect::<Vec<_>>().join(" "));
+    let by_hand = || {
+        format!(
+            "{what} is missing: install the Debian package(s) {} yourself",
+            packages.iter().filter(|p| !p.starts_with("--")).copied().collect::<Vec<_>>().join(" ")
+        )
+    };
     let apt = Command::new("apt-get").arg("--version").output().is_ok_and(|o| o.status.success());
     if !apt {
         bail!("{} (apt-get is not available here)", by_hand());
