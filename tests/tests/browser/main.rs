@@ -11,6 +11,7 @@ mod bench;
 mod browser;
 mod cli;
 mod engines;
+mod links;
 mod live;
 mod page;
 mod server;
