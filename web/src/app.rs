@@ -4,7 +4,7 @@ use leptos::prelude::*;
 
 use crate::components::answer::Answer;
 use crate::components::inputs::Inputs;
-use crate::components::layout::{Footer, Header, Notices};
+use crate::components::layout::{EngineUpdate, Footer, Header, Notices};
 use crate::state::{self, AppState};
 
 #[component]
@@ -26,6 +26,7 @@ pub fn App() -> impl IntoView {
         <div class="app" data-theme=move || app.theme.get().attr() data-testid="app">
             <Header/>
             <Notices/>
+            <EngineUpdate/>
             <main class="layout">
                 <Inputs/>
                 <Answer/>

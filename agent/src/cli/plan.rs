@@ -48,7 +48,7 @@ pub struct PlanArgs {
     /// transformers: logits for every prompt position (transformers < 4.45).
     #[arg(long)]
     full_logits: bool,
-    /// vLLM: which accounting (v0, v1, latest).
+    /// vLLM: which release's accounting (v0, v1, 0.21; latest: the newest known).
     #[arg(long, default_value = "latest")]
     vllm_version: String,
     /// vLLM: --gpu-memory-utilization (default 0.92 latest, 0.9 before).
@@ -171,7 +171,7 @@ fn engine(args: &PlanArgs) -> anyhow::Result<Engine> {
         }),
         EngineKind::Vllm => Engine::Vllm(vllm::Options {
             version: vllm::Version::parse(&args.vllm_version)
-                .with_context(|| format!("unknown --vllm-version `{}` (v0, v1, latest)", args.vllm_version))?,
+                .with_context(|| format!("unknown --vllm-version `{}` (v0, v1, 0.21, latest)", args.vllm_version))?,
             gpu_memory_utilization: args.gpu_memory_utilization,
             max_model_len: args.max_model_len,
             max_num_batched_tokens: args.max_num_batched_tokens,

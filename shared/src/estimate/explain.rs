@@ -166,7 +166,7 @@ pub(super) fn terms(
             format_bytes(graphs, UnitSystem::Binary),
             vllm::CUDA_GRAPH_CAPTURE_SIZES,
             format_bytes(vllm::CUDA_GRAPH_BYTES_PER_LAYER_SIZE, UnitSystem::Binary),
-            if r.version == vllm::Version::Latest { "; subtracted from the KV budget since v0.21" } else { "; outside the utilization budget before v0.21" }
+            if r.version.subtracts_cuda_graphs() { "; subtracted from the KV budget since v0.21" } else { "; outside the utilization budget before v0.21" }
         ));
     }
     terms.push(Term::bytes("overhead", overhead, overhead_formula, Basis::Empirical));
@@ -263,15 +263,14 @@ fn engine_terms(terms: &mut Vec<Term>, report: Option<&EngineReport>) {
                         "total × gpu_memory_utilization {} (default {} for {})",
                         decimal_short(r.gpu_memory_utilization, 3),
                         decimal_short(r.version.default_utilization(), 3),
-                        r.version.id()
+                        r.version.releases()
                     ),
                     Basis::EngineRule,
                 ));
                 terms.push(Term::bytes(
                     "vLLM KV budget",
                     g.available_kv_bytes,
-                    "requested − weights − profiled activation peak − non-torch − CUDA graphs (latest only)"
-                        .to_string(),
+                    "requested − weights − profiled activation peak − non-torch − CUDA graphs (0.21+ only)".to_string(),
                     Basis::EngineRule,
                 ));
             }

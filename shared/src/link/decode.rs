@@ -3,11 +3,12 @@
 use super::MAX_OOM;
 use super::knobs::{KNOB_KEYS, apply_knob};
 use super::percent::percent_decode;
-use super::state::{Decoded, GpuChoice, ModelSource};
+use super::state::{Decoded, GpuChoice, LinkState, ModelSource};
 use super::values::{
     exact_size, in_range, parse_cfg, parse_choice, parse_hub, parse_params, parse_preset, parse_repo_id, parse_u64,
     shorten,
 };
+use super::version::LinkVersion;
 use crate::catalog::gpu;
 use crate::engines::EngineKind;
 use crate::estimate::{MAX_CONCURRENCY, MAX_GPUS, MAX_TOKENS};
@@ -16,18 +17,32 @@ use crate::kv::KvDtype;
 use crate::units::{UnitSystem, parse_size};
 
 /// Reads a query string (with or without the leading `?`). Never fails.
+///
+/// A key the link leaves out takes the default of the link's version
+/// (`v=`, 1 when absent), frozen in [`LinkVersion`]; an empty query is a
+/// fresh page, with today's defaults.
 pub fn decode(query: &str) -> Decoded {
-    let mut d = Decoded::default();
+    let query = query.strip_prefix('?').unwrap_or(query);
+    let pairs: Vec<(String, String)> = query
+        .split('&')
+        .filter(|p| !p.is_empty())
+        .map(|pair| {
+            let (raw_key, raw_value) = pair.split_once('=').unwrap_or((pair, ""));
+            (percent_decode(raw_key), percent_decode(raw_value).trim().to_owned())
+        })
+        .collect();
+    let mut notices = Vec::new();
+    let version = link_version(&pairs, &mut notices);
+    let state = if pairs.is_empty() { LinkState::default() } else { version.defaults() };
+    let mut d = Decoded { state, notices, version };
     let mut model_keys: Vec<&str> = Vec::new();
     let mut knobs: Vec<(String, String)> = Vec::new();
-    let query = query.strip_prefix('?').unwrap_or(query);
-    for pair in query.split('&').filter(|p| !p.is_empty()) {
-        let (raw_key, raw_value) = pair.split_once('=').unwrap_or((pair, ""));
-        let key = percent_decode(raw_key);
-        let value = percent_decode(raw_value);
-        let value = value.trim();
+    for (key, value) in &pairs {
+        let value = value.as_str();
         let s = &mut d.state;
         let result: Result<(), String> = match key.as_str() {
+            // Read first, by `link_version`.
+            "v" => continue,
             "model" => parse_preset(value).map(|id| {
                 model_keys.push("model");
                 s.model = ModelSource::Preset(id);
@@ -66,7 +81,12 @@ pub fn decode(query: &str) -> Decoded {
                 .and_then(|l| if l.len() < MAX_GPUS { Ok(l) } else { Err(format!("at most {MAX_GPUS} GPUs")) })
                 .map(|l| s.more_gpus = l),
             "tp" => parse_u64(value, 1, MAX_GPUS as u64).map(|v| s.tp = v),
-            "e" => EngineKind::parse(value).map(|k| s.engine = k.with_defaults()).map_err(|e| e.to_string()),
+            "e" => EngineKind::parse(value).map(|k| s.engine = version.engine(k)).map_err(|e| e.to_string()),
+            // `latest` moves; in a link it means the newest of the link's version.
+            "vllm" if value.eq_ignore_ascii_case("latest") => {
+                knobs.push((key.clone(), version.vllm_latest().id().to_owned()));
+                Ok(())
+            }
             k if KNOB_KEYS.contains(&k) => {
                 knobs.push((key.clone(), value.to_owned()));
                 Ok(())
@@ -87,12 +107,12 @@ pub fn decode(query: &str) -> Decoded {
             .map(|u| s.units = u),
             "hub" => parse_hub(value).map(|h| s.hub = h),
             _ => {
-                d.notices.push(format!("Ignored unknown link key `{}`.", shorten(&key)));
+                d.notices.push(format!("Ignored unknown link key `{}`.", shorten(key)));
                 continue;
             }
         };
         if let Err(why) = result {
-            d.notices.push(format!("Ignored `{}={}`: {why}.", shorten(&key), shorten(value)));
+            d.notices.push(format!("Ignored `{}={}`: {why}.", shorten(key), shorten(value)));
         }
     }
     let s = &mut d.state;
@@ -121,4 +141,21 @@ pub fn decode(query: &str) -> Decoded {
         ));
     }
     d
+}
+
+/// The link's version (the last `v=`; 1 without one). A version newer than
+/// this build reads as the newest it knows, with a notice.
+fn link_version(pairs: &[(String, String)], notices: &mut Vec<String>) -> LinkVersion {
+    let Some((_, value)) = pairs.iter().rev().find(|(k, _)| k == "v") else { return LinkVersion::V1 };
+    let newest = LinkVersion::CURRENT;
+    match value.parse::<u64>().map_err(|_| "not a whole number".to_owned()).and_then(LinkVersion::from_number) {
+        Ok(v) => v,
+        Err(why) => {
+            let later = value.parse::<u64>().is_ok_and(|n| n > newest.number());
+            let read_as = if later { newest } else { LinkVersion::V1 };
+            let more = if later { "; made by a newer Headroom, some figures may differ" } else { "" };
+            notices.push(format!("Read `v={}` as link version {}: {why}{more}.", shorten(value), read_as.number()));
+            read_as
+        }
+    }
 }

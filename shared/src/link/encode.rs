@@ -5,13 +5,17 @@ use super::knobs::encode_engine;
 use super::percent::percent_encode;
 use super::state::{GpuChoice, LinkState, ModelSource};
 use super::values::size_text;
+use super::version::LinkVersion;
 use crate::units::UnitSystem;
 
-/// The query string (without `?`) for a state. Keys with their default value
-/// that have no natural place in a plain link (`st`, `w`, `kv`, `u`, `hub`)
-/// are left out; the workload and GPU keys are always written.
+/// The query string (without `?`) for a state, as link version
+/// [`LinkVersion::CURRENT`]: `v=` first, then the model, the workload and
+/// GPU keys (always written), and the other keys only where they differ from
+/// what that version reads when they are left out.
 pub fn encode(s: &LinkState) -> String {
-    let mut pairs: Vec<(&str, String)> = Vec::with_capacity(12);
+    let base = LinkVersion::CURRENT.defaults();
+    let mut pairs: Vec<(&str, String)> = Vec::with_capacity(14);
+    pairs.push(("v", LinkVersion::CURRENT.number().to_string()));
     match &s.model {
         ModelSource::Preset(id) => pairs.push(("model", id.clone())),
         ModelSource::Config(json) => pairs.push(("cfg", base64url_encode(json.as_bytes()))),
@@ -39,12 +43,19 @@ pub fn encode(s: &LinkState) -> String {
         let list: Vec<String> = s.more_gpus.iter().map(choice_text).collect();
         pairs.push(("mix", list.join(",")));
     }
-    if s.tp != 1 {
+    if s.tp != base.tp {
         pairs.push(("tp", s.tp.to_string()));
     }
     encode_engine(&s.engine, &mut pairs);
-    if s.units == UnitSystem::Decimal {
-        pairs.push(("u", "gb".into()));
+    if s.units != base.units {
+        pairs.push((
+            "u",
+            match s.units {
+                UnitSystem::Decimal => "gb",
+                UnitSystem::Binary => "gib",
+            }
+            .into(),
+        ));
     }
     if let Some(hub) = &s.hub {
         pairs.push(("hub", hub.clone()));

@@ -1,10 +1,12 @@
 //! Engine knobs (`e=`, `gmu=`, `ngl=`, …): written, read and edited one key at a time.
 
 use super::values::parse_u64;
-use crate::engines::{Engine, EngineKind, llamacpp, transformers, vllm};
+use super::version::LinkVersion;
+use crate::engines::{Engine, llamacpp, transformers, vllm};
 use crate::estimate::{MAX_CONCURRENCY, MAX_TOKENS};
 
-/// The engine key and the knobs that differ from their default.
+/// The engine key, its pinned version, and the knobs that differ from what
+/// a link of the current version reads when they are left out.
 pub(super) fn encode_engine(e: &Engine, pairs: &mut Vec<(&'static str, String)>) {
     let mut opt = |k: &'static str, v: Option<String>| {
         if let Some(v) = v {
@@ -13,33 +15,65 @@ pub(super) fn encode_engine(e: &Engine, pairs: &mut Vec<(&'static str, String)>)
     };
     let num = |v: Option<u64>| v.map(|n| n.to_string());
     let frac = |v: Option<f64>| v.map(|f| f.to_string());
-    if e.kind() != EngineKind::Transformers {
+    let differs = |v: Option<u64>, d: Option<u64>| if v == d { None } else { num(v) };
+    if e.kind() != LinkVersion::CURRENT.defaults().engine.kind() {
         opt("e", Some(e.kind().id().into()));
     }
-    match *e {
-        Engine::Transformers(o) => {
-            opt("attn", (o.attention == transformers::AttentionImpl::Eager).then(|| "eager".into()));
-            opt("logits", (o.logits == transformers::LogitsMode::AllPositions).then(|| "all".into()));
+    match (*e, LinkVersion::CURRENT.engine(e.kind())) {
+        (Engine::Transformers(o), Engine::Transformers(d)) => {
+            opt("attn", (o.attention != d.attention).then(|| attention_id(o.attention).into()));
+            opt("logits", (o.logits != d.logits).then(|| logits_id(o.logits).into()));
         }
-        Engine::Vllm(o) => {
-            opt("vllm", (o.version != vllm::Version::default()).then(|| o.version.id().into()));
-            opt("gmu", frac(o.gpu_memory_utilization));
-            opt("mml", num(o.max_model_len));
-            opt("mbt", num(o.max_num_batched_tokens));
-            opt("mns", num(o.max_num_seqs));
-            opt("bs", (o.block_size != vllm::DEFAULT_BLOCK_SIZE).then(|| o.block_size.to_string()));
+        (Engine::Vllm(o), Engine::Vllm(d)) => {
+            // Always written: the version decides the defaults of the rest.
+            opt("vllm", Some(o.version.id().into()));
+            opt(
+                "gmu",
+                if o.gpu_memory_utilization == d.gpu_memory_utilization {
+                    None
+                } else {
+                    frac(o.gpu_memory_utilization)
+                },
+            );
+            opt("mml", differs(o.max_model_len, d.max_model_len));
+            opt("mbt", differs(o.max_num_batched_tokens, d.max_num_batched_tokens));
+            opt("mns", differs(o.max_num_seqs, d.max_num_seqs));
+            opt("bs", (o.block_size != d.block_size).then(|| o.block_size.to_string()));
         }
-        Engine::Sglang(o) => {
-            opt("mfs", frac(o.mem_fraction_static));
-            opt("cl", num(o.context_length));
-            opt("mbt", num(o.chunked_prefill_size));
+        (Engine::Sglang(o), Engine::Sglang(d)) => {
+            opt("mfs", if o.mem_fraction_static == d.mem_fraction_static { None } else { frac(o.mem_fraction_static) });
+            opt("cl", differs(o.context_length, d.context_length));
+            opt("mbt", differs(o.chunked_prefill_size, d.chunked_prefill_size));
         }
-        Engine::LlamaCpp(o) => {
-            opt("nctx", num(o.n_ctx));
-            opt("ngl", num(o.n_gpu_layers));
-            opt("np", num(o.parallel));
-            opt("fa", (o.flash_attention == llamacpp::FlashAttention::Off).then(|| "off".into()));
+        (Engine::LlamaCpp(o), Engine::LlamaCpp(d)) => {
+            opt("nctx", differs(o.n_ctx, d.n_ctx));
+            opt("ngl", differs(o.n_gpu_layers, d.n_gpu_layers));
+            opt("np", differs(o.parallel, d.parallel));
+            opt("fa", (o.flash_attention != d.flash_attention).then(|| flash_id(o.flash_attention).into()));
         }
+        // `LinkVersion::engine` gives the kind it is asked for.
+        (Engine::Transformers(_) | Engine::Vllm(_) | Engine::Sglang(_) | Engine::LlamaCpp(_), _) => {}
+    }
+}
+
+fn attention_id(a: transformers::AttentionImpl) -> &'static str {
+    match a {
+        transformers::AttentionImpl::Sdpa => "sdpa",
+        transformers::AttentionImpl::Eager => "eager",
+    }
+}
+
+fn logits_id(l: transformers::LogitsMode) -> &'static str {
+    match l {
+        transformers::LogitsMode::LastToken => "last",
+        transformers::LogitsMode::AllPositions => "all",
+    }
+}
+
+fn flash_id(f: llamacpp::FlashAttention) -> &'static str {
+    match f {
+        llamacpp::FlashAttention::On => "on",
+        llamacpp::FlashAttention::Off => "off",
     }
 }
 
@@ -66,7 +100,11 @@ pub(super) fn apply_knob(e: &mut Engine, key: &str, value: &str) -> Result<(), S
                 _ => return Err("use last or all".into()),
             }
         }
-        (Engine::Vllm(o), "vllm") => o.version = vllm::Version::parse(value).ok_or("use v0, v1 or latest")?,
+        (Engine::Vllm(o), "vllm") => {
+            o.version = vllm::Version::parse_pinned(value).ok_or_else(|| {
+                format!("not a vLLM version this page knows ({})", vllm::Version::IDS_NEWEST_FIRST.join(", "))
+            })?
+        }
         (Engine::Vllm(o), "gmu") => o.gpu_memory_utilization = Some(parse_fraction(value)?),
         (Engine::Vllm(o), "mml") => o.max_model_len = tokens(value)?,
         (Engine::Vllm(o), "mbt") => o.max_num_batched_tokens = tokens(value)?,
@@ -91,18 +129,20 @@ pub(super) fn apply_knob(e: &mut Engine, key: &str, value: &str) -> Result<(), S
 }
 
 /// The text of one engine knob key (`gmu`, `ngl`, …) as a link writes it;
-/// empty when the knob has its default.
+/// empty when the knob has its default (`vllm`, the pinned version, is
+/// always written).
 pub fn knob(e: &Engine, key: &str) -> String {
     let mut pairs = Vec::new();
     encode_engine(e, &mut pairs);
     pairs.into_iter().find(|(k, _)| *k == key).map(|(_, v)| v).unwrap_or_default()
 }
 
-/// The engine with one knob set from text (empty text: back to the default).
+/// The engine with one knob set from text (empty text: back to the default,
+/// for `vllm` the newest version).
 pub fn with_knob(e: &Engine, key: &str, value: &str) -> Result<Engine, String> {
     let mut pairs = Vec::new();
     encode_engine(e, &mut pairs);
-    let mut next = e.kind().with_defaults();
+    let mut next = super::version::new_engine(e.kind());
     for (k, v) in pairs.iter().filter(|(k, _)| *k != key && *k != "e") {
         apply_knob(&mut next, k, v)?;
     }
@@ -124,6 +164,7 @@ pub fn parse_fraction(value: &str) -> Result<f64, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::engines::EngineKind;
 
     #[test]
     fn knobs_read_and_write_one_key() {

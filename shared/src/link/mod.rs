@@ -8,6 +8,10 @@
 //! fields the memory model reads ([`compact_config`]). A pasted
 //! out-of-memory error travels only when the person asks (`oom=`), trimmed by
 //! [`compact_oom`].
+//!
+//! Links are versioned ([`LinkVersion`], `v=`): a key left out takes the
+//! default frozen for the link's version, and the engine version is pinned
+//! (`vllm=0.21`), so a link means the same plan after the next release.
 
 mod base64url;
 mod compact;
@@ -19,6 +23,7 @@ mod state;
 #[cfg(test)]
 mod tests;
 mod values;
+mod version;
 
 pub use base64url::{base64url_decode, base64url_encode};
 pub use compact::{compact_config, compact_oom};
@@ -28,6 +33,7 @@ pub use knobs::{knob, parse_fraction, with_knob};
 pub use percent::{percent_decode, percent_encode};
 pub use state::{Decoded, GpuChoice, LinkState, ModelSource};
 pub use values::{parse_params, parse_repo_id};
+pub use version::{LinkVersion, NewerEngine, new_engine, newer_engine};
 
 /// The preset the page opens with.
 pub const DEFAULT_MODEL: &str = "llama-3.1-8b";

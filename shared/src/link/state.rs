@@ -103,4 +103,6 @@ impl LinkState {
 pub struct Decoded {
     pub state: LinkState,
     pub notices: Vec<String>,
+    /// The link format version it was read as (`v=`, 1 when absent).
+    pub version: super::version::LinkVersion,
 }

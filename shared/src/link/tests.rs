@@ -23,7 +23,7 @@ fn reads_the_documented_example() {
         ..LinkState::default()
     };
     check("?model=llama-3.1-8b&w=nf4&kv=fp8&p=2048&n=512&c=1&gpu=rtx-4090&g=1", want.clone(), 0);
-    assert_eq!(encode(&want), "model=llama-3.1-8b&w=nf4&kv=fp8&p=2048&n=512&c=1&gpu=rtx-4090&g=1");
+    assert_eq!(encode(&want), "v=2&model=llama-3.1-8b&w=nf4&kv=fp8&p=2048&n=512&c=1&gpu=rtx-4090&g=1");
 }
 
 #[test]
@@ -54,7 +54,7 @@ fn reads_engine_and_parallelism_keys() {
     check("?mml=8192&e=vllm&gmu=0.9&mix=rtx-4080&tp=2", want.clone(), 0);
     assert_eq!(
         encode(&want),
-        "model=llama-3.1-8b&p=2048&n=512&c=1&gpu=rtx-4090&g=1&mix=rtx-4080&tp=2&e=vllm&gmu=0.9&mml=8192"
+        "v=2&model=llama-3.1-8b&p=2048&n=512&c=1&gpu=rtx-4090&g=1&mix=rtx-4080&tp=2&e=vllm&vllm=0.21&gmu=0.9&mml=8192"
     );
     // A knob of another engine, a tp that does not divide the GPUs, a bad fraction.
     check(
@@ -70,6 +70,51 @@ fn reads_engine_and_parallelism_keys() {
     let oom = LinkState { oom: Some("CUDA out of memory. Tried 2+2".into()), ..LinkState::default() };
     assert!(encode(&oom).ends_with("&oom=CUDA+out+of+memory.+Tried+2%2B2"));
     check(&encode(&oom), oom, 0);
+}
+
+#[test]
+fn links_without_a_version_keep_the_defaults_of_their_day() {
+    // Every link made before v2: no `v`, `vllm=latest` or no `vllm` at all.
+    let vllm_021 = Engine::Vllm(vllm::Options { version: vllm::Version::V0_21, ..Default::default() });
+    for query in ["?e=vllm", "?e=vllm&vllm=latest", "?vllm=LATEST&e=vllm", "?v=2&e=vllm&vllm=0.21", "?v=1&e=vllm"] {
+        let d = decode(query);
+        assert_eq!(d.state.engine, vllm_021, "{query}");
+        assert!(d.notices.is_empty(), "{query}: {:?}", d.notices);
+    }
+    assert_eq!(decode("?e=vllm").version, LinkVersion::V1);
+    assert_eq!(decode("?e=vllm&v=2").version, LinkVersion::V2);
+    // A link read today is written back pinned, with the same meaning.
+    for query in ["?e=vllm&vllm=latest&gpu=h100-sxm", "?e=sglang&mfs=0.8", "?e=llama.cpp&fa=off", "?attn=eager"] {
+        let old = decode(query).state;
+        let again = decode(&encode(&old));
+        assert_eq!((again.state, again.version), (old, LinkVersion::CURRENT), "{query}");
+    }
+    assert!(encode(&decode("?e=vllm").state).contains("&e=vllm&vllm=0.21"));
+    // The frozen defaults are today's: a fresh page and a bare link agree.
+    assert_eq!(LinkVersion::V1.defaults(), LinkState::default());
+    for kind in EngineKind::ALL {
+        assert_eq!(LinkVersion::V1.engine(*kind), kind.with_defaults(), "{kind:?}");
+    }
+}
+
+#[test]
+fn link_versions_from_elsewhere_read_with_a_notice() {
+    let d = decode("?v=7&model=gpt2");
+    assert_eq!(d.version, LinkVersion::CURRENT);
+    assert!(d.notices.len() == 1 && d.notices[0].contains("newer Headroom"), "{:?}", d.notices);
+    let d = decode("?v=x&e=vllm");
+    assert_eq!((d.version, d.notices.len()), (LinkVersion::V1, 1));
+    let d = decode("?e=vllm&vllm=0.99");
+    assert!(d.notices[0].contains("0.21, v1, v0"), "{:?}", d.notices);
+}
+
+#[test]
+fn new_plans_are_representable_in_a_link() {
+    for kind in EngineKind::ALL {
+        let s = LinkState { engine: new_engine(*kind), ..LinkState::default() };
+        assert_eq!(decode(&encode(&s)).state, s, "{kind:?}");
+    }
+    assert_eq!(decode(&encode(&LinkState::default())).state, LinkState::default());
 }
 
 fn model_source() -> impl Strategy<Value = ModelSource> {
@@ -94,7 +139,7 @@ fn engine() -> impl Strategy<Value = Engine> {
             logits: if all { transformers::LogitsMode::AllPositions } else { transformers::LogitsMode::LastToken },
         })),
         (
-            prop::sample::select(vec![vllm::Version::V0, vllm::Version::V1, vllm::Version::Latest]),
+            prop::sample::select(vllm::Version::ALL.to_vec()),
             frac.clone(),
             tokens(),
             tokens(),

@@ -12,6 +12,7 @@ mod browser;
 mod cli;
 mod engines;
 mod fleet;
+mod links;
 mod live;
 mod page;
 mod server;

@@ -10,7 +10,7 @@ pub mod url;
 use leptos::prelude::*;
 use shared::estimate::{Estimate, Scenario, estimate};
 use shared::fixes::{Fix, fixes};
-use shared::link::LinkState;
+use shared::link::{LinkState, NewerEngine, newer_engine};
 use shared::model::Model;
 use shared::units::UnitSystem;
 
@@ -43,6 +43,9 @@ pub struct AppState {
     pub inputs: RwSignal<LinkState>,
     /// What the link (or an input) could not use.
     pub notices: RwSignal<Vec<String>>,
+    /// Newer engine rules than those the opened link pins, offered until the
+    /// person switches or keeps the link's (`components::layout::EngineUpdate`).
+    pub engine_offer: RwSignal<Option<NewerEngine>>,
     /// The answer of the hub for a `hf=` model.
     pub hub: RwSignal<HubState>,
     pub theme: RwSignal<Theme>,
@@ -68,6 +71,7 @@ pub struct AppState {
 impl AppState {
     /// The state for a decoded link.
     pub fn new(mut initial: LinkState, notices: Vec<String>) -> Self {
+        let engine_offer = RwSignal::new(newer_engine(&initial.engine));
         // A shared error fills the diagnose view; the inputs keep only the plan.
         let initial_oom = initial.oom.take();
         let inputs = RwSignal::new(initial);
@@ -103,6 +107,7 @@ impl AppState {
             oom_link,
             inputs,
             notices: RwSignal::new(notices),
+            engine_offer,
             hub,
             theme: RwSignal::new(Theme::System),
             units,

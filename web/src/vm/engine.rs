@@ -1,7 +1,7 @@
 //! What the engine itself would report, the layer split and the speed bounds,
 //! as rows the page shows; and the knobs each engine takes.
 
-use shared::engines::{EngineKind, EngineReport};
+use shared::engines::{EngineKind, EngineReport, vllm};
 use shared::estimate::Estimate;
 use shared::explain::thousands;
 use shared::units::{UnitSystem, format_bytes};
@@ -130,7 +130,7 @@ const fn k(key: &'static str, label: &'static str, choices: &'static [&'static s
 
 const TRANSFORMERS: &[Knob] = &[k("attn", "Attention", &["sdpa", "eager"]), k("logits", "Logits", &["last", "all"])];
 const VLLM: &[Knob] = &[
-    k("vllm", "vLLM version", &["latest", "v1", "v0"]),
+    k("vllm", "vLLM version", vllm::Version::IDS_NEWEST_FIRST),
     k("gmu", "gpu_memory_utilization", &[]),
     k("mml", "max_model_len", &[]),
     k("mbt", "max_num_batched_tokens", &[]),

@@ -2,7 +2,7 @@
 
 use leptos::prelude::*;
 use shared::engines::EngineKind;
-use shared::link::{knob, with_knob};
+use shared::link::{knob, new_engine, with_knob};
 
 use crate::state::use_app;
 use crate::vm::engine::{Knob, knob_default, knobs};
@@ -23,7 +23,7 @@ pub fn EngineInputs() -> impl IntoView {
     let change = move |ev| {
         if let Ok(k) = EngineKind::parse(&event_target_value(&ev)) {
             app.edit(|s| {
-                s.engine = k.with_defaults();
+                s.engine = new_engine(k);
                 if k == EngineKind::LlamaCpp {
                     s.tp = 1;
                 }

@@ -1,0 +1,202 @@
+//! The link format's versions (`v=`), the defaults each one froze, and the
+//! engine versions newer than the one a link pins.
+//!
+//! A key a link leaves out takes the default *of the link's version*, kept
+//! here as data, never the moving [`LinkState::default`] or
+//! [`EngineKind::with_defaults`]: a link means the same plan in every later
+//! release. `docs/links.md` states the promise and the history.
+
+use super::state::{GpuChoice, LinkState, ModelSource};
+use crate::engines::{Engine, EngineKind, llamacpp, sglang, transformers, vllm};
+use crate::units::UnitSystem;
+
+/// A version of the link format. A link without `v=` (every link made before
+/// v2) is version 1.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Default)]
+pub enum LinkVersion {
+    /// No `v=`: links of Headroom up to 2026-12. `vllm=latest` and a vLLM
+    /// link without `vllm=` mean vLLM 0.21, the newest rules then.
+    #[default]
+    V1,
+    /// `v=2`: the page writes `v=2` and pins the engine version
+    /// (`vllm=0.21`). It changed no default.
+    V2,
+}
+
+impl LinkVersion {
+    /// The version the page writes.
+    pub const CURRENT: Self = Self::V2;
+
+    pub fn number(self) -> u64 {
+        match self {
+            Self::V1 => 1,
+            Self::V2 => 2,
+        }
+    }
+
+    /// `Err` names the newest version this build reads.
+    pub fn from_number(n: u64) -> Result<Self, String> {
+        match n {
+            1 => Ok(Self::V1),
+            2 => Ok(Self::V2),
+            _ => Err(format!("this page reads link versions 1 to {}", Self::CURRENT.number())),
+        }
+    }
+
+    /// The state a link of this version means before its keys apply.
+    pub fn defaults(self) -> LinkState {
+        match self {
+            Self::V1 | Self::V2 => defaults_2026_12(),
+        }
+    }
+
+    /// The engine `e=` names, with every knob the link leaves out at this
+    /// version's default.
+    pub fn engine(self, kind: EngineKind) -> Engine {
+        match self {
+            Self::V1 | Self::V2 => engine_2026_12(kind),
+        }
+    }
+
+    /// The vLLM version `vllm=latest` means in a link of this version: the
+    /// newest when the version was current, frozen.
+    pub fn vllm_latest(self) -> vllm::Version {
+        match self {
+            Self::V1 | Self::V2 => vllm::Version::V0_21,
+        }
+    }
+}
+
+/// The engine a new plan gets when the person picks `kind`: the current
+/// link version's knob defaults with the newest engine version this build
+/// knows. Always representable in a link, so copying it loses nothing.
+pub fn new_engine(kind: EngineKind) -> Engine {
+    match LinkVersion::CURRENT.engine(kind) {
+        Engine::Vllm(o) => Engine::Vllm(vllm::Options { version: vllm::Version::LATEST, ..o }),
+        e @ (Engine::Transformers(_) | Engine::Sglang(_) | Engine::LlamaCpp(_)) => e,
+    }
+}
+
+/// The defaults of links v1 and v2, as the page of 2026-12 applied them
+/// (`LinkState::default`, `docs/links.md` "Default when absent").
+fn defaults_2026_12() -> LinkState {
+    LinkState {
+        model: ModelSource::Preset("llama-3.1-8b".into()),
+        checkpoint_bytes: None,
+        weights: None,
+        kv_dtype: None,
+        prompt_tokens: 2048,
+        max_new_tokens: 512,
+        concurrency: 1,
+        gpu: GpuChoice::Catalog("rtx-4090".into()),
+        gpu_count: 1,
+        more_gpus: Vec::new(),
+        tp: 1,
+        engine: engine_2026_12(EngineKind::Transformers),
+        oom: None,
+        units: UnitSystem::Binary,
+        hub: None,
+    }
+}
+
+/// Each engine's knobs left out of a link of 2026-12. The `None`s resolve in
+/// the engine by rules that are themselves versioned where they moved
+/// (vLLM's by [`vllm::Version`]).
+fn engine_2026_12(kind: EngineKind) -> Engine {
+    match kind {
+        EngineKind::Transformers => Engine::Transformers(transformers::Options {
+            attention: transformers::AttentionImpl::Sdpa,
+            logits: transformers::LogitsMode::LastToken,
+        }),
+        EngineKind::Vllm => Engine::Vllm(vllm::Options {
+            version: vllm::Version::V0_21,
+            gpu_memory_utilization: None,
+            max_model_len: None,
+            max_num_batched_tokens: None,
+            max_num_seqs: None,
+            block_size: 16,
+        }),
+        EngineKind::Sglang => Engine::Sglang(sglang::Options {
+            mem_fraction_static: None,
+            context_length: None,
+            chunked_prefill_size: None,
+        }),
+        EngineKind::LlamaCpp => Engine::LlamaCpp(llamacpp::Options {
+            n_ctx: None,
+            n_gpu_layers: None,
+            parallel: None,
+            n_ubatch: 512,
+            flash_attention: llamacpp::FlashAttention::On,
+        }),
+    }
+}
+
+/// Newer rules than those a plan's engine version names: what the page
+/// offers when it opens an older link.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NewerEngine {
+    /// The releases the plan's rules cover (`vLLM 0.8 – 0.20 (V1 engine)`).
+    pub planned: &'static str,
+    /// The newest releases this build knows (`vLLM 0.21+`).
+    pub newest: &'static str,
+    /// What each newer version changed, oldest first.
+    pub changes: Vec<&'static str>,
+    /// The same engine and knobs with the newest version.
+    pub engine: Engine,
+}
+
+impl NewerEngine {
+    /// "Planned for vLLM 0.8 – 0.20 (V1 engine) defaults; newer: vLLM 0.21+ …".
+    pub fn message(&self) -> String {
+        format!("Planned for {} defaults; newer: {} — {}.", self.planned, self.newest, self.changes.join("; "))
+    }
+}
+
+/// The newer engine version, when the plan's is not the newest this build knows.
+pub fn newer_engine(engine: &Engine) -> Option<NewerEngine> {
+    match *engine {
+        Engine::Vllm(o) if o.version < vllm::Version::LATEST => Some(NewerEngine {
+            planned: o.version.releases(),
+            newest: vllm::Version::LATEST.releases(),
+            changes: vllm::Version::ALL.iter().filter(|v| **v > o.version).map(|v| v.changes()).collect(),
+            engine: Engine::Vllm(vllm::Options { version: vllm::Version::LATEST, ..o }),
+        }),
+        // One rule set each so far: nothing newer.
+        Engine::Vllm(_) | Engine::Transformers(_) | Engine::Sglang(_) | Engine::LlamaCpp(_) => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn versions_read_their_numbers() {
+        for v in [LinkVersion::V1, LinkVersion::V2] {
+            assert_eq!(LinkVersion::from_number(v.number()), Ok(v));
+        }
+        assert!(LinkVersion::from_number(3).is_err());
+        assert!(LinkVersion::from_number(0).is_err());
+    }
+
+    #[test]
+    fn older_vllm_versions_are_offered_the_newest() {
+        let v1 = Engine::Vllm(vllm::Options {
+            version: vllm::Version::V1,
+            gpu_memory_utilization: Some(0.8),
+            ..Default::default()
+        });
+        let newer = newer_engine(&v1).expect("0.21 is newer");
+        assert_eq!(newer.changes.len(), 1);
+        assert!(newer.message().contains("CUDA-graph"), "{}", newer.message());
+        // The person's own knobs stay; only the version moves.
+        let Engine::Vllm(o) = newer.engine else { panic!("vLLM") };
+        assert_eq!((o.version, o.gpu_memory_utilization), (vllm::Version::LATEST, Some(0.8)));
+        let v0 = Engine::Vllm(vllm::Options { version: vllm::Version::V0, ..Default::default() });
+        assert_eq!(newer_engine(&v0).expect("newer").changes.len(), 2);
+        assert_eq!(newer_engine(&newer.engine), None);
+        for kind in EngineKind::ALL {
+            assert_eq!(newer_engine(&kind.with_defaults()), None, "a new plan gets the newest rules");
+        }
+    }
+}

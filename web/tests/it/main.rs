@@ -1,0 +1,3 @@
+//! The page's view model and share links, tested natively.
+
+mod golden_links;
