@@ -6,12 +6,14 @@
 // it to their helpers).
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod checkpoint;
 mod cli;
 mod diagnose;
 mod http;
 mod nvml;
 mod probe;
 mod protocol_doc;
+mod standin_hub;
 mod support;
 mod tls;
 mod ws;
