@@ -11,7 +11,7 @@ use super::standin_hub::{self, File, GATED_TOKEN, Kind};
 
 #[path = "../../../shared/tests/it/checkpoint/writer.rs"]
 #[allow(dead_code)]
-mod writer;
+pub mod writer;
 
 fn headroom(args: &[&str], env: &[(&str, &str)]) -> Output {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_headroom"));

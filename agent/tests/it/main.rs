@@ -7,6 +7,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod checkpoint;
+mod checkpoint_bench;
 mod cli;
 mod diagnose;
 mod http;

@@ -18,8 +18,8 @@ pub enum ConfigError {
     /// decoder: a generic read would be a guess, so there is no estimate.
     #[error(
         "unknown architecture `{model_type}` with {what}: no reader knows its layout, so no verdict is given on a guess. \
-         Give the checkpoint instead (`--checkpoint PATH` for a local folder or .gguf, `--hf ORG/NAME` for the Hub; \
-         on the page: \"Load from Hugging Face\" or drop a .safetensors/.gguf file) for exact weights"
+         Give its checkpoint instead for exact weights: `headroom estimate --checkpoint PATH` (a local folder, \
+         Hugging Face cache entry or .gguf) or `--hf ORG/NAME` (the Hub)"
     )]
     UnknownArchitecture { model_type: String, what: String },
 }
