@@ -1,7 +1,8 @@
-//! Benchmark, not a test (ignored by default, no timing asserted): reading
-//! the headers of a 163-shard checkpoint (DeepSeek-V3's shard count) from
-//! the stand-in Hub over loopback with the CLI, as in `docs/measurements.md`.
-//! Run: `cargo test -p agent --test it --release bench_hub -- --ignored --nocapture`.
+//! Benchmarks, not tests (ignored by default, no timing asserted), as in
+//! `docs/measurements.md`: reading the headers of a 163-shard checkpoint
+//! (DeepSeek-V3's shard count) from the stand-in Hub over loopback and from
+//! local files with the CLI; parsing a GGUF header whose metadata block is
+//! 2 MB. Run: `cargo test -p agent --test it --release bench_ -- --ignored --nocapture`.
 
 use std::process::Command;
 use std::time::Instant;
@@ -89,5 +90,36 @@ fn bench_hub_163_shards() {
     println!(
         "{SHARDS} shards: median {:.0} ms (min {:.0}, max {:.0}); {requests} requests, {bytes} bytes per run",
         runs[2], runs[0], runs[4]
+    );
+}
+
+#[test]
+#[ignore = "benchmark: run with --ignored --nocapture"]
+fn bench_gguf_2mb_metadata() {
+    // 120,000 tokens of 9 bytes: 120,000 × (8 + 9) = 2.04 MB of strings, as
+    // the vocabularies of Qwen- and Llama-3-class GGUFs take; 1,000 tensors.
+    let tokens: Vec<&'static str> = (0..120_000).map(|i| &*Box::leak(format!("tok{i:06}").into_boxed_str())).collect();
+    let names: Vec<String> = (0..1000).map(|i| format!("blk.{i}.ffn_down.weight")).collect();
+    let tensors: Vec<(&str, &[u64], u32, u64)> =
+        names.iter().map(|n| (n.as_str(), &[4096u64, 4096][..], 12u32, 4096 * 16 * 144)).collect();
+    let (bytes, size) = writer::gguf(
+        3,
+        &[("general.architecture", writer::Kv::Str("llama")), ("tokenizer.ggml.tokens", writer::Kv::ArrStr(tokens))],
+        &tensors,
+    );
+    let mut runs = Vec::new();
+    for _ in 0..21 {
+        let start = Instant::now();
+        let f = shared::checkpoint::gguf::parse(&bytes, Some(size)).expect("parse");
+        runs.push(start.elapsed().as_secs_f64() * 1000.0);
+        assert_eq!(f.tensors.len(), 1000);
+    }
+    runs.sort_by(f64::total_cmp);
+    println!(
+        "GGUF header of {} bytes: median {:.2} ms (min {:.2}, max {:.2})",
+        bytes.len(),
+        runs[10],
+        runs[0],
+        runs[20]
     );
 }

@@ -63,17 +63,18 @@ const LAYER_LISTS: &[&str] = &["layers", "h", "blocks", "block", "blk", "layer"]
 /// marks layers past the last as multi-token-prediction heads (DeepSeek-V3,
 /// GLM-4.5 store them as extra layers).
 pub fn classify(name: &str, num_layers: Option<u32>) -> Classified {
-    let segments: Vec<&str> = name.split('.').collect();
     let (stem, quant, packing) = split_quant(name);
-    let lower = stem.to_ascii_lowercase();
-    let first_segments = &segments[..segments.len().min(3)];
+    // Names are nearly always lower case already: allocate only when not.
+    let lower: std::borrow::Cow<str> =
+        if stem.bytes().any(|b| b.is_ascii_uppercase()) { stem.to_ascii_lowercase().into() } else { stem.into() };
+    let lower = lower.as_ref();
     let is_in = |list: &[&str]| {
-        first_segments.iter().enumerate().any(|(i, s)| {
+        name.split('.').take(3).enumerate().any(|(i, s)| {
             // One-letter GGUF mmproj prefixes (`v.`, `a.`, `mm.`) only count first.
-            (i == 0 || s.len() > 2) && list.contains(s)
+            (i == 0 || s.len() > 2) && list.contains(&s)
         })
     };
-    let layer = layer_index(&segments);
+    let layer = layer_index(name);
     let plain = |role| Classified { role, layer: None, quant, packing };
     if is_in(PROJECTOR) {
         return plain(Role::Projector);
@@ -87,10 +88,10 @@ pub fn classify(name: &str, num_layers: Option<u32>) -> Classified {
         return plain(if linear { Role::VisionLinear } else { Role::VisionOther });
     }
     let past_last = matches!((layer, num_layers), (Some(l), Some(n)) if l >= n);
-    if segments.first() == Some(&"mtp") || lower.contains("nextn") || past_last {
+    if name.starts_with("mtp.") || lower.contains("nextn") || past_last {
         return plain(Role::Mtp);
     }
-    let role = role_of(&lower, layer.is_some());
+    let role = role_of(lower, layer.is_some());
     Classified { role, layer: if role_is_global(role) { None } else { layer }, quant, packing }
 }
 
@@ -99,8 +100,17 @@ fn role_is_global(role: Role) -> bool {
 }
 
 /// The layer index: the number after `layers`, `h`, `blk`, … .
-fn layer_index(segments: &[&str]) -> Option<u32> {
-    segments.windows(2).find_map(|w| if LAYER_LISTS.contains(&w[0]) { w[1].parse().ok() } else { None })
+fn layer_index(name: &str) -> Option<u32> {
+    let mut previous = "";
+    for s in name.split('.') {
+        if LAYER_LISTS.contains(&previous)
+            && let Ok(l) = s.parse()
+        {
+            return Some(l);
+        }
+        previous = s;
+    }
+    None
 }
 
 /// Strips a quantisation suffix: the stem names the weight it belongs to.

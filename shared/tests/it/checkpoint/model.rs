@@ -242,3 +242,30 @@ fn a_gguf_file_alone_gives_exact_weights_and_its_cache() {
     assert_eq!(e.kv_bytes_per_token, 2 * 2 * 32 * 2 * 2);
     assert!(e.warnings.iter().any(|w| w.contains("multi-token-prediction")));
 }
+
+#[test]
+fn fused_qkv_and_mla_down_projections_shard_by_their_own_rules() {
+    // An unknown dense decoder with a fused q/k/v (8 query heads, 2 KV heads
+    // of 32) and MLA-style down-projections, which vLLM replicates.
+    let config = r#"{"model_type":"fused_dense","hidden_size":256,"num_hidden_layers":1,
+        "num_attention_heads":8,"num_key_value_heads":2,"head_dim":32,"intermediate_size":512,"vocab_size":1000}"#;
+    let qkv_rows = (8 + 2 * 2) * 32;
+    let c = checkpoint(&[
+        ("model.embed_tokens.weight", "BF16", &[V, H]),
+        ("model.layers.0.self_attn.qkv_proj.weight", "BF16", &[qkv_rows, H]),
+        ("model.layers.0.self_attn.q_a_proj.weight", "BF16", &[64, H]),
+    ]);
+    let m = Model::from_checkpoint("fused", Some(config), &c).unwrap_or_else(|e| panic!("{e}"));
+    let e = estimate(&m, scenario(4, 4));
+    // tp=4: a quarter of the embedding; 2 of 8 query heads, and the 2 KV heads
+    // replicated to 1 per rank: (8/4 + 2·1)/(8 + 2·2) = 1/3 of the fused
+    // rows; q_a_proj whole.
+    let embed = V * H * 2 / 4;
+    let qkv = qkv_rows * H * 2 / 3;
+    assert_eq!(e.per_gpu[0].weight_bytes, embed + qkv + 64 * H * 2);
+    // The cache from the fused width: (rows − 8·32) / 2 = 2 KV heads, one per
+    // rank when replicated over 4 ranks: 4 × 32 × (K + V) × 2 bytes in all.
+    assert_eq!(e.kv_bytes_per_token, 4 * 32 * 2 * 2);
+    let one = estimate(&m, scenario(1, 1));
+    assert_eq!(one.kv_bytes_per_token, 2 * 32 * 2 * 2);
+}
