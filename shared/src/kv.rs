@@ -116,6 +116,23 @@ impl LayerKv {
 /// `get_num_kv_heads`). MLA's latent is not split by heads: every rank keeps
 /// the whole latent.
 pub fn layer_costs(text: &TextModel, dtype: KvDtype, tp: u64) -> Vec<LayerKv> {
+    if let Some(cache) = &text.cache_from_tensors {
+        return cache
+            .iter()
+            .zip(&text.layers)
+            .map(|(c, l)| {
+                let heads = if c.kv_heads == 0 { 0 } else { kv_heads_per_rank(c.kv_heads, tp) };
+                let k = dtype.bpw(c.key_dim).bytes(heads.saturating_mul(c.key_dim));
+                let v =
+                    if c.value_dim == 0 { 0 } else { dtype.bpw(c.value_dim).bytes(heads.saturating_mul(c.value_dim)) };
+                let window = match l.attention {
+                    LayerAttention::Sliding(w) => Some(w),
+                    LayerAttention::Full | LayerAttention::Cross => None,
+                };
+                LayerKv { bytes_per_token: k.saturating_add(v), window }
+            })
+            .collect();
+    }
     let per_token = match text.attention {
         AttentionKind::Standard { .. } => {
             let heads = kv_heads_per_rank(text.num_kv_heads, tp);

@@ -8,6 +8,7 @@
 
 pub mod arch;
 pub mod catalog;
+pub mod checkpoint;
 pub mod engines;
 pub mod estimate;
 pub mod explain;
@@ -19,7 +20,8 @@ pub mod model;
 pub mod oom;
 pub mod probe;
 pub mod protocol;
-pub mod safetensors;
+/// safetensors headers and indexes (kept at its old path).
+pub use checkpoint::safetensors;
 pub mod solve;
 pub mod speed;
 pub mod units;

@@ -1,9 +1,11 @@
 //! A model ready for estimates: its architecture, its tensor layout (computed
 //! once) and, when known, the exact bytes of its checkpoint.
 
-use crate::arch::{Architecture, ConfigError, TensorLayout};
+use crate::arch::{Architecture, ConfigError, Family, TensorLayout};
 use crate::catalog::{ModelPreset, model_preset};
-use crate::formats::{LayoutContext, WeightFormat};
+use crate::checkpoint::layout::{ExactLayout, Hints};
+use crate::checkpoint::{Checkpoint, CheckpointError, CheckpointKind, infer};
+use crate::formats::{GgufType, LayoutContext, WeightFormat};
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct Model {
@@ -16,6 +18,18 @@ pub struct Model {
     /// Exact bytes of the checkpoint's weights (safetensors header or index),
     /// which beat the estimate for the checkpoint's own format.
     pub checkpoint_bytes: Option<u64>,
+    /// Every tensor of the checkpoint by role and layer, when its headers
+    /// were read: the weights in its own format are then exact.
+    pub checkpoint: Option<CheckpointWeights>,
+}
+
+/// A checkpoint's exact weights and the format it is stored in.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CheckpointWeights {
+    pub layout: ExactLayout,
+    /// The format the stored tensors correspond to (what-if formats are
+    /// estimated from the parameters; this one is exact).
+    pub format: WeightFormat,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -36,7 +50,57 @@ impl Model {
 
     pub fn from_architecture(name: impl Into<String>, arch: Architecture) -> Self {
         let layout = arch.layout();
-        Self { name: name.into(), repo: None, arch, layout, checkpoint_bytes: None }
+        Self { name: name.into(), repo: None, arch, layout, checkpoint_bytes: None, checkpoint: None }
+    }
+
+    /// A model from its checkpoint's headers and, when there is one, its
+    /// `config.json`. A config of a known family gives the architecture (its
+    /// KV cache, its defaults); otherwise the tensors do. Weights and
+    /// parameters are the checkpoint's own in every case.
+    pub fn from_checkpoint(
+        name: impl Into<String>,
+        config: Option<&str>,
+        checkpoint: &Checkpoint,
+    ) -> Result<Self, CheckpointError> {
+        let config_value: Option<serde_json::Value> = config.and_then(|c| serde_json::from_str(c).ok());
+        let hints = hints(config_value.as_ref(), checkpoint);
+        let mut layout = ExactLayout::of(checkpoint, hints);
+        let mut arch = infer::architecture(config, checkpoint, &layout)?;
+        let layers = arch.text.num_layers() as u32;
+        if layers != layout.num_layers {
+            layout = ExactLayout::of(checkpoint, Hints { num_layers: Some(layers), ..hints });
+        }
+        let format = match &checkpoint.gguf {
+            Some(g) => gguf_format(g.get_u64("general.file_type"), &layout, &mut arch.warnings),
+            None => WeightFormat::from_checkpoint(arch.checkpoint_dtype, arch.quantization),
+        };
+        let mtp = layout.bytes_of(crate::arch::Role::Mtp);
+        if mtp > 0 {
+            arch.warnings.push(format!(
+                "the checkpoint holds a multi-token-prediction head ({}) that engines load only for speculative \
+                 decoding: it is counted in the parameters but not in the GPU weights",
+                crate::units::format_bytes(mtp, crate::units::UnitSystem::Binary)
+            ));
+        }
+        if layout.unclassified_count > 0 {
+            arch.warnings.push(format!(
+                "{} tensors have names no rule classifies (e.g. `{}`): their bytes are counted as \"other\", placed \
+                 with the first layers and not sharded",
+                layout.unclassified_count,
+                layout.unclassified.first().map_or("", String::as_str)
+            ));
+        }
+        let mut model = Self::from_architecture(name, arch);
+        model.layout = layout.tensor_layout();
+        model.checkpoint_bytes = Some(layout.total_bytes());
+        model.checkpoint = Some(CheckpointWeights { layout, format });
+        Ok(model)
+    }
+
+    /// Whether a family reader knows this architecture (else its layout comes
+    /// from a checkpoint's tensors or a generic read of the config).
+    pub fn architecture_known(&self) -> bool {
+        self.arch.family != Family::Generic
     }
 
     pub fn from_preset(preset: &ModelPreset) -> Result<Self, ModelError> {
@@ -62,6 +126,9 @@ impl Model {
 
     /// The format the checkpoint loads in when the user does not choose one.
     pub fn default_format(&self) -> WeightFormat {
+        if let Some(c) = &self.checkpoint {
+            return c.format;
+        }
         WeightFormat::from_checkpoint(self.arch.checkpoint_dtype, self.arch.quantization)
     }
 
@@ -84,5 +151,77 @@ impl Model {
             };
             acc.saturating_add(p)
         })
+    }
+}
+
+/// Layers and packing the names need: `num_hidden_layers` (or GGUF
+/// `block_count` less its `nextn_predict_layers`), and GPTQ/AWQ bits.
+fn hints(config: Option<&serde_json::Value>, checkpoint: &Checkpoint) -> Hints {
+    let field = |key: &str| {
+        let c = config?;
+        c.get("text_config").and_then(|t| t.get(key)).or_else(|| c.get(key)).and_then(serde_json::Value::as_u64)
+    };
+    let gguf_layers = checkpoint.gguf.as_ref().and_then(|g| {
+        let blocks = g.arch_u64("block_count")?;
+        Some(blocks.saturating_sub(g.arch_u64("nextn_predict_layers").unwrap_or(0)))
+    });
+    let num_layers = field("num_hidden_layers").or(gguf_layers).and_then(|n| u32::try_from(n).ok());
+    let packed_bits = config
+        .and_then(|c| c.get("quantization_config"))
+        .and_then(|q| q.get("bits").or_else(|| q.get("w_bit")))
+        .and_then(serde_json::Value::as_u64)
+        .and_then(|b| u8::try_from(b).ok());
+    let _ = CheckpointKind::Gguf;
+    Hints { num_layers, packed_bits }
+}
+
+/// The format a GGUF file is stored in: its `general.file_type` (llama.h
+/// `enum llama_ftype`) when it is one of the mixes Headroom models, else the
+/// modelled format nearest in bits per weight (named in a warning).
+fn gguf_format(file_type: Option<u64>, layout: &ExactLayout, warnings: &mut Vec<String>) -> WeightFormat {
+    let known = match file_type {
+        Some(0) => Some(WeightFormat::F32),
+        Some(1) => Some(WeightFormat::Gguf(GgufType::F16)),
+        Some(2) => Some(WeightFormat::Gguf(GgufType::Q4_0)),
+        Some(7) => Some(WeightFormat::Gguf(GgufType::Q8_0)),
+        Some(10) => Some(WeightFormat::Gguf(GgufType::Q2K)),
+        Some(12) => Some(WeightFormat::Gguf(GgufType::Q3KM)),
+        Some(14) => Some(WeightFormat::Gguf(GgufType::Q4KS)),
+        Some(15) => Some(WeightFormat::Gguf(GgufType::Q4KM)),
+        Some(16) => Some(WeightFormat::Gguf(GgufType::Q5KS)),
+        Some(17) => Some(WeightFormat::Gguf(GgufType::Q5KM)),
+        Some(18) => Some(WeightFormat::Gguf(GgufType::Q6K)),
+        Some(30) => Some(WeightFormat::Gguf(GgufType::Iq4Xs)),
+        Some(32) => Some(WeightFormat::Bf16),
+        _ => None,
+    };
+    if let Some(f) = known {
+        return f;
+    }
+    let params = layout.total_params().max(1);
+    let bpw = layout.total_bytes() as f64 * 8.0 / params as f64;
+    let nearest = WeightFormat::CHOICES
+        .iter()
+        .copied()
+        .filter(|f| matches!(f, WeightFormat::Gguf(_)))
+        .min_by(|a, b| {
+            let d = |f: &WeightFormat| (gguf_bpw(*f) - bpw).abs();
+            d(a).total_cmp(&d(b))
+        })
+        .unwrap_or(WeightFormat::Gguf(GgufType::Q4KM));
+    warnings.push(format!(
+        "GGUF file type {} ({bpw:.2} bits per weight) is not one of the modelled mixes: what-if figures use {} as \
+         the nearest; the weights shown for the file itself are its exact bytes",
+        file_type.map_or("(unset)".into(), |t| t.to_string()),
+        nearest.id()
+    ));
+    nearest
+}
+
+/// Nominal bits per weight of the modelled GGUF mixes (their base types).
+fn gguf_bpw(f: WeightFormat) -> f64 {
+    match f {
+        WeightFormat::Gguf(t) => t.nominal_bpw(),
+        _ => 16.0,
     }
 }

@@ -9,6 +9,7 @@ use shared::estimate::{self, Estimate, verdict_text};
 use shared::solve::{self, Question, Solution};
 use shared::units::UnitSystem;
 
+use super::checkpoint;
 use super::plan::{self, ModelSource, PlanArgs};
 use super::render;
 
@@ -18,11 +19,24 @@ pub const JSON_SCHEMA_VERSION: u32 = 1;
 #[derive(Debug, Args)]
 pub struct EstimateArgs {
     /// A model preset id (see `headroom models`).
-    #[arg(long, conflicts_with = "config", required_unless_present = "config")]
+    #[arg(long, conflicts_with_all = ["config", "checkpoint", "hf"], required_unless_present_any = ["config", "checkpoint", "hf"])]
     model: Option<String>,
-    /// A Hugging Face config.json (`-` reads standard input).
+    /// A Hugging Face config.json (`-` reads standard input); with
+    /// --checkpoint or --hf, it replaces the checkpoint's own.
     #[arg(long)]
     config: Option<PathBuf>,
+    /// A local checkpoint: a folder with config.json and safetensors (or a
+    /// Hugging Face cache entry), a .safetensors file, or a .gguf file (the
+    /// first part of a split GGUF). Only headers are read: exact weights.
+    #[arg(long, value_name = "PATH", conflicts_with = "hf")]
+    checkpoint: Option<PathBuf>,
+    /// A Hub repo, ORG/NAME[@REVISION]: config.json, the index and each
+    /// shard's header over HTTP Range requests (HF_ENDPOINT, HF_TOKEN).
+    #[arg(long, value_name = "REPO")]
+    hf: Option<String>,
+    /// With --hf: the .gguf file of the repo to read (first part of a split GGUF).
+    #[arg(long, value_name = "FILE", requires = "hf")]
+    file: Option<String>,
     #[command(flatten)]
     plan: PlanArgs,
     /// Answer a question: fits, oom-token, max-concurrency, max-context,
@@ -51,9 +65,25 @@ struct JsonOut<'a> {
 }
 
 pub fn run(args: EstimateArgs) -> anyhow::Result<()> {
-    let source = ModelSource::from_flags(args.model.as_ref(), args.config.as_ref())
-        .context("give --model PRESET or --config PATH")?;
-    let model = plan::load_model(source, &args.plan)?;
+    let model = match (&args.checkpoint, &args.hf) {
+        (Some(path), _) => {
+            let config = args.config.as_deref().map(plan::read_input).transpose()?;
+            let resolved = checkpoint::local::resolve(path)?;
+            checkpoint::model(path.display().to_string(), &resolved.files, resolved.gguf.as_deref(), config)?
+        }
+        (None, Some(repo)) => {
+            let config = args.config.as_deref().map(plan::read_input).transpose()?;
+            let hub = checkpoint::hub::Hub::new(repo)?;
+            let mut model = checkpoint::model(repo.clone(), &hub, args.file.as_deref(), config)?;
+            model.repo = Some(checkpoint::hub::parse_repo(repo)?.0);
+            model
+        }
+        (None, None) => {
+            let source = ModelSource::from_flags(args.model.as_ref(), args.config.as_ref())
+                .context("give --model PRESET, --config PATH, --checkpoint PATH or --hf ORG/NAME")?;
+            plan::load_model(source, &args.plan)?
+        }
+    };
     let scenario = plan::scenario(&args.plan, &model)?;
     let question = match &args.solve {
         Some(q) => Some(Question::parse(q).with_context(|| {

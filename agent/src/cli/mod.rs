@@ -2,6 +2,7 @@
 //! values (`Model`, `Scenario`) here, at the edge.
 
 mod catalog;
+mod checkpoint;
 mod diagnose;
 mod estimate;
 mod input;

@@ -6,6 +6,8 @@
 // it to their helpers).
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod checkpoint;
+mod checkpoint_bench;
 mod cli;
 mod deploy;
 mod diagnose;
@@ -15,6 +17,7 @@ mod http;
 mod nvml;
 mod probe;
 mod protocol_doc;
+mod standin_hub;
 mod support;
 mod tls;
 mod ws;

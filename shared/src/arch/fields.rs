@@ -14,6 +14,14 @@ pub enum ConfigError {
     Missing { field: String },
     #[error("config.json field `{field}`: {reason}")]
     Invalid { field: String, reason: String },
+    /// An architecture no family reader knows that is not a plain dense
+    /// decoder: a generic read would be a guess, so there is no estimate.
+    #[error(
+        "unknown architecture `{model_type}` with {what}: no reader knows its layout, so no verdict is given on a guess. \
+         Give its checkpoint instead for exact weights: `headroom estimate --checkpoint PATH` (a local folder, \
+         Hugging Face cache entry or .gguf) or `--hf ORG/NAME` (the Hub)"
+    )]
+    UnknownArchitecture { model_type: String, what: String },
 }
 
 /// The largest width, vocabulary or rank accepted. Real models stay far below

@@ -165,6 +165,19 @@ pub struct TextModel {
     pub embed_proj_dim: Option<u64>,
     pub max_position_embeddings: Option<u64>,
     pub layers: Vec<LayerSpec>,
+    /// The cache of every layer as a checkpoint's attention tensors give it
+    /// (architectures no reader knows); `None`: from the fields above.
+    pub cache_from_tensors: Option<Vec<LayerCache>>,
+}
+
+/// One layer's cached vectors per token, read from its attention tensors:
+/// `kv_heads` keys of `key_dim` and values of `value_dim` (MLA: one latent of
+/// `key_dim`, no values; 0 heads: a layer without a per-token cache).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LayerCache {
+    pub kv_heads: u64,
+    pub key_dim: u64,
+    pub value_dim: u64,
 }
 
 impl TextModel {

@@ -32,6 +32,23 @@ pub enum Role {
     Bias,
     VisionLinear,
     VisionOther,
+    /// Fused q/k/v projection (`qkv_proj`, `c_attn`, `attn_qkv`).
+    AttnQkv,
+    /// MLA down-projections to the latents (`q_a_proj`, `kv_a_proj_with_mqa`),
+    /// replicated under tensor parallelism.
+    MlaDown,
+    /// MLA up-projections from the latents (`q_b_proj`, `kv_b_proj`).
+    MlaUp,
+    /// Multimodal projector between a tower and the language model.
+    Projector,
+    /// Audio encoder.
+    Audio,
+    /// Multi-token-prediction head (`mtp.*`, `nextn`, layers past the last).
+    Mtp,
+    /// Recurrent / linear-attention mixers (Mamba, gated DeltaNet, short convolutions).
+    Recurrent,
+    /// A checkpoint tensor no rule classifies: counted, shown as "other".
+    Other,
 }
 
 impl Role {
@@ -41,6 +58,9 @@ impl Role {
         matches!(
             self,
             EmbedProjection
+                | AttnQkv
+                | MlaDown
+                | MlaUp
                 | AttnQ
                 | AttnK
                 | AttnV
@@ -60,11 +80,12 @@ impl Role {
         match self {
             Embedding | PositionEmbedding | EmbedProjection => Category::Embeddings,
             LmHead => Category::LmHead,
-            AttnQ | AttnK | AttnV | AttnO => Category::Attention,
+            AttnQ | AttnK | AttnV | AttnO | AttnQkv | MlaDown | MlaUp => Category::Attention,
             MlpUp | MlpDown => Category::Mlp,
             ExpertUp | ExpertDown | SharedExpertUp | SharedExpertDown | Router => Category::Experts,
             Norm | Bias => Category::NormsAndBiases,
-            VisionLinear | VisionOther => Category::Vision,
+            VisionLinear | VisionOther | Projector | Audio => Category::Vision,
+            Mtp | Recurrent | Other => Category::Other,
         }
     }
 }
@@ -79,6 +100,8 @@ pub enum Category {
     NormsAndBiases,
     LmHead,
     Vision,
+    /// MTP heads, recurrent mixers, unclassified checkpoint tensors.
+    Other,
 }
 
 /// One group of tensors of the same role in the same place.
@@ -122,7 +145,7 @@ impl TensorLayout {
     pub fn placement(group: &TensorGroup) -> Placement {
         match (group.layer, group.role) {
             (Some(l), _) => Placement::Layer(l),
-            (None, super::Role::LmHead | super::Role::Norm) => Placement::Last,
+            (None, super::Role::LmHead | super::Role::Norm | super::Role::Mtp) => Placement::Last,
             (None, _) => Placement::First,
         }
     }

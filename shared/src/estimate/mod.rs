@@ -233,6 +233,8 @@ pub struct ParamBreakdown {
     pub norms_and_biases: u64,
     pub lm_head: u64,
     pub vision: u64,
+    /// MTP heads, recurrent mixers and checkpoint tensors no rule classifies.
+    pub other: u64,
 }
 
 impl ParamBreakdown {
@@ -245,6 +247,35 @@ impl ParamBreakdown {
             norms_and_biases: layout.params_in(Category::NormsAndBiases),
             lm_head: layout.params_in(Category::LmHead),
             vision: layout.params_in(Category::Vision),
+            other: layout.params_in(Category::Other),
+        }
+    }
+}
+
+/// What a checkpoint's headers said, in short.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct CheckpointSummary {
+    pub kind: crate::checkpoint::CheckpointKind,
+    pub files: usize,
+    pub tensors: usize,
+    /// Every tensor's bytes (MTP heads included).
+    pub total_bytes: u64,
+    pub parameters: u64,
+    pub dtypes: Vec<crate::checkpoint::layout::DtypeBytes>,
+    /// Tensors no naming rule knows (counted as "other").
+    pub unclassified_tensors: usize,
+}
+
+impl CheckpointSummary {
+    pub fn of(layout: &crate::checkpoint::layout::ExactLayout) -> Self {
+        Self {
+            kind: layout.kind,
+            files: layout.files,
+            tensors: layout.tensors,
+            total_bytes: layout.total_bytes(),
+            parameters: layout.total_params(),
+            dtypes: layout.dtypes.clone(),
+            unclassified_tensors: layout.unclassified_count,
         }
     }
 }
@@ -261,6 +292,15 @@ pub struct Estimate {
     pub kv_dtype: KvDtype,
     pub weight_bytes: u64,
     pub weight_bytes_source: WeightSource,
+    /// Where the weight figure comes from (`checkpoint`: the headers'
+    /// exact bytes; `estimated`: parameters × the format's bits).
+    pub weights_source: WeightSource,
+    /// Whether a family reader knows the architecture; `false`: the layout
+    /// and cache come from the checkpoint's tensors (or a flagged generic read).
+    pub architecture_known: bool,
+    /// What was read from the checkpoint's headers, when they were.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub checkpoint: Option<CheckpointSummary>,
     pub kv_bytes_per_token: u64,
     /// KV cache held in GPU memory: the sequences' cache (transformers), the
     /// engine's pre-allocated pool (vLLM, SGLang) or the `n_ctx` cache
@@ -525,6 +565,9 @@ impl<'m> Prepared<'m> {
             kv_dtype: s.kv_dtype,
             weight_bytes: self.weights.total,
             weight_bytes_source: self.weights.source,
+            weights_source: self.weights.source,
+            architecture_known: model.architecture_known(),
+            checkpoint: model.checkpoint.as_ref().map(|c| CheckpointSummary::of(&c.layout)),
             kv_bytes_per_token: kv::bytes_per_token(&self.kv_layers).saturating_mul(self.tp()),
             kv_cache_bytes,
             kv_demand_bytes,

@@ -37,10 +37,22 @@ pub struct WeightPlan {
 }
 
 /// The share of a group one of `tp` ranks holds, as a fraction `num / den`.
-fn rank_share(group: &TensorGroup, model: &Model, tp: u64) -> (u64, u64) {
+fn rank_share(role: Role, model: &Model, tp: u64) -> (u64, u64) {
     let kv = model.arch.text.num_kv_heads.max(1);
-    match group.role {
+    match role {
+        // Multi-token-prediction heads load only for speculative decoding
+        // (vLLM skips them in `load_weights` otherwise).
+        Role::Mtp => (0, 1),
         _ if tp <= 1 => (1, 1),
+        // A fused q/k/v: the query heads split, each rank keeps
+        // max(1, kv/tp) key and value heads: (H/tp + 2·kpr)/(H + 2K).
+        Role::AttnQkv => {
+            let h = model.arch.text.num_heads.max(1);
+            let kpr = kv_heads_per_rank(kv, tp);
+            (h.saturating_add(2 * kpr * tp), tp.saturating_mul(h.saturating_add(2 * kv)))
+        }
+        // vLLM's MLA: q_a_proj and kv_a_proj_with_mqa are ReplicatedLinear.
+        Role::MlaDown => (1, 1),
         // Each rank keeps max(1, kv/tp) of the kv heads (MLA's latent
         // projections are row/column-parallel like the others).
         Role::AttnV => (kv_heads_per_rank(kv, tp), kv),
@@ -66,27 +78,45 @@ impl WeightPlan {
             per_rank: 0,
             source: WeightSource::Estimated,
         };
-        for g in &model.layout.groups {
-            let bytes = format.bpw(g, &ctx).bytes(g.params);
-            let (num, den) = rank_share(g, model, tp);
-            let rank_bytes = u64::try_from((u128::from(bytes) * u128::from(num)).div_ceil(u128::from(den.max(1))))
-                .unwrap_or(u64::MAX);
-            plan.total = plan.total.saturating_add(bytes);
-            match TensorLayout::placement(g) {
-                Placement::First => plan.first = plan.first.saturating_add(rank_bytes),
-                Placement::Last => plan.last = plan.last.saturating_add(rank_bytes),
-                Placement::Layer(l) => {
-                    if let Some(slot) = plan.per_layer.get_mut(l as usize) {
-                        *slot = slot.saturating_add(rank_bytes);
-                    }
+        let as_stored = format == model.default_format();
+        match model.checkpoint.as_ref().filter(|_| as_stored) {
+            // Tensor by tensor: the checkpoint's bytes, sharded by role.
+            Some(c) => {
+                for g in &c.layout.groups {
+                    let group =
+                        TensorGroup { role: g.role, layer: g.layer, params: g.params, in_features: g.in_features };
+                    plan.add(&group, g.bytes, rank_share(g.role, model, tp));
+                }
+                plan.source = WeightSource::Checkpoint;
+            }
+            None => {
+                for g in &model.layout.groups {
+                    plan.add(g, format.bpw(g, &ctx).bytes(g.params), rank_share(g.role, model, tp));
+                }
+                if let Some(exact) = model.checkpoint_bytes.filter(|_| as_stored && model.checkpoint.is_none()) {
+                    plan.rescale(exact);
                 }
             }
         }
-        if let Some(exact) = model.checkpoint_bytes.filter(|_| format == model.default_format()) {
-            plan.rescale(exact);
-        }
         plan.per_rank = plan.per_layer.iter().fold(plan.first.saturating_add(plan.last), |a, b| a.saturating_add(*b));
         plan
+    }
+
+    fn add(&mut self, g: &TensorGroup, bytes: u64, (num, den): (u64, u64)) {
+        let rank_bytes =
+            u64::try_from((u128::from(bytes) * u128::from(num)).div_ceil(u128::from(den.max(1)))).unwrap_or(u64::MAX);
+        if num > 0 {
+            self.total = self.total.saturating_add(bytes);
+        }
+        match TensorLayout::placement(g) {
+            Placement::First => self.first = self.first.saturating_add(rank_bytes),
+            Placement::Last => self.last = self.last.saturating_add(rank_bytes),
+            Placement::Layer(l) => {
+                if let Some(slot) = self.per_layer.get_mut(l as usize) {
+                    *slot = slot.saturating_add(rank_bytes);
+                }
+            }
+        }
     }
 
     /// Spreads the checkpoint's exact size over the layout in proportion to

@@ -22,8 +22,7 @@ pub enum GgufType {
     Q2K,
 }
 
-/// ggml block types with their exact sizes (ggml-common.h: bytes per block of
-/// 32 or 256 weights).
+/// The ggml block types the mixes use (sizes from [`crate::checkpoint::ggml`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Block {
     F32,
@@ -47,20 +46,22 @@ enum Block {
 }
 
 impl Block {
+    /// The exact storage, from the one table of ggml block sizes.
     fn bpw(self) -> Bpw {
-        let (bytes, per) = match self {
-            Block::F32 => (4, 1),
-            Block::F16 => (2, 1),
-            Block::Q8_0 => (34, 32),
-            Block::Q6K => (210, 256),
-            Block::Q5K => (176, 256),
-            Block::Q4K => (144, 256),
-            Block::Q4_0 => (18, 32),
-            Block::Iq4Xs => (136, 256),
-            Block::Q3K => (110, 256),
-            Block::Q2K => (84, 256),
+        use crate::checkpoint::ggml::GgmlType as G;
+        let t = match self {
+            Block::F32 => G::F32,
+            Block::F16 => G::F16,
+            Block::Q8_0 => G::Q8_0,
+            Block::Q6K => G::Q6K,
+            Block::Q5K => G::Q5K,
+            Block::Q4K => G::Q4K,
+            Block::Q4_0 => G::Q4_0,
+            Block::Iq4Xs => G::Iq4Xs,
+            Block::Q3K => G::Q3K,
+            Block::Q2K => G::Q2K,
         };
-        Bpw::new(bytes * 8, per)
+        Bpw::new(t.block_bytes() * 8, t.block())
     }
 }
 
@@ -114,6 +115,11 @@ impl GgufType {
             Self::Q3KM => "GGUF Q3_K_M: Q3_K (3.44 bpw), attn_v/attn_output/ffn_down in Q4_K/Q5_K, output in Q6_K",
             Self::Q2K => "GGUF Q2_K: Q2_K (2.63 bpw), attn_v/ffn_down/attn_output in Q3_K/Q4_K, output in Q6_K",
         }
+    }
+
+    /// Bits per weight of the mix's base type.
+    pub fn nominal_bpw(self) -> f64 {
+        self.base().bpw().as_f64()
     }
 
     fn base(self) -> Block {

@@ -43,6 +43,25 @@ pub fn model(state: &LinkState, hub: &HubState) -> Result<Model, NoModel> {
     }
 }
 
+/// The banner for a model whose architecture no family reader knows: its
+/// figures come from a generic read of the config (a plain dense decoder),
+/// or from a checkpoint's tensors.
+pub fn architecture_note(model: &Model) -> Option<String> {
+    if model.architecture_known() {
+        return None;
+    }
+    let t = &model.arch.model_type;
+    Some(match model.checkpoint {
+        Some(_) => format!(
+            "Headroom has no reader for `{t}`: the weights are the checkpoint's exact bytes, the KV cache is read from its attention tensors."
+        ),
+        None => format!(
+            "Headroom has no reader for `{t}`: it is read as a plain dense decoder, so every figure is a guess. \
+             Run `headroom estimate --checkpoint` or `--hf` on it for exact weights."
+        ),
+    })
+}
+
 /// `pasted config.json (llama)`.
 fn config_name(json: &str) -> String {
     let model_type = serde_json::from_str::<serde_json::Value>(json)
@@ -133,6 +152,21 @@ fn choice_of(slot: &GpuSlot) -> GpuChoice {
 mod tests {
     use super::*;
     use shared::estimate::estimate;
+
+    #[test]
+    fn unknown_architectures_get_a_banner_or_no_model() {
+        let dense = r#"{"model_type":"brand_new","hidden_size":64,"num_hidden_layers":2,"num_attention_heads":4,"intermediate_size":128,"vocab_size":100}"#;
+        let s = LinkState { model: ModelSource::Config(dense.into()), ..LinkState::default() };
+        let m = model(&s, &HubState::Idle).expect("a plain dense decoder is read generically");
+        assert!(architecture_note(&m).is_some_and(|n| n.contains("brand_new") && n.contains("guess")));
+        assert_eq!(architecture_note(&Model::preset("llama-3.1-8b").expect("preset")), None);
+        let moe = dense.replace("\"vocab_size\":100", "\"vocab_size\":100,\"num_local_experts\":8");
+        let s = LinkState { model: ModelSource::Config(moe), ..LinkState::default() };
+        match model(&s, &HubState::Idle) {
+            Err(NoModel::Problem(msg)) => assert!(msg.contains("brand_new") && msg.contains("--checkpoint"), "{msg}"),
+            other => panic!("an unknown MoE config got a model: {other:?}"),
+        }
+    }
 
     #[test]
     fn the_default_state_gives_the_cli_default_plan() {

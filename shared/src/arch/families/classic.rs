@@ -44,6 +44,7 @@ fn classic(c: Classic, f: Fields) -> Result<TextModel, ConfigError> {
         embed_proj_dim: None,
         max_position_embeddings: None,
         layers: (0..c.layers).map(|_| LayerSpec { attention: LayerAttention::Full, ffn: Ffn::Dense }).collect(),
+        cache_from_tensors: None,
     })
 }
 

@@ -103,6 +103,7 @@ pub(super) fn decoder(family: Family, f: Fields, warnings: &mut Vec<String>) -> 
         embed_proj_dim: None,
         max_position_embeddings: f.opt_u64("max_position_embeddings")?,
         layers,
+        cache_from_tensors: None,
     })
 }
 

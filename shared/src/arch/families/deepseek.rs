@@ -60,5 +60,6 @@ pub(super) fn deepseek(family: Family, f: Fields) -> Result<TextModel, ConfigErr
         embed_proj_dim: None,
         max_position_embeddings: f.opt_u64("max_position_embeddings")?,
         layers,
+        cache_from_tensors: None,
     })
 }

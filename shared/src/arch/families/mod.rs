@@ -22,7 +22,14 @@ pub(super) fn read(map: &Map<String, Value>) -> Result<Architecture, ConfigError
     let model_type = root.opt_str("model_type").unwrap_or_default().to_owned();
     let architectures = root.str_list("architectures")?;
     let mut warnings = Vec::new();
-    let family = detect(&model_type, &architectures).unwrap_or_else(|| {
+    let detected = detect(&model_type, &architectures);
+    if detected.is_none()
+        && let Some(what) = not_plain_dense(root)
+    {
+        let model_type = if model_type.is_empty() { "(no model_type)".to_owned() } else { model_type };
+        return Err(ConfigError::UnknownArchitecture { model_type, what });
+    }
+    let family = detected.unwrap_or_else(|| {
         warnings.push(format!(
             "unknown architecture `{}`: read through the generic fields (hidden_size, \
              num_hidden_layers, num_attention_heads, num_key_value_heads, intermediate_size, \
@@ -48,6 +55,48 @@ pub(super) fn read(map: &Map<String, Value>) -> Result<Architecture, ConfigError
         );
     }
     Ok(Architecture { family, model_type, text, vision, checkpoint_dtype, quantization, warnings })
+}
+
+/// What makes an unknown config more than a plain dense decoder, whose
+/// generic read would be a guess: experts, hybrid or recurrent layers,
+/// per-layer type lists, or a sub-config holding the language model.
+fn not_plain_dense(root: Fields) -> Option<String> {
+    const EXPERTS: &[&str] = &[
+        "num_experts",
+        "num_local_experts",
+        "n_routed_experts",
+        "moe_num_experts",
+        "num_experts_per_tok",
+        "moe_intermediate_size",
+        "n_shared_experts",
+    ];
+    const RECURRENT: &[&str] = &[
+        "ssm_cfg",
+        "mamba_d_state",
+        "state_size",
+        "ssm_state_size",
+        "linear_num_value_heads",
+        "linear_key_head_dim",
+        "conv_kernel",
+        "mamba_expand",
+        "attn_layer_indices",
+        "hybrid_override_pattern",
+    ];
+    const LAYER_LISTS: &[&str] = &["layer_types", "layers_block_type", "block_types", "layer_pattern"];
+    const SUB_CONFIGS: &[&str] = &["text_config", "language_config", "llm_config", "thinker_config"];
+    let found = |keys: &[&'static str]| -> Option<&'static str> {
+        keys.iter().copied().find(|k| root.value(k).is_some_and(|v| !v.is_null() && v != &Value::from(0)))
+    };
+    if let Some(k) = found(EXPERTS) {
+        return Some(format!("mixture-of-experts layers (`{k}`)"));
+    }
+    if let Some(k) = found(RECURRENT) {
+        return Some(format!("recurrent or hybrid layers (`{k}`)"));
+    }
+    if let Some(k) = found(LAYER_LISTS) {
+        return Some(format!("per-layer types (`{k}`)"));
+    }
+    found(SUB_CONFIGS).map(|k| format!("a sub-config (`{k}`)"))
 }
 
 fn detect(model_type: &str, architectures: &[&str]) -> Option<Family> {

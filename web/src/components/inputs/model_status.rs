@@ -3,7 +3,7 @@
 use leptos::prelude::*;
 
 use crate::state::use_app;
-use crate::vm::resolve::NoModel;
+use crate::vm::resolve::{NoModel, architecture_note};
 
 #[component]
 pub fn ModelStatus() -> impl IntoView {
@@ -15,9 +15,16 @@ pub fn ModelStatus() -> impl IntoView {
             Err(NoModel::Problem(msg)) => ("status-error", msg.clone()),
         })
     });
+    // Whether the figures rest on a family reader, or on a guess / the tensors.
+    let note = Memo::new(move |_| app.model.with(|m| m.as_ref().ok().and_then(architecture_note)));
     view! {
         <p class=move || format!("model-status {}", line.get().0) role="status" aria-live="polite" data-testid="model-status">
             {move || line.get().1}
         </p>
+        <Show when=move || note.with(Option::is_some)>
+            <p class="model-status status-warning" role="note" data-testid="architecture-note">
+                {move || note.get().unwrap_or_default()}
+            </p>
+        </Show>
     }
 }

@@ -1,0 +1,257 @@
+//! `headroom estimate --checkpoint` and `--hf` as a user runs them: local
+//! folders, a Hugging Face cache entry, GGUF and split GGUF files, and the
+//! Hub through a stand-in on loopback (redirects, a gated repo, a missing
+//! file, an HTML page, a redirect loop). Weights and parameters must equal
+//! the header sums exactly.
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+use super::standin_hub::{self, File, GATED_TOKEN, Kind};
+
+#[path = "../../../shared/tests/it/checkpoint/writer.rs"]
+#[allow(dead_code)]
+pub mod writer;
+
+fn headroom(args: &[&str], env: &[(&str, &str)]) -> Output {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_headroom"));
+    cmd.args(args).env_remove("HF_TOKEN").env("HF_HOME", "/nonexistent-headroom-test");
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    cmd.output().expect("run headroom")
+}
+
+fn json(args: &[&str], env: &[(&str, &str)]) -> serde_json::Value {
+    let out = headroom(args, env);
+    assert!(out.status.success(), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    serde_json::from_slice(&out.stdout).expect("JSON")
+}
+
+fn error(args: &[&str], env: &[(&str, &str)]) -> String {
+    let out = headroom(args, env);
+    assert!(!out.status.success(), "{args:?} succeeded");
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+/// An unknown MoE architecture: two layers, 4 experts each.
+const CONFIG: &str = r#"{"model_type":"brand_new_moe","hidden_size":64,"num_hidden_layers":2,
+    "num_attention_heads":4,"num_key_value_heads":2,"head_dim":16,"intermediate_size":128,
+    "vocab_size":32000,"num_local_experts":4,"num_experts_per_tok":2,"torch_dtype":"bfloat16"}"#;
+
+/// (name, dtype, shape) of one tensor.
+type TensorSpec = (String, &'static str, Vec<u64>);
+
+/// Two shards of the model above: (file name, tensors).
+fn shards() -> Vec<(String, Vec<TensorSpec>)> {
+    let mut first = vec![("model.embed_tokens.weight".to_owned(), "BF16", vec![32000, 64])];
+    let mut second = vec![
+        ("model.norm.weight".to_owned(), "BF16", vec![64]),
+        ("lm_head.weight".to_owned(), "BF16", vec![32000, 64]),
+    ];
+    for l in 0..2 {
+        let p = format!("model.layers.{l}");
+        let shard = if l == 0 { &mut first } else { &mut second };
+        shard.push((format!("{p}.self_attn.q_proj.weight"), "BF16", vec![64, 64]));
+        shard.push((format!("{p}.self_attn.k_proj.weight"), "BF16", vec![32, 64]));
+        shard.push((format!("{p}.self_attn.v_proj.weight"), "BF16", vec![32, 64]));
+        shard.push((format!("{p}.self_attn.o_proj.weight"), "BF16", vec![64, 64]));
+        shard.push((format!("{p}.mlp.gate.weight"), "BF16", vec![4, 64]));
+        shard.push((format!("{p}.mlp.experts.gate_up_proj"), "BF16", vec![4, 64, 256]));
+        shard.push((format!("{p}.mlp.experts.down_proj"), "BF16", vec![4, 128, 64]));
+        shard.push((format!("{p}.input_layernorm.weight"), "BF16", vec![64]));
+    }
+    vec![("model-00001-of-00002.safetensors".into(), first), ("model-00002-of-00002.safetensors".into(), second)]
+}
+
+fn elements() -> u64 {
+    shards().iter().flat_map(|(_, t)| t.iter().map(|(_, _, s)| s.iter().product::<u64>())).sum()
+}
+
+/// Each shard's header bytes and file size.
+fn shard_files() -> Vec<(String, Vec<u8>, u64)> {
+    shards()
+        .into_iter()
+        .map(|(name, tensors)| {
+            let refs: Vec<(&str, &str, &[u64])> =
+                tensors.iter().map(|(n, d, s)| (n.as_str(), *d, s.as_slice())).collect();
+            let (head, size) = writer::safetensors(&refs);
+            (name, head, size)
+        })
+        .collect()
+}
+
+fn index() -> String {
+    let map: Vec<String> =
+        shards().iter().flat_map(|(file, t)| t.iter().map(move |(n, _, _)| format!(r#""{n}":"{file}""#))).collect();
+    format!(r#"{{"metadata":{{"total_size":{}}},"weight_map":{{{}}}}}"#, elements() * 2, map.join(","))
+}
+
+/// Writes the header and leaves the data as a hole: the file has its full size.
+fn write_sparse(path: &Path, head: &[u8], size: u64) {
+    std::fs::write(path, head).unwrap();
+    std::fs::OpenOptions::new().write(true).open(path).unwrap().set_len(size).unwrap();
+}
+
+fn write_folder(dir: &Path) {
+    std::fs::create_dir_all(dir).unwrap();
+    std::fs::write(dir.join("config.json"), CONFIG).unwrap();
+    std::fs::write(dir.join("model.safetensors.index.json"), index()).unwrap();
+    for (name, head, size) in shard_files() {
+        write_sparse(&dir.join(name), &head, size);
+    }
+}
+
+fn temp(name: &str) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("headroom-ckpt-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    dir
+}
+
+fn check_exact(v: &serde_json::Value) {
+    assert_eq!(v["weights_source"], "checkpoint", "{v}");
+    assert_eq!(v["architecture_known"], false);
+    assert_eq!(v["parameters"], elements());
+    assert_eq!(v["weight_bytes"], elements() * 2);
+    assert_eq!(v["checkpoint"]["files"], 2);
+    // bf16 cache: 2 layers × 2 KV heads × 16 × (K + V) × 2 bytes.
+    assert_eq!(v["kv_bytes_per_token"], 2 * 2 * 16 * 2 * 2);
+}
+
+#[test]
+fn an_unknown_moe_config_alone_gets_a_clear_error_and_no_verdict() {
+    let dir = temp("config-only");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("config.json"), CONFIG).unwrap();
+    let config = dir.join("config.json");
+    let e = error(&["estimate", "--config", config.to_str().unwrap(), "--json"], &[]);
+    assert!(e.contains("brand_new_moe") && e.contains("--checkpoint") && e.contains("--hf"), "{e}");
+    assert!(!e.contains("Fits"), "{e}");
+}
+
+#[test]
+fn a_local_folder_and_a_cache_snapshot_give_exact_weights() {
+    let dir = temp("folder");
+    write_folder(&dir);
+    check_exact(&json(&["estimate", "--checkpoint", dir.to_str().unwrap(), "--json"], &[]));
+    // The Hugging Face cache layout: refs/main names the snapshot.
+    let cache = temp("cache").join("models--acme--brand-new");
+    write_folder(&cache.join("snapshots").join("0123abcd"));
+    std::fs::create_dir_all(cache.join("refs")).unwrap();
+    std::fs::write(cache.join("refs").join("main"), "0123abcd").unwrap();
+    check_exact(&json(&["estimate", "--checkpoint", cache.to_str().unwrap(), "--json"], &[]));
+}
+
+#[test]
+fn a_broken_shard_is_named() {
+    let dir = temp("broken");
+    write_folder(&dir);
+    let shard = dir.join("model-00002-of-00002.safetensors");
+    // A header length claiming more than the file holds.
+    let mut head = u64::MAX.to_le_bytes().to_vec();
+    head.extend_from_slice(b"{}");
+    std::fs::write(&shard, head).unwrap();
+    let e = error(&["estimate", "--checkpoint", dir.to_str().unwrap()], &[]);
+    assert!(e.contains("model-00002-of-00002.safetensors") && e.contains("claims"), "{e}");
+}
+
+fn gguf_part(no: u16, count: u16, tensors: &[(&str, &[u64], u32, u64)]) -> (Vec<u8>, u64) {
+    use writer::Kv;
+    let mut kvs = vec![
+        ("general.architecture", Kv::Str("llama")),
+        ("general.file_type", Kv::U32(7)),
+        ("llama.block_count", Kv::U32(2)),
+        ("llama.embedding_length", Kv::U32(64)),
+        ("llama.attention.head_count", Kv::U32(4)),
+        ("llama.attention.head_count_kv", Kv::U32(2)),
+    ];
+    if count > 1 {
+        kvs.push(("split.no", Kv::U16(no)));
+        kvs.push(("split.count", Kv::U16(count)));
+        kvs.push(("split.tensors.count", Kv::I32(4)));
+    }
+    writer::gguf(3, &kvs, tensors)
+}
+
+const Q8: u32 = 8;
+
+fn q8(n: u64) -> u64 {
+    n / 32 * 34
+}
+
+#[test]
+fn gguf_files_and_split_gguf_give_exact_weights() {
+    let dir = temp("gguf");
+    std::fs::create_dir_all(&dir).unwrap();
+    let all: [(&str, &[u64], u32, u64); 4] = [
+        ("token_embd.weight", &[64, 100], Q8, q8(6400)),
+        ("blk.0.attn_k.weight", &[64, 32], Q8, q8(2048)),
+        ("blk.1.attn_k.weight", &[64, 32], Q8, q8(2048)),
+        ("output_norm.weight", &[64], 0, 256),
+    ];
+    let total: u64 = all.iter().map(|t| t.3).sum();
+    let (head, size) = gguf_part(0, 1, &all);
+    write_sparse(&dir.join("m.gguf"), &head, size);
+    let v = json(
+        &["estimate", "--checkpoint", dir.join("m.gguf").to_str().unwrap(), "--engine", "llama.cpp", "--json"],
+        &[],
+    );
+    assert_eq!(v["weights_source"], "checkpoint");
+    assert_eq!(v["weight_bytes"], total);
+    assert_eq!(v["parameters"], 6400 + 2048 * 2 + 64);
+    for (i, part) in [&all[..2], &all[2..]].iter().enumerate() {
+        let (head, size) = gguf_part(i as u16, 2, part);
+        write_sparse(&dir.join(format!("s-{:05}-of-00002.gguf", i + 1)), &head, size);
+    }
+    let first = dir.join("s-00001-of-00002.gguf");
+    let v = json(&["estimate", "--checkpoint", first.to_str().unwrap(), "--json"], &[]);
+    assert_eq!(v["weight_bytes"], total);
+    assert_eq!(v["checkpoint"]["files"], 2);
+    std::fs::remove_file(dir.join("s-00002-of-00002.gguf")).unwrap();
+    let e = error(&["estimate", "--checkpoint", first.to_str().unwrap()], &[]);
+    assert!(e.contains("s-00002-of-00002.gguf"), "{e}");
+}
+
+fn hub_files() -> Vec<(&'static str, File)> {
+    let mut files = vec![("config.json", File::text(CONFIG)), ("model.safetensors.index.json", File::text(&index()))];
+    for (name, head, size) in shard_files() {
+        files.push((Box::leak(name.into_boxed_str()), File { head, size }));
+    }
+    files
+}
+
+#[test]
+fn the_hub_is_read_with_range_requests_through_redirects() {
+    let hub = standin_hub::start(vec![
+        ("acme/brand-new", Kind::Public, hub_files()),
+        ("acme/gated", Kind::Gated, hub_files()),
+        ("acme/html", Kind::Html, hub_files()),
+        ("acme/loop", Kind::Loop, hub_files()),
+        ("acme/empty", Kind::Public, vec![("config.json", File::text(CONFIG))]),
+    ]);
+    let env = [("HF_ENDPOINT", hub.endpoint.as_str())];
+    let v = json(&["estimate", "--hf", "acme/brand-new@main", "--json"], &env);
+    check_exact(&v);
+    // Only headers crossed the wire: one first read of 100 kB per shard at
+    // most, against shards of 4 MB each.
+    let served = hub.stats.body_bytes.load(std::sync::atomic::Ordering::Relaxed);
+    let texts = (CONFIG.len() + index().len()) as u64;
+    let shard_bytes: u64 = shard_files().iter().map(|(_, _, size)| size).sum();
+    assert!(served <= texts + 2 * 100_000, "served {served} bytes");
+    assert!(shard_bytes > 8_000_000);
+
+    let e = error(&["estimate", "--hf", "acme/gated"], &env);
+    assert!(e.contains("401") && e.contains("HF_TOKEN"), "{e}");
+    check_exact(&json(&["estimate", "--hf", "acme/gated", "--json"], &[env[0], ("HF_TOKEN", GATED_TOKEN)]));
+
+    let e = error(&["estimate", "--hf", "acme/html"], &env);
+    assert!(e.contains("HTML"), "{e}");
+    let e = error(&["estimate", "--hf", "acme/loop"], &env);
+    assert!(e.contains("redirect"), "{e}");
+    let e = error(&["estimate", "--hf", "acme/brand-new", "--file", "nope.gguf"], &env);
+    assert!(e.contains("404") && e.contains("nope.gguf"), "{e}");
+    let e = error(&["estimate", "--hf", "acme/empty"], &env);
+    assert!(e.contains("404") && e.contains("model.safetensors"), "{e}");
+    let e = error(&["estimate", "--hf", "not a repo"], &env);
+    assert!(e.contains("ORG/NAME"), "{e}");
+}

@@ -1,0 +1,174 @@
+//! A stand-in for the Hugging Face Hub on loopback: `/{repo}/resolve/{rev}/{file}`
+//! with Range support, a redirect to a second "CDN" server on another port
+//! (as the Hub redirects to its CDN), a gated repo answering 401 without the
+//! right token, a missing file answering 404, a repo answering an HTML page
+//! and one that redirects to itself forever. It counts the bytes it serves,
+//! so tests can show that only headers were read. Std threads only.
+
+use std::collections::HashMap;
+use std::io::{BufRead, BufReader, Write};
+use std::net::{TcpListener, TcpStream};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// A file: its first bytes, then zeros up to `size` (tensor data is never read).
+#[derive(Debug, Clone)]
+pub struct File {
+    pub head: Vec<u8>,
+    pub size: u64,
+}
+
+impl File {
+    pub fn text(s: &str) -> Self {
+        Self { head: s.as_bytes().to_vec(), size: s.len() as u64 }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    Public,
+    /// 401 unless `Authorization: Bearer {GATED_TOKEN}`.
+    Gated,
+    /// Every file answers an HTML page with status 200.
+    Html,
+    /// Every file redirects to itself.
+    Loop,
+}
+
+pub const GATED_TOKEN: &str = "hf_standin_secret";
+
+#[derive(Debug, Default)]
+pub struct Stats {
+    pub requests: AtomicU64,
+    pub body_bytes: AtomicU64,
+}
+
+#[derive(Debug)]
+pub struct StandIn {
+    /// `http://127.0.0.1:PORT`: what `HF_ENDPOINT` is set to.
+    pub endpoint: String,
+    pub stats: Arc<Stats>,
+}
+
+type Repos = Arc<HashMap<String, (Kind, HashMap<String, File>)>>;
+
+/// One repo: its id, kind and files.
+pub type RepoSpec<'a> = (&'a str, Kind, Vec<(&'a str, File)>);
+
+/// Starts the Hub and its CDN; they serve until the test process ends.
+pub fn start(repos: Vec<RepoSpec>) -> StandIn {
+    let repos: Repos = Arc::new(
+        repos
+            .into_iter()
+            .map(|(name, kind, files)| {
+                (name.to_owned(), (kind, files.into_iter().map(|(f, b)| (f.to_owned(), b)).collect()))
+            })
+            .collect(),
+    );
+    let stats = Arc::new(Stats::default());
+    let cdn = TcpListener::bind("127.0.0.1:0").unwrap();
+    let cdn_addr = format!("http://{}", cdn.local_addr().unwrap());
+    let hub = TcpListener::bind("127.0.0.1:0").unwrap();
+    let endpoint = format!("http://{}", hub.local_addr().unwrap());
+    serve(cdn, repos.clone(), stats.clone(), None);
+    serve(hub, repos, stats.clone(), Some(cdn_addr));
+    StandIn { endpoint, stats }
+}
+
+fn serve(listener: TcpListener, repos: Repos, stats: Arc<Stats>, cdn: Option<String>) {
+    std::thread::spawn(move || {
+        for stream in listener.incoming().flatten() {
+            let (repos, stats, cdn) = (repos.clone(), stats.clone(), cdn.clone());
+            std::thread::spawn(move || {
+                let _ = handle(stream, &repos, &stats, cdn.as_deref());
+            });
+        }
+    });
+}
+
+fn respond(stream: &mut TcpStream, status: &str, headers: &[(&str, String)], body: &[u8]) -> std::io::Result<()> {
+    let mut head = format!("HTTP/1.1 {status}\r\nContent-Length: {}\r\nConnection: close\r\n", body.len());
+    // The page reads the stand-in from another origin, as it reads the Hub.
+    head.push_str("Access-Control-Allow-Origin: *\r\nAccess-Control-Allow-Headers: Range, Authorization\r\n");
+    head.push_str("Access-Control-Expose-Headers: Content-Range, Content-Length\r\n");
+    for (k, v) in headers {
+        head.push_str(&format!("{k}: {v}\r\n"));
+    }
+    head.push_str("\r\n");
+    stream.write_all(head.as_bytes())?;
+    stream.write_all(body)
+}
+
+fn handle(mut stream: TcpStream, repos: &Repos, stats: &Stats, cdn: Option<&str>) -> std::io::Result<()> {
+    let mut reader = BufReader::new(stream.try_clone()?);
+    let mut line = String::new();
+    reader.read_line(&mut line)?;
+    let mut headers = HashMap::new();
+    loop {
+        let mut h = String::new();
+        if reader.read_line(&mut h)? == 0 || h.trim().is_empty() {
+            break;
+        }
+        if let Some((k, v)) = h.split_once(':') {
+            headers.insert(k.trim().to_ascii_lowercase(), v.trim().to_owned());
+        }
+    }
+    stats.requests.fetch_add(1, Ordering::Relaxed);
+    let mut parts = line.split_whitespace();
+    let method = parts.next().unwrap_or("");
+    let path = parts.next().unwrap_or("/").to_owned();
+    if method == "OPTIONS" {
+        return respond(&mut stream, "204 No Content", &[], b"");
+    }
+    // /{org}/{name}/resolve/{rev}/{file…}
+    let segments: Vec<&str> = path.trim_start_matches('/').splitn(5, '/').collect();
+    let [org, name, "resolve", _rev, file] = segments.as_slice() else {
+        return respond(&mut stream, "404 Not Found", &[], b"Repository not found");
+    };
+    let Some((kind, files)) = repos.get(&format!("{org}/{name}")) else {
+        return respond(&mut stream, "404 Not Found", &[], b"Repository not found");
+    };
+    match kind {
+        Kind::Html => {
+            let page = b"<!DOCTYPE html><html><body>Sign in to continue</body></html>";
+            return respond(&mut stream, "200 OK", &[("Content-Type", "text/html; charset=utf-8".into())], page);
+        }
+        Kind::Loop => return respond(&mut stream, "302 Found", &[("Location", path.clone())], b""),
+        // The CDN's URLs are signed: only the Hub checks the token.
+        Kind::Gated if cdn.is_some() && headers.get("authorization") != Some(&format!("Bearer {GATED_TOKEN}")) => {
+            return respond(&mut stream, "401 Unauthorized", &[], b"Access to model is restricted");
+        }
+        _ => {}
+    }
+    let Some(file) = files.get(*file) else {
+        return respond(&mut stream, "404 Not Found", &[("X-Error-Code", "EntryNotFound".into())], b"Entry not found");
+    };
+    // The Hub redirects large files to its CDN, on another host.
+    if let Some(cdn) = cdn
+        && file.size > 4096
+    {
+        return respond(&mut stream, "302 Found", &[("Location", format!("{cdn}{path}"))], b"");
+    }
+    let range = headers.get("range").and_then(|r| r.strip_prefix("bytes=")).and_then(|r| {
+        let (a, b) = r.split_once('-')?;
+        let a: u64 = a.parse().ok()?;
+        let b: u64 = if b.is_empty() { file.size.saturating_sub(1) } else { b.parse().ok()? };
+        Some((a, b.min(file.size.saturating_sub(1))))
+    });
+    let slice =
+        |a: u64, b: u64| -> Vec<u8> { (a..=b).map(|i| file.head.get(i as usize).copied().unwrap_or(0)).collect() };
+    match range {
+        Some((a, _)) if a >= file.size => respond(&mut stream, "416 Range Not Satisfiable", &[], b""),
+        Some((a, b)) => {
+            let body = slice(a, b);
+            stats.body_bytes.fetch_add(body.len() as u64, Ordering::Relaxed);
+            let cr = format!("bytes {a}-{b}/{}", file.size);
+            respond(&mut stream, "206 Partial Content", &[("Content-Range", cr)], &body)
+        }
+        None => {
+            let body = if file.size == 0 { Vec::new() } else { slice(0, file.size - 1) };
+            stats.body_bytes.fetch_add(body.len() as u64, Ordering::Relaxed);
+            respond(&mut stream, "200 OK", &[], &body)
+        }
+    }
+}

@@ -1,0 +1,339 @@
+//! An architecture from a checkpoint, for configs no family reader knows
+//! and for GGUF files (whose metadata is the config).
+//!
+//! The tensors give what they can tell for certain: the layers, the width
+//! and vocabulary (from the embedding), which layers have experts, and each
+//! layer's cache (the output widths of its K and V projections, or of the
+//! MLA latent projection). The head width comes from the config
+//! (`head_dim`, or `hidden_size / num_attention_heads`) or GGUF metadata
+//! (`{arch}.attention.key_length`, `head_count`). Every assumption made is a
+//! warning on the architecture.
+
+use serde_json::{Map, Value};
+
+use super::gguf;
+use super::layout::ExactLayout;
+use super::roles::classify;
+use super::{Checkpoint, CheckpointError};
+use crate::arch::{
+    Architecture, AttentionKind, CheckpointDtype, Family, Ffn, LayerAttention, LayerCache, LayerSpec, Moe, NormKind,
+    Role, TextModel,
+};
+
+/// Facts a config or GGUF metadata may state.
+#[derive(Debug, Default)]
+struct Facts {
+    model_type: String,
+    hidden: Option<u64>,
+    heads: Option<u64>,
+    head_dim: Option<u64>,
+    value_dim: Option<u64>,
+    vocab: Option<u64>,
+    context: Option<u64>,
+    experts: Option<u64>,
+    experts_per_token: Option<u64>,
+    sliding_window: Option<u64>,
+    /// Per layer: whether it slides (`layer_types`).
+    sliding_layers: Option<Vec<bool>>,
+    dtype: Option<CheckpointDtype>,
+}
+
+fn first_u64(maps: &[&Map<String, Value>], keys: &[&str]) -> Option<u64> {
+    maps.iter().find_map(|m| keys.iter().find_map(|k| m.get(*k).and_then(Value::as_u64).filter(|&v| v > 0)))
+}
+
+fn config_facts(config: &Map<String, Value>) -> Facts {
+    let mut maps: Vec<&Map<String, Value>> = Vec::new();
+    for sub in ["text_config", "language_config", "llm_config"] {
+        if let Some(m) = config.get(sub).and_then(Value::as_object) {
+            maps.push(m);
+        }
+    }
+    maps.push(config);
+    let sliding_layers = maps.iter().find_map(|m| {
+        m.get("layer_types")?.as_array()?.iter().map(|v| v.as_str().map(|s| s.contains("sliding"))).collect()
+    });
+    let dtype = maps.iter().find_map(|m| match m.get("torch_dtype").or_else(|| m.get("dtype"))?.as_str()? {
+        "float32" => Some(CheckpointDtype::F32),
+        "float16" => Some(CheckpointDtype::F16),
+        "bfloat16" => Some(CheckpointDtype::Bf16),
+        s if s.starts_with("float8") => Some(CheckpointDtype::Fp8),
+        _ => None,
+    });
+    Facts {
+        model_type: config.get("model_type").and_then(Value::as_str).unwrap_or("(no model_type)").to_owned(),
+        hidden: first_u64(&maps, &["hidden_size", "d_model", "n_embd"]),
+        heads: first_u64(&maps, &["num_attention_heads", "n_heads", "num_heads", "n_head"]),
+        head_dim: first_u64(&maps, &["head_dim", "attention_head_dim", "kv_channels"]),
+        value_dim: first_u64(&maps, &["v_head_dim"]),
+        vocab: first_u64(&maps, &["vocab_size"]),
+        context: first_u64(&maps, &["max_position_embeddings", "max_seq_len", "n_positions"]),
+        experts: first_u64(&maps, &["num_experts", "num_local_experts", "n_routed_experts", "moe_num_experts"]),
+        experts_per_token: first_u64(&maps, &["num_experts_per_tok", "moe_top_k", "top_k", "num_experts_per_token"]),
+        sliding_window: first_u64(&maps, &["sliding_window", "attention_window_size"]),
+        sliding_layers,
+        dtype,
+    }
+}
+
+fn gguf_facts(g: &gguf::File) -> Facts {
+    let arch = g.architecture().unwrap_or("unknown");
+    let max_of = |key: &str| match g.get(&format!("{arch}.{key}")) {
+        Some(gguf::Value::Array { values, .. }) => values.iter().filter_map(gguf::Value::as_u64).max(),
+        Some(v) => v.as_u64(),
+        None => None,
+    };
+    let vocab = g.get("tokenizer.ggml.tokens").and_then(|v| match v {
+        gguf::Value::Array { len, .. } => Some(*len),
+        _ => None,
+    });
+    Facts {
+        model_type: format!("gguf:{arch}"),
+        hidden: g.arch_u64("embedding_length"),
+        heads: max_of("attention.head_count"),
+        head_dim: g.arch_u64("attention.key_length"),
+        value_dim: g.arch_u64("attention.value_length"),
+        vocab: g.arch_u64("vocab_size").or(vocab),
+        context: g.arch_u64("context_length"),
+        experts: g.arch_u64("expert_count"),
+        experts_per_token: g.arch_u64("expert_used_count"),
+        sliding_window: g.arch_u64("attention.sliding_window"),
+        sliding_layers: None,
+        dtype: None,
+    }
+}
+
+/// Output width of a `[out, in]` weight (GPTQ's `[in/pack, out]` qweight: the last dim).
+fn out_width(name: &str, shape: &[u64]) -> u64 {
+    match shape {
+        [out, _] if !name.ends_with(".qweight") => *out,
+        [_, out] => *out,
+        _ => 0,
+    }
+}
+
+/// Per-layer attention widths found in the tensors.
+#[derive(Debug, Clone, Copy, Default)]
+struct Widths {
+    k: u64,
+    v: u64,
+    qkv: u64,
+    latent: u64,
+}
+
+/// The checkpoint's architecture: a family reader's, when the config is of a
+/// known family; otherwise one built from the tensors (and the config or
+/// GGUF metadata for head widths), flagged [`Family::Generic`].
+pub fn architecture(
+    config: Option<&str>,
+    checkpoint: &Checkpoint,
+    layout: &ExactLayout,
+) -> Result<Architecture, CheckpointError> {
+    let map = match config {
+        Some(text) => {
+            if let Ok(a) = Architecture::from_config_json(text)
+                && a.family != Family::Generic
+            {
+                return Ok(a);
+            }
+            let value: Value = serde_json::from_str(text).map_err(|e| CheckpointError::Json(e.to_string()))?;
+            Some(
+                value
+                    .as_object()
+                    .cloned()
+                    .ok_or_else(|| CheckpointError::Invalid("config.json is not an object".into()))?,
+            )
+        }
+        None => None,
+    };
+    let facts = match (&map, &checkpoint.gguf) {
+        (Some(m), _) => config_facts(m),
+        (None, Some(g)) => gguf_facts(g),
+        (None, None) => Facts { model_type: "(no config)".into(), ..Facts::default() },
+    };
+    from_tensors(facts, checkpoint, layout)
+}
+
+fn from_tensors(f: Facts, checkpoint: &Checkpoint, layout: &ExactLayout) -> Result<Architecture, CheckpointError> {
+    let n = layout.num_layers as usize;
+    if n == 0 {
+        return Err(CheckpointError::Invalid("no decoder layers found among the tensor names".into()));
+    }
+    let mut warnings = vec![format!(
+        "architecture `{}` has no family reader: weights are the checkpoint's exact bytes; the KV cache is read \
+         from each layer's attention tensors",
+        f.model_type
+    )];
+    let mut widths = vec![Widths::default(); n];
+    let mut embedding: Option<(u64, u64)> = None;
+    let mut expert_ids: u64 = 0;
+    for t in &checkpoint.tensors {
+        let c = classify(&t.name, Some(layout.num_layers));
+        if c.quant.is_some() {
+            continue;
+        }
+        if c.role == Role::Embedding && t.shape.len() == 2 && embedding.is_none() {
+            embedding = Some((t.shape[0], t.shape[1]));
+        }
+        if matches!(c.role, Role::ExpertUp | Role::ExpertDown) {
+            let from_name = t
+                .name
+                .split('.')
+                .collect::<Vec<_>>()
+                .windows(2)
+                .find_map(|w| if w[0] == "experts" { w[1].parse::<u64>().ok().map(|i| i + 1) } else { None });
+            let from_shape = (t.shape.len() == 3).then(|| t.shape[0]);
+            expert_ids = expert_ids.max(from_name.or(from_shape).unwrap_or(0));
+        }
+        let Some(w) = c.layer.and_then(|l| widths.get_mut(l as usize)) else { continue };
+        let module = t.name.rsplit('.').nth(1).unwrap_or("");
+        let out = out_width(&t.name, &t.shape);
+        match c.role {
+            Role::AttnK if t.name.ends_with("weight") => w.k = w.k.max(out),
+            Role::AttnV if t.name.ends_with("weight") => w.v = w.v.max(out),
+            Role::AttnQkv if t.name.ends_with("weight") => w.qkv = w.qkv.max(out),
+            Role::MlaDown if module.contains("kv_a") => w.latent = w.latent.max(out),
+            _ => {}
+        }
+    }
+    let (rows, width) = embedding.unwrap_or((0, 0));
+    let hidden = f.hidden.or((width > 0).then_some(width)).ok_or_else(|| {
+        CheckpointError::Invalid(
+            "the hidden size is neither in the config nor readable from an embedding tensor".into(),
+        )
+    })?;
+    let vocab = f.vocab.or((rows > 0).then_some(rows)).unwrap_or(0);
+    let heads = f.heads.unwrap_or(0);
+    let head_dim = match (f.head_dim, heads) {
+        (Some(d), _) => d,
+        (None, h) if h > 0 && hidden.is_multiple_of(h) => hidden / h,
+        _ => 0,
+    };
+    let value_dim = f.value_dim.unwrap_or(head_dim);
+    let mut cache = Vec::with_capacity(n);
+    let mut no_cache = Vec::new();
+    for (i, w) in widths.iter().enumerate() {
+        let c = if w.latent > 0 {
+            LayerCache { kv_heads: 1, key_dim: w.latent, value_dim: 0 }
+        } else if head_dim == 0 && (w.k > 0 || w.qkv > 0) {
+            return Err(CheckpointError::Invalid(format!(
+                "layer {i} has attention tensors, but the head width is unknown: give a config.json with \
+                 `head_dim` or `num_attention_heads`"
+            )));
+        } else if w.k > 0 {
+            let v = if w.v > 0 { w.v } else { w.k };
+            LayerCache { kv_heads: w.k / head_dim, key_dim: head_dim, value_dim: v / (w.k / head_dim).max(1) }
+        } else if w.qkv > 0 {
+            let q = heads.saturating_mul(head_dim);
+            let kv = w.qkv.saturating_sub(q) / 2;
+            LayerCache { kv_heads: kv / head_dim, key_dim: head_dim, value_dim: head_dim }
+        } else {
+            no_cache.push(i);
+            LayerCache { kv_heads: 0, key_dim: 0, value_dim: 0 }
+        };
+        cache.push(c);
+    }
+    if !no_cache.is_empty() {
+        warnings.push(format!(
+            "{} of {n} layers have no K/V projection (recurrent or linear-attention layers): they get no \
+             per-token cache, and their fixed per-sequence state is not counted",
+            no_cache.len()
+        ));
+    }
+    let layers: Vec<LayerSpec> = (0..n)
+        .map(|i| {
+            let sliding = f.sliding_layers.as_ref().and_then(|s| s.get(i).copied()).unwrap_or(false);
+            let attention = match (sliding, f.sliding_window) {
+                (true, Some(w)) => LayerAttention::Sliding(w),
+                _ => LayerAttention::Full,
+            };
+            let moe = layout
+                .groups
+                .iter()
+                .any(|g| g.layer == Some(i as u32) && matches!(g.role, Role::ExpertUp | Role::ExpertDown));
+            LayerSpec { attention, ffn: if moe { Ffn::Moe } else { Ffn::Dense } }
+        })
+        .collect();
+    if f.sliding_window.is_some() && f.sliding_layers.is_none() {
+        warnings.push(
+            "a sliding window is set but not which layers use it: every layer is counted as full attention \
+             (an upper bound on the cache)"
+                .into(),
+        );
+    }
+    let has_experts = layers.iter().any(|l| l.ffn == Ffn::Moe);
+    let moe = has_experts.then(|| {
+        let num_experts = f.experts.unwrap_or(expert_ids).max(1);
+        let per_token = f.experts_per_token.unwrap_or_else(|| {
+            warnings.push(
+                "the number of experts per token is unknown: every expert is counted as active for speed bounds".into(),
+            );
+            num_experts
+        });
+        Moe {
+            num_experts,
+            experts_per_token: per_token.min(num_experts),
+            expert_intermediate_size: 0,
+            shared_intermediate_size: 0,
+            shared_expert_gate: false,
+            router_bias: false,
+        }
+    });
+    let common_kv = most_common(cache.iter().map(|c| c.kv_heads).filter(|&h| h > 0)).unwrap_or(1);
+    let dtype = f.dtype.or_else(|| dominant_dtype(layout));
+    let text = TextModel {
+        hidden_size: hidden,
+        vocab_size: vocab,
+        embedding_rows: rows.max(vocab),
+        num_heads: heads.max(common_kv),
+        num_kv_heads: common_kv,
+        head_dim: head_dim.max(1),
+        v_head_dim: value_dim.max(1),
+        intermediate_size: 0,
+        attention: AttentionKind::Standard { qkv_bias: false, o_bias: false },
+        mlp_gated: true,
+        mlp_bias: false,
+        norm: NormKind::Rms,
+        norms_per_layer: 2,
+        qk_norm: false,
+        final_norm: true,
+        moe,
+        tie_word_embeddings: layout.bytes_of(Role::LmHead) == 0,
+        learned_positions: 0,
+        embed_proj_dim: None,
+        max_position_embeddings: f.context,
+        layers,
+        cache_from_tensors: Some(cache),
+    };
+    Ok(Architecture {
+        family: Family::Generic,
+        model_type: f.model_type,
+        text,
+        vision: None,
+        checkpoint_dtype: dtype,
+        quantization: None,
+        warnings,
+    })
+}
+
+fn most_common(values: impl Iterator<Item = u64>) -> Option<u64> {
+    let mut counts: Vec<(u64, usize)> = Vec::new();
+    for v in values {
+        match counts.iter_mut().find(|(x, _)| *x == v) {
+            Some((_, c)) => *c += 1,
+            None => counts.push((v, 1)),
+        }
+    }
+    counts.into_iter().max_by_key(|&(v, c)| (c, v)).map(|(v, _)| v)
+}
+
+/// The dtype holding most bytes, as a checkpoint dtype.
+fn dominant_dtype(layout: &ExactLayout) -> Option<CheckpointDtype> {
+    layout.dtypes.first().and_then(|d| match d.dtype {
+        "BF16" => Some(CheckpointDtype::Bf16),
+        "F16" => Some(CheckpointDtype::F16),
+        "F32" => Some(CheckpointDtype::F32),
+        "F8_E4M3" => Some(CheckpointDtype::Fp8),
+        _ => None,
+    })
+}
