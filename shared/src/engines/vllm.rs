@@ -176,7 +176,9 @@ fn groups(p: &Prepared, o: Options, stage: usize) -> (Vec<Group>, u64) {
             continue;
         }
         let window = match (spec.attention, o.version) {
-            (LayerAttention::Sliding(w), Version::V1 | Version::Latest) => Some(w),
+            // vLLM V1 gives chunked local attention (Llama 4) its own group too
+            // (`ChunkedLocalAttentionSpec`, vllm/v1/kv_cache_interface.py).
+            (LayerAttention::Sliding(w) | LayerAttention::Chunked(w), Version::V1 | Version::Latest) => Some(w),
             _ => None,
         };
         match kinds.iter_mut().find(|(g, _)| g.window == window) {

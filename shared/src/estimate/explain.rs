@@ -53,7 +53,7 @@ pub(super) fn terms(
     };
     terms.push(Term::bytes("weights", p.weights.total, weight_formula, Basis::Exact));
     let per_token = crate::kv::bytes_per_token(&p.kv_layers);
-    let growing = t.layers.iter().filter(|l| l.attention != LayerAttention::Cross).count();
+    let growing = p.kv_layers.iter().filter(|l| l.bytes_per_token > 0).count();
     let kv_formula = match t.attention {
         AttentionKind::Standard { .. } => format!(
             "{growing} layers × (K {} + V {}) × {} KV heads in {} ({} bytes per layer-token)",
@@ -61,7 +61,7 @@ pub(super) fn terms(
             t.v_head_dim,
             t.num_kv_heads,
             s.kv_dtype.id(),
-            thousands(p.kv_layers.first().map_or(0, |l| l.bytes_per_token))
+            thousands(p.kv_layers.iter().find(|l| l.bytes_per_token > 0).map_or(0, |l| l.bytes_per_token))
         ),
         AttentionKind::Mla(m) => format!(
             "{growing} layers × one MLA latent of {} + {} values in {} (no separate K and V)",
@@ -72,7 +72,7 @@ pub(super) fn terms(
     };
     terms.push(Term::bytes("KV cache per token", per_token, kv_formula, Basis::Exact));
     let sliding = t.layers.iter().filter_map(|l| match l.attention {
-        LayerAttention::Sliding(w) => Some(w),
+        LayerAttention::Sliding(w) | LayerAttention::Chunked(w) => Some(w),
         _ => None,
     });
     let (n_sliding, window) = sliding.fold((0, 0), |(n, _), w| (n + 1, w));

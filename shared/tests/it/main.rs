@@ -1,5 +1,6 @@
 //! The `shared` crate's one integration-test binary.
 
+mod arch;
 mod diagnose;
 mod engines;
 mod gpus;
