@@ -22,4 +22,5 @@ pub mod protocol;
 pub mod safetensors;
 pub mod solve;
 pub mod speed;
+pub mod state;
 pub mod units;

@@ -84,11 +84,29 @@ pub enum CheckpointDtype {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case", tag = "method")]
 pub enum CheckpointQuant {
-    Gptq { bits: u8, group_size: u32 },
-    Awq { bits: u8, group_size: u32 },
-    Fp8 { block: Option<u32> },
-    BitsAndBytes4 { double_quant: bool, nf4: bool },
+    Gptq {
+        bits: u8,
+        group_size: u32,
+    },
+    Awq {
+        bits: u8,
+        group_size: u32,
+    },
+    Fp8 {
+        block: Option<u32>,
+    },
+    BitsAndBytes4 {
+        double_quant: bool,
+        nf4: bool,
+    },
     BitsAndBytes8,
+    /// `quant_method: mxfp4` (gpt-oss); `experts_only` when attention is in
+    /// `modules_to_not_convert`.
+    Mxfp4 {
+        experts_only: bool,
+    },
+    /// NVFP4: ModelOpt `quant_algo: NVFP4` or compressed-tensors `nvfp4`.
+    Nvfp4,
 }
 
 /// How a decoder layer attends.
@@ -172,6 +190,10 @@ pub struct Extras {
     /// (Cohere's LayerNorm).
     #[serde(default)]
     pub norm_without_bias: bool,
+    /// The config asks for an FP32 SSM state (`mamba_ssm_cache_dtype:
+    /// float32`, Nemotron-H), which vLLM honours.
+    #[serde(default)]
+    pub ssm_state_f32: bool,
 }
 
 /// Multi-head latent attention (DeepSeek-V2/V3, Kimi-K2).

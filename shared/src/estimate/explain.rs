@@ -8,6 +8,45 @@ use crate::units::{UnitSystem, decimal, decimal_short, format_bytes};
 use super::{CUDA_CONTEXT_BYTES, Estimate, GpuBudget, Prepared, TP_COMM_BYTES, Verdict, WeightSource};
 use crate::engines::{Engine, EngineReport, llamacpp, vllm};
 
+/// The recurrent state: per layer kind, per sequence, and how the engine holds it.
+fn state_term(p: &Prepared, per_gpu: &[GpuBudget]) -> Option<Term> {
+    let r = p.model.arch.text.recurrent?;
+    let layer = p.state_layers.iter().find(|l| l.bytes() > 0)?;
+    let layers = p.state_layers.iter().filter(|l| l.bytes() > 0).count();
+    let per_seq = crate::state::sequence_bytes(&p.state_layers).saturating_mul(p.tp());
+    let held: u64 = per_gpu.iter().map(|g| g.state_bytes).fold(0, u64::saturating_add);
+    let kind = match r {
+        crate::arch::Recurrent::GatedDeltaNet { value_heads, key_head_dim, value_head_dim, .. } => {
+            format!("gated DeltaNet: {value_heads} value heads × {key_head_dim} × {value_head_dim} state + conv")
+        }
+        crate::arch::Recurrent::Mamba2 { heads, head_dim, d_state, .. } => {
+            format!("Mamba-2: {heads} heads × {head_dim} × {d_state} SSM state + conv")
+        }
+        crate::arch::Recurrent::ShortConv { kernel, .. } => {
+            format!("short conv: hidden × {} conv state", kernel.saturating_sub(1))
+        }
+    };
+    let engine = match p.scenario.engine {
+        Engine::Vllm(_) => {
+            "vLLM keeps each request's state in one block per state group of the shared pool (page padded to the attention page)"
+        }
+        Engine::Sglang(_) => "SGLang's mamba pool takes 0.9/1.9 of the free memory, one slot per running request",
+        Engine::LlamaCpp(_) => "llama.cpp keeps one F32 state cell per sequence slot",
+        Engine::Transformers(_) => "transformers' cache holds one state per sequence of the batch",
+    };
+    Some(Term::bytes(
+        "recurrent state",
+        held,
+        format!(
+            "{layers} layers × ({kind}: {} conv + {} state bytes per rank) = {} per sequence, whatever its length; {engine}",
+            thousands(layer.conv_bytes),
+            thousands(layer.ssm_bytes),
+            format_bytes(per_seq, UnitSystem::Binary)
+        ),
+        Basis::EngineRule,
+    ))
+}
+
 pub(super) fn terms(
     p: &Prepared,
     per_gpu: &[GpuBudget],
@@ -119,6 +158,9 @@ pub(super) fn terms(
         None => (demand, Basis::Exact),
     };
     terms.push(Term::bytes("KV cache", kv_cache_bytes, kv_formula, kv_basis));
+    if let Some(term) = state_term(p, per_gpu) {
+        terms.push(term);
+    }
     let act: u64 = per_gpu.iter().map(|g| g.activation_bytes).fold(0, u64::saturating_add);
     let act_formula = match (&s.engine, report) {
         (Engine::Vllm(_), Some(EngineReport::Vllm(r))) => format!(

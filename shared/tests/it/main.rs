@@ -8,3 +8,4 @@ mod model;
 mod oom;
 mod params;
 mod properties;
+mod state;

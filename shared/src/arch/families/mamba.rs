@@ -108,6 +108,7 @@ pub(super) fn nemotron_h(f: Fields, warnings: &mut Vec<String>) -> Result<TextMo
         conv_bias: f.bool_or("use_conv_bias", true)?,
         proj_bias: f.bool_or("mamba_proj_bias", false)?,
     });
+    m.extra.ssm_state_f32 = f.opt_str("mamba_ssm_cache_dtype") == Some("float32");
     if m.layers.iter().any(|l| l.ffn == Ffn::Moe) {
         if f.opt_u64("moe_latent_size")?.is_some() {
             warnings.push("`moe_latent_size`: the latent expert projections are not modelled".into());
