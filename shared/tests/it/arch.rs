@@ -155,3 +155,28 @@ const KNOWN_UNCOUNTED: &[&str] = &[
     // defaults-gemma3n_text.
     "defaults-gemma3n",
 ];
+
+/// The presets of this generation are fixture configs plus, for gpt-oss, the
+/// Hub's `quantization_config`: their counts are the oracle's.
+#[test]
+fn new_presets_count_what_transformers_builds() {
+    let counts = counts();
+    for (preset, fixture) in [
+        ("gpt-oss-20b", "gpt-oss-20b"),
+        ("gpt-oss-120b", "defaults-gpt_oss"),
+        ("qwen3.5-35b-a3b", "defaults-qwen3_5_moe"),
+        ("llama-4-scout", "defaults-llama4"),
+        ("minimax-m2", "defaults-minimax_m2"),
+    ] {
+        let m = shared::model::Model::preset(preset).unwrap_or_else(|e| panic!("{preset}: {e}"));
+        let c = &counts.counts[fixture];
+        let (want, why) = expected(&m.arch, c);
+        assert_eq!(m.parameters(), want, "{preset} vs {fixture} ({})", why.join("; "));
+    }
+    // gpt-oss ships its experts in MXFP4 and keeps attention in bf16.
+    let m = shared::model::Model::preset("gpt-oss-20b").unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(
+        shared::formats::WeightFormat::from_checkpoint(m.arch.checkpoint_dtype, m.arch.quantization),
+        shared::formats::WeightFormat::Mxfp4 { experts_only: true }
+    );
+}
