@@ -126,8 +126,8 @@ pub fn layer_costs(text: &TextModel, dtype: KvDtype, tp: u64) -> Vec<LayerKv> {
                 let v =
                     if c.value_dim == 0 { 0 } else { dtype.bpw(c.value_dim).bytes(heads.saturating_mul(c.value_dim)) };
                 let window = match l.attention {
-                    LayerAttention::Sliding(w) => Some(w),
-                    LayerAttention::Full | LayerAttention::Cross => None,
+                    LayerAttention::Sliding(w) | LayerAttention::Chunked(w) => Some(w),
+                    LayerAttention::Full | LayerAttention::Cross | LayerAttention::None => None,
                 };
                 LayerKv { bytes_per_token: k.saturating_add(v), window }
             })
@@ -150,7 +150,14 @@ pub fn layer_costs(text: &TextModel, dtype: KvDtype, tp: u64) -> Vec<LayerKv> {
         .map(|l| match l.attention {
             LayerAttention::Full => LayerKv { bytes_per_token: per_token, window: None },
             LayerAttention::Sliding(w) => LayerKv { bytes_per_token: per_token, window: Some(w) },
-            LayerAttention::Cross => LayerKv { bytes_per_token: 0, window: None },
+            // Llama 4's chunked layers attend within their chunk of
+            // `attention_chunk_size` tokens: the cache holds at most one chunk
+            // (transformers' `ChunkedSlidingLayer`, vLLM's
+            // `ChunkedLocalAttentionSpec`).
+            LayerAttention::Chunked(c) => LayerKv { bytes_per_token: per_token, window: Some(c) },
+            // Cross-attention caches the image once; recurrent and FFN-only
+            // layers keep no per-token cache (their state is in `crate::state`).
+            LayerAttention::Cross | LayerAttention::None => LayerKv { bytes_per_token: 0, window: None },
         })
         .collect()
 }

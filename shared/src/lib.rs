@@ -24,4 +24,5 @@ pub mod protocol;
 pub use checkpoint::safetensors;
 pub mod solve;
 pub mod speed;
+pub mod state;
 pub mod units;

@@ -29,6 +29,9 @@ pub fn breakdown(e: &Estimate, units: UnitSystem, explain: bool) -> String {
     };
     row(&mut out, "weights", e.weight_bytes, format!("{:?}", e.weight_bytes_source).to_lowercase());
     row(&mut out, "KV cache", e.kv_cache_bytes, format!("{} per token", b(e.kv_bytes_per_token)));
+    if e.state_bytes_per_sequence > 0 {
+        row(&mut out, "state", e.state_bytes, format!("recurrent, {} per sequence", b(e.state_bytes_per_sequence)));
+    }
     row(&mut out, "activations", e.activation_bytes, "peak".into());
     row(&mut out, "overhead", e.overhead_bytes, "CUDA context, engine buffers".into());
     row(&mut out, "total", e.total_bytes, format!("of {}", b(e.capacity_bytes)));

@@ -38,7 +38,36 @@ pub enum Family {
     GptNeox,
     Falcon,
     Opt,
+    // The 2025–2026 generation (`families/moe.rs`, `dense.rs`, `hybrid.rs`).
+    GptOss,
+    Llama4,
+    Glm4Moe,
+    MinimaxM2,
+    Phimoe,
+    GraniteMoe,
+    Smollm3,
+    Olmo2,
+    Glm4,
+    Cohere2,
+    Starcoder2,
+    Granite,
+    Exaone4,
+    Bloom,
+    Qwen3Next,
+    Qwen35,
+    Qwen35Moe,
+    NemotronH,
+    GraniteMoeHybrid,
+    Lfm2,
     Generic,
+}
+
+impl Family {
+    /// Families whose reader interprets `layer_types` entries beyond full
+    /// and sliding attention itself.
+    pub(crate) fn reads_own_layer_types(self) -> bool {
+        matches!(self, Family::Llama4 | Family::Qwen3Next | Family::Qwen35 | Family::Qwen35Moe | Family::Lfm2)
+    }
 }
 
 /// Storage type of a checkpoint's tensors.
@@ -55,11 +84,29 @@ pub enum CheckpointDtype {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case", tag = "method")]
 pub enum CheckpointQuant {
-    Gptq { bits: u8, group_size: u32 },
-    Awq { bits: u8, group_size: u32 },
-    Fp8 { block: Option<u32> },
-    BitsAndBytes4 { double_quant: bool, nf4: bool },
+    Gptq {
+        bits: u8,
+        group_size: u32,
+    },
+    Awq {
+        bits: u8,
+        group_size: u32,
+    },
+    Fp8 {
+        block: Option<u32>,
+    },
+    BitsAndBytes4 {
+        double_quant: bool,
+        nf4: bool,
+    },
     BitsAndBytes8,
+    /// `quant_method: mxfp4` (gpt-oss); `experts_only` when attention is in
+    /// `modules_to_not_convert`.
+    Mxfp4 {
+        experts_only: bool,
+    },
+    /// NVFP4: ModelOpt `quant_algo: NVFP4` or compressed-tensors `nvfp4`.
+    Nvfp4,
 }
 
 /// How a decoder layer attends.
@@ -72,6 +119,12 @@ pub enum LayerAttention {
     Sliding(u64),
     /// Cross-attention to image tokens (Llama 3.2 Vision): no per-token cache.
     Cross,
+    /// Attends within fixed chunks of `chunk` tokens (Llama 4's local
+    /// layers): its cache never holds more than one chunk.
+    Chunked(u64),
+    /// No attention in this layer: a recurrent mixer (`LayerSpec::state`), or
+    /// a feed-forward-only layer (Nemotron-H's `-` and `E` blocks).
+    None,
 }
 
 /// What a layer's feed-forward block is.
@@ -80,12 +133,67 @@ pub enum LayerAttention {
 pub enum Ffn {
     Dense,
     Moe,
+    /// No feed-forward block (Nemotron-H's mixer-only layers).
+    None,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct LayerSpec {
     pub attention: LayerAttention,
     pub ffn: Ffn,
+    /// The layer runs the model's recurrent mixer ([`TextModel::recurrent`]):
+    /// a constant-size state per sequence instead of (or beside) a KV cache.
+    #[serde(default)]
+    pub state: bool,
+}
+
+impl LayerSpec {
+    pub fn new(attention: LayerAttention, ffn: Ffn) -> Self {
+        Self { attention, ffn, state: false }
+    }
+}
+
+/// A recurrent token mixer: its memory per sequence is constant in length.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", tag = "kind")]
+pub enum Recurrent {
+    /// Gated DeltaNet (Qwen3-Next, Qwen3.5): a key × value state per value
+    /// head plus a causal conv over q, k and v.
+    GatedDeltaNet { key_heads: u64, value_heads: u64, key_head_dim: u64, value_head_dim: u64, conv_kernel: u64 },
+    /// Mamba-2 (Nemotron-H, Granite 4.0-H): an SSM state of `heads ×
+    /// head_dim × d_state` plus a causal conv over x, B and C.
+    Mamba2 { heads: u64, head_dim: u64, d_state: u64, groups: u64, conv_kernel: u64, conv_bias: bool, proj_bias: bool },
+    /// LFM2's gated short convolution: only a conv state of `hidden ×
+    /// (kernel − 1)`.
+    ShortConv { kernel: u64, bias: bool },
+}
+
+/// Per-model details of the newer families that the shared fields above do
+/// not describe. All default to "absent".
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Extras {
+    /// One learned attention-sink logit per query head and attention layer (gpt-oss).
+    #[serde(default)]
+    pub attn_sinks: bool,
+    /// q/k norms over the whole projection, not per head (OLMo 2, MiniMax-M2).
+    #[serde(default)]
+    pub qk_norm_full: bool,
+    /// The query projection also yields a sigmoid output gate of the same
+    /// width (Qwen3-Next / Qwen3.5 full-attention layers).
+    #[serde(default)]
+    pub attn_output_gate: bool,
+    /// Norm vectors of `hidden_size` outside the layers besides the final one
+    /// (BLOOM's and LFM2's embedding norm).
+    #[serde(default)]
+    pub embedding_norm: bool,
+    /// The final norm and the layer norms of a LayerNorm model have no bias
+    /// (Cohere's LayerNorm).
+    #[serde(default)]
+    pub norm_without_bias: bool,
+    /// The config asks for an FP32 SSM state (`mamba_ssm_cache_dtype:
+    /// float32`, Nemotron-H), which vLLM honours.
+    #[serde(default)]
+    pub ssm_state_f32: bool,
 }
 
 /// Multi-head latent attention (DeepSeek-V2/V3, Kimi-K2).
@@ -122,6 +230,9 @@ pub struct Moe {
     pub shared_expert_gate: bool,
     /// DeepSeek-V3's `e_score_correction_bias` beside the router.
     pub router_bias: bool,
+    /// Each expert's projections carry biases (gpt-oss).
+    #[serde(default)]
+    pub expert_bias: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -168,6 +279,11 @@ pub struct TextModel {
     /// The cache of every layer as a checkpoint's attention tensors give it
     /// (architectures no reader knows); `None`: from the fields above.
     pub cache_from_tensors: Option<Vec<LayerCache>>,
+    /// The recurrent mixer of the layers with `state` set.
+    #[serde(default)]
+    pub recurrent: Option<Recurrent>,
+    #[serde(default)]
+    pub extra: Extras,
 }
 
 /// One layer's cached vectors per token, read from its attention tensors:
@@ -224,9 +340,22 @@ impl Architecture {
     /// Reads a `config.json`. Unknown keys are ignored; a missing or
     /// nonsensical required field is an error naming the field.
     pub fn from_config_json(text: &str) -> Result<Self, ConfigError> {
-        let value: serde_json::Value = serde_json::from_str(text).map_err(|e| ConfigError::Json(e.to_string()))?;
+        let value: serde_json::Value = match serde_json::from_str(text) {
+            Ok(v) => v,
+            // Python's `json.dumps` writes `Infinity` / `NaN` (e.g. Mamba's
+            // `time_step_limit: [0.0, Infinity]` in Granite 4.0-H and
+            // Nemotron-H configs); no field we read is one of them.
+            Err(e) => {
+                serde_json::from_str(&python_floats_to_null(text)).map_err(|_| ConfigError::Json(e.to_string()))?
+            }
+        };
         let map = value.as_object().ok_or(ConfigError::NotAnObject)?;
         families::read(map)
+    }
+
+    /// Whether any layer keeps a recurrent state instead of (or beside) a KV cache.
+    pub fn has_state(&self) -> bool {
+        self.text.recurrent.is_some() && self.text.layers.iter().any(|l| l.state)
     }
 
     /// The tensor layout (parameters by role and layer).
@@ -237,5 +366,55 @@ impl Architecture {
     /// Total parameters, derived from the layout.
     pub fn parameters(&self) -> u64 {
         self.layout().total_params()
+    }
+}
+
+/// Replaces the bare tokens `Infinity`, `-Infinity` and `NaN` outside strings
+/// with `null`, so that configs written by Python's `json` module parse.
+fn python_floats_to_null(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut in_string = false;
+    let mut escaped = false;
+    let mut rest = text;
+    while let Some(c) = rest.chars().next() {
+        if in_string {
+            out.push(c);
+            match (escaped, c) {
+                (true, _) => escaped = false,
+                (false, '\\') => escaped = true,
+                (false, '"') => in_string = false,
+                _ => {}
+            }
+            rest = &rest[c.len_utf8()..];
+            continue;
+        }
+        if c == '"' {
+            in_string = true;
+        }
+        let token = ["-Infinity", "Infinity", "NaN"].into_iter().find(|t| rest.starts_with(t));
+        match token {
+            Some(t) => {
+                out.push_str("null");
+                rest = &rest[t.len()..];
+            }
+            None => {
+                out.push(c);
+                rest = &rest[c.len_utf8()..];
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::python_floats_to_null;
+
+    #[test]
+    fn python_infinity_outside_strings_becomes_null() {
+        assert_eq!(
+            python_floats_to_null(r#"{"a": [0.0, Infinity, -Infinity, NaN], "b": "NaN Infinity \" NaN"}"#),
+            r#"{"a": [0.0, null, null, null], "b": "NaN Infinity \" NaN"}"#
+        );
     }
 }

@@ -4,7 +4,7 @@
 
 use serde::Serialize;
 
-use super::{Architecture, AttentionKind, Ffn, LayerAttention, NormKind, TextModel};
+use super::{Architecture, AttentionKind, Ffn, LayerAttention, NormKind, Recurrent, TextModel};
 
 /// What a group of parameters is, which decides how each weight format
 /// stores it (quantised linear weights vs 16/32-bit embeddings and norms).
@@ -176,14 +176,23 @@ pub(super) fn layout(arch: &Architecture) -> TensorLayout {
     b.vector(Role::Embedding, None, t.embedding_rows.saturating_mul(width));
     b.vector(Role::PositionEmbedding, None, t.learned_positions.saturating_mul(t.hidden_size));
     let norm_width = |n: u64| match t.norm {
-        NormKind::Rms => n,
-        NormKind::Layer => n.saturating_mul(2),
+        NormKind::Layer if !t.extra.norm_without_bias => n.saturating_mul(2),
+        _ => n,
     };
+    if t.extra.embedding_norm {
+        b.vector(Role::Norm, None, norm_width(t.hidden_size));
+    }
     for (i, spec) in t.layers.iter().enumerate() {
         let l = i as u32;
-        attention(&mut b, t, l, spec.attention, arch.family);
+        if spec.attention != LayerAttention::None {
+            attention(&mut b, t, l, spec.attention, arch.family);
+        }
+        if let (true, Some(r)) = (spec.state, t.recurrent) {
+            recurrent(&mut b, t.hidden_size, l, r);
+        }
         b.vector(Role::Norm, Some(l), norm_width(t.hidden_size).saturating_mul(t.norms_per_layer));
         match (spec.ffn, t.moe) {
+            (Ffn::None, _) => {}
             (Ffn::Moe, Some(m)) => {
                 let per_expert_up = if t.mlp_gated { 2 } else { 1 };
                 let n = m.num_experts;
@@ -215,6 +224,13 @@ pub(super) fn layout(arch: &Architecture) -> TensorLayout {
                 }
                 if m.router_bias {
                     b.vector(Role::Bias, Some(l), n);
+                }
+                if m.expert_bias {
+                    // gpt-oss: gate_up_proj_bias (E × 2I) and down_proj_bias (E × H);
+                    // its router bias is `router_bias`.
+                    let per_expert =
+                        m.expert_intermediate_size.saturating_mul(per_expert_up).saturating_add(t.hidden_size);
+                    b.vector(Role::Bias, Some(l), per_expert.saturating_mul(n));
                 }
             }
             _ => {
@@ -248,7 +264,9 @@ fn attention(b: &mut Builder, t: &TextModel, l: u32, kind: LayerAttention, famil
     let h = t.hidden_size;
     match t.attention {
         AttentionKind::Standard { qkv_bias, o_bias } => {
-            let q = t.num_heads.saturating_mul(t.head_dim);
+            let q_heads = t.num_heads.saturating_mul(t.head_dim);
+            // Qwen3-Next: q_proj yields the queries and an output gate of the same width.
+            let q = if t.extra.attn_output_gate { q_heads.saturating_mul(2) } else { q_heads };
             let k = t.num_kv_heads.saturating_mul(t.head_dim);
             let v = t.num_kv_heads.saturating_mul(t.v_head_dim);
             let o_in = t.num_heads.saturating_mul(t.v_head_dim);
@@ -265,8 +283,13 @@ fn attention(b: &mut Builder, t: &TextModel, l: u32, kind: LayerAttention, famil
             // Qwen3 / Gemma 3 normalise each query and key head; Llama 3.2
             // Vision's cross-attention layers do too, and add two scalar gates.
             let cross = kind == LayerAttention::Cross && family == super::Family::Mllama;
-            if t.qk_norm || cross {
+            if t.extra.qk_norm_full {
+                b.vector(Role::Norm, Some(l), q_heads.saturating_add(k));
+            } else if t.qk_norm || cross {
                 b.vector(Role::Norm, Some(l), t.head_dim.saturating_mul(2));
+            }
+            if t.extra.attn_sinks {
+                b.vector(Role::Norm, Some(l), t.num_heads);
             }
             if cross {
                 b.vector(Role::Norm, Some(l), 2);
@@ -292,6 +315,55 @@ fn attention(b: &mut Builder, t: &TextModel, l: u32, kind: LayerAttention, famil
                 heads.saturating_mul(m.qk_nope_head_dim.saturating_add(m.v_head_dim)),
             );
             b.linear(Role::AttnO, l, heads.saturating_mul(m.v_head_dim), h);
+        }
+    }
+}
+
+/// The parameters of one recurrent mixer, from the transformers modules.
+fn recurrent(b: &mut Builder, h: u64, l: u32, r: Recurrent) {
+    match r {
+        Recurrent::GatedDeltaNet { key_heads, value_heads, key_head_dim, value_head_dim, conv_kernel } => {
+            // Qwen3NextGatedDeltaNet (transformers 5.24): in_proj_qkvz (q, k, v
+            // and the output gate z), in_proj_ba (β and the decay a per value
+            // head), a depthwise conv over q, k, v without bias, dt_bias and
+            // A_log per value head, a gated RMSNorm of one value head, out_proj.
+            let key = key_heads.saturating_mul(key_head_dim);
+            let value = value_heads.saturating_mul(value_head_dim);
+            let conv_dim = key.saturating_mul(2).saturating_add(value);
+            b.linear(Role::AttnQ, l, h, conv_dim.saturating_add(value));
+            b.linear(Role::AttnK, l, h, value_heads.saturating_mul(2));
+            b.vector(Role::Norm, Some(l), conv_dim.saturating_mul(conv_kernel));
+            b.vector(Role::Norm, Some(l), value_heads.saturating_mul(2).saturating_add(value_head_dim));
+            b.linear(Role::AttnO, l, value, h);
+        }
+        Recurrent::Mamba2 { heads, head_dim, d_state, groups, conv_kernel, conv_bias, proj_bias } => {
+            // NemotronHMamba2Mixer / GraniteMoeHybridMambaLayer: in_proj to
+            // (z, x, B, C, dt), a depthwise conv over (x, B, C), dt_bias, A_log
+            // and D per head, a gated RMSNorm of the inner width, out_proj.
+            let inner = heads.saturating_mul(head_dim);
+            let bc = groups.saturating_mul(d_state).saturating_mul(2);
+            let conv_dim = inner.saturating_add(bc);
+            let in_out = inner.saturating_mul(2).saturating_add(bc).saturating_add(heads);
+            b.linear(Role::AttnQ, l, h, in_out);
+            b.vector(Role::Norm, Some(l), conv_dim.saturating_mul(conv_kernel));
+            if conv_bias {
+                b.vector(Role::Bias, Some(l), conv_dim);
+            }
+            b.vector(Role::Norm, Some(l), heads.saturating_mul(3).saturating_add(inner));
+            b.linear(Role::AttnO, l, inner, h);
+            if proj_bias {
+                b.vector(Role::Bias, Some(l), in_out.saturating_add(h));
+            }
+        }
+        Recurrent::ShortConv { kernel, bias } => {
+            // Lfm2ShortConv: in_proj (hidden → 3 × hidden: B, C, x), a depthwise
+            // conv of `conv_L_cache` taps, out_proj; biases when `conv_bias`.
+            b.linear(Role::AttnQ, l, h, h.saturating_mul(3));
+            b.vector(Role::Norm, Some(l), h.saturating_mul(kernel));
+            b.linear(Role::AttnO, l, h, h);
+            if bias {
+                b.vector(Role::Bias, Some(l), h.saturating_mul(5));
+            }
         }
     }
 }

@@ -50,6 +50,8 @@ pub const MODEL_PRESETS: &[ModelPreset] = &[
     preset!("llama-3.1-70b", "Llama 3.1 70B Instruct", "meta-llama/Llama-3.1-70B-Instruct"),
     preset!("llama-3.3-70b", "Llama 3.3 70B Instruct", "meta-llama/Llama-3.3-70B-Instruct"),
     preset!("llama-3.1-405b", "Llama 3.1 405B Instruct", "meta-llama/Llama-3.1-405B-Instruct"),
+    // transformers 5.24 `Llama4Config()` defaults: the Scout shape (16 experts, 48 layers).
+    preset!("llama-4-scout", "Llama 4 Scout 17B-16E", "meta-llama/Llama-4-Scout-17B-16E-Instruct"),
     preset!("mistral-7b-v0.1", "Mistral 7B v0.1", "mistralai/Mistral-7B-v0.1"),
     preset!("mistral-7b-v0.3", "Mistral 7B v0.3", "mistralai/Mistral-7B-v0.3"),
     preset!("mistral-nemo-12b", "Mistral Nemo 12B", "mistralai/Mistral-Nemo-Base-2407"),
@@ -71,6 +73,8 @@ pub const MODEL_PRESETS: &[ModelPreset] = &[
     preset!("qwen1.5-moe-a2.7b", "Qwen1.5-MoE A2.7B Chat", "Qwen/Qwen1.5-MoE-A2.7B-Chat"),
     preset!("qwen3-30b-a3b", "Qwen3 30B-A3B", "Qwen/Qwen3-30B-A3B"),
     preset!("qwen3-235b-a22b", "Qwen3 235B-A22B", "Qwen/Qwen3-235B-A22B"),
+    // transformers 5.24 `Qwen3_5MoeConfig()` defaults, documented as Qwen/Qwen3.5-35B-A3B.
+    preset!("qwen3.5-35b-a3b", "Qwen3.5 35B-A3B", "Qwen/Qwen3.5-35B-A3B"),
     preset!("gemma-7b", "Gemma 7B", "google/gemma-7b"),
     preset!("gemma-2-2b", "Gemma 2 2B IT", "google/gemma-2-2b-it"),
     preset!("gemma-2-9b", "Gemma 2 9B", "google/gemma-2-9b"),
@@ -86,6 +90,14 @@ pub const MODEL_PRESETS: &[ModelPreset] = &[
     preset!("deepseek-v2", "DeepSeek-V2", "deepseek-ai/DeepSeek-V2"),
     preset!("deepseek-v3", "DeepSeek-V3", "deepseek-ai/DeepSeek-V3"),
     preset!("kimi-k2", "Kimi K2 Instruct", "moonshotai/Kimi-K2-Instruct"),
+    // The Hub config (vendored copy, see shared/tests/fixtures/arch/sources.json)
+    // with the Hub's MXFP4 `quantization_config`.
+    preset!("gpt-oss-20b", "gpt-oss-20b", "openai/gpt-oss-20b"),
+    // transformers 5.24 `GptOssConfig()` defaults: the 120b shape (36 layers,
+    // 128 experts), with the Hub's MXFP4 `quantization_config`.
+    preset!("gpt-oss-120b", "gpt-oss-120b", "openai/gpt-oss-120b"),
+    // transformers 5.24 `MiniMaxM2Config()` defaults: 62 layers of 256 experts.
+    preset!("minimax-m2", "MiniMax-M2", "MiniMaxAI/MiniMax-M2"),
     preset!("gpt2", "GPT-2 (124M)", "openai-community/gpt2"),
     preset!("gpt2-xl", "GPT-2 XL (1.5B)", "openai-community/gpt2-xl"),
     preset!("pythia-160m", "Pythia 160M", "EleutherAI/pythia-160m"),

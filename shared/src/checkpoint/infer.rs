@@ -251,7 +251,7 @@ fn from_tensors(f: Facts, checkpoint: &Checkpoint, layout: &ExactLayout) -> Resu
                 .groups
                 .iter()
                 .any(|g| g.layer == Some(i as u32) && matches!(g.role, Role::ExpertUp | Role::ExpertDown));
-            LayerSpec { attention, ffn: if moe { Ffn::Moe } else { Ffn::Dense } }
+            LayerSpec::new(attention, if moe { Ffn::Moe } else { Ffn::Dense })
         })
         .collect();
     if f.sliding_window.is_some() && f.sliding_layers.is_none() {
@@ -277,6 +277,7 @@ fn from_tensors(f: Facts, checkpoint: &Checkpoint, layout: &ExactLayout) -> Resu
             shared_intermediate_size: 0,
             shared_expert_gate: false,
             router_bias: false,
+            expert_bias: false,
         }
     });
     let common_kv = most_common(cache.iter().map(|c| c.kv_heads).filter(|&h| h > 0)).unwrap_or(1);
@@ -303,6 +304,8 @@ fn from_tensors(f: Facts, checkpoint: &Checkpoint, layout: &ExactLayout) -> Resu
         embed_proj_dim: None,
         max_position_embeddings: f.context,
         layers,
+        recurrent: None,
+        extra: Default::default(),
         cache_from_tensors: Some(cache),
     };
     Ok(Architecture {

@@ -147,7 +147,10 @@ fn gpu_parts(p: &Prepared, o: Options, g: usize, ctx: u64, slots: u64) -> Parts 
     });
     let has_output = p.is_last_stage(stage);
     let compute = if range.is_empty() && !has_output { 0 } else { compute_buffer(p, o, ctx, has_output) };
-    Parts { weights: p.stage_weights(stage), kv, activations: compute, overhead: CUDA_CONTEXT_BYTES }
+    // `llama_memory_recurrent`: one state cell per sequence slot
+    // (`mem_size = max(1, n_seq_max)`), allocated at start-up.
+    let state = p.stage_state(stage).saturating_mul(slots.max(1));
+    Parts { weights: p.stage_weights(stage), kv, state, activations: compute, overhead: CUDA_CONTEXT_BYTES }
 }
 
 pub(crate) fn parts(p: &Prepared, o: Options, g: usize, batch: u64) -> Parts {

@@ -141,7 +141,7 @@ pub(crate) fn place(p: &mut Prepared) {
 pub(crate) fn peak(p: &Prepared, g: usize, batch: u64) -> Parts {
     match p.scenario.engine {
         Engine::Transformers(_) => transformers::peak(p, g, batch),
-        Engine::Vllm(o) => vllm::parts(p, o, g),
+        Engine::Vllm(o) => vllm::parts(p, o, g, batch),
         Engine::Sglang(o) => sglang::parts(p, o, g),
         Engine::LlamaCpp(o) => llamacpp::parts(p, o, g, batch),
     }

@@ -6,6 +6,12 @@
 //! rest                 = free memory after weights − total × (1 − mem_fraction_static)
 //! max_total_num_tokens = rest / cell_size   (cell: KV bytes of one token, all layers, one rank)
 //! ```
+//!
+//! Hybrid models (Mamba-2, gated DeltaNet): the mamba pool takes
+//! `ratio / (1 + ratio)` of `rest` (`mamba_full_memory_ratio`, fallback 0.9),
+//! holding `budget // per_req − 1` request slots plus one padding slot; the KV
+//! pool gets what remains (SGLang 0.5.23 `kv_cache_configurator.py`,
+//! `arg_groups/fields/schedule.py`).
 
 use serde::{Deserialize, Serialize};
 
@@ -48,10 +54,15 @@ pub struct Report {
     pub log_lines: Vec<String>,
 }
 
+/// SGLang 0.5.23 `mamba_full_memory_ratio` fallback.
+pub const MAMBA_FULL_MEMORY_RATIO: f64 = 0.9;
+
 struct Pool {
     fraction: f64,
     tokens: u64,
     cell: u64,
+    /// Hybrid models: request slots of the mamba pool (`max_mamba_cache_size`).
+    state_slots: Option<u64>,
     chunk: u64,
 }
 
@@ -61,6 +72,7 @@ fn pool(p: &Prepared, o: Options) -> Pool {
     let chunk = o.chunked_prefill_size.unwrap_or(if large { 8192 } else { 2048 });
     let mut tokens = u64::MAX;
     let mut cell_max = 0;
+    let mut state_slots: Option<u64> = None;
     for (g, slot) in p.scenario.gpus.iter().enumerate() {
         let stage = p.stage(g);
         let cell = kv::bytes_per_token(p.stage_kv(stage));
@@ -69,10 +81,18 @@ fn pool(p: &Prepared, o: Options) -> Pool {
         let free_after_weights =
             slot.capacity_bytes.saturating_sub(p.base_overhead()).saturating_sub(p.stage_weights(stage));
         let reserved = (slot.capacity_bytes as f64 * (1.0 - fraction)).ceil() as u64;
-        let rest = free_after_weights.saturating_sub(reserved);
+        let mut rest = free_after_weights.saturating_sub(reserved);
+        let per_req = p.stage_state(stage);
+        let ratio = MAMBA_FULL_MEMORY_RATIO;
+        let budget = (rest as f64 * ratio / (1.0 + ratio)) as u64;
+        if let Some(slots) = budget.saturating_sub(per_req).checked_div(per_req) {
+            state_slots = Some(state_slots.map_or(slots, |s| s.min(slots)));
+            // The pool's slots plus its padding slot leave the KV budget.
+            rest = rest.saturating_sub(slots.saturating_add(1).saturating_mul(per_req));
+        }
         tokens = tokens.min(rest.checked_div(cell).unwrap_or(0));
     }
-    Pool { fraction, tokens: if tokens == u64::MAX { 0 } else { tokens }, cell: cell_max, chunk }
+    Pool { fraction, tokens: if tokens == u64::MAX { 0 } else { tokens }, cell: cell_max, chunk, state_slots }
 }
 
 fn context_length(p: &Prepared, o: Options) -> u64 {
@@ -90,6 +110,7 @@ pub(crate) fn parts(p: &Prepared, o: Options, g: usize) -> Parts {
     Parts {
         weights: p.stage_weights(stage),
         kv: pool.tokens.saturating_mul(kv::bytes_per_token(p.stage_kv(stage))),
+        state: pool.state_slots.map_or(0, |s| s.saturating_add(1).saturating_mul(p.stage_state(stage))),
         activations: act,
         overhead: p.base_overhead(),
     }
@@ -97,7 +118,10 @@ pub(crate) fn parts(p: &Prepared, o: Options, g: usize) -> Parts {
 
 pub(crate) fn fits(p: &Prepared, o: Options, seq: u64, batch: u64) -> bool {
     let pool = pool(p, o);
-    p.load_verdict().is_none() && pool.tokens > 0 && seq.saturating_mul(batch) <= pool.tokens
+    p.load_verdict().is_none()
+        && pool.tokens > 0
+        && seq.saturating_mul(batch) <= pool.tokens
+        && pool.state_slots.is_none_or(|s| batch <= s)
 }
 
 /// The most sequences of `seq` tokens the pool holds at once, directly.
@@ -106,7 +130,8 @@ pub(crate) fn max_concurrency(p: &Prepared, o: Options, seq: u64) -> u64 {
     if p.load_verdict().is_some() || pool.tokens == 0 {
         return 0;
     }
-    pool.tokens.checked_div(seq).unwrap_or(u64::MAX).min(crate::estimate::MAX_CONCURRENCY)
+    let by_tokens = pool.tokens.checked_div(seq).unwrap_or(u64::MAX);
+    by_tokens.min(pool.state_slots.unwrap_or(u64::MAX)).min(crate::estimate::MAX_CONCURRENCY)
 }
 
 pub(crate) fn verdict(p: &Prepared, o: Options, depth: Depth) -> Verdict {
@@ -114,7 +139,7 @@ pub(crate) fn verdict(p: &Prepared, o: Options, depth: Depth) -> Verdict {
         return v;
     }
     let pool = pool(p, o);
-    if pool.tokens == 0 {
+    if pool.tokens == 0 || pool.state_slots == Some(0) {
         return Verdict::EngineRefuses { gpu: 0, largest_context: 0 };
     }
     if p.scenario.sequence_tokens() > pool.tokens {
@@ -126,9 +151,13 @@ pub(crate) fn verdict(p: &Prepared, o: Options, depth: Depth) -> Verdict {
 
 pub(crate) fn report(p: &Prepared, o: Options) -> Report {
     let pool = pool(p, o);
-    let error =
-        (pool.tokens == 0).then(|| "Not enough memory. Please try to increase --mem-fraction-static.".to_owned());
+    let error = (pool.tokens == 0 || pool.state_slots == Some(0))
+        .then(|| "Not enough memory. Please try to increase --mem-fraction-static.".to_owned());
     let mut log_lines = vec![format!("max_total_num_tokens={}", pool.tokens)];
+    if let Some(slots) = pool.state_slots {
+        log_lines
+            .push(format!("max_mamba_cache_size={slots}: at most {slots} requests hold a recurrent state at once"));
+    }
     let ctx = context_length(p, o);
     if pool.tokens > 0 && pool.tokens < ctx {
         log_lines.push(format!(

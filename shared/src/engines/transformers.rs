@@ -64,7 +64,10 @@ pub(crate) fn parts(p: &Prepared, g: usize, seq: u64, batch: u64, prefill: bool)
         };
         act = act.saturating_add(activations::logits(text.vocab_size, batch, positions, p.tp()));
     }
-    Parts { weights: p.stage_weights(stage), kv, activations: act, overhead: p.base_overhead() }
+    // transformers' hybrid caches (`LinearAttentionLayer` in cache_utils.py)
+    // hold one conv + recurrent state per sequence of the batch.
+    let state = p.stage_state(stage).saturating_mul(batch);
+    Parts { weights: p.stage_weights(stage), kv, state, activations: act, overhead: p.base_overhead() }
 }
 
 /// The larger of the prefill and end-of-generation states.

@@ -13,6 +13,13 @@
 //! non-A100 GPUs) and groups sliding-window layers; since 0.21 the default
 //! utilization is 0.92 and CUDA-graph memory is estimated and subtracted.
 //! Each [`Version`]'s rules are frozen: share links pin one (`vllm=0.21`).
+//!
+//! Hybrid models (vLLM 0.33, `platforms/interface.py::_align_hybrid_block_size`):
+//! Mamba / DeltaNet layers form KV-cache groups of their own whose page is one
+//! sequence's state; the attention block size grows to
+//! `16 × ⌈state page / (16 × attention bytes per token)⌉` tokens so that both
+//! pages are equal (the state page is padded up to it), and each request
+//! takes one block per state group whatever its length.
 
 use serde::{Deserialize, Serialize};
 
@@ -164,6 +171,8 @@ impl Default for Options {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 struct Group {
     window: Option<u64>,
+    /// A group of recurrent layers: one block per request.
+    state: bool,
 }
 
 /// vLLM's budget on one GPU.
@@ -231,17 +240,27 @@ fn default_max_model_len(p: &Prepared, o: Options) -> u64 {
 fn groups(p: &Prepared, o: Options, stage: usize) -> (Vec<Group>, u64) {
     let mut kinds: Vec<(Group, u64)> = Vec::new();
     let text = &p.model.arch.text;
-    for (spec, kv) in text.layers[p.stage_range(stage)].iter().zip(p.stage_kv(stage)) {
+    let range = p.stage_range(stage);
+    let states = p.state_layers.get(range.clone()).unwrap_or(&[]);
+    for ((spec, kv), st) in text.layers[range].iter().zip(p.stage_kv(stage)).zip(states) {
+        if st.bytes() > 0 {
+            match kinds.iter_mut().find(|(g, _)| g.state) {
+                Some((_, n)) => *n += 1,
+                None => kinds.push((Group { window: None, state: true }, 1)),
+            }
+        }
         if kv.bytes_per_token == 0 {
             continue;
         }
         let window = match spec.attention {
-            LayerAttention::Sliding(w) if o.version.groups_sliding_windows() => Some(w),
+            // vLLM V1 gives chunked local attention (Llama 4) its own group too
+            // (`ChunkedLocalAttentionSpec`, vllm/v1/kv_cache_interface.py).
+            LayerAttention::Sliding(w) | LayerAttention::Chunked(w) if o.version.groups_sliding_windows() => Some(w),
             _ => None,
         };
-        match kinds.iter_mut().find(|(g, _)| g.window == window) {
+        match kinds.iter_mut().find(|(g, _)| !g.state && g.window == window) {
             Some((_, n)) => *n += 1,
-            None => kinds.push((Group { window }, 1)),
+            None => kinds.push((Group { window, state: false }, 1)),
         }
     }
     // `_get_kv_cache_config_uniform_page_size`: one group size for all kinds
@@ -264,13 +283,17 @@ fn budget(p: &Prepared, o: Options, max_model_len: u64) -> Budget {
         _ => 2048,
     });
     let max_num_seqs = o.max_num_seqs.unwrap_or(if large && o.version != Version::V0 { 1024 } else { 256 });
-    let block = o.block_size.max(1);
+    let per_token = p.kv_layers.iter().map(|l| l.bytes_per_token).max().unwrap_or(0);
+    let state_page = p.state_layers.iter().map(|l| l.bytes()).max().unwrap_or(0);
+    let block = hybrid_block_size(o.block_size.max(1), per_token, state_page);
     let non_torch = if s.gpus.len() > 1 { NON_TORCH_MULTI } else { NON_TORCH_SINGLE };
     let text = &p.model.arch.text;
     let mut gpus = Vec::with_capacity(s.gpus.len());
     let mut num_blocks = u64::MAX;
     let (model_groups, _) = groups(p, o, 0);
-    let layer_page_bytes = p.kv_layers.iter().map(|l| l.bytes_per_token).max().unwrap_or(0).saturating_mul(block);
+    // The state page is padded up to the attention page (or is the page, in
+    // a model without attention layers).
+    let layer_page_bytes = per_token.saturating_mul(block).max(state_page);
     for (g, slot) in s.gpus.iter().enumerate() {
         let stage = p.stage(g);
         let layers = p.stage_range(stage).len() as u64;
@@ -313,12 +336,30 @@ fn budget(p: &Prepared, o: Options, max_model_len: u64) -> Budget {
     }
 }
 
+/// The attention block size of a hybrid model: the kernel alignment (16,
+/// FlashAttention's `MultipleOf(16)` and the default block size) times enough
+/// alignments for one attention page to hold one state page.
+fn hybrid_block_size(block: u64, per_token: u64, state_page: u64) -> u64 {
+    const ALIGN: u64 = 16;
+    if state_page == 0 || per_token == 0 {
+        return block;
+    }
+    let align = ALIGN.max(block);
+    block.max(align.saturating_mul(state_page.div_ceil(align.saturating_mul(per_token))))
+}
+
 impl Budget {
+    /// State groups: blocks one request holds whatever its length.
+    fn state_groups(&self) -> u64 {
+        self.groups.iter().filter(|g| g.state).count() as u64
+    }
+
     /// Blocks one request of `len` tokens needs across all groups
     /// (`SlidingWindowSpec.max_memory_usage_bytes`: window − 1 + one chunk, plus one block).
     fn blocks_per_request(&self, len: u64) -> u64 {
         self.groups.iter().fold(0u64, |acc, g| {
             let n = match g.window {
+                None if g.state => 1,
                 None => len.div_ceil(self.block),
                 Some(w) => {
                     (w.saturating_sub(1).saturating_add(self.max_num_batched_tokens)).min(len).div_ceil(self.block) + 1
@@ -395,12 +436,19 @@ fn cached<'a>(p: &'a Prepared, o: Options) -> std::borrow::Cow<'a, Budget> {
     }
 }
 
-pub(crate) fn parts(p: &Prepared, o: Options, g: usize) -> Parts {
+/// Parts of GPU `g` with `batch` requests running: the pool is one, shared
+/// by attention and state groups; the state shown is the blocks the running
+/// requests' states take from it, the KV cache the rest of the pool.
+pub(crate) fn parts(p: &Prepared, o: Options, g: usize, batch: u64) -> Parts {
     let b = cached(p, o);
     let Some(k) = b.gpus.get(g) else { return Parts::default() };
+    let pool = b.num_blocks.saturating_mul(k.block_bytes);
+    let state_blocks = batch.min(b.max_num_seqs).saturating_mul(b.state_groups()).min(b.num_blocks);
+    let state = if p.stage_state(p.stage(g)) > 0 { state_blocks.saturating_mul(k.block_bytes) } else { 0 };
     Parts {
         weights: k.weight_bytes,
-        kv: b.num_blocks.saturating_mul(k.block_bytes),
+        kv: pool.saturating_sub(state),
+        state,
         activations: k.activation_bytes,
         overhead: CUDA_CONTEXT_BYTES.saturating_add(k.non_torch_bytes).saturating_add(k.cuda_graph_bytes),
     }

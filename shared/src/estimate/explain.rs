@@ -8,6 +8,45 @@ use crate::units::{UnitSystem, decimal, decimal_short, format_bytes};
 use super::{CUDA_CONTEXT_BYTES, Estimate, GpuBudget, Prepared, TP_COMM_BYTES, Verdict, WeightSource};
 use crate::engines::{Engine, EngineReport, llamacpp, vllm};
 
+/// The recurrent state: per layer kind, per sequence, and how the engine holds it.
+fn state_term(p: &Prepared, per_gpu: &[GpuBudget]) -> Option<Term> {
+    let r = p.model.arch.text.recurrent?;
+    let layer = p.state_layers.iter().find(|l| l.bytes() > 0)?;
+    let layers = p.state_layers.iter().filter(|l| l.bytes() > 0).count();
+    let per_seq = crate::state::sequence_bytes(&p.state_layers).saturating_mul(p.tp());
+    let held: u64 = per_gpu.iter().map(|g| g.state_bytes).fold(0, u64::saturating_add);
+    let kind = match r {
+        crate::arch::Recurrent::GatedDeltaNet { value_heads, key_head_dim, value_head_dim, .. } => {
+            format!("gated DeltaNet: {value_heads} value heads × {key_head_dim} × {value_head_dim} state + conv")
+        }
+        crate::arch::Recurrent::Mamba2 { heads, head_dim, d_state, .. } => {
+            format!("Mamba-2: {heads} heads × {head_dim} × {d_state} SSM state + conv")
+        }
+        crate::arch::Recurrent::ShortConv { kernel, .. } => {
+            format!("short conv: hidden × {} conv state", kernel.saturating_sub(1))
+        }
+    };
+    let engine = match p.scenario.engine {
+        Engine::Vllm(_) => {
+            "vLLM keeps each request's state in one block per state group of the shared pool (page padded to the attention page)"
+        }
+        Engine::Sglang(_) => "SGLang's mamba pool takes 0.9/1.9 of the free memory, one slot per running request",
+        Engine::LlamaCpp(_) => "llama.cpp keeps one F32 state cell per sequence slot",
+        Engine::Transformers(_) => "transformers' cache holds one state per sequence of the batch",
+    };
+    Some(Term::bytes(
+        "recurrent state",
+        held,
+        format!(
+            "{layers} layers × ({kind}: {} conv + {} state bytes per rank) = {} per sequence, whatever its length; {engine}",
+            thousands(layer.conv_bytes),
+            thousands(layer.ssm_bytes),
+            format_bytes(per_seq, UnitSystem::Binary)
+        ),
+        Basis::EngineRule,
+    ))
+}
+
 pub(super) fn terms(
     p: &Prepared,
     per_gpu: &[GpuBudget],
@@ -53,7 +92,7 @@ pub(super) fn terms(
     };
     terms.push(Term::bytes("weights", p.weights.total, weight_formula, Basis::Exact));
     let per_token = crate::kv::bytes_per_token(&p.kv_layers);
-    let growing = t.layers.iter().filter(|l| l.attention != LayerAttention::Cross).count();
+    let growing = p.kv_layers.iter().filter(|l| l.bytes_per_token > 0).count();
     let kv_formula = match t.attention {
         AttentionKind::Standard { .. } => format!(
             "{growing} layers × (K {} + V {}) × {} KV heads in {} ({} bytes per layer-token)",
@@ -61,7 +100,7 @@ pub(super) fn terms(
             t.v_head_dim,
             t.num_kv_heads,
             s.kv_dtype.id(),
-            thousands(p.kv_layers.first().map_or(0, |l| l.bytes_per_token))
+            thousands(p.kv_layers.iter().find(|l| l.bytes_per_token > 0).map_or(0, |l| l.bytes_per_token))
         ),
         AttentionKind::Mla(m) => format!(
             "{growing} layers × one MLA latent of {} + {} values in {} (no separate K and V)",
@@ -72,7 +111,7 @@ pub(super) fn terms(
     };
     terms.push(Term::bytes("KV cache per token", per_token, kv_formula, Basis::Exact));
     let sliding = t.layers.iter().filter_map(|l| match l.attention {
-        LayerAttention::Sliding(w) => Some(w),
+        LayerAttention::Sliding(w) | LayerAttention::Chunked(w) => Some(w),
         _ => None,
     });
     let (n_sliding, window) = sliding.fold((0, 0), |(n, _), w| (n + 1, w));
@@ -119,6 +158,9 @@ pub(super) fn terms(
         None => (demand, Basis::Exact),
     };
     terms.push(Term::bytes("KV cache", kv_cache_bytes, kv_formula, kv_basis));
+    if let Some(term) = state_term(p, per_gpu) {
+        terms.push(term);
+    }
     let act: u64 = per_gpu.iter().map(|g| g.activation_bytes).fold(0, u64::saturating_add);
     let act_formula = match (&s.engine, report) {
         (Engine::Vllm(_), Some(EngineReport::Vllm(r))) => format!(

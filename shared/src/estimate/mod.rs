@@ -27,6 +27,7 @@ use crate::explain::Term;
 use crate::formats::WeightFormat;
 use crate::kv::{self, KvDtype, LayerKv};
 use crate::model::Model;
+use crate::state::{self, LayerState, StateRules};
 use crate::units::MIB;
 
 /// CUDA context of one PyTorch process on one GPU. Empirical: ~300 MB with
@@ -212,6 +213,9 @@ pub struct GpuBudget {
     pub total_bytes: u64,
     pub weight_bytes: u64,
     pub kv_cache_bytes: u64,
+    /// Recurrent state (Mamba, gated DeltaNet, short conv) of the sequences
+    /// this GPU holds; 0 for models without recurrent layers.
+    pub state_bytes: u64,
     pub activation_bytes: u64,
     pub overhead_bytes: u64,
     /// `capacity − total` when it fits, else 0.
@@ -308,6 +312,10 @@ pub struct Estimate {
     pub kv_cache_bytes: u64,
     /// KV cache the workload itself needs: every sequence at its full length.
     pub kv_demand_bytes: u64,
+    /// Recurrent state of one sequence over all GPUs: constant in its length.
+    pub state_bytes_per_sequence: u64,
+    /// Recurrent state held in GPU memory (all GPUs).
+    pub state_bytes: u64,
     pub activation_bytes: u64,
     pub overhead_bytes: u64,
     pub total_bytes: u64,
@@ -367,13 +375,19 @@ impl Depth {
 pub struct Parts {
     pub weights: u64,
     pub kv: u64,
+    /// Recurrent state (`crate::state`), beside the KV cache.
+    pub state: u64,
     pub activations: u64,
     pub overhead: u64,
 }
 
 impl Parts {
     pub fn total(&self) -> u64 {
-        self.weights.saturating_add(self.kv).saturating_add(self.activations).saturating_add(self.overhead)
+        self.weights
+            .saturating_add(self.kv)
+            .saturating_add(self.state)
+            .saturating_add(self.activations)
+            .saturating_add(self.overhead)
     }
 }
 
@@ -387,6 +401,9 @@ pub struct Prepared<'m> {
     pub weights: WeightPlan,
     /// KV cost of every layer on one rank.
     pub kv_layers: Vec<LayerKv>,
+    /// Recurrent state of every layer for one sequence on one rank, in the
+    /// engine's state dtypes.
+    pub state_layers: Vec<LayerState>,
     /// The run of layers each pipeline stage holds on GPU (llama.cpp: only
     /// the offloaded layers; the rest stay on the CPU).
     pub ranges: split::Ranges,
@@ -405,11 +422,13 @@ impl<'m> Prepared<'m> {
         let weights = WeightPlan::new(model, scenario.weights, tp);
         let kv_layers = kv::layer_costs(&model.arch.text, scenario.kv_dtype, tp);
         let act_bytes = if scenario.weights.is_fp32() { 4 } else { 2 };
+        let state_layers = state::layer_states(&model.arch.text, state_rules(model, &scenario, act_bytes), tp);
         let mut p = Self {
             model,
             scenario,
             weights,
             kv_layers,
+            state_layers,
             ranges: Vec::new(),
             first_on_gpu: true,
             last_on_gpu: true,
@@ -447,6 +466,11 @@ impl<'m> Prepared<'m> {
     /// KV costs of the layers a stage holds.
     pub fn stage_kv(&self, stage: usize) -> &[LayerKv] {
         self.kv_layers.get(self.stage_range(stage)).unwrap_or(&[])
+    }
+
+    /// Recurrent state of one sequence in the layers a stage holds.
+    pub fn stage_state(&self, stage: usize) -> u64 {
+        state::sequence_bytes(self.state_layers.get(self.stage_range(stage)).unwrap_or(&[]))
     }
 
     /// Weights one GPU of a stage holds.
@@ -532,6 +556,7 @@ impl<'m> Prepared<'m> {
                     total_bytes: total,
                     weight_bytes: p.weights,
                     kv_cache_bytes: p.kv,
+                    state_bytes: p.state,
                     activation_bytes: p.activations,
                     overhead_bytes: p.overhead,
                     free_bytes: cap.saturating_sub(total),
@@ -571,6 +596,8 @@ impl<'m> Prepared<'m> {
             kv_bytes_per_token: kv::bytes_per_token(&self.kv_layers).saturating_mul(self.tp()),
             kv_cache_bytes,
             kv_demand_bytes,
+            state_bytes_per_sequence: state::sequence_bytes(&self.state_layers).saturating_mul(self.tp()),
+            state_bytes: sum(|g| g.state_bytes),
             activation_bytes: sum(|g| g.activation_bytes),
             overhead_bytes: sum(|g| g.overhead_bytes),
             total_bytes: sum(|g| g.total_bytes),
@@ -592,6 +619,21 @@ impl<'m> Prepared<'m> {
             engine_report: report,
             per_gpu,
             warnings,
+        }
+    }
+}
+
+/// The engine's state dtypes (see [`crate::state::StateRules`]).
+fn state_rules(model: &Model, scenario: &Scenario, model_dtype_bytes: u64) -> StateRules {
+    let text = &model.arch.text;
+    match scenario.engine {
+        Engine::Transformers(_) => StateRules::transformers(
+            model_dtype_bytes,
+            matches!(text.recurrent, Some(crate::arch::Recurrent::GatedDeltaNet { .. })),
+        ),
+        Engine::LlamaCpp(_) => StateRules::llamacpp(),
+        Engine::Vllm(_) | Engine::Sglang(_) => {
+            StateRules::vllm(model_dtype_bytes, text.extra.ssm_state_f32.then_some(4))
         }
     }
 }

@@ -64,11 +64,21 @@ pub enum WeightFormat {
         group_size: u32,
     },
     Gguf(GgufType),
+    /// OCP microscaling FP4: E2M1 values with one E8M0 (power-of-two) scale
+    /// per 32 — 4.25 bits. `experts_only`: the gpt-oss layout, where only the
+    /// MoE experts are MXFP4 and attention, router, embeddings and head stay
+    /// in 16-bit (`modules_to_not_convert`).
+    Mxfp4 {
+        experts_only: bool,
+    },
+    /// NVIDIA NVFP4: E2M1 values with an FP8 E4M3 scale per 16 and one FP32
+    /// global scale per tensor — 4.5 bits (plus a few bytes a tensor).
+    Nvfp4,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error(
-    "unknown weight format `{0}` (try fp32, bf16, fp16, fp8, int8, nf4, nf4-dq, fp4, gptq-int4, awq-int4, q8_0, q6_k, q5_k_m, q4_k_m, q4_0, q3_k_m, q2_k, iq4_xs)"
+    "unknown weight format `{0}` (try fp32, bf16, fp16, fp8, fp8-b128, int8, nvfp4, mxfp4, mxfp4-moe, nf4, nf4-dq, fp4, gptq-int4, awq-int4, q8_0, q6_k, q5_k_m, q4_k_m, q4_0, q3_k_m, q2_k, iq4_xs)"
 )]
 pub struct UnknownFormat(pub String);
 
@@ -79,6 +89,7 @@ impl WeightFormat {
         WeightFormat::Bf16,
         WeightFormat::F16,
         WeightFormat::Fp8 { block: None },
+        WeightFormat::Fp8 { block: Some(128) },
         WeightFormat::Int8,
         WeightFormat::Gguf(GgufType::Q8_0),
         WeightFormat::Gguf(GgufType::Q6K),
@@ -86,6 +97,9 @@ impl WeightFormat {
         WeightFormat::Gguf(GgufType::Q5KS),
         WeightFormat::Gptq { bits: 4, group_size: 128 },
         WeightFormat::Awq { bits: 4, group_size: 128 },
+        WeightFormat::Nvfp4,
+        WeightFormat::Mxfp4 { experts_only: true },
+        WeightFormat::Mxfp4 { experts_only: false },
         WeightFormat::Bnb4 { nf4: true, double_quant: false },
         WeightFormat::Bnb4 { nf4: true, double_quant: true },
         WeightFormat::Bnb4 { nf4: false, double_quant: false },
@@ -112,6 +126,9 @@ impl WeightFormat {
             Self::Gptq { bits, group_size } => quant_id("gptq", bits, group_size),
             Self::Awq { bits, group_size } => quant_id("awq", bits, group_size),
             Self::Gguf(t) => t.id().into(),
+            Self::Mxfp4 { experts_only: false } => "mxfp4".into(),
+            Self::Mxfp4 { experts_only: true } => "mxfp4-moe".into(),
+            Self::Nvfp4 => "nvfp4".into(),
         }
     }
 
@@ -128,6 +145,9 @@ impl WeightFormat {
             "nf4-dq" => Self::Bnb4 { nf4: true, double_quant: true },
             "fp4" => Self::Bnb4 { nf4: false, double_quant: false },
             "fp4-dq" => Self::Bnb4 { nf4: false, double_quant: true },
+            "mxfp4" => Self::Mxfp4 { experts_only: false },
+            "mxfp4-moe" | "mxfp4-experts" => Self::Mxfp4 { experts_only: true },
+            "nvfp4" => Self::Nvfp4,
             _ => {
                 if let Some(t) = GgufType::parse(&s) {
                     return Ok(Self::Gguf(t));
@@ -167,6 +187,15 @@ impl WeightFormat {
                 if group_size == u32::MAX { "output column".into() } else { format!("group of {group_size} inputs") }
             ),
             Self::Gguf(t) => t.describe().into(),
+            Self::Mxfp4 { experts_only } => format!(
+                "MXFP4: E2M1 weights with an E8M0 scale per 32 (4.25 bits) on {}; the rest in 16-bit. \
+                 Native on Blackwell; vLLM runs it through Marlin (weight-only, same storage) on Ampere/Hopper",
+                if experts_only { "the MoE experts (gpt-oss layout)" } else { "every linear layer" }
+            ),
+            Self::Nvfp4 => "NVFP4: E2M1 linear weights with an FP8 E4M3 scale per 16 and an FP32 scale per tensor \
+                 (4.5 bits); embeddings, lm_head, norms and router in 16-bit. Native on Blackwell; vLLM's \
+                 Marlin FP4 fallback on Hopper keeps the same storage"
+                .into(),
         }
     }
 
@@ -178,6 +207,8 @@ impl WeightFormat {
             Some(CheckpointQuant::Fp8 { block }) => Self::Fp8 { block },
             Some(CheckpointQuant::BitsAndBytes4 { double_quant, nf4 }) => Self::Bnb4 { nf4, double_quant },
             Some(CheckpointQuant::BitsAndBytes8) => Self::Int8,
+            Some(CheckpointQuant::Mxfp4 { experts_only }) => Self::Mxfp4 { experts_only },
+            Some(CheckpointQuant::Nvfp4) => Self::Nvfp4,
             None => match dtype {
                 Some(CheckpointDtype::F32) => Self::F32,
                 Some(CheckpointDtype::F16) => Self::F16,
@@ -209,6 +240,17 @@ impl WeightFormat {
                 let tile = u64::from(b).saturating_mul(u64::from(b)).max(1);
                 Bpw::new(tile.saturating_mul(8).saturating_add(32), tile)
             }
+            // OCP MX spec v1.0: 32 E2M1 values (4 bits) share one 8-bit E8M0 scale.
+            Self::Mxfp4 { experts_only } => {
+                let expert = matches!(group.role, Role::ExpertUp | Role::ExpertDown);
+                if experts_only && !expert { HALF } else { Bpw::new(32 * 4 + 8, 32) }
+            }
+            // NVFP4 (NVIDIA Blackwell / ModelOpt, compressed-tensors `nvfp4`):
+            // 16 E2M1 values share one FP8 E4M3 scale. The FP32 per-tensor
+            // `weight_scale_2` and `input_scale` (8 bytes a tensor: 0.4 MB for
+            // the ~46k expert tensors of a 256-expert, 60-layer model) are not
+            // counted: the layout groups tensors by role, not one by one.
+            Self::Nvfp4 => Bpw::new(16 * 4 + 8, 16),
             // bitsandbytes Linear8bitLt: int8 weight + fp32 SCB per output row.
             Self::Int8 => {
                 let fan_in = group.in_features.max(1);
@@ -240,6 +282,9 @@ impl WeightFormat {
                 "norms, biases and router in F32; lm_head in Q6_K (Q8_0 for Q8_0); vision tower (mmproj) in F16"
             }
             Self::Int8 | Self::Bnb4 { .. } => "embeddings, lm_head, norms, biases and routers stay in 16-bit",
+            Self::Mxfp4 { experts_only: true } => {
+                "attention, embeddings, lm_head, norms, biases, routers and the vision tower stay in 16-bit"
+            }
             _ => "embeddings, lm_head, norms, biases, routers and the vision tower stay in 16-bit",
         }
     }
@@ -303,6 +348,7 @@ mod tests {
             WeightFormat::Awq { bits: 4, group_size: u32::MAX },
             WeightFormat::Fp8 { block: Some(128) },
             WeightFormat::Bnb4 { nf4: false, double_quant: true },
+            WeightFormat::Mxfp4 { experts_only: false },
         ]) {
             assert_eq!(WeightFormat::parse(&f.id()), Ok(f), "{}", f.id());
         }
@@ -323,6 +369,12 @@ mod tests {
         assert!((bpw(WeightFormat::Gptq { bits: 4, group_size: 128 }) - 4.15625).abs() < 1e-9);
         assert_eq!(bpw(WeightFormat::Fp8 { block: None }), 8.0);
         assert!((bpw(WeightFormat::Int8) - 8.0078125).abs() < 1e-9);
+        // MXFP4: 4 + 8/32 bits; NVFP4: 4 + 8/16 bits.
+        assert_eq!(bpw(WeightFormat::Mxfp4 { experts_only: false }), 4.25);
+        assert_eq!(bpw(WeightFormat::Nvfp4), 4.5);
+        let expert = TensorGroup { role: Role::ExpertUp, ..g };
+        assert_eq!(WeightFormat::Mxfp4 { experts_only: true }.bpw(&expert, &ctx).as_f64(), 4.25);
+        assert_eq!(bpw(WeightFormat::Mxfp4 { experts_only: true }), 16.0);
         // Embeddings stay in 16-bit under bitsandbytes.
         let emb = TensorGroup { role: Role::Embedding, ..g };
         assert_eq!(WeightFormat::Int8.bpw(&emb, &ctx).as_f64(), 16.0);

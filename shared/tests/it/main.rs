@@ -1,5 +1,6 @@
 //! The `shared` crate's one integration-test binary.
 
+mod arch;
 mod checkpoint;
 mod diagnose;
 mod engines;
@@ -9,3 +10,4 @@ mod oom;
 mod params;
 mod properties;
 mod splits;
+mod state;

@@ -69,7 +69,7 @@ proptest! {
         let e = estimate(m, s);
         let mut sum = 0u64;
         for g in &e.per_gpu {
-            let parts = g.weight_bytes + g.kv_cache_bytes + g.activation_bytes + g.overhead_bytes;
+            let parts = g.weight_bytes + g.kv_cache_bytes + g.state_bytes + g.activation_bytes + g.overhead_bytes;
             prop_assert_eq!(g.total_bytes, parts);
             prop_assert_eq!(g.fits, g.total_bytes <= g.capacity_bytes);
             prop_assert_eq!(g.free_bytes + g.total_bytes.min(g.capacity_bytes), g.capacity_bytes);
@@ -77,6 +77,7 @@ proptest! {
         }
         prop_assert_eq!(e.total_bytes, sum);
         prop_assert_eq!(e.kv_cache_bytes, e.per_gpu.iter().map(|g| g.kv_cache_bytes).sum::<u64>());
+        prop_assert_eq!(e.state_bytes, e.per_gpu.iter().map(|g| g.state_bytes).sum::<u64>());
     }
 
     #[test]

@@ -56,9 +56,10 @@ fn layers_text(g: &GpuBudget) -> String {
 
 pub fn bar(g: &GpuBudget, units: UnitSystem) -> Bar {
     let scale = g.capacity_bytes.max(g.total_bytes);
-    let parts: [(&'static str, &'static str, u64); 5] = [
+    let parts: [(&'static str, &'static str, u64); 6] = [
         ("seg-weights", "Weights", g.weight_bytes),
         ("seg-kv", "KV cache", g.kv_cache_bytes),
+        ("seg-state", "Recurrent state", g.state_bytes),
         ("seg-act", "Activations", g.activation_bytes),
         ("seg-overhead", "Overhead", g.overhead_bytes),
         ("seg-free", "Free", g.free_bytes),
@@ -86,10 +87,15 @@ pub fn bar(g: &GpuBudget, units: UnitSystem) -> Bar {
         segments,
         capacity_at: pct(g.capacity_bytes, scale),
         aria: format!(
-            "GPU {}: weights {}, KV cache {}, activations {}, overhead {}; {summary}",
+            "GPU {}: weights {}, KV cache {}{}, activations {}, overhead {}; {summary}",
             g.index,
             format_bytes(g.weight_bytes, units),
             format_bytes(g.kv_cache_bytes, units),
+            if g.state_bytes > 0 {
+                format!(", recurrent state {}", format_bytes(g.state_bytes, units))
+            } else {
+                String::new()
+            },
             format_bytes(g.activation_bytes, units),
             format_bytes(g.overhead_bytes, units),
         ),
@@ -103,7 +109,8 @@ pub fn bars(e: &Estimate, units: UnitSystem) -> Vec<Bar> {
 }
 
 /// Table columns, in order.
-pub const COLUMNS: [&str; 7] = ["Weights", "KV cache", "Activations", "Overhead", "Total", "Capacity", "Free / short"];
+pub const COLUMNS: [&str; 8] =
+    ["Weights", "KV cache", "State", "Activations", "Overhead", "Total", "Capacity", "Free / short"];
 
 pub fn rows(e: &Estimate, units: UnitSystem) -> Vec<Row> {
     e.per_gpu
@@ -121,6 +128,7 @@ pub fn rows(e: &Estimate, units: UnitSystem) -> Vec<Row> {
                 cells: vec![
                     cell(g.weight_bytes),
                     cell(g.kv_cache_bytes),
+                    cell(g.state_bytes),
                     cell(g.activation_bytes),
                     cell(g.overhead_bytes),
                     cell(g.total_bytes),
@@ -159,5 +167,23 @@ mod tests {
         assert!(!b.fits);
         assert_ne!(b.capacity_at, "100.000%");
         assert!(b.summary.contains("over"));
+    }
+
+    #[test]
+    fn a_hybrid_model_shows_its_recurrent_state() {
+        let m = Model::preset("qwen3.5-35b-a3b").expect("preset");
+        let s = Scenario {
+            gpus: vec![shared::estimate::GpuSlot::custom("H200", 141 << 30)],
+            concurrency: 4,
+            ..Scenario::default()
+        };
+        let e = estimate(&m, s);
+        assert!(e.state_bytes > 0);
+        let b = &bars(&e, UnitSystem::Binary)[0];
+        let state = b.segments.iter().find(|s| s.class == "seg-state").expect("state segment");
+        assert_eq!(state.bytes, e.per_gpu[0].state_bytes);
+        assert!(b.aria.contains("recurrent state"));
+        let figures = super::super::figures::figures(&e, UnitSystem::Binary);
+        assert!(figures.iter().any(|f| f.testid == "state-bytes" && f.raw == e.state_bytes));
     }
 }

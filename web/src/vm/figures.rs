@@ -97,7 +97,7 @@ pub fn figures(e: &Estimate, units: UnitSystem) -> Vec<Figure> {
         .map(|t| term_row(t, units))
         .collect();
     let conc = max_concurrency(e);
-    vec![
+    let mut all = vec![
         Figure {
             testid: "parameters",
             label: "Parameters",
@@ -109,6 +109,7 @@ pub fn figures(e: &Estimate, units: UnitSystem) -> Vec<Figure> {
         bytes("weight-bytes", "Weights", e.weight_bytes, &["weights"]),
         kv_per_token,
         bytes("kv-cache-bytes", "KV cache", e.kv_cache_bytes, &["kv cache"]),
+        bytes("state-bytes", "Recurrent state", e.state_bytes, &["recurrent state"]),
         bytes("activation-bytes", "Activations", e.activation_bytes, &["activations"]),
         bytes("overhead-bytes", "Overhead", e.overhead_bytes, &["overhead"]),
         bytes("total-bytes", "Total at peak", e.total_bytes, &["total"]),
@@ -125,7 +126,12 @@ pub fn figures(e: &Estimate, units: UnitSystem) -> Vec<Figure> {
             ),
             terms: terms_for(e, &["max concurrency", "concurrency"], units),
         },
-    ]
+    ];
+    // Only models with recurrent layers (Mamba, DeltaNet, short conv) have a state.
+    if e.state_bytes_per_sequence == 0 {
+        all.retain(|f| f.testid != "state-bytes");
+    }
+    all
 }
 
 /// The verdict's tone, for colour.

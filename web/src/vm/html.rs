@@ -182,6 +182,7 @@ pub fn bars_html(bars: &[Bar]) -> String {
         "<ul class=\"legend\" aria-hidden=\"true\">\
          <li><span class=\"swatch seg-weights\"></span>Weights</li>\
          <li><span class=\"swatch seg-kv\"></span>KV cache</li>\
+         <li><span class=\"swatch seg-state\"></span>Recurrent state</li>\
          <li><span class=\"swatch seg-act\"></span>Activations</li>\
          <li><span class=\"swatch seg-overhead\"></span>Overhead</li>\
          <li><span class=\"swatch seg-free\"></span>Free</li></ul></div>",

@@ -62,6 +62,21 @@ pub(super) fn quantization(root: Fields, warnings: &mut Vec<String>) -> Result<O
         }),
         "bitsandbytes" if q.bool_or("load_in_8bit", false)? => Some(CheckpointQuant::BitsAndBytes8),
         "compressed-tensors" => compressed_tensors(q, warnings),
+        // gpt-oss: `modules_to_not_convert` keeps attention (and router,
+        // embeddings, head) in bf16; only the experts are MXFP4.
+        "mxfp4" => {
+            let kept = q.str_list("modules_to_not_convert").unwrap_or_default();
+            Some(CheckpointQuant::Mxfp4 { experts_only: kept.iter().any(|m| m.contains("attn")) })
+        }
+        // NVIDIA ModelOpt (`hf_quant_config.json` folded into config.json).
+        "modelopt" => match q.opt_str("quant_algo").unwrap_or_default().to_ascii_uppercase().as_str() {
+            "NVFP4" => Some(CheckpointQuant::Nvfp4),
+            "FP8" => Some(CheckpointQuant::Fp8 { block: None }),
+            other => {
+                warnings.push(format!("ModelOpt quant_algo `{other}` is not modelled"));
+                None
+            }
+        },
         other => {
             warnings.push(format!("quantization method `{other}` is not modelled: the weight format defaults to the checkpoint dtype; choose a format explicitly"));
             None
@@ -84,7 +99,17 @@ fn compressed_tensors(q: Fields, warnings: &mut Vec<String>) -> Option<Checkpoin
     let kind = w.get("type").and_then(|t| t.as_str()).unwrap_or("int");
     let group = w.get("group_size").and_then(|g| g.as_u64()).and_then(|g| u32::try_from(g).ok());
     match (kind, bits) {
-        ("float", 8) => Some(CheckpointQuant::Fp8 { block: None }),
+        ("float", 8) => Some(CheckpointQuant::Fp8 {
+            // `strategy: block` with `block_structure: [128, 128]`.
+            block: w
+                .get("block_structure")
+                .and_then(|b| b.as_array())
+                .and_then(|b| b.first())
+                .and_then(|b| b.as_u64())
+                .and_then(|b| u32::try_from(b).ok()),
+        }),
+        // compressed-tensors `nvfp4`: float, 4 bits, tensor_group of 16.
+        ("float", 4) if group.is_none_or(|g| g == 16) => Some(CheckpointQuant::Nvfp4),
         ("int", 4 | 8) => Some(CheckpointQuant::Gptq { bits: bits as u8, group_size: group.unwrap_or(u32::MAX) }),
         _ => {
             warnings.push(format!("compressed-tensors {kind}{bits} is not modelled"));

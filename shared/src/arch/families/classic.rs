@@ -43,8 +43,10 @@ fn classic(c: Classic, f: Fields) -> Result<TextModel, ConfigError> {
         learned_positions: c.learned_positions,
         embed_proj_dim: None,
         max_position_embeddings: None,
-        layers: (0..c.layers).map(|_| LayerSpec { attention: LayerAttention::Full, ffn: Ffn::Dense }).collect(),
+        layers: (0..c.layers).map(|_| LayerSpec::new(LayerAttention::Full, Ffn::Dense)).collect(),
         cache_from_tensors: None,
+        recurrent: None,
+        extra: Default::default(),
     })
 }
 
@@ -157,5 +159,32 @@ pub(super) fn opt(f: Fields) -> Result<TextModel, ConfigError> {
     m.embed_proj_dim = (proj != hidden).then_some(proj);
     m.final_norm = f.bool_or("do_layer_norm_before", true)? && !f.bool_or("_remove_final_layer_norm", false)?;
     m.max_position_embeddings = Some(positions);
+    Ok(m)
+}
+
+/// `BloomConfig`: ALiBi (no position table), a LayerNorm after the word
+/// embeddings, fused biased QKV, a 4 × hidden MLP, tied head. The class's
+/// defaults are a toy (64 wide, 2 layers); `n_embed` is the old name of
+/// `hidden_size`.
+pub(super) fn bloom(f: Fields) -> Result<TextModel, ConfigError> {
+    let hidden = f.opt_dim("hidden_size", MAX_DIM)?.or(f.opt_dim("n_embed", MAX_DIM)?).unwrap_or(64);
+    let heads = f.opt_dim("n_head", MAX_DIM)?.or(f.opt_dim("num_attention_heads", MAX_DIM)?).unwrap_or(8);
+    let layers = f.opt_dim("n_layer", MAX_LAYERS)?.or(f.opt_dim("num_hidden_layers", MAX_LAYERS)?).unwrap_or(2);
+    let mut m = classic(
+        Classic {
+            hidden,
+            layers,
+            heads,
+            kv_heads: heads,
+            intermediate: hidden.saturating_mul(4),
+            vocab: f.dim_or("vocab_size", 250_880)?,
+            bias: true,
+            norms_per_layer: 2,
+            tie: f.bool_or("tie_word_embeddings", true)?,
+            learned_positions: 0,
+        },
+        f,
+    )?;
+    m.extra.embedding_norm = true;
     Ok(m)
 }

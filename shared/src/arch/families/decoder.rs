@@ -7,45 +7,80 @@ use crate::arch::{AttentionKind, Family, Ffn, LayerAttention, LayerSpec, Moe, No
 use super::{check_heads, invalid, per_head};
 
 /// The transformers defaults that matter when a config leaves a key out.
-struct Defaults {
-    tie: bool,
-    head_dim: Option<u64>,
+pub(super) struct Defaults {
+    pub tie: bool,
+    pub head_dim: Option<u64>,
     /// `Some(w)`: a `sliding_window` key that is absent means `w` (Mistral).
-    sliding_when_absent: Option<u64>,
+    pub sliding_when_absent: Option<u64>,
+    /// The config class's defaults for the main dimensions; `None`: the keys
+    /// are required (the class has no meaningful default).
+    pub dims: Option<Dims>,
+}
+
+/// A config class's default dimensions.
+#[derive(Clone, Copy)]
+pub(super) struct Dims {
+    pub hidden: u64,
+    pub layers: u64,
+    pub heads: u64,
+    pub kv_heads: u64,
+    pub intermediate: u64,
+    pub vocab: u64,
 }
 
 fn defaults(family: Family) -> Defaults {
     use Family::*;
     match family {
         // `GemmaConfig`, `Gemma2Config`, `Gemma3TextConfig`: tie_word_embeddings=True, head_dim=256.
-        Gemma | Gemma2 | Gemma3 => Defaults { tie: true, head_dim: Some(256), sliding_when_absent: None },
+        // `Gemma3TextConfig` also supplies the dimensions the multimodal configs omit.
+        Gemma3 => Defaults {
+            tie: true,
+            head_dim: Some(256),
+            sliding_when_absent: None,
+            dims: Some(Dims { hidden: 2304, layers: 26, heads: 8, kv_heads: 4, intermediate: 9216, vocab: 262_208 }),
+        },
+        Gemma | Gemma2 => Defaults { tie: true, head_dim: Some(256), sliding_when_absent: None, dims: None },
         // `MistralConfig`: sliding_window=4096.
-        Mistral => Defaults { tie: false, head_dim: None, sliding_when_absent: Some(4096) },
+        Mistral => Defaults { tie: false, head_dim: None, sliding_when_absent: Some(4096), dims: None },
         // `Qwen3Config` / `Qwen3MoeConfig`: head_dim=128.
-        Qwen3 | Qwen3Moe => Defaults { tie: false, head_dim: Some(128), sliding_when_absent: None },
+        Qwen3 | Qwen3Moe => Defaults { tie: false, head_dim: Some(128), sliding_when_absent: None, dims: None },
         // `PretrainedConfig` ties by default, but the generic fallback follows
         // `LlamaConfig` (False), the most common case of unknown decoders.
-        _ => Defaults { tie: false, head_dim: None, sliding_when_absent: None },
+        _ => Defaults { tie: false, head_dim: None, sliding_when_absent: None, dims: None },
     }
 }
 
 /// Rotary, pre-norm decoders: the Llama/Mistral/Qwen/Gemma/Phi-3 lineage.
 pub(super) fn decoder(family: Family, f: Fields, warnings: &mut Vec<String>) -> Result<TextModel, ConfigError> {
+    decoder_with(family, f, warnings, defaults(family))
+}
+
+/// [`decoder`] with the defaults of a config class given by the caller.
+pub(super) fn decoder_with(
+    family: Family,
+    f: Fields,
+    warnings: &mut Vec<String>,
+    d: Defaults,
+) -> Result<TextModel, ConfigError> {
     use Family::*;
-    let d = defaults(family);
-    let gemma3 = family == Gemma3;
-    // `Gemma3TextConfig` defaults, used by the multimodal configs that omit them.
-    let hidden = if gemma3 { f.dim_or("hidden_size", 2304)? } else { f.dim("hidden_size")? };
-    let num_layers =
-        if gemma3 { f.opt_dim("num_hidden_layers", MAX_LAYERS)?.unwrap_or(26) } else { f.layers("num_hidden_layers")? };
-    let heads = if gemma3 { f.dim_or("num_attention_heads", 8)? } else { f.dim("num_attention_heads")? };
-    let kv_default = if gemma3 { 4 } else { heads };
+    let dim = |key: &str, default: Option<u64>| default.map_or_else(|| f.dim(key), |v| f.dim_or(key, v));
+    let dims = d.dims;
+    let hidden = dim("hidden_size", dims.map(|d| d.hidden))?;
+    let num_layers = match dims {
+        Some(d) => f.opt_dim("num_hidden_layers", MAX_LAYERS)?.unwrap_or(d.layers),
+        None => f.layers("num_hidden_layers")?,
+    };
+    let heads = dim("num_attention_heads", dims.map(|d| d.heads))?;
+    // `kv_heads: 0` in the defaults: the class falls back to `num_attention_heads`.
+    let kv_default = dims.map_or(heads, |d| if d.kv_heads == 0 { heads } else { d.kv_heads });
     let kv_heads = f.dim_or("num_key_value_heads", kv_default)?;
-    let intermediate = if gemma3 { f.dim_or("intermediate_size", 9216)? } else { f.dim("intermediate_size")? };
-    let vocab = if gemma3 { f.dim_or("vocab_size", 262_208)? } else { f.dim("vocab_size")? };
+    let intermediate = dim("intermediate_size", dims.map(|d| d.intermediate))?;
+    let vocab = dim("vocab_size", dims.map(|d| d.vocab))?;
     let head_dim = match (f.opt_dim("head_dim", MAX_DIM)?, d.head_dim) {
         (Some(h), _) => h,
         (None, Some(h)) => h,
+        // GLM-4.5 and others without `head_dim` use `hidden // heads`, flooring.
+        (None, None) if matches!(family, Glm4Moe) => (hidden / heads).max(1),
         (None, None) => per_head(f, hidden, heads)?,
     };
     check_heads(f, heads, kv_heads)?;
@@ -104,6 +139,8 @@ pub(super) fn decoder(family: Family, f: Fields, warnings: &mut Vec<String>) -> 
         max_position_embeddings: f.opt_u64("max_position_embeddings")?,
         layers,
         cache_from_tensors: None,
+        recurrent: None,
+        extra: Default::default(),
     })
 }
 
@@ -117,6 +154,7 @@ fn moe(family: Family, f: Fields) -> Result<Option<Moe>, ConfigError> {
             shared_intermediate_size: 0,
             shared_expert_gate: false,
             router_bias: false,
+            expert_bias: false,
         }),
         Qwen2Moe => Some(Moe {
             num_experts: f.dim_or("num_experts", 60)?,
@@ -125,6 +163,7 @@ fn moe(family: Family, f: Fields) -> Result<Option<Moe>, ConfigError> {
             shared_intermediate_size: f.count_or("shared_expert_intermediate_size", 5632)?,
             shared_expert_gate: true,
             router_bias: false,
+            expert_bias: false,
         }),
         Qwen3Moe => Some(Moe {
             num_experts: f.dim_or("num_experts", 128)?,
@@ -133,6 +172,7 @@ fn moe(family: Family, f: Fields) -> Result<Option<Moe>, ConfigError> {
             shared_intermediate_size: 0,
             shared_expert_gate: false,
             router_bias: false,
+            expert_bias: false,
         }),
         _ => None,
     })
@@ -164,7 +204,7 @@ fn layer_attention(
     family: Family,
     warnings: &mut Vec<String>,
 ) -> Result<Vec<LayerSpec>, ConfigError> {
-    let dense = |attention| LayerSpec { attention, ffn: Ffn::Dense };
+    let dense = |attention| LayerSpec::new(attention, Ffn::Dense);
     let types = f.str_list("layer_types")?;
     if !types.is_empty() {
         if types.len() as u64 != num_layers {
@@ -175,6 +215,10 @@ fn layer_attention(
             .map(|t| match (*t, window) {
                 ("sliding_attention", Some(w)) => dense(LayerAttention::Sliding(w)),
                 ("full_attention", _) | ("sliding_attention", None) => dense(LayerAttention::Full),
+                // Set by the family's own reader (hybrid.rs, moe.rs) afterwards.
+                ("linear_attention" | "conv" | "chunked_attention", _) if family.reads_own_layer_types() => {
+                    dense(LayerAttention::Full)
+                }
                 (other, _) => {
                     warnings.push(format!("layer type `{other}` is treated as full attention"));
                     dense(LayerAttention::Full)
@@ -191,6 +235,12 @@ fn layer_attention(
             Family::Gemma2 => i.is_multiple_of(2),
             // Gemma 3: every `sliding_window_pattern`-th layer is global (default 6).
             Family::Gemma3 => !(i + 1).is_multiple_of(f.count_or("sliding_window_pattern", 6).unwrap_or(6).max(1)),
+            // Cohere2Config / Exaone4Config: every `sliding_window_pattern`-th layer is global (default 4).
+            Family::Cohere2 | Family::Exaone4 => {
+                !(i + 1).is_multiple_of(f.count_or("sliding_window_pattern", 4).unwrap_or(4).max(1))
+            }
+            // GptOssConfig: `sliding_attention if bool((i + 1) % 2)`.
+            Family::GptOss => i.is_multiple_of(2),
             // Qwen2: layers from `max_window_layers` on use the window.
             Family::Qwen2 | Family::Qwen2Moe | Family::Qwen3 | Family::Qwen3Moe => {
                 i >= f.count_or("max_window_layers", 0).unwrap_or(0)

@@ -29,13 +29,16 @@ pub(super) fn deepseek(family: Family, f: Fields) -> Result<TextModel, ConfigErr
                 shared_expert_gate: false,
                 // DeepSeek-V3's `noaux_tc` routing keeps an `e_score_correction_bias`.
                 router_bias: family == Family::DeepseekV3 || f.opt_str("topk_method") == Some("noaux_tc"),
+                expert_bias: false,
             })
         })
         .transpose()?;
     let layers = (0..num_layers)
-        .map(|i| LayerSpec {
-            attention: LayerAttention::Full,
-            ffn: if moe.is_some() && i >= first_dense && i % freq == 0 { Ffn::Moe } else { Ffn::Dense },
+        .map(|i| {
+            LayerSpec::new(
+                LayerAttention::Full,
+                if moe.is_some() && i >= first_dense && i % freq == 0 { Ffn::Moe } else { Ffn::Dense },
+            )
         })
         .collect();
     Ok(TextModel {
@@ -61,5 +64,7 @@ pub(super) fn deepseek(family: Family, f: Fields) -> Result<TextModel, ConfigErr
         max_position_embeddings: f.opt_u64("max_position_embeddings")?,
         layers,
         cache_from_tensors: None,
+        recurrent: None,
+        extra: Default::default(),
     })
 }

@@ -7,13 +7,17 @@ mod checkpoint;
 mod classic;
 mod decoder;
 mod deepseek;
+mod dense;
+mod hybrid;
+mod mamba;
+mod moe;
 
 use serde_json::{Map, Value};
 
 use super::fields::{ConfigError, Fields};
 use super::{Architecture, Family, TextModel, vision};
 use checkpoint::{dtype, quantization};
-use classic::{falcon, gpt_neox, gpt2, opt};
+use classic::{bloom, falcon, gpt_neox, gpt2, opt};
 use decoder::decoder;
 use deepseek::deepseek;
 
@@ -120,6 +124,26 @@ fn detect(model_type: &str, architectures: &[&str]) -> Option<Family> {
         "gpt_neox" => Some(Family::GptNeox),
         "falcon" | "RefinedWeb" | "RefinedWebModel" => Some(Family::Falcon),
         "opt" => Some(Family::Opt),
+        "gpt_oss" => Some(Family::GptOss),
+        "llama4" | "llama4_text" => Some(Family::Llama4),
+        "glm4_moe" => Some(Family::Glm4Moe),
+        "minimax_m2" => Some(Family::MinimaxM2),
+        "phimoe" => Some(Family::Phimoe),
+        "granitemoe" => Some(Family::GraniteMoe),
+        "smollm3" => Some(Family::Smollm3),
+        "olmo2" => Some(Family::Olmo2),
+        "glm4" => Some(Family::Glm4),
+        "cohere2" => Some(Family::Cohere2),
+        "starcoder2" => Some(Family::Starcoder2),
+        "granite" => Some(Family::Granite),
+        "exaone4" => Some(Family::Exaone4),
+        "bloom" => Some(Family::Bloom),
+        "qwen3_next" => Some(Family::Qwen3Next),
+        "qwen3_5" | "qwen3_5_text" => Some(Family::Qwen35),
+        "qwen3_5_moe" | "qwen3_5_moe_text" => Some(Family::Qwen35Moe),
+        "lfm2" => Some(Family::Lfm2),
+        "nemotron_h" => Some(Family::NemotronH),
+        "granitemoehybrid" => Some(Family::GraniteMoeHybrid),
         _ => None,
     };
     // Some repos leave `model_type` out or use a custom one; the class name
@@ -146,6 +170,24 @@ fn read_text(family: Family, f: Fields, warnings: &mut Vec<String>) -> Result<Te
         Falcon => falcon(f),
         Opt => opt(f),
         DeepseekV2 | DeepseekV3 => deepseek(family, f),
+        GptOss => moe::gpt_oss(f, warnings),
+        Llama4 => moe::llama4(f, warnings),
+        Glm4Moe => moe::glm4_moe(f, warnings),
+        MinimaxM2 => moe::minimax_m2(f, warnings),
+        Phimoe => moe::phimoe(f, warnings),
+        GraniteMoe => moe::granitemoe(f, warnings),
+        Smollm3 => dense::smollm3(f, warnings),
+        Olmo2 => dense::olmo2(f, warnings),
+        Glm4 => dense::glm4(f, warnings),
+        Cohere2 => dense::cohere2(f, warnings),
+        Starcoder2 => dense::starcoder2(f, warnings),
+        Granite => dense::granite(f, warnings),
+        Exaone4 => dense::exaone4(f, warnings),
+        Bloom => bloom(f),
+        Qwen3Next | Qwen35 | Qwen35Moe => hybrid::qwen3_next(family, f, warnings),
+        Lfm2 => hybrid::lfm2(f, warnings),
+        NemotronH => mamba::nemotron_h(f, warnings),
+        GraniteMoeHybrid => mamba::granitemoehybrid(f, warnings),
         _ => decoder(family, f, warnings),
     }
 }

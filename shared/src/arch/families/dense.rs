@@ -1,0 +1,92 @@
+//! Dense decoders of 2024–2025 built from the Llama recipe with small
+//! changes: SmolLM3 (NoPE layers), OLMo 2 (post-norms, whole-width q/k
+//! norms), GLM-4 (sandwich norms), Command R7B / Cohere2 (one parallel norm,
+//! sliding layers), StarCoder2 (LayerNorm, biased plain MLP), Granite, EXAONE
+//! 4 — each with the defaults of its transformers config class
+//! (transformers 5.24, `configuration_*.py`).
+
+use crate::arch::fields::{ConfigError, Fields};
+use crate::arch::{AttentionKind, Family, NormKind, TextModel};
+
+use super::decoder::{Defaults, Dims, decoder_with};
+
+fn read(family: Family, f: Fields, w: &mut Vec<String>, tie: bool, dims: Dims) -> Result<TextModel, ConfigError> {
+    decoder_with(family, f, w, Defaults { tie, head_dim: None, sliding_when_absent: None, dims: Some(dims) })
+}
+
+/// `SmolLM3Config`: Llama layers, tied head; its NoPE layers
+/// (`no_rope_layers`) change nothing in memory.
+pub(super) fn smollm3(f: Fields, w: &mut Vec<String>) -> Result<TextModel, ConfigError> {
+    let dims = Dims { hidden: 2048, layers: 36, heads: 16, kv_heads: 4, intermediate: 11_008, vocab: 128_256 };
+    read(Family::Smollm3, f, w, true, dims)
+}
+
+/// `Olmo2Config`: no input norm, a norm after attention and after the MLP,
+/// and q/k RMSNorms over the whole projection.
+pub(super) fn olmo2(f: Fields, w: &mut Vec<String>) -> Result<TextModel, ConfigError> {
+    let dims = Dims { hidden: 4096, layers: 32, heads: 32, kv_heads: 0, intermediate: 11_008, vocab: 50_304 };
+    let mut m = read(Family::Olmo2, f, w, false, dims)?;
+    m.extra.qk_norm_full = true;
+    Ok(m)
+}
+
+/// `Glm4Config` (GLM-4-0414): biases on q/k/v only, four norms per layer
+/// (input, post-attention, post-self-attention, post-MLP).
+pub(super) fn glm4(f: Fields, w: &mut Vec<String>) -> Result<TextModel, ConfigError> {
+    let dims = Dims { hidden: 4096, layers: 40, heads: 32, kv_heads: 2, intermediate: 13_696, vocab: 151_552 };
+    let mut m = decoder_with(
+        Family::Glm4,
+        f,
+        w,
+        Defaults { tie: false, head_dim: Some(128), sliding_when_absent: None, dims: Some(dims) },
+    )?;
+    m.attention = AttentionKind::Standard { qkv_bias: f.bool_or("attention_bias", true)?, o_bias: false };
+    m.norms_per_layer = 4;
+    Ok(m)
+}
+
+/// `Cohere2Config` (Command R7B / Command A): one LayerNorm without bias per
+/// layer feeding attention and MLP in parallel, tied head, three sliding
+/// layers of 4096 then a global one.
+pub(super) fn cohere2(f: Fields, w: &mut Vec<String>) -> Result<TextModel, ConfigError> {
+    let dims = Dims { hidden: 8192, layers: 40, heads: 64, kv_heads: 0, intermediate: 22_528, vocab: 256_000 };
+    let mut m = decoder_with(
+        Family::Cohere2,
+        f,
+        w,
+        Defaults { tie: true, head_dim: None, sliding_when_absent: Some(4096), dims: Some(dims) },
+    )?;
+    m.norm = NormKind::Layer;
+    m.extra.norm_without_bias = true;
+    m.norms_per_layer = 1;
+    Ok(m)
+}
+
+/// `Starcoder2Config`: LayerNorm with biases, a plain (non-gated) biased MLP,
+/// biases on every projection (`use_bias`), tied head.
+pub(super) fn starcoder2(f: Fields, w: &mut Vec<String>) -> Result<TextModel, ConfigError> {
+    let dims = Dims { hidden: 3072, layers: 30, heads: 24, kv_heads: 2, intermediate: 12_288, vocab: 49_152 };
+    let mut m = read(Family::Starcoder2, f, w, true, dims)?;
+    let bias = f.bool_or("use_bias", true)?;
+    m.attention = AttentionKind::Standard { qkv_bias: bias, o_bias: bias };
+    m.mlp_gated = false;
+    m.mlp_bias = bias;
+    m.norm = NormKind::Layer;
+    Ok(m)
+}
+
+/// `GraniteConfig` (Granite 3.x dense): Llama layers; its multipliers change
+/// no shapes.
+pub(super) fn granite(f: Fields, w: &mut Vec<String>) -> Result<TextModel, ConfigError> {
+    let dims = Dims { hidden: 4096, layers: 32, heads: 32, kv_heads: 0, intermediate: 11_008, vocab: 32_000 };
+    read(Family::Granite, f, w, false, dims)
+}
+
+/// `Exaone4Config`: per-head q/k norms, post-attention and post-MLP norms
+/// only, three sliding layers then a global one when `sliding_window` is set.
+pub(super) fn exaone4(f: Fields, w: &mut Vec<String>) -> Result<TextModel, ConfigError> {
+    let dims = Dims { hidden: 4096, layers: 32, heads: 32, kv_heads: 32, intermediate: 16_384, vocab: 102_400 };
+    let mut m = read(Family::Exaone4, f, w, false, dims)?;
+    m.qk_norm = true;
+    Ok(m)
+}

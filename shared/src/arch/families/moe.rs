@@ -1,0 +1,167 @@
+//! The 2025 mixture-of-experts decoders: gpt-oss, Llama 4, GLM-4.5/4.6,
+//! MiniMax-M2, Phi-3.5-MoE and Granite 3 MoE, each with the defaults of its
+//! transformers config class (transformers 5.24, `configuration_*.py`).
+
+use crate::arch::fields::{ConfigError, Fields, MAX_DIM};
+use crate::arch::{AttentionKind, Family, Ffn, LayerAttention, Moe, NormKind, TextModel};
+
+use super::decoder::{Defaults, Dims, decoder_with};
+use super::invalid;
+
+fn defaults(tie: bool, head_dim: Option<u64>, sliding: Option<u64>, dims: Dims) -> Defaults {
+    Defaults { tie, head_dim, sliding_when_absent: sliding, dims: Some(dims) }
+}
+
+fn moe(f: Fields, experts: (&str, u64), top_k: u64, expert_size: u64) -> Result<Moe, ConfigError> {
+    Ok(Moe {
+        num_experts: f.dim_or(experts.0, experts.1)?,
+        experts_per_token: f.dim_or("num_experts_per_tok", top_k)?,
+        expert_intermediate_size: expert_size,
+        shared_intermediate_size: 0,
+        shared_expert_gate: false,
+        router_bias: false,
+        expert_bias: false,
+    })
+}
+
+fn all_moe(m: &mut TextModel, moe: Moe) {
+    for l in &mut m.layers {
+        l.ffn = Ffn::Moe;
+    }
+    m.moe = Some(moe);
+}
+
+/// `GptOssConfig`: 36 layers of 128 experts (the gpt-oss-120b shape),
+/// attention with biases and one sink logit per head, every other layer a
+/// 128-token sliding window (`layer_types`: sliding on even layers).
+pub(super) fn gpt_oss(f: Fields, warnings: &mut Vec<String>) -> Result<TextModel, ConfigError> {
+    let dims = Dims { hidden: 2880, layers: 36, heads: 64, kv_heads: 8, intermediate: 2880, vocab: 201_088 };
+    let mut m = decoder_with(Family::GptOss, f, warnings, defaults(false, Some(64), Some(128), dims))?;
+    let bias = f.bool_or("attention_bias", true)?;
+    m.attention = AttentionKind::Standard { qkv_bias: bias, o_bias: bias };
+    m.extra.attn_sinks = true;
+    let mut e = moe(f, ("num_local_experts", 128), 4, m.intermediate_size)?;
+    e.router_bias = true; // GptOssTopKRouter has a bias
+    e.expert_bias = true;
+    all_moe(&mut m, e);
+    Ok(m)
+}
+
+/// `Llama4TextConfig` (the Scout shape): routed experts of
+/// `intermediate_size` plus one shared expert of the same width on the MoE
+/// layers (`moe_layers`, else every `interleave_moe_layer_step`-th), dense
+/// layers of `intermediate_size_mlp`; RoPE layers attend in chunks of
+/// `attention_chunk_size`, every `no_rope_layer_interval`-th (NoPE) layer
+/// attends globally. Its q/k norm is a weightless L2 norm.
+pub(super) fn llama4(f: Fields, warnings: &mut Vec<String>) -> Result<TextModel, ConfigError> {
+    let dims = Dims { hidden: 5120, layers: 48, heads: 40, kv_heads: 8, intermediate: 16_384, vocab: 202_048 };
+    let mut m = decoder_with(Family::Llama4, f, warnings, defaults(false, Some(128), None, dims))?;
+    m.intermediate_size = f.dim_or("intermediate_size_mlp", 16_384)?;
+    let expert = f.dim_or("intermediate_size", 8192)?;
+    let mut e = moe(f, ("num_local_experts", 16), 1, expert)?;
+    e.shared_intermediate_size = expert;
+    let n = m.layers.len() as u64;
+    let moe_layers = if f.has("moe_layers") {
+        f.index_list("moe_layers")?
+    } else {
+        let step = f.count_or("interleave_moe_layer_step", 1)?.max(1);
+        (step - 1..n).step_by(step as usize).collect()
+    };
+    let chunk =
+        f.opt_dim("attention_chunk_size", MAX_DIM)?.or(if f.has("attention_chunk_size") { None } else { Some(8192) });
+    let types = f.str_list("layer_types")?;
+    let nope = f.index_list("no_rope_layers")?;
+    let interval = f.count_or("no_rope_layer_interval", 4)?.max(1);
+    for (i, l) in m.layers.iter_mut().enumerate() {
+        let i64_ = i as u64;
+        // `no_rope_layers[i] == 1` means the layer uses RoPE (configuration_llama4.py).
+        let rope = match (types.get(i), nope.get(i)) {
+            (Some(t), _) => *t == "chunked_attention",
+            (None, Some(r)) => *r != 0,
+            (None, None) => !(i64_ + 1).is_multiple_of(interval),
+        };
+        l.attention = match (rope, chunk) {
+            (true, Some(c)) => LayerAttention::Chunked(c),
+            _ => LayerAttention::Full,
+        };
+        if moe_layers.contains(&i64_) {
+            l.ffn = Ffn::Moe;
+        }
+    }
+    if let Some(&bad) = moe_layers.iter().find(|&&i| i >= n) {
+        return Err(invalid(f, "moe_layers", format!("layer {bad} does not exist")));
+    }
+    m.qk_norm = false;
+    m.moe = Some(e);
+    Ok(m)
+}
+
+/// `Glm4MoeConfig` (the GLM-4.5-Air shape): DeepSeek-style routing with one
+/// shared expert, `first_k_dense_replace` dense layers, optional q/k norms.
+/// The `e_score_correction_bias` is a buffer in transformers but a tensor in
+/// the checkpoint: it is counted here (as for DeepSeek-V3).
+pub(super) fn glm4_moe(f: Fields, warnings: &mut Vec<String>) -> Result<TextModel, ConfigError> {
+    let dims = Dims { hidden: 4096, layers: 46, heads: 96, kv_heads: 8, intermediate: 10_944, vocab: 151_552 };
+    let mut m = decoder_with(Family::Glm4Moe, f, warnings, defaults(false, None, None, dims))?;
+    let expert = f.dim_or("moe_intermediate_size", 1408)?;
+    let mut e = moe(f, ("n_routed_experts", 128), 8, expert)?;
+    e.shared_intermediate_size = expert.saturating_mul(f.count_or("n_shared_experts", 1)?);
+    e.router_bias = true;
+    let first_dense = f.count_or("first_k_dense_replace", 1)?;
+    for (i, l) in m.layers.iter_mut().enumerate() {
+        if i as u64 >= first_dense {
+            l.ffn = Ffn::Moe;
+        }
+    }
+    m.qk_norm = f.bool_or("use_qk_norm", false)?;
+    m.moe = Some(e);
+    mtp_warning(f, warnings)?;
+    Ok(m)
+}
+
+pub(super) fn mtp_warning(f: Fields, warnings: &mut Vec<String>) -> Result<(), ConfigError> {
+    let n = f.count_or("num_nextn_predict_layers", 0)?.max(f.count_or("mtp_num_hidden_layers", 0)?);
+    if n > 0 {
+        warnings.push(format!(
+            "the checkpoint also ships {n} multi-token-prediction layer(s), which transformers does not build \
+             and vLLM loads only for speculative decoding; they are not counted"
+        ));
+    }
+    Ok(())
+}
+
+/// `MiniMaxM2Config`: 256 experts of `intermediate_size` on every layer, q/k
+/// RMSNorms over the whole projection, sigmoid routing with a correction
+/// bias (a buffer in transformers, a tensor in the checkpoint: counted).
+pub(super) fn minimax_m2(f: Fields, warnings: &mut Vec<String>) -> Result<TextModel, ConfigError> {
+    let dims = Dims { hidden: 3072, layers: 62, heads: 48, kv_heads: 8, intermediate: 1536, vocab: 200_064 };
+    let mut m = decoder_with(Family::MinimaxM2, f, warnings, defaults(false, Some(128), None, dims))?;
+    let mut e = moe(f, ("num_local_experts", 256), 8, m.intermediate_size)?;
+    e.router_bias = f.bool_or("use_routing_bias", true)?;
+    m.extra.qk_norm_full = f.bool_or("use_qk_norm", true)?;
+    all_moe(&mut m, e);
+    mtp_warning(f, warnings)?;
+    Ok(m)
+}
+
+/// `PhimoeConfig` (Phi-3.5-MoE): LayerNorms with biases, 16 experts, top-2.
+pub(super) fn phimoe(f: Fields, warnings: &mut Vec<String>) -> Result<TextModel, ConfigError> {
+    let dims = Dims { hidden: 4096, layers: 32, heads: 32, kv_heads: 8, intermediate: 6400, vocab: 32_064 };
+    let mut m = decoder_with(Family::Phimoe, f, warnings, defaults(false, None, None, dims))?;
+    m.norm = NormKind::Layer;
+    let e = moe(f, ("num_local_experts", 16), 2, m.intermediate_size)?;
+    all_moe(&mut m, e);
+    if f.bool_or("lm_head_bias", false)? {
+        warnings.push("`lm_head_bias`: the output head's bias is not counted".into());
+    }
+    Ok(m)
+}
+
+/// `GraniteMoeConfig`: Llama-style attention, 8 experts top-2, no shared expert.
+pub(super) fn granitemoe(f: Fields, warnings: &mut Vec<String>) -> Result<TextModel, ConfigError> {
+    let dims = Dims { hidden: 4096, layers: 32, heads: 32, kv_heads: 0, intermediate: 11_008, vocab: 32_000 };
+    let mut m = decoder_with(Family::GraniteMoe, f, warnings, defaults(false, None, None, dims))?;
+    let e = moe(f, ("num_local_experts", 8), 2, m.intermediate_size)?;
+    all_moe(&mut m, e);
+    Ok(m)
+}

@@ -1,0 +1,182 @@
+//! Every architecture reader against what transformers itself builds.
+//!
+//! `shared/tests/fixtures/arch/*.json` are configs (the transformers config
+//! classes' defaults, `defaults-*.json`, and real Hub configs, see
+//! `sources.json`); `counts.json` holds the unique-parameter counts that
+//! `scripts/param-oracle.py` produced by instantiating each of them on the meta
+//! device, with the transformers version that made them. No count is typed in
+//! here: where a reader differs on purpose, the difference is computed from
+//! the oracle's own per-module counts or from the config, and explained.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+use serde::Deserialize;
+use shared::arch::{Architecture, Ffn};
+
+#[derive(Deserialize)]
+struct Counts {
+    transformers: String,
+    counts: BTreeMap<String, Count>,
+}
+
+#[derive(Deserialize)]
+struct Count {
+    class: String,
+    total: u64,
+    parts: BTreeMap<String, u64>,
+}
+
+fn dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/arch")
+}
+
+fn counts() -> Counts {
+    let text = std::fs::read_to_string(dir().join("counts.json")).unwrap_or_else(|e| panic!("counts.json: {e}"));
+    serde_json::from_str(&text).unwrap_or_else(|e| panic!("counts.json parses: {e}"))
+}
+
+fn read(name: &str) -> Architecture {
+    let text = std::fs::read_to_string(dir().join(format!("{name}.json"))).unwrap_or_else(|e| panic!("fixture: {e}"));
+    Architecture::from_config_json(&text).unwrap_or_else(|e| panic!("{name}: {e}"))
+}
+
+/// Vision towers and projectors that these readers do not count yet: the
+/// oracle's parameters under those modules.
+const VISION_MODULES: &[&str] =
+    &["model.visual", "vision_model", "multi_modal_projector", "model.vision_tower", "model.multi_modal_projector"];
+
+/// The count a reader must give for a fixture, and why it differs from the
+/// oracle's total if it does.
+fn expected(arch: &Architecture, c: &Count) -> (u64, Vec<String>) {
+    let mut want = c.total;
+    let mut why = Vec::new();
+    if arch.vision.is_none() {
+        let vision: u64 = VISION_MODULES.iter().filter_map(|m| c.parts.get(*m)).sum();
+        if vision > 0 {
+            want -= vision;
+            why.push(format!("vision tower and projector not read ({vision} parameters in the oracle)"));
+        }
+    }
+    // DeepSeek-style routers keep `e_score_correction_bias` as a buffer in
+    // transformers (not a parameter) but as a tensor in the checkpoint; the
+    // readers count it because it takes memory.
+    if let Some(m) = arch.text.moe.filter(|m| m.router_bias && !m.expert_bias) {
+        let moe_layers = arch.text.layers.iter().filter(|l| l.ffn == Ffn::Moe).count() as u64;
+        want += moe_layers * m.num_experts;
+        why.push(format!("{moe_layers} × {} router correction biases (buffers in transformers)", m.num_experts));
+    }
+    (want, why)
+}
+
+#[test]
+fn every_reader_matches_the_transformers_count() {
+    let counts = counts();
+    assert!(counts.transformers.starts_with('5'), "the oracle must be transformers ≥ 5");
+    let mut failures = Vec::new();
+    let mut checked = 0;
+    for (name, c) in &counts.counts {
+        if PENDING.contains(&name.as_str()) {
+            continue;
+        }
+        let arch = read(name);
+        assert!(
+            !arch.warnings.iter().any(|w| w.starts_with("unknown architecture")),
+            "{name} ({}) is read generically: {:?}",
+            c.class,
+            arch.warnings
+        );
+        let (want, why) = expected(&arch, c);
+        let got = arch.parameters();
+        if got != want {
+            failures.push(format!(
+                "{name} ({}): reader {got}, transformers {} → expected {want} [{}] (diff {})",
+                c.class,
+                c.total,
+                why.join("; "),
+                got as i128 - want as i128
+            ));
+        }
+        checked += 1;
+    }
+    assert!(failures.is_empty(), "{} of {checked} differ:\n{}", failures.len(), failures.join("\n"));
+}
+
+/// Fixtures of families without a reader yet (issue 13 lists them): they
+/// must still be read generically with a warning, or refused with an error —
+/// never silently as a known family. Adding a reader fails this test until
+/// the fixture leaves the list.
+const PENDING: &[&str] = &[
+    "defaults-deepseek_v32",
+    "defaults-falcon_h1",
+    "defaults-gemma3n_text",
+    "defaults-gemma4",
+    "defaults-gemma4_text",
+    "defaults-glm_moe_dsa",
+    "defaults-jamba",
+    "defaults-mimo_v2_flash",
+    "defaults-mistral3",
+    "defaults-qwen3_vl",
+    "defaults-qwen3_vl_moe",
+];
+
+#[test]
+fn pending_families_are_not_read_as_known() {
+    for name in PENDING {
+        let text =
+            std::fs::read_to_string(dir().join(format!("{name}.json"))).unwrap_or_else(|e| panic!("fixture: {e}"));
+        if let Ok(arch) = Architecture::from_config_json(&text) {
+            assert!(
+                arch.warnings.iter().any(|w| w.starts_with("unknown architecture")),
+                "{name} is now read as {:?}: move it out of PENDING",
+                arch.family
+            );
+        }
+    }
+}
+
+#[test]
+fn every_fixture_has_an_oracle_count() {
+    let counts = counts();
+    for entry in std::fs::read_dir(dir()).unwrap_or_else(|e| panic!("fixture dir: {e}")) {
+        let path = entry.unwrap_or_else(|e| panic!("entry: {e}")).path();
+        let stem = path.file_stem().and_then(|s| s.to_str()).unwrap_or_default().to_owned();
+        if stem == "counts" || stem == "sources" || KNOWN_UNCOUNTED.contains(&stem.as_str()) {
+            continue;
+        }
+        assert!(counts.counts.contains_key(&stem), "{stem}.json has no count: run scripts/param-oracle.py {stem}");
+    }
+}
+
+/// Fixtures the oracle could not build, each with the reason it gave.
+const KNOWN_UNCOUNTED: &[&str] = &[
+    // Gemma3nForConditionalGeneration needs `timm` and `pillow` for its vision
+    // tower (transformers raises ImportError); its text model is counted as
+    // defaults-gemma3n_text.
+    "defaults-gemma3n",
+];
+
+/// The presets of this generation are fixture configs plus, for gpt-oss, the
+/// Hub's `quantization_config`: their counts are the oracle's.
+#[test]
+fn new_presets_count_what_transformers_builds() {
+    let counts = counts();
+    for (preset, fixture) in [
+        ("gpt-oss-20b", "gpt-oss-20b"),
+        ("gpt-oss-120b", "defaults-gpt_oss"),
+        ("qwen3.5-35b-a3b", "defaults-qwen3_5_moe"),
+        ("llama-4-scout", "defaults-llama4"),
+        ("minimax-m2", "defaults-minimax_m2"),
+    ] {
+        let m = shared::model::Model::preset(preset).unwrap_or_else(|e| panic!("{preset}: {e}"));
+        let c = &counts.counts[fixture];
+        let (want, why) = expected(&m.arch, c);
+        assert_eq!(m.parameters(), want, "{preset} vs {fixture} ({})", why.join("; "));
+    }
+    // gpt-oss ships its experts in MXFP4 and keeps attention in bf16.
+    let m = shared::model::Model::preset("gpt-oss-20b").unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(
+        shared::formats::WeightFormat::from_checkpoint(m.arch.checkpoint_dtype, m.arch.quantization),
+        shared::formats::WeightFormat::Mxfp4 { experts_only: true }
+    );
+}

@@ -1,0 +1,142 @@
+//! Recurrent state of the hybrid models as each engine holds it: constant in
+//! the context length, its own part beside the KV cache, and the engines'
+//! rules (vLLM's page-size unification, SGLang's mamba pool, llama.cpp's
+//! one cell per slot, transformers' per-batch cache).
+
+use shared::arch::{Architecture, LayerAttention, Recurrent};
+use shared::engines::{Engine, EngineReport, llamacpp, sglang, vllm};
+use shared::estimate::{GpuSlot, Scenario, estimate};
+use shared::model::Model;
+use shared::units::GIB;
+
+fn fixture(name: &str) -> Model {
+    let path = format!("{}/tests/fixtures/arch/{name}.json", env!("CARGO_MANIFEST_DIR"));
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
+    Model::from_config_json(name, &text).unwrap_or_else(|e| panic!("{name}: {e}"))
+}
+
+fn scenario(engine: Engine, prompt: u64, concurrency: u64) -> Scenario {
+    Scenario {
+        gpus: vec![GpuSlot::custom("H200", 141 * GIB)],
+        engine,
+        prompt_tokens: prompt,
+        max_new_tokens: 256,
+        concurrency,
+        ..Scenario::default()
+    }
+}
+
+/// One DeltaNet layer's state in vLLM's shapes, from the config's own fields.
+fn deltanet_layer_bytes(arch: &Architecture, conv_columns: u64, ssm_bytes: u64) -> u64 {
+    let Some(Recurrent::GatedDeltaNet { key_heads, value_heads, key_head_dim, value_head_dim, .. }) =
+        arch.text.recurrent
+    else {
+        panic!("not a DeltaNet model")
+    };
+    let conv_dim = 2 * key_heads * key_head_dim + value_heads * value_head_dim;
+    conv_dim * conv_columns * 2 + value_heads * key_head_dim * value_head_dim * ssm_bytes
+}
+
+#[test]
+fn transformers_holds_one_state_per_sequence_whatever_the_length() {
+    let m = fixture("defaults-qwen3_next");
+    let linear = m.arch.text.layers.iter().filter(|l| l.state).count() as u64;
+    assert_eq!(linear, 36, "three of every four layers are gated DeltaNet");
+    assert!(m.arch.text.layers.iter().filter(|l| l.attention == LayerAttention::Full).count() == 12);
+    let engine = Engine::Transformers(Default::default());
+    let short = estimate(&m, scenario(engine, 1_000, 4));
+    let long = estimate(&m, scenario(engine, 30_000, 4));
+    // transformers: 4 conv columns in bf16, the state in float32.
+    let per_seq = linear * deltanet_layer_bytes(&m.arch, 4, 4);
+    assert_eq!(short.state_bytes_per_sequence, per_seq);
+    assert_eq!(short.state_bytes, 4 * per_seq);
+    assert_eq!(long.state_bytes, short.state_bytes, "state does not grow with the context");
+    assert!(long.kv_cache_bytes > short.kv_cache_bytes);
+    assert_eq!(short.per_gpu[0].state_bytes, short.state_bytes);
+    assert!(short.terms.iter().any(|t| t.name == "recurrent state" && t.value == short.state_bytes));
+    // The part counts in the total.
+    let g = &short.per_gpu[0];
+    assert_eq!(
+        g.total_bytes,
+        g.weight_bytes + g.kv_cache_bytes + g.state_bytes + g.activation_bytes + g.overhead_bytes
+    );
+}
+
+#[test]
+fn vllm_unifies_the_attention_page_with_the_state_page() {
+    let m = fixture("defaults-qwen3_5_text");
+    let e = estimate(&m, scenario(Engine::Vllm(vllm::Options::default()), 4_000, 8));
+    let Some(EngineReport::Vllm(r)) = &e.engine_report else { panic!("no vLLM report") };
+    // vLLM: state page = conv (kernel − 1 columns) + state, both bf16; the
+    // attention block grows to 16 × ⌈page / (16 × bytes per token)⌉ tokens.
+    let page = deltanet_layer_bytes(&m.arch, 3, 2);
+    let t = &m.arch.text;
+    let per_token = 2 * t.num_kv_heads * t.head_dim * 2;
+    assert_eq!(r.block_size, 16 * page.div_ceil(16 * per_token));
+    assert!(r.block_size > 16);
+    // Eight running requests hold one padded page per state layer each.
+    let states = t.layers.iter().filter(|l| l.state).count() as u64;
+    let attn = t.layers.len() as u64 - states;
+    let group = states.min(attn);
+    let state_groups = states.div_ceil(group);
+    assert_eq!(e.state_bytes, 8 * state_groups * group * r.block_size * per_token);
+    assert_eq!(e.state_bytes_per_sequence, states * page);
+}
+
+#[test]
+fn sglang_sets_aside_a_mamba_pool() {
+    let m = fixture("defaults-qwen3_5_moe_text");
+    let e = estimate(&m, scenario(Engine::Sglang(sglang::Options::default()), 4_000, 8));
+    let Some(EngineReport::Sglang(r)) = &e.engine_report else { panic!("no SGLang report") };
+    let slots = r
+        .log_lines
+        .iter()
+        .find_map(|l| l.strip_prefix("max_mamba_cache_size=")?.split(':').next()?.parse::<u64>().ok())
+        .unwrap_or_else(|| panic!("no mamba pool line in {:?}", r.log_lines));
+    assert_eq!(e.state_bytes, (slots + 1) * e.state_bytes_per_sequence);
+    assert!(e.max_concurrency.is_none());
+    let p = shared::estimate::Prepared::new(&m, scenario(Engine::Sglang(sglang::Options::default()), 4_000, 8));
+    assert!(p.max_concurrency() <= slots);
+}
+
+#[test]
+fn llamacpp_keeps_one_f32_state_per_slot() {
+    let m = fixture("defaults-nemotron_h");
+    let o = llamacpp::Options { parallel: Some(3), ..Default::default() };
+    let e = estimate(&m, scenario(Engine::LlamaCpp(o), 2_000, 1));
+    let Some(Recurrent::Mamba2 { heads, head_dim, d_state, groups, conv_kernel, .. }) = m.arch.text.recurrent else {
+        panic!("not Mamba-2")
+    };
+    let mamba = m.arch.text.layers.iter().filter(|l| l.state).count() as u64;
+    let per_layer = ((heads * head_dim + 2 * groups * d_state) * (conv_kernel - 1) + heads * head_dim * d_state) * 4;
+    assert_eq!(e.state_bytes_per_sequence, mamba * per_layer);
+    assert_eq!(e.state_bytes, 3 * mamba * per_layer);
+}
+
+#[test]
+fn vllm_keeps_nemotron_h_ssm_state_in_f32() {
+    let m = fixture("defaults-nemotron_h");
+    assert!(m.arch.text.extra.ssm_state_f32, "the config names mamba_ssm_cache_dtype float32");
+    let e = estimate(&m, scenario(Engine::Vllm(vllm::Options::default()), 2_000, 1));
+    let Some(Recurrent::Mamba2 { heads, head_dim, d_state, groups, conv_kernel, .. }) = m.arch.text.recurrent else {
+        panic!("not Mamba-2")
+    };
+    let mamba = m.arch.text.layers.iter().filter(|l| l.state).count() as u64;
+    let conv = (heads * head_dim + 2 * groups * d_state) * (conv_kernel - 1) * 2;
+    assert_eq!(e.state_bytes_per_sequence, mamba * (conv + heads * head_dim * d_state * 4));
+}
+
+#[test]
+fn models_without_recurrent_layers_have_no_state() {
+    let m = fixture("gpt-oss-20b");
+    for engine in [
+        Engine::Transformers(Default::default()),
+        Engine::Vllm(vllm::Options::default()),
+        Engine::Sglang(sglang::Options::default()),
+        Engine::LlamaCpp(llamacpp::Options::default()),
+    ] {
+        let e = estimate(&m, scenario(engine, 2_000, 2));
+        assert_eq!((e.state_bytes, e.state_bytes_per_sequence), (0, 0));
+        assert!(!e.terms.iter().any(|t| t.name == "recurrent state"));
+    }
+}
