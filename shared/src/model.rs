@@ -4,7 +4,7 @@
 use crate::arch::{Architecture, ConfigError, Family, TensorLayout};
 use crate::catalog::{ModelPreset, model_preset};
 use crate::checkpoint::layout::{ExactLayout, Hints};
-use crate::checkpoint::{Checkpoint, CheckpointError, CheckpointKind, infer};
+use crate::checkpoint::{Checkpoint, CheckpointError, infer};
 use crate::formats::{GgufType, LayoutContext, WeightFormat};
 
 #[derive(Debug, Clone, PartialEq)]
@@ -171,7 +171,6 @@ fn hints(config: Option<&serde_json::Value>, checkpoint: &Checkpoint) -> Hints {
         .and_then(|q| q.get("bits").or_else(|| q.get("w_bit")))
         .and_then(serde_json::Value::as_u64)
         .and_then(|b| u8::try_from(b).ok());
-    let _ = CheckpointKind::Gguf;
     Hints { num_layers, packed_bits }
 }
 

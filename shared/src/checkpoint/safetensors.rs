@@ -313,24 +313,36 @@ fn number(total: &Value) -> Option<u64> {
 }
 
 /// Total bytes of the weights an index (`metadata.total_size`) or one JSON
-/// header describes: what `--safetensors-index` and the page's index-only
-/// read use.
+/// header describes: what `--safetensors-index` and the page use. A header is
+/// summed from its `data_offsets` only — no dtype or shape check — which keeps
+/// this path small enough for the page's first load; [`parse_header`] is the
+/// full check.
 pub fn total_bytes(text: &str) -> Result<u64, CheckpointError> {
     let value: Value = serde_json::from_str(text).map_err(|e| CheckpointError::Json(e.to_string()))?;
-    if let Some(total) = value.get("metadata").and_then(|m| m.get("total_size")) {
-        return number(total).ok_or_else(|| CheckpointError::Invalid("`metadata.total_size` is not a size".into()));
-    }
-    if value.get("weight_map").is_some() {
-        return Err(CheckpointError::Invalid("the index has no `metadata.total_size`".into()));
-    }
-    let header = parse_header(text.as_bytes(), None)?;
-    if header.tensors.is_empty() {
-        return Err(CheckpointError::Invalid(
+    let not_recognised = || {
+        CheckpointError::Invalid(
             "neither a safetensors index (metadata.total_size) nor a safetensors header (tensors with data_offsets)"
                 .into(),
-        ));
+        )
+    };
+    let obj = value.as_object().ok_or_else(not_recognised)?;
+    if let Some(total) = obj.get("metadata").and_then(|m| m.get("total_size")) {
+        return number(total).ok_or_else(not_recognised);
     }
-    Ok(header.data_bytes)
+    let mut total = 0u64;
+    let mut tensors = 0usize;
+    for (name, t) in obj.iter().filter(|(k, _)| *k != "__metadata__") {
+        let [start, end] = t.get("data_offsets").and_then(offsets).ok_or_else(not_recognised)?;
+        let len = end
+            .checked_sub(start)
+            .ok_or_else(|| CheckpointError::Tensor { tensor: name.clone(), problem: "ends before it starts".into() })?;
+        total = total.saturating_add(len);
+        tensors += 1;
+    }
+    if tensors == 0 {
+        return Err(not_recognised());
+    }
+    Ok(total)
 }
 
 #[cfg(test)]

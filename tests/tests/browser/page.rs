@@ -52,6 +52,21 @@ fn preset_config(id: &str) -> anyhow::Result<String> {
     std::fs::read_to_string(&path).with_context(|| format!("{}", path.display()))
 }
 
+/// A `model.safetensors` as text (the stand-in serves strings) and its JSON
+/// header: one bf16 tensor of 2,471,645,184 bytes, Llama 3.2 1B's total. The
+/// header is padded with spaces (as writers align it) to a length whose
+/// little-endian bytes are ASCII, so the file is valid UTF-8.
+fn single_safetensors() -> (String, String) {
+    let mut json =
+        r#"{"model.embed_tokens.weight":{"dtype":"BF16","shape":[1235822592],"data_offsets":[0,2471645184]}}"#
+            .to_owned();
+    while json.len() % 256 >= 128 || json.len() < 128 {
+        json.push(' ');
+    }
+    let prefix: String = (json.len() as u64).to_le_bytes().iter().map(|&b| b as char).collect();
+    (format!("{prefix}{json}"), json)
+}
+
 fn temp_file(name: &str, text: &str) -> anyhow::Result<String> {
     // Under target/tmp (Cargo's CARGO_TARGET_TMPDIR), not /tmp: nothing outlives `cargo clean`.
     let path =
@@ -72,6 +87,10 @@ async fn calculator_page() -> anyhow::Result<()> {
     hub.insert("test-org/tiny/config.json".to_owned(), (200, tiny.clone()));
     hub.insert("test-org/tiny/model.safetensors.index.json".to_owned(), (200, index.to_owned()));
     hub.insert("test-org/gated/config.json".to_owned(), (403, "{\"error\":\"gated\"}".to_owned()));
+    // A single-file checkpoint: no index, the size is in model.safetensors' header.
+    let (single_file, single_header) = single_safetensors();
+    hub.insert("test-org/single/config.json".to_owned(), (200, tiny.clone()));
+    hub.insert("test-org/single/model.safetensors".to_owned(), (200, single_file));
     let server = Server::start(dist, hub).await?;
     let mut driver = Driver::start(&tools).await?;
     let page = driver.session(1280, 2400).await?;
@@ -170,6 +189,12 @@ async fn calculator_page() -> anyhow::Result<()> {
         Ok(p.text("model-status").await?.contains("gated"))
     })
     .await?;
+    // A single-file checkpoint: its header, read with Range requests, gives the exact size.
+    page.open(&server.page(&format!("hf=test-org/single&hub={hub}"))).await?;
+    let single_path = temp_file("single-header.json", &single_header)?;
+    expect_cli(&page, "a single-file hub checkpoint", &["--config", &tiny_path, "--safetensors-index", &single_path])
+        .await?;
+    no_errors(&page, "after a single-file hub load").await?;
     // The hub loader form: type an id and load it.
     page.open_details("hub-details").await?;
     page.fill("hub-id", "test-org/tiny").await?;
@@ -177,6 +202,29 @@ async fn calculator_page() -> anyhow::Result<()> {
     expect_cli(&page, "a model loaded through the form", &["--config", &tiny_path, "--safetensors-index", &tiny_idx])
         .await?;
     no_errors(&page, "after hub failures").await?;
+
+    // 7b. Unknown architectures: a plain dense decoder is flagged as a guess;
+    // a mixture of experts gets no figures, only the reader's error.
+    let dense = r#"{"model_type":"brand_new","hidden_size":2048,"num_hidden_layers":16,"num_attention_heads":16,"intermediate_size":8192,"vocab_size":32000}"#;
+    page.open(&server.page("")).await?;
+    page.open_details("config-details").await?;
+    page.fill("config-text", dense).await?;
+    page.click("config-apply").await?;
+    page.wait_until("the unknown architecture is flagged", async |p: &Page| {
+        Ok(p.exists("architecture-note").await? && p.text("architecture-note").await?.contains("brand_new"))
+    })
+    .await?;
+    let moe = dense.replace("\"vocab_size\":32000", "\"vocab_size\":32000,\"num_local_experts\":8");
+    page.fill("config-text", &moe).await?;
+    page.click("config-apply").await?;
+    // The paste is refused with the reader's error; no figures come from it.
+    page.wait_until("the unknown MoE is refused", async |p: &Page| {
+        let error = p.text("config-error").await?;
+        Ok(error.contains("brand_new") && error.contains("--checkpoint"))
+    })
+    .await?;
+    ensure!(page.exists("architecture-note").await?, "the refused config leaves the dense one in use, still flagged");
+    no_errors(&page, "with unknown architectures").await?;
 
     // 8. Units, phone width, custom GPU size.
     page.open(&server.page("model=mistral-7b-v0.3&mem=80GB&u=gb")).await?;

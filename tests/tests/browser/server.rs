@@ -46,15 +46,28 @@ impl Server {
                     }
                     let head = String::from_utf8_lossy(&buf[..len]);
                     let path = head.split_whitespace().nth(1).unwrap_or("/").to_owned();
-                    let (status, ctype, body) = respond(&state.0, &state.1, &path);
+                    let (mut status, ctype, mut body) = respond(&state.0, &state.1, &path);
+                    // Range requests (the page reads safetensors headers so).
+                    let mut extra = String::new();
+                    if let Some((a, b)) = range(&head)
+                        && status == 200
+                        && path.starts_with("/hub/")
+                    {
+                        let total = body.len();
+                        let b = b.min(total.saturating_sub(1));
+                        extra = format!("Content-Range: bytes {a}-{b}/{total}\r\n");
+                        body = body.get(a..=b).unwrap_or(&[]).to_vec();
+                        status = 206;
+                    }
                     let reason = match status {
                         200 => "OK",
+                        206 => "Partial Content",
                         403 => "Forbidden",
                         404 => "Not Found",
                         _ => "Error",
                     };
                     let head = format!(
-                        "HTTP/1.1 {status} {reason}\r\nContent-Type: {ctype}\r\nContent-Length: {}\r\n\
+                        "HTTP/1.1 {status} {reason}\r\nContent-Type: {ctype}\r\nContent-Length: {}\r\n{extra}\
                          Access-Control-Allow-Origin: *\r\nCache-Control: no-store\r\nConnection: close\r\n\r\n",
                         body.len()
                     );
@@ -75,6 +88,13 @@ impl Server {
     pub fn hub(&self) -> String {
         format!("{}/hub", self.base)
     }
+}
+
+/// `Range: bytes=a-b` of a request head.
+fn range(head: &str) -> Option<(usize, usize)> {
+    let line = head.lines().find(|l| l.to_ascii_lowercase().starts_with("range:"))?;
+    let (a, b) = line.split_once('=')?.1.trim().split_once('-')?;
+    Some((a.parse().ok()?, b.parse().ok()?))
 }
 
 fn respond(dist: &std::path::Path, hub: &HubFiles, target: &str) -> (u16, &'static str, Vec<u8>) {

@@ -1,5 +1,8 @@
 //! Loading a model from the Hugging Face hub (or a mirror given by `hub=`):
-//! `config.json`, then `model.safetensors.index.json` for the exact size.
+//! `config.json`, then the exact size: `model.safetensors.index.json`, or for
+//! a single-file checkpoint the header of `model.safetensors`, read with HTTP
+//! Range requests (its first 100 kB, and the rest of a longer header) — never
+//! the tensor data.
 
 use leptos::prelude::*;
 use leptos::task::spawn_local;
@@ -7,7 +10,7 @@ use shared::arch::Architecture;
 use shared::link::ModelSource;
 use wasm_bindgen::JsCast;
 use wasm_bindgen_futures::JsFuture;
-use web_sys::Response;
+use web_sys::{RequestInit, Response};
 
 use super::AppState;
 use crate::vm::hub::{HubFailure, HubState, failure_message, file_url};
@@ -44,12 +47,47 @@ async fn load(base: &str, id: &str) -> HubState {
         Ok(_) => return failed(base, id, HubFailure::Unreadable),
         Err(f) => return failed(base, id, f),
     };
-    // Single-file checkpoints have no index; the weights are then estimated.
-    let checkpoint_bytes = fetch_text(&file_url(base, id, "model.safetensors.index.json"))
-        .await
-        .ok()
-        .and_then(|t| shared::safetensors::total_bytes(&t).ok());
+    let checkpoint_bytes = match fetch_text(&file_url(base, id, "model.safetensors.index.json")).await {
+        Ok(t) => shared::safetensors::total_bytes(&t).ok(),
+        // Single-file checkpoints have no index: read the file's header.
+        Err(_) => single_file_bytes(&file_url(base, id, "model.safetensors")).await,
+    };
     HubState::Loaded { id: id.to_owned(), config, checkpoint_bytes }
+}
+
+/// The first read of a header (as the CLI's `--hf` makes it).
+const FIRST_READ: u64 = 100_000;
+
+/// The weight bytes a safetensors file's header describes; `None` when it
+/// cannot be read (the weights are then estimated).
+async fn single_file_bytes(url: &str) -> Option<u64> {
+    let mut bytes = fetch_range(url, 0, FIRST_READ).await?;
+    let n = shared::safetensors::header_len(&bytes, None).ok()?;
+    let end = 8 + n;
+    if (bytes.len() as u64) < end {
+        let have = bytes.len() as u64;
+        bytes.extend(fetch_range(url, have, end - have).await?);
+    }
+    let json = std::str::from_utf8(bytes.get(8..end as usize)?).ok()?;
+    shared::safetensors::total_bytes(json).ok()
+}
+
+/// Bytes `start .. start + len` of a file (a server that ignores Range sends
+/// the whole file: only the range asked for is kept).
+async fn fetch_range(url: &str, start: u64, len: u64) -> Option<Vec<u8>> {
+    let init = RequestInit::new();
+    let headers = js_sys::Object::new();
+    js_sys::Reflect::set(&headers, &"Range".into(), &format!("bytes={start}-{}", start + len - 1).into()).ok()?;
+    init.set_headers(&headers);
+    let response = JsFuture::from(window().fetch_with_str_and_init(url, &init)).await.ok()?;
+    let response: Response = response.dyn_into().ok()?;
+    if !response.ok() {
+        return None;
+    }
+    let buffer = JsFuture::from(response.array_buffer().ok()?).await.ok()?;
+    let all = js_sys::Uint8Array::new(&buffer).to_vec();
+    let skip = if response.status() == 206 { 0 } else { start as usize };
+    Some(all.into_iter().skip(skip).take(len as usize).collect())
 }
 
 fn failed(base: &str, id: &str, f: HubFailure) -> HubState {
