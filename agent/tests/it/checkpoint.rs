@@ -255,3 +255,35 @@ fn the_hub_is_read_with_range_requests_through_redirects() {
     let e = error(&["estimate", "--hf", "not a repo"], &env);
     assert!(e.contains("ORG/NAME"), "{e}");
 }
+
+#[test]
+fn a_gguf_on_the_hub_with_a_long_header_is_read_on_in_ranges() {
+    use writer::Kv;
+    // 30,000 tokens: a 500 kB metadata block, past the first 100 kB read.
+    let tokens: Vec<&'static str> = (0..30_000).map(|i| &*Box::leak(format!("token{i:05}").into_boxed_str())).collect();
+    let tensors: [(&str, &[u64], u32, u64); 3] = [
+        ("token_embd.weight", &[64, 30_000], Q8, q8(64 * 30_000)),
+        ("blk.0.attn_k.weight", &[64, 32], Q8, q8(2048)),
+        ("blk.1.attn_k.weight", &[64, 32], Q8, q8(2048)),
+    ];
+    let (head, size) = writer::gguf(
+        3,
+        &[
+            ("general.architecture", Kv::Str("llama")),
+            ("llama.block_count", Kv::U32(2)),
+            ("llama.attention.head_count", Kv::U32(4)),
+            ("llama.attention.key_length", Kv::U32(16)),
+            ("tokenizer.ggml.tokens", Kv::ArrStr(tokens)),
+        ],
+        &tensors,
+    );
+    assert!(head.len() > 400_000);
+    let hub = standin_hub::start(vec![("acme/gguf", Kind::Public, vec![("m-Q8_0.gguf", File { head, size })])]);
+    let env = [("HF_ENDPOINT", hub.endpoint.as_str())];
+    let v = json(&["estimate", "--hf", "acme/gguf", "--file", "m-Q8_0.gguf", "--engine", "llama.cpp", "--json"], &env);
+    assert_eq!(v["weights_source"], "checkpoint");
+    assert_eq!(v["weight_bytes"], tensors.iter().map(|t| t.3).sum::<u64>());
+    assert_eq!(v["parameter_breakdown"]["embeddings"], 64 * 30_000);
+    // 2 layers × 2 KV heads × 16 × (K + V) × 2 bytes (a 16-bit cache).
+    assert_eq!(v["kv_bytes_per_token"], 2 * 2 * 16 * 2 * 2);
+}
