@@ -76,7 +76,14 @@ fn reads_engine_and_parallelism_keys() {
 fn links_without_a_version_keep_the_defaults_of_their_day() {
     // Every link made before v2: no `v`, `vllm=latest` or no `vllm` at all.
     let vllm_021 = Engine::Vllm(vllm::Options { version: vllm::Version::V0_21, ..Default::default() });
-    for query in ["?e=vllm", "?e=vllm&vllm=latest", "?vllm=LATEST&e=vllm", "?v=2&e=vllm&vllm=0.21", "?v=1&e=vllm"] {
+    for query in [
+        "?e=vllm",
+        "?e=vllm&vllm=latest",
+        "?vllm=LATEST&e=vllm",
+        "?e=vllm&vllm=new",
+        "?v=2&e=vllm&vllm=0.21",
+        "?v=1&e=vllm",
+    ] {
         let d = decode(query);
         assert_eq!(d.state.engine, vllm_021, "{query}");
         assert!(d.notices.is_empty(), "{query}: {:?}", d.notices);
