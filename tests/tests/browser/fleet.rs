@@ -2,10 +2,10 @@
 //! started here on loopback, a free port and a temporary data directory,
 //! scraping every second) scrapes three simulated agents with their token.
 //! Then the queries of dcgm-exporter's own Grafana dashboard and of
-//! `deploy/grafana/headroom.json` must return data; the first agent relays
-//! the fleet (`--prometheus`), and its page's fleet view in Chromium shows
-//! every GPU of the three and where the plan fits; stopping one agent marks
-//! its GPUs stale.
+//! `deploy/grafana/headroom.json` must return data, and the example alert
+//! rules load; the first agent relays the fleet (`--prometheus`), and its
+//! page's fleet view in Chromium shows every GPU of the three and where the
+//! plan fits; stopping one agent marks its GPUs stale.
 //!
 //! Without `prometheus` the test prints why and passes, unless `CI=true`
 //! (`cargo xtask test` installs it).
@@ -35,9 +35,11 @@ impl Prometheus {
         let dir = std::env::temp_dir().join(format!("headroom-e2e-prometheus-{}-{port}", std::process::id()));
         std::fs::create_dir_all(dir.join("data"))?;
         std::fs::write(dir.join("token"), TOKEN)?;
+        std::fs::copy(cli::root().join("deploy/prometheus/headroom-rules.yml"), dir.join("headroom-rules.yml"))?;
         let list: Vec<String> = targets.iter().map(|p| format!("\"127.0.0.1:{p}\"")).collect();
         let config = format!(
             "global:\n  scrape_interval: 1s\n  scrape_timeout: 1s\n  evaluation_interval: 1s\n\
+             rule_files: [headroom-rules.yml]\n\
              scrape_configs:\n  - job_name: headroom\n    authorization:\n      type: Bearer\n      credentials_file: {}\n\
              \x20   static_configs:\n      - targets: [{}]\n",
             dir.join("token").display(),
@@ -207,6 +209,17 @@ async fn fleet_view_from_a_real_prometheus() -> anyhow::Result<()> {
     }
     dcgm_dashboard(&prom, 3, 5)?;
     headroom_dashboard(&prom)?;
+    // The example alert rules load and evaluate in the real server.
+    let (_, rules) = get(&prom.addr, "/api/v1/rules", None)?;
+    let rules: Value = serde_json::from_str(&rules)?;
+    let loaded: Vec<&str> = rules["data"]["groups"][0]["rules"]
+        .as_array()
+        .context("rules")?
+        .iter()
+        .filter(|r| r["health"] != "err")
+        .filter_map(|r| r["name"].as_str())
+        .collect();
+    ensure!(loaded == ["HeadroomGpuMemoryLow", "HeadroomGpuMemoryLeftover", "HeadroomAgentDown"], "rules: {rules}");
 
     // The relay answers with every GPU, none stale.
     let (status, body) = get(&format!("127.0.0.1:{}", a.port), "/api/fleet", Some(TOKEN))?;
