@@ -5,7 +5,8 @@
 //! `deploy/grafana/headroom.json` must return data, and the example alert
 //! rules load; the first agent relays the fleet (`--prometheus`), and its
 //! page's fleet view in Chromium shows every GPU of the three and where the
-//! plan fits; stopping one agent marks its GPUs stale.
+//! plan fits; stopping one agent marks its GPUs stale, stopping the relaying
+//! one leaves the last figures, said to be the last.
 //!
 //! Without `prometheus` the test prints why and passes, unless `CI=true`
 //! (`cargo xtask test` installs it).
@@ -197,7 +198,7 @@ async fn fleet_view_from_a_real_prometheus() -> anyhow::Result<()> {
     let host = |name: &str| vec!["--hostname".to_owned(), name.to_owned()];
     let mut first = host("lab-a");
     first.extend(["--prometheus".to_owned(), format!("http://127.0.0.1:{prom_port}")]);
-    let a = Agent::start("2xl40s", &dist, &first).await?;
+    let mut a = Agent::start("2xl40s", &dist, &first).await?;
     let b = Agent::start("rtx-4090", &dist, &host("lab-b")).await?;
     let mut c = Agent::start("2xh100-sxm", &dist, &host("lab-c")).await?;
     let prom = Prometheus::start_on(prom_port, &[a.port, b.port, c.port])?;
@@ -266,6 +267,14 @@ async fn fleet_view_from_a_real_prometheus() -> anyhow::Result<()> {
     let hosts = attrs(&page, "fleet-host", "data-host").await?;
     ensure!(hosts.last().map(String::as_str) == Some("lab-c"), "a stale host sorts last: {hosts:?}");
     page.screenshot("fleet-stale").await?;
+
+    // The relaying agent stops: the last figures stay, said to be the last.
+    a.stop();
+    page.wait_until("the fleet view says nobody relays it now", async |p: &Page| {
+        Ok(p.text("fleet-error").await.unwrap_or_default().contains("no connected agent relays"))
+    })
+    .await?;
+    ensure!(count(&page, "fleet-gpu").await? == 5, "the last figures stay");
     page.close().await?;
     Ok(())
 }
