@@ -14,6 +14,8 @@
 //!   32-byte struct (535.43–535.85).
 //! - `FAKE_NVML_NO_MEMORY_V2=1`: `nvmlDeviceGetMemoryInfo_v2` answers
 //!   `FUNCTION_NOT_FOUND`, as pre-R510 drivers do.
+//! - `FAKE_NVML_MIG=1`: GPU 1 runs in MIG mode with one MIG device, GPU
+//!   instance 7 of the `1g.10gb` profile (id 19), as an H100 reports it.
 
 // Why unsafe is allowed here: this crate *is* a C ABI. Every export takes raw
 // pointers from the caller and writes through them after a null check; the
@@ -31,6 +33,7 @@ const SUCCESS: Ret = 0;
 const INVALID_ARG: Ret = 2;
 const NOT_SUPPORTED: Ret = 3;
 const INSUFFICIENT_SIZE: Ret = 7;
+const NOT_FOUND: Ret = 6;
 const FUNCTION_NOT_FOUND: Ret = 13;
 
 const GPUS: u32 = 2;
@@ -42,6 +45,24 @@ const PROCESS_BYTES: [u64; 2] = [30 << 30, 12 << 30];
 const INVISIBLE_PID: u32 = 4_194_400;
 /// NVML's "not a MIG instance".
 const NO_INSTANCE: c_uint = 0xFFFF_FFFF;
+
+/// The one MIG device's handle (GPU handles are 1 and 2) and its GPU instance's.
+const MIG_HANDLE: usize = 0x1000;
+const GPU_INSTANCE_HANDLE: usize = 0x2000;
+const MIG_GPU_INSTANCE_ID: c_uint = 7;
+/// NVML's id of the 1g.10gb profile on H100 (`NVML_GPU_INSTANCE_PROFILE_1_SLICE`'s id there).
+const MIG_PROFILE_ID: c_uint = 19;
+/// The 1g.10gb profile's memory on H100 80GB, as `nvidia-smi mig -lgip` lists it.
+const MIG_TOTAL: u64 = 9856 << 20;
+const MIG_USED: u64 = 2 << 30;
+
+fn mig_on() -> bool {
+    std::env::var_os("FAKE_NVML_MIG").is_some()
+}
+
+fn is_mig(device: Device) -> bool {
+    mig_on() && device as usize == MIG_HANDLE
+}
 
 fn driver() -> String {
     std::env::var("FAKE_NVML_DRIVER").unwrap_or_else(|_| "570.86.15".to_owned())
@@ -126,6 +147,9 @@ pub unsafe extern "C" fn nvmlDeviceGetName(device: Device, buf: *mut c_char, len
 
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nvmlDeviceGetUUID(device: Device, buf: *mut c_char, len: c_uint) -> Ret {
+    if is_mig(device) {
+        return unsafe { put_str(buf, len, "MIG-fa4e0000-0000-0000-0000-000000000107") };
+    }
     let Some(i) = index(device) else { return INVALID_ARG };
     unsafe { put_str(buf, len, &format!("GPU-fa4e0000-0000-0000-0000-00000000000{i}")) }
 }
@@ -158,7 +182,8 @@ pub unsafe extern "C" fn nvmlDeviceGetMemoryInfo(device: Device, memory: *mut Me
 
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nvmlDeviceGetMemoryInfo_v2(device: Device, memory: *mut MemoryV2) -> Ret {
-    let Some(i) = index(device) else { return INVALID_ARG };
+    let mig = is_mig(device);
+    let Some(i) = index(device).or(mig.then_some(1)) else { return INVALID_ARG };
     if std::env::var_os("FAKE_NVML_NO_MEMORY_V2").is_some() {
         return FUNCTION_NOT_FOUND;
     }
@@ -171,12 +196,9 @@ pub unsafe extern "C" fn nvmlDeviceGetMemoryInfo_v2(device: Device, memory: *mut
     if unsafe { (*memory).version } != expected {
         return FUNCTION_NOT_FOUND;
     }
-    let used = used(i);
+    let (total, used) = if mig { (MIG_TOTAL, MIG_USED) } else { (TOTAL, used(i)) };
     unsafe {
-        put(
-            memory,
-            MemoryV2 { version: expected, total: TOTAL, reserved: RESERVED, free: TOTAL - RESERVED - used, used },
-        )
+        put(memory, MemoryV2 { version: expected, total, reserved: RESERVED, free: total - RESERVED - used, used })
     }
 }
 
@@ -238,13 +260,134 @@ pub unsafe extern "C" fn nvmlDeviceGetMigMode(device: Device, current: *mut c_ui
     if index(device).is_none() {
         return INVALID_ARG;
     }
+    let on = c_uint::from(mig_on() && index(device) == Some(1));
     unsafe {
-        let r = put(current, 0);
+        let r = put(current, on);
         if r != SUCCESS {
             return r;
         }
-        put(pending, 0)
+        put(pending, on)
     }
+}
+
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn nvmlDeviceGetMaxMigDeviceCount(device: Device, count: *mut c_uint) -> Ret {
+    if index(device).is_none() {
+        return INVALID_ARG;
+    }
+    unsafe { put(count, c_uint::from(mig_on() && index(device) == Some(1))) }
+}
+
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn nvmlDeviceGetMigDeviceHandleByIndex(device: Device, i: c_uint, mig: *mut Device) -> Ret {
+    if !(mig_on() && index(device) == Some(1)) {
+        return NOT_SUPPORTED;
+    }
+    if i != 0 {
+        return NOT_FOUND;
+    }
+    unsafe { put(mig, MIG_HANDLE as Device) }
+}
+
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn nvmlDeviceGetGpuInstanceId(device: Device, id: *mut c_uint) -> Ret {
+    if !is_mig(device) {
+        return INVALID_ARG;
+    }
+    unsafe { put(id, MIG_GPU_INSTANCE_ID) }
+}
+
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn nvmlDeviceGetGpuInstanceById(device: Device, id: c_uint, instance: *mut Device) -> Ret {
+    if !(mig_on() && index(device) == Some(1)) {
+        return NOT_SUPPORTED;
+    }
+    if id != MIG_GPU_INSTANCE_ID {
+        return NOT_FOUND;
+    }
+    unsafe { put(instance, GPU_INSTANCE_HANDLE as Device) }
+}
+
+/// `nvmlGpuInstanceInfo_t`.
+#[repr(C)]
+#[derive(Debug)]
+pub struct GpuInstanceInfo {
+    device: Device,
+    id: c_uint,
+    profile_id: c_uint,
+    placement_start: c_uint,
+    placement_size: c_uint,
+}
+
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn nvmlGpuInstanceGetInfo(instance: Device, info: *mut GpuInstanceInfo) -> Ret {
+    if !(mig_on() && instance as usize == GPU_INSTANCE_HANDLE) {
+        return INVALID_ARG;
+    }
+    let value = GpuInstanceInfo {
+        device: 2 as Device,
+        id: MIG_GPU_INSTANCE_ID,
+        profile_id: MIG_PROFILE_ID,
+        placement_start: 0,
+        placement_size: 1,
+    };
+    unsafe { put(info, value) }
+}
+
+/// `nvmlGpuInstanceProfileInfo_v2_t`.
+#[repr(C)]
+#[derive(Debug)]
+pub struct GpuInstanceProfileInfoV2 {
+    version: c_uint,
+    id: c_uint,
+    is_p2p_supported: c_uint,
+    slice_count: c_uint,
+    instance_count: c_uint,
+    multiprocessor_count: c_uint,
+    copy_engine_count: c_uint,
+    decoder_count: c_uint,
+    encoder_count: c_uint,
+    jpeg_count: c_uint,
+    ofa_count: c_uint,
+    memory_size_mb: c_ulonglong,
+    name: [c_char; 96],
+}
+
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn nvmlDeviceGetGpuInstanceProfileInfoByIdV(
+    device: Device,
+    profile_id: c_uint,
+    info: *mut GpuInstanceProfileInfoV2,
+) -> Ret {
+    if !(mig_on() && index(device) == Some(1)) || profile_id != MIG_PROFILE_ID || info.is_null() {
+        return INVALID_ARG;
+    }
+    // nvml.h's nvmlGpuInstanceProfileInfo_v2: the size in the low bits, 2 << 24.
+    let expected = (std::mem::size_of::<GpuInstanceProfileInfoV2>() | (2 << 24)) as c_uint;
+    // SAFETY: non-null and valid for the struct, as the caller's contract says.
+    if unsafe { (*info).version } != expected {
+        return INVALID_ARG;
+    }
+    let mut name = [0 as c_char; 96];
+    for (d, s) in name.iter_mut().zip(b"MIG 1g.10gb") {
+        *d = *s as c_char;
+    }
+    let value = GpuInstanceProfileInfoV2 {
+        version: expected,
+        id: MIG_PROFILE_ID,
+        is_p2p_supported: 0,
+        slice_count: 1,
+        instance_count: 7,
+        multiprocessor_count: 16,
+        copy_engine_count: 1,
+        decoder_count: 1,
+        encoder_count: 0,
+        jpeg_count: 1,
+        ofa_count: 0,
+        memory_size_mb: MIG_TOTAL >> 20,
+        name,
+    };
+    unsafe { put(info, value) }
 }
 
 /// The 24-byte `nvmlProcessInfo_t` of current drivers.

@@ -18,6 +18,7 @@ use std::time::Duration;
 use axum::Router;
 use axum::body::Body;
 use axum::extract::ConnectInfo;
+use axum::http::StatusCode;
 use axum::serve::Listener;
 use http_body_util::BodyExt as _;
 use hyper::body::Incoming;
@@ -114,6 +115,7 @@ where
     let config = state.config();
     let body_limit = config.max_request_body_bytes;
     let requests = slot.requests();
+    let held_back = config.auth_refusal_delay;
     let service = hyper::service::service_fn(move |mut request: hyper::Request<Incoming>| {
         // In flight from here until the response is ready: not pushed out.
         let in_flight = requests.start();
@@ -121,8 +123,16 @@ where
         let request = request.map(|body| Body::new(http_body_util::Limited::new(body, body_limit)));
         let response = app.clone().oneshot(request);
         async move {
-            // ...and until its body is sent (the page's assets are large).
             let response = response.await?;
+            if response.status() == StatusCode::TOO_MANY_REQUESTS {
+                // A guesser past its failure budget hears back later, and
+                // meanwhile its connection counts as idle: it can be pushed
+                // out, so that guessers cannot hold every slot.
+                drop(in_flight);
+                tokio::time::sleep(held_back).await;
+                return Ok(response);
+            }
+            // ...and until its body is sent (the page's assets are large).
             Ok::<_, Infallible>(response.map(|body| {
                 Body::new(body.map_frame(move |frame| {
                     let _in_flight = &in_flight;

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use axum::Json;
 use axum::extract::{ConnectInfo, Request, State};
-use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::http::{HeaderMap, HeaderValue, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use shared::protocol::{Health, PROTOCOL_VERSION, Snapshot};
@@ -31,10 +31,6 @@ pub async fn guard(State(state): State<AppState>, request: Request, next: Next) 
         return ApiError::ForbiddenHost.into_response();
     }
     let mut response = next.run(request).await;
-    if response.status() == StatusCode::TOO_MANY_REQUESTS {
-        // A guesser past its failure budget hears back one refill later.
-        tokio::time::sleep(state.config().auth_refusal_delay).await;
-    }
     let headers = response.headers_mut();
     headers.insert(header::X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff"));
     headers.insert(header::X_FRAME_OPTIONS, HeaderValue::from_static("DENY"));

@@ -95,3 +95,22 @@ async fn sigterm_stops_the_agent_cleanly() {
     let status = tokio::task::spawn_blocking(move || agent.child.wait()).await.unwrap().unwrap();
     assert!(status.success(), "{status:?}");
 }
+
+/// MIG: the instance's GPU instance id and profile come from the driver, and
+/// `/metrics` labels its memory as dcgm-exporter does.
+#[tokio::test]
+async fn mig_instances_carry_their_gpu_instance_and_profile() {
+    let (s, agent) = snapshot(&[("FAKE_NVML_MIG", "1")]).await;
+    let Field::Value(list) = &s.sample.gpus[1].mig_instances else { panic!("{:?}", s.sample.gpus[1]) };
+    assert_eq!(list.len(), 1);
+    assert_eq!(list[0].gpu_instance_id, Field::Value(7));
+    assert_eq!(list[0].profile, Field::Value("1g.10gb".into()));
+    let (status, body) = http_get(agent.addr, "/metrics", &[("Authorization", &format!("Bearer {TOKEN}"))]).await;
+    assert_eq!(status, 200);
+    let line = body
+        .lines()
+        .find(|l| l.starts_with("DCGM_FI_DEV_FB_USED{") && l.contains("GPU_I_ID="))
+        .unwrap_or_else(|| panic!("no MIG line:\n{body}"));
+    assert!(line.contains("gpu=\"1\",") && line.contains(",GPU_I_PROFILE=\"1g.10gb\",GPU_I_ID=\"7\","), "{line}");
+    assert!(line.ends_with(" 2048"), "2 GiB in MiB: {line}");
+}

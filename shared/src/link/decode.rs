@@ -82,8 +82,9 @@ pub fn decode(query: &str) -> Decoded {
                 .map(|l| s.more_gpus = l),
             "tp" => parse_u64(value, 1, MAX_GPUS as u64).map(|v| s.tp = v),
             "e" => EngineKind::parse(value).map(|k| s.engine = version.engine(k)).map_err(|e| e.to_string()),
-            // `latest` moves; in a link it means the newest of the link's version.
-            "vllm" if value.eq_ignore_ascii_case("latest") => {
+            // `latest` (or `new`, read the same before v2) moves; in a link it
+            // means the newest of the link's version.
+            "vllm" if value.eq_ignore_ascii_case("latest") || value.eq_ignore_ascii_case("new") => {
                 knobs.push((key.clone(), version.vllm_latest().id().to_owned()));
                 Ok(())
             }

@@ -16,7 +16,7 @@ pub(super) fn encode_engine(e: &Engine, pairs: &mut Vec<(&'static str, String)>)
     let num = |v: Option<u64>| v.map(|n| n.to_string());
     let frac = |v: Option<f64>| v.map(|f| f.to_string());
     let differs = |v: Option<u64>, d: Option<u64>| if v == d { None } else { num(v) };
-    if e.kind() != LinkVersion::CURRENT.defaults().engine.kind() {
+    if e.kind() != LinkVersion::CURRENT.engine_kind() {
         opt("e", Some(e.kind().id().into()));
     }
     match (*e, LinkVersion::CURRENT.engine(e.kind())) {

@@ -58,6 +58,13 @@ impl LinkVersion {
         }
     }
 
+    /// The engine of a link without `e=`.
+    pub fn engine_kind(self) -> EngineKind {
+        match self {
+            Self::V1 | Self::V2 => EngineKind::Transformers,
+        }
+    }
+
     /// The vLLM version `vllm=latest` means in a link of this version: the
     /// newest when the version was current, frozen.
     pub fn vllm_latest(self) -> vllm::Version {
@@ -78,7 +85,9 @@ pub fn new_engine(kind: EngineKind) -> Engine {
 }
 
 /// The defaults of links v1 and v2, as the page of 2026-12 applied them
-/// (`LinkState::default`, `docs/links.md` "Default when absent").
+/// (`LinkState::default`, `docs/links.md` "Default when absent"). A new
+/// key gets, here, the value that keeps older links' plans (usually "as
+/// before the key existed"); a new default for new links is a new version.
 fn defaults_2026_12() -> LinkState {
     LinkState {
         model: ModelSource::Preset("llama-3.1-8b".into()),
@@ -92,7 +101,7 @@ fn defaults_2026_12() -> LinkState {
         gpu_count: 1,
         more_gpus: Vec::new(),
         tp: 1,
-        engine: engine_2026_12(EngineKind::Transformers),
+        engine: engine_2026_12(LinkVersion::V1.engine_kind()),
         oom: None,
         units: UnitSystem::Binary,
         hub: None,

@@ -2,10 +2,11 @@
 //! started here on loopback, a free port and a temporary data directory,
 //! scraping every second) scrapes three simulated agents with their token.
 //! Then the queries of dcgm-exporter's own Grafana dashboard and of
-//! `deploy/grafana/headroom.json` must return data; the first agent relays
-//! the fleet (`--prometheus`), and its page's fleet view in Chromium shows
-//! every GPU of the three and where the plan fits; stopping one agent marks
-//! its GPUs stale.
+//! `deploy/grafana/headroom.json` must return data, and the example alert
+//! rules load; the first agent relays the fleet (`--prometheus`), and its
+//! page's fleet view in Chromium shows every GPU of the three and where the
+//! plan fits; stopping one agent marks its GPUs stale, stopping the relaying
+//! one leaves the last figures, said to be the last.
 //!
 //! Without `prometheus` the test prints why and passes, unless `CI=true`
 //! (`cargo xtask test` installs it).
@@ -35,9 +36,11 @@ impl Prometheus {
         let dir = std::env::temp_dir().join(format!("headroom-e2e-prometheus-{}-{port}", std::process::id()));
         std::fs::create_dir_all(dir.join("data"))?;
         std::fs::write(dir.join("token"), TOKEN)?;
+        std::fs::copy(cli::root().join("deploy/prometheus/headroom-rules.yml"), dir.join("headroom-rules.yml"))?;
         let list: Vec<String> = targets.iter().map(|p| format!("\"127.0.0.1:{p}\"")).collect();
         let config = format!(
             "global:\n  scrape_interval: 1s\n  scrape_timeout: 1s\n  evaluation_interval: 1s\n\
+             rule_files: [headroom-rules.yml]\n\
              scrape_configs:\n  - job_name: headroom\n    authorization:\n      type: Bearer\n      credentials_file: {}\n\
              \x20   static_configs:\n      - targets: [{}]\n",
             dir.join("token").display(),
@@ -195,7 +198,7 @@ async fn fleet_view_from_a_real_prometheus() -> anyhow::Result<()> {
     let host = |name: &str| vec!["--hostname".to_owned(), name.to_owned()];
     let mut first = host("lab-a");
     first.extend(["--prometheus".to_owned(), format!("http://127.0.0.1:{prom_port}")]);
-    let a = Agent::start("2xl40s", &dist, &first).await?;
+    let mut a = Agent::start("2xl40s", &dist, &first).await?;
     let b = Agent::start("rtx-4090", &dist, &host("lab-b")).await?;
     let mut c = Agent::start("2xh100-sxm", &dist, &host("lab-c")).await?;
     let prom = Prometheus::start_on(prom_port, &[a.port, b.port, c.port])?;
@@ -207,6 +210,17 @@ async fn fleet_view_from_a_real_prometheus() -> anyhow::Result<()> {
     }
     dcgm_dashboard(&prom, 3, 5)?;
     headroom_dashboard(&prom)?;
+    // The example alert rules load and evaluate in the real server.
+    let (_, rules) = get(&prom.addr, "/api/v1/rules", None)?;
+    let rules: Value = serde_json::from_str(&rules)?;
+    let loaded: Vec<&str> = rules["data"]["groups"][0]["rules"]
+        .as_array()
+        .context("rules")?
+        .iter()
+        .filter(|r| r["health"] != "err")
+        .filter_map(|r| r["name"].as_str())
+        .collect();
+    ensure!(loaded == ["HeadroomGpuMemoryLow", "HeadroomGpuMemoryLeftover", "HeadroomAgentDown"], "rules: {rules}");
 
     // The relay answers with every GPU, none stale.
     let (status, body) = get(&format!("127.0.0.1:{}", a.port), "/api/fleet", Some(TOKEN))?;
@@ -253,6 +267,14 @@ async fn fleet_view_from_a_real_prometheus() -> anyhow::Result<()> {
     let hosts = attrs(&page, "fleet-host", "data-host").await?;
     ensure!(hosts.last().map(String::as_str) == Some("lab-c"), "a stale host sorts last: {hosts:?}");
     page.screenshot("fleet-stale").await?;
+
+    // The relaying agent stops: the last figures stay, said to be the last.
+    a.stop();
+    page.wait_until("the fleet view says nobody relays it now", async |p: &Page| {
+        Ok(p.text("fleet-error").await.unwrap_or_default().contains("no connected agent relays"))
+    })
+    .await?;
+    ensure!(count(&page, "fleet-gpu").await? == 5, "the last figures stay");
     page.close().await?;
     Ok(())
 }

@@ -152,6 +152,8 @@ pub struct GpuProcess {
     pub pid: u32,
     pub name: Field<String>,
     pub container: Option<String>,
+    /// The Kubernetes pod, `namespace/name` (or `uid …` when the agent cannot see names).
+    pub pod: Option<String>,
     pub used_bytes: Field<u64>,
 }
 
@@ -381,6 +383,10 @@ fn gpu_sample(g: &Value) -> GpuSample {
                 pid: num32(p, "pid"),
                 name: field_text(p, "name"),
                 container: opt_text(p, "container"),
+                pod: p.get("pod").map(|pod| match (opt_text(pod, "namespace"), opt_text(pod, "name")) {
+                    (Some(ns), Some(name)) => format!("{ns}/{name}"),
+                    _ => format!("uid {}", text(pod, "uid")),
+                }),
                 used_bytes: field_num(p, "used_bytes"),
             });
             Some(procs.collect())
@@ -599,7 +605,9 @@ mod tests {
             }
         }
         let procs = s.gpus[0].processes.value().expect("procs");
+        assert_eq!(procs[0].pod.as_deref(), Some("ml-serving/vllm-llama-0"));
         assert_eq!(procs[1].name, Field::Unavailable(Unavailable::NotVisible));
+        assert_eq!(procs[1].pod, None);
         // Unknown reasons (a newer agent) and missing fields are never a value.
         let g = gpu_sample(&json!({"index": 1, "memory": {"unavailable": "from_the_future"}}));
         assert_eq!(g.memory, Field::Unavailable(Unavailable::Unknown));

@@ -81,7 +81,10 @@ fn poll() {
             .filter(|(_, url, _)| with(|f| !f.without.contains(url)))
             .filter_map(|(id, url, name)| Some((fleet_url(&url)?, socket::token(id)?, url, name)))
             .collect();
-        let mut outcome = None;
+        let mut outcome = match (candidates.is_empty(), with(|f| f.gpus.is_some())) {
+            (true, true) => Some(Err("no connected agent relays the fleet now: these are the last figures".to_owned())),
+            _ => None,
+        };
         for (api, token, url, name) in candidates {
             match get(&api, &token).await {
                 Ok(Answer::Fleet(gpus)) => {

@@ -188,6 +188,12 @@ fn check(entry: &mut Value, bless: Option<&str>, bless_plan: Option<&str>) -> Re
     if !today.starts_with(&format!("v={}&", LinkVersion::CURRENT.number())) {
         return Err(format!("the page's link does not carry its version: {today}"));
     }
+    // A link of the current version is written back as it is: the format is stable too.
+    let current =
+        link.strip_prefix('?').is_some_and(|l| l.starts_with(&format!("v={}&", LinkVersion::CURRENT.number())));
+    if current && link.strip_prefix('?') != Some(today.as_str()) {
+        return Err(format!("the page now writes this link as `{today}`"));
+    }
     let again = resolve_link(&today, &hub).map_err(|e| format!("the page's link `{today}`: {e}"))?;
     if again != got {
         let mut lines = Vec::new();

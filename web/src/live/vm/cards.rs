@@ -217,10 +217,11 @@ pub fn process_rows(host: &HostModel, units: UnitSystem) -> Vec<ProcRow> {
         for p in listed {
             let bytes = p.used_bytes.value().copied().unwrap_or(0);
             held += bytes;
-            let name = match (&p.name, &p.container) {
-                (Field::Value(n), Some(c)) => format!("{n} (container {c})"),
-                (Field::Value(n), None) => n.clone(),
-                (Field::Unavailable(u), _) => format!("? ({})", why(*u)),
+            let name = match (&p.name, &p.pod, &p.container) {
+                (Field::Value(n), Some(pod), _) => format!("{n} (pod {pod})"),
+                (Field::Value(n), None, Some(c)) => format!("{n} (container {c})"),
+                (Field::Value(n), None, None) => n.clone(),
+                (Field::Unavailable(u), _, _) => format!("? ({})", why(*u)),
             };
             let first = hist.and_then(|h| h.first_seen(p.pid));
             let is_desktop = p.name.value().is_some_and(|n| desktop(n));

@@ -232,6 +232,7 @@ pub(crate) mod fixtures {
                                 pid,
                                 name: Field::Value(name.into()),
                                 container: None,
+                                pod: None,
                                 used_bytes: Field::Value(bytes),
                             })
                             .collect(),

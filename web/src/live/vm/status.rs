@@ -107,7 +107,7 @@ fn refusal_advice(code: ErrorCode) -> &'static str {
             "Copy the token from the line `headroom serve` printed (or its --token) and connect again."
         }
         ErrorCode::RateLimited => {
-            "The agent locks out an address after repeated wrong tokens; wait a minute, then retry."
+            "This token was wrong, after several wrong ones from this address; the right token is always accepted: copy it from the line `headroom serve` printed."
         }
         ErrorCode::UnsupportedVersion => {
             "This page and the agent speak different protocol versions; update one of them."
