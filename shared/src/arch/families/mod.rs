@@ -44,7 +44,9 @@ pub(super) fn read(map: &Map<String, Value>) -> Result<Architecture, ConfigError
     }
     let checkpoint_dtype = dtype(root).or_else(|| dtype(text_fields));
     let quantization = quantization(root, &mut warnings)?;
-    if family == Family::DeepseekV3 && root.count_or("num_nextn_predict_layers", 0)? > 0 {
+    if matches!(family, Family::DeepseekV3 | Family::DeepseekV32 | Family::GlmMoeDsa)
+        && root.count_or("num_nextn_predict_layers", 0)? > 0
+    {
         warnings.push(
             "the checkpoint also ships a multi-token-prediction layer (`num_nextn_predict_layers`), \
              which transformers and vLLM do not load by default; it is not counted"
@@ -71,6 +73,8 @@ fn detect(model_type: &str, architectures: &[&str]) -> Option<Family> {
         "phi3" => Some(Family::Phi3),
         "deepseek_v2" => Some(Family::DeepseekV2),
         "deepseek_v3" | "kimi_k2" => Some(Family::DeepseekV3),
+        "deepseek_v32" => Some(Family::DeepseekV32),
+        "glm_moe_dsa" => Some(Family::GlmMoeDsa),
         "gpt2" => Some(Family::Gpt2),
         "gpt_neox" => Some(Family::GptNeox),
         "falcon" | "RefinedWeb" | "RefinedWebModel" => Some(Family::Falcon),
@@ -120,7 +124,7 @@ fn read_text(family: Family, f: Fields, warnings: &mut Vec<String>) -> Result<Te
         GptNeox => gpt_neox(f),
         Falcon => falcon(f),
         Opt => opt(f),
-        DeepseekV2 | DeepseekV3 => deepseek(family, f),
+        DeepseekV2 | DeepseekV3 | DeepseekV32 | GlmMoeDsa => deepseek(family, f),
         GptOss => moe::gpt_oss(f, warnings),
         Llama4 => moe::llama4(f, warnings),
         Glm4Moe => moe::glm4_moe(f, warnings),
