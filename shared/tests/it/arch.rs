@@ -113,9 +113,6 @@ const PENDING: &[&str] = &[
     "defaults-gemma4_text",
     "defaults-jamba",
     "defaults-mimo_v2_flash",
-    "defaults-mistral3",
-    "defaults-qwen3_vl",
-    "defaults-qwen3_vl_moe",
 ];
 
 #[test]

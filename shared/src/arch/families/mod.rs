@@ -37,7 +37,15 @@ pub(super) fn read(map: &Map<String, Value>) -> Result<Architecture, ConfigError
     });
     let text_map = root.object("text_config");
     let text_fields = text_map.map_or(root, |m| Fields::new(m, "text_config"));
-    let text = read_text(family, text_fields, &mut warnings)?;
+    let mut text = read_text(family, text_fields, &mut warnings)?;
+    // Multimodal wrappers: transformers 5 ties the head by the wrapper's own
+    // `tie_word_embeddings` (`PreTrainedModel.tie_weights` reads `self.config`),
+    // which may differ from the text config's (Mistral 3, Qwen3-VL-MoE).
+    if text_map.is_some()
+        && let Some(tie) = root.opt_bool("tie_word_embeddings")?
+    {
+        text.tie_word_embeddings = tie;
+    }
     let vision = vision::read(family, root, &text)?;
     if root.has("vision_config") && vision.is_none() {
         warnings.push("`vision_config` of an unsupported kind: the vision tower is not counted".into());
@@ -60,13 +68,15 @@ fn detect(model_type: &str, architectures: &[&str]) -> Option<Family> {
     let by_type = match model_type {
         "llama" => Some(Family::Llama),
         "mllama" => Some(Family::Mllama),
-        "mistral" => Some(Family::Mistral),
+        // Mistral Small 3.1+ (`mistral3`): a Mistral text model with a Pixtral tower.
+        "mistral" | "mistral3" => Some(Family::Mistral),
         "mixtral" => Some(Family::Mixtral),
         "qwen2" => Some(Family::Qwen2),
         "qwen2_moe" => Some(Family::Qwen2Moe),
         "qwen2_vl" | "qwen2_5_vl" => Some(Family::Qwen2Vl),
-        "qwen3" => Some(Family::Qwen3),
-        "qwen3_moe" => Some(Family::Qwen3Moe),
+        // Qwen3-VL: Qwen3 / Qwen3-MoE text models (interleaved MRoPE changes no shapes).
+        "qwen3" | "qwen3_vl" | "qwen3_vl_text" => Some(Family::Qwen3),
+        "qwen3_moe" | "qwen3_vl_moe" | "qwen3_vl_moe_text" => Some(Family::Qwen3Moe),
         "gemma" => Some(Family::Gemma),
         "gemma2" => Some(Family::Gemma2),
         "gemma3" | "gemma3_text" => Some(Family::Gemma3),
