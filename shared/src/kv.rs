@@ -142,7 +142,11 @@ pub fn layer_costs(text: &TextModel, dtype: KvDtype, tp: u64) -> Vec<LayerKv> {
         }
         AttentionKind::Mla(m) => {
             let latent = m.kv_lora_rank.saturating_add(m.qk_rope_head_dim);
-            dtype.bpw(latent).bytes(latent)
+            // DSA's indexer keys: vLLM 0.33 keeps them in FP8 with an fp32
+            // scale per 128 values whatever the KV dtype (deepseek_v2.py,
+            // `Indexer.k_cache`: head_dim + head_dim / 128 × 4 bytes).
+            let indexer = m.indexer.map_or(0, |ix| ix.head_dim.saturating_add(ix.head_dim / 128 * 4));
+            dtype.bpw(latent).bytes(latent).saturating_add(indexer)
         }
     };
     text.layers

@@ -34,6 +34,10 @@ pub enum Family {
     Phi3,
     DeepseekV2,
     DeepseekV3,
+    /// DeepSeek-V3.2: MLA with the DeepSeek-sparse-attention indexer.
+    DeepseekV32,
+    /// GLM-5 (`glm_moe_dsa`): the same attention at GLM's shapes.
+    GlmMoeDsa,
     Gpt2,
     GptNeox,
     Falcon,
@@ -204,6 +208,17 @@ pub struct Mla {
     pub qk_nope_head_dim: u64,
     pub qk_rope_head_dim: u64,
     pub v_head_dim: u64,
+    /// DeepSeek sparse attention's lightning indexer (V3.2, GLM-5): its keys
+    /// are a per-token cache of their own.
+    #[serde(default)]
+    pub indexer: Option<Indexer>,
+}
+
+/// The DSA indexer: `heads` query heads scoring one shared key of `head_dim`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Indexer {
+    pub heads: u64,
+    pub head_dim: u64,
 }
 
 /// Attention projections.

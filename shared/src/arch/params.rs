@@ -315,6 +315,14 @@ fn attention(b: &mut Builder, t: &TextModel, l: u32, kind: LayerAttention, famil
                 heads.saturating_mul(m.qk_nope_head_dim.saturating_add(m.v_head_dim)),
             );
             b.linear(Role::AttnO, l, heads.saturating_mul(m.v_head_dim), h);
+            if let Some(ix) = m.indexer {
+                // DeepseekV32Indexer: wq_b from the q latent, wk and
+                // weights_proj from the hidden state, k_norm a LayerNorm.
+                b.linear(Role::AttnQ, l, m.q_lora_rank.unwrap_or(h), ix.heads.saturating_mul(ix.head_dim));
+                b.linear(Role::AttnK, l, h, ix.head_dim);
+                b.vector(Role::Norm, Some(l), ix.head_dim.saturating_mul(2));
+                b.linear(Role::AttnQ, l, h, ix.heads);
+            }
         }
     }
 }

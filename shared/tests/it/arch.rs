@@ -107,17 +107,12 @@ fn every_reader_matches_the_transformers_count() {
 /// never silently as a known family. Adding a reader fails this test until
 /// the fixture leaves the list.
 const PENDING: &[&str] = &[
-    "defaults-deepseek_v32",
     "defaults-falcon_h1",
     "defaults-gemma3n_text",
     "defaults-gemma4",
     "defaults-gemma4_text",
-    "defaults-glm_moe_dsa",
     "defaults-jamba",
     "defaults-mimo_v2_flash",
-    "defaults-mistral3",
-    "defaults-qwen3_vl",
-    "defaults-qwen3_vl_moe",
 ];
 
 #[test]
@@ -179,4 +174,22 @@ fn new_presets_count_what_transformers_builds() {
         shared::formats::WeightFormat::from_checkpoint(m.arch.checkpoint_dtype, m.arch.quantization),
         shared::formats::WeightFormat::Mxfp4 { experts_only: true }
     );
+}
+
+/// DeepSeek sparse attention keeps the MLA latent and, beside it, the
+/// indexer's keys (FP8 + an fp32 scale per 128 in vLLM) for every token.
+#[test]
+fn dsa_indexer_keys_are_a_cache_of_their_own() {
+    use shared::arch::AttentionKind;
+    use shared::kv::{KvDtype, layer_costs};
+    for name in ["defaults-deepseek_v32", "defaults-glm_moe_dsa"] {
+        let arch = read(name);
+        let AttentionKind::Mla(m) = arch.text.attention else { panic!("{name}: not MLA") };
+        let ix = m.indexer.unwrap_or_else(|| panic!("{name}: no indexer"));
+        let latent = m.kv_lora_rank + m.qk_rope_head_dim;
+        for (dtype, bytes) in [(KvDtype::Bf16, 2), (KvDtype::Fp8, 1)] {
+            let costs = layer_costs(&arch.text, dtype, 8);
+            assert!(costs.iter().all(|c| c.bytes_per_token == latent * bytes + ix.head_dim + ix.head_dim / 128 * 4));
+        }
+    }
 }

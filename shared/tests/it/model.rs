@@ -122,4 +122,7 @@ fn defaults_follow_the_transformers_config_classes() {
     let mistral = Architecture::from_config_json(&format!(r#"{{"model_type":"mistral",{base}}}"#))
         .unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(mistral.text.layers[0].attention, shared::arch::LayerAttention::Sliding(4096));
+    // … but an explicit null means no window (Mistral 7B v0.3, Nemo, Small 3).
+    let v03 = Model::preset("mistral-7b-v0.3").unwrap_or_else(|e| panic!("{e}"));
+    assert!(v03.arch.text.layers.iter().all(|l| l.attention == shared::arch::LayerAttention::Full));
 }

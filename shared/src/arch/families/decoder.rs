@@ -166,7 +166,8 @@ fn moe(family: Family, f: Fields) -> Result<Option<Moe>, ConfigError> {
             expert_bias: false,
         }),
         Qwen3Moe => Some(Moe {
-            num_experts: f.dim_or("num_experts", 128)?,
+            // Qwen3-VL-MoE's text config names it `num_local_experts` in transformers 5.
+            num_experts: f.opt_dim("num_experts", MAX_DIM)?.map_or_else(|| f.dim_or("num_local_experts", 128), Ok)?,
             experts_per_token: f.dim_or("num_experts_per_tok", 8)?,
             expert_intermediate_size: f.dim_or("moe_intermediate_size", 768)?,
             shared_intermediate_size: 0,
@@ -181,7 +182,9 @@ fn moe(family: Family, f: Fields) -> Result<Option<Moe>, ConfigError> {
 /// The window of sliding layers, if this config has any.
 fn sliding_window(family: Family, f: Fields, d: &Defaults) -> Result<Option<u64>, ConfigError> {
     use Family::*;
-    let window = if f.has("sliding_window") {
+    // An explicit `"sliding_window": null` means no window (Mistral Small 3,
+    // Mistral 7B v0.2+), unlike an absent key, which takes the class default.
+    let window = if f.value("sliding_window").is_some() {
         f.opt_dim("sliding_window", MAX_DIM)?
     } else if matches!(family, Gemma2 | Gemma3) {
         Some(4096) // Gemma2Config / Gemma3TextConfig default

@@ -2,7 +2,7 @@
 //! experts, dense first layers.
 
 use crate::arch::fields::{ConfigError, Fields, MAX_DIM};
-use crate::arch::{AttentionKind, Family, Ffn, LayerAttention, LayerSpec, Mla, Moe, NormKind, TextModel};
+use crate::arch::{AttentionKind, Family, Ffn, Indexer, LayerAttention, LayerSpec, Mla, Moe, NormKind, TextModel};
 
 pub(super) fn deepseek(family: Family, f: Fields) -> Result<TextModel, ConfigError> {
     let hidden = f.dim("hidden_size")?;
@@ -14,6 +14,12 @@ pub(super) fn deepseek(family: Family, f: Fields) -> Result<TextModel, ConfigErr
         qk_nope_head_dim: f.dim("qk_nope_head_dim")?,
         qk_rope_head_dim: f.dim("qk_rope_head_dim")?,
         v_head_dim: f.dim("v_head_dim")?,
+        // DeepseekV32Config / GlmMoeDsaConfig: `index_n_heads`, `index_head_dim`.
+        indexer: if matches!(family, Family::DeepseekV32 | Family::GlmMoeDsa) {
+            Some(Indexer { heads: f.dim_or("index_n_heads", 64)?, head_dim: f.dim_or("index_head_dim", 128)? })
+        } else {
+            None
+        },
     };
     let n_routed = f.count_or("n_routed_experts", 0)?;
     let first_dense = f.count_or("first_k_dense_replace", 0)?;
@@ -28,17 +34,28 @@ pub(super) fn deepseek(family: Family, f: Fields) -> Result<TextModel, ConfigErr
                 shared_intermediate_size: expert.saturating_mul(f.count_or("n_shared_experts", 0)?),
                 shared_expert_gate: false,
                 // DeepSeek-V3's `noaux_tc` routing keeps an `e_score_correction_bias`.
-                router_bias: family == Family::DeepseekV3 || f.opt_str("topk_method") == Some("noaux_tc"),
+                router_bias: matches!(family, Family::DeepseekV3 | Family::DeepseekV32 | Family::GlmMoeDsa)
+                    || f.opt_str("topk_method") == Some("noaux_tc"),
                 expert_bias: false,
             })
         })
         .transpose()?;
+    // transformers 5 writes `mlp_layer_types` (dense / sparse) for V3.2 and GLM-5.
+    let types = f.str_list("mlp_layer_types")?;
+    if !types.is_empty() && types.len() as u64 != num_layers {
+        return Err(super::invalid(
+            f,
+            "mlp_layer_types",
+            format!("has {} entries for {num_layers} layers", types.len()),
+        ));
+    }
     let layers = (0..num_layers)
         .map(|i| {
-            LayerSpec::new(
-                LayerAttention::Full,
-                if moe.is_some() && i >= first_dense && i % freq == 0 { Ffn::Moe } else { Ffn::Dense },
-            )
+            let sparse = match types.get(i as usize) {
+                Some(t) => *t == "sparse",
+                None => i >= first_dense && i % freq == 0,
+            };
+            LayerSpec::new(LayerAttention::Full, if moe.is_some() && sparse { Ffn::Moe } else { Ffn::Dense })
         })
         .collect();
     Ok(TextModel {

@@ -44,14 +44,24 @@ pub(super) fn read(map: &Map<String, Value>) -> Result<Architecture, ConfigError
     });
     let text_map = root.object("text_config");
     let text_fields = text_map.map_or(root, |m| Fields::new(m, "text_config"));
-    let text = read_text(family, text_fields, &mut warnings)?;
+    let mut text = read_text(family, text_fields, &mut warnings)?;
+    // Multimodal wrappers: transformers 5 ties the head by the wrapper's own
+    // `tie_word_embeddings` (`PreTrainedModel.tie_weights` reads `self.config`),
+    // which may differ from the text config's (Mistral 3, Qwen3-VL-MoE).
+    if text_map.is_some()
+        && let Some(tie) = root.opt_bool("tie_word_embeddings")?
+    {
+        text.tie_word_embeddings = tie;
+    }
     let vision = vision::read(family, root, &text)?;
     if root.has("vision_config") && vision.is_none() {
         warnings.push("`vision_config` of an unsupported kind: the vision tower is not counted".into());
     }
     let checkpoint_dtype = dtype(root).or_else(|| dtype(text_fields));
     let quantization = quantization(root, &mut warnings)?;
-    if family == Family::DeepseekV3 && root.count_or("num_nextn_predict_layers", 0)? > 0 {
+    if matches!(family, Family::DeepseekV3 | Family::DeepseekV32 | Family::GlmMoeDsa)
+        && root.count_or("num_nextn_predict_layers", 0)? > 0
+    {
         warnings.push(
             "the checkpoint also ships a multi-token-prediction layer (`num_nextn_predict_layers`), \
              which transformers and vLLM do not load by default; it is not counted"
@@ -107,19 +117,23 @@ fn detect(model_type: &str, architectures: &[&str]) -> Option<Family> {
     let by_type = match model_type {
         "llama" => Some(Family::Llama),
         "mllama" => Some(Family::Mllama),
-        "mistral" => Some(Family::Mistral),
+        // Mistral Small 3.1+ (`mistral3`): a Mistral text model with a Pixtral tower.
+        "mistral" | "mistral3" => Some(Family::Mistral),
         "mixtral" => Some(Family::Mixtral),
         "qwen2" => Some(Family::Qwen2),
         "qwen2_moe" => Some(Family::Qwen2Moe),
         "qwen2_vl" | "qwen2_5_vl" => Some(Family::Qwen2Vl),
-        "qwen3" => Some(Family::Qwen3),
-        "qwen3_moe" => Some(Family::Qwen3Moe),
+        // Qwen3-VL: Qwen3 / Qwen3-MoE text models (interleaved MRoPE changes no shapes).
+        "qwen3" | "qwen3_vl" | "qwen3_vl_text" => Some(Family::Qwen3),
+        "qwen3_moe" | "qwen3_vl_moe" | "qwen3_vl_moe_text" => Some(Family::Qwen3Moe),
         "gemma" => Some(Family::Gemma),
         "gemma2" => Some(Family::Gemma2),
         "gemma3" | "gemma3_text" => Some(Family::Gemma3),
         "phi3" => Some(Family::Phi3),
         "deepseek_v2" => Some(Family::DeepseekV2),
         "deepseek_v3" | "kimi_k2" => Some(Family::DeepseekV3),
+        "deepseek_v32" => Some(Family::DeepseekV32),
+        "glm_moe_dsa" => Some(Family::GlmMoeDsa),
         "gpt2" => Some(Family::Gpt2),
         "gpt_neox" => Some(Family::GptNeox),
         "falcon" | "RefinedWeb" | "RefinedWebModel" => Some(Family::Falcon),
@@ -169,7 +183,7 @@ fn read_text(family: Family, f: Fields, warnings: &mut Vec<String>) -> Result<Te
         GptNeox => gpt_neox(f),
         Falcon => falcon(f),
         Opt => opt(f),
-        DeepseekV2 | DeepseekV3 => deepseek(family, f),
+        DeepseekV2 | DeepseekV3 | DeepseekV32 | GlmMoeDsa => deepseek(family, f),
         GptOss => moe::gpt_oss(f, warnings),
         Llama4 => moe::llama4(f, warnings),
         Glm4Moe => moe::glm4_moe(f, warnings),
