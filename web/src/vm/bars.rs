@@ -2,7 +2,7 @@
 //! against capacity, and the rows of the per-GPU table.
 
 use shared::estimate::{Estimate, GpuBudget};
-use shared::units::{UnitSystem, format_bytes};
+use shared::units::{UnitSystem, decimal, format_bytes};
 
 use super::figures::exact_bytes;
 
@@ -44,7 +44,7 @@ pub struct Row {
 }
 
 fn pct(part: u64, whole: u64) -> String {
-    format!("{:.3}%", part as f64 * 100.0 / whole.max(1) as f64)
+    format!("{}%", decimal(part as f64 * 100.0 / whole.max(1) as f64, 3))
 }
 
 fn layers_text(g: &GpuBudget) -> String {
@@ -77,7 +77,7 @@ pub fn bar(g: &GpuBudget, units: UnitSystem) -> Bar {
     let used = format_bytes(g.total_bytes, units);
     let cap = format_bytes(g.capacity_bytes, units);
     let summary = if g.fits {
-        format!("{used} of {cap} ({:.0} %)", g.total_bytes as f64 * 100.0 / g.capacity_bytes.max(1) as f64)
+        format!("{used} of {cap} ({} %)", decimal(g.total_bytes as f64 * 100.0 / g.capacity_bytes.max(1) as f64, 0))
     } else {
         format!("{used} of {cap}: {} over", format_bytes(g.shortfall_bytes, units))
     };

@@ -6,7 +6,7 @@ use shared::estimate::{Estimate, MAX_TOKENS, Prepared, Scenario, Verdict};
 use shared::formats::WeightFormat;
 use shared::kv::KvDtype;
 use shared::model::Model;
-use shared::units::{GB, GIB, UnitSystem};
+use shared::units::{GB, GIB, UnitSystem, decimal, decimal_short};
 
 use super::svg::{self, Scale, n, polyline, short_tokens, ticks};
 
@@ -108,23 +108,23 @@ pub fn memory_chart(model: &Model, base: &Scenario, current: &Estimate, units: U
         )
     });
     let x_ticks = ticks(x_max as f64, 6).into_iter().map(|v| (n(xs.at(v)), short_tokens(v as u64))).collect();
-    let y_ticks = ticks(y_hi, 5).into_iter().map(|v| (n(ys.at(v)), format!("{v}"))).collect();
+    let y_ticks = ticks(y_hi, 5).into_iter().map(|v| (n(ys.at(v)), decimal_short(v, 3))).collect();
     let summary = match oom_token {
         Some(0) => format!("GPU {gpu} runs out of memory before the first generated token."),
         Some(t) => format!(
-            "Memory on GPU {gpu} grows with every generated token and reaches its {:.1} {unit} at {} new tokens.",
-            cap_v,
+            "Memory on GPU {gpu} grows with every generated token and reaches its {} {unit} at {} new tokens.",
+            decimal(cap_v, 1),
             short_tokens(t)
         ),
         None => {
-            format!("Memory on GPU {gpu} stays under its {cap_v:.1} {unit} up to {} new tokens.", short_tokens(x_max))
+            format!("Memory on GPU {gpu} stays under its {} {unit} up to {} new tokens.", decimal(cap_v, 1), short_tokens(x_max))
         }
     };
     MemoryChart {
         path: polyline(&pts),
         area,
         capacity_y: n(ys.at(cap_v)),
-        capacity_label: format!("capacity {cap_v:.1} {unit}"),
+        capacity_label: format!("capacity {} {unit}", decimal(cap_v, 1)),
         oom,
         current_x: n(xs.at(base.max_new_tokens.min(x_max) as f64)),
         x_ticks,
@@ -238,8 +238,8 @@ pub fn what_if(model: &Model, base: &Scenario, chosen_kv: Option<KvDtype>) -> Ve
                     let (class, text, why) = match p.verdict_shallow() {
                         Verdict::Fits { .. } => (
                             "cell-fits",
-                            format!("{:.0}%", used * 100.0),
-                            format!("fits, peak {:.0}% of the tightest GPU", used * 100.0),
+                            format!("{}%", decimal(used * 100.0, 0)),
+                            format!("fits, peak {}% of the tightest GPU", decimal(used * 100.0, 0)),
                         ),
                         Verdict::RunsOutAtToken { generated, .. } => (
                             "cell-grows",

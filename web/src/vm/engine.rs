@@ -4,7 +4,7 @@
 use shared::engines::{EngineKind, EngineReport, vllm};
 use shared::estimate::Estimate;
 use shared::explain::thousands;
-use shared::units::{UnitSystem, format_bytes};
+use shared::units::{UnitSystem, decimal, format_bytes};
 
 /// One figure of the engine's report.
 #[derive(Debug, Clone, PartialEq)]
@@ -44,7 +44,7 @@ pub fn report_view(e: &Estimate, units: UnitSystem) -> Option<ReportView> {
                 row(
                     "vllm-max-concurrency",
                     "Maximum concurrency",
-                    format!("{:.2}x for {} tokens per request", r.max_concurrency, thousands(r.max_model_len)),
+                    format!("{}x for {} tokens per request", decimal(r.max_concurrency, 2), thousands(r.max_model_len)),
                     r.max_concurrency,
                 ),
                 row(
@@ -105,13 +105,13 @@ pub fn report_view(e: &Estimate, units: UnitSystem) -> Option<ReportView> {
 pub fn speed_text(e: &Estimate) -> Option<String> {
     let s = e.speed?;
     Some(format!(
-        "Decode at most {:.0} tokens/s per sequence ({:.0} tokens/s for all {}); prefill takes at least {:.0} ms. Upper bounds from {:.0} GB/s and {:.0} TFLOP/s peak: real kernels reach 60–90 % of them.",
-        s.decode_tokens_per_s_per_sequence,
-        s.decode_tokens_per_s_total,
+        "Decode at most {} tokens/s per sequence ({} tokens/s for all {}); prefill takes at least {} ms. Upper bounds from {} GB/s and {} TFLOP/s peak: real kernels reach 60–90 % of them.",
+        decimal(s.decode_tokens_per_s_per_sequence, 0),
+        decimal(s.decode_tokens_per_s_total, 0),
         e.concurrency,
-        s.prefill_ms,
-        s.bandwidth_gb_s,
-        s.bf16_tflops
+        decimal(s.prefill_ms, 0),
+        decimal(s.bandwidth_gb_s, 0),
+        decimal(s.bf16_tflops, 0)
     ))
 }
 

@@ -1,5 +1,7 @@
 //! Small helpers for hand-drawn SVG charts: scales, ticks and path data.
 
+use shared::units::decimal;
+
 /// Chart canvas in SVG user units, with margins for axis labels.
 pub const WIDTH: f64 = 640.0;
 pub const HEIGHT: f64 = 260.0;
@@ -32,7 +34,7 @@ impl Scale {
 
 /// A number for an SVG attribute (one decimal is plenty at this size).
 pub fn n(v: f64) -> String {
-    format!("{v:.1}")
+    decimal(v, 1)
 }
 
 /// `M x0 y0 L x1 y1 …`.
@@ -40,7 +42,7 @@ pub fn polyline(points: &[(f64, f64)]) -> String {
     let mut d = String::with_capacity(points.len() * 14);
     for (i, (x, y)) in points.iter().enumerate() {
         d.push_str(if i == 0 { "M" } else { " L" });
-        d.push_str(&format!("{x:.1} {y:.1}"));
+        d.push_str(&format!("{} {}", decimal(*x, 1), decimal(*y, 1)));
     }
     d
 }
@@ -61,11 +63,11 @@ pub fn short_tokens(v: u64) -> String {
     if v >= 1_000_000 && v.is_multiple_of(1_000_000) {
         format!("{}M", v / 1_000_000)
     } else if v >= 1_000_000 {
-        format!("{:.1}M", v as f64 / 1e6)
+        format!("{}M", decimal(v as f64 / 1e6, 1))
     } else if v >= 1024 && v.is_multiple_of(1024) {
         format!("{}k", v / 1024)
     } else if v >= 1000 {
-        format!("{:.1}k", v as f64 / 1000.0)
+        format!("{}k", decimal(v as f64 / 1000.0, 1))
     } else {
         v.to_string()
     }
@@ -85,7 +87,8 @@ mod tests {
         assert_eq!(ticks(23.99, 4), vec![0.0, 10.0, 20.0]);
         assert_eq!(ticks(23.99, 6), vec![0.0, 5.0, 10.0, 15.0, 20.0]);
         assert_eq!(ticks(0.0, 4), vec![0.0]);
-        assert_eq!(polyline(&[(1.0, 2.0), (3.25, 4.0)]), "M1.0 2.0 L3.2 4.0");
+        // Half away from zero (`units::decimal`), not float formatting's half to even.
+        assert_eq!(polyline(&[(1.0, 2.0), (3.25, 4.0)]), "M1.0 2.0 L3.3 4.0");
         assert_eq!(short_tokens(32_768), "32k");
         assert_eq!(short_tokens(512), "512");
         assert_eq!(short_tokens(1500), "1.5k");

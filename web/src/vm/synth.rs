@@ -5,6 +5,7 @@
 //! and the model carries a warning that says so.
 
 use shared::model::Model;
+use shared::units::decimal;
 
 /// (up to this many parameters, hidden, layers, heads, kv heads, intermediate, vocab, tied)
 type Shape = (u64, u64, u64, u64, u64, u64, u64, bool);
@@ -66,11 +67,11 @@ pub fn model_with_params(params: u64) -> Result<Model, String> {
 pub fn shorten_count(n: u64) -> String {
     let f = n as f64;
     if f >= 1e12 {
-        format!("{:.2}T", f / 1e12)
+        format!("{}T", decimal(f / 1e12, 2))
     } else if f >= 1e9 {
-        format!("{:.2}B", f / 1e9)
+        format!("{}B", decimal(f / 1e9, 2))
     } else if f >= 1e6 {
-        format!("{:.1}M", f / 1e6)
+        format!("{}M", decimal(f / 1e6, 1))
     } else {
         n.to_string()
     }
