@@ -117,7 +117,11 @@ pub fn memory_chart(model: &Model, base: &Scenario, current: &Estimate, units: U
             short_tokens(t)
         ),
         None => {
-            format!("Memory on GPU {gpu} stays under its {} {unit} up to {} new tokens.", decimal(cap_v, 1), short_tokens(x_max))
+            format!(
+                "Memory on GPU {gpu} stays under its {} {unit} up to {} new tokens.",
+                decimal(cap_v, 1),
+                short_tokens(x_max)
+            )
         }
     };
     MemoryChart {
