@@ -67,7 +67,7 @@ tail -n 1 "$work/run.log" | grep -q '#token=' || { echo "error: the URL is not t
 page=$(curl -fsS "${url%%#*}")
 grep -q 'web_bg.wasm\|web.js' <<<"$page" || { echo "error: the URL does not serve the page" >&2; exit 1; }
 built=$(grep -F '==> headroom serve' "$work/run.log" | awk '{print $1}')
-ready=$(grep -F '#token=' "$work/run.log" | awk '{print $1}' | head -n 1)
+ready=$(grep -E 'https?://[^ ]*#token=' "$work/run.log" | awk '{print $1}' | head -n 1)
 pkill -INT -f 'target/release/headroom serve' || true
 wait "$agent_pid" 2>/dev/null || true
 agent_pid=""
