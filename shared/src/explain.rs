@@ -51,6 +51,12 @@ impl Term {
 }
 
 /// Groups thousands for formulas: 13015864320 → 13,015,864,320.
+/// `s` with its first letter in upper case: "the plan" → "The plan".
+pub fn upper_first(s: &str) -> String {
+    let mut c = s.chars();
+    c.next().map_or(String::new(), |first| first.to_uppercase().chain(c).collect())
+}
+
 pub fn thousands(n: u64) -> String {
     let digits = n.to_string();
     let mut out = String::with_capacity(digits.len() + digits.len() / 3);

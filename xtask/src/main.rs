@@ -423,7 +423,7 @@ fn apt_install(what: &str, packages: &[&str]) -> anyhow::Result<()> {
             packages.iter().filter(|p| !p.starts_with("--")).copied().collect::<Vec<_>>().join(" ")
         )
     };
-    let apt = Command::new("apt-get").arg("--version").output().is_ok_and(|o| o.status.success());
+    let apt = found("apt-get");
     if !apt {
         bail!("{} (apt-get is not available here)", by_hand());
     }
@@ -437,9 +437,13 @@ fn apt_install(what: &str, packages: &[&str]) -> anyhow::Result<()> {
     .with_context(by_hand)
 }
 
+/// Whether `bin --version` runs and succeeds.
+fn found(bin: &str) -> bool {
+    Command::new(bin).arg("--version").output().is_ok_and(|o| o.status.success())
+}
+
 /// Chromium and its driver for the browser tests (Debian packages).
 fn setup_browser() -> anyhow::Result<()> {
-    let found = |bin: &str| Command::new(bin).arg("--version").output().is_ok_and(|o| o.status.success());
     if (found("chromium") || found("chromium-browser") || found("google-chrome")) && found("chromedriver") {
         return Ok(());
     }
@@ -449,7 +453,6 @@ fn setup_browser() -> anyhow::Result<()> {
 /// The fleet tests' tools: Debian's `prometheus` (the server and
 /// `promtool`) and PyPI's `kubernetes-validate` (Kubernetes schemas, offline).
 fn setup_fleet_tools() -> anyhow::Result<()> {
-    let found = |bin: &str| Command::new(bin).arg("--version").output().is_ok_and(|o| o.status.success());
     if !(found("prometheus") && found("promtool")) {
         // Without the recommended exporters and their services: the tests
         // start their own server on loopback.

@@ -2,6 +2,7 @@
 //! the ranked causes with their evidence, the checklist and the fixes, as
 //! one escaped HTML string (see [`super::html`]).
 
+use shared::explain::upper_first;
 use shared::link::decode;
 use shared::oom::{DiagnoseContext, Diagnosis, OomKind, OomReport, diagnose, parse};
 use shared::units::{UnitSystem, format_bytes};
@@ -125,7 +126,7 @@ pub fn findings_html(report: &OomReport, diagnosis: &Diagnosis, units: UnitSyste
     if !diagnosis.needs.is_empty() {
         h.raw("<h3>To tell more</h3><ul class=\"needs\" data-testid=\"oom-needs\">");
         for n in &diagnosis.needs {
-            h.el("li", "", &capitalised(n));
+            h.el("li", "", &upper_first(n));
         }
         h.raw("</ul>");
     }
@@ -157,11 +158,6 @@ pub fn findings_html(report: &OomReport, diagnosis: &Diagnosis, units: UnitSyste
         h.el("p", "hint", n);
     }
     h.finish()
-}
-
-fn capitalised(s: &str) -> String {
-    let mut chars = s.chars();
-    chars.next().map_or_else(String::new, |c| c.to_uppercase().chain(chars).collect())
 }
 
 #[cfg(test)]

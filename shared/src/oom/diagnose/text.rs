@@ -22,9 +22,9 @@ pub(super) fn lower_first(s: &str) -> String {
     c.next().map_or(String::new(), |first| first.to_lowercase().chain(c).collect())
 }
 
+/// A finding as a sentence: first letter up, a full stop at the end.
 pub(super) fn capitalise(s: &str) -> String {
-    let mut c = s.chars();
-    let mut out: String = c.next().map_or(String::new(), |first| first.to_uppercase().chain(c).collect());
+    let mut out = crate::explain::upper_first(s);
     if !out.ends_with('.') {
         out.push('.');
     }

@@ -18,6 +18,25 @@ pub struct LiveSegment {
     pub title: String,
 }
 
+impl LiveSegment {
+    /// A bar's segments from `(class, what, bytes)` parts, each as a share of
+    /// `scale`, titled with its bytes.
+    pub fn bar<'a>(
+        parts: impl IntoIterator<Item = (&'static str, &'a str, u64)>,
+        scale: u64,
+        units: UnitSystem,
+    ) -> Vec<Self> {
+        parts
+            .into_iter()
+            .map(|(class, what, bytes)| Self {
+                class,
+                width: pct(bytes, scale),
+                title: format!("{what}: {}", format_bytes(bytes, units)),
+            })
+            .collect()
+    }
+}
+
 /// One GPU card.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct GpuCard {
@@ -68,14 +87,7 @@ pub fn gpu_card(host: &HostModel, g: &GpuSample, units: UnitSystem) -> GpuCard {
                 ("live-reserved", "Reserved by the driver", reserved),
                 ("live-free", "Free", m.free_bytes),
             ];
-            let segments = segs
-                .iter()
-                .map(|&(class, what, bytes)| LiveSegment {
-                    class,
-                    width: pct(bytes, m.total_bytes),
-                    title: format!("{what}: {}", b(bytes)),
-                })
-                .collect();
+            let segments = LiveSegment::bar(segs, m.total_bytes, units);
             let reserved_text = match m.reserved_bytes {
                 Some(r) => format!(" · reserved {}", b(r)),
                 None => " (incl. the driver's reserve)".into(),

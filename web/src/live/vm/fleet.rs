@@ -13,7 +13,6 @@ use shared::estimate::Estimate;
 use shared::units::{UnitSystem, format_bytes};
 
 use super::cards::LiveSegment;
-use super::fmt::pct;
 use crate::live::decode::{flag, list, num, text};
 
 /// One GPU of `/api/fleet` (`shared::protocol::FleetGpu`, read by hand like
@@ -188,15 +187,7 @@ fn row(g: &FleetGpu, need: Option<u64>, standing: Standing, units: UnitSystem) -
         ("seg-weights", "The plan", need_bytes),
         ("live-free", "Free after the plan", g.free_bytes.saturating_sub(need_bytes)),
     ];
-    let segments = parts
-        .iter()
-        .filter(|p| p.2 > 0)
-        .map(|&(class, what, bytes)| LiveSegment {
-            class,
-            width: pct(bytes, scale),
-            title: format!("{what}: {}", b(bytes)),
-        })
-        .collect();
+    let segments = LiveSegment::bar(parts.into_iter().filter(|p| p.2 > 0), scale, units);
     let headroom = i128::from(g.free_bytes) - i128::from(need_bytes);
     let summary = match (standing, need) {
         (Standing::Stale, _) => format!("not scraped any more: {} free when last seen", b(g.free_bytes)),

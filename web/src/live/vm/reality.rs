@@ -85,15 +85,7 @@ fn now_bar(
         ("seg-overhead", "Plan: overhead", overhead),
         ("live-free", "Free after loading", free.saturating_sub(need)),
     ];
-    let segments = parts
-        .iter()
-        .filter(|p| p.2 > 0)
-        .map(|&(class, what, bytes)| LiveSegment {
-            class,
-            width: pct(bytes, scale),
-            title: format!("{what}: {}", b(bytes)),
-        })
-        .collect();
+    let segments = LiveSegment::bar(parts.into_iter().filter(|p| p.2 > 0), scale, units);
     let summary = if fits {
         format!("needs {} of {} free: {} to spare", b(need), b(free), b(free - need))
     } else {
