@@ -138,7 +138,14 @@ const ALLOCATOR_RESERVE_BYTES: u64 = 512 * MIB;
 /// process, and the process's own CUDA context and libraries take about
 /// [`CUDA_CONTEXT_BYTES`] of that.
 fn without_free(f: &Facts, b: &mut Board, q: u64, t: u64) {
-    let Some(mine) = f.r.reserved_bytes.or(f.r.allocated_bytes) else {
+    // What PyTorch reserved covers the allocator's own slack; what it
+    // allocated leaves that slack to estimate.
+    let held = match (f.r.reserved_bytes, f.r.allocated_bytes) {
+        (Some(reserved), _) => Some((reserved, "reserved", 0)),
+        (None, Some(allocated)) => Some((allocated, "allocated", ALLOCATOR_RESERVE_BYTES)),
+        (None, None) => None,
+    };
+    let Some((mine, what, reserve)) = held else {
         b.add(
             CauseId::KvCacheGrowth,
             30,
@@ -151,9 +158,7 @@ fn without_free(f: &Facts, b: &mut Board, q: u64, t: u64) {
         return;
     };
     let left = t.saturating_sub(mine);
-    let reserve = if f.r.reserved_bytes.is_some() { 0 } else { ALLOCATOR_RESERVE_BYTES };
     let usable = left.saturating_sub(CUDA_CONTEXT_BYTES).saturating_sub(reserve);
-    let what = if f.r.reserved_bytes.is_some() { "reserved" } else { "allocated" };
     if q >= usable {
         b.add(
             CauseId::KvCacheGrowth,
