@@ -3,9 +3,8 @@
 //! `data-action` (`copy` with `data-target`, the id of the text to copy;
 //! `apply` with `data-index`, the fix) for one delegated click handler.
 //!
-//! Every text goes through [`escape_html`]; every attribute value is quoted.
-
-use std::fmt::Write as _;
+//! Built with the page's one escaping builder ([`crate::html::Html`]): every
+//! text and attribute value is escaped by type.
 
 use shared::fixes::{Fix, GivesUp};
 use shared::units::{UnitSystem, format_bytes};
@@ -16,76 +15,9 @@ use super::engine::ReportView;
 use super::figures::{Figure, TermRow};
 use super::svg::{self, short_tokens};
 
-/// Escapes text for element content and double-quoted attribute values.
-pub fn escape_html(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    push_escaped(&mut out, text);
-    out
-}
-
-fn push_escaped(out: &mut String, text: &str) {
-    for c in text.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            c => out.push(c),
-        }
-    }
-}
-
-/// A small builder: `tag` opens, `t` adds escaped text, `raw` adds markup.
-#[derive(Debug, Default)]
-pub struct Html(String);
-
-impl Html {
-    pub fn new() -> Self {
-        Self(String::with_capacity(1024))
-    }
-
-    /// Raw markup (static strings only; never user or model text).
-    pub fn raw(&mut self, markup: &str) -> &mut Self {
-        self.0.push_str(markup);
-        self
-    }
-
-    /// Escaped text.
-    pub fn t(&mut self, text: &str) -> &mut Self {
-        push_escaped(&mut self.0, text);
-        self
-    }
-
-    /// ` name="value"` with the value escaped.
-    pub fn attr(&mut self, name: &str, value: &str) -> &mut Self {
-        self.0.push(' ');
-        self.0.push_str(name);
-        self.0.push_str("=\"");
-        push_escaped(&mut self.0, value);
-        self.0.push('"');
-        self
-    }
-
-    /// ` name="n"` for a number.
-    pub fn num(&mut self, name: &str, value: u64) -> &mut Self {
-        let _ = write!(self.0, " {name}=\"{value}\"");
-        self
-    }
-
-    /// `<tag class="…">text</tag>`.
-    pub fn el(&mut self, tag: &str, class: &str, text: &str) -> &mut Self {
-        self.raw("<").raw(tag);
-        if !class.is_empty() {
-            self.attr("class", class);
-        }
-        self.raw(">").t(text).raw("</").raw(tag).raw(">")
-    }
-
-    pub fn finish(self) -> String {
-        self.0
-    }
-}
+/// The builder moved to [`crate::html`] (shared with live mode); re-exported
+/// so panels keep their paths.
+pub use crate::html::{Html, escape_html};
 
 /// What a fix gives up, in words.
 pub fn gives_up_text(g: GivesUp) -> &'static str {
@@ -471,15 +403,6 @@ mod tests {
     use super::*;
     use shared::estimate::{Scenario, estimate};
     use shared::model::Model;
-
-    #[test]
-    fn escapes_markup_and_quotes() {
-        assert_eq!(escape_html(r#"<b a="1">'x' & y</b>"#), "&lt;b a=&quot;1&quot;&gt;&#39;x&#39; &amp; y&lt;/b&gt;");
-        assert_eq!(escape_html("plain – text"), "plain – text");
-        let mut h = Html::new();
-        h.attr("title", "\"><script>").el("p", "c", "<i>");
-        assert_eq!(h.finish(), " title=\"&quot;&gt;&lt;script&gt;\"<p class=\"c\">&lt;i&gt;</p>");
-    }
 
     #[test]
     fn figures_keep_their_test_ids_bytes_and_open_state() {
