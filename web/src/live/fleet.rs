@@ -17,7 +17,8 @@ use web_sys::{Headers, Request, RequestInit, Response, window};
 use super::runtime::{live_hosts, redraw};
 use super::socket;
 use super::vm::fleet::{FleetGpu, decode, view};
-use super::vm::html;
+use super::vm::panels;
+use crate::html::Markup;
 
 /// How often the fleet is asked for. The agent reuses a round for 2 s and
 /// Prometheus scrapes every 15 s by default: faster would show nothing new.
@@ -55,10 +56,10 @@ pub fn forget(url: &str) {
 }
 
 /// The fleet view with the plan `e`, or nothing before any agent relays one.
-pub fn html(e: Option<&Estimate>, units: UnitSystem) -> String {
+pub fn html(e: Option<&Estimate>, units: UnitSystem) -> Markup {
     with(|f| match &f.gpus {
-        Some((source, gpus)) => html::fleet(&view(gpus, e, units), source, &f.error),
-        None => String::new(),
+        Some((source, gpus)) => panels::fleet(&view(gpus, e, units), source, &f.error),
+        None => Markup::default(),
     })
 }
 

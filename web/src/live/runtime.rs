@@ -4,14 +4,13 @@
 //! connect panel's body, the host list, "fits now" under the verdict, the
 //! fleet view).
 //!
-//! Every panel is an escaped HTML string ([`super::vm::html`]) set with
+//! Every panel is escaped HTML ([`super::vm::panels`]) set with
 //! `innerHTML` only when it changed; buttons carry `data-action` and one
 //! delegated handler per container acts on them. The page hands the bundle
 //! its plan as a share-link query ([`set_plan`]) and a callback that sets the
 //! calculator's GPU input; nothing else of the calculator is touched.
 
 use std::cell::RefCell;
-use std::fmt::Write;
 
 use js_sys::{Function, Reflect};
 use shared::estimate::{Estimate, Prepared, Scenario, estimate};
@@ -24,11 +23,12 @@ use web_sys::{Document, Element, Event, HtmlElement, HtmlInputElement, HtmlSelec
 
 use super::vm::cards::{gpu_card, process_rows, timeline};
 use super::vm::host::HostModel;
-use super::vm::html::{self, Head, esc};
+use super::vm::panels::{self, Head};
 use super::vm::probe::{ProbeRun, limits_text, plan_request};
-use super::vm::reality::{NowVerdict, Target, balance, context_term, gpu_choice, verdict_now};
+use super::vm::reality::{Target, balance, context_term, gpu_choice, verdict_now};
 use super::vm::status::{LinkStatus, agent_ws_url};
 use super::{decode, fleet, socket, store};
+use crate::html::{Html, Markup};
 use crate::vm::hub::HubState;
 use crate::vm::resolve;
 
@@ -347,7 +347,7 @@ fn draw_connect_form(remembered: bool) {
     let Some(doc) = document() else { return };
     let start = window().and_then(|w| w.location().host().ok()).unwrap_or_default();
     let address = if start.is_empty() { "127.0.0.1:7878".to_owned() } else { start };
-    set_html(&doc, CONNECT, &connect_form(&address, remembered));
+    set_html(&doc, CONNECT, &panels::connect_form(&address, remembered));
     let on_submit = Closure::<dyn FnMut(Event)>::new(|ev: Event| {
         ev.prevent_default();
         let address = input("agent-url").map(|i| i.value()).unwrap_or_default();
@@ -378,37 +378,6 @@ fn draw_connect_form(remembered: bool) {
     }
     on_submit.forget();
     on_remember.forget();
-}
-
-/// "Connect to a GPU host": the agent's address and token, "remember", and
-/// how to reach a lab machine when the browser will not.
-pub fn connect_form(address: &str, remembered: bool) -> String {
-    format!(
-        "<form class=\"connect-form\" id=\"live-connect-form\">\
-         <div class=\"field\"><label for=\"agent-url\">Agent address</label>\
-         <input id=\"agent-url\" type=\"text\" data-testid=\"agent-url\" placeholder=\"127.0.0.1:7878\" value=\"{}\"></div>\
-         <div class=\"field\"><label for=\"agent-token\">Token</label>\
-         <input id=\"agent-token\" type=\"password\" autocomplete=\"off\" data-testid=\"agent-token\" \
-         placeholder=\"printed by headroom serve\"></div>\
-         <button type=\"submit\" class=\"primary\" data-testid=\"agent-connect\">Connect</button>\
-         <label class=\"check\"><input type=\"checkbox\" id=\"agent-remember\" data-testid=\"agent-remember\"{}>\
-         Remember on this browser</label>\
-         <p class=\"error\" role=\"alert\" id=\"live-connect-error\" data-testid=\"connect-error\"></p></form>\
-         <p class=\"hint\">Run <code>headroom serve</code> on the GPU host. The token stays in this tab (never in the \
-         share link); “remember” keeps it in this browser's storage.</p>\
-         <details class=\"more\"><summary>Cannot connect? Reaching a lab machine</summary><ul class=\"hint\">\
-         <li><strong>SSH tunnel</strong> (simplest, safest): <code>ssh -N -L 7878:127.0.0.1:7878 gpu-host</code>, \
-         then connect to 127.0.0.1:7878 or open http://127.0.0.1:7878/ on your machine.</li>\
-         <li><strong>Open the page from the agent</strong>: the URL <code>headroom serve</code> prints (with \
-         <code>#token=…</code>) connects by itself: same origin, nothing for the browser to block.</li>\
-         <li><strong>TLS</strong>: an https:// page may not open plain ws:// to a network address (mixed content). \
-         Start the agent with <code>--tls-cert</code>/<code>--tls-key</code> and connect with wss://; \
-         add <code>--allow-origin</code> with this page's origin.</li>\
-         <li>Chrome and Firefox may ask permission before a website reaches local-network addresses; allow it, \
-         or use the tunnel.</li></ul></details>",
-        esc(address),
-        if remembered { " checked" } else { "" }
-    )
 }
 
 // ---------------------------------------------------------------------------
@@ -444,10 +413,10 @@ fn chip(hosts: &[Host]) -> (&'static str, String) {
 struct HostView {
     id: u32,
     state: &'static str,
-    head: String,
-    body: String,
+    head: Markup,
+    body: Markup,
     /// `None` until the agent said whether it allows probes.
-    probe: Option<(String, String)>,
+    probe: Option<(Markup, Markup)>,
 }
 
 fn host_view(h: &Host, s: &State) -> HostView {
@@ -459,7 +428,7 @@ fn host_view(h: &Host, s: &State) -> HostView {
         (false, Some(d)) => format!("driver {d}"),
         (false, None) => String::new(),
     };
-    let head = html::head(&Head {
+    let head = panels::head(&Head {
         name: m.name(),
         state: m.status.key(),
         status: m.status.text(),
@@ -467,7 +436,8 @@ fn host_view(h: &Host, s: &State) -> HostView {
         sub,
         simulated: m.simulated(),
     });
-    let mut body = String::from("<div class=\"gpu-grid\">");
+    let mut body = Html::new();
+    body.raw("<div class=\"gpu-grid\">");
     for g in m.latest.iter().flat_map(|l| &l.gpus) {
         let index = g.index;
         // The plan GPU that runs here when this host is the target, else the plan's busiest GPU.
@@ -478,102 +448,23 @@ fn host_view(h: &Host, s: &State) -> HostView {
         let card = gpu_card(m, g, units);
         let tl = timeline(m, index, plan, units);
         let targeted = s.target == Some(Target { host: h.id, gpu: index });
-        body.push_str(&html::gpu_card(index, Some(&card), &tl, targeted));
+        body.markup(&panels::gpu_card(index, Some(&card), &tl, targeted));
     }
-    body.push_str("</div>");
-    body.push_str(&html::balance(balance(m, e, units).as_ref()));
-    body.push_str(&html::processes(&process_rows(m, units)));
+    body.raw("</div>")
+        .markup(&panels::balance(balance(m, e, units).as_ref()))
+        .markup(&panels::processes(&process_rows(m, units)));
     let probe = m.welcome.as_ref().map(|w| {
         let running = m.probe.as_ref().is_some_and(ProbeRun::running);
         let gpus: Vec<u32> = w.gpus.iter().map(|g| g.index).collect();
-        let controls = probe_controls(h, &limits_text(&w.probes, units), w.probes.enabled, &gpus, running);
-        let run = m.probe.as_ref().map_or_else(String::new, |r| {
+        let limits = limits_text(&w.probes, units);
+        let controls = panels::probe_controls(h.id, &limits, w.probes.enabled, &gpus, h.chosen, running, &h.error);
+        let run = m.probe.as_ref().map_or_else(Markup::default, |r| {
             let result = r.result_text(units);
-            html::probe_run(r.key(), r.fraction_pct(), &r.progress_text(units), result.as_deref(), r.context_bytes())
+            panels::probe_run(r.key(), r.fraction_pct(), &r.progress_text(units), result.as_deref(), r.context_bytes())
         });
         (controls, run)
     });
-    HostView { id: h.id, state: m.status.key(), head, body, probe }
-}
-
-/// The probe panel's heading, the agent's limits and, when probes are
-/// allowed, the GPU, start and cancel.
-fn probe_controls(h: &Host, limits: &str, enabled: bool, gpus: &[u32], running: bool) -> String {
-    let mut s =
-        format!("<h4>Probe the plan on a GPU</h4><p class=\"hint\" data-testid=\"probe-limits\">{}</p>", esc(limits));
-    if enabled {
-        let id = h.id;
-        let _ = write!(
-            s,
-            "<div class=\"inline\"><label for=\"probe-gpu-{id}\">GPU</label>\
-             <select id=\"probe-gpu-{id}\" data-testid=\"probe-gpu\" data-action=\"probe-gpu\">"
-        );
-        for i in gpus {
-            let selected = if *i == h.chosen { " selected" } else { "" };
-            let _ = write!(s, "<option value=\"{i}\"{selected}>GPU {i}</option>");
-        }
-        let _ = write!(
-            s,
-            "</select><button type=\"button\" class=\"primary\" data-testid=\"probe-start\" data-action=\"probe-start\"{}>\
-             Allocate the plan for real, then free it</button>",
-            if running { " disabled" } else { "" }
-        );
-        if running {
-            s.push_str(
-                "<button type=\"button\" class=\"ghost\" data-testid=\"probe-cancel\" data-action=\"probe-cancel\">Cancel</button>",
-            );
-        }
-        let _ = write!(s, "</div><p class=\"error\" role=\"alert\">{}</p>", esc(&h.error));
-    }
-    s
-}
-
-/// "Fits now" under the verdict, when a live GPU is the target.
-fn now_html(v: &NowVerdict, context: Option<u64>, units: UnitSystem) -> String {
-    let key = v.key();
-    let mut s = format!(
-        "<div class=\"card now {key}\"><p class=\"verdict-now\" data-testid=\"verdict-now\" data-fits=\"{key}\" \
-         role=\"status\">{}</p>",
-        esc(&v.text)
-    );
-    for bar in &v.bars {
-        let _ = write!(
-            s,
-            "<div class=\"bar-row\" data-testid=\"now-bar\"><div class=\"bar-label\"><span>{}</span><span class=\"{}\">{}</span>\
-             </div><div class=\"bar\" role=\"img\" aria-label=\"{}\">",
-            esc(&bar.label),
-            if bar.fits { "bar-sum" } else { "bar-sum over" },
-            esc(&bar.summary),
-            esc(&bar.summary)
-        );
-        for seg in &bar.segments {
-            let _ = write!(
-                s,
-                "<span class=\"seg {}\" style=\"width:{}\" title=\"{}\"></span>",
-                seg.class,
-                esc(&seg.width),
-                esc(&seg.title)
-            );
-        }
-        let _ = write!(
-            s,
-            "<span class=\"cap-line\" style=\"left:{}\" title=\"real capacity\"></span></div></div>",
-            esc(&bar.capacity_at)
-        );
-    }
-    if let Some(c) = context {
-        let _ = write!(
-            s,
-            "<p class=\"term\" data-testid=\"context-override\">{} <button type=\"button\" class=\"ghost\" \
-             data-action=\"context-clear\">Use the assumption again</button></p>",
-            esc(&context_term(c, units))
-        );
-    }
-    s.push_str(
-        "<button type=\"button\" class=\"ghost\" data-testid=\"clear-target\" data-action=\"clear-target\">\
-         Stop checking against the live GPU</button></div>",
-    );
-    s
+    HostView { id: h.id, state: m.status.key(), head, body: body.into_markup(), probe }
 }
 
 /// Everything live on the page, as strings, then into the DOM.
@@ -583,7 +474,8 @@ fn render() {
             let h = s.hosts.iter().find(|h| h.id == t.host)?;
             let e = s.plan.estimate.as_ref()?;
             let v = verdict_now(e, &h.model, t.gpu, s.context, s.plan.units);
-            Some(now_html(&v, s.context, s.plan.units))
+            let term = s.context.map(|c| context_term(c, s.plan.units));
+            Some(panels::now(&v, term.as_deref()))
         });
         let fleet_html = fleet::html(s.plan.estimate.as_ref(), s.plan.units);
         (
@@ -625,10 +517,7 @@ fn render() {
                 p.set_class_name("card host");
                 let _ = p.set_attribute("data-testid", "live-host");
                 let _ = p.set_attribute("data-host", &h.id.to_string());
-                p.set_inner_html(&format!(
-                    "<div class=\"live-html\" id=\"{pid}-head\"></div><div class=\"live-html\" id=\"{pid}-body\"></div>\
-                     <div class=\"live-html\" id=\"{pid}-probe\"></div>"
-                ));
+                p.set_inner_html(panels::host_shell(h.id).as_str());
                 let _ = list.append_child(&p);
                 p
             }
@@ -636,14 +525,7 @@ fn render() {
         let _ = panel.set_attribute("data-state", h.state);
         set_html(&doc, &format!("{pid}-head"), &h.head);
         set_html(&doc, &format!("{pid}-body"), &h.body);
-        let shell = if h.probe.is_some() {
-            format!(
-                "<div class=\"probe\" data-testid=\"probe-panel\"><div class=\"live-html\" id=\"{pid}-probe-controls\"></div>\
-                 <div class=\"live-html\" id=\"{pid}-probe-run\"></div></div>"
-            )
-        } else {
-            String::new()
-        };
+        let shell = if h.probe.is_some() { panels::probe_shell(h.id) } else { Markup::default() };
         set_html(&doc, &format!("{pid}-probe"), &shell);
         if let Some((controls, run)) = &h.probe {
             set_html(&doc, &format!("{pid}-probe-controls"), controls);
@@ -656,7 +538,8 @@ fn render() {
 /// The focused control inside keeps focus across updates (found again by its
 /// `data-action` and `data-gpu`), so keyboard users are not thrown out by
 /// each sample.
-fn set_html(doc: &Document, id: &str, html: &str) {
+fn set_html(doc: &Document, id: &str, html: &Markup) {
+    let html = html.as_str();
     let Some(el) = doc.get_element_by_id(id) else { return };
     let key = JsValue::from_str("headroomHtml");
     if Reflect::get(&el, &key).ok().and_then(|v| v.as_string()).as_deref() == Some(html) {

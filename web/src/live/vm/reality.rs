@@ -194,7 +194,7 @@ pub fn context_term(measured: u64, units: UnitSystem) -> String {
         format!("−{} per GPU", b(CUDA_CONTEXT_BYTES - measured))
     };
     format!(
-        "Overhead term: CUDA context {} as measured by the probe, instead of the calculator's {} ({delta});          “fits now” uses it. The plan's figures above keep the assumption, so the share link stays reproducible.",
+        "Overhead term: CUDA context {} as measured by the probe, instead of the calculator's {} ({delta}); “fits now” uses it. The plan's figures above keep the assumption, so the share link stays reproducible.",
         b(measured),
         b(CUDA_CONTEXT_BYTES)
     )
