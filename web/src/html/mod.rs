@@ -12,6 +12,8 @@
 //! Panels are one HTML string each, set with `innerHTML`: far less wasm than a
 //! typed view per row (see `docs/web.md`).
 
+pub mod bar;
+
 use std::fmt::Write as _;
 
 /// Escapes text for element content and double-quoted attribute values.

@@ -9,11 +9,12 @@
 use shared::fixes::{Fix, GivesUp};
 use shared::units::{UnitSystem, format_bytes};
 
-use super::bars::{Bar, COLUMNS, Row};
+use super::bars::{COLUMNS, Row};
 use super::charts::{ConcurrencyChart, GRID_LENGTHS, GridRow, MemoryChart};
 use super::engine::ReportView;
 use super::figures::{Figure, TermRow};
 use super::svg::{self, short_tokens};
+use crate::html::bar::StackedBar;
 
 /// The builder moved to [`crate::html`] (shared with live mode); re-exported
 /// so panels keep their paths.
@@ -89,26 +90,13 @@ pub fn fixes_html(fixes: &[Fix], units: UnitSystem) -> String {
 }
 
 /// The per-GPU stacked bars and their legend.
-pub fn bars_html(bars: &[Bar]) -> String {
+pub fn bars_html(bars: &[StackedBar]) -> String {
     let mut h = Html::new();
     h.raw("<div class=\"card bars\" data-testid=\"gpu-bars\"><h3>Memory per GPU</h3>");
     for b in bars {
-        h.raw("<div class=\"bar-row\" data-testid=\"gpu-bar\"><div class=\"bar-label\">")
-            .el("span", "", &b.label)
-            .el("span", if b.fits { "bar-sum" } else { "bar-sum over" }, &b.summary)
-            .raw("</div><div class=\"bar\" role=\"img\"")
-            .attr("aria-label", &b.aria)
-            .raw(">");
-        for s in &b.segments {
-            h.raw("<span")
-                .attr("class", &format!("seg {}", s.class))
-                .attr("style", &format!("width:{}", s.width))
-                .attr("title", &s.title)
-                .raw("></span>");
-        }
-        h.raw("<span class=\"cap-line\"")
-            .attr("style", &format!("left:{}", b.capacity_at))
-            .raw(" title=\"capacity\"></span></div></div>");
+        h.raw("<div class=\"bar-row\" data-testid=\"gpu-bar\">");
+        b.write(&mut h);
+        h.raw("</div>");
     }
     h.raw(
         "<ul class=\"legend\" aria-hidden=\"true\">\

@@ -5,36 +5,28 @@
 use crate::live::decode::{Field, GpuSample, Unavailable};
 use shared::units::{GIB, MIB, UnitSystem, format_bytes};
 
+use crate::html::bar::Segment;
+
 use super::fmt::{fixed, path, pct};
 use super::host::{HostModel, WINDOW_MS};
 use super::status::seconds;
 
-/// One coloured part of a live memory bar.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct LiveSegment {
-    pub class: &'static str,
-    /// CSS width, e.g. `41.250%`.
-    pub width: String,
-    pub title: String,
-}
-
-impl LiveSegment {
-    /// A bar's segments from `(class, what, bytes)` parts, each as a share of
-    /// `scale`, titled with its bytes.
-    pub fn bar<'a>(
-        parts: impl IntoIterator<Item = (&'static str, &'a str, u64)>,
-        scale: u64,
-        units: UnitSystem,
-    ) -> Vec<Self> {
-        parts
-            .into_iter()
-            .map(|(class, what, bytes)| Self {
-                class,
-                width: pct(bytes, scale),
-                title: format!("{what}: {}", format_bytes(bytes, units)),
-            })
-            .collect()
-    }
+/// A live bar's segments from `(class, what, bytes)` parts, each as a share
+/// of `scale`, titled with its bytes.
+pub fn segments<'a>(
+    parts: impl IntoIterator<Item = (&'static str, &'a str, u64)>,
+    scale: u64,
+    units: UnitSystem,
+) -> Vec<Segment> {
+    parts
+        .into_iter()
+        .map(|(class, what, bytes)| Segment {
+            class,
+            bytes,
+            width: pct(bytes, scale),
+            title: format!("{what}: {}", format_bytes(bytes, units)),
+        })
+        .collect()
 }
 
 /// One GPU card.
@@ -43,7 +35,7 @@ pub struct GpuCard {
     pub index: u32,
     pub title: String,
     pub simulated: bool,
-    pub segments: Vec<LiveSegment>,
+    pub segments: Vec<Segment>,
     /// `used 12.3 GiB · reserved 256 MiB · free 11.4 GiB of 24 GiB`.
     pub memory: String,
     /// Exact free bytes for `data-free` (0 when unknown).
@@ -87,7 +79,7 @@ pub fn gpu_card(host: &HostModel, g: &GpuSample, units: UnitSystem) -> GpuCard {
                 ("live-reserved", "Reserved by the driver", reserved),
                 ("live-free", "Free", m.free_bytes),
             ];
-            let segments = LiveSegment::bar(segs, m.total_bytes, units);
+            let segments = segments(segs, m.total_bytes, units);
             let reserved_text = match m.reserved_bytes {
                 Some(r) => format!(" · reserved {}", b(r)),
                 None => " (incl. the driver's reserve)".into(),

@@ -12,7 +12,8 @@ use serde_json::Value;
 use shared::estimate::Estimate;
 use shared::units::{UnitSystem, format_bytes};
 
-use super::cards::LiveSegment;
+use super::cards::segments;
+use crate::html::bar::StackedBar;
 use crate::live::decode::{flag, list, num, text};
 
 /// One GPU of `/api/fleet` (`shared::protocol::FleetGpu`, read by hand like
@@ -78,14 +79,13 @@ impl Standing {
 /// One GPU row.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FleetRow {
-    pub label: String,
     pub uuid: String,
     pub standing: Standing,
     /// Free minus the need (the plan's largest share), signed.
     pub headroom: i128,
-    pub summary: String,
-    /// In use, the plan's need, free after it.
-    pub segments: Vec<LiveSegment>,
+    /// The label, the summary and the bar: in use, the plan's need, free
+    /// after it (no capacity line: the bar is the GPU).
+    pub bar: StackedBar,
 }
 
 /// One host with its GPUs, best headroom first.
@@ -187,7 +187,7 @@ fn row(g: &FleetGpu, need: Option<u64>, standing: Standing, units: UnitSystem) -
         ("seg-weights", "The plan", need_bytes),
         ("live-free", "Free after the plan", g.free_bytes.saturating_sub(need_bytes)),
     ];
-    let segments = LiveSegment::bar(parts.into_iter().filter(|p| p.2 > 0), scale, units);
+    let segments = segments(parts.into_iter().filter(|p| p.2 > 0), scale, units);
     let headroom = i128::from(g.free_bytes) - i128::from(need_bytes);
     let summary = match (standing, need) {
         (Standing::Stale, _) => format!("not scraped any more: {} free when last seen", b(g.free_bytes)),
@@ -209,7 +209,15 @@ fn row(g: &FleetGpu, need: Option<u64>, standing: Standing, units: UnitSystem) -
             format!("needs {} but {} is free: {} short", b(n), b(g.free_bytes), b(n - g.free_bytes))
         }
     };
-    FleetRow { label, uuid: g.uuid.clone(), standing, headroom, summary, segments }
+    let bar = StackedBar {
+        label,
+        aria: summary.clone(),
+        summary,
+        fits: standing != Standing::Short,
+        segments,
+        capacity: None,
+    };
+    FleetRow { uuid: g.uuid.clone(), standing, headroom, bar }
 }
 
 #[cfg(test)]
@@ -264,8 +272,8 @@ mod tests {
         assert_eq!(s[2], ("c".into(), vec![("GPU-c-0".into(), "stale")]));
         let a1 = &v.hosts[0].rows[0];
         assert_eq!(a1.headroom, i128::from(20 * GIB));
-        assert!(a1.summary.contains("20.00 GiB to spare"), "{}", a1.summary);
-        assert!(v.hosts[1].rows[0].summary.contains("10.00 GiB short"), "{}", v.hosts[1].rows[0].summary);
+        assert!(a1.bar.summary.contains("20.00 GiB to spare"), "{}", a1.bar.summary);
+        assert!(v.hosts[1].rows[0].bar.summary.contains("10.00 GiB short"), "{}", v.hosts[1].rows[0].bar.summary);
     }
 
     #[test]
@@ -288,7 +296,7 @@ mod tests {
         assert!(s[1..].iter().all(|(_, rows)| rows.iter().all(|r| r.1 != "fits")), "{s:?}");
         assert!(v.headline.starts_with("Fits on 1 host now (2 GPUs each"), "{}", v.headline);
         let a0 = &v.hosts.iter().find(|h| h.name == "a").unwrap().rows[0];
-        assert!(a0.summary.contains("too few GPUs"), "{}", a0.summary);
+        assert!(a0.bar.summary.contains("too few GPUs"), "{}", a0.bar.summary);
     }
 
     #[test]

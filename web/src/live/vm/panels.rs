@@ -11,9 +11,10 @@
 
 use crate::html::{Html, Markup};
 
-use super::cards::{GpuCard, LiveSegment, ProcRow, TL_HEIGHT_PX, TL_WIDTH_PX, Timeline};
+use super::cards::{GpuCard, ProcRow, TL_HEIGHT_PX, TL_WIDTH_PX, Timeline};
 use super::fleet::FleetView;
 use super::reality::{Balance, NowVerdict};
+use crate::html::bar::bar;
 
 /// What a host's head shows.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -77,16 +78,6 @@ fn timeline(h: &mut Html, t: &Timeline) {
         .raw("<span>now</span></figcaption></figure>");
 }
 
-fn segments(h: &mut Html, segments: &[LiveSegment]) {
-    for seg in segments {
-        h.raw("<span")
-            .attr("class", &["seg ", seg.class].concat())
-            .attr("style", &["width:", &seg.width].concat())
-            .attr("title", &seg.title)
-            .raw("></span>");
-    }
-}
-
 /// One GPU card: `card` is `None` before the GPU's first reading.
 pub fn gpu_card(index: u32, card: Option<&GpuCard>, tl: &Timeline, targeted: bool) -> Markup {
     let mut h = Html::new();
@@ -100,9 +91,9 @@ pub fn gpu_card(index: u32, card: Option<&GpuCard>, tl: &Timeline, targeted: boo
         if c.simulated {
             h.raw("<span class=\"badge sim\">simulated</span>");
         }
-        h.raw("</header><div class=\"bar live-bar\" role=\"img\"").attr("aria-label", &c.memory).raw(">");
-        segments(&mut h, &c.segments);
-        h.raw("</div><p class=\"gpu-mem\" data-testid=\"live-gpu-memory\">")
+        h.raw("</header>");
+        bar(&mut h, "bar live-bar", &c.memory, &c.segments, None);
+        h.raw("<p class=\"gpu-mem\" data-testid=\"live-gpu-memory\">")
             .t(&c.memory)
             .raw("</p><dl class=\"gpu-stats\"><div><dt>Utilisation</dt><dd data-testid=\"live-gpu-util\">")
             .t(&c.utilization)
@@ -257,17 +248,10 @@ pub fn now(v: &NowVerdict, context_term: Option<&str>) -> Markup {
         .raw(" role=\"status\">")
         .t(&v.text)
         .raw("</p>");
-    for bar in &v.bars {
-        h.raw("<div class=\"bar-row\" data-testid=\"now-bar\"><div class=\"bar-label\">")
-            .el("span", "", &bar.label)
-            .el("span", if bar.fits { "bar-sum" } else { "bar-sum over" }, &bar.summary)
-            .raw("</div><div class=\"bar\" role=\"img\"")
-            .attr("aria-label", &bar.summary)
-            .raw(">");
-        segments(&mut h, &bar.segments);
-        h.raw("<span class=\"cap-line\"")
-            .attr("style", &["left:", &bar.capacity_at].concat())
-            .raw(" title=\"real capacity\"></span></div></div>");
+    for b in &v.bars {
+        h.raw("<div class=\"bar-row\" data-testid=\"now-bar\">");
+        b.write(&mut h);
+        h.raw("</div>");
     }
     if let Some(term) = context_term {
         h.raw("<p class=\"term\" data-testid=\"context-override\">")
@@ -318,14 +302,9 @@ pub fn fleet(v: &FleetView, source: &str, error: &str) -> Markup {
                 .raw(" data-testid=\"fleet-gpu\"")
                 .attr("data-state", key)
                 .attr("data-uuid", &r.uuid)
-                .raw("><div class=\"bar-label\">")
-                .el("span", "", &r.label)
-                .el("span", "", &r.summary)
-                .raw("</div><div class=\"bar\" role=\"img\"")
-                .attr("aria-label", &r.summary)
                 .raw(">");
-            segments(&mut h, &r.segments);
-            h.raw("</div></div>");
+            r.bar.write(&mut h);
+            h.raw("</div>");
         }
         h.raw("</div>");
     }
