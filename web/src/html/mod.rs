@@ -12,9 +12,12 @@
 //! Panels are one HTML string each, set with `innerHTML`: far less wasm than a
 //! typed view per row (see `docs/web.md`).
 
+pub mod action;
 pub mod bar;
 
 use std::fmt::Write as _;
+
+pub use action::Action;
 
 /// Escapes text for element content and double-quoted attribute values.
 pub fn escape_html(text: &str) -> String {
@@ -109,6 +112,11 @@ impl Html {
     /// ` name="true"` or ` name="false"`.
     pub fn flag(&mut self, name: &'static str, value: bool) -> &mut Self {
         self.attr(name, if value { "true" } else { "false" })
+    }
+
+    /// ` data-action="…"`: what the page's delegated handlers act on.
+    pub fn action(&mut self, action: impl Into<Action>) -> &mut Self {
+        self.attr("data-action", action.into().as_attr())
     }
 
     /// `<tag class="…">text</tag>` (no class attribute when `class` is empty).

@@ -28,6 +28,7 @@ use super::vm::probe::{ProbeRun, limits_text, plan_request};
 use super::vm::reality::{Target, balance, context_term, gpu_choice, verdict_now};
 use super::vm::status::{LinkStatus, agent_ws_url};
 use super::{decode, fleet, socket, store};
+use crate::html::action::{Action, HostAction, NowAction};
 use crate::html::{Html, Markup};
 use crate::vm::hub::HubState;
 use crate::vm::resolve;
@@ -265,12 +266,12 @@ fn listen(id: &str, event: &str, f: fn(Event)) {
     cb.forget();
 }
 
-/// The `data-action` element an event landed on, and its host's id.
-fn action(ev: &Event) -> Option<(String, Element, Option<u32>)> {
+/// The `data-action` element an event landed on, its action, and its host's id.
+fn action(ev: &Event) -> Option<(Action, Element, Option<u32>)> {
     let target = ev.target()?.dyn_into::<Element>().ok()?;
     let el = target.closest("[data-action]").ok()??;
     let host = el.closest("[data-host]").ok().flatten().and_then(|h| h.get_attribute("data-host")?.parse().ok());
-    Some((el.get_attribute("data-action")?, el, host))
+    Some((Action::parse(&el.get_attribute("data-action")?)?, el, host))
 }
 
 fn num(el: &Element, name: &str) -> Option<u64> {
@@ -278,9 +279,9 @@ fn num(el: &Element, name: &str) -> Option<u64> {
 }
 
 fn on_host_click(ev: Event) {
-    let Some((action, el, Some(id))) = action(&ev) else { return };
-    match action.as_str() {
-        "use-gpu" => {
+    let Some((Action::Host(action), el, Some(id))) = action(&ev) else { return };
+    match action {
+        HostAction::UseGpu => {
             let gpu = num(&el, "data-gpu").and_then(|g| u32::try_from(g).ok()).unwrap_or(0);
             let same = with(|s| s.target == Some(Target { host: id, gpu }));
             if same {
@@ -290,17 +291,17 @@ fn on_host_click(ev: Event) {
                 use_gpu(id, gpu);
             }
         }
-        "reconnect" => socket::restart(id),
-        "disconnect" => {
+        HostAction::Reconnect => socket::restart(id),
+        HostAction::Disconnect => {
             socket::stop(id);
             update(id, |m| m.status = LinkStatus::Stopped);
         }
-        "remove" => remove(id),
-        "use-context" => {
+        HostAction::Remove => remove(id),
+        HostAction::UseContext => {
             with(|s| s.context = num(&el, "data-bytes"));
             render();
         }
-        "probe-start" => {
+        HostAction::ProbeStart => {
             let chosen = with(|s| s.hosts.iter().find(|h| h.id == id).map_or(0, |h| h.chosen));
             let error = probe(id, chosen).err().unwrap_or_default();
             with(|s| {
@@ -310,16 +311,14 @@ fn on_host_click(ev: Event) {
             });
             render();
         }
-        "probe-cancel" => cancel_probe(id),
-        _ => {}
+        HostAction::ProbeCancel => cancel_probe(id),
+        // A change, not a click (`on_host_change`).
+        HostAction::ProbeGpu => {}
     }
 }
 
 fn on_host_change(ev: Event) {
-    let Some((action, el, Some(id))) = action(&ev) else { return };
-    if action != "probe-gpu" {
-        return;
-    }
+    let Some((Action::Host(HostAction::ProbeGpu), el, Some(id))) = action(&ev) else { return };
     let chosen = el.dyn_into::<HtmlSelectElement>().ok().and_then(|s| s.value().parse().ok()).unwrap_or(0);
     with(|s| {
         if let Some(h) = s.hosts.iter_mut().find(|h| h.id == id) {
@@ -330,11 +329,10 @@ fn on_host_change(ev: Event) {
 }
 
 fn on_now_click(ev: Event) {
-    let Some((action, _, _)) = action(&ev) else { return };
-    match action.as_str() {
-        "clear-target" => with(|s| s.target = None),
-        "context-clear" => with(|s| s.context = None),
-        _ => return,
+    let Some((Action::Now(action), _, _)) = action(&ev) else { return };
+    match action {
+        NowAction::ClearTarget => with(|s| s.target = None),
+        NowAction::ContextClear => with(|s| s.context = None),
     }
     render();
 }

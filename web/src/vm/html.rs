@@ -14,6 +14,7 @@ use super::charts::{ConcurrencyChart, GRID_LENGTHS, GridRow, MemoryChart};
 use super::engine::ReportView;
 use super::figures::{Figure, TermRow};
 use super::svg::{self, short_tokens};
+use crate::html::action::AnswerAction;
 use crate::html::bar::StackedBar;
 
 /// The builder moved to [`crate::html`] (shared with live mode); re-exported
@@ -34,7 +35,8 @@ pub fn gives_up_text(g: GivesUp) -> &'static str {
 
 /// A copy button for the text of the element with id `target`.
 pub fn copy_button(h: &mut Html, testid: &str, target: &str) {
-    h.raw("<button type=\"button\" class=\"ghost small\" data-action=\"copy\"")
+    h.raw("<button type=\"button\" class=\"ghost small\"")
+        .action(AnswerAction::Copy)
         .attr("data-testid", testid)
         .attr("data-target", target)
         .raw(">Copy</button>");
@@ -81,7 +83,8 @@ pub fn fixes_html(fixes: &[Fix], units: UnitSystem) -> String {
         code_block(&mut h, &code_id, "fix-code", &f.code);
         h.raw("<div class=\"fix-actions\">");
         copy_button(&mut h, "fix-copy", &code_id);
-        h.raw("<button type=\"button\" class=\"primary small\" data-testid=\"fix-apply\" data-action=\"apply\"")
+        h.raw("<button type=\"button\" class=\"primary small\" data-testid=\"fix-apply\"")
+            .action(AnswerAction::Apply)
             .num("data-index", i as u64)
             .raw(">Apply to the plan</button></div></li>");
     }

@@ -102,6 +102,13 @@ fn findings(src: &str, in_builder: bool) -> Vec<(String, String)> {
     out
 }
 
+/// `data-action=\"copy\"` or `data-action") == "copy"`-like literals: an
+/// action named in a string rather than through `crate::html::Action`.
+fn spells_an_action(code: &str) -> bool {
+    code.match_indices("data-action=\\\"")
+        .any(|(at, m)| code.as_bytes().get(at + m.len()).is_some_and(u8::is_ascii_lowercase))
+}
+
 fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
     let mut entries: Vec<_> = std::fs::read_dir(dir)
         .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
@@ -140,6 +147,10 @@ fn no_markup_is_formatted_by_hand() {
         if !rel.starts_with("src/html/") && code(body).contains("escape_html(") {
             bad.push(format!("{rel}: calls escape_html by hand; build the markup with crate::html::Html"));
         }
+        // Actions are written by `Html::action` and read by `Action::parse`, never spelled out.
+        if !rel.starts_with("src/html/") && spells_an_action(&code(body)) {
+            bad.push(format!("{rel}: spells a data-action by hand; use Html::action and Action::parse"));
+        }
     }
     assert!(bad.is_empty(), "HTML built by hand (use crate::html::Html):\n{}", bad.join("\n"));
     for (i, (file, lit, _)) in ALLOWED.iter().enumerate() {
@@ -161,4 +172,6 @@ fn the_scanner_finds_markup_in_every_formatter_and_nothing_else() {
     );
     assert_eq!(found("// format!(\"<p>\") in a comment\nlet x = 1;"), Vec::<String>::new());
     assert!(findings(r#"s.push_str("<b>")"#, true).is_empty(), "the builder itself pushes markup");
+    assert!(spells_an_action(r#"h.raw("<button data-action=\"copy\">")"#));
+    assert!(!spells_an_action(r#"format!("[data-action=\"{action}\"]")"#));
 }

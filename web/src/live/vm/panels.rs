@@ -9,6 +9,7 @@
 //! Buttons carry `data-action` (and `data-gpu`, `data-bytes`); one delegated
 //! click handler per container acts on them ([`crate::live::events`]).
 
+use crate::html::action::{HostAction, NowAction};
 use crate::html::{Html, Markup};
 
 use super::cards::{GpuCard, ProcRow, TL_HEIGHT_PX, TL_WIDTH_PX, Timeline};
@@ -41,12 +42,16 @@ pub fn head(head: &Head) -> Markup {
         .t(&head.status)
         .raw("</span><span class=\"host-actions\">");
     if head.state == "live" {
-        h.raw("<button type=\"button\" class=\"ghost\" data-testid=\"host-disconnect\" data-action=\"disconnect\">Disconnect</button>");
+        h.raw("<button type=\"button\" class=\"ghost\" data-testid=\"host-disconnect\"")
+            .action(HostAction::Disconnect)
+            .raw(">Disconnect</button>");
     } else {
-        h.raw("<button type=\"button\" data-testid=\"host-reconnect\" data-action=\"reconnect\">Reconnect</button>");
+        h.raw("<button type=\"button\" data-testid=\"host-reconnect\"")
+            .action(HostAction::Reconnect)
+            .raw(">Reconnect</button>");
     }
-    h.raw(
-        "<button type=\"button\" class=\"ghost\" data-testid=\"host-remove\" data-action=\"remove\" \
+    h.raw("<button type=\"button\" class=\"ghost\" data-testid=\"host-remove\"").action(HostAction::Remove).raw(
+        " \
          aria-label=\"Remove this host\">✕</button></span></div>",
     );
     if let Some(a) = &head.advice {
@@ -109,7 +114,8 @@ pub fn gpu_card(index: u32, card: Option<&GpuCard>, tl: &Timeline, targeted: boo
     } else {
         "<button type=\"button\" class=\"primary\""
     })
-    .raw(" data-testid=\"use-gpu\" data-action=\"use-gpu\"")
+    .raw(" data-testid=\"use-gpu\"")
+    .action(HostAction::UseGpu)
     .num("data-gpu", index.into())
     .flag("aria-pressed", targeted)
     .raw(if targeted { ">Stop checking the plan here" } else { ">Check my plan on this GPU" })
@@ -184,7 +190,8 @@ pub fn probe_run(key: &str, fraction_pct: u32, progress: &str, result: Option<&s
             .raw("</p>");
     }
     if let Some(c) = context {
-        h.raw("<button type=\"button\" data-testid=\"probe-use-context\" data-action=\"use-context\"")
+        h.raw("<button type=\"button\" data-testid=\"probe-use-context\"")
+            .action(HostAction::UseContext)
             .num("data-bytes", c)
             .raw(">Use the measured context cost in “fits now”</button>");
     }
@@ -212,7 +219,9 @@ pub fn probe_controls(
             .attr("for", &select)
             .raw(">GPU</label><select")
             .attr("id", &select)
-            .raw(" data-testid=\"probe-gpu\" data-action=\"probe-gpu\">");
+            .raw(" data-testid=\"probe-gpu\"")
+            .action(HostAction::ProbeGpu)
+            .raw(">");
         for &i in gpus {
             h.raw("<option").num("value", i.into());
             if i == chosen {
@@ -220,15 +229,16 @@ pub fn probe_controls(
             }
             h.raw(">GPU ").int(i.into()).raw("</option>");
         }
-        h.raw("</select><button type=\"button\" class=\"primary\" data-testid=\"probe-start\" data-action=\"probe-start\"");
+        h.raw("</select><button type=\"button\" class=\"primary\" data-testid=\"probe-start\"")
+            .action(HostAction::ProbeStart);
         if running {
             h.raw(" disabled");
         }
         h.raw(">Allocate the plan for real, then free it</button>");
         if running {
-            h.raw(
-                "<button type=\"button\" class=\"ghost\" data-testid=\"probe-cancel\" data-action=\"probe-cancel\">Cancel</button>",
-            );
+            h.raw("<button type=\"button\" class=\"ghost\" data-testid=\"probe-cancel\"")
+                .action(HostAction::ProbeCancel)
+                .raw(">Cancel</button>");
         }
         h.raw("</div><p class=\"error\" role=\"alert\">").t(error).raw("</p>");
     }
@@ -256,10 +266,12 @@ pub fn now(v: &NowVerdict, context_term: Option<&str>) -> Markup {
     if let Some(term) = context_term {
         h.raw("<p class=\"term\" data-testid=\"context-override\">")
             .t(term)
-            .raw(" <button type=\"button\" class=\"ghost\" data-action=\"context-clear\">Use the assumption again</button></p>");
+            .raw(" <button type=\"button\" class=\"ghost\"")
+            .action(NowAction::ContextClear)
+            .raw(">Use the assumption again</button></p>");
     }
-    h.raw(
-        "<button type=\"button\" class=\"ghost\" data-testid=\"clear-target\" data-action=\"clear-target\">\
+    h.raw("<button type=\"button\" class=\"ghost\" data-testid=\"clear-target\"").action(NowAction::ClearTarget).raw(
+        ">\
          Stop checking against the live GPU</button></div>",
     );
     h.into_markup()
