@@ -8,9 +8,9 @@
 pub enum Action {
     /// The calculator's answer (`components/answer/panel.rs`).
     Answer(AnswerAction),
-    /// A live host's panel (`live::events`).
+    /// A live host's panel (`live/runtime/events.rs`).
     Host(HostAction),
-    /// "Fits now" under the verdict (`live::events`).
+    /// "Fits now" under the verdict (`live/runtime/events.rs`).
     Now(NowAction),
 }
 

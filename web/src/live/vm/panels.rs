@@ -7,7 +7,7 @@
 //! process names, pods, probe labels) is text by type.
 //!
 //! Buttons carry `data-action` (and `data-gpu`, `data-bytes`); one delegated
-//! click handler per container acts on them ([`crate::live::events`]).
+//! click handler per container acts on them (`live::runtime::events`).
 
 use crate::html::action::{HostAction, NowAction};
 use crate::html::{Html, Markup};
