@@ -13,7 +13,7 @@ use crate::live::vm::host::HostModel;
 use crate::live::vm::probe::{ProbeRun, plan_request};
 use crate::live::vm::reality::{Target, gpu_choice};
 use crate::live::vm::status::{LinkStatus, agent_ws_url};
-use crate::live::{decode, fleet, socket, store};
+use crate::live::{fleet, socket, store, wire};
 use crate::vm::hub::HubState;
 use crate::vm::resolve;
 
@@ -121,7 +121,7 @@ pub(super) fn probe(id: u32, gpu: u32) -> Result<(), String> {
     });
     let Some(request) = request else { return Err("the calculator has no runnable plan to probe".into()) };
     let run = ProbeRun::new(&request);
-    if !socket::send(id, &request.encode()) {
+    if !socket::send(id, &wire::encode_probe_start(&request)) {
         return Err("not connected".into());
     }
     update(id, |m| m.probe = Some(run));
@@ -135,7 +135,7 @@ pub(super) fn cancel_probe(id: u32) {
             .find(|h| h.id == id)
             .and_then(|h| h.model.probe.as_ref().and_then(|r| r.started.as_ref().map(|s| s.probe_id)))
     });
-    socket::send(id, &decode::probe_cancel(probe_id));
+    socket::send(id, &wire::probe_cancel(probe_id));
 }
 
 /// Addresses and tokens into this tab's storage (and `localStorage` if remembered).

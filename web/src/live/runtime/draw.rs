@@ -54,7 +54,7 @@ pub(super) fn host_view(h: &Host, s: &State) -> HostView {
     let m = &h.model;
     let units = s.plan.units;
     let e = s.plan.estimate.as_ref();
-    let sub = match (m.simulated(), m.welcome.as_ref().and_then(|w| w.driver_version.as_ref())) {
+    let sub = match (m.simulated(), m.welcome.as_ref().and_then(|w| w.host.driver_version.value())) {
         (true, _) => "simulated GPUs".to_owned(),
         (false, Some(d)) => format!("driver {d}"),
         (false, None) => String::new(),
@@ -86,7 +86,7 @@ pub(super) fn host_view(h: &Host, s: &State) -> HostView {
         .markup(&panels::processes(&process_rows(m, units)));
     let probe = m.welcome.as_ref().map(|w| {
         let running = m.probe.as_ref().is_some_and(ProbeRun::running);
-        let gpus: Vec<u32> = w.gpus.iter().map(|g| g.index).collect();
+        let gpus: Vec<u32> = w.host.gpus.iter().map(|g| g.index).collect();
         let limits = limits_text(&w.probes, units);
         let controls = panels::probe_controls(h.id, &limits, w.probes.enabled, &gpus, h.chosen, running, &h.error);
         let run = m.probe.as_ref().map_or_else(Markup::default, |r| {

@@ -8,46 +8,12 @@
 //! when that host has as many fresh GPUs each with room for its share: the
 //! largest share on the GPU with the most free memory, and so on.
 
-use serde_json::Value;
 use shared::estimate::Estimate;
 use shared::units::{UnitSystem, format_bytes};
 
 use super::cards::segments;
 use crate::html::bar::StackedBar;
-use crate::live::decode::{flag, list, num, text};
-
-/// One GPU of `/api/fleet` (`shared::protocol::FleetGpu`, read by hand like
-/// the rest of the wire, see [`crate::live::decode`]).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct FleetGpu {
-    pub host: String,
-    pub instance: String,
-    pub gpu: String,
-    pub uuid: String,
-    pub model: String,
-    pub total_bytes: u64,
-    pub free_bytes: u64,
-    pub stale: bool,
-}
-
-/// The body of `GET /api/fleet`.
-pub fn decode(body: &str) -> Result<Vec<FleetGpu>, String> {
-    let v: Value = serde_json::from_str(body).map_err(|e| format!("not a fleet answer: {e}"))?;
-    let gpus = v.get("gpus").ok_or("not a fleet answer: no `gpus`")?;
-    Ok(list(Some(gpus))
-        .iter()
-        .map(|g| FleetGpu {
-            host: text(g, "host"),
-            instance: text(g, "instance"),
-            gpu: text(g, "gpu"),
-            uuid: text(g, "uuid"),
-            model: text(g, "model"),
-            total_bytes: num(g, "total_bytes"),
-            free_bytes: num(g, "free_bytes"),
-            stale: flag(g, "stale"),
-        })
-        .collect())
-}
+use shared::protocol::FleetGpu;
 
 /// How one GPU stands against the plan.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -235,6 +201,8 @@ mod tests {
             model: "NVIDIA L40S".into(),
             total_bytes: 48 * GIB,
             free_bytes: free_gib * GIB,
+            used_bytes: (48 - free_gib) * GIB,
+            reserved_bytes: None,
             stale,
         }
     }
@@ -300,13 +268,9 @@ mod tests {
     }
 
     #[test]
-    fn answers_decode_and_empty_fleets_say_so() {
-        let body = r#"{"queried_at_ms":1,"lookback_s":600,"gpus":[{"host":"gpu1","instance":"gpu1:7878","gpu":"0",
-            "uuid":"GPU-1","model":"NVIDIA L4","total_bytes":100,"free_bytes":60,"used_bytes":40,"stale":true,"x":1}]}"#;
-        let gpus = decode(body).unwrap();
-        assert_eq!((gpus[0].host.as_str(), gpus[0].free_bytes, gpus[0].stale), ("gpu1", 60, true));
-        assert!(decode("{}").is_err() && decode("<html>").is_err());
+    fn empty_fleets_and_plans_say_so() {
         assert!(view(&[], None, UnitSystem::Binary).headline.contains("no GPU"));
+        let gpus = [gpu("gpu1", 0, 30, true)];
         assert!(view(&gpus, None, UnitSystem::Binary).headline.contains("no runnable plan"));
     }
 }

@@ -391,12 +391,13 @@ pub fn connect_form(address: &str, remembered: bool) -> Markup {
 #[cfg(test)]
 mod tests {
     use super::super::cards::{gpu_card as card_of, process_rows, timeline as timeline_of};
-    use super::super::fleet::{FleetGpu, view};
+    use super::super::fleet::view;
     use super::super::host::HostModel;
     use super::super::host::fixtures::*;
     use super::super::reality::{balance as balance_of, verdict_now};
     use super::*;
-    use crate::live::decode::{ServerMessage, Unavailable};
+    use crate::live::wire;
+    use shared::protocol::{Field, FleetGpu, PodRef, ServerMessage};
     use shared::units::{GIB, UnitSystem};
 
     #[test]
@@ -487,22 +488,26 @@ mod tests {
     fn hostile_names_from_an_agent_arrive_escaped_in_every_live_panel() {
         let units = UnitSystem::Binary;
         let mut w = welcome(&[G24, G24]);
-        w.hostname = HOSTILE.into();
-        w.driver_version = Some(HOSTILE.into());
-        for g in &mut w.gpus {
-            g.name = Some(HOSTILE.into());
+        w.host.hostname = HOSTILE.into();
+        w.host.driver_version = Field::Value(HOSTILE.into());
+        for g in &mut w.host.gpus {
+            g.name = Field::Value(HOSTILE.into());
         }
+        // As the bytes arrive: encoded by the agent's types, read by the page's.
+        let arrive = |m: ServerMessage| wire::read(&m.encode()).expect("a message").expect("a known type");
         let mut h = HostModel::new("ws://lab1:7878/ws");
-        h.apply(ServerMessage::Welcome(w));
+        h.apply(arrive(ServerMessage::Welcome(w)));
         let procs: &[Proc] = &[(41, HOSTILE, 4 * GIB)];
         let mut s = sample(1, &[(G24, 4 * GIB, 10, procs), (G24, 2 * GIB, 10, procs)]);
-        if let crate::live::decode::Field::Value(list) = &mut s.gpus[1].processes {
-            list[0].pod = Some(HOSTILE.into());
-            list[0].name = crate::live::decode::Field::Unavailable(Unavailable::NotVisible);
+        if let Field::Value(list) = &mut s.gpus[1].processes {
+            let pod = PodRef { uid: HOSTILE.into(), namespace: None, name: None, container: None };
+            list[0].pod = Some(pod);
+            list[0].container = Some(HOSTILE.into());
         }
-        h.apply(ServerMessage::Sample(s));
+        h.apply(arrive(ServerMessage::Sample(s)));
 
         let name = h.name();
+        assert_eq!(name, HOSTILE);
         assert_inert(
             "head",
             head(&Head {
@@ -536,6 +541,8 @@ mod tests {
             model: HOSTILE.into(),
             total_bytes: 48 * GIB,
             free_bytes: 40 * GIB,
+            used_bytes: 8 * GIB,
+            reserved_bytes: None,
             stale: false,
         };
         assert_inert("fleet", fleet(&view(&[fleet_gpu], Some(&e), units), HOSTILE, HOSTILE).as_str());

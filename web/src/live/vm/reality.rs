@@ -2,9 +2,9 @@
 //! free; the plan's bar over the real memory; and the balance between a
 //! host's GPUs next to the plan's split.
 
-use crate::live::decode::{Field, GpuInfo};
 use shared::estimate::{CUDA_CONTEXT_BYTES, Estimate, GpuBudget};
 use shared::link::GpuChoice;
+use shared::protocol::{Field, GpuInfo};
 use shared::units::{UnitSystem, format_bytes};
 
 use super::cards::segments;
@@ -21,7 +21,7 @@ pub struct Target {
 /// What the GPU input becomes for a live GPU: its catalog entry when the
 /// agent simulates one of exactly that size, else its real capacity.
 pub fn gpu_choice(info: &GpuInfo) -> Option<GpuChoice> {
-    let total = info.memory_total_bytes?;
+    let total = *info.memory_total_bytes.value()?;
     let catalog = info.catalog_id.as_deref().and_then(shared::catalog::gpu).filter(|g| g.memory_bytes == total);
     Some(match catalog {
         Some(g) => GpuChoice::Catalog(g.id.clone()),
@@ -251,9 +251,9 @@ pub fn balance(host: &HostModel, plan: Option<&Estimate>, units: UnitSystem) -> 
 mod tests {
     use super::super::host::fixtures::*;
     use super::*;
-    use crate::live::decode::ServerMessage;
     use shared::estimate::{GpuSlot, Scenario, estimate};
     use shared::model::Model;
+    use shared::protocol::ServerMessage;
     use shared::units::GIB;
 
     fn plan(gpus: usize) -> Estimate {
@@ -306,7 +306,7 @@ mod tests {
         let w = welcome(&[G24, 20 * GIB]);
         let rtx = shared::catalog::gpu("rtx-4090").expect("catalog").memory_bytes;
         let w2 = welcome(&[rtx]);
-        assert_eq!(gpu_choice(&w2.gpus[0]), Some(GpuChoice::Catalog("rtx-4090".into())));
-        assert_eq!(gpu_choice(&w.gpus[1]), Some(GpuChoice::Custom(20 * GIB)));
+        assert_eq!(gpu_choice(&w2.host.gpus[0]), Some(GpuChoice::Catalog("rtx-4090".into())));
+        assert_eq!(gpu_choice(&w.host.gpus[1]), Some(GpuChoice::Custom(20 * GIB)));
     }
 }
