@@ -164,6 +164,9 @@ mod tests {
             "uuid":"GPU-1","model":"NVIDIA L4","total_bytes":100,"free_bytes":60,"used_bytes":40,"stale":true,"x":1}]}"#;
         let f = fleet(body).expect("a fleet answer");
         assert_eq!((f.gpus[0].host.as_str(), f.gpus[0].free_bytes, f.gpus[0].stale), ("gpu1", 60, true));
+        let doc = fleet(&example("fleet")).expect("the documented answer");
+        assert_eq!(doc.gpus.iter().map(|g| g.stale).collect::<Vec<_>>(), [false, true]);
+        assert_eq!(doc.gpus[0].reserved_bytes, Some(512 << 20));
         for bad in ["{}", "<html>", r#"{"gpus":[{"host":1}]}"#] {
             assert!(fleet(bad).is_err_and(|e| e.starts_with("not a fleet answer")), "{bad}");
         }
