@@ -5,6 +5,8 @@
 //!   the page shows (strings, bar segments, chart series). Tested natively.
 //! - [`state`] holds the one input signal, its memos, and the effects that talk
 //!   to the outside world (URL, clipboard, hub fetch).
+//! - [`html`] is the one escaping HTML builder every panel uses (calculator,
+//!   diagnose view and live mode).
 //! - [`components`] are the views, one per file, in folders mirroring the page.
 //!
 //! **Architecture Invariant:** no arithmetic in `view!`; every figure shown is a
@@ -12,6 +14,7 @@
 
 pub mod app;
 pub mod components;
+pub mod html;
 pub mod live;
 pub mod state;
 pub mod vm;

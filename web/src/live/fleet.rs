@@ -16,8 +16,11 @@ use web_sys::{Headers, Request, RequestInit, Response, window};
 
 use super::runtime::{live_hosts, redraw};
 use super::socket;
-use super::vm::fleet::{FleetGpu, decode, view};
-use super::vm::html;
+use super::vm::fleet::view;
+use super::vm::panels;
+use super::wire;
+use crate::html::Markup;
+use shared::protocol::FleetGpu;
 
 /// How often the fleet is asked for. The agent reuses a round for 2 s and
 /// Prometheus scrapes every 15 s by default: faster would show nothing new.
@@ -55,10 +58,10 @@ pub fn forget(url: &str) {
 }
 
 /// The fleet view with the plan `e`, or nothing before any agent relays one.
-pub fn html(e: Option<&Estimate>, units: UnitSystem) -> String {
+pub fn html(e: Option<&Estimate>, units: UnitSystem) -> Markup {
     with(|f| match &f.gpus {
-        Some((source, gpus)) => html::fleet(&view(gpus, e, units), source, &f.error),
-        None => String::new(),
+        Some((source, gpus)) => panels::fleet(&view(gpus, e, units), source, &f.error),
+        None => Markup::default(),
     })
 }
 
@@ -138,7 +141,7 @@ async fn get(url: &str, token: &str) -> Result<Answer, String> {
     let body = JsFuture::from(response.text().map_err(unreachable)?).await.map_err(unreachable)?;
     let body = body.as_string().unwrap_or_default();
     match response.status() {
-        200 => decode(&body).map(Answer::Fleet),
+        200 => wire::fleet(&body).map(|f| Answer::Fleet(f.gpus)),
         404 if body.contains("fleet_not_configured") => Ok(Answer::NotConfigured),
         502 => Err("its Prometheus did not answer; see the agent's log".to_owned()),
         status => Err(format!("the agent answered HTTP {status}")),

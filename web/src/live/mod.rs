@@ -7,7 +7,7 @@
 //!
 //! - [`vm`]: the pure model (a host's readings and history, what the cards,
 //!   the process table and "fits now" show), tested natively.
-//! - [`decode`]: the wire format by hand.
+//! - [`wire`]: the agent's messages through `shared::protocol`'s types.
 //! - [`socket`]: the WebSocket client (web-sys), with reconnect and backoff.
 //! - [`fleet`]: the fleet view's polling of `/api/fleet` (agents started
 //!   with `--prometheus`).
@@ -20,9 +20,9 @@
 //! Disconnected, the page is the same calculator; picking a live GPU only
 //! edits the GPU input, like a person would.
 
-pub mod decode;
 pub mod fleet;
 pub mod runtime;
 pub mod socket;
 pub mod store;
 pub mod vm;
+pub mod wire;

@@ -9,8 +9,9 @@
 use std::cell::RefCell;
 use std::collections::HashMap;
 
-use super::decode::{self, ErrorCode, ServerMessage};
 use super::runtime::{log, update};
+use super::wire;
+use shared::protocol::{ErrorCode, ServerMessage};
 use wasm_bindgen::JsCast;
 use wasm_bindgen::closure::Closure;
 use web_sys::{CloseEvent, MessageEvent, WebSocket, window};
@@ -51,7 +52,7 @@ pub fn token(id: u32) -> Option<String> {
     with_conn(id, |c| c.token.clone())
 }
 
-/// Sends `message` (an encoded frame, [`decode`]) on host `id`'s socket; false when it is not open.
+/// Sends `message` (an encoded frame, [`wire`]) on host `id`'s socket; false when it is not open.
 pub fn send(id: u32, message: &str) -> bool {
     let ws = with_conn(id, |c| c.socket.as_ref().map(|(ws, _)| ws.clone())).flatten();
     ws.is_some_and(|ws| ws.ready_state() == WebSocket::OPEN && ws.send_with_str(message).is_ok())
@@ -150,7 +151,7 @@ fn start(id: u32) {
         }
         with_conn(id, |c| c.opened = true);
         let Some(token) = token(id) else { return };
-        let _ = ws_open.send_with_str(&decode::hello(&token));
+        let _ = ws_open.send_with_str(&wire::hello(&token));
     });
 
     let ws_msg = ws.clone();
@@ -159,11 +160,11 @@ fn start(id: u32) {
             return;
         }
         let Some(text) = ev.data().as_string() else { return };
-        match decode::decode(&text) {
+        match wire::read(&text) {
             Ok(Some(ServerMessage::Welcome(w))) => {
                 with_conn(id, |c| c.attempt = 0);
                 update(id, |m| m.apply(ServerMessage::Welcome(w)));
-                let _ = ws_msg.send_with_str(&decode::subscribe());
+                let _ = ws_msg.send_with_str(&wire::subscribe());
             }
             Ok(Some(ServerMessage::Error(e))) if is_refusal(e.code) => {
                 with_conn(id, |c| c.halted = true);
@@ -214,7 +215,7 @@ fn closed(id: u32, code: u16) {
     let in_ms = backoff_ms(attempt);
     let why = match (opened, code) {
         (true, 1001) => "The agent stopped (it said it was shutting down); waiting for it to come back.".to_owned(),
-        (true, 1008) => format!("The agent closed the connection: {}.", refusal(ErrorCode::Other)),
+        (true, 1008) => format!("The agent closed the connection: {}.", refusal(ErrorCode::Unknown)),
         (true, _) => format!("The connection to the agent was lost (close code {code})."),
         (false, _) => unreachable_advice(&url, &page_origin()),
     };

@@ -1,38 +1,12 @@
 //! Per-GPU stacked bars (weights, KV cache, activations, overhead, free)
-//! against capacity, and the rows of the per-GPU table.
+//! against capacity (the page's one [`StackedBar`]), and the rows of the
+//! per-GPU table.
 
 use shared::estimate::{Estimate, GpuBudget};
 use shared::units::{UnitSystem, decimal, format_bytes};
 
 use super::figures::exact_bytes;
-
-/// One coloured part of a bar.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Segment {
-    /// CSS class (`seg-weights` …) and legend name.
-    pub class: &'static str,
-    pub name: &'static str,
-    pub bytes: u64,
-    /// Width as a CSS value (`12.345%`), of the larger of capacity and total.
-    pub width: String,
-    /// Tooltip: `KV cache: 1.00 GiB (1,073,741,824 bytes)`.
-    pub title: String,
-}
-
-/// One GPU's bar.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Bar {
-    pub index: usize,
-    pub label: String,
-    pub segments: Vec<Segment>,
-    /// Where the capacity line sits (`100%` unless the plan overflows).
-    pub capacity_at: String,
-    /// `13.2 of 23.99 GiB (55 %)` or `2.31 GiB over`.
-    pub summary: String,
-    pub fits: bool,
-    /// A sentence for screen readers.
-    pub aria: String,
-}
+use crate::html::bar::{CapacityLine, Segment, StackedBar};
 
 /// One row of the per-GPU table.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -54,7 +28,8 @@ fn layers_text(g: &GpuBudget) -> String {
     }
 }
 
-pub fn bar(g: &GpuBudget, units: UnitSystem) -> Bar {
+/// One GPU's bar: its parts as shares of the larger of capacity and total.
+pub fn bar(g: &GpuBudget, units: UnitSystem) -> StackedBar {
     let scale = g.capacity_bytes.max(g.total_bytes);
     let parts: [(&'static str, &'static str, u64); 6] = [
         ("seg-weights", "Weights", g.weight_bytes),
@@ -68,7 +43,6 @@ pub fn bar(g: &GpuBudget, units: UnitSystem) -> Bar {
         .into_iter()
         .map(|(class, name, bytes)| Segment {
             class,
-            name,
             bytes,
             width: pct(bytes, scale),
             title: format!("{name}: {} ({})", format_bytes(bytes, units), exact_bytes(bytes)),
@@ -81,11 +55,10 @@ pub fn bar(g: &GpuBudget, units: UnitSystem) -> Bar {
     } else {
         format!("{used} of {cap}: {} over", format_bytes(g.shortfall_bytes, units))
     };
-    Bar {
-        index: g.index,
+    StackedBar {
         label: format!("GPU {} · {} · {}", g.index, g.name, layers_text(g)),
         segments,
-        capacity_at: pct(g.capacity_bytes, scale),
+        capacity: Some(CapacityLine { at: pct(g.capacity_bytes, scale), title: "capacity" }),
         aria: format!(
             "GPU {}: weights {}, KV cache {}{}, activations {}, overhead {}; {summary}",
             g.index,
@@ -104,7 +77,7 @@ pub fn bar(g: &GpuBudget, units: UnitSystem) -> Bar {
     }
 }
 
-pub fn bars(e: &Estimate, units: UnitSystem) -> Vec<Bar> {
+pub fn bars(e: &Estimate, units: UnitSystem) -> Vec<StackedBar> {
     e.per_gpu.iter().map(|g| bar(g, units)).collect()
 }
 
@@ -154,7 +127,7 @@ mod tests {
         let b = &bars(&e, UnitSystem::Binary)[0];
         let sum: u64 = b.segments.iter().map(|s| s.bytes).sum();
         assert_eq!(sum, e.per_gpu[0].capacity_bytes);
-        assert_eq!(b.capacity_at, "100.000%");
+        assert_eq!(b.capacity_at(), Some("100.000%"));
         assert!(b.segments[0].title.starts_with("Weights: "));
         assert_eq!(rows(&e, UnitSystem::Binary)[0].cells.len(), COLUMNS.len());
     }
@@ -165,7 +138,7 @@ mod tests {
         let e = estimate(&m, Scenario::default());
         let b = &bars(&e, UnitSystem::Binary)[0];
         assert!(!b.fits);
-        assert_ne!(b.capacity_at, "100.000%");
+        assert_ne!(b.capacity_at(), Some("100.000%"));
         assert!(b.summary.contains("over"));
     }
 

@@ -3,89 +3,23 @@
 //! `data-action` (`copy` with `data-target`, the id of the text to copy;
 //! `apply` with `data-index`, the fix) for one delegated click handler.
 //!
-//! Every text goes through [`escape_html`]; every attribute value is quoted.
-
-use std::fmt::Write as _;
+//! Built with the page's one escaping builder ([`crate::html::Html`]): every
+//! text and attribute value is escaped by type.
 
 use shared::fixes::{Fix, GivesUp};
 use shared::units::{UnitSystem, format_bytes};
 
-use super::bars::{Bar, COLUMNS, Row};
+use super::bars::{COLUMNS, Row};
 use super::charts::{ConcurrencyChart, GRID_LENGTHS, GridRow, MemoryChart};
 use super::engine::ReportView;
 use super::figures::{Figure, TermRow};
 use super::svg::{self, short_tokens};
+use crate::html::action::AnswerAction;
+use crate::html::bar::StackedBar;
 
-/// Escapes text for element content and double-quoted attribute values.
-pub fn escape_html(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    push_escaped(&mut out, text);
-    out
-}
-
-fn push_escaped(out: &mut String, text: &str) {
-    for c in text.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            c => out.push(c),
-        }
-    }
-}
-
-/// A small builder: `tag` opens, `t` adds escaped text, `raw` adds markup.
-#[derive(Debug, Default)]
-pub struct Html(String);
-
-impl Html {
-    pub fn new() -> Self {
-        Self(String::with_capacity(1024))
-    }
-
-    /// Raw markup (static strings only; never user or model text).
-    pub fn raw(&mut self, markup: &str) -> &mut Self {
-        self.0.push_str(markup);
-        self
-    }
-
-    /// Escaped text.
-    pub fn t(&mut self, text: &str) -> &mut Self {
-        push_escaped(&mut self.0, text);
-        self
-    }
-
-    /// ` name="value"` with the value escaped.
-    pub fn attr(&mut self, name: &str, value: &str) -> &mut Self {
-        self.0.push(' ');
-        self.0.push_str(name);
-        self.0.push_str("=\"");
-        push_escaped(&mut self.0, value);
-        self.0.push('"');
-        self
-    }
-
-    /// ` name="n"` for a number.
-    pub fn num(&mut self, name: &str, value: u64) -> &mut Self {
-        let _ = write!(self.0, " {name}=\"{value}\"");
-        self
-    }
-
-    /// `<tag class="…">text</tag>`.
-    pub fn el(&mut self, tag: &str, class: &str, text: &str) -> &mut Self {
-        self.raw("<").raw(tag);
-        if !class.is_empty() {
-            self.attr("class", class);
-        }
-        self.raw(">").t(text).raw("</").raw(tag).raw(">")
-    }
-
-    pub fn finish(self) -> String {
-        self.0
-    }
-}
+/// The builder moved to [`crate::html`] (shared with live mode); re-exported
+/// so panels keep their paths.
+pub use crate::html::{Html, escape_html};
 
 /// What a fix gives up, in words.
 pub fn gives_up_text(g: GivesUp) -> &'static str {
@@ -101,7 +35,8 @@ pub fn gives_up_text(g: GivesUp) -> &'static str {
 
 /// A copy button for the text of the element with id `target`.
 pub fn copy_button(h: &mut Html, testid: &str, target: &str) {
-    h.raw("<button type=\"button\" class=\"ghost small\" data-action=\"copy\"")
+    h.raw("<button type=\"button\" class=\"ghost small\"")
+        .action(AnswerAction::Copy)
         .attr("data-testid", testid)
         .attr("data-target", target)
         .raw(">Copy</button>");
@@ -148,7 +83,8 @@ pub fn fixes_html(fixes: &[Fix], units: UnitSystem) -> String {
         code_block(&mut h, &code_id, "fix-code", &f.code);
         h.raw("<div class=\"fix-actions\">");
         copy_button(&mut h, "fix-copy", &code_id);
-        h.raw("<button type=\"button\" class=\"primary small\" data-testid=\"fix-apply\" data-action=\"apply\"")
+        h.raw("<button type=\"button\" class=\"primary small\" data-testid=\"fix-apply\"")
+            .action(AnswerAction::Apply)
             .num("data-index", i as u64)
             .raw(">Apply to the plan</button></div></li>");
     }
@@ -157,26 +93,13 @@ pub fn fixes_html(fixes: &[Fix], units: UnitSystem) -> String {
 }
 
 /// The per-GPU stacked bars and their legend.
-pub fn bars_html(bars: &[Bar]) -> String {
+pub fn bars_html(bars: &[StackedBar]) -> String {
     let mut h = Html::new();
     h.raw("<div class=\"card bars\" data-testid=\"gpu-bars\"><h3>Memory per GPU</h3>");
     for b in bars {
-        h.raw("<div class=\"bar-row\" data-testid=\"gpu-bar\"><div class=\"bar-label\">")
-            .el("span", "", &b.label)
-            .el("span", if b.fits { "bar-sum" } else { "bar-sum over" }, &b.summary)
-            .raw("</div><div class=\"bar\" role=\"img\"")
-            .attr("aria-label", &b.aria)
-            .raw(">");
-        for s in &b.segments {
-            h.raw("<span")
-                .attr("class", &format!("seg {}", s.class))
-                .attr("style", &format!("width:{}", s.width))
-                .attr("title", &s.title)
-                .raw("></span>");
-        }
-        h.raw("<span class=\"cap-line\"")
-            .attr("style", &format!("left:{}", b.capacity_at))
-            .raw(" title=\"capacity\"></span></div></div>");
+        h.raw("<div class=\"bar-row\" data-testid=\"gpu-bar\">");
+        b.write(&mut h);
+        h.raw("</div>");
     }
     h.raw(
         "<ul class=\"legend\" aria-hidden=\"true\">\
@@ -471,15 +394,6 @@ mod tests {
     use super::*;
     use shared::estimate::{Scenario, estimate};
     use shared::model::Model;
-
-    #[test]
-    fn escapes_markup_and_quotes() {
-        assert_eq!(escape_html(r#"<b a="1">'x' & y</b>"#), "&lt;b a=&quot;1&quot;&gt;&#39;x&#39; &amp; y&lt;/b&gt;");
-        assert_eq!(escape_html("plain – text"), "plain – text");
-        let mut h = Html::new();
-        h.attr("title", "\"><script>").el("p", "c", "<i>");
-        assert_eq!(h.finish(), " title=\"&quot;&gt;&lt;script&gt;\"<p class=\"c\">&lt;i&gt;</p>");
-    }
 
     #[test]
     fn figures_keep_their_test_ids_bytes_and_open_state() {

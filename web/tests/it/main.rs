@@ -1,3 +1,4 @@
 //! The page's view model and share links, tested natively.
 
 mod golden_links;
+mod tidy;

@@ -1,11 +1,12 @@
 //! A read-only panel rendered from one escaped HTML string (see
 //! [`crate::vm::html`]), and the one delegated click handler for the
-//! buttons such panels carry (`data-action="copy"` / `"apply"`).
+//! buttons such panels carry ([`AnswerAction`], decoded by [`Action::parse`]).
 
 use leptos::prelude::*;
 use leptos::task::spawn_local;
 use wasm_bindgen::JsCast;
 
+use crate::html::action::{Action, AnswerAction};
 use crate::state::{AppState, clipboard};
 use crate::vm::resolve::inputs_for;
 
@@ -24,15 +25,16 @@ pub fn on_action(app: AppState, ev: leptos::ev::MouseEvent) {
         return;
     };
     let attr = |name: &str| button.get_attribute(name).unwrap_or_default();
-    match attr("data-action").as_str() {
-        "copy" => {
+    let Some(Action::Answer(action)) = Action::parse(&attr("data-action")) else { return };
+    match action {
+        AnswerAction::Copy => {
             let text = document().get_element_by_id(&attr("data-target")).and_then(|e| e.text_content());
             spawn_local(async move {
                 let ok = clipboard::copy(text.unwrap_or_default()).await;
                 button.set_text_content(Some(if ok { "Copied" } else { "Select and copy" }));
             });
         }
-        "apply" => {
+        AnswerAction::Apply => {
             let Ok(i) = attr("data-index").parse::<usize>() else { return };
             let Some(target) = app.fixes.with_untracked(|f| f.get(i).map(|f| f.scenario.clone())) else { return };
             let next = app
@@ -42,6 +44,5 @@ pub fn on_action(app: AppState, ev: leptos::ev::MouseEvent) {
                 app.inputs.set(next);
             }
         }
-        _ => {}
     }
 }

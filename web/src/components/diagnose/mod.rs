@@ -18,8 +18,8 @@ use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::JsFuture;
 
 use crate::components::answer::panel;
+use crate::html::Html;
 use crate::state::{AppState, use_app};
-use crate::vm::html::escape_html;
 use crate::vm::hub::HubState;
 
 /// The on-demand bundle, next to the page (relative: any host, any sub-path).
@@ -128,7 +128,9 @@ pub fn Diagnose() -> impl IntoView {
         match load.get() {
             Load::Idle | Load::Loading => "<p class=\"hint\" role=\"status\">Loading the diagnosis…</p>".to_owned(),
             Load::Failed(e) => {
-                format!("<p class=\"error\" role=\"alert\">The diagnosis could not load: {}</p>", escape_html(&e))
+                let mut h = Html::new();
+                h.raw("<p class=\"error\" role=\"alert\">The diagnosis could not load: ").t(&e).raw("</p>");
+                h.finish()
             }
             Load::Ready => {
                 let args = plan_args(app);

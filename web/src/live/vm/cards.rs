@@ -2,39 +2,31 @@
 //! free), utilisation, temperature and power, and the ten-minute timeline;
 //! and the process table with its leftovers.
 
-use crate::live::decode::{Field, GpuSample, Unavailable};
+use shared::protocol::{Field, GpuSample, PodRef, Unavailable};
 use shared::units::{GIB, MIB, UnitSystem, format_bytes};
+
+use crate::html::bar::Segment;
 
 use super::fmt::{fixed, path, pct};
 use super::host::{HostModel, WINDOW_MS};
 use super::status::seconds;
 
-/// One coloured part of a live memory bar.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct LiveSegment {
-    pub class: &'static str,
-    /// CSS width, e.g. `41.250%`.
-    pub width: String,
-    pub title: String,
-}
-
-impl LiveSegment {
-    /// A bar's segments from `(class, what, bytes)` parts, each as a share of
-    /// `scale`, titled with its bytes.
-    pub fn bar<'a>(
-        parts: impl IntoIterator<Item = (&'static str, &'a str, u64)>,
-        scale: u64,
-        units: UnitSystem,
-    ) -> Vec<Self> {
-        parts
-            .into_iter()
-            .map(|(class, what, bytes)| Self {
-                class,
-                width: pct(bytes, scale),
-                title: format!("{what}: {}", format_bytes(bytes, units)),
-            })
-            .collect()
-    }
+/// A live bar's segments from `(class, what, bytes)` parts, each as a share
+/// of `scale`, titled with its bytes.
+pub fn segments<'a>(
+    parts: impl IntoIterator<Item = (&'static str, &'a str, u64)>,
+    scale: u64,
+    units: UnitSystem,
+) -> Vec<Segment> {
+    parts
+        .into_iter()
+        .map(|(class, what, bytes)| Segment {
+            class,
+            bytes,
+            width: pct(bytes, scale),
+            title: format!("{what}: {}", format_bytes(bytes, units)),
+        })
+        .collect()
 }
 
 /// One GPU card.
@@ -43,7 +35,7 @@ pub struct GpuCard {
     pub index: u32,
     pub title: String,
     pub simulated: bool,
-    pub segments: Vec<LiveSegment>,
+    pub segments: Vec<Segment>,
     /// `used 12.3 GiB · reserved 256 MiB · free 11.4 GiB of 24 GiB`.
     pub memory: String,
     /// Exact free bytes for `data-free` (0 when unknown).
@@ -77,20 +69,20 @@ fn field<T>(f: &Field<T>, show: impl FnOnce(&T) -> String) -> String {
 
 pub fn gpu_card(host: &HostModel, g: &GpuSample, units: UnitSystem) -> GpuCard {
     let info = host.info(g.index);
-    let name = info.and_then(|i| i.name.clone()).unwrap_or_else(|| "GPU".into());
+    let name = info.and_then(|i| i.name.value().cloned()).unwrap_or_else(|| "GPU".into());
     let b = |x: u64| format_bytes(x, units);
     let (segments, memory, free_bytes) = match &g.memory {
         Field::Value(m) => {
-            let reserved = m.reserved_bytes.unwrap_or(0);
+            let reserved = m.reserved_bytes.value().copied().unwrap_or(0);
             let segs = [
                 ("live-used", "Used by processes", m.used_bytes),
                 ("live-reserved", "Reserved by the driver", reserved),
                 ("live-free", "Free", m.free_bytes),
             ];
-            let segments = LiveSegment::bar(segs, m.total_bytes, units);
+            let segments = segments(segs, m.total_bytes, units);
             let reserved_text = match m.reserved_bytes {
-                Some(r) => format!(" · reserved {}", b(r)),
-                None => " (incl. the driver's reserve)".into(),
+                Field::Value(r) => format!(" · reserved {}", b(r)),
+                Field::Unavailable(_) => " (incl. the driver's reserve)".into(),
             };
             let text =
                 format!("used {}{reserved_text} · free {} of {}", b(m.used_bytes), b(m.free_bytes), b(m.total_bytes));
@@ -197,6 +189,14 @@ fn desktop(name: &str) -> bool {
     matches!(name, "Xorg" | "Xwayland" | "gnome-shell" | "kwin_x11" | "kwin_wayland" | "sway" | "plasmashell")
 }
 
+/// A pod as `namespace/name`, or `uid …` when the agent cannot see names.
+pub fn pod_text(pod: &PodRef) -> String {
+    match (&pod.namespace, &pod.name) {
+        (Some(ns), Some(name)) => format!("{ns}/{name}"),
+        _ => format!("uid {}", pod.uid),
+    }
+}
+
 /// `just now`, `for 3 min 12 s`.
 fn since(ms: u64) -> String {
     if ms < 1_000 { "just now".into() } else { format!("for {}", seconds(ms)) }
@@ -230,7 +230,7 @@ pub fn process_rows(host: &HostModel, units: UnitSystem) -> Vec<ProcRow> {
             let bytes = p.used_bytes.value().copied().unwrap_or(0);
             held += bytes;
             let name = match (&p.name, &p.pod, &p.container) {
-                (Field::Value(n), Some(pod), _) => format!("{n} (pod {pod})"),
+                (Field::Value(n), Some(pod), _) => format!("{n} (pod {})", pod_text(pod)),
                 (Field::Value(n), None, Some(c)) => format!("{n} (container {c})"),
                 (Field::Value(n), None, None) => n.clone(),
                 (Field::Unavailable(u), _, _) => format!("? ({})", why(*u)),
@@ -290,9 +290,9 @@ pub fn process_rows(host: &HostModel, units: UnitSystem) -> Vec<ProcRow> {
 mod tests {
     use super::super::host::fixtures::*;
     use super::*;
-    use crate::live::decode::ServerMessage;
+    use shared::protocol::ServerMessage;
 
-    fn host(samples: impl IntoIterator<Item = crate::live::decode::Sample>) -> HostModel {
+    fn host(samples: impl IntoIterator<Item = shared::protocol::Sample>) -> HostModel {
         let mut h = HostModel::new("ws://lab1:7878/ws");
         h.apply(ServerMessage::Welcome(welcome(&[G24])));
         for s in samples {

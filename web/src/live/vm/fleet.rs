@@ -8,45 +8,12 @@
 //! when that host has as many fresh GPUs each with room for its share: the
 //! largest share on the GPU with the most free memory, and so on.
 
-use serde_json::Value;
 use shared::estimate::Estimate;
 use shared::units::{UnitSystem, format_bytes};
 
-use super::cards::LiveSegment;
-use crate::live::decode::{flag, list, num, text};
-
-/// One GPU of `/api/fleet` (`shared::protocol::FleetGpu`, read by hand like
-/// the rest of the wire, see [`crate::live::decode`]).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct FleetGpu {
-    pub host: String,
-    pub instance: String,
-    pub gpu: String,
-    pub uuid: String,
-    pub model: String,
-    pub total_bytes: u64,
-    pub free_bytes: u64,
-    pub stale: bool,
-}
-
-/// The body of `GET /api/fleet`.
-pub fn decode(body: &str) -> Result<Vec<FleetGpu>, String> {
-    let v: Value = serde_json::from_str(body).map_err(|e| format!("not a fleet answer: {e}"))?;
-    let gpus = v.get("gpus").ok_or("not a fleet answer: no `gpus`")?;
-    Ok(list(Some(gpus))
-        .iter()
-        .map(|g| FleetGpu {
-            host: text(g, "host"),
-            instance: text(g, "instance"),
-            gpu: text(g, "gpu"),
-            uuid: text(g, "uuid"),
-            model: text(g, "model"),
-            total_bytes: num(g, "total_bytes"),
-            free_bytes: num(g, "free_bytes"),
-            stale: flag(g, "stale"),
-        })
-        .collect())
-}
+use super::cards::segments;
+use crate::html::bar::StackedBar;
+use shared::protocol::FleetGpu;
 
 /// How one GPU stands against the plan.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -78,14 +45,13 @@ impl Standing {
 /// One GPU row.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FleetRow {
-    pub label: String,
     pub uuid: String,
     pub standing: Standing,
     /// Free minus the need (the plan's largest share), signed.
     pub headroom: i128,
-    pub summary: String,
-    /// In use, the plan's need, free after it.
-    pub segments: Vec<LiveSegment>,
+    /// The label, the summary and the bar: in use, the plan's need, free
+    /// after it (no capacity line: the bar is the GPU).
+    pub bar: StackedBar,
 }
 
 /// One host with its GPUs, best headroom first.
@@ -187,7 +153,7 @@ fn row(g: &FleetGpu, need: Option<u64>, standing: Standing, units: UnitSystem) -
         ("seg-weights", "The plan", need_bytes),
         ("live-free", "Free after the plan", g.free_bytes.saturating_sub(need_bytes)),
     ];
-    let segments = LiveSegment::bar(parts.into_iter().filter(|p| p.2 > 0), scale, units);
+    let segments = segments(parts.into_iter().filter(|p| p.2 > 0), scale, units);
     let headroom = i128::from(g.free_bytes) - i128::from(need_bytes);
     let summary = match (standing, need) {
         (Standing::Stale, _) => format!("not scraped any more: {} free when last seen", b(g.free_bytes)),
@@ -209,7 +175,15 @@ fn row(g: &FleetGpu, need: Option<u64>, standing: Standing, units: UnitSystem) -
             format!("needs {} but {} is free: {} short", b(n), b(g.free_bytes), b(n - g.free_bytes))
         }
     };
-    FleetRow { label, uuid: g.uuid.clone(), standing, headroom, summary, segments }
+    let bar = StackedBar {
+        label,
+        aria: summary.clone(),
+        summary,
+        fits: standing != Standing::Short,
+        segments,
+        capacity: None,
+    };
+    FleetRow { uuid: g.uuid.clone(), standing, headroom, bar }
 }
 
 #[cfg(test)]
@@ -227,6 +201,8 @@ mod tests {
             model: "NVIDIA L40S".into(),
             total_bytes: 48 * GIB,
             free_bytes: free_gib * GIB,
+            used_bytes: (48 - free_gib) * GIB,
+            reserved_bytes: None,
             stale,
         }
     }
@@ -264,8 +240,8 @@ mod tests {
         assert_eq!(s[2], ("c".into(), vec![("GPU-c-0".into(), "stale")]));
         let a1 = &v.hosts[0].rows[0];
         assert_eq!(a1.headroom, i128::from(20 * GIB));
-        assert!(a1.summary.contains("20.00 GiB to spare"), "{}", a1.summary);
-        assert!(v.hosts[1].rows[0].summary.contains("10.00 GiB short"), "{}", v.hosts[1].rows[0].summary);
+        assert!(a1.bar.summary.contains("20.00 GiB to spare"), "{}", a1.bar.summary);
+        assert!(v.hosts[1].rows[0].bar.summary.contains("10.00 GiB short"), "{}", v.hosts[1].rows[0].bar.summary);
     }
 
     #[test]
@@ -288,17 +264,13 @@ mod tests {
         assert!(s[1..].iter().all(|(_, rows)| rows.iter().all(|r| r.1 != "fits")), "{s:?}");
         assert!(v.headline.starts_with("Fits on 1 host now (2 GPUs each"), "{}", v.headline);
         let a0 = &v.hosts.iter().find(|h| h.name == "a").unwrap().rows[0];
-        assert!(a0.summary.contains("too few GPUs"), "{}", a0.summary);
+        assert!(a0.bar.summary.contains("too few GPUs"), "{}", a0.bar.summary);
     }
 
     #[test]
-    fn answers_decode_and_empty_fleets_say_so() {
-        let body = r#"{"queried_at_ms":1,"lookback_s":600,"gpus":[{"host":"gpu1","instance":"gpu1:7878","gpu":"0",
-            "uuid":"GPU-1","model":"NVIDIA L4","total_bytes":100,"free_bytes":60,"used_bytes":40,"stale":true,"x":1}]}"#;
-        let gpus = decode(body).unwrap();
-        assert_eq!((gpus[0].host.as_str(), gpus[0].free_bytes, gpus[0].stale), ("gpu1", 60, true));
-        assert!(decode("{}").is_err() && decode("<html>").is_err());
+    fn empty_fleets_and_plans_say_so() {
         assert!(view(&[], None, UnitSystem::Binary).headline.contains("no GPU"));
+        let gpus = [gpu("gpu1", 0, 30, true)];
         assert!(view(&gpus, None, UnitSystem::Binary).headline.contains("no runnable plan"));
     }
 }

@@ -4,7 +4,7 @@
 
 use std::collections::VecDeque;
 
-use crate::live::decode::{Field, GpuInfo, GpuSample, Sample, ServerMessage, Unavailable, Welcome};
+use shared::protocol::{Field, GpuInfo, GpuSample, Sample, ServerMessage, Unavailable, Welcome};
 
 use super::probe::{ProbeRun, is_probe_error};
 use super::status::{LinkStatus, url_host};
@@ -64,19 +64,19 @@ impl HostModel {
 
     /// The hostname from `welcome`, else the address.
     pub fn name(&self) -> String {
-        self.welcome.as_ref().map_or_else(|| url_host(&self.url).to_owned(), |w| w.hostname.clone())
+        self.welcome.as_ref().map_or_else(|| url_host(&self.url).to_owned(), |w| w.host.hostname.clone())
     }
 
     pub fn simulated(&self) -> bool {
-        self.welcome.as_ref().is_some_and(|w| w.simulated)
+        self.welcome.as_ref().is_some_and(|w| w.host.simulated)
     }
 
     pub fn gpu_count(&self) -> usize {
-        self.welcome.as_ref().map_or(0, |w| w.gpus.len())
+        self.welcome.as_ref().map_or(0, |w| w.host.gpus.len())
     }
 
     pub fn info(&self, index: u32) -> Option<&GpuInfo> {
-        self.welcome.as_ref()?.gpus.iter().find(|g| g.index == index)
+        self.welcome.as_ref()?.host.gpus.iter().find(|g| g.index == index)
     }
 
     pub fn reading(&self, index: u32) -> Option<&GpuSample> {
@@ -99,7 +99,7 @@ impl HostModel {
         match message {
             ServerMessage::Welcome(w) => {
                 // Another set of GPUs (the agent restarted elsewhere): start over.
-                let same = self.welcome.as_ref().is_some_and(|old| old.gpus == w.gpus);
+                let same = self.welcome.as_ref().is_some_and(|old| old.host.gpus == w.host.gpus);
                 if !same {
                     self.history.clear();
                     self.latest = None;
@@ -178,24 +178,34 @@ impl HostModel {
 
 #[cfg(test)]
 pub(crate) mod fixtures {
-    use crate::live::decode::*;
+    use shared::protocol::*;
     use shared::units::{GIB, MIB};
 
     pub fn welcome(totals: &[u64]) -> Welcome {
         Welcome {
-            hostname: "lab1".into(),
-            driver_version: Some("simulated".into()),
-            simulated: true,
-            gpus: totals
-                .iter()
-                .zip(0u32..)
-                .map(|(&t, index)| GpuInfo {
-                    index,
-                    name: Some("NVIDIA GeForce RTX 4090 (simulated)".into()),
-                    memory_total_bytes: Some(t),
-                    catalog_id: Some("rtx-4090".into()),
-                })
-                .collect(),
+            protocol_version: PROTOCOL_VERSION,
+            host: HostInfo {
+                agent_version: "0.1.0".into(),
+                hostname: "lab1".into(),
+                driver_version: Field::Value("simulated".into()),
+                cuda_driver_version: Field::Unavailable(Unavailable::NotSupported),
+                simulated: true,
+                gpus: totals
+                    .iter()
+                    .zip(0u32..)
+                    .map(|(&t, index)| GpuInfo {
+                        index,
+                        uuid: Field::Value(format!("GPU-sim-{index}")),
+                        name: Field::Value("NVIDIA GeForce RTX 4090 (simulated)".into()),
+                        pci_bus_id: Field::Unavailable(Unavailable::NotSupported),
+                        memory_total_bytes: Field::Value(t),
+                        compute_mode: Field::Value(ComputeMode::Default),
+                        mig_mode: Field::Unavailable(Unavailable::NotSupported),
+                        catalog_id: Some("rtx-4090".into()),
+                    })
+                    .collect(),
+            },
+            limits: Limits::default(),
             probes: ProbeLimits::default(),
         }
     }
@@ -208,8 +218,10 @@ pub(crate) mod fixtures {
     /// A sample at `t_s` seconds.
     pub fn sample(t_s: u64, gpus: &[Gpu]) -> Sample {
         Sample {
+            seq: t_s,
             timestamp_ms: t_s * 1_000,
             processes_timestamp_ms: t_s * 1_000,
+            simulated: true,
             gpus: gpus
                 .iter()
                 .zip(0u32..)
@@ -219,12 +231,16 @@ pub(crate) mod fixtures {
                         total_bytes: total,
                         used_bytes: used,
                         free_bytes: total - used - 256 * MIB,
-                        reserved_bytes: Some(256 * MIB),
+                        reserved_bytes: Field::Value(256 * MIB),
+                        source: MemorySource::Simulated,
                     }),
                     utilization: Field::Value(Utilization { gpu_pct: util, memory_pct: util / 2 }),
                     temperature_c: Field::Value(60),
                     power_draw_mw: Field::Value(300_000),
                     power_limit_mw: Field::Value(450_000),
+                    sm_clock_mhz: Field::Unavailable(Unavailable::NotSupported),
+                    memory_clock_mhz: Field::Unavailable(Unavailable::NotSupported),
+                    mig_instances: Field::Unavailable(Unavailable::NotSupported),
                     processes: Field::Value(
                         procs
                             .iter()
@@ -234,6 +250,7 @@ pub(crate) mod fixtures {
                                 container: None,
                                 pod: None,
                                 used_bytes: Field::Value(bytes),
+                                mig: None,
                             })
                             .collect(),
                     ),

@@ -6,7 +6,7 @@ pub mod cards;
 pub mod fleet;
 pub mod fmt;
 pub mod host;
-pub mod html;
+pub mod panels;
 pub mod probe;
 pub mod reality;
 pub mod status;

@@ -7,18 +7,19 @@
 use shared::estimate::{CUDA_CONTEXT_BYTES, Prepared};
 use shared::probe::plan_for_gpu;
 
-use crate::live::decode::{
-    ErrorCode, ErrorMessage, ProbeLimits, ProbeOutcome, ProbePhase, ProbeProgress, ProbeRequest, ProbeResult,
-    ProbeStarted, Step, StopReason,
+use shared::protocol::{
+    ErrorCode, ErrorMessage, ProbeLimits, ProbeOutcome, ProbePhase, ProbeProgress, ProbeResult, ProbeStart,
+    ProbeStarted, StopReason,
 };
+
+use crate::live::wire;
 use shared::units::{UnitSystem, format_bytes};
 
 use super::status::seconds;
 
 /// The `probe_start` for plan GPU `plan_gpu` run on live GPU `gpu`.
-pub fn plan_request(p: &Prepared, plan_gpu: usize, gpu: u32) -> ProbeRequest {
-    let plan = plan_for_gpu(p, plan_gpu);
-    ProbeRequest { gpu, steps: plan.steps.into_iter().map(|s| Step { label: s.label, bytes: s.bytes }).collect() }
+pub fn plan_request(p: &Prepared, plan_gpu: usize, gpu: u32) -> ProbeStart {
+    wire::probe_start(gpu, plan_for_gpu(p, plan_gpu).steps)
 }
 
 /// One probe of this page on one host, from request to result.
@@ -35,10 +36,10 @@ pub struct ProbeRun {
 }
 
 impl ProbeRun {
-    pub fn new(request: &ProbeRequest) -> Self {
+    pub fn new(request: &ProbeStart) -> Self {
         Self {
             gpu: request.gpu,
-            requested_bytes: request.total_bytes(),
+            requested_bytes: request.requested_bytes().unwrap_or(0),
             steps: request.steps.len() as u32,
             started: None,
             progress: None,
@@ -212,13 +213,15 @@ mod tests {
     use super::*;
     use shared::estimate::Scenario;
     use shared::model::Model;
+    use shared::protocol::ProbeMode;
     use shared::units::{GIB, MIB};
 
     fn run() -> ProbeRun {
         let m = Model::preset("llama-3.1-8b").expect("preset");
         let p = Prepared::new(&m, Scenario::default());
         let req = plan_request(&p, 0, 1);
-        assert_eq!(req.total_bytes(), shared::probe::plan_for_gpu(&p, 0).total_bytes());
+        assert_eq!(req.requested_bytes(), Some(shared::probe::plan_for_gpu(&p, 0).total_bytes()));
+        assert_eq!(req.confirm_bytes, req.requested_bytes());
         assert_eq!(req.gpu, 1);
         ProbeRun::new(&req)
     }
@@ -228,7 +231,17 @@ mod tests {
         let mut r = run();
         assert_eq!((r.key(), r.fraction_pct()), ("pending", 0));
         assert!(r.progress_text(UnitSystem::Binary).starts_with("Asking the agent to allocate"));
-        r.started = Some(ProbeStarted { probe_id: 1, gpu: 1, steps: r.steps, worker_pid: Some(99) });
+        r.started = Some(ProbeStarted {
+            probe_id: 1,
+            gpu: 1,
+            mode: ProbeMode::Plan,
+            requested_bytes: r.requested_bytes,
+            limit_bytes: r.requested_bytes,
+            hold_ms: 1000,
+            steps: r.steps,
+            worker_pid: Some(99),
+            simulated: true,
+        });
         r.progress = Some(ProbeProgress {
             probe_id: 1,
             phase: ProbePhase::Allocate,
@@ -238,11 +251,14 @@ mod tests {
             allocated: true,
             held_bytes: 7 * GIB,
             context_bytes: None,
+            elapsed_ms: 100,
         });
         assert_eq!(r.key(), "running");
         assert!(r.fraction_pct() >= 40 && r.fraction_pct() <= 50);
         assert!(r.progress_text(UnitSystem::Binary).contains("layer 14 weights (436.00 MiB) granted"));
         r.result = Some(ProbeResult {
+            probe_id: 1,
+            mode: ProbeMode::Plan,
             gpu: 1,
             simulated: true,
             ok: true,
@@ -252,6 +268,10 @@ mod tests {
             achieved_bytes: r.requested_bytes,
             largest_block_bytes: GIB,
             context_bytes: Some(512 * MIB),
+            free_before_bytes: None,
+            free_after_bytes: None,
+            total_bytes: None,
+            held_ms: 1000,
             duration_ms: 2500,
             error: None,
         });

@@ -2,13 +2,14 @@
 //! free; the plan's bar over the real memory; and the balance between a
 //! host's GPUs next to the plan's split.
 
-use crate::live::decode::{Field, GpuInfo};
 use shared::estimate::{CUDA_CONTEXT_BYTES, Estimate, GpuBudget};
 use shared::link::GpuChoice;
+use shared::protocol::{Field, GpuInfo};
 use shared::units::{UnitSystem, format_bytes};
 
-use super::cards::LiveSegment;
+use super::cards::segments;
 use super::host::HostModel;
+use crate::html::bar::{CapacityLine, StackedBar};
 
 /// The live GPU the plan targets: plan GPU `k` runs on the host's GPU `gpu + k`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -20,7 +21,7 @@ pub struct Target {
 /// What the GPU input becomes for a live GPU: its catalog entry when the
 /// agent simulates one of exactly that size, else its real capacity.
 pub fn gpu_choice(info: &GpuInfo) -> Option<GpuChoice> {
-    let total = info.memory_total_bytes?;
+    let total = *info.memory_total_bytes.value()?;
     let catalog = info.catalog_id.as_deref().and_then(shared::catalog::gpu).filter(|g| g.memory_bytes == total);
     Some(match catalog {
         Some(g) => GpuChoice::Catalog(g.id.clone()),
@@ -34,7 +35,9 @@ pub struct NowVerdict {
     /// `None` while there is no reading to judge by.
     pub fits: Option<bool>,
     pub text: String,
-    pub bars: Vec<NowBar>,
+    /// One plan GPU laid over its real GPU each: what others hold, the
+    /// plan's parts, what would stay free.
+    pub bars: Vec<StackedBar>,
 }
 
 impl NowVerdict {
@@ -47,18 +50,6 @@ impl NowVerdict {
     }
 }
 
-/// One plan GPU laid over its real GPU: what others hold, the plan's parts,
-/// what would stay free.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct NowBar {
-    pub label: String,
-    pub segments: Vec<LiveSegment>,
-    /// Where the real capacity ends (`100.000%` unless the plan overflows).
-    pub capacity_at: String,
-    pub summary: String,
-    pub fits: bool,
-}
-
 use super::fmt::pct;
 
 /// One plan GPU against one real reading `(total, free)`.
@@ -69,7 +60,7 @@ fn now_bar(
     reading: (u64, u64),
     context: Option<u64>,
     units: UnitSystem,
-) -> NowBar {
+) -> StackedBar {
     let b = |x: u64| format_bytes(x, units);
     let (total, free) = reading;
     let taken = total.saturating_sub(free);
@@ -85,16 +76,17 @@ fn now_bar(
         ("seg-overhead", "Plan: overhead", overhead),
         ("live-free", "Free after loading", free.saturating_sub(need)),
     ];
-    let segments = LiveSegment::bar(parts.into_iter().filter(|p| p.2 > 0), scale, units);
+    let segments = segments(parts.into_iter().filter(|p| p.2 > 0), scale, units);
     let summary = if fits {
         format!("needs {} of {} free: {} to spare", b(need), b(free), b(free - need))
     } else {
         format!("needs {} but {} is free: {} short", b(need), b(free), b(need - free))
     };
-    NowBar {
+    StackedBar {
         label: format!("plan GPU {} → GPU {gpu} on {host}", plan.index),
         segments,
-        capacity_at: pct(total, scale),
+        capacity: Some(CapacityLine { at: pct(total, scale), title: "real capacity" }),
+        aria: summary.clone(),
         summary,
         fits,
     }
@@ -135,7 +127,7 @@ pub fn verdict_now(e: &Estimate, host: &HostModel, target: u32, context: Option<
         };
         bars.push(now_bar(plan, index, &name, (m.total_bytes, m.free_bytes), context, units));
     }
-    let short: Vec<&NowBar> = bars.iter().filter(|b| !b.fits).collect();
+    let short: Vec<&StackedBar> = bars.iter().filter(|b| !b.fits).collect();
     let gpus = match bars.len() {
         1 => format!("GPU {target} on {name}"),
         n => format!("GPUs {target}–{} on {name}", target + n as u32 - 1),
@@ -194,7 +186,7 @@ pub fn context_term(measured: u64, units: UnitSystem) -> String {
         format!("−{} per GPU", b(CUDA_CONTEXT_BYTES - measured))
     };
     format!(
-        "Overhead term: CUDA context {} as measured by the probe, instead of the calculator's {} ({delta});          “fits now” uses it. The plan's figures above keep the assumption, so the share link stays reproducible.",
+        "Overhead term: CUDA context {} as measured by the probe, instead of the calculator's {} ({delta}); “fits now” uses it. The plan's figures above keep the assumption, so the share link stays reproducible.",
         b(measured),
         b(CUDA_CONTEXT_BYTES)
     )
@@ -259,9 +251,9 @@ pub fn balance(host: &HostModel, plan: Option<&Estimate>, units: UnitSystem) -> 
 mod tests {
     use super::super::host::fixtures::*;
     use super::*;
-    use crate::live::decode::ServerMessage;
     use shared::estimate::{GpuSlot, Scenario, estimate};
     use shared::model::Model;
+    use shared::protocol::ServerMessage;
     use shared::units::GIB;
 
     fn plan(gpus: usize) -> Estimate {
@@ -286,11 +278,11 @@ mod tests {
         let idle = verdict_now(&e, &host(&[0]), 0, None, UnitSystem::Binary);
         assert_eq!(idle.key(), "yes");
         assert!(idle.text.starts_with("Fits now on GPU 0 on lab1"), "{}", idle.text);
-        assert!(idle.bars[0].fits && idle.bars[0].capacity_at == "100.000%");
+        assert!(idle.bars[0].fits && idle.bars[0].capacity_at() == Some("100.000%"));
         let busy = verdict_now(&e, &host(&[20 * GIB]), 0, None, UnitSystem::Binary);
         assert_eq!(busy.key(), "no");
         assert!(busy.text.contains("short") && busy.text.contains("vllm (pid 41000) holds 20.00 GiB"), "{}", busy.text);
-        assert_ne!(busy.bars[0].capacity_at, "100.000%", "the plan overflows the real card");
+        assert_ne!(busy.bars[0].capacity_at(), Some("100.000%"), "the plan overflows the real card");
         // A measured context of 1 GiB instead of 300 MiB takes 724 MiB of the spare room.
         let measured = verdict_now(&e, &host(&[0]), 0, Some(GIB), UnitSystem::Binary);
         assert!(measured.bars[0].summary != idle.bars[0].summary);
@@ -314,7 +306,7 @@ mod tests {
         let w = welcome(&[G24, 20 * GIB]);
         let rtx = shared::catalog::gpu("rtx-4090").expect("catalog").memory_bytes;
         let w2 = welcome(&[rtx]);
-        assert_eq!(gpu_choice(&w2.gpus[0]), Some(GpuChoice::Catalog("rtx-4090".into())));
-        assert_eq!(gpu_choice(&w.gpus[1]), Some(GpuChoice::Custom(20 * GIB)));
+        assert_eq!(gpu_choice(&w2.host.gpus[0]), Some(GpuChoice::Catalog("rtx-4090".into())));
+        assert_eq!(gpu_choice(&w.host.gpus[1]), Some(GpuChoice::Custom(20 * GIB)));
     }
 }

@@ -2,7 +2,7 @@
 //! each refusal means, and which agent addresses a browser will refuse to
 //! reach from this page (mixed content) before anything is sent.
 
-use crate::live::decode::ErrorCode;
+use shared::protocol::ErrorCode;
 
 /// Where a connection to one agent stands.
 #[derive(Debug, Clone, PartialEq, Eq)]
