@@ -162,6 +162,9 @@ fn new_presets_count_what_transformers_builds() {
         ("qwen3.5-35b-a3b", "defaults-qwen3_5_moe"),
         ("llama-4-scout", "defaults-llama4"),
         ("minimax-m2", "defaults-minimax_m2"),
+        ("glm-4.5-air", "glm-4.5-air"),
+        ("nemotron-nano-9b-v2", "nemotron-nano-9b-v2"),
+        ("lfm2-1.2b", "lfm2-1.2b"),
     ] {
         let m = shared::model::Model::preset(preset).unwrap_or_else(|e| panic!("{preset}: {e}"));
         let c = &counts.counts[fixture];

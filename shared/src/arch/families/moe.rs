@@ -114,6 +114,11 @@ pub(super) fn glm4_moe(f: Fields, warnings: &mut Vec<String>) -> Result<TextMode
         }
     }
     m.qk_norm = f.bool_or("use_qk_norm", false)?;
+    // `attention_bias` biases q, k and v only: `o_proj` is built with
+    // `bias=False` (transformers 5.24 modeling_glm4_moe.py, `Glm4MoeAttention`).
+    if let AttentionKind::Standard { qkv_bias, .. } = m.attention {
+        m.attention = AttentionKind::Standard { qkv_bias, o_bias: false };
+    }
     m.moe = Some(e);
     mtp_warning(f, warnings)?;
     Ok(m)
