@@ -63,6 +63,8 @@ pub enum Family {
     NemotronH,
     GraniteMoeHybrid,
     Lfm2,
+    /// MiMo-V2-Flash: sliding layers with their own KV heads and sinks.
+    MimoV2Flash,
     Generic,
 }
 
@@ -149,11 +151,43 @@ pub struct LayerSpec {
     /// a constant-size state per sequence instead of (or beside) a KV cache.
     #[serde(default)]
     pub state: bool,
+    /// Where this layer's attention heads differ from the model's.
+    #[serde(default, skip_serializing_if = "LayerHeads::is_model")]
+    pub heads: LayerHeads,
 }
 
 impl LayerSpec {
     pub fn new(attention: LayerAttention, ffn: Ffn) -> Self {
-        Self { attention, ffn, state: false }
+        Self { attention, ffn, state: false, heads: LayerHeads::default() }
+    }
+
+    /// A recurrent mixer layer ([`TextModel::recurrent`]) without attention.
+    pub fn recurrent(ffn: Ffn) -> Self {
+        Self { state: true, ..Self::new(LayerAttention::None, ffn) }
+    }
+
+    /// Key/value heads of this layer, given the model's.
+    pub fn kv_heads(&self, model: u64) -> u64 {
+        if self.heads.kv_heads == 0 { model } else { self.heads.kv_heads }
+    }
+}
+
+/// One layer's attention heads where they differ from [`TextModel`]'s
+/// (MiMo-V2-Flash's sliding layers: twice the key/value heads, and a sink
+/// logit per query head). The default means "as the model".
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LayerHeads {
+    /// Key/value heads of this layer; 0: the model's `num_kv_heads`.
+    #[serde(default)]
+    pub kv_heads: u64,
+    /// One learned attention-sink logit per query head in this layer.
+    #[serde(default)]
+    pub sinks: bool,
+}
+
+impl LayerHeads {
+    pub fn is_model(&self) -> bool {
+        *self == Self::default()
     }
 }
 

@@ -4,7 +4,7 @@
 
 use serde::Serialize;
 
-use super::{Architecture, AttentionKind, Ffn, LayerAttention, NormKind, Recurrent, TextModel};
+use super::{Architecture, AttentionKind, Ffn, LayerAttention, LayerSpec, NormKind, Recurrent, TextModel};
 
 /// What a group of parameters is, which decides how each weight format
 /// stores it (quantised linear weights vs 16/32-bit embeddings and norms).
@@ -185,7 +185,7 @@ pub(super) fn layout(arch: &Architecture) -> TensorLayout {
     for (i, spec) in t.layers.iter().enumerate() {
         let l = i as u32;
         if spec.attention != LayerAttention::None {
-            attention(&mut b, t, l, spec.attention, arch.family);
+            attention(&mut b, t, l, spec, arch.family);
         }
         if let (true, Some(r)) = (spec.state, t.recurrent) {
             recurrent(&mut b, t.hidden_size, l, r);
@@ -260,15 +260,17 @@ pub(super) fn layout(arch: &Architecture) -> TensorLayout {
     TensorLayout { groups: b.groups, num_layers: t.layers.len() as u32 }
 }
 
-fn attention(b: &mut Builder, t: &TextModel, l: u32, kind: LayerAttention, family: super::Family) {
+fn attention(b: &mut Builder, t: &TextModel, l: u32, spec: &LayerSpec, family: super::Family) {
     let h = t.hidden_size;
+    let kind = spec.attention;
     match t.attention {
         AttentionKind::Standard { qkv_bias, o_bias } => {
             let q_heads = t.num_heads.saturating_mul(t.head_dim);
             // Qwen3-Next: q_proj yields the queries and an output gate of the same width.
             let q = if t.extra.attn_output_gate { q_heads.saturating_mul(2) } else { q_heads };
-            let k = t.num_kv_heads.saturating_mul(t.head_dim);
-            let v = t.num_kv_heads.saturating_mul(t.v_head_dim);
+            let kv_heads = spec.kv_heads(t.num_kv_heads);
+            let k = kv_heads.saturating_mul(t.head_dim);
+            let v = kv_heads.saturating_mul(t.v_head_dim);
             let o_in = t.num_heads.saturating_mul(t.v_head_dim);
             b.linear(Role::AttnQ, l, h, q);
             b.linear(Role::AttnK, l, h, k);
@@ -288,7 +290,7 @@ fn attention(b: &mut Builder, t: &TextModel, l: u32, kind: LayerAttention, famil
             } else if t.qk_norm || cross {
                 b.vector(Role::Norm, Some(l), t.head_dim.saturating_mul(2));
             }
-            if t.extra.attn_sinks {
+            if t.extra.attn_sinks || spec.heads.sinks {
                 b.vector(Role::Norm, Some(l), t.num_heads);
             }
             if cross {

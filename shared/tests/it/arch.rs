@@ -106,14 +106,8 @@ fn every_reader_matches_the_transformers_count() {
 /// must still be read generically with a warning, or refused with an error —
 /// never silently as a known family. Adding a reader fails this test until
 /// the fixture leaves the list.
-const PENDING: &[&str] = &[
-    "defaults-falcon_h1",
-    "defaults-gemma3n_text",
-    "defaults-gemma4",
-    "defaults-gemma4_text",
-    "defaults-jamba",
-    "defaults-mimo_v2_flash",
-];
+const PENDING: &[&str] =
+    &["defaults-falcon_h1", "defaults-gemma3n_text", "defaults-gemma4", "defaults-gemma4_text", "defaults-jamba"];
 
 #[test]
 fn pending_families_are_not_read_as_known() {
@@ -195,4 +189,41 @@ fn dsa_indexer_keys_are_a_cache_of_their_own() {
             assert!(costs.iter().all(|c| c.bytes_per_token == latent * bytes + ix.head_dim + ix.head_dim / 128 * 4));
         }
     }
+}
+
+/// MiMo-V2-Flash's sliding layers hold twice the KV heads of its full ones
+/// (`MiMoV2FlashAttention`: `num_key_value_heads * 2 if is_swa`), with keys
+/// of `head_dim` and values of `v_head_dim`; under TP each rank keeps its
+/// share of each layer's own heads.
+#[test]
+fn mimo_sliding_layers_cache_their_own_heads() {
+    use shared::arch::LayerAttention;
+    use shared::kv::{KvDtype, layer_costs};
+    let arch = read("defaults-mimo_v2_flash");
+    let t = &arch.text;
+    let raw: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(dir().join("defaults-mimo_v2_flash.json")).unwrap_or_else(|e| panic!("{e}")),
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    let kv = raw["num_key_value_heads"].as_u64().unwrap_or_default();
+    let (k_dim, v_dim) = (raw["head_dim"].as_u64().unwrap_or_default(), raw["v_head_dim"].as_u64().unwrap_or_default());
+    let window = raw["sliding_window"].as_u64().unwrap_or_default();
+    assert!(kv > 0 && k_dim != v_dim && window > 0);
+    for tp in [1, 2, 8] {
+        let costs = layer_costs(t, KvDtype::Bf16, tp);
+        let per_rank = |heads: u64| if tp >= heads { 1 } else { heads.div_ceil(tp) };
+        for (i, (l, c)) in t.layers.iter().zip(&costs).enumerate() {
+            let (heads, want_window) = match l.attention {
+                LayerAttention::Sliding(w) => (kv * 2, Some(w)),
+                LayerAttention::Full => (kv, None),
+                other => panic!("layer {i}: {other:?}"),
+            };
+            assert_eq!(c.bytes_per_token, per_rank(heads) * (k_dim + v_dim) * 2, "layer {i}, tp {tp}");
+            assert_eq!(c.window, want_window, "layer {i}");
+        }
+    }
+    let full = t.layers.iter().filter(|l| l.attention == LayerAttention::Full).count();
+    // The first layer and every 6th after it are global (`__post_init__`).
+    assert_eq!(full, (0..t.layers.len()).filter(|&i| i == 0 || (i + 1) % 6 == 0).count());
+    assert_eq!(t.layers[1].attention, LayerAttention::Sliding(window));
 }

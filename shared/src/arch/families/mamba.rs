@@ -83,7 +83,7 @@ pub(super) fn nemotron_h(f: Fields, warnings: &mut Vec<String>) -> Result<TextMo
     let mut layers = Vec::with_capacity(kinds.len());
     for k in kinds {
         layers.push(match k {
-            'M' => LayerSpec { attention: LayerAttention::None, ffn: Ffn::None, state: true },
+            'M' => LayerSpec::recurrent(Ffn::None),
             '*' => LayerSpec::new(LayerAttention::Full, Ffn::None),
             '-' => LayerSpec::new(LayerAttention::None, Ffn::Dense),
             'E' => LayerSpec::new(LayerAttention::None, Ffn::Moe),
@@ -149,7 +149,7 @@ pub(super) fn granitemoehybrid(f: Fields, _warnings: &mut Vec<String>) -> Result
     for i in 0..n as usize {
         // GraniteMoeHybridConfig: all layers are Mamba when `layer_types` is absent.
         layers.push(match types.get(i).copied().unwrap_or("mamba") {
-            "mamba" | "linear_attention" => LayerSpec { attention: LayerAttention::None, ffn, state: true },
+            "mamba" | "linear_attention" => LayerSpec::recurrent(ffn),
             "attention" | "full_attention" => LayerSpec::new(LayerAttention::Full, ffn),
             other => return Err(invalid(f, "layer_types", format!("unknown layer type `{other}`"))),
         });

@@ -158,6 +158,7 @@ fn detect(model_type: &str, architectures: &[&str]) -> Option<Family> {
         "lfm2" => Some(Family::Lfm2),
         "nemotron_h" => Some(Family::NemotronH),
         "granitemoehybrid" => Some(Family::GraniteMoeHybrid),
+        "mimo_v2_flash" => Some(Family::MimoV2Flash),
         _ => None,
     };
     // Some repos leave `model_type` out or use a custom one; the class name
@@ -188,6 +189,7 @@ fn read_text(family: Family, f: Fields, warnings: &mut Vec<String>) -> Result<Te
         Llama4 => moe::llama4(f, warnings),
         Glm4Moe => moe::glm4_moe(f, warnings),
         MinimaxM2 => moe::minimax_m2(f, warnings),
+        MimoV2Flash => moe::mimo_v2_flash(f, warnings),
         Phimoe => moe::phimoe(f, warnings),
         GraniteMoe => moe::granitemoe(f, warnings),
         Smollm3 => dense::smollm3(f, warnings),
