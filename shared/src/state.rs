@@ -169,6 +169,7 @@ mod tests {
             conv_kernel: 4,
             conv_bias: true,
             proj_bias: false,
+            gated_norm: true,
         };
         let one = state_of(r, 4096, StateRules::vllm(2, None), 1);
         assert_eq!(one.conv_bytes, (8192 + 2 * 256) * 3 * 2);

@@ -65,6 +65,8 @@ pub enum Family {
     Lfm2,
     /// MiMo-V2-Flash: sliding layers with their own KV heads and sinks.
     MimoV2Flash,
+    /// Falcon-H1: attention and Mamba-2 side by side in every layer.
+    FalconH1,
     Generic,
 }
 
@@ -200,10 +202,26 @@ pub enum Recurrent {
     GatedDeltaNet { key_heads: u64, value_heads: u64, key_head_dim: u64, value_head_dim: u64, conv_kernel: u64 },
     /// Mamba-2 (Nemotron-H, Granite 4.0-H): an SSM state of `heads ×
     /// head_dim × d_state` plus a causal conv over x, B and C.
-    Mamba2 { heads: u64, head_dim: u64, d_state: u64, groups: u64, conv_kernel: u64, conv_bias: bool, proj_bias: bool },
+    /// `gated_norm`: a gated RMSNorm of the inner width before `out_proj`
+    /// (always in Nemotron-H and Granite 4.0-H, `mamba_rms_norm` in Falcon-H1).
+    Mamba2 {
+        heads: u64,
+        head_dim: u64,
+        d_state: u64,
+        groups: u64,
+        conv_kernel: u64,
+        conv_bias: bool,
+        proj_bias: bool,
+        #[serde(default = "yes")]
+        gated_norm: bool,
+    },
     /// LFM2's gated short convolution: only a conv state of `hidden ×
     /// (kernel − 1)`.
     ShortConv { kernel: u64, bias: bool },
+}
+
+fn yes() -> bool {
+    true
 }
 
 /// Per-model details of the newer families that the shared fields above do

@@ -346,7 +346,7 @@ fn recurrent(b: &mut Builder, h: u64, l: u32, r: Recurrent) {
             b.vector(Role::Norm, Some(l), value_heads.saturating_mul(2).saturating_add(value_head_dim));
             b.linear(Role::AttnO, l, value, h);
         }
-        Recurrent::Mamba2 { heads, head_dim, d_state, groups, conv_kernel, conv_bias, proj_bias } => {
+        Recurrent::Mamba2 { heads, head_dim, d_state, groups, conv_kernel, conv_bias, proj_bias, gated_norm } => {
             // NemotronHMamba2Mixer / GraniteMoeHybridMambaLayer: in_proj to
             // (z, x, B, C, dt), a depthwise conv over (x, B, C), dt_bias, A_log
             // and D per head, a gated RMSNorm of the inner width, out_proj.
@@ -359,7 +359,8 @@ fn recurrent(b: &mut Builder, h: u64, l: u32, r: Recurrent) {
             if conv_bias {
                 b.vector(Role::Bias, Some(l), conv_dim);
             }
-            b.vector(Role::Norm, Some(l), heads.saturating_mul(3).saturating_add(inner));
+            let norm = if gated_norm { inner } else { 0 };
+            b.vector(Role::Norm, Some(l), heads.saturating_mul(3).saturating_add(norm));
             b.linear(Role::AttnO, l, inner, h);
             if proj_bias {
                 b.vector(Role::Bias, Some(l), in_out.saturating_add(h));

@@ -106,8 +106,7 @@ fn every_reader_matches_the_transformers_count() {
 /// must still be read generically with a warning, or refused with an error —
 /// never silently as a known family. Adding a reader fails this test until
 /// the fixture leaves the list.
-const PENDING: &[&str] =
-    &["defaults-falcon_h1", "defaults-gemma3n_text", "defaults-gemma4", "defaults-gemma4_text", "defaults-jamba"];
+const PENDING: &[&str] = &["defaults-gemma3n_text", "defaults-gemma4", "defaults-gemma4_text", "defaults-jamba"];
 
 #[test]
 fn pending_families_are_not_read_as_known() {
@@ -226,4 +225,29 @@ fn mimo_sliding_layers_cache_their_own_heads() {
     // The first layer and every 6th after it are global (`__post_init__`).
     assert_eq!(full, (0..t.layers.len()).filter(|&i| i == 0 || (i + 1) % 6 == 0).count());
     assert_eq!(t.layers[1].attention, LayerAttention::Sliding(window));
+}
+
+/// Falcon-H1 runs attention and Mamba-2 side by side: every layer keeps a KV
+/// cache that grows and a Mamba-2 state that does not (vLLM's
+/// `mamba2_state_shape`: conv over x, B, C of `kernel − 1` columns, an SSM
+/// state of heads × head_dim × d_state).
+#[test]
+fn falcon_h1_layers_hold_a_cache_and_a_state() {
+    use shared::arch::{LayerAttention, Recurrent};
+    use shared::kv::{KvDtype, layer_costs};
+    use shared::state::{StateRules, layer_states};
+    let arch = read("defaults-falcon_h1");
+    let t = &arch.text;
+    let Some(Recurrent::Mamba2 { heads, head_dim, d_state, groups, conv_kernel, .. }) = t.recurrent else {
+        panic!("no Mamba-2 mixer")
+    };
+    let kv = layer_costs(t, KvDtype::Bf16, 1);
+    let states = layer_states(t, StateRules::vllm(2, None), 1);
+    let conv = (heads * head_dim + 2 * groups * d_state) * (conv_kernel - 1) * 2;
+    let ssm = heads * head_dim * d_state * 2;
+    for (i, ((l, c), s)) in t.layers.iter().zip(&kv).zip(&states).enumerate() {
+        assert_eq!(l.attention, LayerAttention::Full, "layer {i}");
+        assert_eq!(c.bytes_per_token, t.num_kv_heads * t.head_dim * 2 * 2, "layer {i}");
+        assert_eq!((s.conv_bytes, s.ssm_bytes), (conv, ssm), "layer {i}");
+    }
 }

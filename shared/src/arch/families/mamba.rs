@@ -108,6 +108,7 @@ pub(super) fn nemotron_h(f: Fields, warnings: &mut Vec<String>) -> Result<TextMo
         conv_kernel: f.dim_or("conv_kernel", 4)?,
         conv_bias: f.bool_or("use_conv_bias", true)?,
         proj_bias: f.bool_or("mamba_proj_bias", false)?,
+        gated_norm: true,
     });
     m.extra.ssm_state_f32 = f.opt_str("mamba_ssm_cache_dtype") == Some("float32");
     if m.layers.iter().any(|l| l.ffn == Ffn::Moe) {
@@ -168,6 +169,7 @@ pub(super) fn granitemoehybrid(f: Fields, _warnings: &mut Vec<String>) -> Result
         conv_kernel: f.dim_or("mamba_d_conv", 4)?,
         conv_bias: f.bool_or("mamba_conv_bias", true)?,
         proj_bias: f.bool_or("mamba_proj_bias", false)?,
+        gated_norm: true,
     });
     if experts > 0 {
         m.moe = Some(Moe {
@@ -180,5 +182,57 @@ pub(super) fn granitemoehybrid(f: Fields, _warnings: &mut Vec<String>) -> Result
             expert_bias: false,
         });
     }
+    Ok(m)
+}
+
+/// `FalconH1Config` (transformers 5.24 `configuration_falcon_h1.py`): every
+/// layer runs attention and a Mamba-2 mixer side by side on the same input,
+/// then a gated MLP (`FalconH1DecoderLayer`: two RMSNorms). The mixer's inner
+/// width is `mamba_d_ssm` (else `mamba_expand × hidden`), its gated RMSNorm
+/// exists only with `mamba_rms_norm`; the µP multipliers are buffers that the
+/// checkpoint does not store.
+pub(super) fn falcon_h1(f: Fields, _warnings: &mut Vec<String>) -> Result<TextModel, ConfigError> {
+    let n = f.opt_dim("num_hidden_layers", crate::arch::fields::MAX_LAYERS)?.unwrap_or(32);
+    let layers =
+        (0..n).map(|_| LayerSpec { state: true, ..LayerSpec::new(LayerAttention::Full, Ffn::Dense) }).collect();
+    let hidden = f.dim_or("hidden_size", 4096)?;
+    let mut m = text(f, hidden, f.dim_or("vocab_size", 128_000)?, layers)?;
+    attention_dims(f, &mut m, 32, 8, 0)?;
+    m.intermediate_size = f.dim_or("intermediate_size", 14_336)?;
+    m.mlp_bias = f.bool_or("mlp_bias", false)?;
+    let heads = f.dim_or("mamba_n_heads", 128)?;
+    let inner = match f.opt_dim("mamba_d_ssm", MAX_DIM)? {
+        Some(d) => d,
+        None if f.has("mamba_d_ssm") => f.dim_or("mamba_expand", 2)?.saturating_mul(hidden),
+        None => 1024,
+    };
+    let head_dim = match f.value("mamba_d_head").and_then(|v| v.as_u64()) {
+        Some(d) => d,
+        None => inner / heads,
+    };
+    if heads.saturating_mul(head_dim) != inner {
+        return Err(invalid(
+            f,
+            "mamba_d_head",
+            format!("{heads} heads of {head_dim} do not make the inner width {inner}"),
+        ));
+    }
+    if f.bool_or("projectors_bias", false)? != f.bool_or("mamba_proj_bias", false)? {
+        return Err(invalid(
+            f,
+            "projectors_bias",
+            "differs from `mamba_proj_bias`: a bias on only one of the mixer's projections is not modelled".into(),
+        ));
+    }
+    m.recurrent = Some(Recurrent::Mamba2 {
+        heads,
+        head_dim,
+        d_state: f.dim_or("mamba_d_state", 256)?,
+        groups: f.dim_or("mamba_n_groups", 1)?,
+        conv_kernel: f.dim_or("mamba_d_conv", 4)?,
+        conv_bias: f.bool_or("mamba_conv_bias", true)?,
+        proj_bias: f.bool_or("mamba_proj_bias", false)?,
+        gated_norm: f.bool_or("mamba_rms_norm", false)?,
+    });
     Ok(m)
 }

@@ -159,6 +159,7 @@ fn detect(model_type: &str, architectures: &[&str]) -> Option<Family> {
         "nemotron_h" => Some(Family::NemotronH),
         "granitemoehybrid" => Some(Family::GraniteMoeHybrid),
         "mimo_v2_flash" => Some(Family::MimoV2Flash),
+        "falcon_h1" => Some(Family::FalconH1),
         _ => None,
     };
     // Some repos leave `model_type` out or use a custom one; the class name
@@ -204,6 +205,7 @@ fn read_text(family: Family, f: Fields, warnings: &mut Vec<String>) -> Result<Te
         Lfm2 => hybrid::lfm2(f, warnings),
         NemotronH => mamba::nemotron_h(f, warnings),
         GraniteMoeHybrid => mamba::granitemoehybrid(f, warnings),
+        FalconH1 => mamba::falcon_h1(f, warnings),
         _ => decoder(family, f, warnings),
     }
 }
