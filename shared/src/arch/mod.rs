@@ -67,6 +67,8 @@ pub enum Family {
     MimoV2Flash,
     /// Falcon-H1: attention and Mamba-2 side by side in every layer.
     FalconH1,
+    /// Gemma 4: per-layer input embeddings, wider global layers, shared KV.
+    Gemma4,
     Generic,
 }
 
@@ -153,14 +155,14 @@ pub struct LayerSpec {
     /// a constant-size state per sequence instead of (or beside) a KV cache.
     #[serde(default)]
     pub state: bool,
-    /// Where this layer's attention heads differ from the model's.
-    #[serde(default, skip_serializing_if = "LayerHeads::is_model")]
-    pub heads: LayerHeads,
+    /// Where this layer's shape differs from the model's.
+    #[serde(default, skip_serializing_if = "LayerShape::is_model")]
+    pub shape: LayerShape,
 }
 
 impl LayerSpec {
     pub fn new(attention: LayerAttention, ffn: Ffn) -> Self {
-        Self { attention, ffn, state: false, heads: LayerHeads::default() }
+        Self { attention, ffn, state: false, shape: LayerShape::default() }
     }
 
     /// A recurrent mixer layer ([`TextModel::recurrent`]) without attention.
@@ -170,24 +172,43 @@ impl LayerSpec {
 
     /// Key/value heads of this layer, given the model's.
     pub fn kv_heads(&self, model: u64) -> u64 {
-        if self.heads.kv_heads == 0 { model } else { self.heads.kv_heads }
+        if self.shape.kv_heads == 0 { model } else { self.shape.kv_heads }
+    }
+
+    /// Key and value head widths of this layer, given the model's.
+    pub fn head_dims(&self, key: u64, value: u64) -> (u64, u64) {
+        if self.shape.head_dim == 0 { (key, value) } else { (self.shape.head_dim, self.shape.head_dim) }
     }
 }
 
-/// One layer's attention heads where they differ from [`TextModel`]'s
-/// (MiMo-V2-Flash's sliding layers: twice the key/value heads, and a sink
-/// logit per query head). The default means "as the model".
+/// One layer's shape where it differs from [`TextModel`]'s (MiMo-V2-Flash's
+/// sliding layers: twice the key/value heads and attention sinks; Gemma 4's
+/// global layers: wider heads, keys that are also the values, and layers that
+/// reuse an earlier layer's cache). The default means "as the model".
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct LayerHeads {
+pub struct LayerShape {
     /// Key/value heads of this layer; 0: the model's `num_kv_heads`.
     #[serde(default)]
     pub kv_heads: u64,
+    /// Head width of this layer's queries, keys and values; 0: the model's.
+    #[serde(default)]
+    pub head_dim: u64,
     /// One learned attention-sink logit per query head in this layer.
     #[serde(default)]
     pub sinks: bool,
+    /// The keys are also the values: no `v_proj` (Gemma 4 `attention_k_eq_v`).
+    #[serde(default)]
+    pub k_eq_v: bool,
+    /// The layer reads an earlier layer's keys and values: no `k_proj`,
+    /// `v_proj` or cache of its own (Gemma 4 `num_kv_shared_layers`).
+    #[serde(default)]
+    pub kv_shared: bool,
+    /// Width of this layer's dense MLP; 0: the model's `intermediate_size`.
+    #[serde(default)]
+    pub ffn_width: u64,
 }
 
-impl LayerHeads {
+impl LayerShape {
     pub fn is_model(&self) -> bool {
         *self == Self::default()
     }
@@ -250,6 +271,17 @@ pub struct Extras {
     /// float32`, Nemotron-H), which vLLM honours.
     #[serde(default)]
     pub ssm_state_f32: bool,
+    /// Width of the per-layer input embeddings (Gemma 4
+    /// `hidden_size_per_layer_input`); 0: none.
+    #[serde(default)]
+    pub per_layer_input: u64,
+    /// Rows of the per-layer input embedding table (`vocab_size_per_layer_input`).
+    #[serde(default)]
+    pub per_layer_vocab: u64,
+    /// The router scales its input per channel and its output per expert
+    /// (Gemma 4 `Gemma4TextRouter`: `scale`, `per_expert_scale`).
+    #[serde(default)]
+    pub router_scales: bool,
 }
 
 /// Multi-head latent attention (DeepSeek-V2/V3, Kimi-K2).

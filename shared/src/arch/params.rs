@@ -211,14 +211,13 @@ pub(super) fn layout(arch: &Architecture) -> TensorLayout {
                     m.expert_intermediate_size.saturating_mul(t.hidden_size).saturating_mul(n),
                     m.expert_intermediate_size,
                 );
-                b.linear(
-                    Role::SharedExpertUp,
-                    l,
-                    t.hidden_size,
-                    m.shared_intermediate_size.saturating_mul(per_expert_up),
-                );
-                b.linear(Role::SharedExpertDown, l, m.shared_intermediate_size, t.hidden_size);
+                let shared = if spec.shape.ffn_width == 0 { m.shared_intermediate_size } else { spec.shape.ffn_width };
+                b.linear(Role::SharedExpertUp, l, t.hidden_size, shared.saturating_mul(per_expert_up));
+                b.linear(Role::SharedExpertDown, l, shared, t.hidden_size);
                 b.vector(Role::Router, Some(l), t.hidden_size.saturating_mul(n));
+                if t.extra.router_scales {
+                    b.vector(Role::Router, Some(l), t.hidden_size.saturating_add(n));
+                }
                 if m.shared_expert_gate {
                     b.vector(Role::Router, Some(l), t.hidden_size);
                 }
@@ -235,13 +234,30 @@ pub(super) fn layout(arch: &Architecture) -> TensorLayout {
             }
             _ => {
                 let up = if t.mlp_gated { 2 } else { 1 };
-                b.linear(Role::MlpUp, l, t.hidden_size, t.intermediate_size.saturating_mul(up));
-                b.linear(Role::MlpDown, l, t.intermediate_size, t.hidden_size);
+                let width = if spec.shape.ffn_width == 0 { t.intermediate_size } else { spec.shape.ffn_width };
+                b.linear(Role::MlpUp, l, t.hidden_size, width.saturating_mul(up));
+                b.linear(Role::MlpDown, l, width, t.hidden_size);
                 if t.mlp_bias {
                     b.vector(Role::Bias, Some(l), t.intermediate_size.saturating_mul(up).saturating_add(t.hidden_size));
                 }
             }
         }
+        // Gemma 4's per-layer input: a gate into its width and a projection
+        // back (`per_layer_input_gate`, `per_layer_projection`); its norm is
+        // one of `norms_per_layer`.
+        let pli = t.extra.per_layer_input;
+        if pli > 0 {
+            b.linear(Role::MlpUp, l, t.hidden_size, pli);
+            b.linear(Role::MlpDown, l, pli, t.hidden_size);
+        }
+    }
+    if t.extra.per_layer_input > 0 {
+        // `embed_tokens_per_layer` (one slice per layer), the
+        // `per_layer_model_projection` from the hidden state and its norm.
+        let all_layers = t.extra.per_layer_input.saturating_mul(t.layers.len() as u64);
+        b.vector(Role::Embedding, None, t.extra.per_layer_vocab.saturating_mul(all_layers));
+        b.push(Role::EmbedProjection, None, t.hidden_size.saturating_mul(all_layers), t.hidden_size);
+        b.vector(Role::Norm, None, t.extra.per_layer_input);
     }
     if let Some(proj) = t.embed_proj_dim {
         // OPT: project_in (proj → hidden) and project_out (hidden → proj), no bias.
@@ -265,13 +281,16 @@ fn attention(b: &mut Builder, t: &TextModel, l: u32, spec: &LayerSpec, family: s
     let kind = spec.attention;
     match t.attention {
         AttentionKind::Standard { qkv_bias, o_bias } => {
-            let q_heads = t.num_heads.saturating_mul(t.head_dim);
+            let (head_dim, v_head_dim) = spec.head_dims(t.head_dim, t.v_head_dim);
+            let q_heads = t.num_heads.saturating_mul(head_dim);
             // Qwen3-Next: q_proj yields the queries and an output gate of the same width.
             let q = if t.extra.attn_output_gate { q_heads.saturating_mul(2) } else { q_heads };
-            let kv_heads = spec.kv_heads(t.num_kv_heads);
-            let k = kv_heads.saturating_mul(t.head_dim);
-            let v = kv_heads.saturating_mul(t.v_head_dim);
-            let o_in = t.num_heads.saturating_mul(t.v_head_dim);
+            // A layer that reuses an earlier layer's cache has no k/v
+            // projections; one whose keys are its values has no v_proj (Gemma 4).
+            let kv_heads = if spec.shape.kv_shared { 0 } else { spec.kv_heads(t.num_kv_heads) };
+            let k = kv_heads.saturating_mul(head_dim);
+            let v = if spec.shape.k_eq_v { 0 } else { kv_heads.saturating_mul(v_head_dim) };
+            let o_in = t.num_heads.saturating_mul(v_head_dim);
             b.linear(Role::AttnQ, l, h, q);
             b.linear(Role::AttnK, l, h, k);
             b.linear(Role::AttnV, l, h, v);
@@ -288,9 +307,11 @@ fn attention(b: &mut Builder, t: &TextModel, l: u32, spec: &LayerSpec, family: s
             if t.extra.qk_norm_full {
                 b.vector(Role::Norm, Some(l), q_heads.saturating_add(k));
             } else if t.qk_norm || cross {
-                b.vector(Role::Norm, Some(l), t.head_dim.saturating_mul(2));
+                // No k_norm where there are no keys of the layer's own.
+                let norms = if spec.shape.kv_shared { 1 } else { 2 };
+                b.vector(Role::Norm, Some(l), head_dim.saturating_mul(norms));
             }
-            if t.extra.attn_sinks || spec.heads.sinks {
+            if t.extra.attn_sinks || spec.shape.sinks {
                 b.vector(Role::Norm, Some(l), t.num_heads);
             }
             if cross {

@@ -106,7 +106,7 @@ fn every_reader_matches_the_transformers_count() {
 /// must still be read generically with a warning, or refused with an error —
 /// never silently as a known family. Adding a reader fails this test until
 /// the fixture leaves the list.
-const PENDING: &[&str] = &["defaults-gemma3n_text", "defaults-gemma4", "defaults-gemma4_text", "defaults-jamba"];
+const PENDING: &[&str] = &["defaults-gemma3n_text", "defaults-jamba"];
 
 #[test]
 fn pending_families_are_not_read_as_known() {
@@ -250,4 +250,36 @@ fn falcon_h1_layers_hold_a_cache_and_a_state() {
         assert_eq!(c.bytes_per_token, t.num_kv_heads * t.head_dim * 2 * 2, "layer {i}");
         assert_eq!((s.conv_bytes, s.ssm_bytes), (conv, ssm), "layer {i}");
     }
+}
+
+/// Gemma 4: global layers cache `num_global_key_value_heads` keys and values
+/// of `global_head_dim` (the keys serve as values but both are cached: k_norm
+/// and RoPE on one, v_norm on the other); the last `num_kv_shared_layers`
+/// layers read an earlier layer's cache and keep none.
+#[test]
+fn gemma4_global_and_shared_layers_cache_what_they_own() {
+    use shared::arch::LayerAttention;
+    use shared::kv::{KvDtype, layer_costs};
+    let text = std::fs::read_to_string(dir().join("gemma4-every-option.json")).unwrap_or_else(|e| panic!("{e}"));
+    let raw: serde_json::Value = serde_json::from_str(&text).unwrap_or_else(|e| panic!("{e}"));
+    let get = |k: &str| raw[k].as_u64().unwrap_or_else(|| panic!("{k}"));
+    let arch = read("gemma4-every-option");
+    let costs = layer_costs(&arch.text, KvDtype::Bf16, 1);
+    let first_shared = get("num_hidden_layers") - get("num_kv_shared_layers");
+    let mut seen = (0, 0, 0);
+    for (i, (l, c)) in arch.text.layers.iter().zip(&costs).enumerate() {
+        let want = if i as u64 >= first_shared {
+            seen.2 += 1;
+            0
+        } else if let LayerAttention::Sliding(w) = l.attention {
+            assert_eq!(w, get("sliding_window"));
+            seen.0 += 1;
+            get("num_key_value_heads") * get("head_dim") * 2 * 2
+        } else {
+            seen.1 += 1;
+            get("num_global_key_value_heads") * get("global_head_dim") * 2 * 2
+        };
+        assert_eq!(c.bytes_per_token, want, "layer {i}");
+    }
+    assert!(seen.0 > 0 && seen.1 > 0 && seen.2 > 0, "{seen:?}");
 }

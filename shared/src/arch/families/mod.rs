@@ -8,6 +8,7 @@ mod classic;
 mod decoder;
 mod deepseek;
 mod dense;
+mod gemma4;
 mod hybrid;
 mod mamba;
 mod moe;
@@ -160,6 +161,7 @@ fn detect(model_type: &str, architectures: &[&str]) -> Option<Family> {
         "granitemoehybrid" => Some(Family::GraniteMoeHybrid),
         "mimo_v2_flash" => Some(Family::MimoV2Flash),
         "falcon_h1" => Some(Family::FalconH1),
+        "gemma4" | "gemma4_text" => Some(Family::Gemma4),
         _ => None,
     };
     // Some repos leave `model_type` out or use a custom one; the class name
@@ -206,6 +208,7 @@ fn read_text(family: Family, f: Fields, warnings: &mut Vec<String>) -> Result<Te
         NemotronH => mamba::nemotron_h(f, warnings),
         GraniteMoeHybrid => mamba::granitemoehybrid(f, warnings),
         FalconH1 => mamba::falcon_h1(f, warnings),
+        Gemma4 => gemma4::gemma4(f, warnings),
         _ => decoder(family, f, warnings),
     }
 }

@@ -3,7 +3,7 @@
 //! transformers config class (transformers 5.24, `configuration_*.py`).
 
 use crate::arch::fields::{ConfigError, Fields, MAX_DIM};
-use crate::arch::{AttentionKind, Family, Ffn, LayerAttention, LayerHeads, Moe, NormKind, TextModel};
+use crate::arch::{AttentionKind, Family, Ffn, LayerAttention, LayerShape, Moe, NormKind, TextModel};
 
 use super::decoder::{Defaults, Dims, decoder_with};
 use super::invalid;
@@ -206,7 +206,7 @@ pub(super) fn mimo_v2_flash(f: Fields, warnings: &mut Vec<String>) -> Result<Tex
         };
         l.attention = if sliding { LayerAttention::Sliding(window) } else { LayerAttention::Full };
         if sliding {
-            l.heads = LayerHeads { kv_heads: swa_kv_heads, sinks: true };
+            l.shape = LayerShape { kv_heads: swa_kv_heads, sinks: true, ..LayerShape::default() };
         }
         let sparse = match mlp_types.get(i).copied() {
             Some("sparse") => true,
