@@ -69,6 +69,8 @@ pub enum Family {
     FalconH1,
     /// Gemma 4: per-layer input embeddings, wider global layers, shared KV.
     Gemma4,
+    /// Jamba: Mamba (1) layers with attention every 8th and MoE every 2nd.
+    Jamba,
     Generic,
 }
 
@@ -236,9 +238,30 @@ pub enum Recurrent {
         #[serde(default = "yes")]
         gated_norm: bool,
     },
+    /// Mamba (Jamba): an SSM state of `inner × d_state` plus a causal conv
+    /// over the inner width; `dt_rank` is the time-step projection's rank.
+    Mamba1 { inner: u64, d_state: u64, dt_rank: u64, conv_kernel: u64, conv_bias: bool, proj_bias: bool },
     /// LFM2's gated short convolution: only a conv state of `hidden ×
     /// (kernel − 1)`.
     ShortConv { kernel: u64, bias: bool },
+}
+
+impl Recurrent {
+    /// The mixer and its state's shape, as the explanation names them.
+    pub fn describe(&self) -> String {
+        match *self {
+            Recurrent::GatedDeltaNet { value_heads, key_head_dim, value_head_dim, .. } => {
+                format!("gated DeltaNet: {value_heads} value heads × {key_head_dim} × {value_head_dim} state + conv")
+            }
+            Recurrent::Mamba2 { heads, head_dim, d_state, .. } => {
+                format!("Mamba-2: {heads} heads × {head_dim} × {d_state} SSM state + conv")
+            }
+            Recurrent::Mamba1 { inner, d_state, .. } => format!("Mamba: {inner} channels × {d_state} SSM state + conv"),
+            Recurrent::ShortConv { kernel, .. } => {
+                format!("short conv: hidden × {} conv state", kernel.saturating_sub(1))
+            }
+        }
+    }
 }
 
 fn yes() -> bool {

@@ -387,6 +387,26 @@ fn recurrent(b: &mut Builder, h: u64, l: u32, r: Recurrent) {
                 b.vector(Role::Bias, Some(l), in_out.saturating_add(h));
             }
         }
+        Recurrent::Mamba1 { inner, d_state, dt_rank, conv_kernel, conv_bias, proj_bias } => {
+            // JambaMambaMixer (transformers 5.24): in_proj to (x, z), a
+            // depthwise conv over x, x_proj to (dt, B, C), dt_proj with a
+            // bias, A_log (inner × d_state) and D, RMSNorms over dt, B and C,
+            // out_proj.
+            let x_out = dt_rank.saturating_add(d_state.saturating_mul(2));
+            b.linear(Role::AttnQ, l, h, inner.saturating_mul(2));
+            b.vector(Role::Norm, Some(l), inner.saturating_mul(conv_kernel));
+            if conv_bias {
+                b.vector(Role::Bias, Some(l), inner);
+            }
+            b.linear(Role::AttnK, l, inner, x_out);
+            b.linear(Role::AttnV, l, dt_rank, inner);
+            b.vector(Role::Bias, Some(l), inner);
+            b.vector(Role::Norm, Some(l), inner.saturating_mul(d_state).saturating_add(inner).saturating_add(x_out));
+            b.linear(Role::AttnO, l, inner, h);
+            if proj_bias {
+                b.vector(Role::Bias, Some(l), inner.saturating_mul(2).saturating_add(h));
+            }
+        }
         Recurrent::ShortConv { kernel, bias } => {
             // Lfm2ShortConv: in_proj (hidden → 3 × hidden: B, C, x), a depthwise
             // conv of `conv_L_cache` taps, out_proj; biases when `conv_bias`.

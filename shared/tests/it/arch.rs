@@ -106,7 +106,7 @@ fn every_reader_matches_the_transformers_count() {
 /// must still be read generically with a warning, or refused with an error —
 /// never silently as a known family. Adding a reader fails this test until
 /// the fixture leaves the list.
-const PENDING: &[&str] = &["defaults-gemma3n_text", "defaults-jamba"];
+const PENDING: &[&str] = &["defaults-gemma3n_text"];
 
 #[test]
 fn pending_families_are_not_read_as_known() {
@@ -282,4 +282,31 @@ fn gemma4_global_and_shared_layers_cache_what_they_own() {
         assert_eq!(c.bytes_per_token, want, "layer {i}");
     }
     assert!(seen.0 > 0 && seen.1 > 0 && seen.2 > 0, "{seen:?}");
+}
+
+/// Jamba's Mamba layers hold vLLM's `mamba1_state_shape` per sequence (conv:
+/// inner × (kernel − 1), SSM: inner × d_state, both split by TP); only its
+/// attention layers (every 8th from the 4th) keep a KV cache.
+#[test]
+fn jamba_mamba_layers_hold_a_state_and_attention_layers_a_cache() {
+    use shared::arch::{LayerAttention, Recurrent};
+    use shared::kv::{KvDtype, layer_costs};
+    use shared::state::{StateRules, layer_states};
+    let arch = read("defaults-jamba");
+    let t = &arch.text;
+    let Some(Recurrent::Mamba1 { inner, d_state, conv_kernel, .. }) = t.recurrent else { panic!("no Mamba mixer") };
+    for tp in [1, 2, 4] {
+        let kv = layer_costs(t, KvDtype::Bf16, tp);
+        let states = layer_states(t, StateRules::vllm(2, None), tp);
+        for (i, ((l, c), s)) in t.layers.iter().zip(&kv).zip(&states).enumerate() {
+            if i % 8 == 4 {
+                assert_eq!(l.attention, LayerAttention::Full, "layer {i}");
+                assert!(c.bytes_per_token > 0 && s.bytes() == 0, "layer {i}");
+            } else {
+                assert_eq!(c.bytes_per_token, 0, "layer {i}");
+                let per_rank = inner.div_ceil(tp);
+                assert_eq!((s.conv_bytes, s.ssm_bytes), (per_rank * (conv_kernel - 1) * 2, per_rank * d_state * 2));
+            }
+        }
+    }
 }

@@ -236,3 +236,70 @@ pub(super) fn falcon_h1(f: Fields, _warnings: &mut Vec<String>) -> Result<TextMo
     });
     Ok(m)
 }
+
+/// `JambaConfig` (the Jamba-v0.1 shape, transformers 5.24
+/// `configuration_jamba.py`): attention where `i % attn_layer_period ==
+/// attn_layer_offset` (every 8th from 4), Mamba elsewhere; 16 experts where
+/// `i % expert_layer_period == expert_layer_offset` (every 2nd from 1), a
+/// dense MLP elsewhere. Two RMSNorms per layer; attention without biases.
+pub(super) fn jamba(f: Fields, _warnings: &mut Vec<String>) -> Result<TextModel, ConfigError> {
+    let n = f.opt_dim("num_hidden_layers", crate::arch::fields::MAX_LAYERS)?.unwrap_or(32);
+    let period = |key: &str, default: u64| -> Result<u64, ConfigError> {
+        let p = f.count_or(key, default)?;
+        if p == 0 { Err(invalid(f, key, "must be at least 1".into())) } else { Ok(p) }
+    };
+    let (attn_period, expert_period) = (period("attn_layer_period", 8)?, period("expert_layer_period", 2)?);
+    let attn_offset = f.count_or("attn_layer_offset", 4)?;
+    let expert_offset = f.count_or("expert_layer_offset", 1)?;
+    if attn_offset >= attn_period {
+        return Err(invalid(f, "attn_layer_offset", format!("{attn_offset} is not below the period {attn_period}")));
+    }
+    if expert_offset >= expert_period {
+        return Err(invalid(
+            f,
+            "expert_layer_offset",
+            format!("{expert_offset} is not below the period {expert_period}"),
+        ));
+    }
+    let experts = f.count_or("num_experts", 16)?;
+    let layers = (0..n)
+        .map(|i| {
+            let ffn = if experts > 1 && i % expert_period == expert_offset { Ffn::Moe } else { Ffn::Dense };
+            if i % attn_period == attn_offset {
+                LayerSpec::new(LayerAttention::Full, ffn)
+            } else {
+                LayerSpec::recurrent(ffn)
+            }
+        })
+        .collect();
+    let hidden = f.dim_or("hidden_size", 4096)?;
+    let mut m = text(f, hidden, f.dim_or("vocab_size", 65_536)?, layers)?;
+    attention_dims(f, &mut m, 32, 8, 0)?;
+    m.attention = AttentionKind::Standard { qkv_bias: false, o_bias: false };
+    m.intermediate_size = f.dim_or("intermediate_size", 14_336)?;
+    // `mamba_dt_rank: "auto"` is ceil(hidden / 16).
+    let dt_rank = match f.value("mamba_dt_rank").and_then(|v| v.as_u64()) {
+        Some(r) => r,
+        None => hidden.div_ceil(16),
+    };
+    m.recurrent = Some(Recurrent::Mamba1 {
+        inner: f.dim_or("mamba_expand", 2)?.saturating_mul(hidden),
+        d_state: f.dim_or("mamba_d_state", 16)?,
+        dt_rank,
+        conv_kernel: f.dim_or("mamba_d_conv", 4)?,
+        conv_bias: f.bool_or("mamba_conv_bias", true)?,
+        proj_bias: f.bool_or("mamba_proj_bias", false)?,
+    });
+    if experts > 1 {
+        m.moe = Some(Moe {
+            num_experts: experts,
+            experts_per_token: f.dim_or("num_experts_per_tok", 2)?,
+            expert_intermediate_size: m.intermediate_size,
+            shared_intermediate_size: 0,
+            shared_expert_gate: false,
+            router_bias: false,
+            expert_bias: false,
+        });
+    }
+    Ok(m)
+}

@@ -162,6 +162,7 @@ fn detect(model_type: &str, architectures: &[&str]) -> Option<Family> {
         "mimo_v2_flash" => Some(Family::MimoV2Flash),
         "falcon_h1" => Some(Family::FalconH1),
         "gemma4" | "gemma4_text" => Some(Family::Gemma4),
+        "jamba" => Some(Family::Jamba),
         _ => None,
     };
     // Some repos leave `model_type` out or use a custom one; the class name
@@ -209,6 +210,7 @@ fn read_text(family: Family, f: Fields, warnings: &mut Vec<String>) -> Result<Te
         GraniteMoeHybrid => mamba::granitemoehybrid(f, warnings),
         FalconH1 => mamba::falcon_h1(f, warnings),
         Gemma4 => gemma4::gemma4(f, warnings),
+        Jamba => mamba::jamba(f, warnings),
         _ => decoder(family, f, warnings),
     }
 }
