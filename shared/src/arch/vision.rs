@@ -1,6 +1,7 @@
 //! Vision towers of multimodal configs, counted from their `vision_config`:
 //! SigLIP (Gemma 3), the Llama 3.2 Vision encoder (mllama), the Qwen2-VL /
-//! Qwen2.5-VL ViT, the Qwen3-VL / Qwen3.5 ViT and Pixtral (Mistral 3), each with its projector
+//! Qwen2.5-VL ViT, the Qwen3-VL / Qwen3.5 ViT, Pixtral (Mistral 3) and the
+//! Llama 4 encoder, each with its projector
 //! into the language model.
 //!
 //! Arithmetic is done in `u128` (every input is bounded by `MAX_DIM`, so a
@@ -20,6 +21,7 @@ pub(super) fn read(family: Family, root: Fields, text: &TextModel) -> Result<Opt
         Family::Qwen2Vl => qwen_vit(root, v).map(Some),
         Family::Qwen3 | Family::Qwen3Moe | Family::Qwen35 | Family::Qwen35Moe => qwen3_vit(root, v),
         Family::Mistral if root.opt_str("model_type") == Some("mistral3") => pixtral(root, v, text).map(Some),
+        Family::Llama4 => llama4(v, text).map(Some),
         _ => Ok(None),
     }
 }
@@ -220,5 +222,36 @@ fn pixtral(root: Fields, v: Fields, text: &TextModel) -> Result<VisionTower, Con
         hidden,
         layer_linear * layers + projector_linear,
         2 * hidden * layers + channels * patch * patch * hidden + hidden + projector_other,
+    ))
+}
+
+/// `Llama4VisionModel` (transformers 5.24): an unfold + bias-free linear patch
+/// embedding, a class embedding and a learned position per patch (+1), pre and
+/// post LayerNorms, layers of LayerNorm, attention and a GELU MLP with biases,
+/// the pixel-shuffle adapter (`Llama4VisionMLP2`: intermediate →
+/// `projector_input_dim` → `projector_output_dim`, no biases); then
+/// `Llama4MultiModalProjector` (`vision_output_dim` → text hidden, no bias).
+fn llama4(v: Fields, text: &TextModel) -> Result<VisionTower, ConfigError> {
+    // Llama4VisionConfig defaults.
+    let hidden = dim(v, "hidden_size", 768)?;
+    let inter = dim(v, "intermediate_size", 5632)?;
+    let layers = dim(v, "num_hidden_layers", 34)?;
+    let channels = dim(v, "num_channels", 3)?;
+    let image = dim(v, "image_size", 448)?;
+    let patch = dim(v, "patch_size", 14)?;
+    let adapter_in = dim(v, "projector_input_dim", 4096)?;
+    let adapter_out = dim(v, "projector_output_dim", 4096)?;
+    let output_dim = dim(v, "vision_output_dim", 7680)?;
+    let patches = (image / patch) * (image / patch) + 1;
+    let layer_linear = 4 * hidden * hidden + 2 * hidden * inter;
+    let layer_other = 4 * hidden + inter + hidden + 4 * hidden;
+    let embeddings = channels * patch * patch * hidden + hidden + patches * hidden + 4 * hidden;
+    let adapter = inter * adapter_in + adapter_out * adapter_out;
+    Ok(tower(
+        "llama4",
+        layers,
+        hidden,
+        layer_linear * layers + adapter + output_dim * u128::from(text.hidden_size),
+        layer_other * layers + embeddings,
     ))
 }

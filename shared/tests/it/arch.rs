@@ -311,10 +311,7 @@ fn jamba_mamba_layers_hold_a_state_and_attention_layers_a_cache() {
     }
 }
 
-/// Towers these readers do not count yet; every other fixture whose oracle
-/// built a vision module must be read with its tower.
-const VISION_PENDING: &[&str] = &["defaults-llama4"];
-
+/// Every fixture whose oracle built a vision module is read with its tower.
 #[test]
 fn vision_towers_are_read_where_transformers_builds_one() {
     let counts = counts();
@@ -323,11 +320,6 @@ fn vision_towers_are_read_where_transformers_builds_one() {
             continue;
         }
         let built = VISION_MODULES.iter().any(|m| c.parts.get(*m).is_some_and(|&n| n > 0));
-        let read = read(name).vision.is_some();
-        if VISION_PENDING.contains(&name.as_str()) {
-            assert!(built && !read, "{name}: now read with its tower, leave VISION_PENDING");
-        } else {
-            assert_eq!(read, built, "{name}: tower read {read}, built by transformers {built}");
-        }
+        assert_eq!(read(name).vision.is_some(), built, "{name}: tower read vs built by transformers");
     }
 }
