@@ -71,6 +71,8 @@ pub enum Family {
     Gemma4,
     /// Jamba: Mamba (1) layers with attention every 8th and MoE every 2nd.
     Jamba,
+    /// Gemma 3n: AltUp streams, LAuReL blocks, per-layer inputs, shared KV.
+    Gemma3n,
     Generic,
 }
 
@@ -305,6 +307,12 @@ pub struct Extras {
     /// (Gemma 4 `Gemma4TextRouter`: `scale`, `per_expert_scale`).
     #[serde(default)]
     pub router_scales: bool,
+    /// AltUp's parallel streams (Gemma 3n `altup_num_inputs`); 0: none.
+    #[serde(default)]
+    pub altup_inputs: u64,
+    /// Rank of the LAuReL low-rank residual block (Gemma 3n `laurel_rank`); 0: none.
+    #[serde(default)]
+    pub laurel_rank: u64,
 }
 
 /// Multi-head latent attention (DeepSeek-V2/V3, Kimi-K2).

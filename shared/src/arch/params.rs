@@ -250,6 +250,32 @@ pub(super) fn layout(arch: &Architecture) -> TensorLayout {
             b.linear(Role::MlpUp, l, t.hidden_size, pli);
             b.linear(Role::MlpDown, l, pli, t.hidden_size);
         }
+        // Gemma 3n (`Gemma3nTextAltUp`): the output scale, the correction and
+        // prediction coefficients, the modality router and its norm.
+        let n = t.extra.altup_inputs;
+        if n > 0 {
+            let coefs = n.saturating_mul(n).saturating_add(n.saturating_pow(3));
+            b.vector(Role::Norm, Some(l), t.hidden_size.saturating_mul(2).saturating_add(coefs));
+            b.vector(Role::Router, Some(l), t.hidden_size.saturating_mul(n));
+        }
+        // `Gemma3nTextLaurelBlock`: hidden → rank → hidden and a norm.
+        let rank = t.extra.laurel_rank;
+        if rank > 0 {
+            b.linear(Role::MlpUp, l, t.hidden_size, rank);
+            b.linear(Role::MlpDown, l, rank, t.hidden_size);
+            b.vector(Role::Norm, Some(l), t.hidden_size);
+        }
+    }
+    if t.extra.altup_inputs > 1 {
+        // `altup_projections` and `altup_unembed_projections`: hidden × hidden
+        // for each stream but the first.
+        let streams = t.extra.altup_inputs - 1;
+        b.push(
+            Role::EmbedProjection,
+            None,
+            t.hidden_size.saturating_mul(t.hidden_size).saturating_mul(streams * 2),
+            t.hidden_size,
+        );
     }
     if t.extra.per_layer_input > 0 {
         // `embed_tokens_per_layer` (one slice per layer), the

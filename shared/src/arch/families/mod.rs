@@ -8,6 +8,7 @@ mod classic;
 mod decoder;
 mod deepseek;
 mod dense;
+mod gemma3n;
 mod gemma4;
 mod hybrid;
 mod mamba;
@@ -163,6 +164,7 @@ fn detect(model_type: &str, architectures: &[&str]) -> Option<Family> {
         "falcon_h1" => Some(Family::FalconH1),
         "gemma4" | "gemma4_text" => Some(Family::Gemma4),
         "jamba" => Some(Family::Jamba),
+        "gemma3n" | "gemma3n_text" => Some(Family::Gemma3n),
         _ => None,
     };
     // Some repos leave `model_type` out or use a custom one; the class name
@@ -211,6 +213,7 @@ fn read_text(family: Family, f: Fields, warnings: &mut Vec<String>) -> Result<Te
         FalconH1 => mamba::falcon_h1(f, warnings),
         Gemma4 => gemma4::gemma4(f, warnings),
         Jamba => mamba::jamba(f, warnings),
+        Gemma3n => gemma3n::gemma3n(f, warnings),
         _ => decoder(family, f, warnings),
     }
 }
