@@ -160,6 +160,7 @@ fn new_presets_count_what_transformers_builds() {
         ("glm-4.5-air", "glm-4.5-air"),
         ("nemotron-nano-9b-v2", "nemotron-nano-9b-v2"),
         ("lfm2-1.2b", "lfm2-1.2b"),
+        ("qwen3.5-27b", "qwen3.5-27b"),
     ] {
         let m = shared::model::Model::preset(preset).unwrap_or_else(|e| panic!("{preset}: {e}"));
         let c = &counts.counts[fixture];
