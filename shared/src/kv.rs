@@ -133,13 +133,16 @@ pub fn layer_costs(text: &TextModel, dtype: KvDtype, tp: u64) -> Vec<LayerKv> {
             })
             .collect();
     }
+    // Standard attention: keys and values of this layer's KV heads (a layer
+    // may have its own count, `LayerSpec::heads`).
+    let standard = |kv_heads: u64, (key, value): (u64, u64)| {
+        let heads = kv_heads_per_rank(kv_heads, tp);
+        let k = dtype.bpw(key).bytes(heads.saturating_mul(key));
+        let v = dtype.bpw(value).bytes(heads.saturating_mul(value));
+        k.saturating_add(v)
+    };
     let per_token = match text.attention {
-        AttentionKind::Standard { .. } => {
-            let heads = kv_heads_per_rank(text.num_kv_heads, tp);
-            let k = dtype.bpw(text.head_dim).bytes(heads.saturating_mul(text.head_dim));
-            let v = dtype.bpw(text.v_head_dim).bytes(heads.saturating_mul(text.v_head_dim));
-            k.saturating_add(v)
-        }
+        AttentionKind::Standard { .. } => standard(text.num_kv_heads, (text.head_dim, text.v_head_dim)),
         AttentionKind::Mla(m) => {
             let latent = m.kv_lora_rank.saturating_add(m.qk_rope_head_dim);
             // DSA's indexer keys: vLLM 0.33 keeps them in FP8 with an fp32
@@ -151,19 +154,39 @@ pub fn layer_costs(text: &TextModel, dtype: KvDtype, tp: u64) -> Vec<LayerKv> {
     };
     text.layers
         .iter()
-        .map(|l| match l.attention {
-            LayerAttention::Full => LayerKv { bytes_per_token: per_token, window: None },
-            LayerAttention::Sliding(w) => LayerKv { bytes_per_token: per_token, window: Some(w) },
-            // Llama 4's chunked layers attend within their chunk of
-            // `attention_chunk_size` tokens: the cache holds at most one chunk
-            // (transformers' `ChunkedSlidingLayer`, vLLM's
-            // `ChunkedLocalAttentionSpec`).
-            LayerAttention::Chunked(c) => LayerKv { bytes_per_token: per_token, window: Some(c) },
-            // Cross-attention caches the image once; recurrent and FFN-only
-            // layers keep no per-token cache (their state is in `crate::state`).
-            LayerAttention::Cross | LayerAttention::None => LayerKv { bytes_per_token: 0, window: None },
+        .map(|l| {
+            // A layer reading an earlier layer's cache keeps none (Gemma 4's
+            // KV-shared layers). Keys that also serve as values are still
+            // cached twice: the keys get k_norm and RoPE, the values v_norm,
+            // and both go to the cache (transformers 5.24
+            // `Gemma4TextAttention.forward`).
+            if l.shape.kv_shared {
+                return LayerKv { bytes_per_token: 0, window: None };
+            }
+            let per_token = match text.attention {
+                AttentionKind::Standard { .. } if l.shape.kv_heads != 0 || l.shape.head_dim != 0 => {
+                    standard(l.kv_heads(text.num_kv_heads), l.head_dims(text.head_dim, text.v_head_dim))
+                }
+                _ => per_token,
+            };
+            layer_kv(l.attention, per_token)
         })
         .collect()
+}
+
+fn layer_kv(attention: LayerAttention, per_token: u64) -> LayerKv {
+    match attention {
+        LayerAttention::Full => LayerKv { bytes_per_token: per_token, window: None },
+        LayerAttention::Sliding(w) => LayerKv { bytes_per_token: per_token, window: Some(w) },
+        // Llama 4's chunked layers attend within their chunk of
+        // `attention_chunk_size` tokens: the cache holds at most one chunk
+        // (transformers' `ChunkedSlidingLayer`, vLLM's
+        // `ChunkedLocalAttentionSpec`).
+        LayerAttention::Chunked(c) => LayerKv { bytes_per_token: per_token, window: Some(c) },
+        // Cross-attention caches the image once; recurrent and FFN-only
+        // layers keep no per-token cache (their state is in `crate::state`).
+        LayerAttention::Cross | LayerAttention::None => LayerKv { bytes_per_token: 0, window: None },
+    }
 }
 
 /// KV heads one rank holds.

@@ -24,5 +24,6 @@ pub mod protocol;
 pub use checkpoint::safetensors;
 pub mod solve;
 pub mod speed;
+pub mod startup;
 pub mod state;
 pub mod units;

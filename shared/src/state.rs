@@ -121,6 +121,12 @@ fn state_of(r: Recurrent, hidden: u64, rules: StateRules, tp: u64) -> LayerState
                     .saturating_mul(rules.ssm_bytes),
             }
         }
+        // `mamba1_state_shape`: a conv state of inner × (kernel − 1) and an
+        // SSM state of inner × d_state, both split by TP.
+        Recurrent::Mamba1 { inner, d_state, conv_kernel, .. } => LayerState {
+            conv_bytes: per_rank(inner, tp).saturating_mul(columns(conv_kernel)).saturating_mul(rules.conv_bytes),
+            ssm_bytes: per_rank(inner, tp).saturating_mul(d_state).saturating_mul(rules.ssm_bytes),
+        },
         // `short_conv_state_shape`: hidden × (L_cache − 1), no SSM state.
         Recurrent::ShortConv { kernel, .. } => LayerState {
             conv_bytes: per_rank(hidden, tp).saturating_mul(columns(kernel)).saturating_mul(rules.conv_bytes),
@@ -169,6 +175,7 @@ mod tests {
             conv_kernel: 4,
             conv_bias: true,
             proj_bias: false,
+            gated_norm: true,
         };
         let one = state_of(r, 4096, StateRules::vllm(2, None), 1);
         assert_eq!(one.conv_bytes, (8192 + 2 * 256) * 3 * 2);

@@ -1,5 +1,7 @@
 //! `headroom diagnose`: a pasted out-of-memory error (and, optionally, the
-//! plan that was run) → ranked causes and fixes, as text or JSON.
+//! plan that was run) → ranked causes and fixes, as text or JSON. A pasted
+//! engine start-up log (vLLM, SGLang, llama.cpp) is read too: its memory
+//! lines are listed with the line each came from.
 
 use std::fmt::Write;
 use std::path::PathBuf;
@@ -11,6 +13,7 @@ use shared::oom::{
     self, Cause, ChecklistItem, DiagnoseContext, Diagnosis, DiagnosisFix, GpuBackend, LlamaCppStage, OomKind,
     OomProcess, OomReport, PlanCheck,
 };
+use shared::startup::{self, StartupLog};
 use shared::units::{UnitSystem, format_bytes};
 
 use super::plan::{self, ModelSource, PlanArgs};
@@ -52,13 +55,22 @@ pub fn run(args: DiagnoseArgs) -> anyhow::Result<()> {
         None => DiagnoseContext::error_only(),
     };
     let diagnosis = oom::diagnose(&report, &ctx);
+    let startup = startup::read(&text);
     if args.json {
-        super::emit(&(serde_json::to_string_pretty(&JsonOut::new(&report, &diagnosis))? + "\n"))?;
+        let out = JsonOut { startup: startup.as_ref(), ..JsonOut::new(&report, &diagnosis) };
+        super::emit(&(serde_json::to_string_pretty(&out)? + "\n"))?;
     } else {
-        super::emit(&text_report(&report, &diagnosis))?;
+        let mut out = String::new();
+        if diagnosis.recognised || startup.is_none() {
+            out.push_str(&text_report(&report, &diagnosis));
+        }
+        if let Some(log) = &startup {
+            out.push_str(&startup_report(log));
+        }
+        super::emit(&out)?;
     }
-    if !diagnosis.recognised {
-        bail!("no out-of-memory message found in {source}");
+    if !diagnosis.recognised && startup.is_none() {
+        bail!("no out-of-memory message or engine start-up log found in {source}");
     }
     Ok(())
 }
@@ -108,6 +120,9 @@ struct JsonOut<'a> {
     plan: Option<&'a PlanCheck>,
     needs: &'a [String],
     notes: Vec<&'a str>,
+    /// The memory lines of an engine start-up log in the text, if any.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    startup: Option<&'a StartupLog>,
 }
 
 impl<'a> JsonOut<'a> {
@@ -143,6 +158,7 @@ impl<'a> JsonOut<'a> {
             plan: d.plan.as_ref(),
             needs: &d.needs,
             notes: r.notes.iter().chain(&d.notes).map(String::as_str).collect(),
+            startup: None,
         }
     }
 }
@@ -243,6 +259,33 @@ fn text_report(r: &OomReport, d: &Diagnosis) -> String {
     }
     for n in r.notes.iter().chain(&d.notes) {
         let _ = writeln!(out, "note: {n}");
+    }
+    out
+}
+
+/// The start-up log's configuration and memory lines, each with its line.
+fn startup_report(log: &StartupLog) -> String {
+    let c = &log.config;
+    let mut head = format!("{} start-up log", log.engine.name());
+    let said: Vec<String> = [
+        c.version.as_ref().map(|v| format!("version {v}")),
+        c.model.as_ref().map(|m| format!("model {m}")),
+        c.tensor_parallel.map(|n| format!("tensor parallel {n}")),
+        c.max_model_len.map(|n| format!("max model length {}", shared::explain::thousands(n))),
+        c.n_ctx.map(|n| format!("n_ctx {}", shared::explain::thousands(n))),
+        c.kv_cache_dtype.as_ref().map(|d| format!("KV cache dtype {d}")),
+        c.cache_type_k.as_ref().map(|k| format!("cache types K {k} / V {}", c.cache_type_v.as_deref().unwrap_or("?"))),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
+    if !said.is_empty() {
+        let _ = write!(head, " ({})", said.join(", "));
+    }
+    let mut out = format!("\n{head}\n");
+    for f in &log.facts {
+        let scope = f.scope.as_ref().map(|s| format!(" [{s}]")).unwrap_or_default();
+        let _ = writeln!(out, "  line {:>5}{scope}: {}", f.line, f.figure.describe());
     }
     out
 }

@@ -140,3 +140,26 @@ fn unreadable_or_unrecognised_input_exits_non_zero_with_one_line() {
     assert_eq!(v["recognised"], false);
     assert_eq!(v["causes"], Value::Array(Vec::new()));
 }
+
+const STARTUP: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/tests/fixtures/startup");
+
+/// A start-up log alone is not an error: it is read, listed and exits 0.
+#[test]
+fn a_startup_log_is_listed_line_by_line() {
+    let file = format!("{STARTUP}/llamacpp-old-two-gpus.txt");
+    let out = headroom(&["diagnose", &file]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("llama.cpp start-up log (n_ctx 4,096)"), "{text}");
+    assert!(text.contains("line    10 [CUDA1]: model buffer: 13.66 GiB"), "{text}");
+    assert!(text.starts_with("\nllama.cpp start-up log"), "the empty diagnosis is not printed: {text}");
+
+    let v = json(&["diagnose", &format!("{STARTUP}/vllm-v1-021-cudagraph-profiled.txt"), "--json"]);
+    assert_eq!(v["recognised"], false);
+    assert_eq!(v["startup"]["engine"], "vllm");
+    let facts = v["startup"]["facts"].as_array().unwrap();
+    assert_eq!(facts[1]["figure"]["kind"], "available_kv");
+    assert_eq!(facts[1]["line"], 4);
+    // 111.99 GiB, exact from the logged decimals.
+    assert_eq!(facts[1]["figure"]["bytes"], (11_199_u64 * (1 << 30) + 50) / 100);
+}

@@ -63,6 +63,16 @@ pub enum Family {
     NemotronH,
     GraniteMoeHybrid,
     Lfm2,
+    /// MiMo-V2-Flash: sliding layers with their own KV heads and sinks.
+    MimoV2Flash,
+    /// Falcon-H1: attention and Mamba-2 side by side in every layer.
+    FalconH1,
+    /// Gemma 4: per-layer input embeddings, wider global layers, shared KV.
+    Gemma4,
+    /// Jamba: Mamba (1) layers with attention every 8th and MoE every 2nd.
+    Jamba,
+    /// Gemma 3n: AltUp streams, LAuReL blocks, per-layer inputs, shared KV.
+    Gemma3n,
     Generic,
 }
 
@@ -149,11 +159,62 @@ pub struct LayerSpec {
     /// a constant-size state per sequence instead of (or beside) a KV cache.
     #[serde(default)]
     pub state: bool,
+    /// Where this layer's shape differs from the model's.
+    #[serde(default, skip_serializing_if = "LayerShape::is_model")]
+    pub shape: LayerShape,
 }
 
 impl LayerSpec {
     pub fn new(attention: LayerAttention, ffn: Ffn) -> Self {
-        Self { attention, ffn, state: false }
+        Self { attention, ffn, state: false, shape: LayerShape::default() }
+    }
+
+    /// A recurrent mixer layer ([`TextModel::recurrent`]) without attention.
+    pub fn recurrent(ffn: Ffn) -> Self {
+        Self { state: true, ..Self::new(LayerAttention::None, ffn) }
+    }
+
+    /// Key/value heads of this layer, given the model's.
+    pub fn kv_heads(&self, model: u64) -> u64 {
+        if self.shape.kv_heads == 0 { model } else { self.shape.kv_heads }
+    }
+
+    /// Key and value head widths of this layer, given the model's.
+    pub fn head_dims(&self, key: u64, value: u64) -> (u64, u64) {
+        if self.shape.head_dim == 0 { (key, value) } else { (self.shape.head_dim, self.shape.head_dim) }
+    }
+}
+
+/// One layer's shape where it differs from [`TextModel`]'s (MiMo-V2-Flash's
+/// sliding layers: twice the key/value heads and attention sinks; Gemma 4's
+/// global layers: wider heads, keys that are also the values, and layers that
+/// reuse an earlier layer's cache). The default means "as the model".
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LayerShape {
+    /// Key/value heads of this layer; 0: the model's `num_kv_heads`.
+    #[serde(default)]
+    pub kv_heads: u64,
+    /// Head width of this layer's queries, keys and values; 0: the model's.
+    #[serde(default)]
+    pub head_dim: u64,
+    /// One learned attention-sink logit per query head in this layer.
+    #[serde(default)]
+    pub sinks: bool,
+    /// The keys are also the values: no `v_proj` (Gemma 4 `attention_k_eq_v`).
+    #[serde(default)]
+    pub k_eq_v: bool,
+    /// The layer reads an earlier layer's keys and values: no `k_proj`,
+    /// `v_proj` or cache of its own (Gemma 4 `num_kv_shared_layers`).
+    #[serde(default)]
+    pub kv_shared: bool,
+    /// Width of this layer's dense MLP; 0: the model's `intermediate_size`.
+    #[serde(default)]
+    pub ffn_width: u64,
+}
+
+impl LayerShape {
+    pub fn is_model(&self) -> bool {
+        *self == Self::default()
     }
 }
 
@@ -166,10 +227,47 @@ pub enum Recurrent {
     GatedDeltaNet { key_heads: u64, value_heads: u64, key_head_dim: u64, value_head_dim: u64, conv_kernel: u64 },
     /// Mamba-2 (Nemotron-H, Granite 4.0-H): an SSM state of `heads ×
     /// head_dim × d_state` plus a causal conv over x, B and C.
-    Mamba2 { heads: u64, head_dim: u64, d_state: u64, groups: u64, conv_kernel: u64, conv_bias: bool, proj_bias: bool },
+    /// `gated_norm`: a gated RMSNorm of the inner width before `out_proj`
+    /// (always in Nemotron-H and Granite 4.0-H, `mamba_rms_norm` in Falcon-H1).
+    Mamba2 {
+        heads: u64,
+        head_dim: u64,
+        d_state: u64,
+        groups: u64,
+        conv_kernel: u64,
+        conv_bias: bool,
+        proj_bias: bool,
+        #[serde(default = "yes")]
+        gated_norm: bool,
+    },
+    /// Mamba (Jamba): an SSM state of `inner × d_state` plus a causal conv
+    /// over the inner width; `dt_rank` is the time-step projection's rank.
+    Mamba1 { inner: u64, d_state: u64, dt_rank: u64, conv_kernel: u64, conv_bias: bool, proj_bias: bool },
     /// LFM2's gated short convolution: only a conv state of `hidden ×
     /// (kernel − 1)`.
     ShortConv { kernel: u64, bias: bool },
+}
+
+impl Recurrent {
+    /// The mixer and its state's shape, as the explanation names them.
+    pub fn describe(&self) -> String {
+        match *self {
+            Recurrent::GatedDeltaNet { value_heads, key_head_dim, value_head_dim, .. } => {
+                format!("gated DeltaNet: {value_heads} value heads × {key_head_dim} × {value_head_dim} state + conv")
+            }
+            Recurrent::Mamba2 { heads, head_dim, d_state, .. } => {
+                format!("Mamba-2: {heads} heads × {head_dim} × {d_state} SSM state + conv")
+            }
+            Recurrent::Mamba1 { inner, d_state, .. } => format!("Mamba: {inner} channels × {d_state} SSM state + conv"),
+            Recurrent::ShortConv { kernel, .. } => {
+                format!("short conv: hidden × {} conv state", kernel.saturating_sub(1))
+            }
+        }
+    }
+}
+
+fn yes() -> bool {
+    true
 }
 
 /// Per-model details of the newer families that the shared fields above do
@@ -198,6 +296,23 @@ pub struct Extras {
     /// float32`, Nemotron-H), which vLLM honours.
     #[serde(default)]
     pub ssm_state_f32: bool,
+    /// Width of the per-layer input embeddings (Gemma 4
+    /// `hidden_size_per_layer_input`); 0: none.
+    #[serde(default)]
+    pub per_layer_input: u64,
+    /// Rows of the per-layer input embedding table (`vocab_size_per_layer_input`).
+    #[serde(default)]
+    pub per_layer_vocab: u64,
+    /// The router scales its input per channel and its output per expert
+    /// (Gemma 4 `Gemma4TextRouter`: `scale`, `per_expert_scale`).
+    #[serde(default)]
+    pub router_scales: bool,
+    /// AltUp's parallel streams (Gemma 3n `altup_num_inputs`); 0: none.
+    #[serde(default)]
+    pub altup_inputs: u64,
+    /// Rank of the LAuReL low-rank residual block (Gemma 3n `laurel_rank`); 0: none.
+    #[serde(default)]
+    pub laurel_rank: u64,
 }
 
 /// Multi-head latent attention (DeepSeek-V2/V3, Kimi-K2).

@@ -4,7 +4,7 @@
 
 use serde::Serialize;
 
-use super::{Architecture, AttentionKind, Ffn, LayerAttention, NormKind, Recurrent, TextModel};
+use super::{Architecture, AttentionKind, Ffn, LayerAttention, LayerSpec, NormKind, Recurrent, TextModel};
 
 /// What a group of parameters is, which decides how each weight format
 /// stores it (quantised linear weights vs 16/32-bit embeddings and norms).
@@ -185,7 +185,7 @@ pub(super) fn layout(arch: &Architecture) -> TensorLayout {
     for (i, spec) in t.layers.iter().enumerate() {
         let l = i as u32;
         if spec.attention != LayerAttention::None {
-            attention(&mut b, t, l, spec.attention, arch.family);
+            attention(&mut b, t, l, spec, arch.family);
         }
         if let (true, Some(r)) = (spec.state, t.recurrent) {
             recurrent(&mut b, t.hidden_size, l, r);
@@ -211,14 +211,13 @@ pub(super) fn layout(arch: &Architecture) -> TensorLayout {
                     m.expert_intermediate_size.saturating_mul(t.hidden_size).saturating_mul(n),
                     m.expert_intermediate_size,
                 );
-                b.linear(
-                    Role::SharedExpertUp,
-                    l,
-                    t.hidden_size,
-                    m.shared_intermediate_size.saturating_mul(per_expert_up),
-                );
-                b.linear(Role::SharedExpertDown, l, m.shared_intermediate_size, t.hidden_size);
+                let shared = if spec.shape.ffn_width == 0 { m.shared_intermediate_size } else { spec.shape.ffn_width };
+                b.linear(Role::SharedExpertUp, l, t.hidden_size, shared.saturating_mul(per_expert_up));
+                b.linear(Role::SharedExpertDown, l, shared, t.hidden_size);
                 b.vector(Role::Router, Some(l), t.hidden_size.saturating_mul(n));
+                if t.extra.router_scales {
+                    b.vector(Role::Router, Some(l), t.hidden_size.saturating_add(n));
+                }
                 if m.shared_expert_gate {
                     b.vector(Role::Router, Some(l), t.hidden_size);
                 }
@@ -235,13 +234,56 @@ pub(super) fn layout(arch: &Architecture) -> TensorLayout {
             }
             _ => {
                 let up = if t.mlp_gated { 2 } else { 1 };
-                b.linear(Role::MlpUp, l, t.hidden_size, t.intermediate_size.saturating_mul(up));
-                b.linear(Role::MlpDown, l, t.intermediate_size, t.hidden_size);
+                let width = if spec.shape.ffn_width == 0 { t.intermediate_size } else { spec.shape.ffn_width };
+                b.linear(Role::MlpUp, l, t.hidden_size, width.saturating_mul(up));
+                b.linear(Role::MlpDown, l, width, t.hidden_size);
                 if t.mlp_bias {
                     b.vector(Role::Bias, Some(l), t.intermediate_size.saturating_mul(up).saturating_add(t.hidden_size));
                 }
             }
         }
+        // Gemma 4's per-layer input: a gate into its width and a projection
+        // back (`per_layer_input_gate`, `per_layer_projection`); its norm is
+        // one of `norms_per_layer`.
+        let pli = t.extra.per_layer_input;
+        if pli > 0 {
+            b.linear(Role::MlpUp, l, t.hidden_size, pli);
+            b.linear(Role::MlpDown, l, pli, t.hidden_size);
+        }
+        // Gemma 3n (`Gemma3nTextAltUp`): the output scale, the correction and
+        // prediction coefficients, the modality router and its norm.
+        let n = t.extra.altup_inputs;
+        if n > 0 {
+            let coefs = n.saturating_mul(n).saturating_add(n.saturating_pow(3));
+            b.vector(Role::Norm, Some(l), t.hidden_size.saturating_mul(2).saturating_add(coefs));
+            b.vector(Role::Router, Some(l), t.hidden_size.saturating_mul(n));
+        }
+        // `Gemma3nTextLaurelBlock`: hidden → rank → hidden and a norm.
+        let rank = t.extra.laurel_rank;
+        if rank > 0 {
+            b.linear(Role::MlpUp, l, t.hidden_size, rank);
+            b.linear(Role::MlpDown, l, rank, t.hidden_size);
+            b.vector(Role::Norm, Some(l), t.hidden_size);
+        }
+    }
+    if t.extra.altup_inputs > 1 {
+        // `altup_projections` and `altup_unembed_projections`: hidden × hidden
+        // for each stream but the first.
+        let streams = t.extra.altup_inputs - 1;
+        b.push(
+            Role::EmbedProjection,
+            None,
+            t.hidden_size.saturating_mul(t.hidden_size).saturating_mul(streams * 2),
+            t.hidden_size,
+        );
+    }
+    if t.extra.per_layer_input > 0 {
+        // `embed_tokens_per_layer` (one slice per layer), the
+        // `per_layer_model_projection` from the hidden state and its norm.
+        let all_layers = t.extra.per_layer_input.saturating_mul(t.layers.len() as u64);
+        b.vector(Role::Embedding, None, t.extra.per_layer_vocab.saturating_mul(all_layers));
+        b.push(Role::EmbedProjection, None, t.hidden_size.saturating_mul(all_layers), t.hidden_size);
+        b.vector(Role::Norm, None, t.extra.per_layer_input);
     }
     if let Some(proj) = t.embed_proj_dim {
         // OPT: project_in (proj → hidden) and project_out (hidden → proj), no bias.
@@ -260,16 +302,21 @@ pub(super) fn layout(arch: &Architecture) -> TensorLayout {
     TensorLayout { groups: b.groups, num_layers: t.layers.len() as u32 }
 }
 
-fn attention(b: &mut Builder, t: &TextModel, l: u32, kind: LayerAttention, family: super::Family) {
+fn attention(b: &mut Builder, t: &TextModel, l: u32, spec: &LayerSpec, family: super::Family) {
     let h = t.hidden_size;
+    let kind = spec.attention;
     match t.attention {
         AttentionKind::Standard { qkv_bias, o_bias } => {
-            let q_heads = t.num_heads.saturating_mul(t.head_dim);
+            let (head_dim, v_head_dim) = spec.head_dims(t.head_dim, t.v_head_dim);
+            let q_heads = t.num_heads.saturating_mul(head_dim);
             // Qwen3-Next: q_proj yields the queries and an output gate of the same width.
             let q = if t.extra.attn_output_gate { q_heads.saturating_mul(2) } else { q_heads };
-            let k = t.num_kv_heads.saturating_mul(t.head_dim);
-            let v = t.num_kv_heads.saturating_mul(t.v_head_dim);
-            let o_in = t.num_heads.saturating_mul(t.v_head_dim);
+            // A layer that reuses an earlier layer's cache has no k/v
+            // projections; one whose keys are its values has no v_proj (Gemma 4).
+            let kv_heads = if spec.shape.kv_shared { 0 } else { spec.kv_heads(t.num_kv_heads) };
+            let k = kv_heads.saturating_mul(head_dim);
+            let v = if spec.shape.k_eq_v { 0 } else { kv_heads.saturating_mul(v_head_dim) };
+            let o_in = t.num_heads.saturating_mul(v_head_dim);
             b.linear(Role::AttnQ, l, h, q);
             b.linear(Role::AttnK, l, h, k);
             b.linear(Role::AttnV, l, h, v);
@@ -286,9 +333,11 @@ fn attention(b: &mut Builder, t: &TextModel, l: u32, kind: LayerAttention, famil
             if t.extra.qk_norm_full {
                 b.vector(Role::Norm, Some(l), q_heads.saturating_add(k));
             } else if t.qk_norm || cross {
-                b.vector(Role::Norm, Some(l), t.head_dim.saturating_mul(2));
+                // No k_norm where there are no keys of the layer's own.
+                let norms = if spec.shape.kv_shared { 1 } else { 2 };
+                b.vector(Role::Norm, Some(l), head_dim.saturating_mul(norms));
             }
-            if t.extra.attn_sinks {
+            if t.extra.attn_sinks || spec.shape.sinks {
                 b.vector(Role::Norm, Some(l), t.num_heads);
             }
             if cross {
@@ -344,7 +393,7 @@ fn recurrent(b: &mut Builder, h: u64, l: u32, r: Recurrent) {
             b.vector(Role::Norm, Some(l), value_heads.saturating_mul(2).saturating_add(value_head_dim));
             b.linear(Role::AttnO, l, value, h);
         }
-        Recurrent::Mamba2 { heads, head_dim, d_state, groups, conv_kernel, conv_bias, proj_bias } => {
+        Recurrent::Mamba2 { heads, head_dim, d_state, groups, conv_kernel, conv_bias, proj_bias, gated_norm } => {
             // NemotronHMamba2Mixer / GraniteMoeHybridMambaLayer: in_proj to
             // (z, x, B, C, dt), a depthwise conv over (x, B, C), dt_bias, A_log
             // and D per head, a gated RMSNorm of the inner width, out_proj.
@@ -357,10 +406,31 @@ fn recurrent(b: &mut Builder, h: u64, l: u32, r: Recurrent) {
             if conv_bias {
                 b.vector(Role::Bias, Some(l), conv_dim);
             }
-            b.vector(Role::Norm, Some(l), heads.saturating_mul(3).saturating_add(inner));
+            let norm = if gated_norm { inner } else { 0 };
+            b.vector(Role::Norm, Some(l), heads.saturating_mul(3).saturating_add(norm));
             b.linear(Role::AttnO, l, inner, h);
             if proj_bias {
                 b.vector(Role::Bias, Some(l), in_out.saturating_add(h));
+            }
+        }
+        Recurrent::Mamba1 { inner, d_state, dt_rank, conv_kernel, conv_bias, proj_bias } => {
+            // JambaMambaMixer (transformers 5.24): in_proj to (x, z), a
+            // depthwise conv over x, x_proj to (dt, B, C), dt_proj with a
+            // bias, A_log (inner × d_state) and D, RMSNorms over dt, B and C,
+            // out_proj.
+            let x_out = dt_rank.saturating_add(d_state.saturating_mul(2));
+            b.linear(Role::AttnQ, l, h, inner.saturating_mul(2));
+            b.vector(Role::Norm, Some(l), inner.saturating_mul(conv_kernel));
+            if conv_bias {
+                b.vector(Role::Bias, Some(l), inner);
+            }
+            b.linear(Role::AttnK, l, inner, x_out);
+            b.linear(Role::AttnV, l, dt_rank, inner);
+            b.vector(Role::Bias, Some(l), inner);
+            b.vector(Role::Norm, Some(l), inner.saturating_mul(d_state).saturating_add(inner).saturating_add(x_out));
+            b.linear(Role::AttnO, l, inner, h);
+            if proj_bias {
+                b.vector(Role::Bias, Some(l), inner.saturating_mul(2).saturating_add(h));
             }
         }
         Recurrent::ShortConv { kernel, bias } => {

@@ -1,6 +1,8 @@
 //! Vision towers of multimodal configs, counted from their `vision_config`:
-//! SigLIP (Gemma 3), the Llama 3.2 Vision encoder (mllama) and the Qwen2-VL /
-//! Qwen2.5-VL ViT, each with its projector into the language model.
+//! SigLIP (Gemma 3), the Llama 3.2 Vision encoder (mllama), the Qwen2-VL /
+//! Qwen2.5-VL ViT, the Qwen3-VL / Qwen3.5 ViT, Pixtral (Mistral 3) and the
+//! Llama 4 encoder, each with its projector
+//! into the language model.
 //!
 //! Arithmetic is done in `u128` (every input is bounded by `MAX_DIM`, so a
 //! product of five of them still fits) and clamped once at the end.
@@ -17,6 +19,9 @@ pub(super) fn read(family: Family, root: Fields, text: &TextModel) -> Result<Opt
         Family::Gemma3 => siglip(root, v, text).map(Some),
         Family::Mllama => mllama(v, text).map(Some),
         Family::Qwen2Vl => qwen_vit(root, v).map(Some),
+        Family::Qwen3 | Family::Qwen3Moe | Family::Qwen35 | Family::Qwen35Moe => qwen3_vit(root, v),
+        Family::Mistral if root.opt_str("model_type") == Some("mistral3") => pixtral(root, v, text).map(Some),
+        Family::Llama4 => llama4(v, text).map(Some),
         _ => Ok(None),
     }
 }
@@ -144,5 +149,109 @@ fn qwen_vit(root: Fields, v: Fields) -> Result<VisionTower, ConfigError> {
         hidden,
         layer_linear * depth + merger_linear,
         layer_other * depth + patch_embed + merger_other,
+    ))
+}
+
+/// The Qwen3-VL / Qwen3.5 vision transformer (transformers 5.24
+/// `Qwen3VLVisionModel`, `Qwen3_5VisionModel`): a Conv3d patch embedding
+/// with bias, a learned position table, blocks of LayerNorm, qkv + proj and
+/// a GELU MLP (all with biases), and the patch merger (a LayerNorm, then
+/// merged → merged → `out_hidden_size`). Qwen3-VL adds one "deepstack"
+/// merger per `deepstack_visual_indexes` entry, normalised after the
+/// shuffle; Qwen3.5 has none.
+fn qwen3_vit(root: Fields, v: Fields) -> Result<Option<VisionTower>, ConfigError> {
+    let deepstack = match root.opt_str("model_type") {
+        Some("qwen3_vl" | "qwen3_vl_moe") => match v.value("deepstack_visual_indexes") {
+            Some(Value::Array(a)) => a.len() as u128,
+            Some(_) => return Err(super::families::invalid(v, "deepstack_visual_indexes", "is not a list".into())),
+            None => 3, // Qwen3VLVisionConfig: (8, 16, 24)
+        },
+        Some("qwen3_5" | "qwen3_5_moe") => 0,
+        _ => return Ok(None),
+    };
+    // Qwen3VLVisionConfig / Qwen3_5VisionConfig defaults.
+    let depth = dim(v, "depth", 27)?;
+    let hidden = dim(v, "hidden_size", 1152)?;
+    let inter = dim(v, "intermediate_size", 4304)?;
+    let channels = dim(v, "in_channels", 3)?;
+    let patch = dim(v, "patch_size", 16)?;
+    let temporal = dim(v, "temporal_patch_size", 2)?;
+    let merge = dim(v, "spatial_merge_size", 2)?;
+    let out = dim(v, "out_hidden_size", 3584)?;
+    let positions = dim(v, "num_position_embeddings", 2304)?;
+    let embeddings = channels * temporal * patch * patch * hidden + hidden + positions * hidden;
+    let layer_linear = 4 * hidden * hidden + 2 * hidden * inter;
+    // qkv, proj, fc1, fc2 biases and two LayerNorms (weight + bias).
+    let layer_other = 3 * hidden + hidden + inter + hidden + 4 * hidden;
+    let merged = hidden * merge * merge;
+    let merger_linear = merged * merged + merged * out;
+    let merger_biases = merged + out;
+    let linear = layer_linear * depth + merger_linear * (1 + deepstack);
+    let other =
+        layer_other * depth + embeddings + 2 * hidden + merger_biases + deepstack * (2 * merged + merger_biases);
+    let kind = if deepstack > 0 { "qwen3_vl" } else { "qwen3_5" };
+    Ok(Some(tower(kind, depth, hidden, linear, other)))
+}
+
+/// Pixtral (`PixtralVisionModel`: a bias-free patch conv, an RMSNorm, layers
+/// of RMSNorm, bias-free attention and a gated MLP) and Mistral 3's
+/// projector (`Mistral3MultiModalProjector`: an RMSNorm of the vision width,
+/// the patch merger over `spatial_merge_size²` patches, then vision → text →
+/// text with `multimodal_projector_bias`), transformers 5.24.
+fn pixtral(root: Fields, v: Fields, text: &TextModel) -> Result<VisionTower, ConfigError> {
+    // PixtralVisionConfig defaults.
+    let hidden = dim(v, "hidden_size", 1024)?;
+    let inter = dim(v, "intermediate_size", 4096)?;
+    let layers = dim(v, "num_hidden_layers", 24)?;
+    let channels = dim(v, "num_channels", 3)?;
+    let patch = dim(v, "patch_size", 14)?;
+    let merge = u128::from(root.dim_or("spatial_merge_size", 2)?);
+    let feature_layers = match root.value("vision_feature_layer") {
+        Some(Value::Array(a)) => a.len() as u128,
+        _ => 1,
+    };
+    let bias = root.bool_or("multimodal_projector_bias", false)?;
+    let text_hidden = u128::from(text.hidden_size);
+    let layer_linear = 4 * hidden * hidden + 3 * hidden * inter;
+    let projector_linear =
+        hidden * merge * merge * hidden + hidden * feature_layers * text_hidden + text_hidden * text_hidden;
+    let projector_other = hidden + if bias { 2 * text_hidden } else { 0 };
+    Ok(tower(
+        "pixtral",
+        layers,
+        hidden,
+        layer_linear * layers + projector_linear,
+        2 * hidden * layers + channels * patch * patch * hidden + hidden + projector_other,
+    ))
+}
+
+/// `Llama4VisionModel` (transformers 5.24): an unfold + bias-free linear patch
+/// embedding, a class embedding and a learned position per patch (+1), pre and
+/// post LayerNorms, layers of LayerNorm, attention and a GELU MLP with biases,
+/// the pixel-shuffle adapter (`Llama4VisionMLP2`: intermediate →
+/// `projector_input_dim` → `projector_output_dim`, no biases); then
+/// `Llama4MultiModalProjector` (`vision_output_dim` → text hidden, no bias).
+fn llama4(v: Fields, text: &TextModel) -> Result<VisionTower, ConfigError> {
+    // Llama4VisionConfig defaults.
+    let hidden = dim(v, "hidden_size", 768)?;
+    let inter = dim(v, "intermediate_size", 5632)?;
+    let layers = dim(v, "num_hidden_layers", 34)?;
+    let channels = dim(v, "num_channels", 3)?;
+    let image = dim(v, "image_size", 448)?;
+    let patch = dim(v, "patch_size", 14)?;
+    let adapter_in = dim(v, "projector_input_dim", 4096)?;
+    let adapter_out = dim(v, "projector_output_dim", 4096)?;
+    let output_dim = dim(v, "vision_output_dim", 7680)?;
+    let patches = (image / patch) * (image / patch) + 1;
+    let layer_linear = 4 * hidden * hidden + 2 * hidden * inter;
+    let layer_other = 4 * hidden + inter + hidden + 4 * hidden;
+    let embeddings = channels * patch * patch * hidden + hidden + patches * hidden + 4 * hidden;
+    let adapter = inter * adapter_in + adapter_out * adapter_out;
+    Ok(tower(
+        "llama4",
+        layers,
+        hidden,
+        layer_linear * layers + adapter + output_dim * u128::from(text.hidden_size),
+        layer_other * layers + embeddings,
     ))
 }

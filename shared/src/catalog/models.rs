@@ -73,8 +73,14 @@ pub const MODEL_PRESETS: &[ModelPreset] = &[
     preset!("qwen1.5-moe-a2.7b", "Qwen1.5-MoE A2.7B Chat", "Qwen/Qwen1.5-MoE-A2.7B-Chat"),
     preset!("qwen3-30b-a3b", "Qwen3 30B-A3B", "Qwen/Qwen3-30B-A3B"),
     preset!("qwen3-235b-a22b", "Qwen3 235B-A22B", "Qwen/Qwen3-235B-A22B"),
+    // The Hub config's shapes (vendored transcriptions, see shared/tests/fixtures/arch/sources.json).
+    preset!("qwen3.5-27b", "Qwen3.5 27B", "Qwen/Qwen3.5-27B"),
     // transformers 5.24 `Qwen3_5MoeConfig()` defaults, documented as Qwen/Qwen3.5-35B-A3B.
     preset!("qwen3.5-35b-a3b", "Qwen3.5 35B-A3B", "Qwen/Qwen3.5-35B-A3B"),
+    // The Hub config (vendored copy, see shared/tests/fixtures/arch/sources.json).
+    preset!("glm-4.5-air", "GLM-4.5-Air", "zai-org/GLM-4.5-Air"),
+    preset!("nemotron-nano-9b-v2", "NVIDIA Nemotron Nano 9B v2", "nvidia/NVIDIA-Nemotron-Nano-9B-v2"),
+    preset!("lfm2-1.2b", "LFM2 1.2B", "LiquidAI/LFM2-1.2B"),
     preset!("gemma-7b", "Gemma 7B", "google/gemma-7b"),
     preset!("gemma-2-2b", "Gemma 2 2B IT", "google/gemma-2-2b-it"),
     preset!("gemma-2-9b", "Gemma 2 9B", "google/gemma-2-9b"),

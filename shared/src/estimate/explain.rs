@@ -15,17 +15,7 @@ fn state_term(p: &Prepared, per_gpu: &[GpuBudget]) -> Option<Term> {
     let layers = p.state_layers.iter().filter(|l| l.bytes() > 0).count();
     let per_seq = crate::state::sequence_bytes(&p.state_layers).saturating_mul(p.tp());
     let held: u64 = per_gpu.iter().map(|g| g.state_bytes).fold(0, u64::saturating_add);
-    let kind = match r {
-        crate::arch::Recurrent::GatedDeltaNet { value_heads, key_head_dim, value_head_dim, .. } => {
-            format!("gated DeltaNet: {value_heads} value heads × {key_head_dim} × {value_head_dim} state + conv")
-        }
-        crate::arch::Recurrent::Mamba2 { heads, head_dim, d_state, .. } => {
-            format!("Mamba-2: {heads} heads × {head_dim} × {d_state} SSM state + conv")
-        }
-        crate::arch::Recurrent::ShortConv { kernel, .. } => {
-            format!("short conv: hidden × {} conv state", kernel.saturating_sub(1))
-        }
-    };
+    let kind = r.describe();
     let engine = match p.scenario.engine {
         Engine::Vllm(_) => {
             "vLLM keeps each request's state in one block per state group of the shared pool (page padded to the attention page)"

@@ -29,7 +29,7 @@ mod diagnose;
 mod llama_cpp;
 mod normalize;
 mod pytorch;
-mod scan;
+pub(crate) mod scan;
 mod vllm;
 
 pub use diagnose::{

@@ -9,12 +9,12 @@
 //! panic on any input.
 
 /// Whitespace as the normaliser leaves it (it maps Unicode spaces to ASCII).
-pub(super) fn is_ws(b: u8) -> bool {
+pub(crate) fn is_ws(b: u8) -> bool {
     matches!(b, b' ' | b'\t' | b'\n' | b'\r' | 0x0b | 0x0c)
 }
 
 /// Position of the first non-whitespace byte at or after `i`.
-pub(super) fn skip_ws(t: &[u8], mut i: usize) -> usize {
+pub(crate) fn skip_ws(t: &[u8], mut i: usize) -> usize {
     while t.get(i).is_some_and(|&b| is_ws(b)) {
         i += 1;
     }
@@ -28,7 +28,7 @@ pub(super) fn skip_ws(t: &[u8], mut i: usize) -> usize {
 /// "out of memory" does not match inside `OutOfMemoryError`); between two
 /// other pattern bytes any whitespace is skipped, which is what lets a phrase
 /// survive a line wrapped in the middle of a word.
-pub(super) fn match_at(t: &[u8], mut i: usize, pat: &str) -> Option<usize> {
+pub(crate) fn match_at(t: &[u8], mut i: usize, pat: &str) -> Option<usize> {
     let p = pat.as_bytes();
     let mut k = 0;
     let mut first = true;
@@ -59,7 +59,7 @@ pub(super) fn match_at(t: &[u8], mut i: usize, pat: &str) -> Option<usize> {
 }
 
 /// The first match of `pat` starting in `from..limit`, as `(start, end)`.
-pub(super) fn find(t: &[u8], from: usize, limit: usize, pat: &str) -> Option<(usize, usize)> {
+pub(crate) fn find(t: &[u8], from: usize, limit: usize, pat: &str) -> Option<(usize, usize)> {
     let pat = pat.trim_start();
     let first = *pat.as_bytes().first()?;
     let limit = limit.min(t.len());
@@ -69,7 +69,7 @@ pub(super) fn find(t: &[u8], from: usize, limit: usize, pat: &str) -> Option<(us
 }
 
 /// Every non-overlapping match of `pat` in the whole text.
-pub(super) fn find_all(t: &[u8], pat: &str) -> Vec<(usize, usize)> {
+pub(crate) fn find_all(t: &[u8], pat: &str) -> Vec<(usize, usize)> {
     let mut out = Vec::new();
     let mut from = 0;
     while let Some((start, end)) = find(t, from, t.len(), pat) {
@@ -80,7 +80,7 @@ pub(super) fn find_all(t: &[u8], pat: &str) -> Vec<(usize, usize)> {
 }
 
 /// The last match of `pat` that starts before `limit`.
-pub(super) fn find_last(t: &[u8], limit: usize, pat: &str) -> Option<(usize, usize)> {
+pub(crate) fn find_last(t: &[u8], limit: usize, pat: &str) -> Option<(usize, usize)> {
     let mut last = None;
     let mut from = 0;
     while let Some((start, end)) = find(t, from, limit, pat) {
@@ -93,7 +93,7 @@ pub(super) fn find_last(t: &[u8], limit: usize, pat: &str) -> Option<(usize, usi
 /// The run of ASCII letters that ends just before `pos` (whitespace before
 /// `pos` skipped), with where it starts. Used to read the backend word
 /// (`CUDA`, `HIP`) printed in front of "out of memory".
-pub(super) fn word_before(t: &[u8], pos: usize) -> (usize, &[u8]) {
+pub(crate) fn word_before(t: &[u8], pos: usize) -> (usize, &[u8]) {
     let mut end = pos.min(t.len());
     while end > 0 && t.get(end - 1).is_some_and(|&b| is_ws(b)) {
         end -= 1;
@@ -106,13 +106,13 @@ pub(super) fn word_before(t: &[u8], pos: usize) -> (usize, &[u8]) {
 }
 
 /// Start of the line that holds `pos`.
-pub(super) fn line_start(t: &[u8], pos: usize) -> usize {
+pub(crate) fn line_start(t: &[u8], pos: usize) -> usize {
     let pos = pos.min(t.len());
     t.get(..pos).and_then(|head| head.iter().rposition(|&b| b == b'\n')).map_or(0, |i| i + 1)
 }
 
 /// End of the line that holds `pos`, plus `extra` following lines.
-pub(super) fn line_end(t: &[u8], pos: usize, extra: usize) -> usize {
+pub(crate) fn line_end(t: &[u8], pos: usize, extra: usize) -> usize {
     let mut i = pos.min(t.len());
     for _ in 0..=extra {
         match t.get(i..).and_then(|tail| tail.iter().position(|&b| b == b'\n')) {
@@ -124,7 +124,7 @@ pub(super) fn line_end(t: &[u8], pos: usize, extra: usize) -> usize {
 }
 
 /// How many line breaks lie in `from..to`.
-pub(super) fn lines_between(t: &[u8], from: usize, to: usize) -> usize {
+pub(crate) fn lines_between(t: &[u8], from: usize, to: usize) -> usize {
     t.get(from..to.min(t.len())).map_or(0, |s| s.iter().filter(|&&b| b == b'\n').count())
 }
 
@@ -187,9 +187,21 @@ fn decimal(t: &[u8], i: usize, join_lines: bool) -> Option<(Decimal, usize)> {
 }
 
 /// Bytes per unit. PyTorch, vLLM and llama.cpp print binary units with the
-/// IEC names; the SI names are read as decimal, as they are defined.
-fn unit_bytes(word: &[u8]) -> Option<u64> {
+/// IEC names; the SI names are read as decimal, as they are defined, unless
+/// `si_is_binary`: SGLang prints `GB` for bytes / 2^30 (`GB = 1024 * 1024 *
+/// 1024`, sglang 0.5.23 `srt/mem_cache/memory_pool.py`), and vLLM before V1
+/// printed `GB` for the same (`Loading model weights took … GB`).
+fn unit_bytes(word: &[u8], si_is_binary: bool) -> Option<u64> {
     let lower: Vec<u8> = word.iter().map(u8::to_ascii_lowercase).collect();
+    if si_is_binary {
+        match lower.as_slice() {
+            b"kb" => return Some(1 << 10),
+            b"mb" => return Some(1 << 20),
+            b"gb" => return Some(1 << 30),
+            b"tb" => return Some(1 << 40),
+            _ => {}
+        }
+    }
     Some(match lower.as_slice() {
         b"b" | b"byte" | b"bytes" => 1,
         b"kib" => 1 << 10,
@@ -207,10 +219,10 @@ fn unit_bytes(word: &[u8]) -> Option<u64> {
 /// The unit word at `u` and where it ends. A unit split by a line break
 /// (`Mi` / `B`) is read whole, but only when the first part alone is not a
 /// unit, so `MiB` followed by a line starting with a word stays `MiB`.
-fn unit_at(t: &[u8], u: usize) -> Option<(u64, usize)> {
+fn unit_at(t: &[u8], u: usize, si_is_binary: bool) -> Option<(u64, usize)> {
     let letters = |from: usize| t.get(from..).map_or(0, |s| s.iter().take_while(|b| b.is_ascii_alphabetic()).count());
     let len = letters(u);
-    if let Some(unit) = t.get(u..u + len).and_then(unit_bytes) {
+    if let Some(unit) = t.get(u..u + len).and_then(|w| unit_bytes(w, si_is_binary)) {
         return Some((unit, u + len));
     }
     if len == 0 || t.get(u + len) != Some(&b'\n') {
@@ -219,7 +231,7 @@ fn unit_at(t: &[u8], u: usize) -> Option<(u64, usize)> {
     let rest = letters(u + len + 1);
     let mut word = t.get(u..u + len)?.to_vec();
     word.extend_from_slice(t.get(u + len + 1..u + len + 1 + rest)?);
-    unit_bytes(&word).map(|unit| (unit, u + len + 1 + rest))
+    unit_bytes(&word, si_is_binary).map(|unit| (unit, u + len + 1 + rest))
 }
 
 /// `value × unit` rounded to the nearest byte; `None` when it exceeds `u64`.
@@ -233,14 +245,14 @@ fn to_bytes(d: Decimal, unit: u64) -> Option<u64> {
 
 /// A size such as `20.00 MiB` at `i`: `Some((bytes, end))` when the text is a
 /// size, with `bytes` `None` when it does not fit in `u64`.
-fn size_at(t: &[u8], i: usize) -> Option<(Option<u64>, usize)> {
+fn size_at(t: &[u8], i: usize, si_is_binary: bool) -> Option<(Option<u64>, usize)> {
     // Try reading through a line break first, then without: only the reading
     // followed by a unit is a size.
     for join in [true, false] {
         let Some((d, end)) = decimal(t, i, join) else {
             continue;
         };
-        let Some((unit, unit_end)) = unit_at(t, skip_ws(t, end)) else {
+        let Some((unit, unit_end)) = unit_at(t, skip_ws(t, end), si_is_binary) else {
             continue;
         };
         return Some((to_bytes(d, unit), unit_end));
@@ -251,7 +263,7 @@ fn size_at(t: &[u8], i: usize) -> Option<(Option<u64>, usize)> {
 /// A cursor over the normalised text: each step skips leading whitespace and
 /// advances only when it matched.
 #[derive(Debug, Clone, Copy)]
-pub(super) struct Cur<'a> {
+pub(crate) struct Cur<'a> {
     pub t: &'a [u8],
     pub pos: usize,
 }
@@ -337,9 +349,17 @@ impl<'a> Cur<'a> {
     /// A size with its unit: `Some(bytes)` if one is here (`Some(None)` when
     /// it overflows `u64`), `None` if the next token is not a size.
     pub fn size_token(&mut self) -> Option<Option<u64>> {
-        let (bytes, end) = size_at(self.t, skip_ws(self.t, self.pos))?;
+        let (bytes, end) = size_at(self.t, skip_ws(self.t, self.pos), false)?;
         self.pos = end;
         Some(bytes)
+    }
+
+    /// Like [`Cur::size`], reading `KB`/`MB`/`GB`/`TB` as powers of 1024
+    /// (see [`unit_bytes`]).
+    pub fn binary_size(&mut self) -> Option<u64> {
+        let (bytes, end) = size_at(self.t, skip_ws(self.t, self.pos), true)?;
+        self.pos = end;
+        bytes
     }
 
     pub fn size(&mut self) -> Option<u64> {

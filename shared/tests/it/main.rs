@@ -10,4 +10,5 @@ mod oom;
 mod params;
 mod properties;
 mod splits;
+mod startup;
 mod state;

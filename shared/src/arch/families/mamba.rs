@@ -83,7 +83,7 @@ pub(super) fn nemotron_h(f: Fields, warnings: &mut Vec<String>) -> Result<TextMo
     let mut layers = Vec::with_capacity(kinds.len());
     for k in kinds {
         layers.push(match k {
-            'M' => LayerSpec { attention: LayerAttention::None, ffn: Ffn::None, state: true },
+            'M' => LayerSpec::recurrent(Ffn::None),
             '*' => LayerSpec::new(LayerAttention::Full, Ffn::None),
             '-' => LayerSpec::new(LayerAttention::None, Ffn::Dense),
             'E' => LayerSpec::new(LayerAttention::None, Ffn::Moe),
@@ -108,6 +108,7 @@ pub(super) fn nemotron_h(f: Fields, warnings: &mut Vec<String>) -> Result<TextMo
         conv_kernel: f.dim_or("conv_kernel", 4)?,
         conv_bias: f.bool_or("use_conv_bias", true)?,
         proj_bias: f.bool_or("mamba_proj_bias", false)?,
+        gated_norm: true,
     });
     m.extra.ssm_state_f32 = f.opt_str("mamba_ssm_cache_dtype") == Some("float32");
     if m.layers.iter().any(|l| l.ffn == Ffn::Moe) {
@@ -149,7 +150,7 @@ pub(super) fn granitemoehybrid(f: Fields, _warnings: &mut Vec<String>) -> Result
     for i in 0..n as usize {
         // GraniteMoeHybridConfig: all layers are Mamba when `layer_types` is absent.
         layers.push(match types.get(i).copied().unwrap_or("mamba") {
-            "mamba" | "linear_attention" => LayerSpec { attention: LayerAttention::None, ffn, state: true },
+            "mamba" | "linear_attention" => LayerSpec::recurrent(ffn),
             "attention" | "full_attention" => LayerSpec::new(LayerAttention::Full, ffn),
             other => return Err(invalid(f, "layer_types", format!("unknown layer type `{other}`"))),
         });
@@ -168,6 +169,7 @@ pub(super) fn granitemoehybrid(f: Fields, _warnings: &mut Vec<String>) -> Result
         conv_kernel: f.dim_or("mamba_d_conv", 4)?,
         conv_bias: f.bool_or("mamba_conv_bias", true)?,
         proj_bias: f.bool_or("mamba_proj_bias", false)?,
+        gated_norm: true,
     });
     if experts > 0 {
         m.moe = Some(Moe {
@@ -175,6 +177,125 @@ pub(super) fn granitemoehybrid(f: Fields, _warnings: &mut Vec<String>) -> Result
             experts_per_token: f.dim_or("num_experts_per_tok", 2)?,
             expert_intermediate_size: f.dim_or("intermediate_size", 11_008)?,
             shared_intermediate_size: shared,
+            shared_expert_gate: false,
+            router_bias: false,
+            expert_bias: false,
+        });
+    }
+    Ok(m)
+}
+
+/// `FalconH1Config` (transformers 5.24 `configuration_falcon_h1.py`): every
+/// layer runs attention and a Mamba-2 mixer side by side on the same input,
+/// then a gated MLP (`FalconH1DecoderLayer`: two RMSNorms). The mixer's inner
+/// width is `mamba_d_ssm` (else `mamba_expand × hidden`), its gated RMSNorm
+/// exists only with `mamba_rms_norm`; the µP multipliers are buffers that the
+/// checkpoint does not store.
+pub(super) fn falcon_h1(f: Fields, _warnings: &mut Vec<String>) -> Result<TextModel, ConfigError> {
+    let n = f.opt_dim("num_hidden_layers", crate::arch::fields::MAX_LAYERS)?.unwrap_or(32);
+    let layers =
+        (0..n).map(|_| LayerSpec { state: true, ..LayerSpec::new(LayerAttention::Full, Ffn::Dense) }).collect();
+    let hidden = f.dim_or("hidden_size", 4096)?;
+    let mut m = text(f, hidden, f.dim_or("vocab_size", 128_000)?, layers)?;
+    attention_dims(f, &mut m, 32, 8, 0)?;
+    m.intermediate_size = f.dim_or("intermediate_size", 14_336)?;
+    m.mlp_bias = f.bool_or("mlp_bias", false)?;
+    let heads = f.dim_or("mamba_n_heads", 128)?;
+    let inner = match f.opt_dim("mamba_d_ssm", MAX_DIM)? {
+        Some(d) => d,
+        None if f.has("mamba_d_ssm") => f.dim_or("mamba_expand", 2)?.saturating_mul(hidden),
+        None => 1024,
+    };
+    let head_dim = match f.value("mamba_d_head").and_then(|v| v.as_u64()) {
+        Some(d) => d,
+        None => inner / heads,
+    };
+    if heads.saturating_mul(head_dim) != inner {
+        return Err(invalid(
+            f,
+            "mamba_d_head",
+            format!("{heads} heads of {head_dim} do not make the inner width {inner}"),
+        ));
+    }
+    if f.bool_or("projectors_bias", false)? != f.bool_or("mamba_proj_bias", false)? {
+        return Err(invalid(
+            f,
+            "projectors_bias",
+            "differs from `mamba_proj_bias`: a bias on only one of the mixer's projections is not modelled".into(),
+        ));
+    }
+    m.recurrent = Some(Recurrent::Mamba2 {
+        heads,
+        head_dim,
+        d_state: f.dim_or("mamba_d_state", 256)?,
+        groups: f.dim_or("mamba_n_groups", 1)?,
+        conv_kernel: f.dim_or("mamba_d_conv", 4)?,
+        conv_bias: f.bool_or("mamba_conv_bias", true)?,
+        proj_bias: f.bool_or("mamba_proj_bias", false)?,
+        gated_norm: f.bool_or("mamba_rms_norm", false)?,
+    });
+    Ok(m)
+}
+
+/// `JambaConfig` (the Jamba-v0.1 shape, transformers 5.24
+/// `configuration_jamba.py`): attention where `i % attn_layer_period ==
+/// attn_layer_offset` (every 8th from 4), Mamba elsewhere; 16 experts where
+/// `i % expert_layer_period == expert_layer_offset` (every 2nd from 1), a
+/// dense MLP elsewhere. Two RMSNorms per layer; attention without biases.
+pub(super) fn jamba(f: Fields, _warnings: &mut Vec<String>) -> Result<TextModel, ConfigError> {
+    let n = f.opt_dim("num_hidden_layers", crate::arch::fields::MAX_LAYERS)?.unwrap_or(32);
+    let period = |key: &str, default: u64| -> Result<u64, ConfigError> {
+        let p = f.count_or(key, default)?;
+        if p == 0 { Err(invalid(f, key, "must be at least 1".into())) } else { Ok(p) }
+    };
+    let (attn_period, expert_period) = (period("attn_layer_period", 8)?, period("expert_layer_period", 2)?);
+    let attn_offset = f.count_or("attn_layer_offset", 4)?;
+    let expert_offset = f.count_or("expert_layer_offset", 1)?;
+    if attn_offset >= attn_period {
+        return Err(invalid(f, "attn_layer_offset", format!("{attn_offset} is not below the period {attn_period}")));
+    }
+    if expert_offset >= expert_period {
+        return Err(invalid(
+            f,
+            "expert_layer_offset",
+            format!("{expert_offset} is not below the period {expert_period}"),
+        ));
+    }
+    let experts = f.count_or("num_experts", 16)?;
+    let layers = (0..n)
+        .map(|i| {
+            let ffn = if experts > 1 && i % expert_period == expert_offset { Ffn::Moe } else { Ffn::Dense };
+            if i % attn_period == attn_offset {
+                LayerSpec::new(LayerAttention::Full, ffn)
+            } else {
+                LayerSpec::recurrent(ffn)
+            }
+        })
+        .collect();
+    let hidden = f.dim_or("hidden_size", 4096)?;
+    let mut m = text(f, hidden, f.dim_or("vocab_size", 65_536)?, layers)?;
+    attention_dims(f, &mut m, 32, 8, 0)?;
+    m.attention = AttentionKind::Standard { qkv_bias: false, o_bias: false };
+    m.intermediate_size = f.dim_or("intermediate_size", 14_336)?;
+    // `mamba_dt_rank: "auto"` is ceil(hidden / 16).
+    let dt_rank = match f.value("mamba_dt_rank").and_then(|v| v.as_u64()) {
+        Some(r) => r,
+        None => hidden.div_ceil(16),
+    };
+    m.recurrent = Some(Recurrent::Mamba1 {
+        inner: f.dim_or("mamba_expand", 2)?.saturating_mul(hidden),
+        d_state: f.dim_or("mamba_d_state", 16)?,
+        dt_rank,
+        conv_kernel: f.dim_or("mamba_d_conv", 4)?,
+        conv_bias: f.bool_or("mamba_conv_bias", true)?,
+        proj_bias: f.bool_or("mamba_proj_bias", false)?,
+    });
+    if experts > 1 {
+        m.moe = Some(Moe {
+            num_experts: experts,
+            experts_per_token: f.dim_or("num_experts_per_tok", 2)?,
+            expert_intermediate_size: m.intermediate_size,
+            shared_intermediate_size: 0,
             shared_expert_gate: false,
             router_bias: false,
             expert_bias: false,

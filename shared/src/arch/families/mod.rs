@@ -8,6 +8,8 @@ mod classic;
 mod decoder;
 mod deepseek;
 mod dense;
+mod gemma3n;
+mod gemma4;
 mod hybrid;
 mod mamba;
 mod moe;
@@ -158,6 +160,11 @@ fn detect(model_type: &str, architectures: &[&str]) -> Option<Family> {
         "lfm2" => Some(Family::Lfm2),
         "nemotron_h" => Some(Family::NemotronH),
         "granitemoehybrid" => Some(Family::GraniteMoeHybrid),
+        "mimo_v2_flash" => Some(Family::MimoV2Flash),
+        "falcon_h1" => Some(Family::FalconH1),
+        "gemma4" | "gemma4_text" => Some(Family::Gemma4),
+        "jamba" => Some(Family::Jamba),
+        "gemma3n" | "gemma3n_text" => Some(Family::Gemma3n),
         _ => None,
     };
     // Some repos leave `model_type` out or use a custom one; the class name
@@ -188,6 +195,7 @@ fn read_text(family: Family, f: Fields, warnings: &mut Vec<String>) -> Result<Te
         Llama4 => moe::llama4(f, warnings),
         Glm4Moe => moe::glm4_moe(f, warnings),
         MinimaxM2 => moe::minimax_m2(f, warnings),
+        MimoV2Flash => moe::mimo_v2_flash(f, warnings),
         Phimoe => moe::phimoe(f, warnings),
         GraniteMoe => moe::granitemoe(f, warnings),
         Smollm3 => dense::smollm3(f, warnings),
@@ -202,6 +210,10 @@ fn read_text(family: Family, f: Fields, warnings: &mut Vec<String>) -> Result<Te
         Lfm2 => hybrid::lfm2(f, warnings),
         NemotronH => mamba::nemotron_h(f, warnings),
         GraniteMoeHybrid => mamba::granitemoehybrid(f, warnings),
+        FalconH1 => mamba::falcon_h1(f, warnings),
+        Gemma4 => gemma4::gemma4(f, warnings),
+        Jamba => mamba::jamba(f, warnings),
+        Gemma3n => gemma3n::gemma3n(f, warnings),
         _ => decoder(family, f, warnings),
     }
 }

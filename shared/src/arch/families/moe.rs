@@ -3,7 +3,7 @@
 //! transformers config class (transformers 5.24, `configuration_*.py`).
 
 use crate::arch::fields::{ConfigError, Fields, MAX_DIM};
-use crate::arch::{AttentionKind, Family, Ffn, LayerAttention, Moe, NormKind, TextModel};
+use crate::arch::{AttentionKind, Family, Ffn, LayerAttention, LayerShape, Moe, NormKind, TextModel};
 
 use super::decoder::{Defaults, Dims, decoder_with};
 use super::invalid;
@@ -114,6 +114,11 @@ pub(super) fn glm4_moe(f: Fields, warnings: &mut Vec<String>) -> Result<TextMode
         }
     }
     m.qk_norm = f.bool_or("use_qk_norm", false)?;
+    // `attention_bias` biases q, k and v only: `o_proj` is built with
+    // `bias=False` (transformers 5.24 modeling_glm4_moe.py, `Glm4MoeAttention`).
+    if let AttentionKind::Standard { qkv_bias, .. } = m.attention {
+        m.attention = AttentionKind::Standard { qkv_bias, o_bias: false };
+    }
     m.moe = Some(e);
     mtp_warning(f, warnings)?;
     Ok(m)
@@ -163,5 +168,58 @@ pub(super) fn granitemoe(f: Fields, warnings: &mut Vec<String>) -> Result<TextMo
     let mut m = decoder_with(Family::GraniteMoe, f, warnings, defaults(false, None, None, dims))?;
     let e = moe(f, ("num_local_experts", 8), 2, m.intermediate_size)?;
     all_moe(&mut m, e);
+    Ok(m)
+}
+
+/// `MiMoV2FlashConfig` (XiaomiMiMo/MiMo-V2-Flash, transformers 5.24
+/// `configuration_mimo_v2_flash.py`): 48 layers, the first full attention and
+/// every 6th after it, the rest a 129-token sliding window; query/key heads of
+/// 192 and value heads of 128; the sliding layers have twice the KV heads and
+/// a sink logit per query head (`MiMoV2FlashAttention`); the first layer a
+/// dense MLP, the rest 256 routed experts without a shared one, DeepSeek-style
+/// routing (its `e_score_correction_bias` is counted, as for GLM-4.5).
+pub(super) fn mimo_v2_flash(f: Fields, warnings: &mut Vec<String>) -> Result<TextModel, ConfigError> {
+    let dims = Dims { hidden: 4096, layers: 48, heads: 64, kv_heads: 4, intermediate: 16_384, vocab: 152_576 };
+    // The reference SGLang code attends to `sliding_window_size` tokens plus
+    // the query: the config class turns that key into `sliding_window + 1`.
+    let window = match f.opt_dim("sliding_window_size", MAX_DIM)? {
+        Some(w) => w.saturating_add(1),
+        None => f.opt_dim("sliding_window", MAX_DIM)?.unwrap_or(129),
+    };
+    let mut m = decoder_with(Family::MimoV2Flash, f, warnings, defaults(false, Some(192), Some(window), dims))?;
+    m.v_head_dim = f.dim_or("v_head_dim", 128)?;
+    let n = m.layers.len();
+    let types = f.str_list("layer_types")?;
+    let mlp_types = f.str_list("mlp_layer_types")?;
+    for (key, list) in [("layer_types", &types), ("mlp_layer_types", &mlp_types)] {
+        if !list.is_empty() && list.len() != n {
+            return Err(invalid(f, key, format!("has {} entries for {n} layers", list.len())));
+        }
+    }
+    let swa_kv_heads = m.num_kv_heads.saturating_mul(2);
+    for (i, l) in m.layers.iter_mut().enumerate() {
+        let sliding = match types.get(i).copied() {
+            Some("sliding_attention") => true,
+            Some("full_attention") => false,
+            Some(other) => return Err(invalid(f, "layer_types", format!("unknown layer type `{other}`"))),
+            None => i != 0 && !(i + 1).is_multiple_of(6),
+        };
+        l.attention = if sliding { LayerAttention::Sliding(window) } else { LayerAttention::Full };
+        if sliding {
+            l.shape = LayerShape { kv_heads: swa_kv_heads, sinks: true, ..LayerShape::default() };
+        }
+        let sparse = match mlp_types.get(i).copied() {
+            Some("sparse") => true,
+            Some("dense") => false,
+            Some(other) => return Err(invalid(f, "mlp_layer_types", format!("unknown MLP type `{other}`"))),
+            None => i != 0,
+        };
+        if sparse {
+            l.ffn = Ffn::Moe;
+        }
+    }
+    let mut e = moe(f, ("n_routed_experts", 256), 8, f.dim_or("moe_intermediate_size", 2048)?)?;
+    e.router_bias = true;
+    m.moe = Some(e);
     Ok(m)
 }

@@ -1,0 +1,356 @@
+//! Engine start-up logs read into the memory figures they state.
+//!
+//! While they start, vLLM, SGLang and llama.cpp print what they loaded and
+//! what they reserved: the weights, the memory profile, the KV cache in bytes
+//! and in tokens, CUDA graphs, each device's buffers. [`read`] finds those
+//! lines in a pasted log, whatever their prefix (timestamps, colour codes,
+//! `(EngineCore pid=…)`, `[… TP3]`), and returns each as a [`Fact`] with the
+//! line it came from, plus the launch configuration the log names. They are
+//! measurements of one real start: a plan can be checked against them term
+//! by term.
+//!
+//! Each engine's phrases come from its source; the file is named beside each.
+
+mod llamacpp;
+mod sglang;
+mod vllm;
+
+use serde::Serialize;
+
+use crate::explain::thousands;
+use crate::oom::scan::Cur;
+use crate::units::{UnitSystem, format_bytes};
+
+/// The engine a start-up log comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LogEngine {
+    Vllm,
+    Sglang,
+    LlamaCpp,
+}
+
+impl LogEngine {
+    pub fn name(self) -> &'static str {
+        match self {
+            LogEngine::Vllm => "vLLM",
+            LogEngine::Sglang => "SGLang",
+            LogEngine::LlamaCpp => "llama.cpp",
+        }
+    }
+}
+
+/// What one line of a start-up log states.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case", tag = "kind")]
+pub enum Figure {
+    /// Memory the weights took on this device (vLLM `Model loading took`,
+    /// SGLang `Load weight end … mem usage`).
+    Weights { bytes: u64 },
+    /// The device's memory as the profile saw it (vLLM V0 `total_gpu_memory`).
+    DeviceTotal { bytes: u64 },
+    /// `gpu_memory_utilization` in thousandths.
+    Utilization { permille: u64 },
+    /// Memory allocated outside PyTorch: CUDA context, NCCL, cuBLAS
+    /// workspaces (vLLM `non_torch_memory`).
+    NonTorch { bytes: u64 },
+    /// The activation peak of the profiling run (vLLM `PyTorch activation
+    /// peak memory`).
+    ActivationPeak { bytes: u64 },
+    /// CUDA-graph memory: estimated before the KV cache is sized (vLLM
+    /// ≥ 0.18 `Estimated CUDA graph memory`) or measured after capture (vLLM
+    /// `Graph capturing finished … took`, SGLang `Capture cuda graph end …
+    /// mem usage`).
+    CudaGraphs { bytes: u64, estimated: bool },
+    /// The memory left to the KV cache after the profile (vLLM `Available KV
+    /// cache memory`); `negative` when the profile left none.
+    AvailableKv { bytes: u64, negative: bool },
+    /// A KV cache size given on the command line (vLLM `kv_cache_memory_bytes`),
+    /// which skips the profile.
+    PinnedKv { bytes: u64 },
+    /// Tokens the KV cache holds (vLLM `GPU KV cache size`).
+    KvTokens { tokens: u64 },
+    /// KV blocks (vLLM V0 `# GPU blocks`).
+    KvBlocks { blocks: u64 },
+    /// `Maximum concurrency for N tokens per request: X.XXx`, X in hundredths.
+    Concurrency { tokens_per_request: u64, hundredths: u64 },
+    /// The attention block size a hybrid model was raised to (vLLM
+    /// `Setting attention block size to N tokens`).
+    AttentionBlock { tokens: u64 },
+    /// SGLang's KV pool: tokens and the K and V bytes (MLA: all in `k_bytes`).
+    KvPool { tokens: u64, k_bytes: u64, v_bytes: u64 },
+    /// SGLang's `max_total_num_tokens`.
+    MaxTotalTokens { tokens: u64 },
+    /// Free device memory SGLang reports after a stage (`avail mem=`).
+    Free { after: Stage, bytes: u64 },
+    /// A llama.cpp buffer on one device or the host.
+    Buffer { buffer: Buffer, bytes: u64 },
+    /// llama.cpp's KV cache summary: its total and the K and V parts.
+    KvSummary { bytes: u64, k_bytes: u64, v_bytes: u64, cells: Option<u64>, layers: Option<u64> },
+    /// llama.cpp `offloaded N/M layers to GPU`.
+    Offloaded { layers: u64, of: u64 },
+}
+
+impl Figure {
+    /// One line for a reader: what was logged and its figure.
+    pub fn describe(&self) -> String {
+        let b = |n: u64| format_bytes(n, UnitSystem::Binary);
+        match *self {
+            Figure::Weights { bytes } => format!("weights loaded: {}", b(bytes)),
+            Figure::DeviceTotal { bytes } => format!("device memory: {}", b(bytes)),
+            Figure::Utilization { permille } => format!("gpu_memory_utilization: {}", fraction(permille)),
+            Figure::NonTorch { bytes } => format!("memory outside PyTorch: {}", b(bytes)),
+            Figure::ActivationPeak { bytes } => format!("activation peak of the profile run: {}", b(bytes)),
+            Figure::CudaGraphs { bytes, estimated: true } => {
+                format!("CUDA graphs (estimated before the KV cache): {}", b(bytes))
+            }
+            Figure::CudaGraphs { bytes, estimated: false } => format!("CUDA graphs (captured): {}", b(bytes)),
+            Figure::AvailableKv { bytes, negative } => {
+                format!("available KV cache memory: {}{}", if negative { "-" } else { "" }, b(bytes))
+            }
+            Figure::PinnedKv { bytes } => format!("KV cache set by kv_cache_memory_bytes (no profile): {}", b(bytes)),
+            Figure::KvTokens { tokens } => format!("KV cache: {} tokens", thousands(tokens)),
+            Figure::KvBlocks { blocks } => format!("KV cache: {} blocks", thousands(blocks)),
+            Figure::Concurrency { tokens_per_request, hundredths } => format!(
+                "maximum concurrency at {} tokens per request: {}.{:02}x",
+                thousands(tokens_per_request),
+                hundredths / 100,
+                hundredths % 100
+            ),
+            Figure::AttentionBlock { tokens } => format!("attention block raised to {tokens} tokens (hybrid model)"),
+            Figure::KvPool { tokens, k_bytes, v_bytes } => format!(
+                "KV pool: {} tokens, {} (K {}, V {})",
+                thousands(tokens),
+                b(k_bytes.saturating_add(v_bytes)),
+                b(k_bytes),
+                b(v_bytes)
+            ),
+            Figure::MaxTotalTokens { tokens } => format!("max_total_num_tokens: {}", thousands(tokens)),
+            Figure::Free { after, bytes } => format!(
+                "free after {}: {}",
+                match after {
+                    Stage::Weights => "loading the weights",
+                    Stage::MemoryPool => "the memory pool",
+                    Stage::CudaGraphs => "CUDA graph capture",
+                },
+                b(bytes)
+            ),
+            Figure::Buffer { buffer, bytes } => format!(
+                "{} buffer: {}",
+                match buffer {
+                    Buffer::Model => "model",
+                    Buffer::Kv => "KV",
+                    Buffer::State => "recurrent state",
+                    Buffer::Compute => "compute",
+                    Buffer::Output => "output",
+                },
+                b(bytes)
+            ),
+            Figure::KvSummary { bytes, k_bytes, v_bytes, .. } => {
+                format!("KV cache in all: {} (K {}, V {})", b(bytes), b(k_bytes), b(v_bytes))
+            }
+            Figure::Offloaded { layers, of } => format!("layers offloaded to the GPU: {layers} of {of}"),
+        }
+    }
+}
+
+/// `900` → `0.900`.
+fn fraction(permille: u64) -> String {
+    format!("{}.{:03}", permille / 1000, permille % 1000)
+}
+
+/// The stage after which SGLang printed its free memory.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Stage {
+    Weights,
+    MemoryPool,
+    CudaGraphs,
+}
+
+/// The llama.cpp buffers (`ggml_backend_buffer` names in `llama-model.cpp`,
+/// `llama-kv-cache.cpp`, `llama-context.cpp`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Buffer {
+    Model,
+    Kv,
+    /// Recurrent state (`RS buffer size`).
+    State,
+    Compute,
+    Output,
+}
+
+/// One figure and where it was read.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Fact {
+    /// 1-based line of the pasted text.
+    pub line: usize,
+    /// The rank or device the line is about (`TP3`, `Worker_TP1`, `CUDA0`,
+    /// `CUDA_Host`), when the line says.
+    pub scope: Option<String>,
+    pub figure: Figure,
+}
+
+/// The launch configuration a log names; each field only when it does.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct LoggedConfig {
+    pub version: Option<String>,
+    pub model: Option<String>,
+    pub dtype: Option<String>,
+    pub quantization: Option<String>,
+    pub kv_cache_dtype: Option<String>,
+    pub tensor_parallel: Option<u64>,
+    pub pipeline_parallel: Option<u64>,
+    /// vLLM `max_seq_len`, SGLang `context_len`.
+    pub max_model_len: Option<u64>,
+    pub enforce_eager: Option<bool>,
+    /// SGLang `mem_fraction_static` in thousandths.
+    pub mem_fraction_static_permille: Option<u64>,
+    /// llama.cpp `n_ctx`, `n_batch`, `n_ubatch`, `n_seq_max`.
+    pub n_ctx: Option<u64>,
+    pub n_batch: Option<u64>,
+    pub n_ubatch: Option<u64>,
+    pub n_seq_max: Option<u64>,
+    /// llama.cpp `flash_attn` as printed (`0`, `1`, `auto`, `enabled`).
+    pub flash_attn: Option<String>,
+    /// llama.cpp `type_k` / `type_v` (`f16`, `q8_0`, …).
+    pub cache_type_k: Option<String>,
+    pub cache_type_v: Option<String>,
+}
+
+/// A start-up log: its engine, its configuration and its memory figures.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct StartupLog {
+    pub engine: LogEngine,
+    pub config: LoggedConfig,
+    pub facts: Vec<Fact>,
+}
+
+impl StartupLog {
+    /// The figures of one kind, in log order.
+    pub fn figures(&self) -> impl Iterator<Item = &Fact> {
+        self.facts.iter()
+    }
+
+    /// The first fact whose figure `pick` accepts.
+    pub fn first<T>(&self, pick: impl Fn(&Figure) -> Option<T>) -> Option<(usize, T)> {
+        self.facts.iter().find_map(|f| pick(&f.figure).map(|v| (f.line, v)))
+    }
+}
+
+/// Reads the memory lines of a start-up log; `None` when the text has none
+/// of any engine's.
+pub fn read(text: &str) -> Option<StartupLog> {
+    let lines: Vec<(usize, String)> = text.lines().enumerate().map(|(i, l)| (i + 1, plain(l))).collect();
+    let candidates = [
+        (LogEngine::Vllm, vllm::read(&lines)),
+        (LogEngine::Sglang, sglang::read(&lines)),
+        (LogEngine::LlamaCpp, llamacpp::read(&lines)),
+    ];
+    candidates
+        .into_iter()
+        .filter(|(_, (_, facts))| !facts.is_empty())
+        .max_by_key(|(_, (_, facts))| facts.len())
+        .map(|(engine, (config, facts))| StartupLog { engine, config, facts })
+}
+
+/// One line without ANSI colour codes (`ESC [ … m`) and with tabs as spaces.
+fn plain(line: &str) -> String {
+    let mut out = String::with_capacity(line.len());
+    let mut chars = line.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c == '\u{1b}' && chars.peek() == Some(&'[') {
+            for d in chars.by_ref() {
+                if d.is_ascii_alphabetic() {
+                    break;
+                }
+            }
+            continue;
+        }
+        out.push(if c == '\t' { ' ' } else { c });
+    }
+    out
+}
+
+/// The text after the first `key` in `line`.
+fn after<'a>(line: &'a str, key: &str) -> Option<&'a str> {
+    line.find(key).map(|i| &line[i + key.len()..])
+}
+
+/// A size with its unit at the start of `text` (after spaces); `binary_si`
+/// reads `GB` as 2^30 bytes (see `oom::scan::unit_bytes`).
+fn size(text: &str, binary_si: bool) -> Option<u64> {
+    let mut c = Cur::new(text.as_bytes(), 0);
+    if binary_si { c.binary_size() } else { c.size() }
+}
+
+/// An unsigned integer at the start of `text`, `20,000` grouping allowed.
+fn count(text: &str) -> Option<u64> {
+    Cur::new(text.as_bytes(), 0).grouped_uint()
+}
+
+/// A decimal such as `0.90` or `10.79` in thousandths (`hundredths: false`)
+/// or hundredths, rounded; at most 6 digits after the point.
+fn fixed(text: &str, per_unit: u64) -> Option<u64> {
+    let t = text.trim_start();
+    let end = t.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(t.len());
+    let (whole, frac) = match t[..end].split_once('.') {
+        Some((w, f)) => (w, f),
+        None => (&t[..end], ""),
+    };
+    if whole.is_empty() && frac.is_empty() || frac.len() > 6 {
+        return None;
+    }
+    let whole: u64 = if whole.is_empty() { 0 } else { whole.parse().ok()? };
+    let scale = 10u64.pow(frac.len() as u32);
+    let frac: u64 = if frac.is_empty() { 0 } else { frac.parse().ok()? };
+    whole.checked_mul(per_unit)?.checked_add((frac * per_unit + scale / 2) / scale)
+}
+
+/// `key=value` from a `k=v, k=v` configuration line: the value up to the
+/// next `,` or `)`, without quotes.
+fn field(line: &str, key: &str) -> Option<String> {
+    let mut from = 0;
+    while let Some(i) = line[from..].find(key) {
+        let at = from + i;
+        let boundary = at == 0 || !line.as_bytes()[at - 1].is_ascii_alphanumeric() && line.as_bytes()[at - 1] != b'_';
+        if boundary {
+            let rest = &line[at + key.len()..];
+            let rest = rest.strip_prefix('=')?;
+            let end = rest.find([',', ')']).unwrap_or(rest.len());
+            let value = rest[..end].trim().trim_matches(['\'', '"']);
+            return (!value.is_empty() && value != "None").then(|| value.to_owned());
+        }
+        from = at + key.len();
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn colour_codes_and_fields() {
+        assert_eq!(plain("\u{1b}[34m1.14\u{1b}[0m \u{1b}[32mI \u{1b}[0mllama_context:"), "1.14 I llama_context:");
+        let line =
+            "model='/m/Qwen', dtype=torch.bfloat16, max_seq_len=16384, quantization=None, tensor_parallel_size=2)";
+        assert_eq!(field(line, "model").as_deref(), Some("/m/Qwen"));
+        assert_eq!(field(line, "max_seq_len").as_deref(), Some("16384"));
+        assert_eq!(field(line, "quantization"), None);
+        assert_eq!(field(line, "tensor_parallel_size").as_deref(), Some("2"));
+        assert_eq!(field("served_model_name=x, model=y", "model").as_deref(), Some("y"));
+        assert_eq!(fixed("0.90", 1000), Some(900));
+        assert_eq!(fixed("10.79x", 100), Some(1079));
+        assert_eq!(fixed("x", 100), None);
+        assert_eq!(size(" 53.31 GB", true), Some(5331 * (1 << 30) / 100));
+        assert_eq!(size("1.95 MiB", false), Some(2_044_723));
+    }
+
+    #[test]
+    fn text_without_startup_lines_is_not_a_log() {
+        assert_eq!(read("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB"), None);
+        assert_eq!(read(""), None);
+    }
+}

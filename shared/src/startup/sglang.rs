@@ -1,0 +1,78 @@
+//! SGLang's start-up lines (sglang 0.5.23): `Load weight end` in
+//! `srt/model_executor/model_runner.py`, `KV Cache is allocated` in
+//! `srt/mem_cache/memory_pool.py`, `Memory pool end` and the CUDA-graph
+//! lines in `srt/model_executor/model_runner_components/cuda_graph_setup.py`,
+//! `max_total_num_tokens=` from the scheduler, and the `server_args=` line.
+//! Every `GB` is bytes / 2^30 (`GB = 1024 * 1024 * 1024`).
+
+use super::{Fact, Figure, LoggedConfig, Stage, after, count, field, fixed, size};
+
+pub(super) fn read(lines: &[(usize, String)]) -> (LoggedConfig, Vec<Fact>) {
+    let mut config = LoggedConfig::default();
+    let mut facts = Vec::new();
+    for (n, line) in lines {
+        if line.contains("server_args=ServerArgs(") {
+            read_config(line, &mut config);
+            continue;
+        }
+        let scope = scope(line);
+        let mut push = |figure| facts.push(Fact { line: *n, scope: scope.clone(), figure });
+        if let Some(rest) = after(line, "Load weight end.") {
+            if let Some(bytes) = after(rest, "mem usage=").and_then(|r| size(r, true)) {
+                push(Figure::Weights { bytes });
+            }
+            if let Some(bytes) = after(rest, "avail mem=").and_then(|r| size(r, true)) {
+                push(Figure::Free { after: Stage::Weights, bytes });
+            }
+        } else if let Some(rest) = after(line, "KV Cache is allocated.").or_else(|| after(line, "KV cache allocated."))
+        {
+            let tokens = after(rest, "#tokens:").and_then(|r| count(r.trim_start()));
+            let k = after(rest, "K size:").and_then(|r| size(r, true));
+            let v = after(rest, "V size:").and_then(|r| size(r, true));
+            // MLA pools print one `KV size:`.
+            let kv = after(rest, " KV size:").and_then(|r| size(r, true));
+            if let Some(tokens) = tokens {
+                match (k, v, kv) {
+                    (Some(k_bytes), Some(v_bytes), _) => push(Figure::KvPool { tokens, k_bytes, v_bytes }),
+                    (_, _, Some(k_bytes)) => push(Figure::KvPool { tokens, k_bytes, v_bytes: 0 }),
+                    _ => {}
+                }
+            }
+        } else if let Some(bytes) =
+            after(line, "Memory pool end.").and_then(|r| after(r, "avail mem=")).and_then(|r| size(r, true))
+        {
+            push(Figure::Free { after: Stage::MemoryPool, bytes });
+        } else if let Some(rest) = after(line, "Capture cuda graph end.") {
+            if let Some(bytes) = after(rest, "mem usage=").and_then(|r| size(r, true)) {
+                push(Figure::CudaGraphs { bytes, estimated: false });
+            }
+            if let Some(bytes) = after(rest, "avail mem=").and_then(|r| size(r, true)) {
+                push(Figure::Free { after: Stage::CudaGraphs, bytes });
+            }
+        } else if let Some(tokens) = after(line, "max_total_num_tokens=").and_then(count) {
+            push(Figure::MaxTotalTokens { tokens });
+            if let Some(len) = after(line, "context_len=").and_then(count) {
+                config.max_model_len = Some(len);
+            }
+        }
+    }
+    (config, facts)
+}
+
+fn read_config(line: &str, c: &mut LoggedConfig) {
+    c.model = field(line, "model_path");
+    c.dtype = field(line, "dtype");
+    c.quantization = field(line, "quantization");
+    c.kv_cache_dtype = field(line, "kv_cache_dtype");
+    c.tensor_parallel = field(line, "tp_size").and_then(|v| v.parse().ok());
+    c.pipeline_parallel = field(line, "pp_size").and_then(|v| v.parse().ok());
+    c.max_model_len = field(line, "context_length").and_then(|v| v.parse().ok());
+    c.mem_fraction_static_permille = field(line, "mem_fraction_static").and_then(|v| fixed(&v, 1000));
+}
+
+/// `[2025-10-16 09:06:22 TP5]`: the rank.
+fn scope(line: &str) -> Option<String> {
+    let inside = line.strip_prefix('[')?.split(']').next()?;
+    let last = inside.rsplit(' ').next()?;
+    (last.starts_with("TP") || last.starts_with("DP") || last.starts_with("PP")).then(|| last.to_owned())
+}

@@ -1,0 +1,194 @@
+//! Real engine start-up logs (`tests/fixtures/startup/`, each citing the
+//! thread it was copied from) read into their memory figures. Every expected
+//! size is the log's own text, converted by `units::parse_size`.
+
+use shared::startup::{Buffer, Figure, LogEngine, Stage, StartupLog, read};
+use shared::units::parse_size;
+
+fn log(name: &str) -> StartupLog {
+    let path = format!("{}/tests/fixtures/startup/{name}.txt", env!("CARGO_MANIFEST_DIR"));
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
+    read(&text).unwrap_or_else(|| panic!("{name}: no start-up lines found"))
+}
+
+fn gib(text: &str) -> u64 {
+    parse_size(text).unwrap_or_else(|e| panic!("{text}: {e}"))
+}
+
+fn figures(l: &StartupLog) -> Vec<Figure> {
+    l.facts.iter().map(|f| f.figure).collect()
+}
+
+#[test]
+fn vllm_v0_profile_table() {
+    let l = log("vllm-v0-profile-llama3-8b");
+    assert_eq!(l.engine, LogEngine::Vllm);
+    assert_eq!(
+        figures(&l),
+        [
+            Figure::DeviceTotal { bytes: gib("79.22GiB") },
+            Figure::Utilization { permille: 900 },
+            Figure::Weights { bytes: gib("14.96GiB") },
+            Figure::NonTorch { bytes: gib("1.79GiB") },
+            Figure::ActivationPeak { bytes: gib("1.26GiB") },
+            Figure::AvailableKv { bytes: gib("53.29GiB"), negative: false },
+        ]
+    );
+    // The lines the figures came from, so the page can point at them.
+    assert_eq!(l.facts.iter().map(|f| f.line).collect::<Vec<_>>(), [5, 6, 8, 9, 10, 11]);
+}
+
+#[test]
+fn vllm_v0_weights_in_gb_are_gib_and_blocks_are_read() {
+    let l = log("vllm-v0-gpu-blocks-llama31-70b-w8a8");
+    assert_eq!(
+        figures(&l),
+        [
+            // `Loading model weights took 67.7229 GB` (bytes / 2^30).
+            Figure::Weights { bytes: gib("67.7229GiB") },
+            Figure::KvBlocks { blocks: 1381 },
+            Figure::Concurrency { tokens_per_request: 2048, hundredths: 1079 },
+        ]
+    );
+}
+
+#[test]
+fn vllm_engine_configuration_line() {
+    let text = std::fs::read_to_string(format!(
+        "{}/tests/fixtures/startup/vllm-v0-engine-config-qwen25-7b.txt",
+        env!("CARGO_MANIFEST_DIR")
+    ))
+    .unwrap_or_else(|e| panic!("{e}"));
+    // Only a configuration line: no memory figure, so not a start-up log …
+    assert_eq!(read(&text), None);
+    // … until a figure follows it.
+    let l = read(&format!("{text}\nINFO 03-20 10:42:20 worker.py:267] GPU KV cache size: 1,024 tokens\n"))
+        .unwrap_or_else(|| panic!("no log"));
+    let c = &l.config;
+    assert_eq!(c.version.as_deref(), Some("0.7.2"));
+    assert_eq!(c.model.as_deref(), Some("/data/models/hf/Qwen/Qwen2.5-7B-Instruct"));
+    assert_eq!(c.dtype.as_deref(), Some("bfloat16"));
+    assert_eq!((c.tensor_parallel, c.pipeline_parallel, c.max_model_len), (Some(1), Some(1), Some(16_384)));
+    assert_eq!((c.quantization.as_deref(), c.kv_cache_dtype.as_deref()), (None, Some("auto")));
+    assert_eq!(c.enforce_eager, Some(false));
+}
+
+#[test]
+fn vllm_v1_cuda_graph_estimate_and_kv() {
+    let l = log("vllm-v1-cudagraph-estimate-hybrid");
+    assert_eq!(
+        figures(&l),
+        [
+            Figure::CudaGraphs { bytes: gib("0.26GiB"), estimated: true },
+            Figure::AvailableKv { bytes: gib("17.36GiB"), negative: false },
+            Figure::KvTokens { tokens: 188_640 },
+            Figure::Concurrency { tokens_per_request: 131_072, hundredths: 523 },
+        ]
+    );
+    let l = log("vllm-v1-021-cudagraph-profiled");
+    assert_eq!(
+        figures(&l),
+        [
+            Figure::CudaGraphs { bytes: gib("0.26GiB"), estimated: true },
+            Figure::AvailableKv { bytes: gib("111.99GiB"), negative: false },
+            Figure::KvTokens { tokens: 229_344 },
+            Figure::Concurrency { tokens_per_request: 16_384, hundredths: 1400 },
+        ]
+    );
+    let l = log("vllm-v1-gguf-qwen35-override");
+    assert_eq!(l.first(|f| matches!(f, Figure::AvailableKv { .. }).then_some(())), Some((5, ())));
+    assert!(figures(&l).contains(&Figure::AvailableKv { bytes: gib("6.9GiB"), negative: false }));
+}
+
+#[test]
+fn vllm_pinned_kv_skips_the_profile() {
+    let l = log("vllm-v1-pinned-kv-xpu");
+    assert_eq!(figures(&l), [Figure::PinnedKv { bytes: gib("4.25GiB") }]);
+}
+
+#[test]
+fn vllm_workers_are_scoped_by_rank() {
+    let l = log("vllm-v1-tp8-hybrid-mtp");
+    let weights = &l.facts[0];
+    assert_eq!(weights.figure, Figure::Weights { bytes: gib("15.26GiB") });
+    assert_eq!(weights.scope.as_deref(), Some("Worker_TP0"));
+    let blocks: Vec<_> =
+        l.facts.iter().filter(|f| matches!(f.figure, Figure::AttentionBlock { tokens: 544 })).collect();
+    assert_eq!(blocks.iter().map(|f| f.scope.as_deref()).collect::<Vec<_>>(), [Some("Worker_TP0"), Some("Worker_TP6")]);
+}
+
+#[test]
+fn sglang_pool_and_free_memory() {
+    let l = log("sglang-tp8-kv-pool");
+    assert_eq!(l.engine, LogEngine::Sglang);
+    let pool = Figure::KvPool { tokens: 2_795_207, k_bytes: gib("53.31GiB"), v_bytes: gib("53.31GiB") };
+    assert_eq!(l.facts[0].figure, pool);
+    assert_eq!(l.facts[0].scope.as_deref(), Some("TP5"));
+    assert!(figures(&l).contains(&Figure::Free { after: Stage::MemoryPool, bytes: gib("11.87GiB") }));
+
+    let l = log("sglang-qwen3moe-load-and-pool");
+    assert_eq!(
+        figures(&l),
+        [
+            Figure::Weights { bytes: gib("56.98GiB") },
+            Figure::Free { after: Stage::Weights, bytes: gib("230.20GiB") },
+            Figure::KvPool { tokens: 1_669_816, k_bytes: gib("76.44GiB"), v_bytes: gib("76.44GiB") },
+            Figure::Free { after: Stage::MemoryPool, bytes: gib("74.01GiB") },
+        ]
+    );
+}
+
+#[test]
+fn llamacpp_old_names_per_device() {
+    let l = log("llamacpp-old-two-gpus");
+    assert_eq!(l.engine, LogEngine::LlamaCpp);
+    let buffers: Vec<(Option<&str>, Figure)> = l.facts.iter().map(|f| (f.scope.as_deref(), f.figure)).collect();
+    let mib = |s: &str| gib(&format!("{s}MiB"));
+    assert_eq!(
+        buffers,
+        [
+            (None, Figure::Offloaded { layers: 41, of: 41 }),
+            (Some("CPU"), Figure::Buffer { buffer: Buffer::Model, bytes: mib("1640.62") }),
+            (Some("CUDA0"), Figure::Buffer { buffer: Buffer::Model, bytes: mib("5434.38") }),
+            (Some("CUDA1"), Figure::Buffer { buffer: Buffer::Model, bytes: mib("13989.53") }),
+            (Some("CUDA0"), Figure::Buffer { buffer: Buffer::Kv, bytes: mib("1536.00") }),
+            (Some("CUDA1"), Figure::Buffer { buffer: Buffer::Kv, bytes: mib("3584.00") }),
+            (
+                None,
+                Figure::KvSummary {
+                    bytes: mib("5120.00"),
+                    k_bytes: mib("2560.00"),
+                    v_bytes: mib("2560.00"),
+                    cells: None,
+                    layers: None
+                }
+            ),
+            (Some("CUDA_Host"), Figure::Buffer { buffer: Buffer::Output, bytes: mib("1.95") }),
+            (Some("CUDA0"), Figure::Buffer { buffer: Buffer::Compute, bytes: mib("672.01") }),
+        ]
+    );
+    assert_eq!((l.config.n_ctx, l.config.n_batch, l.config.n_ubatch), (Some(4096), Some(2048), Some(512)));
+}
+
+#[test]
+fn llamacpp_new_names_and_cache_types() {
+    let l = log("llamacpp-eight-gpus-q4-k");
+    let c = &l.config;
+    assert_eq!((c.n_ctx, c.n_seq_max, c.n_batch, c.n_ubatch), (Some(16_384), Some(8), Some(256), Some(256)));
+    assert_eq!(c.flash_attn.as_deref(), Some("0"));
+    assert_eq!((c.cache_type_k.as_deref(), c.cache_type_v.as_deref()), (Some("q4_0"), Some("f16")));
+    let models = l.facts.iter().filter(|f| matches!(f.figure, Figure::Buffer { buffer: Buffer::Model, .. })).count();
+    let kvs = l.facts.iter().filter(|f| matches!(f.figure, Figure::Buffer { buffer: Buffer::Kv, .. })).count();
+    assert_eq!((models, kvs), (6, 4));
+
+    // Colour codes and timestamps in front; the interleaved-SWA summary.
+    let l = log("llamacpp-new-iswa-colour");
+    assert_eq!(
+        figures(&l),
+        [
+            Figure::Buffer { buffer: Buffer::Output, bytes: gib("0.49MiB") },
+            Figure::KvSummary { bytes: 0, k_bytes: 0, v_bytes: 0, cells: Some(64_000), layers: Some(0) },
+            Figure::Buffer { buffer: Buffer::Kv, bytes: gib("182.75MiB") },
+        ]
+    );
+}
