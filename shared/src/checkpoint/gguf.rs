@@ -49,6 +49,14 @@ impl Value {
             _ => None,
         }
     }
+    /// A bool, or an integer 0/1 (per-layer flag arrays are written either way).
+    pub fn as_bool(&self) -> Option<bool> {
+        match *self {
+            Self::Bool(b) => Some(b),
+            Self::Unsigned(v @ (0 | 1)) => Some(v == 1),
+            _ => None,
+        }
+    }
     pub fn as_str(&self) -> Option<&str> {
         match self {
             Self::Str(s) => Some(s),

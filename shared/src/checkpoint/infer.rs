@@ -35,6 +35,8 @@ struct Facts {
     sliding_window: Option<u64>,
     /// Per layer: whether it slides (`layer_types`).
     sliding_layers: Option<Vec<bool>>,
+    /// The window is Llama 4's attention chunk (llama.cpp `LLAMA_SWA_TYPE_CHUNKED`).
+    chunked: bool,
     dtype: Option<CheckpointDtype>,
 }
 
@@ -72,6 +74,7 @@ fn config_facts(config: &Map<String, Value>) -> Facts {
         experts_per_token: first_u64(&maps, &["num_experts_per_tok", "moe_top_k", "top_k", "num_experts_per_token"]),
         sliding_window: first_u64(&maps, &["sliding_window", "attention_window_size"]),
         sliding_layers,
+        chunked: false,
         dtype,
     }
 }
@@ -98,9 +101,63 @@ fn gguf_facts(g: &gguf::File) -> Facts {
         experts: g.arch_u64("expert_count"),
         experts_per_token: g.arch_u64("expert_used_count"),
         sliding_window: g.arch_u64("attention.sliding_window"),
-        sliding_layers: None,
+        sliding_layers: gguf_sliding_layers(g, arch),
+        chunked: arch == "llama4",
         dtype: None,
     }
+}
+
+/// llama.cpp's default sliding-window pattern per GGUF architecture: in each
+/// period of `n` layers one is full attention, the last (or, with
+/// `dense_first`, the first). From `load_swa_pattern(ml, n[, dense_first])`
+/// in llama.cpp's `src/models/<arch>.cpp`, as vendored by llama-cpp-python
+/// 0.3.36; Phi-3's window is switched off there (`set_swa_pattern(1)`).
+const SWA_PATTERNS: &[(&str, u64, bool)] = &[
+    ("gemma2", 2, false),
+    ("gemma3", 6, false),
+    ("gemma3n", 5, false),
+    ("gemma-embedding", 6, false),
+    ("gpt-oss", 2, false),
+    ("cohere2", 4, false),
+    ("cohere2moe", 4, true),
+    ("exaone4", 4, false),
+    ("exaone-moe", 4, false),
+    ("olmo2", 4, false),
+    ("llama4", 4, false),
+    ("plamo3", 8, false),
+    ("afmoe", 4, false),
+    ("smallthinker", 4, true),
+    ("laguna", 4, true),
+    ("mellum", 4, false),
+    ("muse-glimmer", 4, false),
+];
+
+/// Which layers slide in a GGUF: its own `<arch>.attention.sliding_window_pattern`
+/// (a bool per layer, or a period), else the architecture's default, as
+/// `llama_model_base::load_swa_pattern` and `llama_hparams::set_swa_pattern`
+/// (`llama-hparams.cpp`) decide; `None` without a window or a known pattern.
+fn gguf_sliding_layers(g: &gguf::File, arch: &str) -> Option<Vec<bool>> {
+    g.arch_u64("attention.sliding_window").filter(|&w| w > 0)?;
+    let layers = g.arch_u64("block_count")?;
+    let key = format!("{arch}.attention.sliding_window_pattern");
+    let default = SWA_PATTERNS.iter().find(|(a, _, _)| *a == arch).map(|&(_, n, dense_first)| (n, dense_first));
+    let (period, dense_first) = match g.get(&key) {
+        Some(gguf::Value::Array { values, .. }) => {
+            let flags: Option<Vec<bool>> = values.iter().map(gguf::Value::as_bool).collect();
+            return flags.filter(|f| f.len() as u64 == layers);
+        }
+        Some(v) => (v.as_u64()?, default.is_some_and(|(_, d)| d)),
+        None => default?,
+    };
+    Some(
+        (0..layers)
+            .map(|il| match (period, dense_first) {
+                (0, _) => true,
+                (n, true) => il % n != 0,
+                (n, false) => il % n < n - 1,
+            })
+            .collect(),
+    )
 }
 
 /// Output width of a `[out, in]` weight (GPTQ's `[in/pack, out]` qweight: the last dim).
@@ -244,6 +301,7 @@ fn from_tensors(f: Facts, checkpoint: &Checkpoint, layout: &ExactLayout) -> Resu
         .map(|i| {
             let sliding = f.sliding_layers.as_ref().and_then(|s| s.get(i).copied()).unwrap_or(false);
             let attention = match (sliding, f.sliding_window) {
+                (true, Some(w)) if f.chunked => LayerAttention::Chunked(w),
                 (true, Some(w)) => LayerAttention::Sliding(w),
                 _ => LayerAttention::Full,
             };

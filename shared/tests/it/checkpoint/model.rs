@@ -269,3 +269,57 @@ fn fused_qkv_and_mla_down_projections_shard_by_their_own_rules() {
     let one = estimate(&m, scenario(1, 1));
     assert_eq!(one.kv_bytes_per_token, 2 * 32 * 2 * 2);
 }
+
+/// A GGUF's sliding layers as llama.cpp assigns them: the architecture's
+/// period (gemma3: 5 sliding, 1 full) unless the file names its own
+/// `sliding_window_pattern`, a period or one flag per layer.
+#[test]
+fn gguf_sliding_layers_follow_llama_cpp() {
+    use shared::arch::LayerAttention;
+    let layers = 12u64;
+    let read = |arch: &'static str, pattern: Option<Kv>| {
+        let mut tensors: Vec<(String, Vec<u64>, u32, u64)> =
+            vec![("token_embd.weight".into(), vec![H, V], 0, H * V * 4)];
+        for l in 0..layers {
+            tensors.push((format!("blk.{l}.attn_q.weight"), vec![H, H], 0, H * H * 4));
+            tensors.push((format!("blk.{l}.attn_k.weight"), vec![H, 64], 0, H * 64 * 4));
+            tensors.push((format!("blk.{l}.attn_v.weight"), vec![H, 64], 0, H * 64 * 4));
+        }
+        let refs: Vec<(&str, &[u64], u32, u64)> =
+            tensors.iter().map(|(n, s, t, b)| (n.as_str(), s.as_slice(), *t, *b)).collect();
+        let key = |k: &str| -> &'static str { Box::leak(format!("{arch}.{k}").into_boxed_str()) };
+        let mut kvs = vec![
+            ("general.architecture", Kv::Str(arch)),
+            (key("block_count"), Kv::U32(layers as u32)),
+            (key("embedding_length"), Kv::U32(H as u32)),
+            (key("attention.head_count"), Kv::U32(8)),
+            (key("attention.key_length"), Kv::U32(32)),
+            (key("attention.sliding_window"), Kv::U32(512)),
+        ];
+        if let Some(p) = pattern {
+            kvs.push((key("attention.sliding_window_pattern"), p));
+        }
+        let (bytes, size) = writer::gguf(3, &kvs, &refs);
+        let file = gguf::parse(&bytes, Some(size)).unwrap_or_else(|e| panic!("{e}"));
+        let c = Checkpoint::from_gguf(vec![("m.gguf".into(), file)]).unwrap_or_else(|e| panic!("{e}"));
+        let m = Model::from_checkpoint("m.gguf", None, &c).unwrap_or_else(|e| panic!("{e}"));
+        m.arch.text.layers.iter().map(|l| l.attention).collect::<Vec<_>>()
+    };
+    let full = |pattern: &[LayerAttention]| {
+        pattern.iter().enumerate().filter(|(_, a)| **a == LayerAttention::Full).map(|(i, _)| i).collect::<Vec<_>>()
+    };
+    // gemma3: `load_swa_pattern(ml, 6)`: layers 5 and 11 full.
+    assert_eq!(full(&read("gemma3", None)), [5, 11]);
+    assert!(read("gemma3", None).contains(&LayerAttention::Sliding(512)));
+    // cohere2moe: `load_swa_pattern(ml, 4, true)`: the full layer first.
+    assert_eq!(full(&read("cohere2moe", None)), [0, 4, 8]);
+    // The file's own period wins.
+    assert_eq!(full(&read("gemma3", Some(Kv::U32(3)))), [2, 5, 8, 11]);
+    // … and so does its own flag per layer.
+    let flags: Vec<u32> = (0..layers as u32).map(|i| u32::from(i % 2 == 0)).collect();
+    assert_eq!(full(&read("gemma3", Some(Kv::ArrU32(flags)))), [1, 3, 5, 7, 9, 11]);
+    // Llama 4's window is its attention chunk.
+    assert!(read("llama4", None).contains(&LayerAttention::Chunked(512)));
+    // An unknown architecture with a window but no pattern: all full, warned.
+    assert!(full(&read("newarch", None)).len() == layers as usize);
+}
