@@ -134,7 +134,12 @@ impl Model {
 
     pub fn layout_context(&self) -> LayoutContext {
         let t = &self.arch.text;
-        LayoutContext { num_layers: self.layout.num_layers, gqa_ratio: t.num_heads / t.num_kv_heads.max(1) }
+        let kept = self.arch.quant_kept;
+        LayoutContext {
+            num_layers: self.layout.num_layers,
+            gqa_ratio: t.num_heads / t.num_kv_heads.max(1),
+            kept: (!kept.is_empty()).then(|| (self.default_format(), kept)),
+        }
     }
 
     /// Parameters that take part in one token's forward pass (all of them for

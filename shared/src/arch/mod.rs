@@ -11,7 +11,7 @@ pub mod params;
 mod vision;
 
 pub use fields::ConfigError;
-pub use params::{Role, TensorGroup, TensorLayout};
+pub use params::{KeptRoles, Role, TensorGroup, TensorLayout};
 
 use serde::{Deserialize, Serialize};
 
@@ -462,6 +462,9 @@ pub struct Architecture {
     /// `torch_dtype` / `dtype` of the checkpoint.
     pub checkpoint_dtype: Option<CheckpointDtype>,
     pub quantization: Option<CheckpointQuant>,
+    /// What that quantisation leaves unconverted, as roles.
+    #[serde(default, skip_serializing_if = "KeptRoles::is_empty")]
+    pub quant_kept: KeptRoles,
     /// Assumptions made while reading the config.
     pub warnings: Vec<String>,
 }

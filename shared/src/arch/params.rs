@@ -51,6 +51,24 @@ pub enum Role {
     Other,
 }
 
+/// Roles a checkpoint's quantisation leaves in its 16-bit dtype
+/// (`modules_to_not_convert`, compressed-tensors `ignore`), beyond the rules
+/// every format already has (embeddings, head, norms, routers, vision).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, serde::Deserialize)]
+pub struct KeptRoles(u64);
+
+impl KeptRoles {
+    pub fn with(self, role: Role) -> Self {
+        Self(self.0 | 1 << role as u64)
+    }
+    pub fn contains(self, role: Role) -> bool {
+        self.0 & 1 << role as u64 != 0
+    }
+    pub fn is_empty(&self) -> bool {
+        self.0 == 0
+    }
+}
+
 impl Role {
     /// Weight matrices of linear layers: what quantisation methods quantise.
     pub fn is_linear(self) -> bool {

@@ -373,6 +373,7 @@ fn from_tensors(f: Facts, checkpoint: &Checkpoint, layout: &ExactLayout) -> Resu
         vision: None,
         checkpoint_dtype: dtype,
         quantization: None,
+        quant_kept: Default::default(),
         warnings,
     })
 }

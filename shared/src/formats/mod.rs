@@ -8,7 +8,7 @@ pub use gguf::GgufType;
 
 use serde::{Deserialize, Serialize};
 
-use crate::arch::{CheckpointDtype, CheckpointQuant, Role, TensorGroup, TensorLayout};
+use crate::arch::{CheckpointDtype, CheckpointQuant, KeptRoles, Role, TensorGroup, TensorLayout};
 
 /// Bits per weight as an exact fraction: `bits` bits for every `per` weights.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -226,6 +226,9 @@ impl WeightFormat {
     /// The storage of one tensor group in this format.
     pub fn bpw(self, group: &TensorGroup, ctx: &LayoutContext) -> Bpw {
         const HALF: Bpw = Bpw::whole(16);
+        if ctx.kept.is_some_and(|(format, kept)| format == self && kept.contains(group.role)) {
+            return HALF;
+        }
         let quantised = group.role.is_linear()
             // bitsandbytes replaces every nn.Linear but the head, vision ones included.
             || (group.role == Role::VisionLinear && matches!(self, Self::Int8 | Self::Bnb4 { .. }));
@@ -296,6 +299,9 @@ impl WeightFormat {
 pub struct LayoutContext {
     pub num_layers: u32,
     pub gqa_ratio: u64,
+    /// The checkpoint's own format and the roles its quantisation left
+    /// unconverted: they stay 16-bit when that format is the one chosen.
+    pub kept: Option<(WeightFormat, KeptRoles)>,
 }
 
 impl From<WeightFormat> for String {
@@ -360,7 +366,7 @@ mod tests {
     #[test]
     fn bits_per_weight_match_the_published_figures() {
         let g = TensorGroup { role: Role::MlpUp, layer: Some(0), params: 1 << 20, in_features: 4096 };
-        let ctx = LayoutContext { num_layers: 32, gqa_ratio: 4 };
+        let ctx = LayoutContext { num_layers: 32, gqa_ratio: 4, kept: None };
         let bpw = |f: WeightFormat| f.bpw(&g, &ctx).as_f64();
         assert_eq!(bpw(WeightFormat::Bnb4 { nf4: true, double_quant: false }), 4.5);
         // QLoRA: double quantisation costs 0.127 bits per parameter.

@@ -126,3 +126,47 @@ fn defaults_follow_the_transformers_config_classes() {
     let v03 = Model::preset("mistral-7b-v0.3").unwrap_or_else(|e| panic!("{e}"));
     assert!(v03.arch.text.layers.iter().all(|l| l.attention == shared::arch::LayerAttention::Full));
 }
+
+/// A quantisation's `ignore` / `modules_to_not_convert` keeps those modules in
+/// 16 bits when the checkpoint's own format is used, and only then.
+#[test]
+fn modules_the_quantisation_leaves_stay_16_bit() {
+    use shared::arch::Role;
+    use shared::formats::WeightFormat;
+    let config = |ignore: &str| {
+        format!(
+            r#"{{"model_type":"llama","architectures":["LlamaForCausalLM"],"hidden_size":1024,"num_hidden_layers":4,
+            "num_attention_heads":8,"num_key_value_heads":2,"intermediate_size":4096,"vocab_size":32000,
+            "quantization_config":{{"quant_method":"compressed-tensors","config_groups":{{"group_0":{{
+            "weights":{{"num_bits":8,"type":"float","strategy":"channel"}},"targets":["Linear"]}}}},
+            "ignore":[{ignore}]}}}}"#
+        )
+    };
+    let model = |ignore: &str| {
+        let text = config(ignore);
+        Model::from_config_json("t", &text).unwrap_or_else(|e| panic!("{e}"))
+    };
+    let bytes = |m: &Model, f: WeightFormat| f.layout_bytes(&m.layout, &m.layout_context());
+    let plain = model(r#""lm_head""#);
+    let kept = model(r#""lm_head", "re:.*self_attn.*""#);
+    let fp8 = plain.default_format();
+    assert_eq!(fp8, WeightFormat::Fp8 { block: None });
+    let attention: u64 = kept
+        .layout
+        .groups
+        .iter()
+        .filter(|g| matches!(g.role, Role::AttnQ | Role::AttnK | Role::AttnV | Role::AttnO))
+        .map(|g| g.params)
+        .sum();
+    assert!(attention > 0);
+    // One more byte per attention parameter: 16 bits instead of 8.
+    assert_eq!(bytes(&kept, fp8), bytes(&plain, fp8) + attention);
+    // Another format chosen on the page: the checkpoint's rule no longer applies.
+    assert_eq!(bytes(&kept, WeightFormat::Int8), bytes(&plain, WeightFormat::Int8));
+    // A router or a single layer's module: nothing kept by role; the latter warned.
+    let router = model(r#""re:.*mlp.gate$""#);
+    assert_eq!(bytes(&router, fp8), bytes(&plain, fp8));
+    let one = model(r#""model.layers.0.mlp.down_proj""#);
+    assert_eq!(bytes(&one, fp8), bytes(&plain, fp8));
+    assert!(one.arch.warnings.iter().any(|w| w.contains("single-layer")), "{:?}", one.arch.warnings);
+}

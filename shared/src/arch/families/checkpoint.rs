@@ -2,6 +2,7 @@
 
 use crate::arch::fields::{ConfigError, Fields};
 use crate::arch::{CheckpointDtype, CheckpointQuant};
+use crate::arch::{KeptRoles, Role};
 
 use super::invalid;
 
@@ -115,5 +116,68 @@ fn compressed_tensors(q: Fields, warnings: &mut Vec<String>) -> Option<Checkpoin
             warnings.push(format!("compressed-tensors {kind}{bits} is not modelled"));
             None
         }
+    }
+}
+
+/// The modules a `quantization_config` leaves unconverted
+/// (`modules_to_not_convert`: transformers' GPTQ, AWQ, FP8, bitsandbytes,
+/// MXFP4 and ModelOpt configs; `ignore`: compressed-tensors, where `re:`
+/// marks a regular expression), as the roles they name. Entries that name
+/// what every format keeps anyway (the head, embeddings, norms, routers,
+/// vision) change nothing; an entry naming one layer's module cannot be
+/// kept by role and is reported.
+pub(super) fn kept_modules(root: Fields, warnings: &mut Vec<String>) -> KeptRoles {
+    let Some(q) = root.object("quantization_config") else { return KeptRoles::default() };
+    let q = Fields::new(q, "quantization_config");
+    let mut entries = q.str_list("modules_to_not_convert").unwrap_or_default();
+    entries.extend(q.str_list("ignore").unwrap_or_default());
+    entries.extend(q.str_list("exclude_modules").unwrap_or_default());
+    let mut kept = KeptRoles::default();
+    let mut per_layer = Vec::new();
+    for entry in entries {
+        let pattern = entry.strip_prefix("re:").unwrap_or(entry);
+        let roles = roles_named(pattern);
+        // `model.layers.3.mlp` names one layer's module; a role would keep all.
+        let one_layer = !entry.starts_with("re:")
+            && pattern.split('.').any(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()));
+        if one_layer && !roles.is_empty() {
+            per_layer.push(entry);
+            continue;
+        }
+        for role in roles {
+            kept = kept.with(*role);
+        }
+    }
+    if !per_layer.is_empty() {
+        warnings.push(format!(
+            "the quantisation leaves {} single-layer module(s) unconverted ({}{}): counted as quantised",
+            per_layer.len(),
+            per_layer.iter().take(3).copied().collect::<Vec<_>>().join(", "),
+            if per_layer.len() > 3 { ", …" } else { "" }
+        ));
+    }
+    kept
+}
+
+/// The roles a module name or pattern names, by the words the checkpoints use
+/// (`self_attn`, `attn`, `attention`; `shared_expert(s)`; `experts`; `mlp`,
+/// `feed_forward`; projection names).
+fn roles_named(pattern: &str) -> &'static [Role] {
+    use Role::*;
+    let has = |w: &str| pattern.contains(w);
+    if has("vision") || has("visual") || has("lm_head") || has("embed") || has("norm") {
+        &[]
+    } else if has("shared_expert") {
+        &[SharedExpertUp, SharedExpertDown]
+    } else if has("experts") {
+        &[ExpertUp, ExpertDown]
+    } else if has("attn") || has("attention") {
+        &[AttnQ, AttnK, AttnV, AttnO, AttnQkv, MlaDown, MlaUp]
+    } else if has("router") || pattern.trim_end_matches('$').ends_with("mlp.gate") {
+        &[]
+    } else if has("mlp") || has("feed_forward") {
+        &[MlpUp, MlpDown]
+    } else {
+        &[]
     }
 }

@@ -18,7 +18,7 @@ use serde_json::{Map, Value};
 
 use super::fields::{ConfigError, Fields};
 use super::{Architecture, Family, TextModel, vision};
-use checkpoint::{dtype, quantization};
+use checkpoint::{dtype, kept_modules, quantization};
 use classic::{bloom, falcon, gpt_neox, gpt2, opt};
 use decoder::decoder;
 use deepseek::deepseek;
@@ -61,6 +61,7 @@ pub(super) fn read(map: &Map<String, Value>) -> Result<Architecture, ConfigError
     }
     let checkpoint_dtype = dtype(root).or_else(|| dtype(text_fields));
     let quantization = quantization(root, &mut warnings)?;
+    let quant_kept = if quantization.is_some() { kept_modules(root, &mut warnings) } else { Default::default() };
     if matches!(family, Family::DeepseekV3 | Family::DeepseekV32 | Family::GlmMoeDsa)
         && root.count_or("num_nextn_predict_layers", 0)? > 0
     {
@@ -70,7 +71,7 @@ pub(super) fn read(map: &Map<String, Value>) -> Result<Architecture, ConfigError
                 .into(),
         );
     }
-    Ok(Architecture { family, model_type, text, vision, checkpoint_dtype, quantization, warnings })
+    Ok(Architecture { family, model_type, text, vision, checkpoint_dtype, quantization, quant_kept, warnings })
 }
 
 /// What makes an unknown config more than a plain dense decoder, whose
