@@ -20,10 +20,8 @@
 //!   src/llama-context.cpp in the llama.cpp vendored by llama-cpp-python
 //!   0.3.36); without one stated in the config there is nothing to plan.
 
+use super::{Engine, EngineKind, Scenario};
 use crate::arch::{AttentionKind, TextModel};
-use crate::estimate::Scenario;
-
-use super::{Engine, EngineKind};
 
 /// A split the engine would refuse.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -86,12 +84,7 @@ fn suggest(valid: &Degrees) -> String {
 }
 
 fn engine_name(engine: &EngineKind) -> &'static str {
-    match engine {
-        EngineKind::Transformers => "transformers",
-        EngineKind::Vllm => "vLLM",
-        EngineKind::Sglang => "SGLang",
-        EngineKind::LlamaCpp => "llama.cpp",
-    }
+    engine.name()
 }
 
 fn stage_consequence(engine: &EngineKind, stages: &u64, layers: &u64) -> String {
@@ -139,17 +132,36 @@ fn valid_degrees(text: &TextModel) -> Degrees {
     Degrees((1..=64u64).filter(|&d| tp_fits(text, d)).fold(0, |bits, d| bits | (1 << (d - 1))))
 }
 
+/// When an engine checks that attention heads divide over the ranks.
+enum HeadCheck {
+    /// Before loading, with its own message (vLLM's `verify_with_parallel_config`).
+    UpFront,
+    /// When loading, in `divide` (SGLang).
+    AtLoad,
+    /// Never: the engine does not shard attention heads.
+    Never,
+}
+
+fn head_check(engine: EngineKind) -> HeadCheck {
+    match engine {
+        EngineKind::Vllm => HeadCheck::UpFront,
+        EngineKind::Sglang => HeadCheck::AtLoad,
+        EngineKind::Transformers | EngineKind::LlamaCpp => HeadCheck::Never,
+    }
+}
+
 /// The engine's refusal of this scenario's split for this model, if any.
 pub fn check(s: &Scenario, text: &TextModel) -> Result<(), SplitError> {
     let engine = s.engine.kind();
     let tp = s.tp.max(1);
-    if matches!(engine, EngineKind::Vllm | EngineKind::Sglang) && tp > 1 {
+    let check = head_check(engine);
+    if !matches!(check, HeadCheck::Never) && tp > 1 {
         let heads = text.num_heads.max(1);
         if !heads.is_multiple_of(tp) {
             let valid = valid_degrees(text);
-            return Err(match engine {
-                EngineKind::Vllm => SplitError::VllmHeads { heads, tp, valid },
-                _ => SplitError::Heads { engine, heads, tp, valid },
+            return Err(match check {
+                HeadCheck::UpFront => SplitError::VllmHeads { heads, tp, valid },
+                HeadCheck::AtLoad | HeadCheck::Never => SplitError::Heads { engine, heads, tp, valid },
             });
         }
         if !kv_fits(text, tp) {

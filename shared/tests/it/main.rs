@@ -11,3 +11,14 @@ mod params;
 mod properties;
 mod splits;
 mod state;
+
+use shared::estimate::{Estimate, Scenario};
+use shared::model::Model;
+
+/// The estimate of a scenario the test states, which must pass its checks.
+pub fn estimate(model: &Model, scenario: Scenario) -> Estimate {
+    shared::estimate::estimate(
+        model,
+        scenario.validate().unwrap_or_else(|e| panic!("the test's scenario fails its checks: {e}")),
+    )
+}

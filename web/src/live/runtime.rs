@@ -14,7 +14,7 @@ use std::cell::RefCell;
 use std::fmt::Write;
 
 use js_sys::{Function, Reflect};
-use shared::estimate::{Estimate, Prepared, Scenario, estimate};
+use shared::estimate::{EnginePlan, Estimate, ValidScenario, estimate};
 use shared::link::GpuChoice;
 use shared::model::Model;
 use shared::units::UnitSystem;
@@ -55,7 +55,7 @@ struct Host {
 #[derive(Debug, Default)]
 struct Plan {
     units: UnitSystem,
-    inputs: Option<(Model, Scenario)>,
+    inputs: Option<(Model, ValidScenario)>,
     estimate: Option<Estimate>,
 }
 
@@ -224,7 +224,7 @@ fn probe(id: u32, gpu: u32) -> Result<(), String> {
         let target = s.target.filter(|t| t.host == id && gpu >= t.gpu);
         let (m, sc) = s.plan.inputs.as_ref()?;
         let plan_gpu = target.map_or(0, |t| (gpu - t.gpu) as usize).min(sc.gpus.len().saturating_sub(1));
-        Some(plan_request(&Prepared::new(m, sc.clone()), plan_gpu, gpu))
+        Some(plan_request(&EnginePlan::new(m, sc.clone()), plan_gpu, gpu))
     });
     let Some(request) = request else { return Err("the calculator has no runnable plan to probe".into()) };
     let run = ProbeRun::new(&request);

@@ -21,11 +21,19 @@
 //! pages are equal (the state page is padded up to it), and each request
 //! takes one block per state group whatever its length.
 
+mod explain;
+
+pub use explain::COMMANDS;
+pub(crate) use explain::{need_and_usable, terms, warnings};
+
 use serde::{Deserialize, Serialize};
 
-use crate::arch::LayerAttention;
-use crate::estimate::{CUDA_CONTEXT_BYTES, Depth, Parts, Prepared, Verdict, activations, largest};
+use super::Plan;
+use crate::arch::{LayerAttention, TextModel};
 use crate::explain::thousands;
+use crate::model::Model;
+use crate::plan::{CUDA_CONTEXT_BYTES, GpuBudget, MAX_CONCURRENCY, Search, Verdict, activations, largest};
+use crate::state::StateRules;
 use crate::units::{GIB, KIB, MIB, decimal};
 
 /// Tokens per KV block (`CacheConfig.DEFAULT_BLOCK_SIZE`).
@@ -167,6 +175,41 @@ impl Default for Options {
     }
 }
 
+/// vLLM's checks of its knobs.
+pub(crate) fn check_knobs(o: Options) -> Result<(), String> {
+    super::fraction("gpu_memory_utilization", o.gpu_memory_utilization)?;
+    if !(1..=1024).contains(&o.block_size) {
+        return Err(format!("block_size must be between 1 and 1024, got {}", o.block_size));
+    }
+    Ok(())
+}
+
+/// vLLM's (and SGLang's, which follows the same shapes) state dtypes
+/// ([`StateRules::vllm`]), with the config's `mamba_ssm_cache_dtype`.
+pub(crate) fn state_rules(model: &Model, bytes_per_element: u64) -> StateRules {
+    StateRules::vllm(bytes_per_element, model.arch.text.extra.ssm_state_f32.then_some(4))
+}
+
+/// vLLM's profiled activation peak for a dummy batch of `tokens` tokens
+/// spread over `seqs` sequences, on one of `tp` ranks.
+///
+/// Empirical: `tokens × bytes_per_element × 3 × (hidden + intermediate / tp)`
+/// for the forward pass, fitted to vLLM's own start-up logs for Llama-3.1-8B
+/// on an RTX 3090 (raising max_model_len from 20,000 to 29,000 tokens, and
+/// with it the dummy batch, cost 474 blocks of 2 MiB: 110.5 kB per token,
+/// against 110.6 kB from this formula), plus the sampler's fp32 logits and
+/// probabilities for `seqs` sequences.
+pub fn profile_peak(text: &TextModel, tokens: u64, seqs: u64, bytes_per_element: u64, tp: u64) -> u64 {
+    let tp = tp.max(1);
+    let per_token = text
+        .hidden_size
+        .saturating_add(activations::mlp_width(text) / tp)
+        .saturating_mul(3)
+        .saturating_mul(bytes_per_element);
+    let forward = per_token.saturating_mul(tokens);
+    forward.saturating_add(activations::logits(text.vocab_size, seqs.min(tokens.max(1)), 1, tp))
+}
+
 /// One KV cache group: layers of one attention kind sharing a block table.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 struct Group {
@@ -190,6 +233,8 @@ pub struct GpuKv {
     pub blocks: u64,
 }
 
+/// vLLM's budget over the plan's GPUs at one `max_model_len`: computed once
+/// per plan (`crate::engines::EnginePlan`), it answers every question.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct Budget {
     utilization: f64,
@@ -228,16 +273,16 @@ pub struct Report {
     pub log_lines: Vec<String>,
 }
 
-fn large_gpu(p: &Prepared) -> bool {
+fn large_gpu(p: &Plan) -> bool {
     // `vllm/engine/arg_utils.py`: GPUs of ≥ 70 GiB that are not A100s get the larger defaults.
     p.scenario.gpus.first().is_some_and(|g| g.capacity_bytes >= 70 * GIB && !g.name.contains("A100"))
 }
 
-fn default_max_model_len(p: &Prepared, o: Options) -> u64 {
+fn default_max_model_len(p: &Plan, o: Options) -> u64 {
     o.max_model_len.or(p.model.arch.text.max_position_embeddings).unwrap_or_else(|| p.scenario.sequence_tokens()).max(1)
 }
 
-fn groups(p: &Prepared, o: Options, stage: usize) -> (Vec<Group>, u64) {
+fn groups(p: &Plan, o: Options, stage: usize) -> (Vec<Group>, u64) {
     let mut kinds: Vec<(Group, u64)> = Vec::new();
     let text = &p.model.arch.text;
     let range = p.stage_range(stage);
@@ -271,7 +316,7 @@ fn groups(p: &Prepared, o: Options, stage: usize) -> (Vec<Group>, u64) {
     (groups, size)
 }
 
-fn budget(p: &Prepared, o: Options, max_model_len: u64) -> Budget {
+fn budget(p: &Plan, o: Options, max_model_len: u64) -> Budget {
     let s = &p.scenario;
     let utilization = o.gpu_memory_utilization.unwrap_or_else(|| o.version.default_utilization());
     let large = large_gpu(p);
@@ -300,7 +345,7 @@ fn budget(p: &Prepared, o: Options, max_model_len: u64) -> Budget {
         let requested = (slot.capacity_bytes as f64 * utilization).floor() as u64;
         let weights = p.stage_weights(stage);
         let seqs = if p.is_last_stage(stage) { max_num_seqs } else { 0 };
-        let act = if layers > 0 { activations::vllm_profile_peak(text, mnbt, seqs, p.act_bytes(), p.tp()) } else { 0 };
+        let act = if layers > 0 { profile_peak(text, mnbt, seqs, p.bytes_per_element(), p.tp()) } else { 0 };
         let graphs = CUDA_GRAPH_BYTES_PER_LAYER_SIZE.saturating_mul(CUDA_GRAPH_CAPTURE_SIZES).saturating_mul(layers);
         let subtracted_graphs = if o.version.subtracts_cuda_graphs() { graphs } else { 0 };
         let available = requested
@@ -420,42 +465,33 @@ fn round2(x: f64) -> f64 {
 }
 
 /// The largest `max_model_len` vLLM would start with (0: none).
-fn largest_max_model_len(p: &Prepared, o: Options, upper: u64) -> u64 {
+fn largest_max_model_len(p: &Plan, o: Options, upper: u64) -> u64 {
     largest(upper, |len| budget(p, o, len).error(o.version).is_none())
 }
 
 /// The budget at the configured `max_model_len`, computed once per plan.
-pub(crate) fn budget_for(p: &Prepared, o: Options) -> Budget {
+pub(crate) fn budget_for(p: &Plan, o: Options) -> Budget {
     budget(p, o, default_max_model_len(p, o))
 }
 
-fn cached<'a>(p: &'a Prepared, o: Options) -> std::borrow::Cow<'a, Budget> {
-    match &p.engine_cache {
-        Some(b) => std::borrow::Cow::Borrowed(b),
-        None => std::borrow::Cow::Owned(budget_for(p, o)),
-    }
-}
-
-/// Parts of GPU `g` with `batch` requests running: the pool is one, shared
+/// Budget of GPU `g` with `batch` requests running: the pool is one, shared
 /// by attention and state groups; the state shown is the blocks the running
 /// requests' states take from it, the KV cache the rest of the pool.
-pub(crate) fn parts(p: &Prepared, o: Options, g: usize, batch: u64) -> Parts {
-    let b = cached(p, o);
-    let Some(k) = b.gpus.get(g) else { return Parts::default() };
+pub(crate) fn parts(p: &Plan, b: &Budget, g: usize, batch: u64) -> GpuBudget {
+    let Some(k) = b.gpus.get(g) else { return GpuBudget::default() };
     let pool = b.num_blocks.saturating_mul(k.block_bytes);
     let state_blocks = batch.min(b.max_num_seqs).saturating_mul(b.state_groups()).min(b.num_blocks);
     let state = if p.stage_state(p.stage(g)) > 0 { state_blocks.saturating_mul(k.block_bytes) } else { 0 };
-    Parts {
-        weights: k.weight_bytes,
-        kv: pool.saturating_sub(state),
-        state,
-        activations: k.activation_bytes,
-        overhead: CUDA_CONTEXT_BYTES.saturating_add(k.non_torch_bytes).saturating_add(k.cuda_graph_bytes),
+    GpuBudget {
+        weight_bytes: k.weight_bytes,
+        kv_cache_bytes: pool.saturating_sub(state),
+        state_bytes: state,
+        activation_bytes: k.activation_bytes,
+        overhead_bytes: CUDA_CONTEXT_BYTES.saturating_add(k.non_torch_bytes).saturating_add(k.cuda_graph_bytes),
     }
 }
 
-pub(crate) fn fits(p: &Prepared, o: Options, seq: u64, batch: u64) -> bool {
-    let b = cached(p, o);
+pub(crate) fn fits(p: &Plan, o: Options, b: &Budget, seq: u64, batch: u64) -> bool {
     p.load_verdict().is_none()
         && b.error(o.version).is_none()
         && seq <= b.max_model_len
@@ -465,38 +501,34 @@ pub(crate) fn fits(p: &Prepared, o: Options, seq: u64, batch: u64) -> bool {
 
 /// The most requests of `seq` tokens the KV cache holds at once (capped by
 /// `max_num_seqs`): the same answer a search over [`fits`] gives, directly.
-pub(crate) fn max_concurrency(p: &Prepared, o: Options, seq: u64) -> u64 {
-    let b = cached(p, o);
+pub(crate) fn max_concurrency(p: &Plan, o: Options, b: &Budget, seq: u64) -> u64 {
     if p.load_verdict().is_some() || b.error(o.version).is_some() || seq > b.max_model_len {
         return 0;
     }
     let per_request = b.blocks_per_request(seq);
     let by_blocks = b.num_blocks.checked_div(per_request).unwrap_or(u64::MAX);
-    by_blocks.min(b.max_num_seqs).min(crate::estimate::MAX_CONCURRENCY)
+    by_blocks.min(b.max_num_seqs).min(MAX_CONCURRENCY)
 }
 
-pub(crate) fn verdict(p: &Prepared, o: Options, depth: Depth) -> Verdict {
+pub(crate) fn verdict(p: &Plan, o: Options, b: &Budget, search: Search) -> Verdict {
     if let Some(v) = p.load_verdict() {
         return v;
     }
     let mml = default_max_model_len(p, o);
-    let b = cached(p, o);
     if b.error(o.version).is_some() {
         let gpu = b.gpus.iter().position(|g| g.blocks == b.num_blocks).unwrap_or(0);
-        return Verdict::EngineRefuses { gpu, largest_context: depth.search(0, || largest_max_model_len(p, o, mml)) };
+        return Verdict::EngineRefuses { gpu, largest_context: search.answer(0, || largest_max_model_len(p, o, mml)) };
     }
     let seq = p.scenario.sequence_tokens();
     if seq > mml {
         return Verdict::EngineRefuses { gpu: 0, largest_context: mml };
     }
-    // Direct, so no search to skip at either depth.
-    let _ = depth;
-    Verdict::Fits { max_concurrency: p.max_concurrency() }
+    // Direct, so no search to skip either way.
+    Verdict::Fits { max_concurrency: max_concurrency(p, o, b, seq) }
 }
 
-pub(crate) fn report(p: &Prepared, o: Options, verdict: Verdict) -> Report {
+pub(crate) fn report(p: &Plan, o: Options, b: &Budget, verdict: Verdict) -> Report {
     let mml = default_max_model_len(p, o);
-    let b = cached(p, o);
     let error = b.error(o.version);
     let concurrency = round2(b.concurrency(mml));
     let tokens = b.kv_cache_tokens();
