@@ -83,7 +83,7 @@ pub fn plan_for_gpu(p: &EnginePlan, gpu: usize) -> ProbePlan {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::estimate::Scenario;
+    use crate::engines::Scenario;
     use crate::model::Model;
 
     #[test]

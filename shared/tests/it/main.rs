@@ -5,6 +5,7 @@ mod checkpoint;
 mod diagnose;
 mod engines;
 mod gpus;
+mod layers;
 mod model;
 mod oom;
 mod params;
