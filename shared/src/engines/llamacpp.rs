@@ -19,6 +19,7 @@ use crate::model::Model;
 use crate::plan::{
     CUDA_CONTEXT_BYTES, GpuBudget, GpuPeak, MAX_CONCURRENCY, Placement, Search, Verdict, largest, split,
 };
+use crate::state::StateRules;
 use crate::units::{MIB, UnitSystem, format_bytes};
 
 /// The default headroom llama.cpp's `--fit` keeps free on each device
@@ -102,6 +103,12 @@ fn gpu_layers(p: &Plan, o: Options) -> (u64, bool) {
     let ngl = o.n_gpu_layers.unwrap_or(n + 1);
     (ngl.min(n), ngl > n)
 }
+
+/// llama.cpp (as vendored in llama-cpp-python 0.3.36): `create_memory`
+/// in src/llama-model.cpp builds the recurrent (and hybrid) memory with
+/// `recurrent_type_r` / `recurrent_type_s` = `GGML_TYPE_F32` and
+/// `max(1, n_seq_max)` cells: one per sequence slot.
+pub(crate) const STATE_RULES: StateRules = StateRules { conv_bytes: 4, ssm_bytes: 4, conv_columns_full_kernel: false };
 
 /// llama.cpp's checks of its knobs.
 pub(crate) fn check_knobs(o: Options, tp: u64) -> Result<(), String> {

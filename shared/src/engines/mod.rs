@@ -240,7 +240,7 @@ impl EngineRules for Engine {
         match self {
             Engine::Transformers(_) => transformers::state_rules(model, bytes_per_element),
             Engine::Vllm(_) | Engine::Sglang(_) => vllm::state_rules(model, bytes_per_element),
-            Engine::LlamaCpp(_) => StateRules::llamacpp(),
+            Engine::LlamaCpp(_) => llamacpp::STATE_RULES,
         }
     }
 

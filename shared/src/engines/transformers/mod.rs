@@ -46,10 +46,17 @@ pub enum LogitsMode {
     AllPositions,
 }
 
-/// transformers' state dtypes ([`StateRules::transformers`]).
+/// transformers 5.24: `LinearAttentionLayer` keeps `conv_kernel_size`
+/// columns in the model dtype (cache_utils.py); the gated-DeltaNet state
+/// is computed and kept in float32 (`torch_chunk_gated_delta_rule`,
+/// modeling_qwen3_next.py) and the Mamba-2 state in the model dtype.
 pub(crate) fn state_rules(model: &Model, bytes_per_element: u64) -> StateRules {
     let deltanet = matches!(model.arch.text.recurrent, Some(crate::arch::Recurrent::GatedDeltaNet { .. }));
-    StateRules::transformers(bytes_per_element, deltanet)
+    StateRules {
+        conv_bytes: bytes_per_element,
+        ssm_bytes: if deltanet { 4 } else { bytes_per_element },
+        conv_columns_full_kernel: true,
+    }
 }
 
 /// accelerate's `device_map="auto"`: contiguous runs of layers balanced by

@@ -184,10 +184,18 @@ pub(crate) fn check_knobs(o: Options) -> Result<(), String> {
     Ok(())
 }
 
-/// vLLM's (and SGLang's, which follows the same shapes) state dtypes
-/// ([`StateRules::vllm`]), with the config's `mamba_ssm_cache_dtype`.
+/// vLLM (and SGLang, which follows the same shapes): conv and SSM state
+/// in `mamba_cache_dtype` / `mamba_ssm_cache_dtype`, both "auto" = the
+/// model dtype (`MambaStateDtypeCalculator._mamba_state_dtype`), except
+/// where the config names `mamba_ssm_cache_dtype` (Nemotron-H: float32,
+/// `NemotronHForCausalLMConfig.update_mamba_ssm_cache_dtype`).
 pub(crate) fn state_rules(model: &Model, bytes_per_element: u64) -> StateRules {
-    StateRules::vllm(bytes_per_element, model.arch.text.extra.ssm_state_f32.then_some(4))
+    let ssm_f32 = model.arch.text.extra.ssm_state_f32;
+    StateRules {
+        conv_bytes: bytes_per_element,
+        ssm_bytes: if ssm_f32 { 4 } else { bytes_per_element },
+        conv_columns_full_kernel: false,
+    }
 }
 
 /// vLLM's profiled activation peak for a dummy batch of `tokens` tokens
