@@ -54,10 +54,19 @@ pub struct Commands {
     pub more_gpus: fn(model: &Model, target: &Scenario, repo: &str, n: u64) -> String,
     /// Loading the weights in another format.
     pub weights: fn(format: WeightFormat, repo: &str) -> String,
+    /// Splitting the layers over the GPUs by memory (`layers`: how many each
+    /// GPU holds now), when the plan has no explicit device map.
+    pub rebalance: fn(repo: &str, layers: &[usize]) -> String,
     /// Running another model `repo` in format `weights`.
     pub serve: fn(repo: &str, weights: WeightFormat) -> String,
     /// The engine's own settings worth trying on this plan.
     pub settings: fn(model: &Model, s: &Scenario, repo: &str) -> Vec<Setting>,
+}
+
+/// accelerate's balanced split (what transformers, and the Python loaders
+/// the serving engines share, take).
+pub fn balanced_device_map(repo: &str, _: &[usize]) -> String {
+    format!("AutoModelForCausalLM.from_pretrained(\"{repo}\", device_map=\"balanced\")")
 }
 
 /// No settings of the engine's own help this plan.

@@ -331,6 +331,10 @@ pub const COMMANDS: Commands = Commands {
         format!("CUDA_VISIBLE_DEVICES={} llama-server ...", (0..n).map(|i| i.to_string()).collect::<Vec<_>>().join(","))
     },
     weights: weight_code,
+    rebalance: |_, layers| {
+        let split: Vec<String> = layers.iter().map(|n| n.to_string()).collect();
+        format!("llama-server ... --tensor-split {}", split.join(","))
+    },
     serve: |repo, weights| format!("llama-server -m <a {} GGUF of {repo}> ...", weights.id()),
     settings,
 };

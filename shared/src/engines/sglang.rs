@@ -247,6 +247,7 @@ pub const COMMANDS: Commands = Commands {
     more_gpus_are_tensor_parallel: true,
     more_gpus: |_, _, repo, n| format!("python -m sglang.launch_server --model-path {repo} --tp {n}"),
     weights: weight_code,
+    rebalance: super::commands::balanced_device_map,
     serve: |repo, _| format!("python -m sglang.launch_server --model-path {repo}"),
     settings: no_settings,
 };

@@ -170,7 +170,15 @@ impl<E: EngineRules> Scenario<E> {
 
 /// A scenario that passed [`Scenario::validate`]: the only input a plan
 /// takes. Read it as a [`Scenario`]; change it by going back to one
-/// ([`ValidScenario::into_inner`]) and validating again.
+/// ([`ValidScenario::into_inner`]) and validating again, or through the
+/// changes that keep it valid ([`ValidScenario::with_workload`]).
+///
+/// Nothing else makes one (the field is private):
+///
+/// ```compile_fail,E0423
+/// let unchecked = shared::estimate::Scenario { concurrency: 0, ..Default::default() };
+/// let _ = shared::plan::ValidScenario(unchecked);
+/// ```
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(transparent)]
 pub struct ValidScenario<E>(Scenario<E>);

@@ -112,24 +112,132 @@ fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
     }
 }
 
-#[test]
-fn no_module_imports_one_above_it() {
+/// Every source file under `shared/src`: its top-level module, its path
+/// there, and its text.
+fn sources() -> Vec<(String, String, String)> {
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
     let mut files = Vec::new();
     rust_files(&src, &mut files);
+    assert!(files.len() > 50, "read only {} files under {}", files.len(), src.display());
+    files
+        .iter()
+        .filter_map(|file| {
+            let rel = file.strip_prefix(&src).unwrap_or(file);
+            let module = rel.components().next()?.as_os_str().to_string_lossy().trim_end_matches(".rs").to_owned();
+            let text = std::fs::read_to_string(file).unwrap_or_else(|e| panic!("{}: {e}", file.display()));
+            Some((module, rel.display().to_string(), text))
+        })
+        .collect()
+}
+
+#[test]
+fn no_module_imports_one_above_it() {
     let mut problems = Vec::new();
-    for file in &files {
-        let rel = file.strip_prefix(&src).unwrap_or(file);
-        let Some(first) = rel.components().next() else { continue };
-        let module = first.as_os_str().to_string_lossy().trim_end_matches(".rs").to_owned();
-        if module == "lib" {
+    for (module, path, text) in sources().iter().filter(|(m, ..)| m != "lib") {
+        problems.extend(violations(module, text).into_iter().map(|v| format!("{path}: {v}")));
+    }
+    assert!(problems.is_empty(), "imports against the layer order:\n{}", problems.join("\n"));
+}
+
+/// The enums whose variants are engines.
+const ENGINE_ENUMS: &[&str] = &["Engine::", "EngineKind::", "EngineReport::", "Ready::"];
+
+fn names_an_engine(line: &str) -> bool {
+    ENGINE_ENUMS.iter().any(|e| {
+        line.match_indices(e).any(|(i, _)| {
+            let before = line[..i].chars().next_back();
+            let after = line[i + e.len()..].chars().next();
+            !before.is_some_and(|c| c.is_ascii_alphanumeric() || c == '_')
+                && after.is_some_and(|c| c.is_ascii_uppercase())
+        })
+    })
+}
+
+/// An arm's pattern (the text before `=>`, without its guard) as its
+/// elements: a tuple's top-level elements, or the one pattern.
+fn arm_elements(line: &str) -> Option<Vec<String>> {
+    let (pattern, _) = line.split_once("=>")?;
+    let pattern = pattern.split(" if ").next().unwrap_or(pattern).trim();
+    let Some(inner) = pattern.strip_prefix('(').and_then(|p| p.strip_suffix(')')) else {
+        return Some(vec![pattern.to_owned()]);
+    };
+    let (mut depth, mut elements, mut element) = (0, Vec::new(), String::new());
+    for c in inner.chars().chain([',']) {
+        match c {
+            '(' | '{' | '[' => depth += 1,
+            ')' | '}' | ']' => depth -= 1,
+            ',' if depth == 0 => {
+                elements.push(element.trim().to_owned());
+                element.clear();
+                continue;
+            }
+            _ => {}
+        }
+        element.push(c);
+    }
+    Some(elements)
+}
+
+/// The marker that says, in the comment just above an arm, why a `_` beside
+/// engine arms is not an engine (a pair whose first element lists them all).
+const NOT_AN_ENGINE: &str = "`_` is not an engine here";
+
+/// Lines (1-based) of arms with a `_` where the match's other arms name
+/// engines (at the same tuple position): there a new engine would take
+/// another engine's answer silently.
+fn engine_wildcards(text: &str) -> Vec<usize> {
+    let raw: Vec<&str> = text.lines().collect();
+    let code = code(text);
+    let lines: Vec<&str> = code.lines().collect();
+    let indent = |l: &str| l.len() - l.trim_start().len();
+    let mut out = Vec::new();
+    for (i, line) in lines.iter().enumerate() {
+        let Some(elements) = arm_elements(line) else { continue };
+        let wild: Vec<usize> = (0..elements.len()).filter(|&k| elements[k] == "_").collect();
+        let comment_above = raw[..i].iter().rev().take_while(|l| l.trim_start().starts_with("//"));
+        if wild.is_empty() || comment_above.into_iter().any(|l| l.contains(NOT_AN_ENGINE)) {
             continue;
         }
-        let text = std::fs::read_to_string(file).unwrap_or_else(|e| panic!("{}: {e}", file.display()));
-        problems.extend(violations(&module, &text).into_iter().map(|v| format!("{}: {v}", rel.display())));
+        let own = indent(line);
+        let same_match = |l: &&&str| l.trim().is_empty() || indent(l) >= own;
+        let before = lines[..i].iter().rev().take_while(same_match);
+        let after = lines[i + 1..].iter().take_while(same_match);
+        let arms: Vec<Vec<String>> = before
+            .chain(after)
+            .filter(|l| indent(l) == own)
+            .filter_map(|l| arm_elements(l))
+            .filter(|e| e.len() == elements.len())
+            .collect();
+        let engine_at = |k: usize| arms.iter().any(|a| names_an_engine(&a[k]));
+        if names_an_engine(line.split_once("=>").map_or("", |(_, r)| r)) || wild.into_iter().any(engine_at) {
+            out.push(i + 1);
+        }
     }
-    assert!(files.len() > 50, "read only {} files under {}", files.len(), src.display());
-    assert!(problems.is_empty(), "imports against the layer order:\n{}", problems.join("\n"));
+    out
+}
+
+#[test]
+fn no_wildcard_arm_stands_in_for_an_engine() {
+    let mut problems = Vec::new();
+    for (_, path, text) in sources() {
+        problems.extend(engine_wildcards(&text).into_iter().map(|line| format!("{path}:{line}")));
+    }
+    assert!(problems.is_empty(), "`_` arms beside engine arms (list every engine):\n{}", problems.join("\n"));
+}
+
+/// Engines are named in their own modules; the share link (which encodes
+/// their knobs) and the OOM diagnosis (which reads their logs) name them as
+/// data. Anywhere else an engine is reached through `crate::engines`.
+#[test]
+fn engines_are_named_only_where_they_live() {
+    let allowed = ["engines", "link", "oom"];
+    let named: Vec<String> = sources()
+        .into_iter()
+        .filter(|(m, ..)| !allowed.contains(&m.as_str()))
+        .filter(|(_, _, text)| code(text).lines().any(names_an_engine))
+        .map(|(_, path, _)| path)
+        .collect();
+    assert!(named.is_empty(), "engine variants named outside crate::engines: {named:?}");
 }
 
 #[test]
@@ -141,6 +249,23 @@ fn every_top_level_module_has_a_layer() {
             assert!(layer(name).is_some(), "`{name}` has no layer in LAYERS");
         }
     }
+}
+
+#[test]
+fn a_wildcard_beside_engine_arms_is_caught() {
+    let text = "match e {\n    EngineKind::Vllm => 1,\n    _ => 2,\n}\nmatch (f, e) {\n    (Some(m), _) => 0,\n    (None, Engine::LlamaCpp(o)) => 1,\n    (None, _) => 2,\n}";
+    assert_eq!(engine_wildcards(text), [3, 6, 8]);
+    let answers = "match n {\n    0 => EngineKind::Vllm,\n    _ => EngineKind::Sglang,\n}";
+    assert_eq!(engine_wildcards(answers), [3], "a wildcard that answers with an engine is one too");
+    let knobs = "match (e, key) {\n    (Engine::Vllm(o), \"bs\") => 1,\n    (e, _) => 2,\n}";
+    assert!(engine_wildcards(knobs).is_empty(), "the wildcard is over the key, not the engine");
+    let marked = "match (a, b) {\n    (Engine::Vllm(o), Engine::Vllm(d)) => 1,\n    // `_` is not an engine here: …\n    (Engine::Vllm(_), _) => 2,\n}";
+    assert!(engine_wildcards(marked).is_empty());
+    let formats = "match f {\n    WeightFormat::Bf16 => 1,\n    _ => 2,\n}";
+    assert!(engine_wildcards(formats).is_empty());
+    assert!(
+        names_an_engine("Engine::Vllm(o)") && !names_an_engine("MyEngine::Vllm") && !names_an_engine("Engine::new")
+    );
 }
 
 #[test]

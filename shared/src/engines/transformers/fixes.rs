@@ -19,6 +19,7 @@ pub const COMMANDS: Commands = Commands {
     more_gpus_are_tensor_parallel: false,
     more_gpus,
     weights: weight_code,
+    rebalance: crate::engines::commands::balanced_device_map,
     serve: |repo, _| format!("AutoModelForCausalLM.from_pretrained(\"{repo}\", device_map=\"auto\")"),
     settings,
 };

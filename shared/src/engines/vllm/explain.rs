@@ -112,6 +112,7 @@ pub const COMMANDS: Commands = Commands {
     more_gpus_are_tensor_parallel: true,
     more_gpus: |_, _, repo, n| format!("vllm serve {repo} --tensor-parallel-size {n}"),
     weights: weight_code,
+    rebalance: crate::engines::commands::balanced_device_map,
     serve: |repo, _| format!("vllm serve {repo}"),
     settings,
 };

@@ -5,7 +5,7 @@ use super::facts::Facts;
 use super::text::{gib, pct, times};
 use super::{CauseId, DiagnosisFix, FixId, Plan, PlanCheck};
 use crate::catalog;
-use crate::engines::EngineKind;
+use crate::engines::commands::Shorten;
 use crate::estimate::{Estimate, GpuPeak, Scenario, Verdict};
 use crate::explain::thousands;
 use crate::fixes::{self, FixKind, GivesUp};
@@ -295,8 +295,8 @@ fn verdict_word(e: &Estimate) -> String {
 
 /// Step 3: the limits that fit.
 fn limits(model: &Model, s: &Scenario, b: &mut Board) {
-    match s.engine.kind() {
-        EngineKind::Transformers | EngineKind::LlamaCpp => match solve::max_new_tokens(model, s) {
+    match s.engine.kind().commands().shorten {
+        Shorten::NewTokens(_) => match solve::max_new_tokens(model, s) {
             Some(n) => b.limits.push(format!(
                 "after the {}-token prompt, at most {} new tokens fit (not {})",
                 thousands(s.prompt_tokens),
@@ -305,7 +305,7 @@ fn limits(model: &Model, s: &Scenario, b: &mut Board) {
             )),
             None => b.limits.push(format!("even the {}-token prompt alone does not fit", thousands(s.prompt_tokens))),
         },
-        EngineKind::Vllm | EngineKind::Sglang => {
+        Shorten::Context(_) => {
             let n = solve::max_context(model, &solve::with_length(s, s.sequence_tokens()));
             b.limits.push(format!("sequences of at most {} tokens fit at concurrency {}", thousands(n), s.concurrency));
         }
@@ -336,13 +336,12 @@ fn imbalance(f: &Facts, b: &mut Board, e: &Estimate, model: &Model) {
         ),
     );
     let repo = model.repo.clone().unwrap_or_else(|| "MODEL_ID".into());
-    let code = match (&e.device_map, e.engine) {
-        (Some(m), _) => format!("AutoModelForCausalLM.from_pretrained(\"{repo}\", device_map={})", m.python()),
-        (None, EngineKind::LlamaCpp) => {
-            let split: Vec<String> = e.per_gpu.iter().map(|g| (g.layers[1] - g.layers[0]).to_string()).collect();
-            format!("llama-server ... --tensor-split {}", split.join(","))
+    let code = match &e.device_map {
+        Some(m) => format!("AutoModelForCausalLM.from_pretrained(\"{repo}\", device_map={})", m.python()),
+        None => {
+            let layers: Vec<usize> = e.per_gpu.iter().map(|g| g.layers[1] - g.layers[0]).collect();
+            (e.engine.commands().rebalance)(&repo, &layers)
         }
-        (None, _) => format!("AutoModelForCausalLM.from_pretrained(\"{repo}\", device_map=\"balanced\")"),
     };
     b.fix(fix(
         FixId::DeviceMap,
