@@ -342,7 +342,8 @@ pub const COMMANDS: Commands = Commands {
 /// GGUF files for llama-server; other formats as transformers loads them.
 fn weight_code(f: WeightFormat, repo: &str) -> String {
     match f {
-        WeightFormat::Gguf(t) => format!("llama-server -m model-{}.gguf ...", t.id().to_uppercase()),
+        // GGUF type ids are ASCII (`q4_k_m`): no Unicode case tables needed.
+        WeightFormat::Gguf(t) => format!("llama-server -m model-{}.gguf ...", t.id().to_ascii_uppercase()),
         f => transformers::weight_code(f, repo),
     }
 }

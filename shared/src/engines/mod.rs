@@ -7,6 +7,15 @@
 //!   is left after weights and a profiled activation peak into KV blocks.
 //! - [`sglang`]: `mem_fraction_static` × total for weights and the KV pool.
 //! - [`llamacpp`]: a context pre-allocated for `n_ctx`, partial offload.
+//!
+//! Each engine's module holds everything about it: its knobs and their
+//! defaults, their checks, its placement of layers and state dtypes, its
+//! budget, refusals and report (with the log lines it would print), the
+//! terms and warnings that explain it, and its fixes' [`commands`]. This
+//! module implements [`crate::plan::EngineRules`] for [`Engine`], and
+//! [`EnginePlan`] answers every question about a plan in its engine, each
+//! with one match that lists every engine: a new engine is a module and a
+//! variant, and the compiler names each place it must answer.
 
 pub mod commands;
 pub mod llamacpp;

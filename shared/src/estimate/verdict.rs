@@ -12,26 +12,20 @@ pub fn verdict_text(e: &Estimate, units: UnitSystem) -> String {
         if e.per_gpu.len() > 1 { format!(" on GPU {g}") } else { String::new() }
     };
     match e.verdict {
-        Verdict::Fits { max_concurrency } if e.engine_report.as_ref().is_some_and(EngineReport::reserves_a_pool) => {
+        Verdict::Fits { max_concurrency } => {
+            // A pool engine reserves its share whatever the workload; the others use what they need.
+            let reserves = e.engine_report.as_ref().is_some_and(EngineReport::reserves_a_pool);
             format!(
-                "Fits: {} tokens × {} sequence{} — the engine reserves {} of {}; up to {} concurrent sequences of this length fit",
+                "Fits: {} tokens × {} sequence{}{} {} of {}; up to {} concurrent sequences of this length fit",
                 thousands(e.prompt_tokens.saturating_add(e.max_new_tokens)),
                 e.concurrency,
                 if e.concurrency == 1 { "" } else { "s" },
+                if reserves { " — the engine reserves" } else { " use" },
                 format_bytes(e.total_bytes, units),
                 format_bytes(e.capacity_bytes, units),
                 thousands(max_concurrency)
             )
         }
-        Verdict::Fits { max_concurrency } => format!(
-            "Fits: {} tokens × {} sequence{} use {} of {}; up to {} concurrent sequences of this length fit",
-            thousands(e.prompt_tokens.saturating_add(e.max_new_tokens)),
-            e.concurrency,
-            if e.concurrency == 1 { "" } else { "s" },
-            format_bytes(e.total_bytes, units),
-            format_bytes(e.capacity_bytes, units),
-            thousands(max_concurrency)
-        ),
         Verdict::DoesNotFitAtLoad { gpu, shortfall_bytes } => format!(
             "Does not fit at load{}: the weights alone need {} more",
             gpu_name(gpu),

@@ -47,7 +47,8 @@ fn settings(_: &Model, s: &Scenario, repo: &str) -> Vec<Setting> {
     }]
 }
 
-/// Loading the weights of `repo` in format `f` with transformers.
+/// Loading the weights of `repo` in format `f` with transformers (the
+/// other engines fall back on it for formats they do not load themselves).
 pub fn weight_code(f: WeightFormat, repo: &str) -> String {
     match f {
         WeightFormat::Bnb4 { nf4, double_quant } => format!(
