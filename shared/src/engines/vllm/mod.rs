@@ -21,10 +21,10 @@
 //! pages are equal (the state page is padded up to it), and each request
 //! takes one block per state group whatever its length.
 
-mod explain;
+mod words;
 
-pub use explain::COMMANDS;
-pub(crate) use explain::{need_and_usable, terms, warnings};
+pub use words::COMMANDS;
+pub(crate) use words::{need_and_usable, terms, warnings};
 
 use serde::{Deserialize, Serialize};
 
