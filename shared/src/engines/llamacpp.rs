@@ -11,7 +11,9 @@
 use serde::{Deserialize, Serialize};
 
 use super::commands::{Commands, Setting, SettingKind, Shorten};
+use super::parallel::{self, SplitError};
 use super::{Engine, EnginePlan, EngineTerms, EngineWarnings, Plan, Scenario, transformers};
+use crate::arch::TextModel;
 use crate::explain::{Basis, Term, thousands};
 use crate::formats::WeightFormat;
 use crate::kv::KvDtype;
@@ -109,6 +111,20 @@ fn gpu_layers(p: &Plan, o: Options) -> (u64, bool) {
 /// `recurrent_type_r` / `recurrent_type_s` = `GGML_TYPE_F32` and
 /// `max(1, n_seq_max)` cells: one per sequence slot.
 pub(crate) const STATE_RULES: StateRules = StateRules { conv_bytes: 4, ssm_bytes: 4, conv_columns_full_kernel: false };
+
+/// The splits llama.cpp refuses: more stages than layers, and `-c 0` (the
+/// model's trained context) for a config that states none.
+pub(crate) fn check_split(o: Options, s: &Scenario, text: &TextModel) -> Result<(), SplitError> {
+    parallel::check_stages(s, text)?;
+    if o.n_ctx == Some(0) && text.max_position_embeddings.is_none_or(|n| n == 0) {
+        return Err(SplitError::NoTrainedContext);
+    }
+    Ok(())
+}
+
+pub(crate) fn too_many_stages(stages: u64, layers: u64) -> String {
+    format!("llama.cpp splits whole layers over GPUs, so {} GPU(s) would hold none", stages - layers)
+}
 
 /// llama.cpp's checks of its knobs.
 pub(crate) fn check_knobs(o: Options, tp: u64) -> Result<(), String> {

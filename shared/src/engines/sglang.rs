@@ -16,7 +16,9 @@
 use serde::{Deserialize, Serialize};
 
 use super::commands::{Commands, Shorten, no_settings};
-use super::{EngineTerms, EngineWarnings, Plan, transformers, vllm};
+use super::parallel::{self, HeadCheck, SplitError};
+use super::{EngineKind, EngineTerms, EngineWarnings, Plan, Scenario, transformers, vllm};
+use crate::arch::TextModel;
 use crate::explain::{Basis, Term, thousands};
 use crate::formats::WeightFormat;
 use crate::kv::{self, KvDtype};
@@ -31,6 +33,18 @@ pub struct Options {
     pub context_length: Option<u64>,
     /// `--chunked-prefill-size`; default 2,048, or 8,192 on ≥ 70 GiB GPUs.
     pub chunked_prefill_size: Option<u64>,
+}
+
+/// The splits SGLang refuses: heads that do not divide over the ranks (in
+/// `divide`, at load) and more stages than layers (`assert
+/// num_hidden_layers >= pp_size` in make_layers).
+pub(crate) fn check_split(s: &Scenario, text: &TextModel) -> Result<(), SplitError> {
+    parallel::check_heads(EngineKind::Sglang, HeadCheck::AtLoad, s.tp, text)?;
+    parallel::check_stages(s, text)
+}
+
+pub(crate) fn too_many_stages(_: u64, _: u64) -> String {
+    "SGLang refuses it (`assert num_hidden_layers >= pp_size` in make_layers)".to_owned()
 }
 
 /// SGLang's checks of its knobs.

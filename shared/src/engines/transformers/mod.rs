@@ -71,6 +71,11 @@ pub(crate) fn place(p: &Plan) -> Placement {
     Placement::on_gpu(split::balance(&costs, &fixed, &p.stage_capacities()))
 }
 
+/// `device_map` places whole layers: more stages than layers leave GPUs empty.
+pub(crate) fn too_many_stages(stages: u64, layers: u64) -> String {
+    format!("device_map places whole layers, so {} GPU(s) would hold none", stages - layers)
+}
+
 /// Eager attention's `batch × heads × seq × seq` scores and their softmax.
 pub fn eager_scores(text: &TextModel, seq: u64, batch: u64, bytes_per_element: u64, tp: u64) -> u64 {
     let heads = text.num_heads.div_ceil(tp.max(1));

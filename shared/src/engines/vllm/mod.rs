@@ -21,14 +21,18 @@
 //! pages are equal (the state page is padded up to it), and each request
 //! takes one block per state group whatever its length.
 
+mod version;
 mod words;
+
+pub use version::Version;
 
 pub use words::COMMANDS;
 pub(crate) use words::{need_and_usable, terms, warnings};
 
 use serde::{Deserialize, Serialize};
 
-use super::Plan;
+use super::parallel::{self, HeadCheck, SplitError};
+use super::{EngineKind, Plan, Scenario};
 use crate::arch::{LayerAttention, TextModel};
 use crate::explain::thousands;
 use crate::model::Model;
@@ -48,108 +52,6 @@ pub const NON_TORCH_MULTI: u64 = 563 * MIB;
 /// 7–8B models with the default 67 capture sizes (1, 2, 4, 8 … 512).
 pub const CUDA_GRAPH_BYTES_PER_LAYER_SIZE: u64 = 256 * KIB;
 pub const CUDA_GRAPH_CAPTURE_SIZES: u64 = 67;
-
-/// The vLLM releases whose memory rules the estimator models, oldest first.
-/// Each variant's rules are frozen once released: a share link that names it
-/// (`vllm=v1`) means the same plan in every later Headroom. A new vLLM rule
-/// set is a new variant (and [`Version::LATEST`] moves), never an edit.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Default, Serialize, Deserialize)]
-pub enum Version {
-    /// The V0 engine (vLLM ≤ 0.7): utilization 0.90, no chunked prefill below
-    /// 32K context, sliding windows not per layer, CUDA graphs unaccounted.
-    #[serde(rename = "v0")]
-    V0,
-    /// The V1 engine (0.8 – 0.20): utilization 0.90, chunked prefill, KV
-    /// groups for sliding-window layers, CUDA graphs unaccounted.
-    #[serde(rename = "v1")]
-    V1,
-    /// vLLM 0.21 and later: utilization 0.92 (`vllm/config/cache.py`), CUDA
-    /// graphs estimated and subtracted from the KV budget
-    /// (`VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS`, "default since v0.21.0").
-    #[default]
-    #[serde(rename = "0.21", alias = "latest")]
-    V0_21,
-}
-
-impl Version {
-    /// Every known version, oldest first.
-    pub const ALL: &[Version] = &[Self::V0, Self::V1, Self::V0_21];
-    /// The newest rules this build knows: what a new plan gets.
-    pub const LATEST: Version = Self::V0_21;
-    /// Their ids, newest first (the page's choices).
-    pub const IDS_NEWEST_FIRST: &[&str] = &["0.21", "v1", "v0"];
-
-    /// The id links and the CLI use: `v0`, `v1`, `0.21`.
-    pub fn id(self) -> &'static str {
-        match self {
-            Self::V0 => "v0",
-            Self::V1 => "v1",
-            Self::V0_21 => "0.21",
-        }
-    }
-
-    /// The releases the rules cover, for people.
-    pub fn releases(self) -> &'static str {
-        match self {
-            Self::V0 => "vLLM ≤ 0.7 (V0 engine)",
-            Self::V1 => "vLLM 0.8 – 0.20 (V1 engine)",
-            Self::V0_21 => "vLLM 0.21+",
-        }
-    }
-
-    /// What this version's rules changed from the previous version's.
-    pub fn changes(self) -> &'static str {
-        match self {
-            Self::V0 => "the V0 engine: no chunked prefill below 32K context",
-            Self::V1 => "chunked prefill and KV groups for sliding-window layers",
-            Self::V0_21 => "utilization 0.92 instead of 0.90, and CUDA-graph memory subtracted from the KV budget",
-        }
-    }
-
-    /// An id (`v0`, `v1`, `0.21`, also `0.21.0`, `0`, `1`) or `latest`
-    /// (the newest this build knows: for the CLI; links pin instead).
-    pub fn parse(s: &str) -> Option<Self> {
-        match s.trim().to_ascii_lowercase().as_str() {
-            "latest" | "new" => Some(Self::LATEST),
-            other => Self::parse_pinned(other),
-        }
-    }
-
-    /// An id naming one version (not the moving `latest`).
-    pub fn parse_pinned(s: &str) -> Option<Self> {
-        match s.trim().to_ascii_lowercase().trim_start_matches('v') {
-            "0" => Some(Self::V0),
-            "1" => Some(Self::V1),
-            "0.21" | "0.21.0" => Some(Self::V0_21),
-            _ => None,
-        }
-    }
-
-    /// `gpu_memory_utilization` default: 0.9 historically, 0.92 in
-    /// `vllm/config/cache.py` since 0.21.
-    pub fn default_utilization(self) -> f64 {
-        match self {
-            Self::V0 | Self::V1 => 0.90,
-            Self::V0_21 => 0.92,
-        }
-    }
-
-    /// Whether the estimated CUDA-graph memory comes out of the KV budget.
-    pub fn subtracts_cuda_graphs(self) -> bool {
-        match self {
-            Self::V0 | Self::V1 => false,
-            Self::V0_21 => true,
-        }
-    }
-
-    /// Whether sliding-window layers get their own KV cache groups.
-    fn groups_sliding_windows(self) -> bool {
-        match self {
-            Self::V0 => false,
-            Self::V1 | Self::V0_21 => true,
-        }
-    }
-}
 
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct Options {
@@ -196,6 +98,29 @@ pub(crate) fn state_rules(model: &Model, bytes_per_element: u64) -> StateRules {
         ssm_bytes: if ssm_f32 { 4 } else { bytes_per_element },
         conv_columns_full_kernel: false,
     }
+}
+
+/// The splits vLLM refuses: query and KV heads that do not divide over the
+/// ranks (checked up front, `ModelConfig.verify_with_parallel_config`), and
+/// more pipeline stages than layers.
+pub(crate) fn check_split(s: &Scenario, text: &TextModel) -> Result<(), SplitError> {
+    parallel::check_heads(EngineKind::Vllm, HeadCheck::UpFront, s.tp, text)?;
+    parallel::check_stages(s, text)
+}
+
+pub(crate) fn too_many_stages(stages: u64, layers: u64) -> String {
+    let empty = (0..stages).filter(|&s| pp_layers(layers, s, stages) == 0).count();
+    format!("vLLM's get_pp_indices would give {empty} of the stages no layer at all")
+}
+
+/// Layers vLLM's `get_pp_indices` gives stage `rank` of `size`: an even
+/// share, the remainder spread over the stages before the last.
+fn pp_layers(layers: u64, rank: u64, size: u64) -> u64 {
+    let base = layers / size;
+    let remainder = layers % size;
+    // partitions[-i] += 1 for i in 2..remainder + 2: ranks size-2 down to size-1-remainder.
+    let extra = rank + 1 < size && rank + 1 + remainder >= size;
+    base + u64::from(extra)
 }
 
 /// vLLM's profiled activation peak for a dummy batch of `tokens` tokens
@@ -573,5 +498,22 @@ pub(crate) fn report(p: &Plan, o: Options, b: &Budget, verdict: Verdict) -> Repo
         startup_error: error,
         per_gpu: b.gpus.clone(),
         log_lines,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn vllm_partitions_like_get_pp_indices() {
+        // get_pp_indices(32, r, 40): ranks 0-6 and 39 get nothing.
+        let parts: Vec<u64> = (0..40).map(|r| pp_layers(32, r, 40)).collect();
+        assert_eq!(parts.iter().sum::<u64>(), 32);
+        assert!(parts[..7].iter().all(|&p| p == 0) && parts[39] == 0);
+        assert!(parts[7..39].iter().all(|&p| p == 1));
+        // 30 layers over 4: [7, 8, 8, 7] (the remainder skips the last).
+        let parts: Vec<u64> = (0..4).map(|r| pp_layers(30, r, 4)).collect();
+        assert_eq!(parts, [7, 8, 8, 7]);
     }
 }
