@@ -4,7 +4,7 @@
 
 use criterion::{Criterion, black_box, criterion_group, criterion_main};
 use shared::engines::{EngineKind, llamacpp};
-use shared::estimate::{GpuSlot, Prepared, Scenario, estimate};
+use shared::estimate::{EnginePlan, GpuSlot, Scenario, ValidScenario, estimate};
 use shared::formats::WeightFormat;
 use shared::model::Model;
 use shared::solve::{self, Question};
@@ -17,14 +17,21 @@ fn model(id: &str) -> Model {
     }
 }
 
+fn valid(s: Scenario) -> ValidScenario {
+    match s.validate() {
+        Ok(v) => v,
+        Err(e) => panic!("{e}"),
+    }
+}
+
 fn estimates(c: &mut Criterion) {
     let llama = model("llama-3.1-8b");
     let deepseek = model("deepseek-v3");
-    let s = Scenario::default();
+    let s = valid(Scenario::default());
     c.bench_function("estimate llama-3.1-8b transformers", |b| b.iter(|| estimate(black_box(&llama), s.clone())));
-    let vllm = Scenario { engine: EngineKind::Vllm.with_defaults(), ..Scenario::default() };
+    let vllm = valid(Scenario { engine: EngineKind::Vllm.with_defaults(), ..Scenario::default() });
     c.bench_function("estimate llama-3.1-8b vllm", |b| b.iter(|| estimate(black_box(&llama), vllm.clone())));
-    let big = Scenario { gpus: vec![GpuSlot::custom("H200", 141 * GIB); 8], ..Scenario::default() };
+    let big = valid(Scenario { gpus: vec![GpuSlot::custom("H200", 141 * GIB); 8], ..Scenario::default() });
     c.bench_function("estimate deepseek-v3 8 GPUs", |b| b.iter(|| estimate(black_box(&deepseek), big.clone())));
     c.bench_function("model from config.json", |b| b.iter(|| Model::preset(black_box("llama-3.1-8b"))));
 }
@@ -39,7 +46,7 @@ fn sweep(c: &mut Criterion) {
             for f in formats {
                 for i in 1..=64u64 {
                     let s = Scenario { weights: f, prompt_tokens: i * 2048, max_new_tokens: 0, ..Scenario::default() };
-                    fits += usize::from(Prepared::new(&llama, s).fits_with(1));
+                    fits += usize::from(EnginePlan::new(&llama, valid(s)).fits_with(1));
                 }
             }
             black_box(fits)
@@ -49,7 +56,7 @@ fn sweep(c: &mut Criterion) {
 
 fn solvers(c: &mut Criterion) {
     let llama = model("llama-3.1-8b");
-    let s = Scenario::default();
+    let s = valid(Scenario::default());
     let mut group = c.benchmark_group("solve");
     for q in [
         Question::MaxConcurrency,
@@ -61,7 +68,7 @@ fn solvers(c: &mut Criterion) {
     ] {
         group.bench_function(q.id(), |b| b.iter(|| solve::solve(black_box(&llama), &s, q)));
     }
-    let vllm = Scenario { engine: EngineKind::Vllm.with_defaults(), ..Scenario::default() };
+    let vllm = valid(Scenario { engine: EngineKind::Vllm.with_defaults(), ..Scenario::default() });
     group.bench_function("max-context (vllm)", |b| b.iter(|| solve::solve(&llama, &vllm, Question::MaxContext)));
     let seventy = model("llama-3.1-70b");
     let lc = Scenario {

@@ -18,6 +18,7 @@ pub mod kv;
 pub mod link;
 pub mod model;
 pub mod oom;
+pub mod plan;
 pub mod probe;
 pub mod protocol;
 /// safetensors headers and indexes (kept at its old path).

@@ -5,7 +5,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::estimate::Prepared;
+use crate::engines::EnginePlan;
 
 /// How a probe allocates.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
@@ -57,7 +57,7 @@ impl ProbePlan {
 
 /// The chunks GPU `gpu` of a plan would hold at its peak, as an engine
 /// allocates them. The CUDA context is not a step: the probe measures it.
-pub fn plan_for_gpu(p: &Prepared, gpu: usize) -> ProbePlan {
+pub fn plan_for_gpu(p: &EnginePlan, gpu: usize) -> ProbePlan {
     let stage = p.stage(gpu);
     let mut steps = Vec::new();
     let mut push = |label: String, bytes: u64| {
@@ -75,24 +75,24 @@ pub fn plan_for_gpu(p: &Prepared, gpu: usize) -> ProbePlan {
         push("final norm and lm_head".into(), p.weights.last);
     }
     let peak = p.peak(gpu, p.scenario.concurrency);
-    push("KV cache".into(), peak.kv);
-    push("activation peak".into(), peak.activations);
+    push("KV cache".into(), peak.kv_cache_bytes);
+    push("activation peak".into(), peak.activation_bytes);
     ProbePlan { gpu, steps }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::estimate::Scenario;
+    use crate::engines::Scenario;
     use crate::model::Model;
 
     #[test]
     fn a_plan_probe_allocates_the_budget_without_the_context() {
         let m = Model::preset("llama-3.1-8b").unwrap();
-        let p = Prepared::new(&m, Scenario::default());
+        let p = EnginePlan::new(&m, Scenario::default().validate().unwrap());
         let plan = plan_for_gpu(&p, 0);
         let peak = p.peak(0, 1);
-        assert_eq!(plan.total_bytes(), peak.total() - peak.overhead);
+        assert_eq!(plan.total_bytes(), peak.total_bytes() - peak.overhead_bytes);
         assert_eq!(plan.steps.iter().filter(|s| s.label.ends_with("weights")).count(), 32);
         assert_eq!(plan.steps.last().map(|s| s.label.as_str()), Some("activation peak"));
         for mode in [ProbeMode::Plan, ProbeMode::LargestBlock, ProbeMode::MaxTotal] {

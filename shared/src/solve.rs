@@ -5,12 +5,12 @@
 use serde::{Deserialize, Serialize};
 
 use crate::catalog;
-use crate::engines::{Engine, EngineKind, llamacpp};
-use crate::estimate::{GpuSlot, MAX_TOKENS, Prepared, Scenario, largest};
+use crate::engines::{EngineKind, EnginePlan, Scenario, llamacpp};
 use crate::explain::thousands;
 use crate::formats::WeightFormat;
 use crate::kv::KvDtype;
 use crate::model::Model;
+use crate::plan::{GpuSlot, MAX_TOKENS, largest};
 
 /// The questions a plan can be asked.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -91,10 +91,11 @@ impl Solution {
     }
 }
 
-/// Whether a scenario fits (its own concurrency and length).
+/// Whether a scenario fits (its own concurrency and length); one that does
+/// not pass its checks does not.
 pub fn fits(model: &Model, s: &Scenario) -> bool {
-    let p = Prepared::new(model, s.clone());
-    p.fits_with(s.concurrency)
+    let Ok(valid) = s.clone().validate() else { return false };
+    EnginePlan::new(model, valid).fits_with(s.concurrency)
 }
 
 /// A scenario for sequences of `len` tokens: the prompt is kept up to `len`,
@@ -103,12 +104,7 @@ pub fn with_length(s: &Scenario, len: u64) -> Scenario {
     let mut out = s.clone();
     out.prompt_tokens = s.prompt_tokens.min(len);
     out.max_new_tokens = len - out.prompt_tokens;
-    match &mut out.engine {
-        Engine::Vllm(o) => o.max_model_len = Some(len.max(1)),
-        Engine::Sglang(o) => o.context_length = Some(len.max(1)),
-        Engine::LlamaCpp(o) => o.n_ctx = None,
-        Engine::Transformers(_) => {}
-    }
+    out.engine = s.engine.for_length(len);
     out
 }
 
@@ -128,15 +124,9 @@ pub fn max_new_tokens(model: &Model, s: &Scenario) -> Option<u64> {
     Some(largest(MAX_TOKENS, |n| fits(model, &with_new(n))))
 }
 
-/// Formats an engine can run: GGUF for llama.cpp only, and the rest elsewhere.
+/// Formats an engine can run ([`EngineKind::runs`]).
 pub fn runs_on(format: WeightFormat, engine: EngineKind) -> bool {
-    let gguf = matches!(format, WeightFormat::Gguf(_));
-    match engine {
-        EngineKind::LlamaCpp => gguf,
-        // vLLM and SGLang load 16-bit, FP8, GPTQ/AWQ and bitsandbytes 4-bit checkpoints, not fp32 for serving.
-        EngineKind::Vllm | EngineKind::Sglang => !gguf && !matches!(format, WeightFormat::F32 | WeightFormat::Int8),
-        EngineKind::Transformers => !gguf,
-    }
+    engine.runs(format)
 }
 
 pub fn least_aggressive_format(model: &Model, s: &Scenario) -> Option<WeightFormat> {
@@ -151,24 +141,24 @@ pub fn least_aggressive_format(model: &Model, s: &Scenario) -> Option<WeightForm
     })
 }
 
-/// The fewest GPUs like the plan's first. vLLM and SGLang grow the
-/// tensor-parallel degree in powers of two; the others split layers. Splits
+/// The fewest GPUs like the plan's first. Engines whose extra GPUs are
+/// tensor-parallel (vLLM, SGLang: `Commands::more_gpus_are_tensor_parallel`)
+/// grow the degree in powers of two; the others split layers. Splits
 /// the engine would refuse (heads that do not divide, more stages than
 /// layers) are skipped.
 pub fn min_gpus(model: &Model, s: &Scenario) -> Option<u64> {
     let slot = s.gpus.first()?.clone();
+    let tensor_parallel = s.engine.kind().commands().more_gpus_are_tensor_parallel;
     let try_n = |n: u64| {
         let mut out = s.clone();
         out.gpus = vec![slot.clone(); n as usize];
-        out.tp = match s.engine.kind() {
-            EngineKind::Vllm | EngineKind::Sglang => n,
-            _ => 1,
-        };
-        out.validate_for(model).is_ok() && fits(model, &out)
+        out.tp = if tensor_parallel { n } else { 1 };
+        out.validate_for(model).is_ok_and(|v| EnginePlan::new(model, v).fits_with(s.concurrency))
     };
-    match s.engine.kind() {
-        EngineKind::Vllm | EngineKind::Sglang => [1u64, 2, 4, 8, 16, 32, 64].into_iter().find(|&n| try_n(n)),
-        _ => (1..=64).find(|&n| try_n(n)),
+    if tensor_parallel {
+        [1u64, 2, 4, 8, 16, 32, 64].into_iter().find(|&n| try_n(n))
+    } else {
+        (1..=64).find(|&n| try_n(n))
     }
 }
 
@@ -216,8 +206,7 @@ pub fn solve(model: &Model, s: &Scenario, q: Question) -> Solution {
             )
         }
         Question::MaxConcurrency => {
-            let p = Prepared::new(model, s.clone());
-            let n = p.max_concurrency();
+            let n = s.clone().validate().map_or(0, |v| EnginePlan::new(model, v).max_concurrency());
             Solution::number(
                 q,
                 n,

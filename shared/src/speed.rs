@@ -6,8 +6,8 @@
 use serde::Serialize;
 
 use crate::arch::Role;
-use crate::estimate::Prepared;
 use crate::kv;
+use crate::plan::Plan;
 
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct SpeedBounds {
@@ -25,7 +25,7 @@ pub struct SpeedBounds {
 }
 
 /// Bounds for a plan, when every GPU's bandwidth and throughput are known.
-pub fn bounds(p: &Prepared) -> Option<SpeedBounds> {
+pub fn bounds<E>(p: &Plan<'_, E>) -> Option<SpeedBounds> {
     let s = &p.scenario;
     let model = p.model;
     // Data-parallel plans are not modelled: the GPUs of one replica share the work.

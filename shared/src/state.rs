@@ -8,13 +8,14 @@
 //! (vllm/model_executor/layers/mamba/mamba_utils.py): under tensor
 //! parallelism heads (and Mamba groups, replicated up to `tp` when they do
 //! not divide) are split across ranks. The engines differ in the dtypes and
-//! in how many conv columns they keep ([`StateRules`]).
+//! in how many conv columns they keep ([`StateRules`], which each engine's
+//! module in `crate::engines` fills).
 
 use serde::Serialize;
 
 use crate::arch::{Recurrent, TextModel};
 
-/// How an engine stores recurrent state.
+/// How an engine stores recurrent state (each engine's `state_rules`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 pub struct StateRules {
     /// Bytes of one conv-state value.
@@ -24,41 +25,6 @@ pub struct StateRules {
     /// Conv columns kept: `kernel − 1` (vLLM, SGLang, llama.cpp) or the
     /// whole `kernel` (transformers' `LinearAttentionLayer`).
     pub conv_columns_full_kernel: bool,
-}
-
-impl StateRules {
-    /// vLLM (and SGLang, which follows the same shapes): conv and SSM state
-    /// in `mamba_cache_dtype` / `mamba_ssm_cache_dtype`, both "auto" = the
-    /// model dtype (`MambaStateDtypeCalculator._mamba_state_dtype`), except
-    /// where the config names `mamba_ssm_cache_dtype` (Nemotron-H: float32,
-    /// `NemotronHForCausalLMConfig.update_mamba_ssm_cache_dtype`).
-    pub fn vllm(model_dtype_bytes: u64, ssm_cache_dtype_bytes: Option<u64>) -> Self {
-        Self {
-            conv_bytes: model_dtype_bytes,
-            ssm_bytes: ssm_cache_dtype_bytes.unwrap_or(model_dtype_bytes),
-            conv_columns_full_kernel: false,
-        }
-    }
-
-    /// transformers 5.24: `LinearAttentionLayer` keeps `conv_kernel_size`
-    /// columns in the model dtype (cache_utils.py); the gated-DeltaNet state
-    /// is computed and kept in float32 (`torch_chunk_gated_delta_rule`,
-    /// modeling_qwen3_next.py) and the Mamba-2 state in the model dtype.
-    pub fn transformers(model_dtype_bytes: u64, deltanet: bool) -> Self {
-        Self {
-            conv_bytes: model_dtype_bytes,
-            ssm_bytes: if deltanet { 4 } else { model_dtype_bytes },
-            conv_columns_full_kernel: true,
-        }
-    }
-
-    /// llama.cpp (as vendored in llama-cpp-python 0.3.36): `create_memory`
-    /// in src/llama-model.cpp builds the recurrent (and hybrid) memory with
-    /// `recurrent_type_r` / `recurrent_type_s` = `GGML_TYPE_F32` and
-    /// `max(1, n_seq_max)` cells: one per sequence slot.
-    pub fn llamacpp() -> Self {
-        Self { conv_bytes: 4, ssm_bytes: 4, conv_columns_full_kernel: false }
-    }
 }
 
 /// One layer's state for one sequence on one tensor-parallel rank.
@@ -144,6 +110,12 @@ pub fn sequence_bytes(layers: &[LayerState]) -> u64 {
 mod tests {
     use super::*;
 
+    /// vLLM's rules for a bf16 model (`crate::engines::vllm::state_rules`).
+    const VLLM_BF16: StateRules = StateRules { conv_bytes: 2, ssm_bytes: 2, conv_columns_full_kernel: false };
+    /// transformers' rules for a bf16 gated-DeltaNet model (float32 state, whole kernel).
+    const TRANSFORMERS_DELTANET_BF16: StateRules =
+        StateRules { conv_bytes: 2, ssm_bytes: 4, conv_columns_full_kernel: true };
+
     #[test]
     fn deltanet_state_follows_vllm_shapes() {
         // Qwen3-Next: 16 key heads, 32 value heads of 128; kernel 4.
@@ -154,13 +126,13 @@ mod tests {
             value_head_dim: 128,
             conv_kernel: 4,
         };
-        let s = state_of(r, 2048, StateRules::vllm(2, None), 1);
+        let s = state_of(r, 2048, VLLM_BF16, 1);
         assert_eq!(s.conv_bytes, (2 * 16 * 128 + 32 * 128) * 3 * 2);
         assert_eq!(s.ssm_bytes, 32 * 128 * 128 * 2);
-        let s4 = state_of(r, 2048, StateRules::vllm(2, None), 4);
+        let s4 = state_of(r, 2048, VLLM_BF16, 4);
         assert_eq!(s4.ssm_bytes * 4, s.ssm_bytes);
         // transformers keeps 4 conv columns and the state in float32.
-        let t = state_of(r, 2048, StateRules::transformers(2, true), 1);
+        let t = state_of(r, 2048, TRANSFORMERS_DELTANET_BF16, 1);
         assert_eq!(t.conv_bytes, 8192 * 4 * 2);
         assert_eq!(t.ssm_bytes, 32 * 128 * 128 * 4);
     }
@@ -177,11 +149,11 @@ mod tests {
             proj_bias: false,
             gated_norm: true,
         };
-        let one = state_of(r, 4096, StateRules::vllm(2, None), 1);
+        let one = state_of(r, 4096, VLLM_BF16, 1);
         assert_eq!(one.conv_bytes, (8192 + 2 * 256) * 3 * 2);
         assert_eq!(one.ssm_bytes, 128 * 64 * 256 * 2);
         // tp = 2: one group becomes two, each rank holds one.
-        let two = state_of(r, 4096, StateRules::vllm(2, None), 2);
+        let two = state_of(r, 4096, VLLM_BF16, 2);
         assert_eq!(two.conv_bytes, (8192 + 2 * 2 * 256) / 2 * 3 * 2);
     }
 }

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, bail};
 use clap::Args;
 use shared::engines::{Engine, EngineKind, llamacpp, sglang, transformers, vllm};
-use shared::estimate::{GpuSlot, Scenario};
+use shared::estimate::{GpuSlot, Scenario, ValidScenario};
 use shared::formats::WeightFormat;
 use shared::kv::KvDtype;
 use shared::model::Model;
@@ -197,7 +197,7 @@ fn engine(args: &PlanArgs) -> anyhow::Result<Engine> {
     })
 }
 
-pub(super) fn scenario(args: &PlanArgs, model: &Model) -> anyhow::Result<Scenario> {
+pub(super) fn scenario(args: &PlanArgs, model: &Model) -> anyhow::Result<ValidScenario> {
     let weights = match &args.weights {
         Some(w) => WeightFormat::parse(w)?,
         None => model.default_format(),
@@ -237,6 +237,5 @@ pub(super) fn scenario(args: &PlanArgs, model: &Model) -> anyhow::Result<Scenari
         engine: engine(args)?,
         tp: args.tp,
     };
-    scenario.validate_for(model)?;
-    Ok(scenario)
+    Ok(scenario.validate_for(model)?)
 }

@@ -14,7 +14,7 @@ use agent::telemetry::{Backend, nvml::NvmlBackend};
 use anyhow::{Context as _, bail};
 use clap::Args;
 use serde::Serialize;
-use shared::estimate::Prepared;
+use shared::estimate::EnginePlan;
 use shared::protocol::{ErrorMessage, ProbeMode, ProbeOutcome, ProbeResult, ProbeStep, ProbeStop, StopReason};
 use shared::units::{UnitSystem, format_bytes, parse_size};
 
@@ -161,7 +161,7 @@ fn plan_steps(args: &ProbeArgs) -> anyhow::Result<Vec<ProbeStep>> {
     if args.plan_rank >= scenario.gpus.len() {
         bail!("--plan-rank {} but the plan has {} GPU(s)", args.plan_rank, scenario.gpus.len());
     }
-    let prepared = Prepared::new(&model, scenario);
+    let prepared = EnginePlan::new(&model, scenario);
     Ok(shared::probe::plan_for_gpu(&prepared, args.plan_rank).steps)
 }
 

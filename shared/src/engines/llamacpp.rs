@@ -10,8 +10,19 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::estimate::{CUDA_CONTEXT_BYTES, Depth, Parts, Prepared, Verdict, largest, split};
-use crate::units::MIB;
+use super::commands::{Commands, Setting, SettingKind, Shorten};
+use super::parallel::{self, SplitError};
+use super::{Engine, EnginePlan, EngineTerms, EngineWarnings, Plan, Scenario, transformers};
+use crate::arch::TextModel;
+use crate::explain::{Basis, Term, thousands};
+use crate::formats::WeightFormat;
+use crate::kv::KvDtype;
+use crate::model::Model;
+use crate::plan::{
+    CUDA_CONTEXT_BYTES, GpuBudget, GpuPeak, MAX_CONCURRENCY, Placement, Search, Verdict, largest, split,
+};
+use crate::state::StateRules;
+use crate::units::{MIB, UnitSystem, format_bytes};
 
 /// The default headroom llama.cpp's `--fit` keeps free on each device
 /// (ggml-org/llama.cpp#16653: 1024 MiB).
@@ -66,7 +77,7 @@ pub struct Report {
     pub log_lines: Vec<String>,
 }
 
-fn slots(p: &Prepared, o: Options) -> u64 {
+fn slots(p: &Plan, o: Options) -> u64 {
     o.parallel.unwrap_or(p.scenario.concurrency).max(1)
 }
 
@@ -74,12 +85,12 @@ fn slots(p: &Prepared, o: Options) -> u64 {
 /// context (`cparams.n_ctx = params.n_ctx == 0 ? hparams.n_ctx_train : …`,
 /// src/llama-context.cpp, llama.cpp as vendored by llama-cpp-python 0.3.36);
 /// without `-c`, the plan's sequences over its slots.
-fn n_ctx(p: &Prepared, o: Options) -> u64 {
+fn n_ctx(p: &Plan, o: Options) -> u64 {
     context(p, o, slots(p, o))
 }
 
 /// [`n_ctx`] with `slots` slots.
-fn context(p: &Prepared, o: Options, slots: u64) -> u64 {
+fn context(p: &Plan, o: Options, slots: u64) -> u64 {
     let planned = || p.scenario.sequence_tokens().saturating_mul(slots);
     match o.n_ctx {
         Some(0) => p.model.arch.text.max_position_embeddings.filter(|&n| n > 0).unwrap_or_else(planned),
@@ -89,13 +100,49 @@ fn context(p: &Prepared, o: Options, slots: u64) -> u64 {
     .max(1)
 }
 
-fn gpu_layers(p: &Prepared, o: Options) -> (u64, bool) {
+fn gpu_layers(p: &Plan, o: Options) -> (u64, bool) {
     let n = p.kv_layers.len() as u64;
     let ngl = o.n_gpu_layers.unwrap_or(n + 1);
     (ngl.min(n), ngl > n)
 }
 
-pub(crate) fn place(p: &mut Prepared, o: Options) {
+/// llama.cpp (as vendored in llama-cpp-python 0.3.36): `create_memory`
+/// in src/llama-model.cpp builds the recurrent (and hybrid) memory with
+/// `recurrent_type_r` / `recurrent_type_s` = `GGML_TYPE_F32` and
+/// `max(1, n_seq_max)` cells: one per sequence slot.
+pub(crate) const STATE_RULES: StateRules = StateRules { conv_bytes: 4, ssm_bytes: 4, conv_columns_full_kernel: false };
+
+/// The splits llama.cpp refuses: more stages than layers, and `-c 0` (the
+/// model's trained context) for a config that states none.
+pub(crate) fn check_split(o: Options, s: &Scenario, text: &TextModel) -> Result<(), SplitError> {
+    parallel::check_stages(s, text)?;
+    if o.n_ctx == Some(0) && text.max_position_embeddings.is_none_or(|n| n == 0) {
+        return Err(SplitError::NoTrainedContext);
+    }
+    Ok(())
+}
+
+pub(crate) fn too_many_stages(stages: u64, layers: u64) -> String {
+    format!("llama.cpp splits whole layers over GPUs, so {} GPU(s) would hold none", stages - layers)
+}
+
+/// llama.cpp's checks of its knobs.
+pub(crate) fn check_knobs(o: Options, tp: u64) -> Result<(), String> {
+    if tp > 1 {
+        return Err("llama.cpp splits layers, not tensors: use several GPUs without --tp".into());
+    }
+    if o.parallel.is_some_and(|n| n == 0 || n > 4096) {
+        return Err("parallel must be between 1 and 4096".into());
+    }
+    if !(1..=65_536).contains(&o.n_ubatch) {
+        return Err("n_ubatch must be between 1 and 65536".into());
+    }
+    Ok(())
+}
+
+/// `-ngl` offloads the last layers; `--split-mode layer` spreads them over
+/// the GPUs by memory; the token embedding stays on the CPU.
+pub(crate) fn place(p: &Plan, o: Options) -> Placement {
     let n = p.kv_layers.len();
     let (offloaded, output) = gpu_layers(p, o);
     let start = n - offloaded as usize;
@@ -112,9 +159,8 @@ pub(crate) fn place(p: &mut Prepared, o: Options) {
         fixed[stages - 1] = fixed[stages - 1].saturating_add(p.weights.last);
     }
     let caps: Vec<u64> = p.scenario.gpus.iter().map(|g| g.capacity_bytes).collect();
-    p.ranges = split::balance(&costs, &fixed, &caps).into_iter().map(|r| r.start + start..r.end + start).collect();
-    p.first_on_gpu = false;
-    p.last_on_gpu = output;
+    let ranges = split::balance(&costs, &fixed, &caps).into_iter().map(|r| r.start + start..r.end + start).collect();
+    Placement { ranges, first_on_gpu: false, last_on_gpu: output }
 }
 
 /// Tokens a layer's cache holds for a context of `ctx` over `slots` slots.
@@ -128,7 +174,7 @@ fn held(window: Option<u64>, ctx: u64, slots: u64, ubatch: u64) -> u64 {
 /// The compute buffer of one GPU (Ollama `fs/ggml/ggml.go` `GraphSize` for
 /// llama-style graphs: `4 · ubatch · max(1 + 4·embd + attention, embd + vocab)`,
 /// where attention is `ctx · (1 + heads)` without flash attention).
-fn compute_buffer(p: &Prepared, o: Options, ctx: u64, with_output: bool) -> u64 {
+fn compute_buffer(p: &Plan, o: Options, ctx: u64, with_output: bool) -> u64 {
     let t = &p.model.arch.text;
     let attention = match o.flash_attention {
         FlashAttention::On => 0,
@@ -139,7 +185,7 @@ fn compute_buffer(p: &Prepared, o: Options, ctx: u64, with_output: bool) -> u64 
     o.n_ubatch.saturating_mul(4).saturating_mul(layer.max(output))
 }
 
-fn gpu_parts(p: &Prepared, o: Options, g: usize, ctx: u64, slots: u64) -> Parts {
+fn gpu_parts(p: &Plan, o: Options, g: usize, ctx: u64, slots: u64) -> GpuBudget {
     let stage = p.stage(g);
     let range = p.stage_range(stage);
     let kv = p.kv_layers[range.clone()].iter().fold(0u64, |acc, l| {
@@ -150,28 +196,34 @@ fn gpu_parts(p: &Prepared, o: Options, g: usize, ctx: u64, slots: u64) -> Parts 
     // `llama_memory_recurrent`: one state cell per sequence slot
     // (`mem_size = max(1, n_seq_max)`), allocated at start-up.
     let state = p.stage_state(stage).saturating_mul(slots.max(1));
-    Parts { weights: p.stage_weights(stage), kv, state, activations: compute, overhead: CUDA_CONTEXT_BYTES }
+    GpuBudget {
+        weight_bytes: p.stage_weights(stage),
+        kv_cache_bytes: kv,
+        state_bytes: state,
+        activation_bytes: compute,
+        overhead_bytes: CUDA_CONTEXT_BYTES,
+    }
 }
 
-pub(crate) fn parts(p: &Prepared, o: Options, g: usize, batch: u64) -> Parts {
+pub(crate) fn parts(p: &Plan, o: Options, g: usize, batch: u64) -> GpuBudget {
     let s = slots(p, o).max(batch);
     let ctx = context(p, o, s);
     gpu_parts(p, o, g, ctx, s)
 }
 
-fn overflow(p: &Prepared, o: Options, ctx: u64, slots: u64) -> Option<(usize, u64)> {
+fn overflow(p: &Plan, o: Options, ctx: u64, slots: u64) -> Option<(usize, u64)> {
     (0..p.scenario.gpus.len()).find_map(|g| {
-        let total = gpu_parts(p, o, g, ctx, slots).total();
+        let total = gpu_parts(p, o, g, ctx, slots).total_bytes();
         let cap = p.scenario.gpus[g].capacity_bytes;
         (total > cap).then(|| (g, total - cap))
     })
 }
 
-pub(crate) fn fits(p: &Prepared, o: Options, seq: u64, batch: u64) -> bool {
+pub(crate) fn fits(p: &Plan, o: Options, seq: u64, batch: u64) -> bool {
     overflow(p, o, seq.saturating_mul(batch).max(1), batch.max(1)).is_none()
 }
 
-pub(crate) fn verdict(p: &Prepared, o: Options, depth: Depth) -> Verdict {
+pub(crate) fn verdict(p: &Plan, o: Options, search: Search) -> Verdict {
     if let Some(v) = p.load_verdict() {
         return v;
     }
@@ -181,19 +233,20 @@ pub(crate) fn verdict(p: &Prepared, o: Options, depth: Depth) -> Verdict {
     }
     let per_slot = n_ctx(p, o) / slots(p, o);
     Verdict::Fits {
-        max_concurrency: depth
-            .search(slots(p, o), || largest(crate::estimate::MAX_CONCURRENCY, |k| fits(p, o, per_slot, k))),
+        max_concurrency: search.answer(slots(p, o), || largest(MAX_CONCURRENCY, |k| fits(p, o, per_slot, k))),
     }
 }
 
 /// The most layers `-ngl` can offload with everything else unchanged.
-pub fn max_gpu_layers(model: &crate::model::Model, scenario: &crate::estimate::Scenario) -> Option<u64> {
-    let crate::engines::Engine::LlamaCpp(o) = scenario.engine else { return None };
+pub fn max_gpu_layers(model: &Model, scenario: &Scenario) -> Option<u64> {
+    let Engine::LlamaCpp(o) = scenario.engine else { return None };
     let n = model.layout.num_layers as u64;
     let try_ngl = |ngl: u64| {
         let mut s = scenario.clone();
-        s.engine = crate::engines::Engine::LlamaCpp(Options { n_gpu_layers: Some(ngl), ..o });
-        let p = Prepared::new(model, s);
+        s.engine = Engine::LlamaCpp(Options { n_gpu_layers: Some(ngl), ..o });
+        // `-ngl` is not checked: what `scenario` passed, this passes.
+        let Ok(s) = s.validate() else { return false };
+        let p = EnginePlan::new(model, s);
         p.load_verdict().is_none() && overflow(&p, o, n_ctx(&p, o), slots(&p, o)).is_none()
     };
     if !try_ngl(0) {
@@ -203,7 +256,7 @@ pub fn max_gpu_layers(model: &crate::model::Model, scenario: &crate::estimate::S
     Some(largest(n + 1, try_ngl))
 }
 
-pub(crate) fn report(p: &Prepared, o: Options) -> Report {
+pub(crate) fn report(p: &Plan, o: Options) -> Report {
     let ctx = n_ctx(p, o);
     let s = slots(p, o);
     let (offloaded, output) = gpu_layers(p, o);
@@ -213,11 +266,11 @@ pub(crate) fn report(p: &Prepared, o: Options) -> Report {
     let cpu_kv = p.kv_layers[..first_gpu_layer]
         .iter()
         .fold(0u64, |acc, l| acc.saturating_add(held(l.window, ctx, s, o.n_ubatch).saturating_mul(l.bytes_per_token)));
-    let per_gpu: Vec<Parts> = (0..p.scenario.gpus.len()).map(|g| gpu_parts(p, o, g, ctx, s)).collect();
+    let per_gpu: Vec<GpuBudget> = (0..p.scenario.gpus.len()).map(|g| gpu_parts(p, o, g, ctx, s)).collect();
     let keeps_margin = per_gpu
         .iter()
         .zip(&p.scenario.gpus)
-        .all(|(parts, slot)| parts.total().saturating_add(FIT_MARGIN_BYTES) <= slot.capacity_bytes);
+        .all(|(parts, slot)| parts.total_bytes().saturating_add(FIT_MARGIN_BYTES) <= slot.capacity_bytes);
     let ngl = o.n_gpu_layers.unwrap_or(offloaded + 1);
     Report {
         n_ctx: ctx,
@@ -228,7 +281,7 @@ pub(crate) fn report(p: &Prepared, o: Options) -> Report {
         output_on_gpu: output,
         cpu_weight_bytes: p.weights.per_rank.saturating_sub(gpu_weights),
         cpu_kv_bytes: cpu_kv,
-        compute_buffer_bytes: per_gpu.iter().map(|x| x.activations).max().unwrap_or(0),
+        compute_buffer_bytes: per_gpu.iter().map(|x| x.activation_bytes).max().unwrap_or(0),
         fit_margin_bytes: FIT_MARGIN_BYTES,
         keeps_fit_margin: keeps_margin,
         log_lines: vec![
@@ -240,4 +293,88 @@ pub(crate) fn report(p: &Prepared, o: Options) -> Report {
             format!("n_ctx = {ctx}, n_ctx_per_seq = {}, n_seq_max = {s}", ctx / s),
         ],
     }
+}
+
+pub(crate) fn terms(p: &Plan, r: &Report) -> EngineTerms {
+    EngineTerms {
+        kv_cache: (
+            format!(
+                "llama.cpp allocates n_ctx = {} tokens ({} slots × {}) for the {} GPU layers at start-up{}",
+                thousands(r.n_ctx),
+                r.parallel,
+                thousands(r.n_ctx_per_slot),
+                r.layers_on_gpu,
+                crate::plan::terms::window_note(p)
+            ),
+            Basis::EngineRule,
+        ),
+        state: "llama.cpp keeps one F32 state cell per sequence slot",
+        activations: "llama.cpp compute buffer: 4 × n_ubatch × max(1 + 4 × hidden + attention scores without flash attention, hidden + vocab) bytes (Ollama's GraphSize for llama graphs)".into(),
+        overhead: crate::plan::terms::tp_comm_note(p),
+        own: vec![Term::bytes(
+            "llama.cpp CPU weights",
+            r.cpu_weight_bytes,
+            format!(
+                "token embedding{} stay in system memory; {} of the layers offloaded (-ngl {})",
+                if r.output_on_gpu { "" } else { " and output head" },
+                r.layers_on_gpu,
+                r.n_gpu_layers
+            ),
+            Basis::EngineRule,
+        )],
+    }
+}
+
+pub(crate) fn warnings(per_gpu: &[GpuPeak]) -> EngineWarnings {
+    let mut fit = Vec::new();
+    if per_gpu.iter().any(|g| g.fits && g.free_bytes < FIT_MARGIN_BYTES) {
+        fit.push(format!(
+            "less than llama.cpp's {} --fit margin stays free: loading may fail once other buffers appear",
+            format_bytes(FIT_MARGIN_BYTES, UnitSystem::Binary)
+        ));
+    }
+    EngineWarnings { setup: Vec::new(), fit }
+}
+
+/// llama.cpp's flags; q8_0 is its cheapest KV cache that keeps quality.
+pub const COMMANDS: Commands = Commands {
+    cheaper_kv_dtype: KvDtype::Q8_0,
+    kv_dtype: "llama-server ... -fa on -ctk q8_0 -ctv q8_0",
+    shorten: Shorten::NewTokens(|prompt, n| format!("llama-server ... -c {} -n {n}", prompt.saturating_add(n))),
+    concurrency: |_, n| format!("llama-server ... -np {n}"),
+    more_gpus_are_tensor_parallel: false,
+    more_gpus: |_, _, _, n| {
+        format!("CUDA_VISIBLE_DEVICES={} llama-server ...", (0..n).map(|i| i.to_string()).collect::<Vec<_>>().join(","))
+    },
+    weights: weight_code,
+    rebalance: |_, layers| {
+        let split: Vec<String> = layers.iter().map(|n| n.to_string()).collect();
+        format!("llama-server ... --tensor-split {}", split.join(","))
+    },
+    serve: |repo, weights| format!("llama-server -m <a {} GGUF of {repo}> ...", weights.id()),
+    settings,
+};
+
+/// GGUF files for llama-server; other formats as transformers loads them.
+fn weight_code(f: WeightFormat, repo: &str) -> String {
+    match f {
+        // GGUF type ids are ASCII (`q4_k_m`): no Unicode case tables needed.
+        WeightFormat::Gguf(t) => format!("llama-server -m model-{}.gguf ...", t.id().to_ascii_uppercase()),
+        f => transformers::weight_code(f, repo),
+    }
+}
+
+/// Keeping some layers on the CPU (`-ngl`).
+fn settings(model: &Model, s: &Scenario, _: &str) -> Vec<Setting> {
+    let Some(ngl) = max_gpu_layers(model, s).filter(|&n| n > 0) else { return Vec::new() };
+    let mut t = s.clone();
+    if let Engine::LlamaCpp(o) = &mut t.engine {
+        o.n_gpu_layers = Some(ngl);
+    }
+    vec![Setting {
+        kind: SettingKind::OffloadLayers,
+        title: format!("Offload {ngl} layers to the GPU and keep the rest on the CPU"),
+        scenario: t,
+        code: format!("llama-server ... -ngl {ngl}"),
+    }]
 }

@@ -7,14 +7,43 @@
 //!   is left after weights and a profiled activation peak into KV blocks.
 //! - [`sglang`]: `mem_fraction_static` × total for weights and the KV pool.
 //! - [`llamacpp`]: a context pre-allocated for `n_ctx`, partial offload.
+//!
+//! Each engine's module holds everything about it: its knobs and their
+//! defaults, their checks, its placement of layers and state dtypes, its
+//! budget, refusals and report (with the log lines it would print), the
+//! terms and warnings that explain it, and its fixes' [`commands`]. This
+//! module implements [`crate::plan::EngineRules`] for [`Engine`], and
+//! [`EnginePlan`] answers every question about a plan in its engine, each
+//! with one match that lists every engine: a new engine is a module and a
+//! variant, and the compiler names each place it must answer.
 
+pub mod commands;
 pub mod llamacpp;
 pub mod parallel;
+mod run;
 pub mod sglang;
 pub mod transformers;
 pub mod vllm;
 
+pub use run::{EnginePlan, EngineTerms, EngineWarnings};
+
 use serde::{Deserialize, Serialize};
+
+use crate::arch::TextModel;
+use crate::explain::thousands;
+use crate::formats::WeightFormat;
+use crate::model::Model;
+use crate::plan::{self, EngineRules, Placement};
+use crate::state::StateRules;
+
+/// What the user plans to run, in one of these engines.
+pub type Scenario = plan::Scenario<Engine>;
+/// A [`Scenario`] that passed its checks: what a plan takes.
+pub type ValidScenario = plan::ValidScenario<Engine>;
+/// Why a [`Scenario`] cannot be planned.
+pub type ScenarioError = plan::ScenarioError<parallel::SplitError>;
+/// The engine-free plan of a scenario in one of these engines.
+pub type Plan<'m> = plan::Plan<'m, Engine>;
 
 /// The engine and its knobs.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
@@ -69,6 +98,38 @@ impl EngineKind {
         }
     }
 
+    /// The name people write: `vLLM`, `SGLang`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Transformers => "transformers",
+            Self::Vllm => "vLLM",
+            Self::Sglang => "SGLang",
+            Self::LlamaCpp => "llama.cpp",
+        }
+    }
+
+    /// The commands and settings that apply each fix in this engine.
+    pub fn commands(self) -> &'static commands::Commands {
+        match self {
+            Self::Transformers => &transformers::COMMANDS,
+            Self::Vllm => &vllm::COMMANDS,
+            Self::Sglang => &sglang::COMMANDS,
+            Self::LlamaCpp => &llamacpp::COMMANDS,
+        }
+    }
+
+    /// Whether the engine loads weights in this format: GGUF for llama.cpp
+    /// only, and the rest elsewhere.
+    pub fn runs(self, format: WeightFormat) -> bool {
+        let gguf = matches!(format, WeightFormat::Gguf(_));
+        match self {
+            Self::LlamaCpp => gguf,
+            // vLLM and SGLang load 16-bit, FP8, GPTQ/AWQ and bitsandbytes 4-bit checkpoints, not fp32 for serving.
+            Self::Vllm | Self::Sglang => !gguf && !matches!(format, WeightFormat::F32 | WeightFormat::Int8),
+            Self::Transformers => !gguf,
+        }
+    }
+
     /// The engine with its default knobs.
     pub fn with_defaults(self) -> Engine {
         match self {
@@ -91,6 +152,21 @@ impl Engine {
     }
 }
 
+impl Engine {
+    /// The knobs for sequences of `len` tokens: engines with a configured
+    /// context follow it.
+    pub fn for_length(self, len: u64) -> Self {
+        let mut e = self;
+        match &mut e {
+            Engine::Vllm(o) => o.max_model_len = Some(len.max(1)),
+            Engine::Sglang(o) => o.context_length = Some(len.max(1)),
+            Engine::LlamaCpp(o) => o.n_ctx = None,
+            Engine::Transformers(_) => {}
+        }
+        e
+    }
+}
+
 /// What an engine itself reports, in its own terms.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "engine", rename_all = "snake_case")]
@@ -101,107 +177,98 @@ pub enum EngineReport {
     LlamaCpp(llamacpp::Report),
 }
 
-use crate::estimate::{Depth, Parts, Prepared, Scenario, Verdict, split};
-
-/// Stage capacities for balancing: the smallest GPU of each stage.
-fn stage_capacities(p: &Prepared) -> Vec<u64> {
-    let tp = p.tp() as usize;
-    p.scenario.gpus.chunks(tp).map(|c| c.iter().map(|g| g.capacity_bytes).min().unwrap_or(0)).collect()
-}
-
-/// Layer costs for a memory-balanced split: weights plus the KV cache the
-/// stage will hold for `tokens` tokens of each of `batch` sequences.
-fn layer_costs(p: &Prepared, tokens: u64, batch: u64) -> Vec<u64> {
-    p.weights
-        .per_layer
-        .iter()
-        .zip(&p.kv_layers)
-        .map(|(w, k)| w.saturating_add(k.tokens_held(tokens).saturating_mul(k.bytes_per_token).saturating_mul(batch)))
-        .collect()
-}
-
-/// Decides which layers each stage holds.
-pub(crate) fn place(p: &mut Prepared) {
-    let stages = p.scenario.stages();
-    let n_layers = p.kv_layers.len();
-    match p.scenario.engine {
-        Engine::Transformers(_) => {
-            let costs = layer_costs(p, p.scenario.sequence_tokens(), p.scenario.concurrency);
-            let mut fixed = vec![p.base_overhead(); stages];
-            fixed[0] = fixed[0].saturating_add(p.weights.first);
-            fixed[stages - 1] = fixed[stages - 1].saturating_add(p.weights.last);
-            p.ranges = split::balance(&costs, &fixed, &stage_capacities(p));
+impl EngineReport {
+    /// vLLM's three start-up figures (`# GPU blocks`, `GPU KV cache size`,
+    /// `Maximum concurrency`), which the estimate also carries at its top.
+    pub fn vllm_figures(&self) -> (Option<u64>, Option<u64>, Option<f64>) {
+        match self {
+            Self::Vllm(r) => (Some(r.num_gpu_blocks), Some(r.kv_cache_tokens), Some(r.max_concurrency)),
+            Self::Sglang(_) | Self::LlamaCpp(_) => (None, None, None),
         }
-        // vLLM's `get_pp_indices` and SGLang split layers evenly by count.
-        Engine::Vllm(_) | Engine::Sglang(_) => p.ranges = split::even(n_layers, stages),
-        Engine::LlamaCpp(o) => llamacpp::place(p, o),
+    }
+
+    /// Whether the engine reserves its memory up front as a pool, whatever
+    /// the workload (so a verdict says "reserves", not "uses").
+    pub fn reserves_a_pool(&self) -> bool {
+        match self {
+            Self::Vllm(_) | Self::Sglang(_) => true,
+            Self::LlamaCpp(_) => false,
+        }
+    }
+
+    /// The engine's name and its reason for refusing to start, for requests
+    /// of `sequence_tokens` tokens.
+    pub fn refusal(&self, sequence_tokens: u64) -> (&'static str, String) {
+        match self {
+            Self::Vllm(r) => (
+                "vLLM",
+                r.startup_error.clone().unwrap_or_else(|| {
+                    format!(
+                        "requests of {} tokens exceed max_model_len {}",
+                        thousands(sequence_tokens),
+                        thousands(r.max_model_len)
+                    )
+                }),
+            ),
+            Self::Sglang(r) => (
+                "SGLang",
+                r.startup_error
+                    .clone()
+                    .unwrap_or_else(|| format!("its pool holds only {} tokens", thousands(r.max_total_num_tokens))),
+            ),
+            // llama.cpp fails at load instead (`DoesNotFitAtLoad`).
+            Self::LlamaCpp(_) => ("The engine", String::new()),
+        }
     }
 }
 
-pub(crate) fn peak(p: &Prepared, g: usize, batch: u64) -> Parts {
-    match p.scenario.engine {
-        Engine::Transformers(_) => transformers::peak(p, g, batch),
-        Engine::Vllm(o) => vllm::parts(p, o, g, batch),
-        Engine::Sglang(o) => sglang::parts(p, o, g),
-        Engine::LlamaCpp(o) => llamacpp::parts(p, o, g, batch),
+/// The warning for GGUF weights in an engine other than llama.cpp.
+fn gguf_warning(p: &Plan) -> Option<String> {
+    let s = &p.scenario;
+    matches!(s.weights, WeightFormat::Gguf(_))
+        .then(|| format!("GGUF weights are run by llama.cpp; this plan models {}", s.engine.kind().id()))
+}
+
+impl EngineRules for Engine {
+    type Refusal = parallel::SplitError;
+
+    fn check_knobs(s: &Scenario) -> Result<(), String> {
+        match s.engine {
+            Engine::Transformers(_) => Ok(()),
+            Engine::Vllm(o) => vllm::check_knobs(o),
+            Engine::Sglang(o) => sglang::check_knobs(o),
+            Engine::LlamaCpp(o) => llamacpp::check_knobs(o, s.tp),
+        }
+    }
+
+    fn check_split(s: &Scenario, text: &TextModel) -> Result<(), parallel::SplitError> {
+        parallel::check(s, text)
+    }
+
+    fn state_rules(&self, model: &Model, bytes_per_element: u64) -> StateRules {
+        match self {
+            Engine::Transformers(_) => transformers::state_rules(model, bytes_per_element),
+            Engine::Vllm(_) | Engine::Sglang(_) => vllm::state_rules(model, bytes_per_element),
+            Engine::LlamaCpp(_) => llamacpp::STATE_RULES,
+        }
+    }
+
+    fn place(p: &Plan) -> Placement {
+        match p.scenario.engine {
+            Engine::Transformers(_) => transformers::place(p),
+            // vLLM's `get_pp_indices` and SGLang split layers evenly by count.
+            Engine::Vllm(_) | Engine::Sglang(_) => {
+                Placement::on_gpu(plan::split::even(p.kv_layers.len(), p.scenario.stages()))
+            }
+            Engine::LlamaCpp(o) => llamacpp::place(p, o),
+        }
     }
 }
 
-pub(crate) fn fits(p: &Prepared, prompt: u64, new: u64, batch: u64) -> bool {
-    match p.scenario.engine {
-        Engine::Transformers(_) => transformers::fits(p, prompt, new, batch),
-        Engine::Vllm(o) => vllm::fits(p, o, prompt.saturating_add(new), batch),
-        Engine::Sglang(o) => sglang::fits(p, o, prompt.saturating_add(new), batch),
-        Engine::LlamaCpp(o) => llamacpp::fits(p, o, prompt.saturating_add(new), batch),
-    }
-}
-
-pub(crate) fn verdict(p: &Prepared, depth: Depth) -> Verdict {
-    match p.scenario.engine {
-        Engine::Transformers(_) => transformers::verdict(p, depth),
-        Engine::Vllm(o) => vllm::verdict(p, o, depth),
-        Engine::Sglang(o) => sglang::verdict(p, o, depth),
-        Engine::LlamaCpp(o) => llamacpp::verdict(p, o, depth),
-    }
-}
-
-/// The engine's own figures; `verdict` is the plan's, already computed.
-pub(crate) fn report(p: &Prepared, verdict: Verdict) -> Option<EngineReport> {
-    match p.scenario.engine {
-        Engine::Transformers(_) => None,
-        Engine::Vllm(o) => Some(EngineReport::Vllm(vllm::report(p, o, verdict))),
-        Engine::Sglang(o) => Some(EngineReport::Sglang(sglang::report(p, o))),
-        Engine::LlamaCpp(o) => Some(EngineReport::LlamaCpp(llamacpp::report(p, o))),
-    }
-}
-
-/// Engine-specific checks of a scenario.
-pub(crate) fn validate(s: &Scenario) -> Result<(), String> {
-    let fraction = |name: &str, v: Option<f64>| match v {
+/// A fraction knob in `(0, 1]`.
+fn fraction(name: &str, v: Option<f64>) -> Result<(), String> {
+    match v {
         Some(f) if !(f > 0.0 && f <= 1.0) => Err(format!("{name} must be in (0, 1], got {f}")),
         _ => Ok(()),
-    };
-    match s.engine {
-        Engine::Transformers(_) => Ok(()),
-        Engine::Vllm(o) => {
-            fraction("gpu_memory_utilization", o.gpu_memory_utilization)?;
-            if !(1..=1024).contains(&o.block_size) {
-                return Err(format!("block_size must be between 1 and 1024, got {}", o.block_size));
-            }
-            Ok(())
-        }
-        Engine::Sglang(o) => fraction("mem_fraction_static", o.mem_fraction_static),
-        Engine::LlamaCpp(_) if s.tp > 1 => {
-            Err("llama.cpp splits layers, not tensors: use several GPUs without --tp".into())
-        }
-        Engine::LlamaCpp(o) => {
-            if o.parallel.is_some_and(|n| n == 0 || n > 4096) {
-                return Err("parallel must be between 1 and 4096".into());
-            }
-            if !(1..=65_536).contains(&o.n_ubatch) {
-                return Err("n_ubatch must be between 1 and 65536".into());
-            }
-            Ok(())
-        }
     }
 }

@@ -20,10 +20,8 @@
 //!   src/llama-context.cpp in the llama.cpp vendored by llama-cpp-python
 //!   0.3.36); without one stated in the config there is nothing to plan.
 
+use super::{Engine, EngineKind, Scenario};
 use crate::arch::{AttentionKind, TextModel};
-use crate::estimate::Scenario;
-
-use super::{Engine, EngineKind};
 
 /// A split the engine would refuse.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -86,39 +84,17 @@ fn suggest(valid: &Degrees) -> String {
 }
 
 fn engine_name(engine: &EngineKind) -> &'static str {
-    match engine {
-        EngineKind::Transformers => "transformers",
-        EngineKind::Vllm => "vLLM",
-        EngineKind::Sglang => "SGLang",
-        EngineKind::LlamaCpp => "llama.cpp",
-    }
+    engine.name()
 }
 
 fn stage_consequence(engine: &EngineKind, stages: &u64, layers: &u64) -> String {
     let (stages, layers) = (*stages, *layers);
     match engine {
-        EngineKind::Sglang => "SGLang refuses it (`assert num_hidden_layers >= pp_size` in make_layers)".to_owned(),
-        EngineKind::Vllm => {
-            let empty = (0..stages).filter(|&s| pp_layers(layers, s, stages) == 0).count();
-            format!("vLLM's get_pp_indices would give {empty} of the stages no layer at all")
-        }
-        EngineKind::Transformers => {
-            format!("device_map places whole layers, so {} GPU(s) would hold none", stages - layers)
-        }
-        EngineKind::LlamaCpp => {
-            format!("llama.cpp splits whole layers over GPUs, so {} GPU(s) would hold none", stages - layers)
-        }
+        EngineKind::Transformers => super::transformers::too_many_stages(stages, layers),
+        EngineKind::Vllm => super::vllm::too_many_stages(stages, layers),
+        EngineKind::Sglang => super::sglang::too_many_stages(stages, layers),
+        EngineKind::LlamaCpp => super::llamacpp::too_many_stages(stages, layers),
     }
-}
-
-/// Layers vLLM's `get_pp_indices` gives stage `rank` of `size`: an even
-/// share, the remainder spread over the stages before the last.
-fn pp_layers(layers: u64, rank: u64, size: u64) -> u64 {
-    let base = layers / size;
-    let remainder = layers % size;
-    // partitions[-i] += 1 for i in 2..remainder + 2: ranks size-2 down to size-1-remainder.
-    let extra = rank + 1 < size && rank + 1 + remainder >= size;
-    base + u64::from(extra)
 }
 
 /// Whether a TP degree shards this model's attention in vLLM and SGLang.
@@ -139,59 +115,55 @@ fn valid_degrees(text: &TextModel) -> Degrees {
     Degrees((1..=64u64).filter(|&d| tp_fits(text, d)).fold(0, |bits, d| bits | (1 << (d - 1))))
 }
 
-/// The engine's refusal of this scenario's split for this model, if any.
-pub fn check(s: &Scenario, text: &TextModel) -> Result<(), SplitError> {
-    let engine = s.engine.kind();
-    let tp = s.tp.max(1);
-    if matches!(engine, EngineKind::Vllm | EngineKind::Sglang) && tp > 1 {
-        let heads = text.num_heads.max(1);
-        if !heads.is_multiple_of(tp) {
-            let valid = valid_degrees(text);
-            return Err(match engine {
-                EngineKind::Vllm => SplitError::VllmHeads { heads, tp, valid },
-                _ => SplitError::Heads { engine, heads, tp, valid },
-            });
-        }
-        if !kv_fits(text, tp) {
-            let kv_heads = text.num_kv_heads.max(1);
-            let (numerator, denominator) = if tp >= kv_heads { (tp, kv_heads) } else { (kv_heads, tp) };
-            return Err(SplitError::KvHeads {
-                engine,
-                kv_heads,
-                tp,
-                numerator,
-                denominator,
-                valid: valid_degrees(text),
-            });
-        }
+/// When an engine checks that attention heads divide over the ranks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum HeadCheck {
+    /// Before loading, with its own message (vLLM's `verify_with_parallel_config`).
+    UpFront,
+    /// When loading, in `divide` (SGLang).
+    AtLoad,
+}
+
+/// The refusal of an engine that shards attention heads (`check`) when
+/// they do not divide over `tp` ranks.
+pub(crate) fn check_heads(engine: EngineKind, check: HeadCheck, tp: u64, text: &TextModel) -> Result<(), SplitError> {
+    let tp = tp.max(1);
+    if tp <= 1 {
+        return Ok(());
     }
-    let stages = s.stages() as u64;
-    let layers = text.num_layers();
-    if stages > 1 && stages > layers {
-        return Err(SplitError::TooManyStages { engine, stages, layers });
+    let heads = text.num_heads.max(1);
+    if !heads.is_multiple_of(tp) {
+        let valid = valid_degrees(text);
+        return Err(match check {
+            HeadCheck::UpFront => SplitError::VllmHeads { heads, tp, valid },
+            HeadCheck::AtLoad => SplitError::Heads { engine, heads, tp, valid },
+        });
     }
-    if let Engine::LlamaCpp(o) = s.engine
-        && o.n_ctx == Some(0)
-        && text.max_position_embeddings.is_none_or(|n| n == 0)
-    {
-        return Err(SplitError::NoTrainedContext);
+    if !kv_fits(text, tp) {
+        let kv_heads = text.num_kv_heads.max(1);
+        let (numerator, denominator) = if tp >= kv_heads { (tp, kv_heads) } else { (kv_heads, tp) };
+        return Err(SplitError::KvHeads { engine, kv_heads, tp, numerator, denominator, valid: valid_degrees(text) });
     }
     Ok(())
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
+/// The refusal of more pipeline stages than layers (every engine places
+/// whole layers).
+pub(crate) fn check_stages(s: &Scenario, text: &TextModel) -> Result<(), SplitError> {
+    let stages = s.stages() as u64;
+    let layers = text.num_layers();
+    if stages > 1 && stages > layers {
+        return Err(SplitError::TooManyStages { engine: s.engine.kind(), stages, layers });
+    }
+    Ok(())
+}
 
-    #[test]
-    fn vllm_partitions_like_get_pp_indices() {
-        // get_pp_indices(32, r, 40): ranks 0-6 and 39 get nothing.
-        let parts: Vec<u64> = (0..40).map(|r| pp_layers(32, r, 40)).collect();
-        assert_eq!(parts.iter().sum::<u64>(), 32);
-        assert!(parts[..7].iter().all(|&p| p == 0) && parts[39] == 0);
-        assert!(parts[7..39].iter().all(|&p| p == 1));
-        // 30 layers over 4: [7, 8, 8, 7] (the remainder skips the last).
-        let parts: Vec<u64> = (0..4).map(|r| pp_layers(30, r, 4)).collect();
-        assert_eq!(parts, [7, 8, 8, 7]);
+/// The engine's refusal of this scenario's split for this model, if any.
+pub fn check(s: &Scenario, text: &TextModel) -> Result<(), SplitError> {
+    match s.engine {
+        Engine::Transformers(_) => check_stages(s, text),
+        Engine::Vllm(_) => super::vllm::check_split(s, text),
+        Engine::Sglang(_) => super::sglang::check_split(s, text),
+        Engine::LlamaCpp(o) => super::llamacpp::check_split(o, s, text),
     }
 }

@@ -15,9 +15,15 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::estimate::{Depth, Parts, Prepared, Verdict, activations};
-use crate::kv;
-use crate::units::GIB;
+use super::commands::{Commands, Shorten, no_settings};
+use super::parallel::{self, HeadCheck, SplitError};
+use super::{EngineKind, EngineTerms, EngineWarnings, Plan, Scenario, transformers, vllm};
+use crate::arch::TextModel;
+use crate::explain::{Basis, Term, thousands};
+use crate::formats::WeightFormat;
+use crate::kv::{self, KvDtype};
+use crate::plan::{GpuBudget, MAX_CONCURRENCY, Verdict, activations, terms::demand};
+use crate::units::{GIB, UnitSystem, decimal_short, format_bytes};
 
 #[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
 pub struct Options {
@@ -27,6 +33,23 @@ pub struct Options {
     pub context_length: Option<u64>,
     /// `--chunked-prefill-size`; default 2,048, or 8,192 on ≥ 70 GiB GPUs.
     pub chunked_prefill_size: Option<u64>,
+}
+
+/// The splits SGLang refuses: heads that do not divide over the ranks (in
+/// `divide`, at load) and more stages than layers (`assert
+/// num_hidden_layers >= pp_size` in make_layers).
+pub(crate) fn check_split(s: &Scenario, text: &TextModel) -> Result<(), SplitError> {
+    parallel::check_heads(EngineKind::Sglang, HeadCheck::AtLoad, s.tp, text)?;
+    parallel::check_stages(s, text)
+}
+
+pub(crate) fn too_many_stages(_: u64, _: u64) -> String {
+    "SGLang refuses it (`assert num_hidden_layers >= pp_size` in make_layers)".to_owned()
+}
+
+/// SGLang's checks of its knobs.
+pub(crate) fn check_knobs(o: Options) -> Result<(), String> {
+    super::fraction("mem_fraction_static", o.mem_fraction_static)
 }
 
 /// `mem_fraction_static` default by TP degree (`server_args.py`, the table
@@ -66,7 +89,7 @@ struct Pool {
     chunk: u64,
 }
 
-fn pool(p: &Prepared, o: Options) -> Pool {
+fn pool(p: &Plan, o: Options) -> Pool {
     let fraction = o.mem_fraction_static.unwrap_or_else(|| default_mem_fraction(p.tp()));
     let large = p.scenario.gpus.first().is_some_and(|g| g.capacity_bytes >= 70 * GIB);
     let chunk = o.chunked_prefill_size.unwrap_or(if large { 8192 } else { 2048 });
@@ -95,28 +118,28 @@ fn pool(p: &Prepared, o: Options) -> Pool {
     Pool { fraction, tokens: if tokens == u64::MAX { 0 } else { tokens }, cell: cell_max, chunk, state_slots }
 }
 
-fn context_length(p: &Prepared, o: Options) -> u64 {
+fn context_length(p: &Plan, o: Options) -> u64 {
     o.context_length.or(p.model.arch.text.max_position_embeddings).unwrap_or_else(|| p.scenario.sequence_tokens())
 }
 
-pub(crate) fn parts(p: &Prepared, o: Options, g: usize) -> Parts {
+pub(crate) fn parts(p: &Plan, o: Options, g: usize) -> GpuBudget {
     let pool = pool(p, o);
     let stage = p.stage(g);
     let text = &p.model.arch.text;
-    let mut act = activations::layer_peak(text, pool.chunk, p.act_bytes(), p.tp());
+    let mut act = activations::layer_peak(text, pool.chunk, p.bytes_per_element(), p.tp());
     if p.is_last_stage(stage) {
         act = act.saturating_add(activations::logits(text.vocab_size, p.scenario.concurrency, 1, p.tp()));
     }
-    Parts {
-        weights: p.stage_weights(stage),
-        kv: pool.tokens.saturating_mul(kv::bytes_per_token(p.stage_kv(stage))),
-        state: pool.state_slots.map_or(0, |s| s.saturating_add(1).saturating_mul(p.stage_state(stage))),
-        activations: act,
-        overhead: p.base_overhead(),
+    GpuBudget {
+        weight_bytes: p.stage_weights(stage),
+        kv_cache_bytes: pool.tokens.saturating_mul(kv::bytes_per_token(p.stage_kv(stage))),
+        state_bytes: pool.state_slots.map_or(0, |s| s.saturating_add(1).saturating_mul(p.stage_state(stage))),
+        activation_bytes: act,
+        overhead_bytes: p.base_overhead(),
     }
 }
 
-pub(crate) fn fits(p: &Prepared, o: Options, seq: u64, batch: u64) -> bool {
+pub(crate) fn fits(p: &Plan, o: Options, seq: u64, batch: u64) -> bool {
     let pool = pool(p, o);
     p.load_verdict().is_none()
         && pool.tokens > 0
@@ -125,16 +148,17 @@ pub(crate) fn fits(p: &Prepared, o: Options, seq: u64, batch: u64) -> bool {
 }
 
 /// The most sequences of `seq` tokens the pool holds at once, directly.
-pub(crate) fn max_concurrency(p: &Prepared, o: Options, seq: u64) -> u64 {
+pub(crate) fn max_concurrency(p: &Plan, o: Options, seq: u64) -> u64 {
     let pool = pool(p, o);
     if p.load_verdict().is_some() || pool.tokens == 0 {
         return 0;
     }
     let by_tokens = pool.tokens.checked_div(seq).unwrap_or(u64::MAX);
-    by_tokens.min(pool.state_slots.unwrap_or(u64::MAX)).min(crate::estimate::MAX_CONCURRENCY)
+    by_tokens.min(pool.state_slots.unwrap_or(u64::MAX)).min(MAX_CONCURRENCY)
 }
 
-pub(crate) fn verdict(p: &Prepared, o: Options, depth: Depth) -> Verdict {
+/// The verdict: the pool answers directly, so there is no search to skip.
+pub(crate) fn verdict(p: &Plan, o: Options) -> Verdict {
     if let Some(v) = p.load_verdict() {
         return v;
     }
@@ -145,11 +169,10 @@ pub(crate) fn verdict(p: &Prepared, o: Options, depth: Depth) -> Verdict {
     if p.scenario.sequence_tokens() > pool.tokens {
         return Verdict::EngineRefuses { gpu: 0, largest_context: pool.tokens };
     }
-    let _ = depth; // direct: nothing to skip
-    Verdict::Fits { max_concurrency: p.max_concurrency() }
+    Verdict::Fits { max_concurrency: max_concurrency(p, o, p.scenario.sequence_tokens()) }
 }
 
-pub(crate) fn report(p: &Prepared, o: Options) -> Report {
+pub(crate) fn report(p: &Plan, o: Options) -> Report {
     let pool = pool(p, o);
     let error = (pool.tokens == 0 || pool.state_slots == Some(0))
         .then(|| "Not enough memory. Please try to increase --mem-fraction-static.".to_owned());
@@ -173,5 +196,84 @@ pub(crate) fn report(p: &Prepared, o: Options) -> Report {
         chunked_prefill_size: pool.chunk,
         startup_error: error,
         log_lines,
+    }
+}
+
+pub(crate) fn terms(p: &Plan, r: &Report, kv_demand_bytes: u64) -> EngineTerms {
+    EngineTerms {
+        kv_cache: (
+            format!(
+                "SGLang pre-allocates a pool of {} tokens; this workload needs {} for {}",
+                thousands(r.max_total_num_tokens),
+                format_bytes(kv_demand_bytes, UnitSystem::Binary),
+                demand(p)
+            ),
+            Basis::EngineRule,
+        ),
+        state: "SGLang's mamba pool takes 0.9/1.9 of the free memory, one slot per running request",
+        activations: format!(
+            "one chunk of {} prefill tokens through one decoder layer (SGLang keeps it outside mem_fraction_static)",
+            thousands(r.chunked_prefill_size)
+        ),
+        overhead: crate::plan::terms::tp_comm_note(p),
+        own: vec![Term::tokens(
+            "SGLang max_total_num_tokens",
+            r.max_total_num_tokens,
+            format!(
+                "(free after weights − total × (1 − mem_fraction_static {})) ÷ cell size {} bytes",
+                decimal_short(r.mem_fraction_static, 3),
+                thousands(r.cell_size_bytes)
+            ),
+            Basis::EngineRule,
+        )],
+    }
+}
+
+pub(crate) fn warnings(p: &Plan) -> EngineWarnings {
+    EngineWarnings { setup: super::gguf_warning(p).into_iter().collect(), fit: Vec::new() }
+}
+
+/// The bytes a plan needs on GPU `g` against what SGLang may use there: the
+/// fixed parts and the sequences' KV cache, against `mem_fraction_static` ×
+/// capacity plus the activations it keeps outside that share.
+pub(crate) fn need_and_usable(
+    p: &Plan,
+    o: Options,
+    fixed: u64,
+    per_token: u64,
+    activations: u64,
+    cap: f64,
+) -> (u64, f64) {
+    let s = &p.scenario;
+    let fraction = o.mem_fraction_static.unwrap_or_else(|| default_mem_fraction(p.tp()));
+    let work = per_token.saturating_mul(s.sequence_tokens()).saturating_mul(s.concurrency);
+    (fixed.saturating_add(work), cap * fraction + activations as f64)
+}
+
+/// SGLang's flags; FP8 (e4m3) is its cheapest KV cache.
+pub const COMMANDS: Commands = Commands {
+    cheaper_kv_dtype: KvDtype::Fp8,
+    kv_dtype: "python -m sglang.launch_server ... --kv-cache-dtype fp8_e4m3",
+    shorten: Shorten::Context(|repo, len| {
+        format!("python -m sglang.launch_server --model-path {repo} --context-length {len}")
+    }),
+    concurrency: |repo, n| format!("python -m sglang.launch_server --model-path {repo} --max-running-requests {n}"),
+    more_gpus_are_tensor_parallel: true,
+    more_gpus: |_, _, repo, n| format!("python -m sglang.launch_server --model-path {repo} --tp {n}"),
+    weights: weight_code,
+    rebalance: super::commands::balanced_device_map,
+    serve: |repo, _| format!("python -m sglang.launch_server --model-path {repo}"),
+    settings: no_settings,
+};
+
+/// Loading the weights in format `f`: SGLang's quantization flag for FP8;
+/// bitsandbytes and GPTQ/AWQ as vLLM loads them; else transformers' code.
+fn weight_code(f: WeightFormat, repo: &str) -> String {
+    match f {
+        WeightFormat::Fp8 { .. } => format!("python -m sglang.launch_server --model-path {repo} --quantization fp8"),
+        WeightFormat::Bnb4 { .. } | WeightFormat::Gptq { .. } | WeightFormat::Awq { .. } => {
+            (vllm::COMMANDS.weights)(f, repo)
+        }
+        f => transformers::weight_code(f, repo),
     }
 }

@@ -51,6 +51,7 @@ pub(super) fn encode_engine(e: &Engine, pairs: &mut Vec<(&'static str, String)>)
             opt("np", differs(o.parallel, d.parallel));
             opt("fa", (o.flash_attention != d.flash_attention).then(|| flash_id(o.flash_attention).into()));
         }
+        // `_` is not an engine here: the first element lists every engine, and
         // `LinkVersion::engine` gives the kind it is asked for.
         (Engine::Transformers(_) | Engine::Vllm(_) | Engine::Sglang(_) | Engine::LlamaCpp(_), _) => {}
     }

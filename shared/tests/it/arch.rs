@@ -230,6 +230,11 @@ fn mimo_sliding_layers_cache_their_own_heads() {
     assert_eq!(t.layers[1].attention, LayerAttention::Sliding(window));
 }
 
+/// vLLM's state storage for a bf16 model (`engines::vllm::state_rules`:
+/// conv and SSM state in the model dtype, `kernel − 1` conv columns).
+const VLLM_BF16: shared::state::StateRules =
+    shared::state::StateRules { conv_bytes: 2, ssm_bytes: 2, conv_columns_full_kernel: false };
+
 /// Falcon-H1 runs attention and Mamba-2 side by side: every layer keeps a KV
 /// cache that grows and a Mamba-2 state that does not (vLLM's
 /// `mamba2_state_shape`: conv over x, B, C of `kernel − 1` columns, an SSM
@@ -238,14 +243,14 @@ fn mimo_sliding_layers_cache_their_own_heads() {
 fn falcon_h1_layers_hold_a_cache_and_a_state() {
     use shared::arch::{LayerAttention, Recurrent};
     use shared::kv::{KvDtype, layer_costs};
-    use shared::state::{StateRules, layer_states};
+    use shared::state::layer_states;
     let arch = read("defaults-falcon_h1");
     let t = &arch.text;
     let Some(Recurrent::Mamba2 { heads, head_dim, d_state, groups, conv_kernel, .. }) = t.recurrent else {
         panic!("no Mamba-2 mixer")
     };
     let kv = layer_costs(t, KvDtype::Bf16, 1);
-    let states = layer_states(t, StateRules::vllm(2, None), 1);
+    let states = layer_states(t, VLLM_BF16, 1);
     let conv = (heads * head_dim + 2 * groups * d_state) * (conv_kernel - 1) * 2;
     let ssm = heads * head_dim * d_state * 2;
     for (i, ((l, c), s)) in t.layers.iter().zip(&kv).zip(&states).enumerate() {
@@ -294,13 +299,13 @@ fn gemma4_global_and_shared_layers_cache_what_they_own() {
 fn jamba_mamba_layers_hold_a_state_and_attention_layers_a_cache() {
     use shared::arch::{LayerAttention, Recurrent};
     use shared::kv::{KvDtype, layer_costs};
-    use shared::state::{StateRules, layer_states};
+    use shared::state::layer_states;
     let arch = read("defaults-jamba");
     let t = &arch.text;
     let Some(Recurrent::Mamba1 { inner, d_state, conv_kernel, .. }) = t.recurrent else { panic!("no Mamba mixer") };
     for tp in [1, 2, 4] {
         let kv = layer_costs(t, KvDtype::Bf16, tp);
-        let states = layer_states(t, StateRules::vllm(2, None), tp);
+        let states = layer_states(t, VLLM_BF16, tp);
         for (i, ((l, c), s)) in t.layers.iter().zip(&kv).zip(&states).enumerate() {
             if i % 8 == 4 {
                 assert_eq!(l.attention, LayerAttention::Full, "layer {i}");

@@ -1,7 +1,8 @@
 //! Engine budgets against what the engines themselves report.
 
+use crate::estimate;
 use shared::engines::{Engine, EngineReport, vllm};
-use shared::estimate::{GpuSlot, Scenario, Verdict, estimate};
+use shared::estimate::{GpuSlot, Scenario, Verdict};
 use shared::model::Model;
 use shared::units::GIB;
 
@@ -120,7 +121,7 @@ fn llamacpp_partial_offload_keeps_layers_on_the_cpu() {
     assert_eq!(r.layers_on_gpu, 40);
     assert!(!r.output_on_gpu);
     // Half the layers and the whole embedding and head stay in system memory.
-    assert!(r.cpu_weight_bytes > e.per_gpu[0].weight_bytes);
+    assert!(r.cpu_weight_bytes > e.per_gpu[0].budget.weight_bytes);
     assert_eq!(e.per_gpu[0].layers, [40, 80]);
     assert!(matches!(verdict, Verdict::Fits { .. }), "{verdict:?}");
 }

@@ -5,6 +5,7 @@ mod checkpoint;
 mod diagnose;
 mod engines;
 mod gpus;
+mod layers;
 mod model;
 mod oom;
 mod params;
@@ -12,3 +13,14 @@ mod properties;
 mod splits;
 mod startup;
 mod state;
+
+use shared::estimate::{Estimate, Scenario};
+use shared::model::Model;
+
+/// The estimate of a scenario the test states, which must pass its checks.
+pub fn estimate(model: &Model, scenario: Scenario) -> Estimate {
+    shared::estimate::estimate(
+        model,
+        scenario.validate().unwrap_or_else(|e| panic!("the test's scenario fails its checks: {e}")),
+    )
+}

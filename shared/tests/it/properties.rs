@@ -1,12 +1,15 @@
-//! Invariants of the memory model over random plans: memory never shrinks as
-//! the workload grows, totals are sums of their parts, no input panics or
-//! wraps, tensor parallelism never adds weight to a GPU, and every solver
-//! answer is a boundary (it fits, one more does not).
+//! Invariants of the memory model over random plans, with tensor- and
+//! pipeline-parallel splits: memory never shrinks as the workload grows,
+//! totals are sums of their parts, the ranks together hold every weight, the
+//! KV cache never shrinks as the context grows, no input panics or wraps,
+//! tensor parallelism never adds weight to a GPU, and every solver answer is
+//! a boundary (it fits, one more does not).
 
+use crate::estimate;
 use proptest::prelude::*;
 use shared::catalog::MODEL_PRESETS;
-use shared::engines::{Engine, EngineKind, llamacpp, vllm};
-use shared::estimate::{GpuSlot, Prepared, Scenario, estimate};
+use shared::engines::{Engine, EngineKind, EnginePlan, Plan, llamacpp, vllm};
+use shared::estimate::{GpuSlot, MAX_CONCURRENCY, MAX_TOKENS, Scenario};
 use shared::formats::WeightFormat;
 use shared::kv::KvDtype;
 use shared::model::Model;
@@ -46,19 +49,32 @@ fn engine() -> impl Strategy<Value = Engine> {
     ]
 }
 
+/// A tensor-parallel degree and a number of pipeline stages (llama.cpp
+/// splits layers only: its degree is 1).
+fn split() -> impl Strategy<Value = (u64, usize)> {
+    (prop_oneof![Just(1u64), Just(2), Just(4)], 1usize..4)
+}
+
 fn scenario() -> impl Strategy<Value = Scenario> {
-    (format(), kv(), 1u64..200, 1usize..5, 0u64..40_000, 0u64..40_000, 1u64..64, engine()).prop_map(
-        |(weights, kv_dtype, gib, n, prompt, new, conc, engine)| Scenario {
-            weights,
-            kv_dtype,
-            gpus: vec![GpuSlot::custom("test", gib * GIB); n],
-            prompt_tokens: prompt,
-            max_new_tokens: new,
-            concurrency: conc,
-            engine,
-            tp: 1,
+    (format(), kv(), 1u64..200, split(), 0u64..40_000, 0u64..40_000, 1u64..64, engine()).prop_map(
+        |(weights, kv_dtype, gib, (tp, pp), prompt, new, conc, engine)| {
+            let tp = if matches!(engine, Engine::LlamaCpp(_)) { 1 } else { tp };
+            Scenario {
+                weights,
+                kv_dtype,
+                gpus: vec![GpuSlot::custom("test", gib * GIB); tp as usize * pp],
+                prompt_tokens: prompt,
+                max_new_tokens: new,
+                concurrency: conc,
+                engine,
+                tp,
+            }
         },
     )
+}
+
+fn plan(m: &Model, s: Scenario) -> EnginePlan<'_> {
+    EnginePlan::new(m, s.validate().unwrap_or_else(|e| panic!("the strategy makes valid scenarios: {e}")))
 }
 
 proptest! {
@@ -69,15 +85,47 @@ proptest! {
         let e = estimate(m, s);
         let mut sum = 0u64;
         for g in &e.per_gpu {
-            let parts = g.weight_bytes + g.kv_cache_bytes + g.state_bytes + g.activation_bytes + g.overhead_bytes;
+            let b = g.budget;
+            let parts = b.weight_bytes + b.kv_cache_bytes + b.state_bytes + b.activation_bytes + b.overhead_bytes;
             prop_assert_eq!(g.total_bytes, parts);
             prop_assert_eq!(g.fits, g.total_bytes <= g.capacity_bytes);
             prop_assert_eq!(g.free_bytes + g.total_bytes.min(g.capacity_bytes), g.capacity_bytes);
             sum += g.total_bytes;
         }
         prop_assert_eq!(e.total_bytes, sum);
-        prop_assert_eq!(e.kv_cache_bytes, e.per_gpu.iter().map(|g| g.kv_cache_bytes).sum::<u64>());
-        prop_assert_eq!(e.state_bytes, e.per_gpu.iter().map(|g| g.state_bytes).sum::<u64>());
+        prop_assert_eq!(e.kv_cache_bytes, e.per_gpu.iter().map(|g| g.budget.kv_cache_bytes).sum::<u64>());
+        prop_assert_eq!(e.state_bytes, e.per_gpu.iter().map(|g| g.budget.state_bytes).sum::<u64>());
+        prop_assert_eq!(e.per_gpu.len(), e.pipeline_stages * e.tp as usize);
+    }
+
+    /// The ranks of one stage together hold every weight the stage holds:
+    /// sharded tensors round up, replicated ones count once per rank. Only
+    /// a checkpoint's exact size spread over the layout rounds each part
+    /// down, by less than a byte per part.
+    #[test]
+    fn the_ranks_hold_every_weight((m, s) in (model(), scenario())) {
+        let tp = s.tp;
+        let p = Plan::new(m, s.validate().expect("valid"));
+        let parts = p.weights.per_layer.len() as u64 + 2;
+        prop_assert!(
+            p.weights.per_rank.saturating_mul(tp) + parts >= p.weights.total,
+            "tp {tp}: {} per rank, {} in all", p.weights.per_rank, p.weights.total
+        );
+        // The stages hold the rank's weights that sit on a GPU.
+        let on_gpu: u64 = (0..p.scenario.stages()).map(|st| p.stage_weights(st)).sum();
+        prop_assert!(on_gpu <= p.weights.per_rank);
+        if p.first_on_gpu && p.last_on_gpu {
+            prop_assert_eq!(on_gpu, p.weights.per_rank);
+        }
+    }
+
+    /// KV bytes per sequence never shrink as the context grows, on any
+    /// layer (sliding windows stop growing, they never shrink).
+    #[test]
+    fn kv_bytes_never_shrink_with_context((m, s) in (model(), scenario()), a in 0u64..200_000, more in 0u64..200_000) {
+        let p = Plan::new(m, s.validate().expect("valid"));
+        let at = |len| shared::kv::sequence_bytes(&p.kv_layers, len, None);
+        prop_assert!(at(a + more) >= at(a), "{} tokens: {} < {} at {a}", a + more, at(a + more), at(a));
     }
 
     #[test]
@@ -102,11 +150,17 @@ proptest! {
     fn tensor_parallelism_never_adds_weight_to_a_gpu((m, s) in (model(), scenario()), tp in 1u64..9) {
         let mut one = s.clone();
         one.gpus.truncate(1);
-        let mut many = s;
+        one.tp = 1;
+        // llama.cpp splits layers, never tensors.
+        one.engine = match one.engine {
+            Engine::LlamaCpp(_) => EngineKind::Transformers.with_defaults(),
+            e => e,
+        };
+        let mut many = one.clone();
         many.gpus = vec![one.gpus[0].clone(); tp as usize];
         many.tp = tp;
-        let w1 = Prepared::new(m, one).weights.per_rank;
-        let wn = Prepared::new(m, many).weights.per_rank;
+        let w1 = plan(m, one).weights.per_rank;
+        let wn = plan(m, many).weights.per_rank;
         prop_assert!(wn <= w1, "tp {tp}: {wn} > {w1}");
     }
 
@@ -123,8 +177,24 @@ proptest! {
             engine,
             ..Scenario::default()
         };
-        let e = estimate(m, s);
-        prop_assert!(e.total_bytes >= e.weight_bytes.min(e.total_bytes));
+        let in_bounds = s.prompt_tokens <= MAX_TOKENS
+            && s.max_new_tokens <= MAX_TOKENS
+            && s.concurrency <= MAX_CONCURRENCY
+            && s.gpus[0].capacity_bytes <= u64::MAX / 4;
+        match s.validate() {
+            // Out of bounds is refused, never computed.
+            Err(e) => prop_assert!(!in_bounds, "{e}"),
+            Ok(valid) => {
+                prop_assert!(in_bounds);
+                let e = shared::estimate::estimate(m, valid);
+                // Saturating, not wrapping: no part exceeds its total.
+                let g = &e.per_gpu[0];
+                prop_assert_eq!(g.total_bytes, g.budget.total_bytes());
+                prop_assert!(g.budget.weight_bytes <= g.total_bytes && g.budget.kv_cache_bytes <= g.total_bytes);
+                prop_assert_eq!(e.total_bytes, g.total_bytes);
+                prop_assert_eq!(g.fits, g.total_bytes <= g.capacity_bytes);
+            }
+        }
     }
 }
 
@@ -135,20 +205,20 @@ proptest! {
     #[test]
     fn solver_answers_are_boundaries((m, s) in (model(), scenario())) {
         let max = solve::solve(m, &s, Question::MaxConcurrency).value.unwrap_or(0);
-        let p = Prepared::new(m, s.clone());
+        let p = plan(m, s.clone());
         if max > 0 {
             prop_assert!(p.fits_with(max));
         }
-        if max < shared::estimate::MAX_CONCURRENCY {
+        if max < MAX_CONCURRENCY {
             prop_assert!(!p.fits_with(max + 1));
         }
 
         let ctx = solve::max_context(m, &s);
-        if ctx > 0 && ctx < shared::estimate::MAX_TOKENS {
+        if ctx > 0 && ctx < MAX_TOKENS {
             prop_assert!(solve::fits(m, &solve::with_length(&s, ctx)));
             prop_assert!(!solve::fits(m, &solve::with_length(&s, ctx + 1)));
         }
-        if let Some(n) = solve::max_new_tokens(m, &s).filter(|&n| n < shared::estimate::MAX_TOKENS) {
+        if let Some(n) = solve::max_new_tokens(m, &s).filter(|&n| n < MAX_TOKENS) {
             let mut at = s.clone();
             at.max_new_tokens = n;
             prop_assert!(solve::fits(m, &at));
@@ -180,13 +250,13 @@ fn max_gpu_layers_is_a_boundary() {
 proptest! {
     #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
 
-    /// The shallow verdict (for chart sweeps) agrees with the full one on
-    /// everything but the searched numbers.
+    /// The verdict without searches (for chart sweeps) agrees with the full
+    /// one on everything but the searched numbers.
     #[test]
-    fn shallow_verdicts_agree_with_full_ones((m, s) in (model(), scenario())) {
+    fn verdicts_without_searches_agree_with_full_ones((m, s) in (model(), scenario())) {
         use shared::estimate::Verdict;
-        let p = Prepared::new(m, s.clone());
-        match (p.verdict(), p.verdict_shallow()) {
+        let p = plan(m, s.clone());
+        match (p.verdict(), p.verdict_without_searches()) {
             (Verdict::Fits { max_concurrency }, Verdict::Fits { max_concurrency: shallow }) => {
                 // Searched engines carry the plan's own concurrency (which
                 // fits); vLLM and SGLang compute theirs directly at both depths.

@@ -3,7 +3,7 @@
 
 use shared::engines::parallel::SplitError;
 use shared::engines::{Engine, EngineKind, llamacpp};
-use shared::estimate::{GpuSlot, Scenario, ScenarioError, estimate};
+use shared::estimate::{GpuSlot, Scenario, ScenarioError};
 use shared::model::Model;
 use shared::solve;
 use shared::units::GIB;
@@ -23,7 +23,7 @@ fn plan(engine: EngineKind, tp: u64, stages: u64) -> Scenario {
 
 /// `Ok(())` or the refusal's text, for one model and split.
 fn check(id: &str, engine: EngineKind, tp: u64, stages: u64) -> Result<(), String> {
-    plan(engine, tp, stages).validate_for(&model(id)).map_err(|e| e.to_string())
+    plan(engine, tp, stages).validate_for(&model(id)).map(|_| ()).map_err(|e| e.to_string())
 }
 
 #[test]
@@ -96,7 +96,7 @@ fn min_gpus_never_proposes_a_refused_split() {
         let mut out = s.clone();
         out.gpus = vec![s.gpus[0].clone(); n as usize];
         out.tp = n;
-        assert_eq!(out.validate_for(&m), Ok(()), "min_gpus proposed TP {n}");
+        assert_eq!(out.validate_for(&m).map(|_| ()), Ok(()), "min_gpus proposed TP {n}");
     }
     assert!(!matches!(n, Some(4 | 8)), "{n:?}");
 }
@@ -110,8 +110,7 @@ fn llamacpp_context_zero_is_the_trained_context() {
             gpus: vec![GpuSlot::custom("H100", 80 * GIB)],
             ..Scenario::default()
         };
-        s.validate_for(&m).unwrap();
-        estimate(&m, s).kv_cache_bytes
+        shared::estimate::estimate(&m, s.validate_for(&m).unwrap()).kv_cache_bytes
     };
     // 128 KiB per token for Llama 3.1 8B in bf16.
     assert_eq!(with(0), 131_072 * 128 * 1024);

@@ -3,9 +3,10 @@
 //! rules (vLLM's page-size unification, SGLang's mamba pool, llama.cpp's
 //! one cell per slot, transformers' per-batch cache).
 
+use crate::estimate;
 use shared::arch::{Architecture, LayerAttention, Recurrent};
 use shared::engines::{Engine, EngineReport, llamacpp, sglang, vllm};
-use shared::estimate::{GpuSlot, Scenario, estimate};
+use shared::estimate::{GpuSlot, Scenario};
 use shared::model::Model;
 use shared::units::GIB;
 
@@ -52,14 +53,11 @@ fn transformers_holds_one_state_per_sequence_whatever_the_length() {
     assert_eq!(short.state_bytes, 4 * per_seq);
     assert_eq!(long.state_bytes, short.state_bytes, "state does not grow with the context");
     assert!(long.kv_cache_bytes > short.kv_cache_bytes);
-    assert_eq!(short.per_gpu[0].state_bytes, short.state_bytes);
+    assert_eq!(short.per_gpu[0].budget.state_bytes, short.state_bytes);
     assert!(short.terms.iter().any(|t| t.name == "recurrent state" && t.value == short.state_bytes));
     // The part counts in the total.
     let g = &short.per_gpu[0];
-    assert_eq!(
-        g.total_bytes,
-        g.weight_bytes + g.kv_cache_bytes + g.state_bytes + g.activation_bytes + g.overhead_bytes
-    );
+    assert_eq!(g.total_bytes, g.budget.total_bytes());
 }
 
 #[test]
@@ -95,7 +93,8 @@ fn sglang_sets_aside_a_mamba_pool() {
         .unwrap_or_else(|| panic!("no mamba pool line in {:?}", r.log_lines));
     assert_eq!(e.state_bytes, (slots + 1) * e.state_bytes_per_sequence);
     assert!(e.max_concurrency.is_none());
-    let p = shared::estimate::Prepared::new(&m, scenario(Engine::Sglang(sglang::Options::default()), 4_000, 8));
+    let valid = scenario(Engine::Sglang(sglang::Options::default()), 4_000, 8).validate().unwrap();
+    let p = shared::estimate::EnginePlan::new(&m, valid);
     assert!(p.max_concurrency() <= slots);
 }
 

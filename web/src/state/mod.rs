@@ -8,7 +8,7 @@ pub mod hub;
 pub mod url;
 
 use leptos::prelude::*;
-use shared::estimate::{Estimate, Scenario, estimate};
+use shared::estimate::{Estimate, ValidScenario, estimate};
 use shared::fixes::{Fix, fixes};
 use shared::link::{LinkState, NewerEngine, newer_engine};
 use shared::model::Model;
@@ -51,7 +51,7 @@ pub struct AppState {
     pub theme: RwSignal<Theme>,
     pub units: Memo<UnitSystem>,
     pub model: Memo<Result<Model, NoModel>>,
-    pub scenario: Memo<Option<Scenario>>,
+    pub scenario: Memo<Option<ValidScenario>>,
     /// Why the inputs make no runnable plan (e.g. `tp` does not divide the GPUs).
     pub plan_problem: Memo<Option<String>>,
     pub estimate: Memo<Option<Estimate>>,

@@ -2,7 +2,7 @@
 //! against capacity (the page's one [`StackedBar`]), and the rows of the
 //! per-GPU table.
 
-use shared::estimate::{Estimate, GpuBudget};
+use shared::estimate::{Estimate, GpuPeak};
 use shared::units::{UnitSystem, decimal, format_bytes};
 
 use super::figures::exact_bytes;
@@ -21,7 +21,7 @@ fn pct(part: u64, whole: u64) -> String {
     format!("{}%", decimal(part as f64 * 100.0 / whole.max(1) as f64, 3))
 }
 
-fn layers_text(g: &GpuBudget) -> String {
+fn layers_text(g: &GpuPeak) -> String {
     match g.layers {
         [a, b] if a == b => "no layers".into(),
         [a, b] => format!("layers {a}–{}", b.saturating_sub(1)),
@@ -29,14 +29,14 @@ fn layers_text(g: &GpuBudget) -> String {
 }
 
 /// One GPU's bar: its parts as shares of the larger of capacity and total.
-pub fn bar(g: &GpuBudget, units: UnitSystem) -> StackedBar {
+pub fn bar(g: &GpuPeak, units: UnitSystem) -> StackedBar {
     let scale = g.capacity_bytes.max(g.total_bytes);
     let parts: [(&'static str, &'static str, u64); 6] = [
-        ("seg-weights", "Weights", g.weight_bytes),
-        ("seg-kv", "KV cache", g.kv_cache_bytes),
-        ("seg-state", "Recurrent state", g.state_bytes),
-        ("seg-act", "Activations", g.activation_bytes),
-        ("seg-overhead", "Overhead", g.overhead_bytes),
+        ("seg-weights", "Weights", g.budget.weight_bytes),
+        ("seg-kv", "KV cache", g.budget.kv_cache_bytes),
+        ("seg-state", "Recurrent state", g.budget.state_bytes),
+        ("seg-act", "Activations", g.budget.activation_bytes),
+        ("seg-overhead", "Overhead", g.budget.overhead_bytes),
         ("seg-free", "Free", g.free_bytes),
     ];
     let segments = parts
@@ -62,15 +62,15 @@ pub fn bar(g: &GpuBudget, units: UnitSystem) -> StackedBar {
         aria: format!(
             "GPU {}: weights {}, KV cache {}{}, activations {}, overhead {}; {summary}",
             g.index,
-            format_bytes(g.weight_bytes, units),
-            format_bytes(g.kv_cache_bytes, units),
-            if g.state_bytes > 0 {
-                format!(", recurrent state {}", format_bytes(g.state_bytes, units))
+            format_bytes(g.budget.weight_bytes, units),
+            format_bytes(g.budget.kv_cache_bytes, units),
+            if g.budget.state_bytes > 0 {
+                format!(", recurrent state {}", format_bytes(g.budget.state_bytes, units))
             } else {
                 String::new()
             },
-            format_bytes(g.activation_bytes, units),
-            format_bytes(g.overhead_bytes, units),
+            format_bytes(g.budget.activation_bytes, units),
+            format_bytes(g.budget.overhead_bytes, units),
         ),
         summary,
         fits: g.fits,
@@ -99,11 +99,11 @@ pub fn rows(e: &Estimate, units: UnitSystem) -> Vec<Row> {
                 gpu: format!("{} · {}", g.index, g.name),
                 layers: layers_text(g),
                 cells: vec![
-                    cell(g.weight_bytes),
-                    cell(g.kv_cache_bytes),
-                    cell(g.state_bytes),
-                    cell(g.activation_bytes),
-                    cell(g.overhead_bytes),
+                    cell(g.budget.weight_bytes),
+                    cell(g.budget.kv_cache_bytes),
+                    cell(g.budget.state_bytes),
+                    cell(g.budget.activation_bytes),
+                    cell(g.budget.overhead_bytes),
                     cell(g.total_bytes),
                     cell(g.capacity_bytes),
                     last,
@@ -123,7 +123,7 @@ mod tests {
     #[test]
     fn segments_add_up_to_the_capacity_when_it_fits() {
         let m = Model::preset("llama-3.1-8b").expect("preset");
-        let e = estimate(&m, Scenario::default());
+        let e = estimate(&m, Scenario::default().validate().expect("a valid plan"));
         let b = &bars(&e, UnitSystem::Binary)[0];
         let sum: u64 = b.segments.iter().map(|s| s.bytes).sum();
         assert_eq!(sum, e.per_gpu[0].capacity_bytes);
@@ -135,7 +135,7 @@ mod tests {
     #[test]
     fn an_overflowing_gpu_moves_the_capacity_line_left() {
         let m = Model::preset("llama-3.1-70b").expect("preset");
-        let e = estimate(&m, Scenario::default());
+        let e = estimate(&m, Scenario::default().validate().expect("a valid plan"));
         let b = &bars(&e, UnitSystem::Binary)[0];
         assert!(!b.fits);
         assert_ne!(b.capacity_at(), Some("100.000%"));
@@ -150,11 +150,11 @@ mod tests {
             concurrency: 4,
             ..Scenario::default()
         };
-        let e = estimate(&m, s);
+        let e = estimate(&m, s.validate().expect("a valid plan"));
         assert!(e.state_bytes > 0);
         let b = &bars(&e, UnitSystem::Binary)[0];
         let state = b.segments.iter().find(|s| s.class == "seg-state").expect("state segment");
-        assert_eq!(state.bytes, e.per_gpu[0].state_bytes);
+        assert_eq!(state.bytes, e.per_gpu[0].budget.state_bytes);
         assert!(b.aria.contains("recurrent state"));
         let figures = super::super::figures::figures(&e, UnitSystem::Binary);
         assert!(figures.iter().any(|f| f.testid == "state-bytes" && f.raw == e.state_bytes));

@@ -2,7 +2,7 @@
 //! generated, max concurrency against prompt length, and the what-if grid of
 //! weight formats × prompt lengths. Each returns ready-to-draw SVG geometry.
 
-use shared::estimate::{Estimate, MAX_TOKENS, Prepared, Scenario, Verdict};
+use shared::estimate::{EnginePlan, Estimate, MAX_TOKENS, Scenario, ValidScenario, Verdict};
 use shared::formats::WeightFormat;
 use shared::kv::KvDtype;
 use shared::model::Model;
@@ -53,10 +53,10 @@ fn tightest(e: &Estimate) -> usize {
 /// Samples along the x axis.
 const MEMORY_SAMPLES: u64 = 32;
 
-pub fn memory_chart(model: &Model, base: &Scenario, current: &Estimate, units: UnitSystem) -> MemoryChart {
+pub fn memory_chart(model: &Model, base: &ValidScenario, current: &Estimate, units: UnitSystem) -> MemoryChart {
     let gpu = tightest(current);
-    // `Prepared` answers without building the explanation: sweeps stay within a frame.
-    let at = |new: u64| Prepared::new(model, Scenario { max_new_tokens: new, ..base.clone() });
+    // `EnginePlan` answers without building the explanation: sweeps stay within a frame.
+    let at = |new: u64| EnginePlan::new(model, base.with_workload(base.prompt_tokens, new, base.concurrency));
     // Up to the model's context limit (or 8× the plan), so growth and the
     // OOM point show; zoomed in on the OOM point when it comes early.
     let room = MAX_TOKENS.saturating_sub(base.prompt_tokens).max(1);
@@ -67,12 +67,12 @@ pub fn memory_chart(model: &Model, base: &Scenario, current: &Estimate, units: U
     }
     .min(room);
     let mut x_max = plan.max(limit);
-    let mut far = at(x_max).verdict_shallow();
+    let mut far = at(x_max).verdict_without_searches();
     if let Verdict::RunsOutAtToken { generated, .. } = far {
         let zoom = generated.saturating_mul(5) / 4;
         if zoom > plan && zoom < x_max {
             x_max = zoom;
-            far = at(x_max).verdict_shallow();
+            far = at(x_max).verdict_without_searches();
         }
     }
     let oom_token = match far {
@@ -83,7 +83,7 @@ pub fn memory_chart(model: &Model, base: &Scenario, current: &Estimate, units: U
     let points: Vec<(f64, u64)> = (0..=MEMORY_SAMPLES)
         .map(|i| {
             let t = x_max * i / MEMORY_SAMPLES;
-            (t as f64, at(t).peak(gpu, base.concurrency).total())
+            (t as f64, at(t).peak(gpu, base.concurrency).total_bytes())
         })
         .collect();
     let cap = current.per_gpu.get(gpu).map_or(0, |g| g.capacity_bytes);
@@ -163,12 +163,12 @@ pub struct ConcurrencyChart {
 }
 
 /// Max concurrent sequences for each prompt length (with the plan's new tokens).
-pub fn concurrency_chart(model: &Model, base: &Scenario) -> ConcurrencyChart {
+pub fn concurrency_chart(model: &Model, base: &ValidScenario) -> ConcurrencyChart {
     let counts: Vec<(u64, u64)> = LENGTHS
         .iter()
         .map(|&len| {
-            let p = Prepared::new(model, Scenario { prompt_tokens: len, concurrency: 1, ..base.clone() });
-            (len, if matches!(p.verdict_shallow(), Verdict::Fits { .. }) { p.max_concurrency() } else { 0 })
+            let p = EnginePlan::new(model, base.with_workload(len, base.max_new_tokens, 1));
+            (len, if matches!(p.verdict_without_searches(), Verdict::Fits { .. }) { p.max_concurrency() } else { 0 })
         })
         .collect();
     // sqrt scale: keeps 1 visible next to 500.
@@ -226,7 +226,7 @@ pub struct GridRow {
 
 /// Weight formats × prompt lengths, each coloured by whether the plan fits.
 /// The KV dtype follows each format's default unless the person chose one.
-pub fn what_if(model: &Model, base: &Scenario, chosen_kv: Option<KvDtype>) -> Vec<GridRow> {
+pub fn what_if(model: &Model, base: &ValidScenario, chosen_kv: Option<KvDtype>) -> Vec<GridRow> {
     WeightFormat::CHOICES
         .iter()
         .map(|&w| {
@@ -234,12 +234,14 @@ pub fn what_if(model: &Model, base: &Scenario, chosen_kv: Option<KvDtype>) -> Ve
             let cells = GRID_LENGTHS
                 .iter()
                 .map(|&len| {
-                    let sc = Scenario { weights: w, kv_dtype: kv, prompt_tokens: len, ..base.clone() };
-                    let p = Prepared::new(model, sc);
+                    let sc = base.with_dtypes(w, kv).with_workload(len, base.max_new_tokens, base.concurrency);
+                    let p = EnginePlan::new(model, sc);
                     let used = (0..base.gpus.len())
-                        .map(|g| p.peak(g, base.concurrency).total() as f64 / base.gpus[g].capacity_bytes.max(1) as f64)
+                        .map(|g| {
+                            p.peak(g, base.concurrency).total_bytes() as f64 / base.gpus[g].capacity_bytes.max(1) as f64
+                        })
                         .fold(0.0, f64::max);
-                    let (class, text, why) = match p.verdict_shallow() {
+                    let (class, text, why) = match p.verdict_without_searches() {
                         Verdict::Fits { .. } => (
                             "cell-fits",
                             format!("{}%", decimal(used * 100.0, 0)),
@@ -278,18 +280,18 @@ mod tests {
     #[test]
     fn memory_grows_and_finds_the_oom_point() {
         let m = llama();
-        let s = Scenario { max_new_tokens: 200_000, ..Scenario::default() };
+        let s = Scenario { max_new_tokens: 200_000, ..Scenario::default() }.validate().expect("a valid plan");
         let e = estimate(&m, s.clone());
         let c = memory_chart(&m, &s, &e, UnitSystem::Binary);
         assert!(c.oom.is_some(), "200k new tokens of Llama 3.1 8B do not fit 24 GiB");
         assert!(c.path.starts_with('M'));
         assert!(c.summary.contains("reaches"));
         // The default plan fits, but the chart runs on to the 128k context and shows where it stops.
-        let fits = Scenario::default();
+        let fits = Scenario::default().validate().expect("a valid plan");
         let c = memory_chart(&m, &fits, &estimate(&m, fits.clone()), UnitSystem::Binary);
         assert!(c.oom.is_some());
         let small = Model::preset("gpt2").expect("preset");
-        let s = Scenario { prompt_tokens: 512, ..Scenario::default() };
+        let s = Scenario { prompt_tokens: 512, ..Scenario::default() }.validate().expect("a valid plan");
         let c = memory_chart(&small, &s, &estimate(&small, s.clone()), UnitSystem::Binary);
         assert!(c.oom.is_none(), "GPT-2's whole context fits");
         assert!(c.summary.contains("stays under"));
@@ -298,7 +300,7 @@ mod tests {
     #[test]
     fn concurrency_falls_with_length() {
         let m = llama();
-        let c = concurrency_chart(&m, &Scenario::default());
+        let c = concurrency_chart(&m, &Scenario::default().validate().expect("a valid plan"));
         let v: Vec<u64> = c.bars.iter().map(|b| b.value.parse().expect("number")).collect();
         assert!(v.windows(2).all(|w| w[0] >= w[1]), "{v:?}");
         assert!(v[0] > 1);
@@ -309,7 +311,7 @@ mod tests {
     fn what_if_grid_colours_by_fit() {
         let m = Model::preset("llama-3.1-70b").expect("preset");
         let two = Scenario::default();
-        let two = Scenario { gpus: vec![two.gpus[0].clone(); 2], ..two };
+        let two = Scenario { gpus: vec![two.gpus[0].clone(); 2], ..two }.validate().expect("a valid plan");
         let grid = what_if(&m, &two, None);
         assert_eq!(grid.len(), WeightFormat::CHOICES.len());
         let row = |id: &str| grid.iter().find(|r| r.format == id).expect(id);

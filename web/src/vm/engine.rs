@@ -184,7 +184,7 @@ mod tests {
 
     fn est(engine: Engine) -> Estimate {
         let m = Model::from_preset(model_preset("llama-3.1-8b").expect("preset")).expect("model");
-        estimate(&m, Scenario { engine, ..Scenario::default() })
+        estimate(&m, Scenario { engine, ..Scenario::default() }.validate().expect("a valid plan"))
     }
 
     #[test]

@@ -152,7 +152,7 @@ mod tests {
     #[test]
     fn every_figure_has_its_terms_and_exact_value() {
         let m = Model::preset("llama-3.1-8b").expect("preset");
-        let e = estimate(&m, Scenario::default());
+        let e = estimate(&m, Scenario::default().validate().expect("a valid plan"));
         let f = figures(&e, UnitSystem::Binary);
         let get = |id: &str| f.iter().find(|x| x.testid == id).expect(id);
         assert_eq!(get("weight-bytes").raw, e.weight_bytes);

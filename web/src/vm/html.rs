@@ -398,7 +398,7 @@ mod tests {
     #[test]
     fn figures_keep_their_test_ids_bytes_and_open_state() {
         let m = Model::preset("llama-3.1-8b").expect("preset");
-        let e = estimate(&m, Scenario::default());
+        let e = estimate(&m, Scenario::default().validate().expect("a valid plan"));
         let figs = super::super::figures::figures(&e, UnitSystem::Binary);
         let html = figures_html(&figs, &["weight-bytes"]);
         assert!(html.contains(&format!("data-testid=\"weight-bytes\" data-bytes=\"{}\"", e.weight_bytes)));
@@ -425,7 +425,7 @@ mod tests {
     #[test]
     fn table_bars_and_engine_panels() {
         let m = Model::preset("llama-3.1-8b").expect("preset");
-        let e = estimate(&m, Scenario::default());
+        let e = estimate(&m, Scenario::default().validate().expect("a valid plan"));
         let t = table_html(&super::super::bars::rows(&e, UnitSystem::Binary));
         assert!(t.contains("data-testid=\"gpu-table\"") && t.matches("<td").count() == COLUMNS.len());
         let b = bars_html(&super::super::bars::bars(&e, UnitSystem::Binary));
@@ -453,7 +453,7 @@ mod tests {
     fn charts_render_as_svg() {
         assert_eq!(VIEW_BOX, format!("0 0 {} {}", svg::WIDTH, svg::HEIGHT));
         let m = Model::preset("llama-3.1-70b").expect("preset");
-        let s = Scenario::default();
+        let s = Scenario::default().validate().expect("a valid plan");
         let e = estimate(&m, s.clone());
         let mem = memory_chart_html(&super::super::charts::memory_chart(&m, &s, &e, UnitSystem::Binary));
         assert!(mem.starts_with("<figure class=\"card chart\" data-testid=\"memory-chart\">"));

@@ -2,7 +2,7 @@
 //! estimator takes. Parse, don't validate: by here every value is in range.
 
 use shared::catalog::{gpu, gpus, model_preset};
-use shared::estimate::{GpuSlot, Scenario};
+use shared::estimate::{GpuSlot, Scenario, ValidScenario};
 use shared::formats::WeightFormat;
 use shared::kv::KvDtype;
 use shared::link::{GpuChoice, LinkState, ModelSource};
@@ -98,7 +98,7 @@ pub fn gpu_slot(choice: &GpuChoice) -> GpuSlot {
 
 /// The scenario for a state and its model, or why it cannot run (a tensor
 /// parallel degree that does not divide the GPUs, an engine knob out of range).
-pub fn scenario(state: &LinkState, model: &Model) -> Result<Scenario, String> {
+pub fn scenario(state: &LinkState, model: &Model) -> Result<ValidScenario, String> {
     let s = Scenario {
         weights: weights(state, model),
         kv_dtype: kv_dtype(state, model),
@@ -109,8 +109,7 @@ pub fn scenario(state: &LinkState, model: &Model) -> Result<Scenario, String> {
         engine: state.engine,
         tp: state.tp,
     };
-    s.validate_for(model).map_err(|e| e.to_string())?;
-    Ok(s)
+    s.validate_for(model).map_err(|e| e.to_string())
 }
 
 /// The inputs that give `target`, a changed plan (a fix's scenario), keeping
@@ -192,7 +191,7 @@ mod tests {
         assert!(!fixes.is_empty());
         for f in fixes {
             let next = inputs_for(&f.scenario, &s, &m);
-            let got = scenario(&next, &m).expect("valid");
+            let got = scenario(&next, &m).expect("valid").into_inner();
             let caps = |x: &Scenario| x.gpus.iter().map(|g| g.capacity_bytes).collect::<Vec<_>>();
             assert_eq!(caps(&got), caps(&f.scenario), "{:?}", f.kind);
             assert_eq!(

@@ -334,7 +334,7 @@ pub fn diagnose(report: &OomReport, ctx: &DiagnoseContext) -> Diagnosis {
     leftovers(&facts, &mut b);
     from_the_error(&facts, &mut b);
     several_gpus(&facts, &mut b);
-    let plan = ctx.plan.map(|p| from_the_plan(p, &facts, &mut b));
+    let plan = ctx.plan.and_then(|p| from_the_plan(p, &facts, &mut b));
     b.notes.extend(facts.notes.iter().cloned());
     let causes = b.ranked();
     let fixes = b.ordered_fixes(&causes);

@@ -5,14 +5,16 @@ use super::facts::Facts;
 use super::text::{gib, pct, times};
 use super::{CauseId, DiagnosisFix, FixId, Plan, PlanCheck};
 use crate::catalog;
-use crate::engines::{Engine, EngineKind};
-use crate::estimate::{Estimate, GpuBudget, Prepared, Scenario, Verdict};
+use crate::engines::commands::Shorten;
+use crate::estimate::{Estimate, GpuPeak, Scenario, Verdict};
 use crate::explain::thousands;
 use crate::fixes::{self, FixKind, GivesUp};
 use crate::model::Model;
 use crate::solve;
 
-pub(super) fn from_the_plan(plan: Plan, f: &Facts, b: &mut Board) -> PlanCheck {
+/// The plan checked against the error's facts; none for a plan that does
+/// not pass its checks.
+pub(super) fn from_the_plan(plan: Plan, f: &Facts, b: &mut Board) -> Option<PlanCheck> {
     let model = plan.model;
     let mut s = plan.scenario.clone();
     // Check the plan on the GPU that failed: its capacity is a fact.
@@ -35,10 +37,10 @@ pub(super) fn from_the_plan(plan: Plan, f: &Facts, b: &mut Board) -> PlanCheck {
             }
         }
     }
-    let e = crate::estimate::estimate(model, s.clone());
+    let e = crate::estimate::estimate(model, s.clone().validate().ok()?);
     let g = fullest(&e);
     let cap = g.map_or(0, |g| g.capacity_bytes);
-    let weights = g.map_or(0, |g| g.weight_bytes);
+    let weights = g.map_or(0, |g| g.budget.weight_bytes);
     let need = g.map_or(0, |g| g.total_bytes);
     let fmt = s.weights.id();
     let name = &model.name;
@@ -84,11 +86,11 @@ pub(super) fn from_the_plan(plan: Plan, f: &Facts, b: &mut Board) -> PlanCheck {
                         .iter()
                         .copied()
                         .filter(|w| solve::runs_on(*w, s.engine.kind()))
-                        .map(|w| {
+                        .filter_map(|w| {
                             let mut t = s.clone();
                             t.weights = w;
-                            let e = crate::estimate::estimate(model, t);
-                            (w, fullest(&e).map_or(0, |g| g.weight_bytes))
+                            let e = crate::estimate::estimate(model, t.validate().ok()?);
+                            Some((w, fullest(&e).map_or(0, |g| g.budget.weight_bytes)))
                         })
                         .min_by_key(|(_, bytes)| *bytes);
                     let even = lightest.map_or(String::new(), |(w, bytes)| {
@@ -181,7 +183,7 @@ pub(super) fn from_the_plan(plan: Plan, f: &Facts, b: &mut Board) -> PlanCheck {
     {
         b.fix(x);
     }
-    check
+    Some(check)
 }
 
 /// Which plan the error was checked against, as a question.
@@ -199,7 +201,7 @@ fn checked_against(model: &Model, s: &Scenario) -> String {
 }
 
 /// The GPU that is fullest relative to its capacity.
-fn fullest(e: &Estimate) -> Option<&GpuBudget> {
+fn fullest(e: &Estimate) -> Option<&GpuPeak> {
     e.per_gpu.iter().max_by(|a, b| {
         let ra = a.total_bytes as f64 / a.capacity_bytes.max(1) as f64;
         let rb = b.total_bytes as f64 / b.capacity_bytes.max(1) as f64;
@@ -293,8 +295,8 @@ fn verdict_word(e: &Estimate) -> String {
 
 /// Step 3: the limits that fit.
 fn limits(model: &Model, s: &Scenario, b: &mut Board) {
-    match s.engine.kind() {
-        EngineKind::Transformers | EngineKind::LlamaCpp => match solve::max_new_tokens(model, s) {
+    match s.engine.kind().commands().shorten {
+        Shorten::NewTokens(_) => match solve::max_new_tokens(model, s) {
             Some(n) => b.limits.push(format!(
                 "after the {}-token prompt, at most {} new tokens fit (not {})",
                 thousands(s.prompt_tokens),
@@ -303,7 +305,7 @@ fn limits(model: &Model, s: &Scenario, b: &mut Board) {
             )),
             None => b.limits.push(format!("even the {}-token prompt alone does not fit", thousands(s.prompt_tokens))),
         },
-        EngineKind::Vllm | EngineKind::Sglang => {
+        Shorten::Context(_) => {
             let n = solve::max_context(model, &solve::with_length(s, s.sequence_tokens()));
             b.limits.push(format!("sequences of at most {} tokens fit at concurrency {}", thousands(n), s.concurrency));
         }
@@ -334,13 +336,12 @@ fn imbalance(f: &Facts, b: &mut Board, e: &Estimate, model: &Model) {
         ),
     );
     let repo = model.repo.clone().unwrap_or_else(|| "MODEL_ID".into());
-    let code = match (&e.device_map, e.engine) {
-        (Some(m), _) => format!("AutoModelForCausalLM.from_pretrained(\"{repo}\", device_map={})", m.python()),
-        (None, EngineKind::LlamaCpp) => {
-            let split: Vec<String> = e.per_gpu.iter().map(|g| (g.layers[1] - g.layers[0]).to_string()).collect();
-            format!("llama-server ... --tensor-split {}", split.join(","))
+    let code = match &e.device_map {
+        Some(m) => format!("AutoModelForCausalLM.from_pretrained(\"{repo}\", device_map={})", m.python()),
+        None => {
+            let layers: Vec<usize> = e.per_gpu.iter().map(|g| g.layers[1] - g.layers[0]).collect();
+            (e.engine.commands().rebalance)(&repo, &layers)
         }
-        (None, _) => format!("AutoModelForCausalLM.from_pretrained(\"{repo}\", device_map=\"balanced\")"),
     };
     b.fix(fix(
         FixId::DeviceMap,
@@ -377,16 +378,10 @@ fn smaller_model(model: &Model, s: &Scenario, need: u64) -> Option<DiagnosisFix>
         .collect();
     candidates.sort_by_key(|m| std::cmp::Reverse(m.parameters()));
     let m = candidates.into_iter().find(|m| solve::fits(m, s))?;
-    let p = Prepared::new(&m, s.clone());
-    let e = p.estimate();
+    let e = crate::estimate::estimate(&m, s.clone().validate().ok()?);
     let after = fullest(&e).map_or(0, |g| g.total_bytes);
     let repo = m.repo.clone().unwrap_or_else(|| m.name.clone());
-    let code = match s.engine {
-        Engine::Vllm(_) => format!("vllm serve {repo}"),
-        Engine::Sglang(_) => format!("python -m sglang.launch_server --model-path {repo}"),
-        Engine::LlamaCpp(_) => format!("llama-server -m <a {} GGUF of {repo}> ...", s.weights.id()),
-        Engine::Transformers(_) => format!("AutoModelForCausalLM.from_pretrained(\"{repo}\", device_map=\"auto\")"),
-    };
+    let code = (s.engine.kind().commands().serve)(&repo, s.weights);
     Some(DiagnosisFix {
         id: FixId::SmallerModel,
         cause: CauseId::TooLargeOverall,

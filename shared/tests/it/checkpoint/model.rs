@@ -1,9 +1,10 @@
 //! Exact weights from checkpoints in the estimate: header sums, tensor-by-
 //! tensor sharding, unknown architectures, quantised storage, GGUF.
 
+use crate::estimate;
 use shared::arch::ConfigError;
 use shared::checkpoint::{Checkpoint, gguf, safetensors};
-use shared::estimate::{GpuSlot, Scenario, WeightSource, estimate};
+use shared::estimate::{GpuSlot, Scenario, WeightSource};
 use shared::model::Model;
 use shared::units::GIB;
 
@@ -90,7 +91,7 @@ fn tensor_parallel_shards_follow_the_rules_tensor_by_tensor() {
         }
     }
     let e = estimate(&m, scenario(2, 2));
-    assert_eq!(e.per_gpu[0].weight_bytes, expected_first + expected_layers + expected_last);
+    assert_eq!(e.per_gpu[0].budget.weight_bytes, expected_first + expected_layers + expected_last);
     // Pipeline: 2 stages of one GPU, a layer each.
     let e = estimate(&m, scenario(1, 2));
     let layer = |l: u32| -> u64 {
@@ -100,8 +101,8 @@ fn tensor_parallel_shards_follow_the_rules_tensor_by_tensor() {
             .map(|(_, _, s)| s.iter().product::<u64>() * 2)
             .sum()
     };
-    assert_eq!(e.per_gpu[0].weight_bytes, V * H * 2 + layer(0));
-    assert_eq!(e.per_gpu[1].weight_bytes, layer(1) + H * 2 + V * H * 2);
+    assert_eq!(e.per_gpu[0].budget.weight_bytes, V * H * 2 + layer(0));
+    assert_eq!(e.per_gpu[1].budget.weight_bytes, layer(1) + H * 2 + V * H * 2);
 }
 
 const UNKNOWN_MOE: &str = r#"{"model_type":"brand_new_moe","hidden_size":256,"num_hidden_layers":2,
@@ -262,7 +263,7 @@ fn fused_qkv_and_mla_down_projections_shard_by_their_own_rules() {
     // rows; q_a_proj whole.
     let embed = V * H * 2 / 4;
     let qkv = qkv_rows * H * 2 / 3;
-    assert_eq!(e.per_gpu[0].weight_bytes, embed + qkv + 64 * H * 2);
+    assert_eq!(e.per_gpu[0].budget.weight_bytes, embed + qkv + 64 * H * 2);
     // The cache from the fused width: (rows − 8·32) / 2 = 2 KV heads, one per
     // rank when replicated over 4 ranks: 4 × 32 × (K + V) × 2 bytes in all.
     assert_eq!(e.kv_bytes_per_token, 4 * 32 * 2 * 2);

@@ -37,10 +37,7 @@ pub fn Charts() -> impl IntoView {
     // highlight is set at render time.
     let grid_plan = Memo::new(move |_| {
         let kv = app.inputs.with(|s| s.kv_dtype);
-        app.scenario.with(|s| {
-            s.as_ref()
-                .map(|s| (shared::estimate::Scenario { weights: shared::formats::WeightFormat::Bf16, ..s.clone() }, kv))
-        })
+        app.scenario.with(|s| s.as_ref().map(|s| (s.with_dtypes(shared::formats::WeightFormat::Bf16, s.kv_dtype), kv)))
     });
     let grid_rows = Memo::new(move |_| {
         app.model.with(|m| {

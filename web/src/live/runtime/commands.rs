@@ -2,7 +2,7 @@
 //! connect, remove a host, check the plan on a live GPU, probe it, and keep
 //! the list of agents in this tab's storage.
 
-use shared::estimate::{Prepared, estimate};
+use shared::estimate::{EnginePlan, estimate};
 use shared::link::GpuChoice;
 use wasm_bindgen::JsValue;
 use web_sys::window;
@@ -117,7 +117,7 @@ pub(super) fn probe(id: u32, gpu: u32) -> Result<(), String> {
         let target = s.target.filter(|t| t.host == id && gpu >= t.gpu);
         let (m, sc) = s.plan.inputs.as_ref()?;
         let plan_gpu = target.map_or(0, |t| (gpu - t.gpu) as usize).min(sc.gpus.len().saturating_sub(1));
-        Some(plan_request(&Prepared::new(m, sc.clone()), plan_gpu, gpu))
+        Some(plan_request(&EnginePlan::new(m, sc.clone()), plan_gpu, gpu))
     });
     let Some(request) = request else { return Err("the calculator has no runnable plan to probe".into()) };
     let run = ProbeRun::new(&request);

@@ -4,7 +4,7 @@
 use std::cell::RefCell;
 
 use js_sys::Function;
-use shared::estimate::{Estimate, Scenario};
+use shared::estimate::{Estimate, ValidScenario};
 use shared::model::Model;
 use shared::units::UnitSystem;
 use web_sys::{Document, window};
@@ -35,7 +35,7 @@ pub(super) struct Host {
 #[derive(Debug, Default)]
 pub(super) struct CalculatorPlan {
     pub(super) units: UnitSystem,
-    pub(super) inputs: Option<(Model, Scenario)>,
+    pub(super) inputs: Option<(Model, ValidScenario)>,
     pub(super) estimate: Option<Estimate>,
 }
 

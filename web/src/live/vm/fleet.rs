@@ -209,12 +209,13 @@ mod tests {
 
     fn plan(shares_gib: &[u64]) -> Estimate {
         let model = shared::model::Model::preset("llama-3.2-1b").expect("preset");
-        let mut e = shared::estimate::estimate(&model, shared::estimate::Scenario::default());
+        let mut e =
+            shared::estimate::estimate(&model, shared::estimate::Scenario::default().validate().expect("a valid plan"));
         let first = e.per_gpu[0].clone();
         e.per_gpu = shares_gib
             .iter()
             .enumerate()
-            .map(|(i, g)| shared::estimate::GpuBudget { index: i, total_bytes: g * GIB, ..first.clone() })
+            .map(|(i, g)| shared::estimate::GpuPeak { index: i, total_bytes: g * GIB, ..first.clone() })
             .collect();
         e
     }

@@ -525,7 +525,8 @@ mod tests {
         assert_inert("gpu card", gpu_card(0, Some(&card_of(&h, &g, units)), &tl, false).as_str());
         assert_inert("processes", processes(&process_rows(&h, units)).as_str());
         let model = shared::model::Model::preset("llama-3.2-1b").expect("preset");
-        let e = shared::estimate::estimate(&model, shared::estimate::Scenario::default());
+        let e =
+            shared::estimate::estimate(&model, shared::estimate::Scenario::default().validate().expect("a valid plan"));
         let b = balance_of(&h, Some(&e), units).expect("two GPUs");
         let b = Balance { rows: b.rows.into_iter().map(|(_, u, p)| (HOSTILE.to_owned(), u, p)).collect(), ..b };
         assert_inert("balance", balance(Some(&b)).as_str());
@@ -556,7 +557,8 @@ mod tests {
         h.apply(ServerMessage::Welcome(welcome(&[G24])));
         h.apply(ServerMessage::Sample(sample(1, &[(G24, 0, 0, &[])])));
         let model = shared::model::Model::preset("llama-3.2-1b").expect("preset");
-        let e = shared::estimate::estimate(&model, shared::estimate::Scenario::default());
+        let e =
+            shared::estimate::estimate(&model, shared::estimate::Scenario::default().validate().expect("a valid plan"));
         let html = now(&verdict_now(&e, &h, 0, None, units), Some("term")).into_string();
         assert!(html.starts_with("<div class=\"card now yes\"><p class=\"verdict-now\" data-testid=\"verdict-now\" data-fits=\"yes\" role=\"status\">"), "{html}");
         assert!(html.contains("data-testid=\"now-bar\"") && html.contains("title=\"real capacity\""));

@@ -4,7 +4,7 @@
 //! says about the agent's limits, the progress and the result, including
 //! the measured CUDA context against the calculator's assumption.
 
-use shared::estimate::{CUDA_CONTEXT_BYTES, Prepared};
+use shared::estimate::{CUDA_CONTEXT_BYTES, EnginePlan};
 use shared::probe::plan_for_gpu;
 
 use shared::protocol::{
@@ -18,7 +18,7 @@ use shared::units::{UnitSystem, format_bytes};
 use super::status::seconds;
 
 /// The `probe_start` for plan GPU `plan_gpu` run on live GPU `gpu`.
-pub fn plan_request(p: &Prepared, plan_gpu: usize, gpu: u32) -> ProbeStart {
+pub fn plan_request(p: &EnginePlan, plan_gpu: usize, gpu: u32) -> ProbeStart {
     wire::probe_start(gpu, plan_for_gpu(p, plan_gpu).steps)
 }
 
@@ -218,7 +218,7 @@ mod tests {
 
     fn run() -> ProbeRun {
         let m = Model::preset("llama-3.1-8b").expect("preset");
-        let p = Prepared::new(&m, Scenario::default());
+        let p = EnginePlan::new(&m, Scenario::default().validate().unwrap());
         let req = plan_request(&p, 0, 1);
         assert_eq!(req.requested_bytes(), Some(shared::probe::plan_for_gpu(&p, 0).total_bytes()));
         assert_eq!(req.confirm_bytes, req.requested_bytes());

@@ -2,7 +2,7 @@
 //! free; the plan's bar over the real memory; and the balance between a
 //! host's GPUs next to the plan's split.
 
-use shared::estimate::{CUDA_CONTEXT_BYTES, Estimate, GpuBudget};
+use shared::estimate::{CUDA_CONTEXT_BYTES, Estimate, GpuPeak};
 use shared::link::GpuChoice;
 use shared::protocol::{Field, GpuInfo};
 use shared::units::{UnitSystem, format_bytes};
@@ -54,7 +54,7 @@ use super::fmt::pct;
 
 /// One plan GPU against one real reading `(total, free)`.
 fn now_bar(
-    plan: &GpuBudget,
+    plan: &GpuPeak,
     gpu: u32,
     host: &str,
     reading: (u64, u64),
@@ -64,15 +64,15 @@ fn now_bar(
     let b = |x: u64| format_bytes(x, units);
     let (total, free) = reading;
     let taken = total.saturating_sub(free);
-    let overhead = adjusted(plan.overhead_bytes, context);
-    let need = plan.total_bytes - plan.overhead_bytes + overhead;
+    let overhead = adjusted(plan.budget.overhead_bytes, context);
+    let need = plan.total_bytes - plan.budget.overhead_bytes + overhead;
     let scale = total.max(taken + need);
     let fits = need <= free;
     let parts = [
         ("live-used", "In use now (other processes and the driver)", taken),
-        ("seg-weights", "Plan: weights", plan.weight_bytes),
-        ("seg-kv", "Plan: KV cache", plan.kv_cache_bytes),
-        ("seg-act", "Plan: activations", plan.activation_bytes),
+        ("seg-weights", "Plan: weights", plan.budget.weight_bytes),
+        ("seg-kv", "Plan: KV cache", plan.budget.kv_cache_bytes),
+        ("seg-act", "Plan: activations", plan.budget.activation_bytes),
         ("seg-overhead", "Plan: overhead", overhead),
         ("live-free", "Free after loading", free.saturating_sub(need)),
     ];
@@ -138,7 +138,7 @@ pub fn verdict_now(e: &Estimate, host: &HostModel, target: u32, context: Option<
             .iter()
             .zip(target..)
             .filter_map(|(p, i)| {
-                let need = p.total_bytes - p.overhead_bytes + adjusted(p.overhead_bytes, context);
+                let need = p.total_bytes - p.budget.overhead_bytes + adjusted(p.budget.overhead_bytes, context);
                 host.reading(i)?.memory.value().map(|m| m.free_bytes.saturating_sub(need))
             })
             .min()
@@ -259,7 +259,7 @@ mod tests {
     fn plan(gpus: usize) -> Estimate {
         let m = Model::preset("llama-3.1-8b").expect("preset");
         let s = Scenario { gpus: vec![GpuSlot::custom("RTX 4090", G24); gpus], ..Scenario::default() };
-        estimate(&m, s)
+        estimate(&m, s.validate().expect("a valid plan"))
     }
 
     fn host(used: &[u64]) -> HostModel {

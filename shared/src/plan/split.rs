@@ -5,6 +5,22 @@
 /// Where each GPU's run of layers starts and ends (`start..end`).
 pub type Ranges = Vec<std::ops::Range<usize>>;
 
+/// Where an engine puts the model: the layers each pipeline stage holds on
+/// GPU, and whether the pieces before the first layer and after the last do.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Placement {
+    pub ranges: Ranges,
+    pub first_on_gpu: bool,
+    pub last_on_gpu: bool,
+}
+
+impl Placement {
+    /// Every layer, the embeddings and the head on GPU.
+    pub fn on_gpu(ranges: Ranges) -> Self {
+        Self { ranges, first_on_gpu: true, last_on_gpu: true }
+    }
+}
+
 /// Splits `layer_costs` into `capacities.len()` contiguous runs minimising the
 /// largest ratio of load to capacity. `fixed[g]` is load GPU `g` carries
 /// whatever layers it gets (embeddings on the first, the head on the last,

@@ -21,11 +21,23 @@
 //! pages are equal (the state page is padded up to it), and each request
 //! takes one block per state group whatever its length.
 
+mod version;
+mod words;
+
+pub use version::Version;
+
+pub use words::COMMANDS;
+pub(crate) use words::{need_and_usable, terms, warnings};
+
 use serde::{Deserialize, Serialize};
 
-use crate::arch::LayerAttention;
-use crate::estimate::{CUDA_CONTEXT_BYTES, Depth, Parts, Prepared, Verdict, activations, largest};
+use super::parallel::{self, HeadCheck, SplitError};
+use super::{EngineKind, Plan, Scenario};
+use crate::arch::{LayerAttention, TextModel};
 use crate::explain::thousands;
+use crate::model::Model;
+use crate::plan::{CUDA_CONTEXT_BYTES, GpuBudget, MAX_CONCURRENCY, Search, Verdict, activations, largest};
+use crate::state::StateRules;
 use crate::units::{GIB, KIB, MIB, decimal};
 
 /// Tokens per KV block (`CacheConfig.DEFAULT_BLOCK_SIZE`).
@@ -40,108 +52,6 @@ pub const NON_TORCH_MULTI: u64 = 563 * MIB;
 /// 7–8B models with the default 67 capture sizes (1, 2, 4, 8 … 512).
 pub const CUDA_GRAPH_BYTES_PER_LAYER_SIZE: u64 = 256 * KIB;
 pub const CUDA_GRAPH_CAPTURE_SIZES: u64 = 67;
-
-/// The vLLM releases whose memory rules the estimator models, oldest first.
-/// Each variant's rules are frozen once released: a share link that names it
-/// (`vllm=v1`) means the same plan in every later Headroom. A new vLLM rule
-/// set is a new variant (and [`Version::LATEST`] moves), never an edit.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Default, Serialize, Deserialize)]
-pub enum Version {
-    /// The V0 engine (vLLM ≤ 0.7): utilization 0.90, no chunked prefill below
-    /// 32K context, sliding windows not per layer, CUDA graphs unaccounted.
-    #[serde(rename = "v0")]
-    V0,
-    /// The V1 engine (0.8 – 0.20): utilization 0.90, chunked prefill, KV
-    /// groups for sliding-window layers, CUDA graphs unaccounted.
-    #[serde(rename = "v1")]
-    V1,
-    /// vLLM 0.21 and later: utilization 0.92 (`vllm/config/cache.py`), CUDA
-    /// graphs estimated and subtracted from the KV budget
-    /// (`VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS`, "default since v0.21.0").
-    #[default]
-    #[serde(rename = "0.21", alias = "latest")]
-    V0_21,
-}
-
-impl Version {
-    /// Every known version, oldest first.
-    pub const ALL: &[Version] = &[Self::V0, Self::V1, Self::V0_21];
-    /// The newest rules this build knows: what a new plan gets.
-    pub const LATEST: Version = Self::V0_21;
-    /// Their ids, newest first (the page's choices).
-    pub const IDS_NEWEST_FIRST: &[&str] = &["0.21", "v1", "v0"];
-
-    /// The id links and the CLI use: `v0`, `v1`, `0.21`.
-    pub fn id(self) -> &'static str {
-        match self {
-            Self::V0 => "v0",
-            Self::V1 => "v1",
-            Self::V0_21 => "0.21",
-        }
-    }
-
-    /// The releases the rules cover, for people.
-    pub fn releases(self) -> &'static str {
-        match self {
-            Self::V0 => "vLLM ≤ 0.7 (V0 engine)",
-            Self::V1 => "vLLM 0.8 – 0.20 (V1 engine)",
-            Self::V0_21 => "vLLM 0.21+",
-        }
-    }
-
-    /// What this version's rules changed from the previous version's.
-    pub fn changes(self) -> &'static str {
-        match self {
-            Self::V0 => "the V0 engine: no chunked prefill below 32K context",
-            Self::V1 => "chunked prefill and KV groups for sliding-window layers",
-            Self::V0_21 => "utilization 0.92 instead of 0.90, and CUDA-graph memory subtracted from the KV budget",
-        }
-    }
-
-    /// An id (`v0`, `v1`, `0.21`, also `0.21.0`, `0`, `1`) or `latest`
-    /// (the newest this build knows: for the CLI; links pin instead).
-    pub fn parse(s: &str) -> Option<Self> {
-        match s.trim().to_ascii_lowercase().as_str() {
-            "latest" | "new" => Some(Self::LATEST),
-            other => Self::parse_pinned(other),
-        }
-    }
-
-    /// An id naming one version (not the moving `latest`).
-    pub fn parse_pinned(s: &str) -> Option<Self> {
-        match s.trim().to_ascii_lowercase().trim_start_matches('v') {
-            "0" => Some(Self::V0),
-            "1" => Some(Self::V1),
-            "0.21" | "0.21.0" => Some(Self::V0_21),
-            _ => None,
-        }
-    }
-
-    /// `gpu_memory_utilization` default: 0.9 historically, 0.92 in
-    /// `vllm/config/cache.py` since 0.21.
-    pub fn default_utilization(self) -> f64 {
-        match self {
-            Self::V0 | Self::V1 => 0.90,
-            Self::V0_21 => 0.92,
-        }
-    }
-
-    /// Whether the estimated CUDA-graph memory comes out of the KV budget.
-    pub fn subtracts_cuda_graphs(self) -> bool {
-        match self {
-            Self::V0 | Self::V1 => false,
-            Self::V0_21 => true,
-        }
-    }
-
-    /// Whether sliding-window layers get their own KV cache groups.
-    fn groups_sliding_windows(self) -> bool {
-        match self {
-            Self::V0 => false,
-            Self::V1 | Self::V0_21 => true,
-        }
-    }
-}
 
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct Options {
@@ -167,6 +77,72 @@ impl Default for Options {
     }
 }
 
+/// vLLM's checks of its knobs.
+pub(crate) fn check_knobs(o: Options) -> Result<(), String> {
+    super::fraction("gpu_memory_utilization", o.gpu_memory_utilization)?;
+    if !(1..=1024).contains(&o.block_size) {
+        return Err(format!("block_size must be between 1 and 1024, got {}", o.block_size));
+    }
+    Ok(())
+}
+
+/// vLLM (and SGLang, which follows the same shapes): conv and SSM state
+/// in `mamba_cache_dtype` / `mamba_ssm_cache_dtype`, both "auto" = the
+/// model dtype (`MambaStateDtypeCalculator._mamba_state_dtype`), except
+/// where the config names `mamba_ssm_cache_dtype` (Nemotron-H: float32,
+/// `NemotronHForCausalLMConfig.update_mamba_ssm_cache_dtype`).
+pub(crate) fn state_rules(model: &Model, bytes_per_element: u64) -> StateRules {
+    let ssm_f32 = model.arch.text.extra.ssm_state_f32;
+    StateRules {
+        conv_bytes: bytes_per_element,
+        ssm_bytes: if ssm_f32 { 4 } else { bytes_per_element },
+        conv_columns_full_kernel: false,
+    }
+}
+
+/// The splits vLLM refuses: query and KV heads that do not divide over the
+/// ranks (checked up front, `ModelConfig.verify_with_parallel_config`), and
+/// more pipeline stages than layers.
+pub(crate) fn check_split(s: &Scenario, text: &TextModel) -> Result<(), SplitError> {
+    parallel::check_heads(EngineKind::Vllm, HeadCheck::UpFront, s.tp, text)?;
+    parallel::check_stages(s, text)
+}
+
+pub(crate) fn too_many_stages(stages: u64, layers: u64) -> String {
+    let empty = (0..stages).filter(|&s| pp_layers(layers, s, stages) == 0).count();
+    format!("vLLM's get_pp_indices would give {empty} of the stages no layer at all")
+}
+
+/// Layers vLLM's `get_pp_indices` gives stage `rank` of `size`: an even
+/// share, the remainder spread over the stages before the last.
+fn pp_layers(layers: u64, rank: u64, size: u64) -> u64 {
+    let base = layers / size;
+    let remainder = layers % size;
+    // partitions[-i] += 1 for i in 2..remainder + 2: ranks size-2 down to size-1-remainder.
+    let extra = rank + 1 < size && rank + 1 + remainder >= size;
+    base + u64::from(extra)
+}
+
+/// vLLM's profiled activation peak for a dummy batch of `tokens` tokens
+/// spread over `seqs` sequences, on one of `tp` ranks.
+///
+/// Empirical: `tokens × bytes_per_element × 3 × (hidden + intermediate / tp)`
+/// for the forward pass, fitted to vLLM's own start-up logs for Llama-3.1-8B
+/// on an RTX 3090 (raising max_model_len from 20,000 to 29,000 tokens, and
+/// with it the dummy batch, cost 474 blocks of 2 MiB: 110.5 kB per token,
+/// against 110.6 kB from this formula), plus the sampler's fp32 logits and
+/// probabilities for `seqs` sequences.
+pub fn profile_peak(text: &TextModel, tokens: u64, seqs: u64, bytes_per_element: u64, tp: u64) -> u64 {
+    let tp = tp.max(1);
+    let per_token = text
+        .hidden_size
+        .saturating_add(activations::mlp_width(text) / tp)
+        .saturating_mul(3)
+        .saturating_mul(bytes_per_element);
+    let forward = per_token.saturating_mul(tokens);
+    forward.saturating_add(activations::logits(text.vocab_size, seqs.min(tokens.max(1)), 1, tp))
+}
+
 /// One KV cache group: layers of one attention kind sharing a block table.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 struct Group {
@@ -190,6 +166,8 @@ pub struct GpuKv {
     pub blocks: u64,
 }
 
+/// vLLM's budget over the plan's GPUs at one `max_model_len`: computed once
+/// per plan (`crate::engines::EnginePlan`), it answers every question.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct Budget {
     utilization: f64,
@@ -228,16 +206,16 @@ pub struct Report {
     pub log_lines: Vec<String>,
 }
 
-fn large_gpu(p: &Prepared) -> bool {
+fn large_gpu(p: &Plan) -> bool {
     // `vllm/engine/arg_utils.py`: GPUs of ≥ 70 GiB that are not A100s get the larger defaults.
     p.scenario.gpus.first().is_some_and(|g| g.capacity_bytes >= 70 * GIB && !g.name.contains("A100"))
 }
 
-fn default_max_model_len(p: &Prepared, o: Options) -> u64 {
+fn default_max_model_len(p: &Plan, o: Options) -> u64 {
     o.max_model_len.or(p.model.arch.text.max_position_embeddings).unwrap_or_else(|| p.scenario.sequence_tokens()).max(1)
 }
 
-fn groups(p: &Prepared, o: Options, stage: usize) -> (Vec<Group>, u64) {
+fn groups(p: &Plan, o: Options, stage: usize) -> (Vec<Group>, u64) {
     let mut kinds: Vec<(Group, u64)> = Vec::new();
     let text = &p.model.arch.text;
     let range = p.stage_range(stage);
@@ -271,7 +249,7 @@ fn groups(p: &Prepared, o: Options, stage: usize) -> (Vec<Group>, u64) {
     (groups, size)
 }
 
-fn budget(p: &Prepared, o: Options, max_model_len: u64) -> Budget {
+fn budget(p: &Plan, o: Options, max_model_len: u64) -> Budget {
     let s = &p.scenario;
     let utilization = o.gpu_memory_utilization.unwrap_or_else(|| o.version.default_utilization());
     let large = large_gpu(p);
@@ -300,7 +278,7 @@ fn budget(p: &Prepared, o: Options, max_model_len: u64) -> Budget {
         let requested = (slot.capacity_bytes as f64 * utilization).floor() as u64;
         let weights = p.stage_weights(stage);
         let seqs = if p.is_last_stage(stage) { max_num_seqs } else { 0 };
-        let act = if layers > 0 { activations::vllm_profile_peak(text, mnbt, seqs, p.act_bytes(), p.tp()) } else { 0 };
+        let act = if layers > 0 { profile_peak(text, mnbt, seqs, p.bytes_per_element(), p.tp()) } else { 0 };
         let graphs = CUDA_GRAPH_BYTES_PER_LAYER_SIZE.saturating_mul(CUDA_GRAPH_CAPTURE_SIZES).saturating_mul(layers);
         let subtracted_graphs = if o.version.subtracts_cuda_graphs() { graphs } else { 0 };
         let available = requested
@@ -420,42 +398,33 @@ fn round2(x: f64) -> f64 {
 }
 
 /// The largest `max_model_len` vLLM would start with (0: none).
-fn largest_max_model_len(p: &Prepared, o: Options, upper: u64) -> u64 {
+fn largest_max_model_len(p: &Plan, o: Options, upper: u64) -> u64 {
     largest(upper, |len| budget(p, o, len).error(o.version).is_none())
 }
 
 /// The budget at the configured `max_model_len`, computed once per plan.
-pub(crate) fn budget_for(p: &Prepared, o: Options) -> Budget {
+pub(crate) fn budget_for(p: &Plan, o: Options) -> Budget {
     budget(p, o, default_max_model_len(p, o))
 }
 
-fn cached<'a>(p: &'a Prepared, o: Options) -> std::borrow::Cow<'a, Budget> {
-    match &p.engine_cache {
-        Some(b) => std::borrow::Cow::Borrowed(b),
-        None => std::borrow::Cow::Owned(budget_for(p, o)),
-    }
-}
-
-/// Parts of GPU `g` with `batch` requests running: the pool is one, shared
+/// Budget of GPU `g` with `batch` requests running: the pool is one, shared
 /// by attention and state groups; the state shown is the blocks the running
 /// requests' states take from it, the KV cache the rest of the pool.
-pub(crate) fn parts(p: &Prepared, o: Options, g: usize, batch: u64) -> Parts {
-    let b = cached(p, o);
-    let Some(k) = b.gpus.get(g) else { return Parts::default() };
+pub(crate) fn parts(p: &Plan, b: &Budget, g: usize, batch: u64) -> GpuBudget {
+    let Some(k) = b.gpus.get(g) else { return GpuBudget::default() };
     let pool = b.num_blocks.saturating_mul(k.block_bytes);
     let state_blocks = batch.min(b.max_num_seqs).saturating_mul(b.state_groups()).min(b.num_blocks);
     let state = if p.stage_state(p.stage(g)) > 0 { state_blocks.saturating_mul(k.block_bytes) } else { 0 };
-    Parts {
-        weights: k.weight_bytes,
-        kv: pool.saturating_sub(state),
-        state,
-        activations: k.activation_bytes,
-        overhead: CUDA_CONTEXT_BYTES.saturating_add(k.non_torch_bytes).saturating_add(k.cuda_graph_bytes),
+    GpuBudget {
+        weight_bytes: k.weight_bytes,
+        kv_cache_bytes: pool.saturating_sub(state),
+        state_bytes: state,
+        activation_bytes: k.activation_bytes,
+        overhead_bytes: CUDA_CONTEXT_BYTES.saturating_add(k.non_torch_bytes).saturating_add(k.cuda_graph_bytes),
     }
 }
 
-pub(crate) fn fits(p: &Prepared, o: Options, seq: u64, batch: u64) -> bool {
-    let b = cached(p, o);
+pub(crate) fn fits(p: &Plan, o: Options, b: &Budget, seq: u64, batch: u64) -> bool {
     p.load_verdict().is_none()
         && b.error(o.version).is_none()
         && seq <= b.max_model_len
@@ -465,38 +434,34 @@ pub(crate) fn fits(p: &Prepared, o: Options, seq: u64, batch: u64) -> bool {
 
 /// The most requests of `seq` tokens the KV cache holds at once (capped by
 /// `max_num_seqs`): the same answer a search over [`fits`] gives, directly.
-pub(crate) fn max_concurrency(p: &Prepared, o: Options, seq: u64) -> u64 {
-    let b = cached(p, o);
+pub(crate) fn max_concurrency(p: &Plan, o: Options, b: &Budget, seq: u64) -> u64 {
     if p.load_verdict().is_some() || b.error(o.version).is_some() || seq > b.max_model_len {
         return 0;
     }
     let per_request = b.blocks_per_request(seq);
     let by_blocks = b.num_blocks.checked_div(per_request).unwrap_or(u64::MAX);
-    by_blocks.min(b.max_num_seqs).min(crate::estimate::MAX_CONCURRENCY)
+    by_blocks.min(b.max_num_seqs).min(MAX_CONCURRENCY)
 }
 
-pub(crate) fn verdict(p: &Prepared, o: Options, depth: Depth) -> Verdict {
+pub(crate) fn verdict(p: &Plan, o: Options, b: &Budget, search: Search) -> Verdict {
     if let Some(v) = p.load_verdict() {
         return v;
     }
     let mml = default_max_model_len(p, o);
-    let b = cached(p, o);
     if b.error(o.version).is_some() {
         let gpu = b.gpus.iter().position(|g| g.blocks == b.num_blocks).unwrap_or(0);
-        return Verdict::EngineRefuses { gpu, largest_context: depth.search(0, || largest_max_model_len(p, o, mml)) };
+        return Verdict::EngineRefuses { gpu, largest_context: search.answer(0, || largest_max_model_len(p, o, mml)) };
     }
     let seq = p.scenario.sequence_tokens();
     if seq > mml {
         return Verdict::EngineRefuses { gpu: 0, largest_context: mml };
     }
-    // Direct, so no search to skip at either depth.
-    let _ = depth;
-    Verdict::Fits { max_concurrency: p.max_concurrency() }
+    // Direct, so no search to skip either way.
+    Verdict::Fits { max_concurrency: max_concurrency(p, o, b, seq) }
 }
 
-pub(crate) fn report(p: &Prepared, o: Options, verdict: Verdict) -> Report {
+pub(crate) fn report(p: &Plan, o: Options, b: &Budget, verdict: Verdict) -> Report {
     let mml = default_max_model_len(p, o);
-    let b = cached(p, o);
     let error = b.error(o.version);
     let concurrency = round2(b.concurrency(mml));
     let tokens = b.kv_cache_tokens();
@@ -533,5 +498,22 @@ pub(crate) fn report(p: &Prepared, o: Options, verdict: Verdict) -> Report {
         startup_error: error,
         per_gpu: b.gpus.clone(),
         log_lines,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn vllm_partitions_like_get_pp_indices() {
+        // get_pp_indices(32, r, 40): ranks 0-6 and 39 get nothing.
+        let parts: Vec<u64> = (0..40).map(|r| pp_layers(32, r, 40)).collect();
+        assert_eq!(parts.iter().sum::<u64>(), 32);
+        assert!(parts[..7].iter().all(|&p| p == 0) && parts[39] == 0);
+        assert!(parts[7..39].iter().all(|&p| p == 1));
+        // 30 layers over 4: [7, 8, 8, 7] (the remainder skips the last).
+        let parts: Vec<u64> = (0..4).map(|r| pp_layers(30, r, 4)).collect();
+        assert_eq!(parts, [7, 8, 8, 7]);
     }
 }

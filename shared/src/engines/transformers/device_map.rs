@@ -4,9 +4,8 @@
 
 use serde::{Serialize, Serializer, ser::SerializeMap};
 
-use super::Prepared;
 use crate::arch::Family;
-use crate::engines::Engine;
+use crate::engines::Plan;
 
 /// Module names in order with their GPU.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -60,9 +59,10 @@ fn names(family: Family, multimodal: bool) -> (Vec<&'static str>, &'static str, 
     }
 }
 
-/// A device map for transformers plans that split layers over several GPUs.
-pub fn for_estimate(p: &Prepared) -> Option<DeviceMap> {
-    if !matches!(p.scenario.engine, Engine::Transformers(_)) || p.scenario.stages() < 2 || p.tp() > 1 {
+/// A device map for plans that split layers over several GPUs (transformers
+/// plans: `crate::engines::EnginePlan::device_map` asks only for those).
+pub fn for_plan(p: &Plan) -> Option<DeviceMap> {
+    if p.scenario.stages() < 2 || p.tp() > 1 {
         return None;
     }
     let (embeddings, prefix, norm, head) = names(p.model.arch.family, p.model.arch.vision.is_some());

@@ -1,12 +1,13 @@
-//! Transient activation memory: the tensors alive at once inside the largest
-//! decoder layer, the logits the sampler reads, eager attention's scores, and
-//! vLLM's profiled peak.
+//! Transient activation memory every engine shares: the tensors alive at
+//! once inside the largest decoder layer and the logits the sampler reads.
+//! What one engine adds (eager attention's scores, a profiled peak) lives in
+//! that engine's module.
 
 use crate::arch::{AttentionKind, TextModel};
 
 /// Width of the MLP's intermediate activations per token: the dense MLP, or
 /// for MoE the routed experts' share plus the shared expert.
-fn mlp_width(text: &TextModel) -> u64 {
+pub fn mlp_width(text: &TextModel) -> u64 {
     match text.moe {
         Some(m) => text.intermediate_size.max(
             m.expert_intermediate_size.saturating_mul(m.experts_per_token).saturating_add(m.shared_intermediate_size),
@@ -16,13 +17,13 @@ fn mlp_width(text: &TextModel) -> u64 {
 }
 
 /// Bytes alive at the peak of one decoder layer processing `tokens` tokens
-/// (batch × sequence) in `act_bytes`-wide activations, on one of `tp` ranks.
+/// (batch × sequence) in `bytes_per_element`-wide activations, on one of `tp` ranks.
 ///
 /// Counted: the residual stream and its normed copy (2 × hidden, replicated
 /// on every rank), then the larger of attention (q, k, v and the attention
 /// output) and the MLP (gate, up and their product: 3 × intermediate), both
 /// sharded by `tp`. SDPA/flash never materialise the seq² score matrix.
-pub fn layer_peak(text: &TextModel, tokens: u64, act_bytes: u64, tp: u64) -> u64 {
+pub fn layer_peak(text: &TextModel, tokens: u64, bytes_per_element: u64, tp: u64) -> u64 {
     let tp = tp.max(1);
     let attn_width = match text.attention {
         AttentionKind::Standard { .. } => {
@@ -38,13 +39,7 @@ pub fn layer_peak(text: &TextModel, tokens: u64, act_bytes: u64, tp: u64) -> u64
     };
     let mlp = mlp_width(text).saturating_mul(3);
     let width = text.hidden_size.saturating_mul(2).saturating_add(attn_width.max(mlp) / tp);
-    width.saturating_mul(tokens).saturating_mul(act_bytes)
-}
-
-/// Eager attention's `batch × heads × seq × seq` scores and their softmax.
-pub fn eager_scores(text: &TextModel, seq: u64, batch: u64, act_bytes: u64, tp: u64) -> u64 {
-    let heads = text.num_heads.div_ceil(tp.max(1));
-    batch.saturating_mul(heads).saturating_mul(seq).saturating_mul(seq).saturating_mul(act_bytes).saturating_mul(2)
+    width.saturating_mul(tokens).saturating_mul(bytes_per_element)
 }
 
 /// Logits for `positions` positions of each of `sequences` sequences, as
@@ -52,20 +47,4 @@ pub fn eager_scores(text: &TextModel, seq: u64, batch: u64, act_bytes: u64, tp: 
 /// 4.45 keeps the last position only during `generate`), vocab-parallel.
 pub fn logits(vocab: u64, sequences: u64, positions: u64, tp: u64) -> u64 {
     vocab.div_ceil(tp.max(1)).saturating_mul(sequences).saturating_mul(positions).saturating_mul(4 * 2)
-}
-
-/// vLLM's profiled activation peak for a dummy batch of `tokens` tokens
-/// spread over `seqs` sequences, on one of `tp` ranks.
-///
-/// Empirical: `tokens × act_bytes × 3 × (hidden + intermediate / tp)` for the
-/// forward pass, fitted to vLLM's own start-up logs for Llama-3.1-8B on an
-/// RTX 3090 (raising max_model_len from 20,000 to 29,000 tokens, and with it
-/// the dummy batch, cost 474 blocks of 2 MiB: 110.5 kB per token, against
-/// 110.6 kB from this formula), plus the sampler's fp32 logits and
-/// probabilities for `seqs` sequences.
-pub fn vllm_profile_peak(text: &TextModel, tokens: u64, seqs: u64, act_bytes: u64, tp: u64) -> u64 {
-    let tp = tp.max(1);
-    let per_token = text.hidden_size.saturating_add(mlp_width(text) / tp).saturating_mul(3).saturating_mul(act_bytes);
-    let forward = per_token.saturating_mul(tokens);
-    forward.saturating_add(logits(text.vocab_size, seqs.min(tokens.max(1)), 1, tp))
 }

@@ -1,0 +1,75 @@
+//! The changes each engine offers when a plan does not fit, and the code or
+//! flags that apply them, in the engine's own words. `crate::fixes` measures
+//! and ranks them; it never names an engine. Each engine module holds its
+//! [`Commands`]; [`super::EngineKind::commands`] is the one match.
+
+use crate::formats::WeightFormat;
+use crate::kv::KvDtype;
+use crate::model::Model;
+
+use super::Scenario;
+
+/// How an engine shortens sequences.
+#[derive(Debug, Clone, Copy)]
+pub enum Shorten {
+    /// A configured context (`--max-model-len`, `--context-length`): the
+    /// command for a context of `len` tokens.
+    Context(fn(repo: &str, len: u64) -> String),
+    /// Fewer new tokens: the command for `new` tokens after `prompt`.
+    NewTokens(fn(prompt: u64, new: u64) -> String),
+}
+
+/// An engine's own setting that makes a plan fit for free (or for speed).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SettingKind {
+    /// transformers: SDPA instead of eager attention.
+    SdpaAttention,
+    /// vLLM: a larger `gpu_memory_utilization`.
+    HigherUtilization,
+    /// llama.cpp: fewer layers on the GPU.
+    OffloadLayers,
+}
+
+/// A changed plan from an engine setting, with its title and command.
+#[derive(Debug, Clone)]
+pub struct Setting {
+    pub kind: SettingKind,
+    pub title: String,
+    pub scenario: Scenario,
+    pub code: String,
+}
+
+/// One engine's commands.
+#[derive(Debug, Clone, Copy)]
+pub struct Commands {
+    /// The cheapest KV cache dtype the engine stores, and how to ask for it.
+    pub cheaper_kv_dtype: KvDtype,
+    pub kv_dtype: &'static str,
+    pub shorten: Shorten,
+    /// At most `n` sequences at once.
+    pub concurrency: fn(repo: &str, n: u64) -> String,
+    /// Whether more GPUs grow the tensor-parallel degree (else they split layers).
+    pub more_gpus_are_tensor_parallel: bool,
+    /// Running on `n` GPUs: the changed plan `target` and the model.
+    pub more_gpus: fn(model: &Model, target: &Scenario, repo: &str, n: u64) -> String,
+    /// Loading the weights in another format.
+    pub weights: fn(format: WeightFormat, repo: &str) -> String,
+    /// Splitting the layers over the GPUs by memory (`layers`: how many each
+    /// GPU holds now), when the plan has no explicit device map.
+    pub rebalance: fn(repo: &str, layers: &[usize]) -> String,
+    /// Running another model `repo` in format `weights`.
+    pub serve: fn(repo: &str, weights: WeightFormat) -> String,
+    /// The engine's own settings worth trying on this plan.
+    pub settings: fn(model: &Model, s: &Scenario, repo: &str) -> Vec<Setting>,
+}
+
+/// accelerate's balanced split (what transformers, and the Python loaders
+/// the serving engines share, take).
+pub fn balanced_device_map(repo: &str, _: &[usize]) -> String {
+    format!("AutoModelForCausalLM.from_pretrained(\"{repo}\", device_map=\"balanced\")")
+}
+
+/// No settings of the engine's own help this plan.
+pub fn no_settings(_: &Model, _: &Scenario, _: &str) -> Vec<Setting> {
+    Vec::new()
+}

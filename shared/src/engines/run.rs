@@ -1,0 +1,224 @@
+//! A plan as one engine runs it ([`EnginePlan`]): the engine-free
+//! [`Plan`] plus what the engine computes once (vLLM's budget), and every
+//! question about the plan answered by the engine's own module — one
+//! exhaustive match per question, so a new engine is listed by the compiler
+//! wherever it needs an answer.
+
+use crate::explain::{Basis, Term};
+
+use crate::model::Model;
+use crate::plan::{GpuBudget, GpuPeak, MAX_CONCURRENCY, Search, Verdict, largest};
+
+use super::{Engine, EngineReport, Plan, ValidScenario, llamacpp, sglang, transformers, vllm};
+
+/// What the engine computed once for the plan, with its knobs.
+#[derive(Debug, Clone)]
+enum Ready {
+    Transformers(transformers::Options),
+    Vllm(vllm::Options, vllm::Budget),
+    Sglang(sglang::Options),
+    LlamaCpp(llamacpp::Options),
+}
+
+/// A plan in its engine: the question every front end, solver and sweep asks.
+#[derive(Debug, Clone)]
+pub struct EnginePlan<'m> {
+    pub plan: Plan<'m>,
+    ready: Ready,
+}
+
+impl<'m> std::ops::Deref for EnginePlan<'m> {
+    type Target = Plan<'m>;
+
+    fn deref(&self) -> &Plan<'m> {
+        &self.plan
+    }
+}
+
+/// What an engine says about the figures it decides, for the estimate's terms.
+#[derive(Debug, Clone, PartialEq)]
+pub struct EngineTerms {
+    /// How the KV cache in GPU memory is sized, and on what basis.
+    pub kv_cache: (String, Basis),
+    /// How the engine holds recurrent state.
+    pub state: &'static str,
+    pub activations: String,
+    /// What the overhead holds beyond the CUDA context.
+    pub overhead: String,
+    /// The engine's own figures (vLLM's blocks, SGLang's pool, …).
+    pub own: Vec<Term>,
+}
+
+/// What an engine warns about, before and after the warnings every engine shares.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct EngineWarnings {
+    /// About the set-up (formats it does not run, how it splits layers).
+    pub setup: Vec<String>,
+    /// About the verdict (requests it queues, margins it keeps).
+    pub fit: Vec<String>,
+}
+
+impl<'m> EnginePlan<'m> {
+    pub fn new(model: &'m Model, scenario: ValidScenario) -> Self {
+        let plan = Plan::new(model, scenario);
+        let ready = match plan.scenario.engine {
+            Engine::Transformers(o) => Ready::Transformers(o),
+            Engine::Vllm(o) => Ready::Vllm(o, vllm::budget_for(&plan, o)),
+            Engine::Sglang(o) => Ready::Sglang(o),
+            Engine::LlamaCpp(o) => Ready::LlamaCpp(o),
+        };
+        Self { plan, ready }
+    }
+
+    /// Peak budget of GPU `g` with `batch` sequences of the scenario's length.
+    pub fn peak(&self, g: usize, batch: u64) -> GpuBudget {
+        let p = &self.plan;
+        match &self.ready {
+            Ready::Transformers(o) => transformers::peak(p, *o, g, batch),
+            Ready::Vllm(_, b) => vllm::parts(p, b, g, batch),
+            Ready::Sglang(o) => sglang::parts(p, *o, g),
+            Ready::LlamaCpp(o) => llamacpp::parts(p, *o, g, batch),
+        }
+    }
+
+    /// Every GPU at its peak with the scenario's concurrency.
+    pub fn peaks(&self) -> Vec<GpuPeak> {
+        let s = &self.plan.scenario;
+        (0..s.gpus.len())
+            .map(|g| GpuPeak::new(g, &s.gpus[g], self.stage_range(self.stage(g)), self.peak(g, s.concurrency)))
+            .collect()
+    }
+
+    /// Whether `batch` sequences of `prompt` + `new` tokens fit.
+    pub fn fits_sequences(&self, prompt: u64, new: u64, batch: u64) -> bool {
+        let p = &self.plan;
+        let seq = prompt.saturating_add(new);
+        match &self.ready {
+            Ready::Transformers(o) => transformers::fits(p, *o, prompt, new, batch),
+            Ready::Vllm(o, b) => vllm::fits(p, *o, b, seq, batch),
+            Ready::Sglang(o) => sglang::fits(p, *o, seq, batch),
+            Ready::LlamaCpp(o) => llamacpp::fits(p, *o, seq, batch),
+        }
+    }
+
+    /// Whether `batch` sequences of the scenario's length fit.
+    pub fn fits_with(&self, batch: u64) -> bool {
+        self.fits_sequences(self.scenario.prompt_tokens, self.scenario.max_new_tokens, batch)
+    }
+
+    fn verdict_with(&self, search: Search) -> Verdict {
+        let p = &self.plan;
+        match &self.ready {
+            Ready::Transformers(o) => transformers::verdict(p, *o, search),
+            Ready::Vllm(o, b) => vllm::verdict(p, *o, b, search),
+            Ready::Sglang(o) => sglang::verdict(p, *o),
+            Ready::LlamaCpp(o) => llamacpp::verdict(p, *o, search),
+        }
+    }
+
+    /// The verdict for the scenario's own concurrency.
+    pub fn verdict(&self) -> Verdict {
+        self.verdict_with(Search::Run)
+    }
+
+    /// The verdict without its searches: `Fits { max_concurrency }` carries
+    /// the scenario's own concurrency (a lower bound) and vLLM's refusal a
+    /// `largest_context` of 0. For sweeps that only need "fits, and if not
+    /// where": a chart cell costs one check instead of a search.
+    pub fn verdict_without_searches(&self) -> Verdict {
+        self.verdict_with(Search::Skip)
+    }
+
+    /// The most sequences of the scenario's length that fit.
+    pub fn max_concurrency(&self) -> u64 {
+        self.max_concurrency_at(self.scenario.prompt_tokens, self.scenario.max_new_tokens)
+    }
+
+    /// The most sequences of `prompt` + `new` tokens that fit.
+    pub fn max_concurrency_at(&self, prompt: u64, new: u64) -> u64 {
+        let p = &self.plan;
+        let seq = prompt.saturating_add(new);
+        let search = || largest(MAX_CONCURRENCY, |b| self.fits_sequences(prompt, new, b));
+        match &self.ready {
+            // Pre-allocated pools answer directly.
+            Ready::Vllm(o, b) => vllm::max_concurrency(p, *o, b, seq),
+            Ready::Sglang(o) => sglang::max_concurrency(p, *o, seq),
+            Ready::Transformers(_) | Ready::LlamaCpp(_) => search(),
+        }
+    }
+
+    /// The engine's own figures and its words about them; `verdict` is the
+    /// plan's, already computed.
+    pub fn explain(&self, verdict: Verdict) -> (Option<EngineReport>, EngineTerms) {
+        let p = &self.plan;
+        let demand = p.kv_demand_bytes();
+        match &self.ready {
+            Ready::Transformers(_) => (None, transformers::terms(p)),
+            Ready::Vllm(o, b) => {
+                let r = vllm::report(p, *o, b, verdict);
+                let terms = vllm::terms(p, &r, demand);
+                (Some(EngineReport::Vllm(r)), terms)
+            }
+            Ready::Sglang(o) => {
+                let r = sglang::report(p, *o);
+                let terms = sglang::terms(p, &r, demand);
+                (Some(EngineReport::Sglang(r)), terms)
+            }
+            Ready::LlamaCpp(o) => {
+                let r = llamacpp::report(p, *o);
+                let terms = llamacpp::terms(p, &r);
+                (Some(EngineReport::LlamaCpp(r)), terms)
+            }
+        }
+    }
+
+    /// Layer-wise splits as a module → GPU map, where the engine takes one.
+    pub fn device_map(&self) -> Option<transformers::DeviceMap> {
+        match &self.ready {
+            Ready::Transformers(_) => transformers::device_map::for_plan(&self.plan),
+            Ready::Vllm(..) | Ready::Sglang(_) | Ready::LlamaCpp(_) => None,
+        }
+    }
+
+    /// How far the plan is from fitting on its tightest GPU: the bytes it
+    /// needs minus the bytes the engine may use there (signed: negative when
+    /// it fits).
+    ///
+    /// "Needs" is what the engine allocates (transformers, llama.cpp), or for
+    /// engines that pre-allocate a fixed share (vLLM, SGLang) what the
+    /// requested work needs: weights, activations, overhead and the KV cache
+    /// of the sequences at their length. "May use" is the capacity, or the
+    /// share the engine takes of it (`gpu_memory_utilization`,
+    /// `mem_fraction_static`) plus the overhead it keeps outside that share.
+    pub fn gap_bytes(&self) -> i128 {
+        let p = &self.plan;
+        let s = &p.scenario;
+        (0..s.gpus.len())
+            .map(|g| {
+                let parts = self.peak(g, s.concurrency);
+                let cap = s.gpus[g].capacity_bytes as f64;
+                let per_token = crate::kv::bytes_per_token(p.stage_kv(p.stage(g)));
+                let fixed =
+                    parts.weight_bytes.saturating_add(parts.activation_bytes).saturating_add(parts.overhead_bytes);
+                let (need, usable) = match &self.ready {
+                    Ready::Vllm(o, _) => vllm::need_and_usable(p, *o, fixed, per_token, parts.overhead_bytes, cap),
+                    Ready::Sglang(o) => sglang::need_and_usable(p, *o, fixed, per_token, parts.activation_bytes, cap),
+                    Ready::Transformers(_) | Ready::LlamaCpp(_) => (parts.total_bytes(), cap),
+                };
+                i128::from(need) - usable as i128
+            })
+            .max()
+            .unwrap_or(0)
+    }
+
+    /// The engine's warnings about this plan.
+    pub fn warnings(&self, per_gpu: &[GpuPeak], verdict: Verdict) -> EngineWarnings {
+        let p = &self.plan;
+        match &self.ready {
+            Ready::Transformers(_) => transformers::warnings(p),
+            Ready::Vllm(..) => vllm::warnings(p, verdict, self.max_concurrency()),
+            Ready::Sglang(_) => sglang::warnings(p),
+            Ready::LlamaCpp(_) => llamacpp::warnings(per_gpu),
+        }
+    }
+}

@@ -1,0 +1,73 @@
+//! transformers' commands for the changes `crate::fixes` offers, and the
+//! code that loads weights in each format (which the other engines fall
+//! back on for formats they do not load themselves).
+
+use crate::engines::commands::{Commands, Setting, SettingKind, Shorten};
+use crate::engines::{Engine, EnginePlan, Scenario};
+use crate::formats::WeightFormat;
+use crate::kv::KvDtype;
+use crate::model::Model;
+
+use super::{AttentionImpl, Options};
+
+/// transformers' commands; its quantized cache (quanto, 4 bits) is its cheapest KV cache.
+pub const COMMANDS: Commands = Commands {
+    cheaper_kv_dtype: KvDtype::Int4,
+    kv_dtype: "model.generate(**inputs, cache_implementation=\"quantized\", cache_config={\"backend\": \"quanto\", \"nbits\": 4})",
+    shorten: Shorten::NewTokens(|_, n| format!("model.generate(**inputs, max_new_tokens={n})")),
+    concurrency: |_, n| format!("# generate in batches of {n} sequences"),
+    more_gpus_are_tensor_parallel: false,
+    more_gpus,
+    weights: weight_code,
+    rebalance: crate::engines::commands::balanced_device_map,
+    serve: |repo, _| format!("AutoModelForCausalLM.from_pretrained(\"{repo}\", device_map=\"auto\")"),
+    settings,
+};
+
+fn more_gpus(model: &Model, target: &Scenario, repo: &str, _: u64) -> String {
+    let map = target.clone().validate().ok().and_then(|v| EnginePlan::new(model, v).device_map());
+    match map {
+        Some(m) => format!("AutoModelForCausalLM.from_pretrained(\"{repo}\", device_map={})", m.python()),
+        None => format!("AutoModelForCausalLM.from_pretrained(\"{repo}\", device_map=\"auto\")"),
+    }
+}
+
+fn settings(_: &Model, s: &Scenario, repo: &str) -> Vec<Setting> {
+    let Engine::Transformers(o) = s.engine else { return Vec::new() };
+    if o.attention != AttentionImpl::Eager {
+        return Vec::new();
+    }
+    let mut t = s.clone();
+    t.engine = Engine::Transformers(Options { attention: AttentionImpl::Sdpa, ..o });
+    vec![Setting {
+        kind: SettingKind::SdpaAttention,
+        title: "Use SDPA attention instead of eager".into(),
+        scenario: t,
+        code: format!("AutoModelForCausalLM.from_pretrained(\"{repo}\", attn_implementation=\"sdpa\")"),
+    }]
+}
+
+/// Loading the weights of `repo` in format `f` with transformers (the
+/// other engines fall back on it for formats they do not load themselves).
+pub fn weight_code(f: WeightFormat, repo: &str) -> String {
+    match f {
+        WeightFormat::Bnb4 { nf4, double_quant } => format!(
+            "from transformers import BitsAndBytesConfig\nquant = BitsAndBytesConfig(load_in_4bit=True, bnb_4bit_quant_type=\"{}\", bnb_4bit_use_double_quant={}, bnb_4bit_compute_dtype=torch.bfloat16)\nmodel = AutoModelForCausalLM.from_pretrained(\"{repo}\", quantization_config=quant, device_map=\"auto\")",
+            if nf4 { "nf4" } else { "fp4" },
+            if double_quant { "True" } else { "False" }
+        ),
+        WeightFormat::Int8 => format!(
+            "from transformers import BitsAndBytesConfig\nmodel = AutoModelForCausalLM.from_pretrained(\"{repo}\", quantization_config=BitsAndBytesConfig(load_in_8bit=True), device_map=\"auto\")"
+        ),
+        WeightFormat::Bf16 => {
+            format!("model = AutoModelForCausalLM.from_pretrained(\"{repo}\", torch_dtype=torch.bfloat16)")
+        }
+        WeightFormat::F16 => {
+            format!("model = AutoModelForCausalLM.from_pretrained(\"{repo}\", torch_dtype=torch.float16)")
+        }
+        WeightFormat::Fp8 { .. } => format!(
+            "from transformers import FineGrainedFP8Config\nmodel = AutoModelForCausalLM.from_pretrained(\"{repo}\", quantization_config=FineGrainedFP8Config())"
+        ),
+        f => format!("# load a {} checkpoint of {repo}", f.id()),
+    }
+}

@@ -1,0 +1,165 @@
+//! vLLM's words: the terms behind the figures its budget decides, its
+//! warnings, and the flags that apply each fix.
+
+use crate::engines::commands::{Commands, Setting, SettingKind, Shorten};
+use crate::engines::{Engine, EngineTerms, EngineWarnings, Plan, Scenario, transformers};
+use crate::explain::{Basis, Term, thousands};
+use crate::formats::WeightFormat;
+use crate::kv::KvDtype;
+use crate::model::Model;
+use crate::plan::{Verdict, terms::demand};
+use crate::units::{UnitSystem, decimal, decimal_short, format_bytes};
+
+use super::{CUDA_GRAPH_BYTES_PER_LAYER_SIZE, CUDA_GRAPH_CAPTURE_SIZES, Options, Report};
+
+pub(crate) fn terms(p: &Plan, r: &Report, kv_demand_bytes: u64) -> EngineTerms {
+    let t = &p.model.arch.text;
+    let kv_cache = format!(
+        "vLLM pre-allocates every free block: {} blocks of {} tokens; this workload needs {} for {}",
+        r.num_gpu_blocks,
+        r.block_size,
+        format_bytes(kv_demand_bytes, UnitSystem::Binary),
+        demand(p)
+    );
+    let activations = format!(
+        "vLLM profile run: a dummy batch of {} tokens × 3 × (hidden {} + intermediate {}) × {} bytes (fitted to vLLM's RTX 3090 logs), plus fp32 logits and probabilities of {} sequences",
+        thousands(r.max_num_batched_tokens),
+        t.hidden_size,
+        t.intermediate_size,
+        p.bytes_per_element(),
+        thousands(r.max_num_seqs.min(r.max_num_batched_tokens))
+    );
+    let graphs = r.per_gpu.first().map_or(0, |g| g.cuda_graph_bytes);
+    let non_torch = r.per_gpu.first().map_or(0, |g| g.non_torch_bytes);
+    let overhead = format!(
+        " + vLLM non-torch memory {} (llm-d) + CUDA graphs {} ({} captured sizes × {} per layer, fitted to vLLM logs{})",
+        format_bytes(non_torch, UnitSystem::Binary),
+        format_bytes(graphs, UnitSystem::Binary),
+        CUDA_GRAPH_CAPTURE_SIZES,
+        format_bytes(CUDA_GRAPH_BYTES_PER_LAYER_SIZE, UnitSystem::Binary),
+        if r.version.subtracts_cuda_graphs() {
+            "; subtracted from the KV budget since v0.21"
+        } else {
+            "; outside the utilization budget before v0.21"
+        }
+    );
+    let mut own = Vec::with_capacity(4);
+    if let Some(g) = r.per_gpu.first() {
+        own.push(Term::bytes(
+            "vLLM requested memory",
+            g.requested_bytes,
+            format!(
+                "total × gpu_memory_utilization {} (default {} for {})",
+                decimal_short(r.gpu_memory_utilization, 3),
+                decimal_short(r.version.default_utilization(), 3),
+                r.version.releases()
+            ),
+            Basis::EngineRule,
+        ));
+        own.push(Term::bytes(
+            "vLLM KV budget",
+            g.available_kv_bytes,
+            "requested − weights − profiled activation peak − non-torch − CUDA graphs (0.21+ only)".to_string(),
+            Basis::EngineRule,
+        ));
+    }
+    own.push(Term::count(
+        "vLLM GPU blocks",
+        r.num_gpu_blocks,
+        format!("KV budget ÷ (block of {} tokens × layers per group × per-layer page), min over GPUs", r.block_size),
+        Basis::EngineRule,
+    ));
+    own.push(Term::tokens(
+        "vLLM KV cache size",
+        r.kv_cache_tokens,
+        format!(
+            "{} blocks ÷ KV groups × {} tokens per block; max concurrency {}x at {} tokens",
+            r.num_gpu_blocks,
+            r.block_size,
+            decimal(r.max_concurrency, 2),
+            thousands(r.max_model_len)
+        ),
+        Basis::EngineRule,
+    ));
+    EngineTerms {
+        kv_cache: (kv_cache, Basis::EngineRule),
+        state: "vLLM keeps each request's state in one block per state group of the shared pool (page padded to the attention page)",
+        activations,
+        overhead,
+        own,
+    }
+}
+
+/// `max_concurrency`: what the KV cache holds of the scenario's sequences.
+pub(crate) fn warnings(p: &Plan, verdict: Verdict, max_concurrency: u64) -> EngineWarnings {
+    let s = &p.scenario;
+    let mut fit = Vec::new();
+    if matches!(verdict, Verdict::Fits { max_concurrency } if s.concurrency > max_concurrency) {
+        fit.push(format!(
+            "{} concurrent requests asked, {} fit in the KV cache: vLLM queues or preempts the rest",
+            s.concurrency, max_concurrency
+        ));
+    }
+    EngineWarnings { setup: crate::engines::gguf_warning(p).into_iter().collect(), fit }
+}
+
+/// vLLM's flags; FP8 is its cheapest KV cache.
+pub const COMMANDS: Commands = Commands {
+    cheaper_kv_dtype: KvDtype::Fp8,
+    kv_dtype: "vllm serve ... --kv-cache-dtype fp8",
+    shorten: Shorten::Context(|repo, len| format!("vllm serve {repo} --max-model-len {len}")),
+    concurrency: |repo, n| format!("vllm serve {repo} --max-num-seqs {n}"),
+    more_gpus_are_tensor_parallel: true,
+    more_gpus: |_, _, repo, n| format!("vllm serve {repo} --tensor-parallel-size {n}"),
+    weights: weight_code,
+    rebalance: crate::engines::commands::balanced_device_map,
+    serve: |repo, _| format!("vllm serve {repo}"),
+    settings,
+};
+
+/// Loading the weights in format `f`: vLLM's quantization flags, else
+/// transformers' code.
+pub(crate) fn weight_code(f: WeightFormat, repo: &str) -> String {
+    match f {
+        WeightFormat::Fp8 { .. } => format!("vllm serve {repo} --quantization fp8"),
+        WeightFormat::Bnb4 { .. } => format!("vllm serve {repo} --quantization bitsandbytes"),
+        WeightFormat::Gptq { .. } | WeightFormat::Awq { .. } => prequantized(f, repo),
+        f => transformers::weight_code(f, repo),
+    }
+}
+
+/// GPTQ and AWQ weights come as checkpoints of their own (vLLM and SGLang).
+pub(crate) fn prequantized(f: WeightFormat, repo: &str) -> String {
+    format!(
+        "# serve a {} checkpoint of the model, e.g. vllm serve {repo}-{}",
+        f.id(),
+        if matches!(f, WeightFormat::Awq { .. }) { "AWQ" } else { "GPTQ-Int4" }
+    )
+}
+
+fn settings(_: &Model, s: &Scenario, _: &str) -> Vec<Setting> {
+    let Engine::Vllm(o) = s.engine else { return Vec::new() };
+    let current = o.gpu_memory_utilization.unwrap_or_else(|| o.version.default_utilization());
+    if current >= 0.95 {
+        return Vec::new();
+    }
+    let mut t = s.clone();
+    t.engine = Engine::Vllm(Options { gpu_memory_utilization: Some(0.95), ..o });
+    vec![Setting {
+        kind: SettingKind::HigherUtilization,
+        title: format!("Let vLLM use 95 % of the GPU instead of {} %", decimal(current * 100.0, 0)),
+        scenario: t,
+        code: "vllm serve ... --gpu-memory-utilization 0.95   # only if nothing else uses the GPU".into(),
+    }]
+}
+
+/// The bytes a plan needs on GPU `g` against what vLLM may use there: the
+/// fixed parts and the KV cache of the requested work at `max_model_len`,
+/// against `gpu_memory_utilization` × capacity plus the overhead kept outside it.
+pub(crate) fn need_and_usable(p: &Plan, o: Options, fixed: u64, per_token: u64, overhead: u64, cap: f64) -> (u64, f64) {
+    let s = &p.scenario;
+    let len = o.max_model_len.or(p.model.arch.text.max_position_embeddings).unwrap_or(s.sequence_tokens());
+    let util = o.gpu_memory_utilization.unwrap_or_else(|| o.version.default_utilization());
+    let work = per_token.saturating_mul(len.max(s.sequence_tokens())).saturating_mul(s.concurrency);
+    (fixed.saturating_add(work), cap * util + overhead as f64)
+}

@@ -1,0 +1,60 @@
+//! The verdict in words.
+
+use crate::engines::EngineReport;
+use crate::explain::thousands;
+use crate::units::{UnitSystem, format_bytes};
+
+use super::{Estimate, Verdict};
+
+/// The verdict as a sentence.
+pub fn verdict_text(e: &Estimate, units: UnitSystem) -> String {
+    let gpu_name = |g: usize| {
+        if e.per_gpu.len() > 1 { format!(" on GPU {g}") } else { String::new() }
+    };
+    match e.verdict {
+        Verdict::Fits { max_concurrency } => {
+            // A pool engine reserves its share whatever the workload; the others use what they need.
+            let reserves = e.engine_report.as_ref().is_some_and(EngineReport::reserves_a_pool);
+            format!(
+                "Fits: {} tokens × {} sequence{}{} {} of {}; up to {} concurrent sequences of this length fit",
+                thousands(e.prompt_tokens.saturating_add(e.max_new_tokens)),
+                e.concurrency,
+                if e.concurrency == 1 { "" } else { "s" },
+                if reserves { " — the engine reserves" } else { " use" },
+                format_bytes(e.total_bytes, units),
+                format_bytes(e.capacity_bytes, units),
+                thousands(max_concurrency)
+            )
+        }
+        Verdict::DoesNotFitAtLoad { gpu, shortfall_bytes } => format!(
+            "Does not fit at load{}: the weights alone need {} more",
+            gpu_name(gpu),
+            format_bytes(shortfall_bytes, units)
+        ),
+        Verdict::RunsOutInPrefill { gpu, shortfall_bytes } => format!(
+            "Loads, but runs out while processing the prompt{}: {} short",
+            gpu_name(gpu),
+            format_bytes(shortfall_bytes, units)
+        ),
+        Verdict::EngineRefuses { largest_context, .. } => {
+            let (engine, why) = match &e.engine_report {
+                Some(r) => r.refusal(e.prompt_tokens.saturating_add(e.max_new_tokens)),
+                None => ("The engine", String::new()),
+            };
+            if largest_context > 0 {
+                format!(
+                    "{engine} refuses: {why} — the largest context that works is {} tokens",
+                    thousands(largest_context)
+                )
+            } else {
+                format!("{engine} refuses to start: {why}")
+            }
+        }
+        Verdict::RunsOutAtToken { gpu, token, generated } => format!(
+            "Runs out at token {}{} (after {} generated tokens)",
+            thousands(token),
+            gpu_name(gpu),
+            thousands(generated)
+        ),
+    }
+}

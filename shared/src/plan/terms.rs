@@ -1,0 +1,203 @@
+//! The terms and warnings every engine shares: the parameters, the weights,
+//! the KV cost per token, the workload's demand, the recurrent state, the
+//! CUDA context and the capacity. What an engine adds is in its own module
+//! (`crate::engines::EngineTerms`); `crate::estimate` puts them in order.
+
+use crate::arch::{AttentionKind, LayerAttention, params::Category};
+use crate::explain::{Basis, Term, thousands};
+use crate::units::{UnitSystem, decimal, format_bytes};
+
+use super::{CUDA_CONTEXT_BYTES, GpuPeak, Plan, TP_COMM_BYTES, WeightSource};
+
+/// The parameters by part of the model.
+pub fn parameters<E>(p: &Plan<'_, E>) -> Term {
+    let model = p.model;
+    let l = &model.layout;
+    Term::count(
+        "parameters",
+        model.parameters(),
+        format!(
+            "embeddings {} + attention {} + MLP {} + experts {} + norms/biases {} + lm_head {} + vision {}",
+            thousands(l.params_in(Category::Embeddings)),
+            thousands(l.params_in(Category::Attention)),
+            thousands(l.params_in(Category::Mlp)),
+            thousands(l.params_in(Category::Experts)),
+            thousands(l.params_in(Category::NormsAndBiases)),
+            thousands(l.params_in(Category::LmHead)),
+            thousands(l.params_in(Category::Vision))
+        ),
+        Basis::Exact,
+    )
+}
+
+pub fn weights<E>(p: &Plan<'_, E>) -> Term {
+    let model = p.model;
+    let s = &p.scenario;
+    let bpw = p.weights.total as f64 * 8.0 / model.parameters().max(1) as f64;
+    let formula = match p.weights.source {
+        WeightSource::Checkpoint => {
+            format!("checkpoint safetensors size (exact), {} bits per parameter on average", decimal(bpw, 3))
+        }
+        WeightSource::Estimated => {
+            let kept = s.weights.kept_in_high_precision();
+            format!(
+                "{} parameters × {} bits on average ({}){}",
+                thousands(model.parameters()),
+                decimal(bpw, 3),
+                s.weights.describe(),
+                if kept.is_empty() { String::new() } else { format!("; {kept}") }
+            )
+        }
+    };
+    Term::bytes("weights", p.weights.total, formula, Basis::Exact)
+}
+
+pub fn kv_per_token<E>(p: &Plan<'_, E>) -> Term {
+    let s = &p.scenario;
+    let t = &p.model.arch.text;
+    let per_token = crate::kv::bytes_per_token(&p.kv_layers);
+    let growing = p.kv_layers.iter().filter(|l| l.bytes_per_token > 0).count();
+    let formula = match t.attention {
+        AttentionKind::Standard { .. } => format!(
+            "{growing} layers × (K {} + V {}) × {} KV heads in {} ({} bytes per layer-token)",
+            t.head_dim,
+            t.v_head_dim,
+            t.num_kv_heads,
+            s.kv_dtype.id(),
+            thousands(p.kv_layers.iter().find(|l| l.bytes_per_token > 0).map_or(0, |l| l.bytes_per_token))
+        ),
+        AttentionKind::Mla(m) => format!(
+            "{growing} layers × one MLA latent of {} + {} values in {} (no separate K and V)",
+            m.kv_lora_rank,
+            m.qk_rope_head_dim,
+            s.kv_dtype.id()
+        ),
+    };
+    Term::bytes("KV cache per token", per_token, formula, Basis::Exact)
+}
+
+/// "; N sliding-window layers hold at most W tokens", or nothing.
+pub fn window_note<E>(p: &Plan<'_, E>) -> String {
+    let sliding = p.model.arch.text.layers.iter().filter_map(|l| match l.attention {
+        LayerAttention::Sliding(w) | LayerAttention::Chunked(w) => Some(w),
+        LayerAttention::Full | LayerAttention::Cross | LayerAttention::None => None,
+    });
+    let (n_sliding, window) = sliding.fold((0, 0), |(n, _), w| (n + 1, w));
+    if n_sliding > 0 {
+        format!("; {n_sliding} sliding-window layers hold at most {} tokens", thousands(window))
+    } else {
+        String::new()
+    }
+}
+
+/// The workload's sequences in words, with the sliding windows.
+pub fn demand<E>(p: &Plan<'_, E>) -> String {
+    let s = &p.scenario;
+    format!(
+        "{} tokens ({} prompt + {} new) × {} sequences{}",
+        thousands(s.sequence_tokens()),
+        thousands(s.prompt_tokens),
+        thousands(s.max_new_tokens),
+        s.concurrency,
+        window_note(p)
+    )
+}
+
+/// The recurrent state: per layer kind, per sequence, and how the engine
+/// holds it (`holding`).
+pub fn state<E>(p: &Plan<'_, E>, per_gpu: &[GpuPeak], holding: &str) -> Option<Term> {
+    let r = p.model.arch.text.recurrent?;
+    let layer = p.state_layers.iter().find(|l| l.bytes() > 0)?;
+    let layers = p.state_layers.iter().filter(|l| l.bytes() > 0).count();
+    let held = GpuPeak::sum(per_gpu, |g| g.budget.state_bytes);
+    let kind = r.describe();
+    Some(Term::bytes(
+        "recurrent state",
+        held,
+        format!(
+            "{layers} layers × ({kind}: {} conv + {} state bytes per rank) = {} per sequence, whatever its length; {holding}",
+            thousands(layer.conv_bytes),
+            thousands(layer.ssm_bytes),
+            format_bytes(p.state_bytes_per_sequence(), UnitSystem::Binary)
+        ),
+        Basis::EngineRule,
+    ))
+}
+
+/// " + NCCL/all-reduce buffers … under TP", when tensor parallelism is on.
+pub fn tp_comm_note<E>(p: &Plan<'_, E>) -> String {
+    if p.tp() > 1 {
+        format!(
+            " + NCCL/all-reduce buffers {} per GPU under TP (llm-d measurements)",
+            format_bytes(TP_COMM_BYTES, UnitSystem::Binary)
+        )
+    } else {
+        String::new()
+    }
+}
+
+/// The overhead over all GPUs: the CUDA context, then what the engine adds (`engine`).
+pub fn overhead<E>(p: &Plan<'_, E>, per_gpu: &[GpuPeak], engine: &str) -> Term {
+    let formula = format!(
+        "CUDA context {} per GPU × {} (lazy module loading; pytorch/pytorch#107667, #86509){engine}",
+        format_bytes(CUDA_CONTEXT_BYTES, UnitSystem::Binary),
+        p.scenario.gpus.len()
+    );
+    Term::bytes("overhead", GpuPeak::sum(per_gpu, |g| g.budget.overhead_bytes), formula, Basis::Empirical)
+}
+
+pub fn capacity<E>(p: &Plan<'_, E>) -> Term {
+    let gpus = &p.scenario.gpus;
+    Term::bytes(
+        "capacity",
+        gpus.iter().map(|g| g.capacity_bytes).fold(0, u64::saturating_add),
+        gpus.iter()
+            .map(|g| format!("{} {}", g.name, format_bytes(g.capacity_bytes, UnitSystem::Binary)))
+            .collect::<Vec<_>>()
+            .join(" + "),
+        Basis::Exact,
+    )
+}
+
+/// Warnings about the model and the workload, before the engine's.
+pub fn model_warnings<E>(p: &Plan<'_, E>) -> Vec<String> {
+    let model = p.model;
+    let s = &p.scenario;
+    let mut w = model.arch.warnings.clone();
+    if model.checkpoint_bytes.is_some() && p.weights.source == WeightSource::Estimated {
+        w.push(format!(
+            "the checkpoint's exact size applies to its own format ({}); {} is estimated",
+            model.default_format().id(),
+            s.weights.id()
+        ));
+    }
+    if let Some(max) = model.arch.text.max_position_embeddings.filter(|&m| s.sequence_tokens() > m) {
+        w.push(format!(
+            "{} tokens exceed the model's max_position_embeddings ({})",
+            thousands(s.sequence_tokens()),
+            thousands(max)
+        ));
+    }
+    w
+}
+
+/// Flags a split whose GPUs are filled unevenly (relative to capacity).
+pub fn imbalance(per_gpu: &[GpuPeak]) -> Option<String> {
+    if per_gpu.len() < 2 {
+        return None;
+    }
+    let util = |g: &GpuPeak| g.total_bytes as f64 / g.capacity_bytes.max(1) as f64;
+    let (hi, lo) = per_gpu.iter().fold((&per_gpu[0], &per_gpu[0]), |(hi, lo), g| {
+        (if util(g) > util(hi) { g } else { hi }, if util(g) < util(lo) { g } else { lo })
+    });
+    let (u_hi, u_lo) = (util(hi), util(lo));
+    (u_hi - u_lo > 0.10).then(|| {
+        format!(
+            "imbalanced split: GPU {} is {} % full, GPU {} only {} %",
+            hi.index,
+            decimal(u_hi * 100.0, 0),
+            lo.index,
+            decimal(u_lo * 100.0, 0)
+        )
+    })
+}
