@@ -9,11 +9,12 @@ use std::path::PathBuf;
 use anyhow::bail;
 use clap::Args;
 use serde::Serialize;
+use shared::estimate::estimate;
 use shared::oom::{
     self, Cause, ChecklistItem, DiagnoseContext, Diagnosis, DiagnosisFix, GpuBackend, LlamaCppStage, OomKind,
     OomProcess, OomReport, PlanCheck,
 };
-use shared::startup::{self, StartupLog};
+use shared::startup::{self, Amount, Row, StartupLog};
 use shared::units::{UnitSystem, format_bytes};
 
 use super::plan::{self, ModelSource, PlanArgs};
@@ -40,9 +41,15 @@ pub struct DiagnoseArgs {
     json: bool,
 }
 
-pub fn run(args: DiagnoseArgs) -> anyhow::Result<()> {
+pub fn run(mut args: DiagnoseArgs) -> anyhow::Result<()> {
     let (text, source) = read_error(args.file.as_ref())?;
     let report = oom::parse(&text);
+    let startup = startup::read(&text);
+    // A start-up log says what was run: the flags left at their defaults take it.
+    let taken = match (&startup, ModelSource::from_flags(args.model.as_ref(), args.config.as_ref())) {
+        (Some(log), Some(_)) => args.plan.take_logged(log),
+        _ => Vec::new(),
+    };
     let planned = if let Some(source) = ModelSource::from_flags(args.model.as_ref(), args.config.as_ref()) {
         let model = plan::load_model(source, &args.plan)?;
         let scenario = plan::scenario(&args.plan, &model)?;
@@ -55,9 +62,16 @@ pub fn run(args: DiagnoseArgs) -> anyhow::Result<()> {
         None => DiagnoseContext::error_only(),
     };
     let diagnosis = oom::diagnose(&report, &ctx);
-    let startup = startup::read(&text);
+    let reconciled = match (&startup, &planned) {
+        (Some(log), Some((model, scenario))) => Some(startup::reconcile(log, &estimate(model, scenario.clone()))),
+        _ => None,
+    };
     if args.json {
-        let out = JsonOut { startup: startup.as_ref(), ..JsonOut::new(&report, &diagnosis) };
+        let out = JsonOut {
+            startup: startup.as_ref(),
+            reconciled: reconciled.as_ref().map(|(rows, _)| rows.as_slice()),
+            ..JsonOut::new(&report, &diagnosis)
+        };
         super::emit(&(serde_json::to_string_pretty(&out)? + "\n"))?;
     } else {
         let mut out = String::new();
@@ -66,6 +80,9 @@ pub fn run(args: DiagnoseArgs) -> anyhow::Result<()> {
         }
         if let Some(log) = &startup {
             out.push_str(&startup_report(log));
+        }
+        if let Some((rows, notes)) = &reconciled {
+            out.push_str(&reconciled_report(rows, notes, &taken));
         }
         super::emit(&out)?;
     }
@@ -123,6 +140,9 @@ struct JsonOut<'a> {
     /// The memory lines of an engine start-up log in the text, if any.
     #[serde(skip_serializing_if = "Option::is_none")]
     startup: Option<&'a StartupLog>,
+    /// With a plan: each logged figure beside the estimate's.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    reconciled: Option<&'a [Row]>,
 }
 
 impl<'a> JsonOut<'a> {
@@ -159,6 +179,7 @@ impl<'a> JsonOut<'a> {
             needs: &d.needs,
             notes: r.notes.iter().chain(&d.notes).map(String::as_str).collect(),
             startup: None,
+            reconciled: None,
         }
     }
 }
@@ -288,4 +309,43 @@ fn startup_report(log: &StartupLog) -> String {
         let _ = writeln!(out, "  line {:>5}{scope}: {}", f.line, f.figure.describe());
     }
     out
+}
+
+/// Logged against predicted, term by term, with what the plan took from the log.
+fn reconciled_report(rows: &[Row], notes: &[String], taken: &[String]) -> String {
+    let mut out = String::from("\nThe log against the plan");
+    if !taken.is_empty() {
+        let _ = write!(out, " (taken from the log: {})", taken.join(", "));
+    }
+    out.push('\n');
+    for r in rows {
+        let predicted = r.predicted.map_or_else(|| "—".to_owned(), amount);
+        let error = r.error_permille().map_or_else(String::new, |e| {
+            let sign = if e < 0 { "-" } else { "+" };
+            format!("  ({sign}{}.{}%)", e.unsigned_abs() / 10, e.unsigned_abs() % 10)
+        });
+        let _ = writeln!(
+            out,
+            "  line {:>5} GPU {}: {:<26} logged {:>14}, predicted {:>14}{error}",
+            r.line,
+            r.gpu,
+            r.term,
+            amount(r.logged),
+            predicted
+        );
+    }
+    for n in notes {
+        let _ = writeln!(out, "  note: {n}");
+    }
+    out
+}
+
+fn amount(a: Amount) -> String {
+    match a {
+        Amount::Bytes(b) => format_bytes(b, UnitSystem::Binary),
+        Amount::Tokens(t) => format!("{} tokens", shared::explain::thousands(t)),
+        Amount::Blocks(n) => format!("{} blocks", shared::explain::thousands(n)),
+        Amount::Hundredths(h) => format!("{}.{:02}x", h / 100, h % 100),
+        Amount::Permille(p) => format!("{}.{:03}", p / 1000, p % 1000),
+    }
 }

@@ -10,6 +10,7 @@ use shared::estimate::{GpuSlot, Scenario, ValidScenario};
 use shared::formats::WeightFormat;
 use shared::kv::KvDtype;
 use shared::model::Model;
+use shared::startup::{LogEngine, StartupLog};
 use shared::units::parse_size;
 
 /// What to run, where and with which workload.
@@ -91,6 +92,72 @@ pub struct PlanArgs {
     /// Sequences generated at once.
     #[arg(long, default_value_t = 1)]
     concurrency: u64,
+}
+
+impl PlanArgs {
+    /// Fills the flags left at their defaults from what a start-up log says
+    /// was run (its engine, TP degree, context length, KV dtype, memory
+    /// fraction), so the plan rebuilt is the one that started. Returns what
+    /// was taken, for the report.
+    pub(super) fn take_logged(&mut self, log: &StartupLog) -> Vec<String> {
+        let c = &log.config;
+        let mut taken = Vec::new();
+        let engine = match log.engine {
+            LogEngine::Vllm => "vllm",
+            LogEngine::Sglang => "sglang",
+            LogEngine::LlamaCpp => "llama.cpp",
+        };
+        if self.engine == "transformers" {
+            self.engine = engine.into();
+            taken.push(format!("engine {engine}"));
+        }
+        if let Some(tp) = c.tensor_parallel.filter(|&tp| tp > 1 && self.tp == 1) {
+            self.tp = tp;
+            taken.push(format!("tensor parallel {tp}"));
+        }
+        if let Some(pp) = c.pipeline_parallel.filter(|&pp| pp > 1 && self.pp.is_none()) {
+            self.pp = Some(pp);
+            taken.push(format!("pipeline stages {pp}"));
+        }
+        if let Some(len) = c.max_model_len {
+            match log.engine {
+                LogEngine::Vllm if self.max_model_len.is_none() => {
+                    self.max_model_len = Some(len);
+                    taken.push(format!("max_model_len {len}"));
+                }
+                LogEngine::Sglang if self.context_length.is_none() => {
+                    self.context_length = Some(len);
+                    taken.push(format!("context length {len}"));
+                }
+                _ => {}
+            }
+        }
+        // vLLM's `kv_cache_dtype=auto` is the model dtype: the default here too.
+        if let Some(kv) = c.kv_cache_dtype.as_deref().filter(|k| *k != "auto" && self.kv_dtype.is_none()) {
+            self.kv_dtype = Some(kv.to_owned());
+            taken.push(format!("KV cache dtype {kv}"));
+        }
+        if let Some(permille) = c.mem_fraction_static_permille.filter(|_| self.mem_fraction_static.is_none()) {
+            self.mem_fraction_static = Some(permille as f64 / 1000.0);
+            taken.push(format!("mem_fraction_static {}", permille as f64 / 1000.0));
+        }
+        if let Some(n) = c.n_ctx.filter(|_| self.n_ctx.is_none()) {
+            self.n_ctx = Some(n);
+            taken.push(format!("n_ctx {n}"));
+        }
+        if let Some(permille) = log
+            .first(|f| match f {
+                shared::startup::Figure::Utilization { permille } => Some(*permille),
+                _ => None,
+            })
+            .map(|(_, p)| p)
+            .filter(|_| self.gpu_memory_utilization.is_none())
+        {
+            self.gpu_memory_utilization = Some(permille as f64 / 1000.0);
+            taken.push(format!("gpu_memory_utilization {}", permille as f64 / 1000.0));
+        }
+        taken
+    }
 }
 
 /// Where the model comes from: `--model` or `--config`. Each command declares

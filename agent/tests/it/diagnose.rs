@@ -163,3 +163,33 @@ fn a_startup_log_is_listed_line_by_line() {
     // 111.99 GiB, exact from the logged decimals.
     assert_eq!(facts[1]["figure"]["bytes"], (11_199_u64 * (1 << 30) + 50) / 100);
 }
+
+/// With a plan, each logged figure sits beside the estimate's; the flags left
+/// at their defaults take what the log says was run.
+#[test]
+fn a_startup_log_is_reconciled_with_the_plan() {
+    let file = format!("{STARTUP}/vllm-v0-profile-llama3-8b.txt");
+    let args = ["diagnose", &file, "--model", "llama-3-8b", "--gpu", "h100-sxm", "--vllm-version", "v0"];
+    let out = headroom(&args);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("taken from the log: engine vllm, gpu_memory_utilization 0.9"), "{text}");
+    assert!(text.contains("weights                    logged      14.96 GiB, predicted      14.96 GiB"), "{text}");
+
+    let mut with_json = args.to_vec();
+    with_json.push("--json");
+    let v = json(&with_json);
+    let rows = v["reconciled"].as_array().unwrap();
+    let weights = rows.iter().find(|r| r["term"] == "weights").unwrap();
+    assert_eq!(weights["line"], 8);
+    assert_eq!(weights["logged"]["unit"], "bytes");
+    assert!(
+        rows.iter().any(|r| r["term"] == "available KV cache memory" && r["predicted"]["value"].as_u64().is_some())
+    );
+
+    // A log of another engine than the plan's: no predictions, a note.
+    let sglang = format!("{STARTUP}/sglang-qwen3moe-load-and-pool.txt");
+    let out = headroom(&["diagnose", &sglang, "--model", "qwen3-30b-a3b", "--engine", "vllm"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("the log is SGLang's but the plan runs vLLM"), "{text}");
+}

@@ -12,8 +12,11 @@
 //! Each engine's phrases come from its source; the file is named beside each.
 
 mod llamacpp;
+mod reconcile;
 mod sglang;
 mod vllm;
+
+pub use reconcile::{Amount, Row, reconcile};
 
 use serde::Serialize;
 

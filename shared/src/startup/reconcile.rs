@@ -1,0 +1,191 @@
+//! A start-up log against the estimate of the plan that was started: each
+//! logged figure beside the one the estimate predicts for the same term, on
+//! the same GPU, so the page and the CLI can show where they part.
+
+use serde::Serialize;
+
+use super::{Fact, Figure, LogEngine, StartupLog};
+use crate::engines::EngineReport;
+use crate::estimate::Estimate;
+
+/// How a figure is counted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case", tag = "unit", content = "value")]
+pub enum Amount {
+    Bytes(u64),
+    Tokens(u64),
+    Blocks(u64),
+    /// A ratio in hundredths (vLLM's `Maximum concurrency … 5.23x`).
+    Hundredths(u64),
+    /// A fraction in thousandths.
+    Permille(u64),
+}
+
+impl Amount {
+    fn value(self) -> u64 {
+        match self {
+            Amount::Bytes(v) | Amount::Tokens(v) | Amount::Blocks(v) | Amount::Hundredths(v) | Amount::Permille(v) => v,
+        }
+    }
+}
+
+/// One logged figure and the estimate's for the same term.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Row {
+    /// What is compared, in words.
+    pub term: &'static str,
+    /// The log line the figure came from.
+    pub line: usize,
+    /// The GPU the row is about (the plan's index), when the log says.
+    pub gpu: usize,
+    pub logged: Amount,
+    /// `None` when the estimate has no figure for this term (another engine
+    /// in the plan, or a term the estimate does not model).
+    pub predicted: Option<Amount>,
+}
+
+impl Row {
+    /// `(predicted − logged) / logged` in tenths of a percent, when both are there.
+    pub fn error_permille(&self) -> Option<i64> {
+        let logged = i128::from(self.logged.value());
+        let predicted = i128::from(self.predicted?.value());
+        if logged == 0 {
+            return None;
+        }
+        i64::try_from((predicted - logged) * 1000 / logged).ok()
+    }
+}
+
+/// The rows for every logged figure the estimate can answer for. A log of
+/// another engine than the plan's gets rows without predictions, and one
+/// note saying so.
+pub fn reconcile(log: &StartupLog, e: &Estimate) -> (Vec<Row>, Vec<String>) {
+    let mut notes = Vec::new();
+    let rows: Vec<Row> = match (log.engine, &e.engine_report) {
+        (LogEngine::Vllm, Some(EngineReport::Vllm(r))) => {
+            log.facts.iter().filter_map(|f| vllm_row(f, r, e, &mut notes)).collect()
+        }
+        (LogEngine::Sglang, Some(EngineReport::Sglang(r))) => {
+            log.facts.iter().filter_map(|f| sglang_row(f, r, e)).collect()
+        }
+        (LogEngine::LlamaCpp, Some(EngineReport::LlamaCpp(_))) => {
+            log.facts.iter().filter_map(|f| llamacpp_row(f, e)).collect()
+        }
+        _ => {
+            notes.push(format!(
+                "the log is {}'s but the plan runs {}: pass --engine to compare them",
+                log.engine.name(),
+                e.engine.name()
+            ));
+            Vec::new()
+        }
+    };
+    (rows, notes)
+}
+
+/// The plan GPU a fact is about: `Worker_TP3` / `TP3` → 3, else the first.
+fn gpu_of(f: &Fact, e: &Estimate) -> usize {
+    let n = f.scope.as_deref().and_then(|s| s.rsplit("TP").next()).and_then(|n| n.parse::<usize>().ok()).unwrap_or(0);
+    n.min(e.per_gpu.len().saturating_sub(1))
+}
+
+fn vllm_row(f: &Fact, r: &crate::engines::vllm::Report, e: &Estimate, notes: &mut Vec<String>) -> Option<Row> {
+    let gpu = gpu_of(f, e);
+    let kv = r.per_gpu.get(gpu);
+    let row = |term, logged, predicted| Some(Row { term, line: f.line, gpu, logged, predicted });
+    match f.figure {
+        Figure::Weights { bytes } => row("weights", Amount::Bytes(bytes), kv.map(|k| Amount::Bytes(k.weight_bytes))),
+        Figure::NonTorch { bytes } => {
+            row("memory outside PyTorch", Amount::Bytes(bytes), kv.map(|k| Amount::Bytes(k.non_torch_bytes)))
+        }
+        Figure::ActivationPeak { bytes } => {
+            row("activation peak", Amount::Bytes(bytes), kv.map(|k| Amount::Bytes(k.activation_bytes)))
+        }
+        Figure::CudaGraphs { bytes, .. } => {
+            row("CUDA graphs", Amount::Bytes(bytes), kv.map(|k| Amount::Bytes(k.cuda_graph_bytes)))
+        }
+        Figure::AvailableKv { bytes, negative: false } => {
+            row("available KV cache memory", Amount::Bytes(bytes), kv.map(|k| Amount::Bytes(k.available_kv_bytes)))
+        }
+        Figure::DeviceTotal { bytes } => {
+            row("device memory", Amount::Bytes(bytes), e.per_gpu.get(gpu).map(|g| Amount::Bytes(g.capacity_bytes)))
+        }
+        Figure::Utilization { permille } => row(
+            "gpu_memory_utilization",
+            Amount::Permille(permille),
+            Some(Amount::Permille((r.gpu_memory_utilization * 1000.0).round() as u64)),
+        ),
+        Figure::KvTokens { tokens } => {
+            row("KV cache tokens", Amount::Tokens(tokens), Some(Amount::Tokens(r.kv_cache_tokens)))
+        }
+        Figure::KvBlocks { blocks } => row("KV blocks", Amount::Blocks(blocks), Some(Amount::Blocks(r.num_gpu_blocks))),
+        Figure::Concurrency { tokens_per_request, hundredths } => {
+            if tokens_per_request != r.max_model_len {
+                notes.push(format!(
+                    "the log's concurrency is for {tokens_per_request} tokens per request, the plan's max_model_len \
+                     is {}: pass --max-model-len {tokens_per_request} to compare",
+                    r.max_model_len
+                ));
+                return None;
+            }
+            row(
+                "maximum concurrency",
+                Amount::Hundredths(hundredths),
+                Some(Amount::Hundredths((r.max_concurrency * 100.0).round() as u64)),
+            )
+        }
+        _ => None,
+    }
+}
+
+fn sglang_row(f: &Fact, r: &crate::engines::sglang::Report, e: &Estimate) -> Option<Row> {
+    let gpu = gpu_of(f, e);
+    let peak = e.per_gpu.get(gpu);
+    let row = |term, logged, predicted| Some(Row { term, line: f.line, gpu, logged, predicted });
+    match f.figure {
+        Figure::Weights { bytes } => {
+            row("weights", Amount::Bytes(bytes), peak.map(|g| Amount::Bytes(g.budget.weight_bytes)))
+        }
+        Figure::KvPool { tokens, .. } => {
+            row("KV pool tokens", Amount::Tokens(tokens), Some(Amount::Tokens(r.max_total_num_tokens)))
+        }
+        Figure::MaxTotalTokens { tokens } => {
+            row("max_total_num_tokens", Amount::Tokens(tokens), Some(Amount::Tokens(r.max_total_num_tokens)))
+        }
+        _ => None,
+    }
+}
+
+fn llamacpp_row(f: &Fact, e: &Estimate) -> Option<Row> {
+    // Device buffers are named CUDA0, CUDA1…: the plan's GPU of that index.
+    let gpu = f
+        .scope
+        .as_deref()
+        .and_then(|s| s.strip_prefix("CUDA").or_else(|| s.strip_prefix("ROCm")))
+        .and_then(|n| n.parse::<usize>().ok())?;
+    let peak = e.per_gpu.get(gpu)?;
+    let row = |term, logged, predicted| Some(Row { term, line: f.line, gpu, logged, predicted });
+    match f.figure {
+        Figure::Buffer { buffer: super::Buffer::Model, bytes } => {
+            row("model buffer", Amount::Bytes(bytes), Some(Amount::Bytes(peak.budget.weight_bytes)))
+        }
+        Figure::Buffer { buffer: super::Buffer::Kv, bytes } => {
+            row("KV buffer", Amount::Bytes(bytes), Some(Amount::Bytes(peak.budget.kv_cache_bytes)))
+        }
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn error_is_relative_to_the_logged_figure() {
+        let row = |logged, predicted| Row { term: "t", line: 1, gpu: 0, logged: Amount::Bytes(logged), predicted };
+        assert_eq!(row(1000, Some(Amount::Bytes(1041))).error_permille(), Some(41));
+        assert_eq!(row(1000, Some(Amount::Bytes(927))).error_permille(), Some(-73));
+        assert_eq!(row(0, Some(Amount::Bytes(5))).error_permille(), None);
+        assert_eq!(row(10, None).error_permille(), None);
+    }
+}
