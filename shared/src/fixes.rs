@@ -117,16 +117,47 @@ pub fn fixes(model: &Model, s: &Scenario) -> Vec<Fix> {
     // Shorter sequences.
     match commands.shorten {
         Shorten::Context(command) => {
-            let len = solve::max_context(model, &solve::with_length(s, s.sequence_tokens()));
-            if len > 0 {
-                let t = solve::with_length(s, len.min(s.sequence_tokens().max(len)));
+            let workload = s.sequence_tokens();
+            let configured = plan.configured_context();
+            // The engine reserves for a longer context than the workload
+            // uses: setting it to the workload gives up nothing asked for.
+            let to_workload = Scenario { engine: s.engine.for_length(workload), ..s.clone() };
+            if let Some(c) = configured.filter(|&c| c > workload)
+                && solve::fits(model, &to_workload)
+            {
                 push(
                     FixKind::MaxModelLen,
-                    format!("Limit the context to {} tokens", thousands(len)),
-                    GivesUp::Length,
-                    t,
-                    command(&repo, len),
+                    format!(
+                        "Set the context to your {} tokens (prompt + new tokens) instead of {}",
+                        thousands(workload),
+                        thousands(c)
+                    ),
+                    GivesUp::Nothing,
+                    to_workload,
+                    command(&repo, workload),
                 );
+            } else {
+                // The workload itself is too long: it is what gets shorter.
+                let len = solve::max_context(model, &solve::with_length(s, workload));
+                if len > 0 && len < workload {
+                    let t = solve::with_length(s, len);
+                    let cut = if t.prompt_tokens < s.prompt_tokens {
+                        format!(
+                            "prompt {} → {} tokens, no new tokens",
+                            thousands(s.prompt_tokens),
+                            thousands(t.prompt_tokens)
+                        )
+                    } else {
+                        format!("max new tokens {} → {}", thousands(s.max_new_tokens), thousands(t.max_new_tokens))
+                    };
+                    push(
+                        FixKind::MaxModelLen,
+                        format!("Limit the context to {} tokens ({cut})", thousands(len)),
+                        GivesUp::Length,
+                        t,
+                        command(&repo, len),
+                    );
+                }
             }
         }
         Shorten::NewTokens(command) => {

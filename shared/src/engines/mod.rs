@@ -198,6 +198,15 @@ impl EngineReport {
 
     /// The engine's name and its reason for refusing to start, for requests
     /// of `sequence_tokens` tokens.
+    /// The flag that sets the engine's context to `len` tokens.
+    pub fn context_flag(&self, len: u64) -> Option<String> {
+        match self {
+            Self::Vllm(_) => Some(format!("--max-model-len {len}")),
+            Self::Sglang(_) => Some(format!("--context-length {len}")),
+            Self::LlamaCpp(_) => None,
+        }
+    }
+
     pub fn refusal(&self, sequence_tokens: u64) -> (&'static str, String) {
         match self {
             Self::Vllm(r) => (

@@ -129,6 +129,17 @@ impl<'m> EnginePlan<'m> {
         self.verdict_with(Search::Skip)
     }
 
+    /// The context the engine is configured for, when it reserves for one
+    /// (vLLM's `max_model_len`, SGLang's `context_length`, given or defaulted).
+    pub fn configured_context(&self) -> Option<u64> {
+        let p = &self.plan;
+        match &self.ready {
+            Ready::Vllm(o, _) => Some(vllm::default_max_model_len(p, *o)),
+            Ready::Sglang(o) => Some(sglang::context_length(p, *o)),
+            Ready::Transformers(_) | Ready::LlamaCpp(_) => None,
+        }
+    }
+
     /// The most sequences of the scenario's length that fit.
     pub fn max_concurrency(&self) -> u64 {
         self.max_concurrency_at(self.scenario.prompt_tokens, self.scenario.max_new_tokens)

@@ -118,7 +118,7 @@ fn pool(p: &Plan, o: Options) -> Pool {
     Pool { fraction, tokens: if tokens == u64::MAX { 0 } else { tokens }, cell: cell_max, chunk, state_slots }
 }
 
-fn context_length(p: &Plan, o: Options) -> u64 {
+pub(crate) fn context_length(p: &Plan, o: Options) -> u64 {
     o.context_length.or(p.model.arch.text.max_position_embeddings).unwrap_or_else(|| p.scenario.sequence_tokens())
 }
 

@@ -37,11 +37,20 @@ pub fn verdict_text(e: &Estimate, units: UnitSystem) -> String {
             format_bytes(shortfall_bytes, units)
         ),
         Verdict::EngineRefuses { largest_context, .. } => {
+            let workload = e.prompt_tokens.saturating_add(e.max_new_tokens);
             let (engine, why) = match &e.engine_report {
-                Some(r) => r.refusal(e.prompt_tokens.saturating_add(e.max_new_tokens)),
+                Some(r) => r.refusal(workload),
                 None => ("The engine", String::new()),
             };
-            if largest_context > 0 {
+            let flag = e.engine_report.as_ref().and_then(|r| r.context_flag(workload));
+            // The engine's configured context does not fit, the workload does:
+            // what runs it is the headline, the refusal its reason.
+            if let Some(flag) = flag.filter(|_| workload > 0 && largest_context >= workload) {
+                format!(
+                    "Fits your {} tokens with {flag}; as configured, {engine} refuses to start: {why}",
+                    thousands(workload)
+                )
+            } else if largest_context > 0 {
                 format!(
                     "{engine} refuses: {why} — the largest context that works is {} tokens",
                     thousands(largest_context)

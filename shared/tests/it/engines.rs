@@ -180,3 +180,38 @@ fn vllm_groups_sliding_window_layers() {
     let (v1, _) = vllm_report(s(vllm::Version::V1), &m);
     assert!(v1.max_concurrency > 2.0 * v0.max_concurrency, "{} vs {}", v1.max_concurrency, v0.max_concurrency);
 }
+
+/// vLLM's default `max_model_len` (the model's 131,072) does not start on a
+/// 24 GiB GPU while the workload's 2,560 tokens do: the headline says what
+/// runs it, and fix 1 sets the context to the workload without touching it.
+#[test]
+fn an_engine_default_that_refuses_a_fitting_workload_is_not_the_headline() {
+    use shared::fixes::{FixKind, GivesUp, fixes};
+    let m = model("llama-3.1-8b");
+    let s = Scenario {
+        gpus: vec![GpuSlot::custom("24 GiB", 24 * GIB)],
+        engine: Engine::Vllm(vllm::Options::default()),
+        prompt_tokens: 2048,
+        max_new_tokens: 512,
+        ..Scenario::default()
+    };
+    let e = estimate(&m, s.clone());
+    assert!(matches!(e.verdict, Verdict::EngineRefuses { largest_context, .. } if largest_context >= 2560));
+    let text = shared::estimate::verdict_text(&e, shared::units::UnitSystem::Binary);
+    assert!(text.starts_with("Fits your 2,560 tokens with --max-model-len 2560"), "{text}");
+    let all = fixes(&m, &s);
+    let first = &all[0];
+    assert_eq!((first.kind, first.gives_up, first.fits), (FixKind::MaxModelLen, GivesUp::Nothing, true), "{all:?}");
+    assert!(first.code.ends_with("--max-model-len 2560"), "{}", first.code);
+    // It changes what it says and nothing else: the workload stays.
+    assert_eq!((first.scenario.prompt_tokens, first.scenario.max_new_tokens), (2048, 512));
+    let Engine::Vllm(o) = first.scenario.engine else { panic!("engine changed") };
+    assert_eq!(o.max_model_len, Some(2560));
+
+    // A workload that is itself too long gets shorter, and the fix says how.
+    let long = Scenario { max_new_tokens: 200_000, engine: Engine::Vllm(vllm::Options::default()), ..s };
+    let fix = fixes(&m, &long).into_iter().find(|f| f.kind == FixKind::MaxModelLen).unwrap_or_else(|| panic!("none"));
+    assert_eq!(fix.gives_up, GivesUp::Length);
+    assert!(fix.title.contains("max new tokens 200,000 → "), "{}", fix.title);
+    assert_eq!(fix.scenario.prompt_tokens, 2048);
+}

@@ -211,7 +211,7 @@ fn large_gpu(p: &Plan) -> bool {
     p.scenario.gpus.first().is_some_and(|g| g.capacity_bytes >= 70 * GIB && !g.name.contains("A100"))
 }
 
-fn default_max_model_len(p: &Plan, o: Options) -> u64 {
+pub(crate) fn default_max_model_len(p: &Plan, o: Options) -> u64 {
     o.max_model_len.or(p.model.arch.text.max_position_embeddings).unwrap_or_else(|| p.scenario.sequence_tokens()).max(1)
 }
 

@@ -73,11 +73,15 @@ pub(crate) fn terms(p: &Plan, r: &Report, kv_demand_bytes: u64) -> EngineTerms {
         "vLLM KV cache size",
         r.kv_cache_tokens,
         format!(
-            "{} blocks ÷ KV groups × {} tokens per block; max concurrency {}x at {} tokens",
+            "{} blocks ÷ KV groups × {} tokens per block; vLLM's \"maximum concurrency\" {}x counts requests \
+             of max_model_len ({} tokens), while the plan's concurrent sequences count sequences of your {} \
+             tokens (capped by max_num_seqs {})",
             r.num_gpu_blocks,
             r.block_size,
             decimal(r.max_concurrency, 2),
-            thousands(r.max_model_len)
+            thousands(r.max_model_len),
+            thousands(p.scenario.sequence_tokens()),
+            r.max_num_seqs
         ),
         Basis::EngineRule,
     ));
