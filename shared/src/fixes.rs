@@ -4,7 +4,7 @@
 use serde::Serialize;
 
 use crate::engines::commands::{SettingKind, Shorten};
-use crate::engines::{EnginePlan, Scenario};
+use crate::engines::{EngineKind, EnginePlan, Scenario};
 use crate::explain::thousands;
 use crate::formats::WeightFormat;
 use crate::kv::KvDtype;
@@ -34,6 +34,8 @@ pub enum GivesUp {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum FixKind {
+    /// An engine that loads the weight format.
+    Engine,
     SdpaAttention,
     HigherUtilization,
     KvCacheDtype,
@@ -75,6 +77,29 @@ fn repo(model: &Model) -> String {
 
 /// The ranked fixes for a plan that does not fit (empty when it fits).
 pub fn fixes(model: &Model, s: &Scenario) -> Vec<Fix> {
+    // An engine that does not load the weight format: run it where it loads.
+    let kind = s.engine.kind();
+    if !kind.runs(s.weights)
+        && let Some(to) = EngineKind::runner_of(s.weights)
+    {
+        let tp = if to.commands().more_gpus_are_tensor_parallel { s.tp } else { 1 };
+        let t = Scenario { engine: to.with_defaults(), tp, ..s.clone() };
+        let fits = solve::fits(model, &t);
+        return vec![Fix {
+            kind: FixKind::Engine,
+            title: format!(
+                "Run it in {}, which loads {} weights ({} does not)",
+                to.name(),
+                s.weights.id(),
+                kind.name()
+            ),
+            gives_up: GivesUp::Nothing,
+            saves_bytes: 0,
+            fits,
+            code: format!("# {} weights are {}'s format", s.weights.id(), to.name()),
+            scenario: t,
+        }];
+    }
     let Ok(valid) = s.clone().validate() else { return Vec::new() };
     let plan = EnginePlan::new(model, valid);
     let verdict = plan.verdict();

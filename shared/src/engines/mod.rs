@@ -130,6 +130,11 @@ impl EngineKind {
         }
     }
 
+    /// The first engine that loads `format` (llama.cpp for GGUF).
+    pub fn runner_of(format: WeightFormat) -> Option<Self> {
+        Self::ALL.iter().copied().find(|k| k.runs(format))
+    }
+
     /// The engine with its default knobs.
     pub fn with_defaults(self) -> Engine {
         match self {

@@ -1,13 +1,23 @@
 //! The verdict in words.
 
-use crate::engines::EngineReport;
+use crate::engines::{EngineKind, EngineReport};
 use crate::explain::thousands;
 use crate::units::{UnitSystem, format_bytes};
 
 use super::{Estimate, Verdict};
 
-/// The verdict as a sentence.
+/// The verdict as a sentence. A plan whose engine does not load its weight
+/// format says so first: its figures are only what that format would take.
 pub fn verdict_text(e: &Estimate, units: UnitSystem) -> String {
+    let text = verdict_sentence(e, units);
+    if e.engine.runs(e.weight_format) {
+        return text;
+    }
+    let by = EngineKind::runner_of(e.weight_format).map_or("another engine", EngineKind::name);
+    format!("{} does not load {} weights ({by} does) — as if it did: {text}", e.engine.name(), e.weight_format.id())
+}
+
+fn verdict_sentence(e: &Estimate, units: UnitSystem) -> String {
     let gpu_name = |g: usize| {
         if e.per_gpu.len() > 1 { format!(" on GPU {g}") } else { String::new() }
     };

@@ -215,3 +215,30 @@ fn an_engine_default_that_refuses_a_fitting_workload_is_not_the_headline() {
     assert!(fix.title.contains("max new tokens 200,000 → "), "{}", fix.title);
     assert_eq!(fix.scenario.prompt_tokens, 2048);
 }
+
+/// GGUF weights with transformers: the verdict says first that transformers
+/// does not load them, and the one fix runs the plan in llama.cpp.
+#[test]
+fn an_engine_that_does_not_load_the_format_says_so_first() {
+    use shared::engines::EngineKind;
+    use shared::fixes::{FixKind, fixes};
+    use shared::formats::WeightFormat;
+    let m = model("llama-3.1-8b");
+    let weights = WeightFormat::parse("q4_k_m").unwrap_or_else(|e| panic!("{e}"));
+    let s = Scenario { weights, gpus: vec![GpuSlot::custom("24 GiB", 24 * GIB)], ..Scenario::default() };
+    assert_eq!(s.engine.kind(), EngineKind::Transformers);
+    let text = shared::estimate::verdict_text(&estimate(&m, s.clone()), shared::units::UnitSystem::Binary);
+    assert!(
+        text.starts_with("transformers does not load q4_k_m weights (llama.cpp does) — as if it did: Fits"),
+        "{text}"
+    );
+    let all = fixes(&m, &s);
+    assert_eq!(all.len(), 1, "{all:?}");
+    assert_eq!(all[0].kind, FixKind::Engine);
+    assert_eq!(all[0].scenario.engine.kind(), EngineKind::LlamaCpp);
+    assert!(all[0].fits);
+    // In its own engine the format needs no such line.
+    let text =
+        shared::estimate::verdict_text(&estimate(&m, all[0].scenario.clone()), shared::units::UnitSystem::Binary);
+    assert!(text.starts_with("Fits"), "{text}");
+}

@@ -167,7 +167,9 @@ pub(super) fn from_the_plan(plan: Plan, f: &Facts, b: &mut Board) -> Option<Plan
     }
     imbalance(f, b, &e, model);
     for x in fixes::fixes(model, &s) {
-        let (id, cause) = map_fix(x.kind);
+        // An engine that does not load the format is the plan's mistake, not
+        // a cause of the error: the estimate's verdict says so.
+        let Some((id, cause)) = map_fix(x.kind) else { continue };
         b.fix(DiagnosisFix {
             id,
             cause,
@@ -353,8 +355,9 @@ fn imbalance(f: &Facts, b: &mut Board, e: &Estimate, model: &Model) {
     ));
 }
 
-fn map_fix(kind: FixKind) -> (FixId, CauseId) {
-    match kind {
+fn map_fix(kind: FixKind) -> Option<(FixId, CauseId)> {
+    Some(match kind {
+        FixKind::Engine => return None,
         FixKind::SdpaAttention => (FixId::SdpaAttention, CauseId::KvCacheGrowth),
         FixKind::HigherUtilization => (FixId::GpuMemoryUtilization, CauseId::KvCacheGrowth),
         FixKind::KvCacheDtype => (FixId::KvCacheDtype, CauseId::KvCacheGrowth),
@@ -365,7 +368,7 @@ fn map_fix(kind: FixKind) -> (FixId, CauseId) {
         FixKind::OffloadLayers => (FixId::OffloadLayers, CauseId::WeightsTooLarge),
         FixKind::MoreGpus => (FixId::MoreGpus, CauseId::TooLargeOverall),
         FixKind::BiggerGpu => (FixId::BiggerGpu, CauseId::TooLargeOverall),
-    }
+    })
 }
 
 /// The largest preset of the same family, smaller than the model, that fits the plan.
