@@ -147,8 +147,8 @@ pub fn processes(rows: &[ProcRow]) -> Markup {
         return h.into_markup();
     }
     h.raw(
-        "<div class=\"table-wrap\"><table data-testid=\"process-table\"><thead><tr><th>GPU</th><th>PID</th>\
-         <th>Process</th><th class=\"num\">Memory</th><th>Seen</th><th></th></tr></thead><tbody>",
+        "<div class=\"table-wrap\" tabindex=\"0\" role=\"region\" aria-label=\"Processes (scrolls sideways)\"><table data-testid=\"process-table\"><thead><tr><th>GPU</th><th>PID</th>\
+         <th>Process</th><th class=\"num\">Memory</th><th>Seen</th><th>Note</th></tr></thead><tbody>",
     );
     for r in rows {
         h.raw("<tr data-testid=\"process-row\"");

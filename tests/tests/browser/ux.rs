@@ -1,0 +1,145 @@
+//! The page as a new user meets it (issue 19): on a phone the verdict comes
+//! first and nothing overflows; "Diagnose an OOM" and "Live" are within
+//! reach of the verdict; an `oom=` link lands on the diagnosis; "Apply"
+//! leaves focus on the verdict.
+
+use anyhow::{Context, ensure};
+use serde_json::json;
+
+use crate::browser::{Driver, Page, sel, tools};
+use crate::cli;
+use crate::server::Server;
+
+async fn js(page: &Page, script: &str) -> anyhow::Result<serde_json::Value> {
+    Ok(page.client.execute(script, vec![]).await?)
+}
+
+async fn focused(page: &Page) -> anyhow::Result<serde_json::Value> {
+    js(page, "return document.activeElement?.dataset.testid ?? document.activeElement?.id ?? null;").await
+}
+
+/// The smallest rendered size of the charts' text, in CSS pixels: the
+/// computed font size times the SVG's scale (its width over the view box's).
+async fn smallest_chart_text(page: &Page) -> anyhow::Result<f64> {
+    let v = js(
+        page,
+        "let min = Infinity; for (const t of document.querySelectorAll('.chart svg text')) {\
+           const svg = t.ownerSVGElement; const scale = svg.getBoundingClientRect().width / svg.viewBox.baseVal.width;\
+           min = Math.min(min, parseFloat(getComputedStyle(t).fontSize) * scale); } return min;",
+    )
+    .await?;
+    v.as_f64().context("a font size")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn phone_layout() -> anyhow::Result<()> {
+    let Some(tools) = tools() else { return Ok(()) };
+    let server = Server::start(cli::dist()?, Default::default()).await?;
+    let mut driver = Driver::start(&tools).await?;
+    let page = driver.session(390, 844).await?;
+    // A plan that does not fit: fixes, the table and the charts all show.
+    page.open(&server.page("model=llama-3.1-70b&gpu=rtx-4090&g=2&p=4096&n=1024")).await?;
+    page.screenshot("phone-390").await?;
+    ensure!(js(&page, "return innerWidth;").await? == json!(390), "a 390 px viewport");
+    let (top, height) = {
+        let v = js(
+            &page,
+            "return [document.querySelector('[data-testid=verdict]').getBoundingClientRect().top, innerHeight];",
+        )
+        .await?;
+        (v[0].as_f64().context("top")?, v[1].as_f64().context("height")?)
+    };
+    ensure!(
+        (0.0..height).contains(&top),
+        "at 390×844 the verdict starts at {top} px, below the first screen ({height})"
+    );
+    // Sticky: still on screen after scrolling to the GPU table.
+    js(&page, "document.querySelector('[data-testid=gpu-table]').scrollIntoView(); return 0;").await?;
+    let v = js(
+        &page,
+        "const r = document.querySelector('[data-testid=verdict]').getBoundingClientRect(); return [r.top, r.bottom];",
+    )
+    .await?;
+    ensure!(v[0].as_f64() >= Some(0.0) && v[1].as_f64() <= Some(height), "the verdict stays in view: {v}");
+    let text = smallest_chart_text(&page).await?;
+    ensure!(text >= 11.0 - 0.01, "chart text at 390 px is {text:.1} px");
+    // The per-GPU table: a named, keyboard-focusable scrolling region.
+    let region = js(
+        &page,
+        "const t = document.querySelector('[data-testid=gpu-table]').closest('.table-wrap');\
+         return [t.tabIndex, t.getAttribute('role'), t.getAttribute('aria-label') || '', t.scrollWidth > t.clientWidth];",
+    )
+    .await?;
+    ensure!(region[0] == json!(0) && region[1] == json!("region"), "the table's scroller is focusable: {region}");
+    ensure!(!region[2].as_str().unwrap_or("").is_empty(), "the table's scroller has a name: {region}");
+
+    page.close().await?;
+    let page = driver.session(320, 700).await?;
+    for query in ["", "model=llama-3.1-70b&gpu=rtx-4090&g=2&p=4096&n=1024"] {
+        page.open(&server.page(query)).await?;
+        page.open_details("connect-panel").await?;
+        page.wait_until("the connect form", async |p: &Page| Ok(p.exists("agent-url").await?)).await?;
+        let width = js(&page, "return document.documentElement.scrollWidth;").await?;
+        ensure!(width.as_u64() <= Some(320), "at 320 px the page is {width} px wide ({query:?})");
+        let text = smallest_chart_text(&page).await?;
+        ensure!(text >= 11.0 - 0.01, "chart text at 320 px is {text:.1} px");
+    }
+    page.screenshot("phone-320").await?;
+    page.close().await?;
+    Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tools_within_reach() -> anyhow::Result<()> {
+    let Some(tools) = tools() else { return Ok(()) };
+    let server = Server::start(cli::dist()?, Default::default()).await?;
+    let mut driver = Driver::start(&tools).await?;
+    let page = driver.session(1400, 900).await?;
+    page.open(&server.page("")).await?;
+
+    // Both tools sit in the header, on the first screen, above the verdict.
+    for id in ["nav-diagnose", "nav-live"] {
+        let v = js(&page, &format!(
+            "const a = document.querySelector('{}').getBoundingClientRect(); const v = document.querySelector('[data-testid=verdict]').getBoundingClientRect(); return [a.bottom, v.top, innerHeight];",
+            sel(id)
+        ))
+        .await?;
+        ensure!(
+            v[0].as_f64() <= v[1].as_f64() && v[0].as_f64() < v[2].as_f64(),
+            "{id} is above the verdict, on screen: {v}"
+        );
+    }
+    page.click("nav-diagnose").await?;
+    page.wait_until("the diagnosis opens, its heading focused", async |p: &Page| {
+        Ok(p.attr("diagnose", "open").await?.is_some() && focused(p).await? == json!("diagnose-heading"))
+    })
+    .await?;
+    page.click("nav-live").await?;
+    page.wait_until("the connect panel opens, its heading focused", async |p: &Page| {
+        Ok(p.attr("connect-panel", "open").await?.is_some() && focused(p).await? == json!("connect-heading"))
+    })
+    .await?;
+
+    // An `oom=` link scrolls to the diagnosis and focuses its heading.
+    page.open(&server.page("oom=Tried%20to%20allocate%202.00%20GiB")).await?;
+    page.wait_until("the oom= link's diagnosis has focus", async |p: &Page| {
+        Ok(p.exists("oom-summary").await? && focused(p).await? == json!("diagnose-heading"))
+    })
+    .await?;
+    let v = js(
+        &page,
+        "const r = document.getElementById('diagnose-heading').getBoundingClientRect(); return [r.top, innerHeight];",
+    )
+    .await?;
+    ensure!(v[0].as_f64() >= Some(0.0) && v[0].as_f64() < v[1].as_f64(), "the diagnosis heading is on screen: {v}");
+
+    // "Apply to the plan": focus goes to the verdict, and the change is announced.
+    page.open(&server.page("model=llama-3.1-70b&gpu=rtx-4090&g=1&p=4096&n=1024")).await?;
+    page.click("fix-apply").await?;
+    page.wait_until("focus on the verdict after applying a fix", async |p: &Page| {
+        Ok(focused(p).await? == json!("verdict") && p.text("answer-announce").await?.starts_with("Applied: "))
+    })
+    .await?;
+    page.close().await?;
+    Ok(())
+}
