@@ -8,6 +8,7 @@ use serde_json::json;
 
 use crate::browser::{Driver, Page, sel, tools};
 use crate::cli;
+use crate::page::{expect_cli, no_errors};
 use crate::server::Server;
 
 async fn js(page: &Page, script: &str) -> anyhow::Result<serde_json::Value> {
@@ -140,6 +141,82 @@ async fn tools_within_reach() -> anyhow::Result<()> {
         Ok(focused(p).await? == json!("verdict") && p.text("answer-announce").await?.starts_with("Applied: "))
     })
     .await?;
+    page.close().await?;
+    Ok(())
+}
+
+/// Token fields read `32k`, `1.5k` and `128K` as the CLI reads its flags (the
+/// same text goes to both), and refuse anything else beside the field,
+/// keeping the last good value.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn token_fields() -> anyhow::Result<()> {
+    let Some(tools) = tools() else { return Ok(()) };
+    let server = Server::start(cli::dist()?, Default::default()).await?;
+    let mut driver = Driver::start(&tools).await?;
+    let page = driver.session(1400, 900).await?;
+    page.open(&server.page("")).await?;
+    ensure!(
+        page.attr("prompt-tokens", "type").await?.as_deref() == Some("text"),
+        "a text field with inputmode=numeric"
+    );
+
+    page.fill("prompt-tokens", "32k").await?;
+    expect_cli(&page, "32k prompt tokens", &["--model", "llama-3.1-8b", "--prompt-tokens", "32k"]).await?;
+    ensure!(page.url().await?.contains("p=32000"), "32k is 32,000 tokens: {}", page.url().await?);
+    page.fill("max-new-tokens", "1.5k").await?;
+    let args = ["--model", "llama-3.1-8b", "--prompt-tokens", "32k", "--max-new-tokens", "1.5k"];
+    expect_cli(&page, "1.5k new tokens", &args).await?;
+    page.fill("prompt-tokens", "128K").await?;
+    let args = ["--model", "llama-3.1-8b", "--prompt-tokens", "128K", "--max-new-tokens", "1.5k"];
+    expect_cli(&page, "128K prompt tokens", &args).await?;
+    ensure!(page.url().await?.contains("p=131072"), "128K is 131,072 tokens");
+
+    page.fill("prompt-tokens", "abc").await?;
+    page.wait_until("the refusal beside the field", async |p: &Page| {
+        Ok(p.attr("prompt-tokens", "aria-invalid").await?.as_deref() == Some("true")
+            && p.attr("prompt-tokens-error", "hidden").await?.is_none()
+            && p.text("prompt-tokens-error").await?.contains("token count"))
+    })
+    .await?;
+    expect_cli(&page, "the last good value stays", &args).await?;
+    page.fill("prompt-tokens", "4096").await?;
+    page.wait_until("the error clears", async |p: &Page| {
+        Ok(p.attr("prompt-tokens", "aria-invalid").await?.as_deref() == Some("false"))
+    })
+    .await?;
+    no_errors(&page, "after token fields").await?;
+    page.close().await?;
+    Ok(())
+}
+
+/// The "more GPUs" fix under transformers carries a per-module `device_map`:
+/// it folds (the call first, the map behind a closed toggle), and Copy
+/// still takes the whole snippet.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn long_device_map_folds() -> anyhow::Result<()> {
+    let Some(tools) = tools() else { return Ok(()) };
+    let server = Server::start(cli::dist()?, Default::default()).await?;
+    let mut driver = Driver::start(&tools).await?;
+    let page = driver.session(390, 844).await?;
+    page.open(&server.page("model=llama-3.1-70b&gpu=rtx-4090&g=1&e=transformers")).await?;
+    let v = js(
+        &page,
+        "const f = document.querySelector('[data-testid=device-map-fold]'); if (!f) return null;\
+         const li = f.closest('li'); const copy = li.querySelector('pre[hidden]');\
+         return [f.open, f.querySelector('summary').textContent, f.getBoundingClientRect().height, copy ? copy.textContent : '',\
+                 li.querySelector('[data-testid=fix-code]').textContent];",
+    )
+    .await?;
+    ensure!(!v.is_null(), "a folded device_map in the fixes");
+    ensure!(v[0] == json!(false), "the map is collapsed by default: {v}");
+    ensure!(v[1].as_str().is_some_and(|s| s.contains("modules (GPU 0:")), "the summary says where modules go: {v}");
+    ensure!(v[2].as_f64() < Some(80.0), "the folded map is one line: {v}");
+    ensure!(
+        v[3].as_str().is_some_and(|s| s.contains("device_map={\"model.embed_tokens\": 0")),
+        "Copy keeps the map: {v}"
+    );
+    ensure!(v[4].as_str().is_some_and(|s| s.ends_with("device_map=device_map)")), "the call shows first: {v}");
+    page.screenshot("device-map-fold").await?;
     page.close().await?;
     Ok(())
 }
