@@ -220,3 +220,39 @@ async fn long_device_map_folds() -> anyhow::Result<()> {
     page.close().await?;
     Ok(())
 }
+
+/// A page whose origin the agent does not allow (the static server's, with
+/// no `--allow-origin`): "refused: origin not allowed", and no more attempts.
+/// The page's WebSocket constructor is wrapped to count the attempts.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn refused_origin_stops_retrying() -> anyhow::Result<()> {
+    let Some(tools) = tools() else { return Ok(()) };
+    let dist = crate::live::dist()?;
+    let agent = crate::live::Agent::start("rtx-4090", &dist, &[]).await?;
+    let server = Server::start(dist, Default::default()).await?;
+    let mut driver = Driver::start(&tools).await?;
+    let page = driver.session(1280, 1600).await?;
+    page.open(&server.page("")).await?;
+    js(
+        &page,
+        "window.__ws = 0; window.WebSocket = new Proxy(WebSocket, {construct(t, a) { window.__ws++; return new t(...a); }}); return 0;",
+    )
+    .await?;
+    page.open_details("connect-panel").await?;
+    page.wait_until("the connect form", async |p: &Page| Ok(p.exists("agent-url").await?)).await?;
+    page.fill("agent-url", &format!("127.0.0.1:{}", agent.port)).await?;
+    page.fill("agent-token", crate::live::TOKEN).await?;
+    page.click("agent-connect").await?;
+    crate::live::expect_state(&page, "live-host", 0, "refused").await?;
+    let status = page.text("live-status").await?;
+    ensure!(status.contains("refused: origin not allowed"), "the header says why: {status}");
+    ensure!(page.text("host-advice").await?.contains("--allow-origin"), "the advice names the flag");
+    let attempts = js(&page, "return window.__ws;").await?;
+    ensure!(attempts.as_u64().is_some_and(|n| n >= 1), "the page tried: {attempts}");
+    // Longer than the next backoff steps (0.5 s, 1 s, 2 s): no attempt comes.
+    tokio::time::sleep(std::time::Duration::from_secs(4)).await;
+    ensure!(js(&page, "return window.__ws;").await? == attempts, "the page kept retrying after the refusal");
+    ensure!(page.attr("live-status", "data-state").await?.as_deref() == Some("refused"), "still refused");
+    page.close().await?;
+    Ok(())
+}
