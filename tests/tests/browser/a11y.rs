@@ -68,6 +68,14 @@ async fn axe_static_views() -> anyhow::Result<()> {
 
     page.open(&server.page("")).await?;
     found.push(("default", axe(&page, &source).await?));
+    // The model combobox open on its matches.
+    page.fill("model-search", "qwen").await?;
+    page.wait_until("the listbox", async |p: &Page| {
+        Ok(p.attr("model-search", "aria-expanded").await?.as_deref() == Some("true"))
+    })
+    .await?;
+    found.push(("combobox open", axe(&page, &source).await?));
+    page.fill("model-search", "").await?;
 
     // The page's own theme switch: system → dark.
     page.click("theme-toggle").await?;

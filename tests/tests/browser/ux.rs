@@ -256,3 +256,62 @@ async fn refused_origin_stops_retrying() -> anyhow::Result<()> {
     page.close().await?;
     Ok(())
 }
+
+/// The model field is a combobox: type-ahead, arrows, Enter picks, Escape
+/// closes; a Hub id or a model page's URL in the same field loads from the Hub.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn model_combobox() -> anyhow::Result<()> {
+    let Some(tools) = tools() else { return Ok(()) };
+    let tiny = std::fs::read_to_string(cli::root().join("shared/catalog/models/llama-3.2-1b.json"))?;
+    let index = r#"{"metadata":{"total_size":2471645184},"weight_map":{}}"#;
+    let mut hub = std::collections::HashMap::new();
+    hub.insert("test-org/tiny/config.json".to_owned(), (200, tiny.clone()));
+    hub.insert("test-org/tiny/model.safetensors.index.json".to_owned(), (200, index.to_owned()));
+    let server = Server::start(cli::dist()?, hub).await?;
+    let mut driver = Driver::start(&tools).await?;
+    let page = driver.session(1400, 900).await?;
+    page.open(&server.page(&format!("hub={}", server.hub()))).await?;
+    let field = page.client.find(fantoccini::Locator::Css(&sel("model-search"))).await?;
+    ensure!(page.attr("model-search", "role").await?.as_deref() == Some("combobox"), "role=combobox");
+
+    field.send_keys("qwen 32").await?;
+    page.wait_until("the listbox opens", async |p: &Page| {
+        Ok(p.attr("model-search", "aria-expanded").await?.as_deref() == Some("true"))
+    })
+    .await?;
+    field.send_keys("\u{E007}").await?;
+    page.wait_until("Enter picks a Qwen 32B preset", async |p: &Page| {
+        let id = js(p, "return document.querySelector('[data-testid=model-select]').value;").await?;
+        Ok(id.as_str().is_some_and(|id| id.starts_with("qwen") && id.contains("32b")))
+    })
+    .await?;
+    ensure!(page.attr("model-search", "aria-expanded").await?.as_deref() == Some("false"), "closed after picking");
+
+    // Arrows move the highlight (aria-activedescendant); Escape closes.
+    field.send_keys("llama").await?;
+    field.send_keys("\u{E015}").await?;
+    ensure!(page.attr("model-search", "aria-activedescendant").await?.as_deref() == Some("preset-opt-1"), "ArrowDown");
+    let second = js(&page, "return document.getElementById('preset-opt-1').dataset.id;").await?;
+    field.send_keys("\u{E00C}").await?;
+    ensure!(page.attr("model-search", "aria-expanded").await?.as_deref() == Some("false"), "Escape closes");
+    // ArrowDown reopens it on the same highlight; Enter picks that one.
+    field.send_keys("\u{E015}\u{E007}").await?;
+    page.wait_until("Enter picks the highlighted option", async |p: &Page| {
+        Ok(js(p, "return document.querySelector('[data-testid=model-select]').value;").await? == second)
+    })
+    .await?;
+
+    // A pasted model page URL (with its /tree/main tail) loads through the Hub stand-in.
+    field.send_keys("https://huggingface.co/test-org/tiny/tree/main\u{E007}").await?;
+    page.wait_until("the Hub model loads", async |p: &Page| {
+        Ok(p.text("model-status").await?.contains("test-org/tiny"))
+    })
+    .await?;
+    ensure!(
+        page.url().await?.contains("hf=test-org%2Ftiny") || page.url().await?.contains("hf=test-org/tiny"),
+        "hf= in the link"
+    );
+    no_errors(&page, "after the combobox").await?;
+    page.close().await?;
+    Ok(())
+}
