@@ -253,6 +253,7 @@ async fn refused_origin_stops_retrying() -> anyhow::Result<()> {
     tokio::time::sleep(std::time::Duration::from_secs(4)).await;
     ensure!(js(&page, "return window.__ws;").await? == attempts, "the page kept retrying after the refusal");
     ensure!(page.attr("live-status", "data-state").await?.as_deref() == Some("refused"), "still refused");
+    ensure!(!page.exists("no-processes").await?, "a refused host does not claim “No process holds GPU memory”");
     page.close().await?;
     Ok(())
 }
