@@ -41,6 +41,10 @@ async fn phone_layout() -> anyhow::Result<()> {
     // A plan that does not fit: fixes, the table and the charts all show.
     page.open(&server.page("model=llama-3.1-70b&gpu=rtx-4090&g=2&p=4096&n=1024")).await?;
     page.screenshot("phone-390").await?;
+    page.click("theme-toggle").await?;
+    page.screenshot("phone-390-dark").await?;
+    page.click("theme-toggle").await?;
+    page.click("theme-toggle").await?;
     ensure!(js(&page, "return innerWidth;").await? == json!(390), "a 390 px viewport");
     let (top, height) = {
         let v = js(

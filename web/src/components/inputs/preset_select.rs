@@ -151,7 +151,7 @@ pub fn PresetSelect() -> impl IntoView {
     };
     view! {
         <div class="field">
-            <label for="preset-search">"Search presets, or paste a Hugging Face id or URL"</label>
+            <label for="preset-search">"Search presets or paste a Hub id or URL"</label>
             <div class="combo">
             <input id="preset-search" type="text" role="combobox" aria-autocomplete="list" aria-controls="preset-listbox"
                 aria-expanded=move || expanded().to_string() autocomplete="off" spellcheck="false"
