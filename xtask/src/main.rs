@@ -90,6 +90,7 @@ fn test() -> anyhow::Result<()> {
     dist(Budget::Enforce)?;
     setup_browser()?;
     setup_fleet_tools()?;
+    setup_axe()?;
     step("tests", cargo().args(["test", "--workspace"]))?;
     Ok(())
 }
@@ -467,10 +468,35 @@ fn setup_fleet_tools() -> anyhow::Result<()> {
     Ok(())
 }
 
+/// The accessibility checker the browser tests inject into the page: npm's
+/// `axe-core`, pinned, into `<target>/axe` (the tests read
+/// `<target>/axe/node_modules/axe-core/axe.min.js`); Debian's `npm` first if
+/// it is missing.
+fn setup_axe() -> anyhow::Result<()> {
+    const AXE: &str = "axe-core@4.14.1";
+    let (_, target) = dirs()?;
+    let dir = target.join("axe");
+    if dir.join("node_modules/axe-core/package.json").is_file()
+        && std::fs::read_to_string(dir.join("node_modules/axe-core/package.json"))
+            .is_ok_and(|p| p.contains(&format!("\"version\": \"{}\"", &AXE["axe-core@".len()..])))
+    {
+        return Ok(());
+    }
+    if !found("npm") {
+        apt_install("npm (for axe-core)", &["--no-install-recommends", "npm"])?;
+    }
+    std::fs::create_dir_all(&dir)?;
+    step(
+        &format!("install {AXE}"),
+        Command::new("npm").args(["install", "--no-save", "--no-audit", "--no-fund", "--prefix"]).arg(&dir).arg(AXE),
+    )
+}
+
 fn e2e() -> anyhow::Result<()> {
     dist(Budget::Enforce)?;
     setup_browser()?;
     setup_fleet_tools()?;
+    setup_axe()?;
     step("browser end-to-end tests", cargo().args(["test", "-p", "e2e"]))
 }
 

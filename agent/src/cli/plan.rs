@@ -85,9 +85,11 @@ pub struct PlanArgs {
     /// llama.cpp: flash attention on or off.
     #[arg(long, default_value = "on")]
     flash_attn: String,
-    #[arg(long, default_value_t = 2048)]
+    /// Tokens in the prompt: `4096`, `32k` (32,000), `128K` (131,072), as vLLM reads counts.
+    #[arg(long, default_value_t = 2048, value_parser = tokens)]
     prompt_tokens: u64,
-    #[arg(long, default_value_t = 512)]
+    /// Tokens generated per sequence (same forms as --prompt-tokens).
+    #[arg(long, default_value_t = 512, value_parser = tokens)]
     max_new_tokens: u64,
     /// Sequences generated at once.
     #[arg(long, default_value_t = 1)]
@@ -158,6 +160,11 @@ impl PlanArgs {
         }
         taken
     }
+}
+
+/// A token count flag: the page's token fields read the same forms.
+fn tokens(value: &str) -> Result<u64, String> {
+    shared::link::parse_tokens(value, shared::estimate::MAX_TOKENS)
 }
 
 /// Where the model comes from: `--model` or `--config`. Each command declares

@@ -32,7 +32,7 @@ pub use encode::encode;
 pub use knobs::{knob, parse_fraction, with_knob};
 pub use percent::{percent_decode, percent_encode};
 pub use state::{Decoded, GpuChoice, LinkState, ModelSource};
-pub use values::{parse_params, parse_repo_id};
+pub use values::{parse_params, parse_repo_id, parse_tokens};
 pub use version::{LinkVersion, NewerEngine, new_engine, newer_engine};
 
 /// The preset the page opens with.

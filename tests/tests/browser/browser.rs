@@ -69,7 +69,8 @@ impl Driver {
         Ok(Self { child, url: format!("http://127.0.0.1:{port}"), tools: tools.clone(), profiles: Vec::new() })
     }
 
-    /// A fresh browser session (its own profile directory) at `width`×`height`.
+    /// A fresh browser session (its own profile directory) at `width`×`height`
+    /// (a phone's viewport under 500 px: see below).
     pub async fn session(&mut self, width: u32, height: u32) -> anyhow::Result<Page> {
         // Unique across the tests of this process (they run in parallel, each with its own
         // driver): Chromium instances that share a profile directory share one browser.
@@ -91,11 +92,15 @@ impl Driver {
             format!("--user-data-dir={}", profile.display()),
         ];
         self.profiles.push(profile);
+        let mut options = json!({ "binary": self.tools.chromium.display().to_string(), "args": args });
+        // Headless Chromium keeps windows at least 500 px wide: a phone's
+        // width takes the device emulation (its viewport, as DevTools does).
+        if width < 500 {
+            options["mobileEmulation"] =
+                json!({ "deviceMetrics": { "width": width, "height": height, "pixelRatio": 1.0 } });
+        }
         let mut caps = serde_json::Map::new();
-        caps.insert(
-            "goog:chromeOptions".into(),
-            json!({ "binary": self.tools.chromium.display().to_string(), "args": args }),
-        );
+        caps.insert("goog:chromeOptions".into(), options);
         let client = ClientBuilder::new(hyper_util::client::legacy::connect::HttpConnector::new())
             .capabilities(caps)
             .connect(&self.url)

@@ -196,6 +196,15 @@ async fn live_mode() -> anyhow::Result<()> {
         page.wait_until("the measured context term", async |p: &Page| Ok(p.exists("context-override").await?)).await?;
     }
     shot(&page, "probe-panel", "live-probe").await?;
+    // Checking the plan on GPU 1 moves the probe's GPU select there too.
+    page.client.execute("document.querySelectorAll(arguments[0])[1].click();", vec![json!(sel("use-gpu"))]).await?;
+    page.wait_until("the probe follows GPU 1", async |p: &Page| {
+        Ok(p.client
+            .execute("return document.querySelector(arguments[0]).value;", vec![json!(sel("probe-gpu"))])
+            .await?
+            == json!("1"))
+    })
+    .await?;
 
     // 5. A second host, through the connect form (another origin: it allows this one).
     page.open_details("connect-panel").await?;
@@ -227,6 +236,9 @@ async fn live_mode() -> anyhow::Result<()> {
     // 7. The agent stops: reconnecting with backoff; it comes back on the same port: live again.
     lab1.stop();
     expect_state(&page, "live-status", 0, "reconnecting").await?;
+    page.wait_until("the process list says it is not live", async |p: &Page| Ok(p.exists("processes-offline").await?))
+        .await?;
+    ensure!(!page.exists("no-processes").await?, "disconnected: not “No process holds GPU memory”");
     shot(&page, "live", "live-reconnecting").await?;
     lab1.restart().await?;
     expect_state(&page, "live-status", 0, "live").await?;

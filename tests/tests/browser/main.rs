@@ -7,6 +7,7 @@
 //! `CI=true`, where a missing browser is an error (`cargo xtask test` installs
 //! both first).
 
+mod a11y;
 mod bench;
 mod browser;
 mod cli;
@@ -16,3 +17,4 @@ mod links;
 mod live;
 mod page;
 mod server;
+mod ux;

@@ -21,6 +21,7 @@
 //! edits the GPU input, like a person would.
 
 pub mod fleet;
+pub mod origin;
 pub mod runtime;
 pub mod socket;
 pub mod store;

@@ -112,6 +112,14 @@ fn page_origin() -> String {
     window().and_then(|w| w.location().origin().ok()).unwrap_or_default()
 }
 
+/// Whether `ws://host:port/…` is this page's own origin (the agent always
+/// allows its own pages).
+fn url_is_same_origin(url: &str) -> bool {
+    let http = url.replacen("ws", "http", 1);
+    let origin = page_origin();
+    !origin.is_empty() && http.starts_with(&origin) && http[origin.len()..].starts_with('/')
+}
+
 fn start(id: u32) {
     let Some((url, generation)) = with_conn(id, |c| {
         c.generation += 1;
@@ -220,6 +228,23 @@ fn closed(id: u32, code: u16) {
         (false, _) => unreachable_advice(&url, &page_origin()),
     };
     update(id, |m| m.status = LinkStatus::Reconnecting { attempt, in_ms, why });
+    // Never opened, from another origin: was it the agent saying no to this
+    // page's origin? (See `origin`: the browser hides the 403.)
+    if !opened && !url_is_same_origin(&url) {
+        let generation = with_conn(id, |c| c.generation).unwrap_or_default();
+        wasm_bindgen_futures::spawn_local(async move {
+            if super::origin::refused(&url).await
+                && with_conn(id, |c| c.generation == generation && !c.halted).unwrap_or(false)
+            {
+                with_conn(id, |c| {
+                    c.halted = true;
+                    close(c);
+                });
+                let message = ["the WebSocket upgrade from ", &page_origin(), " was refused"].concat();
+                update(id, |m| m.status = LinkStatus::Refused { code: ErrorCode::ForbiddenOrigin, message });
+            }
+        });
+    }
     // A one-shot callback frees itself once called (the timer is cleared
     // only when the person stops the host meanwhile).
     let retry = Closure::once_into_js(move || start(id));

@@ -80,7 +80,7 @@ pub fn fixes_html(fixes: &[Fix], units: UnitSystem) -> String {
             .raw(">saves ")
             .t(&format_bytes(f.saves_bytes, units))
             .raw("</span></p>");
-        code_block(&mut h, &code_id, "fix-code", &f.code);
+        crate::vm::fold::code(&mut h, &code_id, "fix-code", &f.code);
         h.raw("<div class=\"fix-actions\">");
         copy_button(&mut h, "fix-copy", &code_id);
         h.raw("<button type=\"button\" class=\"primary small\" data-testid=\"fix-apply\"")
@@ -145,7 +145,7 @@ pub fn engine_html(report: Option<&ReportView>, device_map: Option<&str>, speed:
              <p class=\"hint\">Balanced like accelerate&#39;s device_map=&quot;auto&quot;; \
              paste into from_pretrained(device_map=…).</p>",
         );
-        code_block(&mut h, "device-map-code", "device-map", map);
+        crate::vm::fold::code(&mut h, "device-map-code", "device-map", map);
         copy_button(&mut h, "device-map-copy", "device-map-code");
         h.raw("</section>");
     }
@@ -211,7 +211,7 @@ pub fn figures_html(figures: &[Figure], open: &[&str]) -> String {
 pub fn table_html(rows: &[Row]) -> String {
     let mut h = Html::new();
     h.raw(
-        "<div class=\"card table-wrap\"><table data-testid=\"gpu-table\">\
+        "<div class=\"card table-wrap\" tabindex=\"0\" role=\"region\" aria-label=\"Per-GPU table (scrolls sideways)\"><table data-testid=\"gpu-table\">\
          <caption>Per GPU, at the peak (prefill or last token)</caption><thead><tr><th scope=\"col\">GPU</th>",
     );
     for c in COLUMNS {
@@ -257,7 +257,11 @@ fn svg_open(h: &mut Html, testid: &str, title: &str, summary: &str) {
         .raw("><figcaption>")
         .el("h3", "", title)
         .el("p", "hint", summary)
-        .raw("</figcaption><svg")
+        // Scrolls sideways on phones, where the chart keeps a minimum width so
+        // that its text stays at least 11 px (style.css).
+        .raw("</figcaption><div class=\"chart-scroll\" tabindex=\"0\" role=\"region\"")
+        .attr("aria-label", title)
+        .raw("><svg")
         .attr("viewBox", VIEW_BOX)
         .raw(" role=\"img\"")
         .attr("aria-label", summary)
@@ -324,7 +328,7 @@ pub fn memory_chart_html(c: &MemoryChart) -> String {
              text-anchor=\"middle\">",
         )
         .t(&c.y_label)
-        .raw("</text></svg></figure>");
+        .raw("</text></svg></div></figure>");
     h.finish()
 }
 
@@ -354,7 +358,7 @@ pub fn concurrency_chart_html(c: &ConcurrencyChart) -> String {
             .t(&b.label)
             .raw("</text></g>");
     }
-    h.raw("</svg></figure>");
+    h.raw("</svg></div></figure>");
     h.finish()
 }
 
@@ -362,7 +366,7 @@ pub fn concurrency_chart_html(c: &ConcurrencyChart) -> String {
 pub fn what_if_html(rows: &[GridRow]) -> String {
     let mut h = Html::new();
     h.raw(
-        "<div class=\"card table-wrap\" data-testid=\"what-if\"><table class=\"grid-table\"><caption>\
+        "<div class=\"card table-wrap\" tabindex=\"0\" role=\"region\" aria-label=\"What if table (scrolls sideways)\" data-testid=\"what-if\"><table class=\"grid-table\"><caption>\
          What if: weight format × prompt length. \
          <span class=\"swatch cell-fits\"></span> fits (peak % of the tightest GPU) \
          <span class=\"swatch cell-grows\"></span> runs out after +N new tokens \
@@ -457,7 +461,7 @@ mod tests {
         let e = estimate(&m, s.clone());
         let mem = memory_chart_html(&super::super::charts::memory_chart(&m, &s, &e, UnitSystem::Binary));
         assert!(mem.starts_with("<figure class=\"card chart\" data-testid=\"memory-chart\">"));
-        assert!(mem.ends_with("</svg></figure>"));
+        assert!(mem.ends_with("</svg></div></figure>"));
         let conc = concurrency_chart_html(&super::super::charts::concurrency_chart(&m, &s));
         assert!(conc.contains("data-testid=\"concurrency-chart\""));
         let grid = what_if_html(&super::super::charts::what_if(&m, &s, None));

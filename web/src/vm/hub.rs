@@ -42,6 +42,31 @@ pub enum HubFailure {
     Unreadable,
 }
 
+/// The repository a person typed or pasted: `owner/name`, or a model page's
+/// URL under Hugging Face (`https://huggingface.co/owner/name`, `hf.co`) or
+/// the link's hub mirror `base`, with or without a tail (`/tree/main`,
+/// `/blob/main/config.json`, `?library=…`). `None` for anything else
+/// (a preset search such as `qwen 32`).
+pub fn repo_from_text(text: &str, base: &str) -> Option<String> {
+    let t = text.trim();
+    let base = base.trim_end_matches('/');
+    let path = ["https://huggingface.co/", "http://huggingface.co/", "https://hf.co/", "huggingface.co/", "hf.co/"]
+        .iter()
+        .find_map(|p| t.strip_prefix(p))
+        .or_else(|| t.strip_prefix(base).and_then(|r| r.strip_prefix('/')));
+    let id = match path {
+        Some(path) => {
+            let path = path.split(['?', '#']).next().unwrap_or_default();
+            let mut parts = path.split('/');
+            let (owner, name) = (parts.next()?, parts.next()?);
+            [owner, "/", name].concat()
+        }
+        None if t.matches('/').count() == 1 && !t.contains(char::is_whitespace) && !t.contains(':') => t.to_owned(),
+        None => return None,
+    };
+    shared::link::parse_repo_id(&id).ok()
+}
+
 /// The URL of a file in a repository, under a hub base (`https://huggingface.co` or a mirror).
 pub fn file_url(base: &str, id: &str, file: &str) -> String {
     format!("{}/{id}/resolve/main/{file}", base.trim_end_matches('/'))
@@ -80,5 +105,28 @@ mod tests {
         assert!(failure_message("h", "a/b", HubFailure::Status(404)).contains("not found"));
         assert!(failure_message("h", "a/b", HubFailure::Unreachable).contains("offline"));
         assert!(failure_message("h", "a/b", HubFailure::Status(500)).contains("500"));
+    }
+
+    #[test]
+    fn reads_repo_ids_and_model_page_urls() {
+        let hf = "https://huggingface.co";
+        for text in [
+            "Qwen/Qwen2.5-7B",
+            " https://huggingface.co/Qwen/Qwen2.5-7B ",
+            "https://huggingface.co/Qwen/Qwen2.5-7B/tree/main",
+            "https://hf.co/Qwen/Qwen2.5-7B/blob/main/config.json",
+            "huggingface.co/Qwen/Qwen2.5-7B?library=transformers",
+            "http://127.0.0.1:9/hub/Qwen/Qwen2.5-7B",
+        ] {
+            assert_eq!(
+                super::repo_from_text(text, if text.contains("127.0.0.1") { "http://127.0.0.1:9/hub" } else { hf })
+                    .as_deref(),
+                Some("Qwen/Qwen2.5-7B"),
+                "{text}"
+            );
+        }
+        for text in ["qwen 32", "llama", "https://example.com/a/b", "https://huggingface.co/Qwen", "a/b/c"] {
+            assert_eq!(super::repo_from_text(text, hf), None, "{text}");
+        }
     }
 }

@@ -34,6 +34,7 @@ pub fn Answer() -> impl IntoView {
     view! {
         <section class="answer" aria-labelledby="answer-heading" on:click=move |ev| on_action(app, ev)>
             <h2 id="answer-heading" class="sr-only">"Answer"</h2>
+            <p class="sr-only" id=panel::ANNOUNCE data-testid="answer-announce" role="status" aria-live="polite"></p>
             <Verdict/>
             <crate::components::live::VerdictNow/>
             <Show when=ready>

@@ -25,7 +25,7 @@ pub fn Verdict() -> impl IntoView {
         })
     });
     view! {
-        <p class=move || line.get().0 data-testid="verdict" data-fits=move || line.get().2 role="status" aria-live="polite">
+        <p class=move || line.get().0 id="verdict" tabindex="-1" data-testid="verdict" data-fits=move || line.get().2 role="status" aria-live="polite">
             {move || line.get().1}
         </p>
     }

@@ -102,6 +102,10 @@ pub fn Diagnose() -> impl IntoView {
                 Ok(b) => {
                     BUNDLE_FNS.with(|slot| *slot.borrow_mut() = Some(b));
                     load.set(Load::Ready);
+                    // An `oom=` link: the diagnosis is what it was sent for.
+                    if open {
+                        crate::components::layout::focus_id("diagnose-heading");
+                    }
                 }
                 Err(e) => load.set(Load::Failed(why(&e))),
             }
@@ -143,8 +147,8 @@ pub fn Diagnose() -> impl IntoView {
         }
     };
     view! {
-        <details class="card diagnose" data-testid="diagnose" open=open on:toggle=move |_| start()>
-            <summary><h2>"Diagnose an OOM"</h2></summary>
+        <details class="card diagnose" id="diagnose" data-testid="diagnose" open=open on:toggle=move |_| start()>
+            <summary><h2 id="diagnose-heading" tabindex="-1">"Diagnose an OOM"</h2></summary>
             <p class="hint">"Paste a CUDA out-of-memory error (PyTorch, vLLM, llama.cpp) or a whole log. It is checked against the plan above."</p>
             <label for="oom-text" class="sr-only">"The error or log"</label>
             <textarea id="oom-text" data-testid="oom-text" rows="6" spellcheck="false"

@@ -18,23 +18,39 @@ pub fn NumberField(
     hi: u64,
     /// Called with each valid value.
     on_commit: Callback<u64>,
+    /// A token count: also `32k` (32,000) and `128K` (131,072), read by
+    /// [`shared::link::parse_tokens`] exactly as the CLI reads its flags (a
+    /// text field: a number field would drop the suffix and keep `32`).
+    #[prop(optional)]
+    tokens: bool,
 ) -> impl IntoView {
-    let invalid = RwSignal::new(false);
-    let input = move |ev| match parse_whole(&event_target_value(&ev), lo, hi) {
-        Some(v) => {
-            invalid.set(false);
-            on_commit.run(v);
+    let error = RwSignal::new(None::<String>);
+    let input = move |ev| {
+        let text = event_target_value(&ev);
+        let parsed = if tokens {
+            shared::link::parse_tokens(&text, hi)
+                .and_then(|v| if v >= lo { Ok(v) } else { Err(format!("Enter at least {lo}.")) })
+        } else {
+            parse_whole(&text, lo, hi).ok_or_else(|| format!("Enter a whole number from {lo} to {hi}."))
+        };
+        match parsed {
+            Ok(v) => {
+                error.set(None);
+                on_commit.run(v);
+            }
+            Err(e) => error.set(Some(e)),
         }
-        None => invalid.set(true),
     };
     let err_id = format!("{id}-err");
     view! {
         <div class="field">
             <label for=id>{label}</label>
-            <input id=id type="number" inputmode="numeric" min=lo max=hi data-testid=id
+            <input id=id type=if tokens { "text" } else { "number" } inputmode="numeric" min=lo max=hi data-testid=id
                 prop:value=move || value.get().to_string() on:input=input
-                aria-invalid=move || invalid.get().to_string() aria-describedby=err_id.clone()/>
-            <p class="error" id=err_id hidden=move || !invalid.get()>{format!("Enter a whole number from {lo} to {hi}.")}</p>
+                aria-invalid=move || error.with(Option::is_some).to_string() aria-describedby=err_id.clone()/>
+            <p class="error" id=err_id data-testid=format!("{id}-error") hidden=move || error.with(Option::is_none)>
+                {move || error.get().unwrap_or_default()}
+            </p>
         </div>
     }
 }

@@ -13,9 +13,9 @@ pub fn Workload() -> impl IntoView {
     view! {
         <fieldset class="row3">
             <legend>"Workload"</legend>
-            <NumberField id="prompt-tokens" label="Prompt tokens" value=get(|s| s.prompt_tokens) lo=0 hi=MAX_TOKENS
+            <NumberField id="prompt-tokens" label="Prompt tokens" value=get(|s| s.prompt_tokens) lo=0 hi=MAX_TOKENS tokens=true
                 on_commit=Callback::new(move |v| app.edit(|s| s.prompt_tokens = v))/>
-            <NumberField id="max-new-tokens" label="Max new tokens" value=get(|s| s.max_new_tokens) lo=0 hi=MAX_TOKENS
+            <NumberField id="max-new-tokens" label="Max new tokens" value=get(|s| s.max_new_tokens) lo=0 hi=MAX_TOKENS tokens=true
                 on_commit=Callback::new(move |v| app.edit(|s| s.max_new_tokens = v))/>
             <NumberField id="concurrency" label="Concurrent sequences" value=get(|s| s.concurrency) lo=1 hi=MAX_CONCURRENCY
                 on_commit=Callback::new(move |v| app.edit(|s| s.concurrency = v))/>

@@ -6,6 +6,7 @@ mod engine_update;
 mod footer;
 mod header;
 mod notices;
+mod skip_link;
 mod theme_toggle;
 mod units_toggle;
 
@@ -14,5 +15,6 @@ pub use engine_update::EngineUpdate;
 pub use footer::Footer;
 pub use header::Header;
 pub use notices::Notices;
+pub use skip_link::{SkipLink, focus_id};
 pub use theme_toggle::ThemeToggle;
 pub use units_toggle::UnitsToggle;

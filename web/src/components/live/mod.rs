@@ -122,8 +122,8 @@ pub fn LiveSection() -> impl IntoView {
     view! {
         <section class="live" id="live" aria-labelledby="live-heading" data-testid="live">
             <h2 id="live-heading">"Live: your GPUs right now"</h2>
-            <details class="card connect" data-testid="connect-panel" on:toggle=move |_| loader.start(app)>
-                <summary><h3>"Connect to a GPU host"</h3></summary>
+            <details class="card connect" id="connect-panel" data-testid="connect-panel" on:toggle=move |_| loader.start(app)>
+                <summary><h3 id="connect-heading" tabindex="-1">"Connect to a GPU host"</h3></summary>
                 <p class="hint" role="status" hidden=move || status().is_empty()>{status}</p>
                 <div id="live-connect"></div>
             </details>
@@ -140,9 +140,9 @@ pub fn LiveStatusChip() -> impl IntoView {
     let app = use_app();
     view! {
         <a class="live-chip" id="live-chip" href="#live" data-testid="live-status" data-state="none"
-            role="status" aria-live="polite" on:click=move |_| loader.start(app)>
+            on:click=move |_| loader.start(app)>
             <span class="dot" aria-hidden="true"></span>
-            <span id="live-chip-text">"Not connected to a GPU host"</span>
+            <span id="live-chip-text" role="status" aria-live="polite">"Not connected to a GPU host"</span>
         </a>
     }
 }

@@ -83,7 +83,7 @@ pub(super) fn host_view(h: &Host, s: &State) -> HostView {
     }
     body.raw("</div>")
         .markup(&panels::balance(balance(m, e, units).as_ref()))
-        .markup(&panels::processes(&process_rows(m, units)));
+        .markup(&panels::processes(&process_rows(m, units), m.status == LinkStatus::Live));
     let probe = m.welcome.as_ref().map(|w| {
         let running = m.probe.as_ref().is_some_and(ProbeRun::running);
         let gpus: Vec<u32> = w.host.gpus.iter().map(|g| g.index).collect();

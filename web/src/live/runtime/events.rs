@@ -44,6 +44,12 @@ pub(super) fn on_host_click(ev: Event) {
                 with(|s| s.target = None);
                 render();
             } else {
+                // The probe panel follows the GPU being checked.
+                with(|s| {
+                    if let Some(h) = s.hosts.iter_mut().find(|h| h.id == id) {
+                        h.chosen = gpu;
+                    }
+                });
                 use_gpu(id, gpu);
             }
         }

@@ -138,17 +138,29 @@ pub fn balance(b: Option<&Balance>) -> Markup {
     h.into_markup()
 }
 
-/// Who holds memory; leftovers stand out.
-pub fn processes(rows: &[ProcRow]) -> Markup {
+/// Who holds memory; leftovers stand out. `live`: whether the host is
+/// connected now (a disconnected host's list is the last one seen, or
+/// unknown: never "no process").
+pub fn processes(rows: &[ProcRow], live: bool) -> Markup {
     let mut h = Html::new();
     h.raw("<div class=\"procs\"><h4>Processes holding GPU memory</h4>");
+    if !live {
+        h.raw(if rows.is_empty() {
+            "<p class=\"hint\" data-testid=\"processes-offline\">Not connected: the processes show once the agent answers.</p></div>"
+        } else {
+            "<p class=\"hint\" data-testid=\"processes-offline\">Not connected: the last list seen.</p>"
+        });
+        if rows.is_empty() {
+            return h.into_markup();
+        }
+    }
     if rows.is_empty() {
         h.raw("<p class=\"hint\" data-testid=\"no-processes\">No process holds GPU memory.</p></div>");
         return h.into_markup();
     }
     h.raw(
-        "<div class=\"table-wrap\"><table data-testid=\"process-table\"><thead><tr><th>GPU</th><th>PID</th>\
-         <th>Process</th><th class=\"num\">Memory</th><th>Seen</th><th></th></tr></thead><tbody>",
+        "<div class=\"table-wrap\" tabindex=\"0\" role=\"region\" aria-label=\"Processes (scrolls sideways)\"><table data-testid=\"process-table\"><thead><tr><th>GPU</th><th>PID</th>\
+         <th>Process</th><th class=\"num\">Memory</th><th>Seen</th><th>Note</th></tr></thead><tbody>",
     );
     for r in rows {
         h.raw("<tr data-testid=\"process-row\"");
@@ -412,10 +424,12 @@ mod tests {
             leftover: true,
             note: "\"x\"".into(),
         }];
-        let html = processes(&rows).into_string();
+        let html = processes(&rows, true).into_string();
         assert!(!html.contains("<script>") && html.contains("&lt;script&gt;") && html.contains("&quot;x&quot;"));
         assert!(html.contains("data-testid=\"process-row\" class=\"leftover\" data-leftover=\"true\""), "{html}");
-        assert!(processes(&[]).as_str().contains("no-processes"));
+        assert!(processes(&[], true).as_str().contains("no-processes"));
+        assert!(processes(&[], false).as_str().contains("processes-offline"));
+        assert!(!processes(&[], false).as_str().contains("no-processes"));
     }
 
     #[test]
@@ -523,7 +537,7 @@ mod tests {
         let g = h.reading(0).expect("reading").clone();
         let tl = timeline_of(&h, 0, Some(GIB), units);
         assert_inert("gpu card", gpu_card(0, Some(&card_of(&h, &g, units)), &tl, false).as_str());
-        assert_inert("processes", processes(&process_rows(&h, units)).as_str());
+        assert_inert("processes", processes(&process_rows(&h, units), true).as_str());
         let model = shared::model::Model::preset("llama-3.2-1b").expect("preset");
         let e =
             shared::estimate::estimate(&model, shared::estimate::Scenario::default().validate().expect("a valid plan"));

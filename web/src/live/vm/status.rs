@@ -95,7 +95,7 @@ pub fn refusal(code: ErrorCode) -> &'static str {
         ErrorCode::RateLimited => "too many failed attempts",
         ErrorCode::UnsupportedVersion => "protocol version mismatch",
         ErrorCode::HandshakeRequired | ErrorCode::HandshakeTimeout => "handshake failed",
-        ErrorCode::ForbiddenOrigin => "this page's origin is not allowed",
+        ErrorCode::ForbiddenOrigin => "origin not allowed",
         ErrorCode::ForbiddenHost => "host name not allowed",
         _ => "error",
     }
