@@ -255,10 +255,11 @@ fn gzip_len(path: &std::path::Path) -> anyhow::Result<u64> {
 }
 
 /// The page's wasm bundles: the first load (`web`), the "Diagnose an OOM"
-/// bundle the page fetches only when that view opens (`diagnose`), and live
+/// bundle the page fetches only when that view opens (`diagnose`), live
 /// mode, fetched on first use of "Connect to a GPU host" or when the page is
-/// opened by an agent's `#token=` URL (`live`).
-const BUNDLES: [&str; 3] = ["web", "diagnose", "live"];
+/// opened by an agent's `#token=` URL (`live`), and the model reader, fetched
+/// when a model is not a preset (`reader`).
+const BUNDLES: [&str; 4] = ["web", "diagnose", "live", "reader"];
 
 /// The binaryen release whose output the browser tests have run: Debian 12's
 /// `binaryen` package. 108 rewrites bindgen's externref table if run after
@@ -381,7 +382,7 @@ fn dist(budget: Budget) -> anyhow::Result<()> {
         build.args(["--bin", name]);
     }
     build.args(["--target", "wasm32-unknown-unknown", "--profile", "release-wasm"]);
-    step("web: release wasm (the page, the diagnose and the live bundles)", &mut build)?;
+    step("web: release wasm (the page and its on-demand bundles)", &mut build)?;
     let version = locked_wasm_bindgen(&root)?;
     let bindgen = wasm_bindgen_cli(&target, &version)?;
     if out.exists() {
@@ -402,6 +403,9 @@ fn dist(budget: Budget) -> anyhow::Result<()> {
     eprintln!("\n==> on demand: live mode, fetched on first use or by an agent's #token= URL (outside the budget)");
     let live = report_sizes(&out, &["live_bg.wasm", "live.js"])?;
     eprintln!("gzip(live wasm + JS) = {live} B");
+    eprintln!("\n==> on demand: the model reader, fetched when a model is not a preset (outside the budget)");
+    let reader = report_sizes(&out, &["reader_bg.wasm", "reader.js"])?;
+    eprintln!("gzip(reader wasm + JS) = {reader} B");
     if initial >= BUNDLE_BUDGET_BYTES {
         budget.judge(anyhow::anyhow!(
             "the page's first load is over budget: gzip(wasm + JS + CSS) = {initial} B, budget {BUNDLE_BUDGET_BYTES} B"

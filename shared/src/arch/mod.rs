@@ -86,7 +86,7 @@ pub enum CheckpointDtype {
 
 /// A `quantization_config` found in the checkpoint.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case", tag = "method")]
+#[serde(rename_all = "snake_case")]
 pub enum CheckpointQuant {
     Gptq {
         bits: u8,
@@ -115,7 +115,7 @@ pub enum CheckpointQuant {
 
 /// How a decoder layer attends.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case", tag = "kind", content = "window")]
+#[serde(rename_all = "snake_case")]
 pub enum LayerAttention {
     /// Attends to the whole context: its cache grows with every token.
     Full,
@@ -159,7 +159,7 @@ impl LayerSpec {
 
 /// A recurrent token mixer: its memory per sequence is constant in length.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case", tag = "kind")]
+#[serde(rename_all = "snake_case")]
 pub enum Recurrent {
     /// Gated DeltaNet (Qwen3-Next, Qwen3.5): a key × value state per value
     /// head plus a causal conv over q, k and v.
@@ -223,7 +223,7 @@ pub struct Indexer {
 
 /// Attention projections.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case", tag = "kind")]
+#[serde(rename_all = "snake_case")]
 pub enum AttentionKind {
     /// MHA, GQA or MQA, told apart by `num_kv_heads`.
     Standard {
@@ -337,6 +337,10 @@ impl VisionTower {
 }
 
 /// A model as the memory model sees it.
+///
+/// Its serde form is not a contract: the page carries its presets in it,
+/// read at build time and encoded with postcard (`web/build.rs`), which is why
+/// every enum here is externally tagged (postcard reads no internal tags).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Architecture {
     pub family: Family,

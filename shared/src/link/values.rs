@@ -23,14 +23,24 @@ pub(super) fn parse_preset(value: &str) -> Result<String, String> {
     model_preset(value).map(|p| p.id.to_owned()).ok_or_else(|| "not a model preset".into())
 }
 
-pub(super) fn parse_cfg(value: &str) -> Result<String, String> {
+/// A `cfg=` value: base64url of a config.json that `read` (the family
+/// readers: [`read_config`]) accepts.
+pub(super) fn parse_cfg(value: &str, read: ConfigCheck) -> Result<String, String> {
     if value.len() > MAX_CFG {
         return Err("the config is too long".into());
     }
     let bytes = base64url_decode(value).ok_or("not base64url")?;
     let text = String::from_utf8(bytes).map_err(|_| "not UTF-8 text")?;
-    Architecture::from_config_json(&text).map_err(|e| e.to_string())?;
+    read(&text)?;
     Ok(text)
+}
+
+/// Whether a config.json reads as a model, with the reader's error if not.
+pub type ConfigCheck<'a> = &'a dyn Fn(&str) -> Result<(), String>;
+
+/// The check [`super::decode`] makes of a `cfg=` config: the family readers.
+pub fn read_config(text: &str) -> Result<(), String> {
+    Architecture::from_config_json(text).map(drop).map_err(|e| e.to_string())
 }
 
 /// A Hugging Face repository id: `name` or `owner/name` of letters, digits, `-`, `_`, `.`.

@@ -8,6 +8,8 @@ pub mod engine;
 pub mod figures;
 pub mod html;
 pub mod hub;
+pub mod presets;
+pub mod read;
 pub mod resolve;
 pub mod svg;
 pub mod synth;
