@@ -178,7 +178,9 @@ pub(crate) fn report(p: &Prepared, verdict: Verdict) -> Option<EngineReport> {
 /// Engine-specific checks of a scenario.
 pub(crate) fn validate(s: &Scenario) -> Result<(), String> {
     let fraction = |name: &str, v: Option<f64>| match v {
-        Some(f) if !(f > 0.0 && f <= 1.0) => Err(format!("{name} must be in (0, 1], got {f}")),
+        Some(f) if !(f > 0.0 && f <= 1.0) => {
+            Err(format!("{name} must be in (0, 1], got {}", crate::units::shortest(f)))
+        }
         _ => Ok(()),
     };
     match s.engine {

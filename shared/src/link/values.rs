@@ -5,6 +5,7 @@ use super::state::GpuChoice;
 use super::{DEFAULT_HUB, MAX_CFG, MAX_PARAMS, MAX_REPO_ID, MIN_PARAMS};
 use crate::arch::Architecture;
 use crate::catalog::{gpu, model_preset};
+use crate::decimal::Decimal;
 use crate::units::{GB, GIB, MIB, parse_size};
 
 /// A GPU of `mix=`: a catalog id or a memory size.
@@ -62,18 +63,17 @@ pub fn parse_repo_id(value: &str) -> Result<String, String> {
 pub fn parse_params(value: &str) -> Result<u64, String> {
     let v = value.trim().replace('_', "");
     let (num, scale) = match v.chars().last().map(|c| c.to_ascii_lowercase()) {
-        Some('b') => (&v[..v.len() - 1], 1e9),
-        Some('m') => (&v[..v.len() - 1], 1e6),
-        Some('t') => (&v[..v.len() - 1], 1e12),
-        Some('k') => (&v[..v.len() - 1], 1e3),
-        _ => (v.as_str(), 1.0),
+        Some('b') => (&v[..v.len() - 1], 1_000_000_000),
+        Some('m') => (&v[..v.len() - 1], 1_000_000),
+        Some('t') => (&v[..v.len() - 1], 1_000_000_000_000),
+        Some('k') => (&v[..v.len() - 1], 1_000),
+        _ => (v.as_str(), 1),
     };
-    let n: f64 = num.trim().parse().map_err(|_| "not a parameter count (e.g. 8b, 1.5b, 350m)")?;
-    let n = (n * scale).round();
-    if !(n.is_finite() && n >= MIN_PARAMS as f64 && n <= MAX_PARAMS as f64) {
-        return Err("a parameter count must be between 1M and 10T".into());
+    let n = Decimal::parse(num.trim()).ok_or("not a parameter count (e.g. 8b, 1.5b, 350m)")?;
+    match n.times_rounded(scale) {
+        Some(n) if (MIN_PARAMS..=MAX_PARAMS).contains(&n) => Ok(n),
+        _ => Err("a parameter count must be between 1M and 10T".into()),
     }
-    Ok(n as u64)
 }
 
 pub(super) fn parse_hub(value: &str) -> Result<Option<String>, String> {

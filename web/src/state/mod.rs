@@ -142,7 +142,9 @@ impl AppState {
     }
 }
 
-/// The state provided by [`crate::App`].
+/// The state provided by [`crate::App`]. (Not `expect_context`: its panic
+/// message formats a `Location` and the type name with `{:?}`, which brings
+/// the Unicode escape tables into the first load.)
 pub fn use_app() -> AppState {
-    expect_context::<AppState>()
+    use_context::<AppState>().unwrap_or_else(|| panic!("the page's state is provided by App"))
 }
