@@ -4,7 +4,8 @@
 
 fn main() {
     if web::state::reader::needed_by(&web::state::url::query()) {
-        leptos::task::spawn_local(async {
+        // wasm-bindgen's spawner: Leptos's own is set up by the mount.
+        wasm_bindgen_futures::spawn_local(async {
             // A reader that fails to load leaves the config unchecked; the
             // model then says why it has no figures.
             let _ = web::state::reader::load().await;
