@@ -9,6 +9,7 @@
 pub mod arch;
 pub mod catalog;
 pub mod checkpoint;
+pub mod decimal;
 pub mod engines;
 pub mod estimate;
 pub mod explain;

@@ -104,7 +104,7 @@ impl Model {
     }
 
     pub fn from_preset(preset: &ModelPreset) -> Result<Self, ModelError> {
-        let mut model = Self::from_config_json(preset.name, preset.config_json)
+        let mut model = Self::from_config_json(preset.name, preset.config_json())
             .map_err(|error| ModelError::BrokenPreset { id: preset.id.into(), error })?;
         model.repo = Some(preset.hf_repo.into());
         Ok(model)

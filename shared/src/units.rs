@@ -4,6 +4,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::decimal::Decimal;
+
 pub const KIB: u64 = 1 << 10;
 pub const MIB: u64 = 1 << 20;
 pub const GIB: u64 = 1 << 30;
@@ -48,7 +50,7 @@ pub fn parse_size(text: &str) -> Result<u64, SizeError> {
     let (num, unit) = s.split_at(split);
     let num: String = num.chars().filter(|&c| c != '_').collect();
     let unit = unit.trim();
-    let value: f64 = num.parse().map_err(|_| SizeError::Malformed(s.to_owned()))?;
+    let value = Decimal::parse(&num).ok_or_else(|| SizeError::Malformed(s.to_owned()))?;
     let scale = match unit.to_ascii_lowercase().as_str() {
         "" | "b" | "bytes" | "byte" => 1,
         "k" | "kib" => KIB,
@@ -61,11 +63,8 @@ pub fn parse_size(text: &str) -> Result<u64, SizeError> {
         "tb" => TB,
         other => return Err(SizeError::UnknownUnit(other.to_owned())),
     };
-    let bytes = (value * scale as f64).round();
-    if !bytes.is_finite() || bytes >= u64::MAX as f64 {
-        return Err(SizeError::TooLarge(s.to_owned()));
-    }
-    Ok(bytes as u64)
+    // Rounded once, from the exact decimal.
+    value.times_rounded(scale).ok_or_else(|| SizeError::TooLarge(s.to_owned()))
 }
 
 /// `12.34 GiB` / `13.25 GB`, choosing the largest unit that keeps the number ≥ 1.
@@ -113,6 +112,52 @@ pub fn decimal_short(x: f64, places: u32) -> String {
     if s.contains('.') { s.trim_end_matches('0').trim_end_matches('.').to_owned() } else { s }
 }
 
+/// What `{}` prints for an `f64`: the shortest decimal that reads back as
+/// the same value (the nearest one of that length), without the float
+/// formatting code `{}` brings into the page's wasm (13 kB): for the
+/// fractions a link or an engine report carries. Exact arithmetic on the
+/// value's binary form, in `u128`: a value whose shortest form needs more
+/// than 22 decimal places, or 10^15 and beyond, gets [`decimal`] with 9
+/// places instead.
+pub fn shortest(x: f64) -> String {
+    if x.is_nan() {
+        return "NaN".into();
+    }
+    if x.is_infinite() {
+        return if x > 0.0 { "inf".into() } else { "-inf".into() };
+    }
+    let sign = if x.is_sign_negative() { "-" } else { "" };
+    let a = x.abs();
+    if a < 1e15 {
+        // a = mantissa × 2^-shift exactly (a < 2^50: the shift is positive).
+        let bits = a.to_bits();
+        let biased = (bits >> 52) & 0x7ff;
+        let fraction = u128::from(bits & ((1 << 52) - 1));
+        let (mantissa, shift) = match biased {
+            0 => (fraction, 1074),
+            b => (fraction | 1 << 52, 1075 - b as u32),
+        };
+        for places in 0..=38u32 {
+            let scale = 10u128.pow(places);
+            let Some(scaled) = mantissa.checked_mul(scale) else { break };
+            // The nearest decimal of `places` places (half up).
+            let n = match shift {
+                0 => scaled,
+                s if s < 128 => (scaled >> s) + ((scaled >> (s - 1)) & 1),
+                _ => 0,
+            };
+            let text = match places {
+                0 => n.to_string(),
+                _ => format!("{}.{:0width$}", n / scale, n % scale, width = places as usize),
+            };
+            if Decimal::parse(&text).map(Decimal::to_f64) == Some(a) {
+                return format!("{sign}{text}");
+            }
+        }
+    }
+    decimal(x, 9)
+}
+
 /// Bytes in GiB as a float, for display and charts.
 pub fn gib(bytes: u64) -> f64 {
     bytes as f64 / GIB as f64
@@ -121,6 +166,34 @@ pub fn gib(bytes: u64) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn shortest_prints_as_display_does() {
+        for x in [0.0, -0.0, 1.0, 0.9, 0.92, 0.85, 0.123456, 1e-7, 0.1 + 0.2, 2.5, 123.456, 1e14 + 0.5, -0.75, f64::NAN]
+        {
+            assert_eq!(shortest(x), format!("{x}"), "{x}");
+        }
+        assert_eq!(shortest(f64::INFINITY), format!("{}", f64::INFINITY));
+        for i in 1..=1000 {
+            let x = f64::from(i) / 1000.0;
+            assert_eq!(shortest(x), format!("{x}"), "{x}");
+        }
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn shortest_is_display(x in 1e-5f64..1e12) {
+            proptest::prop_assert_eq!(shortest(x), format!("{x}"));
+        }
+
+        #[test]
+        fn shortest_of_typed_fractions(digits in 1u64..1_000_000_000, places in 1u32..10) {
+            let x: f64 = format!("0.{digits:0width$}", width = places.max(digits.to_string().len() as u32) as usize)
+                .parse()
+                .expect("a number");
+            proptest::prop_assert_eq!(shortest(x), format!("{x}"));
+        }
+    }
 
     #[test]
     fn parses_the_forms_people_type() {

@@ -16,6 +16,7 @@ pub fn App() -> impl IntoView {
     crate::components::live::provide(app);
     state::url::sync(app);
     state::hub::watch(app);
+    state::reader::watch(app);
     // Marks the moment the first render is done, for `cargo xtask bench-web`.
     Effect::new(move |_| {
         if let Some(p) = window().performance() {

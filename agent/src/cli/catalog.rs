@@ -61,7 +61,7 @@ struct GpuRow<'a> {
     memory_label: &'a str,
     bandwidth_gb_s: f64,
     bf16_dense_tflops: f64,
-    sources: &'a catalog::gpus::GpuSources,
+    sources: catalog::gpus::GpuSources,
 }
 
 pub fn gpus(args: ListArgs) -> anyhow::Result<()> {
@@ -77,7 +77,7 @@ pub fn gpus(args: ListArgs) -> anyhow::Result<()> {
                 memory_label: &g.memory_label,
                 bandwidth_gb_s: g.bandwidth_gb_s,
                 bf16_dense_tflops: g.bf16_dense_tflops,
-                sources: &g.sources,
+                sources: g.sources(),
             })
             .collect();
         return super::emit(&(serde_json::to_string_pretty(&rows)? + "\n"));

@@ -96,7 +96,7 @@ pub enum CheckpointDtype {
 
 /// A `quantization_config` found in the checkpoint.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case", tag = "method")]
+#[serde(rename_all = "snake_case")]
 pub enum CheckpointQuant {
     Gptq {
         bits: u8,
@@ -125,7 +125,7 @@ pub enum CheckpointQuant {
 
 /// How a decoder layer attends.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case", tag = "kind", content = "window")]
+#[serde(rename_all = "snake_case")]
 pub enum LayerAttention {
     /// Attends to the whole context: its cache grows with every token.
     Full,
@@ -160,7 +160,7 @@ pub struct LayerSpec {
     #[serde(default)]
     pub state: bool,
     /// Where this layer's shape differs from the model's.
-    #[serde(default, skip_serializing_if = "LayerShape::is_model")]
+    #[serde(default)]
     pub shape: LayerShape,
 }
 
@@ -220,7 +220,7 @@ impl LayerShape {
 
 /// A recurrent token mixer: its memory per sequence is constant in length.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case", tag = "kind")]
+#[serde(rename_all = "snake_case")]
 pub enum Recurrent {
     /// Gated DeltaNet (Qwen3-Next, Qwen3.5): a key × value state per value
     /// head plus a causal conv over q, k and v.
@@ -338,7 +338,7 @@ pub struct Indexer {
 
 /// Attention projections.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case", tag = "kind")]
+#[serde(rename_all = "snake_case")]
 pub enum AttentionKind {
     /// MHA, GQA or MQA, told apart by `num_kv_heads`.
     Standard {
@@ -452,6 +452,10 @@ impl VisionTower {
 }
 
 /// A model as the memory model sees it.
+///
+/// Its serde form is not a contract: the page carries its presets in it,
+/// read at build time and encoded with postcard (`web/build.rs`), which is why
+/// every enum here is externally tagged (postcard reads no internal tags).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Architecture {
     pub family: Family,
@@ -463,7 +467,7 @@ pub struct Architecture {
     pub checkpoint_dtype: Option<CheckpointDtype>,
     pub quantization: Option<CheckpointQuant>,
     /// What that quantisation leaves unconverted, as roles.
-    #[serde(default, skip_serializing_if = "KeptRoles::is_empty")]
+    #[serde(default)]
     pub quant_kept: KeptRoles,
     /// Assumptions made while reading the config.
     pub warnings: Vec<String>,

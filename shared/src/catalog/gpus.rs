@@ -1,5 +1,6 @@
 //! The GPU catalog: memory as the driver reports it, bandwidth and dense bf16
-//! throughput, each with its source. Data lives in `catalog/gpus.json`.
+//! throughput, each with its source. Data lives in `catalog/gpus.json`,
+//! compiled into a table by `build.rs` (no JSON parsing at run time).
 
 use serde::{Deserialize, Serialize};
 use std::sync::OnceLock;
@@ -28,8 +29,15 @@ pub struct Gpu {
     pub bandwidth_gb_s: f64,
     /// Peak dense (no sparsity) bf16 tensor throughput in TFLOP/s.
     pub bf16_dense_tflops: f64,
-    /// Where each figure comes from.
-    pub sources: GpuSources,
+}
+
+impl Gpu {
+    /// Where each figure comes from (kept in a table of its own, so that code
+    /// that never shows them, the page, does not carry them).
+    pub fn sources(&self) -> GpuSources {
+        let row = SOURCES.iter().find(|r| r[0] == self.id).copied().unwrap_or_default();
+        GpuSources { memory: row[1].into(), bandwidth: row[2].into(), tflops: row[3].into() }
+    }
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -41,12 +49,34 @@ pub struct GpuSources {
 
 static GPUS: OnceLock<Vec<Gpu>> = OnceLock::new();
 
+/// One GPU of the table `build.rs` writes from `catalog/gpus.json`.
+struct Row {
+    id: &'static str,
+    name: &'static str,
+    vendor: GpuVendor,
+    memory_bytes: u64,
+    memory_label: &'static str,
+    bandwidth_gb_s: f64,
+    bf16_dense_tflops: f64,
+}
+
+include!(concat!(env!("OUT_DIR"), "/gpus.rs"));
+
 /// All catalog GPUs, smallest memory first.
 pub fn gpus() -> &'static [Gpu] {
     GPUS.get_or_init(|| {
-        // The catalog is compiled in and checked by tests, so a parse failure is
-        // a build defect; fall back to an empty list rather than panic.
-        let mut list: Vec<Gpu> = serde_json::from_str(include_str!("../../catalog/gpus.json")).unwrap_or_default();
+        let mut list: Vec<Gpu> = TABLE
+            .iter()
+            .map(|r| Gpu {
+                id: r.id.into(),
+                name: r.name.into(),
+                vendor: r.vendor,
+                memory_bytes: r.memory_bytes,
+                memory_label: r.memory_label.into(),
+                bandwidth_gb_s: r.bandwidth_gb_s,
+                bf16_dense_tflops: r.bf16_dense_tflops,
+            })
+            .collect();
         list.sort_by_key(|g| g.memory_bytes);
         list
     })

@@ -12,8 +12,16 @@ pub struct ModelPreset {
     pub name: &'static str,
     /// The Hugging Face repository the config was taken from.
     pub hf_repo: &'static str,
-    /// The `config.json` text.
-    pub config_json: &'static str,
+}
+
+impl ModelPreset {
+    /// The `config.json` text. Kept in a table of its own (`CONFIGS`) so
+    /// that code listing the presets (the page's first load) does not carry
+    /// every config: the page reads presets from their build-time reading
+    /// (`web/build.rs`).
+    pub fn config_json(&self) -> &'static str {
+        MODEL_PRESETS.iter().position(|p| p.id == self.id).and_then(|i| CONFIGS.get(i)).copied().unwrap_or_default()
+    }
 }
 
 /// Looks a preset up by id (case-insensitive).
@@ -21,19 +29,21 @@ pub fn model_preset(id: &str) -> Option<&'static ModelPreset> {
     MODEL_PRESETS.iter().find(|p| p.id.eq_ignore_ascii_case(id))
 }
 
-macro_rules! preset {
-    ($id:literal, $name:literal, $repo:literal) => {
-        ModelPreset {
-            id: $id,
-            name: $name,
-            hf_repo: $repo,
-            config_json: include_str!(concat!("../../catalog/models/", $id, ".json")),
-        }
+/// Both tables from one list: `preset!(id, name, repo)` entries give
+/// [`MODEL_PRESETS`] and, in the same order, [`CONFIGS`] (the config of each
+/// is `catalog/models/<id>.json`).
+macro_rules! presets {
+    ($(#[$doc:meta])* pub const MODEL_PRESETS = [$(preset!($id:literal, $name:literal, $repo:literal $(,)?)),* $(,)?];) => {
+        $(#[$doc])*
+        pub const MODEL_PRESETS: &[ModelPreset] = &[$(ModelPreset { id: $id, name: $name, hf_repo: $repo }),*];
+        /// The presets' `config.json` texts, in the order of [`MODEL_PRESETS`].
+        const CONFIGS: &[&str] = &[$(include_str!(concat!("../../catalog/models/", $id, ".json"))),*];
     };
 }
 
+presets! {
 /// All presets, smallest families first within each family.
-pub const MODEL_PRESETS: &[ModelPreset] = &[
+pub const MODEL_PRESETS = [
     preset!("llama-2-7b", "Llama 2 7B", "meta-llama/Llama-2-7b-hf"),
     preset!("llama-2-13b", "Llama 2 13B", "meta-llama/Llama-2-13b-hf"),
     preset!("llama-2-70b", "Llama 2 70B", "meta-llama/Llama-2-70b-hf"),
@@ -115,3 +125,4 @@ pub const MODEL_PRESETS: &[ModelPreset] = &[
     preset!("opt-1.3b", "OPT 1.3B", "facebook/opt-1.3b"),
     preset!("opt-30b", "OPT 30B", "facebook/opt-30b"),
 ];
+}

@@ -282,7 +282,9 @@ impl EngineRules for Engine {
 /// A fraction knob in `(0, 1]`.
 fn fraction(name: &str, v: Option<f64>) -> Result<(), String> {
     match v {
-        Some(f) if !(f > 0.0 && f <= 1.0) => Err(format!("{name} must be in (0, 1], got {f}")),
+        Some(f) if !(f > 0.0 && f <= 1.0) => {
+            Err(format!("{name} must be in (0, 1], got {}", crate::units::shortest(f)))
+        }
         _ => Ok(()),
     }
 }

@@ -5,8 +5,8 @@ use super::knobs::{KNOB_KEYS, apply_knob};
 use super::percent::percent_decode;
 use super::state::{Decoded, GpuChoice, LinkState, ModelSource};
 use super::values::{
-    exact_size, in_range, parse_cfg, parse_choice, parse_hub, parse_params, parse_preset, parse_repo_id, parse_u64,
-    shorten,
+    ConfigCheck, exact_size, in_range, parse_cfg, parse_choice, parse_hub, parse_params, parse_preset, parse_repo_id,
+    parse_u64, read_config, shorten,
 };
 use super::version::LinkVersion;
 use crate::catalog::gpu;
@@ -22,6 +22,12 @@ use crate::units::{UnitSystem, parse_size};
 /// (`v=`, 1 when absent), frozen in [`LinkVersion`]; an empty query is a
 /// fresh page, with today's defaults.
 pub fn decode(query: &str) -> Decoded {
+    decode_with(query, &read_config)
+}
+
+/// [`decode`] with another check of a `cfg=` config than the family readers
+/// (the page's first load runs them in an on-demand bundle).
+pub fn decode_with(query: &str, read: ConfigCheck) -> Decoded {
     let query = query.strip_prefix('?').unwrap_or(query);
     let pairs: Vec<(String, String)> = query
         .split('&')
@@ -47,7 +53,7 @@ pub fn decode(query: &str) -> Decoded {
                 model_keys.push("model");
                 s.model = ModelSource::Preset(id);
             }),
-            "cfg" => parse_cfg(value).map(|json| {
+            "cfg" => parse_cfg(value, read).map(|json| {
                 model_keys.push("cfg");
                 s.model = ModelSource::Config(json);
             }),

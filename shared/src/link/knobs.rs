@@ -14,7 +14,8 @@ pub(super) fn encode_engine(e: &Engine, pairs: &mut Vec<(&'static str, String)>)
         }
     };
     let num = |v: Option<u64>| v.map(|n| n.to_string());
-    let frac = |v: Option<f64>| v.map(|f| f.to_string());
+    // `{}` of f64 without its formatting code (the page carries this).
+    let frac = |v: Option<f64>| v.map(crate::units::shortest);
     let differs = |v: Option<u64>, d: Option<u64>| if v == d { None } else { num(v) };
     if e.kind() != LinkVersion::CURRENT.engine_kind() {
         opt("e", Some(e.kind().id().into()));
@@ -156,8 +157,8 @@ pub fn with_knob(e: &Engine, key: &str, value: &str) -> Result<Engine, String> {
 
 /// A fraction in (0, 1], as `gpu_memory_utilization` and `mem_fraction_static` take.
 pub fn parse_fraction(value: &str) -> Result<f64, String> {
-    match value.trim().parse::<f64>() {
-        Ok(f) if f > 0.0 && f <= 1.0 => Ok(f),
+    match crate::decimal::Decimal::parse(value.trim()).map(crate::decimal::Decimal::to_f64) {
+        Some(f) if f > 0.0 && f <= 1.0 => Ok(f),
         _ => Err("must be a fraction above 0 and at most 1".into()),
     }
 }

@@ -134,7 +134,7 @@ fn model_source() -> impl Strategy<Value = ModelSource> {
         presets.clone().prop_map(|id| ModelSource::Preset(id.into())),
         presets.prop_map(|id| {
             let p = model_preset(id).expect("preset");
-            ModelSource::Config(compact_config(p.config_json).expect("preset config"))
+            ModelSource::Config(compact_config(p.config_json()).expect("preset config"))
         }),
         "[A-Za-z0-9][A-Za-z0-9._-]{0,20}(/[A-Za-z0-9][A-Za-z0-9._-]{0,30})?".prop_map(ModelSource::Hub),
         (MIN_PARAMS..=MAX_PARAMS).prop_map(ModelSource::Params),

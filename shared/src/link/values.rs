@@ -5,6 +5,7 @@ use super::state::GpuChoice;
 use super::{DEFAULT_HUB, MAX_CFG, MAX_PARAMS, MAX_REPO_ID, MIN_PARAMS};
 use crate::arch::Architecture;
 use crate::catalog::{gpu, model_preset};
+use crate::decimal::Decimal;
 use crate::units::{GB, GIB, MIB, parse_size};
 
 /// A GPU of `mix=`: a catalog id or a memory size.
@@ -23,14 +24,24 @@ pub(super) fn parse_preset(value: &str) -> Result<String, String> {
     model_preset(value).map(|p| p.id.to_owned()).ok_or_else(|| "not a model preset".into())
 }
 
-pub(super) fn parse_cfg(value: &str) -> Result<String, String> {
+/// A `cfg=` value: base64url of a config.json that `read` (the family
+/// readers: [`read_config`]) accepts.
+pub(super) fn parse_cfg(value: &str, read: ConfigCheck) -> Result<String, String> {
     if value.len() > MAX_CFG {
         return Err("the config is too long".into());
     }
     let bytes = base64url_decode(value).ok_or("not base64url")?;
     let text = String::from_utf8(bytes).map_err(|_| "not UTF-8 text")?;
-    Architecture::from_config_json(&text).map_err(|e| e.to_string())?;
+    read(&text)?;
     Ok(text)
+}
+
+/// Whether a config.json reads as a model, with the reader's error if not.
+pub type ConfigCheck<'a> = &'a dyn Fn(&str) -> Result<(), String>;
+
+/// The check [`super::decode`] makes of a `cfg=` config: the family readers.
+pub fn read_config(text: &str) -> Result<(), String> {
+    Architecture::from_config_json(text).map(drop).map_err(|e| e.to_string())
 }
 
 /// A Hugging Face repository id: `name` or `owner/name` of letters, digits, `-`, `_`, `.`.
@@ -52,18 +63,17 @@ pub fn parse_repo_id(value: &str) -> Result<String, String> {
 pub fn parse_params(value: &str) -> Result<u64, String> {
     let v = value.trim().replace('_', "");
     let (num, scale) = match v.chars().last().map(|c| c.to_ascii_lowercase()) {
-        Some('b') => (&v[..v.len() - 1], 1e9),
-        Some('m') => (&v[..v.len() - 1], 1e6),
-        Some('t') => (&v[..v.len() - 1], 1e12),
-        Some('k') => (&v[..v.len() - 1], 1e3),
-        _ => (v.as_str(), 1.0),
+        Some('b') => (&v[..v.len() - 1], 1_000_000_000),
+        Some('m') => (&v[..v.len() - 1], 1_000_000),
+        Some('t') => (&v[..v.len() - 1], 1_000_000_000_000),
+        Some('k') => (&v[..v.len() - 1], 1_000),
+        _ => (v.as_str(), 1),
     };
-    let n: f64 = num.trim().parse().map_err(|_| "not a parameter count (e.g. 8b, 1.5b, 350m)")?;
-    let n = (n * scale).round();
-    if !(n.is_finite() && n >= MIN_PARAMS as f64 && n <= MAX_PARAMS as f64) {
-        return Err("a parameter count must be between 1M and 10T".into());
+    let n = Decimal::parse(num.trim()).ok_or("not a parameter count (e.g. 8b, 1.5b, 350m)")?;
+    match n.times_rounded(scale) {
+        Some(n) if (MIN_PARAMS..=MAX_PARAMS).contains(&n) => Ok(n),
+        _ => Err("a parameter count must be between 1M and 10T".into()),
     }
-    Ok(n as u64)
 }
 
 /// A token count as vLLM reads `--max-model-len` (`human_readable_int` in

@@ -7,8 +7,8 @@ use std::collections::HashSet;
 
 const MIB: u64 = 1 << 20;
 
-/// `gpus()` falls back to an empty list on a parse failure, so parse the very
-/// same file strictly here: a malformed catalog must fail this test loudly.
+/// `gpus()` is a table `build.rs` writes from the file; parse the very same
+/// file strictly here: a malformed catalog must fail this test loudly.
 fn strict() -> Vec<Gpu> {
     serde_json::from_str(include_str!("../../catalog/gpus.json"))
         .unwrap_or_else(|e| panic!("catalog/gpus.json does not parse as Vec<Gpu>: {e}"))
@@ -18,8 +18,18 @@ fn strict() -> Vec<Gpu> {
 fn catalog_parses_strictly_and_is_large() {
     let parsed = strict();
     assert!(parsed.len() >= 30, "only {} GPUs in the catalog", parsed.len());
-    // The runtime list is the same data, not the silent empty fallback.
-    assert_eq!(gpus().len(), parsed.len());
+    // The build-time table is the same data, GPU by GPU, field by field.
+    let mut sorted = parsed;
+    sorted.sort_by_key(|g| g.memory_bytes);
+    let as_json = |l: &[Gpu]| serde_json::to_value(l).expect("serialises");
+    assert_eq!(as_json(gpus()), as_json(&sorted));
+    // And the sources, kept in a table of their own.
+    let raw: Vec<serde_json::Value> = serde_json::from_str(include_str!("../../catalog/gpus.json")).expect("a list");
+    for g in raw {
+        let id = g["id"].as_str().expect("an id");
+        let sources = serde_json::to_value(gpu(id).expect("in the table").sources()).expect("serialises");
+        assert_eq!(sources, g["sources"], "{id}");
+    }
 }
 
 #[test]
@@ -55,9 +65,9 @@ fn every_figure_is_positive_and_every_source_present() {
         assert!(!g.memory_label.trim().is_empty(), "{}: memory_label", g.id);
         assert!(g.bandwidth_gb_s.is_finite() && g.bandwidth_gb_s > 0.0, "{}: bandwidth_gb_s", g.id);
         assert!(g.bf16_dense_tflops.is_finite() && g.bf16_dense_tflops > 0.0, "{}: bf16_dense_tflops", g.id);
-        assert!(!g.sources.memory.trim().is_empty(), "{}: sources.memory", g.id);
-        assert!(!g.sources.bandwidth.trim().is_empty(), "{}: sources.bandwidth", g.id);
-        assert!(!g.sources.tflops.trim().is_empty(), "{}: sources.tflops", g.id);
+        assert!(!g.sources().memory.trim().is_empty(), "{}: sources.memory", g.id);
+        assert!(!g.sources().bandwidth.trim().is_empty(), "{}: sources.bandwidth", g.id);
+        assert!(!g.sources().tflops.trim().is_empty(), "{}: sources.tflops", g.id);
     }
 }
 
@@ -178,7 +188,7 @@ fn spot_check_datasheet_figures() {
     assert_eq!(g("h200").vendor, GpuVendor::Nvidia);
     // No bf16 tensor cores on Turing/Volta: the fp16 figure, and the source says so.
     for id in ["t4", "v100-16gb", "v100-32gb"] {
-        assert!(g(id).sources.tflops.contains("no bf16"), "{id}: source must say fp16 stands in");
+        assert!(g(id).sources().tflops.contains("no bf16"), "{id}: source must say fp16 stands in");
     }
 }
 
@@ -187,7 +197,7 @@ fn spec_derived_memory_is_flagged() {
     // Entries without a driver reading must say so.
     for id in ["rtx-3080-12gb", "mi325x"] {
         assert!(
-            gpu(id).unwrap_or_else(|| panic!("missing {id}")).sources.memory.contains("not a driver reading"),
+            gpu(id).unwrap_or_else(|| panic!("missing {id}")).sources().memory.contains("not a driver reading"),
             "{id}: spec-derived memory must be flagged"
         );
     }

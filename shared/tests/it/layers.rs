@@ -9,6 +9,8 @@ use std::path::{Path, PathBuf};
 /// Lowest first. A module may use modules of strictly lower layers only;
 /// modules of one layer do not use each other.
 const LAYERS: &[&[&str]] = &[
+    // Exact decimals, read without the float parser (for the page's size).
+    &["decimal"],
     &["units", "explain"],
     &["arch"],
     &["checkpoint", "catalog", "state"],

@@ -226,6 +226,22 @@ async fn calculator_page() -> anyhow::Result<()> {
     ensure!(page.exists("architecture-note").await?, "the refused config leaves the dense one in use, still flagged");
     no_errors(&page, "with unknown architectures").await?;
 
+    // 7c. The model reader is a bundle fetched on demand: a preset page does
+    // without it; a bare parameter count loads it and gets its stand-in.
+    page.open(&server.page("model=mistral-7b-v0.3")).await?;
+    let fetched = page
+        .client
+        .execute("return performance.getEntriesByType('resource').some(e => e.name.includes('reader'));", vec![])
+        .await?;
+    ensure!(fetched == serde_json::Value::Bool(false), "a preset page fetched the model reader");
+    page.open(&server.page("params=13b")).await?;
+    page.wait_until("the stand-in for a parameter count", async |p: &Page| {
+        Ok(p.text("model-status").await?.contains("custom 13.00B parameters")
+            && p.attr("verdict", "data-fits").await?.is_some_and(|v| v == "fits" || v == "no"))
+    })
+    .await?;
+    no_errors(&page, "with a parameter count").await?;
+
     // 8. Units, phone width, custom GPU size.
     page.open(&server.page("model=mistral-7b-v0.3&mem=80GB&u=gb")).await?;
     expect_cli(&page, "a custom GPU size", &["--model", "mistral-7b-v0.3", "--gpu-memory", "80GB", "--decimal"])

@@ -3,6 +3,9 @@
 //! a single-file checkpoint the header of `model.safetensors`, read with HTTP
 //! Range requests (its first 100 kB, and the rest of a longer header) — never
 //! the tensor data.
+//!
+//! The page only [`watch`]es; the fetch and its parsing ([`load`]) run in
+//! the on-demand reader bundle (`src/bin/reader.rs`, `super::reader`).
 
 use leptos::prelude::*;
 use leptos::task::spawn_local;
@@ -13,6 +16,7 @@ use wasm_bindgen_futures::JsFuture;
 use web_sys::{RequestInit, Response};
 
 use super::AppState;
+use super::reader;
 use crate::vm::hub::{HubFailure, HubState, failure_message, file_url};
 
 /// Fetches whenever the inputs name a hub model that is not loaded yet.
@@ -32,7 +36,10 @@ pub fn watch(state: AppState) {
         }
         state.hub.set(HubState::Loading { id: id.clone() });
         spawn_local(async move {
-            let result = load(&base, &id).await;
+            let result = match reader::ready(state).await {
+                Ok(r) => r.hub(&base, &id).await,
+                Err(e) => HubState::Failed { id: id.clone(), message: format!("The model reader could not load: {e}") },
+            };
             // A slower answer for a model no longer chosen is dropped.
             if state.inputs.with_untracked(|s| s.model == ModelSource::Hub(id.clone())) {
                 state.hub.set(result);
@@ -41,18 +48,20 @@ pub fn watch(state: AppState) {
     });
 }
 
-async fn load(base: &str, id: &str) -> HubState {
+/// The hub's answer for `id`: its config.json and, when the checkpoint's
+/// headers say it, its exact size in bytes; else a message a person can act on.
+pub async fn load(base: &str, id: &str) -> Result<(String, Option<u64>), String> {
     let config = match fetch_text(&file_url(base, id, "config.json")).await {
         Ok(text) if Architecture::from_config_json(&text).is_ok() => text,
-        Ok(_) => return failed(base, id, HubFailure::Unreadable),
-        Err(f) => return failed(base, id, f),
+        Ok(_) => return Err(failure_message(base, id, HubFailure::Unreadable)),
+        Err(f) => return Err(failure_message(base, id, f)),
     };
     let checkpoint_bytes = match fetch_text(&file_url(base, id, "model.safetensors.index.json")).await {
         Ok(t) => shared::safetensors::total_bytes(&t).ok(),
         // Single-file checkpoints have no index: read the file's header.
         Err(_) => single_file_bytes(&file_url(base, id, "model.safetensors")).await,
     };
-    HubState::Loaded { id: id.to_owned(), config, checkpoint_bytes }
+    Ok((config, checkpoint_bytes))
 }
 
 /// The first read of a header (as the CLI's `--hf` makes it).
@@ -88,10 +97,6 @@ async fn fetch_range(url: &str, start: u64, len: u64) -> Option<Vec<u8>> {
     let all = js_sys::Uint8Array::new(&buffer).to_vec();
     let skip = if response.status() == 206 { 0 } else { start as usize };
     Some(all.into_iter().skip(skip).take(len as usize).collect())
-}
-
-fn failed(base: &str, id: &str, f: HubFailure) -> HubState {
-    HubState::Failed { id: id.to_owned(), message: failure_message(base, id, f) }
 }
 
 async fn fetch_text(url: &str) -> Result<String, HubFailure> {

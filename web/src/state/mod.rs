@@ -5,6 +5,7 @@
 
 pub mod clipboard;
 pub mod hub;
+pub mod reader;
 pub mod url;
 
 use leptos::prelude::*;
@@ -14,8 +15,10 @@ use shared::link::{LinkState, NewerEngine, newer_engine};
 use shared::model::Model;
 use shared::units::UnitSystem;
 
+use crate::components::diagnose::Load;
 use crate::vm::hub::HubState;
 use crate::vm::resolve::{self, NoModel};
+use reader::BundleReader;
 
 /// Light, dark, or whatever the system prefers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -48,6 +51,8 @@ pub struct AppState {
     pub engine_offer: RwSignal<Option<NewerEngine>>,
     /// The answer of the hub for a `hf=` model.
     pub hub: RwSignal<HubState>,
+    /// Where the on-demand model reader stands ([`reader`]).
+    pub reader: RwSignal<Load>,
     pub theme: RwSignal<Theme>,
     pub units: Memo<UnitSystem>,
     pub model: Memo<Result<Model, NoModel>>,
@@ -77,7 +82,11 @@ impl AppState {
         let inputs = RwSignal::new(initial);
         let hub = RwSignal::new(HubState::Idle);
         let units = Memo::new(move |_| inputs.with(|s| s.units));
-        let model = Memo::new(move |_| inputs.with(|s| hub.with(|h| resolve::model(s, h))));
+        let reader = RwSignal::new(reader::initial());
+        let model = Memo::new(move |_| {
+            let read = BundleReader(reader.get());
+            inputs.with(|s| hub.with(|h| resolve::model_with(s, h, &read)))
+        });
         let planned =
             Memo::new(move |_| model.with(|m| m.as_ref().ok().map(|m| inputs.with(|s| resolve::scenario(s, m)))));
         let scenario = Memo::new(move |_| planned.with(|p| p.as_ref().and_then(|r| r.as_ref().ok().cloned())));
@@ -109,6 +118,7 @@ impl AppState {
             notices: RwSignal::new(notices),
             engine_offer,
             hub,
+            reader,
             theme: RwSignal::new(Theme::System),
             units,
             model,
@@ -132,7 +142,9 @@ impl AppState {
     }
 }
 
-/// The state provided by [`crate::App`].
+/// The state provided by [`crate::App`]. (Not `expect_context`: its panic
+/// message formats a `Location` and the type name with `{:?}`, which brings
+/// the Unicode escape tables into the first load.)
 pub fn use_app() -> AppState {
-    expect_context::<AppState>()
+    use_context::<AppState>().unwrap_or_else(|| panic!("the page's state is provided by App"))
 }

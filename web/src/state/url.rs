@@ -2,13 +2,18 @@
 //! current with `history.replaceState` (no history entry per keystroke).
 
 use leptos::prelude::*;
-use shared::link::{Decoded, LinkState, decode, encode};
+use shared::link::{Decoded, LinkState, decode_with, encode};
 use wasm_bindgen::JsValue;
 
-/// The state the page opens with.
+/// The page's query string.
+pub fn query() -> String {
+    window().location().search().unwrap_or_default()
+}
+
+/// The state the page opens with (a `cfg=` config checked by the reader,
+/// loaded before the page mounts: see `main.rs`).
 pub fn initial() -> Decoded {
-    let search = window().location().search().unwrap_or_default();
-    decode(&search)
+    decode_with(&query(), &super::reader::check_config)
 }
 
 /// Mirrors the inputs into the address bar.

@@ -4,7 +4,7 @@
 use shared::engines::{EngineKind, EngineReport, vllm};
 use shared::estimate::Estimate;
 use shared::explain::thousands;
-use shared::units::{UnitSystem, decimal, format_bytes};
+use shared::units::{UnitSystem, decimal, format_bytes, shortest};
 
 /// One figure of the engine's report.
 #[derive(Debug, Clone, PartialEq)]
@@ -68,8 +68,8 @@ pub fn report_view(e: &Estimate, units: UnitSystem) -> Option<ReportView> {
                 row(
                     "mem-fraction-static",
                     "mem_fraction_static",
-                    format!("{}", r.mem_fraction_static),
-                    r.mem_fraction_static,
+                    shortest(r.mem_fraction_static),
+                    shortest(r.mem_fraction_static),
                 ),
             ],
             log: r.log_lines.join("\n"),
@@ -158,12 +158,12 @@ pub fn knobs(kind: EngineKind) -> &'static [Knob] {
 /// What a knob left empty means for this estimate (the engine's effective value).
 pub fn knob_default(e: &Estimate, key: &str) -> String {
     let v = match (e.engine_report.as_ref(), key) {
-        (Some(EngineReport::Vllm(r)), "gmu") => r.gpu_memory_utilization.to_string(),
+        (Some(EngineReport::Vllm(r)), "gmu") => shortest(r.gpu_memory_utilization),
         (Some(EngineReport::Vllm(r)), "mml") => r.max_model_len.to_string(),
         (Some(EngineReport::Vllm(r)), "mbt") => r.max_num_batched_tokens.to_string(),
         (Some(EngineReport::Vllm(r)), "mns") => r.max_num_seqs.to_string(),
         (Some(EngineReport::Vllm(r)), "bs") => r.block_size.to_string(),
-        (Some(EngineReport::Sglang(r)), "mfs") => r.mem_fraction_static.to_string(),
+        (Some(EngineReport::Sglang(r)), "mfs") => shortest(r.mem_fraction_static),
         (Some(EngineReport::Sglang(r)), "cl") => r.context_length.to_string(),
         (Some(EngineReport::Sglang(r)), "mbt") => r.chunked_prefill_size.to_string(),
         (Some(EngineReport::LlamaCpp(r)), "nctx") => r.n_ctx.to_string(),

@@ -9,6 +9,8 @@ pub mod figures;
 pub mod fold;
 pub mod html;
 pub mod hub;
+pub mod presets;
+pub mod read;
 pub mod resolve;
 pub mod svg;
 pub mod synth;

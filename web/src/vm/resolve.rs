@@ -1,6 +1,7 @@
 //! From the link state (what the person chose) to the model and scenario the
 //! estimator takes. Parse, don't validate: by here every value is in range.
 
+use shared::arch::Architecture;
 use shared::catalog::{gpu, gpus, model_preset};
 use shared::estimate::{GpuSlot, Scenario, ValidScenario};
 use shared::formats::WeightFormat;
@@ -9,7 +10,9 @@ use shared::link::{GpuChoice, LinkState, ModelSource};
 use shared::model::Model;
 
 use super::hub::HubState;
-use super::synth::model_with_params;
+use super::presets;
+use super::read::{Linked, Reader};
+use super::synth::stand_in_name;
 
 /// Why there is no model to estimate yet.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -20,23 +23,39 @@ pub enum NoModel {
     Problem(String),
 }
 
-/// The model a state names, given what the hub has answered so far.
+/// The model a state names, given what the hub has answered so far, read
+/// with the readers linked in.
 pub fn model(state: &LinkState, hub: &HubState) -> Result<Model, NoModel> {
+    model_with(state, hub, &Linked)
+}
+
+/// [`model`] with `reader` for what is not a preset (presets come from their
+/// build-time reading, [`presets`]).
+pub fn model_with(state: &LinkState, hub: &HubState, reader: &dyn Reader) -> Result<Model, NoModel> {
+    let loading = || NoModel::Loading("Loading the model reader…".into());
     match &state.model {
         ModelSource::Preset(id) => {
             let preset = model_preset(id).ok_or_else(|| NoModel::Problem(format!("unknown preset `{id}`")))?;
-            Model::from_preset(preset).map_err(|e| NoModel::Problem(e.to_string()))
+            presets::model(preset).map_err(NoModel::Problem)
         }
-        ModelSource::Config(json) => Model::from_config_json(config_name(json), json)
-            .map(|m| m.with_checkpoint_bytes(state.checkpoint_bytes))
-            .map_err(|e| NoModel::Problem(e.to_string())),
-        ModelSource::Params(n) => model_with_params(*n).map_err(NoModel::Problem),
+        ModelSource::Config(json) => reader
+            .config(json)
+            .ok_or_else(loading)?
+            .map(|arch| {
+                Model::from_architecture(config_name(&arch), arch).with_checkpoint_bytes(state.checkpoint_bytes)
+            })
+            .map_err(NoModel::Problem),
+        ModelSource::Params(n) => reader
+            .stand_in(*n)
+            .ok_or_else(loading)?
+            .map(|arch| Model::from_architecture(stand_in_name(*n), arch))
+            .map_err(NoModel::Problem),
         ModelSource::Hub(id) => match hub {
-            HubState::Loaded { id: got, config, checkpoint_bytes } if got == id => {
-                Model::from_config_json(id.clone(), config)
-                    .map(|m| m.with_checkpoint_bytes(*checkpoint_bytes))
-                    .map_err(|e| NoModel::Problem(format!("`{id}`: {e}")))
-            }
+            HubState::Loaded { id: got, config, checkpoint_bytes } if got == id => reader
+                .config(config)
+                .ok_or_else(loading)?
+                .map(|arch| Model::from_architecture(id.clone(), arch).with_checkpoint_bytes(*checkpoint_bytes))
+                .map_err(|e| NoModel::Problem(format!("`{id}`: {e}"))),
             HubState::Failed { id: got, message } if got == id => Err(NoModel::Problem(message.clone())),
             _ => Err(NoModel::Loading(format!("Loading `{id}` from {}…", state.hub_base()))),
         },
@@ -62,14 +81,11 @@ pub fn architecture_note(model: &Model) -> Option<String> {
     })
 }
 
-/// `pasted config.json (llama)`.
-fn config_name(json: &str) -> String {
-    let model_type = serde_json::from_str::<serde_json::Value>(json)
-        .ok()
-        .and_then(|v| v.get("model_type").and_then(|t| t.as_str()).map(str::to_owned));
-    match model_type {
-        Some(t) => format!("pasted config.json ({t})"),
-        None => "pasted config.json".into(),
+/// `pasted config.json (llama)`: the config's own `model_type`.
+fn config_name(arch: &Architecture) -> String {
+    match arch.model_type.as_str() {
+        "" => "pasted config.json".into(),
+        t => format!("pasted config.json ({t})"),
     }
 }
 
@@ -219,7 +235,7 @@ mod tests {
         assert!(matches!(model(&s, &HubState::Idle), Err(NoModel::Loading(_))));
         let failed = HubState::Failed { id: "a/b".into(), message: "gone".into() };
         assert_eq!(model(&s, &failed), Err(NoModel::Problem("gone".into())));
-        let config = shared::catalog::model_preset("gpt2").expect("preset").config_json.to_owned();
+        let config = shared::catalog::model_preset("gpt2").expect("preset").config_json().to_owned();
         let loaded = HubState::Loaded { id: "a/b".into(), config, checkpoint_bytes: Some(123) };
         let m = model(&s, &loaded).expect("loads");
         assert_eq!(m.checkpoint_bytes, Some(123));

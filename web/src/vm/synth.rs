@@ -54,13 +54,17 @@ pub fn model_with_params(params: u64) -> Result<Model, String> {
     let slope = p1.saturating_sub(p0) as f64 / 1024.0;
     let inter = (base_inter as f64 + (params as f64 - p0 as f64) / slope.max(1.0)).round().max(1.0) as u64;
     let mut model =
-        Model::from_config_json(format!("custom {} parameters", shorten_count(params)), &config(shape, layers, inter))
-            .map_err(|e| e.to_string())?;
+        Model::from_config_json(stand_in_name(params), &config(shape, layers, inter)).map_err(|e| e.to_string())?;
     model.arch.warnings.push(format!(
         "only the parameter count is known: the architecture is a Llama-shaped stand-in ({layers} layers, hidden {}, {} KV heads), so the KV cache and activations are rough",
         shape.1, shape.4
     ));
     Ok(model)
+}
+
+/// The stand-in's name: `custom 8.03B parameters`.
+pub fn stand_in_name(params: u64) -> String {
+    format!("custom {} parameters", shorten_count(params))
 }
 
 /// 8030261248 → `8.03B`.

@@ -40,7 +40,7 @@ thread_local! {
 
 /// Where an on-demand bundle stands (this view's, and live mode's).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum Load {
+pub enum Load {
     Idle,
     Loading,
     Ready,

@@ -1,9 +1,10 @@
 //! Paste a config.json (and, optionally, a safetensors index for exact weight bytes).
 
 use leptos::prelude::*;
-use shared::link::{ModelSource, compact_config};
+use leptos::task::spawn_local;
+use shared::link::ModelSource;
 
-use crate::state::use_app;
+use crate::state::{reader, use_app};
 
 #[component]
 pub fn ConfigPaste() -> impl IntoView {
@@ -11,21 +12,27 @@ pub fn ConfigPaste() -> impl IntoView {
     let config = RwSignal::new(String::new());
     let index = RwSignal::new(String::new());
     let error = RwSignal::new(String::new());
+    // The reader (an on-demand bundle) checks and compacts the config.
     let apply = move |_| {
-        let exact = index.with_untracked(|t| {
-            if t.trim().is_empty() { Ok(None) } else { shared::safetensors::total_bytes(t).map(Some) }
-        });
-        match (compact_config(&config.get_untracked()), exact) {
-            (Ok(json), Ok(bytes)) => {
-                error.set(String::new());
-                app.edit(|s| {
-                    s.model = ModelSource::Config(json);
-                    s.checkpoint_bytes = bytes;
-                });
+        let (config, index) = (config.get_untracked(), index.get_untracked());
+        spawn_local(async move {
+            let r = match reader::ready(app).await {
+                Ok(r) => r,
+                Err(e) => return error.set(format!("The model reader could not load: {e}")),
+            };
+            let exact = if index.trim().is_empty() { Ok(None) } else { r.index_total(&index).map(Some) };
+            match (r.compact(&config), exact) {
+                (Ok(json), Ok(bytes)) => {
+                    error.set(String::new());
+                    app.edit(|s| {
+                        s.model = ModelSource::Config(json);
+                        s.checkpoint_bytes = bytes;
+                    });
+                }
+                (Err(e), _) => error.set(e),
+                (_, Err(e)) => error.set(format!("safetensors index: {e}")),
             }
-            (Err(e), _) => error.set(e.to_string()),
-            (_, Err(e)) => error.set(format!("safetensors index: {e}")),
-        }
+        });
     };
     view! {
         <div class="field">

@@ -106,7 +106,8 @@ pub fn provide(app: AppState) {
 }
 
 fn use_loader() -> LiveLoader {
-    expect_context::<LiveLoader>()
+    // Not `expect_context` (see `state::use_app`).
+    use_context::<LiveLoader>().unwrap_or_else(|| panic!("live mode's loader is provided by App"))
 }
 
 /// The live section: the connect panel's shell and the host panels' container.
