@@ -6,7 +6,13 @@
 //! (each slot gets `n_ctx / parallel`); `-ngl` offloads the *last* N layers
 //! (N > layers also offloads the output head); the token embedding stays on
 //! the CPU. Sliding-window layers keep `window × slots + n_ubatch` tokens
-//! (`llama_kv_cache_iswa`).
+//! (`llama_kv_cache_iswa`). `cache.rs`: cache types and cells;
+//! `experts.rs`: routed experts kept on the CPU (`--n-cpu-moe`).
+
+mod cache;
+mod experts;
+
+pub use cache::{CacheType, UnknownCacheType};
 
 use serde::{Deserialize, Serialize};
 
@@ -16,7 +22,7 @@ use super::{Engine, EnginePlan, EngineTerms, EngineWarnings, Plan, Scenario, tra
 use crate::arch::TextModel;
 use crate::explain::{Basis, Term, thousands};
 use crate::formats::WeightFormat;
-use crate::kv::KvDtype;
+use crate::kv::{KvDtype, LayerKv};
 use crate::model::Model;
 use crate::plan::{
     CUDA_CONTEXT_BYTES, GpuBudget, GpuPeak, MAX_CONCURRENCY, Placement, Search, Verdict, largest, split,
@@ -49,11 +55,45 @@ pub struct Options {
     /// `-ub`: the physical batch the compute buffer is sized for.
     pub n_ubatch: u64,
     pub flash_attention: FlashAttention,
+    /// `-ctk/--cache-type-k`; default: the scenario's KV dtype.
+    #[serde(default)]
+    pub cache_type_k: Option<CacheType>,
+    /// `-ctv/--cache-type-v`; default: the key type.
+    #[serde(default)]
+    pub cache_type_v: Option<CacheType>,
+    /// `--n-cpu-moe N`: the routed experts of the first N layers stay in
+    /// host memory (`--cpu-moe`: N ≥ the layer count, every layer).
+    #[serde(default)]
+    pub n_cpu_moe: u64,
+    /// `-nkvo/--no-kv-offload`: the KV cache (and recurrent state) stays in
+    /// host memory (`offload_kqv = false`, src/llama-kv-cache.cpp puts
+    /// every layer's cache in the CPU buffer type).
+    #[serde(default)]
+    pub no_kv_offload: bool,
+    /// `--kv-unified`: one cache stream shared by all slots (default off,
+    /// common/common.h `kv_unified = false`; `-np auto` turns it on).
+    #[serde(default)]
+    pub kv_unified: bool,
+    /// `--swa-full`: sliding-window layers keep the whole context.
+    #[serde(default)]
+    pub swa_full: bool,
 }
 
 impl Default for Options {
     fn default() -> Self {
-        Self { n_ctx: None, n_gpu_layers: None, parallel: None, n_ubatch: 512, flash_attention: FlashAttention::On }
+        Self {
+            n_ctx: None,
+            n_gpu_layers: None,
+            parallel: None,
+            n_ubatch: 512,
+            flash_attention: FlashAttention::On,
+            cache_type_k: None,
+            cache_type_v: None,
+            n_cpu_moe: 0,
+            no_kv_offload: false,
+            kv_unified: false,
+            swa_full: false,
+        }
     }
 }
 
@@ -65,10 +105,25 @@ pub struct Report {
     pub n_gpu_layers: u64,
     pub layers_on_gpu: u64,
     pub output_on_gpu: bool,
-    /// Weights left in system memory (token embedding and CPU layers).
+    /// Weights left in system memory (token embedding, CPU layers and the
+    /// routed experts kept on the CPU): llama.cpp's `CPU_Mapped` buffer.
     pub cpu_weight_bytes: u64,
-    /// KV cache of the layers that stay on the CPU.
+    /// The routed experts `--n-cpu-moe` / `--cpu-moe` keep on the CPU (part
+    /// of `cpu_weight_bytes`).
+    pub cpu_expert_bytes: u64,
+    /// KV cache of the layers that stay on the CPU (every layer with
+    /// `--no-kv-offload`).
     pub cpu_kv_bytes: u64,
+    /// Recurrent state kept on the CPU.
+    pub cpu_state_bytes: u64,
+    /// The host RAM the plan needs: CPU weights (mmap'd pages llama.cpp
+    /// touches), host KV cache and state.
+    pub host_ram_bytes: u64,
+    /// KV cells of a full-attention layer, over all streams.
+    pub kv_cells: u64,
+    /// The K and V cache types (`ggml_type_name`).
+    pub cache_type_k: String,
+    pub cache_type_v: String,
     /// The largest per-GPU compute buffer.
     pub compute_buffer_bytes: u64,
     pub fit_margin_bytes: u64,
@@ -119,6 +174,13 @@ pub(crate) fn check_split(o: Options, s: &Scenario, text: &TextModel) -> Result<
     if o.n_ctx == Some(0) && text.max_position_embeddings.is_none_or(|n| n == 0) {
         return Err(SplitError::NoTrainedContext);
     }
+    // src/llama-context.cpp: an MLA model "does not support different K
+    // and V cache types" (its V is a view of the K latent).
+    if let (crate::arch::AttentionKind::Mla(_), Some(k), Some(v)) = (text.attention, o.cache_type_k, o.cache_type_v)
+        && k != v
+    {
+        return Err(SplitError::MlaCacheTypes { k: k.id(), v: v.id() });
+    }
     Ok(())
 }
 
@@ -146,11 +208,14 @@ pub(crate) fn place(p: &Plan, o: Options) -> Placement {
     let n = p.kv_layers.len();
     let (offloaded, output) = gpu_layers(p, o);
     let start = n - offloaded as usize;
-    let ctx = n_ctx(p, o);
+    let cells = cells(p, o, n_ctx(p, o), slots(p, o));
+    let kv = kv_layers(p, o);
+    let experts = experts::per_layer(p);
     let costs: Vec<u64> = (start..n)
         .map(|i| {
-            let kv = &p.kv_layers[i];
-            p.weights.per_layer[i].saturating_add(kv.tokens_held(ctx).saturating_mul(kv.bytes_per_token))
+            let cache = if o.no_kv_offload { 0 } else { cells.bytes(&kv[i..=i]) };
+            let weights = p.weights.per_layer[i].saturating_sub(experts::on_cpu(&experts, i..i + 1, o.n_cpu_moe));
+            weights.saturating_add(cache)
         })
         .collect();
     let stages = p.scenario.stages();
@@ -163,12 +228,20 @@ pub(crate) fn place(p: &Plan, o: Options) -> Placement {
     Placement { ranges, first_on_gpu: false, last_on_gpu: output }
 }
 
-/// Tokens a layer's cache holds for a context of `ctx` over `slots` slots.
-fn held(window: Option<u64>, ctx: u64, slots: u64, ubatch: u64) -> u64 {
-    match window {
-        Some(w) => ctx.min(w.saturating_mul(slots).saturating_add(ubatch)),
-        None => ctx,
-    }
+/// The K and V storage: `-ctk` (default: the scenario's KV dtype) and
+/// `-ctv` (default: the key type).
+fn types(p: &Plan, o: Options) -> cache::Types {
+    let k = o.cache_type_k.or(CacheType::of(p.scenario.kv_dtype));
+    cache::Types { k, v: o.cache_type_v.or(k), fallback: p.scenario.kv_dtype }
+}
+
+/// Bytes per cell of every layer in llama.cpp's K and V types.
+fn kv_layers(p: &Plan, o: Options) -> Vec<LayerKv> {
+    cache::layers(&p.model.arch.text, types(p, o))
+}
+
+fn cells(_: &Plan, o: Options, ctx: u64, slots: u64) -> cache::Cells {
+    cache::Cells::new(ctx, slots, o.kv_unified, o.swa_full, o.n_ubatch)
 }
 
 /// The compute buffer of one GPU (Ollama `fs/ggml/ggml.go` `GraphSize` for
@@ -188,16 +261,16 @@ fn compute_buffer(p: &Plan, o: Options, ctx: u64, with_output: bool) -> u64 {
 fn gpu_parts(p: &Plan, o: Options, g: usize, ctx: u64, slots: u64) -> GpuBudget {
     let stage = p.stage(g);
     let range = p.stage_range(stage);
-    let kv = p.kv_layers[range.clone()].iter().fold(0u64, |acc, l| {
-        acc.saturating_add(held(l.window, ctx, slots, o.n_ubatch).saturating_mul(l.bytes_per_token))
-    });
+    let cells = cells(p, o, ctx, slots);
+    let kv = if o.no_kv_offload { 0 } else { cells.bytes(kv_layers(p, o).get(range.clone()).unwrap_or(&[])) };
+    let cpu_experts = experts::on_cpu(&experts::per_layer(p), range.clone(), o.n_cpu_moe);
     let has_output = p.is_last_stage(stage);
     let compute = if range.is_empty() && !has_output { 0 } else { compute_buffer(p, o, ctx, has_output) };
     // `llama_memory_recurrent`: one state cell per sequence slot
     // (`mem_size = max(1, n_seq_max)`), allocated at start-up.
-    let state = p.stage_state(stage).saturating_mul(slots.max(1));
+    let state = if o.no_kv_offload { 0 } else { p.stage_state(stage).saturating_mul(slots.max(1)) };
     GpuBudget {
-        weight_bytes: p.stage_weights(stage),
+        weight_bytes: p.stage_weights(stage).saturating_sub(cpu_experts),
         kv_cache_bytes: kv,
         state_bytes: state,
         activation_bytes: compute,
@@ -260,13 +333,21 @@ pub(crate) fn report(p: &Plan, o: Options) -> Report {
     let ctx = n_ctx(p, o);
     let s = slots(p, o);
     let (offloaded, output) = gpu_layers(p, o);
-    let gpu_weights: u64 =
-        (0..p.scenario.stages()).map(|st| p.stage_weights(st)).fold(0u64, |a, b| a.saturating_add(b));
-    let first_gpu_layer = p.kv_layers.len() - offloaded as usize;
-    let cpu_kv = p.kv_layers[..first_gpu_layer]
-        .iter()
-        .fold(0u64, |acc, l| acc.saturating_add(held(l.window, ctx, s, o.n_ubatch).saturating_mul(l.bytes_per_token)));
     let per_gpu: Vec<GpuBudget> = (0..p.scenario.gpus.len()).map(|g| gpu_parts(p, o, g, ctx, s)).collect();
+    // One GPU per stage (tp is 1 under llama.cpp).
+    let gpu_weights = per_gpu.iter().fold(0u64, |a, b| a.saturating_add(b.weight_bytes));
+    let n = p.kv_layers.len();
+    let first_gpu_layer = n - offloaded as usize;
+    let host_layers = if o.no_kv_offload { 0..n } else { 0..first_gpu_layer };
+    let cells = cells(p, o, ctx, s);
+    let kv = kv_layers(p, o);
+    let cpu_kv = cells.bytes(kv.get(host_layers.clone()).unwrap_or(&[]));
+    let cpu_state = crate::state::sequence_bytes(p.state_layers.get(host_layers).unwrap_or(&[])).saturating_mul(s);
+    let experts = experts::per_layer(p);
+    let cpu_experts = experts::on_cpu(&experts, first_gpu_layer..n, o.n_cpu_moe);
+    let cpu_weights = p.weights.per_rank.saturating_sub(gpu_weights);
+    let t = types(p, o);
+    let type_name = |c: Option<CacheType>| c.map_or_else(|| p.scenario.kv_dtype.id().to_owned(), |c| c.id().to_owned());
     let keeps_margin = per_gpu
         .iter()
         .zip(&p.scenario.gpus)
@@ -279,8 +360,14 @@ pub(crate) fn report(p: &Plan, o: Options) -> Report {
         n_gpu_layers: ngl,
         layers_on_gpu: offloaded,
         output_on_gpu: output,
-        cpu_weight_bytes: p.weights.per_rank.saturating_sub(gpu_weights),
+        cpu_weight_bytes: cpu_weights,
+        cpu_expert_bytes: cpu_experts,
         cpu_kv_bytes: cpu_kv,
+        cpu_state_bytes: cpu_state,
+        host_ram_bytes: cpu_weights.saturating_add(cpu_kv).saturating_add(cpu_state),
+        kv_cells: cells.of(None),
+        cache_type_k: type_name(t.k),
+        cache_type_v: type_name(t.v),
         compute_buffer_bytes: per_gpu.iter().map(|x| x.activation_bytes).max().unwrap_or(0),
         fit_margin_bytes: FIT_MARGIN_BYTES,
         keeps_fit_margin: keeps_margin,
@@ -290,19 +377,34 @@ pub(crate) fn report(p: &Plan, o: Options) -> Report {
                 p.kv_layers.len(),
                 if output { " (and the output layer)" } else { "" }
             ),
-            format!("n_ctx = {ctx}, n_ctx_per_seq = {}, n_seq_max = {s}", ctx / s),
+            format!("n_ctx = {}, n_ctx_seq = {}, n_seq_max = {s}", cells.n_ctx, cells.per_stream),
+            format!(
+                "llama_kv_cache: size = {:.2} MiB ({} cells, {} seqs), K ({}), V ({})",
+                kv_total(&kv, cells) as f64 / MIB as f64,
+                cells.of(None),
+                s,
+                type_name(t.k),
+                type_name(t.v)
+            ),
         ],
     }
+}
+
+fn kv_total(kv: &[LayerKv], cells: cache::Cells) -> u64 {
+    cells.bytes(kv)
 }
 
 pub(crate) fn terms(p: &Plan, r: &Report) -> EngineTerms {
     EngineTerms {
         kv_cache: (
             format!(
-                "llama.cpp allocates n_ctx = {} tokens ({} slots × {}) for the {} GPU layers at start-up{}",
+                "llama.cpp allocates n_ctx = {} tokens ({} slots × {}; {} cells after padding to 256) of K ({}) and V ({}) for the {} GPU layers at start-up{}",
                 thousands(r.n_ctx),
                 r.parallel,
                 thousands(r.n_ctx_per_slot),
+                thousands(r.kv_cells),
+                r.cache_type_k,
+                r.cache_type_v,
                 r.layers_on_gpu,
                 crate::plan::terms::window_note(p)
             ),
@@ -315,17 +417,44 @@ pub(crate) fn terms(p: &Plan, r: &Report) -> EngineTerms {
             "llama.cpp CPU weights",
             r.cpu_weight_bytes,
             format!(
-                "token embedding{} stay in system memory; {} of the layers offloaded (-ngl {})",
+                "token embedding{} stay in system memory; {} of the layers offloaded (-ngl {}){}",
                 if r.output_on_gpu { "" } else { " and output head" },
                 r.layers_on_gpu,
-                r.n_gpu_layers
+                r.n_gpu_layers,
+                if r.cpu_expert_bytes > 0 {
+                    format!(
+                        "; {} of routed experts kept on the CPU (--n-cpu-moe)",
+                        format_bytes(r.cpu_expert_bytes, UnitSystem::Binary)
+                    )
+                } else {
+                    String::new()
+                }
             ),
+            Basis::EngineRule,
+        ), Term::bytes(
+            "llama.cpp host RAM",
+            r.host_ram_bytes,
+            "CPU weights (the mmap'd pages llama.cpp reads) + KV cache and state kept on the host",
             Basis::EngineRule,
         )],
     }
 }
 
-pub(crate) fn warnings(per_gpu: &[GpuPeak]) -> EngineWarnings {
+/// A quantised V cache with flash attention off: src/llama-context.cpp
+/// (llama-cpp-python 0.3.36 vendor) fails the context ("quantized V cache
+/// requires flash_attn to be enabled"); `-fa auto` turns it on instead.
+/// A warning, not a refusal, so that links made before this rule still open.
+fn quantised_v_without_flash_attention(p: &Plan, o: Options) -> Option<String> {
+    let v = types(p, o).v.filter(|v| v.is_quantized() && o.flash_attention == FlashAttention::Off)?;
+    Some(format!(
+        "llama.cpp refuses a quantised V cache ({}) without flash attention (\"quantized V cache requires flash_attn \
+         to be enabled\"): use -fa on (or auto), or -ctv f16",
+        v.id()
+    ))
+}
+
+pub(crate) fn warnings(p: &Plan, o: Options, per_gpu: &[GpuPeak]) -> EngineWarnings {
+    let setup = quantised_v_without_flash_attention(p, o).into_iter().collect();
     let mut fit = Vec::new();
     if per_gpu.iter().any(|g| g.fits && g.free_bytes < FIT_MARGIN_BYTES) {
         fit.push(format!(
@@ -333,7 +462,7 @@ pub(crate) fn warnings(per_gpu: &[GpuPeak]) -> EngineWarnings {
             format_bytes(FIT_MARGIN_BYTES, UnitSystem::Binary)
         ));
     }
-    EngineWarnings { setup: Vec::new(), fit }
+    EngineWarnings { setup, fit }
 }
 
 /// llama.cpp's flags; q8_0 is its cheapest KV cache that keeps quality.
