@@ -13,6 +13,7 @@ use shared::oom::{
     self, Cause, ChecklistItem, DiagnoseContext, Diagnosis, DiagnosisFix, GpuBackend, LlamaCppStage, OomKind,
     OomProcess, OomReport, PlanCheck,
 };
+use shared::startup::reconcile::{self, BufferCheck};
 use shared::startup::{self, StartupLog};
 use shared::units::{UnitSystem, format_bytes};
 
@@ -56,8 +57,15 @@ pub fn run(args: DiagnoseArgs) -> anyhow::Result<()> {
     };
     let diagnosis = oom::diagnose(&report, &ctx);
     let startup = startup::read(&text);
+    // A llama.cpp log and a plan: each logged buffer beside its prediction.
+    let checks: Vec<BufferCheck> = match (&startup, &planned) {
+        (Some(log), Some((model, scenario))) => {
+            reconcile::llamacpp_buffers(log, &shared::estimate::estimate(model, scenario.clone()))
+        }
+        _ => Vec::new(),
+    };
     if args.json {
-        let out = JsonOut { startup: startup.as_ref(), ..JsonOut::new(&report, &diagnosis) };
+        let out = JsonOut { startup: startup.as_ref(), buffers: &checks, ..JsonOut::new(&report, &diagnosis) };
         super::emit(&(serde_json::to_string_pretty(&out)? + "\n"))?;
     } else {
         let mut out = String::new();
@@ -66,6 +74,9 @@ pub fn run(args: DiagnoseArgs) -> anyhow::Result<()> {
         }
         if let Some(log) = &startup {
             out.push_str(&startup_report(log));
+        }
+        if !checks.is_empty() {
+            out.push_str(&buffers_report(&checks));
         }
         super::emit(&out)?;
     }
@@ -123,6 +134,9 @@ struct JsonOut<'a> {
     /// The memory lines of an engine start-up log in the text, if any.
     #[serde(skip_serializing_if = "Option::is_none")]
     startup: Option<&'a StartupLog>,
+    /// llama.cpp's logged buffers beside the plan's prediction (with a plan).
+    #[serde(skip_serializing_if = "<[_]>::is_empty")]
+    buffers: &'a [BufferCheck],
 }
 
 impl<'a> JsonOut<'a> {
@@ -159,6 +173,7 @@ impl<'a> JsonOut<'a> {
             needs: &d.needs,
             notes: r.notes.iter().chain(&d.notes).map(String::as_str).collect(),
             startup: None,
+            buffers: &[],
         }
     }
 }
@@ -286,6 +301,25 @@ fn startup_report(log: &StartupLog) -> String {
     for f in &log.facts {
         let scope = f.scope.as_ref().map(|s| format!(" [{s}]")).unwrap_or_default();
         let _ = writeln!(out, "  line {:>5}{scope}: {}", f.line, f.figure.describe());
+    }
+    out
+}
+
+/// Each llama.cpp buffer: predicted vs logged, with the error.
+fn buffers_report(checks: &[BufferCheck]) -> String {
+    let mut out = String::from("\nllama.cpp buffers, predicted vs logged\n");
+    for c in checks {
+        let predicted = c.predicted_bytes.map_or_else(|| "—".to_owned(), b);
+        let error = c.error_percent().map(|e| format!(" ({e:+.1} %)")).unwrap_or_default();
+        let note = c.note.map(|n| format!(" — {n}")).unwrap_or_default();
+        let _ = writeln!(
+            out,
+            "  line {:>5} {:<11} {:<8} predicted {predicted:>10}, logged {:>10}{error}{note}",
+            c.line,
+            c.device,
+            c.buffer,
+            b(c.logged_bytes)
+        );
     }
     out
 }

@@ -12,6 +12,7 @@
 //! Each engine's phrases come from its source; the file is named beside each.
 
 mod llamacpp;
+pub mod reconcile;
 mod sglang;
 mod vllm;
 
