@@ -5,7 +5,7 @@
 use serde::Serialize;
 
 use super::{Buffer, Figure, LogEngine, StartupLog};
-use crate::engines::EngineReport;
+use crate::engines::llamacpp;
 use crate::estimate::Estimate;
 
 /// One logged buffer and its prediction.
@@ -56,7 +56,7 @@ fn place(device: &str) -> Option<Place> {
 /// Each buffer of a llama.cpp log with the estimate's figure for it; empty
 /// for another engine's log or an estimate of another engine.
 pub fn llamacpp_buffers(log: &StartupLog, e: &Estimate) -> Vec<BufferCheck> {
-    let Some(EngineReport::LlamaCpp(r)) = &e.engine_report else { return Vec::new() };
+    let Some(r) = llamacpp::Report::of(e.engine_report.as_ref()) else { return Vec::new() };
     if log.engine != LogEngine::LlamaCpp {
         return Vec::new();
     }
@@ -85,7 +85,7 @@ pub fn llamacpp_buffers(log: &StartupLog, e: &Estimate) -> Vec<BufferCheck> {
                 Buffer::Model => (name(buffer), bytes, Some(r.cpu_weight_bytes), None),
                 Buffer::Kv => (name(buffer), bytes, Some(r.cpu_kv_bytes), None),
                 Buffer::State => (name(buffer), bytes, Some(r.cpu_state_bytes), None),
-                Buffer::Compute => (name(buffer), bytes, None, Some("the host compute buffer is not modelled")),
+                Buffer::Compute => (name(buffer), bytes, Some(r.host_compute_bytes), None),
                 Buffer::Output => (name(buffer), bytes, None, Some("the output buffer is not modelled")),
             },
             (Figure::Buffer { buffer, bytes }, None) => {

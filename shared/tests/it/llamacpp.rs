@@ -146,7 +146,10 @@ fn routed_experts_of_the_first_layers_stay_on_the_cpu() {
     assert!(half.cpu_expert_bytes.abs_diff(all.cpu_expert_bytes / 2) <= layers);
     // GPU plus host weights are the whole model, and the host needs them.
     assert_eq!(all.cpu_weight_bytes + gpu(&e_all), r0.cpu_weight_bytes + gpu(&e0));
-    assert_eq!(all.host_ram_bytes, all.cpu_weight_bytes + all.cpu_kv_bytes + all.cpu_state_bytes);
+    assert_eq!(
+        all.host_ram_bytes,
+        all.cpu_weight_bytes + all.cpu_kv_bytes + all.cpu_state_bytes + all.host_compute_bytes
+    );
     // The KV cache stays on the GPU.
     assert_eq!(e_all.kv_cache_bytes, e0.kv_cache_bytes);
     assert!(all.log_lines.iter().any(|l| l.contains("cells")));
@@ -228,4 +231,64 @@ fn a_gguf_header_gives_the_exact_buffers_with_experts_on_the_cpu() {
     assert_eq!(r.cpu_weight_bytes, embd + cpu_experts);
     // KV: 4 layers × 4096 cells × 2 KV heads × 32 × (K + V) × 2 bytes (bf16 by default).
     assert_eq!(e.kv_cache_bytes, 4 * 4096 * 2 * 32 * 2 * 2);
+}
+
+/// fedora-copr/logdetective#106 (shared/tests/fixtures/startup/
+/// llamacpp-mistral-7b-{2k,32k}.txt): Mistral 7B, flash attention off,
+/// n_ubatch 512. The KV buffers are exact; the compute buffers are too.
+#[test]
+fn mistral_7b_buffers_equal_the_logdetective_logs() {
+    let m = model("mistral-7b-v0.3");
+    for (ctx, kv_mib, gpu_compute, host_compute) in [(2048, 256, "164.00", "12.01"), (32768, 4096, "2144.00", "72.01")]
+    {
+        let o = Options {
+            n_ctx: Some(ctx),
+            cache_type_k: Some(CacheType::F16),
+            flash_attention: FlashAttention::Off,
+            ..Default::default()
+        };
+        let (r, e) = report(&m, scenario(o, 1, 80));
+        assert_eq!(e.kv_cache_bytes, kv_mib * MIB);
+        let mib = |b: u64| format!("{:.2}", b as f64 / MIB as f64);
+        assert_eq!(mib(e.per_gpu[0].budget.activation_bytes), gpu_compute, "n_ctx {ctx}");
+        assert_eq!(mib(r.host_compute_bytes), host_compute, "n_ctx {ctx}");
+    }
+}
+
+/// The smallest `--n-cpu-moe` that loads is a boundary, and its fix is the
+/// exact `llama-server` line.
+#[test]
+fn the_smallest_n_cpu_moe_that_loads() {
+    use shared::solve::{self, Question};
+    let m = model("qwen3-30b-a3b");
+    let s = scenario(Options { n_ctx: Some(8192), ..Default::default() }, 1, 12);
+    assert!(!estimate(&m, s.clone()).fits, "the test needs a plan that does not load");
+    let a = solve::solve(&m, &s, Question::MinCpuMoe);
+    let n = a.value.unwrap_or_else(|| panic!("{}", a.explanation));
+    assert!(n > 0 && n < m.layout.num_layers as u64, "{n}");
+    let with = |k: u64| Scenario {
+        engine: Engine::LlamaCpp(Options { n_cpu_moe: k, n_ctx: Some(8192), ..Default::default() }),
+        ..s.clone()
+    };
+    // The verdict at llama.cpp's n_ctx: N loads, N − 1 does not.
+    assert!(estimate(&m, with(n)).fits);
+    assert!(!estimate(&m, with(n - 1)).fits);
+    assert_eq!(
+        a.choice.as_deref(),
+        Some(
+            format!(
+                "llama-server -m model-Q4_K_M.gguf -ngl 49 -c 8192 -np 1 -fa on -ctk bf16 -ctv bf16 --n-cpu-moe {n}"
+            )
+            .as_str()
+        )
+    );
+    let fixes = shared::fixes::fixes(&m, &s);
+    assert!(
+        fixes.iter().any(|f| f.code.ends_with(&format!("--n-cpu-moe {n}")) && f.fits),
+        "{:?}",
+        fixes.iter().map(|f| &f.code).collect::<Vec<_>>()
+    );
+    // A dense model has no experts to move.
+    let dense = solve::solve(&model("llama-3-8b"), &scenario(Options::default(), 1, 12), Question::MinCpuMoe);
+    assert!(!dense.found);
 }

@@ -116,8 +116,10 @@ pub struct Report {
     pub cpu_kv_bytes: u64,
     /// Recurrent state kept on the CPU.
     pub cpu_state_bytes: u64,
+    /// The host compute buffer (`CUDA_Host compute buffer size`).
+    pub host_compute_bytes: u64,
     /// The host RAM the plan needs: CPU weights (mmap'd pages llama.cpp
-    /// touches), host KV cache and state.
+    /// touches), host KV cache and state, the host compute buffer.
     pub host_ram_bytes: u64,
     /// KV cells of a full-attention layer, over all streams.
     pub kv_cells: u64,
@@ -258,6 +260,32 @@ fn compute_buffer(p: &Plan, o: Options, ctx: u64, with_output: bool) -> u64 {
     o.n_ubatch.saturating_mul(4).saturating_mul(layer.max(output))
 }
 
+/// The host compute buffer: the graph's inputs, which live on the host —
+/// the token embeddings `get_rows` reads from the CPU copy of `token_embd`
+/// (F32, hidden × n_ubatch), the KQ mask of each cache (n_kv × n_ubatch;
+/// F16 with flash attention, else F32: src/llama-graph.cpp
+/// `build_attn_inp_kq_mask`), the token ids, positions and output ids (4
+/// bytes × n_ubatch each). Measured: 12.01 and 72.01 MiB for Mistral 7B at
+/// n_ctx 2048 and 32768 (fedora-copr/logdetective#106) are 8 MiB of
+/// embeddings plus 4 and 64 MiB of mask.
+fn host_compute(p: &Plan, o: Options, kv: &[LayerKv], cells: cache::Cells) -> u64 {
+    let ub = o.n_ubatch;
+    let mask = match o.flash_attention {
+        FlashAttention::On => 2,
+        FlashAttention::Off => 4,
+    };
+    let per_stream = |w: Option<u64>| cells.of(w) / cells.streams.max(1);
+    let full = kv.iter().any(|l| l.bytes_per_token > 0 && l.window.is_none());
+    let window = kv.iter().find_map(|l| l.window.filter(|_| l.bytes_per_token > 0));
+    let kv_cells =
+        u64::from(full).saturating_mul(per_stream(None)).saturating_add(window.map_or(0, |w| per_stream(Some(w))));
+    let embd = p.model.arch.text.hidden_size.saturating_mul(ub).saturating_mul(4);
+    embd.saturating_add(
+        kv_cells.saturating_mul(cells.streams).saturating_mul(ub / cells.streams.max(1)).saturating_mul(mask),
+    )
+    .saturating_add(3 * 4 * ub)
+}
+
 fn gpu_parts(p: &Plan, o: Options, g: usize, ctx: u64, slots: u64) -> GpuBudget {
     let stage = p.stage(g);
     let range = p.stage_range(stage);
@@ -296,8 +324,21 @@ pub(crate) fn fits(p: &Plan, o: Options, seq: u64, batch: u64) -> bool {
     overflow(p, o, seq.saturating_mul(batch).max(1), batch.max(1)).is_none()
 }
 
+/// `DoesNotFitAtLoad` when a GPU cannot hold its weights (less the routed
+/// experts kept on the CPU) and its context.
+fn load_verdict(p: &Plan, o: Options) -> Option<Verdict> {
+    let experts = experts::per_layer(p);
+    (0..p.scenario.gpus.len()).find_map(|g| {
+        let stage = p.stage(g);
+        let cpu = experts::on_cpu(&experts, p.stage_range(stage), o.n_cpu_moe);
+        let fixed = p.stage_weights(stage).saturating_sub(cpu).saturating_add(p.base_overhead());
+        let cap = p.scenario.gpus[g].capacity_bytes;
+        (fixed > cap).then(|| Verdict::DoesNotFitAtLoad { gpu: g, shortfall_bytes: fixed - cap })
+    })
+}
+
 pub(crate) fn verdict(p: &Plan, o: Options, search: Search) -> Verdict {
-    if let Some(v) = p.load_verdict() {
+    if let Some(v) = load_verdict(p, o) {
         return v;
     }
     if let Some((gpu, shortfall_bytes)) = overflow(p, o, n_ctx(p, o), slots(p, o)) {
@@ -320,13 +361,111 @@ pub fn max_gpu_layers(model: &Model, scenario: &Scenario) -> Option<u64> {
         // `-ngl` is not checked: what `scenario` passed, this passes.
         let Ok(s) = s.validate() else { return false };
         let p = EnginePlan::new(model, s);
-        p.load_verdict().is_none() && overflow(&p, o, n_ctx(&p, o), slots(&p, o)).is_none()
+        load_verdict(&p, o).is_none() && overflow(&p, o, n_ctx(&p, o), slots(&p, o)).is_none()
     };
     if !try_ngl(0) {
         return Some(0);
     }
     // ngl = n + 1 also offloads the output head.
     Some(largest(n + 1, try_ngl))
+}
+
+impl Report {
+    /// llama.cpp's report, when the estimate is of llama.cpp.
+    pub fn of(r: Option<&super::EngineReport>) -> Option<&Report> {
+        match r? {
+            super::EngineReport::LlamaCpp(r) => Some(r),
+            super::EngineReport::Vllm(_) | super::EngineReport::Sglang(_) => None,
+        }
+    }
+}
+
+/// `s` with `--n-cpu-moe n` (unchanged for another engine).
+pub fn with_cpu_moe(s: &Scenario, n: u64) -> Scenario {
+    let mut t = s.clone();
+    if let Engine::LlamaCpp(o) = &mut t.engine {
+        o.n_cpu_moe = n;
+    }
+    t
+}
+
+/// Whether the model has routed experts that `--n-cpu-moe` can move.
+fn has_routed_experts(model: &Model) -> bool {
+    model.layout.groups.iter().any(|g| matches!(g.role, crate::arch::Role::ExpertUp | crate::arch::Role::ExpertDown))
+}
+
+/// The smallest `--n-cpu-moe` with which the plan loads, everything else
+/// unchanged: `None` for another engine or a model without routed
+/// experts, `Some(None)` when even every layer's experts on the CPU do not
+/// fit. More experts on the CPU never need more GPU memory, so the answer
+/// is a boundary: N loads and N − 1 does not.
+pub fn min_cpu_moe(model: &Model, scenario: &Scenario) -> Option<Option<u64>> {
+    let Engine::LlamaCpp(o) = scenario.engine else { return None };
+    if !has_routed_experts(model) {
+        return None;
+    }
+    let n = model.layout.num_layers as u64;
+    let loads = |k: u64| {
+        let mut s = scenario.clone();
+        let o = Options { n_cpu_moe: k, ..o };
+        s.engine = Engine::LlamaCpp(o);
+        let Ok(s) = s.validate() else { return false };
+        let p = EnginePlan::new(model, s);
+        load_verdict(&p, o).is_none() && overflow(&p, o, n_ctx(&p, o), slots(&p, o)).is_none()
+    };
+    if !loads(n) {
+        return Some(None);
+    }
+    // The first k in 0..=n that loads.
+    let (mut lo, mut hi) = (0u64, n);
+    while lo < hi {
+        let mid = lo + (hi - lo) / 2;
+        if loads(mid) { hi = mid } else { lo = mid + 1 }
+    }
+    Some(Some(lo))
+}
+
+/// The `llama-server` command line of a plan: every knob that differs from
+/// llama.cpp's default (common/common.h, common/arg.cpp as vendored by
+/// llama-cpp-python 0.3.36).
+pub fn server_command(model: &Model, s: &Scenario) -> String {
+    let Engine::LlamaCpp(o) = s.engine else { return String::new() };
+    let file = match s.weights {
+        WeightFormat::Gguf(t) => format!("model-{}.gguf", t.id().to_ascii_uppercase()),
+        _ => format!("<a GGUF of {}>", model.name),
+    };
+    let mut cmd = format!("llama-server -m {file}");
+    let layers = model.layout.num_layers as u64;
+    let ngl = o.n_gpu_layers.unwrap_or(layers + 1);
+    cmd.push_str(&format!(" -ngl {ngl}"));
+    let slots = o.parallel.unwrap_or(s.concurrency).max(1);
+    let ctx = o.n_ctx.unwrap_or_else(|| s.sequence_tokens().saturating_mul(slots));
+    cmd.push_str(&format!(" -c {ctx} -np {slots}"));
+    if o.n_ubatch != 512 {
+        cmd.push_str(&format!(" -ub {}", o.n_ubatch));
+    }
+    cmd.push_str(match o.flash_attention {
+        FlashAttention::On => " -fa on",
+        FlashAttention::Off => " -fa off",
+    });
+    let k = o.cache_type_k.or(CacheType::of(s.kv_dtype));
+    let v = o.cache_type_v.or(k);
+    for (flag, t) in [("-ctk", k), ("-ctv", v)] {
+        if let Some(t) = t.filter(|&t| t != CacheType::F16) {
+            cmd.push_str(&format!(" {flag} {}", t.id()));
+        }
+    }
+    if o.n_cpu_moe >= layers && o.n_cpu_moe > 0 {
+        cmd.push_str(" --cpu-moe");
+    } else if o.n_cpu_moe > 0 {
+        cmd.push_str(&format!(" --n-cpu-moe {}", o.n_cpu_moe));
+    }
+    for (on, flag) in [(o.no_kv_offload, " -nkvo"), (o.kv_unified, " --kv-unified"), (o.swa_full, " --swa-full")] {
+        if on {
+            cmd.push_str(flag);
+        }
+    }
+    cmd
 }
 
 pub(crate) fn report(p: &Plan, o: Options) -> Report {
@@ -346,6 +485,7 @@ pub(crate) fn report(p: &Plan, o: Options) -> Report {
     let experts = experts::per_layer(p);
     let cpu_experts = experts::on_cpu(&experts, first_gpu_layer..n, o.n_cpu_moe);
     let cpu_weights = p.weights.per_rank.saturating_sub(gpu_weights);
+    let host_compute = host_compute(p, o, &kv, cells);
     let t = types(p, o);
     let type_name = |c: Option<CacheType>| c.map_or_else(|| p.scenario.kv_dtype.id().to_owned(), |c| c.id().to_owned());
     let keeps_margin = per_gpu
@@ -364,7 +504,8 @@ pub(crate) fn report(p: &Plan, o: Options) -> Report {
         cpu_expert_bytes: cpu_experts,
         cpu_kv_bytes: cpu_kv,
         cpu_state_bytes: cpu_state,
-        host_ram_bytes: cpu_weights.saturating_add(cpu_kv).saturating_add(cpu_state),
+        host_compute_bytes: host_compute,
+        host_ram_bytes: cpu_weights.saturating_add(cpu_kv).saturating_add(cpu_state).saturating_add(host_compute),
         kv_cells: cells.of(None),
         cache_type_k: type_name(t.k),
         cache_type_v: type_name(t.v),
@@ -434,7 +575,7 @@ pub(crate) fn terms(p: &Plan, r: &Report) -> EngineTerms {
         ), Term::bytes(
             "llama.cpp host RAM",
             r.host_ram_bytes,
-            "CPU weights (the mmap'd pages llama.cpp reads) + KV cache and state kept on the host",
+            "CPU weights (the mmap'd pages llama.cpp reads) + KV cache and state kept on the host + the host compute buffer (token embeddings F32 × n_ubatch, the KQ mask n_kv × n_ubatch)",
             Basis::EngineRule,
         )],
     }
@@ -493,17 +634,34 @@ fn weight_code(f: WeightFormat, repo: &str) -> String {
     }
 }
 
-/// Keeping some layers on the CPU (`-ngl`).
+/// Keeping some layers on the CPU (`-ngl`), and for a MoE the routed
+/// experts of the first layers (`--n-cpu-moe`), which keeps attention and
+/// the shared tensors on the GPU.
 fn settings(model: &Model, s: &Scenario, _: &str) -> Vec<Setting> {
-    let Some(ngl) = max_gpu_layers(model, s).filter(|&n| n > 0) else { return Vec::new() };
+    let mut out = Vec::new();
+    if let Some(n) = min_cpu_moe(model, s).flatten().filter(|&n| n > 0)
+        && let Engine::LlamaCpp(o) = s.engine
+        && n > o.n_cpu_moe
+    {
+        let mut t = s.clone();
+        t.engine = Engine::LlamaCpp(Options { n_cpu_moe: n, ..o });
+        out.push(Setting {
+            kind: SettingKind::OffloadLayers,
+            title: format!("Keep the routed experts of the first {n} layers on the CPU (--n-cpu-moe {n})"),
+            code: server_command(model, &t),
+            scenario: t,
+        });
+    }
+    let Some(ngl) = max_gpu_layers(model, s).filter(|&n| n > 0) else { return out };
     let mut t = s.clone();
     if let Engine::LlamaCpp(o) = &mut t.engine {
         o.n_gpu_layers = Some(ngl);
     }
-    vec![Setting {
+    out.push(Setting {
         kind: SettingKind::OffloadLayers,
         title: format!("Offload {ngl} layers to the GPU and keep the rest on the CPU"),
         scenario: t,
         code: format!("llama-server ... -ngl {ngl}"),
-    }]
+    });
+    out
 }
