@@ -7,23 +7,23 @@
 //! (N > layers also offloads the output head); the token embedding stays on
 //! the CPU. Sliding-window layers keep `window × slots + n_ubatch` tokens
 //! (`llama_kv_cache_iswa`). `cache.rs`: cache types and cells;
-//! `experts.rs`: routed experts kept on the CPU (`--n-cpu-moe`).
+//! `experts.rs`: routed experts kept on the CPU (`--n-cpu-moe`);
+//! `fixes.rs`: the `-ngl` / `--n-cpu-moe` solvers and `llama-server` lines.
 
 mod cache;
 mod experts;
+mod fixes;
 
 pub use cache::{CacheType, UnknownCacheType};
+pub use fixes::{COMMANDS, max_gpu_layers, min_cpu_moe, server_command, with_cpu_moe};
 
 use serde::{Deserialize, Serialize};
 
-use super::commands::{Commands, Setting, SettingKind, Shorten};
 use super::parallel::{self, SplitError};
-use super::{Engine, EnginePlan, EngineTerms, EngineWarnings, Plan, Scenario, transformers};
+use super::{EngineTerms, EngineWarnings, Plan, Scenario};
 use crate::arch::TextModel;
 use crate::explain::{Basis, Term, thousands};
-use crate::formats::WeightFormat;
-use crate::kv::{KvDtype, LayerKv};
-use crate::model::Model;
+use crate::kv::LayerKv;
 use crate::plan::{
     CUDA_CONTEXT_BYTES, GpuBudget, GpuPeak, MAX_CONCURRENCY, Placement, Search, Verdict, largest, split,
 };
@@ -134,7 +134,7 @@ pub struct Report {
     pub log_lines: Vec<String>,
 }
 
-fn slots(p: &Plan, o: Options) -> u64 {
+pub(super) fn slots(p: &Plan, o: Options) -> u64 {
     o.parallel.unwrap_or(p.scenario.concurrency).max(1)
 }
 
@@ -142,7 +142,7 @@ fn slots(p: &Plan, o: Options) -> u64 {
 /// context (`cparams.n_ctx = params.n_ctx == 0 ? hparams.n_ctx_train : …`,
 /// src/llama-context.cpp, llama.cpp as vendored by llama-cpp-python 0.3.36);
 /// without `-c`, the plan's sequences over its slots.
-fn n_ctx(p: &Plan, o: Options) -> u64 {
+pub(super) fn n_ctx(p: &Plan, o: Options) -> u64 {
     context(p, o, slots(p, o))
 }
 
@@ -312,7 +312,7 @@ pub(crate) fn parts(p: &Plan, o: Options, g: usize, batch: u64) -> GpuBudget {
     gpu_parts(p, o, g, ctx, s)
 }
 
-fn overflow(p: &Plan, o: Options, ctx: u64, slots: u64) -> Option<(usize, u64)> {
+pub(super) fn overflow(p: &Plan, o: Options, ctx: u64, slots: u64) -> Option<(usize, u64)> {
     (0..p.scenario.gpus.len()).find_map(|g| {
         let total = gpu_parts(p, o, g, ctx, slots).total_bytes();
         let cap = p.scenario.gpus[g].capacity_bytes;
@@ -326,7 +326,7 @@ pub(crate) fn fits(p: &Plan, o: Options, seq: u64, batch: u64) -> bool {
 
 /// `DoesNotFitAtLoad` when a GPU cannot hold its weights (less the routed
 /// experts kept on the CPU) and its context.
-fn load_verdict(p: &Plan, o: Options) -> Option<Verdict> {
+pub(super) fn load_verdict(p: &Plan, o: Options) -> Option<Verdict> {
     let experts = experts::per_layer(p);
     (0..p.scenario.gpus.len()).find_map(|g| {
         let stage = p.stage(g);
@@ -351,25 +351,6 @@ pub(crate) fn verdict(p: &Plan, o: Options, search: Search) -> Verdict {
     }
 }
 
-/// The most layers `-ngl` can offload with everything else unchanged.
-pub fn max_gpu_layers(model: &Model, scenario: &Scenario) -> Option<u64> {
-    let Engine::LlamaCpp(o) = scenario.engine else { return None };
-    let n = model.layout.num_layers as u64;
-    let try_ngl = |ngl: u64| {
-        let mut s = scenario.clone();
-        s.engine = Engine::LlamaCpp(Options { n_gpu_layers: Some(ngl), ..o });
-        // `-ngl` is not checked: what `scenario` passed, this passes.
-        let Ok(s) = s.validate() else { return false };
-        let p = EnginePlan::new(model, s);
-        load_verdict(&p, o).is_none() && overflow(&p, o, n_ctx(&p, o), slots(&p, o)).is_none()
-    };
-    if !try_ngl(0) {
-        return Some(0);
-    }
-    // ngl = n + 1 also offloads the output head.
-    Some(largest(n + 1, try_ngl))
-}
-
 impl Report {
     /// llama.cpp's report, when the estimate is of llama.cpp.
     pub fn of(r: Option<&super::EngineReport>) -> Option<&Report> {
@@ -378,94 +359,6 @@ impl Report {
             super::EngineReport::Vllm(_) | super::EngineReport::Sglang(_) => None,
         }
     }
-}
-
-/// `s` with `--n-cpu-moe n` (unchanged for another engine).
-pub fn with_cpu_moe(s: &Scenario, n: u64) -> Scenario {
-    let mut t = s.clone();
-    if let Engine::LlamaCpp(o) = &mut t.engine {
-        o.n_cpu_moe = n;
-    }
-    t
-}
-
-/// Whether the model has routed experts that `--n-cpu-moe` can move.
-fn has_routed_experts(model: &Model) -> bool {
-    model.layout.groups.iter().any(|g| matches!(g.role, crate::arch::Role::ExpertUp | crate::arch::Role::ExpertDown))
-}
-
-/// The smallest `--n-cpu-moe` with which the plan loads, everything else
-/// unchanged: `None` for another engine or a model without routed
-/// experts, `Some(None)` when even every layer's experts on the CPU do not
-/// fit. More experts on the CPU never need more GPU memory, so the answer
-/// is a boundary: N loads and N − 1 does not.
-pub fn min_cpu_moe(model: &Model, scenario: &Scenario) -> Option<Option<u64>> {
-    let Engine::LlamaCpp(o) = scenario.engine else { return None };
-    if !has_routed_experts(model) {
-        return None;
-    }
-    let n = model.layout.num_layers as u64;
-    let loads = |k: u64| {
-        let mut s = scenario.clone();
-        let o = Options { n_cpu_moe: k, ..o };
-        s.engine = Engine::LlamaCpp(o);
-        let Ok(s) = s.validate() else { return false };
-        let p = EnginePlan::new(model, s);
-        load_verdict(&p, o).is_none() && overflow(&p, o, n_ctx(&p, o), slots(&p, o)).is_none()
-    };
-    if !loads(n) {
-        return Some(None);
-    }
-    // The first k in 0..=n that loads.
-    let (mut lo, mut hi) = (0u64, n);
-    while lo < hi {
-        let mid = lo + (hi - lo) / 2;
-        if loads(mid) { hi = mid } else { lo = mid + 1 }
-    }
-    Some(Some(lo))
-}
-
-/// The `llama-server` command line of a plan: every knob that differs from
-/// llama.cpp's default (common/common.h, common/arg.cpp as vendored by
-/// llama-cpp-python 0.3.36).
-pub fn server_command(model: &Model, s: &Scenario) -> String {
-    let Engine::LlamaCpp(o) = s.engine else { return String::new() };
-    let file = match s.weights {
-        WeightFormat::Gguf(t) => format!("model-{}.gguf", t.id().to_ascii_uppercase()),
-        _ => format!("<a GGUF of {}>", model.name),
-    };
-    let mut cmd = format!("llama-server -m {file}");
-    let layers = model.layout.num_layers as u64;
-    let ngl = o.n_gpu_layers.unwrap_or(layers + 1);
-    cmd.push_str(&format!(" -ngl {ngl}"));
-    let slots = o.parallel.unwrap_or(s.concurrency).max(1);
-    let ctx = o.n_ctx.unwrap_or_else(|| s.sequence_tokens().saturating_mul(slots));
-    cmd.push_str(&format!(" -c {ctx} -np {slots}"));
-    if o.n_ubatch != 512 {
-        cmd.push_str(&format!(" -ub {}", o.n_ubatch));
-    }
-    cmd.push_str(match o.flash_attention {
-        FlashAttention::On => " -fa on",
-        FlashAttention::Off => " -fa off",
-    });
-    let k = o.cache_type_k.or(CacheType::of(s.kv_dtype));
-    let v = o.cache_type_v.or(k);
-    for (flag, t) in [("-ctk", k), ("-ctv", v)] {
-        if let Some(t) = t.filter(|&t| t != CacheType::F16) {
-            cmd.push_str(&format!(" {flag} {}", t.id()));
-        }
-    }
-    if o.n_cpu_moe >= layers && o.n_cpu_moe > 0 {
-        cmd.push_str(" --cpu-moe");
-    } else if o.n_cpu_moe > 0 {
-        cmd.push_str(&format!(" --n-cpu-moe {}", o.n_cpu_moe));
-    }
-    for (on, flag) in [(o.no_kv_offload, " -nkvo"), (o.kv_unified, " --kv-unified"), (o.swa_full, " --swa-full")] {
-        if on {
-            cmd.push_str(flag);
-        }
-    }
-    cmd
 }
 
 pub(crate) fn report(p: &Plan, o: Options) -> Report {
@@ -604,64 +497,4 @@ pub(crate) fn warnings(p: &Plan, o: Options, per_gpu: &[GpuPeak]) -> EngineWarni
         ));
     }
     EngineWarnings { setup, fit }
-}
-
-/// llama.cpp's flags; q8_0 is its cheapest KV cache that keeps quality.
-pub const COMMANDS: Commands = Commands {
-    cheaper_kv_dtype: KvDtype::Q8_0,
-    kv_dtype: "llama-server ... -fa on -ctk q8_0 -ctv q8_0",
-    shorten: Shorten::NewTokens(|prompt, n| format!("llama-server ... -c {} -n {n}", prompt.saturating_add(n))),
-    concurrency: |_, n| format!("llama-server ... -np {n}"),
-    more_gpus_are_tensor_parallel: false,
-    more_gpus: |_, _, _, n| {
-        format!("CUDA_VISIBLE_DEVICES={} llama-server ...", (0..n).map(|i| i.to_string()).collect::<Vec<_>>().join(","))
-    },
-    weights: weight_code,
-    rebalance: |_, layers| {
-        let split: Vec<String> = layers.iter().map(|n| n.to_string()).collect();
-        format!("llama-server ... --tensor-split {}", split.join(","))
-    },
-    serve: |repo, weights| format!("llama-server -m <a {} GGUF of {repo}> ...", weights.id()),
-    settings,
-};
-
-/// GGUF files for llama-server; other formats as transformers loads them.
-fn weight_code(f: WeightFormat, repo: &str) -> String {
-    match f {
-        // GGUF type ids are ASCII (`q4_k_m`): no Unicode case tables needed.
-        WeightFormat::Gguf(t) => format!("llama-server -m model-{}.gguf ...", t.id().to_ascii_uppercase()),
-        f => transformers::weight_code(f, repo),
-    }
-}
-
-/// Keeping some layers on the CPU (`-ngl`), and for a MoE the routed
-/// experts of the first layers (`--n-cpu-moe`), which keeps attention and
-/// the shared tensors on the GPU.
-fn settings(model: &Model, s: &Scenario, _: &str) -> Vec<Setting> {
-    let mut out = Vec::new();
-    if let Some(n) = min_cpu_moe(model, s).flatten().filter(|&n| n > 0)
-        && let Engine::LlamaCpp(o) = s.engine
-        && n > o.n_cpu_moe
-    {
-        let mut t = s.clone();
-        t.engine = Engine::LlamaCpp(Options { n_cpu_moe: n, ..o });
-        out.push(Setting {
-            kind: SettingKind::OffloadLayers,
-            title: format!("Keep the routed experts of the first {n} layers on the CPU (--n-cpu-moe {n})"),
-            code: server_command(model, &t),
-            scenario: t,
-        });
-    }
-    let Some(ngl) = max_gpu_layers(model, s).filter(|&n| n > 0) else { return out };
-    let mut t = s.clone();
-    if let Engine::LlamaCpp(o) = &mut t.engine {
-        o.n_gpu_layers = Some(ngl);
-    }
-    out.push(Setting {
-        kind: SettingKind::OffloadLayers,
-        title: format!("Offload {ngl} layers to the GPU and keep the rest on the CPU"),
-        scenario: t,
-        code: format!("llama-server ... -ngl {ngl}"),
-    });
-    out
 }
