@@ -292,3 +292,33 @@ fn the_smallest_n_cpu_moe_that_loads() {
     let dense = solve::solve(&model("llama-3-8b"), &scenario(Options::default(), 1, 12), Question::MinCpuMoe);
     assert!(!dense.found);
 }
+
+/// The new llama.cpp knobs travel in share links (new keys, frozen
+/// defaults), and a link without them means what it meant before.
+#[test]
+fn share_links_carry_the_new_knobs() {
+    use shared::link::{LinkState, decode, encode};
+    let o = Options {
+        cache_type_k: Some(CacheType::Q8_0),
+        cache_type_v: Some(CacheType::Iq4Nl),
+        n_cpu_moe: 20,
+        no_kv_offload: true,
+        kv_unified: true,
+        swa_full: true,
+        ..Default::default()
+    };
+    let state = LinkState { engine: Engine::LlamaCpp(o), ..LinkState::default() };
+    let link = encode(&state);
+    for key in ["ctk=q8_0", "ctv=iq4_nl", "ncmoe=20", "nkvo=1", "kvu=1", "swafull=1"] {
+        assert!(link.contains(key), "{link}");
+    }
+    let d = decode(&link);
+    assert_eq!(d.state, state);
+    assert!(d.notices.is_empty(), "{:?}", d.notices);
+    // A v1 link of llama.cpp: every new knob at its frozen default.
+    assert_eq!(
+        decode("?e=llama.cpp&ngl=20").state.engine,
+        Engine::LlamaCpp(Options { n_gpu_layers: Some(20), ..Default::default() })
+    );
+    assert!(!decode("?e=llama.cpp&ctk=fp8").notices.is_empty());
+}
