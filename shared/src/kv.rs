@@ -116,15 +116,33 @@ impl LayerKv {
 /// `get_num_kv_heads`). MLA's latent is not split by heads: every rank keeps
 /// the whole latent.
 pub fn layer_costs(text: &TextModel, dtype: KvDtype, tp: u64) -> Vec<LayerKv> {
+    layer_costs_by(text, tp, |_, width, elements| dtype.bpw(width).bytes(elements))
+}
+
+/// Which of a layer's two caches a vector belongs to (MLA's latent is a key).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CachePart {
+    Key,
+    Value,
+}
+
+/// [`layer_costs`] with each cache's storage given by `cost(part, width,
+/// elements)`: the bytes of `elements` values cached per token in vectors of
+/// `width` (an engine with separate key and value types, llama.cpp's
+/// `--cache-type-k` / `--cache-type-v`).
+pub fn layer_costs_by(text: &TextModel, tp: u64, cost: impl Fn(CachePart, u64, u64) -> u64) -> Vec<LayerKv> {
     if let Some(cache) = &text.cache_from_tensors {
         return cache
             .iter()
             .zip(&text.layers)
             .map(|(c, l)| {
                 let heads = if c.kv_heads == 0 { 0 } else { kv_heads_per_rank(c.kv_heads, tp) };
-                let k = dtype.bpw(c.key_dim).bytes(heads.saturating_mul(c.key_dim));
-                let v =
-                    if c.value_dim == 0 { 0 } else { dtype.bpw(c.value_dim).bytes(heads.saturating_mul(c.value_dim)) };
+                let k = cost(CachePart::Key, c.key_dim, heads.saturating_mul(c.key_dim));
+                let v = if c.value_dim == 0 {
+                    0
+                } else {
+                    cost(CachePart::Value, c.value_dim, heads.saturating_mul(c.value_dim))
+                };
                 let window = match l.attention {
                     LayerAttention::Sliding(w) | LayerAttention::Chunked(w) => Some(w),
                     LayerAttention::Full | LayerAttention::Cross | LayerAttention::None => None,
@@ -137,8 +155,8 @@ pub fn layer_costs(text: &TextModel, dtype: KvDtype, tp: u64) -> Vec<LayerKv> {
     // may have its own count, `LayerSpec::heads`).
     let standard = |kv_heads: u64, (key, value): (u64, u64)| {
         let heads = kv_heads_per_rank(kv_heads, tp);
-        let k = dtype.bpw(key).bytes(heads.saturating_mul(key));
-        let v = dtype.bpw(value).bytes(heads.saturating_mul(value));
+        let k = cost(CachePart::Key, key, heads.saturating_mul(key));
+        let v = cost(CachePart::Value, value, heads.saturating_mul(value));
         k.saturating_add(v)
     };
     let per_token = match text.attention {
@@ -149,7 +167,7 @@ pub fn layer_costs(text: &TextModel, dtype: KvDtype, tp: u64) -> Vec<LayerKv> {
             // scale per 128 values whatever the KV dtype (deepseek_v2.py,
             // `Indexer.k_cache`: head_dim + head_dim / 128 × 4 bytes).
             let indexer = m.indexer.map_or(0, |ix| ix.head_dim.saturating_add(ix.head_dim / 128 * 4));
-            dtype.bpw(latent).bytes(latent).saturating_add(indexer)
+            cost(CachePart::Key, latent, latent).saturating_add(indexer)
         }
     };
     text.layers

@@ -34,6 +34,8 @@ pub enum Question {
     SmallestGpu,
     /// llama.cpp: the most layers `-ngl` can offload.
     MaxGpuLayers,
+    /// llama.cpp: the smallest `--n-cpu-moe` that loads (MoE models).
+    MinCpuMoe,
 }
 
 impl Question {
@@ -47,6 +49,7 @@ impl Question {
         Self::MinGpus,
         Self::SmallestGpu,
         Self::MaxGpuLayers,
+        Self::MinCpuMoe,
     ];
 
     pub fn id(self) -> &'static str {
@@ -60,6 +63,7 @@ impl Question {
             Self::MinGpus => "min-gpus",
             Self::SmallestGpu => "smallest-gpu",
             Self::MaxGpuLayers => "max-gpu-layers",
+            Self::MinCpuMoe => "min-cpu-moe",
         }
     }
 
@@ -309,6 +313,34 @@ pub fn solve(model: &Model, s: &Scenario, q: Question) -> Solution {
                 choice: None,
                 found: false,
                 explanation: "only for --engine llama.cpp".into(),
+            },
+        },
+        Question::MinCpuMoe => match llamacpp::min_cpu_moe(model, s) {
+            Some(Some(n)) => Solution {
+                question: q,
+                value: Some(n),
+                choice: Some(llamacpp::server_command(model, &llamacpp::with_cpu_moe(s, n))),
+                found: true,
+                explanation: if n == 0 {
+                    "the plan loads with every routed expert on the GPU (--n-cpu-moe 0)".into()
+                } else {
+                    format!("--n-cpu-moe {n} loads; {} does not", n - 1)
+                },
+            },
+            Some(None) => Solution {
+                question: q,
+                value: None,
+                choice: None,
+                found: false,
+                explanation: "even with every layer's routed experts on the CPU (--cpu-moe) the plan does not load"
+                    .into(),
+            },
+            None => Solution {
+                question: q,
+                value: None,
+                choice: None,
+                found: false,
+                explanation: "only for --engine llama.cpp and a model with routed experts".into(),
             },
         },
     }

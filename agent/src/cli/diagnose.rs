@@ -14,7 +14,7 @@ use shared::oom::{
     self, Cause, ChecklistItem, DiagnoseContext, Diagnosis, DiagnosisFix, GpuBackend, LlamaCppStage, OomKind,
     OomProcess, OomReport, PlanCheck,
 };
-use shared::startup::{self, Amount, Row, StartupLog};
+use shared::startup::{self, Amount, BufferCheck, Row, StartupLog};
 use shared::units::{UnitSystem, format_bytes};
 
 use super::plan::{self, ModelSource, PlanArgs};
@@ -66,10 +66,16 @@ pub fn run(mut args: DiagnoseArgs) -> anyhow::Result<()> {
         (Some(log), Some((model, scenario))) => Some(startup::reconcile(log, &estimate(model, scenario.clone()))),
         _ => None,
     };
+    // A llama.cpp log and a plan: each logged buffer beside its prediction.
+    let checks: Vec<BufferCheck> = match (&startup, &planned) {
+        (Some(log), Some((model, scenario))) => startup::llamacpp_buffers(log, &estimate(model, scenario.clone())),
+        _ => Vec::new(),
+    };
     if args.json {
         let out = JsonOut {
             startup: startup.as_ref(),
             reconciled: reconciled.as_ref().map(|(rows, _)| rows.as_slice()),
+            buffers: &checks,
             ..JsonOut::new(&report, &diagnosis)
         };
         super::emit(&(serde_json::to_string_pretty(&out)? + "\n"))?;
@@ -83,6 +89,9 @@ pub fn run(mut args: DiagnoseArgs) -> anyhow::Result<()> {
         }
         if let Some((rows, notes)) = &reconciled {
             out.push_str(&reconciled_report(rows, notes, &taken));
+        }
+        if !checks.is_empty() {
+            out.push_str(&buffers_report(&checks));
         }
         super::emit(&out)?;
     }
@@ -143,6 +152,9 @@ struct JsonOut<'a> {
     /// With a plan: each logged figure beside the estimate's.
     #[serde(skip_serializing_if = "Option::is_none")]
     reconciled: Option<&'a [Row]>,
+    /// llama.cpp's logged buffers beside the plan's prediction (with a plan).
+    #[serde(skip_serializing_if = "<[_]>::is_empty")]
+    buffers: &'a [BufferCheck],
 }
 
 impl<'a> JsonOut<'a> {
@@ -180,6 +192,7 @@ impl<'a> JsonOut<'a> {
             notes: r.notes.iter().chain(&d.notes).map(String::as_str).collect(),
             startup: None,
             reconciled: None,
+            buffers: &[],
         }
     }
 }
@@ -348,4 +361,23 @@ fn amount(a: Amount) -> String {
         Amount::Hundredths(h) => format!("{}.{:02}x", h / 100, h % 100),
         Amount::Permille(p) => format!("{}.{:03}", p / 1000, p % 1000),
     }
+}
+
+/// Each llama.cpp buffer: predicted vs logged, with the error.
+fn buffers_report(checks: &[BufferCheck]) -> String {
+    let mut out = String::from("\nllama.cpp buffers, predicted vs logged\n");
+    for c in checks {
+        let predicted = c.predicted_bytes.map_or_else(|| "—".to_owned(), b);
+        let error = c.error_percent().map(|e| format!(" ({e:+.1} %)")).unwrap_or_default();
+        let note = c.note.map(|n| format!(" — {n}")).unwrap_or_default();
+        let _ = writeln!(
+            out,
+            "  line {:>5} {:<11} {:<8} predicted {predicted:>10}, logged {:>10}{error}{note}",
+            c.line,
+            c.device,
+            c.buffer,
+            b(c.logged_bytes)
+        );
+    }
+    out
 }

@@ -85,6 +85,30 @@ pub struct PlanArgs {
     /// llama.cpp: flash attention on or off.
     #[arg(long, default_value = "on")]
     flash_attn: String,
+    /// llama.cpp: -ctk/--cache-type-k (f32, f16, bf16, q8_0, q4_0, q4_1, iq4_nl, q5_0, q5_1); default: --kv-dtype.
+    #[arg(long)]
+    cache_type_k: Option<String>,
+    /// llama.cpp: -ctv/--cache-type-v; default: the key type.
+    #[arg(long)]
+    cache_type_v: Option<String>,
+    /// llama.cpp: --n-cpu-moe N, the routed experts of the first N layers stay on the CPU.
+    #[arg(long, conflicts_with = "cpu_moe")]
+    n_cpu_moe: Option<u64>,
+    /// llama.cpp: --cpu-moe, every layer's routed experts stay on the CPU.
+    #[arg(long)]
+    cpu_moe: bool,
+    /// llama.cpp: -nkvo/--no-kv-offload, the KV cache stays in host memory.
+    #[arg(long)]
+    no_kv_offload: bool,
+    /// llama.cpp: --kv-unified, one KV stream for all slots.
+    #[arg(long)]
+    kv_unified: bool,
+    /// llama.cpp: --swa-full, sliding-window layers keep the whole context.
+    #[arg(long)]
+    swa_full: bool,
+    /// llama.cpp: -ub/--ubatch-size, the physical batch.
+    #[arg(long, default_value_t = 512)]
+    n_ubatch: u64,
     /// Tokens in the prompt: `4096`, `32k` (32,000), `128K` (131,072), as vLLM reads counts.
     #[arg(long, default_value_t = 2048, value_parser = tokens)]
     prompt_tokens: u64,
@@ -266,7 +290,14 @@ fn engine(args: &PlanArgs) -> anyhow::Result<Engine> {
                 "off" => llamacpp::FlashAttention::Off,
                 other => bail!("unknown --flash-attn `{other}` (on or off)"),
             },
-            ..Default::default()
+            cache_type_k: args.cache_type_k.as_deref().map(llamacpp::CacheType::parse).transpose()?,
+            cache_type_v: args.cache_type_v.as_deref().map(llamacpp::CacheType::parse).transpose()?,
+            // `--cpu-moe` is every layer: llama.cpp's `--n-cpu-moe` with no cut.
+            n_cpu_moe: if args.cpu_moe { u64::from(u32::MAX) } else { args.n_cpu_moe.unwrap_or(0) },
+            no_kv_offload: args.no_kv_offload,
+            kv_unified: args.kv_unified,
+            swa_full: args.swa_full,
+            n_ubatch: args.n_ubatch,
         }),
     })
 }

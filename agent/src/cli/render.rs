@@ -35,6 +35,21 @@ pub fn breakdown(e: &Estimate, units: UnitSystem, explain: bool) -> String {
     row(&mut out, "activations", e.activation_bytes, "peak".into());
     row(&mut out, "overhead", e.overhead_bytes, "CUDA context, engine buffers".into());
     row(&mut out, "total", e.total_bytes, format!("of {}", b(e.capacity_bytes)));
+    if let Some(r) = shared::engines::llamacpp::Report::of(e.engine_report.as_ref()) {
+        let experts =
+            if r.cpu_expert_bytes > 0 { format!(" (routed experts {})", b(r.cpu_expert_bytes)) } else { String::new() };
+        row(
+            &mut out,
+            "host RAM",
+            r.host_ram_bytes,
+            format!(
+                "CPU weights {}{experts}, KV on host {}, host compute {}",
+                b(r.cpu_weight_bytes),
+                b(r.cpu_kv_bytes.saturating_add(r.cpu_state_bytes)),
+                b(r.host_compute_bytes)
+            ),
+        );
+    }
     let _ = writeln!(out);
     if e.per_gpu.len() > 1 {
         let _ = writeln!(

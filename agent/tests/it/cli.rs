@@ -226,3 +226,41 @@ fn allow_origin_takes_only_a_serialised_origin() {
         assert!(err.contains("--allow-origin") && err.contains(origin), "{origin}: {err}");
     }
 }
+
+/// `--n-cpu-moe` / `--cpu-moe`: the estimate text gives the host RAM, the
+/// JSON its parts, and `--solve min-cpu-moe` the llama-server line.
+#[test]
+fn llamacpp_expert_offload_flags() {
+    let base = [
+        "estimate",
+        "--model",
+        "qwen3-30b-a3b",
+        "--engine",
+        "llama.cpp",
+        "--weights",
+        "q4_k_m",
+        "--n-ctx",
+        "8192",
+        "--gpu-memory",
+        "12GiB",
+    ];
+    let out = headroom(&[&base[..], &["--cpu-moe"]].concat());
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("host RAM") && text.contains("routed experts"), "{text}");
+    let out = headroom(&[&base[..], &["--n-cpu-moe", "30", "--cache-type-v", "q4_0", "--json"]].concat());
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let r = &v["engine_report"];
+    assert_eq!(r["cache_type_v"], "q4_0");
+    assert!(r["cpu_expert_bytes"].as_u64().unwrap() > 0);
+    assert!(r["host_ram_bytes"].as_u64().unwrap() >= r["cpu_weight_bytes"].as_u64().unwrap());
+    let out = headroom(&[&base[..], &["--solve", "min-cpu-moe", "--json"]].concat());
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let solution = &v["solution"];
+    let n = solution["value"].as_u64().unwrap();
+    assert!(solution["choice"].as_str().unwrap().ends_with(&format!("--n-cpu-moe {n}")), "{solution}");
+    let bad = headroom(&[&base[..], &["--cache-type-k", "fp8"]].concat());
+    assert!(!bad.status.success());
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("unsupported cache type `fp8`"));
+}

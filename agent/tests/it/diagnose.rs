@@ -193,3 +193,54 @@ fn a_startup_log_is_reconciled_with_the_plan() {
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.contains("the log is SGLang's but the plan runs vLLM"), "{text}");
 }
+
+/// A llama.cpp log with the plan that ran: each buffer predicted vs logged.
+/// The log of ggml-org/llama.cpp#6122 is Command-R v01 (40 layers of 64 KV
+/// heads × 128, f16 cache, n_ctx 4096) on a 12 GiB and a 24 GiB GPU.
+#[test]
+fn a_llamacpp_log_reconciles_with_the_plan() {
+    let dir = std::env::temp_dir().join(format!("headroom-reconcile-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let config = dir.join("config.json");
+    std::fs::write(
+        &config,
+        r#"{"architectures": ["LlamaForCausalLM"], "model_type": "llama", "hidden_size": 8192,
+        "num_attention_heads": 64, "num_key_value_heads": 64, "num_hidden_layers": 40,
+        "intermediate_size": 22528, "vocab_size": 256000, "max_position_embeddings": 131072}"#,
+    )
+    .unwrap();
+    let file = format!("{STARTUP}/llamacpp-old-two-gpus.txt");
+    let args = [
+        "diagnose",
+        &file,
+        "--config",
+        config.to_str().unwrap(),
+        "--engine",
+        "llama.cpp",
+        "--weights",
+        "q4_k_m",
+        "--n-ctx",
+        "4096",
+        "--cache-type-k",
+        "f16",
+        "--gpu-memory",
+        "12GiB,24GiB",
+    ];
+    let out = headroom(&args);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("llama.cpp buffers, predicted vs logged"), "{text}");
+    let v = json(&[&args[..], &["--json"]].concat());
+    let buffers = v["buffers"].as_array().unwrap();
+    let kv: u64 = buffers
+        .iter()
+        .filter(|b| b["buffer"] == "kv" && b["device"].as_str().unwrap().starts_with("CUDA"))
+        .map(|b| b["predicted_bytes"].as_u64().unwrap())
+        .sum();
+    // KV self size = 5120.00 MiB in the log: the whole cache, exact.
+    assert_eq!(kv, 5120 << 20);
+    let total = buffers.iter().find(|b| b["buffer"] == "kv_total").unwrap();
+    assert_eq!(total["predicted_bytes"], total["logged_bytes"]);
+    assert!(buffers.iter().any(|b| b["device"] == "CUDA0" && b["buffer"] == "compute"));
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -57,6 +57,10 @@ pub enum SplitError {
          (max_position_embeddings): give the context size, e.g. --n-ctx 8192"
     )]
     NoTrainedContext,
+    /// src/llama-context.cpp (llama-cpp-python 0.3.36 vendor): an MLA
+    /// model's V is a view of its K latent.
+    #[error("llama.cpp refuses different K ({k}) and V ({v}) cache types for an MLA model: give one type to both")]
+    MlaCacheTypes { k: &'static str, v: &'static str },
 }
 
 /// The tensor-parallel degrees up to 64 that would work, as a bit set

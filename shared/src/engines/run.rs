@@ -229,7 +229,7 @@ impl<'m> EnginePlan<'m> {
             Ready::Transformers(_) => transformers::warnings(p),
             Ready::Vllm(..) => vllm::warnings(p, verdict, self.max_concurrency()),
             Ready::Sglang(_) => sglang::warnings(p),
-            Ready::LlamaCpp(_) => llamacpp::warnings(per_gpu),
+            Ready::LlamaCpp(o) => llamacpp::warnings(p, *o, per_gpu),
         }
     }
 }

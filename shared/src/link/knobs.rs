@@ -51,6 +51,14 @@ pub(super) fn encode_engine(e: &Engine, pairs: &mut Vec<(&'static str, String)>)
             opt("ngl", differs(o.n_gpu_layers, d.n_gpu_layers));
             opt("np", differs(o.parallel, d.parallel));
             opt("fa", (o.flash_attention != d.flash_attention).then(|| flash_id(o.flash_attention).into()));
+            let cache = |t: Option<llamacpp::CacheType>| t.map(|t| t.id().to_owned());
+            opt("ctk", (o.cache_type_k != d.cache_type_k).then(|| cache(o.cache_type_k)).flatten());
+            opt("ctv", (o.cache_type_v != d.cache_type_v).then(|| cache(o.cache_type_v)).flatten());
+            opt("ncmoe", (o.n_cpu_moe != d.n_cpu_moe).then(|| o.n_cpu_moe.to_string()));
+            let flag = |on: bool, default: bool| (on != default).then(|| if on { "1" } else { "0" }.to_owned());
+            opt("nkvo", flag(o.no_kv_offload, d.no_kv_offload));
+            opt("kvu", flag(o.kv_unified, d.kv_unified));
+            opt("swafull", flag(o.swa_full, d.swa_full));
         }
         // `_` is not an engine here: the first element lists every engine, and
         // `LinkVersion::engine` gives the kind it is asked for.
@@ -80,8 +88,10 @@ fn flash_id(f: llamacpp::FlashAttention) -> &'static str {
 }
 
 /// Keys that tune one engine, read once the engine is known.
-pub(super) const KNOB_KEYS: &[&str] =
-    &["attn", "logits", "vllm", "gmu", "mml", "mbt", "mns", "bs", "mfs", "cl", "nctx", "ngl", "np", "fa"];
+pub(super) const KNOB_KEYS: &[&str] = &[
+    "attn", "logits", "vllm", "gmu", "mml", "mbt", "mns", "bs", "mfs", "cl", "nctx", "ngl", "np", "fa", "ctk", "ctv",
+    "ncmoe", "nkvo", "kvu", "swafull",
+];
 
 /// Applies one knob to the engine; `Err` says why it does not apply.
 pub(super) fn apply_knob(e: &mut Engine, key: &str, value: &str) -> Result<(), String> {
@@ -125,6 +135,12 @@ pub(super) fn apply_knob(e: &mut Engine, key: &str, value: &str) -> Result<(), S
                 _ => return Err("use on or off".into()),
             }
         }
+        (Engine::LlamaCpp(o), "ctk") => o.cache_type_k = Some(cache_type(value)?),
+        (Engine::LlamaCpp(o), "ctv") => o.cache_type_v = Some(cache_type(value)?),
+        (Engine::LlamaCpp(o), "ncmoe") => o.n_cpu_moe = parse_u64(value, 0, u64::from(u32::MAX))?,
+        (Engine::LlamaCpp(o), "nkvo") => o.no_kv_offload = flag(value)?,
+        (Engine::LlamaCpp(o), "kvu") => o.kv_unified = flag(value)?,
+        (Engine::LlamaCpp(o), "swafull") => o.swa_full = flag(value)?,
         (e, _) => return Err(format!("not a setting of {}", e.kind().id())),
     }
     Ok(())
@@ -160,6 +176,18 @@ pub fn parse_fraction(value: &str) -> Result<f64, String> {
     match crate::decimal::Decimal::parse(value.trim()).map(crate::decimal::Decimal::to_f64) {
         Some(f) if f > 0.0 && f <= 1.0 => Ok(f),
         _ => Err("must be a fraction above 0 and at most 1".into()),
+    }
+}
+
+fn cache_type(value: &str) -> Result<llamacpp::CacheType, String> {
+    llamacpp::CacheType::parse(value).map_err(|e| e.to_string())
+}
+
+fn flag(value: &str) -> Result<bool, String> {
+    match value {
+        "1" => Ok(true),
+        "0" => Ok(false),
+        _ => Err("use 1 or 0".into()),
     }
 }
 

@@ -136,6 +136,13 @@ fn engine_2026_12(kind: EngineKind) -> Engine {
             parallel: None,
             n_ubatch: 512,
             flash_attention: llamacpp::FlashAttention::On,
+            // Knobs added after v1: their defaults are frozen here.
+            cache_type_k: None,
+            cache_type_v: None,
+            n_cpu_moe: 0,
+            no_kv_offload: false,
+            kv_unified: false,
+            swa_full: false,
         }),
     }
 }

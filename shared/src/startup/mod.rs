@@ -11,11 +11,13 @@
 //!
 //! Each engine's phrases come from its source; the file is named beside each.
 
+mod buffers;
 mod llamacpp;
 mod reconcile;
 mod sglang;
 mod vllm;
 
+pub use buffers::{BufferCheck, llamacpp_buffers};
 pub use reconcile::{Amount, Row, reconcile};
 
 use serde::Serialize;

@@ -68,9 +68,8 @@ pub fn reconcile(log: &StartupLog, e: &Estimate) -> (Vec<Row>, Vec<String>) {
         (LogEngine::Sglang, Some(EngineReport::Sglang(r))) => {
             log.facts.iter().filter_map(|f| sglang_row(f, r, e)).collect()
         }
-        (LogEngine::LlamaCpp, Some(EngineReport::LlamaCpp(_))) => {
-            log.facts.iter().filter_map(|f| llamacpp_row(f, e)).collect()
-        }
+        // Buffer by buffer, with llama.cpp's own names: `buffers.rs`.
+        (LogEngine::LlamaCpp, Some(EngineReport::LlamaCpp(_))) => Vec::new(),
         _ => {
             notes.push(format!(
                 "the log is {}'s but the plan runs {}: pass --engine to compare them",
@@ -151,26 +150,6 @@ fn sglang_row(f: &Fact, r: &crate::engines::sglang::Report, e: &Estimate) -> Opt
         }
         Figure::MaxTotalTokens { tokens } => {
             row("max_total_num_tokens", Amount::Tokens(tokens), Some(Amount::Tokens(r.max_total_num_tokens)))
-        }
-        _ => None,
-    }
-}
-
-fn llamacpp_row(f: &Fact, e: &Estimate) -> Option<Row> {
-    // Device buffers are named CUDA0, CUDA1…: the plan's GPU of that index.
-    let gpu = f
-        .scope
-        .as_deref()
-        .and_then(|s| s.strip_prefix("CUDA").or_else(|| s.strip_prefix("ROCm")))
-        .and_then(|n| n.parse::<usize>().ok())?;
-    let peak = e.per_gpu.get(gpu)?;
-    let row = |term, logged, predicted| Some(Row { term, line: f.line, gpu, logged, predicted });
-    match f.figure {
-        Figure::Buffer { buffer: super::Buffer::Model, bytes } => {
-            row("model buffer", Amount::Bytes(bytes), Some(Amount::Bytes(peak.budget.weight_bytes)))
-        }
-        Figure::Buffer { buffer: super::Buffer::Kv, bytes } => {
-            row("KV buffer", Amount::Bytes(bytes), Some(Amount::Bytes(peak.budget.kv_cache_bytes)))
         }
         _ => None,
     }

@@ -6,6 +6,7 @@ mod diagnose;
 mod engines;
 mod gpus;
 mod layers;
+mod llamacpp;
 mod model;
 mod oom;
 mod params;

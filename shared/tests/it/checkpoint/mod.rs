@@ -2,7 +2,7 @@
 //! and the estimate's exact weights from them.
 
 mod model;
-mod writer;
+pub(crate) mod writer;
 
 use proptest::prelude::*;
 use shared::checkpoint::ggml::GgmlType;

@@ -1,0 +1,214 @@
+//! llama.cpp's KV cache: the types `--cache-type-k` / `--cache-type-v`
+//! accept, the cells it allocates (padding, slots as streams, the
+//! sliding-window cache) and the bytes of every layer's K and V.
+//!
+//! Source: llama.cpp as vendored by llama-cpp-python 0.3.36 —
+//! common/arg.cpp (`kv_cache_types`), src/llama-context.cpp (the 256-cell
+//! padding of `n_ctx` and `n_ctx_seq`), src/llama-kv-cache.cpp (one K and
+//! one V tensor of `ggml_row_size(type, n_embd_gqa) × kv_size × n_stream`
+//! per layer, none for V under MLA) and src/llama-kv-cache-iswa.cpp (the
+//! sliding-window cache size).
+
+use serde::{Deserialize, Serialize};
+
+use crate::checkpoint::ggml::GgmlType;
+use crate::kv::{self, CachePart, KvDtype, LayerKv};
+
+/// The cache types llama.cpp accepts (common/arg.cpp `kv_cache_types`, in
+/// its order).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CacheType {
+    F32,
+    F16,
+    Bf16,
+    Q8_0,
+    Q4_0,
+    Q4_1,
+    Iq4Nl,
+    Q5_0,
+    Q5_1,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unsupported cache type `{0}` (llama.cpp accepts f32, f16, bf16, q8_0, q4_0, q4_1, iq4_nl, q5_0, q5_1)")]
+pub struct UnknownCacheType(pub String);
+
+impl CacheType {
+    pub const ALL: &[CacheType] =
+        &[Self::F32, Self::F16, Self::Bf16, Self::Q8_0, Self::Q4_0, Self::Q4_1, Self::Iq4Nl, Self::Q5_0, Self::Q5_1];
+
+    fn ggml(self) -> GgmlType {
+        match self {
+            Self::F32 => GgmlType::F32,
+            Self::F16 => GgmlType::F16,
+            Self::Bf16 => GgmlType::Bf16,
+            Self::Q8_0 => GgmlType::Q8_0,
+            Self::Q4_0 => GgmlType::Q4_0,
+            Self::Q4_1 => GgmlType::Q4_1,
+            Self::Iq4Nl => GgmlType::Iq4Nl,
+            Self::Q5_0 => GgmlType::Q5_0,
+            Self::Q5_1 => GgmlType::Q5_1,
+        }
+    }
+
+    /// The name llama.cpp takes and prints (`ggml_type_name`: `q8_0`, `iq4_nl`).
+    pub fn id(self) -> &'static str {
+        match self {
+            Self::F32 => "f32",
+            Self::F16 => "f16",
+            Self::Bf16 => "bf16",
+            Self::Q8_0 => "q8_0",
+            Self::Q4_0 => "q4_0",
+            Self::Q4_1 => "q4_1",
+            Self::Iq4Nl => "iq4_nl",
+            Self::Q5_0 => "q5_0",
+            Self::Q5_1 => "q5_1",
+        }
+    }
+
+    /// llama.cpp compares names exactly (`kv_cache_type_from_str`); case is
+    /// forgiven here.
+    pub fn parse(text: &str) -> Result<Self, UnknownCacheType> {
+        let s = text.trim().to_ascii_lowercase();
+        Self::ALL.iter().copied().find(|t| t.id() == s).ok_or_else(|| UnknownCacheType(text.trim().to_owned()))
+    }
+
+    /// The llama.cpp type of a scenario's KV dtype, where it has one.
+    pub fn of(d: KvDtype) -> Option<Self> {
+        match d {
+            KvDtype::F32 => Some(Self::F32),
+            KvDtype::F16 => Some(Self::F16),
+            KvDtype::Bf16 => Some(Self::Bf16),
+            KvDtype::Q8_0 => Some(Self::Q8_0),
+            KvDtype::Q4_0 => Some(Self::Q4_0),
+            KvDtype::Fp8 | KvDtype::Int8 | KvDtype::Int4 => None,
+        }
+    }
+
+    pub fn is_quantized(self) -> bool {
+        self.ggml().is_quantized()
+    }
+
+    /// `ggml_row_size(type, n)`: whole blocks (a row that is not a whole
+    /// number of blocks is rounded up; ggml would refuse it).
+    pub fn row_bytes(self, n: u64) -> u64 {
+        let t = self.ggml();
+        n.div_ceil(t.block()).saturating_mul(t.block_bytes())
+    }
+}
+
+/// The key and value storage of a plan: llama.cpp's types, or the
+/// scenario's dtype where llama.cpp has no such type.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Types {
+    pub k: Option<CacheType>,
+    pub v: Option<CacheType>,
+    pub fallback: KvDtype,
+}
+
+impl Types {
+    pub fn bytes(self, part: CachePart, width: u64, elements: u64) -> u64 {
+        let t = match part {
+            CachePart::Key => self.k,
+            CachePart::Value => self.v,
+        };
+        t.map_or_else(|| self.fallback.bpw(width).bytes(elements), |t| t.row_bytes(elements))
+    }
+}
+
+/// Bytes per cell of every layer with these types (tp is always 1).
+pub(crate) fn layers(text: &crate::arch::TextModel, types: Types) -> Vec<LayerKv> {
+    kv::layer_costs_by(text, 1, |part, width, elements| types.bytes(part, width, elements))
+}
+
+/// `GGML_PAD(x, 256)` (src/llama-context.cpp, src/llama-kv-cache-iswa.cpp).
+pub(crate) fn pad(x: u64) -> u64 {
+    x.div_ceil(256).saturating_mul(256)
+}
+
+/// The cells llama.cpp allocates for one context.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Cells {
+    /// `n_ctx` after padding.
+    pub n_ctx: u64,
+    /// Streams: 1 with `--kv-unified`, else one per slot.
+    pub streams: u64,
+    /// Cells of each stream of a full-attention layer (`n_ctx_seq`).
+    pub per_stream: u64,
+    /// Cells of each stream of a sliding-window layer, by window.
+    swa: SwaRule,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct SwaRule {
+    full: bool,
+    unified: bool,
+    slots: u64,
+    ubatch: u64,
+}
+
+impl Cells {
+    /// src/llama-context.cpp: `n_ctx = GGML_PAD(n_ctx, 256)`; unified:
+    /// `n_ctx_seq = n_ctx`, else `GGML_PAD(n_ctx / n_seq_max, 256)` in each
+    /// of `n_seq_max` streams (src/llama-kv-cache.cpp `n_stream`).
+    pub fn new(ctx: u64, slots: u64, unified: bool, swa_full: bool, ubatch: u64) -> Self {
+        let slots = slots.max(1);
+        let n_ctx = pad(ctx.max(1));
+        let (streams, per_stream) = if unified { (1, n_ctx) } else { (slots, pad(n_ctx / slots).max(256)) };
+        Self { n_ctx, streams, per_stream, swa: SwaRule { full: swa_full, unified, slots, ubatch } }
+    }
+
+    /// Cells of a layer with this window, over all streams
+    /// (src/llama-kv-cache-iswa.cpp: `size_swa = GGML_PAD(min(size_base,
+    /// n_swa × (unified ? n_seq_max : 1) + n_ubatch), 256)`, `size_base`
+    /// with `--swa-full`).
+    pub fn of(self, window: Option<u64>) -> u64 {
+        let per_stream = match window {
+            Some(w) if !self.swa.full => {
+                let seqs = if self.swa.unified { self.swa.slots } else { 1 };
+                pad(self.per_stream.min(w.saturating_mul(seqs).saturating_add(self.swa.ubatch)))
+            }
+            _ => self.per_stream,
+        };
+        per_stream.saturating_mul(self.streams)
+    }
+
+    /// Bytes of these layers' caches.
+    pub fn bytes(self, layers: &[LayerKv]) -> u64 {
+        layers.iter().fold(0u64, |acc, l| acc.saturating_add(self.of(l.window).saturating_mul(l.bytes_per_token)))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_type_parses_by_its_name_and_rows_are_whole_blocks() {
+        for &t in CacheType::ALL {
+            assert_eq!(CacheType::parse(t.id()), Ok(t));
+        }
+        assert!(CacheType::parse("fp8").is_err());
+        // ggml-common.h: block_q4_1 = 2 halves + 16 bytes per 32, block_q5_1 = 24, iq4_nl = 18.
+        assert_eq!(CacheType::Q4_1.row_bytes(128), 4 * 20);
+        assert_eq!(CacheType::Q5_1.row_bytes(128), 4 * 24);
+        assert_eq!(CacheType::Iq4Nl.row_bytes(128), 4 * 18);
+        assert_eq!(CacheType::Q8_0.row_bytes(128), 4 * 34);
+        assert_eq!(CacheType::F32.row_bytes(128), 512);
+    }
+
+    #[test]
+    fn cells_pad_to_256_per_stream_and_the_window_cache_is_padded_too() {
+        // 4 slots, non-unified: n_ctx 10000 → 10240, 2560 per stream.
+        let c = Cells::new(10_000, 4, false, false, 512);
+        assert_eq!((c.n_ctx, c.streams, c.per_stream), (10_240, 4, 2560));
+        assert_eq!(c.of(None), 10_240);
+        // A 1024 window: min(2560, 1024 + 512) = 1536 per stream.
+        assert_eq!(c.of(Some(1024)), 4 * 1536);
+        // Unified: one stream of 10240; window × slots + ubatch = 4608.
+        let u = Cells::new(10_000, 4, true, false, 512);
+        assert_eq!(u.of(Some(1024)), 4608);
+        assert_eq!(Cells::new(10_000, 4, true, true, 512).of(Some(1024)), 10_240);
+    }
+}

@@ -1,0 +1,500 @@
+//! llama.cpp (`llama-server` / `llama-cli`): everything is allocated at
+//! start-up — the offloaded layers, a KV cache for the whole `n_ctx`, and the
+//! compute buffers — so a plan either loads or fails at once.
+//!
+//! `-c/--ctx-size` is the total context shared by `-np/--parallel` slots
+//! (each slot gets `n_ctx / parallel`); `-ngl` offloads the *last* N layers
+//! (N > layers also offloads the output head); the token embedding stays on
+//! the CPU. Sliding-window layers keep `window × slots + n_ubatch` tokens
+//! (`llama_kv_cache_iswa`). `cache.rs`: cache types and cells;
+//! `experts.rs`: routed experts kept on the CPU (`--n-cpu-moe`);
+//! `fixes.rs`: the `-ngl` / `--n-cpu-moe` solvers and `llama-server` lines.
+
+mod cache;
+mod experts;
+mod fixes;
+
+pub use cache::{CacheType, UnknownCacheType};
+pub use fixes::{COMMANDS, max_gpu_layers, min_cpu_moe, server_command, with_cpu_moe};
+
+use serde::{Deserialize, Serialize};
+
+use super::parallel::{self, SplitError};
+use super::{EngineTerms, EngineWarnings, Plan, Scenario};
+use crate::arch::TextModel;
+use crate::explain::{Basis, Term, thousands};
+use crate::kv::LayerKv;
+use crate::plan::{
+    CUDA_CONTEXT_BYTES, GpuBudget, GpuPeak, MAX_CONCURRENCY, Placement, Search, Verdict, largest, split,
+};
+use crate::state::StateRules;
+use crate::units::{MIB, UnitSystem, format_bytes};
+
+/// The default headroom llama.cpp's `--fit` keeps free on each device
+/// (ggml-org/llama.cpp#16653: 1024 MiB).
+pub const FIT_MARGIN_BYTES: u64 = 1024 * MIB;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FlashAttention {
+    /// `-fa on` (the default `auto` picks it on CUDA): no KQ matrix.
+    #[default]
+    On,
+    /// `-fa off`: the compute buffer holds `n_ctx × n_ubatch × heads` scores.
+    Off,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Options {
+    /// `-c`: total context; default prompt + new tokens for every slot.
+    pub n_ctx: Option<u64>,
+    /// `-ngl`; default: every layer and the output head.
+    pub n_gpu_layers: Option<u64>,
+    /// `-np`; default: the scenario's concurrency.
+    pub parallel: Option<u64>,
+    /// `-ub`: the physical batch the compute buffer is sized for.
+    pub n_ubatch: u64,
+    pub flash_attention: FlashAttention,
+    /// `-ctk/--cache-type-k`; default: the scenario's KV dtype.
+    #[serde(default)]
+    pub cache_type_k: Option<CacheType>,
+    /// `-ctv/--cache-type-v`; default: the key type.
+    #[serde(default)]
+    pub cache_type_v: Option<CacheType>,
+    /// `--n-cpu-moe N`: the routed experts of the first N layers stay in
+    /// host memory (`--cpu-moe`: N ≥ the layer count, every layer).
+    #[serde(default)]
+    pub n_cpu_moe: u64,
+    /// `-nkvo/--no-kv-offload`: the KV cache (and recurrent state) stays in
+    /// host memory (`offload_kqv = false`, src/llama-kv-cache.cpp puts
+    /// every layer's cache in the CPU buffer type).
+    #[serde(default)]
+    pub no_kv_offload: bool,
+    /// `--kv-unified`: one cache stream shared by all slots (default off,
+    /// common/common.h `kv_unified = false`; `-np auto` turns it on).
+    #[serde(default)]
+    pub kv_unified: bool,
+    /// `--swa-full`: sliding-window layers keep the whole context.
+    #[serde(default)]
+    pub swa_full: bool,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Self {
+            n_ctx: None,
+            n_gpu_layers: None,
+            parallel: None,
+            n_ubatch: 512,
+            flash_attention: FlashAttention::On,
+            cache_type_k: None,
+            cache_type_v: None,
+            n_cpu_moe: 0,
+            no_kv_offload: false,
+            kv_unified: false,
+            swa_full: false,
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Report {
+    pub n_ctx: u64,
+    pub parallel: u64,
+    pub n_ctx_per_slot: u64,
+    pub n_gpu_layers: u64,
+    pub layers_on_gpu: u64,
+    pub output_on_gpu: bool,
+    /// Weights left in system memory (token embedding, CPU layers and the
+    /// routed experts kept on the CPU): llama.cpp's `CPU_Mapped` buffer.
+    pub cpu_weight_bytes: u64,
+    /// The routed experts `--n-cpu-moe` / `--cpu-moe` keep on the CPU (part
+    /// of `cpu_weight_bytes`).
+    pub cpu_expert_bytes: u64,
+    /// KV cache of the layers that stay on the CPU (every layer with
+    /// `--no-kv-offload`).
+    pub cpu_kv_bytes: u64,
+    /// Recurrent state kept on the CPU.
+    pub cpu_state_bytes: u64,
+    /// The host compute buffer (`CUDA_Host compute buffer size`).
+    pub host_compute_bytes: u64,
+    /// The host RAM the plan needs: CPU weights (mmap'd pages llama.cpp
+    /// touches), host KV cache and state, the host compute buffer.
+    pub host_ram_bytes: u64,
+    /// KV cells of a full-attention layer, over all streams.
+    pub kv_cells: u64,
+    /// The K and V cache types (`ggml_type_name`).
+    pub cache_type_k: String,
+    pub cache_type_v: String,
+    /// The largest per-GPU compute buffer.
+    pub compute_buffer_bytes: u64,
+    pub fit_margin_bytes: u64,
+    /// Whether every GPU keeps the `--fit` margin free.
+    pub keeps_fit_margin: bool,
+    pub log_lines: Vec<String>,
+}
+
+pub(super) fn slots(p: &Plan, o: Options) -> u64 {
+    o.parallel.unwrap_or(p.scenario.concurrency).max(1)
+}
+
+/// The context llama.cpp allocates: `-c`, where 0 means the model's trained
+/// context (`cparams.n_ctx = params.n_ctx == 0 ? hparams.n_ctx_train : …`,
+/// src/llama-context.cpp, llama.cpp as vendored by llama-cpp-python 0.3.36);
+/// without `-c`, the plan's sequences over its slots.
+pub(super) fn n_ctx(p: &Plan, o: Options) -> u64 {
+    context(p, o, slots(p, o))
+}
+
+/// [`n_ctx`] with `slots` slots.
+fn context(p: &Plan, o: Options, slots: u64) -> u64 {
+    let planned = || p.scenario.sequence_tokens().saturating_mul(slots);
+    match o.n_ctx {
+        Some(0) => p.model.arch.text.max_position_embeddings.filter(|&n| n > 0).unwrap_or_else(planned),
+        Some(n) => n,
+        None => planned(),
+    }
+    .max(1)
+}
+
+fn gpu_layers(p: &Plan, o: Options) -> (u64, bool) {
+    let n = p.kv_layers.len() as u64;
+    let ngl = o.n_gpu_layers.unwrap_or(n + 1);
+    (ngl.min(n), ngl > n)
+}
+
+/// llama.cpp (as vendored in llama-cpp-python 0.3.36): `create_memory`
+/// in src/llama-model.cpp builds the recurrent (and hybrid) memory with
+/// `recurrent_type_r` / `recurrent_type_s` = `GGML_TYPE_F32` and
+/// `max(1, n_seq_max)` cells: one per sequence slot.
+pub(crate) const STATE_RULES: StateRules = StateRules { conv_bytes: 4, ssm_bytes: 4, conv_columns_full_kernel: false };
+
+/// The splits llama.cpp refuses: more stages than layers, and `-c 0` (the
+/// model's trained context) for a config that states none.
+pub(crate) fn check_split(o: Options, s: &Scenario, text: &TextModel) -> Result<(), SplitError> {
+    parallel::check_stages(s, text)?;
+    if o.n_ctx == Some(0) && text.max_position_embeddings.is_none_or(|n| n == 0) {
+        return Err(SplitError::NoTrainedContext);
+    }
+    // src/llama-context.cpp: an MLA model "does not support different K
+    // and V cache types" (its V is a view of the K latent).
+    if let (crate::arch::AttentionKind::Mla(_), Some(k), Some(v)) = (text.attention, o.cache_type_k, o.cache_type_v)
+        && k != v
+    {
+        return Err(SplitError::MlaCacheTypes { k: k.id(), v: v.id() });
+    }
+    Ok(())
+}
+
+pub(crate) fn too_many_stages(stages: u64, layers: u64) -> String {
+    format!("llama.cpp splits whole layers over GPUs, so {} GPU(s) would hold none", stages - layers)
+}
+
+/// llama.cpp's checks of its knobs.
+pub(crate) fn check_knobs(o: Options, tp: u64) -> Result<(), String> {
+    if tp > 1 {
+        return Err("llama.cpp splits layers, not tensors: use several GPUs without --tp".into());
+    }
+    if o.parallel.is_some_and(|n| n == 0 || n > 4096) {
+        return Err("parallel must be between 1 and 4096".into());
+    }
+    if !(1..=65_536).contains(&o.n_ubatch) {
+        return Err("n_ubatch must be between 1 and 65536".into());
+    }
+    Ok(())
+}
+
+/// `-ngl` offloads the last layers; `--split-mode layer` spreads them over
+/// the GPUs by memory; the token embedding stays on the CPU.
+pub(crate) fn place(p: &Plan, o: Options) -> Placement {
+    let n = p.kv_layers.len();
+    let (offloaded, output) = gpu_layers(p, o);
+    let start = n - offloaded as usize;
+    let cells = cells(p, o, n_ctx(p, o), slots(p, o));
+    let kv = kv_layers(p, o);
+    let experts = experts::per_layer(p);
+    let costs: Vec<u64> = (start..n)
+        .map(|i| {
+            let cache = if o.no_kv_offload { 0 } else { cells.bytes(&kv[i..=i]) };
+            let weights = p.weights.per_layer[i].saturating_sub(experts::on_cpu(&experts, i..i + 1, o.n_cpu_moe));
+            weights.saturating_add(cache)
+        })
+        .collect();
+    let stages = p.scenario.stages();
+    let mut fixed = vec![CUDA_CONTEXT_BYTES; stages];
+    if output {
+        fixed[stages - 1] = fixed[stages - 1].saturating_add(p.weights.last);
+    }
+    let caps: Vec<u64> = p.scenario.gpus.iter().map(|g| g.capacity_bytes).collect();
+    let ranges = split::balance(&costs, &fixed, &caps).into_iter().map(|r| r.start + start..r.end + start).collect();
+    Placement { ranges, first_on_gpu: false, last_on_gpu: output }
+}
+
+/// The K and V storage: `-ctk` (default: the scenario's KV dtype) and
+/// `-ctv` (default: the key type).
+fn types(p: &Plan, o: Options) -> cache::Types {
+    let k = o.cache_type_k.or(CacheType::of(p.scenario.kv_dtype));
+    cache::Types { k, v: o.cache_type_v.or(k), fallback: p.scenario.kv_dtype }
+}
+
+/// Bytes per cell of every layer in llama.cpp's K and V types.
+fn kv_layers(p: &Plan, o: Options) -> Vec<LayerKv> {
+    cache::layers(&p.model.arch.text, types(p, o))
+}
+
+fn cells(_: &Plan, o: Options, ctx: u64, slots: u64) -> cache::Cells {
+    cache::Cells::new(ctx, slots, o.kv_unified, o.swa_full, o.n_ubatch)
+}
+
+/// The compute buffer of one GPU (Ollama `fs/ggml/ggml.go` `GraphSize` for
+/// llama-style graphs: `4 · ubatch · max(1 + 4·embd + attention, embd + vocab)`,
+/// where attention is `ctx · (1 + heads)` without flash attention).
+fn compute_buffer(p: &Plan, o: Options, ctx: u64, with_output: bool) -> u64 {
+    let t = &p.model.arch.text;
+    let attention = match o.flash_attention {
+        FlashAttention::On => 0,
+        FlashAttention::Off => ctx.saturating_mul(t.num_heads.saturating_add(1)),
+    };
+    let layer = t.hidden_size.saturating_mul(4).saturating_add(1).saturating_add(attention);
+    let output = if with_output { t.hidden_size.saturating_add(t.vocab_size) } else { 0 };
+    o.n_ubatch.saturating_mul(4).saturating_mul(layer.max(output))
+}
+
+/// The host compute buffer: the graph's inputs, which live on the host —
+/// the token embeddings `get_rows` reads from the CPU copy of `token_embd`
+/// (F32, hidden × n_ubatch), the KQ mask of each cache (n_kv × n_ubatch;
+/// F16 with flash attention, else F32: src/llama-graph.cpp
+/// `build_attn_inp_kq_mask`), the token ids, positions and output ids (4
+/// bytes × n_ubatch each). Measured: 12.01 and 72.01 MiB for Mistral 7B at
+/// n_ctx 2048 and 32768 (fedora-copr/logdetective#106) are 8 MiB of
+/// embeddings plus 4 and 64 MiB of mask.
+fn host_compute(p: &Plan, o: Options, kv: &[LayerKv], cells: cache::Cells) -> u64 {
+    let ub = o.n_ubatch;
+    let mask = match o.flash_attention {
+        FlashAttention::On => 2,
+        FlashAttention::Off => 4,
+    };
+    let per_stream = |w: Option<u64>| cells.of(w) / cells.streams.max(1);
+    let full = kv.iter().any(|l| l.bytes_per_token > 0 && l.window.is_none());
+    let window = kv.iter().find_map(|l| l.window.filter(|_| l.bytes_per_token > 0));
+    let kv_cells =
+        u64::from(full).saturating_mul(per_stream(None)).saturating_add(window.map_or(0, |w| per_stream(Some(w))));
+    let embd = p.model.arch.text.hidden_size.saturating_mul(ub).saturating_mul(4);
+    embd.saturating_add(
+        kv_cells.saturating_mul(cells.streams).saturating_mul(ub / cells.streams.max(1)).saturating_mul(mask),
+    )
+    .saturating_add(3 * 4 * ub)
+}
+
+fn gpu_parts(p: &Plan, o: Options, g: usize, ctx: u64, slots: u64) -> GpuBudget {
+    let stage = p.stage(g);
+    let range = p.stage_range(stage);
+    let cells = cells(p, o, ctx, slots);
+    let kv = if o.no_kv_offload { 0 } else { cells.bytes(kv_layers(p, o).get(range.clone()).unwrap_or(&[])) };
+    let cpu_experts = experts::on_cpu(&experts::per_layer(p), range.clone(), o.n_cpu_moe);
+    let has_output = p.is_last_stage(stage);
+    let compute = if range.is_empty() && !has_output { 0 } else { compute_buffer(p, o, ctx, has_output) };
+    // `llama_memory_recurrent`: one state cell per sequence slot
+    // (`mem_size = max(1, n_seq_max)`), allocated at start-up.
+    let state = if o.no_kv_offload { 0 } else { p.stage_state(stage).saturating_mul(slots.max(1)) };
+    GpuBudget {
+        weight_bytes: p.stage_weights(stage).saturating_sub(cpu_experts),
+        kv_cache_bytes: kv,
+        state_bytes: state,
+        activation_bytes: compute,
+        overhead_bytes: CUDA_CONTEXT_BYTES,
+    }
+}
+
+pub(crate) fn parts(p: &Plan, o: Options, g: usize, batch: u64) -> GpuBudget {
+    let s = slots(p, o).max(batch);
+    let ctx = context(p, o, s);
+    gpu_parts(p, o, g, ctx, s)
+}
+
+pub(super) fn overflow(p: &Plan, o: Options, ctx: u64, slots: u64) -> Option<(usize, u64)> {
+    (0..p.scenario.gpus.len()).find_map(|g| {
+        let total = gpu_parts(p, o, g, ctx, slots).total_bytes();
+        let cap = p.scenario.gpus[g].capacity_bytes;
+        (total > cap).then(|| (g, total - cap))
+    })
+}
+
+pub(crate) fn fits(p: &Plan, o: Options, seq: u64, batch: u64) -> bool {
+    overflow(p, o, seq.saturating_mul(batch).max(1), batch.max(1)).is_none()
+}
+
+/// `DoesNotFitAtLoad` when a GPU cannot hold its weights (less the routed
+/// experts kept on the CPU) and its context.
+pub(super) fn load_verdict(p: &Plan, o: Options) -> Option<Verdict> {
+    let experts = experts::per_layer(p);
+    (0..p.scenario.gpus.len()).find_map(|g| {
+        let stage = p.stage(g);
+        let cpu = experts::on_cpu(&experts, p.stage_range(stage), o.n_cpu_moe);
+        let fixed = p.stage_weights(stage).saturating_sub(cpu).saturating_add(p.base_overhead());
+        let cap = p.scenario.gpus[g].capacity_bytes;
+        (fixed > cap).then(|| Verdict::DoesNotFitAtLoad { gpu: g, shortfall_bytes: fixed - cap })
+    })
+}
+
+pub(crate) fn verdict(p: &Plan, o: Options, search: Search) -> Verdict {
+    if let Some(v) = load_verdict(p, o) {
+        return v;
+    }
+    if let Some((gpu, shortfall_bytes)) = overflow(p, o, n_ctx(p, o), slots(p, o)) {
+        // Context and compute buffers are allocated at start-up too.
+        return Verdict::DoesNotFitAtLoad { gpu, shortfall_bytes };
+    }
+    let per_slot = n_ctx(p, o) / slots(p, o);
+    Verdict::Fits {
+        max_concurrency: search.answer(slots(p, o), || largest(MAX_CONCURRENCY, |k| fits(p, o, per_slot, k))),
+    }
+}
+
+impl Report {
+    /// llama.cpp's report, when the estimate is of llama.cpp.
+    pub fn of(r: Option<&super::EngineReport>) -> Option<&Report> {
+        match r? {
+            super::EngineReport::LlamaCpp(r) => Some(r),
+            super::EngineReport::Vllm(_) | super::EngineReport::Sglang(_) => None,
+        }
+    }
+}
+
+pub(crate) fn report(p: &Plan, o: Options) -> Report {
+    let ctx = n_ctx(p, o);
+    let s = slots(p, o);
+    let (offloaded, output) = gpu_layers(p, o);
+    let per_gpu: Vec<GpuBudget> = (0..p.scenario.gpus.len()).map(|g| gpu_parts(p, o, g, ctx, s)).collect();
+    // One GPU per stage (tp is 1 under llama.cpp).
+    let gpu_weights = per_gpu.iter().fold(0u64, |a, b| a.saturating_add(b.weight_bytes));
+    let n = p.kv_layers.len();
+    let first_gpu_layer = n - offloaded as usize;
+    let host_layers = if o.no_kv_offload { 0..n } else { 0..first_gpu_layer };
+    let cells = cells(p, o, ctx, s);
+    let kv = kv_layers(p, o);
+    let cpu_kv = cells.bytes(kv.get(host_layers.clone()).unwrap_or(&[]));
+    let cpu_state = crate::state::sequence_bytes(p.state_layers.get(host_layers).unwrap_or(&[])).saturating_mul(s);
+    let experts = experts::per_layer(p);
+    let cpu_experts = experts::on_cpu(&experts, first_gpu_layer..n, o.n_cpu_moe);
+    let cpu_weights = p.weights.per_rank.saturating_sub(gpu_weights);
+    let host_compute = host_compute(p, o, &kv, cells);
+    let t = types(p, o);
+    let type_name = |c: Option<CacheType>| c.map_or_else(|| p.scenario.kv_dtype.id().to_owned(), |c| c.id().to_owned());
+    let keeps_margin = per_gpu
+        .iter()
+        .zip(&p.scenario.gpus)
+        .all(|(parts, slot)| parts.total_bytes().saturating_add(FIT_MARGIN_BYTES) <= slot.capacity_bytes);
+    let ngl = o.n_gpu_layers.unwrap_or(offloaded + 1);
+    Report {
+        n_ctx: ctx,
+        parallel: s,
+        n_ctx_per_slot: ctx / s,
+        n_gpu_layers: ngl,
+        layers_on_gpu: offloaded,
+        output_on_gpu: output,
+        cpu_weight_bytes: cpu_weights,
+        cpu_expert_bytes: cpu_experts,
+        cpu_kv_bytes: cpu_kv,
+        cpu_state_bytes: cpu_state,
+        host_compute_bytes: host_compute,
+        host_ram_bytes: cpu_weights.saturating_add(cpu_kv).saturating_add(cpu_state).saturating_add(host_compute),
+        kv_cells: cells.of(None),
+        cache_type_k: type_name(t.k),
+        cache_type_v: type_name(t.v),
+        compute_buffer_bytes: per_gpu.iter().map(|x| x.activation_bytes).max().unwrap_or(0),
+        fit_margin_bytes: FIT_MARGIN_BYTES,
+        keeps_fit_margin: keeps_margin,
+        log_lines: vec![
+            format!(
+                "offloaded {offloaded}/{} layers to GPU{}",
+                p.kv_layers.len(),
+                if output { " (and the output layer)" } else { "" }
+            ),
+            format!("n_ctx = {}, n_ctx_seq = {}, n_seq_max = {s}", cells.n_ctx, cells.per_stream),
+            format!(
+                "llama_kv_cache: size = {:.2} MiB ({} cells, {} seqs), K ({}), V ({})",
+                kv_total(&kv, cells) as f64 / MIB as f64,
+                cells.of(None),
+                s,
+                type_name(t.k),
+                type_name(t.v)
+            ),
+        ],
+    }
+}
+
+fn kv_total(kv: &[LayerKv], cells: cache::Cells) -> u64 {
+    cells.bytes(kv)
+}
+
+pub(crate) fn terms(p: &Plan, r: &Report) -> EngineTerms {
+    EngineTerms {
+        kv_cache: (
+            format!(
+                "llama.cpp allocates n_ctx = {} tokens ({} slots × {}; {} cells after padding to 256) of K ({}) and V ({}) for the {} GPU layers at start-up{}",
+                thousands(r.n_ctx),
+                r.parallel,
+                thousands(r.n_ctx_per_slot),
+                thousands(r.kv_cells),
+                r.cache_type_k,
+                r.cache_type_v,
+                r.layers_on_gpu,
+                crate::plan::terms::window_note(p)
+            ),
+            Basis::EngineRule,
+        ),
+        state: "llama.cpp keeps one F32 state cell per sequence slot",
+        activations: "llama.cpp compute buffer: 4 × n_ubatch × max(1 + 4 × hidden + attention scores without flash attention, hidden + vocab) bytes (Ollama's GraphSize for llama graphs)".into(),
+        overhead: crate::plan::terms::tp_comm_note(p),
+        own: vec![Term::bytes(
+            "llama.cpp CPU weights",
+            r.cpu_weight_bytes,
+            format!(
+                "token embedding{} stay in system memory; {} of the layers offloaded (-ngl {}){}",
+                if r.output_on_gpu { "" } else { " and output head" },
+                r.layers_on_gpu,
+                r.n_gpu_layers,
+                if r.cpu_expert_bytes > 0 {
+                    format!(
+                        "; {} of routed experts kept on the CPU (--n-cpu-moe)",
+                        format_bytes(r.cpu_expert_bytes, UnitSystem::Binary)
+                    )
+                } else {
+                    String::new()
+                }
+            ),
+            Basis::EngineRule,
+        ), Term::bytes(
+            "llama.cpp host RAM",
+            r.host_ram_bytes,
+            "CPU weights (the mmap'd pages llama.cpp reads) + KV cache and state kept on the host + the host compute buffer (token embeddings F32 × n_ubatch, the KQ mask n_kv × n_ubatch)",
+            Basis::EngineRule,
+        )],
+    }
+}
+
+/// A quantised V cache with flash attention off: src/llama-context.cpp
+/// (llama-cpp-python 0.3.36 vendor) fails the context ("quantized V cache
+/// requires flash_attn to be enabled"); `-fa auto` turns it on instead.
+/// A warning, not a refusal, so that links made before this rule still open.
+fn quantised_v_without_flash_attention(p: &Plan, o: Options) -> Option<String> {
+    let v = types(p, o).v.filter(|v| v.is_quantized() && o.flash_attention == FlashAttention::Off)?;
+    Some(format!(
+        "llama.cpp refuses a quantised V cache ({}) without flash attention (\"quantized V cache requires flash_attn \
+         to be enabled\"): use -fa on (or auto), or -ctv f16",
+        v.id()
+    ))
+}
+
+pub(crate) fn warnings(p: &Plan, o: Options, per_gpu: &[GpuPeak]) -> EngineWarnings {
+    let setup = quantised_v_without_flash_attention(p, o).into_iter().collect();
+    let mut fit = Vec::new();
+    if per_gpu.iter().any(|g| g.fits && g.free_bytes < FIT_MARGIN_BYTES) {
+        fit.push(format!(
+            "less than llama.cpp's {} --fit margin stays free: loading may fail once other buffers appear",
+            format_bytes(FIT_MARGIN_BYTES, UnitSystem::Binary)
+        ));
+    }
+    EngineWarnings { setup, fit }
+}

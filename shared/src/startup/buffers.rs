@@ -1,0 +1,140 @@
+//! A llama.cpp start-up log beside the estimate of the plan it ran: each
+//! buffer the log states (per device and on the host) with the figure the
+//! estimate predicts for it.
+
+use serde::Serialize;
+
+use super::{Buffer, Figure, LogEngine, StartupLog};
+use crate::engines::llamacpp;
+use crate::estimate::Estimate;
+
+/// One logged buffer and its prediction.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct BufferCheck {
+    /// 1-based line of the log.
+    pub line: usize,
+    /// The device the log names (`CUDA0`, `CPU_Mapped`, `CUDA_Host`), or
+    /// `all` for the KV summary.
+    pub device: String,
+    /// `model`, `kv`, `state`, `compute`, `output` or `kv_total`.
+    pub buffer: &'static str,
+    pub logged_bytes: u64,
+    /// `None` where the estimate has no such figure (say why in `note`).
+    pub predicted_bytes: Option<u64>,
+    pub note: Option<&'static str>,
+}
+
+impl BufferCheck {
+    /// (predicted − logged) / logged, in percent.
+    pub fn error_percent(&self) -> Option<f64> {
+        let p = self.predicted_bytes?;
+        (self.logged_bytes > 0).then(|| (p as f64 - self.logged_bytes as f64) / self.logged_bytes as f64 * 100.0)
+    }
+}
+
+/// Where a llama.cpp buffer lives: a GPU by its index, or the host.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Place {
+    Gpu(usize),
+    Host,
+}
+
+/// ggml backend names (`CUDA0`, `ROCm1`, `Vulkan0`, `SYCL0`, `Metal`, `CPU`,
+/// `CPU_Mapped`, `CUDA_Host` …, ggml/src/ggml-*/): host buffers end in
+/// `_Host` or start with `CPU`; a device's number is its trailing digits.
+fn place(device: &str) -> Option<Place> {
+    if device.starts_with("CPU") || device.ends_with("_Host") {
+        return Some(Place::Host);
+    }
+    let digits = device.trim_start_matches(|c: char| !c.is_ascii_digit());
+    if digits.is_empty() {
+        return (device == "Metal").then_some(Place::Gpu(0));
+    }
+    digits.parse().ok().map(Place::Gpu)
+}
+
+/// Each buffer of a llama.cpp log with the estimate's figure for it; empty
+/// for another engine's log or an estimate of another engine.
+pub fn llamacpp_buffers(log: &StartupLog, e: &Estimate) -> Vec<BufferCheck> {
+    let Some(r) = llamacpp::Report::of(e.engine_report.as_ref()) else { return Vec::new() };
+    if log.engine != LogEngine::LlamaCpp {
+        return Vec::new();
+    }
+    let mut out = Vec::new();
+    for f in &log.facts {
+        let device = f.scope.clone().unwrap_or_default();
+        let (buffer, logged, predicted, note) = match (f.figure, place(&device)) {
+            (Figure::Buffer { buffer, bytes }, Some(Place::Gpu(g))) => {
+                let Some(gpu) = e.per_gpu.get(g) else {
+                    out.push(check(f.line, device, name(buffer), bytes, None, Some("the plan has no such GPU")));
+                    continue;
+                };
+                let b = &gpu.budget;
+                match buffer {
+                    Buffer::Model => (name(buffer), bytes, Some(b.weight_bytes), None),
+                    Buffer::Kv => (name(buffer), bytes, Some(b.kv_cache_bytes), None),
+                    Buffer::State => (name(buffer), bytes, Some(b.state_bytes), None),
+                    Buffer::Compute => (name(buffer), bytes, Some(b.activation_bytes), None),
+                    Buffer::Output => (name(buffer), bytes, None, Some("the output buffer is not modelled")),
+                }
+            }
+            (Figure::Buffer { buffer, bytes }, Some(Place::Host)) => match buffer {
+                Buffer::Model if device.ends_with("_Host") => {
+                    (name(buffer), bytes, None, Some("pinned host copies are not modelled"))
+                }
+                Buffer::Model => (name(buffer), bytes, Some(r.cpu_weight_bytes), None),
+                Buffer::Kv => (name(buffer), bytes, Some(r.cpu_kv_bytes), None),
+                Buffer::State => (name(buffer), bytes, Some(r.cpu_state_bytes), None),
+                Buffer::Compute => (name(buffer), bytes, Some(r.host_compute_bytes), None),
+                Buffer::Output => (name(buffer), bytes, None, Some("the output buffer is not modelled")),
+            },
+            (Figure::Buffer { buffer, bytes }, None) => {
+                (name(buffer), bytes, None, Some("a device this reader does not know"))
+            }
+            (Figure::KvSummary { bytes, .. }, _) => {
+                let all = e.per_gpu.iter().fold(r.cpu_kv_bytes, |a, g| a.saturating_add(g.budget.kv_cache_bytes));
+                out.push(check(f.line, "all".into(), "kv_total", bytes, Some(all), None));
+                continue;
+            }
+            _ => continue,
+        };
+        out.push(check(f.line, device, buffer, logged, predicted, note));
+    }
+    out
+}
+
+fn check(
+    line: usize,
+    device: String,
+    buffer: &'static str,
+    logged_bytes: u64,
+    predicted_bytes: Option<u64>,
+    note: Option<&'static str>,
+) -> BufferCheck {
+    BufferCheck { line, device, buffer, logged_bytes, predicted_bytes, note }
+}
+
+fn name(b: Buffer) -> &'static str {
+    match b {
+        Buffer::Model => "model",
+        Buffer::Kv => "kv",
+        Buffer::State => "state",
+        Buffer::Compute => "compute",
+        Buffer::Output => "output",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn devices_map_to_gpus_and_the_host() {
+        assert_eq!(place("CUDA0"), Some(Place::Gpu(0)));
+        assert_eq!(place("ROCm12"), Some(Place::Gpu(12)));
+        assert_eq!(place("Metal"), Some(Place::Gpu(0)));
+        assert_eq!(place("CPU_Mapped"), Some(Place::Host));
+        assert_eq!(place("CUDA_Host"), Some(Place::Host));
+        assert_eq!(place("BLAS"), None);
+    }
+}

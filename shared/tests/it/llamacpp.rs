@@ -1,0 +1,324 @@
+//! llama.cpp's buffers against its own start-up logs and source: the KV
+//! cache for every K/V type pair, routed experts on the CPU, KV on the host.
+
+use crate::estimate;
+use shared::engines::llamacpp::{CacheType, FlashAttention, Options};
+use shared::engines::{Engine, EngineReport, llamacpp};
+use shared::estimate::{GpuSlot, Scenario};
+use shared::formats::WeightFormat;
+use shared::model::Model;
+use shared::units::{GIB, MIB};
+
+fn model(id: &str) -> Model {
+    Model::preset(id).unwrap_or_else(|e| panic!("{e}"))
+}
+
+fn scenario(o: Options, gpus: usize, gib: u64) -> Scenario {
+    Scenario {
+        weights: WeightFormat::parse("q4_k_m").unwrap_or_else(|e| panic!("{e}")),
+        engine: Engine::LlamaCpp(o),
+        gpus: (0..gpus)
+            .map(|i| GpuSlot {
+                name: format!("gpu{i}"),
+                capacity_bytes: gib * GIB,
+                bandwidth_gb_s: None,
+                bf16_tflops: None,
+            })
+            .collect(),
+        ..Scenario::default()
+    }
+}
+
+fn report(m: &Model, s: Scenario) -> (llamacpp::Report, shared::estimate::Estimate) {
+    let e = estimate(m, s);
+    match e.engine_report.clone() {
+        Some(EngineReport::LlamaCpp(r)) => (r, e),
+        other => panic!("no llama.cpp report: {other:?}"),
+    }
+}
+
+/// Bytes of one row of `n` values: ggml/src/ggml-common.h block sizes
+/// (written out here, independent of the code under test).
+fn row(t: CacheType, n: u64) -> u64 {
+    let (block, bytes) = match t {
+        CacheType::F32 => (1, 4),
+        CacheType::F16 | CacheType::Bf16 => (1, 2),
+        CacheType::Q8_0 => (32, 34),
+        CacheType::Q4_0 | CacheType::Iq4Nl => (32, 18),
+        CacheType::Q4_1 => (32, 20),
+        CacheType::Q5_0 => (32, 22),
+        CacheType::Q5_1 => (32, 24),
+    };
+    n / block * bytes
+}
+
+/// The log of ggml-org/llama.cpp#6122 (shared/tests/fixtures/startup/
+/// llamacpp-old-two-gpus.txt): Command-R v01 (40 layers, 64 KV heads of
+/// 128, n_ctx 4096, f16) prints "KV self size = 5120.00 MiB, K (f16):
+/// 2560.00 MiB, V (f16): 2560.00 MiB" and 1536 + 3584 MiB on its two GPUs
+/// (12 and 28 layers of 128 MiB).
+#[test]
+fn kv_buffers_equal_the_command_r_log() {
+    let config = r#"{"architectures": ["LlamaForCausalLM"], "model_type": "llama", "hidden_size": 8192,
+        "num_attention_heads": 64, "num_key_value_heads": 64, "num_hidden_layers": 40,
+        "intermediate_size": 22528, "vocab_size": 256000, "max_position_embeddings": 131072}"#;
+    let m = Model::from_config_json("command-r-like", config).unwrap_or_else(|e| panic!("{e}"));
+    let o = Options { n_ctx: Some(4096), cache_type_k: Some(CacheType::F16), ..Default::default() };
+    let (r, e) = report(&m, scenario(o, 2, 80));
+    assert_eq!(e.kv_cache_bytes, 5120 * MIB);
+    for g in &e.per_gpu {
+        let layers = (g.layers[1] - g.layers[0]) as u64;
+        assert_eq!(g.budget.kv_cache_bytes, layers * 128 * MIB);
+    }
+    assert_eq!((r.kv_cells, r.cache_type_k.as_str(), r.cache_type_v.as_str()), (4096, "f16", "f16"));
+    assert!(r.log_lines.iter().any(|l| l.contains("size = 5120.00 MiB")), "{:?}", r.log_lines);
+}
+
+/// Every K/V type pair llama.cpp accepts (common/arg.cpp `kv_cache_types`):
+/// Llama 3 8B keeps 8 × 128 = 1024 values of K and of V per layer and cell.
+#[test]
+fn kv_buffers_for_every_type_pair() {
+    let m = model("llama-3-8b");
+    for &k in CacheType::ALL {
+        for &v in CacheType::ALL {
+            let o = Options { n_ctx: Some(8192), cache_type_k: Some(k), cache_type_v: Some(v), ..Default::default() };
+            let (r, e) = report(&m, scenario(o, 1, 80));
+            assert_eq!(e.kv_cache_bytes, 32 * 8192 * (row(k, 1024) + row(v, 1024)), "{k:?}/{v:?}");
+            assert_eq!((r.cache_type_k.as_str(), r.cache_type_v.as_str()), (k.id(), v.id()));
+        }
+    }
+    // -ctv defaults to the key type.
+    let o = Options { n_ctx: Some(8192), cache_type_k: Some(CacheType::Q5_1), ..Default::default() };
+    assert_eq!(report(&m, scenario(o, 1, 80)).1.kv_cache_bytes, 32 * 8192 * 2 * row(CacheType::Q5_1, 1024));
+}
+
+#[test]
+fn a_quantised_v_without_flash_attention_is_flagged() {
+    let m = model("llama-3-8b");
+    let o = Options { cache_type_v: Some(CacheType::Q8_0), flash_attention: FlashAttention::Off, ..Default::default() };
+    let e = estimate(&m, scenario(o, 1, 80));
+    assert!(
+        e.warnings.iter().any(|w| w.contains("quantised V cache (q8_0) without flash attention")),
+        "{:?}",
+        e.warnings
+    );
+    // A quantised K alone is fine without it, and so is a quantised V with it.
+    for (k, v, fa) in
+        [(CacheType::Q8_0, CacheType::F16, FlashAttention::Off), (CacheType::F16, CacheType::Q4_0, FlashAttention::On)]
+    {
+        let o = Options { cache_type_k: Some(k), cache_type_v: Some(v), flash_attention: fa, ..Default::default() };
+        let e = estimate(&m, scenario(o, 1, 80));
+        assert!(!e.warnings.iter().any(|w| w.contains("flash attention")), "{:?}", e.warnings);
+    }
+}
+
+/// src/llama-context.cpp pads n_ctx to 256 cells; without --kv-unified each
+/// of the slots is a stream of `GGML_PAD(n_ctx / slots, 256)` cells.
+#[test]
+fn cells_are_padded_per_stream() {
+    let m = model("llama-3-8b");
+    let o = Options { n_ctx: Some(1000), ..Default::default() };
+    let (r, e) = report(&m, scenario(o, 1, 80));
+    assert_eq!(r.kv_cells, 1024);
+    assert_eq!(e.kv_cache_bytes, 1024 * 32 * 4096);
+    let o = Options { n_ctx: Some(10_000), parallel: Some(4), ..Default::default() };
+    assert_eq!(report(&m, scenario(o, 1, 80)).0.kv_cells, 4 * 2560);
+    let o = Options { n_ctx: Some(10_000), parallel: Some(4), kv_unified: true, ..Default::default() };
+    assert_eq!(report(&m, scenario(o, 1, 80)).0.kv_cells, 10_240);
+}
+
+/// `--n-cpu-moe N` keeps the routed experts of layers 0..N on the CPU: the
+/// GPUs lose exactly those bytes and the host gains them.
+#[test]
+fn routed_experts_of_the_first_layers_stay_on_the_cpu() {
+    let m = model("qwen3-30b-a3b");
+    let layers = m.layout.num_layers as u64;
+    let base = Options { n_ctx: Some(4096), ..Default::default() };
+    let (r0, e0) = report(&m, scenario(base, 1, 80));
+    assert_eq!(r0.cpu_expert_bytes, 0);
+    let (all, e_all) = report(&m, scenario(Options { n_cpu_moe: u64::from(u32::MAX), ..base }, 1, 80));
+    let (half, e_half) = report(&m, scenario(Options { n_cpu_moe: layers / 2, ..base }, 1, 80));
+    let gpu = |e: &shared::estimate::Estimate| e.per_gpu[0].budget.weight_bytes;
+    // Experts are most of a MoE's weights; every layer has the same share.
+    assert!(all.cpu_expert_bytes > gpu(&e0) * 8 / 10, "{} of {}", all.cpu_expert_bytes, gpu(&e0));
+    assert_eq!(gpu(&e0) - gpu(&e_all), all.cpu_expert_bytes);
+    assert_eq!(gpu(&e0) - gpu(&e_half), half.cpu_expert_bytes);
+    assert!(half.cpu_expert_bytes.abs_diff(all.cpu_expert_bytes / 2) <= layers);
+    // GPU plus host weights are the whole model, and the host needs them.
+    assert_eq!(all.cpu_weight_bytes + gpu(&e_all), r0.cpu_weight_bytes + gpu(&e0));
+    assert_eq!(
+        all.host_ram_bytes,
+        all.cpu_weight_bytes + all.cpu_kv_bytes + all.cpu_state_bytes + all.host_compute_bytes
+    );
+    // The KV cache stays on the GPU.
+    assert_eq!(e_all.kv_cache_bytes, e0.kv_cache_bytes);
+    assert!(all.log_lines.iter().any(|l| l.contains("cells")));
+}
+
+/// `--no-kv-offload`: every layer's cache in host memory, none on the GPU.
+#[test]
+fn no_kv_offload_keeps_the_cache_on_the_host() {
+    let m = model("llama-3-8b");
+    let base = Options { n_ctx: Some(8192), ..Default::default() };
+    let (r0, e0) = report(&m, scenario(base, 1, 80));
+    let (r, e) = report(&m, scenario(Options { no_kv_offload: true, ..base }, 1, 80));
+    assert_eq!(e.per_gpu[0].budget.kv_cache_bytes, 0);
+    assert_eq!(r.cpu_kv_bytes, e0.kv_cache_bytes);
+    assert_eq!(r.host_ram_bytes, r0.host_ram_bytes + e0.kv_cache_bytes);
+}
+
+/// With a GGUF header the GPU model buffer is the sum of the tensors placed
+/// there: `--n-cpu-moe 2` moves exactly the `blk.{0,1}.ffn_*_exps` tensors
+/// to the host, shared experts and the router stay.
+#[test]
+fn a_gguf_header_gives_the_exact_buffers_with_experts_on_the_cpu() {
+    use crate::checkpoint::writer::{self, Kv};
+    use shared::checkpoint::{Checkpoint, gguf};
+    const H: u64 = 256;
+    const I: u64 = 512;
+    const E: u64 = 8;
+    const V: u64 = 1000;
+    let q8 = |n: u64| n / 32 * 34;
+    let q4k = |n: u64| n / 256 * 144;
+    let mut tensors: Vec<(String, Vec<u64>, u32, u64)> = vec![
+        ("token_embd.weight".into(), vec![H, V], 8, q8(H * V)),
+        ("output_norm.weight".into(), vec![H], 0, H * 4),
+        ("output.weight".into(), vec![H, V], 8, q8(H * V)),
+    ];
+    for l in 0..4 {
+        tensors.push((format!("blk.{l}.attn_norm.weight"), vec![H], 0, H * 4));
+        tensors.push((format!("blk.{l}.attn_q.weight"), vec![H, H], 8, q8(H * H)));
+        tensors.push((format!("blk.{l}.attn_k.weight"), vec![H, 64], 8, q8(H * 64)));
+        tensors.push((format!("blk.{l}.attn_v.weight"), vec![H, 64], 8, q8(H * 64)));
+        tensors.push((format!("blk.{l}.attn_output.weight"), vec![H, H], 8, q8(H * H)));
+        tensors.push((format!("blk.{l}.ffn_gate_inp.weight"), vec![H, E], 0, H * E * 4));
+        tensors.push((format!("blk.{l}.ffn_gate_exps.weight"), vec![H, I, E], 12, q4k(H * I * E)));
+        tensors.push((format!("blk.{l}.ffn_up_exps.weight"), vec![H, I, E], 12, q4k(H * I * E)));
+        tensors.push((format!("blk.{l}.ffn_down_exps.weight"), vec![I, H, E], 12, q4k(H * I * E)));
+        tensors.push((format!("blk.{l}.ffn_up_shexp.weight"), vec![H, I], 8, q8(H * I)));
+        tensors.push((format!("blk.{l}.ffn_down_shexp.weight"), vec![I, H], 8, q8(H * I)));
+    }
+    let refs: Vec<(&str, &[u64], u32, u64)> =
+        tensors.iter().map(|(n, s, t, b)| (n.as_str(), s.as_slice(), *t, *b)).collect();
+    let (bytes, size) = writer::gguf(
+        3,
+        &[
+            ("general.architecture", Kv::Str("qwen2moe")),
+            ("general.file_type", Kv::U32(7)),
+            ("qwen2moe.block_count", Kv::U32(4)),
+            ("qwen2moe.embedding_length", Kv::U32(H as u32)),
+            ("qwen2moe.context_length", Kv::U32(8192)),
+            ("qwen2moe.attention.head_count", Kv::U32(8)),
+            ("qwen2moe.attention.head_count_kv", Kv::U32(2)),
+            ("qwen2moe.attention.key_length", Kv::U32(32)),
+            ("qwen2moe.expert_count", Kv::U32(E as u32)),
+            ("qwen2moe.expert_used_count", Kv::U32(2)),
+        ],
+        &refs,
+    );
+    let file = gguf::parse(&bytes, Some(size)).unwrap_or_else(|e| panic!("{e}"));
+    let c = Checkpoint::from_gguf(vec![("m.gguf".into(), file)]).unwrap_or_else(|e| panic!("{e}"));
+    let m = Model::from_checkpoint("m.gguf", None, &c).unwrap_or_else(|e| panic!("{e}"));
+    let sum = |keep: &dyn Fn(&str) -> bool| tensors.iter().filter(|t| keep(&t.0)).map(|t| t.3).sum::<u64>();
+    let o = Options { n_ctx: Some(4096), n_cpu_moe: 2, ..Default::default() };
+    let s = Scenario { weights: m.default_format(), ..scenario(o, 1, 24) };
+    let (r, e) = report(&m, s);
+    let cpu_experts = sum(&|n| (n.starts_with("blk.0.") || n.starts_with("blk.1.")) && n.contains("_exps"));
+    assert_eq!(r.cpu_expert_bytes, cpu_experts);
+    // The GPU holds every tensor but the token embedding and those experts.
+    let embd = sum(&|n| n == "token_embd.weight");
+    assert_eq!(e.per_gpu[0].budget.weight_bytes, c.total_bytes() - embd - cpu_experts);
+    assert_eq!(r.cpu_weight_bytes, embd + cpu_experts);
+    // KV: 4 layers × 4096 cells × 2 KV heads × 32 × (K + V) × 2 bytes (bf16 by default).
+    assert_eq!(e.kv_cache_bytes, 4 * 4096 * 2 * 32 * 2 * 2);
+}
+
+/// fedora-copr/logdetective#106 (shared/tests/fixtures/startup/
+/// llamacpp-mistral-7b-{2k,32k}.txt): Mistral 7B, flash attention off,
+/// n_ubatch 512. The KV buffers are exact; the compute buffers are too.
+#[test]
+fn mistral_7b_buffers_equal_the_logdetective_logs() {
+    let m = model("mistral-7b-v0.3");
+    for (ctx, kv_mib, gpu_compute, host_compute) in [(2048, 256, "164.00", "12.01"), (32768, 4096, "2144.00", "72.01")]
+    {
+        let o = Options {
+            n_ctx: Some(ctx),
+            cache_type_k: Some(CacheType::F16),
+            flash_attention: FlashAttention::Off,
+            ..Default::default()
+        };
+        let (r, e) = report(&m, scenario(o, 1, 80));
+        assert_eq!(e.kv_cache_bytes, kv_mib * MIB);
+        let mib = |b: u64| format!("{:.2}", b as f64 / MIB as f64);
+        assert_eq!(mib(e.per_gpu[0].budget.activation_bytes), gpu_compute, "n_ctx {ctx}");
+        assert_eq!(mib(r.host_compute_bytes), host_compute, "n_ctx {ctx}");
+    }
+}
+
+/// The smallest `--n-cpu-moe` that loads is a boundary, and its fix is the
+/// exact `llama-server` line.
+#[test]
+fn the_smallest_n_cpu_moe_that_loads() {
+    use shared::solve::{self, Question};
+    let m = model("qwen3-30b-a3b");
+    let s = scenario(Options { n_ctx: Some(8192), ..Default::default() }, 1, 12);
+    assert!(!estimate(&m, s.clone()).fits, "the test needs a plan that does not load");
+    let a = solve::solve(&m, &s, Question::MinCpuMoe);
+    let n = a.value.unwrap_or_else(|| panic!("{}", a.explanation));
+    assert!(n > 0 && n < m.layout.num_layers as u64, "{n}");
+    let with = |k: u64| Scenario {
+        engine: Engine::LlamaCpp(Options { n_cpu_moe: k, n_ctx: Some(8192), ..Default::default() }),
+        ..s.clone()
+    };
+    // The verdict at llama.cpp's n_ctx: N loads, N − 1 does not.
+    assert!(estimate(&m, with(n)).fits);
+    assert!(!estimate(&m, with(n - 1)).fits);
+    assert_eq!(
+        a.choice.as_deref(),
+        Some(
+            format!(
+                "llama-server -m model-Q4_K_M.gguf -ngl 49 -c 8192 -np 1 -fa on -ctk bf16 -ctv bf16 --n-cpu-moe {n}"
+            )
+            .as_str()
+        )
+    );
+    let fixes = shared::fixes::fixes(&m, &s);
+    assert!(
+        fixes.iter().any(|f| f.code.ends_with(&format!("--n-cpu-moe {n}")) && f.fits),
+        "{:?}",
+        fixes.iter().map(|f| &f.code).collect::<Vec<_>>()
+    );
+    // A dense model has no experts to move.
+    let dense = solve::solve(&model("llama-3-8b"), &scenario(Options::default(), 1, 12), Question::MinCpuMoe);
+    assert!(!dense.found);
+}
+
+/// The new llama.cpp knobs travel in share links (new keys, frozen
+/// defaults), and a link without them means what it meant before.
+#[test]
+fn share_links_carry_the_new_knobs() {
+    use shared::link::{LinkState, decode, encode};
+    let o = Options {
+        cache_type_k: Some(CacheType::Q8_0),
+        cache_type_v: Some(CacheType::Iq4Nl),
+        n_cpu_moe: 20,
+        no_kv_offload: true,
+        kv_unified: true,
+        swa_full: true,
+        ..Default::default()
+    };
+    let state = LinkState { engine: Engine::LlamaCpp(o), ..LinkState::default() };
+    let link = encode(&state);
+    for key in ["ctk=q8_0", "ctv=iq4_nl", "ncmoe=20", "nkvo=1", "kvu=1", "swafull=1"] {
+        assert!(link.contains(key), "{link}");
+    }
+    let d = decode(&link);
+    assert_eq!(d.state, state);
+    assert!(d.notices.is_empty(), "{:?}", d.notices);
+    // A v1 link of llama.cpp: every new knob at its frozen default.
+    assert_eq!(
+        decode("?e=llama.cpp&ngl=20").state.engine,
+        Engine::LlamaCpp(Options { n_gpu_layers: Some(20), ..Default::default() })
+    );
+    assert!(!decode("?e=llama.cpp&ctk=fp8").notices.is_empty());
+}
