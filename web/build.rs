@@ -1,7 +1,7 @@
 //! Reads every model preset's `config.json` with the family readers at build
 //! time, so that the page's first load carries the presets' architectures
 //! (as the readers derived them) without the readers themselves, which load
-//! on demand (`src/bin/reader.rs`). `src/vm/presets.rs` includes the output;
+//! on demand (`src/bin/reader.rs`). `src/view_model/presets.rs` includes the output;
 //! its test checks that it equals what the readers give at run time.
 
 use std::fmt::Write as _;

@@ -1,7 +1,7 @@
 //! The calculator page: a Leptos app, client-side rendered and compiled to
 //! wasm by `cargo xtask dist`.
 //!
-//! - [`vm`] is the view model: pure functions from `shared` results to what
+//! - [`view_model`] is the view model: pure functions from `shared` results to what
 //!   the page shows (strings, bar segments, chart series). Tested natively.
 //! - [`state`] holds the one input signal, its memos, and the effects that talk
 //!   to the outside world (URL, clipboard, hub fetch).
@@ -10,13 +10,13 @@
 //! - [`components`] are the views, one per file, in folders mirroring the page.
 //!
 //! **Architecture Invariant:** no arithmetic in `view!`; every figure shown is a
-//! memo over `shared` and `vm` functions.
+//! memo over `shared` and `view_model` functions.
 
 pub mod app;
 pub mod components;
 pub mod html;
 pub mod live;
 pub mod state;
-pub mod vm;
+pub mod view_model;
 
 pub use app::App;

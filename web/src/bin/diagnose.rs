@@ -4,12 +4,12 @@
 //!
 //! The page calls [`findings`] with the current share-link query (the plan),
 //! the hub's answer for a `hf=` model, and the pasted text, and sets the
-//! returned HTML (see `web::vm::diagnose::findings_html`); [`compact`] gives
+//! returned HTML (see `web::view_model::diagnose::findings_html`); [`compact`] gives
 //! the text a share link carries.
 
 use wasm_bindgen::prelude::*;
-use web::vm::diagnose::findings_for;
-use web::vm::hub::HubState;
+use web::view_model::diagnose::findings_for;
+use web::view_model::hub::HubState;
 
 /// The diagnose view's HTML. `hub_id` is empty unless the plan's model came
 /// from the hub, then `hub_config` is its config.json and `hub_checkpoint`

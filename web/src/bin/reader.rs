@@ -6,11 +6,11 @@
 
 use js_sys::Array;
 use wasm_bindgen::prelude::*;
-use web::vm::presets::encode;
-use web::vm::read::{Linked, Reader};
+use web::view_model::presets::encode;
+use web::view_model::read::{Linked, Reader};
 
 /// The architecture of a `config.json`, encoded as the page's presets are
-/// (`web::vm::presets::encode`).
+/// (`web::view_model::presets::encode`).
 #[wasm_bindgen]
 pub fn config(json: &str) -> Result<Vec<u8>, String> {
     let arch = Linked.config(json).unwrap_or_else(|| Err("no reader".into()))?;

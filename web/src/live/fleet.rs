@@ -2,7 +2,7 @@
 //! bearer token) from the first connected agent that relays a Prometheus
 //! (`headroom serve --prometheus`); agents that answer `fleet_not_configured`
 //! are not asked again until they reconnect. The answer is kept here;
-//! [`html`] draws it with the current plan ([`super::vm::fleet`]).
+//! [`html`] draws it with the current plan ([`super::view_model::fleet`]).
 
 use std::cell::RefCell;
 use std::collections::HashSet;
@@ -16,8 +16,8 @@ use web_sys::{Headers, Request, RequestInit, Response, window};
 
 use super::runtime::{live_hosts, redraw};
 use super::socket;
-use super::vm::fleet::view;
-use super::vm::panels;
+use super::view_model::fleet::view;
+use super::view_model::panels;
 use super::wire;
 use crate::html::Markup;
 use shared::protocol::FleetGpu;

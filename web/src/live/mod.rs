@@ -5,7 +5,7 @@
 //! loads on first use (`components::live` is the page's small loader), so
 //! the page's first load does without it.
 //!
-//! - [`vm`]: the pure model (a host's readings and history, what the cards,
+//! - [`view_model`]: the pure model (a host's readings and history, what the cards,
 //!   the process table and "fits now" show), tested natively.
 //! - [`wire`]: the agent's messages through `shared::protocol`'s types.
 //! - [`socket`]: the WebSocket client (web-sys), with reconnect and backoff.
@@ -25,5 +25,5 @@ pub mod origin;
 pub mod runtime;
 pub mod socket;
 pub mod store;
-pub mod vm;
+pub mod view_model;
 pub mod wire;

@@ -16,7 +16,7 @@ use wasm_bindgen::JsCast;
 use wasm_bindgen::closure::Closure;
 use web_sys::{CloseEvent, MessageEvent, WebSocket, window};
 
-use super::vm::status::{LinkStatus, backoff_ms, blocked_reason, is_refusal, refusal, unreachable_advice};
+use super::view_model::status::{LinkStatus, backoff_ms, blocked_reason, is_refusal, refusal, unreachable_advice};
 
 struct Handlers {
     _open: Closure<dyn FnMut()>,

@@ -17,7 +17,7 @@ use web_sys::{RequestInit, Response};
 
 use super::AppState;
 use super::reader;
-use crate::vm::hub::{HubFailure, HubState, failure_message, file_url};
+use crate::view_model::hub::{HubFailure, HubState, failure_message, file_url};
 
 /// Fetches whenever the inputs name a hub model that is not loaded yet.
 pub fn watch(state: AppState) {

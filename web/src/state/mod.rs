@@ -16,8 +16,8 @@ use shared::model::Model;
 use shared::units::UnitSystem;
 
 use crate::components::diagnose::Load;
-use crate::vm::hub::HubState;
-use crate::vm::resolve::{self, NoModel};
+use crate::view_model::hub::HubState;
+use crate::view_model::resolve::{self, NoModel};
 use reader::BundleReader;
 
 /// Light, dark, or whatever the system prefers.

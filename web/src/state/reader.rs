@@ -2,7 +2,7 @@
 //! `src/bin/reader.rs`) that holds the `config.json` family readers, the
 //! safetensors header readers and the hub fetch, so that the first load does
 //! without them (presets come from their build-time reading,
-//! `vm::presets`). It is fetched the first time the inputs name a model that
+//! `view_model::presets`). It is fetched the first time the inputs name a model that
 //! is not a preset (a pasted config, a parameter count, a hub model), when
 //! the person applies a pasted config, and before the page mounts when its
 //! link carries `cfg=` (the link's config is checked as it is decoded).
@@ -20,9 +20,9 @@ use wasm_bindgen_futures::{JsFuture, future_to_promise};
 
 use super::AppState;
 use crate::components::diagnose::{Load, import_bundle, why};
-use crate::vm::hub::HubState;
-use crate::vm::presets::decode;
-use crate::vm::read::Reader;
+use crate::view_model::hub::HubState;
+use crate::view_model::presets::decode;
+use crate::view_model::read::Reader;
 
 /// The on-demand bundle, next to the page (relative: any host, any sub-path).
 const BUNDLE: &str = "./reader.js";

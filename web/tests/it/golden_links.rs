@@ -14,8 +14,8 @@ use shared::link::{LinkState, LinkVersion, ModelSource, decode, encode};
 use shared::model::Model;
 use shared::oom::{DiagnoseContext, diagnose, parse};
 use shared::units::UnitSystem;
-use web::vm::hub::HubState;
-use web::vm::resolve;
+use web::view_model::hub::HubState;
+use web::view_model::resolve;
 
 const BLESS: &str = "HEADROOM_BLESS";
 const BLESS_PLAN: &str = "HEADROOM_BLESS_PLAN";

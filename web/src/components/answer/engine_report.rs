@@ -5,8 +5,8 @@ use leptos::prelude::*;
 
 use super::panel;
 use crate::state::use_app;
-use crate::vm::engine::{report_view, speed_text};
-use crate::vm::html::engine_html;
+use crate::view_model::engine::{report_view, speed_text};
+use crate::view_model::html::engine_html;
 
 #[component]
 pub fn EngineReport() -> impl IntoView {

@@ -6,8 +6,8 @@ use leptos::html::Div;
 use leptos::prelude::*;
 
 use crate::state::use_app;
-use crate::vm::figures::figures;
-use crate::vm::html::figures_html;
+use crate::view_model::figures::figures;
+use crate::view_model::html::figures_html;
 
 #[component]
 pub fn Figures() -> impl IntoView {

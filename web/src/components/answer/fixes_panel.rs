@@ -5,7 +5,7 @@ use leptos::prelude::*;
 
 use super::panel;
 use crate::state::use_app;
-use crate::vm::html::fixes_html;
+use crate::view_model::html::fixes_html;
 
 #[component]
 pub fn FixesPanel() -> impl IntoView {

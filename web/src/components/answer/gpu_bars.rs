@@ -5,8 +5,8 @@ use leptos::prelude::*;
 
 use super::panel;
 use crate::state::use_app;
-use crate::vm::bars::bars;
-use crate::vm::html::bars_html;
+use crate::view_model::bars::bars;
+use crate::view_model::html::bars_html;
 
 #[component]
 pub fn GpuBars() -> impl IntoView {

@@ -4,8 +4,8 @@ use leptos::prelude::*;
 
 use super::panel;
 use crate::state::use_app;
-use crate::vm::bars::rows;
-use crate::vm::html::table_html;
+use crate::view_model::bars::rows;
+use crate::view_model::html::table_html;
 
 #[component]
 pub fn GpuTable() -> impl IntoView {

@@ -1,6 +1,6 @@
 //! The answer: verdict first, then the fixes, the bars, the engine's report,
 //! the explained figures, the per-GPU table, warnings and the charts. The
-//! read-only panels are HTML strings from [`crate::vm::html`]; their buttons
+//! read-only panels are HTML strings from [`crate::view_model::html`]; their buttons
 //! go through one delegated click handler ([`panel::on_action`]).
 
 mod engine_report;

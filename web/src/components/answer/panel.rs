@@ -1,5 +1,5 @@
 //! A read-only panel rendered from one escaped HTML string (see
-//! [`crate::vm::html`]), and the one delegated click handler for the
+//! [`crate::view_model::html`]), and the one delegated click handler for the
 //! buttons such panels carry ([`AnswerAction`], decoded by [`Action::parse`]).
 
 use leptos::prelude::*;
@@ -9,7 +9,7 @@ use wasm_bindgen::JsCast;
 use crate::components::layout::focus_id;
 use crate::html::action::{Action, AnswerAction};
 use crate::state::{AppState, clipboard};
-use crate::vm::resolve::inputs_for;
+use crate::view_model::resolve::inputs_for;
 
 /// The id of the answer's polite live region (what "Apply" changed).
 pub const ANNOUNCE: &str = "answer-announce";

@@ -4,8 +4,8 @@ use leptos::prelude::*;
 use shared::estimate::verdict_text;
 
 use crate::state::use_app;
-use crate::vm::figures::verdict_class;
-use crate::vm::resolve::NoModel;
+use crate::view_model::figures::verdict_class;
+use crate::view_model::resolve::NoModel;
 
 #[component]
 pub fn Verdict() -> impl IntoView {

@@ -4,7 +4,7 @@ use leptos::prelude::*;
 
 use super::panel;
 use crate::state::use_app;
-use crate::vm::html::warnings_html;
+use crate::view_model::html::warnings_html;
 
 #[component]
 pub fn Warnings() -> impl IntoView {

@@ -1,13 +1,13 @@
 //! The charts: memory against generated tokens, max concurrency against
-//! prompt length, and the what-if grid. Series come from [`crate::vm::charts`],
-//! markup from [`crate::vm::html`].
+//! prompt length, and the what-if grid. Series come from [`crate::view_model::charts`],
+//! markup from [`crate::view_model::html`].
 
 use leptos::prelude::*;
 
 use crate::components::answer::panel;
 use crate::state::use_app;
-use crate::vm::charts::{concurrency_chart, memory_chart, what_if};
-use crate::vm::html::{concurrency_chart_html, memory_chart_html, what_if_html};
+use crate::view_model::charts::{concurrency_chart, memory_chart, what_if};
+use crate::view_model::html::{concurrency_chart_html, memory_chart_html, what_if_html};
 
 #[component]
 pub fn Charts() -> impl IntoView {

@@ -20,7 +20,7 @@ use wasm_bindgen_futures::JsFuture;
 use crate::components::answer::panel;
 use crate::html::Html;
 use crate::state::{AppState, use_app};
-use crate::vm::hub::HubState;
+use crate::view_model::hub::HubState;
 
 /// The on-demand bundle, next to the page (relative: any host, any sub-path).
 const BUNDLE: &str = "./diagnose.js";

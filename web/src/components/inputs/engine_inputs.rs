@@ -5,7 +5,7 @@ use shared::engines::EngineKind;
 use shared::link::{knob, new_engine, with_knob};
 
 use crate::state::use_app;
-use crate::vm::engine::{Knob, knob_default, knobs};
+use crate::view_model::engine::{Knob, knob_default, knobs};
 
 fn engine_label(k: EngineKind) -> &'static str {
     match k {

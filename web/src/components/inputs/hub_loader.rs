@@ -4,7 +4,7 @@ use leptos::prelude::*;
 use shared::link::{ModelSource, parse_repo_id};
 
 use crate::state::use_app;
-use crate::vm::hub::HubState;
+use crate::view_model::hub::HubState;
 
 #[component]
 pub fn HubLoader() -> impl IntoView {

@@ -3,7 +3,7 @@
 use leptos::prelude::*;
 
 use crate::state::use_app;
-use crate::vm::resolve::{NoModel, architecture_note};
+use crate::view_model::resolve::{NoModel, architecture_note};
 
 #[component]
 pub fn ModelStatus() -> impl IntoView {

@@ -8,7 +8,7 @@ use wasm_bindgen::JsCast;
 
 use crate::html::Html;
 use crate::state::use_app;
-use crate::vm::hub::{HubState, repo_from_text};
+use crate::view_model::hub::{HubState, repo_from_text};
 
 /// Presets whose name, id or repository contains every word of `query`
 /// (ASCII case folding: the names are ASCII, and `to_lowercase` would bring

@@ -9,13 +9,13 @@ use web_sys::window;
 
 use super::draw::render;
 use super::state::{CalculatorPlan, Host, with};
-use crate::live::vm::host::HostModel;
-use crate::live::vm::probe::{ProbeRun, plan_request};
-use crate::live::vm::reality::{Target, gpu_choice};
-use crate::live::vm::status::{LinkStatus, agent_ws_url};
+use crate::live::view_model::host::HostModel;
+use crate::live::view_model::probe::{ProbeRun, plan_request};
+use crate::live::view_model::reality::{Target, gpu_choice};
+use crate::live::view_model::status::{LinkStatus, agent_ws_url};
 use crate::live::{fleet, socket, store, wire};
-use crate::vm::hub::HubState;
-use crate::vm::resolve;
+use crate::view_model::hub::HubState;
+use crate::view_model::resolve;
 
 /// The calculator's plan changed: `query` is its share-link query; `hub_id`
 /// is empty unless the model came from the hub, then `hub_config` is its

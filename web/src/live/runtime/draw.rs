@@ -8,11 +8,11 @@ use web_sys::{Document, HtmlElement};
 use super::state::{CHIP, CHIP_TEXT, FLEET, HOSTS, Host, NOW, State, document, with};
 use crate::html::{Html, Markup};
 use crate::live::fleet;
-use crate::live::vm::cards::{gpu_card, process_rows, timeline};
-use crate::live::vm::panels::{self, Head};
-use crate::live::vm::probe::{ProbeRun, limits_text};
-use crate::live::vm::reality::{Target, balance, context_term, verdict_now};
-use crate::live::vm::status::LinkStatus;
+use crate::live::view_model::cards::{gpu_card, process_rows, timeline};
+use crate::live::view_model::panels::{self, Head};
+use crate::live::view_model::probe::{ProbeRun, limits_text};
+use crate::live::view_model::reality::{Target, balance, context_term, verdict_now};
+use crate::live::view_model::status::LinkStatus;
 
 /// Which state speaks for several hosts: the one that needs attention.
 pub(super) fn rank(key: &str) -> u8 {

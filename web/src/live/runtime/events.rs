@@ -11,9 +11,9 @@ use super::draw::{render, set_html};
 use super::state::{CONNECT, document, with};
 use crate::html::action::{Action, HostAction, NowAction};
 use crate::live::socket;
-use crate::live::vm::panels;
-use crate::live::vm::reality::Target;
-use crate::live::vm::status::LinkStatus;
+use crate::live::view_model::panels;
+use crate::live::view_model::reality::Target;
+use crate::live::view_model::status::LinkStatus;
 
 pub(super) fn listen(id: &str, event: &str, f: fn(Event)) {
     let Some(el) = document().and_then(|d| d.get_element_by_id(id)) else { return };

@@ -9,7 +9,7 @@
 //! GPU, probe), [`events`] (the delegated handlers, decoding
 //! [`crate::html::Action`]) and [`draw`] (the panels into the DOM).
 //!
-//! Every panel is escaped HTML ([`super::vm::panels`]) set with
+//! Every panel is escaped HTML ([`super::view_model::panels`]) set with
 //! `innerHTML` only when it changed; buttons carry `data-action` and one
 //! delegated handler per container acts on them. The page hands the bundle
 //! its plan as a share-link query ([`set_plan`]) and a callback that sets the

@@ -9,8 +9,8 @@ use shared::model::Model;
 use shared::units::UnitSystem;
 use web_sys::{Document, window};
 
-use crate::live::vm::host::HostModel;
-use crate::live::vm::reality::Target;
+use crate::live::view_model::host::HostModel;
+use crate::live::view_model::reality::Target;
 
 /// The page's containers (ids set by `components::live` in the main bundle).
 pub(super) const CHIP: &str = "live-chip";

@@ -5,7 +5,7 @@
 //! the snippet exactly as the CLI and the share link give it (a hidden copy).
 
 use crate::html::Html;
-use crate::vm::html::code_block;
+use crate::view_model::html::code_block;
 
 /// Maps with at most this many modules stay inline (a small model split in two
 /// reads at a glance).

@@ -80,7 +80,7 @@ pub fn fixes_html(fixes: &[Fix], units: UnitSystem) -> String {
             .raw(">saves ")
             .t(&format_bytes(f.saves_bytes, units))
             .raw("</span></p>");
-        crate::vm::fold::code(&mut h, &code_id, "fix-code", &f.code);
+        crate::view_model::fold::code(&mut h, &code_id, "fix-code", &f.code);
         h.raw("<div class=\"fix-actions\">");
         copy_button(&mut h, "fix-copy", &code_id);
         h.raw("<button type=\"button\" class=\"primary small\" data-testid=\"fix-apply\"")
@@ -145,7 +145,7 @@ pub fn engine_html(report: Option<&ReportView>, device_map: Option<&str>, speed:
              <p class=\"hint\">Balanced like accelerate&#39;s device_map=&quot;auto&quot;; \
              paste into from_pretrained(device_map=…).</p>",
         );
-        crate::vm::fold::code(&mut h, "device-map-code", "device-map", map);
+        crate::view_model::fold::code(&mut h, "device-map-code", "device-map", map);
         copy_button(&mut h, "device-map-copy", "device-map-code");
         h.raw("</section>");
     }
