@@ -5,9 +5,9 @@
 use serde_json::Value;
 
 use crate::arch::fields::{ConfigError, Fields, MAX_DIM, MAX_LAYERS};
-use crate::arch::{AttentionKind, Ffn, LayerAttention, LayerShape, LayerSpec, NormKind, TextModel};
+use crate::arch::{AttentionKind, Ffn, LayerAttention, LayerShape, LayerSpec, TextModel};
 
-use super::{check_heads, invalid};
+use super::{check_heads, invalid, rms_text};
 
 /// `Gemma3nTextConfig` (the E4B shape): four sliding layers to one global;
 /// the last `num_kv_shared_layers` layers read an earlier layer's cache (no
@@ -64,30 +64,16 @@ pub(super) fn gemma3n(f: Fields, warnings: &mut Vec<String>) -> Result<TextModel
     let bias = f.bool_or("attention_bias", false)?;
     let per_layer_input = f.count_or("hidden_size_per_layer_input", 256)?;
     let mut m = TextModel {
-        hidden_size: hidden,
-        vocab_size: vocab,
-        embedding_rows: vocab,
         num_heads: heads,
         num_kv_heads: kv_heads,
         head_dim,
         v_head_dim: head_dim,
         intermediate_size: widths.iter().copied().max().unwrap_or(0),
         attention: AttentionKind::Standard { qkv_bias: bias, o_bias: bias },
-        mlp_gated: true,
-        mlp_bias: false,
-        norm: NormKind::Rms,
         norms_per_layer: if per_layer_input > 0 { 5 } else { 4 },
         qk_norm: true,
-        final_norm: true,
         moe: None,
-        tie_word_embeddings: f.bool_or("tie_word_embeddings", true)?,
-        learned_positions: 0,
-        embed_proj_dim: None,
-        max_position_embeddings: f.opt_u64("max_position_embeddings")?,
-        layers,
-        cache_from_tensors: None,
-        recurrent: None,
-        extra: Default::default(),
+        ..rms_text(f, hidden, vocab, layers, true)?
     };
     m.extra.per_layer_input = per_layer_input;
     m.extra.per_layer_vocab = if per_layer_input > 0 { f.dim_or("vocab_size_per_layer_input", 262_144)? } else { 0 };

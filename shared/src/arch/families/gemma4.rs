@@ -5,9 +5,9 @@
 use serde_json::Value;
 
 use crate::arch::fields::{ConfigError, Fields, MAX_DIM, MAX_LAYERS};
-use crate::arch::{AttentionKind, Ffn, LayerAttention, LayerShape, LayerSpec, Moe, NormKind, TextModel};
+use crate::arch::{AttentionKind, Ffn, LayerAttention, LayerShape, LayerSpec, Moe, TextModel};
 
-use super::{check_heads, invalid};
+use super::{check_heads, invalid, rms_text};
 
 /// `Gemma4TextConfig`: five sliding layers to one global (the last is always
 /// global), global layers with `global_head_dim` (512) heads and, with
@@ -96,30 +96,16 @@ pub(super) fn gemma4(f: Fields, _warnings: &mut Vec<String>) -> Result<TextModel
     };
     let bias = f.bool_or("attention_bias", false)?;
     let mut m = TextModel {
-        hidden_size: hidden,
-        vocab_size: vocab,
-        embedding_rows: vocab,
         num_heads: heads,
         num_kv_heads: kv_heads,
         head_dim,
         v_head_dim: head_dim,
         intermediate_size: intermediate,
         attention: AttentionKind::Standard { qkv_bias: bias, o_bias: bias },
-        mlp_gated: true,
-        mlp_bias: false,
-        norm: NormKind::Rms,
         norms_per_layer,
         qk_norm: true,
-        final_norm: true,
         moe,
-        tie_word_embeddings: f.bool_or("tie_word_embeddings", true)?,
-        learned_positions: 0,
-        embed_proj_dim: None,
-        max_position_embeddings: f.opt_u64("max_position_embeddings")?,
-        layers,
-        cache_from_tensors: None,
-        recurrent: None,
-        extra: Default::default(),
+        ..rms_text(f, hidden, vocab, layers, true)?
     };
     m.extra.per_layer_input = per_layer_input;
     m.extra.per_layer_vocab = if per_layer_input > 0 { f.dim_or("vocab_size_per_layer_input", 262_144)? } else { 0 };

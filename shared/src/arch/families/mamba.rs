@@ -4,38 +4,9 @@
 //! classes (transformers 5.24, `configuration_*.py`).
 
 use crate::arch::fields::{ConfigError, Fields, MAX_DIM};
-use crate::arch::{AttentionKind, Ffn, LayerAttention, LayerSpec, Moe, NormKind, Recurrent, TextModel};
+use crate::arch::{AttentionKind, Ffn, LayerAttention, LayerSpec, Moe, Recurrent, TextModel};
 
-use super::{check_heads, invalid};
-
-fn text(f: Fields, hidden: u64, vocab: u64, layers: Vec<LayerSpec>) -> Result<TextModel, ConfigError> {
-    Ok(TextModel {
-        hidden_size: hidden,
-        vocab_size: vocab,
-        embedding_rows: vocab,
-        num_heads: 1,
-        num_kv_heads: 1,
-        head_dim: 1,
-        v_head_dim: 1,
-        intermediate_size: 0,
-        attention: AttentionKind::Standard { qkv_bias: false, o_bias: false },
-        mlp_gated: true,
-        mlp_bias: false,
-        norm: NormKind::Rms,
-        norms_per_layer: 2,
-        qk_norm: false,
-        final_norm: true,
-        moe: None,
-        tie_word_embeddings: f.bool_or("tie_word_embeddings", false)?,
-        learned_positions: 0,
-        embed_proj_dim: None,
-        max_position_embeddings: f.opt_u64("max_position_embeddings")?,
-        layers,
-        cache_from_tensors: None,
-        recurrent: None,
-        extra: Default::default(),
-    })
-}
+use super::{check_heads, invalid, rms_text};
 
 fn attention_dims(f: Fields, m: &mut TextModel, heads: u64, kv: u64, head_dim: u64) -> Result<(), ConfigError> {
     let heads = f.dim_or("num_attention_heads", heads)?;
@@ -93,7 +64,7 @@ pub(super) fn nemotron_h(f: Fields, warnings: &mut Vec<String>) -> Result<TextMo
         });
     }
     let hidden = f.dim_or("hidden_size", 4096)?;
-    let mut m = text(f, hidden, f.dim_or("vocab_size", 131_072)?, layers)?;
+    let mut m = rms_text(f, hidden, f.dim_or("vocab_size", 131_072)?, layers, false)?;
     attention_dims(f, &mut m, 32, 8, 128)?;
     m.norms_per_layer = 1;
     m.mlp_gated = false;
@@ -156,7 +127,7 @@ pub(super) fn granitemoehybrid(f: Fields, _warnings: &mut Vec<String>) -> Result
         });
     }
     let hidden = f.dim_or("hidden_size", 4096)?;
-    let mut m = text(f, hidden, f.dim_or("vocab_size", 32_000)?, layers)?;
+    let mut m = rms_text(f, hidden, f.dim_or("vocab_size", 32_000)?, layers, false)?;
     attention_dims(f, &mut m, 32, 0, 0)?;
     let shared = f.count_or("shared_intermediate_size", 1024)?;
     m.intermediate_size = shared;
@@ -196,7 +167,7 @@ pub(super) fn falcon_h1(f: Fields, _warnings: &mut Vec<String>) -> Result<TextMo
     let layers =
         (0..n).map(|_| LayerSpec { state: true, ..LayerSpec::new(LayerAttention::Full, Ffn::Dense) }).collect();
     let hidden = f.dim_or("hidden_size", 4096)?;
-    let mut m = text(f, hidden, f.dim_or("vocab_size", 128_000)?, layers)?;
+    let mut m = rms_text(f, hidden, f.dim_or("vocab_size", 128_000)?, layers, false)?;
     attention_dims(f, &mut m, 32, 8, 0)?;
     m.intermediate_size = f.dim_or("intermediate_size", 14_336)?;
     m.mlp_bias = f.bool_or("mlp_bias", false)?;
@@ -273,7 +244,7 @@ pub(super) fn jamba(f: Fields, _warnings: &mut Vec<String>) -> Result<TextModel,
         })
         .collect();
     let hidden = f.dim_or("hidden_size", 4096)?;
-    let mut m = text(f, hidden, f.dim_or("vocab_size", 65_536)?, layers)?;
+    let mut m = rms_text(f, hidden, f.dim_or("vocab_size", 65_536)?, layers, false)?;
     attention_dims(f, &mut m, 32, 8, 0)?;
     m.attention = AttentionKind::Standard { qkv_bias: false, o_bias: false };
     m.intermediate_size = f.dim_or("intermediate_size", 14_336)?;

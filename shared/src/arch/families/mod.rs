@@ -17,7 +17,7 @@ mod moe;
 use serde_json::{Map, Value};
 
 use super::fields::{ConfigError, Fields};
-use super::{Architecture, Family, TextModel, vision};
+use super::{Architecture, AttentionKind, Family, LayerSpec, NormKind, TextModel, vision};
 use checkpoint::{dtype, kept_modules, quantization};
 use classic::{bloom, falcon, gpt_neox, gpt2, opt};
 use decoder::decoder;
@@ -217,6 +217,44 @@ fn read_text(family: Family, f: Fields, warnings: &mut Vec<String>) -> Result<Te
         Gemma3n => gemma3n::gemma3n(f, warnings),
         _ => decoder(family, f, warnings),
     }
+}
+
+/// A pre-norm RMSNorm decoder with a gated MLP and no biases, its attention
+/// and MLP shapes left for the family reader to set: the fields the newer
+/// families share. `tie` is the config class's `tie_word_embeddings` default.
+pub(super) fn rms_text(
+    f: Fields,
+    hidden: u64,
+    vocab: u64,
+    layers: Vec<LayerSpec>,
+    tie: bool,
+) -> Result<TextModel, ConfigError> {
+    Ok(TextModel {
+        hidden_size: hidden,
+        vocab_size: vocab,
+        embedding_rows: vocab,
+        num_heads: 1,
+        num_kv_heads: 1,
+        head_dim: 1,
+        v_head_dim: 1,
+        intermediate_size: 0,
+        attention: AttentionKind::Standard { qkv_bias: false, o_bias: false },
+        mlp_gated: true,
+        mlp_bias: false,
+        norm: NormKind::Rms,
+        norms_per_layer: 2,
+        qk_norm: false,
+        final_norm: true,
+        moe: None,
+        tie_word_embeddings: f.bool_or("tie_word_embeddings", tie)?,
+        learned_positions: 0,
+        embed_proj_dim: None,
+        max_position_embeddings: f.opt_u64("max_position_embeddings")?,
+        layers,
+        cache_from_tensors: None,
+        recurrent: None,
+        extra: Default::default(),
+    })
 }
 
 pub(super) fn per_head(f: Fields, hidden: u64, heads: u64) -> Result<u64, ConfigError> {
