@@ -125,3 +125,70 @@ fn llamacpp_context_zero_is_the_trained_context() {
     let err = s.validate_for(&m).unwrap_err().to_string();
     assert!(err.contains("trained context") && err.contains("--n-ctx"), "{err}");
 }
+
+/// accelerate's sequential fill (transformers 5.24.0
+/// `integrations/accelerate.py` `infer_auto_device_map`): modules in order,
+/// each on the current GPU while it stays under that GPU's cap (GPU 0 keeping
+/// the largest module free), else on the next one.
+fn sequential_fill(sizes: &[u64], caps: &[u64], largest: u64) -> Vec<usize> {
+    let mut used = vec![0u64; caps.len()];
+    let mut gpu = 0;
+    sizes
+        .iter()
+        .map(|&size| {
+            loop {
+                let cap = caps[gpu].saturating_sub(if gpu == 0 { largest } else { 0 });
+                if used[gpu] + size <= cap || gpu == caps.len() - 1 {
+                    used[gpu] += size;
+                    return gpu;
+                }
+                gpu += 1;
+            }
+        })
+        .collect()
+}
+
+#[test]
+fn max_memory_caps_make_accelerate_place_the_plans_split() {
+    use shared::engines::EnginePlan;
+    use shared::formats::WeightFormat;
+    // Uneven GPUs, so that the caps (not an even share) decide the split.
+    for (id, weights) in [
+        ("llama-3.1-70b", WeightFormat::Bf16),
+        ("qwen2.5-32b", WeightFormat::Bf16),
+        ("llama-3.1-70b", WeightFormat::Bnb4 { nf4: true, double_quant: false }),
+    ] {
+        let m = model(id);
+        let s = Scenario {
+            gpus: vec![GpuSlot::custom("A", 80 * GIB), GpuSlot::custom("B", 48 * GIB), GpuSlot::custom("C", 24 * GIB)],
+            weights,
+            engine: EngineKind::Transformers.with_defaults(),
+            ..Scenario::default()
+        };
+        let ep = EnginePlan::new(&m, s.validate_for(&m).expect("valid"));
+        let map = ep.device_map().expect("a layer-wise split has a map");
+        let w = &ep.plan.weights;
+        // The map's modules: embedding(s), the layers, then norm and head (one size).
+        let embeddings = map.modules.len() - w.per_layer.len() - 2;
+        let mut sizes = vec![0; embeddings - 1];
+        sizes.push(w.first);
+        sizes.extend(&w.per_layer);
+        sizes.extend([w.last, 0]);
+        let largest = w.per_layer.iter().copied().chain([w.first, w.last]).max().unwrap();
+        let bnb = matches!(weights, WeightFormat::Bnb4 { .. });
+        // What the quantizer leaves of each cap (`adjust_max_memory`: 90 %),
+        // from the MiB the snippet prints.
+        let caps: Vec<u64> = map
+            .max_memory
+            .iter()
+            .map(|b| b.div_ceil(1 << 20) << 20)
+            .map(|b| if bnb { b * 9 / 10 } else { b })
+            .collect();
+        let placed = sequential_fill(&sizes, &caps, largest);
+        let planned: Vec<usize> = map.modules.iter().map(|(_, g)| *g).collect();
+        assert_eq!(placed, planned, "{id} {weights:?}: {:?}", map.max_memory);
+        assert!(map.snippet("org/m").starts_with(
+            "AutoModelForCausalLM.from_pretrained(\"org/m\", device_map=\"sequential\", max_memory={0: \""
+        ));
+    }
+}

@@ -320,3 +320,22 @@ async fn model_combobox() -> anyhow::Result<()> {
     page.close().await?;
     Ok(())
 }
+
+/// Fields that do not apply are hidden: tensor parallel and pipeline stages
+/// for one GPU and for llama.cpp (which splits by its own flags).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn split_fields_only_where_they_apply() -> anyhow::Result<()> {
+    let Some(tools) = tools() else { return Ok(()) };
+    let server = Server::start(cli::dist()?, Default::default()).await?;
+    let mut driver = Driver::start(&tools).await?;
+    let page = driver.session(1400, 900).await?;
+    for (query, shown) in [("", false), ("g=2", true), ("g=2&e=llama.cpp", false), ("g=4&e=vllm", true)] {
+        page.open(&server.page(query)).await?;
+        let v =
+            js(&page, "const f = document.getElementById('tp'); return f ? f.offsetParent !== null : null;").await?;
+        ensure!(v == json!(shown), "`{query}`: the tp field shown = {shown}, got {v}");
+    }
+    no_errors(&page, "after the split fields").await?;
+    page.close().await?;
+    Ok(())
+}

@@ -142,8 +142,8 @@ pub fn engine_html(report: Option<&ReportView>, device_map: Option<&str>, speed:
         h.raw(
             "<section class=\"card\" aria-labelledby=\"map-heading\">\
              <h3 id=\"map-heading\">Layer-wise split: device_map</h3>\
-             <p class=\"hint\">Balanced like accelerate&#39;s device_map=&quot;auto&quot;; \
-             paste into from_pretrained(device_map=…).</p>",
+             <p class=\"hint\">Balanced by memory; the max_memory caps make \
+             device_map=&quot;sequential&quot; place the same modules.</p>",
         );
         crate::view_model::fold::code(&mut h, "device-map-code", "device-map", map);
         copy_button(&mut h, "device-map-copy", "device-map-code");

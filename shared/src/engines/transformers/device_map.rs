@@ -1,20 +1,27 @@
 //! The explicit `device_map` (module → GPU) of a layer-wise split, ready to
 //! paste into `from_pretrained(..., device_map=...)`, with the module names
-//! transformers uses for each family.
+//! transformers uses for each family, and the `max_memory` caps under which
+//! `device_map="sequential"` places the same modules by itself.
 
 use serde::{Serialize, Serializer, ser::SerializeMap};
 
 use crate::arch::Family;
 use crate::engines::Plan;
+use crate::formats::WeightFormat;
 
-/// Module names in order with their GPU.
+/// Module names in order with their GPU, and each GPU's `max_memory` cap.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct DeviceMap(pub Vec<(String, usize)>);
+pub struct DeviceMap {
+    pub modules: Vec<(String, usize)>,
+    /// Bytes per GPU (index = GPU) for `max_memory`: see [`max_memory`].
+    pub max_memory: Vec<u64>,
+}
 
+/// The JSON contract's `device_map` is the module → GPU map alone.
 impl Serialize for DeviceMap {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let mut map = s.serialize_map(Some(self.0.len()))?;
-        for (k, v) in &self.0 {
+        let mut map = s.serialize_map(Some(self.modules.len()))?;
+        for (k, v) in &self.modules {
             map.serialize_entry(k, v)?;
         }
         map.end()
@@ -24,9 +31,58 @@ impl Serialize for DeviceMap {
 impl DeviceMap {
     /// The map as a Python dict literal.
     pub fn python(&self) -> String {
-        let items: Vec<String> = self.0.iter().map(|(k, v)| format!("\"{k}\": {v}")).collect();
+        let items: Vec<String> = self.modules.iter().map(|(k, v)| format!("\"{k}\": {v}")).collect();
         format!("{{{}}}", items.join(", "))
     }
+
+    /// `max_memory` as a Python dict, in MiB rounded up (accelerate reads
+    /// "…MiB" as `int(…) * 2**20`: `convert_file_size_to_int`, accelerate
+    /// 1.15.0 `utils/modeling.py`). Rounding up adds less than 1 MiB, less
+    /// than any layer, so no extra module fits under a cap.
+    pub fn max_memory_python(&self) -> String {
+        let items: Vec<String> =
+            self.max_memory.iter().enumerate().map(|(g, b)| format!("{g}: \"{}MiB\"", b.div_ceil(1 << 20))).collect();
+        format!("{{{}}}", items.join(", "))
+    }
+
+    /// The loading code: accelerate placing the modules under the plan's
+    /// caps first, the explicit map after it as a comment (the page folds
+    /// the map behind a toggle).
+    pub fn snippet(&self, repo: &str) -> String {
+        format!(
+            "AutoModelForCausalLM.from_pretrained(\"{repo}\", device_map=\"sequential\", max_memory={})\n\
+             # or each module placed by hand:\n\
+             # AutoModelForCausalLM.from_pretrained(\"{repo}\", device_map={})",
+            self.max_memory_python(),
+            self.python()
+        )
+    }
+}
+
+/// The caps under which accelerate's sequential placement puts on each GPU
+/// the modules the plan gives it (transformers 5.24.0
+/// `integrations/accelerate.py`, accelerate 1.15.0 `utils/modeling.py`):
+/// - `"sequential"`, not `"auto"`: `"auto"` first lowers every cap but the
+///   last GPU's to an even share of the model plus 1.25 × its largest
+///   layer (`get_balanced_memory`), so a plan's uneven split would not hold;
+/// - `infer_auto_device_map` fills GPU 0, then GPU 1, …, each up to its cap,
+///   and on GPU 0 (its "main device") keeps the largest leaf module or
+///   decoder layer free (`max_layer_size`), so GPU 0's cap adds it: the
+///   largest of the embedding, one layer and the head as the plan counts
+///   them (with a vision tower beside the embedding this is an upper bound);
+/// - the bitsandbytes quantizers lower every cap to 90 %
+///   (`adjust_max_memory`, `quantizer_bnb_4bit.py`, `quantizer_bnb_8bit.py`),
+///   so the caps are raised by 10/9 for those formats.
+fn max_memory(p: &Plan) -> Vec<u64> {
+    let w = &p.weights;
+    let largest = w.per_layer.iter().copied().max().unwrap_or(0).max(w.first).max(w.last);
+    let bnb = matches!(p.scenario.weights, WeightFormat::Int8 | WeightFormat::Bnb4 { .. });
+    (0..p.scenario.stages())
+        .map(|stage| {
+            let held = p.stage_weights(stage).saturating_add(if stage == 0 { largest } else { 0 });
+            if bnb { held.saturating_mul(10).div_ceil(9) } else { held }
+        })
+        .collect()
 }
 
 /// `(embeddings…, layer prefix, final norm, head)` module names.
@@ -73,5 +129,5 @@ pub fn for_plan(p: &Plan) -> Option<DeviceMap> {
     }
     map.push((norm.to_owned(), last));
     map.push((head.to_owned(), last));
-    Some(DeviceMap(map))
+    Some(DeviceMap { modules: map, max_memory: max_memory(p) })
 }

@@ -27,7 +27,7 @@ pub const COMMANDS: Commands = Commands {
 fn more_gpus(model: &Model, target: &Scenario, repo: &str, _: u64) -> String {
     let map = target.clone().validate().ok().and_then(|v| EnginePlan::new(model, v).device_map());
     match map {
-        Some(m) => format!("AutoModelForCausalLM.from_pretrained(\"{repo}\", device_map={})", m.python()),
+        Some(m) => m.snippet(repo),
         None => format!("AutoModelForCausalLM.from_pretrained(\"{repo}\", device_map=\"auto\")"),
     }
 }

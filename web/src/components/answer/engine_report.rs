@@ -15,7 +15,8 @@ pub fn EngineReport() -> impl IntoView {
         let units = app.units.get();
         app.estimate.with(|e| {
             let Some(e) = e.as_ref() else { return String::new() };
-            let map = e.device_map.as_ref().map(|m| m.python());
+            let repo = app.model.with(|m| m.as_ref().ok().and_then(|m| m.repo.clone()));
+            let map = e.device_map.as_ref().map(|m| m.snippet(repo.as_deref().unwrap_or("MODEL_ID")));
             engine_html(report_view(e, units).as_ref(), map.as_deref(), speed_text(e).as_deref())
         })
     })

@@ -1,4 +1,5 @@
-//! Tensor-parallel degree and pipeline stages: the GPUs are `tp × stages`.
+//! Tensor-parallel degree and pipeline stages: the GPUs are `tp × stages`
+//! (shown for two GPUs or more, and not for llama.cpp).
 
 use leptos::prelude::*;
 use shared::engines::EngineKind;
@@ -25,7 +26,8 @@ pub fn ParallelInputs() -> impl IntoView {
     let app = use_app();
     let tp = Signal::derive(move || app.inputs.with(|s| s.tp));
     let stages = Signal::derive(move || app.inputs.with(|s| s.total_gpus() / s.tp.max(1)));
-    let no_tp = Memo::new(move |_| app.inputs.with(|s| s.engine.kind() == EngineKind::LlamaCpp));
+    // One GPU has nothing to split, and llama.cpp splits by its own flags.
+    let no_tp = Memo::new(move |_| app.inputs.with(|s| s.total_gpus() < 2 || s.engine.kind() == EngineKind::LlamaCpp));
     view! {
         <div class="row2" hidden=move || no_tp.get()>
             <NumberField id="tp" label="Tensor parallel (tp)" value=tp lo=1 hi=MAX_GPUS as u64
