@@ -1,8 +1,8 @@
 //! Vision towers of multimodal configs, counted from their `vision_config`:
 //! SigLIP (Gemma 3), the Llama 3.2 Vision encoder (mllama), the Qwen2-VL /
-//! Qwen2.5-VL ViT, the Qwen3-VL / Qwen3.5 ViT, Pixtral (Mistral 3) and the
-//! Llama 4 encoder, each with its projector
-//! into the language model.
+//! Qwen2.5-VL ViT, the Qwen3-VL / Qwen3.5 ViT, Pixtral (Mistral 3), the
+//! Llama 4 encoder and the Gemma 4 encoder, each with its projector into the
+//! language model.
 //!
 //! Arithmetic is done in `u128` (every input is bounded by `MAX_DIM`, so a
 //! product of five of them still fits) and clamped once at the end.
@@ -22,6 +22,7 @@ pub(super) fn read(family: Family, root: Fields, text: &TextModel) -> Result<Opt
         Family::Qwen3 | Family::Qwen3Moe | Family::Qwen35 | Family::Qwen35Moe => qwen3_vit(root, v),
         Family::Mistral if root.opt_str("model_type") == Some("mistral3") => pixtral(root, v, text).map(Some),
         Family::Llama4 => llama4(v, text).map(Some),
+        Family::Gemma4 => gemma4(v, text).map(Some),
         _ => Ok(None),
     }
 }
@@ -253,5 +254,37 @@ fn llama4(v: Fields, text: &TextModel) -> Result<VisionTower, ConfigError> {
         hidden,
         layer_linear * layers + adapter + output_dim * u128::from(text.hidden_size),
         layer_other * layers + embeddings,
+    ))
+}
+
+/// `Gemma4VisionModel` plus `embed_vision` (transformers 5.24.0
+/// `modeling_gemma4.py`, defaults of `Gemma4VisionConfig`): a patch
+/// projection (3 × patch² → hidden, no bias) and a 2-D position table
+/// (`2 × position_embedding_size × hidden`); per layer q/k/v/o without bias
+/// (`Gemma4ClippableLinear`: its clip bounds are buffers, not parameters),
+/// a gated MLP, four RMSNorms and q/k norms per head (v's has no weight);
+/// the pooler and the `standardize` bias/scale hold no parameters (buffers);
+/// `embedding_projection` maps the vision width to the text's (its
+/// pre-projection norm has no weight).
+fn gemma4(v: Fields, text: &TextModel) -> Result<VisionTower, ConfigError> {
+    let hidden = dim(v, "hidden_size", 768)?;
+    let inter = dim(v, "intermediate_size", 3072)?;
+    let layers = dim(v, "num_hidden_layers", 16)?;
+    let heads = dim(v, "num_attention_heads", 12)?;
+    let kv_heads = dim(v, "num_key_value_heads", 12)?;
+    let head_dim = dim(v, "head_dim", 64)?;
+    let patch = dim(v, "patch_size", 16)?;
+    let positions = dim(v, "position_embedding_size", 10 * 1024)?;
+    let attention = 2 * hidden * heads * head_dim + 2 * hidden * kv_heads * head_dim;
+    let layer_linear = attention + 3 * hidden * inter;
+    let layer_other = 4 * hidden + 2 * head_dim;
+    let patch_projection = 3 * patch * patch * hidden;
+    let position_table = 2 * positions * hidden;
+    Ok(tower(
+        "gemma4",
+        layers,
+        hidden,
+        layer_linear * layers + patch_projection + hidden * u128::from(text.hidden_size),
+        layer_other * layers + position_table,
     ))
 }

@@ -99,6 +99,8 @@ pub const MODEL_PRESETS = [
     preset!("gemma-3-4b", "Gemma 3 4B IT", "google/gemma-3-4b-it"),
     preset!("gemma-3-12b", "Gemma 3 12B IT", "google/gemma-3-12b-it"),
     preset!("gemma-3-27b", "Gemma 3 27B IT", "google/gemma-3-27b-it"),
+    // The Hub config as transformers printed it (vendored copy, see shared/tests/fixtures/arch/sources.json).
+    preset!("gemma-4-31b", "Gemma 4 31B IT", "google/gemma-4-31B-it"),
     preset!("phi-3-mini-4k", "Phi-3 Mini 4K Instruct", "microsoft/Phi-3-mini-4k-instruct"),
     preset!("phi-3-medium-4k", "Phi-3 Medium 4K Instruct", "microsoft/Phi-3-medium-4k-instruct"),
     preset!("phi-4", "Phi-4", "microsoft/phi-4"),

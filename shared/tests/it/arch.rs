@@ -161,6 +161,7 @@ fn new_presets_count_what_transformers_builds() {
         ("nemotron-nano-9b-v2", "nemotron-nano-9b-v2"),
         ("lfm2-1.2b", "lfm2-1.2b"),
         ("qwen3.5-27b", "qwen3.5-27b"),
+        ("gemma-4-31b", "gemma-4-31b"),
     ] {
         let m = shared::model::Model::preset(preset).unwrap_or_else(|e| panic!("{preset}: {e}"));
         let c = &counts.counts[fixture];
@@ -347,4 +348,20 @@ fn gemma3n_shared_layers_keep_no_cache() {
         assert_eq!(c.bytes_per_token, if i < first_shared { own } else { 0 }, "layer {i}");
     }
     assert!(first_shared > 0 && first_shared < arch.text.layers.len());
+}
+
+/// Gemma 4 31B against its own checkpoint: the report that printed its
+/// config (see `sources.json`, "gemma-4-31b") lists the checkpoint's tensors,
+/// 31,273,088,876 elements. Of those, these are buffers, stored but not
+/// parameters (transformers 5.24.0 `modeling_gemma4.py`): one `layer_scalar`
+/// per decoder layer, and with `standardize` the vision tower's `std_bias`
+/// and `std_scale` of the vision width each.
+#[test]
+fn gemma4_31b_counts_its_checkpoints_tensors() {
+    const CHECKPOINT_ELEMENTS: u64 = 31_273_088_876;
+    let m = shared::model::Model::preset("gemma-4-31b").unwrap_or_else(|e| panic!("{e}"));
+    let vision = m.arch.vision.as_ref().expect("Gemma 4 31B has a vision tower");
+    let buffers = m.arch.text.num_layers() + 2 * vision.hidden_size;
+    assert_eq!(m.parameters() + buffers, CHECKPOINT_ELEMENTS);
+    assert_eq!(read("gemma-4-31b").parameters(), m.parameters(), "the preset is the fixture");
 }
