@@ -91,6 +91,7 @@ pub const MODEL_PRESETS = [
     preset!("glm-4.5-air", "GLM-4.5-Air", "zai-org/GLM-4.5-Air"),
     preset!("nemotron-nano-9b-v2", "NVIDIA Nemotron Nano 9B v2", "nvidia/NVIDIA-Nemotron-Nano-9B-v2"),
     preset!("lfm2-1.2b", "LFM2 1.2B", "LiquidAI/LFM2-1.2B"),
+    preset!("granite-4.0-h-tiny", "Granite 4.0 H Tiny", "ibm-granite/granite-4.0-h-tiny"),
     preset!("gemma-7b", "Gemma 7B", "google/gemma-7b"),
     preset!("gemma-2-2b", "Gemma 2 2B IT", "google/gemma-2-2b-it"),
     preset!("gemma-2-9b", "Gemma 2 9B", "google/gemma-2-9b"),

@@ -162,6 +162,7 @@ fn new_presets_count_what_transformers_builds() {
         ("lfm2-1.2b", "lfm2-1.2b"),
         ("qwen3.5-27b", "qwen3.5-27b"),
         ("gemma-4-31b", "gemma-4-31b"),
+        ("granite-4.0-h-tiny", "granite-4.0-h-tiny"),
     ] {
         let m = shared::model::Model::preset(preset).unwrap_or_else(|e| panic!("{preset}: {e}"));
         let c = &counts.counts[fixture];
