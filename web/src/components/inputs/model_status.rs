@@ -3,7 +3,7 @@
 use leptos::prelude::*;
 
 use crate::state::use_app;
-use crate::view_model::resolve::{NoModel, architecture_note};
+use crate::view_model::resolve::{NoModel, architecture_note, weights_note};
 
 #[component]
 pub fn ModelStatus() -> impl IntoView {
@@ -17,10 +17,16 @@ pub fn ModelStatus() -> impl IntoView {
     });
     // Whether the figures rest on a family reader, or on a guess / the tensors.
     let note = Memo::new(move |_| app.model.with(|m| m.as_ref().ok().and_then(architecture_note)));
+    let weights = Memo::new(move |_| app.estimate.with(|e| e.as_ref().map(weights_note)));
     view! {
         <p class=move || format!("model-status {}", line.get().0) role="status" aria-live="polite" data-testid="model-status">
             {move || line.get().1}
         </p>
+        <Show when=move || weights.with(Option::is_some)>
+            <p class="hint" data-testid="weights-source" data-source=move || weights.get().map(|w| w.0)>
+                {move || weights.get().map(|w| w.1)}
+            </p>
+        </Show>
         <Show when=move || note.with(Option::is_some)>
             <p class="model-status status-warning" role="note" data-testid="architecture-note">
                 {move || note.get().unwrap_or_default()}
