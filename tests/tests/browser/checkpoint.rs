@@ -152,8 +152,16 @@ async fn drop_files(page: &Page, files: &[PathBuf]) -> anyhow::Result<()> {
 
 /// The page's banner and weights line agree with the CLI's JSON.
 async fn expect_honesty(page: &Page, json: &serde_json::Value, what: &str) -> anyhow::Result<()> {
-    let source = page.attr("weights-source", "data-source").await?;
-    ensure!(source.as_deref() == json["weights_source"].as_str(), "{what}: weights source {source:?} vs {json}");
+    let status = page.text("model-status").await?;
+    let says = match json["weights_source"].as_str() {
+        Some("checkpoint") => "Weights: the exact bytes",
+        _ => "Weights: estimated",
+    };
+    ensure!(
+        status.contains(says),
+        "{what}: the status says `{status}`, the CLI's weights_source is {}",
+        json["weights_source"]
+    );
     let known = json["architecture_known"].as_bool().context("architecture_known")?;
     ensure!(page.exists("architecture-note").await? != known, "{what}: the banner and architecture_known={known}");
     Ok(())

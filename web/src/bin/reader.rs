@@ -42,7 +42,8 @@ pub fn index_total(json: &str) -> Result<String, String> {
 
 /// A hub model, read as `headroom estimate --hf` reads it:
 /// `[config.json, exact bytes or "", encoded model or empty]`, or the
-/// failure's message; `progress(read, of)` is called after each shard header.
+/// failure's message; `progress(read, of)` (decimal strings) is called after
+/// each shard header.
 #[wasm_bindgen]
 pub async fn hub(base: String, id: String, progress: Option<Function>) -> Result<Array, String> {
     let read = web::state::headers::hub(&base, &id, progress.as_ref()).await?;

@@ -174,7 +174,8 @@ async fn read_all<T: 'static>(
                 results.borrow_mut()[i] = Some(r);
                 done.set(done.get() + 1);
                 if let Some(p) = &progress {
-                    let _ = p.call2(&JsValue::NULL, &done.get().into(), &(files.len() as u32).into());
+                    let (n, of) = (done.get().to_string(), files.len().to_string());
+                    let _ = p.call2(&JsValue::NULL, &n.into(), &of.into());
                 }
             }
             Ok(JsValue::UNDEFINED)

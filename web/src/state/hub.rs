@@ -38,8 +38,11 @@ pub fn watch(state: AppState) {
         spawn_local(async move {
             let wanted = move |id: &str| state.inputs.with_untracked(|s| s.model == ModelSource::Hub(id.to_owned()));
             let for_id = id.clone();
-            let progress = Closure::<dyn Fn(u32, u32)>::new(move |done, all| {
-                if wanted(&for_id) {
+            // (read, of) in decimal: the closure type live mode's `useGpu` has
+            // already (a new closure signature costs first-load bytes, and
+            // one of `(u32, u32)` lost its table entry to `wasm-opt -Oz`).
+            let progress = Closure::<dyn Fn(String, String)>::new(move |done: String, all: String| {
+                if let (Ok(done), Ok(all), true) = (done.parse(), all.parse(), wanted(&for_id)) {
                     state.hub.set(HubState::Loading { id: for_id.clone(), read: Some((done, all)) });
                 }
             });

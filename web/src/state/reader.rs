@@ -162,7 +162,7 @@ impl Bundle {
 
     /// `hub(base, id, progress)`: config.json and the model its checkpoint
     /// headers give, from the hub; `progress(read, of)` after each header.
-    pub async fn hub(&self, base: &str, id: &str, progress: &Closure<dyn Fn(u32, u32)>) -> HubState {
+    pub async fn hub(&self, base: &str, id: &str, progress: &Closure<dyn Fn(String, String)>) -> HubState {
         let answer = self.hub.call3(&JsValue::NULL, &base.into(), &id.into(), progress.as_ref());
         answered(id, answer, 0).await
     }

@@ -6,7 +6,7 @@ use leptos::prelude::*;
 use leptos::task::spawn_local;
 use shared::link::ModelSource;
 use wasm_bindgen::JsCast;
-use web_sys::{DragEvent, FileList, HtmlInputElement};
+use web_sys::{FileList, HtmlInputElement};
 
 use crate::state::{reader, use_app};
 use crate::view_model::hub::HubState;
@@ -40,12 +40,9 @@ pub fn CheckpointDrop() -> impl IntoView {
         });
     };
     view! {
-        <div class="field" data-testid="checkpoint-drop"
-            on:dragover=|ev: DragEvent| ev.prevent_default()
-            on:drop=move |ev: DragEvent| {
-                ev.prevent_default();
-                if let Some(f) = ev.data_transfer().and_then(|d| d.files()) { read(f) }
-            }>
+        // Files dropped on a file input become its files (and fire `change`):
+        // the input is the drop zone, with no drag handlers of its own.
+        <div class="field" data-testid="checkpoint-drop">
             <label for="checkpoint-files">".safetensors shards (with config.json and the index) or a .gguf (all its parts)"</label>
             <input id="checkpoint-files" type="file" multiple accept=".safetensors,.gguf,.json" data-testid="checkpoint-files"
                 on:change=move |ev| {
