@@ -20,10 +20,10 @@ mod page;
 mod server;
 /// The Hub stand-in the CLI's tests use (Range, a CDN redirect, gated, HTML).
 #[path = "../../../agent/tests/it/standin_hub.rs"]
-#[allow(dead_code)]
+#[allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
 mod standin_hub;
 mod ux;
 /// The safetensors and GGUF header writers of `shared`'s tests.
 #[path = "../../../shared/tests/it/checkpoint/writer.rs"]
-#[allow(dead_code)]
+#[allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
 mod writer;

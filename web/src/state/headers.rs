@@ -144,6 +144,9 @@ async fn header<T>(src: &Source, file: &str, step: Stepper<T>) -> Result<T, Stri
     header_from(src, file, first, step).await
 }
 
+/// Each file's header once read (or why not), in the files' order.
+type Slots<T> = Rc<RefCell<Vec<Option<Result<T, String>>>>>;
+
 /// Every file's header, [`CONCURRENCY`] at once, in order; `progress` is
 /// called with (read, of) after each file. The first failure stops the rest.
 async fn read_all<T: 'static>(
@@ -155,8 +158,7 @@ async fn read_all<T: 'static>(
     let files: Rc<Vec<String>> = Rc::new(files.to_vec());
     let next = Rc::new(Cell::new(0usize));
     let done = Rc::new(Cell::new(0u32));
-    let results: Rc<RefCell<Vec<Option<Result<T, String>>>>> =
-        Rc::new(RefCell::new((0..files.len()).map(|_| None).collect()));
+    let results: Slots<T> = Rc::new(RefCell::new((0..files.len()).map(|_| None).collect()));
     let workers = Array::new();
     for _ in 0..CONCURRENCY.min(files.len()) {
         let (src, files, next, done, results) =
