@@ -7,7 +7,9 @@ use crate::checkpoint::layout::{ExactLayout, Hints};
 use crate::checkpoint::{Checkpoint, CheckpointError, infer};
 use crate::formats::{GgufType, LayoutContext, WeightFormat};
 
-#[derive(Debug, Clone, PartialEq)]
+/// Serialisable so that the page's reader bundle can hand a model read from
+/// checkpoint headers to the first load (postcard, as the presets travel).
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Model {
     /// A display name (preset name, repo id or "pasted config").
     pub name: String,
@@ -24,7 +26,7 @@ pub struct Model {
 }
 
 /// A checkpoint's exact weights and the format it is stored in.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct CheckpointWeights {
     pub layout: ExactLayout,
     /// The format the stored tensors correspond to (what-if formats are

@@ -177,7 +177,11 @@ fn bench_agent(args: &[String]) -> anyhow::Result<()> {
 /// types, host RAM, expert offload, their link keys) 7.5 kB: 265,574 B
 /// (docs/measurements.md, "The page's first load"). The ceiling holds the
 /// size reached so that it cannot grow; the target stays 250,000 B.
-const BUNDLE_BUDGET_BYTES: u64 = 266_000;
+/// Issue 12's page half (checkpoint models from the hub's shard headers and
+/// dropped files: decoding the reader bundle's `Model`, the file input, the
+/// `file=` key) added 5.5 kB: 265,592 B → 271,096 B (issue 12 allows up to
+/// 300,000 B; the parsers and the layout stay in the reader bundle).
+const BUNDLE_BUDGET_BYTES: u64 = 271_500;
 /// Features rustc emits that Debian's binaryen (108) needs spelled out,
 /// because a stripped module loses its `target_features` section.
 const WASM_OPT_FEATURES: &[&str] = &[

@@ -2,13 +2,13 @@
 //! layer, derived from the architecture. Weight bytes, quantisation rules,
 //! layer-wise splits and probe chunks all read this one layout.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::{Architecture, AttentionKind, Ffn, LayerAttention, LayerSpec, NormKind, Recurrent, TextModel};
 
 /// What a group of parameters is, which decides how each weight format
 /// stores it (quantised linear weights vs 16/32-bit embeddings and norms).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Role {
     Embedding,
@@ -123,7 +123,7 @@ pub enum Category {
 }
 
 /// One group of tensors of the same role in the same place.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct TensorGroup {
     pub role: Role,
     /// The decoder layer, or `None` for embeddings, head, final norm, vision.
@@ -145,7 +145,7 @@ pub enum Placement {
 }
 
 /// All parameter groups of a model.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TensorLayout {
     pub groups: Vec<TensorGroup>,
     pub num_layers: u32,

@@ -391,7 +391,7 @@ fn most_common(values: impl Iterator<Item = u64>) -> Option<u64> {
 
 /// The dtype holding most bytes, as a checkpoint dtype.
 fn dominant_dtype(layout: &ExactLayout) -> Option<CheckpointDtype> {
-    layout.dtypes.first().and_then(|d| match d.dtype {
+    layout.dtypes.first().and_then(|d| match d.dtype.as_str() {
         "BF16" => Some(CheckpointDtype::Bf16),
         "F16" => Some(CheckpointDtype::F16),
         "F32" => Some(CheckpointDtype::F32),

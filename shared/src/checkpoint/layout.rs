@@ -4,7 +4,7 @@
 
 use std::collections::{HashMap, HashSet};
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::roles::{Packing, QuantPart, classify};
 use super::safetensors::StDtype;
@@ -12,7 +12,7 @@ use super::{Checkpoint, CheckpointKind, TensorDtype};
 use crate::arch::{Role, TensorGroup, TensorLayout};
 
 /// One role in one place, summed over its tensors.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ExactGroup {
     pub role: Role,
     pub layer: Option<u32>,
@@ -37,15 +37,15 @@ pub struct Hints {
 }
 
 /// Bytes by storage type, for display.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct DtypeBytes {
-    pub dtype: &'static str,
+    pub dtype: String,
     pub tensors: usize,
     pub bytes: u64,
 }
 
 /// A checkpoint's tensors by role and layer.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ExactLayout {
     pub kind: CheckpointKind,
     pub groups: Vec<ExactGroup>,
@@ -136,7 +136,7 @@ impl ExactLayout {
                     d.tensors += 1;
                     d.bytes = d.bytes.saturating_add(t.bytes);
                 }
-                None => dtypes.push(DtypeBytes { dtype: t.dtype.name(), tensors: 1, bytes: t.bytes }),
+                None => dtypes.push(DtypeBytes { dtype: t.dtype.name().to_owned(), tensors: 1, bytes: t.bytes }),
             }
         }
         dtypes.sort_by_key(|d| std::cmp::Reverse(d.bytes));

@@ -15,10 +15,11 @@ pub mod ggml;
 pub mod gguf;
 pub mod infer;
 pub mod layout;
+pub mod read;
 pub mod roles;
 pub mod safetensors;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use ggml::GgmlType;
 use safetensors::StDtype;
@@ -53,7 +54,7 @@ pub struct Tensor {
 }
 
 /// Which format the files are in.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum CheckpointKind {
     Safetensors,

@@ -5,8 +5,8 @@ use super::knobs::{KNOB_KEYS, apply_knob};
 use super::percent::percent_decode;
 use super::state::{Decoded, GpuChoice, LinkState, ModelSource};
 use super::values::{
-    ConfigCheck, exact_size, in_range, parse_cfg, parse_choice, parse_hub, parse_params, parse_preset, parse_repo_id,
-    parse_u64, read_config, shorten,
+    ConfigCheck, exact_size, in_range, parse_cfg, parse_choice, parse_file_name, parse_hub, parse_params, parse_preset,
+    parse_repo_id, parse_u64, read_config, shorten,
 };
 use super::version::LinkVersion;
 use crate::catalog::gpu;
@@ -60,6 +60,10 @@ pub fn decode_with(query: &str, read: ConfigCheck) -> Decoded {
             "hf" => parse_repo_id(value).map(|id| {
                 model_keys.push("hf");
                 s.model = ModelSource::Hub(id);
+            }),
+            "file" => parse_file_name(value).map(|name| {
+                model_keys.push("file");
+                s.model = ModelSource::Local(name);
             }),
             "params" => parse_params(value).map(|n| {
                 model_keys.push("params");

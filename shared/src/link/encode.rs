@@ -21,6 +21,7 @@ pub fn encode(s: &LinkState) -> String {
         ModelSource::Config(json) => pairs.push(("cfg", base64url_encode(json.as_bytes()))),
         ModelSource::Hub(id) => pairs.push(("hf", id.clone())),
         ModelSource::Params(n) => pairs.push(("params", n.to_string())),
+        ModelSource::Local(name) => pairs.push(("file", name.clone())),
     }
     if let Some(b) = s.checkpoint_bytes {
         pairs.push(("st", b.to_string()));

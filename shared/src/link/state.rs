@@ -17,6 +17,11 @@ pub enum ModelSource {
     Hub(String),
     /// `params=`: only a parameter count is known.
     Params(u64),
+    /// `file=`: checkpoint files dropped on the page (the name of the first
+    /// file). The files themselves never leave the browser: the link carries
+    /// their name and, in `st=`, their weight bytes, and its recipient is
+    /// asked to drop the same files.
+    Local(String),
 }
 
 /// Which GPU.

@@ -138,6 +138,7 @@ fn model_source() -> impl Strategy<Value = ModelSource> {
         }),
         "[A-Za-z0-9][A-Za-z0-9._-]{0,20}(/[A-Za-z0-9][A-Za-z0-9._-]{0,30})?".prop_map(ModelSource::Hub),
         (MIN_PARAMS..=MAX_PARAMS).prop_map(ModelSource::Params),
+        "[A-Za-z0-9]([A-Za-z0-9 ._()+&=%-]{0,40}[A-Za-z0-9])?".prop_map(ModelSource::Local),
     ]
 }
 

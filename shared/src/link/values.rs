@@ -59,6 +59,19 @@ pub fn parse_repo_id(value: &str) -> Result<String, String> {
     }
 }
 
+/// The longest file name a `file=` link carries (ext4's and NTFS's limit).
+pub const MAX_FILE_NAME: usize = 255;
+
+/// A dropped checkpoint file's name: no path, no control characters, no
+/// space at either end (a query value loses it).
+pub fn parse_file_name(value: &str) -> Result<String, String> {
+    let ok = !value.is_empty()
+        && value.trim() == value
+        && value.len() <= MAX_FILE_NAME
+        && !value.chars().any(|c| c.is_control() || c == '/' || c == '\\');
+    if ok { Ok(value.to_owned()) } else { Err("not a file name".into()) }
+}
+
 /// A parameter count: `8030261248`, `8b`, `1.5B`, `350m`, `7e9`.
 pub fn parse_params(value: &str) -> Result<u64, String> {
     let v = value.trim().replace('_', "");

@@ -53,7 +53,17 @@ pub fn dist() -> anyhow::Result<PathBuf> {
 
 /// `headroom estimate --json ARGS`.
 pub fn estimate(args: &[&str]) -> anyhow::Result<Value> {
-    let out = Command::new(headroom()?).arg("estimate").arg("--json").args(args).output()?;
+    estimate_env(args, &[])
+}
+
+/// [`estimate`] with `env` set (`HF_ENDPOINT`), and no token of this machine's.
+pub fn estimate_env(args: &[&str], env: &[(&str, &str)]) -> anyhow::Result<Value> {
+    let mut cmd = Command::new(headroom()?);
+    cmd.arg("estimate").arg("--json").args(args).env_remove("HF_TOKEN").env("HF_HOME", "/nonexistent-headroom-e2e");
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let out = cmd.output()?;
     if !out.status.success() {
         bail!("headroom estimate {args:?}: {}", String::from_utf8_lossy(&out.stderr));
     }

@@ -10,6 +10,7 @@
 mod a11y;
 mod bench;
 mod browser;
+mod checkpoint;
 mod cli;
 mod engines;
 mod fleet;
@@ -17,4 +18,12 @@ mod links;
 mod live;
 mod page;
 mod server;
+/// The Hub stand-in the CLI's tests use (Range, a CDN redirect, gated, HTML).
+#[path = "../../../agent/tests/it/standin_hub.rs"]
+#[allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
+mod standin_hub;
 mod ux;
+/// The safetensors and GGUF header writers of `shared`'s tests.
+#[path = "../../../shared/tests/it/checkpoint/writer.rs"]
+#[allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
+mod writer;

@@ -9,6 +9,7 @@ use anyhow::{Context, ensure};
 use crate::browser::{Driver, Page, tools};
 use crate::cli::{self, figures};
 use crate::server::Server;
+use crate::standin_hub::{self, File, Kind};
 
 /// Every figure with `data-bytes`, in the CLI's terms.
 pub const FIGURES: &[&str] = &[
@@ -25,7 +26,18 @@ pub const FIGURES: &[&str] = &[
 
 /// Waits until the page shows exactly what `headroom estimate --json ARGS` prints.
 pub async fn expect_cli(page: &Page, what: &str, args: &[&str]) -> anyhow::Result<()> {
-    let json = cli::estimate(args)?;
+    expect_cli_env(page, what, args, &[]).await.map(drop)
+}
+
+/// [`expect_cli`] with environment variables for the CLI (`HF_ENDPOINT`);
+/// answers the CLI's JSON.
+pub async fn expect_cli_env(
+    page: &Page,
+    what: &str,
+    args: &[&str],
+    env: &[(&str, &str)],
+) -> anyhow::Result<serde_json::Value> {
+    let json = cli::estimate_env(args, env)?;
     let want: Vec<(String, u64)> = figures(&json).into_iter().map(|(k, v)| (k.to_owned(), v)).collect();
     let verdict = json["verdict_text"].as_str().context("verdict_text")?.to_owned();
     let result = page
@@ -38,7 +50,7 @@ pub async fn expect_cli(page: &Page, what: &str, args: &[&str]) -> anyhow::Resul
             "{what}: the page differs from `headroom estimate {args:?}`\n page: {got:?}\n  cli: {want:?}\n page verdict: {shown}\n  cli verdict: {verdict}"
         );
     }
-    Ok(())
+    Ok(json)
 }
 
 pub async fn no_errors(page: &Page, when: &str) -> anyhow::Result<()> {
@@ -52,19 +64,11 @@ fn preset_config(id: &str) -> anyhow::Result<String> {
     std::fs::read_to_string(&path).with_context(|| format!("{}", path.display()))
 }
 
-/// A `model.safetensors` as text (the stand-in serves strings) and its JSON
-/// header: one bf16 tensor of 2,471,645,184 bytes, Llama 3.2 1B's total. The
-/// header is padded with spaces (as writers align it) to a length whose
-/// little-endian bytes are ASCII, so the file is valid UTF-8.
-fn single_safetensors() -> (String, String) {
-    let mut json =
-        r#"{"model.embed_tokens.weight":{"dtype":"BF16","shape":[1235822592],"data_offsets":[0,2471645184]}}"#
-            .to_owned();
-    while json.len() % 256 >= 128 || json.len() < 128 {
-        json.push(' ');
-    }
-    let prefix: String = (json.len() as u64).to_le_bytes().iter().map(|&b| b as char).collect();
-    (format!("{prefix}{json}"), json)
+/// A single-file `model.safetensors`: one bf16 tensor of 2,471,645,184
+/// bytes (Llama 3.2 1B's total), its header and then zeros up to its size.
+fn single_safetensors() -> File {
+    let (head, size) = crate::writer::safetensors(&[("model.embed_tokens.weight", "BF16", &[1235822592])]);
+    File { head, size }
 }
 
 fn temp_file(name: &str, text: &str) -> anyhow::Result<String> {
@@ -82,16 +86,28 @@ async fn calculator_page() -> anyhow::Result<()> {
     cli::headroom()?;
 
     let tiny = preset_config("llama-3.2-1b")?;
-    let index = r#"{"metadata":{"total_size":2471645184},"weight_map":{}}"#;
-    let mut hub = HashMap::new();
-    hub.insert("test-org/tiny/config.json".to_owned(), (200, tiny.clone()));
-    hub.insert("test-org/tiny/model.safetensors.index.json".to_owned(), (200, index.to_owned()));
-    hub.insert("test-org/gated/config.json".to_owned(), (403, "{\"error\":\"gated\"}".to_owned()));
-    // A single-file checkpoint: no index, the size is in model.safetensors' header.
-    let (single_file, single_header) = single_safetensors();
-    hub.insert("test-org/single/config.json".to_owned(), (200, tiny.clone()));
-    hub.insert("test-org/single/model.safetensors".to_owned(), (200, single_file));
-    let server = Server::start(dist, hub).await?;
+    // The Hub stand-in the CLI tests use: a sharded repo (its index names the
+    // one shard), a gated one and a single-file checkpoint.
+    let index = r#"{"metadata":{"total_size":2471645184},"weight_map":{"model.embed_tokens.weight":"model-00001-of-00001.safetensors"}}"#;
+    let standin = standin_hub::start(vec![
+        (
+            "test-org/tiny",
+            Kind::Public,
+            vec![
+                ("config.json", File::text(&tiny)),
+                ("model.safetensors.index.json", File::text(index)),
+                ("model-00001-of-00001.safetensors", single_safetensors()),
+            ],
+        ),
+        ("test-org/gated", Kind::Gated, vec![("config.json", File::text(&tiny))]),
+        (
+            "test-org/single",
+            Kind::Public,
+            vec![("config.json", File::text(&tiny)), ("model.safetensors", single_safetensors())],
+        ),
+    ]);
+    let hub_env = [("HF_ENDPOINT", standin.endpoint.as_str())];
+    let server = Server::start(dist, HashMap::new()).await?;
     let mut driver = Driver::start(&tools).await?;
     let page = driver.session(1280, 2400).await?;
 
@@ -170,12 +186,10 @@ async fn calculator_page() -> anyhow::Result<()> {
         .await?;
     no_errors(&page, "with a pasted config").await?;
 
-    // 7. The hub stand-in: success (config + index), 404 and gated.
-    let hub = server.hub();
+    // 7. The hub stand-in: success (config, index, shard header), 404 and gated.
+    let hub = &standin.endpoint;
     page.open(&server.page(&format!("hf=test-org/tiny&hub={hub}"))).await?;
-    let tiny_path = temp_file("tiny.json", &tiny)?;
-    let tiny_idx = temp_file("tiny-index.json", index)?;
-    expect_cli(&page, "a model from the hub", &["--config", &tiny_path, "--safetensors-index", &tiny_idx]).await?;
+    expect_cli_env(&page, "a model from the hub", &["--hf", "test-org/tiny"], &hub_env).await?;
     ensure!(page.text("model-status").await?.contains("test-org/tiny"), "the status names the hub model");
     no_errors(&page, "after a hub load").await?;
     page.client.goto(&server.page(&format!("hf=test-org/missing&hub={hub}"))).await?;
@@ -191,16 +205,13 @@ async fn calculator_page() -> anyhow::Result<()> {
     .await?;
     // A single-file checkpoint: its header, read with Range requests, gives the exact size.
     page.open(&server.page(&format!("hf=test-org/single&hub={hub}"))).await?;
-    let single_path = temp_file("single-header.json", &single_header)?;
-    expect_cli(&page, "a single-file hub checkpoint", &["--config", &tiny_path, "--safetensors-index", &single_path])
-        .await?;
+    expect_cli_env(&page, "a single-file hub checkpoint", &["--hf", "test-org/single"], &hub_env).await?;
     no_errors(&page, "after a single-file hub load").await?;
     // The hub loader form: type an id and load it.
     page.open_details("hub-details").await?;
     page.fill("hub-id", "test-org/tiny").await?;
     page.click("hub-load").await?;
-    expect_cli(&page, "a model loaded through the form", &["--config", &tiny_path, "--safetensors-index", &tiny_idx])
-        .await?;
+    expect_cli_env(&page, "a model loaded through the form", &["--hf", "test-org/tiny"], &hub_env).await?;
     no_errors(&page, "after hub failures").await?;
 
     // 7b. Unknown architectures: a plain dense decoder is flagged as a guess;

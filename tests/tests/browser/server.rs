@@ -84,10 +84,6 @@ impl Server {
     pub fn page(&self, query: &str) -> String {
         if query.is_empty() { format!("{}/app/", self.base) } else { format!("{}/app/?{query}", self.base) }
     }
-
-    pub fn hub(&self) -> String {
-        format!("{}/hub", self.base)
-    }
 }
 
 /// `Range: bytes=a-b` of a request head.

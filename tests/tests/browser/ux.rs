@@ -267,15 +267,15 @@ async fn refused_origin_stops_retrying() -> anyhow::Result<()> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn model_combobox() -> anyhow::Result<()> {
     let Some(tools) = tools() else { return Ok(()) };
-    let tiny = std::fs::read_to_string(cli::root().join("shared/catalog/models/llama-3.2-1b.json"))?;
-    let index = r#"{"metadata":{"total_size":2471645184},"weight_map":{}}"#;
-    let mut hub = std::collections::HashMap::new();
-    hub.insert("test-org/tiny/config.json".to_owned(), (200, tiny.clone()));
-    hub.insert("test-org/tiny/model.safetensors.index.json".to_owned(), (200, index.to_owned()));
-    let server = Server::start(cli::dist()?, hub).await?;
+    let standin = crate::standin_hub::start(vec![(
+        "test-org/tiny",
+        crate::standin_hub::Kind::Public,
+        crate::checkpoint::repo_files(crate::checkpoint::LLAMA, false),
+    )]);
+    let server = Server::start(cli::dist()?, Default::default()).await?;
     let mut driver = Driver::start(&tools).await?;
     let page = driver.session(1400, 900).await?;
-    page.open(&server.page(&format!("hub={}", server.hub()))).await?;
+    page.open(&server.page(&format!("hub={}", standin.endpoint))).await?;
     let field = page.client.find(fantoccini::Locator::Css(&sel("model-search"))).await?;
     ensure!(page.attr("model-search", "role").await?.as_deref() == Some("combobox"), "role=combobox");
 

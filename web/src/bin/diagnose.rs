@@ -13,10 +13,18 @@ use web::view_model::hub::HubState;
 
 /// The diagnose view's HTML. `hub_id` is empty unless the plan's model came
 /// from the hub, then `hub_config` is its config.json and `hub_checkpoint`
-/// its safetensors total in bytes (empty when unknown).
+/// its safetensors total in bytes (empty when unknown), `hub_model` the
+/// model its checkpoint headers give (empty when none).
 #[wasm_bindgen]
-pub fn findings(query: &str, hub_id: &str, hub_config: &str, hub_checkpoint: &str, text: &str) -> String {
-    let hub = HubState::from_bundle_args(hub_id, hub_config, hub_checkpoint);
+pub fn findings(
+    query: &str,
+    hub_id: &str,
+    hub_config: &str,
+    hub_checkpoint: &str,
+    hub_model: &[u8],
+    text: &str,
+) -> String {
+    let hub = HubState::from_bundle_args(hub_id, hub_config, hub_checkpoint, hub_model);
     findings_for(query, &hub, text)
 }
 

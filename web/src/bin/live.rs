@@ -19,8 +19,8 @@ pub fn start(use_gpu: js_sys::Function, fragment_token: Option<String>) {
 /// The calculator's plan as a share-link query (and, for a `hf=` model, the
 /// hub's answer: its id, config.json and safetensors total, empty if none).
 #[wasm_bindgen]
-pub fn plan(query: &str, hub_id: &str, hub_config: &str, hub_checkpoint: &str) {
-    web::live::runtime::set_plan(query, hub_id, hub_config, hub_checkpoint);
+pub fn plan(query: &str, hub_id: &str, hub_config: &str, hub_checkpoint: &str, hub_model: &[u8]) {
+    web::live::runtime::set_plan(query, hub_id, hub_config, hub_checkpoint, hub_model);
 }
 
 fn main() {}

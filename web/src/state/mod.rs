@@ -4,6 +4,7 @@
 //! ([`hub`]) and the clipboard ([`clipboard`]).
 
 pub mod clipboard;
+pub mod headers;
 pub mod hub;
 pub mod reader;
 pub mod url;

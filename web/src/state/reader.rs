@@ -15,6 +15,7 @@ use leptos::prelude::*;
 use leptos::task::spawn_local;
 use shared::arch::Architecture;
 use shared::link::ModelSource;
+use wasm_bindgen::closure::Closure;
 use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::{JsFuture, future_to_promise};
 
@@ -35,6 +36,7 @@ pub struct Bundle {
     compact: Function,
     index_total: Function,
     hub: Function,
+    local: Function,
 }
 
 thread_local! {
@@ -72,6 +74,7 @@ pub async fn load() -> Result<Rc<Bundle>, String> {
         compact: get("compact")?,
         index_total: get("index_total")?,
         hub: get("hub")?,
+        local: get("local")?,
     });
     BUNDLE_FNS.with(|b| *b.borrow_mut() = Some(bundle.clone()));
     Ok(bundle)
@@ -157,27 +160,38 @@ impl Bundle {
         self.call1(&self.index_total, json)?.parse().map_err(|_| "not a byte count".to_owned())
     }
 
-    /// `hub(base, id)`: config.json and the checkpoint's exact size from the hub.
-    pub async fn hub(&self, base: &str, id: &str) -> HubState {
-        let answer = self
-            .hub
-            .call2(&JsValue::NULL, &base.into(), &id.into())
-            .map(|p| JsFuture::from(p.unchecked_into::<Promise>()));
-        let answer = match answer {
-            Ok(future) => future.await,
-            Err(e) => Err(e),
-        };
-        match answer {
-            Ok(v) => {
-                let a: Array = v.unchecked_into();
-                HubState::Loaded {
-                    id: id.to_owned(),
-                    config: text(&a.get(0)),
-                    checkpoint_bytes: text(&a.get(1)).parse().ok(),
-                }
+    /// `hub(base, id, progress)`: config.json and the model its checkpoint
+    /// headers give, from the hub; `progress(read, of)` after each header.
+    pub async fn hub(&self, base: &str, id: &str, progress: &Closure<dyn Fn(String, String)>) -> HubState {
+        let answer = self.hub.call3(&JsValue::NULL, &base.into(), &id.into(), progress.as_ref());
+        answered(id, answer, 0).await
+    }
+
+    /// `local(files)`: the model the headers of dropped files give, named
+    /// after its first file.
+    pub async fn local(&self, files: &Array) -> HubState {
+        answered("", self.local.call1(&JsValue::NULL, files), 1).await
+    }
+}
+
+/// A bundle's `Promise<[id?, config, bytes, model]>` as the page's state:
+/// `at` is where `config` stands (the id comes first when the bundle names it).
+async fn answered(id: &str, answer: Result<JsValue, JsValue>, at: u32) -> HubState {
+    let answer = match answer {
+        Ok(p) => JsFuture::from(p.unchecked_into::<Promise>()).await,
+        Err(e) => Err(e),
+    };
+    match answer {
+        Ok(v) => {
+            let a: Array = v.unchecked_into();
+            HubState::Loaded {
+                id: if at == 0 { id.to_owned() } else { text(&a.get(0)) },
+                config: text(&a.get(at)),
+                checkpoint_bytes: text(&a.get(at + 1)).parse().ok(),
+                checkpoint: a.get(at + 2).dyn_into::<Uint8Array>().map(|b| b.to_vec()).unwrap_or_default(),
             }
-            Err(e) => HubState::Failed { id: id.to_owned(), message: why(&e) },
         }
+        Err(e) => HubState::Failed { id: id.to_owned(), message: why(&e) },
     }
 }
 

@@ -1,17 +1,25 @@
-//! The state of a Hugging Face hub fetch, and the messages for its failures.
+//! The state of a Hugging Face hub fetch (or of dropped local checkpoint
+//! files), and the messages for its failures.
 
-/// Where a `hf=` model stands.
+/// Where a `hf=` model (or a `file=` model) stands.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub enum HubState {
     #[default]
     Idle,
     Loading {
         id: String,
+        /// Checkpoint headers read so far, of how many (once the files are known).
+        read: Option<(u32, u32)>,
     },
     Loaded {
+        /// The hub id, or for dropped files the model's name (`file=`).
         id: String,
         config: String,
         checkpoint_bytes: Option<u64>,
+        /// The model read from the checkpoint's headers, encoded
+        /// (`view_model::presets::encode_model`); empty when the weights
+        /// are estimated from `config` (no safetensors on the hub).
+        checkpoint: Vec<u8>,
     },
     Failed {
         id: String,
@@ -21,13 +29,19 @@ pub enum HubState {
 
 impl HubState {
     /// The state the on-demand bundles receive from the page: `id` is empty
-    /// unless the model came from the hub, `config` is its config.json and
-    /// `checkpoint` its safetensors total in bytes (empty when unknown).
-    pub fn from_bundle_args(id: &str, config: &str, checkpoint: &str) -> Self {
+    /// unless the model came from the hub (or dropped files), `config` is its
+    /// config.json, `checkpoint` its safetensors total in bytes (empty when
+    /// unknown) and `model` the model its headers give (empty when none).
+    pub fn from_bundle_args(id: &str, config: &str, checkpoint: &str, model: &[u8]) -> Self {
         if id.is_empty() {
             return Self::Idle;
         }
-        Self::Loaded { id: id.to_owned(), config: config.to_owned(), checkpoint_bytes: checkpoint.parse().ok() }
+        Self::Loaded {
+            id: id.to_owned(),
+            config: config.to_owned(),
+            checkpoint_bytes: checkpoint.parse().ok(),
+            checkpoint: model.to_vec(),
+        }
     }
 }
 

@@ -32,6 +32,17 @@ pub fn decode(bytes: &[u8]) -> Result<Architecture, String> {
     postcard::from_bytes(bytes).map_err(|e| format!("a broken encoded architecture: {e}"))
 }
 
+/// A whole model (a checkpoint's exact layout with it) as the reader bundle
+/// hands it to the page.
+pub fn encode_model(model: &Model) -> Result<Vec<u8>, String> {
+    postcard::to_allocvec(model).map_err(|e| format!("the model could not be encoded: {e}"))
+}
+
+/// The inverse of [`encode_model`].
+pub fn decode_model(bytes: &[u8]) -> Result<Model, String> {
+    postcard::from_bytes(bytes).map_err(|e| format!("a broken encoded model: {e}"))
+}
+
 #[cfg(test)]
 mod tests {
     use shared::catalog::MODEL_PRESETS;

@@ -3,7 +3,7 @@
 
 use shared::arch::Architecture;
 use shared::catalog::{gpu, gpus, model_preset};
-use shared::estimate::{GpuSlot, Scenario, ValidScenario};
+use shared::estimate::{GpuSlot, Scenario, ValidScenario, WeightSource};
 use shared::formats::WeightFormat;
 use shared::kv::KvDtype;
 use shared::link::{GpuChoice, LinkState, ModelSource};
@@ -51,15 +51,43 @@ pub fn model_with(state: &LinkState, hub: &HubState, reader: &dyn Reader) -> Res
             .map(|arch| Model::from_architecture(stand_in_name(*n), arch))
             .map_err(NoModel::Problem),
         ModelSource::Hub(id) => match hub {
-            HubState::Loaded { id: got, config, checkpoint_bytes } if got == id => reader
+            HubState::Loaded { id: got, checkpoint, .. } if got == id && !checkpoint.is_empty() => {
+                presets::decode_model(checkpoint).map_err(NoModel::Problem)
+            }
+            HubState::Loaded { id: got, config, checkpoint_bytes, .. } if got == id => reader
                 .config(config)
                 .ok_or_else(loading)?
                 .map(|arch| Model::from_architecture(id.clone(), arch).with_checkpoint_bytes(*checkpoint_bytes))
                 .map_err(|e| NoModel::Problem(format!("`{id}`: {e}"))),
             HubState::Failed { id: got, message } if got == id => Err(NoModel::Problem(message.clone())),
+            HubState::Loading { id: got, read: Some((done, all)) } if got == id => Err(NoModel::Loading(format!(
+                "Loading `{id}` from {}: checkpoint headers {done} of {all}…",
+                state.hub_base()
+            ))),
             _ => Err(NoModel::Loading(format!("Loading `{id}` from {}…", state.hub_base()))),
         },
+        ModelSource::Local(name) => match hub {
+            HubState::Loaded { id: got, checkpoint, .. } if got == name && !checkpoint.is_empty() => {
+                presets::decode_model(checkpoint).map_err(NoModel::Problem)
+            }
+            HubState::Loading { id: got, .. } if got == name => {
+                Err(NoModel::Loading(format!("Reading the headers of `{name}`…")))
+            }
+            HubState::Failed { id: got, message } if got == name => Err(NoModel::Problem(message.clone())),
+            _ => Err(NoModel::Problem(local_prompt(name, state.checkpoint_bytes))),
+        },
     }
+}
+
+/// What a `file=` link's recipient is told: the files stayed with whoever
+/// made the link, so the figures need the same files dropped here (never a
+/// silently different answer from a guess).
+pub fn local_prompt(name: &str, bytes: Option<u64>) -> String {
+    let size = bytes.map(|b| format!(" ({b} bytes of weights)")).unwrap_or_default();
+    format!(
+        "This link was made from the local checkpoint `{name}`{size}, which never left its owner's browser. \
+         Drop the same files under \"Read a local checkpoint\" to get the exact figures."
+    )
 }
 
 /// The banner for a model whose architecture no family reader knows: its
@@ -76,9 +104,27 @@ pub fn architecture_note(model: &Model) -> Option<String> {
         ),
         None => format!(
             "Headroom has no reader for `{t}`: it is read as a plain dense decoder, so every figure is a guess. \
-             Run `headroom estimate --checkpoint` or `--hf` on it for exact weights."
+             Load it from Hugging Face or drop its checkpoint files (or run `headroom estimate --checkpoint` or `--hf`) for exact weights."
         ),
     })
+}
+
+/// Where the weight figure of an estimate comes from, as the CLI's JSON
+/// says it (`weights_source`), in words: "exact bytes" for `checkpoint`,
+/// "estimated" for `estimated`.
+pub fn weights_note(e: &shared::estimate::Estimate) -> String {
+    match (e.weights_source, &e.checkpoint) {
+        (WeightSource::Checkpoint, Some(c)) => {
+            format!(
+                "Weights: the exact bytes of the checkpoint's headers ({} tensors in {} files).",
+                c.tensors, c.files
+            )
+        }
+        (WeightSource::Checkpoint, None) => "Weights: the exact bytes of the safetensors index.".into(),
+        (WeightSource::Estimated, _) => {
+            "Weights: estimated from the architecture's parameters and the format's bits per weight.".into()
+        }
+    }
 }
 
 /// `pasted config.json (llama)`: the config's own `model_type`.
@@ -230,17 +276,53 @@ mod tests {
     }
 
     #[test]
+    fn dropped_checkpoints_travel_encoded_and_their_links_ask_for_the_files() {
+        let config = r#"{"model_type":"llama","hidden_size":64,"num_hidden_layers":1,"num_attention_heads":4,
+            "num_key_value_heads":2,"intermediate_size":128,"vocab_size":100,"torch_dtype":"bfloat16"}"#;
+        let header = r#"{"model.embed_tokens.weight":{"dtype":"BF16","shape":[100,64],"data_offsets":[0,12800]},
+            "model.layers.0.self_attn.k_proj.weight":{"dtype":"BF16","shape":[32,64],"data_offsets":[12800,16896]}}"#;
+        let header = shared::safetensors::parse_header(header.as_bytes(), None).expect("a header");
+        let checkpoint =
+            shared::checkpoint::Checkpoint::from_safetensors(vec![("m.safetensors".into(), header)]).expect("one file");
+        let read = Model::from_checkpoint("m.safetensors", Some(config), &checkpoint).expect("a model");
+        let s = LinkState {
+            model: ModelSource::Local("m.safetensors".into()),
+            checkpoint_bytes: read.checkpoint_bytes,
+            ..LinkState::default()
+        };
+        // The recipient of the link: no figures, the files asked for.
+        match model(&s, &HubState::Idle) {
+            Err(NoModel::Problem(m)) => assert!(m.contains("m.safetensors") && m.contains("16896"), "{m}"),
+            other => panic!("a file= link without its files got {other:?}"),
+        }
+        let loaded = HubState::Loaded {
+            id: "m.safetensors".into(),
+            config: config.into(),
+            checkpoint_bytes: read.checkpoint_bytes,
+            checkpoint: presets::encode_model(&read).expect("encodes"),
+        };
+        let got = model(&s, &loaded).expect("the dropped files' model");
+        assert_eq!(got, read);
+        let e = estimate(&got, scenario(&s, &got).expect("valid"));
+        assert_eq!(e.weights_source, WeightSource::Checkpoint);
+        assert!(weights_note(&e).contains("exact bytes of the checkpoint's headers"));
+        // A link round trip keeps the name and the bytes.
+        assert_eq!(shared::link::decode(&shared::link::encode(&s)).state, s);
+    }
+
+    #[test]
     fn hub_models_wait_for_their_fetch() {
         let s = LinkState { model: ModelSource::Hub("a/b".into()), ..LinkState::default() };
         assert!(matches!(model(&s, &HubState::Idle), Err(NoModel::Loading(_))));
         let failed = HubState::Failed { id: "a/b".into(), message: "gone".into() };
         assert_eq!(model(&s, &failed), Err(NoModel::Problem("gone".into())));
         let config = shared::catalog::model_preset("gpt2").expect("preset").config_json().to_owned();
-        let loaded = HubState::Loaded { id: "a/b".into(), config, checkpoint_bytes: Some(123) };
+        let loaded = HubState::Loaded { id: "a/b".into(), config, checkpoint_bytes: Some(123), checkpoint: Vec::new() };
         let m = model(&s, &loaded).expect("loads");
         assert_eq!(m.checkpoint_bytes, Some(123));
         // A stale answer for another id does not count.
-        let other = HubState::Loaded { id: "c/d".into(), config: "{}".into(), checkpoint_bytes: None };
+        let other =
+            HubState::Loaded { id: "c/d".into(), config: "{}".into(), checkpoint_bytes: None, checkpoint: Vec::new() };
         assert!(matches!(model(&s, &other), Err(NoModel::Loading(_))));
     }
 }

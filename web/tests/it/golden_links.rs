@@ -52,6 +52,7 @@ fn plan(s: &LinkState, model: &Model, scenario: &Scenario, e: &Estimate) -> Valu
             ModelSource::Config(_) => "pasted config.json".to_owned(),
             ModelSource::Hub(id) => format!("{id} from {}", s.hub_base()),
             ModelSource::Params(n) => format!("{n} parameters"),
+            ModelSource::Local(name) => format!("dropped files {name}"),
         },
         "checkpoint_bytes": model.checkpoint_bytes,
         "weights": scenario.weights.id(),
@@ -175,7 +176,7 @@ fn hub_for(entry: &Value, link: &str) -> Result<HubState, String> {
     let ModelSource::Hub(id) = decode(link).state.model else { return Err("`hub` without `hf=`".into()) };
     let file = hub["config_file"].as_str().ok_or("hub.config_file")?;
     let config = std::fs::read_to_string(dir().join(file)).map_err(|e| format!("{file}: {e}"))?;
-    Ok(HubState::Loaded { id, config, checkpoint_bytes: hub["checkpoint_bytes"].as_u64() })
+    Ok(HubState::Loaded { id, config, checkpoint_bytes: hub["checkpoint_bytes"].as_u64(), checkpoint: Vec::new() })
 }
 
 /// Checks one entry; blesses it when asked. `Err` is the failure to report.

@@ -11,18 +11,12 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use anyhow::{Context, bail};
-use shared::checkpoint::safetensors::{self, Header};
+use shared::checkpoint::read::{self, Step};
+use shared::checkpoint::safetensors::Header;
 use shared::checkpoint::{Checkpoint, CheckpointError, gguf};
 use shared::model::Model;
 
-/// Bytes asked for first: most safetensors headers fit (hf-mem and the
-/// Hub's own size read use the same first 100 kB); GGUF metadata is read on.
-const FIRST_READ: u64 = 100_000;
-/// The largest GGUF header read before giving up (tokenizer vocabularies of
-/// 256k tokens with merges take ~10 MB; this leaves a wide margin).
-const MAX_GGUF_HEADER: u64 = 256 << 20;
-/// Shard headers read at once.
-pub const CONCURRENCY: usize = 8;
+pub use shared::checkpoint::read::CONCURRENCY;
 
 /// Where the files of a checkpoint are read from.
 pub trait Files: Sync {
@@ -37,47 +31,36 @@ pub trait Files: Sync {
     fn safetensors_files(&self) -> anyhow::Result<Vec<String>>;
 }
 
+/// Reads `file` from its first bytes on, as `step` asks, until it parses.
+fn header<T>(
+    files: &dyn Files,
+    file: &str,
+    step: impl Fn(&[u8], Option<u64>) -> Result<Step<T>, CheckpointError>,
+) -> anyhow::Result<T> {
+    let named = |e: CheckpointError| anyhow::anyhow!("{}: {e}", files.describe(file));
+    let (mut bytes, size) = files.range(file, 0, read::FIRST_READ)?;
+    loop {
+        match step(&bytes, Some(size)).map_err(named)? {
+            Step::Done(t) => return Ok(t),
+            Step::Read { start, len } => {
+                let (more, _) = files.range(file, start, len)?;
+                if more.is_empty() {
+                    return Err(named(read::ended(bytes.len() as u64, start, len)));
+                }
+                bytes.extend_from_slice(&more);
+            }
+        }
+    }
+}
+
 /// One safetensors shard's header.
 pub fn safetensors_header(files: &dyn Files, file: &str) -> anyhow::Result<Header> {
-    let named = |e: CheckpointError| anyhow::anyhow!("{}: {e}", files.describe(file));
-    let (mut bytes, size) = files.range(file, 0, FIRST_READ)?;
-    let n = safetensors::header_len(&bytes, Some(size)).map_err(named)?;
-    let end = 8 + n;
-    if (bytes.len() as u64) < end {
-        let have = bytes.len() as u64;
-        let (rest, _) = files.range(file, have, end - have)?;
-        bytes.extend_from_slice(&rest);
-    }
-    let json = bytes
-        .get(8..end as usize)
-        .ok_or_else(|| named(CheckpointError::Truncated { needed: end, have: bytes.len() as u64 }))?;
-    safetensors::parse_header(json, Some(size)).map_err(named)
+    header(files, file, read::safetensors)
 }
 
 /// One GGUF file's header, read on in doubling steps until it parses.
 pub fn gguf_header(files: &dyn Files, file: &str) -> anyhow::Result<gguf::File> {
-    let named = |e: CheckpointError| anyhow::anyhow!("{}: {e}", files.describe(file));
-    let (mut bytes, size) = files.range(file, 0, FIRST_READ.min(MAX_GGUF_HEADER))?;
-    loop {
-        match gguf::parse(&bytes, Some(size)) {
-            Ok(f) => return Ok(f),
-            Err(CheckpointError::Truncated { needed, have }) if have < size.min(MAX_GGUF_HEADER) => {
-                let want = needed.max(have.saturating_mul(2)).min(size).min(MAX_GGUF_HEADER);
-                if want <= have {
-                    return Err(named(CheckpointError::Truncated { needed, have }));
-                }
-                let (more, _) = files.range(file, have, want - have)?;
-                if more.is_empty() {
-                    return Err(named(CheckpointError::Truncated { needed, have }));
-                }
-                bytes.extend_from_slice(&more);
-            }
-            Err(CheckpointError::Truncated { needed, .. }) if needed > MAX_GGUF_HEADER => {
-                bail!("{}: the GGUF header would be larger than {MAX_GGUF_HEADER} bytes", files.describe(file))
-            }
-            Err(e) => return Err(named(e)),
-        }
-    }
+    header(files, file, read::gguf)
 }
 
 /// Runs `read` over `items` with at most [`CONCURRENCY`] at once, keeping
@@ -115,7 +98,7 @@ fn read_all<T: Send>(items: &[String], read: impl Fn(&str) -> anyhow::Result<T> 
 /// The config text (when there is one) and the checkpoint of a model.
 pub fn read(files: &dyn Files, gguf_file: Option<&str>) -> anyhow::Result<(Option<String>, Checkpoint)> {
     if let Some(first) = gguf_file {
-        let parts = gguf::split_names(first).unwrap_or_else(|| vec![first.to_owned()]);
+        let parts = read::Plan::gguf(first).files().to_vec();
         let headers = read_all(&parts, |p| gguf_header(files, p))?;
         let named = parts.into_iter().zip(headers).collect();
         let checkpoint = Checkpoint::from_gguf(named).with_context(|| files.describe(first))?;
@@ -123,12 +106,10 @@ pub fn read(files: &dyn Files, gguf_file: Option<&str>) -> anyhow::Result<(Optio
     }
     let config = files.text("config.json")?;
     let shards = match files.text("model.safetensors.index.json")? {
-        Some(text) => safetensors::parse_index(&text)
+        Some(text) => read::Plan::from_index(&text)
             .with_context(|| files.describe("model.safetensors.index.json"))?
             .files()
-            .into_iter()
-            .map(str::to_owned)
-            .collect(),
+            .to_vec(),
         None => files.safetensors_files()?,
     };
     if shards.is_empty() {

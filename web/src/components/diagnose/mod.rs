@@ -64,21 +64,25 @@ async fn load_bundle() -> Result<Bundle, JsValue> {
 }
 
 /// The plan as the on-demand bundles take it: the share-link query, then the
-/// hub's answer for a `hf=` model (id, config.json, safetensors total; empty
-/// strings when none). Tracks the inputs and the hub.
+/// hub's answer for a `hf=` or `file=` model (id, config.json, safetensors
+/// total, the encoded checkpoint model; empty when none). Tracks the inputs and the hub.
 pub(crate) fn plan_args(app: AppState) -> Array {
     let args = Array::new();
     args.push(&app.inputs.with(encode).into());
     app.hub.with(|h| {
-        let (id, config, bytes) = match h {
-            HubState::Loaded { id, config, checkpoint_bytes } => {
-                (id.as_str(), config.as_str(), checkpoint_bytes.map(|b| b.to_string()).unwrap_or_default())
-            }
-            _ => ("", "", String::new()),
+        let (id, config, bytes, model) = match h {
+            HubState::Loaded { id, config, checkpoint_bytes, checkpoint } => (
+                id.as_str(),
+                config.as_str(),
+                checkpoint_bytes.map(|b| b.to_string()).unwrap_or_default(),
+                checkpoint.as_slice(),
+            ),
+            _ => ("", "", String::new(), &[][..]),
         };
         args.push(&id.into());
         args.push(&config.into());
         args.push(&bytes.into());
+        args.push(&js_sys::Uint8Array::from(model));
     });
     args
 }

@@ -27,7 +27,7 @@ pub fn HubLoader() -> impl IntoView {
                 autocomplete="off" spellcheck="false"
                 on:input=move |ev| text.set(event_target_value(&ev)) prop:value=move || text.get()/>
             <button type="submit" data-testid="hub-load">"Load"</button>
-            <p class="hint">"Fetches config.json and model.safetensors.index.json in your browser."</p>
+            <p class="hint">"Fetches config.json and every safetensors header (Range requests, never the weights) in your browser."</p>
             <p class="error" role="alert" data-testid="hub-input-error">{move || error.get()}</p>
         </form>
     }

@@ -1,5 +1,6 @@
 //! The plan: model, precision, workload and GPUs.
 
+mod checkpoint_drop;
 mod config_paste;
 mod engine_inputs;
 mod format_select;
@@ -15,6 +16,7 @@ mod params_input;
 mod preset_select;
 mod workload;
 
+pub use checkpoint_drop::CheckpointDrop;
 pub use config_paste::ConfigPaste;
 pub use engine_inputs::EngineInputs;
 pub use format_select::FormatSelect;

@@ -1,9 +1,9 @@
-//! The model: a preset, or (behind disclosures) a hub id, a pasted
-//! config.json, or a bare parameter count.
+//! The model: a preset, or (behind disclosures) a hub id, local checkpoint
+//! files, a pasted config.json, or a bare parameter count.
 
 use leptos::prelude::*;
 
-use super::{ConfigPaste, HubLoader, ModelStatus, ParamsInput, PresetSelect};
+use super::{CheckpointDrop, ConfigPaste, HubLoader, ModelStatus, ParamsInput, PresetSelect};
 
 #[component]
 pub fn ModelPicker() -> impl IntoView {
@@ -14,6 +14,10 @@ pub fn ModelPicker() -> impl IntoView {
             <details class="more" data-testid="hub-details">
                 <summary>"Load from Hugging Face"</summary>
                 <HubLoader/>
+            </details>
+            <details class="more" data-testid="checkpoint-details">
+                <summary>"Read a local checkpoint"</summary>
+                <CheckpointDrop/>
             </details>
             <details class="more" data-testid="config-details">
                 <summary>"Paste a config.json"</summary>

@@ -3,14 +3,24 @@
 use leptos::prelude::*;
 
 use crate::state::use_app;
-use crate::view_model::resolve::{NoModel, architecture_note};
+use crate::view_model::resolve::{NoModel, architecture_note, weights_note};
 
 #[component]
 pub fn ModelStatus() -> impl IntoView {
     let app = use_app();
     let line = Memo::new(move |_| {
         app.model.with(|m| match m {
-            Ok(m) => ("status-ok", format!("Using {}", m.name)),
+            // Where the weight figure comes from (the CLI JSON's `weights_source`),
+            // in the same line: a line of its own cost ~3 kB of first load.
+            Ok(m) => ("status-ok", {
+                let weights = app.estimate.with(|e| e.as_ref().map(weights_note)).unwrap_or_default();
+                let mut line = format!("Using {}", m.name);
+                if !weights.is_empty() {
+                    line.push_str(". ");
+                    line.push_str(&weights);
+                }
+                line
+            }),
             Err(NoModel::Loading(msg)) => ("status-loading", msg.clone()),
             Err(NoModel::Problem(msg)) => ("status-error", msg.clone()),
         })

@@ -20,9 +20,9 @@ use crate::view_model::resolve;
 /// The calculator's plan changed: `query` is its share-link query; `hub_id`
 /// is empty unless the model came from the hub, then `hub_config` is its
 /// config.json and `hub_checkpoint` its safetensors total (empty when unknown).
-pub fn set_plan(query: &str, hub_id: &str, hub_config: &str, hub_checkpoint: &str) {
+pub fn set_plan(query: &str, hub_id: &str, hub_config: &str, hub_checkpoint: &str, hub_model: &[u8]) {
     let state = shared::link::decode(query).state;
-    let hub = HubState::from_bundle_args(hub_id, hub_config, hub_checkpoint);
+    let hub = HubState::from_bundle_args(hub_id, hub_config, hub_checkpoint, hub_model);
     let inputs = resolve::model(&state, &hub).ok().and_then(|m| resolve::scenario(&state, &m).ok().map(|s| (m, s)));
     let estimate = inputs.as_ref().map(|(m, s)| estimate(m, s.clone()));
     with(|s| s.plan = CalculatorPlan { units: state.units, inputs, estimate });
