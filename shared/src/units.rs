@@ -158,6 +158,18 @@ pub fn shortest(x: f64) -> String {
     decimal(x, 9)
 }
 
+/// What `format!("{:.2}", bytes as f64 / MIB as f64)` prints (llama.cpp
+/// logs sizes with `%.2f` of MiB), without the float formatter `{:.2}`
+/// brings into the page's wasm (9.6 kB): the quotient is exact in binary
+/// (below 2^53 B), and both round it half to even.
+pub fn mib_2dp(bytes: u64) -> String {
+    let scaled = u128::from(bytes) * 100;
+    let (whole, rest) = (scaled / u128::from(MIB), scaled % u128::from(MIB));
+    let half = u128::from(MIB / 2);
+    let n = whole + u128::from(rest > half || (rest == half && whole % 2 == 1));
+    format!("{}.{:02}", n / 100, n % 100)
+}
+
 /// Bytes in GiB as a float, for display and charts.
 pub fn gib(bytes: u64) -> f64 {
     bytes as f64 / GIB as f64
@@ -222,6 +234,28 @@ mod tests {
         assert_eq!(format_bytes(1023 * MIB, UnitSystem::Binary), "1023.00 MiB");
         assert_eq!(format_bytes(GIB + GIB / 100, UnitSystem::Binary), "1.01 GiB");
         assert_eq!(format_bytes(1_995 * MB, UnitSystem::Decimal), "2.00 GB");
+    }
+
+    #[test]
+    fn mebibytes_print_as_precision_two_does() {
+        let check = |b: u64| assert_eq!(mib_2dp(b), format!("{:.2}", b as f64 / MIB as f64), "{b}");
+        // Ties (quarters and eighths of a MiB) and their neighbours.
+        for b in [0, 1, MIB / 8, MIB / 8 * 3, MIB / 8 * 5, MIB / 8 * 7, MIB + MIB / 8, 3 * MIB / 2, 1023 * MIB] {
+            for d in [0, 1] {
+                check(b + d);
+                check(b.saturating_sub(d));
+            }
+        }
+        for i in 0..20_000u64 {
+            check(i * 5_243); // a step that is not a divisor of 2^20
+        }
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn mebibytes_match_float_formatting(b in 0u64..(1 << 52)) {
+            proptest::prop_assert_eq!(mib_2dp(b), format!("{:.2}", b as f64 / MIB as f64));
+        }
     }
 
     #[test]

@@ -28,7 +28,7 @@ use crate::plan::{
     CUDA_CONTEXT_BYTES, GpuBudget, GpuPeak, MAX_CONCURRENCY, Placement, Search, Verdict, largest, split,
 };
 use crate::state::StateRules;
-use crate::units::{MIB, UnitSystem, format_bytes};
+use crate::units::{MIB, UnitSystem, format_bytes, mib_2dp};
 
 /// The default headroom llama.cpp's `--fit` keeps free on each device
 /// (ggml-org/llama.cpp#16653: 1024 MiB).
@@ -413,8 +413,8 @@ pub(crate) fn report(p: &Plan, o: Options) -> Report {
             ),
             format!("n_ctx = {}, n_ctx_seq = {}, n_seq_max = {s}", cells.n_ctx, cells.per_stream),
             format!(
-                "llama_kv_cache: size = {:.2} MiB ({} cells, {} seqs), K ({}), V ({})",
-                kv_total(&kv, cells) as f64 / MIB as f64,
+                "llama_kv_cache: size = {} MiB ({} cells, {} seqs), K ({}), V ({})",
+                mib_2dp(kv_total(&kv, cells)),
                 cells.of(None),
                 s,
                 type_name(t.k),

@@ -143,6 +143,26 @@ pub fn PresetSelect() -> impl IntoView {
             pick(p.id);
         }
     };
+    // The full list, escaped through the builder as the listbox is (a keyed
+    // `<For>` of options brought tachys's list diffing into the first load).
+    let all = move || {
+        selected.with(|sel| {
+            let mut h = Html::new();
+            if sel.is_empty() {
+                h.raw("<option value=\"\" selected>(custom model)</option>");
+            }
+            options.with(|list| {
+                for (id, name) in list {
+                    h.raw("<option").attr("value", id);
+                    if id == sel {
+                        h.raw(" selected");
+                    }
+                    h.raw(">").t(name).raw("</option>");
+                }
+            });
+            h.finish()
+        })
+    };
     let choose = move |ev| {
         let id = event_target_value(&ev);
         if !id.is_empty() {
@@ -166,14 +186,7 @@ pub fn PresetSelect() -> impl IntoView {
                 "Enter loads " {move || hub_id.get().unwrap_or_default()} " from the Hub."
             </p>
             <label for="preset-select" class="sr-only">"Preset"</label>
-            <select id="preset-select" data-testid="model-select" on:change=choose>
-                <Show when=move || selected.with(String::is_empty)>
-                    <option value="" selected>"(custom model)"</option>
-                </Show>
-                <For each=move || options.get() key=|(id, _)| *id let:opt>
-                    <option value=opt.0 selected=move || selected.with(|s| s == opt.0)>{opt.1}</option>
-                </For>
-            </select>
+            <select id="preset-select" data-testid="model-select" on:change=choose inner_html=all></select>
         </div>
     }
 }
