@@ -30,6 +30,9 @@ pub struct CheckpointWeights {
     /// The format the stored tensors correspond to (what-if formats are
     /// estimated from the parameters; this one is exact).
     pub format: WeightFormat,
+    /// A GGUF checkpoint's tensors by name and exact bytes (empty for
+    /// safetensors): llama.cpp's `-ot` patterns match these names.
+    pub gguf_tensors: Vec<(String, u64)>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -93,7 +96,13 @@ impl Model {
         let mut model = Self::from_architecture(name, arch);
         model.layout = layout.tensor_layout();
         model.checkpoint_bytes = Some(layout.total_bytes());
-        model.checkpoint = Some(CheckpointWeights { layout, format });
+        let gguf_tensors = match checkpoint.kind {
+            crate::checkpoint::CheckpointKind::Gguf => {
+                checkpoint.tensors.iter().map(|t| (t.name.clone(), t.bytes)).collect()
+            }
+            crate::checkpoint::CheckpointKind::Safetensors => Vec::new(),
+        };
+        model.checkpoint = Some(CheckpointWeights { layout, format, gguf_tensors });
         Ok(model)
     }
 

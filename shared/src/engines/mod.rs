@@ -251,7 +251,7 @@ impl EngineRules for Engine {
             Engine::Transformers(_) => Ok(()),
             Engine::Vllm(o) => vllm::check_knobs(o),
             Engine::Sglang(o) => sglang::check_knobs(o),
-            Engine::LlamaCpp(o) => llamacpp::check_knobs(o, s.tp),
+            Engine::LlamaCpp(o) => llamacpp::check_knobs(o, s.tp, s.gpus.len()),
         }
     }
 
