@@ -227,3 +227,37 @@ fn the_command_line_and_links_carry_the_new_knobs() {
     assert!(d.notices.is_empty(), "{:?}", d.notices);
     assert!(!decode("?e=llama.cpp&ot=exps%3DGPU").notices.is_empty());
 }
+
+/// Two GPUs, the second small, split 1:1: the second overflows. The fixes
+/// are a `--tensor-split` by memory, and an `-ot` that keeps the routed
+/// experts of the second GPU's first layers on the CPU (`--n-cpu-moe` would
+/// take the first GPU's layers first); the fewest such layers, each a plan
+/// that loads.
+#[test]
+fn fixes_split_by_memory_or_move_the_full_gpus_experts() {
+    let m = model("qwen3-30b-a3b");
+    let o = Options { n_ctx: Some(8192), tensor_split: ts("1,1"), ..Default::default() };
+    let s = Scenario { gpus: gpus(&[24, 5]), ..scenario(o, 2, 24) };
+    let e = crate::estimate(&m, s.clone());
+    assert!(e.per_gpu[0].fits && !e.per_gpu[1].fits, "the test needs the second GPU to overflow");
+    let fixes = shared::fixes::fixes(&m, &s);
+    let split = fixes
+        .iter()
+        .find(|f| f.kind == shared::fixes::FixKind::SplitLayers)
+        .unwrap_or_else(|| panic!("{:?}", fixes.iter().map(|f| &f.code).collect::<Vec<_>>()));
+    assert!(split.fits && split.code.contains(" -ts "), "{}", split.code);
+    let Engine::LlamaCpp(so) = split.scenario.engine else { panic!("llama.cpp") };
+    assert_eq!(so.tensor_split.ratios().iter().sum::<f32>(), 49.0, "48 layers and the output layer");
+    let moved = fixes.iter().find(|f| f.code.contains(" -ot ")).unwrap_or_else(|| panic!("no -ot fix"));
+    assert!(moved.fits, "{}", moved.code);
+    let Engine::LlamaCpp(oo) = moved.scenario.engine else { panic!("llama.cpp") };
+    // The rule names layers from 25 (the second GPU's first: 49 offloaded,
+    // k / 49 < 1/2 for k ≤ 24) on, and one layer fewer does not load.
+    let rule = oo.tensor_overrides.as_str().to_owned();
+    assert!(rule.starts_with(r"blk\.(25|26|"), "{rule}");
+    let layers: Vec<&str> = rule.split('(').nth(1).unwrap_or("").split(')').next().unwrap_or("").split('|').collect();
+    let fewer = rule.replace(&format!("|{}", layers[layers.len() - 1]), "");
+    let mut t = s.clone();
+    t.engine = Engine::LlamaCpp(Options { tensor_overrides: ot(&fewer), ..o });
+    assert!(!crate::estimate(&m, t).fits, "{fewer}");
+}
