@@ -12,6 +12,8 @@ use crate::plan::{GpuBudget, GpuPeak, MAX_CONCURRENCY, Search, Verdict, largest}
 use super::{Engine, EngineReport, Plan, ValidScenario, llamacpp, sglang, transformers, vllm};
 
 /// What the engine computed once for the plan, with its knobs.
+// llama.cpp's knobs are large (its `-ot` rules inline): see `Engine`.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone)]
 enum Ready {
     Transformers(transformers::Options),

@@ -127,10 +127,8 @@ impl Parser<'_> {
             b'^' => Node::Start,
             b'$' => Node::End,
             b'(' => {
-                if self.eat(b'?') {
-                    if !self.eat(b':') {
-                        return Err(format!("uses a look-around or named group at {at}, which is not supported"));
-                    }
+                if self.eat(b'?') && !self.eat(b':') {
+                    return Err(format!("uses a look-around or named group at {at}, which is not supported"));
                 }
                 let alts = self.alternatives(depth + 1)?;
                 if !self.eat(b')') {
@@ -287,12 +285,13 @@ fn repeat(node: &Node, q: (u32, Option<u32>, bool), s: &[u8], i: usize, count: u
     let more =
         |k: Next| can_more && one(node, s, i, &mut |j| (j != i || count < min) && repeat(node, q, s, j, count + 1, k));
     if count < min {
-        more(k)
-    } else if lazy {
-        k(i) || more(k)
-    } else {
-        more(k) || k(i)
+        return more(k);
     }
+    // Greedy: more first, then stop; lazy: stop first, then more.
+    if !lazy && more(k) {
+        return true;
+    }
+    k(i) || (lazy && more(k))
 }
 
 impl Pattern {
