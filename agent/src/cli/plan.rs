@@ -202,6 +202,25 @@ impl PlanArgs {
         }
         taken
     }
+
+    /// llama.cpp's layer split from a log's per-GPU KV buffers, when no
+    /// `--tensor-split` is given: the GPUs and the split it ran with.
+    pub(super) fn take_logged_split(&mut self, log: &StartupLog, layers: u64) -> Option<String> {
+        if log.engine != LogEngine::LlamaCpp || self.tensor_split.is_some() {
+            return None;
+        }
+        let split = shared::startup::llamacpp_layer_split(log, layers)?;
+        let gpus = split.split(',').count();
+        // A comma list names the GPUs itself; otherwise `--gpus` counts them.
+        let listed = self.gpu_memory.as_deref().unwrap_or(&self.gpu).split(',').count();
+        match (listed, self.gpus) {
+            (1, None) => self.gpus = Some(gpus),
+            (1, Some(g)) | (g, None) if g == gpus => {}
+            _ => return None,
+        }
+        self.tensor_split = Some(split.clone());
+        Some(format!("{gpus} GPUs split --tensor-split {split}"))
+    }
 }
 
 /// A token count flag: the page's token fields read the same forms.

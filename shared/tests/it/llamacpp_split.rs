@@ -132,6 +132,30 @@ fn layers_split_by_ratio_as_load_tensors_does() {
     assert!(r.gpu_weight_bytes[1] > r.gpu_weight_bytes[0] * 26 / 14);
 }
 
+/// The split a log ran with, from its per-GPU KV buffers: the Command-R
+/// log's 1536 / 3584 MiB of 40 equal layers are 12 and 28, and it offloaded
+/// the output layer (`offloaded 41/41`), so `-ts 12,29`; the plan rebuilt
+/// with it matches every logged KV buffer.
+#[test]
+fn a_log_gives_the_split_it_ran_with() {
+    let l = crate::startup::log("llamacpp-old-two-gpus");
+    assert_eq!(shared::startup::llamacpp_layer_split(&l, 40).as_deref(), Some("12,29"));
+    let m = command_r();
+    let o = Options {
+        n_ctx: Some(4096),
+        cache_type_k: Some(llamacpp::CacheType::F16),
+        tensor_split: ts("12,29"),
+        ..Default::default()
+    };
+    let e = crate::estimate(&m, Scenario { gpus: gpus(&[80, 80]), ..scenario(o, 2, 80) });
+    let checks = shared::startup::llamacpp_buffers(&l, &e);
+    let kv: Vec<_> = checks.iter().filter(|c| c.buffer == "kv").collect();
+    assert_eq!(kv.len(), 2);
+    assert!(kv.iter().all(|c| c.predicted_bytes == Some(c.logged_bytes)), "{kv:?}");
+    // One GPU's log: no split to take.
+    assert_eq!(shared::startup::llamacpp_layer_split(&crate::startup::log("llamacpp-mistral-7b-2k"), 32), None);
+}
+
 /// `--split-mode none`: the main GPU alone; the other is not used at all.
 /// `--split-mode row`: matrices split by rows over both GPUs, the KV cache
 /// with its layers.
@@ -247,7 +271,7 @@ fn fixes_split_by_memory_or_move_the_full_gpus_experts() {
         .unwrap_or_else(|| panic!("{:?}", fixes.iter().map(|f| &f.code).collect::<Vec<_>>()));
     assert!(split.fits && split.code.contains(" -ts "), "{}", split.code);
     let Engine::LlamaCpp(so) = split.scenario.engine else { panic!("llama.cpp") };
-    assert_eq!(so.tensor_split.ratios().iter().sum::<f32>(), 49.0, "48 layers and the output layer");
+    assert_eq!(so.tensor_split.ratios().iter().sum::<f64>(), 49.0, "48 layers and the output layer");
     let moved = fixes.iter().find(|f| f.code.contains(" -ot ")).unwrap_or_else(|| panic!("no -ot fix"));
     assert!(moved.fits, "{}", moved.code);
     let Engine::LlamaCpp(oo) = moved.scenario.engine else { panic!("llama.cpp") };

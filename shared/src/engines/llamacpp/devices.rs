@@ -181,19 +181,20 @@ impl<'de> Deserialize<'de> for TensorOverrides {
 /// as `llama_max_devices()` (16, `GGML_CUDA_MAX_DEVICES`).
 pub const MAX_SPLIT: usize = 15;
 
-/// `-ts/--tensor-split N0,N1,…`: a proportion per GPU (all zero: by free memory).
-#[derive(Debug, Clone, Copy, PartialEq, Default)]
+/// `-ts/--tensor-split N0,N1,…`: a proportion per GPU (all zero: by free
+/// memory), kept in millionths (llama.cpp reads `float`s; only the
+/// proportions matter).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct TensorSplit {
     len: u8,
-    ratios: [f32; MAX_SPLIT],
+    millionths: [u64; MAX_SPLIT],
 }
 
-// `parse` keeps only finite ratios, so equality is reflexive.
-impl Eq for TensorSplit {}
+const MILLION: u64 = 1_000_000;
 
 impl TensorSplit {
     /// No ratios: the split by each GPU's free memory.
-    pub const BY_MEMORY: Self = Self { len: 0, ratios: [0.0; MAX_SPLIT] };
+    pub const BY_MEMORY: Self = Self { len: 0, millionths: [0; MAX_SPLIT] };
 
     /// Parses `3,1` or `3/1` (common/arg.cpp splits at `[,/]+` and reads each with `std::stof`).
     pub fn parse(text: &str) -> Result<Self, String> {
@@ -202,12 +203,13 @@ impl TensorSplit {
             return Ok(out);
         }
         for part in text.split([',', '/']).filter(|p| !p.is_empty()) {
-            let r: f32 = part.trim().parse().map_err(|_| format!("`{part}` is not a number"))?;
-            if !r.is_finite() || r < 0.0 {
-                return Err(format!("tensor split ratios are numbers ≥ 0, not `{part}`"));
-            }
+            // The page's decimal reader, not `str::parse::<f32>` (whose float
+            // parser would join the first load); negative ratios are refused.
+            let r = crate::decimal::Decimal::parse(part.trim())
+                .and_then(|d| d.times_rounded(MILLION))
+                .ok_or_else(|| format!("`{part}` is not a number ≥ 0"))?;
             let slot = out
-                .ratios
+                .millionths
                 .get_mut(usize::from(out.len))
                 .ok_or_else(|| format!("at most {MAX_SPLIT} tensor split ratios (llama.cpp's 16 devices, less one)"))?;
             *slot = r;
@@ -216,17 +218,23 @@ impl TensorSplit {
         Ok(out)
     }
 
-    pub fn ratios(&self) -> &[f32] {
-        &self.ratios[..usize::from(self.len)]
+    /// The ratios.
+    pub fn ratios(&self) -> Vec<f64> {
+        self.millionths[..usize::from(self.len)].iter().map(|&m| m as f64 / MILLION as f64).collect()
     }
 
     pub fn is_set(&self) -> bool {
-        self.ratios().iter().any(|&r| r > 0.0)
+        self.millionths.iter().any(|&r| r > 0)
     }
 
-    /// The text common/arg.cpp reads back (`3,1`).
+    /// The text common/arg.cpp reads back (`3,1`, `0.6,0.4`).
     pub fn text(&self) -> String {
-        self.ratios().iter().map(|r| crate::units::shortest(f64::from(*r))).collect::<Vec<_>>().join(",")
+        let one = |m: u64| {
+            let frac = format!("{:06}", m % MILLION);
+            let frac = frac.trim_end_matches('0');
+            if frac.is_empty() { (m / MILLION).to_string() } else { format!("{}.{frac}", m / MILLION) }
+        };
+        self.millionths[..usize::from(self.len)].iter().map(|&m| one(m)).collect::<Vec<_>>().join(",")
     }
 }
 
@@ -252,7 +260,8 @@ pub(crate) fn splits<E>(p: &Plan<'_, E>, o: &super::Options) -> Vec<f64> {
     let mut r: Vec<f64> = if o.split_mode == SplitMode::None {
         (0..gpus.len()).map(|g| if g == usize::from(o.main_gpu) { 1.0 } else { 0.0 }).collect()
     } else if o.tensor_split.is_set() {
-        (0..gpus.len()).map(|g| o.tensor_split.ratios().get(g).map_or(0.0, |&x| f64::from(x))).collect()
+        let ratios = o.tensor_split.ratios();
+        (0..gpus.len()).map(|g| ratios.get(g).copied().unwrap_or(0.0)).collect()
     } else {
         gpus.iter().map(|g| g.capacity_bytes as f64).collect()
     };

@@ -79,6 +79,9 @@ impl Class {
 /// The most repetitions a `{n,m}` bound may name.
 const MAX_BOUND: u32 = 1000;
 
+/// What the pattern does wrong, and at which byte.
+type Fail = (&'static str, usize);
+
 struct Parser<'a> {
     s: &'a [u8],
     i: usize,
@@ -95,9 +98,9 @@ impl Parser<'_> {
         yes
     }
 
-    fn alternatives(&mut self, depth: u32) -> Result<Vec<Vec<Node>>, String> {
+    fn alternatives(&mut self, depth: u32) -> Result<Vec<Vec<Node>>, Fail> {
         if depth > 32 {
-            return Err("nests groups more than 32 deep".into());
+            return Err(("nests groups more than 32 deep", self.i));
         }
         let mut alts = vec![self.sequence(depth)?];
         while self.eat(b'|') {
@@ -106,7 +109,7 @@ impl Parser<'_> {
         Ok(alts)
     }
 
-    fn sequence(&mut self, depth: u32) -> Result<Vec<Node>, String> {
+    fn sequence(&mut self, depth: u32) -> Result<Vec<Node>, Fail> {
         let mut out = Vec::new();
         while let Some(b) = self.peek() {
             if b == b'|' || b == b')' {
@@ -118,9 +121,9 @@ impl Parser<'_> {
         Ok(out)
     }
 
-    fn atom(&mut self, depth: u32) -> Result<Node, String> {
+    fn atom(&mut self, depth: u32) -> Result<Node, Fail> {
         let at = self.i;
-        let b = self.peek().ok_or("ends too soon")?;
+        let b = self.peek().ok_or(("ends too soon", self.i))?;
         self.i += 1;
         Ok(match b {
             b'.' => Node::Any,
@@ -128,30 +131,30 @@ impl Parser<'_> {
             b'$' => Node::End,
             b'(' => {
                 if self.eat(b'?') && !self.eat(b':') {
-                    return Err(format!("uses a look-around or named group at {at}, which is not supported"));
+                    return Err(("uses a look-around or named group, which is not supported", at));
                 }
                 let alts = self.alternatives(depth + 1)?;
                 if !self.eat(b')') {
-                    return Err(format!("opens a group at {at} that is never closed"));
+                    return Err(("opens a group that is never closed", at));
                 }
                 Node::Group(alts)
             }
-            b')' => return Err(format!("closes a group at {at} that was never opened")),
+            b')' => return Err(("closes a group that was never opened", at)),
             b'[' => Node::Class(self.class()?),
             b'\\' => match self.escape(false)? {
                 Item::Range(lo, _) => Node::Byte(lo),
                 item => Node::Class(Class { negated: false, items: vec![item] }),
             },
-            b'*' | b'+' | b'?' => return Err(format!("has nothing to repeat before `{}` at {at}", b as char)),
-            b'{' if self.bound(at).is_some() => return Err(format!("has nothing to repeat before `{{` at {at}")),
+            b'*' | b'+' | b'?' => return Err(("has nothing to repeat before a quantifier", at)),
+            b'{' if self.bound(at).is_some() => return Err(("has nothing to repeat before a quantifier", at)),
             b => Node::Byte(b),
         })
     }
 
     /// What follows a `\`: a class shorthand or one literal byte.
-    fn escape(&mut self, in_class: bool) -> Result<Item, String> {
+    fn escape(&mut self, in_class: bool) -> Result<Item, Fail> {
         let at = self.i;
-        let b = self.peek().ok_or("ends with a lone `\\`")?;
+        let b = self.peek().ok_or(("ends with a lone `\\`", at))?;
         self.i += 1;
         Ok(match b {
             b'd' => Item::Digit(true),
@@ -163,25 +166,25 @@ impl Parser<'_> {
             b't' => Item::Range(b'\t', b'\t'),
             b'n' => Item::Range(b'\n', b'\n'),
             b'r' => Item::Range(b'\r', b'\r'),
-            b'1'..=b'9' => return Err(format!("uses a back-reference at {at}, which is not supported")),
+            b'1'..=b'9' => return Err(("uses a back-reference, which is not supported", at)),
             b'b' | b'B' if !in_class => {
-                return Err(format!("uses a word boundary `\\{}` at {at}, which is not supported", b as char));
+                return Err(("uses a word boundary, which is not supported", at));
             }
             b'b' => Item::Range(8, 8),
             b if b.is_ascii_alphanumeric() && !matches!(b, b'0') => {
-                return Err(format!("uses an escape `\\{}` at {at} that is not supported", b as char));
+                return Err(("uses an escape that is not supported", at));
             }
             b'0' => Item::Range(0, 0),
             b => Item::Range(b, b),
         })
     }
 
-    fn class(&mut self) -> Result<Class, String> {
+    fn class(&mut self) -> Result<Class, Fail> {
         let start = self.i;
         let negated = self.eat(b'^');
         let mut items = Vec::new();
         loop {
-            let b = self.peek().ok_or_else(|| format!("opens a class at {} that is never closed", start - 1))?;
+            let b = self.peek().ok_or(("opens a class that is never closed", start - 1))?;
             self.i += 1;
             if b == b']' {
                 break;
@@ -193,12 +196,12 @@ impl Parser<'_> {
                 && self.s.get(self.i + 1).is_some_and(|&n| n != b']')
             {
                 self.i += 1;
-                let hb = self.peek().ok_or("ends inside a class")?;
+                let hb = self.peek().ok_or(("ends inside a class", self.i))?;
                 self.i += 1;
                 let hi = if hb == b'\\' { self.escape(true)? } else { Item::Range(hb, hb) };
-                let Item::Range(hi, _) = hi else { return Err("has a class range that ends in a shorthand".into()) };
+                let Item::Range(hi, _) = hi else { return Err(("has a class range that ends in a shorthand", self.i)) };
                 if hi < lo {
-                    return Err(format!("has a class range `{}-{}` out of order", lo as char, hi as char));
+                    return Err(("has a class range out of order", self.i));
                 }
                 items.push(Item::Range(lo, hi));
             } else {
@@ -226,7 +229,7 @@ impl Parser<'_> {
         Some((min, max, close + 2))
     }
 
-    fn quantified(&mut self, atom: Node) -> Result<Node, String> {
+    fn quantified(&mut self, atom: Node) -> Result<Node, Fail> {
         let at = self.i;
         let (min, max) = match self.peek() {
             Some(b'*') => (0, None),
@@ -235,7 +238,7 @@ impl Parser<'_> {
             Some(b'{') => match self.bound(at) {
                 Some((min, max, len)) => {
                     if max.is_some_and(|m| m < min) || min > MAX_BOUND || max.is_some_and(|m| m > MAX_BOUND) {
-                        return Err(format!("has a bound at {at} out of order or above {MAX_BOUND}"));
+                        return Err(("has a bound out of order or above 1000", at));
                     }
                     self.i += len - 1;
                     (min, max)
@@ -246,11 +249,11 @@ impl Parser<'_> {
         };
         self.i += 1;
         if matches!(atom, Node::Start | Node::End) {
-            return Err(format!("repeats an anchor at {at}"));
+            return Err(("repeats an anchor", at));
         }
         let lazy = self.eat(b'?');
         if matches!(self.peek(), Some(b'*' | b'+' | b'?')) {
-            return Err(format!("repeats a quantifier at {}", self.i));
+            return Err(("repeats a quantifier", self.i));
         }
         Ok(Node::Repeat { node: Box::new(atom), min, max, lazy })
     }
@@ -299,9 +302,9 @@ impl Pattern {
     /// matcher) does not take.
     pub fn new(pattern: &str) -> Result<Self, String> {
         let mut p = Parser { s: pattern.as_bytes(), i: 0 };
-        let alternatives = p.alternatives(0)?;
+        let alternatives = p.alternatives(0).map_err(|(why, at)| format!("{why} (at byte {at})"))?;
         if p.i < p.s.len() {
-            return Err(format!("closes a group at {} that was never opened", p.i));
+            return Err(format!("closes a group that was never opened (at byte {})", p.i));
         }
         Ok(Self { alternatives })
     }

@@ -5,7 +5,6 @@
 //! plan's weights so per-device sums add up to them.
 
 use crate::arch::{Role, TensorGroup, TensorLayout, params::Placement};
-use crate::checkpoint::roles::classify;
 use crate::plan::Plan;
 
 /// Where a tensor sits before any override: llama.cpp's input layer (kept
@@ -99,19 +98,11 @@ pub(crate) fn pieces<E>(p: &Plan<'_, E>) -> Vec<Piece> {
     };
     if let Some(c) = model.checkpoint.as_ref().filter(|_| as_stored) {
         if !c.gguf_tensors.is_empty() {
-            let n = u32::try_from(layers).ok();
             return c
                 .gguf_tensors
                 .iter()
-                .filter_map(|(name, bytes)| {
-                    let cls = classify(name, n);
-                    keep(cls.role, cls.layer).then(|| Piece {
-                        name: name.clone(),
-                        home: home(cls.role, cls.layer),
-                        role: cls.role,
-                        bytes: *bytes,
-                    })
-                })
+                .filter(|t| keep(t.role, t.layer))
+                .map(|t| Piece { name: t.name.clone(), home: home(t.role, t.layer), role: t.role, bytes: t.bytes })
                 .collect();
         }
         let gated = model.arch.text.mlp_gated;
