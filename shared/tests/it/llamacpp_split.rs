@@ -210,16 +210,18 @@ fn bad_overrides_and_devices_are_refused() {
     }
     assert!(TensorSplit::parse("3,x").is_err());
     assert!(TensorSplit::parse("-1,1").is_err());
-    let m = model("llama-3-8b");
     for (o, why) in [
         (Options { tensor_overrides: ot("exps=CUDA2"), ..Default::default() }, "GPU 2"),
         (Options { main_gpu: 2, ..Default::default() }, "--main-gpu 2"),
         (Options { tensor_split: ts("0,0,1"), ..Default::default() }, "nothing"),
+        (
+            Options { split_mode: SplitMode::None, tensor_overrides: ot("exps=CUDA1"), ..Default::default() },
+            "only GPU 0 is used",
+        ),
     ] {
         let e = scenario(o, 2, 80).validate().err().map(|e| e.to_string()).unwrap_or_default();
         assert!(e.contains(why), "{e}");
     }
-    let _ = m;
 }
 
 #[test]

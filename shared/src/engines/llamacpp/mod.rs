@@ -250,6 +250,14 @@ pub(crate) fn check_knobs(o: Options, tp: u64, gpus: usize) -> Result<(), String
         // common/arg.cpp: "unknown buffer type" for a device that is not there.
         return Err(format!("an -ot rule names GPU {g}, which the plan does not have ({gpus} GPU(s))"));
     }
+    // src/llama.cpp: `--split-mode none` keeps only the main GPU's device, so
+    // no other GPU's buffer type exists for an `-ot` rule to name.
+    if o.split_mode == SplitMode::None
+        && let Some((_, Buffer::Gpu(g))) =
+            o.tensor_overrides.rules().find(|(_, b)| matches!(b, Buffer::Gpu(g) if *g != usize::from(o.main_gpu)))
+    {
+        return Err(format!("with --split-mode none only GPU {} is used: an -ot rule names GPU {g}", o.main_gpu));
+    }
     if o.tensor_split.is_set() && o.tensor_split.ratios().iter().take(gpus).all(|&r| r == 0.0) {
         return Err(format!("--tensor-split {} gives the plan's {gpus} GPU(s) nothing", o.tensor_split.text()));
     }
