@@ -44,6 +44,8 @@ pub enum FixKind {
     Concurrency,
     WeightFormat,
     OffloadLayers,
+    /// llama.cpp's `--tensor-split` by each GPU's memory.
+    SplitLayers,
     MoreGpus,
     BiggerGpu,
 }
@@ -123,6 +125,7 @@ pub fn fixes(model: &Model, s: &Scenario) -> Vec<Fix> {
             SettingKind::SdpaAttention => (FixKind::SdpaAttention, GivesUp::Nothing),
             SettingKind::HigherUtilization => (FixKind::HigherUtilization, GivesUp::Nothing),
             SettingKind::OffloadLayers => (FixKind::OffloadLayers, GivesUp::Speed),
+            SettingKind::SplitLayers => (FixKind::SplitLayers, GivesUp::Nothing),
         };
         push(kind, setting.title, gives_up, setting.scenario, setting.code);
     }

@@ -32,6 +32,18 @@ pub struct CheckpointWeights {
     /// The format the stored tensors correspond to (what-if formats are
     /// estimated from the parameters; this one is exact).
     pub format: WeightFormat,
+    /// A GGUF checkpoint's tensors by name and exact bytes (empty for
+    /// safetensors): llama.cpp's `-ot` patterns match these names.
+    pub gguf_tensors: Vec<NamedTensor>,
+}
+
+/// One tensor of a GGUF checkpoint, classified once where it is read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NamedTensor {
+    pub name: String,
+    pub role: crate::arch::Role,
+    pub layer: Option<u32>,
+    pub bytes: u64,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -95,7 +107,18 @@ impl Model {
         let mut model = Self::from_architecture(name, arch);
         model.layout = layout.tensor_layout();
         model.checkpoint_bytes = Some(layout.total_bytes());
-        model.checkpoint = Some(CheckpointWeights { layout, format });
+        let gguf_tensors = match checkpoint.kind {
+            crate::checkpoint::CheckpointKind::Gguf => checkpoint
+                .tensors
+                .iter()
+                .map(|t| {
+                    let c = crate::checkpoint::roles::classify(&t.name, Some(layout.num_layers));
+                    NamedTensor { name: t.name.clone(), role: c.role, layer: c.layer, bytes: t.bytes }
+                })
+                .collect(),
+            crate::checkpoint::CheckpointKind::Safetensors => Vec::new(),
+        };
+        model.checkpoint = Some(CheckpointWeights { layout, format, gguf_tensors });
         Ok(model)
     }
 

@@ -46,12 +46,15 @@ pub fn run(mut args: DiagnoseArgs) -> anyhow::Result<()> {
     let report = oom::parse(&text);
     let startup = startup::read(&text);
     // A start-up log says what was run: the flags left at their defaults take it.
-    let taken = match (&startup, ModelSource::from_flags(args.model.as_ref(), args.config.as_ref())) {
+    let mut taken = match (&startup, ModelSource::from_flags(args.model.as_ref(), args.config.as_ref())) {
         (Some(log), Some(_)) => args.plan.take_logged(log),
         _ => Vec::new(),
     };
     let planned = if let Some(source) = ModelSource::from_flags(args.model.as_ref(), args.config.as_ref()) {
         let model = plan::load_model(source, &args.plan)?;
+        if let Some(log) = &startup {
+            taken.extend(args.plan.take_logged_split(log, model.layout.num_layers as u64));
+        }
         let scenario = plan::scenario(&args.plan, &model)?;
         Some((model, scenario))
     } else {

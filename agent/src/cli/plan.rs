@@ -106,6 +106,24 @@ pub struct PlanArgs {
     /// llama.cpp: --swa-full, sliding-window layers keep the whole context.
     #[arg(long)]
     swa_full: bool,
+    /// llama.cpp: -ot/--override-tensor PATTERN=BUFFER[,…] (CPU, CUDA0, …); repeatable, the first match wins.
+    #[arg(long = "override-tensor", visible_alias = "ot")]
+    override_tensor: Vec<String>,
+    /// llama.cpp: -ts/--tensor-split, a proportion per GPU (`3,1`); default: by memory.
+    #[arg(long)]
+    tensor_split: Option<String>,
+    /// llama.cpp: -sm/--split-mode layer, row or none.
+    #[arg(long, default_value = "layer")]
+    split_mode: String,
+    /// llama.cpp: -mg/--main-gpu, the GPU --split-mode none uses.
+    #[arg(long, default_value_t = 0)]
+    main_gpu: u16,
+    /// llama.cpp: --mmproj, the model's multimodal projector is loaded (its vision tower's bytes).
+    #[arg(long)]
+    mmproj: bool,
+    /// llama.cpp: --no-mmproj-offload, the projector stays on the CPU.
+    #[arg(long, requires = "mmproj")]
+    no_mmproj_offload: bool,
     /// llama.cpp: -ub/--ubatch-size, the physical batch.
     #[arg(long, default_value_t = 512)]
     n_ubatch: u64,
@@ -183,6 +201,25 @@ impl PlanArgs {
             taken.push(format!("gpu_memory_utilization {}", permille as f64 / 1000.0));
         }
         taken
+    }
+
+    /// llama.cpp's layer split from a log's per-GPU KV buffers, when no
+    /// `--tensor-split` is given: the GPUs and the split it ran with.
+    pub(super) fn take_logged_split(&mut self, log: &StartupLog, layers: u64) -> Option<String> {
+        if log.engine != LogEngine::LlamaCpp || self.tensor_split.is_some() {
+            return None;
+        }
+        let split = shared::startup::llamacpp_layer_split(log, layers)?;
+        let gpus = split.split(',').count();
+        // A comma list names the GPUs itself; otherwise `--gpus` counts them.
+        let listed = self.gpu_memory.as_deref().unwrap_or(&self.gpu).split(',').count();
+        match (listed, self.gpus) {
+            (1, None) => self.gpus = Some(gpus),
+            (1, Some(g)) | (g, None) if g == gpus => {}
+            _ => return None,
+        }
+        self.tensor_split = Some(split.clone());
+        Some(format!("{gpus} GPUs split --tensor-split {split}"))
     }
 }
 
@@ -298,6 +335,16 @@ fn engine(args: &PlanArgs) -> anyhow::Result<Engine> {
             kv_unified: args.kv_unified,
             swa_full: args.swa_full,
             n_ubatch: args.n_ubatch,
+            // Several -ot flags append their rules, as common/arg.cpp does.
+            tensor_overrides: llamacpp::TensorOverrides::parse(&args.override_tensor.join(","))
+                .map_err(|e| anyhow::anyhow!("--override-tensor: {e}"))?,
+            tensor_split: llamacpp::TensorSplit::parse(args.tensor_split.as_deref().unwrap_or(""))
+                .map_err(|e| anyhow::anyhow!("--tensor-split: {e}"))?,
+            split_mode: llamacpp::SplitMode::parse(&args.split_mode)
+                .map_err(|e| anyhow::anyhow!("--split-mode: {e}"))?,
+            main_gpu: args.main_gpu,
+            mmproj: args.mmproj,
+            no_mmproj_offload: args.no_mmproj_offload,
         }),
     })
 }

@@ -227,6 +227,52 @@ fn allow_origin_takes_only_a_serialised_origin() {
     }
 }
 
+/// `--override-tensor` (repeatable; rules append in order), `--tensor-split`,
+/// `--split-mode`, `--main-gpu`, `--mmproj`: the JSON gives each GPU's model
+/// buffer; bad rules fail with llama.cpp's reason.
+#[test]
+fn llamacpp_placement_flags() {
+    let base =
+        ["estimate", "--model", "qwen3-30b-a3b", "--engine", "llama.cpp", "--weights", "q4_k_m", "--n-ctx", "8192"];
+    let run = |extra: &[&str]| {
+        let out = headroom(&[&base[..], extra, &["--json"]].concat());
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        v["engine_report"].clone()
+    };
+    let cpu_moe = run(&["--cpu-moe"]);
+    let ot = run(&["--override-tensor", "ffn_(up|gate)_exps=CPU", "--ot", "ffn_down_exps=CPU"]);
+    assert_eq!(ot["gpu_weight_bytes"], cpu_moe["gpu_weight_bytes"]);
+    let two = run(&["--gpus", "2", "--tensor-split", "3,1"]);
+    // 48 layers + the output: k / 49 < 3/4 for k ≤ 36, so 37 layers on GPU 0.
+    assert_eq!(two["gpu_layers"], serde_json::json!([37, 11]), "{two}");
+    let none = run(&["--gpus", "2", "--split-mode", "none", "--main-gpu", "1"]);
+    assert_eq!(none["gpu_weight_bytes"][0], 0);
+    let out = headroom(&[
+        "estimate",
+        "--model",
+        "qwen2.5-vl-7b",
+        "--engine",
+        "llama.cpp",
+        "--mmproj",
+        "--no-mmproj-offload",
+        "--json",
+    ]);
+    let mm: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let mm = &mm["engine_report"];
+    assert!(mm["mmproj_bytes"].as_u64().unwrap() > 0 && mm["mmproj_gpu"].is_null(), "{mm}");
+    for (flag, value, why) in [
+        ("--override-tensor", "exps=GPU0", "unknown buffer type"),
+        ("--override-tensor", r"(a)\1=CPU", "back-reference"),
+        ("--tensor-split", "3,x", "not a number"),
+        ("--split-mode", "rows", "unknown split mode"),
+    ] {
+        let bad = headroom(&[&base[..], &[flag, value]].concat());
+        assert!(!bad.status.success());
+        assert!(String::from_utf8_lossy(&bad.stderr).contains(why), "{}", String::from_utf8_lossy(&bad.stderr));
+    }
+}
+
 /// `--n-cpu-moe` / `--cpu-moe`: the estimate text gives the host RAM, the
 /// JSON its parts, and `--solve min-cpu-moe` the llama-server line.
 #[test]

@@ -239,6 +239,12 @@ fn a_llamacpp_log_reconciles_with_the_plan() {
         .sum();
     // KV self size = 5120.00 MiB in the log: the whole cache, exact.
     assert_eq!(kv, 5120 << 20);
+    // The split is taken from the log's per-GPU KV (12 and 28 layers, the
+    // output with the second): each GPU's KV buffer is exact too.
+    assert!(text.contains("--tensor-split 12,29"), "{text}");
+    for b in buffers.iter().filter(|b| b["buffer"] == "kv" && b["device"].as_str().unwrap().starts_with("CUDA")) {
+        assert_eq!(b["predicted_bytes"], b["logged_bytes"], "{b}");
+    }
     let total = buffers.iter().find(|b| b["buffer"] == "kv_total").unwrap();
     assert_eq!(total["predicted_bytes"], total["logged_bytes"]);
     assert!(buffers.iter().any(|b| b["device"] == "CUDA0" && b["buffer"] == "compute"));

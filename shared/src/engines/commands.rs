@@ -28,6 +28,8 @@ pub enum SettingKind {
     HigherUtilization,
     /// llama.cpp: fewer layers on the GPU.
     OffloadLayers,
+    /// llama.cpp: the layers split over the GPUs by their memory (`--tensor-split`).
+    SplitLayers,
 }
 
 /// A changed plan from an engine setting, with its title and command.

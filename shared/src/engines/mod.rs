@@ -46,6 +46,10 @@ pub type ScenarioError = plan::ScenarioError<parallel::SplitError>;
 pub type Plan<'m> = plan::Plan<'m, Engine>;
 
 /// The engine and its knobs.
+// llama.cpp's knobs carry its `-ot` rules inline (512 bytes) so that the
+// knobs stay `Copy` plain data; boxing them would lose that for a few
+// hundred bytes per copy.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "name", rename_all = "snake_case")]
 pub enum Engine {
@@ -251,7 +255,7 @@ impl EngineRules for Engine {
             Engine::Transformers(_) => Ok(()),
             Engine::Vllm(o) => vllm::check_knobs(o),
             Engine::Sglang(o) => sglang::check_knobs(o),
-            Engine::LlamaCpp(o) => llamacpp::check_knobs(o, s.tp),
+            Engine::LlamaCpp(o) => llamacpp::check_knobs(o, s.tp, s.gpus.len()),
         }
     }
 

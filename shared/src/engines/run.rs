@@ -12,12 +12,14 @@ use crate::plan::{GpuBudget, GpuPeak, MAX_CONCURRENCY, Search, Verdict, largest}
 use super::{Engine, EngineReport, Plan, ValidScenario, llamacpp, sglang, transformers, vllm};
 
 /// What the engine computed once for the plan, with its knobs.
+// llama.cpp's knobs are large (its `-ot` rules inline): see `Engine`.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone)]
 enum Ready {
     Transformers(transformers::Options),
     Vllm(vllm::Options, vllm::Budget),
     Sglang(sglang::Options),
-    LlamaCpp(llamacpp::Options),
+    LlamaCpp(llamacpp::Options, llamacpp::Devices),
 }
 
 /// A plan in its engine: the question every front end, solver and sweep asks.
@@ -65,7 +67,10 @@ impl<'m> EnginePlan<'m> {
             Engine::Transformers(o) => Ready::Transformers(o),
             Engine::Vllm(o) => Ready::Vllm(o, vllm::budget_for(&plan, o)),
             Engine::Sglang(o) => Ready::Sglang(o),
-            Engine::LlamaCpp(o) => Ready::LlamaCpp(o),
+            Engine::LlamaCpp(o) => {
+                let d = llamacpp::devices(&plan, o);
+                Ready::LlamaCpp(o, d)
+            }
         };
         Self { plan, ready }
     }
@@ -77,7 +82,7 @@ impl<'m> EnginePlan<'m> {
             Ready::Transformers(o) => transformers::peak(p, *o, g, batch),
             Ready::Vllm(_, b) => vllm::parts(p, b, g, batch),
             Ready::Sglang(o) => sglang::parts(p, *o, g),
-            Ready::LlamaCpp(o) => llamacpp::parts(p, *o, g, batch),
+            Ready::LlamaCpp(o, d) => llamacpp::parts(p, *o, d, g, batch),
         }
     }
 
@@ -97,7 +102,7 @@ impl<'m> EnginePlan<'m> {
             Ready::Transformers(o) => transformers::fits(p, *o, prompt, new, batch),
             Ready::Vllm(o, b) => vllm::fits(p, *o, b, seq, batch),
             Ready::Sglang(o) => sglang::fits(p, *o, seq, batch),
-            Ready::LlamaCpp(o) => llamacpp::fits(p, *o, seq, batch),
+            Ready::LlamaCpp(o, d) => llamacpp::fits(p, *o, d, seq, batch),
         }
     }
 
@@ -112,7 +117,7 @@ impl<'m> EnginePlan<'m> {
             Ready::Transformers(o) => transformers::verdict(p, *o, search),
             Ready::Vllm(o, b) => vllm::verdict(p, *o, b, search),
             Ready::Sglang(o) => sglang::verdict(p, *o),
-            Ready::LlamaCpp(o) => llamacpp::verdict(p, *o, search),
+            Ready::LlamaCpp(o, d) => llamacpp::verdict(p, *o, d, search),
         }
     }
 
@@ -136,7 +141,7 @@ impl<'m> EnginePlan<'m> {
         match &self.ready {
             Ready::Vllm(o, _) => Some(vllm::default_max_model_len(p, *o)),
             Ready::Sglang(o) => Some(sglang::context_length(p, *o)),
-            Ready::Transformers(_) | Ready::LlamaCpp(_) => None,
+            Ready::Transformers(_) | Ready::LlamaCpp(..) => None,
         }
     }
 
@@ -154,7 +159,7 @@ impl<'m> EnginePlan<'m> {
             // Pre-allocated pools answer directly.
             Ready::Vllm(o, b) => vllm::max_concurrency(p, *o, b, seq),
             Ready::Sglang(o) => sglang::max_concurrency(p, *o, seq),
-            Ready::Transformers(_) | Ready::LlamaCpp(_) => search(),
+            Ready::Transformers(_) | Ready::LlamaCpp(..) => search(),
         }
     }
 
@@ -175,8 +180,8 @@ impl<'m> EnginePlan<'m> {
                 let terms = sglang::terms(p, &r, demand);
                 (Some(EngineReport::Sglang(r)), terms)
             }
-            Ready::LlamaCpp(o) => {
-                let r = llamacpp::report(p, *o);
+            Ready::LlamaCpp(o, d) => {
+                let r = llamacpp::report(p, *o, d);
                 let terms = llamacpp::terms(p, &r);
                 (Some(EngineReport::LlamaCpp(r)), terms)
             }
@@ -187,7 +192,7 @@ impl<'m> EnginePlan<'m> {
     pub fn device_map(&self) -> Option<transformers::DeviceMap> {
         match &self.ready {
             Ready::Transformers(_) => transformers::device_map::for_plan(&self.plan),
-            Ready::Vllm(..) | Ready::Sglang(_) | Ready::LlamaCpp(_) => None,
+            Ready::Vllm(..) | Ready::Sglang(_) | Ready::LlamaCpp(..) => None,
         }
     }
 
@@ -214,7 +219,7 @@ impl<'m> EnginePlan<'m> {
                 let (need, usable) = match &self.ready {
                     Ready::Vllm(o, _) => vllm::need_and_usable(p, *o, fixed, per_token, parts.overhead_bytes, cap),
                     Ready::Sglang(o) => sglang::need_and_usable(p, *o, fixed, per_token, parts.activation_bytes, cap),
-                    Ready::Transformers(_) | Ready::LlamaCpp(_) => (parts.total_bytes(), cap),
+                    Ready::Transformers(_) | Ready::LlamaCpp(..) => (parts.total_bytes(), cap),
                 };
                 i128::from(need) - usable as i128
             })
@@ -229,7 +234,7 @@ impl<'m> EnginePlan<'m> {
             Ready::Transformers(_) => transformers::warnings(p),
             Ready::Vllm(..) => vllm::warnings(p, verdict, self.max_concurrency()),
             Ready::Sglang(_) => sglang::warnings(p),
-            Ready::LlamaCpp(o) => llamacpp::warnings(p, *o, per_gpu),
+            Ready::LlamaCpp(o, _) => llamacpp::warnings(p, *o, per_gpu),
         }
     }
 }

@@ -59,6 +59,16 @@ pub(super) fn encode_engine(e: &Engine, pairs: &mut Vec<(&'static str, String)>)
             opt("nkvo", flag(o.no_kv_offload, d.no_kv_offload));
             opt("kvu", flag(o.kv_unified, d.kv_unified));
             opt("swafull", flag(o.swa_full, d.swa_full));
+            opt("ot", (o.tensor_overrides != d.tensor_overrides).then(|| o.tensor_overrides.as_str().to_owned()));
+            opt("ts", (o.tensor_split != d.tensor_split).then(|| o.tensor_split.text()));
+            opt("sm", (o.split_mode != d.split_mode).then(|| o.split_mode.id().to_owned()));
+            opt("mg", (o.main_gpu != d.main_gpu).then(|| o.main_gpu.to_string()));
+            let mmproj = |o: &llamacpp::Options| match (o.mmproj, o.no_mmproj_offload) {
+                (false, _) => "",
+                (true, false) => "gpu",
+                (true, true) => "cpu",
+            };
+            opt("mmproj", (mmproj(&o) != mmproj(&d)).then(|| mmproj(&o).to_owned()).filter(|v| !v.is_empty()));
         }
         // `_` is not an engine here: the first element lists every engine, and
         // `LinkVersion::engine` gives the kind it is asked for.
@@ -90,7 +100,7 @@ fn flash_id(f: llamacpp::FlashAttention) -> &'static str {
 /// Keys that tune one engine, read once the engine is known.
 pub(super) const KNOB_KEYS: &[&str] = &[
     "attn", "logits", "vllm", "gmu", "mml", "mbt", "mns", "bs", "mfs", "cl", "nctx", "ngl", "np", "fa", "ctk", "ctv",
-    "ncmoe", "nkvo", "kvu", "swafull",
+    "ncmoe", "nkvo", "kvu", "swafull", "ot", "ts", "sm", "mg", "mmproj",
 ];
 
 /// Applies one knob to the engine; `Err` says why it does not apply.
@@ -141,6 +151,18 @@ pub(super) fn apply_knob(e: &mut Engine, key: &str, value: &str) -> Result<(), S
         (Engine::LlamaCpp(o), "nkvo") => o.no_kv_offload = flag(value)?,
         (Engine::LlamaCpp(o), "kvu") => o.kv_unified = flag(value)?,
         (Engine::LlamaCpp(o), "swafull") => o.swa_full = flag(value)?,
+        (Engine::LlamaCpp(o), "ot") => o.tensor_overrides = llamacpp::TensorOverrides::parse(value)?,
+        (Engine::LlamaCpp(o), "ts") => o.tensor_split = llamacpp::TensorSplit::parse(value)?,
+        (Engine::LlamaCpp(o), "sm") => o.split_mode = llamacpp::SplitMode::parse(&lower)?,
+        (Engine::LlamaCpp(o), "mg") => o.main_gpu = parse_u64(value, 0, 1023)? as u16,
+        (Engine::LlamaCpp(o), "mmproj") => {
+            (o.mmproj, o.no_mmproj_offload) = match lower.as_str() {
+                "off" => (false, false),
+                "gpu" => (true, false),
+                "cpu" => (true, true),
+                _ => return Err("use off, gpu or cpu".into()),
+            }
+        }
         (e, _) => return Err(format!("not a setting of {}", e.kind().id())),
     }
     Ok(())

@@ -143,6 +143,12 @@ fn engine_2026_12(kind: EngineKind) -> Engine {
             no_kv_offload: false,
             kv_unified: false,
             swa_full: false,
+            tensor_overrides: llamacpp::TensorOverrides::NONE,
+            tensor_split: llamacpp::TensorSplit::BY_MEMORY,
+            split_mode: llamacpp::SplitMode::Layer,
+            main_gpu: 0,
+            mmproj: false,
+            no_mmproj_offload: false,
         }),
     }
 }

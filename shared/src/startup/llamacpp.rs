@@ -100,3 +100,47 @@ fn context(line: &str, c: &mut LoggedConfig) {
         _ => {}
     }
 }
+
+/// The layer split a llama.cpp log ran with, as `--tensor-split` text: each
+/// GPU's layers from its `CUDA<i> KV buffer size` (the KV of a model whose
+/// `layers` layers all hold the same cache is proportional to its layers),
+/// the output layer counted with the last GPU when the log offloaded it
+/// (`offloaded N+1/N+1`). `None` unless two or more GPUs hold KV and every
+/// layer is on one: llama.cpp splits by the free memory of that moment,
+/// which the log does not state, so this is how a rebuilt plan splits alike.
+pub fn layer_split(log: &super::StartupLog, layers: u64) -> Option<String> {
+    let mut kv: Vec<(usize, u64)> = log
+        .facts
+        .iter()
+        .filter_map(|f| match f.figure {
+            Figure::Buffer { buffer: Buffer::Kv, bytes } => {
+                let scope = f.scope.as_deref()?;
+                let digits = scope.strip_prefix("CUDA").or_else(|| scope.strip_prefix("ROCm"))?;
+                Some((digits.parse().ok()?, bytes))
+            }
+            _ => None,
+        })
+        .collect();
+    kv.sort_unstable();
+    let total: u64 = kv.iter().map(|&(_, b)| b).sum();
+    if kv.len() < 2 || total == 0 || layers == 0 || kv.iter().enumerate().any(|(i, &(g, _))| g != i) {
+        return None;
+    }
+    let mut counts: Vec<u64> = kv
+        .iter()
+        .map(|&(_, b)| {
+            u64::try_from((u128::from(b) * u128::from(layers) + u128::from(total) / 2) / u128::from(total)).unwrap_or(0)
+        })
+        .collect();
+    if counts.iter().sum::<u64>() != layers {
+        return None;
+    }
+    let output = log
+        .facts
+        .iter()
+        .any(|f| matches!(f.figure, Figure::Offloaded { layers: a, of } if a == of && of == layers + 1));
+    if let (true, Some(last)) = (output, counts.last_mut()) {
+        *last += 1;
+    }
+    Some(counts.iter().map(u64::to_string).collect::<Vec<_>>().join(","))
+}

@@ -18,6 +18,7 @@ mod sglang;
 mod vllm;
 
 pub use buffers::{BufferCheck, llamacpp_buffers};
+pub use llamacpp::layer_split as llamacpp_layer_split;
 pub use reconcile::{Amount, Row, reconcile};
 
 use serde::Serialize;

@@ -9,11 +9,11 @@ use shared::formats::WeightFormat;
 use shared::model::Model;
 use shared::units::{GIB, MIB};
 
-fn model(id: &str) -> Model {
+pub(crate) fn model(id: &str) -> Model {
     Model::preset(id).unwrap_or_else(|e| panic!("{e}"))
 }
 
-fn scenario(o: Options, gpus: usize, gib: u64) -> Scenario {
+pub(crate) fn scenario(o: Options, gpus: usize, gib: u64) -> Scenario {
     Scenario {
         weights: WeightFormat::parse("q4_k_m").unwrap_or_else(|e| panic!("{e}")),
         engine: Engine::LlamaCpp(o),
@@ -29,7 +29,7 @@ fn scenario(o: Options, gpus: usize, gib: u64) -> Scenario {
     }
 }
 
-fn report(m: &Model, s: Scenario) -> (llamacpp::Report, shared::estimate::Estimate) {
+pub(crate) fn report(m: &Model, s: Scenario) -> (llamacpp::Report, shared::estimate::Estimate) {
     let e = estimate(m, s);
     match e.engine_report.clone() {
         Some(EngineReport::LlamaCpp(r)) => (r, e),
@@ -167,11 +167,10 @@ fn no_kv_offload_keeps_the_cache_on_the_host() {
     assert_eq!(r.host_ram_bytes, r0.host_ram_bytes + e0.kv_cache_bytes);
 }
 
-/// With a GGUF header the GPU model buffer is the sum of the tensors placed
-/// there: `--n-cpu-moe 2` moves exactly the `blk.{0,1}.ffn_*_exps` tensors
-/// to the host, shared experts and the router stay.
-#[test]
-fn a_gguf_header_gives_the_exact_buffers_with_experts_on_the_cpu() {
+/// A small MoE GGUF header (qwen2moe, 4 layers, q8_0 attention and
+/// shared experts, q4_K routed experts): the model, its checkpoint and its
+/// tensors as (name, bytes).
+pub(crate) fn small_moe_gguf() -> (Model, shared::checkpoint::Checkpoint, Vec<(String, u64)>) {
     use crate::checkpoint::writer::{self, Kv};
     use shared::checkpoint::{Checkpoint, gguf};
     const H: u64 = 256;
@@ -219,7 +218,16 @@ fn a_gguf_header_gives_the_exact_buffers_with_experts_on_the_cpu() {
     let file = gguf::parse(&bytes, Some(size)).unwrap_or_else(|e| panic!("{e}"));
     let c = Checkpoint::from_gguf(vec![("m.gguf".into(), file)]).unwrap_or_else(|e| panic!("{e}"));
     let m = Model::from_checkpoint("m.gguf", None, &c).unwrap_or_else(|e| panic!("{e}"));
-    let sum = |keep: &dyn Fn(&str) -> bool| tensors.iter().filter(|t| keep(&t.0)).map(|t| t.3).sum::<u64>();
+    (m, c, tensors.into_iter().map(|(n, _, _, b)| (n, b)).collect())
+}
+
+/// With a GGUF header the GPU model buffer is the sum of the tensors placed
+/// there: `--n-cpu-moe 2` moves exactly the `blk.{0,1}.ffn_*_exps` tensors
+/// to the host, shared experts and the router stay.
+#[test]
+fn a_gguf_header_gives_the_exact_buffers_with_experts_on_the_cpu() {
+    let (m, c, tensors) = small_moe_gguf();
+    let sum = |keep: &dyn Fn(&str) -> bool| tensors.iter().filter(|t| keep(&t.0)).map(|t| t.1).sum::<u64>();
     let o = Options { n_ctx: Some(4096), n_cpu_moe: 2, ..Default::default() };
     let s = Scenario { weights: m.default_format(), ..scenario(o, 1, 24) };
     let (r, e) = report(&m, s);

@@ -7,6 +7,7 @@ mod engines;
 mod gpus;
 mod layers;
 mod llamacpp;
+mod llamacpp_split;
 mod model;
 mod oom;
 mod params;

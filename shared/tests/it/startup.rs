@@ -5,7 +5,7 @@
 use shared::startup::{Buffer, Figure, LogEngine, Stage, StartupLog, read};
 use shared::units::parse_size;
 
-fn log(name: &str) -> StartupLog {
+pub(crate) fn log(name: &str) -> StartupLog {
     let path = format!("{}/tests/fixtures/startup/{name}.txt", env!("CARGO_MANIFEST_DIR"));
     let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
     read(&text).unwrap_or_else(|| panic!("{name}: no start-up lines found"))

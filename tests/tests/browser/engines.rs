@@ -81,6 +81,29 @@ async fn engines_fixes_and_diagnosis() -> anyhow::Result<()> {
         fresh.close().await?;
     }
 
+    // 3b. llama.cpp tensor overrides and a tensor split, as the CLI reads them.
+    page.open(&server.page("model=qwen3-30b-a3b&w=q4_k_m&g=2&e=llama.cpp")).await?;
+    page.fill("knob-ot", "exps=CPU").await?;
+    page.fill("knob-ts", "3,1").await?;
+    let args = [
+        "--model",
+        "qwen3-30b-a3b",
+        "--weights",
+        "q4_k_m",
+        "--gpus",
+        "2",
+        "--engine",
+        "llama.cpp",
+        "--override-tensor",
+        "exps=CPU",
+        "--tensor-split",
+        "3,1",
+    ];
+    expect_cli(&page, "llama.cpp with -ot and -ts", &args).await?;
+    let url = page.url().await?;
+    ensure!(url.contains("ot=exps%3DCPU") && url.contains("ts=3,1"), "{url}");
+    no_errors(&page, "with tensor overrides").await?;
+
     // 4. A plan that does not fit: ranked fixes; applying the first one makes it fit.
     page.open(&server.page("model=llama-3.1-70b&p=4096&n=1024")).await?;
     page.wait_until("fixes are listed", async |p: &Page| p.exists("fix").await).await?;

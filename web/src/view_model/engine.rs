@@ -85,6 +85,12 @@ pub fn report_view(e: &Estimate, units: UnitSystem) -> Option<ReportView> {
                     format!("{} layers on the GPU{}", r.layers_on_gpu, if r.output_on_gpu { " + output" } else { "" }),
                     r.n_gpu_layers,
                 ),
+                row(
+                    "gpu-weight-bytes",
+                    "Model buffer per GPU",
+                    r.gpu_weight_bytes.iter().map(|&b| bytes(b)).collect::<Vec<_>>().join(" + "),
+                    r.gpu_weight_bytes.iter().map(|b| b.to_string()).collect::<Vec<_>>().join(","),
+                ),
                 row("cpu-weight-bytes", "Weights left on the CPU", bytes(r.cpu_weight_bytes), r.cpu_weight_bytes),
                 row("cpu-kv-bytes", "KV cache on the CPU", bytes(r.cpu_kv_bytes), r.cpu_kv_bytes),
                 row(
@@ -146,6 +152,10 @@ const LLAMACPP: &[Knob] = &[
     k("ngl", "n_gpu_layers (-ngl)", &[]),
     k("np", "parallel (-np)", &[]),
     k("fa", "Flash attention (-fa)", &["on", "off"]),
+    k("ot", "Tensor overrides (-ot)", &[]),
+    k("ts", "Tensor split (-ts)", &[]),
+    k("sm", "Split mode (-sm)", &["layer", "row", "none"]),
+    k("mmproj", "Projector (--mmproj)", &["off", "gpu", "cpu"]),
 ];
 
 pub fn knobs(kind: EngineKind) -> &'static [Knob] {

@@ -85,14 +85,31 @@ fn engine_plan(engine: &Engine, report: Option<&EngineReport>) -> Value {
             "context_length": r.context_length,
             "chunked_prefill_size": r.chunked_prefill_size,
         }),
-        (Engine::LlamaCpp(o), Some(EngineReport::LlamaCpp(r))) => json!({
-            "name": "llama.cpp",
-            "n_ctx": r.n_ctx,
-            "parallel": r.parallel,
-            "n_gpu_layers": r.n_gpu_layers,
-            "n_ubatch": o.n_ubatch,
-            "flash_attention": o.flash_attention,
-        }),
+        (Engine::LlamaCpp(o), Some(EngineReport::LlamaCpp(r))) => {
+            let mut v = json!({
+                "name": "llama.cpp",
+                "n_ctx": r.n_ctx,
+                "parallel": r.parallel,
+                "n_gpu_layers": r.n_gpu_layers,
+                "n_ubatch": o.n_ubatch,
+                "flash_attention": o.flash_attention,
+            });
+            // The placement knobs, where set (links made before them keep their plan).
+            let d = shared::engines::llamacpp::Options::default();
+            let set = [
+                ("tensor_overrides", o.tensor_overrides != d.tensor_overrides, json!(o.tensor_overrides)),
+                ("tensor_split", o.tensor_split != d.tensor_split, json!(o.tensor_split)),
+                ("split_mode", o.split_mode != d.split_mode, json!(o.split_mode)),
+                ("main_gpu", o.main_gpu != d.main_gpu, json!(o.main_gpu)),
+                ("mmproj", o.mmproj, json!(if o.no_mmproj_offload { "cpu" } else { "gpu" })),
+            ];
+            for (key, on, value) in set {
+                if on {
+                    v[key] = value;
+                }
+            }
+            v
+        }
         // transformers resolves nothing: its options are the plan.
         (e, _) => serde_json::to_value(e).unwrap_or(Value::Null),
     }

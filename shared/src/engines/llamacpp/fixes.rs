@@ -3,11 +3,11 @@
 
 use super::super::commands::{Commands, Setting, SettingKind, Shorten};
 use super::super::{Engine, EnginePlan, Scenario, transformers};
-use super::{CacheType, FlashAttention, Options, load_verdict, n_ctx, overflow, slots};
+use super::{CacheType, FlashAttention, Options, SplitMode, loads};
 use crate::formats::WeightFormat;
 use crate::kv::KvDtype;
 use crate::model::Model;
-use crate::plan::largest;
+use crate::plan::{CUDA_CONTEXT_BYTES, largest};
 
 /// The most layers `-ngl` can offload with everything else unchanged.
 pub fn max_gpu_layers(model: &Model, scenario: &Scenario) -> Option<u64> {
@@ -18,8 +18,7 @@ pub fn max_gpu_layers(model: &Model, scenario: &Scenario) -> Option<u64> {
         s.engine = Engine::LlamaCpp(Options { n_gpu_layers: Some(ngl), ..o });
         // `-ngl` is not checked: what `scenario` passed, this passes.
         let Ok(s) = s.validate() else { return false };
-        let p = EnginePlan::new(model, s);
-        load_verdict(&p, o).is_none() && overflow(&p, o, n_ctx(&p, o), slots(&p, o)).is_none()
+        loads(&EnginePlan::new(model, s), Options { n_gpu_layers: Some(ngl), ..o })
     };
     if !try_ngl(0) {
         return Some(0);
@@ -53,22 +52,21 @@ pub fn min_cpu_moe(model: &Model, scenario: &Scenario) -> Option<Option<u64>> {
         return None;
     }
     let n = model.layout.num_layers as u64;
-    let loads = |k: u64| {
+    let fits_with = |k: u64| {
         let mut s = scenario.clone();
         let o = Options { n_cpu_moe: k, ..o };
         s.engine = Engine::LlamaCpp(o);
         let Ok(s) = s.validate() else { return false };
-        let p = EnginePlan::new(model, s);
-        load_verdict(&p, o).is_none() && overflow(&p, o, n_ctx(&p, o), slots(&p, o)).is_none()
+        loads(&EnginePlan::new(model, s), o)
     };
-    if !loads(n) {
+    if !fits_with(n) {
         return Some(None);
     }
     // The first k in 0..=n that loads.
     let (mut lo, mut hi) = (0u64, n);
     while lo < hi {
         let mid = lo + (hi - lo) / 2;
-        if loads(mid) { hi = mid } else { lo = mid + 1 }
+        if fits_with(mid) { hi = mid } else { lo = mid + 1 }
     }
     Some(Some(lo))
 }
@@ -113,7 +111,34 @@ pub fn server_command(model: &Model, s: &Scenario) -> String {
             cmd.push_str(flag);
         }
     }
+    if !o.tensor_overrides.is_empty() {
+        cmd.push_str(&format!(" -ot {}", shell_quote(o.tensor_overrides.as_str())));
+    }
+    if o.split_mode != SplitMode::Layer {
+        cmd.push_str(&format!(" -sm {}", o.split_mode.id()));
+    }
+    if o.tensor_split.is_set() {
+        cmd.push_str(&format!(" -ts {}", o.tensor_split.text()));
+    }
+    if o.main_gpu != 0 {
+        cmd.push_str(&format!(" -mg {}", o.main_gpu));
+    }
+    if o.mmproj {
+        cmd.push_str(" --mmproj mmproj.gguf");
+        if o.no_mmproj_offload {
+            cmd.push_str(" --no-mmproj-offload");
+        }
+    }
     cmd
+}
+
+/// `text` as one POSIX shell word: single-quoted when it holds anything
+/// but letters, digits and `._-=,/`.
+fn shell_quote(text: &str) -> String {
+    if !text.is_empty() && text.bytes().all(|b| b.is_ascii_alphanumeric() || b"._-=,/".contains(&b)) {
+        return text.to_owned();
+    }
+    format!("'{}'", text.replace('\'', "'\\''"))
 }
 
 /// llama.cpp's flags; q8_0 is its cheapest KV cache that keeps quality.
@@ -162,6 +187,8 @@ fn settings(model: &Model, s: &Scenario, _: &str) -> Vec<Setting> {
             scenario: t,
         });
     }
+    out.extend(tensor_split(model, s));
+    out.extend(experts_of_the_full_gpus(model, s));
     let Some(ngl) = max_gpu_layers(model, s).filter(|&n| n > 0) else { return out };
     let mut t = s.clone();
     if let Engine::LlamaCpp(o) = &mut t.engine {
@@ -174,4 +201,109 @@ fn settings(model: &Model, s: &Scenario, _: &str) -> Vec<Setting> {
         code: format!("llama-server ... -ngl {ngl}"),
     });
     out
+}
+
+/// With several GPUs and `--split-mode layer`, the `--tensor-split` that
+/// balances what each GPU holds against its memory: layer counts as the
+/// ratios, the output layer counted with the last GPU (llama.cpp gives the
+/// k-th offloaded layer to the GPU whose cumulative share passes k / n, so
+/// counts as ratios place exactly that many layers). Only when it loads.
+fn tensor_split(model: &Model, s: &Scenario) -> Option<Setting> {
+    let Engine::LlamaCpp(o) = s.engine else { return None };
+    if s.gpus.len() < 2 || o.split_mode != SplitMode::Layer {
+        return None;
+    }
+    let valid = s.clone().validate().ok()?;
+    let p = EnginePlan::new(model, valid);
+    let (offloaded, output) = super::gpu_layers(&p, o);
+    let n = p.kv_layers.len();
+    let start = n - offloaded as usize;
+    let layer_bytes = super::devices::layer_device_bytes(&super::tensors::pieces(&p), &o, n);
+    let ctx = super::n_ctx(&p, o);
+    let cells = super::cells(&p, o, ctx, super::slots(&p, o));
+    let kv = super::kv_layers(&p, o);
+    let costs: Vec<u64> = (start..n)
+        .map(|i| {
+            let cache = if o.no_kv_offload { 0 } else { cells.bytes(&kv[i..=i]) };
+            layer_bytes[i].saturating_add(cache)
+        })
+        .collect();
+    let gpus = s.gpus.len();
+    let mut fixed: Vec<u64> =
+        (0..gpus).map(|_| CUDA_CONTEXT_BYTES.saturating_add(super::compute_buffer(&p, o, ctx, false))).collect();
+    if output {
+        fixed[gpus - 1] =
+            CUDA_CONTEXT_BYTES.saturating_add(super::compute_buffer(&p, o, ctx, true)).saturating_add(p.weights.last);
+    }
+    let caps: Vec<u64> = s.gpus.iter().map(|g| g.capacity_bytes).collect();
+    let ranges = crate::plan::split::balance(&costs, &fixed, &caps);
+    let mut counts: Vec<usize> = ranges.iter().map(|r| r.len()).collect();
+    if let (true, Some(last)) = (output, counts.last_mut()) {
+        *last += 1;
+    }
+    let text = counts.iter().map(|c| c.to_string()).collect::<Vec<_>>().join(",");
+    let split = super::TensorSplit::parse(&text).ok()?;
+    if split == o.tensor_split {
+        return None;
+    }
+    let mut t = s.clone();
+    t.engine = Engine::LlamaCpp(Options { tensor_split: split, ..o });
+    let tv = t.clone().validate().ok()?;
+    loads(&EnginePlan::new(model, tv), Options { tensor_split: split, ..o }).then(|| Setting {
+        kind: SettingKind::SplitLayers,
+        title: format!("Split the layers by each GPU's memory (--tensor-split {text})"),
+        code: server_command(model, &t),
+        scenario: t,
+    })
+}
+
+/// llama.cpp's routed-expert tensor names for layers `layers`, as one `-ot`
+/// rule to the CPU (the `--n-cpu-moe` pattern of common/common.h with the
+/// layer numbers as alternatives; no comma, which `-ot` splits at).
+fn experts_rule(layers: &[usize]) -> String {
+    let list = layers.iter().map(|l| l.to_string()).collect::<Vec<_>>().join("|");
+    format!("blk\\.({list})\\.ffn_(up|down|gate|gate_up)_(ch|)exps=CPU")
+}
+
+/// With several GPUs, `--n-cpu-moe` only lightens the first GPU (it takes
+/// the first layers). When a later GPU is the one that overflows, an `-ot`
+/// rule keeps the routed experts of that GPU's first layers on the CPU:
+/// the fewest layers per full GPU that let the plan load.
+fn experts_of_the_full_gpus(model: &Model, s: &Scenario) -> Option<Setting> {
+    let Engine::LlamaCpp(o) = s.engine else { return None };
+    if s.gpus.len() < 2 || !has_routed_experts(model) || !o.tensor_overrides.is_empty() {
+        return None;
+    }
+    let valid = s.clone().validate().ok()?;
+    let p = EnginePlan::new(model, valid);
+    let d = super::devices(&p, o);
+    let ctx = super::n_ctx(&p, o);
+    let slots = super::slots(&p, o);
+    let full: Vec<usize> = (0..s.gpus.len())
+        .filter(|&g| super::gpu_parts(&p, o, &d, g, ctx, slots).total_bytes() > s.gpus[g].capacity_bytes)
+        .collect();
+    if full.is_empty() || full == [0] {
+        return None;
+    }
+    let with = |k: usize| {
+        let layers: Vec<usize> = full.iter().flat_map(|&g| d.assignment.range(g).take(k)).collect();
+        let rules = super::TensorOverrides::parse(&experts_rule(&layers)).ok()?;
+        let o = Options { tensor_overrides: rules, ..o };
+        let mut t = s.clone();
+        t.engine = Engine::LlamaCpp(o);
+        let tv = t.clone().validate().ok()?;
+        loads(&EnginePlan::new(model, tv), o).then_some((t, layers))
+    };
+    let most = full.iter().map(|&g| d.assignment.range(g).len()).max().unwrap_or(0);
+    let (t, layers) = (1..=most).find_map(with)?;
+    let (first, last) = (layers.first()?, layers.last()?);
+    Some(Setting {
+        kind: SettingKind::OffloadLayers,
+        title: format!(
+            "Keep the routed experts of {} layers ({first}–{last}) of the full GPU(s) on the CPU (-ot)",
+            layers.len()
+        ),
+        code: server_command(model, &t),
+        scenario: t,
+    })
 }

@@ -7,15 +7,21 @@
 //! (N > layers also offloads the output head); the token embedding stays on
 //! the CPU. Sliding-window layers keep `window × slots + n_ubatch` tokens
 //! (`llama_kv_cache_iswa`). `cache.rs`: cache types and cells;
-//! `experts.rs`: routed experts kept on the CPU (`--n-cpu-moe`);
-//! `fixes.rs`: the `-ngl` / `--n-cpu-moe` solvers and `llama-server` lines.
+//! `tensors.rs`: the tensors by llama.cpp name; `devices.rs`: the split
+//! over GPUs and the tensor overrides (`-ot`, `--cpu-moe`, `--n-cpu-moe`);
+//! `pattern.rs`: the `-ot` pattern matcher; `fixes.rs`: the `-ngl` /
+//! `--n-cpu-moe` solvers and `llama-server` lines.
 
 mod cache;
-mod experts;
+mod devices;
 mod fixes;
+mod pattern;
+mod tensors;
 
 pub use cache::{CacheType, UnknownCacheType};
+pub use devices::{Buffer, MAX_OVERRIDE_TEXT, MAX_SPLIT, SplitMode, TensorOverrides, TensorSplit};
 pub use fixes::{COMMANDS, max_gpu_layers, min_cpu_moe, server_command, with_cpu_moe};
+pub use pattern::Pattern;
 
 use serde::{Deserialize, Serialize};
 
@@ -24,9 +30,7 @@ use super::{EngineTerms, EngineWarnings, Plan, Scenario};
 use crate::arch::TextModel;
 use crate::explain::{Basis, Term, thousands};
 use crate::kv::LayerKv;
-use crate::plan::{
-    CUDA_CONTEXT_BYTES, GpuBudget, GpuPeak, MAX_CONCURRENCY, Placement, Search, Verdict, largest, split,
-};
+use crate::plan::{CUDA_CONTEXT_BYTES, GpuBudget, GpuPeak, MAX_CONCURRENCY, Placement, Search, Verdict, largest};
 use crate::state::StateRules;
 use crate::units::{MIB, UnitSystem, format_bytes, mib_2dp};
 
@@ -77,6 +81,26 @@ pub struct Options {
     /// `--swa-full`: sliding-window layers keep the whole context.
     #[serde(default)]
     pub swa_full: bool,
+    /// `-ot/--override-tensor PATTERN=BUFFER,…`: tensors whose name a
+    /// pattern matches go to that buffer (the first matching rule wins).
+    #[serde(default)]
+    pub tensor_overrides: TensorOverrides,
+    /// `-ts/--tensor-split`: a proportion of the offloaded layers per GPU
+    /// (none: by each GPU's free memory).
+    #[serde(default)]
+    pub tensor_split: TensorSplit,
+    /// `-sm/--split-mode`.
+    #[serde(default)]
+    pub split_mode: SplitMode,
+    /// `-mg/--main-gpu`: the GPU `--split-mode none` uses.
+    #[serde(default)]
+    pub main_gpu: u16,
+    /// `--mmproj`: the model's multimodal projector is loaded too.
+    #[serde(default)]
+    pub mmproj: bool,
+    /// `--no-mmproj-offload`: the projector stays on the CPU.
+    #[serde(default)]
+    pub no_mmproj_offload: bool,
 }
 
 impl Default for Options {
@@ -93,6 +117,12 @@ impl Default for Options {
             no_kv_offload: false,
             kv_unified: false,
             swa_full: false,
+            tensor_overrides: TensorOverrides::default(),
+            tensor_split: TensorSplit::default(),
+            split_mode: SplitMode::Layer,
+            main_gpu: 0,
+            mmproj: false,
+            no_mmproj_offload: false,
         }
     }
 }
@@ -105,12 +135,27 @@ pub struct Report {
     pub n_gpu_layers: u64,
     pub layers_on_gpu: u64,
     pub output_on_gpu: bool,
+    /// The GPU that holds the output layer, when one does.
+    pub output_gpu: Option<usize>,
+    /// Repeating layers per GPU.
+    pub gpu_layers: Vec<u64>,
+    /// Each GPU's model buffer: the tensors placed there (`CUDA<g> model
+    /// buffer size`).
+    pub gpu_weight_bytes: Vec<u64>,
     /// Weights left in system memory (token embedding, CPU layers and the
     /// routed experts kept on the CPU): llama.cpp's `CPU_Mapped` buffer.
     pub cpu_weight_bytes: u64,
     /// The routed experts `--n-cpu-moe` / `--cpu-moe` keep on the CPU (part
     /// of `cpu_weight_bytes`).
     pub cpu_expert_bytes: u64,
+    /// Tensors an `-ot` rule moved off their layer's device (the first few)
+    /// and how many.
+    pub overridden_tensors: Vec<String>,
+    pub overridden_count: usize,
+    /// The `--mmproj` projector's weights and the GPU that holds them
+    /// (`None`: the CPU, or no projector).
+    pub mmproj_bytes: u64,
+    pub mmproj_gpu: Option<usize>,
     /// KV cache of the layers that stay on the CPU (every layer with
     /// `--no-kv-offload`).
     pub cpu_kv_bytes: u64,
@@ -190,10 +235,31 @@ pub(crate) fn too_many_stages(stages: u64, layers: u64) -> String {
     format!("llama.cpp splits whole layers over GPUs, so {} GPU(s) would hold none", stages - layers)
 }
 
-/// llama.cpp's checks of its knobs.
-pub(crate) fn check_knobs(o: Options, tp: u64) -> Result<(), String> {
+/// llama.cpp's checks of its knobs, on `gpus` GPUs.
+pub(crate) fn check_knobs(o: Options, tp: u64, gpus: usize) -> Result<(), String> {
     if tp > 1 {
         return Err("llama.cpp splits layers, not tensors: use several GPUs without --tp".into());
+    }
+    // src/llama.cpp: "invalid value for main_gpu" past the devices.
+    if usize::from(o.main_gpu) >= gpus {
+        return Err(format!("--main-gpu {} names a GPU the plan does not have ({gpus} GPU(s))", o.main_gpu));
+    }
+    if let Some((_, Buffer::Gpu(g))) =
+        o.tensor_overrides.rules().find(|(_, b)| matches!(b, Buffer::Gpu(g) if *g >= gpus))
+    {
+        // common/arg.cpp: "unknown buffer type" for a device that is not there.
+        return Err(format!("an -ot rule names GPU {g}, which the plan does not have ({gpus} GPU(s))"));
+    }
+    // src/llama.cpp: `--split-mode none` keeps only the main GPU's device, so
+    // no other GPU's buffer type exists for an `-ot` rule to name.
+    if o.split_mode == SplitMode::None
+        && let Some((_, Buffer::Gpu(g))) =
+            o.tensor_overrides.rules().find(|(_, b)| matches!(b, Buffer::Gpu(g) if *g != usize::from(o.main_gpu)))
+    {
+        return Err(format!("with --split-mode none only GPU {} is used: an -ot rule names GPU {g}", o.main_gpu));
+    }
+    if o.tensor_split.is_set() && o.tensor_split.ratios().iter().take(gpus).all(|&r| r == 0.0) {
+        return Err(format!("--tensor-split {} gives the plan's {gpus} GPU(s) nothing", o.tensor_split.text()));
     }
     if o.parallel.is_some_and(|n| n == 0 || n > 4096) {
         return Err("parallel must be between 1 and 4096".into());
@@ -204,30 +270,59 @@ pub(crate) fn check_knobs(o: Options, tp: u64) -> Result<(), String> {
     Ok(())
 }
 
-/// `-ngl` offloads the last layers; `--split-mode layer` spreads them over
-/// the GPUs by memory; the token embedding stays on the CPU.
+/// `-ngl` offloads the last layers; they are split over the GPUs as
+/// llama.cpp's `load_tensors` does (`devices.rs`); the token embedding
+/// stays on the CPU.
 pub(crate) fn place(p: &Plan, o: Options) -> Placement {
-    let n = p.kv_layers.len();
     let (offloaded, output) = gpu_layers(p, o);
-    let start = n - offloaded as usize;
-    let cells = cells(p, o, n_ctx(p, o), slots(p, o));
-    let kv = kv_layers(p, o);
-    let experts = experts::per_layer(p);
-    let costs: Vec<u64> = (start..n)
-        .map(|i| {
-            let cache = if o.no_kv_offload { 0 } else { cells.bytes(&kv[i..=i]) };
-            let weights = p.weights.per_layer[i].saturating_sub(experts::on_cpu(&experts, i..i + 1, o.n_cpu_moe));
-            weights.saturating_add(cache)
-        })
-        .collect();
-    let stages = p.scenario.stages();
-    let mut fixed = vec![CUDA_CONTEXT_BYTES; stages];
-    if output {
-        fixed[stages - 1] = fixed[stages - 1].saturating_add(p.weights.last);
-    }
-    let caps: Vec<u64> = p.scenario.gpus.iter().map(|g| g.capacity_bytes).collect();
-    let ranges = split::balance(&costs, &fixed, &caps).into_iter().map(|r| r.start + start..r.end + start).collect();
+    let a = devices::assign(p, &o, offloaded as usize, output);
+    let ranges = (0..p.scenario.gpus.len()).map(|g| a.range(g)).collect();
     Placement { ranges, first_on_gpu: false, last_on_gpu: output }
+}
+
+/// Where llama.cpp puts every tensor, computed once per plan.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Devices {
+    assignment: devices::Assignment,
+    weights: devices::Weights,
+    /// The `--mmproj` projector's bytes and its GPU (`None`: the CPU).
+    mmproj_bytes: u64,
+    mmproj_gpu: Option<usize>,
+    /// The GPUs llama.cpp uses (`--split-mode none`: the main GPU alone).
+    used: Vec<bool>,
+}
+
+pub(crate) fn devices(p: &Plan, o: Options) -> Devices {
+    let (offloaded, output) = gpu_layers(p, o);
+    let assignment = devices::assign(p, &o, offloaded as usize, output);
+    let splits = devices::splits(p, &o);
+    let weights = devices::weights(&tensors::pieces(p), &assignment, &o, &splits);
+    let gpus = p.scenario.gpus.len();
+    let used = (0..gpus).map(|g| o.split_mode != SplitMode::None || g == usize::from(o.main_gpu)).collect();
+    // tools/mtmd/clip.cpp: the projector takes the first GPU
+    // (`ggml_backend_init_by_type(GPU)`, common/arg.cpp leaves
+    // `mmproj_device` unset) unless --no-mmproj-offload keeps it on the CPU.
+    let mmproj_gpu = (o.mmproj && !o.no_mmproj_offload && gpus > 0).then_some(0);
+    let mmproj_bytes = if o.mmproj { tensors::multimodal_bytes(p) } else { 0 };
+    Devices { assignment, weights, mmproj_bytes, mmproj_gpu, used }
+}
+
+impl Devices {
+    /// The model buffer of GPU `g`: the tensors placed there (and the
+    /// projector on its GPU).
+    fn gpu_weights(&self, g: usize) -> u64 {
+        let mmproj = if self.mmproj_gpu == Some(g) { self.mmproj_bytes } else { 0 };
+        self.weights.gpu.get(g).copied().unwrap_or(0).saturating_add(mmproj)
+    }
+
+    fn cpu_weights(&self) -> u64 {
+        let mmproj = if self.mmproj_gpu.is_none() { self.mmproj_bytes } else { 0 };
+        self.weights.cpu.saturating_add(mmproj)
+    }
+
+    fn overhead(&self, g: usize) -> u64 {
+        if self.used.get(g).copied().unwrap_or(false) { CUDA_CONTEXT_BYTES } else { 0 }
+    }
 }
 
 /// The K and V storage: `-ctk` (default: the scenario's KV dtype) and
@@ -286,68 +381,74 @@ fn host_compute(p: &Plan, o: Options, kv: &[LayerKv], cells: cache::Cells) -> u6
     .saturating_add(3 * 4 * ub)
 }
 
-fn gpu_parts(p: &Plan, o: Options, g: usize, ctx: u64, slots: u64) -> GpuBudget {
-    let stage = p.stage(g);
-    let range = p.stage_range(stage);
+fn gpu_parts(p: &Plan, o: Options, d: &Devices, g: usize, ctx: u64, slots: u64) -> GpuBudget {
+    let range = d.assignment.range(g);
     let cells = cells(p, o, ctx, slots);
     let kv = if o.no_kv_offload { 0 } else { cells.bytes(kv_layers(p, o).get(range.clone()).unwrap_or(&[])) };
-    let cpu_experts = experts::on_cpu(&experts::per_layer(p), range.clone(), o.n_cpu_moe);
-    let has_output = p.is_last_stage(stage);
+    let has_output = d.assignment.output == Some(g);
     let compute = if range.is_empty() && !has_output { 0 } else { compute_buffer(p, o, ctx, has_output) };
     // `llama_memory_recurrent`: one state cell per sequence slot
     // (`mem_size = max(1, n_seq_max)`), allocated at start-up.
-    let state = if o.no_kv_offload { 0 } else { p.stage_state(stage).saturating_mul(slots.max(1)) };
+    let state = if o.no_kv_offload {
+        0
+    } else {
+        crate::state::sequence_bytes(p.state_layers.get(range).unwrap_or(&[])).saturating_mul(slots.max(1))
+    };
     GpuBudget {
-        weight_bytes: p.stage_weights(stage).saturating_sub(cpu_experts),
+        weight_bytes: d.gpu_weights(g),
         kv_cache_bytes: kv,
         state_bytes: state,
         activation_bytes: compute,
-        overhead_bytes: CUDA_CONTEXT_BYTES,
+        overhead_bytes: d.overhead(g),
     }
 }
 
-pub(crate) fn parts(p: &Plan, o: Options, g: usize, batch: u64) -> GpuBudget {
+pub(crate) fn parts(p: &Plan, o: Options, d: &Devices, g: usize, batch: u64) -> GpuBudget {
     let s = slots(p, o).max(batch);
     let ctx = context(p, o, s);
-    gpu_parts(p, o, g, ctx, s)
+    gpu_parts(p, o, d, g, ctx, s)
 }
 
-pub(super) fn overflow(p: &Plan, o: Options, ctx: u64, slots: u64) -> Option<(usize, u64)> {
+pub(super) fn overflow(p: &Plan, o: Options, d: &Devices, ctx: u64, slots: u64) -> Option<(usize, u64)> {
     (0..p.scenario.gpus.len()).find_map(|g| {
-        let total = gpu_parts(p, o, g, ctx, slots).total_bytes();
+        let total = gpu_parts(p, o, d, g, ctx, slots).total_bytes();
         let cap = p.scenario.gpus[g].capacity_bytes;
         (total > cap).then(|| (g, total - cap))
     })
 }
 
-pub(crate) fn fits(p: &Plan, o: Options, seq: u64, batch: u64) -> bool {
-    overflow(p, o, seq.saturating_mul(batch).max(1), batch.max(1)).is_none()
+pub(crate) fn fits(p: &Plan, o: Options, d: &Devices, seq: u64, batch: u64) -> bool {
+    overflow(p, o, d, seq.saturating_mul(batch).max(1), batch.max(1)).is_none()
 }
 
-/// `DoesNotFitAtLoad` when a GPU cannot hold its weights (less the routed
-/// experts kept on the CPU) and its context.
-pub(super) fn load_verdict(p: &Plan, o: Options) -> Option<Verdict> {
-    let experts = experts::per_layer(p);
+/// `DoesNotFitAtLoad` when a GPU cannot hold the tensors placed on it and
+/// its context.
+pub(super) fn load_verdict(p: &Plan, d: &Devices) -> Option<Verdict> {
     (0..p.scenario.gpus.len()).find_map(|g| {
-        let stage = p.stage(g);
-        let cpu = experts::on_cpu(&experts, p.stage_range(stage), o.n_cpu_moe);
-        let fixed = p.stage_weights(stage).saturating_sub(cpu).saturating_add(p.base_overhead());
+        let fixed = d.gpu_weights(g).saturating_add(d.overhead(g));
         let cap = p.scenario.gpus[g].capacity_bytes;
         (fixed > cap).then(|| Verdict::DoesNotFitAtLoad { gpu: g, shortfall_bytes: fixed - cap })
     })
 }
 
-pub(crate) fn verdict(p: &Plan, o: Options, search: Search) -> Verdict {
-    if let Some(v) = load_verdict(p, o) {
+/// Whether the plan loads: every GPU holds its tensors, context, KV cache
+/// and compute buffers (all allocated at start-up).
+pub(super) fn loads(p: &Plan, o: Options) -> bool {
+    let d = devices(p, o);
+    load_verdict(p, &d).is_none() && overflow(p, o, &d, n_ctx(p, o), slots(p, o)).is_none()
+}
+
+pub(crate) fn verdict(p: &Plan, o: Options, d: &Devices, search: Search) -> Verdict {
+    if let Some(v) = load_verdict(p, d) {
         return v;
     }
-    if let Some((gpu, shortfall_bytes)) = overflow(p, o, n_ctx(p, o), slots(p, o)) {
+    if let Some((gpu, shortfall_bytes)) = overflow(p, o, d, n_ctx(p, o), slots(p, o)) {
         // Context and compute buffers are allocated at start-up too.
         return Verdict::DoesNotFitAtLoad { gpu, shortfall_bytes };
     }
     let per_slot = n_ctx(p, o) / slots(p, o);
     Verdict::Fits {
-        max_concurrency: search.answer(slots(p, o), || largest(MAX_CONCURRENCY, |k| fits(p, o, per_slot, k))),
+        max_concurrency: search.answer(slots(p, o), || largest(MAX_CONCURRENCY, |k| fits(p, o, d, per_slot, k))),
     }
 }
 
@@ -361,23 +462,21 @@ impl Report {
     }
 }
 
-pub(crate) fn report(p: &Plan, o: Options) -> Report {
+pub(crate) fn report(p: &Plan, o: Options, d: &Devices) -> Report {
     let ctx = n_ctx(p, o);
     let s = slots(p, o);
     let (offloaded, output) = gpu_layers(p, o);
-    let per_gpu: Vec<GpuBudget> = (0..p.scenario.gpus.len()).map(|g| gpu_parts(p, o, g, ctx, s)).collect();
-    // One GPU per stage (tp is 1 under llama.cpp).
-    let gpu_weights = per_gpu.iter().fold(0u64, |a, b| a.saturating_add(b.weight_bytes));
+    let gpus = p.scenario.gpus.len();
+    let per_gpu: Vec<GpuBudget> = (0..gpus).map(|g| gpu_parts(p, o, d, g, ctx, s)).collect();
     let n = p.kv_layers.len();
-    let first_gpu_layer = n - offloaded as usize;
-    let host_layers = if o.no_kv_offload { 0..n } else { 0..first_gpu_layer };
+    let on_host = |i: usize| o.no_kv_offload || d.assignment.layers.get(i).copied().flatten().is_none();
     let cells = cells(p, o, ctx, s);
     let kv = kv_layers(p, o);
-    let cpu_kv = cells.bytes(kv.get(host_layers.clone()).unwrap_or(&[]));
-    let cpu_state = crate::state::sequence_bytes(p.state_layers.get(host_layers).unwrap_or(&[])).saturating_mul(s);
-    let experts = experts::per_layer(p);
-    let cpu_experts = experts::on_cpu(&experts, first_gpu_layer..n, o.n_cpu_moe);
-    let cpu_weights = p.weights.per_rank.saturating_sub(gpu_weights);
+    let host_kv: Vec<LayerKv> = (0..n).filter(|&i| on_host(i)).map(|i| kv[i]).collect();
+    let cpu_kv = cells.bytes(&host_kv);
+    let host_state: Vec<_> = (0..n).filter(|&i| on_host(i)).filter_map(|i| p.state_layers.get(i).copied()).collect();
+    let cpu_state = crate::state::sequence_bytes(&host_state).saturating_mul(s);
+    let cpu_weights = d.cpu_weights();
     let host_compute = host_compute(p, o, &kv, cells);
     let t = types(p, o);
     let type_name = |c: Option<CacheType>| c.map_or_else(|| p.scenario.kv_dtype.id().to_owned(), |c| c.id().to_owned());
@@ -386,6 +485,28 @@ pub(crate) fn report(p: &Plan, o: Options) -> Report {
         .zip(&p.scenario.gpus)
         .all(|(parts, slot)| parts.total_bytes().saturating_add(FIT_MARGIN_BYTES) <= slot.capacity_bytes);
     let ngl = o.n_gpu_layers.unwrap_or(offloaded + 1);
+    // `{:.2}` of an f64 would bring the float formatter back into the page's
+    // first load: `mib_2dp` prints the same digits from the integer bytes.
+    let mut log_lines = vec![format!(
+        "offloaded {offloaded}/{} layers to GPU{}",
+        p.kv_layers.len(),
+        if output { " (and the output layer)" } else { "" }
+    )];
+    // load_tensors prints one model buffer per buffer type (CPU_Mapped for
+    // the mmap'd weights left on the host).
+    log_lines.push(format!("CPU_Mapped model buffer size = {} MiB", mib_2dp(cpu_weights)));
+    for (g, parts) in per_gpu.iter().enumerate().filter(|(g, _)| d.used[*g]) {
+        log_lines.push(format!("CUDA{g} model buffer size = {} MiB", mib_2dp(parts.weight_bytes)));
+    }
+    log_lines.push(format!("n_ctx = {}, n_ctx_seq = {}, n_seq_max = {s}", cells.n_ctx, cells.per_stream));
+    log_lines.push(format!(
+        "llama_kv_cache: size = {} MiB ({} cells, {} seqs), K ({}), V ({})",
+        mib_2dp(kv_total(&kv, cells)),
+        cells.of(None),
+        s,
+        type_name(t.k),
+        type_name(t.v)
+    ));
     Report {
         n_ctx: ctx,
         parallel: s,
@@ -393,8 +514,15 @@ pub(crate) fn report(p: &Plan, o: Options) -> Report {
         n_gpu_layers: ngl,
         layers_on_gpu: offloaded,
         output_on_gpu: output,
+        output_gpu: d.assignment.output,
+        gpu_layers: (0..gpus).map(|g| d.assignment.range(g).len() as u64).collect(),
+        gpu_weight_bytes: per_gpu.iter().map(|b| b.weight_bytes).collect(),
         cpu_weight_bytes: cpu_weights,
-        cpu_expert_bytes: cpu_experts,
+        cpu_expert_bytes: d.weights.cpu_experts,
+        overridden_tensors: d.weights.overridden.clone(),
+        overridden_count: d.weights.overridden_count,
+        mmproj_bytes: d.mmproj_bytes,
+        mmproj_gpu: d.mmproj_gpu,
         cpu_kv_bytes: cpu_kv,
         cpu_state_bytes: cpu_state,
         host_compute_bytes: host_compute,
@@ -405,22 +533,7 @@ pub(crate) fn report(p: &Plan, o: Options) -> Report {
         compute_buffer_bytes: per_gpu.iter().map(|x| x.activation_bytes).max().unwrap_or(0),
         fit_margin_bytes: FIT_MARGIN_BYTES,
         keeps_fit_margin: keeps_margin,
-        log_lines: vec![
-            format!(
-                "offloaded {offloaded}/{} layers to GPU{}",
-                p.kv_layers.len(),
-                if output { " (and the output layer)" } else { "" }
-            ),
-            format!("n_ctx = {}, n_ctx_seq = {}, n_seq_max = {s}", cells.n_ctx, cells.per_stream),
-            format!(
-                "llama_kv_cache: size = {} MiB ({} cells, {} seqs), K ({}), V ({})",
-                mib_2dp(kv_total(&kv, cells)),
-                cells.of(None),
-                s,
-                type_name(t.k),
-                type_name(t.v)
-            ),
-        ],
+        log_lines,
     }
 }
 
@@ -488,7 +601,26 @@ fn quantised_v_without_flash_attention(p: &Plan, o: Options) -> Option<String> {
 }
 
 pub(crate) fn warnings(p: &Plan, o: Options, per_gpu: &[GpuPeak]) -> EngineWarnings {
-    let setup = quantised_v_without_flash_attention(p, o).into_iter().collect();
+    let mut setup: Vec<String> = quantised_v_without_flash_attention(p, o).into_iter().collect();
+    if !o.tensor_overrides.is_empty() && o.tensor_overrides.rules().count() > 0 {
+        let d = devices(p, o);
+        if d.weights.overridden_count == 0 {
+            setup.push(format!(
+                "no tensor of this model matches the -ot rules `{}`: llama.cpp loads it as without them",
+                o.tensor_overrides.as_str()
+            ));
+        }
+    }
+    // common/fit.cpp: `--fit` aborts ("tensor_buft_overrides already set by
+    // user") and only warns, so the load then runs out of memory
+    // (llama.cpp#27872).
+    if !o.tensor_overrides.is_empty() && per_gpu.iter().any(|g| !g.fits) {
+        setup.push(
+            "with -ot set, llama.cpp's --fit leaves -ngl and -c as they are (\"tensor_buft_overrides already set by \
+             user\"): this plan fails to load instead of being fitted"
+                .into(),
+        );
+    }
     let mut fit = Vec::new();
     if per_gpu.iter().any(|g| g.fits && g.free_bytes < FIT_MARGIN_BYTES) {
         fit.push(format!(

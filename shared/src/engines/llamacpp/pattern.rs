@@ -1,0 +1,386 @@
+//! The tensor-name patterns of `-ot/--override-tensor`: llama.cpp compiles
+//! each with `std::regex` (ECMAScript grammar, case-sensitive) and tests it
+//! with `std::regex_search` against the tensor's name
+//! (src/llama-model-loader.cpp, llama.cpp as vendored by llama-cpp-python
+//! 0.3.36): a match anywhere in the name counts.
+//!
+//! A small backtracking matcher instead of the `regex` crate: `shared` is in
+//! the page's first load, and these patterns only ever meet tensor names of
+//! a few dozen ASCII bytes. It takes the ECMAScript syntax people write in
+//! `-ot` (literals and `\.`, `.`, `[…]` classes with ranges and `^`, `\d \w
+//! \s` and their negations, groups `(…)` and `(?:…)`, `|`, the greedy and
+//! lazy quantifiers `* + ? {n} {n,} {n,m}`, the anchors `^ $`); what it does
+//! not take (back-references, look-around, `\b`) is refused with the reason,
+//! never matched differently from llama.cpp.
+
+/// A compiled pattern.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Pattern {
+    alternatives: Vec<Vec<Node>>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Node {
+    Byte(u8),
+    /// `.`: any character but a line terminator (ECMAScript).
+    Any,
+    Class(Class),
+    Start,
+    End,
+    Group(Vec<Vec<Node>>),
+    Repeat {
+        node: Box<Node>,
+        min: u32,
+        max: Option<u32>,
+        lazy: bool,
+    },
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Class {
+    negated: bool,
+    items: Vec<Item>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Item {
+    Range(u8, u8),
+    /// `\d`, `\w`, `\s` (`true`) or `\D`, `\W`, `\S` (`false`).
+    Digit(bool),
+    Word(bool),
+    Space(bool),
+}
+
+fn is_word(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || b == b'_'
+}
+
+fn is_space(b: u8) -> bool {
+    matches!(b, b' ' | b'\t' | b'\n' | b'\r' | 0x0b | 0x0c)
+}
+
+impl Item {
+    fn matches(self, b: u8) -> bool {
+        match self {
+            Self::Range(lo, hi) => (lo..=hi).contains(&b),
+            Self::Digit(yes) => b.is_ascii_digit() == yes,
+            Self::Word(yes) => is_word(b) == yes,
+            Self::Space(yes) => is_space(b) == yes,
+        }
+    }
+}
+
+impl Class {
+    fn matches(&self, b: u8) -> bool {
+        self.items.iter().any(|i| i.matches(b)) != self.negated
+    }
+}
+
+/// The most repetitions a `{n,m}` bound may name.
+const MAX_BOUND: u32 = 1000;
+
+/// What the pattern does wrong, and at which byte.
+type Fail = (&'static str, usize);
+
+struct Parser<'a> {
+    s: &'a [u8],
+    i: usize,
+}
+
+impl Parser<'_> {
+    fn peek(&self) -> Option<u8> {
+        self.s.get(self.i).copied()
+    }
+
+    fn eat(&mut self, b: u8) -> bool {
+        let yes = self.peek() == Some(b);
+        self.i += usize::from(yes);
+        yes
+    }
+
+    fn alternatives(&mut self, depth: u32) -> Result<Vec<Vec<Node>>, Fail> {
+        if depth > 32 {
+            return Err(("nests groups more than 32 deep", self.i));
+        }
+        let mut alts = vec![self.sequence(depth)?];
+        while self.eat(b'|') {
+            alts.push(self.sequence(depth)?);
+        }
+        Ok(alts)
+    }
+
+    fn sequence(&mut self, depth: u32) -> Result<Vec<Node>, Fail> {
+        let mut out = Vec::new();
+        while let Some(b) = self.peek() {
+            if b == b'|' || b == b')' {
+                break;
+            }
+            let atom = self.atom(depth)?;
+            out.push(self.quantified(atom)?);
+        }
+        Ok(out)
+    }
+
+    fn atom(&mut self, depth: u32) -> Result<Node, Fail> {
+        let at = self.i;
+        let b = self.peek().ok_or(("ends too soon", self.i))?;
+        self.i += 1;
+        Ok(match b {
+            b'.' => Node::Any,
+            b'^' => Node::Start,
+            b'$' => Node::End,
+            b'(' => {
+                if self.eat(b'?') && !self.eat(b':') {
+                    return Err(("uses a look-around or named group, which is not supported", at));
+                }
+                let alts = self.alternatives(depth + 1)?;
+                if !self.eat(b')') {
+                    return Err(("opens a group that is never closed", at));
+                }
+                Node::Group(alts)
+            }
+            b')' => return Err(("closes a group that was never opened", at)),
+            b'[' => Node::Class(self.class()?),
+            b'\\' => match self.escape(false)? {
+                Item::Range(lo, _) => Node::Byte(lo),
+                item => Node::Class(Class { negated: false, items: vec![item] }),
+            },
+            b'*' | b'+' | b'?' => return Err(("has nothing to repeat before a quantifier", at)),
+            b'{' if self.bound(at).is_some() => return Err(("has nothing to repeat before a quantifier", at)),
+            b => Node::Byte(b),
+        })
+    }
+
+    /// What follows a `\`: a class shorthand or one literal byte.
+    fn escape(&mut self, in_class: bool) -> Result<Item, Fail> {
+        let at = self.i;
+        let b = self.peek().ok_or(("ends with a lone `\\`", at))?;
+        self.i += 1;
+        Ok(match b {
+            b'd' => Item::Digit(true),
+            b'D' => Item::Digit(false),
+            b'w' => Item::Word(true),
+            b'W' => Item::Word(false),
+            b's' => Item::Space(true),
+            b'S' => Item::Space(false),
+            b't' => Item::Range(b'\t', b'\t'),
+            b'n' => Item::Range(b'\n', b'\n'),
+            b'r' => Item::Range(b'\r', b'\r'),
+            b'1'..=b'9' => return Err(("uses a back-reference, which is not supported", at)),
+            b'b' | b'B' if !in_class => {
+                return Err(("uses a word boundary, which is not supported", at));
+            }
+            b'b' => Item::Range(8, 8),
+            b if b.is_ascii_alphanumeric() && !matches!(b, b'0') => {
+                return Err(("uses an escape that is not supported", at));
+            }
+            b'0' => Item::Range(0, 0),
+            b => Item::Range(b, b),
+        })
+    }
+
+    fn class(&mut self) -> Result<Class, Fail> {
+        let start = self.i;
+        let negated = self.eat(b'^');
+        let mut items = Vec::new();
+        loop {
+            let b = self.peek().ok_or(("opens a class that is never closed", start - 1))?;
+            self.i += 1;
+            if b == b']' {
+                break;
+            }
+            let item = if b == b'\\' { self.escape(true)? } else { Item::Range(b, b) };
+            // A range `a-z` (a `-` first, last or beside a shorthand is literal).
+            if let Item::Range(lo, _) = item
+                && self.peek() == Some(b'-')
+                && self.s.get(self.i + 1).is_some_and(|&n| n != b']')
+            {
+                self.i += 1;
+                let hb = self.peek().ok_or(("ends inside a class", self.i))?;
+                self.i += 1;
+                let hi = if hb == b'\\' { self.escape(true)? } else { Item::Range(hb, hb) };
+                let Item::Range(hi, _) = hi else { return Err(("has a class range that ends in a shorthand", self.i)) };
+                if hi < lo {
+                    return Err(("has a class range out of order", self.i));
+                }
+                items.push(Item::Range(lo, hi));
+            } else {
+                items.push(item);
+            }
+        }
+        Ok(Class { negated, items })
+    }
+
+    /// `{n}`, `{n,}`, `{n,m}` opening at `at`, with its length.
+    fn bound(&self, at: usize) -> Option<(u32, Option<u32>, usize)> {
+        let rest = self.s.get(at + 1..)?;
+        let close = rest.iter().position(|&b| b == b'}')?;
+        let body = std::str::from_utf8(&rest[..close]).ok()?;
+        let number =
+            |t: &str| (!t.is_empty() && t.bytes().all(|b| b.is_ascii_digit())).then(|| t.parse::<u32>().ok())?;
+        let (min, max) = match body.split_once(',') {
+            None => {
+                let n = number(body)?;
+                (n, Some(n))
+            }
+            Some((lo, "")) => (number(lo)?, None),
+            Some((lo, hi)) => (number(lo)?, Some(number(hi)?)),
+        };
+        Some((min, max, close + 2))
+    }
+
+    fn quantified(&mut self, atom: Node) -> Result<Node, Fail> {
+        let at = self.i;
+        let (min, max) = match self.peek() {
+            Some(b'*') => (0, None),
+            Some(b'+') => (1, None),
+            Some(b'?') => (0, Some(1)),
+            Some(b'{') => match self.bound(at) {
+                Some((min, max, len)) => {
+                    if max.is_some_and(|m| m < min) || min > MAX_BOUND || max.is_some_and(|m| m > MAX_BOUND) {
+                        return Err(("has a bound out of order or above 1000", at));
+                    }
+                    self.i += len - 1;
+                    (min, max)
+                }
+                None => return Ok(atom),
+            },
+            _ => return Ok(atom),
+        };
+        self.i += 1;
+        if matches!(atom, Node::Start | Node::End) {
+            return Err(("repeats an anchor", at));
+        }
+        let lazy = self.eat(b'?');
+        if matches!(self.peek(), Some(b'*' | b'+' | b'?')) {
+            return Err(("repeats a quantifier", self.i));
+        }
+        Ok(Node::Repeat { node: Box::new(atom), min, max, lazy })
+    }
+}
+
+type Next<'k> = &'k mut dyn FnMut(usize) -> bool;
+
+fn sequence(nodes: &[Node], s: &[u8], i: usize, k: Next) -> bool {
+    match nodes.split_first() {
+        None => k(i),
+        Some((first, rest)) => one(first, s, i, &mut |j| sequence(rest, s, j, k)),
+    }
+}
+
+fn one(n: &Node, s: &[u8], i: usize, k: Next) -> bool {
+    match n {
+        Node::Byte(b) => s.get(i) == Some(b) && k(i + 1),
+        Node::Any => s.get(i).is_some_and(|&b| b != b'\n' && b != b'\r') && k(i + 1),
+        Node::Class(c) => s.get(i).is_some_and(|&b| c.matches(b)) && k(i + 1),
+        Node::Start => i == 0 && k(i),
+        Node::End => i == s.len() && k(i),
+        Node::Group(alts) => alts.iter().any(|a| sequence(a, s, i, k)),
+        Node::Repeat { node, min, max, lazy } => repeat(node, (*min, *max, *lazy), s, i, 0, k),
+    }
+}
+
+fn repeat(node: &Node, q: (u32, Option<u32>, bool), s: &[u8], i: usize, count: u32, k: Next) -> bool {
+    let (min, max, lazy) = q;
+    let can_more = max.is_none_or(|m| count < m);
+    // One more repetition; an empty one only while the minimum is not met
+    // (ECMAScript stops a loop whose body matched nothing).
+    let more =
+        |k: Next| can_more && one(node, s, i, &mut |j| (j != i || count < min) && repeat(node, q, s, j, count + 1, k));
+    if count < min {
+        return more(k);
+    }
+    // Greedy: more first, then stop; lazy: stop first, then more.
+    if !lazy && more(k) {
+        return true;
+    }
+    k(i) || (lazy && more(k))
+}
+
+impl Pattern {
+    /// Compiles `pattern`; `Err` names what llama.cpp's syntax (or this
+    /// matcher) does not take.
+    pub fn new(pattern: &str) -> Result<Self, String> {
+        let mut p = Parser { s: pattern.as_bytes(), i: 0 };
+        let alternatives = p.alternatives(0).map_err(|(why, at)| format!("{why} (at byte {at})"))?;
+        if p.i < p.s.len() {
+            return Err(format!("closes a group that was never opened (at byte {})", p.i));
+        }
+        Ok(Self { alternatives })
+    }
+
+    /// `std::regex_search`: whether the pattern matches anywhere in `name`.
+    pub fn is_match(&self, name: &str) -> bool {
+        let s = name.as_bytes();
+        (0..=s.len()).any(|start| self.alternatives.iter().any(|a| sequence(a, s, start, &mut |_| true)))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Pattern;
+
+    fn m(p: &str, name: &str) -> bool {
+        Pattern::new(p).unwrap_or_else(|e| panic!("{p}: {e}")).is_match(name)
+    }
+
+    /// `std::regex_search` semantics, as ECMAScript defines them.
+    #[test]
+    fn searches_anywhere_with_ecmascript_syntax() {
+        // A match anywhere in the name; `.` is any character.
+        assert!(m("exps", "blk.3.ffn_up_exps.weight"));
+        assert!(m("ffn_.*_exps", "blk.3.ffn_gate_exps.weight"));
+        assert!(!m("exps", "blk.3.ffn_up_shexp.weight"));
+        // common/common.h LLM_FFN_EXPS_REGEX and llm_add_n_cpu_ffn_overrides.
+        let exps = r"\.ffn_(up|down|gate|gate_up)_(ch|)exps";
+        for n in ["blk.0.ffn_up_exps.weight", "blk.9.ffn_gate_up_exps.weight", "blk.1.ffn_down_chexps.weight"] {
+            assert!(m(exps, n), "{n}");
+        }
+        assert!(!m(exps, "blk.0.ffn_gate_inp.weight"));
+        assert!(m(r"blk\.1\.ffn_(up|down|gate|gate_up)_(ch|)exps", "blk.1.ffn_up_exps.weight"));
+        // `\.` is a dot only; `blk\.1\.` does not match layer 11.
+        assert!(!m(r"blk\.1\.", "blk.11.attn_q.weight"));
+        assert!(m(r"blk.1.", "blkx1yattn"));
+        // Anchors, classes, ranges, negation, shorthands.
+        assert!(m(r"^blk\.[0-9]\.", "blk.7.attn_q.weight"));
+        assert!(!m(r"^blk\.[0-9]\.", "blk.17.attn_q.weight"));
+        assert!(m(r"blk\.(1[0-9]|2[0-3])\.ffn", "blk.23.ffn_up_exps.weight"));
+        assert!(!m(r"blk\.(1[0-9]|2[0-3])\.ffn", "blk.24.ffn_up_exps.weight"));
+        assert!(m(r"blk\.\d+\.attn_[^o]", "blk.4.attn_q.weight"));
+        assert!(!m(r"blk\.\d+\.attn_[^o]", "blk.4.attn_output.weight"));
+        assert!(m(r"weight$", "output.weight"));
+        assert!(!m(r"^weight", "output.weight"));
+        assert!(m(r"\w+_norm", "output_norm.weight"));
+        // Bounded, lazy and non-capturing repetition.
+        assert!(m(r"blk\.\d{2}\.", "blk.42.x"));
+        assert!(!m(r"^blk\.\d{2}\.", "blk.4.x"));
+        assert!(m(r"blk\.\d{1,2}?\.", "blk.42.x"));
+        assert!(m(r"(?:up|down)_exps", "blk.0.ffn_down_exps.weight"));
+        assert!(m(r"a{2,}", "xaax"));
+        assert!(!m(r"a{3,}", "xaax"));
+        // An empty pattern matches every name (an empty match at 0).
+        assert!(m("", "output.weight"));
+        // A nested star over an empty body ends.
+        assert!(m("(a*)*b", "aaab"));
+        assert!(!m("(a*)*c", "aaab"));
+    }
+
+    #[test]
+    fn refuses_what_it_cannot_match_as_llama_cpp_does() {
+        for (p, why) in [
+            (r"(a)\1", "back-reference"),
+            (r"(?=a)", "look-around"),
+            (r"\bblk", "word boundary"),
+            ("(blk", "never closed"),
+            ("blk)", "never opened"),
+            ("[a-", "class"),
+            ("*a", "nothing to repeat"),
+            ("a**", "repeats a quantifier"),
+            ("[z-a]", "out of order"),
+            (r"a{3,2}", "bound"),
+        ] {
+            let e = Pattern::new(p).err().unwrap_or_else(|| panic!("{p} compiled"));
+            assert!(e.contains(why), "{p}: {e}");
+        }
+    }
+}

@@ -1,0 +1,193 @@
+//! The tensors llama.cpp loads, by name: the GGUF header's own names when
+//! the plan loads the GGUF as stored, else llama.cpp's names for the tensor
+//! layout's groups (src/llama-arch.cpp `LLM_TENSOR_NAMES`, llama.cpp as
+//! vendored by llama-cpp-python 0.3.36), with bytes on the footing of the
+//! plan's weights so per-device sums add up to them.
+
+use crate::arch::{Role, TensorGroup, TensorLayout, params::Placement};
+use crate::plan::Plan;
+
+/// Where a tensor sits before any override: llama.cpp's input layer (kept
+/// on the CPU), a repeating layer, or the output layer
+/// (`LLM_TENSOR_LAYER_INPUT / REPEATING / OUTPUT`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Home {
+    Input,
+    Layer(usize),
+    Output,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Piece {
+    pub name: String,
+    pub home: Home,
+    pub role: Role,
+    pub bytes: u64,
+}
+
+/// The multimodal tower and projector: llama.cpp keeps them in the
+/// `--mmproj` file, never in the text model's GGUF.
+pub(crate) fn is_multimodal(role: Role) -> bool {
+    matches!(role, Role::VisionLinear | Role::VisionOther | Role::Projector | Role::Audio)
+}
+
+fn home(role: Role, layer: Option<u32>) -> Home {
+    let g = TensorGroup { role, layer, params: 0, in_features: 0 };
+    match TensorLayout::placement(&g) {
+        Placement::First => Home::Input,
+        Placement::Last => Home::Output,
+        Placement::Layer(l) => Home::Layer(l as usize),
+    }
+}
+
+/// llama.cpp's name stems for one group (two for a gated up projection,
+/// which the layout keeps as one group of gate and up together).
+fn stems(role: Role, gated: bool) -> &'static [&'static str] {
+    match role {
+        Role::Embedding => &["token_embd"],
+        Role::PositionEmbedding => &["position_embd"],
+        Role::EmbedProjection => &["token_embd_proj"],
+        Role::LmHead => &["output"],
+        Role::AttnQ => &["attn_q"],
+        Role::AttnK => &["attn_k"],
+        Role::AttnV => &["attn_v"],
+        Role::AttnO => &["attn_output"],
+        Role::AttnQkv => &["attn_qkv"],
+        Role::MlaDown => &["attn_kv_a_mqa"],
+        Role::MlaUp => &["attn_kv_b"],
+        Role::MlpUp if gated => &["ffn_gate", "ffn_up"],
+        Role::MlpUp => &["ffn_up"],
+        Role::MlpDown => &["ffn_down"],
+        Role::ExpertUp if gated => &["ffn_gate_exps", "ffn_up_exps"],
+        Role::ExpertUp => &["ffn_up_exps"],
+        Role::ExpertDown => &["ffn_down_exps"],
+        Role::SharedExpertUp if gated => &["ffn_gate_shexp", "ffn_up_shexp"],
+        Role::SharedExpertUp => &["ffn_up_shexp"],
+        Role::SharedExpertDown => &["ffn_down_shexp"],
+        Role::Router => &["ffn_gate_inp"],
+        Role::Norm => &["attn_norm"],
+        Role::Bias => &["attn_q"],
+        Role::Recurrent => &["ssm_in"],
+        Role::VisionLinear | Role::VisionOther => &["v"],
+        Role::Projector => &["mm"],
+        Role::Audio => &["a"],
+        Role::Mtp => &["nextn"],
+        Role::Other => &["other"],
+    }
+}
+
+fn name(stem: &str, role: Role, layer: Option<u32>) -> String {
+    let suffix = if role == Role::Bias { "bias" } else { "weight" };
+    match (layer, role) {
+        (Some(l), _) => format!("blk.{l}.{stem}.{suffix}"),
+        (None, Role::Norm) => "output_norm.weight".to_owned(),
+        (None, _) => format!("{stem}.{suffix}"),
+    }
+}
+
+/// Every text-model tensor llama.cpp loads, with its bytes: exact from a
+/// GGUF header (or a safetensors checkpoint's groups) when the plan loads
+/// the checkpoint as stored, else the format's estimate rescaled so each
+/// layer's pieces sum to the plan's bytes for it.
+pub(crate) fn pieces<E>(p: &Plan<'_, E>) -> Vec<Piece> {
+    let model = p.model;
+    let layers = p.weights.per_layer.len();
+    let as_stored = p.scenario.weights == model.default_format();
+    let keep = |role: Role, layer: Option<u32>| {
+        role != Role::Mtp && !is_multimodal(role) && layer.is_none_or(|l| (l as usize) < layers)
+    };
+    if let Some(c) = model.checkpoint.as_ref().filter(|_| as_stored) {
+        if !c.gguf_tensors.is_empty() {
+            return c
+                .gguf_tensors
+                .iter()
+                .filter(|t| keep(t.role, t.layer))
+                .map(|t| Piece { name: t.name.clone(), home: home(t.role, t.layer), role: t.role, bytes: t.bytes })
+                .collect();
+        }
+        let gated = model.arch.text.mlp_gated;
+        return c
+            .layout
+            .groups
+            .iter()
+            .filter(|g| keep(g.role, g.layer))
+            .flat_map(|g| split(g.role, g.layer, g.bytes, gated))
+            .collect();
+    }
+    let ctx = model.layout_context();
+    let gated = model.arch.text.mlp_gated;
+    // Every group the plan's weights count (the tower too, which sits with
+    // the input layer there), to rescale by; the tower is then left out.
+    let groups: Vec<(&TensorGroup, u64)> = model
+        .layout
+        .groups
+        .iter()
+        .filter(|g| g.role != Role::Mtp && g.layer.is_none_or(|l| (l as usize) < layers))
+        .map(|g| (g, p.scenario.weights.bpw(g, &ctx).bytes(g.params)))
+        .collect();
+    // The estimate per slot, to rescale onto the plan's bytes for it.
+    let slot = |h: Home| match h {
+        Home::Input => layers,
+        Home::Layer(l) => l,
+        Home::Output => layers + 1,
+    };
+    let mut estimated = vec![0u64; layers + 2];
+    for (g, b) in &groups {
+        let s = slot(home(g.role, g.layer));
+        estimated[s] = estimated[s].saturating_add(*b);
+    }
+    let planned = |s: usize| match s {
+        s if s < layers => p.weights.per_layer[s],
+        s if s == layers => p.weights.first,
+        _ => p.weights.last,
+    };
+    groups
+        .iter()
+        .filter(|(g, _)| !is_multimodal(g.role))
+        .flat_map(|(g, b)| {
+            let s = slot(home(g.role, g.layer));
+            let est = estimated[s];
+            let bytes = if est == 0 {
+                0
+            } else {
+                u64::try_from(u128::from(planned(s)) * u128::from(*b) / u128::from(est)).unwrap_or(u64::MAX)
+            };
+            split(g.role, g.layer, bytes, gated)
+        })
+        .collect()
+}
+
+/// One group as llama.cpp's tensors: a gated up projection is two tensors
+/// of the same shape (gate and up), so half each.
+fn split(role: Role, layer: Option<u32>, bytes: u64, gated: bool) -> Vec<Piece> {
+    let stems = stems(role, gated);
+    let parts = stems.len() as u64;
+    stems
+        .iter()
+        .enumerate()
+        .map(|(i, stem)| Piece {
+            name: name(stem, role, layer),
+            home: home(role, layer),
+            role,
+            // The first part takes the odd byte, so the parts sum to `bytes`.
+            bytes: bytes / parts + if i == 0 { bytes % parts } else { 0 },
+        })
+        .collect()
+}
+
+/// The multimodal projector's bytes on the plan's footing: the tower and
+/// projector groups of the layout (what an `--mmproj` GGUF holds).
+pub(crate) fn multimodal_bytes<E>(p: &Plan<'_, E>) -> u64 {
+    let model = p.model;
+    let as_stored = p.scenario.weights == model.default_format();
+    if let Some(c) = model.checkpoint.as_ref().filter(|_| as_stored) {
+        return c.layout.groups.iter().filter(|g| is_multimodal(g.role)).fold(0u64, |a, g| a.saturating_add(g.bytes));
+    }
+    let ctx = model.layout_context();
+    model
+        .layout
+        .groups
+        .iter()
+        .filter(|g| is_multimodal(g.role))
+        .fold(0u64, |a, g| a.saturating_add(p.scenario.weights.bpw(g, &ctx).bytes(g.params)))
+}
