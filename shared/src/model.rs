@@ -37,8 +37,9 @@ pub struct CheckpointWeights {
     pub gguf_tensors: Vec<NamedTensor>,
 }
 
-/// One tensor of a GGUF checkpoint, classified once where it is read.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// One tensor of a GGUF checkpoint, classified once where it is read (the
+/// reader bundle hands it to the page inside a `Model`, postcard-encoded).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct NamedTensor {
     pub name: String,
     pub role: crate::arch::Role,
