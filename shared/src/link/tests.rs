@@ -44,7 +44,9 @@ fn reads_engine_and_parallelism_keys() {
         gpu_count: 1,
         more_gpus: vec![GpuChoice::Catalog("rtx-4080".into())],
         tp: 2,
+        // A link without `v=` or `vllm=` means the 0.21 rules (`LinkVersion::vllm_latest`).
         engine: Engine::Vllm(vllm::Options {
+            version: vllm::Version::V0_21,
             gpu_memory_utilization: Some(0.9),
             max_model_len: Some(8192),
             ..Default::default()
@@ -59,7 +61,10 @@ fn reads_engine_and_parallelism_keys() {
     // A knob of another engine, a tp that does not divide the GPUs, a bad fraction.
     check(
         "?ngl=20&tp=3&e=vllm&gmu=1.5",
-        LinkState { engine: EngineKind::Vllm.with_defaults(), ..LinkState::default() },
+        LinkState {
+            engine: Engine::Vllm(vllm::Options { version: vllm::Version::V0_21, ..Default::default() }),
+            ..LinkState::default()
+        },
         3,
     );
     let llama = LinkState {
@@ -116,7 +121,7 @@ fn link_versions_from_elsewhere_read_with_a_notice() {
     let d = decode("?v=x&e=vllm");
     assert_eq!((d.version, d.notices.len()), (LinkVersion::V1, 1));
     let d = decode("?e=vllm&vllm=0.99");
-    assert!(d.notices[0].contains("0.21, v1, v0"), "{:?}", d.notices);
+    assert!(d.notices[0].contains("0.33, 0.21, 0.10, v1, v0"), "{:?}", d.notices);
 }
 
 #[test]

@@ -82,6 +82,13 @@ pub enum Figure {
     /// The attention block size a hybrid model was raised to (vLLM
     /// `Setting attention block size to N tokens`).
     AttentionBlock { tokens: u64 },
+    /// The `--kv-cache-memory` bytes vLLM suggests to fit the requested
+    /// memory without profiling (`Replace gpu_memory_utilization config with
+    /// --kv-cache-memory=N … to fit into requested memory`).
+    SuggestedKv { bytes: u64 },
+    /// The `max_model_len` `--max-model-len auto` chose (vLLM `Auto-fit
+    /// max_model_len: reduced from A to B`, or the model's own when it fits).
+    AutoMaxModelLen { tokens: u64 },
     /// SGLang's KV pool: tokens and the K and V bytes (MLA: all in `k_bytes`).
     KvPool { tokens: u64, k_bytes: u64, v_bytes: u64 },
     /// SGLang's `max_total_num_tokens`.
@@ -123,6 +130,10 @@ impl Figure {
                 hundredths % 100
             ),
             Figure::AttentionBlock { tokens } => format!("attention block raised to {tokens} tokens (hybrid model)"),
+            Figure::SuggestedKv { bytes } => {
+                format!("suggested --kv-cache-memory for the requested memory: {}", b(bytes))
+            }
+            Figure::AutoMaxModelLen { tokens } => format!("max_model_len chosen by auto-fit: {}", thousands(tokens)),
             Figure::KvPool { tokens, k_bytes, v_bytes } => format!(
                 "KV pool: {} tokens, {} (K {}, V {})",
                 thousands(tokens),
@@ -210,6 +221,10 @@ pub struct LoggedConfig {
     /// vLLM `max_seq_len`, SGLang `context_len`.
     pub max_model_len: Option<u64>,
     pub enforce_eager: Option<bool>,
+    /// vLLM `max_num_batched_tokens` (`Chunked prefill is enabled with
+    /// max_num_batched_tokens=N`, the non-default args) and `max_num_seqs`.
+    pub max_num_batched_tokens: Option<u64>,
+    pub max_num_seqs: Option<u64>,
     /// SGLang `mem_fraction_static` in thousandths.
     pub mem_fraction_static_permille: Option<u64>,
     /// llama.cpp `n_ctx`, `n_batch`, `n_ubatch`, `n_seq_max`.

@@ -242,3 +242,58 @@ fn an_engine_that_does_not_load_the_format_says_so_first() {
         shared::estimate::verdict_text(&estimate(&m, all[0].scenario.clone()), shared::units::UnitSystem::Binary);
     assert!(text.starts_with("Fits"), "{text}");
 }
+
+/// A pinned start and `--max-model-len auto` from the same pool: Llama-3.1-8B
+/// at its own 131,072 tokens does not start on 24 GiB; vLLM's error names the
+/// longest request the memory holds (0.11+), `auto` chooses exactly it
+/// (0.21+), and `--kv-cache-memory` of the blocks times the block starts
+/// the same pool without profiling.
+#[test]
+fn vllm_pinned_start_and_auto_max_model_len_agree_with_the_pool() {
+    let m = model("llama-3.1-8b");
+    let s = |max_model_len| Scenario {
+        gpus: vec![GpuSlot::custom("24 GiB", 24 * GIB)],
+        engine: Engine::Vllm(vllm::Options { version: vllm::Version::V0_33, max_model_len, ..Default::default() }),
+        ..Scenario::default()
+    };
+    let (r, verdict) = vllm_report(s(None), &m);
+    let auto = r.auto_max_model_len.unwrap_or_else(|| panic!("no auto-fit: {r:?}"));
+    assert!(auto < 131_072, "{auto}");
+    let error = r.startup_error.clone().unwrap_or_default();
+    assert!(error.contains(&format!("the estimated maximum model length is {auto}.")), "{error}");
+    let Verdict::EngineRefuses { largest_context, .. } = verdict else { panic!("{verdict:?}") };
+    assert_eq!(largest_context, auto);
+    // auto starts; one token more does not.
+    let (at, _) = vllm_report(s(Some(auto)), &m);
+    assert_eq!(at.startup_error, None);
+    assert!(vllm_report(s(Some(auto + 1)), &m).0.startup_error.is_some());
+    let pinned = r.pinned_kv_cache_memory_bytes.unwrap_or_else(|| panic!("no pinned bytes"));
+    let block = r.per_gpu[0].block_bytes;
+    assert_eq!((pinned / block, pinned % block), (r.num_gpu_blocks, 0));
+    assert!(r.log_lines.iter().any(|l| l.contains(&format!("--kv-cache-memory={pinned}")) && l.contains("vllm#56698")));
+    // The frozen V1 rules name neither.
+    let v1 = Scenario {
+        engine: Engine::Vllm(vllm::Options { version: vllm::Version::V1, ..Default::default() }),
+        ..s(None)
+    };
+    let (r1, _) = vllm_report(v1, &m);
+    assert_eq!((r1.auto_max_model_len, r1.pinned_kv_cache_memory_bytes), (None, None));
+    assert!(!r1.startup_error.unwrap_or_default().contains("estimated maximum model length"));
+}
+
+#[test]
+fn vllm_releases_map_to_their_rules() {
+    use vllm::Version;
+    let cases = [
+        ("0.6.5", Version::V0),
+        ("0.8.5.dev169+gce17db808.d20250423", Version::V1),
+        ("0.10.1.1", Version::V0_10),
+        ("0.20.2", Version::V0_10),
+        ("0.21.0", Version::V0_33),
+        ("v0.27.2rc1.dev77+gac7509e2b", Version::V0_33),
+    ];
+    for (release, want) in cases {
+        assert_eq!(Version::for_release(release), Some(want), "{release}");
+    }
+    assert_eq!(Version::for_release("main"), None);
+}

@@ -21,13 +21,25 @@ pub(crate) fn terms(p: &Plan, r: &Report, kv_demand_bytes: u64) -> EngineTerms {
         format_bytes(kv_demand_bytes, UnitSystem::Binary),
         demand(p)
     );
+    let sampler = if r.version.profile_peak_is_larger_half() {
+        format!(
+            "or, if larger, the sampler run after it: logits of {} sequences over the whole vocabulary {} in the model dtype, \
+             their fp32 copy, FlashInfer's top-k-masked fp32 copy and fp32 probabilities (vLLM's profile_run, sampler.py)",
+            thousands(r.max_num_seqs.min(r.max_num_batched_tokens)),
+            thousands(t.vocab_size)
+        )
+    } else {
+        format!(
+            "plus fp32 logits and probabilities of {} sequences",
+            thousands(r.max_num_seqs.min(r.max_num_batched_tokens))
+        )
+    };
     let activations = format!(
-        "vLLM profile run: a dummy batch of {} tokens × 3 × (hidden {} + intermediate {}) × {} bytes (fitted to vLLM's RTX 3090 logs), plus fp32 logits and probabilities of {} sequences",
+        "vLLM profile run: a dummy batch of {} tokens × 3 × (hidden {} + intermediate {}) × {} bytes (fitted to vLLM's RTX 3090 logs), {sampler}",
         thousands(r.max_num_batched_tokens),
         t.hidden_size,
         t.intermediate_size,
         p.bytes_per_element(),
-        thousands(r.max_num_seqs.min(r.max_num_batched_tokens))
     );
     let graphs = r.per_gpu.first().map_or(0, |g| g.cuda_graph_bytes);
     let non_torch = r.per_gpu.first().map_or(0, |g| g.non_torch_bytes);
