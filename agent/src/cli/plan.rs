@@ -67,7 +67,10 @@ pub struct PlanArgs {
     /// vLLM: --block-size.
     #[arg(long, default_value_t = vllm::DEFAULT_BLOCK_SIZE)]
     block_size: u64,
-    /// SGLang: --mem-fraction-static (default by TP degree).
+    /// SGLang: which release's defaults (tp: mem_fraction_static by TP degree; 0.5.23; latest: the newest known).
+    #[arg(long, default_value = "latest")]
+    sglang_version: String,
+    /// SGLang: --mem-fraction-static (default: from GPU memory, 0.5.23; by TP degree, tp).
     #[arg(long)]
     mem_fraction_static: Option<f64>,
     /// SGLang: --context-length.
@@ -294,6 +297,8 @@ fn engine(args: &PlanArgs) -> anyhow::Result<Engine> {
             block_size: args.block_size,
         }),
         EngineKind::Sglang => Engine::Sglang(sglang::Options {
+            version: sglang::Version::parse(&args.sglang_version)
+                .with_context(|| format!("unknown --sglang-version `{}` (tp, 0.5.23, latest)", args.sglang_version))?,
             mem_fraction_static: args.mem_fraction_static,
             context_length: args.context_length,
             chunked_prefill_size: args.max_num_batched_tokens,

@@ -170,11 +170,14 @@ fn engine() -> impl Strategy<Value = Engine> {
                 max_num_seqs: mns,
                 block_size: bs,
             })),
-        (frac, tokens(), tokens()).prop_map(|(mfs, cl, cps)| Engine::Sglang(crate::engines::sglang::Options {
-            mem_fraction_static: mfs,
-            context_length: cl,
-            chunked_prefill_size: cps,
-        })),
+        (prop::sample::select(crate::engines::sglang::Version::ALL.to_vec()), frac, tokens(), tokens()).prop_map(
+            |(version, mfs, cl, cps)| Engine::Sglang(crate::engines::sglang::Options {
+                version,
+                mem_fraction_static: mfs,
+                context_length: cl,
+                chunked_prefill_size: cps,
+            }),
+        ),
         (tokens(), prop::option::of(0..=100_000u64), prop::option::of(1..=4096u64), prop::bool::ANY).prop_map(
             |(n_ctx, ngl, np, fa_off)| Engine::LlamaCpp(llamacpp::Options {
                 n_ctx,

@@ -80,7 +80,8 @@ impl LinkVersion {
 pub fn new_engine(kind: EngineKind) -> Engine {
     match LinkVersion::CURRENT.engine(kind) {
         Engine::Vllm(o) => Engine::Vllm(vllm::Options { version: vllm::Version::LATEST, ..o }),
-        e @ (Engine::Transformers(_) | Engine::Sglang(_) | Engine::LlamaCpp(_)) => e,
+        Engine::Sglang(o) => Engine::Sglang(sglang::Options { version: sglang::Version::LATEST, ..o }),
+        e @ (Engine::Transformers(_) | Engine::LlamaCpp(_)) => e,
     }
 }
 
@@ -126,6 +127,8 @@ fn engine_2026_12(kind: EngineKind) -> Engine {
             block_size: 16,
         }),
         EngineKind::Sglang => Engine::Sglang(sglang::Options {
+            // Links of 2026-12 without `sglang=`: the TP-degree table.
+            version: sglang::Version::TpTable,
             mem_fraction_static: None,
             context_length: None,
             chunked_prefill_size: None,
@@ -176,6 +179,12 @@ pub fn newer_engine(engine: &Engine) -> Option<NewerEngine> {
             newest: vllm::Version::LATEST.releases(),
             changes: vllm::Version::ALL.iter().filter(|v| **v > o.version).map(|v| v.changes()).collect(),
             engine: Engine::Vllm(vllm::Options { version: vllm::Version::LATEST, ..o }),
+        }),
+        Engine::Sglang(o) if o.version < sglang::Version::LATEST => Some(NewerEngine {
+            planned: o.version.releases(),
+            newest: sglang::Version::LATEST.releases(),
+            changes: sglang::Version::ALL.iter().filter(|v| **v > o.version).map(|v| v.changes()).collect(),
+            engine: Engine::Sglang(sglang::Options { version: sglang::Version::LATEST, ..o }),
         }),
         // One rule set each so far: nothing newer.
         Engine::Vllm(_) | Engine::Transformers(_) | Engine::Sglang(_) | Engine::LlamaCpp(_) => None,

@@ -144,6 +144,7 @@ fn scenario(c: &Case, l: &StartupLog, m: &Model, capacity: Option<u64>) -> Scena
             })
         }
         LogEngine::Sglang => Engine::Sglang(sglang::Options {
+            version: sglang::Version::LATEST,
             mem_fraction_static: c.mem_fraction_static,
             context_length: cfg.max_model_len,
             chunked_prefill_size: None,

@@ -132,7 +132,10 @@ fn sglang_pool_is_the_static_fraction_left_after_weights() {
     let gpu = GpuSlot::custom("80 GiB", 80 * GIB);
     let s = Scenario {
         gpus: vec![gpu],
-        engine: shared::engines::EngineKind::Sglang.with_defaults(),
+        engine: shared::engines::Engine::Sglang(shared::engines::sglang::Options {
+            version: shared::engines::sglang::Version::TpTable,
+            ..Default::default()
+        }),
         ..Scenario::default()
     };
     let (report, _, e) = report_of(&m, s);
@@ -296,4 +299,33 @@ fn vllm_releases_map_to_their_rules() {
         assert_eq!(Version::for_release(release), Some(want), "{release}");
     }
     assert_eq!(Version::for_release("main"), None);
+}
+
+/// SGLang 0.5.23 picks `mem_fraction_static` from the GPU's memory
+/// (`memory_hook.py`). An H100 (81,559 MiB) at TP 1 reserves 512 MiB,
+/// 8,192 tokens × 1.5 MiB, 1/8 GiB of parallel slack, 256 decode graphs ×
+/// 2 MiB and 58 prefill graphs × 8 MiB: 13,904 MiB, so 0.830 (sglang#29092
+/// measured 0.828 on an H100, the docs say 0.9). At TP 4: 512 decode graphs
+/// and 1/2 GiB of slack, 0.819. An RTX 4090 (24,564 MiB): 4,096-token
+/// chunks, 48 graphs and 50 prefill graphs, 0.704.
+#[test]
+fn sglang_0_5_23_takes_mem_fraction_static_from_gpu_memory() {
+    use shared::engines::sglang;
+    let m = model("llama-3.1-8b");
+    let fraction = |gpu: &str, tp: u64| {
+        let g = shared::catalog::gpu(gpu).unwrap_or_else(|| panic!("{gpu}"));
+        let s = Scenario {
+            gpus: vec![GpuSlot::from_catalog(g); tp as usize],
+            tp,
+            engine: shared::engines::EngineKind::Sglang.with_defaults(),
+            ..Scenario::default()
+        };
+        let (report, _, _) = report_of(&m, s);
+        let Some(EngineReport::Sglang(r)) = report else { panic!() };
+        assert_eq!(r.version, sglang::Version::V0_5_23);
+        (r.mem_fraction_static, r.chunked_prefill_size)
+    };
+    assert_eq!(fraction("h100-sxm", 1), (0.830, 8192));
+    assert_eq!(fraction("h100-sxm", 4), (0.819, 8192));
+    assert_eq!(fraction("rtx-4090", 1), (0.704, 4096));
 }

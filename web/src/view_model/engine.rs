@@ -1,7 +1,7 @@
 //! What the engine itself would report, the layer split and the speed bounds,
 //! as rows the page shows; and the knobs each engine takes.
 
-use shared::engines::{EngineKind, EngineReport, vllm};
+use shared::engines::{EngineKind, EngineReport, sglang, vllm};
 use shared::estimate::Estimate;
 use shared::explain::thousands;
 use shared::units::{UnitSystem, decimal, format_bytes, shortest};
@@ -137,8 +137,12 @@ const VLLM: &[Knob] = &[
     k("mns", "max_num_seqs", &[]),
     k("bs", "block_size", &[]),
 ];
-const SGLANG: &[Knob] =
-    &[k("mfs", "mem_fraction_static", &[]), k("cl", "context_length", &[]), k("mbt", "chunked_prefill_size", &[])];
+const SGLANG: &[Knob] = &[
+    k("sglang", "SGLang rules", sglang::Version::IDS_NEWEST_FIRST),
+    k("mfs", "mem_fraction_static", &[]),
+    k("cl", "context_length", &[]),
+    k("mbt", "chunked_prefill_size", &[]),
+];
 const LLAMACPP: &[Knob] = &[
     k("nctx", "n_ctx (-c)", &[]),
     k("ngl", "n_gpu_layers (-ngl)", &[]),

@@ -176,7 +176,7 @@ pub const SAMPLER_FP32_BYTES: u64 = 4 + 4 + 4;
 fn mxfp4_padding(gpu: &str) -> (u64, u64) {
     let name = gpu.to_ascii_uppercase();
     let any = |marks: &[&str]| marks.iter().any(|m| name.contains(m));
-    if any(&["MI2", "MI3", "RADEON", "RX "]) {
+    if is_rocm(gpu) {
         // ROCm: 256 and 256.
         (256, 256)
     } else if any(&["B200", "B300", "GB200", "GB300"]) {
@@ -190,6 +190,13 @@ fn mxfp4_padding(gpu: &str) -> (u64, u64) {
         // Before Hopper: Marlin, `n % 256 == 0 and k % 128 == 0`.
         (128, 256)
     }
+}
+
+/// An AMD GPU (the engines run ROCm there), by the catalog's names
+/// (Instinct MI…, Radeon RX …).
+pub(crate) fn is_rocm(gpu: &str) -> bool {
+    let name = gpu.to_ascii_uppercase();
+    ["MI2", "MI3", "RADEON", "RX "].iter().any(|m| name.contains(m))
 }
 
 /// Bytes vLLM adds to one stage's MXFP4 experts by padding them for its
