@@ -67,6 +67,12 @@ pub struct PlanArgs {
     /// vLLM: --block-size.
     #[arg(long, default_value_t = vllm::DEFAULT_BLOCK_SIZE)]
     block_size: u64,
+    /// vLLM: --max-loras with --enable-lora (0: LoRA off): its GPU buffers join the weights.
+    #[arg(long, default_value_t = 0)]
+    max_loras: u64,
+    /// vLLM: --max-lora-rank.
+    #[arg(long, default_value_t = vllm::DEFAULT_MAX_LORA_RANK)]
+    max_lora_rank: u64,
     /// SGLang: which release's defaults (tp: mem_fraction_static by TP degree; 0.5.23; latest: the newest known).
     #[arg(long, default_value = "latest")]
     sglang_version: String,
@@ -295,6 +301,8 @@ fn engine(args: &PlanArgs) -> anyhow::Result<Engine> {
             max_num_batched_tokens: args.max_num_batched_tokens,
             max_num_seqs: args.max_num_seqs,
             block_size: args.block_size,
+            max_loras: args.max_loras,
+            max_lora_rank: args.max_lora_rank,
         }),
         EngineKind::Sglang => Engine::Sglang(sglang::Options {
             version: sglang::Version::parse(&args.sglang_version)

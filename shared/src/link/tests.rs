@@ -114,6 +114,25 @@ fn links_without_a_version_keep_the_defaults_of_their_day() {
 }
 
 #[test]
+fn lora_and_sglang_rules_are_link_keys() {
+    let lora = LinkState {
+        engine: Engine::Vllm(vllm::Options { max_loras: 4, max_lora_rank: 64, ..Default::default() }),
+        ..LinkState::default()
+    };
+    let text = encode(&lora);
+    assert!(text.ends_with("&e=vllm&vllm=0.33&loras=4&lorar=64"), "{text}");
+    check(&format!("?{text}"), lora, 0);
+    // Links from before the keys: LoRA off, SGLang's TP table.
+    let d = decode("?e=sglang");
+    let Engine::Sglang(o) = d.state.engine else { panic!("{:?}", d.state.engine) };
+    assert_eq!(o.version, crate::engines::sglang::Version::TpTable);
+    let d = decode("?e=vllm");
+    let Engine::Vllm(o) = d.state.engine else { panic!("{:?}", d.state.engine) };
+    assert_eq!((o.max_loras, o.max_lora_rank), (0, 16));
+    assert_eq!(decode("?e=vllm&lorar=0").notices.len(), 1);
+}
+
+#[test]
 fn link_versions_from_elsewhere_read_with_a_notice() {
     let d = decode("?v=7&model=gpt2");
     assert_eq!(d.version, LinkVersion::CURRENT);
@@ -169,6 +188,7 @@ fn engine() -> impl Strategy<Value = Engine> {
                 max_num_batched_tokens: mbt,
                 max_num_seqs: mns,
                 block_size: bs,
+                ..Default::default()
             })),
         (prop::sample::select(crate::engines::sglang::Version::ALL.to_vec()), frac, tokens(), tokens()).prop_map(
             |(version, mfs, cl, cps)| Engine::Sglang(crate::engines::sglang::Options {

@@ -125,6 +125,9 @@ fn engine_2026_12(kind: EngineKind) -> Engine {
             max_num_batched_tokens: None,
             max_num_seqs: None,
             block_size: 16,
+            // Knobs added after v2 (issue 15): frozen at "as before".
+            max_loras: 0,
+            max_lora_rank: vllm::DEFAULT_MAX_LORA_RANK,
         }),
         EngineKind::Sglang => Engine::Sglang(sglang::Options {
             // Links of 2026-12 without `sglang=`: the TP-degree table.

@@ -141,6 +141,7 @@ fn scenario(c: &Case, l: &StartupLog, m: &Model, capacity: Option<u64>) -> Scena
                 max_num_batched_tokens: cfg.max_num_batched_tokens,
                 max_num_seqs: cfg.max_num_seqs,
                 block_size: vllm::DEFAULT_BLOCK_SIZE,
+                ..Default::default()
             })
         }
         LogEngine::Sglang => Engine::Sglang(sglang::Options {

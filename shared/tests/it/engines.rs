@@ -329,3 +329,28 @@ fn sglang_0_5_23_takes_mem_fraction_static_from_gpu_memory() {
     assert_eq!(fraction("h100-sxm", 4), (0.819, 8192));
     assert_eq!(fraction("rtx-4090", 1), (0.704, 4096));
 }
+
+/// vLLM's LoRA buffers: one slot of rank 16 on every linear layer of
+/// Llama-3.1-8B holds as many elements as a rank-16 all-linear adapter has
+/// parameters (PEFT's "trainable params: 41,943,040" for Llama-3-8B), in
+/// bf16, per slot; they come out of the KV budget, and TP 2 halves the
+/// sharded sides only.
+#[test]
+fn vllm_lora_buffers_join_the_weights() {
+    let m = model("llama-3.1-8b");
+    let s = |max_loras, tp: u64| Scenario {
+        gpus: vec![GpuSlot::custom("80 GiB", 80 * GIB); tp as usize],
+        tp,
+        engine: Engine::Vllm(vllm::Options { max_loras, ..Default::default() }),
+        ..Scenario::default()
+    };
+    let (off, _) = vllm_report(s(0, 1), &m);
+    let (four, _) = vllm_report(s(4, 1), &m);
+    assert_eq!(off.per_gpu[0].lora_bytes, 0);
+    assert_eq!(four.per_gpu[0].lora_bytes, 4 * 41_943_040 * 2);
+    assert_eq!(four.per_gpu[0].weight_bytes - off.per_gpu[0].weight_bytes, four.per_gpu[0].lora_bytes);
+    assert_eq!(off.per_gpu[0].available_kv_bytes - four.per_gpu[0].available_kv_bytes, four.per_gpu[0].lora_bytes);
+    let (tp2, _) = vllm_report(s(4, 2), &m);
+    let per_rank = tp2.per_gpu[0].lora_bytes;
+    assert!(per_rank > four.per_gpu[0].lora_bytes / 2 && per_rank < four.per_gpu[0].lora_bytes, "{per_rank}");
+}

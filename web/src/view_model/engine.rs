@@ -136,6 +136,8 @@ const VLLM: &[Knob] = &[
     k("mbt", "max_num_batched_tokens", &[]),
     k("mns", "max_num_seqs", &[]),
     k("bs", "block_size", &[]),
+    k("loras", "max_loras (LoRA)", &[]),
+    k("lorar", "max_lora_rank", &[]),
 ];
 const SGLANG: &[Knob] = &[
     k("sglang", "SGLang rules", sglang::Version::IDS_NEWEST_FIRST),
@@ -167,6 +169,8 @@ pub fn knob_default(e: &Estimate, key: &str) -> String {
         (Some(EngineReport::Vllm(r)), "mbt") => r.max_num_batched_tokens.to_string(),
         (Some(EngineReport::Vllm(r)), "mns") => r.max_num_seqs.to_string(),
         (Some(EngineReport::Vllm(r)), "bs") => r.block_size.to_string(),
+        (Some(EngineReport::Vllm(r)), "loras") => r.max_loras.to_string(),
+        (Some(EngineReport::Vllm(r)), "lorar") => r.max_lora_rank.to_string(),
         (Some(EngineReport::Sglang(r)), "mfs") => shortest(r.mem_fraction_static),
         (Some(EngineReport::Sglang(r)), "cl") => r.context_length.to_string(),
         (Some(EngineReport::Sglang(r)), "mbt") => r.chunked_prefill_size.to_string(),

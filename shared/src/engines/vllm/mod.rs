@@ -62,6 +62,20 @@ pub struct Options {
     pub max_num_batched_tokens: Option<u64>,
     pub max_num_seqs: Option<u64>,
     pub block_size: u64,
+    /// `--max-loras` with `--enable-lora` (0: LoRA off): adapters resident
+    /// on the GPU at once, each with buffers of `max_lora_rank`.
+    #[serde(default)]
+    pub max_loras: u64,
+    /// `--max-lora-rank` (vLLM's default 16).
+    #[serde(default = "default_lora_rank")]
+    pub max_lora_rank: u64,
+}
+
+/// `LoRAConfig.max_lora_rank` default (vLLM 0.33.0 `config/lora.py`).
+pub const DEFAULT_MAX_LORA_RANK: u64 = 16;
+
+fn default_lora_rank() -> u64 {
+    DEFAULT_MAX_LORA_RANK
 }
 
 impl Default for Options {
@@ -73,6 +87,8 @@ impl Default for Options {
             max_num_batched_tokens: None,
             max_num_seqs: None,
             block_size: DEFAULT_BLOCK_SIZE,
+            max_loras: 0,
+            max_lora_rank: DEFAULT_MAX_LORA_RANK,
         }
     }
 }
@@ -82,6 +98,13 @@ pub(crate) fn check_knobs(o: Options) -> Result<(), String> {
     super::fraction("gpu_memory_utilization", o.gpu_memory_utilization)?;
     if !(1..=1024).contains(&o.block_size) {
         return Err(format!("block_size must be between 1 and 1024, got {}", o.block_size));
+    }
+    // `LoRAConfig`: max_loras ≥ 1 when LoRA is on; ranks up to 512.
+    if o.max_loras > 1024 {
+        return Err(format!("max_loras must be at most 1024, got {}", o.max_loras));
+    }
+    if !(1..=512).contains(&o.max_lora_rank) {
+        return Err(format!("max_lora_rank must be between 1 and 512, got {}", o.max_lora_rank));
     }
     Ok(())
 }
@@ -222,6 +245,47 @@ fn mxfp4_padding_bytes(p: &Plan, stage: usize, gpu: &str) -> u64 {
     extra.saturating_mul(layers)
 }
 
+/// GPU bytes of vLLM's LoRA buffers on one stage: every LoRA-wrapped linear
+/// layer holds, per adapter slot, A of `rank × input` and B of `output ×
+/// rank` for each of its slices, at its per-rank input and output widths, in
+/// the model dtype (0.33.0 `lora/layers/base_linear.py` and
+/// `column_parallel_linear.py::create_lora_weights`, not fully sharded).
+/// Per decoder layer: the q/k/v slices (input hidden, outputs the heads on
+/// this rank), o_proj (input the query width on this rank, output hidden)
+/// and, for a dense MLP, gate/up (input hidden, outputs intermediate / TP)
+/// and down (input intermediate / TP, output hidden). Allocated with the
+/// model, before the profile: counted with the weights. The experts' LoRA
+/// (`lora/layers/fused_moe.py`) and an `lm_head` adapter are not counted.
+pub fn lora_bytes(p: &Plan, o: Options, stage: usize) -> u64 {
+    if o.max_loras == 0 {
+        return 0;
+    }
+    let t = &p.model.arch.text;
+    let tp = p.tp().max(1);
+    let h = t.hidden_size;
+    let q = t.num_heads.saturating_mul(t.head_dim) / tp;
+    // KV heads are replicated once there are fewer than ranks.
+    let kv_heads = t.num_kv_heads.div_ceil(tp).max(1);
+    let k = kv_heads.saturating_mul(t.head_dim);
+    let v = kv_heads.saturating_mul(t.v_head_dim);
+    let attention = (3 * h).saturating_add(q).saturating_add(k).saturating_add(v).saturating_add(q).saturating_add(h);
+    let mlp = |inter: u64| (2 * h).saturating_add(2 * (inter / tp)).saturating_add(inter / tp).saturating_add(h);
+    let per_slot_width: u64 = t.layers[p.stage_range(stage)]
+        .iter()
+        .map(|l| {
+            let attn = if matches!(l.attention, crate::arch::LayerAttention::None) { 0 } else { attention };
+            let ffn = match l.ffn {
+                crate::arch::Ffn::Dense => {
+                    mlp(if l.shape.ffn_width > 0 { l.shape.ffn_width } else { t.intermediate_size })
+                }
+                crate::arch::Ffn::Moe | crate::arch::Ffn::None => 0,
+            };
+            attn.saturating_add(ffn)
+        })
+        .fold(0u64, u64::saturating_add);
+    per_slot_width.saturating_mul(o.max_lora_rank).saturating_mul(o.max_loras).saturating_mul(p.bytes_per_element())
+}
+
 /// One KV cache group: layers of one attention kind sharing a block table.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 struct Group {
@@ -234,7 +298,11 @@ struct Group {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 pub struct GpuKv {
     pub requested_bytes: u64,
+    /// The weights as vLLM holds them: with its MXFP4 padding and the LoRA
+    /// buffers (`lora_bytes`).
     pub weight_bytes: u64,
+    /// vLLM's LoRA buffers (`--max-loras` × `--max-lora-rank`), part of `weight_bytes`.
+    pub lora_bytes: u64,
     pub activation_bytes: u64,
     pub non_torch_bytes: u64,
     pub cuda_graph_bytes: u64,
@@ -269,6 +337,9 @@ pub struct Report {
     pub max_num_batched_tokens: u64,
     pub max_num_seqs: u64,
     pub block_size: u64,
+    /// `--max-loras` (0: LoRA off) and `--max-lora-rank`.
+    pub max_loras: u64,
+    pub max_lora_rank: u64,
     pub num_gpu_blocks: u64,
     pub kv_cache_tokens: u64,
     /// Requests of `max_model_len` tokens the KV cache holds at once, to two
@@ -366,7 +437,8 @@ fn budget(p: &Plan, o: Options, max_model_len: u64) -> Budget {
         // The 0.10 and 0.33 rules pad MXFP4 experts as vLLM's kernels need.
         let padding =
             if o.version.profile_peak_is_larger_half() { mxfp4_padding_bytes(p, stage, &slot.name) } else { 0 };
-        let weights = p.stage_weights(stage).saturating_add(padding);
+        let lora = lora_bytes(p, o, stage);
+        let weights = p.stage_weights(stage).saturating_add(padding).saturating_add(lora);
         let seqs = if p.is_last_stage(stage) { max_num_seqs } else { 0 };
         let act = if layers > 0 { profile_peak(text, mnbt, seqs, p.bytes_per_element(), p.tp(), o.version) } else { 0 };
         let graphs = CUDA_GRAPH_BYTES_PER_LAYER_SIZE.saturating_mul(CUDA_GRAPH_CAPTURE_SIZES).saturating_mul(layers);
@@ -383,6 +455,7 @@ fn budget(p: &Plan, o: Options, max_model_len: u64) -> Budget {
         gpus.push(GpuKv {
             requested_bytes: requested,
             weight_bytes: weights,
+            lora_bytes: lora,
             activation_bytes: act,
             non_torch_bytes: non_torch,
             cuda_graph_bytes: graphs,
@@ -628,6 +701,8 @@ pub(crate) fn report(p: &Plan, o: Options, b: &Budget, verdict: Verdict) -> Repo
         max_num_batched_tokens: b.max_num_batched_tokens,
         max_num_seqs: b.max_num_seqs,
         block_size: b.block,
+        max_loras: o.max_loras,
+        max_lora_rank: o.max_lora_rank,
         num_gpu_blocks: b.num_blocks,
         kv_cache_tokens: tokens,
         max_concurrency: concurrency,

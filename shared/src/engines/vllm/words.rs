@@ -75,6 +75,20 @@ pub(crate) fn terms(p: &Plan, r: &Report, kv_demand_bytes: u64) -> EngineTerms {
             Basis::EngineRule,
         ));
     }
+    if let Some(g) = r.per_gpu.first().filter(|g| g.lora_bytes > 0) {
+        own.push(Term::bytes(
+            "vLLM LoRA buffers",
+            g.lora_bytes,
+            format!(
+                "--max-loras {} × --max-lora-rank {} × (each LoRA layer's inputs + outputs on this rank) × {} bytes; \
+                 allocated with the weights, before the profile (lora/layers/base_linear.py)",
+                r.max_loras,
+                r.max_lora_rank,
+                p.bytes_per_element()
+            ),
+            Basis::EngineRule,
+        ));
+    }
     own.push(Term::count(
         "vLLM GPU blocks",
         r.num_gpu_blocks,
