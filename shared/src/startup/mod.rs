@@ -18,10 +18,11 @@ mod sglang;
 mod vllm;
 
 pub use buffers::{BufferCheck, llamacpp_buffers};
-pub use reconcile::{Amount, Row, reconcile};
+pub use reconcile::{Amount, Row, SUGGESTION_SPARE_BYTES, reconcile};
 
 use serde::Serialize;
 
+use crate::engines::{Engine, EngineKind};
 use crate::explain::thousands;
 use crate::oom::scan::Cur;
 use crate::units::{UnitSystem, format_bytes};
@@ -257,6 +258,75 @@ impl StartupLog {
     pub fn first<T>(&self, pick: impl Fn(&Figure) -> Option<T>) -> Option<(usize, T)> {
         self.facts.iter().find_map(|f| pick(&f.figure).map(|v| (f.line, v)))
     }
+}
+
+/// The engine of `planned` as the log says it ran: the log's engine (with
+/// its newest rules) when the plan runs another, the rules of the release
+/// the log names, and the knobs the plan leaves at their defaults set to
+/// the logged ones (`gpu_memory_utilization`, `max_model_len`,
+/// `max_num_batched_tokens`, `max_num_seqs`; SGLang's
+/// `mem_fraction_static` and context length). Also what was taken, in
+/// words, for the reader. TP, PP and the GPUs stay the plan's.
+pub fn logged_engine(log: &StartupLog, planned: Engine) -> (Engine, Vec<String>) {
+    let c = &log.config;
+    let mut taken = Vec::new();
+    let kind = match log.engine {
+        LogEngine::Vllm => EngineKind::Vllm,
+        LogEngine::Sglang => EngineKind::Sglang,
+        LogEngine::LlamaCpp => EngineKind::LlamaCpp,
+    };
+    let mut engine = planned;
+    if planned.kind() != kind {
+        engine = kind.with_defaults();
+        taken.push(format!("engine {}", kind.name()));
+    }
+    let utilization = log
+        .first(|f| match f {
+            Figure::Utilization { permille } => Some(*permille),
+            _ => None,
+        })
+        .map(|(_, p)| p as f64 / 1000.0);
+    match &mut engine {
+        Engine::Vllm(o) => {
+            if let Some(v) =
+                c.version.as_deref().and_then(crate::engines::vllm::Version::for_release).filter(|v| *v != o.version)
+            {
+                o.version = v;
+                taken.push(format!("vLLM rules {} (the log's {})", v.id(), c.version.as_deref().unwrap_or("")));
+            }
+            if let Some(u) = utilization.filter(|_| o.gpu_memory_utilization.is_none()) {
+                o.gpu_memory_utilization = Some(u);
+                taken.push(format!("gpu_memory_utilization {u}"));
+            }
+            let mut fill = |slot: &mut Option<u64>, logged: Option<u64>, name: &str| {
+                if let Some(v) = logged.filter(|_| slot.is_none()) {
+                    *slot = Some(v);
+                    taken.push(format!("{name} {v}"));
+                }
+            };
+            fill(&mut o.max_model_len, c.max_model_len, "max_model_len");
+            fill(&mut o.max_num_batched_tokens, c.max_num_batched_tokens, "max_num_batched_tokens");
+            fill(&mut o.max_num_seqs, c.max_num_seqs, "max_num_seqs");
+        }
+        Engine::Sglang(o) => {
+            if let Some(f) = c.mem_fraction_static_permille.filter(|_| o.mem_fraction_static.is_none()) {
+                o.mem_fraction_static = Some(f as f64 / 1000.0);
+                taken.push(format!("mem_fraction_static {}", f as f64 / 1000.0));
+            }
+            if let Some(len) = c.max_model_len.filter(|_| o.context_length.is_none()) {
+                o.context_length = Some(len);
+                taken.push(format!("context length {len}"));
+            }
+        }
+        Engine::LlamaCpp(o) => {
+            if let Some(n) = c.n_ctx.filter(|_| o.n_ctx.is_none()) {
+                o.n_ctx = Some(n);
+                taken.push(format!("n_ctx {n}"));
+            }
+        }
+        Engine::Transformers(_) => {}
+    }
+    (engine, taken)
 }
 
 /// Reads the memory lines of a start-up log; `None` when the text has none
