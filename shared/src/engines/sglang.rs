@@ -57,25 +57,6 @@ impl Version {
         }
     }
 
-    /// The releases the rules cover, for people.
-    pub fn releases(self) -> &'static str {
-        match self {
-            Self::TpTable => "SGLang, mem_fraction_static by TP degree",
-            Self::V0_5_23 => "SGLang 0.5.23",
-        }
-    }
-
-    /// What this version's rules changed from the previous version's.
-    pub fn changes(self) -> &'static str {
-        match self {
-            Self::TpTable => "mem_fraction_static by TP degree",
-            Self::V0_5_23 => {
-                "mem_fraction_static, chunked prefill and the CUDA-graph batch chosen from the GPU's memory, \
-                 as SGLang 0.5.23 does"
-            }
-        }
-    }
-
     /// An id naming one version (`tp`, `0.5.23`), or `latest`.
     pub fn parse(s: &str) -> Option<Self> {
         match s.trim().to_ascii_lowercase().trim_start_matches('v') {
@@ -391,9 +372,8 @@ pub(crate) fn terms(p: &Plan, r: &Report, kv_demand_bytes: u64) -> EngineTerms {
                 "(free after weights − total × (1 − mem_fraction_static {}, {})) ÷ cell size {} bytes",
                 decimal_short(r.mem_fraction_static, 3),
                 match r.version {
-                    Version::TpTable => "by TP degree when not given",
-                    Version::V0_5_23 =>
-                        "when not given: (GPU memory − the reserve for activations, CUDA graphs and ranks) ÷ GPU memory, SGLang 0.5.23",
+                    Version::TpTable => "default by TP",
+                    Version::V0_5_23 => "default from GPU memory, 0.5.23",
                 },
                 thousands(r.cell_size_bytes)
             ),

@@ -678,10 +678,7 @@ pub(crate) fn report(p: &Plan, o: Options, b: &Budget, verdict: Verdict) -> Repo
     };
     if let Some(bytes) = pinned {
         log_lines.push(format!(
-            "pinned start: --kv-cache-memory={bytes} gives these {} blocks without profiling; vLLM then skips its \
-             memory profile (vllm#56698) and checks nothing else fits: re-derive it whenever the model, flags, \
-             driver or other processes on the GPU change",
-            b.num_blocks
+            "pinned: --kv-cache-memory={bytes} (skips the memory profile, vllm#56698: re-derive it on any change)"
         ));
     }
     let auto = match o.version {

@@ -71,12 +71,9 @@ impl Version {
         match self {
             Self::V0 => "the V0 engine: no chunked prefill below 32K context",
             Self::V1 => "chunked prefill and KV groups for sliding-window layers",
-            Self::V0_10 => {
-                "the profile peak is the larger of the dummy forward pass and the sampler (run one after the other), \
-                 and the sampler holds the whole vocabulary on every rank"
-            }
+            Self::V0_10 => "the profile peak is the larger of the forward pass and the sampler",
             Self::V0_21 => "utilization 0.92 instead of 0.90, and CUDA-graph memory subtracted from the KV budget",
-            Self::V0_33 => "the profile peak of the 0.10 rules, with 0.21's utilization and CUDA graphs",
+            Self::V0_33 => "0.21 with the 0.10 profile peak",
         }
     }
 

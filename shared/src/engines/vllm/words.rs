@@ -23,10 +23,9 @@ pub(crate) fn terms(p: &Plan, r: &Report, kv_demand_bytes: u64) -> EngineTerms {
     );
     let sampler = if r.version.profile_peak_is_larger_half() {
         format!(
-            "or, if larger, the sampler run after it: logits of {} sequences over the whole vocabulary {} in the model dtype, \
-             their fp32 copy, FlashInfer's top-k-masked fp32 copy and fp32 probabilities (vLLM's profile_run, sampler.py)",
-            thousands(r.max_num_seqs.min(r.max_num_batched_tokens)),
-            thousands(t.vocab_size)
+            "or, if larger, the sampler's {} bytes per logit of {} sequences",
+            p.bytes_per_element() + super::SAMPLER_FP32_BYTES,
+            thousands(r.max_num_seqs.min(r.max_num_batched_tokens))
         )
     } else {
         format!(
@@ -79,13 +78,7 @@ pub(crate) fn terms(p: &Plan, r: &Report, kv_demand_bytes: u64) -> EngineTerms {
         own.push(Term::bytes(
             "vLLM LoRA buffers",
             g.lora_bytes,
-            format!(
-                "--max-loras {} × --max-lora-rank {} × (each LoRA layer's inputs + outputs on this rank) × {} bytes; \
-                 allocated with the weights, before the profile (lora/layers/base_linear.py)",
-                r.max_loras,
-                r.max_lora_rank,
-                p.bytes_per_element()
-            ),
+            format!("{} × rank {} × LoRA layers' in + out widths", r.max_loras, r.max_lora_rank),
             Basis::EngineRule,
         ));
     }
