@@ -49,7 +49,7 @@ pub struct PlanArgs {
     /// transformers: logits for every prompt position (transformers < 4.45).
     #[arg(long)]
     full_logits: bool,
-    /// vLLM: which release's accounting (v0, v1, 0.21; latest: the newest known).
+    /// vLLM: which release's accounting (v0, v1, 0.10, 0.21, 0.33; latest: the newest known).
     #[arg(long, default_value = "latest")]
     vllm_version: String,
     /// vLLM: --gpu-memory-utilization (default 0.92 latest, 0.9 before).
@@ -67,7 +67,16 @@ pub struct PlanArgs {
     /// vLLM: --block-size.
     #[arg(long, default_value_t = vllm::DEFAULT_BLOCK_SIZE)]
     block_size: u64,
-    /// SGLang: --mem-fraction-static (default by TP degree).
+    /// vLLM: --max-loras with --enable-lora (0: LoRA off): its GPU buffers join the weights.
+    #[arg(long, default_value_t = 0)]
+    max_loras: u64,
+    /// vLLM: --max-lora-rank.
+    #[arg(long, default_value_t = vllm::DEFAULT_MAX_LORA_RANK)]
+    max_lora_rank: u64,
+    /// SGLang: which release's defaults (tp: mem_fraction_static by TP degree; 0.5.23; latest: the newest known).
+    #[arg(long, default_value = "latest")]
+    sglang_version: String,
+    /// SGLang: --mem-fraction-static (default: from GPU memory, 0.5.23; by TP degree, tp).
     #[arg(long)]
     mem_fraction_static: Option<f64>,
     /// SGLang: --context-length.
@@ -154,6 +163,22 @@ impl PlanArgs {
         if self.engine == "transformers" {
             self.engine = engine.into();
             taken.push(format!("engine {engine}"));
+        }
+        // The rules of the release the log names (`0.10.1.1` → the 0.10 rules).
+        if let (LogEngine::Vllm, Some(release)) = (log.engine, c.version.as_deref())
+            && self.vllm_version == "latest"
+            && let Some(v) = vllm::Version::for_release(release)
+        {
+            self.vllm_version = v.id().into();
+            taken.push(format!("vLLM rules {} (the log's {release})", v.id()));
+        }
+        if let Some(n) = c.max_num_batched_tokens.filter(|_| self.max_num_batched_tokens.is_none()) {
+            self.max_num_batched_tokens = Some(n);
+            taken.push(format!("max_num_batched_tokens {n}"));
+        }
+        if let Some(n) = c.max_num_seqs.filter(|_| self.max_num_seqs.is_none()) {
+            self.max_num_seqs = Some(n);
+            taken.push(format!("max_num_seqs {n}"));
         }
         if let Some(tp) = c.tensor_parallel.filter(|&tp| tp > 1 && self.tp == 1) {
             self.tp = tp;
@@ -305,15 +330,20 @@ fn engine(args: &PlanArgs) -> anyhow::Result<Engine> {
             },
         }),
         EngineKind::Vllm => Engine::Vllm(vllm::Options {
-            version: vllm::Version::parse(&args.vllm_version)
-                .with_context(|| format!("unknown --vllm-version `{}` (v0, v1, 0.21, latest)", args.vllm_version))?,
+            version: vllm::Version::parse(&args.vllm_version).with_context(|| {
+                format!("unknown --vllm-version `{}` (v0, v1, 0.10, 0.21, 0.33, latest)", args.vllm_version)
+            })?,
             gpu_memory_utilization: args.gpu_memory_utilization,
             max_model_len: args.max_model_len,
             max_num_batched_tokens: args.max_num_batched_tokens,
             max_num_seqs: args.max_num_seqs,
             block_size: args.block_size,
+            max_loras: args.max_loras,
+            max_lora_rank: args.max_lora_rank,
         }),
         EngineKind::Sglang => Engine::Sglang(sglang::Options {
+            version: sglang::Version::parse(&args.sglang_version)
+                .with_context(|| format!("unknown --sglang-version `{}` (tp, 0.5.23, latest)", args.sglang_version))?,
             mem_fraction_static: args.mem_fraction_static,
             context_length: args.context_length,
             chunked_prefill_size: args.max_num_batched_tokens,

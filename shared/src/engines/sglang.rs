@@ -25,8 +25,61 @@ use crate::kv::{self, KvDtype};
 use crate::plan::{GpuBudget, MAX_CONCURRENCY, Verdict, activations, terms::demand};
 use crate::units::{GIB, UnitSystem, decimal_short, format_bytes};
 
+/// The SGLang rules Headroom models, each frozen once released (share links
+/// pin one, `sglang=`); a new rule set is a new variant, never an edit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Default, Serialize, Deserialize)]
+pub enum Version {
+    /// `mem_fraction_static` from the TP degree (0.88 … 0.79), chunked
+    /// prefill 2,048, or 8,192 on ≥ 70 GiB GPUs: Headroom's first SGLang rules.
+    #[serde(rename = "tp")]
+    TpTable,
+    /// SGLang 0.5.23 (`arg_groups/memory_hook.py::_handle_gpu_memory_settings`):
+    /// chunked prefill and the decode CUDA-graph batch by GPU memory, and
+    /// `mem_fraction_static` = (GPU memory − the reserve for activations,
+    /// CUDA graphs and parallel slack) / GPU memory.
+    #[default]
+    #[serde(rename = "0.5.23", alias = "latest")]
+    V0_5_23,
+}
+
+impl Version {
+    /// Every known version, oldest first.
+    pub const ALL: &[Version] = &[Self::TpTable, Self::V0_5_23];
+    /// The newest rules this build knows: what a new plan gets.
+    pub const LATEST: Version = Self::V0_5_23;
+    /// Their ids, newest first (the page's choices).
+    pub const IDS_NEWEST_FIRST: &[&str] = &["0.5.23", "tp"];
+
+    pub fn id(self) -> &'static str {
+        match self {
+            Self::TpTable => "tp",
+            Self::V0_5_23 => "0.5.23",
+        }
+    }
+
+    /// An id naming one version (`tp`, `0.5.23`), or `latest`.
+    pub fn parse(s: &str) -> Option<Self> {
+        match s.trim().to_ascii_lowercase().trim_start_matches('v') {
+            "latest" | "new" => Some(Self::LATEST),
+            other => Self::parse_pinned(other),
+        }
+    }
+
+    /// An id naming one version (not the moving `latest`).
+    pub fn parse_pinned(s: &str) -> Option<Self> {
+        match s.trim().to_ascii_lowercase().trim_start_matches('v') {
+            "tp" => Some(Self::TpTable),
+            "0.5.23" => Some(Self::V0_5_23),
+            _ => None,
+        }
+    }
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
 pub struct Options {
+    /// Which SGLang's defaults (links pin it: `sglang=`).
+    #[serde(default)]
+    pub version: Version,
     /// Default: SGLang's table by tensor-parallel degree.
     pub mem_fraction_static: Option<f64>,
     /// `--context-length`; default: the model's `max_position_embeddings`.
@@ -52,6 +105,90 @@ pub(crate) fn check_knobs(o: Options) -> Result<(), String> {
     super::fraction("mem_fraction_static", o.mem_fraction_static)
 }
 
+/// `mem_fraction_static` when none is given, by `o.version`'s rules.
+pub fn default_mem_fraction_for(p: &Plan, o: Options) -> f64 {
+    match o.version {
+        Version::TpTable => default_mem_fraction(p.tp()),
+        Version::V0_5_23 => gpu_memory_settings(p).mem_fraction_static,
+    }
+}
+
+/// What SGLang 0.5.23 sets from the GPU's memory when it is not given
+/// (`arg_groups/memory_hook.py::_handle_gpu_memory_settings`).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct GpuMemorySettings {
+    pub chunked_prefill_size: u64,
+    /// `cuda_graph_config.decode.max_bs`.
+    pub decode_graph_max_bs: u64,
+    /// The MiB SGLang keeps outside `mem_fraction_static`.
+    pub reserved_mib: f64,
+    pub mem_fraction_static: f64,
+}
+
+/// SGLang 0.5.23's choices for the plan's GPUs: `gpu_mem` is the smallest
+/// GPU's memory in MiB as nvidia-smi reports it (`get_nvgpu_memory_capacity`),
+/// which is what the GPU catalog holds.
+pub fn gpu_memory_settings(p: &Plan) -> GpuMemorySettings {
+    let gpu_mem = p.scenario.gpus.iter().map(|g| g.capacity_bytes).min().unwrap_or(0) as f64 / (1u64 << 20) as f64;
+    let tp = p.tp();
+    let gib = |n: f64| n * 1024.0;
+    // (chunked_prefill_size, decode max_bs) by GPU memory: T4/4080; A10/4090/5090;
+    // A100 40GB/L40; H100/A100 80GB; H20/H200; B200/MI300.
+    let (chunk, max_bs) = if gpu_mem < gib(20.0) {
+        (2048, 8)
+    } else if gpu_mem < gib(35.0) {
+        (4096, if tp < 4 { 48 } else { 160 })
+    } else if gpu_mem < gib(60.0) {
+        (4096, if tp < 4 { 32 } else { 160 })
+    } else if gpu_mem < gib(160.0) {
+        (8192, if tp < 4 { 256 } else { 512 })
+    } else {
+        (16384, 512)
+    };
+    let rocm = p.scenario.gpus.first().is_some_and(|g| vllm::is_rocm(&g.name));
+    let mla = matches!(p.model.arch.text.attention, crate::arch::AttentionKind::Mla(_));
+    // `reserve_for_graph_mb`: 2 MiB per decode batch; the prefill graphs
+    // (breakable by default on CUDA, off on ROCm: `default_prefill_backend`)
+    // 8 MiB per captured size, 1.5 GiB under MLA.
+    let prefill_graphs = if rocm {
+        0.0
+    } else if mla {
+        1536.0
+    } else {
+        prefill_graph_sizes(chunk) as f64 * 8.0
+    };
+    let graphs = max_bs as f64 * 2.0 + prefill_graphs;
+    // 512 MiB of metadata, 1.5 MiB per activation token, 1 GiB per 8 ranks.
+    let stages = p.scenario.gpus.len().max(1) as f64 / tp.max(1) as f64;
+    let mut reserved = 512.0 + (chunk.max(2048) as f64) * 1.5 + (tp as f64 * stages) / 8.0 * 1024.0 + graphs;
+    if gpu_mem > gib(60.0) {
+        reserved = reserved.max(gib(10.0));
+    }
+    let fraction = if gpu_mem > 0.0 { ((gpu_mem - reserved) / gpu_mem * 1000.0).round() / 1000.0 } else { 0.95 };
+    GpuMemorySettings {
+        chunked_prefill_size: chunk,
+        decode_graph_max_bs: max_bs,
+        reserved_mib: reserved,
+        mem_fraction_static: fraction.clamp(0.0, 1.0),
+    }
+}
+
+/// How many prefill CUDA graphs SGLang captures up to `max_bs` tokens
+/// (0.5.23 `arg_groups/cuda_graph_hook.py::generate_prefill_cuda_graph_batch_sizes`:
+/// 4 … 32 by 4, 48 … 256 by 16, 288 … 512 by 32, 576 … 1024 by 64,
+/// 1280 … 4096 by 256, then by 512).
+fn prefill_graph_sizes(max_bs: u64) -> usize {
+    let ranges: [(u64, u64, u64); 6] =
+        [(4, 32, 4), (48, 256, 16), (288, 512, 32), (576, 1024, 64), (1280, 4096, 256), (4608, u64::MAX, 512)];
+    ranges
+        .iter()
+        .map(|&(from, to, step)| {
+            let to = to.min(max_bs);
+            if to < from { 0 } else { ((to - from) / step + 1) as usize }
+        })
+        .sum()
+}
+
 /// `mem_fraction_static` default by TP degree (`server_args.py`, the table
 /// used before the GPU-size-based rule: 0.88 / 0.87 / 0.85 / 0.83 / 0.79).
 pub fn default_mem_fraction(tp: u64) -> f64 {
@@ -66,6 +203,7 @@ pub fn default_mem_fraction(tp: u64) -> f64 {
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Report {
+    pub version: Version,
     pub mem_fraction_static: f64,
     pub max_total_num_tokens: u64,
     /// KV bytes of one token on one rank (all layers).
@@ -90,9 +228,8 @@ struct Pool {
 }
 
 fn pool(p: &Plan, o: Options) -> Pool {
-    let fraction = o.mem_fraction_static.unwrap_or_else(|| default_mem_fraction(p.tp()));
-    let large = p.scenario.gpus.first().is_some_and(|g| g.capacity_bytes >= 70 * GIB);
-    let chunk = o.chunked_prefill_size.unwrap_or(if large { 8192 } else { 2048 });
+    let fraction = o.mem_fraction_static.unwrap_or_else(|| default_mem_fraction_for(p, o));
+    let chunk = o.chunked_prefill_size.unwrap_or_else(|| default_chunk(p, o));
     let mut tokens = u64::MAX;
     let mut cell_max = 0;
     let mut state_slots: Option<u64> = None;
@@ -116,6 +253,17 @@ fn pool(p: &Plan, o: Options) -> Pool {
         tokens = tokens.min(rest.checked_div(cell).unwrap_or(0));
     }
     Pool { fraction, tokens: if tokens == u64::MAX { 0 } else { tokens }, cell: cell_max, chunk, state_slots }
+}
+
+/// `--chunked-prefill-size` when none is given, by `o.version`'s rules.
+fn default_chunk(p: &Plan, o: Options) -> u64 {
+    match o.version {
+        Version::TpTable => {
+            let large = p.scenario.gpus.first().is_some_and(|g| g.capacity_bytes >= 70 * GIB);
+            if large { 8192 } else { 2048 }
+        }
+        Version::V0_5_23 => gpu_memory_settings(p).chunked_prefill_size,
+    }
 }
 
 pub(crate) fn context_length(p: &Plan, o: Options) -> u64 {
@@ -189,6 +337,7 @@ pub(crate) fn report(p: &Plan, o: Options) -> Report {
         ));
     }
     Report {
+        version: o.version,
         mem_fraction_static: pool.fraction,
         max_total_num_tokens: pool.tokens,
         cell_size_bytes: pool.cell,
@@ -220,8 +369,12 @@ pub(crate) fn terms(p: &Plan, r: &Report, kv_demand_bytes: u64) -> EngineTerms {
             "SGLang max_total_num_tokens",
             r.max_total_num_tokens,
             format!(
-                "(free after weights − total × (1 − mem_fraction_static {})) ÷ cell size {} bytes",
+                "(free after weights − total × (1 − mem_fraction_static {}, {})) ÷ cell size {} bytes",
                 decimal_short(r.mem_fraction_static, 3),
+                match r.version {
+                    Version::TpTable => "default by TP",
+                    Version::V0_5_23 => "default from GPU memory, 0.5.23",
+                },
                 thousands(r.cell_size_bytes)
             ),
             Basis::EngineRule,
@@ -245,7 +398,7 @@ pub(crate) fn need_and_usable(
     cap: f64,
 ) -> (u64, f64) {
     let s = &p.scenario;
-    let fraction = o.mem_fraction_static.unwrap_or_else(|| default_mem_fraction(p.tp()));
+    let fraction = o.mem_fraction_static.unwrap_or_else(|| default_mem_fraction_for(p, o));
     let work = per_token.saturating_mul(s.sequence_tokens()).saturating_mul(s.concurrency);
     (fixed.saturating_add(work), cap * fraction + activations as f64)
 }

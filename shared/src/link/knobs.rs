@@ -2,7 +2,7 @@
 
 use super::values::parse_u64;
 use super::version::LinkVersion;
-use crate::engines::{Engine, llamacpp, transformers, vllm};
+use crate::engines::{Engine, llamacpp, sglang, transformers, vllm};
 use crate::estimate::{MAX_CONCURRENCY, MAX_TOKENS};
 
 /// The engine key, its pinned version, and the knobs that differ from what
@@ -40,8 +40,12 @@ pub(super) fn encode_engine(e: &Engine, pairs: &mut Vec<(&'static str, String)>)
             opt("mbt", differs(o.max_num_batched_tokens, d.max_num_batched_tokens));
             opt("mns", differs(o.max_num_seqs, d.max_num_seqs));
             opt("bs", (o.block_size != d.block_size).then(|| o.block_size.to_string()));
+            opt("loras", (o.max_loras != d.max_loras).then(|| o.max_loras.to_string()));
+            opt("lorar", (o.max_lora_rank != d.max_lora_rank).then(|| o.max_lora_rank.to_string()));
         }
         (Engine::Sglang(o), Engine::Sglang(d)) => {
+            // Always written: the version decides the defaults of the rest.
+            opt("sglang", Some(o.version.id().into()));
             opt("mfs", if o.mem_fraction_static == d.mem_fraction_static { None } else { frac(o.mem_fraction_static) });
             opt("cl", differs(o.context_length, d.context_length));
             opt("mbt", differs(o.chunked_prefill_size, d.chunked_prefill_size));
@@ -99,8 +103,8 @@ fn flash_id(f: llamacpp::FlashAttention) -> &'static str {
 
 /// Keys that tune one engine, read once the engine is known.
 pub(super) const KNOB_KEYS: &[&str] = &[
-    "attn", "logits", "vllm", "gmu", "mml", "mbt", "mns", "bs", "mfs", "cl", "nctx", "ngl", "np", "fa", "ctk", "ctv",
-    "ncmoe", "nkvo", "kvu", "swafull", "ot", "ts", "sm", "mg", "mmproj",
+    "attn", "logits", "vllm", "gmu", "mml", "mbt", "mns", "bs", "loras", "lorar", "sglang", "mfs", "cl", "nctx", "ngl",
+    "np", "fa", "ctk", "ctv", "ncmoe", "nkvo", "kvu", "swafull", "ot", "ts", "sm", "mg", "mmproj",
 ];
 
 /// Applies one knob to the engine; `Err` says why it does not apply.
@@ -132,6 +136,13 @@ pub(super) fn apply_knob(e: &mut Engine, key: &str, value: &str) -> Result<(), S
         (Engine::Vllm(o), "mbt") => o.max_num_batched_tokens = tokens(value)?,
         (Engine::Vllm(o), "mns") => o.max_num_seqs = Some(parse_u64(value, 1, MAX_CONCURRENCY)?),
         (Engine::Vllm(o), "bs") => o.block_size = parse_u64(value, 1, 1024)?,
+        (Engine::Vllm(o), "loras") => o.max_loras = parse_u64(value, 0, 1024)?,
+        (Engine::Vllm(o), "lorar") => o.max_lora_rank = parse_u64(value, 1, 512)?,
+        (Engine::Sglang(o), "sglang") => {
+            o.version = sglang::Version::parse_pinned(value).ok_or_else(|| {
+                format!("not SGLang rules this page knows ({})", sglang::Version::IDS_NEWEST_FIRST.join(", "))
+            })?
+        }
         (Engine::Sglang(o), "mfs") => o.mem_fraction_static = Some(parse_fraction(value)?),
         (Engine::Sglang(o), "cl") => o.context_length = tokens(value)?,
         (Engine::Sglang(o), "mbt") => o.chunked_prefill_size = tokens(value)?,
@@ -169,8 +180,8 @@ pub(super) fn apply_knob(e: &mut Engine, key: &str, value: &str) -> Result<(), S
 }
 
 /// The text of one engine knob key (`gmu`, `ngl`, …) as a link writes it;
-/// empty when the knob has its default (`vllm`, the pinned version, is
-/// always written).
+/// empty when the knob has its default (`vllm` and `sglang`, the pinned
+/// versions, are always written).
 pub fn knob(e: &Engine, key: &str) -> String {
     let mut pairs = Vec::new();
     encode_engine(e, &mut pairs);

@@ -44,7 +44,9 @@ fn reads_engine_and_parallelism_keys() {
         gpu_count: 1,
         more_gpus: vec![GpuChoice::Catalog("rtx-4080".into())],
         tp: 2,
+        // A link without `v=` or `vllm=` means the 0.21 rules (`LinkVersion::vllm_latest`).
         engine: Engine::Vllm(vllm::Options {
+            version: vllm::Version::V0_21,
             gpu_memory_utilization: Some(0.9),
             max_model_len: Some(8192),
             ..Default::default()
@@ -59,7 +61,10 @@ fn reads_engine_and_parallelism_keys() {
     // A knob of another engine, a tp that does not divide the GPUs, a bad fraction.
     check(
         "?ngl=20&tp=3&e=vllm&gmu=1.5",
-        LinkState { engine: EngineKind::Vllm.with_defaults(), ..LinkState::default() },
+        LinkState {
+            engine: Engine::Vllm(vllm::Options { version: vllm::Version::V0_21, ..Default::default() }),
+            ..LinkState::default()
+        },
         3,
     );
     let llama = LinkState {
@@ -109,6 +114,25 @@ fn links_without_a_version_keep_the_defaults_of_their_day() {
 }
 
 #[test]
+fn lora_and_sglang_rules_are_link_keys() {
+    let lora = LinkState {
+        engine: Engine::Vllm(vllm::Options { max_loras: 4, max_lora_rank: 64, ..Default::default() }),
+        ..LinkState::default()
+    };
+    let text = encode(&lora);
+    assert!(text.ends_with("&e=vllm&vllm=0.33&loras=4&lorar=64"), "{text}");
+    check(&format!("?{text}"), lora, 0);
+    // Links from before the keys: LoRA off, SGLang's TP table.
+    let d = decode("?e=sglang");
+    let Engine::Sglang(o) = d.state.engine else { panic!("{:?}", d.state.engine) };
+    assert_eq!(o.version, crate::engines::sglang::Version::TpTable);
+    let d = decode("?e=vllm");
+    let Engine::Vllm(o) = d.state.engine else { panic!("{:?}", d.state.engine) };
+    assert_eq!((o.max_loras, o.max_lora_rank), (0, 16));
+    assert_eq!(decode("?e=vllm&lorar=0").notices.len(), 1);
+}
+
+#[test]
 fn link_versions_from_elsewhere_read_with_a_notice() {
     let d = decode("?v=7&model=gpt2");
     assert_eq!(d.version, LinkVersion::CURRENT);
@@ -116,7 +140,7 @@ fn link_versions_from_elsewhere_read_with_a_notice() {
     let d = decode("?v=x&e=vllm");
     assert_eq!((d.version, d.notices.len()), (LinkVersion::V1, 1));
     let d = decode("?e=vllm&vllm=0.99");
-    assert!(d.notices[0].contains("0.21, v1, v0"), "{:?}", d.notices);
+    assert!(d.notices[0].contains("0.33, 0.21, 0.10, v1, v0"), "{:?}", d.notices);
 }
 
 #[test]
@@ -165,12 +189,16 @@ fn engine() -> impl Strategy<Value = Engine> {
                 max_num_batched_tokens: mbt,
                 max_num_seqs: mns,
                 block_size: bs,
+                ..Default::default()
             })),
-        (frac, tokens(), tokens()).prop_map(|(mfs, cl, cps)| Engine::Sglang(crate::engines::sglang::Options {
-            mem_fraction_static: mfs,
-            context_length: cl,
-            chunked_prefill_size: cps,
-        })),
+        (prop::sample::select(crate::engines::sglang::Version::ALL.to_vec()), frac, tokens(), tokens()).prop_map(
+            |(version, mfs, cl, cps)| Engine::Sglang(crate::engines::sglang::Options {
+                version,
+                mem_fraction_static: mfs,
+                context_length: cl,
+                chunked_prefill_size: cps,
+            }),
+        ),
         (tokens(), prop::option::of(0..=100_000u64), prop::option::of(1..=4096u64), prop::bool::ANY).prop_map(
             |(n_ctx, ngl, np, fa_off)| Engine::LlamaCpp(llamacpp::Options {
                 n_ctx,

@@ -80,7 +80,8 @@ impl LinkVersion {
 pub fn new_engine(kind: EngineKind) -> Engine {
     match LinkVersion::CURRENT.engine(kind) {
         Engine::Vllm(o) => Engine::Vllm(vllm::Options { version: vllm::Version::LATEST, ..o }),
-        e @ (Engine::Transformers(_) | Engine::Sglang(_) | Engine::LlamaCpp(_)) => e,
+        Engine::Sglang(o) => Engine::Sglang(sglang::Options { version: sglang::Version::LATEST, ..o }),
+        e @ (Engine::Transformers(_) | Engine::LlamaCpp(_)) => e,
     }
 }
 
@@ -124,8 +125,13 @@ fn engine_2026_12(kind: EngineKind) -> Engine {
             max_num_batched_tokens: None,
             max_num_seqs: None,
             block_size: 16,
+            // Knobs added after v2 (issue 15): frozen at "as before".
+            max_loras: 0,
+            max_lora_rank: vllm::DEFAULT_MAX_LORA_RANK,
         }),
         EngineKind::Sglang => Engine::Sglang(sglang::Options {
+            // Links of 2026-12 without `sglang=`: the TP-degree table.
+            version: sglang::Version::TpTable,
             mem_fraction_static: None,
             context_length: None,
             chunked_prefill_size: None,
@@ -183,6 +189,8 @@ pub fn newer_engine(engine: &Engine) -> Option<NewerEngine> {
             changes: vllm::Version::ALL.iter().filter(|v| **v > o.version).map(|v| v.changes()).collect(),
             engine: Engine::Vllm(vllm::Options { version: vllm::Version::LATEST, ..o }),
         }),
+        // SGLang's older rules are not offered the newer ones (the page's
+        // first load has no room for the text); the knob's select shows them.
         // One rule set each so far: nothing newer.
         Engine::Vllm(_) | Engine::Transformers(_) | Engine::Sglang(_) | Engine::LlamaCpp(_) => None,
     }
@@ -208,14 +216,14 @@ mod tests {
             gpu_memory_utilization: Some(0.8),
             ..Default::default()
         });
-        let newer = newer_engine(&v1).expect("0.21 is newer");
-        assert_eq!(newer.changes.len(), 1);
+        let newer = newer_engine(&v1).expect("0.10, 0.21 and 0.33 are newer");
+        assert_eq!(newer.changes.len(), 3);
         assert!(newer.message().contains("CUDA-graph"), "{}", newer.message());
         // The person's own knobs stay; only the version moves.
         let Engine::Vllm(o) = newer.engine else { panic!("vLLM") };
         assert_eq!((o.version, o.gpu_memory_utilization), (vllm::Version::LATEST, Some(0.8)));
         let v0 = Engine::Vllm(vllm::Options { version: vllm::Version::V0, ..Default::default() });
-        assert_eq!(newer_engine(&v0).expect("newer").changes.len(), 2);
+        assert_eq!(newer_engine(&v0).expect("newer").changes.len(), 4);
         assert_eq!(newer_engine(&newer.engine), None);
         for kind in EngineKind::ALL {
             assert_eq!(newer_engine(&kind.with_defaults()), None, "a new plan gets the newest rules");

@@ -19,10 +19,11 @@ mod vllm;
 
 pub use buffers::{BufferCheck, llamacpp_buffers};
 pub use llamacpp::layer_split as llamacpp_layer_split;
-pub use reconcile::{Amount, Row, reconcile};
+pub use reconcile::{Amount, Row, SUGGESTION_SPARE_BYTES, reconcile};
 
 use serde::Serialize;
 
+use crate::engines::{Engine, EngineKind};
 use crate::explain::thousands;
 use crate::oom::scan::Cur;
 use crate::units::{UnitSystem, format_bytes};
@@ -83,6 +84,13 @@ pub enum Figure {
     /// The attention block size a hybrid model was raised to (vLLM
     /// `Setting attention block size to N tokens`).
     AttentionBlock { tokens: u64 },
+    /// The `--kv-cache-memory` bytes vLLM suggests to fit the requested
+    /// memory without profiling (`Replace gpu_memory_utilization config with
+    /// --kv-cache-memory=N … to fit into requested memory`).
+    SuggestedKv { bytes: u64 },
+    /// The `max_model_len` `--max-model-len auto` chose (vLLM `Auto-fit
+    /// max_model_len: reduced from A to B`, or the model's own when it fits).
+    AutoMaxModelLen { tokens: u64 },
     /// SGLang's KV pool: tokens and the K and V bytes (MLA: all in `k_bytes`).
     KvPool { tokens: u64, k_bytes: u64, v_bytes: u64 },
     /// SGLang's `max_total_num_tokens`.
@@ -124,6 +132,10 @@ impl Figure {
                 hundredths % 100
             ),
             Figure::AttentionBlock { tokens } => format!("attention block raised to {tokens} tokens (hybrid model)"),
+            Figure::SuggestedKv { bytes } => {
+                format!("suggested --kv-cache-memory for the requested memory: {}", b(bytes))
+            }
+            Figure::AutoMaxModelLen { tokens } => format!("max_model_len chosen by auto-fit: {}", thousands(tokens)),
             Figure::KvPool { tokens, k_bytes, v_bytes } => format!(
                 "KV pool: {} tokens, {} (K {}, V {})",
                 thousands(tokens),
@@ -211,6 +223,10 @@ pub struct LoggedConfig {
     /// vLLM `max_seq_len`, SGLang `context_len`.
     pub max_model_len: Option<u64>,
     pub enforce_eager: Option<bool>,
+    /// vLLM `max_num_batched_tokens` (`Chunked prefill is enabled with
+    /// max_num_batched_tokens=N`, the non-default args) and `max_num_seqs`.
+    pub max_num_batched_tokens: Option<u64>,
+    pub max_num_seqs: Option<u64>,
     /// SGLang `mem_fraction_static` in thousandths.
     pub mem_fraction_static_permille: Option<u64>,
     /// llama.cpp `n_ctx`, `n_batch`, `n_ubatch`, `n_seq_max`.
@@ -243,6 +259,75 @@ impl StartupLog {
     pub fn first<T>(&self, pick: impl Fn(&Figure) -> Option<T>) -> Option<(usize, T)> {
         self.facts.iter().find_map(|f| pick(&f.figure).map(|v| (f.line, v)))
     }
+}
+
+/// The engine of `planned` as the log says it ran: the log's engine (with
+/// its newest rules) when the plan runs another, the rules of the release
+/// the log names, and the knobs the plan leaves at their defaults set to
+/// the logged ones (`gpu_memory_utilization`, `max_model_len`,
+/// `max_num_batched_tokens`, `max_num_seqs`; SGLang's
+/// `mem_fraction_static` and context length). Also what was taken, in
+/// words, for the reader. TP, PP and the GPUs stay the plan's.
+pub fn logged_engine(log: &StartupLog, planned: Engine) -> (Engine, Vec<String>) {
+    let c = &log.config;
+    let mut taken = Vec::new();
+    let kind = match log.engine {
+        LogEngine::Vllm => EngineKind::Vllm,
+        LogEngine::Sglang => EngineKind::Sglang,
+        LogEngine::LlamaCpp => EngineKind::LlamaCpp,
+    };
+    let mut engine = planned;
+    if planned.kind() != kind {
+        engine = kind.with_defaults();
+        taken.push(format!("engine {}", kind.name()));
+    }
+    let utilization = log
+        .first(|f| match f {
+            Figure::Utilization { permille } => Some(*permille),
+            _ => None,
+        })
+        .map(|(_, p)| p as f64 / 1000.0);
+    match &mut engine {
+        Engine::Vllm(o) => {
+            if let Some(v) =
+                c.version.as_deref().and_then(crate::engines::vllm::Version::for_release).filter(|v| *v != o.version)
+            {
+                o.version = v;
+                taken.push(format!("vLLM rules {} (the log's {})", v.id(), c.version.as_deref().unwrap_or("")));
+            }
+            if let Some(u) = utilization.filter(|_| o.gpu_memory_utilization.is_none()) {
+                o.gpu_memory_utilization = Some(u);
+                taken.push(format!("gpu_memory_utilization {u}"));
+            }
+            let mut fill = |slot: &mut Option<u64>, logged: Option<u64>, name: &str| {
+                if let Some(v) = logged.filter(|_| slot.is_none()) {
+                    *slot = Some(v);
+                    taken.push(format!("{name} {v}"));
+                }
+            };
+            fill(&mut o.max_model_len, c.max_model_len, "max_model_len");
+            fill(&mut o.max_num_batched_tokens, c.max_num_batched_tokens, "max_num_batched_tokens");
+            fill(&mut o.max_num_seqs, c.max_num_seqs, "max_num_seqs");
+        }
+        Engine::Sglang(o) => {
+            if let Some(f) = c.mem_fraction_static_permille.filter(|_| o.mem_fraction_static.is_none()) {
+                o.mem_fraction_static = Some(f as f64 / 1000.0);
+                taken.push(format!("mem_fraction_static {}", f as f64 / 1000.0));
+            }
+            if let Some(len) = c.max_model_len.filter(|_| o.context_length.is_none()) {
+                o.context_length = Some(len);
+                taken.push(format!("context length {len}"));
+            }
+        }
+        Engine::LlamaCpp(o) => {
+            if let Some(n) = c.n_ctx.filter(|_| o.n_ctx.is_none()) {
+                o.n_ctx = Some(n);
+                taken.push(format!("n_ctx {n}"));
+            }
+        }
+        Engine::Transformers(_) => {}
+    }
+    (engine, taken)
 }
 
 /// Reads the memory lines of a start-up log; `None` when the text has none

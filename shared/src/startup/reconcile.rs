@@ -82,9 +82,11 @@ pub fn reconcile(log: &StartupLog, e: &Estimate) -> (Vec<Row>, Vec<String>) {
     (rows, notes)
 }
 
-/// The plan GPU a fact is about: `Worker_TP3` / `TP3` → 3, else the first.
+/// The plan GPU a fact is about: `Worker_TP3` / `TP3` / `VllmWorker rank=3`
+/// → 3, else the first.
 fn gpu_of(f: &Fact, e: &Estimate) -> usize {
-    let n = f.scope.as_deref().and_then(|s| s.rsplit("TP").next()).and_then(|n| n.parse::<usize>().ok()).unwrap_or(0);
+    let n =
+        f.scope.as_deref().and_then(|s| s.rsplit(['P', '=']).next()).and_then(|n| n.parse::<usize>().ok()).unwrap_or(0);
     n.min(e.per_gpu.len().saturating_sub(1))
 }
 
@@ -118,6 +120,19 @@ fn vllm_row(f: &Fact, r: &crate::engines::vllm::Report, e: &Estimate, notes: &mu
             row("KV cache tokens", Amount::Tokens(tokens), Some(Amount::Tokens(r.kv_cache_tokens)))
         }
         Figure::KvBlocks { blocks } => row("KV blocks", Amount::Blocks(blocks), Some(Amount::Blocks(r.num_gpu_blocks))),
+        // vLLM's own suggestion keeps 150 MiB spare and counts the CUDA
+        // graphs it captured (0.33.0 `gpu_worker.py`, `redundancy_buffer_memory`).
+        Figure::SuggestedKv { bytes } => row(
+            "suggested --kv-cache-memory",
+            Amount::Bytes(bytes),
+            kv.map(|k| {
+                let graphs = if r.version.subtracts_cuda_graphs() { 0 } else { k.cuda_graph_bytes };
+                Amount::Bytes(k.available_kv_bytes.saturating_sub(graphs).saturating_sub(SUGGESTION_SPARE_BYTES))
+            }),
+        ),
+        Figure::AutoMaxModelLen { tokens } => {
+            row("max_model_len chosen by auto-fit", Amount::Tokens(tokens), r.auto_max_model_len.map(Amount::Tokens))
+        }
         Figure::Concurrency { tokens_per_request, hundredths } => {
             if tokens_per_request != r.max_model_len {
                 notes.push(format!(
@@ -136,6 +151,10 @@ fn vllm_row(f: &Fact, r: &crate::engines::vllm::Report, e: &Estimate, notes: &mu
         _ => None,
     }
 }
+
+/// The memory vLLM leaves spare in the `--kv-cache-memory` it suggests
+/// (`redundancy_buffer_memory = 150 * (1 << 20)`, 0.11.0 – 0.33.0 `v1/worker/gpu_worker.py`).
+pub const SUGGESTION_SPARE_BYTES: u64 = 150 << 20;
 
 fn sglang_row(f: &Fact, r: &crate::engines::sglang::Report, e: &Estimate) -> Option<Row> {
     let gpu = gpu_of(f, e);

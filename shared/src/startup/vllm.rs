@@ -20,6 +20,27 @@ pub(super) fn read(lines: &[(usize, String)]) -> (LoggedConfig, Vec<Fact>) {
             read_config(line, &mut config);
             continue;
         }
+        if let Some(rest) = after(line, "API server version ").filter(|_| config.version.is_none()) {
+            config.version = rest.split_whitespace().next().map(str::to_owned);
+        }
+        read_args(line, &mut config, *n, &mut facts);
+        if let Some(mnbt) = after(line, "Chunked prefill is enabled with max_num_batched_tokens=").and_then(count) {
+            config.max_num_batched_tokens = Some(mnbt);
+        }
+        if let Some(len) = after(line, "Using max model len ").and_then(count) {
+            config.max_model_len.get_or_insert(len);
+        }
+        // 0.11 – 0.2x `gpu_worker.py`: `Free memory on device (77.78/79.33 GiB)
+        // on startup. Desired GPU memory utilization is (0.85, 67.43 GiB).
+        // Actual usage is 16.92 GiB for weight, 5.66 GiB for peak activation,
+        // 0.13 GiB for non-torch memory, and 1.34 GiB for CUDAGraph memory.
+        // Replace … `--kv-cache-memory=N` … to fit into requested memory …`.
+        if after(line, "Free memory on device (").is_some() {
+            for figure in breakdown(line) {
+                facts.push(Fact { line: *n, scope: scope(line), figure });
+            }
+            continue;
+        }
         // V0 0.6.4–0.7 put the whole profile on one line, `;`-separated:
         // `total_gpu_memory (79.22GiB) x gpu_memory_utilization (0.90) =
         // 71.29GiB; model weights take 14.99GiB; non_torch_memory takes …`.
@@ -41,6 +62,73 @@ fn read_config(line: &str, c: &mut LoggedConfig) {
     c.pipeline_parallel = field(line, "pipeline_parallel_size").and_then(|v| v.parse().ok());
     c.max_model_len = field(line, "max_seq_len").and_then(|v| v.parse().ok());
     c.enforce_eager = field(line, "enforce_eager").map(|v| v == "True");
+}
+
+/// The non-default args dict (`{'model': 'x', 'tensor_parallel_size': 2,
+/// 'gpu_memory_utilization': 0.5}`, `entrypoints/utils.py`), which a pasted
+/// log may wrap: each key is read from whichever line holds it.
+fn read_args(line: &str, c: &mut LoggedConfig, n: usize, facts: &mut Vec<Fact>) {
+    let arg = |key: &str| {
+        let rest = after(line, &format!("'{key}': "))?;
+        let end = rest.find([',', '}']).unwrap_or(rest.len());
+        Some(rest[..end].trim().trim_matches(['\'', '"']).to_owned())
+    };
+    let number = |key: &str| arg(key).and_then(|v| v.parse::<u64>().ok());
+    if let Some(tp) = number("tensor_parallel_size") {
+        c.tensor_parallel = Some(tp);
+    }
+    if let Some(pp) = number("pipeline_parallel_size") {
+        c.pipeline_parallel = Some(pp);
+    }
+    if let Some(len) = number("max_model_len") {
+        c.max_model_len = Some(len);
+    }
+    if let Some(v) = number("max_num_batched_tokens") {
+        c.max_num_batched_tokens = Some(v);
+    }
+    if let Some(v) = number("max_num_seqs") {
+        c.max_num_seqs = Some(v);
+    }
+    if let Some(kv) = arg("kv_cache_dtype") {
+        c.kv_cache_dtype = Some(kv);
+    }
+    if let Some(q) = arg("quantization") {
+        c.quantization = Some(q);
+    }
+    if let Some(permille) = arg("gpu_memory_utilization").and_then(|v| fixed(&v, 1000)) {
+        facts.push(Fact { line: n, scope: None, figure: Figure::Utilization { permille } });
+    }
+}
+
+/// The figures of the `Free memory on device` line.
+fn breakdown(line: &str) -> Vec<Figure> {
+    let mut out = Vec::new();
+    if let Some(total) = after(line, "Free memory on device (").and_then(|r| r.split_once('/')).map(|(_, t)| t) {
+        out.extend(size(total, true).map(|bytes| Figure::DeviceTotal { bytes }));
+    }
+    if let Some(permille) = after(line, "Desired GPU memory utilization is (").and_then(|r| fixed(r, 1000)) {
+        out.push(Figure::Utilization { permille });
+    }
+    // `X GiB for weight`, `X GiB for peak activation`, … : the size before each phrase.
+    let before = |phrase: &str| {
+        let at = line.find(phrase)?;
+        let head = line[..at].trim_end().strip_suffix("GiB")?.trim_end();
+        let start = head.rfind(|c: char| !(c.is_ascii_digit() || c == '.')).map_or(0, |i| i + 1);
+        size(&format!("{} GiB", &head[start..]), true)
+    };
+    let terms: [(&str, Make); 4] = [
+        (" for weight,", |bytes| Figure::Weights { bytes }),
+        (" for peak activation", |bytes| Figure::ActivationPeak { bytes }),
+        (" for non-torch memory", |bytes| Figure::NonTorch { bytes }),
+        (" for CUDAGraph memory", |bytes| Figure::CudaGraphs { bytes, estimated: false }),
+    ];
+    for (phrase, make) in terms {
+        out.extend(before(phrase).map(make));
+    }
+    if let Some(bytes) = after(line, "--kv-cache-memory=").and_then(count) {
+        out.push(Figure::SuggestedKv { bytes });
+    }
+    out
 }
 
 /// Builds a figure from its bytes.
@@ -124,14 +212,28 @@ fn figure(line: &str) -> Option<Figure> {
     if let Some(tokens) = after(line, "Setting attention block size to").and_then(|r| count(r.trim_start())) {
         return Some(Figure::AttentionBlock { tokens });
     }
+    // `kv_cache_utils.py::_auto_fit_max_model_len` (0.21+).
+    if let Some(rest) = after(line, "Auto-fit max_model_len: reduced from ") {
+        let tokens = after(rest, " to ").and_then(count)?;
+        return Some(Figure::AutoMaxModelLen { tokens });
+    }
+    if let Some(tokens) = after(line, "Auto-fit max_model_len: full model context length ").and_then(count) {
+        return Some(Figure::AutoMaxModelLen { tokens });
+    }
     None
 }
 
-/// `(Worker_TP3 pid=…)` or `(EngineCore_DP0 pid=…)`: the process the line
-/// came from, when it is a rank of its own.
+/// `(Worker_TP3 pid=…)`, `(VllmWorker TP1 pid=…)` (0.9 – 0.10),
+/// `(VllmWorker rank=0 pid=…)` (0.8) or `(EngineCore_DP0 pid=…)`: the
+/// process the line came from, when it is a rank of its own.
 fn scope(line: &str) -> Option<String> {
     let open = line.find('(')?;
-    let name = line[open + 1..].split([' ', ')']).next()?;
+    let mut words = line[open + 1..].split([' ', ')']);
+    let name = words.next()?;
+    if name == "VllmWorker" {
+        let rank = words.next().filter(|w| w.starts_with("TP") || w.starts_with("rank="))?;
+        return Some(format!("{name} {rank}"));
+    }
     name.starts_with("Worker").then(|| name.to_owned())
 }
 
@@ -170,5 +272,7 @@ mod tests {
         assert!(matches!(kinds[5], Figure::AvailableKv { negative: false, .. }));
         assert_eq!(scope("(Worker_TP3 pid=9) INFO"), Some("Worker_TP3".into()));
         assert_eq!(scope("(EngineCore pid=9) INFO"), None);
+        assert_eq!(scope("(VllmWorker TP1 pid=3975) INFO"), Some("VllmWorker TP1".into()));
+        assert_eq!(scope("(VllmWorker rank=2 pid=107) INFO"), Some("VllmWorker rank=2".into()));
     }
 }

@@ -132,7 +132,10 @@ fn sglang_pool_is_the_static_fraction_left_after_weights() {
     let gpu = GpuSlot::custom("80 GiB", 80 * GIB);
     let s = Scenario {
         gpus: vec![gpu],
-        engine: shared::engines::EngineKind::Sglang.with_defaults(),
+        engine: shared::engines::Engine::Sglang(shared::engines::sglang::Options {
+            version: shared::engines::sglang::Version::TpTable,
+            ..Default::default()
+        }),
         ..Scenario::default()
     };
     let (report, _, e) = report_of(&m, s);
@@ -241,4 +244,113 @@ fn an_engine_that_does_not_load_the_format_says_so_first() {
     let text =
         shared::estimate::verdict_text(&estimate(&m, all[0].scenario.clone()), shared::units::UnitSystem::Binary);
     assert!(text.starts_with("Fits"), "{text}");
+}
+
+/// A pinned start and `--max-model-len auto` from the same pool: Llama-3.1-8B
+/// at its own 131,072 tokens does not start on 24 GiB; vLLM's error names the
+/// longest request the memory holds (0.11+), `auto` chooses exactly it
+/// (0.21+), and `--kv-cache-memory` of the blocks times the block starts
+/// the same pool without profiling.
+#[test]
+fn vllm_pinned_start_and_auto_max_model_len_agree_with_the_pool() {
+    let m = model("llama-3.1-8b");
+    let s = |max_model_len| Scenario {
+        gpus: vec![GpuSlot::custom("24 GiB", 24 * GIB)],
+        engine: Engine::Vllm(vllm::Options { version: vllm::Version::V0_33, max_model_len, ..Default::default() }),
+        ..Scenario::default()
+    };
+    let (r, verdict) = vllm_report(s(None), &m);
+    let auto = r.auto_max_model_len.unwrap_or_else(|| panic!("no auto-fit: {r:?}"));
+    assert!(auto < 131_072, "{auto}");
+    let error = r.startup_error.clone().unwrap_or_default();
+    assert!(error.contains(&format!("the estimated maximum model length is {auto}.")), "{error}");
+    let Verdict::EngineRefuses { largest_context, .. } = verdict else { panic!("{verdict:?}") };
+    assert_eq!(largest_context, auto);
+    // auto starts; one token more does not.
+    let (at, _) = vllm_report(s(Some(auto)), &m);
+    assert_eq!(at.startup_error, None);
+    assert!(vllm_report(s(Some(auto + 1)), &m).0.startup_error.is_some());
+    let pinned = r.pinned_kv_cache_memory_bytes.unwrap_or_else(|| panic!("no pinned bytes"));
+    let block = r.per_gpu[0].block_bytes;
+    assert_eq!((pinned / block, pinned % block), (r.num_gpu_blocks, 0));
+    assert!(r.log_lines.iter().any(|l| l.contains(&format!("--kv-cache-memory={pinned}")) && l.contains("vllm#56698")));
+    // The frozen V1 rules name neither.
+    let v1 = Scenario {
+        engine: Engine::Vllm(vllm::Options { version: vllm::Version::V1, ..Default::default() }),
+        ..s(None)
+    };
+    let (r1, _) = vllm_report(v1, &m);
+    assert_eq!((r1.auto_max_model_len, r1.pinned_kv_cache_memory_bytes), (None, None));
+    assert!(!r1.startup_error.unwrap_or_default().contains("estimated maximum model length"));
+}
+
+#[test]
+fn vllm_releases_map_to_their_rules() {
+    use vllm::Version;
+    let cases = [
+        ("0.6.5", Version::V0),
+        ("0.8.5.dev169+gce17db808.d20250423", Version::V1),
+        ("0.10.1.1", Version::V0_10),
+        ("0.20.2", Version::V0_10),
+        ("0.21.0", Version::V0_33),
+        ("v0.27.2rc1.dev77+gac7509e2b", Version::V0_33),
+    ];
+    for (release, want) in cases {
+        assert_eq!(Version::for_release(release), Some(want), "{release}");
+    }
+    assert_eq!(Version::for_release("main"), None);
+}
+
+/// SGLang 0.5.23 picks `mem_fraction_static` from the GPU's memory
+/// (`memory_hook.py`). An H100 (81,559 MiB) at TP 1 reserves 512 MiB,
+/// 8,192 tokens × 1.5 MiB, 1/8 GiB of parallel slack, 256 decode graphs ×
+/// 2 MiB and 58 prefill graphs × 8 MiB: 13,904 MiB, so 0.830 (sglang#29092
+/// measured 0.828 on an H100, the docs say 0.9). At TP 4: 512 decode graphs
+/// and 1/2 GiB of slack, 0.819. An RTX 4090 (24,564 MiB): 4,096-token
+/// chunks, 48 graphs and 50 prefill graphs, 0.704.
+#[test]
+fn sglang_0_5_23_takes_mem_fraction_static_from_gpu_memory() {
+    use shared::engines::sglang;
+    let m = model("llama-3.1-8b");
+    let fraction = |gpu: &str, tp: u64| {
+        let g = shared::catalog::gpu(gpu).unwrap_or_else(|| panic!("{gpu}"));
+        let s = Scenario {
+            gpus: vec![GpuSlot::from_catalog(g); tp as usize],
+            tp,
+            engine: shared::engines::EngineKind::Sglang.with_defaults(),
+            ..Scenario::default()
+        };
+        let (report, _, _) = report_of(&m, s);
+        let Some(EngineReport::Sglang(r)) = report else { panic!() };
+        assert_eq!(r.version, sglang::Version::V0_5_23);
+        (r.mem_fraction_static, r.chunked_prefill_size)
+    };
+    assert_eq!(fraction("h100-sxm", 1), (0.830, 8192));
+    assert_eq!(fraction("h100-sxm", 4), (0.819, 8192));
+    assert_eq!(fraction("rtx-4090", 1), (0.704, 4096));
+}
+
+/// vLLM's LoRA buffers: one slot of rank 16 on every linear layer of
+/// Llama-3.1-8B holds as many elements as a rank-16 all-linear adapter has
+/// parameters (PEFT's "trainable params: 41,943,040" for Llama-3-8B), in
+/// bf16, per slot; they come out of the KV budget, and TP 2 halves the
+/// sharded sides only.
+#[test]
+fn vllm_lora_buffers_join_the_weights() {
+    let m = model("llama-3.1-8b");
+    let s = |max_loras, tp: u64| Scenario {
+        gpus: vec![GpuSlot::custom("80 GiB", 80 * GIB); tp as usize],
+        tp,
+        engine: Engine::Vllm(vllm::Options { max_loras, ..Default::default() }),
+        ..Scenario::default()
+    };
+    let (off, _) = vllm_report(s(0, 1), &m);
+    let (four, _) = vllm_report(s(4, 1), &m);
+    assert_eq!(off.per_gpu[0].lora_bytes, 0);
+    assert_eq!(four.per_gpu[0].lora_bytes, 4 * 41_943_040 * 2);
+    assert_eq!(four.per_gpu[0].weight_bytes - off.per_gpu[0].weight_bytes, four.per_gpu[0].lora_bytes);
+    assert_eq!(off.per_gpu[0].available_kv_bytes - four.per_gpu[0].available_kv_bytes, four.per_gpu[0].lora_bytes);
+    let (tp2, _) = vllm_report(s(4, 2), &m);
+    let per_rank = tp2.per_gpu[0].lora_bytes;
+    assert!(per_rank > four.per_gpu[0].lora_bytes / 2 && per_rank < four.per_gpu[0].lora_bytes, "{per_rank}");
 }

@@ -1,5 +1,6 @@
 //! The `shared` crate's one integration-test binary.
 
+mod accuracy;
 mod arch;
 mod checkpoint;
 mod diagnose;

@@ -192,3 +192,48 @@ fn llamacpp_new_names_and_cache_types() {
         ]
     );
 }
+
+#[test]
+fn vllm_v1_non_default_args_and_chunked_prefill_even_when_wrapped() {
+    // The log file wraps its lines at 140 columns: `'model': 'Qwe` / `n2-7B-Instruct', …`.
+    let l = log("vllm-v1-0101-qwen2-7b-a100-tp2");
+    let c = &l.config;
+    assert_eq!(c.version.as_deref(), Some("0.10.1.1"));
+    assert_eq!((c.tensor_parallel, c.max_model_len, c.max_num_batched_tokens), (Some(2), Some(16_384), Some(2048)));
+    assert_eq!(
+        figures(&l),
+        [
+            Figure::Utilization { permille: 500 },
+            Figure::Weights { bytes: gib("7.1217GiB") },
+            Figure::Weights { bytes: gib("7.1217GiB") },
+            Figure::AvailableKv { bytes: gib("31.83GiB"), negative: false },
+            Figure::AvailableKv { bytes: gib("31.83GiB"), negative: false },
+            Figure::KvTokens { tokens: 1_192_160 },
+            Figure::Concurrency { tokens_per_request: 16_384, hundredths: 7276 },
+            Figure::KvTokens { tokens: 1_192_160 },
+            Figure::Concurrency { tokens_per_request: 16_384, hundredths: 7276 },
+            Figure::CudaGraphs { bytes: gib("0.65GiB"), estimated: false },
+            Figure::CudaGraphs { bytes: gib("0.65GiB"), estimated: false },
+        ]
+    );
+    // The ranks the lines came from.
+    assert_eq!(l.facts[1].scope.as_deref(), Some("VllmWorker TP1"));
+}
+
+#[test]
+fn vllm_free_memory_breakdown_is_read_term_by_term() {
+    let l = log("vllm-v1-free-memory-breakdown-h100");
+    assert_eq!(
+        figures(&l),
+        [
+            Figure::DeviceTotal { bytes: gib("79.33GiB") },
+            Figure::Utilization { permille: 850 },
+            Figure::Weights { bytes: gib("16.92GiB") },
+            Figure::ActivationPeak { bytes: gib("5.66GiB") },
+            Figure::NonTorch { bytes: gib("0.13GiB") },
+            Figure::CudaGraphs { bytes: gib("1.34GiB"), estimated: false },
+            Figure::SuggestedKv { bytes: 46_421_742_490 },
+        ]
+    );
+    assert_eq!(l.facts[0].scope.as_deref(), Some("Worker_TP1"));
+}

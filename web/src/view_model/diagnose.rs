@@ -1,10 +1,14 @@
-//! "Diagnose an OOM" as the page shows it: the figures read from the error,
+//! "Diagnose an OOM" as the page shows it: a pasted engine start-up log set
+//! against the plan term by term, then the figures read from the error,
 //! the ranked causes with their evidence, the checklist and the fixes, as
 //! one escaped HTML string (see [`super::html`]).
 
-use shared::explain::upper_first;
-use shared::link::decode;
+use shared::estimate::estimate;
+use shared::explain::{thousands, upper_first};
+use shared::link::{LinkState, decode};
+use shared::model::Model;
 use shared::oom::{DiagnoseContext, Diagnosis, OomKind, OomReport, diagnose, parse};
+use shared::startup::{self, Amount, StartupLog};
 use shared::units::{UnitSystem, format_bytes};
 
 use super::html::{Html, code_block, copy_button, gives_up_text};
@@ -27,7 +31,79 @@ pub fn findings_for(query: &str, hub: &HubState, text: &str) -> String {
         (Some(m), Some(s)) => DiagnoseContext::error_only().with_plan(m, s),
         _ => DiagnoseContext::error_only(),
     };
-    findings_html(&report, &diagnose(&report, &ctx), state.units)
+    let log = match (startup::read(text), &model) {
+        (Some(log), Some(m)) => startup_html(&log, &state, m),
+        (Some(_), None) | (None, _) => String::new(),
+    };
+    log + &findings_html(&report, &diagnose(&report, &ctx), state.units)
+}
+
+/// A pasted start-up log against the link's plan run as the log says it
+/// ran (`startup::logged_engine`): each logged figure beside the
+/// estimate's, term by term, as `headroom diagnose` prints it.
+pub fn startup_html(log: &StartupLog, state: &LinkState, model: &Model) -> String {
+    let (engine, taken) = startup::logged_engine(log, state.engine);
+    let run = LinkState { engine, ..state.clone() };
+    let units = state.units;
+    let mut h = Html::new();
+    h.raw("<h3>Start-up log against the plan</h3>");
+    let scenario = match resolve::scenario(&run, model) {
+        Ok(s) => s,
+        Err(e) => {
+            h.el("p", "hint", &format!("The plan run as the log says cannot be estimated: {e}"));
+            return h.finish();
+        }
+    };
+    let (rows, notes) = startup::reconcile(log, &estimate(model, scenario));
+    h.raw("<p class=\"hint\" data-testid=\"startup-engine\">").t(&format!(
+        "{} start-up log, {} figures read",
+        log.engine.name(),
+        log.facts.len()
+    ));
+    if !taken.is_empty() {
+        h.t(&format!("; taken from the log: {}", taken.join(", ")));
+    }
+    h.raw(
+        "</p><table class=\"startup\" data-testid=\"startup-rows\"><thead><tr><th>Term</th><th>Line</th><th>GPU</th>\
+           <th>Logged</th><th>Predicted</th><th>Error</th></tr></thead><tbody>",
+    );
+    for r in &rows {
+        let error = r.error_permille();
+        h.raw("<tr data-testid=\"startup-row\"")
+            .attr("data-term", r.term)
+            .attr("data-error-permille", &error.map_or_else(String::new, |e| e.to_string()))
+            .raw(">")
+            .el("td", "", r.term)
+            .el("td", "", &r.line.to_string())
+            .el("td", "", &r.gpu.to_string())
+            .el("td", "", &amount(r.logged, units))
+            .el("td", "", &r.predicted.map_or_else(|| "—".to_owned(), |p| amount(p, units)))
+            .el(
+                "td",
+                "",
+                &error.map_or_else(
+                    || "—".to_owned(),
+                    |e| format!("{}{}.{} %", if e < 0 { "−" } else { "+" }, e.abs() / 10, e.abs() % 10),
+                ),
+            )
+            .raw("</tr>");
+    }
+    h.raw("</tbody></table>");
+    for n in &notes {
+        h.el("p", "hint", n);
+    }
+    h.finish()
+}
+
+/// A logged or predicted figure in the page's units.
+fn amount(a: Amount, units: UnitSystem) -> String {
+    match a {
+        Amount::Bytes(b) => format_bytes(b, units),
+        Amount::Tokens(t) => format!("{} tokens", thousands(t)),
+        Amount::Blocks(b) => format!("{} blocks", thousands(b)),
+        Amount::Hundredths(x) => format!("{}.{:02}x", x / 100, x % 100),
+        Amount::Permille(p) => format!("{}.{:03}", p / 1000, p % 1000),
+    }
 }
 
 /// The figures read from the error, as (`data-testid`, label, bytes).
@@ -185,6 +261,35 @@ mod tests {
         assert!(html.contains(&format!("data-id=\"{}\"", d.causes[0].id.id())));
         assert_eq!(html.matches("data-testid=\"oom-fix-copy\"").count(), d.fixes.len());
         assert!(html.contains(" on GPU 0"));
+    }
+
+    /// A real vLLM 0.10.1.1 start-up log (Qwen2-7B on one A100 80GB at
+    /// utilization 0.5, dennislee22/vLLM-benchmarking) pasted against a
+    /// link's plan: the plan runs as the log says, term by term.
+    #[test]
+    fn a_pasted_start_up_log_reconciles_term_by_term() {
+        let log = include_str!("../../../shared/tests/fixtures/startup/vllm-v1-0101-qwen2-7b-a100-u05.txt");
+        let query = "model=qwen2-7b&gpu=a100-80gb-sxm&g=1&e=vllm&vllm=0.33";
+        let html = findings_for(query, &HubState::Idle, log);
+        assert!(html.contains("Start-up log against the plan"), "{html}");
+        assert!(html.contains("taken from the log: vLLM rules 0.10"), "{html}");
+        assert!(html.contains("gpu_memory_utilization 0.5"), "{html}");
+        // The same rows `headroom diagnose` prints.
+        let state = decode(query).state;
+        let m = Model::preset("qwen2-7b").expect("preset");
+        let l = startup::read(log).expect("a start-up log");
+        let (engine, _) = startup::logged_engine(&l, state.engine);
+        let s = resolve::scenario(&LinkState { engine, ..state }, &m).expect("a plan");
+        let (rows, _) = startup::reconcile(&l, &estimate(&m, s));
+        let kv = rows.iter().find(|r| r.term == "available KV cache memory").expect("the KV row");
+        let error = kv.error_permille().expect("an error");
+        assert!(
+            html.contains(&format!("data-term=\"available KV cache memory\" data-error-permille=\"{error}\"")),
+            "{html}"
+        );
+        assert_eq!(html.matches("data-testid=\"startup-row\"").count(), rows.len());
+        // Within 2 % on this log (docs/measurements.md: +1.3 % with the catalog A100).
+        assert!(error.abs() <= 20, "{error}");
     }
 
     #[test]

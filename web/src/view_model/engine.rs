@@ -1,7 +1,7 @@
 //! What the engine itself would report, the layer split and the speed bounds,
 //! as rows the page shows; and the knobs each engine takes.
 
-use shared::engines::{EngineKind, EngineReport, vllm};
+use shared::engines::{EngineKind, EngineReport, sglang, vllm};
 use shared::estimate::Estimate;
 use shared::explain::thousands;
 use shared::units::{UnitSystem, decimal, format_bytes, shortest};
@@ -144,9 +144,15 @@ const VLLM: &[Knob] = &[
     k("mbt", "max_num_batched_tokens", &[]),
     k("mns", "max_num_seqs", &[]),
     k("bs", "block_size", &[]),
+    k("loras", "max_loras (LoRA)", &[]),
+    k("lorar", "max_lora_rank", &[]),
 ];
-const SGLANG: &[Knob] =
-    &[k("mfs", "mem_fraction_static", &[]), k("cl", "context_length", &[]), k("mbt", "chunked_prefill_size", &[])];
+const SGLANG: &[Knob] = &[
+    k("sglang", "SGLang rules", sglang::Version::IDS_NEWEST_FIRST),
+    k("mfs", "mem_fraction_static", &[]),
+    k("cl", "context_length", &[]),
+    k("mbt", "chunked_prefill_size", &[]),
+];
 const LLAMACPP: &[Knob] = &[
     k("nctx", "n_ctx (-c)", &[]),
     k("ngl", "n_gpu_layers (-ngl)", &[]),
@@ -175,6 +181,8 @@ pub fn knob_default(e: &Estimate, key: &str) -> String {
         (Some(EngineReport::Vllm(r)), "mbt") => r.max_num_batched_tokens.to_string(),
         (Some(EngineReport::Vllm(r)), "mns") => r.max_num_seqs.to_string(),
         (Some(EngineReport::Vllm(r)), "bs") => r.block_size.to_string(),
+        (Some(EngineReport::Vllm(r)), "loras") => r.max_loras.to_string(),
+        (Some(EngineReport::Vllm(r)), "lorar") => r.max_lora_rank.to_string(),
         (Some(EngineReport::Sglang(r)), "mfs") => shortest(r.mem_fraction_static),
         (Some(EngineReport::Sglang(r)), "cl") => r.context_length.to_string(),
         (Some(EngineReport::Sglang(r)), "mbt") => r.chunked_prefill_size.to_string(),

@@ -62,6 +62,20 @@ pub struct Options {
     pub max_num_batched_tokens: Option<u64>,
     pub max_num_seqs: Option<u64>,
     pub block_size: u64,
+    /// `--max-loras` with `--enable-lora` (0: LoRA off): adapters resident
+    /// on the GPU at once, each with buffers of `max_lora_rank`.
+    #[serde(default)]
+    pub max_loras: u64,
+    /// `--max-lora-rank` (vLLM's default 16).
+    #[serde(default = "default_lora_rank")]
+    pub max_lora_rank: u64,
+}
+
+/// `LoRAConfig.max_lora_rank` default (vLLM 0.33.0 `config/lora.py`).
+pub const DEFAULT_MAX_LORA_RANK: u64 = 16;
+
+fn default_lora_rank() -> u64 {
+    DEFAULT_MAX_LORA_RANK
 }
 
 impl Default for Options {
@@ -73,6 +87,8 @@ impl Default for Options {
             max_num_batched_tokens: None,
             max_num_seqs: None,
             block_size: DEFAULT_BLOCK_SIZE,
+            max_loras: 0,
+            max_lora_rank: DEFAULT_MAX_LORA_RANK,
         }
     }
 }
@@ -82,6 +98,13 @@ pub(crate) fn check_knobs(o: Options) -> Result<(), String> {
     super::fraction("gpu_memory_utilization", o.gpu_memory_utilization)?;
     if !(1..=1024).contains(&o.block_size) {
         return Err(format!("block_size must be between 1 and 1024, got {}", o.block_size));
+    }
+    // `LoRAConfig`: max_loras ≥ 1 when LoRA is on; ranks up to 512.
+    if o.max_loras > 1024 {
+        return Err(format!("max_loras must be at most 1024, got {}", o.max_loras));
+    }
+    if !(1..=512).contains(&o.max_lora_rank) {
+        return Err(format!("max_lora_rank must be between 1 and 512, got {}", o.max_lora_rank));
     }
     Ok(())
 }
@@ -124,15 +147,23 @@ fn pp_layers(layers: u64, rank: u64, size: u64) -> u64 {
 }
 
 /// vLLM's profiled activation peak for a dummy batch of `tokens` tokens
-/// spread over `seqs` sequences, on one of `tp` ranks.
+/// spread over `seqs` sequences, on one of `tp` ranks, by `version`'s rules.
 ///
-/// Empirical: `tokens × bytes_per_element × 3 × (hidden + intermediate / tp)`
-/// for the forward pass, fitted to vLLM's own start-up logs for Llama-3.1-8B
+/// The forward pass: empirical, `tokens × bytes_per_element × 3 × (hidden +
+/// intermediate / tp)`, fitted to vLLM's own start-up logs for Llama-3.1-8B
 /// on an RTX 3090 (raising max_model_len from 20,000 to 29,000 tokens, and
 /// with it the dummy batch, cost 474 blocks of 2 MiB: 110.5 kB per token,
-/// against 110.6 kB from this formula), plus the sampler's fp32 logits and
-/// probabilities for `seqs` sequences.
-pub fn profile_peak(text: &TextModel, tokens: u64, seqs: u64, bytes_per_element: u64, tp: u64) -> u64 {
+/// against 110.6 kB from this formula).
+///
+/// The sampler: the V0 and V1 rules add fp32 logits and probabilities of
+/// `seqs` sequences, vocabulary split by TP. The 0.10 and 0.33 rules read
+/// vLLM's source instead (0.11.0 and 0.33.0 `v1/worker/gpu_model_runner.py`
+/// `profile_run`: the dummy forward pass, then `_dummy_sampler_run` on its
+/// last hidden states; the model-dtype logits and the sampler's fp32 tensors,
+/// [`SAMPLER_FP32_BYTES`]), over the
+/// whole vocabulary on every rank (V1's logits are all-gathered), and the
+/// peak is the larger of the two runs plus the hidden states kept between.
+pub fn profile_peak(text: &TextModel, tokens: u64, seqs: u64, bytes_per_element: u64, tp: u64, v: Version) -> u64 {
     let tp = tp.max(1);
     let per_token = text
         .hidden_size
@@ -140,7 +171,119 @@ pub fn profile_peak(text: &TextModel, tokens: u64, seqs: u64, bytes_per_element:
         .saturating_mul(3)
         .saturating_mul(bytes_per_element);
     let forward = per_token.saturating_mul(tokens);
-    forward.saturating_add(activations::logits(text.vocab_size, seqs.min(tokens.max(1)), 1, tp))
+    let seqs = seqs.min(tokens.max(1));
+    if !v.profile_peak_is_larger_half() {
+        return forward.saturating_add(activations::logits(text.vocab_size, seqs, 1, tp));
+    }
+    if seqs == 0 {
+        return forward;
+    }
+    let sampler =
+        text.vocab_size.saturating_mul(seqs).saturating_mul(bytes_per_element.saturating_add(SAMPLER_FP32_BYTES));
+    let hidden = text.hidden_size.saturating_mul(tokens).saturating_mul(bytes_per_element);
+    forward.max(hidden.saturating_add(sampler))
+}
+
+/// fp32 bytes per logit the sampler holds beside the model-dtype logits:
+/// the fp32 copy (`logits.to(torch.float32)`, vLLM 0.33.0
+/// `v1/sample/sampler.py`), then, for the dummy run's top-k (vocabulary − 1)
+/// and top-p together (`flashinfer_sample` in
+/// `v1/sample/ops/topk_topp_sampler.py`), FlashInfer's top-k-masked fp32
+/// logits and their fp32 softmax, both alive while it samples
+/// (flashinfer-python 0.7.4 `sampling.py::top_k_top_p_sampling_from_logits`).
+pub const SAMPLER_FP32_BYTES: u64 = 4 + 4 + 4;
+
+/// The MXFP4 MoE kernel vLLM picks for a GPU (0.11.0
+/// `quantization/mxfp4.py::get_mxfp4_backend`), by the padding its
+/// `create_weights` gives the experts' intermediate and hidden widths.
+fn mxfp4_padding(gpu: &str) -> (u64, u64) {
+    let name = gpu.to_ascii_uppercase();
+    let any = |marks: &[&str]| marks.iter().any(|m| name.contains(m));
+    if is_rocm(gpu) {
+        // ROCm: 256 and 256.
+        (256, 256)
+    } else if any(&["B200", "B300", "GB200", "GB300"]) {
+        // SM100 with FlashInfer (a vLLM dependency): MXFP4 × BF16, 256 and 256.
+        (256, 256)
+    } else if any(&["H100", "H200", "H800", "H20", "GH200", "RTX PRO 6000", "RTX 50"]) {
+        // Hopper (and consumer Blackwell) with triton_kernels: the
+        // intermediate width to 64, the hidden width as it is.
+        (64, 1)
+    } else {
+        // Before Hopper: Marlin, `n % 256 == 0 and k % 128 == 0`.
+        (128, 256)
+    }
+}
+
+/// An AMD GPU (the engines run ROCm there), by the catalog's names
+/// (Instinct MI…, Radeon RX …).
+pub(crate) fn is_rocm(gpu: &str) -> bool {
+    let name = gpu.to_ascii_uppercase();
+    ["MI2", "MI3", "RADEON", "RX "].iter().any(|m| name.contains(m))
+}
+
+/// Bytes vLLM adds to one stage's MXFP4 experts by padding them for its
+/// kernel: each expert's gate/up (`2I × H/2` bytes, `2I × H/32` scales,
+/// `2I` bf16 biases) and down (`H × I/2`, `H × I/32`, `H` bf16 biases)
+/// with `I` the per-rank intermediate width and `H` the hidden width, at
+/// their padded sizes less their own.
+fn mxfp4_padding_bytes(p: &Plan, stage: usize, gpu: &str) -> u64 {
+    let text = &p.model.arch.text;
+    let (Some(moe), crate::formats::WeightFormat::Mxfp4 { .. }) = (text.moe, p.scenario.weights) else { return 0 };
+    let (pad_i, pad_h) = mxfp4_padding(gpu);
+    let per_expert = |i: u64, h: u64| {
+        let bias = if moe.expert_bias { 2 } else { 0 };
+        let up = (2 * i).saturating_mul(h / 2 + h / 32 + bias);
+        let down = h.saturating_mul(i / 2 + i / 32 + bias);
+        up.saturating_add(down)
+    };
+    let i = moe.expert_intermediate_size / p.tp().max(1);
+    let h = text.hidden_size;
+    let padded = per_expert(i.next_multiple_of(pad_i), h.next_multiple_of(pad_h));
+    let extra = padded.saturating_sub(per_expert(i, h)).saturating_mul(moe.num_experts);
+    let layers = text.layers[p.stage_range(stage)].iter().filter(|l| l.ffn == crate::arch::Ffn::Moe).count() as u64;
+    extra.saturating_mul(layers)
+}
+
+/// GPU bytes of vLLM's LoRA buffers on one stage: every LoRA-wrapped linear
+/// layer holds, per adapter slot, A of `rank × input` and B of `output ×
+/// rank` for each of its slices, at its per-rank input and output widths, in
+/// the model dtype (0.33.0 `lora/layers/base_linear.py` and
+/// `column_parallel_linear.py::create_lora_weights`, not fully sharded).
+/// Per decoder layer: the q/k/v slices (input hidden, outputs the heads on
+/// this rank), o_proj (input the query width on this rank, output hidden)
+/// and, for a dense MLP, gate/up (input hidden, outputs intermediate / TP)
+/// and down (input intermediate / TP, output hidden). Allocated with the
+/// model, before the profile: counted with the weights. The experts' LoRA
+/// (`lora/layers/fused_moe.py`) and an `lm_head` adapter are not counted.
+pub fn lora_bytes(p: &Plan, o: Options, stage: usize) -> u64 {
+    if o.max_loras == 0 {
+        return 0;
+    }
+    let t = &p.model.arch.text;
+    let tp = p.tp().max(1);
+    let h = t.hidden_size;
+    let q = t.num_heads.saturating_mul(t.head_dim) / tp;
+    // KV heads are replicated once there are fewer than ranks.
+    let kv_heads = t.num_kv_heads.div_ceil(tp).max(1);
+    let k = kv_heads.saturating_mul(t.head_dim);
+    let v = kv_heads.saturating_mul(t.v_head_dim);
+    let attention = (3 * h).saturating_add(q).saturating_add(k).saturating_add(v).saturating_add(q).saturating_add(h);
+    let mlp = |inter: u64| (2 * h).saturating_add(2 * (inter / tp)).saturating_add(inter / tp).saturating_add(h);
+    let per_slot_width: u64 = t.layers[p.stage_range(stage)]
+        .iter()
+        .map(|l| {
+            let attn = if matches!(l.attention, crate::arch::LayerAttention::None) { 0 } else { attention };
+            let ffn = match l.ffn {
+                crate::arch::Ffn::Dense => {
+                    mlp(if l.shape.ffn_width > 0 { l.shape.ffn_width } else { t.intermediate_size })
+                }
+                crate::arch::Ffn::Moe | crate::arch::Ffn::None => 0,
+            };
+            attn.saturating_add(ffn)
+        })
+        .fold(0u64, u64::saturating_add);
+    per_slot_width.saturating_mul(o.max_lora_rank).saturating_mul(o.max_loras).saturating_mul(p.bytes_per_element())
 }
 
 /// One KV cache group: layers of one attention kind sharing a block table.
@@ -155,7 +298,11 @@ struct Group {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 pub struct GpuKv {
     pub requested_bytes: u64,
+    /// The weights as vLLM holds them: with its MXFP4 padding and the LoRA
+    /// buffers (`lora_bytes`).
     pub weight_bytes: u64,
+    /// vLLM's LoRA buffers (`--max-loras` × `--max-lora-rank`), part of `weight_bytes`.
+    pub lora_bytes: u64,
     pub activation_bytes: u64,
     pub non_torch_bytes: u64,
     pub cuda_graph_bytes: u64,
@@ -190,6 +337,9 @@ pub struct Report {
     pub max_num_batched_tokens: u64,
     pub max_num_seqs: u64,
     pub block_size: u64,
+    /// `--max-loras` (0: LoRA off) and `--max-lora-rank`.
+    pub max_loras: u64,
+    pub max_lora_rank: u64,
     pub num_gpu_blocks: u64,
     pub kv_cache_tokens: u64,
     /// Requests of `max_model_len` tokens the KV cache holds at once, to two
@@ -202,6 +352,14 @@ pub struct Report {
     /// The largest `max_model_len` that starts (when the configured one does not).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub largest_max_model_len: Option<u64>,
+    /// `--kv-cache-memory` bytes (vLLM 0.11+) that reproduce this plan's KV
+    /// pool without the memory profile.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pinned_kv_cache_memory_bytes: Option<u64>,
+    /// What `--max-model-len auto` (vLLM 0.21+) would choose: the longest
+    /// request the pool holds, at most the model's own length.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub auto_max_model_len: Option<u64>,
     /// The lines vLLM would log.
     pub log_lines: Vec<String>,
 }
@@ -276,9 +434,13 @@ fn budget(p: &Plan, o: Options, max_model_len: u64) -> Budget {
         let stage = p.stage(g);
         let layers = p.stage_range(stage).len() as u64;
         let requested = (slot.capacity_bytes as f64 * utilization).floor() as u64;
-        let weights = p.stage_weights(stage);
+        // The 0.10 and 0.33 rules pad MXFP4 experts as vLLM's kernels need.
+        let padding =
+            if o.version.profile_peak_is_larger_half() { mxfp4_padding_bytes(p, stage, &slot.name) } else { 0 };
+        let lora = lora_bytes(p, o, stage);
+        let weights = p.stage_weights(stage).saturating_add(padding).saturating_add(lora);
         let seqs = if p.is_last_stage(stage) { max_num_seqs } else { 0 };
-        let act = if layers > 0 { profile_peak(text, mnbt, seqs, p.bytes_per_element(), p.tp()) } else { 0 };
+        let act = if layers > 0 { profile_peak(text, mnbt, seqs, p.bytes_per_element(), p.tp(), o.version) } else { 0 };
         let graphs = CUDA_GRAPH_BYTES_PER_LAYER_SIZE.saturating_mul(CUDA_GRAPH_CAPTURE_SIZES).saturating_mul(layers);
         let subtracted_graphs = if o.version.subtracts_cuda_graphs() { graphs } else { 0 };
         let available = requested
@@ -293,6 +455,7 @@ fn budget(p: &Plan, o: Options, max_model_len: u64) -> Budget {
         gpus.push(GpuKv {
             requested_bytes: requested,
             weight_bytes: weights,
+            lora_bytes: lora,
             activation_bytes: act,
             non_torch_bytes: non_torch,
             cuda_graph_bytes: graphs,
@@ -378,14 +541,42 @@ impl Budget {
                     .saturating_mul(self.group_slots());
                 let available =
                     self.num_blocks.saturating_mul(self.layer_page_bytes).saturating_mul(self.group_slots());
+                // 0.11.0 and later `kv_cache_utils.py::_check_enough_kv_cache_memory`
+                // add `estimate_max_model_len`'s answer: a binary search
+                // for the longest request the available memory holds.
+                let estimated = match version {
+                    Version::V0 | Version::V1 => None,
+                    Version::V0_10 | Version::V0_21 | Version::V0_33 => {
+                        Some(self.longest_request(self.max_model_len)).filter(|&n| n > 0)
+                    }
+                };
                 format!(
-                    "To serve at least one request with the models's max seq len ({}), ({} GiB KV cache is needed, which is larger than the available KV cache memory ({} GiB). Try increasing `gpu_memory_utilization` or decreasing `max_model_len` when initializing the engine.",
+                    "To serve at least one request with the models's max seq len ({}), ({} GiB KV cache is needed, which is larger than the available KV cache memory ({} GiB). {}Try increasing `gpu_memory_utilization` or decreasing `max_model_len` when initializing the engine.",
                     self.max_model_len,
                     decimal(needed as f64 / GIB as f64, 2),
-                    decimal(available as f64 / GIB as f64, 2)
+                    decimal(available as f64 / GIB as f64, 2),
+                    estimated.map_or_else(String::new, |n| format!(
+                        "Based on the available memory, the estimated maximum model length is {n}. "
+                    ))
                 )
             }
         })
+    }
+
+    /// The longest request (at most `upper` tokens) whose blocks the pool
+    /// holds: vLLM's `estimate_max_model_len` (the binary search of
+    /// 0.11.0 – 0.33.0 `kv_cache_utils.py`) and, up to the model's own
+    /// length, what `--max-model-len auto` chooses
+    /// (`_auto_fit_max_model_len`, 0.21.0 and later).
+    fn longest_request(&self, upper: u64) -> u64 {
+        largest(upper, |len| self.blocks_per_request(len) <= self.num_blocks)
+    }
+
+    /// `--kv-cache-memory` bytes that give this pool: every rank gets the
+    /// same bytes and the smallest count of blocks wins
+    /// (`get_kv_cache_configs`), so the blocks times the largest block.
+    fn pinned_bytes(&self) -> u64 {
+        self.num_blocks.saturating_mul(self.gpus.iter().map(|g| g.block_bytes).max().unwrap_or(0))
     }
 
     fn group_slots(&self) -> u64 {
@@ -481,6 +672,25 @@ pub(crate) fn report(p: &Plan, o: Options, b: &Budget, verdict: Verdict) -> Repo
     if let Some(e) = &error {
         log_lines.push(format!("ValueError: {e}"));
     }
+    let pinned = match o.version {
+        Version::V0 | Version::V1 => None,
+        Version::V0_10 | Version::V0_21 | Version::V0_33 => Some(b.pinned_bytes()).filter(|&n| n > 0),
+    };
+    if let Some(bytes) = pinned {
+        log_lines.push(format!(
+            "pinned: --kv-cache-memory={bytes} (skips the memory profile, vllm#56698: re-derive it on any change)"
+        ));
+    }
+    let auto = match o.version {
+        Version::V0 | Version::V1 | Version::V0_10 => None,
+        Version::V0_21 | Version::V0_33 => {
+            let model_len = p.model.arch.text.max_position_embeddings.unwrap_or(mml);
+            Some(b.longest_request(model_len)).filter(|&n| n > 0)
+        }
+    };
+    if let Some(n) = auto {
+        log_lines.push(format!("--max-model-len auto would choose {}", thousands(n)));
+    }
     Report {
         version: o.version,
         gpu_memory_utilization: b.utilization,
@@ -488,6 +698,8 @@ pub(crate) fn report(p: &Plan, o: Options, b: &Budget, verdict: Verdict) -> Repo
         max_num_batched_tokens: b.max_num_batched_tokens,
         max_num_seqs: b.max_num_seqs,
         block_size: b.block,
+        max_loras: o.max_loras,
+        max_lora_rank: o.max_lora_rank,
         num_gpu_blocks: b.num_blocks,
         kv_cache_tokens: tokens,
         max_concurrency: concurrency,
@@ -497,6 +709,8 @@ pub(crate) fn report(p: &Plan, o: Options, b: &Budget, verdict: Verdict) -> Repo
         }),
         startup_error: error,
         per_gpu: b.gpus.clone(),
+        pinned_kv_cache_memory_bytes: pinned,
+        auto_max_model_len: auto,
         log_lines,
     }
 }

@@ -17,28 +17,41 @@ pub enum Version {
     /// groups for sliding-window layers, CUDA graphs unaccounted.
     #[serde(rename = "v1")]
     V1,
+    /// vLLM 0.10 – 0.20 read a second time, from the 0.11.0 source and real
+    /// 0.10.1.1 start-up logs: as [`Version::V1`], but the profile run's peak
+    /// is its larger half, not the sum (`gpu_model_runner.py::profile_run`
+    /// runs the dummy forward pass, frees it, then the sampler), and the
+    /// sampler's logits are the whole vocabulary on every rank.
+    #[serde(rename = "0.10")]
+    V0_10,
     /// vLLM 0.21 and later: utilization 0.92 (`vllm/config/cache.py`), CUDA
     /// graphs estimated and subtracted from the KV budget
     /// (`VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS`, "default since v0.21.0").
-    #[default]
-    #[serde(rename = "0.21", alias = "latest")]
+    #[serde(rename = "0.21")]
     V0_21,
+    /// vLLM 0.21 and later read a second time, from the 0.33.0 source: as
+    /// [`Version::V0_21`], with the profile peak of [`Version::V0_10`].
+    #[default]
+    #[serde(rename = "0.33", alias = "latest")]
+    V0_33,
 }
 
 impl Version {
     /// Every known version, oldest first.
-    pub const ALL: &[Version] = &[Self::V0, Self::V1, Self::V0_21];
+    pub const ALL: &[Version] = &[Self::V0, Self::V1, Self::V0_10, Self::V0_21, Self::V0_33];
     /// The newest rules this build knows: what a new plan gets.
-    pub const LATEST: Version = Self::V0_21;
+    pub const LATEST: Version = Self::V0_33;
     /// Their ids, newest first (the page's choices).
-    pub const IDS_NEWEST_FIRST: &[&str] = &["0.21", "v1", "v0"];
+    pub const IDS_NEWEST_FIRST: &[&str] = &["0.33", "0.21", "0.10", "v1", "v0"];
 
-    /// The id links and the CLI use: `v0`, `v1`, `0.21`.
+    /// The id links and the CLI use: `v0`, `v1`, `0.10`, `0.21`, `0.33`.
     pub fn id(self) -> &'static str {
         match self {
             Self::V0 => "v0",
             Self::V1 => "v1",
+            Self::V0_10 => "0.10",
             Self::V0_21 => "0.21",
+            Self::V0_33 => "0.33",
         }
     }
 
@@ -47,7 +60,9 @@ impl Version {
         match self {
             Self::V0 => "vLLM ≤ 0.7 (V0 engine)",
             Self::V1 => "vLLM 0.8 – 0.20 (V1 engine)",
+            Self::V0_10 => "vLLM 0.10 – 0.20 (read from 0.11)",
             Self::V0_21 => "vLLM 0.21+",
+            Self::V0_33 => "vLLM 0.21+ (read from 0.33)",
         }
     }
 
@@ -56,11 +71,13 @@ impl Version {
         match self {
             Self::V0 => "the V0 engine: no chunked prefill below 32K context",
             Self::V1 => "chunked prefill and KV groups for sliding-window layers",
+            Self::V0_10 => "the profile peak is the larger of the forward pass and the sampler",
             Self::V0_21 => "utilization 0.92 instead of 0.90, and CUDA-graph memory subtracted from the KV budget",
+            Self::V0_33 => "0.21 with the 0.10 profile peak",
         }
     }
 
-    /// An id (`v0`, `v1`, `0.21`, also `0.21.0`, `0`, `1`) or `latest`
+    /// An id (`v0`, `v1`, `0.10`, `0.21`, `0.33`, also `0.21.0`, `0`, `1`) or `latest`
     /// (the newest this build knows: for the CLI; links pin instead).
     pub fn parse(s: &str) -> Option<Self> {
         match s.trim().to_ascii_lowercase().as_str() {
@@ -74,7 +91,9 @@ impl Version {
         match s.trim().to_ascii_lowercase().trim_start_matches('v') {
             "0" => Some(Self::V0),
             "1" => Some(Self::V1),
+            "0.10" | "0.10.0" => Some(Self::V0_10),
             "0.21" | "0.21.0" => Some(Self::V0_21),
+            "0.33" | "0.33.0" => Some(Self::V0_33),
             _ => None,
         }
     }
@@ -83,24 +102,55 @@ impl Version {
     /// `vllm/config/cache.py` since 0.21.
     pub fn default_utilization(self) -> f64 {
         match self {
-            Self::V0 | Self::V1 => 0.90,
-            Self::V0_21 => 0.92,
+            Self::V0 | Self::V1 | Self::V0_10 => 0.90,
+            Self::V0_21 | Self::V0_33 => 0.92,
         }
     }
 
     /// Whether the estimated CUDA-graph memory comes out of the KV budget.
     pub fn subtracts_cuda_graphs(self) -> bool {
         match self {
-            Self::V0 | Self::V1 => false,
-            Self::V0_21 => true,
+            Self::V0 | Self::V1 | Self::V0_10 => false,
+            Self::V0_21 | Self::V0_33 => true,
         }
+    }
+
+    /// Whether the profile run's peak is the larger of its forward pass and
+    /// its sampler run (`profile_run`: one after the other, the forward
+    /// pass's activations freed in between) with the sampler's logits over
+    /// the whole vocabulary on every rank (V1's `LogitsProcessor` gathers
+    /// them to all ranks); the older rules add the two and split the
+    /// vocabulary by TP.
+    pub fn profile_peak_is_larger_half(self) -> bool {
+        match self {
+            Self::V0 | Self::V1 | Self::V0_21 => false,
+            Self::V0_10 | Self::V0_33 => true,
+        }
+    }
+
+    /// The version a release string names (`0.10.1.1`, `0.24.0`,
+    /// `0.8.5.dev169+g…`): the newest rules for that release, `None` when
+    /// it is not a `0.N` release.
+    pub fn for_release(release: &str) -> Option<Self> {
+        let mut parts = release.trim().trim_start_matches('v').split('.');
+        let major: u64 = parts.next()?.parse().ok()?;
+        let minor: u64 = parts.next()?.chars().take_while(char::is_ascii_digit).collect::<String>().parse().ok()?;
+        if major != 0 {
+            return Some(Self::LATEST);
+        }
+        Some(match minor {
+            0..=7 => Self::V0,
+            8 | 9 => Self::V1,
+            10..=20 => Self::V0_10,
+            _ => Self::V0_33,
+        })
     }
 
     /// Whether sliding-window layers get their own KV cache groups.
     pub(super) fn groups_sliding_windows(self) -> bool {
         match self {
             Self::V0 => false,
-            Self::V1 | Self::V0_21 => true,
+            Self::V1 | Self::V0_10 | Self::V0_21 | Self::V0_33 => true,
         }
     }
 }

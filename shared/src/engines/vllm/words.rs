@@ -21,13 +21,24 @@ pub(crate) fn terms(p: &Plan, r: &Report, kv_demand_bytes: u64) -> EngineTerms {
         format_bytes(kv_demand_bytes, UnitSystem::Binary),
         demand(p)
     );
+    let sampler = if r.version.profile_peak_is_larger_half() {
+        format!(
+            "or, if larger, the sampler's {} bytes per logit of {} sequences",
+            p.bytes_per_element() + super::SAMPLER_FP32_BYTES,
+            thousands(r.max_num_seqs.min(r.max_num_batched_tokens))
+        )
+    } else {
+        format!(
+            "plus fp32 logits and probabilities of {} sequences",
+            thousands(r.max_num_seqs.min(r.max_num_batched_tokens))
+        )
+    };
     let activations = format!(
-        "vLLM profile run: a dummy batch of {} tokens × 3 × (hidden {} + intermediate {}) × {} bytes (fitted to vLLM's RTX 3090 logs), plus fp32 logits and probabilities of {} sequences",
+        "vLLM profile run: a dummy batch of {} tokens × 3 × (hidden {} + intermediate {}) × {} bytes (fitted to vLLM's RTX 3090 logs), {sampler}",
         thousands(r.max_num_batched_tokens),
         t.hidden_size,
         t.intermediate_size,
         p.bytes_per_element(),
-        thousands(r.max_num_seqs.min(r.max_num_batched_tokens))
     );
     let graphs = r.per_gpu.first().map_or(0, |g| g.cuda_graph_bytes);
     let non_torch = r.per_gpu.first().map_or(0, |g| g.non_torch_bytes);
@@ -60,6 +71,14 @@ pub(crate) fn terms(p: &Plan, r: &Report, kv_demand_bytes: u64) -> EngineTerms {
             "vLLM KV budget",
             g.available_kv_bytes,
             "requested − weights − profiled activation peak − non-torch − CUDA graphs (0.21+ only)".to_string(),
+            Basis::EngineRule,
+        ));
+    }
+    if let Some(g) = r.per_gpu.first().filter(|g| g.lora_bytes > 0) {
+        own.push(Term::bytes(
+            "vLLM LoRA buffers",
+            g.lora_bytes,
+            format!("{} × rank {} × LoRA layers' in + out widths", r.max_loras, r.max_lora_rank),
             Basis::EngineRule,
         ));
     }
