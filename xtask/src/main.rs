@@ -177,8 +177,12 @@ fn bench_agent(args: &[String]) -> anyhow::Result<()> {
 /// (265,592 B). Float formatting leaving again, the notices and the preset
 /// select without keyed lists, bindgen's adapter names and the wasm-opt
 /// passes of [`WASM_OPT_PASSES`] took it to 244,306 B (docs/measurements.md,
-/// "The first load under 250,000 B again").
-const BUNDLE_BUDGET_BYTES: u64 = 250_000;
+/// "The first load under 250,000 B again"). Issues 12 (checkpoint models
+/// in the page: +5.5 kB), 14 (llama.cpp's `-ot` matcher, tensor placement
+/// over several GPUs: +16 kB) and 15 (vLLM/SGLang rules, LoRA: +3 kB) then
+/// landed on top: 270,581 B. The ceiling holds that size so that it cannot
+/// grow; the target stays 250,000 B.
+const BUNDLE_BUDGET_BYTES: u64 = 271_000;
 /// The wasm-opt passes, in order (binaryen 108; measured on the first load,
 /// docs/measurements.md): `--low-memory-unused` lets it fold `p + k` (k <
 /// 1024) into a load's or store's offset, which differs only where `p + k`
