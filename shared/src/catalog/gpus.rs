@@ -65,7 +65,8 @@ include!(concat!(env!("OUT_DIR"), "/gpus.rs"));
 /// All catalog GPUs, smallest memory first.
 pub fn gpus() -> &'static [Gpu] {
     GPUS.get_or_init(|| {
-        let mut list: Vec<Gpu> = TABLE
+        // `build.rs` wrote the table smallest memory first.
+        TABLE
             .iter()
             .map(|r| Gpu {
                 id: r.id.into(),
@@ -76,9 +77,7 @@ pub fn gpus() -> &'static [Gpu] {
                 bandwidth_gb_s: r.bandwidth_gb_s,
                 bf16_dense_tflops: r.bf16_dense_tflops,
             })
-            .collect();
-        list.sort_by_key(|g| g.memory_bytes);
-        list
+            .collect()
     })
 }
 
