@@ -3,7 +3,6 @@
 //! as the CLI reads it.
 
 fn main() {
-    web::state::regex::install();
     if web::state::reader::needed_by(&web::state::url::query()) {
         // wasm-bindgen's spawner: Leptos's own is set up by the mount.
         wasm_bindgen_futures::spawn_local(async {

@@ -24,7 +24,6 @@ pub fn findings(
     hub_model: &[u8],
     text: &str,
 ) -> String {
-    web::state::regex::install();
     let hub = HubState::from_bundle_args(hub_id, hub_config, hub_checkpoint, hub_model);
     findings_for(query, &hub, text)
 }

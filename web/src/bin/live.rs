@@ -13,7 +13,6 @@ use wasm_bindgen::prelude::*;
 /// Starts live mode in the page's containers and connects by itself.
 #[wasm_bindgen]
 pub fn start(use_gpu: js_sys::Function, fragment_token: Option<String>) {
-    web::state::regex::install();
     web::live::runtime::start(use_gpu, fragment_token);
 }
 
@@ -21,7 +20,6 @@ pub fn start(use_gpu: js_sys::Function, fragment_token: Option<String>) {
 /// hub's answer: its id, config.json and safetensors total, empty if none).
 #[wasm_bindgen]
 pub fn plan(query: &str, hub_id: &str, hub_config: &str, hub_checkpoint: &str, hub_model: &[u8]) {
-    web::state::regex::install();
     web::live::runtime::set_plan(query, hub_id, hub_config, hub_checkpoint, hub_model);
 }
 

@@ -7,7 +7,6 @@ pub mod clipboard;
 pub mod headers;
 pub mod hub;
 pub mod reader;
-pub mod regex;
 pub mod url;
 
 use leptos::prelude::*;

@@ -9,17 +9,12 @@
 //! (`llama_kv_cache_iswa`). `cache.rs`: cache types and cells;
 //! `tensors.rs`: the tensors by llama.cpp name; `devices.rs`: the split
 //! over GPUs and the tensor overrides (`-ot`, `--cpu-moe`, `--n-cpu-moe`);
-//! `pattern.rs`: the `-ot` pattern matcher (natively; in wasm,
-//! `pattern_host.rs` asks the page for ECMAScript's `RegExp`); `fixes.rs`: the `-ngl` /
+//! `pattern.rs`: the `-ot` pattern matcher; `fixes.rs`: the `-ngl` /
 //! `--n-cpu-moe` solvers and `llama-server` lines.
 
 mod cache;
 mod devices;
 mod fixes;
-#[cfg(not(target_arch = "wasm32"))]
-mod pattern;
-#[cfg(target_arch = "wasm32")]
-#[path = "pattern_host.rs"]
 mod pattern;
 mod tensors;
 
@@ -27,8 +22,6 @@ pub use cache::{CacheType, UnknownCacheType};
 pub use devices::{Buffer, MAX_OVERRIDE_TEXT, MAX_SPLIT, SplitMode, TensorOverrides, TensorSplit};
 pub use fixes::{COMMANDS, max_gpu_layers, min_cpu_moe, server_command, with_cpu_moe};
 pub use pattern::Pattern;
-#[cfg(target_arch = "wasm32")]
-pub use pattern::{Search as PatternSearch, set_search};
 
 use serde::{Deserialize, Serialize};
 
