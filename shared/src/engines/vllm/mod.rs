@@ -21,8 +21,13 @@
 //! pages are equal (the state page is padded up to it), and each request
 //! takes one block per state group whatever its length.
 
+mod extras;
 mod version;
 mod words;
+
+pub(crate) use extras::is_rocm;
+use extras::mxfp4_padding_bytes;
+pub use extras::{SAMPLER_FP32_BYTES, lora_bytes, profile_peak};
 
 pub use version::Version;
 
@@ -36,7 +41,7 @@ use super::{EngineKind, Plan, Scenario};
 use crate::arch::{LayerAttention, TextModel};
 use crate::explain::thousands;
 use crate::model::Model;
-use crate::plan::{CUDA_CONTEXT_BYTES, GpuBudget, MAX_CONCURRENCY, Search, Verdict, activations, largest};
+use crate::plan::{CUDA_CONTEXT_BYTES, GpuBudget, MAX_CONCURRENCY, Search, Verdict, largest};
 use crate::state::StateRules;
 use crate::units::{GIB, KIB, MIB, decimal};
 
@@ -144,146 +149,6 @@ fn pp_layers(layers: u64, rank: u64, size: u64) -> u64 {
     // partitions[-i] += 1 for i in 2..remainder + 2: ranks size-2 down to size-1-remainder.
     let extra = rank + 1 < size && rank + 1 + remainder >= size;
     base + u64::from(extra)
-}
-
-/// vLLM's profiled activation peak for a dummy batch of `tokens` tokens
-/// spread over `seqs` sequences, on one of `tp` ranks, by `version`'s rules.
-///
-/// The forward pass: empirical, `tokens × bytes_per_element × 3 × (hidden +
-/// intermediate / tp)`, fitted to vLLM's own start-up logs for Llama-3.1-8B
-/// on an RTX 3090 (raising max_model_len from 20,000 to 29,000 tokens, and
-/// with it the dummy batch, cost 474 blocks of 2 MiB: 110.5 kB per token,
-/// against 110.6 kB from this formula).
-///
-/// The sampler: the V0 and V1 rules add fp32 logits and probabilities of
-/// `seqs` sequences, vocabulary split by TP. The 0.10 and 0.33 rules read
-/// vLLM's source instead (0.11.0 and 0.33.0 `v1/worker/gpu_model_runner.py`
-/// `profile_run`: the dummy forward pass, then `_dummy_sampler_run` on its
-/// last hidden states; the model-dtype logits and the sampler's fp32 tensors,
-/// [`SAMPLER_FP32_BYTES`]), over the
-/// whole vocabulary on every rank (V1's logits are all-gathered), and the
-/// peak is the larger of the two runs plus the hidden states kept between.
-pub fn profile_peak(text: &TextModel, tokens: u64, seqs: u64, bytes_per_element: u64, tp: u64, v: Version) -> u64 {
-    let tp = tp.max(1);
-    let per_token = text
-        .hidden_size
-        .saturating_add(activations::mlp_width(text) / tp)
-        .saturating_mul(3)
-        .saturating_mul(bytes_per_element);
-    let forward = per_token.saturating_mul(tokens);
-    let seqs = seqs.min(tokens.max(1));
-    if !v.profile_peak_is_larger_half() {
-        return forward.saturating_add(activations::logits(text.vocab_size, seqs, 1, tp));
-    }
-    if seqs == 0 {
-        return forward;
-    }
-    let sampler =
-        text.vocab_size.saturating_mul(seqs).saturating_mul(bytes_per_element.saturating_add(SAMPLER_FP32_BYTES));
-    let hidden = text.hidden_size.saturating_mul(tokens).saturating_mul(bytes_per_element);
-    forward.max(hidden.saturating_add(sampler))
-}
-
-/// fp32 bytes per logit the sampler holds beside the model-dtype logits:
-/// the fp32 copy (`logits.to(torch.float32)`, vLLM 0.33.0
-/// `v1/sample/sampler.py`), then, for the dummy run's top-k (vocabulary − 1)
-/// and top-p together (`flashinfer_sample` in
-/// `v1/sample/ops/topk_topp_sampler.py`), FlashInfer's top-k-masked fp32
-/// logits and their fp32 softmax, both alive while it samples
-/// (flashinfer-python 0.7.4 `sampling.py::top_k_top_p_sampling_from_logits`).
-pub const SAMPLER_FP32_BYTES: u64 = 4 + 4 + 4;
-
-/// The MXFP4 MoE kernel vLLM picks for a GPU (0.11.0
-/// `quantization/mxfp4.py::get_mxfp4_backend`), by the padding its
-/// `create_weights` gives the experts' intermediate and hidden widths.
-fn mxfp4_padding(gpu: &str) -> (u64, u64) {
-    let name = gpu.to_ascii_uppercase();
-    let any = |marks: &[&str]| marks.iter().any(|m| name.contains(m));
-    if is_rocm(gpu) {
-        // ROCm: 256 and 256.
-        (256, 256)
-    } else if any(&["B200", "B300", "GB200", "GB300"]) {
-        // SM100 with FlashInfer (a vLLM dependency): MXFP4 × BF16, 256 and 256.
-        (256, 256)
-    } else if any(&["H100", "H200", "H800", "H20", "GH200", "RTX PRO 6000", "RTX 50"]) {
-        // Hopper (and consumer Blackwell) with triton_kernels: the
-        // intermediate width to 64, the hidden width as it is.
-        (64, 1)
-    } else {
-        // Before Hopper: Marlin, `n % 256 == 0 and k % 128 == 0`.
-        (128, 256)
-    }
-}
-
-/// An AMD GPU (the engines run ROCm there), by the catalog's names
-/// (Instinct MI…, Radeon RX …).
-pub(crate) fn is_rocm(gpu: &str) -> bool {
-    let name = gpu.to_ascii_uppercase();
-    ["MI2", "MI3", "RADEON", "RX "].iter().any(|m| name.contains(m))
-}
-
-/// Bytes vLLM adds to one stage's MXFP4 experts by padding them for its
-/// kernel: each expert's gate/up (`2I × H/2` bytes, `2I × H/32` scales,
-/// `2I` bf16 biases) and down (`H × I/2`, `H × I/32`, `H` bf16 biases)
-/// with `I` the per-rank intermediate width and `H` the hidden width, at
-/// their padded sizes less their own.
-fn mxfp4_padding_bytes(p: &Plan, stage: usize, gpu: &str) -> u64 {
-    let text = &p.model.arch.text;
-    let (Some(moe), crate::formats::WeightFormat::Mxfp4 { .. }) = (text.moe, p.scenario.weights) else { return 0 };
-    let (pad_i, pad_h) = mxfp4_padding(gpu);
-    let per_expert = |i: u64, h: u64| {
-        let bias = if moe.expert_bias { 2 } else { 0 };
-        let up = (2 * i).saturating_mul(h / 2 + h / 32 + bias);
-        let down = h.saturating_mul(i / 2 + i / 32 + bias);
-        up.saturating_add(down)
-    };
-    let i = moe.expert_intermediate_size / p.tp().max(1);
-    let h = text.hidden_size;
-    let padded = per_expert(i.next_multiple_of(pad_i), h.next_multiple_of(pad_h));
-    let extra = padded.saturating_sub(per_expert(i, h)).saturating_mul(moe.num_experts);
-    let layers = text.layers[p.stage_range(stage)].iter().filter(|l| l.ffn == crate::arch::Ffn::Moe).count() as u64;
-    extra.saturating_mul(layers)
-}
-
-/// GPU bytes of vLLM's LoRA buffers on one stage: every LoRA-wrapped linear
-/// layer holds, per adapter slot, A of `rank × input` and B of `output ×
-/// rank` for each of its slices, at its per-rank input and output widths, in
-/// the model dtype (0.33.0 `lora/layers/base_linear.py` and
-/// `column_parallel_linear.py::create_lora_weights`, not fully sharded).
-/// Per decoder layer: the q/k/v slices (input hidden, outputs the heads on
-/// this rank), o_proj (input the query width on this rank, output hidden)
-/// and, for a dense MLP, gate/up (input hidden, outputs intermediate / TP)
-/// and down (input intermediate / TP, output hidden). Allocated with the
-/// model, before the profile: counted with the weights. The experts' LoRA
-/// (`lora/layers/fused_moe.py`) and an `lm_head` adapter are not counted.
-pub fn lora_bytes(p: &Plan, o: Options, stage: usize) -> u64 {
-    if o.max_loras == 0 {
-        return 0;
-    }
-    let t = &p.model.arch.text;
-    let tp = p.tp().max(1);
-    let h = t.hidden_size;
-    let q = t.num_heads.saturating_mul(t.head_dim) / tp;
-    // KV heads are replicated once there are fewer than ranks.
-    let kv_heads = t.num_kv_heads.div_ceil(tp).max(1);
-    let k = kv_heads.saturating_mul(t.head_dim);
-    let v = kv_heads.saturating_mul(t.v_head_dim);
-    let attention = (3 * h).saturating_add(q).saturating_add(k).saturating_add(v).saturating_add(q).saturating_add(h);
-    let mlp = |inter: u64| (2 * h).saturating_add(2 * (inter / tp)).saturating_add(inter / tp).saturating_add(h);
-    let per_slot_width: u64 = t.layers[p.stage_range(stage)]
-        .iter()
-        .map(|l| {
-            let attn = if matches!(l.attention, crate::arch::LayerAttention::None) { 0 } else { attention };
-            let ffn = match l.ffn {
-                crate::arch::Ffn::Dense => {
-                    mlp(if l.shape.ffn_width > 0 { l.shape.ffn_width } else { t.intermediate_size })
-                }
-                crate::arch::Ffn::Moe | crate::arch::Ffn::None => 0,
-            };
-            attn.saturating_add(ffn)
-        })
-        .fold(0u64, u64::saturating_add);
-    per_slot_width.saturating_mul(o.max_lora_rank).saturating_mul(o.max_loras).saturating_mul(p.bytes_per_element())
 }
 
 /// One KV cache group: layers of one attention kind sharing a block table.
