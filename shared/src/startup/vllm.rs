@@ -74,27 +74,14 @@ fn read_args(line: &str, c: &mut LoggedConfig, n: usize, facts: &mut Vec<Fact>) 
         Some(rest[..end].trim().trim_matches(['\'', '"']).to_owned())
     };
     let number = |key: &str| arg(key).and_then(|v| v.parse::<u64>().ok());
-    if let Some(tp) = number("tensor_parallel_size") {
-        c.tensor_parallel = Some(tp);
-    }
-    if let Some(pp) = number("pipeline_parallel_size") {
-        c.pipeline_parallel = Some(pp);
-    }
-    if let Some(len) = number("max_model_len") {
-        c.max_model_len = Some(len);
-    }
-    if let Some(v) = number("max_num_batched_tokens") {
-        c.max_num_batched_tokens = Some(v);
-    }
-    if let Some(v) = number("max_num_seqs") {
-        c.max_num_seqs = Some(v);
-    }
-    if let Some(kv) = arg("kv_cache_dtype") {
-        c.kv_cache_dtype = Some(kv);
-    }
-    if let Some(q) = arg("quantization") {
-        c.quantization = Some(q);
-    }
+    // A key the line names replaces what an earlier line gave; one it does not name keeps it.
+    c.tensor_parallel = number("tensor_parallel_size").or(c.tensor_parallel.take());
+    c.pipeline_parallel = number("pipeline_parallel_size").or(c.pipeline_parallel.take());
+    c.max_model_len = number("max_model_len").or(c.max_model_len.take());
+    c.max_num_batched_tokens = number("max_num_batched_tokens").or(c.max_num_batched_tokens.take());
+    c.max_num_seqs = number("max_num_seqs").or(c.max_num_seqs.take());
+    c.kv_cache_dtype = arg("kv_cache_dtype").or(c.kv_cache_dtype.take());
+    c.quantization = arg("quantization").or(c.quantization.take());
     if let Some(permille) = arg("gpu_memory_utilization").and_then(|v| fixed(&v, 1000)) {
         facts.push(Fact { line: n, scope: None, figure: Figure::Utilization { permille } });
     }
