@@ -13,6 +13,22 @@ use super::standin_hub::{self, File, GATED_TOKEN, Kind};
 #[allow(dead_code)]
 pub mod writer;
 
+#[path = "two_shards.rs"]
+mod two_shards;
+
+/// The unknown MoE model's shards, index and element count.
+fn shard_files() -> Vec<(String, Vec<u8>, u64)> {
+    two_shards::shard_files(true)
+}
+
+fn index() -> String {
+    two_shards::index(true)
+}
+
+fn elements() -> u64 {
+    two_shards::elements(true)
+}
+
 fn headroom(args: &[&str], env: &[(&str, &str)]) -> Output {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_headroom"));
     cmd.args(args).env_remove("HF_TOKEN").env("HF_HOME", "/nonexistent-headroom-test");
@@ -38,54 +54,6 @@ fn error(args: &[&str], env: &[(&str, &str)]) -> String {
 const CONFIG: &str = r#"{"model_type":"brand_new_moe","hidden_size":64,"num_hidden_layers":2,
     "num_attention_heads":4,"num_key_value_heads":2,"head_dim":16,"intermediate_size":128,
     "vocab_size":32000,"num_local_experts":4,"num_experts_per_tok":2,"torch_dtype":"bfloat16"}"#;
-
-/// (name, dtype, shape) of one tensor.
-type TensorSpec = (String, &'static str, Vec<u64>);
-
-/// Two shards of the model above: (file name, tensors).
-fn shards() -> Vec<(String, Vec<TensorSpec>)> {
-    let mut first = vec![("model.embed_tokens.weight".to_owned(), "BF16", vec![32000, 64])];
-    let mut second = vec![
-        ("model.norm.weight".to_owned(), "BF16", vec![64]),
-        ("lm_head.weight".to_owned(), "BF16", vec![32000, 64]),
-    ];
-    for l in 0..2 {
-        let p = format!("model.layers.{l}");
-        let shard = if l == 0 { &mut first } else { &mut second };
-        shard.push((format!("{p}.self_attn.q_proj.weight"), "BF16", vec![64, 64]));
-        shard.push((format!("{p}.self_attn.k_proj.weight"), "BF16", vec![32, 64]));
-        shard.push((format!("{p}.self_attn.v_proj.weight"), "BF16", vec![32, 64]));
-        shard.push((format!("{p}.self_attn.o_proj.weight"), "BF16", vec![64, 64]));
-        shard.push((format!("{p}.mlp.gate.weight"), "BF16", vec![4, 64]));
-        shard.push((format!("{p}.mlp.experts.gate_up_proj"), "BF16", vec![4, 64, 256]));
-        shard.push((format!("{p}.mlp.experts.down_proj"), "BF16", vec![4, 128, 64]));
-        shard.push((format!("{p}.input_layernorm.weight"), "BF16", vec![64]));
-    }
-    vec![("model-00001-of-00002.safetensors".into(), first), ("model-00002-of-00002.safetensors".into(), second)]
-}
-
-fn elements() -> u64 {
-    shards().iter().flat_map(|(_, t)| t.iter().map(|(_, _, s)| s.iter().product::<u64>())).sum()
-}
-
-/// Each shard's header bytes and file size.
-fn shard_files() -> Vec<(String, Vec<u8>, u64)> {
-    shards()
-        .into_iter()
-        .map(|(name, tensors)| {
-            let refs: Vec<(&str, &str, &[u64])> =
-                tensors.iter().map(|(n, d, s)| (n.as_str(), *d, s.as_slice())).collect();
-            let (head, size) = writer::safetensors(&refs);
-            (name, head, size)
-        })
-        .collect()
-}
-
-fn index() -> String {
-    let map: Vec<String> =
-        shards().iter().flat_map(|(file, t)| t.iter().map(move |(n, _, _)| format!(r#""{n}":"{file}""#))).collect();
-    format!(r#"{{"metadata":{{"total_size":{}}},"weight_map":{{{}}}}}"#, elements() * 2, map.join(","))
-}
 
 /// Writes the header and leaves the data as a hole: the file has its full size.
 fn write_sparse(path: &Path, head: &[u8], size: u64) {

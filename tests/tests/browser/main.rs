@@ -22,6 +22,10 @@ mod server;
 #[path = "../../../agent/tests/it/standin_hub.rs"]
 #[allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
 mod standin_hub;
+/// The two-shard checkpoint the CLI's checkpoint tests read.
+#[path = "../../../agent/tests/it/two_shards.rs"]
+#[allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
+mod two_shards;
 mod ux;
 /// The safetensors and GGUF header writers of `shared`'s tests.
 #[path = "../../../shared/tests/it/checkpoint/writer.rs"]
