@@ -245,6 +245,13 @@ async fn calculator_page() -> anyhow::Result<()> {
         .execute("return performance.getEntriesByType('resource').some(e => e.name.includes('reader'));", vec![])
         .await?;
     ensure!(fetched == serde_json::Value::Bool(false), "a preset page fetched the model reader");
+    // The fixes are ranked by the diagnose bundle, which a plan that fits does without.
+    ensure!(page.attr("verdict", "data-fits").await?.as_deref() == Some("fits"), "mistral-7b fits the default GPU");
+    let fetched = page
+        .client
+        .execute("return performance.getEntriesByType('resource').some(e => e.name.includes('diagnose'));", vec![])
+        .await?;
+    ensure!(fetched == serde_json::Value::Bool(false), "a plan that fits fetched the diagnose bundle");
     page.open(&server.page("params=13b")).await?;
     page.wait_until("the stand-in for a parameter count", async |p: &Page| {
         Ok(p.text("model-status").await?.contains("custom 13.00B parameters")

@@ -40,6 +40,7 @@ async fn phone_layout() -> anyhow::Result<()> {
     let page = driver.session(390, 844).await?;
     // A plan that does not fit: fixes, the table and the charts all show.
     page.open(&server.page("model=llama-3.1-70b&gpu=rtx-4090&g=2&p=4096&n=1024")).await?;
+    page.wait_until("the fixes are ranked", async |p: &Page| p.exists("fix").await).await?;
     page.screenshot("phone-390").await?;
     page.click("theme-toggle").await?;
     page.screenshot("phone-390-dark").await?;
@@ -140,6 +141,7 @@ async fn tools_within_reach() -> anyhow::Result<()> {
 
     // "Apply to the plan": focus goes to the verdict, and the change is announced.
     page.open(&server.page("model=llama-3.1-70b&gpu=rtx-4090&g=1&p=4096&n=1024")).await?;
+    page.wait_until("the fixes are ranked", async |p: &Page| p.exists("fix-apply").await).await?;
     page.click("fix-apply").await?;
     page.wait_until("focus on the verdict after applying a fix", async |p: &Page| {
         Ok(focused(p).await? == json!("verdict") && p.text("answer-announce").await?.starts_with("Applied: "))
@@ -203,6 +205,7 @@ async fn long_device_map_folds() -> anyhow::Result<()> {
     let mut driver = Driver::start(&tools).await?;
     let page = driver.session(390, 844).await?;
     page.open(&server.page("model=llama-3.1-70b&gpu=rtx-4090&g=1&e=transformers")).await?;
+    page.wait_until("the fixes are ranked", async |p: &Page| p.exists("device-map-fold").await).await?;
     let v = js(
         &page,
         "const f = document.querySelector('[data-testid=device-map-fold]'); if (!f) return null;\

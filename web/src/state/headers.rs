@@ -106,7 +106,7 @@ impl Source {
 }
 
 fn why(e: &JsValue) -> String {
-    crate::components::diagnose::why(e)
+    super::bundles::why(e)
 }
 
 /// One file's header, from its `first` bytes on, read on as `step` asks.

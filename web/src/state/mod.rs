@@ -3,6 +3,7 @@
 //! Effects here only talk to the outside world: the URL ([`url`]), the hub
 //! ([`hub`]) and the clipboard ([`clipboard`]).
 
+pub mod bundles;
 pub mod clipboard;
 pub mod headers;
 pub mod hub;
@@ -11,14 +12,13 @@ pub mod url;
 
 use leptos::prelude::*;
 use shared::estimate::{Estimate, ValidScenario, estimate};
-use shared::fixes::{Fix, fixes};
 use shared::link::{LinkState, NewerEngine, newer_engine};
 use shared::model::Model;
 use shared::units::UnitSystem;
 
-use crate::components::diagnose::Load;
 use crate::view_model::hub::HubState;
 use crate::view_model::resolve::{self, NoModel};
+use bundles::Load;
 use reader::BundleReader;
 
 /// Light, dark, or whatever the system prefers.
@@ -61,8 +61,9 @@ pub struct AppState {
     /// Why the inputs make no runnable plan (e.g. `tp` does not divide the GPUs).
     pub plan_problem: Memo<Option<String>>,
     pub estimate: Memo<Option<Estimate>>,
-    /// The ranked fixes when the plan does not fit.
-    pub fixes: Memo<Vec<Fix>>,
+    /// Where the on-demand diagnose bundle stands: it computes the
+    /// diagnosis and the ranked fixes ([`bundles::load_diagnose`]).
+    pub diagnose: RwSignal<Load>,
     /// The pasted out-of-memory error (kept out of the link unless shared).
     pub oom_text: RwSignal<String>,
     /// Whether the pasted error goes into the share link (`oom=`).
@@ -70,8 +71,6 @@ pub struct AppState {
     /// The pasted error as the share link carries it (`shared::link::compact_oom`,
     /// run by the on-demand diagnose bundle; `None` when it is too long).
     pub oom_link: RwSignal<Option<String>>,
-    // The diagnosis itself is computed by the on-demand diagnose bundle
-    // (`src/bin/diagnose.rs`), not here: see `components::diagnose`.
 }
 
 impl AppState {
@@ -95,15 +94,6 @@ impl AppState {
         let estimate = Memo::new(move |_| {
             model.with(|m| scenario.with(|s| m.as_ref().ok().zip(s.as_ref()).map(|(m, s)| estimate(m, s.clone()))))
         });
-        // A plan that fits needs no fixes: skip the solvers then.
-        let fixes = Memo::new(move |_| {
-            if estimate.with(|e| e.as_ref().is_none_or(|e| e.fits)) {
-                return Vec::new();
-            }
-            model.with(|m| {
-                scenario.with(|s| m.as_ref().ok().zip(s.as_ref()).map(|(m, s)| fixes(m, s)).unwrap_or_default())
-            })
-        });
         let oom = initial_oom.unwrap_or_default();
         let share_oom = RwSignal::new(!oom.is_empty());
         // A shared error arrives compacted already.
@@ -111,7 +101,7 @@ impl AppState {
         let oom_text = RwSignal::new(oom);
         Self {
             plan_problem,
-            fixes,
+            diagnose: RwSignal::new(Load::Idle),
             oom_text,
             share_oom,
             oom_link,

@@ -20,7 +20,7 @@ use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::{JsFuture, future_to_promise};
 
 use super::AppState;
-use crate::components::diagnose::{Load, import_bundle, why};
+use super::bundles::{Load, import_bundle, why};
 use crate::view_model::hub::HubState;
 use crate::view_model::presets::decode;
 use crate::view_model::read::Reader;

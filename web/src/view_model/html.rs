@@ -1,13 +1,13 @@
 //! Read-only panels as one escaped HTML string each, set with `inner_html`:
 //! far less wasm than a typed `view!` tree per row. Buttons carry
 //! `data-action` (`copy` with `data-target`, the id of the text to copy;
-//! `apply` with `data-index`, the fix) for one delegated click handler.
+//! `apply` with `data-query`, the fixed plan: see [`super::fixes`]) for one
+//! delegated click handler.
 //!
 //! Built with the page's one escaping builder ([`crate::html::Html`]): every
 //! text and attribute value is escaped by type.
 
-use shared::fixes::{Fix, GivesUp};
-use shared::units::{UnitSystem, format_bytes};
+use shared::fixes::GivesUp;
 
 use super::bars::{COLUMNS, Row};
 use super::charts::{ConcurrencyChart, GRID_LENGTHS, GridRow, MemoryChart};
@@ -49,47 +49,6 @@ pub fn code_block(h: &mut Html, id: &str, testid: &str, code: &str) {
         h.attr("data-testid", testid);
     }
     h.raw(">").t(code).raw("</pre>");
-}
-
-/// The ranked fixes of a plan that does not fit (empty when there are none).
-pub fn fixes_html(fixes: &[Fix], units: UnitSystem) -> String {
-    if fixes.is_empty() {
-        return String::new();
-    }
-    let mut h = Html::new();
-    h.raw(
-        "<section class=\"card fixes\" data-testid=\"fixes\" aria-labelledby=\"fixes-heading\">\
-         <h3 id=\"fixes-heading\">Fixes, cheapest first</h3><ol class=\"fix-list\">",
-    );
-    for (i, f) in fixes.iter().enumerate() {
-        let code_id = format!("fix-code-{i}");
-        h.raw("<li class=\"fix\" data-testid=\"fix\"")
-            .attr("data-kind", &format!("{:?}", f.kind))
-            .attr("data-fits", if f.fits { "true" } else { "false" })
-            .raw("><div class=\"fix-head\">")
-            .el("strong", "", &f.title)
-            .el(
-                "span",
-                if f.fits { "badge basis-exact" } else { "badge basis-empirical" },
-                if f.fits { "fits" } else { "helps" },
-            )
-            .raw("</div><p class=\"hint\">")
-            .t(gives_up_text(f.gives_up))
-            .raw(" · <span data-testid=\"fix-saves\"")
-            .num("data-bytes", f.saves_bytes)
-            .raw(">saves ")
-            .t(&format_bytes(f.saves_bytes, units))
-            .raw("</span></p>");
-        crate::view_model::fold::code(&mut h, &code_id, "fix-code", &f.code);
-        h.raw("<div class=\"fix-actions\">");
-        copy_button(&mut h, "fix-copy", &code_id);
-        h.raw("<button type=\"button\" class=\"primary small\" data-testid=\"fix-apply\"")
-            .action(AnswerAction::Apply)
-            .num("data-index", i as u64)
-            .raw(">Apply to the plan</button></div></li>");
-    }
-    h.raw("</ol></section>");
-    h.finish()
 }
 
 /// The per-GPU stacked bars and their legend.
@@ -410,6 +369,7 @@ mod tests {
     use super::*;
     use shared::estimate::{Scenario, estimate};
     use shared::model::Model;
+    use shared::units::UnitSystem;
 
     #[test]
     fn figures_keep_their_test_ids_bytes_and_open_state() {
@@ -421,21 +381,6 @@ mod tests {
         assert!(html.contains("data-key=\"weight-bytes\" open>"));
         assert!(!html.contains("data-key=\"parameters\" open"));
         assert_eq!(html.matches("<details").count(), html.matches("</details>").count());
-    }
-
-    #[test]
-    fn fixes_carry_actions_and_escaped_code() {
-        let m = Model::preset("llama-3.1-70b").expect("preset");
-        let s = Scenario::default();
-        let fixes = shared::fixes::fixes(&m, &s);
-        assert!(!fixes.is_empty());
-        let html = fixes_html(&fixes, UnitSystem::Binary);
-        assert_eq!(html.matches("data-testid=\"fix\"").count(), fixes.len());
-        assert!(html.contains("data-action=\"apply\" data-index=\"0\""));
-        assert!(html.contains("data-action=\"copy\" data-testid=\"fix-copy\" data-target=\"fix-code-0\""));
-        assert!(html.contains(&format!("data-bytes=\"{}\"", fixes[0].saves_bytes)));
-        assert!(html.contains(&escape_html(&fixes[0].code)));
-        assert_eq!(fixes_html(&[], UnitSystem::Binary), "");
     }
 
     #[test]

@@ -6,6 +6,7 @@ pub mod charts;
 pub mod diagnose;
 pub mod engine;
 pub mod figures;
+pub mod fixes;
 pub mod fold;
 pub mod html;
 pub mod hub;

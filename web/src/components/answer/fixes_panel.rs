@@ -1,17 +1,38 @@
 //! The cheapest changes that make the plan fit, ranked by what they give up,
-//! each with the memory it saves, copyable code and an "apply" button.
+//! each with the memory it saves, copyable code and an "apply" button. They
+//! are ranked by the on-demand diagnose bundle (`view_model::fixes`), fetched
+//! the first time a plan does not fit.
 
 use leptos::prelude::*;
 
 use super::panel;
+use crate::html::Html;
+use crate::state::bundles::{DiagnoseCall, Load, call_diagnose, load_diagnose, plan_args};
 use crate::state::use_app;
-use crate::view_model::html::fixes_html;
 
 #[component]
 pub fn FixesPanel() -> impl IntoView {
     let app = use_app();
+    let fits = Memo::new(move |_| app.estimate.with(|e| e.as_ref().is_none_or(|e| e.fits)));
+    Effect::new(move |_| {
+        if !fits.get() {
+            load_diagnose(app);
+        }
+    });
     panel(move || {
-        let units = app.units.get();
-        app.fixes.with(|f| fixes_html(f, units))
+        if fits.get() {
+            return String::new();
+        }
+        match app.diagnose.get() {
+            Load::Idle | Load::Loading => {
+                "<p class=\"hint\" role=\"status\" data-testid=\"fixes-loading\">Finding fixes…</p>".to_owned()
+            }
+            Load::Failed(e) => {
+                let mut h = Html::new();
+                h.raw("<p class=\"error\" role=\"alert\">The fixes could not load: ").t(&e).raw("</p>");
+                h.finish()
+            }
+            Load::Ready => call_diagnose(DiagnoseCall::Fixes, &plan_args(app)).unwrap_or_default(),
+        }
     })
 }

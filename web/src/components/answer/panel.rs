@@ -4,12 +4,13 @@
 
 use leptos::prelude::*;
 use leptos::task::spawn_local;
+use shared::link::decode_with;
 use wasm_bindgen::JsCast;
 
 use crate::components::layout::focus_id;
 use crate::html::action::{Action, AnswerAction};
+use crate::state::reader::check_config;
 use crate::state::{AppState, clipboard};
-use crate::view_model::resolve::inputs_for;
 
 /// The id of the answer's polite live region (what "Apply" changed).
 pub const ANNOUNCE: &str = "answer-announce";
@@ -39,24 +40,16 @@ pub fn on_action(app: AppState, ev: leptos::ev::MouseEvent) {
             });
         }
         AnswerAction::Apply => {
-            let Ok(i) = attr("data-index").parse::<usize>() else { return };
-            let Some((target, title)) =
-                app.fixes.with_untracked(|f| f.get(i).map(|f| (f.scenario.clone(), f.title.clone())))
-            else {
-                return;
-            };
-            let next = app
-                .model
-                .with_untracked(|m| m.as_ref().ok().map(|m| app.inputs.with_untracked(|s| inputs_for(&target, s, m))));
-            if let Some(next) = next {
-                app.inputs.set(next);
-                // The button goes away with the fixes: focus goes to the new
-                // verdict (not to <body>), and the change is announced.
-                if let Some(live) = document().get_element_by_id(ANNOUNCE) {
-                    live.set_text_content(Some(&["Applied: ", title.as_str(), "."].concat()));
-                }
-                focus_id("verdict");
+            // The fixed plan as a link (`view_model::fixes`), decoded as the
+            // page decodes its own; what it could not use stays as it was.
+            let next = decode_with(&attr("data-query"), &check_config).state;
+            app.inputs.set(next);
+            // The button goes away with the fixes: focus goes to the new
+            // verdict (not to <body>), and the change is announced.
+            if let Some(live) = document().get_element_by_id(ANNOUNCE) {
+                live.set_text_content(Some(&["Applied: ", attr("data-title").as_str(), "."].concat()));
             }
+            focus_id("verdict");
         }
     }
 }

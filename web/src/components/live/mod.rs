@@ -19,8 +19,8 @@ use shared::link::GpuChoice;
 use wasm_bindgen::closure::Closure;
 use wasm_bindgen::{JsCast, JsValue};
 
-use crate::components::diagnose::{Load, import_bundle, plan_args, why};
 use crate::live::store;
+use crate::state::bundles::{Load, import_bundle, plan_args, why};
 use crate::state::{AppState, use_app};
 
 /// The on-demand bundle, next to the page (relative: any host, any sub-path).
