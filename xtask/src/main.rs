@@ -12,6 +12,9 @@ use std::process::Command;
 
 use anyhow::{Context, bail};
 
+mod css;
+mod js;
+
 /// Crates that must never become reachable from `shared` (the pure core).
 const FORBIDDEN_IN_SHARED: &[&str] = &["tokio", "axum", "leptos", "web-sys", "nvml-wrapper", "cudarc", "wasm-bindgen"];
 
@@ -181,10 +184,11 @@ fn bench_agent(args: &[String]) -> anyhow::Result<()> {
 /// reading), 14 (`-ot`, several GPUs) and 15 (vLLM 0.10/0.33, SGLang
 /// 0.5.23, LoRA) then brought it to 270,581 B; the decoders without
 /// postcard's error texts and no core stable sort took it to 267,287 B
-/// ("The first load after issues 12, 14 and 15 landed"). This ceiling is
-/// that figure plus about 200 B, so that the first load cannot grow
-/// unnoticed; the target stays 250,000 B.
-const BUNDLE_BUDGET_BYTES: u64 = 267_500;
+/// ("The first load after issues 12, 14 and 15 landed"). The ranked fixes
+/// computed in the diagnose bundle, live mode's styles in its own sheet,
+/// the stylesheet and the JS glue minified took it to 249,689 B ("The first
+/// load at 250,000 B, issue 17"): the ceiling is the target again.
+const BUNDLE_BUDGET_BYTES: u64 = 250_000;
 /// The wasm-opt passes, in order (binaryen 108; measured on the first load,
 /// docs/measurements.md): `--low-memory-unused` lets it fold `p + k` (k <
 /// 1024) into a load's or store's offset, which differs only where `p + k`
@@ -279,7 +283,8 @@ fn gzip_len(path: &std::path::Path) -> anyhow::Result<u64> {
 }
 
 /// The page's wasm bundles: the first load (`web`), the "Diagnose an OOM"
-/// bundle the page fetches only when that view opens (`diagnose`), live
+/// bundle the page fetches only when that view opens or a plan does not fit
+/// (`diagnose`: the diagnosis and the ranked fixes), live
 /// mode, fetched on first use of "Connect to a GPU host" or when the page is
 /// opened by an agent's `#token=` URL (`live`), and the model reader, fetched
 /// when a model is not a preset (`reader`).
@@ -417,19 +422,34 @@ fn dist(budget: Budget) -> anyhow::Result<()> {
     }
     for name in BUNDLES {
         bindgen_bundle(&target, &bindgen, name, &out, optimise)?;
+        let glue = out.join(format!("{name}.js"));
+        let text = std::fs::read_to_string(&glue).with_context(|| format!("reading {}", glue.display()))?;
+        match js::slim(&text) {
+            Some(slim) => std::fs::write(&glue, slim).with_context(|| format!("writing {}", glue.display()))?,
+            None => {
+                eprintln!("note: {name}.js has a template literal over several lines; shipped as wasm-bindgen wrote it")
+            }
+        }
     }
     std::fs::copy(root.join("index.html"), out.join("index.html")).context("copying index.html")?;
-    std::fs::copy(root.join("web").join("style.css"), out.join("style.css")).context("copying style.css")?;
+    // The first load's stylesheet, and live mode's, which its bundle loads.
+    for sheet in ["style.css", "live.css"] {
+        let css =
+            std::fs::read_to_string(root.join("web").join(sheet)).with_context(|| format!("reading web/{sheet}"))?;
+        std::fs::write(out.join(sheet), css::minify(&css)).with_context(|| format!("writing {sheet}"))?;
+    }
     eprintln!("\n==> bundle size: first load (the budget applies to wasm + JS + CSS)");
     let initial = report_sizes(&out, &["web_bg.wasm", "web.js", "style.css"])?;
     report_sizes(&out, &["index.html"])?;
     eprintln!("gzip(wasm + JS + CSS) = {initial} B (budget {BUNDLE_BUDGET_BYTES} B)");
-    eprintln!("\n==> on demand: \"Diagnose an OOM\", fetched when that view opens (outside the budget)");
+    eprintln!(
+        "\n==> on demand: \"Diagnose an OOM\" and the fixes, fetched when that view opens or a plan does not fit (outside the budget)"
+    );
     let on_demand = report_sizes(&out, &["diagnose_bg.wasm", "diagnose.js"])?;
     eprintln!("gzip(diagnose wasm + JS) = {on_demand} B");
     eprintln!("\n==> on demand: live mode, fetched on first use or by an agent's #token= URL (outside the budget)");
-    let live = report_sizes(&out, &["live_bg.wasm", "live.js"])?;
-    eprintln!("gzip(live wasm + JS) = {live} B");
+    let live = report_sizes(&out, &["live_bg.wasm", "live.js", "live.css"])?;
+    eprintln!("gzip(live wasm + JS + CSS) = {live} B");
     eprintln!("\n==> on demand: the model reader, fetched when a model is not a preset (outside the budget)");
     let reader = report_sizes(&out, &["reader_bg.wasm", "reader.js"])?;
     eprintln!("gzip(reader wasm + JS) = {reader} B");

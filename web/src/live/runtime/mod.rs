@@ -20,7 +20,9 @@ mod draw;
 mod events;
 mod state;
 
-use js_sys::Function;
+use js_sys::{Function, Promise};
+use wasm_bindgen::{JsCast, JsValue};
+use wasm_bindgen_futures::JsFuture;
 use web_sys::window;
 
 pub use commands::{connect, live_hosts, redraw, set_plan, update};
@@ -36,6 +38,28 @@ use state::{HOSTS, NOW, with};
 /// served the page (`fragment_token`, read by the page before anything
 /// rewrote the URL) and to the agents this tab (or a remembered list) knew.
 pub fn start(use_gpu: Function, fragment_token: Option<String>) {
+    // Live mode's styles are its own (`web/live.css`), not the first load's:
+    // nothing is drawn before they have loaded (or failed to).
+    let styled = stylesheet("./live.css");
+    wasm_bindgen_futures::spawn_local(async move {
+        let _ = styled.await;
+        begin(use_gpu, fragment_token);
+    });
+}
+
+/// Starts loading the stylesheet at `url` (relative to the page); the future
+/// ends when it has loaded or failed (the panels then work unstyled).
+fn stylesheet(url: &str) -> JsFuture {
+    let add = Function::new_with_args(
+        "u",
+        "return new Promise(r => { const l = document.createElement('link'); l.rel = 'stylesheet'; \
+         l.href = new URL(u, document.baseURI).href; l.onload = l.onerror = () => r(); document.head.append(l); })",
+    );
+    let started = add.call1(&JsValue::NULL, &url.into()).map(JsCast::unchecked_into::<Promise>);
+    JsFuture::from(started.unwrap_or_else(|_| Promise::resolve(&JsValue::UNDEFINED)))
+}
+
+fn begin(use_gpu: Function, fragment_token: Option<String>) {
     let (saved, remembered) = store::load();
     with(|s| {
         s.use_gpu = Some(use_gpu);
