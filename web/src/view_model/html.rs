@@ -336,7 +336,7 @@ pub fn what_if_highlight(format: &str) -> String {
 pub fn what_if_html(rows: &[GridRow]) -> String {
     let mut h = Html::new();
     h.raw(
-        "<div class=\"card table-wrap\" tabindex=\"0\" role=\"region\" aria-label=\"What if table (scrolls sideways)\" data-testid=\"what-if\"><table class=\"grid-table\"><caption>\
+        "<div class=\"card table-wrap what-if\" tabindex=\"0\" role=\"region\" aria-label=\"What if table (scrolls sideways)\" data-testid=\"what-if\"><table class=\"grid-table\"><caption>\
          What if: weight format × prompt length. \
          <span class=\"swatch cell-fits\"></span> fits (peak % of the tightest GPU) \
          <span class=\"swatch cell-grows\"></span> runs out after +N new tokens \
