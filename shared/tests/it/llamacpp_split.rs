@@ -287,3 +287,33 @@ fn fixes_split_by_memory_or_move_the_full_gpus_experts() {
     t.engine = Engine::LlamaCpp(Options { tensor_overrides: ot(&fewer), ..o });
     assert!(!crate::estimate(&m, t).fits, "{fewer}");
 }
+
+/// llama.cpp's `--fit` gives up when the user placed layers or tensors
+/// (common/fit.cpp throws "… already set by user, abort" and the model
+/// loads as told): a plan that does not fit says which flag stops it.
+#[test]
+fn fit_gives_up_on_placements_the_user_set() {
+    let m = model("qwen3-30b-a3b");
+    let base = Options { n_ctx: Some(4096), ..Default::default() };
+    let gave_up = |o: Options, gpus: usize, gib: u64| -> Vec<String> {
+        let e = crate::estimate(&m, scenario(o, gpus, gib));
+        e.warnings.into_iter().filter(|w| w.contains("--fit gives up")).collect()
+    };
+    assert_eq!(gave_up(base, 1, 8), Vec::<String>::new(), "nothing set: --fit may still place it");
+    let ngl = gave_up(Options { n_gpu_layers: Some(99), ..base }, 1, 8);
+    assert!(
+        ngl.len() == 1 && ngl[0].contains("with -ngl set") && ngl[0].contains("n_gpu_layers already set"),
+        "{ngl:?}"
+    );
+    let moe = gave_up(Options { n_cpu_moe: 3, ..base }, 1, 8);
+    assert!(moe.len() == 1 && moe[0].contains("--n-cpu-moe") && moe[0].contains("tensor_buft_overrides"), "{moe:?}");
+    let one = gave_up(Options { tensor_overrides: ot(r"blk\.0\.ffn_down_exps=CPU"), ..base }, 1, 8);
+    assert!(one.len() == 1 && one[0].contains("with -ot set"), "{one:?}");
+    // Every expert on the CPU: the rest fits, nothing to fit.
+    assert_eq!(gave_up(Options { tensor_overrides: ot("exps=CPU"), ..base }, 1, 8), Vec::<String>::new());
+    let row = gave_up(Options { split_mode: SplitMode::Row, ..base }, 2, 8);
+    assert!(row.len() == 1 && row[0].contains("LLAMA_SPLIT_MODE_ROW"), "{row:?}");
+    // A split over one GPU is no split; a plan that fits needs no fitting.
+    assert_eq!(gave_up(Options { tensor_split: ts("1"), ..base }, 1, 8), Vec::<String>::new());
+    assert_eq!(gave_up(Options { n_gpu_layers: Some(99), ..base }, 1, 80), Vec::<String>::new());
+}

@@ -600,6 +600,32 @@ fn quantised_v_without_flash_attention(p: &Plan, o: Options) -> Option<String> {
     ))
 }
 
+/// The flag for which llama.cpp's `--fit` (on by default) gives up on the
+/// layers and the tensor placement, and its own words: common/fit.cpp
+/// (`common_params_fit_impl`, ggml-org/llama.cpp at 08033df) tries a smaller
+/// context when `-c` is 0, then throws on each of these in this order, and
+/// the model loads as told and runs out of memory (llama.cpp#27872).
+/// `--cpu-moe` and `--n-cpu-moe` are tensor overrides too (common/arg.cpp
+/// pushes one `llm_ffn_exps_block_regex` rule per layer).
+fn fit_gives_up(o: Options, gpus: usize) -> Option<(&'static str, &'static str)> {
+    if o.n_gpu_layers.is_some() {
+        return Some(("-ngl", "n_gpu_layers already set by user"));
+    }
+    if gpus > 1 && o.tensor_split.is_set() {
+        return Some(("--tensor-split", "model_params::tensor_split already set by user"));
+    }
+    if gpus > 1 && o.split_mode == SplitMode::Row {
+        return Some(("--split-mode row", "changing weight allocation for LLAMA_SPLIT_MODE_ROW not implemented"));
+    }
+    if !o.tensor_overrides.is_empty() {
+        return Some(("-ot", "model_params::tensor_buft_overrides already set by user"));
+    }
+    if o.n_cpu_moe > 0 {
+        return Some(("--n-cpu-moe", "model_params::tensor_buft_overrides already set by user"));
+    }
+    None
+}
+
 pub(crate) fn warnings(p: &Plan, o: Options, per_gpu: &[GpuPeak]) -> EngineWarnings {
     let mut setup: Vec<String> = quantised_v_without_flash_attention(p, o).into_iter().collect();
     if !o.tensor_overrides.is_empty() && o.tensor_overrides.rules().count() > 0 {
@@ -611,15 +637,13 @@ pub(crate) fn warnings(p: &Plan, o: Options, per_gpu: &[GpuPeak]) -> EngineWarni
             ));
         }
     }
-    // common/fit.cpp: `--fit` aborts ("tensor_buft_overrides already set by
-    // user") and only warns, so the load then runs out of memory
-    // (llama.cpp#27872).
-    if !o.tensor_overrides.is_empty() && per_gpu.iter().any(|g| !g.fits) {
-        setup.push(
-            "with -ot set, llama.cpp's --fit leaves -ngl and -c as they are (\"tensor_buft_overrides already set by \
-             user\"): this plan fails to load instead of being fitted"
-                .into(),
-        );
+    if per_gpu.iter().any(|g| !g.fits)
+        && let Some((flag, why)) = fit_gives_up(o, per_gpu.len())
+    {
+        setup.push(format!(
+            "with {flag} set, llama.cpp's --fit gives up on -ngl and the tensor placement (\"{why}, abort\"; \
+             it only shrinks a -c 0 context first): this plan fails to load instead of being fitted"
+        ));
     }
     let mut fit = Vec::new();
     if per_gpu.iter().any(|g| g.fits && g.free_bytes < FIT_MARGIN_BYTES) {
