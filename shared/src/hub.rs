@@ -47,20 +47,16 @@ impl<'a> HubRef<'a> {
             Some((r, v)) => (r, Some(v)),
             None => (rest, None),
         };
-        let parts: Vec<&str> = repo.split('/').collect();
-        let repo_ok = repo.len() <= MAX_REPO_ID
-            && (1..=2).contains(&parts.len())
-            && parts.iter().all(|p| ok_text(p, false, MAX_REPO_ID));
-        if !repo_ok {
-            return Err("not a Hugging Face model id like `org/name` (or `org/name@revision:Q4_K_M`)".into());
+        // One message for every part: each costs the page's first load bytes.
+        if repo.len() <= MAX_REPO_ID
+            && repo.split('/').count() <= 2
+            && repo.split('/').all(|p| ok_text(p, false, MAX_REPO_ID))
+            && revision.is_none_or(|v| ok_text(v, true, MAX_PART))
+            && pick.is_none_or(|p| ok_text(p, true, MAX_PART))
+        {
+            return Ok(Self { repo, revision, pick });
         }
-        if revision.is_some_and(|v| !ok_text(v, true, MAX_PART)) {
-            return Err("not a revision (a branch, tag or commit) after `@`".into());
-        }
-        if pick.is_some_and(|p| !ok_text(p, true, MAX_PART)) {
-            return Err("not a GGUF file or quantisation tag after `:`".into());
-        }
-        Ok(Self { repo, revision, pick })
+        Err("not a Hugging Face model like `org/name`, `org/name@revision` or `org/name:Q4_K_M`".into())
     }
 
     /// `main` unless a revision was given.

@@ -63,9 +63,9 @@ pub enum HubFailure {
 /// and `ollama run hf.co/…` take it), or a model page's URL under Hugging
 /// Face (`https://huggingface.co/owner/name`, `hf.co`) or the link's hub
 /// mirror `base`, with or without a tail (`/tree/main`,
-/// `/blob/main/config.json`, `?library=…`); a GGUF file's page
-/// (`/blob/{revision}/x.gguf`) picks that file. `None` for anything else
-/// (a preset search such as `qwen 32`).
+/// `/blob/main/config.json`, `?library=…`: the repository alone; mapping a
+/// GGUF file's page to `:file` cost the first load ~0.5 kB gzip, over its
+/// budget). `None` for anything else (a preset search such as `qwen 32`).
 pub fn repo_from_text(text: &str, base: &str) -> Option<String> {
     let t = text.trim();
     let base = base.trim_end_matches('/');
@@ -78,15 +78,7 @@ pub fn repo_from_text(text: &str, base: &str) -> Option<String> {
             let path = path.split(['?', '#']).next().unwrap_or_default();
             let mut parts = path.split('/');
             let (owner, name) = (parts.next()?, parts.next()?);
-            let id = [owner, "/", name].concat();
-            match (parts.next(), parts.next(), parts.collect::<Vec<_>>().join("/")) {
-                (Some("blob" | "resolve"), Some(rev), file) if file.to_ascii_lowercase().ends_with(".gguf") => {
-                    // The Hub writes `/` in a revision as `%2F` in its URLs.
-                    let rev = rev.replace("%2F", "/").replace("%2f", "/");
-                    if rev == "main" { format!("{id}:{file}") } else { format!("{id}@{rev}:{file}") }
-                }
-                _ => id,
-            }
+            [owner, "/", name].concat()
         }
         None if !t.contains(char::is_whitespace) && !t.contains("://") => {
             HubRef::parse(t).ok().filter(|r| r.repo.contains('/'))?;
@@ -172,11 +164,7 @@ mod tests {
             ("unsloth/Qwen3-30B-A3B-GGUF:Q4_K_M", "unsloth/Qwen3-30B-A3B-GGUF:Q4_K_M"),
             ("hf.co/unsloth/Qwen3-30B-A3B-GGUF:Q4_K_M", "unsloth/Qwen3-30B-A3B-GGUF:Q4_K_M"),
             ("acme/m@refs/pr/1:Q8_0/m-00001-of-00002.gguf", "acme/m@refs/pr/1:Q8_0/m-00001-of-00002.gguf"),
-            ("https://huggingface.co/acme/m/blob/main/m-Q4_K_M.gguf", "acme/m:m-Q4_K_M.gguf"),
-            (
-                "https://huggingface.co/acme/m/resolve/refs%2Fpr%2F1/Q8_0/m.gguf?download=true",
-                "acme/m@refs/pr/1:Q8_0/m.gguf",
-            ),
+            ("https://huggingface.co/acme/m/blob/main/m-Q4_K_M.gguf", "acme/m"),
         ] {
             assert_eq!(super::repo_from_text(text, hf).as_deref(), Some(id), "{text}");
         }
