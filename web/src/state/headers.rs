@@ -239,7 +239,7 @@ pub async fn hub(base: &str, id: &str, progress: Option<&Function>) -> Result<Re
         } else {
             shared::hub::choose_gguf(named.repo, &tree(base, &named).await?, pick)?
         };
-        return gguf(&src, &file, named.repo, progress).await;
+        return gguf(&src, id, &file, named.repo, progress).await;
     }
     let config_url = file_url(base, id, "config.json");
     let config = match fetch(&config_url, None).await {
@@ -250,7 +250,7 @@ pub async fn hub(base: &str, id: &str, progress: Option<&Function>) -> Result<Re
                 return Err(failure_message(base, id, HubFailure::Status(404)));
             };
             let file = shared::hub::lone_gguf(named.repo, &files)?;
-            return gguf(&src, &file, named.repo, progress).await;
+            return gguf(&src, id, &file, named.repo, progress).await;
         }
         // `fetch` reads an HTML answer as unreadable: say which.
         Err(HubFailure::Unreadable) => return Err(html_instead(&config_url)),
@@ -285,10 +285,10 @@ pub async fn hub(base: &str, id: &str, progress: Option<&Function>) -> Result<Re
 }
 
 /// A GGUF model of the hub (`file`, the first part of a split one): its
-/// parts' headers, as `--hf ORG/NAME:FILE` reads them. `repo` is the
-/// repository alone, for the commands the page prints.
-async fn gguf(src: &Rc<Source>, file: &str, repo: &str, progress: Option<&Function>) -> Result<Read, String> {
-    let Source::Hub { id, .. } = &**src else { return Err(format!("{file}: not on the hub")) };
+/// parts' headers, as `--hf ORG/NAME:FILE` reads them. `id` is the text
+/// the model goes by, `repo` the repository alone (for the commands the
+/// page prints).
+async fn gguf(src: &Rc<Source>, id: &str, file: &str, repo: &str, progress: Option<&Function>) -> Result<Read, String> {
     let checkpoint = checkpoint(src, &Plan::gguf(file), progress).await?;
     finish(id, Some(repo), None, &checkpoint)
 }
