@@ -15,6 +15,7 @@ pub mod estimate;
 pub mod explain;
 pub mod fixes;
 pub mod formats;
+pub mod hub;
 pub mod kv;
 pub mod link;
 pub mod model;

@@ -30,11 +30,14 @@ pub struct EstimateArgs {
     /// first part of a split GGUF). Only headers are read: exact weights.
     #[arg(long, value_name = "PATH", conflicts_with = "hf")]
     checkpoint: Option<PathBuf>,
-    /// A Hub repo, ORG/NAME[@REVISION]: config.json, the index and each
-    /// shard's header over HTTP Range requests (HF_ENDPOINT, HF_TOKEN).
+    /// A Hub repo, ORG/NAME[@REVISION][:PICK]: config.json, the index and
+    /// each shard's header over HTTP Range requests (HF_ENDPOINT, HF_TOKEN);
+    /// PICK is a .gguf file of the repo or a quantisation tag (`:Q4_K_M`)
+    /// naming one, whose header is read instead.
     #[arg(long, value_name = "REPO")]
     hf: Option<String>,
-    /// With --hf: the .gguf file of the repo to read (first part of a split GGUF).
+    /// With --hf: the .gguf file of the repo to read (first part of a split
+    /// GGUF), as `--hf ORG/NAME:FILE` names it.
     #[arg(long, value_name = "FILE", requires = "hf")]
     file: Option<String>,
     #[command(flatten)]
@@ -74,8 +77,9 @@ pub fn run(args: EstimateArgs) -> anyhow::Result<()> {
         (None, Some(repo)) => {
             let config = args.config.as_deref().map(plan::read_input).transpose()?;
             let hub = checkpoint::hub::Hub::new(repo)?;
-            let mut model = checkpoint::model(repo.clone(), &hub, args.file.as_deref(), config)?;
-            model.repo = Some(checkpoint::hub::parse_repo(repo)?.0);
+            let gguf = hub.gguf_file(args.file.as_deref())?;
+            let mut model = checkpoint::model(repo.clone(), &hub, gguf.as_deref(), config)?;
+            model.repo = Some(hub.repo().to_owned());
             model
         }
         (None, None) => {

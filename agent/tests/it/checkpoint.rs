@@ -255,3 +255,97 @@ fn a_gguf_on_the_hub_with_a_long_header_is_read_on_in_ranges() {
     // 2 layers × 2 KV heads × 16 × (K + V) × 2 bytes (a 16-bit cache).
     assert_eq!(v["kv_bytes_per_token"], 2 * 2 * 16 * 2 * 2);
 }
+
+/// A GGUF tensor for the writer: name, shape, ggml type, bytes.
+type Tensor = (&'static str, &'static [u64], u32, u64);
+
+/// A GGUF repository without config.json, as unsloth's and bartowski's
+/// are: two quantisations, a projector, and a split one in a folder.
+fn gguf_repo() -> (Vec<(&'static str, File)>, [Tensor; 4]) {
+    let all: [Tensor; 4] = [
+        ("token_embd.weight", &[64, 100], Q8, q8(6400)),
+        ("blk.0.attn_k.weight", &[64, 32], Q8, q8(2048)),
+        ("blk.1.attn_k.weight", &[64, 32], Q8, q8(2048)),
+        ("output_norm.weight", &[64], 0, 256),
+    ];
+    let whole = |tensors: &[(&str, &[u64], u32, u64)]| {
+        let (head, size) = gguf_part(0, 1, tensors);
+        File { head, size }
+    };
+    let split = |i: u16| {
+        let (head, size) = gguf_part(i, 2, if i == 0 { &all[..2] } else { &all[2..] });
+        File { head, size }
+    };
+    let files = vec![
+        ("README.md", File::text("# GGUF")),
+        ("m-Q4_K_M.gguf", whole(&all)),
+        // Three tensors only: a test that reads this file for another sees the difference.
+        ("m-Q8_0.gguf", whole(&all[..3])),
+        ("mmproj-F16.gguf", whole(&all[3..])),
+        ("Q2_K/m-Q2_K-00001-of-00002.gguf", split(0)),
+        ("Q2_K/m-Q2_K-00002-of-00002.gguf", split(1)),
+    ];
+    (files, all)
+}
+
+#[test]
+fn a_tag_picks_the_gguf_file_from_the_repository_tree() {
+    let (files, all) = gguf_repo();
+    let dir = temp("tagged");
+    std::fs::create_dir_all(&dir).unwrap();
+    let local = dir.join("m-Q4_K_M.gguf");
+    write_sparse(&local, &files[1].1.head, files[1].1.size);
+    let hub = standin_hub::start(vec![
+        ("acme/m-GGUF", Kind::Public, files),
+        ("acme/lone-GGUF", Kind::Public, vec![("m-Q4_K_M.gguf", gguf_repo().0.remove(1).1)]),
+        ("acme/gated-GGUF", Kind::Gated, gguf_repo().0),
+    ]);
+    let env = [("HF_ENDPOINT", hub.endpoint.as_str())];
+    let run = |spec: &str| json(&["estimate", "--hf", spec, "--engine", "llama.cpp", "--json"], &env);
+    let want = json(&["estimate", "--checkpoint", local.to_str().unwrap(), "--engine", "llama.cpp", "--json"], &[]);
+    assert_eq!(want["weight_bytes"], all.iter().map(|t| t.3).sum::<u64>());
+    let same = |v: &serde_json::Value| {
+        assert_eq!(v["weights_source"], "checkpoint", "{v}");
+        assert_eq!((&v["weight_bytes"], &v["parameters"]), (&want["weight_bytes"], &want["parameters"]));
+    };
+    // A tag (any case), a file, a revision with `/`, and the lone model of a repo.
+    for spec in
+        ["acme/m-GGUF:Q4_K_M", "acme/m-GGUF:q4_k_m", "acme/m-GGUF:m-Q4_K_M.gguf", "acme/m-GGUF@refs/pr/1:Q4_K_M"]
+    {
+        same(&run(spec));
+    }
+    same(&json(&["estimate", "--hf", "acme/m-GGUF@refs/pr/1", "--file", "m-Q4_K_M.gguf", "--json"], &env));
+    same(&run("acme/lone-GGUF"));
+    // The second page of the tree listing, and a split model in a folder.
+    let q8 = run("acme/m-GGUF:Q8_0");
+    assert_eq!(q8["weight_bytes"], all[..3].iter().map(|t| t.3).sum::<u64>());
+    let split = run("acme/m-GGUF:Q2_K");
+    assert_eq!(split["checkpoint"]["files"], 2);
+    assert_eq!(split["weight_bytes"], want["weight_bytes"]);
+    // The token reaches the tree listing too.
+    let gated = json(&["estimate", "--hf", "acme/gated-GGUF:Q4_K_M", "--json"], &[env[0], ("HF_TOKEN", GATED_TOKEN)]);
+    assert_eq!(gated["weight_bytes"], want["weight_bytes"]);
+}
+
+#[test]
+fn a_gguf_repository_without_a_pick_lists_its_models() {
+    let hub = standin_hub::start(vec![("acme/m-GGUF", Kind::Public, gguf_repo().0)]);
+    let env = [("HF_ENDPOINT", hub.endpoint.as_str())];
+    let e = error(&["estimate", "--hf", "acme/m-GGUF"], &env);
+    assert!(e.contains("no config.json") && e.contains("acme/m-GGUF:TAG"), "{e}");
+    for model in ["`m-Q4_K_M.gguf`", "`m-Q8_0.gguf`", "`Q2_K/m-Q2_K-00001-of-00002.gguf`"] {
+        assert!(e.contains(model), "{model}: {e}");
+    }
+    assert!(!e.contains("mmproj") && !e.contains("00002-of-00002.gguf`"), "{e}");
+    let e = error(&["estimate", "--hf", "acme/m-GGUF:Q5_K_M"], &env);
+    assert!(e.contains("Q5_K_M") && e.contains("`m-Q8_0.gguf`"), "{e}");
+    let e = error(&["estimate", "--hf", "acme/m-GGUF:Q4_K_M", "--file", "m-Q8_0.gguf"], &env);
+    assert!(e.contains("--file") && e.contains(":Q4_K_M"), "{e}");
+    // A revision the repo lacks: the listing's 404 names it.
+    let e = error(&["estimate", "--hf", "acme/m-GGUF@v9:Q4_K_M"], &env);
+    assert!(e.contains("404") && e.contains("`v9`"), "{e}");
+    let e = error(&["estimate", "--hf", "acme/m-GGUF@v9:m-Q4_K_M.gguf"], &env);
+    assert!(e.contains("404") && e.contains("m-Q4_K_M.gguf"), "{e}");
+    let e = error(&["estimate", "--hf", "acme/m-GGUF:../x.gguf"], &env);
+    assert!(e.contains("ORG/NAME"), "{e}");
+}

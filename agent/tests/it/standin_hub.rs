@@ -2,10 +2,13 @@
 //! with Range support, a redirect to a second "CDN" server on another port
 //! (as the Hub redirects to its CDN), a gated repo answering 401 without the
 //! right token, a missing file answering 404, a repo answering an HTML page
-//! and one that redirects to itself forever. It counts the bytes it serves,
+//! and one that redirects to itself forever; the file list
+//! `/api/models/{repo}/tree/{rev}?recursive=true` in pages of
+//! [`TREE_PAGE`] files linked by `Link: <…>; rel="next"` as the Hub pages it.
+//! Only the revisions in [`REVISIONS`] exist. It counts the bytes it serves,
 //! so tests can show that only headers were read. Std threads only.
 
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap};
 use std::io::{BufRead, BufReader, Write};
 use std::net::{TcpListener, TcpStream};
 use std::sync::Arc;
@@ -36,6 +39,11 @@ pub enum Kind {
 }
 
 pub const GATED_TOKEN: &str = "hf_standin_secret";
+/// The revisions every repo has, as they appear in a URL (`/` as `%2F`).
+pub const REVISIONS: [&str; 2] = ["main", "refs%2Fpr%2F1"];
+/// Files per page of a tree listing (the Hub's pages are larger; a small
+/// page makes every test's listing span pages).
+pub const TREE_PAGE: usize = 2;
 
 #[derive(Debug, Default)]
 pub struct Stats {
@@ -90,7 +98,7 @@ fn respond(stream: &mut TcpStream, status: &str, headers: &[(&str, String)], bod
     let mut head = format!("HTTP/1.1 {status}\r\nContent-Length: {}\r\nConnection: close\r\n", body.len());
     // The page reads the stand-in from another origin, as it reads the Hub.
     head.push_str("Access-Control-Allow-Origin: *\r\nAccess-Control-Allow-Headers: Range, Authorization\r\n");
-    head.push_str("Access-Control-Expose-Headers: Content-Range, Content-Length\r\n");
+    head.push_str("Access-Control-Expose-Headers: Content-Range, Content-Length, Link\r\n");
     for (k, v) in headers {
         head.push_str(&format!("{k}: {v}\r\n"));
     }
@@ -120,14 +128,25 @@ fn handle(mut stream: TcpStream, repos: &Repos, stats: &Stats, cdn: Option<&str>
     if method == "OPTIONS" {
         return respond(&mut stream, "204 No Content", &[], b"");
     }
+    if let Some(tree) = path.strip_prefix("/api/models/") {
+        return list_tree(&mut stream, repos, tree, &headers);
+    }
     // /{org}/{name}/resolve/{rev}/{file…}
     let segments: Vec<&str> = path.trim_start_matches('/').splitn(5, '/').collect();
-    let [org, name, "resolve", _rev, file] = segments.as_slice() else {
+    let [org, name, "resolve", rev, file] = segments.as_slice() else {
         return respond(&mut stream, "404 Not Found", &[], b"Repository not found");
     };
     let Some((kind, files)) = repos.get(&format!("{org}/{name}")) else {
         return respond(&mut stream, "404 Not Found", &[], b"Repository not found");
     };
+    if !REVISIONS.contains(rev) {
+        return respond(
+            &mut stream,
+            "404 Not Found",
+            &[("X-Error-Code", "RevisionNotFound".into())],
+            b"Invalid rev id",
+        );
+    }
     match kind {
         Kind::Html => {
             let page = b"<!DOCTYPE html><html><body>Sign in to continue</body></html>";
@@ -171,4 +190,53 @@ fn handle(mut stream: TcpStream, repos: &Repos, stats: &Stats, cdn: Option<&str>
             respond(&mut stream, "200 OK", &[], &body)
         }
     }
+}
+
+/// `{org}/{name}/tree/{rev}?recursive=true[&cursor=N]`: a page of the
+/// repo's files as JSON, sorted by path, and a `Link` to the next page.
+fn list_tree(
+    stream: &mut TcpStream,
+    repos: &Repos,
+    tree: &str,
+    headers: &HashMap<String, String>,
+) -> std::io::Result<()> {
+    let (route, query) = tree.split_once('?').unwrap_or((tree, ""));
+    let segments: Vec<&str> = route.splitn(4, '/').collect();
+    let [org, name, "tree", rev] = segments.as_slice() else {
+        return respond(stream, "404 Not Found", &[], b"Not found");
+    };
+    let Some((kind, files)) = repos.get(&format!("{org}/{name}")) else {
+        return respond(stream, "404 Not Found", &[], b"Repository not found");
+    };
+    if *kind == Kind::Gated && headers.get("authorization") != Some(&format!("Bearer {GATED_TOKEN}")) {
+        return respond(stream, "401 Unauthorized", &[], b"Access to model is restricted");
+    }
+    if !REVISIONS.contains(rev) || !query.split('&').any(|q| q == "recursive=true") {
+        return respond(stream, "404 Not Found", &[], b"Invalid rev id");
+    }
+    let cursor: usize = query.split('&').find_map(|q| q.strip_prefix("cursor=")?.parse().ok()).unwrap_or(0);
+    let mut paths: Vec<(&String, &File)> = files.iter().collect();
+    paths.sort_by(|a, b| a.0.cmp(b.0));
+    let page: Vec<serde_json::Value> = paths
+        .iter()
+        .skip(cursor)
+        .take(TREE_PAGE)
+        .map(|(path, file)| serde_json::json!({"type": "file", "oid": "0", "size": file.size, "path": path}))
+        .collect();
+    // Folders are listed too, as the Hub lists them.
+    let folders = paths.iter().filter_map(|(p, _)| p.rsplit_once('/').map(|(dir, _)| dir)).collect::<BTreeSet<_>>();
+    let mut body: Vec<serde_json::Value> = if cursor == 0 {
+        folders.iter().map(|d| serde_json::json!({"type": "directory", "path": d})).collect()
+    } else {
+        vec![]
+    };
+    body.extend(page);
+    let mut link = Vec::new();
+    if cursor + TREE_PAGE < paths.len() {
+        let host = headers.get("host").map_or("", String::as_str);
+        let next = format!("http://{host}/api/models/{route}?recursive=true&cursor={}", cursor + TREE_PAGE);
+        link.push(("Link", format!("<{next}>; rel=\"next\"")));
+    }
+    link.push(("Content-Type", "application/json".into()));
+    respond(stream, "200 OK", &link, serde_json::Value::Array(body).to_string().as_bytes())
 }

@@ -44,8 +44,6 @@ pub const DEFAULT_HUB: &str = "https://huggingface.co";
 /// Bounds of a custom parameter count (`params=`).
 pub const MIN_PARAMS: u64 = 1_000_000;
 pub const MAX_PARAMS: u64 = 10_000_000_000_000;
-/// Longest accepted Hugging Face repository id.
-const MAX_REPO_ID: usize = 96;
 /// Longest accepted `cfg=` value (base64 characters).
 const MAX_CFG: usize = 64 * 1024;
 /// Longest pasted error `oom=` carries (characters of text, before encoding).

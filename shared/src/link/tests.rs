@@ -36,6 +36,12 @@ fn ignores_garbage_with_notices() {
     check("?mem=24GiB", custom, 0);
     let two = LinkState { model: ModelSource::Hub("Qwen/Qwen2.5-7B".into()), ..LinkState::default() };
     check("?model=gpt2&hf=Qwen/Qwen2.5-7B", two, 1);
+    // The hub grammar whole: a revision with `/` and a quantisation tag.
+    let gguf = "unsloth/Qwen3-30B-A3B-GGUF@refs/pr/1:Q4_K_M";
+    let pick = LinkState { model: ModelSource::Hub(gguf.into()), ..LinkState::default() };
+    check("?hf=unsloth/Qwen3-30B-A3B-GGUF@refs%2Fpr%2F1:Q4_K_M", pick.clone(), 0);
+    assert_eq!(decode(&encode(&pick)).state, pick);
+    check("?hf=a/b:..%2Fx.gguf", LinkState::default(), 1);
 }
 
 #[test]
@@ -160,7 +166,10 @@ fn model_source() -> impl Strategy<Value = ModelSource> {
             let p = model_preset(id).expect("preset");
             ModelSource::Config(compact_config(p.config_json()).expect("preset config"))
         }),
-        "[A-Za-z0-9][A-Za-z0-9._-]{0,20}(/[A-Za-z0-9][A-Za-z0-9._-]{0,30})?".prop_map(ModelSource::Hub),
+        // `ORG/NAME[@REVISION][:PICK]` (`shared::hub`), never with `..`.
+        "[A-Za-z0-9]([A-Za-z0-9_-]|[.][A-Za-z0-9_-]){0,10}(/[A-Za-z0-9]([A-Za-z0-9_-]|[.][A-Za-z0-9_-]){0,15})?\
+         (@[a-z0-9]{1,8}(/[a-z0-9]{1,4}){0,2})?(:[A-Za-z0-9_]{1,8}([.]gguf)?)?"
+            .prop_map(ModelSource::Hub),
         (MIN_PARAMS..=MAX_PARAMS).prop_map(ModelSource::Params),
         "[A-Za-z0-9]([A-Za-z0-9 ._()+&=%-]{0,40}[A-Za-z0-9])?".prop_map(ModelSource::Local),
     ]

@@ -2,7 +2,7 @@
 
 use super::base64url::base64url_decode;
 use super::state::GpuChoice;
-use super::{DEFAULT_HUB, MAX_CFG, MAX_PARAMS, MAX_REPO_ID, MIN_PARAMS};
+use super::{DEFAULT_HUB, MAX_CFG, MAX_PARAMS, MIN_PARAMS};
 use crate::arch::Architecture;
 use crate::catalog::{gpu, model_preset};
 use crate::decimal::Decimal;
@@ -44,19 +44,10 @@ pub fn read_config(text: &str) -> Result<(), String> {
     Architecture::from_config_json(text).map(drop).map_err(|e| e.to_string())
 }
 
-/// A Hugging Face repository id: `name` or `owner/name` of letters, digits, `-`, `_`, `.`.
+/// A Hugging Face model as `shared::hub` names it, kept as typed:
+/// `ORG/NAME[@REVISION][:PICK]` (a GGUF file or quantisation tag after `:`).
 pub fn parse_repo_id(value: &str) -> Result<String, String> {
-    let ok_part = |p: &str| {
-        !p.is_empty()
-            && !p.starts_with('.')
-            && p.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
-    };
-    let parts: Vec<&str> = value.split('/').collect();
-    if value.len() <= MAX_REPO_ID && (1..=2).contains(&parts.len()) && parts.iter().all(|p| ok_part(p)) {
-        Ok(value.to_owned())
-    } else {
-        Err("not a Hugging Face model id like `org/name`".into())
-    }
+    crate::hub::HubRef::parse(value).map(|_| value.to_owned())
 }
 
 /// The longest file name a `file=` link carries (ext4's and NTFS's limit).

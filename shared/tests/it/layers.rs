@@ -13,7 +13,7 @@ const LAYERS: &[&[&str]] = &[
     &["decimal"],
     &["units", "explain"],
     &["arch"],
-    &["checkpoint", "catalog", "state"],
+    &["checkpoint", "catalog", "state", "hub"],
     &["formats"],
     &["kv"],
     &["model"],

@@ -46,10 +46,16 @@ pub fn repo_files(config: &str, moe: bool) -> Vec<(&'static str, File)> {
 
 /// A GGUF file of a 2-layer Llama in Q8_0 (llama.cpp's block: 32 weights in 34 bytes).
 fn gguf_file() -> (Vec<u8>, u64, u64) {
+    gguf_with(false)
+}
+
+/// [`gguf_file`], with `more` a V projection per layer too (another file
+/// of the same model, with other weight bytes).
+fn gguf_with(more: bool) -> (Vec<u8>, u64, u64) {
     use writer::Kv;
     const Q8_0: u32 = 8;
     let q8 = |n: u64| n / 32 * 34;
-    let tensors: [(&str, &[u64], u32, u64); 6] = [
+    let mut tensors: Vec<(&str, &[u64], u32, u64)> = vec![
         ("token_embd.weight", &[64, 32000], Q8_0, q8(64 * 32000)),
         ("blk.0.attn_q.weight", &[64, 64], Q8_0, q8(4096)),
         ("blk.0.attn_k.weight", &[64, 32], Q8_0, q8(2048)),
@@ -57,6 +63,10 @@ fn gguf_file() -> (Vec<u8>, u64, u64) {
         ("blk.1.attn_k.weight", &[64, 32], Q8_0, q8(2048)),
         ("output_norm.weight", &[64], 0, 256),
     ];
+    if more {
+        tensors.push(("blk.0.attn_v.weight", &[64, 32], Q8_0, q8(2048)));
+        tensors.push(("blk.1.attn_v.weight", &[64, 32], Q8_0, q8(2048)));
+    }
     let kvs = [
         ("general.architecture", Kv::Str("llama")),
         ("general.file_type", Kv::U32(7)),
@@ -247,6 +257,73 @@ async fn checkpoints_from_the_hub_and_from_dropped_files() -> anyhow::Result<()>
     ensure!(page.figure("weight-bytes").await? == gguf_bytes, "a broken drop leaves the last model in place");
     no_errors(&page, "after broken files").await?;
     let _ = std::fs::remove_dir_all(&dir);
+    page.close().await?;
+    Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_gguf_repo_is_read_by_its_quantisation_tag() -> anyhow::Result<()> {
+    let Some(tools) = tools() else { return Ok(()) };
+    let dist = cli::dist()?;
+    cli::headroom()?;
+    let (head, size, gguf_bytes) = gguf_file();
+    let (other, other_size, other_bytes) = gguf_with(true);
+    ensure!(other_bytes != gguf_bytes, "the two files differ in weight bytes");
+    let q8 = || File { head: head.clone(), size };
+    // No config.json, as GGUF repos are; three files list in two pages.
+    let hub = standin_hub::start(vec![
+        (
+            "acme/tiny-GGUF",
+            Kind::Public,
+            vec![
+                ("README.md", File::text("# tiny")),
+                ("tiny-Q4_K_M.gguf", File { head: other, size: other_size }),
+                ("tiny-Q8_0.gguf", q8()),
+            ],
+        ),
+        ("acme/lone-GGUF", Kind::Public, vec![("tiny-Q8_0.gguf", q8())]),
+    ]);
+    let env = [("HF_ENDPOINT", hub.endpoint.as_str())];
+    let server = Server::start(dist, Default::default()).await?;
+    let mut driver = Driver::start(&tools).await?;
+    let page = driver.session(1280, 2400).await?;
+    let at = |query: &str| server.page(&format!("{query}&hub={}", hub.endpoint));
+
+    // 1. Typed as `llama-server -hf` takes it: the tagged file's exact bytes, as the CLI reads them.
+    page.open(&at("e=llama.cpp")).await?;
+    page.open_details("hub-details").await?;
+    page.fill("hub-id", "acme/tiny-GGUF:Q8_0").await?;
+    page.click("hub-load").await?;
+    let args = ["--hf", "acme/tiny-GGUF:Q8_0", "--engine", "llama.cpp"];
+    let json = expect_cli_env(&page, "a GGUF picked by its tag", &args, &env).await?;
+    ensure!(json["weight_bytes"].as_u64() == Some(gguf_bytes), "the CLI reads the Q8_0 file: {}", json["weight_bytes"]);
+    ensure!(page.figure("weight-bytes").await? == gguf_bytes, "the page shows the Q8_0 file's bytes");
+    expect_honesty(&page, &json, "a GGUF from the hub").await?;
+
+    // 2. The share link carries the tag, and its recipient reads the same file.
+    let url = page.url().await?;
+    ensure!(url.contains("hf=acme/tiny-GGUF:Q8_0"), "hf= with its tag in the link: {url}");
+    page.open(&url).await?;
+    expect_cli_env(&page, "the shared GGUF link", &args, &env).await?;
+    ensure!(page.figure("weight-bytes").await? == gguf_bytes, "the link's recipient sees the Q8_0 file's bytes");
+
+    // 3. The other tag reads the other file; a repo of two models without a
+    // tag lists them; a repo of one reads it.
+    page.open(&at("hf=acme/tiny-GGUF:q4_k_m&e=llama.cpp")).await?;
+    expect_cli_env(&page, "the other tag", &["--hf", "acme/tiny-GGUF:Q4_K_M", "--engine", "llama.cpp"], &env).await?;
+    ensure!(page.figure("weight-bytes").await? == other_bytes, "the Q4_K_M file's bytes");
+    page.client.goto(&at("hf=acme/tiny-GGUF")).await?;
+    page.wait_until("a GGUF repo without a tag lists its models", async |p: &Page| {
+        let status = p.text("model-status").await?;
+        Ok(status.contains("no config.json")
+            && status.contains("tiny-Q4_K_M.gguf")
+            && status.contains("tiny-Q8_0.gguf"))
+    })
+    .await?;
+    page.open(&at("hf=acme/lone-GGUF&e=llama.cpp")).await?;
+    expect_cli_env(&page, "a repo's only GGUF", &["--hf", "acme/lone-GGUF", "--engine", "llama.cpp"], &env).await?;
+    ensure!(page.figure("weight-bytes").await? == gguf_bytes, "the lone GGUF's bytes");
+    no_errors(&page, "after GGUF repos").await?;
     page.close().await?;
     Ok(())
 }

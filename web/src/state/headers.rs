@@ -16,6 +16,7 @@ use leptos::prelude::window;
 use shared::arch::Architecture;
 use shared::checkpoint::read::{self, CONCURRENCY, Plan, Step};
 use shared::checkpoint::{Checkpoint, CheckpointError};
+use shared::hub::{HubRef, MAX_TREE_PAGES};
 use shared::model::Model;
 use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::{JsFuture, future_to_promise};
@@ -225,12 +226,32 @@ fn finish(name: &str, repo: Option<&str>, config: Option<&str>, checkpoint: &Che
 
 /// A hub model: config.json, then every shard header the index names (or
 /// `model.safetensors`'s). Without safetensors files the weights are
-/// estimated from the config, which must then be one a reader knows.
+/// estimated from the config, which must then be one a reader knows. A
+/// GGUF file named after `:` (a path, or a tag chosen from the repository's
+/// file list) is read instead, as is a repository's only GGUF model when it
+/// has no config.json.
 pub async fn hub(base: &str, id: &str, progress: Option<&Function>) -> Result<Read, String> {
+    let named = HubRef::parse(id).map_err(|e| format!("`{id}`: {e}"))?;
     let src = Rc::new(Source::Hub { base: base.to_owned(), id: id.to_owned() });
+    if let Some(pick) = named.pick {
+        let file = if pick.to_ascii_lowercase().ends_with(".gguf") {
+            pick.to_owned()
+        } else {
+            shared::hub::choose_gguf(named.repo, &tree(base, &named).await?, pick)?
+        };
+        return gguf(&src, id, &file, named.repo, progress).await;
+    }
     let config_url = file_url(base, id, "config.json");
     let config = match fetch(&config_url, None).await {
         Ok(r) => body_text(r).await.map_err(|e| format!("{config_url}: {e}"))?,
+        // No config.json: a GGUF repository, read when it holds one model.
+        Err(HubFailure::Status(404)) => {
+            let Ok(files) = tree(base, &named).await else {
+                return Err(failure_message(base, id, HubFailure::Status(404)));
+            };
+            let file = shared::hub::lone_gguf(named.repo, &files)?;
+            return gguf(&src, id, &file, named.repo, progress).await;
+        }
         // `fetch` reads an HTML answer as unreadable: say which.
         Err(HubFailure::Unreadable) => return Err(html_instead(&config_url)),
         Err(f) => return Err(failure_message(base, id, f)),
@@ -247,7 +268,7 @@ pub async fn hub(base: &str, id: &str, progress: Option<&Function>) -> Result<Re
                     let header = header_from(&src, single, first, read::safetensors).await?;
                     let checkpoint = Checkpoint::from_safetensors(vec![(single.to_owned(), header)])
                         .map_err(|e| format!("{}: {e}", src.describe(single)))?;
-                    return finish(id, Some(id), Some(&config), &checkpoint);
+                    return finish(id, Some(named.repo), Some(&config), &checkpoint);
                 }
                 // No safetensors: the weights come from the config's architecture.
                 Err(Failure::Missing) => {
@@ -260,7 +281,38 @@ pub async fn hub(base: &str, id: &str, progress: Option<&Function>) -> Result<Re
         }
     };
     let checkpoint = checkpoint(&src, &plan, progress).await?;
-    finish(id, Some(id), Some(&config), &checkpoint)
+    finish(id, Some(named.repo), Some(&config), &checkpoint)
+}
+
+/// A GGUF model of the hub (`file`, the first part of a split one): its
+/// parts' headers, as `--hf ORG/NAME:FILE` reads them. `id` is the text
+/// the model goes by, `repo` the repository alone (for the commands the
+/// page prints).
+async fn gguf(src: &Rc<Source>, id: &str, file: &str, repo: &str, progress: Option<&Function>) -> Result<Read, String> {
+    let checkpoint = checkpoint(src, &Plan::gguf(file), progress).await?;
+    finish(id, Some(repo), None, &checkpoint)
+}
+
+/// Every file path of the model's revision: the Hub's tree listing, page by
+/// page as its `Link: <…>; rel="next"` headers lead (where the browser may
+/// read them).
+async fn tree(base: &str, named: &HubRef<'_>) -> Result<Vec<String>, String> {
+    let mut url = named.tree_url(base);
+    let mut files = Vec::new();
+    for _ in 0..MAX_TREE_PAGES {
+        let response = fetch(&url, None).await.map_err(|f| match file_failure(&url, f) {
+            Failure::Missing => format!("{url}: HTTP 404 — no `{}` at revision `{}`", named.repo, named.revision()),
+            Failure::Other(m) => m,
+        })?;
+        let next = response.headers().get("link").ok().flatten().and_then(|l| shared::hub::next_page(&l));
+        let text = body_text(response).await.map_err(|e| format!("{url}: {e}"))?;
+        files.extend(shared::hub::tree_files(&text).map_err(|e| format!("{url}: {e}"))?);
+        match next {
+            Some(n) => url = n,
+            None => return Ok(files),
+        }
+    }
+    Err(format!("{url}: more than {MAX_TREE_PAGES} pages of files"))
 }
 
 /// Dropped files: a `.gguf` (with its other parts) or safetensors shards,

@@ -1,6 +1,8 @@
 //! The state of a Hugging Face hub fetch (or of dropped local checkpoint
 //! files), and the messages for its failures.
 
+use shared::hub::HubRef;
+
 /// Where a `hf=` model (or a `file=` model) stands.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub enum HubState {
@@ -56,11 +58,14 @@ pub enum HubFailure {
     Unreadable,
 }
 
-/// The repository a person typed or pasted: `owner/name`, or a model page's
-/// URL under Hugging Face (`https://huggingface.co/owner/name`, `hf.co`) or
-/// the link's hub mirror `base`, with or without a tail (`/tree/main`,
-/// `/blob/main/config.json`, `?library=…`). `None` for anything else
-/// (a preset search such as `qwen 32`).
+/// The model a person typed or pasted, in `shared::hub`'s grammar
+/// (`owner/name[@revision][:Q4_K_M or :file.gguf]`, as `llama-server -hf`
+/// and `ollama run hf.co/…` take it), or a model page's URL under Hugging
+/// Face (`https://huggingface.co/owner/name`, `hf.co`) or the link's hub
+/// mirror `base`, with or without a tail (`/tree/main`,
+/// `/blob/main/config.json`, `?library=…`: the repository alone; mapping a
+/// GGUF file's page to `:file` cost the first load ~0.5 kB gzip, over its
+/// budget). `None` for anything else (a preset search such as `qwen 32`).
 pub fn repo_from_text(text: &str, base: &str) -> Option<String> {
     let t = text.trim();
     let base = base.trim_end_matches('/');
@@ -75,15 +80,23 @@ pub fn repo_from_text(text: &str, base: &str) -> Option<String> {
             let (owner, name) = (parts.next()?, parts.next()?);
             [owner, "/", name].concat()
         }
-        None if t.matches('/').count() == 1 && !t.contains(char::is_whitespace) && !t.contains(':') => t.to_owned(),
+        None if !t.contains(char::is_whitespace) && !t.contains("://") => {
+            HubRef::parse(t).ok().filter(|r| r.repo.contains('/'))?;
+            t.to_owned()
+        }
         None => return None,
     };
     shared::link::parse_repo_id(&id).ok()
 }
 
-/// The URL of a file in a repository, under a hub base (`https://huggingface.co` or a mirror).
+/// The URL of a file of the model `id` names (its revision, `main` by
+/// default), under a hub base (`https://huggingface.co` or a mirror).
 pub fn file_url(base: &str, id: &str, file: &str) -> String {
-    format!("{}/{id}/resolve/main/{file}", base.trim_end_matches('/'))
+    match HubRef::parse(id) {
+        Ok(named) => named.file_url(base, file),
+        // Ids reach here parsed (`parse_repo_id`); name any other as typed.
+        Err(_) => format!("{}/{id}/resolve/main/{file}", base.trim_end_matches('/')),
+    }
 }
 
 /// A message a person can act on.
@@ -115,6 +128,10 @@ mod tests {
             file_url("https://huggingface.co/", "Qwen/Qwen2.5-7B", "config.json"),
             "https://huggingface.co/Qwen/Qwen2.5-7B/resolve/main/config.json"
         );
+        assert_eq!(
+            file_url("http://h", "acme/m@refs/pr/1:Q4_K_M", "m.gguf"),
+            "http://h/acme/m/resolve/refs%2Fpr%2F1/m.gguf"
+        );
         assert!(failure_message("h", "a/b", HubFailure::Status(403)).contains("gated"));
         assert!(failure_message("h", "a/b", HubFailure::Status(404)).contains("not found"));
         assert!(failure_message("h", "a/b", HubFailure::Unreachable).contains("offline"));
@@ -139,8 +156,17 @@ mod tests {
                 "{text}"
             );
         }
-        for text in ["qwen 32", "llama", "https://example.com/a/b", "https://huggingface.co/Qwen", "a/b/c"] {
+        for text in ["qwen 32", "llama", "https://example.com/a/b", "https://huggingface.co/Qwen", "a/b/c", "a/b:../x"]
+        {
             assert_eq!(super::repo_from_text(text, hf), None, "{text}");
+        }
+        for (text, id) in [
+            ("unsloth/Qwen3-30B-A3B-GGUF:Q4_K_M", "unsloth/Qwen3-30B-A3B-GGUF:Q4_K_M"),
+            ("hf.co/unsloth/Qwen3-30B-A3B-GGUF:Q4_K_M", "unsloth/Qwen3-30B-A3B-GGUF:Q4_K_M"),
+            ("acme/m@refs/pr/1:Q8_0/m-00001-of-00002.gguf", "acme/m@refs/pr/1:Q8_0/m-00001-of-00002.gguf"),
+            ("https://huggingface.co/acme/m/blob/main/m-Q4_K_M.gguf", "acme/m"),
+        ] {
+            assert_eq!(super::repo_from_text(text, hf).as_deref(), Some(id), "{text}");
         }
     }
 }

@@ -1,22 +1,27 @@
 //! A checkpoint on the Hugging Face Hub (or a mirror), read with HTTP Range
-//! requests: `config.json`, the index and the first bytes of each shard.
+//! requests: `config.json`, the index and the first bytes of each shard, or
+//! of the GGUF file that `ORG/NAME:TAG` picks from the repository's tree.
 //!
 //! As `huggingface_hub` and the `hf-hub` crate do: files live at
 //! `{HF_ENDPOINT}/{repo}/resolve/{revision}/{file}` (endpoint default
 //! `https://huggingface.co`, revision default `main`, `/` in a revision
-//! escaped as `%2F`); the token is `HF_TOKEN`, else the file
-//! `$HF_HOME/token` (`~/.cache/huggingface/token`). The Hub answers a
+//! escaped as `%2F`: [`shared::hub::HubRef`]); the token is `HF_TOKEN`, else
+//! the file `$HF_HOME/token` (`~/.cache/huggingface/token`). The Hub answers a
 //! resolve with a redirect to its CDN; redirects are followed (at most
-//! [`MAX_REDIRECTS`]) and the token is not sent to another host.
+//! [`MAX_REDIRECTS`]) and the token is not sent to another host. The file
+//! list (`/api/models/{repo}/tree/{revision}?recursive=true`) comes in pages
+//! linked by `Link: <…>; rel="next"` headers, which are followed.
 //!
 //! HTTP client: `ureq` 3 — blocking, small, rustls with webpki roots, no
 //! async runtime to start for a CLI command; it is the client `hf-hub`'s own
 //! sync API uses.
 
 use std::io::Read;
+use std::sync::OnceLock;
 use std::time::Duration;
 
 use anyhow::{Context, bail};
+use shared::hub::{self, HubRef, MAX_TREE_PAGES};
 
 use super::Files;
 
@@ -29,24 +34,16 @@ const DEFAULT_ENDPOINT: &str = "https://huggingface.co";
 #[derive(Debug)]
 pub struct Hub {
     agent: ureq::Agent,
-    /// `{endpoint}/{repo}/resolve/{revision}`.
-    base: String,
+    endpoint: String,
     repo: String,
+    revision: Option<String>,
+    /// What follows `:` in `--hf`: a `.gguf` path or a quantisation tag.
+    pick: Option<String>,
     token: Option<String>,
+    /// `config.json` once fetched (`None` inside: the repository has none),
+    /// so that deciding what to read and reading it ask for it once.
+    config: OnceLock<Option<String>>,
 }
-
-/// `ORG/NAME` or `ORG/NAME@REVISION`.
-pub fn parse_repo(spec: &str) -> anyhow::Result<(String, String)> {
-    let (repo, rev) = spec.split_once('@').unwrap_or((spec, "main"));
-    let ok = |s: &str| !s.is_empty() && s.chars().all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c));
-    match repo.split_once('/') {
-        Some((org, name)) if ok(org) && ok(name) && !name.contains("..") && !rev.is_empty() && !rev.contains("..") => {
-            Ok((repo.to_owned(), rev.to_owned()))
-        }
-        _ => bail!("--hf `{spec}`: expected ORG/NAME or ORG/NAME@REVISION"),
-    }
-}
-
 fn token() -> Option<String> {
     if let Some(t) = std::env::var("HF_TOKEN").ok().filter(|t| !t.trim().is_empty()) {
         return Some(t.trim().to_owned());
@@ -58,8 +55,10 @@ fn token() -> Option<String> {
 }
 
 impl Hub {
+    /// The repository `spec` names (`ORG/NAME[@REVISION][:PICK]`).
     pub fn new(spec: &str) -> anyhow::Result<Self> {
-        let (repo, rev) = parse_repo(spec)?;
+        let named = HubRef::parse(spec)
+            .map_err(|e| anyhow::anyhow!("--hf `{spec}`: {e}; expected ORG/NAME[@REVISION][:TAG or :FILE.gguf]"))?;
         let endpoint = std::env::var("HF_ENDPOINT").ok().filter(|e| !e.trim().is_empty());
         let endpoint = endpoint.as_deref().unwrap_or(DEFAULT_ENDPOINT).trim_end_matches('/').to_owned();
         let agent: ureq::Agent = ureq::Agent::config_builder()
@@ -69,21 +68,89 @@ impl Hub {
             .user_agent(concat!("headroom/", env!("CARGO_PKG_VERSION")))
             .build()
             .into();
-        let base = format!("{endpoint}/{repo}/resolve/{}", rev.replace('/', "%2F"));
-        Ok(Self { agent, base, repo, token: token() })
+        Ok(Self {
+            agent,
+            endpoint,
+            repo: named.repo.to_owned(),
+            revision: named.revision.map(str::to_owned),
+            pick: named.pick.map(str::to_owned),
+            token: token(),
+            config: OnceLock::new(),
+        })
+    }
+
+    /// The repository id alone (`ORG/NAME`), for the commands a report prints.
+    pub fn repo(&self) -> &str {
+        &self.repo
+    }
+
+    fn named(&self) -> HubRef<'_> {
+        HubRef { repo: &self.repo, revision: self.revision.as_deref(), pick: self.pick.as_deref() }
     }
 
     fn url(&self, file: &str) -> String {
-        format!("{}/{file}", self.base)
+        self.named().file_url(&self.endpoint, file)
+    }
+
+    /// The GGUF file to read, if any: the one `:PICK` names (a path as
+    /// given, a tag chosen from the tree), `--file`'s, or — in a repository
+    /// without `config.json` — its only GGUF model.
+    pub fn gguf_file(&self, file: Option<&str>) -> anyhow::Result<Option<String>> {
+        match (self.pick.as_deref(), file) {
+            (Some(pick), Some(file)) => {
+                bail!("--hf `{}:{pick}` already picks a GGUF file: drop `:{pick}` or --file {file}", self.repo)
+            }
+            (Some(pick), None) if pick.to_ascii_lowercase().ends_with(".gguf") => Ok(Some(pick.to_owned())),
+            (Some(pick), None) => {
+                let files = self.tree()?;
+                hub::choose_gguf(&self.repo, &files, pick).map(Some).map_err(|e| anyhow::anyhow!("{e}"))
+            }
+            (None, Some(file)) => Ok(Some(file.to_owned())),
+            (None, None) => {
+                if self.text("config.json")?.is_some() {
+                    return Ok(None);
+                }
+                let files = self.tree()?;
+                hub::lone_gguf(&self.repo, &files).map(Some).map_err(|e| anyhow::anyhow!("{e}"))
+            }
+        }
+    }
+
+    /// Every file path of the revision, following the listing's pages.
+    fn tree(&self) -> anyhow::Result<Vec<String>> {
+        let mut url = self.named().tree_url(&self.endpoint);
+        let mut files = Vec::new();
+        for _ in 0..MAX_TREE_PAGES {
+            let Some(mut response) = self.get_url(&url, None)? else {
+                bail!("{url}: HTTP 404 — no repository `{}` at revision `{}`", self.repo, self.named().revision());
+            };
+            let next =
+                response.headers().get_all("link").iter().filter_map(|v| v.to_str().ok()).find_map(hub::next_page);
+            let text = read_text(&mut response, &url)?;
+            files.extend(hub::tree_files(&text).map_err(|e| anyhow::anyhow!("{url}: {e}"))?);
+            match next {
+                Some(n) => url = n,
+                None => return Ok(files),
+            }
+        }
+        bail!("{url}: more than {MAX_TREE_PAGES} pages of files (a `Link` loop?)")
     }
 
     fn get(&self, file: &str, range: Option<(u64, u64)>) -> anyhow::Result<Option<ureq::http::Response<ureq::Body>>> {
-        let url = self.url(file);
-        let mut req = self.agent.get(&url);
+        self.get_url(&self.url(file), range)
+    }
+
+    fn get_url(
+        &self,
+        url: &str,
+        range: Option<(u64, u64)>,
+    ) -> anyhow::Result<Option<ureq::http::Response<ureq::Body>>> {
+        let mut req = self.agent.get(url);
         if let Some((start, len)) = range {
             req = req.header("Range", format!("bytes={start}-{}", start + len.max(1) - 1));
         }
-        if let Some(t) = &self.token {
+        // The token goes to the endpoint only (a `Link` could name another host).
+        if let Some(t) = self.token.as_ref().filter(|_| url.starts_with(&format!("{}/", self.endpoint))) {
             req = req.header("Authorization", format!("Bearer {t}"));
         }
         let response = req.call().map_err(|e| match e {
@@ -117,6 +184,20 @@ impl Hub {
     }
 }
 
+/// A whole small body as text, refused when it is too large, an HTML page
+/// or not UTF-8.
+fn read_text(response: &mut ureq::http::Response<ureq::Body>, url: &str) -> anyhow::Result<String> {
+    let mut bytes = Vec::new();
+    response.body_mut().as_reader().take(MAX_TEXT_BYTES + 1).read_to_end(&mut bytes).with_context(|| url.to_owned())?;
+    if bytes.len() as u64 > MAX_TEXT_BYTES {
+        bail!("{url}: larger than {MAX_TEXT_BYTES} bytes, not a config, index or file list");
+    }
+    if looks_like_html(&bytes) {
+        bail!("{url}: the server sent an HTML page instead of the file");
+    }
+    String::from_utf8(bytes).map_err(|_| anyhow::anyhow!("{url}: not UTF-8 text"))
+}
+
 fn looks_like_html(bytes: &[u8]) -> bool {
     let head = String::from_utf8_lossy(&bytes[..bytes.len().min(64)]).trim_start().to_ascii_lowercase();
     head.starts_with("<!doctype html") || head.starts_with("<html")
@@ -128,21 +209,19 @@ impl Files for Hub {
     }
 
     fn text(&self, file: &str) -> anyhow::Result<Option<String>> {
-        let Some(mut response) = self.get(file, None)? else { return Ok(None) };
-        let mut bytes = Vec::new();
-        response
-            .body_mut()
-            .as_reader()
-            .take(MAX_TEXT_BYTES + 1)
-            .read_to_end(&mut bytes)
-            .with_context(|| self.url(file))?;
-        if bytes.len() as u64 > MAX_TEXT_BYTES {
-            bail!("{}: larger than {MAX_TEXT_BYTES} bytes, not a config or index", self.url(file));
+        if file == "config.json"
+            && let Some(config) = self.config.get()
+        {
+            return Ok(config.clone());
         }
-        if looks_like_html(&bytes) {
-            bail!("{}: the server sent an HTML page instead of the file", self.url(file));
+        let text = match self.get(file, None)? {
+            Some(mut response) => Some(read_text(&mut response, &self.url(file))?),
+            None => None,
+        };
+        if file == "config.json" {
+            let _ = self.config.set(text.clone());
         }
-        String::from_utf8(bytes).map(Some).map_err(|_| anyhow::anyhow!("{}: not UTF-8 text", self.url(file)))
+        Ok(text)
     }
 
     fn range(&self, file: &str, start: u64, len: u64) -> anyhow::Result<(Vec<u8>, u64)> {

@@ -1,4 +1,4 @@
-//! `--checkpoint PATH` and `--hf ORG/NAME[@REV]`: a model from its
+//! `--checkpoint PATH` and `--hf ORG/NAME[@REV][:PICK]`: a model from its
 //! checkpoint's headers. Only headers are read — the first bytes of each
 //! safetensors shard or GGUF part — never tensor data; the same reading runs
 //! over local files ([`local`]) and HTTP Range requests to the Hub ([`hub`]).

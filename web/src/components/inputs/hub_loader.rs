@@ -1,4 +1,5 @@
-//! Load a model by its Hugging Face id.
+//! Load a model by its Hugging Face id (`shared::hub`'s
+//! `ORG/NAME[@REVISION][:PICK]`).
 
 use leptos::prelude::*;
 use shared::link::{ModelSource, parse_repo_id};
@@ -27,7 +28,7 @@ pub fn HubLoader() -> impl IntoView {
                 autocomplete="off" spellcheck="false"
                 on:input=move |ev| text.set(event_target_value(&ev)) prop:value=move || text.get()/>
             <button type="submit" data-testid="hub-load">"Load"</button>
-            <p class="hint">"Fetches config.json and every safetensors header (Range requests, never the weights) in your browser."</p>
+            <p class="hint">"Fetches config.json and every safetensors header (or a GGUF's: id:Q4_K_M) with Range requests, never the weights."</p>
             <p class="error" role="alert" data-testid="hub-input-error">{move || error.get()}</p>
         </form>
     }
