@@ -181,6 +181,21 @@ pub fn no_config(repo: &str, files: &[String]) -> String {
     )
 }
 
+/// Why a repository with `config.json` but neither an index nor
+/// `model.safetensors` gives no checkpoint: its GGUF models, if any, are
+/// what to choose instead (many GGUF repositories carry the original
+/// config.json beside their quantisations).
+pub fn no_safetensors(repo: &str, files: &[String]) -> String {
+    let models = gguf_models(files);
+    if models.is_empty() {
+        return format!("`{repo}` has no model.safetensors.index.json, no model.safetensors and no GGUF model");
+    }
+    format!(
+        "`{repo}` has no safetensors weights: choose one of its GGUF models with `{repo}:TAG` or `{repo}:FILE`; {}",
+        listing(&models)
+    )
+}
+
 fn listing(models: &[&str]) -> String {
     match models {
         [] => "it has no GGUF model".to_owned(),
@@ -235,6 +250,9 @@ mod tests {
         assert!(choose_gguf("r", &files, "Qwen3").unwrap_err().contains("several"));
         assert!(choose_gguf("r", &files, "missing.gguf").unwrap_err().contains("no file `missing.gguf`"));
         assert!(no_config("r", &files).contains("`r:TAG`"));
+        let only = no_safetensors("r", &files);
+        assert!(only.contains("no safetensors weights") && only.contains("`Qwen3-Q4_K_M.gguf`"), "{only}");
+        assert!(no_safetensors("r", &files[..1]).ends_with("no model.safetensors and no GGUF model"));
         assert!(lone_gguf("r", &files).unwrap_err().contains("`Qwen3-IQ4_K_M.gguf`"));
         let one = ["config.txt", "mmproj-F16.gguf", "m-Q4_0.gguf"].map(str::to_owned);
         assert_eq!(lone_gguf("r", &one).unwrap(), "m-Q4_0.gguf");

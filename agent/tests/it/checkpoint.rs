@@ -219,7 +219,7 @@ fn the_hub_is_read_with_range_requests_through_redirects() {
     let e = error(&["estimate", "--hf", "acme/brand-new", "--file", "nope.gguf"], &env);
     assert!(e.contains("404") && e.contains("nope.gguf"), "{e}");
     let e = error(&["estimate", "--hf", "acme/empty"], &env);
-    assert!(e.contains("404") && e.contains("model.safetensors"), "{e}");
+    assert!(e.contains("no model.safetensors") && e.contains("no GGUF model"), "{e}");
     let e = error(&["estimate", "--hf", "not a repo"], &env);
     assert!(e.contains("ORG/NAME"), "{e}");
 }
@@ -348,4 +348,14 @@ fn a_gguf_repository_without_a_pick_lists_its_models() {
     assert!(e.contains("404") && e.contains("m-Q4_K_M.gguf"), "{e}");
     let e = error(&["estimate", "--hf", "acme/m-GGUF:../x.gguf"], &env);
     assert!(e.contains("ORG/NAME"), "{e}");
+    // With the original config.json beside the quantisations (no
+    // safetensors): pick a GGUF model, they are listed.
+    let mut files = gguf_repo().0;
+    files.push(("config.json", File::text(CONFIG)));
+    let hub = standin_hub::start(vec![("acme/c-GGUF", Kind::Public, files)]);
+    let e = error(&["estimate", "--hf", "acme/c-GGUF"], &[("HF_ENDPOINT", hub.endpoint.as_str())]);
+    assert!(
+        e.contains("no safetensors weights") && e.contains("acme/c-GGUF:TAG") && e.contains("`m-Q8_0.gguf`"),
+        "{e}"
+    );
 }

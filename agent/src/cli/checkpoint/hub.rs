@@ -252,7 +252,15 @@ impl Files for Hub {
         Ok((bytes, size))
     }
 
+    /// Without an index, `model.safetensors`, unless the repository's tree
+    /// lists none: then a GGUF repository (with config.json) is told to
+    /// pick a file. An endpoint without the tree API (some mirrors) gets the
+    /// read of `model.safetensors` and its answer.
     fn safetensors_files(&self) -> anyhow::Result<Vec<String>> {
-        Ok(vec!["model.safetensors".to_owned()])
+        let single = "model.safetensors";
+        match self.tree() {
+            Ok(files) if !files.iter().any(|f| f == single) => bail!("{}", hub::no_safetensors(&self.repo, &files)),
+            _ => Ok(vec![single.to_owned()]),
+        }
     }
 }
