@@ -99,7 +99,7 @@ fn path(p: &Path) -> anyhow::Result<&str> {
 
 /// Sets files on the page's file input, as a person picks or drops them
 /// (chromedriver takes several paths separated by newlines).
-async fn drop_files(page: &Page, files: &[PathBuf]) -> anyhow::Result<()> {
+pub(crate) async fn drop_files(page: &Page, files: &[PathBuf]) -> anyhow::Result<()> {
     let list: Vec<&str> = files.iter().map(|p| path(p)).collect::<anyhow::Result<_>>()?;
     // A file input with `multiple` adds to what it holds: empty it first.
     page.client
