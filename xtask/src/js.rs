@@ -27,8 +27,16 @@ pub fn slim(js: &str) -> Option<String> {
             continue;
         }
         if line.starts_with("/*") {
-            in_block = !line.ends_with("*/");
-            continue;
+            match line[2..].find("*/") {
+                // A comment alone on its line.
+                Some(end) if end + 4 == line.len() => continue,
+                // Code after a comment (`/*#__PURE__*/ f()`): kept as written.
+                Some(_) => {}
+                None => {
+                    in_block = true;
+                    continue;
+                }
+            }
         }
         if line.is_empty() || line.starts_with("//") {
             continue;
@@ -81,6 +89,7 @@ mod tests {
             Some("export class A {\nget n() {\nreturn `${x}` + '/* kept */';\n}\n}\nconst b = 1 // trailing stays\n")
         );
         assert_eq!(slim("const t = `a\n// b`;\n"), None);
+        assert_eq!(slim("  /*#__PURE__*/ f();\n/* a\n b */\ng();\n").as_deref(), Some("/*#__PURE__*/ f();\ng();\n"));
     }
 
     #[test]

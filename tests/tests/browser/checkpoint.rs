@@ -282,6 +282,8 @@ async fn a_gguf_repo_is_read_by_its_quantisation_tag() -> anyhow::Result<()> {
             ],
         ),
         ("acme/lone-GGUF", Kind::Public, vec![("tiny-Q8_0.gguf", q8())]),
+        // The original config.json beside the quantisations, no safetensors.
+        ("acme/config-GGUF", Kind::Public, vec![("config.json", File::text(LLAMA)), ("tiny-Q8_0.gguf", q8())]),
     ]);
     let env = [("HF_ENDPOINT", hub.endpoint.as_str())];
     let server = Server::start(dist, Default::default()).await?;
@@ -320,6 +322,15 @@ async fn a_gguf_repo_is_read_by_its_quantisation_tag() -> anyhow::Result<()> {
             && status.contains("tiny-Q8_0.gguf"))
     })
     .await?;
+    // A GGUF repo that kept its config.json: pick a file, as the CLI says.
+    page.client.goto(&at("hf=acme/config-GGUF")).await?;
+    page.wait_until("a GGUF repo with a config.json lists its models", async |p: &Page| {
+        let status = p.text("model-status").await?;
+        Ok(status.contains("no safetensors weights") && status.contains("tiny-Q8_0.gguf"))
+    })
+    .await?;
+    let e = cli::estimate_env(&["--hf", "acme/config-GGUF"], &env).err().context("the CLI refuses it too")?.to_string();
+    ensure!(e.contains("no safetensors weights") && e.contains("tiny-Q8_0.gguf"), "the CLI says the same: {e}");
     page.open(&at("hf=acme/lone-GGUF&e=llama.cpp")).await?;
     expect_cli_env(&page, "a repo's only GGUF", &["--hf", "acme/lone-GGUF", "--engine", "llama.cpp"], &env).await?;
     ensure!(page.figure("weight-bytes").await? == gguf_bytes, "the lone GGUF's bytes");

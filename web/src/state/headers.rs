@@ -270,8 +270,15 @@ pub async fn hub(base: &str, id: &str, progress: Option<&Function>) -> Result<Re
                         .map_err(|e| format!("{}: {e}", src.describe(single)))?;
                     return finish(id, Some(named.repo), Some(&config), &checkpoint);
                 }
-                // No safetensors: the weights come from the config's architecture.
+                // No safetensors: a GGUF repository that kept its config.json
+                // is told to pick a file, as `--hf` is; else the weights come
+                // from the config's architecture.
                 Err(Failure::Missing) => {
+                    if let Ok(files) = tree(base, &named).await
+                        && !shared::hub::gguf_models(&files).is_empty()
+                    {
+                        return Err(shared::hub::no_safetensors(named.repo, &files));
+                    }
                     return Architecture::from_config_json(&config)
                         .map(|_| (config.clone(), None, Vec::new()))
                         .map_err(|e| format!("`{id}`: {e}"));
