@@ -26,10 +26,10 @@ pub fn slim(js: &str) -> Option<String> {
             in_block = !line.ends_with("*/");
             continue;
         }
-        if line.starts_with("/*") {
-            match line[2..].find("*/") {
+        if let Some(rest) = line.strip_prefix("/*") {
+            match rest.find("*/") {
                 // A comment alone on its line.
-                Some(end) if end + 4 == line.len() => continue,
+                Some(end) if end + 2 == rest.len() => continue,
                 // Code after a comment (`/*#__PURE__*/ f()`): kept as written.
                 Some(_) => {}
                 None => {
