@@ -150,7 +150,5 @@ fn big_gguf(path: &std::path::Path, down_type: u32) -> anyhow::Result<()> {
         ("tokenizer.ggml.tokens", Kv::ArrStr(tokens)),
     ];
     let (head, size) = writer::gguf(3, &kvs, &tensors);
-    std::fs::write(path, &head)?;
-    std::fs::OpenOptions::new().write(true).open(path)?.set_len(size)?;
-    Ok(())
+    crate::checkpoint::write_sparse(path, &head, size)
 }

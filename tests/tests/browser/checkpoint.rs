@@ -80,7 +80,7 @@ fn gguf_with(more: bool) -> (Vec<u8>, u64, u64) {
 }
 
 /// Writes the header and leaves the data as a hole: the file has its full size.
-fn write_sparse(path: &Path, head: &[u8], size: u64) -> anyhow::Result<()> {
+pub(crate) fn write_sparse(path: &Path, head: &[u8], size: u64) -> anyhow::Result<()> {
     std::fs::write(path, head)?;
     std::fs::OpenOptions::new().write(true).open(path)?.set_len(size)?;
     Ok(())
