@@ -71,7 +71,10 @@ fn write_folder(dir: &Path) {
 }
 
 fn temp(name: &str) -> std::path::PathBuf {
-    let dir = std::env::temp_dir().join(format!("headroom-ckpt-{}-{name}", std::process::id()));
+    // Under the build directory (cargo's CARGO_TARGET_TMPDIR), not /tmp:
+    // the files stay for a look after a failure without piling up there.
+    let dir =
+        std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("headroom-ckpt-{}-{name}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     dir
 }
