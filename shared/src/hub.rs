@@ -171,14 +171,7 @@ pub fn lone_gguf(repo: &str, files: &[String]) -> Result<String, String> {
 /// Why a repository without `config.json` gives no model unless a GGUF
 /// file is chosen, listing its GGUF models.
 pub fn no_config(repo: &str, files: &[String]) -> String {
-    let models = gguf_models(files);
-    if models.is_empty() {
-        return format!("`{repo}` has no config.json and no GGUF model");
-    }
-    format!(
-        "`{repo}` has no config.json: choose one of its GGUF models with `{repo}:TAG` or `{repo}:FILE`; {}",
-        listing(&models)
-    )
+    pick_instead(repo, files, "no config.json", "no config.json and no GGUF model")
 }
 
 /// Why a repository with `config.json` but neither an index nor
@@ -186,12 +179,22 @@ pub fn no_config(repo: &str, files: &[String]) -> String {
 /// what to choose instead (many GGUF repositories carry the original
 /// config.json beside their quantisations).
 pub fn no_safetensors(repo: &str, files: &[String]) -> String {
+    pick_instead(
+        repo,
+        files,
+        "no safetensors weights",
+        "no model.safetensors.index.json, no model.safetensors and no GGUF model",
+    )
+}
+
+/// `repo` has `lacks`: pick one of its GGUF models; or, with none, it has `lacks_all`.
+fn pick_instead(repo: &str, files: &[String], lacks: &str, lacks_all: &str) -> String {
     let models = gguf_models(files);
     if models.is_empty() {
-        return format!("`{repo}` has no model.safetensors.index.json, no model.safetensors and no GGUF model");
+        return format!("`{repo}` has {lacks_all}");
     }
     format!(
-        "`{repo}` has no safetensors weights: choose one of its GGUF models with `{repo}:TAG` or `{repo}:FILE`; {}",
+        "`{repo}` has {lacks}: choose one of its GGUF models with `{repo}:TAG` or `{repo}:FILE`; {}",
         listing(&models)
     )
 }
