@@ -94,24 +94,40 @@ thread_local! {
 
 /// Fetches the diagnose bundle once; `app.diagnose` says where it stands.
 pub fn load_diagnose(app: AppState) {
-    if app.diagnose.get_untracked() != Load::Idle {
+    load_once(app.diagnose, DIAGNOSE, |module| {
+        let b = Diagnose {
+            findings: export(&module, "findings")?,
+            compact: export(&module, "compact")?,
+            fixes: export(&module, "fixes")?,
+        };
+        DIAGNOSE_FNS.with(|slot| *slot.borrow_mut() = Some(b));
+        Ok(())
+    });
+}
+
+/// Imports the bundle at `url` the first time `load` is idle and hands its
+/// module to `ready`; `load` then says `Ready`, or why it failed (the
+/// import's error or `ready`'s).
+pub(crate) fn load_once(
+    load: RwSignal<Load>,
+    url: &'static str,
+    ready: impl FnOnce(JsValue) -> Result<(), JsValue> + 'static,
+) {
+    if load.get_untracked() != Load::Idle {
         return;
     }
-    app.diagnose.set(Load::Loading);
+    load.set(Load::Loading);
     spawn_local(async move {
-        let loaded = async {
-            let module = import_bundle(DIAGNOSE).await?;
-            let get = |name: &str| Reflect::get(&module, &name.into())?.dyn_into::<Function>();
-            Ok::<_, JsValue>(Diagnose { findings: get("findings")?, compact: get("compact")?, fixes: get("fixes")? })
-        };
-        match loaded.await {
-            Ok(b) => {
-                DIAGNOSE_FNS.with(|slot| *slot.borrow_mut() = Some(b));
-                app.diagnose.set(Load::Ready);
-            }
-            Err(e) => app.diagnose.set(Load::Failed(why(&e))),
+        match import_bundle(url).await.and_then(ready) {
+            Ok(()) => load.set(Load::Ready),
+            Err(e) => load.set(Load::Failed(why(&e))),
         }
     });
+}
+
+/// The function a bundle's module exports as `name`.
+pub(crate) fn export(module: &JsValue, name: &str) -> Result<Function, JsValue> {
+    Reflect::get(module, &name.into())?.dyn_into::<Function>()
 }
 
 /// Calls the loaded diagnose bundle; `None` before it is loaded or when the

@@ -12,15 +12,14 @@
 
 use std::cell::RefCell;
 
-use js_sys::{Function, Reflect};
+use js_sys::Function;
 use leptos::prelude::*;
-use leptos::task::spawn_local;
 use shared::link::GpuChoice;
+use wasm_bindgen::JsValue;
 use wasm_bindgen::closure::Closure;
-use wasm_bindgen::{JsCast, JsValue};
 
 use crate::live::store;
-use crate::state::bundles::{Load, import_bundle, plan_args, why};
+use crate::state::bundles::{Load, export, load_once, plan_args};
 use crate::state::{AppState, use_app};
 
 /// The on-demand bundle, next to the page (relative: any host, any sub-path).
@@ -42,40 +41,24 @@ thread_local! {
 impl LiveLoader {
     /// Fetches and starts the live bundle (once).
     pub fn start(self, app: AppState) {
-        if self.load.get_untracked() != Load::Idle {
-            return;
-        }
-        self.load.set(Load::Loading);
-        spawn_local(async move {
-            let loaded = async {
-                let module = import_bundle(BUNDLE).await?;
-                let get = |name: &str| Reflect::get(&module, &name.into())?.dyn_into::<Function>();
-                Ok::<_, JsValue>((get("start")?, get("plan")?))
-            };
-            match loaded.await {
-                Ok((start, plan)) => {
-                    // The plan first, so the first drawing has the figures.
-                    let _ = plan.apply(&JsValue::NULL, &untrack(|| plan_args(app)));
-                    PLAN.with(|p| *p.borrow_mut() = Some(plan));
-                    let use_gpu = Closure::<dyn Fn(String, String)>::new(move |catalog: String, bytes: String| {
-                        let choice = if catalog.is_empty() {
-                            bytes.parse().ok().map(GpuChoice::Custom)
-                        } else {
-                            Some(GpuChoice::Catalog(catalog))
-                        };
-                        if let Some(choice) = choice {
-                            app.edit(|s| s.gpu = choice);
-                        }
-                    })
-                    .into_js_value();
-                    let token = TOKEN.with(|t| t.borrow_mut().take()).map_or(JsValue::UNDEFINED, JsValue::from);
-                    match start.call2(&JsValue::NULL, &use_gpu, &token) {
-                        Ok(_) => self.load.set(Load::Ready),
-                        Err(e) => self.load.set(Load::Failed(why(&e))),
-                    }
+        load_once(self.load, BUNDLE, move |module| {
+            let (start, plan) = (export(&module, "start")?, export(&module, "plan")?);
+            // The plan first, so the first drawing has the figures.
+            let _ = plan.apply(&JsValue::NULL, &untrack(|| plan_args(app)));
+            PLAN.with(|p| *p.borrow_mut() = Some(plan));
+            let use_gpu = Closure::<dyn Fn(String, String)>::new(move |catalog: String, bytes: String| {
+                let choice = if catalog.is_empty() {
+                    bytes.parse().ok().map(GpuChoice::Custom)
+                } else {
+                    Some(GpuChoice::Catalog(catalog))
+                };
+                if let Some(choice) = choice {
+                    app.edit(|s| s.gpu = choice);
                 }
-                Err(e) => self.load.set(Load::Failed(why(&e))),
-            }
+            })
+            .into_js_value();
+            let token = TOKEN.with(|t| t.borrow_mut().take()).map_or(JsValue::UNDEFINED, JsValue::from);
+            start.call2(&JsValue::NULL, &use_gpu, &token).map(drop)
         });
     }
 }
