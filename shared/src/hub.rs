@@ -137,12 +137,18 @@ fn tag_names(tag: &str, file: &str) -> bool {
         .any(|(i, _)| edge(file[..i].chars().next_back()) && edge(file[i + tag.len()..].chars().next()))
 }
 
+/// Whether a `:PICK` is a file path (`….gguf`, any case) rather than a
+/// quantisation tag: a path is read as given, a tag is looked up in the tree.
+pub fn is_gguf_path(pick: &str) -> bool {
+    pick.to_ascii_lowercase().ends_with(".gguf")
+}
+
 /// The GGUF file `pick` names among a repository's `files`: the path
 /// itself when it ends in `.gguf`, else the one model whose name holds the
 /// tag. Several or none is an error listing the models there are.
 pub fn choose_gguf(repo: &str, files: &[String], pick: &str) -> Result<String, String> {
     let models = gguf_models(files);
-    if pick.to_ascii_lowercase().ends_with(".gguf") {
+    if is_gguf_path(pick) {
         if files.iter().any(|f| f == pick) {
             return Ok(pick.to_owned());
         }

@@ -234,7 +234,7 @@ pub async fn hub(base: &str, id: &str, progress: Option<&Function>) -> Result<Re
     let named = HubRef::parse(id).map_err(|e| format!("`{id}`: {e}"))?;
     let src = Rc::new(Source::Hub { base: base.to_owned(), id: id.to_owned() });
     if let Some(pick) = named.pick {
-        let file = if pick.to_ascii_lowercase().ends_with(".gguf") {
+        let file = if shared::hub::is_gguf_path(pick) {
             pick.to_owned()
         } else {
             shared::hub::choose_gguf(named.repo, &tree(base, &named).await?, pick)?

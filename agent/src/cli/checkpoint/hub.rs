@@ -100,7 +100,7 @@ impl Hub {
             (Some(pick), Some(file)) => {
                 bail!("--hf `{}:{pick}` already picks a GGUF file: drop `:{pick}` or --file {file}", self.repo)
             }
-            (Some(pick), None) if pick.to_ascii_lowercase().ends_with(".gguf") => Ok(Some(pick.to_owned())),
+            (Some(pick), None) if hub::is_gguf_path(pick) => Ok(Some(pick.to_owned())),
             (Some(pick), None) => {
                 let files = self.tree()?;
                 hub::choose_gguf(&self.repo, &files, pick).map(Some).map_err(|e| anyhow::anyhow!("{e}"))
