@@ -35,32 +35,27 @@ async fn bench_web() -> anyhow::Result<()> {
             .await?;
         tti.push(ms.as_f64().unwrap_or(f64::NAN));
     }
-    // Re-render: change the weight format, wait for the DOM to settle (all
-    // microtasks and the next macrotask), measured inside the page.
-    let script = "const [sel, values, done] = [document.querySelector('[data-testid=\"format-select\"]'), arguments[0], arguments[arguments.length - 1]];\
+    // Re-render: change the weight format, then time to the first task after
+    // the updates (measured inside the page), three ways (`arguments[1]`):
+    // `timer`, a `setTimeout(…, 0)` (nested, so Chromium clamps it to 4 ms);
+    // `layout`, a `MessageChannel` message (no clamp) after a forced style
+    // and layout (`offsetHeight`): the page's own work up to paint; `message`,
+    // that message without the layout: the wasm and the DOM updates alone.
+    let script = "const [sel, values, mode, done] = [document.querySelector('[data-testid=\"format-select\"]'), arguments[0], arguments[1], arguments[arguments.length - 1]];\
+        const later = f => { if (mode === 'timer') { setTimeout(f, 0); return; }\
+          const ch = new MessageChannel(); ch.port1.onmessage = () => { if (mode === 'layout') document.body.offsetHeight; f(); };\
+          ch.port2.postMessage(0); };\
         const times = []; let i = 0;\
         const step = () => { if (i >= values.length) { done(times); return; }\
           const before = document.querySelector('[data-testid=\"weight-bytes\"]').getAttribute('data-bytes');\
           const t0 = performance.now(); sel.value = values[i++]; sel.dispatchEvent(new Event('change', {bubbles: true}));\
-          setTimeout(() => { const after = document.querySelector('[data-testid=\"weight-bytes\"]').getAttribute('data-bytes');\
-            times.push(after === before ? -1 : performance.now() - t0); setTimeout(step, 30); }, 0); };\
+          later(() => { const after = document.querySelector('[data-testid=\"weight-bytes\"]').getAttribute('data-bytes');\
+            times.push(after === before ? -1 : performance.now() - t0); setTimeout(step, 30); }); };\
         step();";
     let values: Vec<&str> = ["q4_k_m", "bf16", "nf4", "fp8", "int8", "q8_0", "awq-int4", "bf16"].repeat(3);
-    let times = page.client.execute_async(script, vec![json!(values)]).await?;
-    // The same changes, timed to a `MessageChannel` message instead of
-    // `setTimeout(…, 0)` (a task as soon as the updates' microtasks are
-    // done, without Chromium's 4 ms clamp of nested timers), after a forced
-    // style and layout (`offsetHeight`): the page's own work up to paint.
-    let unclamped = script
-        .replace(
-            "setTimeout(() => {",
-            "const ch = new MessageChannel(); ch.port1.onmessage = () => { document.body.offsetHeight;",
-        )
-        .replace("setTimeout(step, 30); }, 0); };", "setTimeout(step, 30); }; ch.port2.postMessage(0); };");
-    let laid_out = page.client.execute_async(&unclamped, vec![json!(values)]).await?;
-    // And without the forced layout: the wasm and the DOM updates alone.
-    let unlaid =
-        page.client.execute_async(&unclamped.replace("document.body.offsetHeight;", ""), vec![json!(values)]).await?;
+    let times = page.client.execute_async(script, vec![json!(values), json!("timer")]).await?;
+    let laid_out = page.client.execute_async(script, vec![json!(values), json!("layout")]).await?;
+    let unlaid = page.client.execute_async(script, vec![json!(values), json!("message")]).await?;
     println!("time to interactive (navigation start → first render): {}", stats(tti));
     for (what, times) in [
         ("re-render after a weight-format change (event → DOM updated)", times),
