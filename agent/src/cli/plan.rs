@@ -73,6 +73,10 @@ pub struct PlanArgs {
     /// vLLM: --max-lora-rank.
     #[arg(long, default_value_t = vllm::DEFAULT_MAX_LORA_RANK)]
     max_lora_rank: u64,
+    /// vLLM: the top-k/top-p sampler its profile runs (flashinfer or native;
+    /// default: the version's, VLLM_USE_FLASHINFER_SAMPLER and whether FlashInfer is installed decide).
+    #[arg(long)]
+    vllm_sampler: Option<String>,
     /// SGLang: which release's defaults (tp: mem_fraction_static by TP degree; 0.5.23; latest: the newest known).
     #[arg(long, default_value = "latest")]
     sglang_version: String,
@@ -179,6 +183,10 @@ impl PlanArgs {
         if let Some(n) = c.max_num_seqs.filter(|_| self.max_num_seqs.is_none()) {
             self.max_num_seqs = Some(n);
             taken.push(format!("max_num_seqs {n}"));
+        }
+        if let Some(sampler) = c.sampler.filter(|_| self.vllm_sampler.is_none()) {
+            self.vllm_sampler = Some(sampler.id().into());
+            taken.push(format!("the {} sampler", sampler.id()));
         }
         if let Some(tp) = c.tensor_parallel.filter(|&tp| tp > 1 && self.tp == 1) {
             self.tp = tp;
@@ -331,7 +339,7 @@ fn engine(args: &PlanArgs) -> anyhow::Result<Engine> {
         }),
         EngineKind::Vllm => Engine::Vllm(vllm::Options {
             version: vllm::Version::parse(&args.vllm_version).with_context(|| {
-                format!("unknown --vllm-version `{}` (v0, v1, 0.10, 0.21, 0.33, latest)", args.vllm_version)
+                format!("unknown --vllm-version `{}` (v0, v1, 0.10, 0.12, 0.21, 0.33, latest)", args.vllm_version)
             })?,
             gpu_memory_utilization: args.gpu_memory_utilization,
             max_model_len: args.max_model_len,
@@ -340,6 +348,13 @@ fn engine(args: &PlanArgs) -> anyhow::Result<Engine> {
             block_size: args.block_size,
             max_loras: args.max_loras,
             max_lora_rank: args.max_lora_rank,
+            sampler: match args.vllm_sampler.as_deref() {
+                None => None,
+                Some(name) => Some(
+                    vllm::Sampler::parse(name)
+                        .with_context(|| format!("unknown --vllm-sampler `{name}` (flashinfer or native)"))?,
+                ),
+            },
         }),
         EngineKind::Sglang => Engine::Sglang(sglang::Options {
             version: sglang::Version::parse(&args.sglang_version)

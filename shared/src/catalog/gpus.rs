@@ -22,6 +22,12 @@ pub struct Gpu {
     /// Total memory in bytes as the driver reports it (nvidia-smi / NVML
     /// `memory.total`, rocm-smi VRAM total): the capacity the model uses.
     pub memory_bytes: u64,
+    /// MiB of `memory_bytes` the driver keeps for itself (nvidia-smi -q
+    /// `Reserved`): CUDA's total (`cudaMemGetInfo`, `torch.cuda.mem_get_info`,
+    /// which vLLM and SGLang size their budgets from) is `memory_bytes` less
+    /// this. It moves with the driver (H100 SXM: 328 MiB on R545, 480 on
+    /// R580) and the platform; each GPU's source names the reading taken.
+    pub reserved_mib: u16,
     /// The marketed size as the vendor sells it, e.g. "24 GB" (decimal GB or
     /// GiB as the vendor states it).
     pub memory_label: String,
@@ -32,17 +38,24 @@ pub struct Gpu {
 }
 
 impl Gpu {
+    /// The memory CUDA reports as the device's total: the driver's total
+    /// less what it reserves.
+    pub fn cuda_total_bytes(&self) -> u64 {
+        self.memory_bytes.saturating_sub(u64::from(self.reserved_mib) << 20)
+    }
+
     /// Where each figure comes from (kept in a table of its own, so that code
     /// that never shows them, the page, does not carry them).
     pub fn sources(&self) -> GpuSources {
         let row = SOURCES.iter().find(|r| r[0] == self.id).copied().unwrap_or_default();
-        GpuSources { memory: row[1].into(), bandwidth: row[2].into(), tflops: row[3].into() }
+        GpuSources { memory: row[1].into(), reserved: row[2].into(), bandwidth: row[3].into(), tflops: row[4].into() }
     }
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct GpuSources {
     pub memory: String,
+    pub reserved: String,
     pub bandwidth: String,
     pub tflops: String,
 }
@@ -55,6 +68,7 @@ struct Row {
     name: &'static str,
     vendor: GpuVendor,
     memory_bytes: u64,
+    reserved_mib: u16,
     memory_label: &'static str,
     bandwidth_gb_s: f64,
     bf16_dense_tflops: f64,
@@ -73,6 +87,7 @@ pub fn gpus() -> &'static [Gpu] {
                 name: r.name.into(),
                 vendor: r.vendor,
                 memory_bytes: r.memory_bytes,
+                reserved_mib: r.reserved_mib,
                 memory_label: r.memory_label.into(),
                 bandwidth_gb_s: r.bandwidth_gb_s,
                 bf16_dense_tflops: r.bf16_dense_tflops,

@@ -237,10 +237,11 @@ fn pool(p: &Plan, o: Options) -> Pool {
         let stage = p.stage(g);
         let cell = kv::bytes_per_token(p.stage_kv(stage));
         cell_max = cell_max.max(cell);
-        // Free after loading weights (the context already resident), minus the reserved share.
+        // Free after loading weights (the context already resident), minus the
+        // reserved share; both as `torch.cuda.mem_get_info` sees them, of CUDA's total.
         let free_after_weights =
-            slot.capacity_bytes.saturating_sub(p.base_overhead()).saturating_sub(p.stage_weights(stage));
-        let reserved = (slot.capacity_bytes as f64 * (1.0 - fraction)).ceil() as u64;
+            slot.cuda_total_bytes.saturating_sub(p.base_overhead()).saturating_sub(p.stage_weights(stage));
+        let reserved = (slot.cuda_total_bytes as f64 * (1.0 - fraction)).ceil() as u64;
         let mut rest = free_after_weights.saturating_sub(reserved);
         let per_req = p.stage_state(stage);
         let ratio = MAMBA_FULL_MEMORY_RATIO;
@@ -369,7 +370,8 @@ pub(crate) fn terms(p: &Plan, r: &Report, kv_demand_bytes: u64) -> EngineTerms {
             "SGLang max_total_num_tokens",
             r.max_total_num_tokens,
             format!(
-                "(free after weights − total × (1 − mem_fraction_static {}, {})) ÷ cell size {} bytes",
+                "(free after weights − {} × (1 − mem_fraction_static {}, {})) ÷ cell size {} bytes",
+                crate::plan::terms::cuda_total(p),
                 decimal_short(r.mem_fraction_static, 3),
                 match r.version {
                     Version::TpTable => "default by TP",

@@ -42,6 +42,7 @@ pub(super) fn encode_engine(e: &Engine, pairs: &mut Vec<(&'static str, String)>)
             opt("bs", (o.block_size != d.block_size).then(|| o.block_size.to_string()));
             opt("loras", (o.max_loras != d.max_loras).then(|| o.max_loras.to_string()));
             opt("lorar", (o.max_lora_rank != d.max_lora_rank).then(|| o.max_lora_rank.to_string()));
+            opt("samp", (o.sampler != d.sampler).then(|| o.sampler.map_or("", |s| s.id()).into()));
         }
         (Engine::Sglang(o), Engine::Sglang(d)) => {
             // Always written: the version decides the defaults of the rest.
@@ -103,8 +104,8 @@ fn flash_id(f: llamacpp::FlashAttention) -> &'static str {
 
 /// Keys that tune one engine, read once the engine is known.
 pub(super) const KNOB_KEYS: &[&str] = &[
-    "attn", "logits", "vllm", "gmu", "mml", "mbt", "mns", "bs", "loras", "lorar", "sglang", "mfs", "cl", "nctx", "ngl",
-    "np", "fa", "ctk", "ctv", "ncmoe", "nkvo", "kvu", "swafull", "ot", "ts", "sm", "mg", "mmproj",
+    "attn", "logits", "vllm", "gmu", "mml", "mbt", "mns", "bs", "loras", "lorar", "samp", "sglang", "mfs", "cl",
+    "nctx", "ngl", "np", "fa", "ctk", "ctv", "ncmoe", "nkvo", "kvu", "swafull", "ot", "ts", "sm", "mg", "mmproj",
 ];
 
 /// Applies one knob to the engine; `Err` says why it does not apply.
@@ -138,6 +139,9 @@ pub(super) fn apply_knob(e: &mut Engine, key: &str, value: &str) -> Result<(), S
         (Engine::Vllm(o), "bs") => o.block_size = parse_u64(value, 1, 1024)?,
         (Engine::Vllm(o), "loras") => o.max_loras = parse_u64(value, 0, 1024)?,
         (Engine::Vllm(o), "lorar") => o.max_lora_rank = parse_u64(value, 1, 512)?,
+        (Engine::Vllm(o), "samp") => {
+            o.sampler = Some(vllm::Sampler::parse(value).ok_or("use flashinfer or native")?);
+        }
         (Engine::Sglang(o), "sglang") => {
             o.version = sglang::Version::parse_pinned(value).ok_or_else(|| {
                 format!("not SGLang rules this page knows ({})", sglang::Version::IDS_NEWEST_FIRST.join(", "))

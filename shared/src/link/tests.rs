@@ -139,6 +139,19 @@ fn lora_and_sglang_rules_are_link_keys() {
 }
 
 #[test]
+fn the_vllm_sampler_travels_in_a_link() {
+    let d = decode("?e=vllm&samp=native");
+    let Engine::Vllm(o) = d.state.engine else { panic!("{:?}", d.state.engine) };
+    assert_eq!(o.sampler, Some(vllm::Sampler::Native));
+    assert!(encode(&d.state).contains("samp=native"), "{}", encode(&d.state));
+    assert_eq!(decode(&encode(&d.state)).state, d.state);
+    let bad = decode("?e=vllm&samp=greedy");
+    assert!(bad.notices.len() == 1 && bad.notices[0].contains("flashinfer or native"), "{:?}", bad.notices);
+    let Engine::Vllm(o) = bad.state.engine else { panic!("vLLM") };
+    assert_eq!(o.sampler, None);
+}
+
+#[test]
 fn link_versions_from_elsewhere_read_with_a_notice() {
     let d = decode("?v=7&model=gpt2");
     assert_eq!(d.version, LinkVersion::CURRENT);
@@ -146,7 +159,7 @@ fn link_versions_from_elsewhere_read_with_a_notice() {
     let d = decode("?v=x&e=vllm");
     assert_eq!((d.version, d.notices.len()), (LinkVersion::V1, 1));
     let d = decode("?e=vllm&vllm=0.99");
-    assert!(d.notices[0].contains("0.33, 0.21, 0.10, v1, v0"), "{:?}", d.notices);
+    assert!(d.notices[0].contains("0.33, 0.21, 0.12, 0.10, v1, v0"), "{:?}", d.notices);
 }
 
 #[test]

@@ -30,6 +30,11 @@ pub const DEFAULT_GPU: &str = "rtx-4090";
 pub struct GpuSlot {
     pub name: String,
     pub capacity_bytes: u64,
+    /// What CUDA reports as the device's total (`cudaMemGetInfo`): the
+    /// capacity less the driver's reserve (`Gpu::reserved_mib`). vLLM and
+    /// SGLang size their budgets from it. A GPU known only by its size
+    /// has it equal to the capacity.
+    pub cuda_total_bytes: u64,
     /// Peak memory bandwidth (GB/s), when known: for speed bounds.
     pub bandwidth_gb_s: Option<f64>,
     /// Peak dense bf16 TFLOP/s, when known: for speed bounds.
@@ -39,13 +44,20 @@ pub struct GpuSlot {
 impl GpuSlot {
     /// A GPU known only by its memory size.
     pub fn custom(name: impl Into<String>, capacity_bytes: u64) -> Self {
-        Self { name: name.into(), capacity_bytes, bandwidth_gb_s: None, bf16_tflops: None }
+        Self {
+            name: name.into(),
+            capacity_bytes,
+            cuda_total_bytes: capacity_bytes,
+            bandwidth_gb_s: None,
+            bf16_tflops: None,
+        }
     }
 
     pub fn from_catalog(gpu: &Gpu) -> Self {
         Self {
             name: gpu.name.clone(),
             capacity_bytes: gpu.memory_bytes,
+            cuda_total_bytes: gpu.cuda_total_bytes(),
             bandwidth_gb_s: Some(gpu.bandwidth_gb_s),
             bf16_tflops: Some(gpu.bf16_dense_tflops),
         }

@@ -124,6 +124,13 @@ pub fn state<E>(p: &Plan<'_, E>, per_gpu: &[GpuPeak], holding: &str) -> Option<T
     ))
 }
 
+/// "CUDA's total X (less the driver's reserve)": the total an engine
+/// that asks `torch.cuda.mem_get_info` sizes its budget from, on the first GPU.
+pub fn cuda_total<E>(p: &Plan<'_, E>) -> String {
+    let g = p.scenario.gpus.first().map_or(0, |g| g.cuda_total_bytes);
+    format!("CUDA's total {} (less the driver's reserve)", format_bytes(g, UnitSystem::Binary))
+}
+
 /// " + NCCL/all-reduce buffers … under TP", when tensor parallelism is on.
 pub fn tp_comm_note<E>(p: &Plan<'_, E>) -> String {
     if p.tp() > 1 {

@@ -227,6 +227,9 @@ pub struct LoggedConfig {
     /// max_num_batched_tokens=N`, the non-default args) and `max_num_seqs`.
     pub max_num_batched_tokens: Option<u64>,
     pub max_num_seqs: Option<u64>,
+    /// The top-k/top-p sampler vLLM set up (its `Using FlashInfer …` or
+    /// `Falling back to the PyTorch-native …` line).
+    pub sampler: Option<crate::engines::vllm::Sampler>,
     /// SGLang `mem_fraction_static` in thousandths.
     pub mem_fraction_static_permille: Option<u64>,
     /// llama.cpp `n_ctx`, `n_batch`, `n_ubatch`, `n_seq_max`.
@@ -308,6 +311,10 @@ pub fn logged_engine(log: &StartupLog, planned: Engine) -> (Engine, Vec<String>)
             fill(&mut o.max_model_len, c.max_model_len, "max_model_len");
             fill(&mut o.max_num_batched_tokens, c.max_num_batched_tokens, "max_num_batched_tokens");
             fill(&mut o.max_num_seqs, c.max_num_seqs, "max_num_seqs");
+            if let Some(sampler) = c.sampler.filter(|_| o.sampler.is_none()) {
+                o.sampler = Some(sampler);
+                taken.push(format!("the {} sampler", sampler.id()));
+            }
         }
         Engine::Sglang(o) => {
             if let Some(f) = c.mem_fraction_static_permille.filter(|_| o.mem_fraction_static.is_none()) {

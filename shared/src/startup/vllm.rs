@@ -10,6 +10,7 @@
 //! them as `GB` (`/ float(2**30)`), read as GiB.
 
 use super::{Fact, Figure, LoggedConfig, after, count, field, fixed, size};
+use crate::engines::vllm::Sampler;
 
 pub(super) fn read(lines: &[(usize, String)]) -> (LoggedConfig, Vec<Fact>) {
     let mut config = LoggedConfig::default();
@@ -24,6 +25,15 @@ pub(super) fn read(lines: &[(usize, String)]) -> (LoggedConfig, Vec<Fact>) {
             config.version = rest.split_whitespace().next().map(str::to_owned);
         }
         read_args(line, &mut config, *n, &mut facts);
+        // `v1/sample/ops/topk_topp_sampler.py` (0.10.1.1 – 0.33.0) says which
+        // top-k/top-p sampler it set up, at info or warning level.
+        if line.contains("Using FlashInfer for top-p & top-k sampling") {
+            config.sampler = Some(Sampler::FlashInfer);
+        } else if line.contains("Falling back to the PyTorch-native implementation of top-p")
+            || line.contains("Falling back to default sampling implementation")
+        {
+            config.sampler = Some(Sampler::Native);
+        }
         if let Some(mnbt) = after(line, "Chunked prefill is enabled with max_num_batched_tokens=").and_then(count) {
             config.max_num_batched_tokens = Some(mnbt);
         }

@@ -291,7 +291,13 @@ fn vllm_releases_map_to_their_rules() {
         ("0.6.5", Version::V0),
         ("0.8.5.dev169+gce17db808.d20250423", Version::V1),
         ("0.10.1.1", Version::V0_10),
-        ("0.20.2", Version::V0_10),
+        ("0.11.0", Version::V0_10),
+        ("0.12.0", Version::V0_12),
+        ("0.17.1", Version::V0_12),
+        ("0.18.0", Version::V0_10),
+        ("0.19.1", Version::V0_10),
+        // 0.20.0 already subtracts the CUDA-graph estimate and asks 0.92.
+        ("0.20.2", Version::V0_33),
         ("0.21.0", Version::V0_33),
         ("v0.27.2rc1.dev77+gac7509e2b", Version::V0_33),
     ];

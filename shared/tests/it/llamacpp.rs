@@ -17,14 +17,7 @@ pub(crate) fn scenario(o: Options, gpus: usize, gib: u64) -> Scenario {
     Scenario {
         weights: WeightFormat::parse("q4_k_m").unwrap_or_else(|e| panic!("{e}")),
         engine: Engine::LlamaCpp(o),
-        gpus: (0..gpus)
-            .map(|i| GpuSlot {
-                name: format!("gpu{i}"),
-                capacity_bytes: gib * GIB,
-                bandwidth_gb_s: None,
-                bf16_tflops: None,
-            })
-            .collect(),
+        gpus: (0..gpus).map(|i| GpuSlot::custom(format!("gpu{i}"), gib * GIB)).collect(),
         ..Scenario::default()
     }
 }

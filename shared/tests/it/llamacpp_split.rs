@@ -96,15 +96,7 @@ fn command_r() -> Model {
 }
 
 fn gpus(gib: &[u64]) -> Vec<GpuSlot> {
-    gib.iter()
-        .enumerate()
-        .map(|(i, g)| GpuSlot {
-            name: format!("gpu{i}"),
-            capacity_bytes: g * GIB,
-            bandwidth_gb_s: None,
-            bf16_tflops: None,
-        })
-        .collect()
+    gib.iter().enumerate().map(|(i, g)| GpuSlot::custom(format!("gpu{i}"), g * GIB)).collect()
 }
 
 /// ggml-org/llama.cpp#6122 (shared/tests/fixtures/startup/

@@ -237,3 +237,27 @@ fn vllm_free_memory_breakdown_is_read_term_by_term() {
     );
     assert_eq!(l.facts[0].scope.as_deref(), Some("Worker_TP1"));
 }
+
+/// The sampler vLLM set up is read from its own line: the native fallback
+/// of 0.10.0 without FlashInfer, FlashInfer where the log says so, and the
+/// version's default (nothing read) where the excerpt is silent. A pasted
+/// log's plan takes it, and with it the sampler's bytes per logit.
+#[test]
+fn vllm_sampler_line_picks_the_profiled_sampler() {
+    use shared::engines::{Engine, EngineKind, vllm::Sampler};
+    let native = log("vllm-v1-0100-qwen3-32b-h100-tp4-u095");
+    assert_eq!(native.config.sampler, Some(Sampler::Native));
+    let flashinfer = read(
+        "(EngineCore_0 pid=2881) INFO 09-04 01:29:01 [topk_topp_sampler.py:50] Using FlashInfer for top-p & top-k sampling.\n\
+         (EngineCore_0 pid=2881) INFO 09-04 01:29:25 [gpu_worker.py:276] Available KV cache memory: 24.83 GiB",
+    )
+    .expect("a vLLM log");
+    assert_eq!(flashinfer.config.sampler, Some(Sampler::FlashInfer));
+    assert_eq!(log("vllm-v1-012-qwen3-30b-a3b-h100-tp2").config.sampler, None);
+    let (engine, taken) = shared::startup::logged_engine(&native, EngineKind::Vllm.with_defaults());
+    let Engine::Vllm(o) = engine else { panic!("{engine:?}") };
+    assert_eq!(o.sampler, Some(Sampler::Native));
+    assert!(taken.iter().any(|t| t == "the native sampler"), "{taken:?}");
+    assert_eq!(Sampler::Native.bytes_per_logit(2), 34);
+    assert_eq!(Sampler::FlashInfer.bytes_per_logit(2), 14);
+}

@@ -3,7 +3,9 @@
 //! sampler's share), the padding its MXFP4 MoE kernels give the experts, and
 //! the LoRA buffers of `--max-loras` × `--max-lora-rank`.
 
-use super::{Options, Version};
+use serde::{Deserialize, Serialize};
+
+use super::Options;
 use crate::arch::TextModel;
 use crate::engines::Plan;
 use crate::plan::activations;
@@ -25,14 +27,17 @@ use crate::plan::activations;
 /// [`SAMPLER_FP32_BYTES`]), over the
 /// whole vocabulary on every rank (V1's logits are all-gathered), and the
 /// peak is the larger of the two runs plus the hidden states kept between.
-pub fn profile_peak(text: &TextModel, tokens: u64, seqs: u64, bytes_per_element: u64, tp: u64, v: Version) -> u64 {
-    let tp = tp.max(1);
+pub fn profile_peak(text: &TextModel, tokens: u64, seqs: u64, bytes_per_element: u64, tp: u64, o: Options) -> u64 {
+    let (v, tp) = (o.version, tp.max(1));
     let per_token = text
         .hidden_size
         .saturating_add(activations::mlp_width(text) / tp)
         .saturating_mul(3)
         .saturating_mul(bytes_per_element);
-    let forward = per_token.saturating_mul(tokens);
+    let mut forward = per_token.saturating_mul(tokens);
+    if v.fused_moe_peak() {
+        forward = forward.max(fused_moe_peak(text, tokens, bytes_per_element, tp));
+    }
     let seqs = seqs.min(tokens.max(1));
     if !v.profile_peak_is_larger_half() {
         return forward.saturating_add(activations::logits(text.vocab_size, seqs, 1, tp));
@@ -40,11 +45,83 @@ pub fn profile_peak(text: &TextModel, tokens: u64, seqs: u64, bytes_per_element:
     if seqs == 0 {
         return forward;
     }
-    let sampler =
-        text.vocab_size.saturating_mul(seqs).saturating_mul(bytes_per_element.saturating_add(SAMPLER_FP32_BYTES));
+    let per_logit = o.sampler.unwrap_or_else(|| v.default_sampler()).bytes_per_logit(bytes_per_element);
+    let sampler = text.vocab_size.saturating_mul(seqs).saturating_mul(per_logit);
     let hidden = text.hidden_size.saturating_mul(tokens).saturating_mul(bytes_per_element);
     forward.max(hidden.saturating_add(sampler))
 }
+
+/// A decoder layer of a fused-MoE model in the profile run, `tokens` tokens
+/// on one of `tp` ranks: the residual stream as the dense formula counts it
+/// (3 × hidden) beside `fused_experts_impl`'s buffers (vLLM 0.12.0 – 0.13.0
+/// `model_executor/layers/fused_moe/fused_moe.py`): `intermediate_cache13`
+/// of `tokens × top_k × max(2I, hidden)` (gate/up out, then down out, in one
+/// buffer) and `intermediate_cache2` of `tokens × top_k × I` (the activated
+/// half), `I` the experts' intermediate width on this rank; the router
+/// logits (`tokens × experts`, model dtype) and `fused_topk`'s fp32 weights
+/// and int32 ids and indices (`tokens × top_k × 12`).
+fn fused_moe_peak(text: &TextModel, tokens: u64, bytes_per_element: u64, tp: u64) -> u64 {
+    let Some(m) = text.moe else { return 0 };
+    let i = m.expert_intermediate_size / tp.max(1);
+    let routed = tokens.saturating_mul(m.experts_per_token);
+    let caches =
+        routed.saturating_mul((2 * i).max(text.hidden_size).saturating_add(i)).saturating_mul(bytes_per_element);
+    let router = tokens.saturating_mul(m.num_experts).saturating_mul(bytes_per_element);
+    let residual = tokens.saturating_mul(3 * text.hidden_size).saturating_mul(bytes_per_element);
+    caches.saturating_add(router).saturating_add(routed.saturating_mul(12)).saturating_add(residual)
+}
+
+/// The top-k/top-p sampler vLLM's profile run exercises (`_dummy_sampler_run`
+/// samples with top-k and top-p together), by the bytes it holds per logit
+/// of `seqs × vocabulary`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Sampler {
+    /// FlashInfer's `top_k_top_p_sampling_from_logits` (the log says `Using
+    /// FlashInfer for top-p & top-k sampling`): the model-dtype logits, their
+    /// fp32 copy and FlashInfer's two fp32 buffers ([`SAMPLER_FP32_BYTES`]).
+    #[serde(rename = "flashinfer")]
+    FlashInfer,
+    /// PyTorch's sort (`apply_top_k_top_p`, vLLM 0.12.0
+    /// `v1/sample/ops/topk_topp_sampler.py`; the log says `Falling back to the
+    /// PyTorch-native implementation`): [`NATIVE_SAMPLER_BYTES`].
+    Native,
+}
+
+impl Sampler {
+    pub fn bytes_per_logit(self, bytes_per_element: u64) -> u64 {
+        match self {
+            Self::FlashInfer => bytes_per_element.saturating_add(SAMPLER_FP32_BYTES),
+            Self::Native => NATIVE_SAMPLER_BYTES,
+        }
+    }
+
+    pub fn id(self) -> &'static str {
+        match self {
+            Self::FlashInfer => "flashinfer",
+            Self::Native => "native",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Self> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "flashinfer" => Some(Self::FlashInfer),
+            "native" => Some(Self::Native),
+            _ => None,
+        }
+    }
+}
+
+/// Bytes per logit of the native top-k/top-p sampler at its peak. vLLM
+/// 0.12.0's `apply_top_k_top_p` holds, beside the bf16 logits (2) and their
+/// fp32 copy (4), the sorted fp32 logits (4), their int64 indices (8), the
+/// top-k and top-p bool masks (1 + 1), the fp32 probabilities (4) and the
+/// scattered fp32 result (4): 28. Two real 0.12.0 start-up logs of one
+/// model on the same two H100s, `max_num_seqs` 256 and 64
+/// (`vllm-v1-012-qwen3-vl-30b-a3b-h100-tp2-seqs*`), differ by 0.92 GiB of KV
+/// cache: 33.9 bytes per logit of the 192 × 151,936 logits between them;
+/// the 6 bytes beyond the named tensors are `torch.sort`'s own scratch.
+pub const NATIVE_SAMPLER_BYTES: u64 = 34;
 
 /// fp32 bytes per logit the sampler holds beside the model-dtype logits:
 /// the fp32 copy (`logits.to(torch.float32)`, vLLM 0.33.0
@@ -75,6 +152,14 @@ fn mxfp4_padding(gpu: &str) -> (u64, u64) {
         // Before Hopper: Marlin, `n % 256 == 0 and k % 128 == 0`.
         (128, 256)
     }
+}
+
+/// A GPU of an NVSwitch board, where NCCL sets up NVLink SHARP: the SXM
+/// parts of Hopper and Blackwell by the catalog's names (the PCIe and NVL
+/// cards pair over bridges at most).
+pub(crate) fn nvswitch_board(gpu: &str) -> bool {
+    let name = gpu.to_ascii_uppercase();
+    ["H100 SXM", "H100 80GB HBM3", "H200", "H800", "B200", "B300"].iter().any(|m| name.contains(m))
 }
 
 /// An AMD GPU (the engines run ROCm there), by the catalog's names

@@ -27,7 +27,7 @@ mod words;
 
 pub(crate) use extras::is_rocm;
 use extras::mxfp4_padding_bytes;
-pub use extras::{SAMPLER_FP32_BYTES, lora_bytes, profile_peak};
+pub use extras::{NATIVE_SAMPLER_BYTES, SAMPLER_FP32_BYTES, Sampler, lora_bytes, profile_peak};
 
 pub use version::Version;
 
@@ -52,6 +52,25 @@ pub const DEFAULT_BLOCK_SIZE: u64 = 16;
 /// per GPU once NCCL is initialised for several.
 pub const NON_TORCH_SINGLE: u64 = 133 * MIB;
 pub const NON_TORCH_MULTI: u64 = 563 * MIB;
+/// The same for several GPUs under the 0.12 rules, where NCCL's set-up
+/// happens before the memory snapshot and what remains is created during
+/// the profile (the TP group's ProcessGroupNCCL communicator at the first
+/// logits all-gather, 0.12.0 `distributed/device_communicators/base_device_communicator.py`;
+/// NCCL's buffers for its first large all-reduce). Measured: the residual of
+/// two real start-up logs with the weights, sampler and forward pass taken
+/// out (`vllm-v1-012-qwen3-30b-a3b-h100-tp2`, 2 × H100: 0.86 GiB;
+/// `vllm-v1-013-llama3-8b-a800-tp4`, 4 × 80 GB Ampere: 0.85 GiB).
+pub const NON_TORCH_MULTI_0_12: u64 = 870 * MIB;
+/// The same per GPU of several on an NVSwitch board (HGX H100/H200/B200)
+/// under the rules up to 0.10, whose snapshot precedes NCCL's set-up: NCCL
+/// gives such GPUs NVLink SHARP (NVLS) buffers beside its ring buffers, and
+/// vLLM 0.10 disables NCCL's cuMem allocator (`NCCL_CUMEM_ENABLE=0`,
+/// 0.10.1.1 `env_override.py`). Measured: the residual of three real 0.10.0
+/// start-up logs on HGX H100 with the weights, the native sampler and the
+/// forward pass taken out (`vllm-v1-0100-qwen3-32b-h100-tp4-u095`: 2.62 GiB,
+/// `…-tp8-kvfp8`: 2.97 GiB, `vllm-v1-0100-qwen3-235b-fp8-h100-tp8-ep`:
+/// 2.88 GiB); the median.
+pub const NON_TORCH_MULTI_NVSWITCH: u64 = 2950 * MIB;
 /// CUDA-graph memory per decoder layer and captured batch size. Empirical:
 /// fitted to vLLM's "Graph capturing finished … took 0.5 GiB" for 32-layer
 /// 7–8B models with the default 67 capture sizes (1, 2, 4, 8 … 512).
@@ -74,6 +93,10 @@ pub struct Options {
     /// `--max-lora-rank` (vLLM's default 16).
     #[serde(default = "default_lora_rank")]
     pub max_lora_rank: u64,
+    /// The sampler the profile runs (`None`: the version's default; a
+    /// pasted start-up log names it).
+    #[serde(default)]
+    pub sampler: Option<Sampler>,
 }
 
 /// `LoRAConfig.max_lora_rank` default (vLLM 0.33.0 `config/lora.py`).
@@ -94,6 +117,7 @@ impl Default for Options {
             block_size: DEFAULT_BLOCK_SIZE,
             max_loras: 0,
             max_lora_rank: DEFAULT_MAX_LORA_RANK,
+            sampler: None,
         }
     }
 }
@@ -287,7 +311,8 @@ fn budget(p: &Plan, o: Options, max_model_len: u64) -> Budget {
     let per_token = p.kv_layers.iter().map(|l| l.bytes_per_token).max().unwrap_or(0);
     let state_page = p.state_layers.iter().map(|l| l.bytes()).max().unwrap_or(0);
     let block = hybrid_block_size(o.block_size.max(1), per_token, state_page);
-    let non_torch = if s.gpus.len() > 1 { NON_TORCH_MULTI } else { NON_TORCH_SINGLE };
+    let nvswitch = s.gpus.iter().all(|g| extras::nvswitch_board(&g.name));
+    let non_torch = o.version.non_torch_bytes(s.gpus.len() > 1, nvswitch);
     let text = &p.model.arch.text;
     let mut gpus = Vec::with_capacity(s.gpus.len());
     let mut num_blocks = u64::MAX;
@@ -298,14 +323,15 @@ fn budget(p: &Plan, o: Options, max_model_len: u64) -> Budget {
     for (g, slot) in s.gpus.iter().enumerate() {
         let stage = p.stage(g);
         let layers = p.stage_range(stage).len() as u64;
-        let requested = (slot.capacity_bytes as f64 * utilization).floor() as u64;
+        // `MemorySnapshot.measure`: `torch.cuda.mem_get_info()`'s total, CUDA's.
+        let requested = (slot.cuda_total_bytes as f64 * utilization).floor() as u64;
         // The 0.10 and 0.33 rules pad MXFP4 experts as vLLM's kernels need.
         let padding =
             if o.version.profile_peak_is_larger_half() { mxfp4_padding_bytes(p, stage, &slot.name) } else { 0 };
         let lora = lora_bytes(p, o, stage);
         let weights = p.stage_weights(stage).saturating_add(padding).saturating_add(lora);
         let seqs = if p.is_last_stage(stage) { max_num_seqs } else { 0 };
-        let act = if layers > 0 { profile_peak(text, mnbt, seqs, p.bytes_per_element(), p.tp(), o.version) } else { 0 };
+        let act = if layers > 0 { profile_peak(text, mnbt, seqs, p.bytes_per_element(), p.tp(), o) } else { 0 };
         let graphs = CUDA_GRAPH_BYTES_PER_LAYER_SIZE.saturating_mul(CUDA_GRAPH_CAPTURE_SIZES).saturating_mul(layers);
         let subtracted_graphs = if o.version.subtracts_cuda_graphs() { graphs } else { 0 };
         let available = requested
@@ -411,7 +437,7 @@ impl Budget {
                 // for the longest request the available memory holds.
                 let estimated = match version {
                     Version::V0 | Version::V1 => None,
-                    Version::V0_10 | Version::V0_21 | Version::V0_33 => {
+                    Version::V0_10 | Version::V0_12 | Version::V0_21 | Version::V0_33 => {
                         Some(self.longest_request(self.max_model_len)).filter(|&n| n > 0)
                     }
                 };
@@ -539,7 +565,7 @@ pub(crate) fn report(p: &Plan, o: Options, b: &Budget, verdict: Verdict) -> Repo
     }
     let pinned = match o.version {
         Version::V0 | Version::V1 => None,
-        Version::V0_10 | Version::V0_21 | Version::V0_33 => Some(b.pinned_bytes()).filter(|&n| n > 0),
+        Version::V0_10 | Version::V0_12 | Version::V0_21 | Version::V0_33 => Some(b.pinned_bytes()).filter(|&n| n > 0),
     };
     if let Some(bytes) = pinned {
         log_lines.push(format!(
@@ -547,7 +573,8 @@ pub(crate) fn report(p: &Plan, o: Options, b: &Budget, verdict: Verdict) -> Repo
         ));
     }
     let auto = match o.version {
-        Version::V0 | Version::V1 | Version::V0_10 => None,
+        // `--max-model-len auto` arrived in 0.14, within the 0.12 rules' range: not promised there.
+        Version::V0 | Version::V1 | Version::V0_10 | Version::V0_12 => None,
         Version::V0_21 | Version::V0_33 => {
             let model_len = p.model.arch.text.max_position_embeddings.unwrap_or(mml);
             Some(b.longest_request(model_len)).filter(|&n| n > 0)

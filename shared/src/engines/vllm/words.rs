@@ -60,7 +60,8 @@ pub(crate) fn terms(p: &Plan, r: &Report, kv_demand_bytes: u64) -> EngineTerms {
             "vLLM requested memory",
             g.requested_bytes,
             format!(
-                "total × gpu_memory_utilization {} (default {} for {})",
+                "{} × gpu_memory_utilization {} (default {} for {})",
+                crate::plan::terms::cuda_total(p),
                 decimal_short(r.gpu_memory_utilization, 3),
                 decimal_short(r.version.default_utilization(), 3),
                 r.version.releases()
