@@ -49,7 +49,7 @@ pub struct PlanArgs {
     /// transformers: logits for every prompt position (transformers < 4.45).
     #[arg(long)]
     full_logits: bool,
-    /// vLLM: which release's accounting (v0, v1, 0.10, 0.21, 0.33; latest: the newest known).
+    /// vLLM: which release's accounting (v0, v1, 0.10, 0.12, 0.18, 0.21, 0.33; latest: the newest known).
     #[arg(long, default_value = "latest")]
     vllm_version: String,
     /// vLLM: --gpu-memory-utilization (default 0.92 latest, 0.9 before).
@@ -73,7 +73,7 @@ pub struct PlanArgs {
     /// vLLM: --max-lora-rank.
     #[arg(long, default_value_t = vllm::DEFAULT_MAX_LORA_RANK)]
     max_lora_rank: u64,
-    /// vLLM: the top-k/top-p sampler its profile runs (flashinfer or native;
+    /// vLLM: the top-k/top-p sampler its profile runs (flashinfer, triton or native;
     /// default: the version's, VLLM_USE_FLASHINFER_SAMPLER and whether FlashInfer is installed decide).
     #[arg(long)]
     vllm_sampler: Option<String>,
@@ -339,7 +339,7 @@ fn engine(args: &PlanArgs) -> anyhow::Result<Engine> {
         }),
         EngineKind::Vllm => Engine::Vllm(vllm::Options {
             version: vllm::Version::parse(&args.vllm_version).with_context(|| {
-                format!("unknown --vllm-version `{}` (v0, v1, 0.10, 0.12, 0.21, 0.33, latest)", args.vllm_version)
+                format!("unknown --vllm-version `{}` (v0, v1, 0.10, 0.12, 0.18, 0.21, 0.33, latest)", args.vllm_version)
             })?,
             gpu_memory_utilization: args.gpu_memory_utilization,
             max_model_len: args.max_model_len,
@@ -352,7 +352,7 @@ fn engine(args: &PlanArgs) -> anyhow::Result<Engine> {
                 None => None,
                 Some(name) => Some(
                     vllm::Sampler::parse(name)
-                        .with_context(|| format!("unknown --vllm-sampler `{name}` (flashinfer or native)"))?,
+                        .with_context(|| format!("unknown --vllm-sampler `{name}` (flashinfer, triton or native)"))?,
                 ),
             },
         }),

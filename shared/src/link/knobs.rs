@@ -140,7 +140,7 @@ pub(super) fn apply_knob(e: &mut Engine, key: &str, value: &str) -> Result<(), S
         (Engine::Vllm(o), "loras") => o.max_loras = parse_u64(value, 0, 1024)?,
         (Engine::Vllm(o), "lorar") => o.max_lora_rank = parse_u64(value, 1, 512)?,
         (Engine::Vllm(o), "samp") => {
-            o.sampler = Some(vllm::Sampler::parse(value).ok_or("use flashinfer or native")?);
+            o.sampler = Some(vllm::Sampler::parse(value).ok_or("use flashinfer, triton or native")?);
         }
         (Engine::Sglang(o), "sglang") => {
             o.version = sglang::Version::parse_pinned(value).ok_or_else(|| {

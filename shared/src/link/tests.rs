@@ -146,7 +146,7 @@ fn the_vllm_sampler_travels_in_a_link() {
     assert!(encode(&d.state).contains("samp=native"), "{}", encode(&d.state));
     assert_eq!(decode(&encode(&d.state)).state, d.state);
     let bad = decode("?e=vllm&samp=greedy");
-    assert!(bad.notices.len() == 1 && bad.notices[0].contains("flashinfer or native"), "{:?}", bad.notices);
+    assert!(bad.notices.len() == 1 && bad.notices[0].contains("flashinfer, triton or native"), "{:?}", bad.notices);
     let Engine::Vllm(o) = bad.state.engine else { panic!("vLLM") };
     assert_eq!(o.sampler, None);
 }
@@ -159,7 +159,7 @@ fn link_versions_from_elsewhere_read_with_a_notice() {
     let d = decode("?v=x&e=vllm");
     assert_eq!((d.version, d.notices.len()), (LinkVersion::V1, 1));
     let d = decode("?e=vllm&vllm=0.99");
-    assert!(d.notices[0].contains("0.33, 0.21, 0.12, 0.10, v1, v0"), "{:?}", d.notices);
+    assert!(d.notices[0].contains("0.33, 0.21, 0.18, 0.12, 0.10, v1, v0"), "{:?}", d.notices);
 }
 
 #[test]

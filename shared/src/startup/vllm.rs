@@ -21,7 +21,12 @@ pub(super) fn read(lines: &[(usize, String)]) -> (LoggedConfig, Vec<Fact>) {
             read_config(line, &mut config);
             continue;
         }
-        if let Some(rest) = after(line, "API server version ").filter(|_| config.version.is_none()) {
+        // The release: `vLLM API server version 0.10.1.1`, or the start-up
+        // banner of 0.18 and later, `▄▄ ▄█ █ … █  version 0.26.1` (`utils.py`).
+        if let Some(rest) = after(line, "API server version ")
+            .or_else(|| after(line, "█ version "))
+            .filter(|_| config.version.is_none())
+        {
             config.version = rest.split_whitespace().next().map(str::to_owned);
         }
         read_args(line, &mut config, *n, &mut facts);

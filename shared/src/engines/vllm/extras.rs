@@ -35,8 +35,8 @@ pub fn profile_peak(text: &TextModel, tokens: u64, seqs: u64, bytes_per_element:
         .saturating_mul(3)
         .saturating_mul(bytes_per_element);
     let mut forward = per_token.saturating_mul(tokens);
-    if v.fused_moe_peak() {
-        forward = forward.max(fused_moe_peak(text, tokens, bytes_per_element, tp));
+    if let Some(kernel) = v.fused_moe_peak() {
+        forward = forward.max(fused_moe_peak(text, tokens, bytes_per_element, tp, kernel));
     }
     let seqs = seqs.min(tokens.max(1));
     if !v.profile_peak_is_larger_half() {
@@ -51,21 +51,35 @@ pub fn profile_peak(text: &TextModel, tokens: u64, seqs: u64, bytes_per_element:
     forward.max(hidden.saturating_add(sampler))
 }
 
+/// How vLLM runs an unquantized fused-MoE layer, by the buffers it takes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MoeKernel {
+    /// `fused_experts_impl` (0.10 – 0.13 `model_executor/layers/fused_moe/fused_moe.py`):
+    /// `intermediate_cache13` of `tokens × top_k × max(2I, hidden)` (gate/up
+    /// out, then down out, in one buffer) and `intermediate_cache2` of
+    /// `tokens × top_k × I` (the activated half).
+    FusedExperts,
+    /// The modular kernel over `TritonExperts` (0.14 and later,
+    /// `fused_moe/modular_kernel.py`, its `workspace_shapes`): a workspace of
+    /// `tokens × top_k × max(I, hidden)` and one of `tokens × top_k × max(2I, hidden)`.
+    Modular,
+}
+
 /// A decoder layer of a fused-MoE model in the profile run, `tokens` tokens
 /// on one of `tp` ranks: the residual stream as the dense formula counts it
-/// (3 × hidden) beside `fused_experts_impl`'s buffers (vLLM 0.12.0 – 0.13.0
-/// `model_executor/layers/fused_moe/fused_moe.py`): `intermediate_cache13`
-/// of `tokens × top_k × max(2I, hidden)` (gate/up out, then down out, in one
-/// buffer) and `intermediate_cache2` of `tokens × top_k × I` (the activated
-/// half), `I` the experts' intermediate width on this rank; the router
-/// logits (`tokens × experts`, model dtype) and `fused_topk`'s fp32 weights
-/// and int32 ids and indices (`tokens × top_k × 12`).
-fn fused_moe_peak(text: &TextModel, tokens: u64, bytes_per_element: u64, tp: u64) -> u64 {
+/// (3 × hidden) beside the `kernel`'s buffers, `I` the experts' intermediate
+/// width on this rank; the router logits (`tokens × experts`, model dtype)
+/// and `fused_topk`'s fp32 weights and int32 ids and indices (`tokens × top_k × 12`).
+fn fused_moe_peak(text: &TextModel, tokens: u64, bytes_per_element: u64, tp: u64, kernel: MoeKernel) -> u64 {
     let Some(m) = text.moe else { return 0 };
     let i = m.expert_intermediate_size / tp.max(1);
+    let k = text.hidden_size;
     let routed = tokens.saturating_mul(m.experts_per_token);
-    let caches =
-        routed.saturating_mul((2 * i).max(text.hidden_size).saturating_add(i)).saturating_mul(bytes_per_element);
+    let width = match kernel {
+        MoeKernel::FusedExperts => (2 * i).max(k).saturating_add(i),
+        MoeKernel::Modular => i.max(k).saturating_add((2 * i).max(k)),
+    };
+    let caches = routed.saturating_mul(width).saturating_mul(bytes_per_element);
     let router = tokens.saturating_mul(m.num_experts).saturating_mul(bytes_per_element);
     let residual = tokens.saturating_mul(3 * text.hidden_size).saturating_mul(bytes_per_element);
     caches.saturating_add(router).saturating_add(routed.saturating_mul(12)).saturating_add(residual)
@@ -86,12 +100,17 @@ pub enum Sampler {
     /// `v1/sample/ops/topk_topp_sampler.py`; the log says `Falling back to the
     /// PyTorch-native implementation`): [`NATIVE_SAMPLER_BYTES`].
     Native,
+    /// Triton's top-k/top-p kernel (0.18.0 `v1/sample/ops/topk_topp_triton.py`,
+    /// the default of 0.18 – 0.20): in place over the fp32 copy, then the
+    /// fp32 softmax and its fp32 exponential noise, so the FlashInfer path's
+    /// bytes per logit; its persistent buffer of (SMs at most) rows is left out.
+    Triton,
 }
 
 impl Sampler {
     pub fn bytes_per_logit(self, bytes_per_element: u64) -> u64 {
         match self {
-            Self::FlashInfer => bytes_per_element.saturating_add(SAMPLER_FP32_BYTES),
+            Self::FlashInfer | Self::Triton => bytes_per_element.saturating_add(SAMPLER_FP32_BYTES),
             Self::Native => NATIVE_SAMPLER_BYTES,
         }
     }
@@ -100,6 +119,7 @@ impl Sampler {
         match self {
             Self::FlashInfer => "flashinfer",
             Self::Native => "native",
+            Self::Triton => "triton",
         }
     }
 
@@ -107,6 +127,7 @@ impl Sampler {
         match s.trim().to_ascii_lowercase().as_str() {
             "flashinfer" => Some(Self::FlashInfer),
             "native" => Some(Self::Native),
+            "triton" => Some(Self::Triton),
             _ => None,
         }
     }
@@ -154,12 +175,35 @@ fn mxfp4_padding(gpu: &str) -> (u64, u64) {
     }
 }
 
-/// A GPU of an NVSwitch board, where NCCL sets up NVLink SHARP: the SXM
-/// parts of Hopper and Blackwell by the catalog's names (the PCIe and NVL
-/// cards pair over bridges at most).
-pub(crate) fn nvswitch_board(gpu: &str) -> bool {
-    let name = gpu.to_ascii_uppercase();
-    ["H100 SXM", "H100 80GB HBM3", "H200", "H800", "B200", "B300"].iter().any(|m| name.contains(m))
+/// How a plan's GPUs are linked, by the catalog's names: what NCCL sets up
+/// between them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Board {
+    /// Hopper or Blackwell SXM parts on an NVSwitch board, where NCCL adds
+    /// NVLink SHARP (NVLS) buffers.
+    NvSwitchHopper,
+    /// Other SXM parts (A100 / A800): NVLink without NVLS.
+    NvLink,
+    /// PCIe cards (bridges at most).
+    Pcie,
+}
+
+impl Board {
+    pub fn of(gpus: &[crate::plan::GpuSlot]) -> Self {
+        let all = |marks: &[&str]| {
+            gpus.iter().all(|g| {
+                let name = g.name.to_ascii_uppercase();
+                marks.iter().any(|m| name.contains(m))
+            })
+        };
+        if all(&["H100 SXM", "H100 80GB HBM3", "H200", "H800", "B200", "B300"]) {
+            Self::NvSwitchHopper
+        } else if all(&["SXM", "A800"]) {
+            Self::NvLink
+        } else {
+            Self::Pcie
+        }
+    }
 }
 
 /// An AMD GPU (the engines run ROCm there), by the catalog's names

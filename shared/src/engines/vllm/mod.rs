@@ -27,7 +27,7 @@ mod words;
 
 pub(crate) use extras::is_rocm;
 use extras::mxfp4_padding_bytes;
-pub use extras::{NATIVE_SAMPLER_BYTES, SAMPLER_FP32_BYTES, Sampler, lora_bytes, profile_peak};
+pub use extras::{Board, MoeKernel, NATIVE_SAMPLER_BYTES, SAMPLER_FP32_BYTES, Sampler, lora_bytes, profile_peak};
 
 pub use version::Version;
 
@@ -52,7 +52,7 @@ pub const DEFAULT_BLOCK_SIZE: u64 = 16;
 /// per GPU once NCCL is initialised for several.
 pub const NON_TORCH_SINGLE: u64 = 133 * MIB;
 pub const NON_TORCH_MULTI: u64 = 563 * MIB;
-/// The same for several GPUs under the 0.12 rules, where NCCL's set-up
+/// The same per GPU of several linked by NVLink under the 0.12 and 0.18 rules, where NCCL's set-up
 /// happens before the memory snapshot and what remains is created during
 /// the profile (the TP group's ProcessGroupNCCL communicator at the first
 /// logits all-gather, 0.12.0 `distributed/device_communicators/base_device_communicator.py`;
@@ -311,8 +311,7 @@ fn budget(p: &Plan, o: Options, max_model_len: u64) -> Budget {
     let per_token = p.kv_layers.iter().map(|l| l.bytes_per_token).max().unwrap_or(0);
     let state_page = p.state_layers.iter().map(|l| l.bytes()).max().unwrap_or(0);
     let block = hybrid_block_size(o.block_size.max(1), per_token, state_page);
-    let nvswitch = s.gpus.iter().all(|g| extras::nvswitch_board(&g.name));
-    let non_torch = o.version.non_torch_bytes(s.gpus.len() > 1, nvswitch);
+    let non_torch = o.version.non_torch_bytes(s.gpus.len() > 1, Board::of(&s.gpus));
     let text = &p.model.arch.text;
     let mut gpus = Vec::with_capacity(s.gpus.len());
     let mut num_blocks = u64::MAX;
@@ -437,7 +436,7 @@ impl Budget {
                 // for the longest request the available memory holds.
                 let estimated = match version {
                     Version::V0 | Version::V1 => None,
-                    Version::V0_10 | Version::V0_12 | Version::V0_21 | Version::V0_33 => {
+                    Version::V0_10 | Version::V0_12 | Version::V0_18 | Version::V0_21 | Version::V0_33 => {
                         Some(self.longest_request(self.max_model_len)).filter(|&n| n > 0)
                     }
                 };
@@ -565,7 +564,9 @@ pub(crate) fn report(p: &Plan, o: Options, b: &Budget, verdict: Verdict) -> Repo
     }
     let pinned = match o.version {
         Version::V0 | Version::V1 => None,
-        Version::V0_10 | Version::V0_12 | Version::V0_21 | Version::V0_33 => Some(b.pinned_bytes()).filter(|&n| n > 0),
+        Version::V0_10 | Version::V0_12 | Version::V0_18 | Version::V0_21 | Version::V0_33 => {
+            Some(b.pinned_bytes()).filter(|&n| n > 0)
+        }
     };
     if let Some(bytes) = pinned {
         log_lines.push(format!(
@@ -575,7 +576,7 @@ pub(crate) fn report(p: &Plan, o: Options, b: &Budget, verdict: Verdict) -> Repo
     let auto = match o.version {
         // `--max-model-len auto` arrived in 0.14, within the 0.12 rules' range: not promised there.
         Version::V0 | Version::V1 | Version::V0_10 | Version::V0_12 => None,
-        Version::V0_21 | Version::V0_33 => {
+        Version::V0_18 | Version::V0_21 | Version::V0_33 => {
             let model_len = p.model.arch.text.max_position_embeddings.unwrap_or(mml);
             Some(b.longest_request(model_len)).filter(|&n| n > 0)
         }

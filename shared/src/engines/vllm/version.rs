@@ -24,15 +24,22 @@ pub enum Version {
     /// sampler's logits are the whole vocabulary on every rank.
     #[serde(rename = "0.10")]
     V0_10,
-    /// vLLM 0.12 – 0.17 read from the 0.12.0 / 0.13.0 source and their
+    /// vLLM 0.11 – 0.17 read from the 0.11.0 – 0.13.0 source and their
     /// start-up logs: as [`Version::V0_10`], but the sampler the profile
     /// runs is PyTorch's native top-k/top-p sort ([`super::Sampler::Native`]:
+    /// FlashInfer is an optional extra of the 0.11 wheels, and from 0.12
     /// `VLLM_USE_FLASHINFER_SAMPLER` defaults to off), with several GPUs the
     /// memory outside PyTorch is what the profile adds after the NCCL
     /// set-up (0.11 moved the snapshot after `init_worker_distributed_environment`),
     /// and a fused-MoE layer peaks as `fused_experts_impl` allocates.
     #[serde(rename = "0.12")]
     V0_12,
+    /// vLLM 0.18 – 0.19 read from the 0.18.0 source and a 0.18.1 log: as
+    /// [`Version::V0_12`], with Triton's top-k/top-p sampler
+    /// ([`super::Sampler::Triton`], the 0.18 default) and the modular
+    /// fused-MoE kernel's workspace.
+    #[serde(rename = "0.18")]
+    V0_18,
     /// vLLM 0.21 and later: utilization 0.92 (`vllm/config/cache.py`), CUDA
     /// graphs estimated and subtracted from the KV budget
     /// (`VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS`, "default since v0.21.0").
@@ -47,19 +54,20 @@ pub enum Version {
 
 impl Version {
     /// Every known version, oldest first.
-    pub const ALL: &[Version] = &[Self::V0, Self::V1, Self::V0_10, Self::V0_12, Self::V0_21, Self::V0_33];
+    pub const ALL: &[Version] = &[Self::V0, Self::V1, Self::V0_10, Self::V0_12, Self::V0_18, Self::V0_21, Self::V0_33];
     /// The newest rules this build knows: what a new plan gets.
     pub const LATEST: Version = Self::V0_33;
     /// Their ids, newest first (the page's choices).
-    pub const IDS_NEWEST_FIRST: &[&str] = &["0.33", "0.21", "0.12", "0.10", "v1", "v0"];
+    pub const IDS_NEWEST_FIRST: &[&str] = &["0.33", "0.21", "0.18", "0.12", "0.10", "v1", "v0"];
 
-    /// The id links and the CLI use: `v0`, `v1`, `0.10`, `0.12`, `0.21`, `0.33`.
+    /// The id links and the CLI use: `v0`, `v1`, `0.10`, `0.12`, `0.18`, `0.21`, `0.33`.
     pub fn id(self) -> &'static str {
         match self {
             Self::V0 => "v0",
             Self::V1 => "v1",
             Self::V0_10 => "0.10",
             Self::V0_12 => "0.12",
+            Self::V0_18 => "0.18",
             Self::V0_21 => "0.21",
             Self::V0_33 => "0.33",
         }
@@ -70,8 +78,9 @@ impl Version {
         match self {
             Self::V0 => "vLLM ≤ 0.7 (V0 engine)",
             Self::V1 => "vLLM 0.8 – 0.20 (V1 engine)",
-            Self::V0_10 => "vLLM 0.10 – 0.11, 0.18 – 0.19 (read from 0.11)",
-            Self::V0_12 => "vLLM 0.12 – 0.17 (read from 0.12 and 0.13)",
+            Self::V0_10 => "vLLM 0.10 (read from 0.11)",
+            Self::V0_12 => "vLLM 0.11 – 0.17 (read from 0.11 – 0.13)",
+            Self::V0_18 => "vLLM 0.18 – 0.19",
             Self::V0_21 => "vLLM 0.20+",
             Self::V0_33 => "vLLM 0.20+ (read from 0.33)",
         }
@@ -84,12 +93,13 @@ impl Version {
             Self::V1 => "chunked prefill and KV groups for sliding-window layers",
             Self::V0_10 => "the profile peak is the larger of the forward pass and the sampler",
             Self::V0_12 => "the native sampler, NCCL outside the budget, the fused-MoE peak",
+            Self::V0_18 => "the Triton sampler and the modular fused-MoE workspace",
             Self::V0_21 => "utilization 0.92 instead of 0.90, and CUDA-graph memory subtracted from the KV budget",
             Self::V0_33 => "0.21 with the 0.10 profile peak",
         }
     }
 
-    /// An id (`v0`, `v1`, `0.10`, `0.12`, `0.21`, `0.33`, also `0.21.0`, `0`, `1`) or `latest`
+    /// An id (`v0`, `v1`, `0.10`, `0.12`, `0.18`, `0.21`, `0.33`, also `0.21.0`, `0`, `1`) or `latest`
     /// (the newest this build knows: for the CLI; links pin instead).
     pub fn parse(s: &str) -> Option<Self> {
         match s.trim().to_ascii_lowercase().as_str() {
@@ -105,6 +115,7 @@ impl Version {
             "1" => Some(Self::V1),
             "0.10" | "0.10.0" => Some(Self::V0_10),
             "0.12" | "0.12.0" => Some(Self::V0_12),
+            "0.18" | "0.18.0" => Some(Self::V0_18),
             "0.21" | "0.21.0" => Some(Self::V0_21),
             "0.33" | "0.33.0" => Some(Self::V0_33),
             _ => None,
@@ -115,7 +126,7 @@ impl Version {
     /// `vllm/config/cache.py` since 0.21.
     pub fn default_utilization(self) -> f64 {
         match self {
-            Self::V0 | Self::V1 | Self::V0_10 | Self::V0_12 => 0.90,
+            Self::V0 | Self::V1 | Self::V0_10 | Self::V0_12 | Self::V0_18 => 0.90,
             Self::V0_21 | Self::V0_33 => 0.92,
         }
     }
@@ -123,7 +134,7 @@ impl Version {
     /// Whether the estimated CUDA-graph memory comes out of the KV budget.
     pub fn subtracts_cuda_graphs(self) -> bool {
         match self {
-            Self::V0 | Self::V1 | Self::V0_10 | Self::V0_12 => false,
+            Self::V0 | Self::V1 | Self::V0_10 | Self::V0_12 | Self::V0_18 => false,
             Self::V0_21 | Self::V0_33 => true,
         }
     }
@@ -137,7 +148,7 @@ impl Version {
     pub fn profile_peak_is_larger_half(self) -> bool {
         match self {
             Self::V0 | Self::V1 | Self::V0_21 => false,
-            Self::V0_10 | Self::V0_12 | Self::V0_33 => true,
+            Self::V0_10 | Self::V0_12 | Self::V0_18 | Self::V0_33 => true,
         }
     }
 
@@ -147,36 +158,39 @@ impl Version {
         match self {
             Self::V0 | Self::V1 | Self::V0_10 | Self::V0_21 | Self::V0_33 => super::Sampler::FlashInfer,
             Self::V0_12 => super::Sampler::Native,
+            Self::V0_18 => super::Sampler::Triton,
         }
     }
 
     /// Memory outside PyTorch that the profile adds, on one GPU and per GPU
-    /// of several (`nvswitch`: GPUs whose NCCL sets up NVLink SHARP buffers).
-    pub fn non_torch_bytes(self, several_gpus: bool, nvswitch: bool) -> u64 {
-        match (self, several_gpus) {
-            (_, false) => super::NON_TORCH_SINGLE,
+    /// of several (`board`: how the GPUs are linked).
+    pub fn non_torch_bytes(self, several_gpus: bool, board: super::Board) -> u64 {
+        use super::Board;
+        match (self, several_gpus, board) {
+            (_, false, _) => super::NON_TORCH_SINGLE,
             // Up to 0.10 the snapshot precedes NCCL's set-up: its buffers count.
-            (Self::V0 | Self::V1 | Self::V0_10, true) if nvswitch => super::NON_TORCH_MULTI_NVSWITCH,
-            (Self::V0 | Self::V1 | Self::V0_10 | Self::V0_21 | Self::V0_33, true) => super::NON_TORCH_MULTI,
-            (Self::V0_12, true) => super::NON_TORCH_MULTI_0_12,
+            (Self::V0 | Self::V1 | Self::V0_10, true, Board::NvSwitchHopper) => super::NON_TORCH_MULTI_NVSWITCH,
+            (Self::V0 | Self::V1 | Self::V0_10 | Self::V0_21 | Self::V0_33, true, _) => super::NON_TORCH_MULTI,
+            // From 0.11 NCCL's set-up is in the baseline; what the profile
+            // adds is the communicator it creates over NVLink.
+            (Self::V0_12 | Self::V0_18, true, Board::NvSwitchHopper | Board::NvLink) => super::NON_TORCH_MULTI_0_12,
+            (Self::V0_12 | Self::V0_18, true, Board::Pcie) => super::NON_TORCH_SINGLE,
         }
     }
 
     /// Whether a fused-MoE layer's profile peak is `fused_experts_impl`'s
     /// buffers rather than the dense formula's.
-    pub fn fused_moe_peak(self) -> bool {
+    pub fn fused_moe_peak(self) -> Option<super::MoeKernel> {
         match self {
-            Self::V0 | Self::V1 | Self::V0_10 | Self::V0_21 | Self::V0_33 => false,
-            Self::V0_12 => true,
+            Self::V0 | Self::V1 | Self::V0_10 | Self::V0_21 | Self::V0_33 => None,
+            Self::V0_12 => Some(super::MoeKernel::FusedExperts),
+            Self::V0_18 => Some(super::MoeKernel::Modular),
         }
     }
 
     /// The version a release string names (`0.10.1.1`, `0.24.0`,
     /// `0.8.5.dev169+g…`): the newest rules for that release, `None` when
-    /// it is not a `0.N` release. 0.18 – 0.19 sample with Triton's top-k/top-p
-    /// kernel, in place over the fp32 logits (0.18.0
-    /// `v1/sample/ops/topk_topp_triton.py`): about the FlashInfer path's bytes
-    /// per logit, so the 0.10 rules; 0.20.0 already subtracts the CUDA-graph
+    /// it is not a `0.N` release. 0.20.0 already subtracts the CUDA-graph
     /// estimate (`VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS` defaults to 1
     /// there, `envs.py`) and asks 0.92 of the memory, so the 0.33 rules.
     pub fn for_release(release: &str) -> Option<Self> {
@@ -189,8 +203,9 @@ impl Version {
         Some(match minor {
             0..=7 => Self::V0,
             8 | 9 => Self::V1,
-            10 | 11 | 18 | 19 => Self::V0_10,
-            12..=17 => Self::V0_12,
+            10 => Self::V0_10,
+            11..=17 => Self::V0_12,
+            18 | 19 => Self::V0_18,
             _ => Self::V0_33,
         })
     }
@@ -199,7 +214,7 @@ impl Version {
     pub(super) fn groups_sliding_windows(self) -> bool {
         match self {
             Self::V0 => false,
-            Self::V1 | Self::V0_10 | Self::V0_12 | Self::V0_21 | Self::V0_33 => true,
+            Self::V1 | Self::V0_10 | Self::V0_12 | Self::V0_18 | Self::V0_21 | Self::V0_33 => true,
         }
     }
 }
