@@ -14,7 +14,7 @@ use shared::oom::{
     self, Cause, ChecklistItem, DiagnoseContext, Diagnosis, DiagnosisFix, GpuBackend, LlamaCppStage, OomKind,
     OomProcess, OomReport, PlanCheck,
 };
-use shared::startup::{self, Amount, BufferCheck, Row, StartupLog};
+use shared::startup::{self, Amount, BufferCheck, Row, StartupLog, WhatIfs};
 use shared::units::{UnitSystem, format_bytes};
 
 use super::plan::{self, ModelSource, PlanArgs};
@@ -69,6 +69,11 @@ pub fn run(mut args: DiagnoseArgs) -> anyhow::Result<()> {
         (Some(log), Some((model, scenario))) => Some(startup::reconcile(log, &estimate(model, scenario.clone()))),
         _ => None,
     };
+    // A vLLM log and a plan: what-ifs with the logged figures as facts.
+    let what_ifs = match (&startup, &planned) {
+        (Some(log), Some((model, scenario))) => startup::what_ifs(log, model, scenario),
+        _ => None,
+    };
     // A llama.cpp log and a plan: each logged buffer beside its prediction.
     let checks: Vec<BufferCheck> = match (&startup, &planned) {
         (Some(log), Some((model, scenario))) => startup::llamacpp_buffers(log, &estimate(model, scenario.clone())),
@@ -79,6 +84,7 @@ pub fn run(mut args: DiagnoseArgs) -> anyhow::Result<()> {
             startup: startup.as_ref(),
             reconciled: reconciled.as_ref().map(|(rows, _)| rows.as_slice()),
             buffers: &checks,
+            what_ifs: what_ifs.as_ref(),
             ..JsonOut::new(&report, &diagnosis)
         };
         super::emit(&(serde_json::to_string_pretty(&out)? + "\n"))?;
@@ -92,6 +98,9 @@ pub fn run(mut args: DiagnoseArgs) -> anyhow::Result<()> {
         }
         if let Some((rows, notes)) = &reconciled {
             out.push_str(&reconciled_report(rows, notes, &taken));
+        }
+        if let Some(w) = &what_ifs {
+            out.push_str(&what_ifs_report(w));
         }
         if !checks.is_empty() {
             out.push_str(&buffers_report(&checks));
@@ -158,6 +167,9 @@ struct JsonOut<'a> {
     /// llama.cpp's logged buffers beside the plan's prediction (with a plan).
     #[serde(skip_serializing_if = "<[_]>::is_empty")]
     buffers: &'a [BufferCheck],
+    /// A vLLM log with a plan: changed launches answered with the log's residual.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    what_ifs: Option<&'a WhatIfs>,
 }
 
 impl<'a> JsonOut<'a> {
@@ -196,6 +208,7 @@ impl<'a> JsonOut<'a> {
             startup: None,
             reconciled: None,
             buffers: &[],
+            what_ifs: None,
         }
     }
 }
@@ -352,6 +365,30 @@ fn reconciled_report(rows: &[Row], notes: &[String], taken: &[String]) -> String
     }
     for n in notes {
         let _ = writeln!(out, "  note: {n}");
+    }
+    out
+}
+
+/// The what-ifs, one line each, after the residual they carry.
+fn what_ifs_report(w: &WhatIfs) -> String {
+    let residual = format_bytes(w.residual_bytes.unsigned_abs(), UnitSystem::Binary);
+    let sign = if w.residual_bytes < 0 { "-" } else { "+" };
+    let mut out = format!(
+        "\nWhat-ifs with the logged figures as facts (each: the plan's prediction {sign}{residual}, the log's residual)\n"
+    );
+    for r in &w.rows {
+        let _ = writeln!(
+            out,
+            "  {:<32} max_model_len {:>9}, utilization {:<5} {:<15} KV {:>12}, {:>14}, {}.{:02}x concurrency",
+            r.change,
+            shared::explain::thousands(r.max_model_len),
+            r.gpu_memory_utilization,
+            if r.starts { "starts" } else { "does not start" },
+            format_bytes(r.available_kv_bytes, UnitSystem::Binary),
+            format!("{} tokens", shared::explain::thousands(r.kv_cache_tokens)),
+            r.max_concurrency_hundredths / 100,
+            r.max_concurrency_hundredths % 100
+        );
     }
     out
 }

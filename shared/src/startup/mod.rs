@@ -16,10 +16,12 @@ mod llamacpp;
 mod reconcile;
 mod sglang;
 mod vllm;
+mod whatif;
 
 pub use buffers::{BufferCheck, llamacpp_buffers};
 pub use llamacpp::layer_split as llamacpp_layer_split;
 pub use reconcile::{Amount, Row, SUGGESTION_SPARE_BYTES, reconcile};
+pub use whatif::{WhatIf, WhatIfs, what_if, what_ifs};
 
 use serde::Serialize;
 

@@ -524,3 +524,44 @@ fn the_kv_estimate_against_real_start_up_logs() {
     assert!(median <= 10 && median_cuda <= 10, "median |error| {median}‰ / {median_cuda}‰");
     assert!(p90 <= 90 && p90_cuda <= 90, "90th percentile |error| {p90}‰ / {p90_cuda}‰");
 }
+
+/// A logged start answers what-ifs with its own figures as facts: the
+/// Qwen2-7B run at utilization 0.25 (5.01 GiB left to the KV cache), asked
+/// "and at 0.5?", gives what the same cluster logged at 0.5 (24.83 GiB,
+/// 464,848 tokens) — the residual of the first run carries over — and the
+/// launch as logged reproduces its own log.
+#[test]
+fn a_logged_start_answers_what_ifs_with_its_own_figures() {
+    let case = |name: &str| CASES.iter().find(|c| c.fixture == name).expect("a case");
+    let (low, high) = (case("vllm-v1-0101-qwen2-7b-a100-u025"), case("vllm-v1-0101-qwen2-7b-a100-u05"));
+    let m = Model::preset(low.preset).expect("preset");
+    let l = log(low.fixture);
+    let logged = scenario(low, &l, &m, None).validate_for(&m).expect("valid");
+    let all = shared::startup::what_ifs(&l, &m, &logged).expect("what-ifs");
+    let as_logged = &all.rows[0];
+    assert_eq!(as_logged.change, "as logged");
+    let gib = |b: u64| b as f64 / (1u64 << 30) as f64;
+    assert!((gib(as_logged.available_kv_bytes) - 5.01).abs() < 0.01, "{}", gib(as_logged.available_kv_bytes));
+    // Longer contexts up to the model's 32,768 and 0.05 more utilization.
+    let lens: Vec<u64> = all.rows.iter().map(|r| r.max_model_len).collect();
+    assert_eq!(lens, [16_384, 32_768, 16_384], "{:?}", all.rows);
+    assert!(all.rows.iter().all(|r| r.starts), "{:?}", all.rows);
+    let at_half = shared::startup::what_if(&l, &m, &logged, 16_384, 0.5).expect("a what-if");
+    let logged_half = log(high.fixture);
+    let kv = |l: &StartupLog| {
+        l.first(|f| match f {
+            Figure::AvailableKv { bytes, .. } => Some(*bytes),
+            _ => None,
+        })
+        .map(|(_, b)| b)
+        .expect("a KV line")
+    };
+    let error = (at_half.available_kv_bytes as f64 / kv(&logged_half) as f64 - 1.0).abs();
+    println!(
+        "what-if 0.25 → 0.5: {:.2} GiB against the logged {:.2} GiB",
+        gib(at_half.available_kv_bytes),
+        gib(kv(&logged_half))
+    );
+    assert!(error < 0.005, "{error}");
+    assert!((at_half.kv_cache_tokens as f64 / 464_848.0 - 1.0).abs() < 0.005, "{}", at_half.kv_cache_tokens);
+}

@@ -159,6 +159,34 @@ async fn engines_fixes_and_diagnosis() -> anyhow::Result<()> {
     ensure!(asked.contains("Is this the model and workload that ran?"), "names the plan: {asked}");
     ensure!(page.exists("oom-needs").await?, "says which figures would tell more");
 
+    // 5c. A real vLLM start-up log (Qwen2-7B at utilization 0.25) against a
+    // vLLM plan: term by term, then what-ifs with the logged figures as facts,
+    // row by row as `headroom diagnose --json` gives them.
+    let fixture = cli::root().join("shared/tests/fixtures/startup/vllm-v1-0101-qwen2-7b-a100-u025.txt");
+    let text = std::fs::read_to_string(&fixture).with_context(|| format!("{}", fixture.display()))?;
+    let json = cli::diagnose(&fixture, &["--model", "qwen2-7b", "--gpu", "a100-80gb-sxm"])?;
+    let want: Vec<String> = json["what_ifs"]["rows"]
+        .as_array()
+        .context("the CLI's what-ifs")?
+        .iter()
+        .map(|r| format!("{}:{}:{}", r["max_model_len"], r["kv_cache_tokens"], r["max_concurrency_hundredths"]))
+        .collect();
+    ensure!(want.len() >= 2, "the CLI gives what-ifs: {want:?}");
+    page.open(&server.page("model=qwen2-7b&gpu=a100-80gb-sxm&e=vllm")).await?;
+    page.open_details("diagnose").await?;
+    page.fill("oom-text", &text).await?;
+    let rows = "return [...document.querySelectorAll('[data-testid=\"whatif-row\"]')]\
+                .map(r => r.dataset.mml + ':' + r.dataset.tokens + ':' + r.dataset.concurrency);";
+    page.wait_until("the page's what-ifs are the CLI's", async |p: &Page| {
+        let got = p.client.execute(rows, vec![]).await?;
+        Ok(got == serde_json::json!(want))
+    })
+    .await?;
+    ensure!(page.exists("startup-rows").await?, "the log is reconciled term by term");
+    page.client.execute("document.querySelector('[data-testid=\"startup-rows\"]').scrollIntoView();", vec![]).await?;
+    page.screenshot("startup-log").await?;
+    no_errors(&page, "with a pasted start-up log").await?;
+
     // 6. Phone width still works with the new panels.
     page.resize(390, 2400).await?;
     page.screenshot("diagnose-phone").await?;

@@ -8,7 +8,7 @@ use shared::explain::{thousands, upper_first};
 use shared::link::{LinkState, decode};
 use shared::model::Model;
 use shared::oom::{DiagnoseContext, Diagnosis, OomKind, OomReport, diagnose, parse};
-use shared::startup::{self, Amount, StartupLog};
+use shared::startup::{self, Amount, StartupLog, WhatIfs};
 use shared::units::{UnitSystem, format_bytes};
 
 use super::html::{Html, code_block, copy_button, gives_up_text};
@@ -54,7 +54,7 @@ pub fn startup_html(log: &StartupLog, state: &LinkState, model: &Model) -> Strin
             return h.finish();
         }
     };
-    let (rows, notes) = startup::reconcile(log, &estimate(model, scenario));
+    let (rows, notes) = startup::reconcile(log, &estimate(model, scenario.clone()));
     h.raw("<p class=\"hint\" data-testid=\"startup-engine\">").t(&format!(
         "{} start-up log, {} figures read",
         log.engine.name(),
@@ -64,7 +64,8 @@ pub fn startup_html(log: &StartupLog, state: &LinkState, model: &Model) -> Strin
         h.t(&format!("; taken from the log: {}", taken.join(", ")));
     }
     h.raw(
-        "</p><table class=\"startup\" data-testid=\"startup-rows\"><thead><tr><th>Term</th><th>Line</th><th>GPU</th>\
+        "</p><div class=\"table-wrap\" tabindex=\"0\" role=\"region\" aria-label=\"The log against the plan (scrolls sideways)\">\
+           <table class=\"startup\" data-testid=\"startup-rows\"><thead><tr><th>Term</th><th>Line</th><th>GPU</th>\
            <th>Logged</th><th>Predicted</th><th>Error</th></tr></thead><tbody>",
     );
     for r in &rows {
@@ -88,11 +89,46 @@ pub fn startup_html(log: &StartupLog, state: &LinkState, model: &Model) -> Strin
             )
             .raw("</tr>");
     }
-    h.raw("</tbody></table>");
+    h.raw("</tbody></table></div>");
     for n in &notes {
         h.el("p", "hint", n);
     }
+    if let Some(w) = startup::what_ifs(log, model, &scenario) {
+        what_ifs_html(&mut h, &w, units);
+    }
     h.finish()
+}
+
+/// Changed launches answered with the log's residual kept (see
+/// `shared::startup::what_ifs`), as `headroom diagnose` prints them.
+fn what_ifs_html(h: &mut Html, w: &WhatIfs, units: UnitSystem) {
+    h.raw("<h3>What-ifs with the logged figures as facts</h3><p class=\"hint\">").t(&format!(
+        "Each row is the plan's prediction for the changed launch {} {}, what this log left beyond the plan's prediction for it.",
+        if w.residual_bytes < 0 { "less" } else { "plus" },
+        format_bytes(w.residual_bytes.unsigned_abs(), units)
+    ));
+    h.raw(
+        "</p><div class=\"table-wrap\" tabindex=\"0\" role=\"region\" aria-label=\"What-ifs (scrolls sideways)\">\
+           <table class=\"startup\" data-testid=\"whatif-rows\"><thead><tr><th>Change</th><th>max_model_len</th>\
+           <th>Utilization</th><th>Starts</th><th>KV cache</th><th>Tokens</th><th>Concurrency</th></tr></thead><tbody>",
+    );
+    for r in &w.rows {
+        h.raw("<tr data-testid=\"whatif-row\"")
+            .attr("data-mml", &r.max_model_len.to_string())
+            .attr("data-starts", if r.starts { "yes" } else { "no" })
+            .attr("data-tokens", &r.kv_cache_tokens.to_string())
+            .attr("data-concurrency", &r.max_concurrency_hundredths.to_string())
+            .raw(">")
+            .el("td", "", &r.change)
+            .el("td", "", &thousands(r.max_model_len))
+            .el("td", "", &r.gpu_memory_utilization.to_string())
+            .el("td", "", if r.starts { "yes" } else { "no" })
+            .el("td", "", &format_bytes(r.available_kv_bytes, units))
+            .el("td", "", &thousands(r.kv_cache_tokens))
+            .el("td", "", &amount(Amount::Hundredths(r.max_concurrency_hundredths), units))
+            .raw("</tr>");
+    }
+    h.raw("</tbody></table></div>");
 }
 
 /// A logged or predicted figure in the page's units.
@@ -290,6 +326,14 @@ mod tests {
         assert_eq!(html.matches("data-testid=\"startup-row\"").count(), rows.len());
         // Within 2 % on this log (docs/measurements.md: +1.3 % with the catalog A100).
         assert!(error.abs() <= 20, "{error}");
+        // The what-ifs, row by row as the shared code computes them.
+        let s = resolve::scenario(&LinkState { engine, ..decode(query).state }, &m).expect("a plan");
+        let w = startup::what_ifs(&l, &m, &s).expect("what-ifs");
+        assert_eq!(html.matches("data-testid=\"whatif-row\"").count(), w.rows.len());
+        for r in &w.rows {
+            assert!(html.contains(&format!("data-mml=\"{}\"", r.max_model_len)), "{html}");
+            assert!(html.contains(&format!("data-tokens=\"{}\"", r.kv_cache_tokens)), "{html}");
+        }
     }
 
     #[test]
