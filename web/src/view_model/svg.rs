@@ -53,7 +53,15 @@ pub fn ticks(hi: f64, count: usize) -> Vec<f64> {
         return vec![0.0];
     }
     let raw = hi / count.max(1) as f64;
-    let mag = 10f64.powf(raw.log10().floor());
+    // The power of ten at or below `raw`, by steps: no `powf`/`log10` in
+    // the first load (libm's pow is 2.2 kB of wasm).
+    let mut mag = 1.0;
+    while mag > raw && mag > f64::MIN_POSITIVE {
+        mag /= 10.0;
+    }
+    while mag * 10.0 <= raw {
+        mag *= 10.0;
+    }
     let step = [1.0, 2.0, 5.0, 10.0].into_iter().map(|m| m * mag).find(|s| *s >= raw).unwrap_or(10.0 * mag);
     (0..).map(|i| i as f64 * step).take_while(|v| *v <= hi * 1.000_001).collect()
 }
@@ -92,5 +100,30 @@ mod tests {
         assert_eq!(short_tokens(32_768), "32k");
         assert_eq!(short_tokens(512), "512");
         assert_eq!(short_tokens(1500), "1.5k");
+    }
+}
+
+#[cfg(test)]
+mod tick_tests {
+    use super::ticks;
+
+    /// The stepped power of ten gives the ticks `10^floor(log10)` gave.
+    #[test]
+    fn ticks_step_by_one_two_five_at_every_magnitude() {
+        let reference = |hi: f64, count: usize| {
+            let raw = hi / count as f64;
+            let mag = 10f64.powf(raw.log10().floor());
+            let step =
+                [1.0, 2.0, 5.0, 10.0].into_iter().map(|m| m * mag).find(|s| *s >= raw).unwrap_or(10.0 * mag);
+            (0..).map(|i| i as f64 * step).take_while(|v| *v <= hi * 1.000_001).collect::<Vec<f64>>()
+        };
+        for hi in [0.0031, 0.5, 1.0, 7.0, 80.0, 99.9, 100.0, 1234.5, 81_920.0, 3.2e9] {
+            for count in [1, 4, 5, 8] {
+                let (got, want) = (ticks(hi, count), reference(hi, count));
+                assert_eq!(got.len(), want.len(), "hi {hi} count {count}: {got:?} vs {want:?}");
+                assert!(got.iter().zip(&want).all(|(a, b)| (a - b).abs() <= b.abs() * 1e-9), "{got:?} vs {want:?}");
+            }
+        }
+        assert_eq!(ticks(80.0, 4), [0.0, 20.0, 40.0, 60.0, 80.0]);
     }
 }
