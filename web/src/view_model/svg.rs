@@ -113,8 +113,7 @@ mod tick_tests {
         let reference = |hi: f64, count: usize| {
             let raw = hi / count as f64;
             let mag = 10f64.powf(raw.log10().floor());
-            let step =
-                [1.0, 2.0, 5.0, 10.0].into_iter().map(|m| m * mag).find(|s| *s >= raw).unwrap_or(10.0 * mag);
+            let step = [1.0, 2.0, 5.0, 10.0].into_iter().map(|m| m * mag).find(|s| *s >= raw).unwrap_or(10.0 * mag);
             (0..).map(|i| i as f64 * step).take_while(|v| *v <= hi * 1.000_001).collect::<Vec<f64>>()
         };
         for hi in [0.0031, 0.5, 1.0, 7.0, 80.0, 99.9, 100.0, 1234.5, 81_920.0, 3.2e9] {

@@ -331,7 +331,8 @@ fn budget(p: &Plan, o: Options, max_model_len: u64) -> Budget {
         let weights = p.stage_weights(stage).saturating_add(padding).saturating_add(lora);
         let seqs = if p.is_last_stage(stage) { max_num_seqs } else { 0 };
         let act = if layers > 0 { profile_peak(text, mnbt, seqs, p.bytes_per_element(), p.tp(), o) } else { 0 };
-        let graphs = CUDA_GRAPH_BYTES_PER_LAYER_SIZE.saturating_mul(CUDA_GRAPH_CAPTURE_SIZES).saturating_mul(layers);
+        let graphs =
+            CUDA_GRAPH_BYTES_PER_LAYER_SIZE.saturating_mul(o.version.cuda_graphs(max_num_seqs)).saturating_mul(layers);
         let subtracted_graphs = if o.version.subtracts_cuda_graphs() { graphs } else { 0 };
         let available = requested
             .saturating_sub(weights)

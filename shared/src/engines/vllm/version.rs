@@ -178,13 +178,39 @@ impl Version {
         }
     }
 
+    /// CUDA graphs vLLM captures with `max_num_seqs`. Up to 0.19: every size
+    /// of the 67-size list (1, 2, 4, 8, 16 … 512), piecewise only. From 0.20
+    /// (`config/vllm.py::_set_cudagraph_sizes`, 0.20.0 – 0.33.0): `[1, 2, 4]`,
+    /// 8 to 248 by 8, then 256 to the largest by 16, the largest
+    /// `min(2 × max_num_seqs, 512)`; and, `FULL_AND_PIECEWISE` being the
+    /// default mode, a second, full graph for each size up to `max_num_seqs`
+    /// (uniform decode batches). A 0.26 log with `max_num_seqs` 16 says
+    /// `PIECEWISE=7 (largest=32), FULL=5 (largest=16)`.
+    pub fn cuda_graphs(self, max_num_seqs: u64) -> u64 {
+        match self {
+            Self::V0 | Self::V1 | Self::V0_10 | Self::V0_12 | Self::V0_18 => super::CUDA_GRAPH_CAPTURE_SIZES,
+            Self::V0_21 | Self::V0_33 => {
+                let largest = max_num_seqs.saturating_mul(2).min(512);
+                let sizes = |upto: u64| match upto {
+                    0 => 0,
+                    1 => 1,
+                    2 | 3 => 2,
+                    4..=7 => 3,
+                    8..=255 => 3 + upto / 8,
+                    _ => 3 + 31 + (upto - 256) / 16 + 1,
+                };
+                sizes(largest) + sizes(max_num_seqs.min(largest))
+            }
+        }
+    }
+
     /// Whether a fused-MoE layer's profile peak is `fused_experts_impl`'s
     /// buffers rather than the dense formula's.
     pub fn fused_moe_peak(self) -> Option<super::MoeKernel> {
         match self {
-            Self::V0 | Self::V1 | Self::V0_10 | Self::V0_21 | Self::V0_33 => None,
+            Self::V0 | Self::V1 | Self::V0_10 => None,
             Self::V0_12 => Some(super::MoeKernel::FusedExperts),
-            Self::V0_18 => Some(super::MoeKernel::Modular),
+            Self::V0_18 | Self::V0_21 | Self::V0_33 => Some(super::MoeKernel::Modular),
         }
     }
 

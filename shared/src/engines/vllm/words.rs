@@ -10,7 +10,7 @@ use crate::model::Model;
 use crate::plan::{Verdict, terms::demand};
 use crate::units::{UnitSystem, decimal, decimal_short, format_bytes};
 
-use super::{CUDA_GRAPH_BYTES_PER_LAYER_SIZE, CUDA_GRAPH_CAPTURE_SIZES, Options, Report};
+use super::{CUDA_GRAPH_BYTES_PER_LAYER_SIZE, Options, Report};
 
 pub(crate) fn terms(p: &Plan, r: &Report, kv_demand_bytes: u64) -> EngineTerms {
     let t = &p.model.arch.text;
@@ -43,10 +43,10 @@ pub(crate) fn terms(p: &Plan, r: &Report, kv_demand_bytes: u64) -> EngineTerms {
     let graphs = r.per_gpu.first().map_or(0, |g| g.cuda_graph_bytes);
     let non_torch = r.per_gpu.first().map_or(0, |g| g.non_torch_bytes);
     let overhead = format!(
-        " + vLLM non-torch memory {} (llm-d) + CUDA graphs {} ({} captured sizes × {} per layer, fitted to vLLM logs{})",
+        " + vLLM non-torch memory {} (llm-d) + CUDA graphs {} ({} graphs × {} per layer, fitted to vLLM logs{})",
         format_bytes(non_torch, UnitSystem::Binary),
         format_bytes(graphs, UnitSystem::Binary),
-        CUDA_GRAPH_CAPTURE_SIZES,
+        r.version.cuda_graphs(r.max_num_seqs),
         format_bytes(CUDA_GRAPH_BYTES_PER_LAYER_SIZE, UnitSystem::Binary),
         if r.version.subtracts_cuda_graphs() {
             "; subtracted from the KV budget since v0.21"
