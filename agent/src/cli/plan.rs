@@ -222,6 +222,24 @@ impl PlanArgs {
             self.n_ctx = Some(n);
             taken.push(format!("n_ctx {n}"));
         }
+        // llama.cpp's defaults here (flash attention on, -ub 512, the model's
+        // cache type) give way to what the log ran with.
+        if c.flash_attention() == Some(llamacpp::FlashAttention::Off) && self.flash_attn == "on" {
+            self.flash_attn = "off".into();
+            taken.push("flash attention off".into());
+        }
+        if let Some(n) = c.n_ubatch.filter(|&n| n != self.n_ubatch && self.n_ubatch == llamacpp::DEFAULT_N_UBATCH) {
+            self.n_ubatch = n;
+            taken.push(format!("n_ubatch {n}"));
+        }
+        if let (Some(k), None) = (c.cache_type_k.as_deref(), &self.cache_type_k) {
+            self.cache_type_k = Some(k.to_owned());
+            taken.push(format!("K cache {k}"));
+        }
+        if let (Some(v), None) = (c.cache_type_v.as_deref(), &self.cache_type_v) {
+            self.cache_type_v = Some(v.to_owned());
+            taken.push(format!("V cache {v}"));
+        }
         if let Some(permille) = log
             .first(|f| match f {
                 shared::startup::Figure::Utilization { permille } => Some(*permille),

@@ -250,3 +250,41 @@ fn a_llamacpp_log_reconciles_with_the_plan() {
     assert!(buffers.iter().any(|b| b["device"] == "CUDA0" && b["buffer"] == "compute"));
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Real Ollama start-up logs: Ollama's runner prints llama.cpp's buffer
+/// lines, and the plan runs as the log says (its `n_ctx`, and flash
+/// attention off as Ollama defaulted it): Llama 3.1 8B Q4_K_M with 4 slots
+/// of 2,048 on an RTX 4090 (Ollama 0.5.4) reconciles to the byte on the GPU's
+/// model, KV and compute buffers; Phi-4 on a DGX Spark (Ollama ~0.13,
+/// ollama/ollama#13552) to the MiB on its KV buffer, its compute buffer
+/// within 5 %.
+#[test]
+fn ollama_logs_reconcile_buffer_by_buffer() {
+    let buffer = |v: &Value, device: &str, kind: &str| {
+        let b = v["buffers"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|b| b["device"] == device && b["buffer"] == kind)
+            .unwrap_or_else(|| panic!("no {device} {kind} in {v}"))
+            .clone();
+        (b["logged_bytes"].as_u64().unwrap(), b["predicted_bytes"].as_u64().unwrap())
+    };
+    let file = format!("{STARTUP}/ollama-054-llama31-8b-q4km-rtx4090.txt");
+    let args = ["diagnose", file.as_str(), "--model", "llama-3.1-8b", "--weights", "q4_k_m"];
+    let text = String::from_utf8_lossy(&headroom(&args).stdout).into_owned();
+    assert!(text.contains("flash attention off"), "{text}");
+    let v = json(&[&args[..], &["--json"]].concat());
+    for kind in ["model", "kv", "compute"] {
+        let (logged, predicted) = buffer(&v, "CUDA0", kind);
+        assert!(logged.abs_diff(predicted) <= 1 << 20, "CUDA0 {kind}: logged {logged}, predicted {predicted}");
+    }
+    let file = format!("{STARTUP}/ollama-013-phi4-14b-q4km-gb10.txt");
+    let args =
+        ["diagnose", file.as_str(), "--model", "phi-4", "--weights", "q4_k_m", "--gpu-memory", "119GiB", "--json"];
+    let v = json(&args);
+    let (logged, predicted) = buffer(&v, "CUDA0", "kv");
+    assert_eq!(logged, predicted);
+    let (logged, predicted) = buffer(&v, "CUDA0", "compute");
+    assert!(logged.abs_diff(predicted) * 20 <= logged, "compute: logged {logged}, predicted {predicted}");
+}

@@ -25,6 +25,7 @@ pub use whatif::{WhatIf, WhatIfs, what_if, what_ifs};
 
 use serde::Serialize;
 
+use crate::engines::llamacpp::{CacheType, DEFAULT_N_UBATCH, FlashAttention};
 use crate::engines::{Engine, EngineKind};
 use crate::explain::thousands;
 use crate::oom::scan::Cur;
@@ -246,6 +247,18 @@ pub struct LoggedConfig {
     pub cache_type_v: Option<String>,
 }
 
+impl LoggedConfig {
+    /// llama.cpp's `flash_attn` as logged: `0`/`false`/`disabled` off,
+    /// `1`/`true`/`enabled` on, `auto` on (CUDA's `auto` turns it on).
+    pub fn flash_attention(&self) -> Option<FlashAttention> {
+        match self.flash_attn.as_deref()?.trim().to_ascii_lowercase().as_str() {
+            "0" | "false" | "disabled" | "off" => Some(FlashAttention::Off),
+            "1" | "true" | "enabled" | "on" | "auto" => Some(FlashAttention::On),
+            _ => None,
+        }
+    }
+}
+
 /// A start-up log: its engine, its configuration and its memory figures.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct StartupLog {
@@ -332,6 +345,28 @@ pub fn logged_engine(log: &StartupLog, planned: Engine) -> (Engine, Vec<String>)
             if let Some(n) = c.n_ctx.filter(|_| o.n_ctx.is_none()) {
                 o.n_ctx = Some(n);
                 taken.push(format!("n_ctx {n}"));
+            }
+            // The plan's defaults (flash attention on, `-ub 512`, the
+            // model's cache type) give way to what the log ran with.
+            if c.flash_attention() == Some(FlashAttention::Off) && o.flash_attention == FlashAttention::On {
+                o.flash_attention = FlashAttention::Off;
+                taken.push("flash attention off".into());
+            }
+            if let Some(n) = c.n_ubatch.filter(|&n| n != o.n_ubatch && o.n_ubatch == DEFAULT_N_UBATCH) {
+                o.n_ubatch = n;
+                taken.push(format!("n_ubatch {n}"));
+            }
+            if let Some(k) =
+                c.cache_type_k.as_deref().and_then(|t| CacheType::parse(t).ok()).filter(|_| o.cache_type_k.is_none())
+            {
+                o.cache_type_k = Some(k);
+                taken.push(format!("K cache {}", k.id()));
+            }
+            if let Some(v) =
+                c.cache_type_v.as_deref().and_then(|t| CacheType::parse(t).ok()).filter(|_| o.cache_type_v.is_none())
+            {
+                o.cache_type_v = Some(v);
+                taken.push(format!("V cache {}", v.id()));
             }
         }
         Engine::Transformers(_) => {}

@@ -50,6 +50,9 @@ pub enum FlashAttention {
     Off,
 }
 
+/// `-ub` when none is given (common/common.h `n_ubatch = 512`).
+pub const DEFAULT_N_UBATCH: u64 = 512;
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Options {
     /// `-c`: total context; default prompt + new tokens for every slot.
@@ -111,7 +114,7 @@ impl Default for Options {
             n_ctx: None,
             n_gpu_layers: None,
             parallel: None,
-            n_ubatch: 512,
+            n_ubatch: DEFAULT_N_UBATCH,
             flash_attention: FlashAttention::On,
             cache_type_k: None,
             cache_type_v: None,
