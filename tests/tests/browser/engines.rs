@@ -187,6 +187,37 @@ async fn engines_fixes_and_diagnosis() -> anyhow::Result<()> {
     page.screenshot("startup-log").await?;
     no_errors(&page, "with a pasted start-up log").await?;
 
+    // 5d. A real Ollama log (its runner prints llama.cpp's lines) against a
+    // llama.cpp plan: each buffer beside the plan's, as the CLI gives them.
+    let fixture = cli::root().join("shared/tests/fixtures/startup/ollama-054-llama31-8b-q4km-rtx4090.txt");
+    let text = std::fs::read_to_string(&fixture).with_context(|| format!("{}", fixture.display()))?;
+    let json = cli::diagnose(&fixture, &["--model", "llama-3.1-8b", "--weights", "q4_k_m", "--engine", "llama.cpp"])?;
+    let want: Vec<String> = json["buffers"]
+        .as_array()
+        .context("the CLI's buffers")?
+        .iter()
+        .map(|b| {
+            let predicted = b["predicted_bytes"].as_u64().map_or_else(String::new, |p| p.to_string());
+            format!(
+                "{}:{}:{}:{predicted}",
+                b["device"].as_str().unwrap_or(""),
+                b["buffer"].as_str().unwrap_or(""),
+                b["logged_bytes"]
+            )
+        })
+        .collect();
+    ensure!(want.len() >= 5, "the CLI checks the buffers: {want:?}");
+    page.open(&server.page("model=llama-3.1-8b&w=q4_k_m&e=llama.cpp")).await?;
+    page.open_details("diagnose").await?;
+    page.fill("oom-text", &text).await?;
+    let rows = "return [...document.querySelectorAll('[data-testid=\"buffer-row\"]')]\
+                .map(r => [r.dataset.device, r.dataset.buffer, r.dataset.logged, r.dataset.predicted].join(':'));";
+    page.wait_until("the page's buffers are the CLI's", async |p: &Page| {
+        Ok(p.client.execute(rows, vec![]).await? == serde_json::json!(want))
+    })
+    .await?;
+    no_errors(&page, "with a pasted Ollama log").await?;
+
     // 6. Phone width still works with the new panels.
     page.resize(390, 2400).await?;
     page.screenshot("diagnose-phone").await?;

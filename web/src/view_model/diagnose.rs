@@ -8,7 +8,7 @@ use shared::explain::{thousands, upper_first};
 use shared::link::{LinkState, decode};
 use shared::model::Model;
 use shared::oom::{DiagnoseContext, Diagnosis, OomKind, OomReport, diagnose, parse};
-use shared::startup::{self, Amount, StartupLog, WhatIfs};
+use shared::startup::{self, Amount, BufferCheck, StartupLog, WhatIfs};
 use shared::units::{UnitSystem, format_bytes};
 
 use super::html::{Html, code_block, copy_button, gives_up_text};
@@ -96,7 +96,42 @@ pub fn startup_html(log: &StartupLog, state: &LinkState, model: &Model) -> Strin
     if let Some(w) = startup::what_ifs(log, model, &scenario) {
         what_ifs_html(&mut h, &w, units);
     }
+    let checks = startup::llamacpp_buffers(log, &estimate(model, scenario));
+    if !checks.is_empty() {
+        buffers_html(&mut h, &checks, units);
+    }
     h.finish()
+}
+
+/// llama.cpp's (and Ollama's runner's) logged buffers beside the plan's,
+/// device by device, as `headroom diagnose` prints them.
+fn buffers_html(h: &mut Html, checks: &[BufferCheck], units: UnitSystem) {
+    h.raw(
+        "<h3>llama.cpp buffers, predicted vs logged</h3><div class=\"table-wrap\" tabindex=\"0\" role=\"region\" \
+           aria-label=\"llama.cpp buffers (scrolls sideways)\"><table class=\"startup\" data-testid=\"buffer-rows\">\
+           <thead><tr><th>Line</th><th>Device</th><th>Buffer</th><th>Logged</th><th>Predicted</th><th>Error</th></tr></thead><tbody>",
+    );
+    for c in checks {
+        // Tenths of a percent, from integers: no float formatting here.
+        let error = c.predicted_bytes.filter(|_| c.logged_bytes > 0).map(|p| {
+            let permille = (i128::from(p) - i128::from(c.logged_bytes)) * 1000 / i128::from(c.logged_bytes);
+            format!("{}{}.{} %", if permille < 0 { "−" } else { "+" }, permille.abs() / 10, permille.abs() % 10)
+        });
+        h.raw("<tr data-testid=\"buffer-row\"")
+            .attr("data-device", &c.device)
+            .attr("data-buffer", c.buffer)
+            .attr("data-logged", &c.logged_bytes.to_string())
+            .attr("data-predicted", &c.predicted_bytes.map_or_else(String::new, |p| p.to_string()))
+            .raw(">")
+            .el("td", "", &c.line.to_string())
+            .el("td", "", &c.device)
+            .el("td", "", c.buffer)
+            .el("td", "", &format_bytes(c.logged_bytes, units))
+            .el("td", "", &c.predicted_bytes.map_or_else(|| "—".to_owned(), |p| format_bytes(p, units)))
+            .el("td", "", &error.unwrap_or_else(|| c.note.unwrap_or("—").to_owned()))
+            .raw("</tr>");
+    }
+    h.raw("</tbody></table></div>");
 }
 
 /// Changed launches answered with the log's residual kept (see
