@@ -5,18 +5,36 @@
 //! `llama-kv-cache.cpp`), the output and compute buffers
 //! (`llama_new_context_with_model`, `llama_init_from_model`,
 //! `llama_context`: `llama-context.cpp`) and the context parameters they
-//! print. Sizes are MiB.
+//! print. Sizes are MiB. Ollama's logs carry these lines (its runner is
+//! llama.cpp) or, from its own engine, `model weights` / `kv cache` /
+//! `compute graph` per device, and the launch it asked for.
 
 use super::{Buffer, Fact, Figure, LoggedConfig, after, count, size};
 
 pub(super) fn read(lines: &[(usize, String)]) -> (LoggedConfig, Vec<Fact>) {
     let mut config = LoggedConfig::default();
     let mut facts = Vec::new();
+    // The lines of Ollama's own buffer figures.
+    let mut ollama: Vec<usize> = Vec::new();
     for (n, line) in lines {
         if let Some(fact) = buffer(line) {
             facts.push(Fact { line: *n, ..fact });
             continue;
         }
+        // Ollama logs its memory at each step of a load (`fit`, `alloc`,
+        // `commit`): the last figure of a device and buffer is the one kept.
+        // llama.cpp's own line for the same buffer (to the hundredth of a
+        // MiB) wins over Ollama's (one decimal).
+        if let Some(fact) = ollama_buffer(line) {
+            let same = |f: &Fact| f.scope == fact.scope && same_buffer(&f.figure, &fact.figure);
+            if !facts.iter().any(|f| same(f) && !ollama.contains(&f.line)) {
+                facts.retain(|f| !same(f));
+                ollama.push(*n);
+                facts.push(Fact { line: *n, ..fact });
+            }
+            continue;
+        }
+        ollama_launch(line, &mut config);
         if let Some(figure) = summary(line) {
             facts.push(Fact { line: *n, scope: None, figure });
             continue;
@@ -54,6 +72,79 @@ fn buffer(line: &str) -> Option<Fact> {
         return None;
     }
     Some(Fact { line: 0, scope: Some(device.to_owned()), figure: Figure::Buffer { buffer: kind, bytes } })
+}
+
+/// Ollama's own engine (no llama.cpp buffer lines): `msg="model weights"
+/// buffer=CUDA0 size="11.0 GiB"` (0.9 – 0.11 `ml/backend/ggml/ggml.go`),
+/// `msg="model weights" device=CUDA0 size="7.0 GiB"`, `msg="kv cache"
+/// device=CUDA0 …` and `msg="compute graph" device=CUDA0 …` (0.12 and later
+/// `ml/device.go`; `backend=CUDA0 buffer_type=CUDA0` in ggml.go). Ollama
+/// prints one decimal: the figure is good to 0.05 of its unit.
+fn ollama_buffer(line: &str) -> Option<Fact> {
+    let kind = if line.contains("msg=\"model weights\"") {
+        Buffer::Model
+    } else if line.contains("msg=\"kv cache\"") {
+        Buffer::Kv
+    } else if line.contains("msg=\"compute graph\"") {
+        Buffer::Compute
+    } else {
+        return None;
+    };
+    let device = after(line, " device=")
+        .or_else(|| after(line, " buffer_type="))
+        .or_else(|| after(line, " buffer="))?
+        .split_whitespace()
+        .next()?
+        .trim_matches('"');
+    let bytes = size(after(line, " size=\"")?, false)?;
+    (!device.is_empty()).then(|| Fact {
+        line: 0,
+        scope: Some(device.to_owned()),
+        figure: Figure::Buffer { buffer: kind, bytes },
+    })
+}
+
+fn same_buffer(a: &Figure, b: &Figure) -> bool {
+    matches!((a, b), (Figure::Buffer { buffer: x, .. }, Figure::Buffer { buffer: y, .. }) if x == y)
+}
+
+/// The launch Ollama asked its runner for: `msg="starting llama server"
+/// cmd="… runner --model … --ctx-size 8192 --batch-size 512 --n-gpu-layers 33
+/// … --parallel 4 …"` (`llm/server.go`), or the new runner's `msg=load
+/// request="{… Parallel:1 BatchSize:512 FlashAttention:true KvSize:26624
+/// KvCacheType:q4_0 …}"` (`runner/ollamarunner/runner.go`). llama.cpp's
+/// own context lines, when the log has them, say the same and win.
+fn ollama_launch(line: &str, c: &mut LoggedConfig) {
+    let flag = |name: &str| after(line, name).and_then(count);
+    if line.contains("msg=\"starting llama server\"") || line.contains("msg=\"starting runner\"") {
+        c.n_ctx = c.n_ctx.or(flag(" --ctx-size "));
+        c.n_seq_max = c.n_seq_max.or(flag(" --parallel "));
+        c.n_batch = c.n_batch.or(flag(" --batch-size "));
+        if line.contains(" --flash-attn") && c.flash_attn.is_none() {
+            c.flash_attn = Some("1".into());
+        }
+        if let Some(t) = after(line, " --kv-cache-type ").and_then(|r| r.split_whitespace().next()) {
+            c.cache_type_k.get_or_insert_with(|| t.trim_matches('"').to_owned());
+            c.cache_type_v.get_or_insert_with(|| t.trim_matches('"').to_owned());
+        }
+    }
+    if line.contains("msg=load request=") {
+        c.n_ctx = c.n_ctx.or(flag("KvSize:"));
+        c.n_seq_max = c.n_seq_max.or(flag("Parallel:"));
+        c.n_batch = c.n_batch.or(flag("BatchSize:"));
+        // `true`/`false`, or `Enabled`/`Disabled`/`Auto` in later runners.
+        if let Some(on) = after(line, "FlashAttention:").and_then(|r| r.split(' ').next()) {
+            let on = on.to_ascii_lowercase();
+            let value =
+                if on.starts_with("true") || on.starts_with("enabled") || on.starts_with("auto") { "1" } else { "0" };
+            c.flash_attn.get_or_insert_with(|| value.into());
+        }
+        // An empty `KvCacheType:` is the default (f16).
+        if let Some(t) = after(line, "KvCacheType:").and_then(|r| r.split(' ').next()).filter(|t| !t.is_empty()) {
+            c.cache_type_k.get_or_insert_with(|| t.to_owned());
+            c.cache_type_v.get_or_insert_with(|| t.to_owned());
+        }
+    }
 }
 
 /// `llama_kv_cache: size = X MiB (N cells, L layers, 1/1 seqs), K (f16): A

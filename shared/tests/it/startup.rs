@@ -261,3 +261,42 @@ fn vllm_sampler_line_picks_the_profiled_sampler() {
     assert_eq!(Sampler::Native.bytes_per_logit(2), 34);
     assert_eq!(Sampler::FlashInfer.bytes_per_logit(2), 14);
 }
+
+/// Ollama's own engine prints no llama.cpp buffer lines but its own
+/// (`ml/device.go`, `ml/backend/ggml/ggml.go`): model weights, KV cache and
+/// compute graph per device, to one decimal. And the runner's launch, from
+/// the `starting llama server` command or the new runner's `load` request
+/// (ollama/ollama#12027), gives the context, slots, flash attention and
+/// cache type when llama.cpp's context lines are not there.
+#[test]
+fn ollama_engine_lines_are_buffers_and_its_launch_is_the_config() {
+    let l = log("ollama-device-go-cuda0");
+    assert_eq!(l.engine, LogEngine::LlamaCpp);
+    let buffers: Vec<(Option<&str>, Figure)> = l.facts.iter().map(|f| (f.scope.as_deref(), f.figure)).collect();
+    let b = |kind: Buffer, text: &str| Figure::Buffer { buffer: kind, bytes: gib(text) };
+    assert_eq!(
+        buffers,
+        [
+            (Some("CUDA0"), b(Buffer::Model, "7.0 GiB")),
+            (Some("CPU"), b(Buffer::Model, "285.7 MiB")),
+            (Some("CUDA0"), b(Buffer::Kv, "912.2 MiB")),
+            (Some("CUDA0"), b(Buffer::Compute, "2.9 GiB")),
+            (Some("CPU"), b(Buffer::Compute, "8.0 MiB")),
+        ]
+    );
+    let l = log("ollama-ggml-mistral3-q8-two-gpus");
+    let figures = figures(&l);
+    assert_eq!(figures[0], Figure::Offloaded { layers: 40, of: 41 });
+    assert_eq!(l.facts[1].scope.as_deref(), Some("CUDA1"));
+    assert_eq!(figures[1], b(Buffer::Model, "11.0 GiB"));
+    assert_eq!(figures.last(), Some(&Figure::Buffer { buffer: Buffer::Compute, bytes: 0 }));
+    // The 0.5.4 log's command line and llama.cpp's own lines agree.
+    let c = log("ollama-054-llama31-8b-q4km-rtx4090").config;
+    assert_eq!((c.n_ctx, c.n_seq_max, c.n_batch), (Some(8192), Some(4), Some(2048)));
+    // The new runner's request (ollama/ollama#12027, verbatim).
+    let load = "time=2025-08-24T08:34:07.452Z level=INFO source=runner.go:925 msg=load request=\"{Operation:alloc LoraPath:[] Parallel:1 BatchSize:512 FlashAttention:true KvSize:26624 KvCacheType:q4_0 NumThreads:32 GPULayers:33[ID:GPU-620f3fa0-47a8-a31e-eff8-c87476f589db Layers:33(0..32)] MultiUserCache:false ProjectorPath: MainGPU:0 UseMmap:false}\"\n\
+                time=2026-02-13T09:28:23.487Z level=DEBUG source=device.go:251 msg=\"kv cache\" device=CUDA0 size=\"912.2 MiB\"";
+    let c = read(load).expect("an Ollama log").config;
+    assert_eq!((c.n_ctx, c.n_seq_max, c.n_batch), (Some(26624), Some(1), Some(512)));
+    assert_eq!((c.flash_attn.as_deref(), c.cache_type_k.as_deref()), (Some("1"), Some("q4_0")));
+}
