@@ -77,6 +77,10 @@ pub struct PlanArgs {
     /// default: the version's, VLLM_USE_FLASHINFER_SAMPLER and whether FlashInfer is installed decide).
     #[arg(long)]
     vllm_sampler: Option<String>,
+    /// vLLM: the MXFP4 MoE kernel (marlin, triton or flashinfer; default: the GPU's usual one,
+    /// Marlin on Hopper without triton_kernels). A pasted start-up log names it.
+    #[arg(long)]
+    vllm_mxfp4_kernel: Option<String>,
     /// SGLang: which release's defaults (tp: mem_fraction_static by TP degree; 0.5.23; latest: the newest known).
     #[arg(long, default_value = "latest")]
     sglang_version: String,
@@ -187,6 +191,10 @@ impl PlanArgs {
         if let Some(sampler) = c.sampler.filter(|_| self.vllm_sampler.is_none()) {
             self.vllm_sampler = Some(sampler.id().into());
             taken.push(format!("the {} sampler", sampler.id()));
+        }
+        if let Some(kernel) = c.mxfp4_kernel.filter(|_| self.vllm_mxfp4_kernel.is_none()) {
+            self.vllm_mxfp4_kernel = Some(kernel.id().into());
+            taken.push(format!("the {} MXFP4 kernel", kernel.id()));
         }
         if let Some(tp) = c.tensor_parallel.filter(|&tp| tp > 1 && self.tp == 1) {
             self.tp = tp;
@@ -372,6 +380,14 @@ fn engine(args: &PlanArgs) -> anyhow::Result<Engine> {
                     vllm::Sampler::parse(name)
                         .with_context(|| format!("unknown --vllm-sampler `{name}` (flashinfer, triton or native)"))?,
                 ),
+            },
+            mxfp4_kernel: match args.vllm_mxfp4_kernel.as_deref() {
+                None => None,
+                Some(name) => {
+                    Some(vllm::Mxfp4Kernel::parse(name).with_context(|| {
+                        format!("unknown --vllm-mxfp4-kernel `{name}` (marlin, triton or flashinfer)")
+                    })?)
+                }
             },
         }),
         EngineKind::Sglang => Engine::Sglang(sglang::Options {

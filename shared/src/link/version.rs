@@ -128,8 +128,9 @@ fn engine_2026_12(kind: EngineKind) -> Engine {
             // Knobs added after v2 (issue 15): frozen at "as before".
             max_loras: 0,
             max_lora_rank: vllm::DEFAULT_MAX_LORA_RANK,
-            // The version's own sampler.
+            // The version's own sampler and the GPU's own MXFP4 kernel.
             sampler: None,
+            mxfp4_kernel: None,
         }),
         EngineKind::Sglang => Engine::Sglang(sglang::Options {
             // Links of 2026-12 without `sglang=`: the TP-degree table.

@@ -233,6 +233,8 @@ pub struct LoggedConfig {
     /// The top-k/top-p sampler vLLM set up (its `Using FlashInfer …` or
     /// `Falling back to the PyTorch-native …` line).
     pub sampler: Option<crate::engines::vllm::Sampler>,
+    /// The MXFP4 MoE kernel vLLM took (`Using Marlin backend`, …).
+    pub mxfp4_kernel: Option<crate::engines::vllm::Mxfp4Kernel>,
     /// SGLang `mem_fraction_static` in thousandths.
     pub mem_fraction_static_permille: Option<u64>,
     /// llama.cpp `n_ctx`, `n_batch`, `n_ubatch`, `n_seq_max`.
@@ -329,6 +331,10 @@ pub fn logged_engine(log: &StartupLog, planned: Engine) -> (Engine, Vec<String>)
             if let Some(sampler) = c.sampler.filter(|_| o.sampler.is_none()) {
                 o.sampler = Some(sampler);
                 taken.push(format!("the {} sampler", sampler.id()));
+            }
+            if let Some(kernel) = c.mxfp4_kernel.filter(|_| o.mxfp4_kernel.is_none()) {
+                o.mxfp4_kernel = Some(kernel);
+                taken.push(format!("the {} MXFP4 kernel", kernel.id()));
             }
         }
         Engine::Sglang(o) => {

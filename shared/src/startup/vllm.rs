@@ -10,7 +10,7 @@
 //! them as `GB` (`/ float(2**30)`), read as GiB.
 
 use super::{Fact, Figure, LoggedConfig, after, count, field, fixed, size};
-use crate::engines::vllm::Sampler;
+use crate::engines::vllm::{Mxfp4Kernel, Sampler};
 
 pub(super) fn read(lines: &[(usize, String)]) -> (LoggedConfig, Vec<Fact>) {
     let mut config = LoggedConfig::default();
@@ -32,6 +32,14 @@ pub(super) fn read(lines: &[(usize, String)]) -> (LoggedConfig, Vec<Fact>) {
         read_args(line, &mut config, *n, &mut facts);
         // `v1/sample/ops/topk_topp_sampler.py` (0.10.1.1 – 0.33.0) says which
         // top-k/top-p sampler it set up, at info or warning level.
+        // `quantization/mxfp4.py::get_mxfp4_backend` (0.11.0 – 0.33.0).
+        if line.contains("Using Marlin backend") {
+            config.mxfp4_kernel = Some(Mxfp4Kernel::Marlin);
+        } else if line.contains("Using Triton backend") {
+            config.mxfp4_kernel = Some(Mxfp4Kernel::Triton);
+        } else if line.contains("Using FlashInfer MXFP4") {
+            config.mxfp4_kernel = Some(Mxfp4Kernel::FlashInfer);
+        }
         if line.contains("Using FlashInfer for top-p & top-k sampling") {
             config.sampler = Some(Sampler::FlashInfer);
         } else if line.contains("Falling back to the PyTorch-native implementation of top-p")

@@ -346,6 +346,7 @@ fn scenario(c: &Case, l: &StartupLog, m: &Model, capacity: Option<u64>) -> Scena
                 max_num_seqs: c.max_num_seqs.or(cfg.max_num_seqs),
                 block_size: vllm::DEFAULT_BLOCK_SIZE,
                 sampler: c.sampler.or(cfg.sampler),
+                mxfp4_kernel: cfg.mxfp4_kernel,
                 ..Default::default()
             })
         }

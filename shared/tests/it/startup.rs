@@ -259,6 +259,14 @@ fn vllm_sampler_line_picks_the_profiled_sampler() {
     assert_eq!(o.sampler, Some(Sampler::Native));
     assert!(taken.iter().any(|t| t == "the native sampler"), "{taken:?}");
     assert_eq!(Sampler::Native.bytes_per_logit(2), 34);
+    // The MXFP4 kernel, likewise (`Using Marlin backend`): Marlin's padding
+    // on a Hopper GPU without triton_kernels.
+    let marlin = log("vllm-v1-0112-gpt-oss-120b-h100-u096");
+    assert_eq!(marlin.config.mxfp4_kernel, Some(shared::engines::vllm::Mxfp4Kernel::Marlin));
+    let (engine, taken) = shared::startup::logged_engine(&marlin, EngineKind::Vllm.with_defaults());
+    let Engine::Vllm(o) = engine else { panic!("{engine:?}") };
+    assert_eq!(o.mxfp4_kernel, Some(shared::engines::vllm::Mxfp4Kernel::Marlin));
+    assert!(taken.iter().any(|t| t == "the marlin MXFP4 kernel"), "{taken:?}");
     assert_eq!(Sampler::FlashInfer.bytes_per_logit(2), 14);
 }
 

@@ -153,10 +153,55 @@ pub const NATIVE_SAMPLER_BYTES: u64 = 34;
 /// (flashinfer-python 0.7.4 `sampling.py::top_k_top_p_sampling_from_logits`).
 pub const SAMPLER_FP32_BYTES: u64 = 4 + 4 + 4;
 
+/// The MXFP4 MoE kernel a log says vLLM took (`Using Marlin backend`,
+/// `Using Triton backend`, `Using FlashInfer MXFP4 …`: 0.11.0
+/// `quantization/mxfp4.py::get_mxfp4_backend`). On Hopper it is Marlin when
+/// `triton_kernels` is not installed, whatever the GPU.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Mxfp4Kernel {
+    Marlin,
+    Triton,
+    FlashInfer,
+}
+
+impl Mxfp4Kernel {
+    pub fn id(self) -> &'static str {
+        match self {
+            Self::Marlin => "marlin",
+            Self::Triton => "triton",
+            Self::FlashInfer => "flashinfer",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Self> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "marlin" => Some(Self::Marlin),
+            "triton" => Some(Self::Triton),
+            "flashinfer" => Some(Self::FlashInfer),
+            _ => None,
+        }
+    }
+
+    /// The padding its `create_weights` gives the experts' intermediate and
+    /// hidden widths: Marlin `n % 256 == 0 and k % 128 == 0`; Triton the
+    /// intermediate width to 64; FlashInfer (SM100) 256 and 256.
+    fn padding(self) -> (u64, u64) {
+        match self {
+            Self::Marlin => (128, 256),
+            Self::Triton => (64, 1),
+            Self::FlashInfer => (256, 256),
+        }
+    }
+}
+
 /// The MXFP4 MoE kernel vLLM picks for a GPU (0.11.0
 /// `quantization/mxfp4.py::get_mxfp4_backend`), by the padding its
 /// `create_weights` gives the experts' intermediate and hidden widths.
-fn mxfp4_padding(gpu: &str) -> (u64, u64) {
+fn mxfp4_padding(gpu: &str, logged: Option<Mxfp4Kernel>) -> (u64, u64) {
+    if let Some(kernel) = logged {
+        return kernel.padding();
+    }
     let name = gpu.to_ascii_uppercase();
     let any = |marks: &[&str]| marks.iter().any(|m| name.contains(m));
     if is_rocm(gpu) {
@@ -218,10 +263,10 @@ pub(crate) fn is_rocm(gpu: &str) -> bool {
 /// `2I` bf16 biases) and down (`H × I/2`, `H × I/32`, `H` bf16 biases)
 /// with `I` the per-rank intermediate width and `H` the hidden width, at
 /// their padded sizes less their own.
-pub(super) fn mxfp4_padding_bytes(p: &Plan, stage: usize, gpu: &str) -> u64 {
+pub(super) fn mxfp4_padding_bytes(p: &Plan, stage: usize, gpu: &str, logged: Option<Mxfp4Kernel>) -> u64 {
     let text = &p.model.arch.text;
     let (Some(moe), crate::formats::WeightFormat::Mxfp4 { .. }) = (text.moe, p.scenario.weights) else { return 0 };
-    let (pad_i, pad_h) = mxfp4_padding(gpu);
+    let (pad_i, pad_h) = mxfp4_padding(gpu, logged);
     let per_expert = |i: u64, h: u64| {
         let bias = if moe.expert_bias { 2 } else { 0 };
         let up = (2 * i).saturating_mul(h / 2 + h / 32 + bias);

@@ -27,7 +27,9 @@ mod words;
 
 pub(crate) use extras::is_rocm;
 use extras::mxfp4_padding_bytes;
-pub use extras::{Board, MoeKernel, NATIVE_SAMPLER_BYTES, SAMPLER_FP32_BYTES, Sampler, lora_bytes, profile_peak};
+pub use extras::{
+    Board, MoeKernel, Mxfp4Kernel, NATIVE_SAMPLER_BYTES, SAMPLER_FP32_BYTES, Sampler, lora_bytes, profile_peak,
+};
 
 pub use version::Version;
 
@@ -97,6 +99,10 @@ pub struct Options {
     /// pasted start-up log names it).
     #[serde(default)]
     pub sampler: Option<Sampler>,
+    /// The MXFP4 MoE kernel (`None`: the GPU's usual one; a pasted start-up
+    /// log names it).
+    #[serde(default)]
+    pub mxfp4_kernel: Option<Mxfp4Kernel>,
 }
 
 /// `LoRAConfig.max_lora_rank` default (vLLM 0.33.0 `config/lora.py`).
@@ -118,6 +124,7 @@ impl Default for Options {
             max_loras: 0,
             max_lora_rank: DEFAULT_MAX_LORA_RANK,
             sampler: None,
+            mxfp4_kernel: None,
         }
     }
 }
@@ -325,8 +332,11 @@ fn budget(p: &Plan, o: Options, max_model_len: u64) -> Budget {
         // `MemorySnapshot.measure`: `torch.cuda.mem_get_info()`'s total, CUDA's.
         let requested = (slot.cuda_total_bytes as f64 * utilization).floor() as u64;
         // The 0.10 and 0.33 rules pad MXFP4 experts as vLLM's kernels need.
-        let padding =
-            if o.version.profile_peak_is_larger_half() { mxfp4_padding_bytes(p, stage, &slot.name) } else { 0 };
+        let padding = if o.version.profile_peak_is_larger_half() {
+            mxfp4_padding_bytes(p, stage, &slot.name, o.mxfp4_kernel)
+        } else {
+            0
+        };
         let lora = lora_bytes(p, o, stage);
         let weights = p.stage_weights(stage).saturating_add(padding).saturating_add(lora);
         let seqs = if p.is_last_stage(stage) { max_num_seqs } else { 0 };
