@@ -34,6 +34,10 @@ pub(super) fn read(lines: &[(usize, String)]) -> (LoggedConfig, Vec<Fact>) {
             }
             continue;
         }
+        if let Some(figure) = ollama_estimate(line) {
+            facts.push(Fact { line: *n, scope: None, figure });
+            continue;
+        }
         ollama_launch(line, &mut config);
         if let Some(figure) = summary(line) {
             facts.push(Fact { line: *n, scope: None, figure });
@@ -101,6 +105,33 @@ fn ollama_buffer(line: &str) -> Option<Fact> {
         line: 0,
         scope: Some(device.to_owned()),
         figure: Figure::Buffer { buffer: kind, bytes },
+    })
+}
+
+/// Ollama's estimate line (`llm/memory.go`, later `llm/server.go`):
+/// `layers.offload=33 layers.model=33 … memory.available="[23.3 GiB]" …
+/// memory.required.full="6.5 GiB" memory.required.partial="6.5 GiB"
+/// memory.required.kv="1.0 GiB" … memory.weights.total="4.9 GiB" …
+/// memory.graph.full="560.0 MiB" memory.graph.partial="677.5 MiB"`. A full
+/// offload uses the `full` figures, a partial one the `partial` ones; with
+/// several GPUs the first GPU's free memory.
+fn ollama_estimate(line: &str) -> Option<Figure> {
+    if !(line.contains("msg=\"offload to ") || line.contains("msg=offload ")) {
+        return None;
+    }
+    let quoted =
+        |key: &str| after(line, &format!("{key}=\"")).map(|r| r.trim_start_matches('[')).and_then(|r| size(r, false));
+    let layers = after(line, "layers.offload=").and_then(count)?;
+    let of = after(line, "layers.model=").and_then(count)?;
+    let full = layers >= of;
+    Some(Figure::OllamaEstimate {
+        layers,
+        of,
+        available_bytes: quoted("memory.available")?,
+        required_bytes: quoted(if full { "memory.required.full" } else { "memory.required.partial" })?,
+        weights_bytes: quoted("memory.weights.total")?,
+        kv_bytes: quoted("memory.required.kv")?,
+        graph_bytes: quoted(if full { "memory.graph.full" } else { "memory.graph.partial" })?,
     })
 }
 

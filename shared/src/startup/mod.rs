@@ -106,6 +106,19 @@ pub enum Figure {
     KvSummary { bytes: u64, k_bytes: u64, v_bytes: u64, cells: Option<u64>, layers: Option<u64> },
     /// llama.cpp `offloaded N/M layers to GPU`.
     Offloaded { layers: u64, of: u64 },
+    /// Ollama's own estimate before it starts the runner (`msg="offload to
+    /// cuda"`, later `msg=offload library=cuda`): the layers it puts on the
+    /// GPU, the memory it saw free there and what it expects to use, with
+    /// the weights, KV cache and compute graph of that estimate.
+    OllamaEstimate {
+        layers: u64,
+        of: u64,
+        available_bytes: u64,
+        required_bytes: u64,
+        weights_bytes: u64,
+        kv_bytes: u64,
+        graph_bytes: u64,
+    },
 }
 
 impl Figure {
@@ -171,6 +184,24 @@ impl Figure {
                 format!("KV cache in all: {} (K {}, V {})", b(bytes), b(k_bytes), b(v_bytes))
             }
             Figure::Offloaded { layers, of } => format!("layers offloaded to the GPU: {layers} of {of}"),
+            Figure::OllamaEstimate {
+                layers,
+                of,
+                available_bytes,
+                required_bytes,
+                weights_bytes,
+                kv_bytes,
+                graph_bytes,
+            } => {
+                format!(
+                    "Ollama's estimate: {layers} of {of} layers on the GPU, {} of the {} free there (weights {}, KV {}, compute graph {})",
+                    b(required_bytes),
+                    b(available_bytes),
+                    b(weights_bytes),
+                    b(kv_bytes),
+                    b(graph_bytes)
+                )
+            }
         }
     }
 }

@@ -298,6 +298,29 @@ fn ollama_engine_lines_are_buffers_and_its_launch_is_the_config() {
     assert_eq!(l.facts[1].scope.as_deref(), Some("CUDA1"));
     assert_eq!(figures[1], b(Buffer::Model, "11.0 GiB"));
     assert_eq!(figures.last(), Some(&Figure::Buffer { buffer: Buffer::Compute, bytes: 0 }));
+    // Ollama's own estimate before loading: what it saw free and what it
+    // expected the weights, KV cache and graph to take (1.0 GiB and 560 MiB,
+    // as llama.cpp then allocated).
+    let estimate = log("ollama-054-llama31-8b-q4km-rtx4090")
+        .facts
+        .iter()
+        .find_map(|f| match f.figure {
+            Figure::OllamaEstimate { .. } => Some(f.figure),
+            _ => None,
+        })
+        .expect("the offload line");
+    assert_eq!(
+        estimate,
+        Figure::OllamaEstimate {
+            layers: 33,
+            of: 33,
+            available_bytes: gib("23.3 GiB"),
+            required_bytes: gib("6.5 GiB"),
+            weights_bytes: gib("4.9 GiB"),
+            kv_bytes: gib("1.0 GiB"),
+            graph_bytes: gib("560.0 MiB"),
+        }
+    );
     // The 0.5.4 log's command line and llama.cpp's own lines agree.
     let c = log("ollama-054-llama31-8b-q4km-rtx4090").config;
     assert_eq!((c.n_ctx, c.n_seq_max, c.n_batch), (Some(8192), Some(4), Some(2048)));

@@ -216,6 +216,8 @@ async fn engines_fixes_and_diagnosis() -> anyhow::Result<()> {
         Ok(p.client.execute(rows, vec![]).await? == serde_json::json!(want))
     })
     .await?;
+    let estimate = page.text("ollama-estimate").await?;
+    ensure!(estimate.contains("Ollama's estimate: 33 of 33 layers on the GPU"), "Ollama's own estimate: {estimate}");
     no_errors(&page, "with a pasted Ollama log").await?;
 
     // 6. Phone width still works with the new panels.

@@ -100,6 +100,12 @@ pub fn startup_html(log: &StartupLog, state: &LinkState, model: &Model) -> Strin
     if !checks.is_empty() {
         buffers_html(&mut h, &checks, units);
     }
+    // Ollama's own estimate before it loaded, beside what llama.cpp allocated.
+    for f in log.facts.iter().filter(|f| matches!(f.figure, startup::Figure::OllamaEstimate { .. })) {
+        h.raw("<p class=\"hint\" data-testid=\"ollama-estimate\">")
+            .t(&format!("Line {}: {}.", f.line, f.figure.describe()))
+            .raw("</p>");
+    }
     h.finish()
 }
 
