@@ -240,11 +240,15 @@ impl PlanArgs {
             self.n_ubatch = n;
             taken.push(format!("n_ubatch {n}"));
         }
-        if let (Some(k), None) = (c.cache_type_k.as_deref(), &self.cache_type_k) {
+        // A type this build does not know is left out, not an error.
+        fn known(t: Option<&str>) -> Option<&str> {
+            t.filter(|t| llamacpp::CacheType::parse(t).is_ok())
+        }
+        if let (Some(k), None) = (known(c.cache_type_k.as_deref()), &self.cache_type_k) {
             self.cache_type_k = Some(k.to_owned());
             taken.push(format!("K cache {k}"));
         }
-        if let (Some(v), None) = (c.cache_type_v.as_deref(), &self.cache_type_v) {
+        if let (Some(v), None) = (known(c.cache_type_v.as_deref()), &self.cache_type_v) {
             self.cache_type_v = Some(v.to_owned());
             taken.push(format!("V cache {v}"));
         }

@@ -166,7 +166,7 @@ fn engine_2026_12(kind: EngineKind) -> Engine {
 /// offers when it opens an older link.
 #[derive(Debug, Clone, PartialEq)]
 pub struct NewerEngine {
-    /// The releases the plan's rules cover (`vLLM 0.8 – 0.20 (V1 engine)`).
+    /// The releases the plan's rules cover (`vLLM 0.8 – 0.9 (V1 engine)`).
     pub planned: &'static str,
     /// The newest releases this build knows (`vLLM 0.21+`).
     pub newest: &'static str,
@@ -177,7 +177,7 @@ pub struct NewerEngine {
 }
 
 impl NewerEngine {
-    /// "Planned for vLLM 0.8 – 0.20 (V1 engine) defaults; newer: vLLM 0.21+ …".
+    /// "Planned for vLLM 0.8 – 0.9 (V1 engine) defaults; newer: vLLM 0.21+ …".
     pub fn message(&self) -> String {
         format!("Planned for {} defaults; newer: {} — {}.", self.planned, self.newest, self.changes.join("; "))
     }

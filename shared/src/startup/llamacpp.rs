@@ -18,6 +18,10 @@ pub(super) fn read(lines: &[(usize, String)]) -> (LoggedConfig, Vec<Fact>) {
     let mut ollama: Vec<usize> = Vec::new();
     for (n, line) in lines {
         if let Some(fact) = buffer(line) {
+            // llama.cpp's own figure replaces Ollama's one-decimal one.
+            facts.retain(|f: &Fact| {
+                !(ollama.contains(&f.line) && f.scope == fact.scope && same_buffer(&f.figure, &fact.figure))
+            });
             facts.push(Fact { line: *n, ..fact });
             continue;
         }

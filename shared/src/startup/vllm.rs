@@ -23,17 +23,18 @@ pub(super) fn read(lines: &[(usize, String)]) -> (LoggedConfig, Vec<Fact>) {
         }
         // The release: `vLLM API server version 0.10.1.1`, or the start-up
         // banner of 0.18 and later, `▄▄ ▄█ █ … █  version 0.26.1` (`utils.py`).
-        if let Some(rest) = after(line, "API server version ")
-            .or_else(|| after(line, "█ version "))
-            .filter(|_| config.version.is_none())
-        {
+        let banner =
+            line.rfind('█').map(|i| line[i + '█'.len_utf8()..].trim_start()).and_then(|r| r.strip_prefix("version "));
+        if let Some(rest) = after(line, "API server version ").or(banner).filter(|_| config.version.is_none()) {
             config.version = rest.split_whitespace().next().map(str::to_owned);
         }
         read_args(line, &mut config, *n, &mut facts);
         // `v1/sample/ops/topk_topp_sampler.py` (0.10.1.1 – 0.33.0) says which
         // top-k/top-p sampler it set up, at info or warning level.
-        // `quantization/mxfp4.py::get_mxfp4_backend` (0.11.0 – 0.33.0).
-        if line.contains("Using Marlin backend") {
+        // `quantization/mxfp4.py::get_mxfp4_backend` (0.11.0 – 0.33.0); the
+        // attention selector and other MoE methods say "Using … backend" too.
+        if !line.contains("mxfp4.py") {
+        } else if line.contains("Using Marlin backend") {
             config.mxfp4_kernel = Some(Mxfp4Kernel::Marlin);
         } else if line.contains("Using Triton backend") {
             config.mxfp4_kernel = Some(Mxfp4Kernel::Triton);

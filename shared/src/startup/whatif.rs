@@ -152,7 +152,9 @@ fn corrected(change: String, r: &vllm::Report, residual: i128) -> WhatIf {
     };
     let tokens =
         if r.num_gpu_blocks == 0 { blocks.saturating_mul(r.block_size) } else { scale(r.kv_cache_tokens.into()) };
-    let hundredths = scale((r.max_concurrency * 100.0).round() as u128);
+    // vLLM's own test: one request of `max_model_len` fits in the blocks.
+    let need = r.blocks_per_request;
+    let hundredths = u64::try_from(u128::from(blocks) * 100 / u128::from(need.max(1))).unwrap_or(u64::MAX);
     WhatIf {
         change,
         max_model_len: r.max_model_len,
@@ -160,6 +162,6 @@ fn corrected(change: String, r: &vllm::Report, residual: i128) -> WhatIf {
         available_kv_bytes: available,
         kv_cache_tokens: tokens,
         max_concurrency_hundredths: hundredths,
-        starts: blocks > 0 && hundredths >= 100,
+        starts: need > 0 && blocks >= need,
     }
 }

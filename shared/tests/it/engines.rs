@@ -361,17 +361,19 @@ fn vllm_lora_buffers_join_the_weights() {
     assert!(per_rank > four.per_gpu[0].lora_bytes / 2 && per_rank < four.per_gpu[0].lora_bytes, "{per_rank}");
 }
 
-/// The CUDA graphs vLLM captures: up to 0.19 the 67 sizes of 1 … 512; from
-/// 0.20 the sizes up to `2 × max_num_seqs` (at most 512) plus a full graph
+/// The CUDA graphs vLLM captures: up to 0.10 the 67 sizes of 1 … 512; from
+/// 0.11 the sizes up to `2 × max_num_seqs` (at most 512) plus a full graph
 /// per size up to `max_num_seqs`, as a 0.26 log with `max_num_seqs` 16
 /// counts them (`PIECEWISE=7 (largest=32), FULL=5 (largest=16)`).
 #[test]
 fn vllm_counts_the_cuda_graphs_it_captures() {
     use vllm::Version;
-    assert_eq!(Version::V0_10.cuda_graphs(16), 67);
-    assert_eq!(Version::V0_18.cuda_graphs(1024), 67);
-    assert_eq!(Version::V0_33.cuda_graphs(16), 7 + 5);
-    assert_eq!(Version::V0_33.cuda_graphs(256), 51 + 35);
-    assert_eq!(Version::V0_21.cuda_graphs(1024), 51 + 51);
-    assert_eq!(Version::V0_33.cuda_graphs(1), 2 + 1);
+    assert_eq!(Version::V0_10.cuda_graphs(16, 2048), 67);
+    assert_eq!(Version::V0_18.cuda_graphs(1024, 8192), 51 + 51);
+    assert_eq!(Version::V0_33.cuda_graphs(16, 2048), 7 + 5);
+    assert_eq!(Version::V0_33.cuda_graphs(256, 2048), 51 + 35);
+    assert_eq!(Version::V0_21.cuda_graphs(1024, 8192), 51 + 51);
+    assert_eq!(Version::V0_33.cuda_graphs(1, 2048), 2 + 1);
+    // The largest size is at most max_num_batched_tokens: 256 → 35 + 35.
+    assert_eq!(Version::V0_12.cuda_graphs(256, 256), 35 + 35);
 }

@@ -235,15 +235,16 @@ pub enum Board {
 
 impl Board {
     pub fn of(gpus: &[crate::plan::GpuSlot]) -> Self {
+        // PCIe and NVL cards and the GH200 superchip are not on an NVSwitch board.
         let all = |marks: &[&str]| {
             gpus.iter().all(|g| {
                 let name = g.name.to_ascii_uppercase();
-                marks.iter().any(|m| name.contains(m))
+                marks.iter().any(|m| name.contains(m)) && !["PCIE", "NVL", "GH200"].iter().any(|m| name.contains(m))
             })
         };
         if all(&["H100 SXM", "H100 80GB HBM3", "H200", "H800", "B200", "B300"]) {
             Self::NvSwitchHopper
-        } else if all(&["SXM", "A800"]) {
+        } else if all(&["SXM"]) {
             Self::NvLink
         } else {
             Self::Pcie

@@ -237,6 +237,8 @@ pub struct Report {
     pub max_loras: u64,
     pub max_lora_rank: u64,
     pub num_gpu_blocks: u64,
+    /// Blocks one request of `max_model_len` tokens takes (all groups).
+    pub blocks_per_request: u64,
     pub kv_cache_tokens: u64,
     /// Requests of `max_model_len` tokens the KV cache holds at once, to two
     /// decimals as vLLM prints it.
@@ -341,8 +343,9 @@ fn budget(p: &Plan, o: Options, max_model_len: u64) -> Budget {
         let weights = p.stage_weights(stage).saturating_add(padding).saturating_add(lora);
         let seqs = if p.is_last_stage(stage) { max_num_seqs } else { 0 };
         let act = if layers > 0 { profile_peak(text, mnbt, seqs, p.bytes_per_element(), p.tp(), o) } else { 0 };
-        let graphs =
-            CUDA_GRAPH_BYTES_PER_LAYER_SIZE.saturating_mul(o.version.cuda_graphs(max_num_seqs)).saturating_mul(layers);
+        let graphs = CUDA_GRAPH_BYTES_PER_LAYER_SIZE
+            .saturating_mul(o.version.cuda_graphs(max_num_seqs, mnbt))
+            .saturating_mul(layers);
         let subtracted_graphs = if o.version.subtracts_cuda_graphs() { graphs } else { 0 };
         let available = requested
             .saturating_sub(weights)
@@ -605,6 +608,7 @@ pub(crate) fn report(p: &Plan, o: Options, b: &Budget, verdict: Verdict) -> Repo
         max_loras: o.max_loras,
         max_lora_rank: o.max_lora_rank,
         num_gpu_blocks: b.num_blocks,
+        blocks_per_request: b.blocks_per_request(mml),
         kv_cache_tokens: tokens,
         max_concurrency: concurrency,
         largest_max_model_len: error.as_ref().map(|_| match verdict {

@@ -13,11 +13,11 @@ pub enum Version {
     /// 32K context, sliding windows not per layer, CUDA graphs unaccounted.
     #[serde(rename = "v0")]
     V0,
-    /// The V1 engine (0.8 – 0.20): utilization 0.90, chunked prefill, KV
+    /// The V1 engine (0.8 – 0.9): utilization 0.90, chunked prefill, KV
     /// groups for sliding-window layers, CUDA graphs unaccounted.
     #[serde(rename = "v1")]
     V1,
-    /// vLLM 0.10 – 0.20 read a second time, from the 0.11.0 source and real
+    /// vLLM 0.10 read a second time, from the 0.11.0 source and real
     /// 0.10.1.1 start-up logs: as [`Version::V1`], but the profile run's peak
     /// is its larger half, not the sum (`gpu_model_runner.py::profile_run`
     /// runs the dummy forward pass, frees it, then the sampler), and the
@@ -77,7 +77,7 @@ impl Version {
     pub fn releases(self) -> &'static str {
         match self {
             Self::V0 => "vLLM ≤ 0.7 (V0 engine)",
-            Self::V1 => "vLLM 0.8 – 0.20 (V1 engine)",
+            Self::V1 => "vLLM 0.8 – 0.9 (V1 engine)",
             Self::V0_10 => "vLLM 0.10 (read from 0.11)",
             Self::V0_12 => "vLLM 0.11 – 0.17 (read from 0.11 – 0.13)",
             Self::V0_18 => "vLLM 0.18 – 0.19",
@@ -178,19 +178,21 @@ impl Version {
         }
     }
 
-    /// CUDA graphs vLLM captures with `max_num_seqs`. Up to 0.19: every size
-    /// of the 67-size list (1, 2, 4, 8, 16 … 512), piecewise only. From 0.20
-    /// (`config/vllm.py::_set_cudagraph_sizes`, 0.20.0 – 0.33.0): `[1, 2, 4]`,
+    /// CUDA graphs vLLM captures with `max_num_seqs` and
+    /// `max_num_batched_tokens`. Up to 0.10: every size of the 67-size list
+    /// (1, 2, 4, 8, 16 … 512), piecewise only. From 0.11
+    /// (`config/vllm.py::_set_cudagraph_sizes`, 0.11.2 – 0.33.0): `[1, 2, 4]`,
     /// 8 to 248 by 8, then 256 to the largest by 16, the largest
-    /// `min(2 × max_num_seqs, 512)`; and, `FULL_AND_PIECEWISE` being the
-    /// default mode, a second, full graph for each size up to `max_num_seqs`
-    /// (uniform decode batches). A 0.26 log with `max_num_seqs` 16 says
-    /// `PIECEWISE=7 (largest=32), FULL=5 (largest=16)`.
-    pub fn cuda_graphs(self, max_num_seqs: u64) -> u64 {
+    /// `min(2 × max_num_seqs, 512, max_num_batched_tokens)`; and,
+    /// `FULL_AND_PIECEWISE` being the default mode, a second, full graph for
+    /// each size up to `max_num_seqs` (uniform decode batches). A 0.26 log
+    /// with `max_num_seqs` 16 says `PIECEWISE=7 (largest=32), FULL=5
+    /// (largest=16)`; the 0.11.2 and 0.12 logs print the same list.
+    pub fn cuda_graphs(self, max_num_seqs: u64, max_num_batched_tokens: u64) -> u64 {
         match self {
-            Self::V0 | Self::V1 | Self::V0_10 | Self::V0_12 | Self::V0_18 => super::CUDA_GRAPH_CAPTURE_SIZES,
-            Self::V0_21 | Self::V0_33 => {
-                let largest = max_num_seqs.saturating_mul(2).min(512);
+            Self::V0 | Self::V1 | Self::V0_10 => super::CUDA_GRAPH_CAPTURE_SIZES,
+            Self::V0_12 | Self::V0_18 | Self::V0_21 | Self::V0_33 => {
+                let largest = max_num_seqs.saturating_mul(2).min(512).min(max_num_batched_tokens);
                 let sizes = |upto: u64| match upto {
                     0 => 0,
                     1 => 1,

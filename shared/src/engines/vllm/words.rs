@@ -46,7 +46,7 @@ pub(crate) fn terms(p: &Plan, r: &Report, kv_demand_bytes: u64) -> EngineTerms {
         " + vLLM non-torch memory {} (llm-d) + CUDA graphs {} ({} graphs × {} per layer, fitted to vLLM logs{})",
         format_bytes(non_torch, UnitSystem::Binary),
         format_bytes(graphs, UnitSystem::Binary),
-        r.version.cuda_graphs(r.max_num_seqs),
+        r.version.cuda_graphs(r.max_num_seqs, r.max_num_batched_tokens),
         format_bytes(CUDA_GRAPH_BYTES_PER_LAYER_SIZE, UnitSystem::Binary),
         if r.version.subtracts_cuda_graphs() {
             "; subtracted from the KV budget since v0.21"

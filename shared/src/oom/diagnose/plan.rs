@@ -32,8 +32,10 @@ pub(super) fn from_the_plan(plan: Plan, f: &Facts, b: &mut Board) -> Option<Plan
                 gib(t),
                 gib(s.gpus[slots[0]].capacity_bytes)
             ));
+            // PyTorch's "total capacity" is CUDA's total, which vLLM and SGLang budget from.
             for i in slots {
                 s.gpus[i].capacity_bytes = t;
+                s.gpus[i].cuda_total_bytes = t;
             }
         }
     }
