@@ -162,8 +162,7 @@ async fn engines_fixes_and_diagnosis() -> anyhow::Result<()> {
     // 5c. A real vLLM start-up log (Qwen2-7B at utilization 0.25) against a
     // vLLM plan: term by term, then what-ifs with the logged figures as facts,
     // row by row as `headroom diagnose --json` gives them.
-    let fixture = cli::root().join("shared/tests/fixtures/startup/vllm-v1-0101-qwen2-7b-a100-u025.txt");
-    let text = std::fs::read_to_string(&fixture).with_context(|| format!("{}", fixture.display()))?;
+    let (fixture, text) = startup_fixture("vllm-v1-0101-qwen2-7b-a100-u025")?;
     let json = cli::diagnose(&fixture, &["--model", "qwen2-7b", "--gpu", "a100-80gb-sxm"])?;
     let want: Vec<String> = json["what_ifs"]["rows"]
         .as_array()
@@ -172,9 +171,7 @@ async fn engines_fixes_and_diagnosis() -> anyhow::Result<()> {
         .map(|r| format!("{}:{}:{}", r["max_model_len"], r["kv_cache_tokens"], r["max_concurrency_hundredths"]))
         .collect();
     ensure!(want.len() >= 2, "the CLI gives what-ifs: {want:?}");
-    page.open(&server.page("model=qwen2-7b&gpu=a100-80gb-sxm&e=vllm")).await?;
-    page.open_details("diagnose").await?;
-    page.fill("oom-text", &text).await?;
+    paste(&page, &server.page("model=qwen2-7b&gpu=a100-80gb-sxm&e=vllm"), &text).await?;
     let rows = "return [...document.querySelectorAll('[data-testid=\"whatif-row\"]')]\
                 .map(r => r.dataset.mml + ':' + r.dataset.tokens + ':' + r.dataset.concurrency);";
     page.wait_until("the page's what-ifs are the CLI's", async |p: &Page| {
@@ -189,8 +186,7 @@ async fn engines_fixes_and_diagnosis() -> anyhow::Result<()> {
 
     // 5d. A real Ollama log (its runner prints llama.cpp's lines) against a
     // llama.cpp plan: each buffer beside the plan's, as the CLI gives them.
-    let fixture = cli::root().join("shared/tests/fixtures/startup/ollama-054-llama31-8b-q4km-rtx4090.txt");
-    let text = std::fs::read_to_string(&fixture).with_context(|| format!("{}", fixture.display()))?;
+    let (fixture, text) = startup_fixture("ollama-054-llama31-8b-q4km-rtx4090")?;
     let json = cli::diagnose(&fixture, &["--model", "llama-3.1-8b", "--weights", "q4_k_m", "--engine", "llama.cpp"])?;
     let want: Vec<String> = json["buffers"]
         .as_array()
@@ -207,9 +203,7 @@ async fn engines_fixes_and_diagnosis() -> anyhow::Result<()> {
         })
         .collect();
     ensure!(want.len() >= 5, "the CLI checks the buffers: {want:?}");
-    page.open(&server.page("model=llama-3.1-8b&w=q4_k_m&e=llama.cpp")).await?;
-    page.open_details("diagnose").await?;
-    page.fill("oom-text", &text).await?;
+    paste(&page, &server.page("model=llama-3.1-8b&w=q4_k_m&e=llama.cpp"), &text).await?;
     let rows = "return [...document.querySelectorAll('[data-testid=\"buffer-row\"]')]\
                 .map(r => [r.dataset.device, r.dataset.buffer, r.dataset.logged, r.dataset.predicted].join(':'));";
     page.wait_until("the page's buffers are the CLI's", async |p: &Page| {
@@ -228,4 +222,18 @@ async fn engines_fixes_and_diagnosis() -> anyhow::Result<()> {
     ensure!(overflow == serde_json::Value::Bool(false), "no sideways scrolling at phone width");
     page.close().await?;
     Ok(())
+}
+
+/// A start-up log fixture: its path (for the CLI) and its text (to paste).
+fn startup_fixture(name: &str) -> anyhow::Result<(std::path::PathBuf, String)> {
+    let path = cli::root().join(format!("shared/tests/fixtures/startup/{name}.txt"));
+    let text = std::fs::read_to_string(&path).with_context(|| format!("{}", path.display()))?;
+    Ok((path, text))
+}
+
+/// Opens the page at `url` and pastes `text` into the diagnose view.
+async fn paste(page: &Page, url: &str, text: &str) -> anyhow::Result<()> {
+    page.open(url).await?;
+    page.open_details("diagnose").await?;
+    page.fill("oom-text", text).await
 }

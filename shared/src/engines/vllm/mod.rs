@@ -22,6 +22,7 @@
 //! takes one block per state group whatever its length.
 
 mod extras;
+mod options;
 mod version;
 mod words;
 
@@ -31,12 +32,14 @@ pub use extras::{
     Board, MoeKernel, Mxfp4Kernel, NATIVE_SAMPLER_BYTES, SAMPLER_FP32_BYTES, Sampler, lora_bytes, profile_peak,
 };
 
+pub(crate) use options::check_knobs;
+pub use options::{DEFAULT_MAX_LORA_RANK, Options};
 pub use version::Version;
 
 pub use words::COMMANDS;
 pub(crate) use words::{need_and_usable, terms, warnings};
 
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
 use super::parallel::{self, HeadCheck, SplitError};
 use super::{EngineKind, Plan, Scenario};
@@ -78,72 +81,6 @@ pub const NON_TORCH_MULTI_NVSWITCH: u64 = 2950 * MIB;
 /// 7–8B models with the default 67 capture sizes (1, 2, 4, 8 … 512).
 pub const CUDA_GRAPH_BYTES_PER_LAYER_SIZE: u64 = 256 * KIB;
 pub const CUDA_GRAPH_CAPTURE_SIZES: u64 = 67;
-
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-pub struct Options {
-    pub version: Version,
-    pub gpu_memory_utilization: Option<f64>,
-    /// Default: the model's `max_position_embeddings`, as vLLM does.
-    pub max_model_len: Option<u64>,
-    pub max_num_batched_tokens: Option<u64>,
-    pub max_num_seqs: Option<u64>,
-    pub block_size: u64,
-    /// `--max-loras` with `--enable-lora` (0: LoRA off): adapters resident
-    /// on the GPU at once, each with buffers of `max_lora_rank`.
-    #[serde(default)]
-    pub max_loras: u64,
-    /// `--max-lora-rank` (vLLM's default 16).
-    #[serde(default = "default_lora_rank")]
-    pub max_lora_rank: u64,
-    /// The sampler the profile runs (`None`: the version's default; a
-    /// pasted start-up log names it).
-    #[serde(default)]
-    pub sampler: Option<Sampler>,
-    /// The MXFP4 MoE kernel (`None`: the GPU's usual one; a pasted start-up
-    /// log names it).
-    #[serde(default)]
-    pub mxfp4_kernel: Option<Mxfp4Kernel>,
-}
-
-/// `LoRAConfig.max_lora_rank` default (vLLM 0.33.0 `config/lora.py`).
-pub const DEFAULT_MAX_LORA_RANK: u64 = 16;
-
-fn default_lora_rank() -> u64 {
-    DEFAULT_MAX_LORA_RANK
-}
-
-impl Default for Options {
-    fn default() -> Self {
-        Self {
-            version: Version::default(),
-            gpu_memory_utilization: None,
-            max_model_len: None,
-            max_num_batched_tokens: None,
-            max_num_seqs: None,
-            block_size: DEFAULT_BLOCK_SIZE,
-            max_loras: 0,
-            max_lora_rank: DEFAULT_MAX_LORA_RANK,
-            sampler: None,
-            mxfp4_kernel: None,
-        }
-    }
-}
-
-/// vLLM's checks of its knobs.
-pub(crate) fn check_knobs(o: Options) -> Result<(), String> {
-    super::fraction("gpu_memory_utilization", o.gpu_memory_utilization)?;
-    if !(1..=1024).contains(&o.block_size) {
-        return Err(format!("block_size must be between 1 and 1024, got {}", o.block_size));
-    }
-    // `LoRAConfig`: max_loras ≥ 1 when LoRA is on; ranks up to 512.
-    if o.max_loras > 1024 {
-        return Err(format!("max_loras must be at most 1024, got {}", o.max_loras));
-    }
-    if !(1..=512).contains(&o.max_lora_rank) {
-        return Err(format!("max_lora_rank must be between 1 and 512, got {}", o.max_lora_rank));
-    }
-    Ok(())
-}
 
 /// vLLM (and SGLang, which follows the same shapes): conv and SSM state
 /// in `mamba_cache_dtype` / `mamba_ssm_cache_dtype`, both "auto" = the
