@@ -378,21 +378,22 @@ fn engine(args: &PlanArgs) -> anyhow::Result<Engine> {
             block_size: args.block_size,
             max_loras: args.max_loras,
             max_lora_rank: args.max_lora_rank,
-            sampler: match args.vllm_sampler.as_deref() {
-                None => None,
-                Some(name) => Some(
+            sampler: args
+                .vllm_sampler
+                .as_deref()
+                .map(|name| {
                     vllm::Sampler::parse(name)
-                        .with_context(|| format!("unknown --vllm-sampler `{name}` (flashinfer, triton or native)"))?,
-                ),
-            },
-            mxfp4_kernel: match args.vllm_mxfp4_kernel.as_deref() {
-                None => None,
-                Some(name) => {
-                    Some(vllm::Mxfp4Kernel::parse(name).with_context(|| {
-                        format!("unknown --vllm-mxfp4-kernel `{name}` (marlin, triton or flashinfer)")
-                    })?)
-                }
-            },
+                        .with_context(|| format!("unknown --vllm-sampler `{name}` (flashinfer, triton or native)"))
+                })
+                .transpose()?,
+            mxfp4_kernel: args
+                .vllm_mxfp4_kernel
+                .as_deref()
+                .map(|name| {
+                    vllm::Mxfp4Kernel::parse(name)
+                        .with_context(|| format!("unknown --vllm-mxfp4-kernel `{name}` (marlin, triton or flashinfer)"))
+                })
+                .transpose()?,
         }),
         EngineKind::Sglang => Engine::Sglang(sglang::Options {
             version: sglang::Version::parse(&args.sglang_version)

@@ -25,6 +25,12 @@ pub struct BufferCheck {
 }
 
 impl BufferCheck {
+    /// (predicted − logged) / logged in tenths of a percent, as
+    /// [`super::Row::error_permille`].
+    pub fn error_permille(&self) -> Option<i64> {
+        super::reconcile::error_permille(self.logged_bytes, self.predicted_bytes?)
+    }
+
     /// (predicted − logged) / logged, in percent.
     pub fn error_percent(&self) -> Option<f64> {
         let p = self.predicted_bytes?;

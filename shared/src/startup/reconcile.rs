@@ -47,12 +47,7 @@ pub struct Row {
 impl Row {
     /// `(predicted − logged) / logged` in tenths of a percent, when both are there.
     pub fn error_permille(&self) -> Option<i64> {
-        let logged = i128::from(self.logged.value());
-        let predicted = i128::from(self.predicted?.value());
-        if logged == 0 {
-            return None;
-        }
-        i64::try_from((predicted - logged) * 1000 / logged).ok()
+        error_permille(self.logged.value(), self.predicted?.value())
     }
 }
 
@@ -172,6 +167,15 @@ fn sglang_row(f: &Fact, r: &crate::engines::sglang::Report, e: &Estimate) -> Opt
         }
         _ => None,
     }
+}
+
+/// `(predicted − logged) / logged` in tenths of a percent; `None` for a zero log.
+pub(super) fn error_permille(logged: u64, predicted: u64) -> Option<i64> {
+    let logged = i128::from(logged);
+    if logged == 0 {
+        return None;
+    }
+    i64::try_from((i128::from(predicted) - logged) * 1000 / logged).ok()
 }
 
 #[cfg(test)]

@@ -79,14 +79,7 @@ pub fn startup_html(log: &StartupLog, state: &LinkState, model: &Model) -> Strin
             .el("td", "", &r.gpu.to_string())
             .el("td", "", &amount(r.logged, units))
             .el("td", "", &r.predicted.map_or_else(|| "—".to_owned(), |p| amount(p, units)))
-            .el(
-                "td",
-                "",
-                &error.map_or_else(
-                    || "—".to_owned(),
-                    |e| format!("{}{}.{} %", if e < 0 { "−" } else { "+" }, e.abs() / 10, e.abs() % 10),
-                ),
-            )
+            .el("td", "", &error.map_or_else(|| "—".to_owned(), percent))
             .raw("</tr>");
     }
     h.raw("</tbody></table></div>");
@@ -118,11 +111,7 @@ fn buffers_html(h: &mut Html, checks: &[BufferCheck], units: UnitSystem) {
            <thead><tr><th>Line</th><th>Device</th><th>Buffer</th><th>Logged</th><th>Predicted</th><th>Error</th></tr></thead><tbody>",
     );
     for c in checks {
-        // Tenths of a percent, from integers: no float formatting here.
-        let error = c.predicted_bytes.filter(|_| c.logged_bytes > 0).map(|p| {
-            let permille = (i128::from(p) - i128::from(c.logged_bytes)) * 1000 / i128::from(c.logged_bytes);
-            format!("{}{}.{} %", if permille < 0 { "−" } else { "+" }, permille.abs() / 10, permille.abs() % 10)
-        });
+        let error = c.error_permille().map(percent);
         h.raw("<tr data-testid=\"buffer-row\"")
             .attr("data-device", &c.device)
             .attr("data-buffer", c.buffer)
@@ -170,6 +159,11 @@ fn what_ifs_html(h: &mut Html, w: &WhatIfs, units: UnitSystem) {
             .raw("</tr>");
     }
     h.raw("</tbody></table></div>");
+}
+
+/// Tenths of a percent as `+1.3 %` / `−0.4 %`, from integers.
+fn percent(permille: i64) -> String {
+    format!("{}{}.{} %", if permille < 0 { "−" } else { "+" }, permille.abs() / 10, permille.abs() % 10)
 }
 
 /// A logged or predicted figure in the page's units.
