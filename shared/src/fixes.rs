@@ -46,6 +46,8 @@ pub enum FixKind {
     OffloadLayers,
     /// llama.cpp's `--tensor-split` by each GPU's memory.
     SplitLayers,
+    /// What llama.cpp's own `--fit` loads instead.
+    Fit,
     MoreGpus,
     BiggerGpu,
 }
@@ -77,7 +79,8 @@ fn repo(model: &Model) -> String {
     model.repo.clone().unwrap_or_else(|| "MODEL_ID".into())
 }
 
-/// The ranked fixes for a plan that does not fit (empty when it fits).
+/// The ranked fixes for a plan that does not fit; for one that fits, what
+/// the engine itself changes before loading it (usually nothing).
 pub fn fixes(model: &Model, s: &Scenario) -> Vec<Fix> {
     // An engine that does not load the weight format: run it where it loads.
     let kind = s.engine.kind();
@@ -105,8 +108,21 @@ pub fn fixes(model: &Model, s: &Scenario) -> Vec<Fix> {
     let Ok(valid) = s.clone().validate() else { return Vec::new() };
     let plan = EnginePlan::new(model, valid);
     let verdict = plan.verdict();
+    let commands = s.engine.kind().commands();
     if matches!(verdict, Verdict::Fits { max_concurrency } if max_concurrency >= s.concurrency) {
-        return Vec::new();
+        // It fits; the engine may still change it before loading.
+        return (commands.adjusts)(model, s)
+            .map(|a| Fix {
+                kind: FixKind::Fit,
+                title: a.title,
+                gives_up: GivesUp::Speed,
+                saves_bytes: 0,
+                fits: solve::fits(model, &a.scenario),
+                code: a.code,
+                scenario: a.scenario,
+            })
+            .into_iter()
+            .collect();
     }
     let before = plan.gap_bytes();
     let mut out: Vec<Fix> = Vec::new();
@@ -116,7 +132,6 @@ pub fn fixes(model: &Model, s: &Scenario) -> Vec<Fix> {
         let saves_bytes = u64::try_from(before.saturating_sub(after).max(0)).unwrap_or(u64::MAX);
         out.push(Fix { kind, title, gives_up, saves_bytes, fits, code, scenario });
     };
-    let commands = s.engine.kind().commands();
     let repo = repo(model);
 
     // The engine's own settings first: they give up nothing (or speed).
@@ -126,6 +141,7 @@ pub fn fixes(model: &Model, s: &Scenario) -> Vec<Fix> {
             SettingKind::HigherUtilization => (FixKind::HigherUtilization, GivesUp::Nothing),
             SettingKind::OffloadLayers => (FixKind::OffloadLayers, GivesUp::Speed),
             SettingKind::SplitLayers => (FixKind::SplitLayers, GivesUp::Nothing),
+            SettingKind::Fit => (FixKind::Fit, GivesUp::Speed),
         };
         push(kind, setting.title, gives_up, setting.scenario, setting.code);
     }

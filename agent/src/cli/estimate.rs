@@ -5,6 +5,7 @@ use std::path::PathBuf;
 use anyhow::Context;
 use clap::Args;
 use serde::Serialize;
+use shared::engines::llamacpp;
 use shared::estimate::{self, Estimate, verdict_text};
 use shared::solve::{self, Question, Solution};
 use shared::units::UnitSystem;
@@ -97,6 +98,10 @@ pub fn run(args: EstimateArgs) -> anyhow::Result<()> {
         None => None,
     };
     let solution = question.map(|q| solve::solve(&model, &scenario, q));
+    // What llama.cpp's `--fit` loads instead: not part of the estimate
+    // (whose figures are the flags as given), printed beside its report.
+    let free = args.plan.fit_free.as_deref().map(plan::free_memory).transpose()?;
+    let fit = llamacpp::predict_fit(&model, &scenario, free.as_deref());
     let estimate = estimate::estimate(&model, scenario);
     let units = if args.decimal { UnitSystem::Decimal } else { UnitSystem::Binary };
     if args.json {
@@ -106,9 +111,13 @@ pub fn run(args: EstimateArgs) -> anyhow::Result<()> {
             verdict_text: verdict_text(&estimate, units),
             solution,
         };
-        super::emit(&(serde_json::to_string_pretty(&out)? + "\n"))?;
+        let mut value = serde_json::to_value(&out)?;
+        if let (Some(fit), Some(report)) = (&fit, value.get_mut("engine_report").and_then(|r| r.as_object_mut())) {
+            report.insert("fit".into(), serde_json::to_value(fit)?);
+        }
+        super::emit(&(serde_json::to_string_pretty(&value)? + "\n"))?;
     } else {
-        super::emit(&render::breakdown(&estimate, units, args.explain))?;
+        super::emit(&render::breakdown(&estimate, fit.as_ref(), units, args.explain))?;
         if let Some(s) = solution {
             super::emit(&format!("\n{}: {}\n", s.question.id(), s.explanation))?;
         }

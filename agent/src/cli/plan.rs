@@ -141,6 +141,15 @@ pub struct PlanArgs {
     /// llama.cpp: --no-mmproj-offload, the projector stays on the CPU.
     #[arg(long, requires = "mmproj")]
     no_mmproj_offload: bool,
+    /// llama.cpp: --fit on|off, whether it fits the flags left at their defaults to free memory before loading.
+    #[arg(long, default_value = "on")]
+    fit: String,
+    /// llama.cpp: --fit-target MiB, what --fit keeps free on each GPU.
+    #[arg(long, default_value_t = llamacpp::FIT_MARGIN_BYTES / shared::units::MIB)]
+    fit_target: u64,
+    /// llama.cpp --fit on the memory free now: SIZE[,SIZE…] per GPU (nvidia-smi's memory.free), or `nvml` to read this host's GPUs; default: idle GPUs.
+    #[arg(long)]
+    pub fit_free: Option<String>,
     /// llama.cpp: -ub/--ubatch-size, the physical batch.
     #[arg(long, default_value_t = 512)]
     n_ubatch: u64,
@@ -429,6 +438,12 @@ fn engine(args: &PlanArgs) -> anyhow::Result<Engine> {
             main_gpu: args.main_gpu,
             mmproj: args.mmproj,
             no_mmproj_offload: args.no_mmproj_offload,
+            fit: match args.fit.as_str() {
+                "on" => llamacpp::FitMode::On,
+                "off" => llamacpp::FitMode::Off,
+                other => bail!("unknown --fit `{other}` (on or off)"),
+            },
+            fit_target_mib: args.fit_target,
         }),
     })
 }
@@ -474,4 +489,29 @@ pub(super) fn scenario(args: &PlanArgs, model: &Model) -> anyhow::Result<ValidSc
         tp: args.tp,
     };
     Ok(scenario.validate_for(model)?)
+}
+
+/// `--fit-free`: the memory free on each GPU now, as sizes or read from
+/// this host's GPUs through NVML (`nvml`).
+pub(super) fn free_memory(text: &str) -> anyhow::Result<Vec<u64>> {
+    if text == "nvml" {
+        use agent::telemetry::{Backend, nvml::NvmlBackend};
+        let mut nvml = NvmlBackend::open(None).map_err(|e| {
+            anyhow::anyhow!(
+                "--fit-free nvml: no NVML on this host ({e}); give the sizes instead \
+                 (nvidia-smi --query-gpu=memory.free --format=csv)"
+            )
+        })?;
+        return nvml
+            .read_devices(std::time::Duration::ZERO)
+            .iter()
+            .enumerate()
+            .map(|(i, r)| {
+                r.memory.as_ref().map(|m| m.free_bytes).map_err(|e| anyhow::anyhow!("--fit-free nvml: GPU {i}: {e:?}"))
+            })
+            .collect();
+    }
+    text.split(',')
+        .map(|part| parse_size(part.trim()).map_err(|e| anyhow::anyhow!("--fit-free `{part}`: {e}")))
+        .collect()
 }

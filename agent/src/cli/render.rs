@@ -2,11 +2,12 @@
 
 use std::fmt::Write;
 
+use shared::engines::llamacpp;
 use shared::estimate::{Estimate, verdict_text};
 use shared::explain::{Basis, TermUnit, thousands};
 use shared::units::{UnitSystem, format_bytes};
 
-pub fn breakdown(e: &Estimate, units: UnitSystem, explain: bool) -> String {
+pub fn breakdown(e: &Estimate, fit: Option<&llamacpp::Fit>, units: UnitSystem, explain: bool) -> String {
     let b = |v: u64| format_bytes(v, units);
     let mut out = String::new();
     let active = if e.active_parameters != e.parameters {
@@ -49,6 +50,9 @@ pub fn breakdown(e: &Estimate, units: UnitSystem, explain: bool) -> String {
                 b(r.host_compute_bytes)
             ),
         );
+        if let Some(fit) = fit {
+            let _ = writeln!(out, "  --fit         {}", fit.summary());
+        }
     }
     let _ = writeln!(out);
     if e.per_gpu.len() > 1 {

@@ -132,6 +132,8 @@ fn bad_input_exits_non_zero_with_one_line() {
         &["estimate", "--model", "llama-3.1-8b", "--engine", "vllm", "--gpu-memory-utilization", "1.5"],
         &["estimate", "--model", "llama-3.1-8b", "--gpus", "3", "--tp", "2"],
         &["estimate", "--config", "/nonexistent/config.json"],
+        &["estimate", "--model", "llama-3.1-8b", "--engine", "llama.cpp", "--fit", "maybe"],
+        &["estimate", "--model", "llama-3.1-8b", "--engine", "llama.cpp", "--fit-free", "5banana"],
     ] {
         let out = headroom(args);
         assert!(!out.status.success(), "{args:?} succeeded");
@@ -309,4 +311,41 @@ fn llamacpp_expert_offload_flags() {
     let bad = headroom(&[&base[..], &["--cache-type-k", "fp8"]].concat());
     assert!(!bad.status.success());
     assert!(String::from_utf8_lossy(&bad.stderr).contains("unsupported cache type `fp8`"));
+}
+
+/// llama.cpp's `--fit`: what it loads instead, on an idle GPU or on the
+/// memory free now, and `--fit off`.
+#[test]
+fn llamacpp_fit_on_the_memory_free_now() {
+    let base = [
+        "estimate",
+        "--model",
+        "llama-3.1-8b",
+        "--weights",
+        "q8_0",
+        "--gpu",
+        "rtx-3070",
+        "--engine",
+        "llama.cpp",
+        "--n-ctx",
+        "8192",
+        "--json",
+    ];
+    let fit = |more: &[&str]| json(&[&base[..], more].concat())["engine_report"]["fit"].clone();
+    let idle = fit(&[]);
+    assert_eq!(idle["kind"], "fitted", "{idle}");
+    let busy = fit(&["--fit-free", "5GiB"]);
+    assert_eq!(busy["gpu_target_bytes"][0], 5 * 1024_u64.pow(3) - 1324 * 1024 * 1024, "{busy}");
+    assert!(busy["n_gpu_layers"].as_u64() < idle["n_gpu_layers"].as_u64(), "{busy} {idle}");
+    assert_eq!(fit(&["--fit", "off"])["kind"], "off");
+    assert_eq!(fit(&["--n-gpu-layers", "33"])["flag"], "-ngl");
+    // The text output says it too.
+    let out = headroom(&base[..base.len() - 1]);
+    assert!(String::from_utf8_lossy(&out.stdout).contains("--fit         loads it as -ngl"));
+    // No NVML here (CI): one clear line.
+    let out = headroom(&[&base[..base.len() - 1], &["--fit-free", "nvml"]].concat());
+    if !out.status.success() {
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.trim().lines().count() == 1 && err.contains("--fit-free nvml"), "{err}");
+    }
 }

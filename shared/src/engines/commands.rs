@@ -30,6 +30,8 @@ pub enum SettingKind {
     OffloadLayers,
     /// llama.cpp: the layers split over the GPUs by their memory (`--tensor-split`).
     SplitLayers,
+    /// llama.cpp: what its own `--fit` loads (fewer layers or experts on the GPU).
+    Fit,
 }
 
 /// A changed plan from an engine setting, with its title and command.
@@ -63,6 +65,9 @@ pub struct Commands {
     pub serve: fn(repo: &str, weights: WeightFormat) -> String,
     /// The engine's own settings worth trying on this plan.
     pub settings: fn(model: &Model, s: &Scenario, repo: &str) -> Vec<Setting>,
+    /// What the engine itself changes before loading a plan that fits with
+    /// too little memory left (llama.cpp's `--fit` and its margin).
+    pub adjusts: fn(model: &Model, s: &Scenario) -> Option<Setting>,
 }
 
 /// accelerate's balanced split (what transformers, and the Python loaders
@@ -72,6 +77,11 @@ pub fn balanced_device_map(repo: &str, _: &[usize]) -> String {
 }
 
 /// No settings of the engine's own help this plan.
+/// For engines that change nothing by themselves before loading.
+pub fn no_adjustment(_: &Model, _: &Scenario) -> Option<Setting> {
+    None
+}
+
 pub fn no_settings(_: &Model, _: &Scenario, _: &str) -> Vec<Setting> {
     Vec::new()
 }

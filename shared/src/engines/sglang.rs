@@ -419,6 +419,7 @@ pub const COMMANDS: Commands = Commands {
     rebalance: super::commands::balanced_device_map,
     serve: |repo, _| format!("python -m sglang.launch_server --model-path {repo}"),
     settings: no_settings,
+    adjusts: crate::engines::commands::no_adjustment,
 };
 
 /// Loading the weights in format `f`: SGLang's quantization flag for FP8;

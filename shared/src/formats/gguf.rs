@@ -98,7 +98,7 @@ impl GgufType {
             Self::Q2K,
         ]
         .into_iter()
-        .find(|t| t.id().trim_start_matches("gguf-") == s)
+        .find(|t| t.id().strip_prefix("gguf-").unwrap_or(t.id()) == s)
     }
 
     pub fn describe(self) -> &'static str {

@@ -74,6 +74,11 @@ pub(super) fn encode_engine(e: &Engine, pairs: &mut Vec<(&'static str, String)>)
                 (true, true) => "cpu",
             };
             opt("mmproj", (mmproj(&o) != mmproj(&d)).then(|| mmproj(&o).to_owned()).filter(|v| !v.is_empty()));
+            let fit = |f: llamacpp::FitMode| match f {
+                llamacpp::FitMode::On => "on",
+                llamacpp::FitMode::Off => "off",
+            };
+            opt("fit", (o.fit != d.fit).then(|| fit(o.fit).to_owned()));
         }
         // `_` is not an engine here: the first element lists every engine, and
         // `LinkVersion::engine` gives the kind it is asked for.
@@ -106,6 +111,7 @@ fn flash_id(f: llamacpp::FlashAttention) -> &'static str {
 pub(super) const KNOB_KEYS: &[&str] = &[
     "attn", "logits", "vllm", "gmu", "mml", "mbt", "mns", "bs", "loras", "lorar", "samp", "sglang", "mfs", "cl",
     "nctx", "ngl", "np", "fa", "ctk", "ctv", "ncmoe", "nkvo", "kvu", "swafull", "ot", "ts", "sm", "mg", "mmproj",
+    "fit", "fitt",
 ];
 
 /// Applies one knob to the engine; `Err` says why it does not apply.
@@ -176,6 +182,13 @@ pub(super) fn apply_knob(e: &mut Engine, key: &str, value: &str) -> Result<(), S
                 "gpu" => (true, false),
                 "cpu" => (true, true),
                 _ => return Err("use off, gpu or cpu".into()),
+            }
+        }
+        (Engine::LlamaCpp(o), "fit") => {
+            o.fit = match lower.as_str() {
+                "on" => llamacpp::FitMode::On,
+                "off" => llamacpp::FitMode::Off,
+                _ => return Err("use on or off".into()),
             }
         }
         (e, _) => return Err(format!("not a setting of {}", e.kind().id())),

@@ -158,6 +158,10 @@ fn engine_2026_12(kind: EngineKind) -> Engine {
             main_gpu: 0,
             mmproj: false,
             no_mmproj_offload: false,
+            // `--fit` changes no figure of the plan, only what the page
+            // says llama.cpp would load instead: its defaults for every link.
+            fit: llamacpp::FitMode::On,
+            fit_target_mib: llamacpp::FIT_MARGIN_BYTES / crate::units::MIB,
         }),
     }
 }

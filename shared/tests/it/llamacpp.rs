@@ -277,10 +277,8 @@ fn the_smallest_n_cpu_moe_that_loads() {
     assert_eq!(
         a.choice.as_deref(),
         Some(
-            format!(
-                "llama-server -m model-Q4_K_M.gguf -ngl 49 -c 8192 -np 1 -fa on -ctk bf16 -ctv bf16 --n-cpu-moe {n}"
-            )
-            .as_str()
+            format!("llama-server -m model-Q4_K_M.gguf -c 8192 -np 1 -fa on -ctk bf16 -ctv bf16 --n-cpu-moe {n}")
+                .as_str()
         )
     );
     let fixes = shared::fixes::fixes(&m, &s);

@@ -8,6 +8,7 @@ mod engines;
 mod gpus;
 mod layers;
 mod llamacpp;
+mod llamacpp_fit;
 mod llamacpp_split;
 mod model;
 mod oom;

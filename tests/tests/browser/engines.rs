@@ -104,6 +104,39 @@ async fn engines_fixes_and_diagnosis() -> anyhow::Result<()> {
     ensure!(url.contains("ot=exps%3DCPU") && url.contains("ts=3,1"), "{url}");
     no_errors(&page, "with tensor overrides").await?;
 
+    // 3c. llama.cpp's --fit: what it loads instead of a plan that does not
+    // fit an 8 GB GPU, as the CLI predicts it; `--fit off` in the link.
+    page.open(&server.page("model=llama-3.1-8b&w=q8_0&gpu=rtx-3070&e=llama.cpp&nctx=8192")).await?;
+    let args = [
+        "--model",
+        "llama-3.1-8b",
+        "--weights",
+        "q8_0",
+        "--gpu",
+        "rtx-3070",
+        "--engine",
+        "llama.cpp",
+        "--n-ctx",
+        "8192",
+    ];
+    expect_cli(&page, "llama.cpp fitted by --fit", &args).await?;
+    let json = cli::estimate(&args)?;
+    let fit = &json["engine_report"]["fit"];
+    ensure!(fit["kind"] == "fitted", "the CLI fits this plan: {fit}");
+    let loads = format!("loads it as -ngl {}:", fit["n_gpu_layers"]);
+    page.wait_until("the fixes say what --fit loads", async |p: &Page| {
+        Ok(p.exists("fix-fit").await? && p.text("fix-fit").await?.contains(&loads))
+    })
+    .await?;
+    page.select("knob-fit", "off").await?;
+    expect_cli(&page, "llama.cpp with --fit off", &[&args[..], &["--fit", "off"]].concat()).await?;
+    page.wait_until("with --fit off, the fix turns it back on", async |p: &Page| {
+        Ok(p.exists("fix-fit").await? && p.text("fix-fit").await?.starts_with("Turn llama.cpp's --fit back on"))
+    })
+    .await?;
+    ensure!(page.url().await?.contains("fit=off"), "--fit off travels in the link");
+    no_errors(&page, "with --fit").await?;
+
     // 4. A plan that does not fit: ranked fixes; applying the first one makes it fit.
     page.open(&server.page("model=llama-3.1-70b&p=4096&n=1024")).await?;
     page.wait_until("fixes are listed", async |p: &Page| p.exists("fix").await).await?;

@@ -162,6 +162,7 @@ const LLAMACPP: &[Knob] = &[
     k("ts", "Tensor split (-ts)", &[]),
     k("sm", "Split mode (-sm)", &["layer", "row", "none"]),
     k("mmproj", "Projector (--mmproj)", &["off", "gpu", "cpu"]),
+    k("fit", "--fit", &["on", "off"]),
 ];
 
 pub fn knobs(kind: EngineKind) -> &'static [Knob] {

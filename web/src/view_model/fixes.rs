@@ -4,8 +4,7 @@
 //! "Apply" button carries the fixed plan as a share-link query
 //! (`data-query`), which the page decodes as it decodes its own link.
 
-use shared::estimate::estimate;
-use shared::fixes::{Fix, fixes};
+use shared::fixes::{Fix, FixKind, fixes};
 use shared::link::{LinkState, decode, encode};
 use shared::model::Model;
 use shared::units::{UnitSystem, format_bytes};
@@ -16,15 +15,14 @@ use super::resolve::{self, inputs_for};
 use crate::html::action::AnswerAction;
 
 /// The fixes' HTML for the plan of a share link's `query` (and, for a `hf=`
-/// or `file=` model, the hub's answer); empty when the plan fits, has no
-/// model or is not runnable.
+/// or `file=` model, the hub's answer); empty when the plan has no model,
+/// is not runnable or fits (unless its engine changes it before loading:
+/// llama.cpp's `--fit` with less than its target free).
 pub fn fixes_for(query: &str, hub: &HubState) -> String {
     let state = decode(query).state;
     let Ok(model) = resolve::model(&state, hub) else { return String::new() };
     let Ok(scenario) = resolve::scenario(&state, &model) else { return String::new() };
-    if estimate(&model, scenario.clone()).fits {
-        return String::new();
-    }
+    // Empty for a plan that fits, unless its engine changes it by itself.
     fixes_html(&fixes(&model, &scenario), &state, &model)
 }
 
@@ -45,20 +43,24 @@ pub fn fixes_html(fixes: &[Fix], state: &LinkState, model: &Model) -> String {
         h.raw("<li class=\"fix\" data-testid=\"fix\"")
             .attr("data-kind", &format!("{:?}", f.kind))
             .flag("data-fits", f.fits)
-            .raw("><div class=\"fix-head\">")
-            .el("strong", "", &f.title)
-            .el(
-                "span",
-                if f.fits { "badge basis-exact" } else { "badge basis-empirical" },
-                if f.fits { "fits" } else { "helps" },
-            )
-            .raw("</div><p class=\"hint\">")
-            .t(gives_up_text(f.gives_up))
-            .raw(" · <span data-testid=\"fix-saves\"")
-            .num("data-bytes", f.saves_bytes)
-            .raw(">saves ")
-            .t(&format_bytes(f.saves_bytes, units))
-            .raw("</span></p>");
+            .raw("><div class=\"fix-head\">");
+        if f.kind == FixKind::Fit {
+            h.raw("<strong data-testid=\"fix-fit\">").t(&f.title).raw("</strong>");
+        } else {
+            h.el("strong", "", &f.title);
+        }
+        h.el(
+            "span",
+            if f.fits { "badge basis-exact" } else { "badge basis-empirical" },
+            if f.fits { "fits" } else { "helps" },
+        )
+        .raw("</div><p class=\"hint\">")
+        .t(gives_up_text(f.gives_up))
+        .raw(" · <span data-testid=\"fix-saves\"")
+        .num("data-bytes", f.saves_bytes)
+        .raw(">saves ")
+        .t(&format_bytes(f.saves_bytes, units))
+        .raw("</span></p>");
         super::fold::code(&mut h, &code_id, "fix-code", &f.code);
         h.raw("<div class=\"fix-actions\">");
         copy_button(&mut h, "fix-copy", &code_id);
@@ -107,7 +109,7 @@ mod tests {
             let next = decode(link).state;
             assert_eq!(next, inputs_for(&f.scenario, &state, &model), "{}", f.title);
             let m = resolve::model(&next, &HubState::Idle).expect("a preset");
-            let fits = estimate(&m, resolve::scenario(&next, &m).expect("a plan")).fits;
+            let fits = shared::estimate::estimate(&m, resolve::scenario(&next, &m).expect("a plan")).fits;
             if f.fits {
                 assert!(fits, "{} fits once applied", f.title);
             }

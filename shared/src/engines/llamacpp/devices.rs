@@ -218,6 +218,19 @@ impl TensorSplit {
         Ok(out)
     }
 
+    /// Whole-number ratios, such as layer counts (past [`MAX_SPLIT`]
+    /// GPUs: by memory).
+    pub fn of_counts(counts: &[u64]) -> Self {
+        let mut out = Self::default();
+        if counts.len() <= MAX_SPLIT {
+            for (slot, &c) in out.millionths.iter_mut().zip(counts) {
+                *slot = c.saturating_mul(MILLION);
+            }
+            out.len = counts.len() as u8;
+        }
+        out
+    }
+
     /// The ratios.
     pub fn ratios(&self) -> Vec<f64> {
         self.millionths[..usize::from(self.len)].iter().map(|&m| m as f64 / MILLION as f64).collect()
@@ -343,7 +356,7 @@ pub(crate) struct Weights {
     pub overridden_count: usize,
 }
 
-fn is_routed_expert(role: Role) -> bool {
+pub(crate) fn is_routed_expert(role: Role) -> bool {
     matches!(role, Role::ExpertUp | Role::ExpertDown)
 }
 
@@ -360,7 +373,16 @@ const KEEP_NAMES: usize = 6;
 /// Every tensor's device after the overrides, summed per device. A rule
 /// that names a GPU the plan does not have is refused before this
 /// (`check_split`); here it is read as the CPU.
-pub(crate) fn weights(pieces: &[Piece], a: &Assignment, o: &super::Options, splits: &[f64]) -> Weights {
+///
+/// `more`: rules after the `-ot` ones — `--fit`'s own overrides, which it
+/// writes into the same list (common/fit.cpp).
+pub(crate) fn weights_with(
+    pieces: &[Piece],
+    a: &Assignment,
+    o: &super::Options,
+    splits: &[f64],
+    more: &dyn Fn(&Piece) -> Option<Buffer>,
+) -> Weights {
     let gpus = splits.len();
     let rules = o.tensor_overrides.compiled();
     let n_cpu = usize::try_from(o.n_cpu_moe).unwrap_or(usize::MAX);
@@ -370,7 +392,7 @@ pub(crate) fn weights(pieces: &[Piece], a: &Assignment, o: &super::Options, spli
         let home = a.home(t.home);
         // The command line puts `-ot` first, then `--n-cpu-moe`'s rules
         // (`blk\.i\.ffn_(up|down|gate|gate_up)_(ch|)exps`, common/common.h).
-        let rule = rules.iter().find(|(p, _)| p.is_match(&t.name)).map(|(_, b)| *b);
+        let rule = rules.iter().find(|(p, _)| p.is_match(&t.name)).map(|(_, b)| *b).or_else(|| more(t));
         let n_cpu_moe =
             matches!(t.home, Home::Layer(l) if l < n_cpu && is_routed_expert(t.role)).then_some(Buffer::Cpu);
         let target = match rule.or(n_cpu_moe) {

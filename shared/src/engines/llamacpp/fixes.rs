@@ -3,7 +3,8 @@
 
 use super::super::commands::{Commands, Setting, SettingKind, Shorten};
 use super::super::{Engine, EnginePlan, Scenario, transformers};
-use super::{CacheType, FlashAttention, Options, SplitMode, loads};
+use super::fit::{Fit, predict};
+use super::{CacheType, FitMode, FlashAttention, Options, SplitMode, TensorOverrides, TensorSplit, loads};
 use crate::formats::WeightFormat;
 use crate::kv::KvDtype;
 use crate::model::Model;
@@ -82,8 +83,12 @@ pub fn server_command(model: &Model, s: &Scenario) -> String {
     };
     let mut cmd = format!("llama-server -m {file}");
     let layers = model.layout.num_layers as u64;
-    let ngl = o.n_gpu_layers.unwrap_or(layers + 1);
-    cmd.push_str(&format!(" -ngl {ngl}"));
+    // Only a -ngl the plan sets: any -ngl makes --fit give up
+    // (common/fit.cpp "n_gpu_layers already set by user"), and every layer
+    // is llama.cpp's default.
+    if let Some(ngl) = o.n_gpu_layers {
+        cmd.push_str(&format!(" -ngl {ngl}"));
+    }
     let slots = o.parallel.unwrap_or(s.concurrency).max(1);
     let ctx = o.n_ctx.unwrap_or_else(|| s.sequence_tokens().saturating_mul(slots));
     cmd.push_str(&format!(" -c {ctx} -np {slots}"));
@@ -123,6 +128,11 @@ pub fn server_command(model: &Model, s: &Scenario) -> String {
     if o.main_gpu != 0 {
         cmd.push_str(&format!(" -mg {}", o.main_gpu));
     }
+    if o.fit == FitMode::Off {
+        cmd.push_str(" --fit off");
+    } else if o.fit_target_bytes() != super::FIT_MARGIN_BYTES {
+        cmd.push_str(&format!(" --fit-target {}", o.fit_target_mib));
+    }
     if o.mmproj {
         cmd.push_str(" --mmproj mmproj.gguf");
         if o.no_mmproj_offload {
@@ -158,6 +168,7 @@ pub const COMMANDS: Commands = Commands {
     },
     serve: |repo, weights| format!("llama-server -m <a {} GGUF of {repo}> ...", weights.id()),
     settings,
+    adjusts: fit_adjustment,
 };
 
 /// GGUF files for llama-server; other formats as transformers loads them.
@@ -173,7 +184,7 @@ fn weight_code(f: WeightFormat, repo: &str) -> String {
 /// experts of the first layers (`--n-cpu-moe`), which keeps attention and
 /// the shared tensors on the GPU.
 fn settings(model: &Model, s: &Scenario, _: &str) -> Vec<Setting> {
-    let mut out = Vec::new();
+    let mut out: Vec<Setting> = fit_setting(model, s).into_iter().collect();
     if let Some(n) = min_cpu_moe(model, s).flatten().filter(|&n| n > 0)
         && let Engine::LlamaCpp(o) = s.engine
         && n > o.n_cpu_moe
@@ -201,6 +212,52 @@ fn settings(model: &Model, s: &Scenario, _: &str) -> Vec<Setting> {
         code: format!("llama-server ... -ngl {ngl}"),
     });
     out
+}
+
+/// What llama.cpp's `--fit` loads instead: with the flags as given, or —
+/// when a flag makes it give up, or it is off — without that flag. Applied
+/// here as the nearest flags ([`FitChoice::nearest`]).
+fn fit_setting(model: &Model, s: &Scenario) -> Option<Setting> {
+    let Engine::LlamaCpp(o) = s.engine else { return None };
+    let cleared = Options {
+        fit: FitMode::On,
+        n_gpu_layers: None,
+        tensor_split: TensorSplit::BY_MEMORY,
+        split_mode: if o.split_mode == SplitMode::Row { SplitMode::Layer } else { o.split_mode },
+        tensor_overrides: TensorOverrides::NONE,
+        n_cpu_moe: 0,
+        ..o
+    };
+    let (title, base) = match predict(model, s, None)? {
+        Fit::Fitted(c) => (format!("llama.cpp's --fit (on by default) loads it as {}", c.describe()), (c, o)),
+        Fit::GivesUp { flag, .. } => {
+            let t = Scenario { engine: Engine::LlamaCpp(cleared), ..s.clone() };
+            let Some(Fit::Fitted(c)) = predict(model, &t, None) else { return None };
+            (format!("Drop {flag} and let llama.cpp's --fit place it: {}", c.describe()), (c, cleared))
+        }
+        Fit::Off => {
+            let t = Scenario { engine: Engine::LlamaCpp(cleared), ..s.clone() };
+            let Some(Fit::Fitted(c)) = predict(model, &t, None) else { return None };
+            (format!("Turn llama.cpp's --fit back on: {}", c.describe()), (c, cleared))
+        }
+        Fit::Unchanged => return None,
+    };
+    let (choice, flags) = base;
+    let runs = Scenario { engine: Engine::LlamaCpp(flags), ..s.clone() };
+    let mut t = s.clone();
+    t.engine = Engine::LlamaCpp(choice.nearest(flags));
+    Some(Setting {
+        kind: SettingKind::Fit,
+        title,
+        code: format!("{}   # --fit on is the default", server_command(model, &runs)),
+        scenario: t,
+    })
+}
+
+/// What `--fit` changes by itself in a plan that fits with less than its
+/// target free: [`fit_setting`] when it fits the flags as given.
+fn fit_adjustment(model: &Model, s: &Scenario) -> Option<Setting> {
+    matches!(predict(model, s, None)?, Fit::Fitted(_)).then(|| fit_setting(model, s)).flatten()
 }
 
 /// With several GPUs and `--split-mode layer`, the `--tensor-split` that

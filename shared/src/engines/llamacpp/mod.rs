@@ -3,9 +3,9 @@
 //! compute buffers — so a plan either loads or fails at once.
 //!
 //! `-c/--ctx-size` is the total context shared by `-np/--parallel` slots
-//! (each slot gets `n_ctx / parallel`); `-ngl` offloads the *last* N layers
-//! (N > layers also offloads the output head); the token embedding stays on
-//! the CPU. Sliding-window layers keep `window × slots + n_ubatch` tokens
+//! (each slot gets `n_ctx / parallel`); `-ngl N` offloads the output layer
+//! and the last N − 1 repeating layers (the output layer counts as the
+//! last of `layers + 1`); the token embedding stays on the CPU. Sliding-window layers keep `window × slots + n_ubatch` tokens
 //! (`llama_kv_cache_iswa`). `cache.rs`: cache types and cells;
 //! `tensors.rs`: the tensors by llama.cpp name; `devices.rs`: the split
 //! over GPUs and the tensor overrides (`-ot`, `--cpu-moe`, `--n-cpu-moe`);
@@ -14,6 +14,7 @@
 
 mod cache;
 mod devices;
+mod fit;
 mod fixes;
 mod pattern;
 mod tensors;
@@ -21,6 +22,7 @@ mod warnings;
 
 pub use cache::{CacheType, UnknownCacheType};
 pub use devices::{Buffer, MAX_OVERRIDE_TEXT, MAX_SPLIT, SplitMode, TensorOverrides, TensorSplit};
+pub use fit::{Fit, FitChoice, predict as predict_fit};
 pub use fixes::{COMMANDS, max_gpu_layers, min_cpu_moe, server_command, with_cpu_moe};
 pub use pattern::Pattern;
 pub(crate) use warnings::warnings;
@@ -37,8 +39,19 @@ use crate::state::StateRules;
 use crate::units::{MIB, UnitSystem, format_bytes, mib_2dp};
 
 /// The default headroom llama.cpp's `--fit` keeps free on each device
-/// (ggml-org/llama.cpp#16653: 1024 MiB).
+/// (ggml-org/llama.cpp#16653; common/common.h `fit_params_target`, 1024 MiB
+/// per device, as vendored by llama-cpp-python 0.3.36).
 pub const FIT_MARGIN_BYTES: u64 = 1024 * MIB;
+
+/// `--fit on|off`: whether llama.cpp fits the flags left at their defaults
+/// to free memory before loading (common/common.h `fit_params = true`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FitMode {
+    #[default]
+    On,
+    Off,
+}
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -106,6 +119,16 @@ pub struct Options {
     /// `--no-mmproj-offload`: the projector stays on the CPU.
     #[serde(default)]
     pub no_mmproj_offload: bool,
+    /// `--fit on|off`.
+    #[serde(default)]
+    pub fit: FitMode,
+    /// `--fit-target MiB`: what `--fit` keeps free on each GPU.
+    #[serde(default = "default_fit_target_mib")]
+    pub fit_target_mib: u64,
+}
+
+fn default_fit_target_mib() -> u64 {
+    FIT_MARGIN_BYTES / MIB
 }
 
 impl Default for Options {
@@ -128,7 +151,16 @@ impl Default for Options {
             main_gpu: 0,
             mmproj: false,
             no_mmproj_offload: false,
+            fit: FitMode::On,
+            fit_target_mib: default_fit_target_mib(),
         }
+    }
+}
+
+impl Options {
+    /// What `--fit` keeps free on each GPU.
+    pub fn fit_target_bytes(&self) -> u64 {
+        self.fit_target_mib.saturating_mul(MIB)
     }
 }
 
@@ -179,7 +211,9 @@ pub struct Report {
     /// The largest per-GPU compute buffer.
     pub compute_buffer_bytes: u64,
     pub fit_margin_bytes: u64,
-    /// Whether every GPU keeps the `--fit` margin free.
+    /// Whether every GPU keeps the `--fit` margin of CUDA's total free, as
+    /// `--fit` first checks (when not, it changes the plan before loading:
+    /// [`fit::predict`]).
     pub keeps_fit_margin: bool,
     pub log_lines: Vec<String>,
 }
@@ -207,10 +241,17 @@ fn context(p: &Plan, o: Options, slots: u64) -> u64 {
     .max(1)
 }
 
+/// The repeating layers `-ngl` offloads and whether the output layer goes
+/// too. llama.cpp counts the output layer as layer `n` of `n + 1` and
+/// offloads from the back: `i_gpu_start = max(n + 1 - ngl, 0)`, so any
+/// `-ngl ≥ 1` takes the output layer first and `ngl - 1` repeating layers
+/// with it (`load_tensors` in src/llama-model.cpp, llama.cpp as vendored by
+/// llama-cpp-python 0.3.36: "offloading output layer to GPU", "offloading
+/// N - 1 repeating layers").
 fn gpu_layers(p: &Plan, o: Options) -> (u64, bool) {
     let n = p.kv_layers.len() as u64;
-    let ngl = o.n_gpu_layers.unwrap_or(n + 1);
-    (ngl.min(n), ngl > n)
+    let ngl = o.n_gpu_layers.unwrap_or(n + 1).min(n + 1);
+    (ngl.saturating_sub(1), ngl >= 1)
 }
 
 /// llama.cpp (as vendored in llama-cpp-python 0.3.36): `create_memory`
@@ -298,10 +339,20 @@ pub(crate) struct Devices {
 }
 
 pub(crate) fn devices(p: &Plan, o: Options) -> Devices {
+    devices_with(p, o, &tensors::pieces(p), &|_| None)
+}
+
+/// [`devices`] of `pieces` with more tensor overrides after `-ot`'s.
+fn devices_with(
+    p: &Plan,
+    o: Options,
+    pieces: &[tensors::Piece],
+    more: &dyn Fn(&tensors::Piece) -> Option<Buffer>,
+) -> Devices {
     let (offloaded, output) = gpu_layers(p, o);
     let assignment = devices::assign(p, &o, offloaded as usize, output);
     let splits = devices::splits(p, &o);
-    let weights = devices::weights(&tensors::pieces(p), &assignment, &o, &splits);
+    let weights = devices::weights_with(pieces, &assignment, &o, &splits, more);
     let gpus = p.scenario.gpus.len();
     let used = (0..gpus).map(|g| o.split_mode != SplitMode::None || g == usize::from(o.main_gpu)).collect();
     // tools/mtmd/clip.cpp: the projector takes the first GPU
@@ -488,15 +539,13 @@ pub(crate) fn report(p: &Plan, o: Options, d: &Devices) -> Report {
     let keeps_margin = per_gpu
         .iter()
         .zip(&p.scenario.gpus)
-        .all(|(parts, slot)| parts.total_bytes().saturating_add(FIT_MARGIN_BYTES) <= slot.capacity_bytes);
+        .all(|(parts, slot)| parts.total_bytes().saturating_add(o.fit_target_bytes()) <= slot.cuda_total_bytes);
     let ngl = o.n_gpu_layers.unwrap_or(offloaded + 1);
     // `{:.2}` of an f64 would bring the float formatter back into the page's
     // first load: `mib_2dp` prints the same digits from the integer bytes.
-    let mut log_lines = vec![format!(
-        "offloaded {offloaded}/{} layers to GPU{}",
-        p.kv_layers.len(),
-        if output { " (and the output layer)" } else { "" }
-    )];
+    // load_tensors counts the output layer: "offloaded {min(ngl, n + 1)}/{n + 1}".
+    let all = p.kv_layers.len() as u64 + 1;
+    let mut log_lines = vec![format!("offloaded {}/{all} layers to GPU", offloaded + u64::from(output))];
     // load_tensors prints one model buffer per buffer type (CPU_Mapped for
     // the mmap'd weights left on the host).
     log_lines.push(format!("CPU_Mapped model buffer size = {} MiB", mib_2dp(cpu_weights)));
@@ -536,7 +585,7 @@ pub(crate) fn report(p: &Plan, o: Options, d: &Devices) -> Report {
         cache_type_k: type_name(t.k),
         cache_type_v: type_name(t.v),
         compute_buffer_bytes: per_gpu.iter().map(|x| x.activation_bytes).max().unwrap_or(0),
-        fit_margin_bytes: FIT_MARGIN_BYTES,
+        fit_margin_bytes: o.fit_target_bytes(),
         keeps_fit_margin: keeps_margin,
         log_lines,
     }
@@ -569,9 +618,10 @@ pub(crate) fn terms(p: &Plan, r: &Report) -> EngineTerms {
             "llama.cpp CPU weights",
             r.cpu_weight_bytes,
             format!(
-                "token embedding{} stay in system memory; {} of the layers offloaded (-ngl {}){}",
-                if r.output_on_gpu { "" } else { " and output head" },
+                "{} in system memory; {} repeating layers{} offloaded (-ngl {}){}",
+                if r.output_on_gpu { "token embedding stays" } else { "token embedding and output head stay" },
                 r.layers_on_gpu,
+                if r.output_on_gpu { " and the output layer" } else { "" },
                 r.n_gpu_layers,
                 if r.cpu_expert_bytes > 0 {
                     format!(

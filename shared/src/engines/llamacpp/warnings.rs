@@ -2,7 +2,8 @@
 //! cache without flash attention, `-ot` rules that match no tensor, the
 //! flags for which `--fit` gives up, and less than its margin left free.
 
-use super::{FIT_MARGIN_BYTES, FlashAttention, Options, SplitMode, devices, types};
+use super::fit;
+use super::{FitMode, FlashAttention, Options, devices, types};
 use crate::engines::{EngineWarnings, Plan};
 use crate::plan::GpuPeak;
 use crate::units::{UnitSystem, format_bytes};
@@ -20,32 +21,6 @@ fn quantised_v_without_flash_attention(p: &Plan, o: Options) -> Option<String> {
     ))
 }
 
-/// The flag for which llama.cpp's `--fit` (on by default) gives up on the
-/// layers and the tensor placement, and its own words: common/fit.cpp
-/// (`common_params_fit_impl`, ggml-org/llama.cpp at 08033df) tries a smaller
-/// context when `-c` is 0, then throws on each of these in this order, and
-/// the model loads as told and runs out of memory (llama.cpp#27872).
-/// `--cpu-moe` and `--n-cpu-moe` are tensor overrides too (common/arg.cpp
-/// pushes one `llm_ffn_exps_block_regex` rule per layer).
-fn fit_gives_up(o: Options, gpus: usize) -> Option<(&'static str, &'static str)> {
-    if o.n_gpu_layers.is_some() {
-        return Some(("-ngl", "n_gpu_layers already set by user"));
-    }
-    if gpus > 1 && o.tensor_split.is_set() {
-        return Some(("--tensor-split", "model_params::tensor_split already set by user"));
-    }
-    if gpus > 1 && o.split_mode == SplitMode::Row {
-        return Some(("--split-mode row", "changing weight allocation for LLAMA_SPLIT_MODE_ROW not implemented"));
-    }
-    if !o.tensor_overrides.is_empty() {
-        return Some(("-ot", "model_params::tensor_buft_overrides already set by user"));
-    }
-    if o.n_cpu_moe > 0 {
-        return Some(("--n-cpu-moe", "model_params::tensor_buft_overrides already set by user"));
-    }
-    None
-}
-
 pub(crate) fn warnings(p: &Plan, o: Options, per_gpu: &[GpuPeak]) -> EngineWarnings {
     let mut setup: Vec<String> = quantised_v_without_flash_attention(p, o).into_iter().collect();
     if !o.tensor_overrides.is_empty() && o.tensor_overrides.rules().count() > 0 {
@@ -57,8 +32,9 @@ pub(crate) fn warnings(p: &Plan, o: Options, per_gpu: &[GpuPeak]) -> EngineWarni
             ));
         }
     }
+    let margin = o.fit_target_bytes();
     if per_gpu.iter().any(|g| !g.fits)
-        && let Some((flag, why)) = fit_gives_up(o, per_gpu.len())
+        && let Some((flag, why)) = fit::gives_up(o, per_gpu.len())
     {
         setup.push(format!(
             "with {flag} set, llama.cpp's --fit gives up on -ngl and the tensor placement (\"{why}, abort\"; \
@@ -66,10 +42,16 @@ pub(crate) fn warnings(p: &Plan, o: Options, per_gpu: &[GpuPeak]) -> EngineWarni
         ));
     }
     let mut fit = Vec::new();
-    if per_gpu.iter().any(|g| g.fits && g.free_bytes < FIT_MARGIN_BYTES) {
+    let short = per_gpu.iter().any(|g| !g.fits || g.free_bytes < margin);
+    let tight = per_gpu.iter().any(|g| g.fits && g.free_bytes < margin);
+    let margin = format_bytes(margin, UnitSystem::Binary);
+    if short && o.fit == FitMode::On && fit::gives_up(o, per_gpu.len()).is_none() {
         fit.push(format!(
-            "less than llama.cpp's {} --fit margin stays free: loading may fail once other buffers appear",
-            format_bytes(FIT_MARGIN_BYTES, UnitSystem::Binary)
+            "llama.cpp's --fit (on by default) moves layers or experts off the GPU to keep {margin} free: see the fixes"
+        ));
+    } else if tight {
+        fit.push(format!(
+            "less than llama.cpp's {margin} --fit margin stays free: loading may fail once other buffers appear"
         ));
     }
     EngineWarnings { setup, fit }

@@ -22,6 +22,7 @@ pub const COMMANDS: Commands = Commands {
     rebalance: crate::engines::commands::balanced_device_map,
     serve: |repo, _| format!("AutoModelForCausalLM.from_pretrained(\"{repo}\", device_map=\"auto\")"),
     settings,
+    adjusts: crate::engines::commands::no_adjustment,
 };
 
 fn more_gpus(model: &Model, target: &Scenario, repo: &str, _: u64) -> String {

@@ -139,6 +139,7 @@ pub const COMMANDS: Commands = Commands {
     rebalance: crate::engines::commands::balanced_device_map,
     serve: |repo, _| format!("vllm serve {repo}"),
     settings,
+    adjusts: crate::engines::commands::no_adjustment,
 };
 
 /// Loading the weights in format `f`: vLLM's quantization flags, else

@@ -367,7 +367,7 @@ fn map_fix(kind: FixKind) -> Option<(FixId, CauseId)> {
         FixKind::MaxModelLen => (FixId::MaxModelLen, CauseId::KvCacheGrowth),
         FixKind::Concurrency => (FixId::Concurrency, CauseId::KvCacheGrowth),
         FixKind::WeightFormat => (FixId::WeightFormat, CauseId::WeightsTooLarge),
-        FixKind::OffloadLayers => (FixId::OffloadLayers, CauseId::WeightsTooLarge),
+        FixKind::OffloadLayers | FixKind::Fit => (FixId::OffloadLayers, CauseId::WeightsTooLarge),
         FixKind::SplitLayers => (FixId::DeviceMap, CauseId::GpuImbalance),
         FixKind::MoreGpus => (FixId::MoreGpus, CauseId::TooLargeOverall),
         FixKind::BiggerGpu => (FixId::BiggerGpu, CauseId::TooLargeOverall),

@@ -1,7 +1,7 @@
 //! The cheapest changes that make the plan fit, ranked by what they give up,
 //! each with the memory it saves, copyable code and an "apply" button. They
 //! are ranked by the on-demand diagnose bundle (`view_model::fixes`), fetched
-//! the first time a plan does not fit.
+//! the first time a plan does not fit (or llama.cpp's `--fit` would change it).
 
 use leptos::prelude::*;
 
@@ -13,7 +13,17 @@ use crate::state::use_app;
 #[component]
 pub fn FixesPanel() -> impl IntoView {
     let app = use_app();
-    let fits = Memo::new(move |_| app.estimate.with(|e| e.as_ref().is_none_or(|e| e.fits)));
+    // No fixes for a plan that fits, unless its engine changes it before
+    // loading: llama.cpp's `--fit` when less than its target stays free.
+    let fits = Memo::new(move |_| {
+        app.estimate.with(|e| {
+            e.as_ref().is_none_or(|e| {
+                e.fits
+                    && shared::engines::llamacpp::Report::of(e.engine_report.as_ref())
+                        .is_none_or(|r| r.keeps_fit_margin)
+            })
+        })
+    });
     Effect::new(move |_| {
         if !fits.get() {
             load_diagnose(app);
