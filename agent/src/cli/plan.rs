@@ -150,6 +150,9 @@ pub struct PlanArgs {
     /// llama.cpp --fit on the memory free now: SIZE[,SIZE…] per GPU (nvidia-smi's memory.free), or `nvml` to read this host's GPUs; default: idle GPUs.
     #[arg(long)]
     pub fit_free: Option<String>,
+    /// llama.cpp: the host's RAM, SIZE or `auto` (this host's MemTotal): what the plan leaves on the CPU is checked against it.
+    #[arg(long)]
+    host_ram: Option<String>,
     /// llama.cpp: -ub/--ubatch-size, the physical batch.
     #[arg(long, default_value_t = 512)]
     n_ubatch: u64,
@@ -444,6 +447,7 @@ fn engine(args: &PlanArgs) -> anyhow::Result<Engine> {
                 other => bail!("unknown --fit `{other}` (on or off)"),
             },
             fit_target_mib: args.fit_target,
+            host_ram_bytes: args.host_ram.as_deref().map(host_ram).transpose()?,
         }),
     })
 }
@@ -514,4 +518,20 @@ pub(super) fn free_memory(text: &str) -> anyhow::Result<Vec<u64>> {
     text.split(',')
         .map(|part| parse_size(part.trim()).map_err(|e| anyhow::anyhow!("--fit-free `{part}`: {e}")))
         .collect()
+}
+
+/// `--host-ram`: a size, or `auto` for this host's RAM (`MemTotal` of
+/// /proc/meminfo, in kB).
+fn host_ram(text: &str) -> anyhow::Result<u64> {
+    if text != "auto" {
+        return parse_size(text).map_err(|e| anyhow::anyhow!("--host-ram `{text}`: {e}"));
+    }
+    let info = std::fs::read_to_string("/proc/meminfo")
+        .map_err(|e| anyhow::anyhow!("--host-ram auto: cannot read /proc/meminfo ({e}); give the size instead"))?;
+    info.lines()
+        .find_map(|l| l.strip_prefix("MemTotal:"))
+        .and_then(|v| v.trim().strip_suffix("kB"))
+        .and_then(|kb| kb.trim().parse::<u64>().ok())
+        .map(|kb| kb * 1024)
+        .ok_or_else(|| anyhow::anyhow!("--host-ram auto: no MemTotal in /proc/meminfo; give the size instead"))
 }

@@ -44,10 +44,11 @@ pub fn breakdown(e: &Estimate, fit: Option<&llamacpp::Fit>, units: UnitSystem, e
             "host RAM",
             r.host_ram_bytes,
             format!(
-                "CPU weights {}{experts}, KV on host {}, host compute {}",
+                "CPU weights {}{experts}, KV on host {}, host compute {}{}",
                 b(r.cpu_weight_bytes),
                 b(r.cpu_kv_bytes.saturating_add(r.cpu_state_bytes)),
-                b(r.host_compute_bytes)
+                b(r.host_compute_bytes),
+                r.host_ram_limit_bytes.map(|ram| format!("; this host has {}", b(ram))).unwrap_or_default()
             ),
         );
         if let Some(fit) = fit {

@@ -134,6 +134,7 @@ fn bad_input_exits_non_zero_with_one_line() {
         &["estimate", "--config", "/nonexistent/config.json"],
         &["estimate", "--model", "llama-3.1-8b", "--engine", "llama.cpp", "--fit", "maybe"],
         &["estimate", "--model", "llama-3.1-8b", "--engine", "llama.cpp", "--fit-free", "5banana"],
+        &["estimate", "--model", "llama-3.1-8b", "--engine", "llama.cpp", "--host-ram", "lots"],
     ] {
         let out = headroom(args);
         assert!(!out.status.success(), "{args:?} succeeded");
@@ -347,5 +348,24 @@ fn llamacpp_fit_on_the_memory_free_now() {
     if !out.status.success() {
         let err = String::from_utf8_lossy(&out.stderr);
         assert!(err.trim().lines().count() == 1 && err.contains("--fit-free nvml"), "{err}");
+    }
+}
+
+/// `--host-ram`: the host's RAM against what the plan leaves on the CPU.
+#[test]
+fn llamacpp_host_ram() {
+    let base =
+        ["estimate", "--model", "qwen3-30b-a3b", "--weights", "q4_k_m", "--engine", "llama.cpp", "--cpu-moe", "--json"];
+    let small = json(&[&base[..], &["--host-ram", "8GiB"]].concat());
+    assert_eq!(small["engine_report"]["host_ram_limit_bytes"], 8 * 1024_u64.pow(3));
+    let warns = |v: &serde_json::Value| {
+        v["warnings"].as_array().unwrap().iter().any(|w| w.as_str().unwrap().contains("of host RAM"))
+    };
+    assert!(warns(&small), "{}", small["warnings"]);
+    assert!(!warns(&json(&base)));
+    // This host's own RAM.
+    if std::path::Path::new("/proc/meminfo").exists() {
+        let own = json(&[&base[..], &["--host-ram", "auto"]].concat());
+        assert!(own["engine_report"]["host_ram_limit_bytes"].as_u64().unwrap() > 0);
     }
 }

@@ -79,6 +79,7 @@ pub(super) fn encode_engine(e: &Engine, pairs: &mut Vec<(&'static str, String)>)
                 llamacpp::FitMode::Off => "off",
             };
             opt("fit", (o.fit != d.fit).then(|| fit(o.fit).to_owned()));
+            opt("ram", o.host_ram_bytes.filter(|_| o.host_ram_bytes != d.host_ram_bytes).map(super::values::size_text));
         }
         // `_` is not an engine here: the first element lists every engine, and
         // `LinkVersion::engine` gives the kind it is asked for.
@@ -111,7 +112,7 @@ fn flash_id(f: llamacpp::FlashAttention) -> &'static str {
 pub(super) const KNOB_KEYS: &[&str] = &[
     "attn", "logits", "vllm", "gmu", "mml", "mbt", "mns", "bs", "loras", "lorar", "samp", "sglang", "mfs", "cl",
     "nctx", "ngl", "np", "fa", "ctk", "ctv", "ncmoe", "nkvo", "kvu", "swafull", "ot", "ts", "sm", "mg", "mmproj",
-    "fit", "fitt",
+    "fit", "ram",
 ];
 
 /// Applies one knob to the engine; `Err` says why it does not apply.
@@ -190,6 +191,15 @@ pub(super) fn apply_knob(e: &mut Engine, key: &str, value: &str) -> Result<(), S
                 "off" => llamacpp::FitMode::Off,
                 _ => return Err("use on or off".into()),
             }
+        }
+        // A bare number is GiB, as people say how much RAM they have.
+        (Engine::LlamaCpp(o), "ram") => {
+            let bytes = match value.bytes().all(|b| b.is_ascii_digit()) {
+                true => value.parse::<u64>().ok().and_then(|g| g.checked_mul(crate::units::GIB)),
+                false => super::values::exact_size(value).or_else(|| crate::units::parse_size(value).ok()),
+            };
+            let bytes = bytes.ok_or("a size such as 64GiB (a bare number is GiB)")?;
+            o.host_ram_bytes = Some(super::values::in_range(bytes, crate::units::MIB, 1 << 60)?);
         }
         (e, _) => return Err(format!("not a setting of {}", e.kind().id())),
     }

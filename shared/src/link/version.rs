@@ -162,6 +162,7 @@ fn engine_2026_12(kind: EngineKind) -> Engine {
             // says llama.cpp would load instead: its defaults for every link.
             fit: llamacpp::FitMode::On,
             fit_target_mib: llamacpp::FIT_MARGIN_BYTES / crate::units::MIB,
+            host_ram_bytes: None,
         }),
     }
 }

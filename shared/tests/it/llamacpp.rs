@@ -321,3 +321,33 @@ fn share_links_carry_the_new_knobs() {
     );
     assert!(!decode("?e=llama.cpp&ctk=fp8").notices.is_empty());
 }
+
+/// The host RAM a plan leaves on the CPU, against the host's when given:
+/// in the report, a warning past it, and in share links.
+#[test]
+fn host_ram_is_checked_against_the_hosts() {
+    let m = model("qwen3-30b-a3b");
+    let o = Options { n_ctx: Some(8192), n_cpu_moe: u64::from(u32::MAX), ..Default::default() };
+    let warned = |ram: Option<u64>| {
+        let (r, e) = report(&m, scenario(Options { host_ram_bytes: ram, ..o }, 1, 24));
+        assert_eq!(r.host_ram_limit_bytes, ram);
+        (r.host_ram_bytes, e.warnings.iter().any(|w| w.contains("of host RAM")))
+    };
+    let (need, none) = warned(None);
+    assert!(need > 8 * GIB && !none, "{need}");
+    assert!(warned(Some(8 * GIB)).1);
+    assert!(!warned(Some(need)).1, "exactly enough RAM is enough");
+    use shared::link::decode;
+    let ram = |q: &str| match decode(q).state.engine {
+        Engine::LlamaCpp(o) => o.host_ram_bytes,
+        other => panic!("{other:?}"),
+    };
+    assert_eq!(ram("?e=llama.cpp&ram=64"), Some(64 * GIB));
+    assert_eq!(ram("?e=llama.cpp&ram=64GiB"), Some(64 * GIB));
+    assert!(!decode("?e=llama.cpp&ram=lots").notices.is_empty());
+    let state = shared::link::LinkState {
+        engine: Engine::LlamaCpp(Options { host_ram_bytes: Some(64 * GIB), ..Default::default() }),
+        ..Default::default()
+    };
+    assert!(shared::link::encode(&state).contains("ram=64GiB"));
+}

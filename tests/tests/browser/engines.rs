@@ -102,6 +102,16 @@ async fn engines_fixes_and_diagnosis() -> anyhow::Result<()> {
     expect_cli(&page, "llama.cpp with -ot and -ts", &args).await?;
     let url = page.url().await?;
     ensure!(url.contains("ot=exps%3DCPU") && url.contains("ts=3,1"), "{url}");
+    // The host's RAM: what the experts need there is over 8 GiB.
+    page.fill("knob-ram", "8").await?;
+    expect_cli(&page, "llama.cpp with --host-ram", &[&args[..], &["--host-ram", "8GiB"]].concat()).await?;
+    page.wait_until("the page says the host RAM is short", async |p: &Page| {
+        Ok(p.text("warnings").await?.contains("of host RAM"))
+    })
+    .await?;
+    let json = cli::estimate(&[&args[..], &["--host-ram", "8GiB"]].concat())?;
+    expect_value(&page, "host-ram-bytes", &json["engine_report"]["host_ram_bytes"].to_string()).await?;
+    ensure!(page.url().await?.contains("ram=8GiB"), "the host RAM travels in the link");
     no_errors(&page, "with tensor overrides").await?;
 
     // 3c. llama.cpp's --fit: what it loads instead of a plan that does not

@@ -94,6 +94,15 @@ pub fn report_view(e: &Estimate, units: UnitSystem) -> Option<ReportView> {
                 row("cpu-weight-bytes", "Weights left on the CPU", bytes(r.cpu_weight_bytes), r.cpu_weight_bytes),
                 row("cpu-kv-bytes", "KV cache on the CPU", bytes(r.cpu_kv_bytes), r.cpu_kv_bytes),
                 row(
+                    "host-ram-bytes",
+                    "Host RAM needed",
+                    match r.host_ram_limit_bytes {
+                        Some(ram) => format!("{} of {}", bytes(r.host_ram_bytes), bytes(ram)),
+                        None => bytes(r.host_ram_bytes),
+                    },
+                    r.host_ram_bytes,
+                ),
+                row(
                     "compute-buffer-bytes",
                     "Compute buffer (largest GPU)",
                     bytes(r.compute_buffer_bytes),
@@ -163,6 +172,7 @@ const LLAMACPP: &[Knob] = &[
     k("sm", "Split mode (-sm)", &["layer", "row", "none"]),
     k("mmproj", "Projector (--mmproj)", &["off", "gpu", "cpu"]),
     k("fit", "--fit", &["on", "off"]),
+    k("ram", "Host RAM (GiB)", &[]),
 ];
 
 pub fn knobs(kind: EngineKind) -> &'static [Knob] {

@@ -125,6 +125,10 @@ pub struct Options {
     /// `--fit-target MiB`: what `--fit` keeps free on each GPU.
     #[serde(default = "default_fit_target_mib")]
     pub fit_target_mib: u64,
+    /// The host's RAM, when given: what the plan needs there is checked
+    /// against it (not a llama.cpp flag).
+    #[serde(default)]
+    pub host_ram_bytes: Option<u64>,
 }
 
 fn default_fit_target_mib() -> u64 {
@@ -153,6 +157,7 @@ impl Default for Options {
             no_mmproj_offload: false,
             fit: FitMode::On,
             fit_target_mib: default_fit_target_mib(),
+            host_ram_bytes: None,
         }
     }
 }
@@ -203,6 +208,9 @@ pub struct Report {
     /// The host RAM the plan needs: CPU weights (mmap'd pages llama.cpp
     /// touches), host KV cache and state, the host compute buffer.
     pub host_ram_bytes: u64,
+    /// The host's RAM, when given (checked against `host_ram_bytes`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub host_ram_limit_bytes: Option<u64>,
     /// KV cells of a full-attention layer, over all streams.
     pub kv_cells: u64,
     /// The K and V cache types (`ggml_type_name`).
@@ -518,22 +526,48 @@ impl Report {
     }
 }
 
+/// What stays in host memory besides the weights.
+struct Host {
+    kv: u64,
+    state: u64,
+    compute: u64,
+}
+
+/// The KV cache and state of the layers kept on the CPU (every layer with
+/// `--no-kv-offload`) and the host compute buffer.
+fn host(p: &Plan, o: Options, d: &Devices) -> Host {
+    let s = slots(p, o);
+    let cells = cells(p, o, n_ctx(p, o), s);
+    let kv = kv_layers(p, o);
+    let on_host = |i: usize| o.no_kv_offload || d.assignment.layers.get(i).copied().flatten().is_none();
+    let n = p.kv_layers.len();
+    let host_kv: Vec<LayerKv> = (0..n).filter(|&i| on_host(i)).map(|i| kv[i]).collect();
+    let host_state: Vec<_> = (0..n).filter(|&i| on_host(i)).filter_map(|i| p.state_layers.get(i).copied()).collect();
+    Host {
+        kv: cells.bytes(&host_kv),
+        state: crate::state::sequence_bytes(&host_state).saturating_mul(s),
+        compute: host_compute(p, o, &kv, cells),
+    }
+}
+
+/// The host RAM a plan needs: CPU weights, host KV cache and state, the
+/// host compute buffer (`Report::host_ram_bytes`).
+pub(super) fn host_ram_need(p: &Plan, o: Options) -> u64 {
+    let d = devices(p, o);
+    let h = host(p, o, &d);
+    d.cpu_weights().saturating_add(h.kv).saturating_add(h.state).saturating_add(h.compute)
+}
+
 pub(crate) fn report(p: &Plan, o: Options, d: &Devices) -> Report {
     let ctx = n_ctx(p, o);
     let s = slots(p, o);
     let (offloaded, output) = gpu_layers(p, o);
     let gpus = p.scenario.gpus.len();
     let per_gpu: Vec<GpuBudget> = (0..gpus).map(|g| gpu_parts(p, o, d, g, ctx, s)).collect();
-    let n = p.kv_layers.len();
-    let on_host = |i: usize| o.no_kv_offload || d.assignment.layers.get(i).copied().flatten().is_none();
     let cells = cells(p, o, ctx, s);
     let kv = kv_layers(p, o);
-    let host_kv: Vec<LayerKv> = (0..n).filter(|&i| on_host(i)).map(|i| kv[i]).collect();
-    let cpu_kv = cells.bytes(&host_kv);
-    let host_state: Vec<_> = (0..n).filter(|&i| on_host(i)).filter_map(|i| p.state_layers.get(i).copied()).collect();
-    let cpu_state = crate::state::sequence_bytes(&host_state).saturating_mul(s);
+    let Host { kv: cpu_kv, state: cpu_state, compute: host_compute } = host(p, o, d);
     let cpu_weights = d.cpu_weights();
-    let host_compute = host_compute(p, o, &kv, cells);
     let t = types(p, o);
     let type_name = |c: Option<CacheType>| c.map_or_else(|| p.scenario.kv_dtype.id().to_owned(), |c| c.id().to_owned());
     let keeps_margin = per_gpu
@@ -581,6 +615,7 @@ pub(crate) fn report(p: &Plan, o: Options, d: &Devices) -> Report {
         cpu_state_bytes: cpu_state,
         host_compute_bytes: host_compute,
         host_ram_bytes: cpu_weights.saturating_add(cpu_kv).saturating_add(cpu_state).saturating_add(host_compute),
+        host_ram_limit_bytes: o.host_ram_bytes,
         kv_cells: cells.of(None),
         cache_type_k: type_name(t.k),
         cache_type_v: type_name(t.v),

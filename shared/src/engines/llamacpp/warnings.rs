@@ -21,6 +21,24 @@ fn quantised_v_without_flash_attention(p: &Plan, o: Options) -> Option<String> {
     ))
 }
 
+/// What the plan needs in host memory against the host's RAM, when given.
+/// llama.cpp maps the weights it leaves on the CPU (`--mmap`, the default)
+/// and reads every page of them for each token, so past the RAM they are
+/// read from disk again and again; `--no-mmap` would fail to load instead.
+fn host_ram(p: &Plan, o: Options) -> Option<String> {
+    let ram = o.host_ram_bytes?;
+    let need = super::host_ram_need(p, o);
+    (need > ram).then(|| {
+        let b = |x| format_bytes(x, UnitSystem::Binary);
+        format!(
+            "the plan needs {} of host RAM, more than this host's {}: llama.cpp would read its memory-mapped \
+             weights from disk for every token (--no-mmap fails instead)",
+            b(need),
+            b(ram)
+        )
+    })
+}
+
 pub(crate) fn warnings(p: &Plan, o: Options, per_gpu: &[GpuPeak]) -> EngineWarnings {
     let mut setup: Vec<String> = quantised_v_without_flash_attention(p, o).into_iter().collect();
     if !o.tensor_overrides.is_empty() && o.tensor_overrides.rules().count() > 0 {
@@ -31,6 +49,9 @@ pub(crate) fn warnings(p: &Plan, o: Options, per_gpu: &[GpuPeak]) -> EngineWarni
                 o.tensor_overrides.as_str()
             ));
         }
+    }
+    if let Some(w) = host_ram(p, o) {
+        setup.push(w);
     }
     let margin = o.fit_target_bytes();
     if per_gpu.iter().any(|g| !g.fits)
