@@ -274,3 +274,72 @@ proptest! {
         }
     }
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 32, ..ProptestConfig::default() })]
+
+    /// llama.cpp's `--fit` on one GPU: what it loads keeps its target free
+    /// whenever anything can, the same flags given by hand use the same
+    /// bytes, and one more layer (or one fewer layer's experts on the host)
+    /// would not keep the target.
+    #[test]
+    fn fit_lands_on_the_boundary(m in model(), gib in 2u64..40, ctx in 512u64..32_768, fmt in 0usize..3) {
+        let weights = WeightFormat::parse(["q4_k_m", "q8_0", "q6_k"][fmt]).unwrap();
+        let o = llamacpp::Options { n_ctx: Some(ctx), ..Default::default() };
+        let s = Scenario {
+            weights,
+            engine: Engine::LlamaCpp(o),
+            gpus: vec![GpuSlot::custom("gpu", gib * GIB)],
+            ..Scenario::default()
+        };
+        prop_assume!(s.clone().validate().is_ok());
+        let Some(llamacpp::Fit::Fitted(c)) = llamacpp::predict_fit(m, &s, None) else { return Ok(()) };
+        let used = |o: llamacpp::Options| {
+            let e = estimate(m, Scenario { engine: Engine::LlamaCpp(o), ..s.clone() });
+            e.per_gpu[0].total_bytes - e.per_gpu[0].budget.overhead_bytes
+        };
+        let target = c.gpu_target_bytes[0];
+        if c.expert_layers_on_host + c.overflow_layers == 0 {
+            let at = used(llamacpp::Options { n_gpu_layers: Some(c.n_gpu_layers), ..o });
+            prop_assert_eq!(at, c.gpu_used_bytes[0]);
+            prop_assert!(!c.meets_targets || at <= target);
+            let layers = m.layout.num_layers as u64 + 1;
+            if c.n_gpu_layers < layers {
+                let more = used(llamacpp::Options { n_gpu_layers: Some(c.n_gpu_layers + 1), ..o });
+                prop_assert!(more > target, "one more layer: {} ≤ {}", more, target);
+            }
+        } else {
+            // Every layer offloaded; k layers' experts on the host fit, k − 1
+            // do not (`--n-cpu-moe` counts from the first layer, dense
+            // layers included: the n that covers k layers with experts).
+            prop_assert_eq!(c.n_gpu_layers, m.layout.num_layers as u64 + 1);
+            let k = (c.expert_layers_on_host + c.overflow_layers) as usize;
+            let mut moe: Vec<u64> = m
+                .layout
+                .groups
+                .iter()
+                .filter(|g| matches!(g.role, shared::arch::Role::ExpertUp | shared::arch::Role::ExpertDown))
+                .filter_map(|g| g.layer.map(u64::from))
+                .collect();
+            moe.sort_unstable();
+            moe.dedup();
+            // Expert layers that are not all alike: `--n-cpu-moe` and `--fit`
+            // move different bytes.
+            let sizes: Vec<u64> = moe.iter().map(|&l| m.layout.groups.iter().filter(|g| g.layer == Some(l as u32) && matches!(g.role, shared::arch::Role::ExpertUp | shared::arch::Role::ExpertDown)).map(|g| g.params).sum()).collect();
+            prop_assert!(!c.meets_targets || c.gpu_used_bytes[0] <= target);
+            let all = used(llamacpp::Options { n_cpu_moe: u64::from(u32::MAX), ..o });
+            prop_assert!(all <= c.gpu_used_bytes[0], "every expert on the host: {} > {}", all, c.gpu_used_bytes[0]);
+            // The exact comparison needs alike expert layers in a format
+            // without per-layer mixes (Q4_K_M and Q6_K give some layers'
+            // ffn_down more bits): Q8_0.
+            prop_assume!(fmt == 1 && sizes.windows(2).all(|w| w[0] == w[1]));
+            let covering = |k: usize| if k == 0 { 0 } else { moe[k - 1] + 1 };
+            let (with_k, with_fewer) = (
+                used(llamacpp::Options { n_cpu_moe: covering(k), ..o }),
+                used(llamacpp::Options { n_cpu_moe: covering(k - 1), ..o }),
+            );
+            prop_assert!(with_k <= c.gpu_used_bytes[0], "{} > {}", with_k, c.gpu_used_bytes[0]);
+            prop_assert!(with_fewer > target, "k - 1: {} ≤ {}", with_fewer, target);
+        }
+    }
+}
