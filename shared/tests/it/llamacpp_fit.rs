@@ -170,3 +170,16 @@ fn share_links_carry_fit() {
     assert!(!decode("?e=llama.cpp&fit=maybe").notices.is_empty());
     assert_eq!(fit(&model("llama-3.1-8b"), o, 1, 80), Fit::Off);
 }
+
+/// `-c 0` under `--fit` is the trained context for every slot's stream
+/// (common/fit.cpp `n_ctx_max = n_ctx_train × n_streams`); without it, or
+/// with one unified stream, the trained context in all.
+#[test]
+fn context_zero_under_fit_is_per_stream() {
+    let m = model("llama-3.1-8b");
+    let trained = m.arch.text.max_position_embeddings.unwrap();
+    let ctx = |o: Options| report(&m, scenario(Options { n_ctx: Some(0), parallel: Some(4), ..o }, 1, 80)).0.n_ctx;
+    assert_eq!(ctx(Options::default()), trained * 4);
+    assert_eq!(ctx(Options { fit: FitMode::Off, ..Default::default() }), trained);
+    assert_eq!(ctx(Options { kv_unified: true, ..Default::default() }), trained);
+}

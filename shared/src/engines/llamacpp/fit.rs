@@ -19,9 +19,12 @@
 //!    experts' up (then also gate) projections kept on the GPU, or else only
 //!    its attention, the rest overflowing to the next GPU or host memory.
 //!
-//! llama.cpp narrows each count by false position between a count that
-//! fits and one that does not until they are one apart; memory grows with
-//! the count, so that is the largest count that fits, found here by halving.
+//! Each count is narrowed as llama.cpp narrows it, by false position between
+//! a count that fits and one that does not until they are one apart, in its
+//! `uint32_t` arithmetic: memory need not grow with the count (a GPU's one
+//! whole layer is its first, so a MoE whose first layers are dense gets
+//! cheaper trials as layers are added), and then the boundary depends on
+//! the path, so the path is llama.cpp's.
 //! Free memory is what `ggml_backend_dev_memory` reads (`cudaMemGetInfo`)
 //! once llama.cpp's own CUDA context exists: the memory free now less that
 //! context, where the memory free now is known (the CLI's `--fit-free`),
@@ -49,6 +52,9 @@ pub enum Fit {
     GivesUp { flag: &'static str, why: &'static str },
     /// It changes `-ngl`, the split and the tensor placement.
     Fitted(FitChoice),
+    /// Its own trial throws (its words): it warns and loads with the
+    /// overrides it had written so far.
+    Fails { why: &'static str },
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -122,11 +128,13 @@ impl Fraction {
 }
 
 /// One GPU's share: `n_layer` layers (the output layer counted), of which
-/// the last `n_part` are partial (common/fit.cpp `ngl_t`).
+/// the last `n_part` are partial (common/fit.cpp `ngl_t`). In `u32` with
+/// wrapping arithmetic, as llama.cpp's `uint32_t`s: one of its paths takes
+/// `n_part` below zero (see [`one_more`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 struct Share {
-    n_layer: u64,
-    n_part: u64,
+    n_layer: u32,
+    n_part: u32,
     /// What the first partial layer keeps; the others keep `Moe`.
     overflow: Fraction,
 }
@@ -134,8 +142,8 @@ struct Share {
 impl Share {
     const EMPTY: Self = Self { n_layer: 0, n_part: 0, overflow: Fraction::Moe };
 
-    fn n_full(&self) -> u64 {
-        self.n_layer - self.n_part
+    fn n_full(&self) -> u32 {
+        self.n_layer.wrapping_sub(self.n_part)
     }
 }
 
@@ -159,7 +167,8 @@ struct Fitter<'a, 'p> {
     n: u64,
     ctx: u64,
     slots: u64,
-    targets: Vec<u64>,
+    /// Each GPU's free memory less the target (`targets`).
+    targets: Vec<i64>,
 }
 
 /// What a trial allocates: each fitted GPU's use and the host's weights.
@@ -192,47 +201,63 @@ impl Fitter<'_, '_> {
 
     /// The `-ngl`, split and overrides a trial stands for
     /// (`set_ngl_tensor_split_tbo`): each GPU's layers follow the last GPU's
-    /// from the back, whole ones first, then its partial ones.
-    fn flags(&self, t: &Trial) -> (u64, Vec<u64>, Vec<Rule>) {
-        let ngl: u64 = t.shares.iter().map(|s| s.n_layer).sum();
+    /// from the back, whole ones first, then its partial ones. `None` where
+    /// llama.cpp throws: more overrides than `llama_max_tensor_buft_overrides()`.
+    fn flags(&self, t: &Trial) -> Option<(u64, Vec<u64>, Vec<Rule>)> {
+        let ngl = t.shares.iter().fold(0u32, |a, s| a.wrapping_add(s.n_layer));
         let mut rules: Vec<Rule> = vec![None; self.n as usize + 1];
-        let mut il0 = (self.n + 1).saturating_sub(ngl) as usize;
+        let mut il0 = (self.n as u32 + 1).wrapping_sub(ngl);
+        let mut written = 0usize;
         for (k, s) in t.shares.iter().enumerate() {
-            il0 += s.n_full() as usize;
-            for il in il0..il0 + s.n_part as usize {
+            il0 = il0.wrapping_add(s.n_full());
+            let end = il0.wrapping_add(s.n_part);
+            let mut il = il0;
+            while il < end {
+                if written + 1 >= MAX_OVERRIDES {
+                    return None;
+                }
+                written += 1;
                 let rule = if il == il0 { (s.overflow, t.to[k]) } else { (Fraction::Moe, Buffer::Cpu) };
-                if let Some(r) = rules.get_mut(il) {
+                if let Some(r) = rules.get_mut(il as usize) {
                     *r = Some(rule);
                 }
+                il += 1;
             }
-            il0 += s.n_part as usize;
+            il0 = end;
         }
         let mut counts = vec![0; self.p.scenario.gpus.len()];
         for (k, s) in t.shares.iter().enumerate() {
-            counts[self.devs[k]] = s.n_layer;
+            counts[self.devs[k]] = u64::from(s.n_layer);
         }
-        (ngl, counts, rules)
+        Some((u64::from(ngl), counts, rules))
     }
 
-    fn memory(&self, t: &Trial) -> Measured {
-        let (ngl, counts, rules) = self.flags(t);
-        self.measure(Some(ngl), Some(&counts), &rules)
+    /// A trial's memory; `Err` where llama.cpp's own trial throws.
+    fn memory(&self, t: &Trial) -> Result<Measured, Failed> {
+        let (ngl, counts, rules) = self.flags(t).ok_or(Failed)?;
+        Ok(self.measure(Some(ngl), Some(&counts), &rules))
     }
 
-    fn fits(&self, t: &Trial, k: usize) -> bool {
-        self.memory(t).used[k] <= self.targets[k]
+    fn used(&self, m: &Measured, k: usize) -> i64 {
+        i64::try_from(m.used[k]).unwrap_or(i64::MAX)
     }
 }
 
-/// The largest `c` in `lo..hi` whose trial fits on GPU `k`, `hi` being
-/// known not to (llama.cpp's false position ends on the same boundary).
-fn largest(lo: u64, hi: u64, fits: &dyn Fn(u64) -> bool) -> u64 {
-    let (mut lo, mut hi) = (lo, hi);
-    while hi - lo > 1 {
-        let mid = lo + (hi - lo) / 2;
-        if fits(mid) { lo = mid } else { hi = mid }
-    }
-    lo
+/// llama.cpp's trial threw ("llama_max_tensor_buft_overrides() == 4096 is
+/// insufficient for model"): `--fit` fails.
+struct Failed;
+
+/// `llama_max_tensor_buft_overrides()` (src/llama.cpp).
+const MAX_OVERRIDES: usize = 4096;
+
+/// llama.cpp's next guess between a count that fits (`mem` at it) and one
+/// that does not (`mem_high`), `delta` apart: linear interpolation in
+/// `int64_t`, stored in a `uint32_t` (a negative guess wraps), then kept
+/// within `1..delta` (common/fit.cpp `step_size`).
+fn false_position(delta: u32, target: i64, mem: i64, mem_high: i64) -> u32 {
+    let span = (mem_high - mem).max(1);
+    let guess = (i64::from(delta) * (target - mem) / span) as u32;
+    guess.max(1).min(delta - 1)
 }
 
 /// The flag for which `--fit` gives up, and its own words, in
@@ -285,7 +310,10 @@ pub(crate) fn fit(p: &Plan, o: Options, free: Option<&[u64]>) -> Fit {
         .iter()
         .map(|&g| {
             let now = free.and_then(|f| f.get(g).copied()).unwrap_or(p.scenario.gpus[g].cuda_total_bytes);
-            now.saturating_sub(CUDA_CONTEXT_BYTES).saturating_sub(margin)
+            // Signed, as llama.cpp's: a target can be below zero.
+            i64::try_from(now).unwrap_or(i64::MAX)
+                - CUDA_CONTEXT_BYTES as i64
+                - i64::try_from(margin).unwrap_or(i64::MAX)
         })
         .collect();
     let slots = super::slots(p, o);
@@ -294,7 +322,8 @@ pub(crate) fn fit(p: &Plan, o: Options, free: Option<&[u64]>) -> Fit {
         o,
         pieces: super::tensors::pieces(p),
         devs,
-        n: p.kv_layers.len() as u64,
+        // At most llama.cpp's 1000 layers of override patterns.
+        n: (p.kv_layers.len() as u64).min(u64::from(u32::MAX) - 1),
         ctx: super::context(p, o, slots),
         slots,
         targets,
@@ -302,7 +331,7 @@ pub(crate) fn fit(p: &Plan, o: Options, free: Option<&[u64]>) -> Fit {
     let nd = f.devs.len();
     // Step 1: the flags as given.
     let given = f.measure(None, None, &[]);
-    if given.used.iter().zip(&f.targets).all(|(u, t)| u <= t) {
+    if (0..nd).all(|k| f.used(&given, k) <= f.targets[k]) {
         return Fit::Unchanged;
     }
     if let Some((flag, why)) = gives_up(o, nd) {
@@ -314,37 +343,17 @@ pub(crate) fn fit(p: &Plan, o: Options, free: Option<&[u64]>) -> Fit {
     let surplus = moe && {
         let rules = vec![Some((Fraction::Moe, Buffer::Cpu)); f.n as usize + 1];
         let m = f.measure(None, None, &rules);
-        let free: u128 = f.targets.iter().map(|&t| u128::from(t)).sum();
-        free > m.used.iter().map(|&u| u128::from(u)).sum()
+        (0..nd).map(|k| i128::from(f.targets[k]) - i128::from(f.used(&m, k))).sum::<i128>() > 0
     };
-    let mut t = Trial { shares: vec![Share::EMPTY; nd], to: vec![Buffer::Cpu; nd] };
-    // Step 4: whole (MoE: dense-only) layers from the last GPU back.
-    for id in (0..nd).rev() {
-        let taken: u64 = t.shares[id + 1..].iter().map(|s| s.n_layer).sum();
-        let unassigned = (f.n + 1).saturating_sub(taken);
-        let with = |k: u64| {
-            let mut x = t.clone();
-            x.shares[id].n_layer = k;
-            if moe {
-                x.shares[id].n_part = if id + 1 < nd { k } else { k.saturating_sub(1) };
-            }
-            x
-        };
-        if unassigned == 0 {
-            continue;
+    let t = match place(&f, moe, surplus) {
+        Ok(t) => t,
+        Err(Failed) => {
+            return Fit::Fails { why: "llama_max_tensor_buft_overrides() == 4096 is insufficient for model" };
         }
-        let high = with(unassigned);
-        t = if f.fits(&high, id) {
-            high
-        } else {
-            with(largest(t.shares[id].n_layer, unassigned, &|k| f.fits(&with(k), id)))
-        };
-    }
-    if moe && surplus {
-        convert(&f, &mut t);
-    }
-    let m = f.memory(&t);
-    let (ngl, counts, rules) = f.flags(&t);
+    };
+    let (Ok(m), Some((ngl, counts, rules))) = (f.memory(&t), f.flags(&t)) else {
+        return Fit::Fails { why: "llama_max_tensor_buft_overrides() == 4096 is insufficient for model" };
+    };
     let real = &rules[..f.n as usize];
     let count =
         |gpu: bool| real.iter().filter(|r| matches!(r, Some((_, b)) if matches!(b, Buffer::Gpu(_)) == gpu)).count();
@@ -353,10 +362,10 @@ pub(crate) fn fit(p: &Plan, o: Options, free: Option<&[u64]>) -> Fit {
         gpu_layers: counts,
         expert_layers_on_host: count(false) as u64,
         overflow_layers: count(true) as u64,
-        meets_targets: m.used.iter().zip(&f.targets).all(|(u, t)| u <= t),
+        meets_targets: (0..nd).all(|k| f.used(&m, k) <= f.targets[k]),
         gpus: f.devs.clone(),
         gpu_used_bytes: m.used,
-        gpu_target_bytes: f.targets.clone(),
+        gpu_target_bytes: f.targets.iter().map(|&t| u64::try_from(t).unwrap_or(0)).collect(),
         cpu_weight_bytes: m.cpu_weight_bytes,
     })
 }
@@ -371,6 +380,7 @@ impl Fit {
                 format!("gives up (\"{why}, abort\"): with {flag} set the plan loads as given")
             }
             Self::Fitted(c) => format!("loads it as {}", c.describe()),
+            Self::Fails { why } => format!("fails (\"{why}\") and loads with what it had written"),
         }
     }
 }
@@ -429,80 +439,146 @@ fn describe(c: &FitChoice) -> String {
     out
 }
 
+/// Steps 4 and 5, as common/fit.cpp runs them (false position, `uint32_t`
+/// counts): the trial it ends with, or [`Failed`] where llama.cpp throws.
+fn place(f: &Fitter, moe: bool, surplus: bool) -> Result<Trial, Failed> {
+    let nd = f.devs.len();
+    let mut t = Trial { shares: vec![Share::EMPTY; nd], to: vec![Buffer::Cpu; nd] };
+    let mut mem = f.memory(&t)?;
+    let last = nd - 1;
+    // Step 4: whole (MoE: dense-only) layers from the last GPU back.
+    for id in (0..nd).rev() {
+        let taken = t.shares[id + 1..].iter().fold(0u32, |a, s| a.wrapping_add(s.n_layer));
+        let mut high = t.clone();
+        high.shares[id].n_layer = (f.n as u32 + 1).wrapping_sub(taken);
+        if moe {
+            let n = high.shares[id].n_layer;
+            high.shares[id].n_part = if id < last { n } else { n.wrapping_sub(1) };
+        }
+        if high.shares[id].n_layer == 0 {
+            continue;
+        }
+        let mut mem_high = f.memory(&high)?;
+        if f.used(&mem_high, id) <= f.targets[id] {
+            (t, mem) = (high, mem_high);
+            continue;
+        }
+        let mut delta = high.shares[id].n_layer.wrapping_sub(t.shares[id].n_layer);
+        while delta > 1 {
+            let step = false_position(delta, f.targets[id], f.used(&mem, id), f.used(&mem_high, id));
+            let mut test = t.clone();
+            let s = &mut test.shares[id];
+            s.n_layer = s.n_layer.wrapping_add(step);
+            if moe {
+                // The first layer of the last GPU is the output layer, never partial.
+                s.n_part = s.n_part.wrapping_add(if id == last && s.n_part == 0 { step - 1 } else { step });
+            }
+            let mem_test = f.memory(&test)?;
+            if f.used(&mem_test, id) <= f.targets[id] {
+                (t, mem) = (test, mem_test);
+            } else {
+                (high, mem_high) = (test, mem_test);
+            }
+            delta = high.shares[id].n_layer.wrapping_sub(t.shares[id].n_layer);
+        }
+    }
+    if moe && surplus {
+        convert(f, &mut t, &mut mem)?;
+    }
+    Ok(t)
+}
+
 /// Step 5: dense-only layers become whole ones, from the first GPU on, and
 /// each GPU tries part of one more layer.
-fn convert(f: &Fitter, t: &mut Trial) {
+fn convert(f: &Fitter, t: &mut Trial, mem: &mut Measured) -> Result<(), Failed> {
     let nd = t.shares.len();
-    let Some(mut dense_start) = (0..nd).rev().take_while(|&id| t.shares[id].n_layer > 0).last() else { return };
+    let last = nd - 1;
+    let Some(mut dense_start) = (0..nd).rev().take_while(|&id| t.shares[id].n_layer > 0).last() else {
+        return Ok(());
+    };
     let mut id = 0;
     while id <= dense_start && dense_start < nd {
-        // `c` partial layers, taken from `dense_start` on, made whole on `id`.
-        let converted = |base: &Trial, from: usize, c: u64| {
-            let mut x = base.clone();
-            let (mut done, mut at) = (0, from);
-            while at < nd {
-                let n = (c - done).min(x.shares[at].n_part);
-                x.shares[at].n_layer -= n;
-                x.shares[at].n_part -= n;
-                x.shares[id].n_layer += n;
-                done += n;
-                if x.shares[at].n_part > 0 {
-                    break;
+        let mut high = t.clone();
+        for jd in dense_start..nd {
+            let n = high.shares[jd].n_layer;
+            let moved = if jd < last { n } else { n.wrapping_sub(1) };
+            high.shares[id].n_layer = high.shares[id].n_layer.wrapping_add(moved);
+            high.shares[jd].n_layer = high.shares[jd].n_layer.wrapping_sub(moved);
+            high.shares[jd].n_part = 0;
+        }
+        let mut mem_high = f.memory(&high)?;
+        if f.used(&mem_high, id) > f.targets[id] {
+            let mut delta = high.shares[id].n_full().wrapping_sub(t.shares[id].n_full());
+            while delta > 1 {
+                let step = false_position(delta, f.targets[id], f.used(mem, id), f.used(&mem_high, id));
+                let mut test = t.clone();
+                let (mut done, mut at) = (0u32, dense_start);
+                while at < nd {
+                    let n = step.wrapping_sub(done).min(test.shares[at].n_part);
+                    test.shares[at].n_layer = test.shares[at].n_layer.wrapping_sub(n);
+                    test.shares[at].n_part = test.shares[at].n_part.wrapping_sub(n);
+                    test.shares[id].n_layer = test.shares[id].n_layer.wrapping_add(n);
+                    done = done.wrapping_add(n);
+                    if test.shares[at].n_part > 0 {
+                        break;
+                    }
+                    at += 1;
                 }
-                at += 1;
+                let mem_test = f.memory(&test)?;
+                if f.used(&mem_test, id) <= f.targets[id] {
+                    (*t, *mem, dense_start) = (test, mem_test, at);
+                } else {
+                    (high, mem_high) = (test, mem_test);
+                }
+                delta = high.shares[id].n_full().wrapping_sub(t.shares[id].n_full());
             }
-            (x, at)
-        };
-        let all: u64 = t.shares[dense_start..].iter().map(|s| s.n_part).sum();
-        let (high, high_start) = converted(t, dense_start, all);
-        let c = if f.fits(&high, id) { all } else { largest(0, all, &|c| f.fits(&converted(t, dense_start, c).0, id)) };
-        let (x, start) = if c == all { (high, high_start) } else { converted(t, dense_start, c) };
-        *t = x;
-        dense_start = start;
-        if dense_start < nd {
-            one_more(f, t, id, &mut dense_start);
+        } else {
+            // llama.cpp's `id_dense_start_high`: the last GPU.
+            (*t, *mem, dense_start) = (high, mem_high, last);
+        }
+        if dense_start < nd && t.shares[dense_start].n_layer > u32::from(id == last) {
+            one_more(f, t, mem, id, &mut dense_start)?;
         }
         id += 1;
     }
+    Ok(())
 }
 
 /// Part of one more layer on GPU `id`: its experts' up projections kept
 /// (then also the gate ones), else only its attention; the rest overflows
-/// to the next GPU (host memory on the last).
-fn one_more(f: &Fitter, t: &mut Trial, id: usize, dense_start: &mut usize) {
+/// to the next GPU (host memory on the last). As in llama.cpp, a GPU left
+/// with only the output layer gives that too, its `n_part` wrapping below
+/// zero; with two GPUs that puts everything on the first (`-ts N+1,0`).
+fn one_more(f: &Fitter, t: &mut Trial, mem: &mut Measured, id: usize, dense_start: &mut usize) -> Result<(), Failed> {
     let nd = t.shares.len();
     let ds = *dense_start;
-    if t.shares[ds].n_layer <= u64::from(id + 1 == nd) || t.shares[ds].n_part == 0 {
-        return;
-    }
     let mut x = t.clone();
-    x.shares[ds].n_layer -= 1;
-    x.shares[ds].n_part -= 1;
-    x.shares[id].n_layer += 1;
-    x.shares[id].n_part += 1;
+    x.shares[ds].n_layer = x.shares[ds].n_layer.wrapping_sub(1);
+    x.shares[ds].n_part = x.shares[ds].n_part.wrapping_sub(1);
+    x.shares[id].n_layer = x.shares[id].n_layer.wrapping_add(1);
+    x.shares[id].n_part = x.shares[id].n_part.wrapping_add(1);
     let start = if x.shares[ds].n_part == 0 { ds + 1 } else { ds };
     if id + 1 < nd {
         x.to[id] = Buffer::Gpu(f.devs[id + 1]);
     }
-    let ok = |x: &Trial| {
-        let m = f.memory(x);
-        m.used[id] < f.targets[id] && (id + 1 == nd || m.used[id + 1] < f.targets[id + 1])
-    };
+    let ok = |m: &Measured| f.used(m, id) < f.targets[id] && (id + 1 == nd || f.used(m, id + 1) < f.targets[id + 1]);
     x.shares[id].overflow = Fraction::Up;
-    if ok(&x) {
-        *t = x.clone();
-        *dense_start = start;
+    let m = f.memory(&x)?;
+    if ok(&m) {
+        (*t, *mem, *dense_start) = (x.clone(), m, start);
         x.shares[id].overflow = Fraction::Gate;
-        if ok(&x) {
-            *t = x;
+        let m = f.memory(&x)?;
+        if ok(&m) {
+            (*t, *mem) = (x, m);
         }
     } else {
         x.shares[id].overflow = Fraction::Attn;
-        if ok(&x) {
-            *t = x;
-            *dense_start = start;
+        let m = f.memory(&x)?;
+        if ok(&m) {
+            (*t, *mem, *dense_start) = (x, m, start);
         }
     }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -539,9 +615,12 @@ mod tests {
     }
 
     #[test]
-    fn the_search_ends_on_the_boundary() {
-        for limit in 0..20 {
-            assert_eq!(largest(0, 20, &|k| k <= limit), limit.min(19));
-        }
+    fn false_position_steps_stay_inside_the_interval() {
+        assert_eq!(false_position(10, 50, 0, 100), 5);
+        // A low end that does not fit itself gives a negative guess, which
+        // wraps in llama.cpp's uint32_t to the largest step.
+        assert_eq!(false_position(10, 50, 60, 100), 9);
+        assert_eq!(false_position(10, 99, 0, 100), 9);
+        assert_eq!(false_position(10, 1, 0, 100), 1);
     }
 }

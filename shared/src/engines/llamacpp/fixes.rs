@@ -240,7 +240,7 @@ fn fit_setting(model: &Model, s: &Scenario) -> Option<Setting> {
             let Some(Fit::Fitted(c)) = predict(model, &t, None) else { return None };
             (format!("Turn llama.cpp's --fit back on: {}", c.describe()), (c, cleared))
         }
-        Fit::Unchanged => return None,
+        Fit::Unchanged | Fit::Fails { .. } => return None,
     };
     let (choice, flags) = base;
     let runs = Scenario { engine: Engine::LlamaCpp(flags), ..s.clone() };

@@ -232,8 +232,8 @@ pub(super) fn slots(p: &Plan, o: Options) -> u64 {
 
 /// The context llama.cpp allocates: `-c`, where 0 means the model's trained
 /// context (`cparams.n_ctx = params.n_ctx == 0 ? hparams.n_ctx_train : …`,
-/// src/llama-context.cpp, llama.cpp as vendored by llama-cpp-python 0.3.36);
-/// without `-c`, the plan's sequences over its slots.
+/// src/llama-context.cpp, llama.cpp as vendored by llama-cpp-python 0.3.36),
+/// per slot under `--fit`; without `-c`, the plan's sequences over its slots.
 pub(super) fn n_ctx(p: &Plan, o: Options) -> u64 {
     context(p, o, slots(p, o))
 }
@@ -241,8 +241,18 @@ pub(super) fn n_ctx(p: &Plan, o: Options) -> u64 {
 /// [`n_ctx`] with `slots` slots.
 fn context(p: &Plan, o: Options, slots: u64) -> u64 {
     let planned = || p.scenario.sequence_tokens().saturating_mul(slots);
+    // With --fit on, `-c 0` is the trained context for every stream: it
+    // sets `n_ctx = n_ctx_train × n_streams` before anything else, one
+    // stream per slot unless the cache is unified (common/fit.cpp).
+    let streams = if o.fit == FitMode::On && !o.kv_unified { slots } else { 1 };
     match o.n_ctx {
-        Some(0) => p.model.arch.text.max_position_embeddings.filter(|&n| n > 0).unwrap_or_else(planned),
+        Some(0) => p
+            .model
+            .arch
+            .text
+            .max_position_embeddings
+            .filter(|&n| n > 0)
+            .map_or_else(planned, |n| n.saturating_mul(streams)),
         Some(n) => n,
         None => planned(),
     }
