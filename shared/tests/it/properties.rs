@@ -330,18 +330,15 @@ proptest! {
             // move different bytes.
             let sizes: Vec<u64> = moe.iter().map(|&l| m.layout.groups.iter().filter(|g| g.layer == Some(l as u32) && matches!(g.role, shared::arch::Role::ExpertUp | shared::arch::Role::ExpertDown)).map(|g| g.params).sum()).collect();
             prop_assert!(!c.meets_targets || c.gpu_used_bytes[0] <= target);
-            let all = used(llamacpp::Options { n_cpu_moe: u64::from(u32::MAX), ..o });
-            prop_assert!(all <= c.gpu_used_bytes[0], "every expert on the host: {} > {}", all, c.gpu_used_bytes[0]);
             // The exact comparison needs alike expert layers in a format
             // without per-layer mixes (Q4_K_M and Q6_K give some layers'
             // ffn_down more bits): Q8_0.
             prop_assume!(fmt == 1 && sizes.windows(2).all(|w| w[0] == w[1]));
             let covering = |k: usize| if k == 0 { 0 } else { moe[k - 1] + 1 };
-            let (with_k, with_fewer) = (
-                used(llamacpp::Options { n_cpu_moe: covering(k), ..o }),
-                used(llamacpp::Options { n_cpu_moe: covering(k - 1), ..o }),
-            );
-            prop_assert!(with_k <= c.gpu_used_bytes[0], "{} > {}", with_k, c.gpu_used_bytes[0]);
+            // (Not "k fit too", nor "every expert on the host uses less": a
+            // partial layer's overflow takes its router and shared experts
+            // along, which `--n-cpu-moe` leaves on the GPU.)
+            let with_fewer = used(llamacpp::Options { n_cpu_moe: covering(k - 1), ..o });
             prop_assert!(with_fewer > target, "k - 1: {} ≤ {}", with_fewer, target);
         }
     }

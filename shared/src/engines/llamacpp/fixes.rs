@@ -218,6 +218,11 @@ fn settings(model: &Model, s: &Scenario, _: &str) -> Vec<Setting> {
 /// when a flag makes it give up, or it is off — without that flag. Applied
 /// here as the nearest flags ([`FitChoice::nearest`]).
 fn fit_setting(model: &Model, s: &Scenario) -> Option<Setting> {
+    fit_setting_of(model, s, predict(model, s, None)?)
+}
+
+/// [`fit_setting`] with what `--fit` does to the flags as given.
+fn fit_setting_of(model: &Model, s: &Scenario, fit: Fit) -> Option<Setting> {
     let Engine::LlamaCpp(o) = s.engine else { return None };
     let cleared = Options {
         fit: FitMode::On,
@@ -228,7 +233,7 @@ fn fit_setting(model: &Model, s: &Scenario) -> Option<Setting> {
         n_cpu_moe: 0,
         ..o
     };
-    let (title, base) = match predict(model, s, None)? {
+    let (title, base) = match fit {
         Fit::Fitted(c) => (format!("llama.cpp's --fit (on by default) loads it as {}", c.describe()), (c, o)),
         Fit::GivesUp { flag, .. } => {
             let t = Scenario { engine: Engine::LlamaCpp(cleared), ..s.clone() };
@@ -257,7 +262,8 @@ fn fit_setting(model: &Model, s: &Scenario) -> Option<Setting> {
 /// What `--fit` changes by itself in a plan that fits with less than its
 /// target free: [`fit_setting`] when it fits the flags as given.
 fn fit_adjustment(model: &Model, s: &Scenario) -> Option<Setting> {
-    matches!(predict(model, s, None)?, Fit::Fitted(_)).then(|| fit_setting(model, s)).flatten()
+    let fit = predict(model, s, None)?;
+    if matches!(fit, Fit::Fitted(_)) { fit_setting_of(model, s, fit) } else { None }
 }
 
 /// With several GPUs and `--split-mode layer`, the `--tensor-split` that
