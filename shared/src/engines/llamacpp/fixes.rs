@@ -235,15 +235,15 @@ fn fit_setting_of(model: &Model, s: &Scenario, fit: Fit) -> Option<Setting> {
     };
     let (title, base) = match fit {
         Fit::Fitted(c) => (format!("llama.cpp's --fit (on by default) loads it as {}", c.describe()), (c, o)),
-        Fit::GivesUp { flag, .. } => {
+        Fit::GivesUp { .. } | Fit::Off => {
             let t = Scenario { engine: Engine::LlamaCpp(cleared), ..s.clone() };
             let Some(Fit::Fitted(c)) = predict(model, &t, None) else { return None };
-            (format!("Drop {flag} and let llama.cpp's --fit place it: {}", c.describe()), (c, cleared))
-        }
-        Fit::Off => {
-            let t = Scenario { engine: Engine::LlamaCpp(cleared), ..s.clone() };
-            let Some(Fit::Fitted(c)) = predict(model, &t, None) else { return None };
-            (format!("Turn llama.cpp's --fit back on: {}", c.describe()), (c, cleared))
+            let what = if let Fit::GivesUp { flag, .. } = fit {
+                format!("Drop {flag} and let llama.cpp's --fit place it")
+            } else {
+                "Turn llama.cpp's --fit back on".to_owned()
+            };
+            (format!("{what}: {}", c.describe()), (c, cleared))
         }
         Fit::Unchanged | Fit::Fails { .. } => return None,
     };
