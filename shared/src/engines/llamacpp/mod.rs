@@ -5,17 +5,20 @@
 //! `-c/--ctx-size` is the total context shared by `-np/--parallel` slots
 //! (each slot gets `n_ctx / parallel`); `-ngl N` offloads the output layer
 //! and the last N − 1 repeating layers (the output layer counts as the
-//! last of `layers + 1`); the token embedding stays on the CPU. Sliding-window layers keep `window × slots + n_ubatch` tokens
+//! last of `layers + 1`); the token embedding stays on the CPU.
+//! Sliding-window layers keep `window × slots + n_ubatch` tokens
 //! (`llama_kv_cache_iswa`). `cache.rs`: cache types and cells;
 //! `tensors.rs`: the tensors by llama.cpp name; `devices.rs`: the split
 //! over GPUs and the tensor overrides (`-ot`, `--cpu-moe`, `--n-cpu-moe`);
-//! `pattern.rs`: the `-ot` pattern matcher; `fixes.rs`: the `-ngl` /
+//! `pattern.rs`: the `-ot` pattern matcher; `host.rs`: what stays in host
+//! memory; `fit.rs`: what `--fit` loads instead; `fixes.rs`: the `-ngl` /
 //! `--n-cpu-moe` solvers and `llama-server` lines.
 
 mod cache;
 mod devices;
 mod fit;
 mod fixes;
+mod host;
 mod pattern;
 mod tensors;
 mod warnings;
@@ -24,6 +27,7 @@ pub use cache::{CacheType, UnknownCacheType};
 pub use devices::{Buffer, MAX_OVERRIDE_TEXT, MAX_SPLIT, SplitMode, TensorOverrides, TensorSplit};
 pub use fit::{Fit, FitChoice, predict as predict_fit};
 pub use fixes::{COMMANDS, max_gpu_layers, min_cpu_moe, server_command, with_cpu_moe};
+use host::{Host, host};
 pub use pattern::Pattern;
 pub(crate) use warnings::warnings;
 
@@ -429,32 +433,6 @@ fn compute_buffer(p: &Plan, o: Options, ctx: u64, with_output: bool) -> u64 {
     o.n_ubatch.saturating_mul(4).saturating_mul(layer.max(output))
 }
 
-/// The host compute buffer: the graph's inputs, which live on the host —
-/// the token embeddings `get_rows` reads from the CPU copy of `token_embd`
-/// (F32, hidden × n_ubatch), the KQ mask of each cache (n_kv × n_ubatch;
-/// F16 with flash attention, else F32: src/llama-graph.cpp
-/// `build_attn_inp_kq_mask`), the token ids, positions and output ids (4
-/// bytes × n_ubatch each). Measured: 12.01 and 72.01 MiB for Mistral 7B at
-/// n_ctx 2048 and 32768 (fedora-copr/logdetective#106) are 8 MiB of
-/// embeddings plus 4 and 64 MiB of mask.
-fn host_compute(p: &Plan, o: Options, kv: &[LayerKv], cells: cache::Cells) -> u64 {
-    let ub = o.n_ubatch;
-    let mask = match o.flash_attention {
-        FlashAttention::On => 2,
-        FlashAttention::Off => 4,
-    };
-    let per_stream = |w: Option<u64>| cells.of(w) / cells.streams.max(1);
-    let full = kv.iter().any(|l| l.bytes_per_token > 0 && l.window.is_none());
-    let window = kv.iter().find_map(|l| l.window.filter(|_| l.bytes_per_token > 0));
-    let kv_cells =
-        u64::from(full).saturating_mul(per_stream(None)).saturating_add(window.map_or(0, |w| per_stream(Some(w))));
-    let embd = p.model.arch.text.hidden_size.saturating_mul(ub).saturating_mul(4);
-    embd.saturating_add(
-        kv_cells.saturating_mul(cells.streams).saturating_mul(ub / cells.streams.max(1)).saturating_mul(mask),
-    )
-    .saturating_add(3 * 4 * ub)
-}
-
 fn gpu_parts(p: &Plan, o: Options, d: &Devices, g: usize, ctx: u64, slots: u64) -> GpuBudget {
     let range = d.assignment.range(g);
     let cells = cells(p, o, ctx, slots);
@@ -534,38 +512,6 @@ impl Report {
             super::EngineReport::Vllm(_) | super::EngineReport::Sglang(_) => None,
         }
     }
-}
-
-/// What stays in host memory besides the weights.
-struct Host {
-    kv: u64,
-    state: u64,
-    compute: u64,
-}
-
-/// The KV cache and state of the layers kept on the CPU (every layer with
-/// `--no-kv-offload`) and the host compute buffer.
-fn host(p: &Plan, o: Options, d: &Devices) -> Host {
-    let s = slots(p, o);
-    let cells = cells(p, o, n_ctx(p, o), s);
-    let kv = kv_layers(p, o);
-    let on_host = |i: usize| o.no_kv_offload || d.assignment.layers.get(i).copied().flatten().is_none();
-    let n = p.kv_layers.len();
-    let host_kv: Vec<LayerKv> = (0..n).filter(|&i| on_host(i)).map(|i| kv[i]).collect();
-    let host_state: Vec<_> = (0..n).filter(|&i| on_host(i)).filter_map(|i| p.state_layers.get(i).copied()).collect();
-    Host {
-        kv: cells.bytes(&host_kv),
-        state: crate::state::sequence_bytes(&host_state).saturating_mul(s),
-        compute: host_compute(p, o, &kv, cells),
-    }
-}
-
-/// The host RAM a plan needs: CPU weights, host KV cache and state, the
-/// host compute buffer (`Report::host_ram_bytes`).
-pub(super) fn host_ram_need(p: &Plan, o: Options) -> u64 {
-    let d = devices(p, o);
-    let h = host(p, o, &d);
-    d.cpu_weights().saturating_add(h.kv).saturating_add(h.state).saturating_add(h.compute)
 }
 
 pub(crate) fn report(p: &Plan, o: Options, d: &Devices) -> Report {

@@ -27,7 +27,7 @@ fn quantised_v_without_flash_attention(p: &Plan, o: Options) -> Option<String> {
 /// read from disk again and again; `--no-mmap` would fail to load instead.
 fn host_ram(p: &Plan, o: Options) -> Option<String> {
     let ram = o.host_ram_bytes?;
-    let need = super::host_ram_need(p, o);
+    let need = super::host::host_ram_need(p, o);
     (need > ram).then(|| {
         let b = |x| format_bytes(x, UnitSystem::Binary);
         format!(

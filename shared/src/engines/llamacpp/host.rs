@@ -1,0 +1,64 @@
+//! What a llama.cpp plan keeps in host memory besides the weights: the KV
+//! cache and state of the layers left on the CPU, and the host compute
+//! buffer; with the CPU weights, the host RAM the plan needs.
+
+use super::{Devices, FlashAttention, Options, Plan, cache, cells, devices, kv_layers, n_ctx, slots};
+use crate::kv::LayerKv;
+
+/// The host compute buffer: the graph's inputs, which live on the host —
+/// the token embeddings `get_rows` reads from the CPU copy of `token_embd`
+/// (F32, hidden × n_ubatch), the KQ mask of each cache (n_kv × n_ubatch;
+/// F16 with flash attention, else F32: src/llama-graph.cpp
+/// `build_attn_inp_kq_mask`), the token ids, positions and output ids (4
+/// bytes × n_ubatch each). Measured: 12.01 and 72.01 MiB for Mistral 7B at
+/// n_ctx 2048 and 32768 (fedora-copr/logdetective#106) are 8 MiB of
+/// embeddings plus 4 and 64 MiB of mask.
+fn host_compute(p: &Plan, o: Options, kv: &[LayerKv], cells: cache::Cells) -> u64 {
+    let ub = o.n_ubatch;
+    let mask = match o.flash_attention {
+        FlashAttention::On => 2,
+        FlashAttention::Off => 4,
+    };
+    let per_stream = |w: Option<u64>| cells.of(w) / cells.streams.max(1);
+    let full = kv.iter().any(|l| l.bytes_per_token > 0 && l.window.is_none());
+    let window = kv.iter().find_map(|l| l.window.filter(|_| l.bytes_per_token > 0));
+    let kv_cells =
+        u64::from(full).saturating_mul(per_stream(None)).saturating_add(window.map_or(0, |w| per_stream(Some(w))));
+    let embd = p.model.arch.text.hidden_size.saturating_mul(ub).saturating_mul(4);
+    embd.saturating_add(
+        kv_cells.saturating_mul(cells.streams).saturating_mul(ub / cells.streams.max(1)).saturating_mul(mask),
+    )
+    .saturating_add(3 * 4 * ub)
+}
+
+/// What stays in host memory besides the weights.
+pub(super) struct Host {
+    pub kv: u64,
+    pub state: u64,
+    pub compute: u64,
+}
+
+/// The KV cache and state of the layers kept on the CPU (every layer with
+/// `--no-kv-offload`) and the host compute buffer.
+pub(super) fn host(p: &Plan, o: Options, d: &Devices) -> Host {
+    let s = slots(p, o);
+    let cells = cells(p, o, n_ctx(p, o), s);
+    let kv = kv_layers(p, o);
+    let on_host = |i: usize| o.no_kv_offload || d.assignment.layers.get(i).copied().flatten().is_none();
+    let n = p.kv_layers.len();
+    let host_kv: Vec<LayerKv> = (0..n).filter(|&i| on_host(i)).map(|i| kv[i]).collect();
+    let host_state: Vec<_> = (0..n).filter(|&i| on_host(i)).filter_map(|i| p.state_layers.get(i).copied()).collect();
+    Host {
+        kv: cells.bytes(&host_kv),
+        state: crate::state::sequence_bytes(&host_state).saturating_mul(s),
+        compute: host_compute(p, o, &kv, cells),
+    }
+}
+
+/// The host RAM a plan needs: CPU weights, host KV cache and state, the
+/// host compute buffer (`Report::host_ram_bytes`).
+pub(crate) fn host_ram_need(p: &Plan, o: Options) -> u64 {
+    let d = devices(p, o);
+    let h = host(p, o, &d);
+    d.cpu_weights().saturating_add(h.kv).saturating_add(h.state).saturating_add(h.compute)
+}
