@@ -520,18 +520,13 @@ pub(super) fn free_memory(text: &str) -> anyhow::Result<Vec<u64>> {
         .collect()
 }
 
-/// `--host-ram`: a size, or `auto` for this host's RAM (`MemTotal` of
-/// /proc/meminfo, in kB).
+/// `--host-ram`: a size, or `auto` for this host's RAM (what the agent
+/// reports in its `welcome`).
 fn host_ram(text: &str) -> anyhow::Result<u64> {
     if text != "auto" {
         return parse_size(text).map_err(|e| anyhow::anyhow!("--host-ram `{text}`: {e}"));
     }
-    let info = std::fs::read_to_string("/proc/meminfo")
-        .map_err(|e| anyhow::anyhow!("--host-ram auto: cannot read /proc/meminfo ({e}); give the size instead"))?;
-    info.lines()
-        .find_map(|l| l.strip_prefix("MemTotal:"))
-        .and_then(|v| v.trim().strip_suffix("kB"))
-        .and_then(|kb| kb.trim().parse::<u64>().ok())
-        .map(|kb| kb * 1024)
-        .ok_or_else(|| anyhow::anyhow!("--host-ram auto: no MemTotal in /proc/meminfo; give the size instead"))
+    agent::telemetry::host_memory().map_err(|why| {
+        anyhow::anyhow!("--host-ram auto: this host's RAM is not readable ({why:?}); give the size instead")
+    })
 }

@@ -16,6 +16,7 @@ pub fn host_info(host: &HostStatic, hostname: String) -> HostInfo {
         driver_version: field(&host.driver_version, Clone::clone),
         cuda_driver_version: field(&host.cuda_driver_version, |v| format!("{}.{}", v / 1000, (v % 1000) / 10)),
         simulated: host.simulated,
+        memory_total_bytes: field(&host.memory_total_bytes, |v| *v),
         gpus: host
             .devices
             .iter()

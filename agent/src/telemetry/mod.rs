@@ -44,6 +44,8 @@ pub struct HostStatic {
     pub driver_version: Reading<String>,
     /// CUDA driver API version as NVML encodes it (`12080` = 12.8).
     pub cuda_driver_version: Reading<i32>,
+    /// The host's RAM.
+    pub memory_total_bytes: Reading<u64>,
     pub simulated: bool,
     pub devices: Vec<DeviceStatic>,
 }
@@ -155,5 +157,27 @@ pub fn open(choice: BackendChoice) -> Result<Box<dyn Backend>, nvml::OpenError> 
                 Ok(Box::new(simulated::SimulatedBackend::new(spec)))
             }
         },
+    }
+}
+
+/// This host's RAM: `MemTotal` of /proc/meminfo (kB), where there is one.
+pub fn host_memory() -> Reading<u64> {
+    let info = std::fs::read_to_string("/proc/meminfo").map_err(|_| Unavailable::NotSupported)?;
+    info.lines()
+        .find_map(|l| l.strip_prefix("MemTotal:"))
+        .and_then(|v| v.trim().strip_suffix("kB"))
+        .and_then(|kb| kb.trim().parse::<u64>().ok())
+        .map(|kb| kb * 1024)
+        .ok_or(Unavailable::NotSupported)
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn this_hosts_memory_is_read_where_linux_has_it() {
+        match super::host_memory() {
+            Ok(bytes) => assert!(bytes > 1 << 20, "{bytes}"),
+            Err(why) => assert!(!std::path::Path::new("/proc/meminfo").exists(), "{why:?}"),
+        }
     }
 }

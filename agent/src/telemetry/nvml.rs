@@ -111,6 +111,7 @@ impl NvmlBackend {
         let host = HostStatic {
             driver_version,
             cuda_driver_version: nvml.sys_cuda_driver_version().map_err(why),
+            memory_total_bytes: super::host_memory(),
             simulated: false,
             devices: statics,
         };

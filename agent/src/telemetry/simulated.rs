@@ -127,6 +127,8 @@ impl SimulatedBackend {
         let host = HostStatic {
             driver_version: Ok("simulated".to_owned()),
             cuda_driver_version: Ok(12080),
+            // A simulated host's RAM: 256 GiB, as on the GPU servers it imitates.
+            memory_total_bytes: Ok(256 << 30),
             simulated: true,
             devices,
         };

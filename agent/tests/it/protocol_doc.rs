@@ -17,6 +17,7 @@ fn examples() -> Vec<(&'static str, serde_json::Value)> {
         driver_version: Field::Value("570.86.15".into()),
         cuda_driver_version: Field::Value("12.8".into()),
         simulated: false,
+        memory_total_bytes: Field::Value(270_582_939_648),
         gpus: vec![GpuInfo {
             index: 0,
             uuid: Field::Value("GPU-5e6f4a1c-8d2b-4c3e-9f10-2a3b4c5d6e7f".into()),

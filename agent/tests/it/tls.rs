@@ -59,6 +59,8 @@ async fn wss_handshake_over_tls() {
     let Some(Ok(Message::Text(text))) = ws.next().await else { panic!("no welcome") };
     let ServerMessage::Welcome(welcome) = ServerMessage::decode(&text).unwrap() else { panic!("{text}") };
     assert_eq!(welcome.host.gpus[0].catalog_id.as_deref(), Some("l4"));
+    // The host's RAM travels with it (a simulated host's: 256 GiB).
+    assert_eq!(welcome.host.memory_total_bytes, shared::protocol::Field::Value(256 << 30));
 
     stop.send(()).unwrap();
     task.await.unwrap().unwrap();

@@ -14,7 +14,15 @@ pub struct HostInfo {
     pub cuda_driver_version: Field<String>,
     /// True when the readings come from the simulated backend, not a GPU.
     pub simulated: bool,
+    /// The host's RAM (`MemTotal` of /proc/meminfo): what a llama.cpp plan
+    /// leaves on the CPU is checked against it. Agents before it sent none.
+    #[serde(default = "not_sent")]
+    pub memory_total_bytes: Field<u64>,
     pub gpus: Vec<GpuInfo>,
+}
+
+fn not_sent() -> Field<u64> {
+    Field::Unavailable(super::Unavailable::MissingInDriver)
 }
 
 /// What does not change while the agent runs.

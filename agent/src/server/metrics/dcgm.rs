@@ -208,6 +208,7 @@ mod tests {
             driver_version: Field::Value("570.86.15".into()),
             cuda_driver_version: Field::Value("12.8".into()),
             simulated: false,
+            memory_total_bytes: Field::Value(270_582_939_648),
             gpus: vec![info(0), info(1), info(2)],
         };
         let mig = |gi: u32, profile: &str| MigInstance {

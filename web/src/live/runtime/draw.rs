@@ -13,6 +13,7 @@ use crate::live::view_model::panels::{self, Head};
 use crate::live::view_model::probe::{ProbeRun, limits_text};
 use crate::live::view_model::reality::{Target, balance, context_term, verdict_now};
 use crate::live::view_model::status::LinkStatus;
+use shared::units::format_bytes;
 
 /// Which state speaks for several hosts: the one that needs attention.
 pub(super) fn rank(key: &str) -> u8 {
@@ -58,6 +59,12 @@ pub(super) fn host_view(h: &Host, s: &State) -> HostView {
         (true, _) => "simulated GPUs".to_owned(),
         (false, Some(d)) => format!("driver {d}"),
         (false, None) => String::new(),
+    };
+    // The host's RAM, for the llama.cpp plan's "Host RAM" input.
+    let sub = match m.welcome.as_ref().and_then(|w| w.host.memory_total_bytes.value()) {
+        Some(&ram) if sub.is_empty() => format!("RAM {}", format_bytes(ram, units)),
+        Some(&ram) => format!("{sub} · RAM {}", format_bytes(ram, units)),
+        None => sub,
     };
     let head = panels::head(&Head {
         name: m.name(),

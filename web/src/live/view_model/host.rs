@@ -190,6 +190,7 @@ pub(crate) mod fixtures {
                 driver_version: Field::Value("simulated".into()),
                 cuda_driver_version: Field::Unavailable(Unavailable::NotSupported),
                 simulated: true,
+                memory_total_bytes: Field::Value(270_582_939_648),
                 gpus: totals
                     .iter()
                     .zip(0u32..)
