@@ -188,7 +188,11 @@ impl Fitter<'_, '_> {
         let d = super::devices_with(self.p, o, &self.pieces, &|t| {
             let Home::Layer(l) = t.home else { return None };
             let (f, b) = rules.get(l).copied().flatten()?;
-            let rest = t.name.strip_prefix("blk.")?.strip_prefix(l.to_string().as_str())?.strip_prefix('.')?;
+            // `blk.{l}.{rest}`, read without formatting `l` for every tensor.
+            let (layer, rest) = t.name.strip_prefix("blk.")?.split_once('.')?;
+            if layer.parse::<usize>().ok()? != l {
+                return None;
+            }
             f.matches(rest).then_some(b)
         });
         let used = self
@@ -388,7 +392,34 @@ impl Fit {
 impl FitChoice {
     /// The choice in one line: the flags it stands for and what each GPU uses.
     pub fn describe(&self) -> String {
-        describe(self)
+        let c = self;
+        let b = |x: u64| format_bytes(x, UnitSystem::Binary);
+        let mut out = format!("-ngl {}", c.n_gpu_layers);
+        if c.gpu_layers.len() > 1 {
+            out.push_str(&format!(" -ts {}", TensorSplit::of_counts(&c.gpu_layers).text()));
+        }
+        if c.expert_layers_on_host > 0 {
+            out.push_str(&format!(" with the routed experts of {} layer(s) in host memory", c.expert_layers_on_host));
+        }
+        if c.overflow_layers > 0 {
+            out.push_str(&format!(" ({} overflowing to the next GPU)", c.overflow_layers));
+        }
+        let uses = c
+            .gpu_used_bytes
+            .iter()
+            .zip(&c.gpu_target_bytes)
+            .enumerate()
+            .map(|(k, (&u, &t))| format!("GPU {} {} of {}", c.gpus.get(k).copied().unwrap_or(k), b(u), b(t)))
+            .collect::<Vec<_>>()
+            .join(", ");
+        out.push_str(&format!(
+            ": {uses} usable (free less the --fit target), {} of weights in host memory",
+            b(c.cpu_weight_bytes)
+        ));
+        if !c.meets_targets {
+            out.push_str("; even so a GPU keeps less than the target free");
+        }
+        out
     }
 
     /// The nearest flags a plan can be given for it: `-ngl` and the split
@@ -406,37 +437,6 @@ impl FitChoice {
         }
         out
     }
-}
-
-fn describe(c: &FitChoice) -> String {
-    let b = |x: u64| format_bytes(x, UnitSystem::Binary);
-    let mut out = format!("-ngl {}", c.n_gpu_layers);
-    if c.gpu_layers.len() > 1 {
-        let ts = c.gpu_layers.iter().map(u64::to_string).collect::<Vec<_>>().join(",");
-        out.push_str(&format!(" -ts {ts}"));
-    }
-    if c.expert_layers_on_host > 0 {
-        out.push_str(&format!(" with the routed experts of {} layer(s) in host memory", c.expert_layers_on_host));
-    }
-    if c.overflow_layers > 0 {
-        out.push_str(&format!(" ({} overflowing to the next GPU)", c.overflow_layers));
-    }
-    let uses = c
-        .gpu_used_bytes
-        .iter()
-        .zip(&c.gpu_target_bytes)
-        .enumerate()
-        .map(|(k, (&u, &t))| format!("GPU {} {} of {}", c.gpus.get(k).copied().unwrap_or(k), b(u), b(t)))
-        .collect::<Vec<_>>()
-        .join(", ");
-    out.push_str(&format!(
-        ": {uses} usable (free less the --fit target), {} of weights in host memory",
-        b(c.cpu_weight_bytes)
-    ));
-    if !c.meets_targets {
-        out.push_str("; even so a GPU keeps less than the target free");
-    }
-    out
 }
 
 /// Steps 4 and 5, as common/fit.cpp runs them (false position, `uint32_t`

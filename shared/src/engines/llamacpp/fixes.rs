@@ -304,8 +304,11 @@ fn tensor_split(model: &Model, s: &Scenario) -> Option<Setting> {
     if let (true, Some(last)) = (output, counts.last_mut()) {
         *last += 1;
     }
-    let text = counts.iter().map(|c| c.to_string()).collect::<Vec<_>>().join(",");
-    let split = super::TensorSplit::parse(&text).ok()?;
+    if counts.len() > super::MAX_SPLIT {
+        return None;
+    }
+    let split = super::TensorSplit::of_counts(&counts.iter().map(|&c| c as u64).collect::<Vec<_>>());
+    let text = split.text();
     if split == o.tensor_split {
         return None;
     }
