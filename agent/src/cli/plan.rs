@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, bail};
 use clap::Args;
-use shared::engines::{Engine, EngineKind, llamacpp, sglang, transformers, vllm};
+use shared::engines::{Engine, EngineKind, llamacpp, ollama, sglang, transformers, vllm};
 use shared::estimate::{GpuSlot, Scenario, ValidScenario};
 use shared::formats::WeightFormat;
 use shared::kv::KvDtype;
@@ -34,9 +34,9 @@ pub struct PlanArgs {
     /// How many GPUs of the (single) kind given; default tp × pp.
     #[arg(long)]
     gpus: Option<usize>,
-    /// Inference engine: transformers, vllm, sglang, llama.cpp.
+    /// Inference engine: transformers, vllm, sglang, llama.cpp, ollama.
     #[arg(long, default_value = "transformers")]
-    engine: String,
+    pub engine: String,
     /// Tensor-parallel degree.
     #[arg(long, default_value_t = 1)]
     tp: u64,
@@ -153,6 +153,24 @@ pub struct PlanArgs {
     /// llama.cpp: the host's RAM, SIZE or `auto` (this host's MemTotal): what the plan leaves on the CPU is checked against it.
     #[arg(long)]
     host_ram: Option<String>,
+    /// Ollama: num_ctx, one request's context (default: 4096, 32768 or 262144 by the GPUs' memory).
+    #[arg(long)]
+    num_ctx: Option<u64>,
+    /// Ollama: OLLAMA_NUM_PARALLEL, requests at once (default 1).
+    #[arg(long, default_value_t = 1)]
+    num_parallel: u64,
+    /// Ollama: OLLAMA_KV_CACHE_TYPE (f16, q8_0, q4_0, …); default: --kv-dtype.
+    #[arg(long)]
+    kv_cache_type: Option<String>,
+    /// Ollama: OLLAMA_FLASH_ATTENTION, auto (unset), on or off.
+    #[arg(long, default_value = "auto")]
+    flash_attention: String,
+    /// Ollama: num_gpu, the layers passed as -ngl (default: llama.cpp's --fit places them).
+    #[arg(long)]
+    num_gpu: Option<u64>,
+    /// Ollama: num_batch (default: Ollama's choice of 512, 1024 or 2048).
+    #[arg(long)]
+    num_batch: Option<u64>,
     /// llama.cpp: -ub/--ubatch-size, the physical batch.
     #[arg(long, default_value_t = 512)]
     n_ubatch: u64,
@@ -447,6 +465,22 @@ fn engine(args: &PlanArgs) -> anyhow::Result<Engine> {
                 other => bail!("unknown --fit `{other}` (on or off)"),
             },
             fit_target_mib: args.fit_target,
+            host_ram_bytes: args.host_ram.as_deref().map(host_ram).transpose()?,
+        }),
+        EngineKind::Ollama => Engine::Ollama(ollama::Options {
+            num_ctx: args.num_ctx,
+            num_parallel: args.num_parallel,
+            kv_cache_type: args.kv_cache_type.as_deref().map(llamacpp::CacheType::parse).transpose()?,
+            flash_attention: match args.flash_attention.as_str() {
+                "auto" => None,
+                "on" | "1" => Some(llamacpp::FlashAttention::On),
+                "off" | "0" => Some(llamacpp::FlashAttention::Off),
+                other => bail!("unknown --flash-attention `{other}` (auto, on or off)"),
+            },
+            num_gpu: args.num_gpu,
+            num_batch: args.num_batch,
+            n_cpu_moe: if args.cpu_moe { u64::from(u32::MAX) } else { args.n_cpu_moe.unwrap_or(0) },
+            mmproj: args.mmproj,
             host_ram_bytes: args.host_ram.as_deref().map(host_ram).transpose()?,
         }),
     })

@@ -51,6 +51,19 @@ pub fn breakdown(e: &Estimate, fit: Option<&llamacpp::Fit>, units: UnitSystem, e
                 r.host_ram_limit_bytes.map(|ram| format!("; this host has {}", b(ram))).unwrap_or_default()
             ),
         );
+        if e.engine == shared::engines::EngineKind::Ollama {
+            let _ = writeln!(
+                out,
+                "  ollama        num_ctx {} × {} parallel: llama-server -c {} -np {} -b {ub} -ub {ub} --cache-type-k {} --cache-type-v {}",
+                thousands(r.n_ctx_per_slot),
+                r.parallel,
+                r.n_ctx,
+                r.parallel,
+                r.cache_type_k,
+                r.cache_type_v,
+                ub = r.n_ubatch,
+            );
+        }
         if let Some(fit) = fit {
             let _ = writeln!(out, "  --fit         {}", fit.summary());
         }

@@ -369,3 +369,22 @@ fn llamacpp_host_ram() {
         assert!(own["engine_report"]["host_ram_limit_bytes"].as_u64().unwrap() > 0);
     }
 }
+
+#[test]
+fn ollama_launches_llama_server_with_its_defaults() {
+    let base = ["estimate", "--model", "llama-3.1-8b", "--weights", "q4_k_m", "--engine", "ollama", "--json"];
+    // server/routes.go: 32,768 tokens on 24 GB; -c is num_ctx × OLLAMA_NUM_PARALLEL.
+    let v = json(&base);
+    assert_eq!(v["engine"], "ollama");
+    let r = &v["engine_report"];
+    assert_eq!(
+        (r["n_ctx"].as_u64(), r["parallel"].as_u64(), r["n_ubatch"].as_u64()),
+        (Some(32_768), Some(1), Some(1024))
+    );
+    let v = json(&[&base[..], &["--num-ctx", "8192", "--num-parallel", "2", "--kv-cache-type", "q8_0"]].concat());
+    let r = &v["engine_report"];
+    assert_eq!((r["n_ctx"].as_u64(), r["cache_type_v"].as_str()), (Some(16_384), Some("q8_0")));
+    let out = headroom(&[&base[..], &["--flash-attention", "maybe"]].concat());
+    let e = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success() && e.contains("auto, on or off"), "{e}");
+}

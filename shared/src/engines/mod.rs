@@ -7,6 +7,7 @@
 //!   is left after weights and a profiled activation peak into KV blocks.
 //! - [`sglang`]: `mem_fraction_static` × total for weights and the KV pool.
 //! - [`llamacpp`]: a context pre-allocated for `n_ctx`, partial offload.
+//! - [`ollama`]: llama.cpp's `llama-server`, launched with Ollama's defaults.
 //!
 //! Each engine's module holds everything about it: its knobs and their
 //! defaults, their checks, its placement of layers and state dtypes, its
@@ -19,6 +20,7 @@
 
 pub mod commands;
 pub mod llamacpp;
+pub mod ollama;
 pub mod parallel;
 mod run;
 pub mod sglang;
@@ -58,6 +60,7 @@ pub enum Engine {
     Sglang(sglang::Options),
     #[serde(rename = "llama.cpp")]
     LlamaCpp(llamacpp::Options),
+    Ollama(ollama::Options),
 }
 
 impl Default for Engine {
@@ -74,14 +77,15 @@ pub enum EngineKind {
     Sglang,
     #[serde(rename = "llama.cpp")]
     LlamaCpp,
+    Ollama,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("unknown engine `{0}` (transformers, vllm, sglang, llama.cpp)")]
+#[error("unknown engine `{0}` (transformers, vllm, sglang, llama.cpp, ollama)")]
 pub struct UnknownEngine(pub String);
 
 impl EngineKind {
-    pub const ALL: &[EngineKind] = &[Self::Transformers, Self::Vllm, Self::Sglang, Self::LlamaCpp];
+    pub const ALL: &[EngineKind] = &[Self::Transformers, Self::Vllm, Self::Sglang, Self::LlamaCpp, Self::Ollama];
 
     pub fn id(self) -> &'static str {
         match self {
@@ -89,6 +93,7 @@ impl EngineKind {
             Self::Vllm => "vllm",
             Self::Sglang => "sglang",
             Self::LlamaCpp => "llama.cpp",
+            Self::Ollama => "ollama",
         }
     }
 
@@ -98,6 +103,7 @@ impl EngineKind {
             "vllm" => Ok(Self::Vllm),
             "sglang" => Ok(Self::Sglang),
             "llama.cpp" | "llamacpp" | "llama-cpp" | "llama_cpp" => Ok(Self::LlamaCpp),
+            "ollama" => Ok(Self::Ollama),
             _ => Err(UnknownEngine(text.trim().to_owned())),
         }
     }
@@ -109,6 +115,7 @@ impl EngineKind {
             Self::Vllm => "vLLM",
             Self::Sglang => "SGLang",
             Self::LlamaCpp => "llama.cpp",
+            Self::Ollama => "Ollama",
         }
     }
 
@@ -119,6 +126,7 @@ impl EngineKind {
             Self::Vllm => &vllm::COMMANDS,
             Self::Sglang => &sglang::COMMANDS,
             Self::LlamaCpp => &llamacpp::COMMANDS,
+            Self::Ollama => &ollama::COMMANDS,
         }
     }
 
@@ -127,7 +135,7 @@ impl EngineKind {
     pub fn runs(self, format: WeightFormat) -> bool {
         let gguf = matches!(format, WeightFormat::Gguf(_));
         match self {
-            Self::LlamaCpp => gguf,
+            Self::LlamaCpp | Self::Ollama => gguf,
             // vLLM and SGLang load 16-bit, FP8, GPTQ/AWQ and bitsandbytes 4-bit checkpoints, not fp32 for serving.
             Self::Vllm | Self::Sglang => !gguf && !matches!(format, WeightFormat::F32 | WeightFormat::Int8),
             Self::Transformers => !gguf,
@@ -146,6 +154,7 @@ impl EngineKind {
             Self::Vllm => Engine::Vllm(Default::default()),
             Self::Sglang => Engine::Sglang(Default::default()),
             Self::LlamaCpp => Engine::LlamaCpp(Default::default()),
+            Self::Ollama => Engine::Ollama(Default::default()),
         }
     }
 }
@@ -157,6 +166,7 @@ impl Engine {
             Self::Vllm(_) => EngineKind::Vllm,
             Self::Sglang(_) => EngineKind::Sglang,
             Self::LlamaCpp(_) => EngineKind::LlamaCpp,
+            Self::Ollama(_) => EngineKind::Ollama,
         }
     }
 }
@@ -170,6 +180,7 @@ impl Engine {
             Engine::Vllm(o) => o.max_model_len = Some(len.max(1)),
             Engine::Sglang(o) => o.context_length = Some(len.max(1)),
             Engine::LlamaCpp(o) => o.n_ctx = None,
+            Engine::Ollama(o) => o.num_ctx = Some(len.max(1)),
             Engine::Transformers(_) => {}
         }
         e
@@ -256,6 +267,7 @@ impl EngineRules for Engine {
             Engine::Vllm(o) => vllm::check_knobs(o),
             Engine::Sglang(o) => sglang::check_knobs(o),
             Engine::LlamaCpp(o) => llamacpp::check_knobs(o, s.tp, s.gpus.len()),
+            Engine::Ollama(o) => ollama::check_knobs(o, s.tp),
         }
     }
 
@@ -267,7 +279,7 @@ impl EngineRules for Engine {
         match self {
             Engine::Transformers(_) => transformers::state_rules(model, bytes_per_element),
             Engine::Vllm(_) | Engine::Sglang(_) => vllm::state_rules(model, bytes_per_element),
-            Engine::LlamaCpp(_) => llamacpp::STATE_RULES,
+            Engine::LlamaCpp(_) | Engine::Ollama(_) => llamacpp::STATE_RULES,
         }
     }
 
@@ -278,7 +290,7 @@ impl EngineRules for Engine {
             Engine::Vllm(_) | Engine::Sglang(_) => {
                 Placement::on_gpu(plan::split::even(p.kv_layers.len(), p.scenario.stages()))
             }
-            Engine::LlamaCpp(o) => llamacpp::place(p, o),
+            Engine::LlamaCpp(_) | Engine::Ollama(_) => llamacpp::place(p, ollama::flags(p)),
         }
     }
 }

@@ -97,7 +97,7 @@ fn stage_consequence(engine: &EngineKind, stages: &u64, layers: &u64) -> String 
         EngineKind::Transformers => super::transformers::too_many_stages(stages, layers),
         EngineKind::Vllm => super::vllm::too_many_stages(stages, layers),
         EngineKind::Sglang => super::sglang::too_many_stages(stages, layers),
-        EngineKind::LlamaCpp => super::llamacpp::too_many_stages(stages, layers),
+        EngineKind::LlamaCpp | EngineKind::Ollama => super::llamacpp::too_many_stages(stages, layers),
     }
 }
 
@@ -169,5 +169,7 @@ pub fn check(s: &Scenario, text: &TextModel) -> Result<(), SplitError> {
         Engine::Vllm(_) => super::vllm::check_split(s, text),
         Engine::Sglang(_) => super::sglang::check_split(s, text),
         Engine::LlamaCpp(o) => super::llamacpp::check_split(o, s, text),
+        // Ollama always passes a context and one cache type for K and V.
+        Engine::Ollama(_) => check_stages(s, text),
     }
 }

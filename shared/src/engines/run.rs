@@ -9,7 +9,7 @@ use crate::explain::{Basis, Term};
 use crate::model::Model;
 use crate::plan::{GpuBudget, GpuPeak, MAX_CONCURRENCY, Search, Verdict, largest};
 
-use super::{Engine, EngineReport, Plan, ValidScenario, llamacpp, sglang, transformers, vllm};
+use super::{Engine, EngineReport, Plan, ValidScenario, llamacpp, ollama, sglang, transformers, vllm};
 
 /// What the engine computed once for the plan, with its knobs.
 // llama.cpp's knobs are large (its `-ot` rules inline): see `Engine`.
@@ -67,7 +67,9 @@ impl<'m> EnginePlan<'m> {
             Engine::Transformers(o) => Ready::Transformers(o),
             Engine::Vllm(o) => Ready::Vllm(o, vllm::budget_for(&plan, o)),
             Engine::Sglang(o) => Ready::Sglang(o),
-            Engine::LlamaCpp(o) => {
+            // Ollama runs llama.cpp with the flags it launches.
+            Engine::LlamaCpp(_) | Engine::Ollama(_) => {
+                let o = ollama::flags(&plan);
                 let d = llamacpp::devices(&plan, o);
                 Ready::LlamaCpp(o, d)
             }
@@ -102,7 +104,14 @@ impl<'m> EnginePlan<'m> {
             Ready::Transformers(o) => transformers::fits(p, *o, prompt, new, batch),
             Ready::Vllm(o, b) => vllm::fits(p, *o, b, seq, batch),
             Ready::Sglang(o) => sglang::fits(p, *o, seq, batch),
-            Ready::LlamaCpp(o, d) => llamacpp::fits(p, *o, d, seq, batch),
+            Ready::LlamaCpp(o, d) => {
+                // Ollama gives every request its num_ctx, whatever its length.
+                let seq = match p.scenario.engine {
+                    Engine::Ollama(_) => llamacpp::n_ctx(p, *o) / llamacpp::slots(p, *o),
+                    Engine::LlamaCpp(_) | Engine::Transformers(_) | Engine::Vllm(_) | Engine::Sglang(_) => seq,
+                };
+                llamacpp::fits(p, *o, d, seq, batch)
+            }
         }
     }
 
@@ -141,6 +150,10 @@ impl<'m> EnginePlan<'m> {
         match &self.ready {
             Ready::Vllm(o, _) => Some(vllm::default_max_model_len(p, *o)),
             Ready::Sglang(o) => Some(sglang::context_length(p, *o)),
+            // Ollama gives every request its num_ctx.
+            Ready::LlamaCpp(o, _) if matches!(p.scenario.engine, Engine::Ollama(_)) => {
+                Some(llamacpp::n_ctx(p, *o) / llamacpp::slots(p, *o))
+            }
             Ready::Transformers(_) | Ready::LlamaCpp(..) => None,
         }
     }
@@ -234,7 +247,13 @@ impl<'m> EnginePlan<'m> {
             Ready::Transformers(_) => transformers::warnings(p),
             Ready::Vllm(..) => vllm::warnings(p, verdict, self.max_concurrency()),
             Ready::Sglang(_) => sglang::warnings(p),
-            Ready::LlamaCpp(o, _) => llamacpp::warnings(p, *o, per_gpu),
+            Ready::LlamaCpp(o, _) => {
+                let mut w = llamacpp::warnings(p, *o, per_gpu);
+                if let Engine::Ollama(given) = p.scenario.engine {
+                    w.fit.extend(ollama::warnings(p, given));
+                }
+                w
+            }
         }
     }
 }

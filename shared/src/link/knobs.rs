@@ -81,9 +81,31 @@ pub(super) fn encode_engine(e: &Engine, pairs: &mut Vec<(&'static str, String)>)
             opt("fit", (o.fit != d.fit).then(|| fit(o.fit).to_owned()));
             opt("ram", o.host_ram_bytes.filter(|_| o.host_ram_bytes != d.host_ram_bytes).map(super::values::size_text));
         }
+        (Engine::Ollama(o), Engine::Ollama(d)) => {
+            opt("numctx", differs(o.num_ctx, d.num_ctx));
+            opt("np", (o.num_parallel != d.num_parallel).then(|| o.num_parallel.to_string()));
+            opt(
+                "kvt",
+                (o.kv_cache_type != d.kv_cache_type).then(|| o.kv_cache_type.map(|t| t.id().to_owned())).flatten(),
+            );
+            opt(
+                "fa",
+                (o.flash_attention != d.flash_attention)
+                    .then(|| o.flash_attention.map(|f| flash_id(f).into()))
+                    .flatten(),
+            );
+            opt("numgpu", differs(o.num_gpu, d.num_gpu));
+            opt("numbatch", differs(o.num_batch, d.num_batch));
+            opt("ncmoe", (o.n_cpu_moe != d.n_cpu_moe).then(|| o.n_cpu_moe.to_string()));
+            opt("mmproj", (o.mmproj != d.mmproj).then(|| if o.mmproj { "on" } else { "off" }.to_owned()));
+            opt("ram", o.host_ram_bytes.filter(|_| o.host_ram_bytes != d.host_ram_bytes).map(super::values::size_text));
+        }
         // `_` is not an engine here: the first element lists every engine, and
         // `LinkVersion::engine` gives the kind it is asked for.
-        (Engine::Transformers(_) | Engine::Vllm(_) | Engine::Sglang(_) | Engine::LlamaCpp(_), _) => {}
+        (
+            Engine::Transformers(_) | Engine::Vllm(_) | Engine::Sglang(_) | Engine::LlamaCpp(_) | Engine::Ollama(_),
+            _,
+        ) => {}
     }
 }
 
@@ -112,7 +134,7 @@ fn flash_id(f: llamacpp::FlashAttention) -> &'static str {
 pub(super) const KNOB_KEYS: &[&str] = &[
     "attn", "logits", "vllm", "gmu", "mml", "mbt", "mns", "bs", "loras", "lorar", "samp", "sglang", "mfs", "cl",
     "nctx", "ngl", "np", "fa", "ctk", "ctv", "ncmoe", "nkvo", "kvu", "swafull", "ot", "ts", "sm", "mg", "mmproj",
-    "fit", "ram",
+    "fit", "ram", "numctx", "kvt", "numgpu", "numbatch",
 ];
 
 /// Applies one knob to the engine; `Err` says why it does not apply.
@@ -160,13 +182,7 @@ pub(super) fn apply_knob(e: &mut Engine, key: &str, value: &str) -> Result<(), S
         (Engine::LlamaCpp(o), "nctx") => o.n_ctx = tokens(value)?,
         (Engine::LlamaCpp(o), "ngl") => o.n_gpu_layers = Some(parse_u64(value, 0, 100_000)?),
         (Engine::LlamaCpp(o), "np") => o.parallel = Some(parse_u64(value, 1, 4096)?),
-        (Engine::LlamaCpp(o), "fa") => {
-            o.flash_attention = match lower.as_str() {
-                "on" => llamacpp::FlashAttention::On,
-                "off" => llamacpp::FlashAttention::Off,
-                _ => return Err("use on or off".into()),
-            }
-        }
+        (Engine::LlamaCpp(o), "fa") => o.flash_attention = flash(&lower)?,
         (Engine::LlamaCpp(o), "ctk") => o.cache_type_k = Some(cache_type(value)?),
         (Engine::LlamaCpp(o), "ctv") => o.cache_type_v = Some(cache_type(value)?),
         (Engine::LlamaCpp(o), "ncmoe") => o.n_cpu_moe = parse_u64(value, 0, u64::from(u32::MAX))?,
@@ -192,15 +208,22 @@ pub(super) fn apply_knob(e: &mut Engine, key: &str, value: &str) -> Result<(), S
                 _ => return Err("use on or off".into()),
             }
         }
-        // A bare number is GiB, as people say how much RAM they have.
-        (Engine::LlamaCpp(o), "ram") => {
-            let bytes = match value.bytes().all(|b| b.is_ascii_digit()) {
-                true => value.parse::<u64>().ok().and_then(|g| g.checked_mul(crate::units::GIB)),
-                false => super::values::exact_size(value).or_else(|| crate::units::parse_size(value).ok()),
-            };
-            let bytes = bytes.ok_or("a size such as 64GiB (a bare number is GiB)")?;
-            o.host_ram_bytes = Some(super::values::in_range(bytes, crate::units::MIB, 1 << 60)?);
+        (Engine::LlamaCpp(o), "ram") => o.host_ram_bytes = Some(host_ram(value)?),
+        (Engine::Ollama(o), "numctx") => o.num_ctx = tokens(value)?,
+        (Engine::Ollama(o), "np") => o.num_parallel = parse_u64(value, 1, 4096)?,
+        (Engine::Ollama(o), "kvt") => o.kv_cache_type = Some(cache_type(value)?),
+        (Engine::Ollama(o), "fa") => o.flash_attention = Some(flash(&lower)?),
+        (Engine::Ollama(o), "numgpu") => o.num_gpu = Some(parse_u64(value, 0, 100_000)?),
+        (Engine::Ollama(o), "numbatch") => o.num_batch = Some(parse_u64(value, 1, 65_536)?),
+        (Engine::Ollama(o), "ncmoe") => o.n_cpu_moe = parse_u64(value, 0, u64::from(u32::MAX))?,
+        (Engine::Ollama(o), "mmproj") => {
+            o.mmproj = match lower.as_str() {
+                "on" => true,
+                "off" => false,
+                _ => return Err("use on or off".into()),
+            }
         }
+        (Engine::Ollama(o), "ram") => o.host_ram_bytes = Some(host_ram(value)?),
         (e, _) => return Err(format!("not a setting of {}", e.kind().id())),
     }
     Ok(())
@@ -241,6 +264,24 @@ pub fn parse_fraction(value: &str) -> Result<f64, String> {
 
 fn cache_type(value: &str) -> Result<llamacpp::CacheType, String> {
     llamacpp::CacheType::parse(value).map_err(|e| e.to_string())
+}
+
+fn flash(lower: &str) -> Result<llamacpp::FlashAttention, String> {
+    match lower {
+        "on" => Ok(llamacpp::FlashAttention::On),
+        "off" => Ok(llamacpp::FlashAttention::Off),
+        _ => Err("use on or off".into()),
+    }
+}
+
+/// The host's RAM; a bare number is GiB, as people say how much RAM they have.
+fn host_ram(value: &str) -> Result<u64, String> {
+    let bytes = match value.bytes().all(|b| b.is_ascii_digit()) {
+        true => value.parse::<u64>().ok().and_then(|g| g.checked_mul(crate::units::GIB)),
+        false => super::values::exact_size(value).or_else(|| crate::units::parse_size(value).ok()),
+    };
+    let bytes = bytes.ok_or("a size such as 64GiB (a bare number is GiB)")?;
+    super::values::in_range(bytes, crate::units::MIB, 1 << 60)
 }
 
 fn flag(value: &str) -> Result<bool, String> {

@@ -7,7 +7,7 @@
 //! release. `docs/links.md` states the promise and the history.
 
 use super::state::{GpuChoice, LinkState, ModelSource};
-use crate::engines::{Engine, EngineKind, llamacpp, sglang, transformers, vllm};
+use crate::engines::{Engine, EngineKind, llamacpp, ollama, sglang, transformers, vllm};
 use crate::units::UnitSystem;
 
 /// A version of the link format. A link without `v=` (every link made before
@@ -81,7 +81,7 @@ pub fn new_engine(kind: EngineKind) -> Engine {
     match LinkVersion::CURRENT.engine(kind) {
         Engine::Vllm(o) => Engine::Vllm(vllm::Options { version: vllm::Version::LATEST, ..o }),
         Engine::Sglang(o) => Engine::Sglang(sglang::Options { version: sglang::Version::LATEST, ..o }),
-        e @ (Engine::Transformers(_) | Engine::LlamaCpp(_)) => e,
+        e @ (Engine::Transformers(_) | Engine::LlamaCpp(_) | Engine::Ollama(_)) => e,
     }
 }
 
@@ -164,6 +164,19 @@ fn engine_2026_12(kind: EngineKind) -> Engine {
             fit_target_mib: llamacpp::FIT_MARGIN_BYTES / crate::units::MIB,
             host_ram_bytes: None,
         }),
+        // Ollama came after v2: its links always name `e=ollama`, and its
+        // knobs left out are Ollama's own defaults.
+        EngineKind::Ollama => Engine::Ollama(ollama::Options {
+            num_ctx: None,
+            num_parallel: 1,
+            kv_cache_type: None,
+            flash_attention: None,
+            num_gpu: None,
+            num_batch: None,
+            n_cpu_moe: 0,
+            mmproj: false,
+            host_ram_bytes: None,
+        }),
     }
 }
 
@@ -200,7 +213,7 @@ pub fn newer_engine(engine: &Engine) -> Option<NewerEngine> {
         // SGLang's older rules are not offered the newer ones (the page's
         // first load has no room for the text); the knob's select shows them.
         // One rule set each so far: nothing newer.
-        Engine::Vllm(_) | Engine::Transformers(_) | Engine::Sglang(_) | Engine::LlamaCpp(_) => None,
+        Engine::Vllm(_) | Engine::Transformers(_) | Engine::Sglang(_) | Engine::LlamaCpp(_) | Engine::Ollama(_) => None,
     }
 }
 

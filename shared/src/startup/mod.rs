@@ -406,7 +406,9 @@ pub fn logged_engine(log: &StartupLog, planned: Engine) -> (Engine, Vec<String>)
                 taken.push(format!("V cache {}", v.id()));
             }
         }
-        Engine::Transformers(_) => {}
+        // A log is llama.cpp's (Ollama's runner prints llama-server's
+        // lines), so a plan of Ollama is rebuilt as the llama.cpp it ran.
+        Engine::Transformers(_) | Engine::Ollama(_) => {}
     }
     (engine, taken)
 }

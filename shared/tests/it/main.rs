@@ -11,6 +11,7 @@ mod llamacpp;
 mod llamacpp_fit;
 mod llamacpp_split;
 mod model;
+mod ollama;
 mod oom;
 mod params;
 mod properties;

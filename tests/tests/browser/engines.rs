@@ -147,6 +147,34 @@ async fn engines_fixes_and_diagnosis() -> anyhow::Result<()> {
     ensure!(page.url().await?.contains("fit=off"), "--fit off travels in the link");
     no_errors(&page, "with --fit").await?;
 
+    // 3d. Ollama: the llama-server it launches (num_ctx by the GPU's memory,
+    // its own num_batch), its settings in the link, its fixes in its words.
+    page.open(&server.page("model=qwen3-30b-a3b&w=q4_k_m&gpu=rtx-4060-ti-16gb")).await?;
+    page.select("engine-select", "ollama").await?;
+    let args = ["--model", "qwen3-30b-a3b", "--weights", "q4_k_m", "--gpu", "rtx-4060-ti-16gb", "--engine", "ollama"];
+    expect_cli(&page, "Ollama's defaults", &args).await?;
+    let json = cli::estimate(&args)?;
+    let want = format!("default: {}", json["engine_report"]["n_ctx_per_slot"]);
+    page.wait_until("num_ctx shows Ollama's default", async |p: &Page| {
+        Ok(p.attr("knob-numctx", "placeholder").await?.as_deref() == Some(want.as_str()))
+    })
+    .await?;
+    page.fill("knob-numctx", "8192").await?;
+    page.select("knob-kvt", "q8_0").await?;
+    let args = [&args[..], &["--num-ctx", "8192", "--kv-cache-type", "q8_0"]].concat();
+    expect_cli(&page, "Ollama with num_ctx and OLLAMA_KV_CACHE_TYPE", &args).await?;
+    let url = page.url().await?;
+    ensure!(url.contains("e=ollama") && url.contains("numctx=8192") && url.contains("kvt=q8_0"), "{url}");
+    page.wait_until("the fixes speak Ollama", async |p: &Page| {
+        Ok(p.exists("fix-fit").await?
+            && p.text("fix-fit").await?.contains("Ollama's llama-server (--fit on) loads it as"))
+    })
+    .await?;
+    let codes = page.text("fixes").await?;
+    ensure!(codes.contains("PARAMETER num_ctx 8192") && !codes.contains("llama-server -m"), "{codes}");
+    page.screenshot("ollama").await?;
+    no_errors(&page, "with Ollama").await?;
+
     // 4. A plan that does not fit: ranked fixes; applying the first one makes it fit.
     page.open(&server.page("model=llama-3.1-70b&p=4096&n=1024")).await?;
     page.wait_until("fixes are listed", async |p: &Page| p.exists("fix").await).await?;

@@ -174,6 +174,19 @@ const LLAMACPP: &[Knob] = &[
     k("fit", "--fit", &["on", "off"]),
     k("ram", "Host RAM (GiB)", &[]),
 ];
+// Short labels for the two-column grid; the fixes write the variables
+// (`OLLAMA_NUM_PARALLEL`, `OLLAMA_KV_CACHE_TYPE`, `LLAMA_ARG_N_CPU_MOE`).
+const OLLAMA: &[Knob] = &[
+    k("numctx", "num_ctx", &[]),
+    k("np", "Parallel requests", &[]),
+    k("kvt", "KV cache type", &["default", "f16", "q8_0", "q4_0"]),
+    k("fa", "Flash attention", &["auto", "on", "off"]),
+    k("numgpu", "num_gpu", &[]),
+    k("numbatch", "num_batch", &[]),
+    k("ncmoe", "CPU MoE layers", &[]),
+    k("mmproj", "Projector", &["off", "on"]),
+    k("ram", "Host RAM (GiB)", &[]),
+];
 
 pub fn knobs(kind: EngineKind) -> &'static [Knob] {
     match kind {
@@ -181,6 +194,7 @@ pub fn knobs(kind: EngineKind) -> &'static [Knob] {
         EngineKind::Vllm => VLLM,
         EngineKind::Sglang => SGLANG,
         EngineKind::LlamaCpp => LLAMACPP,
+        EngineKind::Ollama => OLLAMA,
     }
 }
 
@@ -200,6 +214,10 @@ pub fn knob_default(e: &Estimate, key: &str) -> String {
         (Some(EngineReport::LlamaCpp(r)), "nctx") => r.n_ctx.to_string(),
         (Some(EngineReport::LlamaCpp(r)), "ngl") => r.n_gpu_layers.to_string(),
         (Some(EngineReport::LlamaCpp(r)), "np") => r.parallel.to_string(),
+        // Ollama's knobs, as the llama-server it launches runs them.
+        (Some(EngineReport::LlamaCpp(r)), "numctx") => r.n_ctx_per_slot.to_string(),
+        (Some(EngineReport::LlamaCpp(r)), "numgpu") => r.n_gpu_layers.to_string(),
+        (Some(EngineReport::LlamaCpp(r)), "numbatch") => r.n_ubatch.to_string(),
         _ => return String::new(),
     };
     format!("default: {v}")

@@ -293,9 +293,12 @@ pub(crate) fn gives_up(o: Options, gpus: usize) -> Option<(&'static str, &'stati
 /// `free`: the memory free on each GPU now (NVML's or nvidia-smi's
 /// `memory.free`), where known; else an idle GPU's, CUDA's total.
 pub fn predict(model: &Model, s: &Scenario, free: Option<&[u64]>) -> Option<Fit> {
-    let Engine::LlamaCpp(o) = s.engine else { return None };
+    if !matches!(s.engine, Engine::LlamaCpp(_) | Engine::Ollama(_)) {
+        return None;
+    }
     let p = EnginePlan::new(model, s.clone().validate().ok()?);
-    Some(fit(&p, o, free))
+    // Ollama's llama-server runs --fit on the flags it launches.
+    Some(fit(&p, crate::engines::ollama::flags(&p), free))
 }
 
 /// What `--fit` does with the plan `p` run with `o`.

@@ -178,6 +178,8 @@ pub struct Report {
     pub n_ctx: u64,
     pub parallel: u64,
     pub n_ctx_per_slot: u64,
+    /// `-ub`: the physical batch the compute buffers are sized for.
+    pub n_ubatch: u64,
     pub n_gpu_layers: u64,
     pub layers_on_gpu: u64,
     pub output_on_gpu: bool,
@@ -358,6 +360,11 @@ pub(crate) struct Devices {
     mmproj_gpu: Option<usize>,
     /// The GPUs llama.cpp uses (`--split-mode none`: the main GPU alone).
     used: Vec<bool>,
+}
+
+/// The bytes of the model's multimodal projector (`--mmproj`).
+pub(crate) fn projector_bytes(p: &Plan) -> u64 {
+    tensors::multimodal_bytes(p)
 }
 
 pub(crate) fn devices(p: &Plan, o: Options) -> Devices {
@@ -555,6 +562,7 @@ pub(crate) fn report(p: &Plan, o: Options, d: &Devices) -> Report {
         n_ctx: ctx,
         parallel: s,
         n_ctx_per_slot: ctx / s,
+        n_ubatch: o.n_ubatch,
         n_gpu_layers: ngl,
         layers_on_gpu: offloaded,
         output_on_gpu: output,

@@ -13,6 +13,7 @@ fn engine_label(k: EngineKind) -> &'static str {
         EngineKind::Vllm => "vLLM",
         EngineKind::Sglang => "SGLang",
         EngineKind::LlamaCpp => "llama.cpp",
+        EngineKind::Ollama => "Ollama",
     }
 }
 
@@ -24,7 +25,7 @@ pub fn EngineInputs() -> impl IntoView {
         if let Ok(k) = EngineKind::parse(&event_target_value(&ev)) {
             app.edit(|s| {
                 s.engine = new_engine(k);
-                if k == EngineKind::LlamaCpp {
+                if matches!(k, EngineKind::LlamaCpp | EngineKind::Ollama) {
                     s.tp = 1;
                 }
             });

@@ -1,0 +1,140 @@
+//! Ollama's fixes in its own words: `PARAMETER` lines of a Modelfile (or
+//! `/set parameter` in `ollama run`), and the `ollama serve` environment.
+//! Each is measured as the llama.cpp plan Ollama would launch; a llama.cpp
+//! fix Ollama cannot ask for (`-ot` rules, `--tensor-split`) is left out.
+
+use super::super::commands::{Commands, Setting, SettingKind, Shorten};
+use super::super::{Engine, EnginePlan, Scenario, llamacpp};
+use super::{Options, launch};
+use crate::formats::WeightFormat;
+use crate::kv::KvDtype;
+use crate::model::Model;
+
+/// The llama.cpp plan Ollama launches for `s` (`None`: not Ollama, or a
+/// plan that fails its checks).
+pub(crate) fn launched(model: &Model, s: &Scenario) -> Option<(Options, Scenario)> {
+    let Engine::Ollama(o) = s.engine else { return None };
+    let p = EnginePlan::new(model, s.clone().validate().ok()?);
+    Some((o, Scenario { engine: Engine::LlamaCpp(launch(&p, o)), ..s.clone() }))
+}
+
+/// The model as `ollama run` names it: a Hub GGUF repo with its quant tag
+/// (`hf.co/ORG/NAME:Q4_K_M`), else the model's name.
+fn model_tag(model: &Model, s: &Scenario) -> String {
+    match (&model.repo, s.weights) {
+        (Some(repo), WeightFormat::Gguf(t)) => format!("hf.co/{repo}:{}", t.id().to_ascii_uppercase()),
+        (Some(repo), _) => repo.clone(),
+        (None, _) => model.name.clone(),
+    }
+}
+
+/// The Ollama set-up of a plan: the `ollama serve` environment that
+/// differs from Ollama's defaults, then a Modelfile with every parameter
+/// the plan sets.
+pub fn ollama_command(model: &Model, s: &Scenario) -> String {
+    let Engine::Ollama(o) = s.engine else { return String::new() };
+    let mut env = String::new();
+    if o.num_parallel != 1 {
+        env.push_str(&format!("OLLAMA_NUM_PARALLEL={} ", o.num_parallel));
+    }
+    if let Some(fa) = o.flash_attention {
+        env.push_str(match fa {
+            llamacpp::FlashAttention::On => "OLLAMA_FLASH_ATTENTION=1 ",
+            llamacpp::FlashAttention::Off => "OLLAMA_FLASH_ATTENTION=0 ",
+        });
+    }
+    let kv = super::cache_type(o, s.kv_dtype);
+    if kv != llamacpp::CacheType::F16 {
+        let t = kv;
+        env.push_str(&format!("OLLAMA_KV_CACHE_TYPE={} ", t.id()));
+    }
+    if o.n_cpu_moe > 0 {
+        env.push_str(&format!("LLAMA_ARG_N_CPU_MOE={} ", o.n_cpu_moe));
+    }
+    let mut out = String::new();
+    if !env.is_empty() {
+        out.push_str(&env);
+        out.push_str("ollama serve\n");
+    }
+    out.push_str(&format!("# Modelfile\nFROM {}", model_tag(model, s)));
+    if let Some(n) = o.num_ctx {
+        out.push_str(&format!("\nPARAMETER num_ctx {n}"));
+    }
+    if let Some(n) = o.num_gpu {
+        out.push_str(&format!("\nPARAMETER num_gpu {n}"));
+    }
+    if let Some(n) = o.num_batch {
+        out.push_str(&format!("\nPARAMETER num_batch {n}"));
+    }
+    out
+}
+
+/// Ollama's settings for the llama.cpp flags `l` stands for: `-ngl` as
+/// `num_gpu`, `--n-cpu-moe` through the environment; `None` when `l`
+/// needs a flag Ollama does not pass (`-ot`, `--tensor-split`, …).
+fn from_flags(o: Options, was: &llamacpp::Options, l: &llamacpp::Options) -> Option<Options> {
+    let same = l.tensor_overrides == was.tensor_overrides
+        && l.tensor_split == was.tensor_split
+        && l.split_mode == was.split_mode
+        && l.main_gpu == was.main_gpu;
+    same.then_some(Options { num_gpu: l.n_gpu_layers, n_cpu_moe: l.n_cpu_moe, ..o })
+}
+
+/// llama.cpp's settings for the plan Ollama launches, as Ollama's.
+fn settings(model: &Model, s: &Scenario, repo: &str) -> Vec<Setting> {
+    let Some((o, l)) = launched(model, s) else { return Vec::new() };
+    let Engine::LlamaCpp(was) = l.engine else { return Vec::new() };
+    (llamacpp::COMMANDS.settings)(model, &l, repo)
+        .into_iter()
+        .filter_map(|set| ollama_setting(model, s, o, &was, set))
+        .collect()
+}
+
+/// A llama.cpp setting as Ollama's: its plan with Ollama's settings, its
+/// command Ollama's set-up.
+fn ollama_setting(model: &Model, s: &Scenario, o: Options, was: &llamacpp::Options, set: Setting) -> Option<Setting> {
+    let Engine::LlamaCpp(l) = set.scenario.engine else { return None };
+    let t = Scenario { engine: Engine::Ollama(from_flags(o, was, &l)?), ..s.clone() };
+    let (title, code) = if set.kind == SettingKind::Fit {
+        (
+            set.title.replace("llama.cpp's --fit (on by default)", "Ollama's llama-server (--fit on)"),
+            format!("{}\n# nothing to set: Ollama starts llama-server with --fit on", ollama_command(model, s)),
+        )
+    } else {
+        (set.title, ollama_command(model, &t))
+    };
+    Some(Setting { kind: set.kind, title, code, scenario: t })
+}
+
+/// What llama-server's `--fit` changes by itself in the plan Ollama launches.
+fn adjusts(model: &Model, s: &Scenario) -> Option<Setting> {
+    let (o, l) = launched(model, s)?;
+    let Engine::LlamaCpp(was) = l.engine else { return None };
+    ollama_setting(model, s, o, &was, (llamacpp::COMMANDS.adjusts)(model, &l)?)
+}
+
+/// Ollama's settings; q8_0 is the cheapest KV cache its docs recommend
+/// (docs/faq.md "How can I set the quantization type for the K/V cache?").
+pub const COMMANDS: Commands = Commands {
+    cheaper_kv_dtype: KvDtype::Q8_0,
+    kv_dtype: "OLLAMA_FLASH_ATTENTION=1 OLLAMA_KV_CACHE_TYPE=q8_0 ollama serve",
+    shorten: Shorten::Context(|_, len| {
+        format!("PARAMETER num_ctx {len}   # or: OLLAMA_CONTEXT_LENGTH={len} ollama serve")
+    }),
+    concurrency: |_, n| format!("OLLAMA_NUM_PARALLEL={n} ollama serve"),
+    more_gpus_are_tensor_parallel: false,
+    more_gpus: |_, _, _, n| {
+        format!(
+            "CUDA_VISIBLE_DEVICES={} OLLAMA_SCHED_SPREAD=1 ollama serve",
+            (0..n).map(|i| i.to_string()).collect::<Vec<_>>().join(",")
+        )
+    },
+    weights: |f, repo| match f {
+        WeightFormat::Gguf(t) => format!("ollama pull hf.co/{repo}:{}", t.id().to_ascii_uppercase()),
+        f => format!("ollama runs GGUF weights: a {} checkpoint of {repo} needs converting first", f.id()),
+    },
+    rebalance: |_, _| "OLLAMA_SCHED_SPREAD=1 ollama serve".into(),
+    serve: |repo, weights| format!("ollama run hf.co/{repo}:{}", weights.id().to_ascii_uppercase()),
+    settings,
+    adjusts,
+};
