@@ -20,7 +20,7 @@ pub const JSON_SCHEMA_VERSION: u32 = 1;
 #[derive(Debug, Args)]
 pub struct EstimateArgs {
     /// A model preset id (see `headroom models`).
-    #[arg(long, conflicts_with_all = ["config", "checkpoint", "hf"], required_unless_present_any = ["config", "checkpoint", "hf"])]
+    #[arg(long, conflicts_with_all = ["config", "checkpoint", "hf", "ollama"], required_unless_present_any = ["config", "checkpoint", "hf", "ollama"])]
     model: Option<String>,
     /// A Hugging Face config.json (`-` reads standard input); with
     /// --checkpoint or --hf, it replaces the checkpoint's own.
@@ -41,6 +41,11 @@ pub struct EstimateArgs {
     /// GGUF), as `--hf ORG/NAME:FILE` names it.
     #[arg(long, value_name = "FILE", requires = "hf")]
     file: Option<String>,
+    /// A model Ollama has pulled, [HOST/][NAMESPACE/]MODEL[:TAG]: its GGUF
+    /// blob's header from Ollama's storage (OLLAMA_MODELS, else
+    /// ~/.ollama/models). Plans it in Ollama unless --engine says otherwise.
+    #[arg(long, value_name = "NAME", conflicts_with_all = ["checkpoint", "hf"])]
+    ollama: Option<String>,
     #[command(flatten)]
     plan: PlanArgs,
     /// Answer a question: fits, oom-token, max-concurrency, max-context,
@@ -68,7 +73,23 @@ struct JsonOut<'a> {
     solution: Option<Solution>,
 }
 
-pub fn run(args: EstimateArgs) -> anyhow::Result<()> {
+pub fn run(mut args: EstimateArgs) -> anyhow::Result<()> {
+    if let Some(name) = &args.ollama {
+        let config = args.config.as_deref().map(plan::read_input).transpose()?;
+        let pulled = checkpoint::ollama::resolve(&checkpoint::ollama::models_dir()?, name)?;
+        if pulled.projector {
+            eprintln!(
+                "note: {} has a projector layer (a separate GGUF); its bytes are not in the model's header and are not counted",
+                pulled.name
+            );
+        }
+        let model = checkpoint::model(pulled.name.clone(), &pulled.files, Some(&pulled.gguf), config)?;
+        // The engine left at its default: the one that pulled it.
+        if args.plan.engine == "transformers" {
+            args.plan.engine = "ollama".into();
+        }
+        return finish(args, model);
+    }
     let model = match (&args.checkpoint, &args.hf) {
         (Some(path), _) => {
             let config = args.config.as_deref().map(plan::read_input).transpose()?;
@@ -89,6 +110,11 @@ pub fn run(args: EstimateArgs) -> anyhow::Result<()> {
             plan::load_model(source, &args.plan)?
         }
     };
+    finish(args, model)
+}
+
+/// The estimate (or answer) of `model` with the plan flags.
+fn finish(args: EstimateArgs, model: shared::model::Model) -> anyhow::Result<()> {
     let scenario = plan::scenario(&args.plan, &model)?;
     let question = match &args.solve {
         Some(q) => Some(Question::parse(q).with_context(|| {

@@ -362,3 +362,47 @@ fn a_gguf_repository_without_a_pick_lists_its_models() {
         "{e}"
     );
 }
+
+#[test]
+fn a_model_ollama_pulled_is_read_from_its_storage() {
+    // Ollama's layout (v0.33): manifests/HOST/NAMESPACE/MODEL/TAG names
+    // the GGUF blob blobs/sha256-HEX.
+    let models = temp("ollama-models");
+    let all: [(&str, &[u64], u32, u64); 4] = [
+        ("token_embd.weight", &[64, 100], Q8, q8(6400)),
+        ("blk.0.attn_k.weight", &[64, 32], Q8, q8(2048)),
+        ("blk.1.attn_k.weight", &[64, 32], Q8, q8(2048)),
+        ("output_norm.weight", &[64], 0, 256),
+    ];
+    let total: u64 = all.iter().map(|t| t.3).sum();
+    let (head, size) = gguf_part(0, 1, &all);
+    let hex = "ab".repeat(32);
+    std::fs::create_dir_all(models.join("blobs")).unwrap();
+    write_sparse(&models.join("blobs").join(format!("sha256-{hex}")), &head, size);
+    let manifest = models.join("manifests/registry.ollama.ai/library/tiny");
+    std::fs::create_dir_all(&manifest).unwrap();
+    let text = format!(
+        r#"{{"schemaVersion":2,"mediaType":"application/vnd.docker.distribution.manifest.v2+json",
+            "config":{{"mediaType":"application/vnd.docker.container.image.v1+json","digest":"sha256:{hex}","size":1}},
+            "layers":[{{"mediaType":"application/vnd.ollama.image.template","digest":"sha256:{hex}","size":1}},
+                      {{"mediaType":"application/vnd.ollama.image.model","digest":"sha256:{hex}","size":{size}}}]}}"#
+    );
+    std::fs::write(manifest.join("latest"), text).unwrap();
+    let env = [("OLLAMA_MODELS", models.to_str().unwrap())];
+    let v = json(&["estimate", "--ollama", "tiny", "--json"], &env);
+    assert_eq!(v["weights_source"], "checkpoint");
+    assert_eq!(v["weight_bytes"], total);
+    assert_eq!(v["engine"], "ollama", "the engine that pulled it");
+    // A tag that is not pulled, a name that would leave the folder, a bad digest.
+    let e = error(&["estimate", "--ollama", "tiny:7b"], &env);
+    assert!(e.contains("ollama pull tiny:7b") && e.contains("OLLAMA_MODELS"), "{e}");
+    let e = error(&["estimate", "--ollama", "../../etc/passwd"], &env);
+    assert!(e.contains("not an Ollama"), "{e}");
+    std::fs::write(
+        manifest.join("bad"),
+        r#"{"layers":[{"mediaType":"application/vnd.ollama.image.model","digest":"sha256:../x"}]}"#,
+    )
+    .unwrap();
+    let e = error(&["estimate", "--ollama", "tiny:bad"], &env);
+    assert!(e.contains("not a sha256 digest"), "{e}");
+}

@@ -29,6 +29,13 @@ pub struct Resolved {
     pub gguf: Option<String>,
 }
 
+impl Local {
+    /// The files of one folder.
+    pub fn folder(root: PathBuf) -> Self {
+        Self { root, single: None }
+    }
+}
+
 pub fn resolve(path: &Path) -> anyhow::Result<Resolved> {
     let meta = std::fs::metadata(path).with_context(|| format!("--checkpoint {}", path.display()))?;
     let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();

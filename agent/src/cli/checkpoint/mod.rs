@@ -1,10 +1,11 @@
-//! `--checkpoint PATH` and `--hf ORG/NAME[@REV][:PICK]`: a model from its
+//! `--checkpoint PATH`, `--hf ORG/NAME[@REV][:PICK]` and `--ollama NAME`: a model from its
 //! checkpoint's headers. Only headers are read — the first bytes of each
 //! safetensors shard or GGUF part — never tensor data; the same reading runs
 //! over local files ([`local`]) and HTTP Range requests to the Hub ([`hub`]).
 
 pub mod hub;
 pub mod local;
+pub mod ollama;
 
 use std::io::IsTerminal;
 use std::sync::Mutex;
