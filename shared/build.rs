@@ -33,7 +33,7 @@ fn main() -> Result<(), Error> {
     );
     // Apart, so that what does not show them (the page) does not carry them.
     let mut sources = String::from(
-        "/// Each GPU's sources: id, memory, reserved, bandwidth, tflops.\nconst SOURCES: &[[&str; 5]] = &[\n",
+        "/// Each GPU's sources: id, memory, reserved, bandwidth, tflops, unified memory.\nconst SOURCES: &[[&str; 6]] = &[\n",
     );
     for g in list {
         let vendor = match text(g, "/vendor")? {
@@ -47,10 +47,17 @@ fn main() -> Result<(), Error> {
             .and_then(Value::as_u64)
             .and_then(|n| u16::try_from(n).ok())
             .ok_or("gpus.json: reserved_mib")?;
+        // Unified memory: its size and source, both or neither.
+        let unified_bytes = match g.get("unified_bytes") {
+            None => 0,
+            Some(v) => v.as_u64().filter(|&n| n > 0).ok_or("gpus.json: unified_bytes is not a positive integer")?,
+        };
+        let unified_source = if unified_bytes > 0 { text(g, "/sources/unified")? } else { "" };
         writeln!(
             out,
             "    Row {{ id: {:?}, name: {:?}, vendor: GpuVendor::{vendor}, memory_bytes: {memory_bytes}, \
-             reserved_mib: {reserved_mib}, memory_label: {:?}, bandwidth_gb_s: {:?}, bf16_dense_tflops: {:?} }},",
+             reserved_mib: {reserved_mib}, memory_label: {:?}, bandwidth_gb_s: {:?}, bf16_dense_tflops: {:?}, \
+             unified_bytes: {unified_bytes} }},",
             text(g, "/id")?,
             text(g, "/name")?,
             text(g, "/memory_label")?,
@@ -59,12 +66,13 @@ fn main() -> Result<(), Error> {
         )?;
         writeln!(
             sources,
-            "    [{:?}, {:?}, {:?}, {:?}, {:?}],",
+            "    [{:?}, {:?}, {:?}, {:?}, {:?}, {:?}],",
             text(g, "/id")?,
             text(g, "/sources/memory")?,
             text(g, "/sources/reserved")?,
             text(g, "/sources/bandwidth")?,
             text(g, "/sources/tflops")?,
+            unified_source,
         )?;
     }
     out.push_str("];\n");

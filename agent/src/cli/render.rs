@@ -48,7 +48,7 @@ pub fn breakdown(e: &Estimate, fit: Option<&llamacpp::Fit>, units: UnitSystem, e
                 b(r.cpu_weight_bytes),
                 b(r.cpu_kv_bytes.saturating_add(r.cpu_state_bytes)),
                 b(r.host_compute_bytes),
-                r.host_ram_limit_bytes.map(|ram| format!("; this host has {}", b(ram))).unwrap_or_default()
+                r.host_ram_limit_bytes.map(|ram| format!("; the host may use {}", b(ram))).unwrap_or_default()
             ),
         );
         if e.engine == shared::engines::EngineKind::Ollama {

@@ -35,6 +35,12 @@ pub struct Gpu {
     pub bandwidth_gb_s: f64,
     /// Peak dense (no sparsity) bf16 tensor throughput in TFLOP/s.
     pub bf16_dense_tflops: f64,
+    /// Unified memory (NVIDIA GB10, AMD Strix Halo): the memory the GPU
+    /// shares with the host, of which `memory_bytes` is what the GPU's
+    /// runtime lets a process allocate. What the host holds (mmap'd weights,
+    /// KV kept on the CPU, buffers) comes out of the same memory.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unified_bytes: Option<u64>,
 }
 
 impl Gpu {
@@ -48,7 +54,13 @@ impl Gpu {
     /// that never shows them, the page, does not carry them).
     pub fn sources(&self) -> GpuSources {
         let row = SOURCES.iter().find(|r| r[0] == self.id).copied().unwrap_or_default();
-        GpuSources { memory: row[1].into(), reserved: row[2].into(), bandwidth: row[3].into(), tflops: row[4].into() }
+        GpuSources {
+            memory: row[1].into(),
+            reserved: row[2].into(),
+            bandwidth: row[3].into(),
+            tflops: row[4].into(),
+            unified: (!row[5].is_empty()).then(|| row[5].into()),
+        }
     }
 }
 
@@ -58,6 +70,9 @@ pub struct GpuSources {
     pub reserved: String,
     pub bandwidth: String,
     pub tflops: String,
+    /// Where the unified memory figure comes from, for a unified-memory GPU.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unified: Option<String>,
 }
 
 static GPUS: OnceLock<Vec<Gpu>> = OnceLock::new();
@@ -72,6 +87,8 @@ struct Row {
     memory_label: &'static str,
     bandwidth_gb_s: f64,
     bf16_dense_tflops: f64,
+    /// 0: a discrete GPU.
+    unified_bytes: u64,
 }
 
 include!(concat!(env!("OUT_DIR"), "/gpus.rs"));
@@ -91,6 +108,7 @@ pub fn gpus() -> &'static [Gpu] {
                 memory_label: r.memory_label.into(),
                 bandwidth_gb_s: r.bandwidth_gb_s,
                 bf16_dense_tflops: r.bf16_dense_tflops,
+                unified_bytes: (r.unified_bytes > 0).then_some(r.unified_bytes),
             })
             .collect()
     })

@@ -39,6 +39,9 @@ pub struct GpuSlot {
     pub bandwidth_gb_s: Option<f64>,
     /// Peak dense bf16 TFLOP/s, when known: for speed bounds.
     pub bf16_tflops: Option<f64>,
+    /// Unified memory the GPU shares with the host (`Gpu::unified_bytes`):
+    /// what the plan keeps in host memory comes out of it too.
+    pub unified_bytes: Option<u64>,
 }
 
 impl GpuSlot {
@@ -50,6 +53,7 @@ impl GpuSlot {
             cuda_total_bytes: capacity_bytes,
             bandwidth_gb_s: None,
             bf16_tflops: None,
+            unified_bytes: None,
         }
     }
 
@@ -60,6 +64,7 @@ impl GpuSlot {
             cuda_total_bytes: gpu.cuda_total_bytes(),
             bandwidth_gb_s: Some(gpu.bandwidth_gb_s),
             bf16_tflops: Some(gpu.bf16_dense_tflops),
+            unified_bytes: gpu.unified_bytes,
         }
     }
 }

@@ -214,6 +214,8 @@ fn cuda_totals_are_the_driver_total_less_its_reserve() {
         assert!(!g.sources().reserved.trim().is_empty(), "{}: sources.reserved", g.id);
         let share = f64::from(g.reserved_mib) * MIB as f64 / g.memory_bytes as f64;
         match g.vendor {
+            // Unified memory: CUDA's total is the shared pool itself.
+            _ if g.unified_bytes.is_some() => assert_eq!(g.reserved_mib, 0, "{}", g.id),
             GpuVendor::Amd => assert_eq!(g.reserved_mib, 0, "{}", g.id),
             GpuVendor::Nvidia => assert!((0.002..0.03).contains(&share), "{}: {share}", g.id),
         }
@@ -224,4 +226,17 @@ fn cuda_totals_are_the_driver_total_less_its_reserve() {
     assert_eq!(cuda_mib("h200"), 143_156);
     assert_eq!(cuda_mib("l40s"), 45_589);
     assert_eq!(cuda_mib("rtx-4090"), 24_210);
+}
+
+/// A unified-memory GPU says so, with the source of its pool, and its GPU
+/// side never exceeds the pool.
+#[test]
+fn unified_memory_is_sourced_and_holds_the_gpu_side() {
+    let spark = gpu("dgx-spark").expect("DGX Spark is in the catalog");
+    assert_eq!(spark.unified_bytes, Some(spark.memory_bytes), "GB10: CUDA's total is the pool");
+    for g in gpus().iter().filter(|g| g.unified_bytes.is_some()) {
+        assert!(g.sources().unified.is_some_and(|s| !s.trim().is_empty()), "{}: sources.unified", g.id);
+        assert!(g.memory_bytes <= g.unified_bytes.unwrap_or(0), "{}", g.id);
+    }
+    assert!(gpus().iter().filter(|g| g.unified_bytes.is_none()).all(|g| g.sources().unified.is_none()));
 }

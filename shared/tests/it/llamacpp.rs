@@ -351,3 +351,28 @@ fn host_ram_is_checked_against_the_hosts() {
     };
     assert!(shared::link::encode(&state).contains("ram=64GiB"));
 }
+
+/// On unified memory (DGX Spark) the host's share is what the GPU side
+/// leaves of the one pool: CPU-mapped experts and the GPU's buffers both
+/// come out of it.
+#[test]
+fn unified_memory_is_one_budget_for_the_gpu_and_the_host() {
+    let spark = shared::catalog::gpu("dgx-spark").unwrap_or_else(|| panic!("in the catalog"));
+    let pool = spark.unified_bytes.unwrap_or_else(|| panic!("unified"));
+    let on_spark = |o: Options| Scenario { gpus: vec![GpuSlot::from_catalog(spark)], ..scenario(o, 1, 1) };
+    let m = model("gpt-oss-120b");
+    let (r, e) = report(&m, on_spark(Options { n_cpu_moe: 12, ..Default::default() }));
+    assert_eq!(r.host_ram_limit_bytes, Some(pool - e.per_gpu[0].total_bytes));
+    assert!(r.cpu_expert_bytes > 0 && r.host_ram_bytes < pool - e.per_gpu[0].total_bytes);
+    assert!(!e.warnings.iter().any(|w| w.contains("of host RAM")), "{:?}", e.warnings);
+    // Qwen3 235B's experts on the CPU: more than the pool leaves.
+    let big = model("qwen3-235b-a22b");
+    let (r, e) = report(&big, on_spark(Options { n_cpu_moe: u64::from(u32::MAX), ..Default::default() }));
+    assert!(r.host_ram_bytes > r.host_ram_limit_bytes.unwrap_or(u64::MAX));
+    assert!(e.warnings.iter().any(|w| w.contains("the unified memory's")), "{:?}", e.warnings);
+    // A host RAM given by hand wins over the pool.
+    let (r, _) = report(&m, on_spark(Options { host_ram_bytes: Some(64 * GIB), ..Default::default() }));
+    assert_eq!(r.host_ram_limit_bytes, Some(64 * GIB));
+    // A discrete GPU has no such limit unless given.
+    assert_eq!(report(&m, scenario(Options::default(), 1, 80)).0.host_ram_limit_bytes, None);
+}

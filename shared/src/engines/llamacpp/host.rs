@@ -62,3 +62,17 @@ pub(crate) fn host_ram_need(p: &Plan, o: Options) -> u64 {
     let h = host(p, o, &d);
     d.cpu_weights().saturating_add(h.kv).saturating_add(h.state).saturating_add(h.compute)
 }
+
+/// The host memory a plan may use: the host's RAM when given; on unified
+/// memory (`GpuSlot::unified_bytes`), what each unified GPU's memory leaves
+/// once its GPU side (`gpu_totals`: model, KV and compute buffers, context)
+/// is allocated, since both come out of the same memory. Before the
+/// operating system's own share, which the plan cannot know.
+pub(crate) fn host_ram_limit(p: &Plan, o: Options, gpu_totals: &[u64]) -> Option<u64> {
+    o.host_ram_bytes.or_else(|| {
+        let mut unified =
+            p.scenario.gpus.iter().zip(gpu_totals).filter_map(|(g, &t)| Some(g.unified_bytes?.saturating_sub(t)));
+        let first = unified.next()?;
+        Some(unified.fold(first, u64::saturating_add))
+    })
+}

@@ -27,7 +27,7 @@ pub use cache::{CacheType, UnknownCacheType};
 pub use devices::{Buffer, MAX_OVERRIDE_TEXT, MAX_SPLIT, SplitMode, TensorOverrides, TensorSplit};
 pub use fit::{Fit, FitChoice, predict as predict_fit};
 pub use fixes::{COMMANDS, max_gpu_layers, min_cpu_moe, server_command, with_cpu_moe};
-use host::{Host, host};
+use host::{Host, host, host_ram_limit};
 pub use pattern::Pattern;
 pub(crate) use warnings::warnings;
 
@@ -579,7 +579,7 @@ pub(crate) fn report(p: &Plan, o: Options, d: &Devices) -> Report {
         cpu_state_bytes: cpu_state,
         host_compute_bytes: host_compute,
         host_ram_bytes: cpu_weights.saturating_add(cpu_kv).saturating_add(cpu_state).saturating_add(host_compute),
-        host_ram_limit_bytes: o.host_ram_bytes,
+        host_ram_limit_bytes: host_ram_limit(p, o, &per_gpu.iter().map(GpuBudget::total_bytes).collect::<Vec<_>>()),
         kv_cells: cells.of(None),
         cache_type_k: type_name(t.k),
         cache_type_v: type_name(t.v),

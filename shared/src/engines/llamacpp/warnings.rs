@@ -25,13 +25,17 @@ fn quantised_v_without_flash_attention(p: &Plan, o: Options) -> Option<String> {
 /// llama.cpp maps the weights it leaves on the CPU (`--mmap`, the default)
 /// and reads every page of them for each token, so past the RAM they are
 /// read from disk again and again; `--no-mmap` would fail to load instead.
-fn host_ram(p: &Plan, o: Options) -> Option<String> {
-    let ram = o.host_ram_bytes?;
+/// On unified memory the host's share is what the GPU side leaves.
+fn host_ram(p: &Plan, o: Options, per_gpu: &[GpuPeak]) -> Option<String> {
+    let totals: Vec<u64> = per_gpu.iter().map(|g| g.total_bytes).collect();
+    let ram = super::host::host_ram_limit(p, o, &totals)?;
     let need = super::host::host_ram_need(p, o);
+    let whose =
+        if o.host_ram_bytes.is_some() { "this host's" } else { "the unified memory's, beside the GPU's share," };
     (need > ram).then(|| {
         let b = |x| format_bytes(x, UnitSystem::Binary);
         format!(
-            "the plan needs {} of host RAM, more than this host's {}: llama.cpp would read its memory-mapped \
+            "the plan needs {} of host RAM, more than {whose} {}: llama.cpp would read its memory-mapped \
              weights from disk for every token (--no-mmap fails instead)",
             b(need),
             b(ram)
@@ -50,7 +54,7 @@ pub(crate) fn warnings(p: &Plan, o: Options, per_gpu: &[GpuPeak]) -> EngineWarni
             ));
         }
     }
-    if let Some(w) = host_ram(p, o) {
+    if let Some(w) = host_ram(p, o, per_gpu) {
         setup.push(w);
     }
     let margin = o.fit_target_bytes();
