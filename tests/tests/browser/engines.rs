@@ -175,6 +175,30 @@ async fn engines_fixes_and_diagnosis() -> anyhow::Result<()> {
     page.screenshot("ollama").await?;
     no_errors(&page, "with Ollama").await?;
 
+    // 3e. Unified memory (DGX Spark): the host's share is what the GPU side
+    // leaves of the one pool, as the CLI computes it.
+    page.open(&server.page("model=qwen3-235b-a22b&w=q4_k_m&gpu=dgx-spark&e=llama.cpp&ncmoe=94")).await?;
+    let args = [
+        "--model",
+        "qwen3-235b-a22b",
+        "--weights",
+        "q4_k_m",
+        "--gpu",
+        "dgx-spark",
+        "--engine",
+        "llama.cpp",
+        "--n-cpu-moe",
+        "94",
+    ];
+    expect_cli(&page, "llama.cpp on unified memory", &args).await?;
+    let json = cli::estimate(&args)?;
+    expect_value(&page, "host-ram-bytes", &json["engine_report"]["host_ram_bytes"].to_string()).await?;
+    page.wait_until("the page says the unified memory is short", async |p: &Page| {
+        Ok(p.text("warnings").await?.contains("the unified memory's"))
+    })
+    .await?;
+    no_errors(&page, "on unified memory").await?;
+
     // 4. A plan that does not fit: ranked fixes; applying the first one makes it fit.
     page.open(&server.page("model=llama-3.1-70b&p=4096&n=1024")).await?;
     page.wait_until("fixes are listed", async |p: &Page| p.exists("fix").await).await?;
