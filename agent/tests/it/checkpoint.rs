@@ -150,16 +150,21 @@ fn q8(n: u64) -> u64 {
     n / 32 * 34
 }
 
-#[test]
-fn gguf_files_and_split_gguf_give_exact_weights() {
-    let dir = temp("gguf");
-    std::fs::create_dir_all(&dir).unwrap();
-    let all: [(&str, &[u64], u32, u64); 4] = [
+/// A two-layer GGUF's tensors: name, shape, ggml type, bytes.
+fn tiny_tensors() -> [(&'static str, &'static [u64], u32, u64); 4] {
+    [
         ("token_embd.weight", &[64, 100], Q8, q8(6400)),
         ("blk.0.attn_k.weight", &[64, 32], Q8, q8(2048)),
         ("blk.1.attn_k.weight", &[64, 32], Q8, q8(2048)),
         ("output_norm.weight", &[64], 0, 256),
-    ];
+    ]
+}
+
+#[test]
+fn gguf_files_and_split_gguf_give_exact_weights() {
+    let dir = temp("gguf");
+    std::fs::create_dir_all(&dir).unwrap();
+    let all = tiny_tensors();
     let total: u64 = all.iter().map(|t| t.3).sum();
     let (head, size) = gguf_part(0, 1, &all);
     write_sparse(&dir.join("m.gguf"), &head, size);
@@ -368,12 +373,7 @@ fn a_model_ollama_pulled_is_read_from_its_storage() {
     // Ollama's layout (v0.33): manifests/HOST/NAMESPACE/MODEL/TAG names
     // the GGUF blob blobs/sha256-HEX.
     let models = temp("ollama-models");
-    let all: [(&str, &[u64], u32, u64); 4] = [
-        ("token_embd.weight", &[64, 100], Q8, q8(6400)),
-        ("blk.0.attn_k.weight", &[64, 32], Q8, q8(2048)),
-        ("blk.1.attn_k.weight", &[64, 32], Q8, q8(2048)),
-        ("output_norm.weight", &[64], 0, 256),
-    ];
+    let all = tiny_tensors();
     let total: u64 = all.iter().map(|t| t.3).sum();
     let (head, size) = gguf_part(0, 1, &all);
     let hex = "ab".repeat(32);
