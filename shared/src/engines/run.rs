@@ -104,14 +104,7 @@ impl<'m> EnginePlan<'m> {
             Ready::Transformers(o) => transformers::fits(p, *o, prompt, new, batch),
             Ready::Vllm(o, b) => vllm::fits(p, *o, b, seq, batch),
             Ready::Sglang(o) => sglang::fits(p, *o, seq, batch),
-            Ready::LlamaCpp(o, d) => {
-                // Ollama gives every request its num_ctx, whatever its length.
-                let seq = match p.scenario.engine {
-                    Engine::Ollama(_) => llamacpp::n_ctx(p, *o) / llamacpp::slots(p, *o),
-                    Engine::LlamaCpp(_) | Engine::Transformers(_) | Engine::Vllm(_) | Engine::Sglang(_) => seq,
-                };
-                llamacpp::fits(p, *o, d, seq, batch)
-            }
+            Ready::LlamaCpp(o, d) => llamacpp::fits(p, *o, d, self.request_context().unwrap_or(seq), batch),
         }
     }
 
@@ -150,11 +143,21 @@ impl<'m> EnginePlan<'m> {
         match &self.ready {
             Ready::Vllm(o, _) => Some(vllm::default_max_model_len(p, *o)),
             Ready::Sglang(o) => Some(sglang::context_length(p, *o)),
-            // Ollama gives every request its num_ctx.
-            Ready::LlamaCpp(o, _) if matches!(p.scenario.engine, Engine::Ollama(_)) => {
-                Some(llamacpp::n_ctx(p, *o) / llamacpp::slots(p, *o))
-            }
-            Ready::Transformers(_) | Ready::LlamaCpp(..) => None,
+            Ready::LlamaCpp(..) => self.request_context(),
+            Ready::Transformers(_) => None,
+        }
+    }
+
+    /// The context every request gets whatever its length: Ollama's
+    /// `num_ctx` (its `-c` over its slots); `None` for the other engines.
+    fn request_context(&self) -> Option<u64> {
+        let p = &self.plan;
+        match (&self.ready, p.scenario.engine) {
+            (Ready::LlamaCpp(o, _), Engine::Ollama(_)) => Some(llamacpp::n_ctx(p, *o) / llamacpp::slots(p, *o)),
+            (
+                _,
+                Engine::Transformers(_) | Engine::Vllm(_) | Engine::Sglang(_) | Engine::LlamaCpp(_) | Engine::Ollama(_),
+            ) => None,
         }
     }
 
