@@ -39,6 +39,7 @@ fn main() -> Result<(), Error> {
         let vendor = match text(g, "/vendor")? {
             "nvidia" => "Nvidia",
             "amd" => "Amd",
+            "apple" => "Apple",
             other => return Err(format!("gpus.json: unknown vendor `{other}`").into()),
         };
         let memory_bytes = g.get("memory_bytes").and_then(Value::as_u64).ok_or("gpus.json: memory_bytes")?;

@@ -194,8 +194,13 @@ fn bench_agent(args: &[String]) -> anyhow::Result<()> {
 /// issue 15's third pass"). Ollama as an engine (issue 14, 2026-12-03: its
 /// launch rules, nine link keys, its knobs and two warnings; +2.4 kB with
 /// nothing left to trade that the page does not show) took it to 252,254 B,
-/// and the ceiling to 253,000 B ("The first load with Ollama").
-const BUNDLE_BUDGET_BYTES: u64 = 253_000;
+/// and the ceiling to 253,000 B ("The first load with Ollama"). The DGX Spark
+/// took it to 252,810 B; Apple silicon and Strix Halo (issue 35: five GPUs in
+/// the page's catalog, `GpuVendor::Apple`, no CUDA context on Metal, vLLM,
+/// SGLang and transformers refused on a Mac) +431 B, to 253,376 B with the
+/// shorter texts, and the ceiling to 253,400 B ("The first load with Apple
+/// silicon").
+const BUNDLE_BUDGET_BYTES: u64 = 253_400;
 /// The wasm-opt passes, in order (binaryen 108; measured on the first load,
 /// docs/measurements.md): `--low-memory-unused` lets it fold `p + k` (k <
 /// 1024) into a load's or store's offset, which differs only where `p + k`

@@ -34,7 +34,12 @@ pub fn breakdown(e: &Estimate, fit: Option<&llamacpp::Fit>, units: UnitSystem, e
         row(&mut out, "state", e.state_bytes, format!("recurrent, {} per sequence", b(e.state_bytes_per_sequence)));
     }
     row(&mut out, "activations", e.activation_bytes, "peak".into());
-    row(&mut out, "overhead", e.overhead_bytes, "CUDA context, engine buffers".into());
+    let overhead = if e.overhead_bytes > 0 {
+        "CUDA context, engine buffers"
+    } else {
+        "none: no CUDA context on Metal, or no layer on the GPU"
+    };
+    row(&mut out, "overhead", e.overhead_bytes, overhead.into());
     row(&mut out, "total", e.total_bytes, format!("of {}", b(e.capacity_bytes)));
     if let Some(r) = shared::engines::llamacpp::Report::of(e.engine_report.as_ref()) {
         let experts =

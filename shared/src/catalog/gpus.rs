@@ -10,6 +10,20 @@ use std::sync::OnceLock;
 pub enum GpuVendor {
     Nvidia,
     Amd,
+    /// Apple silicon: the GPU runs Metal, not CUDA or ROCm, so only the
+    /// engines with a Metal backend (llama.cpp, Ollama) run on it.
+    Apple,
+}
+
+impl GpuVendor {
+    /// Whether CUDA or ROCm runs on it: what vLLM, SGLang and the
+    /// transformers model (PyTorch's CUDA caching allocator) need.
+    pub fn runs_cuda_or_rocm(self) -> bool {
+        match self {
+            Self::Nvidia | Self::Amd => true,
+            Self::Apple => false,
+        }
+    }
 }
 
 /// One GPU model.
@@ -35,7 +49,7 @@ pub struct Gpu {
     pub bandwidth_gb_s: f64,
     /// Peak dense (no sparsity) bf16 tensor throughput in TFLOP/s.
     pub bf16_dense_tflops: f64,
-    /// Unified memory (NVIDIA GB10, AMD Strix Halo): the memory the GPU
+    /// Unified memory (NVIDIA GB10, AMD Strix Halo, Apple silicon): the memory the GPU
     /// shares with the host, of which `memory_bytes` is what the GPU's
     /// runtime lets a process allocate. What the host holds (mmap'd weights,
     /// KV kept on the CPU, buffers) comes out of the same memory.

@@ -32,6 +32,7 @@ pub use run::{EnginePlan, EngineTerms, EngineWarnings};
 use serde::{Deserialize, Serialize};
 
 use crate::arch::TextModel;
+use crate::catalog::GpuVendor;
 use crate::explain::thousands;
 use crate::formats::WeightFormat;
 use crate::model::Model;
@@ -127,6 +128,18 @@ impl EngineKind {
             Self::Sglang => &sglang::COMMANDS,
             Self::LlamaCpp => &llamacpp::COMMANDS,
             Self::Ollama => &ollama::COMMANDS,
+        }
+    }
+
+    /// Whether the engine runs on this maker's GPUs: vLLM and SGLang need
+    /// CUDA or ROCm (neither has a Metal backend: vllm/platforms/__init__.py
+    /// resolves CUDA, ROCm, TPU, XPU, CPU; SGLang's is CUDA, ROCm, NPU, CPU),
+    /// and the transformers model is PyTorch's CUDA caching allocator, not
+    /// its MPS one. llama.cpp and Ollama run on Metal (ggml-metal).
+    pub fn runs_on(self, vendor: GpuVendor) -> bool {
+        match self {
+            Self::Transformers | Self::Vllm | Self::Sglang => vendor.runs_cuda_or_rocm(),
+            Self::LlamaCpp | Self::Ollama => true,
         }
     }
 
@@ -262,6 +275,15 @@ impl EngineRules for Engine {
     type Refusal = parallel::SplitError;
 
     fn check_knobs(s: &Scenario) -> Result<(), String> {
+        let kind = s.engine.kind();
+        if let Some(g) = s.gpus.iter().find(|g| g.vendor.is_some_and(|v| !kind.runs_on(v))) {
+            // Short: the page's first load carries it (docs/measurements.md).
+            return Err(format!(
+                "{} needs CUDA or ROCm; the {} runs Metal: plan it in llama.cpp or Ollama",
+                kind.name(),
+                g.name
+            ));
+        }
         match s.engine {
             Engine::Transformers(_) => Ok(()),
             Engine::Vllm(o) => vllm::check_knobs(o),

@@ -8,7 +8,7 @@
 
 use serde::Serialize;
 
-use crate::catalog::Gpu;
+use crate::catalog::{Gpu, GpuVendor};
 use crate::kv::KvDtype;
 use crate::model::Model;
 use crate::units::MIB;
@@ -42,6 +42,10 @@ pub struct GpuSlot {
     /// Unified memory the GPU shares with the host (`Gpu::unified_bytes`):
     /// what the plan keeps in host memory comes out of it too.
     pub unified_bytes: Option<u64>,
+    /// Who makes it, for a catalog GPU: on Apple silicon only the engines
+    /// with a Metal backend run (`GpuVendor::runs_cuda_or_rocm`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub vendor: Option<GpuVendor>,
 }
 
 impl GpuSlot {
@@ -54,6 +58,7 @@ impl GpuSlot {
             bandwidth_gb_s: None,
             bf16_tflops: None,
             unified_bytes: None,
+            vendor: None,
         }
     }
 
@@ -65,7 +70,16 @@ impl GpuSlot {
             bandwidth_gb_s: Some(gpu.bandwidth_gb_s),
             bf16_tflops: Some(gpu.bf16_dense_tflops),
             unified_bytes: gpu.unified_bytes,
+            vendor: Some(gpu.vendor),
         }
+    }
+
+    /// What the GPU's runtime holds before any buffer: the CUDA (or HIP)
+    /// context, or nothing on Apple silicon, where Metal's free memory is the
+    /// working-set limit less this process's buffers (`currentAllocatedSize`,
+    /// ggml/src/ggml-metal/ggml-metal-device.m) and no context is counted.
+    pub fn context_bytes(&self) -> u64 {
+        if self.vendor == Some(GpuVendor::Apple) { 0 } else { super::CUDA_CONTEXT_BYTES }
     }
 }
 

@@ -145,11 +145,17 @@ pub fn tp_comm_note<E>(p: &Plan<'_, E>) -> String {
 
 /// The overhead over all GPUs: the CUDA context, then what the engine adds (`engine`).
 pub fn overhead<E>(p: &Plan<'_, E>, per_gpu: &[GpuPeak], engine: &str) -> Term {
-    let formula = format!(
-        "CUDA context {} per GPU × {} (lazy module loading; pytorch/pytorch#107667, #86509){engine}",
-        format_bytes(CUDA_CONTEXT_BYTES, UnitSystem::Binary),
-        p.scenario.gpus.len()
-    );
+    let contexts = p.scenario.gpus.iter().filter(|g| g.context_bytes() > 0).count();
+    let formula = if contexts == 0 {
+        // Metal's free memory is the working set less this process's buffers
+        // (`GpuSlot::context_bytes`); short, as the page's first load carries it.
+        format!("no CUDA context on Metal (ggml-metal-device.m){engine}")
+    } else {
+        format!(
+            "CUDA context {} per GPU × {contexts} (lazy module loading; pytorch/pytorch#107667, #86509){engine}",
+            format_bytes(CUDA_CONTEXT_BYTES, UnitSystem::Binary),
+        )
+    };
     Term::bytes("overhead", GpuPeak::sum(per_gpu, |g| g.budget.overhead_bytes), formula, Basis::Empirical)
 }
 

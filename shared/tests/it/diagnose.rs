@@ -418,3 +418,19 @@ proptest! {
         prop_assert!(invariants(&d).is_ok());
     }
 }
+
+/// A CUDA error's bigger GPU runs CUDA or ROCm: a Mac's 107.52 GiB working
+/// set would be the smallest that holds a 100 GiB allocation, but PyTorch's
+/// CUDA allocator does not run on Metal.
+#[test]
+fn a_bigger_gpu_for_a_cuda_error_is_never_a_mac() {
+    let text = "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 100.00 GiB. GPU 0 has a total \
+                capacity of 79.19 GiB of which 77.00 GiB is free. Including non-PyTorch memory, this process has \
+                2.00 GiB memory in use.";
+    let d = oom::diagnose(&oom::parse(text), &DiagnoseContext::error_only());
+    let fix = d.fixes.iter().find(|f| f.id == FixId::BiggerGpu).unwrap_or_else(|| panic!("{:?}", d.fixes));
+    assert!(!fix.title.contains("Mac") && !fix.code.contains("Mac"), "{fix:?}");
+    let apple = |g: &&shared::catalog::Gpu| g.vendor == shared::catalog::GpuVendor::Apple;
+    let mac = shared::catalog::gpus().iter().find(apple).map(|g| g.name.as_str()).unwrap_or("Mac");
+    assert!(!fix.title.contains(mac), "{fix:?}");
+}

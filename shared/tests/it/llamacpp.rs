@@ -376,3 +376,48 @@ fn unified_memory_is_one_budget_for_the_gpu_and_the_host() {
     // A discrete GPU has no such limit unless given.
     assert_eq!(report(&m, scenario(Options::default(), 1, 80)).0.host_ram_limit_bytes, None);
 }
+
+/// On a Mac, Metal's working-set limit is the GPU side and the rest of the
+/// unified memory is the host's share, as on a DGX Spark; vLLM, SGLang and
+/// the transformers model need CUDA or ROCm and are refused with a reason.
+#[test]
+fn a_mac_is_unified_memory_that_only_metal_engines_plan() {
+    use shared::engines::{ollama, sglang, vllm};
+    let mac = shared::catalog::gpu("m4-max-128gb").unwrap_or_else(|| panic!("in the catalog"));
+    let pool = mac.unified_bytes.unwrap_or_else(|| panic!("unified"));
+    let on_mac = |engine: Engine| Scenario {
+        gpus: vec![GpuSlot::from_catalog(mac)],
+        engine,
+        ..scenario(Options::default(), 1, 1)
+    };
+    let m = model("gpt-oss-120b");
+    let (r, e) = report(&m, on_mac(Engine::LlamaCpp(Options { n_cpu_moe: 12, ..Default::default() })));
+    assert_eq!(r.host_ram_limit_bytes, Some(pool - e.per_gpu[0].total_bytes));
+    assert!(e.per_gpu[0].total_bytes > 0 && r.cpu_expert_bytes > 0);
+    // No CUDA context: Metal's free memory is the working set less this
+    // process's buffers; a discrete GPU pays its context.
+    assert_eq!(e.per_gpu[0].budget.overhead_bytes, 0);
+    assert!(report(&m, scenario(Options::default(), 1, 80)).1.per_gpu[0].budget.overhead_bytes > 0);
+    let o = estimate(&m, on_mac(Engine::Ollama(ollama::Options::default())));
+    assert!(o.per_gpu[0].total_bytes > 0, "Ollama runs on Metal");
+    for engine in [
+        Engine::Vllm(vllm::Options::default()),
+        Engine::Sglang(sglang::Options::default()),
+        Engine::Transformers(Default::default()),
+    ] {
+        let name = engine.kind().name();
+        let err = on_mac(engine).validate().err().map(|e| e.to_string()).unwrap_or_default();
+        assert!(
+            err == format!("{name} needs CUDA or ROCm; the {} runs Metal: plan it in llama.cpp or Ollama", mac.name),
+            "{name}: {err}"
+        );
+    }
+    // Strix Halo runs ROCm: vLLM plans on it.
+    let strix = shared::catalog::gpu("strix-halo-128gb").unwrap_or_else(|| panic!("in the catalog"));
+    let s = Scenario {
+        gpus: vec![GpuSlot::from_catalog(strix)],
+        engine: Engine::Vllm(vllm::Options::default()),
+        ..Scenario::default()
+    };
+    assert!(s.validate().is_ok());
+}

@@ -28,7 +28,9 @@
 //! Free memory is what `ggml_backend_dev_memory` reads (`cudaMemGetInfo`)
 //! once llama.cpp's own CUDA context exists: the memory free now less that
 //! context, where the memory free now is known (the CLI's `--fit-free`),
-//! else an idle GPU's, CUDA's total.
+//! else an idle GPU's, CUDA's total. On Metal (a Mac) it is the working-set
+//! limit less the buffers already allocated, and no context is counted
+//! (`GpuSlot::context_bytes`).
 
 use serde::Serialize;
 
@@ -36,7 +38,6 @@ use super::super::{Engine, EnginePlan, Scenario};
 use super::tensors::{Home, Piece};
 use super::{Buffer, Options, Plan, SplitMode, TensorSplit, devices, gpu_parts};
 use crate::model::Model;
-use crate::plan::CUDA_CONTEXT_BYTES;
 use crate::units::{UnitSystem, format_bytes};
 
 /// What `--fit` does with a plan.
@@ -198,7 +199,9 @@ impl Fitter<'_, '_> {
         let used = self
             .devs
             .iter()
-            .map(|&g| gpu_parts(self.p, o, &d, g, self.ctx, self.slots).total_bytes().saturating_sub(d.overhead(g)))
+            .map(|&g| {
+                gpu_parts(self.p, o, &d, g, self.ctx, self.slots).total_bytes().saturating_sub(d.overhead(self.p, g))
+            })
             .collect();
         Measured { used, cpu_weight_bytes: d.cpu_weights() }
     }
@@ -319,7 +322,7 @@ pub(crate) fn fit(p: &Plan, o: Options, free: Option<&[u64]>) -> Fit {
             let now = free.and_then(|f| f.get(g).copied()).unwrap_or(p.scenario.gpus[g].cuda_total_bytes);
             // Signed, as llama.cpp's: a target can be below zero.
             i64::try_from(now).unwrap_or(i64::MAX)
-                - CUDA_CONTEXT_BYTES as i64
+                - i64::try_from(p.scenario.gpus[g].context_bytes()).unwrap_or(i64::MAX)
                 - i64::try_from(margin).unwrap_or(i64::MAX)
         })
         .collect();

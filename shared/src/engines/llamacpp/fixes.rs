@@ -8,7 +8,7 @@ use super::{CacheType, FitMode, FlashAttention, Options, SplitMode, TensorOverri
 use crate::formats::WeightFormat;
 use crate::kv::KvDtype;
 use crate::model::Model;
-use crate::plan::{CUDA_CONTEXT_BYTES, largest};
+use crate::plan::largest;
 
 /// The most layers `-ngl` can offload with everything else unchanged.
 pub fn max_gpu_layers(model: &Model, scenario: &Scenario) -> Option<u64> {
@@ -292,11 +292,12 @@ fn tensor_split(model: &Model, s: &Scenario) -> Option<Setting> {
         })
         .collect();
     let gpus = s.gpus.len();
+    let context = |g: usize| s.gpus[g].context_bytes();
     let mut fixed: Vec<u64> =
-        (0..gpus).map(|_| CUDA_CONTEXT_BYTES.saturating_add(super::compute_buffer(&p, o, ctx, false))).collect();
+        (0..gpus).map(|g| context(g).saturating_add(super::compute_buffer(&p, o, ctx, false))).collect();
     if output {
         fixed[gpus - 1] =
-            CUDA_CONTEXT_BYTES.saturating_add(super::compute_buffer(&p, o, ctx, true)).saturating_add(p.weights.last);
+            context(gpus - 1).saturating_add(super::compute_buffer(&p, o, ctx, true)).saturating_add(p.weights.last);
     }
     let caps: Vec<u64> = s.gpus.iter().map(|g| g.capacity_bytes).collect();
     let ranges = crate::plan::split::balance(&costs, &fixed, &caps);

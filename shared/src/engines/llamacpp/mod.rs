@@ -38,7 +38,7 @@ use super::{EngineTerms, Plan, Scenario};
 use crate::arch::TextModel;
 use crate::explain::{Basis, Term, thousands};
 use crate::kv::LayerKv;
-use crate::plan::{CUDA_CONTEXT_BYTES, GpuBudget, MAX_CONCURRENCY, Placement, Search, Verdict, largest};
+use crate::plan::{GpuBudget, MAX_CONCURRENCY, Placement, Search, Verdict, largest};
 use crate::state::StateRules;
 use crate::units::{MIB, UnitSystem, format_bytes, mib_2dp};
 
@@ -405,8 +405,8 @@ impl Devices {
         self.weights.cpu.saturating_add(mmproj)
     }
 
-    fn overhead(&self, g: usize) -> u64 {
-        if self.used.get(g).copied().unwrap_or(false) { CUDA_CONTEXT_BYTES } else { 0 }
+    fn overhead(&self, p: &Plan, g: usize) -> u64 {
+        if self.used.get(g).copied().unwrap_or(false) { p.scenario.gpus[g].context_bytes() } else { 0 }
     }
 }
 
@@ -458,7 +458,7 @@ fn gpu_parts(p: &Plan, o: Options, d: &Devices, g: usize, ctx: u64, slots: u64) 
         kv_cache_bytes: kv,
         state_bytes: state,
         activation_bytes: compute,
-        overhead_bytes: d.overhead(g),
+        overhead_bytes: d.overhead(p, g),
     }
 }
 
@@ -484,7 +484,7 @@ pub(crate) fn fits(p: &Plan, o: Options, d: &Devices, seq: u64, batch: u64) -> b
 /// its context.
 pub(super) fn load_verdict(p: &Plan, d: &Devices) -> Option<Verdict> {
     (0..p.scenario.gpus.len()).find_map(|g| {
-        let fixed = d.gpu_weights(g).saturating_add(d.overhead(g));
+        let fixed = d.gpu_weights(g).saturating_add(d.overhead(p, g));
         let cap = p.scenario.gpus[g].capacity_bytes;
         (fixed > cap).then(|| Verdict::DoesNotFitAtLoad { gpu: g, shortfall_bytes: fixed - cap })
     })

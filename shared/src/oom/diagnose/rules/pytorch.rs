@@ -254,10 +254,12 @@ fn private_pools(f: &Facts, b: &mut Board, t: u64) {
     }
 }
 
-/// The smallest catalog GPU with at least `need` bytes, as a fix.
+/// The smallest catalog GPU with at least `need` bytes, as a fix: one that
+/// runs CUDA or ROCm, since the error is PyTorch's CUDA allocator's.
 fn bigger_gpu_from_figures(f: &Facts, b: &mut Board, need: u64) {
     let current = f.total.unwrap_or(0);
-    match catalog::gpus().iter().find(|g| g.memory_bytes >= need && g.memory_bytes > current) {
+    let bigger = |g: &&catalog::Gpu| g.vendor.runs_cuda_or_rocm() && g.memory_bytes >= need && g.memory_bytes > current;
+    match catalog::gpus().iter().find(bigger) {
         Some(g) => b.fix(fix(
             FixId::BiggerGpu,
             CauseId::TooLargeOverall,
