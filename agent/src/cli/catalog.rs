@@ -58,9 +58,14 @@ struct GpuRow<'a> {
     name: &'a str,
     vendor: catalog::GpuVendor,
     memory_bytes: u64,
+    reserved_mib: u16,
     memory_label: &'a str,
     bandwidth_gb_s: f64,
     bf16_dense_tflops: f64,
+    /// Unified memory (DGX Spark, Strix Halo, a Mac): the pool the GPU
+    /// shares with the host.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    unified_bytes: Option<u64>,
     sources: catalog::gpus::GpuSources,
 }
 
@@ -74,9 +79,11 @@ pub fn gpus(args: ListArgs) -> anyhow::Result<()> {
                 name: &g.name,
                 vendor: g.vendor,
                 memory_bytes: g.memory_bytes,
+                reserved_mib: g.reserved_mib,
                 memory_label: &g.memory_label,
                 bandwidth_gb_s: g.bandwidth_gb_s,
                 bf16_dense_tflops: g.bf16_dense_tflops,
+                unified_bytes: g.unified_bytes,
                 sources: g.sources(),
             })
             .collect();

@@ -388,3 +388,76 @@ fn ollama_launches_llama_server_with_its_defaults() {
     let e = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success() && e.contains("auto, on or off"), "{e}");
 }
+
+/// llama.cpp on unified memory beyond the DGX Spark: a Mac (Metal: no CUDA
+/// context, the GPU side is the working-set limit) and Strix Halo (ROCm: a
+/// HIP context as CUDA's), the host's share being what the pool leaves
+/// beside the GPU side; vLLM is refused on the Mac in one line.
+#[test]
+fn llamacpp_on_a_mac_and_strix_halo() {
+    let catalog = json(&["gpus", "--json"]);
+    let gpu =
+        |id: &str| catalog.as_array().unwrap().iter().find(|g| g["id"] == id).unwrap_or_else(|| panic!("{id}")).clone();
+    let plan = |gpu: &[&str]| {
+        let base = ["estimate", "--model", "gpt-oss-120b", "--weights", "q4_k_m", "--engine", "llama.cpp"];
+        json(&[&base[..], gpu, &["--n-cpu-moe", "12", "--json"]].concat())
+    };
+    let on_gpu = |v: &serde_json::Value| v["per_gpu"][0]["total_bytes"].as_u64().unwrap();
+    let overhead_formula = |v: &serde_json::Value| {
+        let terms = v["terms"].as_array().unwrap();
+        terms.iter().find(|t| t["name"] == "overhead").unwrap()["formula"].as_str().unwrap().to_owned()
+    };
+
+    // The Mac: Metal's working set is the capacity; no CUDA context.
+    let mac = gpu("m4-max-128gb");
+    assert_eq!(mac["vendor"], "apple");
+    let v = plan(&["--gpu", "m4-max-128gb"]);
+    assert_eq!(v["capacity_bytes"], mac["memory_bytes"]);
+    assert_eq!(v["overhead_bytes"], 0, "{v}");
+    assert!(overhead_formula(&v).starts_with("no CUDA context on Metal"), "{}", overhead_formula(&v));
+    let r = &v["engine_report"];
+    assert!(r["cpu_expert_bytes"].as_u64().unwrap() > 0, "{r}");
+    // The host's share: the 128 GiB pool less what the GPU side holds.
+    let pool = mac["unified_bytes"].as_u64().unwrap();
+    assert_eq!(r["host_ram_limit_bytes"].as_u64(), Some(pool - on_gpu(&v)), "{r}");
+    // The same memory as a custom (CUDA) GPU: the same plan plus the CUDA
+    // context (shared::plan::CUDA_CONTEXT_BYTES, 300 MiB), and no pool.
+    let custom = plan(&["--gpu-memory", &format!("{}MiB", mac["memory_bytes"].as_u64().unwrap() >> 20)]);
+    assert_eq!(on_gpu(&custom), on_gpu(&v) + 300 * 1024 * 1024, "{custom}");
+    assert_eq!(custom["engine_report"]["host_ram_limit_bytes"], serde_json::Value::Null);
+    // The text says so too.
+    let out = headroom(&[
+        "estimate",
+        "--model",
+        "gpt-oss-120b",
+        "--weights",
+        "q4_k_m",
+        "--engine",
+        "llama.cpp",
+        "--gpu",
+        "m4-max-128gb",
+        "--n-cpu-moe",
+        "12",
+    ]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("none: no CUDA context on Metal") && text.contains("the host may use"), "{text}");
+
+    // Strix Halo: ROCm's GTT pool is the capacity, a HIP context is counted.
+    let strix = gpu("strix-halo-128gb");
+    assert_eq!(strix["vendor"], "amd");
+    let v = plan(&["--gpu", "strix-halo-128gb"]);
+    assert_eq!(v["capacity_bytes"], strix["memory_bytes"]);
+    assert_eq!(v["overhead_bytes"], 300 * 1024 * 1024, "{v}");
+    let pool = strix["unified_bytes"].as_u64().unwrap();
+    assert_eq!(v["engine_report"]["host_ram_limit_bytes"].as_u64(), Some(pool - on_gpu(&v)), "{v}");
+
+    // vLLM has no Metal backend: refused on the Mac, in one line.
+    let out = headroom(&["estimate", "--model", "gpt-oss-120b", "--engine", "vllm", "--gpu", "m4-max-128gb"]);
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    let reason = "vLLM needs CUDA or ROCm; the MacBook Pro (M4 Max, 128 GB) runs Metal: plan it in llama.cpp or Ollama";
+    assert!(err.starts_with("headroom: ") && err.contains(reason), "{err}");
+    // It runs on Strix Halo (ROCm).
+    json(&["estimate", "--model", "gpt-oss-120b", "--engine", "vllm", "--gpu", "strix-halo-128gb", "--json"]);
+}
