@@ -6,16 +6,28 @@
 use std::collections::HashMap;
 
 use anyhow::{Context, ensure};
+use shared::units::{UnitSystem, format_bytes};
 
 use crate::browser::{Driver, Page, tools};
 use crate::cli;
-use crate::page::{FIGURES, expect_cli, no_errors};
+use crate::page::{FIGURES, expect_cli, expect_cli_env, no_errors};
 use crate::server::Server;
 
 /// Waits until the element's `data-value` is `want`.
 async fn expect_value(page: &Page, testid: &str, want: &str) -> anyhow::Result<()> {
     let what = format!("{testid} = {want}");
     page.wait_until(&what, async |p: &Page| Ok(p.attr(testid, "data-value").await?.as_deref() == Some(want))).await
+}
+
+/// Waits until the host-RAM row shows the CLI's need, "of" the CLI's limit
+/// (on unified memory: what the pool leaves beside the GPU side).
+async fn expect_host_ram(page: &Page, json: &serde_json::Value) -> anyhow::Result<()> {
+    let r = &json["engine_report"];
+    expect_value(page, "host-ram-bytes", &r["host_ram_bytes"].to_string()).await?;
+    let limit = r["host_ram_limit_bytes"].as_u64().context("a unified-memory GPU limits the host's share")?;
+    let want = format!("of {}", format_bytes(limit, UnitSystem::Binary));
+    page.wait_until(&format!("host RAM {want}"), async |p: &Page| Ok(p.text("host-ram-bytes").await?.contains(&want)))
+        .await
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -198,6 +210,41 @@ async fn engines_fixes_and_diagnosis() -> anyhow::Result<()> {
     })
     .await?;
     no_errors(&page, "on unified memory").await?;
+
+    // 3f. A Mac, chosen in the GPU picker: Metal's working set is the GPU
+    // side, with no CUDA context; the host may use what the pool leaves, as
+    // the CLI computes it; the share link keeps the GPU.
+    page.open(&server.page("model=gpt-oss-120b&w=q4_k_m&e=llama.cpp&ncmoe=12")).await?;
+    page.select("gpu-select", "m4-max-128gb").await?;
+    let on = |gpu: &'static str| {
+        ["--model", "gpt-oss-120b", "--weights", "q4_k_m", "--gpu", gpu, "--engine", "llama.cpp", "--n-cpu-moe", "12"]
+    };
+    let json = expect_cli_env(&page, "llama.cpp on a Mac", &on("m4-max-128gb"), &[]).await?;
+    ensure!(json["overhead_bytes"] == 0, "no CUDA context on Metal: {}", json["overhead_bytes"]);
+    expect_host_ram(&page, &json).await?;
+    let url = page.url().await?;
+    ensure!(url.contains("gpu=m4-max-128gb"), "the link keeps the Mac: {url}");
+    page.open(&url).await?;
+    expect_cli(&page, "the Mac's share link", &on("m4-max-128gb")).await?;
+    no_errors(&page, "on a Mac").await?;
+
+    // 3g. vLLM has no Metal backend: the page refuses it on a Mac in the
+    // CLI's words.
+    let vllm = ["--model", "gpt-oss-120b", "--gpu", "m4-max-128gb", "--engine", "vllm"];
+    let refused = cli::estimate(&vllm).err().context("the CLI refuses vLLM on a Mac")?.to_string();
+    let reason = refused.split("headroom: ").last().unwrap_or_default().trim().to_owned();
+    ensure!(reason.starts_with("vLLM needs CUDA or ROCm"), "the CLI's reason: {refused}");
+    page.open(&server.page("model=gpt-oss-120b&gpu=m4-max-128gb&e=vllm")).await?;
+    let want = format!("This plan cannot run: {reason}.");
+    page.wait_until("the page refuses vLLM on a Mac", async |p: &Page| Ok(p.text("verdict").await? == want)).await?;
+    no_errors(&page, "with vLLM on a Mac").await?;
+
+    // 3h. Strix Halo: the GTT pool ROCm allocates from is the GPU side, a
+    // HIP context is counted; the host's share as on the Mac.
+    page.open(&server.page("model=gpt-oss-120b&w=q4_k_m&gpu=strix-halo-128gb&e=llama.cpp&ncmoe=12")).await?;
+    let json = expect_cli_env(&page, "llama.cpp on Strix Halo", &on("strix-halo-128gb"), &[]).await?;
+    expect_host_ram(&page, &json).await?;
+    no_errors(&page, "on Strix Halo").await?;
 
     // 4. A plan that does not fit: ranked fixes; applying the first one makes it fit.
     page.open(&server.page("model=llama-3.1-70b&p=4096&n=1024")).await?;
