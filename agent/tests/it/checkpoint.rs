@@ -232,7 +232,7 @@ pub fn sharded_repo(shards: usize, per_shard: usize) -> Vec<(&'static str, File)
 #[test]
 fn hub_reads_keep_one_connection_per_reader_and_host() {
     use std::sync::atomic::Ordering::Relaxed;
-    let readers = shared::checkpoint::read::CONCURRENCY as u64;
+    let readers = shared::checkpoint::read::CLI_CONCURRENCY as u64;
     let shards = 5 * readers as usize;
     let hub = standin_hub::start(vec![("acme/sharded", Kind::Public, sharded_repo(shards, 4))]);
     let v = json(&["estimate", "--hf", "acme/sharded", "--json"], &[("HF_ENDPOINT", hub.endpoint.as_str())]);
