@@ -120,8 +120,11 @@ fn respond(stream: &mut TcpStream, status: &str, headers: &[(&str, String)], bod
         head.push_str(&format!("{k}: {v}\r\n"));
     }
     head.push_str("\r\n");
-    stream.write_all(head.as_bytes())?;
-    stream.write_all(body)
+    // One write: the head alone would wait, on a kept connection, for the
+    // client's delayed ACK before the body (Nagle's algorithm).
+    let mut response = head.into_bytes();
+    response.extend_from_slice(body);
+    stream.write_all(&response)
 }
 
 /// Answers one request; `false` when the client has closed the connection.
