@@ -492,9 +492,11 @@ pub(super) fn load_verdict(p: &Plan, d: &Devices) -> Option<Verdict> {
 
 /// Whether the plan loads: every GPU holds its tensors, context, KV cache
 /// and compute buffers (all allocated at start-up).
-pub(super) fn loads(p: &Plan, o: Options) -> bool {
-    let d = devices(p, o);
-    load_verdict(p, &d).is_none() && overflow(p, o, &d, n_ctx(p, o), slots(p, o)).is_none()
+/// Whether the plan loads: its weights and the buffers llama.cpp allocates
+/// at start-up fit, with `d` the plan's devices for `o` (computed once, in
+/// `EnginePlan`).
+pub(crate) fn loads(p: &Plan, o: Options, d: &Devices) -> bool {
+    load_verdict(p, d).is_none() && overflow(p, o, d, n_ctx(p, o), slots(p, o)).is_none()
 }
 
 pub(crate) fn verdict(p: &Plan, o: Options, d: &Devices, search: Search) -> Verdict {
