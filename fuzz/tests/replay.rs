@@ -38,3 +38,40 @@ fn every_regression_folder_names_a_target() {
         assert!(fuzz::TARGETS.iter().any(|t| t.name == name), "regressions/{name} is no target's");
     }
 }
+
+/// The committed binary seeds are real starting points: each reads as a
+/// checkpoint, and each GGUF as a model (its metadata is its config), so the
+/// fuzzer begins past the header checks, in inference and the engines; a
+/// safetensors file alone lacks the head width, which `config_checkpoint`
+/// seeds give it. Each runs through its target.
+#[test]
+fn the_binary_seeds_read_as_models() {
+    use shared::checkpoint::Checkpoint;
+    use shared::checkpoint::read::{self, Step};
+    let seeds = Path::new(env!("CARGO_MANIFEST_DIR")).join("seeds");
+    let mut read = 0;
+    for (target, run) in [("gguf", fuzz::gguf as fn(&[u8])), ("safetensors", fuzz::safetensors)] {
+        for entry in std::fs::read_dir(seeds.join(target)).into_iter().flatten().flatten() {
+            let data = std::fs::read(entry.path()).unwrap_or_default();
+            let size = Some(data.len() as u64);
+            let checkpoint = match target {
+                "gguf" => match read::gguf(&data, size) {
+                    Ok(Step::Done(f)) => Checkpoint::from_gguf(vec![("m.gguf".into(), f)]),
+                    other => panic!("{}: {other:?}", entry.path().display()),
+                },
+                _ => match read::safetensors(&data, size) {
+                    Ok(Step::Done(h)) => Checkpoint::from_safetensors(vec![("m.safetensors".into(), h)]),
+                    other => panic!("{}: {other:?}", entry.path().display()),
+                },
+            };
+            let checkpoint = checkpoint.unwrap_or_else(|e| panic!("{}: {e}", entry.path().display()));
+            let model = shared::model::Model::from_checkpoint("seed", None, &checkpoint);
+            if target == "gguf" {
+                assert!(model.is_ok(), "{}: {:?}", entry.path().display(), model.err());
+            }
+            run(&data);
+            read += 1;
+        }
+    }
+    assert_eq!(read, 7, "three GGUF and four safetensors seeds");
+}
