@@ -15,18 +15,33 @@
 //!
 //! Whether a pattern matches a name is all llama.cpp asks, and without
 //! back-references that does not depend on greedy or lazy choices, so the
-//! pattern is compiled to a small program and run as a Thompson NFA (every
-//! alternative advanced together, one byte at a time): time linear in the
-//! name for every pattern, no recursion while matching. A backtracking
-//! matcher took minutes on `(.*)*X`, and nested bounded groups overflowed its
-//! stack; here the program's size is bounded instead ([`MAX_PROGRAM`]), and a
-//! pattern over it is refused as too complex to check.
+//! pattern is compiled to a small program and run as an automaton (every
+//! alternative advanced together, one byte at a time): a DFA built lazily
+//! from the program (`dfa.rs`), with the Thompson NFA it is built from for
+//! the empty name. Time is linear in the name for every pattern, with no
+//! recursion while matching. A backtracking matcher took minutes on
+//! `(.*)*X`, and nested bounded groups overflowed its stack; here the
+//! program's size is bounded instead ([`MAX_PROGRAM`]), and a pattern over
+//! it is refused as too complex to check.
 
-/// A compiled pattern: a program for [`Pattern::is_match`].
-#[derive(Debug, Clone, PartialEq, Eq)]
+mod dfa;
+
+/// A compiled pattern: a program for [`Pattern::is_match`], and the DFA
+/// states it has met so far (a cache: equal patterns are equal whatever
+/// their caches hold).
+#[derive(Debug, Clone)]
 pub struct Pattern {
     program: Vec<Inst>,
+    dfa: std::cell::RefCell<dfa::Dfa>,
 }
+
+impl PartialEq for Pattern {
+    fn eq(&self, other: &Self) -> bool {
+        self.program == other.program
+    }
+}
+
+impl Eq for Pattern {}
 
 /// One step of a compiled pattern.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -44,12 +59,12 @@ enum Inst {
     Match,
 }
 
-/// The most steps a compiled pattern may have. Matching costs the name's
-/// length times this at most: 4,096 keeps a hostile pattern over the ~1,100
-/// tensors of a large MoE GGUF well under a second in the page, while the
-/// patterns people write (`blk\.(1[0-9]|2[0-3])\.ffn_.*_exps`) take a few
-/// dozen; `\d{1000}` alone takes 1,000.
-pub const MAX_PROGRAM: usize = 4096;
+/// The most steps a compiled pattern may have. A byte costs a table lookup
+/// once the lazy DFA has met its state, and one pass over the program when
+/// not, so this bounds the worst case: the patterns people write
+/// (`blk\.(1[0-9]|2[0-3])\.ffn_.*_exps`) take a few dozen steps, `\d{1000}`
+/// alone 1,000.
+pub const MAX_PROGRAM: usize = 1024;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 enum Node {
@@ -482,11 +497,22 @@ impl Pattern {
         let mut c = Compiler { program: Vec::with_capacity(steps + 1) };
         c.alternatives(&alternatives);
         c.program.push(Inst::Match);
-        Ok(Self { program: c.program })
+        Ok(Self { program: c.program, dfa: Default::default() })
     }
 
     /// `std::regex_search`: whether the pattern matches anywhere in `name`.
     pub fn is_match(&self, name: &str) -> bool {
+        match self.dfa.try_borrow_mut() {
+            Ok(mut dfa) if !name.is_empty() => dfa.search(&self.program, name.as_bytes()),
+            // The empty name (where `^` and `$` are both true at once), or a
+            // cache in use higher up the stack: the NFA needs no cache.
+            Ok(_) | Err(_) => self.nfa_match(name),
+        }
+    }
+
+    /// [`Pattern::is_match`] as a Thompson NFA: every alternative advanced
+    /// together, one byte at a time.
+    fn nfa_match(&self, name: &str) -> bool {
         let s = name.as_bytes();
         let program = &self.program;
         let mut now = Threads::new(program.len());
@@ -637,14 +663,19 @@ mod tests {
         /// Small patterns over a few bytes, every construct the parser takes:
         /// the NFA and the backtracking oracle agree on every name.
         #[test]
-        fn the_nfa_answers_as_backtracking_does(
+        fn the_dfa_and_the_nfa_answer_as_backtracking_does(
             pattern in proptest::collection::vec(proptest::sample::select(TOKENS), 0..10).prop_map(|t| t.concat()),
-            name in "[ab1._]{0,8}",
+            names in proptest::collection::vec("[ab1._]{0,8}", 1..6),
         ) {
             let Ok(compiled) = Pattern::new(&pattern) else { return Ok(()) };
             let mut p = Parser { s: pattern.as_bytes(), i: 0 };
             let alts = p.alternatives(0).unwrap_or_else(|e| panic!("{pattern}: {e:?}"));
-            proptest::prop_assert_eq!(compiled.is_match(&name), oracle::search(&alts, name.as_bytes()), "{} on {}", pattern, name);
+            // Several names through one pattern: the DFA's cache carries over.
+            for name in &names {
+                let want = oracle::search(&alts, name.as_bytes());
+                proptest::prop_assert_eq!(compiled.is_match(name), want, "{} on {}", pattern, name);
+                proptest::prop_assert_eq!(compiled.nfa_match(name), want, "NFA: {} on {}", pattern, name);
+            }
         }
     }
 
@@ -675,5 +706,16 @@ mod tests {
         // A large count that fits compiles and matches.
         assert!(m("a{1000}", &"a".repeat(1000)));
         assert!(!m("a{1000}", &"a".repeat(999)));
+        // Found by `cargo xtask fuzz` (fuzz/regressions/ot_pattern/): 300
+        // copies of an alternation with an empty branch, over every tensor
+        // name of a placement, took 3.8 s as an NFA under AddressSanitizer.
+        // 300 copies are over the bound now; 200 run through the DFA.
+        let p = Pattern::new("(|d()}e){200}U").unwrap_or_else(|e| panic!("{e}"));
+        for layer in 0..48 {
+            for t in ["attn_q", "attn_k", "ffn_up_exps", "ffn_down_exps"] {
+                assert!(!p.is_match(&format!("blk.{layer}.{t}.weight")));
+            }
+        }
+        assert!(p.is_match("blk.0.U"));
     }
 }
