@@ -1,6 +1,7 @@
 //! A model ready for estimates: its architecture, its tensor layout (computed
 //! once) and, when known, the exact bytes of its checkpoint.
 
+use crate::arch::fields::MAX_LAYERS;
 use crate::arch::{Architecture, ConfigError, Family, TensorLayout};
 use crate::catalog::{ModelPreset, model_preset};
 use crate::checkpoint::layout::{ExactLayout, Hints};
@@ -78,7 +79,7 @@ impl Model {
         checkpoint: &Checkpoint,
     ) -> Result<Self, CheckpointError> {
         let config_value: Option<serde_json::Value> = config.and_then(|c| serde_json::from_str(c).ok());
-        let hints = hints(config_value.as_ref(), checkpoint);
+        let hints = hints(config_value.as_ref(), checkpoint)?;
         let mut layout = ExactLayout::of(checkpoint, hints);
         let mut arch = infer::architecture(config, checkpoint, &layout)?;
         let layers = arch.text.num_layers() as u32;
@@ -186,23 +187,43 @@ impl Model {
 }
 
 /// Layers and packing the names need: `num_hidden_layers` (or GGUF
-/// `block_count` less its `nextn_predict_layers`), and GPTQ/AWQ bits.
-fn hints(config: Option<&serde_json::Value>, checkpoint: &Checkpoint) -> Hints {
-    let field = |key: &str| {
-        let c = config?;
-        c.get("text_config").and_then(|t| t.get(key)).or_else(|| c.get(key)).and_then(serde_json::Value::as_u64)
+/// `block_count` less its `nextn_predict_layers`), and GPTQ/AWQ bits. A
+/// layer count over [`MAX_LAYERS`] is refused, naming where it was read: it
+/// would size the per-layer tables of the layout and the inference.
+fn hints(config: Option<&serde_json::Value>, checkpoint: &Checkpoint) -> Result<Hints, CheckpointError> {
+    let layers = |field: String, n: u64| {
+        if n > MAX_LAYERS {
+            return Err(CheckpointError::Invalid(format!("{field}: {n} is implausibly large (limit {MAX_LAYERS})")));
+        }
+        Ok(n as u32)
     };
-    let gguf_layers = checkpoint.gguf.as_ref().and_then(|g| {
-        let blocks = g.arch_u64("block_count")?;
-        Some(blocks.saturating_sub(g.arch_u64("nextn_predict_layers").unwrap_or(0)))
+    let from_config = config.and_then(|c| {
+        let text = c.get("text_config").and_then(|t| t.get("num_hidden_layers")).and_then(serde_json::Value::as_u64);
+        match text {
+            Some(n) => Some(("config.json field `text_config.num_hidden_layers`", n)),
+            None => c
+                .get("num_hidden_layers")
+                .and_then(serde_json::Value::as_u64)
+                .map(|n| ("config.json field `num_hidden_layers`", n)),
+        }
     });
-    let num_layers = field("num_hidden_layers").or(gguf_layers).and_then(|n| u32::try_from(n).ok());
+    let from_gguf = checkpoint.gguf.as_ref().and_then(|g| {
+        let blocks = g.arch_u64("block_count")?;
+        Some((blocks.saturating_sub(g.arch_u64("nextn_predict_layers").unwrap_or(0)), g))
+    });
+    let num_layers = match (from_config, from_gguf) {
+        (Some((field, n)), _) => Some(layers(field.to_owned(), n)?),
+        (None, Some((n, g))) => {
+            Some(layers(format!("GGUF metadata `{}.block_count`", g.architecture().unwrap_or("unknown")), n)?)
+        }
+        (None, None) => None,
+    };
     let packed_bits = config
         .and_then(|c| c.get("quantization_config"))
         .and_then(|q| q.get("bits").or_else(|| q.get("w_bit")))
         .and_then(serde_json::Value::as_u64)
         .and_then(|b| u8::try_from(b).ok());
-    Hints { num_layers, packed_bits }
+    Ok(Hints { num_layers, packed_bits })
 }
 
 /// The format a GGUF file is stored in: its `general.file_type` (llama.h

@@ -7,12 +7,15 @@
 //! - `cargo xtask dist`: the calculator page's static bundle in `dist/`.
 //! - `cargo xtask e2e`: the bundle, then the browser end-to-end tests.
 //! - `cargo xtask bench-web`: time to interactive and re-render time in headless Chromium.
+//! - `cargo xtask fuzz [--seconds N] [--coverage] [TARGET…]`: the fuzz targets
+//!   of `fuzz/` under libFuzzer (nightly and cargo-fuzz installed on first use).
 
 use std::process::Command;
 
 use anyhow::{Context, bail};
 
 mod css;
+mod fuzz;
 mod js;
 
 /// Crates that must never become reachable from `shared` (the pure core).
@@ -43,8 +46,9 @@ fn dispatch() -> anyhow::Result<()> {
         "dist" => dist(Budget::Warn),
         "e2e" => e2e(),
         "bench-web" => bench_web(),
+        "fuzz" => fuzz::fuzz(&rest),
         _ => {
-            eprintln!("usage: cargo xtask <test|run|bench|check-shared|dist|e2e|bench-web|bench-agent>");
+            eprintln!("usage: cargo xtask <test|run|bench|check-shared|dist|e2e|bench-web|bench-agent|fuzz>");
             bail!("unknown task `{task}`")
         }
     }

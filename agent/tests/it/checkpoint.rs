@@ -196,6 +196,58 @@ fn hub_files() -> Vec<(&'static str, File)> {
     files
 }
 
+/// A large checkpoint as the Hub holds one: `shards` safetensors shards of an
+/// unknown MoE model, `per_shard` FP8 expert tensors each (2048 × 7168, so
+/// every shard is large enough to be redirected to the CDN), its config and
+/// its index.
+pub fn sharded_repo(shards: usize, per_shard: usize) -> Vec<(&'static str, File)> {
+    let config = r#"{"model_type":"bench_moe","hidden_size":7168,"num_hidden_layers":61,
+        "num_attention_heads":128,"head_dim":128,"intermediate_size":18432,"vocab_size":129280,
+        "num_local_experts":256,"num_experts_per_tok":8,"torch_dtype":"bfloat16"}"#;
+    let mut files = vec![("config.json", File::text(config))];
+    let mut map = Vec::new();
+    for s in 0..shards {
+        let name = format!("model-{:05}-of-{shards:05}.safetensors", s + 1);
+        let names: Vec<String> = (0..per_shard)
+            .map(|i| {
+                let n = s * per_shard + i;
+                format!("model.layers.{}.mlp.experts.{n}.up_proj.weight", n * 61 / (shards * per_shard))
+            })
+            .collect();
+        let tensors: Vec<(&str, &str, &[u64])> =
+            names.iter().map(|n| (n.as_str(), "F8_E4M3", &[2048u64, 7168][..])).collect();
+        let (head, size) = writer::safetensors(&tensors);
+        map.extend(names.iter().map(|n| format!(r#""{n}":"{name}""#)));
+        files.push((Box::leak(name.into_boxed_str()), File { head, size }));
+    }
+    let index = format!(r#"{{"metadata":{{}},"weight_map":{{{}}}}}"#, map.join(","));
+    files.push(("model.safetensors.index.json", File::text(&index)));
+    files
+}
+
+/// Issue 39: a new connection for about every file (167 for 330 requests)
+/// made each reader pay for a handshake per shard. Every reader keeps one
+/// connection to the Hub and one to its CDN, across the redirect and across
+/// files.
+#[test]
+fn hub_reads_keep_one_connection_per_reader_and_host() {
+    use std::sync::atomic::Ordering::Relaxed;
+    let readers = shared::checkpoint::read::CLI_CONCURRENCY as u64;
+    let shards = 5 * readers as usize;
+    let hub = standin_hub::start(vec![("acme/sharded", Kind::Public, sharded_repo(shards, 4))]);
+    let v = json(&["estimate", "--hf", "acme/sharded", "--json"], &[("HF_ENDPOINT", hub.endpoint.as_str())]);
+    assert_eq!(v["checkpoint"]["files"], shards);
+    let (hub_connections, cdn_connections) =
+        (hub.stats.hub_connections.load(Relaxed), hub.stats.cdn_connections.load(Relaxed));
+    // Config, index, and a redirect and a Range read per shard: a client
+    // connecting per request would open many times more than the bound.
+    assert!(hub.stats.requests.load(Relaxed) >= 2 * shards as u64 + 2);
+    assert!(
+        hub_connections <= readers && cdn_connections <= readers,
+        "{hub_connections} connections to the Hub and {cdn_connections} to the CDN for {readers} readers"
+    );
+}
+
 #[test]
 fn the_hub_is_read_with_range_requests_through_redirects() {
     let hub = standin_hub::start(vec![

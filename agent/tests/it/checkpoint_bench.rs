@@ -15,31 +15,8 @@ const SHARDS: usize = 163;
 #[test]
 #[ignore = "benchmark: run with --ignored --nocapture"]
 fn bench_hub_163_shards() {
-    let config = r#"{"model_type":"bench_moe","hidden_size":7168,"num_hidden_layers":61,
-        "num_attention_heads":128,"head_dim":128,"intermediate_size":18432,"vocab_size":129280,
-        "num_local_experts":256,"num_experts_per_tok":8,"torch_dtype":"bfloat16"}"#;
-    let mut files = vec![("config.json", File::text(config))];
-    let mut map = Vec::new();
-    for s in 0..SHARDS {
-        let name = format!("model-{:05}-of-{SHARDS:05}.safetensors", s + 1);
-        // ~600 tensors per shard, as DeepSeek-V3's shards hold.
-        let names: Vec<String> = (0..600)
-            .map(|i| {
-                format!(
-                    "model.layers.{}.mlp.experts.{}.up_proj.weight",
-                    (s * 600 + i) * 61 / (SHARDS * 600),
-                    s * 600 + i
-                )
-            })
-            .collect();
-        let tensors: Vec<(&str, &str, &[u64])> =
-            names.iter().map(|n| (n.as_str(), "F8_E4M3", &[2048u64, 7168][..])).collect();
-        let (head, size) = writer::safetensors(&tensors);
-        map.extend(names.iter().map(|n| format!(r#""{n}":"{name}""#)));
-        files.push((Box::leak(name.into_boxed_str()), File { head, size }));
-    }
-    let index = format!(r#"{{"metadata":{{}},"weight_map":{{{}}}}}"#, map.join(","));
-    files.push(("model.safetensors.index.json", File::text(&index)));
+    // ~600 tensors per shard, as DeepSeek-V3's shards hold.
+    let files = super::checkpoint::sharded_repo(SHARDS, 600);
     let files_for_disk: Vec<(String, File)> = files.iter().map(|(n, f)| ((*n).to_owned(), f.clone())).collect();
     let hub = standin_hub::start(vec![("bench/big", Kind::Public, files)]);
     let mut runs = Vec::new();

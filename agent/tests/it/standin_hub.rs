@@ -6,7 +6,10 @@
 //! `/api/models/{repo}/tree/{rev}?recursive=true` in pages of
 //! [`TREE_PAGE`] files linked by `Link: <…>; rel="next"` as the Hub pages it.
 //! Only the revisions in [`REVISIONS`] exist. It counts the bytes it serves,
-//! so tests can show that only headers were read. Std threads only.
+//! so tests can show that only headers were read, and the connections each
+//! server accepts: connections are kept open between requests (HTTP/1.1
+//! keep-alive, as the Hub and its CDN keep them), so a client may reuse them.
+//! Std threads only.
 
 use std::collections::{BTreeSet, HashMap};
 use std::io::{BufRead, BufReader, Write};
@@ -49,6 +52,10 @@ pub const TREE_PAGE: usize = 2;
 pub struct Stats {
     pub requests: AtomicU64,
     pub body_bytes: AtomicU64,
+    /// TCP connections accepted by the Hub (the endpoint).
+    pub hub_connections: AtomicU64,
+    /// TCP connections accepted by the CDN the Hub redirects shards to.
+    pub cdn_connections: AtomicU64,
 }
 
 #[derive(Debug)]
@@ -86,16 +93,26 @@ pub fn start(repos: Vec<RepoSpec>) -> StandIn {
 fn serve(listener: TcpListener, repos: Repos, stats: Arc<Stats>, cdn: Option<String>) {
     std::thread::spawn(move || {
         for stream in listener.incoming().flatten() {
+            let accepted = if cdn.is_some() { &stats.hub_connections } else { &stats.cdn_connections };
+            accepted.fetch_add(1, Ordering::Relaxed);
             let (repos, stats, cdn) = (repos.clone(), stats.clone(), cdn.clone());
             std::thread::spawn(move || {
-                let _ = handle(stream, &repos, &stats, cdn.as_deref());
+                let _ = connection(stream, &repos, &stats, cdn.as_deref());
             });
         }
     });
 }
 
+/// Answers the requests of one connection until the client closes it.
+fn connection(stream: TcpStream, repos: &Repos, stats: &Stats, cdn: Option<&str>) -> std::io::Result<()> {
+    let mut reader = BufReader::new(stream.try_clone()?);
+    let mut stream = stream;
+    while handle(&mut reader, &mut stream, repos, stats, cdn)? {}
+    Ok(())
+}
+
 fn respond(stream: &mut TcpStream, status: &str, headers: &[(&str, String)], body: &[u8]) -> std::io::Result<()> {
-    let mut head = format!("HTTP/1.1 {status}\r\nContent-Length: {}\r\nConnection: close\r\n", body.len());
+    let mut head = format!("HTTP/1.1 {status}\r\nContent-Length: {}\r\n", body.len());
     // The page reads the stand-in from another origin, as it reads the Hub.
     head.push_str("Access-Control-Allow-Origin: *\r\nAccess-Control-Allow-Headers: Range, Authorization\r\n");
     head.push_str("Access-Control-Expose-Headers: Content-Range, Content-Length, Link\r\n");
@@ -103,14 +120,37 @@ fn respond(stream: &mut TcpStream, status: &str, headers: &[(&str, String)], bod
         head.push_str(&format!("{k}: {v}\r\n"));
     }
     head.push_str("\r\n");
-    stream.write_all(head.as_bytes())?;
-    stream.write_all(body)
+    // One write: the head alone would wait, on a kept connection, for the
+    // client's delayed ACK before the body (Nagle's algorithm).
+    let mut response = head.into_bytes();
+    response.extend_from_slice(body);
+    stream.write_all(&response)
 }
 
-fn handle(mut stream: TcpStream, repos: &Repos, stats: &Stats, cdn: Option<&str>) -> std::io::Result<()> {
-    let mut reader = BufReader::new(stream.try_clone()?);
+/// Answers one request; `false` when the client has closed the connection.
+fn handle(
+    reader: &mut BufReader<TcpStream>,
+    stream: &mut TcpStream,
+    repos: &Repos,
+    stats: &Stats,
+    cdn: Option<&str>,
+) -> std::io::Result<bool> {
     let mut line = String::new();
-    reader.read_line(&mut line)?;
+    if reader.read_line(&mut line)? == 0 {
+        return Ok(false);
+    }
+    respond_to(&line, reader, stream, repos, stats, cdn)?;
+    Ok(true)
+}
+
+fn respond_to(
+    line: &str,
+    reader: &mut BufReader<TcpStream>,
+    stream: &mut TcpStream,
+    repos: &Repos,
+    stats: &Stats,
+    cdn: Option<&str>,
+) -> std::io::Result<()> {
     let mut headers = HashMap::new();
     loop {
         let mut h = String::new();
@@ -126,47 +166,42 @@ fn handle(mut stream: TcpStream, repos: &Repos, stats: &Stats, cdn: Option<&str>
     let method = parts.next().unwrap_or("");
     let path = parts.next().unwrap_or("/").to_owned();
     if method == "OPTIONS" {
-        return respond(&mut stream, "204 No Content", &[], b"");
+        return respond(stream, "204 No Content", &[], b"");
     }
     if let Some(tree) = path.strip_prefix("/api/models/") {
-        return list_tree(&mut stream, repos, tree, &headers);
+        return list_tree(stream, repos, tree, &headers);
     }
     // /{org}/{name}/resolve/{rev}/{file…}
     let segments: Vec<&str> = path.trim_start_matches('/').splitn(5, '/').collect();
     let [org, name, "resolve", rev, file] = segments.as_slice() else {
-        return respond(&mut stream, "404 Not Found", &[], b"Repository not found");
+        return respond(stream, "404 Not Found", &[], b"Repository not found");
     };
     let Some((kind, files)) = repos.get(&format!("{org}/{name}")) else {
-        return respond(&mut stream, "404 Not Found", &[], b"Repository not found");
+        return respond(stream, "404 Not Found", &[], b"Repository not found");
     };
     if !REVISIONS.contains(rev) {
-        return respond(
-            &mut stream,
-            "404 Not Found",
-            &[("X-Error-Code", "RevisionNotFound".into())],
-            b"Invalid rev id",
-        );
+        return respond(stream, "404 Not Found", &[("X-Error-Code", "RevisionNotFound".into())], b"Invalid rev id");
     }
     match kind {
         Kind::Html => {
             let page = b"<!DOCTYPE html><html><body>Sign in to continue</body></html>";
-            return respond(&mut stream, "200 OK", &[("Content-Type", "text/html; charset=utf-8".into())], page);
+            return respond(stream, "200 OK", &[("Content-Type", "text/html; charset=utf-8".into())], page);
         }
-        Kind::Loop => return respond(&mut stream, "302 Found", &[("Location", path.clone())], b""),
+        Kind::Loop => return respond(stream, "302 Found", &[("Location", path.clone())], b""),
         // The CDN's URLs are signed: only the Hub checks the token.
         Kind::Gated if cdn.is_some() && headers.get("authorization") != Some(&format!("Bearer {GATED_TOKEN}")) => {
-            return respond(&mut stream, "401 Unauthorized", &[], b"Access to model is restricted");
+            return respond(stream, "401 Unauthorized", &[], b"Access to model is restricted");
         }
         _ => {}
     }
     let Some(file) = files.get(*file) else {
-        return respond(&mut stream, "404 Not Found", &[("X-Error-Code", "EntryNotFound".into())], b"Entry not found");
+        return respond(stream, "404 Not Found", &[("X-Error-Code", "EntryNotFound".into())], b"Entry not found");
     };
     // The Hub redirects large files to its CDN, on another host.
     if let Some(cdn) = cdn
         && file.size > 4096
     {
-        return respond(&mut stream, "302 Found", &[("Location", format!("{cdn}{path}"))], b"");
+        return respond(stream, "302 Found", &[("Location", format!("{cdn}{path}"))], b"");
     }
     let range = headers.get("range").and_then(|r| r.strip_prefix("bytes=")).and_then(|r| {
         let (a, b) = r.split_once('-')?;
@@ -177,17 +212,17 @@ fn handle(mut stream: TcpStream, repos: &Repos, stats: &Stats, cdn: Option<&str>
     let slice =
         |a: u64, b: u64| -> Vec<u8> { (a..=b).map(|i| file.head.get(i as usize).copied().unwrap_or(0)).collect() };
     match range {
-        Some((a, _)) if a >= file.size => respond(&mut stream, "416 Range Not Satisfiable", &[], b""),
+        Some((a, _)) if a >= file.size => respond(stream, "416 Range Not Satisfiable", &[], b""),
         Some((a, b)) => {
             let body = slice(a, b);
             stats.body_bytes.fetch_add(body.len() as u64, Ordering::Relaxed);
             let cr = format!("bytes {a}-{b}/{}", file.size);
-            respond(&mut stream, "206 Partial Content", &[("Content-Range", cr)], &body)
+            respond(stream, "206 Partial Content", &[("Content-Range", cr)], &body)
         }
         None => {
             let body = if file.size == 0 { Vec::new() } else { slice(0, file.size - 1) };
             stats.body_bytes.fetch_add(body.len() as u64, Ordering::Relaxed);
-            respond(&mut stream, "200 OK", &[], &body)
+            respond(stream, "200 OK", &[], &body)
         }
     }
 }

@@ -30,6 +30,9 @@ pub enum ConfigError {
 pub const MAX_DIM: u64 = 1 << 24;
 /// The most layers accepted (real models: ≤ 126 in Llama 3.1 405B).
 pub const MAX_LAYERS: u64 = 4096;
+/// The longest context or window a checkpoint may state: the most tokens a
+/// plan takes (`plan::MAX_TOKENS`, 2^30; Llama 4 Scout's 10M is far below).
+pub const MAX_CONTEXT: u64 = 1 << 30;
 
 /// A view of one JSON object with a path prefix for error messages.
 #[derive(Debug, Clone, Copy)]

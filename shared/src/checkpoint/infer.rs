@@ -15,6 +15,7 @@ use super::gguf;
 use super::layout::ExactLayout;
 use super::roles::classify;
 use super::{Checkpoint, CheckpointError};
+use crate::arch::fields::{MAX_CONTEXT, MAX_DIM, MAX_LAYERS};
 use crate::arch::{
     Architecture, AttentionKind, CheckpointDtype, Family, Ffn, LayerAttention, LayerCache, LayerSpec, Moe, NormKind,
     Role, TextModel,
@@ -40,71 +41,103 @@ struct Facts {
     dtype: Option<CheckpointDtype>,
 }
 
-fn first_u64(maps: &[&Map<String, Value>], keys: &[&str]) -> Option<u64> {
-    maps.iter().find_map(|m| keys.iter().find_map(|k| m.get(*k).and_then(Value::as_u64).filter(|&v| v > 0)))
+/// A read count or width kept within the bound the family readers apply
+/// (`arch::fields`): a claimed size is never trusted to size an allocation
+/// or a product, and the error names where it was read.
+fn bounded(field: impl FnOnce() -> String, value: u64, max: u64) -> Result<u64, CheckpointError> {
+    if value > max {
+        // Worded as `arch::fields` words a config field over its bound.
+        return Err(CheckpointError::Invalid(format!("{}: {value} is implausibly large (limit {max})", field())));
+    }
+    Ok(value)
 }
 
-fn config_facts(config: &Map<String, Value>) -> Facts {
-    let mut maps: Vec<&Map<String, Value>> = Vec::new();
-    for sub in ["text_config", "language_config", "llm_config"] {
-        if let Some(m) = config.get(sub).and_then(Value::as_object) {
-            maps.push(m);
+/// The first of `keys` set (non-zero) in any of `maps`, each named by its
+/// path in the config.
+fn first_u64(maps: &[(&str, &Map<String, Value>)], keys: &[&str], max: u64) -> Result<Option<u64>, CheckpointError> {
+    for (prefix, m) in maps {
+        for key in keys {
+            if let Some(v) = m.get(*key).and_then(Value::as_u64).filter(|&v| v > 0) {
+                let field = || format!("config.json field `{prefix}{key}`");
+                return bounded(field, v, max).map(Some);
+            }
         }
     }
-    maps.push(config);
-    let sliding_layers = maps.iter().find_map(|m| {
+    Ok(None)
+}
+
+fn config_facts(config: &Map<String, Value>) -> Result<Facts, CheckpointError> {
+    let mut maps: Vec<(&str, &Map<String, Value>)> = Vec::new();
+    for (sub, prefix) in
+        [("text_config", "text_config."), ("language_config", "language_config."), ("llm_config", "llm_config.")]
+    {
+        if let Some(m) = config.get(sub).and_then(Value::as_object) {
+            maps.push((prefix, m));
+        }
+    }
+    maps.push(("", config));
+    let sliding_layers = maps.iter().find_map(|(_, m)| {
         m.get("layer_types")?.as_array()?.iter().map(|v| v.as_str().map(|s| s.contains("sliding"))).collect()
     });
-    let dtype = maps.iter().find_map(|m| match m.get("torch_dtype").or_else(|| m.get("dtype"))?.as_str()? {
+    let dtype = maps.iter().find_map(|(_, m)| match m.get("torch_dtype").or_else(|| m.get("dtype"))?.as_str()? {
         "float32" => Some(CheckpointDtype::F32),
         "float16" => Some(CheckpointDtype::F16),
         "bfloat16" => Some(CheckpointDtype::Bf16),
         s if s.starts_with("float8") => Some(CheckpointDtype::Fp8),
         _ => None,
     });
-    Facts {
+    let dim = |keys: &[&str]| first_u64(&maps, keys, MAX_DIM);
+    Ok(Facts {
         model_type: config.get("model_type").and_then(Value::as_str).unwrap_or("(no model_type)").to_owned(),
-        hidden: first_u64(&maps, &["hidden_size", "d_model", "n_embd"]),
-        heads: first_u64(&maps, &["num_attention_heads", "n_heads", "num_heads", "n_head"]),
-        head_dim: first_u64(&maps, &["head_dim", "attention_head_dim", "kv_channels"]),
-        value_dim: first_u64(&maps, &["v_head_dim"]),
-        vocab: first_u64(&maps, &["vocab_size"]),
-        context: first_u64(&maps, &["max_position_embeddings", "max_seq_len", "n_positions"]),
-        experts: first_u64(&maps, &["num_experts", "num_local_experts", "n_routed_experts", "moe_num_experts"]),
-        experts_per_token: first_u64(&maps, &["num_experts_per_tok", "moe_top_k", "top_k", "num_experts_per_token"]),
-        sliding_window: first_u64(&maps, &["sliding_window", "attention_window_size"]),
+        hidden: dim(&["hidden_size", "d_model", "n_embd"])?,
+        heads: dim(&["num_attention_heads", "n_heads", "num_heads", "n_head"])?,
+        head_dim: dim(&["head_dim", "attention_head_dim", "kv_channels"])?,
+        value_dim: dim(&["v_head_dim"])?,
+        vocab: dim(&["vocab_size"])?,
+        context: first_u64(&maps, &["max_position_embeddings", "max_seq_len", "n_positions"], MAX_CONTEXT)?,
+        experts: dim(&["num_experts", "num_local_experts", "n_routed_experts", "moe_num_experts"])?,
+        experts_per_token: dim(&["num_experts_per_tok", "moe_top_k", "top_k", "num_experts_per_token"])?,
+        sliding_window: first_u64(&maps, &["sliding_window", "attention_window_size"], MAX_CONTEXT)?,
         sliding_layers,
         chunked: false,
         dtype,
-    }
+    })
 }
 
-fn gguf_facts(g: &gguf::File) -> Facts {
+fn gguf_facts(g: &gguf::File) -> Result<Facts, CheckpointError> {
     let arch = g.architecture().unwrap_or("unknown");
-    let max_of = |key: &str| match g.get(&format!("{arch}.{key}")) {
-        Some(gguf::Value::Array { values, .. }) => values.iter().filter_map(gguf::Value::as_u64).max(),
-        Some(v) => v.as_u64(),
-        None => None,
+    // `{arch}.key`, bounded; an array (one value per layer) by its largest.
+    let read = |key: &str, max: u64| -> Result<Option<u64>, CheckpointError> {
+        let name = format!("{arch}.{key}");
+        let value = match g.get(&name) {
+            Some(gguf::Value::Array { values, .. }) => values.iter().filter_map(gguf::Value::as_u64).max(),
+            Some(v) => v.as_u64(),
+            None => None,
+        };
+        value.map(|v| bounded(|| format!("GGUF metadata `{name}`"), v, max)).transpose()
     };
-    let vocab = g.get("tokenizer.ggml.tokens").and_then(|v| match v {
+    let tokens = g.get("tokenizer.ggml.tokens").and_then(|v| match v {
         gguf::Value::Array { len, .. } => Some(*len),
         _ => None,
     });
-    Facts {
+    let tokens = tokens.map(|n| bounded(|| "GGUF metadata `tokenizer.ggml.tokens`".into(), n, MAX_DIM)).transpose()?;
+    let layers = read("block_count", MAX_LAYERS)?;
+    let sliding_window = read("attention.sliding_window", MAX_CONTEXT)?;
+    Ok(Facts {
         model_type: format!("gguf:{arch}"),
-        hidden: g.arch_u64("embedding_length"),
-        heads: max_of("attention.head_count"),
-        head_dim: g.arch_u64("attention.key_length"),
-        value_dim: g.arch_u64("attention.value_length"),
-        vocab: g.arch_u64("vocab_size").or(vocab),
-        context: g.arch_u64("context_length"),
-        experts: g.arch_u64("expert_count"),
-        experts_per_token: g.arch_u64("expert_used_count"),
-        sliding_window: g.arch_u64("attention.sliding_window"),
-        sliding_layers: gguf_sliding_layers(g, arch),
+        hidden: read("embedding_length", MAX_DIM)?,
+        heads: read("attention.head_count", MAX_DIM)?,
+        head_dim: read("attention.key_length", MAX_DIM)?,
+        value_dim: read("attention.value_length", MAX_DIM)?,
+        vocab: read("vocab_size", MAX_DIM)?.or(tokens),
+        context: read("context_length", MAX_CONTEXT)?,
+        experts: read("expert_count", MAX_DIM)?,
+        experts_per_token: read("expert_used_count", MAX_DIM)?,
+        sliding_window,
+        sliding_layers: sliding_window.filter(|&w| w > 0).and(layers).and_then(|n| gguf_sliding_layers(g, arch, n)),
         chunked: arch == "llama4",
         dtype: None,
-    }
+    })
 }
 
 /// llama.cpp's default sliding-window pattern per GGUF architecture: in each
@@ -135,10 +168,9 @@ const SWA_PATTERNS: &[(&str, u64, bool)] = &[
 /// Which layers slide in a GGUF: its own `<arch>.attention.sliding_window_pattern`
 /// (a bool per layer, or a period), else the architecture's default, as
 /// `llama_model_base::load_swa_pattern` and `llama_hparams::set_swa_pattern`
-/// (`llama-hparams.cpp`) decide; `None` without a window or a known pattern.
-fn gguf_sliding_layers(g: &gguf::File, arch: &str) -> Option<Vec<bool>> {
-    g.arch_u64("attention.sliding_window").filter(|&w| w > 0)?;
-    let layers = g.arch_u64("block_count")?;
+/// (`llama-hparams.cpp`) decide, for `layers` blocks (bounded by the
+/// caller); `None` without a known pattern.
+fn gguf_sliding_layers(g: &gguf::File, arch: &str, layers: u64) -> Option<Vec<bool>> {
     let key = format!("{arch}.attention.sliding_window_pattern");
     let default = SWA_PATTERNS.iter().find(|(a, _, _)| *a == arch).map(|&(_, n, dense_first)| (n, dense_first));
     let (period, dense_first) = match g.get(&key) {
@@ -204,8 +236,8 @@ pub fn architecture(
         None => None,
     };
     let facts = match (&map, &checkpoint.gguf) {
-        (Some(m), _) => config_facts(m),
-        (None, Some(g)) => gguf_facts(g),
+        (Some(m), _) => config_facts(m)?,
+        (None, Some(g)) => gguf_facts(g)?,
         (None, None) => Facts { model_type: "(no config)".into(), ..Facts::default() },
     };
     from_tensors(facts, checkpoint, layout)
@@ -216,6 +248,7 @@ fn from_tensors(f: Facts, checkpoint: &Checkpoint, layout: &ExactLayout) -> Resu
     if n == 0 {
         return Err(CheckpointError::Invalid("no decoder layers found among the tensor names".into()));
     }
+    bounded(|| "the layers the tensor names count".into(), u64::from(layout.num_layers), MAX_LAYERS)?;
     let mut warnings = vec![format!(
         "architecture `{}` has no family reader: weights are the checkpoint's exact bytes; the KV cache is read \
          from each layer's attention tensors",
@@ -229,8 +262,9 @@ fn from_tensors(f: Facts, checkpoint: &Checkpoint, layout: &ExactLayout) -> Resu
         if c.quant.is_some() {
             continue;
         }
+        let width = |v: u64| bounded(|| format!("tensor `{}`'s shape", t.name), v, MAX_DIM);
         if c.role == Role::Embedding && t.shape.len() == 2 && embedding.is_none() {
-            embedding = Some((t.shape[0], t.shape[1]));
+            embedding = Some((width(t.shape[0])?, width(t.shape[1])?));
         }
         if matches!(c.role, Role::ExpertUp | Role::ExpertDown) {
             let from_name = t
@@ -240,16 +274,18 @@ fn from_tensors(f: Facts, checkpoint: &Checkpoint, layout: &ExactLayout) -> Resu
                 .windows(2)
                 .find_map(|w| if w[0] == "experts" { w[1].parse::<u64>().ok().map(|i| i + 1) } else { None });
             let from_shape = (t.shape.len() == 3).then(|| t.shape[0]);
-            expert_ids = expert_ids.max(from_name.or(from_shape).unwrap_or(0));
+            let experts = from_name.or(from_shape).unwrap_or(0);
+            expert_ids =
+                expert_ids.max(bounded(|| format!("the experts tensor `{}` counts", t.name), experts, MAX_DIM)?);
         }
         let Some(w) = c.layer.and_then(|l| widths.get_mut(l as usize)) else { continue };
         let module = t.name.rsplit('.').nth(1).unwrap_or("");
         let out = out_width(&t.name, &t.shape);
         match c.role {
-            Role::AttnK if t.name.ends_with("weight") => w.k = w.k.max(out),
-            Role::AttnV if t.name.ends_with("weight") => w.v = w.v.max(out),
-            Role::AttnQkv if t.name.ends_with("weight") => w.qkv = w.qkv.max(out),
-            Role::MlaDown if module.contains("kv_a") => w.latent = w.latent.max(out),
+            Role::AttnK if t.name.ends_with("weight") => w.k = w.k.max(width(out)?),
+            Role::AttnV if t.name.ends_with("weight") => w.v = w.v.max(width(out)?),
+            Role::AttnQkv if t.name.ends_with("weight") => w.qkv = w.qkv.max(width(out)?),
+            Role::MlaDown if module.contains("kv_a") => w.latent = w.latent.max(width(out)?),
             _ => {}
         }
     }

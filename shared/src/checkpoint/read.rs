@@ -14,8 +14,17 @@ pub const FIRST_READ: u64 = 100_000;
 /// The largest GGUF header read before giving up (tokenizer vocabularies of
 /// 256k tokens with merges take ~10 MB; this leaves a wide margin).
 pub const MAX_GGUF_HEADER: u64 = 256 << 20;
-/// Shard headers read at once (the CLI's threads, the page's fetches).
+/// Shard headers the page fetches at once (its fetches share the browser's
+/// pool: one HTTP/2 connection to the Hub, at most 6 over HTTP/1.1).
 pub const CONCURRENCY: usize = 8;
+/// Shard headers the CLI reads at once, each reader keeping one connection
+/// per host. 16 reads the shards of most checkpoints (Qwen3-30B-A3B's 16,
+/// Llama 3.1 70B's 30 in two rounds) in one or two round trips each; the
+/// read is bound by round trips, not CPU: on a stand-in Hub answering after
+/// 20 ms, 163 shards took 1.04 s with 8 readers, 0.58 s with 16 and 0.35 s
+/// with 32, whose extra 12 MB and 64 handshakes buy little for the common
+/// sizes (`bench/hub.py`, docs/measurements.md).
+pub const CLI_CONCURRENCY: usize = 16;
 
 /// What the bytes read so far give.
 #[derive(Debug, Clone, PartialEq)]

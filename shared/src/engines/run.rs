@@ -102,7 +102,7 @@ impl<'m> EnginePlan<'m> {
         let seq = prompt.saturating_add(new);
         match &self.ready {
             Ready::Transformers(o) => transformers::fits(p, *o, prompt, new, batch),
-            Ready::Vllm(o, b) => vllm::fits(p, *o, b, seq, batch),
+            Ready::Vllm(_, b) => vllm::fits(p, b, seq, batch),
             Ready::Sglang(o) => sglang::fits(p, *o, seq, batch),
             Ready::LlamaCpp(o, d) => llamacpp::fits(p, *o, d, self.request_context().unwrap_or(seq), batch),
         }
@@ -120,6 +120,15 @@ impl<'m> EnginePlan<'m> {
             Ready::Vllm(o, b) => vllm::verdict(p, *o, b, search),
             Ready::Sglang(o) => sglang::verdict(p, *o),
             Ready::LlamaCpp(o, d) => llamacpp::verdict(p, *o, d, search),
+        }
+    }
+
+    /// Whether llama.cpp (Ollama's too) loads the plan, on the devices
+    /// computed once in [`EnginePlan::new`]; `None` in another engine.
+    pub(crate) fn llamacpp_loads(&self) -> Option<bool> {
+        match &self.ready {
+            Ready::LlamaCpp(o, d) => Some(llamacpp::loads(&self.plan, *o, d)),
+            Ready::Transformers(_) | Ready::Vllm(..) | Ready::Sglang(_) => None,
         }
     }
 
@@ -173,7 +182,7 @@ impl<'m> EnginePlan<'m> {
         let search = || largest(MAX_CONCURRENCY, |b| self.fits_sequences(prompt, new, b));
         match &self.ready {
             // Pre-allocated pools answer directly.
-            Ready::Vllm(o, b) => vllm::max_concurrency(p, *o, b, seq),
+            Ready::Vllm(_, b) => vllm::max_concurrency(p, b, seq),
             Ready::Sglang(o) => sglang::max_concurrency(p, *o, seq),
             Ready::Transformers(_) | Ready::LlamaCpp(..) => search(),
         }

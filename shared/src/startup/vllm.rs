@@ -124,8 +124,10 @@ fn breakdown(line: &str) -> Vec<Figure> {
     let before = |phrase: &str| {
         let at = line.find(phrase)?;
         let head = line[..at].trim_end().strip_suffix("GiB")?.trim_end();
-        let start = head.rfind(|c: char| !(c.is_ascii_digit() || c == '.')).map_or(0, |i| i + 1);
-        size(&format!("{} GiB", &head[start..]), true)
+        // The figure is the digits and dots that end `head`; what comes before
+        // may be any character (a no-break space in logs copied from a page).
+        let figure = &head[head.trim_end_matches(|c: char| c.is_ascii_digit() || c == '.').len()..];
+        size(&format!("{figure} GiB"), true)
     };
     let terms: [(&str, Make); 4] = [
         (" for weight,", |bytes| Figure::Weights { bytes }),

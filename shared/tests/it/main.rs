@@ -6,6 +6,7 @@ mod checkpoint;
 mod diagnose;
 mod engines;
 mod gpus;
+mod hostile;
 mod layers;
 mod llamacpp;
 mod llamacpp_fit;

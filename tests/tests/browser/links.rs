@@ -68,3 +68,42 @@ async fn old_links_keep_their_plan_and_offer_newer_rules() -> anyhow::Result<()>
     page.close().await?;
     Ok(())
 }
+
+/// Hostile `-ot` links found by fuzzing (`fuzz/regressions/link/`): one
+/// froze the tab for minutes (`(.*)*X` backtracked), one overflowed the
+/// matcher's stack. Both open at once now: the first is an ordinary pattern
+/// that matches no tensor, and the page says so; a pattern whose counts
+/// unroll past the matcher's bound is refused with its reason and the rest
+/// of the link still applies. The time to the figures is printed, not
+/// asserted (speed is the benchmarks' business).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn hostile_tensor_override_links_open_at_once() -> anyhow::Result<()> {
+    let Some(tools) = tools() else { return Ok(()) };
+    let dist = cli::dist()?;
+    cli::headroom()?;
+    let server = Server::start(dist, HashMap::new()).await?;
+    let mut driver = Driver::start(&tools).await?;
+    let page = driver.session(1280, 1600).await?;
+
+    let started = std::time::Instant::now();
+    page.open(&server.page("model=llama-3.1-8b&e=llama.cpp&ot=(.*)*X=CPU")).await?;
+    let plan = ["--model", "llama-3.1-8b", "--engine", "llama.cpp", "--override-tensor", "(.*)*X=CPU"];
+    expect_cli(&page, "the (.*)*X link", &plan).await?;
+    eprintln!("ot=(.*)*X=CPU: figures after {} ms", started.elapsed().as_millis());
+    page.wait_until("the page says the rule matches no tensor", async |p: &Page| {
+        Ok(p.text("warnings").await?.contains("no tensor of this model matches the -ot rules"))
+    })
+    .await?;
+    no_errors(&page, "the (.*)*X link").await?;
+
+    let started = std::time::Instant::now();
+    page.open(&server.page("model=llama-3.1-8b&e=llama.cpp&ot=(?:(?:a){1000}){1000}=CPU")).await?;
+    expect_cli(&page, "the nested-count link, its rule refused", &plan[..4]).await?;
+    eprintln!("ot=(?:(?:a){{1000}}){{1000}}=CPU: figures after {} ms", started.elapsed().as_millis());
+    page.wait_until("the notice says why the rule was refused", async |p: &Page| {
+        Ok(p.exists("notice").await? && p.text("notice").await?.contains("too complex to check"))
+    })
+    .await?;
+    page.close().await?;
+    Ok(())
+}

@@ -14,7 +14,11 @@
 //!
 //! HTTP client: `ureq` 3 — blocking, small, rustls with webpki roots, no
 //! async runtime to start for a CLI command; it is the client `hf-hub`'s own
-//! sync API uses.
+//! sync API uses. One agent per run, shared by every reader, keeps its
+//! connections: its pool holds one idle connection per reader for each host
+//! (the Hub and its CDN), and every body is read to its end (ureq hands a
+//! connection back to the pool only then), so a reader pays the TCP and TLS
+//! handshakes once per host, not once per file. ureq speaks HTTP/1.1 only.
 
 use std::io::Read;
 use std::sync::OnceLock;
@@ -29,6 +33,15 @@ use super::Files;
 pub const MAX_REDIRECTS: u32 = 10;
 /// Small files read whole stay under this (the index of a 1,000-shard model is ~3 MB).
 const MAX_TEXT_BYTES: u64 = 64 << 20;
+/// What is read past the bytes asked for to reach a body's end, so that its
+/// connection goes back to the pool: a 206 ends at once, an error page within
+/// a few kB. A server that ignores `Range` and sends a whole shard gets its
+/// connection closed instead (dropping a ureq body does that).
+const DRAIN_BYTES: u64 = 64 << 10;
+/// Hosts one read talks to: the endpoint, and the CDN it redirects shards
+/// to (`cas-bridge.xethub.hf.co` or `cdn-lfs.hf.co` on huggingface.co), with
+/// room for a mirror's second hop.
+const HOSTS: usize = 4;
 const DEFAULT_ENDPOINT: &str = "https://huggingface.co";
 
 #[derive(Debug)]
@@ -66,6 +79,10 @@ impl Hub {
             .max_redirects(MAX_REDIRECTS)
             .timeout_global(Some(Duration::from_secs(120)))
             .user_agent(concat!("headroom/", env!("CARGO_PKG_VERSION")))
+            // ureq keeps 3 idle connections per host by default: with more
+            // readers than that, every reader past the third would connect anew.
+            .max_idle_connections_per_host(super::CONCURRENCY)
+            .max_idle_connections(super::CONCURRENCY * HOSTS)
             .build()
             .into();
         Ok(Self {
@@ -153,13 +170,17 @@ impl Hub {
         if let Some(t) = self.token.as_ref().filter(|_| url.starts_with(&format!("{}/", self.endpoint))) {
             req = req.header("Authorization", format!("Bearer {t}"));
         }
-        let response = req.call().map_err(|e| match e {
+        let mut response = req.call().map_err(|e| match e {
             ureq::Error::TooManyRedirects => {
                 anyhow::anyhow!("{url}: more than {MAX_REDIRECTS} redirects (a redirect loop?)")
             }
             e => anyhow::anyhow!("{url}: {e}"),
         })?;
         let status = response.status().as_u16();
+        if !(200..=299).contains(&status) {
+            // The error's small body is read so that its connection is kept.
+            drain(&mut response.body_mut().as_reader());
+        }
         match status {
             200..=299 => {}
             404 => return Ok(None),
@@ -196,6 +217,14 @@ fn read_text(response: &mut ureq::http::Response<ureq::Body>, url: &str) -> anyh
         bail!("{url}: the server sent an HTML page instead of the file");
     }
     String::from_utf8(bytes).map_err(|_| anyhow::anyhow!("{url}: not UTF-8 text"))
+}
+
+/// Reads what is left of a body, up to [`DRAIN_BYTES`]: ureq returns a
+/// connection to its pool when a read reaches the body's end, and closes it
+/// when the body is dropped before.
+fn drain(reader: &mut impl Read) {
+    // An error here only means the connection is not kept.
+    let _ = std::io::copy(&mut reader.take(DRAIN_BYTES), &mut std::io::sink());
 }
 
 fn looks_like_html(bytes: &[u8]) -> bool {
@@ -245,7 +274,8 @@ impl Files for Hub {
         let mut reader = response.body_mut().as_reader();
         std::io::copy(&mut (&mut reader).take(skip), &mut std::io::sink()).with_context(|| url.clone())?;
         let mut bytes = Vec::new();
-        reader.take(len).read_to_end(&mut bytes).with_context(|| url.clone())?;
+        (&mut reader).take(len).read_to_end(&mut bytes).with_context(|| url.clone())?;
+        drain(&mut reader);
         if start == 0 && looks_like_html(&bytes) {
             bail!("{url}: the server sent an HTML page instead of the file");
         }

@@ -17,7 +17,7 @@ use shared::checkpoint::safetensors::Header;
 use shared::checkpoint::{Checkpoint, CheckpointError, gguf};
 use shared::model::Model;
 
-pub use shared::checkpoint::read::CONCURRENCY;
+pub use shared::checkpoint::read::CLI_CONCURRENCY as CONCURRENCY;
 
 /// Where the files of a checkpoint are read from.
 pub trait Files: Sync {

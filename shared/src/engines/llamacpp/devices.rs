@@ -392,7 +392,7 @@ pub(crate) fn weights_with(
         let home = a.home(t.home);
         // The command line puts `-ot` first, then `--n-cpu-moe`'s rules
         // (`blk\.i\.ffn_(up|down|gate|gate_up)_(ch|)exps`, common/common.h).
-        let rule = rules.iter().find(|(p, _)| p.is_match(&t.name)).map(|(_, b)| *b).or_else(|| more(t));
+        let rule = first_rule(&rules, t).or_else(|| more(t));
         let n_cpu_moe =
             matches!(t.home, Home::Layer(l) if l < n_cpu && is_routed_expert(t.role)).then_some(Buffer::Cpu);
         let target = match rule.or(n_cpu_moe) {
@@ -403,7 +403,7 @@ pub(crate) fn weights_with(
         if rule.is_some() && target != home {
             w.overridden_count += 1;
             if w.overridden.len() < KEEP_NAMES {
-                w.overridden.push(t.name.clone());
+                w.overridden.push(t.name.text().into_owned());
             }
         }
         if home.is_some() && target.is_none() {
@@ -431,6 +431,16 @@ pub(crate) fn weights_with(
     w
 }
 
+/// The buffer of the first rule whose pattern matches `t`'s name (written
+/// only when there are rules).
+fn first_rule(rules: &[(Pattern, Buffer)], t: &Piece) -> Option<Buffer> {
+    if rules.is_empty() {
+        return None;
+    }
+    let name = t.name.text();
+    rules.iter().find(|(p, _)| p.is_match(&name)).map(|(_, b)| *b)
+}
+
 /// Each repeating layer's bytes that stay with the layer's device: all but
 /// the tensors the rules (and `--n-cpu-moe`) send to the CPU. For a split
 /// that balances what the GPUs hold.
@@ -440,7 +450,7 @@ pub(crate) fn layer_device_bytes(pieces: &[Piece], o: &super::Options, layers: u
     let mut out = vec![0u64; layers];
     for t in pieces {
         let Home::Layer(l) = t.home else { continue };
-        let rule = rules.iter().find(|(p, _)| p.is_match(&t.name)).map(|(_, b)| *b);
+        let rule = first_rule(&rules, t);
         let to_cpu = match rule {
             Some(b) => b == Buffer::Cpu,
             None => l < n_cpu && is_routed_expert(t.role),

@@ -189,12 +189,8 @@ impl Fitter<'_, '_> {
         let d = super::devices_with(self.p, o, &self.pieces, &|t| {
             let Home::Layer(l) = t.home else { return None };
             let (f, b) = rules.get(l).copied().flatten()?;
-            // `blk.{l}.{rest}`, read without formatting `l` for every tensor.
-            let (layer, rest) = t.name.strip_prefix("blk.")?.split_once('.')?;
-            if layer.parse::<usize>().ok()? != l {
-                return None;
-            }
-            f.matches(rest).then_some(b)
+            // `blk.{l}.{rest}`, written only for the layers with a rule.
+            f.matches(&t.name.in_layer(l)?).then_some(b)
         });
         let used = self
             .devs

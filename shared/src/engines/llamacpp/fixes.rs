@@ -2,15 +2,22 @@
 //! `--n-cpu-moe` that loads, and the exact `llama-server` command lines.
 
 use super::super::commands::{Commands, Setting, SettingKind, Shorten};
-use super::super::{Engine, EnginePlan, Scenario, transformers};
+use super::super::{Engine, EnginePlan, Scenario, ValidScenario, transformers};
 use super::fit::{Fit, predict};
-use super::{CacheType, FitMode, FlashAttention, Options, SplitMode, TensorOverrides, TensorSplit, loads};
+use super::{CacheType, FitMode, FlashAttention, Options, SplitMode, TensorOverrides, TensorSplit};
+
 use crate::formats::WeightFormat;
 use crate::kv::KvDtype;
 use crate::model::Model;
 use crate::plan::largest;
 
 /// The most layers `-ngl` can offload with everything else unchanged.
+/// Whether llama.cpp loads `s` (whose engine is llama.cpp with the options
+/// being tried): one plan, its devices computed once.
+fn loads(model: &Model, s: ValidScenario) -> bool {
+    EnginePlan::new(model, s).llamacpp_loads().unwrap_or(false)
+}
+
 pub fn max_gpu_layers(model: &Model, scenario: &Scenario) -> Option<u64> {
     let Engine::LlamaCpp(o) = scenario.engine else { return None };
     let n = model.layout.num_layers as u64;
@@ -19,7 +26,7 @@ pub fn max_gpu_layers(model: &Model, scenario: &Scenario) -> Option<u64> {
         s.engine = Engine::LlamaCpp(Options { n_gpu_layers: Some(ngl), ..o });
         // `-ngl` is not checked: what `scenario` passed, this passes.
         let Ok(s) = s.validate() else { return false };
-        loads(&EnginePlan::new(model, s), Options { n_gpu_layers: Some(ngl), ..o })
+        loads(model, s)
     };
     if !try_ngl(0) {
         return Some(0);
@@ -58,7 +65,7 @@ pub fn min_cpu_moe(model: &Model, scenario: &Scenario) -> Option<Option<u64>> {
         let o = Options { n_cpu_moe: k, ..o };
         s.engine = Engine::LlamaCpp(o);
         let Ok(s) = s.validate() else { return false };
-        loads(&EnginePlan::new(model, s), o)
+        loads(model, s)
     };
     if !fits_with(n) {
         return Some(None);
@@ -316,7 +323,7 @@ fn tensor_split(model: &Model, s: &Scenario) -> Option<Setting> {
     let mut t = s.clone();
     t.engine = Engine::LlamaCpp(Options { tensor_split: split, ..o });
     let tv = t.clone().validate().ok()?;
-    loads(&EnginePlan::new(model, tv), Options { tensor_split: split, ..o }).then(|| Setting {
+    loads(model, tv).then(|| Setting {
         kind: SettingKind::SplitLayers,
         title: format!("Split the layers by each GPU's memory (--tensor-split {text})"),
         code: server_command(model, &t),
@@ -359,7 +366,7 @@ fn experts_of_the_full_gpus(model: &Model, s: &Scenario) -> Option<Setting> {
         let mut t = s.clone();
         t.engine = Engine::LlamaCpp(o);
         let tv = t.clone().validate().ok()?;
-        loads(&EnginePlan::new(model, tv), o).then_some((t, layers))
+        loads(model, tv).then_some((t, layers))
     };
     let most = full.iter().map(|&g| d.assignment.range(g).len()).max().unwrap_or(0);
     let (t, layers) = (1..=most).find_map(with)?;

@@ -360,6 +360,9 @@ pub(crate) struct Devices {
     mmproj_gpu: Option<usize>,
     /// The GPUs llama.cpp uses (`--split-mode none`: the main GPU alone).
     used: Vec<bool>,
+    /// Each layer's cache, for the same options: computed once here, not
+    /// for every GPU of every fit check (issue 39).
+    kv: Vec<LayerKv>,
 }
 
 /// The bytes of the model's multimodal projector (`--mmproj`).
@@ -389,7 +392,7 @@ fn devices_with(
     // `mmproj_device` unset) unless --no-mmproj-offload keeps it on the CPU.
     let mmproj_gpu = (o.mmproj && !o.no_mmproj_offload && gpus > 0).then_some(0);
     let mmproj_bytes = if o.mmproj { tensors::multimodal_bytes(p) } else { 0 };
-    Devices { assignment, weights, mmproj_bytes, mmproj_gpu, used }
+    Devices { assignment, weights, mmproj_bytes, mmproj_gpu, used, kv: kv_layers(p, o) }
 }
 
 impl Devices {
@@ -443,7 +446,7 @@ fn compute_buffer(p: &Plan, o: Options, ctx: u64, with_output: bool) -> u64 {
 fn gpu_parts(p: &Plan, o: Options, d: &Devices, g: usize, ctx: u64, slots: u64) -> GpuBudget {
     let range = d.assignment.range(g);
     let cells = cells(p, o, ctx, slots);
-    let kv = if o.no_kv_offload { 0 } else { cells.bytes(kv_layers(p, o).get(range.clone()).unwrap_or(&[])) };
+    let kv = if o.no_kv_offload { 0 } else { cells.bytes(d.kv.get(range.clone()).unwrap_or(&[])) };
     let has_output = d.assignment.output == Some(g);
     let compute = if range.is_empty() && !has_output { 0 } else { compute_buffer(p, o, ctx, has_output) };
     // `llama_memory_recurrent`: one state cell per sequence slot
@@ -491,10 +494,10 @@ pub(super) fn load_verdict(p: &Plan, d: &Devices) -> Option<Verdict> {
 }
 
 /// Whether the plan loads: every GPU holds its tensors, context, KV cache
-/// and compute buffers (all allocated at start-up).
-pub(super) fn loads(p: &Plan, o: Options) -> bool {
-    let d = devices(p, o);
-    load_verdict(p, &d).is_none() && overflow(p, o, &d, n_ctx(p, o), slots(p, o)).is_none()
+/// and compute buffers (all allocated at start-up); `d`: the plan's devices
+/// for `o`.
+pub(crate) fn loads(p: &Plan, o: Options, d: &Devices) -> bool {
+    load_verdict(p, d).is_none() && overflow(p, o, d, n_ctx(p, o), slots(p, o)).is_none()
 }
 
 pub(crate) fn verdict(p: &Plan, o: Options, d: &Devices, search: Search) -> Verdict {

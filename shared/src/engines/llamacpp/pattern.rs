@@ -4,20 +4,67 @@
 //! (src/llama-model-loader.cpp, llama.cpp as vendored by llama-cpp-python
 //! 0.3.36): a match anywhere in the name counts.
 //!
-//! A small backtracking matcher instead of the `regex` crate: `shared` is in
-//! the page's first load, and these patterns only ever meet tensor names of
-//! a few dozen ASCII bytes. It takes the ECMAScript syntax people write in
-//! `-ot` (literals and `\.`, `.`, `[…]` classes with ranges and `^`, `\d \w
-//! \s` and their negations, groups `(…)` and `(?:…)`, `|`, the greedy and
-//! lazy quantifiers `* + ? {n} {n,} {n,m}`, the anchors `^ $`); what it does
-//! not take (back-references, look-around, `\b`) is refused with the reason,
+//! A small matcher instead of the `regex` crate: `shared` is in the page's
+//! first load, and these patterns only ever meet tensor names of a few dozen
+//! ASCII bytes. It takes the ECMAScript syntax people write in `-ot`
+//! (literals and `\.`, `.`, `[…]` classes with ranges and `^`, `\d \w \s`
+//! and their negations, groups `(…)` and `(?:…)`, `|`, the greedy and lazy
+//! quantifiers `* + ? {n} {n,} {n,m}`, the anchors `^ $`); what it does not
+//! take (back-references, look-around, `\b`) is refused with the reason,
 //! never matched differently from llama.cpp.
+//!
+//! Whether a pattern matches a name is all llama.cpp asks, and without
+//! back-references that does not depend on greedy or lazy choices, so the
+//! pattern is compiled to a small program and run as an automaton (every
+//! alternative advanced together, one byte at a time): a DFA built lazily
+//! from the program (`dfa.rs`), with the Thompson NFA it is built from for
+//! the empty name. Time is linear in the name for every pattern, with no
+//! recursion while matching. A backtracking matcher took minutes on
+//! `(.*)*X`, and nested bounded groups overflowed its stack; here the
+//! program's size is bounded instead ([`MAX_PROGRAM`]), and a pattern over
+//! it is refused as too complex to check.
 
-/// A compiled pattern.
-#[derive(Debug, Clone, PartialEq, Eq)]
+mod dfa;
+
+/// A compiled pattern: a program for [`Pattern::is_match`], and the DFA
+/// states it has met so far (a cache: equal patterns are equal whatever
+/// their caches hold).
+#[derive(Debug, Clone)]
 pub struct Pattern {
-    alternatives: Vec<Vec<Node>>,
+    program: Vec<Inst>,
+    dfa: std::cell::RefCell<dfa::Dfa>,
 }
+
+impl PartialEq for Pattern {
+    fn eq(&self, other: &Self) -> bool {
+        self.program == other.program
+    }
+}
+
+impl Eq for Pattern {}
+
+/// One step of a compiled pattern.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Inst {
+    Byte(u8),
+    Any,
+    Class(Class),
+    /// `^`: only at the name's start.
+    Start,
+    /// `$`: only at the name's end.
+    End,
+    /// Go on at both.
+    Split(usize, usize),
+    Jump(usize),
+    Match,
+}
+
+/// The most steps a compiled pattern may have. A byte costs a table lookup
+/// once the lazy DFA has met its state, and one pass over the program when
+/// not, so this bounds the worst case: the patterns people write
+/// (`blk\.(1[0-9]|2[0-3])\.ffn_.*_exps`) take a few dozen steps, `\d{1000}`
+/// alone 1,000.
+pub const MAX_PROGRAM: usize = 1024;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 enum Node {
@@ -28,11 +75,12 @@ enum Node {
     Start,
     End,
     Group(Vec<Vec<Node>>),
+    /// `node` at least `min` and at most `max` times (greedy or lazy: the
+    /// same names match either way).
     Repeat {
         node: Box<Node>,
         min: u32,
         max: Option<u32>,
-        lazy: bool,
     },
 }
 
@@ -251,50 +299,181 @@ impl Parser<'_> {
         if matches!(atom, Node::Start | Node::End) {
             return Err(("repeats an anchor", at));
         }
-        let lazy = self.eat(b'?');
+        // Lazy or greedy, the same names match.
+        self.eat(b'?');
         if matches!(self.peek(), Some(b'*' | b'+' | b'?')) {
             return Err(("repeats a quantifier", self.i));
         }
-        Ok(Node::Repeat { node: Box::new(atom), min, max, lazy })
+        Ok(Node::Repeat { node: Box::new(atom), min, max })
     }
 }
 
-type Next<'k> = &'k mut dyn FnMut(usize) -> bool;
-
-fn sequence(nodes: &[Node], s: &[u8], i: usize, k: Next) -> bool {
-    match nodes.split_first() {
-        None => k(i),
-        Some((first, rest)) => one(first, s, i, &mut |j| sequence(rest, s, j, k)),
+/// Steps `node` compiles to (saturating: a size over [`MAX_PROGRAM`] is
+/// refused before anything is emitted).
+fn size(node: &Node) -> usize {
+    match node {
+        Node::Byte(_) | Node::Any | Node::Class(_) | Node::Start | Node::End => 1,
+        Node::Group(alts) => alternatives_size(alts),
+        Node::Repeat { node, min, max } => {
+            let s = size(node);
+            if s == 0 {
+                return 0;
+            }
+            let min = *min as usize;
+            let tail = match max {
+                // L: split(L+1, out); node; jump L
+                None => s.saturating_add(2),
+                // (max - min) × (split(next, out); node)
+                Some(m) => (*m as usize).saturating_sub(min).saturating_mul(s.saturating_add(1)),
+            };
+            s.saturating_mul(min).saturating_add(tail)
+        }
     }
 }
 
-fn one(n: &Node, s: &[u8], i: usize, k: Next) -> bool {
-    match n {
-        Node::Byte(b) => s.get(i) == Some(b) && k(i + 1),
-        Node::Any => s.get(i).is_some_and(|&b| b != b'\n' && b != b'\r') && k(i + 1),
-        Node::Class(c) => s.get(i).is_some_and(|&b| c.matches(b)) && k(i + 1),
-        Node::Start => i == 0 && k(i),
-        Node::End => i == s.len() && k(i),
-        Node::Group(alts) => alts.iter().any(|a| sequence(a, s, i, k)),
-        Node::Repeat { node, min, max, lazy } => repeat(node, (*min, *max, *lazy), s, i, 0, k),
+fn alternatives_size(alts: &[Vec<Node>]) -> usize {
+    let body = alts.iter().flatten().fold(0usize, |a, n| a.saturating_add(size(n)));
+    // split and jump around each alternative but the last
+    body.saturating_add(alts.len().saturating_sub(1).saturating_mul(2))
+}
+
+/// Emits the program of a pattern whose size was checked.
+struct Compiler {
+    program: Vec<Inst>,
+}
+
+impl Compiler {
+    fn alternatives(&mut self, alts: &[Vec<Node>]) {
+        let mut jumps = Vec::new();
+        for (k, alt) in alts.iter().enumerate() {
+            let split = (k + 1 < alts.len()).then(|| self.emit(Inst::Split(0, 0)));
+            for n in alt {
+                self.node(n);
+            }
+            if let Some(at) = split {
+                jumps.push(self.emit(Inst::Jump(0)));
+                self.program[at] = Inst::Split(at + 1, self.program.len());
+            }
+        }
+        let end = self.program.len();
+        for at in jumps {
+            self.program[at] = Inst::Jump(end);
+        }
+    }
+
+    fn node(&mut self, n: &Node) {
+        match n {
+            Node::Byte(b) => self.step(Inst::Byte(*b)),
+            Node::Any => self.step(Inst::Any),
+            Node::Class(c) => self.step(Inst::Class(c.clone())),
+            Node::Start => self.step(Inst::Start),
+            Node::End => self.step(Inst::End),
+            Node::Group(alts) => self.alternatives(alts),
+            Node::Repeat { node, min, max } => {
+                // An empty body repeats to nothing, however often.
+                if size(node) == 0 {
+                    return;
+                }
+                for _ in 0..*min {
+                    self.node(node);
+                }
+                match max {
+                    None => {
+                        let split = self.emit(Inst::Split(0, 0));
+                        self.node(node);
+                        self.step(Inst::Jump(split));
+                        self.program[split] = Inst::Split(split + 1, self.program.len());
+                    }
+                    Some(m) => {
+                        let splits: Vec<usize> = (*min..*m)
+                            .map(|_| {
+                                let at = self.emit(Inst::Split(0, 0));
+                                self.node(node);
+                                at
+                            })
+                            .collect();
+                        let end = self.program.len();
+                        for at in splits {
+                            self.program[at] = Inst::Split(at + 1, end);
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    fn step(&mut self, inst: Inst) {
+        self.program.push(inst);
+    }
+
+    /// Pushes `inst` and returns where, for a jump to patch.
+    fn emit(&mut self, inst: Inst) -> usize {
+        self.program.push(inst);
+        self.program.len() - 1
     }
 }
 
-fn repeat(node: &Node, q: (u32, Option<u32>, bool), s: &[u8], i: usize, count: u32, k: Next) -> bool {
-    let (min, max, lazy) = q;
-    let can_more = max.is_none_or(|m| count < m);
-    // One more repetition; an empty one only while the minimum is not met
-    // (ECMAScript stops a loop whose body matched nothing).
-    let more =
-        |k: Next| can_more && one(node, s, i, &mut |j| (j != i || count < min) && repeat(node, q, s, j, count + 1, k));
-    if count < min {
-        return more(k);
+/// The threads alive at one position: program counters, each once.
+struct Threads {
+    pcs: Vec<usize>,
+    /// `seen[pc] == generation`: already added at this position.
+    seen: Vec<u32>,
+    generation: u32,
+}
+
+impl Threads {
+    fn new(len: usize) -> Self {
+        Self { pcs: Vec::with_capacity(len), seen: vec![0; len], generation: 1 }
     }
-    // Greedy: more first, then stop; lazy: stop first, then more.
-    if !lazy && more(k) {
-        return true;
+
+    fn clear(&mut self) {
+        self.pcs.clear();
+        self.generation += 1;
     }
-    k(i) || (lazy && more(k))
+
+    /// Adds `pc` and everything it reaches without reading a byte at
+    /// position `i` of `s`; true when that reaches `Match`.
+    fn add(&mut self, program: &[Inst], pc: usize, s: &[u8], i: usize, stack: &mut Vec<usize>) -> bool {
+        stack.push(pc);
+        while let Some(pc) = stack.pop() {
+            if self.seen[pc] == self.generation {
+                continue;
+            }
+            self.seen[pc] = self.generation;
+            match &program[pc] {
+                Inst::Match => return true,
+                Inst::Jump(to) => stack.push(*to),
+                Inst::Split(a, b) => {
+                    stack.push(*b);
+                    stack.push(*a);
+                }
+                Inst::Start => {
+                    if i == 0 {
+                        stack.push(pc + 1);
+                    }
+                }
+                Inst::End => {
+                    if i == s.len() {
+                        stack.push(pc + 1);
+                    }
+                }
+                Inst::Byte(_) | Inst::Any | Inst::Class(_) => self.pcs.push(pc),
+            }
+        }
+        false
+    }
+}
+
+impl Inst {
+    /// Whether a reading step takes byte `b`.
+    fn takes(&self, b: u8) -> bool {
+        match self {
+            Self::Byte(x) => *x == b,
+            Self::Any => b != b'\n' && b != b'\r',
+            Self::Class(c) => c.matches(b),
+            Self::Start | Self::End | Self::Split(..) | Self::Jump(_) | Self::Match => false,
+        }
+    }
 }
 
 impl Pattern {
@@ -306,19 +485,63 @@ impl Pattern {
         if p.i < p.s.len() {
             return Err(format!("closes a group that was never opened (at byte {})", p.i));
         }
-        Ok(Self { alternatives })
+        let steps = alternatives_size(&alternatives);
+        if steps > MAX_PROGRAM {
+            return Err(format!(
+                "is too complex to check: its repetitions unroll to {} steps, over the {} this matcher takes \
+                 (write fewer or smaller `{{n,m}}` counts)",
+                if steps == usize::MAX { "too many".to_owned() } else { crate::explain::thousands(steps as u64) },
+                crate::explain::thousands(MAX_PROGRAM as u64)
+            ));
+        }
+        let mut c = Compiler { program: Vec::with_capacity(steps + 1) };
+        c.alternatives(&alternatives);
+        c.program.push(Inst::Match);
+        Ok(Self { program: c.program, dfa: Default::default() })
     }
 
     /// `std::regex_search`: whether the pattern matches anywhere in `name`.
     pub fn is_match(&self, name: &str) -> bool {
+        match self.dfa.try_borrow_mut() {
+            Ok(mut dfa) if !name.is_empty() => dfa.search(&self.program, name.as_bytes()),
+            // The empty name (where `^` and `$` are both true at once), or a
+            // cache in use higher up the stack: the NFA needs no cache.
+            Ok(_) | Err(_) => self.nfa_match(name),
+        }
+    }
+
+    /// [`Pattern::is_match`] as a Thompson NFA: every alternative advanced
+    /// together, one byte at a time.
+    fn nfa_match(&self, name: &str) -> bool {
         let s = name.as_bytes();
-        (0..=s.len()).any(|start| self.alternatives.iter().any(|a| sequence(a, s, start, &mut |_| true)))
+        let program = &self.program;
+        let mut now = Threads::new(program.len());
+        let mut next = Threads::new(program.len());
+        let mut stack = Vec::new();
+        for i in 0..=s.len() {
+            // A search: a new thread starts at every position.
+            if now.add(program, 0, s, i, &mut stack) {
+                return true;
+            }
+            let Some(&b) = s.get(i) else { break };
+            next.clear();
+            for k in 0..now.pcs.len() {
+                let pc = now.pcs[k];
+                if program[pc].takes(b) && next.add(program, pc + 1, s, i + 1, &mut stack) {
+                    return true;
+                }
+            }
+            std::mem::swap(&mut now, &mut next);
+        }
+        false
     }
 }
 
 #[cfg(test)]
 mod tests {
-    use super::Pattern;
+    use proptest::strategy::Strategy;
+
+    use super::{MAX_PROGRAM, Node, Parser, Pattern};
 
     fn m(p: &str, name: &str) -> bool {
         Pattern::new(p).unwrap_or_else(|e| panic!("{p}: {e}")).is_match(name)
@@ -382,5 +605,117 @@ mod tests {
             let e = Pattern::new(p).err().unwrap_or_else(|| panic!("{p} compiled"));
             assert!(e.contains(why), "{p}: {e}");
         }
+    }
+
+    /// The backtracking matcher this one replaced, kept as the oracle: it
+    /// follows ECMAScript's steps literally (greedy first, an empty loop
+    /// iteration stops the loop), so agreeing with it on every small pattern
+    /// means the NFA answers as `std::regex_search` does.
+    mod oracle {
+        use super::Node;
+
+        type Next<'k> = &'k mut dyn FnMut(usize) -> bool;
+
+        pub fn search(alts: &[Vec<Node>], s: &[u8]) -> bool {
+            (0..=s.len()).any(|start| alts.iter().any(|a| sequence(a, s, start, &mut |_| true)))
+        }
+
+        fn sequence(nodes: &[Node], s: &[u8], i: usize, k: Next) -> bool {
+            match nodes.split_first() {
+                None => k(i),
+                Some((first, rest)) => one(first, s, i, &mut |j| sequence(rest, s, j, k)),
+            }
+        }
+
+        fn one(n: &Node, s: &[u8], i: usize, k: Next) -> bool {
+            match n {
+                Node::Byte(b) => s.get(i) == Some(b) && k(i + 1),
+                Node::Any => s.get(i).is_some_and(|&b| b != b'\n' && b != b'\r') && k(i + 1),
+                Node::Class(c) => s.get(i).is_some_and(|&b| c.matches(b)) && k(i + 1),
+                Node::Start => i == 0 && k(i),
+                Node::End => i == s.len() && k(i),
+                Node::Group(alts) => alts.iter().any(|a| sequence(a, s, i, k)),
+                Node::Repeat { node, min, max } => repeat(node, (*min, *max), s, i, 0, k),
+            }
+        }
+
+        fn repeat(node: &Node, q: (u32, Option<u32>), s: &[u8], i: usize, count: u32, k: Next) -> bool {
+            let (min, max) = q;
+            let can_more = max.is_none_or(|m| count < m);
+            let more = |k: Next| {
+                can_more && one(node, s, i, &mut |j| (j != i || count < min) && repeat(node, q, s, j, count + 1, k))
+            };
+            if count < min {
+                return more(k);
+            }
+            more(k) || k(i)
+        }
+    }
+
+    /// What the random patterns are made of: every construct the parser takes.
+    const TOKENS: &[&str] = &[
+        "a", "b", "1", ".", "^", "$", "|", "*", "+", "?", "*?", "(", ")", "(?:", "[ab]", "[^a]", "[a-b1]", r"\d",
+        r"\w", r"\s", r"\.", "{2}", "{1,}", "{0,2}", "{1,3}",
+    ];
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(2000))]
+        /// Small patterns over a few bytes, every construct the parser takes:
+        /// the NFA and the backtracking oracle agree on every name.
+        #[test]
+        fn the_dfa_and_the_nfa_answer_as_backtracking_does(
+            pattern in proptest::collection::vec(proptest::sample::select(TOKENS), 0..10).prop_map(|t| t.concat()),
+            names in proptest::collection::vec("[ab1._]{0,8}", 1..6),
+        ) {
+            let Ok(compiled) = Pattern::new(&pattern) else { return Ok(()) };
+            let mut p = Parser { s: pattern.as_bytes(), i: 0 };
+            let alts = p.alternatives(0).unwrap_or_else(|e| panic!("{pattern}: {e:?}"));
+            // Several names through one pattern: the DFA's cache carries over.
+            for name in &names {
+                let want = oracle::search(&alts, name.as_bytes());
+                proptest::prop_assert_eq!(compiled.is_match(name), want, "{} on {}", pattern, name);
+                proptest::prop_assert_eq!(compiled.nfa_match(name), want, "NFA: {} on {}", pattern, name);
+            }
+        }
+    }
+
+    /// The inputs a fuzzer found (research/fuzz-inputs.md): exponential
+    /// backtracking and nested counts that overflowed the stack. Each now
+    /// answers at once, as llama.cpp would, or is refused as too complex.
+    #[test]
+    fn hostile_patterns_answer_at_once_or_are_refused() {
+        let long = format!("blk.{}.ffn_up_exps.weight", "b".repeat(200));
+        // (.*)*X took minutes; b(.*)*X 62 s.
+        assert!(!m("(.*)*X", &long));
+        assert!(!m("b(.*)*X", &long));
+        assert!(m("b(.*)*t$", &long));
+        // Nested empty counts repeat nothing: every name matches, as an empty pattern does.
+        assert!(m("(?:(?:){1000}){1000}", "output.weight"));
+        // Nested counts of something unroll past the bound: refused, with the reason.
+        for p in [
+            "(?:(?:a){1000}){1000}",
+            "((((((((((((a{1000}){1000}){1000}){1000}){1000}){1000}){1000}){1000}){1000}){1000}){1000}){1000})",
+            "\\d{1000}\\w{1000}[a-z]{1000}.{1000}x{1000}",
+        ] {
+            let e = Pattern::new(p).err().unwrap_or_else(|| panic!("{p} compiled"));
+            assert!(
+                e.contains("too complex to check") && e.contains(&crate::explain::thousands(MAX_PROGRAM as u64)),
+                "{p}: {e}"
+            );
+        }
+        // A large count that fits compiles and matches.
+        assert!(m("a{1000}", &"a".repeat(1000)));
+        assert!(!m("a{1000}", &"a".repeat(999)));
+        // Found by `cargo xtask fuzz` (fuzz/regressions/ot_pattern/): 300
+        // copies of an alternation with an empty branch, over every tensor
+        // name of a placement, took 3.8 s as an NFA under AddressSanitizer.
+        // 300 copies are over the bound now; 200 run through the DFA.
+        let p = Pattern::new("(|d()}e){200}U").unwrap_or_else(|e| panic!("{e}"));
+        for layer in 0..48 {
+            for t in ["attn_q", "attn_k", "ffn_up_exps", "ffn_down_exps"] {
+                assert!(!p.is_match(&format!("blk.{layer}.{t}.weight")));
+            }
+        }
+        assert!(p.is_match("blk.0.U"));
     }
 }

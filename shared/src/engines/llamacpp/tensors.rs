@@ -4,6 +4,8 @@
 //! vendored by llama-cpp-python 0.3.36), with bytes on the footing of the
 //! plan's weights so per-device sums add up to them.
 
+use std::borrow::Cow;
+
 use crate::arch::{Role, TensorGroup, TensorLayout, params::Placement};
 use crate::plan::Plan;
 
@@ -19,10 +21,43 @@ pub(crate) enum Home {
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Piece {
-    pub name: String,
+    pub name: Name,
     pub home: Home,
     pub role: Role,
     pub bytes: u64,
+}
+
+/// A tensor's name: the GGUF header's, or llama.cpp's for a layout group,
+/// written only when an `-ot` rule or a report asks for it (most plans have
+/// no rule, and writing every name took most of an estimate: issue 39).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Name {
+    Stored(String),
+    Layout { stem: &'static str, role: Role, layer: Option<u32> },
+}
+
+impl Name {
+    /// The name as llama.cpp spells it.
+    pub fn text(&self) -> Cow<'_, str> {
+        match self {
+            Self::Stored(n) => Cow::Borrowed(n),
+            Self::Layout { stem, role, layer } => Cow::Owned(name(stem, *role, *layer)),
+        }
+    }
+
+    /// What follows `blk.{layer}.` in a name of layer `layer`.
+    pub fn in_layer(&self, layer: usize) -> Option<Cow<'_, str>> {
+        match self {
+            Self::Stored(n) => {
+                let (l, rest) = n.strip_prefix("blk.")?.split_once('.')?;
+                (l.parse::<usize>().ok()? == layer).then_some(Cow::Borrowed(rest))
+            }
+            Self::Layout { stem, role, layer: Some(l) } if *l as usize == layer => {
+                Some(Cow::Owned(format!("{stem}.{}", suffix(*role))))
+            }
+            Self::Layout { .. } => None,
+        }
+    }
 }
 
 /// The multimodal tower and projector: llama.cpp keeps them in the
@@ -76,8 +111,12 @@ fn stems(role: Role, gated: bool) -> &'static [&'static str] {
     }
 }
 
+fn suffix(role: Role) -> &'static str {
+    if role == Role::Bias { "bias" } else { "weight" }
+}
+
 fn name(stem: &str, role: Role, layer: Option<u32>) -> String {
-    let suffix = if role == Role::Bias { "bias" } else { "weight" };
+    let suffix = suffix(role);
     match (layer, role) {
         (Some(l), _) => format!("blk.{l}.{stem}.{suffix}"),
         (None, Role::Norm) => "output_norm.weight".to_owned(),
@@ -102,7 +141,12 @@ pub(crate) fn pieces<E>(p: &Plan<'_, E>) -> Vec<Piece> {
                 .gguf_tensors
                 .iter()
                 .filter(|t| keep(t.role, t.layer))
-                .map(|t| Piece { name: t.name.clone(), home: home(t.role, t.layer), role: t.role, bytes: t.bytes })
+                .map(|t| Piece {
+                    name: Name::Stored(t.name.clone()),
+                    home: home(t.role, t.layer),
+                    role: t.role,
+                    bytes: t.bytes,
+                })
                 .collect();
         }
         let gated = model.arch.text.mlp_gated;
@@ -159,20 +203,17 @@ pub(crate) fn pieces<E>(p: &Plan<'_, E>) -> Vec<Piece> {
 
 /// One group as llama.cpp's tensors: a gated up projection is two tensors
 /// of the same shape (gate and up), so half each.
-fn split(role: Role, layer: Option<u32>, bytes: u64, gated: bool) -> Vec<Piece> {
+fn split(role: Role, layer: Option<u32>, bytes: u64, gated: bool) -> impl Iterator<Item = Piece> {
     let stems = stems(role, gated);
     let parts = stems.len() as u64;
-    stems
-        .iter()
-        .enumerate()
-        .map(|(i, stem)| Piece {
-            name: name(stem, role, layer),
-            home: home(role, layer),
-            role,
-            // The first part takes the odd byte, so the parts sum to `bytes`.
-            bytes: bytes / parts + if i == 0 { bytes % parts } else { 0 },
-        })
-        .collect()
+    let home = home(role, layer);
+    stems.iter().enumerate().map(move |(i, stem)| Piece {
+        name: Name::Layout { stem, role, layer },
+        home,
+        role,
+        // The first part takes the odd byte, so the parts sum to `bytes`.
+        bytes: bytes / parts + if i == 0 { bytes % parts } else { 0 },
+    })
 }
 
 /// The multimodal projector's bytes on the plan's footing: the tower and

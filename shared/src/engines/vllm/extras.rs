@@ -81,7 +81,7 @@ fn fused_moe_peak(text: &TextModel, tokens: u64, bytes_per_element: u64, tp: u64
     };
     let caches = routed.saturating_mul(width).saturating_mul(bytes_per_element);
     let router = tokens.saturating_mul(m.num_experts).saturating_mul(bytes_per_element);
-    let residual = tokens.saturating_mul(3 * text.hidden_size).saturating_mul(bytes_per_element);
+    let residual = tokens.saturating_mul(text.hidden_size.saturating_mul(3)).saturating_mul(bytes_per_element);
     caches.saturating_add(router).saturating_add(routed.saturating_mul(12)).saturating_add(residual)
 }
 
@@ -305,8 +305,11 @@ pub fn lora_bytes(p: &Plan, o: Options, stage: usize) -> u64 {
     let kv_heads = t.num_kv_heads.div_ceil(tp).max(1);
     let k = kv_heads.saturating_mul(t.head_dim);
     let v = kv_heads.saturating_mul(t.v_head_dim);
-    let attention = (3 * h).saturating_add(q).saturating_add(k).saturating_add(v).saturating_add(q).saturating_add(h);
-    let mlp = |inter: u64| (2 * h).saturating_add(2 * (inter / tp)).saturating_add(inter / tp).saturating_add(h);
+    let attention =
+        h.saturating_mul(3).saturating_add(q).saturating_add(k).saturating_add(v).saturating_add(q).saturating_add(h);
+    let mlp = |inter: u64| {
+        h.saturating_mul(2).saturating_add((inter / tp).saturating_mul(2)).saturating_add(inter / tp).saturating_add(h)
+    };
     let per_slot_width: u64 = t.layers[p.stage_range(stage)]
         .iter()
         .map(|l| {

@@ -242,17 +242,23 @@ fn groups(p: &Plan, o: Options, stage: usize) -> (Vec<Group>, u64) {
     (groups, size)
 }
 
-fn budget(p: &Plan, o: Options, max_model_len: u64) -> Budget {
-    let s = &p.scenario;
-    let utilization = o.gpu_memory_utilization.unwrap_or_else(|| o.version.default_utilization());
-    let large = large_gpu(p);
-    let mnbt = o.max_num_batched_tokens.unwrap_or(match o.version {
+/// `max_num_batched_tokens`: the only part of the budget that depends on
+/// `max_model_len` (and only in V0).
+fn batched_tokens(o: Options, large: bool, max_model_len: u64) -> u64 {
+    o.max_num_batched_tokens.unwrap_or(match o.version {
         // SchedulerConfig (V0): without chunked prefill the dummy batch is a whole max-length sequence.
         Version::V0 if max_model_len <= 32_768 => max_model_len.max(2048),
         Version::V0 => 2048,
         _ if large => 8192,
         _ => 2048,
-    });
+    })
+}
+
+fn budget(p: &Plan, o: Options, max_model_len: u64) -> Budget {
+    let s = &p.scenario;
+    let utilization = o.gpu_memory_utilization.unwrap_or_else(|| o.version.default_utilization());
+    let large = large_gpu(p);
+    let mnbt = batched_tokens(o, large, max_model_len);
     let max_num_seqs = o.max_num_seqs.unwrap_or(if large && o.version != Version::V0 { 1024 } else { 256 });
     let per_token = p.kv_layers.iter().map(|l| l.bytes_per_token).max().unwrap_or(0);
     let state_page = p.state_layers.iter().map(|l| l.bytes()).max().unwrap_or(0);
@@ -360,13 +366,22 @@ impl Budget {
         if need == 0 { 0.0 } else { self.num_blocks as f64 / need as f64 }
     }
 
+    /// Whether vLLM starts with this pool and `max_model_len`: what
+    /// [`Budget::error`] says, without writing the message.
+    fn starts_with(&self, max_model_len: u64) -> bool {
+        self.num_blocks > 0 && self.blocks_per_request(max_model_len) <= self.num_blocks
+    }
+
+    fn starts(&self) -> bool {
+        self.starts_with(self.max_model_len)
+    }
+
     /// vLLM's start-up error, if any.
     fn error(&self, version: Version) -> Option<String> {
         if self.num_blocks == 0 {
             return Some("No available memory for the cache blocks. Try increasing `gpu_memory_utilization` when initializing the engine.".into());
         }
-        let fits = self.blocks_per_request(self.max_model_len) <= self.num_blocks;
-        if fits {
+        if self.starts() {
             return None;
         }
         Some(match version {
@@ -429,9 +444,19 @@ fn round2(x: f64) -> f64 {
     (x * 100.0).round() / 100.0
 }
 
-/// The largest `max_model_len` vLLM would start with (0: none).
-fn largest_max_model_len(p: &Plan, o: Options, upper: u64) -> u64 {
-    largest(upper, |len| budget(p, o, len).error(o.version).is_none())
+/// The largest `max_model_len` vLLM would start with (0: none). `b`, the
+/// plan's budget, is the budget of every length with its
+/// `max_num_batched_tokens` (all of them from V1 on), so only V0's short
+/// lengths are budgeted again.
+fn largest_max_model_len(p: &Plan, o: Options, b: &Budget, upper: u64) -> u64 {
+    let large = large_gpu(p);
+    largest(upper, |len| {
+        if batched_tokens(o, large, len) == b.max_num_batched_tokens {
+            b.starts_with(len)
+        } else {
+            budget(p, o, len).starts()
+        }
+    })
 }
 
 /// The budget at the configured `max_model_len`, computed once per plan.
@@ -456,9 +481,9 @@ pub(crate) fn parts(p: &Plan, b: &Budget, g: usize, batch: u64) -> GpuBudget {
     }
 }
 
-pub(crate) fn fits(p: &Plan, o: Options, b: &Budget, seq: u64, batch: u64) -> bool {
+pub(crate) fn fits(p: &Plan, b: &Budget, seq: u64, batch: u64) -> bool {
     p.load_verdict().is_none()
-        && b.error(o.version).is_none()
+        && b.starts()
         && seq <= b.max_model_len
         && batch <= b.max_num_seqs
         && b.blocks_per_request(seq).saturating_mul(batch) <= b.num_blocks
@@ -466,8 +491,8 @@ pub(crate) fn fits(p: &Plan, o: Options, b: &Budget, seq: u64, batch: u64) -> bo
 
 /// The most requests of `seq` tokens the KV cache holds at once (capped by
 /// `max_num_seqs`): the same answer a search over [`fits`] gives, directly.
-pub(crate) fn max_concurrency(p: &Plan, o: Options, b: &Budget, seq: u64) -> u64 {
-    if p.load_verdict().is_some() || b.error(o.version).is_some() || seq > b.max_model_len {
+pub(crate) fn max_concurrency(p: &Plan, b: &Budget, seq: u64) -> u64 {
+    if p.load_verdict().is_some() || !b.starts() || seq > b.max_model_len {
         return 0;
     }
     let per_request = b.blocks_per_request(seq);
@@ -480,16 +505,19 @@ pub(crate) fn verdict(p: &Plan, o: Options, b: &Budget, search: Search) -> Verdi
         return v;
     }
     let mml = default_max_model_len(p, o);
-    if b.error(o.version).is_some() {
+    if !b.starts() {
         let gpu = b.gpus.iter().position(|g| g.blocks == b.num_blocks).unwrap_or(0);
-        return Verdict::EngineRefuses { gpu, largest_context: search.answer(0, || largest_max_model_len(p, o, mml)) };
+        return Verdict::EngineRefuses {
+            gpu,
+            largest_context: search.answer(0, || largest_max_model_len(p, o, b, mml)),
+        };
     }
     let seq = p.scenario.sequence_tokens();
     if seq > mml {
         return Verdict::EngineRefuses { gpu: 0, largest_context: mml };
     }
     // Direct, so no search to skip either way.
-    Verdict::Fits { max_concurrency: max_concurrency(p, o, b, seq) }
+    Verdict::Fits { max_concurrency: max_concurrency(p, b, seq) }
 }
 
 pub(crate) fn report(p: &Plan, o: Options, b: &Budget, verdict: Verdict) -> Report {
@@ -550,7 +578,7 @@ pub(crate) fn report(p: &Plan, o: Options, b: &Budget, verdict: Verdict) -> Repo
         max_concurrency: concurrency,
         largest_max_model_len: error.as_ref().map(|_| match verdict {
             Verdict::EngineRefuses { largest_context, .. } => largest_context,
-            _ => largest_max_model_len(p, o, mml),
+            _ => largest_max_model_len(p, o, b, mml),
         }),
         startup_error: error,
         per_gpu: b.gpus.clone(),
