@@ -17,9 +17,9 @@
 //! back-references that does not depend on greedy or lazy choices, so the
 //! pattern is compiled to a small program and run as an automaton (every
 //! alternative advanced together, one byte at a time): a DFA built lazily
-//! from the program (`dfa.rs`), with the Thompson NFA it is built from for
-//! the empty name. Time is linear in the name for every pattern, with no
-//! recursion while matching. A backtracking matcher took minutes on
+//! from the program (`dfa.rs`), whose states are the sets of steps a
+//! Thompson NFA would hold. Time is linear in the name for every pattern,
+//! with no recursion while matching. A backtracking matcher took minutes on
 //! `(.*)*X`, and nested bounded groups overflowed its stack; here the
 //! program's size is bounded instead ([`MAX_PROGRAM`]), and a pattern over
 //! it is refused as too complex to check.
@@ -413,57 +413,6 @@ impl Compiler {
     }
 }
 
-/// The threads alive at one position: program counters, each once.
-struct Threads {
-    pcs: Vec<usize>,
-    /// `seen[pc] == generation`: already added at this position.
-    seen: Vec<u32>,
-    generation: u32,
-}
-
-impl Threads {
-    fn new(len: usize) -> Self {
-        Self { pcs: Vec::with_capacity(len), seen: vec![0; len], generation: 1 }
-    }
-
-    fn clear(&mut self) {
-        self.pcs.clear();
-        self.generation += 1;
-    }
-
-    /// Adds `pc` and everything it reaches without reading a byte at
-    /// position `i` of `s`; true when that reaches `Match`.
-    fn add(&mut self, program: &[Inst], pc: usize, s: &[u8], i: usize, stack: &mut Vec<usize>) -> bool {
-        stack.push(pc);
-        while let Some(pc) = stack.pop() {
-            if self.seen[pc] == self.generation {
-                continue;
-            }
-            self.seen[pc] = self.generation;
-            match &program[pc] {
-                Inst::Match => return true,
-                Inst::Jump(to) => stack.push(*to),
-                Inst::Split(a, b) => {
-                    stack.push(*b);
-                    stack.push(*a);
-                }
-                Inst::Start => {
-                    if i == 0 {
-                        stack.push(pc + 1);
-                    }
-                }
-                Inst::End => {
-                    if i == s.len() {
-                        stack.push(pc + 1);
-                    }
-                }
-                Inst::Byte(_) | Inst::Any | Inst::Class(_) => self.pcs.push(pc),
-            }
-        }
-        false
-    }
-}
-
 impl Inst {
     /// Whether a reading step takes byte `b`.
     fn takes(&self, b: u8) -> bool {
@@ -503,37 +452,10 @@ impl Pattern {
     /// `std::regex_search`: whether the pattern matches anywhere in `name`.
     pub fn is_match(&self, name: &str) -> bool {
         match self.dfa.try_borrow_mut() {
-            Ok(mut dfa) if !name.is_empty() => dfa.search(&self.program, name.as_bytes()),
-            // The empty name (where `^` and `$` are both true at once), or a
-            // cache in use higher up the stack: the NFA needs no cache.
-            Ok(_) | Err(_) => self.nfa_match(name),
+            Ok(mut dfa) => dfa.search(&self.program, name.as_bytes()),
+            // A cache in use higher up the stack (never, today): a fresh one.
+            Err(_) => dfa::Dfa::default().search(&self.program, name.as_bytes()),
         }
-    }
-
-    /// [`Pattern::is_match`] as a Thompson NFA: every alternative advanced
-    /// together, one byte at a time.
-    fn nfa_match(&self, name: &str) -> bool {
-        let s = name.as_bytes();
-        let program = &self.program;
-        let mut now = Threads::new(program.len());
-        let mut next = Threads::new(program.len());
-        let mut stack = Vec::new();
-        for i in 0..=s.len() {
-            // A search: a new thread starts at every position.
-            if now.add(program, 0, s, i, &mut stack) {
-                return true;
-            }
-            let Some(&b) = s.get(i) else { break };
-            next.clear();
-            for k in 0..now.pcs.len() {
-                let pc = now.pcs[k];
-                if program[pc].takes(b) && next.add(program, pc + 1, s, i + 1, &mut stack) {
-                    return true;
-                }
-            }
-            std::mem::swap(&mut now, &mut next);
-        }
-        false
     }
 }
 
@@ -607,6 +529,86 @@ mod tests {
         }
     }
 
+    /// The Thompson NFA the DFA's states are sets of, run directly: a
+    /// second oracle, and the shape of the matcher before the DFA.
+    mod nfa {
+        use super::super::{Inst, Pattern};
+
+        /// The threads alive at one position: program counters, each once.
+        struct Threads {
+            pcs: Vec<usize>,
+            /// `seen[pc] == generation`: already added at this position.
+            seen: Vec<u32>,
+            generation: u32,
+        }
+
+        impl Threads {
+            fn new(len: usize) -> Self {
+                Self { pcs: Vec::with_capacity(len), seen: vec![0; len], generation: 1 }
+            }
+
+            fn clear(&mut self) {
+                self.pcs.clear();
+                self.generation += 1;
+            }
+
+            /// Adds `pc` and everything it reaches without reading a byte at
+            /// position `i` of `s`; true when that reaches `Match`.
+            fn add(&mut self, program: &[Inst], pc: usize, s: &[u8], i: usize, stack: &mut Vec<usize>) -> bool {
+                stack.push(pc);
+                while let Some(pc) = stack.pop() {
+                    if self.seen[pc] == self.generation {
+                        continue;
+                    }
+                    self.seen[pc] = self.generation;
+                    match &program[pc] {
+                        Inst::Match => return true,
+                        Inst::Jump(to) => stack.push(*to),
+                        Inst::Split(a, b) => {
+                            stack.push(*b);
+                            stack.push(*a);
+                        }
+                        Inst::Start => {
+                            if i == 0 {
+                                stack.push(pc + 1);
+                            }
+                        }
+                        Inst::End => {
+                            if i == s.len() {
+                                stack.push(pc + 1);
+                            }
+                        }
+                        Inst::Byte(_) | Inst::Any | Inst::Class(_) => self.pcs.push(pc),
+                    }
+                }
+                false
+            }
+        }
+
+        pub fn search(p: &Pattern, name: &str) -> bool {
+            let s = name.as_bytes();
+            let program = &p.program;
+            let mut now = Threads::new(program.len());
+            let mut next = Threads::new(program.len());
+            let mut stack = Vec::new();
+            for i in 0..=s.len() {
+                if now.add(program, 0, s, i, &mut stack) {
+                    return true;
+                }
+                let Some(&b) = s.get(i) else { break };
+                next.clear();
+                for k in 0..now.pcs.len() {
+                    let pc = now.pcs[k];
+                    if program[pc].takes(b) && next.add(program, pc + 1, s, i + 1, &mut stack) {
+                        return true;
+                    }
+                }
+                std::mem::swap(&mut now, &mut next);
+            }
+            false
+        }
+    }
+
     /// The backtracking matcher this one replaced, kept as the oracle: it
     /// follows ECMAScript's steps literally (greedy first, an empty loop
     /// iteration stops the loop), so agreeing with it on every small pattern
@@ -674,7 +676,7 @@ mod tests {
             for name in &names {
                 let want = oracle::search(&alts, name.as_bytes());
                 proptest::prop_assert_eq!(compiled.is_match(name), want, "{} on {}", pattern, name);
-                proptest::prop_assert_eq!(compiled.nfa_match(name), want, "NFA: {} on {}", pattern, name);
+                proptest::prop_assert_eq!(nfa::search(&compiled, name), want, "NFA: {} on {}", pattern, name);
             }
         }
     }

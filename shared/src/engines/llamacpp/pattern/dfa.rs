@@ -7,8 +7,6 @@
 //! pass over the program, the NFA's price; the cache is bounded and starts
 //! over when full, so memory stays small whatever the pattern.
 
-use std::collections::HashMap;
-
 use super::Inst;
 
 /// The most states kept, and the most program steps they may list in all
@@ -21,7 +19,10 @@ const UNKNOWN: u32 = u32::MAX;
 #[derive(Debug, Clone, Default)]
 pub(super) struct Dfa {
     states: Vec<State>,
-    index: HashMap<Box<[u32]>, u32>,
+    /// Each state's key (its steps, and a mark for a match) with its id,
+    /// sorted by key: a binary search, not a hash map, whose code the
+    /// page's first load would carry (5 kB gzip).
+    index: Vec<(Box<[u32]>, u32)>,
     cached_steps: usize,
     start: Option<u32>,
     /// How often a full cache started over (a state id is good within one).
@@ -39,12 +40,13 @@ struct State {
 }
 
 /// The steps reached from `starts` without reading a byte, at a position
-/// that is the name's start (`^` passes) or not; whether `Match` is among
-/// them. `$` steps are kept unresolved.
+/// that is the name's start (`^` passes) or not, in program order (so equal
+/// sets are equal lists, with no sort); whether `Match` is among them. `$`
+/// steps are kept unresolved.
 fn closure(program: &[Inst], starts: &[usize], at_start: bool) -> (Vec<u32>, bool) {
     let mut seen = vec![false; program.len()];
     let mut stack = starts.to_vec();
-    let (mut steps, mut matched) = (Vec::new(), false);
+    let mut matched = false;
     while let Some(pc) = stack.pop() {
         if std::mem::replace(&mut seen[pc], true) {
             continue;
@@ -58,16 +60,18 @@ fn closure(program: &[Inst], starts: &[usize], at_start: bool) -> (Vec<u32>, boo
                     stack.push(pc + 1);
                 }
             }
-            Inst::End | Inst::Byte(_) | Inst::Any | Inst::Class(_) => steps.push(pc as u32),
+            Inst::End | Inst::Byte(_) | Inst::Any | Inst::Class(_) => {}
         }
     }
-    steps.sort_unstable();
+    let steps = (0..program.len())
+        .filter(|&pc| seen[pc] && matches!(program[pc], Inst::End | Inst::Byte(_) | Inst::Any | Inst::Class(_)))
+        .map(|pc| pc as u32)
+        .collect();
     (steps, matched)
 }
 
 impl Dfa {
-    /// `std::regex_search` over a non-empty `name`: whether `program`
-    /// matches anywhere in it.
+    /// `std::regex_search`: whether `program` matches anywhere in `name`.
     pub(super) fn search(&mut self, program: &[Inst], name: &[u8]) -> bool {
         let mut state = self.start(program);
         for &b in name {
@@ -87,7 +91,8 @@ impl Dfa {
             .filter(|&&pc| matches!(program[pc as usize], Inst::End))
             .map(|&pc| pc as usize + 1)
             .collect();
-        !ends.is_empty() && ends_match(program, &ends)
+        // `^` holds at the end too when the name is empty.
+        !ends.is_empty() && ends_match(program, &ends, name.is_empty())
     }
 
     fn start(&mut self, program: &[Inst]) -> u32 {
@@ -131,24 +136,27 @@ impl Dfa {
         if matched {
             steps.push(u32::MAX);
         }
-        if let Some(&id) = self.index.get(steps.as_slice()) {
-            return id;
-        }
+        let mut at = match self.index.binary_search_by(|(k, _)| k.as_ref().cmp(steps.as_slice())) {
+            Ok(i) => return self.index[i].1,
+            Err(i) => i,
+        };
         if self.states.len() >= MAX_STATES || self.cached_steps + steps.len() > MAX_CACHED_STEPS {
             *self = Self { generation: self.generation.wrapping_add(1), ..Self::default() };
+            at = 0;
         }
         let id = self.states.len() as u32;
         self.cached_steps += steps.len();
         let key: Box<[u32]> = steps.into();
         let steps = key[..key.len() - usize::from(matched)].into();
-        self.index.insert(key, id);
+        self.index.insert(at, (key, id));
         self.states.push(State { steps, matched, next: Box::new([UNKNOWN; 256]) });
         id
     }
 }
 
-/// Whether `Match` follows `starts` at the name's end (`$` passing).
-fn ends_match(program: &[Inst], starts: &[usize]) -> bool {
+/// Whether `Match` follows `starts` at the name's end (`$` passing, and
+/// `^` too when the end is the start).
+fn ends_match(program: &[Inst], starts: &[usize], at_start: bool) -> bool {
     let mut seen = vec![false; program.len()];
     let mut stack = starts.to_vec();
     while let Some(pc) = stack.pop() {
@@ -160,8 +168,13 @@ fn ends_match(program: &[Inst], starts: &[usize]) -> bool {
             Inst::Jump(to) => stack.push(*to),
             Inst::Split(a, b) => stack.extend([*b, *a]),
             Inst::End => stack.push(pc + 1),
-            // Past a non-empty name's start, `^` fails; nothing is left to read.
-            Inst::Start | Inst::Byte(_) | Inst::Any | Inst::Class(_) => {}
+            Inst::Start => {
+                if at_start {
+                    stack.push(pc + 1);
+                }
+            }
+            // Nothing is left to read.
+            Inst::Byte(_) | Inst::Any | Inst::Class(_) => {}
         }
     }
     false
