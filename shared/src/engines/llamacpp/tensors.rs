@@ -160,53 +160,60 @@ pub(crate) fn pieces<E>(p: &Plan<'_, E>) -> Vec<Piece> {
     }
     let ctx = model.layout_context();
     let gated = model.arch.text.mlp_gated;
-    // Every group the plan's weights count (the tower too, which sits with
-    // the input layer there), to rescale by; the tower is then left out.
-    let groups: Vec<(&TensorGroup, u64)> = model
-        .layout
-        .groups
-        .iter()
-        .filter(|g| g.role != Role::Mtp && g.layer.is_none_or(|l| (l as usize) < layers))
-        .map(|g| (g, p.scenario.weights.bpw(g, &ctx).bytes(g.params)))
-        .collect();
-    // The estimate per slot, to rescale onto the plan's bytes for it.
+    // The estimate per slot (the layers, then the input and output layers),
+    // to rescale onto the plan's bytes for it.
     let slot = |h: Home| match h {
         Home::Input => layers,
         Home::Layer(l) => l,
         Home::Output => layers + 1,
     };
     let mut estimated = vec![0u64; layers + 2];
-    for (g, b) in &groups {
-        let s = slot(home(g.role, g.layer));
-        estimated[s] = estimated[s].saturating_add(*b);
+    // Every group the plan's weights count (the tower too, which sits with
+    // the input layer there), to rescale by; the tower is then left out.
+    // One pass, each group's home and bytes kept, the output sized once:
+    // this runs for every plan (issue 39).
+    let mut groups: Vec<(&TensorGroup, Home, u64)> = Vec::with_capacity(model.layout.groups.len());
+    let mut count = 0;
+    for g in model.layout.groups.iter().filter(|g| g.role != Role::Mtp && g.layer.is_none_or(|l| (l as usize) < layers))
+    {
+        let h = home(g.role, g.layer);
+        let b = p.scenario.weights.bpw(g, &ctx).bytes(g.params);
+        let s = slot(h);
+        estimated[s] = estimated[s].saturating_add(b);
+        if !is_multimodal(g.role) {
+            count += stems(g.role, gated).len();
+        }
+        groups.push((g, h, b));
     }
     let planned = |s: usize| match s {
         s if s < layers => p.weights.per_layer[s],
         s if s == layers => p.weights.first,
         _ => p.weights.last,
     };
-    groups
-        .iter()
-        .filter(|(g, _)| !is_multimodal(g.role))
-        .flat_map(|(g, b)| {
-            let s = slot(home(g.role, g.layer));
-            let est = estimated[s];
-            let bytes = if est == 0 {
-                0
-            } else {
-                u64::try_from(u128::from(planned(s)) * u128::from(*b) / u128::from(est)).unwrap_or(u64::MAX)
-            };
-            split(g.role, g.layer, bytes, gated)
-        })
-        .collect()
+    let mut out = Vec::with_capacity(count);
+    for &(g, h, b) in groups.iter().filter(|(g, ..)| !is_multimodal(g.role)) {
+        let s = slot(h);
+        let est = estimated[s];
+        let bytes = if est == 0 {
+            0
+        } else {
+            u64::try_from(u128::from(planned(s)) * u128::from(b) / u128::from(est)).unwrap_or(u64::MAX)
+        };
+        out.extend(split_at(g.role, g.layer, h, bytes, gated));
+    }
+    out
 }
 
 /// One group as llama.cpp's tensors: a gated up projection is two tensors
 /// of the same shape (gate and up), so half each.
 fn split(role: Role, layer: Option<u32>, bytes: u64, gated: bool) -> impl Iterator<Item = Piece> {
+    split_at(role, layer, home(role, layer), bytes, gated)
+}
+
+/// [`split`] with the group's home already known.
+fn split_at(role: Role, layer: Option<u32>, home: Home, bytes: u64, gated: bool) -> impl Iterator<Item = Piece> {
     let stems = stems(role, gated);
     let parts = stems.len() as u64;
-    let home = home(role, layer);
     stems.iter().enumerate().map(move |(i, stem)| Piece {
         name: Name::Layout { stem, role, layer },
         home,
