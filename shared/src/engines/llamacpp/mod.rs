@@ -29,6 +29,7 @@ pub use fit::{Fit, FitChoice, predict as predict_fit};
 pub use fixes::{COMMANDS, max_gpu_layers, min_cpu_moe, server_command, with_cpu_moe};
 use host::{Host, host, host_ram_limit};
 pub use pattern::Pattern;
+pub(crate) use tensors::Tensors;
 pub(crate) use warnings::warnings;
 
 use serde::{Deserialize, Serialize};
@@ -372,6 +373,11 @@ pub(crate) fn projector_bytes(p: &Plan) -> u64 {
 
 pub(crate) fn devices(p: &Plan, o: Options) -> Devices {
     devices_with(p, o, &tensors::pieces(p), &|_| None)
+}
+
+/// [`devices`] with the tensors built once for many plans ([`Tensors`]).
+pub(crate) fn devices_of(p: &Plan, o: Options, t: &Tensors) -> Devices {
+    devices_with(p, o, &t.of_plan(p), &|_| None)
 }
 
 /// [`devices`] of `pieces` with more tensor overrides after `-ot`'s.

@@ -7,7 +7,9 @@
 use std::borrow::Cow;
 
 use crate::arch::{Role, TensorGroup, TensorLayout, params::Placement};
-use crate::plan::Plan;
+use crate::formats::WeightFormat;
+use crate::model::Model;
+use crate::plan::{Plan, Scenario, WeightPlan};
 
 /// Where a tensor sits before any override: llama.cpp's input layer (kept
 /// on the CPU), a repeating layer, or the output layer
@@ -129,9 +131,63 @@ fn name(stem: &str, role: Role, layer: Option<u32>) -> String {
 /// the checkpoint as stored, else the format's estimate rescaled so each
 /// layer's pieces sum to the plan's bytes for it.
 pub(crate) fn pieces<E>(p: &Plan<'_, E>) -> Vec<Piece> {
-    let model = p.model;
-    let layers = p.weights.per_layer.len();
-    let as_stored = p.scenario.weights == model.default_format();
+    pieces_of(p.model, p.scenario.weights, &p.weights)
+}
+
+/// The tensors of one model in one format, built once for the many plans
+/// a solver tries that differ only in llama.cpp's flags (`-ngl`,
+/// `--n-cpu-moe`, `-ot`, `--tensor-split`): a 70B's ~720 pieces were built
+/// again for every `-ngl` candidate (issue 39).
+#[derive(Debug, Clone)]
+pub(crate) struct Tensors<'m> {
+    model: &'m Model,
+    format: WeightFormat,
+    /// The tensor parallelism of `weights` (1 in every plan llama.cpp
+    /// accepts: it splits layers, never tensors).
+    tp: u64,
+    /// The weights the pieces are rescaled onto.
+    weights: WeightPlan,
+    pieces: Vec<Piece>,
+}
+
+impl<'m> Tensors<'m> {
+    /// The tensors of `model` in `format`, as a llama.cpp plan loads them.
+    pub fn new(model: &'m Model, format: WeightFormat) -> Self {
+        let weights = WeightPlan::new(model, format, 1);
+        Self { model, format, tp: 1, pieces: pieces_of(model, format, &weights), weights }
+    }
+
+    /// The tensors of the plan `p`.
+    pub fn of<E>(p: &Plan<'m, E>) -> Self {
+        let (format, tp) = (p.scenario.weights, p.scenario.tp);
+        Self { model: p.model, format, tp, weights: p.weights.clone(), pieces: pieces(p) }
+    }
+
+    pub fn model(&self) -> &'m Model {
+        self.model
+    }
+
+    /// The weights of a plan of `s` (of this model): these when it has the
+    /// same format and tensor parallelism.
+    pub fn weights_for<E>(&self, s: &Scenario<E>) -> Option<WeightPlan> {
+        (s.weights == self.format && s.tp == self.tp).then(|| self.weights.clone())
+    }
+
+    /// The pieces of `p`: these when `p` has the same model, format and
+    /// weights (what [`pieces`] reads), else its own.
+    pub fn of_plan<E>(&self, p: &Plan<'_, E>) -> Cow<'_, [Piece]> {
+        if std::ptr::eq(self.model, p.model) && self.format == p.scenario.weights && self.weights == p.weights {
+            Cow::Borrowed(&self.pieces)
+        } else {
+            Cow::Owned(pieces(p))
+        }
+    }
+}
+
+/// [`pieces`] of `model` in `format` on the footing of `weights`.
+fn pieces_of(model: &Model, format: WeightFormat, weights: &WeightPlan) -> Vec<Piece> {
+    let layers = weights.per_layer.len();
+    let as_stored = format == model.default_format();
     let keep = |role: Role, layer: Option<u32>| {
         role != Role::Mtp && !is_multimodal(role) && layer.is_none_or(|l| (l as usize) < layers)
     };
@@ -177,7 +233,7 @@ pub(crate) fn pieces<E>(p: &Plan<'_, E>) -> Vec<Piece> {
     for g in model.layout.groups.iter().filter(|g| g.role != Role::Mtp && g.layer.is_none_or(|l| (l as usize) < layers))
     {
         let h = home(g.role, g.layer);
-        let b = p.scenario.weights.bpw(g, &ctx).bytes(g.params);
+        let b = format.bpw(g, &ctx).bytes(g.params);
         let s = slot(h);
         estimated[s] = estimated[s].saturating_add(b);
         if !is_multimodal(g.role) {
@@ -186,9 +242,9 @@ pub(crate) fn pieces<E>(p: &Plan<'_, E>) -> Vec<Piece> {
         groups.push((g, h, b));
     }
     let planned = |s: usize| match s {
-        s if s < layers => p.weights.per_layer[s],
-        s if s == layers => p.weights.first,
-        _ => p.weights.last,
+        s if s < layers => weights.per_layer[s],
+        s if s == layers => weights.first,
+        _ => weights.last,
     };
     let mut out = Vec::with_capacity(count);
     for &(g, h, b) in groups.iter().filter(|(g, ..)| !is_multimodal(g.role)) {
@@ -238,4 +294,32 @@ pub(crate) fn multimodal_bytes<E>(p: &Plan<'_, E>) -> u64 {
         .iter()
         .filter(|g| is_multimodal(g.role))
         .fold(0u64, |a, g| a.saturating_add(p.scenario.weights.bpw(g, &ctx).bytes(g.params)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engines::{Engine, EnginePlan, Scenario, llamacpp};
+
+    /// A solver's tensors serve the plans of their model and format, and
+    /// any other plan builds its own: the same pieces either way.
+    #[test]
+    fn tensors_built_once_serve_only_their_own_plans() {
+        let m = Model::preset("llama-3.1-8b").unwrap();
+        let format = |id| WeightFormat::parse(id).unwrap();
+        let plan = |f| {
+            let s =
+                Scenario { weights: f, engine: Engine::LlamaCpp(llamacpp::Options::default()), ..Scenario::default() };
+            EnginePlan::new(&m, s.validate().unwrap())
+        };
+        let t = Tensors::new(&m, format("q4_k_m"));
+        let same = plan(format("q4_k_m"));
+        assert!(matches!(t.of_plan(&same), Cow::Borrowed(_)));
+        assert_eq!(t.of_plan(&same).as_ref(), pieces(&same).as_slice());
+        assert_eq!(t.weights_for(&same.scenario).as_ref(), Some(&same.weights));
+        let other = plan(format("q8_0"));
+        assert!(matches!(t.of_plan(&other), Cow::Owned(_)));
+        assert_eq!(t.of_plan(&other).as_ref(), pieces(&other).as_slice());
+        assert_eq!(t.weights_for(&other.scenario), None);
+    }
 }
