@@ -276,8 +276,8 @@ impl<'m> EnginePlan<'m> {
             Ready::Transformers(_) => transformers::warnings(p),
             Ready::Vllm(..) => vllm::warnings(p, verdict, self.max_concurrency()),
             Ready::Sglang(_) => sglang::warnings(p),
-            Ready::LlamaCpp(o, _) => {
-                let mut w = llamacpp::warnings(p, *o, per_gpu);
+            Ready::LlamaCpp(o, d) => {
+                let mut w = llamacpp::warnings(p, *o, d, per_gpu);
                 if let Engine::Ollama(given) = p.scenario.engine {
                     w.fit.extend(ollama::warnings(p, given));
                 }
