@@ -62,7 +62,21 @@ pub struct EngineWarnings {
 
 impl<'m> EnginePlan<'m> {
     pub fn new(model: &'m Model, scenario: ValidScenario) -> Self {
-        let plan = Plan::new(model, scenario);
+        Self::build(model, scenario, None)
+    }
+
+    /// [`EnginePlan::new`] with llama.cpp's tensors built once for the
+    /// many plans of one model and format a solver tries (issue 39); a plan
+    /// of another model or format builds its own.
+    pub(crate) fn with_tensors(scenario: ValidScenario, tensors: &llamacpp::Tensors<'m>) -> Self {
+        Self::build(tensors.model(), scenario, Some(tensors))
+    }
+
+    fn build(model: &'m Model, scenario: ValidScenario, tensors: Option<&llamacpp::Tensors<'m>>) -> Self {
+        let plan = match tensors.and_then(|t| t.weights_for(&scenario)) {
+            Some(weights) => Plan::with_weights(model, scenario, weights),
+            None => Plan::new(model, scenario),
+        };
         let ready = match plan.scenario.engine {
             Engine::Transformers(o) => Ready::Transformers(o),
             Engine::Vllm(o) => Ready::Vllm(o, vllm::budget_for(&plan, o)),
@@ -70,7 +84,10 @@ impl<'m> EnginePlan<'m> {
             // Ollama runs llama.cpp with the flags it launches.
             Engine::LlamaCpp(_) | Engine::Ollama(_) => {
                 let o = ollama::flags(&plan);
-                let d = llamacpp::devices(&plan, o);
+                let d = match tensors {
+                    Some(t) => llamacpp::devices_of(&plan, o, t),
+                    None => llamacpp::devices(&plan, o),
+                };
                 Ready::LlamaCpp(o, d)
             }
         };
@@ -259,8 +276,8 @@ impl<'m> EnginePlan<'m> {
             Ready::Transformers(_) => transformers::warnings(p),
             Ready::Vllm(..) => vllm::warnings(p, verdict, self.max_concurrency()),
             Ready::Sglang(_) => sglang::warnings(p),
-            Ready::LlamaCpp(o, _) => {
-                let mut w = llamacpp::warnings(p, *o, per_gpu);
+            Ready::LlamaCpp(o, d) => {
+                let mut w = llamacpp::warnings(p, *o, d, per_gpu);
                 if let Engine::Ollama(given) = p.scenario.engine {
                     w.fit.extend(ollama::warnings(p, given));
                 }

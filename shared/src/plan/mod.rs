@@ -99,8 +99,15 @@ pub struct Plan<'m, E> {
 
 impl<'m, E: EngineRules> Plan<'m, E> {
     pub fn new(model: &'m Model, scenario: ValidScenario<E>) -> Self {
+        let weights = WeightPlan::new(model, scenario.weights, scenario.tp);
+        Self::with_weights(model, scenario, weights)
+    }
+
+    /// [`Plan::new`] with `weights` already computed for the same model,
+    /// format and tensor parallelism: a solver's many plans that differ
+    /// only in an engine's flags compute them once (issue 39).
+    pub(crate) fn with_weights(model: &'m Model, scenario: ValidScenario<E>, weights: WeightPlan) -> Self {
         let tp = scenario.tp;
-        let weights = WeightPlan::new(model, scenario.weights, tp);
         let kv_layers = kv::layer_costs(&model.arch.text, scenario.kv_dtype, tp);
         let bytes_per_element = if scenario.weights.is_fp32() { 4 } else { 2 };
         let rules = scenario.engine.state_rules(model, bytes_per_element);

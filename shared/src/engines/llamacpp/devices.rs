@@ -28,7 +28,7 @@
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use super::pattern::Pattern;
-use super::tensors::{Home, Piece};
+use super::tensors::{Home, HomeBytes, Piece};
 use crate::arch::Role;
 use crate::plan::Plan;
 
@@ -426,6 +426,27 @@ pub(crate) fn weights_with(
                 }
             }
             Some(g) => w.gpu[g] = w.gpu[g].saturating_add(t.bytes),
+        }
+    }
+    w
+}
+
+/// Whether no tensor leaves its layer's device and none is split by rows:
+/// no `-ot` rule, no `--n-cpu-moe`, `--split-mode` layer or none. Then each
+/// device holds the homes placed on it ([`weights_by_home`]).
+pub(crate) fn moves_none(o: &super::Options) -> bool {
+    o.tensor_overrides.is_empty() && o.n_cpu_moe == 0 && o.split_mode != SplitMode::Row
+}
+
+/// [`weights_with`] when [`moves_none`]: each home's bytes on its device.
+/// The sums are the same, in any order (saturating sums of non-negative
+/// bytes are the true sum capped), and nothing is moved or overridden.
+pub(crate) fn weights_by_home(homes: &HomeBytes, a: &Assignment, gpus: usize) -> Weights {
+    let mut w = Weights { gpu: vec![0; gpus], ..Weights::default() };
+    for (h, bytes) in homes.iter() {
+        match a.home(h) {
+            None => w.cpu = w.cpu.saturating_add(bytes),
+            Some(g) => w.gpu[g] = w.gpu[g].saturating_add(bytes),
         }
     }
     w

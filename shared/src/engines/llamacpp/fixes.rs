@@ -4,29 +4,31 @@
 use super::super::commands::{Commands, Setting, SettingKind, Shorten};
 use super::super::{Engine, EnginePlan, Scenario, ValidScenario, transformers};
 use super::fit::{Fit, predict};
-use super::{CacheType, FitMode, FlashAttention, Options, SplitMode, TensorOverrides, TensorSplit};
+use super::{CacheType, FitMode, FlashAttention, Options, SplitMode, TensorOverrides, TensorSplit, Tensors};
 
 use crate::formats::WeightFormat;
 use crate::kv::KvDtype;
 use crate::model::Model;
 use crate::plan::largest;
 
-/// The most layers `-ngl` can offload with everything else unchanged.
 /// Whether llama.cpp loads `s` (whose engine is llama.cpp with the options
-/// being tried): one plan, its devices computed once.
-fn loads(model: &Model, s: ValidScenario) -> bool {
-    EnginePlan::new(model, s).llamacpp_loads().unwrap_or(false)
+/// being tried): one plan, its devices computed once, of the tensors the
+/// solver built once for all its candidates.
+fn loads(tensors: &Tensors, s: ValidScenario) -> bool {
+    EnginePlan::with_tensors(s, tensors).llamacpp_loads().unwrap_or(false)
 }
 
+/// The most layers `-ngl` can offload with everything else unchanged.
 pub fn max_gpu_layers(model: &Model, scenario: &Scenario) -> Option<u64> {
     let Engine::LlamaCpp(o) = scenario.engine else { return None };
     let n = model.layout.num_layers as u64;
+    let tensors = Tensors::new(model, scenario.weights);
     let try_ngl = |ngl: u64| {
         let mut s = scenario.clone();
         s.engine = Engine::LlamaCpp(Options { n_gpu_layers: Some(ngl), ..o });
         // `-ngl` is not checked: what `scenario` passed, this passes.
         let Ok(s) = s.validate() else { return false };
-        loads(model, s)
+        loads(&tensors, s)
     };
     if !try_ngl(0) {
         return Some(0);
@@ -60,12 +62,13 @@ pub fn min_cpu_moe(model: &Model, scenario: &Scenario) -> Option<Option<u64>> {
         return None;
     }
     let n = model.layout.num_layers as u64;
+    let tensors = Tensors::new(model, scenario.weights);
     let fits_with = |k: u64| {
         let mut s = scenario.clone();
         let o = Options { n_cpu_moe: k, ..o };
         s.engine = Engine::LlamaCpp(o);
         let Ok(s) = s.validate() else { return false };
-        loads(model, s)
+        loads(&tensors, s)
     };
     if !fits_with(n) {
         return Some(None);
@@ -288,7 +291,8 @@ fn tensor_split(model: &Model, s: &Scenario) -> Option<Setting> {
     let (offloaded, output) = super::gpu_layers(&p, o);
     let n = p.kv_layers.len();
     let start = n - offloaded as usize;
-    let layer_bytes = super::devices::layer_device_bytes(&super::tensors::pieces(&p), &o, n);
+    let tensors = Tensors::of(&p);
+    let layer_bytes = super::devices::layer_device_bytes(&tensors.of_plan(&p), &o, n);
     let ctx = super::n_ctx(&p, o);
     let cells = super::cells(&p, o, ctx, super::slots(&p, o));
     let kv = super::kv_layers(&p, o);
@@ -323,7 +327,7 @@ fn tensor_split(model: &Model, s: &Scenario) -> Option<Setting> {
     let mut t = s.clone();
     t.engine = Engine::LlamaCpp(Options { tensor_split: split, ..o });
     let tv = t.clone().validate().ok()?;
-    loads(model, tv).then(|| Setting {
+    loads(&tensors, tv).then(|| Setting {
         kind: SettingKind::SplitLayers,
         title: format!("Split the layers by each GPU's memory (--tensor-split {text})"),
         code: server_command(model, &t),
@@ -350,7 +354,8 @@ fn experts_of_the_full_gpus(model: &Model, s: &Scenario) -> Option<Setting> {
     }
     let valid = s.clone().validate().ok()?;
     let p = EnginePlan::new(model, valid);
-    let d = super::devices(&p, o);
+    let tensors = Tensors::of(&p);
+    let d = super::devices_of(&p, o, &tensors);
     let ctx = super::n_ctx(&p, o);
     let slots = super::slots(&p, o);
     let full: Vec<usize> = (0..s.gpus.len())
@@ -366,7 +371,7 @@ fn experts_of_the_full_gpus(model: &Model, s: &Scenario) -> Option<Setting> {
         let mut t = s.clone();
         t.engine = Engine::LlamaCpp(o);
         let tv = t.clone().validate().ok()?;
-        loads(model, tv).then_some((t, layers))
+        loads(&tensors, tv).then_some((t, layers))
     };
     let most = full.iter().map(|&g| d.assignment.range(g).len()).max().unwrap_or(0);
     let (t, layers) = (1..=most).find_map(with)?;

@@ -2,7 +2,7 @@
 //! cache and state of the layers left on the CPU, and the host compute
 //! buffer; with the CPU weights, the host RAM the plan needs.
 
-use super::{Devices, FlashAttention, Options, Plan, cache, cells, devices, kv_layers, n_ctx, slots};
+use super::{Devices, FlashAttention, Options, Plan, cache, cells, kv_layers, n_ctx, slots};
 use crate::kv::LayerKv;
 
 /// The host compute buffer: the graph's inputs, which live on the host —
@@ -56,10 +56,9 @@ pub(super) fn host(p: &Plan, o: Options, d: &Devices) -> Host {
 }
 
 /// The host RAM a plan needs: CPU weights, host KV cache and state, the
-/// host compute buffer (`Report::host_ram_bytes`).
-pub(crate) fn host_ram_need(p: &Plan, o: Options) -> u64 {
-    let d = devices(p, o);
-    let h = host(p, o, &d);
+/// host compute buffer (`Report::host_ram_bytes`); `d`: the plan's devices.
+pub(crate) fn host_ram_need(p: &Plan, o: Options, d: &Devices) -> u64 {
+    let h = host(p, o, d);
     d.cpu_weights().saturating_add(h.kv).saturating_add(h.state).saturating_add(h.compute)
 }
 

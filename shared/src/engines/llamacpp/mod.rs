@@ -29,6 +29,7 @@ pub use fit::{Fit, FitChoice, predict as predict_fit};
 pub use fixes::{COMMANDS, max_gpu_layers, min_cpu_moe, server_command, with_cpu_moe};
 use host::{Host, host, host_ram_limit};
 pub use pattern::Pattern;
+pub(crate) use tensors::Tensors;
 pub(crate) use warnings::warnings;
 
 use serde::{Deserialize, Serialize};
@@ -371,7 +372,20 @@ pub(crate) fn projector_bytes(p: &Plan) -> u64 {
 }
 
 pub(crate) fn devices(p: &Plan, o: Options) -> Devices {
-    devices_with(p, o, &tensors::pieces(p), &|_| None)
+    if devices::moves_none(&o) {
+        devices_by_home(p, o, &tensors::home_bytes(p))
+    } else {
+        devices_with(p, o, &tensors::pieces(p), &|_| None)
+    }
+}
+
+/// [`devices`] with the tensors built once for many plans ([`Tensors`]).
+pub(crate) fn devices_of(p: &Plan, o: Options, t: &Tensors) -> Devices {
+    if devices::moves_none(&o) {
+        devices_by_home(p, o, &t.homes_of_plan(p))
+    } else {
+        devices_with(p, o, &t.of_plan(p), &|_| None)
+    }
 }
 
 /// [`devices`] of `pieces` with more tensor overrides after `-ot`'s.
@@ -385,6 +399,20 @@ fn devices_with(
     let assignment = devices::assign(p, &o, offloaded as usize, output);
     let splits = devices::splits(p, &o);
     let weights = devices::weights_with(pieces, &assignment, &o, &splits, more);
+    placed(p, o, assignment, weights)
+}
+
+/// [`devices`] when no tensor leaves its layer's device
+/// ([`devices::moves_none`]): each home's bytes, not each tensor's.
+fn devices_by_home(p: &Plan, o: Options, homes: &tensors::HomeBytes) -> Devices {
+    let (offloaded, output) = gpu_layers(p, o);
+    let assignment = devices::assign(p, &o, offloaded as usize, output);
+    let weights = devices::weights_by_home(homes, &assignment, p.scenario.gpus.len());
+    placed(p, o, assignment, weights)
+}
+
+/// The devices of a plan whose tensors are placed.
+fn placed(p: &Plan, o: Options, assignment: devices::Assignment, weights: devices::Weights) -> Devices {
     let gpus = p.scenario.gpus.len();
     let used = (0..gpus).map(|g| o.split_mode != SplitMode::None || g == usize::from(o.main_gpu)).collect();
     // tools/mtmd/clip.cpp: the projector takes the first GPU

@@ -7,7 +7,9 @@
 use std::borrow::Cow;
 
 use crate::arch::{Role, TensorGroup, TensorLayout, params::Placement};
-use crate::plan::Plan;
+use crate::formats::WeightFormat;
+use crate::model::Model;
+use crate::plan::{Plan, Scenario, WeightPlan};
 
 /// Where a tensor sits before any override: llama.cpp's input layer (kept
 /// on the CPU), a repeating layer, or the output layer
@@ -129,91 +131,231 @@ fn name(stem: &str, role: Role, layer: Option<u32>) -> String {
 /// the checkpoint as stored, else the format's estimate rescaled so each
 /// layer's pieces sum to the plan's bytes for it.
 pub(crate) fn pieces<E>(p: &Plan<'_, E>) -> Vec<Piece> {
-    let model = p.model;
-    let layers = p.weights.per_layer.len();
-    let as_stored = p.scenario.weights == model.default_format();
+    pieces_of(p.model, p.scenario.weights, &p.weights)
+}
+
+/// The tensors of one model in one format, built once for the many plans
+/// a solver tries that differ only in llama.cpp's flags (`-ngl`,
+/// `--n-cpu-moe`, `-ot`, `--tensor-split`): a 70B's ~720 pieces were built
+/// again for every `-ngl` candidate (issue 39).
+#[derive(Debug, Clone)]
+pub(crate) struct Tensors<'m> {
+    model: &'m Model,
+    format: WeightFormat,
+    /// The tensor parallelism of `weights` (1 in every plan llama.cpp
+    /// accepts: it splits layers, never tensors).
+    tp: u64,
+    /// The weights the pieces are rescaled onto.
+    weights: WeightPlan,
+    pieces: Vec<Piece>,
+    homes: HomeBytes,
+}
+
+impl<'m> Tensors<'m> {
+    /// The tensors of `model` in `format`, as a llama.cpp plan loads them.
+    pub fn new(model: &'m Model, format: WeightFormat) -> Self {
+        let weights = WeightPlan::new(model, format, 1);
+        let pieces = pieces_of(model, format, &weights);
+        let homes = HomeBytes::of(&pieces, weights.per_layer.len());
+        Self { model, format, tp: 1, weights, pieces, homes }
+    }
+
+    /// The tensors of the plan `p`.
+    pub fn of<E>(p: &Plan<'m, E>) -> Self {
+        let (format, tp) = (p.scenario.weights, p.scenario.tp);
+        let pieces = pieces(p);
+        let homes = HomeBytes::of(&pieces, p.weights.per_layer.len());
+        Self { model: p.model, format, tp, weights: p.weights.clone(), pieces, homes }
+    }
+
+    pub fn model(&self) -> &'m Model {
+        self.model
+    }
+
+    /// The weights of a plan of `s` (of this model): these when it has the
+    /// same format and tensor parallelism.
+    pub fn weights_for<E>(&self, s: &Scenario<E>) -> Option<WeightPlan> {
+        (s.weights == self.format && s.tp == self.tp).then(|| self.weights.clone())
+    }
+
+    /// The pieces of `p`: these when `p` has the same model, format and
+    /// weights (what [`pieces`] reads), else its own.
+    pub fn of_plan<E>(&self, p: &Plan<'_, E>) -> Cow<'_, [Piece]> {
+        if self.serves(p) { Cow::Borrowed(&self.pieces) } else { Cow::Owned(pieces(p)) }
+    }
+
+    /// [`HomeBytes`] of `p`, as [`Tensors::of_plan`].
+    pub fn homes_of_plan<E>(&self, p: &Plan<'_, E>) -> Cow<'_, HomeBytes> {
+        if self.serves(p) { Cow::Borrowed(&self.homes) } else { Cow::Owned(home_bytes(p)) }
+    }
+
+    fn serves<E>(&self, p: &Plan<'_, E>) -> bool {
+        std::ptr::eq(self.model, p.model) && self.format == p.scenario.weights && self.weights == p.weights
+    }
+}
+
+/// [`pieces`] of `model` in `format` on the footing of `weights`.
+fn pieces_of(model: &Model, format: WeightFormat, weights: &WeightPlan) -> Vec<Piece> {
+    let mut out = Vec::new();
+    each_piece(model, format, weights, &mut out);
+    out
+}
+
+/// Each home's bytes of every piece: what the pieces put on each device
+/// when no rule moves one (no `-ot`, no `--n-cpu-moe`, no row split).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct HomeBytes {
+    /// The repeating layers in order, then the input layer and the output layer.
+    bytes: Vec<u64>,
+}
+
+impl HomeBytes {
+    fn new(layers: usize) -> Self {
+        Self { bytes: vec![0; layers + 2] }
+    }
+
+    /// The sums of `pieces`, of a model of `layers` repeating layers.
+    fn of(pieces: &[Piece], layers: usize) -> Self {
+        let mut out = Self::new(layers);
+        for t in pieces {
+            out.piece(|| t.name.clone(), t.home, t.role, t.bytes);
+        }
+        out
+    }
+
+    fn slot(&self, h: Home) -> usize {
+        let layers = self.bytes.len() - 2;
+        match h {
+            Home::Layer(l) => l,
+            Home::Input => layers,
+            Home::Output => layers + 1,
+        }
+    }
+
+    /// Every home and its bytes.
+    pub fn iter(&self) -> impl Iterator<Item = (Home, u64)> + '_ {
+        let layers = self.bytes.len() - 2;
+        let home = move |i: usize| match i {
+            i if i < layers => Home::Layer(i),
+            i if i == layers => Home::Input,
+            _ => Home::Output,
+        };
+        self.bytes.iter().enumerate().map(move |(i, &b)| (home(i), b))
+    }
+}
+
+/// [`HomeBytes`] of the plan `p`, without writing a piece.
+pub(crate) fn home_bytes<E>(p: &Plan<'_, E>) -> HomeBytes {
+    let mut out = HomeBytes::new(p.weights.per_layer.len());
+    each_piece(p.model, p.scenario.weights, &p.weights, &mut out);
+    out
+}
+
+/// What [`each_piece`] hands every piece to.
+trait Sink {
+    /// How many pieces follow.
+    fn reserve(&mut self, count: usize);
+    /// One piece; `name` writes its name (or copies the stored one).
+    fn piece(&mut self, name: impl FnOnce() -> Name, home: Home, role: Role, bytes: u64);
+}
+
+impl Sink for Vec<Piece> {
+    fn reserve(&mut self, count: usize) {
+        Vec::reserve(self, count);
+    }
+
+    fn piece(&mut self, name: impl FnOnce() -> Name, home: Home, role: Role, bytes: u64) {
+        self.push(Piece { name: name(), home, role, bytes });
+    }
+}
+
+impl Sink for HomeBytes {
+    fn reserve(&mut self, _: usize) {}
+
+    fn piece(&mut self, _: impl FnOnce() -> Name, home: Home, _: Role, bytes: u64) {
+        let s = self.slot(home);
+        self.bytes[s] = self.bytes[s].saturating_add(bytes);
+    }
+}
+
+/// Every piece of [`pieces`], in order, handed to `sink`: as a list of
+/// pieces for the rules that match names and roles, or summed per home
+/// when no rule moves one (an estimate's usual case, so the ~300 pieces of
+/// an 8B are not written for every plan: issue 39).
+fn each_piece(model: &Model, format: WeightFormat, weights: &WeightPlan, sink: &mut impl Sink) {
+    let layers = weights.per_layer.len();
+    let as_stored = format == model.default_format();
     let keep = |role: Role, layer: Option<u32>| {
         role != Role::Mtp && !is_multimodal(role) && layer.is_none_or(|l| (l as usize) < layers)
     };
+    let gated = model.arch.text.mlp_gated;
     if let Some(c) = model.checkpoint.as_ref().filter(|_| as_stored) {
         if !c.gguf_tensors.is_empty() {
-            return c
-                .gguf_tensors
-                .iter()
-                .filter(|t| keep(t.role, t.layer))
-                .map(|t| Piece {
-                    name: Name::Stored(t.name.clone()),
-                    home: home(t.role, t.layer),
-                    role: t.role,
-                    bytes: t.bytes,
-                })
-                .collect();
+            sink.reserve(c.gguf_tensors.len());
+            for t in c.gguf_tensors.iter().filter(|t| keep(t.role, t.layer)) {
+                sink.piece(|| Name::Stored(t.name.clone()), home(t.role, t.layer), t.role, t.bytes);
+            }
+            return;
         }
-        let gated = model.arch.text.mlp_gated;
-        return c
-            .layout
-            .groups
-            .iter()
-            .filter(|g| keep(g.role, g.layer))
-            .flat_map(|g| split(g.role, g.layer, g.bytes, gated))
-            .collect();
+        for g in c.layout.groups.iter().filter(|g| keep(g.role, g.layer)) {
+            split(sink, g.role, g.layer, home(g.role, g.layer), g.bytes, gated);
+        }
+        return;
     }
     let ctx = model.layout_context();
-    let gated = model.arch.text.mlp_gated;
-    // Every group the plan's weights count (the tower too, which sits with
-    // the input layer there), to rescale by; the tower is then left out.
-    let groups: Vec<(&TensorGroup, u64)> = model
-        .layout
-        .groups
-        .iter()
-        .filter(|g| g.role != Role::Mtp && g.layer.is_none_or(|l| (l as usize) < layers))
-        .map(|g| (g, p.scenario.weights.bpw(g, &ctx).bytes(g.params)))
-        .collect();
-    // The estimate per slot, to rescale onto the plan's bytes for it.
+    // The estimate per slot (the layers, then the input and output layers),
+    // to rescale onto the plan's bytes for it.
     let slot = |h: Home| match h {
         Home::Input => layers,
         Home::Layer(l) => l,
         Home::Output => layers + 1,
     };
     let mut estimated = vec![0u64; layers + 2];
-    for (g, b) in &groups {
-        let s = slot(home(g.role, g.layer));
-        estimated[s] = estimated[s].saturating_add(*b);
+    // Every group the plan's weights count (the tower too, which sits with
+    // the input layer there), to rescale by; the tower is then left out.
+    // One pass, each group's home and bytes kept, the output sized once:
+    // this runs for every plan (issue 39).
+    let mut groups: Vec<(&TensorGroup, Home, u64)> = Vec::with_capacity(model.layout.groups.len());
+    let mut count = 0;
+    for g in model.layout.groups.iter().filter(|g| g.role != Role::Mtp && g.layer.is_none_or(|l| (l as usize) < layers))
+    {
+        let h = home(g.role, g.layer);
+        let b = format.bpw(g, &ctx).bytes(g.params);
+        let s = slot(h);
+        estimated[s] = estimated[s].saturating_add(b);
+        if !is_multimodal(g.role) {
+            count += stems(g.role, gated).len();
+        }
+        groups.push((g, h, b));
     }
     let planned = |s: usize| match s {
-        s if s < layers => p.weights.per_layer[s],
-        s if s == layers => p.weights.first,
-        _ => p.weights.last,
+        s if s < layers => weights.per_layer[s],
+        s if s == layers => weights.first,
+        _ => weights.last,
     };
-    groups
-        .iter()
-        .filter(|(g, _)| !is_multimodal(g.role))
-        .flat_map(|(g, b)| {
-            let s = slot(home(g.role, g.layer));
-            let est = estimated[s];
-            let bytes = if est == 0 {
-                0
-            } else {
-                u64::try_from(u128::from(planned(s)) * u128::from(*b) / u128::from(est)).unwrap_or(u64::MAX)
-            };
-            split(g.role, g.layer, bytes, gated)
-        })
-        .collect()
+    sink.reserve(count);
+    for &(g, h, b) in groups.iter().filter(|(g, ..)| !is_multimodal(g.role)) {
+        let s = slot(h);
+        let est = estimated[s];
+        let bytes = if est == 0 {
+            0
+        } else {
+            u64::try_from(u128::from(planned(s)) * u128::from(b) / u128::from(est)).unwrap_or(u64::MAX)
+        };
+        split(sink, g.role, g.layer, h, bytes, gated);
+    }
 }
 
 /// One group as llama.cpp's tensors: a gated up projection is two tensors
 /// of the same shape (gate and up), so half each.
-fn split(role: Role, layer: Option<u32>, bytes: u64, gated: bool) -> impl Iterator<Item = Piece> {
+fn split(sink: &mut impl Sink, role: Role, layer: Option<u32>, home: Home, bytes: u64, gated: bool) {
     let stems = stems(role, gated);
     let parts = stems.len() as u64;
-    let home = home(role, layer);
-    stems.iter().enumerate().map(move |(i, stem)| Piece {
-        name: Name::Layout { stem, role, layer },
-        home,
-        role,
+    for (i, &stem) in stems.iter().enumerate() {
         // The first part takes the odd byte, so the parts sum to `bytes`.
-        bytes: bytes / parts + if i == 0 { bytes % parts } else { 0 },
-    })
+        let part = bytes / parts + if i == 0 { bytes % parts } else { 0 };
+        sink.piece(|| Name::Layout { stem, role, layer }, home, role, part);
+    }
 }
 
 /// The multimodal projector's bytes on the plan's footing: the tower and
@@ -231,4 +373,38 @@ pub(crate) fn multimodal_bytes<E>(p: &Plan<'_, E>) -> u64 {
         .iter()
         .filter(|g| is_multimodal(g.role))
         .fold(0u64, |a, g| a.saturating_add(p.scenario.weights.bpw(g, &ctx).bytes(g.params)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engines::{Engine, EnginePlan, Scenario, llamacpp};
+
+    /// A solver's tensors serve the plans of their model and format, and
+    /// any other plan builds its own: the same pieces either way.
+    #[test]
+    fn tensors_built_once_serve_only_their_own_plans() {
+        let m = Model::preset("llama-3.1-8b").unwrap();
+        let format = |id| WeightFormat::parse(id).unwrap();
+        let plan = |f| {
+            let s =
+                Scenario { weights: f, engine: Engine::LlamaCpp(llamacpp::Options::default()), ..Scenario::default() };
+            EnginePlan::new(&m, s.validate().unwrap())
+        };
+        let t = Tensors::new(&m, format("q4_k_m"));
+        let same = plan(format("q4_k_m"));
+        assert!(matches!(t.of_plan(&same), Cow::Borrowed(_)));
+        assert_eq!(t.of_plan(&same).as_ref(), pieces(&same).as_slice());
+        assert_eq!(t.weights_for(&same.scenario).as_ref(), Some(&same.weights));
+        let other = plan(format("q8_0"));
+        assert!(matches!(t.of_plan(&other), Cow::Owned(_)));
+        assert_eq!(t.of_plan(&other).as_ref(), pieces(&other).as_slice());
+        assert_eq!(t.weights_for(&other.scenario), None);
+        // Summed per home, without writing a piece: the same as the pieces' sums.
+        for p in [&same, &other] {
+            assert_eq!(home_bytes(p), HomeBytes::of(&pieces(p), p.weights.per_layer.len()));
+        }
+        assert!(matches!(t.homes_of_plan(&same), Cow::Borrowed(_)));
+        assert_eq!(t.homes_of_plan(&other).as_ref(), &home_bytes(&other));
+    }
 }

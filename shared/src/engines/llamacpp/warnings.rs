@@ -3,7 +3,7 @@
 //! flags for which `--fit` gives up, and less than its margin left free.
 
 use super::fit;
-use super::{FitMode, FlashAttention, Options, devices, types};
+use super::{Devices, FitMode, FlashAttention, Options, types};
 use crate::engines::{EngineWarnings, Plan};
 use crate::plan::GpuPeak;
 use crate::units::{UnitSystem, format_bytes};
@@ -26,10 +26,10 @@ fn quantised_v_without_flash_attention(p: &Plan, o: Options) -> Option<String> {
 /// and reads every page of them for each token, so past the RAM they are
 /// read from disk again and again; `--no-mmap` would fail to load instead.
 /// On unified memory the host's share is what the GPU side leaves.
-fn host_ram(p: &Plan, o: Options, per_gpu: &[GpuPeak]) -> Option<String> {
+fn host_ram(p: &Plan, o: Options, d: &Devices, per_gpu: &[GpuPeak]) -> Option<String> {
     let totals: Vec<u64> = per_gpu.iter().map(|g| g.total_bytes).collect();
     let ram = super::host::host_ram_limit(p, o, &totals)?;
-    let need = super::host::host_ram_need(p, o);
+    let need = super::host::host_ram_need(p, o, d);
     let whose =
         if o.host_ram_bytes.is_some() { "this host's" } else { "the unified memory's, beside the GPU's share," };
     (need > ram).then(|| {
@@ -43,18 +43,16 @@ fn host_ram(p: &Plan, o: Options, per_gpu: &[GpuPeak]) -> Option<String> {
     })
 }
 
-pub(crate) fn warnings(p: &Plan, o: Options, per_gpu: &[GpuPeak]) -> EngineWarnings {
+/// `d`: the plan's devices, computed once with the plan.
+pub(crate) fn warnings(p: &Plan, o: Options, d: &Devices, per_gpu: &[GpuPeak]) -> EngineWarnings {
     let mut setup: Vec<String> = quantised_v_without_flash_attention(p, o).into_iter().collect();
-    if !o.tensor_overrides.is_empty() && o.tensor_overrides.rules().count() > 0 {
-        let d = devices(p, o);
-        if d.weights.overridden_count == 0 {
-            setup.push(format!(
-                "no tensor of this model matches the -ot rules `{}`: llama.cpp loads it as without them",
-                o.tensor_overrides.as_str()
-            ));
-        }
+    if !o.tensor_overrides.is_empty() && o.tensor_overrides.rules().count() > 0 && d.weights.overridden_count == 0 {
+        setup.push(format!(
+            "no tensor of this model matches the -ot rules `{}`: llama.cpp loads it as without them",
+            o.tensor_overrides.as_str()
+        ));
     }
-    if let Some(w) = host_ram(p, o, per_gpu) {
+    if let Some(w) = host_ram(p, o, d, per_gpu) {
         setup.push(w);
     }
     let margin = o.fit_target_bytes();
