@@ -164,6 +164,22 @@ fn a_startup_log_is_listed_line_by_line() {
     assert_eq!(facts[1]["figure"]["bytes"], (11_199_u64 * (1 << 30) + 50) / 100);
 }
 
+/// vLLM's "Free memory on device" line copied from a web page, with a
+/// no-break space before its first figure (a fuzzing finding, issue 40:
+/// `fuzz/regressions/startup/`): read as the plain line is, not a panic.
+#[test]
+fn a_no_break_space_in_a_vllm_line_reads_its_figures() {
+    let file = concat!(env!("CARGO_MANIFEST_DIR"), "/../fuzz/regressions/startup/startup-no-break-space.txt");
+    let v = json(&["diagnose", file, "--json"]);
+    let facts = v["startup"]["facts"].as_array().unwrap();
+    let bytes = |kind: &str| {
+        facts.iter().find(|f| f["figure"]["kind"] == kind).map(|f| f["figure"]["bytes"].clone()).unwrap_or_default()
+    };
+    // 16.92 and 5.66 GiB, exact from the logged decimals.
+    assert_eq!(bytes("weights"), (1692_u64 * (1 << 30) + 50) / 100, "{facts:?}");
+    assert_eq!(bytes("activation_peak"), (566_u64 * (1 << 30) + 50) / 100, "{facts:?}");
+}
+
 /// With a plan, each logged figure sits beside the estimate's; the flags left
 /// at their defaults take what the log says was run.
 #[test]

@@ -437,10 +437,8 @@ impl Pattern {
         let steps = alternatives_size(&alternatives);
         if steps > MAX_PROGRAM {
             return Err(format!(
-                "is too complex to check: its repetitions unroll to {} steps, over the {} this matcher takes \
-                 (write fewer or smaller `{{n,m}}` counts)",
-                if steps == usize::MAX { "too many".to_owned() } else { crate::explain::thousands(steps as u64) },
-                crate::explain::thousands(MAX_PROGRAM as u64)
+                "is too complex to check: its repetitions unroll past the {MAX_PROGRAM} steps this matcher takes \
+                 (write fewer or smaller `{{n,m}}` counts)"
             ));
         }
         let mut c = Compiler { program: Vec::with_capacity(steps + 1) };
@@ -700,10 +698,7 @@ mod tests {
             "\\d{1000}\\w{1000}[a-z]{1000}.{1000}x{1000}",
         ] {
             let e = Pattern::new(p).err().unwrap_or_else(|| panic!("{p} compiled"));
-            assert!(
-                e.contains("too complex to check") && e.contains(&crate::explain::thousands(MAX_PROGRAM as u64)),
-                "{p}: {e}"
-            );
+            assert!(e.contains("too complex to check") && e.contains(&format!("{MAX_PROGRAM} steps")), "{p}: {e}");
         }
         // A large count that fits compiles and matches.
         assert!(m("a{1000}", &"a".repeat(1000)));
