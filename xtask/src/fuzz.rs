@@ -77,7 +77,10 @@ pub fn fuzz(args: &[String]) -> anyhow::Result<()> {
         let corpus = seed(&root, &fuzz_dir, target)?;
         let mut run = run(&fuzz_dir, target, &corpus, seconds)?;
         if coverage {
-            run.lines = lines(&root, &fuzz_dir, target, &corpus).ok();
+            match lines(&root, &fuzz_dir, target, &corpus) {
+                Ok(l) => run.lines = Some(l),
+                Err(e) => eprintln!("warning: no line coverage for {target}: {e:#}"),
+            }
         }
         runs.push(run);
     }
@@ -293,8 +296,13 @@ fn lines(root: &Path, fuzz_dir: &Path, target: &str, corpus: &Path) -> anyhow::R
     let host = output(Command::new("rustc").args(["+nightly", "-vV"]))?;
     let host = host.lines().find_map(|l| l.strip_prefix("host: ")).unwrap_or("x86_64-unknown-linux-gnu").to_owned();
     let llvm_cov = PathBuf::from(sysroot.trim()).join("lib/rustlib").join(&host).join("bin/llvm-cov");
-    let target_dir = super::dirs()?.1;
-    let binary = target_dir.join(&host).join("coverage").join(&host).join("release").join(target);
+    // cargo fuzz coverage builds under the workspace's own `target/`,
+    // whatever `CARGO_TARGET_DIR` says (cargo-fuzz 0.13).
+    let binary = [root.join("target"), super::dirs()?.1]
+        .iter()
+        .map(|t| t.join(&host).join("coverage").join(&host).join("release").join(target))
+        .find(|b| b.exists())
+        .with_context(|| format!("no coverage build of {target} under target/"))?;
     let profile = fuzz_dir.join("coverage").join(target).join("coverage.profdata");
     let report = output(
         Command::new(llvm_cov)
