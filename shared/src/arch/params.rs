@@ -122,6 +122,11 @@ pub enum Category {
     Other,
 }
 
+impl Category {
+    /// How many categories there are (see [`TensorLayout::params_by_category`]).
+    pub const COUNT: usize = Self::Other as usize + 1;
+}
+
 /// One group of tensors of the same role in the same place.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct TensorGroup {
@@ -154,6 +159,19 @@ pub struct TensorLayout {
 impl TensorLayout {
     pub fn total_params(&self) -> u64 {
         self.groups.iter().fold(0u64, |acc, g| acc.saturating_add(g.params))
+    }
+
+    /// Parameters of every category in one pass over the groups, indexed by
+    /// `Category as usize`: an estimate reads all eight twice, and a pass
+    /// per category over a 61-layer MoE's 845 groups was a quarter of its
+    /// time (issue 39).
+    pub fn params_by_category(&self) -> [u64; Category::COUNT] {
+        let mut sums = [0u64; Category::COUNT];
+        for g in &self.groups {
+            let sum = &mut sums[g.role.category() as usize];
+            *sum = sum.saturating_add(g.params);
+        }
+        sums
     }
 
     pub fn params_in(&self, category: Category) -> u64 {

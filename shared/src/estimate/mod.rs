@@ -44,15 +44,16 @@ pub struct ParamBreakdown {
 
 impl ParamBreakdown {
     pub fn of(layout: &TensorLayout) -> Self {
+        let by = layout.params_by_category();
         Self {
-            embeddings: layout.params_in(Category::Embeddings),
-            attention: layout.params_in(Category::Attention),
-            mlp: layout.params_in(Category::Mlp),
-            experts: layout.params_in(Category::Experts),
-            norms_and_biases: layout.params_in(Category::NormsAndBiases),
-            lm_head: layout.params_in(Category::LmHead),
-            vision: layout.params_in(Category::Vision),
-            other: layout.params_in(Category::Other),
+            embeddings: by[Category::Embeddings as usize],
+            attention: by[Category::Attention as usize],
+            mlp: by[Category::Mlp as usize],
+            experts: by[Category::Experts as usize],
+            norms_and_biases: by[Category::NormsAndBiases as usize],
+            lm_head: by[Category::LmHead as usize],
+            vision: by[Category::Vision as usize],
+            other: by[Category::Other as usize],
         }
     }
 }

@@ -26,6 +26,11 @@ impl Bpw {
     }
     /// Bytes for `n` weights, rounded up.
     pub fn bytes(self, n: u64) -> u64 {
+        // In u64 when nothing overflows, the same quotient without a call to
+        // the u128 division routine (once per tensor group: issue 39).
+        if let (Some(num), Some(den)) = (n.checked_mul(self.bits), self.per.max(1).checked_mul(8)) {
+            return num.div_ceil(den);
+        }
         let num = u128::from(n) * u128::from(self.bits);
         let den = u128::from(self.per.max(1)) * 8;
         u64::try_from(num.div_ceil(den)).unwrap_or(u64::MAX)

@@ -39,7 +39,7 @@ pub fn balance(layer_costs: &[u64], fixed: &[u64], capacities: &[u64]) -> Ranges
     let (mut lo, mut hi) = (0u64, bound as u64);
     while lo < hi {
         let mid = lo + (hi - lo) / 2;
-        if greedy(layer_costs, fixed, capacities, mid).is_some() {
+        if fill(layer_costs, fixed, capacities, mid, |_| ()) {
             hi = mid;
         } else {
             lo = mid + 1;
@@ -53,18 +53,30 @@ fn costs_sum(costs: &[u64]) -> u128 {
 }
 
 fn limit(capacity: u64, ppm: u64) -> u128 {
-    u128::from(capacity) * u128::from(ppm) / 1_000_000
+    // In u64 when the product fits: the same quotient without a call to the
+    // u128 division routine, which the search made 8 times a probe (issue 39).
+    match capacity.checked_mul(ppm) {
+        Some(product) => u128::from(product / 1_000_000),
+        None => u128::from(capacity) * u128::from(ppm) / 1_000_000,
+    }
 }
 
 fn greedy(costs: &[u64], fixed: &[u64], caps: &[u64], ppm: u64) -> Option<Ranges> {
+    let mut ranges = Vec::with_capacity(caps.len());
+    fill(costs, fixed, caps, ppm, |r| ranges.push(r)).then_some(ranges)
+}
+
+/// Whether the greedy fill at `ppm` places every layer, handing each GPU's
+/// run to `run` as it goes: the binary search's probes keep no runs, so they
+/// allocate nothing (issue 39).
+fn fill(costs: &[u64], fixed: &[u64], caps: &[u64], ppm: u64, mut run: impl FnMut(std::ops::Range<usize>)) -> bool {
     let n = caps.len();
-    let mut ranges = Vec::with_capacity(n);
     let mut start = 0usize;
     for (g, &capacity) in caps.iter().enumerate() {
         let cap = limit(capacity, ppm);
         let mut load = u128::from(fixed.get(g).copied().unwrap_or(0));
         if load > cap {
-            return None;
+            return false;
         }
         let remaining_gpus = n - g - 1;
         let mut end = start;
@@ -80,10 +92,10 @@ fn greedy(costs: &[u64], fixed: &[u64], caps: &[u64], ppm: u64) -> Option<Ranges
             load = next;
             end += 1;
         }
-        ranges.push(start..end);
+        run(start..end);
         start = end;
     }
-    (start == costs.len()).then_some(ranges)
+    start == costs.len()
 }
 
 /// Splits `layers` into `n` runs of (nearly) equal length.

@@ -12,19 +12,20 @@ use super::{CUDA_CONTEXT_BYTES, GpuPeak, Plan, TP_COMM_BYTES, WeightSource};
 /// The parameters by part of the model.
 pub fn parameters<E>(p: &Plan<'_, E>) -> Term {
     let model = p.model;
-    let l = &model.layout;
+    let by = model.layout.params_by_category();
+    let l = |c: Category| thousands(by[c as usize]);
     Term::count(
         "parameters",
         model.parameters(),
         format!(
             "embeddings {} + attention {} + MLP {} + experts {} + norms/biases {} + lm_head {} + vision {}",
-            thousands(l.params_in(Category::Embeddings)),
-            thousands(l.params_in(Category::Attention)),
-            thousands(l.params_in(Category::Mlp)),
-            thousands(l.params_in(Category::Experts)),
-            thousands(l.params_in(Category::NormsAndBiases)),
-            thousands(l.params_in(Category::LmHead)),
-            thousands(l.params_in(Category::Vision))
+            l(Category::Embeddings),
+            l(Category::Attention),
+            l(Category::Mlp),
+            l(Category::Experts),
+            l(Category::NormsAndBiases),
+            l(Category::LmHead),
+            l(Category::Vision)
         ),
         Basis::Exact,
     )

@@ -103,8 +103,13 @@ impl WeightPlan {
     }
 
     fn add(&mut self, g: &TensorGroup, bytes: u64, (num, den): (u64, u64)) {
-        let rank_bytes =
-            u64::try_from((u128::from(bytes) * u128::from(num)).div_ceil(u128::from(den.max(1)))).unwrap_or(u64::MAX);
+        // In u64 when the product fits: the same quotient without the u128
+        // division routine, once per tensor group (issue 39).
+        let rank_bytes = match bytes.checked_mul(num) {
+            Some(b) => b.div_ceil(den.max(1)),
+            None => u64::try_from((u128::from(bytes) * u128::from(num)).div_ceil(u128::from(den.max(1))))
+                .unwrap_or(u64::MAX),
+        };
         if num > 0 {
             self.total = self.total.saturating_add(bytes);
         }
