@@ -191,32 +191,26 @@ impl Model {
 /// layer count over [`MAX_LAYERS`] is refused, naming where it was read: it
 /// would size the per-layer tables of the layout and the inference.
 fn hints(config: Option<&serde_json::Value>, checkpoint: &Checkpoint) -> Result<Hints, CheckpointError> {
-    let layers = |field: String, n: u64| {
-        if n > MAX_LAYERS {
-            return Err(CheckpointError::Invalid(format!("{field}: {n} is implausibly large (limit {MAX_LAYERS})")));
-        }
-        Ok(n as u32)
-    };
     let from_config = config.and_then(|c| {
         let text = c.get("text_config").and_then(|t| t.get("num_hidden_layers")).and_then(serde_json::Value::as_u64);
         match text {
-            Some(n) => Some(("config.json field `text_config.num_hidden_layers`", n)),
+            Some(n) => Some(("config.json field `text_config.num_hidden_layers`".to_owned(), n)),
             None => c
                 .get("num_hidden_layers")
                 .and_then(serde_json::Value::as_u64)
-                .map(|n| ("config.json field `num_hidden_layers`", n)),
+                .map(|n| ("config.json field `num_hidden_layers`".to_owned(), n)),
         }
     });
-    let from_gguf = checkpoint.gguf.as_ref().and_then(|g| {
+    let from_gguf = || {
+        let g = checkpoint.gguf.as_ref()?;
         let blocks = g.arch_u64("block_count")?;
-        Some((blocks.saturating_sub(g.arch_u64("nextn_predict_layers").unwrap_or(0)), g))
-    });
-    let num_layers = match (from_config, from_gguf) {
-        (Some((field, n)), _) => Some(layers(field.to_owned(), n)?),
-        (None, Some((n, g))) => {
-            Some(layers(format!("GGUF metadata `{}.block_count`", g.architecture().unwrap_or("unknown")), n)?)
-        }
-        (None, None) => None,
+        let field = format!("GGUF metadata `{}.block_count`", g.architecture().unwrap_or("unknown"));
+        Some((field, blocks.saturating_sub(g.arch_u64("nextn_predict_layers").unwrap_or(0))))
+    };
+    let num_layers = match from_config.or_else(from_gguf) {
+        // Bounded, so the conversion holds.
+        Some((field, n)) => Some(infer::bounded(|| field, n, MAX_LAYERS)? as u32),
+        None => None,
     };
     let packed_bits = config
         .and_then(|c| c.get("quantization_config"))

@@ -44,7 +44,7 @@ struct Facts {
 /// A read count or width kept within the bound the family readers apply
 /// (`arch::fields`): a claimed size is never trusted to size an allocation
 /// or a product, and the error names where it was read.
-fn bounded(field: impl FnOnce() -> String, value: u64, max: u64) -> Result<u64, CheckpointError> {
+pub(crate) fn bounded(field: impl FnOnce() -> String, value: u64, max: u64) -> Result<u64, CheckpointError> {
     if value > max {
         // Worded as `arch::fields` words a config field over its bound.
         return Err(CheckpointError::Invalid(format!("{}: {value} is implausibly large (limit {max})", field())));
