@@ -32,7 +32,7 @@ pub(super) struct Dfa {
 #[derive(Debug, Clone)]
 struct State {
     /// The steps alive: those that read a byte, and the `$` steps, which
-    /// pass only at the name's end. Sorted, so equal sets are one state.
+    /// pass only at the name's end. In program order, so equal sets are one state.
     steps: Box<[u32]>,
     /// `Match` was reached: the name matches, whatever follows.
     matched: bool,
@@ -40,10 +40,11 @@ struct State {
 }
 
 /// The steps reached from `starts` without reading a byte, at a position
-/// that is the name's start (`^` passes) or not, in program order (so equal
-/// sets are equal lists, with no sort); whether `Match` is among them. `$`
-/// steps are kept unresolved.
-fn closure(program: &[Inst], starts: &[usize], at_start: bool) -> (Vec<u32>, bool) {
+/// that is the name's start (`^` passes) or not, and its end (`$` passes)
+/// or not, in program order (so equal sets are equal lists, with no sort);
+/// whether `Match` is among them. A `$` that does not pass is kept as a
+/// step, to pass at the end.
+fn closure(program: &[Inst], starts: &[usize], at_start: bool, at_end: bool) -> (Vec<u32>, bool) {
     let mut seen = vec![false; program.len()];
     let mut stack = starts.to_vec();
     let mut matched = false;
@@ -55,12 +56,9 @@ fn closure(program: &[Inst], starts: &[usize], at_start: bool) -> (Vec<u32>, boo
             Inst::Match => matched = true,
             Inst::Jump(to) => stack.push(*to),
             Inst::Split(a, b) => stack.extend([*b, *a]),
-            Inst::Start => {
-                if at_start {
-                    stack.push(pc + 1);
-                }
-            }
-            Inst::End | Inst::Byte(_) | Inst::Any | Inst::Class(_) => {}
+            Inst::Start if at_start => stack.push(pc + 1),
+            Inst::End if at_end => stack.push(pc + 1),
+            Inst::Start | Inst::End | Inst::Byte(_) | Inst::Any | Inst::Class(_) => {}
         }
     }
     let steps = (0..program.len())
@@ -92,14 +90,14 @@ impl Dfa {
             .map(|&pc| pc as usize + 1)
             .collect();
         // `^` holds at the end too when the name is empty.
-        !ends.is_empty() && ends_match(program, &ends, name.is_empty())
+        !ends.is_empty() && closure(program, &ends, name.is_empty(), true).1
     }
 
     fn start(&mut self, program: &[Inst]) -> u32 {
         if let Some(s) = self.start {
             return s;
         }
-        let (steps, matched) = closure(program, &[0], true);
+        let (steps, matched) = closure(program, &[0], true, false);
         let s = self.intern(steps, matched);
         self.start = Some(s);
         s
@@ -119,7 +117,7 @@ impl Dfa {
             .map(|&pc| pc as usize + 1)
             .collect();
         starts.push(0);
-        let (steps, matched) = closure(program, &starts, false);
+        let (steps, matched) = closure(program, &starts, false, false);
         let generation = self.generation;
         let next = self.intern(steps, matched);
         // Unless a full cache started over, and `state` with it.
@@ -152,30 +150,4 @@ impl Dfa {
         self.states.push(State { steps, matched, next: Box::new([UNKNOWN; 256]) });
         id
     }
-}
-
-/// Whether `Match` follows `starts` at the name's end (`$` passing, and
-/// `^` too when the end is the start).
-fn ends_match(program: &[Inst], starts: &[usize], at_start: bool) -> bool {
-    let mut seen = vec![false; program.len()];
-    let mut stack = starts.to_vec();
-    while let Some(pc) = stack.pop() {
-        if std::mem::replace(&mut seen[pc], true) {
-            continue;
-        }
-        match &program[pc] {
-            Inst::Match => return true,
-            Inst::Jump(to) => stack.push(*to),
-            Inst::Split(a, b) => stack.extend([*b, *a]),
-            Inst::End => stack.push(pc + 1),
-            Inst::Start => {
-                if at_start {
-                    stack.push(pc + 1);
-                }
-            }
-            // Nothing is left to read.
-            Inst::Byte(_) | Inst::Any | Inst::Class(_) => {}
-        }
-    }
-    false
 }
