@@ -84,10 +84,7 @@ impl<'m> EnginePlan<'m> {
             // Ollama runs llama.cpp with the flags it launches.
             Engine::LlamaCpp(_) | Engine::Ollama(_) => {
                 let o = ollama::flags(&plan);
-                let d = match tensors {
-                    Some(t) => llamacpp::devices_of(&plan, o, t),
-                    None => llamacpp::devices(&plan, o),
-                };
+                let d = llamacpp::devices(&plan, o, tensors);
                 Ready::LlamaCpp(o, d)
             }
         };

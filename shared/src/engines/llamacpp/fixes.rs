@@ -355,7 +355,7 @@ fn experts_of_the_full_gpus(model: &Model, s: &Scenario) -> Option<Setting> {
     let valid = s.clone().validate().ok()?;
     let p = EnginePlan::new(model, valid);
     let tensors = Tensors::of(&p);
-    let d = super::devices_of(&p, o, &tensors);
+    let d = super::devices(&p, o, Some(&tensors));
     let ctx = super::n_ctx(&p, o);
     let slots = super::slots(&p, o);
     let full: Vec<usize> = (0..s.gpus.len())

@@ -32,6 +32,8 @@ pub use pattern::Pattern;
 pub(crate) use tensors::Tensors;
 pub(crate) use warnings::warnings;
 
+use std::borrow::Cow;
+
 use serde::{Deserialize, Serialize};
 
 use super::parallel::{self, SplitError};
@@ -371,20 +373,15 @@ pub(crate) fn projector_bytes(p: &Plan) -> u64 {
     tensors::multimodal_bytes(p)
 }
 
-pub(crate) fn devices(p: &Plan, o: Options) -> Devices {
+/// Where the plan's tensors go with `o`; `tensors`: those a solver built
+/// once for the many plans it tries ([`Tensors`]), when it did.
+pub(crate) fn devices(p: &Plan, o: Options, tensors: Option<&Tensors>) -> Devices {
     if devices::moves_none(&o) {
-        devices_by_home(p, o, &tensors::home_bytes(p))
+        let homes = tensors.map_or_else(|| Cow::Owned(tensors::home_bytes(p)), |t| t.homes_of_plan(p));
+        devices_by_home(p, o, &homes)
     } else {
-        devices_with(p, o, &tensors::pieces(p), &|_| None)
-    }
-}
-
-/// [`devices`] with the tensors built once for many plans ([`Tensors`]).
-pub(crate) fn devices_of(p: &Plan, o: Options, t: &Tensors) -> Devices {
-    if devices::moves_none(&o) {
-        devices_by_home(p, o, &t.homes_of_plan(p))
-    } else {
-        devices_with(p, o, &t.of_plan(p), &|_| None)
+        let pieces = tensors.map_or_else(|| Cow::Owned(tensors::pieces(p)), |t| t.of_plan(p));
+        devices_with(p, o, &pieces, &|_| None)
     }
 }
 

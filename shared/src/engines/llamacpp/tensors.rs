@@ -223,6 +223,15 @@ impl HomeBytes {
         out
     }
 
+    fn add(&mut self, h: Home, bytes: u64) {
+        let s = self.slot(h);
+        self.bytes[s] = self.bytes[s].saturating_add(bytes);
+    }
+
+    fn at(&self, h: Home) -> u64 {
+        self.bytes[self.slot(h)]
+    }
+
     fn slot(&self, h: Home) -> usize {
         let layers = self.bytes.len() - 2;
         match h {
@@ -273,8 +282,7 @@ impl Sink for HomeBytes {
     fn reserve(&mut self, _: usize) {}
 
     fn piece(&mut self, _: impl FnOnce() -> Name, home: Home, _: Role, bytes: u64) {
-        let s = self.slot(home);
-        self.bytes[s] = self.bytes[s].saturating_add(bytes);
+        self.add(home, bytes);
     }
 }
 
@@ -303,14 +311,8 @@ fn each_piece(model: &Model, format: WeightFormat, weights: &WeightPlan, sink: &
         return;
     }
     let ctx = model.layout_context();
-    // The estimate per slot (the layers, then the input and output layers),
-    // to rescale onto the plan's bytes for it.
-    let slot = |h: Home| match h {
-        Home::Input => layers,
-        Home::Layer(l) => l,
-        Home::Output => layers + 1,
-    };
-    let mut estimated = vec![0u64; layers + 2];
+    // The estimate per home, to rescale onto the plan's bytes for it.
+    let mut estimated = HomeBytes::new(layers);
     // Every group the plan's weights count (the tower too, which sits with
     // the input layer there), to rescale by; the tower is then left out.
     // One pass, each group's home and bytes kept, the output sized once:
@@ -321,26 +323,24 @@ fn each_piece(model: &Model, format: WeightFormat, weights: &WeightPlan, sink: &
     {
         let h = home(g.role, g.layer);
         let b = format.bpw(g, &ctx).bytes(g.params);
-        let s = slot(h);
-        estimated[s] = estimated[s].saturating_add(b);
+        estimated.add(h, b);
         if !is_multimodal(g.role) {
             count += stems(g.role, gated).len();
         }
         groups.push((g, h, b));
     }
-    let planned = |s: usize| match s {
-        s if s < layers => weights.per_layer[s],
-        s if s == layers => weights.first,
-        _ => weights.last,
+    let planned = |h: Home| match h {
+        Home::Layer(l) => weights.per_layer[l],
+        Home::Input => weights.first,
+        Home::Output => weights.last,
     };
     sink.reserve(count);
     for &(g, h, b) in groups.iter().filter(|(g, ..)| !is_multimodal(g.role)) {
-        let s = slot(h);
-        let est = estimated[s];
+        let est = estimated.at(h);
         let bytes = if est == 0 {
             0
         } else {
-            u64::try_from(u128::from(planned(s)) * u128::from(b) / u128::from(est)).unwrap_or(u64::MAX)
+            u64::try_from(u128::from(planned(h)) * u128::from(b) / u128::from(est)).unwrap_or(u64::MAX)
         };
         split(sink, g.role, g.layer, h, bytes, gated);
     }
