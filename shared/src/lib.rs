@@ -18,6 +18,7 @@ pub mod formats;
 pub mod hub;
 pub mod kv;
 pub mod link;
+pub mod live;
 pub mod model;
 pub mod oom;
 pub mod plan;

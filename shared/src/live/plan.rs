@@ -1,0 +1,135 @@
+//! What a known plan adds to a finding: the plan's own figures beside the
+//! readings ("holding 17.40 GiB ≈ Llama 2 7B in fp16; in 4-bit ≈ 3.90 GiB").
+//! The agent diagnoses without a plan; the page and `headroom watch --plan`
+//! know one and add these notes.
+
+use crate::engines::EngineKind;
+use crate::estimate::Estimate;
+use crate::formats::WeightFormat;
+use crate::model::Model;
+use crate::plan::WeightPlan;
+use crate::units::{UnitSystem, format_bytes};
+
+use super::finding::{Cause, Finding};
+
+/// The figures of a plan a diagnosis compares with.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PlanFacts {
+    pub model: String,
+    pub engine: EngineKind,
+    pub weight_format: WeightFormat,
+    /// What the plan needs on each GPU.
+    pub per_gpu_bytes: Vec<u64>,
+    pub kv_bytes_per_token: u64,
+    pub concurrency: u64,
+    /// The model's weights in the formats a fix loads them in, all GPUs.
+    pub weights_in: Vec<(WeightFormat, u64)>,
+}
+
+/// The formats the checklist's first fix names: fp32, 16-bit, 8-bit, 4-bit.
+const LADDER: [WeightFormat; 4] =
+    [WeightFormat::F32, WeightFormat::F16, WeightFormat::Int8, WeightFormat::Bnb4 { nf4: true, double_quant: false }];
+
+impl PlanFacts {
+    pub fn of(model: &Model, estimate: &Estimate) -> Self {
+        Self {
+            model: model.name.clone(),
+            engine: estimate.engine,
+            weight_format: estimate.weight_format,
+            per_gpu_bytes: estimate.per_gpu.iter().map(|g| g.total_bytes).collect(),
+            kv_bytes_per_token: estimate.kv_bytes_per_token,
+            concurrency: estimate.concurrency.max(1),
+            weights_in: LADDER.iter().map(|&f| (f, WeightPlan::new(model, f, 1).total)).collect(),
+        }
+    }
+}
+
+fn bytes(b: u64) -> String {
+    format_bytes(b, UnitSystem::Binary)
+}
+
+fn words(f: WeightFormat) -> &'static str {
+    match f {
+        WeightFormat::F32 => "fp32",
+        WeightFormat::F16 | WeightFormat::Bf16 => "16-bit",
+        WeightFormat::Int8 => "8-bit",
+        _ => "4-bit",
+    }
+}
+
+/// The plan's figures for a finding, as sentences; none when the plan says
+/// nothing the readings do not.
+pub fn plan_notes(f: &Finding, plan: &PlanFacts) -> Vec<String> {
+    let mut out = Vec::new();
+    let need = plan.per_gpu_bytes.get(f.gpu as usize).copied();
+    match f.cause {
+        Cause::NearCapacity => {
+            // The largest format whose weights fit in what is held.
+            let loaded = plan.weights_in.iter().find(|(_, w)| *w <= f.bytes && *w * 10 >= f.bytes * 6);
+            if let Some(&(format, w)) = loaded {
+                let mut s =
+                    format!("{} held ≈ {} in {} ({} of weights)", bytes(f.bytes), plan.model, words(format), bytes(w));
+                let smaller: Vec<String> = plan
+                    .weights_in
+                    .iter()
+                    .filter(|(g, w2)| *w2 < w && words(*g) != words(format))
+                    .map(|(g, w2)| format!("in {} ≈ {}", words(*g), bytes(*w2)))
+                    .collect();
+                if !smaller.is_empty() {
+                    s.push_str(&format!("; {}", smaller.join(", ")));
+                }
+                out.push(s);
+            }
+            if let Some(need) = need.filter(|&n| n * 10 < f.bytes * 8) {
+                out.push(format!(
+                    "The plan ({}, {}) needs {} on this GPU: the process holds more than it would",
+                    plan.weight_format.id(),
+                    plan.engine.name(),
+                    bytes(need)
+                ));
+            }
+        }
+        Cause::Growing => {
+            if let (Some(g), true) = (f.growth, plan.kv_bytes_per_token > 0) {
+                let more = g.free_bytes / plan.kv_bytes_per_token;
+                let per_sequence = (g.climbed_bytes + g.free_bytes) / plan.kv_bytes_per_token / plan.concurrency;
+                out.push(format!(
+                    "At the plan's {} of KV cache per token, the {} free hold about {more} more tokens (all sequences together); counting from when the climb began, keep new tokens under about {per_sequence} per sequence ({} at once): {}",
+                    bytes(plan.kv_bytes_per_token),
+                    bytes(g.free_bytes),
+                    plan.concurrency,
+                    limit_words(plan.engine, per_sequence),
+                ));
+            }
+        }
+        Cause::Unbalanced => {
+            if plan.per_gpu_bytes.len() == f.spread.len() && plan.per_gpu_bytes.len() > 1 {
+                let split: Vec<String> =
+                    plan.per_gpu_bytes.iter().enumerate().map(|(i, b)| format!("GPU {i} {}", bytes(*b))).collect();
+                out.push(format!("The plan's split: {}", split.join(", ")));
+            }
+        }
+        Cause::Leftover => {
+            if let Some(need) = need {
+                out.push(format!(
+                    "The plan needs {} on GPU {}; {} of it is held by what the finding names",
+                    bytes(need),
+                    f.gpu,
+                    bytes(f.bytes)
+                ));
+            }
+        }
+    }
+    out
+}
+
+/// The engine's own knob for a token limit.
+fn limit_words(engine: EngineKind, tokens: u64) -> String {
+    match engine {
+        EngineKind::Transformers => format!("model.generate(..., max_new_tokens={tokens})"),
+        EngineKind::Vllm => format!("a request's max_tokens={tokens} (or --max-model-len)"),
+        EngineKind::Sglang => format!("a request's max_new_tokens={tokens} (or --context-length)"),
+        EngineKind::LlamaCpp => format!("-n {tokens} (or a smaller -c)"),
+        EngineKind::Ollama => format!("num_predict {tokens} (or a smaller num_ctx)"),
+    }
+}
