@@ -421,8 +421,8 @@ impl Session {
                 }
                 Event::Reading(true) => {
                     let due = due(latest.borrow_and_update().as_ref(), last_sent, subscription.as_ref());
-                    if let Some((frame, taken)) = due {
-                        if self.send_text(frame).await.is_err() {
+                    if let Some((frame, findings, taken)) = due {
+                        if self.send_text(frame).await.is_err() || self.send_text(findings).await.is_err() {
                             return End::ClientGone;
                         }
                         last_sent = Some(taken);
@@ -488,12 +488,12 @@ fn due(
     latest: Option<&Arc<Published>>,
     last_sent: Option<Instant>,
     subscription: Option<&Subscription>,
-) -> Option<(Utf8Bytes, Instant)> {
+) -> Option<(Utf8Bytes, Utf8Bytes, Instant)> {
     let (p, sub) = (latest?, subscription?);
     let wanted = sub.interval() - sub.interval() / 10;
     match last_sent {
         Some(last) if p.taken <= last || p.taken.duration_since(last) < wanted => None,
-        _ => Some((p.frame.clone(), p.taken)),
+        _ => Some((p.frame.clone(), p.findings_frame.clone(), p.taken)),
     }
 }
 

@@ -18,7 +18,8 @@ use std::thread::JoinHandle;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use axum::extract::ws::Utf8Bytes;
-use shared::protocol::{Field, GpuProcess, HostInfo, Sample, ServerMessage};
+use shared::live;
+use shared::protocol::{Field, Findings, GpuProcess, HostInfo, Sample, ServerMessage};
 use tokio::sync::{Notify, watch};
 use tokio::time::Instant;
 
@@ -27,11 +28,14 @@ use super::pods::PodDirectory;
 use super::{Backend, convert, procfs};
 
 /// A published reading: the sample, its encoded `sample` frame (encoded once,
-/// shared by every client) and the scheduler time it was asked for.
+/// shared by every client), the diagnosis of the readings so far with its
+/// `findings` frame, and the scheduler time it was asked for.
 #[derive(Debug)]
 pub struct Published {
     pub sample: Sample,
     pub frame: Utf8Bytes,
+    pub findings: Vec<live::Finding>,
+    pub findings_frame: Utf8Bytes,
     pub taken: Instant,
 }
 
@@ -268,6 +272,9 @@ fn run(
     let mut seq = 0u64;
     // When the process lists were read (monotonic, unix ms) and what they held.
     let mut processes: Option<(std::time::Instant, u64, ProcessLists)> = None;
+    // The diagnosis runs here, once per reading for every client: a few
+    // passes over three minutes of readings (docs/measurements.md).
+    let mut watcher = live::Watcher::new();
     while let Some(stamp) = next_request(requests) {
         let now = std::time::Instant::now();
         let elapsed = now - start;
@@ -297,8 +304,11 @@ fn run(
                 .collect(),
         };
         let frame = Utf8Bytes::from(ServerMessage::Sample(sample.clone()).encode());
-        tracing::trace!(seq, "sample published");
-        tx.send_replace(Some(Arc::new(Published { sample, frame, taken: stamp })));
+        let findings = watcher.update(&sample).to_vec();
+        let findings_frame =
+            Utf8Bytes::from(ServerMessage::Findings(Findings::of(seq, sample.timestamp_ms, &findings)).encode());
+        tracing::trace!(seq, findings = findings.len(), "sample published");
+        tx.send_replace(Some(Arc::new(Published { sample, frame, findings, findings_frame, taken: stamp })));
     }
 }
 

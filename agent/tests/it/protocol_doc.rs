@@ -202,6 +202,35 @@ fn examples() -> Vec<(&'static str, serde_json::Value)> {
             })),
         ),
         (
+            "findings",
+            json(ServerMessage::Findings(Findings {
+                seq: 42,
+                timestamp_ms: 1_767_225_600_000,
+                findings: vec![Finding {
+                    cause: FindingCause::Growing,
+                    number: 2,
+                    gpu: 0,
+                    pid: Some(48_211),
+                    process: Some("python3".into()),
+                    certainty: FindingCertainty::Likely,
+                    since_ms: 1_767_225_571_000,
+                    found_ms: 1_767_225_578_000,
+                    bytes: 32_212_254_720,
+                    gpu_total_bytes: 85_520_809_984,
+                    evidence: "PID 48211 (python3) climbed 3.00 GiB in 8 steps over 29 s while the GPU computed (105.93 MiB/s); at this rate the 49.15 GiB still free run out in about 475 s".into(),
+                    fix: "The KV cache grows with every token: cap max_new_tokens (and truncate long prompts), generate fewer sequences at once, or quantise the cache (cache_implementation=\"quantized\")".into(),
+                    growth: Some(Growth {
+                        bytes_per_s: 111_076_495,
+                        climbed_bytes: 3_221_225_472,
+                        steps: 8,
+                        free_bytes: 52_771_684_352,
+                        seconds_to_capacity: 475,
+                    }),
+                    spread: vec![],
+                }],
+            })),
+        ),
+        (
             "probe_error",
             json(ServerMessage::error(
                 ErrorCode::ProbeOverMargin,
@@ -296,6 +325,7 @@ fn every_documented_example_decodes() {
         "probe_result",
         "probe_result_stopped",
         "probe_error",
+        "findings",
     ] {
         let (start, end) = block(&doc, name);
         ServerMessage::decode(&doc[start..end]).unwrap_or_else(|e| panic!("{name}: {e}"));

@@ -39,7 +39,12 @@ pub async fn start() -> TestServer {
 }
 
 pub async fn start_with(config: ServerConfig) -> TestServer {
-    let backend = SimulatedBackend::new(SimSpec::parse("2xh100-sxm").unwrap());
+    start_simulating(config, SimSpec::parse("2xh100-sxm").unwrap()).await
+}
+
+/// The server over simulated GPUs of `spec` (and its scenario).
+pub async fn start_simulating(config: ServerConfig, spec: SimSpec) -> TestServer {
+    let backend = SimulatedBackend::new(spec);
     let sampler = Sampler::start(Box::new(backend), SamplerConfig::default()).unwrap();
     let state = AppState::new(config, sampler);
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
@@ -112,6 +117,17 @@ pub async fn send_text(ws: &mut Ws, text: &str) {
 
 /// The next protocol message (pings skipped); panics on close or after 10 s.
 pub async fn recv(ws: &mut Ws) -> ServerMessage {
+    loop {
+        match recv_any(ws).await {
+            // The diagnosis after each sample; `findings.rs` reads it.
+            ServerMessage::Findings(_) => continue,
+            other => return other,
+        }
+    }
+}
+
+/// The next message of any type, `findings` included.
+pub async fn recv_any(ws: &mut Ws) -> ServerMessage {
     loop {
         let next = tokio::time::timeout(Duration::from_secs(10), ws.next()).await.expect("no message within 10 s");
         match next {

@@ -169,7 +169,10 @@ async fn samples_arrive_at_the_requested_interval() {
     let mut ws = support::ws_in_memory(&connect).await;
     let next = async |ws: &mut tokio_tungstenite::WebSocketStream<tokio::io::DuplexStream>| loop {
         match ws.next().await {
-            Some(Ok(Message::Text(text))) => return ServerMessage::decode(&text).unwrap(),
+            Some(Ok(Message::Text(text))) => match ServerMessage::decode(&text).unwrap() {
+                ServerMessage::Findings(_) => continue,
+                message => return message,
+            },
             Some(Ok(_)) => continue,
             other => panic!("{other:?}"),
         }

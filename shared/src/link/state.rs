@@ -111,3 +111,51 @@ pub struct Decoded {
     /// The link format version it was read as (`v=`, 1 when absent).
     pub version: super::version::LinkVersion,
 }
+
+/// From the state (what the person chose) to the scenario the estimator
+/// takes, for a model already resolved: one reading for the page and the CLI
+/// (`headroom watch --plan`).
+impl LinkState {
+    /// The weight format in effect: the chosen one, or the checkpoint's own.
+    pub fn weights_for(&self, model: &crate::model::Model) -> WeightFormat {
+        self.weights.unwrap_or_else(|| model.default_format())
+    }
+
+    /// The KV dtype in effect.
+    pub fn kv_dtype_for(&self, model: &crate::model::Model) -> KvDtype {
+        self.kv_dtype.unwrap_or_else(|| crate::estimate::Scenario::default_kv_dtype(model, self.weights_for(model)))
+    }
+
+    /// The scenario, or why it cannot run (a tensor-parallel degree that
+    /// does not divide the GPUs, an engine knob out of range).
+    pub fn scenario_for(&self, model: &crate::model::Model) -> Result<crate::estimate::ValidScenario, String> {
+        let s = crate::estimate::Scenario {
+            weights: self.weights_for(model),
+            kv_dtype: self.kv_dtype_for(model),
+            gpus: self.gpu_choices().iter().map(GpuChoice::slot).collect(),
+            prompt_tokens: self.prompt_tokens,
+            max_new_tokens: self.max_new_tokens,
+            concurrency: self.concurrency,
+            engine: self.engine,
+            tp: self.tp,
+        };
+        s.validate_for(model).map_err(|e| e.to_string())
+    }
+}
+
+impl GpuChoice {
+    /// The GPU slot this choice names (an unknown catalog id: a 0-byte slot
+    /// the plan then refuses).
+    pub fn slot(&self) -> crate::estimate::GpuSlot {
+        use crate::estimate::GpuSlot;
+        match self {
+            GpuChoice::Catalog(id) => match crate::catalog::gpu(id) {
+                Some(g) => GpuSlot::from_catalog(g),
+                None => GpuSlot::custom(id.clone(), 0),
+            },
+            GpuChoice::Custom(bytes) => {
+                GpuSlot::custom(format!("custom {}", crate::units::format_bytes(*bytes, Default::default())), *bytes)
+            }
+        }
+    }
+}

@@ -22,7 +22,7 @@ mod tests;
 
 use std::collections::BTreeMap;
 
-pub use finding::{Cause, Certainty, Finding, Growth};
+pub use finding::{Cause, Certainty, Finding, Growth, engine_of, preallocates};
 pub use plan::{PlanFacts, plan_notes};
 pub use window::{SPAN_MS, Window};
 

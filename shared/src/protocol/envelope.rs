@@ -4,8 +4,8 @@
 use serde::{Deserialize, Serialize};
 
 use super::{
-    ErrorCode, ErrorMessage, Hello, ProbeCancel, ProbeProgress, ProbeResult, ProbeStart, ProbeStarted, Sample,
-    Subscribe, Welcome,
+    ErrorCode, ErrorMessage, Findings, Hello, ProbeCancel, ProbeProgress, ProbeResult, ProbeStart, ProbeStarted,
+    Sample, Subscribe, Welcome,
 };
 
 // ---------------------------------------------------------------------------
@@ -31,6 +31,7 @@ pub enum ServerMessage {
     ProbeStarted(ProbeStarted),
     ProbeProgress(ProbeProgress),
     ProbeResult(ProbeResult),
+    Findings(Findings),
 }
 
 // ---------------------------------------------------------------------------
@@ -106,6 +107,7 @@ impl ServerMessage {
             "probe_started" => data(&raw.kind, raw.data).map(ServerMessage::ProbeStarted),
             "probe_progress" => data(&raw.kind, raw.data).map(ServerMessage::ProbeProgress),
             "probe_result" => data(&raw.kind, raw.data).map(ServerMessage::ProbeResult),
+            "findings" => data(&raw.kind, raw.data).map(ServerMessage::Findings),
             _ => Err(DecodeError::UnknownType(raw.kind)),
         }
     }
@@ -129,7 +131,7 @@ fn encode<T: Serialize>(message: &T) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::protocol::{DEFAULT_INTERVAL_MS, Field, Unavailable};
+    use crate::protocol::{DEFAULT_INTERVAL_MS, Field, FindingCause, FindingCertainty, Unavailable};
 
     #[test]
     fn client_messages_round_trip_and_default() {
@@ -159,5 +161,11 @@ mod tests {
         assert_eq!(e.code, ErrorCode::Unknown);
         let f: Field<u32> = serde_json::from_str(r#"{"unavailable":"from_the_future"}"#).unwrap();
         assert_eq!(f, Field::Unavailable(Unavailable::Unknown));
+        let finding = r#"{"type":"findings","data":{"seq":3,"timestamp_ms":9,"findings":[{"cause":"from_the_future",
+            "number":5,"gpu":0,"certainty":"certain","since_ms":1,"found_ms":2,"bytes":3,"gpu_total_bytes":4,
+            "evidence":"e","fix":"f","new_field":true}]}}"#;
+        let Ok(ServerMessage::Findings(f)) = ServerMessage::decode(finding) else { panic!("a findings message") };
+        assert_eq!((f.findings[0].cause, f.findings[0].certainty), (FindingCause::Unknown, FindingCertainty::Unknown));
+        assert_eq!(f.findings[0].to_live(), None, "a client skips a cause it does not know");
     }
 }

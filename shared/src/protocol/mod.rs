@@ -7,7 +7,8 @@
 //! [`ErrorMessage`] and closes. A [`Subscribe`] then starts [`Sample`]s at the
 //! chosen interval. A [`ProbeStart`] asks the agent to allocate GPU memory
 //! for real (in a short-lived child process); it answers [`ProbeStarted`],
-//! [`ProbeProgress`] messages and one [`ProbeResult`].
+//! [`ProbeProgress`] messages and one [`ProbeResult`]. After each sample the
+//! agent sends its diagnosis of the readings so far, [`Findings`].
 //!
 //! These types are the wire format only. The agent converts its telemetry into
 //! them explicitly; no third-party struct (nvml-wrapper's, say) is ever
@@ -18,6 +19,7 @@
 mod client;
 mod envelope;
 mod error;
+mod findings;
 mod fleet;
 mod gpu;
 mod http;
@@ -28,6 +30,7 @@ mod server;
 pub use client::{Hello, Subscribe};
 pub use envelope::{ClientMessage, DecodeError, ServerMessage};
 pub use error::{ErrorCode, ErrorMessage};
+pub use findings::{Finding, FindingCause, FindingCertainty, Findings, Growth, Spread};
 pub use fleet::{FleetGpu, FleetSnapshot};
 pub use gpu::{
     ComputeMode, GpuInfo, GpuProcess, GpuSample, HostInfo, MemoryReading, MemorySource, MigInstance, MigMode,

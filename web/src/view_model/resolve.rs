@@ -2,7 +2,7 @@
 //! estimator takes. Parse, don't validate: by here every value is in range.
 
 use shared::arch::Architecture;
-use shared::catalog::{gpu, gpus, model_preset};
+use shared::catalog::{gpus, model_preset};
 use shared::estimate::{GpuSlot, Scenario, ValidScenario, WeightSource};
 use shared::formats::WeightFormat;
 use shared::kv::KvDtype;
@@ -137,41 +137,22 @@ fn config_name(arch: &Architecture) -> String {
 
 /// The weight format in effect: the chosen one, or the checkpoint's own.
 pub fn weights(state: &LinkState, model: &Model) -> WeightFormat {
-    state.weights.unwrap_or_else(|| model.default_format())
+    state.weights_for(model)
 }
 
 /// The KV dtype in effect.
 pub fn kv_dtype(state: &LinkState, model: &Model) -> KvDtype {
-    state.kv_dtype.unwrap_or_else(|| Scenario::default_kv_dtype(model, weights(state, model)))
+    state.kv_dtype_for(model)
 }
 
 /// One GPU slot as the state names it.
 pub fn gpu_slot(choice: &GpuChoice) -> GpuSlot {
-    match choice {
-        GpuChoice::Catalog(id) => match gpu(id) {
-            Some(g) => GpuSlot::from_catalog(g),
-            None => GpuSlot::custom(id.clone(), 0),
-        },
-        GpuChoice::Custom(bytes) => {
-            GpuSlot::custom(format!("custom {}", shared::units::format_bytes(*bytes, Default::default())), *bytes)
-        }
-    }
+    choice.slot()
 }
 
-/// The scenario for a state and its model, or why it cannot run (a tensor
-/// parallel degree that does not divide the GPUs, an engine knob out of range).
+/// The scenario for a state and its model, or why it cannot run.
 pub fn scenario(state: &LinkState, model: &Model) -> Result<ValidScenario, String> {
-    let s = Scenario {
-        weights: weights(state, model),
-        kv_dtype: kv_dtype(state, model),
-        gpus: state.gpu_choices().iter().map(gpu_slot).collect(),
-        prompt_tokens: state.prompt_tokens,
-        max_new_tokens: state.max_new_tokens,
-        concurrency: state.concurrency,
-        engine: state.engine,
-        tp: state.tp,
-    };
-    s.validate_for(model).map_err(|e| e.to_string())
+    state.scenario_for(model)
 }
 
 /// The inputs that give `target`, a changed plan (a fix's scenario), keeping

@@ -13,6 +13,7 @@ use text::{Family, Labels};
 use axum::extract::{ConnectInfo, State};
 use axum::http::{HeaderMap, HeaderValue, header};
 use axum::response::{IntoResponse, Response};
+use shared::live;
 use shared::protocol::{Field, HostInfo, Sample};
 
 use super::{ApiError, AppState, PeerAddr, http};
@@ -26,7 +27,7 @@ pub async fn metrics(
         http::check_bearer(&state, peer, &headers)?;
     }
     let published = http::reading(&state).await?;
-    let body = render(state.sampler().host(), &published.sample, state.config().dcgm_metrics);
+    let body = render(state.sampler().host(), &published.sample, &published.findings, state.config().dcgm_metrics);
     let mut response = body.into_response();
     response
         .headers_mut()
@@ -34,10 +35,11 @@ pub async fn metrics(
     Ok(response)
 }
 
-/// Renders one sample: the `headroom_*` families, then (unless `dcgm` is
-/// [`Dcgm::Off`]) the dcgm-exporter-compatible ones. Pure, for tests.
-pub fn render(host: &HostInfo, sample: &Sample, dcgm: Dcgm) -> String {
-    let mut out = headroom(host, sample);
+/// Renders one sample and the diagnosis made from it: the `headroom_*`
+/// families, then (unless `dcgm` is [`Dcgm::Off`]) the dcgm-exporter-compatible
+/// ones. Pure, for tests.
+pub fn render(host: &HostInfo, sample: &Sample, findings: &[live::Finding], dcgm: Dcgm) -> String {
+    let mut out = headroom(host, sample, findings);
     match dcgm {
         Dcgm::On => dcgm::render(host, sample, &mut out),
         Dcgm::Off => {}
@@ -53,7 +55,7 @@ pub enum Dcgm {
     Off,
 }
 
-fn headroom(host: &HostInfo, sample: &Sample) -> String {
+fn headroom(host: &HostInfo, sample: &Sample, findings: &[live::Finding]) -> String {
     let simulated = if host.simulated { "true" } else { "false" };
     let mut info = Family::gauge("headroom_agent_info", "The agent; 1 per agent, details in labels.");
     info.push(
@@ -79,6 +81,14 @@ fn headroom(host: &HostInfo, sample: &Sample) -> String {
     let mut process = Family::gauge(
         "headroom_gpu_process_memory_used_bytes",
         "GPU memory held by each process, with its container and Kubernetes pod when it runs in one.",
+    );
+    let mut finding = Family::gauge(
+        "headroom_gpu_finding",
+        "A cause of the OOM checklist the agent sees in this GPU's readings (1 per finding): near_capacity, growing, unbalanced, leftover.",
+    );
+    let mut to_capacity = Family::gauge(
+        "headroom_gpu_seconds_to_capacity",
+        "At the rate a process's memory climbs during generation, seconds until the GPU's free memory runs out.",
     );
     for g in &sample.gpus {
         let info = host.gpus.iter().find(|i| i.index == g.index);
@@ -124,11 +134,38 @@ fn headroom(host: &HostInfo, sample: &Sample) -> String {
                 .with_some("container", pod.and_then(|p| p.container.as_ref()));
             process.field(&l, &p.used_bytes);
         }
+        for f in findings.iter().filter(|f| f.gpu == g.index) {
+            let l = labels
+                .clone()
+                .with("cause", f.cause.id())
+                .with("certainty", f.certainty.id())
+                .with_some("pid", f.pid)
+                .with_some("process", f.process.as_ref());
+            finding.push(&l, 1);
+            if let Some(growth) = f.growth {
+                to_capacity.push(&l, growth.seconds_to_capacity);
+            }
+        }
     }
     let mut out = String::new();
-    for family in
-        [&info, &total, &used, &free, &reserved, &util, &mem_util, &temp, &power, &limit, &sm, &mem_clock, &process]
-    {
+    let families = [
+        &info,
+        &total,
+        &used,
+        &free,
+        &reserved,
+        &util,
+        &mem_util,
+        &temp,
+        &power,
+        &limit,
+        &sm,
+        &mem_clock,
+        &process,
+        &finding,
+        &to_capacity,
+    ];
+    for family in families {
         family.write(&mut out);
     }
     out

@@ -4,7 +4,7 @@
 
 use std::collections::VecDeque;
 
-use shared::protocol::{Field, GpuInfo, GpuSample, Sample, ServerMessage, Unavailable, Welcome};
+use shared::protocol::{Field, Findings, GpuInfo, GpuSample, Sample, ServerMessage, Unavailable, Welcome};
 
 use super::probe::{ProbeRun, is_probe_error};
 use super::status::{LinkStatus, url_host};
@@ -48,6 +48,8 @@ pub struct HostModel {
     pub history: Vec<GpuHistory>,
     /// This page's latest probe on this host.
     pub probe: Option<ProbeRun>,
+    /// The agent's diagnosis of its readings, as of its latest sample.
+    pub findings: Option<Findings>,
 }
 
 impl HostModel {
@@ -59,6 +61,7 @@ impl HostModel {
             latest: None,
             history: Vec::new(),
             probe: None,
+            findings: None,
         }
     }
 
@@ -103,11 +106,13 @@ impl HostModel {
                 if !same {
                     self.history.clear();
                     self.latest = None;
+                    self.findings = None;
                 }
                 self.welcome = Some(w);
                 self.status = LinkStatus::Live;
             }
             ServerMessage::Sample(s) => self.sample(s),
+            ServerMessage::Findings(f) => self.findings = Some(f),
             ServerMessage::ProbeStarted(s) => {
                 if let Some(run) = self.probe.as_mut().filter(|r| r.gpu == s.gpu) {
                     run.steps = run.steps.max(s.steps);

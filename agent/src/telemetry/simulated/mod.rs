@@ -8,8 +8,12 @@
 //! context cost and fragmented free memory (its largest block is smaller than
 //! what is free), both pure functions of its free and total memory.
 
+mod scenario;
+
 use std::fmt;
 use std::time::Duration;
+
+pub use scenario::{Scenario, ScenarioError, kv_growth_capacity_s};
 
 use shared::catalog::{self, Gpu};
 use shared::units::MIB;
@@ -20,15 +24,17 @@ use super::{
 };
 
 /// One simulated machine: catalog GPUs with counts, e.g. `2xh100-sxm,rtx-4090`.
+/// What they do is the [`Scenario`] (the default cycle unless one is chosen).
 #[derive(Debug, Clone)]
 pub struct SimSpec {
     groups: Vec<(u32, &'static Gpu)>,
+    scenario: Scenario,
 }
 
 impl PartialEq for SimSpec {
     fn eq(&self, other: &Self) -> bool {
         let ids = |s: &Self| s.groups.iter().map(|(n, g)| (*n, g.id.as_str())).collect::<Vec<_>>();
-        ids(self) == ids(other)
+        ids(self) == ids(other) && self.scenario == other.scenario
     }
 }
 
@@ -50,7 +56,7 @@ impl SimSpec {
     /// What the agent simulates when no NVIDIA driver is present: the
     /// product's running example, two 24 GB cards.
     pub fn default_spec() -> Self {
-        Self::parse("2xrtx-4090").unwrap_or(Self { groups: Vec::new() })
+        Self::parse("2xrtx-4090").unwrap_or(Self { groups: Vec::new(), scenario: Scenario::Cycle })
     }
 
     pub fn parse(text: &str) -> Result<Self, SimSpecError> {
@@ -75,7 +81,17 @@ impl SimSpec {
         if groups.iter().map(|(n, _)| n).sum::<u32>() > 64 {
             return Err(SimSpecError::TooMany);
         }
-        Ok(Self { groups })
+        Ok(Self { groups, scenario: Scenario::Cycle })
+    }
+
+    /// The same GPUs playing `scenario`, if they can.
+    pub fn with_scenario(self, scenario: Scenario) -> Result<Self, ScenarioError> {
+        scenario.check(self.gpus().count())?;
+        Ok(Self { scenario, ..self })
+    }
+
+    pub fn scenario(&self) -> Scenario {
+        self.scenario
     }
 
     fn gpus(&self) -> impl Iterator<Item = &'static Gpu> + '_ {
@@ -104,12 +120,14 @@ const SERVER_NAMES: [&str; 4] = ["vllm", "python3", "llama-server", "sglang"];
 #[derive(Debug)]
 pub struct SimulatedBackend {
     gpus: Vec<&'static Gpu>,
+    scenario: Scenario,
     host: HostStatic,
 }
 
 impl SimulatedBackend {
     pub fn new(spec: SimSpec) -> Self {
         let gpus: Vec<&'static Gpu> = spec.gpus().collect();
+        let scenario = spec.scenario;
         let devices = gpus
             .iter()
             .zip(0u32..)
@@ -132,15 +150,32 @@ impl SimulatedBackend {
             simulated: true,
             devices,
         };
-        Self { gpus, host }
+        Self { gpus, scenario, host }
     }
 
     /// The processes of GPU `index` at `elapsed`.
     pub fn processes_at(&self, index: usize, elapsed: Duration) -> Vec<ProcessReading> {
-        let Some(gpu) = self.gpus.get(index) else { return Vec::new() };
+        self.state_at(index, elapsed).0
+    }
+
+    /// The processes of GPU `index` at `elapsed` and how busy it is.
+    fn state_at(&self, index: usize, elapsed: Duration) -> (Vec<ProcessReading>, u32) {
+        let Some(gpu) = self.gpus.get(index) else { return (Vec::new(), 0) };
         let mut out = Vec::new();
-        if index == 0 && gpu.id.starts_with("rtx") {
+        let desktop = index == 0 && gpu.id.starts_with("rtx");
+        if desktop {
             out.push(ProcessReading { pid: 1312, used_bytes: Ok(DESKTOP_BYTES), mig: None, name: Some("Xorg".into()) });
+        }
+        if self.scenario != Scenario::Cycle {
+            let room = gpu.memory_bytes - reserve(gpu) - if desktop { DESKTOP_BYTES } else { 0 };
+            let (procs, busy) = scenario::at(self.scenario, index, gpu, room, elapsed.as_secs_f64());
+            out.extend(procs.into_iter().map(|(pid, name, bytes)| ProcessReading {
+                pid,
+                used_bytes: Ok(bytes),
+                mig: None,
+                name: Some(name.to_owned()),
+            }));
+            return (out, busy);
         }
         let phase = cycle_position(index, elapsed);
         if let Some(bytes) = server_bytes(gpu, phase) {
@@ -151,16 +186,15 @@ impl SimulatedBackend {
                 name: Some(SERVER_NAMES[index % SERVER_NAMES.len()].to_owned()),
             });
         }
-        out
+        (out, utilization(phase))
     }
 
     fn device_at(&self, index: usize, gpu: &Gpu, elapsed: Duration) -> DeviceReading {
         let total = gpu.memory_bytes;
         let reserved = reserve(gpu);
-        let used: u64 = self.processes_at(index, elapsed).iter().filter_map(|p| p.used_bytes.ok()).sum();
+        let (procs, gpu_pct) = self.state_at(index, elapsed);
+        let used: u64 = procs.iter().filter_map(|p| p.used_bytes.ok()).sum();
         let used = used.min(total - reserved);
-        let t = cycle_position(index, elapsed);
-        let gpu_pct = utilization(t);
         let limit_mw = power_limit_w(&gpu.id) * 1000;
         let busy = f64::from(gpu_pct) / 100.0;
         DeviceReading {
