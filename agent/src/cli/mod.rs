@@ -10,6 +10,7 @@ mod plan;
 mod probe;
 mod render;
 mod serve;
+mod watch;
 
 use clap::{Parser, Subcommand};
 
@@ -36,6 +37,9 @@ enum Command {
     Gpus(catalog::ListArgs),
     /// Serve live GPU telemetry, the page and metrics on this GPU host.
     Serve(Box<serve::ServeArgs>),
+    /// Watch the GPUs: memory, processes, a timeline and the OOM checklist's
+    /// findings, refreshed in place (this host's GPUs, or a running agent's).
+    Watch(Box<watch::WatchArgs>),
     /// Allocate GPU memory for real (a plan, the largest block, the most in
     /// total), then free it.
     #[command(mut_arg("gpu", |a| a.long("plan-gpu")))]
@@ -63,6 +67,7 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Models(args) => catalog::models(args),
         Command::Gpus(args) => catalog::gpus(args),
         Command::Serve(args) => serve::run(*args),
+        Command::Watch(args) => watch::run(*args),
         Command::Probe(args) => probe::run(*args),
         Command::ProbeWorker(args) => probe::worker(args),
     }

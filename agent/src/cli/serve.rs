@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use agent::fleet::PrometheusUrl;
 use agent::server::{self, AppState, Dcgm, ServerConfig, Token, auth, tls, web::WebRoot};
-use agent::telemetry::{self, BackendChoice, sampler::Sampler, sampler::SamplerConfig, simulated::SimSpec};
+use agent::telemetry::{self, sampler::Sampler, sampler::SamplerConfig};
 use anyhow::Context as _;
 use clap::Args;
 use tracing_subscriber::EnvFilter;
@@ -29,6 +29,11 @@ pub struct ServeArgs {
     /// `2xh100-sxm` or `rtx-4090,l4`. The default without an NVIDIA driver.
     #[arg(long, value_name = "SPEC")]
     simulate: Option<String>,
+    /// What the simulated GPUs do: cycle (the default demo), steady,
+    /// fp32-load, kv-growth, unbalanced or leftover — each reproduces a cause
+    /// of the OOM checklist. Implies --simulate (2xrtx-4090 unless given).
+    #[arg(long, value_name = "NAME", conflicts_with = "nvml_lib")]
+    scenario: Option<String>,
     /// Load NVML from this file instead of `libnvidia-ml.so.1`.
     #[arg(long, value_name = "PATH", conflicts_with = "simulate")]
     nvml_lib: Option<PathBuf>,
@@ -109,11 +114,8 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
         }
         (None, None) => Token::generate()?,
     };
-    let choice = match (&args.simulate, &args.nvml_lib) {
-        (Some(spec), _) => BackendChoice::Simulate(SimSpec::parse(spec).context("--simulate")?),
-        (None, Some(path)) => BackendChoice::NvmlAt(path.clone()),
-        (None, None) => BackendChoice::Auto,
-    };
+    let choice =
+        super::watch::backend_choice(args.simulate.as_deref(), args.scenario.as_deref(), args.nvml_lib.as_ref())?;
     let allowed_origins = args
         .allow_origin
         .iter()
