@@ -2,6 +2,7 @@
 //! connect, remove a host, check the plan on a live GPU, probe it, and keep
 //! the list of agents in this tab's storage.
 
+use shared::live::PlanFacts;
 use shared::estimate::{EnginePlan, estimate};
 use shared::link::GpuChoice;
 use wasm_bindgen::JsValue;
@@ -25,7 +26,8 @@ pub fn set_plan(query: &str, hub_id: &str, hub_config: &str, hub_checkpoint: &st
     let hub = HubState::from_bundle_args(hub_id, hub_config, hub_checkpoint, hub_model);
     let inputs = resolve::model(&state, &hub).ok().and_then(|m| resolve::scenario(&state, &m).ok().map(|s| (m, s)));
     let estimate = inputs.as_ref().map(|(m, s)| estimate(m, s.clone()));
-    with(|s| s.plan = CalculatorPlan { units: state.units, inputs, estimate });
+    let facts = inputs.as_ref().zip(estimate.as_ref()).map(|((m, _), e)| PlanFacts::of(m, e));
+    with(|s| s.plan = CalculatorPlan { units: state.units, inputs, estimate, facts });
     render();
 }
 

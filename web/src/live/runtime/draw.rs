@@ -9,6 +9,7 @@ use super::state::{CHIP, CHIP_TEXT, FLEET, HOSTS, Host, NOW, State, document, wi
 use crate::html::{Html, Markup};
 use crate::live::fleet;
 use crate::live::view_model::cards::{gpu_card, process_rows, timeline};
+use crate::live::view_model::findings;
 use crate::live::view_model::panels::{self, Head};
 use crate::live::view_model::probe::{ProbeRun, limits_text};
 use crate::live::view_model::reality::{Target, balance, context_term, verdict_now};
@@ -84,9 +85,11 @@ pub(super) fn host_view(h: &Host, s: &State) -> HostView {
             _ => e.per_gpu.iter().map(|g| g.total_bytes).max(),
         });
         let card = gpu_card(m, g, units);
-        let tl = timeline(m, index, plan, units);
+        let found = findings::on_gpu(m, index);
+        let tl = timeline(m, index, plan, &found, units);
+        let found = findings::cards(&found, s.plan.facts.as_ref());
         let targeted = s.target == Some(Target { host: h.id, gpu: index });
-        body.markup(&panels::gpu_card(index, Some(&card), &tl, targeted));
+        body.markup(&panels::gpu_card(index, Some(&card), &tl, &found, targeted));
     }
     body.raw("</div>")
         .markup(&panels::balance(balance(m, e, units).as_ref()))

@@ -5,6 +5,7 @@ use std::cell::RefCell;
 
 use js_sys::Function;
 use shared::estimate::{Estimate, ValidScenario};
+use shared::live::PlanFacts;
 use shared::model::Model;
 use shared::units::UnitSystem;
 use web_sys::{Document, window};
@@ -37,6 +38,8 @@ pub(super) struct CalculatorPlan {
     pub(super) units: UnitSystem,
     pub(super) inputs: Option<(Model, ValidScenario)>,
     pub(super) estimate: Option<Estimate>,
+    /// What the agent's findings are compared with.
+    pub(super) facts: Option<PlanFacts>,
 }
 
 #[derive(Debug, Default)]

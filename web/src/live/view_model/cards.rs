@@ -2,7 +2,7 @@
 //! free), utilisation, temperature and power, and the ten-minute timeline;
 //! and the process table with its leftovers.
 
-use shared::protocol::{Field, GpuSample, PodRef, Unavailable};
+use shared::protocol::{Field, Finding, GpuSample, PodRef, Unavailable};
 use shared::units::{GIB, MIB, UnitSystem, format_bytes};
 
 use crate::html::bar::Segment;
@@ -124,17 +124,37 @@ pub struct Timeline {
     pub points: usize,
     /// `12.3 GiB now · peak 20.1 GiB`.
     pub caption: String,
+    /// A growing process's climb carried on to the capacity (`M … L …`).
+    pub projection: String,
+    /// `full in about 34 s`.
+    pub projection_label: String,
+    /// Where each finding was made: x and a title.
+    pub marks: Vec<(String, String)>,
+    /// The x of "now" when the chart runs on into the projection.
+    pub now_x: Option<String>,
 }
 
-/// `plan_bytes` is what the plan predicts this GPU's serving process holds.
-pub fn timeline(host: &HostModel, index: u32, plan_bytes: Option<u64>, units: UnitSystem) -> Timeline {
+/// `plan_bytes` is what the plan predicts this GPU's serving process holds;
+/// `findings` are the agent's findings on this GPU: each is marked where it
+/// was made, and a growing process's climb is projected to the card's
+/// capacity over the next two minutes (the chart then spans twelve).
+pub fn timeline(
+    host: &HostModel,
+    index: u32,
+    plan_bytes: Option<u64>,
+    findings: &[&Finding],
+    units: UnitSystem,
+) -> Timeline {
     let now = host.now_ms();
     let points = host.history(index).map(|h| h.points.iter().copied().collect::<Vec<_>>()).unwrap_or_default();
     let total = points.last().map_or(0, |p| p.total_bytes).max(1);
+    let growth = findings.iter().find_map(|f| f.growth);
+    let future = if growth.is_some() { PROJECTION_MS } else { 0 };
+    let span = WINDOW_MS + future;
     let scale = |v: u64, num: u64, den: u64| u64::try_from(u128::from(v) * u128::from(num) / u128::from(den.max(1)));
-    // Tenths: x from 0 (ten minutes ago) to 3200 (now); y from 800 (empty) up to 20 (full).
-    let x =
-        |t: u64| scale((t + WINDOW_MS).saturating_sub(now).min(WINDOW_MS), TL_WIDTH_PX * 10, WINDOW_MS).unwrap_or(0);
+    // Tenths: x from 0 (ten minutes ago) to 3200 (now, or two minutes on when
+    // projecting); y from 800 (empty) up to 20 (full).
+    let x = |t: u64| scale((t + WINDOW_MS).saturating_sub(now).min(span), TL_WIDTH_PX * 10, span).unwrap_or(0);
     let y = |b: u64| TL_HEIGHT_PX * 10 - scale(b.min(total), (TL_HEIGHT_PX - 2) * 10, total).unwrap_or(0);
     let xy: Vec<(u64, u64)> = points.iter().map(|p| (x(p.t_ms), y(p.used_bytes))).collect();
     let used = path(&xy);
@@ -159,8 +179,36 @@ pub fn timeline(host: &HostModel, index: u32, plan_bytes: Option<u64>, units: Un
         Some(b) => format!("plan {}", format_bytes(b, units)),
         None => String::new(),
     };
-    Timeline { used, area, plan_y, plan_label, points: points.len(), caption }
+    let (projection, projection_label) = match (growth, points.last()) {
+        (Some(g), Some(last)) => {
+            let ahead_ms = (g.seconds_to_capacity * 1000).min(PROJECTION_MS);
+            let reached = last.used_bytes.saturating_add(g.bytes_per_s.saturating_mul(ahead_ms) / 1000);
+            let d = path(&[(x(last.t_ms), y(last.used_bytes)), (x(last.t_ms + ahead_ms), y(reached))]);
+            (d, format!("full in about {}", seconds(g.seconds_to_capacity * 1000)))
+        }
+        _ => (String::new(), String::new()),
+    };
+    let marks = findings
+        .iter()
+        .filter(|f| f.found_ms + WINDOW_MS >= now)
+        .map(|f| (fixed(x(f.found_ms), 1), format!("{}. found here", f.number)))
+        .collect();
+    Timeline {
+        used,
+        area,
+        plan_y,
+        plan_label,
+        points: points.len(),
+        caption,
+        projection,
+        projection_label,
+        marks,
+        now_x: (future > 0).then(|| fixed(x(now), 1)),
+    }
 }
+
+/// How far ahead a growing process's climb is drawn.
+pub const PROJECTION_MS: u64 = 2 * 60 * 1_000;
 
 /// One row of the process table.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -317,14 +365,14 @@ mod tests {
     #[test]
     fn the_timeline_grows_and_carries_the_plan() {
         let h = host((0..=60).map(|t| sample(t, &[(G24, t * GIB / 4, 50, &[])])));
-        let t = timeline(&h, 0, Some(12 * GIB), UnitSystem::Binary);
+        let t = timeline(&h, 0, Some(12 * GIB), &[], UnitSystem::Binary);
         assert_eq!(t.points, 61);
         assert!(t.used.starts_with('M') && t.area.ends_with('Z'));
         assert_eq!(t.plan_y.as_deref(), Some("41.0"));
         assert!(t.caption.contains("peak 15.00 GiB") && t.caption.contains("1 min 0 s"), "{}", t.caption);
-        let over = timeline(&h, 0, Some(30 * GIB), UnitSystem::Binary);
+        let over = timeline(&h, 0, Some(30 * GIB), &[], UnitSystem::Binary);
         assert!(over.plan_y.is_none() && over.plan_label.contains("above"));
-        assert_eq!(timeline(&h, 9, None, UnitSystem::Binary).caption, "no reading yet");
+        assert_eq!(timeline(&h, 9, None, &[], UnitSystem::Binary).caption, "no reading yet");
     }
 
     #[test]

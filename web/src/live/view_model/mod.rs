@@ -3,6 +3,7 @@
 //! [`cards`], [`reality`] and [`status`] turn it into what the page shows.
 
 pub mod cards;
+pub mod findings;
 pub mod fleet;
 pub mod fmt;
 pub mod host;

@@ -13,6 +13,7 @@ use crate::html::action::{HostAction, NowAction};
 use crate::html::{Html, Markup};
 
 use super::cards::{GpuCard, ProcRow, TL_HEIGHT_PX, TL_WIDTH_PX, Timeline};
+use super::findings::FindingCard;
 use super::fleet::FleetView;
 use super::reality::{Balance, NowVerdict};
 use crate::html::bar::bar;
@@ -77,14 +78,61 @@ fn timeline(h: &mut Html, t: &Timeline) {
     if let Some(y) = &t.plan_y {
         h.raw("<line class=\"tl-plan\" x1=\"0\"").num("x2", TL_WIDTH_PX).attr("y1", y).attr("y2", y).raw("></line>");
     }
+    if let Some(x) = &t.now_x {
+        h.raw("<line class=\"tl-now\" y1=\"0\"").num("y2", TL_HEIGHT_PX).attr("x1", x).attr("x2", x).raw("></line>");
+    }
+    for (x, title) in &t.marks {
+        h.raw("<line class=\"tl-mark\" data-testid=\"live-finding-mark\" y1=\"0\"")
+            .num("y2", TL_HEIGHT_PX)
+            .attr("x1", x)
+            .attr("x2", x)
+            .raw("><title>")
+            .t(title)
+            .raw("</title></line>");
+    }
+    if !t.projection.is_empty() {
+        h.raw("<path class=\"tl-projection\" data-testid=\"live-projection\"").attr("d", &t.projection).raw("></path>");
+    }
     h.raw("</svg><figcaption><span>−10 min</span>")
         .el("span", "tl-caption", &t.caption)
         .el("span", "tl-plan-label", &t.plan_label)
-        .raw("<span>now</span></figcaption></figure>");
+        .el("span", "tl-projection-label", &t.projection_label)
+        .raw(if t.now_x.is_some() { "<span>+2 min</span>" } else { "<span>now</span>" })
+        .raw("</figcaption></figure>");
+}
+
+/// The agent's findings on one GPU, under its timeline.
+pub fn findings(cards: &[FindingCard]) -> Markup {
+    let mut h = Html::new();
+    if cards.is_empty() {
+        return h.into_markup();
+    }
+    h.raw("<div class=\"findings\" data-testid=\"live-findings\">");
+    for c in cards {
+        h.raw("<section class=\"finding ")
+            .t(c.certainty)
+            .raw("\" data-testid=\"live-finding\"")
+            .attr("data-cause", c.cause)
+            .raw("><h5>")
+            .t(&format!("{}. {}", c.number, c.title))
+            .raw(" <span class=\"certainty\">")
+            .t(c.certainty)
+            .raw("</span></h5>")
+            .el("p", "evidence", &c.evidence)
+            .raw("<p class=\"fix\"><b>Fix:</b> ")
+            .t(&c.fix)
+            .raw("</p>");
+        for note in &c.notes {
+            h.raw("<p class=\"plan-note\"><b>Your plan:</b> ").t(note).raw("</p>");
+        }
+        h.raw("</section>");
+    }
+    h.raw("</div>");
+    h.into_markup()
 }
 
 /// One GPU card: `card` is `None` before the GPU's first reading.
-pub fn gpu_card(index: u32, card: Option<&GpuCard>, tl: &Timeline, targeted: bool) -> Markup {
+pub fn gpu_card(index: u32, card: Option<&GpuCard>, tl: &Timeline, found: &[FindingCard], targeted: bool) -> Markup {
     let mut h = Html::new();
     h.raw(if targeted { "<article class=\"gpu-card targeted\"" } else { "<article class=\"gpu-card\"" })
         .raw(" data-testid=\"live-gpu\"")
@@ -109,6 +157,7 @@ pub fn gpu_card(index: u32, card: Option<&GpuCard>, tl: &Timeline, targeted: boo
             .raw("</div></dl>");
     }
     timeline(&mut h, tl);
+    h.markup(&findings(found));
     h.raw(if targeted {
         "<button type=\"button\" class=\"ghost\""
     } else {
@@ -440,8 +489,8 @@ mod tests {
             h.apply(ServerMessage::Sample(sample(t, &[(G24, 12 * GIB, 87, &[])])));
         }
         let c = h.reading(0).map(|g| card_of(&h, g, UnitSystem::Binary));
-        let tl = timeline_of(&h, 0, Some(4 * GIB), UnitSystem::Binary);
-        let html = gpu_card(0, c.as_ref(), &tl, true).into_string();
+        let tl = timeline_of(&h, 0, Some(4 * GIB), &[], UnitSystem::Binary);
+        let html = gpu_card(0, c.as_ref(), &tl, &[], true).into_string();
         for want in [
             "data-testid=\"live-gpu\" data-index=\"0\"",
             "data-testid=\"live-gpu-memory\"",
@@ -454,7 +503,7 @@ mod tests {
         ] {
             assert!(html.contains(want), "{want} in {html}");
         }
-        let empty = gpu_card(1, None, &timeline_of(&h, 1, None, UnitSystem::Binary), false);
+        let empty = gpu_card(1, None, &timeline_of(&h, 1, None, &[], UnitSystem::Binary), &[], false);
         assert!(empty.as_str().contains("data-points=\"0\"") && empty.as_str().contains("aria-pressed=\"false\""));
     }
 
@@ -498,6 +547,73 @@ mod tests {
         }
     }
 
+    /// The agent's finding of a process growing on GPU 0 at `t_s`.
+    fn growing(t_s: u64, text: &str) -> shared::protocol::Findings {
+        use shared::protocol::{Finding, FindingCause, FindingCertainty, Findings, Growth};
+        Findings {
+            seq: t_s,
+            timestamp_ms: t_s * 1_000,
+            findings: vec![Finding {
+                cause: FindingCause::Growing,
+                number: 2,
+                gpu: 0,
+                pid: Some(41),
+                process: Some(text.into()),
+                certainty: FindingCertainty::Likely,
+                since_ms: 0,
+                found_ms: t_s * 1_000,
+                bytes: 4 * GIB,
+                gpu_total_bytes: G24,
+                evidence: text.into(),
+                fix: text.into(),
+                growth: Some(Growth {
+                    bytes_per_s: 256 << 20,
+                    climbed_bytes: 2 * GIB,
+                    steps: 6,
+                    free_bytes: 15 * GIB,
+                    seconds_to_capacity: 60,
+                }),
+                spread: vec![],
+            }],
+        }
+    }
+
+    #[test]
+    fn a_growing_process_is_marked_projected_and_explained_with_the_plan() {
+        let units = UnitSystem::Binary;
+        let mut h = HostModel::new("ws://lab1:7878/ws");
+        h.apply(ServerMessage::Welcome(welcome(&[G24])));
+        for t in 1..=3 {
+            h.apply(ServerMessage::Sample(sample(t, &[(G24, (4 + t) * GIB, 80, &[(41, "python3", (4 + t) * GIB)])])));
+        }
+        let none = timeline_of(&h, 0, None, &[], units);
+        assert!(none.projection.is_empty() && none.marks.is_empty() && none.now_x.is_none());
+        h.apply(ServerMessage::Findings(growing(3, "python3")));
+        let found = super::super::findings::on_gpu(&h, 0);
+        let tl = timeline_of(&h, 0, None, &found, units);
+        // Ten minutes past and two ahead over 320 px: now is at 266.6 px; at
+        // 256 MiB/s the 15 GiB free run out in 60 s, half the projection.
+        assert_eq!(tl.now_x.as_deref(), Some("266.6"));
+        assert!(tl.projection.starts_with("M266.6 ") && tl.projection.contains(" L293.3 "), "{}", tl.projection);
+        assert_eq!(tl.marks, [("266.6".to_owned(), "2. found here".to_owned())]);
+        assert_eq!(tl.projection_label, "full in about 1 min 0 s");
+        let model = shared::model::Model::preset("llama-2-7b").expect("preset");
+        let e =
+            shared::estimate::estimate(&model, shared::estimate::Scenario::default().validate().expect("a valid plan"));
+        let plan = shared::live::PlanFacts::of(&model, &e);
+        let cards = super::super::findings::cards(&found, Some(&plan));
+        assert_eq!((cards[0].number, cards[0].title, cards[0].certainty), (2, "Growing during generation", "likely"));
+        assert!(cards[0].notes[0].contains("512.00 KiB of KV cache per token"), "{:?}", cards[0].notes);
+        let html = gpu_card(0, None, &tl, &cards, false).into_string();
+        assert!(html.contains("data-testid=\"live-finding\" data-cause=\"growing\""), "{html}");
+        assert!(html.contains("data-testid=\"live-projection\""), "{html}");
+        // A newer agent's cause is skipped, not shown as something else.
+        let mut newer = growing(4, "python3");
+        newer.findings[0].cause = shared::protocol::FindingCause::Unknown;
+        h.apply(ServerMessage::Findings(newer));
+        assert!(super::super::findings::on_gpu(&h, 0).is_empty());
+    }
+
     #[test]
     fn hostile_names_from_an_agent_arrive_escaped_in_every_live_panel() {
         let units = UnitSystem::Binary;
@@ -535,8 +651,11 @@ mod tests {
             .as_str(),
         );
         let g = h.reading(0).expect("reading").clone();
-        let tl = timeline_of(&h, 0, Some(GIB), units);
-        assert_inert("gpu card", gpu_card(0, Some(&card_of(&h, &g, units)), &tl, false).as_str());
+        h.apply(arrive(ServerMessage::Findings(growing(1, HOSTILE))));
+        let found = super::super::findings::on_gpu(&h, 0);
+        let tl = timeline_of(&h, 0, Some(GIB), &found, units);
+        let cards = super::super::findings::cards(&found, None);
+        assert_inert("gpu card", gpu_card(0, Some(&card_of(&h, &g, units)), &tl, &cards, false).as_str());
         assert_inert("processes", processes(&process_rows(&h, units), true).as_str());
         let model = shared::model::Model::preset("llama-3.2-1b").expect("preset");
         let e =
