@@ -84,16 +84,16 @@ fn repo(model: &Model) -> String {
 pub fn fixes(model: &Model, s: &Scenario) -> Vec<Fix> {
     // An engine that does not load the weight format: run it where it loads.
     let kind = s.engine.kind();
-    if !kind.runs(s.weights)
+    if let Some(why) = kind.refuses(s.weights)
         && let Some(to) = EngineKind::runner_of(s.weights)
     {
         let tp = if to.commands().more_gpus_are_tensor_parallel { s.tp } else { 1 };
         let t = Scenario { engine: to.with_defaults(), tp, ..s.clone() };
         let fits = solve::fits(model, &t);
-        return vec![Fix {
+        let mut out = vec![Fix {
             kind: FixKind::Engine,
             title: format!(
-                "Run it in {}, which loads {} weights ({} does not)",
+                "Run it in {}, which loads {} weights ({} does not: {why})",
                 to.name(),
                 s.weights.id(),
                 kind.name()
@@ -104,6 +104,25 @@ pub fn fixes(model: &Model, s: &Scenario) -> Vec<Fix> {
             code: format!("# {} weights are {}'s format", s.weights.id(), to.name()),
             scenario: t,
         }];
+        // Or keep the engine and convert to the closest format it loads:
+        // precision is given up only when the new format stores less.
+        if let Some(f) = solve::least_aggressive_format(model, s) {
+            let t = Scenario { weights: f, ..s.clone() };
+            let ctx = model.layout_context();
+            let bytes = |f: WeightFormat| f.layout_bytes(&model.layout, &ctx);
+            let gives_up = if bytes(f) >= bytes(s.weights) { GivesUp::Nothing } else { GivesUp::Quality };
+            let saves_bytes = u64::try_from(gap(model, s).saturating_sub(gap(model, &t)).max(0)).unwrap_or(0);
+            out.push(Fix {
+                kind: FixKind::WeightFormat,
+                title: format!("Load the weights as {}, which {} loads", f.id(), kind.name()),
+                gives_up,
+                saves_bytes,
+                fits: true,
+                code: (kind.commands().weights)(f, &repo(model)),
+                scenario: t,
+            });
+        }
+        return out;
     }
     let Ok(valid) = s.clone().validate() else { return Vec::new() };
     let plan = EnginePlan::new(model, valid);

@@ -7,14 +7,17 @@ use crate::units::{UnitSystem, format_bytes};
 use super::{Estimate, Verdict};
 
 /// The verdict as a sentence. A plan whose engine does not load its weight
-/// format says so first: its figures are only what that format would take.
+/// format says so first, with the engine's reason: its figures are only what
+/// that format would take.
 pub fn verdict_text(e: &Estimate, units: UnitSystem) -> String {
     let text = verdict_sentence(e, units);
-    if e.engine.runs(e.weight_format) {
-        return text;
-    }
+    let Some(why) = e.engine.refuses(e.weight_format) else { return text };
     let by = EngineKind::runner_of(e.weight_format).map_or("another engine", EngineKind::name);
-    format!("{} does not load {} weights ({by} does) — as if it did: {text}", e.engine.name(), e.weight_format.id())
+    format!(
+        "{} does not load {} weights ({why}; {by} does) — as if it did: {text}",
+        e.engine.name(),
+        e.weight_format.id()
+    )
 }
 
 fn verdict_sentence(e: &Estimate, units: UnitSystem) -> String {

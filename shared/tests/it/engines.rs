@@ -235,18 +235,69 @@ fn an_engine_that_does_not_load_the_format_says_so_first() {
     assert_eq!(s.engine.kind(), EngineKind::Transformers);
     let text = shared::estimate::verdict_text(&estimate(&m, s.clone()), shared::units::UnitSystem::Binary);
     assert!(
-        text.starts_with("transformers does not load q4_k_m weights (llama.cpp does) — as if it did: Fits"),
+        text.starts_with(
+            "transformers does not load q4_k_m weights (it dequantises a GGUF file as it loads it; llama.cpp does) — \
+             as if it did: Fits"
+        ),
         "{text}"
     );
     let all = fixes(&m, &s);
-    assert_eq!(all.len(), 1, "{all:?}");
     assert_eq!(all[0].kind, FixKind::Engine);
+    // Or the engine keeps it in a format it loads: bf16 stores more than
+    // q4_k_m, so it gives up nothing.
+    assert_eq!(all.len(), 2, "{all:?}");
+    assert_eq!((all[1].kind, all[1].gives_up), (FixKind::WeightFormat, shared::fixes::GivesUp::Nothing));
+    assert_eq!(all[1].scenario.weights, WeightFormat::Bf16);
     assert_eq!(all[0].scenario.engine.kind(), EngineKind::LlamaCpp);
     assert!(all[0].fits);
     // In its own engine the format needs no such line.
     let text =
         shared::estimate::verdict_text(&estimate(&m, all[0].scenario.clone()), shared::units::UnitSystem::Binary);
     assert!(text.starts_with("Fits"), "{text}");
+}
+
+/// llama.cpp loads every tensor type a GGUF file holds (ggml/include/ggml.h
+/// `enum ggml_type`: F32, F16, BF16, the quants, MXFP4, NVFP4), so
+/// gpt-oss's MXFP4 experts are planned as they are; FP8, bitsandbytes, GPTQ
+/// and AWQ have no ggml type and are refused with that reason, and the fixes
+/// offer a format it loads beside the engine that loads the one asked.
+#[test]
+fn llamacpp_loads_every_ggml_type_and_refuses_the_rest_with_its_reason() {
+    use shared::engines::EngineKind;
+    use shared::fixes::{FixKind, fixes};
+    use shared::formats::WeightFormat;
+    for kind in [EngineKind::LlamaCpp, EngineKind::Ollama] {
+        for id in ["fp32", "bf16", "fp16", "mxfp4", "mxfp4-moe", "nvfp4", "q8_0", "q4_k_m", "iq4_xs", "q2_k"] {
+            let f = WeightFormat::parse(id).unwrap_or_else(|e| panic!("{e}"));
+            assert_eq!(kind.refuses(f), None, "{} {id}", kind.name());
+        }
+        for id in ["fp8", "fp8-b128", "int8", "nf4", "gptq-int4", "awq-int4"] {
+            let f = WeightFormat::parse(id).unwrap_or_else(|e| panic!("{e}"));
+            let why = kind.refuses(f).unwrap_or_else(|| panic!("{} loads {id}", kind.name()));
+            assert!(why.starts_with("GGUF has no "), "{why}");
+        }
+    }
+    // gpt-oss-120b (MXFP4 experts) on one RTX 4090: no refusal in the verdict.
+    let m = model("gpt-oss-120b");
+    let s = Scenario {
+        engine: EngineKind::LlamaCpp.with_defaults(),
+        weights: m.default_format(),
+        gpus: vec![GpuSlot::custom("24 GiB", 24 * GIB)],
+        ..Scenario::default()
+    };
+    assert_eq!(s.weights.id(), "mxfp4-moe");
+    let text = shared::estimate::verdict_text(&estimate(&m, s.clone()), shared::units::UnitSystem::Binary);
+    assert!(!text.contains("does not load"), "{text}");
+    assert!(fixes(&m, &s).iter().all(|f| f.kind != FixKind::Engine));
+    // FP8 in llama.cpp: refused with its reason; fixed by transformers or by a GGUF format.
+    let fp8 =
+        Scenario { weights: WeightFormat::Fp8 { block: None }, gpus: vec![GpuSlot::custom("80 GiB", 80 * GIB)], ..s };
+    let text = shared::estimate::verdict_text(&estimate(&m, fp8.clone()), shared::units::UnitSystem::Binary);
+    assert!(text.starts_with("llama.cpp does not load fp8 weights (GGUF has no FP8 type"), "{text}");
+    let all = fixes(&m, &fp8);
+    assert_eq!(all[0].kind, FixKind::Engine);
+    assert!(all[0].title.contains("llama.cpp does not: GGUF has no FP8 type"), "{}", all[0].title);
+    assert!(all.iter().any(|f| f.kind == FixKind::WeightFormat && EngineKind::LlamaCpp.runs(f.scenario.weights)));
 }
 
 /// A pinned start and `--max-model-len auto` from the same pool: Llama-3.1-8B
