@@ -216,6 +216,17 @@ impl Engine {
 }
 
 impl Engine {
+    /// The context the person gave the engine (`--max-model-len`,
+    /// `--context-length`, `num_ctx`), not one it defaults to.
+    pub fn asked_context(&self) -> Option<u64> {
+        match self {
+            Engine::Vllm(o) => o.max_model_len,
+            Engine::Sglang(o) => o.context_length,
+            Engine::Ollama(o) => o.num_ctx,
+            Engine::LlamaCpp(_) | Engine::Transformers(_) => None,
+        }
+    }
+
     /// The knobs for sequences of `len` tokens: engines with a configured
     /// context follow it.
     pub fn for_length(self, len: u64) -> Self {
@@ -260,8 +271,41 @@ impl EngineReport {
         }
     }
 
-    /// The engine's name and its reason for refusing to start, for requests
-    /// of `sequence_tokens` tokens.
+    /// Whether the engine's own defaults change the plan before it loads
+    /// (llama.cpp's `--fit` moving layers or experts to host memory).
+    pub fn fit_moves(&self) -> bool {
+        match self {
+            Self::LlamaCpp(r) => r.fit_moves,
+            Self::Vllm(_) | Self::Sglang(_) => false,
+        }
+    }
+
+    /// The context a longer request is cut to (Ollama's `num_ctx`).
+    pub fn prompt_cut_to(&self) -> Option<u64> {
+        match self {
+            Self::LlamaCpp(r) => r.prompt_cut_to,
+            Self::Vllm(_) | Self::Sglang(_) => None,
+        }
+    }
+
+    /// The configured context a refusal is about, and whether it was given
+    /// (`false`: the engine's default, the model's own length).
+    pub fn configured_context(&self) -> Option<(u64, bool)> {
+        match self {
+            Self::Vllm(r) => Some((r.max_model_len, r.max_model_len_set)),
+            Self::Sglang(_) | Self::LlamaCpp(_) => None,
+        }
+    }
+
+    /// The engine's own start-up error, when it would refuse to start.
+    pub fn startup_error(&self) -> Option<&str> {
+        match self {
+            Self::Vllm(r) => r.startup_error.as_deref(),
+            Self::Sglang(r) => r.startup_error.as_deref(),
+            Self::LlamaCpp(_) => None,
+        }
+    }
+
     /// The flag that sets the engine's context to `len` tokens.
     pub fn context_flag(&self, len: u64) -> Option<String> {
         match self {
@@ -271,6 +315,8 @@ impl EngineReport {
         }
     }
 
+    /// The engine's name and its reason for refusing to start, for requests
+    /// of `sequence_tokens` tokens.
     pub fn refusal(&self, sequence_tokens: u64) -> (&'static str, String) {
         match self {
             Self::Vllm(r) => (

@@ -189,9 +189,10 @@ fn vllm_groups_sliding_window_layers() {
 
 /// vLLM's default `max_model_len` (the model's 131,072) does not start on a
 /// 24 GiB GPU while the workload's 2,560 tokens do: the headline says what
-/// runs it, and fix 1 sets the context to the workload without touching it.
+/// vLLM does as launched (it refuses), names the default and what runs the
+/// workload, and fix 1 sets the context to the workload without touching it.
 #[test]
-fn an_engine_default_that_refuses_a_fitting_workload_is_not_the_headline() {
+fn an_engine_default_that_refuses_a_fitting_workload_is_named_in_the_headline() {
     use shared::fixes::{FixKind, GivesUp, fixes};
     let m = model("llama-3.1-8b");
     let s = Scenario {
@@ -204,7 +205,13 @@ fn an_engine_default_that_refuses_a_fitting_workload_is_not_the_headline() {
     let e = estimate(&m, s.clone());
     assert!(matches!(e.verdict, Verdict::EngineRefuses { largest_context, .. } if largest_context >= 2560));
     let text = shared::estimate::verdict_text(&e, shared::units::UnitSystem::Binary);
-    assert!(text.starts_with("Fits your 2,560 tokens with --max-model-len 2560"), "{text}");
+    assert!(
+        text.starts_with(
+            "vLLM refuses to start as launched: its context defaults to the model's 131,072 tokens: only "
+        ),
+        "{text}"
+    );
+    assert!(text.ends_with("; your 2,560 run with --max-model-len 2560"), "{text}");
     let all = fixes(&m, &s);
     let first = &all[0];
     assert_eq!((first.kind, first.gives_up, first.fits), (FixKind::MaxModelLen, GivesUp::Nothing, true), "{all:?}");
@@ -220,6 +227,48 @@ fn an_engine_default_that_refuses_a_fitting_workload_is_not_the_headline() {
     assert_eq!(fix.gives_up, GivesUp::Length);
     assert!(fix.title.contains("max new tokens 200,000 → "), "{}", fix.title);
     assert_eq!(fix.scenario.prompt_tokens, 2048);
+}
+
+/// Llama 3.1 70B in FP8 on one H100 with `--max-model-len 32768` (issue 34):
+/// vLLM refuses as launched, and the headline says so with its figures; the
+/// fixes keep the 32k asked for first, and the one that cuts it says so
+/// with the figures and never sets the prompt or the new tokens to 0.
+#[test]
+fn an_asked_context_that_does_not_fit_is_kept_by_the_first_fixes() {
+    use shared::fixes::{FixKind, GivesUp, fixes};
+    use shared::formats::WeightFormat;
+    let m = model("llama-3.1-70b");
+    let h100 = shared::catalog::gpu("h100-sxm").unwrap_or_else(|| panic!("h100-sxm"));
+    let s = Scenario {
+        weights: WeightFormat::Fp8 { block: None },
+        gpus: vec![GpuSlot::from_catalog(h100)],
+        engine: Engine::Vllm(vllm::Options { max_model_len: Some(32_768), ..Default::default() }),
+        ..Scenario::default()
+    };
+    let text = shared::estimate::verdict_text(&estimate(&m, s.clone()), shared::units::UnitSystem::Binary);
+    assert_eq!(text, "vLLM refuses to start with --max-model-len 32768: only 4,064 tokens fit");
+    let all = fixes(&m, &s);
+    let cut = all.iter().position(|f| f.kind == FixKind::MaxModelLen).unwrap_or_else(|| panic!("{all:?}"));
+    let f = &all[cut];
+    assert_eq!(f.gives_up, GivesUp::Length);
+    assert!(f.title.starts_with("32,768 tokens do not fit on 1 × H100 SXM"), "{}", f.title);
+    assert!(f.title.contains(": 4,064 do; 32,768 need 2 × H100 SXM"), "{}", f.title);
+    assert!(f.title.ends_with("with TP 2"), "{}", f.title);
+    // Every fix that keeps the 32k comes first.
+    assert!(all[..cut].iter().all(|f| f.gives_up != GivesUp::Length), "{all:?}");
+    assert!(all.iter().any(|f| f.kind == FixKind::MoreGpus && f.fits), "{all:?}");
+    assert_eq!(all.last().map(|f| f.kind), Some(FixKind::MaxModelLen), "{all:?}");
+
+    // A 32k prompt that does not fit: the prompt is cut, not the new tokens to 0.
+    let long = Scenario { prompt_tokens: 32_768, engine: Engine::Vllm(vllm::Options::default()), ..s };
+    for f in fixes(&m, &long) {
+        assert!(f.scenario.prompt_tokens > 0 && f.scenario.max_new_tokens > 0, "{}: {:?}", f.title, f.scenario);
+        assert!(f.scenario.concurrency > 0, "{}", f.title);
+        if f.kind == FixKind::MaxModelLen {
+            assert_eq!(f.scenario.max_new_tokens, 512, "{}", f.title);
+            assert!(f.title.contains("prompt 32,768 → "), "{}", f.title);
+        }
+    }
 }
 
 /// GGUF weights with transformers: the verdict says first that transformers
