@@ -118,6 +118,22 @@ fn largest_context(model: &Model, s: &Scenario, workload: u64, asked: u64) -> u6
     largest(asked, |len| len <= workload || fits(len)).max(workload)
 }
 
+/// `line` after the comment lines of `code`, with its trailing comment.
+fn with_comments(code: &str, line: String) -> String {
+    let mut out = String::new();
+    for l in code.lines().filter(|l| l.starts_with('#')) {
+        out.push_str(l);
+        out.push('\n');
+    }
+    out.push_str(&line);
+    if let Some((_, comment)) = code.lines().last().filter(|l| !l.starts_with('#')).and_then(|l| l.split_once("   # "))
+    {
+        out.push_str("   # ");
+        out.push_str(comment);
+    }
+    out
+}
+
 /// "1 × H100 SXM at fp8".
 fn on_gpus(s: &Scenario) -> String {
     format!("{} × {} at {}", s.gpus.len(), s.gpus[0].name, s.weights.id())
@@ -193,9 +209,17 @@ pub fn fixes(model: &Model, s: &Scenario) -> Vec<Fix> {
     }
     let before = plan.gap_bytes();
     let mut out: Vec<Fix> = Vec::new();
+    let launch = commands.launch;
+    let repo_name = repo(model);
     let mut push = |kind, title: String, gives_up, scenario: Scenario, code: String| {
         let fits = solve::fits(model, &scenario);
         let after = gap(model, &scenario);
+        // An engine launched by one command line gets the whole launch of
+        // the fixed plan, with the fix's own comments kept.
+        let code = match launch {
+            Some(launch) => with_comments(&code, launch(model, &scenario, &repo_name)),
+            None => code,
+        };
         let saves_bytes = u64::try_from(before.saturating_sub(after).max(0)).unwrap_or(u64::MAX);
         out.push(Fix { kind, title, gives_up, saves_bytes, fits, code, scenario });
     };

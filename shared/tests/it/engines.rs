@@ -480,3 +480,128 @@ fn vllm_counts_the_cuda_graphs_it_captures() {
     // The largest size is at most max_num_batched_tokens: 256 → 35 + 35.
     assert_eq!(Version::V0_12.cuda_graphs(256, 256), 35 + 35);
 }
+
+/// The keyword arguments of the `from_pretrained(...)` call in `code`, as
+/// `name=value` pairs (values with their nested brackets and quotes kept).
+fn from_pretrained_kwargs(code: &str) -> Vec<(String, String)> {
+    let line = code
+        .lines()
+        .find(|l| l.starts_with("model = AutoModelForCausalLM.from_pretrained("))
+        .unwrap_or_else(|| panic!("no from_pretrained call in {code}"));
+    let inner = &line["model = AutoModelForCausalLM.from_pretrained(".len()..line.len() - 1];
+    let (mut parts, mut depth, mut quoted, mut start) = (Vec::new(), 0i32, false, 0);
+    for (i, c) in inner.char_indices() {
+        match c {
+            '"' => quoted = !quoted,
+            '{' | '(' | '[' if !quoted => depth += 1,
+            '}' | ')' | ']' if !quoted => depth -= 1,
+            ',' if !quoted && depth == 0 => {
+                parts.push(inner[start..i].trim().to_owned());
+                start = i + 1;
+            }
+            _ => {}
+        }
+    }
+    parts.push(inner[start..].trim().to_owned());
+    parts.iter().filter_map(|p| p.split_once('=').map(|(k, v)| (k.to_owned(), v.to_owned()))).collect()
+}
+
+/// The transformers snippet carries the plan (issue 34): 70B NF4 on two RTX
+/// 4090s loads with a BitsAndBytesConfig of NF4 (it loaded bf16, 131 GiB,
+/// without one), its dtype, `device_map="sequential"` and the plan's caps,
+/// explained where they exceed the card; each 16-bit and 8-bit format too.
+#[test]
+fn the_transformers_snippet_loads_the_plans_format_under_its_caps() {
+    use shared::formats::WeightFormat;
+    let m = model("llama-3.1-70b");
+    let gpu = shared::catalog::gpu("rtx-4090").unwrap_or_else(|| panic!("rtx-4090"));
+    for (id, quant, dtype) in [
+        ("nf4", Some("load_in_4bit=True, bnb_4bit_quant_type=\"nf4\""), "torch.bfloat16"),
+        ("fp4", Some("load_in_4bit=True, bnb_4bit_quant_type=\"fp4\""), "torch.bfloat16"),
+        ("int8", Some("load_in_8bit=True"), "torch.float16"),
+        ("bf16", None, "torch.bfloat16"),
+        ("fp16", None, "torch.float16"),
+    ] {
+        let weights = WeightFormat::parse(id).unwrap_or_else(|e| panic!("{e}"));
+        let gpus = if matches!(id, "bf16" | "fp16") { 8 } else { 2 };
+        let s = Scenario { weights, gpus: vec![GpuSlot::from_catalog(gpu); gpus], ..Scenario::default() };
+        let e = estimate(&m, s);
+        let map = e.device_map.as_ref().unwrap_or_else(|| panic!("{id}: a layer-wise split"));
+        let code = map.snippet("meta-llama/Llama-3.1-70B-Instruct", weights);
+        let kwargs = from_pretrained_kwargs(&code);
+        let get = |k: &str| kwargs.iter().find(|(n, _)| n == k).map(|(_, v)| v.as_str());
+        assert_eq!(get("dtype"), Some(dtype), "{id}: {code}");
+        assert_eq!(get("device_map"), Some("\"sequential\""), "{id}: {code}");
+        assert_eq!(get("max_memory"), Some(map.max_memory_python().as_str()), "{id}: {code}");
+        match quant {
+            Some(q) => {
+                assert_eq!(get("quantization_config"), Some("quant"), "{id}: {code}");
+                let config = code
+                    .lines()
+                    .find(|l| l.starts_with("quant = BitsAndBytesConfig("))
+                    .unwrap_or_else(|| panic!("{id}: no config in {code}"));
+                assert!(config.contains(q), "{id}: {config}");
+                assert!(code.contains("bitsandbytes caps each GPU at 90 %"), "{code}");
+            }
+            None => assert_eq!(get("quantization_config"), None, "{id}: {code}"),
+        }
+    }
+}
+
+/// vLLM's and SGLang's fixes are whole launches of their plan (issue 34): 70B
+/// FP8 on H100s carries `--quantization fp8`, the context and the TP degree,
+/// and no fix names a repository that does not exist.
+#[test]
+fn vllm_and_sglang_fixes_launch_their_whole_plan() {
+    use shared::engines::sglang;
+    use shared::fixes::{FixKind, fixes};
+    use shared::formats::WeightFormat;
+    let mut m = model("llama-3.1-70b");
+    m.repo = Some("meta-llama/Llama-3.1-70B-Instruct".into());
+    let h100 = shared::catalog::gpu("h100-sxm").unwrap_or_else(|| panic!("h100-sxm"));
+    let base = Scenario {
+        weights: WeightFormat::Fp8 { block: None },
+        gpus: vec![GpuSlot::from_catalog(h100)],
+        ..Scenario::default()
+    };
+    let vllm_plan = Scenario {
+        engine: Engine::Vllm(vllm::Options { max_model_len: Some(32_768), ..Default::default() }),
+        ..base.clone()
+    };
+    let all = fixes(&m, &vllm_plan);
+    for f in &all {
+        let line = f.code.lines().last().unwrap_or_default();
+        assert!(line.starts_with("vllm serve "), "{}: {}", f.title, f.code);
+        if f.scenario.weights == vllm_plan.weights {
+            assert!(line.contains(" --quantization fp8"), "{}: {}", f.title, f.code);
+        }
+        assert!(!f.code.contains("-GPTQ-Int4") && !f.code.contains("Instruct-AWQ"), "{}", f.code);
+    }
+    let more = all.iter().find(|f| f.kind == FixKind::MoreGpus).unwrap_or_else(|| panic!("{all:?}"));
+    assert_eq!(
+        more.code,
+        "vllm serve meta-llama/Llama-3.1-70B-Instruct --quantization fp8 --max-model-len 32768 --tensor-parallel-size 2"
+    );
+    let sglang_plan = Scenario {
+        engine: Engine::Sglang(sglang::Options { context_length: Some(32_768), ..Default::default() }),
+        gpus: vec![GpuSlot::from_catalog(h100); 2],
+        tp: 2,
+        ..base
+    };
+    let line = (shared::engines::EngineKind::Sglang.commands().launch.unwrap_or_else(|| panic!("a launch")))(
+        &m,
+        &sglang_plan,
+        "meta-llama/Llama-3.1-70B-Instruct",
+    );
+    assert_eq!(
+        line,
+        "python -m sglang.launch_server --model-path meta-llama/Llama-3.1-70B-Instruct --quantization fp8 --context-length 32768 --tp 2"
+    );
+    // A GPTQ format names the checkpoint it needs and its flag.
+    let gptq = WeightFormat::parse("gptq-int4").unwrap_or_else(|e| panic!("{e}"));
+    let line = (shared::engines::EngineKind::Vllm.commands().weights)(gptq, "meta-llama/Llama-3.1-70B-Instruct");
+    assert!(
+        line.contains("vllm serve <a GPTQ checkpoint of meta-llama/Llama-3.1-70B-Instruct> --quantization gptq"),
+        "{line}"
+    );
+}

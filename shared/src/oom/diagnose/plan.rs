@@ -341,7 +341,7 @@ fn imbalance(f: &Facts, b: &mut Board, e: &Estimate, model: &Model) {
     );
     let repo = model.repo.clone().unwrap_or_else(|| "MODEL_ID".into());
     let code = match &e.device_map {
-        Some(m) => m.snippet(&repo),
+        Some(m) => m.snippet(&repo, e.weight_format),
         None => {
             let layers: Vec<usize> = e.per_gpu.iter().map(|g| g.layers[1] - g.layers[0]).collect();
             (e.engine.commands().rebalance)(&repo, &layers)
