@@ -9,7 +9,7 @@ use crate::explain::thousands;
 use crate::formats::WeightFormat;
 use crate::kv::KvDtype;
 use crate::model::Model;
-use crate::plan::{GpuSlot, Verdict};
+use crate::plan::{GpuSlot, Verdict, largest};
 use crate::solve;
 
 /// What a fix costs, cheapest first.
@@ -75,6 +75,70 @@ fn gap(model: &Model, s: &Scenario) -> i128 {
     s.clone().validate().map_or(i128::MAX, |v| EnginePlan::new(model, v).gap_bytes())
 }
 
+/// `s` for sequences of `len` (≥ 2) tokens that keeps both the prompt and
+/// the new tokens above zero: a prompt shorter than `len` is kept, else the
+/// new tokens are while the prompt keeps a token, else both shrink in
+/// proportion.
+fn shortened(s: &Scenario, len: u64) -> Scenario {
+    let mut t = s.clone();
+    let len = len.max(2);
+    if s.prompt_tokens < len {
+        // The prompt is kept and the new tokens fill the rest.
+        t.max_new_tokens = (len - s.prompt_tokens).min(s.max_new_tokens).max(1);
+        t.prompt_tokens = len - t.max_new_tokens;
+    } else if s.max_new_tokens < len {
+        // The prompt is truncated to make room for the new tokens.
+        t.max_new_tokens = s.max_new_tokens.max(1);
+        t.prompt_tokens = len - t.max_new_tokens;
+    } else {
+        let total = u128::from(s.sequence_tokens().max(1));
+        let new = u64::try_from(u128::from(s.max_new_tokens) * u128::from(len) / total).unwrap_or(1);
+        t.max_new_tokens = new.clamp(1, len - 1);
+        t.prompt_tokens = len - t.max_new_tokens;
+    }
+    t.engine = s.engine.for_length(len);
+    t
+}
+
+/// What a shorter scenario `t` cuts of `s`, in words.
+fn cut(s: &Scenario, t: &Scenario) -> String {
+    let mut parts = Vec::new();
+    if t.prompt_tokens < s.prompt_tokens {
+        parts.push(format!("prompt {} → {}", thousands(s.prompt_tokens), thousands(t.prompt_tokens)));
+    }
+    if t.max_new_tokens < s.max_new_tokens {
+        parts.push(format!("max new tokens {} → {}", thousands(s.max_new_tokens), thousands(t.max_new_tokens)));
+    }
+    parts.join(", ")
+}
+
+/// The longest context in `workload..=asked` the plan fits with.
+fn largest_context(model: &Model, s: &Scenario, workload: u64, asked: u64) -> u64 {
+    let fits = |len: u64| solve::fits(model, &Scenario { engine: s.engine.for_length(len), ..s.clone() });
+    largest(asked, |len| len <= workload || fits(len)).max(workload)
+}
+
+/// `line` after the comment lines of `code`, with its trailing comment.
+fn with_comments(code: &str, line: String) -> String {
+    let mut out = String::new();
+    for l in code.lines().filter(|l| l.starts_with('#')) {
+        out.push_str(l);
+        out.push('\n');
+    }
+    out.push_str(&line);
+    if let Some((_, comment)) = code.lines().last().filter(|l| !l.starts_with('#')).and_then(|l| l.split_once("   # "))
+    {
+        out.push_str("   # ");
+        out.push_str(comment);
+    }
+    out
+}
+
+/// "1 × H100 SXM at fp8".
+fn on_gpus(s: &Scenario) -> String {
+    format!("{} × {} at {}", s.gpus.len(), s.gpus[0].name, s.weights.id())
+}
+
 fn repo(model: &Model) -> String {
     model.repo.clone().unwrap_or_else(|| "MODEL_ID".into())
 }
@@ -84,16 +148,16 @@ fn repo(model: &Model) -> String {
 pub fn fixes(model: &Model, s: &Scenario) -> Vec<Fix> {
     // An engine that does not load the weight format: run it where it loads.
     let kind = s.engine.kind();
-    if !kind.runs(s.weights)
+    if let Some(why) = kind.refuses(s.weights)
         && let Some(to) = EngineKind::runner_of(s.weights)
     {
         let tp = if to.commands().more_gpus_are_tensor_parallel { s.tp } else { 1 };
         let t = Scenario { engine: to.with_defaults(), tp, ..s.clone() };
         let fits = solve::fits(model, &t);
-        return vec![Fix {
+        let mut out = vec![Fix {
             kind: FixKind::Engine,
             title: format!(
-                "Run it in {}, which loads {} weights ({} does not)",
+                "Run it in {}, which loads {} weights ({} does not: {why})",
                 to.name(),
                 s.weights.id(),
                 kind.name()
@@ -104,6 +168,25 @@ pub fn fixes(model: &Model, s: &Scenario) -> Vec<Fix> {
             code: format!("# {} weights are {}'s format", s.weights.id(), to.name()),
             scenario: t,
         }];
+        // Or keep the engine and convert to the closest format it loads:
+        // precision is given up only when the new format stores less.
+        if let Some(f) = solve::least_aggressive_format(model, s) {
+            let t = Scenario { weights: f, ..s.clone() };
+            let ctx = model.layout_context();
+            let bytes = |f: WeightFormat| f.layout_bytes(&model.layout, &ctx);
+            let gives_up = if bytes(f) >= bytes(s.weights) { GivesUp::Nothing } else { GivesUp::Quality };
+            let saves_bytes = u64::try_from(gap(model, s).saturating_sub(gap(model, &t)).max(0)).unwrap_or(0);
+            out.push(Fix {
+                kind: FixKind::WeightFormat,
+                title: format!("Load the weights as {}, which {} loads", f.id(), kind.name()),
+                gives_up,
+                saves_bytes,
+                fits: true,
+                code: (kind.commands().weights)(f, &repo(model)),
+                scenario: t,
+            });
+        }
+        return out;
     }
     let Ok(valid) = s.clone().validate() else { return Vec::new() };
     let plan = EnginePlan::new(model, valid);
@@ -126,9 +209,17 @@ pub fn fixes(model: &Model, s: &Scenario) -> Vec<Fix> {
     }
     let before = plan.gap_bytes();
     let mut out: Vec<Fix> = Vec::new();
+    let launch = commands.launch;
+    let repo_name = repo(model);
     let mut push = |kind, title: String, gives_up, scenario: Scenario, code: String| {
         let fits = solve::fits(model, &scenario);
         let after = gap(model, &scenario);
+        // An engine launched by one command line gets the whole launch of
+        // the fixed plan, with the fix's own comments kept.
+        let code = match launch {
+            Some(launch) => with_comments(&code, launch(model, &scenario, &repo_name)),
+            None => code,
+        };
         let saves_bytes = u64::try_from(before.saturating_sub(after).max(0)).unwrap_or(u64::MAX);
         out.push(Fix { kind, title, gives_up, saves_bytes, fits, code, scenario });
     };
@@ -158,45 +249,65 @@ pub fn fixes(model: &Model, s: &Scenario) -> Vec<Fix> {
             commands.kv_dtype.to_owned(),
         );
     }
+    // More GPUs of the same kind: also what keeps an asked context.
+    let min_gpus = solve::min_gpus(model, s).filter(|&n| n as usize > s.gpus.len());
     // Shorter sequences.
     match commands.shorten {
         Shorten::Context(command) => {
             let workload = s.sequence_tokens();
             let configured = plan.configured_context();
+            let asked = s.engine.asked_context();
             // The engine reserves for a longer context than the workload
-            // uses: setting it to the workload gives up nothing asked for.
+            // uses: setting it to the workload gives up nothing asked for,
+            // unless the person asked for that context.
             let to_workload = Scenario { engine: s.engine.for_length(workload), ..s.clone() };
             if let Some(c) = configured.filter(|&c| c > workload)
                 && solve::fits(model, &to_workload)
             {
-                push(
-                    FixKind::MaxModelLen,
-                    format!(
-                        "Set the context to your {} tokens (prompt + new tokens) instead of {}",
-                        thousands(workload),
-                        thousands(c)
-                    ),
-                    GivesUp::Nothing,
-                    to_workload,
-                    command(&repo, workload),
-                );
-            } else {
-                // The workload itself is too long: it is what gets shorter.
-                let len = solve::max_context(model, &solve::with_length(s, workload));
-                if len > 0 && len < workload {
-                    let t = solve::with_length(s, len);
-                    let cut = if t.prompt_tokens < s.prompt_tokens {
+                match asked {
+                    Some(asked) => {
+                        // Keep as much of it as fits.
+                        let len = largest_context(model, s, workload, asked);
+                        let t = Scenario { engine: s.engine.for_length(len), ..s.clone() };
+                        let title = format!(
+                            "{} tokens do not fit on {}: {} do{}",
+                            thousands(asked),
+                            on_gpus(s),
+                            thousands(len),
+                            min_gpus.map_or(String::new(), |n| format!(
+                                "; {} need {n} × {}{}",
+                                thousands(asked),
+                                s.gpus[0].name,
+                                if commands.more_gpus_are_tensor_parallel {
+                                    format!(" with TP {n}")
+                                } else {
+                                    String::new()
+                                }
+                            ))
+                        );
+                        push(FixKind::MaxModelLen, title, GivesUp::Length, t, command(&repo, len));
+                    }
+                    None => push(
+                        FixKind::MaxModelLen,
                         format!(
-                            "prompt {} → {} tokens, no new tokens",
-                            thousands(s.prompt_tokens),
-                            thousands(t.prompt_tokens)
-                        )
-                    } else {
-                        format!("max new tokens {} → {}", thousands(s.max_new_tokens), thousands(t.max_new_tokens))
-                    };
+                            "Set the context to your {} tokens (prompt + new tokens) instead of the model's {}",
+                            thousands(workload),
+                            thousands(c)
+                        ),
+                        GivesUp::Nothing,
+                        to_workload,
+                        command(&repo, workload),
+                    ),
+                }
+            } else {
+                // The workload itself is too long: it is what gets shorter,
+                // the prompt and the new tokens both kept above zero.
+                let len = largest(workload.saturating_sub(1), |len| solve::fits(model, &shortened(s, len)));
+                if len >= 2 {
+                    let t = shortened(s, len);
                     push(
                         FixKind::MaxModelLen,
-                        format!("Limit the context to {} tokens ({cut})", thousands(len)),
+                        format!("Limit the context to {} tokens ({})", thousands(len), cut(s, &t)),
                         GivesUp::Length,
                         t,
                         command(&repo, len),
@@ -251,7 +362,7 @@ pub fn fixes(model: &Model, s: &Scenario) -> Vec<Fix> {
         );
     }
     // More GPUs of the same kind.
-    if let Some(n) = solve::min_gpus(model, s).filter(|&n| n as usize > s.gpus.len()) {
+    if let Some(n) = min_gpus {
         let mut t = s.clone();
         t.gpus = vec![s.gpus[0].clone(); n as usize];
         t.tp = if commands.more_gpus_are_tensor_parallel { n } else { 1 };
@@ -281,8 +392,15 @@ pub fn fixes(model: &Model, s: &Scenario) -> Vec<Fix> {
     // What `sort_by` gives (stable), as an insertion sort: a plan has a
     // few dozen fixes at most, and core's stable sort costs the page's first
     // load 1.5 kB gzip.
+    // The ways that keep the length asked for come before those that cut it.
+    let cuts =
+        |f: &Fix| matches!(f.kind, FixKind::MaxModelLen | FixKind::MaxNewTokens) && f.gives_up == GivesUp::Length;
     let later = |a: &Fix, b: &Fix| {
-        b.fits.cmp(&a.fits).then(a.gives_up.cmp(&b.gives_up)).then(b.saves_bytes.cmp(&a.saves_bytes))
+        b.fits
+            .cmp(&a.fits)
+            .then(cuts(a).cmp(&cuts(b)))
+            .then(a.gives_up.cmp(&b.gives_up))
+            .then(b.saves_bytes.cmp(&a.saves_bytes))
             == std::cmp::Ordering::Greater
     };
     for i in 1..out.len() {

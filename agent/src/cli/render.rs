@@ -98,6 +98,10 @@ pub fn breakdown(e: &Estimate, fit: Option<&llamacpp::Fit>, units: UnitSystem, e
         let _ = writeln!(out);
     }
     let _ = writeln!(out, "{}", verdict_text(e, units));
+    // The verdict leads with the outcome; the engine's own words follow it.
+    if let Some(error) = e.engine_report.as_ref().and_then(|r| r.startup_error()) {
+        let _ = writeln!(out, "  {} would print: {error}", e.engine.name());
+    }
     if explain {
         let _ = writeln!(out, "\nHow each figure is derived:");
         for t in &e.terms {

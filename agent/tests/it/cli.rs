@@ -461,3 +461,50 @@ fn llamacpp_on_a_mac_and_strix_halo() {
     // It runs on Strix Halo (ROCm).
     json(&["estimate", "--model", "gpt-oss-120b", "--engine", "vllm", "--gpu", "strix-halo-128gb", "--json"]);
 }
+
+/// The headline says what the engine will do (issue 34), as a user reads it:
+/// gpt-oss's MXFP4 loads in llama.cpp; llama.cpp's default `--fit` loads
+/// Qwen3-30B-A3B on 8 GiB with experts in host memory; vLLM refuses
+/// `--max-model-len 32768` for 70B FP8 on one H100 and says what fits,
+/// with its own error on the next line.
+#[test]
+fn the_headline_is_what_the_engine_does_as_launched() {
+    let text = |args: &[&str]| {
+        let out = headroom(args);
+        assert!(out.status.success(), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8(out.stdout).expect("UTF-8")
+    };
+    let gpt_oss = text(&["estimate", "--model", "gpt-oss-120b", "--engine", "llama.cpp", "--gpu", "rtx-4090"]);
+    assert!(!gpt_oss.contains("does not load"), "{gpt_oss}");
+    assert!(gpt_oss.contains("\nLoads with llama.cpp's default --fit, which keeps layers or experts in host memory"));
+    let qwen = text(&["estimate", "--model", "qwen3-30b-a3b", "--engine", "llama.cpp", "--gpu-memory", "8GiB"]);
+    assert!(qwen.contains("\nLoads with llama.cpp's default --fit"), "{qwen}");
+    assert!(!qwen.contains("Does not fit at load"), "{qwen}");
+    let off = text(&[
+        "estimate",
+        "--model",
+        "qwen3-30b-a3b",
+        "--engine",
+        "llama.cpp",
+        "--gpu-memory",
+        "8GiB",
+        "--fit",
+        "off",
+    ]);
+    assert!(off.contains("\nDoes not fit at load: the weights alone need "), "{off}");
+    let vllm = text(&[
+        "estimate",
+        "--model",
+        "llama-3.1-70b",
+        "--weights",
+        "fp8",
+        "--engine",
+        "vllm",
+        "--gpu",
+        "h100-sxm",
+        "--max-model-len",
+        "32768",
+    ]);
+    assert!(vllm.contains("\nvLLM refuses to start with --max-model-len 32768: only 4,064 tokens fit\n"), "{vllm}");
+    assert!(vllm.contains("\n  vLLM would print: To serve at least one request"), "{vllm}");
+}

@@ -68,6 +68,33 @@ pub struct Commands {
     /// What the engine itself changes before loading a plan that fits with
     /// too little memory left (llama.cpp's `--fit` and its margin).
     pub adjusts: fn(model: &Model, s: &Scenario) -> Option<Setting>,
+    /// The whole launch of a plan (`vllm serve …`), for engines whose fixes
+    /// are one command line: each fix's code is the launch of its plan, so
+    /// it carries every setting the plan depends on, not only the changed one.
+    pub launch: Option<fn(model: &Model, s: &Scenario, repo: &str) -> String>,
+}
+
+/// The model argument for weights in `format`: the checkpoint itself when
+/// it is stored so, or quantised in flight with `flag`; else a placeholder
+/// naming the checkpoint it needs (never an invented repository name).
+pub fn checkpoint_for(model: &Model, format: WeightFormat, repo: &str) -> (String, Option<&'static str>) {
+    let own = model.default_format();
+    let placeholder = |kind: &str| format!("<a {kind} checkpoint of {repo}>");
+    match format {
+        f if f == own => (repo.to_owned(), None),
+        WeightFormat::Bf16 => (repo.to_owned(), Some("--dtype bfloat16")),
+        WeightFormat::F16 => (repo.to_owned(), Some("--dtype float16")),
+        WeightFormat::F32 => (repo.to_owned(), Some("--dtype float32")),
+        // FP8 and bitsandbytes 4-bit are quantised as the weights load.
+        WeightFormat::Fp8 { .. } => (repo.to_owned(), Some("--quantization fp8")),
+        WeightFormat::Bnb4 { .. } => (repo.to_owned(), Some("--quantization bitsandbytes")),
+        WeightFormat::Int8 => (placeholder("bitsandbytes 8-bit"), None),
+        WeightFormat::Gptq { .. } => (placeholder("GPTQ"), Some("--quantization gptq")),
+        WeightFormat::Awq { .. } => (placeholder("AWQ"), Some("--quantization awq")),
+        WeightFormat::Mxfp4 { .. } => (placeholder("MXFP4"), Some("--quantization mxfp4")),
+        WeightFormat::Nvfp4 => (placeholder("NVFP4"), Some("--quantization modelopt_fp4")),
+        WeightFormat::Gguf(t) => (format!("<a {} GGUF of {repo}>", t.id()), None),
+    }
 }
 
 /// accelerate's balanced split (what transformers, and the Python loaders

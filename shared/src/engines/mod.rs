@@ -143,15 +143,46 @@ impl EngineKind {
         }
     }
 
-    /// Whether the engine loads weights in this format: GGUF for llama.cpp
-    /// only, and the rest elsewhere.
+    /// Whether the engine loads weights in this format ([`Self::refuses`]).
     pub fn runs(self, format: WeightFormat) -> bool {
-        let gguf = matches!(format, WeightFormat::Gguf(_));
-        match self {
-            Self::LlamaCpp | Self::Ollama => gguf,
-            // vLLM and SGLang load 16-bit, FP8, GPTQ/AWQ and bitsandbytes 4-bit checkpoints, not fp32 for serving.
-            Self::Vllm | Self::Sglang => !gguf && !matches!(format, WeightFormat::F32 | WeightFormat::Int8),
-            Self::Transformers => !gguf,
+        self.refuses(format).is_none()
+    }
+
+    /// Why the engine does not hold weights in `format`, in its own terms;
+    /// `None` when it loads them.
+    ///
+    /// llama.cpp (and Ollama, which runs it) loads every tensor type a GGUF
+    /// file can hold: `enum ggml_type` in ggml/include/ggml.h (llama.cpp as
+    /// vendored by llama-cpp-python 0.3.36) has F32, F16, BF16, the k- and
+    /// i-quants, `GGML_TYPE_MXFP4 = 39` (gpt-oss's experts, since b6096) and
+    /// `GGML_TYPE_NVFP4 = 40` (`crate::checkpoint::ggml` holds the same
+    /// table). It has no FP8, bitsandbytes, GPTQ or AWQ type: such a
+    /// checkpoint reaches llama.cpp only through convert_hf_to_gguf.py as
+    /// another format. vLLM and SGLang serve 16-bit, FP8, GPTQ/AWQ,
+    /// bitsandbytes 4-bit, MXFP4 and NVFP4 checkpoints (vLLM's
+    /// `QUANTIZATION_METHODS`, model_executor/layers/quantization/__init__.py);
+    /// transformers reads a GGUF file by dequantising it (`gguf_file=`,
+    /// integrations/ggml.py), so its weights are never a GGUF mix in memory.
+    pub fn refuses(self, format: WeightFormat) -> Option<&'static str> {
+        use WeightFormat as F;
+        match (self, format) {
+            (Self::LlamaCpp | Self::Ollama, F::F32 | F::Bf16 | F::F16 | F::Gguf(_) | F::Mxfp4 { .. } | F::Nvfp4) => {
+                None
+            }
+            (Self::LlamaCpp | Self::Ollama, F::Fp8 { .. }) => Some("GGUF has no FP8 type: convert it to BF16 or Q8_0"),
+            (Self::LlamaCpp | Self::Ollama, F::Int8 | F::Bnb4 { .. } | F::Gptq { .. } | F::Awq { .. }) => {
+                Some("GGUF has no bitsandbytes, GPTQ or AWQ type: use a GGUF quant (q8_0, q4_k_m)")
+            }
+            (Self::Transformers, F::Gguf(_)) => Some("it dequantises a GGUF file as it loads it"),
+            // vLLM's GGUF loader is experimental (docs: quantization/gguf) and
+            // SGLang's follows it: GGUF is planned where it is native.
+            (Self::Vllm | Self::Sglang, F::Gguf(_)) => Some("GGUF is llama.cpp's format"),
+            // The FlashAttention and FlashInfer backends take fp16/bf16 only
+            // (`supported_dtypes`, v1/attention/backends/flash_attn.py).
+            (Self::Vllm | Self::Sglang, F::F32) => Some("its attention kernels take 16-bit"),
+            // `--quantization bitsandbytes` quantises in flight to 4 bits.
+            (Self::Vllm | Self::Sglang, F::Int8) => Some("its bitsandbytes loading is 4-bit"),
+            (Self::Vllm | Self::Sglang, _) | (Self::Transformers, _) => None,
         }
     }
 
@@ -185,6 +216,17 @@ impl Engine {
 }
 
 impl Engine {
+    /// The context the person gave the engine (`--max-model-len`,
+    /// `--context-length`, `num_ctx`), not one it defaults to.
+    pub fn asked_context(&self) -> Option<u64> {
+        match self {
+            Engine::Vllm(o) => o.max_model_len,
+            Engine::Sglang(o) => o.context_length,
+            Engine::Ollama(o) => o.num_ctx,
+            Engine::LlamaCpp(_) | Engine::Transformers(_) => None,
+        }
+    }
+
     /// The knobs for sequences of `len` tokens: engines with a configured
     /// context follow it.
     pub fn for_length(self, len: u64) -> Self {
@@ -229,8 +271,41 @@ impl EngineReport {
         }
     }
 
-    /// The engine's name and its reason for refusing to start, for requests
-    /// of `sequence_tokens` tokens.
+    /// Whether the engine's own defaults change the plan before it loads
+    /// (llama.cpp's `--fit` moving layers or experts to host memory).
+    pub fn fit_moves(&self) -> bool {
+        match self {
+            Self::LlamaCpp(r) => r.fit_moves,
+            Self::Vllm(_) | Self::Sglang(_) => false,
+        }
+    }
+
+    /// The context a longer request is cut to (Ollama's `num_ctx`).
+    pub fn prompt_cut_to(&self) -> Option<u64> {
+        match self {
+            Self::LlamaCpp(r) => r.prompt_cut_to,
+            Self::Vllm(_) | Self::Sglang(_) => None,
+        }
+    }
+
+    /// The configured context a refusal is about, and whether it was given
+    /// (`false`: the engine's default, the model's own length).
+    pub fn configured_context(&self) -> Option<(u64, bool)> {
+        match self {
+            Self::Vllm(r) => Some((r.max_model_len, r.max_model_len_set)),
+            Self::Sglang(_) | Self::LlamaCpp(_) => None,
+        }
+    }
+
+    /// The engine's own start-up error, when it would refuse to start.
+    pub fn startup_error(&self) -> Option<&str> {
+        match self {
+            Self::Vllm(r) => r.startup_error.as_deref(),
+            Self::Sglang(r) => r.startup_error.as_deref(),
+            Self::LlamaCpp(_) => None,
+        }
+    }
+
     /// The flag that sets the engine's context to `len` tokens.
     pub fn context_flag(&self, len: u64) -> Option<String> {
         match self {
@@ -240,6 +315,8 @@ impl EngineReport {
         }
     }
 
+    /// The engine's name and its reason for refusing to start, for requests
+    /// of `sequence_tokens` tokens.
     pub fn refusal(&self, sequence_tokens: u64) -> (&'static str, String) {
         match self {
             Self::Vllm(r) => (

@@ -220,7 +220,11 @@ impl<'m> EnginePlan<'m> {
                 (Some(EngineReport::Sglang(r)), terms)
             }
             Ready::LlamaCpp(o, d) => {
-                let r = llamacpp::report(p, *o, d);
+                let mut r = llamacpp::report(p, *o, d);
+                // Ollama cuts a request longer than its `num_ctx` (the default by the GPUs' memory).
+                if let Engine::Ollama(_) = p.scenario.engine {
+                    r.prompt_cut_to = Some(r.n_ctx_per_slot).filter(|&n| p.scenario.sequence_tokens() > n);
+                }
                 let terms = llamacpp::terms(p, &r);
                 (Some(EngineReport::LlamaCpp(r)), terms)
             }

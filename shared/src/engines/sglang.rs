@@ -17,11 +17,12 @@ use serde::{Deserialize, Serialize};
 
 use super::commands::{Commands, Shorten, no_settings};
 use super::parallel::{self, HeadCheck, SplitError};
-use super::{EngineKind, EngineTerms, EngineWarnings, Plan, Scenario, transformers, vllm};
+use super::{Engine, EngineKind, EngineTerms, EngineWarnings, Plan, Scenario, transformers, vllm};
 use crate::arch::TextModel;
 use crate::explain::{Basis, Term, thousands};
 use crate::formats::WeightFormat;
 use crate::kv::{self, KvDtype};
+use crate::model::Model;
 use crate::plan::{GpuBudget, MAX_CONCURRENCY, Verdict, activations, terms::demand};
 use crate::units::{GIB, UnitSystem, decimal_short, format_bytes};
 
@@ -420,7 +421,40 @@ pub const COMMANDS: Commands = Commands {
     serve: |repo, _| format!("python -m sglang.launch_server --model-path {repo}"),
     settings: no_settings,
     adjusts: crate::engines::commands::no_adjustment,
+    launch: Some(launch),
 };
+
+/// `python -m sglang.launch_server` for a plan: every flag it depends on
+/// that differs from SGLang's default (python/sglang/srt/server_args.py
+/// `ServerArgs`).
+fn launch(model: &Model, s: &Scenario, repo: &str) -> String {
+    let (checkpoint, quant) = super::commands::checkpoint_for(model, s.weights, repo);
+    let mut cmd = format!("python -m sglang.launch_server --model-path {checkpoint}");
+    let mut flag = |f: String| {
+        cmd.push(' ');
+        cmd.push_str(&f);
+    };
+    if let Some(q) = quant {
+        flag(q.to_owned());
+    }
+    let Engine::Sglang(o) = s.engine else { return cmd };
+    if let Some(len) = o.context_length {
+        flag(format!("--context-length {len}"));
+    }
+    if s.tp > 1 {
+        flag(format!("--tp {}", s.tp));
+    }
+    if s.stages() > 1 {
+        flag(format!("--pp-size {}", s.stages()));
+    }
+    if let Some(f) = o.mem_fraction_static {
+        flag(format!("--mem-fraction-static {}", crate::units::shortest(f)));
+    }
+    if s.kv_dtype == KvDtype::Fp8 {
+        flag("--kv-cache-dtype fp8_e4m3".into());
+    }
+    cmd
+}
 
 /// Loading the weights in format `f`: SGLang's quantization flag for FP8;
 /// bitsandbytes and GPTQ/AWQ as vLLM loads them; else transformers' code.

@@ -7,27 +7,49 @@ use crate::units::{UnitSystem, format_bytes};
 use super::{Estimate, Verdict};
 
 /// The verdict as a sentence. A plan whose engine does not load its weight
-/// format says so first: its figures are only what that format would take.
+/// format says so first, with the engine's reason: its figures are only what
+/// that format would take.
 pub fn verdict_text(e: &Estimate, units: UnitSystem) -> String {
     let text = verdict_sentence(e, units);
-    if e.engine.runs(e.weight_format) {
-        return text;
-    }
+    let Some(why) = e.engine.refuses(e.weight_format) else { return text };
     let by = EngineKind::runner_of(e.weight_format).map_or("another engine", EngineKind::name);
-    format!("{} does not load {} weights ({by} does) — as if it did: {text}", e.engine.name(), e.weight_format.id())
+    format!(
+        "{} does not load {} weights ({why}; {by} does) — as if it did: {text}",
+        e.engine.name(),
+        e.weight_format.id()
+    )
 }
 
 fn verdict_sentence(e: &Estimate, units: UnitSystem) -> String {
     let gpu_name = |g: usize| {
         if e.per_gpu.len() > 1 { format!(" on GPU {g}") } else { String::new() }
     };
+    let report = e.engine_report.as_ref();
+    // The engine's defaults change a plan that does not fit as written: the
+    // headline is what the engine does, the plan as written its reason.
+    let fit_moves = report.is_some_and(EngineReport::fit_moves);
+    let by_fit = || {
+        format!(
+            "Loads with {}'s default --fit, which keeps layers or experts in host memory (slower); with every layer on the GPU",
+            e.engine.name()
+        )
+    };
     match e.verdict {
         Verdict::Fits { max_concurrency } => {
+            let workload = e.prompt_tokens.saturating_add(e.max_new_tokens);
+            if let Some(n) = report.and_then(EngineReport::prompt_cut_to) {
+                return format!(
+                    "Runs with each prompt cut: {}'s context (num_ctx) is {} tokens, your requests {} (PARAMETER num_ctx {workload} to keep them)",
+                    e.engine.name(),
+                    thousands(n),
+                    thousands(workload)
+                );
+            }
             // A pool engine reserves its share whatever the workload; the others use what they need.
-            let reserves = e.engine_report.as_ref().is_some_and(EngineReport::reserves_a_pool);
+            let reserves = report.is_some_and(EngineReport::reserves_a_pool);
             format!(
                 "Fits: {} tokens × {} sequence{}{} {} of {}; up to {} concurrent sequences of this length fit",
-                thousands(e.prompt_tokens.saturating_add(e.max_new_tokens)),
+                thousands(workload),
                 e.concurrency,
                 if e.concurrency == 1 { "" } else { "s" },
                 if reserves { " — the engine reserves" } else { " use" },
@@ -36,8 +58,20 @@ fn verdict_sentence(e: &Estimate, units: UnitSystem) -> String {
                 thousands(max_concurrency)
             )
         }
+        Verdict::DoesNotFitAtLoad { gpu, shortfall_bytes } if fit_moves => format!(
+            "{}{} the weights alone would need {} more",
+            by_fit(),
+            gpu_name(gpu),
+            format_bytes(shortfall_bytes, units)
+        ),
         Verdict::DoesNotFitAtLoad { gpu, shortfall_bytes } => format!(
             "Does not fit at load{}: the weights alone need {} more",
+            gpu_name(gpu),
+            format_bytes(shortfall_bytes, units)
+        ),
+        Verdict::RunsOutInPrefill { gpu, shortfall_bytes } if fit_moves => format!(
+            "{}{} it would run out processing the prompt: {} short",
+            by_fit(),
             gpu_name(gpu),
             format_bytes(shortfall_bytes, units)
         ),
@@ -48,25 +82,46 @@ fn verdict_sentence(e: &Estimate, units: UnitSystem) -> String {
         ),
         Verdict::EngineRefuses { largest_context, .. } => {
             let workload = e.prompt_tokens.saturating_add(e.max_new_tokens);
-            let (engine, why) = match &e.engine_report {
+            let (engine, why) = match report {
                 Some(r) => r.refusal(workload),
                 None => ("The engine", String::new()),
             };
-            let flag = e.engine_report.as_ref().and_then(|r| r.context_flag(workload));
-            // The engine's configured context does not fit, the workload does:
-            // what runs it is the headline, the refusal its reason.
-            if let Some(flag) = flag.filter(|_| workload > 0 && largest_context >= workload) {
-                format!(
-                    "Fits your {} tokens with {flag}; as configured, {engine} refuses to start: {why}",
-                    thousands(workload)
-                )
-            } else if largest_context > 0 {
-                format!(
-                    "{engine} refuses: {why} — the largest context that works is {} tokens",
-                    thousands(largest_context)
-                )
-            } else {
-                format!("{engine} refuses to start: {why}")
+            let flag = report.and_then(|r| r.context_flag(workload)).filter(|_| workload > 0);
+            // As launched, the engine refuses its configured context: say
+            // which (given, or its default) and what fits; its own error is
+            // the engine report's.
+            match report.and_then(EngineReport::configured_context) {
+                Some((context, set)) if largest_context > 0 && largest_context < context => {
+                    let launched = match report.and_then(|r| r.context_flag(context)) {
+                        Some(given) if set => format!("{engine} refuses to start with {given}"),
+                        _ => format!(
+                            "{engine} refuses to start as launched: its context defaults to the model's {} tokens",
+                            thousands(context)
+                        ),
+                    };
+                    let yours = match flag {
+                        Some(flag) if largest_context >= workload && !set => {
+                            format!("; your {} run with {flag}", thousands(workload))
+                        }
+                        _ => String::new(),
+                    };
+                    format!("{launched}: only {} tokens fit{yours}", thousands(largest_context))
+                }
+                _ => {
+                    if let Some(flag) = flag.filter(|_| largest_context >= workload) {
+                        format!(
+                            "Fits your {} tokens with {flag}; as configured, {engine} refuses to start: {why}",
+                            thousands(workload)
+                        )
+                    } else if largest_context > 0 {
+                        format!(
+                            "{engine} refuses: {why} — the largest context that works is {} tokens",
+                            thousands(largest_context)
+                        )
+                    } else {
+                        format!("{engine} refuses to start: {why}")
+                    }
+                }
             }
         }
         Verdict::RunsOutAtToken { gpu, token, generated } => format!(

@@ -434,3 +434,38 @@ fn a_bigger_gpu_for_a_cuda_error_is_never_a_mac() {
     let mac = shared::catalog::gpus().iter().find(apple).map(|g| g.name.as_str()).unwrap_or("Mac");
     assert!(!fix.title.contains(mac), "{fix:?}");
 }
+
+/// The error most people paste (issue 34), without a plan: the checklist's
+/// fixes in its order (8-/4-bit loading, bounded new tokens and inputs, what
+/// the session still holds, fragmentation), none with an invented figure;
+/// against a 7B fp16 plan, the 7 GiB held beyond it is named as an earlier
+/// model still referenced, and no smaller "same family" model is another
+/// generation.
+#[test]
+fn a_bare_error_gets_the_checklist_and_no_invented_saving() {
+    let text = "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB (GPU 0; 23.69 GiB total \
+                capacity; 21.23 GiB already allocated)";
+    let report = oom::parse(text);
+    let d = oom::diagnose(&report, &DiagnoseContext::error_only());
+    let ids: Vec<FixId> = d.fixes.iter().map(|f| f.id).collect();
+    assert_eq!(
+        ids[..4],
+        [FixId::WeightFormat, FixId::MaxNewTokens, FixId::EmptyCache, FixId::ExpandableSegments],
+        "{ids:?}"
+    );
+    assert!(d.fixes.iter().all(|f| f.saves_bytes.is_none()), "{:?}", d.fixes);
+    assert!(d.fixes[1].code.contains("max_new_tokens=") && d.fixes[1].code.contains("truncation=True"));
+    assert!(d.fixes[2].code.contains("del model") && d.fixes[2].code.contains("torch.cuda.empty_cache()"));
+    assert!(d.fixes[3].code.contains("PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True"));
+
+    let m = Model::preset("llama-2-7b").unwrap_or_else(|e| panic!("{e}"));
+    let s = Scenario::default();
+    let d = oom::diagnose(&report, &DiagnoseContext::error_only().with_plan(&m, &s));
+    let first = &d.fixes[0];
+    assert_eq!(first.id, FixId::EmptyCache, "{:?}", d.fixes);
+    assert!(first.title.contains("earlier model still referenced"), "{}", first.title);
+    for f in d.fixes.iter().filter(|f| f.id == FixId::SmallerModel) {
+        assert!(!f.title.contains("Llama 3"), "{}", f.title);
+        assert!(f.title.contains("giving up model size"), "{}", f.title);
+    }
+}

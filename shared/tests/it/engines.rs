@@ -189,9 +189,10 @@ fn vllm_groups_sliding_window_layers() {
 
 /// vLLM's default `max_model_len` (the model's 131,072) does not start on a
 /// 24 GiB GPU while the workload's 2,560 tokens do: the headline says what
-/// runs it, and fix 1 sets the context to the workload without touching it.
+/// vLLM does as launched (it refuses), names the default and what runs the
+/// workload, and fix 1 sets the context to the workload without touching it.
 #[test]
-fn an_engine_default_that_refuses_a_fitting_workload_is_not_the_headline() {
+fn an_engine_default_that_refuses_a_fitting_workload_is_named_in_the_headline() {
     use shared::fixes::{FixKind, GivesUp, fixes};
     let m = model("llama-3.1-8b");
     let s = Scenario {
@@ -204,7 +205,13 @@ fn an_engine_default_that_refuses_a_fitting_workload_is_not_the_headline() {
     let e = estimate(&m, s.clone());
     assert!(matches!(e.verdict, Verdict::EngineRefuses { largest_context, .. } if largest_context >= 2560));
     let text = shared::estimate::verdict_text(&e, shared::units::UnitSystem::Binary);
-    assert!(text.starts_with("Fits your 2,560 tokens with --max-model-len 2560"), "{text}");
+    assert!(
+        text.starts_with(
+            "vLLM refuses to start as launched: its context defaults to the model's 131,072 tokens: only "
+        ),
+        "{text}"
+    );
+    assert!(text.ends_with("; your 2,560 run with --max-model-len 2560"), "{text}");
     let all = fixes(&m, &s);
     let first = &all[0];
     assert_eq!((first.kind, first.gives_up, first.fits), (FixKind::MaxModelLen, GivesUp::Nothing, true), "{all:?}");
@@ -222,6 +229,48 @@ fn an_engine_default_that_refuses_a_fitting_workload_is_not_the_headline() {
     assert_eq!(fix.scenario.prompt_tokens, 2048);
 }
 
+/// Llama 3.1 70B in FP8 on one H100 with `--max-model-len 32768` (issue 34):
+/// vLLM refuses as launched, and the headline says so with its figures; the
+/// fixes keep the 32k asked for first, and the one that cuts it says so
+/// with the figures and never sets the prompt or the new tokens to 0.
+#[test]
+fn an_asked_context_that_does_not_fit_is_kept_by_the_first_fixes() {
+    use shared::fixes::{FixKind, GivesUp, fixes};
+    use shared::formats::WeightFormat;
+    let m = model("llama-3.1-70b");
+    let h100 = shared::catalog::gpu("h100-sxm").unwrap_or_else(|| panic!("h100-sxm"));
+    let s = Scenario {
+        weights: WeightFormat::Fp8 { block: None },
+        gpus: vec![GpuSlot::from_catalog(h100)],
+        engine: Engine::Vllm(vllm::Options { max_model_len: Some(32_768), ..Default::default() }),
+        ..Scenario::default()
+    };
+    let text = shared::estimate::verdict_text(&estimate(&m, s.clone()), shared::units::UnitSystem::Binary);
+    assert_eq!(text, "vLLM refuses to start with --max-model-len 32768: only 4,064 tokens fit");
+    let all = fixes(&m, &s);
+    let cut = all.iter().position(|f| f.kind == FixKind::MaxModelLen).unwrap_or_else(|| panic!("{all:?}"));
+    let f = &all[cut];
+    assert_eq!(f.gives_up, GivesUp::Length);
+    assert!(f.title.starts_with("32,768 tokens do not fit on 1 × H100 SXM"), "{}", f.title);
+    assert!(f.title.contains(": 4,064 do; 32,768 need 2 × H100 SXM"), "{}", f.title);
+    assert!(f.title.ends_with("with TP 2"), "{}", f.title);
+    // Every fix that keeps the 32k comes first.
+    assert!(all[..cut].iter().all(|f| f.gives_up != GivesUp::Length), "{all:?}");
+    assert!(all.iter().any(|f| f.kind == FixKind::MoreGpus && f.fits), "{all:?}");
+    assert_eq!(all.last().map(|f| f.kind), Some(FixKind::MaxModelLen), "{all:?}");
+
+    // A 32k prompt that does not fit: the prompt is cut, not the new tokens to 0.
+    let long = Scenario { prompt_tokens: 32_768, engine: Engine::Vllm(vllm::Options::default()), ..s };
+    for f in fixes(&m, &long) {
+        assert!(f.scenario.prompt_tokens > 0 && f.scenario.max_new_tokens > 0, "{}: {:?}", f.title, f.scenario);
+        assert!(f.scenario.concurrency > 0, "{}", f.title);
+        if f.kind == FixKind::MaxModelLen {
+            assert_eq!(f.scenario.max_new_tokens, 512, "{}", f.title);
+            assert!(f.title.contains("prompt 32,768 → "), "{}", f.title);
+        }
+    }
+}
+
 /// GGUF weights with transformers: the verdict says first that transformers
 /// does not load them, and the one fix runs the plan in llama.cpp.
 #[test]
@@ -235,18 +284,69 @@ fn an_engine_that_does_not_load_the_format_says_so_first() {
     assert_eq!(s.engine.kind(), EngineKind::Transformers);
     let text = shared::estimate::verdict_text(&estimate(&m, s.clone()), shared::units::UnitSystem::Binary);
     assert!(
-        text.starts_with("transformers does not load q4_k_m weights (llama.cpp does) — as if it did: Fits"),
+        text.starts_with(
+            "transformers does not load q4_k_m weights (it dequantises a GGUF file as it loads it; llama.cpp does) — \
+             as if it did: Fits"
+        ),
         "{text}"
     );
     let all = fixes(&m, &s);
-    assert_eq!(all.len(), 1, "{all:?}");
     assert_eq!(all[0].kind, FixKind::Engine);
+    // Or the engine keeps it in a format it loads: bf16 stores more than
+    // q4_k_m, so it gives up nothing.
+    assert_eq!(all.len(), 2, "{all:?}");
+    assert_eq!((all[1].kind, all[1].gives_up), (FixKind::WeightFormat, shared::fixes::GivesUp::Nothing));
+    assert_eq!(all[1].scenario.weights, WeightFormat::Bf16);
     assert_eq!(all[0].scenario.engine.kind(), EngineKind::LlamaCpp);
     assert!(all[0].fits);
     // In its own engine the format needs no such line.
     let text =
         shared::estimate::verdict_text(&estimate(&m, all[0].scenario.clone()), shared::units::UnitSystem::Binary);
     assert!(text.starts_with("Fits"), "{text}");
+}
+
+/// llama.cpp loads every tensor type a GGUF file holds (ggml/include/ggml.h
+/// `enum ggml_type`: F32, F16, BF16, the quants, MXFP4, NVFP4), so
+/// gpt-oss's MXFP4 experts are planned as they are; FP8, bitsandbytes, GPTQ
+/// and AWQ have no ggml type and are refused with that reason, and the fixes
+/// offer a format it loads beside the engine that loads the one asked.
+#[test]
+fn llamacpp_loads_every_ggml_type_and_refuses_the_rest_with_its_reason() {
+    use shared::engines::EngineKind;
+    use shared::fixes::{FixKind, fixes};
+    use shared::formats::WeightFormat;
+    for kind in [EngineKind::LlamaCpp, EngineKind::Ollama] {
+        for id in ["fp32", "bf16", "fp16", "mxfp4", "mxfp4-moe", "nvfp4", "q8_0", "q4_k_m", "iq4_xs", "q2_k"] {
+            let f = WeightFormat::parse(id).unwrap_or_else(|e| panic!("{e}"));
+            assert_eq!(kind.refuses(f), None, "{} {id}", kind.name());
+        }
+        for id in ["fp8", "fp8-b128", "int8", "nf4", "gptq-int4", "awq-int4"] {
+            let f = WeightFormat::parse(id).unwrap_or_else(|e| panic!("{e}"));
+            let why = kind.refuses(f).unwrap_or_else(|| panic!("{} loads {id}", kind.name()));
+            assert!(why.starts_with("GGUF has no "), "{why}");
+        }
+    }
+    // gpt-oss-120b (MXFP4 experts) on one RTX 4090: no refusal in the verdict.
+    let m = model("gpt-oss-120b");
+    let s = Scenario {
+        engine: EngineKind::LlamaCpp.with_defaults(),
+        weights: m.default_format(),
+        gpus: vec![GpuSlot::custom("24 GiB", 24 * GIB)],
+        ..Scenario::default()
+    };
+    assert_eq!(s.weights.id(), "mxfp4-moe");
+    let text = shared::estimate::verdict_text(&estimate(&m, s.clone()), shared::units::UnitSystem::Binary);
+    assert!(!text.contains("does not load"), "{text}");
+    assert!(fixes(&m, &s).iter().all(|f| f.kind != FixKind::Engine));
+    // FP8 in llama.cpp: refused with its reason; fixed by transformers or by a GGUF format.
+    let fp8 =
+        Scenario { weights: WeightFormat::Fp8 { block: None }, gpus: vec![GpuSlot::custom("80 GiB", 80 * GIB)], ..s };
+    let text = shared::estimate::verdict_text(&estimate(&m, fp8.clone()), shared::units::UnitSystem::Binary);
+    assert!(text.starts_with("llama.cpp does not load fp8 weights (GGUF has no FP8 type"), "{text}");
+    let all = fixes(&m, &fp8);
+    assert_eq!(all[0].kind, FixKind::Engine);
+    assert!(all[0].title.contains("llama.cpp does not: GGUF has no FP8 type"), "{}", all[0].title);
+    assert!(all.iter().any(|f| f.kind == FixKind::WeightFormat && EngineKind::LlamaCpp.runs(f.scenario.weights)));
 }
 
 /// A pinned start and `--max-model-len auto` from the same pool: Llama-3.1-8B
@@ -379,4 +479,129 @@ fn vllm_counts_the_cuda_graphs_it_captures() {
     assert_eq!(Version::V0_33.cuda_graphs(1, 2048), 2 + 1);
     // The largest size is at most max_num_batched_tokens: 256 → 35 + 35.
     assert_eq!(Version::V0_12.cuda_graphs(256, 256), 35 + 35);
+}
+
+/// The keyword arguments of the `from_pretrained(...)` call in `code`, as
+/// `name=value` pairs (values with their nested brackets and quotes kept).
+fn from_pretrained_kwargs(code: &str) -> Vec<(String, String)> {
+    let line = code
+        .lines()
+        .find(|l| l.starts_with("model = AutoModelForCausalLM.from_pretrained("))
+        .unwrap_or_else(|| panic!("no from_pretrained call in {code}"));
+    let inner = &line["model = AutoModelForCausalLM.from_pretrained(".len()..line.len() - 1];
+    let (mut parts, mut depth, mut quoted, mut start) = (Vec::new(), 0i32, false, 0);
+    for (i, c) in inner.char_indices() {
+        match c {
+            '"' => quoted = !quoted,
+            '{' | '(' | '[' if !quoted => depth += 1,
+            '}' | ')' | ']' if !quoted => depth -= 1,
+            ',' if !quoted && depth == 0 => {
+                parts.push(inner[start..i].trim().to_owned());
+                start = i + 1;
+            }
+            _ => {}
+        }
+    }
+    parts.push(inner[start..].trim().to_owned());
+    parts.iter().filter_map(|p| p.split_once('=').map(|(k, v)| (k.to_owned(), v.to_owned()))).collect()
+}
+
+/// The transformers snippet carries the plan (issue 34): 70B NF4 on two RTX
+/// 4090s loads with a BitsAndBytesConfig of NF4 (it loaded bf16, 131 GiB,
+/// without one), its dtype, `device_map="sequential"` and the plan's caps,
+/// explained where they exceed the card; each 16-bit and 8-bit format too.
+#[test]
+fn the_transformers_snippet_loads_the_plans_format_under_its_caps() {
+    use shared::formats::WeightFormat;
+    let m = model("llama-3.1-70b");
+    let gpu = shared::catalog::gpu("rtx-4090").unwrap_or_else(|| panic!("rtx-4090"));
+    for (id, quant, dtype) in [
+        ("nf4", Some("load_in_4bit=True, bnb_4bit_quant_type=\"nf4\""), "torch.bfloat16"),
+        ("fp4", Some("load_in_4bit=True, bnb_4bit_quant_type=\"fp4\""), "torch.bfloat16"),
+        ("int8", Some("load_in_8bit=True"), "torch.float16"),
+        ("bf16", None, "torch.bfloat16"),
+        ("fp16", None, "torch.float16"),
+    ] {
+        let weights = WeightFormat::parse(id).unwrap_or_else(|e| panic!("{e}"));
+        let gpus = if matches!(id, "bf16" | "fp16") { 8 } else { 2 };
+        let s = Scenario { weights, gpus: vec![GpuSlot::from_catalog(gpu); gpus], ..Scenario::default() };
+        let e = estimate(&m, s);
+        let map = e.device_map.as_ref().unwrap_or_else(|| panic!("{id}: a layer-wise split"));
+        let code = map.snippet("meta-llama/Llama-3.1-70B-Instruct", weights);
+        let kwargs = from_pretrained_kwargs(&code);
+        let get = |k: &str| kwargs.iter().find(|(n, _)| n == k).map(|(_, v)| v.as_str());
+        assert_eq!(get("dtype"), Some(dtype), "{id}: {code}");
+        assert_eq!(get("device_map"), Some("\"sequential\""), "{id}: {code}");
+        assert_eq!(get("max_memory"), Some(map.max_memory_python().as_str()), "{id}: {code}");
+        match quant {
+            Some(q) => {
+                assert_eq!(get("quantization_config"), Some("quant"), "{id}: {code}");
+                let config = code
+                    .lines()
+                    .find(|l| l.starts_with("quant = BitsAndBytesConfig("))
+                    .unwrap_or_else(|| panic!("{id}: no config in {code}"));
+                assert!(config.contains(q), "{id}: {config}");
+                assert!(code.contains("bitsandbytes caps each GPU at 90 %"), "{code}");
+            }
+            None => assert_eq!(get("quantization_config"), None, "{id}: {code}"),
+        }
+    }
+}
+
+/// vLLM's and SGLang's fixes are whole launches of their plan (issue 34): 70B
+/// FP8 on H100s carries `--quantization fp8`, the context and the TP degree,
+/// and no fix names a repository that does not exist.
+#[test]
+fn vllm_and_sglang_fixes_launch_their_whole_plan() {
+    use shared::engines::sglang;
+    use shared::fixes::{FixKind, fixes};
+    use shared::formats::WeightFormat;
+    let mut m = model("llama-3.1-70b");
+    m.repo = Some("meta-llama/Llama-3.1-70B-Instruct".into());
+    let h100 = shared::catalog::gpu("h100-sxm").unwrap_or_else(|| panic!("h100-sxm"));
+    let base = Scenario {
+        weights: WeightFormat::Fp8 { block: None },
+        gpus: vec![GpuSlot::from_catalog(h100)],
+        ..Scenario::default()
+    };
+    let vllm_plan = Scenario {
+        engine: Engine::Vllm(vllm::Options { max_model_len: Some(32_768), ..Default::default() }),
+        ..base.clone()
+    };
+    let all = fixes(&m, &vllm_plan);
+    for f in &all {
+        let line = f.code.lines().last().unwrap_or_default();
+        assert!(line.starts_with("vllm serve "), "{}: {}", f.title, f.code);
+        if f.scenario.weights == vllm_plan.weights {
+            assert!(line.contains(" --quantization fp8"), "{}: {}", f.title, f.code);
+        }
+        assert!(!f.code.contains("-GPTQ-Int4") && !f.code.contains("Instruct-AWQ"), "{}", f.code);
+    }
+    let more = all.iter().find(|f| f.kind == FixKind::MoreGpus).unwrap_or_else(|| panic!("{all:?}"));
+    assert_eq!(
+        more.code,
+        "vllm serve meta-llama/Llama-3.1-70B-Instruct --quantization fp8 --max-model-len 32768 --tensor-parallel-size 2"
+    );
+    let sglang_plan = Scenario {
+        engine: Engine::Sglang(sglang::Options { context_length: Some(32_768), ..Default::default() }),
+        gpus: vec![GpuSlot::from_catalog(h100); 2],
+        tp: 2,
+        ..base
+    };
+    let line = (shared::engines::EngineKind::Sglang.commands().launch.unwrap_or_else(|| panic!("a launch")))(
+        &m,
+        &sglang_plan,
+        "meta-llama/Llama-3.1-70B-Instruct",
+    );
+    assert_eq!(
+        line,
+        "python -m sglang.launch_server --model-path meta-llama/Llama-3.1-70B-Instruct --quantization fp8 --context-length 32768 --tp 2"
+    );
+    // A GPTQ format names the checkpoint it needs and its flag.
+    let gptq = WeightFormat::parse("gptq-int4").unwrap_or_else(|e| panic!("{e}"));
+    let line = (shared::engines::EngineKind::Vllm.commands().weights)(gptq, "meta-llama/Llama-3.1-70B-Instruct");
+    assert!(
+        line.contains("vllm serve <a GPTQ checkpoint of meta-llama/Llama-3.1-70B-Instruct> --quantization gptq"),
+        "{line}"
+    );
 }

@@ -187,8 +187,7 @@ fn max_memory_caps_make_accelerate_place_the_plans_split() {
         let placed = sequential_fill(&sizes, &caps, largest);
         let planned: Vec<usize> = map.modules.iter().map(|(_, g)| *g).collect();
         assert_eq!(placed, planned, "{id} {weights:?}: {:?}", map.max_memory);
-        assert!(map.snippet("org/m").starts_with(
-            "AutoModelForCausalLM.from_pretrained(\"org/m\", device_map=\"sequential\", max_memory={0: \""
-        ));
+        let snippet = map.snippet("org/m", weights);
+        assert!(snippet.contains("device_map=\"sequential\", max_memory={0: \""), "{snippet}");
     }
 }

@@ -134,11 +134,15 @@ pub fn figures(e: &Estimate, units: UnitSystem) -> Vec<Figure> {
     all
 }
 
-/// The verdict's tone, for colour.
+/// The verdict's tone, for colour: red only for a plan that fails as
+/// launched, amber where the engine's defaults (llama.cpp's `--fit`) load it
+/// otherwise or it runs out late.
 pub fn verdict_class(e: &Estimate) -> &'static str {
+    let fit_moves = e.engine_report.as_ref().is_some_and(shared::engines::EngineReport::fit_moves);
     match e.verdict {
         Verdict::Fits { .. } => "verdict fits",
         Verdict::RunsOutAtToken { .. } => "verdict runs-out",
+        Verdict::DoesNotFitAtLoad { .. } | Verdict::RunsOutInPrefill { .. } if fit_moves => "verdict adjusts",
         _ => "verdict no-fit",
     }
 }
@@ -165,6 +169,36 @@ mod tests {
         assert_eq!(get("kv-cache-bytes").terms.len(), 1);
         assert!(get("weight-bytes").exact.ends_with(" bytes"));
         assert_eq!(verdict_class(&e), "verdict fits");
+    }
+
+    /// Qwen3-30B-A3B on an 8 GiB card in llama.cpp (issue 34): its default
+    /// `--fit` keeps experts in host memory and loads it, so the verdict
+    /// says that first, in amber, not a red "does not fit".
+    #[test]
+    fn a_plan_llamacpp_fit_loads_is_not_red() {
+        use shared::engines::EngineKind;
+        use shared::estimate::{GpuSlot, verdict_text};
+        let m = Model::preset("qwen3-30b-a3b").expect("preset");
+        let s = Scenario {
+            engine: EngineKind::LlamaCpp.with_defaults(),
+            gpus: vec![GpuSlot::custom("8 GiB", 8 << 30)],
+            ..Scenario::default()
+        };
+        let e = estimate(&m, s.validate().expect("a valid plan"));
+        assert!(!e.fits);
+        assert_eq!(verdict_class(&e), "verdict adjusts");
+        let text = verdict_text(&e, UnitSystem::Binary);
+        assert!(text.starts_with("Loads with llama.cpp's default --fit"), "{text}");
+        // With --fit off it fails as launched: red.
+        use shared::engines::{Engine, llamacpp};
+        let off = Scenario {
+            engine: Engine::LlamaCpp(llamacpp::Options { fit: llamacpp::FitMode::Off, ..Default::default() }),
+            gpus: vec![GpuSlot::custom("8 GiB", 8 << 30)],
+            ..Scenario::default()
+        };
+        let e = estimate(&m, off.validate().expect("a valid plan"));
+        assert_eq!(verdict_class(&e), "verdict no-fit");
+        assert!(verdict_text(&e, UnitSystem::Binary).starts_with("Does not fit at load"));
     }
 
     #[test]

@@ -179,6 +179,7 @@ pub const COMMANDS: Commands = Commands {
     serve: |repo, weights| format!("llama-server -m <a {} GGUF of {repo}> ...", weights.id()),
     settings,
     adjusts: fit_adjustment,
+    launch: None,
 };
 
 /// GGUF files for llama-server; other formats as transformers loads them.

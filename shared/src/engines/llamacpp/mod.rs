@@ -232,6 +232,15 @@ pub struct Report {
     /// `--fit` first checks (when not, it changes the plan before loading:
     /// [`fit::predict`]).
     pub keeps_fit_margin: bool,
+    /// Whether llama.cpp's `--fit` (on by default) changes this plan before
+    /// loading: a GPU keeps less than its target free and no flag makes
+    /// `--fit` give up. Not in the JSON: `fit` there says what it loads.
+    #[serde(skip)]
+    pub fit_moves: bool,
+    /// Ollama: the `num_ctx` a longer request is cut to (its prompt is
+    /// truncated), when the plan's requests are longer.
+    #[serde(skip)]
+    pub prompt_cut_to: Option<u64>,
     pub log_lines: Vec<String>,
 }
 
@@ -614,6 +623,8 @@ pub(crate) fn report(p: &Plan, o: Options, d: &Devices) -> Report {
         compute_buffer_bytes: per_gpu.iter().map(|x| x.activation_bytes).max().unwrap_or(0),
         fit_margin_bytes: o.fit_target_bytes(),
         keeps_fit_margin: keeps_margin,
+        fit_moves: !keeps_margin && o.fit == FitMode::On && fit::gives_up(o, gpus).is_none(),
+        prompt_cut_to: None,
         log_lines,
     }
 }

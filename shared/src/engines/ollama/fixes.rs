@@ -137,4 +137,5 @@ pub const COMMANDS: Commands = Commands {
     serve: |repo, weights| format!("ollama run hf.co/{repo}:{}", weights.id().to_ascii_uppercase()),
     settings,
     adjusts,
+    launch: None,
 };

@@ -45,15 +45,24 @@ impl DeviceMap {
         format!("{{{}}}", items.join(", "))
     }
 
-    /// The loading code: accelerate placing the modules under the plan's
-    /// caps first, the explicit map after it as a comment (the page folds
-    /// the map behind a toggle).
-    pub fn snippet(&self, repo: &str) -> String {
+    /// The loading code of weights in `format`: its quantisation config and
+    /// dtype, accelerate placing the modules under the plan's caps, the
+    /// explicit map after it as a comment (the page folds the map behind a
+    /// toggle).
+    pub fn snippet(&self, repo: &str, format: WeightFormat) -> String {
+        let load = super::fixes::Load::of(format, repo);
+        let bnb = matches!(format, WeightFormat::Int8 | WeightFormat::Bnb4 { .. });
         format!(
-            "AutoModelForCausalLM.from_pretrained(\"{repo}\", device_map=\"sequential\", max_memory={})\n\
+            "{}# max_memory: the plan's bytes per GPU; GPU 0's cap adds its largest layer, which accelerate keeps free \
+             there{}, so a cap may exceed the card\n\
+             model = AutoModelForCausalLM.from_pretrained({}, device_map=\"sequential\", max_memory={})\n\
              # or each module placed by hand:\n\
-             # AutoModelForCausalLM.from_pretrained(\"{repo}\", device_map={})",
+             # model = AutoModelForCausalLM.from_pretrained({}, device_map={})",
+            load.prelude,
+            if bnb { "; bitsandbytes caps each GPU at 90 % of it, so every cap is raised by 10/9" } else { "" },
+            load.args,
             self.max_memory_python(),
+            load.args,
             self.python()
         )
     }

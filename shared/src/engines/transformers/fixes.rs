@@ -23,12 +23,13 @@ pub const COMMANDS: Commands = Commands {
     serve: |repo, _| format!("AutoModelForCausalLM.from_pretrained(\"{repo}\", device_map=\"auto\")"),
     settings,
     adjusts: crate::engines::commands::no_adjustment,
+    launch: None,
 };
 
 fn more_gpus(model: &Model, target: &Scenario, repo: &str, _: u64) -> String {
     let map = target.clone().validate().ok().and_then(|v| EnginePlan::new(model, v).device_map());
     match map {
-        Some(m) => m.snippet(repo),
+        Some(m) => m.snippet(repo, target.weights),
         None => format!("AutoModelForCausalLM.from_pretrained(\"{repo}\", device_map=\"auto\")"),
     }
 }
@@ -46,6 +47,62 @@ fn settings(_: &Model, s: &Scenario, repo: &str) -> Vec<Setting> {
         scenario: t,
         code: format!("AutoModelForCausalLM.from_pretrained(\"{repo}\", attn_implementation=\"sdpa\")"),
     }]
+}
+
+/// How transformers loads weights in a format: the lines before the call
+/// (imports, the quantisation config) and the call's first arguments (the
+/// checkpoint, `quantization_config=`, `dtype=`), keywords as transformers
+/// 5.24.0 `from_pretrained` and `BitsAndBytesConfig` take them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Load {
+    pub prelude: String,
+    pub args: String,
+}
+
+impl Load {
+    pub fn of(f: WeightFormat, repo: &str) -> Self {
+        let imports = "import torch\nfrom transformers import AutoModelForCausalLM";
+        let plain =
+            |dtype: &str| Load { prelude: format!("{imports}\n"), args: format!("\"{repo}\", dtype=torch.{dtype}") };
+        // A checkpoint stored in the format carries its quantization_config.
+        let checkpoint = |kind: &str| Load {
+            prelude: format!(
+                "{imports}\n# a {kind} checkpoint of this model: its config.json carries the quantization_config\n"
+            ),
+            args: format!("\"<a {kind} checkpoint of {repo}>\""),
+        };
+        match f {
+            WeightFormat::F32 => plain("float32"),
+            WeightFormat::Bf16 => plain("bfloat16"),
+            WeightFormat::F16 => plain("float16"),
+            WeightFormat::Bnb4 { nf4, double_quant } => Load {
+                prelude: format!(
+                    "{imports}, BitsAndBytesConfig\nquant = BitsAndBytesConfig(load_in_4bit=True, bnb_4bit_quant_type=\"{}\", \
+                     bnb_4bit_use_double_quant={}, bnb_4bit_compute_dtype=torch.bfloat16)\n",
+                    if nf4 { "nf4" } else { "fp4" },
+                    if double_quant { "True" } else { "False" }
+                ),
+                args: format!("\"{repo}\", quantization_config=quant, dtype=torch.bfloat16"),
+            },
+            WeightFormat::Int8 => Load {
+                prelude: format!("{imports}, BitsAndBytesConfig\nquant = BitsAndBytesConfig(load_in_8bit=True)\n"),
+                args: format!("\"{repo}\", quantization_config=quant, dtype=torch.float16"),
+            },
+            WeightFormat::Fp8 { .. } => Load {
+                prelude: format!("{imports}, FineGrainedFP8Config\nquant = FineGrainedFP8Config()\n"),
+                args: format!("\"{repo}\", quantization_config=quant, dtype=torch.bfloat16"),
+            },
+            WeightFormat::Gptq { .. } => checkpoint("GPTQ"),
+            WeightFormat::Awq { .. } => checkpoint("AWQ"),
+            WeightFormat::Mxfp4 { .. } => checkpoint("MXFP4"),
+            WeightFormat::Nvfp4 => checkpoint("NVFP4"),
+            WeightFormat::Gguf(t) => Load {
+                // transformers dequantises GGUF as it loads it.
+                prelude: format!("{imports}\n"),
+                args: format!("\"{repo}\", gguf_file=\"<the {} GGUF file>\", dtype=torch.bfloat16", t.id()),
+            },
+        }
+    }
 }
 
 /// Loading the weights of `repo` in format `f` with transformers (the

@@ -6,7 +6,7 @@ pub mod device_map;
 mod fixes;
 
 pub use device_map::DeviceMap;
-pub use fixes::{COMMANDS, weight_code};
+pub use fixes::{COMMANDS, Load, weight_code};
 
 use serde::{Deserialize, Serialize};
 

@@ -167,6 +167,9 @@ pub struct Report {
     pub version: Version,
     pub gpu_memory_utilization: f64,
     pub max_model_len: u64,
+    /// Whether `--max-model-len` was given (else it is the model's own length).
+    #[serde(skip)]
+    pub max_model_len_set: bool,
     pub max_num_batched_tokens: u64,
     pub max_num_seqs: u64,
     pub block_size: u64,
@@ -567,6 +570,7 @@ pub(crate) fn report(p: &Plan, o: Options, b: &Budget, verdict: Verdict) -> Repo
         version: o.version,
         gpu_memory_utilization: b.utilization,
         max_model_len: mml,
+        max_model_len_set: o.max_model_len.is_some(),
         max_num_batched_tokens: b.max_num_batched_tokens,
         max_num_seqs: b.max_num_seqs,
         block_size: b.block,

@@ -140,7 +140,44 @@ pub const COMMANDS: Commands = Commands {
     serve: |repo, _| format!("vllm serve {repo}"),
     settings,
     adjusts: crate::engines::commands::no_adjustment,
+    launch: Some(launch),
 };
+
+/// `vllm serve` for a plan: every flag it depends on that differs from
+/// vLLM's default (vllm/engine/arg_utils.py `EngineArgs`): the checkpoint or
+/// in-flight quantisation of its format, the context, TP/PP, utilisation,
+/// KV cache dtype and sequences at once.
+pub(crate) fn launch(model: &Model, s: &Scenario, repo: &str) -> String {
+    let (checkpoint, quant) = crate::engines::commands::checkpoint_for(model, s.weights, repo);
+    let mut cmd = format!("vllm serve {checkpoint}");
+    let mut flag = |f: String| {
+        cmd.push(' ');
+        cmd.push_str(&f);
+    };
+    if let Some(q) = quant {
+        flag(q.to_owned());
+    }
+    let Engine::Vllm(o) = s.engine else { return cmd };
+    if let Some(len) = o.max_model_len {
+        flag(format!("--max-model-len {len}"));
+    }
+    if s.tp > 1 {
+        flag(format!("--tensor-parallel-size {}", s.tp));
+    }
+    if s.stages() > 1 {
+        flag(format!("--pipeline-parallel-size {}", s.stages()));
+    }
+    if let Some(u) = o.gpu_memory_utilization {
+        flag(format!("--gpu-memory-utilization {}", crate::units::shortest(u)));
+    }
+    if s.kv_dtype == KvDtype::Fp8 {
+        flag("--kv-cache-dtype fp8".into());
+    }
+    if let Some(n) = o.max_num_seqs {
+        flag(format!("--max-num-seqs {n}"));
+    }
+    cmd
+}
 
 /// Loading the weights in format `f`: vLLM's quantization flags, else
 /// transformers' code.
@@ -153,12 +190,13 @@ pub(crate) fn weight_code(f: WeightFormat, repo: &str) -> String {
     }
 }
 
-/// GPTQ and AWQ weights come as checkpoints of their own (vLLM and SGLang).
+/// GPTQ and AWQ weights come as checkpoints of their own (vLLM and SGLang):
+/// named as such, never as a guessed repository.
 pub(crate) fn prequantized(f: WeightFormat, repo: &str) -> String {
+    let (kind, flag) = if matches!(f, WeightFormat::Awq { .. }) { ("AWQ", "awq") } else { ("GPTQ", "gptq") };
     format!(
-        "# serve a {} checkpoint of the model, e.g. vllm serve {repo}-{}",
-        f.id(),
-        if matches!(f, WeightFormat::Awq { .. }) { "AWQ" } else { "GPTQ-Int4" }
+        "# a {} ({kind}) checkpoint of this model\nvllm serve <a {kind} checkpoint of {repo}> --quantization {flag}",
+        f.id()
     )
 }
 

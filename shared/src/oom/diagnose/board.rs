@@ -57,11 +57,16 @@ impl Board {
             .collect()
     }
 
-    pub(super) fn ordered_fixes(&self, causes: &[Cause]) -> Vec<DiagnosisFix> {
+    /// The fixes by the rank of their cause; within a cause by cost when
+    /// `by_cost` (a plan measured them), else in the order rules added them
+    /// (the OOM checklist's order, when nothing can be measured).
+    pub(super) fn ordered_fixes(&self, causes: &[Cause], by_cost: bool) -> Vec<DiagnosisFix> {
         let rank = |id: CauseId| causes.iter().find(|c| c.id == id).map_or(u32::MAX, |c| c.rank);
         let mut out = self.fixes.clone();
         // Stable: within a cause and a cost, rules added the most telling fix first.
-        out.sort_by_key(|f| (rank(f.cause), f.fits == Some(false), f.gives_up));
+        out.sort_by_key(|f| {
+            (rank(f.cause), f.fits == Some(false), if by_cost { f.gives_up } else { GivesUp::Nothing })
+        });
         out
     }
 }

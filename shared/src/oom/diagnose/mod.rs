@@ -337,7 +337,7 @@ pub fn diagnose(report: &OomReport, ctx: &DiagnoseContext) -> Diagnosis {
     let plan = ctx.plan.and_then(|p| from_the_plan(p, &facts, &mut b));
     b.notes.extend(facts.notes.iter().cloned());
     let causes = b.ranked();
-    let fixes = b.ordered_fixes(&causes);
+    let fixes = b.ordered_fixes(&causes, facts.has_plan);
     let summary = summary(&causes, &facts);
     Diagnosis {
         recognised: true,

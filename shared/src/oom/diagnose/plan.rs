@@ -272,13 +272,27 @@ fn plan_fits(f: &Facts, b: &mut Board, e: &Estimate, s: &Scenario, need: u64, ca
             70,
             format!(
                 "the failing process {verb} {}, {} more than the {} the plan needs at its peak (which fits with {} to \
-                 spare): it ran more than the plan — longer inputs, more sequences, or another model or format",
+                 spare): it ran more than the plan — longer inputs, more sequences, another model or format, or in a \
+                 notebook an earlier model still referenced",
                 gib(me),
                 gib(me - need),
                 gib(need),
                 gib(spare)
             ),
         );
+        // A 7B fp16 plan with 7 GiB more held looks exactly like a second
+        // copy of the model left referenced in the session.
+        b.fix(fix(
+            FixId::EmptyCache,
+            CauseId::KvCacheGrowth,
+            format!(
+                "Free an earlier model still referenced in the notebook ({} held beyond the plan), or restart the kernel",
+                gib(me - need)
+            ),
+            GivesUp::Nothing,
+            Some(me - need),
+            "del model; import gc; gc.collect(); torch.cuda.empty_cache()".into(),
+        ));
         if let Verdict::Fits { max_concurrency } = e.verdict {
             b.limits.push(format!(
                 "the plan's sequences of {} tokens fit up to {max_concurrency} at once",
@@ -341,7 +355,7 @@ fn imbalance(f: &Facts, b: &mut Board, e: &Estimate, model: &Model) {
     );
     let repo = model.repo.clone().unwrap_or_else(|| "MODEL_ID".into());
     let code = match &e.device_map {
-        Some(m) => m.snippet(&repo),
+        Some(m) => m.snippet(&repo, e.weight_format),
         None => {
             let layers: Vec<usize> = e.per_gpu.iter().map(|g| g.layers[1] - g.layers[0]).collect();
             (e.engine.commands().rebalance)(&repo, &layers)
@@ -380,7 +394,15 @@ fn smaller_model(model: &Model, s: &Scenario, need: u64) -> Option<DiagnosisFix>
     let mut candidates: Vec<Model> = catalog::MODEL_PRESETS
         .iter()
         .filter_map(|p| Model::from_preset(p).ok())
-        .filter(|m| m.arch.family == model.arch.family && m.parameters() < params && m.name != model.name)
+        // The same family is the same architecture and tokenizer (a reader
+        // family holds generations apart: Llama 2's 32,000-token vocabulary
+        // is not Llama 3's 128,256).
+        .filter(|m| {
+            m.arch.family == model.arch.family
+                && m.arch.text.vocab_size == model.arch.text.vocab_size
+                && m.parameters() < params
+                && m.name != model.name
+        })
         .collect();
     candidates.sort_by_key(|m| std::cmp::Reverse(m.parameters()));
     let m = candidates.into_iter().find(|m| solve::fits(m, s))?;
@@ -391,7 +413,11 @@ fn smaller_model(model: &Model, s: &Scenario, need: u64) -> Option<DiagnosisFix>
     Some(DiagnosisFix {
         id: FixId::SmallerModel,
         cause: CauseId::TooLargeOverall,
-        title: format!("Run {} instead ({} parameters, same family)", m.name, thousands(m.parameters())),
+        title: format!(
+            "Run {} instead: a smaller model of the same family ({} parameters), giving up model size",
+            m.name,
+            thousands(m.parameters())
+        ),
         gives_up: GivesUp::Quality,
         saves_bytes: Some(need.saturating_sub(after)).filter(|&v| v > 0),
         fits: Some(true),

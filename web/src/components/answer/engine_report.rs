@@ -16,7 +16,7 @@ pub fn EngineReport() -> impl IntoView {
         app.estimate.with(|e| {
             let Some(e) = e.as_ref() else { return String::new() };
             let repo = app.model.with(|m| m.as_ref().ok().and_then(|m| m.repo.clone()));
-            let map = e.device_map.as_ref().map(|m| m.snippet(repo.as_deref().unwrap_or("MODEL_ID")));
+            let map = e.device_map.as_ref().map(|m| m.snippet(repo.as_deref().unwrap_or("MODEL_ID"), e.weight_format));
             engine_html(report_view(e, units).as_ref(), map.as_deref(), speed_text(e).as_deref())
         })
     })

@@ -86,7 +86,8 @@ pub(super) fn pytorch_workload(f: &Facts, b: &mut Board) {
             CauseId::KvCacheGrowth,
             "Send fewer or shorter sequences at once".into(),
             GivesUp::Length,
-            Some(shortage),
+            // What it saves depends on the batch: the shortfall is not a saving.
+            None,
             "# split the batch: for chunk in batches_of(n): model.generate(**chunk, ...)".into(),
         ));
     }
@@ -211,24 +212,62 @@ fn without_free(f: &Facts, b: &mut Board, q: u64, t: u64) {
         );
         inspect_fix(b, None);
     }
+    if !f.has_plan {
+        checklist_fixes(b);
+    }
     b.fix(fix(
         FixId::SmallerBatch,
         CauseId::KvCacheGrowth,
         "Send fewer or shorter sequences at once".into(),
         GivesUp::Length,
-        Some(q.saturating_sub(usable)).filter(|&v| v > 0),
+        None,
         "# split the batch: for chunk in batches_of(n): model.generate(**chunk, ...)".into(),
     ));
-    if !f.has_plan {
-        b.fix(fix(
-            FixId::MaxNewTokens,
-            CauseId::KvCacheGrowth,
-            "Generate fewer new tokens (the cache grows with every token); the plan gives the exact limit".into(),
-            GivesUp::Length,
-            None,
-            "model.generate(**inputs, max_new_tokens=...)  # fewer than now".into(),
-        ));
-    }
+}
+
+/// Without a plan, the OOM checklist's fixes in its order, with no figure
+/// (none can be told): load the weights in 8 or 4 bits, bound the new
+/// tokens and the input, free what the session still holds, and let the
+/// allocator grow segments instead of fragmenting.
+fn checklist_fixes(b: &mut Board) {
+    b.fix(fix(
+        FixId::WeightFormat,
+        CauseId::KvCacheGrowth,
+        "Load the weights in 8 or 4 bits (half or a quarter of 16-bit)".into(),
+        GivesUp::Quality,
+        None,
+        "quant = BitsAndBytesConfig(load_in_4bit=True, bnb_4bit_quant_type=\"nf4\", bnb_4bit_compute_dtype=torch.bfloat16)\n\
+         model = AutoModelForCausalLM.from_pretrained(MODEL_ID, quantization_config=quant, device_map=\"auto\")"
+            .into(),
+    ));
+    b.fix(fix(
+        FixId::MaxNewTokens,
+        CauseId::KvCacheGrowth,
+        "Bound the new tokens and truncate long inputs (the cache grows with every token); the plan gives the exact limit"
+            .into(),
+        GivesUp::Length,
+        None,
+        "inputs = tokenizer(text, truncation=True, max_length=4096, return_tensors=\"pt\")\n\
+         model.generate(**inputs, max_new_tokens=512)"
+            .into(),
+    ));
+    b.fix(fix(
+        FixId::EmptyCache,
+        CauseId::KvCacheGrowth,
+        "Free what the session still holds: in a notebook, an earlier model still referenced (or restart the kernel)"
+            .into(),
+        GivesUp::Nothing,
+        None,
+        "del model; import gc; gc.collect(); torch.cuda.empty_cache()".into(),
+    ));
+    b.fix(fix(
+        FixId::ExpandableSegments,
+        CauseId::KvCacheGrowth,
+        "Let PyTorch's allocator grow segments instead of fragmenting".into(),
+        GivesUp::Nothing,
+        None,
+        "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True python your_script.py".into(),
+    ));
 }
 
 /// CUDA graphs' private pools, as vLLM and `torch.compile` capture them.
