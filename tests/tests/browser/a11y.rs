@@ -114,7 +114,18 @@ async fn axe_live_view() -> anyhow::Result<()> {
             != json!(0))
     })
     .await?;
-    let found = vec![("live", axe(&page, &source).await?)];
+    let mut found = vec![("live", axe(&page, &source).await?)];
+    page.close().await?;
+    // A GPU card with a finding under its timeline (cause 2, projected).
+    let growing = Agent::start("rtx-4090", &dist()?, &["--scenario".into(), "kv-growth".into()]).await?;
+    let page = driver.session(1400, 900).await?;
+    page.open(&format!("{}/#token={TOKEN}", growing.origin())).await?;
+    expect_state(&page, "live-status", 0, "live").await?;
+    let found_one = async |p: &Page| Ok(p.exists("live-finding").await?);
+    if page.wait_until("a finding", found_one).await.is_err() {
+        page.wait_until("a finding, later", found_one).await?;
+    }
+    found.push(("live finding", axe(&page, &source).await?));
     page.close().await?;
     report(&found)
 }

@@ -290,3 +290,33 @@ async fn live_mode_loads_on_demand() -> anyhow::Result<()> {
     page.close().await?;
     Ok(())
 }
+
+/// The agent's diagnosis on the page: a simulated notebook whose memory
+/// climbs while it generates (`--scenario kv-growth`) gets the checklist's
+/// cause 2 under its timeline, marked where it was found and projected to
+/// the card's capacity, with the page's plan's figures beside it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn live_findings() -> anyhow::Result<()> {
+    let Some(tools) = tools() else { return Ok(()) };
+    let lab = Agent::start("rtx-4090", &dist()?, &["--scenario".into(), "kv-growth".into()]).await?;
+    let mut driver = Driver::start(&tools).await?;
+    let page = driver.session(1366, 768).await?;
+    page.open(&format!("{}/?model=llama-2-7b&gpu=rtx-4090#token={TOKEN}", lab.origin())).await?;
+    expect_state(&page, "live-status", 0, "live").await?;
+    // The climb starts 6 s after the agent does and is found within 10 s.
+    let found = async |p: &Page| Ok(p.exists("live-finding").await?);
+    if page.wait_until("a finding", found).await.is_err() {
+        page.wait_until("a finding, later", found).await?;
+    }
+    ensure!(nth_attr(&page, "live-finding", 0, "data-cause").await?.as_deref() == Some("growing"), "cause 2");
+    ensure!(page.exists("live-projection").await?, "the climb projected to capacity");
+    ensure!(page.exists("live-finding-mark").await?, "the timeline marks where it was found");
+    let text = page.text("live-finding").await?;
+    ensure!(text.contains("2. Growing during generation"), "{text}");
+    ensure!(text.contains("Your plan:") && text.contains("512.00 KiB of KV cache per token"), "{text}");
+    shot(&page, "live-findings", "live-finding").await?;
+    page.resize(390, 844).await?;
+    shot(&page, "live-findings", "live-finding-phone").await?;
+    page.close().await?;
+    Ok(())
+}

@@ -2,9 +2,9 @@
 //! connect, remove a host, check the plan on a live GPU, probe it, and keep
 //! the list of agents in this tab's storage.
 
-use shared::live::PlanFacts;
 use shared::estimate::{EnginePlan, estimate};
 use shared::link::GpuChoice;
+use shared::live::PlanFacts;
 use wasm_bindgen::JsValue;
 use web_sys::window;
 
