@@ -120,32 +120,3 @@ pub struct Finding {
     /// Unbalanced: what the process holds on each of its GPUs, `(gpu, bytes)`.
     pub spread: Vec<(u32, u64)>,
 }
-
-/// The engine a process name shows: vLLM's engine core titles itself
-/// `VLLM::EngineCore` (vllm/v1/engine/core.py, `setproctitle`), SGLang's
-/// workers `sglang::scheduler` (sglang/srt/managers/scheduler.py), and the
-/// servers' binaries keep their names. A bare `python3` shows none.
-pub fn engine_of(name: &str) -> Option<EngineKind> {
-    let n = name.to_ascii_lowercase();
-    if n.starts_with("vllm") {
-        Some(EngineKind::Vllm)
-    } else if n.starts_with("sglang") {
-        Some(EngineKind::Sglang)
-    } else if n.starts_with("llama-server") || n.starts_with("llama-cli") {
-        Some(EngineKind::LlamaCpp)
-    } else if n.starts_with("ollama") {
-        Some(EngineKind::Ollama)
-    } else {
-        None
-    }
-}
-
-/// Servers that take most of the GPU on purpose at start (vLLM's and
-/// SGLang's pools sized by a utilisation fraction, llama.cpp's `--fit` that
-/// keeps only 1 GiB free, Ollama's context sized by VRAM, TGI's and Triton's
-/// pools): near capacity right after their load is their setting, not a
-/// mistake; so is holding memory while idle.
-pub fn preallocates(name: &str) -> bool {
-    let n = name.to_ascii_lowercase();
-    engine_of(name).is_some() || n.starts_with("text-generation") || n.starts_with("tritonserver")
-}

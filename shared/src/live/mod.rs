@@ -16,13 +16,15 @@ mod finding;
 mod plan;
 mod rules;
 mod window;
+mod wire;
 
 #[cfg(test)]
 mod tests;
 
 use std::collections::BTreeMap;
 
-pub use finding::{Cause, Certainty, Finding, Growth, engine_of, preallocates};
+pub use crate::engines::live::{from_process_name as engine_of, preallocates};
+pub use finding::{Cause, Certainty, Finding, Growth};
 pub use plan::{PlanFacts, plan_notes};
 pub use window::{SPAN_MS, Window};
 

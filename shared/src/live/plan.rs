@@ -4,6 +4,7 @@
 //! know one and add these notes.
 
 use crate::engines::EngineKind;
+use crate::engines::live::token_limit;
 use crate::estimate::Estimate;
 use crate::formats::WeightFormat;
 use crate::model::Model;
@@ -98,7 +99,7 @@ pub fn plan_notes(f: &Finding, plan: &PlanFacts) -> Vec<String> {
                     bytes(plan.kv_bytes_per_token),
                     bytes(g.free_bytes),
                     plan.concurrency,
-                    limit_words(plan.engine, per_sequence),
+                    token_limit(plan.engine, per_sequence),
                 ));
             }
         }
@@ -121,15 +122,4 @@ pub fn plan_notes(f: &Finding, plan: &PlanFacts) -> Vec<String> {
         }
     }
     out
-}
-
-/// The engine's own knob for a token limit.
-fn limit_words(engine: EngineKind, tokens: u64) -> String {
-    match engine {
-        EngineKind::Transformers => format!("model.generate(..., max_new_tokens={tokens})"),
-        EngineKind::Vllm => format!("a request's max_tokens={tokens} (or --max-model-len)"),
-        EngineKind::Sglang => format!("a request's max_new_tokens={tokens} (or --context-length)"),
-        EngineKind::LlamaCpp => format!("-n {tokens} (or a smaller -c)"),
-        EngineKind::Ollama => format!("num_predict {tokens} (or a smaller num_ctx)"),
-    }
 }

@@ -3,10 +3,10 @@
 //! gives the shape and the timing, the process lists (read every few
 //! seconds) say whose memory it is.
 
-use crate::engines::EngineKind;
+use crate::engines::live::{from_process_name, growing_fix, loaded_fix, preallocates, split_fix};
 use crate::units::{GIB, MIB, UnitSystem, format_bytes};
 
-use super::finding::{Cause, Certainty, Finding, Growth, engine_of, preallocates};
+use super::finding::{Cause, Certainty, Finding, Growth};
 use super::window::{GpuSeries, ListPoint, MemoryPoint, Window};
 
 /// "Near capacity": the checklist's ≥ 90 % of the GPU.
@@ -110,7 +110,7 @@ fn finding(cause: Cause, gpu: u32, now: &MemoryPoint, who: Option<(u32, Option<S
         cause,
         gpu,
         pid,
-        engine: process.as_deref().and_then(engine_of),
+        engine: process.as_deref().and_then(from_process_name),
         process,
         certainty: Certainty::Likely,
         since_ms: now.t_ms,
@@ -185,15 +185,7 @@ fn growing(gpu: u32, series: &GpuSeries, now: &MemoryPoint) -> Option<Finding> {
         bytes(now.free_bytes),
         seconds(to_capacity_s * 1000),
     );
-    f.fix = match f.engine {
-        Some(EngineKind::LlamaCpp | EngineKind::Ollama) => {
-            "The context grows into a cache sized at start: a smaller -c (Ollama: num_ctx), or -ctk q8_0 -ctv q8_0 to halve the cache".into()
-        }
-        Some(EngineKind::Vllm | EngineKind::Sglang) => {
-            "The server grows past its pool (CUDA graphs, the sampler, a new batch shape): lower --gpu-memory-utilization (SGLang: --mem-fraction-static) to leave room".into()
-        }
-        _ => "The KV cache grows with every token: cap max_new_tokens (and truncate long prompts), generate fewer sequences at once, or quantise the cache (cache_implementation=\"quantized\")".into(),
-    };
+    f.fix = growing_fix(f.engine).into();
     Some(f)
 }
 
@@ -266,12 +258,7 @@ fn near_capacity(gpu: u32, series: &GpuSeries, now: &MemoryPoint) -> Option<Find
         seconds(now.t_ms - settled.t_ms),
         pct(now.used_bytes, now.total_bytes),
     );
-    f.fix = match f.engine {
-        Some(EngineKind::LlamaCpp | EngineKind::Ollama) => {
-            "Load a smaller quantisation (Q4_K_M is about 4.8 bits a weight), or offload fewer layers (-ngl)".into()
-        }
-        _ => "Load the weights in lower precision: torch_dtype=torch.bfloat16 halves fp32; quantization_config=BitsAndBytesConfig(load_in_8bit=True) halves 16-bit again, load_in_4bit=True with bnb_4bit_quant_type=\"nf4\" quarters it".into(),
-    };
+    f.fix = loaded_fix(f.engine).into();
     Some(f)
 }
 
@@ -326,15 +313,8 @@ fn unbalanced(window: &Window) -> Vec<Finding> {
         );
         let held: u64 = f.spread.iter().map(|s| s.1).sum();
         let each_gib = (held / f.spread.len() as u64).div_ceil(GIB) + 1;
-        f.fix = match f.engine {
-            Some(EngineKind::LlamaCpp | EngineKind::Ollama) => {
-                format!("Split by the GPUs' memory: --tensor-split {}", vec!["1"; f.spread.len()].join(","))
-            }
-            _ => format!(
-                "Balance the layers: device_map=\"auto\" (accelerate's balanced split) with max_memory={{{}}}, not device_map=\"sequential\"",
-                f.spread.iter().map(|(g, _)| format!("{g}: \"{each_gib}GiB\"")).collect::<Vec<_>>().join(", ")
-            ),
-        };
+        let gpus: Vec<u32> = f.spread.iter().map(|s| s.0).collect();
+        f.fix = split_fix(f.engine, &gpus, each_gib);
         out.push(f);
     }
     out

@@ -1,11 +1,10 @@
-//! `findings`: the agent's diagnosis of its latest readings (`crate::live`),
+//! `findings`: the agent's diagnosis of its latest readings (`shared::live`,
+//! which converts its findings to these),
 //! sent after each `sample` to subscribed clients; an empty list says no
 //! cause is showing. Causes and certainties from a newer agent read as
 //! `unknown` and are skipped by clients that do not know them.
 
 use serde::{Deserialize, Serialize};
-
-use crate::live;
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Findings {
@@ -75,84 +74,4 @@ pub struct Growth {
 pub struct Spread {
     pub gpu: u32,
     pub bytes: u64,
-}
-
-impl From<&live::Finding> for Finding {
-    fn from(f: &live::Finding) -> Self {
-        Self {
-            cause: match f.cause {
-                live::Cause::NearCapacity => FindingCause::NearCapacity,
-                live::Cause::Growing => FindingCause::Growing,
-                live::Cause::Unbalanced => FindingCause::Unbalanced,
-                live::Cause::Leftover => FindingCause::Leftover,
-            },
-            number: f.cause.number(),
-            gpu: f.gpu,
-            pid: f.pid,
-            process: f.process.clone(),
-            certainty: match f.certainty {
-                live::Certainty::Likely => FindingCertainty::Likely,
-                live::Certainty::Possible => FindingCertainty::Possible,
-            },
-            since_ms: f.since_ms,
-            found_ms: f.found_ms,
-            bytes: f.bytes,
-            gpu_total_bytes: f.gpu_total_bytes,
-            evidence: f.evidence.clone(),
-            fix: f.fix.clone(),
-            growth: f.growth.map(|g| Growth {
-                bytes_per_s: g.bytes_per_s,
-                climbed_bytes: g.climbed_bytes,
-                steps: g.steps,
-                free_bytes: g.free_bytes,
-                seconds_to_capacity: g.seconds_to_capacity,
-            }),
-            spread: f.spread.iter().map(|&(gpu, bytes)| Spread { gpu, bytes }).collect(),
-        }
-    }
-}
-
-impl Finding {
-    /// The diagnosis' own finding, for a client that adds a plan's figures
-    /// ([`live::plan_notes`]); `None` for a cause from a newer agent.
-    pub fn to_live(&self) -> Option<live::Finding> {
-        let cause = match self.cause {
-            FindingCause::NearCapacity => live::Cause::NearCapacity,
-            FindingCause::Growing => live::Cause::Growing,
-            FindingCause::Unbalanced => live::Cause::Unbalanced,
-            FindingCause::Leftover => live::Cause::Leftover,
-            FindingCause::Unknown => return None,
-        };
-        Some(live::Finding {
-            cause,
-            gpu: self.gpu,
-            pid: self.pid,
-            engine: self.process.as_deref().and_then(live::engine_of),
-            process: self.process.clone(),
-            certainty: match self.certainty {
-                FindingCertainty::Likely => live::Certainty::Likely,
-                _ => live::Certainty::Possible,
-            },
-            since_ms: self.since_ms,
-            found_ms: self.found_ms,
-            bytes: self.bytes,
-            gpu_total_bytes: self.gpu_total_bytes,
-            evidence: self.evidence.clone(),
-            fix: self.fix.clone(),
-            growth: self.growth.map(|g| live::Growth {
-                bytes_per_s: g.bytes_per_s,
-                climbed_bytes: g.climbed_bytes,
-                steps: g.steps,
-                free_bytes: g.free_bytes,
-                seconds_to_capacity: g.seconds_to_capacity,
-            }),
-            spread: self.spread.iter().map(|s| (s.gpu, s.bytes)).collect(),
-        })
-    }
-}
-
-impl Findings {
-    pub fn of(seq: u64, timestamp_ms: u64, findings: &[live::Finding]) -> Self {
-        Self { seq, timestamp_ms, findings: findings.iter().map(Finding::from).collect() }
-    }
 }

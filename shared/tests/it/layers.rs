@@ -29,6 +29,8 @@ const LAYERS: &[&[&str]] = &[
     // Start-up logs: read with the OOM scanner.
     &["startup"],
     &["link", "protocol"],
+    // The OOM checklist on an agent's samples, with a plan's figures.
+    &["live"],
 ];
 
 fn layer(module: &str) -> Option<usize> {
