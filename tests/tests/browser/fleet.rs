@@ -220,7 +220,16 @@ async fn fleet_view_from_a_real_prometheus() -> anyhow::Result<()> {
         .filter(|r| r["health"] != "err")
         .filter_map(|r| r["name"].as_str())
         .collect();
-    ensure!(loaded == ["HeadroomGpuMemoryLow", "HeadroomGpuMemoryLeftover", "HeadroomAgentDown"], "rules: {rules}");
+    ensure!(
+        loaded
+            == [
+                "HeadroomGpuMemoryLow",
+                "HeadroomGpuMemoryLeftover",
+                "HeadroomGpuMemoryExhaustionSoon",
+                "HeadroomAgentDown"
+            ],
+        "rules: {rules}"
+    );
 
     // The relay answers with every GPU, none stale.
     let (status, body) = get(&format!("127.0.0.1:{}", a.port), "/api/fleet", Some(TOKEN))?;
