@@ -344,9 +344,32 @@ const KV_CACHE_DTYPES: &[&str] =
 /// `vllm/model_executor/layers/quantization/__init__.py`
 /// (`QuantizationMethods`), SGLang 0.5 `server_args.py` (`QUANTIZATION_CHOICES`).
 const QUANTIZATIONS: &[&str] = &[
-    "awq", "awq_marlin", "gptq", "gptq_marlin", "gptq_marlin_24", "marlin", "fp8", "fbgemm_fp8", "ptpc_fp8",
-    "modelopt", "modelopt_fp4", "mxfp4", "bitsandbytes", "gguf", "compressed-tensors", "experts_int8", "moe_wna16",
-    "torchao", "quark", "hqq", "fp_quant", "w8a8_int8", "w8a8_fp8", "petit_nvfp4", "inc", "auto-round",
+    "awq",
+    "awq_marlin",
+    "gptq",
+    "gptq_marlin",
+    "gptq_marlin_24",
+    "marlin",
+    "fp8",
+    "fbgemm_fp8",
+    "ptpc_fp8",
+    "modelopt",
+    "modelopt_fp4",
+    "mxfp4",
+    "bitsandbytes",
+    "gguf",
+    "compressed-tensors",
+    "experts_int8",
+    "moe_wna16",
+    "torchao",
+    "quark",
+    "hqq",
+    "fp_quant",
+    "w8a8_int8",
+    "w8a8_fp8",
+    "petit_nvfp4",
+    "inc",
+    "auto-round",
 ];
 
 /// A value from a closed list, as the list spells it.
@@ -498,7 +521,8 @@ mod tests {
         assert_eq!(l.config.gpu_memory_utilization_permille, Some(900));
         assert_eq!((l.config.tensor_parallel, l.config.max_model_len), (Some(2), Some(32768)));
 
-        let l = read("python -u -m vllm.entrypoints.openai.api_server --model /data/models/Qwen3-8B/ -tp 4 -pp 2").unwrap();
+        let l =
+            read("python -u -m vllm.entrypoints.openai.api_server --model /data/models/Qwen3-8B/ -tp 4 -pp 2").unwrap();
         assert_eq!(l.model.as_ref().map(LaunchModel::name), Some("Qwen3-8B"));
         assert_eq!(l.model, Some(LaunchModel::Path("/data/models/Qwen3-8B/".into())));
         assert_eq!((l.config.tensor_parallel, l.config.pipeline_parallel), (Some(4), Some(2)));
