@@ -296,7 +296,10 @@ fn run(
         if stale {
             let mut lists: ProcessLists =
                 backend.read_processes(elapsed).into_iter().map(|list| resolve(list, config)).collect();
-            launches.annotate(&config.proc_root, config.hf_cache.as_deref(), &gpus, &mut lists);
+            // A simulated backend's PIDs are made up: /proc would name another process.
+            if !backend.host().simulated {
+                launches.annotate(&config.proc_root, config.hf_cache.as_deref(), &gpus, &mut lists);
+            }
             processes = Some((now, unix_ms(), lists));
         }
         let (processes_timestamp_ms, lists) = match &processes {
