@@ -282,23 +282,35 @@ pub struct LoggedConfig {
     pub cache_type_k: Option<String>,
     pub cache_type_v: Option<String>,
     // What only a command line names ([`launch`]): a log states the
-    // figures these become, not the flags.
+    // figures these become, not the flags. Left out of the JSON when unset,
+    // so `diagnose --json` reads as before.
     /// vLLM `--gpu-memory-utilization` in thousandths (a log's is a
     /// [`Figure::Utilization`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub gpu_memory_utilization_permille: Option<u64>,
     /// llama.cpp `-np` (a log's `n_seq_max` is what the slots became).
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub parallel: Option<u64>,
     /// llama.cpp `-ngl`, `-ts`, `--n-cpu-moe` (`--cpu-moe`: `u32::MAX`),
     /// `-ot` (repeated rules joined by `,`), `-nkvo`, `--kv-unified`,
     /// `--swa-full`, `-sm`, `-mg`.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub n_gpu_layers: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub tensor_split: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub n_cpu_moe: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub override_tensor: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub no_kv_offload: Option<bool>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub kv_unified: Option<bool>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub swa_full: Option<bool>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub split_mode: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub main_gpu: Option<u64>,
 }
 
