@@ -78,6 +78,7 @@ pub fn process(p: &ProcessReading, name: Reading<String>, placement: &Placement,
         }),
         used_bytes: field(&p.used_bytes, |&b| b),
         mig: p.mig.map(|(gpu_instance_id, compute_instance_id)| MigPlacement { gpu_instance_id, compute_instance_id }),
+        launch: None,
     }
 }
 

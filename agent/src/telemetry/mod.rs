@@ -11,6 +11,7 @@
 
 pub mod cgroup;
 mod convert;
+pub mod launch;
 pub mod nvml;
 #[allow(unsafe_code)]
 mod nvml_raw;

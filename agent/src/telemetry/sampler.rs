@@ -24,6 +24,7 @@ use tokio::sync::{Notify, watch};
 use tokio::time::Instant;
 
 use super::cgroup::{self, Placement};
+use super::launch::{self, GpuKind, Launches};
 use super::pods::PodDirectory;
 use super::{Backend, convert, procfs};
 
@@ -48,6 +49,9 @@ pub struct SamplerConfig {
     /// Where the kubelet's `pods/` and `containers/` log directories are
     /// (`/var/log`), for pod names.
     pub pod_log_root: PathBuf,
+    /// The host's Hugging Face cache, where a recognised launch's model
+    /// config is looked up (`launch::hf_hub_cache`).
+    pub hf_cache: Option<PathBuf>,
     pub hostname: String,
 }
 
@@ -59,6 +63,7 @@ impl Default for SamplerConfig {
             process_interval: Duration::from_secs(2),
             proc_root: PathBuf::from("/proc"),
             pod_log_root: PathBuf::from("/var/log"),
+            hf_cache: launch::hf_hub_cache(),
             hostname: convert::hostname(),
         }
     }
@@ -275,13 +280,26 @@ fn run(
     // The diagnosis runs here, once per reading for every client: a few
     // passes over three minutes of readings (docs/measurements.md).
     let mut watcher = live::Watcher::new();
+    // Which engine launch each process is, read once per process.
+    let mut launches = Launches::default();
+    let gpus: Vec<GpuKind> = backend
+        .host()
+        .devices
+        .iter()
+        .map(|d| GpuKind { catalog_id: d.catalog_id.clone(), total_bytes: d.memory_total_bytes.as_ref().ok().copied() })
+        .collect();
     while let Some(stamp) = next_request(requests) {
         let now = std::time::Instant::now();
         let elapsed = now - start;
         let devices = backend.read_devices(elapsed);
         let stale = processes.as_ref().is_none_or(|(at, _, _)| now.duration_since(*at) >= config.process_interval);
         if stale {
-            let lists = backend.read_processes(elapsed).into_iter().map(|list| resolve(list, config)).collect();
+            let mut lists: ProcessLists =
+                backend.read_processes(elapsed).into_iter().map(|list| resolve(list, config)).collect();
+            // A simulated backend's PIDs are made up: /proc would name another process.
+            if !backend.host().simulated {
+                launches.annotate(&config.proc_root, config.hf_cache.as_deref(), &gpus, &mut lists);
+            }
             processes = Some((now, unix_ms(), lists));
         }
         let (processes_timestamp_ms, lists) = match &processes {

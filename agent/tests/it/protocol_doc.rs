@@ -10,6 +10,23 @@ fn json(value: impl serde::Serialize) -> serde_json::Value {
     serde_json::to_value(value).unwrap()
 }
 
+/// The launch of the example's vLLM process, read and planned by the
+/// agent's own functions: its command line (the API key dropped), the plan
+/// as a link, and that plan's figure for the GPU (Llama 3.1 8B is the
+/// catalog's preset of the same config).
+fn vllm_launch() -> Launch {
+    let argv = "/usr/bin/python3 /usr/local/bin/vllm serve meta-llama/Llama-3.1-8B-Instruct \
+                --gpu-memory-utilization 0.40 --max-model-len 16384 --api-key sk-example --port 8000";
+    let argv: Vec<&str> = argv.split_whitespace().collect();
+    let launch = shared::startup::read_command_line(&argv).unwrap();
+    let model = shared::link::ModelSource::Hub("meta-llama/Llama-3.1-8B-Instruct".into());
+    let gpu = shared::link::GpuChoice::of_device(None, 85_520_809_984);
+    let state = shared::link::LinkState::of_launch(&launch, model, gpu, 1);
+    let preset = shared::model::Model::preset("llama-3.1-8b").unwrap();
+    let estimate = shared::estimate::estimate(&preset, state.scenario_for(&preset).unwrap());
+    Launch::of(&launch, Some(shared::link::encode(&state)), Some(estimate.per_gpu[0].total_bytes))
+}
+
 fn examples() -> Vec<(&'static str, serde_json::Value)> {
     let host = HostInfo {
         agent_version: "0.1.0".into(),
@@ -63,6 +80,7 @@ fn examples() -> Vec<(&'static str, serde_json::Value)> {
                     }),
                     used_bytes: Field::Value(32_212_254_720),
                     mig: None,
+                    launch: Some(vllm_launch()),
                 },
                 GpuProcess {
                     pid: 51_007,
@@ -71,6 +89,7 @@ fn examples() -> Vec<(&'static str, serde_json::Value)> {
                     pod: None,
                     used_bytes: Field::Value(1_073_741_824),
                     mig: None,
+                    launch: None,
                 },
             ]),
         }],

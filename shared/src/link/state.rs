@@ -159,3 +159,55 @@ impl GpuChoice {
         }
     }
 }
+
+impl GpuChoice {
+    /// A GPU an agent reports: its catalog entry when the agent simulates
+    /// one of exactly that size, else its capacity in bytes.
+    pub fn of_device(catalog_id: Option<&str>, total_bytes: u64) -> GpuChoice {
+        match catalog_id.and_then(crate::catalog::gpu).filter(|g| g.memory_bytes == total_bytes) {
+            Some(g) => GpuChoice::Catalog(g.id.clone()),
+            None => GpuChoice::Custom(total_bytes),
+        }
+    }
+}
+
+impl LinkState {
+    /// The plan a running launch describes (`startup::launch`): its engine
+    /// with the flags it was started with (`startup::configured_engine`, the
+    /// same reading as a start-up log's), its TP degree, KV dtype and weight
+    /// format, on `gpus` GPUs like `gpu`; the workload stays the link's
+    /// defaults. `model` is what the caller could resolve the model to.
+    pub fn of_launch(launch: &crate::startup::Launch, model: ModelSource, gpu: GpuChoice, gpus: u64) -> LinkState {
+        let c = &launch.config;
+        let kind = launch.launcher.engine();
+        let planned = super::version::new_engine(match kind {
+            crate::startup::LogEngine::Vllm => crate::engines::EngineKind::Vllm,
+            crate::startup::LogEngine::Sglang => crate::engines::EngineKind::Sglang,
+            crate::startup::LogEngine::LlamaCpp => crate::engines::EngineKind::LlamaCpp,
+        });
+        let (engine, _) = crate::startup::configured_engine(kind, c, planned);
+        // vLLM and SGLang start one rank per GPU; a llama.cpp process spans
+        // the GPUs it was seen on.
+        let tp = c.tensor_parallel.unwrap_or(1).max(1);
+        let gpu_count = match kind {
+            crate::startup::LogEngine::Vllm | crate::startup::LogEngine::Sglang => {
+                tp.saturating_mul(c.pipeline_parallel.unwrap_or(1).max(1))
+            }
+            crate::startup::LogEngine::LlamaCpp => gpus.max(1),
+        };
+        LinkState {
+            model,
+            weights: c.quantization.as_deref().and_then(|q| WeightFormat::parse(q).ok()),
+            // `auto` is the model's dtype: the link's default.
+            kv_dtype: c.kv_cache_dtype.as_deref().filter(|k| *k != "auto").and_then(|k| KvDtype::parse(k).ok()),
+            gpu,
+            gpu_count,
+            tp: match kind {
+                crate::startup::LogEngine::Vllm | crate::startup::LogEngine::Sglang => tp,
+                crate::startup::LogEngine::LlamaCpp => 1,
+            },
+            engine,
+            ..LinkState::default()
+        }
+    }
+}

@@ -52,6 +52,7 @@ fn gpu_sample(index: u32, total: u64, a: &At, with_list: bool) -> GpuSample {
                         pod: None,
                         used_bytes: Field::Value(b),
                         mig: None,
+                        launch: None,
                     })
                     .collect(),
             )

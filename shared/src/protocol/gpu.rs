@@ -155,6 +155,110 @@ pub struct GpuProcess {
     /// The MIG instance it runs on, when MIG is on.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mig: Option<MigPlacement>,
+    /// The engine launch its command line names, when the agent recognises
+    /// one. Agents before it sent none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub launch: Option<Launch>,
+}
+
+/// An engine launch read from a process's command line: only the flags
+/// Headroom models, never the command line itself.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Launch {
+    pub engine: LaunchEngine,
+    /// A Hugging Face id (`org/name`), or the last component of a local path.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+    /// The flags read, as the engine spells them, in command-line order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub flags: Vec<LaunchFlag>,
+    /// The plan those flags describe, as a share-link query (`v=…&hf=…`):
+    /// the page opens exactly that plan. Absent when the launch names no model.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub plan_query: Option<String>,
+    /// What that plan predicts this process holds on this GPU, when the
+    /// agent could read the model (its config.json in the host's Hugging
+    /// Face cache, or its GGUF header).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub predicted_bytes: Option<u64>,
+}
+
+/// The program a launch starts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LaunchEngine {
+    Vllm,
+    Sglang,
+    LlamaServer,
+    OllamaRunner,
+    /// One a newer agent knows.
+    #[serde(other)]
+    Other,
+}
+
+impl LaunchEngine {
+    pub fn name(self) -> &'static str {
+        match self {
+            LaunchEngine::Vllm => "vLLM",
+            LaunchEngine::Sglang => "SGLang",
+            LaunchEngine::LlamaServer => "llama.cpp",
+            LaunchEngine::OllamaRunner => "Ollama",
+            LaunchEngine::Other => "an engine",
+        }
+    }
+}
+
+/// One flag of a launch; `value` is empty for a switch.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LaunchFlag {
+    pub flag: String,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub value: String,
+}
+
+impl Launch {
+    /// The wire form of a launch read by `startup::launch`.
+    pub fn of(launch: &crate::startup::Launch, plan_query: Option<String>, predicted_bytes: Option<u64>) -> Launch {
+        use crate::startup::Launcher;
+        Launch {
+            engine: match launch.launcher {
+                Launcher::Vllm => LaunchEngine::Vllm,
+                Launcher::Sglang => LaunchEngine::Sglang,
+                Launcher::LlamaServer => LaunchEngine::LlamaServer,
+                Launcher::OllamaRunner => LaunchEngine::OllamaRunner,
+            },
+            model: launch.model.as_ref().map(|m| m.name().to_owned()),
+            flags: launch.flags.iter().map(|f| LaunchFlag { flag: f.flag.into(), value: f.value.clone() }).collect(),
+            plan_query,
+            predicted_bytes,
+        }
+    }
+
+    /// One line for a person: `vLLM · TP 2 · util 0.90 · meta-llama/Llama-3.1-70B
+    /// · predicted 71.3 GiB` (the page's process table, `headroom watch`).
+    pub fn summary(&self, units: crate::units::UnitSystem) -> String {
+        let mut parts = vec![self.engine.name().to_owned()];
+        for f in &self.flags {
+            // The three every launch is told by get short names.
+            let short = match f.flag.as_str() {
+                "--tensor-parallel-size" | "--tp-size" => Some("TP"),
+                "--pipeline-parallel-size" | "--pp-size" => Some("PP"),
+                "--gpu-memory-utilization" => Some("util"),
+                "--mem-fraction-static" => Some("mem-fraction"),
+                _ => None,
+            };
+            parts.push(match (short, f.value.is_empty()) {
+                (Some(s), _) => format!("{s} {}", f.value),
+                (None, true) => f.flag.clone(),
+                (None, false) => format!("{} {}", f.flag, f.value),
+            });
+        }
+        parts.extend(self.model.clone());
+        if let Some(b) = self.predicted_bytes {
+            parts.push(format!("predicted {}", crate::units::format_bytes(b, units)));
+        }
+        parts.join(" · ")
+    }
 }
 
 /// A Kubernetes pod: its UID from the process's cgroup; names when the

@@ -33,8 +33,8 @@ pub use error::{ErrorCode, ErrorMessage};
 pub use findings::{Finding, FindingCause, FindingCertainty, Findings, Growth, Spread};
 pub use fleet::{FleetGpu, FleetSnapshot};
 pub use gpu::{
-    ComputeMode, GpuInfo, GpuProcess, GpuSample, HostInfo, MemoryReading, MemorySource, MigInstance, MigMode,
-    MigPlacement, PodRef, Sample, Utilization,
+    ComputeMode, GpuInfo, GpuProcess, GpuSample, HostInfo, Launch, LaunchEngine, LaunchFlag, MemoryReading,
+    MemorySource, MigInstance, MigMode, MigPlacement, PodRef, Sample, Utilization,
 };
 pub use http::{Health, Snapshot};
 pub use probes::{

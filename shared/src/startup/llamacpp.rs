@@ -151,17 +151,18 @@ fn same_buffer(a: &Figure, b: &Figure) -> bool {
 /// own context lines, when the log has them, say the same and win.
 fn ollama_launch(line: &str, c: &mut LoggedConfig) {
     let flag = |name: &str| after(line, name).and_then(count);
-    if line.contains("msg=\"starting llama server\"") || line.contains("msg=\"starting runner\"") {
-        c.n_ctx = c.n_ctx.or(flag(" --ctx-size "));
-        c.n_seq_max = c.n_seq_max.or(flag(" --parallel "));
-        c.n_batch = c.n_batch.or(flag(" --batch-size "));
-        if line.contains(" --flash-attn") && c.flash_attn.is_none() {
-            c.flash_attn = Some("1".into());
-        }
-        if let Some(t) = after(line, " --kv-cache-type ").and_then(|r| r.split_whitespace().next()) {
-            c.cache_type_k.get_or_insert_with(|| t.trim_matches('"').to_owned());
-            c.cache_type_v.get_or_insert_with(|| t.trim_matches('"').to_owned());
-        }
+    // The runner's command line, read as the agent reads a running one.
+    if (line.contains("msg=\"starting llama server\"") || line.contains("msg=\"starting runner\""))
+        && let Some(cmd) = after(line, "cmd=\"").map(|r| r.split('"').next().unwrap_or(r))
+        && let Some(launch) = super::launch::read_command_line(&cmd.split_whitespace().collect::<Vec<_>>())
+    {
+        let l = launch.config;
+        c.n_ctx = c.n_ctx.or(l.n_ctx);
+        c.n_seq_max = c.n_seq_max.or(l.parallel);
+        c.n_batch = c.n_batch.or(l.n_batch);
+        c.flash_attn = c.flash_attn.take().or(l.flash_attn);
+        c.cache_type_k = c.cache_type_k.take().or(l.cache_type_k);
+        c.cache_type_v = c.cache_type_v.take().or(l.cache_type_v);
     }
     if line.contains("msg=load request=") {
         c.n_ctx = c.n_ctx.or(flag("KvSize:"));

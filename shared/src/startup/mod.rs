@@ -12,6 +12,7 @@
 //! Each engine's phrases come from its source; the file is named beside each.
 
 mod buffers;
+pub mod launch;
 mod llamacpp;
 mod reconcile;
 mod sglang;
@@ -19,6 +20,7 @@ mod vllm;
 mod whatif;
 
 pub use buffers::{BufferCheck, llamacpp_buffers};
+pub use launch::{Launch, LaunchFlag, LaunchModel, Launcher, read_command_line};
 pub use llamacpp::layer_split as llamacpp_layer_split;
 pub use reconcile::{Amount, Row, SUGGESTION_SPARE_BYTES, reconcile};
 pub use whatif::{WhatIf, WhatIfs, what_if, what_ifs};
@@ -244,7 +246,8 @@ pub struct Fact {
     pub figure: Figure,
 }
 
-/// The launch configuration a log names; each field only when it does.
+/// The launch configuration a log or a command line names; each field only
+/// when it does.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 pub struct LoggedConfig {
     pub version: Option<String>,
@@ -278,6 +281,37 @@ pub struct LoggedConfig {
     /// llama.cpp `type_k` / `type_v` (`f16`, `q8_0`, …).
     pub cache_type_k: Option<String>,
     pub cache_type_v: Option<String>,
+    // What only a command line names ([`launch`]): a log states the
+    // figures these become, not the flags. Left out of the JSON when unset,
+    // so `diagnose --json` reads as before.
+    /// vLLM `--gpu-memory-utilization` in thousandths (a log's is a
+    /// [`Figure::Utilization`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub gpu_memory_utilization_permille: Option<u64>,
+    /// llama.cpp `-np` (a log's `n_seq_max` is what the slots became).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub parallel: Option<u64>,
+    /// llama.cpp `-ngl`, `-ts`, `--n-cpu-moe` (`--cpu-moe`: `u32::MAX`),
+    /// `-ot` (repeated rules joined by `,`), `-nkvo`, `--kv-unified`,
+    /// `--swa-full`, `-sm`, `-mg`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub n_gpu_layers: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tensor_split: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub n_cpu_moe: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub override_tensor: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub no_kv_offload: Option<bool>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub kv_unified: Option<bool>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub swa_full: Option<bool>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub split_mode: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub main_gpu: Option<u64>,
 }
 
 impl LoggedConfig {
@@ -320,9 +354,22 @@ impl StartupLog {
 /// `mem_fraction_static` and context length). Also what was taken, in
 /// words, for the reader. TP, PP and the GPUs stay the plan's.
 pub fn logged_engine(log: &StartupLog, planned: Engine) -> (Engine, Vec<String>) {
-    let c = &log.config;
+    let mut config = log.config.clone();
+    config.gpu_memory_utilization_permille = config.gpu_memory_utilization_permille.or_else(|| {
+        log.first(|f| match f {
+            Figure::Utilization { permille } => Some(*permille),
+            _ => None,
+        })
+        .map(|(_, p)| p)
+    });
+    configured_engine(log.engine, &config, planned)
+}
+
+/// The engine of `planned` as a launch configuration (a start-up log's or a
+/// command line's) says it runs: [`logged_engine`] without the log.
+pub fn configured_engine(ran: LogEngine, c: &LoggedConfig, planned: Engine) -> (Engine, Vec<String>) {
     let mut taken = Vec::new();
-    let kind = match log.engine {
+    let kind = match ran {
         LogEngine::Vllm => EngineKind::Vllm,
         LogEngine::Sglang => EngineKind::Sglang,
         LogEngine::LlamaCpp => EngineKind::LlamaCpp,
@@ -332,12 +379,7 @@ pub fn logged_engine(log: &StartupLog, planned: Engine) -> (Engine, Vec<String>)
         engine = kind.with_defaults();
         taken.push(format!("engine {}", kind.name()));
     }
-    let utilization = log
-        .first(|f| match f {
-            Figure::Utilization { permille } => Some(*permille),
-            _ => None,
-        })
-        .map(|(_, p)| p as f64 / 1000.0);
+    let utilization = c.gpu_memory_utilization_permille.map(|p| p as f64 / 1000.0);
     match &mut engine {
         Engine::Vllm(o) => {
             if let Some(v) =
@@ -405,12 +447,58 @@ pub fn logged_engine(log: &StartupLog, planned: Engine) -> (Engine, Vec<String>)
                 o.cache_type_v = Some(v);
                 taken.push(format!("V cache {}", v.id()));
             }
+            launched_placement(c, o, &mut taken);
         }
         // A log is llama.cpp's (Ollama's runner prints llama-server's
         // lines), so a plan of Ollama is rebuilt as the llama.cpp it ran.
         Engine::Transformers(_) | Engine::Ollama(_) => {}
     }
     (engine, taken)
+}
+
+/// The llama.cpp flags only a command line names: slots, layers on the GPU,
+/// the split and the tensors kept on the CPU. A value the engine's own
+/// parser refuses is left out.
+fn launched_placement(c: &LoggedConfig, o: &mut crate::engines::llamacpp::Options, taken: &mut Vec<String>) {
+    use crate::engines::llamacpp::{SplitMode, TensorOverrides, TensorSplit};
+    let mut fill = |slot: &mut Option<u64>, given: Option<u64>, name: &str| {
+        if let Some(v) = given.filter(|_| slot.is_none()) {
+            *slot = Some(v);
+            taken.push(format!("{name} {v}"));
+        }
+    };
+    fill(&mut o.parallel, c.parallel, "-np");
+    fill(&mut o.n_gpu_layers, c.n_gpu_layers, "-ngl");
+    if let Some(n) = c.n_cpu_moe.filter(|_| o.n_cpu_moe == 0) {
+        o.n_cpu_moe = n;
+        taken.push(format!("--n-cpu-moe {n}"));
+    }
+    if let Some(split) = c.tensor_split.as_deref().and_then(|t| TensorSplit::parse(t).ok()) {
+        o.tensor_split = split;
+        taken.push(format!("-ts {}", o.tensor_split.text()));
+    }
+    if let Some(rules) = c.override_tensor.as_deref().and_then(|t| TensorOverrides::parse(t).ok()) {
+        o.tensor_overrides = rules;
+        taken.push(format!("-ot {}", o.tensor_overrides.as_str()));
+    }
+    if let Some(mode) = c.split_mode.as_deref().and_then(|m| SplitMode::parse(m).ok()) {
+        o.split_mode = mode;
+        taken.push(format!("-sm {}", mode.id()));
+    }
+    if let Some(g) = c.main_gpu.and_then(|g| u16::try_from(g).ok()) {
+        o.main_gpu = g;
+        taken.push(format!("-mg {g}"));
+    }
+    for (on, slot, name) in [
+        (c.no_kv_offload, &mut o.no_kv_offload, "-nkvo"),
+        (c.kv_unified, &mut o.kv_unified, "--kv-unified"),
+        (c.swa_full, &mut o.swa_full, "--swa-full"),
+    ] {
+        if on == Some(true) && !*slot {
+            *slot = true;
+            taken.push(name.into());
+        }
+    }
 }
 
 /// Reads the memory lines of a start-up log; `None` when the text has none

@@ -95,7 +95,15 @@ fn draw(f: &mut Frame, v: &View) {
         let list: Vec<String> = g
             .processes
             .iter()
-            .map(|(pid, name, held)| format!("{pid} {name} {}", held.map(bytes).unwrap_or_else(|| "?".into())))
+            .map(|p| {
+                let held = p.used_bytes.map(bytes).unwrap_or_else(|| "?".into());
+                let launch = p.launch_text();
+                if launch.is_empty() {
+                    format!("{} {} {held}", p.pid, p.name)
+                } else {
+                    format!("{} {} {held} ({launch})", p.pid, p.name)
+                }
+            })
             .collect();
         let list = if list.is_empty() { "no process".to_owned() } else { list.join(" · ") };
         f.render_widget(Paragraph::new(list).style(Style::new().fg(Color::Gray)), procs);

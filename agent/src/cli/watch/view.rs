@@ -23,10 +23,27 @@ pub struct GpuRow {
     pub used_bytes: u64,
     pub free_bytes: u64,
     pub busy_pct: Option<u32>,
-    /// `(pid, name, bytes)`, largest first.
-    pub processes: Vec<(u32, String, Option<u64>)>,
+    /// Largest first.
+    pub processes: Vec<ProcessRow>,
     /// Used memory as a share of the total, per mille, oldest first.
     pub timeline: Vec<u64>,
+}
+
+/// One process on a GPU.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ProcessRow {
+    pub pid: u32,
+    pub name: String,
+    pub used_bytes: Option<u64>,
+    /// The engine launch the agent recognised, with its plan's prediction.
+    pub launch: Option<shared::protocol::Launch>,
+}
+
+impl ProcessRow {
+    /// `vLLM · TP 2 · util 0.9 · org/model · predicted 71.3 GiB`, empty without a launch.
+    pub fn launch_text(&self) -> String {
+        self.launch.as_ref().map(|l| l.summary(shared::units::UnitSystem::Binary)).unwrap_or_default()
+    }
 }
 
 /// A finding with what the plan adds.
@@ -68,14 +85,19 @@ impl Watch {
             while timeline.len() > TIMELINE {
                 timeline.pop_front();
             }
-            let mut processes: Vec<(u32, String, Option<u64>)> = g
+            let mut processes: Vec<ProcessRow> = g
                 .processes
                 .value()
                 .into_iter()
                 .flatten()
-                .map(|p| (p.pid, p.name.value().cloned().unwrap_or_else(|| "?".into()), p.used_bytes.value().copied()))
+                .map(|p| ProcessRow {
+                    pid: p.pid,
+                    name: p.name.value().cloned().unwrap_or_else(|| "?".into()),
+                    used_bytes: p.used_bytes.value().copied(),
+                    launch: p.launch.clone(),
+                })
                 .collect();
-            processes.sort_by_key(|p| std::cmp::Reverse(p.2));
+            processes.sort_by_key(|p| std::cmp::Reverse(p.used_bytes));
             gpus.push(GpuRow {
                 index: g.index,
                 name,
@@ -159,8 +181,11 @@ pub fn text(v: &View) -> String {
         if g.timeline.len() > 1 {
             out.push_str(&format!("      {}\n", sparkline(&g.timeline, 60)));
         }
-        for (pid, name, held) in &g.processes {
-            out.push_str(&format!("      {pid:>7} {name:<18} {}\n", held.map(bytes).unwrap_or_else(|| "?".into())));
+        for p in &g.processes {
+            let held = p.used_bytes.map(bytes).unwrap_or_else(|| "?".into());
+            let launch = p.launch_text();
+            let launch = if launch.is_empty() { String::new() } else { format!("  {launch}") };
+            out.push_str(&format!("      {:>7} {:<18} {held}{launch}\n", p.pid, p.name));
         }
     }
     if v.findings.is_empty() {
@@ -188,8 +213,8 @@ pub fn json(v: &View) -> String {
                 "used_bytes": g.used_bytes,
                 "free_bytes": g.free_bytes,
                 "busy_pct": g.busy_pct,
-                "processes": g.processes.iter().map(|(pid, name, used)| serde_json::json!({
-                    "pid": pid, "name": name, "used_bytes": used,
+                "processes": g.processes.iter().map(|p| serde_json::json!({
+                    "pid": p.pid, "name": p.name, "used_bytes": p.used_bytes, "launch": p.launch,
                 })).collect::<Vec<_>>(),
             })
         })
@@ -215,4 +240,54 @@ pub fn json(v: &View) -> String {
         "findings": findings,
     });
     format!("{line}\n")
+}
+
+#[cfg(test)]
+mod tests {
+    use shared::protocol::{Launch, LaunchEngine, LaunchFlag};
+
+    use super::*;
+
+    #[test]
+    fn a_recognised_launch_is_shown_beside_its_process_in_text_and_json() {
+        let launch = Launch {
+            engine: LaunchEngine::Vllm,
+            model: Some("meta-llama/Llama-3.1-70B-Instruct".into()),
+            flags: vec![
+                LaunchFlag { flag: "--tensor-parallel-size".into(), value: "2".into() },
+                LaunchFlag { flag: "--gpu-memory-utilization".into(), value: "0.90".into() },
+            ],
+            plan_query: Some("v=2&hf=meta-llama/Llama-3.1-70B-Instruct&tp=2".into()),
+            predicted_bytes: Some(76_557_000_000),
+        };
+        let row = |pid, launch| ProcessRow { pid, name: "python3".into(), used_bytes: Some(76_350_000_000), launch };
+        let view = View {
+            hostname: "gpu1".into(),
+            simulated: false,
+            timestamp_ms: 0,
+            gpus: vec![GpuRow {
+                index: 0,
+                name: "NVIDIA H100 80GB HBM3".into(),
+                total_bytes: 85_520_809_984,
+                used_bytes: 77_000_000_000,
+                free_bytes: 8_520_809_984,
+                busy_pct: None,
+                processes: vec![row(4242, Some(launch)), row(77, None)],
+                timeline: vec![],
+            }],
+            findings: vec![],
+        };
+        let text = text(&view);
+        assert!(
+            text.contains(
+                "71.11 GiB  vLLM · TP 2 · util 0.90 · meta-llama/Llama-3.1-70B-Instruct · predicted 71.30 GiB\n"
+            ),
+            "{text}"
+        );
+        let line: serde_json::Value = serde_json::from_str(&json(&view)).unwrap();
+        let procs = &line["gpus"][0]["processes"];
+        assert_eq!(procs[0]["launch"]["engine"], "vllm");
+        assert_eq!(procs[0]["launch"]["predicted_bytes"], 76_557_000_000u64);
+        assert!(procs[1]["launch"].is_null());
+    }
 }

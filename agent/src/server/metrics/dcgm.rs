@@ -169,6 +169,7 @@ mod tests {
             pod,
             used_bytes: Field::Value(1),
             mig: None,
+            launch: None,
         }
     }
 

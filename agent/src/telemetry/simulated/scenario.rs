@@ -182,6 +182,7 @@ mod tests {
                                     pod: None,
                                     used_bytes: Field::Value(p.used_bytes.unwrap()),
                                     mig: None,
+                                    launch: None,
                                 })
                                 .collect(),
                         )

@@ -223,6 +223,11 @@ pub struct ProcRow {
     pub leftover: bool,
     /// Why the row stands out, or what it is.
     pub note: String,
+    /// The engine launch the agent recognised: `vLLM · TP 2 · util 0.9 ·
+    /// org/model · predicted 71.3 GiB` (empty without one).
+    pub launch: String,
+    /// The plan those flags describe, as a share-link query.
+    pub plan_query: Option<String>,
 }
 
 /// A process this large on a GPU idle this long is probably left over (a
@@ -269,6 +274,8 @@ pub fn process_rows(host: &HostModel, units: UnitSystem) -> Vec<ProcRow> {
                     since: String::new(),
                     leftover: false,
                     note: String::new(),
+                    launch: String::new(),
+                    plan_query: None,
                 });
                 continue;
             }
@@ -308,6 +315,8 @@ pub fn process_rows(host: &HostModel, units: UnitSystem) -> Vec<ProcRow> {
                 since: first.map(|f| since(now.saturating_sub(f))).unwrap_or_default(),
                 leftover,
                 note,
+                launch: p.launch.as_ref().map(|l| l.summary(units)).unwrap_or_default(),
+                plan_query: p.launch.as_ref().and_then(|l| l.plan_query.clone()),
             });
         }
         // Compare with the memory read together with the process list: the
@@ -327,6 +336,8 @@ pub fn process_rows(host: &HostModel, units: UnitSystem) -> Vec<ProcRow> {
                     since: String::new(),
                     leftover: true,
                     note: "processes in other containers, or memory a crashed process left behind".into(),
+                    launch: String::new(),
+                    plan_query: None,
                 });
             }
         }

@@ -257,6 +257,7 @@ pub(crate) mod fixtures {
                                 pod: None,
                                 used_bytes: Field::Value(bytes),
                                 mig: None,
+                                launch: None,
                             })
                             .collect(),
                     ),

@@ -225,8 +225,16 @@ pub fn processes(rows: &[ProcRow], live: bool) -> Markup {
             .el("td", "", &r.name)
             .el("td", "num", &r.memory)
             .el("td", "", &r.since)
-            .el("td", "note", &r.note)
-            .raw("</tr>");
+            .raw("<td class=\"note\">")
+            .t(&r.note);
+        if !r.launch.is_empty() {
+            h.el("span", "launch", &r.launch);
+        }
+        // The plan those flags describe opens in the calculator.
+        if let Some(query) = &r.plan_query {
+            h.raw(" <a data-testid=\"process-plan\"").attr("href", &format!("?{query}")).raw(">open this plan</a>");
+        }
+        h.raw("</td></tr>");
     }
     h.raw("</tbody></table></div></div>");
     h.into_markup()
@@ -472,9 +480,13 @@ mod tests {
             since: String::new(),
             leftover: true,
             note: "\"x\"".into(),
+            launch: "vLLM · <b>TP</b> 2".into(),
+            plan_query: Some("v=2&hf=\"><script>".into()),
         }];
         let html = processes(&rows, true).into_string();
         assert!(!html.contains("<script>") && html.contains("&lt;script&gt;") && html.contains("&quot;x&quot;"));
+        assert!(html.contains("<span class=\"launch\">vLLM · &lt;b&gt;TP&lt;/b&gt; 2</span>"), "{html}");
+        assert!(html.contains("href=\"?v=2&amp;hf=&quot;&gt;&lt;script&gt;\""), "{html}");
         assert!(html.contains("data-testid=\"process-row\" class=\"leftover\" data-leftover=\"true\""), "{html}");
         assert!(processes(&[], true).as_str().contains("no-processes"));
         assert!(processes(&[], false).as_str().contains("processes-offline"));
@@ -634,6 +646,16 @@ mod tests {
             list[0].pod = Some(pod);
             list[0].container = Some(HOSTILE.into());
         }
+        // A launch whose every text is hostile: model, flag, value, the plan's query.
+        if let Field::Value(list) = &mut s.gpus[0].processes {
+            list[0].launch = Some(shared::protocol::Launch {
+                engine: shared::protocol::LaunchEngine::Vllm,
+                model: Some(HOSTILE.into()),
+                flags: vec![shared::protocol::LaunchFlag { flag: HOSTILE.into(), value: HOSTILE.into() }],
+                plan_query: Some(HOSTILE.into()),
+                predicted_bytes: Some(4 * GIB),
+            });
+        }
         h.apply(arrive(ServerMessage::Sample(s)));
 
         let name = h.name();
@@ -656,7 +678,14 @@ mod tests {
         let tl = timeline_of(&h, 0, Some(GIB), &found, units);
         let cards = super::super::findings::cards(&found, None);
         assert_inert("gpu card", gpu_card(0, Some(&card_of(&h, &g, units)), &tl, &cards, false).as_str());
-        assert_inert("processes", processes(&process_rows(&h, units), true).as_str());
+        let procs = processes(&process_rows(&h, units), true);
+        assert_inert("processes", procs.as_str());
+        assert!(
+            procs.as_str().contains("<span class=\"launch\">vLLM · ")
+                && procs.as_str().contains("data-testid=\"process-plan\""),
+            "the hostile launch is shown: {}",
+            procs.as_str()
+        );
         let model = shared::model::Model::preset("llama-3.2-1b").expect("preset");
         let e =
             shared::estimate::estimate(&model, shared::estimate::Scenario::default().validate().expect("a valid plan"));

@@ -1,0 +1,637 @@
+//! An engine's command line read into the launch it names: the engine, the
+//! model and the flags Headroom models, as the same [`LoggedConfig`] a
+//! start-up log gives (so [`super::configured_engine`] turns either into the
+//! plan's engine). The agent reads a GPU process's `/proc/<pid>/cmdline`
+//! with it; the llama.cpp log reader reads Ollama's `starting llama server
+//! cmd="…"` line with it.
+//!
+//! Only the flags in each engine's table are read; every other argument is
+//! dropped unread, so an `--api-key sk-…` or a token never leaves here. A
+//! value is kept only once it parses as what its flag takes (a number, a
+//! fraction, a dtype word); a model that is a path keeps its last component
+//! for display ([`LaunchModel::name`]).
+//!
+//! Flag names: vLLM 0.10 – 0.11 `vllm/engine/arg_utils.py`
+//! (`EngineArgs.add_cli_args`; `vllm serve MODEL` from
+//! `vllm/entrypoints/cli/serve.py`, `--model` for
+//! `python -m vllm.entrypoints.openai.api_server`; `FlexibleArgumentParser`
+//! reads `--max_model_len` as `--max-model-len`), SGLang 0.5
+//! `python/sglang/srt/server_args.py` (`ServerArgs.add_cli_args`),
+//! llama.cpp `common/arg.cpp` (b6700: `-fa on|off|auto`, earlier a bare
+//! `-fa`), Ollama 0.5 – 0.11 `llm/server.go` (the runner's flags:
+//! `runner --model PATH --ctx-size N --batch-size N --n-gpu-layers N
+//! --parallel N [--flash-attn] [--kv-cache-type T] [--tensor-split a,b]`;
+//! Go's `flag` reads `-flag` and `--flag` alike).
+
+use serde::Serialize;
+
+use super::{LogEngine, LoggedConfig, fixed};
+
+/// Arguments read at most (the agent also caps the command line's bytes).
+pub const MAX_ARGS: usize = 4096;
+/// The longest value kept (an `-ot` list is the longest flag read).
+pub const MAX_VALUE_CHARS: usize = 1024;
+
+/// The program a command line starts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Launcher {
+    /// `vllm serve`, `python -m vllm.entrypoints.openai.api_server`.
+    Vllm,
+    /// `python -m sglang.launch_server`.
+    Sglang,
+    /// `llama-server`.
+    LlamaServer,
+    /// `ollama runner`: the llama-server Ollama starts per model.
+    OllamaRunner,
+}
+
+impl Launcher {
+    /// The engine whose rules run it: Ollama's runner is llama.cpp.
+    pub fn engine(self) -> LogEngine {
+        match self {
+            Launcher::Vllm => LogEngine::Vllm,
+            Launcher::Sglang => LogEngine::Sglang,
+            Launcher::LlamaServer | Launcher::OllamaRunner => LogEngine::LlamaCpp,
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Launcher::Vllm => "vLLM",
+            Launcher::Sglang => "SGLang",
+            Launcher::LlamaServer => "llama.cpp",
+            Launcher::OllamaRunner => "Ollama",
+        }
+    }
+}
+
+/// The model a launch names.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum LaunchModel {
+    /// A Hugging Face repository, `ORG/NAME` (vLLM and SGLang fetch it into
+    /// the hub cache; llama-server's `-hf ORG/NAME[:QUANT]`).
+    Hub(String),
+    /// A path on the host: a folder, a `.gguf` file, an Ollama blob. Kept
+    /// for the agent to read its config or header; never sent.
+    Path(String),
+}
+
+impl LaunchModel {
+    /// What identifies the model without its directories: the repository,
+    /// or the path's last component.
+    pub fn name(&self) -> &str {
+        match self {
+            LaunchModel::Hub(id) => id,
+            LaunchModel::Path(p) => p.trim_end_matches('/').rsplit('/').next().unwrap_or_default(),
+        }
+    }
+}
+
+/// One flag read, as the engine spells it (its long name) and its value as
+/// read (empty for a switch).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct LaunchFlag {
+    pub flag: &'static str,
+    pub value: String,
+}
+
+/// What a command line launches.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Launch {
+    pub launcher: Launcher,
+    pub model: Option<LaunchModel>,
+    /// The launch configuration, as a start-up log would give it.
+    pub config: LoggedConfig,
+    /// The flags read, in command-line order (the model not among them).
+    pub flags: Vec<LaunchFlag>,
+}
+
+/// What a flag sets.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Key {
+    Model,
+    HfRepo,
+    Tp,
+    Pp,
+    Utilization,
+    MaxModelLen,
+    KvCacheDtype,
+    Quantization,
+    MaxNumSeqs,
+    MaxNumBatchedTokens,
+    MemFractionStatic,
+    Ctx,
+    Batch,
+    Ubatch,
+    Parallel,
+    GpuLayers,
+    CacheTypeK,
+    CacheTypeV,
+    /// llama.cpp `-fa on|off|auto`; Ollama's runner: a switch.
+    FlashAttn,
+    TensorSplit,
+    NCpuMoe,
+    CpuMoe,
+    OverrideTensor,
+    NoKvOffload,
+    KvUnified,
+    SwaFull,
+    SplitMode,
+    MainGpu,
+    /// Ollama's `--kv-cache-type`: both caches.
+    KvCacheType,
+}
+
+/// A flag's names (the first is its long name, the one reported) and what it sets.
+type Table = &'static [(&'static [&'static str], Key)];
+
+/// vLLM `EngineArgs.add_cli_args`.
+const VLLM: Table = &[
+    (&["--model"], Key::Model),
+    (&["--tensor-parallel-size", "-tp"], Key::Tp),
+    (&["--pipeline-parallel-size", "-pp"], Key::Pp),
+    (&["--gpu-memory-utilization"], Key::Utilization),
+    (&["--max-model-len"], Key::MaxModelLen),
+    (&["--kv-cache-dtype"], Key::KvCacheDtype),
+    (&["--quantization", "-q"], Key::Quantization),
+    (&["--max-num-seqs"], Key::MaxNumSeqs),
+    (&["--max-num-batched-tokens"], Key::MaxNumBatchedTokens),
+];
+
+/// SGLang `ServerArgs.add_cli_args` (`--tp` and `--model` are its aliases).
+const SGLANG: Table = &[
+    (&["--model-path", "--model"], Key::Model),
+    (&["--tp-size", "--tensor-parallel-size", "--tp"], Key::Tp),
+    (&["--pp-size", "--pipeline-parallel-size"], Key::Pp),
+    (&["--mem-fraction-static"], Key::MemFractionStatic),
+    (&["--context-length"], Key::MaxModelLen),
+    (&["--kv-cache-dtype"], Key::KvCacheDtype),
+    (&["--quantization"], Key::Quantization),
+    (&["--max-running-requests"], Key::MaxNumSeqs),
+];
+
+/// llama.cpp `common/arg.cpp` (llama-server's flags).
+const LLAMA_SERVER: Table = &[
+    (&["--model", "-m"], Key::Model),
+    (&["--hf-repo", "-hf", "-hfr"], Key::HfRepo),
+    (&["--ctx-size", "-c"], Key::Ctx),
+    (&["--batch-size", "-b"], Key::Batch),
+    (&["--ubatch-size", "-ub"], Key::Ubatch),
+    (&["--parallel", "-np"], Key::Parallel),
+    (&["--n-gpu-layers", "-ngl", "--gpu-layers"], Key::GpuLayers),
+    (&["--cache-type-k", "-ctk"], Key::CacheTypeK),
+    (&["--cache-type-v", "-ctv"], Key::CacheTypeV),
+    (&["--flash-attn", "-fa"], Key::FlashAttn),
+    (&["--tensor-split", "-ts"], Key::TensorSplit),
+    (&["--n-cpu-moe", "-ncmoe"], Key::NCpuMoe),
+    (&["--cpu-moe", "-cmoe"], Key::CpuMoe),
+    (&["--override-tensor", "-ot"], Key::OverrideTensor),
+    (&["--no-kv-offload", "-nkvo"], Key::NoKvOffload),
+    (&["--kv-unified", "-kvu"], Key::KvUnified),
+    (&["--swa-full"], Key::SwaFull),
+    (&["--split-mode", "-sm"], Key::SplitMode),
+    (&["--main-gpu", "-mg"], Key::MainGpu),
+];
+
+/// Ollama's runner (`llm/server.go` builds these; `-flag` is `--flag`).
+const OLLAMA_RUNNER: Table = &[
+    (&["--model"], Key::Model),
+    (&["--ctx-size"], Key::Ctx),
+    (&["--batch-size"], Key::Batch),
+    (&["--parallel"], Key::Parallel),
+    (&["--n-gpu-layers"], Key::GpuLayers),
+    (&["--flash-attn"], Key::FlashAttn),
+    (&["--kv-cache-type"], Key::KvCacheType),
+    (&["--tensor-split"], Key::TensorSplit),
+    (&["--main-gpu"], Key::MainGpu),
+];
+
+/// Reads a command line (`argv`, the program first); `None` unless it
+/// launches one of the engines above.
+pub fn read_command_line<S: AsRef<str>>(argv: &[S]) -> Option<Launch> {
+    let argv: Vec<&str> = argv.iter().take(MAX_ARGS).map(AsRef::as_ref).collect();
+    let (launcher, rest) = recognise(&argv)?;
+    let table = match launcher {
+        Launcher::Vllm => VLLM,
+        Launcher::Sglang => SGLANG,
+        Launcher::LlamaServer => LLAMA_SERVER,
+        Launcher::OllamaRunner => OLLAMA_RUNNER,
+    };
+    let mut launch = Launch { launcher, model: None, config: LoggedConfig::default(), flags: Vec::new() };
+    // `vllm serve MODEL`: only the word right after `serve` is the model (a
+    // later bare word may be another flag's value, such as an API key).
+    let mut at = 0;
+    if launcher == Launcher::Vllm
+        && rest_is_after_serve(&argv, rest)
+        && let Some(positional) = rest.first()
+        && !positional.starts_with('-')
+    {
+        launch.model = model(positional);
+        at = 1;
+    }
+    while at < rest.len() {
+        let word = rest[at];
+        at += 1;
+        if !word.starts_with('-') {
+            continue;
+        }
+        let (name, inline) = match word.split_once('=') {
+            Some((n, v)) => (n, Some(v)),
+            None => (word, None),
+        };
+        let name = normalise(launcher, name);
+        let Some(&(names, key)) = table.iter().find(|(names, _)| names.contains(&name.as_str())) else {
+            continue;
+        };
+        let value = match (key, inline) {
+            (_, Some(v)) => Some(v),
+            (Key::CpuMoe | Key::NoKvOffload | Key::KvUnified | Key::SwaFull, None) => None,
+            // `-fa` alone (older llama.cpp, Ollama's runner) is on; newer
+            // llama.cpp takes a value.
+            (Key::FlashAttn, None) => match rest.get(at) {
+                Some(v) if matches!(*v, "on" | "off" | "auto") => {
+                    at += 1;
+                    Some(*v)
+                }
+                _ => None,
+            },
+            (_, None) => {
+                let v = rest.get(at).copied();
+                at += 1;
+                v
+            }
+        };
+        apply(&mut launch, names[0], key, value);
+    }
+    Some(launch)
+}
+
+/// Whether `rest` starts right after `vllm serve`.
+fn rest_is_after_serve(argv: &[&str], rest: &[&str]) -> bool {
+    let start = argv.len() - rest.len();
+    start > 0 && argv[start - 1] == "serve"
+}
+
+/// vLLM's parser reads `--max_model_len` as `--max-model-len`; Go's flag
+/// package (Ollama) reads `-ctx-size` as `--ctx-size`.
+fn normalise(launcher: Launcher, name: &str) -> String {
+    match launcher {
+        Launcher::Vllm if name.starts_with("--") => name.replace('_', "-"),
+        Launcher::OllamaRunner if !name.starts_with("--") => format!("-{name}"),
+        Launcher::Vllm | Launcher::Sglang | Launcher::LlamaServer | Launcher::OllamaRunner => name.to_owned(),
+    }
+}
+
+/// The engine and the arguments after the program (and its subcommand).
+fn recognise<'a, 'b>(argv: &'b [&'a str]) -> Option<(Launcher, &'b [&'a str])> {
+    let base = |w: &str| w.rsplit('/').next().unwrap_or_default().to_owned();
+    let program = base(argv.first()?);
+    // The program itself, or a script an interpreter runs (`python3
+    // /venv/bin/vllm serve …`).
+    for i in 0..argv.len().min(3) {
+        let here = base(argv[i]);
+        let next = argv.get(i + 1).copied();
+        if here == "vllm" && next == Some("serve") {
+            return Some((Launcher::Vllm, &argv[i + 2..]));
+        }
+        if here == "llama-server" {
+            return Some((Launcher::LlamaServer, &argv[i + 1..]));
+        }
+        if here == "ollama" && next == Some("runner") {
+            return Some((Launcher::OllamaRunner, &argv[i + 2..]));
+        }
+        if !(i == 0 && program.starts_with("python")) {
+            break;
+        }
+    }
+    if program.starts_with("python") {
+        // `python -m MODULE` after interpreter options (`-u`, `-X dev`).
+        let m = argv.iter().take(8).position(|w| *w == "-m")?;
+        let module = *argv.get(m + 1)?;
+        let rest = &argv[m + 2..];
+        return match module {
+            "vllm.entrypoints.openai.api_server" => Some((Launcher::Vllm, rest)),
+            "sglang.launch_server" => Some((Launcher::Sglang, rest)),
+            _ => None,
+        };
+    }
+    None
+}
+
+/// A model value: a Hugging Face id (`ORG/NAME`) or a path.
+fn model(value: &str) -> Option<LaunchModel> {
+    let value = value.trim();
+    if value.is_empty() || value.chars().count() > MAX_VALUE_CHARS || value.chars().any(char::is_control) {
+        return None;
+    }
+    let looks_like_path = value.starts_with(['/', '.', '~']) || value.split('/').count() != 2;
+    if !looks_like_path && crate::hub::HubRef::parse(value).is_ok() {
+        return Some(LaunchModel::Hub(value.to_owned()));
+    }
+    let name = LaunchModel::Path(value.to_owned());
+    // The name shown must be a plain file name.
+    let ok = |c: char| c.is_ascii_alphanumeric() || "-_.+".contains(c);
+    (!name.name().is_empty() && name.name().chars().all(ok)).then_some(name)
+}
+
+/// KV cache dtypes: vLLM 0.11 `vllm/config/cache.py` (`CacheDType`),
+/// SGLang 0.5 `server_args.py` (`--kv-cache-dtype` choices).
+const KV_CACHE_DTYPES: &[&str] =
+    &["auto", "bfloat16", "bf16", "float16", "fp8", "fp8_e4m3", "fp8_e5m2", "fp8_inc", "fp8_ds_mla", "fp4_e2m1"];
+
+/// Quantisation methods: vLLM 0.11
+/// `vllm/model_executor/layers/quantization/__init__.py`
+/// (`QuantizationMethods`), SGLang 0.5 `server_args.py` (`QUANTIZATION_CHOICES`).
+const QUANTIZATIONS: &[&str] = &[
+    "awq",
+    "awq_marlin",
+    "gptq",
+    "gptq_marlin",
+    "gptq_marlin_24",
+    "marlin",
+    "fp8",
+    "fbgemm_fp8",
+    "ptpc_fp8",
+    "modelopt",
+    "modelopt_fp4",
+    "mxfp4",
+    "bitsandbytes",
+    "gguf",
+    "compressed-tensors",
+    "experts_int8",
+    "moe_wna16",
+    "torchao",
+    "quark",
+    "hqq",
+    "fp_quant",
+    "w8a8_int8",
+    "w8a8_fp8",
+    "petit_nvfp4",
+    "inc",
+    "auto-round",
+];
+
+/// A value from a closed list, as the list spells it.
+fn one_of(value: &str, list: &[&'static str]) -> Option<String> {
+    let lower = value.to_ascii_lowercase();
+    list.iter().find(|w| **w == lower).map(|w| (*w).to_owned())
+}
+
+/// A llama.cpp cache type (`common/arg.cpp` `kv_cache_types`).
+fn cache_type(value: &str) -> Option<String> {
+    crate::engines::llamacpp::CacheType::parse(value).ok().map(|t| t.id().to_owned())
+}
+
+/// A count without grouping, as argparse's `int` and `std::stoi` read it.
+fn number(value: &str) -> Option<u64> {
+    (value.len() <= 12 && !value.is_empty() && value.bytes().all(|b| b.is_ascii_digit())).then(|| value.parse().ok())?
+}
+
+fn apply(launch: &mut Launch, flag: &'static str, key: Key, value: Option<&str>) {
+    let c = &mut launch.config;
+    let value = value.map(str::trim).filter(|v| v.chars().count() <= MAX_VALUE_CHARS);
+    // The value as it is kept and shown, when it parsed.
+    let kept: Option<String> = match (key, value) {
+        (Key::Model, Some(v)) => {
+            launch.model = model(v).or(launch.model.take());
+            return;
+        }
+        (Key::HfRepo, Some(v)) => {
+            if crate::hub::HubRef::parse(v).is_ok() && v.contains('/') {
+                launch.model = Some(LaunchModel::Hub(v.to_owned()));
+            }
+            return;
+        }
+        (Key::Tp, Some(v)) => number(v).filter(|&n| n > 0).inspect(|&n| c.tensor_parallel = Some(n)).map(s),
+        (Key::Pp, Some(v)) => number(v).filter(|&n| n > 0).inspect(|&n| c.pipeline_parallel = Some(n)).map(s),
+        (Key::Utilization, Some(v)) => fixed(v, 1000)
+            .filter(|p| (1..=1000).contains(p))
+            .inspect(|&p| c.gpu_memory_utilization_permille = Some(p))
+            .map(|_| v.to_owned()),
+        (Key::MemFractionStatic, Some(v)) => fixed(v, 1000)
+            .filter(|p| (1..=1000).contains(p))
+            .inspect(|&p| c.mem_fraction_static_permille = Some(p))
+            .map(|_| v.to_owned()),
+        (Key::MaxModelLen, Some(v)) => number(v).inspect(|&n| c.max_model_len = Some(n)).map(s),
+        (Key::KvCacheDtype, Some(v)) => one_of(v, KV_CACHE_DTYPES).inspect(|w| c.kv_cache_dtype = Some(w.clone())),
+        (Key::Quantization, Some(v)) => one_of(v, QUANTIZATIONS).inspect(|w| c.quantization = Some(w.clone())),
+        (Key::MaxNumSeqs, Some(v)) => number(v).inspect(|&n| c.max_num_seqs = Some(n)).map(s),
+        (Key::MaxNumBatchedTokens, Some(v)) => number(v).inspect(|&n| c.max_num_batched_tokens = Some(n)).map(s),
+        (Key::Ctx, Some(v)) => number(v).inspect(|&n| c.n_ctx = Some(n)).map(s),
+        (Key::Batch, Some(v)) => number(v).inspect(|&n| c.n_batch = Some(n)).map(s),
+        (Key::Ubatch, Some(v)) => number(v).inspect(|&n| c.n_ubatch = Some(n)).map(s),
+        (Key::Parallel, Some(v)) => number(v).filter(|&n| n > 0).inspect(|&n| c.parallel = Some(n)).map(s),
+        // `-ngl` also takes `auto` and `all` (llama.cpp b6700), the default.
+        (Key::GpuLayers, Some(v)) => number(v).inspect(|&n| c.n_gpu_layers = Some(n)).map(s),
+        (Key::CacheTypeK, Some(v)) => cache_type(v).inspect(|w| c.cache_type_k = Some(w.clone())),
+        (Key::CacheTypeV, Some(v)) => cache_type(v).inspect(|w| c.cache_type_v = Some(w.clone())),
+        (Key::KvCacheType, Some(v)) => cache_type(v).inspect(|w| {
+            c.cache_type_k = Some(w.clone());
+            c.cache_type_v = Some(w.clone());
+        }),
+        (Key::FlashAttn, v) => {
+            let on = v.unwrap_or("on");
+            let value = match on {
+                "on" | "auto" | "1" | "true" => "1",
+                "off" | "0" | "false" => "0",
+                _ => return,
+            };
+            c.flash_attn = Some(value.into());
+            Some(on.to_owned())
+        }
+        (Key::TensorSplit, Some(v)) => {
+            let ok = v.split([',', '/']).all(|p| !p.is_empty() && p.len() <= 12 && fixed(p, 1000).is_some());
+            ok.then(|| v.to_owned()).inspect(|t| c.tensor_split = Some(t.clone()))
+        }
+        (Key::NCpuMoe, Some(v)) => number(v).inspect(|&n| c.n_cpu_moe = Some(n)).map(s),
+        // `--cpu-moe`: every layer's experts (PlanArgs sets the same).
+        (Key::CpuMoe, _) => {
+            c.n_cpu_moe = Some(u64::from(u32::MAX));
+            Some(String::new())
+        }
+        (Key::OverrideTensor, Some(v)) => {
+            // Repeatable: the rules add up, the first match wins.
+            let all = match c.override_tensor.take() {
+                Some(before) => format!("{before},{v}"),
+                None => v.to_owned(),
+            };
+            let ok = all.chars().count() <= MAX_VALUE_CHARS && !all.chars().any(char::is_control);
+            c.override_tensor = ok.then(|| all.clone());
+            ok.then(|| v.to_owned())
+        }
+        (Key::NoKvOffload, _) => {
+            c.no_kv_offload = Some(true);
+            Some(String::new())
+        }
+        (Key::KvUnified, _) => {
+            c.kv_unified = Some(true);
+            Some(String::new())
+        }
+        (Key::SwaFull, _) => {
+            c.swa_full = Some(true);
+            Some(String::new())
+        }
+        (Key::SplitMode, Some(v)) => {
+            matches!(v, "none" | "layer" | "row").then(|| v.to_owned()).inspect(|m| c.split_mode = Some(m.clone()))
+        }
+        (Key::MainGpu, Some(v)) => number(v).filter(|&n| n < 1024).inspect(|&n| c.main_gpu = Some(n)).map(s),
+        (_, None) => None,
+    };
+    if let Some(value) = kept {
+        launch.flags.push(LaunchFlag { flag, value });
+    }
+}
+
+fn s(n: u64) -> String {
+    n.to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn read(line: &str) -> Option<Launch> {
+        read_command_line(&line.split(' ').collect::<Vec<_>>())
+    }
+
+    fn flags(l: &Launch) -> Vec<(&str, &str)> {
+        l.flags.iter().map(|f| (f.flag, f.value.as_str())).collect()
+    }
+
+    #[test]
+    fn vllm_serve_and_the_api_server_module() {
+        let l = read(
+            "/opt/venv/bin/python3 /opt/venv/bin/vllm serve meta-llama/Llama-3.1-70B-Instruct --tensor-parallel-size 2 \
+             --gpu-memory-utilization 0.90 --max-model-len=32768 --api-key sk-secret --kv-cache-dtype fp8 --max_num_seqs 64",
+        )
+        .unwrap();
+        assert_eq!(l.launcher, Launcher::Vllm);
+        assert_eq!(l.model, Some(LaunchModel::Hub("meta-llama/Llama-3.1-70B-Instruct".into())));
+        assert_eq!(
+            flags(&l),
+            [
+                ("--tensor-parallel-size", "2"),
+                ("--gpu-memory-utilization", "0.90"),
+                ("--max-model-len", "32768"),
+                ("--kv-cache-dtype", "fp8"),
+                ("--max-num-seqs", "64"),
+            ]
+        );
+        assert_eq!(l.config.gpu_memory_utilization_permille, Some(900));
+        assert_eq!((l.config.tensor_parallel, l.config.max_model_len), (Some(2), Some(32768)));
+
+        let l =
+            read("python -u -m vllm.entrypoints.openai.api_server --model /data/models/Qwen3-8B/ -tp 4 -pp 2").unwrap();
+        assert_eq!(l.model.as_ref().map(LaunchModel::name), Some("Qwen3-8B"));
+        assert_eq!(l.model, Some(LaunchModel::Path("/data/models/Qwen3-8B/".into())));
+        assert_eq!((l.config.tensor_parallel, l.config.pipeline_parallel), (Some(4), Some(2)));
+    }
+
+    #[test]
+    fn a_bare_word_after_another_flag_is_never_the_model() {
+        let l = read("vllm serve --api-key sk-live-123 --model org/model").unwrap();
+        assert_eq!(l.model, Some(LaunchModel::Hub("org/model".into())));
+        let l = read("vllm serve --api-key sk-live-123").unwrap();
+        assert_eq!(l.model, None);
+    }
+
+    #[test]
+    fn sglang_launch_server() {
+        let l = read(
+            "python3 -m sglang.launch_server --model-path Qwen/Qwen2.5-7B-Instruct --tp 2 --mem-fraction-static 0.8 \
+             --context-length 8192 --host 0.0.0.0 --max-running-requests 64",
+        )
+        .unwrap();
+        assert_eq!(l.launcher, Launcher::Sglang);
+        assert_eq!(l.model.as_ref().map(LaunchModel::name), Some("Qwen/Qwen2.5-7B-Instruct"));
+        assert_eq!(l.config.mem_fraction_static_permille, Some(800));
+        assert_eq!(
+            flags(&l),
+            [
+                ("--tp-size", "2"),
+                ("--mem-fraction-static", "0.8"),
+                ("--context-length", "8192"),
+                ("--max-running-requests", "64")
+            ]
+        );
+    }
+
+    #[test]
+    fn llama_server_and_its_placement_flags() {
+        let l = read(
+            "/usr/local/bin/llama-server -m /models/Qwen3-30B-A3B-Q4_K_M.gguf -c 32768 -ngl 99 -fa on -ctk q8_0 \
+             -ctv q8_0 -np 4 -ts 3,1 --n-cpu-moe 8 -ot blk\\.[0-9]\\.ffn_.*_exps\\.=CPU --port 8080 --api-key sk-x",
+        )
+        .unwrap();
+        assert_eq!(l.launcher, Launcher::LlamaServer);
+        assert_eq!(l.model.as_ref().map(LaunchModel::name), Some("Qwen3-30B-A3B-Q4_K_M.gguf"));
+        let c = &l.config;
+        assert_eq!((c.n_ctx, c.n_gpu_layers, c.parallel, c.n_cpu_moe), (Some(32768), Some(99), Some(4), Some(8)));
+        assert_eq!((c.cache_type_k.as_deref(), c.flash_attn.as_deref()), (Some("q8_0"), Some("1")));
+        assert_eq!(c.tensor_split.as_deref(), Some("3,1"));
+        assert_eq!(c.override_tensor.as_deref(), Some("blk\\.[0-9]\\.ffn_.*_exps\\.=CPU"));
+        // An older build's bare `-fa` is on; the word after it is not eaten.
+        let l = read("llama-server -fa -hf unsloth/gpt-oss-20b-GGUF:Q4_K_M").unwrap();
+        assert_eq!(l.config.flash_attn.as_deref(), Some("1"));
+        assert_eq!(l.model, Some(LaunchModel::Hub("unsloth/gpt-oss-20b-GGUF:Q4_K_M".into())));
+    }
+
+    #[test]
+    fn ollama_runner() {
+        let l = read(
+            "/usr/local/bin/ollama runner --model /root/.ollama/models/blobs/sha256-6a0746a1ec1a --ctx-size 8192 \
+             --batch-size 512 --n-gpu-layers 33 --threads 8 --parallel 4 --flash-attn --kv-cache-type q8_0 --port 41823",
+        )
+        .unwrap();
+        assert_eq!(l.launcher, Launcher::OllamaRunner);
+        assert_eq!(l.model.as_ref().map(LaunchModel::name), Some("sha256-6a0746a1ec1a"));
+        let c = &l.config;
+        assert_eq!((c.n_ctx, c.n_batch, c.parallel, c.n_gpu_layers), (Some(8192), Some(512), Some(4), Some(33)));
+        assert_eq!((c.cache_type_v.as_deref(), c.flash_attn.as_deref()), (Some("q8_0"), Some("1")));
+        // Go's flag package takes one dash as well.
+        assert_eq!(read("ollama runner -ctx-size 4096").unwrap().config.n_ctx, Some(4096));
+        // The new engine gets its settings over HTTP: only what it is.
+        let l = read("ollama runner --ollama-engine --port 40000").unwrap();
+        assert_eq!((l.model, l.flags.len()), (None, 0));
+    }
+
+    #[test]
+    fn other_programs_are_not_launches() {
+        for line in [
+            "python train.py --model meta-llama/Llama-3.1-8B",
+            "python -m torch.distributed.run train.py",
+            "ollama serve",
+            "vllm bench --model x/y",
+            "/usr/bin/Xorg :0",
+            "",
+        ] {
+            assert_eq!(read(line), None, "{line}");
+        }
+        assert_eq!(read_command_line::<&str>(&[]), None);
+    }
+
+    #[test]
+    fn hostile_command_lines_keep_nothing_they_should_not() {
+        let huge = "9".repeat(100_000);
+        let secret = "sk-proj-0123456789abcdef";
+        let line = format!(
+            "vllm serve org/m --api-key {secret} --max-model-len {huge} --gpu-memory-utilization 7 \
+             --kv-cache-dtype fp8\u{fffd}x --tensor-parallel-size -1 --hf-token hf_abcdef --quantization {secret}/x \
+             --max-num-seqs"
+        );
+        let l = read(&line).unwrap();
+        assert!(l.flags.is_empty(), "{:?}", l.flags);
+        assert_eq!(l.config, LoggedConfig::default());
+        let shown = format!("{:?}", l);
+        assert!(!shown.contains("sk-proj") && !shown.contains("hf_abc"), "{shown}");
+        // A model path with odd characters is not shown at all.
+        let l = read("llama-server -m /m/evil<script>.gguf").unwrap();
+        assert_eq!(l.model, None);
+        // Past MAX_ARGS nothing more is read.
+        let mut argv = vec!["llama-server".to_owned()];
+        argv.extend(std::iter::repeat_n("--port".to_owned(), MAX_ARGS));
+        argv.extend(["-c".to_owned(), "4096".to_owned()]);
+        assert_eq!(read_command_line(&argv).unwrap().config.n_ctx, None);
+    }
+}
