@@ -2,7 +2,10 @@
 //! with 100 WebSocket clients, and sample fan-out latency. Run by
 //! `bench/agent.sh` (which builds the release binary first):
 //!
-//! `cargo run --release -p agent --example bench_agent -- <path/to/headroom> [clients] [seconds]`
+//! `cargo run --release -p agent --example bench_agent -- <path/to/headroom> [clients] [seconds] [interval_ms] [serve flags…]`
+//!
+//! Flags after the interval go to `headroom serve` (e.g. `--scenario kv-growth`,
+//! whose findings the agent then computes on every reading).
 //!
 //! Targets (issue 5): under 25 MB RSS and under 2 % of one core.
 
@@ -52,9 +55,12 @@ async fn main() {
     let binary = args.get(1).cloned().unwrap_or_else(|| "target/release/headroom".into());
     let clients: usize = args.get(2).map_or(100, |a| a.parse().unwrap());
     let seconds: u64 = args.get(3).map_or(30, |a| a.parse().unwrap());
+    let interval_ms: u32 = args.get(4).map_or(1000, |a| a.parse().unwrap());
+    let extra: Vec<String> = args.iter().skip(5).cloned().collect();
 
     let mut child = Command::new(&binary)
         .args(["serve", "--simulate", "2xh100-sxm", "--bind", "127.0.0.1:0", "--token", TOKEN])
+        .args(&extra)
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
         .spawn()
@@ -80,7 +86,7 @@ async fn main() {
             let hello =
                 ClientMessage::Hello(Hello { token: TOKEN.into(), protocol_version: PROTOCOL_VERSION, client: None });
             ws.send(Message::text(hello.encode())).await.unwrap();
-            ws.send(Message::text(ClientMessage::Subscribe(Subscribe { interval_ms: 1000 }).encode())).await.unwrap();
+            ws.send(Message::text(ClientMessage::Subscribe(Subscribe { interval_ms }).encode())).await.unwrap();
             while let Some(Ok(message)) = ws.next().await {
                 if let Message::Text(text) = message
                     && let Ok(ServerMessage::Sample(s)) = ServerMessage::decode(&text)
@@ -123,11 +129,11 @@ async fn main() {
     spread_ms.sort_by(f64::total_cmp);
     let complete = spread_ms.len();
 
-    println!("headroom serve --simulate 2xh100-sxm ({binary})");
+    println!("headroom serve --simulate 2xh100-sxm {} ({binary}), clients every {interval_ms} ms", extra.join(" "));
     println!("  idle RSS                      {:>8.1} MB  (target < 25 MB)", idle_rss_kb as f64 / 1024.0);
     println!("  idle CPU (no clients, 10 s)   {idle_cpu:>8.2} % of one core");
     println!("  RSS with {clients} clients          {:>8.1} MB", busy_rss_kb as f64 / 1024.0);
-    println!("  CPU at 1 Hz, {clients} clients, {seconds} s {busy_cpu:>6.2} % of one core  (target < 2 %)");
+    println!("  CPU, {clients} clients, {seconds} s   {busy_cpu:>6.2} % of one core  (target < 2 %)");
     println!("  threads                       {threads:>8}");
     if latency_ms.is_empty() {
         println!("  no reading reached all clients");
