@@ -1,7 +1,8 @@
 //! Embeds the built page (`<workspace>/dist/`) into release builds when it
-//! exists, as a list of `(path, bytes)` in `$OUT_DIR/dist.rs`. Debug builds
-//! embed nothing and read `dist/` at run time instead, so rebuilding the page
-//! does not rebuild the agent.
+//! exists, as a list of `File`s in `$OUT_DIR/dist.rs`: each file's bytes,
+//! the `.gz` and `.br` siblings `cargo xtask dist` wrote beside it, and a
+//! strong ETag from its content. Debug builds embed nothing and read `dist/`
+//! at run time instead, so rebuilding the page does not rebuild the agent.
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -20,15 +21,36 @@ fn main() {
             files.sort();
         }
     }
-    let mut code = String::from("pub static FILES: &[(&str, &[u8])] = &[\n");
-    for (name, path) in &files {
+    let mut code = String::from("pub static FILES: &[File] = &[\n");
+    let is_sibling = |name: &str| {
+        [".gz", ".br"].iter().any(|s| name.strip_suffix(s).is_some_and(|base| files.iter().any(|(n, _)| n == base)))
+    };
+    for (name, path) in files.iter().filter(|(name, _)| !is_sibling(name)) {
         println!("cargo::rerun-if-changed={}", path.display());
-        let _ = writeln!(code, "    ({name:?}, include_bytes!({:?})),", path.display().to_string());
+        let bytes = std::fs::read(path).unwrap_or_default();
+        let sibling = |suffix: &str| match files.iter().find(|(n, _)| *n == format!("{name}{suffix}")) {
+            Some((_, p)) => format!("Some(include_bytes!({:?}))", p.display().to_string()),
+            None => "None".to_owned(),
+        };
+        let _ = writeln!(
+            code,
+            "    File {{ name: {name:?}, etag: \"{:016x}\", identity: include_bytes!({:?}), gzip: {}, brotli: {} }},",
+            fnv1a(&bytes),
+            path.display().to_string(),
+            sibling(".gz"),
+            sibling(".br"),
+        );
     }
     code.push_str("];\n");
     if let Err(e) = std::fs::write(&out, code) {
         println!("cargo::error=cannot write {}: {e}", out.display());
     }
+}
+
+/// FNV-1a, 64 bits: the ETag's content hash (a cache key, not a signature;
+/// the agent's `web::etag` computes the same for `--web-dir`).
+fn fnv1a(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, &b| (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3))
 }
 
 fn collect(root: &Path, dir: &Path, files: &mut Vec<(String, PathBuf)>) {

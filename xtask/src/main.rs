@@ -387,14 +387,63 @@ fn bindgen_bundle(
 /// Prints raw and gzip sizes of `files` in `out` and returns their gzip total.
 fn report_sizes(out: &std::path::Path, files: &[&str]) -> anyhow::Result<u64> {
     let mut total_gz = 0;
+    let mut total_br = Some(0);
     for name in files {
         let path = out.join(name);
         let raw = std::fs::metadata(&path).with_context(|| format!("{}", path.display()))?.len();
         let gz = gzip_len(&path)?;
         total_gz += gz;
-        eprintln!("{name:>18}: {raw:>9} B raw, {gz:>8} B gzip");
+        // The sibling `dist` ships (see `precompress`), when brotli made one.
+        let br = std::fs::metadata(out.join(format!("{name}.br"))).ok().map(|m| m.len());
+        total_br = total_br.zip(br).map(|(t, b)| t + b);
+        let br_text = br.map(|b| format!(", {b:>8} B brotli")).unwrap_or_default();
+        eprintln!("{name:>18}: {raw:>9} B raw, {gz:>8} B gzip{br_text}");
+    }
+    if let Some(br) = total_br.filter(|_| files.len() > 1) {
+        eprintln!("{:>18}  brotli {br} B", "");
     }
     Ok(total_gz)
+}
+
+/// Writes a `.gz` (gzip -9) and a `.br` (brotli -q 11) beside every text and
+/// wasm file of `dist/`, kept only where smaller: static hosts that serve
+/// precompressed siblings (nginx `gzip_static`/`brotli_static`, Caddy
+/// `precompressed`) and the agent (which embeds them) send those instead of
+/// compressing per request. Without the `brotli` tool (Debian's `brotli`,
+/// installed when apt-get can) only the `.gz` siblings are written.
+fn precompress(out: &std::path::Path) -> anyhow::Result<()> {
+    let brotli = found("brotli") || apt_install("brotli", &["--no-install-recommends", "brotli"]).is_ok();
+    if !brotli {
+        eprintln!("note: no `brotli` tool: dist/ gets .gz siblings only");
+    }
+    let mut names: Vec<_> = std::fs::read_dir(out)?.flatten().map(|e| e.path()).collect();
+    names.sort();
+    for path in names {
+        let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("");
+        if !matches!(ext, "html" | "js" | "css" | "wasm" | "svg" | "json") {
+            continue;
+        }
+        let raw = std::fs::metadata(&path)?.len();
+        let mut siblings = vec![(
+            "gz",
+            Command::new("gzip").args(["-9", "-n", "-k", "-f"]).arg(&path).output().context("running gzip")?,
+        )];
+        if brotli {
+            let run =
+                Command::new("brotli").args(["-q", "11", "-k", "-f"]).arg(&path).output().context("running brotli")?;
+            siblings.push(("br", run));
+        }
+        for (suffix, run) in siblings {
+            let sibling = path.with_extension(format!("{ext}.{suffix}"));
+            if !run.status.success() {
+                bail!("{suffix} of {} failed: {}", path.display(), String::from_utf8_lossy(&run.stderr));
+            }
+            if std::fs::metadata(&sibling)?.len() >= raw {
+                std::fs::remove_file(&sibling)?;
+            }
+        }
+    }
+    Ok(())
 }
 
 /// What a page build does when a tool is missing or the first load is over
@@ -465,6 +514,7 @@ fn dist(budget: Budget) -> anyhow::Result<()> {
             std::fs::read_to_string(root.join("web").join(sheet)).with_context(|| format!("reading web/{sheet}"))?;
         std::fs::write(out.join(sheet), css::minify(&css)).with_context(|| format!("writing {sheet}"))?;
     }
+    precompress(&out)?;
     eprintln!("\n==> bundle size: first load (the budget applies to wasm + JS + CSS)");
     let initial = report_sizes(&out, &["web_bg.wasm", "web.js", "style.css"])?;
     report_sizes(&out, &["index.html"])?;

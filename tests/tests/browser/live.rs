@@ -320,3 +320,41 @@ async fn live_findings() -> anyhow::Result<()> {
     page.close().await?;
     Ok(())
 }
+
+/// Bytes over the wire for everything the page has fetched so far:
+/// `transferSize` of the navigation and every resource (Resource Timing).
+async fn transferred(page: &Page) -> anyhow::Result<u64> {
+    let v = page
+        .client
+        .execute(
+            "return performance.getEntriesByType('navigation').concat(performance.getEntriesByType('resource'))\
+             .reduce((sum, e) => sum + (e.transferSize || 0), 0);",
+            vec![],
+        )
+        .await?;
+    v.as_u64().context("a byte count")
+}
+
+/// The agent serves the page as a static host should (issue 38): the first
+/// visit with live mode (web + live bundles) comes precompressed, and a
+/// second visit revalidates every file with a 304.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_agents_page_is_compressed_and_revalidated() -> anyhow::Result<()> {
+    let Some(tools) = tools() else { return Ok(()) };
+    let lab = Agent::start("rtx-4090", &dist()?, &[]).await?;
+    let mut driver = Driver::start(&tools).await?;
+    let page = driver.session(1280, 900).await?;
+    page.open(&format!("{}/#token={TOKEN}", lab.origin())).await?;
+    expect_state(&page, "live-status", 0, "live").await?;
+    page.wait_until("one GPU card", async |p: &Page| Ok(count(p, "live-gpu").await? == 1)).await?;
+    let first = transferred(&page).await?;
+    ensure!(first > 100_000 && first < 600_000, "the first visit (web + live) moved {first} B");
+    page.client.refresh().await?;
+    expect_state(&page, "live-status", 0, "live").await?;
+    page.wait_until("one GPU card again", async |p: &Page| Ok(count(p, "live-gpu").await? == 1)).await?;
+    let second = transferred(&page).await?;
+    ensure!(second < 5_000, "the second visit moved {second} B (first {first} B)");
+    eprintln!("the agent's page: first visit {first} B, second {second} B");
+    page.close().await?;
+    Ok(())
+}
