@@ -151,6 +151,11 @@ pub struct Estimate {
     pub speed: Option<crate::speed::SpeedBounds>,
     pub terms: Vec<Term>,
     pub warnings: Vec<String>,
+    /// The context the model was trained to (`max_position_embeddings`),
+    /// when the config says: a plan past it fits in memory, not in the
+    /// model. The JSON says it in `warnings`.
+    #[serde(skip)]
+    pub trained_tokens: Option<u64>,
 }
 
 /// The whole estimate of a plan in its engine.
@@ -219,6 +224,15 @@ pub fn of(ep: &EnginePlan) -> Estimate {
         engine_report: report,
         per_gpu,
         warnings,
+        trained_tokens: model.arch.text.max_position_embeddings,
+    }
+}
+
+impl Estimate {
+    /// The trained context, when each request (prompt + new tokens) goes
+    /// past it.
+    pub fn beyond_training(&self) -> Option<u64> {
+        self.trained_tokens.filter(|&t| self.prompt_tokens.saturating_add(self.max_new_tokens) > t)
     }
 }
 

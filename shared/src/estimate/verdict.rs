@@ -45,6 +45,15 @@ fn verdict_sentence(e: &Estimate, units: UnitSystem) -> String {
                     thousands(workload)
                 );
             }
+            // Memory is not the limit past the trained context (issue 34:
+            // SGLang with a 200k prompt said "Fits").
+            if let Some(trained) = e.beyond_training() {
+                return format!(
+                    "Past the model's training: it was trained to {} tokens, your requests are {} (the memory fits)",
+                    thousands(trained),
+                    thousands(workload)
+                );
+            }
             // A pool engine reserves its share whatever the workload; the others use what they need.
             let reserves = report.is_some_and(EngineReport::reserves_a_pool);
             format!(

@@ -1,6 +1,6 @@
 //! Engine knobs (`e=`, `gmu=`, `ngl=`, …): written, read and edited one key at a time.
 
-use super::values::parse_u64;
+use super::values::{parse_tokens, parse_u64};
 use super::version::LinkVersion;
 use crate::engines::{Engine, llamacpp, sglang, transformers, vllm};
 use crate::estimate::{MAX_CONCURRENCY, MAX_TOKENS};
@@ -139,7 +139,13 @@ pub(super) const KNOB_KEYS: &[&str] = &[
 
 /// Applies one knob to the engine; `Err` says why it does not apply.
 pub(super) fn apply_knob(e: &mut Engine, key: &str, value: &str) -> Result<(), String> {
-    let tokens = |v: &str| parse_u64(v, 1, MAX_TOKENS).map(Some);
+    // Every token knob reads `32k` and `128K` as the prompt and the CLI do.
+    let tokens = |v: &str| match parse_tokens(v, MAX_TOKENS)? {
+        0 => Err("must be at least 1 token".to_owned()),
+        n => Ok(Some(n)),
+    };
+    // `all` is `--cpu-moe`: llama.cpp's every layer (any N ≥ the layer count).
+    let cpu_moe = |v: &str| if v == "all" { Ok(u64::from(u32::MAX)) } else { parse_u64(v, 0, u64::from(u32::MAX)) };
     let lower = value.to_ascii_lowercase();
     match (e, key) {
         (Engine::Transformers(o), "attn") => {
@@ -185,7 +191,7 @@ pub(super) fn apply_knob(e: &mut Engine, key: &str, value: &str) -> Result<(), S
         (Engine::LlamaCpp(o), "fa") => o.flash_attention = flash(&lower)?,
         (Engine::LlamaCpp(o), "ctk") => o.cache_type_k = Some(cache_type(value)?),
         (Engine::LlamaCpp(o), "ctv") => o.cache_type_v = Some(cache_type(value)?),
-        (Engine::LlamaCpp(o), "ncmoe") => o.n_cpu_moe = parse_u64(value, 0, u64::from(u32::MAX))?,
+        (Engine::LlamaCpp(o), "ncmoe") => o.n_cpu_moe = cpu_moe(&lower)?,
         (Engine::LlamaCpp(o), "nkvo") => o.no_kv_offload = flag(value)?,
         (Engine::LlamaCpp(o), "kvu") => o.kv_unified = flag(value)?,
         (Engine::LlamaCpp(o), "swafull") => o.swa_full = flag(value)?,
@@ -215,7 +221,7 @@ pub(super) fn apply_knob(e: &mut Engine, key: &str, value: &str) -> Result<(), S
         (Engine::Ollama(o), "fa") => o.flash_attention = Some(flash(&lower)?),
         (Engine::Ollama(o), "numgpu") => o.num_gpu = Some(parse_u64(value, 0, 100_000)?),
         (Engine::Ollama(o), "numbatch") => o.num_batch = Some(parse_u64(value, 1, 65_536)?),
-        (Engine::Ollama(o), "ncmoe") => o.n_cpu_moe = parse_u64(value, 0, u64::from(u32::MAX))?,
+        (Engine::Ollama(o), "ncmoe") => o.n_cpu_moe = cpu_moe(&lower)?,
         (Engine::Ollama(o), "mmproj") => {
             o.mmproj = match lower.as_str() {
                 "on" => true,
@@ -308,5 +314,36 @@ mod tests {
         assert_eq!(knob(&e, "mml"), "4096");
         assert!(with_knob(&e, "gmu", "2").is_err());
         assert!(with_knob(&e, "ngl", "2").is_err());
+    }
+
+    /// Issue 34: `max_model_len` refused `32k` while the prompt took it.
+    #[test]
+    fn every_token_knob_reads_32k_as_the_prompt_does() {
+        for (kind, keys) in [
+            (EngineKind::Vllm, &["mml", "mbt"][..]),
+            (EngineKind::Sglang, &["cl", "mbt"]),
+            (EngineKind::LlamaCpp, &["nctx"]),
+            (EngineKind::Ollama, &["numctx"]),
+        ] {
+            for key in keys {
+                let e = kind.with_defaults();
+                for (text, want) in [("32k", "32000"), ("128K", "131072"), ("4,096", "4096")] {
+                    let set = with_knob(&e, key, text).unwrap_or_else(|why| panic!("{key}={text}: {why}"));
+                    assert_eq!(knob(&set, key), want, "{key}={text}");
+                }
+                assert!(with_knob(&e, key, "0").is_err(), "{key}=0");
+                assert!(with_knob(&e, key, "32q").is_err(), "{key}=32q");
+            }
+        }
+    }
+
+    /// `--cpu-moe` is `--n-cpu-moe` over every layer: `all` in the form.
+    #[test]
+    fn cpu_moe_all_is_every_layer() {
+        for kind in [EngineKind::LlamaCpp, EngineKind::Ollama] {
+            let e = with_knob(&kind.with_defaults(), "ncmoe", "All").expect("all");
+            assert_eq!(knob(&e, "ncmoe"), u32::MAX.to_string());
+            assert_eq!(knob(&with_knob(&e, "ncmoe", "12").expect("12"), "ncmoe"), "12");
+        }
     }
 }

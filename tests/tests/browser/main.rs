@@ -14,6 +14,7 @@ mod checkpoint;
 mod cli;
 mod engines;
 mod fleet;
+mod journeys;
 mod links;
 mod live;
 mod page;

@@ -11,7 +11,7 @@ use shared::oom::{DiagnoseContext, Diagnosis, OomKind, OomReport, diagnose, pars
 use shared::startup::{self, Amount, BufferCheck, StartupLog, WhatIfs};
 use shared::units::{UnitSystem, format_bytes};
 
-use super::html::{Html, code_block, copy_button, gives_up_text};
+use super::html::{Html, copy_button, gives_up_text};
 use super::hub::HubState;
 use super::resolve;
 
@@ -296,7 +296,8 @@ pub fn findings_html(report: &OomReport, diagnosis: &Diagnosis, units: UnitSyste
             h.t(&format!(" · saves {}", format_bytes(b, units)));
         }
         h.raw("</p>");
-        code_block(&mut h, &code_id, "", &f.code);
+        // Folded as the plan's fixes are (a long `device_map` behind a toggle).
+        super::fold::code(&mut h, &code_id, "oom-fix-code", &f.code);
         copy_button(&mut h, "oom-fix-copy", &code_id);
         h.raw("</li>");
     }

@@ -165,6 +165,7 @@ const SGLANG: &[Knob] = &[
 const LLAMACPP: &[Knob] = &[
     k("nctx", "n_ctx (-c)", &[]),
     k("ngl", "n_gpu_layers (-ngl)", &[]),
+    k("ncmoe", "n_cpu_moe (--n-cpu-moe)", &[]),
     k("np", "parallel (-np)", &[]),
     k("fa", "Flash attention (-fa)", &["on", "off"]),
     k("ot", "Tensor overrides (-ot)", &[]),
@@ -198,6 +199,13 @@ pub fn knobs(kind: EngineKind) -> &'static [Knob] {
     }
 }
 
+/// A knob's text in its field: the link's, with `--cpu-moe` (every layer's
+/// experts, `u32::MAX`) as `all`, the word the field takes for it.
+pub fn knob_text(e: &shared::engines::Engine, key: &str) -> String {
+    let v = shared::link::knob(e, key);
+    if key == "ncmoe" && v == "4294967295" { "all".into() } else { v }
+}
+
 /// What a knob left empty means for this estimate (the engine's effective value).
 pub fn knob_default(e: &Estimate, key: &str) -> String {
     let v = match (e.engine_report.as_ref(), key) {
@@ -218,6 +226,7 @@ pub fn knob_default(e: &Estimate, key: &str) -> String {
         (Some(EngineReport::LlamaCpp(r)), "numctx") => r.n_ctx_per_slot.to_string(),
         (Some(EngineReport::LlamaCpp(r)), "numgpu") => r.n_gpu_layers.to_string(),
         (Some(EngineReport::LlamaCpp(r)), "numbatch") => r.n_ubatch.to_string(),
+        (Some(EngineReport::LlamaCpp(_)), "ncmoe") => "0; all = --cpu-moe".into(),
         _ => return String::new(),
     };
     format!("default: {v}")
@@ -254,5 +263,17 @@ mod tests {
         for kind in EngineKind::ALL {
             assert!(!knobs(*kind).is_empty());
         }
+    }
+
+    /// Issue 34: the llama.cpp form had no `--n-cpu-moe`/`--cpu-moe`.
+    #[test]
+    fn llamacpp_and_ollama_take_cpu_moe_and_show_all_for_cpu_moe() {
+        for kind in [EngineKind::LlamaCpp, EngineKind::Ollama] {
+            assert!(knobs(kind).iter().any(|k| k.key == "ncmoe"), "{kind:?}");
+            let e = shared::link::with_knob(&kind.with_defaults(), "ncmoe", "all").expect("all");
+            assert_eq!(knob_text(&e, "ncmoe"), "all");
+        }
+        let e = est(EngineKind::LlamaCpp.with_defaults());
+        assert_eq!(knob_default(&e, "ncmoe"), "default: 0; all = --cpu-moe");
     }
 }

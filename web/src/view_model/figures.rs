@@ -1,6 +1,7 @@
 //! The key figures of an estimate as the page shows them: a short text, the
 //! exact value for tooltips and tests, and the terms that explain each one.
 
+use shared::engines::EngineKind;
 use shared::estimate::{Estimate, Verdict};
 use shared::explain::{Basis, Term, TermUnit, thousands};
 use shared::units::{UnitSystem, format_bytes};
@@ -108,7 +109,7 @@ pub fn figures(e: &Estimate, units: UnitSystem) -> Vec<Figure> {
         },
         bytes("weight-bytes", "Weights", e.weight_bytes, &["weights"]),
         kv_per_token,
-        bytes("kv-cache-bytes", "KV cache", e.kv_cache_bytes, &["kv cache"]),
+        bytes("kv-cache-bytes", kv_label(e), e.kv_cache_bytes, &["kv cache"]),
         bytes("state-bytes", "Recurrent state", e.state_bytes, &["recurrent state"]),
         bytes("activation-bytes", "Activations", e.activation_bytes, &["activations"]),
         bytes("overhead-bytes", "Overhead", e.overhead_bytes, &["overhead"]),
@@ -134,12 +135,28 @@ pub fn figures(e: &Estimate, units: UnitSystem) -> Vec<Figure> {
     all
 }
 
+/// The KV row names its moment (issue 34): transformers' bar is the larger
+/// of prefill (the prompts' cache) and the last token (the whole sequence);
+/// the other engines allocate their cache when they start.
+pub fn kv_label(e: &Estimate) -> &'static str {
+    match e.engine {
+        EngineKind::Transformers if e.kv_cache_bytes >= e.kv_demand_bytes => "KV cache at the last token",
+        EngineKind::Transformers if e.per_gpu.len() == 1 => "KV cache at prefill",
+        EngineKind::Transformers => "KV cache at each GPU's peak",
+        EngineKind::Vllm | EngineKind::Sglang | EngineKind::LlamaCpp | EngineKind::Ollama => {
+            "KV cache, allocated at start"
+        }
+    }
+}
+
 /// The verdict's tone, for colour: red only for a plan that fails as
 /// launched, amber where the engine's defaults (llama.cpp's `--fit`) load it
 /// otherwise or it runs out late.
 pub fn verdict_class(e: &Estimate) -> &'static str {
     let fit_moves = e.engine_report.as_ref().is_some_and(shared::engines::EngineReport::fit_moves);
     match e.verdict {
+        // Fits in memory, not in the model's trained context: not green.
+        Verdict::Fits { .. } if e.beyond_training().is_some() => "verdict runs-out",
         Verdict::Fits { .. } => "verdict fits",
         Verdict::RunsOutAtToken { .. } => "verdict runs-out",
         Verdict::DoesNotFitAtLoad { .. } | Verdict::RunsOutInPrefill { .. } if fit_moves => "verdict adjusts",
@@ -176,7 +193,6 @@ mod tests {
     /// says that first, in amber, not a red "does not fit".
     #[test]
     fn a_plan_llamacpp_fit_loads_is_not_red() {
-        use shared::engines::EngineKind;
         use shared::estimate::{GpuSlot, verdict_text};
         let m = Model::preset("qwen3-30b-a3b").expect("preset");
         let s = Scenario {
@@ -199,6 +215,48 @@ mod tests {
         let e = estimate(&m, off.validate().expect("a valid plan"));
         assert_eq!(verdict_class(&e), "verdict no-fit");
         assert!(verdict_text(&e, UnitSystem::Binary).starts_with("Does not fit at load"));
+    }
+
+    /// Issue 34: SGLang with a 200k prompt said a green "Fits" for a model
+    /// trained to 128k; every engine now says the model's limit, not green.
+    #[test]
+    fn a_context_past_the_trained_length_is_not_a_green_fit() {
+        use shared::estimate::{GpuSlot, verdict_text};
+        let m = Model::preset("llama-3.1-8b").expect("preset");
+        let trained = m.arch.text.max_position_embeddings.expect("trained context");
+        for kind in EngineKind::ALL {
+            let s = Scenario {
+                engine: kind.with_defaults(),
+                prompt_tokens: 200_000,
+                max_new_tokens: 100,
+                gpus: vec![GpuSlot::custom("1 TiB", 1 << 40)],
+                ..Scenario::default()
+            };
+            let e = estimate(&m, s.validate().expect("a valid plan"));
+            let text = verdict_text(&e, UnitSystem::Binary);
+            assert_ne!(verdict_class(&e), "verdict fits", "{kind:?}: {text}");
+            assert!(!text.starts_with("Fits"), "{kind:?}: {text}");
+            if e.fits && *kind != EngineKind::Ollama {
+                let want = format!("it was trained to {} tokens", thousands(trained));
+                assert!(text.contains(&want), "{kind:?}: {text}");
+            }
+        }
+    }
+
+    /// Issue 34: the KV row did not say whether it was the prompt's cache
+    /// (prefill) or the whole sequence's (the last token).
+    #[test]
+    fn the_kv_row_names_its_moment() {
+        let m = Model::preset("llama-3.1-8b").expect("preset");
+        let kv = |prompt, new| {
+            let s = Scenario { prompt_tokens: prompt, max_new_tokens: new, ..Scenario::default() };
+            let e = estimate(&m, s.validate().expect("a valid plan"));
+            figures(&e, UnitSystem::Binary).into_iter().find(|f| f.testid == "kv-cache-bytes").expect("kv").label
+        };
+        assert_eq!(kv(512, 4096), "KV cache at the last token");
+        assert_eq!(kv(8192, 1), "KV cache at prefill");
+        let vllm = Scenario { engine: EngineKind::Vllm.with_defaults(), ..Scenario::default() };
+        assert_eq!(kv_label(&estimate(&m, vllm.validate().expect("a valid plan"))), "KV cache, allocated at start");
     }
 
     #[test]

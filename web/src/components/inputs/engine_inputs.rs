@@ -2,10 +2,10 @@
 
 use leptos::prelude::*;
 use shared::engines::EngineKind;
-use shared::link::{knob, new_engine, with_knob};
+use shared::link::{new_engine, with_knob};
 
 use crate::state::use_app;
-use crate::view_model::engine::{Knob, knob_default, knobs};
+use crate::view_model::engine::{Knob, knob_default, knob_text, knobs};
 
 fn engine_label(k: EngineKind) -> &'static str {
     match k {
@@ -54,7 +54,7 @@ fn KnobInput(knob: Knob) -> impl IntoView {
     let key = knob.key;
     let id = format!("knob-{key}");
     let error = RwSignal::new(String::new());
-    let value = Memo::new(move |_| app.inputs.with(|s| self::knob(&s.engine, key)));
+    let value = Memo::new(move |_| app.inputs.with(|s| knob_text(&s.engine, key)));
     let hint = Memo::new(move |_| app.estimate.with(|e| e.as_ref().map(|e| knob_default(e, key)).unwrap_or_default()));
     let commit = move |text: String| {
         let next = app.inputs.with_untracked(|s| with_knob(&s.engine, key, &text));
@@ -68,7 +68,7 @@ fn KnobInput(knob: Knob) -> impl IntoView {
     };
     let control = if knob.choices.is_empty() {
         view! {
-            <input id=id.clone() type="text" inputmode="decimal" data-testid=id.clone() placeholder=move || hint.get()
+            <input id=id.clone() type="text" data-testid=id.clone() placeholder=move || hint.get()
                 prop:value=move || value.get() on:change=move |ev| commit(event_target_value(&ev))
                 aria-invalid=move || (!error.with(String::is_empty)).to_string()/>
         }

@@ -11,6 +11,12 @@ use crate::state::use_app;
 
 const CUSTOM: &str = "custom";
 
+/// The name as people type it: a select finds its options by their first
+/// letters, and "RTX 4060" did not find "GeForce RTX 4060 Ti" (issue 34).
+pub fn typed_name(name: &str) -> &str {
+    name.trim_start_matches("GeForce ").trim_start_matches("Tesla ")
+}
+
 #[component]
 pub fn GpuPicker() -> impl IntoView {
     let app = use_app();
@@ -52,7 +58,7 @@ pub fn GpuPicker() -> impl IntoView {
                     {gpus().iter().map(|g| {
                         let id = g.id.clone();
                         let id2 = id.clone();
-                        let text = format!("{} · {}", g.name, format_bytes(g.memory_bytes, UnitSystem::Binary));
+                        let text = format!("{} · {}", typed_name(&g.name), format_bytes(g.memory_bytes, UnitSystem::Binary));
                         view! { <option value=id selected=move || chosen.with(|c| *c == id2)>{text}</option> }
                     }).collect_view()}
                     <option value=CUSTOM selected=move || chosen.with(|c| c == CUSTOM)>"Custom size…"</option>
@@ -70,5 +76,16 @@ pub fn GpuPicker() -> impl IntoView {
             <NumberField id="gpu-count" label="How many" value=count lo=1 hi=MAX_GPUS as u64
                 on_commit=Callback::new(move |v| app.edit(|s| s.gpu_count = v))/>
         </fieldset>
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn every_gpu_option_starts_with_what_people_type() {
+        let names: Vec<&str> = shared::catalog::gpus().iter().map(|g| super::typed_name(&g.name)).collect();
+        for typed in ["RTX 4060", "RTX 4090", "RTX A6000", "T4", "H100", "A100", "L40S"] {
+            assert!(names.iter().any(|n| n.starts_with(typed)), "{typed}");
+        }
     }
 }

@@ -1,0 +1,151 @@
+//! Issue 34's page as a new user meets it: a laptop's form, the llama.cpp
+//! form's `--n-cpu-moe`, `32k` in a knob, the footer's engine, the GPU found
+//! by typing, the favicon; and the journeys of "Done when" that need no
+//! agent or hub (fp32 7B → fix → Apply, 70B NF4 on two GPUs, gpt-oss-120b and
+//! Qwen3-30B-A3B in llama.cpp with experts on the CPU, a context past the
+//! model's training), each by its headline, first fix and command.
+
+use anyhow::{Context, ensure};
+use fantoccini::Locator;
+use serde_json::json;
+
+use crate::browser::{Driver, Page, sel, tools};
+use crate::cli;
+use crate::page::no_errors;
+use crate::server::Server;
+
+async fn js(page: &Page, script: &str) -> anyhow::Result<serde_json::Value> {
+    Ok(page.client.execute(script, vec![]).await?)
+}
+
+async fn verdict_starts(page: &Page, want: &str) -> anyhow::Result<()> {
+    page.wait_until(&format!("the verdict starts {want:?}"), async |p: &Page| {
+        Ok(p.text("verdict").await?.starts_with(want))
+    })
+    .await
+}
+
+async fn url_has(page: &Page, want: &str) -> anyhow::Result<()> {
+    page.wait_until(&format!("the link carries {want}"), async |p: &Page| Ok(p.url().await?.contains(want))).await
+}
+
+/// The first fix's title and code, once the fixes are ranked.
+async fn first_fix(page: &Page) -> anyhow::Result<(String, String)> {
+    page.wait_until("the fixes are ranked", async |p: &Page| p.exists("fix").await).await?;
+    let v = js(
+        page,
+        "const f = document.querySelector('[data-testid=fix]');\
+         return [f.querySelector('strong').textContent, document.getElementById('fix-code-0').textContent];",
+    )
+    .await?;
+    Ok((v[0].as_str().context("title")?.to_owned(), v[1].as_str().context("code")?.to_owned()))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn laptop_form_and_knobs() -> anyhow::Result<()> {
+    let Some(tools) = tools() else { return Ok(()) };
+    let server = Server::start(cli::dist()?, Default::default()).await?;
+    let mut driver = Driver::start(&tools).await?;
+    let page = driver.session(1366, 768).await?;
+    page.open(&server.page("")).await?;
+    page.screenshot("laptop-1366").await?;
+    // The sticky form was taller than the window: Engine, GPU and "How many"
+    // sat below it, and focus went off-screen.
+    for id in ["engine-select", "gpu-select", "gpu-count"] {
+        let v = page
+            .client
+            .execute(
+                "const e = document.querySelector(arguments[0]); e.focus(); const r = e.getBoundingClientRect();\
+                 return [r.top, r.bottom, innerHeight, document.activeElement === e];",
+                vec![json!(sel(id))],
+            )
+            .await?;
+        let (top, bottom, h) = (v[0].as_f64(), v[1].as_f64(), v[2].as_f64().map(|h| h + 1.0));
+        ensure!(v[3] == json!(true), "{id} takes focus");
+        // Within a pixel: focus scrolls a field to the edge, sub-pixel layout past it.
+        ensure!(top >= Some(0.0) && bottom <= h, "at 1366×768 focused {id} is off-screen: {v}");
+    }
+    ensure!(js(&page, "return !!document.querySelector('link[rel=icon]');").await? == json!(true), "a favicon");
+    // The GPU select finds "RTX 4060" by typing (its options started "GeForce").
+    let gpu = page.client.find(Locator::Css(&sel("gpu-select"))).await?;
+    gpu.send_keys("RTX 4060").await?;
+    let picked = js(&page, "return document.querySelector('[data-testid=gpu-select]').value;").await?;
+    ensure!(picked == json!("rtx-4060-ti-16gb"), "typing RTX 4060 picks {picked}");
+
+    // llama.cpp: --n-cpu-moe, `all` for --cpu-moe; the footer names the engine.
+    page.select("engine-select", "llama.cpp").await?;
+    page.wait_until("the footer names llama.cpp", async |p: &Page| Ok(p.text("footer-engine").await? == "llama.cpp"))
+        .await?;
+    page.fill("knob-ncmoe", "all").await?;
+    url_has(&page, "ncmoe=4294967295").await?;
+    let shown = js(&page, "return document.querySelector('[data-testid=knob-ncmoe]').value;").await?;
+    ensure!(shown == json!("all"), "--cpu-moe shows as all: {shown}");
+
+    // vLLM: max_model_len takes 32k, as the prompt does.
+    page.select("engine-select", "vllm").await?;
+    page.fill("knob-mml", "32k").await?;
+    url_has(&page, "mml=32000").await?;
+    ensure!(page.attr("knob-mml", "aria-invalid").await?.as_deref() == Some("false"), "32k is accepted");
+    ensure!(page.text("footer-engine").await? == "vLLM", "the footer follows the engine");
+    no_errors(&page, "on a laptop").await?;
+    page.close().await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn issue_34_journeys() -> anyhow::Result<()> {
+    let Some(tools) = tools() else { return Ok(()) };
+    let server = Server::start(cli::dist()?, Default::default()).await?;
+    let mut driver = Driver::start(&tools).await?;
+    let page = driver.session(1280, 2400).await?;
+
+    // fp32 7B on a 24 GB card → the first fix loads bf16 → Apply → it fits.
+    page.open(&server.page("model=llama-2-7b&w=fp32&gpu=rtx-4090")).await?;
+    verdict_starts(&page, "Does not fit at load").await?;
+    let (title, code) = first_fix(&page).await?;
+    ensure!(title == "Load the weights as bf16", "first fix: {title}");
+    ensure!(code.contains("torch_dtype=torch.bfloat16"), "its command: {code}");
+    page.client.find(Locator::Css(&sel("fix-apply"))).await?.click().await?;
+    verdict_starts(&page, "Fits").await?;
+    ensure!(page.attr("verdict", "data-fits").await?.as_deref() == Some("fits"), "applied, it fits");
+    let kv =
+        js(&page, "return document.querySelector('[data-testid=kv-cache-bytes]').previousElementSibling.textContent;")
+            .await?;
+    ensure!(kv.as_str().is_some_and(|k| k.starts_with("KV cache at ")), "the KV row names its moment: {kv}");
+    page.screenshot("journey-fp32-7b-applied").await?;
+
+    // 70B NF4 on two RTX 4090s: the snippet loads NF4, not bf16.
+    page.open(&server.page("model=llama-3.1-70b&w=nf4&gpu=rtx-4090&g=2")).await?;
+    verdict_starts(&page, "Fits").await?;
+    let map = js(&page, "return document.getElementById('device-map-code').textContent;").await?;
+    let map = map.as_str().context("the device_map snippet")?;
+    ensure!(
+        map.contains("BitsAndBytesConfig(load_in_4bit=True, bnb_4bit_quant_type=\"nf4\"")
+            && map.contains("device_map=\"sequential\", max_memory="),
+        "the NF4 snippet: {map}"
+    );
+
+    // gpt-oss-120b (MXFP4) and Qwen3-30B-A3B in llama.cpp: --fit loads them
+    // with experts in host memory; --cpu-moe in the form makes them fit.
+    for (query, gguf) in [
+        ("model=gpt-oss-120b&w=mxfp4&gpu=rtx-4090&e=llama.cpp", "gpt-oss"),
+        ("model=qwen3-30b-a3b&w=q4_k_m&gpu=rtx-3070&e=llama.cpp", "qwen3"),
+    ] {
+        page.open(&server.page(query)).await?;
+        verdict_starts(&page, "Loads with llama.cpp's default --fit").await?;
+        let (title, code) = first_fix(&page).await?;
+        ensure!(title.starts_with("llama.cpp's --fit (on by default) loads it"), "{gguf} first fix: {title}");
+        ensure!(code.starts_with("llama-server -m ") && code.contains("--fit on is the default"), "{gguf}: {code}");
+        page.fill("knob-ncmoe", "all").await?;
+        verdict_starts(&page, "Fits").await?;
+        page.screenshot(&format!("journey-{gguf}-cpu-moe")).await?;
+    }
+
+    // Past the trained context: SGLang with a 200k prompt said a green "Fits".
+    page.open(&server.page("model=llama-3.1-8b&e=sglang&p=200000&gpu=mi325x")).await?;
+    verdict_starts(&page, "Past the model's training: it was trained to 131,072 tokens").await?;
+    let class = page.attr("verdict", "class").await?.unwrap_or_default();
+    ensure!(!class.contains("fits"), "not green: {class}");
+    page.screenshot("journey-past-training").await?;
+    no_errors(&page, "in the journeys").await?;
+    page.close().await
+}
