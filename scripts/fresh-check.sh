@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Proves the README's two commands as a new user meets them: a clean clone, a
 # cold build directory, and none of the tools the build installs for itself
-# (binaryen's wasm-opt, Debian's chromium, chromium-driver and prometheus,
+# (binaryen's wasm-opt, Debian's chromium, chromium-driver, prometheus and brotli,
 # PyPI's kubernetes-validate, the wasm-bindgen CLI). Run as root on a Debian machine with the Rust toolchain:
 #
 #     scripts/fresh-check.sh            # the committed HEAD of this checkout
@@ -22,10 +22,10 @@ echo "fresh check in $work (HEAD $(git -C "$repo" rev-parse --short HEAD))"
 # What a fresh machine lacks. The wasm-bindgen CLI lives in the build
 # directory (target/tools), so a cold CARGO_TARGET_DIR removes it too; the
 # fleet tests' Prometheus and kubernetes-validate go as well.
-apt-get remove -y -q binaryen chromium chromium-driver prometheus >/dev/null
+apt-get remove -y -q binaryen chromium chromium-driver prometheus brotli >/dev/null
 python3 -m pip uninstall -y -q kubernetes-validate >/dev/null 2>&1 || true
 hash -r
-for tool in wasm-opt chromium chromedriver wasm-bindgen prometheus promtool kubernetes-validate; do
+for tool in wasm-opt chromium chromedriver wasm-bindgen prometheus promtool kubernetes-validate brotli; do
     if command -v "$tool" >/dev/null; then
         echo "error: $tool is still on PATH ($(command -v "$tool")); remove it for a fair check" >&2
         exit 1
@@ -83,7 +83,7 @@ set -e
 total=$(tail -n 1 "$work/test.log" | awk '{print $1}')
 echo "test: exit $rc after ${total} s; $(grep -o 'cpu .* sys' "$work/test.log" | tail -n 1)"
 echo "      $(grep -E 'test result' "$work/test.log" | awk '{p+=$5; f+=$7} END {print p " passed, " f " failed (sum of cargo test results)"}')"
-for tool in wasm-opt chromium chromedriver prometheus promtool kubernetes-validate; do
+for tool in wasm-opt chromium chromedriver prometheus promtool kubernetes-validate brotli; do
     command -v "$tool" >/dev/null || { echo "error: $tool was not installed by the README commands" >&2; exit 1; }
 done
 [ "$rc" -eq 0 ] || { tail -n 30 "$work/test.log"; exit "$rc"; }
