@@ -21,7 +21,7 @@ pub struct PlanArgs {
     safetensors_index: Option<PathBuf>,
     /// Weight format (default: the checkpoint's own dtype or quantization).
     #[arg(long = "weights", value_name = "FORMAT")]
-    weights: Option<String>,
+    pub(super) weights: Option<String>,
     /// KV cache dtype (default: the activation dtype, bf16 or fp16).
     #[arg(long)]
     kv_dtype: Option<String>,
@@ -265,6 +265,16 @@ impl PlanArgs {
         if c.flash_attention() == Some(llamacpp::FlashAttention::Off) && self.flash_attn == "on" {
             self.flash_attn = "off".into();
             taken.push("flash attention off".into());
+        }
+        // `offloaded N/M layers to GPU` with N < M is the `-ngl` it ran with.
+        if let Some((_, (layers, of))) = log.first(|f| match f {
+            shared::startup::Figure::Offloaded { layers, of } => Some((*layers, *of)),
+            _ => None,
+        }) && layers < of
+            && self.n_gpu_layers.is_none()
+        {
+            self.n_gpu_layers = Some(layers);
+            taken.push(format!("-ngl {layers}"));
         }
         if let Some(n) = c.n_ubatch.filter(|&n| n != self.n_ubatch && self.n_ubatch == llamacpp::DEFAULT_N_UBATCH) {
             self.n_ubatch = n;
