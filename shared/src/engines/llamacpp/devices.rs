@@ -354,6 +354,10 @@ pub(crate) struct Weights {
     /// Names of the tensors an `-ot` rule moved, the first few, and how many.
     pub overridden: Vec<String>,
     pub overridden_count: usize,
+    /// The largest matrix weight left in host memory by a rule: the copy the
+    /// scheduler stages on the first GPU to run its matmul there
+    /// (`host_compute`'s sibling, see `mod.rs` `staged_weight`).
+    pub largest_cpu_matrix: u64,
 }
 
 pub(crate) fn is_routed_expert(role: Role) -> bool {
@@ -411,6 +415,9 @@ pub(crate) fn weights_with(
             if is_routed_expert(t.role) {
                 w.cpu_experts = w.cpu_experts.saturating_add(t.bytes);
             }
+        }
+        if target.is_none() && (t.role.is_linear() || t.role == Role::LmHead || is_routed_expert(t.role)) {
+            w.largest_cpu_matrix = w.largest_cpu_matrix.max(t.bytes);
         }
         match target {
             None => w.cpu = w.cpu.saturating_add(t.bytes),
