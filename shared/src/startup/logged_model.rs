@@ -162,7 +162,7 @@ fn header(m: &mut LoggedModel, rest: &str) {
     }
     // `tokenizer.ggml.tokens arr[str,128256]`: the vocabulary's length.
     if key == "tokenizer.ggml.tokens" {
-        let len = kind.strip_prefix("arr[str,").and_then(|r| count(r));
+        let len = kind.strip_prefix("arr[str,").and_then(count);
         set(&mut m.vocab, len);
         return;
     }
