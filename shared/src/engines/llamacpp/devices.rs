@@ -416,7 +416,7 @@ pub(crate) fn weights_with(
                 w.cpu_experts = w.cpu_experts.saturating_add(t.bytes);
             }
         }
-        if target.is_none() && (t.role.is_linear() || t.role == Role::LmHead || is_routed_expert(t.role)) {
+        if target.is_none() && super::tensors::is_matrix(t.role) {
             w.largest_cpu_matrix = w.largest_cpu_matrix.max(t.bytes);
         }
         match target {
@@ -452,7 +452,10 @@ pub(crate) fn weights_by_home(homes: &HomeBytes, a: &Assignment, gpus: usize) ->
     let mut w = Weights { gpu: vec![0; gpus], ..Weights::default() };
     for (h, bytes) in homes.iter() {
         match a.home(h) {
-            None => w.cpu = w.cpu.saturating_add(bytes),
+            None => {
+                w.cpu = w.cpu.saturating_add(bytes);
+                w.largest_cpu_matrix = w.largest_cpu_matrix.max(homes.largest(h));
+            }
             Some(g) => w.gpu[g] = w.gpu[g].saturating_add(bytes),
         }
     }
