@@ -46,12 +46,34 @@ pub fn run(mut args: DiagnoseArgs) -> anyhow::Result<()> {
     let report = oom::parse(&text);
     let startup = startup::read(&text);
     // A start-up log says what was run: the flags left at their defaults take it.
-    let mut taken = match (&startup, ModelSource::from_flags(args.model.as_ref(), args.config.as_ref())) {
-        (Some(log), Some(_)) => args.plan.take_logged(log),
+    let model_source = ModelSource::from_flags(args.model.as_ref(), args.config.as_ref());
+    // Without a model, a llama.cpp log that prints its metadata names one.
+    let logged = match (&startup, model_source) {
+        (Some(log), None) => log.model.as_ref().map(startup::logged_model),
+        _ => None,
+    };
+    let mut taken = match (&startup, model_source, &logged) {
+        (Some(log), Some(_), _) | (Some(log), None, Some(Ok(_))) => args.plan.take_logged(log),
         _ => Vec::new(),
     };
-    let planned = if let Some(source) = ModelSource::from_flags(args.model.as_ref(), args.config.as_ref()) {
-        let model = plan::load_model(source, &args.plan)?;
+    let model = match (model_source, logged) {
+        (Some(source), _) => Some(plan::load_model(source, &args.plan)?),
+        (None, Some(Ok((model, format, notes)))) => {
+            taken.push(format!("the model from the log's metadata ({})", model.name));
+            if let Some(f) = format.filter(|_| args.plan.weights.is_none()) {
+                args.plan.weights = Some(f.id());
+                taken.push(format!("weights {} (the log's file type)", f.id()));
+            }
+            taken.extend(notes);
+            Some(model)
+        }
+        (None, Some(Err(why))) => {
+            taken.push(format!("no plan from the log's metadata: {why}"));
+            None
+        }
+        (None, None) => None,
+    };
+    let planned = if let Some(model) = model {
         if let Some(log) = &startup {
             taken.extend(args.plan.take_logged_split(log, model.layout.num_layers as u64));
         }
@@ -333,6 +355,27 @@ fn startup_report(log: &StartupLog) -> String {
         let _ = write!(head, " ({})", said.join(", "));
     }
     let mut out = format!("\n{head}\n");
+    if let Some(m) = &log.model {
+        let n = |v: Option<u64>| v.map_or_else(|| "?".to_owned(), |v| v.to_string());
+        let _ = writeln!(
+            out,
+            "  model from its metadata: {} ({}), {} layers, {} heads ({} KV), embedding {}, FFN {}, {} experts ({} used, FFN {}), vocab {}, trained context {}, file type {}{}",
+            m.name.as_deref().unwrap_or("unnamed"),
+            m.arch.as_deref().unwrap_or("?"),
+            n(m.layers),
+            n(m.heads),
+            n(m.kv_heads),
+            n(m.embedding),
+            n(m.ffn),
+            n(m.experts),
+            n(m.experts_used),
+            n(m.expert_ffn),
+            n(m.vocab),
+            n(m.context),
+            m.file_type.as_deref().unwrap_or("?"),
+            m.size_bytes.map(|s| format!(", {}", b(s))).unwrap_or_default()
+        );
+    }
     for f in &log.facts {
         let scope = f.scope.as_ref().map(|s| format!(" [{s}]")).unwrap_or_default();
         let _ = writeln!(out, "  line {:>5}{scope}: {}", f.line, f.figure.describe());

@@ -21,7 +21,7 @@ pub struct PlanArgs {
     safetensors_index: Option<PathBuf>,
     /// Weight format (default: the checkpoint's own dtype or quantization).
     #[arg(long = "weights", value_name = "FORMAT")]
-    weights: Option<String>,
+    pub(super) weights: Option<String>,
     /// KV cache dtype (default: the activation dtype, bf16 or fp16).
     #[arg(long)]
     kv_dtype: Option<String>,
@@ -174,6 +174,11 @@ pub struct PlanArgs {
     /// llama.cpp: -ub/--ubatch-size, the physical batch.
     #[arg(long, default_value_t = 512)]
     n_ubatch: u64,
+    /// llama.cpp: -b/--batch-size, the logical batch (default 2048); the
+    /// physical batch is at most this (src/llama-context.cpp: `n_ubatch =
+    /// min(n_batch, n_ubatch)`).
+    #[arg(long = "batch-size", short = 'b')]
+    batch_size: Option<u64>,
     /// Tokens in the prompt: `4096`, `32k` (32,000), `128K` (131,072), as vLLM reads counts.
     #[arg(long, default_value_t = 2048, value_parser = tokens)]
     prompt_tokens: u64,
@@ -265,6 +270,16 @@ impl PlanArgs {
         if c.flash_attention() == Some(llamacpp::FlashAttention::Off) && self.flash_attn == "on" {
             self.flash_attn = "off".into();
             taken.push("flash attention off".into());
+        }
+        // `offloaded N/M layers to GPU` with N < M is the `-ngl` it ran with.
+        if let Some((_, (layers, of))) = log.first(|f| match f {
+            shared::startup::Figure::Offloaded { layers, of } => Some((*layers, *of)),
+            _ => None,
+        }) && layers < of
+            && self.n_gpu_layers.is_none()
+        {
+            self.n_gpu_layers = Some(layers);
+            taken.push(format!("-ngl {layers}"));
         }
         if let Some(n) = c.n_ubatch.filter(|&n| n != self.n_ubatch && self.n_ubatch == llamacpp::DEFAULT_N_UBATCH) {
             self.n_ubatch = n;
@@ -448,7 +463,7 @@ fn engine(args: &PlanArgs) -> anyhow::Result<Engine> {
             no_kv_offload: args.no_kv_offload,
             kv_unified: args.kv_unified,
             swa_full: args.swa_full,
-            n_ubatch: args.n_ubatch,
+            n_ubatch: args.batch_size.map_or(args.n_ubatch, |b| args.n_ubatch.min(b)),
             // Several -ot flags append their rules, as common/arg.cpp does.
             tensor_overrides: llamacpp::TensorOverrides::parse(&args.override_tensor.join(","))
                 .map_err(|e| anyhow::anyhow!("--override-tensor: {e}"))?,

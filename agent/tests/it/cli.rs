@@ -508,3 +508,18 @@ fn the_headline_is_what_the_engine_does_as_launched() {
     assert!(vllm.contains("\nvLLM refuses to start with --max-model-len 32768: only 4,064 tokens fit\n"), "{vllm}");
     assert!(vllm.contains("\n  vLLM would print: To serve at least one request"), "{vllm}");
 }
+
+/// `-b/--batch-size` caps the physical batch as llama.cpp does
+/// (src/llama-context.cpp: `n_ubatch = min(n_batch, n_ubatch)`), and a
+/// format the CLI does not know lists every one it does.
+#[test]
+fn batch_size_caps_the_ubatch_and_unknown_formats_list_every_choice() {
+    let base = ["estimate", "--model", "llama-3.1-8b", "--weights", "q4_k_m", "--engine", "llama.cpp", "--json"];
+    let ub = |extra: &[&str]| json(&[&base[..], extra].concat())["engine_report"]["n_ubatch"].as_u64();
+    assert_eq!(ub(&["-b", "256"]), Some(256));
+    assert_eq!(ub(&["--batch-size", "4096", "--n-ubatch", "1024"]), Some(1024));
+    assert_eq!(ub(&[]), Some(512));
+    let out = headroom(&["estimate", "--model", "llama-3.1-8b", "--weights", "q4_k_x"]);
+    let e = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success() && ["q5_k_s", "q4_k_s", "gguf-f16"].iter().all(|f| e.contains(f)), "{e}");
+}

@@ -304,3 +304,26 @@ fn ollama_logs_reconcile_buffer_by_buffer() {
     let (logged, predicted) = buffer(&v, "CUDA0", "compute");
     assert!(logged.abs_diff(predicted) * 20 <= logged, "compute: logged {logged}, predicted {predicted}");
 }
+
+/// A pasted llama.cpp log and nothing else: its metadata (the GGUF header
+/// dump and `llm_load_print_meta:`) names the model, so it is planned and
+/// every buffer is predicted beside the logged one. Llama 3.1 8B Q4_K_M
+/// (Ollama 0.5.4's runner): the model, KV and compute buffers to the byte,
+/// as with `--model llama-3.1-8b` above.
+#[test]
+fn a_log_alone_names_its_model_and_is_planned() {
+    let file = format!("{STARTUP}/ollama-054-llama31-8b-q4km-rtx4090.txt");
+    let text = String::from_utf8_lossy(&headroom(&["diagnose", file.as_str()]).stdout).into_owned();
+    assert!(text.contains("the model from the log's metadata (Meta Llama 3.1 8B Instruct)"), "{text}");
+    assert!(text.contains("weights q4_k_m (the log's file type)"), "{text}");
+    let v = json(&["diagnose", file.as_str(), "--json"]);
+    assert_eq!(v["startup"]["model"]["layers"], 32);
+    assert_eq!(v["startup"]["model"]["file_type"], "Q4_K - Medium");
+    let buffers = v["buffers"].as_array().expect("buffers");
+    let modelled: Vec<_> = buffers.iter().filter(|b| b["predicted_bytes"].is_u64()).collect();
+    assert_eq!(modelled.len(), 6, "{buffers:?}");
+    for b in modelled {
+        let (logged, predicted) = (b["logged_bytes"].as_u64().unwrap(), b["predicted_bytes"].as_u64().unwrap());
+        assert!(logged.abs_diff(predicted) <= 1 << 16, "{b}");
+    }
+}

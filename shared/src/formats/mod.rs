@@ -83,7 +83,7 @@ pub enum WeightFormat {
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error(
-    "unknown weight format `{0}` (try fp32, bf16, fp16, fp8, fp8-b128, int8, nvfp4, mxfp4, mxfp4-moe, nf4, nf4-dq, fp4, gptq-int4, awq-int4, q8_0, q6_k, q5_k_m, q4_k_m, q4_0, q3_k_m, q2_k, iq4_xs)"
+    "unknown weight format `{0}` (try fp32, bf16, fp16, fp8, fp8-b128, int8, nvfp4, mxfp4, mxfp4-moe, nf4, nf4-dq, fp4, gptq-int4, awq-int4, gguf-f16, q8_0, q6_k, q5_k_m, q5_k_s, q4_k_m, q4_k_s, q4_0, q3_k_m, q2_k, iq4_xs)"
 )]
 pub struct UnknownFormat(pub String);
 
@@ -351,6 +351,17 @@ fn parse_quant(rest: &str) -> Option<(u8, u32)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The unknown-format error offers every format the CLI accepts (it once
+    /// left out q5_k_s, q4_k_s and gguf-f16).
+    #[test]
+    fn the_unknown_format_error_lists_every_choice() {
+        let message = UnknownFormat("x".into()).to_string();
+        let listed: Vec<&str> = message.split(['(', ')', ',']).map(|w| w.trim().trim_start_matches("try ")).collect();
+        for f in WeightFormat::CHOICES {
+            assert!(listed.contains(&f.id().as_str()), "{} missing from {message}", f.id());
+        }
+    }
 
     #[test]
     fn ids_round_trip() {

@@ -14,6 +14,7 @@
 mod buffers;
 pub mod launch;
 mod llamacpp;
+mod logged_model;
 mod reconcile;
 mod sglang;
 mod vllm;
@@ -22,6 +23,7 @@ mod whatif;
 pub use buffers::{BufferCheck, llamacpp_buffers};
 pub use launch::{Launch, LaunchFlag, LaunchModel, Launcher, read_command_line};
 pub use llamacpp::layer_split as llamacpp_layer_split;
+pub use logged_model::{LoggedModel, file_type_format, model as logged_model};
 pub use reconcile::{Amount, Row, SUGGESTION_SPARE_BYTES, reconcile};
 pub use whatif::{WhatIf, WhatIfs, what_if, what_ifs};
 
@@ -332,6 +334,10 @@ pub struct StartupLog {
     pub engine: LogEngine,
     pub config: LoggedConfig,
     pub facts: Vec<Fact>,
+    /// The model a llama.cpp log describes (`print_info:` and the GGUF
+    /// header dump), when it prints it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub model: Option<LoggedModel>,
 }
 
 impl StartupLog {
@@ -362,6 +368,17 @@ pub fn logged_engine(log: &StartupLog, planned: Engine) -> (Engine, Vec<String>)
         })
         .map(|(_, p)| p)
     });
+    // `offloaded N/M layers to GPU` (src/llama-model.cpp `load_tensors`) is
+    // the `-ngl` a partial offload ran with; a full one is the default.
+    if config.n_gpu_layers.is_none()
+        && let Some((_, (layers, of))) = log.first(|f| match f {
+            Figure::Offloaded { layers, of } => Some((*layers, *of)),
+            _ => None,
+        })
+        && layers < of
+    {
+        config.n_gpu_layers = Some(layers);
+    }
     configured_engine(log.engine, &config, planned)
 }
 
@@ -510,11 +527,12 @@ pub fn read(text: &str) -> Option<StartupLog> {
         (LogEngine::Sglang, sglang::read(&lines)),
         (LogEngine::LlamaCpp, llamacpp::read(&lines)),
     ];
-    candidates
-        .into_iter()
-        .filter(|(_, (_, facts))| !facts.is_empty())
-        .max_by_key(|(_, (_, facts))| facts.len())
-        .map(|(engine, (config, facts))| StartupLog { engine, config, facts })
+    candidates.into_iter().filter(|(_, (_, facts))| !facts.is_empty()).max_by_key(|(_, (_, facts))| facts.len()).map(
+        |(engine, (config, facts))| {
+            let model = if engine == LogEngine::LlamaCpp { logged_model::read(&lines) } else { None };
+            StartupLog { engine, config, facts, model }
+        },
+    )
 }
 
 /// One line without ANSI colour codes (`ESC [ … m`) and with tabs as spaces.

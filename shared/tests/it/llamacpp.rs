@@ -421,3 +421,45 @@ fn a_mac_is_unified_memory_that_only_metal_engines_plan() {
     };
     assert!(s.validate().is_ok());
 }
+
+/// Experts kept on the CPU are multiplied on the first GPU when the ubatch
+/// reaches the scheduler's offload threshold (ggml-backend.cpp, 32 tokens
+/// for CUDA): the largest expert tensor is staged in CUDA0's compute buffer
+/// with the expert FFN's activations; CUDA1 and a 16-token ubatch are not
+/// touched.
+#[test]
+fn experts_on_the_cpu_are_staged_in_the_first_gpus_compute_buffer() {
+    // Qwen3-235B-A22B: an expert tensor (128 × 4096 × 1536) outweighs the
+    // output layer's logits the buffer holds otherwise.
+    let m = model("qwen3-235b-a22b");
+    let layers = m.layout.num_layers as u64;
+    let t = &m.arch.text;
+    let moe = t.moe.expect("an MoE");
+    let base = Options { n_ctx: Some(4096), ..Default::default() };
+    let cpu_moe = Options { n_cpu_moe: u64::from(u32::MAX), ..base };
+    let compute = |o: Options, gpus: usize| {
+        let (r, e) = report(&m, scenario(o, gpus, 80));
+        (r, e.per_gpu.iter().map(|g| g.budget.activation_bytes).collect::<Vec<_>>())
+    };
+    let (_, on_gpu) = compute(base, 1);
+    let (r, staged) = compute(cpu_moe, 1);
+    assert!(r.cpu_expert_bytes / (3 * layers) > on_gpu[0], "{} vs {}", r.cpu_expert_bytes / (3 * layers), on_gpu[0]);
+    // One of the 3 × layers expert tensors (gate, up, down: the same
+    // elements each), beside 4 bytes × ubatch × (used × (hidden + expert
+    // FFN) + hidden) of activations.
+    let tensor = r.cpu_expert_bytes / (3 * layers);
+    let acts = 4 * 512 * (moe.experts_per_token * (t.hidden_size + moe.expert_intermediate_size) + t.hidden_size);
+    // Q4_K_M keeps half of the ffn_down tensors in Q6_K (210 bytes per 256
+    // weights, ggml-common.h): the largest one is staged.
+    let down_q6k = moe.num_experts * t.hidden_size * moe.expert_intermediate_size / 256 * 210;
+    assert!(down_q6k > tensor);
+    assert_eq!(staged[0], down_q6k + acts);
+    assert!(staged[0] > on_gpu[0]);
+    let (_, small) = compute(Options { n_ubatch: 16, ..cpu_moe }, 1);
+    let (_, small_gpu) = compute(Options { n_ubatch: 16, ..base }, 1);
+    assert_eq!(small, small_gpu);
+    let (_, two) = compute(cpu_moe, 2);
+    let (_, two_gpu) = compute(base, 2);
+    assert_eq!(two[1], two_gpu[1]);
+    assert_eq!(two[0], staged[0].max(two_gpu[0]));
+}

@@ -331,3 +331,34 @@ fn ollama_engine_lines_are_buffers_and_its_launch_is_the_config() {
     assert_eq!((c.n_ctx, c.n_seq_max, c.n_batch), (Some(26624), Some(1), Some(512)));
     assert_eq!((c.flash_attn.as_deref(), c.cache_type_k.as_deref()), (Some("1"), Some("q4_0")));
 }
+
+/// The model a llama.cpp log names: the GGUF header dump and
+/// `llm_load_print_meta:` of Ollama 0.5.4's runner (Llama 3.1 8B Q4_K_M)
+/// rebuild the Llama 3.1 8B preset's shape and its file type; an excerpt
+/// without the heads (ollama/ollama#13552 kept kv 3–15 and 25–32 of Phi-4)
+/// says what it lacks instead of guessing.
+#[test]
+fn llamacpp_metadata_names_the_model() {
+    let l = log("ollama-054-llama31-8b-q4km-rtx4090");
+    let m = l.model.as_ref().expect("metadata");
+    assert_eq!((m.arch.as_deref(), m.name.as_deref()), (Some("llama"), Some("Meta Llama 3.1 8B Instruct")));
+    assert_eq!(
+        (m.layers, m.heads, m.kv_heads, m.embedding, m.ffn),
+        (Some(32), Some(32), Some(8), Some(4096), Some(14336))
+    );
+    assert_eq!((m.vocab, m.context, m.head_k), (Some(128_256), Some(131_072), Some(128)));
+    assert_eq!((m.file_type.as_deref(), m.size_bytes), (Some("Q4_K - Medium"), Some(gib("4.58 GiB"))));
+    assert_eq!(m.params_millions, Some(8_030));
+    let (model, format, notes) = shared::startup::logged_model(m).expect("a model");
+    assert_eq!(format.map(|f| f.id()).as_deref(), Some("q4_k_m"));
+    assert!(notes.is_empty(), "{notes:?}");
+    let preset = shared::model::Model::preset("llama-3.1-8b").expect("preset");
+    assert_eq!(model.arch.text, preset.arch.text);
+
+    let phi = log("ollama-013-phi4-14b-q4km-gb10");
+    let m = phi.model.as_ref().expect("metadata");
+    assert_eq!((m.arch.as_deref(), m.layers, m.embedding), (Some("phi3"), Some(40), Some(5120)));
+    assert_eq!(m.vocab, Some(100_352));
+    let Err(why) = shared::startup::logged_model(m) else { panic!("no heads in the excerpt, yet a model") };
+    assert!(why.contains("n_head"), "{why}");
+}

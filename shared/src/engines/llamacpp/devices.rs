@@ -354,6 +354,10 @@ pub(crate) struct Weights {
     /// Names of the tensors an `-ot` rule moved, the first few, and how many.
     pub overridden: Vec<String>,
     pub overridden_count: usize,
+    /// The largest matrix weight left in host memory by a rule: the copy the
+    /// scheduler stages on the first GPU to run its matmul there
+    /// (`host_compute`'s sibling, see `mod.rs` `staged_weight`).
+    pub largest_cpu_matrix: u64,
 }
 
 pub(crate) fn is_routed_expert(role: Role) -> bool {
@@ -412,6 +416,9 @@ pub(crate) fn weights_with(
                 w.cpu_experts = w.cpu_experts.saturating_add(t.bytes);
             }
         }
+        if target.is_none() && super::tensors::is_matrix(t.role) {
+            w.largest_cpu_matrix = w.largest_cpu_matrix.max(t.bytes);
+        }
         match target {
             None => w.cpu = w.cpu.saturating_add(t.bytes),
             // Row split: a layer's matrices (not an overridden one, not the
@@ -445,7 +452,10 @@ pub(crate) fn weights_by_home(homes: &HomeBytes, a: &Assignment, gpus: usize) ->
     let mut w = Weights { gpu: vec![0; gpus], ..Weights::default() };
     for (h, bytes) in homes.iter() {
         match a.home(h) {
-            None => w.cpu = w.cpu.saturating_add(bytes),
+            None => {
+                w.cpu = w.cpu.saturating_add(bytes);
+                w.largest_cpu_matrix = w.largest_cpu_matrix.max(homes.largest(h));
+            }
             Some(g) => w.gpu[g] = w.gpu[g].saturating_add(bytes),
         }
     }

@@ -477,12 +477,47 @@ fn compute_buffer(p: &Plan, o: Options, ctx: u64, with_output: bool) -> u64 {
     o.n_ubatch.saturating_mul(4).saturating_mul(layer.max(output))
 }
 
+/// ggml's scheduler runs an op whose weight sits in host memory on the first
+/// GPU backend that wants it (`ggml_backend_sched_backend_id_from_cur`,
+/// ggml/src/ggml-backend.cpp: "check if a backend with higher prio wants to
+/// offload the op"); CUDA wants it when the op's batch — `ne[1]` of a
+/// `MUL_MAT`, `ne[2]` of a `MUL_MAT_ID`, the ubatch's tokens in the reserved
+/// prompt graph — is at least `GGML_OP_OFFLOAD_MIN_BATCH`, 32 by default
+/// (ggml/src/ggml-cuda/ggml-cuda.cu `ggml_backend_cuda_device_offload_op`;
+/// `get_rows`, the token embedding's op, never). The weight is then an input
+/// of its own split, copied into that GPU's compute buffer
+/// (`ggml_dup_tensor_layout`, "#…#0" tensors; a new split per such weight
+/// lets the next copy reuse the memory). So the first GPU's compute buffer
+/// holds the largest such weight beside the activations live at its matmul:
+/// the expert FFN's input and output for the ubatch's chosen experts and the
+/// residual stream (F32), or a dense FFN's. llama.cpp as vendored by
+/// llama-cpp-python 0.3.36.
+pub const OP_OFFLOAD_MIN_BATCH: u64 = 32;
+
+fn staged_weight(p: &Plan, o: Options, d: &Devices, g: usize) -> Option<u64> {
+    let first = d.used.iter().position(|&u| u)?;
+    let staged = d.weights.largest_cpu_matrix;
+    if g != first || staged == 0 || o.n_ubatch < OP_OFFLOAD_MIN_BATCH {
+        return None;
+    }
+    let t = &p.model.arch.text;
+    let per_token = match t.moe {
+        Some(m) => m
+            .experts_per_token
+            .saturating_mul(t.hidden_size.saturating_add(m.expert_intermediate_size))
+            .saturating_add(t.hidden_size),
+        None => t.hidden_size.saturating_mul(2).saturating_add(t.intermediate_size),
+    };
+    Some(staged.saturating_add(per_token.saturating_mul(o.n_ubatch).saturating_mul(4)))
+}
+
 fn gpu_parts(p: &Plan, o: Options, d: &Devices, g: usize, ctx: u64, slots: u64) -> GpuBudget {
     let range = d.assignment.range(g);
     let cells = cells(p, o, ctx, slots);
     let kv = if o.no_kv_offload { 0 } else { cells.bytes(d.kv.get(range.clone()).unwrap_or(&[])) };
     let has_output = d.assignment.output == Some(g);
     let compute = if range.is_empty() && !has_output { 0 } else { compute_buffer(p, o, ctx, has_output) };
+    let compute = compute.max(staged_weight(p, o, d, g).unwrap_or(0));
     // `llama_memory_recurrent`: one state cell per sequence slot
     // (`mem_size = max(1, n_seq_max)`), allocated at start-up.
     let state = if o.no_kv_offload {

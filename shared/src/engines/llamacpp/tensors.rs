@@ -207,11 +207,20 @@ fn pieces_of(model: &Model, format: WeightFormat, weights: &WeightPlan) -> Vec<P
 pub(crate) struct HomeBytes {
     /// The repeating layers in order, then the input layer and the output layer.
     bytes: Vec<u64>,
+    /// Each home's largest matrix weight (see [`is_matrix`]).
+    largest: Vec<u64>,
+}
+
+/// A weight a matmul reads (`MUL_MAT`, `MUL_MAT_ID`), which ggml's scheduler
+/// may run on a GPU while it stays in host memory; not the token embedding
+/// (`GET_ROWS`) nor the norms.
+pub(crate) fn is_matrix(role: Role) -> bool {
+    role.is_linear() || role == Role::LmHead || super::devices::is_routed_expert(role)
 }
 
 impl HomeBytes {
     fn new(layers: usize) -> Self {
-        Self { bytes: vec![0; layers + 2] }
+        Self { bytes: vec![0; layers + 2], largest: vec![0; layers + 2] }
     }
 
     /// The sums of `pieces`, of a model of `layers` repeating layers.
@@ -226,6 +235,11 @@ impl HomeBytes {
     fn add(&mut self, h: Home, bytes: u64) {
         let s = self.slot(h);
         self.bytes[s] = self.bytes[s].saturating_add(bytes);
+    }
+
+    /// The largest matrix weight of home `h`.
+    pub fn largest(&self, h: Home) -> u64 {
+        self.largest[self.slot(h)]
     }
 
     fn at(&self, h: Home) -> u64 {
@@ -281,8 +295,12 @@ impl Sink for Vec<Piece> {
 impl Sink for HomeBytes {
     fn reserve(&mut self, _: usize) {}
 
-    fn piece(&mut self, _: impl FnOnce() -> Name, home: Home, _: Role, bytes: u64) {
+    fn piece(&mut self, _: impl FnOnce() -> Name, home: Home, role: Role, bytes: u64) {
         self.add(home, bytes);
+        if is_matrix(role) {
+            let s = self.slot(home);
+            self.largest[s] = self.largest[s].max(bytes);
+        }
     }
 }
 

@@ -1,0 +1,363 @@
+//! The model a llama.cpp start-up log names, from the metadata it prints
+//! while loading: `print_info: n_layer = 32` (src/llama-model.cpp
+//! `llama_model::print_info`, and `file type` / `file size` from
+//! src/llama-model-loader.cpp), the same lines as `llm_load_print_meta:` in
+//! older builds (`model ftype`, `model size`), and the GGUF header itself as
+//! `llama_model_loader: - kv  9: llama.block_count u32 = 32`. Each figure is
+//! kept with where it was read, and [`model`] rebuilds an architecture from
+//! them the way a `config.json` would give it, so a pasted log plans alone.
+
+use serde::Serialize;
+
+use super::{after, count, size};
+use crate::formats::{GgufType, WeightFormat};
+use crate::model::Model;
+
+/// The metadata a llama.cpp log states; each only when it does.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct LoggedModel {
+    /// `general.name`.
+    pub name: Option<String>,
+    /// llama.cpp's architecture name (`arch`, `general.architecture`).
+    pub arch: Option<String>,
+    pub layers: Option<u64>,
+    pub heads: Option<u64>,
+    /// The most KV heads of any layer (`n_head_kv` may list them per layer).
+    pub kv_heads: Option<u64>,
+    pub embedding: Option<u64>,
+    /// The dense FFN width (the largest of a per-layer list).
+    pub ffn: Option<u64>,
+    pub experts: Option<u64>,
+    pub experts_used: Option<u64>,
+    /// One routed expert's FFN width (`n_ff_exp`).
+    pub expert_ffn: Option<u64>,
+    pub shared_experts: Option<u64>,
+    pub shared_expert_ffn: Option<u64>,
+    /// Leading dense layers of an MoE (`n_layer_dense_lead`).
+    pub dense_lead: Option<u64>,
+    pub vocab: Option<u64>,
+    /// `n_ctx_train`.
+    pub context: Option<u64>,
+    pub head_k: Option<u64>,
+    pub head_v: Option<u64>,
+    /// MLA: `n_lora_q`, `n_lora_kv`, `n_rot`, `n_embd_head_k_mla`, `n_embd_head_v_mla`.
+    pub lora_q: Option<u64>,
+    pub lora_kv: Option<u64>,
+    pub rope_dim: Option<u64>,
+    pub head_k_mla: Option<u64>,
+    pub head_v_mla: Option<u64>,
+    pub sliding_window: Option<u64>,
+    /// `file type = Q4_K - Medium` (or `model ftype`), or the name of
+    /// `general.file_type`'s number.
+    pub file_type: Option<String>,
+    /// `file size = 4.58 GiB (4.89 BPW)` (or `model size`).
+    pub size_bytes: Option<u64>,
+    /// `model params = 8.03 B`, in millions (the log prints two decimals).
+    pub params_millions: Option<u64>,
+}
+
+impl LoggedModel {
+    fn is_empty(&self) -> bool {
+        self == &LoggedModel::default()
+    }
+}
+
+/// The metadata lines of a log, `None` when it has none.
+pub(super) fn read(lines: &[(usize, String)]) -> Option<LoggedModel> {
+    let mut m = LoggedModel::default();
+    for (_, line) in lines {
+        if let Some(rest) = after(line, "print_info:").or_else(|| after(line, "llm_load_print_meta:")) {
+            if let Some((key, value)) = rest.split_once('=') {
+                printed(&mut m, key.trim(), value.trim());
+            }
+        } else if let Some(rest) = after(line, "llama_model_loader: - kv ") {
+            header(&mut m, rest);
+        }
+    }
+    (!m.is_empty()).then_some(m)
+}
+
+/// One number, or the largest of a per-layer list `[32, 32, 0, …]`.
+fn number(value: &str) -> Option<u64> {
+    let v = value.trim();
+    match v.strip_prefix('[') {
+        Some(list) => list.split([',', ']']).filter_map(|x| count(x.trim())).max(),
+        None => count(v),
+    }
+}
+
+fn set(slot: &mut Option<u64>, value: Option<u64>) {
+    if slot.is_none() {
+        *slot = value.filter(|&v| v > 0);
+    }
+}
+
+/// `print_info: key = value` (the names of `llama_model::print_info`, old
+/// and new).
+fn printed(m: &mut LoggedModel, key: &str, value: &str) {
+    let n = || number(value);
+    match key {
+        "arch" => m.arch = m.arch.take().or_else(|| Some(value.to_owned())),
+        "general.name" => m.name = m.name.take().or_else(|| Some(value.to_owned())),
+        "n_layer" => set(&mut m.layers, n()),
+        "n_head" => set(&mut m.heads, n()),
+        "n_head_kv" => set(&mut m.kv_heads, n()),
+        "n_embd" => set(&mut m.embedding, n()),
+        "n_ff" => set(&mut m.ffn, n()),
+        "n_expert" => set(&mut m.experts, n()),
+        "n_expert_used" => set(&mut m.experts_used, n()),
+        "n_ff_exp" => set(&mut m.expert_ffn, n()),
+        "n_expert_shared" => set(&mut m.shared_experts, n()),
+        "n_ff_shexp" => set(&mut m.shared_expert_ffn, n()),
+        "n_layer_dense_lead" => set(&mut m.dense_lead, n()),
+        "n_vocab" => set(&mut m.vocab, n()),
+        "n_ctx_train" => set(&mut m.context, n()),
+        "n_embd_head_k" => set(&mut m.head_k, n()),
+        "n_embd_head_v" => set(&mut m.head_v, n()),
+        "n_lora_q" => set(&mut m.lora_q, n()),
+        "n_lora_kv" => set(&mut m.lora_kv, n()),
+        "n_rot" => set(&mut m.rope_dim, n()),
+        "n_embd_head_k_mla" => set(&mut m.head_k_mla, n()),
+        "n_embd_head_v_mla" => set(&mut m.head_v_mla, n()),
+        "n_swa" => set(&mut m.sliding_window, n()),
+        "file type" | "model ftype" => m.file_type = m.file_type.take().or_else(|| Some(value.to_owned())),
+        "file size" | "model size" => set(&mut m.size_bytes, size(value, false)),
+        "model params" => set(&mut m.params_millions, millions(value)),
+        _ => {}
+    }
+}
+
+/// `8.03 B` / `30.53 B` / `1.02 T` / `494.03 M` in millions.
+fn millions(value: &str) -> Option<u64> {
+    let (digits, unit) = value.trim().split_once(' ')?;
+    let per = match unit.trim() {
+        "T" => 1_000_000,
+        "B" => 1_000,
+        "M" => 1,
+        _ => return None,
+    };
+    super::fixed(digits, per)
+}
+
+/// `N: key type = value` of the GGUF header dump (src/llama-model-loader.cpp).
+fn header(m: &mut LoggedModel, rest: &str) {
+    let Some((_, entry)) = rest.split_once(':') else { return };
+    let Some((left, value)) = entry.split_once(" = ") else { return };
+    let mut words = left.split_whitespace();
+    let (Some(key), Some(kind)) = (words.next(), words.next()) else { return };
+    let value = value.trim();
+    if key == "general.architecture" {
+        m.arch = m.arch.take().or_else(|| Some(value.to_owned()));
+        return;
+    }
+    if key == "general.name" {
+        m.name = m.name.take().or_else(|| Some(value.to_owned()));
+        return;
+    }
+    if key == "general.file_type" {
+        if m.file_type.is_none() {
+            m.file_type = count(value).and_then(ftype_name).map(str::to_owned);
+        }
+        return;
+    }
+    // `tokenizer.ggml.tokens arr[str,128256]`: the vocabulary's length.
+    if key == "tokenizer.ggml.tokens" {
+        let len = kind.strip_prefix("arr[str,").and_then(count);
+        set(&mut m.vocab, len);
+        return;
+    }
+    // `{arch}.block_count`: the key without the architecture's prefix (an
+    // excerpt that lost `general.architecture` still names it here).
+    if m.arch.is_none()
+        && let Some((prefix, _)) = key.split_once('.')
+        && !matches!(prefix, "general" | "tokenizer" | "split" | "quantize")
+    {
+        m.arch = Some(prefix.to_owned());
+    }
+    let Some(field) = m.arch.as_deref().and_then(|a| key.strip_prefix(a)).and_then(|k| k.strip_prefix('.')) else {
+        return;
+    };
+    let n = || number(value);
+    match field {
+        "block_count" => set(&mut m.layers, n()),
+        "context_length" => set(&mut m.context, n()),
+        "embedding_length" => set(&mut m.embedding, n()),
+        "feed_forward_length" => set(&mut m.ffn, n()),
+        "attention.head_count" => set(&mut m.heads, n()),
+        "attention.head_count_kv" => set(&mut m.kv_heads, n()),
+        "attention.key_length" => set(&mut m.head_k, n()),
+        "attention.value_length" => set(&mut m.head_v, n()),
+        "attention.sliding_window" => set(&mut m.sliding_window, n()),
+        "attention.q_lora_rank" => set(&mut m.lora_q, n()),
+        "attention.kv_lora_rank" => set(&mut m.lora_kv, n()),
+        "rope.dimension_count" => set(&mut m.rope_dim, n()),
+        "expert_count" => set(&mut m.experts, n()),
+        "expert_used_count" => set(&mut m.experts_used, n()),
+        "expert_feed_forward_length" => set(&mut m.expert_ffn, n()),
+        "expert_shared_count" => set(&mut m.shared_experts, n()),
+        "expert_shared_feed_forward_length" => set(&mut m.shared_expert_ffn, n()),
+        "leading_dense_block_count" => set(&mut m.dense_lead, n()),
+        "vocab_size" => set(&mut m.vocab, n()),
+        _ => {}
+    }
+}
+
+/// `llama_ftype` numbers (include/llama.h) as `llama_model_ftype_name`
+/// prints them (src/llama-model-loader.cpp, llama.cpp as vendored by
+/// llama-cpp-python 0.3.36), for the types Headroom models.
+fn ftype_name(n: u64) -> Option<&'static str> {
+    Some(match n {
+        0 => "all F32",
+        1 => "F16",
+        2 => "Q4_0",
+        7 => "Q8_0",
+        10 => "Q2_K - Medium",
+        12 => "Q3_K - Medium",
+        14 => "Q4_K - Small",
+        15 => "Q4_K - Medium",
+        16 => "Q5_K - Small",
+        17 => "Q5_K - Medium",
+        18 => "Q6_K",
+        30 => "IQ4_XS - 4.25 bpw",
+        32 => "BF16",
+        _ => return None,
+    })
+}
+
+/// The weight format of a printed file type (`Q4_K - Medium` → `q4_k_m`).
+pub fn file_type_format(file_type: &str) -> Option<WeightFormat> {
+    let t = file_type.trim().trim_start_matches("MOSTLY ").trim_start_matches("mostly ");
+    let gguf = |g| Some(WeightFormat::Gguf(g));
+    match t {
+        "all F32" => Some(WeightFormat::F32),
+        "F16" => gguf(GgufType::F16),
+        "BF16" => Some(WeightFormat::Bf16),
+        "Q4_0" => gguf(GgufType::Q4_0),
+        "Q8_0" => gguf(GgufType::Q8_0),
+        "Q2_K - Medium" | "Q2_K" => gguf(GgufType::Q2K),
+        "Q3_K - Medium" => gguf(GgufType::Q3KM),
+        "Q4_K - Small" => gguf(GgufType::Q4KS),
+        "Q4_K - Medium" => gguf(GgufType::Q4KM),
+        "Q5_K - Small" => gguf(GgufType::Q5KS),
+        "Q5_K - Medium" => gguf(GgufType::Q5KM),
+        "Q6_K" => gguf(GgufType::Q6K),
+        t if t.starts_with("IQ4_XS") => gguf(GgufType::Iq4Xs),
+        _ => None,
+    }
+}
+
+/// The Hugging Face `model_type` and architecture class of a llama.cpp
+/// architecture (src/llama-arch.cpp names; the classes convert_hf_to_gguf.py
+/// maps to them), for the families whose hyperparameters the log states in
+/// full. Anything else is read as a plain dense decoder, and says so.
+fn hf_names(arch: &str) -> Option<(&'static str, &'static str)> {
+    Some(match arch {
+        "llama" => ("llama", "LlamaForCausalLM"),
+        "mistral3" => ("mistral", "MistralForCausalLM"),
+        "qwen2" => ("qwen2", "Qwen2ForCausalLM"),
+        "qwen3" => ("qwen3", "Qwen3ForCausalLM"),
+        "qwen2moe" => ("qwen2_moe", "Qwen2MoeForCausalLM"),
+        "qwen3moe" => ("qwen3_moe", "Qwen3MoeForCausalLM"),
+        "phi3" => ("phi3", "Phi3ForCausalLM"),
+        "command-r" => ("cohere", "CohereForCausalLM"),
+        "deepseek2" => ("deepseek_v3", "DeepseekV3ForCausalLM"),
+        _ => return None,
+    })
+}
+
+/// A model rebuilt from a log's metadata, its weight format (from the file
+/// type) and what was read or assumed, in words. `Err` says what is missing.
+pub fn model(m: &LoggedModel) -> Result<(Model, Option<WeightFormat>, Vec<String>), String> {
+    let arch = m.arch.as_deref().ok_or("the log names no architecture (`arch` / `general.architecture`)")?;
+    let need = |v: Option<u64>, what: &str| v.ok_or_else(|| format!("the log does not state {what}"));
+    let layers = need(m.layers, "the layer count (`n_layer`)")?;
+    let hidden = need(m.embedding, "the embedding width (`n_embd`)")?;
+    let heads = need(m.heads, "the attention heads (`n_head`)")?;
+    let vocab = need(m.vocab, "the vocabulary (`n_vocab`)")?;
+    let mut notes = Vec::new();
+    let (model_type, class) = match hf_names(arch) {
+        Some(names) => names,
+        None if m.experts.unwrap_or(0) == 0 => {
+            notes.push(format!("architecture `{arch}` read as a Llama-style dense decoder"));
+            ("llama", "LlamaForCausalLM")
+        }
+        None => return Err(format!("architecture `{arch}` (a mixture of experts) has no reader from log metadata")),
+    };
+    let mut c = serde_json::Map::new();
+    let mut put = |k: &str, v: serde_json::Value| {
+        c.insert(k.to_owned(), v);
+    };
+    put("architectures", serde_json::json!([class]));
+    put("model_type", model_type.into());
+    put("num_hidden_layers", layers.into());
+    put("hidden_size", hidden.into());
+    put("num_attention_heads", heads.into());
+    put("num_key_value_heads", m.kv_heads.unwrap_or(heads).into());
+    put("vocab_size", vocab.into());
+    if let Some(ffn) = m.ffn {
+        put("intermediate_size", ffn.into());
+    }
+    if let Some(n) = m.context {
+        put("max_position_embeddings", n.into());
+    }
+    if let Some(d) = m.head_k.filter(|&d| d * heads != hidden || model_type == "qwen3" || model_type == "qwen3_moe") {
+        put("head_dim", d.into());
+    }
+    if let Some(e) = m.experts.filter(|&e| e > 0) {
+        put("num_experts", e.into());
+        put("n_routed_experts", e.into());
+        put("num_experts_per_tok", m.experts_used.unwrap_or(1).into());
+        if let Some(f) = m.expert_ffn {
+            put("moe_intermediate_size", f.into());
+        }
+        if let Some(s) = m.shared_experts {
+            put("n_shared_experts", s.into());
+        }
+        if let Some(f) = m.shared_expert_ffn {
+            put("shared_expert_intermediate_size", f.into());
+        }
+        if let Some(d) = m.dense_lead {
+            put("first_k_dense_replace", d.into());
+        }
+    }
+    if model_type == "deepseek_v3" {
+        let rope = need(m.rope_dim, "MLA's rope width (`n_rot`)")?;
+        put("kv_lora_rank", need(m.lora_kv, "MLA's latent width (`n_lora_kv`)")?.into());
+        put("q_lora_rank", m.lora_q.map_or(serde_json::Value::Null, Into::into));
+        put("qk_rope_head_dim", rope.into());
+        let k = m.head_k_mla.or(m.head_k).unwrap_or(rope);
+        put("qk_nope_head_dim", k.saturating_sub(rope).into());
+        put("v_head_dim", m.head_v_mla.or(m.head_v).unwrap_or(k).into());
+    }
+    if let Some(w) = m.sliding_window.filter(|&w| w > 0 && model_type == "mistral") {
+        put("sliding_window", w.into());
+    }
+    let text = serde_json::Value::Object(c).to_string();
+    let name = m.name.clone().unwrap_or_else(|| format!("{arch} from a llama.cpp log"));
+    let model = Model::from_config_json(name, &text).map_err(|e| e.to_string())?;
+    let format = m.file_type.as_deref().and_then(file_type_format);
+    match (&m.file_type, format) {
+        (Some(t), None) => notes.push(format!("file type `{t}` is not a format Headroom models: its default is used")),
+        (None, _) => notes.push("the log names no file type: the model's default format is used".into()),
+        _ => {}
+    }
+    Ok((model.with_checkpoint_bytes(m.size_bytes), format, notes))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn per_layer_lists_and_headers() {
+        assert_eq!(number("[8, 8, 0, 8]"), Some(8));
+        assert_eq!(number("4096"), Some(4096));
+        assert_eq!(millions("30.53 B"), Some(30_530));
+        let mut m = LoggedModel { arch: Some("llama".into()), ..Default::default() };
+        header(&mut m, " 9:                          llama.block_count u32              = 32");
+        header(&mut m, "22:                      tokenizer.ggml.tokens arr[str,128256]  = [\"!\", \"\\\"\", ...");
+        header(&mut m, "17:                          general.file_type u32              = 15");
+        assert_eq!((m.layers, m.vocab, m.file_type.as_deref()), (Some(32), Some(128_256), Some("Q4_K - Medium")));
+        assert_eq!(file_type_format("Q4_K - Medium").map(WeightFormat::id), Some("q4_k_m".into()));
+    }
+}
