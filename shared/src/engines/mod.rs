@@ -132,6 +132,19 @@ impl EngineKind {
         }
     }
 
+    /// Whether the engine splits tensors over GPUs (`--tensor-parallel-size`,
+    /// `--tp`, transformers' `tp_plan`). llama.cpp splits whole layers
+    /// (`--split-mode layer`; `row` splits matrices on one main GPU, not
+    /// ranks) and Ollama runs llama.cpp: a tensor-parallel degree means
+    /// nothing there (`llamacpp::check_knobs`, `ollama::check_knobs` refuse it
+    /// in their words, a link drops it with a notice).
+    pub fn splits_tensors(self) -> bool {
+        match self {
+            Self::Transformers | Self::Vllm | Self::Sglang => true,
+            Self::LlamaCpp | Self::Ollama => false,
+        }
+    }
+
     /// Whether the engine runs on this maker's GPUs: vLLM and SGLang need
     /// CUDA or ROCm (neither has a Metal backend: vllm/platforms/__init__.py
     /// resolves CUDA, ROCm, TPU, XPU, CPU; SGLang's is CUDA, ROCm, NPU, CPU),

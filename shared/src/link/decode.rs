@@ -136,12 +136,15 @@ pub fn decode_with(query: &str, read: ConfigCheck) -> Decoded {
         d.notices.push(format!("Ignored `mix`: at most {MAX_GPUS} GPUs in all."));
         s.more_gpus.clear();
     }
-    if !s.total_gpus().is_multiple_of(s.tp) || (s.tp > 1 && s.engine.kind() == EngineKind::LlamaCpp) {
+    if s.tp > 1 && !s.engine.kind().splits_tensors() {
         d.notices.push(format!(
-            "Ignored `tp={}`: it must divide the {} GPUs, and llama.cpp has no tensor parallelism.",
+            "Ignored `tp={}`: {} splits layers over GPUs, not tensors.",
             s.tp,
-            s.total_gpus()
+            s.engine.kind().name()
         ));
+        s.tp = 1;
+    } else if !s.total_gpus().is_multiple_of(s.tp) {
+        d.notices.push(format!("Ignored `tp={}`: it must divide the {} GPUs.", s.tp, s.total_gpus()));
         s.tp = 1;
     }
     if model_keys.len() > 1 {

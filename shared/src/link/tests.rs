@@ -78,6 +78,13 @@ fn reads_engine_and_parallelism_keys() {
         ..LinkState::default()
     };
     check("?e=llama.cpp&ngl=20", llama, 0);
+    // Engines that split layers drop a tensor-parallel degree with a notice,
+    // Ollama as llama.cpp (the link's copy of the rule once named llama.cpp only).
+    for (engine, name) in [("llama.cpp", "llama.cpp"), ("ollama", "Ollama")] {
+        let d = decode(&format!("?e={engine}&g=2&tp=2"));
+        assert_eq!((d.state.tp, d.state.gpu_count), (1, 2), "{engine}");
+        assert_eq!(d.notices, [format!("Ignored `tp=2`: {name} splits layers over GPUs, not tensors.")], "{engine}");
+    }
     let oom = LinkState { oom: Some("CUDA out of memory. Tried 2+2".into()), ..LinkState::default() };
     assert!(encode(&oom).ends_with("&oom=CUDA+out+of+memory.+Tried+2%2B2"));
     check(&encode(&oom), oom, 0);
