@@ -17,14 +17,22 @@ use super::AppState;
 use super::reader;
 use crate::view_model::hub::HubState;
 
-/// Fetches whenever the inputs name a hub model that is not loaded yet.
+/// Fetches whenever the inputs name a hub model that is not loaded yet. A
+/// fetch that fails (offline, a typo, a gated model) goes back to the model
+/// chosen before, so its plan stays on screen; the failure, with Retry and
+/// the config paste, is [`crate::components::inputs::ModelStatus`]'s.
 pub fn watch(state: AppState) {
-    Effect::new(move |_| {
+    // The effect's value: the last model that was not a hub id.
+    Effect::new(move |before: Option<Option<ModelSource>>| {
+        let before = before.flatten();
         let wanted = state.inputs.with(|s| match &s.model {
-            ModelSource::Hub(id) => Some((id.clone(), s.hub_base().to_owned())),
-            _ => None,
+            ModelSource::Hub(id) => Ok((id.clone(), s.hub_base().to_owned())),
+            other => Err(other.clone()),
         });
-        let Some((id, base)) = wanted else { return };
+        let (id, base) = match wanted {
+            Ok(wanted) => wanted,
+            Err(other) => return Some(other),
+        };
         let known = state.hub.with_untracked(|h| match h {
             HubState::Loading { id: x, .. } | HubState::Loaded { id: x, .. } | HubState::Failed { id: x, .. } => {
                 x == &id
@@ -32,9 +40,10 @@ pub fn watch(state: AppState) {
             HubState::Idle => false,
         });
         if known {
-            return;
+            return before;
         }
         state.hub.set(HubState::Loading { id: id.clone(), read: None });
+        let kept = before.clone();
         spawn_local(async move {
             let wanted = move |id: &str| state.inputs.with_untracked(|s| s.model == ModelSource::Hub(id.to_owned()));
             let for_id = id.clone();
@@ -48,13 +57,25 @@ pub fn watch(state: AppState) {
             });
             let result = match reader::ready(state).await {
                 Ok(r) => r.hub(&base, &id, &progress).await,
-                Err(e) => HubState::Failed { id: id.clone(), message: format!("The model reader could not load: {e}") },
+                Err(e) => HubState::Failed {
+                    id: id.clone(),
+                    message: format!("The model reader could not load: {e}"),
+                    kept: None,
+                },
             };
             drop(progress);
             // A slower answer for a model no longer chosen is dropped.
-            if wanted(&id) {
-                state.hub.set(result);
+            if !wanted(&id) {
+                return;
+            }
+            match (result, kept) {
+                (HubState::Failed { id, message, .. }, Some(kept)) => {
+                    state.hub.set(HubState::Failed { id, message, kept: Some(kept.clone()) });
+                    state.edit(|s| s.model = kept);
+                }
+                (result, _) => state.hub.set(result),
             }
         });
+        before
     });
 }

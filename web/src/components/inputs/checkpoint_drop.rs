@@ -22,7 +22,7 @@ pub fn CheckpointDrop() -> impl IntoView {
             let got = match reader::ready(app).await {
                 Ok(r) => r.local(&files).await,
                 Err(e) => {
-                    HubState::Failed { id: String::new(), message: format!("The model reader could not load: {e}") }
+                    HubState::Failed { id: String::new(), message: format!("The model reader could not load: {e}"), kept: None }
                 }
             };
             match &got {
