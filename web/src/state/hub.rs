@@ -8,6 +8,8 @@
 //! (`super::headers::hub`) run in the on-demand reader bundle
 //! (`src/bin/reader.rs`, `super::reader`), which reports each header read.
 
+use std::cell::RefCell;
+
 use leptos::prelude::*;
 use leptos::task::spawn_local;
 use shared::link::ModelSource;
@@ -17,22 +19,27 @@ use super::AppState;
 use super::reader;
 use crate::view_model::hub::HubState;
 
+thread_local! {
+    /// The last model that was not a hub id: where a failed fetch goes back
+    /// to. (Not the effect's own value: an `Effect<Option<ModelSource>>`
+    /// cost the first load more than this.)
+    static BEFORE: RefCell<Option<ModelSource>> = const { RefCell::new(None) };
+}
+
 /// Fetches whenever the inputs name a hub model that is not loaded yet. A
 /// fetch that fails (offline, a typo, a gated model) goes back to the model
 /// chosen before, so its plan stays on screen; the failure, with Retry and
 /// the config paste, is [`crate::components::inputs::ModelStatus`]'s.
 pub fn watch(state: AppState) {
-    // The effect's value: the last model that was not a hub id.
-    Effect::new(move |before: Option<Option<ModelSource>>| {
-        let before = before.flatten();
+    Effect::new(move |_| {
         let wanted = state.inputs.with(|s| match &s.model {
-            ModelSource::Hub(id) => Ok((id.clone(), s.hub_base().to_owned())),
-            other => Err(other.clone()),
+            ModelSource::Hub(id) => Some((id.clone(), s.hub_base().to_owned())),
+            other => {
+                BEFORE.with(|b| *b.borrow_mut() = Some(other.clone()));
+                None
+            }
         });
-        let (id, base) = match wanted {
-            Ok(wanted) => wanted,
-            Err(other) => return Some(other),
-        };
+        let Some((id, base)) = wanted else { return };
         let known = state.hub.with_untracked(|h| match h {
             HubState::Loading { id: x, .. } | HubState::Loaded { id: x, .. } | HubState::Failed { id: x, .. } => {
                 x == &id
@@ -40,10 +47,10 @@ pub fn watch(state: AppState) {
             HubState::Idle => false,
         });
         if known {
-            return before;
+            return;
         }
         state.hub.set(HubState::Loading { id: id.clone(), read: None });
-        let kept = before.clone();
+        let kept = BEFORE.with(|b| b.borrow().clone());
         spawn_local(async move {
             let wanted = move |id: &str| state.inputs.with_untracked(|s| s.model == ModelSource::Hub(id.to_owned()));
             let for_id = id.clone();
@@ -76,6 +83,5 @@ pub fn watch(state: AppState) {
                 (result, _) => state.hub.set(result),
             }
         });
-        before
     });
 }

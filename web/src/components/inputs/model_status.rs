@@ -16,15 +16,23 @@ pub fn ModelStatus() -> impl IntoView {
         app.model.with(|m| match m {
             // Where the weight figure comes from (the CLI JSON's `weights_source`),
             // in the same line: a line of its own cost ~3 kB of first load.
-            Ok(m) => ("status-ok", {
-                let weights = app.estimate.with(|e| e.as_ref().map(weights_note)).unwrap_or_default();
-                let mut line = format!("Using {}", m.name);
-                if !weights.is_empty() {
-                    line.push_str(". ");
-                    line.push_str(&weights);
+            Ok(m) => match app.hub.with(|h| match h {
+                HubState::Failed { message, kept: Some(kept), .. } => {
+                    app.inputs.with(|s| &s.model == kept).then(|| message.clone())
                 }
-                line
-            }),
+                _ => None,
+            }) {
+                Some(message) => ("status-error", format!("{message} Kept the plan of {}.", m.name)),
+                None => ("status-ok", {
+                    let weights = app.estimate.with(|e| e.as_ref().map(weights_note)).unwrap_or_default();
+                    let mut line = format!("Using {}", m.name);
+                    if !weights.is_empty() {
+                        line.push_str(". ");
+                        line.push_str(&weights);
+                    }
+                    line
+                }),
+            },
             Err(NoModel::Loading(msg)) => ("status-loading", msg.clone()),
             Err(NoModel::Problem(msg)) => ("status-error", msg.clone()),
         })
@@ -32,19 +40,22 @@ pub fn ModelStatus() -> impl IntoView {
     // Whether the figures rest on a family reader, or on a guess / the tensors.
     let note = Memo::new(move |_| app.model.with(|m| m.as_ref().ok().and_then(architecture_note)));
     // A failed hub fetch, while its model (or the one kept) is still chosen:
-    // (the id, and the message when a kept plan is on screen).
-    let failed = Memo::new(move |_| {
+    // its id. (Its message is the status line's, and Retry is hidden rather
+    // than shown: a memo and a `<Show>` of their own cost first-load bytes.)
+    let failed = move || {
         app.hub.with(|h| match h {
-            HubState::Failed { id, message, kept } => app.inputs.with(|s| match kept {
-                Some(kept) if &s.model == kept => Some((id.clone(), format!("{message} Kept the plan above."))),
-                None if s.model == ModelSource::Hub(id.clone()) => Some((id.clone(), String::new())),
-                _ => None,
-            }),
+            HubState::Failed { id, kept, .. } => app
+                .inputs
+                .with(|s| match kept {
+                    Some(kept) => &s.model == kept,
+                    None => s.model == ModelSource::Hub(id.clone()),
+                })
+                .then(|| id.clone()),
             _ => None,
         })
-    });
+    };
     let retry = move |_| {
-        if let Some((id, _)) = failed.get_untracked() {
+        if let Some(id) = untrack(failed) {
             app.hub.set(HubState::Idle);
             app.edit(|s| s.model = ModelSource::Hub(id));
         }
@@ -64,12 +75,9 @@ pub fn ModelStatus() -> impl IntoView {
                 {move || note.get().unwrap_or_default()}
             </p>
         </Show>
-        <Show when=move || failed.with(Option::is_some)>
-            <p class="model-status status-error" role="alert" data-testid="hub-failed">
-                {move || failed.get().map(|f| f.1).unwrap_or_default()}
-                " "<button type="button" data-testid="hub-retry" on:click=retry>"Retry"</button>
-                " "<button type="button" data-testid="hub-paste-config" on:click=paste>"Paste its config.json"</button>
-            </p>
-        </Show>
+        <p class="model-status" data-testid="hub-failed" hidden=move || failed().is_none()>
+            <button type="button" data-testid="hub-retry" on:click=retry>"Retry"</button>
+            " "<button type="button" data-testid="hub-paste-config" on:click=paste>"Paste its config.json"</button>
+        </p>
     }
 }
