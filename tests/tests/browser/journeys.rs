@@ -1,9 +1,11 @@
 //! Issue 34's page as a new user meets it: a laptop's form, the llama.cpp
 //! form's `--n-cpu-moe`, `32k` in a knob, the footer's engine, the GPU found
-//! by typing, the favicon; and the journeys of "Done when" that need no
-//! agent or hub (fp32 7B → fix → Apply, 70B NF4 on two GPUs, gpt-oss-120b and
-//! Qwen3-30B-A3B in llama.cpp with experts on the CPU, a context past the
-//! model's training), each by its headline, first fix and command.
+//! by typing, the favicon; and the seven journeys of "Done when" (fp32 7B →
+//! fix → Apply, the pasted error with and without a plan, an offline Hub id,
+//! 70B NF4 on two GPUs, vLLM 70B FP8 at 32k on one H100 and on a phone,
+//! gpt-oss-120b and Qwen3-30B-A3B in llama.cpp with experts on the CPU, the
+//! agent's URL without its token) and a context past the model's training,
+//! each by its headline, first fix and command.
 
 use anyhow::{Context, ensure};
 use fantoccini::Locator;
