@@ -221,7 +221,13 @@ fn bench_agent(args: &[String]) -> anyhow::Result<()> {
 /// naming the plan's engine, GPU names as people type them, the form that
 /// scrolls within a laptop's window: +1,305 B, to 258,522 B, and the
 /// ceiling to 258,600 B. (The search hint as a button, +305 B, was left out.)
-const BUNDLE_BUDGET_BYTES: u64 = 258_600;
+/// A failed Hub load that keeps the plan on screen (issue 34: the page goes
+/// back to the model chosen before, says why in the status line and offers
+/// Retry and the config paste; the inputs and the model picker it changes
+/// are the first load's) +1,909 B, to 260,431 B once its memo and `<Show>`
+/// became the status line's text and a hidden row, and the ceiling to
+/// 260,500 B.
+const BUNDLE_BUDGET_BYTES: u64 = 260_500;
 /// The wasm-opt passes, in order (binaryen 108; measured on the first load,
 /// docs/measurements.md): `--low-memory-unused` lets it fold `p + k` (k <
 /// 1024) into a load's or store's offset, which differs only where `p + k`

@@ -8,6 +8,8 @@
 //! (`super::headers::hub`) run in the on-demand reader bundle
 //! (`src/bin/reader.rs`, `super::reader`), which reports each header read.
 
+use std::cell::RefCell;
+
 use leptos::prelude::*;
 use leptos::task::spawn_local;
 use shared::link::ModelSource;
@@ -17,12 +19,25 @@ use super::AppState;
 use super::reader;
 use crate::view_model::hub::HubState;
 
-/// Fetches whenever the inputs name a hub model that is not loaded yet.
+thread_local! {
+    /// The last model that was not a hub id: where a failed fetch goes back
+    /// to. (Not the effect's own value: an `Effect<Option<ModelSource>>`
+    /// cost the first load more than this.)
+    static BEFORE: RefCell<Option<ModelSource>> = const { RefCell::new(None) };
+}
+
+/// Fetches whenever the inputs name a hub model that is not loaded yet. A
+/// fetch that fails (offline, a typo, a gated model) goes back to the model
+/// chosen before, so its plan stays on screen; the failure, with Retry and
+/// the config paste, is [`crate::components::inputs::ModelStatus`]'s.
 pub fn watch(state: AppState) {
     Effect::new(move |_| {
         let wanted = state.inputs.with(|s| match &s.model {
             ModelSource::Hub(id) => Some((id.clone(), s.hub_base().to_owned())),
-            _ => None,
+            other => {
+                BEFORE.with(|b| *b.borrow_mut() = Some(other.clone()));
+                None
+            }
         });
         let Some((id, base)) = wanted else { return };
         let known = state.hub.with_untracked(|h| match h {
@@ -35,6 +50,7 @@ pub fn watch(state: AppState) {
             return;
         }
         state.hub.set(HubState::Loading { id: id.clone(), read: None });
+        let kept = BEFORE.with(|b| b.borrow().clone());
         spawn_local(async move {
             let wanted = move |id: &str| state.inputs.with_untracked(|s| s.model == ModelSource::Hub(id.to_owned()));
             let for_id = id.clone();
@@ -48,12 +64,23 @@ pub fn watch(state: AppState) {
             });
             let result = match reader::ready(state).await {
                 Ok(r) => r.hub(&base, &id, &progress).await,
-                Err(e) => HubState::Failed { id: id.clone(), message: format!("The model reader could not load: {e}") },
+                Err(e) => HubState::Failed {
+                    id: id.clone(),
+                    message: format!("The model reader could not load: {e}"),
+                    kept: None,
+                },
             };
             drop(progress);
             // A slower answer for a model no longer chosen is dropped.
-            if wanted(&id) {
-                state.hub.set(result);
+            if !wanted(&id) {
+                return;
+            }
+            match (result, kept) {
+                (HubState::Failed { id, message, .. }, Some(kept)) => {
+                    state.hub.set(HubState::Failed { id, message, kept: Some(kept.clone()) });
+                    state.edit(|s| s.model = kept);
+                }
+                (result, _) => state.hub.set(result),
             }
         });
     });

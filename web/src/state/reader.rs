@@ -191,7 +191,7 @@ async fn answered(id: &str, answer: Result<JsValue, JsValue>, at: u32) -> HubSta
                 checkpoint: a.get(at + 2).dyn_into::<Uint8Array>().map(|b| b.to_vec()).unwrap_or_default(),
             }
         }
-        Err(e) => HubState::Failed { id: id.to_owned(), message: why(&e) },
+        Err(e) => HubState::Failed { id: id.to_owned(), message: why(&e), kept: None },
     }
 }
 

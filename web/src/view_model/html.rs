@@ -93,7 +93,11 @@ pub fn engine_html(report: Option<&ReportView>, device_map: Option<&str>, speed:
         }
         h.raw("</dl>");
         if let Some(e) = &r.error {
-            h.raw("<p class=\"error engine-error\" data-testid=\"engine-error\">").t(e).raw("</p>");
+            // Folded: the verdict already says it in one sentence; on a
+            // phone the engine's own words took a third of the screen.
+            h.raw("<details><summary>The engine's own error</summary><p class=\"error engine-error\" data-testid=\"engine-error\">")
+                .t(e)
+                .raw("</p></details>");
         }
         h.raw("<pre class=\"log\" data-testid=\"engine-log\">").t(&r.log).raw("</pre></section>");
     }

@@ -2,6 +2,7 @@
 //! files), and the messages for its failures.
 
 use shared::hub::HubRef;
+use shared::link::ModelSource;
 
 /// Where a `hf=` model (or a `file=` model) stands.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -26,6 +27,10 @@ pub enum HubState {
     Failed {
         id: String,
         message: String,
+        /// The model the page went back to (the one before `id` was
+        /// asked for), whose plan stays on screen; `None` when there was
+        /// none (a `hf=` link opened as it is).
+        kept: Option<ModelSource>,
     },
 }
 

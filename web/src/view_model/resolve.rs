@@ -59,7 +59,7 @@ pub fn model_with(state: &LinkState, hub: &HubState, reader: &dyn Reader) -> Res
                 .ok_or_else(loading)?
                 .map(|arch| Model::from_architecture(id.clone(), arch).with_checkpoint_bytes(*checkpoint_bytes))
                 .map_err(|e| NoModel::Problem(format!("`{id}`: {e}"))),
-            HubState::Failed { id: got, message } if got == id => Err(NoModel::Problem(message.clone())),
+            HubState::Failed { id: got, message, .. } if got == id => Err(NoModel::Problem(message.clone())),
             HubState::Loading { id: got, read: Some((done, all)) } if got == id => Err(NoModel::Loading(format!(
                 "Loading `{id}` from {}: checkpoint headers {done} of {all}…",
                 state.hub_base()
@@ -73,7 +73,7 @@ pub fn model_with(state: &LinkState, hub: &HubState, reader: &dyn Reader) -> Res
             HubState::Loading { id: got, .. } if got == name => {
                 Err(NoModel::Loading(format!("Reading the headers of `{name}`…")))
             }
-            HubState::Failed { id: got, message } if got == name => Err(NoModel::Problem(message.clone())),
+            HubState::Failed { id: got, message, .. } if got == name => Err(NoModel::Problem(message.clone())),
             _ => Err(NoModel::Problem(local_prompt(name, state.checkpoint_bytes))),
         },
     }
@@ -295,7 +295,7 @@ mod tests {
     fn hub_models_wait_for_their_fetch() {
         let s = LinkState { model: ModelSource::Hub("a/b".into()), ..LinkState::default() };
         assert!(matches!(model(&s, &HubState::Idle), Err(NoModel::Loading(_))));
-        let failed = HubState::Failed { id: "a/b".into(), message: "gone".into() };
+        let failed = HubState::Failed { id: "a/b".into(), message: "gone".into(), kept: None };
         assert_eq!(model(&s, &failed), Err(NoModel::Problem("gone".into())));
         let config = shared::catalog::model_preset("gpt2").expect("preset").config_json().to_owned();
         let loaded = HubState::Loaded { id: "a/b".into(), config, checkpoint_bytes: Some(123), checkpoint: Vec::new() };

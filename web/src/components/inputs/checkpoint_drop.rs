@@ -21,9 +21,11 @@ pub fn CheckpointDrop() -> impl IntoView {
         spawn_local(async move {
             let got = match reader::ready(app).await {
                 Ok(r) => r.local(&files).await,
-                Err(e) => {
-                    HubState::Failed { id: String::new(), message: format!("The model reader could not load: {e}") }
-                }
+                Err(e) => HubState::Failed {
+                    id: String::new(),
+                    message: format!("The model reader could not load: {e}"),
+                    kept: None,
+                },
             };
             match &got {
                 HubState::Loaded { id, checkpoint_bytes, .. } => {

@@ -19,7 +19,7 @@ pub fn ModelPicker() -> impl IntoView {
                 <summary>"Read a local checkpoint"</summary>
                 <CheckpointDrop/>
             </details>
-            <details class="more" data-testid="config-details">
+            <details class="more" id="config-details" data-testid="config-details">
                 <summary>"Paste a config.json"</summary>
                 <ConfigPaste/>
             </details>
