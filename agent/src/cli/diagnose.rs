@@ -31,9 +31,22 @@ pub struct DiagnoseArgs {
     /// the diagnosis checks the error against the estimate.
     #[arg(long, conflicts_with = "config")]
     model: Option<String>,
-    /// A Hugging Face config.json of the model that was run.
+    /// A Hugging Face config.json of the model that was run; with
+    /// --checkpoint or --hf, it replaces the checkpoint's own.
     #[arg(long)]
     config: Option<PathBuf>,
+    /// The checkpoint that was run, as `estimate --checkpoint` reads it (a
+    /// folder, an HF cache entry, a .safetensors or .gguf file): its
+    /// headers' exact bytes, so a log is checked against the exact file.
+    #[arg(long, value_name = "PATH", conflicts_with_all = ["model", "hf"])]
+    checkpoint: Option<PathBuf>,
+    /// The Hub repo that was run, ORG/NAME[@REVISION][:PICK], as `estimate
+    /// --hf` reads it (HF_ENDPOINT, HF_TOKEN).
+    #[arg(long, value_name = "REPO", conflicts_with = "model")]
+    hf: Option<String>,
+    /// With --hf: the .gguf file of the repo to read.
+    #[arg(long = "file", value_name = "FILE", requires = "hf")]
+    hf_file: Option<String>,
     #[command(flatten)]
     plan: PlanArgs,
     /// Print one JSON object (documented in docs/cli.md).
@@ -45,20 +58,32 @@ pub fn run(mut args: DiagnoseArgs) -> anyhow::Result<()> {
     let (text, source) = read_error(args.file.as_ref())?;
     let report = oom::parse(&text);
     let startup = startup::read(&text);
-    // A start-up log says what was run: the flags left at their defaults take it.
-    let model_source = ModelSource::from_flags(args.model.as_ref(), args.config.as_ref());
+    // The checkpoint that was run (`--checkpoint`, `--hf`), else a preset or config.
+    let checkpoint = super::checkpoint::from_flags(
+        args.checkpoint.as_deref(),
+        args.hf.as_deref(),
+        args.hf_file.as_deref(),
+        args.config.as_ref(),
+    )?;
+    let model_source = match checkpoint {
+        Some(_) => None,
+        None => ModelSource::from_flags(args.model.as_ref(), args.config.as_ref()),
+    };
+    let given = checkpoint.is_some() || model_source.is_some();
     // Without a model, a llama.cpp log that prints its metadata names one.
-    let logged = match (&startup, model_source) {
-        (Some(log), None) => log.model.as_ref().map(startup::logged_model),
+    let logged = match (&startup, given) {
+        (Some(log), false) => log.model.as_ref().map(startup::logged_model),
         _ => None,
     };
-    let mut taken = match (&startup, model_source, &logged) {
-        (Some(log), Some(_), _) | (Some(log), None, Some(Ok(_))) => args.plan.take_logged(log),
+    // A start-up log says what was run: the flags left at their defaults take it.
+    let mut taken = match (&startup, given, &logged) {
+        (Some(log), true, _) | (Some(log), false, Some(Ok(_))) => args.plan.take_logged(log),
         _ => Vec::new(),
     };
-    let model = match (model_source, logged) {
-        (Some(source), _) => Some(plan::load_model(source, &args.plan)?),
-        (None, Some(Ok((model, format, notes)))) => {
+    let model = match (checkpoint, model_source, logged) {
+        (Some(model), ..) => Some(model),
+        (None, Some(source), _) => Some(plan::load_model(source, &args.plan)?),
+        (None, None, Some(Ok((model, format, notes)))) => {
             taken.push(format!("the model from the log's metadata ({})", model.name));
             if let Some(f) = format.filter(|_| args.plan.weights.is_none()) {
                 args.plan.weights = Some(f.id());
@@ -67,11 +92,11 @@ pub fn run(mut args: DiagnoseArgs) -> anyhow::Result<()> {
             taken.extend(notes);
             Some(model)
         }
-        (None, Some(Err(why))) => {
+        (None, None, Some(Err(why))) => {
             taken.push(format!("no plan from the log's metadata: {why}"));
             None
         }
-        (None, None) => None,
+        (None, None, None) => None,
     };
     let planned = if let Some(model) = model {
         if let Some(log) = &startup {

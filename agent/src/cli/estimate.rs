@@ -90,21 +90,15 @@ pub fn run(mut args: EstimateArgs) -> anyhow::Result<()> {
         }
         return finish(args, model);
     }
-    let model = match (&args.checkpoint, &args.hf) {
-        (Some(path), _) => {
-            let config = args.config.as_deref().map(plan::read_input).transpose()?;
-            let resolved = checkpoint::local::resolve(path)?;
-            checkpoint::model(path.display().to_string(), &resolved.files, resolved.gguf.as_deref(), config)?
-        }
-        (None, Some(repo)) => {
-            let config = args.config.as_deref().map(plan::read_input).transpose()?;
-            let hub = checkpoint::hub::Hub::new(repo)?;
-            let gguf = hub.gguf_file(args.file.as_deref())?;
-            let mut model = checkpoint::model(repo.clone(), &hub, gguf.as_deref(), config)?;
-            model.repo = Some(hub.repo().to_owned());
-            model
-        }
-        (None, None) => {
+    let given = checkpoint::from_flags(
+        args.checkpoint.as_deref(),
+        args.hf.as_deref(),
+        args.file.as_deref(),
+        args.config.as_ref(),
+    )?;
+    let model = match given {
+        Some(model) => model,
+        None => {
             let source = ModelSource::from_flags(args.model.as_ref(), args.config.as_ref())
                 .context("give --model PRESET, --config PATH, --checkpoint PATH or --hf ORG/NAME")?;
             plan::load_model(source, &args.plan)?

@@ -458,3 +458,33 @@ fn a_model_ollama_pulled_is_read_from_its_storage() {
     let e = error(&["estimate", "--ollama", "tiny:bad"], &env);
     assert!(e.contains("not a sha256 digest"), "{e}");
 }
+
+/// `diagnose` reads the checkpoint that was run as `estimate` does (issue
+/// 35): a pasted error is checked against the GGUF's exact bytes, the same
+/// plan `estimate --checkpoint` makes; a checkpoint and a preset together are
+/// refused.
+#[test]
+fn diagnose_checks_an_error_against_the_checkpoint_that_was_run() {
+    let dir = temp("diagnose-gguf");
+    std::fs::create_dir_all(&dir).unwrap();
+    let (head, size) = gguf_part(0, 1, &tiny_tensors());
+    let gguf = dir.join("m.gguf");
+    write_sparse(&gguf, &head, size);
+    let error_text = dir.join("oom.txt");
+    std::fs::write(
+        &error_text,
+        "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB (GPU 0; 23.69 GiB total capacity; \
+         21.23 GiB already allocated)",
+    )
+    .unwrap();
+    let (gguf, error_text) = (gguf.to_str().unwrap(), error_text.to_str().unwrap());
+    let plan = ["--engine", "llama.cpp", "--json"];
+    let d = json(&[&["diagnose", error_text, "--checkpoint", gguf][..], &plan].concat(), &[]);
+    let e = json(&[&["estimate", "--checkpoint", gguf][..], &plan].concat(), &[]);
+    assert_eq!(d["plan"]["model"], e["model"], "{d}");
+    assert_eq!(d["plan"]["weight_format"], e["weight_format"]);
+    let fullest = e["per_gpu"].as_array().unwrap().iter().map(|g| g["total_bytes"].as_u64().unwrap()).max();
+    assert_eq!(d["plan"]["need_bytes"].as_u64(), fullest, "the same plan as estimate's");
+    let refused = error(&["diagnose", error_text, "--checkpoint", gguf, "--model", "llama-3.1-8b"], &[]);
+    assert!(refused.contains("--checkpoint") && refused.contains("--model"), "{refused}");
+}

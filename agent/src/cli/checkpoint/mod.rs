@@ -121,6 +121,32 @@ pub fn read(files: &dyn Files, gguf_file: Option<&str>) -> anyhow::Result<(Optio
     Ok((config, checkpoint))
 }
 
+/// The model `--checkpoint PATH` or `--hf REPO` (with `--file`) names, as
+/// `estimate` and `diagnose` read it; `config` (from `--config`) replaces the
+/// checkpoint's own config.json. `None` when neither flag is given.
+pub fn from_flags(
+    path: Option<&std::path::Path>,
+    hf: Option<&str>,
+    file: Option<&str>,
+    config: Option<&std::path::PathBuf>,
+) -> anyhow::Result<Option<Model>> {
+    let config = || config.map(|c| super::plan::read_input(c)).transpose();
+    match (path, hf) {
+        (Some(path), _) => {
+            let resolved = local::resolve(path)?;
+            model(path.display().to_string(), &resolved.files, resolved.gguf.as_deref(), config()?).map(Some)
+        }
+        (None, Some(repo)) => {
+            let hub = hub::Hub::new(repo)?;
+            let gguf = hub.gguf_file(file)?;
+            let mut model = model(repo.to_owned(), &hub, gguf.as_deref(), config()?)?;
+            model.repo = Some(hub.repo().to_owned());
+            Ok(Some(model))
+        }
+        (None, None) => Ok(None),
+    }
+}
+
 /// A model from checkpoint headers; `config` (from `--config`) replaces the
 /// checkpoint's own config.json.
 pub fn model(
