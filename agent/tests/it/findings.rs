@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 use agent::telemetry::simulated::{Scenario, SimSpec};
 use shared::protocol::{FindingCause, ServerMessage};
 
-use crate::support::{self, TOKEN, hello, recv_any, send, subscribe};
+use crate::support::{self, TOKEN, recv_any, send, subscribe};
 
 /// Reads `findings` messages until one names `cause`; the seconds it took.
 async fn until_found(ws: &mut support::Ws, cause: FindingCause, within: Duration) -> (f64, shared::protocol::Findings) {
@@ -34,9 +34,7 @@ async fn until_found(ws: &mut support::Ws, cause: FindingCause, within: Duration
 async fn a_growing_process_is_found_over_the_websocket_and_in_metrics() {
     let spec = SimSpec::parse("rtx-4090").unwrap().with_scenario(Scenario::KvGrowth).unwrap();
     let server = support::start_simulating(support::config(), spec).await;
-    let mut ws = server.ws().await;
-    send(&mut ws, &hello(TOKEN)).await;
-    assert!(matches!(recv_any(&mut ws).await, ServerMessage::Welcome(_)));
+    let (mut ws, _) = server.authed().await;
     send(&mut ws, &subscribe(500)).await;
     // The climb starts 6 s into the scenario.
     let (after_s, found) = until_found(&mut ws, FindingCause::Growing, Duration::from_secs(20)).await;
@@ -60,9 +58,7 @@ async fn a_growing_process_is_found_over_the_websocket_and_in_metrics() {
 async fn a_steady_server_gets_empty_findings() {
     let spec = SimSpec::parse("h100-sxm").unwrap().with_scenario(Scenario::Steady).unwrap();
     let server = support::start_simulating(support::config(), spec).await;
-    let mut ws = server.ws().await;
-    send(&mut ws, &hello(TOKEN)).await;
-    assert!(matches!(recv_any(&mut ws).await, ServerMessage::Welcome(_)));
+    let (mut ws, _) = server.authed().await;
     send(&mut ws, &subscribe(100)).await;
     let mut seen = 0;
     while seen < 20 {

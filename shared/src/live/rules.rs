@@ -131,7 +131,7 @@ fn finding(cause: Cause, gpu: u32, now: &MemoryPoint, who: Option<(u32, Option<S
 /// since, the last step recent.
 fn growing(gpu: u32, series: &GpuSeries, now: &MemoryPoint) -> Option<Finding> {
     let tol = tolerance(now.total_bytes);
-    let points: Vec<&MemoryPoint> = series.memory.iter().collect();
+    let points = &series.memory;
     // Steps as (index of the point after the rise), latest first.
     let mut steps = Vec::new();
     for i in (1..points.len()).rev() {
@@ -140,7 +140,9 @@ fn growing(gpu: u32, series: &GpuSeries, now: &MemoryPoint) -> Option<Finding> {
             break;
         }
         if b.used_bytes > a.used_bytes.saturating_add(tol) {
-            if series.busy_pct(a.t_ms, b.t_ms).is_none_or(|busy| busy < BUSY_PCT) {
+            // The window's readings are in strictly increasing time, so the
+            // kernels that ran over this rise are the later reading's.
+            if b.gpu_pct.is_none_or(|busy| busy < BUSY_PCT) {
                 break;
             }
             steps.push(i);
@@ -212,7 +214,7 @@ fn near_capacity(gpu: u32, series: &GpuSeries, now: &MemoryPoint) -> Option<Find
         return None;
     }
     let tol = tolerance(now.total_bytes);
-    let points: Vec<&MemoryPoint> = series.memory.iter().collect();
+    let points = &series.memory;
     // The flat stretch at the end.
     let mut flat = points.len() - 1;
     while flat > 0 && points[flat - 1].used_bytes.abs_diff(now.used_bytes) <= tol {

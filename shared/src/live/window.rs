@@ -68,14 +68,6 @@ impl GpuSeries {
     pub fn latest(&self) -> Option<&MemoryPoint> {
         self.memory.back()
     }
-
-    /// The mean kernel-busy share of the readings in `(from, to]`, when any
-    /// was read.
-    pub fn busy_pct(&self, from_ms: u64, to_ms: u64) -> Option<u32> {
-        let read: Vec<u32> =
-            self.memory.iter().filter(|m| m.t_ms > from_ms && m.t_ms <= to_ms).filter_map(|m| m.gpu_pct).collect();
-        (!read.is_empty()).then(|| read.iter().sum::<u32>() / read.len() as u32)
-    }
 }
 
 /// The last [`SPAN_MS`] of readings of every GPU.

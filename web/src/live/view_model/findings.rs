@@ -3,7 +3,7 @@
 //! when the page holds a plan, the plan's figures beside them.
 
 use shared::live::{PlanFacts, plan_notes};
-use shared::protocol::{Finding, FindingCertainty};
+use shared::protocol::{Finding, FindingCause, FindingCertainty};
 
 use super::host::HostModel;
 
@@ -23,7 +23,11 @@ pub struct FindingCard {
 /// The agent's latest findings on GPU `index`, as they came (causes this
 /// build does not know are skipped).
 pub fn on_gpu(host: &HostModel, index: u32) -> Vec<&Finding> {
-    host.findings.iter().flat_map(|f| &f.findings).filter(|f| f.gpu == index && f.to_live().is_some()).collect()
+    host.findings
+        .iter()
+        .flat_map(|f| &f.findings)
+        .filter(|f| f.gpu == index && f.cause != FindingCause::Unknown)
+        .collect()
 }
 
 pub fn cards(found: &[&Finding], plan: Option<&PlanFacts>) -> Vec<FindingCard> {

@@ -22,11 +22,7 @@ pub struct Target {
 /// agent simulates one of exactly that size, else its real capacity.
 pub fn gpu_choice(info: &GpuInfo) -> Option<GpuChoice> {
     let total = *info.memory_total_bytes.value()?;
-    let catalog = info.catalog_id.as_deref().and_then(shared::catalog::gpu).filter(|g| g.memory_bytes == total);
-    Some(match catalog {
-        Some(g) => GpuChoice::Catalog(g.id.clone()),
-        None => GpuChoice::Custom(total),
-    })
+    Some(GpuChoice::of_device(info.catalog_id.as_deref(), total))
 }
 
 /// "Does it fit now?"
