@@ -6,7 +6,7 @@
 use std::fmt::Write;
 use std::path::PathBuf;
 
-use anyhow::bail;
+use anyhow::{Context, bail};
 use clap::Args;
 use serde::Serialize;
 use shared::estimate::estimate;
@@ -75,11 +75,14 @@ pub fn run(mut args: DiagnoseArgs) -> anyhow::Result<()> {
         (Some(log), false) => log.model.as_ref().map(startup::logged_model),
         _ => None,
     };
-    // A start-up log says what was run: the flags left at their defaults take it.
-    let mut taken = match (&startup, given, &logged) {
-        (Some(log), true, _) | (Some(log), false, Some(Ok(_))) => args.plan.take_logged(log),
-        _ => Vec::new(),
-    };
+    // A start-up log says which engine ran: the engine flags given apply to it.
+    let mut taken = Vec::new();
+    if let Some(log) = &startup
+        && args.plan.engine == "transformers"
+    {
+        args.plan.engine = log.engine.kind().id().into();
+        taken.push(format!("engine {}", log.engine.kind().name()));
+    }
     let model = match (checkpoint, model_source, logged) {
         (Some(model), ..) => Some(model),
         (None, Some(source), _) => Some(plan::load_model(source, &args.plan)?),
@@ -99,10 +102,17 @@ pub fn run(mut args: DiagnoseArgs) -> anyhow::Result<()> {
         (None, None, None) => None,
     };
     let planned = if let Some(model) = model {
-        if let Some(log) = &startup {
-            taken.extend(args.plan.take_logged_split(log, model.layout.num_layers as u64));
-        }
         let scenario = plan::scenario(&args.plan, &model)?;
+        // The flags left at their defaults take what the log ran with, as
+        // the page does (`startup::logged_scenario`).
+        let scenario = match &startup {
+            Some(log) => {
+                let (run, from_log) = startup::logged_scenario(log, &model, scenario.into_inner());
+                taken.extend(from_log);
+                run.validate_for(&model).context("the plan as the log ran it")?
+            }
+            None => scenario,
+        };
         Some((model, scenario))
     } else {
         None

@@ -189,7 +189,7 @@ fn a_startup_log_is_reconciled_with_the_plan() {
     let out = headroom(&args);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let text = String::from_utf8_lossy(&out.stdout);
-    assert!(text.contains("taken from the log: engine vllm, gpu_memory_utilization 0.9"), "{text}");
+    assert!(text.contains("taken from the log: engine vLLM, gpu_memory_utilization 0.9"), "{text}");
     assert!(text.contains("weights                    logged      14.96 GiB, predicted      14.96 GiB"), "{text}");
 
     let mut with_json = args.to_vec();
@@ -203,11 +203,13 @@ fn a_startup_log_is_reconciled_with_the_plan() {
         rows.iter().any(|r| r["term"] == "available KV cache memory" && r["predicted"]["value"].as_u64().is_some())
     );
 
-    // A log of another engine than the plan's: no predictions, a note.
+    // A log of another engine than the plan's: the plan runs as the log
+    // says it ran, as the page runs it (`startup::logged_scenario`).
     let sglang = format!("{STARTUP}/sglang-qwen3moe-load-and-pool.txt");
     let out = headroom(&["diagnose", &sglang, "--model", "qwen3-30b-a3b", "--engine", "vllm"]);
     let text = String::from_utf8_lossy(&out.stdout);
-    assert!(text.contains("the log is SGLang's but the plan runs vLLM"), "{text}");
+    assert!(text.contains("taken from the log: engine SGLang"), "{text}");
+    assert!(!text.contains("but the plan runs vLLM"), "{text}");
 }
 
 /// A llama.cpp log with the plan that ran: each buffer predicted vs logged.
@@ -326,4 +328,48 @@ fn a_log_alone_names_its_model_and_is_planned() {
         let (logged, predicted) = (b["logged_bytes"].as_u64().unwrap(), b["predicted_bytes"].as_u64().unwrap());
         assert!(logged.abs_diff(predicted) <= 1 << 16, "{b}");
     }
+}
+
+/// `headroom diagnose` and the page rebuild the same plan from every start-up
+/// log fixture (`shared::startup::logged_scenario`, issue 33): the page's
+/// path — the link's default plan for the model, run as the log says — gives
+/// exactly the rows the CLI prints for the same model, or both refuse it.
+#[test]
+fn the_cli_and_the_page_plan_every_start_up_log_alike() {
+    use shared::link::{LinkState, ModelSource};
+    use shared::model::Model;
+    use shared::startup;
+
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/tests/fixtures/startup");
+    // Heads and KV heads that every logged TP degree divides.
+    let preset = "llama-3.1-8b";
+    let model = Model::preset(preset).expect("preset");
+    let mut paths: Vec<_> = std::fs::read_dir(dir).expect("fixtures").map(|e| e.expect("entry").path()).collect();
+    paths.sort();
+    let (mut compared, mut refused) = (0, 0);
+    for path in &paths {
+        let text = std::fs::read_to_string(path).expect("fixture");
+        let Some(log) = startup::read(&text) else { continue };
+        let state = LinkState { model: ModelSource::Preset(preset.into()), ..LinkState::default() };
+        let page = state.scenario_for(&model).and_then(|planned| {
+            let (run, _) = startup::logged_scenario(&log, &model, planned.into_inner());
+            run.validate_for(&model).map_err(|e| e.to_string())
+        });
+        let file = path.to_str().expect("UTF-8 path");
+        let out = headroom(&["diagnose", file, "--json", "--model", preset]);
+        match page {
+            Ok(scenario) => {
+                assert!(out.status.success(), "{file}: {}", String::from_utf8_lossy(&out.stderr));
+                let cli: Value = serde_json::from_slice(&out.stdout).expect("JSON");
+                let (rows, _) = startup::reconcile(&log, &shared::estimate::estimate(&model, scenario));
+                assert_eq!(cli["reconciled"], serde_json::to_value(&rows).expect("rows"), "{file}");
+                compared += 1;
+            }
+            Err(why) => {
+                assert!(!out.status.success(), "{file}: the page refuses ({why}), the CLI plans it");
+                refused += 1;
+            }
+        }
+    }
+    assert!(compared >= 40, "{compared} logs compared, {refused} refused by both");
 }

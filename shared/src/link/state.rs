@@ -180,11 +180,7 @@ impl LinkState {
     pub fn of_launch(launch: &crate::startup::Launch, model: ModelSource, gpu: GpuChoice, gpus: u64) -> LinkState {
         let c = &launch.config;
         let kind = launch.launcher.engine();
-        let planned = super::version::new_engine(match kind {
-            crate::startup::LogEngine::Vllm => crate::engines::EngineKind::Vllm,
-            crate::startup::LogEngine::Sglang => crate::engines::EngineKind::Sglang,
-            crate::startup::LogEngine::LlamaCpp => crate::engines::EngineKind::LlamaCpp,
-        });
+        let planned = super::version::new_engine(kind.kind());
         let (engine, _) = crate::startup::configured_engine(kind, c, planned);
         // vLLM and SGLang start one rank per GPU; a llama.cpp process spans
         // the GPUs it was seen on.

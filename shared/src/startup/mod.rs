@@ -15,6 +15,7 @@ mod buffers;
 pub mod launch;
 mod llamacpp;
 mod logged_model;
+mod plan;
 mod reconcile;
 mod sglang;
 mod vllm;
@@ -24,13 +25,13 @@ pub use buffers::{BufferCheck, llamacpp_buffers};
 pub use launch::{Launch, LaunchFlag, LaunchModel, Launcher, read_command_line};
 pub use llamacpp::layer_split as llamacpp_layer_split;
 pub use logged_model::{LoggedModel, file_type_format, model as logged_model};
+pub use plan::{configured_engine, logged_engine, logged_scenario};
 pub use reconcile::{Amount, Row, SUGGESTION_SPARE_BYTES, reconcile};
 pub use whatif::{WhatIf, WhatIfs, what_if, what_ifs};
 
 use serde::Serialize;
 
-use crate::engines::llamacpp::{CacheType, DEFAULT_N_UBATCH, FlashAttention};
-use crate::engines::{Engine, EngineKind};
+use crate::engines::llamacpp::FlashAttention;
 use crate::explain::thousands;
 use crate::oom::scan::Cur;
 use crate::units::{UnitSystem, format_bytes};
@@ -45,6 +46,15 @@ pub enum LogEngine {
 }
 
 impl LogEngine {
+    /// The engine that prints these lines (Ollama's runner prints llama.cpp's).
+    pub fn kind(self) -> crate::engines::EngineKind {
+        match self {
+            LogEngine::Vllm => crate::engines::EngineKind::Vllm,
+            LogEngine::Sglang => crate::engines::EngineKind::Sglang,
+            LogEngine::LlamaCpp => crate::engines::EngineKind::LlamaCpp,
+        }
+    }
+
     pub fn name(self) -> &'static str {
         match self {
             LogEngine::Vllm => "vLLM",
@@ -349,172 +359,6 @@ impl StartupLog {
     /// The first fact whose figure `pick` accepts.
     pub fn first<T>(&self, pick: impl Fn(&Figure) -> Option<T>) -> Option<(usize, T)> {
         self.facts.iter().find_map(|f| pick(&f.figure).map(|v| (f.line, v)))
-    }
-}
-
-/// The engine of `planned` as the log says it ran: the log's engine (with
-/// its newest rules) when the plan runs another, the rules of the release
-/// the log names, and the knobs the plan leaves at their defaults set to
-/// the logged ones (`gpu_memory_utilization`, `max_model_len`,
-/// `max_num_batched_tokens`, `max_num_seqs`; SGLang's
-/// `mem_fraction_static` and context length). Also what was taken, in
-/// words, for the reader. TP, PP and the GPUs stay the plan's.
-pub fn logged_engine(log: &StartupLog, planned: Engine) -> (Engine, Vec<String>) {
-    let mut config = log.config.clone();
-    config.gpu_memory_utilization_permille = config.gpu_memory_utilization_permille.or_else(|| {
-        log.first(|f| match f {
-            Figure::Utilization { permille } => Some(*permille),
-            _ => None,
-        })
-        .map(|(_, p)| p)
-    });
-    // `offloaded N/M layers to GPU` (src/llama-model.cpp `load_tensors`) is
-    // the `-ngl` a partial offload ran with; a full one is the default.
-    if config.n_gpu_layers.is_none()
-        && let Some((_, (layers, of))) = log.first(|f| match f {
-            Figure::Offloaded { layers, of } => Some((*layers, *of)),
-            _ => None,
-        })
-        && layers < of
-    {
-        config.n_gpu_layers = Some(layers);
-    }
-    configured_engine(log.engine, &config, planned)
-}
-
-/// The engine of `planned` as a launch configuration (a start-up log's or a
-/// command line's) says it runs: [`logged_engine`] without the log.
-pub fn configured_engine(ran: LogEngine, c: &LoggedConfig, planned: Engine) -> (Engine, Vec<String>) {
-    let mut taken = Vec::new();
-    let kind = match ran {
-        LogEngine::Vllm => EngineKind::Vllm,
-        LogEngine::Sglang => EngineKind::Sglang,
-        LogEngine::LlamaCpp => EngineKind::LlamaCpp,
-    };
-    let mut engine = planned;
-    if planned.kind() != kind {
-        engine = kind.with_defaults();
-        taken.push(format!("engine {}", kind.name()));
-    }
-    let utilization = c.gpu_memory_utilization_permille.map(|p| p as f64 / 1000.0);
-    match &mut engine {
-        Engine::Vllm(o) => {
-            if let Some(v) =
-                c.version.as_deref().and_then(crate::engines::vllm::Version::for_release).filter(|v| *v != o.version)
-            {
-                o.version = v;
-                taken.push(format!("vLLM rules {} (the log's {})", v.id(), c.version.as_deref().unwrap_or("")));
-            }
-            if let Some(u) = utilization.filter(|_| o.gpu_memory_utilization.is_none()) {
-                o.gpu_memory_utilization = Some(u);
-                taken.push(format!("gpu_memory_utilization {u}"));
-            }
-            let mut fill = |slot: &mut Option<u64>, logged: Option<u64>, name: &str| {
-                if let Some(v) = logged.filter(|_| slot.is_none()) {
-                    *slot = Some(v);
-                    taken.push(format!("{name} {v}"));
-                }
-            };
-            fill(&mut o.max_model_len, c.max_model_len, "max_model_len");
-            fill(&mut o.max_num_batched_tokens, c.max_num_batched_tokens, "max_num_batched_tokens");
-            fill(&mut o.max_num_seqs, c.max_num_seqs, "max_num_seqs");
-            if let Some(sampler) = c.sampler.filter(|_| o.sampler.is_none()) {
-                o.sampler = Some(sampler);
-                taken.push(format!("the {} sampler", sampler.id()));
-            }
-            if let Some(kernel) = c.mxfp4_kernel.filter(|_| o.mxfp4_kernel.is_none()) {
-                o.mxfp4_kernel = Some(kernel);
-                taken.push(format!("the {} MXFP4 kernel", kernel.id()));
-            }
-        }
-        Engine::Sglang(o) => {
-            if let Some(f) = c.mem_fraction_static_permille.filter(|_| o.mem_fraction_static.is_none()) {
-                o.mem_fraction_static = Some(f as f64 / 1000.0);
-                taken.push(format!("mem_fraction_static {}", f as f64 / 1000.0));
-            }
-            if let Some(len) = c.max_model_len.filter(|_| o.context_length.is_none()) {
-                o.context_length = Some(len);
-                taken.push(format!("context length {len}"));
-            }
-        }
-        Engine::LlamaCpp(o) => {
-            if let Some(n) = c.n_ctx.filter(|_| o.n_ctx.is_none()) {
-                o.n_ctx = Some(n);
-                taken.push(format!("n_ctx {n}"));
-            }
-            // The plan's defaults (flash attention on, `-ub 512`, the
-            // model's cache type) give way to what the log ran with.
-            if c.flash_attention() == Some(FlashAttention::Off) && o.flash_attention == FlashAttention::On {
-                o.flash_attention = FlashAttention::Off;
-                taken.push("flash attention off".into());
-            }
-            if let Some(n) = c.n_ubatch.filter(|&n| n != o.n_ubatch && o.n_ubatch == DEFAULT_N_UBATCH) {
-                o.n_ubatch = n;
-                taken.push(format!("n_ubatch {n}"));
-            }
-            if let Some(k) =
-                c.cache_type_k.as_deref().and_then(|t| CacheType::parse(t).ok()).filter(|_| o.cache_type_k.is_none())
-            {
-                o.cache_type_k = Some(k);
-                taken.push(format!("K cache {}", k.id()));
-            }
-            if let Some(v) =
-                c.cache_type_v.as_deref().and_then(|t| CacheType::parse(t).ok()).filter(|_| o.cache_type_v.is_none())
-            {
-                o.cache_type_v = Some(v);
-                taken.push(format!("V cache {}", v.id()));
-            }
-            launched_placement(c, o, &mut taken);
-        }
-        // A log is llama.cpp's (Ollama's runner prints llama-server's
-        // lines), so a plan of Ollama is rebuilt as the llama.cpp it ran.
-        Engine::Transformers(_) | Engine::Ollama(_) => {}
-    }
-    (engine, taken)
-}
-
-/// The llama.cpp flags only a command line names: slots, layers on the GPU,
-/// the split and the tensors kept on the CPU. A value the engine's own
-/// parser refuses is left out.
-fn launched_placement(c: &LoggedConfig, o: &mut crate::engines::llamacpp::Options, taken: &mut Vec<String>) {
-    use crate::engines::llamacpp::{SplitMode, TensorOverrides, TensorSplit};
-    let mut fill = |slot: &mut Option<u64>, given: Option<u64>, name: &str| {
-        if let Some(v) = given.filter(|_| slot.is_none()) {
-            *slot = Some(v);
-            taken.push(format!("{name} {v}"));
-        }
-    };
-    fill(&mut o.parallel, c.parallel, "-np");
-    fill(&mut o.n_gpu_layers, c.n_gpu_layers, "-ngl");
-    if let Some(n) = c.n_cpu_moe.filter(|_| o.n_cpu_moe == 0) {
-        o.n_cpu_moe = n;
-        taken.push(format!("--n-cpu-moe {n}"));
-    }
-    if let Some(split) = c.tensor_split.as_deref().and_then(|t| TensorSplit::parse(t).ok()) {
-        o.tensor_split = split;
-        taken.push(format!("-ts {}", o.tensor_split.text()));
-    }
-    if let Some(rules) = c.override_tensor.as_deref().and_then(|t| TensorOverrides::parse(t).ok()) {
-        o.tensor_overrides = rules;
-        taken.push(format!("-ot {}", o.tensor_overrides.as_str()));
-    }
-    if let Some(mode) = c.split_mode.as_deref().and_then(|m| SplitMode::parse(m).ok()) {
-        o.split_mode = mode;
-        taken.push(format!("-sm {}", mode.id()));
-    }
-    if let Some(g) = c.main_gpu.and_then(|g| u16::try_from(g).ok()) {
-        o.main_gpu = g;
-        taken.push(format!("-mg {g}"));
-    }
-    for (on, slot, name) in [
-        (c.no_kv_offload, &mut o.no_kv_offload, "-nkvo"),
-        (c.kv_unified, &mut o.kv_unified, "--kv-unified"),
-        (c.swa_full, &mut o.swa_full, "--swa-full"),
-    ] {
-        if on == Some(true) && !*slot {
-            *slot = true;
-            taken.push(name.into());
-        }
     }
 }
 

@@ -3,7 +3,7 @@
 //! the ranked causes with their evidence, the checklist and the fixes, as
 //! one escaped HTML string (see [`super::html`]).
 
-use shared::estimate::estimate;
+use shared::estimate::{ValidScenario, estimate};
 use shared::explain::{thousands, upper_first};
 use shared::link::{LinkState, decode};
 use shared::model::Model;
@@ -39,16 +39,14 @@ pub fn findings_for(query: &str, hub: &HubState, text: &str) -> String {
 }
 
 /// A pasted start-up log against the link's plan run as the log says it
-/// ran (`startup::logged_engine`): each logged figure beside the
-/// estimate's, term by term, as `headroom diagnose` prints it.
+/// ran (`startup::logged_scenario`, as `headroom diagnose` runs it): each
+/// logged figure beside the estimate's, term by term.
 pub fn startup_html(log: &StartupLog, state: &LinkState, model: &Model) -> String {
-    let (engine, taken) = startup::logged_engine(log, state.engine);
-    let run = LinkState { engine, ..state.clone() };
     let units = state.units;
     let mut h = Html::new();
     h.raw("<h3>Start-up log against the plan</h3>");
-    let scenario = match resolve::scenario(&run, model) {
-        Ok(s) => s,
+    let (scenario, taken) = match logged_plan(log, state, model) {
+        Ok(run) => run,
         Err(e) => {
             h.el("p", "hint", &format!("The plan run as the log says cannot be estimated: {e}"));
             return h.finish();
@@ -100,6 +98,14 @@ pub fn startup_html(log: &StartupLog, state: &LinkState, model: &Model) -> Strin
             .raw("</p>");
     }
     h.finish()
+}
+
+/// The link's plan as the log ran it: the engine, TP degree, stages, KV
+/// dtype and split the plan leaves at their defaults taken from the log.
+fn logged_plan(log: &StartupLog, state: &LinkState, model: &Model) -> Result<(ValidScenario, Vec<String>), String> {
+    let planned = resolve::scenario(state, model)?;
+    let (run, taken) = startup::logged_scenario(log, model, planned.into_inner());
+    Ok((run.validate_for(model).map_err(|e| e.to_string())?, taken))
 }
 
 /// llama.cpp's (and Ollama's runner's) logged buffers beside the plan's,
@@ -350,9 +356,8 @@ mod tests {
         let state = decode(query).state;
         let m = Model::preset("qwen2-7b").expect("preset");
         let l = startup::read(log).expect("a start-up log");
-        let (engine, _) = startup::logged_engine(&l, state.engine);
-        let s = resolve::scenario(&LinkState { engine, ..state }, &m).expect("a plan");
-        let (rows, _) = startup::reconcile(&l, &estimate(&m, s));
+        let (s, _) = logged_plan(&l, &state, &m).expect("a plan");
+        let (rows, _) = startup::reconcile(&l, &estimate(&m, s.clone()));
         let kv = rows.iter().find(|r| r.term == "available KV cache memory").expect("the KV row");
         let error = kv.error_permille().expect("an error");
         assert!(
@@ -363,7 +368,6 @@ mod tests {
         // Within 2 % on this log (docs/measurements.md: +1.3 % with the catalog A100).
         assert!(error.abs() <= 20, "{error}");
         // The what-ifs, row by row as the shared code computes them.
-        let s = resolve::scenario(&LinkState { engine, ..decode(query).state }, &m).expect("a plan");
         let w = startup::what_ifs(&l, &m, &s).expect("what-ifs");
         assert_eq!(html.matches("data-testid=\"whatif-row\"").count(), w.rows.len());
         for r in &w.rows {
