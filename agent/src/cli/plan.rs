@@ -48,7 +48,7 @@ pub struct PlanArgs {
     /// transformers: logits for every prompt position (transformers < 4.45).
     #[arg(long)]
     full_logits: bool,
-    /// vLLM: which release's accounting (v0, v1, 0.10, 0.12, 0.18, 0.21, 0.33; latest: the newest known).
+    /// vLLM: which release's accounting (0.24, 0.33, 0.21, 0.19, 0.18, 0.12, 0.10, v1, v0; latest: the newest known).
     #[arg(long, default_value = "latest")]
     vllm_version: String,
     /// vLLM: --gpu-memory-utilization (default 0.92 latest, 0.9 before).
@@ -272,7 +272,11 @@ fn engine(args: &PlanArgs) -> anyhow::Result<Engine> {
         }),
         EngineKind::Vllm => Engine::Vllm(vllm::Options {
             version: vllm::Version::parse(&args.vllm_version).with_context(|| {
-                format!("unknown --vllm-version `{}` (v0, v1, 0.10, 0.12, 0.18, 0.21, 0.33, latest)", args.vllm_version)
+                format!(
+                    "unknown --vllm-version `{}` ({}, latest)",
+                    args.vllm_version,
+                    vllm::Version::IDS_NEWEST_FIRST.join(", ")
+                )
             })?,
             gpu_memory_utilization: args.gpu_memory_utilization,
             max_model_len: args.max_model_len,

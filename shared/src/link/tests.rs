@@ -133,7 +133,7 @@ fn lora_and_sglang_rules_are_link_keys() {
         ..LinkState::default()
     };
     let text = encode(&lora);
-    assert!(text.ends_with("&e=vllm&vllm=0.33&loras=4&lorar=64"), "{text}");
+    assert!(text.ends_with("&e=vllm&vllm=0.24&loras=4&lorar=64"), "{text}");
     check(&format!("?{text}"), lora, 0);
     // Links from before the keys: LoRA off, SGLang's TP table.
     let d = decode("?e=sglang");
@@ -166,7 +166,7 @@ fn link_versions_from_elsewhere_read_with_a_notice() {
     let d = decode("?v=x&e=vllm");
     assert_eq!((d.version, d.notices.len()), (LinkVersion::V1, 1));
     let d = decode("?e=vllm&vllm=0.99");
-    assert!(d.notices[0].contains("0.33, 0.21, 0.18, 0.12, 0.10, v1, v0"), "{:?}", d.notices);
+    assert!(d.notices[0].contains("0.24, 0.33, 0.21, 0.19, 0.18, 0.12, 0.10, v1, v0"), "{:?}", d.notices);
 }
 
 #[test]

@@ -173,6 +173,156 @@ const CASES: &[Case] = &[
         "rtx-pro-6000-blackwell",
         "Qwen3-30B-A3B-2507 (MoE), 1 × RTX PRO 6000 Blackwell, eager, vLLM 0.12.0",
     ),
+    // Issue 36: vLLM 0.19.0 on H100 80GB HBM3 at DEBUG level, one campaign
+    // (llm-d-incubation/llm-d-planner at d3121e05, each fixture's first
+    // line): max_model_len 8192, utilization 0.95, prefix caching off.
+    Case {
+        release: Some("0.19.0"),
+        ..case(
+            "vllm-v1-0190-llama31-8b-h100-tp2-debug",
+            "llama-3.1-8b",
+            "h100-sxm",
+            "Llama-3.1-8B, TP 2 × H100, vLLM 0.19.0",
+        )
+    },
+    Case {
+        release: Some("0.19.0"),
+        ..case(
+            "vllm-v1-0190-llama31-8b-h100-tp4-debug",
+            "llama-3.1-8b",
+            "h100-sxm",
+            "Llama-3.1-8B, TP 4 × H100, vLLM 0.19.0",
+        )
+    },
+    Case {
+        release: Some("0.19.0"),
+        ..case(
+            "vllm-v1-0190-qwen25-7b-h100-tp2-debug",
+            "qwen2.5-7b",
+            "h100-sxm",
+            "Qwen2.5-7B, TP 2 × H100, vLLM 0.19.0",
+        )
+    },
+    Case {
+        release: Some("0.19.0"),
+        ..case(
+            "vllm-v1-0190-qwen25-7b-h100-tp4-debug",
+            "qwen2.5-7b",
+            "h100-sxm",
+            "Qwen2.5-7B, TP 4 × H100, vLLM 0.19.0",
+        )
+    },
+    Case {
+        release: Some("0.19.0"),
+        weights: Some("fp8"),
+        ..case(
+            "vllm-v1-0190-llama33-70b-fp8-h100-tp2-debug",
+            "llama-3.3-70b",
+            "h100-sxm",
+            "Llama-3.3-70B FP8, TP 2 × H100, vLLM 0.19.0",
+        )
+    },
+    Case {
+        release: Some("0.19.0"),
+        weights: Some("fp8"),
+        ..case(
+            "vllm-v1-0190-llama33-70b-fp8-h100-tp4-debug",
+            "llama-3.3-70b",
+            "h100-sxm",
+            "Llama-3.3-70B FP8, TP 4 × H100, vLLM 0.19.0",
+        )
+    },
+    Case {
+        release: Some("0.19.0"),
+        weights: Some("int8"),
+        ..case(
+            "vllm-v1-0190-llama33-70b-w8a8-h100-tp2-debug",
+            "llama-3.3-70b",
+            "h100-sxm",
+            "Llama-3.3-70B INT8 W8A8, TP 2 × H100, vLLM 0.19.0",
+        )
+    },
+    Case {
+        release: Some("0.19.0"),
+        ..case(
+            "vllm-v1-0190-qwen25-72b-h100-tp2-debug",
+            "qwen2.5-72b",
+            "h100-sxm",
+            "Qwen2.5-72B, TP 2 × H100, vLLM 0.19.0",
+        )
+    },
+    Case {
+        release: Some("0.19.0"),
+        ..case(
+            "vllm-v1-0190-kimi-dev-72b-h100-tp4-debug",
+            "qwen2.5-72b",
+            "h100-sxm",
+            "Kimi-Dev-72B (Qwen2.5-72B shapes), TP 4 × H100, vLLM 0.19.0",
+        )
+    },
+    Case {
+        release: Some("0.19.0"),
+        ..case(
+            "vllm-v1-0190-mixtral-8x7b-h100-tp2-debug",
+            "mixtral-8x7b",
+            "h100-sxm",
+            "Mixtral-8x7B (MoE), TP 2 × H100, vLLM 0.19.0",
+        )
+    },
+    Case {
+        release: Some("0.19.0"),
+        ..case(
+            "vllm-v1-0190-gpt-oss-20b-h100-tp2-debug",
+            "gpt-oss-20b",
+            "h100-sxm",
+            "gpt-oss-20b (MXFP4 MoE), TP 2 × H100, vLLM 0.19.0",
+        )
+    },
+    Case {
+        release: Some("0.19.0"),
+        ..case(
+            "vllm-v1-0190-llama4-scout-h100-tp4-debug",
+            "llama-4-scout",
+            "h100-sxm",
+            "Llama-4-Scout (MoE), TP 4 × H100, vLLM 0.19.0",
+        )
+    },
+    Case {
+        release: Some("0.19.0"),
+        ..case(
+            "vllm-v1-0190-qwen3-30b-a3b-h100-debug",
+            "qwen3-30b-a3b",
+            "h100-sxm",
+            "Qwen3-30B-A3B (MoE), 1 × H100, vLLM 0.19.0",
+        )
+    },
+    Case {
+        release: Some("0.19.0"),
+        ..case(
+            "vllm-v1-0190-qwen15-moe-a27b-h100-debug",
+            "qwen1.5-moe-a2.7b",
+            "h100-sxm",
+            "Qwen1.5-MoE-A2.7B (MoE), 1 × H100, vLLM 0.19.0",
+        )
+    },
+    Case {
+        release: Some("0.19.0"),
+        ..case(
+            "vllm-v1-0190-deepseek-v2-lite-h100-debug",
+            "deepseek-v2-lite",
+            "h100-sxm",
+            "DeepSeek-V2-Lite (MoE, MLA), 1 × H100, vLLM 0.19.0",
+        )
+    },
+    Case {
+        release: Some("0.11.0"),
+        ..case(
+            "vllm-v1-0110-qwen3-vl-30b-a3b-3090-tp4",
+            "qwen3-30b-a3b",
+            "rtx-3090",
+            "Qwen3-VL-30B-A3B (text: Qwen3-30B-A3B shapes), TP 4 × RTX 3090, vLLM 0.11.0",
+        )
+    },
     Case {
         weights: Some("fp8"),
         tp: Some(4),

@@ -45,10 +45,22 @@ pub fn profile_peak(text: &TextModel, tokens: u64, seqs: u64, bytes_per_element:
     if seqs == 0 {
         return forward;
     }
-    let per_logit = o.sampler.unwrap_or_else(|| v.default_sampler()).bytes_per_logit(bytes_per_element);
+    let per_logit = sampler_bytes_per_logit(o, bytes_per_element);
     let sampler = text.vocab_size.saturating_mul(seqs).saturating_mul(per_logit);
     let hidden = text.hidden_size.saturating_mul(tokens).saturating_mul(bytes_per_element);
-    forward.max(hidden.saturating_add(sampler))
+    // From 0.19 the modular kernel's workspace is one buffer all MoE layers
+    // share, kept after the forward pass: still held while the sampler runs.
+    let kept = match v.fused_moe_peak() {
+        Some(kernel) if v.moe_workspace_kept() => moe_workspace(text, tokens, bytes_per_element, tp, kernel),
+        _ => 0,
+    };
+    forward.max(hidden.saturating_add(sampler).saturating_add(kept))
+}
+
+/// Bytes per logit of the sampler the profile runs under `o`'s rules.
+pub fn sampler_bytes_per_logit(o: Options, bytes_per_element: u64) -> u64 {
+    let sampler = o.sampler.unwrap_or_else(|| o.version.default_sampler());
+    sampler.bytes_per_logit(bytes_per_element).saturating_add(o.version.sampler_extra_bytes(sampler))
 }
 
 /// How vLLM runs an unquantized fused-MoE layer, by the buffers it takes.
@@ -72,17 +84,24 @@ pub enum MoeKernel {
 /// and `fused_topk`'s fp32 weights and int32 ids and indices (`tokens × top_k × 12`).
 fn fused_moe_peak(text: &TextModel, tokens: u64, bytes_per_element: u64, tp: u64, kernel: MoeKernel) -> u64 {
     let Some(m) = text.moe else { return 0 };
+    let routed = tokens.saturating_mul(m.experts_per_token);
+    let caches = moe_workspace(text, tokens, bytes_per_element, tp, kernel);
+    let router = tokens.saturating_mul(m.num_experts).saturating_mul(bytes_per_element);
+    let residual = tokens.saturating_mul(text.hidden_size.saturating_mul(3)).saturating_mul(bytes_per_element);
+    caches.saturating_add(router).saturating_add(routed.saturating_mul(12)).saturating_add(residual)
+}
+
+/// The `kernel`'s buffers for `tokens` tokens on one of `tp` ranks (see
+/// [`MoeKernel`]); 0 for a dense model.
+fn moe_workspace(text: &TextModel, tokens: u64, bytes_per_element: u64, tp: u64, kernel: MoeKernel) -> u64 {
+    let Some(m) = text.moe else { return 0 };
     let i = m.expert_intermediate_size / tp.max(1);
     let k = text.hidden_size;
-    let routed = tokens.saturating_mul(m.experts_per_token);
     let width = match kernel {
         MoeKernel::FusedExperts => (2 * i).max(k).saturating_add(i),
         MoeKernel::Modular => i.max(k).saturating_add((2 * i).max(k)),
     };
-    let caches = routed.saturating_mul(width).saturating_mul(bytes_per_element);
-    let router = tokens.saturating_mul(m.num_experts).saturating_mul(bytes_per_element);
-    let residual = tokens.saturating_mul(text.hidden_size.saturating_mul(3)).saturating_mul(bytes_per_element);
-    caches.saturating_add(router).saturating_add(routed.saturating_mul(12)).saturating_add(residual)
+    tokens.saturating_mul(m.experts_per_token).saturating_mul(width).saturating_mul(bytes_per_element)
 }
 
 /// The top-k/top-p sampler vLLM's profile run exercises (`_dummy_sampler_run`
@@ -152,6 +171,14 @@ pub const NATIVE_SAMPLER_BYTES: u64 = 34;
 /// logits and their fp32 softmax, both alive while it samples
 /// (flashinfer-python 0.7.4 `sampling.py::top_k_top_p_sampling_from_logits`).
 pub const SAMPLER_FP32_BYTES: u64 = 4 + 4 + 4;
+
+/// What Triton's top-k/top-p sampler holds per logit beyond the tensors
+/// [`Sampler::Triton`] names, under the 0.19 and 0.24 rules: measured on
+/// eleven vLLM 0.19.0 start-up logs at DEBUG level whose peak is the
+/// sampler's (1,024 rows; `torch peak memory increase` less the named bytes
+/// and the hidden states: 0.90 – 0.98 bytes per logit over vocabularies of
+/// 128,256 and 152,064), a byte-wide mask's worth.
+pub const TRITON_SAMPLER_EXTRA_BYTES: u64 = 1;
 
 /// The MXFP4 MoE kernel a log says vLLM took (`Using Marlin backend`,
 /// `Using Triton backend`, `Using FlashInfer MXFP4 …`: 0.11.0

@@ -29,7 +29,8 @@ mod words;
 pub(crate) use extras::is_rocm;
 use extras::mxfp4_padding_bytes;
 pub use extras::{
-    Board, MoeKernel, Mxfp4Kernel, NATIVE_SAMPLER_BYTES, SAMPLER_FP32_BYTES, Sampler, lora_bytes, profile_peak,
+    Board, MoeKernel, Mxfp4Kernel, NATIVE_SAMPLER_BYTES, SAMPLER_FP32_BYTES, Sampler, TRITON_SAMPLER_EXTRA_BYTES,
+    lora_bytes, profile_peak, sampler_bytes_per_logit,
 };
 
 pub(crate) use options::check_knobs;
@@ -76,6 +77,35 @@ pub const NON_TORCH_MULTI_0_12: u64 = 870 * MIB;
 /// `…-tp8-kvfp8`: 2.97 GiB, `vllm-v1-0100-qwen3-235b-fp8-h100-tp8-ep`:
 /// 2.88 GiB); the median.
 pub const NON_TORCH_MULTI_NVSWITCH: u64 = 2950 * MIB;
+/// Memory outside PyTorch that vLLM 0.19 – 0.24's profile adds on one GPU
+/// (and per GPU of pipeline stages without TP). From 0.19 the window runs
+/// from the snapshot after the distributed set-up to the end of the profile,
+/// which now also captures graphs to estimate their memory (0.19.1 – 0.24.0
+/// `v1/worker/gpu_worker.py` `determine_available_memory`,
+/// `utils/mem_utils.py::memory_profiling`). Measured: `non-torch forward
+/// increase memory` of fourteen vLLM 0.19.0 start-up logs on one H100 at
+/// DEBUG level (llm-d-incubation/llm-d-planner at d3121e05: Llama 3.1,
+/// Qwen 2.5/3, Gemma 2/3, Phi-4, MoE models), 0.24 – 0.27 GiB, median
+/// 0.25 GiB (`vllm-v1-0190-qwen3-30b-a3b-h100-debug` and two more are
+/// fixtures); 0.07 GiB with two or four pipeline stages.
+pub const NON_TORCH_SINGLE_0_19: u64 = 256 * MIB;
+/// The same per GPU at TP 2 on an NVSwitch board (HGX H100/H200/B200),
+/// where the window also holds FlashInfer's all-reduce workspace (0.19.1
+/// `distributed/device_communicators/flashinfer_all_reduce.py`, created at
+/// the first all-reduce: `tp × max_token_num × hidden × 2` bytes plus three
+/// times that for its Lamport buffers, flashinfer-python 0.6.6
+/// `comm/trtllm_ar.py`; 512 MiB at TP 2 on Hopper, whose size table gives
+/// 64 MiB per all-reduce) and the buffers NCCL connects at the profile's
+/// first large all-reduce. Measured, as a whole (the source does not size
+/// NCCL's share): seven 0.19.0 logs at TP 2 on H100 (Llama 3.1 8B, Qwen 2.5
+/// 7B and 72B, Llama 3.3 70B FP8 and W8A8, Mixtral, gpt-oss-20b), 2.06 –
+/// 2.11 GiB, median 2.07 GiB.
+pub const NON_TORCH_TP2_NVSWITCH_0_19: u64 = 2120 * MIB;
+/// The same at TP ≥ 4 (FlashInfer's workspace is then 2 MiB per
+/// all-reduce, NCCL's NVLink SHARP buffers join from three GPUs): five
+/// 0.19.0 logs at TP 4 on H100 (Llama 3.1 8B, Qwen 2.5 7B, Llama 3.3 70B
+/// FP8, Kimi-Dev-72B, Llama 4 Scout), 2.13 – 2.21 GiB, median 2.17 GiB.
+pub const NON_TORCH_TP4_NVSWITCH_0_19: u64 = 2222 * MIB;
 /// CUDA-graph memory per decoder layer and captured batch size. Empirical:
 /// fitted to vLLM's "Graph capturing finished … took 0.5 GiB" for 32-layer
 /// 7–8B models with the default 67 capture sizes (1, 2, 4, 8 … 512).
@@ -266,7 +296,7 @@ fn budget(p: &Plan, o: Options, max_model_len: u64) -> Budget {
     let per_token = p.kv_layers.iter().map(|l| l.bytes_per_token).max().unwrap_or(0);
     let state_page = p.state_layers.iter().map(|l| l.bytes()).max().unwrap_or(0);
     let block = hybrid_block_size(o.block_size.max(1), per_token, state_page);
-    let non_torch = o.version.non_torch_bytes(s.gpus.len() > 1, Board::of(&s.gpus));
+    let non_torch = o.version.non_torch_bytes(p.tp(), s.gpus.len(), Board::of(&s.gpus));
     let text = &p.model.arch.text;
     let mut gpus = Vec::with_capacity(s.gpus.len());
     let mut num_blocks = u64::MAX;
@@ -405,9 +435,13 @@ impl Budget {
                 // for the longest request the available memory holds.
                 let estimated = match version {
                     Version::V0 | Version::V1 => None,
-                    Version::V0_10 | Version::V0_12 | Version::V0_18 | Version::V0_21 | Version::V0_33 => {
-                        Some(self.longest_request(self.max_model_len)).filter(|&n| n > 0)
-                    }
+                    Version::V0_10
+                    | Version::V0_12
+                    | Version::V0_18
+                    | Version::V0_19
+                    | Version::V0_21
+                    | Version::V0_33
+                    | Version::V0_24 => Some(self.longest_request(self.max_model_len)).filter(|&n| n > 0),
                 };
                 format!(
                     "To serve at least one request with the models's max seq len ({}), ({} GiB KV cache is needed, which is larger than the available KV cache memory ({} GiB). {}Try increasing `gpu_memory_utilization` or decreasing `max_model_len` when initializing the engine.",
@@ -546,9 +580,13 @@ pub(crate) fn report(p: &Plan, o: Options, b: &Budget, verdict: Verdict) -> Repo
     }
     let pinned = match o.version {
         Version::V0 | Version::V1 => None,
-        Version::V0_10 | Version::V0_12 | Version::V0_18 | Version::V0_21 | Version::V0_33 => {
-            Some(b.pinned_bytes()).filter(|&n| n > 0)
-        }
+        Version::V0_10
+        | Version::V0_12
+        | Version::V0_18
+        | Version::V0_19
+        | Version::V0_21
+        | Version::V0_33
+        | Version::V0_24 => Some(b.pinned_bytes()).filter(|&n| n > 0),
     };
     if let Some(bytes) = pinned {
         log_lines.push(format!(
@@ -558,7 +596,7 @@ pub(crate) fn report(p: &Plan, o: Options, b: &Budget, verdict: Verdict) -> Repo
     let auto = match o.version {
         // `--max-model-len auto` arrived in 0.14, within the 0.12 rules' range: not promised there.
         Version::V0 | Version::V1 | Version::V0_10 | Version::V0_12 => None,
-        Version::V0_18 | Version::V0_21 | Version::V0_33 => {
+        Version::V0_18 | Version::V0_19 | Version::V0_21 | Version::V0_33 | Version::V0_24 => {
             let model_len = p.model.arch.text.max_position_embeddings.unwrap_or(mml);
             Some(b.longest_request(model_len)).filter(|&n| n > 0)
         }

@@ -40,6 +40,14 @@ pub enum Version {
     /// fused-MoE kernel's workspace.
     #[serde(rename = "0.18")]
     V0_18,
+    /// vLLM 0.18 – 0.19 read a second time, from the 0.19.1 source and
+    /// fifteen 0.19.0 start-up logs at DEBUG level: as [`Version::V0_18`],
+    /// with the memory outside PyTorch that the profile window holds from
+    /// 0.19 ([`super::NON_TORCH_SINGLE_0_19`], and at TP ≥ 2 on NVSwitch
+    /// boards [`super::NON_TORCH_TP2_NVSWITCH_0_19`]) and Triton's sampler
+    /// with its byte per logit more ([`super::TRITON_SAMPLER_EXTRA_BYTES`]).
+    #[serde(rename = "0.19")]
+    V0_19,
     /// vLLM 0.21 and later: utilization 0.92 (`vllm/config/cache.py`), CUDA
     /// graphs estimated and subtracted from the KV budget
     /// (`VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS`, "default since v0.21.0").
@@ -47,20 +55,36 @@ pub enum Version {
     V0_21,
     /// vLLM 0.21 and later read a second time, from the 0.33.0 source: as
     /// [`Version::V0_21`], with the profile peak of [`Version::V0_10`].
-    #[default]
-    #[serde(rename = "0.33", alias = "latest")]
+    #[serde(rename = "0.33")]
     V0_33,
+    /// vLLM 0.20 and later read a third time, from the 0.20.2 and 0.24.0
+    /// source (the profile window, `flashinfer_all_reduce.py` and the
+    /// sampler as in 0.19.1): as [`Version::V0_33`], with
+    /// [`Version::V0_19`]'s memory outside PyTorch and sampler bytes.
+    #[default]
+    #[serde(rename = "0.24", alias = "latest")]
+    V0_24,
 }
 
 impl Version {
     /// Every known version, oldest first.
-    pub const ALL: &[Version] = &[Self::V0, Self::V1, Self::V0_10, Self::V0_12, Self::V0_18, Self::V0_21, Self::V0_33];
+    pub const ALL: &[Version] = &[
+        Self::V0,
+        Self::V1,
+        Self::V0_10,
+        Self::V0_12,
+        Self::V0_18,
+        Self::V0_19,
+        Self::V0_21,
+        Self::V0_33,
+        Self::V0_24,
+    ];
     /// The newest rules this build knows: what a new plan gets.
-    pub const LATEST: Version = Self::V0_33;
+    pub const LATEST: Version = Self::V0_24;
     /// Their ids, newest first (the page's choices).
-    pub const IDS_NEWEST_FIRST: &[&str] = &["0.33", "0.21", "0.18", "0.12", "0.10", "v1", "v0"];
+    pub const IDS_NEWEST_FIRST: &[&str] = &["0.24", "0.33", "0.21", "0.19", "0.18", "0.12", "0.10", "v1", "v0"];
 
-    /// The id links and the CLI use: `v0`, `v1`, `0.10`, `0.12`, `0.18`, `0.21`, `0.33`.
+    /// The id links and the CLI use: `v0`, `v1`, `0.10`, `0.12`, `0.18`, `0.19`, `0.21`, `0.33`, `0.24`.
     pub fn id(self) -> &'static str {
         match self {
             Self::V0 => "v0",
@@ -68,8 +92,10 @@ impl Version {
             Self::V0_10 => "0.10",
             Self::V0_12 => "0.12",
             Self::V0_18 => "0.18",
+            Self::V0_19 => "0.19",
             Self::V0_21 => "0.21",
             Self::V0_33 => "0.33",
+            Self::V0_24 => "0.24",
         }
     }
 
@@ -81,8 +107,10 @@ impl Version {
             Self::V0_10 => "vLLM 0.10 (read from 0.11)",
             Self::V0_12 => "vLLM 0.11 – 0.17 (read from 0.11 – 0.13)",
             Self::V0_18 => "vLLM 0.18 – 0.19",
+            Self::V0_19 => "vLLM 0.18 – 0.19 (read from 0.19)",
             Self::V0_21 => "vLLM 0.20+",
             Self::V0_33 => "vLLM 0.20+ (read from 0.33)",
+            Self::V0_24 => "vLLM 0.20+ (read from 0.20 – 0.24)",
         }
     }
 
@@ -95,11 +123,13 @@ impl Version {
             Self::V0_12 => "the native sampler, NCCL outside the budget, the fused-MoE peak",
             Self::V0_18 => "the Triton sampler and the modular fused-MoE workspace",
             Self::V0_21 => "utilization 0.92 instead of 0.90, and CUDA-graph memory subtracted from the KV budget",
+            Self::V0_19 => "0.18 with the memory outside PyTorch measured at TP ≥ 2",
             Self::V0_33 => "0.21 with the 0.10 profile peak",
+            Self::V0_24 => "0.33 with 0.19's memory outside PyTorch",
         }
     }
 
-    /// An id (`v0`, `v1`, `0.10`, `0.12`, `0.18`, `0.21`, `0.33`, also `0.21.0`, `0`, `1`) or `latest`
+    /// An id (`v0`, `v1`, `0.10`, `0.12`, `0.18`, `0.19`, `0.21`, `0.33`, `0.24`, also `0.21.0`, `0`, `1`) or `latest`
     /// (the newest this build knows: for the CLI; links pin instead).
     pub fn parse(s: &str) -> Option<Self> {
         match s.trim().to_ascii_lowercase().as_str() {
@@ -116,8 +146,10 @@ impl Version {
             "0.10" | "0.10.0" => Some(Self::V0_10),
             "0.12" | "0.12.0" => Some(Self::V0_12),
             "0.18" | "0.18.0" => Some(Self::V0_18),
+            "0.19" | "0.19.0" => Some(Self::V0_19),
             "0.21" | "0.21.0" => Some(Self::V0_21),
             "0.33" | "0.33.0" => Some(Self::V0_33),
+            "0.24" | "0.24.0" => Some(Self::V0_24),
             _ => None,
         }
     }
@@ -126,16 +158,16 @@ impl Version {
     /// `vllm/config/cache.py` since 0.21.
     pub fn default_utilization(self) -> f64 {
         match self {
-            Self::V0 | Self::V1 | Self::V0_10 | Self::V0_12 | Self::V0_18 => 0.90,
-            Self::V0_21 | Self::V0_33 => 0.92,
+            Self::V0 | Self::V1 | Self::V0_10 | Self::V0_12 | Self::V0_18 | Self::V0_19 => 0.90,
+            Self::V0_21 | Self::V0_33 | Self::V0_24 => 0.92,
         }
     }
 
     /// Whether the estimated CUDA-graph memory comes out of the KV budget.
     pub fn subtracts_cuda_graphs(self) -> bool {
         match self {
-            Self::V0 | Self::V1 | Self::V0_10 | Self::V0_12 | Self::V0_18 => false,
-            Self::V0_21 | Self::V0_33 => true,
+            Self::V0 | Self::V1 | Self::V0_10 | Self::V0_12 | Self::V0_18 | Self::V0_19 => false,
+            Self::V0_21 | Self::V0_33 | Self::V0_24 => true,
         }
     }
 
@@ -148,7 +180,7 @@ impl Version {
     pub fn profile_peak_is_larger_half(self) -> bool {
         match self {
             Self::V0 | Self::V1 | Self::V0_21 => false,
-            Self::V0_10 | Self::V0_12 | Self::V0_18 | Self::V0_33 => true,
+            Self::V0_10 | Self::V0_12 | Self::V0_18 | Self::V0_19 | Self::V0_33 | Self::V0_24 => true,
         }
     }
 
@@ -156,17 +188,60 @@ impl Version {
     /// (the V0 and V1 rules count fp32 logits and probabilities instead).
     pub fn default_sampler(self) -> super::Sampler {
         match self {
-            Self::V0 | Self::V1 | Self::V0_10 | Self::V0_21 | Self::V0_33 => super::Sampler::FlashInfer,
+            Self::V0 | Self::V1 | Self::V0_10 | Self::V0_21 | Self::V0_33 | Self::V0_24 => super::Sampler::FlashInfer,
             Self::V0_12 => super::Sampler::Native,
-            Self::V0_18 => super::Sampler::Triton,
+            Self::V0_18 | Self::V0_19 => super::Sampler::Triton,
         }
     }
 
-    /// Memory outside PyTorch that the profile adds, on one GPU and per GPU
-    /// of several (`board`: how the GPUs are linked).
-    pub fn non_torch_bytes(self, several_gpus: bool, board: super::Board) -> u64 {
+    /// Whether the fused-MoE workspace outlives the forward pass: from 0.19
+    /// the modular kernel takes it from one shared workspace manager
+    /// (`current_workspace_manager`, 0.19.1 – 0.24.0 `model_executor/layers/fused_moe/modular_kernel.py`),
+    /// so the sampler runs beside it. The 0.19.0 logs of four MoE models
+    /// (Qwen3-30B-A3B, Qwen1.5-MoE-A2.7B, DeepSeek-V2-Lite, Mixtral at TP 2)
+    /// peak at the sampler plus this workspace, within 0.03 GiB.
+    pub fn moe_workspace_kept(self) -> bool {
+        matches!(self, Self::V0_19 | Self::V0_24)
+    }
+
+    /// Bytes per logit the `sampler` holds beyond its named tensors under
+    /// these rules ([`super::TRITON_SAMPLER_EXTRA_BYTES`], measured on 0.19
+    /// logs).
+    pub fn sampler_extra_bytes(self, sampler: super::Sampler) -> u64 {
+        match (self, sampler) {
+            (Self::V0_19 | Self::V0_24, super::Sampler::Triton) => super::TRITON_SAMPLER_EXTRA_BYTES,
+            _ => 0,
+        }
+    }
+
+    /// Where [`Version::non_torch_bytes`] comes from, for people.
+    pub fn non_torch_source(self, tp: u64, board: super::Board) -> &'static str {
         use super::Board;
+        match (self, board) {
+            (Self::V0_19 | Self::V0_24, Board::NvSwitchHopper) if tp >= 2 => {
+                "vLLM 0.19.0 logs at TP ≥ 2 on H100: NCCL and FlashInfer all-reduce buffers"
+            }
+            (Self::V0_19 | Self::V0_24, Board::NvLink) if tp >= 2 => "vLLM 0.12 – 0.13 logs over NVLink",
+            (Self::V0_19 | Self::V0_24, _) => "vLLM 0.19.0 logs",
+            (Self::V0 | Self::V1 | Self::V0_10 | Self::V0_12 | Self::V0_18 | Self::V0_21 | Self::V0_33, _) => "llm-d",
+        }
+    }
+
+    /// Memory outside PyTorch that the profile adds per GPU, with `gpus`
+    /// GPUs of which `tp` in each tensor-parallel group (`board`: how the
+    /// GPUs are linked).
+    pub fn non_torch_bytes(self, tp: u64, gpus: usize, board: super::Board) -> u64 {
+        use super::Board;
+        let several_gpus = gpus > 1;
         match (self, several_gpus, board) {
+            // From 0.19 the window also holds the CUDA-graph profile; at
+            // TP ≥ 2 on an NVSwitch board, FlashInfer's all-reduce workspace
+            // and NCCL's buffers for the first large all-reduce. Pipeline
+            // stages alone exchange activations point to point: as one GPU.
+            (Self::V0_19 | Self::V0_24, _, Board::NvSwitchHopper) if tp >= 4 => super::NON_TORCH_TP4_NVSWITCH_0_19,
+            (Self::V0_19 | Self::V0_24, _, Board::NvSwitchHopper) if tp >= 2 => super::NON_TORCH_TP2_NVSWITCH_0_19,
+            (Self::V0_19 | Self::V0_24, _, Board::NvLink) if tp >= 2 => super::NON_TORCH_MULTI_0_12,
+            (Self::V0_19 | Self::V0_24, _, _) => super::NON_TORCH_SINGLE_0_19,
             (_, false, _) => super::NON_TORCH_SINGLE,
             // Up to 0.10 the snapshot precedes NCCL's set-up: its buffers count.
             (Self::V0 | Self::V1 | Self::V0_10, true, Board::NvSwitchHopper) => super::NON_TORCH_MULTI_NVSWITCH,
@@ -191,7 +266,7 @@ impl Version {
     pub fn cuda_graphs(self, max_num_seqs: u64, max_num_batched_tokens: u64) -> u64 {
         match self {
             Self::V0 | Self::V1 | Self::V0_10 => super::CUDA_GRAPH_CAPTURE_SIZES,
-            Self::V0_12 | Self::V0_18 | Self::V0_21 | Self::V0_33 => {
+            Self::V0_12 | Self::V0_18 | Self::V0_19 | Self::V0_21 | Self::V0_33 | Self::V0_24 => {
                 let largest = max_num_seqs.saturating_mul(2).min(512).min(max_num_batched_tokens);
                 let sizes = |upto: u64| match upto {
                     0 => 0,
@@ -212,7 +287,7 @@ impl Version {
         match self {
             Self::V0 | Self::V1 | Self::V0_10 => None,
             Self::V0_12 => Some(super::MoeKernel::FusedExperts),
-            Self::V0_18 | Self::V0_21 | Self::V0_33 => Some(super::MoeKernel::Modular),
+            Self::V0_18 | Self::V0_19 | Self::V0_21 | Self::V0_33 | Self::V0_24 => Some(super::MoeKernel::Modular),
         }
     }
 
@@ -220,7 +295,7 @@ impl Version {
     /// `0.8.5.dev169+g…`): the newest rules for that release, `None` when
     /// it is not a `0.N` release. 0.20.0 already subtracts the CUDA-graph
     /// estimate (`VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS` defaults to 1
-    /// there, `envs.py`) and asks 0.92 of the memory, so the 0.33 rules.
+    /// there, `envs.py`) and asks 0.92 of the memory, so the 0.24 rules.
     pub fn for_release(release: &str) -> Option<Self> {
         let mut parts = release.trim().trim_start_matches('v').split('.');
         let major: u64 = parts.next()?.parse().ok()?;
@@ -233,8 +308,8 @@ impl Version {
             8 | 9 => Self::V1,
             10 => Self::V0_10,
             11..=17 => Self::V0_12,
-            18 | 19 => Self::V0_18,
-            _ => Self::V0_33,
+            18 | 19 => Self::V0_19,
+            _ => Self::V0_24,
         })
     }
 
@@ -242,7 +317,14 @@ impl Version {
     pub(super) fn groups_sliding_windows(self) -> bool {
         match self {
             Self::V0 => false,
-            Self::V1 | Self::V0_10 | Self::V0_12 | Self::V0_18 | Self::V0_21 | Self::V0_33 => true,
+            Self::V1
+            | Self::V0_10
+            | Self::V0_12
+            | Self::V0_18
+            | Self::V0_19
+            | Self::V0_21
+            | Self::V0_33
+            | Self::V0_24 => true,
         }
     }
 }

@@ -24,7 +24,14 @@ pub(crate) fn terms(p: &Plan, r: &Report, kv_demand_bytes: u64) -> EngineTerms {
     let sampler = if r.version.profile_peak_is_larger_half() {
         format!(
             "or, if larger, the sampler's {} bytes per logit of {} sequences",
-            p.bytes_per_element() + super::SAMPLER_FP32_BYTES,
+            super::sampler_bytes_per_logit(
+                if let Engine::Vllm(o) = p.scenario.engine {
+                    o
+                } else {
+                    Options { version: r.version, ..Options::default() }
+                },
+                p.bytes_per_element()
+            ),
             thousands(r.max_num_seqs.min(r.max_num_batched_tokens))
         )
     } else {
@@ -43,8 +50,9 @@ pub(crate) fn terms(p: &Plan, r: &Report, kv_demand_bytes: u64) -> EngineTerms {
     let graphs = r.per_gpu.first().map_or(0, |g| g.cuda_graph_bytes);
     let non_torch = r.per_gpu.first().map_or(0, |g| g.non_torch_bytes);
     let overhead = format!(
-        " + vLLM non-torch memory {} (llm-d) + CUDA graphs {} ({} graphs × {} per layer, fitted to vLLM logs{})",
+        " + vLLM non-torch memory {} ({}) + CUDA graphs {} ({} graphs × {} per layer, fitted to vLLM logs{})",
         format_bytes(non_torch, UnitSystem::Binary),
+        r.version.non_torch_source(p.tp(), super::Board::of(&p.scenario.gpus)),
         format_bytes(graphs, UnitSystem::Binary),
         r.version.cuda_graphs(r.max_num_seqs, r.max_num_batched_tokens),
         format_bytes(CUDA_GRAPH_BYTES_PER_LAYER_SIZE, UnitSystem::Binary),
