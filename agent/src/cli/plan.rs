@@ -259,11 +259,8 @@ fn gpu_slots(args: &PlanArgs) -> anyhow::Result<Vec<GpuSlot>> {
 fn engine(args: &PlanArgs) -> anyhow::Result<Engine> {
     Ok(match EngineKind::parse(&args.engine)? {
         EngineKind::Transformers => Engine::Transformers(transformers::Options {
-            attention: match args.attention.as_str() {
-                "sdpa" | "flash_attention_2" => transformers::AttentionImpl::Sdpa,
-                "eager" => transformers::AttentionImpl::Eager,
-                other => bail!("unknown --attention `{other}` (sdpa or eager)"),
-            },
+            attention: transformers::AttentionImpl::parse(&args.attention)
+                .map_err(|e| anyhow::anyhow!("--attention `{}`: {e}", args.attention))?,
             logits: if args.full_logits {
                 transformers::LogitsMode::AllPositions
             } else {
@@ -313,11 +310,8 @@ fn engine(args: &PlanArgs) -> anyhow::Result<Engine> {
             n_ctx: args.n_ctx,
             n_gpu_layers: args.n_gpu_layers,
             parallel: args.parallel,
-            flash_attention: match args.flash_attn.as_str() {
-                "on" | "auto" => llamacpp::FlashAttention::On,
-                "off" => llamacpp::FlashAttention::Off,
-                other => bail!("unknown --flash-attn `{other}` (on or off)"),
-            },
+            flash_attention: llamacpp::FlashAttention::parse(&args.flash_attn)
+                .map_err(|e| anyhow::anyhow!("--flash-attn `{}`: {e}", args.flash_attn))?,
             cache_type_k: args.cache_type_k.as_deref().map(llamacpp::CacheType::parse).transpose()?,
             cache_type_v: args.cache_type_v.as_deref().map(llamacpp::CacheType::parse).transpose()?,
             // `--cpu-moe` is every layer: llama.cpp's `--n-cpu-moe` with no cut.
@@ -336,11 +330,7 @@ fn engine(args: &PlanArgs) -> anyhow::Result<Engine> {
             main_gpu: args.main_gpu,
             mmproj: args.mmproj,
             no_mmproj_offload: args.no_mmproj_offload,
-            fit: match args.fit.as_str() {
-                "on" => llamacpp::FitMode::On,
-                "off" => llamacpp::FitMode::Off,
-                other => bail!("unknown --fit `{other}` (on or off)"),
-            },
+            fit: llamacpp::FitMode::parse(&args.fit).map_err(|e| anyhow::anyhow!("--fit `{}`: {e}", args.fit))?,
             fit_target_mib: args.fit_target,
             host_ram_bytes: args.host_ram.as_deref().map(host_ram).transpose()?,
         }),
@@ -348,11 +338,13 @@ fn engine(args: &PlanArgs) -> anyhow::Result<Engine> {
             num_ctx: args.num_ctx,
             num_parallel: args.num_parallel,
             kv_cache_type: args.kv_cache_type.as_deref().map(llamacpp::CacheType::parse).transpose()?,
+            // Ollama's `auto` leaves the choice to Ollama (by model and GPU).
             flash_attention: match args.flash_attention.as_str() {
                 "auto" => None,
-                "on" | "1" => Some(llamacpp::FlashAttention::On),
-                "off" | "0" => Some(llamacpp::FlashAttention::Off),
-                other => bail!("unknown --flash-attention `{other}` (auto, on or off)"),
+                other => Some(
+                    llamacpp::FlashAttention::parse(other)
+                        .map_err(|e| anyhow::anyhow!("--flash-attention `{other}`: {e}"))?,
+                ),
             },
             num_gpu: args.num_gpu,
             num_batch: args.num_batch,

@@ -386,7 +386,7 @@ fn ollama_launches_llama_server_with_its_defaults() {
     assert_eq!((r["n_ctx"].as_u64(), r["cache_type_v"].as_str()), (Some(16_384), Some("q8_0")));
     let out = headroom(&[&base[..], &["--flash-attention", "maybe"]].concat());
     let e = String::from_utf8_lossy(&out.stderr);
-    assert!(!out.status.success() && e.contains("auto, on or off"), "{e}");
+    assert!(!out.status.success() && e.contains("use on, off or auto"), "{e}");
 }
 
 /// llama.cpp on unified memory beyond the DGX Spark: a Mac (Metal: no CUDA

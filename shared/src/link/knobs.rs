@@ -22,8 +22,8 @@ pub(super) fn encode_engine(e: &Engine, pairs: &mut Vec<(&'static str, String)>)
     }
     match (*e, LinkVersion::CURRENT.engine(e.kind())) {
         (Engine::Transformers(o), Engine::Transformers(d)) => {
-            opt("attn", (o.attention != d.attention).then(|| attention_id(o.attention).into()));
-            opt("logits", (o.logits != d.logits).then(|| logits_id(o.logits).into()));
+            opt("attn", (o.attention != d.attention).then(|| o.attention.id().into()));
+            opt("logits", (o.logits != d.logits).then(|| o.logits.id().into()));
         }
         (Engine::Vllm(o), Engine::Vllm(d)) => {
             // Always written: the version decides the defaults of the rest.
@@ -55,7 +55,7 @@ pub(super) fn encode_engine(e: &Engine, pairs: &mut Vec<(&'static str, String)>)
             opt("nctx", differs(o.n_ctx, d.n_ctx));
             opt("ngl", differs(o.n_gpu_layers, d.n_gpu_layers));
             opt("np", differs(o.parallel, d.parallel));
-            opt("fa", (o.flash_attention != d.flash_attention).then(|| flash_id(o.flash_attention).into()));
+            opt("fa", (o.flash_attention != d.flash_attention).then(|| o.flash_attention.id().into()));
             let cache = |t: Option<llamacpp::CacheType>| t.map(|t| t.id().to_owned());
             opt("ctk", (o.cache_type_k != d.cache_type_k).then(|| cache(o.cache_type_k)).flatten());
             opt("ctv", (o.cache_type_v != d.cache_type_v).then(|| cache(o.cache_type_v)).flatten());
@@ -74,11 +74,7 @@ pub(super) fn encode_engine(e: &Engine, pairs: &mut Vec<(&'static str, String)>)
                 (true, true) => "cpu",
             };
             opt("mmproj", (mmproj(&o) != mmproj(&d)).then(|| mmproj(&o).to_owned()).filter(|v| !v.is_empty()));
-            let fit = |f: llamacpp::FitMode| match f {
-                llamacpp::FitMode::On => "on",
-                llamacpp::FitMode::Off => "off",
-            };
-            opt("fit", (o.fit != d.fit).then(|| fit(o.fit).to_owned()));
+            opt("fit", (o.fit != d.fit).then(|| o.fit.id().to_owned()));
             opt("ram", o.host_ram_bytes.filter(|_| o.host_ram_bytes != d.host_ram_bytes).map(super::values::size_text));
         }
         (Engine::Ollama(o), Engine::Ollama(d)) => {
@@ -90,9 +86,7 @@ pub(super) fn encode_engine(e: &Engine, pairs: &mut Vec<(&'static str, String)>)
             );
             opt(
                 "fa",
-                (o.flash_attention != d.flash_attention)
-                    .then(|| o.flash_attention.map(|f| flash_id(f).into()))
-                    .flatten(),
+                (o.flash_attention != d.flash_attention).then(|| o.flash_attention.map(|f| f.id().into())).flatten(),
             );
             opt("numgpu", differs(o.num_gpu, d.num_gpu));
             opt("numbatch", differs(o.num_batch, d.num_batch));
@@ -106,27 +100,6 @@ pub(super) fn encode_engine(e: &Engine, pairs: &mut Vec<(&'static str, String)>)
             Engine::Transformers(_) | Engine::Vllm(_) | Engine::Sglang(_) | Engine::LlamaCpp(_) | Engine::Ollama(_),
             _,
         ) => {}
-    }
-}
-
-fn attention_id(a: transformers::AttentionImpl) -> &'static str {
-    match a {
-        transformers::AttentionImpl::Sdpa => "sdpa",
-        transformers::AttentionImpl::Eager => "eager",
-    }
-}
-
-fn logits_id(l: transformers::LogitsMode) -> &'static str {
-    match l {
-        transformers::LogitsMode::LastToken => "last",
-        transformers::LogitsMode::AllPositions => "all",
-    }
-}
-
-fn flash_id(f: llamacpp::FlashAttention) -> &'static str {
-    match f {
-        llamacpp::FlashAttention::On => "on",
-        llamacpp::FlashAttention::Off => "off",
     }
 }
 
@@ -148,20 +121,8 @@ pub(super) fn apply_knob(e: &mut Engine, key: &str, value: &str) -> Result<(), S
     let cpu_moe = |v: &str| if v == "all" { Ok(u64::from(u32::MAX)) } else { parse_u64(v, 0, u64::from(u32::MAX)) };
     let lower = value.to_ascii_lowercase();
     match (e, key) {
-        (Engine::Transformers(o), "attn") => {
-            o.attention = match lower.as_str() {
-                "sdpa" => transformers::AttentionImpl::Sdpa,
-                "eager" => transformers::AttentionImpl::Eager,
-                _ => return Err("use sdpa or eager".into()),
-            }
-        }
-        (Engine::Transformers(o), "logits") => {
-            o.logits = match lower.as_str() {
-                "last" => transformers::LogitsMode::LastToken,
-                "all" => transformers::LogitsMode::AllPositions,
-                _ => return Err("use last or all".into()),
-            }
-        }
+        (Engine::Transformers(o), "attn") => o.attention = transformers::AttentionImpl::parse(value)?,
+        (Engine::Transformers(o), "logits") => o.logits = transformers::LogitsMode::parse(value)?,
         (Engine::Vllm(o), "vllm") => {
             o.version = vllm::Version::parse_pinned(value).ok_or_else(|| {
                 format!("not a vLLM version this page knows ({})", vllm::Version::IDS_NEWEST_FIRST.join(", "))
@@ -188,7 +149,7 @@ pub(super) fn apply_knob(e: &mut Engine, key: &str, value: &str) -> Result<(), S
         (Engine::LlamaCpp(o), "nctx") => o.n_ctx = tokens(value)?,
         (Engine::LlamaCpp(o), "ngl") => o.n_gpu_layers = Some(parse_u64(value, 0, 100_000)?),
         (Engine::LlamaCpp(o), "np") => o.parallel = Some(parse_u64(value, 1, 4096)?),
-        (Engine::LlamaCpp(o), "fa") => o.flash_attention = flash(&lower)?,
+        (Engine::LlamaCpp(o), "fa") => o.flash_attention = llamacpp::FlashAttention::parse(value)?,
         (Engine::LlamaCpp(o), "ctk") => o.cache_type_k = Some(cache_type(value)?),
         (Engine::LlamaCpp(o), "ctv") => o.cache_type_v = Some(cache_type(value)?),
         (Engine::LlamaCpp(o), "ncmoe") => o.n_cpu_moe = cpu_moe(&lower)?,
@@ -207,18 +168,14 @@ pub(super) fn apply_knob(e: &mut Engine, key: &str, value: &str) -> Result<(), S
                 _ => return Err("use off, gpu or cpu".into()),
             }
         }
-        (Engine::LlamaCpp(o), "fit") => {
-            o.fit = match lower.as_str() {
-                "on" => llamacpp::FitMode::On,
-                "off" => llamacpp::FitMode::Off,
-                _ => return Err("use on or off".into()),
-            }
-        }
+        (Engine::LlamaCpp(o), "fit") => o.fit = llamacpp::FitMode::parse(value)?,
         (Engine::LlamaCpp(o), "ram") => o.host_ram_bytes = Some(host_ram(value)?),
         (Engine::Ollama(o), "numctx") => o.num_ctx = tokens(value)?,
         (Engine::Ollama(o), "np") => o.num_parallel = parse_u64(value, 1, 4096)?,
         (Engine::Ollama(o), "kvt") => o.kv_cache_type = Some(cache_type(value)?),
-        (Engine::Ollama(o), "fa") => o.flash_attention = Some(flash(&lower)?),
+        // Ollama's `auto` leaves the choice to Ollama, as no `fa=` does.
+        (Engine::Ollama(o), "fa") if lower == "auto" => o.flash_attention = None,
+        (Engine::Ollama(o), "fa") => o.flash_attention = Some(llamacpp::FlashAttention::parse(value)?),
         (Engine::Ollama(o), "numgpu") => o.num_gpu = Some(parse_u64(value, 0, 100_000)?),
         (Engine::Ollama(o), "numbatch") => o.num_batch = Some(parse_u64(value, 1, 65_536)?),
         (Engine::Ollama(o), "ncmoe") => o.n_cpu_moe = cpu_moe(&lower)?,
@@ -270,14 +227,6 @@ pub fn parse_fraction(value: &str) -> Result<f64, String> {
 
 fn cache_type(value: &str) -> Result<llamacpp::CacheType, String> {
     llamacpp::CacheType::parse(value).map_err(|e| e.to_string())
-}
-
-fn flash(lower: &str) -> Result<llamacpp::FlashAttention, String> {
-    match lower {
-        "on" => Ok(llamacpp::FlashAttention::On),
-        "off" => Ok(llamacpp::FlashAttention::Off),
-        _ => Err("use on or off".into()),
-    }
 }
 
 /// The host's RAM; a bare number is GiB, as people say how much RAM they have.

@@ -70,6 +70,45 @@ pub enum FlashAttention {
     Off,
 }
 
+impl FitMode {
+    /// `--fit`'s value and the link's `fit=`.
+    pub fn id(self) -> &'static str {
+        match self {
+            Self::On => "on",
+            Self::Off => "off",
+        }
+    }
+
+    pub fn parse(s: &str) -> Result<Self, String> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "on" => Ok(Self::On),
+            "off" => Ok(Self::Off),
+            _ => Err("use on or off".into()),
+        }
+    }
+}
+
+impl FlashAttention {
+    /// `-fa`'s value and the link's `fa=`.
+    pub fn id(self) -> &'static str {
+        match self {
+            Self::On => "on",
+            Self::Off => "off",
+        }
+    }
+
+    /// `-fa on|off|auto` (common/arg.cpp; `auto` turns it on wherever the
+    /// backend supports it, as CUDA does), also `1`/`0`. One parser for the
+    /// CLI and links.
+    pub fn parse(s: &str) -> Result<Self, String> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "on" | "auto" | "1" => Ok(Self::On),
+            "off" | "0" => Ok(Self::Off),
+            _ => Err("use on, off or auto".into()),
+        }
+    }
+}
+
 /// `-ub` when none is given (common/common.h `n_ubatch = 512`).
 pub const DEFAULT_N_UBATCH: u64 = 512;
 

@@ -46,6 +46,45 @@ pub enum LogitsMode {
     AllPositions,
 }
 
+impl AttentionImpl {
+    /// The id links use (`attn=`), the CLI's `--attention`.
+    pub fn id(self) -> &'static str {
+        match self {
+            Self::Sdpa => "sdpa",
+            Self::Eager => "eager",
+        }
+    }
+
+    /// `attn_implementation` as transformers spells it: `flash_attention_2`
+    /// and `flash_attention_3` hold what `sdpa` holds (no seq² scores).
+    /// One parser for the CLI and links.
+    pub fn parse(s: &str) -> Result<Self, String> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "sdpa" | "flash_attention_2" | "flash_attention_3" => Ok(Self::Sdpa),
+            "eager" => Ok(Self::Eager),
+            _ => Err("use sdpa, flash_attention_2 or eager".into()),
+        }
+    }
+}
+
+impl LogitsMode {
+    /// The id links use (`logits=`).
+    pub fn id(self) -> &'static str {
+        match self {
+            Self::LastToken => "last",
+            Self::AllPositions => "all",
+        }
+    }
+
+    pub fn parse(s: &str) -> Result<Self, String> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "last" => Ok(Self::LastToken),
+            "all" => Ok(Self::AllPositions),
+            _ => Err("use last or all".into()),
+        }
+    }
+}
+
 /// transformers 5.24: `LinearAttentionLayer` keeps `conv_kernel_size`
 /// columns in the model dtype (cache_utils.py); the gated-DeltaNet state
 /// is computed and kept in float32 (`torch_chunk_gated_delta_rule`,

@@ -21,9 +21,14 @@ pub(crate) fn terms(p: &Plan, r: &Report, kv_demand_bytes: u64) -> EngineTerms {
         format_bytes(kv_demand_bytes, UnitSystem::Binary),
         demand(p)
     );
+    let kept = if r.version.moe_workspace_kept() && t.moe.is_some() {
+        " beside the fused-MoE workspace 0.19+ keeps"
+    } else {
+        ""
+    };
     let sampler = if r.version.profile_peak_is_larger_half() {
         format!(
-            "or, if larger, the sampler's {} bytes per logit of {} sequences",
+            "or, if larger, the sampler's {} bytes per logit of {} sequences{kept}",
             super::sampler_bytes_per_logit(
                 if let Engine::Vllm(o) = p.scenario.engine {
                     o
