@@ -24,7 +24,7 @@ use crate::formats::WeightFormat;
 use crate::kv::{self, KvDtype};
 use crate::model::Model;
 use crate::plan::{GpuBudget, MAX_CONCURRENCY, Verdict, activations, terms::demand};
-use crate::units::{GIB, UnitSystem, decimal_short, format_bytes};
+use crate::units::{GIB, MIB, UnitSystem, decimal_short, format_bytes};
 
 /// The SGLang rules Headroom models, each frozen once released (share links
 /// pin one, `sglang=`); a new rule set is a new variant, never an edit.
@@ -38,23 +38,34 @@ pub enum Version {
     /// chunked prefill and the decode CUDA-graph batch by GPU memory, and
     /// `mem_fraction_static` = (GPU memory − the reserve for activations,
     /// CUDA graphs and parallel slack) / GPU memory.
-    #[default]
-    #[serde(rename = "0.5.23", alias = "latest")]
+    #[serde(rename = "0.5.23")]
     V0_5_23,
+    /// SGLang 0.5.23 read again with 0.4.9's source and real start-up logs:
+    /// as [`Version::V0_5_23`], but the memory its distributed init takes
+    /// at TP ≥ 2 ([`dist_init_bytes`]) comes before the weights, and the
+    /// reserve outside `mem_fraction_static` is a share of the memory free
+    /// before the weights (`pre_model_load_memory`, 0.5.23
+    /// `mem_cache/kv_cache_configurator.py::_profile_available_bytes`;
+    /// `total_gpu_memory`, the distributed init's `min_per_gpu_memory`, in
+    /// 0.4.9 `model_runner.py::profile_max_num_token`), not of CUDA's total.
+    #[default]
+    #[serde(rename = "0.5.23-init", alias = "latest")]
+    V0_5_23Init,
 }
 
 impl Version {
     /// Every known version, oldest first.
-    pub const ALL: &[Version] = &[Self::TpTable, Self::V0_5_23];
+    pub const ALL: &[Version] = &[Self::TpTable, Self::V0_5_23, Self::V0_5_23Init];
     /// The newest rules this build knows: what a new plan gets.
-    pub const LATEST: Version = Self::V0_5_23;
+    pub const LATEST: Version = Self::V0_5_23Init;
     /// Their ids, newest first (the page's choices).
-    pub const IDS_NEWEST_FIRST: &[&str] = &["0.5.23", "tp"];
+    pub const IDS_NEWEST_FIRST: &[&str] = &["0.5.23-init", "0.5.23", "tp"];
 
     pub fn id(self) -> &'static str {
         match self {
             Self::TpTable => "tp",
             Self::V0_5_23 => "0.5.23",
+            Self::V0_5_23Init => "0.5.23-init",
         }
     }
 
@@ -71,6 +82,7 @@ impl Version {
         match s.trim().to_ascii_lowercase().trim_start_matches('v') {
             "tp" => Some(Self::TpTable),
             "0.5.23" => Some(Self::V0_5_23),
+            "0.5.23-init" => Some(Self::V0_5_23Init),
             _ => None,
         }
     }
@@ -110,7 +122,7 @@ pub(crate) fn check_knobs(o: Options) -> Result<(), String> {
 pub fn default_mem_fraction_for(p: &Plan, o: Options) -> f64 {
     match o.version {
         Version::TpTable => default_mem_fraction(p.tp()),
-        Version::V0_5_23 => gpu_memory_settings(p).mem_fraction_static,
+        Version::V0_5_23 | Version::V0_5_23Init => gpu_memory_settings(p).mem_fraction_static,
     }
 }
 
@@ -239,10 +251,19 @@ fn pool(p: &Plan, o: Options) -> Pool {
         let cell = kv::bytes_per_token(p.stage_kv(stage));
         cell_max = cell_max.max(cell);
         // Free after loading weights (the context already resident), minus the
-        // reserved share; both as `torch.cuda.mem_get_info` sees them, of CUDA's total.
-        let free_after_weights =
-            slot.cuda_total_bytes.saturating_sub(p.base_overhead()).saturating_sub(p.stage_weights(stage));
-        let reserved = (slot.cuda_total_bytes as f64 * (1.0 - fraction)).ceil() as u64;
+        // reserved share; both as `torch.cuda.mem_get_info` sees them.
+        let (free_after_weights, reserved) = match o.version {
+            // A share of CUDA's total.
+            Version::TpTable | Version::V0_5_23 => (
+                slot.cuda_total_bytes.saturating_sub(p.base_overhead()).saturating_sub(p.stage_weights(stage)),
+                (slot.cuda_total_bytes as f64 * (1.0 - fraction)).ceil() as u64,
+            ),
+            // A share of what was free before the weights.
+            Version::V0_5_23Init => {
+                let before = slot.cuda_total_bytes.saturating_sub(overhead(p, o));
+                (before.saturating_sub(p.stage_weights(stage)), (before as f64 * (1.0 - fraction)).ceil() as u64)
+            }
+        };
         let mut rest = free_after_weights.saturating_sub(reserved);
         let per_req = p.stage_state(stage);
         let ratio = MAMBA_FULL_MEMORY_RATIO;
@@ -264,12 +285,55 @@ fn default_chunk(p: &Plan, o: Options) -> u64 {
             let large = p.scenario.gpus.first().is_some_and(|g| g.capacity_bytes >= 70 * GIB);
             if large { 8192 } else { 2048 }
         }
-        Version::V0_5_23 => gpu_memory_settings(p).chunked_prefill_size,
+        Version::V0_5_23 | Version::V0_5_23Init => gpu_memory_settings(p).chunked_prefill_size,
     }
 }
 
 pub(crate) fn context_length(p: &Plan, o: Options) -> u64 {
     o.context_length.or(p.model.arch.text.max_position_embeddings).unwrap_or_else(|| p.scenario.sequence_tokens())
+}
+
+/// Memory SGLang's distributed init takes on each GPU before the weights
+/// (`Init torch distributed ends. mem usage=`, 0.4.9
+/// `model_runner.py::init_torch_distributed`): at TP ≥ 2 the TP group's
+/// pynccl communicator and its one-element warm-up all-reduce, which, with
+/// the `NCCL_CUMEM_ENABLE=0` SGLang sets (0.4.9 `entrypoints/engine.py`
+/// `_set_envs_and_config`, 0.5.23 likewise), makes NCCL allocate its
+/// channel buffers at once; the custom all-reduce's IPC buffers are ~24 MiB
+/// of it (0.4.9 `custom_all_reduce.py`). NVLS stays off by default
+/// (`NCCL_NVLS_ENABLE=0`).
+pub fn dist_init_bytes(p: &Plan) -> u64 {
+    if p.tp() < 2 {
+        return 0;
+    }
+    match vllm::Board::of(&p.scenario.gpus) {
+        vllm::Board::NvSwitchHopper => DIST_INIT_NVSWITCH,
+        vllm::Board::NvLink => crate::plan::TP_COMM_BYTES,
+        vllm::Board::Pcie => DIST_INIT_PCIE,
+    }
+}
+
+/// [`dist_init_bytes`] over PCIe (or across nodes). Measured: the `mem
+/// usage` of real start-up logs, 0.13 GiB (4 × L4, custom all-reduce off,
+/// `sglang-0.4.3-qwq-32b-l4-tp4`), 0.23 (2 × 24 GB), 0.26 (2 × RTX 4090),
+/// 0.39 (4 × RTX PRO 6000), 0.22 and 0.27 (TP 16 over two nodes): median
+/// 0.25 GiB.
+pub const DIST_INIT_PCIE: u64 = 256 * MIB;
+
+/// [`dist_init_bytes`] on an NVSwitch board (HGX Hopper). Measured on the
+/// rank that takes most (the pool is sized by the smallest free memory over
+/// the ranks): 1.13 GiB (TP 4, 96 GB Hopper, sglang#10407), 1.25 (TP 8,
+/// 80 GB H100, `sglang-0.5.2-grok2-fp8-h100-tp8`), 1.90 (TP 8 H200 with DP
+/// attention, sglang#6017), 2.01 (TP 8 H200, sglang#11716): median 1.58 GiB.
+pub const DIST_INIT_NVSWITCH: u64 = 1618 * MIB;
+
+/// What SGLang holds on each GPU besides weights, KV and activations: the
+/// CUDA context and, by `o.version`'s rules, the TP buffers.
+fn overhead(p: &Plan, o: Options) -> u64 {
+    match o.version {
+        Version::TpTable | Version::V0_5_23 => p.base_overhead(),
+        Version::V0_5_23Init => crate::plan::CUDA_CONTEXT_BYTES.saturating_add(dist_init_bytes(p)),
+    }
 }
 
 pub(crate) fn parts(p: &Plan, o: Options, g: usize) -> GpuBudget {
@@ -285,7 +349,7 @@ pub(crate) fn parts(p: &Plan, o: Options, g: usize) -> GpuBudget {
         kv_cache_bytes: pool.tokens.saturating_mul(kv::bytes_per_token(p.stage_kv(stage))),
         state_bytes: pool.state_slots.map_or(0, |s| s.saturating_add(1).saturating_mul(p.stage_state(stage))),
         activation_bytes: act,
-        overhead_bytes: p.base_overhead(),
+        overhead_bytes: overhead(p, o),
     }
 }
 
@@ -366,17 +430,27 @@ pub(crate) fn terms(p: &Plan, r: &Report, kv_demand_bytes: u64) -> EngineTerms {
             "one chunk of {} prefill tokens through one decoder layer (SGLang keeps it outside mem_fraction_static)",
             thousands(r.chunked_prefill_size)
         ),
-        overhead: crate::plan::terms::tp_comm_note(p),
+        overhead: match r.version {
+            Version::TpTable | Version::V0_5_23 => crate::plan::terms::tp_comm_note(p),
+            Version::V0_5_23Init if p.tp() > 1 => format!(
+                " + SGLang's distributed init {} per GPU (NCCL's buffers, allocated at once: measured on SGLang logs)",
+                format_bytes(dist_init_bytes(p), UnitSystem::Binary)
+            ),
+            Version::V0_5_23Init => String::new(),
+        },
         own: vec![Term::tokens(
             "SGLang max_total_num_tokens",
             r.max_total_num_tokens,
             format!(
                 "(free after weights − {} × (1 − mem_fraction_static {}, {})) ÷ cell size {} bytes",
-                crate::plan::terms::cuda_total(p),
+                match r.version {
+                    Version::TpTable | Version::V0_5_23 => crate::plan::terms::cuda_total(p),
+                    Version::V0_5_23Init => "the memory free before the weights".to_owned(),
+                },
                 decimal_short(r.mem_fraction_static, 3),
                 match r.version {
                     Version::TpTable => "default by TP",
-                    Version::V0_5_23 => "default from GPU memory, 0.5.23",
+                    Version::V0_5_23 | Version::V0_5_23Init => "default from GPU memory, 0.5.23",
                 },
                 thousands(r.cell_size_bytes)
             ),

@@ -324,6 +324,18 @@ const CASES: &[Case] = &[
         )
     },
     Case {
+        // Issue 36: SGLang 0.4.3 on 4 × L4 over PCIe (custom all-reduce off);
+        // mem_fraction_static 0.85 by its server_args, TP 4 by its command.
+        mem_fraction_static: Some(0.85),
+        tp: Some(4),
+        ..case(
+            "sglang-043-qwq-32b-l4-tp4",
+            "qwen2.5-32b",
+            "l4",
+            "QwQ-32B (Qwen2.5-32B shapes), TP 4 × L4, SGLang 0.4.3",
+        )
+    },
+    Case {
         weights: Some("fp8"),
         tp: Some(4),
         mem_fraction_static: Some(0.93),

@@ -431,7 +431,7 @@ fn sglang_0_5_23_takes_mem_fraction_static_from_gpu_memory() {
         };
         let (report, _, _) = report_of(&m, s);
         let Some(EngineReport::Sglang(r)) = report else { panic!() };
-        assert_eq!(r.version, sglang::Version::V0_5_23);
+        assert_eq!(r.version, sglang::Version::V0_5_23Init);
         (r.mem_fraction_static, r.chunked_prefill_size)
     };
     assert_eq!(fraction("h100-sxm", 1), (0.830, 8192));
