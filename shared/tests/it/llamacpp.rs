@@ -463,3 +463,46 @@ fn experts_on_the_cpu_are_staged_in_the_first_gpus_compute_buffer() {
     assert_eq!(two[1], two_gpu[1]);
     assert_eq!(two[0], staged[0].max(two_gpu[0]));
 }
+
+/// MLA's query side piles up in llama.cpp's compute buffer (issue 35): a
+/// real mainline log (b5331, DeepSeek-V3-0324 on four GPUs, `-c 16384 -ub
+/// 1024`, flash attention on; `llamacpp-b5331-deepseek-v3-0324-4gpu-fa-on`)
+/// logs 788 MiB on every GPU that stages no expert, where the dense formula
+/// gave 112 MiB. Without flash attention the F32 scores of 128 heads join.
+#[test]
+fn an_mla_models_compute_buffer_holds_its_query_side() {
+    let m = model("deepseek-v3");
+    let text = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/startup/llamacpp-b5331-deepseek-v3-0324-4gpu-fa-on.txt"
+    ))
+    .unwrap_or_else(|e| panic!("{e}"));
+    let log = shared::startup::read(&text).unwrap_or_else(|| panic!("a start-up log"));
+    let logged: Vec<u64> = log
+        .facts
+        .iter()
+        .filter_map(|f| match (f.scope.as_deref(), &f.figure) {
+            (Some(scope), shared::startup::Figure::Buffer { buffer: shared::startup::Buffer::Compute, bytes })
+                if scope != "CUDA0" && scope.strip_prefix("CUDA").is_some_and(|n| n.parse::<u8>().is_ok()) =>
+            {
+                Some(*bytes)
+            }
+            _ => None,
+        })
+        .collect();
+    assert_eq!(logged.len(), 3, "{:?}", log.facts);
+    // Experts in host RAM, so the plan fits: CUDA0 stages them, the others do not.
+    let o = Options { n_ctx: Some(16_384), n_ubatch: 1024, n_cpu_moe: u64::from(u32::MAX), ..Default::default() };
+    let (_, e) = report(&m, scenario(o, 4, 80));
+    let compute: Vec<u64> = e.per_gpu.iter().map(|g| g.budget.activation_bytes).collect();
+    for (g, logged) in compute[1..].iter().zip(&logged) {
+        let error = (*g as f64 - *logged as f64) / *logged as f64;
+        assert!(error.abs() < 0.05, "{g} vs {logged}: {error}");
+    }
+    // 4 × 1024 × (2 × 7168 + 1536 + 128 × (128 + 3 × 64 + 2 × 512)) + the F16 mask 2 × 16384 × 1024.
+    assert_eq!(compute[1], 4 * 1024 * (2 * 7168 + 1536 + 128 * (128 + 3 * 64 + 2 * 512)) + 2 * 16_384 * 1024);
+    let off = Options { flash_attention: shared::engines::llamacpp::FlashAttention::Off, ..o };
+    let (_, e) = report(&m, scenario(off, 4, 80));
+    let scores = 4 * 16_384 * 1024 * 128;
+    assert!(e.per_gpu[1].budget.activation_bytes > compute[1] + scores, "{}", e.per_gpu[1].budget.activation_bytes);
+}

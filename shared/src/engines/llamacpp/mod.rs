@@ -507,6 +507,9 @@ fn cells(_: &Plan, o: Options, ctx: u64, slots: u64) -> cache::Cells {
 /// where attention is `ctx · (1 + heads)` without flash attention).
 fn compute_buffer(p: &Plan, o: Options, ctx: u64, with_output: bool) -> u64 {
     let t = &p.model.arch.text;
+    if let crate::arch::AttentionKind::Mla(m) = t.attention {
+        return mla_compute_buffer(t, m, o, ctx, with_output);
+    }
     let attention = match o.flash_attention {
         FlashAttention::On => 0,
         FlashAttention::Off => ctx.saturating_mul(t.num_heads.saturating_add(1)),
@@ -514,6 +517,58 @@ fn compute_buffer(p: &Plan, o: Options, ctx: u64, with_output: bool) -> u64 {
     let layer = t.hidden_size.saturating_mul(4).saturating_add(1).saturating_add(attention);
     let output = if with_output { t.hidden_size.saturating_add(t.vocab_size) } else { 0 };
     o.n_ubatch.saturating_mul(4).saturating_mul(layer.max(output))
+}
+
+/// The compute buffer of one GPU for an MLA model (`deepseek2` graphs whose
+/// GGUF carries `wk_b`/`wv_b`: DeepSeek V2/V3, Kimi K2), as llama.cpp
+/// reserves it (vendored by llama-cpp-python 0.3.36, llama.cpp 0c1e57098):
+/// the worst-case graph of `T = min(n_ctx, n_ubatch)` tokens over the whole
+/// cache (`K`, n_ctx padded to 256, src/llama-context.cpp). ggml-alloc puts a
+/// tensor in a freed gap only when one is large enough, and `mul_mat`,
+/// `concat` and `flash_attn_ext` never reuse their inputs
+/// (ggml/src/ggml-alloc.c), so the query side of an MLA layer piles up
+/// (src/models/deepseek2.cpp, F32): the layer input and its norm (2·E), the
+/// query's low rank `Lq` (`q_a`), the query `H·(N + P)`, its rotated part
+/// `H·P`, the absorbed `q_nope × wk_b` `H·R` and their concatenation
+/// `H·(R + P)`. The mask beside it, F16 with flash attention (`2·K·T`) or
+/// F32 without (`4·K·T`); without flash attention the scores
+/// `4·K·T·H` too (src/llama-graph.cpp `build_attn_mha`), and the transposed
+/// latent V (`2·K·R`) when the gap the query leaves cannot hold them. A
+/// real mainline log (b5331, DeepSeek-V3-0324, `-ub 1024 -c 16384 -fa`,
+/// fixture `llamacpp-b5331-deepseek-v3-0324-4gpu-fa-on`) logs 788 MiB on
+/// each GPU without staged experts, 766 MiB from this.
+fn mla_compute_buffer(t: &crate::arch::TextModel, m: crate::arch::Mla, o: Options, ctx: u64, with_output: bool) -> u64 {
+    let tokens = o.n_ubatch.min(ctx);
+    let kv = ctx.div_ceil(256).saturating_mul(256);
+    let (e, h, lq, r, rope, nope) = (
+        t.hidden_size,
+        t.num_heads,
+        m.q_lora_rank.unwrap_or(0),
+        m.kv_lora_rank,
+        m.qk_rope_head_dim,
+        m.qk_nope_head_dim,
+    );
+    let f32s = |width: u64| tokens.saturating_mul(4).saturating_mul(width);
+    let query = f32s(e.saturating_mul(2).saturating_add(lq).saturating_add(
+        h.saturating_mul(nope.saturating_add(rope.saturating_mul(3)).saturating_add(r.saturating_mul(2))),
+    ));
+    // What the query's inputs free once it is built.
+    let gap =
+        f32s(e.saturating_add(lq).saturating_add(h.saturating_mul(nope.saturating_add(rope * 2).saturating_add(r))));
+    let (mask, scores) = match o.flash_attention {
+        FlashAttention::On => (kv.saturating_mul(tokens).saturating_mul(2), 0),
+        FlashAttention::Off => {
+            let scores = f32s(kv.saturating_mul(h));
+            let v = kv.saturating_mul(r).saturating_mul(2);
+            (
+                kv.saturating_mul(tokens).saturating_mul(4),
+                (if scores > gap { scores } else { 0 }).saturating_add(if v > gap { v } else { 0 }),
+            )
+        }
+    };
+    let layer = query.saturating_add(scores);
+    let output = if with_output { f32s(e.saturating_add(t.vocab_size)) } else { 0 };
+    layer.max(output).saturating_add(mask)
 }
 
 /// ggml's scheduler runs an op whose weight sits in host memory on the first
@@ -724,7 +779,11 @@ pub(crate) fn terms(p: &Plan, r: &Report) -> EngineTerms {
             Basis::EngineRule,
         ),
         state: "llama.cpp keeps one F32 state cell per sequence slot",
-        activations: "llama.cpp compute buffer: 4 × n_ubatch × max(1 + 4 × hidden + attention scores without flash attention, hidden + vocab) bytes (Ollama's GraphSize for llama graphs)".into(),
+        activations: match p.model.arch.text.attention {
+            crate::arch::AttentionKind::Mla(_) => "llama.cpp compute buffer: MLA's F32 query side for n_ubatch tokens (2 × hidden + q rank + heads × (nope + 3 × rope + 2 × kv rank)) + the KQ mask, + the scores without flash attention (src/models/deepseek2.cpp)",
+            crate::arch::AttentionKind::Standard { .. } => "llama.cpp compute buffer: 4 × n_ubatch × max(1 + 4 × hidden + attention scores without flash attention, hidden + vocab) bytes (Ollama's GraphSize for llama graphs)",
+        }
+        .into(),
         overhead: crate::plan::terms::tp_comm_note(p),
         own: vec![Term::bytes(
             "llama.cpp CPU weights",
