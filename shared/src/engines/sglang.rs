@@ -433,7 +433,7 @@ pub(crate) fn terms(p: &Plan, r: &Report, kv_demand_bytes: u64) -> EngineTerms {
         overhead: match r.version {
             Version::TpTable | Version::V0_5_23 => crate::plan::terms::tp_comm_note(p),
             Version::V0_5_23Init if p.tp() > 1 => format!(
-                " + SGLang's distributed init {} per GPU (NCCL's buffers, allocated at once: measured on SGLang logs)",
+                " + SGLang's distributed init {} per GPU (NCCL, from its logs)",
                 format_bytes(dist_init_bytes(p), UnitSystem::Binary)
             ),
             Version::V0_5_23Init => String::new(),
@@ -445,7 +445,7 @@ pub(crate) fn terms(p: &Plan, r: &Report, kv_demand_bytes: u64) -> EngineTerms {
                 "(free after weights − {} × (1 − mem_fraction_static {}, {})) ÷ cell size {} bytes",
                 match r.version {
                     Version::TpTable | Version::V0_5_23 => crate::plan::terms::cuda_total(p),
-                    Version::V0_5_23Init => "the memory free before the weights".to_owned(),
+                    Version::V0_5_23Init => "free before weights".to_owned(),
                 },
                 decimal_short(r.mem_fraction_static, 3),
                 match r.version {

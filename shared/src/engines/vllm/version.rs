@@ -110,7 +110,7 @@ impl Version {
             Self::V0_19 => "vLLM 0.18 – 0.19 (read from 0.19)",
             Self::V0_21 => "vLLM 0.20+",
             Self::V0_33 => "vLLM 0.20+ (read from 0.33)",
-            Self::V0_24 => "vLLM 0.20+ (read from 0.20 – 0.24)",
+            Self::V0_24 => "vLLM 0.20+ (read from 0.24)",
         }
     }
 
@@ -123,9 +123,9 @@ impl Version {
             Self::V0_12 => "the native sampler, NCCL outside the budget, the fused-MoE peak",
             Self::V0_18 => "the Triton sampler and the modular fused-MoE workspace",
             Self::V0_21 => "utilization 0.92 instead of 0.90, and CUDA-graph memory subtracted from the KV budget",
-            Self::V0_19 => "0.18 with the memory outside PyTorch measured at TP ≥ 2",
+            Self::V0_19 => "0.18 with TP's memory outside PyTorch",
             Self::V0_33 => "0.21 with the 0.10 profile peak",
-            Self::V0_24 => "0.33 with 0.19's memory outside PyTorch",
+            Self::V0_24 => "0.33 with 0.19's",
         }
     }
 
@@ -218,11 +218,9 @@ impl Version {
     pub fn non_torch_source(self, tp: u64, board: super::Board) -> &'static str {
         use super::Board;
         match (self, board) {
-            (Self::V0_19 | Self::V0_24, Board::NvSwitchHopper) if tp >= 2 => {
-                "vLLM 0.19.0 logs at TP ≥ 2 on H100: NCCL and FlashInfer all-reduce buffers"
-            }
-            (Self::V0_19 | Self::V0_24, Board::NvLink) if tp >= 2 => "vLLM 0.12 – 0.13 logs over NVLink",
-            (Self::V0_19 | Self::V0_24, _) => "vLLM 0.19.0 logs",
+            (Self::V0_19 | Self::V0_24, Board::NvSwitchHopper) if tp >= 2 => "0.19 logs: NCCL, FlashInfer all-reduce",
+            (Self::V0_19 | Self::V0_24, Board::NvLink) if tp >= 2 => "0.12 logs",
+            (Self::V0_19 | Self::V0_24, _) => "0.19 logs",
             (Self::V0 | Self::V1 | Self::V0_10 | Self::V0_12 | Self::V0_18 | Self::V0_21 | Self::V0_33, _) => "llm-d",
         }
     }

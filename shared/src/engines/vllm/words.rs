@@ -21,11 +21,7 @@ pub(crate) fn terms(p: &Plan, r: &Report, kv_demand_bytes: u64) -> EngineTerms {
         format_bytes(kv_demand_bytes, UnitSystem::Binary),
         demand(p)
     );
-    let kept = if r.version.moe_workspace_kept() && t.moe.is_some() {
-        " beside the fused-MoE workspace 0.19+ keeps"
-    } else {
-        ""
-    };
+    let kept = if r.version.moe_workspace_kept() && t.moe.is_some() { " + the MoE workspace kept" } else { "" };
     let sampler = if r.version.profile_peak_is_larger_half() {
         format!(
             "or, if larger, the sampler's {} bytes per logit of {} sequences{kept}",
