@@ -19,6 +19,7 @@ mod links;
 mod live;
 mod page;
 mod server;
+mod sizes;
 /// The Hub stand-in the CLI's tests use (Range, a CDN redirect, gated, HTML).
 #[path = "../../../agent/tests/it/standin_hub.rs"]
 #[allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
