@@ -33,14 +33,14 @@ pub enum SplitError {
     )]
     VllmHeads { heads: u64, tp: u64, valid: Degrees },
     #[error(
-        "{} fails loading with --tp {tp}: \"{heads} is not divisible by {tp}\" (its QKVParallelLinear splits the \
+        "{} fails loading with --tp-size {tp}: \"{heads} is not divisible by {tp}\" (its QKVParallelLinear splits the \
          {heads} attention heads over the {tp} ranks) ({})",
         engine_name(.engine),
         suggest(.valid)
     )]
     Heads { engine: EngineKind, heads: u64, tp: u64, valid: Degrees },
     #[error(
-        "{} fails loading with --tp {tp}: \"{numerator} is not divisible by {denominator}\" (its QKVParallelLinear \
+        "{} fails loading with --tp-size {tp}: \"{numerator} is not divisible by {denominator}\" (its QKVParallelLinear \
          {} the model's {kv_heads} KV heads over {tp} ranks) ({})",
         engine_name(.engine),
         kv_verb(.tp, .kv_heads),

@@ -489,7 +489,8 @@ pub const COMMANDS: Commands = Commands {
     }),
     concurrency: |repo, n| format!("python -m sglang.launch_server --model-path {repo} --max-running-requests {n}"),
     more_gpus_are_tensor_parallel: true,
-    more_gpus: |_, _, repo, n| format!("python -m sglang.launch_server --model-path {repo} --tp {n}"),
+    // `--tp-size` (`--tp` parses only as its unique prefix: server_args.py, 0.5.23).
+    more_gpus: |_, _, repo, n| format!("python -m sglang.launch_server --model-path {repo} --tp-size {n}"),
     weights: weight_code,
     rebalance: super::commands::balanced_device_map,
     serve: |repo, _| format!("python -m sglang.launch_server --model-path {repo}"),
@@ -516,7 +517,7 @@ fn launch(model: &Model, s: &Scenario, repo: &str) -> String {
         flag(format!("--context-length {len}"));
     }
     if s.tp > 1 {
-        flag(format!("--tp {}", s.tp));
+        flag(format!("--tp-size {}", s.tp));
     }
     if s.stages() > 1 {
         flag(format!("--pp-size {}", s.stages()));

@@ -595,7 +595,7 @@ fn vllm_and_sglang_fixes_launch_their_whole_plan() {
     );
     assert_eq!(
         line,
-        "python -m sglang.launch_server --model-path meta-llama/Llama-3.1-70B-Instruct --quantization fp8 --context-length 32768 --tp 2"
+        "python -m sglang.launch_server --model-path meta-llama/Llama-3.1-70B-Instruct --quantization fp8 --context-length 32768 --tp-size 2"
     );
     // A GPTQ format names the checkpoint it needs and its flag.
     let gptq = WeightFormat::parse("gptq-int4").unwrap_or_else(|e| panic!("{e}"));

@@ -3,6 +3,7 @@
 mod accuracy;
 mod arch;
 mod checkpoint;
+mod commands;
 mod diagnose;
 mod engines;
 mod gpus;

@@ -36,7 +36,7 @@ fn tp_must_divide_the_attention_heads() {
     );
     assert!(err.contains("1, 2, 4, 8, 16, 32"), "the degrees that work: {err}");
     let err = check("llama-3.1-8b", EngineKind::Sglang, 3, 1).unwrap_err();
-    assert!(err.starts_with("SGLang fails loading with --tp 3: \"32 is not divisible by 3\""), "{err}");
+    assert!(err.starts_with("SGLang fails loading with --tp-size 3: \"32 is not divisible by 3\""), "{err}");
     for tp in [1, 2, 4, 8] {
         assert_eq!(check("llama-3.1-8b", EngineKind::Vllm, tp, 1), Ok(()), "TP {tp}");
     }

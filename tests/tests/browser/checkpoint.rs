@@ -158,7 +158,7 @@ async fn checkpoints_from_the_hub_and_from_dropped_files() -> anyhow::Result<()>
     ensure!(page.figure("weight-bytes").await? == header_sum(false), "the page shows the header sum");
     expect_honesty(&page, &json, "a known hub checkpoint").await?;
     // A link names its engine version (without one it keeps the oldest rules).
-    page.open(&at("hf=acme/llama&g=2&tp=2&e=vllm&vllm=0.33")).await?;
+    page.open(&at("hf=acme/llama&g=2&tp=2&e=vllm&vllm=0.24")).await?;
     expect_cli_env(
         &page,
         "tensor parallel",

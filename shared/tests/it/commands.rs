@@ -1,0 +1,251 @@
+//! Every command line the tool prints is one the engine's own argument parser
+//! accepts (issue 34: a command is the plan in the engine's language). The
+//! option lists are the engines' parsers at a pinned version
+//! (`tests/fixtures/engines/`, each file's first line names its source):
+//! `vllm serve` of vLLM 0.24.0, `sglang.launch_server` of SGLang 0.5.23,
+//! `llama-server` of llama.cpp 0c1e57098 (as vendored by llama-cpp-python
+//! 0.3.36), Ollama's environment and Modelfile `PARAMETER`s at fb30760. The
+//! plans cover every engine, weight format and KV dtype the fixes reach,
+//! fitting or not, on one GPU and several.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use shared::engines::{Engine, EngineKind, llamacpp, ollama, sglang, vllm};
+use shared::estimate::{GpuSlot, Scenario};
+use shared::fixes::fixes;
+use shared::formats::WeightFormat;
+use shared::kv::KvDtype;
+use shared::model::Model;
+
+/// The non-comment lines of a fixture.
+fn lines(name: &str) -> Vec<String> {
+    let path = format!("{}/tests/fixtures/engines/{name}", env!("CARGO_MANIFEST_DIR"));
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
+    text.lines().map(str::trim).filter(|l| !l.is_empty() && !l.starts_with('#')).map(str::to_owned).collect()
+}
+
+/// One engine's parser: its options, and the closed values of some of them.
+struct Parser {
+    options: BTreeSet<String>,
+    choices: BTreeMap<String, BTreeSet<String>>,
+    /// Options whose value is not checked when parsing (vLLM's
+    /// `--quantization`: its config checks it later, against the same list).
+    checked_later: &'static [&'static str],
+}
+
+impl Parser {
+    fn new(options: &str, choices: &str, checked_later: &'static [&'static str]) -> Self {
+        let mut map: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+        for line in lines(choices) {
+            if let Some((flag, value)) = line.split_once(' ') {
+                map.entry(flag.to_owned()).or_default().insert(value.trim().to_owned());
+            }
+        }
+        Self { options: lines(options).into_iter().collect(), choices: map, checked_later }
+    }
+
+    /// Why `command` would not parse, if it would not.
+    fn refuses(&self, command: &str) -> Option<String> {
+        let words = words(command);
+        for (i, w) in words.iter().enumerate() {
+            // An option (not a negative number or a value such as `-1`).
+            if !w.starts_with('-') || w.len() < 2 || w[1..].starts_with(|c: char| c.is_ascii_digit()) {
+                continue;
+            }
+            let flag = w.split('=').next().unwrap_or(w);
+            if !self.options.contains(flag) {
+                return Some(format!("`{flag}` is not an option"));
+            }
+            if let (Some(values), Some(value)) = (self.choices.get(flag), words.get(i + 1)) {
+                let value = value.trim_matches('\'');
+                if !values.contains(value) && !self.checked_later.contains(&flag) {
+                    return Some(format!("`{flag} {value}` is not one of its values"));
+                }
+                if !values.contains(value) {
+                    return Some(format!("`{flag} {value}` is refused when the config is built"));
+                }
+            }
+        }
+        None
+    }
+}
+
+/// A shell line's words: placeholders (`<a GPTQ checkpoint of …>`) and
+/// comments out, quoted words kept whole.
+fn words(line: &str) -> Vec<String> {
+    let line = line.split(" # ").next().unwrap_or(line);
+    let mut out = Vec::new();
+    let mut word = String::new();
+    let (mut quoted, mut placeholder) = (false, false);
+    for c in line.chars() {
+        match c {
+            '<' if !quoted => placeholder = true,
+            '>' if placeholder => {
+                placeholder = false;
+                word.push_str("PLACEHOLDER");
+            }
+            _ if placeholder => {}
+            '\'' => {
+                quoted = !quoted;
+                word.push(c);
+            }
+            c if c.is_whitespace() && !quoted => {
+                if !word.is_empty() {
+                    out.push(std::mem::take(&mut word));
+                }
+            }
+            c => word.push(c),
+        }
+    }
+    if !word.is_empty() {
+        out.push(word);
+    }
+    out
+}
+
+fn model(id: &str) -> Model {
+    Model::preset(id).unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// Plans across the engines' knobs: each engine with its knobs set, on one
+/// small GPU (the fixes) and on GPUs that fit it (the launch).
+fn plans() -> Vec<(Model, Scenario)> {
+    let gpu = |id: &str| GpuSlot::from_catalog(shared::catalog::gpu(id).unwrap_or_else(|| panic!("{id}")));
+    let engines = [
+        Engine::Vllm(vllm::Options::default()),
+        Engine::Vllm(vllm::Options {
+            max_model_len: Some(32_768),
+            gpu_memory_utilization: Some(0.95),
+            max_num_seqs: Some(64),
+            max_loras: 2,
+            ..Default::default()
+        }),
+        Engine::Sglang(sglang::Options::default()),
+        Engine::Sglang(sglang::Options {
+            mem_fraction_static: Some(0.85),
+            context_length: Some(32_768),
+            ..Default::default()
+        }),
+        EngineKind::LlamaCpp.with_defaults(),
+        Engine::LlamaCpp(llamacpp::Options {
+            n_ctx: Some(16_384),
+            flash_attention: llamacpp::FlashAttention::Off,
+            cache_type_k: Some(llamacpp::CacheType::Q8_0),
+            cache_type_v: Some(llamacpp::CacheType::Q8_0),
+            n_cpu_moe: 8,
+            parallel: Some(2),
+            ..Default::default()
+        }),
+        EngineKind::Ollama.with_defaults(),
+        Engine::Ollama(ollama::Options {
+            num_ctx: Some(16_384),
+            num_parallel: 2,
+            kv_cache_type: Some(llamacpp::CacheType::Q8_0),
+            ..Default::default()
+        }),
+    ];
+    let mut out = Vec::new();
+    for id in ["llama-3.1-8b", "qwen3-30b-a3b", "llama-3.1-70b", "gpt-oss-20b"] {
+        let m = model(id);
+        for engine in engines {
+            let gguf = matches!(engine.kind(), EngineKind::LlamaCpp | EngineKind::Ollama);
+            let formats: &[&str] = if gguf { &["q4_k_m", "q8_0"] } else { &["bf16", "fp8"] };
+            for format in formats {
+                let weights = WeightFormat::parse(format).unwrap_or_else(|e| panic!("{e}"));
+                for (gpus, tp, kv) in [
+                    (vec![gpu("rtx-4090")], 1, None),
+                    (vec![gpu("h100-sxm"); 2], 2, Some(KvDtype::Fp8)),
+                    (vec![gpu("rtx-4090"); 2], 1, None),
+                ] {
+                    // llama.cpp splits layers: several GPUs without TP.
+                    let tp = if engine.kind().splits_tensors() { tp } else { 1 };
+                    let s = Scenario {
+                        weights,
+                        kv_dtype: kv.filter(|_| !gguf).unwrap_or_else(|| Scenario::default_kv_dtype(&m, weights)),
+                        gpus,
+                        engine,
+                        tp,
+                        ..Scenario::default()
+                    };
+                    out.push((m.clone(), s));
+                }
+            }
+        }
+    }
+    out
+}
+
+/// Every command line the tool prints for a plan: its fixes' code (each a
+/// whole launch for vLLM and SGLang) and the launch itself.
+fn printed(m: &Model, s: &Scenario) -> Vec<String> {
+    let mut out: Vec<String> = fixes(m, s).into_iter().map(|f| f.code).collect();
+    if let Some(launch) = s.engine.kind().commands().launch {
+        out.push(launch(m, s, "org/model"));
+    }
+    out
+}
+
+#[test]
+fn every_printed_command_is_one_its_engine_parses() {
+    let vllm = Parser::new("vllm-0.24.0-serve.txt", "vllm-0.24.0-choices.txt", &["--quantization", "-q"]);
+    let sglang = Parser::new("sglang-0.5.23-launch_server.txt", "sglang-0.5.23-choices.txt", &[]);
+    let llama = Parser::new("llamacpp-0c1e57098-server.txt", "llamacpp-0c1e57098-choices.txt", &[]);
+    let env: BTreeSet<String> = lines("ollama-env.txt").into_iter().collect();
+    let parameters: BTreeSet<String> = lines("ollama-parameters.txt").into_iter().collect();
+    let mut refused = Vec::new();
+    let mut seen = [0usize; 4];
+    for (m, s) in plans() {
+        for code in printed(&m, &s) {
+            for line in code.lines().map(str::trim) {
+                let (parser, at) = if let Some(rest) = line.find("vllm serve").map(|i| &line[i..]) {
+                    (&vllm, rest)
+                } else if let Some(rest) = line.find("sglang.launch_server").map(|i| &line[i..]) {
+                    (&sglang, rest)
+                } else if let Some(rest) = line.find("llama-server").map(|i| &line[i..]) {
+                    (&llama, rest)
+                } else {
+                    // Ollama: `OLLAMA_X=… ollama serve` and Modelfile `PARAMETER name value`.
+                    for w in words(line) {
+                        if let Some((name, _)) = w.split_once('=').filter(|(n, _)| n.starts_with("OLLAMA_")) {
+                            seen[3] += 1;
+                            if !env.contains(name) {
+                                refused.push(format!("{line}: Ollama reads no {name}"));
+                            }
+                        }
+                    }
+                    if let Some(name) = line.strip_prefix("PARAMETER ").and_then(|r| r.split_whitespace().next()) {
+                        seen[3] += 1;
+                        if !parameters.contains(name) {
+                            refused.push(format!("{line}: no Modelfile parameter {name}"));
+                        }
+                    }
+                    continue;
+                };
+                seen[usize::from(std::ptr::eq(parser, &sglang)) + 2 * usize::from(std::ptr::eq(parser, &llama))] += 1;
+                if let Some(why) = parser.refuses(at) {
+                    refused.push(format!("{at}: {why}"));
+                }
+            }
+        }
+    }
+    refused.sort();
+    refused.dedup();
+    assert!(refused.is_empty(), "{} refused:\n{}", refused.len(), refused.join("\n"));
+    // Every engine's lines were seen: vLLM, SGLang, llama.cpp, Ollama.
+    assert!(seen.iter().all(|&n| n > 10), "{seen:?}");
+}
+
+/// The check itself refuses what the engines refuse.
+#[test]
+fn the_parsers_refuse_what_the_engines_refuse() {
+    let sglang = Parser::new("sglang-0.5.23-launch_server.txt", "sglang-0.5.23-choices.txt", &[]);
+    assert!(sglang.refuses("sglang.launch_server --model-path x --kv-cache-dtype fp8").is_some());
+    assert!(sglang.refuses("sglang.launch_server --model-path x --kv-cache-dtype fp8_e4m3 --tp-size 2").is_none());
+    let vllm = Parser::new("vllm-0.24.0-serve.txt", "vllm-0.24.0-choices.txt", &["--quantization", "-q"]);
+    assert!(vllm.refuses("vllm serve x --quantization gptq_int4").is_some());
+    assert!(vllm.refuses("vllm serve x --max-model-len 4096 --no-such-flag 1").is_some());
+    assert!(vllm.refuses("vllm serve <a GPTQ checkpoint of org/x> --quantization gptq").is_none());
+    let llama = Parser::new("llamacpp-0c1e57098-server.txt", "llamacpp-0c1e57098-choices.txt", &[]);
+    assert!(llama.refuses("llama-server -m x.gguf -ot 'exps=CPU' -fa on -ctk q8_0").is_none());
+    assert!(llama.refuses("llama-server -m x.gguf -ctk q5").is_some());
+}
