@@ -15,6 +15,18 @@ use crate::kv::LayerKv;
 /// embeddings plus 4 and 64 MiB of mask.
 fn host_compute(p: &Plan, o: Options, kv: &[LayerKv], cells: cache::Cells) -> u64 {
     let ub = o.n_ubatch;
+    let embd = p.model.arch.text.hidden_size.saturating_mul(ub).saturating_mul(4);
+    // With GPUs run as a pipeline, the scheduler keeps `GGML_SCHED_MAX_COPIES`
+    // copies of every graph input where it lives (ggml-backend.cpp, pass 6).
+    let leaves = masks(o, kv, cells).saturating_add(3 * 4 * ub);
+    embd.saturating_add(leaves.saturating_mul(if super::pipelined(p, o) { super::SCHED_COPIES } else { 1 }))
+}
+
+/// The KQ masks of a ubatch: one per kind of cache (full, sliding window),
+/// n_kv × n_ubatch, F16 with flash attention, else F32
+/// (src/llama-graph.cpp `build_attn_inp_kq_mask`).
+pub(super) fn masks(o: Options, kv: &[LayerKv], cells: cache::Cells) -> u64 {
+    let ub = o.n_ubatch;
     let mask = match o.flash_attention {
         FlashAttention::On => 2,
         FlashAttention::Off => 4,
@@ -24,11 +36,7 @@ fn host_compute(p: &Plan, o: Options, kv: &[LayerKv], cells: cache::Cells) -> u6
     let window = kv.iter().find_map(|l| l.window.filter(|_| l.bytes_per_token > 0));
     let kv_cells =
         u64::from(full).saturating_mul(per_stream(None)).saturating_add(window.map_or(0, |w| per_stream(Some(w))));
-    let embd = p.model.arch.text.hidden_size.saturating_mul(ub).saturating_mul(4);
-    embd.saturating_add(
-        kv_cells.saturating_mul(cells.streams).saturating_mul(ub / cells.streams.max(1)).saturating_mul(mask),
-    )
-    .saturating_add(3 * 4 * ub)
+    kv_cells.saturating_mul(cells.streams).saturating_mul(ub / cells.streams.max(1)).saturating_mul(mask)
 }
 
 /// What stays in host memory besides the weights.

@@ -605,12 +605,54 @@ fn staged_weight(p: &Plan, o: Options, d: &Devices, g: usize) -> Option<u64> {
     Some(staged.saturating_add(per_token.saturating_mul(o.n_ubatch).saturating_mul(4)))
 }
 
+/// `GGML_SCHED_MAX_COPIES` (ggml/src/ggml-backend.cpp): the copies of each
+/// split's inputs the scheduler keeps when it runs the GPUs as a pipeline.
+pub const SCHED_COPIES: u64 = 4;
+
+/// Whether llama.cpp runs the GPUs as a pipeline (src/llama-context.cpp,
+/// "pipeline parallelism enabled (n_copies=4)"): several devices, every
+/// layer and the output on them (`n_gpu_layers > n_layer`), split by layer,
+/// the KV cache offloaded and no tensor overrides (`--n-cpu-moe` is one);
+/// CUDA and ROCm devices have the async compute and events it needs.
+pub(super) fn pipelined(p: &Plan, o: Options) -> bool {
+    let (layers, output) = gpu_layers(p, o);
+    p.scenario.gpus.len() > 1
+        && output
+        && layers >= p.kv_layers.len() as u64
+        && o.split_mode == SplitMode::Layer
+        && !o.no_kv_offload
+        && o.tensor_overrides.is_empty()
+        && o.n_cpu_moe == 0
+        && p.scenario.gpus.iter().all(|g| g.context_bytes() > 0)
+}
+
+/// What a pipeline adds to a GPU's compute buffer: its split's inputs are
+/// copied in `SCHED_COPIES` times and marked as outputs, so none is freed or
+/// reused (ggml-backend.cpp `ggml_backend_sched_split_graph`, pass 5): the
+/// activations it receives (the token embeddings on the first GPU, the
+/// previous GPU's residual stream on the others, F32 hidden × n_ubatch),
+/// every copy, and the KQ masks, all but the one the graph holds anyway.
+/// A real two-GPU Command-R log (`llamacpp-old-two-gpus`, "n_copies=4") logs
+/// 672.01 MiB on CUDA0: 584 MiB without the copies, 672 with them.
+fn pipeline_copies(p: &Plan, o: Options, cells: cache::Cells) -> u64 {
+    if !pipelined(p, o) {
+        return 0;
+    }
+    let activations = p.model.arch.text.hidden_size.saturating_mul(o.n_ubatch).saturating_mul(4);
+    let masks = host::masks(o, &kv_layers(p, o), cells);
+    activations.saturating_mul(SCHED_COPIES).saturating_add(masks.saturating_mul(SCHED_COPIES - 1))
+}
+
 fn gpu_parts(p: &Plan, o: Options, d: &Devices, g: usize, ctx: u64, slots: u64) -> GpuBudget {
     let range = d.assignment.range(g);
     let cells = cells(p, o, ctx, slots);
     let kv = if o.no_kv_offload { 0 } else { cells.bytes(d.kv.get(range.clone()).unwrap_or(&[])) };
     let has_output = d.assignment.output == Some(g);
-    let compute = if range.is_empty() && !has_output { 0 } else { compute_buffer(p, o, ctx, has_output) };
+    let compute = if range.is_empty() && !has_output {
+        0
+    } else {
+        compute_buffer(p, o, ctx, has_output).saturating_add(pipeline_copies(p, o, cells))
+    };
     let compute = compute.max(staged_weight(p, o, d, g).unwrap_or(0));
     // `llama_memory_recurrent`: one state cell per sequence slot
     // (`mem_size = max(1, n_seq_max)`), allocated at start-up.
