@@ -233,8 +233,10 @@ fn bench_agent(args: &[String]) -> anyhow::Result<()> {
 /// engine knob (issue 33), their words shortened: +1,913 B, to 262,400 B.
 /// Issue 38's one program with lazy parts was measured to add 13.9 kB to
 /// this load (docs/measurements.md, "One program with lazy parts"), so the
-/// four bundles stay; the ceiling to 262,500 B.
-const BUNDLE_BUDGET_BYTES: u64 = 262_500;
+/// four bundles stay; the ceiling to 262,500 B. llama.cpp's pipeline copies
+/// (issue 35: four copies of each GPU's inputs with several GPUs) +268 B,
+/// to 262,668 B, and the ceiling to 262,700 B.
+const BUNDLE_BUDGET_BYTES: u64 = 262_700;
 /// The wasm-opt passes, in order (binaryen 108; measured on the first load,
 /// docs/measurements.md): `--low-memory-unused` lets it fold `p + k` (k <
 /// 1024) into a load's or store's offset, which differs only where `p + k`

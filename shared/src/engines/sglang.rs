@@ -433,7 +433,7 @@ pub(crate) fn terms(p: &Plan, r: &Report, kv_demand_bytes: u64) -> EngineTerms {
         overhead: match r.version {
             Version::TpTable | Version::V0_5_23 => crate::plan::terms::tp_comm_note(p),
             Version::V0_5_23Init if p.tp() > 1 => format!(
-                " + SGLang's distributed init {} per GPU (NCCL, from its logs)",
+                " + SGLang's NCCL init {} per GPU (its logs)",
                 format_bytes(dist_init_bytes(p), UnitSystem::Binary)
             ),
             Version::V0_5_23Init => String::new(),

@@ -823,7 +823,7 @@ pub(crate) fn terms(p: &Plan, r: &Report) -> EngineTerms {
         state: "llama.cpp keeps one F32 state cell per sequence slot",
         activations: match p.model.arch.text.attention {
             crate::arch::AttentionKind::Mla(_) => {
-                "llama.cpp compute buffer: MLA's F32 query side and the KQ mask for n_ubatch tokens (deepseek2.cpp)"
+                "llama.cpp compute buffer: MLA's query side and KQ mask (deepseek2.cpp)"
             }
             crate::arch::AttentionKind::Standard { .. } => "llama.cpp compute buffer: 4 × n_ubatch × max(1 + 4 × hidden + attention scores without flash attention, hidden + vocab) bytes (Ollama's GraphSize for llama graphs)",
         }

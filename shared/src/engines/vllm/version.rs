@@ -218,7 +218,7 @@ impl Version {
     pub fn non_torch_source(self, tp: u64, board: super::Board) -> &'static str {
         use super::Board;
         match (self, board) {
-            (Self::V0_19 | Self::V0_24, Board::NvSwitchHopper) if tp >= 2 => "0.19 logs: NCCL, FlashInfer all-reduce",
+            (Self::V0_19 | Self::V0_24, Board::NvSwitchHopper) if tp >= 2 => "0.19 logs: NCCL, FlashInfer",
             (Self::V0_19 | Self::V0_24, Board::NvLink) if tp >= 2 => "0.12 logs",
             (Self::V0_19 | Self::V0_24, _) => "0.19 logs",
             (Self::V0 | Self::V1 | Self::V0_10 | Self::V0_12 | Self::V0_18 | Self::V0_21 | Self::V0_33, _) => "llm-d",
