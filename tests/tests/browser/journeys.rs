@@ -205,6 +205,24 @@ async fn pasted_error_journey() -> anyhow::Result<()> {
     ensure!(code.contains("torch.cuda.empty_cache()"), "its command: {code}");
     page.screenshot("journey-pasted-error-plan").await?;
 
+    // A llama.cpp log (Ollama's runner) that prints its model's metadata,
+    // pasted against a link of another model: set against the model it ran
+    // (issue 35), term by term.
+    page.open(&server.page("model=gpt2")).await?;
+    page.open_details("diagnose").await?;
+    page.fill(
+        "oom-text",
+        include_str!("../../../shared/tests/fixtures/startup/ollama-054-llama31-8b-q4km-rtx4090.txt"),
+    )
+    .await?;
+    page.wait_until("the log's own model", async |p: &Page| {
+        Ok(p.exists("startup-logged-model").await? && p.exists("startup-rows").await?)
+    })
+    .await?;
+    let note = page.text("startup-logged-model").await?;
+    ensure!(note.contains("the model the log describes"), "{note}");
+    page.screenshot("journey-pasted-log-own-model").await?;
+
     // Without a plan (the link's hub model cannot be fetched): the
     // checklist's fixes in its order, with no figure.
     paste_oom(&page, &server.page(&format!("hf=test-org/offline&hub={OFFLINE_HUB}"))).await?;

@@ -31,11 +31,41 @@ pub fn findings_for(query: &str, hub: &HubState, text: &str) -> String {
         (Some(m), Some(s)) => DiagnoseContext::error_only().with_plan(m, s),
         _ => DiagnoseContext::error_only(),
     };
-    let log = match (startup::read(text), &model) {
-        (Some(log), Some(m)) => startup_html(&log, &state, m),
-        (Some(_), None) | (None, _) => String::new(),
+    let log = match startup::read(text) {
+        Some(log) => match logged_run(&log, &state, model.as_ref()) {
+            Some((run, m, note)) => {
+                let mut h = Html::new();
+                h.raw("<p class=\"hint\" data-testid=\"startup-logged-model\">").t(&note).raw("</p>");
+                h.finish() + &startup_html(&log, &run, &m)
+            }
+            None => model.as_ref().map_or_else(String::new, |m| startup_html(&log, &state, m)),
+        },
+        None => String::new(),
     };
     log + &findings_html(&report, &diagnose(&report, &ctx), state.units)
+}
+
+/// The model a pasted llama.cpp log describes (its `print_info:` metadata,
+/// `startup::logged_model`), when it is not the link's model: the run the log
+/// is of, in the format its file type names, as `headroom diagnose` plans a
+/// log given alone. With the note that says so. `None` when the log names no
+/// model, or the link's model has its shapes.
+fn logged_run(log: &StartupLog, state: &LinkState, linked: Option<&Model>) -> Option<(LinkState, Model, String)> {
+    let (m, format, notes) = startup::logged_model(log.model.as_ref()?).ok()?;
+    let shape = |m: &Model| {
+        let t = &m.arch.text;
+        (m.layout.num_layers, t.hidden_size, t.num_heads, t.vocab_size)
+    };
+    if linked.is_some_and(|l| shape(l) == shape(&m)) {
+        return None;
+    }
+    let run = LinkState { weights: format.or(state.weights), ..state.clone() };
+    let mut note = format!("Planned with the model the log describes ({}), not the link's", m.name);
+    for n in &notes {
+        note.push_str("; ");
+        note.push_str(n);
+    }
+    Some((run, m, note + "."))
 }
 
 /// A pasted start-up log against the link's plan run as the log says it
@@ -374,6 +404,24 @@ mod tests {
             assert!(html.contains(&format!("data-mml=\"{}\"", r.max_model_len)), "{html}");
             assert!(html.contains(&format!("data-tokens=\"{}\"", r.kv_cache_tokens)), "{html}");
         }
+    }
+
+    /// A llama.cpp log that prints its model's metadata, pasted against the
+    /// default link, is set against the model it ran (issue 35), as
+    /// `headroom diagnose` plans a log given alone.
+    #[test]
+    fn a_pasted_llamacpp_log_is_planned_with_its_own_model() {
+        let log = include_str!("../../../shared/tests/fixtures/startup/ollama-054-llama31-8b-q4km-rtx4090.txt");
+        let html = findings_for("model=gpt2", &HubState::Idle, log);
+        assert!(html.contains("Planned with the model the log describes"), "{html}");
+        assert!(html.contains("Start-up log against the plan"), "{html}");
+        let l = startup::read(log).expect("a start-up log");
+        let (m, _, _) = startup::logged_model(l.model.as_ref().expect("metadata")).expect("a model");
+        assert_eq!(m.layout.num_layers, 32);
+        // The link's own model when it has the log's shapes: no note.
+        let same = findings_for("model=llama-3.1-8b", &HubState::Idle, log);
+        assert!(!same.contains("Planned with the model the log describes"), "{same}");
+        assert!(same.contains("Start-up log against the plan"), "{same}");
     }
 
     #[test]
