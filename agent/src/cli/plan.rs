@@ -42,8 +42,8 @@ pub struct PlanArgs {
     /// Pipeline stages (layer-wise split); default: GPUs ÷ tp.
     #[arg(long)]
     pp: Option<u64>,
-    /// transformers: attention implementation (sdpa, eager).
-    #[arg(long, default_value = "sdpa")]
+    /// transformers: attention implementation (sdpa, flash_attention_2, eager).
+    #[arg(long, default_value = transformers::AttentionImpl::default().id())]
     attention: String,
     /// transformers: logits for every prompt position (transformers < 4.45).
     #[arg(long)]
@@ -98,8 +98,8 @@ pub struct PlanArgs {
     /// llama.cpp: -np, parallel slots (default: --concurrency).
     #[arg(long)]
     parallel: Option<u64>,
-    /// llama.cpp: flash attention on or off.
-    #[arg(long, default_value = "on")]
+    /// llama.cpp: flash attention on, off or auto.
+    #[arg(long, default_value = llamacpp::FlashAttention::default().id())]
     flash_attn: String,
     /// llama.cpp: -ctk/--cache-type-k (f32, f16, bf16, q8_0, q4_0, q4_1, iq4_nl, q5_0, q5_1); default: --kv-dtype.
     #[arg(long)]
@@ -129,7 +129,7 @@ pub struct PlanArgs {
     #[arg(long)]
     tensor_split: Option<String>,
     /// llama.cpp: -sm/--split-mode layer, row or none.
-    #[arg(long, default_value = "layer")]
+    #[arg(long, default_value = llamacpp::SplitMode::default().id())]
     split_mode: String,
     /// llama.cpp: -mg/--main-gpu, the GPU --split-mode none uses.
     #[arg(long, default_value_t = 0)]
@@ -141,7 +141,7 @@ pub struct PlanArgs {
     #[arg(long, requires = "mmproj")]
     no_mmproj_offload: bool,
     /// llama.cpp: --fit on|off, whether it fits the flags left at their defaults to free memory before loading.
-    #[arg(long, default_value = "on")]
+    #[arg(long, default_value = llamacpp::FitMode::default().id())]
     fit: String,
     /// llama.cpp: --fit-target MiB, what --fit keeps free on each GPU.
     #[arg(long, default_value_t = llamacpp::FIT_MARGIN_BYTES / shared::units::MIB)]
@@ -171,7 +171,7 @@ pub struct PlanArgs {
     #[arg(long)]
     num_batch: Option<u64>,
     /// llama.cpp: -ub/--ubatch-size, the physical batch.
-    #[arg(long, default_value_t = 512)]
+    #[arg(long, default_value_t = llamacpp::DEFAULT_N_UBATCH)]
     n_ubatch: u64,
     /// llama.cpp: -b/--batch-size, the logical batch (default 2048); the
     /// physical batch is at most this (src/llama-context.cpp: `n_ubatch =
