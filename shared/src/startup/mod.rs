@@ -112,6 +112,9 @@ pub enum Figure {
     KvPool { tokens: u64, k_bytes: u64, v_bytes: u64 },
     /// SGLang's `max_total_num_tokens`.
     MaxTotalTokens { tokens: u64 },
+    /// What SGLang's distributed init took on this rank (`Init torch
+    /// distributed ends. mem usage=`).
+    DistInit { bytes: u64 },
     /// Free device memory SGLang reports after a stage (`avail mem=`).
     Free { after: Stage, bytes: u64 },
     /// A llama.cpp buffer on one device or the host.
@@ -174,6 +177,7 @@ impl Figure {
                 b(v_bytes)
             ),
             Figure::MaxTotalTokens { tokens } => format!("max_total_num_tokens: {}", thousands(tokens)),
+            Figure::DistInit { bytes } => format!("distributed init: {}", b(bytes)),
             Figure::Free { after, bytes } => format!(
                 "free after {}: {}",
                 match after {

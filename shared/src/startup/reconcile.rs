@@ -165,6 +165,10 @@ fn sglang_row(f: &Fact, r: &crate::engines::sglang::Report, e: &Estimate) -> Opt
         Figure::MaxTotalTokens { tokens } => {
             row("max_total_num_tokens", Amount::Tokens(tokens), Some(Amount::Tokens(r.max_total_num_tokens)))
         }
+        // Only the rules that count it (`0.5.23-init`) predict it.
+        Figure::DistInit { bytes } => {
+            row("distributed init", Amount::Bytes(bytes), r.dist_init_bytes.map(Amount::Bytes))
+        }
         _ => None,
     }
 }

@@ -1,4 +1,5 @@
-//! SGLang's start-up lines (sglang 0.5.23): `Load weight end` in
+//! SGLang's start-up lines (sglang 0.5.23): `Init torch distributed ends`
+//! (0.4.x – 0.5.x, no longer printed by 0.5.23) and `Load weight end` in
 //! `srt/model_executor/model_runner.py`, `KV Cache is allocated` in
 //! `srt/mem_cache/memory_pool.py`, `Memory pool end` and the CUDA-graph
 //! lines in `srt/model_executor/model_runner_components/cuda_graph_setup.py`,
@@ -38,6 +39,12 @@ pub(super) fn read(lines: &[(usize, String)]) -> (LoggedConfig, Vec<Fact>) {
                     _ => {}
                 }
             }
+        } else if let Some(bytes) =
+            after(line, "Init torch distributed ends.").and_then(|r| after(r, "mem usage=")).and_then(|r| size(r, true))
+        {
+            // `model_runner.py::init_torch_distributed` (0.4 – 0.5.x): what
+            // the distributed init took on this rank.
+            push(Figure::DistInit { bytes });
         } else if let Some(bytes) =
             after(line, "Memory pool end.").and_then(|r| after(r, "avail mem=")).and_then(|r| size(r, true))
         {

@@ -362,3 +362,38 @@ fn llamacpp_metadata_names_the_model() {
     let Err(why) = shared::startup::logged_model(m) else { panic!("no heads in the excerpt, yet a model") };
     assert!(why.contains("n_head"), "{why}");
 }
+
+/// SGLang's `Init torch distributed ends. mem usage=` is read per rank and
+/// set against what the `0.5.23-init` rules count for the plan (issue 36):
+/// 0.13 GB on each of four L4s over PCIe, 256 MiB predicted.
+#[test]
+fn sglangs_distributed_init_is_read_and_reconciled() {
+    use shared::engines::{Engine, sglang};
+    use shared::estimate::{GpuSlot, Scenario};
+    let text = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/startup/sglang-043-qwq-32b-l4-tp4.txt"
+    ))
+    .unwrap_or_else(|e| panic!("{e}"));
+    let log = shared::startup::read(&text).unwrap_or_else(|| panic!("a start-up log"));
+    let inits: Vec<u64> = log
+        .facts
+        .iter()
+        .filter_map(|f| match f.figure {
+            shared::startup::Figure::DistInit { bytes } => Some(bytes),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(inits, vec![(13 * (1u64 << 30) + 50) / 100; 4]);
+    let m = shared::model::Model::preset("qwen2.5-32b").unwrap_or_else(|e| panic!("{e}"));
+    let l4 = shared::catalog::gpu("l4").unwrap_or_else(|| panic!("l4"));
+    let s = Scenario {
+        gpus: vec![GpuSlot::from_catalog(l4); 4],
+        tp: 4,
+        engine: Engine::Sglang(sglang::Options { mem_fraction_static: Some(0.85), ..Default::default() }),
+        ..Scenario::default()
+    };
+    let (rows, _) = shared::startup::reconcile(&log, &crate::estimate(&m, s));
+    let init = rows.iter().find(|r| r.term == "distributed init").unwrap_or_else(|| panic!("{rows:?}"));
+    assert_eq!(init.predicted, Some(shared::startup::Amount::Bytes(sglang::DIST_INIT_PCIE)));
+}
