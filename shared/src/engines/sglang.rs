@@ -223,10 +223,6 @@ pub struct Report {
     pub cell_size_bytes: u64,
     pub context_length: u64,
     pub chunked_prefill_size: u64,
-    /// What the distributed init takes per GPU before the weights, under
-    /// rules that count it ([`Version::V0_5_23Init`]).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub dist_init_bytes: Option<u64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub startup_error: Option<String>,
     pub log_lines: Vec<String>,
@@ -413,10 +409,6 @@ pub(crate) fn report(p: &Plan, o: Options) -> Report {
         cell_size_bytes: pool.cell,
         context_length: ctx,
         chunked_prefill_size: pool.chunk,
-        dist_init_bytes: match o.version {
-            Version::TpTable | Version::V0_5_23 => None,
-            Version::V0_5_23Init => Some(dist_init_bytes(p)),
-        },
         startup_error: error,
         log_lines,
     }

@@ -167,7 +167,17 @@ fn sglang_row(f: &Fact, r: &crate::engines::sglang::Report, e: &Estimate) -> Opt
         }
         // Only the rules that count it (`0.5.23-init`) predict it.
         Figure::DistInit { bytes } => {
-            row("distributed init", Amount::Bytes(bytes), r.dist_init_bytes.map(Amount::Bytes))
+            row(
+                "distributed init",
+                Amount::Bytes(bytes),
+                // The overhead beyond the CUDA context, under the rules that count it.
+                match r.version {
+                    crate::engines::sglang::Version::V0_5_23Init => peak.map(|g| {
+                        Amount::Bytes(g.budget.overhead_bytes.saturating_sub(crate::plan::CUDA_CONTEXT_BYTES))
+                    }),
+                    crate::engines::sglang::Version::TpTable | crate::engines::sglang::Version::V0_5_23 => None,
+                },
+            )
         }
         _ => None,
     }
