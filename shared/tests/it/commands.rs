@@ -249,3 +249,46 @@ fn the_parsers_refuse_what_the_engines_refuse() {
     assert!(llama.refuses("llama-server -m x.gguf -ot 'exps=CPU' -fa on -ctk q8_0").is_none());
     assert!(llama.refuses("llama-server -m x.gguf -ctk q5").is_some());
 }
+
+/// A launch reads back as its plan (issue 34): every vLLM and SGLang launch
+/// the tool prints, read by the same reader that reads a running engine's
+/// command line (`startup::read_command_line`, then `configured_engine`),
+/// gives the plan's TP degree, stages, KV dtype, in-flight quantisation and
+/// every engine knob the plan set.
+#[test]
+fn every_launch_reads_back_as_its_plan() {
+    use shared::startup::{configured_engine, read_command_line};
+    let mut checked = 0;
+    for (m, s) in plans() {
+        let Some(launch) = s.engine.kind().commands().launch else { continue };
+        let Ok(valid) = s.clone().validate_for(&m) else { continue };
+        let line = launch(&m, &valid, "org/model");
+        let argv = words(&line);
+        let read = read_command_line(&argv).unwrap_or_else(|| panic!("not read: {line}"));
+        let c = &read.config;
+        assert_eq!(c.tensor_parallel.unwrap_or(1), s.tp, "{line}");
+        assert_eq!(c.pipeline_parallel.unwrap_or(1), s.stages() as u64, "{line}");
+        let kv = c.kv_cache_dtype.as_deref().map(|k| KvDtype::parse(k).unwrap_or_else(|e| panic!("{line}: {e}")));
+        assert_eq!(kv.unwrap_or_else(|| Scenario::default_kv_dtype(&m, s.weights)), s.kv_dtype, "{line}");
+        if let Some(q) = c.quantization.as_deref() {
+            let format = WeightFormat::parse(q).unwrap_or_else(|e| panic!("{line}: {e}"));
+            assert_eq!(format, s.weights, "{line}");
+        }
+        let (back, _) = configured_engine(read.launcher.engine(), c, s.engine.kind().with_defaults());
+        match (s.engine, back) {
+            (Engine::Vllm(o), Engine::Vllm(b)) => {
+                assert_eq!(b.gpu_memory_utilization, o.gpu_memory_utilization, "{line}");
+                assert_eq!(b.max_model_len, o.max_model_len, "{line}");
+                assert_eq!(b.max_num_seqs, o.max_num_seqs, "{line}");
+                assert_eq!(b.max_num_batched_tokens, o.max_num_batched_tokens, "{line}");
+            }
+            (Engine::Sglang(o), Engine::Sglang(b)) => {
+                assert_eq!(b.mem_fraction_static, o.mem_fraction_static, "{line}");
+                assert_eq!(b.context_length, o.context_length, "{line}");
+            }
+            (planned, back) => panic!("{line}: {planned:?} read back as {back:?}"),
+        }
+        checked += 1;
+    }
+    assert!(checked > 20, "{checked}");
+}
