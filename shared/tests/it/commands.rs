@@ -292,3 +292,123 @@ fn every_launch_reads_back_as_its_plan() {
     }
     assert!(checked > 20, "{checked}");
 }
+
+/// Stand-ins for `torch` and `transformers` that record what a snippet
+/// passes (`HEADROOM_RECORD`, one JSON object per call).
+const TORCH_STANDIN: &str = "bfloat16 = 'bfloat16'\nfloat16 = 'float16'\nfloat32 = 'float32'\n";
+const TRANSFORMERS_STANDIN: &str = r#"
+import json, os
+
+def _record(kind, kw):
+    with open(os.environ["HEADROOM_RECORD"], "a") as f:
+        f.write(json.dumps({"kind": kind, "kw": kw}) + "\n")
+
+class _Config:
+    def __init__(self, **kw):
+        self.kw = kw
+        _record(type(self).__name__, kw)
+
+class BitsAndBytesConfig(_Config):
+    pass
+
+class FineGrainedFP8Config(_Config):
+    pass
+
+class AutoModelForCausalLM:
+    @staticmethod
+    def from_pretrained(repo, **kw):
+        q = kw.get("quantization_config")
+        kw["quantization_config"] = None if q is None else dict(q.kw, type=type(q).__name__)
+        kw["repo"] = repo
+        _record("from_pretrained", kw)
+        return object()
+"#;
+
+/// Every transformers snippet the fixes print runs (issue 34), against
+/// stand-ins that record its keyword arguments, and loads its plan: the
+/// quantisation config of 4- and 8-bit loading and FP8 with the format's
+/// options, the dtype, a checkpoint placeholder for formats stored as such,
+/// and `max_memory` caps for every GPU of a `device_map` plan.
+#[test]
+fn every_transformers_snippet_runs_and_loads_its_plan() {
+    use std::process::Command;
+    if Command::new("python3").arg("--version").output().is_err() {
+        eprintln!("python3 is not installed: the transformers snippets are not executed");
+        return;
+    }
+    let dir = std::env::temp_dir().join(format!("headroom-standins-{}", std::process::id()));
+    std::fs::create_dir_all(dir.join("transformers")).unwrap_or_else(|e| panic!("{e}"));
+    std::fs::write(dir.join("torch.py"), TORCH_STANDIN).unwrap_or_else(|e| panic!("{e}"));
+    std::fs::write(dir.join("transformers/__init__.py"), TRANSFORMERS_STANDIN).unwrap_or_else(|e| panic!("{e}"));
+    let gpu = |id: &str| GpuSlot::from_catalog(shared::catalog::gpu(id).unwrap_or_else(|| panic!("{id}")));
+    let mut snippets: Vec<(String, Scenario)> = Vec::new();
+    for id in ["llama-3.1-8b", "llama-3.1-70b", "qwen3-30b-a3b"] {
+        let m = model(id);
+        for format in ["bf16", "fp16", "fp32", "nf4", "int8", "fp8"] {
+            let weights = WeightFormat::parse(format).unwrap_or_else(|e| panic!("{e}"));
+            for gpus in [vec![gpu("rtx-4090")], vec![gpu("rtx-4090"); 2], vec![gpu("h100-sxm"); 2]] {
+                let s = Scenario {
+                    weights,
+                    kv_dtype: Scenario::default_kv_dtype(&m, weights),
+                    gpus,
+                    engine: EngineKind::Transformers.with_defaults(),
+                    ..Scenario::default()
+                };
+                for f in fixes(&m, &s) {
+                    if f.code.contains("AutoModelForCausalLM.from_pretrained(") {
+                        snippets.push((f.code, f.scenario));
+                    }
+                }
+            }
+        }
+    }
+    snippets.sort_by(|a, b| a.0.cmp(&b.0));
+    snippets.dedup_by(|a, b| a.0 == b.0);
+    assert!(snippets.len() > 10, "{}", snippets.len());
+    let (mut with_caps, mut quantised) = (0, 0);
+    for (i, (code, planned)) in snippets.iter().enumerate() {
+        let record = dir.join(format!("record-{i}.jsonl"));
+        let out = Command::new("python3")
+            .arg("-c")
+            .arg(code)
+            .env("PYTHONPATH", &dir)
+            .env("HEADROOM_RECORD", &record)
+            .output()
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert!(out.status.success(), "{code}\n{}", String::from_utf8_lossy(&out.stderr));
+        let text = std::fs::read_to_string(&record).unwrap_or_else(|e| panic!("{code}: {e}"));
+        let calls: Vec<serde_json::Value> =
+            text.lines().map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}"))).collect();
+        // The first load is the plan's (a comment may show the same call by hand).
+        let load = &calls.iter().find(|c| c["kind"] == "from_pretrained").unwrap_or_else(|| panic!("{code}"))["kw"];
+        let q = &load["quantization_config"];
+        let dtype = load["dtype"].as_str().or_else(|| load["torch_dtype"].as_str());
+        match planned.weights {
+            WeightFormat::Bnb4 { nf4, double_quant } => {
+                assert_eq!(q["type"], "BitsAndBytesConfig", "{code}");
+                assert_eq!(q["load_in_4bit"], true, "{code}");
+                assert_eq!(q["bnb_4bit_quant_type"], if nf4 { "nf4" } else { "fp4" }, "{code}");
+                assert_eq!(q["bnb_4bit_use_double_quant"], double_quant, "{code}");
+            }
+            WeightFormat::Int8 => {
+                assert_eq!((q["type"].as_str(), q["load_in_8bit"].as_bool()), (Some("BitsAndBytesConfig"), Some(true)));
+            }
+            WeightFormat::Fp8 { .. } => assert_eq!(q["type"], "FineGrainedFP8Config", "{code}"),
+            WeightFormat::Bf16 => assert_eq!((q.is_null(), dtype), (true, Some("bfloat16")), "{code}"),
+            WeightFormat::F16 => assert_eq!((q.is_null(), dtype), (true, Some("float16")), "{code}"),
+            WeightFormat::F32 => assert_eq!((q.is_null(), dtype), (true, Some("float32")), "{code}"),
+            other => {
+                let repo = load["repo"].as_str().unwrap_or("");
+                assert!(repo.starts_with('<'), "{other:?} names a checkpoint placeholder: {code}");
+            }
+        }
+        quantised += usize::from(!q.is_null());
+        if let Some(caps) = load["max_memory"].as_object() {
+            with_caps += 1;
+            assert_eq!(caps.len(), planned.gpus.len(), "{code}");
+            assert!(caps.values().all(|v| v.as_str().is_some_and(|c| c.ends_with("MiB"))), "{code}");
+        }
+    }
+    assert!(with_caps > 0 && quantised > 0, "{with_caps} with caps, {quantised} quantised");
+    let _ = std::fs::remove_dir_all(&dir);
+}

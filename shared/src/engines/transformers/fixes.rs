@@ -106,26 +106,10 @@ impl Load {
 }
 
 /// Loading the weights of `repo` in format `f` with transformers (the
-/// other engines fall back on it for formats they do not load themselves).
+/// other engines fall back on it for formats they do not load themselves):
+/// [`Load::of`]'s imports, quantisation config and dtype, accelerate placing
+/// the modules.
 pub fn weight_code(f: WeightFormat, repo: &str) -> String {
-    match f {
-        WeightFormat::Bnb4 { nf4, double_quant } => format!(
-            "from transformers import BitsAndBytesConfig\nquant = BitsAndBytesConfig(load_in_4bit=True, bnb_4bit_quant_type=\"{}\", bnb_4bit_use_double_quant={}, bnb_4bit_compute_dtype=torch.bfloat16)\nmodel = AutoModelForCausalLM.from_pretrained(\"{repo}\", quantization_config=quant, device_map=\"auto\")",
-            if nf4 { "nf4" } else { "fp4" },
-            if double_quant { "True" } else { "False" }
-        ),
-        WeightFormat::Int8 => format!(
-            "from transformers import BitsAndBytesConfig\nmodel = AutoModelForCausalLM.from_pretrained(\"{repo}\", quantization_config=BitsAndBytesConfig(load_in_8bit=True), device_map=\"auto\")"
-        ),
-        WeightFormat::Bf16 => {
-            format!("model = AutoModelForCausalLM.from_pretrained(\"{repo}\", torch_dtype=torch.bfloat16)")
-        }
-        WeightFormat::F16 => {
-            format!("model = AutoModelForCausalLM.from_pretrained(\"{repo}\", torch_dtype=torch.float16)")
-        }
-        WeightFormat::Fp8 { .. } => format!(
-            "from transformers import FineGrainedFP8Config\nmodel = AutoModelForCausalLM.from_pretrained(\"{repo}\", quantization_config=FineGrainedFP8Config())"
-        ),
-        f => format!("# load a {} checkpoint of {repo}", f.id()),
-    }
+    let load = Load::of(f, repo);
+    format!("{}model = AutoModelForCausalLM.from_pretrained({}, device_map=\"auto\")", load.prelude, load.args)
 }
