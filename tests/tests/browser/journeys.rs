@@ -105,7 +105,7 @@ async fn issue_34_journeys() -> anyhow::Result<()> {
     verdict_starts(&page, "Does not fit at load").await?;
     let (title, code) = first_fix(&page).await?;
     ensure!(title == "Load the weights as bf16", "first fix: {title}");
-    ensure!(code.contains("torch_dtype=torch.bfloat16"), "its command: {code}");
+    ensure!(code.contains("import torch") && code.contains(" dtype=torch.bfloat16"), "its command: {code}");
     page.client.find(Locator::Css(&sel("fix-apply"))).await?.click().await?;
     verdict_starts(&page, "Fits").await?;
     ensure!(page.attr("verdict", "data-fits").await?.as_deref() == Some("fits"), "applied, it fits");
