@@ -58,11 +58,10 @@ impl Parser {
             }
             if let (Some(values), Some(value)) = (self.choices.get(flag), words.get(i + 1)) {
                 let value = value.trim_matches('\'');
-                if !values.contains(value) && !self.checked_later.contains(&flag) {
-                    return Some(format!("`{flag} {value}` is not one of its values"));
-                }
                 if !values.contains(value) {
-                    return Some(format!("`{flag} {value}` is refused when the config is built"));
+                    let when =
+                        if self.checked_later.contains(&flag) { "when the config is built" } else { "by the parser" };
+                    return Some(format!("`{flag} {value}` is refused {when}"));
                 }
             }
         }
@@ -190,6 +189,7 @@ fn every_printed_command_is_one_its_engine_parses() {
     let vllm = Parser::new("vllm-0.24.0-serve.txt", "vllm-0.24.0-choices.txt", &["--quantization", "-q"]);
     let sglang = Parser::new("sglang-0.5.23-launch_server.txt", "sglang-0.5.23-choices.txt", &[]);
     let llama = Parser::new("llamacpp-0c1e57098-server.txt", "llamacpp-0c1e57098-choices.txt", &[]);
+    let engines = [("vllm serve", &vllm), ("sglang.launch_server", &sglang), ("llama-server", &llama)];
     let env: BTreeSet<String> = lines("ollama-env.txt").into_iter().collect();
     let parameters: BTreeSet<String> = lines("ollama-parameters.txt").into_iter().collect();
     let mut refused = Vec::new();
@@ -197,13 +197,11 @@ fn every_printed_command_is_one_its_engine_parses() {
     for (m, s) in plans() {
         for code in printed(&m, &s) {
             for line in code.lines().map(str::trim) {
-                let (parser, at) = if let Some(rest) = line.find("vllm serve").map(|i| &line[i..]) {
-                    (&vllm, rest)
-                } else if let Some(rest) = line.find("sglang.launch_server").map(|i| &line[i..]) {
-                    (&sglang, rest)
-                } else if let Some(rest) = line.find("llama-server").map(|i| &line[i..]) {
-                    (&llama, rest)
-                } else {
+                let engine = engines
+                    .iter()
+                    .enumerate()
+                    .find_map(|(n, (marker, parser))| line.find(marker).map(|i| (n, parser, &line[i..])));
+                let Some((n, parser, at)) = engine else {
                     // Ollama: `OLLAMA_X=… ollama serve` and Modelfile `PARAMETER name value`.
                     for w in words(line) {
                         if let Some((name, _)) = w.split_once('=').filter(|(n, _)| n.starts_with("OLLAMA_")) {
@@ -221,7 +219,7 @@ fn every_printed_command_is_one_its_engine_parses() {
                     }
                     continue;
                 };
-                seen[usize::from(std::ptr::eq(parser, &sglang)) + 2 * usize::from(std::ptr::eq(parser, &llama))] += 1;
+                seen[n] += 1;
                 if let Some(why) = parser.refuses(at) {
                     refused.push(format!("{at}: {why}"));
                 }

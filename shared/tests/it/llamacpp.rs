@@ -476,12 +476,7 @@ fn experts_on_the_cpu_are_staged_in_the_first_gpus_compute_buffer() {
 #[test]
 fn an_mla_models_compute_buffer_holds_its_query_side() {
     let m = model("deepseek-v3");
-    let text = std::fs::read_to_string(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/tests/fixtures/startup/llamacpp-b5331-deepseek-v3-0324-4gpu-fa-on.txt"
-    ))
-    .unwrap_or_else(|e| panic!("{e}"));
-    let log = shared::startup::read(&text).unwrap_or_else(|| panic!("a start-up log"));
+    let log = crate::startup::log("llamacpp-b5331-deepseek-v3-0324-4gpu-fa-on");
     let logged: Vec<u64> = log
         .facts
         .iter()

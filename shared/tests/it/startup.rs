@@ -370,17 +370,12 @@ fn llamacpp_metadata_names_the_model() {
 fn sglangs_distributed_init_is_read_and_reconciled() {
     use shared::engines::{Engine, sglang};
     use shared::estimate::{GpuSlot, Scenario};
-    let text = std::fs::read_to_string(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/tests/fixtures/startup/sglang-043-qwq-32b-l4-tp4.txt"
-    ))
-    .unwrap_or_else(|e| panic!("{e}"));
-    let log = shared::startup::read(&text).unwrap_or_else(|| panic!("a start-up log"));
+    let log = log("sglang-043-qwq-32b-l4-tp4");
     let inits: Vec<u64> = log
         .facts
         .iter()
         .filter_map(|f| match f.figure {
-            shared::startup::Figure::DistInit { bytes } => Some(bytes),
+            Figure::DistInit { bytes } => Some(bytes),
             _ => None,
         })
         .collect();
