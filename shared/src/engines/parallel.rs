@@ -19,6 +19,8 @@
 //! - llama.cpp's `-c 0` is the model's trained context (`n_ctx_train`,
 //!   src/llama-context.cpp in the llama.cpp vendored by llama-cpp-python
 //!   0.3.36); without one stated in the config there is nothing to plan.
+//! - [`Board`]: how the GPUs are linked, which decides what NCCL sets up
+//!   between them (vLLM's and SGLang's TP buffers).
 
 use super::{Engine, EngineKind, Scenario};
 use crate::arch::{AttentionKind, TextModel};
@@ -171,5 +173,37 @@ pub fn check(s: &Scenario, text: &TextModel) -> Result<(), SplitError> {
         Engine::LlamaCpp(o) => super::llamacpp::check_split(o, s, text),
         // Ollama always passes a context and one cache type for K and V.
         Engine::Ollama(_) => check_stages(s, text),
+    }
+}
+
+/// How a plan's GPUs are linked, by the catalog's names: what NCCL sets up
+/// between them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Board {
+    /// Hopper or Blackwell SXM parts on an NVSwitch board, where NCCL adds
+    /// NVLink SHARP (NVLS) buffers.
+    NvSwitchHopper,
+    /// Other SXM parts (A100 / A800): NVLink without NVLS.
+    NvLink,
+    /// PCIe cards (bridges at most).
+    Pcie,
+}
+
+impl Board {
+    pub fn of(gpus: &[crate::plan::GpuSlot]) -> Self {
+        // PCIe and NVL cards and the GH200 superchip are not on an NVSwitch board.
+        let all = |marks: &[&str]| {
+            gpus.iter().all(|g| {
+                let name = g.name.to_ascii_uppercase();
+                marks.iter().any(|m| name.contains(m)) && !["PCIE", "NVL", "GH200"].iter().any(|m| name.contains(m))
+            })
+        };
+        if all(&["H100 SXM", "H100 80GB HBM3", "H200", "H800", "B200", "B300"]) {
+            Self::NvSwitchHopper
+        } else if all(&["SXM"]) {
+            Self::NvLink
+        } else {
+            Self::Pcie
+        }
     }
 }

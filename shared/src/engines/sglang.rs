@@ -306,10 +306,10 @@ pub fn dist_init_bytes(p: &Plan) -> u64 {
     if p.tp() < 2 {
         return 0;
     }
-    match vllm::Board::of(&p.scenario.gpus) {
-        vllm::Board::NvSwitchHopper => DIST_INIT_NVSWITCH,
-        vllm::Board::NvLink => crate::plan::TP_COMM_BYTES,
-        vllm::Board::Pcie => DIST_INIT_PCIE,
+    match parallel::Board::of(&p.scenario.gpus) {
+        parallel::Board::NvSwitchHopper => DIST_INIT_NVSWITCH,
+        parallel::Board::NvLink => crate::plan::TP_COMM_BYTES,
+        parallel::Board::Pcie => DIST_INIT_PCIE,
     }
 }
 

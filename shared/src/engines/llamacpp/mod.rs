@@ -634,12 +634,12 @@ pub(super) fn pipelined(p: &Plan, o: Options) -> bool {
 /// every copy, and the KQ masks, all but the one the graph holds anyway.
 /// A real two-GPU Command-R log (`llamacpp-old-two-gpus`, "n_copies=4") logs
 /// 672.01 MiB on CUDA0: 584 MiB without the copies, 672 with them.
-fn pipeline_copies(p: &Plan, o: Options, cells: cache::Cells) -> u64 {
+fn pipeline_copies(p: &Plan, o: Options, kv: &[LayerKv], cells: cache::Cells) -> u64 {
     if !pipelined(p, o) {
         return 0;
     }
     let activations = p.model.arch.text.hidden_size.saturating_mul(o.n_ubatch).saturating_mul(4);
-    let masks = host::masks(o, &kv_layers(p, o), cells);
+    let masks = host::masks(o, kv, cells);
     activations.saturating_mul(SCHED_COPIES).saturating_add(masks.saturating_mul(SCHED_COPIES - 1))
 }
 
@@ -651,7 +651,7 @@ fn gpu_parts(p: &Plan, o: Options, d: &Devices, g: usize, ctx: u64, slots: u64) 
     let compute = if range.is_empty() && !has_output {
         0
     } else {
-        compute_buffer(p, o, ctx, has_output).saturating_add(pipeline_copies(p, o, cells))
+        compute_buffer(p, o, ctx, has_output).saturating_add(pipeline_copies(p, o, &d.kv, cells))
     };
     let compute = compute.max(staged_weight(p, o, d, g).unwrap_or(0));
     // `llama_memory_recurrent`: one state cell per sequence slot

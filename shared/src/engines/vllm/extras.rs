@@ -247,38 +247,6 @@ fn mxfp4_padding(gpu: &str, logged: Option<Mxfp4Kernel>) -> (u64, u64) {
     }
 }
 
-/// How a plan's GPUs are linked, by the catalog's names: what NCCL sets up
-/// between them.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Board {
-    /// Hopper or Blackwell SXM parts on an NVSwitch board, where NCCL adds
-    /// NVLink SHARP (NVLS) buffers.
-    NvSwitchHopper,
-    /// Other SXM parts (A100 / A800): NVLink without NVLS.
-    NvLink,
-    /// PCIe cards (bridges at most).
-    Pcie,
-}
-
-impl Board {
-    pub fn of(gpus: &[crate::plan::GpuSlot]) -> Self {
-        // PCIe and NVL cards and the GH200 superchip are not on an NVSwitch board.
-        let all = |marks: &[&str]| {
-            gpus.iter().all(|g| {
-                let name = g.name.to_ascii_uppercase();
-                marks.iter().any(|m| name.contains(m)) && !["PCIE", "NVL", "GH200"].iter().any(|m| name.contains(m))
-            })
-        };
-        if all(&["H100 SXM", "H100 80GB HBM3", "H200", "H800", "B200", "B300"]) {
-            Self::NvSwitchHopper
-        } else if all(&["SXM"]) {
-            Self::NvLink
-        } else {
-            Self::Pcie
-        }
-    }
-}
-
 /// An AMD GPU (the engines run ROCm there), by the catalog's names
 /// (Instinct MI…, Radeon RX …).
 pub(crate) fn is_rocm(gpu: &str) -> bool {

@@ -29,8 +29,8 @@ mod words;
 pub(crate) use extras::is_rocm;
 use extras::mxfp4_padding_bytes;
 pub use extras::{
-    Board, MoeKernel, Mxfp4Kernel, NATIVE_SAMPLER_BYTES, SAMPLER_FP32_BYTES, Sampler, TRITON_SAMPLER_EXTRA_BYTES,
-    lora_bytes, profile_peak, sampler_bytes_per_logit,
+    MoeKernel, Mxfp4Kernel, NATIVE_SAMPLER_BYTES, SAMPLER_FP32_BYTES, Sampler, TRITON_SAMPLER_EXTRA_BYTES, lora_bytes,
+    profile_peak, sampler_bytes_per_logit,
 };
 
 pub(crate) use options::check_knobs;
@@ -42,6 +42,7 @@ pub(crate) use words::{need_and_usable, terms, warnings};
 
 use serde::Serialize;
 
+pub use super::parallel::Board;
 use super::parallel::{self, HeadCheck, SplitError};
 use super::{EngineKind, Plan, Scenario};
 use crate::arch::{LayerAttention, TextModel};
@@ -296,7 +297,7 @@ fn budget(p: &Plan, o: Options, max_model_len: u64) -> Budget {
     let per_token = p.kv_layers.iter().map(|l| l.bytes_per_token).max().unwrap_or(0);
     let state_page = p.state_layers.iter().map(|l| l.bytes()).max().unwrap_or(0);
     let block = hybrid_block_size(o.block_size.max(1), per_token, state_page);
-    let non_torch = o.version.non_torch_bytes(p.tp(), s.gpus.len(), Board::of(&s.gpus));
+    let (non_torch, _) = o.version.non_torch(p.tp(), s.gpus.len(), Board::of(&s.gpus));
     let text = &p.model.arch.text;
     let mut gpus = Vec::with_capacity(s.gpus.len());
     let mut num_blocks = u64::MAX;
@@ -433,16 +434,8 @@ impl Budget {
                 // 0.11.0 and later `kv_cache_utils.py::_check_enough_kv_cache_memory`
                 // add `estimate_max_model_len`'s answer: a binary search
                 // for the longest request the available memory holds.
-                let estimated = match version {
-                    Version::V0 | Version::V1 => None,
-                    Version::V0_10
-                    | Version::V0_12
-                    | Version::V0_18
-                    | Version::V0_19
-                    | Version::V0_21
-                    | Version::V0_33
-                    | Version::V0_24 => Some(self.longest_request(self.max_model_len)).filter(|&n| n > 0),
-                };
+                let estimated =
+                    version.kv_memory_tools().then(|| self.longest_request(self.max_model_len)).filter(|&n| n > 0);
                 format!(
                     "To serve at least one request with the models's max seq len ({}), ({} GiB KV cache is needed, which is larger than the available KV cache memory ({} GiB). {}Try increasing `gpu_memory_utilization` or decreasing `max_model_len` when initializing the engine.",
                     self.max_model_len,
@@ -578,16 +571,7 @@ pub(crate) fn report(p: &Plan, o: Options, b: &Budget, verdict: Verdict) -> Repo
     if let Some(e) = &error {
         log_lines.push(format!("ValueError: {e}"));
     }
-    let pinned = match o.version {
-        Version::V0 | Version::V1 => None,
-        Version::V0_10
-        | Version::V0_12
-        | Version::V0_18
-        | Version::V0_19
-        | Version::V0_21
-        | Version::V0_33
-        | Version::V0_24 => Some(b.pinned_bytes()).filter(|&n| n > 0),
-    };
+    let pinned = o.version.kv_memory_tools().then(|| b.pinned_bytes()).filter(|&n| n > 0);
     if let Some(bytes) = pinned {
         log_lines.push(format!(
             "pinned: --kv-cache-memory={bytes} (skips the memory profile, vllm#56698: re-derive it on any change)"

@@ -194,6 +194,18 @@ impl Version {
         }
     }
 
+    /// Whether the release has 0.11's KV-memory tools (the 0.10 rules were
+    /// read from 0.11.0): `--kv-cache-memory`, which skips the profile, and
+    /// the longest request the pool holds in the start-up error
+    /// (`kv_cache_utils.py::_check_enough_kv_cache_memory`,
+    /// `estimate_max_model_len`).
+    pub fn kv_memory_tools(self) -> bool {
+        match self {
+            Self::V0 | Self::V1 => false,
+            Self::V0_10 | Self::V0_12 | Self::V0_18 | Self::V0_19 | Self::V0_21 | Self::V0_33 | Self::V0_24 => true,
+        }
+    }
+
     /// Whether the fused-MoE workspace outlives the forward pass: from 0.19
     /// the modular kernel takes it from one shared workspace manager
     /// (`current_workspace_manager`, 0.19.1 – 0.24.0 `model_executor/layers/fused_moe/modular_kernel.py`),
@@ -214,21 +226,10 @@ impl Version {
         }
     }
 
-    /// Where [`Version::non_torch_bytes`] comes from, for people.
-    pub fn non_torch_source(self, tp: u64, board: super::Board) -> &'static str {
-        use super::Board;
-        match (self, board) {
-            (Self::V0_19 | Self::V0_24, Board::NvSwitchHopper) if tp >= 2 => "0.19 logs: NCCL, FlashInfer",
-            (Self::V0_19 | Self::V0_24, Board::NvLink) if tp >= 2 => "0.12 logs",
-            (Self::V0_19 | Self::V0_24, _) => "0.19 logs",
-            (Self::V0 | Self::V1 | Self::V0_10 | Self::V0_12 | Self::V0_18 | Self::V0_21 | Self::V0_33, _) => "llm-d",
-        }
-    }
-
     /// Memory outside PyTorch that the profile adds per GPU, with `gpus`
     /// GPUs of which `tp` in each tensor-parallel group (`board`: how the
-    /// GPUs are linked).
-    pub fn non_torch_bytes(self, tp: u64, gpus: usize, board: super::Board) -> u64 {
+    /// GPUs are linked), and where the figure comes from, for people.
+    pub fn non_torch(self, tp: u64, gpus: usize, board: super::Board) -> (u64, &'static str) {
         use super::Board;
         let several_gpus = gpus > 1;
         match (self, several_gpus, board) {
@@ -236,18 +237,28 @@ impl Version {
             // TP ≥ 2 on an NVSwitch board, FlashInfer's all-reduce workspace
             // and NCCL's buffers for the first large all-reduce. Pipeline
             // stages alone exchange activations point to point: as one GPU.
-            (Self::V0_19 | Self::V0_24, _, Board::NvSwitchHopper) if tp >= 4 => super::NON_TORCH_TP4_NVSWITCH_0_19,
-            (Self::V0_19 | Self::V0_24, _, Board::NvSwitchHopper) if tp >= 2 => super::NON_TORCH_TP2_NVSWITCH_0_19,
-            (Self::V0_19 | Self::V0_24, _, Board::NvLink) if tp >= 2 => super::NON_TORCH_MULTI_0_12,
-            (Self::V0_19 | Self::V0_24, _, _) => super::NON_TORCH_SINGLE_0_19,
-            (_, false, _) => super::NON_TORCH_SINGLE,
+            (Self::V0_19 | Self::V0_24, _, Board::NvSwitchHopper) if tp >= 4 => {
+                (super::NON_TORCH_TP4_NVSWITCH_0_19, "0.19 logs: NCCL, FlashInfer")
+            }
+            (Self::V0_19 | Self::V0_24, _, Board::NvSwitchHopper) if tp >= 2 => {
+                (super::NON_TORCH_TP2_NVSWITCH_0_19, "0.19 logs: NCCL, FlashInfer")
+            }
+            (Self::V0_19 | Self::V0_24, _, Board::NvLink) if tp >= 2 => (super::NON_TORCH_MULTI_0_12, "0.12 logs"),
+            (Self::V0_19 | Self::V0_24, _, _) => (super::NON_TORCH_SINGLE_0_19, "0.19 logs"),
+            (_, false, _) => (super::NON_TORCH_SINGLE, "llm-d"),
             // Up to 0.10 the snapshot precedes NCCL's set-up: its buffers count.
-            (Self::V0 | Self::V1 | Self::V0_10, true, Board::NvSwitchHopper) => super::NON_TORCH_MULTI_NVSWITCH,
-            (Self::V0 | Self::V1 | Self::V0_10 | Self::V0_21 | Self::V0_33, true, _) => super::NON_TORCH_MULTI,
+            (Self::V0 | Self::V1 | Self::V0_10, true, Board::NvSwitchHopper) => {
+                (super::NON_TORCH_MULTI_NVSWITCH, "llm-d")
+            }
+            (Self::V0 | Self::V1 | Self::V0_10 | Self::V0_21 | Self::V0_33, true, _) => {
+                (super::NON_TORCH_MULTI, "llm-d")
+            }
             // From 0.11 NCCL's set-up is in the baseline; what the profile
             // adds is the communicator it creates over NVLink.
-            (Self::V0_12 | Self::V0_18, true, Board::NvSwitchHopper | Board::NvLink) => super::NON_TORCH_MULTI_0_12,
-            (Self::V0_12 | Self::V0_18, true, Board::Pcie) => super::NON_TORCH_SINGLE,
+            (Self::V0_12 | Self::V0_18, true, Board::NvSwitchHopper | Board::NvLink) => {
+                (super::NON_TORCH_MULTI_0_12, "llm-d")
+            }
+            (Self::V0_12 | Self::V0_18, true, Board::Pcie) => (super::NON_TORCH_SINGLE, "llm-d"),
         }
     }
 

@@ -53,7 +53,7 @@ pub(crate) fn terms(p: &Plan, r: &Report, kv_demand_bytes: u64) -> EngineTerms {
     let overhead = format!(
         " + vLLM non-torch memory {} ({}) + CUDA graphs {} ({} graphs × {} per layer, fitted to vLLM logs{})",
         format_bytes(non_torch, UnitSystem::Binary),
-        r.version.non_torch_source(p.tp(), super::Board::of(&p.scenario.gpus)),
+        r.version.non_torch(p.tp(), p.scenario.gpus.len(), super::Board::of(&p.scenario.gpus)).1,
         format_bytes(graphs, UnitSystem::Binary),
         r.version.cuda_graphs(r.max_num_seqs, r.max_num_batched_tokens),
         format_bytes(CUDA_GRAPH_BYTES_PER_LAYER_SIZE, UnitSystem::Binary),
