@@ -338,14 +338,8 @@ fn engine(args: &PlanArgs) -> anyhow::Result<Engine> {
             num_ctx: args.num_ctx,
             num_parallel: args.num_parallel,
             kv_cache_type: args.kv_cache_type.as_deref().map(llamacpp::CacheType::parse).transpose()?,
-            // Ollama's `auto` leaves the choice to Ollama (by model and GPU).
-            flash_attention: match args.flash_attention.as_str() {
-                "auto" => None,
-                other => Some(
-                    llamacpp::FlashAttention::parse(other)
-                        .map_err(|e| anyhow::anyhow!("--flash-attention `{other}`: {e}"))?,
-                ),
-            },
+            flash_attention: ollama::parse_flash_attention(&args.flash_attention)
+                .map_err(|e| anyhow::anyhow!("--flash-attention `{}`: {e}", args.flash_attention))?,
             num_gpu: args.num_gpu,
             num_batch: args.num_batch,
             n_cpu_moe: if args.cpu_moe { u64::from(u32::MAX) } else { args.n_cpu_moe.unwrap_or(0) },

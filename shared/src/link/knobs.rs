@@ -173,9 +173,7 @@ pub(super) fn apply_knob(e: &mut Engine, key: &str, value: &str) -> Result<(), S
         (Engine::Ollama(o), "numctx") => o.num_ctx = tokens(value)?,
         (Engine::Ollama(o), "np") => o.num_parallel = parse_u64(value, 1, 4096)?,
         (Engine::Ollama(o), "kvt") => o.kv_cache_type = Some(cache_type(value)?),
-        // Ollama's `auto` leaves the choice to Ollama, as no `fa=` does.
-        (Engine::Ollama(o), "fa") if lower == "auto" => o.flash_attention = None,
-        (Engine::Ollama(o), "fa") => o.flash_attention = Some(llamacpp::FlashAttention::parse(value)?),
+        (Engine::Ollama(o), "fa") => o.flash_attention = crate::engines::ollama::parse_flash_attention(value)?,
         (Engine::Ollama(o), "numgpu") => o.num_gpu = Some(parse_u64(value, 0, 100_000)?),
         (Engine::Ollama(o), "numbatch") => o.num_batch = Some(parse_u64(value, 1, 65_536)?),
         (Engine::Ollama(o), "ncmoe") => o.n_cpu_moe = cpu_moe(&lower)?,

@@ -250,6 +250,13 @@ pub(crate) fn flags(p: &Plan) -> llamacpp::Options {
     }
 }
 
+/// `OLLAMA_FLASH_ATTENTION` as a person writes it: `auto` (unset, Ollama
+/// chooses by model and GPU) or llama.cpp's `-fa` values. One parser for
+/// the CLI and links.
+pub fn parse_flash_attention(s: &str) -> Result<Option<FlashAttention>, String> {
+    if s.trim().eq_ignore_ascii_case("auto") { Ok(None) } else { FlashAttention::parse(s).map(Some) }
+}
+
 /// Ollama's checks of its settings (the ranges llama-server accepts); it
 /// splits layers as llama.cpp does, never tensors.
 pub(crate) fn check_knobs(o: Options, tp: u64) -> Result<(), String> {
