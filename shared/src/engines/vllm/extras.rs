@@ -1,7 +1,9 @@
 //! What vLLM holds on a GPU beside the weights as stored and the KV cache:
-//! the profiled activation peak of its dummy run ([`profile_peak`], with the
-//! sampler's share), the padding its MXFP4 MoE kernels give the experts, and
-//! the LoRA buffers of `--max-loras` × `--max-lora-rank`.
+//! the memory outside PyTorch its profile adds (`NON_TORCH_*`, chosen by
+//! `Version::non_torch`), the profiled activation peak of its dummy run
+//! ([`profile_peak`], with the sampler's share), the padding its MXFP4 MoE
+//! kernels give the experts, and the LoRA buffers of `--max-loras` ×
+//! `--max-lora-rank`.
 
 use serde::{Deserialize, Serialize};
 
@@ -9,7 +11,61 @@ use super::Options;
 use crate::arch::TextModel;
 use crate::engines::Plan;
 use crate::plan::activations;
+use crate::units::MIB;
 
+/// vLLM's non-torch memory increase during profiling. Empirical (llm-d,
+/// `empirical-vllm-memory-results.md`, H100): 0.13 GiB on one GPU, 0.55 GiB
+/// per GPU once NCCL is initialised for several.
+pub const NON_TORCH_SINGLE: u64 = 133 * MIB;
+pub const NON_TORCH_MULTI: u64 = 563 * MIB;
+/// The same per GPU of several linked by NVLink under the 0.12 and 0.18 rules, where NCCL's set-up
+/// happens before the memory snapshot and what remains is created during
+/// the profile (the TP group's ProcessGroupNCCL communicator at the first
+/// logits all-gather, 0.12.0 `distributed/device_communicators/base_device_communicator.py`;
+/// NCCL's buffers for its first large all-reduce). Measured: the residual of
+/// two real start-up logs with the weights, sampler and forward pass taken
+/// out (`vllm-v1-012-qwen3-30b-a3b-h100-tp2`, 2 × H100: 0.86 GiB;
+/// `vllm-v1-013-llama3-8b-a800-tp4`, 4 × 80 GB Ampere: 0.85 GiB).
+pub const NON_TORCH_MULTI_0_12: u64 = 870 * MIB;
+/// The same per GPU of several on an NVSwitch board (HGX H100/H200/B200)
+/// under the rules up to 0.10, whose snapshot precedes NCCL's set-up: NCCL
+/// gives such GPUs NVLink SHARP (NVLS) buffers beside its ring buffers, and
+/// vLLM 0.10 disables NCCL's cuMem allocator (`NCCL_CUMEM_ENABLE=0`,
+/// 0.10.1.1 `env_override.py`). Measured: the residual of three real 0.10.0
+/// start-up logs on HGX H100 with the weights, the native sampler and the
+/// forward pass taken out (`vllm-v1-0100-qwen3-32b-h100-tp4-u095`: 2.62 GiB,
+/// `…-tp8-kvfp8`: 2.97 GiB, `vllm-v1-0100-qwen3-235b-fp8-h100-tp8-ep`:
+/// 2.88 GiB); the median.
+pub const NON_TORCH_MULTI_NVSWITCH: u64 = 2950 * MIB;
+/// Memory outside PyTorch that vLLM 0.19 – 0.24's profile adds on one GPU
+/// (and per GPU of pipeline stages without TP). From 0.19 the window runs
+/// from the snapshot after the distributed set-up to the end of the profile,
+/// which now also captures graphs to estimate their memory (0.19.1 – 0.24.0
+/// `v1/worker/gpu_worker.py` `determine_available_memory`,
+/// `utils/mem_utils.py::memory_profiling`). Measured: `non-torch forward
+/// increase memory` of fourteen vLLM 0.19.0 start-up logs on one H100 at
+/// DEBUG level (llm-d-incubation/llm-d-planner at d3121e05: Llama 3.1,
+/// Qwen 2.5/3, Gemma 2/3, Phi-4, MoE models), 0.24 – 0.27 GiB, median
+/// 0.25 GiB (`vllm-v1-0190-qwen3-30b-a3b-h100-debug` and two more are
+/// fixtures); 0.07 GiB with two or four pipeline stages.
+pub const NON_TORCH_SINGLE_0_19: u64 = 256 * MIB;
+/// The same per GPU at TP 2 on an NVSwitch board (HGX H100/H200/B200),
+/// where the window also holds FlashInfer's all-reduce workspace (0.19.1
+/// `distributed/device_communicators/flashinfer_all_reduce.py`, created at
+/// the first all-reduce: `tp × max_token_num × hidden × 2` bytes plus three
+/// times that for its Lamport buffers, flashinfer-python 0.6.6
+/// `comm/trtllm_ar.py`; 512 MiB at TP 2 on Hopper, whose size table gives
+/// 64 MiB per all-reduce) and the buffers NCCL connects at the profile's
+/// first large all-reduce. Measured, as a whole (the source does not size
+/// NCCL's share): seven 0.19.0 logs at TP 2 on H100 (Llama 3.1 8B, Qwen 2.5
+/// 7B and 72B, Llama 3.3 70B FP8 and W8A8, Mixtral, gpt-oss-20b), 2.06 –
+/// 2.11 GiB, median 2.07 GiB.
+pub const NON_TORCH_TP2_NVSWITCH_0_19: u64 = 2120 * MIB;
+/// The same at TP ≥ 4 (FlashInfer's workspace is then 2 MiB per
+/// all-reduce, NCCL's NVLink SHARP buffers join from three GPUs): five
+/// 0.19.0 logs at TP 4 on H100 (Llama 3.1 8B, Qwen 2.5 7B, Llama 3.3 70B
+/// FP8, Kimi-Dev-72B, Llama 4 Scout), 2.13 – 2.21 GiB, median 2.17 GiB.
+pub const NON_TORCH_TP4_NVSWITCH_0_19: u64 = 2222 * MIB;
 /// vLLM's profiled activation peak for a dummy batch of `tokens` tokens
 /// spread over `seqs` sequences, on one of `tp` ranks, by `version`'s rules.
 ///
