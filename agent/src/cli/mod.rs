@@ -4,6 +4,7 @@
 mod catalog;
 mod checkpoint;
 mod diagnose;
+mod engine_flags;
 mod estimate;
 mod input;
 mod plan;

@@ -19,6 +19,7 @@
 //! variant, and the compiler names each place it must answer.
 
 pub mod commands;
+pub mod knobs;
 pub mod live;
 pub mod llamacpp;
 pub mod ollama;

@@ -1,7 +1,7 @@
 //! Reading a query string back into a state, with a notice for everything skipped.
 
 use super::MAX_OOM;
-use super::knobs::{KNOB_KEYS, apply_knob};
+use super::knobs::{apply_knob, is_knob_key};
 use super::percent::percent_decode;
 use super::state::{Decoded, GpuChoice, LinkState, ModelSource};
 use super::values::{
@@ -98,7 +98,7 @@ pub fn decode_with(query: &str, read: ConfigCheck) -> Decoded {
                 knobs.push((key.clone(), version.vllm_latest().id().to_owned()));
                 Ok(())
             }
-            k if KNOB_KEYS.contains(&k) => {
+            k if is_knob_key(k) => {
                 knobs.push((key.clone(), value.to_owned()));
                 Ok(())
             }

@@ -25,14 +25,15 @@ mod tests;
 mod values;
 mod version;
 
+pub use crate::units::parse_tokens;
 pub use base64url::{base64url_decode, base64url_encode};
 pub use compact::{compact_config, compact_oom};
 pub use decode::{decode, decode_with};
 pub use encode::encode;
-pub use knobs::{knob, parse_fraction, with_knob};
+pub use knobs::{knob, with_knob};
 pub use percent::{percent_decode, percent_encode};
 pub use state::{Decoded, GpuChoice, LinkState, ModelSource};
-pub use values::{ConfigCheck, parse_params, parse_repo_id, parse_tokens, read_config};
+pub use values::{ConfigCheck, parse_params, parse_repo_id, read_config};
 pub use version::{LinkVersion, NewerEngine, new_engine, newer_engine};
 
 /// The preset the page opens with.

@@ -144,6 +144,7 @@ fn engine_2026_12(kind: EngineKind) -> Engine {
             n_gpu_layers: None,
             parallel: None,
             n_ubatch: 512,
+            n_batch: llamacpp::DEFAULT_N_BATCH,
             flash_attention: llamacpp::FlashAttention::On,
             // Knobs added after v1: their defaults are frozen here.
             cache_type_k: None,

@@ -1,7 +1,8 @@
 //! What the engine itself would report, the layer split and the speed bounds,
 //! as rows the page shows; and the knobs each engine takes.
 
-use shared::engines::{EngineKind, EngineReport, sglang, vllm};
+use shared::engines::knobs::About;
+use shared::engines::{Engine, EngineKind, EngineReport};
 use shared::estimate::Estimate;
 use shared::explain::thousands;
 use shared::units::{UnitSystem, decimal, format_bytes, shortest};
@@ -132,111 +133,27 @@ pub fn speed_text(e: &Estimate) -> Option<String> {
     ))
 }
 
-/// One engine setting: its link key, label and, for settings with a few
-/// values, the choices (the first is the default).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Knob {
-    pub key: &'static str,
-    pub label: &'static str,
-    pub choices: &'static [&'static str],
+/// The engine's settings the page shows, as the engine declares them
+/// (`shared::engines::knobs`): its link key, label and choices.
+pub fn knobs(kind: EngineKind) -> Vec<&'static About> {
+    kind.settings().into_iter().filter(|a| !a.label.is_empty()).collect()
 }
 
-const fn k(key: &'static str, label: &'static str, choices: &'static [&'static str]) -> Knob {
-    Knob { key, label, choices }
-}
-
-const TRANSFORMERS: &[Knob] = &[k("attn", "Attention", &["sdpa", "eager"]), k("logits", "Logits", &["last", "all"])];
-const VLLM: &[Knob] = &[
-    k("vllm", "vLLM version", vllm::Version::IDS_NEWEST_FIRST),
-    k("gmu", "gpu_memory_utilization", &[]),
-    k("mml", "max_model_len", &[]),
-    k("mbt", "max_num_batched_tokens", &[]),
-    k("mns", "max_num_seqs", &[]),
-    k("bs", "block_size", &[]),
-    k("loras", "max_loras (LoRA)", &[]),
-    k("lorar", "max_lora_rank", &[]),
-];
-const SGLANG: &[Knob] = &[
-    k("sglang", "SGLang rules", sglang::Version::IDS_NEWEST_FIRST),
-    k("mfs", "mem_fraction_static", &[]),
-    k("cl", "context_length", &[]),
-    k("mbt", "chunked_prefill_size", &[]),
-];
-const LLAMACPP: &[Knob] = &[
-    k("nctx", "n_ctx (-c)", &[]),
-    k("ngl", "n_gpu_layers (-ngl)", &[]),
-    k("ncmoe", "n_cpu_moe (--n-cpu-moe)", &[]),
-    k("np", "parallel (-np)", &[]),
-    k("fa", "Flash attention (-fa)", &["on", "off"]),
-    k("ot", "Tensor overrides (-ot)", &[]),
-    k("ts", "Tensor split (-ts)", &[]),
-    k("sm", "Split mode (-sm)", &["layer", "row", "none"]),
-    k("mmproj", "Projector (--mmproj)", &["off", "gpu", "cpu"]),
-    k("fit", "--fit", &["on", "off"]),
-    k("ram", "Host RAM (GiB)", &[]),
-];
-// Short labels for the two-column grid; the fixes write the variables
-// (`OLLAMA_NUM_PARALLEL`, `OLLAMA_KV_CACHE_TYPE`, `LLAMA_ARG_N_CPU_MOE`).
-const OLLAMA: &[Knob] = &[
-    k("numctx", "num_ctx", &[]),
-    k("np", "Parallel requests", &[]),
-    k("kvt", "KV cache type", &["default", "f16", "q8_0", "q4_0"]),
-    k("fa", "Flash attention", &["auto", "on", "off"]),
-    k("numgpu", "num_gpu", &[]),
-    k("numbatch", "num_batch", &[]),
-    k("ncmoe", "CPU MoE layers", &[]),
-    k("mmproj", "Projector", &["off", "on"]),
-    k("ram", "Host RAM (GiB)", &[]),
-];
-
-pub fn knobs(kind: EngineKind) -> &'static [Knob] {
-    match kind {
-        EngineKind::Transformers => TRANSFORMERS,
-        EngineKind::Vllm => VLLM,
-        EngineKind::Sglang => SGLANG,
-        EngineKind::LlamaCpp => LLAMACPP,
-        EngineKind::Ollama => OLLAMA,
-    }
-}
-
-/// A knob's text in its field: the link's, with `--cpu-moe` (every layer's
-/// experts, `u32::MAX`) as `all`, the word the field takes for it.
-pub fn knob_text(e: &shared::engines::Engine, key: &str) -> String {
-    let v = shared::link::knob(e, key);
-    if key == "ncmoe" && v == "4294967295" { "all".into() } else { v }
+/// A knob's text in its field: the link's, in the page's words (`all` for
+/// `--cpu-moe`'s every layer).
+pub fn knob_text(e: &Engine, about: &About) -> String {
+    about.word(shared::link::knob(e, about.key))
 }
 
 /// What a knob left empty means for this estimate (the engine's effective value).
-pub fn knob_default(e: &Estimate, key: &str) -> String {
-    let v = match (e.engine_report.as_ref(), key) {
-        (Some(EngineReport::Vllm(r)), "gmu") => shortest(r.gpu_memory_utilization),
-        (Some(EngineReport::Vllm(r)), "mml") => r.max_model_len.to_string(),
-        (Some(EngineReport::Vllm(r)), "mbt") => r.max_num_batched_tokens.to_string(),
-        (Some(EngineReport::Vllm(r)), "mns") => r.max_num_seqs.to_string(),
-        (Some(EngineReport::Vllm(r)), "bs") => r.block_size.to_string(),
-        (Some(EngineReport::Vllm(r)), "loras") => r.max_loras.to_string(),
-        (Some(EngineReport::Vllm(r)), "lorar") => r.max_lora_rank.to_string(),
-        (Some(EngineReport::Sglang(r)), "mfs") => shortest(r.mem_fraction_static),
-        (Some(EngineReport::Sglang(r)), "cl") => r.context_length.to_string(),
-        (Some(EngineReport::Sglang(r)), "mbt") => r.chunked_prefill_size.to_string(),
-        (Some(EngineReport::LlamaCpp(r)), "nctx") => r.n_ctx.to_string(),
-        (Some(EngineReport::LlamaCpp(r)), "ngl") => r.n_gpu_layers.to_string(),
-        (Some(EngineReport::LlamaCpp(r)), "np") => r.parallel.to_string(),
-        // Ollama's knobs, as the llama-server it launches runs them.
-        (Some(EngineReport::LlamaCpp(r)), "numctx") => r.n_ctx_per_slot.to_string(),
-        (Some(EngineReport::LlamaCpp(r)), "numgpu") => r.n_gpu_layers.to_string(),
-        (Some(EngineReport::LlamaCpp(r)), "numbatch") => r.n_ubatch.to_string(),
-        (Some(EngineReport::LlamaCpp(_)), "ncmoe") => "0; all = --cpu-moe".into(),
-        _ => return String::new(),
-    };
-    format!("default: {v}")
+pub fn knob_default(e: &Estimate, kind: EngineKind, key: &str) -> String {
+    e.engine_report.as_ref().and_then(|r| kind.effective(r, key)).map_or_else(String::new, |v| format!("default: {v}"))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use shared::catalog::model_preset;
-    use shared::engines::Engine;
     use shared::estimate::{Scenario, estimate};
     use shared::model::Model;
 
@@ -251,7 +168,7 @@ mod tests {
         let v = report_view(&e, UnitSystem::Binary).expect("report");
         assert!(v.log.contains("GPU KV cache size"));
         assert_eq!(v.rows[0].raw, e.num_gpu_blocks.expect("blocks").to_string());
-        assert!(knob_default(&e, "gmu").starts_with("default: 0.92"));
+        assert!(knob_default(&e, EngineKind::Vllm, "gmu").starts_with("default: 0.92"));
     }
 
     #[test]
@@ -269,11 +186,11 @@ mod tests {
     #[test]
     fn llamacpp_and_ollama_take_cpu_moe_and_show_all_for_cpu_moe() {
         for kind in [EngineKind::LlamaCpp, EngineKind::Ollama] {
-            assert!(knobs(kind).iter().any(|k| k.key == "ncmoe"), "{kind:?}");
+            let about = knobs(kind).into_iter().find(|k| k.key == "ncmoe").expect("a field");
             let e = shared::link::with_knob(&kind.with_defaults(), "ncmoe", "all").expect("all");
-            assert_eq!(knob_text(&e, "ncmoe"), "all");
+            assert_eq!(knob_text(&e, about), "all");
         }
         let e = est(EngineKind::LlamaCpp.with_defaults());
-        assert_eq!(knob_default(&e, "ncmoe"), "default: 0; all = --cpu-moe");
+        assert_eq!(knob_default(&e, EngineKind::LlamaCpp, "ncmoe"), "default: 0; all = --cpu-moe");
     }
 }

@@ -20,7 +20,7 @@ pub(super) fn compute_buffer(p: &Plan, o: Options, ctx: u64, with_output: bool) 
     };
     let layer = t.hidden_size.saturating_mul(4).saturating_add(1).saturating_add(attention);
     let output = if with_output { t.hidden_size.saturating_add(t.vocab_size) } else { 0 };
-    o.n_ubatch.saturating_mul(4).saturating_mul(layer.max(output))
+    o.ubatch().saturating_mul(4).saturating_mul(layer.max(output))
 }
 
 /// The compute buffer of one GPU for an MLA model (`deepseek2` graphs whose
@@ -42,7 +42,7 @@ pub(super) fn compute_buffer(p: &Plan, o: Options, ctx: u64, with_output: bool) 
 /// fixture `llamacpp-b5331-deepseek-v3-0324-4gpu-fa-on`) logs 788 MiB on
 /// each GPU without staged experts, 766 MiB from this.
 fn mla_compute_buffer(t: &crate::arch::TextModel, m: crate::arch::Mla, o: Options, ctx: u64, with_output: bool) -> u64 {
-    let tokens = o.n_ubatch.min(ctx);
+    let tokens = o.ubatch().min(ctx);
     let kv = ctx.div_ceil(256).saturating_mul(256);
     let (e, h, lq, r, rope, nope) = (
         t.hidden_size,
@@ -95,7 +95,7 @@ pub const OP_OFFLOAD_MIN_BATCH: u64 = 32;
 pub(super) fn staged_weight(p: &Plan, o: Options, d: &Devices, g: usize) -> Option<u64> {
     let first = d.used.iter().position(|&u| u)?;
     let staged = d.weights.largest_cpu_matrix;
-    if g != first || staged == 0 || o.n_ubatch < OP_OFFLOAD_MIN_BATCH {
+    if g != first || staged == 0 || o.ubatch() < OP_OFFLOAD_MIN_BATCH {
         return None;
     }
     let t = &p.model.arch.text;
@@ -106,7 +106,7 @@ pub(super) fn staged_weight(p: &Plan, o: Options, d: &Devices, g: usize) -> Opti
             .saturating_add(t.hidden_size),
         None => t.hidden_size.saturating_mul(2).saturating_add(t.intermediate_size),
     };
-    Some(staged.saturating_add(per_token.saturating_mul(o.n_ubatch).saturating_mul(4)))
+    Some(staged.saturating_add(per_token.saturating_mul(o.ubatch()).saturating_mul(4)))
 }
 
 /// `GGML_SCHED_MAX_COPIES` (ggml/src/ggml-backend.cpp): the copies of each
@@ -142,7 +142,7 @@ pub(super) fn pipeline_copies(p: &Plan, o: Options, kv: &[LayerKv], cells: cache
     if !pipelined(p, o) {
         return 0;
     }
-    let activations = p.model.arch.text.hidden_size.saturating_mul(o.n_ubatch).saturating_mul(4);
+    let activations = p.model.arch.text.hidden_size.saturating_mul(o.ubatch()).saturating_mul(4);
     let masks = host::masks(o, kv, cells);
     activations.saturating_mul(SCHED_COPIES).saturating_add(masks.saturating_mul(SCHED_COPIES - 1))
 }

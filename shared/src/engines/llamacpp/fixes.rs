@@ -102,7 +102,10 @@ pub fn server_command(model: &Model, s: &Scenario) -> String {
     let slots = o.parallel.unwrap_or(s.concurrency).max(1);
     let ctx = o.n_ctx.unwrap_or_else(|| s.sequence_tokens().saturating_mul(slots));
     cmd.push_str(&format!(" -c {ctx} -np {slots}"));
-    if o.n_ubatch != 512 {
+    if o.n_batch != super::DEFAULT_N_BATCH {
+        cmd.push_str(&format!(" -b {}", o.n_batch));
+    }
+    if o.n_ubatch != super::DEFAULT_N_UBATCH {
         cmd.push_str(&format!(" -ub {}", o.n_ubatch));
     }
     cmd.push_str(match o.flash_attention {

@@ -14,7 +14,7 @@ use crate::kv::LayerKv;
 /// n_ctx 2048 and 32768 (fedora-copr/logdetective#106) are 8 MiB of
 /// embeddings plus 4 and 64 MiB of mask.
 fn host_compute(p: &Plan, o: Options, kv: &[LayerKv], cells: cache::Cells) -> u64 {
-    let ub = o.n_ubatch;
+    let ub = o.ubatch();
     let embd = p.model.arch.text.hidden_size.saturating_mul(ub).saturating_mul(4);
     // With GPUs run as a pipeline, the scheduler keeps `GGML_SCHED_MAX_COPIES`
     // copies of every graph input where it lives (ggml-backend.cpp, pass 6).
@@ -26,7 +26,7 @@ fn host_compute(p: &Plan, o: Options, kv: &[LayerKv], cells: cache::Cells) -> u6
 /// n_kv × n_ubatch, F16 with flash attention, else F32
 /// (src/llama-graph.cpp `build_attn_inp_kq_mask`).
 pub(super) fn masks(o: Options, kv: &[LayerKv], cells: cache::Cells) -> u64 {
-    let ub = o.n_ubatch;
+    let ub = o.ubatch();
     let mask = match o.flash_attention {
         FlashAttention::On => 2,
         FlashAttention::Off => 4,

@@ -20,6 +20,7 @@ mod devices;
 mod fit;
 mod fixes;
 mod host;
+mod knobs;
 mod pattern;
 mod tensors;
 mod warnings;
@@ -31,6 +32,7 @@ pub use devices::{Buffer, MAX_OVERRIDE_TEXT, MAX_SPLIT, SplitMode, TensorOverrid
 pub use fit::{Fit, FitChoice, predict as predict_fit};
 pub use fixes::{COMMANDS, max_gpu_layers, min_cpu_moe, server_command, with_cpu_moe};
 use host::{Host, host, host_ram_limit};
+pub use knobs::KNOBS;
 pub use pattern::Pattern;
 pub(crate) use tensors::Tensors;
 pub(crate) use warnings::warnings;
@@ -114,6 +116,8 @@ impl FlashAttention {
 
 /// `-ub` when none is given (common/common.h `n_ubatch = 512`).
 pub const DEFAULT_N_UBATCH: u64 = 512;
+/// `-b` when none is given (common/common.h `n_batch = 2048`).
+pub const DEFAULT_N_BATCH: u64 = 2048;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Options {
@@ -123,8 +127,12 @@ pub struct Options {
     pub n_gpu_layers: Option<u64>,
     /// `-np`; default: the scenario's concurrency.
     pub parallel: Option<u64>,
-    /// `-ub`: the physical batch the compute buffer is sized for.
+    /// `-ub`: the physical batch the compute buffer is sized for, at most
+    /// `-b` ([`Options::ubatch`]).
     pub n_ubatch: u64,
+    /// `-b/--batch-size`: the logical batch.
+    #[serde(default = "default_n_batch", skip_serializing_if = "is_default_n_batch")]
+    pub n_batch: u64,
     pub flash_attention: FlashAttention,
     /// `-ctk/--cache-type-k`; default: the scenario's KV dtype.
     #[serde(default)]
@@ -180,6 +188,14 @@ pub struct Options {
     pub host_ram_bytes: Option<u64>,
 }
 
+fn default_n_batch() -> u64 {
+    DEFAULT_N_BATCH
+}
+
+fn is_default_n_batch(n: &u64) -> bool {
+    *n == DEFAULT_N_BATCH
+}
+
 fn default_fit_target_mib() -> u64 {
     FIT_MARGIN_BYTES / MIB
 }
@@ -191,6 +207,7 @@ impl Default for Options {
             n_gpu_layers: None,
             parallel: None,
             n_ubatch: DEFAULT_N_UBATCH,
+            n_batch: DEFAULT_N_BATCH,
             flash_attention: FlashAttention::On,
             cache_type_k: None,
             cache_type_v: None,
@@ -212,6 +229,12 @@ impl Default for Options {
 }
 
 impl Options {
+    /// The physical batch llama.cpp runs: `-ub`, at most `-b`
+    /// (src/llama-context.cpp: `n_ubatch = min(n_batch, n_ubatch)`).
+    pub fn ubatch(&self) -> u64 {
+        self.n_ubatch.min(self.n_batch)
+    }
+
     /// What `--fit` keeps free on each GPU.
     pub fn fit_target_bytes(&self) -> u64 {
         self.fit_target_mib.saturating_mul(MIB)
@@ -391,6 +414,9 @@ pub(crate) fn check_knobs(o: Options, tp: u64, gpus: usize) -> Result<(), String
     if !(1..=65_536).contains(&o.n_ubatch) {
         return Err("n_ubatch must be between 1 and 65536".into());
     }
+    if o.n_batch == 0 {
+        return Err("n_batch must be at least 1".into());
+    }
     Ok(())
 }
 
@@ -502,7 +528,7 @@ fn kv_layers(p: &Plan, o: Options) -> Vec<LayerKv> {
 }
 
 fn cells(_: &Plan, o: Options, ctx: u64, slots: u64) -> cache::Cells {
-    cache::Cells::new(ctx, slots, o.kv_unified, o.swa_full, o.n_ubatch)
+    cache::Cells::new(ctx, slots, o.kv_unified, o.swa_full, o.ubatch())
 }
 
 fn gpu_parts(p: &Plan, o: Options, d: &Devices, g: usize, ctx: u64, slots: u64) -> GpuBudget {
@@ -632,7 +658,7 @@ pub(crate) fn report(p: &Plan, o: Options, d: &Devices) -> Report {
         n_ctx: ctx,
         parallel: s,
         n_ctx_per_slot: ctx / s,
-        n_ubatch: o.n_ubatch,
+        n_ubatch: o.ubatch(),
         n_gpu_layers: ngl,
         layers_on_gpu: offloaded,
         output_on_gpu: output,

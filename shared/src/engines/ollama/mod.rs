@@ -10,8 +10,10 @@
 //! environment).
 
 mod fixes;
+mod knobs;
 
 pub use fixes::{COMMANDS, ollama_command};
+pub use knobs::KNOBS;
 
 use serde::{Deserialize, Serialize};
 
@@ -221,12 +223,15 @@ pub fn launch(p: &Plan, o: Options) -> llamacpp::Options {
     let need = if o.mmproj { llamacpp::projector_bytes(p).saturating_add(GIB) } else { 0 };
     let on_cpu = o.mmproj && mmproj_on_cpu(p, o, need);
     let kv = Some(cache_type(o, p.scenario.kv_dtype));
+    // `num_batch` is passed as both `-b` and `-ub`.
+    let batch = o.num_batch.unwrap_or_else(|| auto_batch(p, ctx, fa));
     let fit_target_mib = if o.mmproj && !on_cpu { need.div_ceil(MIB) } else { llamacpp::FIT_MARGIN_BYTES / MIB };
     llamacpp::Options {
         n_ctx: Some(ctx),
         n_gpu_layers: o.num_gpu,
         parallel: Some(np),
-        n_ubatch: o.num_batch.unwrap_or_else(|| auto_batch(p, ctx, fa)),
+        n_ubatch: batch,
+        n_batch: batch,
         flash_attention: fa,
         cache_type_k: kv,
         cache_type_v: kv,

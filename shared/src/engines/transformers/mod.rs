@@ -4,9 +4,11 @@
 
 pub mod device_map;
 mod fixes;
+mod knobs;
 
 pub use device_map::DeviceMap;
 pub use fixes::{COMMANDS, Load, weight_code};
+pub use knobs::KNOBS;
 
 use serde::{Deserialize, Serialize};
 

@@ -22,6 +22,7 @@
 //! takes one block per state group whatever its length.
 
 mod extras;
+mod knobs;
 mod options;
 mod version;
 mod words;
@@ -33,6 +34,7 @@ pub use extras::{
     NON_TORCH_SINGLE, NON_TORCH_SINGLE_0_19, NON_TORCH_TP2_NVSWITCH_0_19, NON_TORCH_TP4_NVSWITCH_0_19,
     SAMPLER_FP32_BYTES, Sampler, TRITON_SAMPLER_EXTRA_BYTES, lora_bytes, profile_peak, sampler_bytes_per_logit,
 };
+pub use knobs::KNOBS;
 
 pub(crate) use options::check_knobs;
 pub use options::{DEFAULT_MAX_LORA_RANK, Options};

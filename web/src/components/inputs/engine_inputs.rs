@@ -5,7 +5,9 @@ use shared::engines::EngineKind;
 use shared::link::{new_engine, with_knob};
 
 use crate::state::use_app;
-use crate::view_model::engine::{Knob, knob_default, knob_text, knobs};
+use shared::engines::knobs::About;
+
+use crate::view_model::engine::{knob_default, knob_text, knobs};
 
 fn engine_label(k: EngineKind) -> &'static str {
     match k {
@@ -25,7 +27,7 @@ pub fn EngineInputs() -> impl IntoView {
         if let Ok(k) = EngineKind::parse(&event_target_value(&ev)) {
             app.edit(|s| {
                 s.engine = new_engine(k);
-                if matches!(k, EngineKind::LlamaCpp | EngineKind::Ollama) {
+                if !k.splits_tensors() {
                     s.tp = 1;
                 }
             });
@@ -43,19 +45,21 @@ pub fn EngineInputs() -> impl IntoView {
                     }).collect_view()}
                 </select>
             </div>
-            {move || view! { <div class="knobs">{knobs(kind.get()).iter().map(|k| view! { <KnobInput knob=*k/> }).collect_view()}</div> }}
+            {move || view! { <div class="knobs">{knobs(kind.get()).into_iter().map(|k| view! { <KnobInput knob=k/> }).collect_view()}</div> }}
         </fieldset>
     }
 }
 
 #[component]
-fn KnobInput(knob: Knob) -> impl IntoView {
+fn KnobInput(knob: &'static About) -> impl IntoView {
     let app = use_app();
     let key = knob.key;
     let id = format!("knob-{key}");
     let error = RwSignal::new(String::new());
-    let value = Memo::new(move |_| app.inputs.with(|s| knob_text(&s.engine, key)));
-    let hint = Memo::new(move |_| app.estimate.with(|e| e.as_ref().map(|e| knob_default(e, key)).unwrap_or_default()));
+    let value = Memo::new(move |_| app.inputs.with(|s| knob_text(&s.engine, knob)));
+    let kind = app.inputs.with_untracked(|s| s.engine.kind());
+    let hint =
+        Memo::new(move |_| app.estimate.with(|e| e.as_ref().map(|e| knob_default(e, kind, key)).unwrap_or_default()));
     let commit = move |text: String| {
         let next = app.inputs.with_untracked(|s| with_knob(&s.engine, key, &text));
         match next {

@@ -13,6 +13,10 @@
 //! pool gets what remains (SGLang 0.5.23 `kv_cache_configurator.py`,
 //! `arg_groups/fields/schedule.py`).
 
+mod knobs;
+
+pub use knobs::KNOBS;
+
 use serde::{Deserialize, Serialize};
 
 use super::commands::{Commands, Shorten, no_settings};

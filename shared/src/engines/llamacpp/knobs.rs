@@ -1,0 +1,355 @@
+//! llama.cpp's settings, declared once (`super::super::knobs`): in the order
+//! a link writes them.
+
+#[cfg(feature = "cli")]
+use crate::engines::knobs::Cli;
+use crate::engines::knobs::{
+    About, CPU_MOE_WORDS, Knob, bit, cache_type, count, cpu_moe, host_ram, opt, opt_size, switch, tokens_or_zero,
+};
+
+use super::{CacheType, FitMode, FlashAttention, Options, Report, SplitMode, TensorOverrides, TensorSplit};
+
+type K = Knob<Options, Report>;
+
+/// A `1`/`0` setting that is a switch on the command line.
+macro_rules! toggle {
+    ($key:literal, $flag:literal, $help:literal, $field:ident) => {
+        K {
+            about: About {
+                key: $key,
+                #[cfg(feature = "cli")]
+                cli: Cli { switches: &[($flag, "1", $help)], ..Cli::NONE },
+                ..About::NONE
+            },
+            get: |o| bit(o.$field),
+            set: |o, v| {
+                o.$field = switch(v)?;
+                Ok(())
+            },
+            effective: None,
+        }
+    };
+}
+
+pub static KNOBS: &[K] = &[
+    K {
+        about: About {
+            key: "nctx",
+            label: "n_ctx (-c)",
+            #[cfg(feature = "cli")]
+            cli: Cli {
+                flag: "n-ctx",
+                help: "-c, the total context of all slots (default: prompt + new tokens for every slot; 0: the trained \
+                       context)",
+                ..Cli::NONE
+            },
+            ..About::NONE
+        },
+        get: |o| opt(o.n_ctx),
+        set: |o, v| {
+            o.n_ctx = tokens_or_zero(v)?;
+            Ok(())
+        },
+        effective: Some(|r| r.n_ctx.to_string()),
+    },
+    K {
+        about: About {
+            key: "ngl",
+            label: "n_gpu_layers (-ngl)",
+            #[cfg(feature = "cli")]
+            cli: Cli { flag: "n-gpu-layers", help: "-ngl (default: every layer and the output)", ..Cli::NONE },
+            ..About::NONE
+        },
+        get: |o| opt(o.n_gpu_layers),
+        set: |o, v| {
+            o.n_gpu_layers = Some(count(v, 0, 100_000)?);
+            Ok(())
+        },
+        effective: Some(|r| r.n_gpu_layers.to_string()),
+    },
+    K {
+        about: About {
+            key: "np",
+            label: "parallel (-np)",
+            #[cfg(feature = "cli")]
+            cli: Cli { flag: "parallel", help: "-np, parallel slots (default: --concurrency)", ..Cli::NONE },
+            ..About::NONE
+        },
+        get: |o| opt(o.parallel),
+        set: |o, v| {
+            o.parallel = Some(count(v, 1, 4096)?);
+            Ok(())
+        },
+        effective: Some(|r| r.parallel.to_string()),
+    },
+    K {
+        about: About {
+            key: "fa",
+            label: "Flash attention (-fa)",
+            choices: &["on", "off"],
+            #[cfg(feature = "cli")]
+            cli: Cli { flag: "flash-attn", help: "-fa on, off or auto (auto is on where CUDA runs it)", ..Cli::NONE },
+            ..About::NONE
+        },
+        get: |o| o.flash_attention.id().into(),
+        set: |o, v| {
+            o.flash_attention = FlashAttention::parse(v)?;
+            Ok(())
+        },
+        effective: None,
+    },
+    K {
+        about: About {
+            key: "ctk",
+            #[cfg(feature = "cli")]
+            cli: Cli {
+                flag: "cache-type-k",
+                help: "-ctk/--cache-type-k (f32, f16, bf16, q8_0, q4_0, q4_1, iq4_nl, q5_0, q5_1); default: --kv-dtype",
+                ..Cli::NONE
+            },
+            ..About::NONE
+        },
+        get: |o| o.cache_type_k.map_or("", CacheType::id).into(),
+        set: |o, v| {
+            o.cache_type_k = cache_type(v)?;
+            Ok(())
+        },
+        effective: None,
+    },
+    K {
+        about: About {
+            key: "ctv",
+            #[cfg(feature = "cli")]
+            cli: Cli { flag: "cache-type-v", help: "-ctv/--cache-type-v; default: the key type", ..Cli::NONE },
+            ..About::NONE
+        },
+        get: |o| o.cache_type_v.map_or("", CacheType::id).into(),
+        set: |o, v| {
+            o.cache_type_v = cache_type(v)?;
+            Ok(())
+        },
+        effective: None,
+    },
+    K {
+        about: About {
+            key: "ncmoe",
+            label: "n_cpu_moe (--n-cpu-moe)",
+            words: CPU_MOE_WORDS,
+            #[cfg(feature = "cli")]
+            cli: Cli {
+                flag: "n-cpu-moe",
+                help: "--n-cpu-moe N, the routed experts of the first N layers stay on the CPU",
+                switches: &[("cpu-moe", "all", "--cpu-moe, every layer's routed experts stay on the CPU")],
+                ..Cli::NONE
+            },
+            ..About::NONE
+        },
+        get: |o| o.n_cpu_moe.to_string(),
+        set: |o, v| {
+            o.n_cpu_moe = cpu_moe(v)?;
+            Ok(())
+        },
+        effective: Some(|_| "0; all = --cpu-moe".into()),
+    },
+    toggle!("nkvo", "no-kv-offload", "-nkvo/--no-kv-offload, the KV cache stays in host memory", no_kv_offload),
+    toggle!("kvu", "kv-unified", "--kv-unified, one KV stream for all slots", kv_unified),
+    toggle!("swafull", "swa-full", "--swa-full, sliding-window layers keep the whole context", swa_full),
+    K {
+        about: About {
+            key: "ot",
+            label: "Tensor overrides (-ot)",
+            #[cfg(feature = "cli")]
+            cli: Cli {
+                flag: "override-tensor",
+                aliases: &["ot"],
+                help: "-ot/--override-tensor PATTERN=BUFFER[,…] (CPU, CUDA0, …); repeatable, the first match wins",
+                repeats: true,
+                ..Cli::NONE
+            },
+            ..About::NONE
+        },
+        get: |o| o.tensor_overrides.as_str().into(),
+        set: |o, v| {
+            o.tensor_overrides = TensorOverrides::parse(v)?;
+            Ok(())
+        },
+        effective: None,
+    },
+    K {
+        about: About {
+            key: "ts",
+            label: "Tensor split (-ts)",
+            #[cfg(feature = "cli")]
+            cli: Cli {
+                flag: "tensor-split",
+                help: "-ts/--tensor-split, a proportion per GPU (`3,1`); default: by memory",
+                ..Cli::NONE
+            },
+            ..About::NONE
+        },
+        get: |o| o.tensor_split.text(),
+        set: |o, v| {
+            o.tensor_split = TensorSplit::parse(v)?;
+            Ok(())
+        },
+        effective: None,
+    },
+    K {
+        about: About {
+            key: "sm",
+            label: "Split mode (-sm)",
+            choices: &["layer", "row", "none"],
+            #[cfg(feature = "cli")]
+            cli: Cli { flag: "split-mode", help: "-sm/--split-mode layer, row or none", ..Cli::NONE },
+            ..About::NONE
+        },
+        get: |o| o.split_mode.id().into(),
+        set: |o, v| {
+            o.split_mode = SplitMode::parse(&v.trim().to_ascii_lowercase())?;
+            Ok(())
+        },
+        effective: None,
+    },
+    K {
+        about: About {
+            key: "mg",
+            #[cfg(feature = "cli")]
+            cli: Cli { flag: "main-gpu", help: "-mg/--main-gpu, the GPU --split-mode none uses", ..Cli::NONE },
+            ..About::NONE
+        },
+        get: |o| o.main_gpu.to_string(),
+        set: |o, v| {
+            o.main_gpu = count(v, 0, 1023)? as u16;
+            Ok(())
+        },
+        effective: None,
+    },
+    K {
+        about: About {
+            key: "mmproj",
+            label: "Projector (--mmproj)",
+            choices: &["off", "gpu", "cpu"],
+            #[cfg(feature = "cli")]
+            cli: Cli {
+                switches: &[
+                    (
+                        "mmproj",
+                        "gpu",
+                        "--mmproj, the model's multimodal projector is loaded (its vision tower's bytes)",
+                    ),
+                    ("no-mmproj-offload", "cpu", "--no-mmproj-offload, the projector stays on the CPU"),
+                ],
+                ..Cli::NONE
+            },
+            ..About::NONE
+        },
+        get: |o| {
+            match (o.mmproj, o.no_mmproj_offload) {
+                (false, _) => "",
+                (true, false) => "gpu",
+                (true, true) => "cpu",
+            }
+            .into()
+        },
+        set: |o, v| {
+            (o.mmproj, o.no_mmproj_offload) = match v.trim().to_ascii_lowercase().as_str() {
+                "off" => (false, false),
+                "gpu" => (true, false),
+                "cpu" => (true, true),
+                _ => return Err("use off, gpu or cpu".into()),
+            };
+            Ok(())
+        },
+        effective: None,
+    },
+    K {
+        about: About {
+            key: "fit",
+            label: "--fit",
+            choices: &["on", "off"],
+            #[cfg(feature = "cli")]
+            cli: Cli {
+                flag: "fit",
+                help: "--fit on|off, whether it fits the flags left at their defaults to free memory before loading",
+                ..Cli::NONE
+            },
+            ..About::NONE
+        },
+        get: |o| o.fit.id().into(),
+        set: |o, v| {
+            o.fit = FitMode::parse(v)?;
+            Ok(())
+        },
+        effective: None,
+    },
+    K {
+        about: About {
+            key: "ram",
+            label: "Host RAM (GiB)",
+            #[cfg(feature = "cli")]
+            cli: Cli {
+                flag: "host-ram",
+                help: "the host's RAM, SIZE or `auto` (this host's MemTotal): what the plan leaves on the CPU is \
+                       checked against it",
+                host_ram: true,
+                ..Cli::NONE
+            },
+            ..About::NONE
+        },
+        get: |o| opt_size(o.host_ram_bytes),
+        set: |o, v| {
+            o.host_ram_bytes = host_ram(v)?;
+            Ok(())
+        },
+        effective: None,
+    },
+    K {
+        about: About {
+            key: "ub",
+            label: "n_ubatch (-ub)",
+            #[cfg(feature = "cli")]
+            cli: Cli { flag: "n-ubatch", help: "-ub/--ubatch-size, the physical batch (default 512)", ..Cli::NONE },
+            ..About::NONE
+        },
+        get: |o| o.n_ubatch.to_string(),
+        set: |o, v| {
+            o.n_ubatch = count(v, 1, 65_536)?;
+            Ok(())
+        },
+        effective: Some(|r| r.n_ubatch.to_string()),
+    },
+    K {
+        about: About {
+            key: "nb",
+            label: "n_batch (-b)",
+            #[cfg(feature = "cli")]
+            cli: Cli {
+                flag: "batch-size",
+                short: Some('b'),
+                help: "-b/--batch-size, the logical batch (default 2048); the physical batch is at most this",
+                ..Cli::NONE
+            },
+            ..About::NONE
+        },
+        get: |o| o.n_batch.to_string(),
+        set: |o, v| {
+            o.n_batch = count(v, 1, 1 << 20)?;
+            Ok(())
+        },
+        effective: None,
+    },
+    K {
+        about: About {
+            key: "fitt",
+            #[cfg(feature = "cli")]
+            cli: Cli { flag: "fit-target", help: "--fit-target MiB, what --fit keeps free on each GPU", ..Cli::NONE },
+            ..About::NONE
+        },
+        get: |o| o.fit_target_mib.to_string(),
+        set: |o, v| {
+            o.fit_target_mib = count(v, 0, 1 << 20)?;
+            Ok(())
+        },
+        effective: None,
+    },
+];

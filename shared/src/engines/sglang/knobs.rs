@@ -1,0 +1,91 @@
+//! SGLang's settings, declared once (`super::super::knobs`): in the order a
+//! link writes them.
+
+#[cfg(feature = "cli")]
+use crate::engines::knobs::Cli;
+use crate::engines::knobs::{About, Knob, fraction, opt, opt_fraction, tokens};
+use crate::units::shortest;
+
+use super::{Options, Report, Version};
+
+type K = Knob<Options, Report>;
+
+pub static KNOBS: &[K] = &[
+    K {
+        about: About {
+            key: "sglang",
+            label: "SGLang rules",
+            choices: Version::IDS_NEWEST_FIRST,
+            always: true,
+            #[cfg(feature = "cli")]
+            cli: Cli {
+                flag: "sglang-version",
+                help: "which release's defaults (tp: mem_fraction_static by TP degree; latest: the newest known)",
+                default_word: "latest",
+                ..Cli::NONE
+            },
+            ..About::NONE
+        },
+        get: |o| o.version.id().into(),
+        set: |o, v| {
+            o.version = Version::parse_pinned(v)
+                .ok_or_else(|| format!("not SGLang rules Headroom knows ({})", Version::IDS_NEWEST_FIRST.join(", ")))?;
+            Ok(())
+        },
+        effective: None,
+    },
+    K {
+        about: About {
+            key: "mfs",
+            label: "mem_fraction_static",
+            #[cfg(feature = "cli")]
+            cli: Cli {
+                flag: "mem-fraction-static",
+                help: "--mem-fraction-static (default: from GPU memory from 0.5.23; by TP degree, tp)",
+                ..Cli::NONE
+            },
+            ..About::NONE
+        },
+        get: |o| opt_fraction(o.mem_fraction_static),
+        set: |o, v| {
+            o.mem_fraction_static = Some(fraction(v)?);
+            Ok(())
+        },
+        effective: Some(|r| shortest(r.mem_fraction_static)),
+    },
+    K {
+        about: About {
+            key: "cl",
+            label: "context_length",
+            #[cfg(feature = "cli")]
+            cli: Cli { flag: "context-length", help: "--context-length", ..Cli::NONE },
+            ..About::NONE
+        },
+        get: |o| opt(o.context_length),
+        set: |o, v| {
+            o.context_length = tokens(v)?;
+            Ok(())
+        },
+        effective: Some(|r| r.context_length.to_string()),
+    },
+    K {
+        about: About {
+            key: "mbt",
+            label: "chunked_prefill_size",
+            #[cfg(feature = "cli")]
+            cli: Cli {
+                flag: "chunked-prefill-size",
+                aliases: &["max-num-batched-tokens"],
+                help: "--chunked-prefill-size (default 2,048, or 8,192 on GPUs of 70 GiB or more)",
+                ..Cli::NONE
+            },
+            ..About::NONE
+        },
+        get: |o| opt(o.chunked_prefill_size),
+        set: |o, v| {
+            o.chunked_prefill_size = tokens(v)?;
+            Ok(())
+        },
+        effective: Some(|r| r.chunked_prefill_size.to_string()),
+    },
+];

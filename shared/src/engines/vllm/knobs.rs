@@ -1,0 +1,194 @@
+//! vLLM's settings, declared once (`super::super::knobs`): in the order a
+//! link writes them.
+
+#[cfg(feature = "cli")]
+use crate::engines::knobs::Cli;
+use crate::engines::knobs::{About, Knob, count, fraction, opt, opt_fraction, tokens};
+use crate::plan::MAX_CONCURRENCY;
+use crate::units::shortest;
+
+use super::{Mxfp4Kernel, Options, Report, Sampler, Version};
+
+type K = Knob<Options, Report>;
+
+pub static KNOBS: &[K] = &[
+    K {
+        about: About {
+            key: "vllm",
+            label: "vLLM version",
+            choices: Version::IDS_NEWEST_FIRST,
+            always: true,
+            #[cfg(feature = "cli")]
+            cli: Cli {
+                flag: "vllm-version",
+                help: "which release's accounting (latest: the newest known)",
+                default_word: "latest",
+                ..Cli::NONE
+            },
+            ..About::NONE
+        },
+        get: |o| o.version.id().into(),
+        set: |o, v| {
+            o.version = Version::parse_pinned(v).ok_or_else(|| {
+                format!("not a vLLM version Headroom knows ({})", Version::IDS_NEWEST_FIRST.join(", "))
+            })?;
+            Ok(())
+        },
+        effective: None,
+    },
+    K {
+        about: About {
+            key: "gmu",
+            label: "gpu_memory_utilization",
+            #[cfg(feature = "cli")]
+            cli: Cli {
+                flag: "gpu-memory-utilization",
+                help: "--gpu-memory-utilization (default 0.92 from 0.21, 0.9 before)",
+                ..Cli::NONE
+            },
+            ..About::NONE
+        },
+        get: |o| opt_fraction(o.gpu_memory_utilization),
+        set: |o, v| {
+            o.gpu_memory_utilization = Some(fraction(v)?);
+            Ok(())
+        },
+        effective: Some(|r| shortest(r.gpu_memory_utilization)),
+    },
+    K {
+        about: About {
+            key: "mml",
+            label: "max_model_len",
+            #[cfg(feature = "cli")]
+            cli: Cli {
+                flag: "max-model-len",
+                help: "--max-model-len (default: the model's max_position_embeddings)",
+                ..Cli::NONE
+            },
+            ..About::NONE
+        },
+        get: |o| opt(o.max_model_len),
+        set: |o, v| {
+            o.max_model_len = tokens(v)?;
+            Ok(())
+        },
+        effective: Some(|r| r.max_model_len.to_string()),
+    },
+    K {
+        about: About {
+            key: "mbt",
+            label: "max_num_batched_tokens",
+            #[cfg(feature = "cli")]
+            cli: Cli { flag: "max-num-batched-tokens", help: "--max-num-batched-tokens", ..Cli::NONE },
+            ..About::NONE
+        },
+        get: |o| opt(o.max_num_batched_tokens),
+        set: |o, v| {
+            o.max_num_batched_tokens = tokens(v)?;
+            Ok(())
+        },
+        effective: Some(|r| r.max_num_batched_tokens.to_string()),
+    },
+    K {
+        about: About {
+            key: "mns",
+            label: "max_num_seqs",
+            #[cfg(feature = "cli")]
+            cli: Cli { flag: "max-num-seqs", help: "--max-num-seqs", ..Cli::NONE },
+            ..About::NONE
+        },
+        get: |o| opt(o.max_num_seqs),
+        set: |o, v| {
+            o.max_num_seqs = Some(count(v, 1, MAX_CONCURRENCY)?);
+            Ok(())
+        },
+        effective: Some(|r| r.max_num_seqs.to_string()),
+    },
+    K {
+        about: About {
+            key: "bs",
+            label: "block_size",
+            #[cfg(feature = "cli")]
+            cli: Cli { flag: "block-size", help: "--block-size", ..Cli::NONE },
+            ..About::NONE
+        },
+        get: |o| o.block_size.to_string(),
+        set: |o, v| {
+            o.block_size = count(v, 1, 1024)?;
+            Ok(())
+        },
+        effective: Some(|r| r.block_size.to_string()),
+    },
+    K {
+        about: About {
+            key: "loras",
+            label: "max_loras (LoRA)",
+            #[cfg(feature = "cli")]
+            cli: Cli {
+                flag: "max-loras",
+                help: "--max-loras with --enable-lora (0: LoRA off): its GPU buffers join the weights",
+                ..Cli::NONE
+            },
+            ..About::NONE
+        },
+        get: |o| o.max_loras.to_string(),
+        set: |o, v| {
+            o.max_loras = count(v, 0, 1024)?;
+            Ok(())
+        },
+        effective: Some(|r| r.max_loras.to_string()),
+    },
+    K {
+        about: About {
+            key: "lorar",
+            label: "max_lora_rank",
+            #[cfg(feature = "cli")]
+            cli: Cli { flag: "max-lora-rank", help: "--max-lora-rank", ..Cli::NONE },
+            ..About::NONE
+        },
+        get: |o| o.max_lora_rank.to_string(),
+        set: |o, v| {
+            o.max_lora_rank = count(v, 1, 512)?;
+            Ok(())
+        },
+        effective: Some(|r| r.max_lora_rank.to_string()),
+    },
+    K {
+        about: About {
+            key: "samp",
+            #[cfg(feature = "cli")]
+            cli: Cli {
+                flag: "vllm-sampler",
+                help: "the top-k/top-p sampler its profile runs (flashinfer, triton or native; default: the \
+                       version's, VLLM_USE_FLASHINFER_SAMPLER and whether FlashInfer is installed decide)",
+                ..Cli::NONE
+            },
+            ..About::NONE
+        },
+        get: |o| o.sampler.map_or("", Sampler::id).into(),
+        set: |o, v| {
+            o.sampler = Some(Sampler::parse(v).ok_or("use flashinfer, triton or native")?);
+            Ok(())
+        },
+        effective: None,
+    },
+    K {
+        about: About {
+            key: "mxfp4",
+            #[cfg(feature = "cli")]
+            cli: Cli {
+                flag: "vllm-mxfp4-kernel",
+                help: "the MXFP4 MoE kernel (marlin, triton or flashinfer; default: the GPU's usual one, Marlin on \
+                       Hopper without triton_kernels). A pasted start-up log names it",
+                ..Cli::NONE
+            },
+            ..About::NONE
+        },
+        get: |o| o.mxfp4_kernel.map_or("", Mxfp4Kernel::id).into(),
+        set: |o, v| {
+            o.mxfp4_kernel = Some(Mxfp4Kernel::parse(v).ok_or("use marlin, triton or flashinfer")?);
+            Ok(())
+        },
+        effective: None,
+    },
+];
