@@ -4,7 +4,7 @@
 
 use super::{Figure, LogEngine, LoggedConfig, StartupLog};
 use crate::engines::Engine;
-use crate::engines::llamacpp::{CacheType, DEFAULT_N_UBATCH, FlashAttention, TensorSplit};
+use crate::engines::llamacpp::{CacheType, DEFAULT_N_BATCH, DEFAULT_N_UBATCH, FlashAttention, TensorSplit};
 use crate::kv::KvDtype;
 use crate::model::Model;
 use crate::plan::Scenario;
@@ -154,6 +154,13 @@ pub fn configured_engine(ran: LogEngine, c: &LoggedConfig, planned: Engine) -> (
             if c.flash_attention() == Some(FlashAttention::Off) && o.flash_attention == FlashAttention::On {
                 o.flash_attention = FlashAttention::Off;
                 taken.push("flash attention off".into());
+            }
+            // `-b` bounds the physical batch (`Options::ubatch`): a logged
+            // `n_ubatch` is already that minimum, so `-b` is at least it.
+            let batch = c.n_batch.or(c.n_ubatch.filter(|&n| n > DEFAULT_N_BATCH));
+            if let Some(n) = batch.filter(|&n| n != o.n_batch && o.n_batch == DEFAULT_N_BATCH) {
+                o.n_batch = n;
+                taken.push(format!("n_batch {n}"));
             }
             if let Some(n) = c.n_ubatch.filter(|&n| n != o.n_ubatch && o.n_ubatch == DEFAULT_N_UBATCH) {
                 o.n_ubatch = n;
