@@ -1,0 +1,279 @@
+#!/usr/bin/env python3
+"""ggml-alloc over the GPU split of a llama.cpp graph (developer tool, not CI; issue 35).
+
+Models `ggml_gallocr_alloc_graph_impl` and `ggml_dyn_tallocr_alloc/free` of
+ggml/src/ggml-alloc.c (single chunk; best fit among the free blocks but the
+last, else the last; in-place reuse of an own, non-view parent with one child
+for the ops `ggml_op_can_inplace` lists; a parent freed when its children and
+views are done; graph leaves never freed) over the graph llama.cpp reserves for
+a prompt ubatch, as llama-cpp-python 0.3.9 vendors it (mainline of May 2025;
+the same rules as builds b5192 and b5781 in the fixtures):
+
+- the GPU split's inputs first, in the order the scheduler finds them
+  (ggml-backend.cpp `ggml_backend_sched_split_graph`: copies of `inp_embd`,
+  `inp_pos`, the F32 `KQ_mask` and `inp_out_ids`);
+- with flash attention, the mask's `ggml_cast` to F16 on the GPU
+  (src/llama-graph.cpp `build_attn_inp_kv_unified`; its `src[1]` is itself, so
+  it lives until the last layer's `ggml_flash_attn_ext`); ggml-org/llama.cpp#23764
+  (2026-05-27) reserves the mask in F16 on the host instead (`mask_on_host_f16=True`);
+- each layer as `llm_build_llama` / `llm_build_glm4` build it (Q, K, V
+  projections, RoPE, the KV stores, flash attention or KQ / soft_max / KQV,
+  `wo`, the rows of `inp_out_ids` on the last layer, the FFN: gate and up, or
+  GLM4's fused up split by two `ggml_cont` (`build_ffn`, LLM_FFN_SWIGLU)),
+  then `result_norm` and the logits.
+
+Prints the compute buffer each case would log. On the fixtures under
+shared/tests/fixtures/startup/: GLM-Z1-32B (b5192, FA on) 353.00 MiB logged,
+353.00 here; Mistral 7B at n_ctx 2048 / 32768 (FA off) 164.00 / 2144.00
+logged, 164.00 / 2144.00 here; Llama 3.1 8B via Ollama (FA off) 560.00 logged,
+560.00 here. The Vulkan Llama 3.1 8B (b5781, FA on) logs 613.01 and this gives
+517.00 (581.01 without `inp_out_ids`, which builds of June 2025 skipped when
+every token is an output): not explained yet.
+
+    python3 scripts/ggml-alloc-sim.py            # the cases above
+    python3 scripts/ggml-alloc-sim.py glm        # and the allocation trace of one
+"""
+import sys
+MiB = 1 << 20
+INPLACE = {"SCALE", "ADD", "MUL", "UNARY", "ROPE", "RMS_NORM", "SOFT_MAX", "DIV", "SUB"}
+VIEWS = {"VIEW", "RESHAPE", "PERMUTE", "TRANSPOSE"}
+
+
+class T:
+    def __init__(s, name, size, op="NONE", srcs=(), ext=False, view_src=None, view_off=0):
+        s.name, s.size, s.op, s.srcs, s.ext = name, size, op, list(srcs), ext
+        s.view_src, s.view_off = view_src, view_off
+
+
+class Graph:
+    def __init__(s):
+        s.nodes, s.leafs, s.seen = [], [], set()
+
+    def expand(s, t):
+        if id(t) in s.seen:
+            return
+        s.seen.add(id(t))
+        for p in t.srcs:
+            if p is not t:
+                s.expand(p)
+        if t.op == "NONE":
+            s.leafs.append(t)
+        else:
+            s.nodes.append(t)
+
+
+class Alloc:
+    def __init__(s, align=128):
+        s.align, s.blocks, s.max = align, [[0, 1 << 60]], 0
+
+    def alloc(s, size):
+        size = -(-size // s.align) * s.align
+        best, bsize = -1, None
+        for i, (o, z) in enumerate(s.blocks[:-1]):
+            if z >= size and (bsize is None or z <= bsize):
+                best, bsize = i, z
+        if best == -1:
+            best = len(s.blocks) - 1
+        o, z = s.blocks[best]
+        s.blocks[best] = [o + size, z - size]
+        if z - size == 0:
+            del s.blocks[best]
+        s.max = max(s.max, o + size)
+        return o
+
+    def free(s, off, size):
+        size = -(-size // s.align) * s.align
+        b = s.blocks
+        for i in range(len(b)):
+            if b[i][0] + b[i][1] == off:
+                b[i][1] += size
+                if i < len(b) - 1 and b[i][0] + b[i][1] == b[i + 1][0]:
+                    b[i][1] += b[i + 1][1]
+                    del b[i + 1]
+                return
+            if off + size == b[i][0]:
+                b[i][0] = off
+                b[i][1] += size
+                if i > 0 and b[i - 1][0] + b[i - 1][1] == b[i][0]:
+                    b[i - 1][1] += b[i][1]
+                    del b[i]
+                return
+        j = 0
+        while j < len(b) and b[j][0] < off:
+            j += 1
+        b.insert(j, [off, size])
+
+
+def run(nodes, align=128, trace=False):
+    a = Alloc(align)
+    st = {}  # id -> dict(children, views, allocated, off)
+
+    def h(t):
+        return st.setdefault(id(t), dict(children=0, views=0, allocated=False, off=None, t=t))
+
+    def is_view(t):
+        return t.view_src is not None
+
+    def allocated(t):
+        return t.ext or h(t)["allocated"]
+
+    def allocate(t):
+        hn = h(t)
+        if allocated(t) or is_view(t):
+            return
+        hn["allocated"] = True
+        if t.op in INPLACE:
+            for p in t.srcs:
+                if p is t or p.ext or is_view(p) or not h(p)["allocated"]:
+                    continue  # only own, allocated, non-view parents (views are never "own")
+                ph = h(p)
+                if p.size != t.size:
+                    continue
+                if ph["children"] == 1 and ph["views"] == 0:
+                    hn["off"] = ph["off"]
+                    ph["allocated"] = False
+                    if trace:
+                        print(f"  reuse {p.name} for {t.name}")
+                    return
+        hn["off"] = a.alloc(t.size)
+        if trace:
+            print(f"  alloc {t.name} {t.size/MiB:.2f} @ {hn['off']/MiB:.2f} max {a.max/MiB:.2f}")
+
+    def free(t):
+        hn = h(t)
+        a.free(hn["off"], t.size)
+        hn["allocated"] = False
+        if trace:
+            print(f"  free {t.name} @ {hn['off']/MiB:.2f}")
+
+    for n in nodes:
+        if is_view(n):
+            h(n.view_src)["views"] += 1
+        for p in n.srcs:
+            h(p)["children"] += 1
+    for n in nodes:
+        for p in n.srcs:
+            allocate(p)
+        allocate(n)
+        for p in n.srcs:
+            ph = h(p)
+            ph["children"] -= 1
+            if ph["children"] == 0 and ph["views"] == 0:
+                if is_view(p):
+                    vs = h(p.view_src)
+                    vs["views"] -= 1
+                    if vs["views"] == 0 and vs["children"] == 0 and vs["allocated"]:
+                        free(p.view_src)
+                elif ph["allocated"]:
+                    free(p)
+    return a.max
+
+
+def llama(E, F, H, Hkv, D, V, T_, n_kv, L, fa=True, mask_on_host_f16=False, glm=False, ffn_fused=False, out=True,
+          trace=False, layers=None):
+    f32 = lambda *d: 4 * __import__("math").prod(d)
+    Tp = -(-T_ // 64) * 64
+    W = lambda n: T(n, 0, ext=True)
+    # split inputs, allocated at the start of the GPU split in discovery order
+    embd = T("CUDA0#inp_embd#0", f32(E, T_))
+    pos = T("CUDA0#inp_pos#0", 4 * T_)
+    if fa and not mask_on_host_f16:
+        maskf = T("CUDA0#KQ_mask#0", f32(n_kv, Tp))
+        mask = T("KQ_mask (copy)", 2 * n_kv * Tp, "CPY", [maskf])
+        mask.srcs.append(mask)
+        inputs = [embd, pos, maskf]
+    else:
+        mask = T("CUDA0#KQ_mask#0", (2 if fa else 4) * n_kv * Tp)
+        inputs = [embd, pos, mask]
+    outids = T("CUDA0#inp_out_ids#0", 4 * T_)
+    inputs.append(outids)
+    g = Graph()
+    for i in inputs:
+        g.nodes.append(i)
+        g.seen.add(id(i))
+        i.op = "INPUTCPY"  # a node with no sources
+    inpL = embd
+    kcache, vcache = W("k_l"), W("v_l")
+    for il in range(L):
+        inpSA = inpL
+        norm = T(f"norm-{il}", f32(E, T_), "RMS_NORM", [inpL])
+        cur = T(f"attn_norm-{il}", f32(E, T_), "MUL", [norm, W("w")])
+        q = T(f"Qcur-{il}", f32(H * D, T_), "MUL_MAT", [W("wq"), cur])
+        k = T(f"Kcur-{il}", f32(Hkv * D, T_), "MUL_MAT", [W("wk"), cur])
+        v = T(f"Vcur-{il}", f32(Hkv * D, T_), "MUL_MAT", [W("wv"), cur])
+        qr = T(f"Qcur-{il} (reshaped)", q.size, "RESHAPE", [q], view_src=q)
+        kr = T(f"Kcur-{il} (reshaped)", k.size, "RESHAPE", [k], view_src=k)
+        vr = T(f"Vcur-{il} (reshaped)", v.size, "RESHAPE", [v], view_src=v)
+        qrope = T(f"Qrope-{il}", q.size, "ROPE", [qr, pos])
+        krope = T(f"Krope-{il}", k.size, "ROPE", [kr, pos])
+        g.expand(qrope); g.expand(krope); g.expand(vr)
+        kv = T("kview", 0, "VIEW", [kcache], ext=True)
+        g.expand(T("cpyk", 0, "CPY", [krope, kv], ext=True))
+        v2 = T(f"Vcur2d-{il}", v.size, "RESHAPE", [vr], view_src=v)
+        vv = T("vview", 0, "VIEW", [vcache], ext=True)
+        g.expand(T("cpyv", 0, "CPY", [v2, vv], ext=True))
+        qp = T(f"q-{il}", q.size, "PERMUTE", [qrope], view_src=qrope)
+        kk = T("k", 0, "VIEW", [kcache], ext=True)
+        vvv = T("v", 0, "VIEW", [vcache], ext=True)
+        if fa:
+            o = T(f"fa-{il}", f32(D, H, T_), "FLASH_ATTN_EXT", [qp, kk, vvv, mask])
+            o2 = T(f"kqv_out-{il}", o.size, "RESHAPE", [o], view_src=o)
+        else:
+            kq = T(f"kq-{il}", f32(n_kv, T_, H), "MUL_MAT", [kk, qp])
+            sm = T(f"kq_soft_max-{il}", kq.size, "SOFT_MAX", [kq, mask])
+            kqv = T(f"kqv-{il}", f32(D, T_, H), "MUL_MAT", [vvv, sm])
+            mrg = T(f"kqv_merged-{il}", kqv.size, "PERMUTE", [kqv], view_src=kqv)
+            o2 = T(f"kqv_merged_cont-{il}", kqv.size, "CONT", [mrg])
+        cur = T(f"wo-{il}", f32(E, T_), "MUL_MAT", [W("wo"), o2])
+        if il == L - 1 and out:
+            cur = T("get_rows cur", cur.size, "GET_ROWS", [cur, outids])
+            inpSA = T("get_rows inpSA", inpSA.size, "GET_ROWS", [inpSA, outids])
+        if glm:
+            n2 = T(f"pnorm-{il}", f32(E, T_), "RMS_NORM", [cur])
+            cur = T(f"post_attn_norm-{il}", f32(E, T_), "MUL", [n2, W("w")])
+        ffn_inp = T(f"ffn_inp-{il}", f32(E, T_), "ADD", [cur, inpSA])
+        n3 = T(f"fnorm-{il}", f32(E, T_), "RMS_NORM", [ffn_inp])
+        cur = T(f"ffn_norm-{il}", f32(E, T_), "MUL", [n3, W("w")])
+        if ffn_fused:  # GLM4: up is [2F], swiglu via two conts (0.3.9 build_ffn LLM_FFN_SWIGLU)
+            up = T(f"ffn_up-{il}", f32(2 * F, T_), "MUL_MAT", [W("up"), cur])
+            x0v = T("x0v", f32(F, T_), "VIEW", [up], view_src=up)
+            x0 = T(f"x0-{il}", f32(F, T_), "CONT", [x0v])
+            x1v = T("x1v", f32(F, T_), "VIEW", [up], view_src=up, view_off=1)
+            x1 = T(f"x1-{il}", f32(F, T_), "CONT", [x1v])
+            s = T(f"silu-{il}", f32(F, T_), "UNARY", [x0])
+            m = T(f"mul-{il}", f32(F, T_), "MUL", [s, x1])
+        else:
+            up = T(f"ffn_up-{il}", f32(F, T_), "MUL_MAT", [W("up"), cur])
+            gate = T(f"ffn_gate-{il}", f32(F, T_), "MUL_MAT", [W("gate"), cur])
+            s = T(f"silu-{il}", f32(F, T_), "UNARY", [gate])
+            m = T(f"par-{il}", f32(F, T_), "MUL", [s, up])
+        cur = T(f"ffn_down-{il}", f32(E, T_), "MUL_MAT", [W("down"), m])
+        if glm:
+            n4 = T(f"pfnorm-{il}", f32(E, T_), "RMS_NORM", [cur])
+            cur = T(f"post_ffn_norm-{il}", f32(E, T_), "MUL", [n4, W("w")])
+        cur = T(f"l_out-{il}", f32(E, T_), "ADD", [cur, ffn_inp])
+        inpL = cur
+    n = T("norm", f32(E, T_), "RMS_NORM", [inpL])
+    rn = T("result_norm", f32(E, T_), "MUL", [n, W("w")])
+    logits = T("result_output", f32(V, T_), "MUL_MAT", [W("out"), rn])
+    g.expand(logits)
+    return run(g.nodes, trace=trace)
+
+
+if __name__ == "__main__":
+    cases = {
+        # GLM-Z1-32B b5192: logged 353.00
+        "glm": dict(E=6144, F=23040, H=48, Hkv=2, D=128, V=151552, T_=512, n_kv=32768, glm=True, ffn_fused=True),
+        # Llama 3.1 8B b5781 Vulkan: logged 613.01
+        "llama8b-vk": dict(E=4096, F=14336, H=32, Hkv=8, D=128, V=128256, T_=1024, n_kv=16384),
+        # Ollama Llama 3.1 8B FA off: logged 560.00
+        "llama8b-ollama-faoff": dict(E=4096, F=14336, H=32, Hkv=8, D=128, V=128256, T_=512, n_kv=8192, fa=False),
+        # Mistral 7B 2k / 32k FA off: 164 / 2144
+        "mistral-2k": dict(E=4096, F=14336, H=32, Hkv=8, D=128, V=32768, T_=512, n_kv=2048, fa=False),
+        "mistral-32k": dict(E=4096, F=14336, H=32, Hkv=8, D=128, V=32768, T_=512, n_kv=32768, fa=False),
+    }
+    for k, c in cases.items():
+        for L in (2, 4):
+            print(f"{k}: {L} layers, {llama(L=L, **c) / MiB:.2f} MiB")
+    if len(sys.argv) > 1:
+        llama(L=2, trace=True, **cases[sys.argv[1]])
