@@ -231,6 +231,14 @@ pub(crate) fn host_ram(value: &str) -> Result<Option<u64>, String> {
     in_range(bytes, MIB, 1 << 60).map(Some)
 }
 
+/// A size in bytes as engines take it: a bare number is bytes (vLLM's
+/// `--kv-cache-memory-bytes`), else `40GiB`, `42897MiB`.
+pub(crate) fn bytes(value: &str) -> Result<u64, String> {
+    let value = value.trim();
+    let bytes = exact_size(value).or_else(|| parse_size(value).ok()).ok_or("a size such as 40GiB or bytes")?;
+    in_range(bytes, MIB, 1 << 50)
+}
+
 /// A K/V cache type (`q8_0`).
 pub(crate) fn cache_type(value: &str) -> Result<Option<llamacpp::CacheType>, String> {
     llamacpp::CacheType::parse(value).map(Some).map_err(|e| e.to_string())

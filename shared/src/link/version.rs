@@ -131,6 +131,7 @@ fn engine_2026_12(kind: EngineKind) -> Engine {
             // The version's own sampler and the GPU's own MXFP4 kernel.
             sampler: None,
             mxfp4_kernel: None,
+            kv_cache_memory_bytes: None,
         }),
         EngineKind::Sglang => Engine::Sglang(sglang::Options {
             // Links of 2026-12 without `sglang=`: the TP-degree table.

@@ -119,6 +119,7 @@ enum Key {
     KvCacheDtype,
     Quantization,
     MaxNumSeqs,
+    KvCacheMemory,
     MaxNumBatchedTokens,
     MemFractionStatic,
     Ctx,
@@ -156,6 +157,7 @@ const VLLM: Table = &[
     (&["--kv-cache-dtype"], Key::KvCacheDtype),
     (&["--quantization", "-q"], Key::Quantization),
     (&["--max-num-seqs"], Key::MaxNumSeqs),
+    (&["--kv-cache-memory-bytes", "--kv-cache-memory"], Key::KvCacheMemory),
     (&["--max-num-batched-tokens"], Key::MaxNumBatchedTokens),
 ];
 
@@ -417,6 +419,7 @@ fn apply(launch: &mut Launch, flag: &'static str, key: Key, value: Option<&str>)
         (Key::KvCacheDtype, Some(v)) => one_of(v, KV_CACHE_DTYPES).inspect(|w| c.kv_cache_dtype = Some(w.clone())),
         (Key::Quantization, Some(v)) => one_of(v, QUANTIZATIONS).inspect(|w| c.quantization = Some(w.clone())),
         (Key::MaxNumSeqs, Some(v)) => number(v).inspect(|&n| c.max_num_seqs = Some(n)).map(s),
+        (Key::KvCacheMemory, Some(v)) => number(v).inspect(|&n| c.kv_cache_memory_bytes = Some(n)).map(s),
         (Key::MaxNumBatchedTokens, Some(v)) => number(v).inspect(|&n| c.max_num_batched_tokens = Some(n)).map(s),
         (Key::Ctx, Some(v)) => number(v).inspect(|&n| c.n_ctx = Some(n)).map(s),
         (Key::Batch, Some(v)) => number(v).inspect(|&n| c.n_batch = Some(n)).map(s),

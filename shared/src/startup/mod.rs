@@ -280,6 +280,10 @@ pub struct LoggedConfig {
     /// max_num_batched_tokens=N`, the non-default args) and `max_num_seqs`.
     pub max_num_batched_tokens: Option<u64>,
     pub max_num_seqs: Option<u64>,
+    /// vLLM `kv_cache_memory_bytes` (`--kv-cache-memory-bytes`, the
+    /// non-default args): a pool given, no memory profile.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub kv_cache_memory_bytes: Option<u64>,
     /// The top-k/top-p sampler vLLM set up (its `Using FlashInfer …` or
     /// `Falling back to the PyTorch-native …` line).
     pub sampler: Option<crate::engines::vllm::Sampler>,

@@ -125,6 +125,9 @@ pub fn configured_engine(ran: LogEngine, c: &LoggedConfig, planned: Engine) -> (
             fill(&mut o.max_model_len, c.max_model_len, "max_model_len");
             fill(&mut o.max_num_batched_tokens, c.max_num_batched_tokens, "max_num_batched_tokens");
             fill(&mut o.max_num_seqs, c.max_num_seqs, "max_num_seqs");
+            if o.version.kv_memory_tools() {
+                fill(&mut o.kv_cache_memory_bytes, c.kv_cache_memory_bytes, "kv_cache_memory_bytes");
+            }
             if let Some(sampler) = c.sampler.filter(|_| o.sampler.is_none()) {
                 o.sampler = Some(sampler);
                 taken.push(format!("the {} sampler", sampler.id()));

@@ -104,6 +104,7 @@ fn read_args(line: &str, c: &mut LoggedConfig, n: usize, facts: &mut Vec<Fact>) 
     c.max_model_len = number("max_model_len").or(c.max_model_len.take());
     c.max_num_batched_tokens = number("max_num_batched_tokens").or(c.max_num_batched_tokens.take());
     c.max_num_seqs = number("max_num_seqs").or(c.max_num_seqs.take());
+    c.kv_cache_memory_bytes = number("kv_cache_memory_bytes").or(c.kv_cache_memory_bytes.take());
     c.kv_cache_dtype = arg("kv_cache_dtype").or(c.kv_cache_dtype.take());
     c.quantization = arg("quantization").or(c.quantization.take());
     if let Some(permille) = arg("gpu_memory_utilization").and_then(|v| fixed(&v, 1000)) {

@@ -605,3 +605,47 @@ fn vllm_and_sglang_fixes_launch_their_whole_plan() {
         "{line}"
     );
 }
+
+/// `--kv-cache-memory-bytes` (issue 33's setting added in one module): the
+/// pool is given, so the utilisation no longer sizes it; a pool past the GPU
+/// fails as vLLM allocates it; rules older than 0.11 refuse it.
+#[test]
+fn vllm_given_kv_pool_replaces_the_profile() {
+    let m = model("llama-3.1-8b");
+    let s = |utilization, kv: Option<u64>| Scenario {
+        gpus: vec![GpuSlot::custom("24 GiB", 24 * GIB)],
+        engine: Engine::Vllm(vllm::Options {
+            max_model_len: Some(8192),
+            gpu_memory_utilization: Some(utilization),
+            kv_cache_memory_bytes: kv,
+            ..Default::default()
+        }),
+        ..Scenario::default()
+    };
+    let (profiled, _) = vllm_report(s(0.9, None), &m);
+    let pinned = profiled.pinned_kv_cache_memory_bytes.expect("the suggested pool");
+    for utilization in [0.5, 0.9, 0.95] {
+        let (given, verdict) = vllm_report(s(utilization, Some(pinned)), &m);
+        assert_eq!(given.num_gpu_blocks, profiled.num_gpu_blocks, "utilization {utilization}");
+        assert_eq!(given.per_gpu[0].available_kv_bytes, pinned);
+        assert!(matches!(verdict, Verdict::Fits { .. }), "{verdict:?}");
+        assert!(given.log_lines.iter().any(|l| l.contains("as specified by kv_cache_memory_bytes")));
+    }
+    // 30 GiB of KV beside 15 GiB of weights on 24 GiB.
+    let (over, verdict) = vllm_report(s(0.9, Some(30 * GIB)), &m);
+    let Verdict::DoesNotFitAtLoad { gpu: 0, shortfall_bytes } = verdict else { panic!("{verdict:?}") };
+    let g = &over.per_gpu[0];
+    let held = g.weight_bytes + g.activation_bytes + g.non_torch_bytes + g.cuda_graph_bytes + 30 * GIB;
+    // What it holds, and vLLM's CUDA context, past the 24 GiB.
+    assert!(shortfall_bytes > held - 24 * GIB && shortfall_bytes < held - 24 * GIB + GIB, "{shortfall_bytes}");
+    let v1 = Scenario {
+        engine: Engine::Vllm(vllm::Options {
+            version: vllm::Version::V1,
+            kv_cache_memory_bytes: Some(GIB),
+            ..Default::default()
+        }),
+        ..Scenario::default()
+    };
+    let err = v1.validate_for(&m).expect_err("0.8 – 0.9 have no kv_cache_memory_bytes");
+    assert!(err.to_string().contains("arrived in vLLM 0.11"), "{err}");
+}

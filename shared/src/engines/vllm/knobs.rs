@@ -3,7 +3,7 @@
 
 #[cfg(feature = "cli")]
 use crate::engines::knobs::Cli;
-use crate::engines::knobs::{About, Knob, count, fraction, opt, opt_fraction, tokens};
+use crate::engines::knobs::{About, Knob, bytes, count, fraction, opt, opt_fraction, opt_size, tokens};
 use crate::plan::MAX_CONCURRENCY;
 use crate::units::shortest;
 
@@ -187,6 +187,27 @@ pub static KNOBS: &[K] = &[
         get: |o| o.mxfp4_kernel.map_or("", Mxfp4Kernel::id).into(),
         set: |o, v| {
             o.mxfp4_kernel = Some(Mxfp4Kernel::parse(v).ok_or("use marlin, triton or flashinfer")?);
+            Ok(())
+        },
+        effective: None,
+    },
+    K {
+        about: About {
+            key: "kvmem",
+            label: "kv_cache_memory_bytes",
+            #[cfg(feature = "cli")]
+            cli: Cli {
+                flag: "kv-cache-memory-bytes",
+                aliases: &["kv-cache-memory"],
+                help: "--kv-cache-memory-bytes (0.11+): each GPU's KV pool, bytes or a size (40GiB); the memory \
+                       profile is skipped and --gpu-memory-utilization no longer sizes the pool",
+                ..Cli::NONE
+            },
+            ..About::NONE
+        },
+        get: |o| opt_size(o.kv_cache_memory_bytes),
+        set: |o, v| {
+            o.kv_cache_memory_bytes = Some(bytes(v)?);
             Ok(())
         },
         effective: None,

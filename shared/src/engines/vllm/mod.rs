@@ -274,11 +274,16 @@ fn budget(p: &Plan, o: Options, max_model_len: u64) -> Budget {
             .saturating_mul(o.version.cuda_graphs(max_num_seqs, mnbt))
             .saturating_mul(layers);
         let subtracted_graphs = if o.version.subtracts_cuda_graphs() { graphs } else { 0 };
-        let available = requested
-            .saturating_sub(weights)
-            .saturating_sub(act)
-            .saturating_sub(non_torch)
-            .saturating_sub(subtracted_graphs);
+        // `--kv-cache-memory-bytes`: the pool is given, whatever the profile
+        // finds (0.11.0 – 0.24.0 `gpu_worker.py::determine_available_memory`
+        // returns it after a profile run that sizes nothing).
+        let available = o.kv_cache_memory_bytes.unwrap_or_else(|| {
+            requested
+                .saturating_sub(weights)
+                .saturating_sub(act)
+                .saturating_sub(non_torch)
+                .saturating_sub(subtracted_graphs)
+        });
         let (_, group_size) = groups(p, o, stage);
         let block_bytes = layer_page_bytes.saturating_mul(group_size);
         let blocks = available.checked_div(block_bytes).unwrap_or(0);
@@ -484,6 +489,15 @@ pub(crate) fn verdict(p: &Plan, o: Options, b: &Budget, search: Search) -> Verdi
     if let Some(v) = p.load_verdict() {
         return v;
     }
+    // A given pool is allocated whatever the GPU holds: past its capacity,
+    // vLLM fails with CUDA's out-of-memory as it allocates the KV cache.
+    if o.kv_cache_memory_bytes.is_some() {
+        let over = |g: usize| parts(p, b, g, 0).total_bytes().checked_sub(p.scenario.gpus[g].capacity_bytes);
+        if let Some((gpu, shortfall_bytes)) = (0..b.gpus.len()).find_map(|g| over(g).filter(|&n| n > 0).map(|n| (g, n)))
+        {
+            return Verdict::DoesNotFitAtLoad { gpu, shortfall_bytes };
+        }
+    }
     let mml = default_max_model_len(p, o);
     if !b.starts() {
         let gpu = b.gpus.iter().position(|g| g.blocks == b.num_blocks).unwrap_or(0);
@@ -522,7 +536,12 @@ pub(crate) fn report(p: &Plan, o: Options, b: &Budget, verdict: Verdict) -> Repo
         log_lines.push(format!("ValueError: {e}"));
     }
     let pinned = o.version.kv_memory_tools().then(|| b.pinned_bytes()).filter(|&n| n > 0);
-    if let Some(bytes) = pinned {
+    if let Some(bytes) = o.kv_cache_memory_bytes {
+        log_lines.push(format!(
+            "reserved {} GiB memory for KV Cache as specified by kv_cache_memory_bytes config and skipped memory profiling",
+            decimal(bytes as f64 / GIB as f64, 2)
+        ));
+    } else if let Some(bytes) = pinned {
         log_lines.push(format!(
             "pinned: --kv-cache-memory={bytes} (skips the memory profile, vllm#56698: re-derive it on any change)"
         ));

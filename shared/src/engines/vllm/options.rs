@@ -29,6 +29,11 @@ pub struct Options {
     /// log names it).
     #[serde(default)]
     pub mxfp4_kernel: Option<Mxfp4Kernel>,
+    /// `--kv-cache-memory-bytes` (vLLM 0.11+): the KV pool of every rank,
+    /// given; the memory profile is skipped and `gpu_memory_utilization`
+    /// no longer sizes the pool (`gpu_worker.py::determine_available_memory`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kv_cache_memory_bytes: Option<u64>,
 }
 
 /// `LoRAConfig.max_lora_rank` default (vLLM 0.33.0 `config/lora.py`).
@@ -51,6 +56,7 @@ impl Default for Options {
             max_lora_rank: DEFAULT_MAX_LORA_RANK,
             sampler: None,
             mxfp4_kernel: None,
+            kv_cache_memory_bytes: None,
         }
     }
 }
@@ -67,6 +73,9 @@ pub(crate) fn check_knobs(o: Options) -> Result<(), String> {
     }
     if !(1..=512).contains(&o.max_lora_rank) {
         return Err(format!("max_lora_rank must be between 1 and 512, got {}", o.max_lora_rank));
+    }
+    if o.kv_cache_memory_bytes.is_some() && !o.version.kv_memory_tools() {
+        return Err(format!("kv_cache_memory_bytes arrived in vLLM 0.11; the {} rules are older", o.version.id()));
     }
     Ok(())
 }

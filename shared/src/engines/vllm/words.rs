@@ -77,10 +77,16 @@ pub(crate) fn terms(p: &Plan, r: &Report, kv_demand_bytes: u64) -> EngineTerms {
             ),
             Basis::EngineRule,
         ));
+        let given = matches!(p.scenario.engine, Engine::Vllm(o) if o.kv_cache_memory_bytes.is_some());
         own.push(Term::bytes(
             "vLLM KV budget",
             g.available_kv_bytes,
-            "requested − weights − profiled activation peak − non-torch − CUDA graphs (0.21+ only)".to_string(),
+            if given {
+                "kv_cache_memory_bytes, given: no memory profile, gpu_memory_utilization unused (gpu_worker.py)"
+            } else {
+                "requested − weights − profiled activation peak − non-torch − CUDA graphs (0.21+ only)"
+            }
+            .to_string(),
             Basis::EngineRule,
         ));
     }
@@ -184,6 +190,9 @@ pub(crate) fn launch(model: &Model, s: &Scenario, repo: &str) -> String {
     }
     if let Some(n) = o.max_num_seqs {
         flag(format!("--max-num-seqs {n}"));
+    }
+    if let Some(n) = o.kv_cache_memory_bytes {
+        flag(format!("--kv-cache-memory-bytes {n}"));
     }
     cmd
 }
