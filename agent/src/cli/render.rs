@@ -56,18 +56,9 @@ pub fn breakdown(e: &Estimate, fit: Option<&llamacpp::Fit>, units: UnitSystem, e
                 r.host_ram_limit_bytes.map(|ram| format!("; the host may use {}", b(ram))).unwrap_or_default()
             ),
         );
-        if e.engine == shared::engines::EngineKind::Ollama {
-            let _ = writeln!(
-                out,
-                "  ollama        num_ctx {} × {} parallel: llama-server -c {} -np {} -b {ub} -ub {ub} --cache-type-k {} --cache-type-v {}",
-                thousands(r.n_ctx_per_slot),
-                r.parallel,
-                r.n_ctx,
-                r.parallel,
-                r.cache_type_k,
-                r.cache_type_v,
-                ub = r.n_ubatch,
-            );
+        // Ollama's `llama-server` line (an engine that launches another).
+        if let Some(line) = e.engine_report.as_ref().and_then(|r| e.engine.launches(r)) {
+            let _ = writeln!(out, "  {:<13} {line}", e.engine.id());
         }
         if let Some(fit) = fit {
             let _ = writeln!(out, "  --fit         {}", fit.summary());

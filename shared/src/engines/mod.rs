@@ -122,6 +122,35 @@ impl EngineKind {
         }
     }
 
+    /// The engine as the page's engine choice names it.
+    pub fn title(self) -> &'static str {
+        match self {
+            Self::Transformers => "transformers (generate)",
+            Self::Vllm | Self::Sglang | Self::LlamaCpp | Self::Ollama => self.name(),
+        }
+    }
+
+    /// Whether the engine allocates its whole KV cache when it starts (a
+    /// pool or a context), rather than growing it token by token as
+    /// transformers' `generate` does.
+    pub fn allocates_kv_at_start(self) -> bool {
+        match self {
+            Self::Transformers => false,
+            Self::Vllm | Self::Sglang | Self::LlamaCpp | Self::Ollama => true,
+        }
+    }
+
+    /// The command this engine starts for a plan, when it launches another
+    /// (Ollama: the `llama-server` line), from its report.
+    pub fn launches(self, report: &EngineReport) -> Option<String> {
+        match (self, report) {
+            (Self::Ollama, EngineReport::LlamaCpp(r)) => Some(ollama::server_line(r)),
+            // `_` is not an engine here: the first element lists every
+            // engine; only Ollama launches another.
+            (Self::Transformers | Self::Vllm | Self::Sglang | Self::LlamaCpp | Self::Ollama, _) => None,
+        }
+    }
+
     /// The commands and settings that apply each fix in this engine.
     pub fn commands(self) -> &'static commands::Commands {
         match self {
@@ -267,7 +296,58 @@ pub enum EngineReport {
     LlamaCpp(llamacpp::Report),
 }
 
+/// One figure of an engine's own report, as the page and the CLI show it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ReportRow {
+    /// A stable id (the page's `data-testid`).
+    pub id: &'static str,
+    /// The engine's own name for it (`# GPU blocks`, `max_total_num_tokens`).
+    pub label: &'static str,
+    pub text: String,
+    /// The exact value (as the CLI's JSON prints it).
+    pub raw: String,
+}
+
+impl ReportRow {
+    pub(crate) fn new(id: &'static str, label: &'static str, text: String, raw: impl ToString) -> Self {
+        Self { id, label, text, raw: raw.to_string() }
+    }
+}
+
 impl EngineReport {
+    /// The engine's own figures, in its words.
+    pub fn rows(&self, units: crate::units::UnitSystem) -> Vec<ReportRow> {
+        match self {
+            Self::Vllm(r) => r.rows(),
+            Self::Sglang(r) => r.rows(),
+            Self::LlamaCpp(r) => r.rows(units),
+        }
+    }
+
+    /// The lines the engine would log.
+    pub fn log_lines(&self) -> &[String] {
+        match self {
+            Self::Vllm(r) => &r.log_lines,
+            Self::Sglang(r) => &r.log_lines,
+            Self::LlamaCpp(r) => &r.log_lines,
+        }
+    }
+
+    /// What the engine would say is wrong: its start-up error, or llama.cpp
+    /// leaving less than `--fit`'s margin free.
+    pub fn problem(&self, units: crate::units::UnitSystem) -> Option<String> {
+        match self {
+            Self::Vllm(r) => r.startup_error.clone(),
+            Self::Sglang(r) => r.startup_error.clone(),
+            Self::LlamaCpp(r) => (!r.keeps_fit_margin).then(|| {
+                format!(
+                    "Less than the {} llama.cpp's --fit keeps free is left on some GPU.",
+                    crate::units::format_bytes(r.fit_margin_bytes, units)
+                )
+            }),
+        }
+    }
+
     /// vLLM's three start-up figures (`# GPU blocks`, `GPU KV cache size`,
     /// `Maximum concurrency`), which the estimate also carries at its top.
     pub fn vllm_figures(&self) -> (Option<u64>, Option<u64>, Option<f64>) {

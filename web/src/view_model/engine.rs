@@ -2,23 +2,11 @@
 //! as rows the page shows; and the knobs each engine takes.
 
 use shared::engines::knobs::About;
-use shared::engines::{Engine, EngineKind, EngineReport};
+use shared::engines::{Engine, EngineKind, ReportRow};
 use shared::estimate::Estimate;
-use shared::explain::thousands;
-use shared::units::{UnitSystem, decimal, format_bytes, shortest};
+use shared::units::{UnitSystem, decimal};
 
-/// One figure of the engine's report.
-#[derive(Debug, Clone, PartialEq)]
-pub struct ReportRow {
-    /// The `data-testid` of the value.
-    pub testid: &'static str,
-    pub label: &'static str,
-    pub text: String,
-    /// The exact value for `data-value` (as the CLI's JSON prints it).
-    pub raw: String,
-}
-
-/// The engine's report: figures, the lines it would log, its start-up error.
+/// The engine's report: its figures, the lines it would log, its error.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct ReportView {
     pub rows: Vec<ReportRow>,
@@ -26,97 +14,9 @@ pub struct ReportView {
     pub error: Option<String>,
 }
 
-fn row(testid: &'static str, label: &'static str, text: String, raw: impl ToString) -> ReportRow {
-    ReportRow { testid, label, text, raw: raw.to_string() }
-}
-
 pub fn report_view(e: &Estimate, units: UnitSystem) -> Option<ReportView> {
-    let bytes = |b: u64| format_bytes(b, units);
-    let view = match e.engine_report.as_ref()? {
-        EngineReport::Vllm(r) => ReportView {
-            rows: vec![
-                row("num-gpu-blocks", "# GPU blocks", thousands(r.num_gpu_blocks), r.num_gpu_blocks),
-                row(
-                    "kv-cache-tokens",
-                    "GPU KV cache size",
-                    format!("{} tokens", thousands(r.kv_cache_tokens)),
-                    r.kv_cache_tokens,
-                ),
-                row(
-                    "vllm-max-concurrency",
-                    "Maximum concurrency",
-                    format!("{}x for {} tokens per request", decimal(r.max_concurrency, 2), thousands(r.max_model_len)),
-                    // `shortest`, not `{}`: the same text without the float
-                    // formatter (9.6 kB of wasm) in the first load.
-                    shortest(r.max_concurrency),
-                ),
-                row(
-                    "largest-max-model-len",
-                    "Largest max_model_len that starts",
-                    r.largest_max_model_len.map_or_else(|| "—".into(), thousands),
-                    r.largest_max_model_len.unwrap_or(0),
-                ),
-            ],
-            log: r.log_lines.join("\n"),
-            error: r.startup_error.clone(),
-        },
-        EngineReport::Sglang(r) => ReportView {
-            rows: vec![
-                row(
-                    "max-total-num-tokens",
-                    "max_total_num_tokens",
-                    thousands(r.max_total_num_tokens),
-                    r.max_total_num_tokens,
-                ),
-                row(
-                    "mem-fraction-static",
-                    "mem_fraction_static",
-                    shortest(r.mem_fraction_static),
-                    shortest(r.mem_fraction_static),
-                ),
-            ],
-            log: r.log_lines.join("\n"),
-            error: r.startup_error.clone(),
-        },
-        EngineReport::LlamaCpp(r) => ReportView {
-            rows: vec![
-                row(
-                    "n-gpu-layers",
-                    "Layers offloaded (-ngl)",
-                    format!("{} layers on the GPU{}", r.layers_on_gpu, if r.output_on_gpu { " + output" } else { "" }),
-                    r.n_gpu_layers,
-                ),
-                row(
-                    "gpu-weight-bytes",
-                    "Model buffer per GPU",
-                    r.gpu_weight_bytes.iter().map(|&b| bytes(b)).collect::<Vec<_>>().join(" + "),
-                    r.gpu_weight_bytes.iter().map(|b| b.to_string()).collect::<Vec<_>>().join(","),
-                ),
-                row("cpu-weight-bytes", "Weights left on the CPU", bytes(r.cpu_weight_bytes), r.cpu_weight_bytes),
-                row("cpu-kv-bytes", "KV cache on the CPU", bytes(r.cpu_kv_bytes), r.cpu_kv_bytes),
-                row(
-                    "host-ram-bytes",
-                    "Host RAM needed",
-                    match r.host_ram_limit_bytes {
-                        Some(ram) => format!("{} of {}", bytes(r.host_ram_bytes), bytes(ram)),
-                        None => bytes(r.host_ram_bytes),
-                    },
-                    r.host_ram_bytes,
-                ),
-                row(
-                    "compute-buffer-bytes",
-                    "Compute buffer (largest GPU)",
-                    bytes(r.compute_buffer_bytes),
-                    r.compute_buffer_bytes,
-                ),
-            ],
-            log: r.log_lines.join("\n"),
-            error: (!r.keeps_fit_margin).then(|| {
-                format!("Less than the {} llama.cpp's --fit keeps free is left on some GPU.", bytes(r.fit_margin_bytes))
-            }),
-        },
-    };
-    Some(view)
+    let r = e.engine_report.as_ref()?;
+    Some(ReportView { rows: r.rows(units), log: r.log_lines().join("\n"), error: r.problem(units) })
 }
 
 /// The speed bounds in one sentence, labelled as bounds.

@@ -1,7 +1,6 @@
 //! The key figures of an estimate as the page shows them: a short text, the
 //! exact value for tooltips and tests, and the terms that explain each one.
 
-use shared::engines::EngineKind;
 use shared::estimate::{Estimate, Verdict};
 use shared::explain::{Basis, Term, TermUnit, thousands};
 use shared::units::{UnitSystem, format_bytes};
@@ -139,13 +138,14 @@ pub fn figures(e: &Estimate, units: UnitSystem) -> Vec<Figure> {
 /// of prefill (the prompts' cache) and the last token (the whole sequence);
 /// the other engines allocate their cache when they start.
 pub fn kv_label(e: &Estimate) -> &'static str {
-    match e.engine {
-        EngineKind::Transformers if e.kv_cache_bytes >= e.kv_demand_bytes => "KV cache at the last token",
-        EngineKind::Transformers if e.per_gpu.len() == 1 => "KV cache at prefill",
-        EngineKind::Transformers => "KV cache at each GPU's peak",
-        EngineKind::Vllm | EngineKind::Sglang | EngineKind::LlamaCpp | EngineKind::Ollama => {
-            "KV cache, allocated at start"
-        }
+    if e.engine.allocates_kv_at_start() {
+        "KV cache, allocated at start"
+    } else if e.kv_cache_bytes >= e.kv_demand_bytes {
+        "KV cache at the last token"
+    } else if e.per_gpu.len() == 1 {
+        "KV cache at prefill"
+    } else {
+        "KV cache at each GPU's peak"
     }
 }
 
@@ -167,6 +167,7 @@ pub fn verdict_class(e: &Estimate) -> &'static str {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use shared::engines::EngineKind;
     use shared::estimate::{Scenario, estimate};
     use shared::model::Model;
 

@@ -85,7 +85,7 @@ pub fn engine_html(report: Option<&ReportView>, device_map: Option<&str>, speed:
             h.raw("<div>")
                 .el("dt", "", row.label)
                 .raw("<dd")
-                .attr("data-testid", row.testid)
+                .attr("data-testid", row.id)
                 .attr("data-value", &row.raw)
                 .raw(">")
                 .t(&row.text)
@@ -396,8 +396,8 @@ mod tests {
         let b = bars_html(&super::super::bars::bars(&e, UnitSystem::Binary));
         assert_eq!(b.matches("data-testid=\"gpu-bar\"").count(), e.per_gpu.len());
         let r = ReportView {
-            rows: vec![super::super::engine::ReportRow {
-                testid: "num-gpu-blocks",
+            rows: vec![shared::engines::ReportRow {
+                id: "num-gpu-blocks",
                 label: "# GPU blocks",
                 text: "1,000".into(),
                 raw: "1000".into(),

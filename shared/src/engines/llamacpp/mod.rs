@@ -22,6 +22,7 @@ mod fixes;
 mod host;
 mod knobs;
 mod pattern;
+mod rows;
 mod tensors;
 mod warnings;
 

@@ -245,6 +245,20 @@ pub fn launch(p: &Plan, o: Options) -> llamacpp::Options {
     }
 }
 
+/// The `llama-server` flags Ollama starts for a plan, from its report.
+pub fn server_line(r: &llamacpp::Report) -> String {
+    format!(
+        "num_ctx {} × {} parallel: llama-server -c {} -np {} -b {ub} -ub {ub} --cache-type-k {} --cache-type-v {}",
+        crate::explain::thousands(r.n_ctx_per_slot),
+        r.parallel,
+        r.n_ctx,
+        r.parallel,
+        r.cache_type_k,
+        r.cache_type_v,
+        ub = r.n_ubatch,
+    )
+}
+
 /// The llama.cpp flags a plan of llama.cpp or Ollama runs with (the
 /// defaults for another engine).
 pub(crate) fn flags(p: &Plan) -> llamacpp::Options {

@@ -546,3 +546,19 @@ fn weight_code(f: WeightFormat, repo: &str) -> String {
         f => transformers::weight_code(f, repo),
     }
 }
+
+impl Report {
+    /// SGLang's own start-up figures.
+    pub(crate) fn rows(&self) -> Vec<super::ReportRow> {
+        let fraction = crate::units::shortest(self.mem_fraction_static);
+        vec![
+            super::ReportRow::new(
+                "max-total-num-tokens",
+                "max_total_num_tokens",
+                thousands(self.max_total_num_tokens),
+                self.max_total_num_tokens,
+            ),
+            super::ReportRow::new("mem-fraction-static", "mem_fraction_static", fraction.clone(), fraction),
+        ]
+    }
+}

@@ -11,6 +11,7 @@ use crate::plan::{Verdict, terms::demand};
 use crate::units::{UnitSystem, decimal, decimal_short, format_bytes};
 
 use super::{CUDA_GRAPH_BYTES_PER_LAYER_SIZE, Options, Report};
+use crate::engines::ReportRow;
 
 pub(crate) fn terms(p: &Plan, r: &Report, kv_demand_bytes: u64) -> EngineTerms {
     let t = &p.model.arch.text;
@@ -243,4 +244,37 @@ pub(crate) fn need_and_usable(p: &Plan, o: Options, fixed: u64, per_token: u64, 
     let util = o.gpu_memory_utilization.unwrap_or_else(|| o.version.default_utilization());
     let work = per_token.saturating_mul(len.max(s.sequence_tokens())).saturating_mul(s.concurrency);
     (fixed.saturating_add(work), cap * util + overhead as f64)
+}
+
+impl Report {
+    /// vLLM's own start-up figures.
+    pub(crate) fn rows(&self) -> Vec<ReportRow> {
+        vec![
+            ReportRow::new("num-gpu-blocks", "# GPU blocks", thousands(self.num_gpu_blocks), self.num_gpu_blocks),
+            ReportRow::new(
+                "kv-cache-tokens",
+                "GPU KV cache size",
+                format!("{} tokens", thousands(self.kv_cache_tokens)),
+                self.kv_cache_tokens,
+            ),
+            ReportRow::new(
+                "vllm-max-concurrency",
+                "Maximum concurrency",
+                format!(
+                    "{}x for {} tokens per request",
+                    decimal(self.max_concurrency, 2),
+                    thousands(self.max_model_len)
+                ),
+                // `shortest`, not `{}`: the same text without the float
+                // formatter (9.6 kB of wasm) in the page's first load.
+                crate::units::shortest(self.max_concurrency),
+            ),
+            ReportRow::new(
+                "largest-max-model-len",
+                "Largest max_model_len that starts",
+                self.largest_max_model_len.map_or_else(|| "—".into(), thousands),
+                self.largest_max_model_len.unwrap_or(0),
+            ),
+        ]
+    }
 }

@@ -9,16 +9,6 @@ use shared::engines::knobs::About;
 
 use crate::view_model::engine::{knob_default, knob_text, knobs};
 
-fn engine_label(k: EngineKind) -> &'static str {
-    match k {
-        EngineKind::Transformers => "transformers (generate)",
-        EngineKind::Vllm => "vLLM",
-        EngineKind::Sglang => "SGLang",
-        EngineKind::LlamaCpp => "llama.cpp",
-        EngineKind::Ollama => "Ollama",
-    }
-}
-
 #[component]
 pub fn EngineInputs() -> impl IntoView {
     let app = use_app();
@@ -41,7 +31,7 @@ pub fn EngineInputs() -> impl IntoView {
                 <select id="engine" data-testid="engine-select" on:change=change>
                     {EngineKind::ALL.iter().map(|k| {
                         let k = *k;
-                        view! { <option value=k.id() selected=move || kind.get() == k>{engine_label(k)}</option> }
+                        view! { <option value=k.id() selected=move || kind.get() == k>{k.title()}</option> }
                     }).collect_view()}
                 </select>
             </div>

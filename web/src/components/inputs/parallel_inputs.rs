@@ -2,7 +2,6 @@
 //! (shown for two GPUs or more, and not for llama.cpp).
 
 use leptos::prelude::*;
-use shared::engines::EngineKind;
 use shared::estimate::MAX_GPUS;
 use shared::link::LinkState;
 
@@ -27,9 +26,7 @@ pub fn ParallelInputs() -> impl IntoView {
     let tp = Signal::derive(move || app.inputs.with(|s| s.tp));
     let stages = Signal::derive(move || app.inputs.with(|s| s.total_gpus() / s.tp.max(1)));
     // One GPU has nothing to split, and llama.cpp splits by its own flags.
-    let no_tp = Memo::new(move |_| {
-        app.inputs.with(|s| s.total_gpus() < 2 || matches!(s.engine.kind(), EngineKind::LlamaCpp | EngineKind::Ollama))
-    });
+    let no_tp = Memo::new(move |_| app.inputs.with(|s| s.total_gpus() < 2 || !s.engine.kind().splits_tensors()));
     view! {
         <div class="row2" hidden=move || no_tp.get()>
             <NumberField id="tp" label="Tensor parallel (tp)" value=tp lo=1 hi=MAX_GPUS as u64
