@@ -5,7 +5,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::catalog;
-use crate::engines::{EngineKind, EnginePlan, Scenario, llamacpp};
+use crate::engines::{EngineAnswer, EngineKind, EnginePlan, Scenario};
 use crate::explain::thousands;
 use crate::formats::WeightFormat;
 use crate::kv::KvDtype;
@@ -92,6 +92,10 @@ pub struct Solution {
 impl Solution {
     fn number(question: Question, value: u64, explanation: String) -> Self {
         Self { question, value: Some(value), choice: None, found: value > 0, explanation }
+    }
+
+    fn of(question: Question, a: EngineAnswer) -> Self {
+        Self { question, value: a.value, choice: a.choice, found: a.found, explanation: a.explanation }
     }
 }
 
@@ -296,52 +300,8 @@ pub fn solve(model: &Model, s: &Scenario, q: Question) -> Solution {
                 explanation: "no catalog GPU fits this plan".into(),
             },
         },
-        Question::MaxGpuLayers => match llamacpp::max_gpu_layers(model, s) {
-            Some(n) => Solution::number(
-                q,
-                n,
-                format!(
-                    "-ngl {n} offloads {} of {} layers{}",
-                    n.min(model.layout.num_layers as u64),
-                    model.layout.num_layers,
-                    if n > model.layout.num_layers as u64 { " and the output head" } else { "" }
-                ),
-            ),
-            None => Solution {
-                question: q,
-                value: None,
-                choice: None,
-                found: false,
-                explanation: "only for --engine llama.cpp".into(),
-            },
-        },
-        Question::MinCpuMoe => match llamacpp::min_cpu_moe(model, s) {
-            Some(Some(n)) => Solution {
-                question: q,
-                value: Some(n),
-                choice: Some(llamacpp::server_command(model, &llamacpp::with_cpu_moe(s, n))),
-                found: true,
-                explanation: if n == 0 {
-                    "the plan loads with every routed expert on the GPU (--n-cpu-moe 0)".into()
-                } else {
-                    format!("--n-cpu-moe {n} loads; {} does not", n - 1)
-                },
-            },
-            Some(None) => Solution {
-                question: q,
-                value: None,
-                choice: None,
-                found: false,
-                explanation: "even with every layer's routed experts on the CPU (--cpu-moe) the plan does not load"
-                    .into(),
-            },
-            None => Solution {
-                question: q,
-                value: None,
-                choice: None,
-                found: false,
-                explanation: "only for --engine llama.cpp and a model with routed experts".into(),
-            },
-        },
+        // llama.cpp's own solvers, answered in its words.
+        Question::MaxGpuLayers => Solution::of(q, crate::engines::gpu_layers_answer(model, s)),
+        Question::MinCpuMoe => Solution::of(q, crate::engines::cpu_moe_answer(model, s)),
     }
 }

@@ -296,6 +296,26 @@ pub enum EngineReport {
     LlamaCpp(llamacpp::Report),
 }
 
+/// What an engine's own solver answers (llama.cpp's largest `-ngl`, its
+/// smallest `--n-cpu-moe`), for `crate::solve` to report.
+#[derive(Debug, Clone, PartialEq)]
+pub struct EngineAnswer {
+    pub value: Option<u64>,
+    /// A command or choice, when the answer is one.
+    pub choice: Option<String>,
+    pub found: bool,
+    /// The answer in a sentence, in the engine's words.
+    pub explanation: String,
+}
+
+impl EngineAnswer {
+    pub(crate) fn none(explanation: &str) -> Self {
+        Self { value: None, choice: None, found: false, explanation: explanation.into() }
+    }
+}
+
+pub use llamacpp::{cpu_moe_answer, gpu_layers_answer};
+
 /// One figure of an engine's own report, as the page and the CLI show it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ReportRow {
@@ -436,6 +456,17 @@ impl EngineReport {
     }
 }
 
+/// The llama.cpp flags a plan of llama.cpp or Ollama runs with (the
+/// defaults for another engine). Ollama is llama.cpp with a launch policy:
+/// it depends on `llamacpp`, never the reverse, so the choice is made here.
+pub(crate) fn llamacpp_flags(p: &Plan) -> llamacpp::Options {
+    match p.scenario.engine {
+        Engine::LlamaCpp(o) => o,
+        Engine::Ollama(o) => ollama::launch(p, o),
+        Engine::Transformers(_) | Engine::Vllm(_) | Engine::Sglang(_) => llamacpp::Options::default(),
+    }
+}
+
 /// The warning for GGUF weights in an engine other than llama.cpp.
 fn gguf_warning(p: &Plan) -> Option<String> {
     let s = &p.scenario;
@@ -484,7 +515,7 @@ impl EngineRules for Engine {
             Engine::Vllm(_) | Engine::Sglang(_) => {
                 Placement::on_gpu(plan::split::even(p.kv_layers.len(), p.scenario.stages()))
             }
-            Engine::LlamaCpp(_) | Engine::Ollama(_) => llamacpp::place(p, ollama::flags(p)),
+            Engine::LlamaCpp(_) | Engine::Ollama(_) => llamacpp::place(p, llamacpp_flags(p)),
         }
     }
 }

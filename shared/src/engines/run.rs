@@ -83,7 +83,7 @@ impl<'m> EnginePlan<'m> {
             Engine::Sglang(o) => Ready::Sglang(o),
             // Ollama runs llama.cpp with the flags it launches.
             Engine::LlamaCpp(_) | Engine::Ollama(_) => {
-                let o = ollama::flags(&plan);
+                let o = super::llamacpp_flags(&plan);
                 let d = llamacpp::devices(&plan, o, tensors);
                 Ready::LlamaCpp(o, d)
             }

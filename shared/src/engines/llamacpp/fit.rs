@@ -297,7 +297,7 @@ pub fn predict(model: &Model, s: &Scenario, free: Option<&[u64]>) -> Option<Fit>
     }
     let p = EnginePlan::new(model, s.clone().validate().ok()?);
     // Ollama's llama-server runs --fit on the flags it launches.
-    Some(fit(&p, crate::engines::ollama::flags(&p), free))
+    Some(fit(&p, crate::engines::llamacpp_flags(&p), free))
 }
 
 /// What `--fit` does with the plan `p` run with `o`.

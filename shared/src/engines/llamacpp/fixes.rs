@@ -2,7 +2,7 @@
 //! `--n-cpu-moe` that loads, and the exact `llama-server` command lines.
 
 use super::super::commands::{Commands, Setting, SettingKind, Shorten};
-use super::super::{Engine, EnginePlan, Scenario, ValidScenario, transformers};
+use super::super::{Engine, EngineAnswer, EnginePlan, Scenario, ValidScenario, transformers};
 use super::fit::{Fit, predict};
 use super::{CacheType, FitMode, FlashAttention, Options, SplitMode, TensorOverrides, TensorSplit, Tensors};
 
@@ -16,6 +16,45 @@ use crate::plan::largest;
 /// solver built once for all its candidates.
 fn loads(tensors: &Tensors, s: ValidScenario) -> bool {
     EnginePlan::with_tensors(s, tensors).llamacpp_loads().unwrap_or(false)
+}
+
+/// [`max_gpu_layers`] as `headroom estimate --solve max-gpu-layers` says it.
+pub fn gpu_layers_answer(model: &Model, scenario: &Scenario) -> EngineAnswer {
+    match max_gpu_layers(model, scenario) {
+        Some(n) => EngineAnswer {
+            value: Some(n),
+            choice: None,
+            found: n > 0,
+            explanation: format!(
+                "-ngl {n} offloads {} of {} layers{}",
+                n.min(model.layout.num_layers as u64),
+                model.layout.num_layers,
+                if n > model.layout.num_layers as u64 { " and the output head" } else { "" }
+            ),
+        },
+        None => EngineAnswer::none("only for --engine llama.cpp"),
+    }
+}
+
+/// [`min_cpu_moe`] as `headroom estimate --solve min-cpu-moe` says it, with
+/// the `llama-server` line that loads it.
+pub fn cpu_moe_answer(model: &Model, scenario: &Scenario) -> EngineAnswer {
+    match min_cpu_moe(model, scenario) {
+        Some(Some(n)) => EngineAnswer {
+            value: Some(n),
+            choice: Some(server_command(model, &with_cpu_moe(scenario, n))),
+            found: true,
+            explanation: if n == 0 {
+                "the plan loads with every routed expert on the GPU (--n-cpu-moe 0)".into()
+            } else {
+                format!("--n-cpu-moe {n} loads; {} does not", n - 1)
+            },
+        },
+        Some(None) => {
+            EngineAnswer::none("even with every layer's routed experts on the CPU (--cpu-moe) the plan does not load")
+        }
+        None => EngineAnswer::none("only for --engine llama.cpp and a model with routed experts"),
+    }
 }
 
 /// The most layers `-ngl` can offload with everything else unchanged.

@@ -17,8 +17,8 @@ pub use knobs::KNOBS;
 
 use serde::{Deserialize, Serialize};
 
+use super::Plan;
 use super::llamacpp::{self, CacheType, FitMode, FlashAttention};
-use super::{Engine, Plan};
 use crate::kv::KvDtype;
 use crate::units::{GIB, MIB};
 
@@ -257,16 +257,6 @@ pub fn server_line(r: &llamacpp::Report) -> String {
         r.cache_type_v,
         ub = r.n_ubatch,
     )
-}
-
-/// The llama.cpp flags a plan of llama.cpp or Ollama runs with (the
-/// defaults for another engine).
-pub(crate) fn flags(p: &Plan) -> llamacpp::Options {
-    match p.scenario.engine {
-        Engine::LlamaCpp(o) => o,
-        Engine::Ollama(o) => launch(p, o),
-        Engine::Transformers(_) | Engine::Vllm(_) | Engine::Sglang(_) => llamacpp::Options::default(),
-    }
 }
 
 /// `OLLAMA_FLASH_ATTENTION` as a person writes it: `auto` (unset, Ollama
