@@ -165,6 +165,8 @@ fn engine_2026_12(kind: EngineKind) -> Engine {
             fit: llamacpp::FitMode::On,
             fit_target_mib: llamacpp::FIT_MARGIN_BYTES / crate::units::MIB,
             host_ram_bytes: None,
+            // The newest build's rules, as every link before the key.
+            build: None,
         }),
         // Ollama came after v2: its links always name `e=ollama`, and its
         // knobs left out are Ollama's own defaults.

@@ -54,9 +54,24 @@ pub(super) fn read(lines: &[(usize, String)]) -> (LoggedConfig, Vec<Fact>) {
             }
             continue;
         }
+        if let Some(b) = build(line) {
+            config.build = Some(b);
+            continue;
+        }
         context(line, &mut config);
     }
     (config, facts)
+}
+
+/// The build a llama.cpp log names: `build: 5192 (e59a5f1e) with cc …`
+/// (common/common.cpp `common_init`), `main: build = 1 (18b0375)` (older
+/// and ik_llama.cpp), `build info | … build=3673 commit=…` (the old server).
+fn build(line: &str) -> Option<u64> {
+    let rest = after(line, "build: ").or_else(|| after(line, "build = ")).or_else(|| after(line, " build="))?;
+    let digits: &str = rest.split(|c: char| !c.is_ascii_digit()).next()?;
+    let tail = rest[digits.len()..].trim_start();
+    // A build number is followed by its commit.
+    (tail.starts_with('(') || tail.starts_with("commit=")).then(|| digits.parse().ok()).flatten()
 }
 
 /// `<device> model|KV|RS|compute|output buffer size = X MiB`, and the old

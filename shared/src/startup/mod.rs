@@ -291,6 +291,9 @@ pub struct LoggedConfig {
     pub mxfp4_kernel: Option<crate::engines::vllm::Mxfp4Kernel>,
     /// SGLang `mem_fraction_static` in thousandths.
     pub mem_fraction_static_permille: Option<u64>,
+    /// The llama.cpp build a log names (`build: 5192 (e59a5f1e)`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub build: Option<u64>,
     /// llama.cpp `n_ctx`, `n_batch`, `n_ubatch`, `n_seq_max`.
     pub n_ctx: Option<u64>,
     pub n_batch: Option<u64>,

@@ -158,6 +158,10 @@ pub fn configured_engine(ran: LogEngine, c: &LoggedConfig, planned: Engine) -> (
                 o.flash_attention = FlashAttention::Off;
                 taken.push("flash attention off".into());
             }
+            if let Some(b) = c.build.filter(|_| o.build.is_none()) {
+                o.build = Some(b);
+                taken.push(format!("llama.cpp build {b}'s rules"));
+            }
             // `-b` bounds the physical batch (`Options::ubatch`): a logged
             // `n_ubatch` is already that minimum, so `-b` is at least it.
             let batch = c.n_batch.or(c.n_ubatch.filter(|&n| n > DEFAULT_N_BATCH));

@@ -198,6 +198,7 @@ const COMPUTE_MISSES: &[&str] = &[
 fn every_llamacpp_log_is_scored_buffer_by_buffer() {
     let mut scored_logs = 0;
     let (mut compute_ok, mut compute_scored, mut kv_exact, mut kv_scored) = (0, 0, 0, 0);
+    let (mut host_exact, mut host_scored, mut host_misses) = (0, 0, Vec::new());
     let mut broken: Vec<String> = Vec::new();
     let mut misses: Vec<&str> = Vec::new();
     println!("| Log | Model buffers (GPU) | KV buffers (GPU) | GPU compute | Host compute |");
@@ -241,6 +242,17 @@ fn every_llamacpp_log_is_scored_buffer_by_buffer() {
             kv_scored += 1;
             kv_exact += usize::from(exact);
         }
+        // The host compute buffer (the graph's inputs on the host), by the
+        // rules of the build the log names (F32 masks before b9410).
+        for c in checks.iter().filter(|c| c.buffer == "compute" && c.device.ends_with("_Host")) {
+            host_scored += 1;
+            // To the log's two decimals of a MiB.
+            if c.predicted_bytes.is_some_and(|p| p.abs_diff(c.logged_bytes) <= (1 << 20) / 200) {
+                host_exact += 1;
+            } else {
+                host_misses.push(run.file);
+            }
+        }
         // What holds today on mainline builds (ik_llama.cpp's types and
         // rules are not modelled): the GPU KV buffers exact, the model
         // buffers within 1 %.
@@ -272,4 +284,14 @@ fn every_llamacpp_log_is_scored_buffer_by_buffer() {
     assert_eq!(broken, KNOWN_MISSES, "the GPU model/KV buffers that miss changed: update the list and the table");
     assert_eq!(misses, COMPUTE_MISSES, "the GPU compute buffers beyond 10 % changed: update the list and the table");
     assert_eq!((compute_ok, compute_scored, kv_exact, kv_scored), (7, 12, 10, 11));
+    println!("host compute exact on {host_exact} of {host_scored}; misses: {host_misses:?}");
+    // Phi-4 on Ollama's GB10 (23.01 logged, 18.01: its graph is not
+    // llama.cpp's) and the `-ngl 0` run (the first GPU's host buffer holds
+    // what the CPU backend computes, not modelled).
+    assert_eq!(
+        host_misses,
+        ["ollama-013-phi4-14b-q4km-gb10", "llamacpp-b5269-qwen3-235b-a22b-q6k-2gpu-ngl0-fa-on"],
+        "the host compute buffers that miss changed"
+    );
+    assert_eq!((host_exact, host_scored), (9, 11));
 }

@@ -2,7 +2,7 @@
 //! cache and state of the layers left on the CPU, and the host compute
 //! buffer; with the CPU weights, the host RAM the plan needs.
 
-use super::{Devices, FlashAttention, Options, Plan, cache, cells, kv_layers, n_ctx, slots};
+use super::{Devices, Options, Plan, cache, cells, kv_layers, n_ctx, slots};
 use crate::kv::LayerKv;
 
 /// The host compute buffer: the graph's inputs, which live on the host —
@@ -24,13 +24,11 @@ fn host_compute(p: &Plan, o: Options, kv: &[LayerKv], cells: cache::Cells) -> u6
 
 /// The KQ masks of a ubatch: one per kind of cache (full, sliding window),
 /// n_kv × n_ubatch, F16 with flash attention, else F32
-/// (src/llama-graph.cpp `build_attn_inp_kq_mask`).
+/// (src/llama-graph.cpp `build_attn_inp_kq_mask`; F32 either way before
+/// b9410: [`Options::mask_bytes`]).
 pub(super) fn masks(o: Options, kv: &[LayerKv], cells: cache::Cells) -> u64 {
     let ub = o.ubatch();
-    let mask = match o.flash_attention {
-        FlashAttention::On => 2,
-        FlashAttention::Off => 4,
-    };
+    let mask = o.mask_bytes();
     let per_stream = |w: Option<u64>| cells.of(w) / cells.streams.max(1);
     let full = kv.iter().any(|l| l.bytes_per_token > 0 && l.window.is_none());
     let window = kv.iter().find_map(|l| l.window.filter(|_| l.bytes_per_token > 0));

@@ -352,4 +352,23 @@ pub static KNOBS: &[K] = &[
         },
         effective: None,
     },
+    K {
+        about: About {
+            key: "lcb",
+            #[cfg(feature = "cli")]
+            cli: Cli {
+                flag: "llamacpp-build",
+                help: "the llama.cpp build whose rules apply, as its log's `build: N (…)` names it (default: the \
+                       newest known; before b9410 the KQ mask is held in F32 even with flash attention)",
+                ..Cli::NONE
+            },
+            ..About::NONE
+        },
+        get: |o| opt(o.build),
+        set: |o, v| {
+            o.build = Some(count(v, 0, 1_000_000)?);
+            Ok(())
+        },
+        effective: None,
+    },
 ];

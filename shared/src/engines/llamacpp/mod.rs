@@ -189,7 +189,16 @@ pub struct Options {
     /// against it (not a llama.cpp flag).
     #[serde(default)]
     pub host_ram_bytes: Option<u64>,
+    /// The llama.cpp build whose rules apply (a pasted log names it;
+    /// `None`: the newest this tool knows).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub build: Option<u64>,
 }
+
+/// The first build that reserves the KQ mask in F16 on the host when flash
+/// attention is on (ggml-org/llama.cpp#23764, commit 031ddb2e0, b9410);
+/// builds before reserve it in F32 and cast it for the GPU.
+pub const F16_MASK_BUILD: u64 = 9410;
 
 fn default_n_batch() -> u64 {
     DEFAULT_N_BATCH
@@ -227,11 +236,19 @@ impl Default for Options {
             fit: FitMode::On,
             fit_target_mib: default_fit_target_mib(),
             host_ram_bytes: None,
+            build: None,
         }
     }
 }
 
 impl Options {
+    /// Bytes per element of the KQ mask the graph's inputs hold: F16 with
+    /// flash attention from [`F16_MASK_BUILD`], else F32.
+    pub fn mask_bytes(&self) -> u64 {
+        let f16 = self.flash_attention == FlashAttention::On && self.build.is_none_or(|b| b >= F16_MASK_BUILD);
+        if f16 { 2 } else { 4 }
+    }
+
     /// The physical batch llama.cpp runs: `-ub`, at most `-b`
     /// (src/llama-context.cpp: `n_ubatch = min(n_batch, n_ubatch)`).
     pub fn ubatch(&self) -> u64 {
