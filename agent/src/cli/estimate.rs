@@ -122,6 +122,7 @@ fn finish(args: EstimateArgs, model: shared::model::Model) -> anyhow::Result<()>
     // (whose figures are the flags as given), printed beside its report.
     let free = args.plan.fit_free.as_deref().map(plan::free_memory).transpose()?;
     let fit = llamacpp::predict_fit(&model, &scenario, free.as_deref());
+    let launched = shared::engines::EnginePlan::new(&model, scenario.clone()).launched();
     let estimate = estimate::estimate(&model, scenario);
     let units = if args.decimal { UnitSystem::Decimal } else { UnitSystem::Binary };
     if args.json {
@@ -137,7 +138,7 @@ fn finish(args: EstimateArgs, model: shared::model::Model) -> anyhow::Result<()>
         }
         super::emit(&(serde_json::to_string_pretty(&value)? + "\n"))?;
     } else {
-        super::emit(&render::breakdown(&estimate, fit.as_ref(), units, args.explain))?;
+        super::emit(&render::breakdown(&estimate, fit.as_ref(), launched.as_deref(), units, args.explain))?;
         if let Some(s) = solution {
             super::emit(&format!("\n{}: {}\n", s.question.id(), s.explanation))?;
         }

@@ -7,7 +7,14 @@ use shared::estimate::{Estimate, verdict_text};
 use shared::explain::{Basis, TermUnit, thousands};
 use shared::units::{UnitSystem, format_bytes};
 
-pub fn breakdown(e: &Estimate, fit: Option<&llamacpp::Fit>, units: UnitSystem, explain: bool) -> String {
+/// `launched`: the command the engine starts (Ollama's `llama-server` line).
+pub fn breakdown(
+    e: &Estimate,
+    fit: Option<&llamacpp::Fit>,
+    launched: Option<&str>,
+    units: UnitSystem,
+    explain: bool,
+) -> String {
     let b = |v: u64| format_bytes(v, units);
     let mut out = String::new();
     let active = if e.active_parameters != e.parameters {
@@ -57,7 +64,7 @@ pub fn breakdown(e: &Estimate, fit: Option<&llamacpp::Fit>, units: UnitSystem, e
             ),
         );
         // Ollama's `llama-server` line (an engine that launches another).
-        if let Some(line) = e.engine_report.as_ref().and_then(|r| e.engine.launches(r)) {
+        if let Some(line) = launched {
             let _ = writeln!(out, "  {:<13} {line}", e.engine.id());
         }
         if let Some(fit) = fit {

@@ -140,17 +140,6 @@ impl EngineKind {
         }
     }
 
-    /// The command this engine starts for a plan, when it launches another
-    /// (Ollama: the `llama-server` line), from its report.
-    pub fn launches(self, report: &EngineReport) -> Option<String> {
-        match (self, report) {
-            (Self::Ollama, EngineReport::LlamaCpp(r)) => Some(ollama::server_line(r)),
-            // `_` is not an engine here: the first element lists every
-            // engine; only Ollama launches another.
-            (Self::Transformers | Self::Vllm | Self::Sglang | Self::LlamaCpp | Self::Ollama, _) => None,
-        }
-    }
-
     /// The commands and settings that apply each fix in this engine.
     pub fn commands(self) -> &'static commands::Commands {
         match self {

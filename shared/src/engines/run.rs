@@ -9,7 +9,7 @@ use crate::explain::{Basis, Term};
 use crate::model::Model;
 use crate::plan::{GpuBudget, GpuPeak, MAX_CONCURRENCY, Search, Verdict, largest};
 
-use super::{Engine, EngineReport, Plan, ValidScenario, llamacpp, ollama, sglang, transformers, vllm};
+use super::{Engine, EngineReport, Plan, Scenario, ValidScenario, llamacpp, ollama, sglang, transformers, vllm};
 
 /// What the engine computed once for the plan, with its knobs.
 // llama.cpp's knobs are large (its `-ot` rules inline): see `Engine`.
@@ -89,6 +89,29 @@ impl<'m> EnginePlan<'m> {
             }
         };
         Self { plan, ready }
+    }
+
+    /// The llama.cpp settings the plan runs with: its own, or those Ollama
+    /// launches `llama-server` with (`None` for the other engines).
+    pub fn llamacpp_options(&self) -> Option<llamacpp::Options> {
+        match &self.ready {
+            Ready::LlamaCpp(o, _) => Some(*o),
+            Ready::Transformers(_) | Ready::Vllm(..) | Ready::Sglang(_) => None,
+        }
+    }
+
+    /// The command an engine that launches another starts for this plan:
+    /// Ollama's `llama-server` line, every flag it passes (`None` for an
+    /// engine that is its own server).
+    pub fn launched(&self) -> Option<String> {
+        match self.plan.scenario.engine {
+            Engine::Ollama(_) => {
+                let o = self.llamacpp_options()?;
+                let s = Scenario { engine: Engine::LlamaCpp(o), ..(*self.plan.scenario).clone() };
+                Some(llamacpp::server_command(self.plan.model, &s))
+            }
+            Engine::Transformers(_) | Engine::Vllm(_) | Engine::Sglang(_) | Engine::LlamaCpp(_) => None,
+        }
     }
 
     /// Peak budget of GPU `g` with `batch` sequences of the scenario's length.

@@ -140,6 +140,10 @@ enum Key {
     SwaFull,
     SplitMode,
     MainGpu,
+    Fit,
+    FitTarget,
+    Mmproj,
+    NoMmprojOffload,
     /// Ollama's `--kv-cache-type`: both caches.
     KvCacheType,
 }
@@ -194,6 +198,10 @@ const LLAMA_SERVER: Table = &[
     (&["--swa-full"], Key::SwaFull),
     (&["--split-mode", "-sm"], Key::SplitMode),
     (&["--main-gpu", "-mg"], Key::MainGpu),
+    (&["--fit", "-fit"], Key::Fit),
+    (&["--fit-target", "-fitt"], Key::FitTarget),
+    (&["--mmproj", "-mm"], Key::Mmproj),
+    (&["--no-mmproj-offload"], Key::NoMmprojOffload),
 ];
 
 /// Ollama's runner (`llm/server.go` builds these; `-flag` is `--flag`).
@@ -248,7 +256,7 @@ pub fn read_command_line<S: AsRef<str>>(argv: &[S]) -> Option<Launch> {
         };
         let value = match (key, inline) {
             (_, Some(v)) => Some(v),
-            (Key::CpuMoe | Key::NoKvOffload | Key::KvUnified | Key::SwaFull, None) => None,
+            (Key::CpuMoe | Key::NoKvOffload | Key::KvUnified | Key::SwaFull | Key::NoMmprojOffload, None) => None,
             // `-fa` alone (older llama.cpp, Ollama's runner) is on; newer
             // llama.cpp takes a value.
             (Key::FlashAttn, None) => match rest.get(at) {
@@ -479,6 +487,23 @@ fn apply(launch: &mut Launch, flag: &'static str, key: Key, value: Option<&str>)
             matches!(v, "none" | "layer" | "row").then(|| v.to_owned()).inspect(|m| c.split_mode = Some(m.clone()))
         }
         (Key::MainGpu, Some(v)) => number(v).filter(|&n| n < 1024).inspect(|&n| c.main_gpu = Some(n)).map(s),
+        (Key::Fit, Some(v)) => match v {
+            "on" => Some(true),
+            "off" => Some(false),
+            _ => None,
+        }
+        .inspect(|&on| c.fit = Some(on))
+        .map(|_| v.to_owned()),
+        (Key::FitTarget, Some(v)) => number(v).inspect(|&n| c.fit_target_mib = Some(n)).map(s),
+        // The projector's file is a path: only that one is loaded is kept.
+        (Key::Mmproj, Some(_)) => {
+            c.mmproj = Some(true);
+            Some(String::new())
+        }
+        (Key::NoMmprojOffload, _) => {
+            c.no_mmproj_offload = Some(true);
+            Some(String::new())
+        }
         (_, None) => None,
     };
     if let Some(value) = kept {

@@ -335,6 +335,16 @@ pub struct LoggedConfig {
     pub split_mode: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub main_gpu: Option<u64>,
+    /// llama.cpp `--fit on|off`, `--fit-target MiB`, `--mmproj` (a
+    /// projector loaded; its file is not kept) and `--no-mmproj-offload`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fit: Option<bool>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fit_target_mib: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mmproj: Option<bool>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub no_mmproj_offload: Option<bool>,
 }
 
 impl LoggedConfig {

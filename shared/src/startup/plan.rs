@@ -198,7 +198,7 @@ pub fn configured_engine(ran: LogEngine, c: &LoggedConfig, planned: Engine) -> (
 /// the split and the tensors kept on the CPU. A value the engine's own
 /// parser refuses is left out.
 fn launched_placement(c: &LoggedConfig, o: &mut crate::engines::llamacpp::Options, taken: &mut Vec<String>) {
-    use crate::engines::llamacpp::{SplitMode, TensorOverrides, TensorSplit};
+    use crate::engines::llamacpp::{FitMode, SplitMode, TensorOverrides, TensorSplit};
     let mut fill = |slot: &mut Option<u64>, given: Option<u64>, name: &str| {
         if let Some(v) = given.filter(|_| slot.is_none()) {
             *slot = Some(v);
@@ -227,10 +227,20 @@ fn launched_placement(c: &LoggedConfig, o: &mut crate::engines::llamacpp::Option
         o.main_gpu = g;
         taken.push(format!("-mg {g}"));
     }
+    if c.fit == Some(false) && o.fit == FitMode::On {
+        o.fit = FitMode::Off;
+        taken.push("--fit off".into());
+    }
+    if let Some(mib) = c.fit_target_mib.filter(|&m| m != o.fit_target_mib) {
+        o.fit_target_mib = mib;
+        taken.push(format!("--fit-target {mib}"));
+    }
     for (on, slot, name) in [
         (c.no_kv_offload, &mut o.no_kv_offload, "-nkvo"),
         (c.kv_unified, &mut o.kv_unified, "--kv-unified"),
         (c.swa_full, &mut o.swa_full, "--swa-full"),
+        (c.mmproj, &mut o.mmproj, "--mmproj"),
+        (c.no_mmproj_offload.filter(|_| c.mmproj == Some(true)), &mut o.no_mmproj_offload, "--no-mmproj-offload"),
     ] {
         if on == Some(true) && !*slot {
             *slot = true;

@@ -413,3 +413,186 @@ fn every_transformers_snippet_runs_and_loads_its_plan() {
     assert!(with_caps > 0 && quantised > 0, "{with_caps} with caps, {quantised} quantised");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A shell line's words as a shell gives them to the program: quotes
+/// removed.
+fn shell_words(line: &str) -> Vec<String> {
+    words(line).into_iter().map(|w| w.replace('\'', "")).collect()
+}
+
+mod llamacpp_round_trip {
+    use super::*;
+    use proptest::prelude::*;
+    use shared::engines::llamacpp::{CacheType, FitMode, FlashAttention, SplitMode, TensorOverrides, TensorSplit};
+    use shared::startup::{configured_engine, read_command_line};
+
+    fn pick<T: Clone + std::fmt::Debug + 'static>(options: Vec<T>) -> impl Strategy<Value = T> {
+        proptest::sample::select(options)
+    }
+
+    /// Random llama.cpp settings: every flag `server_command` writes.
+    fn options() -> impl Strategy<Value = llamacpp::Options> {
+        let cache = || pick(vec![None, Some(CacheType::F16), Some(CacheType::Q8_0), Some(CacheType::Q4_0)]);
+        (
+            (
+                pick(vec![None, Some(4096), Some(16_384), Some(0)]),
+                pick(vec![None, Some(0), Some(10), Some(1000)]),
+                pick(vec![None, Some(1), Some(4)]),
+                pick(vec![256, 512, 1024]),
+                pick(vec![512, 2048, 4096]),
+                pick(vec![FlashAttention::On, FlashAttention::Off]),
+                cache(),
+                cache(),
+            ),
+            (
+                pick(vec![0, 8, u64::from(u32::MAX)]),
+                any::<(bool, bool, bool)>(),
+                pick(vec!["", "exps=CPU", "blk\\.(1[0-9])\\.ffn_.*_exps=CPU,token_embd=CPU"]),
+                pick(vec!["", "3,1"]),
+                pick(vec![SplitMode::Layer, SplitMode::Row, SplitMode::None]),
+                pick(vec![0u16, 1]),
+                pick(vec![(FitMode::On, 1024), (FitMode::On, 2048), (FitMode::Off, 1024)]),
+                pick(vec![(false, false), (true, false), (true, true)]),
+            ),
+        )
+            .prop_map(
+                |((n_ctx, ngl, np, ub, b, fa, ctk, ctv), (ncmoe, (nkvo, kvu, swa), ot, ts, sm, mg, fit, mm))| {
+                    llamacpp::Options {
+                        n_ctx,
+                        n_gpu_layers: ngl,
+                        parallel: np,
+                        n_ubatch: ub,
+                        n_batch: b,
+                        flash_attention: fa,
+                        cache_type_k: ctk,
+                        cache_type_v: ctv,
+                        n_cpu_moe: ncmoe,
+                        no_kv_offload: nkvo,
+                        kv_unified: kvu,
+                        swa_full: swa,
+                        tensor_overrides: TensorOverrides::parse(ot).unwrap_or_else(|e| panic!("{ot}: {e}")),
+                        tensor_split: TensorSplit::parse(ts).unwrap_or_else(|e| panic!("{ts}: {e}")),
+                        split_mode: sm,
+                        main_gpu: mg,
+                        fit: fit.0,
+                        fit_target_mib: fit.1,
+                        mmproj: mm.0,
+                        no_mmproj_offload: mm.1,
+                        ..Default::default()
+                    }
+                },
+            )
+    }
+
+    /// `line`, read back as a running server's command line, is the
+    /// llama.cpp plan `o` of scenario `s` (as llama.cpp runs it: `-c` and
+    /// `-np` resolved, `--cpu-moe` for every layer).
+    fn reads_back(m: &Model, s: &Scenario, o: llamacpp::Options, line: &str) -> Result<(), TestCaseError> {
+        let (kv, concurrency) = (s.kv_dtype, s.concurrency);
+        let read = read_command_line(&shell_words(line)).unwrap_or_else(|| panic!("not read: {line}"));
+        let (back, _) = configured_engine(read.launcher.engine(), &read.config, EngineKind::LlamaCpp.with_defaults());
+        let Engine::LlamaCpp(b) = back else { panic!("{line}: read back as {back:?}") };
+        let slots = o.parallel.unwrap_or(concurrency).max(1);
+        prop_assert_eq!(b.parallel, Some(slots), "{}", line);
+        prop_assert_eq!(b.n_ctx, Some(o.n_ctx.unwrap_or(s.sequence_tokens() * slots)), "{}", line);
+        prop_assert_eq!(b.n_gpu_layers, o.n_gpu_layers, "{}", line);
+        prop_assert_eq!(
+            (b.n_batch, b.n_ubatch, b.flash_attention),
+            (o.n_batch, o.n_ubatch, o.flash_attention),
+            "{}",
+            line
+        );
+        let k = o.cache_type_k.or(CacheType::of(kv)).unwrap_or(CacheType::F16);
+        let v = o.cache_type_v.or(Some(k)).unwrap_or(CacheType::F16);
+        let f16 = |t: Option<CacheType>| t.unwrap_or(CacheType::F16);
+        prop_assert_eq!((f16(b.cache_type_k), f16(b.cache_type_v)), (k, v), "{}", line);
+        let layers = m.layout.num_layers as u64;
+        prop_assert_eq!(b.n_cpu_moe.min(layers), o.n_cpu_moe.min(layers), "{}", line);
+        prop_assert_eq!(
+            (b.no_kv_offload, b.kv_unified, b.swa_full),
+            (o.no_kv_offload, o.kv_unified, o.swa_full),
+            "{}",
+            line
+        );
+        prop_assert_eq!(b.tensor_overrides.as_str(), o.tensor_overrides.as_str(), "{}", line);
+        prop_assert_eq!(
+            (b.tensor_split.text(), b.split_mode, b.main_gpu),
+            (o.tensor_split.text(), o.split_mode, o.main_gpu),
+            "{}",
+            line
+        );
+        prop_assert_eq!(b.fit, o.fit, "{}", line);
+        if o.fit == FitMode::On {
+            prop_assert_eq!(b.fit_target_mib, o.fit_target_mib, "{}", line);
+        }
+        prop_assert_eq!((b.mmproj, b.no_mmproj_offload), (o.mmproj, o.no_mmproj_offload), "{}", line);
+        Ok(())
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(256))]
+
+        /// Issue 34: the `llama-server` line a plan prints is that plan:
+        /// read back by the reader that reads a running server's command
+        /// line, every setting is the plan's (as llama.cpp runs it: `-c`
+        /// and `-np` resolved, `--cpu-moe` for every layer).
+        #[test]
+        fn every_llama_server_line_reads_back_as_its_plan(
+            o in options(),
+            id in pick(vec!["llama-3.1-8b", "qwen3-30b-a3b"]),
+            gpus in 1usize..=2,
+            kv in pick(vec![KvDtype::F16, KvDtype::Q8_0]),
+            concurrency in 1u64..=3,
+        ) {
+            let m = model(id);
+            let gpu = GpuSlot::from_catalog(shared::catalog::gpu("rtx-4090").expect("a catalog GPU"));
+            let s = Scenario {
+                weights: WeightFormat::parse("q4_k_m").expect("a GGUF type"),
+                kv_dtype: kv,
+                gpus: vec![gpu; gpus],
+                concurrency,
+                engine: Engine::LlamaCpp(o),
+                ..Scenario::default()
+            };
+            // `-mg 1` on one GPU is refused as llama.cpp does.
+            let Ok(valid) = s.clone().validate_for(&m) else { return Ok(()) };
+            let line = llamacpp::server_command(&m, &valid);
+            reads_back(&m, &s, o, &line)?;
+        }
+
+        /// Issue 34: the `llama-server` line `headroom estimate` prints for
+        /// an Ollama plan launches what Ollama would: the llama.cpp
+        /// settings its launch policy gives (`ollama::launch`).
+        #[test]
+        fn every_ollama_launch_reads_back_as_the_llama_cpp_it_runs(
+            num_ctx in pick(vec![None, Some(8192), Some(32_768)]),
+            num_parallel in 1u64..=3,
+            kvt in pick(vec![None, Some(CacheType::Q8_0), Some(CacheType::Q4_0)]),
+            fa in pick(vec![None, Some(FlashAttention::On), Some(FlashAttention::Off)]),
+            num_gpu in pick(vec![None, Some(20), Some(1000)]),
+            num_batch in pick(vec![None, Some(256), Some(4096)]),
+            n_cpu_moe in pick(vec![0, 8, u64::from(u32::MAX)]),
+            mmproj in any::<bool>(),
+            id in pick(vec!["llama-3.1-8b", "qwen3-30b-a3b"]),
+            gpus in 1usize..=2,
+        ) {
+            let m = model(id);
+            let gpu = GpuSlot::from_catalog(shared::catalog::gpu("rtx-4090").expect("a catalog GPU"));
+            let o = ollama::Options {
+                num_ctx, num_parallel, kv_cache_type: kvt, flash_attention: fa, num_gpu, num_batch, n_cpu_moe, mmproj,
+                ..Default::default()
+            };
+            let s = Scenario {
+                weights: WeightFormat::parse("q4_k_m").expect("a GGUF type"),
+                gpus: vec![gpu; gpus],
+                engine: Engine::Ollama(o),
+                ..Scenario::default()
+            };
+            let Ok(valid) = s.clone().validate_for(&m) else { return Ok(()) };
+            let plan = shared::engines::EnginePlan::new(&m, valid);
+            let line = plan.launched().expect("Ollama launches llama-server");
+            let runs = plan.llamacpp_options().expect("the llama.cpp it runs");
+            reads_back(&m, &s, runs, &line)?;
+        }
+    }
+}

@@ -245,20 +245,6 @@ pub fn launch(p: &Plan, o: Options) -> llamacpp::Options {
     }
 }
 
-/// The `llama-server` flags Ollama starts for a plan, from its report.
-pub fn server_line(r: &llamacpp::Report) -> String {
-    format!(
-        "num_ctx {} × {} parallel: llama-server -c {} -np {} -b {ub} -ub {ub} --cache-type-k {} --cache-type-v {}",
-        crate::explain::thousands(r.n_ctx_per_slot),
-        r.parallel,
-        r.n_ctx,
-        r.parallel,
-        r.cache_type_k,
-        r.cache_type_v,
-        ub = r.n_ubatch,
-    )
-}
-
 /// `OLLAMA_FLASH_ATTENTION` as a person writes it: `auto` (unset, Ollama
 /// chooses by model and GPU) or llama.cpp's `-fa` values. One parser for
 /// the CLI and links.
