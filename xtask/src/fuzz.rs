@@ -16,7 +16,7 @@ use std::process::Command;
 
 use anyhow::{Context, bail};
 
-use super::{found, output, step};
+use crate::cmd::{found, output, step};
 
 /// libFuzzer's limits, as the fuzzing issue sets them: a hang is an input
 /// over a second, a leak or a bomb an allocation over 256 MiB. The RSS
@@ -48,7 +48,7 @@ struct Run {
 }
 
 pub fn fuzz(args: &[String]) -> anyhow::Result<()> {
-    let root = super::dirs()?.0;
+    let root = crate::cmd::dirs()?.0;
     let fuzz_dir = root.join("fuzz");
     let mut seconds = 600u64;
     let mut coverage = false;
@@ -120,7 +120,7 @@ fn install(coverage: bool) -> anyhow::Result<()> {
         )?;
     }
     if !found("cargo-fuzz") {
-        step("install cargo-fuzz", super::cargo().args(["install", "cargo-fuzz", "--locked"]))?;
+        step("install cargo-fuzz", crate::cmd::cargo().args(["install", "cargo-fuzz", "--locked"]))?;
     }
     if coverage {
         step(
@@ -298,7 +298,7 @@ fn lines(root: &Path, fuzz_dir: &Path, target: &str, corpus: &Path) -> anyhow::R
     let llvm_cov = PathBuf::from(sysroot.trim()).join("lib/rustlib").join(&host).join("bin/llvm-cov");
     // cargo fuzz coverage builds under the workspace's own `target/`,
     // whatever `CARGO_TARGET_DIR` says (cargo-fuzz 0.13).
-    let binary = [root.join("target"), super::dirs()?.1]
+    let binary = [root.join("target"), crate::cmd::dirs()?.1]
         .iter()
         .map(|t| t.join(&host).join("coverage").join(&host).join("release").join(target))
         .find(|b| b.exists())
