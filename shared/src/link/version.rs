@@ -132,6 +132,7 @@ fn engine_2026_12(kind: EngineKind) -> Engine {
             sampler: None,
             mxfp4_kernel: None,
             kv_cache_memory_bytes: None,
+            enforce_eager: false,
         }),
         EngineKind::Sglang => Engine::Sglang(sglang::Options {
             // Links of 2026-12 without `sglang=`: the TP-degree table.

@@ -120,6 +120,7 @@ enum Key {
     Quantization,
     MaxNumSeqs,
     KvCacheMemory,
+    EnforceEager,
     MaxNumBatchedTokens,
     MemFractionStatic,
     Ctx,
@@ -162,6 +163,7 @@ const VLLM: Table = &[
     (&["--quantization", "-q"], Key::Quantization),
     (&["--max-num-seqs"], Key::MaxNumSeqs),
     (&["--kv-cache-memory-bytes", "--kv-cache-memory"], Key::KvCacheMemory),
+    (&["--enforce-eager"], Key::EnforceEager),
     (&["--max-num-batched-tokens"], Key::MaxNumBatchedTokens),
 ];
 
@@ -256,7 +258,15 @@ pub fn read_command_line<S: AsRef<str>>(argv: &[S]) -> Option<Launch> {
         };
         let value = match (key, inline) {
             (_, Some(v)) => Some(v),
-            (Key::CpuMoe | Key::NoKvOffload | Key::KvUnified | Key::SwaFull | Key::NoMmprojOffload, None) => None,
+            (
+                Key::CpuMoe
+                | Key::NoKvOffload
+                | Key::KvUnified
+                | Key::SwaFull
+                | Key::NoMmprojOffload
+                | Key::EnforceEager,
+                None,
+            ) => None,
             // `-fa` alone (older llama.cpp, Ollama's runner) is on; newer
             // llama.cpp takes a value.
             (Key::FlashAttn, None) => match rest.get(at) {
@@ -428,6 +438,10 @@ fn apply(launch: &mut Launch, flag: &'static str, key: Key, value: Option<&str>)
         (Key::Quantization, Some(v)) => one_of(v, QUANTIZATIONS).inspect(|w| c.quantization = Some(w.clone())),
         (Key::MaxNumSeqs, Some(v)) => number(v).inspect(|&n| c.max_num_seqs = Some(n)).map(s),
         (Key::KvCacheMemory, Some(v)) => number(v).inspect(|&n| c.kv_cache_memory_bytes = Some(n)).map(s),
+        (Key::EnforceEager, _) => {
+            c.enforce_eager = Some(true);
+            Some(String::new())
+        }
         (Key::MaxNumBatchedTokens, Some(v)) => number(v).inspect(|&n| c.max_num_batched_tokens = Some(n)).map(s),
         (Key::Ctx, Some(v)) => number(v).inspect(|&n| c.n_ctx = Some(n)).map(s),
         (Key::Batch, Some(v)) => number(v).inspect(|&n| c.n_batch = Some(n)).map(s),

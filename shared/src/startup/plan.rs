@@ -128,6 +128,10 @@ pub fn configured_engine(ran: LogEngine, c: &LoggedConfig, planned: Engine) -> (
             if o.version.kv_memory_tools() {
                 fill(&mut o.kv_cache_memory_bytes, c.kv_cache_memory_bytes, "kv_cache_memory_bytes");
             }
+            if c.enforce_eager == Some(true) && !o.enforce_eager {
+                o.enforce_eager = true;
+                taken.push("enforce_eager".into());
+            }
             if let Some(sampler) = c.sampler.filter(|_| o.sampler.is_none()) {
                 o.sampler = Some(sampler);
                 taken.push(format!("the {} sampler", sampler.id()));

@@ -377,6 +377,7 @@ fn scenario(c: &Case, l: &StartupLog, m: &Model, capacity: Option<u64>) -> Scena
                 block_size: vllm::DEFAULT_BLOCK_SIZE,
                 sampler: c.sampler.or(cfg.sampler),
                 mxfp4_kernel: cfg.mxfp4_kernel,
+                enforce_eager: cfg.enforce_eager == Some(true),
                 ..Default::default()
             })
         }

@@ -120,7 +120,11 @@ fn plans() -> Vec<(Model, Scenario)> {
             ..Default::default()
         }),
         // A pool given (issue 33: `--kv-cache-memory-bytes` as an input).
-        Engine::Vllm(vllm::Options { kv_cache_memory_bytes: Some(20 << 30), ..Default::default() }),
+        Engine::Vllm(vllm::Options {
+            kv_cache_memory_bytes: Some(20 << 30),
+            enforce_eager: true,
+            ..Default::default()
+        }),
         Engine::Sglang(sglang::Options::default()),
         Engine::Sglang(sglang::Options {
             mem_fraction_static: Some(0.85),
@@ -282,6 +286,7 @@ fn every_launch_reads_back_as_its_plan() {
                 assert_eq!(b.max_num_seqs, o.max_num_seqs, "{line}");
                 assert_eq!(b.max_num_batched_tokens, o.max_num_batched_tokens, "{line}");
                 assert_eq!(b.kv_cache_memory_bytes, o.kv_cache_memory_bytes, "{line}");
+                assert_eq!(b.enforce_eager, o.enforce_eager, "{line}");
             }
             (Engine::Sglang(o), Engine::Sglang(b)) => {
                 assert_eq!(b.mem_fraction_static, o.mem_fraction_static, "{line}");

@@ -212,4 +212,27 @@ pub static KNOBS: &[K] = &[
         },
         effective: None,
     },
+    K {
+        about: About {
+            key: "eager",
+            label: "enforce_eager",
+            choices: &["off", "on"],
+            #[cfg(feature = "cli")]
+            cli: Cli {
+                switches: &[("enforce-eager", "on", "--enforce-eager: no CUDA graphs captured, none profiled")],
+                ..Cli::NONE
+            },
+            ..About::NONE
+        },
+        get: |o| if o.enforce_eager { "on" } else { "off" }.into(),
+        set: |o, v| {
+            o.enforce_eager = match v.trim().to_ascii_lowercase().as_str() {
+                "on" | "1" | "true" => true,
+                "off" | "0" | "false" => false,
+                _ => return Err("use on or off".into()),
+            };
+            Ok(())
+        },
+        effective: None,
+    },
 ];

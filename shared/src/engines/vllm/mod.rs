@@ -157,6 +157,9 @@ pub struct Report {
     /// `--max-loras` (0: LoRA off) and `--max-lora-rank`.
     pub max_loras: u64,
     pub max_lora_rank: u64,
+    /// `--enforce-eager`: no CUDA graphs.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub enforce_eager: bool,
     pub num_gpu_blocks: u64,
     /// Blocks one request of `max_model_len` tokens takes (all groups).
     pub blocks_per_request: u64,
@@ -247,7 +250,7 @@ fn budget(p: &Plan, o: Options, max_model_len: u64) -> Budget {
     let per_token = p.kv_layers.iter().map(|l| l.bytes_per_token).max().unwrap_or(0);
     let state_page = p.state_layers.iter().map(|l| l.bytes()).max().unwrap_or(0);
     let block = hybrid_block_size(o.block_size.max(1), per_token, state_page);
-    let (non_torch, _) = o.version.non_torch(p.tp(), s.gpus.len(), Board::of(&s.gpus));
+    let (non_torch, _) = o.version.non_torch(p.tp(), s.gpus.len(), Board::of(&s.gpus), o.enforce_eager);
     let text = &p.model.arch.text;
     let mut gpus = Vec::with_capacity(s.gpus.len());
     let mut num_blocks = u64::MAX;
@@ -270,9 +273,9 @@ fn budget(p: &Plan, o: Options, max_model_len: u64) -> Budget {
         let weights = p.stage_weights(stage).saturating_add(padding).saturating_add(lora);
         let seqs = if p.is_last_stage(stage) { max_num_seqs } else { 0 };
         let act = if layers > 0 { profile_peak(text, mnbt, seqs, p.bytes_per_element(), p.tp(), o) } else { 0 };
-        let graphs = CUDA_GRAPH_BYTES_PER_LAYER_SIZE
-            .saturating_mul(o.version.cuda_graphs(max_num_seqs, mnbt))
-            .saturating_mul(layers);
+        // `--enforce-eager` captures none (`CUDAGraphMode.NONE`).
+        let captured = if o.enforce_eager { 0 } else { o.version.cuda_graphs(max_num_seqs, mnbt) };
+        let graphs = CUDA_GRAPH_BYTES_PER_LAYER_SIZE.saturating_mul(captured).saturating_mul(layers);
         let subtracted_graphs = if o.version.subtracts_cuda_graphs() { graphs } else { 0 };
         // `--kv-cache-memory-bytes`: the pool is given, whatever the profile
         // finds (0.11.0 – 0.24.0 `gpu_worker.py::determine_available_memory`
@@ -567,6 +570,7 @@ pub(crate) fn report(p: &Plan, o: Options, b: &Budget, verdict: Verdict) -> Repo
         block_size: b.block,
         max_loras: o.max_loras,
         max_lora_rank: o.max_lora_rank,
+        enforce_eager: o.enforce_eager,
         num_gpu_blocks: b.num_blocks,
         blocks_per_request: b.blocks_per_request(mml),
         kv_cache_tokens: tokens,

@@ -34,6 +34,9 @@ pub struct Options {
     /// no longer sizes the pool (`gpu_worker.py::determine_available_memory`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub kv_cache_memory_bytes: Option<u64>,
+    /// `--enforce-eager`: no CUDA graph is captured (and none profiled).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub enforce_eager: bool,
 }
 
 /// `LoRAConfig.max_lora_rank` default (vLLM 0.33.0 `config/lora.py`).
@@ -57,6 +60,7 @@ impl Default for Options {
             sampler: None,
             mxfp4_kernel: None,
             kv_cache_memory_bytes: None,
+            enforce_eager: false,
         }
     }
 }

@@ -229,10 +229,14 @@ impl Version {
     /// Memory outside PyTorch that the profile adds per GPU, with `gpus`
     /// GPUs of which `tp` in each tensor-parallel group (`board`: how the
     /// GPUs are linked), and where the figure comes from, for people.
-    pub fn non_torch(self, tp: u64, gpus: usize, board: super::Board) -> (u64, &'static str) {
+    pub fn non_torch(self, tp: u64, gpus: usize, board: super::Board, eager: bool) -> (u64, &'static str) {
         use super::Board;
         let several_gpus = gpus > 1;
         match (self, several_gpus, board) {
+            // `--enforce-eager` captures no graph, so the 0.19 window holds
+            // no CUDA-graph profile: what is left is the 0.18 window's
+            // (a 0.18.1 eager log, 4 × RTX 3090 at TP 4, reads 0.13 GiB).
+            (Self::V0_19 | Self::V0_24, _, Board::Pcie) if eager => (super::NON_TORCH_SINGLE, "llm-d, eager"),
             // From 0.19 the window also holds the CUDA-graph profile; at
             // TP ≥ 2 on an NVSwitch board, FlashInfer's all-reduce workspace
             // and NCCL's buffers for the first large all-reduce. Pipeline

@@ -54,7 +54,7 @@ pub(crate) fn terms(p: &Plan, r: &Report, kv_demand_bytes: u64) -> EngineTerms {
     let overhead = format!(
         " + vLLM non-torch memory {} ({}) + CUDA graphs {} ({} graphs × {} per layer, fitted to vLLM logs{})",
         format_bytes(non_torch, UnitSystem::Binary),
-        r.version.non_torch(p.tp(), p.scenario.gpus.len(), super::Board::of(&p.scenario.gpus)).1,
+        r.version.non_torch(p.tp(), p.scenario.gpus.len(), super::Board::of(&p.scenario.gpus), r.enforce_eager).1,
         format_bytes(graphs, UnitSystem::Binary),
         r.version.cuda_graphs(r.max_num_seqs, r.max_num_batched_tokens),
         format_bytes(CUDA_GRAPH_BYTES_PER_LAYER_SIZE, UnitSystem::Binary),
@@ -194,6 +194,9 @@ pub(crate) fn launch(model: &Model, s: &Scenario, repo: &str) -> String {
     }
     if let Some(n) = o.kv_cache_memory_bytes {
         flag(format!("--kv-cache-memory-bytes {n}"));
+    }
+    if o.enforce_eager {
+        flag("--enforce-eager".into());
     }
     cmd
 }
