@@ -10,6 +10,20 @@
 //! by term.
 //!
 //! Each engine's phrases come from its source; the file is named beside each.
+//!
+//! Files: `vllm.rs`, `sglang.rs`, `llamacpp.rs` (each engine's lines; the
+//! last also the `--tensor-split` a multi-GPU log ran with, from its per-GPU
+//! KV buffers, and the build it names); `launch.rs` (an engine's command
+//! line — `vllm serve`, `sglang.launch_server`, `llama-server`, `ollama
+//! runner` — read into the same configuration, only the flags Headroom
+//! models, for the agent's running processes and Ollama's logged `cmd=`);
+//! `plan.rs` (`configured_engine` runs a plan's engine as the log or command
+//! line says it ran, `logged_scenario` the whole plan: the one reading the
+//! page and `headroom diagnose` share); `reconcile.rs` (each vLLM/SGLang
+//! term beside the estimate's figure), `buffers.rs` (each llama.cpp buffer);
+//! `logged_model.rs` (the model a llama.cpp log prints, rebuilt as a config,
+//! so a log alone is planned); `whatif.rs` (changed vLLM launches answered
+//! with the log's residual kept as a measured fact).
 
 mod buffers;
 pub mod launch;

@@ -7,12 +7,24 @@
 //! and the last N − 1 repeating layers (the output layer counts as the
 //! last of `layers + 1`); the token embedding stays on the CPU.
 //! Sliding-window layers keep `window × slots + n_ubatch` tokens
-//! (`llama_kv_cache_iswa`). `cache.rs`: cache types and cells;
-//! `tensors.rs`: the tensors by llama.cpp name; `devices.rs`: the split
-//! over GPUs and the tensor overrides (`-ot`, `--cpu-moe`, `--n-cpu-moe`);
-//! `pattern.rs`: the `-ot` pattern matcher; `compute.rs`: the compute
-//! buffers; `host.rs`: what stays in host memory; `fit.rs`: what `--fit` loads instead; `fixes.rs`: the `-ngl` /
-//! `--n-cpu-moe` solvers and `llama-server` lines.
+//! (`llama_kv_cache_iswa`).
+//!
+//! Files: `knobs.rs` (its settings, declared once); `cache.rs` (K/V cache
+//! types, cells as llama.cpp pads and streams them); `tensors.rs` (every
+//! tensor by llama.cpp name: the GGUF header's, else named from the
+//! layout's groups); `devices.rs` (the layer split over GPUs as
+//! `load_tensors` does it, `-ot` / `--n-cpu-moe` overrides, per-device model
+//! buffers, computed once per plan in `EnginePlan`); `compute.rs` (each
+//! GPU's compute buffer: the layer's activations, MLA's query side, the
+//! weight staged for host-resident experts, a pipeline's input copies);
+//! `host.rs` (the KV cache, state and compute buffer left in host memory,
+//! the host RAM a plan needs; the KQ mask in F32 before b9410); `fit.rs`
+//! (what `--fit` loads instead: common/fit.cpp's decisions replayed);
+//! `pattern.rs` (the `-ot` ECMAScript matcher, a lazily built DFA, linear in
+//! the name: no regex crate in the page's first load); `fixes.rs` (the
+//! `-ngl` / `--n-cpu-moe` / `--tensor-split` / `-ot` solvers and
+//! `llama-server` lines); `warnings.rs` (what llama.cpp says first);
+//! `rows.rs` (its report's figures).
 
 mod cache;
 mod compute;

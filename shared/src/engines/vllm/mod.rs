@@ -14,6 +14,15 @@
 //! utilization is 0.92 and CUDA-graph memory is estimated and subtracted.
 //! Each [`Version`]'s rules are frozen: share links pin one (`vllm=0.21`).
 //!
+//! Files: `options.rs` (its knobs and their checks), `knobs.rs` (the same
+//! declared once for links, the CLI and the page), `version.rs` (each
+//! release's rules), `extras.rs` (what the budget holds besides weights and
+//! KV: the memory outside PyTorch by release and board, the sampler's bytes,
+//! the fused-MoE workspace, MXFP4 expert padding by kernel, LoRA buffers),
+//! `words.rs` (terms, warnings, fixes and the `vllm serve` launch, the
+//! report's rows). Its report also carries the pinned `--kv-cache-memory`
+//! and the `--max-model-len auto` choice.
+//!
 //! Hybrid models (vLLM 0.33, `platforms/interface.py::_align_hybrid_block_size`):
 //! Mamba / DeltaNet layers form KV-cache groups of their own whose page is one
 //! sequence's state; the attention block size grows to
