@@ -355,7 +355,12 @@ pub(super) fn n_ctx(p: &Plan, o: Options) -> u64 {
 
 /// [`n_ctx`] with `slots` slots.
 fn context(p: &Plan, o: Options, slots: u64) -> u64 {
-    let planned = || p.scenario.sequence_tokens().saturating_mul(slots);
+    context_for(p, o, p.scenario.sequence_tokens(), slots)
+}
+
+/// [`context`] for sequences of `seq` tokens.
+fn context_for(p: &Plan, o: Options, seq: u64, slots: u64) -> u64 {
+    let planned = || seq.saturating_mul(slots);
     // With --fit on, `-c 0` is the trained context for every stream: it
     // sets `n_ctx = n_ctx_train × n_streams` before anything else, one
     // stream per slot unless the cache is unified (common/fit.cpp).
@@ -604,8 +609,14 @@ pub(super) fn overflow(p: &Plan, o: Options, d: &Devices, ctx: u64, slots: u64) 
     })
 }
 
+/// Whether `batch` sequences of `seq` tokens fit: llama.cpp allocates its
+/// context for every slot at start-up (`-np`, else one slot a sequence; `-c`,
+/// else the sequences over the slots), so a plan of `batch` sequences first
+/// loads, then holds their cells.
 pub(crate) fn fits(p: &Plan, o: Options, d: &Devices, seq: u64, batch: u64) -> bool {
-    overflow(p, o, d, seq.saturating_mul(batch).max(1), batch.max(1)).is_none()
+    let slots = o.parallel.unwrap_or(batch).max(1);
+    overflow(p, o, d, context_for(p, o, seq, slots), slots).is_none()
+        && overflow(p, o, d, seq.saturating_mul(batch).max(1), batch.max(1)).is_none()
 }
 
 /// `DoesNotFitAtLoad` when a GPU cannot hold the tensors placed on it and

@@ -149,6 +149,8 @@ pub(crate) struct Budget {
     num_blocks: u64,
     groups: Vec<Group>,
     layer_page_bytes: u64,
+    /// `--kv-cache-memory-bytes`: the pool is given, not what is left.
+    pool_given: bool,
 }
 
 /// What vLLM itself reports at start-up.
@@ -322,6 +324,7 @@ fn budget(p: &Plan, o: Options, max_model_len: u64) -> Budget {
         num_blocks: if num_blocks == u64::MAX { 0 } else { num_blocks },
         groups: model_groups,
         layer_page_bytes,
+        pool_given: o.kv_cache_memory_bytes.is_some(),
     }
 }
 
@@ -478,8 +481,24 @@ pub(crate) fn parts(p: &Plan, b: &Budget, g: usize, batch: u64) -> GpuBudget {
     }
 }
 
+/// A given pool (`--kv-cache-memory-bytes`) is allocated whatever the GPU
+/// holds: past its capacity, vLLM fails with CUDA's out-of-memory as it
+/// allocates the KV cache. The first GPU it overflows, with the shortfall.
+fn given_pool_overflow(p: &Plan, b: &Budget) -> Option<(usize, u64)> {
+    if !b.pool_given {
+        return None;
+    }
+    let over = |g: usize| parts(p, b, g, 0).total_bytes().checked_sub(p.scenario.gpus[g].capacity_bytes);
+    (0..b.gpus.len()).find_map(|g| over(g).filter(|&n| n > 0).map(|n| (g, n)))
+}
+
+/// Whether vLLM loads the plan: the weights, and a given pool.
+fn loads(p: &Plan, b: &Budget) -> bool {
+    p.load_verdict().is_none() && given_pool_overflow(p, b).is_none()
+}
+
 pub(crate) fn fits(p: &Plan, b: &Budget, seq: u64, batch: u64) -> bool {
-    p.load_verdict().is_none()
+    loads(p, b)
         && b.starts()
         && seq <= b.max_model_len
         && batch <= b.max_num_seqs
@@ -489,7 +508,7 @@ pub(crate) fn fits(p: &Plan, b: &Budget, seq: u64, batch: u64) -> bool {
 /// The most requests of `seq` tokens the KV cache holds at once (capped by
 /// `max_num_seqs`): the same answer a search over [`fits`] gives, directly.
 pub(crate) fn max_concurrency(p: &Plan, b: &Budget, seq: u64) -> u64 {
-    if p.load_verdict().is_some() || !b.starts() || seq > b.max_model_len {
+    if !loads(p, b) || !b.starts() || seq > b.max_model_len {
         return 0;
     }
     let per_request = b.blocks_per_request(seq);
@@ -501,14 +520,8 @@ pub(crate) fn verdict(p: &Plan, o: Options, b: &Budget, search: Search) -> Verdi
     if let Some(v) = p.load_verdict() {
         return v;
     }
-    // A given pool is allocated whatever the GPU holds: past its capacity,
-    // vLLM fails with CUDA's out-of-memory as it allocates the KV cache.
-    if o.kv_cache_memory_bytes.is_some() {
-        let over = |g: usize| parts(p, b, g, 0).total_bytes().checked_sub(p.scenario.gpus[g].capacity_bytes);
-        if let Some((gpu, shortfall_bytes)) = (0..b.gpus.len()).find_map(|g| over(g).filter(|&n| n > 0).map(|n| (g, n)))
-        {
-            return Verdict::DoesNotFitAtLoad { gpu, shortfall_bytes };
-        }
+    if let Some((gpu, shortfall_bytes)) = given_pool_overflow(p, b) {
+        return Verdict::DoesNotFitAtLoad { gpu, shortfall_bytes };
     }
     let mml = default_max_model_len(p, o);
     if !b.starts() {
