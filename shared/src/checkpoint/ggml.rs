@@ -6,7 +6,15 @@
 //! sizes from `ggml/src/ggml.c` (`type_traits[]`: `blck_size`, `type_size`)
 //! and the block layouts from `ggml/src/ggml-common.h` (each `block_*` has a
 //! `static_assert` on its size; the sums are written out below). Numbers 4, 5
-//! and 31–33, 36–38 are removed types that no loader accepts any more.
+//! and 36–38 are removed types that no loader accepts any more.
+//!
+//! ik_llama.cpp's own types ([`IK_TYPES`]) are read too: ids 31–33 and 133
+//! and up, from ikawrakow/ik_llama.cpp at 8337e4cd (2026-08-15):
+//! `ggml/include/ggml.h` `enum ggml_type`, `ggml/src/ggml.c` `type_traits[]`
+//! (`blck_size`, `type_size` and ik's `row_meta_size`: a header of a few
+//! bytes at the start of every row, a float scale for the `_ks` and `_kt`
+//! types, which `ggml_row_size` adds to each row). Only mainline llama.cpp
+//! and Ollama refuse them; ik_llama.cpp loads them.
 
 use serde::Serialize;
 
@@ -48,7 +56,86 @@ pub enum GgmlType {
     Nvfp4,
     Q1_0,
     Q2_0,
+    /// A type only ik_llama.cpp defines.
+    Ik(&'static IkType),
 }
+
+/// A tensor type only ik_llama.cpp defines (its numbers are 31–33 and 133
+/// and up; none collides with mainline's since ik's PR #44, 2024-09-09).
+#[derive(Debug, PartialEq, Eq, Hash, Serialize)]
+pub struct IkType {
+    pub id: u32,
+    /// The name ik prints (`ggml_type_name`), upper-cased as GGUF dumps do.
+    pub name: &'static str,
+    pub block: u64,
+    pub block_bytes: u64,
+    /// `row_meta_size`: bytes at the start of every row.
+    pub row_meta: u64,
+}
+
+const fn ik(id: u32, name: &'static str, block: u64, block_bytes: u64, row_meta: u64) -> IkType {
+    IkType { id, name, block, block_bytes, row_meta }
+}
+
+/// ik_llama.cpp's types a GGUF file can hold (`llama-quantize`'s list and
+/// the repacked variants), at 8337e4cd: (id, name, blck_size, type_size,
+/// row_meta_size). The `_R4`/`_R8` variants interleave rows and keep each
+/// row's bytes. IQ4_KT's row header was 8 bytes in its first month
+/// (2025-05-22 to 2025-06-18, #441 → #529); those files are not read by
+/// ik either.
+pub static IK_TYPES: &[IkType] = &[
+    ik(31, "Q4_0_4X4", 32, 18, 0),
+    ik(32, "Q4_0_4X8", 32, 18, 0),
+    ik(33, "Q4_0_8X8", 32, 18, 0),
+    ik(133, "Q6_0", 32, 26, 0),
+    ik(134, "IQ1_BN", 64, 13, 2),
+    ik(135, "IQ2_BN", 64, 16, 4),
+    ik(137, "IQ2_K", 256, 76, 0),
+    ik(138, "IQ3_K", 256, 110, 0),
+    ik(139, "IQ4_K", 256, 144, 0),
+    ik(140, "IQ5_K", 256, 176, 0),
+    ik(141, "IQ6_K", 256, 212, 0),
+    ik(144, "IQ4_KS", 256, 136, 4),
+    ik(145, "IQ2_KS", 256, 70, 2),
+    ik(146, "IQ4_KSS", 256, 128, 4),
+    ik(151, "Q8_KV", 32, 32, 8),
+    ik(152, "IQ5_KS", 256, 168, 4),
+    ik(153, "IQ2_KT", 256, 68, 4),
+    ik(154, "IQ3_KT", 256, 100, 4),
+    ik(155, "IQ4_KT", 256, 128, 4),
+    ik(156, "IQ3_KS", 256, 102, 2),
+    ik(157, "IQ2_KL", 256, 86, 2),
+    ik(158, "IQ1_KT", 256, 56, 4),
+    ik(202, "Q4_0_R8", 32, 18, 0),
+    ik(206, "Q5_0_R4", 32, 22, 0),
+    ik(208, "Q8_0_R8", 32, 34, 0),
+    ik(210, "Q2_K_R4", 256, 84, 0),
+    ik(211, "Q3_K_R4", 256, 110, 0),
+    ik(212, "Q4_K_R4", 256, 144, 0),
+    ik(213, "Q5_K_R4", 256, 176, 0),
+    ik(214, "Q6_K_R4", 256, 210, 0),
+    ik(216, "IQ2_XXS_R4", 256, 66, 0),
+    ik(217, "IQ2_XS_R4", 256, 74, 0),
+    ik(218, "IQ3_XXS_R4", 256, 98, 0),
+    ik(219, "IQ1_S_R4", 32, 6, 2),
+    ik(220, "IQ4_NL_R4", 32, 18, 0),
+    ik(221, "IQ3_S_R4", 256, 110, 0),
+    ik(222, "IQ2_S_R4", 256, 82, 0),
+    ik(223, "IQ4_XS_R8", 256, 136, 0),
+    ik(229, "IQ1_M_R4", 32, 7, 2),
+    ik(230, "BF16_R16", 1, 2, 0),
+    ik(233, "Q6_0_R4", 32, 26, 0),
+    ik(335, "IQ2_BN_R4", 64, 16, 4),
+    ik(337, "IQ2_K_R4", 256, 76, 0),
+    ik(338, "IQ3_K_R4", 256, 110, 0),
+    ik(339, "IQ4_K_R4", 256, 144, 0),
+    ik(340, "IQ5_K_R4", 256, 176, 0),
+    ik(344, "IQ4_KS_R4", 256, 136, 4),
+    ik(352, "IQ5_KS_R4", 256, 168, 4),
+    ik(353, "MXFP4_R8", 32, 17, 0),
+    ik(398, "Q8_KV_R8", 32, 32, 4),
+    ik(399, "Q8_K_R8", 256, 258, 0),
+];
 
 /// `QK_K` in ggml-common.h: the super-block of the K-quants and IQ types.
 const QK_K: u64 = 256;
@@ -134,11 +221,17 @@ impl GgmlType {
             Nvfp4 => 40,
             Q1_0 => 41,
             Q2_0 => 42,
+            Ik(t) => t.id,
         }
     }
 
     pub fn from_id(id: u32) -> Option<Self> {
-        Self::ALL.iter().copied().find(|t| t.id() == id)
+        Self::ALL.iter().copied().find(|t| t.id() == id).or_else(|| IK_TYPES.iter().find(|t| t.id == id).map(Self::Ik))
+    }
+
+    /// Whether only ik_llama.cpp loads the type.
+    pub fn ik_only(self) -> bool {
+        matches!(self, Self::Ik(_))
     }
 
     /// The name llama.cpp prints (`ggml_type_name`, upper-cased as in GGUF dumps).
@@ -180,6 +273,7 @@ impl GgmlType {
             Nvfp4 => "NVFP4",
             Q1_0 => "Q1_0",
             Q2_0 => "Q2_0",
+            Ik(t) => t.name,
         }
     }
 
@@ -193,6 +287,7 @@ impl GgmlType {
             Q1_0 => 128,
             Q2K | Q3K | Q4K | Q5K | Q6K | Q8K | Iq2Xxs | Iq2Xs | Iq3Xxs | Iq1S | Iq3S | Iq2S | Iq4Xs | Iq1M | Tq1_0
             | Tq2_0 => QK_K,
+            Ik(t) => t.block,
         }
     }
 
@@ -233,13 +328,18 @@ impl GgmlType {
             Iq4Xs => HALF + 2 + QK_K / 64 + QK_K / 2,               // 136
             Tq1_0 => HALF + QK_K / 64 + (QK_K - 4 * QK_K / 64) / 5, // 54
             Tq2_0 => HALF + QK_K / 4,                               // 66
+            Ik(t) => t.block_bytes,
         }
     }
 
-    /// Bytes of a row of `n` values, or `None` when `n` is not a whole
-    /// number of blocks (ggml refuses such tensors).
+    /// Bytes of a row of `n` values (with ik's row header), or `None` when
+    /// `n` is not a whole number of blocks (ggml refuses such tensors).
     pub fn row_bytes(self, n: u64) -> Option<u64> {
-        n.is_multiple_of(self.block()).then(|| n / self.block()).and_then(|b| b.checked_mul(self.block_bytes()))
+        let meta = if let Self::Ik(t) = self { t.row_meta } else { 0 };
+        n.is_multiple_of(self.block())
+            .then(|| n / self.block())
+            .and_then(|b| b.checked_mul(self.block_bytes()))
+            .and_then(|b| b.checked_add(meta))
     }
 
     /// Whether the type packs several values per block with scales.
@@ -291,10 +391,30 @@ mod tests {
         for t in GgmlType::ALL {
             assert_eq!(GgmlType::from_id(t.id()), Some(*t));
         }
-        for removed in [4, 5, 31, 32, 33, 36, 37, 38, 43, u32::MAX] {
+        for removed in [4, 5, 36, 37, 38, 43, 136, 400, u32::MAX] {
             assert_eq!(GgmlType::from_id(removed), None);
         }
         assert_eq!(GgmlType::Q4K.row_bytes(4096), Some(16 * 144));
         assert_eq!(GgmlType::Q4K.row_bytes(100), None);
+    }
+
+    /// ik_llama.cpp's types: the ids and sizes of its `type_traits[]`
+    /// (8337e4cd), the row header counted once per row. The DeepSeek-R1
+    /// ik log (`llamacpp-ik-18b0375-…`) prints a CPU buffer 124.5 MiB short
+    /// of its tensors without the headers.
+    #[test]
+    fn ik_types_read_with_their_row_headers() {
+        let t = |id| GgmlType::from_id(id).unwrap_or_else(|| panic!("ik type {id}"));
+        assert_eq!(t(144).name(), "IQ4_KS");
+        assert!(t(144).ik_only() && !GgmlType::Q4K.ik_only());
+        // IQ4_KS: a float scale, then 16 blocks of 136 bytes for 4096 values.
+        assert_eq!(t(144).row_bytes(4096), Some(4 + 16 * 136));
+        assert_eq!(t(137).row_bytes(4096), Some(16 * 76));
+        assert_eq!(t(219).row_bytes(64), Some(2 + 2 * 6));
+        assert_eq!(t(145).row_bytes(100), None);
+        for ik in IK_TYPES {
+            assert!(GgmlType::ALL.iter().all(|m| m.id() != ik.id), "{} collides with mainline", ik.name);
+            assert_eq!(GgmlType::from_id(ik.id).map(GgmlType::name), Some(ik.name));
+        }
     }
 }
