@@ -120,6 +120,10 @@ enum Key {
     Quantization,
     MaxNumSeqs,
     KvCacheMemory,
+    BlockSize,
+    MaxLoras,
+    MaxLoraRank,
+    ChunkedPrefill,
     EnforceEager,
     MaxNumBatchedTokens,
     MemFractionStatic,
@@ -164,6 +168,9 @@ const VLLM: Table = &[
     (&["--max-num-seqs"], Key::MaxNumSeqs),
     (&["--kv-cache-memory-bytes", "--kv-cache-memory"], Key::KvCacheMemory),
     (&["--enforce-eager"], Key::EnforceEager),
+    (&["--block-size"], Key::BlockSize),
+    (&["--max-loras"], Key::MaxLoras),
+    (&["--max-lora-rank"], Key::MaxLoraRank),
     (&["--max-num-batched-tokens"], Key::MaxNumBatchedTokens),
 ];
 
@@ -177,6 +184,7 @@ const SGLANG: Table = &[
     (&["--kv-cache-dtype"], Key::KvCacheDtype),
     (&["--quantization"], Key::Quantization),
     (&["--max-running-requests"], Key::MaxNumSeqs),
+    (&["--chunked-prefill-size"], Key::ChunkedPrefill),
 ];
 
 /// llama.cpp `common/arg.cpp` (llama-server's flags).
@@ -438,6 +446,10 @@ fn apply(launch: &mut Launch, flag: &'static str, key: Key, value: Option<&str>)
         (Key::Quantization, Some(v)) => one_of(v, QUANTIZATIONS).inspect(|w| c.quantization = Some(w.clone())),
         (Key::MaxNumSeqs, Some(v)) => number(v).inspect(|&n| c.max_num_seqs = Some(n)).map(s),
         (Key::KvCacheMemory, Some(v)) => number(v).inspect(|&n| c.kv_cache_memory_bytes = Some(n)).map(s),
+        (Key::BlockSize, Some(v)) => number(v).inspect(|&n| c.block_size = Some(n)).map(s),
+        (Key::MaxLoras, Some(v)) => number(v).inspect(|&n| c.max_loras = Some(n)).map(s),
+        (Key::MaxLoraRank, Some(v)) => number(v).inspect(|&n| c.max_lora_rank = Some(n)).map(s),
+        (Key::ChunkedPrefill, Some(v)) => number(v).inspect(|&n| c.chunked_prefill_size = Some(n)).map(s),
         (Key::EnforceEager, _) => {
             c.enforce_eager = Some(true);
             Some(String::new())

@@ -298,6 +298,17 @@ pub struct LoggedConfig {
     /// non-default args): a pool given, no memory profile.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub kv_cache_memory_bytes: Option<u64>,
+    /// vLLM `--block-size`, `--max-loras` (with `--enable-lora`) and
+    /// `--max-lora-rank`, from a command line.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub block_size: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_loras: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_lora_rank: Option<u64>,
+    /// SGLang `--chunked-prefill-size`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub chunked_prefill_size: Option<u64>,
     /// The top-k/top-p sampler vLLM set up (its `Using FlashInfer …` or
     /// `Falling back to the PyTorch-native …` line).
     pub sampler: Option<crate::engines::vllm::Sampler>,

@@ -128,6 +128,16 @@ pub fn configured_engine(ran: LogEngine, c: &LoggedConfig, planned: Engine) -> (
             if o.version.kv_memory_tools() {
                 fill(&mut o.kv_cache_memory_bytes, c.kv_cache_memory_bytes, "kv_cache_memory_bytes");
             }
+            // What only a command line names: kept where the plan has vLLM's defaults.
+            let mut given = |slot: &mut u64, default: u64, v: Option<u64>, name: &str| {
+                if let Some(v) = v.filter(|&v| *slot == default && v != default) {
+                    *slot = v;
+                    taken.push(format!("{name} {v}"));
+                }
+            };
+            given(&mut o.block_size, crate::engines::vllm::DEFAULT_BLOCK_SIZE, c.block_size, "block_size");
+            given(&mut o.max_loras, 0, c.max_loras, "max_loras");
+            given(&mut o.max_lora_rank, crate::engines::vllm::DEFAULT_MAX_LORA_RANK, c.max_lora_rank, "max_lora_rank");
             if c.enforce_eager == Some(true) && !o.enforce_eager {
                 o.enforce_eager = true;
                 taken.push("enforce_eager".into());
@@ -149,6 +159,10 @@ pub fn configured_engine(ran: LogEngine, c: &LoggedConfig, planned: Engine) -> (
             if let Some(len) = c.max_model_len.filter(|_| o.context_length.is_none()) {
                 o.context_length = Some(len);
                 taken.push(format!("context length {len}"));
+            }
+            if let Some(n) = c.chunked_prefill_size.filter(|_| o.chunked_prefill_size.is_none()) {
+                o.chunked_prefill_size = Some(n);
+                taken.push(format!("chunked_prefill_size {n}"));
             }
         }
         Engine::LlamaCpp(o) => {

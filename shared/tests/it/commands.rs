@@ -601,3 +601,105 @@ mod llamacpp_round_trip {
         }
     }
 }
+
+mod serving_round_trip {
+    use super::*;
+    use proptest::prelude::*;
+    use shared::startup::{configured_engine, read_command_line};
+
+    fn pick<T: Clone + std::fmt::Debug + 'static>(options: Vec<T>) -> impl Strategy<Value = T> {
+        proptest::sample::select(options)
+    }
+
+    fn vllm_options() -> impl Strategy<Value = Engine> {
+        (
+            (
+                pick(vec![None, Some(4096), Some(32_768)]),
+                pick(vec![None, Some(0.8), Some(0.95)]),
+                pick(vec![None, Some(64), Some(512)]),
+                pick(vec![None, Some(4096), Some(16_384)]),
+            ),
+            (
+                pick(vec![16, 32]),
+                pick(vec![(0, 16), (2, 16), (4, 64)]),
+                pick(vec![None, Some(20u64 << 30)]),
+                any::<bool>(),
+            ),
+        )
+            .prop_map(|((mml, gmu, mns, mbt), (bs, (loras, rank), kvmem, eager))| {
+                Engine::Vllm(vllm::Options {
+                    max_model_len: mml,
+                    gpu_memory_utilization: gmu,
+                    max_num_seqs: mns,
+                    max_num_batched_tokens: mbt,
+                    block_size: bs,
+                    max_loras: loras,
+                    max_lora_rank: rank,
+                    kv_cache_memory_bytes: kvmem,
+                    enforce_eager: eager,
+                    ..Default::default()
+                })
+            })
+    }
+
+    fn sglang_options() -> impl Strategy<Value = Engine> {
+        (
+            pick(vec![None, Some(0.7), Some(0.88)]),
+            pick(vec![None, Some(8192), Some(65_536)]),
+            pick(vec![None, Some(2048), Some(8192)]),
+        )
+            .prop_map(|(mfs, cl, chunk)| {
+                Engine::Sglang(sglang::Options {
+                    mem_fraction_static: mfs,
+                    context_length: cl,
+                    chunked_prefill_size: chunk,
+                    ..Default::default()
+                })
+            })
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(256))]
+
+        /// Issue 34: the `vllm serve` and `sglang.launch_server` lines a plan
+        /// prints read back, by the reader of a running server's command
+        /// line, as the plan: its split, KV dtype, in-flight quantisation and
+        /// every setting it sets, over random plans.
+        #[test]
+        fn every_serving_launch_reads_back_as_its_plan(
+            engine in prop_oneof![vllm_options(), sglang_options()],
+            id in pick(vec!["llama-3.1-8b", "qwen3-30b-a3b"]),
+            (tp, pp) in pick(vec![(1u64, 1usize), (2, 1), (4, 1), (2, 2)]),
+            weights in pick(vec!["bf16", "fp8"]),
+            kv in pick(vec![KvDtype::Bf16, KvDtype::Fp8]),
+        ) {
+            let m = model(id);
+            let gpu = GpuSlot::from_catalog(shared::catalog::gpu("h100-sxm").expect("a catalog GPU"));
+            let s = Scenario {
+                weights: WeightFormat::parse(weights).unwrap_or_else(|e| panic!("{e}")),
+                kv_dtype: kv,
+                gpus: vec![gpu; tp as usize * pp],
+                engine,
+                tp,
+                ..Scenario::default()
+            };
+            let Ok(valid) = s.clone().validate_for(&m) else { return Ok(()) };
+            let launch = s.engine.kind().commands().launch.expect("a whole launch");
+            let line = launch(&m, &valid, "org/model");
+            let read = read_command_line(&shell_words(&line)).unwrap_or_else(|| panic!("not read: {line}"));
+            let c = &read.config;
+            prop_assert_eq!(c.tensor_parallel.unwrap_or(1), tp, "{}", line);
+            prop_assert_eq!(c.pipeline_parallel.unwrap_or(1), pp as u64, "{}", line);
+            let kv_back = c.kv_cache_dtype.as_deref().map(|k| KvDtype::parse(k).unwrap_or_else(|e| panic!("{line}: {e}")));
+            prop_assert_eq!(kv_back.unwrap_or_else(|| Scenario::default_kv_dtype(&m, s.weights)), kv, "{}", line);
+            let format = c.quantization.as_deref().map(|q| WeightFormat::parse(q).unwrap_or_else(|e| panic!("{line}: {e}")));
+            prop_assert_eq!(format.unwrap_or_else(|| m.default_format()), s.weights, "{}", line);
+            let (back, _) = configured_engine(read.launcher.engine(), c, s.engine.kind().with_defaults());
+            match (s.engine, back) {
+                (Engine::Vllm(o), Engine::Vllm(b)) => prop_assert_eq!(b, o, "{}", line),
+                (Engine::Sglang(o), Engine::Sglang(b)) => prop_assert_eq!(b, o, "{}", line),
+                (planned, back) => panic!("{line}: {planned:?} read back as {back:?}"),
+            }
+        }
+    }
+}

@@ -529,6 +529,9 @@ fn launch(model: &Model, s: &Scenario, repo: &str) -> String {
     if let Some(f) = o.mem_fraction_static {
         flag(format!("--mem-fraction-static {}", crate::units::shortest(f)));
     }
+    if let Some(n) = o.chunked_prefill_size {
+        flag(format!("--chunked-prefill-size {n}"));
+    }
     if s.kv_dtype == KvDtype::Fp8 {
         flag("--kv-cache-dtype fp8_e4m3".into());
     }

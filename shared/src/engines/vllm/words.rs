@@ -192,6 +192,18 @@ pub(crate) fn launch(model: &Model, s: &Scenario, repo: &str) -> String {
     if let Some(n) = o.max_num_seqs {
         flag(format!("--max-num-seqs {n}"));
     }
+    if let Some(n) = o.max_num_batched_tokens {
+        flag(format!("--max-num-batched-tokens {n}"));
+    }
+    if o.block_size != super::DEFAULT_BLOCK_SIZE {
+        flag(format!("--block-size {}", o.block_size));
+    }
+    if o.max_loras > 0 {
+        flag(format!("--enable-lora --max-loras {}", o.max_loras));
+        if o.max_lora_rank != super::DEFAULT_MAX_LORA_RANK {
+            flag(format!("--max-lora-rank {}", o.max_lora_rank));
+        }
+    }
     if let Some(n) = o.kv_cache_memory_bytes {
         flag(format!("--kv-cache-memory-bytes {n}"));
     }
