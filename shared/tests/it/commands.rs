@@ -493,6 +493,9 @@ mod llamacpp_round_trip {
     /// llama.cpp plan `o` of scenario `s` (as llama.cpp runs it: `-c` and
     /// `-np` resolved, `--cpu-moe` for every layer).
     fn reads_back(m: &Model, s: &Scenario, o: llamacpp::Options, line: &str) -> Result<(), TestCaseError> {
+        let llama = Parser::new("llamacpp-0c1e57098-server.txt", "llamacpp-0c1e57098-choices.txt", &[]);
+        let at = line.find("llama-server").map_or(line, |i| &line[i..]);
+        prop_assert_eq!(llama.refuses(at), None, "{}", line);
         let (kv, concurrency) = (s.kv_dtype, s.concurrency);
         let read = read_command_line(&shell_words(line)).unwrap_or_else(|| panic!("not read: {line}"));
         let (back, _) = configured_engine(read.launcher.engine(), &read.config, EngineKind::LlamaCpp.with_defaults());
@@ -686,6 +689,19 @@ mod serving_round_trip {
             let Ok(valid) = s.clone().validate_for(&m) else { return Ok(()) };
             let launch = s.engine.kind().commands().launch.expect("a whole launch");
             let line = launch(&m, &valid, "org/model");
+            // Every flag is one the engine's own parser takes (from the program on).
+            let (parser, marker) = match s.engine {
+                Engine::Vllm(_) => (
+                    Parser::new("vllm-0.24.0-serve.txt", "vllm-0.24.0-choices.txt", &["--quantization", "-q"]),
+                    "vllm serve",
+                ),
+                Engine::Sglang(_) => {
+                    (Parser::new("sglang-0.5.23-launch_server.txt", "sglang-0.5.23-choices.txt", &[]), "sglang.launch_server")
+                }
+                Engine::Transformers(_) | Engine::LlamaCpp(_) | Engine::Ollama(_) => panic!("not a serving engine"),
+            };
+            let at = line.find(marker).map_or(line.as_str(), |i| &line[i..]);
+            prop_assert_eq!(parser.refuses(at), None, "{}", line);
             let read = read_command_line(&shell_words(&line)).unwrap_or_else(|| panic!("not read: {line}"));
             let c = &read.config;
             prop_assert_eq!(c.tensor_parallel.unwrap_or(1), tp, "{}", line);
