@@ -173,6 +173,36 @@ const CASES: &[Case] = &[
         "rtx-pro-6000-blackwell",
         "Qwen3-30B-A3B-2507 (MoE), 1 × RTX PRO 6000 Blackwell, eager, vLLM 0.12.0",
     ),
+    // Issue 36: Gemma 3 with its vision tower, vLLM 0.19.0 on H100 at DEBUG
+    // level (the same campaign): the encoder cache's profile (32 images of
+    // 256 tokens) and the sampler's 1,024 rows of 262,144 logits.
+    Case {
+        release: Some("0.19.0"),
+        ..case(
+            "vllm-v1-0190-gemma3-4b-it-h100-debug-vlm",
+            "gemma-3-4b",
+            "h100-sxm",
+            "Gemma-3-4B-it (VLM), 1 × H100, vLLM 0.19.0",
+        )
+    },
+    Case {
+        release: Some("0.19.0"),
+        ..case(
+            "vllm-v1-0190-gemma3-12b-it-h100-debug-vlm",
+            "gemma-3-12b",
+            "h100-sxm",
+            "Gemma-3-12B-it (VLM), 1 × H100, vLLM 0.19.0",
+        )
+    },
+    Case {
+        release: Some("0.19.0"),
+        ..case(
+            "vllm-v1-0190-gemma3-27b-it-h100-debug-vlm",
+            "gemma-3-27b",
+            "h100-sxm",
+            "Gemma-3-27B-it (VLM), 1 × H100, vLLM 0.19.0",
+        )
+    },
     // Issue 36: vLLM 0.19.0 on H100 80GB HBM3 at DEBUG level, one campaign
     // (llm-d-incubation/llm-d-planner at d3121e05, each fixture's first
     // line): max_model_len 8192, utilization 0.95, prefix caching off.
