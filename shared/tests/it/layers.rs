@@ -253,6 +253,51 @@ fn engines_are_named_only_where_they_live() {
     assert!(named.is_empty(), "engine variants named outside crate::engines: {named:?}");
 }
 
+/// `super::` chains in a file's code that climb to the crate's root, where
+/// the next name is another top-level module: such an import escapes the
+/// layer check, which reads `crate::` paths. `path` is the file's path under
+/// `src` (`engines/llamacpp/fixes.rs`).
+fn supers_to_the_root(path: &str, text: &str) -> Vec<String> {
+    let path = path.trim_end_matches(".rs");
+    let depth = path.split('/').filter(|p| *p != "mod").count();
+    let code = code(without_tests(text));
+    let mut out = Vec::new();
+    for (i, _) in code.match_indices("super::") {
+        // Count each chain once, from its first `super::`.
+        if code[..i].ends_with("super::") {
+            continue;
+        }
+        let n = code[i..].split("super::").take_while(|p| p.is_empty()).count();
+        if n >= depth {
+            let rest: String =
+                code[i + n * "super::".len()..].chars().take_while(|c| c.is_alphanumeric() || *c == '_').collect();
+            out.push(format!("{path}: `{}{rest}`: write `crate::{rest}`", "super::".repeat(n)));
+        }
+    }
+    out
+}
+
+#[test]
+fn no_super_path_climbs_out_of_a_top_level_module() {
+    let problems: Vec<String> = sources()
+        .iter()
+        .filter(|(m, ..)| m != "lib")
+        .flat_map(|(_, path, text)| supers_to_the_root(path, text))
+        .collect();
+    assert!(problems.is_empty(), "imports that reach the crate root by `super::`:\n{}", problems.join("\n"));
+}
+
+#[test]
+fn a_super_path_to_the_root_is_caught() {
+    assert_eq!(supers_to_the_root("plan/weights.rs", "use super::super::engines::Engine;").len(), 1);
+    assert_eq!(supers_to_the_root("units.rs", "use super::decimal::Decimal;").len(), 1);
+    assert!(supers_to_the_root("engines/llamacpp/fixes.rs", "use super::super::commands::Setting;").is_empty());
+    // From `engines/mod.rs`, `super::` is the root; its test module's `super::*` is its own.
+    let engines = "use super::x;\n#[cfg(test)]\nmod tests { use super::*; }";
+    assert_eq!(supers_to_the_root("engines/mod.rs", engines).len(), 1);
+    assert!(supers_to_the_root("engines/knobs.rs", "use super::{Engine, vllm};").is_empty());
+}
+
 /// A file's code before its `#[cfg(test)]` module: tests may build plans of
 /// any engine by name.
 fn without_tests(text: &str) -> &str {

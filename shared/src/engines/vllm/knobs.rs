@@ -194,7 +194,7 @@ pub static KNOBS: &[K] = &[
     K {
         about: About {
             key: "kvmem",
-            label: "kv_cache_memory_bytes",
+            label: "kv_cache_memory",
             #[cfg(feature = "cli")]
             cli: Cli {
                 flag: "kv-cache-memory-bytes",
