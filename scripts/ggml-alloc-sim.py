@@ -30,8 +30,15 @@ logged, 164.00 / 2144.00 here; Llama 3.1 8B via Ollama (FA off) 560.00 logged,
 517.00 (581.01 without `inp_out_ids`, which builds of June 2025 skipped when
 every token is an output): not explained yet.
 
+The first GPU's share of a MoE layer whose experts stay in host memory while
+the layer lives on another GPU (`moe_host_experts`): DeepSeek-V3-0324
+UD-Q2_K_XL on b5331 logs 3285.00 MiB on CUDA0, 3285.00 here with the q4_K
+down experts its CPU model buffer implies (2809.00 with q3_K ones); the GLU
+builds' out-of-place `ggml_swiglu_split` gives 3221.00.
+
     python3 scripts/ggml-alloc-sim.py            # the cases above
     python3 scripts/ggml-alloc-sim.py glm        # and the allocation trace of one
+    python3 scripts/ggml-alloc-sim.py deepseek   # the trace of the expert layout
 """
 import sys
 MiB = 1 << 20
@@ -260,6 +267,57 @@ def llama(E, F, H, Hkv, D, V, T_, n_kv, L, fa=True, mask_on_host_f16=False, glm=
     return run(g.nodes, trace=trace)
 
 
+def moe_host_experts(E, F, k, n_expert, T_, G, U, D, glu=False, trace=False):
+    """The first GPU's share of one MoE layer whose routed experts stay in
+    host memory while its attention (and router) run on another GPU: what
+    ggml-backend.cpp `ggml_backend_sched_split_graph` puts on CUDA0 (op
+    offload, batch >= 32). Each `MUL_MAT_ID` with a host weight opens a split
+    of its own ("by starting a new split, the memory of the previously
+    offloaded weights can be reused"), whose inputs (`ggml_dup_tensor_layout`
+    copies) are allocated at its start in the order of the op's sources:
+    the weight, the FFN input `cur` (from the layer's GPU), the top-k view of
+    the router's argsort. Node order is the DFS of build_moe_ffn
+    (src/llama-graph.cpp): gate first (src[0] of silu / swiglu), then up,
+    then down; the weighting, the views and the adds run on CUDA0 too.
+    `glu`: builds with `ggml_swiglu_split` (0.3.16, 0.3.36), which ggml-alloc
+    cannot compute in place; 0.3.9 (b5331) does silu in place on gate and the
+    product in place on silu."""
+    f32 = lambda *d: 4 * __import__("math").prod(d)
+    W = lambda n, size: T(n, size, "INPUTCPY")
+    wg = W("CUDA0#blk.ffn_gate_exps.weight#0", G)
+    cur = W("CUDA0#ffn_norm (reshaped)#0", f32(E, T_))
+    # a view of argsort [n_expert, T]: its copy keeps the view's strides
+    sel = W("CUDA0#ffn_moe_topk#0", 4 * k + (T_ - 1) * 4 * n_expert)
+    gate = T("ffn_moe_gate", f32(F, k, T_), "MUL_MAT_ID", [wg, cur, sel])
+    wu = W("CUDA0#blk.ffn_up_exps.weight#0", U)
+    up = T("ffn_moe_up", f32(F, k, T_), "MUL_MAT_ID", [wu, cur, sel])
+    if glu:
+        par = T("ffn_moe_swiglu", f32(F, k, T_), "GLU", [gate, up])
+        order = [wg, cur, sel, gate, wu, up, par]
+    else:
+        silu = T("ffn_moe_silu", f32(F, k, T_), "UNARY", [gate])
+        par = T("ffn_moe_gate_par", f32(F, k, T_), "MUL", [silu, up])
+        order = [wg, cur, sel, gate, silu, wu, up, par]
+    wd = W("CUDA0#blk.ffn_down_exps.weight#0", D)
+    down = T("ffn_moe_down", f32(E, k, T_), "MUL_MAT_ID", [wd, par, sel])
+    probs = W("CUDA0#ffn_moe_probs#0", f32(n_expert, T_))
+    weights = T("ffn_moe_weights", f32(1, k, T_), "GET_ROWS", [probs, sel])
+    wsum = T("ffn_moe_weights_sum", f32(1, T_), "SUM_ROWS", [weights])
+    wnorm = T("ffn_moe_weights_norm", weights.size, "DIV", [weights, wsum])
+    wscaled = T("ffn_moe_weights_scaled", weights.size, "SCALE", [wnorm])
+    experts = T("ffn_moe_weighted", down.size, "MUL", [down, wscaled])
+    order += [wd, down, probs, weights, wsum, wnorm, wscaled, experts]
+    views = [T(f"view{i}", f32(E, T_), "VIEW", [experts], view_src=experts) for i in range(k)]
+    order += views
+    moe = T("add0", f32(E, T_), "ADD", [views[0], views[1]])
+    order.append(moe)
+    for i in range(2, k):
+        moe = T(f"add{i - 1}", f32(E, T_), "ADD", [moe, views[i]])
+        order.append(moe)
+    order.append(T("ffn_moe_out (copied to the layer's GPU)", 0, "NONE_DEP", [moe], ext=True))
+    return run(order, trace=trace)
+
+
 if __name__ == "__main__":
     cases = {
         # GLM-Z1-32B b5192: logged 353.00
@@ -275,5 +333,18 @@ if __name__ == "__main__":
     for k, c in cases.items():
         for L in (2, 4):
             print(f"{k}: {L} layers, {llama(L=L, **c) / MiB:.2f} MiB")
-    if len(sys.argv) > 1:
+    # DeepSeek-V3-0324 UD-Q2_K_XL on b5331 (fixture llamacpp-b5331-deepseek-v3-0324-4gpu-fa-on):
+    # CUDA0 logs 3285.00. 256 experts of 2048 x 7168: q2_K 84 B / 256 weights (gate, up),
+    # q3_K 110 B, q4_K 144 B (down; the log's CPU model buffer, 134253.11 MiB, is exactly
+    # 34 x 2 x q2_K + 31 x q3_K + 3 x q4_K down experts + the q4_K token embedding).
+    exps = 256 * 2048 * 7168 // 256
+    q2k, q3k, q4k = 84 * exps, 110 * exps, 144 * exps
+    moe = dict(E=7168, F=2048, k=8, n_expert=256, T_=1024)
+    for name, d in (("q4_K", q4k), ("q3_K", q3k)):
+        for glu in (False, True):
+            v = moe_host_experts(G=q2k, U=q2k, D=d, glu=glu, **moe) / MiB
+            print(f"deepseek-v3 b5331 CUDA0, host experts q2_K/q2_K/{name}, {'swiglu' if glu else 'silu*up'}: {v:.2f} MiB")
+    if len(sys.argv) > 1 and sys.argv[1] == "deepseek":
+        moe_host_experts(G=q2k, U=q2k, D=q4k, trace=True, **moe)
+    elif len(sys.argv) > 1:
         llama(L=2, trace=True, **cases[sys.argv[1]])

@@ -425,8 +425,8 @@ fn a_mac_is_unified_memory_that_only_metal_engines_plan() {
 /// Experts kept on the CPU are multiplied on the first GPU when the ubatch
 /// reaches the scheduler's offload threshold (ggml-backend.cpp, 32 tokens
 /// for CUDA): the largest expert tensor is staged in CUDA0's compute buffer
-/// with the expert FFN's activations; CUDA1 and a 16-token ubatch are not
-/// touched.
+/// with the expert FFN's activations, or above the gate copy's hole when the
+/// layer lives on another GPU; CUDA1 and a 16-token ubatch are not touched.
 #[test]
 fn experts_on_the_cpu_are_staged_in_the_first_gpus_compute_buffer() {
     // Qwen3-235B-A22B: an expert tensor (128 × 4096 × 1536) outweighs the
@@ -465,7 +465,17 @@ fn experts_on_the_cpu_are_staged_in_the_first_gpus_compute_buffer() {
     // cells); experts on the CPU are tensor overrides: no pipeline.
     let copies = 4 * (t.hidden_size * 512 * 4) + 3 * (4096 * 512 * 2);
     assert_eq!(two[1] + copies, two_gpu[1]);
-    assert_eq!(two[0], staged[0].max(two_gpu[0] - copies));
+    // The second GPU's layers send their experts to an empty CUDA0: the gate
+    // copy (Q4_K) takes the bottom, the up copy its place, and the larger
+    // Q6_K down copy no longer fits the hole they leave with the input: it
+    // goes above the selection and gate·up (ggml-alloc, `staged_moe`).
+    let gate_q4k = moe.num_experts * t.hidden_size * moe.expert_intermediate_size / 256 * 144;
+    let on_top = gate_q4k
+        + 4 * 512 * (t.hidden_size + moe.num_experts + moe.experts_per_token * moe.expert_intermediate_size)
+        + down_q6k;
+    assert!(down_q6k > gate_q4k + 4 * 512 * t.hidden_size);
+    assert_eq!(two[0], on_top.max(two_gpu[0] - copies));
+    assert!(two[0] > staged[0]);
 }
 
 /// MLA's query side piles up in llama.cpp's compute buffer (issue 35): a

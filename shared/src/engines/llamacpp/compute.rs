@@ -87,9 +87,10 @@ fn mla_compute_buffer(t: &crate::arch::TextModel, m: crate::arch::Mla, o: Option
 /// (`ggml_dup_tensor_layout`, "#…#0" tensors; a new split per such weight
 /// lets the next copy reuse the memory). So the first GPU's compute buffer
 /// holds the largest such weight beside the activations live at its matmul:
-/// the expert FFN's input and output for the ubatch's chosen experts and the
-/// residual stream (F32), or a dense FFN's. llama.cpp as vendored by
-/// llama-cpp-python 0.3.36.
+/// for routed experts, where ggml-alloc puts each expert copy (`staged_moe`);
+/// for a dense FFN, its input and output. llama.cpp as vendored by
+/// llama-cpp-python 0.3.9 (32 fixed, ggml-cuda.cu `min_batch_size`) and
+/// 0.3.36 (32 unless the `GGML_OP_OFFLOAD_MIN_BATCH` variable says otherwise).
 pub const OP_OFFLOAD_MIN_BATCH: u64 = 32;
 
 pub(super) fn staged_weight(p: &Plan, o: Options, d: &Devices, g: usize) -> Option<u64> {
@@ -99,14 +100,147 @@ pub(super) fn staged_weight(p: &Plan, o: Options, d: &Devices, g: usize) -> Opti
         return None;
     }
     let t = &p.model.arch.text;
-    let per_token = match t.moe {
-        Some(m) => m
-            .experts_per_token
-            .saturating_mul(t.hidden_size.saturating_add(m.expert_intermediate_size))
-            .saturating_add(t.hidden_size),
-        None => t.hidden_size.saturating_mul(2).saturating_add(t.intermediate_size),
-    };
-    Some(staged.saturating_add(per_token.saturating_mul(o.ubatch()).saturating_mul(4)))
+    let f32s = |width: u64| width.saturating_mul(o.ubatch()).saturating_mul(4);
+    Some(match t.moe {
+        Some(m) => {
+            let k = m.experts_per_token;
+            let (input, ffn, out) = (
+                f32s(t.hidden_size),
+                f32s(k.saturating_mul(m.expert_intermediate_size)),
+                f32s(k.saturating_mul(t.hidden_size)),
+            );
+            // A layer the first GPU also holds (or one on the CPU, whose
+            // matmuls all come to it): the copies land above the layer's
+            // activations and each frees back to the end, so the largest one
+            // sits beside the input, gate·up and the down output.
+            let beside = |w: u64| w.saturating_add(input).saturating_add(ffn).saturating_add(out);
+            let mut peak = beside(staged);
+            // A layer on another GPU: the first GPU is empty when its experts
+            // come, and the gate copy takes the bottom.
+            for (home, &(gate_up, down)) in d.weights.largest_cpu_experts.iter().enumerate() {
+                if home == first || home + 1 == d.weights.largest_cpu_experts.len() || gate_up == 0 || down == 0 {
+                    continue;
+                }
+                let stage = MoeStage { gate_up, down, input, selected: f32s(m.num_experts), ffn, out };
+                peak = peak.max(staged_moe(stage));
+            }
+            peak
+        }
+        None => staged.saturating_add(f32s(t.hidden_size.saturating_mul(2).saturating_add(t.intermediate_size))),
+    })
+}
+
+/// The tensors of one MoE layer the first GPU holds when its routed experts
+/// stay in host memory (bytes): the largest gate or up expert tensor, the
+/// largest down one, the FFN input `E·T` (F32), the router's argsort
+/// `n_expert·T` (int32; the top-k view and its copy span it), the gate, up
+/// and their product `k·F·T`, and the down output `k·E·T`.
+pub(super) struct MoeStage {
+    pub gate_up: u64,
+    pub down: u64,
+    pub input: u64,
+    pub selected: u64,
+    pub ffn: u64,
+    pub out: u64,
+}
+
+/// The first GPU's compute buffer for a MoE layer whose experts stay in host
+/// memory while the layer lives on another GPU (the first GPU holds nothing
+/// else when its experts come), as ggml-alloc lays it out (ggml/src/ggml-alloc.c
+/// `ggml_gallocr_alloc_graph_impl`, `ggml_dyn_tallocr_alloc`: best fit among
+/// the free blocks but the last, else the end; a freed block merges with its
+/// neighbours). Each `MUL_MAT_ID` with a host weight opens a split whose
+/// inputs are copied in at its start in the order of the op's sources
+/// (ggml-backend.cpp `ggml_backend_sched_split_graph`, pass 5, and the
+/// `graph_copy` it builds): the gate experts, the FFN input, the top-k
+/// selection. The graph visits gate, then up, then down (src/llama-graph.cpp
+/// `build_moe_ffn`, `ggml_mul(ggml_silu(gate), up)`: silu in place on gate,
+/// the product in place on silu). So the up copy takes the gate copy's
+/// place, and once up has run its copy and the input are freed: a hole of
+/// `gate_up + input` below the selection and the product. The down copy
+/// goes there if it fits; a larger one goes above them all. The down output
+/// then takes the hole or the end. Reproduces the real b5331 log exactly
+/// (`scripts/ggml-alloc-sim.py`, `moe_host_experts`): DeepSeek-V3-0324
+/// UD-Q2_K_XL, `-ub 1024`, q2_K gate/up experts of 1,176 MiB and a q4_K down
+/// of 2,016 MiB: 1176 + 28 + 1 + 64 + 2016 = 3285 MiB on CUDA0, 3285.00
+/// logged. llama.cpp since the GLU ops (`ggml_swiglu_split`,
+/// ggml-org/llama.cpp#14158; llama-cpp-python 0.3.16, 0.3.36) computes the
+/// product out of place, which moves it into that hole; no log of such a
+/// build with host experts is in hand, so that layout is not the rule yet.
+pub(super) fn staged_moe(s: MoeStage) -> u64 {
+    let mut a = Arena::new();
+    let gate_w = a.alloc(s.gate_up);
+    let input = a.alloc(s.input);
+    a.alloc(s.selected);
+    a.alloc(s.ffn); // gate, then silu and the product in place
+    a.free(gate_w, s.gate_up);
+    let up_w = a.alloc(s.gate_up);
+    let up = a.alloc(s.ffn);
+    a.free(up_w, s.gate_up);
+    a.free(input, s.input);
+    a.free(up, s.ffn);
+    a.alloc(s.down);
+    a.alloc(s.out);
+    a.max
+}
+
+/// ggml-alloc's dynamic allocator (ggml/src/ggml-alloc.c
+/// `ggml_dyn_tallocr_alloc`, `ggml_dyn_tallocr_free_tensor`) for a handful of
+/// tensors, without alignment: free blocks by offset, the last one open.
+struct Arena {
+    free: Vec<(u64, u64)>,
+    max: u64,
+}
+
+impl Arena {
+    fn new() -> Self {
+        Arena { free: vec![(0, u64::MAX)], max: 0 }
+    }
+
+    fn alloc(&mut self, size: u64) -> u64 {
+        let last = self.free.len() - 1;
+        let (mut best, mut best_size) = (last, u64::MAX);
+        for (i, &(_, z)) in self.free[..last].iter().enumerate() {
+            if z >= size && z <= best_size {
+                (best, best_size) = (i, z);
+            }
+        }
+        let (off, z) = self.free[best];
+        if z == size {
+            self.free.remove(best);
+        } else {
+            self.free[best] = (off.saturating_add(size), z.saturating_sub(size));
+        }
+        self.max = self.max.max(off.saturating_add(size));
+        off
+    }
+
+    fn free(&mut self, off: u64, size: u64) {
+        let end = off.saturating_add(size);
+        for i in 0..self.free.len() {
+            let (o, z) = self.free[i];
+            if o.saturating_add(z) == off {
+                self.free[i].1 = z.saturating_add(size);
+                if let Some(&(no, nz)) = self.free.get(i + 1)
+                    && end == no
+                {
+                    self.free[i].1 = self.free[i].1.saturating_add(nz);
+                    self.free.remove(i + 1);
+                }
+                return;
+            }
+            if end == o {
+                self.free[i] = (off, z.saturating_add(size));
+                if i > 0 && self.free[i - 1].0.saturating_add(self.free[i - 1].1) == off {
+                    self.free[i - 1].1 = self.free[i - 1].1.saturating_add(self.free[i].1);
+                    self.free.remove(i);
+                }
+                return;
+            }
+        }
+        let at = self.free.iter().position(|&(o, _)| o > off).unwrap_or(self.free.len());
+        self.free.insert(at, (off, size));
+    }
 }
 
 /// `GGML_SCHED_MAX_COPIES` (ggml/src/ggml-backend.cpp): the copies of each
@@ -145,4 +279,50 @@ pub(super) fn pipeline_copies(p: &Plan, o: Options, kv: &[LayerKv], cells: cache
     let activations = p.model.arch.text.hidden_size.saturating_mul(o.ubatch()).saturating_mul(4);
     let masks = host::masks(o, kv, cells);
     activations.saturating_mul(SCHED_COPIES).saturating_add(masks.saturating_mul(SCHED_COPIES - 1))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{MoeStage, staged_moe};
+
+    const MIB: u64 = 1 << 20;
+
+    /// DeepSeek-V3-0324 UD-Q2_K_XL on b5331, `-ub 1024`, experts of blk 27–60
+    /// on the CPU: 256 experts of 2048 × 7168, gate and up q2_K (84 B per
+    /// 256), the largest down q4_K (144 B per 256). CUDA0 logs 3285.00 MiB
+    /// (fixture `llamacpp-b5331-deepseek-v3-0324-4gpu-fa-on`).
+    #[test]
+    fn the_down_copy_that_does_not_fit_the_gate_hole_goes_on_top() {
+        let experts = 256 * 2048 * 7168 / 256;
+        let (t, e, f, k) = (1024, 7168, 2048, 8);
+        let stage = |down| MoeStage {
+            gate_up: 84 * experts,
+            down,
+            input: 4 * e * t,
+            selected: 4 * 256 * t,
+            ffn: 4 * k * f * t,
+            out: 4 * k * e * t,
+        };
+        assert_eq!(staged_moe(stage(144 * experts)), 3285 * MIB);
+        // A q3_K down (1,540 MiB) does not fit the 1,204 MiB hole either.
+        assert_eq!(staged_moe(stage(110 * experts)), 2809 * MIB);
+    }
+
+    /// Equal gate, up and down copies (Qwen3-235B-A22B Q6_K, `-ub 512`): the
+    /// down copy takes the gate's place and its output goes on top, as the
+    /// rule before had it (weight + input + k·F + k·E), plus the selection.
+    #[test]
+    fn equal_experts_reuse_the_gate_hole() {
+        let (t, e, f, k) = (512, 4096, 1536, 8);
+        let w = 128 * e * f / 256 * 210;
+        let stage = MoeStage {
+            gate_up: w,
+            down: w,
+            input: 4 * e * t,
+            selected: 4 * 128 * t,
+            ffn: 4 * k * f * t,
+            out: 4 * k * e * t,
+        };
+        assert_eq!(staged_moe(stage), w + 4 * t * (e + 128 + k * f + k * e));
+    }
 }

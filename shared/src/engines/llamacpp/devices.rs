@@ -358,6 +358,13 @@ pub(crate) struct Weights {
     /// scheduler stages on the first GPU to run its matmul there
     /// (`host_compute`'s sibling, see `mod.rs` `staged_weight`).
     pub largest_cpu_matrix: u64,
+    /// Per home of their layer (each GPU, then the CPU): the largest
+    /// routed-expert gate or up tensor (`ffn_gate_exps`, `ffn_up_exps`) and
+    /// the largest down tensor (`ffn_down_exps`) a rule left in host memory.
+    /// The first GPU stages them one after the other; where the down copy
+    /// lands depends on whether the first GPU also holds the layer
+    /// (`compute.rs` `staged_moe`). Empty where no rule moved experts.
+    pub largest_cpu_experts: Vec<(u64, u64)>,
 }
 
 pub(crate) fn is_routed_expert(role: Role) -> bool {
@@ -418,6 +425,17 @@ pub(crate) fn weights_with(
         }
         if target.is_none() && super::tensors::is_matrix(t.role) {
             w.largest_cpu_matrix = w.largest_cpu_matrix.max(t.bytes);
+            if is_routed_expert(t.role) {
+                if w.largest_cpu_experts.is_empty() {
+                    w.largest_cpu_experts = vec![(0, 0); gpus + 1];
+                }
+                let slot = &mut w.largest_cpu_experts[home.filter(|&g| g < gpus).unwrap_or(gpus)];
+                if t.role == Role::ExpertUp {
+                    slot.0 = slot.0.max(t.bytes);
+                } else {
+                    slot.1 = slot.1.max(t.bytes);
+                }
+            }
         }
         match target {
             None => w.cpu = w.cpu.saturating_add(t.bytes),
