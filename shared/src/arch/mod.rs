@@ -313,6 +313,13 @@ pub struct Extras {
     /// Rank of the LAuReL low-rank residual block (Gemma 3n `laurel_rank`); 0: none.
     #[serde(default)]
     pub laurel_rank: u64,
+    /// Positions of the distinct rotary tables the config asks for, summed
+    /// (each `head_dim` wide), as an engine that precomputes cos/sin tables
+    /// sizes them: `max_position_embeddings`, times the factor of a `linear`
+    /// or `dynamic` scaling (`original_max_position_embeddings` × factor for
+    /// `yarn`); 0: not read (only the Gemma 3 and Llama 4 readers read it).
+    #[serde(default)]
+    pub rope_table_positions: u64,
 }
 
 /// Multi-head latent attention (DeepSeek-V2/V3, Kimi-K2).

@@ -209,12 +209,18 @@ impl NewerEngine {
 /// The newer engine version, when the plan's is not the newest this build knows.
 pub fn newer_engine(engine: &Engine) -> Option<NewerEngine> {
     match *engine {
-        Engine::Vllm(o) if o.version < vllm::Version::LATEST => Some(NewerEngine {
-            planned: o.version.releases(),
-            newest: vllm::Version::LATEST.releases(),
-            changes: vllm::Version::ALL.iter().filter(|v| **v > o.version).map(|v| v.changes()).collect(),
-            engine: Engine::Vllm(vllm::Options { version: vllm::Version::LATEST, ..o }),
-        }),
+        Engine::Vllm(o) if o.version < vllm::Version::LATEST => {
+            let mut changes: Vec<&str> =
+                vllm::Version::ALL.iter().filter(|v| **v > o.version).map(|v| v.changes()).collect();
+            // Two variants may add the same rule to two release ranges.
+            changes.dedup();
+            Some(NewerEngine {
+                planned: o.version.releases(),
+                newest: vllm::Version::LATEST.releases(),
+                changes,
+                engine: Engine::Vllm(vllm::Options { version: vllm::Version::LATEST, ..o }),
+            })
+        }
         // SGLang's older rules are not offered the newer ones (the page's
         // first load has no room for the text); the knob's select shows them.
         // One rule set each so far: nothing newer.
@@ -242,14 +248,14 @@ mod tests {
             gpu_memory_utilization: Some(0.8),
             ..Default::default()
         });
-        let newer = newer_engine(&v1).expect("0.10, 0.12, 0.18, 0.19, 0.21, 0.33 and 0.24 are newer");
-        assert_eq!(newer.changes.len(), 7);
+        let newer = newer_engine(&v1).expect("0.10, 0.12, 0.18, 0.19, 0.21, 0.33, 0.24 and the -rope rules are newer");
+        assert_eq!(newer.changes.len(), 8);
         assert!(newer.message().contains("CUDA-graph"), "{}", newer.message());
         // The person's own knobs stay; only the version moves.
         let Engine::Vllm(o) = newer.engine else { panic!("vLLM") };
         assert_eq!((o.version, o.gpu_memory_utilization), (vllm::Version::LATEST, Some(0.8)));
         let v0 = Engine::Vllm(vllm::Options { version: vllm::Version::V0, ..Default::default() });
-        assert_eq!(newer_engine(&v0).expect("newer").changes.len(), 8);
+        assert_eq!(newer_engine(&v0).expect("newer").changes.len(), 9);
         assert_eq!(newer_engine(&newer.engine), None);
         for kind in EngineKind::ALL {
             assert_eq!(newer_engine(&kind.with_defaults()), None, "a new plan gets the newest rules");

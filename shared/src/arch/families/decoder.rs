@@ -137,11 +137,30 @@ pub(super) fn decoder_with(
         learned_positions: 0,
         embed_proj_dim: None,
         max_position_embeddings: f.opt_u64("max_position_embeddings")?,
+        extra: crate::arch::Extras {
+            rope_table_positions: gemma3_rope_tables(family, f, &layers)?,
+            ..Default::default()
+        },
         layers,
         cache_from_tensors: None,
         recurrent: None,
-        extra: Default::default(),
     })
+}
+
+/// Gemma 3's two rotary tables: the sliding layers' at `rope_local_base_freq`
+/// (unscaled) and the global layers' with the config's scaling (vLLM 0.19.1
+/// `gemma3.py::Gemma3Attention` builds both with `get_rope` at
+/// `max_position_embeddings`, `Gemma3TextConfig`'s default 131,072).
+fn gemma3_rope_tables(family: Family, f: Fields, layers: &[LayerSpec]) -> Result<u64, ConfigError> {
+    if family != Family::Gemma3 {
+        return Ok(0);
+    }
+    let positions = f.dim_or("max_position_embeddings", 131_072)?;
+    let sliding = layers.iter().any(|l| matches!(l.attention, LayerAttention::Sliding(_)));
+    let global = layers.iter().any(|l| !matches!(l.attention, LayerAttention::Sliding(_)));
+    let local_table = if sliding { positions } else { 0 };
+    let global_table = if global { super::rope_table_positions(f, positions, "full_attention") } else { 0 };
+    Ok(local_table.saturating_add(global_table))
 }
 
 fn moe(family: Family, f: Fields) -> Result<Option<Moe>, ConfigError> {

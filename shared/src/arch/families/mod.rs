@@ -16,7 +16,7 @@ mod moe;
 
 use serde_json::{Map, Value};
 
-use super::fields::{ConfigError, Fields};
+use super::fields::{ConfigError, Fields, MAX_CONTEXT};
 use super::{Architecture, AttentionKind, Family, LayerSpec, NormKind, TextModel, vision};
 use checkpoint::{dtype, kept_modules, quantization};
 use classic::{bloom, falcon, gpt_neox, gpt2, opt};
@@ -277,4 +277,31 @@ pub(super) fn check_heads(f: Fields, heads: u64, kv_heads: u64) -> Result<(), Co
 
 pub(super) fn invalid(f: Fields, key: &str, reason: String) -> ConfigError {
     ConfigError::Invalid { field: f.path(key), reason }
+}
+
+/// Positions of one rotary table built at `positions`
+/// ([`super::Extras::rope_table_positions`]): the scaling object's factor
+/// stretches a `linear` or `dynamic` table (vLLM 0.19.1
+/// `rotary_embedding/linear_scaling_rope.py`, `dynamic_ntk_scaling_rope.py`:
+/// `max_position_embeddings * scaling_factor` rows) and a `yarn` one from its
+/// original length (`yarn_scaling_rope.py`); `llama3` and the default keep
+/// `positions` (`base.py::_compute_cos_sin_cache`). A transformers 5
+/// `rope_parameters` keyed by layer type is read at `layer_type`.
+pub(super) fn rope_table_positions(f: Fields, positions: u64, layer_type: &str) -> u64 {
+    let Some(obj) = f.object("rope_scaling").or_else(|| f.object("rope_parameters")) else {
+        return positions;
+    };
+    let obj = match obj.get(layer_type).and_then(|v| v.as_object()) {
+        Some(inner) => inner,
+        None => obj,
+    };
+    let kind = obj.get("rope_type").or_else(|| obj.get("type")).and_then(|v| v.as_str()).unwrap_or("default");
+    let factor = obj.get("factor").and_then(|v| v.as_f64()).filter(|x| x.is_finite() && *x >= 1.0).unwrap_or(1.0);
+    let base = match kind {
+        "linear" | "dynamic" => positions,
+        "yarn" => obj.get("original_max_position_embeddings").and_then(|v| v.as_u64()).unwrap_or(positions),
+        _ => return positions,
+    };
+    // `as` saturates; the caller's products saturate too.
+    (base as f64 * factor).ceil().min(MAX_CONTEXT as f64) as u64
 }

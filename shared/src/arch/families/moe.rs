@@ -93,6 +93,13 @@ pub(super) fn llama4(f: Fields, warnings: &mut Vec<String>) -> Result<TextModel,
     }
     m.qk_norm = false;
     m.moe = Some(e);
+    // One rotary table for the RoPE layers (vLLM 0.19.1 `llama4.py::Llama4Attention`:
+    // `get_rope(max_position=config.max_position_embeddings)`, `llama3`
+    // scaling keeps the length; `Llama4TextConfig`'s default 131,072).
+    if m.layers.iter().any(|l| matches!(l.attention, LayerAttention::Chunked(_))) {
+        let positions = f.dim_or("max_position_embeddings", 131_072)?;
+        m.extra.rope_table_positions = super::rope_table_positions(f, positions, "full_attention");
+    }
     Ok(m)
 }
 

@@ -333,6 +333,22 @@ pub(super) fn mxfp4_padding_bytes(p: &Plan, stage: usize, gpu: &str, logged: Opt
     extra.saturating_mul(layers)
 }
 
+/// GPU bytes of vLLM's rotary cos/sin tables on every rank: each distinct
+/// rotary embedding (`rotary_embedding/__init__.py::get_rope` caches them in
+/// `_ROPE_DICT`, so layers share one per set of parameters) registers a
+/// `cos_sin_cache` buffer of `positions × rotary_dim` in the model dtype
+/// (vLLM 0.19.1 `rotary_embedding/base.py::RotaryEmbeddingBase.__init__`,
+/// `_compute_cos_sin_cache`), built on the GPU with the model and so inside
+/// `gpu_model_runner.py::load_model`'s `DeviceMemoryProfiler`: "Model loading
+/// took" counts it. The positions are the architecture's
+/// ([`crate::arch::Extras::rope_table_positions`]: read for Gemma 3, two
+/// tables, one stretched 8× by its linear scaling, and Llama 4, whose Scout
+/// config asks for 10,485,760 positions: 2.5 GiB); not sharded by TP.
+pub fn rope_table_bytes(p: &Plan) -> u64 {
+    let text = &p.model.arch.text;
+    text.extra.rope_table_positions.saturating_mul(text.head_dim).saturating_mul(p.bytes_per_element())
+}
+
 /// GPU bytes of vLLM's LoRA buffers on one stage: every LoRA-wrapped linear
 /// layer holds, per adapter slot, A of `rank × input` and B of `output ×
 /// rank` for each of its slices, at its per-rank input and output widths, in

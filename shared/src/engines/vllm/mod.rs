@@ -41,7 +41,8 @@ use extras::mxfp4_padding_bytes;
 pub use extras::{
     MoeKernel, Mxfp4Kernel, NATIVE_SAMPLER_BYTES, NON_TORCH_MULTI, NON_TORCH_MULTI_0_12, NON_TORCH_MULTI_NVSWITCH,
     NON_TORCH_SINGLE, NON_TORCH_SINGLE_0_19, NON_TORCH_TP2_NVSWITCH_0_19, NON_TORCH_TP4_NVSWITCH_0_19,
-    SAMPLER_FP32_BYTES, Sampler, TRITON_SAMPLER_EXTRA_BYTES, lora_bytes, profile_peak, sampler_bytes_per_logit,
+    SAMPLER_FP32_BYTES, Sampler, TRITON_SAMPLER_EXTRA_BYTES, lora_bytes, profile_peak, rope_table_bytes,
+    sampler_bytes_per_logit,
 };
 pub use knobs::KNOBS;
 
@@ -121,8 +122,9 @@ struct Group {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 pub struct GpuKv {
     pub requested_bytes: u64,
-    /// The weights as vLLM holds them: with its MXFP4 padding and the LoRA
-    /// buffers (`lora_bytes`).
+    /// The weights as vLLM holds them: with its MXFP4 padding, the LoRA
+    /// buffers (`lora_bytes`) and, by the 0.19 and 0.24 rules, the rotary
+    /// cos/sin tables (`rope_table_bytes`).
     pub weight_bytes: u64,
     /// vLLM's LoRA buffers (`--max-loras` × `--max-lora-rank`), part of `weight_bytes`.
     pub lora_bytes: u64,
@@ -281,7 +283,8 @@ fn budget(p: &Plan, o: Options, max_model_len: u64) -> Budget {
             0
         };
         let lora = lora_bytes(p, o, stage);
-        let weights = p.stage_weights(stage).saturating_add(padding).saturating_add(lora);
+        let rope = if o.version.holds_rope_tables() && layers > 0 { rope_table_bytes(p) } else { 0 };
+        let weights = p.stage_weights(stage).saturating_add(padding).saturating_add(lora).saturating_add(rope);
         let seqs = if p.is_last_stage(stage) { max_num_seqs } else { 0 };
         let act = if layers > 0 { profile_peak(text, mnbt, seqs, p.bytes_per_element(), p.tp(), o) } else { 0 };
         // `--enforce-eager` captures none (`CUDAGraphMode.NONE`).
@@ -574,7 +577,13 @@ pub(crate) fn report(p: &Plan, o: Options, b: &Budget, verdict: Verdict) -> Repo
     let auto = match o.version {
         // `--max-model-len auto` arrived in 0.14, within the 0.12 rules' range: not promised there.
         Version::V0 | Version::V1 | Version::V0_10 | Version::V0_12 => None,
-        Version::V0_18 | Version::V0_19 | Version::V0_21 | Version::V0_33 | Version::V0_24 => {
+        Version::V0_18
+        | Version::V0_19
+        | Version::V0_19Rope
+        | Version::V0_21
+        | Version::V0_33
+        | Version::V0_24
+        | Version::V0_24Rope => {
             let model_len = p.model.arch.text.max_position_embeddings.unwrap_or(mml);
             Some(b.longest_request(model_len)).filter(|&n| n > 0)
         }

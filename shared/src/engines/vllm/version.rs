@@ -61,9 +61,19 @@ pub enum Version {
     /// source (the profile window, `flashinfer_all_reduce.py` and the
     /// sampler as in 0.19.1): as [`Version::V0_33`], with
     /// [`Version::V0_19`]'s memory outside PyTorch and sampler bytes.
-    #[default]
-    #[serde(rename = "0.24", alias = "latest")]
+    #[serde(rename = "0.24")]
     V0_24,
+    /// vLLM 0.18 – 0.19 read a third time, from the 0.19.1 source and the
+    /// Gemma 3 and Llama 4 Scout 0.19.0 logs: as [`Version::V0_19`], with the
+    /// rotary cos/sin tables vLLM builds with the model counted as weights
+    /// ([`super::rope_table_bytes`]).
+    #[serde(rename = "0.19-rope")]
+    V0_19Rope,
+    /// vLLM 0.20 and later, as [`Version::V0_24`] with the rotary tables of
+    /// [`Version::V0_19Rope`] (unchanged in the 0.20.2 – 0.24.0 source).
+    #[default]
+    #[serde(rename = "0.24-rope", alias = "latest")]
+    V0_24Rope,
 }
 
 impl Version {
@@ -78,11 +88,14 @@ impl Version {
         Self::V0_21,
         Self::V0_33,
         Self::V0_24,
+        Self::V0_19Rope,
+        Self::V0_24Rope,
     ];
     /// The newest rules this build knows: what a new plan gets.
-    pub const LATEST: Version = Self::V0_24;
+    pub const LATEST: Version = Self::V0_24Rope;
     /// Their ids, newest first (the page's choices).
-    pub const IDS_NEWEST_FIRST: &[&str] = &["0.24", "0.33", "0.21", "0.19", "0.18", "0.12", "0.10", "v1", "v0"];
+    pub const IDS_NEWEST_FIRST: &[&str] =
+        &["0.24-rope", "0.19-rope", "0.24", "0.33", "0.21", "0.19", "0.18", "0.12", "0.10", "v1", "v0"];
 
     /// The id links and the CLI use: `v0`, `v1`, `0.10`, `0.12`, `0.18`, `0.19`, `0.21`, `0.33`, `0.24`.
     pub fn id(self) -> &'static str {
@@ -96,6 +109,8 @@ impl Version {
             Self::V0_21 => "0.21",
             Self::V0_33 => "0.33",
             Self::V0_24 => "0.24",
+            Self::V0_19Rope => "0.19-rope",
+            Self::V0_24Rope => "0.24-rope",
         }
     }
 
@@ -111,6 +126,8 @@ impl Version {
             Self::V0_21 => "vLLM 0.20+",
             Self::V0_33 => "vLLM 0.20+ (read from 0.33)",
             Self::V0_24 => "vLLM 0.20+ (read from 0.24)",
+            Self::V0_19Rope => "vLLM 0.18 – 0.19 (with rotary tables)",
+            Self::V0_24Rope => "vLLM 0.20+ (with rotary tables)",
         }
     }
 
@@ -126,6 +143,7 @@ impl Version {
             Self::V0_19 => "0.18 with TP's memory outside PyTorch",
             Self::V0_33 => "0.21 with the 0.10 profile peak",
             Self::V0_24 => "0.33 with 0.19's",
+            Self::V0_19Rope | Self::V0_24Rope => "the rotary cos/sin tables counted as weights",
         }
     }
 
@@ -150,6 +168,8 @@ impl Version {
             "0.21" | "0.21.0" => Some(Self::V0_21),
             "0.33" | "0.33.0" => Some(Self::V0_33),
             "0.24" | "0.24.0" => Some(Self::V0_24),
+            "0.19-rope" => Some(Self::V0_19Rope),
+            "0.24-rope" => Some(Self::V0_24Rope),
             _ => None,
         }
     }
@@ -158,16 +178,16 @@ impl Version {
     /// `vllm/config/cache.py` since 0.21.
     pub fn default_utilization(self) -> f64 {
         match self {
-            Self::V0 | Self::V1 | Self::V0_10 | Self::V0_12 | Self::V0_18 | Self::V0_19 => 0.90,
-            Self::V0_21 | Self::V0_33 | Self::V0_24 => 0.92,
+            Self::V0 | Self::V1 | Self::V0_10 | Self::V0_12 | Self::V0_18 | Self::V0_19 | Self::V0_19Rope => 0.90,
+            Self::V0_21 | Self::V0_33 | Self::V0_24 | Self::V0_24Rope => 0.92,
         }
     }
 
     /// Whether the estimated CUDA-graph memory comes out of the KV budget.
     pub fn subtracts_cuda_graphs(self) -> bool {
         match self {
-            Self::V0 | Self::V1 | Self::V0_10 | Self::V0_12 | Self::V0_18 | Self::V0_19 => false,
-            Self::V0_21 | Self::V0_33 | Self::V0_24 => true,
+            Self::V0 | Self::V1 | Self::V0_10 | Self::V0_12 | Self::V0_18 | Self::V0_19 | Self::V0_19Rope => false,
+            Self::V0_21 | Self::V0_33 | Self::V0_24 | Self::V0_24Rope => true,
         }
     }
 
@@ -180,7 +200,34 @@ impl Version {
     pub fn profile_peak_is_larger_half(self) -> bool {
         match self {
             Self::V0 | Self::V1 | Self::V0_21 => false,
-            Self::V0_10 | Self::V0_12 | Self::V0_18 | Self::V0_19 | Self::V0_33 | Self::V0_24 => true,
+            Self::V0_10
+            | Self::V0_12
+            | Self::V0_18
+            | Self::V0_19
+            | Self::V0_19Rope
+            | Self::V0_33
+            | Self::V0_24
+            | Self::V0_24Rope => true,
+        }
+    }
+
+    /// Whether the weights vLLM holds count its rotary cos/sin tables
+    /// ([`super::rope_table_bytes`]). vLLM has built them with the model since
+    /// V0; the rules that count them are new variants (Gemma 3 and Llama 4
+    /// Scout's 0.19.0 logs show them, issue 36): the released rules stay
+    /// as they were.
+    pub fn holds_rope_tables(self) -> bool {
+        match self {
+            Self::V0
+            | Self::V1
+            | Self::V0_10
+            | Self::V0_12
+            | Self::V0_18
+            | Self::V0_19
+            | Self::V0_21
+            | Self::V0_33
+            | Self::V0_24 => false,
+            Self::V0_19Rope | Self::V0_24Rope => true,
         }
     }
 
@@ -188,9 +235,11 @@ impl Version {
     /// (the V0 and V1 rules count fp32 logits and probabilities instead).
     pub fn default_sampler(self) -> super::Sampler {
         match self {
-            Self::V0 | Self::V1 | Self::V0_10 | Self::V0_21 | Self::V0_33 | Self::V0_24 => super::Sampler::FlashInfer,
+            Self::V0 | Self::V1 | Self::V0_10 | Self::V0_21 | Self::V0_33 | Self::V0_24 | Self::V0_24Rope => {
+                super::Sampler::FlashInfer
+            }
             Self::V0_12 => super::Sampler::Native,
-            Self::V0_18 | Self::V0_19 => super::Sampler::Triton,
+            Self::V0_18 | Self::V0_19 | Self::V0_19Rope => super::Sampler::Triton,
         }
     }
 
@@ -202,7 +251,15 @@ impl Version {
     pub fn kv_memory_tools(self) -> bool {
         match self {
             Self::V0 | Self::V1 => false,
-            Self::V0_10 | Self::V0_12 | Self::V0_18 | Self::V0_19 | Self::V0_21 | Self::V0_33 | Self::V0_24 => true,
+            Self::V0_10
+            | Self::V0_12
+            | Self::V0_18
+            | Self::V0_19
+            | Self::V0_19Rope
+            | Self::V0_21
+            | Self::V0_33
+            | Self::V0_24
+            | Self::V0_24Rope => true,
         }
     }
 
@@ -213,7 +270,10 @@ impl Version {
     /// (Qwen3-30B-A3B, Qwen1.5-MoE-A2.7B, DeepSeek-V2-Lite, Mixtral at TP 2)
     /// peak at the sampler plus this workspace, within 0.03 GiB.
     pub fn moe_workspace_kept(self) -> bool {
-        matches!(self, Self::V0_19 | Self::V0_24)
+        match self {
+            Self::V0 | Self::V1 | Self::V0_10 | Self::V0_12 | Self::V0_18 | Self::V0_21 | Self::V0_33 => false,
+            Self::V0_19 | Self::V0_24 | Self::V0_19Rope | Self::V0_24Rope => true,
+        }
     }
 
     /// Bytes per logit the `sampler` holds beyond its named tensors under
@@ -221,7 +281,9 @@ impl Version {
     /// logs).
     pub fn sampler_extra_bytes(self, sampler: super::Sampler) -> u64 {
         match (self, sampler) {
-            (Self::V0_19 | Self::V0_24, super::Sampler::Triton) => super::TRITON_SAMPLER_EXTRA_BYTES,
+            (Self::V0_19 | Self::V0_24 | Self::V0_19Rope | Self::V0_24Rope, super::Sampler::Triton) => {
+                super::TRITON_SAMPLER_EXTRA_BYTES
+            }
             _ => 0,
         }
     }
@@ -236,19 +298,25 @@ impl Version {
             // `--enforce-eager` captures no graph, so the 0.19 window holds
             // no CUDA-graph profile: what is left is the 0.18 window's
             // (a 0.18.1 eager log, 4 × RTX 3090 at TP 4, reads 0.13 GiB).
-            (Self::V0_19 | Self::V0_24, _, Board::Pcie) if eager => (super::NON_TORCH_SINGLE, "llm-d, eager"),
+            (Self::V0_19 | Self::V0_19Rope | Self::V0_24 | Self::V0_24Rope, _, Board::Pcie) if eager => {
+                (super::NON_TORCH_SINGLE, "llm-d, eager")
+            }
             // From 0.19 the window also holds the CUDA-graph profile; at
             // TP ≥ 2 on an NVSwitch board, FlashInfer's all-reduce workspace
             // and NCCL's buffers for the first large all-reduce. Pipeline
             // stages alone exchange activations point to point: as one GPU.
-            (Self::V0_19 | Self::V0_24, _, Board::NvSwitchHopper) if tp >= 4 => {
+            (Self::V0_19 | Self::V0_19Rope | Self::V0_24 | Self::V0_24Rope, _, Board::NvSwitchHopper) if tp >= 4 => {
                 (super::NON_TORCH_TP4_NVSWITCH_0_19, "0.19 logs: NCCL, FlashInfer")
             }
-            (Self::V0_19 | Self::V0_24, _, Board::NvSwitchHopper) if tp >= 2 => {
+            (Self::V0_19 | Self::V0_19Rope | Self::V0_24 | Self::V0_24Rope, _, Board::NvSwitchHopper) if tp >= 2 => {
                 (super::NON_TORCH_TP2_NVSWITCH_0_19, "0.19 logs: NCCL, FlashInfer")
             }
-            (Self::V0_19 | Self::V0_24, _, Board::NvLink) if tp >= 2 => (super::NON_TORCH_MULTI_0_12, "0.12 logs"),
-            (Self::V0_19 | Self::V0_24, _, _) => (super::NON_TORCH_SINGLE_0_19, "0.19 logs"),
+            (Self::V0_19 | Self::V0_19Rope | Self::V0_24 | Self::V0_24Rope, _, Board::NvLink) if tp >= 2 => {
+                (super::NON_TORCH_MULTI_0_12, "0.12 logs")
+            }
+            (Self::V0_19 | Self::V0_19Rope | Self::V0_24 | Self::V0_24Rope, _, _) => {
+                (super::NON_TORCH_SINGLE_0_19, "0.19 logs")
+            }
             (_, false, _) => (super::NON_TORCH_SINGLE, "llm-d"),
             // Up to 0.10 the snapshot precedes NCCL's set-up: its buffers count.
             (Self::V0 | Self::V1 | Self::V0_10, true, Board::NvSwitchHopper) => {
@@ -279,7 +347,14 @@ impl Version {
     pub fn cuda_graphs(self, max_num_seqs: u64, max_num_batched_tokens: u64) -> u64 {
         match self {
             Self::V0 | Self::V1 | Self::V0_10 => super::CUDA_GRAPH_CAPTURE_SIZES,
-            Self::V0_12 | Self::V0_18 | Self::V0_19 | Self::V0_21 | Self::V0_33 | Self::V0_24 => {
+            Self::V0_12
+            | Self::V0_18
+            | Self::V0_19
+            | Self::V0_19Rope
+            | Self::V0_21
+            | Self::V0_33
+            | Self::V0_24
+            | Self::V0_24Rope => {
                 let largest = max_num_seqs.saturating_mul(2).min(512).min(max_num_batched_tokens);
                 let sizes = |upto: u64| match upto {
                     0 => 0,
@@ -300,7 +375,9 @@ impl Version {
         match self {
             Self::V0 | Self::V1 | Self::V0_10 => None,
             Self::V0_12 => Some(super::MoeKernel::FusedExperts),
-            Self::V0_18 | Self::V0_19 | Self::V0_21 | Self::V0_33 | Self::V0_24 => Some(super::MoeKernel::Modular),
+            Self::V0_18 | Self::V0_19 | Self::V0_19Rope | Self::V0_21 | Self::V0_33 | Self::V0_24 | Self::V0_24Rope => {
+                Some(super::MoeKernel::Modular)
+            }
         }
     }
 
@@ -321,8 +398,8 @@ impl Version {
             8 | 9 => Self::V1,
             10 => Self::V0_10,
             11..=17 => Self::V0_12,
-            18 | 19 => Self::V0_19,
-            _ => Self::V0_24,
+            18 | 19 => Self::V0_19Rope,
+            _ => Self::V0_24Rope,
         })
     }
 
@@ -335,9 +412,11 @@ impl Version {
             | Self::V0_12
             | Self::V0_18
             | Self::V0_19
+            | Self::V0_19Rope
             | Self::V0_21
             | Self::V0_33
-            | Self::V0_24 => true,
+            | Self::V0_24
+            | Self::V0_24Rope => true,
         }
     }
 }
