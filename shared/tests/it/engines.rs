@@ -397,12 +397,13 @@ fn vllm_releases_map_to_their_rules() {
         ("0.11.0", Version::V0_12),
         ("0.12.0", Version::V0_12),
         ("0.17.1", Version::V0_12),
-        ("0.18.0", Version::V0_19),
-        ("0.19.1", Version::V0_19),
+        // With the rotary tables since issue 36's fourth session.
+        ("0.18.0", Version::V0_19Rope),
+        ("0.19.1", Version::V0_19Rope),
         // 0.20.0 already subtracts the CUDA-graph estimate and asks 0.92.
-        ("0.20.2", Version::V0_24),
-        ("0.21.0", Version::V0_24),
-        ("v0.27.2rc1.dev77+gac7509e2b", Version::V0_24),
+        ("0.20.2", Version::V0_24Rope),
+        ("0.21.0", Version::V0_24Rope),
+        ("v0.27.2rc1.dev77+gac7509e2b", Version::V0_24Rope),
     ];
     for (release, want) in cases {
         assert_eq!(Version::for_release(release), Some(want), "{release}");
