@@ -196,6 +196,22 @@ const NOT_AN_ENGINE: &str = "`_` is not an engine here";
 /// engines (at the same tuple position): there a new engine would take
 /// another engine's answer silently.
 fn engine_wildcards(text: &str) -> Vec<usize> {
+    wildcards(text, names_an_engine, NOT_AN_ENGINE)
+}
+
+/// The marker that says, in the comment just above an arm, that a `_`
+/// beside vLLM rule-set arms is every later rule set on purpose.
+const EVERY_LATER_RULE_SET: &str = "`_` is every later rule set";
+
+/// Whether a line names a vLLM rule set (`Self::V0_19`, `Version::V1`).
+fn names_a_vllm_version(line: &str) -> bool {
+    ["Self::V", "Version::V"]
+        .iter()
+        .any(|p| line.match_indices(p).any(|(i, _)| line[i + p.len()..].starts_with(['0', '1'])))
+}
+
+/// [`engine_wildcards`] for any family of variants `names` recognises.
+fn wildcards(text: &str, names: fn(&str) -> bool, marker: &str) -> Vec<usize> {
     let raw: Vec<&str> = text.lines().collect();
     let code = code(text);
     let lines: Vec<&str> = code.lines().collect();
@@ -205,7 +221,7 @@ fn engine_wildcards(text: &str) -> Vec<usize> {
         let Some(elements) = arm_elements(line) else { continue };
         let wild: Vec<usize> = (0..elements.len()).filter(|&k| elements[k] == "_").collect();
         let comment_above = raw[..i].iter().rev().take_while(|l| l.trim_start().starts_with("//"));
-        if wild.is_empty() || comment_above.into_iter().any(|l| l.contains(NOT_AN_ENGINE)) {
+        if wild.is_empty() || comment_above.into_iter().any(|l| l.contains(marker)) {
             continue;
         }
         let own = indent(line);
@@ -218,12 +234,26 @@ fn engine_wildcards(text: &str) -> Vec<usize> {
             .filter_map(|l| arm_elements(l))
             .filter(|e| e.len() == elements.len())
             .collect();
-        let engine_at = |k: usize| arms.iter().any(|a| names_an_engine(&a[k]));
-        if names_an_engine(line.split_once("=>").map_or("", |(_, r)| r)) || wild.into_iter().any(engine_at) {
+        let engine_at = |k: usize| arms.iter().any(|a| names(&a[k]));
+        if names(line.split_once("=>").map_or("", |(_, r)| r)) || wild.into_iter().any(engine_at) {
             out.push(i + 1);
         }
     }
     out
+}
+
+/// A `_` beside vLLM rule-set arms would give the next rule set another's
+/// answer silently (the `-rope` rules missed Triton's sampler byte so).
+#[test]
+fn no_wildcard_arm_stands_in_for_a_vllm_rule_set() {
+    let mut problems = Vec::new();
+    for (_, path, text) in sources().iter().filter(|(_, path, _)| path.starts_with("engines/vllm/")) {
+        let found = wildcards(text, names_a_vllm_version, EVERY_LATER_RULE_SET);
+        problems.extend(found.into_iter().map(|line| format!("{path}:{line}")));
+    }
+    assert!(problems.is_empty(), "`_` arms beside vLLM rule-set arms (list every one):\n{}", problems.join("\n"));
+    let v = "match v {\n    Self::V0_19 => 1,\n    _ => 0,\n}";
+    assert_eq!(wildcards(v, names_a_vllm_version, EVERY_LATER_RULE_SET), [3]);
 }
 
 #[test]

@@ -249,8 +249,14 @@ fn batched_tokens(o: Options, large: bool, max_model_len: u64) -> u64 {
         // SchedulerConfig (V0): without chunked prefill the dummy batch is a whole max-length sequence.
         Version::V0 if max_model_len <= 32_768 => max_model_len.max(2048),
         Version::V0 => 2048,
-        _ if large => 8192,
-        _ => 2048,
+        // `_` is every later rule set: V1 always chunks the prefill.
+        _ => {
+            if large {
+                8192
+            } else {
+                2048
+            }
+        }
     })
 }
 
@@ -397,6 +403,7 @@ impl Budget {
                 self.max_model_len,
                 self.kv_cache_tokens()
             ),
+            // `_` is every later rule set: V1's wording.
             _ => {
                 let needed = self
                     .blocks_per_request(self.max_model_len)

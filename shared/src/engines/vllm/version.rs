@@ -280,12 +280,11 @@ impl Version {
     /// these rules ([`super::TRITON_SAMPLER_EXTRA_BYTES`], measured on 0.19
     /// logs).
     pub fn sampler_extra_bytes(self, sampler: super::Sampler) -> u64 {
-        match (self, sampler) {
-            (Self::V0_19 | Self::V0_24 | Self::V0_19Rope | Self::V0_24Rope, super::Sampler::Triton) => {
-                super::TRITON_SAMPLER_EXTRA_BYTES
-            }
-            _ => 0,
-        }
+        let measured = match self {
+            Self::V0 | Self::V1 | Self::V0_10 | Self::V0_12 | Self::V0_18 | Self::V0_21 | Self::V0_33 => false,
+            Self::V0_19 | Self::V0_24 | Self::V0_19Rope | Self::V0_24Rope => true,
+        };
+        if measured && sampler == super::Sampler::Triton { super::TRITON_SAMPLER_EXTRA_BYTES } else { 0 }
     }
 
     /// Memory outside PyTorch that the profile adds per GPU, with `gpus`
@@ -317,6 +316,7 @@ impl Version {
             (Self::V0_19 | Self::V0_19Rope | Self::V0_24 | Self::V0_24Rope, _, _) => {
                 (super::NON_TORCH_SINGLE_0_19, "0.19 logs")
             }
+            // `_` is every later rule set before 0.19: one GPU.
             (_, false, _) => (super::NON_TORCH_SINGLE, "llm-d"),
             // Up to 0.10 the snapshot precedes NCCL's set-up: its buffers count.
             (Self::V0 | Self::V1 | Self::V0_10, true, Board::NvSwitchHopper) => {
@@ -399,6 +399,7 @@ impl Version {
             10 => Self::V0_10,
             11..=17 => Self::V0_12,
             18 | 19 => Self::V0_19Rope,
+            // `_` is every later rule set: the releases after 0.19.
             _ => Self::V0_24Rope,
         })
     }
