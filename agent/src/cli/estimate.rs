@@ -122,8 +122,10 @@ fn finish(args: EstimateArgs, model: shared::model::Model) -> anyhow::Result<()>
     // (whose figures are the flags as given), printed beside its report.
     let free = args.plan.fit_free.as_deref().map(plan::free_memory).transpose()?;
     let fit = llamacpp::predict_fit(&model, &scenario, free.as_deref());
-    let launched = shared::engines::EnginePlan::new(&model, scenario.clone()).launched();
-    let estimate = estimate::estimate(&model, scenario);
+    // One plan: its estimate, and the command it starts (Ollama's llama-server).
+    let planned = shared::engines::EnginePlan::new(&model, scenario);
+    let launched = planned.launched();
+    let estimate = estimate::of(&planned);
     let units = if args.decimal { UnitSystem::Decimal } else { UnitSystem::Binary };
     if args.json {
         let out = JsonOut {

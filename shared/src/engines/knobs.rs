@@ -183,6 +183,66 @@ impl EngineKind {
     }
 }
 
+// Settings llama.cpp and Ollama declare alike (their `Options` name the
+// fields the same): one declaration each, expanded in both modules.
+
+/// `ram`: the host's RAM a plan's host-resident part is checked against.
+macro_rules! host_ram_knob {
+    () => {
+        $crate::engines::knobs::Knob {
+            about: $crate::engines::knobs::About {
+                key: "ram",
+                label: "Host RAM (GiB)",
+                #[cfg(feature = "cli")]
+                cli: $crate::engines::knobs::Cli {
+                    flag: "host-ram",
+                    help: "the host's RAM, SIZE or `auto` (this host's MemTotal): what the plan leaves on the CPU is \
+                           checked against it",
+                    host_ram: true,
+                    ..$crate::engines::knobs::Cli::NONE
+                },
+                ..$crate::engines::knobs::About::NONE
+            },
+            get: |o| $crate::engines::knobs::opt_size(o.host_ram_bytes),
+            set: |o, v| {
+                o.host_ram_bytes = $crate::engines::knobs::host_ram(v)?;
+                Ok(())
+            },
+            effective: None,
+        }
+    };
+}
+pub(crate) use host_ram_knob;
+
+/// `ncmoe`: the routed experts of the first N layers in host memory
+/// (`--cpu-moe`, `all`: every layer), with the engine's label and help.
+macro_rules! cpu_moe_knob {
+    ($label:literal, $help:literal, $all_help:literal) => {
+        $crate::engines::knobs::Knob {
+            about: $crate::engines::knobs::About {
+                key: "ncmoe",
+                label: $label,
+                words: $crate::engines::knobs::CPU_MOE_WORDS,
+                #[cfg(feature = "cli")]
+                cli: $crate::engines::knobs::Cli {
+                    flag: "n-cpu-moe",
+                    help: $help,
+                    switches: &[("cpu-moe", "all", $all_help)],
+                    ..$crate::engines::knobs::Cli::NONE
+                },
+                ..$crate::engines::knobs::About::NONE
+            },
+            get: |o| o.n_cpu_moe.to_string(),
+            set: |o, v| {
+                o.n_cpu_moe = $crate::engines::knobs::cpu_moe(v)?;
+                Ok(())
+            },
+            effective: Some(|_| "0; all = --cpu-moe".into()),
+        }
+    };
+}
+pub(crate) use cpu_moe_knob;
+
 // Readers and writers the declarations share.
 
 /// A token count as the prompt and the CLI read it (`32k`, `128K`), at least 1.

@@ -1,7 +1,6 @@
 //! Reading a query string back into a state, with a notice for everything skipped.
 
 use super::MAX_OOM;
-use super::knobs::{apply_knob, is_knob_key};
 use super::percent::percent_decode;
 use super::state::{Decoded, GpuChoice, LinkState, ModelSource};
 use super::values::{
@@ -98,7 +97,8 @@ pub fn decode_with(query: &str, read: ConfigCheck) -> Decoded {
                 knobs.push((key.clone(), version.vllm_latest().id().to_owned()));
                 Ok(())
             }
-            k if is_knob_key(k) => {
+            // Some engine's setting: read once the engine is known.
+            k if crate::engines::EngineKind::any_has_setting(k) => {
                 knobs.push((key.clone(), value.to_owned()));
                 Ok(())
             }
@@ -128,7 +128,7 @@ pub fn decode_with(query: &str, read: ConfigCheck) -> Decoded {
     }
     let s = &mut d.state;
     for (key, value) in &knobs {
-        if let Err(why) = apply_knob(&mut s.engine, key, value) {
+        if let Err(why) = s.engine.set_setting(key, value) {
             d.notices.push(format!("Ignored `{key}={}`: {why}.", shorten(value)));
         }
     }

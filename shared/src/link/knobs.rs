@@ -21,16 +21,6 @@ pub(super) fn encode_engine(e: &Engine, pairs: &mut Vec<(&'static str, String)>)
     }
 }
 
-/// Whether a link key is some engine's setting (read once the engine is known).
-pub(super) fn is_knob_key(key: &str) -> bool {
-    crate::engines::EngineKind::any_has_setting(key)
-}
-
-/// Applies one knob to the engine; `Err` says why it does not apply.
-pub(super) fn apply_knob(e: &mut Engine, key: &str, value: &str) -> Result<(), String> {
-    e.set_setting(key, value)
-}
-
 /// The text of one engine knob key (`gmu`, `ngl`, …) as a link writes it;
 /// empty when the knob has its default (`vllm` and `sglang`, the pinned
 /// versions, are always written).
@@ -47,11 +37,11 @@ pub fn with_knob(e: &Engine, key: &str, value: &str) -> Result<Engine, String> {
     encode_engine(e, &mut pairs);
     let mut next = super::version::new_engine(e.kind());
     for (k, v) in pairs.iter().filter(|(k, _)| *k != key && *k != "e") {
-        apply_knob(&mut next, k, v)?;
+        next.set_setting(k, v)?;
     }
     let value = value.trim();
     if !value.is_empty() {
-        apply_knob(&mut next, key, value)?;
+        next.set_setting(key, value)?;
     }
     Ok(next)
 }

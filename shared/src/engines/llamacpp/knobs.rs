@@ -3,9 +3,8 @@
 
 #[cfg(feature = "cli")]
 use crate::engines::knobs::Cli;
-use crate::engines::knobs::{
-    About, CPU_MOE_WORDS, Knob, bit, cache_type, count, cpu_moe, host_ram, opt, opt_size, switch, tokens_or_zero,
-};
+use crate::engines::knobs::{About, Knob, bit, cache_type, count, opt, switch, tokens_or_zero};
+use crate::engines::knobs::{cpu_moe_knob, host_ram_knob};
 
 use super::{CacheType, FitMode, FlashAttention, Options, Report, SplitMode, TensorOverrides, TensorSplit};
 
@@ -130,27 +129,11 @@ pub static KNOBS: &[K] = &[
         },
         effective: None,
     },
-    K {
-        about: About {
-            key: "ncmoe",
-            label: "n_cpu_moe (--n-cpu-moe)",
-            words: CPU_MOE_WORDS,
-            #[cfg(feature = "cli")]
-            cli: Cli {
-                flag: "n-cpu-moe",
-                help: "--n-cpu-moe N, the routed experts of the first N layers stay on the CPU",
-                switches: &[("cpu-moe", "all", "--cpu-moe, every layer's routed experts stay on the CPU")],
-                ..Cli::NONE
-            },
-            ..About::NONE
-        },
-        get: |o| o.n_cpu_moe.to_string(),
-        set: |o, v| {
-            o.n_cpu_moe = cpu_moe(v)?;
-            Ok(())
-        },
-        effective: Some(|_| "0; all = --cpu-moe".into()),
-    },
+    cpu_moe_knob!(
+        "n_cpu_moe (--n-cpu-moe)",
+        "--n-cpu-moe N, the routed experts of the first N layers stay on the CPU",
+        "--cpu-moe, every layer's routed experts stay on the CPU"
+    ),
     toggle!("nkvo", "no-kv-offload", "-nkvo/--no-kv-offload, the KV cache stays in host memory", no_kv_offload),
     toggle!("kvu", "kv-unified", "--kv-unified, one KV stream for all slots", kv_unified),
     toggle!("swafull", "swa-full", "--swa-full, sliding-window layers keep the whole context", swa_full),
@@ -282,27 +265,7 @@ pub static KNOBS: &[K] = &[
         },
         effective: None,
     },
-    K {
-        about: About {
-            key: "ram",
-            label: "Host RAM (GiB)",
-            #[cfg(feature = "cli")]
-            cli: Cli {
-                flag: "host-ram",
-                help: "the host's RAM, SIZE or `auto` (this host's MemTotal): what the plan leaves on the CPU is \
-                       checked against it",
-                host_ram: true,
-                ..Cli::NONE
-            },
-            ..About::NONE
-        },
-        get: |o| opt_size(o.host_ram_bytes),
-        set: |o, v| {
-            o.host_ram_bytes = host_ram(v)?;
-            Ok(())
-        },
-        effective: None,
-    },
+    host_ram_knob!(),
     K {
         about: About {
             key: "ub",

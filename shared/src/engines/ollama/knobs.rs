@@ -5,7 +5,8 @@
 
 #[cfg(feature = "cli")]
 use crate::engines::knobs::Cli;
-use crate::engines::knobs::{About, CPU_MOE_WORDS, Knob, cache_type, count, cpu_moe, host_ram, opt, opt_size, tokens};
+use crate::engines::knobs::{About, Knob, cache_type, count, opt, tokens};
+use crate::engines::knobs::{cpu_moe_knob, host_ram_knob};
 use crate::engines::llamacpp::{FlashAttention, Report};
 
 use super::{Options, parse_flash_attention};
@@ -121,27 +122,11 @@ pub static KNOBS: &[K] = &[
         },
         effective: Some(|r| r.n_ubatch.to_string()),
     },
-    K {
-        about: About {
-            key: "ncmoe",
-            label: "CPU MoE layers",
-            words: CPU_MOE_WORDS,
-            #[cfg(feature = "cli")]
-            cli: Cli {
-                flag: "n-cpu-moe",
-                help: "LLAMA_ARG_N_CPU_MOE=N, the routed experts of the first N layers stay on the CPU",
-                switches: &[("cpu-moe", "all", "every layer's routed experts stay on the CPU")],
-                ..Cli::NONE
-            },
-            ..About::NONE
-        },
-        get: |o| o.n_cpu_moe.to_string(),
-        set: |o, v| {
-            o.n_cpu_moe = cpu_moe(v)?;
-            Ok(())
-        },
-        effective: Some(|_| "0; all = --cpu-moe".into()),
-    },
+    cpu_moe_knob!(
+        "CPU MoE layers",
+        "LLAMA_ARG_N_CPU_MOE=N, the routed experts of the first N layers stay on the CPU",
+        "every layer's routed experts stay on the CPU"
+    ),
     K {
         about: About {
             key: "mmproj",
@@ -165,25 +150,5 @@ pub static KNOBS: &[K] = &[
         },
         effective: None,
     },
-    K {
-        about: About {
-            key: "ram",
-            label: "Host RAM (GiB)",
-            #[cfg(feature = "cli")]
-            cli: Cli {
-                flag: "host-ram",
-                help: "the host's RAM, SIZE or `auto` (this host's MemTotal): what the plan leaves on the CPU is \
-                       checked against it",
-                host_ram: true,
-                ..Cli::NONE
-            },
-            ..About::NONE
-        },
-        get: |o| opt_size(o.host_ram_bytes),
-        set: |o, v| {
-            o.host_ram_bytes = host_ram(v)?;
-            Ok(())
-        },
-        effective: None,
-    },
+    host_ram_knob!(),
 ];
