@@ -9,7 +9,8 @@
 //! Sliding-window layers keep `window × slots + n_ubatch` tokens
 //! (`llama_kv_cache_iswa`).
 //!
-//! Files: `knobs.rs` (its settings, declared once); `cache.rs` (K/V cache
+//! Files: `options.rs` (its settings, defaults and checks); `knobs.rs` (the
+//! same declared once for links, the CLI and the page); `cache.rs` (K/V cache
 //! types, cells as llama.cpp pads and streams them); `tensors.rs` (every
 //! tensor by llama.cpp name: the GGUF header's, else named from the
 //! layout's groups); `devices.rs` (the layer split over GPUs as
@@ -33,6 +34,7 @@ mod fit;
 mod fixes;
 mod host;
 mod knobs;
+mod options;
 mod pattern;
 mod rows;
 mod tensors;
@@ -48,13 +50,17 @@ pub use fixes::{
 };
 use host::{Host, host, host_ram_limit};
 pub use knobs::KNOBS;
+pub(crate) use options::check_knobs;
+pub use options::{
+    DEFAULT_N_BATCH, DEFAULT_N_UBATCH, F16_MASK_BUILD, FIT_MARGIN_BYTES, FitMode, FlashAttention, Options,
+};
 pub use pattern::Pattern;
 pub(crate) use tensors::Tensors;
 pub(crate) use warnings::warnings;
 
 use std::borrow::Cow;
 
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
 use super::parallel::{self, SplitError};
 use super::{EngineTerms, Plan, Scenario};
@@ -63,215 +69,7 @@ use crate::explain::{Basis, Term, thousands};
 use crate::kv::LayerKv;
 use crate::plan::{GpuBudget, MAX_CONCURRENCY, Placement, Search, Verdict, largest};
 use crate::state::StateRules;
-use crate::units::{MIB, UnitSystem, format_bytes, mib_2dp};
-
-/// The default headroom llama.cpp's `--fit` keeps free on each device
-/// (ggml-org/llama.cpp#16653; common/common.h `fit_params_target`, 1024 MiB
-/// per device, as vendored by llama-cpp-python 0.3.36).
-pub const FIT_MARGIN_BYTES: u64 = 1024 * MIB;
-
-/// `--fit on|off`: whether llama.cpp fits the flags left at their defaults
-/// to free memory before loading (common/common.h `fit_params = true`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum FitMode {
-    #[default]
-    On,
-    Off,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum FlashAttention {
-    /// `-fa on` (the default `auto` picks it on CUDA): no KQ matrix.
-    #[default]
-    On,
-    /// `-fa off`: the compute buffer holds `n_ctx × n_ubatch × heads` scores.
-    Off,
-}
-
-impl FitMode {
-    /// `--fit`'s value and the link's `fit=`.
-    pub fn id(self) -> &'static str {
-        match self {
-            Self::On => "on",
-            Self::Off => "off",
-        }
-    }
-
-    pub fn parse(s: &str) -> Result<Self, String> {
-        match s.trim().to_ascii_lowercase().as_str() {
-            "on" => Ok(Self::On),
-            "off" => Ok(Self::Off),
-            _ => Err("use on or off".into()),
-        }
-    }
-}
-
-impl FlashAttention {
-    /// `-fa`'s value and the link's `fa=`.
-    pub fn id(self) -> &'static str {
-        match self {
-            Self::On => "on",
-            Self::Off => "off",
-        }
-    }
-
-    /// `-fa on|off|auto` (common/arg.cpp; `auto` turns it on wherever the
-    /// backend supports it, as CUDA does), also `1`/`0`. One parser for the
-    /// CLI and links.
-    pub fn parse(s: &str) -> Result<Self, String> {
-        match s.trim().to_ascii_lowercase().as_str() {
-            "on" | "auto" | "1" => Ok(Self::On),
-            "off" | "0" => Ok(Self::Off),
-            _ => Err("use on, off or auto".into()),
-        }
-    }
-}
-
-/// `-ub` when none is given (common/common.h `n_ubatch = 512`).
-pub const DEFAULT_N_UBATCH: u64 = 512;
-/// `-b` when none is given (common/common.h `n_batch = 2048`).
-pub const DEFAULT_N_BATCH: u64 = 2048;
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Options {
-    /// `-c`: total context; default prompt + new tokens for every slot.
-    pub n_ctx: Option<u64>,
-    /// `-ngl`; default: every layer and the output head.
-    pub n_gpu_layers: Option<u64>,
-    /// `-np`; default: the scenario's concurrency.
-    pub parallel: Option<u64>,
-    /// `-ub`: the physical batch the compute buffer is sized for, at most
-    /// `-b` ([`Options::ubatch`]).
-    pub n_ubatch: u64,
-    /// `-b/--batch-size`: the logical batch.
-    #[serde(default = "default_n_batch", skip_serializing_if = "is_default_n_batch")]
-    pub n_batch: u64,
-    pub flash_attention: FlashAttention,
-    /// `-ctk/--cache-type-k`; default: the scenario's KV dtype.
-    #[serde(default)]
-    pub cache_type_k: Option<CacheType>,
-    /// `-ctv/--cache-type-v`; default: the key type.
-    #[serde(default)]
-    pub cache_type_v: Option<CacheType>,
-    /// `--n-cpu-moe N`: the routed experts of the first N layers stay in
-    /// host memory (`--cpu-moe`: N ≥ the layer count, every layer).
-    #[serde(default)]
-    pub n_cpu_moe: u64,
-    /// `-nkvo/--no-kv-offload`: the KV cache (and recurrent state) stays in
-    /// host memory (`offload_kqv = false`, src/llama-kv-cache.cpp puts
-    /// every layer's cache in the CPU buffer type).
-    #[serde(default)]
-    pub no_kv_offload: bool,
-    /// `--kv-unified`: one cache stream shared by all slots (default off,
-    /// common/common.h `kv_unified = false`; `-np auto` turns it on).
-    #[serde(default)]
-    pub kv_unified: bool,
-    /// `--swa-full`: sliding-window layers keep the whole context.
-    #[serde(default)]
-    pub swa_full: bool,
-    /// `-ot/--override-tensor PATTERN=BUFFER,…`: tensors whose name a
-    /// pattern matches go to that buffer (the first matching rule wins).
-    #[serde(default)]
-    pub tensor_overrides: TensorOverrides,
-    /// `-ts/--tensor-split`: a proportion of the offloaded layers per GPU
-    /// (none: by each GPU's free memory).
-    #[serde(default)]
-    pub tensor_split: TensorSplit,
-    /// `-sm/--split-mode`.
-    #[serde(default)]
-    pub split_mode: SplitMode,
-    /// `-mg/--main-gpu`: the GPU `--split-mode none` uses.
-    #[serde(default)]
-    pub main_gpu: u16,
-    /// `--mmproj`: the model's multimodal projector is loaded too.
-    #[serde(default)]
-    pub mmproj: bool,
-    /// `--no-mmproj-offload`: the projector stays on the CPU.
-    #[serde(default)]
-    pub no_mmproj_offload: bool,
-    /// `--fit on|off`.
-    #[serde(default)]
-    pub fit: FitMode,
-    /// `--fit-target MiB`: what `--fit` keeps free on each GPU.
-    #[serde(default = "default_fit_target_mib")]
-    pub fit_target_mib: u64,
-    /// The host's RAM, when given: what the plan needs there is checked
-    /// against it (not a llama.cpp flag).
-    #[serde(default)]
-    pub host_ram_bytes: Option<u64>,
-    /// The llama.cpp build whose rules apply (a pasted log names it;
-    /// `None`: the newest this tool knows).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub build: Option<u64>,
-}
-
-/// The first build that reserves the KQ mask in F16 on the host when flash
-/// attention is on (ggml-org/llama.cpp#23764, commit 031ddb2e0, b9410);
-/// builds before reserve it in F32 and cast it for the GPU.
-pub const F16_MASK_BUILD: u64 = 9410;
-
-fn default_n_batch() -> u64 {
-    DEFAULT_N_BATCH
-}
-
-fn is_default_n_batch(n: &u64) -> bool {
-    *n == DEFAULT_N_BATCH
-}
-
-fn default_fit_target_mib() -> u64 {
-    FIT_MARGIN_BYTES / MIB
-}
-
-impl Default for Options {
-    fn default() -> Self {
-        Self {
-            n_ctx: None,
-            n_gpu_layers: None,
-            parallel: None,
-            n_ubatch: DEFAULT_N_UBATCH,
-            n_batch: DEFAULT_N_BATCH,
-            flash_attention: FlashAttention::On,
-            cache_type_k: None,
-            cache_type_v: None,
-            n_cpu_moe: 0,
-            no_kv_offload: false,
-            kv_unified: false,
-            swa_full: false,
-            tensor_overrides: TensorOverrides::default(),
-            tensor_split: TensorSplit::default(),
-            split_mode: SplitMode::Layer,
-            main_gpu: 0,
-            mmproj: false,
-            no_mmproj_offload: false,
-            fit: FitMode::On,
-            fit_target_mib: default_fit_target_mib(),
-            host_ram_bytes: None,
-            build: None,
-        }
-    }
-}
-
-impl Options {
-    /// Bytes per element of the KQ mask the graph's inputs hold: F16 with
-    /// flash attention from [`F16_MASK_BUILD`], else F32.
-    pub fn mask_bytes(&self) -> u64 {
-        let f16 = self.flash_attention == FlashAttention::On && self.build.is_none_or(|b| b >= F16_MASK_BUILD);
-        if f16 { 2 } else { 4 }
-    }
-
-    /// The physical batch llama.cpp runs: `-ub`, at most `-b`
-    /// (src/llama-context.cpp: `n_ubatch = min(n_batch, n_ubatch)`).
-    pub fn ubatch(&self) -> u64 {
-        self.n_ubatch.min(self.n_batch)
-    }
-
-    /// What `--fit` keeps free on each GPU.
-    pub fn fit_target_bytes(&self) -> u64 {
-        self.fit_target_mib.saturating_mul(MIB)
-    }
-}
+use crate::units::{UnitSystem, format_bytes, mib_2dp};
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Report {
@@ -417,44 +215,6 @@ pub(crate) fn check_split(o: Options, s: &Scenario, text: &TextModel) -> Result<
 
 pub(crate) fn too_many_stages(stages: u64, layers: u64) -> String {
     format!("llama.cpp splits whole layers over GPUs, so {} GPU(s) would hold none", stages - layers)
-}
-
-/// llama.cpp's checks of its knobs, on `gpus` GPUs.
-pub(crate) fn check_knobs(o: Options, tp: u64, gpus: usize) -> Result<(), String> {
-    if tp > 1 {
-        return Err("llama.cpp splits layers, not tensors: use several GPUs without --tp".into());
-    }
-    // src/llama.cpp: "invalid value for main_gpu" past the devices.
-    if usize::from(o.main_gpu) >= gpus {
-        return Err(format!("--main-gpu {} names a GPU the plan does not have ({gpus} GPU(s))", o.main_gpu));
-    }
-    if let Some((_, Buffer::Gpu(g))) =
-        o.tensor_overrides.rules().find(|(_, b)| matches!(b, Buffer::Gpu(g) if *g >= gpus))
-    {
-        // common/arg.cpp: "unknown buffer type" for a device that is not there.
-        return Err(format!("an -ot rule names GPU {g}, which the plan does not have ({gpus} GPU(s))"));
-    }
-    // src/llama.cpp: `--split-mode none` keeps only the main GPU's device, so
-    // no other GPU's buffer type exists for an `-ot` rule to name.
-    if o.split_mode == SplitMode::None
-        && let Some((_, Buffer::Gpu(g))) =
-            o.tensor_overrides.rules().find(|(_, b)| matches!(b, Buffer::Gpu(g) if *g != usize::from(o.main_gpu)))
-    {
-        return Err(format!("with --split-mode none only GPU {} is used: an -ot rule names GPU {g}", o.main_gpu));
-    }
-    if o.tensor_split.is_set() && o.tensor_split.ratios().iter().take(gpus).all(|&r| r == 0.0) {
-        return Err(format!("--tensor-split {} gives the plan's {gpus} GPU(s) nothing", o.tensor_split.text()));
-    }
-    if o.parallel.is_some_and(|n| n == 0 || n > 4096) {
-        return Err("parallel must be between 1 and 4096".into());
-    }
-    if !(1..=65_536).contains(&o.n_ubatch) {
-        return Err("n_ubatch must be between 1 and 65536".into());
-    }
-    if o.n_batch == 0 {
-        return Err("n_batch must be at least 1".into());
-    }
-    Ok(())
 }
 
 /// `-ngl` offloads the last layers; they are split over the GPUs as
