@@ -320,6 +320,10 @@ pub struct Extras {
     /// `yarn`); 0: not read (only the Gemma 3 and Llama 4 readers read it).
     #[serde(default)]
     pub rope_table_positions: u64,
+    /// Multi-token-prediction layers the checkpoint ships (built only for
+    /// speculative decoding); 0: none.
+    #[serde(default)]
+    pub mtp_layers: u64,
 }
 
 /// Multi-head latent attention (DeepSeek-V2/V3, Kimi-K2).

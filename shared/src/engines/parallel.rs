@@ -63,6 +63,16 @@ pub enum SplitError {
     /// model's V is a view of its K latent.
     #[error("llama.cpp refuses different K ({k}) and V ({v}) cache types for an MLA model: give one type to both")]
     MlaCacheTypes { k: &'static str, v: &'static str },
+    /// vLLM 0.24.0 `config/speculative.py`: `mtp` builds the checkpoint's
+    /// own `num_nextn_predict_layers` layers.
+    #[error(
+        "vLLM's speculative method mtp needs the checkpoint's multi-token-prediction layers, and this config has \
+         none (num_nextn_predict_layers): use ngram or suffix"
+    )]
+    NoMtpLayers,
+    /// vLLM 0.12.0 – 0.24.0 `SpeculativeConfig.__post_init__`.
+    #[error("vLLM refuses num_speculative_tokens {tokens}: \"must be divisible by n_predict={layers}\"")]
+    SpecTokens { tokens: u64, layers: u64 },
 }
 
 /// The tensor-parallel degrees up to 64 that would work, as a bit set
@@ -168,7 +178,7 @@ pub(crate) fn check_stages(s: &Scenario, text: &TextModel) -> Result<(), SplitEr
 pub fn check(s: &Scenario, text: &TextModel) -> Result<(), SplitError> {
     match s.engine {
         Engine::Transformers(_) => check_stages(s, text),
-        Engine::Vllm(_) => super::vllm::check_split(s, text),
+        Engine::Vllm(o) => super::vllm::check_split(o, s, text),
         Engine::Sglang(_) => super::sglang::check_split(s, text),
         Engine::LlamaCpp(o) => super::llamacpp::check_split(o, s, text),
         // Ollama always passes a context and one cache type for K and V.

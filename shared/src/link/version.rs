@@ -133,6 +133,7 @@ fn engine_2026_12(kind: EngineKind) -> Engine {
             mxfp4_kernel: None,
             kv_cache_memory_bytes: None,
             enforce_eager: false,
+            speculative: None,
         }),
         EngineKind::Sglang => Engine::Sglang(sglang::Options {
             // Links of 2026-12 without `sglang=`: the TP-degree table.

@@ -125,6 +125,7 @@ enum Key {
     MaxLoraRank,
     ChunkedPrefill,
     EnforceEager,
+    SpeculativeConfig,
     MaxNumBatchedTokens,
     MemFractionStatic,
     Ctx,
@@ -168,6 +169,7 @@ const VLLM: Table = &[
     (&["--max-num-seqs"], Key::MaxNumSeqs),
     (&["--kv-cache-memory-bytes", "--kv-cache-memory"], Key::KvCacheMemory),
     (&["--enforce-eager"], Key::EnforceEager),
+    (&["--speculative-config", "-sc"], Key::SpeculativeConfig),
     (&["--block-size"], Key::BlockSize),
     (&["--max-loras"], Key::MaxLoras),
     (&["--max-lora-rank"], Key::MaxLoraRank),
@@ -454,6 +456,10 @@ fn apply(launch: &mut Launch, flag: &'static str, key: Key, value: Option<&str>)
             c.enforce_eager = Some(true);
             Some(String::new())
         }
+        (Key::SpeculativeConfig, Some(v)) => crate::engines::vllm::Speculative::parse(v)
+            .ok()
+            .inspect(|sc| c.speculative = Some(*sc))
+            .map(|_| v.to_owned()),
         (Key::MaxNumBatchedTokens, Some(v)) => number(v).inspect(|&n| c.max_num_batched_tokens = Some(n)).map(s),
         (Key::Ctx, Some(v)) => number(v).inspect(|&n| c.n_ctx = Some(n)).map(s),
         (Key::Batch, Some(v)) => number(v).inspect(|&n| c.n_batch = Some(n)).map(s),

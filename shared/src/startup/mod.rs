@@ -309,6 +309,10 @@ pub struct LoggedConfig {
     /// SGLang `--chunked-prefill-size`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub chunked_prefill_size: Option<u64>,
+    /// vLLM `--speculative-config` (the engine config's
+    /// `speculative_config=SpeculativeConfig(method='ngram', …)`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub speculative: Option<crate::engines::vllm::Speculative>,
     /// The top-k/top-p sampler vLLM set up (its `Using FlashInfer …` or
     /// `Falling back to the PyTorch-native …` line).
     pub sampler: Option<crate::engines::vllm::Sampler>,

@@ -142,6 +142,12 @@ pub fn configured_engine(ran: LogEngine, c: &LoggedConfig, planned: Engine) -> (
                 o.enforce_eager = true;
                 taken.push("enforce_eager".into());
             }
+            if let Some(spec) =
+                c.speculative.filter(|_| o.speculative.is_none() && o.version != crate::engines::vllm::Version::V0)
+            {
+                o.speculative = Some(spec);
+                taken.push(format!("speculative decoding {}", spec.text()));
+            }
             if let Some(sampler) = c.sampler.filter(|_| o.sampler.is_none()) {
                 o.sampler = Some(sampler);
                 taken.push(format!("the {} sampler", sampler.id()));

@@ -86,6 +86,20 @@ fn read_config(line: &str, c: &mut LoggedConfig) {
     c.pipeline_parallel = field(line, "pipeline_parallel_size").and_then(|v| v.parse().ok());
     c.max_model_len = field(line, "max_seq_len").and_then(|v| v.parse().ok());
     c.enforce_eager = field(line, "enforce_eager").map(|v| v == "True");
+    c.speculative = speculative_config(line).or(c.speculative.take());
+}
+
+/// The engine config's `speculative_config=SpeculativeConfig(method='ngram',
+/// model=None, num_spec_tokens=4)` (0.12 – 0.24 `SpeculativeConfig.__repr__`).
+fn speculative_config(line: &str) -> Option<crate::engines::vllm::Speculative> {
+    let rest = after(line, "speculative_config=SpeculativeConfig(")?;
+    let inner = &rest[..rest.find(')').unwrap_or(rest.len())];
+    let method = field(inner, "method")?;
+    let text = match field(inner, "num_spec_tokens") {
+        Some(k) => format!("{method}:{k}"),
+        None => method,
+    };
+    crate::engines::vllm::Speculative::parse(&text).ok()
 }
 
 /// The non-default args dict (`{'model': 'x', 'tensor_parallel_size': 2,
@@ -107,6 +121,12 @@ fn read_args(line: &str, c: &mut LoggedConfig, n: usize, facts: &mut Vec<Fact>) 
     c.kv_cache_memory_bytes = number("kv_cache_memory_bytes").or(c.kv_cache_memory_bytes.take());
     c.kv_cache_dtype = arg("kv_cache_dtype").or(c.kv_cache_dtype.take());
     c.quantization = arg("quantization").or(c.quantization.take());
+    c.enforce_eager = arg("enforce_eager").map(|v| v == "True").or(c.enforce_eager.take());
+    // `'speculative_config': {'method': 'ngram', 'num_speculative_tokens': 4}`.
+    let spec = after(line, "'speculative_config': {").map(|r| format!("{{{}", &r[..r.find('}').unwrap_or(r.len())]));
+    if let Some(s) = spec.and_then(|s| crate::engines::vllm::Speculative::parse(&s.replace('\'', "\"")).ok()) {
+        c.speculative = Some(s);
+    }
     if let Some(permille) = arg("gpu_memory_utilization").and_then(|v| fixed(&v, 1000)) {
         facts.push(Fact { line: n, scope: None, figure: Figure::Utilization { permille } });
     }

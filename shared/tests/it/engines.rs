@@ -650,3 +650,100 @@ fn vllm_given_kv_pool_replaces_the_profile() {
     let err = v1.validate_for(&m).expect_err("0.8 – 0.9 have no kv_cache_memory_bytes");
     assert!(err.to_string().contains("arrived in vLLM 0.11"), "{err}");
 }
+
+/// `--speculative-config` (issue 36): what each method adds, from vLLM's
+/// source (`engines/vllm/spec.rs`), checked against the 0.18.0 A/B pair of
+/// start-up logs where n-gram drafting changed no figure.
+#[test]
+fn vllm_speculative_decoding_adds_only_what_its_drafter_builds() {
+    use vllm::{SpecMethod, Speculative};
+    let s = |id: &str, spec: Option<&str>, tp: u64| {
+        let m = model(id);
+        let s = Scenario {
+            gpus: vec![GpuSlot::custom("141 GiB", 141 * GIB); tp as usize],
+            tp,
+            engine: Engine::Vllm(vllm::Options {
+                max_model_len: Some(8192),
+                speculative: spec.map(|t| Speculative::parse(t).unwrap_or_else(|e| panic!("{e}"))),
+                ..Default::default()
+            }),
+            ..Scenario::default()
+        };
+        (m, s)
+    };
+    // n-gram and suffix: nothing but the rejection sampler's warm-up rows.
+    let (m, off) = s("qwen3-8b", None, 1);
+    let (_, ngram) = s("qwen3-8b", Some("ngram:4"), 1);
+    let (a, _) = vllm_report(off, &m);
+    let (b, _) = vllm_report(ngram, &m);
+    assert_eq!(
+        (a.per_gpu[0].weight_bytes, a.per_gpu[0].block_bytes),
+        (b.per_gpu[0].weight_bytes, b.per_gpu[0].block_bytes)
+    );
+    assert_eq!(b.per_gpu[0].draft_bytes, 0);
+    // 1,024 sequences (≥ 70 GiB) × 151,936 logits × 2 rows × 2 bytes more,
+    // where the sampler's phase is the profile's peak.
+    let rows = 1024 * 151_936 * 2 * 2;
+    assert_eq!(b.per_gpu[0].activation_bytes - a.per_gpu[0].activation_bytes, rows);
+    // MTP on GLM-4.5-Air (one layer): the drafter's weights are one MoE
+    // layer like the last, with eh_proj and norms, and every KV block holds
+    // one layer more (46 + 1).
+    let (m, off) = s("glm-4.5-air", None, 2);
+    let (_, mtp) = s("glm-4.5-air", Some("mtp"), 2);
+    let (a, _) = vllm_report(off, &m);
+    let (b, _) = vllm_report(mtp, &m);
+    let t = &m.arch.text;
+    assert_eq!(t.extra.mtp_layers, 1);
+    let layers = t.num_layers();
+    assert_eq!(b.per_gpu[0].block_bytes * layers, a.per_gpu[0].block_bytes * (layers + 1));
+    let draft = b.per_gpu[1].draft_bytes;
+    assert_eq!(b.per_gpu[1].weight_bytes - a.per_gpu[1].weight_bytes, draft);
+    let layer = a.per_gpu[1].weight_bytes / layers;
+    assert!(draft > layer / 2 && draft < 2 * layer, "one layer's worth: {draft} vs {layer} on average");
+    assert!(b.per_gpu[1].available_kv_bytes < a.per_gpu[1].available_kv_bytes);
+    // A model without MTP layers is refused, and so are draft counts that
+    // are no multiple of them.
+    let (m, none) = s("llama-3.1-8b", Some("mtp"), 1);
+    let err = none.validate_for(&m).expect_err("no MTP layers");
+    assert!(err.to_string().contains("num_nextn_predict_layers"), "{err}");
+    let (m, three) = s("qwen3.5-27b", Some("mtp:3"), 1);
+    assert!(m.arch.text.extra.mtp_layers == 1 && three.validate_for(&m).is_ok());
+    // The V0 rules do not model it.
+    let v0 = Scenario {
+        engine: Engine::Vllm(vllm::Options {
+            version: vllm::Version::V0,
+            speculative: Some(Speculative { method: SpecMethod::Ngram, tokens: Some(4) }),
+            ..Default::default()
+        }),
+        ..Scenario::default()
+    };
+    assert!(v0.validate().is_err());
+}
+
+/// vLLM's own `--speculative-config` JSON, the link's `method:tokens`, and
+/// the drafters that need a model of their own refused by name.
+#[test]
+fn vllm_speculative_config_reads_vllms_json_and_the_short_form() {
+    use vllm::{SpecMethod, Speculative};
+    let ngram = Speculative { method: SpecMethod::Ngram, tokens: Some(4) };
+    assert_eq!(Speculative::parse("ngram:4"), Ok(ngram));
+    assert_eq!(
+        Speculative::parse(r#"{"method": "ngram", "num_speculative_tokens": 4, "prompt_lookup_max": 5}"#),
+        Ok(ngram)
+    );
+    assert_eq!(Speculative::parse(&ngram.json()), Ok(ngram));
+    assert_eq!(Speculative::parse(&ngram.text()), Ok(ngram));
+    assert_eq!(Speculative::parse("deepseek_mtp"), Ok(Speculative { method: SpecMethod::Mtp, tokens: None }));
+    for (bad, says) in [
+        ("ngram", "needs num_speculative_tokens"),
+        ("ngram:0", "between 1 and 128"),
+        ("ngram:x", "between 1 and 128"),
+        (r#"{"method": "eagle3", "model": "yuhuili/EAGLE3-LLaMA3.1-Instruct-8B"}"#, "not modelled yet"),
+        ("medusa:2", "not modelled yet"),
+        ("lookahead:2", "use ngram, suffix or mtp"),
+        ("{}", "name a method"),
+    ] {
+        let err = Speculative::parse(bad).expect_err(bad);
+        assert!(err.contains(says), "{bad}: {err}");
+    }
+}

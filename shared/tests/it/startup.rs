@@ -392,3 +392,39 @@ fn sglangs_distributed_init_is_read_and_reconciled() {
     let init = rows.iter().find(|r| r.term == "distributed init").unwrap_or_else(|| panic!("{rows:?}"));
     assert_eq!(init.predicted, Some(shared::startup::Amount::Bytes(sglang::DIST_INIT_PCIE)));
 }
+
+/// The 0.18.0 A/B pair (yuanjuju/vllm-lab@b71c05f): the same server with
+/// and without n-gram drafting logged the same weights, KV and tokens; the
+/// log's `speculative_config=SpeculativeConfig(method='ngram', …,
+/// num_spec_tokens=4)` is read into the plan, and the plan's figures are the
+/// same as the baseline's, as vLLM's were.
+#[test]
+fn an_ngram_drafter_plans_like_the_server_without_one() {
+    use shared::engines::vllm::{SpecMethod, Speculative};
+    use shared::estimate::{GpuSlot, Scenario};
+    use shared::startup::logged_scenario;
+    let base = log("vllm-v1-0180-qwen3-8b-4090-48gb-eager-baseline");
+    let ngram = log("vllm-v1-0180-qwen3-8b-4090-48gb-eager-ngram");
+    assert_eq!(base.config.speculative, None);
+    assert_eq!(ngram.config.speculative, Some(Speculative { method: SpecMethod::Ngram, tokens: Some(4) }));
+    let m = shared::model::Model::preset("qwen3-8b").expect("preset");
+    let planned = Scenario {
+        gpus: vec![GpuSlot::custom("RTX 4090 48GB", 48 * shared::units::GIB)],
+        engine: shared::engines::EngineKind::Vllm.with_defaults(),
+        ..Scenario::default()
+    };
+    let plan = |l: &StartupLog| {
+        let (s, taken) = logged_scenario(l, &m, planned.clone());
+        let e = crate::estimate(&m, s.clone());
+        let Some(shared::engines::EngineReport::Vllm(r)) = e.engine_report else { panic!("vLLM") };
+        (s, taken, r)
+    };
+    let (_, _, a) = plan(&base);
+    let (s, taken, b) = plan(&ngram);
+    assert!(taken.iter().any(|t| t == "speculative decoding ngram:4"), "{taken:?}");
+    assert!(matches!(s.engine, shared::engines::Engine::Vllm(o) if o.speculative.is_some()));
+    assert_eq!(
+        (a.per_gpu[0].weight_bytes, a.per_gpu[0].available_kv_bytes, a.kv_cache_tokens),
+        (b.per_gpu[0].weight_bytes, b.per_gpu[0].available_kv_bytes, b.kv_cache_tokens)
+    );
+}

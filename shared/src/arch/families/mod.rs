@@ -47,6 +47,15 @@ pub(super) fn read(map: &Map<String, Value>) -> Result<Architecture, ConfigError
     let text_map = root.object("text_config");
     let text_fields = text_map.map_or(root, |m| Fields::new(m, "text_config"));
     let mut text = read_text(family, text_fields, &mut warnings)?;
+    // The multi-token-prediction layers an engine builds for speculative
+    // decoding (`num_nextn_predict_layers`: DeepSeek-V3, GLM-4.5, Qwen3-Next,
+    // Qwen3.5, MiMo; `mtp_num_hidden_layers`: Qwen3.5 text configs), as vLLM
+    // reads `n_predict` (0.24.0 `config/speculative.py`).
+    text.extra.mtp_layers = text_fields
+        .count_or("num_nextn_predict_layers", 0)?
+        .max(text_fields.count_or("mtp_num_hidden_layers", 0)?)
+        .max(root.count_or("num_nextn_predict_layers", 0)?)
+        .min(64);
     // Multimodal wrappers: transformers 5 ties the head by the wrapper's own
     // `tie_word_embeddings` (`PreTrainedModel.tie_weights` reads `self.config`),
     // which may differ from the text config's (Mistral 3, Qwen3-VL-MoE).

@@ -94,6 +94,7 @@ pub fn profile_peak(text: &TextModel, tokens: u64, seqs: u64, bytes_per_element:
     if let Some(kernel) = v.fused_moe_peak() {
         forward = forward.max(fused_moe_peak(text, tokens, bytes_per_element, tp, kernel));
     }
+    forward = forward.saturating_add(super::spec::draft_forward_bytes(text.hidden_size, tokens, bytes_per_element, o));
     let seqs = seqs.min(tokens.max(1));
     if !v.profile_peak_is_larger_half() {
         return forward.saturating_add(activations::logits(text.vocab_size, seqs, 1, tp));
@@ -101,7 +102,8 @@ pub fn profile_peak(text: &TextModel, tokens: u64, seqs: u64, bytes_per_element:
     if seqs == 0 {
         return forward;
     }
-    let per_logit = sampler_bytes_per_logit(o, bytes_per_element);
+    let per_logit = sampler_bytes_per_logit(o, bytes_per_element)
+        .saturating_add(super::spec::rejection_bytes_per_logit(o, bytes_per_element));
     let sampler = text.vocab_size.saturating_mul(seqs).saturating_mul(per_logit);
     let hidden = text.hidden_size.saturating_mul(tokens).saturating_mul(bytes_per_element);
     // From 0.19 the modular kernel's workspace is one buffer all MoE layers

@@ -7,7 +7,7 @@ use crate::engines::knobs::{About, Knob, bytes, count, fraction, opt, opt_fracti
 use crate::plan::MAX_CONCURRENCY;
 use crate::units::shortest;
 
-use super::{Mxfp4Kernel, Options, Report, Sampler, Version};
+use super::{Mxfp4Kernel, Options, Report, Sampler, Speculative, Version};
 
 type K = Knob<Options, Report>;
 
@@ -231,6 +231,26 @@ pub static KNOBS: &[K] = &[
                 "off" | "0" | "false" => false,
                 _ => return Err("use on or off".into()),
             };
+            Ok(())
+        },
+        effective: None,
+    },
+    K {
+        about: About {
+            key: "spec",
+            label: "speculative decoding",
+            #[cfg(feature = "cli")]
+            cli: Cli {
+                flag: "speculative-config",
+                help: "--speculative-config, vLLM's JSON or method:tokens (ngram:4, suffix:8, mtp, mtp:2): MTP adds \
+                       the checkpoint's prediction layers to the weights and the KV cache; n-gram and suffix add none",
+                ..Cli::NONE
+            },
+            ..About::NONE
+        },
+        get: |o| o.speculative.map_or_else(String::new, Speculative::text),
+        set: |o, v| {
+            o.speculative = Some(Speculative::parse(v)?);
             Ok(())
         },
         effective: None,

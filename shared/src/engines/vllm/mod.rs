@@ -33,6 +33,7 @@
 mod extras;
 mod knobs;
 mod options;
+mod spec;
 mod version;
 mod words;
 
@@ -47,7 +48,7 @@ pub use extras::{
 pub use knobs::KNOBS;
 
 pub(crate) use options::check_knobs;
-pub use options::{DEFAULT_MAX_LORA_RANK, Options};
+pub use options::{DEFAULT_MAX_LORA_RANK, MAX_SPEC_TOKENS, Options, SpecMethod, Speculative};
 pub use version::Version;
 
 pub use words::COMMANDS;
@@ -90,9 +91,10 @@ pub(crate) fn state_rules(model: &Model, bytes_per_element: u64) -> StateRules {
 /// The splits vLLM refuses: query and KV heads that do not divide over the
 /// ranks (checked up front, `ModelConfig.verify_with_parallel_config`), and
 /// more pipeline stages than layers.
-pub(crate) fn check_split(s: &Scenario, text: &TextModel) -> Result<(), SplitError> {
+pub(crate) fn check_split(o: Options, s: &Scenario, text: &TextModel) -> Result<(), SplitError> {
     parallel::check_heads(EngineKind::Vllm, HeadCheck::UpFront, s.tp, text)?;
-    parallel::check_stages(s, text)
+    parallel::check_stages(s, text)?;
+    spec::check(o, text)
 }
 
 pub(crate) fn too_many_stages(stages: u64, layers: u64) -> String {
@@ -128,6 +130,9 @@ pub struct GpuKv {
     pub weight_bytes: u64,
     /// vLLM's LoRA buffers (`--max-loras` × `--max-lora-rank`), part of `weight_bytes`.
     pub lora_bytes: u64,
+    /// The speculative drafter's weights (its MTP layers), part of `weight_bytes`.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub draft_bytes: u64,
     pub activation_bytes: u64,
     pub non_torch_bytes: u64,
     pub cuda_graph_bytes: u64,
@@ -234,6 +239,16 @@ fn groups(p: &Plan, o: Options, stage: usize) -> (Vec<Group>, u64) {
             None => kinds.push((Group { window, state: false }, 1)),
         }
     }
+    // The drafter's attention layers join the full-attention group (its
+    // layers are built like the model's last full-attention layer).
+    let draft = if p.is_last_stage(stage) { spec::draft_kv_layers(p, o) } else { 0 };
+    if draft > 0 {
+        let full = Group { window: None, state: false };
+        match kinds.iter_mut().find(|(g, _)| *g == full) {
+            Some((_, n)) => *n += draft,
+            None => kinds.push((full, draft)),
+        }
+    }
     // `_get_kv_cache_config_uniform_page_size`: one group size for all kinds
     // (the smallest kind's layer count); larger kinds split into several
     // groups, the last padded.
@@ -290,7 +305,13 @@ fn budget(p: &Plan, o: Options, max_model_len: u64) -> Budget {
         };
         let lora = lora_bytes(p, o, stage);
         let rope = if o.version.holds_rope_tables() && layers > 0 { rope_table_bytes(p) } else { 0 };
-        let weights = p.stage_weights(stage).saturating_add(padding).saturating_add(lora).saturating_add(rope);
+        let draft = if p.is_last_stage(stage) { spec::draft_weight_bytes(p, o) } else { 0 };
+        let weights = p
+            .stage_weights(stage)
+            .saturating_add(padding)
+            .saturating_add(lora)
+            .saturating_add(rope)
+            .saturating_add(draft);
         let seqs = if p.is_last_stage(stage) { max_num_seqs } else { 0 };
         let act = if layers > 0 { profile_peak(text, mnbt, seqs, p.bytes_per_element(), p.tp(), o) } else { 0 };
         // `--enforce-eager` captures none (`CUDAGraphMode.NONE`).
@@ -315,6 +336,7 @@ fn budget(p: &Plan, o: Options, max_model_len: u64) -> Budget {
             requested_bytes: requested,
             weight_bytes: weights,
             lora_bytes: lora,
+            draft_bytes: draft,
             activation_bytes: act,
             non_torch_bytes: non_torch,
             cuda_graph_bytes: graphs,
@@ -448,6 +470,10 @@ impl Budget {
     fn group_slots(&self) -> u64 {
         self.gpus.first().map_or(0, |g| g.block_bytes.checked_div(self.layer_page_bytes).unwrap_or(0))
     }
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 fn round2(x: f64) -> f64 {

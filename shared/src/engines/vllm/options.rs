@@ -37,6 +37,121 @@ pub struct Options {
     /// `--enforce-eager`: no CUDA graph is captured (and none profiled).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub enforce_eager: bool,
+    /// `--speculative-config` (`None`: no speculative decoding).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub speculative: Option<Speculative>,
+}
+
+/// `--speculative-config`: the method and `num_speculative_tokens`, the two
+/// fields that decide its memory (vLLM 0.12.0 – 0.24.0 `config/speculative.py`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Speculative {
+    pub method: SpecMethod,
+    /// `num_speculative_tokens` (`None`: the MTP layers' own `n_predict`,
+    /// `num_nextn_predict_layers`, as vLLM defaults it).
+    pub tokens: Option<u64>,
+}
+
+/// The drafters that need no model of their own. EAGLE heads and draft
+/// models are refused: their weights and KV come from their own config,
+/// which a plan does not hold.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum SpecMethod {
+    /// Prompt-lookup drafting (`NgramProposer`): no weights, no KV.
+    Ngram,
+    /// Suffix decoding (`SuffixDecodingProposer`, 0.12+): no weights, no KV.
+    Suffix,
+    /// The checkpoint's own multi-token-prediction layers (DeepSeek-V3,
+    /// GLM-4.5, Qwen3-Next, Qwen3.5, MiMo): `num_nextn_predict_layers`
+    /// layers beside the model, sharing its embedding and lm_head.
+    Mtp,
+}
+
+/// The most draft tokens a link or flag may ask for (`MAX_SPEC_LEN`,
+/// 0.24.0 `v1/sample/rejection_sampler.py`).
+pub const MAX_SPEC_TOKENS: u64 = 128;
+
+impl SpecMethod {
+    pub fn id(self) -> &'static str {
+        match self {
+            Self::Ngram => "ngram",
+            Self::Suffix => "suffix",
+            Self::Mtp => "mtp",
+        }
+    }
+}
+
+impl Speculative {
+    /// `ngram:4`, `mtp` (the link's and the page's text).
+    pub fn text(self) -> String {
+        match self.tokens {
+            Some(k) => format!("{}:{k}", self.method.id()),
+            None => self.method.id().into(),
+        }
+    }
+
+    /// `ngram:4`, `mtp:2`, or vLLM's own JSON
+    /// (`{"method": "ngram", "num_speculative_tokens": 4, …}`: its other
+    /// fields, such as `prompt_lookup_max`, change no memory and are left).
+    pub fn parse(text: &str) -> Result<Self, String> {
+        let t = text.trim();
+        let (method, tokens) = if t.starts_with('{') {
+            let field = |key: &str| json_field(t, key);
+            (field("method").unwrap_or_default(), field("num_speculative_tokens"))
+        } else {
+            match t.split_once(':') {
+                Some((m, k)) => (m.trim(), Some(k.trim())),
+                None => (t, None),
+            }
+        };
+        let method = match method.to_ascii_lowercase().as_str() {
+            "ngram" | "[ngram]" => SpecMethod::Ngram,
+            "suffix" => SpecMethod::Suffix,
+            // The per-family names vLLM folds into `mtp` (`MTPModelTypes`).
+            "mtp" | "deepseek_mtp" | "mimo_mtp" | "glm4_moe_mtp" | "qwen3_next_mtp" | "ernie_mtp"
+            | "longcat_flash_mtp" => SpecMethod::Mtp,
+            "eagle" | "eagle3" | "draft_model" | "medusa" | "mlp_speculator" => {
+                return Err(format!(
+                    "{method}: a drafter with a model of its own is not modelled yet (its weights and KV come from \
+                     its own config); ngram, suffix and mtp are"
+                ));
+            }
+            "" => return Err("name a method: ngram, suffix or mtp (e.g. ngram:4)".into()),
+            other => return Err(format!("{other}: use ngram, suffix or mtp")),
+        };
+        let tokens = match tokens {
+            None => None,
+            Some(k) => Some(
+                k.parse::<u64>()
+                    .ok()
+                    .filter(|k| (1..=MAX_SPEC_TOKENS).contains(k))
+                    .ok_or_else(|| format!("num_speculative_tokens must be between 1 and {MAX_SPEC_TOKENS}"))?,
+            ),
+        };
+        if tokens.is_none() && method != SpecMethod::Mtp {
+            return Err(format!("{} needs num_speculative_tokens (e.g. {}:4)", method.id(), method.id()));
+        }
+        Ok(Self { method, tokens })
+    }
+
+    /// vLLM's own `--speculative-config` value.
+    pub fn json(self) -> String {
+        match self.tokens {
+            Some(k) => format!("{{\"method\": \"{}\", \"num_speculative_tokens\": {k}}}", self.method.id()),
+            None => format!("{{\"method\": \"{}\"}}", self.method.id()),
+        }
+    }
+}
+
+/// The value of `key` in a flat JSON object, unquoted: what
+/// `--speculative-config` holds (strings and numbers; nested values are
+/// not read).
+fn json_field<'t>(json: &'t str, key: &str) -> Option<&'t str> {
+    let quoted = format!("\"{key}\"");
+    let rest = &json[json.find(&quoted)? + quoted.len()..];
+    let rest = rest.trim_start().strip_prefix(':')?.trim_start();
+    let end = rest.find([',', '}']).unwrap_or(rest.len());
+    Some(rest[..end].trim().trim_matches('"'))
 }
 
 /// `LoRAConfig.max_lora_rank` default (vLLM 0.33.0 `config/lora.py`).
@@ -61,6 +176,7 @@ impl Default for Options {
             mxfp4_kernel: None,
             kv_cache_memory_bytes: None,
             enforce_eager: false,
+            speculative: None,
         }
     }
 }
@@ -77,6 +193,9 @@ pub(crate) fn check_knobs(o: Options) -> Result<(), String> {
     }
     if !(1..=512).contains(&o.max_lora_rank) {
         return Err(format!("max_lora_rank must be between 1 and 512, got {}", o.max_lora_rank));
+    }
+    if o.speculative.is_some() && o.version == Version::V0 {
+        return Err("the V0 rules do not model speculative decoding; use the V1 engine's".into());
     }
     if o.kv_cache_memory_bytes.is_some() && !o.version.kv_memory_tools() {
         return Err(format!("kv_cache_memory_bytes arrived in vLLM 0.11; the {} rules are older", o.version.id()));

@@ -99,6 +99,26 @@ pub(crate) fn terms(p: &Plan, r: &Report, kv_demand_bytes: u64) -> EngineTerms {
             Basis::EngineRule,
         ));
     }
+    if let (Some(g), Engine::Vllm(Options { speculative: Some(spec), .. })) = (r.per_gpu.last(), p.scenario.engine) {
+        own.push(Term::bytes(
+            "vLLM speculative drafter",
+            g.draft_bytes,
+            format!(
+                "--speculative-config {}: {} (gpu_model_runner.py::load_model, 0.24.0)",
+                spec.text(),
+                if g.draft_bytes > 0 {
+                    format!(
+                        "{} MTP layer(s) built like the last attention layer, with eh_proj and norms, in the \
+                         weights and in every KV block; embedding and lm_head shared",
+                        t.extra.mtp_layers
+                    )
+                } else {
+                    "no draft weights and no draft KV".into()
+                }
+            ),
+            Basis::EngineRule,
+        ));
+    }
     own.push(Term::count(
         "vLLM GPU blocks",
         r.num_gpu_blocks,
@@ -209,6 +229,9 @@ pub(crate) fn launch(model: &Model, s: &Scenario, repo: &str) -> String {
     }
     if o.enforce_eager {
         flag("--enforce-eager".into());
+    }
+    if let Some(spec) = o.speculative {
+        flag(format!("--speculative-config '{}'", spec.json()));
     }
     cmd
 }
