@@ -76,7 +76,8 @@ pub(super) fn read(map: &Map<String, Value>) -> Result<Architecture, ConfigError
     {
         warnings.push(
             "the checkpoint also ships a multi-token-prediction layer (`num_nextn_predict_layers`), \
-             which transformers and vLLM do not load by default; it is not counted"
+             which transformers and vLLM do not load by default; not counted unless vLLM's \
+             `--speculative-config mtp` builds it"
                 .into(),
         );
     }

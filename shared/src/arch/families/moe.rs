@@ -136,7 +136,8 @@ pub(super) fn mtp_warning(f: Fields, warnings: &mut Vec<String>) -> Result<(), C
     if n > 0 {
         warnings.push(format!(
             "the checkpoint also ships {n} multi-token-prediction layer(s), which transformers does not build \
-             and vLLM loads only for speculative decoding; they are not counted"
+             and vLLM loads only for speculative decoding (`--speculative-config mtp` counts them); not counted \
+             otherwise"
         ));
     }
     Ok(())

@@ -243,7 +243,8 @@ pub static KNOBS: &[K] = &[
             cli: Cli {
                 flag: "speculative-config",
                 help: "--speculative-config, vLLM's JSON or method:tokens (ngram:4, suffix:8, mtp, mtp:2): MTP adds \
-                       the checkpoint's prediction layers to the weights and the KV cache; n-gram and suffix add none",
+                       the checkpoint's prediction layers to the weights and the KV cache; n-gram and suffix only the rejection \
+                       sampler's warm-up rows",
                 ..Cli::NONE
             },
             ..About::NONE

@@ -56,6 +56,7 @@ pub struct Speculative {
 /// models are refused: their weights and KV come from their own config,
 /// which a plan does not hold.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
 pub enum SpecMethod {
     /// Prompt-lookup drafting (`NgramProposer`): no weights, no KV.
     Ngram,

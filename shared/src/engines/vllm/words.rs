@@ -101,7 +101,7 @@ pub(crate) fn terms(p: &Plan, r: &Report, kv_demand_bytes: u64) -> EngineTerms {
     }
     if let (Some(g), Engine::Vllm(Options { speculative: Some(spec), .. })) = (r.per_gpu.last(), p.scenario.engine) {
         own.push(Term::bytes(
-            "vLLM speculative drafter",
+            "vLLM drafter weights",
             g.draft_bytes,
             format!(
                 "--speculative-config {}: {} (gpu_model_runner.py::load_model, 0.24.0)",
