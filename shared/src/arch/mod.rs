@@ -454,6 +454,22 @@ pub struct VisionTower {
     pub linear_params: u64,
     /// Everything else: patch/position embeddings, norms, biases, gates.
     pub other_params: u64,
+    /// The largest image as the engines profile it: the patches the tower
+    /// runs over and the tokens it gives the language model (0: not read
+    /// for this kind of tower).
+    #[serde(default)]
+    pub item: VisionItem,
+    /// The tower's MLP width.
+    #[serde(default)]
+    pub intermediate_size: u64,
+}
+
+/// The largest image a tower takes, as vLLM's profile run builds it
+/// (`get_image_size_with_most_features`, `get_max_image_tokens`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct VisionItem {
+    pub patches: u64,
+    pub tokens: u64,
 }
 
 impl VisionTower {

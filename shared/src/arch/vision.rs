@@ -10,7 +10,7 @@
 use serde_json::Value;
 
 use super::fields::{ConfigError, Fields};
-use super::{Family, TextModel, VisionTower};
+use super::{Family, TextModel, VisionItem, VisionTower};
 
 pub(super) fn read(family: Family, root: Fields, text: &TextModel) -> Result<Option<VisionTower>, ConfigError> {
     let Some(v) = root.object("vision_config") else { return Ok(None) };
@@ -39,7 +39,32 @@ fn tower(kind: &str, layers: u128, hidden: u128, linear: u128, other: u128) -> V
         hidden_size: clamp(hidden),
         linear_params: clamp(linear),
         other_params: clamp(other),
+        item: VisionItem::default(),
+        intermediate_size: 0,
     }
+}
+
+/// The tower with the largest image vLLM profiles: `patches` through the
+/// tower, `tokens` to the language model, the MLP `inter` wide.
+fn profiled(mut t: VisionTower, patches: u128, tokens: u128, inter: u128) -> VisionTower {
+    let clamp = |x: u128| u64::try_from(x).unwrap_or(u64::MAX);
+    t.item = VisionItem { patches: clamp(patches), tokens: clamp(tokens) };
+    t.intermediate_size = clamp(inter);
+    t
+}
+
+/// The largest image of the Qwen-VL processors, in pixels: the official
+/// checkpoints' `preprocessor_config.json` (`max_pixels` 12,845,056 for
+/// Qwen2-VL and Qwen2.5-VL; `size.longest_edge` 16,777,216 for Qwen3-VL),
+/// which vLLM's `get_image_size_with_most_features` reads
+/// (0.24.0 `qwen2_vl.py`); config.json does not carry it.
+const QWEN2_VL_MAX_PIXELS: u128 = 12_845_056;
+const QWEN3_VL_MAX_PIXELS: u128 = 16_777_216;
+
+/// Patches and merged tokens of the largest Qwen-VL image.
+fn qwen_item(max_pixels: u128, patch: u128, merge: u128) -> (u128, u128) {
+    let patches = max_pixels / (patch * patch).max(1);
+    (patches, patches / (merge * merge).max(1))
 }
 
 /// SigLIP encoder (`SiglipVisionModel`; Gemma 3 uses no pooling head) plus
@@ -68,12 +93,20 @@ fn siglip(root: Fields, v: Fields, text: &TextModel) -> Result<VisionTower, Conf
         0
     };
     let text_hidden = u128::from(text.hidden_size);
-    Ok(tower(
-        "siglip",
-        layers,
-        hidden,
-        layer_linear * layers + hidden * text_hidden,
-        layer_other * layers + embeddings + post_norm + head + hidden,
+    // `Gemma3Config.mm_tokens_per_image` (256): one crop, pan-and-scan off
+    // (vLLM 0.24.0 `gemma3_mm.py::get_num_image_tokens`).
+    let tokens = u128::from(root.dim_or("mm_tokens_per_image", 256)?);
+    Ok(profiled(
+        tower(
+            "siglip",
+            layers,
+            hidden,
+            layer_linear * layers + hidden * text_hidden,
+            layer_other * layers + embeddings + post_norm + head + hidden,
+        ),
+        patches,
+        tokens,
+        inter,
     ))
 }
 
@@ -131,12 +164,11 @@ fn qwen_vit(root: Fields, v: Fields) -> Result<VisionTower, ConfigError> {
         (dim(v, "embed_dim", 1280)?, dim(v, "hidden_size", 3584)?)
     };
     let patch_embed = channels * temporal * patch * patch * hidden; // Conv3d, no bias
+    let inter = if qwen25 { dim(v, "intermediate_size", 3420)? } else { hidden * dim(v, "mlp_ratio", 4)? };
     let (layer_linear, layer_other) = if qwen25 {
-        let inter = dim(v, "intermediate_size", 3420)?;
         // qkv + proj with biases, gated MLP with biases, two RMSNorms.
         (4 * hidden * hidden + 3 * hidden * inter, 4 * hidden + 2 * inter + hidden + 2 * hidden)
     } else {
-        let inter = hidden * dim(v, "mlp_ratio", 4)?;
         // qkv + proj with biases, fc1/fc2 with biases, two LayerNorms.
         (4 * hidden * hidden + 2 * hidden * inter, 4 * hidden + inter + hidden + 4 * hidden)
     };
@@ -144,12 +176,18 @@ fn qwen_vit(root: Fields, v: Fields) -> Result<VisionTower, ConfigError> {
     // Merger: a norm of the vision width, then merged → merged → out, with biases.
     let merger_linear = merged * merged + merged * out;
     let merger_other = if qwen25 { hidden } else { 2 * hidden } + merged + out;
-    Ok(tower(
-        if qwen25 { "qwen2_5_vl" } else { "qwen2_vl" },
-        depth,
-        hidden,
-        layer_linear * depth + merger_linear,
-        layer_other * depth + patch_embed + merger_other,
+    let (patches, tokens) = qwen_item(QWEN2_VL_MAX_PIXELS, patch, merge);
+    Ok(profiled(
+        tower(
+            if qwen25 { "qwen2_5_vl" } else { "qwen2_vl" },
+            depth,
+            hidden,
+            layer_linear * depth + merger_linear,
+            layer_other * depth + patch_embed + merger_other,
+        ),
+        patches,
+        tokens,
+        inter,
     ))
 }
 
@@ -191,7 +229,8 @@ fn qwen3_vit(root: Fields, v: Fields) -> Result<Option<VisionTower>, ConfigError
     let other =
         layer_other * depth + embeddings + 2 * hidden + merger_biases + deepstack * (2 * merged + merger_biases);
     let kind = if deepstack > 0 { "qwen3_vl" } else { "qwen3_5" };
-    Ok(Some(tower(kind, depth, hidden, linear, other)))
+    let (patches, tokens) = qwen_item(QWEN3_VL_MAX_PIXELS, patch, merge);
+    Ok(Some(profiled(tower(kind, depth, hidden, linear, other), patches, tokens, inter)))
 }
 
 /// Pixtral (`PixtralVisionModel`: a bias-free patch conv, an RMSNorm, layers
@@ -217,12 +256,22 @@ fn pixtral(root: Fields, v: Fields, text: &TextModel) -> Result<VisionTower, Con
     let projector_linear =
         hidden * merge * merge * hidden + hidden * feature_layers * text_hidden + text_hidden * text_hidden;
     let projector_other = hidden + if bias { 2 * text_hidden } else { 0 };
-    Ok(tower(
-        "pixtral",
-        layers,
-        hidden,
-        layer_linear * layers + projector_linear,
-        2 * hidden * layers + channels * patch * patch * hidden + hidden + projector_other,
+    // The largest image is `image_size` square (PixtralVisionConfig: 1024);
+    // its tokens are the merged patch grid (vLLM 0.24.0
+    // `pixtral.py::PixtralHFEncoderInfo.get_num_image_tokens`).
+    let side = dim(v, "image_size", 1024)? / patch.max(1);
+    let merged = side / merge.max(1);
+    Ok(profiled(
+        tower(
+            "pixtral",
+            layers,
+            hidden,
+            layer_linear * layers + projector_linear,
+            2 * hidden * layers + channels * patch * patch * hidden + hidden + projector_other,
+        ),
+        side * side,
+        merged * merged,
+        inter,
     ))
 }
 

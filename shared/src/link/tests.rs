@@ -133,7 +133,7 @@ fn lora_and_sglang_rules_are_link_keys() {
         ..LinkState::default()
     };
     let text = encode(&lora);
-    assert!(text.ends_with("&e=vllm&vllm=0.24-rope&loras=4&lorar=64"), "{text}");
+    assert!(text.ends_with("&e=vllm&vllm=0.24-mm&loras=4&lorar=64"), "{text}");
     check(&format!("?{text}"), lora, 0);
     // Links from before the keys: LoRA off, SGLang's TP table.
     let d = decode("?e=sglang");

@@ -126,6 +126,7 @@ enum Key {
     ChunkedPrefill,
     EnforceEager,
     SpeculativeConfig,
+    LimitMmPerPrompt,
     MaxNumBatchedTokens,
     MemFractionStatic,
     Ctx,
@@ -170,6 +171,7 @@ const VLLM: Table = &[
     (&["--kv-cache-memory-bytes", "--kv-cache-memory"], Key::KvCacheMemory),
     (&["--enforce-eager"], Key::EnforceEager),
     (&["--speculative-config", "-sc"], Key::SpeculativeConfig),
+    (&["--limit-mm-per-prompt"], Key::LimitMmPerPrompt),
     (&["--block-size"], Key::BlockSize),
     (&["--max-loras"], Key::MaxLoras),
     (&["--max-lora-rank"], Key::MaxLoraRank),
@@ -460,6 +462,9 @@ fn apply(launch: &mut Launch, flag: &'static str, key: Key, value: Option<&str>)
             .ok()
             .inspect(|sc| c.speculative = Some(*sc))
             .map(|_| v.to_owned()),
+        (Key::LimitMmPerPrompt, Some(v)) => {
+            crate::engines::vllm::MmLimits::parse(v).ok().inspect(|l| c.mm_limits = Some(*l)).map(|_| v.to_owned())
+        }
         (Key::MaxNumBatchedTokens, Some(v)) => number(v).inspect(|&n| c.max_num_batched_tokens = Some(n)).map(s),
         (Key::Ctx, Some(v)) => number(v).inspect(|&n| c.n_ctx = Some(n)).map(s),
         (Key::Batch, Some(v)) => number(v).inspect(|&n| c.n_batch = Some(n)).map(s),

@@ -313,6 +313,9 @@ pub struct LoggedConfig {
     /// `speculative_config=SpeculativeConfig(method='ngram', …)`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub speculative: Option<crate::engines::vllm::Speculative>,
+    /// vLLM `--limit-mm-per-prompt` (the non-default args' `limit_mm_per_prompt`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mm_limits: Option<crate::engines::vllm::MmLimits>,
     /// The top-k/top-p sampler vLLM set up (its `Using FlashInfer …` or
     /// `Falling back to the PyTorch-native …` line).
     pub sampler: Option<crate::engines::vllm::Sampler>,

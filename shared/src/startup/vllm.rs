@@ -127,6 +127,11 @@ fn read_args(line: &str, c: &mut LoggedConfig, n: usize, facts: &mut Vec<Fact>) 
     if let Some(s) = spec.and_then(|s| crate::engines::vllm::Speculative::parse(&s.replace('\'', "\"")).ok()) {
         c.speculative = Some(s);
     }
+    // `'limit_mm_per_prompt': {'image': 2, 'video': 0}`.
+    let mm = after(line, "'limit_mm_per_prompt': {").map(|r| format!("{{{}}}", &r[..r.find('}').unwrap_or(r.len())]));
+    if let Some(l) = mm.and_then(|m| crate::engines::vllm::MmLimits::parse(&m.replace('\'', "")).ok()) {
+        c.mm_limits = Some(l);
+    }
     if let Some(permille) = arg("gpu_memory_utilization").and_then(|v| fixed(&v, 1000)) {
         facts.push(Fact { line: n, scope: None, figure: Figure::Utilization { permille } });
     }

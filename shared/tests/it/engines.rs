@@ -397,13 +397,14 @@ fn vllm_releases_map_to_their_rules() {
         ("0.11.0", Version::V0_12),
         ("0.12.0", Version::V0_12),
         ("0.17.1", Version::V0_12),
-        // With the rotary tables since issue 36's fourth session.
-        ("0.18.0", Version::V0_19Rope),
-        ("0.19.1", Version::V0_19Rope),
+        // With the rotary tables since issue 36's fourth session, the vision
+        // tower's profile since its fifth.
+        ("0.18.0", Version::V0_19Mm),
+        ("0.19.1", Version::V0_19Mm),
         // 0.20.0 already subtracts the CUDA-graph estimate and asks 0.92.
-        ("0.20.2", Version::V0_24Rope),
-        ("0.21.0", Version::V0_24Rope),
-        ("v0.27.2rc1.dev77+gac7509e2b", Version::V0_24Rope),
+        ("0.20.2", Version::V0_24Mm),
+        ("0.21.0", Version::V0_24Mm),
+        ("v0.27.2rc1.dev77+gac7509e2b", Version::V0_24Mm),
     ];
     for (release, want) in cases {
         assert_eq!(Version::for_release(release), Some(want), "{release}");
@@ -745,5 +746,21 @@ fn vllm_speculative_config_reads_vllms_json_and_the_short_form() {
     ] {
         let err = Speculative::parse(bad).expect_err(bad);
         assert!(err.contains(says), "{bad}: {err}");
+    }
+}
+
+/// `--limit-mm-per-prompt` as vLLM takes it, and the short form of links.
+#[test]
+fn vllm_mm_limits_read_vllms_json_and_the_short_form() {
+    use vllm::MmLimits;
+    let two = MmLimits { image: Some(2), video: Some(0) };
+    assert_eq!(MmLimits::parse(r#"{"image": 2, "video": 0}"#), Ok(two));
+    assert_eq!(MmLimits::parse("image:2,video:0"), Ok(two));
+    assert_eq!(MmLimits::parse(&two.json()), Ok(two));
+    assert_eq!(MmLimits::parse(&two.text()), Ok(two));
+    assert_eq!(MmLimits::parse("0"), Ok(MmLimits { image: Some(0), video: Some(0) }));
+    assert_eq!(MmLimits::parse(r#"{"audio": 1}"#), Ok(MmLimits::default()));
+    for bad in ["image:x", "pictures:2", "5000", "image"] {
+        assert!(MmLimits::parse(bad).is_err(), "{bad}");
     }
 }

@@ -428,3 +428,53 @@ fn an_ngram_drafter_plans_like_the_server_without_one() {
         (b.per_gpu[0].weight_bytes, b.per_gpu[0].available_kv_bytes, b.kv_cache_tokens)
     );
 }
+
+/// The vision tower's profile (issue 36, the `-mm` rules): Gemma 3's three
+/// 0.19.0 logs (llm-d-planner@d3121e0) say "a budget of 8192 tokens, and
+/// profiled with 32 image items"; planned from the logs, the plan's own
+/// vLLM lines say the same. `--limit-mm-per-prompt` then moves it: one
+/// image per prompt is still 32 items over 1,024 sequences, none is no
+/// encoder profile and a smaller peak.
+#[test]
+fn gemma3_logs_profile_the_encoder_as_the_plan_does() {
+    use shared::engines::vllm::MmLimits;
+    use shared::engines::{Engine, EngineKind, EngineReport};
+    use shared::estimate::{GpuSlot, Scenario};
+    use shared::startup::logged_scenario;
+    for (name, preset) in [
+        ("vllm-v1-0190-gemma3-4b-it-h100-debug-vlm", "gemma-3-4b"),
+        ("vllm-v1-0190-gemma3-12b-it-h100-debug-vlm", "gemma-3-12b"),
+        ("vllm-v1-0190-gemma3-27b-it-h100-debug-vlm", "gemma-3-27b"),
+    ] {
+        let path = format!("{}/tests/fixtures/startup/{name}.txt", env!("CARGO_MANIFEST_DIR"));
+        let text = std::fs::read_to_string(&path).expect("fixture");
+        let logged = "Encoder cache will be initialized with a budget of 8192 tokens, and profiled with 32 image items";
+        assert!(text.contains(logged), "{name}");
+        let m = shared::model::Model::preset(preset).unwrap_or_else(|e| panic!("{preset}: {e}"));
+        let h100 = shared::catalog::gpu("h100-sxm").expect("catalog");
+        let planned = Scenario {
+            gpus: vec![GpuSlot::from_catalog(h100)],
+            engine: EngineKind::Vllm.with_defaults(),
+            ..Scenario::default()
+        };
+        let (s, _) = logged_scenario(&log(name), &m, planned);
+        let report = |s: Scenario| match crate::estimate(&m, s).engine_report {
+            Some(EngineReport::Vllm(r)) => r,
+            other => panic!("{other:?}"),
+        };
+        let r = report(s.clone());
+        assert!(r.log_lines.iter().any(|l| l.starts_with(logged)), "{name}: {:?}", r.log_lines);
+        let with = |limits: MmLimits| {
+            let Engine::Vllm(o) = s.engine else { panic!("vLLM") };
+            report(Scenario {
+                engine: Engine::Vllm(shared::engines::vllm::Options { mm_limits: limits, ..o }),
+                ..s.clone()
+            })
+        };
+        let one = with(MmLimits { image: Some(1), video: None });
+        assert!(one.log_lines.iter().any(|l| l.starts_with(logged)), "{name}");
+        let none = with(MmLimits { image: Some(0), video: Some(0) });
+        assert!(!none.log_lines.iter().any(|l| l.contains("Encoder cache")), "{name}");
+        assert!(none.per_gpu[0].activation_bytes < r.per_gpu[0].activation_bytes, "{name}");
+    }
+}

@@ -7,7 +7,7 @@ use crate::engines::knobs::{About, Knob, bytes, count, fraction, opt, opt_fracti
 use crate::plan::MAX_CONCURRENCY;
 use crate::units::shortest;
 
-use super::{Mxfp4Kernel, Options, Report, Sampler, Speculative, Version};
+use super::{MmLimits, Mxfp4Kernel, Options, Report, Sampler, Speculative, Version};
 
 type K = Knob<Options, Report>;
 
@@ -252,6 +252,26 @@ pub static KNOBS: &[K] = &[
         get: |o| o.speculative.map_or_else(String::new, Speculative::text),
         set: |o, v| {
             o.speculative = Some(Speculative::parse(v)?);
+            Ok(())
+        },
+        effective: None,
+    },
+    K {
+        about: About {
+            key: "mm",
+            label: "limit_mm_per_prompt",
+            #[cfg(feature = "cli")]
+            cli: Cli {
+                flag: "limit-mm-per-prompt",
+                help: "--limit-mm-per-prompt, vLLM's JSON or image:N,video:N (one count: every modality; 0: none): \
+                       the images the profile runs the vision tower over (default 999 each)",
+                ..Cli::NONE
+            },
+            ..About::NONE
+        },
+        get: |o| o.mm_limits.text(),
+        set: |o, v| {
+            o.mm_limits = MmLimits::parse(v)?;
             Ok(())
         },
         effective: None,

@@ -30,6 +30,7 @@
 //! pages are equal (the state page is padded up to it), and each request
 //! takes one block per state group whatever its length.
 
+mod encoder;
 mod extras;
 mod knobs;
 mod options;
@@ -48,7 +49,9 @@ pub use extras::{
 pub use knobs::KNOBS;
 
 pub(crate) use options::check_knobs;
-pub use options::{DEFAULT_MAX_LORA_RANK, MAX_SPEC_TOKENS, Options, SpecMethod, Speculative};
+pub use options::{
+    DEFAULT_MAX_LORA_RANK, DEFAULT_MM_LIMIT, MAX_SPEC_TOKENS, MmLimits, Options, SpecMethod, Speculative,
+};
 pub use version::Version;
 
 pub use words::COMMANDS;
@@ -314,6 +317,13 @@ fn budget(p: &Plan, o: Options, max_model_len: u64) -> Budget {
             .saturating_add(draft);
         let seqs = if p.is_last_stage(stage) { max_num_seqs } else { 0 };
         let act = if layers > 0 { profile_peak(text, mnbt, seqs, p.bytes_per_element(), p.tp(), o) } else { 0 };
+        // The vision tower's pass over the profile's images, on the stage
+        // that holds it, and the outputs kept through the text's.
+        let act = if stage == 0 && p.first_on_gpu {
+            encoder::peak(p, o, mnbt, max_num_seqs, max_model_len, act)
+        } else {
+            act
+        };
         // `--enforce-eager` captures none (`CUDAGraphMode.NONE`).
         let captured = if o.enforce_eager { 0 } else { o.version.cuda_graphs(max_num_seqs, mnbt) };
         let graphs = CUDA_GRAPH_BYTES_PER_LAYER_SIZE.saturating_mul(captured).saturating_mul(layers);
@@ -585,6 +595,7 @@ pub(crate) fn report(p: &Plan, o: Options, b: &Budget, verdict: Verdict) -> Repo
         format!("GPU KV cache size: {} tokens", thousands(tokens)),
         format!("Maximum concurrency for {} tokens per request: {}x", thousands(mml), decimal(concurrency, 2)),
     ];
+    log_lines.extend(encoder::log_line(p, o, b.max_num_batched_tokens, b.max_num_seqs, mml));
     let seq = p.scenario.sequence_tokens();
     if seq > mml {
         log_lines.push(format!(
@@ -613,10 +624,12 @@ pub(crate) fn report(p: &Plan, o: Options, b: &Budget, verdict: Verdict) -> Repo
         Version::V0_18
         | Version::V0_19
         | Version::V0_19Rope
+        | Version::V0_19Mm
         | Version::V0_21
         | Version::V0_33
         | Version::V0_24
-        | Version::V0_24Rope => {
+        | Version::V0_24Rope
+        | Version::V0_24Mm => {
             let model_len = p.model.arch.text.max_position_embeddings.unwrap_or(mml);
             Some(b.longest_request(model_len)).filter(|&n| n > 0)
         }

@@ -40,6 +40,85 @@ pub struct Options {
     /// `--speculative-config` (`None`: no speculative decoding).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub speculative: Option<Speculative>,
+    /// `--limit-mm-per-prompt`: the items of each modality one prompt may
+    /// hold, which size the vision tower's profile run.
+    #[serde(default, skip_serializing_if = "MmLimits::is_default")]
+    pub mm_limits: MmLimits,
+}
+
+/// `--limit-mm-per-prompt` for the modalities a vision tower takes
+/// (`None`: vLLM's 999, 0.24.0 `config/multimodal.py`; 0 turns a modality
+/// off and, with every modality off, the encoder's profile run).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MmLimits {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub image: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub video: Option<u64>,
+}
+
+/// `MultiModalConfig.get_limit_per_prompt`'s default for a modality left out.
+pub const DEFAULT_MM_LIMIT: u64 = 999;
+
+impl MmLimits {
+    pub fn is_default(&self) -> bool {
+        *self == Self::default()
+    }
+
+    /// `image:2,video:0` (the link's and the page's text; empty: the defaults).
+    pub fn text(self) -> String {
+        let mut parts = Vec::new();
+        if let Some(n) = self.image {
+            parts.push(format!("image:{n}"));
+        }
+        if let Some(n) = self.video {
+            parts.push(format!("video:{n}"));
+        }
+        parts.join(",")
+    }
+
+    /// `image:2,video:0`, one count for every modality (`0`), or vLLM's JSON
+    /// (`{"image": 2, "video": 0}`).
+    pub fn parse(text: &str) -> Result<Self, String> {
+        let t = text.trim();
+        let count = |v: &str| {
+            v.trim()
+                .trim_matches('"')
+                .parse::<u64>()
+                .ok()
+                .filter(|&n| n <= 1024)
+                .ok_or_else(|| format!("{}: a count of items per prompt, 0 to 1024", v.trim()))
+        };
+        if !t.contains(':') {
+            let n = count(t)?;
+            return Ok(Self { image: Some(n), video: Some(n) });
+        }
+        let mut limits = Self::default();
+        for part in t.trim_start_matches('{').trim_end_matches('}').split(',').filter(|p| !p.trim().is_empty()) {
+            let (modality, n) = part.split_once(':').ok_or_else(|| format!("{part}: use modality:count"))?;
+            let n = count(n)?;
+            match modality.trim().trim_matches('"').to_ascii_lowercase().as_str() {
+                "image" => limits.image = Some(n),
+                "video" => limits.video = Some(n),
+                // Audio towers are not modelled; their limit sizes nothing here.
+                "audio" => {}
+                other => return Err(format!("{other}: use image, video or audio")),
+            }
+        }
+        Ok(limits)
+    }
+
+    /// vLLM's own `--limit-mm-per-prompt` value.
+    pub fn json(self) -> String {
+        let mut parts = Vec::new();
+        if let Some(n) = self.image {
+            parts.push(format!("\"image\": {n}"));
+        }
+        if let Some(n) = self.video {
+            parts.push(format!("\"video\": {n}"));
+        }
+        format!("{{{}}}", parts.join(", "))
+    }
 }
 
 /// `--speculative-config`: the method and `num_speculative_tokens`, the two
@@ -178,6 +257,7 @@ impl Default for Options {
             kv_cache_memory_bytes: None,
             enforce_eager: false,
             speculative: None,
+            mm_limits: MmLimits::default(),
         }
     }
 }

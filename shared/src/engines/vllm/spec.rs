@@ -80,7 +80,9 @@ pub(super) fn rejection_bytes_per_logit(o: Options, bytes_per_element: u64) -> u
         | Version::V0_33
         | Version::V0_24
         | Version::V0_19Rope
-        | Version::V0_24Rope => 2 * bytes_per_element,
+        | Version::V0_19Mm
+        | Version::V0_24Rope
+        | Version::V0_24Mm => 2 * bytes_per_element,
     }
 }
 

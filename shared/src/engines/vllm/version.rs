@@ -71,9 +71,20 @@ pub enum Version {
     V0_19Rope,
     /// vLLM 0.20 and later, as [`Version::V0_24`] with the rotary tables of
     /// [`Version::V0_19Rope`] (unchanged in the 0.20.2 – 0.24.0 source).
-    #[default]
-    #[serde(rename = "0.24-rope", alias = "latest")]
+    #[serde(rename = "0.24-rope")]
     V0_24Rope,
+    /// vLLM 0.18 – 0.19 read a fourth time, from the 0.19.1 and 0.24.0
+    /// source for multimodal models: as [`Version::V0_19Rope`], with the
+    /// vision tower's pass over the profile's largest images and their
+    /// outputs kept through the text's (`gpu_model_runner.py::profile_run`,
+    /// `encoder_budget.py`, issue 36).
+    #[serde(rename = "0.19-mm")]
+    V0_19Mm,
+    /// vLLM 0.20 and later, as [`Version::V0_24Rope`] with the encoder's
+    /// profile of [`Version::V0_19Mm`].
+    #[default]
+    #[serde(rename = "0.24-mm", alias = "latest")]
+    V0_24Mm,
 }
 
 impl Version {
@@ -90,12 +101,27 @@ impl Version {
         Self::V0_24,
         Self::V0_19Rope,
         Self::V0_24Rope,
+        Self::V0_19Mm,
+        Self::V0_24Mm,
     ];
     /// The newest rules this build knows: what a new plan gets.
-    pub const LATEST: Version = Self::V0_24Rope;
+    pub const LATEST: Version = Self::V0_24Mm;
     /// Their ids, newest first (the page's choices).
-    pub const IDS_NEWEST_FIRST: &[&str] =
-        &["0.24-rope", "0.19-rope", "0.24", "0.33", "0.21", "0.19", "0.18", "0.12", "0.10", "v1", "v0"];
+    pub const IDS_NEWEST_FIRST: &[&str] = &[
+        "0.24-mm",
+        "0.19-mm",
+        "0.24-rope",
+        "0.19-rope",
+        "0.24",
+        "0.33",
+        "0.21",
+        "0.19",
+        "0.18",
+        "0.12",
+        "0.10",
+        "v1",
+        "v0",
+    ];
 
     /// The id links and the CLI use: `v0`, `v1`, `0.10`, `0.12`, `0.18`, `0.19`, `0.21`, `0.33`, `0.24`.
     pub fn id(self) -> &'static str {
@@ -111,6 +137,8 @@ impl Version {
             Self::V0_24 => "0.24",
             Self::V0_19Rope => "0.19-rope",
             Self::V0_24Rope => "0.24-rope",
+            Self::V0_19Mm => "0.19-mm",
+            Self::V0_24Mm => "0.24-mm",
         }
     }
 
@@ -128,6 +156,8 @@ impl Version {
             Self::V0_24 => "vLLM 0.20+ (read from 0.24)",
             Self::V0_19Rope => "vLLM 0.18 – 0.19 (with rotary tables)",
             Self::V0_24Rope => "vLLM 0.20+ (with rotary tables)",
+            Self::V0_19Mm => "vLLM 0.18 – 0.19 (with the vision profile)",
+            Self::V0_24Mm => "vLLM 0.20+ (with the vision profile)",
         }
     }
 
@@ -144,6 +174,7 @@ impl Version {
             Self::V0_33 => "0.21 with the 0.10 profile peak",
             Self::V0_24 => "0.33 with 0.19's",
             Self::V0_19Rope | Self::V0_24Rope => "the rotary cos/sin tables counted as weights",
+            Self::V0_19Mm | Self::V0_24Mm => "the vision tower's profile run over the largest images",
         }
     }
 
@@ -170,6 +201,8 @@ impl Version {
             "0.24" | "0.24.0" => Some(Self::V0_24),
             "0.19-rope" => Some(Self::V0_19Rope),
             "0.24-rope" => Some(Self::V0_24Rope),
+            "0.19-mm" => Some(Self::V0_19Mm),
+            "0.24-mm" => Some(Self::V0_24Mm),
             _ => None,
         }
     }
@@ -178,16 +211,30 @@ impl Version {
     /// `vllm/config/cache.py` since 0.21.
     pub fn default_utilization(self) -> f64 {
         match self {
-            Self::V0 | Self::V1 | Self::V0_10 | Self::V0_12 | Self::V0_18 | Self::V0_19 | Self::V0_19Rope => 0.90,
-            Self::V0_21 | Self::V0_33 | Self::V0_24 | Self::V0_24Rope => 0.92,
+            Self::V0
+            | Self::V1
+            | Self::V0_10
+            | Self::V0_12
+            | Self::V0_18
+            | Self::V0_19
+            | Self::V0_19Rope
+            | Self::V0_19Mm => 0.90,
+            Self::V0_21 | Self::V0_33 | Self::V0_24 | Self::V0_24Rope | Self::V0_24Mm => 0.92,
         }
     }
 
     /// Whether the estimated CUDA-graph memory comes out of the KV budget.
     pub fn subtracts_cuda_graphs(self) -> bool {
         match self {
-            Self::V0 | Self::V1 | Self::V0_10 | Self::V0_12 | Self::V0_18 | Self::V0_19 | Self::V0_19Rope => false,
-            Self::V0_21 | Self::V0_33 | Self::V0_24 | Self::V0_24Rope => true,
+            Self::V0
+            | Self::V1
+            | Self::V0_10
+            | Self::V0_12
+            | Self::V0_18
+            | Self::V0_19
+            | Self::V0_19Rope
+            | Self::V0_19Mm => false,
+            Self::V0_21 | Self::V0_33 | Self::V0_24 | Self::V0_24Rope | Self::V0_24Mm => true,
         }
     }
 
@@ -205,9 +252,11 @@ impl Version {
             | Self::V0_18
             | Self::V0_19
             | Self::V0_19Rope
+            | Self::V0_19Mm
             | Self::V0_33
             | Self::V0_24
-            | Self::V0_24Rope => true,
+            | Self::V0_24Rope
+            | Self::V0_24Mm => true,
         }
     }
 
@@ -227,7 +276,7 @@ impl Version {
             | Self::V0_21
             | Self::V0_33
             | Self::V0_24 => false,
-            Self::V0_19Rope | Self::V0_24Rope => true,
+            Self::V0_19Rope | Self::V0_19Mm | Self::V0_24Rope | Self::V0_24Mm => true,
         }
     }
 
@@ -235,11 +284,16 @@ impl Version {
     /// (the V0 and V1 rules count fp32 logits and probabilities instead).
     pub fn default_sampler(self) -> super::Sampler {
         match self {
-            Self::V0 | Self::V1 | Self::V0_10 | Self::V0_21 | Self::V0_33 | Self::V0_24 | Self::V0_24Rope => {
-                super::Sampler::FlashInfer
-            }
+            Self::V0
+            | Self::V1
+            | Self::V0_10
+            | Self::V0_21
+            | Self::V0_33
+            | Self::V0_24
+            | Self::V0_24Rope
+            | Self::V0_24Mm => super::Sampler::FlashInfer,
             Self::V0_12 => super::Sampler::Native,
-            Self::V0_18 | Self::V0_19 | Self::V0_19Rope => super::Sampler::Triton,
+            Self::V0_18 | Self::V0_19 | Self::V0_19Rope | Self::V0_19Mm => super::Sampler::Triton,
         }
     }
 
@@ -256,10 +310,12 @@ impl Version {
             | Self::V0_18
             | Self::V0_19
             | Self::V0_19Rope
+            | Self::V0_19Mm
             | Self::V0_21
             | Self::V0_33
             | Self::V0_24
-            | Self::V0_24Rope => true,
+            | Self::V0_24Rope
+            | Self::V0_24Mm => true,
         }
     }
 
@@ -272,7 +328,7 @@ impl Version {
     pub fn moe_workspace_kept(self) -> bool {
         match self {
             Self::V0 | Self::V1 | Self::V0_10 | Self::V0_12 | Self::V0_18 | Self::V0_21 | Self::V0_33 => false,
-            Self::V0_19 | Self::V0_24 | Self::V0_19Rope | Self::V0_24Rope => true,
+            Self::V0_19 | Self::V0_24 | Self::V0_19Rope | Self::V0_19Mm | Self::V0_24Rope | Self::V0_24Mm => true,
         }
     }
 
@@ -282,7 +338,7 @@ impl Version {
     pub fn sampler_extra_bytes(self, sampler: super::Sampler) -> u64 {
         let measured = match self {
             Self::V0 | Self::V1 | Self::V0_10 | Self::V0_12 | Self::V0_18 | Self::V0_21 | Self::V0_33 => false,
-            Self::V0_19 | Self::V0_24 | Self::V0_19Rope | Self::V0_24Rope => true,
+            Self::V0_19 | Self::V0_24 | Self::V0_19Rope | Self::V0_19Mm | Self::V0_24Rope | Self::V0_24Mm => true,
         };
         if measured && sampler == super::Sampler::Triton { super::TRITON_SAMPLER_EXTRA_BYTES } else { 0 }
     }
@@ -297,23 +353,31 @@ impl Version {
             // `--enforce-eager` captures no graph, so the 0.19 window holds
             // no CUDA-graph profile: what is left is the 0.18 window's
             // (a 0.18.1 eager log, 4 × RTX 3090 at TP 4, reads 0.13 GiB).
-            (Self::V0_19 | Self::V0_19Rope | Self::V0_24 | Self::V0_24Rope, _, Board::Pcie) if eager => {
-                (super::NON_TORCH_SINGLE, "llm-d, eager")
-            }
+            (
+                Self::V0_19 | Self::V0_19Rope | Self::V0_19Mm | Self::V0_24 | Self::V0_24Rope | Self::V0_24Mm,
+                _,
+                Board::Pcie,
+            ) if eager => (super::NON_TORCH_SINGLE, "llm-d, eager"),
             // From 0.19 the window also holds the CUDA-graph profile; at
             // TP ≥ 2 on an NVSwitch board, FlashInfer's all-reduce workspace
             // and NCCL's buffers for the first large all-reduce. Pipeline
             // stages alone exchange activations point to point: as one GPU.
-            (Self::V0_19 | Self::V0_19Rope | Self::V0_24 | Self::V0_24Rope, _, Board::NvSwitchHopper) if tp >= 4 => {
-                (super::NON_TORCH_TP4_NVSWITCH_0_19, "0.19 logs: NCCL, FlashInfer")
-            }
-            (Self::V0_19 | Self::V0_19Rope | Self::V0_24 | Self::V0_24Rope, _, Board::NvSwitchHopper) if tp >= 2 => {
-                (super::NON_TORCH_TP2_NVSWITCH_0_19, "0.19 logs: NCCL, FlashInfer")
-            }
-            (Self::V0_19 | Self::V0_19Rope | Self::V0_24 | Self::V0_24Rope, _, Board::NvLink) if tp >= 2 => {
-                (super::NON_TORCH_MULTI_0_12, "0.12 logs")
-            }
-            (Self::V0_19 | Self::V0_19Rope | Self::V0_24 | Self::V0_24Rope, _, _) => {
+            (
+                Self::V0_19 | Self::V0_19Rope | Self::V0_19Mm | Self::V0_24 | Self::V0_24Rope | Self::V0_24Mm,
+                _,
+                Board::NvSwitchHopper,
+            ) if tp >= 4 => (super::NON_TORCH_TP4_NVSWITCH_0_19, "0.19 logs: NCCL, FlashInfer"),
+            (
+                Self::V0_19 | Self::V0_19Rope | Self::V0_19Mm | Self::V0_24 | Self::V0_24Rope | Self::V0_24Mm,
+                _,
+                Board::NvSwitchHopper,
+            ) if tp >= 2 => (super::NON_TORCH_TP2_NVSWITCH_0_19, "0.19 logs: NCCL, FlashInfer"),
+            (
+                Self::V0_19 | Self::V0_19Rope | Self::V0_19Mm | Self::V0_24 | Self::V0_24Rope | Self::V0_24Mm,
+                _,
+                Board::NvLink,
+            ) if tp >= 2 => (super::NON_TORCH_MULTI_0_12, "0.12 logs"),
+            (Self::V0_19 | Self::V0_19Rope | Self::V0_19Mm | Self::V0_24 | Self::V0_24Rope | Self::V0_24Mm, _, _) => {
                 (super::NON_TORCH_SINGLE_0_19, "0.19 logs")
             }
             // `_` is every later rule set before 0.19: one GPU.
@@ -351,10 +415,12 @@ impl Version {
             | Self::V0_18
             | Self::V0_19
             | Self::V0_19Rope
+            | Self::V0_19Mm
             | Self::V0_21
             | Self::V0_33
             | Self::V0_24
-            | Self::V0_24Rope => {
+            | Self::V0_24Rope
+            | Self::V0_24Mm => {
                 let largest = max_num_seqs.saturating_mul(2).min(512).min(max_num_batched_tokens);
                 let sizes = |upto: u64| match upto {
                     0 => 0,
@@ -375,9 +441,36 @@ impl Version {
         match self {
             Self::V0 | Self::V1 | Self::V0_10 => None,
             Self::V0_12 => Some(super::MoeKernel::FusedExperts),
-            Self::V0_18 | Self::V0_19 | Self::V0_19Rope | Self::V0_21 | Self::V0_33 | Self::V0_24 | Self::V0_24Rope => {
-                Some(super::MoeKernel::Modular)
-            }
+            Self::V0_18
+            | Self::V0_19
+            | Self::V0_19Rope
+            | Self::V0_19Mm
+            | Self::V0_21
+            | Self::V0_33
+            | Self::V0_24
+            | Self::V0_24Rope
+            | Self::V0_24Mm => Some(super::MoeKernel::Modular),
+        }
+    }
+
+    /// Whether the profile run's peak counts the vision tower's pass over
+    /// the largest images and their outputs (`encoder::peak`). vLLM has
+    /// profiled the encoder since V1; the rules that count it are new
+    /// variants, so the released rules stay as they were.
+    pub fn profiles_encoder(self) -> bool {
+        match self {
+            Self::V0
+            | Self::V1
+            | Self::V0_10
+            | Self::V0_12
+            | Self::V0_18
+            | Self::V0_19
+            | Self::V0_21
+            | Self::V0_33
+            | Self::V0_24
+            | Self::V0_19Rope
+            | Self::V0_24Rope => false,
+            Self::V0_19Mm | Self::V0_24Mm => true,
         }
     }
 
@@ -398,9 +491,9 @@ impl Version {
             8 | 9 => Self::V1,
             10 => Self::V0_10,
             11..=17 => Self::V0_12,
-            18 | 19 => Self::V0_19Rope,
+            18 | 19 => Self::V0_19Mm,
             // `_` is every later rule set: the releases after 0.19.
-            _ => Self::V0_24Rope,
+            _ => Self::V0_24Mm,
         })
     }
 
@@ -414,10 +507,12 @@ impl Version {
             | Self::V0_18
             | Self::V0_19
             | Self::V0_19Rope
+            | Self::V0_19Mm
             | Self::V0_21
             | Self::V0_33
             | Self::V0_24
-            | Self::V0_24Rope => true,
+            | Self::V0_24Rope
+            | Self::V0_24Mm => true,
         }
     }
 }

@@ -42,12 +42,29 @@ pub(crate) fn terms(p: &Plan, r: &Report, kv_demand_bytes: u64) -> EngineTerms {
             thousands(r.max_num_seqs.min(r.max_num_batched_tokens))
         )
     };
+    let encoder = match (p.scenario.engine, &p.model.arch.vision) {
+        (Engine::Vllm(o), Some(v)) => {
+            super::encoder::items(v, o, r.max_num_batched_tokens, r.max_num_seqs, r.max_model_len).map(|n| {
+                format!(
+                    "; or, if larger, the vision tower over {n} images of {} patches (its MLP, 2 × (hidden {} + \
+                     intermediate {} ÷ TP)), with their {} tokens each kept beside the text's peak (profile_run, \
+                     encoder_budget.py, 0.24.0)",
+                    thousands(v.item.patches),
+                    v.hidden_size,
+                    v.intermediate_size,
+                    thousands(v.item.tokens)
+                )
+            })
+        }
+        _ => None,
+    };
     let activations = format!(
-        "vLLM profile run: a dummy batch of {} tokens × 3 × (hidden {} + intermediate {}) × {} bytes (fitted to vLLM's RTX 3090 logs), {sampler}",
+        "vLLM profile run: a dummy batch of {} tokens × 3 × (hidden {} + intermediate {}) × {} bytes (fitted to vLLM's RTX 3090 logs), {sampler}{}",
         thousands(r.max_num_batched_tokens),
         t.hidden_size,
         t.intermediate_size,
         p.bytes_per_element(),
+        encoder.unwrap_or_default()
     );
     let graphs = r.per_gpu.first().map_or(0, |g| g.cuda_graph_bytes);
     let non_torch = r.per_gpu.first().map_or(0, |g| g.non_torch_bytes);
@@ -229,6 +246,9 @@ pub(crate) fn launch(model: &Model, s: &Scenario, repo: &str) -> String {
     }
     if o.enforce_eager {
         flag("--enforce-eager".into());
+    }
+    if !o.mm_limits.is_default() {
+        flag(format!("--limit-mm-per-prompt '{}'", o.mm_limits.json()));
     }
     if let Some(spec) = o.speculative {
         flag(format!("--speculative-config '{}'", spec.json()));
