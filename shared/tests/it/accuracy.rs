@@ -30,6 +30,9 @@ struct Case {
     /// the source does.
     sampler: Option<vllm::Sampler>,
     max_num_seqs: Option<u64>,
+    /// The checkpoint's own config.json (`tests/fixtures/startup/configs/`),
+    /// where the preset is not the checkpoint the log ran.
+    config: Option<&'static str>,
     /// What the row is, for the table.
     what: &'static str,
 }
@@ -46,6 +49,7 @@ const fn case(fixture: &'static str, preset: &'static str, gpu: &'static str, wh
         release: None,
         sampler: None,
         max_num_seqs: None,
+        config: None,
         what,
     }
 }
@@ -310,6 +314,9 @@ const CASES: &[Case] = &[
     },
     Case {
         release: Some("0.19.0"),
+        // The preset is transformers' default Llama4Config; the log ran the
+        // real checkpoint (10,485,760 positions, a 1,408-wide vision tower).
+        config: Some("llama-4-scout-17b-16e-instruct"),
         ..case(
             "vllm-v1-0190-llama4-scout-h100-tp4-debug",
             "llama-4-scout",
@@ -523,7 +530,7 @@ fn measure() -> Vec<Measured> {
         .iter()
         .map(|c| {
             let l = log(c.fixture);
-            let m = Model::preset(c.preset).unwrap_or_else(|e| panic!("{e}"));
+            let m = model(c);
             let (logged, predicted, error) = kv_row(c, &l, &m, None, true);
             let with_cuda_total = cuda_total(c, &l).map(|total| {
                 let (_, p, e) = kv_row(c, &l, &m, Some(total), false);
@@ -532,6 +539,18 @@ fn measure() -> Vec<Measured> {
             Measured { case: c, logged, predicted, error, with_cuda_total }
         })
         .collect()
+}
+
+/// The case's model: its checkpoint's config where the case has one, else the preset.
+fn model(c: &Case) -> Model {
+    match c.config {
+        Some(file) => {
+            let path = format!("{}/tests/fixtures/startup/configs/{file}.json", env!("CARGO_MANIFEST_DIR"));
+            let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
+            Model::from_config_json(c.preset, &text).unwrap_or_else(|e| panic!("{file}: {e}"))
+        }
+        None => Model::preset(c.preset).unwrap_or_else(|e| panic!("{e}")),
+    }
 }
 
 fn percent(permille: i64) -> String {
