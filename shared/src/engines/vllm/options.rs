@@ -192,11 +192,10 @@ impl Speculative {
             | "longcat_flash_mtp" => SpecMethod::Mtp,
             "eagle" | "eagle3" | "draft_model" | "medusa" | "mlp_speculator" => {
                 return Err(format!(
-                    "{method}: a drafter with a model of its own is not modelled yet (its weights and KV come from \
-                     its own config); ngram, suffix and mtp are"
+                    "{method}: a drafter with its own model is not modelled yet; use ngram, suffix or mtp"
                 ));
             }
-            "" => return Err("name a method: ngram, suffix or mtp (e.g. ngram:4)".into()),
+            "" => return Err("name a method: ngram, suffix or mtp".into()),
             other => return Err(format!("{other}: use ngram, suffix or mtp")),
         };
         let tokens = match tokens {

@@ -46,9 +46,8 @@ pub(crate) fn terms(p: &Plan, r: &Report, kv_demand_bytes: u64) -> EngineTerms {
         (Engine::Vllm(o), Some(v)) => {
             super::encoder::items(v, o, r.max_num_batched_tokens, r.max_num_seqs, r.max_model_len).map(|n| {
                 format!(
-                    "; or, if larger, the vision tower over {n} images of {} patches (its MLP, 2 × (hidden {} + \
-                     intermediate {} ÷ TP)), with their {} tokens each kept beside the text's peak (profile_run, \
-                     encoder_budget.py, 0.24.0)",
+                    "; or the vision tower over {n} images of {} patches × 2 × (hidden {} + intermediate {} ÷ TP), \
+                     their {} tokens each kept (profile_run, 0.24.0)",
                     thousands(v.item.patches),
                     v.hidden_size,
                     v.intermediate_size,
@@ -121,16 +120,12 @@ pub(crate) fn terms(p: &Plan, r: &Report, kv_demand_bytes: u64) -> EngineTerms {
             "vLLM drafter weights",
             g.draft_bytes,
             format!(
-                "--speculative-config {}: {} (gpu_model_runner.py::load_model, 0.24.0)",
+                "--speculative-config {}: {} (load_model, 0.24.0)",
                 spec.text(),
                 if g.draft_bytes > 0 {
-                    format!(
-                        "{} MTP layer(s) built like the last attention layer, with eh_proj and norms, in the \
-                         weights and in every KV block; embedding and lm_head shared",
-                        t.extra.mtp_layers
-                    )
+                    format!("{} MTP layer(s) like the last one, with eh_proj, in weights and KV", t.extra.mtp_layers)
                 } else {
-                    "no draft weights and no draft KV".into()
+                    "no draft weights or KV".into()
                 }
             ),
             Basis::EngineRule,
