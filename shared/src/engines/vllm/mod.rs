@@ -19,7 +19,8 @@
 //! release's rules), `extras.rs` (what the budget holds besides weights and
 //! KV: the memory outside PyTorch by release and board, the sampler's bytes,
 //! the fused-MoE workspace, MXFP4 expert padding by kernel, LoRA buffers),
-//! `words.rs` (terms, warnings, fixes and the `vllm serve` launch, the
+//! `spec.rs` (what `--speculative-config` adds), `encoder.rs` (the vision
+//! tower in the profile run, by `--limit-mm-per-prompt`), `words.rs` (terms, warnings, fixes and the `vllm serve` launch, the
 //! report's rows). Its report also carries the pinned `--kv-cache-memory`
 //! and the `--max-model-len auto` choice.
 //!
