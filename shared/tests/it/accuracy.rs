@@ -30,7 +30,7 @@ struct Case {
     /// the source does.
     sampler: Option<vllm::Sampler>,
     max_num_seqs: Option<u64>,
-    /// The checkpoint's own config.json (`tests/fixtures/startup/configs/`),
+    /// The checkpoint's own config.json (`tests/fixtures/checkpoints/`),
     /// where the preset is not the checkpoint the log ran.
     config: Option<&'static str>,
     /// What the row is, for the table.
@@ -545,7 +545,7 @@ fn measure() -> Vec<Measured> {
 fn model(c: &Case) -> Model {
     match c.config {
         Some(file) => {
-            let path = format!("{}/tests/fixtures/startup/configs/{file}.json", env!("CARGO_MANIFEST_DIR"));
+            let path = format!("{}/tests/fixtures/checkpoints/{file}.json", env!("CARGO_MANIFEST_DIR"));
             let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
             Model::from_config_json(c.preset, &text).unwrap_or_else(|e| panic!("{file}: {e}"))
         }
