@@ -191,6 +191,22 @@ pub fn server_command(model: &Model, s: &Scenario) -> String {
             cmd.push_str(" --no-mmproj-offload");
         }
     }
+    // ik_llama.cpp's own flags, as its common/common.cpp spells them; a
+    // mainline plan sets none (`ik::check`).
+    if let Some(m) = o.mla {
+        cmd.push_str(&format!(" -mla {m}"));
+    }
+    if let Some(n) = o.attn_max_batch_mib {
+        cmd.push_str(&format!(" -amb {n}"));
+    }
+    match o.fused_moe {
+        Some(true) => cmd.push_str(" -fmoe"),
+        Some(false) => cmd.push_str(" -no-fmoe"),
+        None => {}
+    }
+    if o.run_time_repack {
+        cmd.push_str(" -rtr");
+    }
     cmd
 }
 
