@@ -52,6 +52,10 @@ pub struct LoggedModel {
     pub file_type: Option<String>,
     /// `file size = 4.58 GiB (4.89 BPW)` (or `model size`).
     pub size_bytes: Option<u64>,
+    /// Half the last printed digit of the size (`4.58 GiB`: 0.005 GiB): a
+    /// format whose estimate is this close is the file, to what the log says.
+    #[serde(skip)]
+    pub size_tolerance_bytes: u64,
     /// `model params = 8.03 B`, in millions (the log prints two decimals).
     pub params_millions: Option<u64>,
 }
@@ -121,10 +125,31 @@ fn printed(m: &mut LoggedModel, key: &str, value: &str) {
         "n_embd_head_v_mla" => set(&mut m.head_v_mla, n()),
         "n_swa" => set(&mut m.sliding_window, n()),
         "file type" | "model ftype" => m.file_type = m.file_type.take().or_else(|| Some(value.to_owned())),
-        "file size" | "model size" => set(&mut m.size_bytes, size(value, false)),
+        "file size" | "model size" => {
+            if m.size_bytes.is_none() {
+                m.size_tolerance_bytes = tolerance(value);
+            }
+            set(&mut m.size_bytes, size(value, false));
+        }
         "model params" => set(&mut m.params_millions, millions(value)),
         _ => {}
     }
+}
+
+/// Half a unit of the last digit of a printed size (`16.493 GiB`: 0.0005
+/// GiB), in bytes.
+fn tolerance(value: &str) -> u64 {
+    let mut words = value.split_whitespace();
+    let (Some(number), Some(unit)) = (words.next(), words.next()) else { return 0 };
+    let per: u64 = match unit {
+        "GiB" => 1 << 30,
+        "MiB" => 1 << 20,
+        "KiB" => 1 << 10,
+        "TiB" => 1 << 40,
+        _ => return 0,
+    };
+    let decimals = number.split_once('.').map_or(0, |(_, f)| f.len() as u32).min(9);
+    per / 10u64.pow(decimals) / 2
 }
 
 /// `8.03 B` / `30.53 B` / `1.02 T` / `494.03 M` in millions.
@@ -341,7 +366,24 @@ pub fn model(m: &LoggedModel) -> Result<(Model, Option<WeightFormat>, Vec<String
         (None, _) => notes.push("the log names no file type: the model's default format is used".into()),
         _ => {}
     }
-    Ok((model.with_checkpoint_bytes(m.size_bytes), format, notes))
+    // The logged size is of the file as it is stored, in its file type: a
+    // mix the type does not name (Unsloth's UD, a custom recipe) is spread
+    // over the layout in that type's proportions (`WeightPlan::rescale`).
+    // Where the file type's own estimate is within the printed size's last
+    // digit, the estimate stands (it is the file, as far as the log says).
+    let mix = format.filter(|&f| {
+        m.size_bytes.is_some_and(|logged| {
+            let estimate = crate::plan::WeightPlan::new(&model, f, 1).total;
+            estimate.abs_diff(logged) > m.size_tolerance_bytes
+        })
+    });
+    if let Some(f) = mix {
+        notes.push(format!(
+            "the file's logged size differs from a plain {} file's: a mix it does not name, spread in its proportions",
+            f.id()
+        ));
+    }
+    Ok((model.with_checkpoint_bytes(m.size_bytes).stored_as(mix), format, notes))
 }
 
 #[cfg(test)]

@@ -178,7 +178,6 @@ const KNOWN_MISSES: &[&str] = &[
     "llamacpp-b5331-deepseek-v3-0324-4gpu-fa-on CUDA0 model",
     "llamacpp-b5331-deepseek-v3-0324-4gpu-fa-on CUDA1 model",
     "llamacpp-b5331-deepseek-v3-0324-4gpu-fa-on CUDA2 model",
-    "llamacpp-b5331-deepseek-v3-0324-4gpu-fa-on CUDA3 model",
     "llamacpp-b5331-deepseek-v3-0324-4gpu-fa-on CUDA0 kv",
     "llamacpp-b5331-deepseek-v3-0324-4gpu-fa-on CUDA1 kv",
     "llamacpp-b5331-deepseek-v3-0324-4gpu-fa-on CUDA2 kv",
