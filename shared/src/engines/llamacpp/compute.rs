@@ -19,6 +19,7 @@ pub(super) fn compute_buffer(p: &Plan, o: Options, ctx: u64, with_output: bool) 
         FlashAttention::Off => ctx.saturating_mul(t.num_heads.saturating_add(1)),
     };
     let layer = t.hidden_size.saturating_mul(4).saturating_add(1).saturating_add(attention);
+    let layer = layer.max(super::ik::moe_ffn_width(t, o).unwrap_or(0));
     let output = if with_output { t.hidden_size.saturating_add(t.vocab_size) } else { 0 };
     o.ubatch().saturating_mul(4).saturating_mul(layer.max(output))
 }
@@ -317,12 +318,15 @@ pub(super) fn pipelined(p: &Plan, o: Options) -> bool {
 /// every copy, and the KQ masks, all but the one the graph holds anyway.
 /// A real two-GPU Command-R log (`llamacpp-old-two-gpus`, "n_copies=4") logs
 /// 672.01 MiB on CUDA0: 584 MiB without the copies, 672 with them.
-pub(super) fn pipeline_copies(p: &Plan, o: Options, kv: &[LayerKv], cells: cache::Cells) -> u64 {
+pub(super) fn pipeline_copies(p: &Plan, o: Options, kv: &[LayerKv], cells: cache::Cells, first: bool) -> u64 {
     if !pipelined(p, o) {
         return 0;
     }
     let activations = p.model.arch.text.hidden_size.saturating_mul(o.ubatch()).saturating_mul(4);
     let masks = host::masks(o, kv, cells);
+    if o.fork == super::Fork::Ik && o.flash_attention == FlashAttention::On {
+        return activations.saturating_mul(SCHED_COPIES).saturating_add(super::ik::pipelined_masks(o, masks, first));
+    }
     activations.saturating_mul(SCHED_COPIES).saturating_add(masks.saturating_mul(SCHED_COPIES - 1))
 }
 

@@ -197,3 +197,41 @@ pub(super) fn mla_decompressed(text: &TextModel, o: Options, ctx: u64) -> Option
 pub(super) fn stages_experts(o: Options, batch: u64, experts: u64, used: u64) -> bool {
     !repacks(o) && batch.saturating_mul(used) >= super::OP_OFFLOAD_MIN_BATCH.saturating_mul(experts)
 }
+
+/// The KQ masks a pipeline of GPUs holds with flash attention (ggml's
+/// scheduler keeps `GGML_SCHED_MAX_COPIES` copies of each split's inputs,
+/// ggml-backend.cpp pass 5; `masks`: the mask as the host builds it). Before
+/// [`F16_MASK_BUILD`] the host builds it F32 and the graph casts it to F16
+/// (`build_inp_KQ_mask`, src/llama.cpp@18b0375:10654); the cast is the
+/// first GPU's first op on it, so that GPU receives the F32 copies and holds
+/// the cast, and every later GPU receives the cast's F16 output as its own
+/// input copies. From that build the host builds it F16 and every GPU
+/// receives F16 copies.
+pub(super) fn pipelined_masks(o: Options, masks: u64, first: bool) -> u64 {
+    let copies = super::SCHED_COPIES;
+    if o.mask_bytes() == 2 {
+        return masks.saturating_mul(copies);
+    }
+    let f16 = masks / 2;
+    if first { masks.saturating_mul(copies).saturating_add(f16) } else { f16.saturating_mul(copies) }
+}
+
+/// The widest point of an MoE layer's FFN in ik's graph, F32 elements per
+/// token × 4 bytes (`llm_build_moe_ffn`, src/llama.cpp@4084ca73:9438 and
+/// @18b0375): at the down projection the residual `ffn_inp` (E), the
+/// up-gate product (`k·F`; with `-fmoe` one `ggml_moe_up_gate` output,
+/// else the `up` and `gate` matmuls' two, which `ggml_fused_mul_unary`
+/// reads), the experts' outputs (`k·E`) and their sum (`ggml_multi_add`, E).
+/// `None` for a dense model or a mainline plan (Ollama's `GraphSize` rule
+/// stands there).
+pub(super) fn moe_ffn_width(t: &TextModel, o: Options) -> Option<u64> {
+    let m = t.moe.filter(|_| o.fork == Fork::Ik)?;
+    let products = if fused_moe(o) { 1 } else { 2 };
+    let k = m.experts_per_token;
+    let width = t
+        .hidden_size
+        .saturating_mul(2)
+        .saturating_add(k.saturating_mul(m.expert_intermediate_size).saturating_mul(products))
+        .saturating_add(k.saturating_mul(t.hidden_size));
+    Some(width)
+}

@@ -343,7 +343,8 @@ fn gpu_parts(p: &Plan, o: Options, d: &Devices, g: usize, ctx: u64, slots: u64) 
     let compute = if range.is_empty() && !has_output {
         0
     } else {
-        compute_buffer(p, o, ctx, has_output).saturating_add(pipeline_copies(p, o, &d.kv, cells))
+        let first = d.used.iter().position(|&u| u) == Some(g);
+        compute_buffer(p, o, ctx, has_output).saturating_add(pipeline_copies(p, o, &d.kv, cells, first))
     };
     let compute = compute.max(staged_weight(p, o, d, g).unwrap_or(0));
     // `llama_memory_recurrent`: one state cell per sequence slot
