@@ -293,6 +293,44 @@ fn hf_names(arch: &str) -> Option<(&'static str, &'static str)> {
 /// A model rebuilt from a log's metadata, its weight format (from the file
 /// type) and what was read or assumed, in words. `Err` says what is missing.
 pub fn model(m: &LoggedModel) -> Result<(Model, Option<WeightFormat>, Vec<String>), String> {
+    let (text, mut notes) = config(m)?;
+    let arch = m.arch.as_deref().unwrap_or_default();
+    let name = m.name.clone().unwrap_or_else(|| format!("{arch} from a llama.cpp log"));
+    let model = Model::from_config_json(name, &text).map_err(|e| e.to_string())?;
+    let format = m.file_type.as_deref().and_then(file_type_format);
+    match (&m.file_type, format) {
+        (Some(t), None) => notes.push(format!("file type `{t}` is not a format Headroom models: its default is used")),
+        (None, _) => notes.push("the log names no file type: the model's default format is used".into()),
+        _ => {}
+    }
+    // Where the file type's own estimate is within the printed size's last
+    // digit, the estimate stands (it is the file, as far as the log says);
+    // else the logged size is of a mix the type does not name (Unsloth's
+    // UD, a custom recipe), spread over the layout in the type's
+    // proportions (`WeightPlan::rescale`).
+    let mix = format.filter(|&f| {
+        m.size_bytes.is_some_and(|logged| {
+            let estimate = crate::plan::WeightPlan::new(&model, f, 1).total;
+            estimate.abs_diff(logged) > m.size_tolerance_bytes
+        })
+    });
+    if let Some(f) = mix {
+        notes.push(format!(
+            "the file's logged size differs from a plain {} file's: a mix it does not name, spread in its proportions",
+            f.id()
+        ));
+    }
+    Ok((model.with_checkpoint_bytes(m.size_bytes).stored_as(mix), format, notes))
+}
+
+/// The `config.json` a log's metadata stands for (the one [`model`]
+/// reads), with what was assumed, in words; a GGUF header read beside the
+/// log gives the bytes (`Model::from_checkpoint`).
+pub fn config_json(m: &LoggedModel) -> Result<String, String> {
+    config(m).map(|(text, _)| text)
+}
+
+fn config(m: &LoggedModel) -> Result<(String, Vec<String>), String> {
     let arch = m.arch.as_deref().ok_or("the log names no architecture (`arch` / `general.architecture`)")?;
     let need = |v: Option<u64>, what: &str| v.ok_or_else(|| format!("the log does not state {what}"));
     let layers = need(m.layers, "the layer count (`n_layer`)")?;
@@ -357,33 +395,7 @@ pub fn model(m: &LoggedModel) -> Result<(Model, Option<WeightFormat>, Vec<String
     if let Some(w) = m.sliding_window.filter(|&w| w > 0 && model_type == "mistral") {
         put("sliding_window", w.into());
     }
-    let text = serde_json::Value::Object(c).to_string();
-    let name = m.name.clone().unwrap_or_else(|| format!("{arch} from a llama.cpp log"));
-    let model = Model::from_config_json(name, &text).map_err(|e| e.to_string())?;
-    let format = m.file_type.as_deref().and_then(file_type_format);
-    match (&m.file_type, format) {
-        (Some(t), None) => notes.push(format!("file type `{t}` is not a format Headroom models: its default is used")),
-        (None, _) => notes.push("the log names no file type: the model's default format is used".into()),
-        _ => {}
-    }
-    // The logged size is of the file as it is stored, in its file type: a
-    // mix the type does not name (Unsloth's UD, a custom recipe) is spread
-    // over the layout in that type's proportions (`WeightPlan::rescale`).
-    // Where the file type's own estimate is within the printed size's last
-    // digit, the estimate stands (it is the file, as far as the log says).
-    let mix = format.filter(|&f| {
-        m.size_bytes.is_some_and(|logged| {
-            let estimate = crate::plan::WeightPlan::new(&model, f, 1).total;
-            estimate.abs_diff(logged) > m.size_tolerance_bytes
-        })
-    });
-    if let Some(f) = mix {
-        notes.push(format!(
-            "the file's logged size differs from a plain {} file's: a mix it does not name, spread in its proportions",
-            f.id()
-        ));
-    }
-    Ok((model.with_checkpoint_bytes(m.size_bytes).stored_as(mix), format, notes))
+    Ok((serde_json::Value::Object(c).to_string(), notes))
 }
 
 #[cfg(test)]
