@@ -143,12 +143,15 @@ pub(super) fn staged_weight(p: &Plan, o: Options, d: &Devices, g: usize) -> Opti
                 let stage = MoeStage { gate_up, down, input, selected: f32s(m.num_experts), ffn, out };
                 peak = peak.max(staged_moe(stage));
             }
-            // ik's `-fmoe`: one op takes the gate and up copies at once.
+            // ik's `-fmoe`: one op takes the gate and up copies at once, in
+            // every layer whose gate and up share a type; where every layer
+            // does, the unfused staging above never happens.
             let pair = d.weights.largest_cpu_gate_up;
             if super::ik::fused_moe(o) && pair > 0 {
                 let down = d.weights.largest_cpu_experts.iter().map(|&(_, down)| down).max().unwrap_or(0);
                 let stage = MoeStage { gate_up: pair, down, input, selected: f32s(m.num_experts), ffn, out };
-                peak = peak.max(staged_fused_moe(stage));
+                let fused = staged_fused_moe(stage);
+                peak = if d.weights.cpu_gate_up_differ { peak.max(fused) } else { fused };
             }
             peak
         }

@@ -369,6 +369,9 @@ pub(crate) struct Weights {
     /// a rule left both in host memory with the same bytes (the same type):
     /// the pair ik_llama.cpp's fused up/gate op (`-fmoe`) stages at once.
     pub largest_cpu_gate_up: u64,
+    /// Whether some layer left gate and up experts in host memory with
+    /// different bytes (types): ik runs those unfused even with `-fmoe`.
+    pub cpu_gate_up_differ: bool,
 }
 
 pub(crate) fn is_routed_expert(role: Role) -> bool {
@@ -472,6 +475,7 @@ pub(crate) fn weights_with(
     }
     w.largest_cpu_gate_up =
         gate_up.iter().filter(|&&(g, u)| g == u).map(|&(g, u)| g.saturating_add(u)).max().unwrap_or(0);
+    w.cpu_gate_up_differ = gate_up.iter().any(|&(g, u)| g != u);
     w
 }
 
