@@ -155,6 +155,8 @@ enum Key {
     FusedMoe,
     NoFusedMoe,
     RunTimeRepack,
+    /// ik_llama.cpp from build 3928: `-no-fa`.
+    NoFlashAttn,
     /// Ollama's `--kv-cache-type`: both caches.
     KvCacheType,
 }
@@ -223,6 +225,7 @@ const LLAMA_SERVER: Table = &[
     (&["--mla-use", "-mla"], Key::Mla),
     (&["--attention-max-batch", "-amb"], Key::AttnMaxBatch),
     (&["--fused-moe", "-fmoe"], Key::FusedMoe),
+    (&["--no-flash-attn", "-no-fa"], Key::NoFlashAttn),
     (&["--no-fused-moe", "-no-fmoe"], Key::NoFusedMoe),
     (&["--run-time-repack", "-rtr"], Key::RunTimeRepack),
 ];
@@ -288,6 +291,7 @@ pub fn read_command_line<S: AsRef<str>>(argv: &[S]) -> Option<Launch> {
                 | Key::FusedMoe
                 | Key::NoFusedMoe
                 | Key::RunTimeRepack
+                | Key::NoFlashAttn
                 | Key::EnforceEager,
                 None,
             ) => None,
@@ -546,6 +550,10 @@ fn apply(launch: &mut Launch, flag: &'static str, key: Key, value: Option<&str>)
         (Key::AttnMaxBatch, Some(v)) => number(v).inspect(|&n| c.ik_attn_max_batch = Some(n)).map(s),
         (Key::FusedMoe | Key::NoFusedMoe, _) => {
             c.ik_fused_moe = Some(key == Key::FusedMoe);
+            Some(String::new())
+        }
+        (Key::NoFlashAttn, _) => {
+            c.flash_attn = Some("0".into());
             Some(String::new())
         }
         (Key::RunTimeRepack, _) => {

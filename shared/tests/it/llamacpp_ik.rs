@@ -40,11 +40,21 @@ fn ik_flags_on_a_command_line_read_back_as_the_plan() {
     );
     let o = read("llama-server -m x.gguf --mla-use 3 --attention-max-batch 256 --no-fused-moe");
     assert_eq!((o.fork, o.mla, o.attn_max_batch_mib, o.fused_moe), (Fork::Ik, Some(3), Some(256), Some(false)));
+    // From build 3928 they are the defaults, turned off by `-no-fa`, `-no-fmoe`.
+    let o = read("llama-server -m x.gguf -no-fa -no-fmoe -mla 3");
+    assert_eq!((o.fork, o.flash_attention, o.fused_moe), (Fork::Ik, FlashAttention::Off, Some(false)));
+    let newest = ik(Options { flash_attention: FlashAttention::Off, fused_moe: Some(false), ..Default::default() });
+    let valid = scenario(newest, 1, 2048).validate_for(&model("qwen3-30b-a3b")).unwrap_or_else(|e| panic!("{e}"));
+    let line = llamacpp::server_command(&model("qwen3-30b-a3b"), &valid);
+    assert!(line.contains(" -no-fa") && line.ends_with(" -no-fmoe") && !line.contains("-fa off"), "{line}");
     // A mainline line stays mainline.
     assert_eq!(read("llama-server -m x.gguf -fa on -ngl 99").fork, Fork::Mainline);
 
     let m = model("deepseek-v3");
+    // Build 3912 (18b0375's era): `-fa` and `-fmoe` are switches that turn
+    // them on (41d6c42b9 made both the default and removed them).
     let plan = ik(Options {
+        build: Some(3912),
         n_ctx: Some(8192),
         mla: Some(3),
         attn_max_batch_mib: Some(1024),
@@ -54,7 +64,8 @@ fn ik_flags_on_a_command_line_read_back_as_the_plan() {
     });
     let valid = scenario(plan, 1, 2048).validate_for(&m).unwrap_or_else(|e| panic!("{e}"));
     let line = llamacpp::server_command(&m, &valid);
-    assert!(line.contains(" -mla 3 -amb 1024 -fmoe -rtr"), "{line}");
+    assert!(line.contains(" -fa ") && line.ends_with(" -mla 3 -amb 1024 -fmoe -rtr"), "{line}");
+    assert!(!line.contains("-fa on"), "{line}");
     let back = read(&line);
     assert_eq!(
         (back.fork, back.mla, back.attn_max_batch_mib, back.fused_moe, back.run_time_repack),

@@ -34,13 +34,53 @@ pub const AMB256_BUILD: u64 = 4832;
 /// `build_inp_KQ_mask`); before it is F32 on the host and cast for the GPU
 /// (src/llama.cpp@18b0375:10654).
 pub const F16_MASK_BUILD: u64 = 3907;
-/// `-amb` below this is raised to it (common/common.cpp@HEAD: "amb = %d is
-/// too low. Changing to 128"); 18b0375 takes any value.
+/// `-amb` below this is raised to it from 8960c5ba5 (#1899, 2026-05-29,
+/// build 4550: common/common.cpp "amb = %d is too low. Changing to 128");
+/// builds before take any value.
 pub const AMB_FLOOR_MIB: u64 = 128;
+pub const AMB_FLOOR_BUILD: u64 = 4550;
 /// Prompt batches of at least this many tokens take the decompressing
 /// path of `-mla 2/3` with flash attention (src/llama.cpp@18b0375:15506,
 /// `pp_opt = n_tokens >= 128`).
 pub const PP_OPT_TOKENS: u64 = 128;
+
+/// From 874926800 (#944, 2025-11-13, build 3985) `-fa` takes `on|off|auto`
+/// again (common/common.cpp), beside `-no-fa`.
+pub const FA_VALUE_BUILD: u64 = 3985;
+
+/// `-fa` as the plan's ik build spells it (common/common.cpp at each
+/// commit): a switch before [`FMOE_ON_BUILD`] (flash attention off by
+/// default), then on by default with `-no-fa` to turn it off.
+pub(super) fn flash_attention_flag(o: Options) -> &'static str {
+    match (since(o, FMOE_ON_BUILD), o.flash_attention) {
+        (false, FlashAttention::On) => " -fa",
+        (false, FlashAttention::Off) | (true, FlashAttention::On) => "",
+        (true, FlashAttention::Off) => " -no-fa",
+    }
+}
+
+/// ik's flags of a `llama-server` line for the plan, as its build spells
+/// them: `-mla N`, `-amb N`, `-rtr` as set; `-fmoe` before
+/// [`FMOE_ON_BUILD`] (which removed it for `-no-fmoe`, 41d6c42b9), `-no-fmoe`
+/// from it.
+pub(super) fn flags(o: Options) -> String {
+    let mut out = String::new();
+    if let Some(m) = o.mla {
+        out.push_str(&format!(" -mla {m}"));
+    }
+    if let Some(n) = o.attn_max_batch_mib {
+        out.push_str(&format!(" -amb {n}"));
+    }
+    match (o.fused_moe, since(o, FMOE_ON_BUILD)) {
+        (Some(true), false) => out.push_str(" -fmoe"),
+        (Some(false), true) => out.push_str(" -no-fmoe"),
+        (Some(true), true) | (Some(false), false) | (None, _) => {}
+    }
+    if o.run_time_repack {
+        out.push_str(" -rtr");
+    }
+    out
+}
 
 /// The ik flags a plan set, by name, for the refusal on mainline.
 fn ik_flags(o: Options) -> Vec<&'static str> {
@@ -89,7 +129,7 @@ pub fn attn_max_batch_mib(o: Options) -> u64 {
         return 0;
     }
     let amb = o.attn_max_batch_mib.unwrap_or(if since(o, AMB256_BUILD) { 256 } else { 0 });
-    if amb > 0 && since(o, AMB256_BUILD) { amb.max(AMB_FLOOR_MIB) } else { amb }
+    if amb > 0 && since(o, AMB_FLOOR_BUILD) { amb.max(AMB_FLOOR_MIB) } else { amb }
 }
 
 /// Whether ik fuses the experts' up and gate (`-fmoe`); never on mainline.
