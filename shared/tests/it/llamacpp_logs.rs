@@ -165,7 +165,7 @@ fn deepseek_r1_thireus() -> Model {
         .into_iter()
         .map(|(name, ne)| {
             let ty = rules.iter().find(|(p, _)| p.is_match(&name)).map_or_else(|| panic!("{name}: no rule"), |r| r.1);
-            let &(_, id, block, block_bytes, meta) = TYPES.iter().find(|t| t.0 == ty).expect("a type");
+            let &(_, id, block, block_bytes, meta) = TYPES.iter().find(|t| t.0 == ty).unwrap_or_else(|| panic!("{ty}"));
             let rows: u64 = ne[1..].iter().product();
             (name, ne.clone(), id, rows * (meta + ne[0] / block * block_bytes))
         })
@@ -200,8 +200,9 @@ fn deepseek_r1_thireus() -> Model {
     // The family reader from the log's own metadata, the bytes from the header.
     let text = std::fs::read_to_string(format!("{DIR}/llamacpp-ik-18b0375-deepseek-r1-0528-3gpu-mla3-ot.txt"))
         .unwrap_or_else(|e| panic!("{e}"));
-    let log = startup::read(&text).expect("a log");
-    let config = startup::logged_config_json(log.model.as_ref().expect("metadata")).unwrap_or_else(|e| panic!("{e}"));
+    let log = startup::read(&text).unwrap_or_else(|| panic!("not a log"));
+    let config = startup::logged_config_json(log.model.as_ref().unwrap_or_else(|| panic!("no metadata")))
+        .unwrap_or_else(|e| panic!("{e}"));
     Model::from_checkpoint("DeepSeek-R1-0528 (THIREUS mix)", Some(&config), &c).unwrap_or_else(|e| panic!("{e}"))
 }
 

@@ -210,7 +210,7 @@ pub(super) fn mla_decompressed(text: &TextModel, o: Options, ctx: u64) -> Option
     // `kv_f32_size` in whole MiB, as the source divides it.
     let mut size = heads.saturating_mul(nope.saturating_add(v)).saturating_mul(kv).saturating_mul(4) / mib;
     let mut h = heads;
-    while amb > 0 && h % 2 == 0 && size > amb {
+    while amb > 0 && h.is_multiple_of(2) && size > amb {
         h /= 2;
         size /= 2;
     }
