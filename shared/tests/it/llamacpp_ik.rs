@@ -282,4 +282,14 @@ fn ik_logs_plan_as_ik() {
         );
         assert!(taken.iter().any(|t| t == "ik_llama.cpp"), "{taken:?}");
     }
+    // ik's MLA summary line (src/llama.cpp@18b0375:21243): `KV self size =
+    // 1098.00 MiB, c^KV (f16): 1098.00 MiB, kv^T: not used`.
+    let text = std::fs::read_to_string(format!("{DIR}/llamacpp-ik-18b0375-deepseek-r1-0528-3gpu-mla3-ot.txt"))
+        .unwrap_or_else(|e| panic!("{e}"));
+    let log = startup::read(&text).unwrap_or_else(|| panic!("not a log"));
+    let summary = log.facts.iter().find_map(|f| match f.figure {
+        startup::Figure::KvSummary { bytes, k_bytes, v_bytes, .. } => Some((bytes, k_bytes, v_bytes)),
+        _ => None,
+    });
+    assert_eq!(summary, Some((1098 * MIB, 1098 * MIB, 0)));
 }

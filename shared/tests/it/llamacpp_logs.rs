@@ -12,7 +12,10 @@
 //! types, `-ngl`, the split from the per-GPU KV buffers). What only a command
 //! line says (`-ot`, `--n-cpu-moe`) is taken from the command the log's
 //! source quotes, read by `startup::read_command_line` as a `llama-server`
-//! line (llama-cli and llama-sweep-bench share common/arg.cpp). The GPUs
+//! line (llama-cli and llama-sweep-bench share common/arg.cpp). The ik
+//! DeepSeek-R1 run is given its GGUF header, rebuilt from the type counts
+//! and size its log prints and the recipe its source names
+//! ([`deepseek_r1_thireus`]): its file's mix is not in the log. The GPUs
 //! are large (the runs loaded; memory is not what is scored) and `--fit` is
 //! off: none of these builds has it.
 

@@ -12,8 +12,9 @@
 //! (flags, defaults), `src/llama.cpp` (`llama_kv_cache_init`, the
 //! DeepSeek-2 graph, `llm_build_moe_ffn`, the model loader),
 //! `ggml/src/ggml-cuda.cu` (`ggml_backend_cuda_offload_op`) and
-//! `ggml/src/iqk/iqk_quantize.cpp` (repacking). 18b0375 is the newest
-//! commit whose graph the rules follow; later builds only moved defaults.
+//! `ggml/src/iqk/iqk_quantize.cpp` (repacking). The graph is 18b0375's
+//! (the MoE FFN also 4084ca73's); later builds are followed where they
+//! moved a default, a flag or the mask's type, each at its commit.
 
 use super::{FlashAttention, Fork, Options, cache};
 use crate::arch::{Mla, TextModel};
@@ -38,19 +39,17 @@ pub const F16_MASK_BUILD: u64 = 3907;
 /// build 4550: common/common.cpp "amb = %d is too low. Changing to 128");
 /// builds before take any value.
 pub const AMB_FLOOR_MIB: u64 = 128;
+/// The build of that floor (8960c5ba5).
 pub const AMB_FLOOR_BUILD: u64 = 4550;
 /// Prompt batches of at least this many tokens take the decompressing
 /// path of `-mla 2/3` with flash attention (src/llama.cpp@18b0375:15506,
 /// `pp_opt = n_tokens >= 128`).
 pub const PP_OPT_TOKENS: u64 = 128;
 
-/// From 874926800 (#944, 2025-11-13, build 3985) `-fa` takes `on|off|auto`
-/// again (common/common.cpp), beside `-no-fa`.
-pub const FA_VALUE_BUILD: u64 = 3985;
-
 /// `-fa` as the plan's ik build spells it (common/common.cpp at each
 /// commit): a switch before [`FMOE_ON_BUILD`] (flash attention off by
-/// default), then on by default with `-no-fa` to turn it off.
+/// default), then on by default with `-no-fa` to turn it off (874926800,
+/// #944, build 3985, brought back `-fa on|off|auto` beside it).
 pub(super) fn flash_attention_flag(o: Options) -> &'static str {
     match (since(o, FMOE_ON_BUILD), o.flash_attention) {
         (false, FlashAttention::On) => " -fa",
@@ -184,7 +183,9 @@ pub(super) fn mla_bytes_per_token(heads: u64, m: Mla, types: cache::Types, mode:
 /// decompressed from the latent cache through `wkv_b`, `h` heads at a time
 /// (src/llama.cpp@18b0375:15623-15715). `-amb` caps `kv_f32`: while it is
 /// above the cap and the head count even, halve the heads
-/// (`n_max_head /= 2`). For one group of heads the graph holds, over the
+/// (`n_max_head /= 2`; later builds take the smallest divisor of the head
+/// count that fits, build_deepseek2.cpp@HEAD:929, the same for DeepSeek's
+/// 128 heads). For one group of heads the graph holds, over the
 /// whole cache `K` (n_ctx padded to 256): `kv_f32 = h·(nope + v)·K` F32;
 /// its V and K-nope parts cast to F16 (`h·v·K`, `h·nope·K`); the rope part
 /// repeated to `h` heads, F16 (`h·rope·K`, with its F16 cast `rope·K`);
