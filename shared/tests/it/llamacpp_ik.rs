@@ -293,3 +293,29 @@ fn ik_logs_plan_as_ik() {
     });
     assert_eq!(summary, Some((1098 * MIB, 1098 * MIB, 0)));
 }
+
+/// Without flash attention `-amb` splits the scores of a model without GQA
+/// by head (`llm_build_kqv`, src/llama.cpp@18b0375:10201-10260): a
+/// Command-R-like model (64 heads, 64 KV heads, hidden 8192), `-c 4096 -ub
+/// 512`, KQ is 4096 × 512 × 64 × 4 B = 512 MiB, over `-amb 256`: one head
+/// of scores instead of 64, 4096 × 512 × 63 × 4 B = 504 MiB less on the
+/// first of two GPUs (no output layer there).
+#[test]
+fn attention_max_batch_splits_the_scores_by_head_without_flash_attention() {
+    let config = r#"{"architectures": ["LlamaForCausalLM"], "model_type": "llama", "hidden_size": 8192,
+        "num_attention_heads": 64, "num_key_value_heads": 64, "num_hidden_layers": 40,
+        "intermediate_size": 22528, "vocab_size": 256000, "max_position_embeddings": 131072}"#;
+    let m = shared::model::Model::from_config_json("command-r-like", config).unwrap_or_else(|e| panic!("{e}"));
+    let at = |amb: u64| {
+        let o = ik(Options {
+            n_ctx: Some(4096),
+            flash_attention: FlashAttention::Off,
+            attn_max_batch_mib: Some(amb),
+            ..Default::default()
+        });
+        gpu0_compute(&m, o, 2)
+    };
+    assert_eq!(at(0) - at(256), 4096 * 512 * 63 * 4);
+    // Under the cap nothing is split.
+    assert_eq!(at(0), at(512));
+}

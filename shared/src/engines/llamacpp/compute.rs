@@ -14,9 +14,11 @@ pub(super) fn compute_buffer(p: &Plan, o: Options, ctx: u64, with_output: bool) 
     if let crate::arch::AttentionKind::Mla(m) = t.attention {
         return mla_compute_buffer(t, m, o, ctx, with_output);
     }
+    // ik's `-amb` computes the scores a head at a time (`ik::score_heads`).
+    let scored = super::ik::score_heads(o, t.num_heads, t.num_kv_heads, ctx, o.ubatch(), false);
     let attention = match o.flash_attention {
         FlashAttention::On => 0,
-        FlashAttention::Off => ctx.saturating_mul(t.num_heads.saturating_add(1)),
+        FlashAttention::Off => ctx.saturating_mul(scored.saturating_add(1)),
     };
     let layer = t.hidden_size.saturating_mul(4).saturating_add(1).saturating_add(attention);
     let layer = layer.max(super::ik::moe_ffn_width(t, o).unwrap_or(0));
@@ -63,7 +65,9 @@ fn mla_compute_buffer(t: &crate::arch::TextModel, m: crate::arch::Mla, o: Option
     let (mask, scores) = match o.flash_attention {
         FlashAttention::On => (kv.saturating_mul(tokens).saturating_mul(2), 0),
         FlashAttention::Off => {
-            let scores = f32s(kv.saturating_mul(h));
+            // ik's `-amb`: the latent attention's scores by head groups.
+            let scored = super::ik::score_heads(o, h, h, kv, tokens, true);
+            let scores = f32s(kv.saturating_mul(scored));
             let v = kv.saturating_mul(r).saturating_mul(2);
             (
                 kv.saturating_mul(tokens).saturating_mul(4),

@@ -229,6 +229,29 @@ pub(super) fn mla_decompressed(text: &TextModel, o: Options, ctx: u64) -> Option
     Some(group.saturating_add(across))
 }
 
+/// The heads whose scores one step of ik's attention holds without flash
+/// attention, when `-amb` splits it: `kq_size = n_kv · T · H · 4` bytes in
+/// whole MiB above the cap. Standard attention without GQA (K, V and Q of
+/// the same head count) runs one head at a time (`llm_build_kqv`,
+/// src/llama.cpp@18b0375:10201-10260: `n_per_step = 1`); MLA's latent
+/// attention `ceil(H / n_step)` heads, `n_step = min(ceil(kq_size / amb),
+/// H)` (src/llama.cpp@18b0375:15761-15800). Else all `heads`.
+pub(super) fn score_heads(o: Options, heads: u64, kv_heads: u64, n_kv: u64, tokens: u64, latent: bool) -> u64 {
+    let amb = attn_max_batch_mib(o);
+    let kq_mib = n_kv.saturating_mul(tokens).saturating_mul(heads).saturating_mul(4) >> 20;
+    if amb == 0 || amb >= kq_mib || heads == 0 {
+        return heads;
+    }
+    if latent {
+        let steps = kq_mib.div_ceil(amb).min(heads);
+        heads.div_ceil(steps)
+    } else if kv_heads == heads {
+        1
+    } else {
+        heads
+    }
+}
+
 /// Whether the CUDA backend takes an expert op whose weights stay in host
 /// memory (ggml/src/ggml-cuda.cu@18b0375:3717, `ggml_backend_cuda_offload_op`):
 /// only when `batch × experts used ≥ GGML_CUDA_MIN_BATCH_OFFLOAD (32) ×
