@@ -192,7 +192,7 @@ pub fn layer_costs_by(text: &TextModel, tp: u64, cost: impl Fn(CachePart, u64, u
         .collect()
 }
 
-fn layer_kv(attention: LayerAttention, per_token: u64) -> LayerKv {
+pub(crate) fn layer_kv(attention: LayerAttention, per_token: u64) -> LayerKv {
     match attention {
         LayerAttention::Full => LayerKv { bytes_per_token: per_token, window: None },
         LayerAttention::Sliding(w) => LayerKv { bytes_per_token: per_token, window: Some(w) },

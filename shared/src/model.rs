@@ -24,6 +24,11 @@ pub struct Model {
     /// Every tensor of the checkpoint by role and layer, when its headers
     /// were read: the weights in its own format are then exact.
     pub checkpoint: Option<CheckpointWeights>,
+    /// The format `checkpoint_bytes` are of, when a source other than the
+    /// headers names it (a llama.cpp log's file type): the format the model
+    /// loads in by default, whose estimate the bytes replace.
+    #[serde(default)]
+    pub stored_format: Option<WeightFormat>,
 }
 
 /// A checkpoint's exact weights and the format it is stored in.
@@ -66,7 +71,15 @@ impl Model {
 
     pub fn from_architecture(name: impl Into<String>, arch: Architecture) -> Self {
         let layout = arch.layout();
-        Self { name: name.into(), repo: None, arch, layout, checkpoint_bytes: None, checkpoint: None }
+        Self {
+            name: name.into(),
+            repo: None,
+            arch,
+            layout,
+            checkpoint_bytes: None,
+            checkpoint: None,
+            stored_format: None,
+        }
     }
 
     /// A model from its checkpoint's headers and, when there is one, its
@@ -147,6 +160,13 @@ impl Model {
         self
     }
 
+    /// The model stored in `format` (a log's file type names it), so its
+    /// `checkpoint_bytes` are the bytes of that format.
+    pub fn stored_as(mut self, format: Option<WeightFormat>) -> Self {
+        self.stored_format = format;
+        self
+    }
+
     pub fn parameters(&self) -> u64 {
         self.layout.total_params()
     }
@@ -155,6 +175,9 @@ impl Model {
     pub fn default_format(&self) -> WeightFormat {
         if let Some(c) = &self.checkpoint {
             return c.format;
+        }
+        if let Some(f) = self.stored_format {
+            return f;
         }
         WeightFormat::from_checkpoint(self.arch.checkpoint_dtype, self.arch.quantization)
     }

@@ -523,3 +523,36 @@ fn batch_size_caps_the_ubatch_and_unknown_formats_list_every_choice() {
     let e = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success() && ["q5_k_s", "q4_k_s", "gguf-f16"].iter().all(|f| e.contains(f)), "{e}");
 }
+
+/// ik_llama.cpp's flags (issue 35): taken with `--llamacpp-fork ik` and
+/// written back in the `llama-server` line; refused on a mainline plan in
+/// one line that says whose flags they are.
+#[test]
+fn ik_llama_flags_need_the_ik_fork() {
+    let base = ["estimate", "--model", "qwen3-30b-a3b", "--weights", "q4_k_m", "--engine", "llama.cpp"];
+    let out = headroom(&[&base[..], &["--fused-moe"]].concat());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "a mainline plan took --fused-moe");
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    assert!(err.contains("ik_llama.cpp") && err.contains("-fmoe/--fused-moe"), "{err}");
+    // Build 3912: `-fmoe` is still a switch (41d6c42b9, build 3928, made it the default).
+    let ik = [
+        "--llamacpp-fork",
+        "ik",
+        "--llamacpp-build",
+        "3912",
+        "--mla-use",
+        "3",
+        "--amb",
+        "512",
+        "--fused-moe",
+        "--run-time-repack",
+    ];
+    let small = ["--n-ctx", "8192", "--gpu-memory", "12GiB", "--solve", "min-cpu-moe", "--json"];
+    let out = headroom(&[&base[..], &ik[..], &small[..]].concat());
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    let choice = v["solution"]["choice"].as_str().unwrap_or_default();
+    assert!(choice.contains("--n-cpu-moe") && choice.ends_with(" -mla 3 -amb 512 -fmoe -rtr"), "{v}");
+    assert!(headroom(&[&base[..], &["--ik-llama", "--no-fused-moe"]].concat()).status.success());
+}

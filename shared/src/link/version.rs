@@ -170,6 +170,13 @@ fn engine_2026_12(kind: EngineKind) -> Engine {
             host_ram_bytes: None,
             // The newest build's rules, as every link before the key.
             build: None,
+            // ik_llama.cpp came after v2 (issue 35): links without `fork=`
+            // are mainline llama.cpp, and ik's flags unset.
+            fork: llamacpp::Fork::Mainline,
+            mla: None,
+            attn_max_batch_mib: None,
+            fused_moe: None,
+            run_time_repack: false,
         }),
         // Ollama came after v2: its links always name `e=ollama`, and its
         // knobs left out are Ollama's own defaults.

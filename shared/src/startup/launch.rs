@@ -151,6 +151,14 @@ enum Key {
     FitTarget,
     Mmproj,
     NoMmprojOffload,
+    /// ik_llama.cpp `-mla N`, `-amb N`, `-fmoe`, `-no-fmoe`, `-rtr`.
+    Mla,
+    AttnMaxBatch,
+    FusedMoe,
+    NoFusedMoe,
+    RunTimeRepack,
+    /// ik_llama.cpp from build 3928: `-no-fa`.
+    NoFlashAttn,
     /// Ollama's `--kv-cache-type`: both caches.
     KvCacheType,
 }
@@ -216,6 +224,14 @@ const LLAMA_SERVER: Table = &[
     (&["--fit-target", "-fitt"], Key::FitTarget),
     (&["--mmproj", "-mm"], Key::Mmproj),
     (&["--no-mmproj-offload"], Key::NoMmprojOffload),
+    // ik_llama.cpp (common/common.cpp@18b0375:934-1090, and `-no-fmoe`
+    // from 41d6c42b9): a line with these runs ik's llama-server.
+    (&["--mla-use", "-mla"], Key::Mla),
+    (&["--attention-max-batch", "-amb"], Key::AttnMaxBatch),
+    (&["--fused-moe", "-fmoe"], Key::FusedMoe),
+    (&["--no-flash-attn", "-no-fa"], Key::NoFlashAttn),
+    (&["--no-fused-moe", "-no-fmoe"], Key::NoFusedMoe),
+    (&["--run-time-repack", "-rtr"], Key::RunTimeRepack),
 ];
 
 /// Ollama's runner (`llm/server.go` builds these; `-flag` is `--flag`).
@@ -276,6 +292,10 @@ pub fn read_command_line<S: AsRef<str>>(argv: &[S]) -> Option<Launch> {
                 | Key::KvUnified
                 | Key::SwaFull
                 | Key::NoMmprojOffload
+                | Key::FusedMoe
+                | Key::NoFusedMoe
+                | Key::RunTimeRepack
+                | Key::NoFlashAttn
                 | Key::EnforceEager,
                 None,
             ) => None,
@@ -535,6 +555,20 @@ fn apply(launch: &mut Launch, flag: &'static str, key: Key, value: Option<&str>)
         // The projector's file is a path: only that one is loaded is kept.
         (Key::Mmproj, Some(_)) => {
             c.mmproj = Some(true);
+            Some(String::new())
+        }
+        (Key::Mla, Some(v)) => number(v).filter(|&n| n <= 3).inspect(|&n| c.ik_mla = Some(n)).map(s),
+        (Key::AttnMaxBatch, Some(v)) => number(v).inspect(|&n| c.ik_attn_max_batch = Some(n)).map(s),
+        (Key::FusedMoe | Key::NoFusedMoe, _) => {
+            c.ik_fused_moe = Some(key == Key::FusedMoe);
+            Some(String::new())
+        }
+        (Key::NoFlashAttn, _) => {
+            c.flash_attn = Some("0".into());
+            Some(String::new())
+        }
+        (Key::RunTimeRepack, _) => {
+            c.ik_run_time_repack = Some(true);
             Some(String::new())
         }
         (Key::NoMmprojOffload, _) => {

@@ -54,6 +54,11 @@ pub(super) fn read(lines: &[(usize, String)]) -> (LoggedConfig, Vec<Fact>) {
             }
             continue;
         }
+        // ik_llama.cpp's `-rtr` after loading (src/llama.cpp@18b0375:9534).
+        if line.contains("============ Repacked ") {
+            config.ik_run_time_repack = Some(true);
+            continue;
+        }
         if let Some(b) = build(line) {
             config.build = Some(b);
             continue;
@@ -207,6 +212,12 @@ fn summary(line: &str) -> Option<Figure> {
         .or_else(|| after(line, "llama_kv_cache: size ="))
         .or_else(|| after(line, "llama_kv_cache_unified: size ="))?;
     let bytes = size(rest, false)?;
+    // ik_llama.cpp's MLA cache: `c^KV (f16): X MiB, kv^T: not used` or
+    // `kv^T (f16): Y MiB` (src/llama.cpp@18b0375:21243-21250).
+    if let Some(latent) = after(rest, "c^KV (").and_then(|r| after(r, "):")).and_then(|r| size(r, false)) {
+        let v_bytes = after(rest, "kv^T (").and_then(|r| after(r, "):")).and_then(|r| size(r, false)).unwrap_or(0);
+        return Some(Figure::KvSummary { bytes, k_bytes: latent, v_bytes, cells: None, layers: None });
+    }
     let k_bytes = after(rest, "K (").and_then(|r| after(r, "):")).and_then(|r| size(r, false))?;
     let v_bytes = after(rest, "V (").and_then(|r| after(r, "):")).and_then(|r| size(r, false))?;
     let inside = after(rest, "(").and_then(|r| r.split(')').next()).unwrap_or_default();
@@ -215,7 +226,8 @@ fn summary(line: &str) -> Option<Figure> {
     Some(Figure::KvSummary { bytes, k_bytes, v_bytes, cells, layers })
 }
 
-/// `n_ctx = 4096`, `n_batch`, `n_ubatch`, `n_seq_max`, `flash_attn`, and
+/// `n_ctx = 4096`, `n_batch`, `n_ubatch`, `n_seq_max`, `flash_attn`, ik's
+/// `mla_attn`, `attn_max_b` and `fused_moe`, and
 /// `type_k = 'q4_0', type_v = 'f16'` (older `llama_kv_cache_init`) or
 /// `K (q8_0)` in the summary line.
 fn context(line: &str, c: &mut LoggedConfig) {
@@ -239,6 +251,10 @@ fn context(line: &str, c: &mut LoggedConfig) {
         "n_ubatch" => c.n_ubatch = value("n_ubatch").and_then(count),
         "n_seq_max" => c.n_seq_max = value("n_seq_max").and_then(count),
         "flash_attn" => c.flash_attn = value("flash_attn").map(str::to_owned),
+        // ik_llama.cpp's own (src/llama.cpp@18b0375:21040ff).
+        "mla_attn" => c.ik_mla = value("mla_attn").and_then(count),
+        "attn_max_b" => c.ik_attn_max_batch = value("attn_max_b").and_then(count),
+        "fused_moe" => c.ik_fused_moe = value("fused_moe").and_then(count).map(|n| n != 0),
         _ => {}
     }
 }

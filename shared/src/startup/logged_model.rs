@@ -52,6 +52,10 @@ pub struct LoggedModel {
     pub file_type: Option<String>,
     /// `file size = 4.58 GiB (4.89 BPW)` (or `model size`).
     pub size_bytes: Option<u64>,
+    /// Half the last printed digit of the size (`4.58 GiB`: 0.005 GiB): a
+    /// format whose estimate is this close is the file, to what the log says.
+    #[serde(skip)]
+    pub size_tolerance_bytes: u64,
     /// `model params = 8.03 B`, in millions (the log prints two decimals).
     pub params_millions: Option<u64>,
 }
@@ -121,10 +125,31 @@ fn printed(m: &mut LoggedModel, key: &str, value: &str) {
         "n_embd_head_v_mla" => set(&mut m.head_v_mla, n()),
         "n_swa" => set(&mut m.sliding_window, n()),
         "file type" | "model ftype" => m.file_type = m.file_type.take().or_else(|| Some(value.to_owned())),
-        "file size" | "model size" => set(&mut m.size_bytes, size(value, false)),
+        "file size" | "model size" => {
+            if m.size_bytes.is_none() {
+                m.size_tolerance_bytes = tolerance(value);
+            }
+            set(&mut m.size_bytes, size(value, false));
+        }
         "model params" => set(&mut m.params_millions, millions(value)),
         _ => {}
     }
+}
+
+/// Half a unit of the last digit of a printed size (`16.493 GiB`: 0.0005
+/// GiB), in bytes.
+fn tolerance(value: &str) -> u64 {
+    let mut words = value.split_whitespace();
+    let (Some(number), Some(unit)) = (words.next(), words.next()) else { return 0 };
+    let per: u64 = match unit {
+        "GiB" => 1 << 30,
+        "MiB" => 1 << 20,
+        "KiB" => 1 << 10,
+        "TiB" => 1 << 40,
+        _ => return 0,
+    };
+    let decimals = number.split_once('.').map_or(0, |(_, f)| f.len() as u32).min(9);
+    per / 10u64.pow(decimals) / 2
 }
 
 /// `8.03 B` / `30.53 B` / `1.02 T` / `494.03 M` in millions.
@@ -268,6 +293,44 @@ fn hf_names(arch: &str) -> Option<(&'static str, &'static str)> {
 /// A model rebuilt from a log's metadata, its weight format (from the file
 /// type) and what was read or assumed, in words. `Err` says what is missing.
 pub fn model(m: &LoggedModel) -> Result<(Model, Option<WeightFormat>, Vec<String>), String> {
+    let (text, mut notes) = config(m)?;
+    let arch = m.arch.as_deref().unwrap_or_default();
+    let name = m.name.clone().unwrap_or_else(|| format!("{arch} from a llama.cpp log"));
+    let model = Model::from_config_json(name, &text).map_err(|e| e.to_string())?;
+    let format = m.file_type.as_deref().and_then(file_type_format);
+    match (&m.file_type, format) {
+        (Some(t), None) => notes.push(format!("file type `{t}` is not a format Headroom models: its default is used")),
+        (None, _) => notes.push("the log names no file type: the model's default format is used".into()),
+        _ => {}
+    }
+    // Where the file type's own estimate is within the printed size's last
+    // digit, the estimate stands (it is the file, as far as the log says);
+    // else the logged size is of a mix the type does not name (Unsloth's
+    // UD, a custom recipe), spread over the layout in the type's
+    // proportions (`WeightPlan::rescale`).
+    let mix = format.filter(|&f| {
+        m.size_bytes.is_some_and(|logged| {
+            let estimate = crate::plan::WeightPlan::new(&model, f, 1).total;
+            estimate.abs_diff(logged) > m.size_tolerance_bytes
+        })
+    });
+    if let Some(f) = mix {
+        notes.push(format!(
+            "the file's logged size differs from a plain {} file's: a mix it does not name, spread in its proportions",
+            f.id()
+        ));
+    }
+    Ok((model.with_checkpoint_bytes(m.size_bytes).stored_as(mix), format, notes))
+}
+
+/// The `config.json` a log's metadata stands for (the one [`model`]
+/// reads), with what was assumed, in words; a GGUF header read beside the
+/// log gives the bytes (`Model::from_checkpoint`).
+pub fn config_json(m: &LoggedModel) -> Result<String, String> {
+    config(m).map(|(text, _)| text)
+}
+
+fn config(m: &LoggedModel) -> Result<(String, Vec<String>), String> {
     let arch = m.arch.as_deref().ok_or("the log names no architecture (`arch` / `general.architecture`)")?;
     let need = |v: Option<u64>, what: &str| v.ok_or_else(|| format!("the log does not state {what}"));
     let layers = need(m.layers, "the layer count (`n_layer`)")?;
@@ -332,16 +395,7 @@ pub fn model(m: &LoggedModel) -> Result<(Model, Option<WeightFormat>, Vec<String
     if let Some(w) = m.sliding_window.filter(|&w| w > 0 && model_type == "mistral") {
         put("sliding_window", w.into());
     }
-    let text = serde_json::Value::Object(c).to_string();
-    let name = m.name.clone().unwrap_or_else(|| format!("{arch} from a llama.cpp log"));
-    let model = Model::from_config_json(name, &text).map_err(|e| e.to_string())?;
-    let format = m.file_type.as_deref().and_then(file_type_format);
-    match (&m.file_type, format) {
-        (Some(t), None) => notes.push(format!("file type `{t}` is not a format Headroom models: its default is used")),
-        (None, _) => notes.push("the log names no file type: the model's default format is used".into()),
-        _ => {}
-    }
-    Ok((model.with_checkpoint_bytes(m.size_bytes), format, notes))
+    Ok((serde_json::Value::Object(c).to_string(), notes))
 }
 
 #[cfg(test)]

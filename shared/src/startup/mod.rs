@@ -38,7 +38,7 @@ mod whatif;
 pub use buffers::{BufferCheck, llamacpp_buffers};
 pub use launch::{Launch, LaunchFlag, LaunchModel, Launcher, read_command_line};
 pub use llamacpp::layer_split as llamacpp_layer_split;
-pub use logged_model::{LoggedModel, file_type_format, model as logged_model};
+pub use logged_model::{LoggedModel, config_json as logged_config_json, file_type_format, model as logged_model};
 pub use plan::{configured_engine, logged_engine, logged_scenario};
 pub use reconcile::{Amount, Row, SUGGESTION_SPARE_BYTES, reconcile};
 pub use whatif::{WhatIf, WhatIfs, what_if, what_ifs};
@@ -377,9 +377,30 @@ pub struct LoggedConfig {
     pub mmproj: Option<bool>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub no_mmproj_offload: Option<bool>,
+    /// ik_llama.cpp: its own context lines (`mla_attn = 3`, `attn_max_b =
+    /// 1024`, `fused_moe = 1`, src/llama.cpp@18b0375:21040ff), a repack
+    /// (`============ Repacked N tensors`) or its flags on a command line
+    /// (`-mla`, `-amb`, `-fmoe`/`-no-fmoe`, `-rtr`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ik_mla: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ik_attn_max_batch: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ik_fused_moe: Option<bool>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ik_run_time_repack: Option<bool>,
 }
 
 impl LoggedConfig {
+    /// Whether the log or command line is ik_llama.cpp's: it prints or
+    /// takes one of ik's own settings.
+    pub fn is_ik(&self) -> bool {
+        self.ik_mla.is_some()
+            || self.ik_attn_max_batch.is_some()
+            || self.ik_fused_moe.is_some()
+            || self.ik_run_time_repack.is_some()
+    }
+
     /// llama.cpp's `flash_attn` as logged: `0`/`false`/`disabled` off,
     /// `1`/`true`/`enabled` on, `auto` on (CUDA's `auto` turns it on).
     pub fn flash_attention(&self) -> Option<FlashAttention> {

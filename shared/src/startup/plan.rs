@@ -210,6 +210,7 @@ pub fn configured_engine(ran: LogEngine, c: &LoggedConfig, planned: Engine) -> (
                 taken.push(format!("V cache {}", v.id()));
             }
             launched_placement(c, o, &mut taken);
+            launched_ik(c, o, &mut taken);
         }
         // A log is llama.cpp's (Ollama's runner prints llama-server's
         // lines), so a plan of Ollama is rebuilt as the llama.cpp it ran.
@@ -270,5 +271,35 @@ fn launched_placement(c: &LoggedConfig, o: &mut crate::engines::llamacpp::Option
             *slot = true;
             taken.push(name.into());
         }
+    }
+}
+
+/// ik_llama.cpp: a log or command line that prints or takes ik's own
+/// settings ran ik (its build number, when named, is ik's), with those
+/// settings where the plan leaves them at their defaults.
+fn launched_ik(c: &LoggedConfig, o: &mut crate::engines::llamacpp::Options, taken: &mut Vec<String>) {
+    use crate::engines::llamacpp::Fork;
+    if !c.is_ik() {
+        return;
+    }
+    if o.fork != Fork::Ik {
+        o.fork = Fork::Ik;
+        taken.push("ik_llama.cpp".into());
+    }
+    if let Some(m) = c.ik_mla.and_then(|m| u8::try_from(m).ok()).filter(|&m| m <= 3 && o.mla.is_none()) {
+        o.mla = Some(m);
+        taken.push(format!("-mla {m}"));
+    }
+    if let Some(n) = c.ik_attn_max_batch.filter(|_| o.attn_max_batch_mib.is_none()) {
+        o.attn_max_batch_mib = Some(n);
+        taken.push(format!("-amb {n}"));
+    }
+    if let Some(on) = c.ik_fused_moe.filter(|_| o.fused_moe.is_none()) {
+        o.fused_moe = Some(on);
+        taken.push(if on { "-fmoe" } else { "-no-fmoe" }.into());
+    }
+    if c.ik_run_time_repack == Some(true) && !o.run_time_repack {
+        o.run_time_repack = true;
+        taken.push("-rtr".into());
     }
 }

@@ -428,7 +428,9 @@ fn shell_words(line: &str) -> Vec<String> {
 mod llamacpp_round_trip {
     use super::*;
     use proptest::prelude::*;
-    use shared::engines::llamacpp::{CacheType, FitMode, FlashAttention, SplitMode, TensorOverrides, TensorSplit};
+    use shared::engines::llamacpp::{
+        CacheType, FitMode, FlashAttention, Fork, SplitMode, TensorOverrides, TensorSplit,
+    };
     use shared::startup::{configured_engine, read_command_line};
 
     fn pick<T: Clone + std::fmt::Debug + 'static>(options: Vec<T>) -> impl Strategy<Value = T> {
@@ -459,10 +461,26 @@ mod llamacpp_round_trip {
                 pick(vec![(FitMode::On, 1024), (FitMode::On, 2048), (FitMode::Off, 1024)]),
                 pick(vec![(false, false), (true, false), (true, true)]),
             ),
+            // ik_llama.cpp's flags, only on an ik plan (mainline refuses them).
+            pick(vec![
+                None,
+                Some((Some(3), Some(1024), Some(true), true)),
+                Some((Some(0), None, Some(false), false)),
+                Some((None, Some(256), None, false)),
+            ]),
         )
             .prop_map(
-                |((n_ctx, ngl, np, ub, b, fa, ctk, ctv), (ncmoe, (nkvo, kvu, swa), ot, ts, sm, mg, fit, mm))| {
+                |((n_ctx, ngl, np, ub, b, fa, ctk, ctv), (ncmoe, (nkvo, kvu, swa), ot, ts, sm, mg, fit, mm), ik)| {
+                    let (fork, (mla, amb, fmoe, rtr)) = match ik {
+                        Some(flags) => (Fork::Ik, flags),
+                        None => (Fork::Mainline, (None, None, None, false)),
+                    };
                     llamacpp::Options {
+                        fork,
+                        mla,
+                        attn_max_batch_mib: amb,
+                        fused_moe: fmoe,
+                        run_time_repack: rtr,
                         n_ctx,
                         n_gpu_layers: ngl,
                         parallel: np,
@@ -495,7 +513,11 @@ mod llamacpp_round_trip {
     fn reads_back(m: &Model, s: &Scenario, o: llamacpp::Options, line: &str) -> Result<(), TestCaseError> {
         let llama = Parser::new("llamacpp-0c1e57098-server.txt", "llamacpp-0c1e57098-choices.txt", &[]);
         let at = line.find("llama-server").map_or(line, |i| &line[i..]);
-        prop_assert_eq!(llama.refuses(at), None, "{}", line);
+        // The option list is mainline's (0c1e57098): ik's own flags are
+        // checked by reading them back.
+        if o.fork == Fork::Mainline {
+            prop_assert_eq!(llama.refuses(at), None, "{}", line);
+        }
         let (kv, concurrency) = (s.kv_dtype, s.concurrency);
         let read = read_command_line(&shell_words(line)).unwrap_or_else(|| panic!("not read: {line}"));
         let (back, _) = configured_engine(read.launcher.engine(), &read.config, EngineKind::LlamaCpp.with_defaults());
@@ -534,6 +556,21 @@ mod llamacpp_round_trip {
             prop_assert_eq!(b.fit_target_mib, o.fit_target_mib, "{}", line);
         }
         prop_assert_eq!((b.mmproj, b.no_mmproj_offload), (o.mmproj, o.no_mmproj_offload), "{}", line);
+        // An ik line names its fork by its flags; one that sets none reads
+        // as mainline, which runs the same.
+        // (The newest ik build fuses by default: `-fmoe` is gone, only
+        // `-no-fmoe` is written.)
+        let ik_set =
+            o.mla.is_some() || o.attn_max_batch_mib.is_some() || o.fused_moe == Some(false) || o.run_time_repack;
+        prop_assert_eq!(b.fork == Fork::Ik, ik_set, "{}", line);
+        prop_assert_eq!(
+            (b.mla, b.attn_max_batch_mib, b.run_time_repack),
+            (o.mla, o.attn_max_batch_mib, o.run_time_repack),
+            "{}",
+            line
+        );
+        let fused = |x: llamacpp::Options| llamacpp::ik::fused_moe(llamacpp::Options { fork: Fork::Ik, ..x });
+        prop_assert_eq!(fused(b), fused(o), "{}", line);
         Ok(())
     }
 

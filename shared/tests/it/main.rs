@@ -11,6 +11,7 @@ mod hostile;
 mod layers;
 mod llamacpp;
 mod llamacpp_fit;
+mod llamacpp_ik;
 mod llamacpp_logs;
 mod llamacpp_split;
 mod model;

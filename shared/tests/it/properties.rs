@@ -202,6 +202,12 @@ const VALUES: &[(EngineKind, &str, &[&str])] = &[
     (EngineKind::LlamaCpp, "nb", &["512", "4096"]),
     (EngineKind::LlamaCpp, "fitt", &["256", "4096"]),
     (EngineKind::LlamaCpp, "lcb", &["5000", "9500"]),
+    // ik_llama.cpp's (`fork` has its choices); refused on a mainline plan,
+    // so a random plan keeps them only beside `fork=ik`.
+    (EngineKind::LlamaCpp, "mla", &["0", "1", "3"]),
+    (EngineKind::LlamaCpp, "amb", &["0", "256", "1024"]),
+    (EngineKind::LlamaCpp, "fmoe", &["0", "1"]),
+    (EngineKind::LlamaCpp, "rtr", &["0", "1"]),
     (EngineKind::Ollama, "numctx", &["2048", "32768"]),
     (EngineKind::Ollama, "np", &["1", "4"]),
     (EngineKind::Ollama, "numgpu", &["0", "16", "999"]),

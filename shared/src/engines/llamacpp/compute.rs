@@ -14,11 +14,14 @@ pub(super) fn compute_buffer(p: &Plan, o: Options, ctx: u64, with_output: bool) 
     if let crate::arch::AttentionKind::Mla(m) = t.attention {
         return mla_compute_buffer(t, m, o, ctx, with_output);
     }
+    // ik's `-amb` computes the scores a head at a time (`ik::score_heads`).
+    let scored = super::ik::score_heads(o, t.num_heads, t.num_kv_heads, ctx, o.ubatch(), false);
     let attention = match o.flash_attention {
         FlashAttention::On => 0,
-        FlashAttention::Off => ctx.saturating_mul(t.num_heads.saturating_add(1)),
+        FlashAttention::Off => ctx.saturating_mul(scored.saturating_add(1)),
     };
     let layer = t.hidden_size.saturating_mul(4).saturating_add(1).saturating_add(attention);
+    let layer = layer.max(super::ik::moe_ffn_width(t, o).unwrap_or(0));
     let output = if with_output { t.hidden_size.saturating_add(t.vocab_size) } else { 0 };
     o.ubatch().saturating_mul(4).saturating_mul(layer.max(output))
 }
@@ -62,7 +65,9 @@ fn mla_compute_buffer(t: &crate::arch::TextModel, m: crate::arch::Mla, o: Option
     let (mask, scores) = match o.flash_attention {
         FlashAttention::On => (kv.saturating_mul(tokens).saturating_mul(2), 0),
         FlashAttention::Off => {
-            let scores = f32s(kv.saturating_mul(h));
+            // ik's `-amb`: the latent attention's scores by head groups.
+            let scored = super::ik::score_heads(o, h, h, kv, tokens, true);
+            let scores = f32s(kv.saturating_mul(scored));
             let v = kv.saturating_mul(r).saturating_mul(2);
             (
                 kv.saturating_mul(tokens).saturating_mul(4),
@@ -70,7 +75,13 @@ fn mla_compute_buffer(t: &crate::arch::TextModel, m: crate::arch::Mla, o: Option
             )
         }
     };
-    let layer = query.saturating_add(scores);
+    // ik_llama.cpp's `-mla 2/3` with flash attention decompresses K and V
+    // on a prompt batch instead (`ik.rs`), beside the layer's input and its
+    // norm.
+    let layer = match super::ik::mla_decompressed(t, o, ctx) {
+        Some(attention) => attention.saturating_add(f32s(e.saturating_mul(2))),
+        None => query.saturating_add(scores),
+    };
     let output = if with_output { f32s(e.saturating_add(t.vocab_size)) } else { 0 };
     layer.max(output).saturating_add(mask)
 }
@@ -101,6 +112,18 @@ pub(super) fn staged_weight(p: &Plan, o: Options, d: &Devices, g: usize) -> Opti
     }
     let t = &p.model.arch.text;
     let f32s = |width: u64| width.saturating_mul(o.ubatch()).saturating_mul(4);
+    // ik_llama.cpp takes an expert op to the GPU only for a batch whose
+    // tokens per expert reach the threshold, and never a repacked weight.
+    if o.fork == super::Fork::Ik
+        && !super::ik::stages_experts(
+            o,
+            o.ubatch(),
+            t.moe.map_or(1, |m| m.num_experts),
+            t.moe.map_or(1, |m| m.experts_per_token),
+        )
+    {
+        return None;
+    }
     Some(match t.moe {
         Some(m) => {
             let k = m.experts_per_token;
@@ -123,6 +146,16 @@ pub(super) fn staged_weight(p: &Plan, o: Options, d: &Devices, g: usize) -> Opti
                 }
                 let stage = MoeStage { gate_up, down, input, selected: f32s(m.num_experts), ffn, out };
                 peak = peak.max(staged_moe(stage));
+            }
+            // ik's `-fmoe`: one op takes the gate and up copies at once, in
+            // every layer whose gate and up share a type; where every layer
+            // does, the unfused staging above never happens.
+            let pair = d.weights.largest_cpu_gate_up;
+            if super::ik::fused_moe(o) && pair > 0 {
+                let down = d.weights.largest_cpu_experts.iter().map(|&(_, down)| down).max().unwrap_or(0);
+                let stage = MoeStage { gate_up: pair, down, input, selected: f32s(m.num_experts), ffn, out };
+                let fused = staged_fused_moe(stage);
+                peak = if d.weights.cpu_gate_up_differ { peak.max(fused) } else { fused };
             }
             peak
         }
@@ -179,6 +212,26 @@ pub(super) fn staged_moe(s: MoeStage) -> u64 {
     a.free(up_w, s.gate_up);
     a.free(input, s.input);
     a.free(up, s.ffn);
+    a.alloc(s.down);
+    a.alloc(s.out);
+    a.max
+}
+
+/// [`staged_moe`] for ik_llama.cpp's fused up/gate op (`-fmoe`,
+/// `GGML_OP_MOE_FUSED_UP_GATE`, ggml.c@18b0375 `ggml_moe_up_gate`): its
+/// sources — the up and gate experts (`gate_up`: both), the FFN input and
+/// the selection — are copied in at its split's start, and it writes one
+/// `k·F·T` product where the unfused pair wrote two (src/llama.cpp@18b0375
+/// `llm_build_moe_ffn`, when up and gate share a type). The down copy and
+/// its output follow once the pair and the input are freed.
+pub(super) fn staged_fused_moe(s: MoeStage) -> u64 {
+    let mut a = Arena::new();
+    let pair = a.alloc(s.gate_up);
+    let input = a.alloc(s.input);
+    a.alloc(s.selected);
+    a.alloc(s.ffn);
+    a.free(pair, s.gate_up);
+    a.free(input, s.input);
     a.alloc(s.down);
     a.alloc(s.out);
     a.max
@@ -272,12 +325,15 @@ pub(super) fn pipelined(p: &Plan, o: Options) -> bool {
 /// every copy, and the KQ masks, all but the one the graph holds anyway.
 /// A real two-GPU Command-R log (`llamacpp-old-two-gpus`, "n_copies=4") logs
 /// 672.01 MiB on CUDA0: 584 MiB without the copies, 672 with them.
-pub(super) fn pipeline_copies(p: &Plan, o: Options, kv: &[LayerKv], cells: cache::Cells) -> u64 {
+pub(super) fn pipeline_copies(p: &Plan, o: Options, kv: &[LayerKv], cells: cache::Cells, first: bool) -> u64 {
     if !pipelined(p, o) {
         return 0;
     }
     let activations = p.model.arch.text.hidden_size.saturating_mul(o.ubatch()).saturating_mul(4);
     let masks = host::masks(o, kv, cells);
+    if o.fork == super::Fork::Ik && o.flash_attention == FlashAttention::On {
+        return activations.saturating_mul(SCHED_COPIES).saturating_add(super::ik::pipelined_masks(o, masks, first));
+    }
     activations.saturating_mul(SCHED_COPIES).saturating_add(masks.saturating_mul(SCHED_COPIES - 1))
 }
 

@@ -365,6 +365,13 @@ pub(crate) struct Weights {
     /// lands depends on whether the first GPU also holds the layer
     /// (`compute.rs` `staged_moe`). Empty where no rule moved experts.
     pub largest_cpu_experts: Vec<(u64, u64)>,
+    /// The largest gate and up expert tensors of one layer together, where
+    /// a rule left both in host memory with the same bytes (the same type):
+    /// the pair ik_llama.cpp's fused up/gate op (`-fmoe`) stages at once.
+    pub largest_cpu_gate_up: u64,
+    /// Whether some layer left gate and up experts in host memory with
+    /// different bytes (types): ik runs those unfused even with `-fmoe`.
+    pub cpu_gate_up_differ: bool,
 }
 
 pub(crate) fn is_routed_expert(role: Role) -> bool {
@@ -398,6 +405,8 @@ pub(crate) fn weights_with(
     let rules = o.tensor_overrides.compiled();
     let n_cpu = usize::try_from(o.n_cpu_moe).unwrap_or(usize::MAX);
     let mut w = Weights { gpu: vec![0; gpus], ..Weights::default() };
+    // Each layer's gate and up experts left in host memory (for `-fmoe`).
+    let mut gate_up: Vec<(u64, u64)> = Vec::new();
     let shares: Vec<f64> = splits.iter().scan(0.0, |prev, &s| Some(s - std::mem::replace(prev, s))).collect();
     for t in pieces {
         let home = a.home(t.home);
@@ -432,6 +441,17 @@ pub(crate) fn weights_with(
                 let slot = &mut w.largest_cpu_experts[home.filter(|&g| g < gpus).unwrap_or(gpus)];
                 if t.role == Role::ExpertUp {
                     slot.0 = slot.0.max(t.bytes);
+                    if let Home::Layer(l) = t.home {
+                        if gate_up.len() <= l {
+                            gate_up.resize(l + 1, (0, 0));
+                        }
+                        let name = t.name.text();
+                        if name.contains("ffn_gate_exps") {
+                            gate_up[l].0 = t.bytes;
+                        } else if name.contains("ffn_up_exps") {
+                            gate_up[l].1 = t.bytes;
+                        }
+                    }
                 } else {
                     slot.1 = slot.1.max(t.bytes);
                 }
@@ -453,6 +473,9 @@ pub(crate) fn weights_with(
             Some(g) => w.gpu[g] = w.gpu[g].saturating_add(t.bytes),
         }
     }
+    w.largest_cpu_gate_up =
+        gate_up.iter().filter(|&&(g, u)| g == u).map(|&(g, u)| g.saturating_add(u)).max().unwrap_or(0);
+    w.cpu_gate_up_differ = gate_up.iter().any(|&(g, u)| g != u);
     w
 }
 

@@ -147,9 +147,10 @@ pub fn server_command(model: &Model, s: &Scenario) -> String {
     if o.n_ubatch != super::DEFAULT_N_UBATCH {
         cmd.push_str(&format!(" -ub {}", o.n_ubatch));
     }
-    cmd.push_str(match o.flash_attention {
-        FlashAttention::On => " -fa on",
-        FlashAttention::Off => " -fa off",
+    cmd.push_str(match (o.fork, o.flash_attention) {
+        (super::Fork::Mainline, FlashAttention::On) => " -fa on",
+        (super::Fork::Mainline, FlashAttention::Off) => " -fa off",
+        (super::Fork::Ik, _) => super::ik::flash_attention_flag(o),
     });
     let k = o.cache_type_k.or(CacheType::of(s.kv_dtype));
     let v = o.cache_type_v.or(k);
@@ -191,6 +192,9 @@ pub fn server_command(model: &Model, s: &Scenario) -> String {
             cmd.push_str(" --no-mmproj-offload");
         }
     }
+    // ik_llama.cpp's own flags, as its build spells them; a mainline plan
+    // sets none (`ik::check`).
+    cmd.push_str(&super::ik::flags(o));
     cmd
 }
 

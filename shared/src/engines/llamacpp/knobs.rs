@@ -6,7 +6,7 @@ use crate::engines::knobs::Cli;
 use crate::engines::knobs::{About, Knob, bit, cache_type, count, opt, switch, tokens_or_zero};
 use crate::engines::knobs::{cpu_moe_knob, host_ram_knob};
 
-use super::{CacheType, FitMode, FlashAttention, Options, Report, SplitMode, TensorOverrides, TensorSplit};
+use super::{CacheType, FitMode, FlashAttention, Fork, Options, Report, SplitMode, TensorOverrides, TensorSplit};
 
 type K = Knob<Options, Report>;
 
@@ -334,4 +334,98 @@ pub static KNOBS: &[K] = &[
         },
         effective: None,
     },
+    // ik_llama.cpp's settings (`ik.rs`), off the page (its first load is at
+    // its ceiling): the CLI, links and a pasted log set them. Refused on a
+    // mainline plan (`ik::check`).
+    K {
+        about: About {
+            key: "fork",
+            choices: &["mainline", "ik"],
+            #[cfg(feature = "cli")]
+            cli: Cli {
+                flag: "llamacpp-fork",
+                help: "which llama.cpp: mainline (ggml-org) or ik (ikawrakow/ik_llama.cpp, its own flags and defaults; \
+                       --llamacpp-build is then ik's build number)",
+                switches: &[("ik-llama", "ik", "the plan runs ik_llama.cpp (the same as --llamacpp-fork ik)")],
+                ..Cli::NONE
+            },
+            ..About::NONE
+        },
+        get: |o| o.fork.id().into(),
+        set: |o, v| {
+            o.fork = Fork::parse(v)?;
+            Ok(())
+        },
+        effective: None,
+    },
+    K {
+        about: About {
+            key: "mla",
+            #[cfg(feature = "cli")]
+            cli: Cli {
+                flag: "mla-use",
+                aliases: &["mla"],
+                help: "ik_llama.cpp -mla/--mla-use 0-3, how an MLA model's cache is kept (0: K and V; 1-3: the latent; \
+                       default: 3 from build 3983, 0 before)",
+                ..Cli::NONE
+            },
+            ..About::NONE
+        },
+        get: |o| o.mla.map(|m| m.to_string()).unwrap_or_default(),
+        set: |o, v| {
+            o.mla = Some(count(v, 0, 3)? as u8);
+            Ok(())
+        },
+        effective: None,
+    },
+    K {
+        about: About {
+            key: "amb",
+            #[cfg(feature = "cli")]
+            cli: Cli {
+                flag: "attention-max-batch",
+                aliases: &["amb"],
+                help: "ik_llama.cpp -amb/--attention-max-batch MiB, the cap on one attention intermediate (0: none; \
+                       default: 256 from build 4832, 0 before)",
+                ..Cli::NONE
+            },
+            ..About::NONE
+        },
+        get: |o| opt(o.attn_max_batch_mib),
+        set: |o, v| {
+            o.attn_max_batch_mib = Some(count(v, 0, 1 << 20)?);
+            Ok(())
+        },
+        effective: None,
+    },
+    K {
+        about: About {
+            key: "fmoe",
+            #[cfg(feature = "cli")]
+            cli: Cli {
+                switches: &[
+                    ("fused-moe", "1", "ik_llama.cpp -fmoe/--fused-moe, one op for the experts' up and gate"),
+                    (
+                        "no-fused-moe",
+                        "0",
+                        "ik_llama.cpp -no-fmoe/--no-fused-moe (fused is the default from build 3928)",
+                    ),
+                ],
+                ..Cli::NONE
+            },
+            ..About::NONE
+        },
+        get: |o| o.fused_moe.map(bit).unwrap_or_default(),
+        set: |o, v| {
+            o.fused_moe = Some(switch(v)?);
+            Ok(())
+        },
+        effective: None,
+    },
+    toggle!(
+        "rtr",
+        "run-time-repack",
+        "ik_llama.cpp -rtr/--run-time-repack, host weights repacked at load (mmap off: read into RAM)",
+        run_time_repack
+    ),
 ];

@@ -25,7 +25,8 @@
 //! the name: no regex crate in the page's first load); `fixes.rs` (the
 //! `-ngl` / `--n-cpu-moe` / `--tensor-split` / `-ot` solvers and
 //! `llama-server` lines); `warnings.rs` (what llama.cpp says first);
-//! `rows.rs` (its report's figures).
+//! `rows.rs` (its report's figures); `ik.rs` (ik_llama.cpp as a rule set of
+//! its own: `-mla`, `-amb`, `-fmoe`, `-rtr` and their defaults by build).
 
 mod cache;
 mod compute;
@@ -33,6 +34,7 @@ mod devices;
 mod fit;
 mod fixes;
 mod host;
+pub mod ik;
 mod knobs;
 mod options;
 mod pattern;
@@ -52,7 +54,7 @@ use host::{Host, host, host_ram_limit};
 pub use knobs::KNOBS;
 pub(crate) use options::check_knobs;
 pub use options::{
-    DEFAULT_N_BATCH, DEFAULT_N_UBATCH, F16_MASK_BUILD, FIT_MARGIN_BYTES, FitMode, FlashAttention, Options,
+    DEFAULT_N_BATCH, DEFAULT_N_UBATCH, F16_MASK_BUILD, FIT_MARGIN_BYTES, FitMode, FlashAttention, Fork, Options,
 };
 pub use pattern::Pattern;
 pub(crate) use tensors::Tensors;
@@ -136,6 +138,10 @@ pub struct Report {
     /// truncated), when the plan's requests are longer.
     #[serde(skip)]
     pub prompt_cut_to: Option<u64>,
+    /// ik_llama.cpp's `-rtr`: mmap is off, so the host weights are read
+    /// into allocated memory (not page cache the kernel may drop).
+    #[serde(skip)]
+    pub weights_read_into_ram: bool,
     pub log_lines: Vec<String>,
 }
 
@@ -321,7 +327,8 @@ fn types(p: &Plan, o: Options) -> cache::Types {
 
 /// Bytes per cell of every layer in llama.cpp's K and V types.
 fn kv_layers(p: &Plan, o: Options) -> Vec<LayerKv> {
-    cache::layers(&p.model.arch.text, types(p, o))
+    let text = &p.model.arch.text;
+    ik::kv_layers(text, types(p, o), o).unwrap_or_else(|| cache::layers(text, types(p, o)))
 }
 
 fn cells(_: &Plan, o: Options, ctx: u64, slots: u64) -> cache::Cells {
@@ -336,7 +343,8 @@ fn gpu_parts(p: &Plan, o: Options, d: &Devices, g: usize, ctx: u64, slots: u64) 
     let compute = if range.is_empty() && !has_output {
         0
     } else {
-        compute_buffer(p, o, ctx, has_output).saturating_add(pipeline_copies(p, o, &d.kv, cells))
+        let first = d.used.iter().position(|&u| u) == Some(g);
+        compute_buffer(p, o, ctx, has_output).saturating_add(pipeline_copies(p, o, &d.kv, cells, first))
     };
     let compute = compute.max(staged_weight(p, o, d, g).unwrap_or(0));
     // `llama_memory_recurrent`: one state cell per sequence slot
@@ -444,7 +452,10 @@ pub(crate) fn report(p: &Plan, o: Options, d: &Devices) -> Report {
     let mut log_lines = vec![format!("offloaded {}/{all} layers to GPU", offloaded + u64::from(output))];
     // load_tensors prints one model buffer per buffer type (CPU_Mapped for
     // the mmap'd weights left on the host).
-    log_lines.push(format!("CPU_Mapped model buffer size = {} MiB", mib_2dp(cpu_weights)));
+    // `-rtr` turns mmap off (ik's llama_model_loader): the host weights are
+    // read into an allocated `CPU` buffer.
+    let host_buffer = if ik::repacks(o) { "CPU" } else { "CPU_Mapped" };
+    log_lines.push(format!("{host_buffer} model buffer size = {} MiB", mib_2dp(cpu_weights)));
     for (g, parts) in per_gpu.iter().enumerate().filter(|(g, _)| d.used[*g]) {
         log_lines.push(format!("CUDA{g} model buffer size = {} MiB", mib_2dp(parts.weight_bytes)));
     }
@@ -487,6 +498,7 @@ pub(crate) fn report(p: &Plan, o: Options, d: &Devices) -> Report {
         keeps_fit_margin: keeps_margin,
         fit_moves: !keeps_margin && o.fit == FitMode::On && fit::gives_up(o, gpus).is_none(),
         prompt_cut_to: None,
+        weights_read_into_ram: ik::repacks(o),
         log_lines,
     }
 }
@@ -542,7 +554,11 @@ pub(crate) fn terms(p: &Plan, r: &Report) -> EngineTerms {
         ), Term::bytes(
             "llama.cpp host RAM",
             r.host_ram_bytes,
-            "CPU weights (the mmap'd pages llama.cpp reads) + KV cache and state kept on the host + the host compute buffer (token embeddings F32 × n_ubatch, the KQ mask n_kv × n_ubatch)",
+            if r.weights_read_into_ram {
+                "CPU weights (read into allocated memory: ik_llama.cpp's -rtr turns mmap off and repacks them in place, same bytes) + KV cache and state kept on the host + the host compute buffer (token embeddings F32 × n_ubatch, the KQ mask n_kv × n_ubatch)"
+            } else {
+                "CPU weights (the mmap'd pages llama.cpp reads) + KV cache and state kept on the host + the host compute buffer (token embeddings F32 × n_ubatch, the KQ mask n_kv × n_ubatch)"
+            },
             Basis::EngineRule,
         )],
     }

@@ -71,6 +71,44 @@ impl FlashAttention {
     }
 }
 
+/// Which llama.cpp a plan runs: ggml-org's, or ikawrakow's fork
+/// ik_llama.cpp (github.com/ikawrakow/ik_llama.cpp), whose memory flags
+/// (`-mla`, `-amb`, `-fmoe`, `-rtr`) and defaults are its own. Its rules
+/// are in `ik.rs`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Fork {
+    #[default]
+    Mainline,
+    Ik,
+}
+
+impl Fork {
+    /// The link's `fork=` and `--llamacpp-fork`'s value.
+    pub fn id(self) -> &'static str {
+        match self {
+            Self::Mainline => "mainline",
+            Self::Ik => "ik",
+        }
+    }
+
+    pub fn parse(s: &str) -> Result<Self, String> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "mainline" | "llama.cpp" => Ok(Self::Mainline),
+            "ik" | "ik_llama.cpp" | "ik_llama" => Ok(Self::Ik),
+            _ => Err("use mainline or ik".into()),
+        }
+    }
+
+    /// The program's name in words.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Mainline => "llama.cpp",
+            Self::Ik => "ik_llama.cpp",
+        }
+    }
+}
+
 /// `-ub` when none is given (common/common.h `n_ubatch = 512`).
 pub const DEFAULT_N_UBATCH: u64 = 512;
 /// `-b` when none is given (common/common.h `n_batch = 2048`).
@@ -147,6 +185,35 @@ pub struct Options {
     /// `None`: the newest this tool knows).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub build: Option<u64>,
+    /// Which llama.cpp: mainline, or ik_llama.cpp (`build` is then its
+    /// build number, `git rev-list --count` of ikawrakow/ik_llama.cpp).
+    #[serde(default, skip_serializing_if = "is_mainline")]
+    pub fork: Fork,
+    /// ik_llama.cpp `-mla N/--mla-use N` (0–3): how an MLA model's cache is
+    /// laid out and attention computed; `None`: the build's default.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mla: Option<u8>,
+    /// ik_llama.cpp `-amb N/--attention-max-batch N`: MiB one attention
+    /// intermediate may take (0: no cap); `None`: the build's default.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub attn_max_batch_mib: Option<u64>,
+    /// ik_llama.cpp `-fmoe/--fused-moe` (`-no-fmoe` where it is the
+    /// default): one op for the experts' up and gate; `None`: the build's
+    /// default.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fused_moe: Option<bool>,
+    /// ik_llama.cpp `-rtr/--run-time-repack`: host weights repacked at load,
+    /// which turns mmap off.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub run_time_repack: bool,
+}
+
+fn is_mainline(f: &Fork) -> bool {
+    *f == Fork::Mainline
+}
+
+fn is_false(b: &bool) -> bool {
+    !*b
 }
 
 /// The first build that reserves the KQ mask in F16 on the host when flash
@@ -191,6 +258,11 @@ impl Default for Options {
             fit_target_mib: default_fit_target_mib(),
             host_ram_bytes: None,
             build: None,
+            fork: Fork::Mainline,
+            mla: None,
+            attn_max_batch_mib: None,
+            fused_moe: None,
+            run_time_repack: false,
         }
     }
 }
@@ -199,7 +271,11 @@ impl Options {
     /// Bytes per element of the KQ mask the graph's inputs hold: F16 with
     /// flash attention from [`F16_MASK_BUILD`], else F32.
     pub fn mask_bytes(&self) -> u64 {
-        let f16 = self.flash_attention == FlashAttention::On && self.build.is_none_or(|b| b >= F16_MASK_BUILD);
+        let from = match self.fork {
+            Fork::Mainline => F16_MASK_BUILD,
+            Fork::Ik => super::ik::F16_MASK_BUILD,
+        };
+        let f16 = self.flash_attention == FlashAttention::On && self.build.is_none_or(|b| b >= from);
         if f16 { 2 } else { 4 }
     }
 
@@ -250,5 +326,5 @@ pub(crate) fn check_knobs(o: Options, tp: u64, gpus: usize) -> Result<(), String
     if o.n_batch == 0 {
         return Err("n_batch must be at least 1".into());
     }
-    Ok(())
+    super::ik::check(o)
 }
