@@ -56,7 +56,27 @@ async fn bench_web() -> anyhow::Result<()> {
     let times = page.client.execute_async(script, vec![json!(values), json!("timer")]).await?;
     let laid_out = page.client.execute_async(script, vec![json!(values), json!("layout")]).await?;
     let unlaid = page.client.execute_async(script, vec![json!(values), json!("message")]).await?;
+    // The page's own work per change, as Chromium counts it
+    // (`Performance.getMetrics`: script, style recalculation and layout
+    // durations, CPU time of the renderer's main thread): unlike the wall
+    // times above it does not include waiting for a busy machine's cores.
+    page.client.issue_cmd(crate::browser::Cdp { cmd: "Performance.enable", params: json!({}) }).await?;
+    let mut work: [Vec<f64>; 4] = Default::default();
+    for value in &values {
+        let before = page.metrics().await?;
+        page.client.execute_async(script, vec![json!([value]), json!("layout")]).await?;
+        let after = page.metrics().await?;
+        let ms =
+            |name: &str| 1000.0 * (after.get(name).copied().unwrap_or(0.0) - before.get(name).copied().unwrap_or(0.0));
+        let (script_ms, style, layout) = (ms("ScriptDuration"), ms("RecalcStyleDuration"), ms("LayoutDuration"));
+        for (list, v) in work.iter_mut().zip([script_ms, style, layout, script_ms + style + layout]) {
+            list.push(v);
+        }
+    }
     println!("time to interactive (navigation start → first render): {}", stats(tti));
+    for (what, list) in ["script", "style", "layout", "script + style + layout"].iter().zip(work) {
+        println!("the page's own work per weight-format change, {what} (Performance.getMetrics): {}", stats(list));
+    }
     for (what, times) in [
         ("re-render after a weight-format change (event → DOM updated)", times),
         ("the same, to a MessageChannel task after style and layout", laid_out),

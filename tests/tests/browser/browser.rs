@@ -261,3 +261,31 @@ impl Page {
         Ok(())
     }
 }
+
+/// A DevTools command through chromedriver's `goog/cdp/execute` endpoint
+/// (`Performance.getMetrics` for the benchmark's page work).
+#[derive(Debug)]
+pub struct Cdp {
+    pub cmd: &'static str,
+    pub params: Value,
+}
+
+impl fantoccini::wd::WebDriverCompatibleCommand for Cdp {
+    fn endpoint(&self, base_url: &url::Url, session_id: Option<&str>) -> Result<url::Url, url::ParseError> {
+        base_url.join(&format!("session/{}/goog/cdp/execute", session_id.unwrap_or_default()))
+    }
+
+    fn method_and_body(&self, _: &url::Url) -> (http::Method, Option<String>) {
+        (http::Method::POST, Some(json!({ "cmd": self.cmd, "params": self.params }).to_string()))
+    }
+}
+
+impl Page {
+    /// Chromium's cumulative counters (`Performance.getMetrics`), by name;
+    /// durations in seconds. `Performance.enable` first.
+    pub async fn metrics(&self) -> anyhow::Result<std::collections::HashMap<String, f64>> {
+        let reply = self.client.issue_cmd(Cdp { cmd: "Performance.getMetrics", params: json!({}) }).await?;
+        let list = reply.get("metrics").and_then(Value::as_array).cloned().unwrap_or_default();
+        Ok(list.iter().filter_map(|m| Some((m.get("name")?.as_str()?.to_owned(), m.get("value")?.as_f64()?))).collect())
+    }
+}
