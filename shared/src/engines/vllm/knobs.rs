@@ -251,10 +251,13 @@ pub static KNOBS: &[K] = &[
         },
         get: |o| o.speculative.map_or_else(String::new, Speculative::text),
         set: |o, v| {
-            o.speculative = Some(Speculative::parse(v)?);
+            o.speculative = match v.trim() {
+                "off" | "none" => None,
+                v => Some(Speculative::parse(v)?),
+            };
             Ok(())
         },
-        effective: None,
+        effective: Some(|_| "off".into()),
     },
     K {
         about: About {
@@ -274,6 +277,6 @@ pub static KNOBS: &[K] = &[
             o.mm_limits = MmLimits::parse(v)?;
             Ok(())
         },
-        effective: None,
+        effective: Some(|_| "999".into()),
     },
 ];
