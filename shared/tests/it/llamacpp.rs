@@ -160,6 +160,23 @@ fn no_kv_offload_keeps_the_cache_on_the_host() {
     assert_eq!(r.host_ram_bytes, r0.host_ram_bytes + e0.kv_cache_bytes);
 }
 
+/// MLA's V cache by build: mainline kept V (`kv_lora_rank` per token and
+/// layer, in type_v) beside the K latent (`kv_lora_rank + rope`) from b5137
+/// to b7831 (the b5331 log's `K (f16): 1098.00 MiB, V (f16): 976.00 MiB`)
+/// and none from b7832 (#19067); a plan without a build has the newest rules.
+#[test]
+fn mla_keeps_a_v_cache_before_b7832() {
+    let m = model("deepseek-v3");
+    let at = |build: Option<u64>| {
+        let (_, e) = report(&m, scenario(Options { n_ctx: Some(16384), build, ..Default::default() }, 8, 141));
+        e.kv_cache_bytes
+    };
+    let (old, new, newest) = (at(Some(llamacpp::VLESS_MLA_BUILD - 1)), at(Some(llamacpp::VLESS_MLA_BUILD)), at(None));
+    assert_eq!(new, newest);
+    // (512 + 64 + 512) / (512 + 64), f16 both.
+    assert_eq!(old * 576, new * 1088, "{old} {new}");
+}
+
 /// A small MoE GGUF header (qwen2moe, 4 layers, q8_0 attention and
 /// shared experts, q4_K routed experts): the model, its checkpoint and its
 /// tensors as (name, bytes).

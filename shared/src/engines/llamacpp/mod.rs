@@ -55,6 +55,7 @@ pub use knobs::KNOBS;
 pub(crate) use options::check_knobs;
 pub use options::{
     DEFAULT_N_BATCH, DEFAULT_N_UBATCH, F16_MASK_BUILD, FIT_MARGIN_BYTES, FitMode, FlashAttention, Fork, Options,
+    VLESS_MLA_BUILD,
 };
 pub use pattern::Pattern;
 pub(crate) use tensors::Tensors;
@@ -328,7 +329,21 @@ fn types(p: &Plan, o: Options) -> cache::Types {
 /// Bytes per cell of every layer in llama.cpp's K and V types.
 fn kv_layers(p: &Plan, o: Options) -> Vec<LayerKv> {
     let text = &p.model.arch.text;
-    ik::kv_layers(text, types(p, o), o).unwrap_or_else(|| cache::layers(text, types(p, o)))
+    if let Some(layers) = ik::kv_layers(text, types(p, o), o) {
+        return layers;
+    }
+    let mut layers = cache::layers(text, types(p, o));
+    // Mainline builds before [`VLESS_MLA_BUILD`] also cache MLA's V.
+    if let crate::arch::AttentionKind::Mla(m) = text.attention
+        && o.fork == Fork::Mainline
+        && o.build.is_some_and(|b| b < VLESS_MLA_BUILD)
+    {
+        let v = types(p, o).bytes(crate::kv::CachePart::Value, m.kv_lora_rank, m.kv_lora_rank);
+        for l in layers.iter_mut().filter(|l| l.bytes_per_token > 0) {
+            l.bytes_per_token = l.bytes_per_token.saturating_add(v);
+        }
+    }
+    layers
 }
 
 fn cells(_: &Plan, o: Options, ctx: u64, slots: u64) -> cache::Cells {

@@ -221,6 +221,16 @@ fn is_false(b: &bool) -> bool {
 /// builds before reserve it in F32 and cast it for the GPU.
 pub const F16_MASK_BUILD: u64 = 9410;
 
+/// The first build whose MLA models (DeepSeek V2/V3, Kimi K2: `deepseek2`
+/// GGUFs with `key_length_mla`) keep no V cache (ggml-org/llama.cpp#19067
+/// "kv-cache : support V-less cache", d9c6ce46f, b7832: `has_v = !is_mla`
+/// in src/llama-kv-cache.cpp). From MLA's arrival (#12801, b5137) to b7831
+/// the cache also holds V, `kv_lora_rank` per token and layer in type_v
+/// (the b5331 log: `K (f16): 1098.00 MiB, V (f16): 976.00 MiB`; #18986,
+/// b7812, only read V as a view of K). Build numbers are
+/// `git rev-list --count` of master, checked against six logged pairs.
+pub const VLESS_MLA_BUILD: u64 = 7832;
+
 fn default_n_batch() -> u64 {
     DEFAULT_N_BATCH
 }
