@@ -351,6 +351,85 @@ const CASES: &[Case] = &[
             "DeepSeek-V2-Lite (MoE, MLA), 1 × H100, vLLM 0.19.0",
         )
     },
+    // Issue 36, held out: the same 0.19.0 campaign's other single-GPU logs
+    // (llm-d-incubation/llm-d-planner at d3121e05), scored after the rules
+    // were set.
+    Case {
+        release: Some("0.19.0"),
+        ..case("vllm-v1-0190-gemma2-2b-it-h100-debug", "gemma-2-2b", "h100-sxm", "Gemma-2-2B-it, 1 × H100, vLLM 0.19.0")
+    },
+    Case {
+        release: Some("0.19.0"),
+        ..case(
+            "vllm-v1-0190-gemma2-9b-it-h100-debug",
+            "gemma-2-9b",
+            "h100-sxm",
+            "Gemma-2-9B-it (Gemma-2-9B shapes), 1 × H100, vLLM 0.19.0",
+        )
+    },
+    Case {
+        release: Some("0.19.0"),
+        ..case(
+            "vllm-v1-0190-gemma2-27b-it-h100-debug",
+            "gemma-2-27b",
+            "h100-sxm",
+            "Gemma-2-27B-it (Gemma-2-27B shapes), 1 × H100, vLLM 0.19.0",
+        )
+    },
+    Case {
+        release: Some("0.19.0"),
+        ..case("vllm-v1-0190-gemma-7b-h100-debug", "gemma-7b", "h100-sxm", "Gemma-7B, 1 × H100, vLLM 0.19.0")
+    },
+    Case {
+        release: Some("0.19.0"),
+        ..case(
+            "vllm-v1-0190-llama31-8b-h100-16k-debug",
+            "llama-3.1-8b",
+            "h100-sxm",
+            "Llama-3.1-8B, 1 × H100, max_model_len 16384, vLLM 0.19.0",
+        )
+    },
+    Case {
+        release: Some("0.19.0"),
+        // `--quantization fp8`: vLLM quantises the bf16 checkpoint as it loads.
+        weights: Some("fp8"),
+        ..case(
+            "vllm-v1-0190-llama31-8b-qfp8-h100-debug",
+            "llama-3.1-8b",
+            "h100-sxm",
+            "Llama-3.1-8B, online FP8 (`--quantization fp8`), 1 × H100, vLLM 0.19.0",
+        )
+    },
+    Case {
+        release: Some("0.19.0"),
+        weights: Some("fp32"),
+        ..case(
+            "vllm-v1-0190-llama31-8b-fp32-h100-debug",
+            "llama-3.1-8b",
+            "h100-sxm",
+            "Llama-3.1-8B, `--dtype float32`, 1 × H100, vLLM 0.19.0",
+        )
+    },
+    Case {
+        release: Some("0.19.0"),
+        weights: Some("fp8"),
+        ..case(
+            "vllm-v1-0190-qwen25-7b-fp8-dynamic-h100-debug",
+            "qwen2.5-7b",
+            "h100-sxm",
+            "Qwen2.5-7B FP8-dynamic (compressed-tensors), 1 × H100, vLLM 0.19.0",
+        )
+    },
+    Case {
+        release: Some("0.19.0"),
+        weights: Some("int8"),
+        ..case(
+            "vllm-v1-0190-qwen25-7b-w8a8-h100-debug",
+            "qwen2.5-7b",
+            "h100-sxm",
+            "Qwen2.5-7B INT8 W8A8 (compressed-tensors), 1 × H100, vLLM 0.19.0",
+        )
+    },
     Case {
         release: Some("0.11.0"),
         ..case(
