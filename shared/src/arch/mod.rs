@@ -31,6 +31,8 @@ pub enum Family {
     Gemma,
     Gemma2,
     Gemma3,
+    /// Phi-1/1.5/2 (`phi`): parallel attention and MLP under one LayerNorm, biases.
+    Phi,
     Phi3,
     DeepseekV2,
     DeepseekV3,

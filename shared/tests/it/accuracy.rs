@@ -431,6 +431,17 @@ const CASES: &[Case] = &[
         )
     },
     Case {
+        release: Some("0.19.0"),
+        // No preset: the Hub config (`tests/fixtures/checkpoints/`).
+        config: Some("phi-2"),
+        ..case(
+            "vllm-v1-0190-phi2-h100-2k-debug",
+            "phi-2",
+            "h100-sxm",
+            "Phi-2 (fp16), 1 × H100, max_model_len 2048, vLLM 0.19.0",
+        )
+    },
+    Case {
         release: Some("0.11.0"),
         ..case(
             "vllm-v1-0110-qwen3-vl-30b-a3b-3090-tp4",

@@ -170,3 +170,23 @@ fn modules_the_quantisation_leaves_stay_16_bit() {
     assert_eq!(bytes(&one, fp8), bytes(&plain, fp8));
     assert!(one.arch.warnings.iter().any(|w| w.contains("single-layer")), "{:?}", one.arch.warnings);
 }
+
+/// Phi-2 (`model_type: phi`) has a reader of its own: read as a Llama-style
+/// decoder it had a gated MLP and 0.8 B parameters too many (the 0.19.0 log
+/// `vllm-v1-0190-phi2-h100-2k-debug` was −2.1 %). The count is the modules
+/// transformers prints for `PhiForCausalLM` (a public printout,
+/// liuutin9/FPGA-Acceleration-of-TinyLLaVA-Inference-via-HLS `phi-2_structure.py`),
+/// less the head's bias, which the reader does not count.
+#[test]
+fn phi_2_counts_the_modules_transformers_builds() {
+    let path = format!("{}/tests/fixtures/checkpoints/phi-2.json", env!("CARGO_MANIFEST_DIR"));
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
+    let m = Model::from_config_json("phi-2", &text).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(m.arch.family, Family::Phi);
+    let linear = |i: u64, o: u64| i * o + o;
+    let layer = 4 * linear(2560, 2560) + linear(2560, 10240) + linear(10240, 2560) + 2 * 2560;
+    let embed_tokens = 51_200 * 2560;
+    let (final_layernorm, lm_head_weight) = (2 * 2560, 2560 * 51_200);
+    assert_eq!(m.parameters(), embed_tokens + 32 * layer + final_layernorm + lm_head_weight);
+    assert_eq!(m.arch.text.head_dim, 80);
+}

@@ -1,4 +1,4 @@
-//! Classic LayerNorm decoders with biases: GPT-2, GPT-NeoX/Pythia, Falcon, OPT.
+//! Classic LayerNorm decoders with biases: GPT-2, GPT-NeoX/Pythia, Falcon, OPT, Phi-2.
 
 use crate::arch::fields::{ConfigError, Fields, MAX_DIM, MAX_LAYERS};
 use crate::arch::{AttentionKind, Ffn, LayerAttention, LayerSpec, NormKind, TextModel};
@@ -91,6 +91,32 @@ pub(super) fn gpt_neox(f: Fields) -> Result<TextModel, ConfigError> {
         f,
     )?;
     m.mlp_bias = true; // GPTNeoXMLP always has biases
+    m.max_position_embeddings = f.opt_u64("max_position_embeddings")?;
+    Ok(m)
+}
+
+/// Phi-1, 1.5 and 2 (`PhiConfig`, transformers 4.37 `modeling_phi.py`; vLLM
+/// 0.19.1 `models/phi.py`): one biased LayerNorm per layer feeding attention
+/// and an ungated GELU MLP side by side, q/k/v/dense and fc1/fc2 with biases,
+/// a final LayerNorm, an untied head (its bias, `vocab_size` values, is not
+/// counted). Partial rotary (`partial_rotary_factor`) changes no shapes.
+pub(super) fn phi(f: Fields) -> Result<TextModel, ConfigError> {
+    let heads = f.dim("num_attention_heads")?;
+    let mut m = classic(
+        Classic {
+            hidden: f.dim("hidden_size")?,
+            layers: f.layers("num_hidden_layers")?,
+            heads,
+            kv_heads: f.dim_or("num_key_value_heads", heads)?,
+            intermediate: f.dim("intermediate_size")?,
+            vocab: f.dim("vocab_size")?,
+            bias: true,
+            norms_per_layer: 1,
+            tie: f.bool_or("tie_word_embeddings", false)?,
+            learned_positions: 0,
+        },
+        f,
+    )?;
     m.max_position_embeddings = f.opt_u64("max_position_embeddings")?;
     Ok(m)
 }

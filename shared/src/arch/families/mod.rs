@@ -19,7 +19,7 @@ use serde_json::{Map, Value};
 use super::fields::{ConfigError, Fields, MAX_CONTEXT};
 use super::{Architecture, AttentionKind, Family, LayerSpec, NormKind, TextModel, vision};
 use checkpoint::{dtype, kept_modules, quantization};
-use classic::{bloom, falcon, gpt_neox, gpt2, opt};
+use classic::{bloom, falcon, gpt_neox, gpt2, opt, phi};
 use decoder::decoder;
 use deepseek::deepseek;
 
@@ -142,6 +142,7 @@ fn detect(model_type: &str, architectures: &[&str]) -> Option<Family> {
         "gemma" => Some(Family::Gemma),
         "gemma2" => Some(Family::Gemma2),
         "gemma3" | "gemma3_text" => Some(Family::Gemma3),
+        "phi" => Some(Family::Phi),
         "phi3" => Some(Family::Phi3),
         "deepseek_v2" => Some(Family::DeepseekV2),
         "deepseek_v3" | "kimi_k2" => Some(Family::DeepseekV3),
@@ -201,6 +202,7 @@ fn read_text(family: Family, f: Fields, warnings: &mut Vec<String>) -> Result<Te
         GptNeox => gpt_neox(f),
         Falcon => falcon(f),
         Opt => opt(f),
+        Phi => phi(f),
         DeepseekV2 | DeepseekV3 | DeepseekV32 | GlmMoeDsa => deepseek(family, f),
         GptOss => moe::gpt_oss(f, warnings),
         Llama4 => moe::llama4(f, warnings),

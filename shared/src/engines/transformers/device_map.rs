@@ -101,6 +101,8 @@ fn names(family: Family, multimodal: bool) -> (Vec<&'static str>, &'static str, 
         Gpt2 => (vec!["transformer.wte", "transformer.wpe"], "transformer.h", "transformer.ln_f", "lm_head"),
         GptNeox => (vec!["gpt_neox.embed_in"], "gpt_neox.layers", "gpt_neox.final_layer_norm", "embed_out"),
         Falcon => (vec!["transformer.word_embeddings"], "transformer.h", "transformer.ln_f", "lm_head"),
+        // transformers 4.37 `PhiModel`.
+        Phi => (vec!["model.embed_tokens"], "model.layers", "model.final_layernorm", "lm_head"),
         Opt => (
             vec!["model.decoder.embed_tokens", "model.decoder.embed_positions"],
             "model.decoder.layers",
