@@ -441,6 +441,44 @@ const CASES: &[Case] = &[
             "Phi-2 (fp16), 1 × H100, max_model_len 2048, vLLM 0.19.0",
         )
     },
+    // Mistral Small 3.1 (a Pixtral tower): no preset, the checkpoint's config.
+    Case {
+        release: Some("0.19.0"),
+        config: Some("mistral-small-3.1-24b-instruct-2503"),
+        ..case(
+            "vllm-v1-0190-mistral-small-31-24b-h100-debug-vlm",
+            "mistral-small-3.1-24b",
+            "h100-sxm",
+            "Mistral-Small-3.1-24B (VLM), 1 × H100, vLLM 0.19.0",
+        )
+    },
+    Case {
+        release: Some("0.19.0"),
+        // RedHatAI's W8A8 copy: the same shapes, compressed-tensors INT8 per
+        // channel, which a checkpoint config reads as channel-wise int8
+        // (`arch::families::checkpoint::compressed_tensors`) with the vision
+        // tower in bf16 (the logged 24.07 GiB holds it so); `int8` is
+        // bitsandbytes, which would quantise the tower too.
+        weights: Some("gptq-int8-gcol"),
+        config: Some("mistral-small-3.1-24b-instruct-2503"),
+        ..case(
+            "vllm-v1-0190-mistral-small-31-24b-w8a8-h100-debug-vlm",
+            "mistral-small-3.1-24b",
+            "h100-sxm",
+            "Mistral-Small-3.1-24B INT8 W8A8 (VLM), 1 × H100, vLLM 0.19.0",
+        )
+    },
+    Case {
+        release: Some("0.19.0"),
+        weights: Some("gptq-int8-gcol"),
+        config: Some("mistral-small-3.1-24b-instruct-2503"),
+        ..case(
+            "vllm-v1-0190-mistral-small-31-24b-w8a8-h100-tp2-debug-vlm",
+            "mistral-small-3.1-24b",
+            "h100-sxm",
+            "Mistral-Small-3.1-24B INT8 W8A8 (VLM), TP 2 × H100, vLLM 0.19.0",
+        )
+    },
     Case {
         release: Some("0.11.0"),
         ..case(
