@@ -33,6 +33,7 @@ mod compute;
 mod devices;
 mod fit;
 mod fixes;
+mod graph;
 mod host;
 pub mod ik;
 mod knobs;
@@ -344,7 +345,8 @@ fn gpu_parts(p: &Plan, o: Options, d: &Devices, g: usize, ctx: u64, slots: u64) 
         0
     } else {
         let first = d.used.iter().position(|&u| u) == Some(g);
-        compute_buffer(p, o, ctx, has_output).saturating_add(pipeline_copies(p, o, &d.kv, cells, first))
+        let part = graph::Part { layers: range.len() as u64, first, output: has_output };
+        compute_buffer(p, o, ctx, part).saturating_add(pipeline_copies(p, o, &d.kv, cells, first))
     };
     let compute = compute.max(staged_weight(p, o, d, g).unwrap_or(0));
     // `llama_memory_recurrent`: one state cell per sequence slot
