@@ -18,8 +18,8 @@ pub(super) fn compute_buffer(p: &Plan, o: Options, ctx: u64, part: Part) -> u64 
     if let crate::arch::AttentionKind::Mla(m) = t.attention {
         return mla_compute_buffer(t, m, o, ctx, with_output);
     }
-    if let Some(shape) = Shape::of(p, o) {
-        return graph::compute_buffer(shape, o, cache::pad(ctx), part);
+    if let Some(shape) = Shape::of(p, &o) {
+        return graph::compute_buffer(shape, &o, cache::pad(ctx), part);
     }
     // ik's `-amb` computes the scores a head at a time (`ik::score_heads`).
     let scored = super::ik::score_heads(o, t.num_heads, t.num_kv_heads, ctx, o.ubatch(), false);

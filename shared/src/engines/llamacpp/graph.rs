@@ -38,10 +38,13 @@ pub const GLU_BUILD: u64 = 5781;
 /// `minStorageBufferOffsetAlignment` (16–256) gives the same peaks here.
 const ALIGN: u64 = 128;
 
-/// The layers replayed at most: from the third layer on each is laid out
-/// as the one before, so four give the peak of any depth (checked on 144
-/// shapes, flash attention and GLU on and off, against the whole depth).
-const MAX_LAYERS: u64 = 4;
+/// The layers replayed at most: the first, one in the steady state and the
+/// last (with the output rows) give the peak of any depth. Checked with
+/// `scripts/ggml-alloc-sim.py` against 4, 5, 12, 13 and 32 layers on 1,700
+/// points (Llama 8B/70B, Mistral 7B, Qwen2.5 7B, GLM-4 32B, Phi-4 shapes;
+/// ubatch 256–4096; 1 k–128 k cells; flash attention, GLU and the mask's
+/// build on and off).
+const MAX_LAYERS: u64 = 3;
 
 /// How a layer's FFN is built.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -73,9 +76,11 @@ impl Shape {
     /// no experts, no recurrent state, and a family built by
     /// `llm_build_llama` / `llm_build_qwen2` / `llm_build_qwen3` (their
     /// q/k norms and biases run in place or as the rope does) or
-    /// `llm_build_glm4` / `llm_build_phi3` (src/llama-model.cpp). The rest
-    /// keep the closed form (`compute::compute_buffer`).
-    pub(super) fn of(p: &Plan, o: Options) -> Option<Shape> {
+    /// `llm_build_glm4` / `llm_build_phi3` (src/llama-model.cpp; Phi-3's
+    /// fused QKV is taken as three projections: the Ollama Phi-4 log gives
+    /// 368.00 MiB either way, 353.01 logged). The rest keep the closed form
+    /// (`compute::compute_buffer`).
+    pub(super) fn of(p: &Plan, o: &Options) -> Option<Shape> {
         let t = &p.model.arch.text;
         let ffn = match p.model.arch.family {
             Family::Llama | Family::Mistral | Family::Qwen2 | Family::Qwen3 => Ffn::GateUp,
@@ -114,7 +119,7 @@ pub(super) struct Part {
 }
 
 /// The compute buffer of one GPU (bytes) for `n_kv` cache cells.
-pub(super) fn compute_buffer(s: Shape, o: Options, n_kv: u64, part: Part) -> u64 {
+pub(super) fn compute_buffer(s: Shape, o: &Options, n_kv: u64, part: Part) -> u64 {
     let t = o.ubatch();
     let f32s = |width: u64| width.saturating_mul(t).saturating_mul(4);
     // The mask's rows are padded to `GGML_KQ_MASK_PAD` (64).
@@ -124,104 +129,92 @@ pub(super) fn compute_buffer(s: Shape, o: Options, n_kv: u64, part: Part) -> u64
     let cast = fa && part.first && o.build.is_some_and(|b| b < F16_MASK_BUILD);
     let layers = part.layers.min(MAX_LAYERS);
 
-    let mut g = Graph { nodes: Vec::with_capacity(16 + 36 * layers as usize) };
+    let mut g = Graph { nodes: Vec::with_capacity(8 + 30 * layers as usize) };
     // The split's inputs: the layer input (the token embeddings, or the
     // previous device's residual stream), the positions, the mask, the
     // output rows.
-    let mut inp = g.new(f32s(s.embd), &[]);
-    let pos = if layers == 0 { NONE } else { g.new(4 * t, &[]) };
-    let mut mask = if layers == 0 {
-        NONE
-    } else {
-        g.new(mask_cells.saturating_mul(if fa && !cast { 2 } else { 4 }), &[])
-    };
-    let out_ids = if part.output && layers > 0 { g.new(4 * t, &[]) } else { NONE };
+    let mut inp = g.tensor(f32s(s.embd), &[]);
+    let pos = if layers == 0 { NONE } else { g.tensor(4 * t, &[]) };
+    let mut mask =
+        if layers == 0 { NONE } else { g.tensor(mask_cells.saturating_mul(if fa && !cast { 2 } else { 4 }), &[]) };
+    let out_ids = if part.output && layers > 0 { g.tensor(4 * t, &[]) } else { NONE };
     let mut mask_cast = !cast;
+    let (q_width, kv_width) = (f32s(s.heads * s.head_dim), f32s(s.kv_heads * s.head_dim));
+    // A view (reshape, permute, a half of the fused up) takes no memory and
+    // ggml never reuses a view's memory in place: an op on one is a new
+    // tensor reading the view's base, which lives until it is done.
     for il in 0..layers {
         let last = part.output && il + 1 == layers;
         let mut residual = inp;
-        let norm = g.in_place(f32s(s.embd), &[inp]);
-        let cur = g.in_place(f32s(s.embd), &[norm]);
-        let q = g.new(f32s(s.heads * s.head_dim), &[cur]);
-        let q = g.view(q, q);
-        let q = g.in_place(f32s(s.heads * s.head_dim), &[q, pos]);
-        let k = g.new(f32s(s.kv_heads * s.head_dim), &[cur]);
-        let k = g.view(k, k);
-        let k = g.in_place(f32s(s.kv_heads * s.head_dim), &[k, pos]);
-        let v = g.new(f32s(s.kv_heads * s.head_dim), &[cur]);
-        let v3 = g.view(v, v);
-        g.sink(k);
-        let v2 = g.view(v3, v);
-        g.sink(v2);
-        let q = g.view(q, q);
+        let cur = g.norm(f32s(s.embd), inp);
+        let q = g.tensor(q_width, &[cur]);
+        let q = g.tensor(q_width, &[q, pos]); // RoPE on the reshaped Q
+        let k = g.tensor(kv_width, &[cur]);
+        let k = g.tensor(kv_width, &[k, pos]);
+        let v = g.tensor(kv_width, &[cur]);
+        g.sink(k); // the K and V stores into the cache
+        g.sink(v);
         let attn = if fa {
             if !mask_cast {
-                mask = g.new(mask_cells.saturating_mul(2), &[mask]);
+                mask = g.tensor(mask_cells.saturating_mul(2), &[mask]);
                 mask_cast = true;
             }
-            let o = g.new(f32s(s.heads * s.head_dim), &[q, mask]);
-            g.view(o, o)
+            g.tensor(q_width, &[q, mask])
         } else {
-            let kq = g.new(f32s(n_kv.saturating_mul(s.heads)), &[q]);
-            let kq = g.in_place(f32s(n_kv.saturating_mul(s.heads)), &[kq, mask]);
-            let kqv = g.new(f32s(s.heads * s.head_dim), &[kq]);
-            let merged = g.view(kqv, kqv);
-            g.new(f32s(s.heads * s.head_dim), &[merged])
+            let scores = f32s(n_kv.saturating_mul(s.heads));
+            let kq = g.tensor(scores, &[q]);
+            let kq = g.in_place(scores, &[kq, mask]);
+            let kqv = g.tensor(q_width, &[kq]);
+            g.tensor(q_width, &[kqv]) // the merged heads' `ggml_cont`
         };
-        let mut cur = g.new(f32s(s.embd), &[attn]);
+        let mut cur = g.tensor(f32s(s.embd), &[attn]);
         // The last layer keeps the output rows only (`inp_out_ids`, built
         // whatever n_outputs is in these builds, ggml-org/llama.cpp#14275).
         if last {
-            cur = g.new(f32s(s.embd), &[cur, out_ids]);
+            cur = g.tensor(f32s(s.embd), &[cur, out_ids]);
         }
         if s.sandwich {
-            let n = g.in_place(f32s(s.embd), &[cur]);
-            cur = g.in_place(f32s(s.embd), &[n]);
+            cur = g.norm(f32s(s.embd), cur);
         }
         if last {
-            residual = g.new(f32s(s.embd), &[residual, out_ids]);
+            residual = g.tensor(f32s(s.embd), &[residual, out_ids]);
         }
         let ffn_inp = g.in_place(f32s(s.embd), &[cur, residual]);
-        let n = g.in_place(f32s(s.embd), &[ffn_inp]);
-        let cur = g.in_place(f32s(s.embd), &[n]);
+        let cur = g.norm(f32s(s.embd), ffn_inp);
         let f = f32s(s.ffn_width);
         let product = match (s.ffn, glu) {
             (Ffn::GateUp, true) => {
-                let gate = g.new(f, &[cur]);
-                let up = g.new(f, &[cur]);
-                g.new(f, &[gate, up])
+                let gate = g.tensor(f, &[cur]);
+                let up = g.tensor(f, &[cur]);
+                g.tensor(f, &[gate, up])
             }
             (Ffn::GateUp, false) => {
-                let gate = g.new(f, &[cur]);
+                let gate = g.tensor(f, &[cur]);
                 let silu = g.in_place(f, &[gate]);
-                let up = g.new(f, &[cur]);
+                let up = g.tensor(f, &[cur]);
                 g.in_place(f, &[silu, up])
             }
             (Ffn::FusedUp, true) => {
-                let up = g.new(f.saturating_mul(2), &[cur]);
-                g.new(f, &[up])
+                let up = g.tensor(f.saturating_mul(2), &[cur]);
+                g.tensor(f, &[up])
             }
             (Ffn::FusedUp, false) => {
-                let up = g.new(f.saturating_mul(2), &[cur]);
-                let x0 = g.view(up, up);
-                let x0 = g.new(f, &[x0]);
+                let up = g.tensor(f.saturating_mul(2), &[cur]);
+                let x0 = g.tensor(f, &[up]);
                 let silu = g.in_place(f, &[x0]);
-                let x1 = g.view(up, up);
-                let x1 = g.new(f, &[x1]);
+                let x1 = g.tensor(f, &[up]);
                 g.in_place(f, &[silu, x1])
             }
         };
-        let mut cur = g.new(f32s(s.embd), &[product]);
+        let mut cur = g.tensor(f32s(s.embd), &[product]);
         if s.sandwich {
-            let n = g.in_place(f32s(s.embd), &[cur]);
-            cur = g.in_place(f32s(s.embd), &[n]);
+            cur = g.norm(f32s(s.embd), cur);
         }
         inp = g.in_place(f32s(s.embd), &[cur, ffn_inp]);
     }
     if part.output {
-        let n = g.in_place(f32s(s.embd), &[inp]);
-        let n = g.in_place(f32s(s.embd), &[n]);
-        g.new(f32s(s.vocab), &[n]);
+        let n = g.norm(f32s(s.embd), inp);
+        g.tensor(f32s(s.vocab), &[n]);
     }
     g.peak()
 }
@@ -231,11 +224,9 @@ const NONE: u16 = u16::MAX;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Op {
     /// A tensor of its own.
-    New,
+    Own,
     /// An op ggml may run in place on its parent.
     InPlace,
-    /// A view of `base` (reshape, permute, view): no memory.
-    View,
     /// A store into the KV cache: no memory, but a child of its source.
     Sink,
 }
@@ -243,13 +234,11 @@ enum Op {
 #[derive(Debug, Clone, Copy)]
 struct Node {
     bytes: u64,
-    op: Op,
-    src: [u16; 2],
-    base: u16,
-    children: u16,
-    views: u16,
-    live: bool,
     offset: u64,
+    src: [u16; 2],
+    children: u16,
+    op: Op,
+    live: bool,
 }
 
 struct Graph {
@@ -257,84 +246,64 @@ struct Graph {
 }
 
 impl Graph {
-    fn push(&mut self, bytes: u64, op: Op, src: &[u16], base: u16) -> u16 {
+    fn push(&mut self, bytes: u64, op: Op, src: &[u16]) -> u16 {
         let mut s = [NONE; 2];
         for (slot, &x) in s.iter_mut().zip(src) {
             *slot = x;
+            self.nodes[usize::from(x)].children += 1;
         }
-        self.nodes.push(Node { bytes, op, src: s, base, children: 0, views: 0, live: false, offset: 0 });
+        // Padded to the buffer's alignment here: the same-size test of the
+        // in-place rule compares tensors whose sizes are equal unpadded too.
+        let bytes = bytes.div_ceil(ALIGN).saturating_mul(ALIGN);
+        self.nodes.push(Node { bytes, offset: 0, src: s, children: 0, op, live: false });
         (self.nodes.len() - 1) as u16
     }
 
-    fn new(&mut self, bytes: u64, src: &[u16]) -> u16 {
-        self.push(bytes, Op::New, src, NONE)
+    fn tensor(&mut self, bytes: u64, src: &[u16]) -> u16 {
+        self.push(bytes, Op::Own, src)
     }
 
     fn in_place(&mut self, bytes: u64, src: &[u16]) -> u16 {
-        self.push(bytes, Op::InPlace, src, NONE)
+        self.push(bytes, Op::InPlace, src)
     }
 
-    /// A view of `of`, whose memory is `base`'s.
-    fn view(&mut self, of: u16, base: u16) -> u16 {
-        self.push(0, Op::View, &[of], base)
+    /// RMS_NORM and the MUL by its weight: the MUL always runs in place on
+    /// the norm, so the pair lays out as one in-place node.
+    fn norm(&mut self, bytes: u64, of: u16) -> u16 {
+        self.in_place(bytes, &[of])
     }
 
     fn sink(&mut self, of: u16) {
-        self.push(0, Op::Sink, &[of], NONE);
+        self.push(0, Op::Sink, &[of]);
     }
 
     /// ggml-alloc over the nodes in order (`ggml_gallocr_alloc_graph_impl`):
     /// the peak offset its allocator reaches.
     fn peak(mut self) -> u64 {
-        let n = self.nodes.len();
-        for i in 0..n {
-            let node = self.nodes[i];
-            if node.op == Op::View {
-                self.nodes[usize::from(node.base)].views += 1;
-            }
-            for s in node.src.into_iter().filter(|&s| s != NONE) {
-                self.nodes[usize::from(s)].children += 1;
-            }
-        }
         let mut arena = super::compute::Arena::new();
-        let align = |b: u64| b.div_ceil(ALIGN).saturating_mul(ALIGN);
-        for i in 0..n {
+        for i in 0..self.nodes.len() {
             let node = self.nodes[i];
-            if matches!(node.op, Op::New | Op::InPlace) {
-                self.nodes[i].live = true;
-                let parent = node.src.into_iter().filter(|&s| s != NONE).map(usize::from).find(|&s| {
+            let srcs = node.src.into_iter().filter(|&s| s != NONE).map(usize::from);
+            if node.op != Op::Sink {
+                let parent = srcs.clone().find(|&s| {
                     let p = self.nodes[s];
-                    node.op == Op::InPlace
-                        && p.op != Op::View
-                        && p.live
-                        && p.bytes == node.bytes
-                        && p.children == 1
-                        && p.views == 0
+                    node.op == Op::InPlace && p.live && p.bytes == node.bytes && p.children == 1
                 });
+                self.nodes[i].live = true;
                 self.nodes[i].offset = match parent {
                     Some(p) => {
                         self.nodes[p].live = false;
                         self.nodes[p].offset
                     }
-                    None => arena.alloc(align(node.bytes)),
+                    None => arena.alloc(node.bytes),
                 };
             }
-            for s in node.src.into_iter().filter(|&s| s != NONE).map(usize::from) {
-                self.nodes[s].children -= 1;
-                let p = self.nodes[s];
-                if p.children > 0 || p.views > 0 {
-                    continue;
-                }
-                let freed = if p.op == Op::View {
-                    let b = usize::from(p.base);
-                    self.nodes[b].views -= 1;
-                    Some(b).filter(|&b| self.nodes[b].views == 0 && self.nodes[b].children == 0)
-                } else {
-                    Some(s)
-                };
-                if let Some(f) = freed.filter(|&f| self.nodes[f].live) {
-                    self.nodes[f].live = false;
-                    arena.free(self.nodes[f].offset, align(self.nodes[f].bytes));
+            for s in srcs {
+                let p = &mut self.nodes[s];
+                p.children -= 1;
+                if p.children == 0 && p.live {
+                    p.live = false;
+                    arena.free(p.offset, p.bytes);
                 }
             }
         }
@@ -378,8 +347,8 @@ mod tests {
         let fa = FlashAttention::On;
         let expected = 4 * 1024 * (3 * 4096 + 16_384 + 2 + 128_256);
         assert_eq!(expected, 642_785_280);
-        assert_eq!(compute_buffer(llama(128_256), run(5781, fa, 1024), 16_384, ONE_GPU), expected);
-        assert_eq!(compute_buffer(llama(128_256), run(5780, fa, 1024), 16_384, ONE_GPU), 517 * MIB);
+        assert_eq!(compute_buffer(llama(128_256), &run(5781, fa, 1024), 16_384, ONE_GPU), expected);
+        assert_eq!(compute_buffer(llama(128_256), &run(5780, fa, 1024), 16_384, ONE_GPU), 517 * MIB);
     }
 
     /// GLM-Z1-32B on b5192, `-ub 512`, n_ctx 32768, flash attention (fixture
@@ -400,8 +369,8 @@ mod tests {
         };
         let o = run(5192, FlashAttention::On, 512);
         let part = Part { layers: 61, ..ONE_GPU };
-        assert_eq!(compute_buffer(glm, o, 32_768, part), (23_040 + 6144 + 151_552) * 512 * 4);
-        assert_eq!(compute_buffer(glm, o, 32_768, part), 353 * MIB);
+        assert_eq!(compute_buffer(glm, &o, 32_768, part), (23_040 + 6144 + 151_552) * 512 * 4);
+        assert_eq!(compute_buffer(glm, &o, 32_768, part), 353 * MIB);
     }
 
     /// Mistral 7B without flash attention, n_ctx 2048 (fixture
@@ -411,8 +380,8 @@ mod tests {
     #[test]
     fn without_flash_attention_the_scores_set_the_peak() {
         let o = run(4500, FlashAttention::Off, 512);
-        assert_eq!(compute_buffer(llama(32_768), o, 2048, ONE_GPU), 164 * MIB + 4096);
+        assert_eq!(compute_buffer(llama(32_768), &o, 2048, ONE_GPU), 164 * MIB + 4096);
         let glu = run(5781, FlashAttention::Off, 512);
-        assert_eq!(compute_buffer(llama(32_768), glu, 2048, ONE_GPU), 164 * MIB + 4096);
+        assert_eq!(compute_buffer(llama(32_768), &glu, 2048, ONE_GPU), 164 * MIB + 4096);
     }
 }

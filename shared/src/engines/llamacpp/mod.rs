@@ -387,8 +387,10 @@ pub(super) fn overflow(p: &Plan, o: Options, d: &Devices, ctx: u64, slots: u64) 
 /// loads, then holds their cells.
 pub(crate) fn fits(p: &Plan, o: Options, d: &Devices, seq: u64, batch: u64) -> bool {
     let slots = o.parallel.unwrap_or(batch).max(1);
-    overflow(p, o, d, context_for(p, o, seq, slots), slots).is_none()
-        && overflow(p, o, d, seq.saturating_mul(batch).max(1), batch.max(1)).is_none()
+    let (loaded, held) = ((context_for(p, o, seq, slots), slots), (seq.saturating_mul(batch).max(1), batch.max(1)));
+    // The same context twice (no `-c`, no `-np`) is checked once: each check
+    // replays the compute graph (`graph.rs`).
+    overflow(p, o, d, loaded.0, loaded.1).is_none() && (held == loaded || overflow(p, o, d, held.0, held.1).is_none())
 }
 
 /// `DoesNotFitAtLoad` when a GPU cannot hold the tensors placed on it and
