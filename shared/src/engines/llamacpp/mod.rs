@@ -19,7 +19,7 @@
 //! GPU's compute buffer: the layer's activations, MLA's query side, the
 //! weight staged for host-resident experts, a pipeline's input copies);
 //! `graph.rs` (the dense layers' compute buffer as ggml-alloc lays out the
-//! reserved graph, replayed over at most four layers; the GLU build);
+//! reserved graph, replayed over at most three layers; the GLU build);
 //! `host.rs` (the KV cache, state and compute buffer left in host memory,
 //! the host RAM a plan needs; the KQ mask in F32 before b9410); `fit.rs`
 //! (what `--fit` loads instead: common/fit.cpp's decisions replayed);
