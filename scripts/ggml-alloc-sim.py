@@ -1,4 +1,7 @@
 #!/usr/bin/env python3
+# The GLU builds' FFN (ggml_swiglu_split / ggml_swiglu, GGML_OP_GLU, never in place) is as in
+# llama-cpp-python==0.3.12:vendor/llama.cpp/src/llama-graph.cpp build_ffn (llama.cpp a0374a67) and, by the log's
+# "graph nodes = 999", in build b5781 (ba3ef86c5); absent from b5763 (8846aace, llama-cpp-python==0.3.10).
 """ggml-alloc over the GPU split of a llama.cpp graph (developer tool, not CI; issue 35).
 
 Models `ggml_gallocr_alloc_graph_impl` and `ggml_dyn_tallocr_alloc/free` of
@@ -6,8 +9,10 @@ ggml/src/ggml-alloc.c (single chunk; best fit among the free blocks but the
 last, else the last; in-place reuse of an own, non-view parent with one child
 for the ops `ggml_op_can_inplace` lists; a parent freed when its children and
 views are done; graph leaves never freed) over the graph llama.cpp reserves for
-a prompt ubatch, as llama-cpp-python 0.3.9 vendors it (mainline of May 2025;
-the same rules as builds b5192 and b5781 in the fixtures):
+a prompt ubatch, as llama-cpp-python 0.3.9 vendors it (mainline of May 2025,
+the rules of build b5192 in the fixtures; `glu=True` for builds from b5776, a0535ffa0).
+shared/src/engines/llamacpp/graph.rs is the same replay in Rust (what Headroom
+predicts with); this is the tool to trace it:
 
 - the GPU split's inputs first, in the order the scheduler finds them
   (ggml-backend.cpp `ggml_backend_sched_split_graph`: copies of `inp_embd`,
@@ -26,9 +31,9 @@ Prints the compute buffer each case would log. On the fixtures under
 shared/tests/fixtures/startup/: GLM-Z1-32B (b5192, FA on) 353.00 MiB logged,
 353.00 here; Mistral 7B at n_ctx 2048 / 32768 (FA off) 164.00 / 2144.00
 logged, 164.00 / 2144.00 here; Llama 3.1 8B via Ollama (FA off) 560.00 logged,
-560.00 here. The Vulkan Llama 3.1 8B (b5781, FA on) logs 613.01 and this gives
-517.00 (581.01 without `inp_out_ids`, which builds of June 2025 skipped when
-every token is an output): not explained yet.
+560.00 here. The Vulkan Llama 3.1 8B (b5781, FA on) logs 613.01: with `glu=True` (b5781
+builds the FFN with ggml_swiglu_split, an out-of-place GLU node) this gives
+613.0078 from 3 layers on (517.00 with the pre-GLU in-place silu*up).
 
 The first GPU's share of a MoE layer whose experts stay in host memory while
 the layer lives on another GPU (`moe_host_experts`): DeepSeek-V3-0324
@@ -177,7 +182,7 @@ def run(nodes, align=128, trace=False):
 
 
 def llama(E, F, H, Hkv, D, V, T_, n_kv, L, fa=True, mask_on_host_f16=False, glm=False, ffn_fused=False, out=True,
-          trace=False, layers=None):
+          trace=False, layers=None, glu=False):
     f32 = lambda *d: 4 * __import__("math").prod(d)
     Tp = -(-T_ // 64) * 64
     W = lambda n: T(n, 0, ext=True)
@@ -241,7 +246,10 @@ def llama(E, F, H, Hkv, D, V, T_, n_kv, L, fa=True, mask_on_host_f16=False, glm=
         ffn_inp = T(f"ffn_inp-{il}", f32(E, T_), "ADD", [cur, inpSA])
         n3 = T(f"fnorm-{il}", f32(E, T_), "RMS_NORM", [ffn_inp])
         cur = T(f"ffn_norm-{il}", f32(E, T_), "MUL", [n3, W("w")])
-        if ffn_fused:  # GLM4: up is [2F], swiglu via two conts (0.3.9 build_ffn LLM_FFN_SWIGLU)
+        if ffn_fused and glu:  # GLU builds: ggml_swiglu(up) on the fused [2F] up, out of place
+            up = T(f"ffn_up-{il}", f32(2 * F, T_), "MUL_MAT", [W("up"), cur])
+            m = T(f"swiglu-{il}", f32(F, T_), "GLU", [up])
+        elif ffn_fused:  # GLM4: up is [2F], swiglu via two conts (0.3.9 build_ffn LLM_FFN_SWIGLU)
             up = T(f"ffn_up-{il}", f32(2 * F, T_), "MUL_MAT", [W("up"), cur])
             x0v = T("x0v", f32(F, T_), "VIEW", [up], view_src=up)
             x0 = T(f"x0-{il}", f32(F, T_), "CONT", [x0v])
@@ -252,8 +260,11 @@ def llama(E, F, H, Hkv, D, V, T_, n_kv, L, fa=True, mask_on_host_f16=False, glm=
         else:
             up = T(f"ffn_up-{il}", f32(F, T_), "MUL_MAT", [W("up"), cur])
             gate = T(f"ffn_gate-{il}", f32(F, T_), "MUL_MAT", [W("gate"), cur])
-            s = T(f"silu-{il}", f32(F, T_), "UNARY", [gate])
-            m = T(f"par-{il}", f32(F, T_), "MUL", [s, up])
+            if glu:  # GLU builds (b5781): ggml_swiglu_split(gate, up), a new tensor
+                m = T(f"swiglu-{il}", f32(F, T_), "GLU", [gate, up])
+            else:  # silu in place on gate, the product in place on silu
+                s = T(f"silu-{il}", f32(F, T_), "UNARY", [gate])
+                m = T(f"par-{il}", f32(F, T_), "MUL", [s, up])
         cur = T(f"ffn_down-{il}", f32(E, T_), "MUL_MAT", [W("down"), m])
         if glm:
             n4 = T(f"pfnorm-{il}", f32(E, T_), "RMS_NORM", [cur])
@@ -322,8 +333,9 @@ if __name__ == "__main__":
     cases = {
         # GLM-Z1-32B b5192: logged 353.00
         "glm": dict(E=6144, F=23040, H=48, Hkv=2, D=128, V=151552, T_=512, n_kv=32768, glm=True, ffn_fused=True),
-        # Llama 3.1 8B b5781 Vulkan: logged 613.01
-        "llama8b-vk": dict(E=4096, F=14336, H=32, Hkv=8, D=128, V=128256, T_=1024, n_kv=16384),
+        # Llama 3.1 8B b5781 Vulkan: logged 613.01 (a GLU build: graph nodes 999 = 32 x 31 + 7)
+        "llama8b-vk": dict(E=4096, F=14336, H=32, Hkv=8, D=128, V=128256, T_=1024, n_kv=16384, glu=True),
+        "llama8b-vk-preGLU": dict(E=4096, F=14336, H=32, Hkv=8, D=128, V=128256, T_=1024, n_kv=16384),
         # Ollama Llama 3.1 8B FA off: logged 560.00
         "llama8b-ollama-faoff": dict(E=4096, F=14336, H=32, Hkv=8, D=128, V=128256, T_=512, n_kv=8192, fa=False),
         # Mistral 7B 2k / 32k FA off: 164 / 2144
@@ -331,8 +343,8 @@ if __name__ == "__main__":
         "mistral-32k": dict(E=4096, F=14336, H=32, Hkv=8, D=128, V=32768, T_=512, n_kv=32768, fa=False),
     }
     for k, c in cases.items():
-        for L in (2, 4):
-            print(f"{k}: {L} layers, {llama(L=L, **c) / MiB:.2f} MiB")
+        for L in (2, 4, 32):
+            print(f"{k}: {L} layers, {llama(L=L, **c) / MiB:.4f} MiB")
     # DeepSeek-V3-0324 UD-Q2_K_XL on b5331 (fixture llamacpp-b5331-deepseek-v3-0324-4gpu-fa-on):
     # CUDA0 logs 3285.00. 256 experts of 2048 x 7168: q2_K 84 B / 256 weights (gate, up),
     # q3_K 110 B, q4_K 144 B (down; the log's CPU model buffer, 134253.11 MiB, is exactly

@@ -284,6 +284,7 @@ fn hf_names(arch: &str) -> Option<(&'static str, &'static str)> {
         "qwen2moe" => ("qwen2_moe", "Qwen2MoeForCausalLM"),
         "qwen3moe" => ("qwen3_moe", "Qwen3MoeForCausalLM"),
         "phi3" => ("phi3", "Phi3ForCausalLM"),
+        "glm4" => ("glm4", "Glm4ForCausalLM"),
         "command-r" => ("cohere", "CohereForCausalLM"),
         "deepseek2" => ("deepseek_v3", "DeepseekV3ForCausalLM"),
         _ => return None,
@@ -391,6 +392,14 @@ fn config(m: &LoggedModel) -> Result<(String, Vec<String>), String> {
         let k = m.head_k_mla.or(m.head_k).unwrap_or(rope);
         put("qk_nope_head_dim", k.saturating_sub(rope).into());
         put("v_head_dim", m.head_v_mla.or(m.head_v).unwrap_or(k).into());
+    }
+    // GLM-4-0414's sandwich norms and fused up are read from the family;
+    // its q/k/v biases are optional in llama.cpp (src/llama-model.cpp
+    // `LLM_ARCH_GLM4`, `TENSOR_NOT_REQUIRED`) and the 32B GGUF of the b5192
+    // log has none (613 tensors: 61 × 10 + 3, 245 F32 ones = 4 norms a
+    // layer + the output norm), which the log's metadata does not say.
+    if model_type == "glm4" {
+        put("attention_bias", false.into());
     }
     if let Some(w) = m.sliding_window.filter(|&w| w > 0 && model_type == "mistral") {
         put("sliding_window", w.into());

@@ -3,16 +3,23 @@
 //! GraphSize for llama-style graphs, MLA's query side), the weight staged
 //! for host-resident experts, and the copies a pipeline of GPUs keeps.
 
+use super::graph::{self, Part, Shape};
 use super::{Devices, FlashAttention, Options, Plan, SplitMode, cache, gpu_layers, host};
 use crate::kv::LayerKv;
 
-/// The compute buffer of one GPU (Ollama `fs/ggml/ggml.go` `GraphSize` for
-/// llama-style graphs: `4 · ubatch · max(1 + 4·embd + attention, embd + vocab)`,
-/// where attention is `ctx · (1 + heads)` without flash attention).
-pub(super) fn compute_buffer(p: &Plan, o: Options, ctx: u64, with_output: bool) -> u64 {
+/// The compute buffer of one GPU holding `part` of the graph: ggml-alloc
+/// replayed over llama-style layers (`graph.rs`), MLA's query side, else
+/// Ollama's closed form (`fs/ggml/ggml.go` `GraphSize` for llama-style
+/// graphs: `4 · ubatch · max(1 + 4·embd + attention, embd + vocab)`, where
+/// attention is `ctx · (1 + heads)` without flash attention).
+pub(super) fn compute_buffer(p: &Plan, o: Options, ctx: u64, part: Part) -> u64 {
     let t = &p.model.arch.text;
+    let with_output = part.output;
     if let crate::arch::AttentionKind::Mla(m) = t.attention {
         return mla_compute_buffer(t, m, o, ctx, with_output);
+    }
+    if let Some(shape) = Shape::of(p, &o) {
+        return graph::compute_buffer(shape, &o, cache::pad(ctx), part);
     }
     // ik's `-amb` computes the scores a head at a time (`ik::score_heads`).
     let scored = super::ik::score_heads(o, t.num_heads, t.num_kv_heads, ctx, o.ubatch(), false);
@@ -239,18 +246,20 @@ pub(super) fn staged_fused_moe(s: MoeStage) -> u64 {
 
 /// ggml-alloc's dynamic allocator (ggml/src/ggml-alloc.c
 /// `ggml_dyn_tallocr_alloc`, `ggml_dyn_tallocr_free_tensor`) for a handful of
-/// tensors, without alignment: free blocks by offset, the last one open.
-struct Arena {
+/// tensors (sizes already aligned): free blocks by offset, the last one open.
+pub(super) struct Arena {
     free: Vec<(u64, u64)>,
-    max: u64,
+    pub max: u64,
 }
 
 impl Arena {
-    fn new() -> Self {
-        Arena { free: vec![(0, u64::MAX)], max: 0 }
+    pub(super) fn new() -> Self {
+        let mut free = Vec::with_capacity(16);
+        free.push((0, u64::MAX));
+        Arena { free, max: 0 }
     }
 
-    fn alloc(&mut self, size: u64) -> u64 {
+    pub(super) fn alloc(&mut self, size: u64) -> u64 {
         let last = self.free.len() - 1;
         let (mut best, mut best_size) = (last, u64::MAX);
         for (i, &(_, z)) in self.free[..last].iter().enumerate() {
@@ -268,7 +277,7 @@ impl Arena {
         off
     }
 
-    fn free(&mut self, off: u64, size: u64) {
+    pub(super) fn free(&mut self, off: u64, size: u64) {
         let end = off.saturating_add(size);
         for i in 0..self.free.len() {
             let (o, z) = self.free[i];

@@ -351,11 +351,15 @@ fn tensor_split(model: &Model, s: &Scenario) -> Option<Setting> {
         .collect();
     let gpus = s.gpus.len();
     let context = |g: usize| s.gpus[g].context_bytes();
+    // Before the split, each GPU is taken to hold its share of the layers.
+    let part =
+        |g: usize, output: bool| super::graph::Part { layers: offloaded.div_ceil(gpus as u64), first: g == 0, output };
     let mut fixed: Vec<u64> =
-        (0..gpus).map(|g| context(g).saturating_add(super::compute_buffer(&p, o, ctx, false))).collect();
+        (0..gpus).map(|g| context(g).saturating_add(super::compute_buffer(&p, o, ctx, part(g, false)))).collect();
     if output {
-        fixed[gpus - 1] =
-            context(gpus - 1).saturating_add(super::compute_buffer(&p, o, ctx, true)).saturating_add(p.weights.last);
+        fixed[gpus - 1] = context(gpus - 1)
+            .saturating_add(super::compute_buffer(&p, o, ctx, part(gpus - 1, true)))
+            .saturating_add(p.weights.last);
     }
     let caps: Vec<u64> = s.gpus.iter().map(|g| g.capacity_bytes).collect();
     let ranges = crate::plan::split::balance(&costs, &fixed, &caps);

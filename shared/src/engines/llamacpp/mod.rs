@@ -18,6 +18,8 @@
 //! buffers, computed once per plan in `EnginePlan`); `compute.rs` (each
 //! GPU's compute buffer: the layer's activations, MLA's query side, the
 //! weight staged for host-resident experts, a pipeline's input copies);
+//! `graph.rs` (the dense layers' compute buffer as ggml-alloc lays out the
+//! reserved graph, replayed over at most three layers; the GLU build);
 //! `host.rs` (the KV cache, state and compute buffer left in host memory,
 //! the host RAM a plan needs; the KQ mask in F32 before b9410); `fit.rs`
 //! (what `--fit` loads instead: common/fit.cpp's decisions replayed);
@@ -33,6 +35,7 @@ mod compute;
 mod devices;
 mod fit;
 mod fixes;
+mod graph;
 mod host;
 pub mod ik;
 mod knobs;
@@ -359,7 +362,8 @@ fn gpu_parts(p: &Plan, o: Options, d: &Devices, g: usize, ctx: u64, slots: u64) 
         0
     } else {
         let first = d.used.iter().position(|&u| u) == Some(g);
-        compute_buffer(p, o, ctx, has_output).saturating_add(pipeline_copies(p, o, &d.kv, cells, first))
+        let part = graph::Part { layers: range.len() as u64, first, output: has_output };
+        compute_buffer(p, o, ctx, part).saturating_add(pipeline_copies(p, o, &d.kv, cells, first))
     };
     let compute = compute.max(staged_weight(p, o, d, g).unwrap_or(0));
     // `llama_memory_recurrent`: one state cell per sequence slot
@@ -398,8 +402,10 @@ pub(super) fn overflow(p: &Plan, o: Options, d: &Devices, ctx: u64, slots: u64) 
 /// loads, then holds their cells.
 pub(crate) fn fits(p: &Plan, o: Options, d: &Devices, seq: u64, batch: u64) -> bool {
     let slots = o.parallel.unwrap_or(batch).max(1);
-    overflow(p, o, d, context_for(p, o, seq, slots), slots).is_none()
-        && overflow(p, o, d, seq.saturating_mul(batch).max(1), batch.max(1)).is_none()
+    let (loaded, held) = ((context_for(p, o, seq, slots), slots), (seq.saturating_mul(batch).max(1), batch.max(1)));
+    // The same context twice (no `-c`, no `-np`) is checked once: each check
+    // replays the compute graph (`graph.rs`).
+    overflow(p, o, d, loaded.0, loaded.1).is_none() && (held == loaded || overflow(p, o, d, held.0, held.1).is_none())
 }
 
 /// `DoesNotFitAtLoad` when a GPU cannot hold the tensors placed on it and

@@ -1,0 +1,388 @@
+//! A GPU's compute buffer for a dense llama-style model, as ggml-alloc
+//! measures it: the peak of its best-fit allocator replayed over the graph
+//! llama.cpp reserves for a prompt ubatch (`graph_reserve(n_ubatch, …,
+//! n_outputs = n_ubatch)`, every row an output, F32 activations). The
+//! closed form it replaces (Ollama's GraphSize) puts the logits at offset 0;
+//! where they land depends on the holes the last layer's FFN leaves, so the
+//! replay is the rule (`scripts/ggml-alloc-sim.py` is the same replay in
+//! Python, with traces; /work/research-session5.md, issue 35).
+//!
+//! The allocator (ggml/src/ggml-alloc.c as vendored by llama-cpp-python
+//! 0.3.10 and 0.3.12): sizes padded to the buffer's alignment; best fit among
+//! the free blocks but the last, else the last (`ggml_dyn_tallocr_alloc`); a
+//! node reuses its parent's memory in place when its op may
+//! (`ggml_op_can_inplace`: ADD, MUL, RMS_NORM, UNARY, ROPE, SOFT_MAX, …; not
+//! MUL_MAT, CONT, CPY, GET_ROWS, FLASH_ATTN_EXT or GLU), the parent is not a
+//! view, has the same size, this one child and no views
+//! (`ggml_gallocr_allocate_node`); a parent is freed once its children and
+//! views are done. The GPU split's inputs are copies allocated first, in the
+//! order its nodes use them (ggml-backend.cpp `ggml_backend_sched_split_graph`).
+//! Views, weights and the KV cache stores take nothing here.
+
+use super::{F16_MASK_BUILD, FlashAttention, Fork, Options, Plan};
+use crate::arch::{AttentionKind, Family};
+
+/// The first build whose FFN computes the gated product with
+/// `ggml_swiglu_split` / `ggml_swiglu` (a `GGML_OP_GLU` node, which ggml-alloc
+/// never runs in place) instead of silu in place and the product in place
+/// (ggml-org/llama.cpp#14158 and #14181, src/llama-graph.cpp `build_ffn`):
+/// a0535ffa0 "ggml : implement REGLU/GEGLU/SWIGLU ops (#14158)", b5776 by
+/// `git rev-list --count` in a fork with llama.cpp's full history (checked
+/// against six logged build/commit pairs); its parent bd9c981d7 = b5775 (a
+/// real log in ggml-org/llama.cpp#14448) builds silu × up. The b5781 log's
+/// `graph nodes = 999` is 32 layers of 31 nodes + 7, where silu × up gives
+/// 32 per layer.
+pub const GLU_BUILD: u64 = 5776;
+
+/// ggml-cuda's buffer alignment (ggml-cuda.cu
+/// `ggml_backend_cuda_buffer_type_get_alignment`: 128). Vulkan's
+/// `minStorageBufferOffsetAlignment` (16–256) gives the same peaks here.
+const ALIGN: u64 = 128;
+
+/// The layers replayed at most: the first, one in the steady state and the
+/// last (with the output rows) give the peak of any depth. Checked with
+/// `scripts/ggml-alloc-sim.py` against 4, 5, 12, 13 and 32 layers on 1,700
+/// points (Llama 8B/70B, Mistral 7B, Qwen2.5 7B, GLM-4 32B, Phi-4 shapes;
+/// ubatch 256–4096; 1 k–128 k cells; flash attention, GLU and the mask's
+/// build on and off).
+const MAX_LAYERS: u64 = 3;
+
+/// How a layer's FFN is built.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Ffn {
+    /// Separate gate and up projections (Llama, Mistral, Qwen).
+    GateUp,
+    /// One `[2F]` up projection split in two (GLM-4, Phi-3): before GLU,
+    /// two `ggml_cont` halves, silu and the product in place.
+    FusedUp,
+}
+
+/// The widths of a layer (elements per token).
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Shape {
+    pub embd: u64,
+    pub ffn_width: u64,
+    pub heads: u64,
+    pub kv_heads: u64,
+    pub head_dim: u64,
+    pub vocab: u64,
+    pub ffn: Ffn,
+    /// GLM-4's norms after attention and after the FFN.
+    pub sandwich: bool,
+}
+
+impl Shape {
+    /// The model's layer when the replay knows its graph: mainline
+    /// llama.cpp, standard attention over the whole cache in every layer,
+    /// no experts, no recurrent state, and a family built by
+    /// `llm_build_llama` / `llm_build_qwen2` / `llm_build_qwen3` (their
+    /// q/k norms and biases run in place or as the rope does) or
+    /// `llm_build_glm4` / `llm_build_phi3` (src/llama-model.cpp; Phi-3's
+    /// fused QKV is taken as three projections: the Ollama Phi-4 log gives
+    /// 368.00 MiB either way, 353.01 logged). The rest keep the closed form
+    /// (`compute::compute_buffer`).
+    pub(super) fn of(p: &Plan, o: &Options) -> Option<Shape> {
+        let t = &p.model.arch.text;
+        let ffn = match p.model.arch.family {
+            Family::Llama | Family::Mistral | Family::Qwen2 | Family::Qwen3 => Ffn::GateUp,
+            Family::Glm4 | Family::Phi3 => Ffn::FusedUp,
+            _ => return None,
+        };
+        let plain = o.fork == Fork::Mainline
+            && matches!(t.attention, AttentionKind::Standard { .. })
+            && t.moe.is_none()
+            && t.recurrent.is_none()
+            && t.mlp_gated
+            && p.kv_layers.iter().all(|l| l.window.is_none());
+        plain.then_some(Shape {
+            embd: t.hidden_size,
+            ffn_width: t.intermediate_size,
+            heads: t.num_heads,
+            kv_heads: t.num_kv_heads,
+            head_dim: t.head_dim,
+            vocab: t.vocab_size,
+            ffn,
+            sandwich: p.model.arch.family == Family::Glm4,
+        })
+    }
+}
+
+/// What one GPU holds of the graph.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Part {
+    /// Repeating layers on this GPU.
+    pub layers: u64,
+    /// The first GPU: it casts the F32 mask to F16 with flash attention
+    /// (builds before [`F16_MASK_BUILD`]); the others are given the F16 copy.
+    pub first: bool,
+    /// The output layer: `inp_out_ids`, `result_norm` and the logits.
+    pub output: bool,
+}
+
+/// The compute buffer of one GPU (bytes) for `n_kv` cache cells.
+pub(super) fn compute_buffer(s: Shape, o: &Options, n_kv: u64, part: Part) -> u64 {
+    let t = o.ubatch();
+    let f32s = |width: u64| width.saturating_mul(t).saturating_mul(4);
+    // The mask's rows are padded to `GGML_KQ_MASK_PAD` (64).
+    let mask_cells = n_kv.saturating_mul(t.div_ceil(64).saturating_mul(64));
+    let fa = o.flash_attention == FlashAttention::On;
+    let glu = o.build.is_none_or(|b| b >= GLU_BUILD);
+    let cast = fa && part.first && o.build.is_some_and(|b| b < F16_MASK_BUILD);
+    let layers = part.layers.min(MAX_LAYERS);
+
+    let mut g = Graph { nodes: Vec::with_capacity(8 + 30 * layers as usize) };
+    // The split's inputs: the layer input (the token embeddings, or the
+    // previous device's residual stream), the positions, the mask, the
+    // output rows.
+    let mut inp = g.tensor(f32s(s.embd), &[]);
+    let pos = if layers == 0 { NONE } else { g.tensor(4 * t, &[]) };
+    let mut mask =
+        if layers == 0 { NONE } else { g.tensor(mask_cells.saturating_mul(if fa && !cast { 2 } else { 4 }), &[]) };
+    let out_ids = if part.output && layers > 0 { g.tensor(4 * t, &[]) } else { NONE };
+    let mut mask_cast = !cast;
+    let (q_width, kv_width) = (f32s(s.heads * s.head_dim), f32s(s.kv_heads * s.head_dim));
+    // A view (reshape, permute, a half of the fused up) takes no memory and
+    // ggml never reuses a view's memory in place: an op on one is a new
+    // tensor reading the view's base, which lives until it is done.
+    for il in 0..layers {
+        let last = part.output && il + 1 == layers;
+        let mut residual = inp;
+        let cur = g.norm(f32s(s.embd), inp);
+        let q = g.tensor(q_width, &[cur]);
+        let q = g.tensor(q_width, &[q, pos]); // RoPE on the reshaped Q
+        let k = g.tensor(kv_width, &[cur]);
+        let k = g.tensor(kv_width, &[k, pos]);
+        let v = g.tensor(kv_width, &[cur]);
+        g.sink(k); // the K and V stores into the cache
+        g.sink(v);
+        let attn = if fa {
+            if !mask_cast {
+                mask = g.tensor(mask_cells.saturating_mul(2), &[mask]);
+                mask_cast = true;
+            }
+            g.tensor(q_width, &[q, mask])
+        } else {
+            let scores = f32s(n_kv.saturating_mul(s.heads));
+            let kq = g.tensor(scores, &[q]);
+            let kq = g.in_place(scores, &[kq, mask]);
+            let kqv = g.tensor(q_width, &[kq]);
+            g.tensor(q_width, &[kqv]) // the merged heads' `ggml_cont`
+        };
+        let mut cur = g.tensor(f32s(s.embd), &[attn]);
+        // The last layer keeps the output rows only (`inp_out_ids`, built
+        // whatever n_outputs is in these builds, ggml-org/llama.cpp#14275).
+        if last {
+            cur = g.tensor(f32s(s.embd), &[cur, out_ids]);
+        }
+        if s.sandwich {
+            cur = g.norm(f32s(s.embd), cur);
+        }
+        if last {
+            residual = g.tensor(f32s(s.embd), &[residual, out_ids]);
+        }
+        let ffn_inp = g.in_place(f32s(s.embd), &[cur, residual]);
+        let cur = g.norm(f32s(s.embd), ffn_inp);
+        let f = f32s(s.ffn_width);
+        let product = match (s.ffn, glu) {
+            (Ffn::GateUp, true) => {
+                let gate = g.tensor(f, &[cur]);
+                let up = g.tensor(f, &[cur]);
+                g.tensor(f, &[gate, up])
+            }
+            (Ffn::GateUp, false) => {
+                let gate = g.tensor(f, &[cur]);
+                let silu = g.in_place(f, &[gate]);
+                let up = g.tensor(f, &[cur]);
+                g.in_place(f, &[silu, up])
+            }
+            (Ffn::FusedUp, true) => {
+                let up = g.tensor(f.saturating_mul(2), &[cur]);
+                g.tensor(f, &[up])
+            }
+            (Ffn::FusedUp, false) => {
+                let up = g.tensor(f.saturating_mul(2), &[cur]);
+                let x0 = g.tensor(f, &[up]);
+                let silu = g.in_place(f, &[x0]);
+                let x1 = g.tensor(f, &[up]);
+                g.in_place(f, &[silu, x1])
+            }
+        };
+        let mut cur = g.tensor(f32s(s.embd), &[product]);
+        if s.sandwich {
+            cur = g.norm(f32s(s.embd), cur);
+        }
+        inp = g.in_place(f32s(s.embd), &[cur, ffn_inp]);
+    }
+    if part.output {
+        let n = g.norm(f32s(s.embd), inp);
+        g.tensor(f32s(s.vocab), &[n]);
+    }
+    g.peak()
+}
+
+const NONE: u16 = u16::MAX;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Op {
+    /// A tensor of its own.
+    Own,
+    /// An op ggml may run in place on its parent.
+    InPlace,
+    /// A store into the KV cache: no memory, but a child of its source.
+    Sink,
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Node {
+    bytes: u64,
+    offset: u64,
+    src: [u16; 2],
+    children: u16,
+    op: Op,
+    live: bool,
+}
+
+struct Graph {
+    nodes: Vec<Node>,
+}
+
+impl Graph {
+    fn push(&mut self, bytes: u64, op: Op, src: &[u16]) -> u16 {
+        let mut s = [NONE; 2];
+        for (slot, &x) in s.iter_mut().zip(src) {
+            *slot = x;
+            self.nodes[usize::from(x)].children += 1;
+        }
+        // Padded to the buffer's alignment here: the same-size test of the
+        // in-place rule compares tensors whose sizes are equal unpadded too.
+        let bytes = bytes.div_ceil(ALIGN).saturating_mul(ALIGN);
+        self.nodes.push(Node { bytes, offset: 0, src: s, children: 0, op, live: false });
+        (self.nodes.len() - 1) as u16
+    }
+
+    fn tensor(&mut self, bytes: u64, src: &[u16]) -> u16 {
+        self.push(bytes, Op::Own, src)
+    }
+
+    fn in_place(&mut self, bytes: u64, src: &[u16]) -> u16 {
+        self.push(bytes, Op::InPlace, src)
+    }
+
+    /// RMS_NORM and the MUL by its weight: the MUL always runs in place on
+    /// the norm, so the pair lays out as one in-place node.
+    fn norm(&mut self, bytes: u64, of: u16) -> u16 {
+        self.in_place(bytes, &[of])
+    }
+
+    fn sink(&mut self, of: u16) {
+        self.push(0, Op::Sink, &[of]);
+    }
+
+    /// ggml-alloc over the nodes in order (`ggml_gallocr_alloc_graph_impl`):
+    /// the peak offset its allocator reaches.
+    fn peak(mut self) -> u64 {
+        let mut arena = super::compute::Arena::new();
+        for i in 0..self.nodes.len() {
+            let node = self.nodes[i];
+            let srcs = node.src.into_iter().filter(|&s| s != NONE).map(usize::from);
+            if node.op != Op::Sink {
+                let parent = srcs.clone().find(|&s| {
+                    let p = self.nodes[s];
+                    node.op == Op::InPlace && p.live && p.bytes == node.bytes && p.children == 1
+                });
+                self.nodes[i].live = true;
+                self.nodes[i].offset = match parent {
+                    Some(p) => {
+                        self.nodes[p].live = false;
+                        self.nodes[p].offset
+                    }
+                    None => arena.alloc(node.bytes),
+                };
+            }
+            for s in srcs {
+                let p = &mut self.nodes[s];
+                p.children -= 1;
+                if p.children == 0 && p.live {
+                    p.live = false;
+                    arena.free(p.offset, p.bytes);
+                }
+            }
+        }
+        arena.max
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Ffn, GLU_BUILD, Part, Shape, compute_buffer};
+    use crate::engines::llamacpp::{FlashAttention, Options};
+
+    const MIB: u64 = 1 << 20;
+    const ONE_GPU: Part = Part { layers: 32, first: true, output: true };
+
+    fn llama(vocab: u64) -> Shape {
+        Shape {
+            embd: 4096,
+            ffn_width: 14_336,
+            heads: 32,
+            kv_heads: 8,
+            head_dim: 128,
+            vocab,
+            ffn: Ffn::GateUp,
+            sandwich: false,
+        }
+    }
+
+    fn run(build: u64, fa: FlashAttention, ubatch: u64) -> Options {
+        Options { build: Some(build), flash_attention: fa, n_ubatch: ubatch, ..Options::default() }
+    }
+
+    /// Llama 3.1 8B Q4_0 on b5781, Vulkan, `-ub 1024`, n_ctx 16384, flash
+    /// attention (fixture `llamacpp-b5781-llama31-8b-q40-vulkan-1gpu-fa-on`):
+    /// 613.01 MiB logged. The GLU product takes a block of its own, so the
+    /// last `ffn_down` lands in the F16 mask's hole and the logits on top:
+    /// embeddings, positions, the F32 mask, output ids, two `get_rows`, the
+    /// FFN output and the logits. Before GLU (silu × up in place), 517.
+    #[test]
+    fn the_glu_build_puts_the_logits_above_the_mask_hole() {
+        let fa = FlashAttention::On;
+        let expected = 4 * 1024 * (3 * 4096 + 16_384 + 2 + 128_256);
+        assert_eq!(expected, 642_785_280);
+        assert_eq!(compute_buffer(llama(128_256), &run(5781, fa, 1024), 16_384, ONE_GPU), expected);
+        assert_eq!(compute_buffer(llama(128_256), &run(GLU_BUILD - 1, fa, 1024), 16_384, ONE_GPU), 517 * MIB);
+    }
+
+    /// GLM-Z1-32B on b5192, `-ub 512`, n_ctx 32768, flash attention (fixture
+    /// `llamacpp-b5192-glm-z1-32b-iq4xs-1gpu-fa-on`): 353.00 MiB logged. The
+    /// fused up's halves leave the last product at offset 0 and `ffn_down`
+    /// above it: `(F + E + V) · T · 4`.
+    #[test]
+    fn glm4s_fused_up_leaves_the_product_under_the_logits() {
+        let glm = Shape {
+            embd: 6144,
+            ffn_width: 23_040,
+            heads: 48,
+            kv_heads: 2,
+            head_dim: 128,
+            vocab: 151_552,
+            ffn: Ffn::FusedUp,
+            sandwich: true,
+        };
+        let o = run(5192, FlashAttention::On, 512);
+        let part = Part { layers: 61, ..ONE_GPU };
+        assert_eq!(compute_buffer(glm, &o, 32_768, part), (23_040 + 6144 + 151_552) * 512 * 4);
+        assert_eq!(compute_buffer(glm, &o, 32_768, part), 353 * MIB);
+    }
+
+    /// Mistral 7B without flash attention, n_ctx 2048 (fixture
+    /// `llamacpp-mistral-7b-2k`, 164.00 MiB logged): the layer's scores and
+    /// softmax, `n_kv · T · heads` F32 beside the mask, set the peak, GLU or
+    /// not; the two int32 inputs add 4 KiB.
+    #[test]
+    fn without_flash_attention_the_scores_set_the_peak() {
+        let o = run(4500, FlashAttention::Off, 512);
+        assert_eq!(compute_buffer(llama(32_768), &o, 2048, ONE_GPU), 164 * MIB + 4096);
+        let glu = run(5781, FlashAttention::Off, 512);
+        assert_eq!(compute_buffer(llama(32_768), &glu, 2048, ONE_GPU), 164 * MIB + 4096);
+    }
+}
