@@ -532,3 +532,27 @@ fn an_mla_models_compute_buffer_holds_its_query_side() {
     let scores = 4 * 16_384 * 1024 * 128;
     assert!(e.per_gpu[1].budget.activation_bytes > compute[1] + scores, "{}", e.per_gpu[1].budget.activation_bytes);
 }
+
+/// The `llama-server` line speaks the plan's build: before b6325 (#15434)
+/// llama.cpp kept every layer on the CPU and flash attention off unless asked
+/// and took `-fa` bare; before b7407 (#16653) it had no `--fit`.
+#[test]
+fn the_server_line_speaks_the_plans_build() {
+    use shared::engines::llamacpp::{FitMode, server_command};
+    let m = model("llama-3-8b");
+    let line = |build: Option<u64>, fa: FlashAttention, fit: FitMode| {
+        let o = Options { build, flash_attention: fa, fit, ..Default::default() };
+        server_command(&m, &scenario(o, 1, 24))
+    };
+    let b5192 = line(Some(5192), FlashAttention::On, FitMode::On);
+    assert!(b5192.contains(" -ngl 999") && b5192.contains(" -fa") && !b5192.contains("-fa on"), "{b5192}");
+    assert!(!line(Some(5192), FlashAttention::Off, FitMode::On).contains("-fa"));
+    let b6325 = line(Some(llamacpp::OFFLOAD_DEFAULT_BUILD), FlashAttention::On, FitMode::Off);
+    assert!(b6325.contains("-fa on") && !b6325.contains("-ngl") && !b6325.contains("--fit"), "{b6325}");
+    assert!(line(Some(llamacpp::FIT_BUILD), FlashAttention::On, FitMode::Off).contains("--fit off"));
+    let newest = line(None, FlashAttention::Off, FitMode::Off);
+    assert!(newest.contains("-fa off") && newest.contains("--fit off") && !newest.contains("-ngl"), "{newest}");
+    // Read back, the old line is the same plan: every layer, flash attention on.
+    let read = shared::startup::read_command_line(&b5192.split_whitespace().collect::<Vec<_>>()).expect("read");
+    assert_eq!((read.config.n_gpu_layers, read.config.flash_attn.as_deref()), (Some(999), Some("1")));
+}

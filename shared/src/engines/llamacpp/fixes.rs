@@ -135,8 +135,14 @@ pub fn server_command(model: &Model, s: &Scenario) -> String {
     // Only a -ngl the plan sets: any -ngl makes --fit give up
     // (common/fit.cpp "n_gpu_layers already set by user"), and every layer
     // is llama.cpp's default.
-    if let Some(ngl) = o.n_gpu_layers {
-        cmd.push_str(&format!(" -ngl {ngl}"));
+    // Builds before b6325 keep every layer on the CPU and flash attention
+    // off unless asked, and take `-fa` bare (mainline only: ik's flags are
+    // its own).
+    let old = o.fork == super::Fork::Mainline && o.build.is_some_and(|b| b < super::OFFLOAD_DEFAULT_BUILD);
+    match o.n_gpu_layers {
+        Some(ngl) => cmd.push_str(&format!(" -ngl {ngl}")),
+        None if old => cmd.push_str(" -ngl 999"),
+        None => {}
     }
     let slots = o.parallel.unwrap_or(s.concurrency).max(1);
     let ctx = o.n_ctx.unwrap_or_else(|| s.sequence_tokens().saturating_mul(slots));
@@ -148,6 +154,8 @@ pub fn server_command(model: &Model, s: &Scenario) -> String {
         cmd.push_str(&format!(" -ub {}", o.n_ubatch));
     }
     cmd.push_str(match (o.fork, o.flash_attention) {
+        (super::Fork::Mainline, FlashAttention::On) if old => " -fa",
+        (super::Fork::Mainline, FlashAttention::Off) if old => "",
         (super::Fork::Mainline, FlashAttention::On) => " -fa on",
         (super::Fork::Mainline, FlashAttention::Off) => " -fa off",
         (super::Fork::Ik, _) => super::ik::flash_attention_flag(o),
@@ -181,7 +189,10 @@ pub fn server_command(model: &Model, s: &Scenario) -> String {
     if o.main_gpu != 0 {
         cmd.push_str(&format!(" -mg {}", o.main_gpu));
     }
-    if o.fit == FitMode::Off {
+    let fit = o.fork == super::Fork::Mainline && o.build.is_none_or(|b| b >= super::FIT_BUILD);
+    if !fit {
+        // No `--fit` on this build (nor on ik_llama.cpp): nothing to turn off.
+    } else if o.fit == FitMode::Off {
         cmd.push_str(" --fit off");
     } else if o.fit_target_bytes() != super::FIT_MARGIN_BYTES {
         cmd.push_str(&format!(" --fit-target {}", o.fit_target_mib));

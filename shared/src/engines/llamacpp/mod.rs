@@ -57,8 +57,8 @@ use host::{Host, host, host_ram_limit};
 pub use knobs::KNOBS;
 pub(crate) use options::check_knobs;
 pub use options::{
-    DEFAULT_N_BATCH, DEFAULT_N_UBATCH, F16_MASK_BUILD, FIT_MARGIN_BYTES, FitMode, FlashAttention, Fork, Options,
-    VLESS_MLA_BUILD,
+    DEFAULT_N_BATCH, DEFAULT_N_UBATCH, F16_MASK_BUILD, FIT_BUILD, FIT_MARGIN_BYTES, FitMode, FlashAttention, Fork,
+    OFFLOAD_DEFAULT_BUILD, Options, VLESS_MLA_BUILD,
 };
 pub use pattern::Pattern;
 pub(crate) use tensors::Tensors;

@@ -221,6 +221,16 @@ fn is_false(b: &bool) -> bool {
 /// builds before reserve it in F32 and cast it for the GPU.
 pub const F16_MASK_BUILD: u64 = 9410;
 
+/// The first build that offloads every layer and runs flash attention by
+/// default (ggml-org/llama.cpp#15434, e81b8e4b7, b6325: `n_gpu_layers` 0 →
+/// 999, flash attention off → `auto`, and `-fa` from a bare switch to
+/// `on|off|auto`). A plan on an older build must ask for both.
+pub const OFFLOAD_DEFAULT_BUILD: u64 = 6325;
+
+/// The first build with `--fit` (on by default; #16653, b1f3a6e5d, b7407):
+/// older builds have no such flag.
+pub const FIT_BUILD: u64 = 7407;
+
 /// The first build whose MLA models (DeepSeek V2/V3, Kimi K2: `deepseek2`
 /// GGUFs with `key_length_mla`) keep no V cache (ggml-org/llama.cpp#19067
 /// "kv-cache : support V-less cache", d9c6ce46f, b7832: `has_v = !is_mla`
