@@ -124,7 +124,49 @@ pub(crate) fn layers(text: &crate::arch::TextModel, types: Types) -> Vec<LayerKv
 
 /// `GGML_PAD(x, 256)` (src/llama-context.cpp, src/llama-kv-cache-iswa.cpp).
 pub(crate) fn pad(x: u64) -> u64 {
-    x.div_ceil(256).saturating_mul(256)
+    pad_to(x, 256)
+}
+
+fn pad_to(x: u64, unit: u64) -> u64 {
+    x.div_ceil(unit.max(1)).saturating_mul(unit.max(1))
+}
+
+/// How a mainline build sizes its cache, where it changed (build numbers by
+/// `git rev-list --count`, each change read in its commit):
+/// - streams: one per sequence slot unless `--kv-unified` from b5913
+///   (#14363); before, one cache every slot shares;
+/// - the padding of `n_ctx`: 256 with flash attention, else 32, before b6868
+///   (#16812 removed it); none from b6868; 256 always from b6975 (#17046);
+/// - sliding-window layers: a cache of their own from b5429 (#13194), of
+///   `n_swa × seqs + n_batch` cells, `+ n_ubatch` from b5554 (#13833).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Rules {
+    pub streams: bool,
+    pub pad: u64,
+    /// The window's extra cells (`n_batch` or `n_ubatch`); `None`: no
+    /// window cache, every layer gets the whole context.
+    pub swa_extra: Option<u64>,
+}
+
+impl Rules {
+    /// The rules of `build` (`None`: the newest; ik_llama.cpp keeps today's).
+    pub fn of(build: Option<u64>, flash_attention: bool, n_batch: u64, n_ubatch: u64) -> Self {
+        let Some(b) = build else { return Self { streams: true, pad: 256, swa_extra: Some(n_ubatch) } };
+        Self {
+            streams: b >= 5913,
+            pad: match b {
+                6975.. => 256,
+                6868.. => 1,
+                _ if flash_attention => 256,
+                _ => 32,
+            },
+            swa_extra: match b {
+                5554.. => Some(n_ubatch),
+                5429.. => Some(n_batch),
+                _ => None,
+            },
+        }
+    }
 }
 
 /// The cells llama.cpp allocates for one context.
@@ -146,6 +188,8 @@ struct SwaRule {
     unified: bool,
     slots: u64,
     ubatch: u64,
+    /// The build's padding unit.
+    pad: u64,
 }
 
 impl Cells {
@@ -153,10 +197,21 @@ impl Cells {
     /// `n_ctx_seq = n_ctx`, else `GGML_PAD(n_ctx / n_seq_max, 256)` in each
     /// of `n_seq_max` streams (src/llama-kv-cache.cpp `n_stream`).
     pub fn new(ctx: u64, slots: u64, unified: bool, swa_full: bool, ubatch: u64) -> Self {
+        Self::by(ctx, slots, unified, swa_full, Rules::of(None, true, ubatch, ubatch))
+    }
+
+    /// [`Cells::new`] under a build's [`Rules`].
+    pub fn by(ctx: u64, slots: u64, unified: bool, swa_full: bool, r: Rules) -> Self {
         let slots = slots.max(1);
-        let n_ctx = pad(ctx.max(1));
-        let (streams, per_stream) = if unified { (1, n_ctx) } else { (slots, pad(n_ctx / slots).max(256)) };
-        Self { n_ctx, streams, per_stream, swa: SwaRule { full: swa_full, unified, slots, ubatch } }
+        let n_ctx = pad_to(ctx.max(1), r.pad);
+        let unified = unified || !r.streams;
+        let (streams, per_stream) =
+            if unified { (1, n_ctx) } else { (slots, pad_to(n_ctx / slots, r.pad).max(r.pad.min(256))) };
+        let (full, ubatch) = match r.swa_extra {
+            Some(extra) => (swa_full, extra),
+            None => (true, 0),
+        };
+        Self { n_ctx, streams, per_stream, swa: SwaRule { full, unified, slots, ubatch, pad: r.pad } }
     }
 
     /// Cells of a layer with this window, over all streams
@@ -167,7 +222,8 @@ impl Cells {
         let per_stream = match window {
             Some(w) if !self.swa.full => {
                 let seqs = if self.swa.unified { self.swa.slots } else { 1 };
-                pad(self.per_stream.min(w.saturating_mul(seqs).saturating_add(self.swa.ubatch)))
+                let cells = self.per_stream.min(w.saturating_mul(seqs).saturating_add(self.swa.ubatch));
+                pad_to(cells, self.swa.pad).min(self.per_stream)
             }
             _ => self.per_stream,
         };
@@ -196,6 +252,23 @@ mod tests {
         assert_eq!(CacheType::Iq4Nl.row_bytes(128), 4 * 18);
         assert_eq!(CacheType::Q8_0.row_bytes(128), 4 * 34);
         assert_eq!(CacheType::F32.row_bytes(128), 512);
+    }
+
+    /// The cache's sizing by build: the padding (256 with flash attention,
+    /// else 32, before b6868; none to b6974; 256 from b6975), one shared
+    /// stream before b5913, and the window cache's `+ n_batch` before b5554
+    /// (none at all before b5429).
+    #[test]
+    fn cells_follow_the_build() {
+        let at = |build, fa| Cells::by(10_000, 4, false, false, Rules::of(Some(build), fa, 2048, 512));
+        assert_eq!((at(5000, true).n_ctx, at(5000, true).streams), (10_240, 1));
+        assert_eq!(at(5000, false).n_ctx, 10_016);
+        assert_eq!((at(6900, true).n_ctx, at(6900, true).streams, at(6900, true).per_stream), (10_000, 4, 2500));
+        assert_eq!(at(7000, false).n_ctx, 10_240);
+        // A 1024 window, one stream of all four slots: 4 × 1024 + n_batch, then + n_ubatch.
+        assert_eq!(at(5500, true).of(Some(1024)), 6144);
+        assert_eq!(at(5600, true).of(Some(1024)), 4608);
+        assert_eq!(at(5400, true).of(Some(1024)), 10_240);
     }
 
     #[test]

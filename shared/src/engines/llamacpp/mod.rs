@@ -350,7 +350,9 @@ fn kv_layers(p: &Plan, o: Options) -> Vec<LayerKv> {
 }
 
 fn cells(_: &Plan, o: Options, ctx: u64, slots: u64) -> cache::Cells {
-    cache::Cells::new(ctx, slots, o.kv_unified, o.swa_full, o.ubatch())
+    let build = if o.fork == Fork::Mainline { o.build } else { None };
+    let rules = cache::Rules::of(build, o.flash_attention == FlashAttention::On, o.n_batch, o.ubatch());
+    cache::Cells::by(ctx, slots, o.kv_unified, o.swa_full, rules)
 }
 
 fn gpu_parts(p: &Plan, o: Options, d: &Devices, g: usize, ctx: u64, slots: u64) -> GpuBudget {
@@ -433,9 +435,13 @@ pub(crate) fn verdict(p: &Plan, o: Options, d: &Devices, search: Search) -> Verd
         // Context and compute buffers are allocated at start-up too.
         return Verdict::DoesNotFitAtLoad { gpu, shortfall_bytes };
     }
-    let per_slot = n_ctx(p, o) / slots(p, o);
+    let (own, per_slot) = (slots(p, o), n_ctx(p, o) / slots(p, o));
+    // Up to the plan's own slots the launch just checked holds them; past
+    // them llama.cpp would start with more slots (`-np k`), each checked.
+    // (Without `-np`, fewer slots than the plan's own mean longer streams, a
+    // larger mask and possibly more compute: not the plan's launch.)
     Verdict::Fits {
-        max_concurrency: search.answer(slots(p, o), || largest(MAX_CONCURRENCY, |k| fits(p, o, d, per_slot, k))),
+        max_concurrency: search.answer(own, || largest(MAX_CONCURRENCY, |k| k <= own || fits(p, o, d, per_slot, k))),
     }
 }
 
