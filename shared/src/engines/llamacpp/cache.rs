@@ -196,6 +196,7 @@ impl Cells {
     /// src/llama-context.cpp: `n_ctx = GGML_PAD(n_ctx, 256)`; unified:
     /// `n_ctx_seq = n_ctx`, else `GGML_PAD(n_ctx / n_seq_max, 256)` in each
     /// of `n_seq_max` streams (src/llama-kv-cache.cpp `n_stream`).
+    #[cfg(test)]
     pub fn new(ctx: u64, slots: u64, unified: bool, swa_full: bool, ubatch: u64) -> Self {
         Self::by(ctx, slots, unified, swa_full, Rules::of(None, true, ubatch, ubatch))
     }
