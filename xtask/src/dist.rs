@@ -102,7 +102,10 @@ use crate::{css, js};
 /// `graph.rs`, GLM-Z1 and the Vulkan Llama 3.1 logs exact to the MiB), MLA's
 /// V cache before b7832 and a reader for Phi-1/1.5/2 (issue 36's held-out
 /// Phi-2 log): +1,471 B, to 273,360 B, and the ceiling to 273,400 B.
-const BUNDLE_BUDGET_BYTES: u64 = 273_400;
+/// llama.cpp's cache sized by build (streams, padding, window caches) and
+/// the concurrency search holding the plan's own slots: +195 B, to
+/// 273,555 B, and the ceiling to 273,600 B.
+const BUNDLE_BUDGET_BYTES: u64 = 273_600;
 
 /// The wasm-opt passes, in order (binaryen 108; measured on the first load,
 /// docs/measurements.md): `--low-memory-unused` lets it fold `p + k` (k <
