@@ -363,6 +363,12 @@ proptest! {
             None => None,
         };
         prop_assume!(batch(&a) == batch(&b));
+        // ik_llama.cpp's `-amb` (256 MiB by default from its build 4832)
+        // computes attention in head groups, halved while a group's buffers
+        // pass the cap (src/llama.cpp@18b0375:15623-15715, `llamacpp::ik`):
+        // a longer context can take a smaller group and a smaller compute
+        // buffer, so its peak is not monotone in the context.
+        prop_assume!(!matches!(s.engine, Engine::LlamaCpp(o) if o.fork == llamacpp::Fork::Ik));
         // vLLM's pool is whole blocks (`available // page_size`,
         // v1/core/kv_cache_utils.py): what the profile leaves is rounded down
         // to a block, so its total moves by less than one block either way.
