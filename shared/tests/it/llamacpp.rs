@@ -309,11 +309,25 @@ fn the_smallest_n_cpu_moe_that_loads() {
     assert!(!dense.found);
 }
 
+/// A llama.cpp plan `o` in a share link: it writes `keys` and reads back
+/// as the same state, with no notice.
+pub(crate) fn link_round_trip(o: Options, keys: &[&str]) {
+    use shared::link::{LinkState, decode, encode};
+    let state = LinkState { engine: Engine::LlamaCpp(o), ..LinkState::default() };
+    let link = encode(&state);
+    for key in keys {
+        assert!(link.contains(key), "{link}");
+    }
+    let d = decode(&link);
+    assert_eq!(d.state, state);
+    assert!(d.notices.is_empty(), "{:?}", d.notices);
+}
+
 /// The new llama.cpp knobs travel in share links (new keys, frozen
 /// defaults), and a link without them means what it meant before.
 #[test]
 fn share_links_carry_the_new_knobs() {
-    use shared::link::{LinkState, decode, encode};
+    use shared::link::decode;
     let o = Options {
         cache_type_k: Some(CacheType::Q8_0),
         cache_type_v: Some(CacheType::Iq4Nl),
@@ -323,14 +337,7 @@ fn share_links_carry_the_new_knobs() {
         swa_full: true,
         ..Default::default()
     };
-    let state = LinkState { engine: Engine::LlamaCpp(o), ..LinkState::default() };
-    let link = encode(&state);
-    for key in ["ctk=q8_0", "ctv=iq4_nl", "ncmoe=20", "nkvo=1", "kvu=1", "swafull=1"] {
-        assert!(link.contains(key), "{link}");
-    }
-    let d = decode(&link);
-    assert_eq!(d.state, state);
-    assert!(d.notices.is_empty(), "{:?}", d.notices);
+    link_round_trip(o, &["ctk=q8_0", "ctv=iq4_nl", "ncmoe=20", "nkvo=1", "kvu=1", "swafull=1"]);
     // A v1 link of llama.cpp: every new knob at its frozen default.
     assert_eq!(
         decode("?e=llama.cpp&ngl=20").state.engine,

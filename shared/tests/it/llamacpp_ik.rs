@@ -3,7 +3,7 @@
 //! mainline; each flag's effect, in its direction and as a figure worked
 //! out by hand from ik's source (the commit named beside each).
 
-use crate::llamacpp::{model, report, scenario};
+use crate::llamacpp::{link_round_trip, model, report, scenario};
 use shared::engines::llamacpp::{self, CacheType, FlashAttention, Fork, Options, ik};
 use shared::engines::{Engine, EngineKind};
 use shared::link::{LinkState, decode, encode};
@@ -86,14 +86,7 @@ fn ik_settings_round_trip_through_links() {
         run_time_repack: true,
         ..Default::default()
     });
-    let state = LinkState { engine: Engine::LlamaCpp(o), ..LinkState::default() };
-    let link = encode(&state);
-    for key in ["fork=ik", "lcb=3912", "mla=3", "amb=1024", "fmoe=1", "rtr=1"] {
-        assert!(link.contains(key), "{link}");
-    }
-    let d = decode(&link);
-    assert_eq!(d.state, state);
-    assert!(d.notices.is_empty(), "{:?}", d.notices);
+    link_round_trip(o, &["fork=ik", "lcb=3912", "mla=3", "amb=1024", "fmoe=1", "rtr=1"]);
     assert_eq!(
         decode("?e=llama.cpp&ngl=20").state.engine,
         Engine::LlamaCpp(Options { n_gpu_layers: Some(20), ..Default::default() })

@@ -331,17 +331,17 @@ fn types(p: &Plan, o: Options) -> cache::Types {
 
 /// Bytes per cell of every layer in llama.cpp's K and V types.
 fn kv_layers(p: &Plan, o: Options) -> Vec<LayerKv> {
-    let text = &p.model.arch.text;
-    if let Some(layers) = ik::kv_layers(text, types(p, o), o) {
+    let (text, types) = (&p.model.arch.text, types(p, o));
+    if let Some(layers) = ik::kv_layers(text, types, o) {
         return layers;
     }
-    let mut layers = cache::layers(text, types(p, o));
+    let mut layers = cache::layers(text, types);
     // Mainline builds before [`VLESS_MLA_BUILD`] also cache MLA's V.
     if let crate::arch::AttentionKind::Mla(m) = text.attention
         && o.fork == Fork::Mainline
         && o.build.is_some_and(|b| b < VLESS_MLA_BUILD)
     {
-        let v = types(p, o).bytes(crate::kv::CachePart::Value, m.kv_lora_rank, m.kv_lora_rank);
+        let v = types.bytes(crate::kv::CachePart::Value, m.kv_lora_rank, m.kv_lora_rank);
         for l in layers.iter_mut().filter(|l| l.bytes_per_token > 0) {
             l.bytes_per_token = l.bytes_per_token.saturating_add(v);
         }
