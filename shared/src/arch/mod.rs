@@ -464,6 +464,15 @@ pub struct VisionTower {
     /// The tower's MLP width.
     #[serde(default)]
     pub intermediate_size: u64,
+    /// Qwen3-VL's "deepstack" levels: the tower hands the language model
+    /// `1 + deepstack` embeddings per token, its main output and one per
+    /// level (`deepstack_visual_indexes`).
+    #[serde(default)]
+    pub deepstack: u64,
+    /// The largest video of the Qwen3-VL processors as vLLM 0.11 – 0.12
+    /// profile it (zero for towers without one).
+    #[serde(default)]
+    pub video: VisionItem,
 }
 
 /// The largest image a tower takes, as vLLM's profile run builds it
@@ -472,6 +481,10 @@ pub struct VisionTower {
 pub struct VisionItem {
     pub patches: u64,
     pub tokens: u64,
+    /// The pixel values the processor hands over for it (channels × the
+    /// patches' pixels; 0: not read for this kind of tower).
+    #[serde(default)]
+    pub values: u64,
 }
 
 impl VisionTower {

@@ -41,14 +41,20 @@ fn tower(kind: &str, layers: u128, hidden: u128, linear: u128, other: u128) -> V
         other_params: clamp(other),
         item: VisionItem::default(),
         intermediate_size: 0,
+        deepstack: 0,
+        video: VisionItem::default(),
     }
 }
 
+fn clamp(x: u128) -> u64 {
+    u64::try_from(x).unwrap_or(u64::MAX)
+}
+
 /// The tower with the largest image vLLM profiles: `patches` through the
-/// tower, `tokens` to the language model, the MLP `inter` wide.
-fn profiled(mut t: VisionTower, patches: u128, tokens: u128, inter: u128) -> VisionTower {
-    let clamp = |x: u128| u64::try_from(x).unwrap_or(u64::MAX);
-    t.item = VisionItem { patches: clamp(patches), tokens: clamp(tokens) };
+/// tower, `tokens` to the language model, `values` pixel values handed
+/// over, the MLP `inter` wide.
+fn profiled(mut t: VisionTower, (patches, tokens, values): (u128, u128, u128), inter: u128) -> VisionTower {
+    t.item = VisionItem { patches: clamp(patches), tokens: clamp(tokens), values: clamp(values) };
     t.intermediate_size = clamp(inter);
     t
 }
@@ -61,10 +67,37 @@ fn profiled(mut t: VisionTower, patches: u128, tokens: u128, inter: u128) -> Vis
 const QWEN2_VL_MAX_PIXELS: u128 = 12_845_056;
 const QWEN3_VL_MAX_PIXELS: u128 = 16_777_216;
 
-/// Patches and merged tokens of the largest Qwen-VL image.
-fn qwen_item(max_pixels: u128, patch: u128, merge: u128) -> (u128, u128) {
+/// The largest video of the Qwen3-VL processors, in pixels over all its
+/// frames: the official checkpoints' `video_preprocessor_config.json`
+/// (`size.longest_edge` 25,165,824 = 24,576 frames of 32 × 32, vLLM 0.11.0
+/// `qwen3_vl.py`: "Official recommended max pixels is 24576 * 32 * 32").
+const QWEN3_VL_MAX_VIDEO_PIXELS: u128 = 25_165_824;
+
+/// Patches, merged tokens and pixel values of the largest Qwen-VL image:
+/// each patch carries `channels × temporal × patch²` values (an image is
+/// repeated over the temporal patch).
+fn qwen_item(max_pixels: u128, patch: u128, merge: u128, channels: u128, temporal: u128) -> (u128, u128, u128) {
     let patches = max_pixels / (patch * patch).max(1);
-    (patches, patches / (merge * merge).max(1))
+    (patches, patches / (merge * merge).max(1), patches * channels * temporal * patch * patch)
+}
+
+/// The largest Qwen3-VL video as vLLM 0.11.0 – 0.12.0 profile it
+/// (`qwen3_vl.py::get_num_frames_with_most_features`): frames are added
+/// while the tokens fit `max_model_len`, up to `_MAX_FRAMES_PER_VIDEO`
+/// (24,576), the processor shrinking them to hold every frame's pixels
+/// under its longest edge; at the cap each frame is 32 × 32 and the video
+/// is its pixel budget over `patch² × temporal × merge²` tokens. (Below
+/// that many tokens of context vLLM stops at two larger frames, 1.5 % fewer
+/// tokens for Qwen3-VL: 12,100 against 12,288; the item is taken as the
+/// cap's.)
+fn qwen3_video(patch: u128, merge: u128, channels: u128, temporal: u128) -> VisionItem {
+    let tokens = QWEN3_VL_MAX_VIDEO_PIXELS / (patch * patch * temporal * merge * merge).max(1);
+    let patches = tokens * merge * merge;
+    VisionItem {
+        patches: clamp(patches),
+        tokens: clamp(tokens),
+        values: clamp(patches * channels * temporal * patch * patch),
+    }
 }
 
 /// SigLIP encoder (`SiglipVisionModel`; Gemma 3 uses no pooling head) plus
@@ -96,6 +129,7 @@ fn siglip(root: Fields, v: Fields, text: &TextModel) -> Result<VisionTower, Conf
     // `Gemma3Config.mm_tokens_per_image` (256): one crop, pan-and-scan off
     // (vLLM 0.24.0 `gemma3_mm.py::get_num_image_tokens`).
     let tokens = u128::from(root.dim_or("mm_tokens_per_image", 256)?);
+    let values = channels * image * image;
     Ok(profiled(
         tower(
             "siglip",
@@ -104,8 +138,7 @@ fn siglip(root: Fields, v: Fields, text: &TextModel) -> Result<VisionTower, Conf
             layer_linear * layers + hidden * text_hidden,
             layer_other * layers + embeddings + post_norm + head + hidden,
         ),
-        patches,
-        tokens,
+        (patches, tokens, values),
         inter,
     ))
 }
@@ -176,7 +209,7 @@ fn qwen_vit(root: Fields, v: Fields) -> Result<VisionTower, ConfigError> {
     // Merger: a norm of the vision width, then merged → merged → out, with biases.
     let merger_linear = merged * merged + merged * out;
     let merger_other = if qwen25 { hidden } else { 2 * hidden } + merged + out;
-    let (patches, tokens) = qwen_item(QWEN2_VL_MAX_PIXELS, patch, merge);
+    let item = qwen_item(QWEN2_VL_MAX_PIXELS, patch, merge, channels, temporal);
     Ok(profiled(
         tower(
             if qwen25 { "qwen2_5_vl" } else { "qwen2_vl" },
@@ -185,8 +218,7 @@ fn qwen_vit(root: Fields, v: Fields) -> Result<VisionTower, ConfigError> {
             layer_linear * depth + merger_linear,
             layer_other * depth + patch_embed + merger_other,
         ),
-        patches,
-        tokens,
+        item,
         inter,
     ))
 }
@@ -229,8 +261,11 @@ fn qwen3_vit(root: Fields, v: Fields) -> Result<Option<VisionTower>, ConfigError
     let other =
         layer_other * depth + embeddings + 2 * hidden + merger_biases + deepstack * (2 * merged + merger_biases);
     let kind = if deepstack > 0 { "qwen3_vl" } else { "qwen3_5" };
-    let (patches, tokens) = qwen_item(QWEN3_VL_MAX_PIXELS, patch, merge);
-    Ok(Some(profiled(tower(kind, depth, hidden, linear, other), patches, tokens, inter)))
+    let item = qwen_item(QWEN3_VL_MAX_PIXELS, patch, merge, channels, temporal);
+    let mut t = profiled(tower(kind, depth, hidden, linear, other), item, inter);
+    t.deepstack = clamp(deepstack);
+    t.video = qwen3_video(patch, merge, channels, temporal);
+    Ok(Some(t))
 }
 
 /// Pixtral (`PixtralVisionModel`: a bias-free patch conv, an RMSNorm, layers
@@ -259,7 +294,8 @@ fn pixtral(root: Fields, v: Fields, text: &TextModel) -> Result<VisionTower, Con
     // The largest image is `image_size` square (PixtralVisionConfig: 1024);
     // its tokens are the merged patch grid (vLLM 0.24.0
     // `pixtral.py::PixtralHFEncoderInfo.get_num_image_tokens`).
-    let side = dim(v, "image_size", 1024)? / patch.max(1);
+    let image = dim(v, "image_size", 1024)?;
+    let side = image / patch.max(1);
     let merged = side / merge.max(1);
     Ok(profiled(
         tower(
@@ -269,8 +305,7 @@ fn pixtral(root: Fields, v: Fields, text: &TextModel) -> Result<VisionTower, Con
             layer_linear * layers + projector_linear,
             2 * hidden * layers + channels * patch * patch * hidden + hidden + projector_other,
         ),
-        side * side,
-        merged * merged,
+        (side * side, merged * merged, channels * image * image),
         inter,
     ))
 }

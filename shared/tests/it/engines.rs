@@ -394,8 +394,11 @@ fn vllm_releases_map_to_their_rules() {
         ("0.6.5", Version::V0),
         ("0.8.5.dev169+gce17db808.d20250423", Version::V1),
         ("0.10.1.1", Version::V0_10),
-        ("0.11.0", Version::V0_12),
-        ("0.12.0", Version::V0_12),
+        // 0.11 and 0.12 with their own encoder profile (issue 36, sixth session).
+        ("0.11.0", Version::V0_11Mm),
+        ("0.11.2", Version::V0_11Mm),
+        ("0.12.0", Version::V0_12Mm),
+        ("0.13.0", Version::V0_12),
         ("0.17.1", Version::V0_12),
         // With the rotary tables since issue 36's fourth session, the vision
         // tower's profile since its fifth.

@@ -478,3 +478,65 @@ fn gemma3_logs_profile_the_encoder_as_the_plan_does() {
         assert!(none.per_gpu[0].activation_bytes < r.per_gpu[0].activation_bytes, "{name}");
     }
 }
+
+/// vLLM 0.11 and 0.12 profile Qwen3-VL with one video of 12,288 tokens
+/// counted as 153,600 (its 12.5 × "formatted" tokens), pad its output to
+/// 153,600 rows of the main and three deepstack embeddings, and keep the
+/// unpadded output and the fp32 pixels beside it: 2.8125 GiB per rank
+/// (0.11.0 `gpu_model_runner.py::profile_run`, `qwen3_vl.py`). The 0.11
+/// log prints the profile's line (the 0.12 excerpts leave it out; their
+/// source says "profiled with 1 video item"); each plan prints the same one
+/// and holds exactly those bytes over the plan with every modality off.
+#[test]
+fn qwen3_vl_logs_profile_a_padded_video_on_0_11_and_0_12() {
+    use shared::engines::vllm::MmLimits;
+    use shared::engines::{Engine, EngineKind, EngineReport};
+    use shared::estimate::{GpuSlot, Scenario};
+    use shared::startup::logged_scenario;
+    let path = format!("{}/tests/fixtures/checkpoints/qwen3-vl-30b-a3b-instruct.json", env!("CARGO_MANIFEST_DIR"));
+    let config = std::fs::read_to_string(&path).expect("config");
+    let m = shared::model::Model::from_config_json("qwen3-vl-30b-a3b", &config).expect("reads");
+    assert_eq!(m.parameters(), 31_070_754_032, "the checkpoint's 882 tensors");
+    let v = m.arch.vision.as_ref().expect("a vision tower");
+    assert_eq!((v.deepstack, v.video.tokens, v.video.patches), (3, 12_288, 49_152));
+    // M-RoPE: four times the 262,144 positions.
+    assert_eq!(m.arch.text.extra.rope_table_positions, 1_048_576);
+    for (name, gpu, rules) in [
+        ("vllm-v1-0110-qwen3-vl-30b-a3b-3090-tp4", "rtx-3090", "0.11-mm"),
+        ("vllm-v1-012-qwen3-vl-30b-a3b-h100-tp2-seqs256", "h100-sxm", "0.12-mm"),
+        ("vllm-v1-012-qwen3-vl-30b-a3b-h100-tp2-seqs64", "h100-sxm", "0.12-mm"),
+    ] {
+        let path = format!("{}/tests/fixtures/startup/{name}.txt", env!("CARGO_MANIFEST_DIR"));
+        let text = std::fs::read_to_string(&path).expect("fixture");
+        let logged =
+            "Encoder cache will be initialized with a budget of 153600 tokens, and profiled with 1 video items";
+        assert!(text.contains(logged) || rules == "0.12-mm", "{name}");
+        let gpu = shared::catalog::gpu(gpu).expect("catalog");
+        let planned = Scenario {
+            gpus: vec![GpuSlot::from_catalog(gpu)],
+            engine: EngineKind::Vllm.with_defaults(),
+            ..Scenario::default()
+        };
+        let (s, _) = logged_scenario(&log(name), &m, planned);
+        let Engine::Vllm(o) = s.engine else { panic!("vLLM") };
+        assert_eq!(o.version.id(), rules, "{name}");
+        let report = |limits: MmLimits| match crate::estimate(
+            &m,
+            Scenario { engine: Engine::Vllm(shared::engines::vllm::Options { mm_limits: limits, ..o }), ..s.clone() },
+        )
+        .engine_report
+        {
+            Some(EngineReport::Vllm(r)) => r,
+            other => panic!("{other:?}"),
+        };
+        let r = report(MmLimits::default());
+        assert!(r.log_lines.iter().any(|l| l.starts_with(logged)), "{name}: {:?}", r.log_lines);
+        let off = report(MmLimits { image: Some(0), video: Some(0) });
+        let held = r.per_gpu[0].activation_bytes - off.per_gpu[0].activation_bytes;
+        // 153,600 × 8,192 × 2 + 12,288 × 8,192 × 2 + 49,152 × 1,536 × 4.
+        assert_eq!(held, 2_516_582_400 + 201_326_592 + 301_989_888, "{name}");
+        // Without the video, one image of 16,384 tokens, unpadded.
+        let image = report(MmLimits { image: None, video: Some(0) });
+        assert!(image.log_lines.iter().any(|l| l.contains("budget of 16384 tokens, and profiled with 1 image")));
+    }
+}

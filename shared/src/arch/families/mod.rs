@@ -64,6 +64,19 @@ pub(super) fn read(map: &Map<String, Value>) -> Result<Architecture, ConfigError
     {
         text.tie_word_embeddings = tie;
     }
+    // Multimodal RoPE (Qwen2-VL, Qwen2.5-VL, Qwen3-VL: `mrope_section` in the
+    // scaling object): vLLM's `MRotaryEmbedding` builds its table for four
+    // times the positions, "the maximum index value is related to the
+    // duration of the input video" (0.11.0 `rotary_embedding/mrope.py`,
+    // `cache_max_position_num = max_position_embeddings * 4`).
+    let mrope = ["rope_scaling", "rope_parameters"]
+        .iter()
+        .filter_map(|key| text_fields.object(key))
+        .any(|o| o.contains_key("mrope_section"));
+    if mrope && text.extra.rope_table_positions == 0 {
+        let positions = text_fields.dim_or("max_position_embeddings", 0)?;
+        text.extra.rope_table_positions = positions.saturating_mul(4).min(4 * MAX_CONTEXT);
+    }
     let vision = vision::read(family, root, &text)?;
     if root.has("vision_config") && vision.is_none() {
         warnings.push("`vision_config` of an unsupported kind: the vision tower is not counted".into());

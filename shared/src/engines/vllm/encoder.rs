@@ -18,57 +18,155 @@
 //! stream, the norm's output, and fc1's and the activation's outputs, the
 //! intermediate width split over TP), the outputs at the language model's
 //! width in the model dtype.
+//!
+//! vLLM 0.11 – 0.12 (the `0.11-mm` and `0.12-mm` rules, read from the 0.11.0
+//! and 0.12.0 source; `MultiModalBudget` in `v1/worker/utils.py` counts the
+//! items as above) keep more: each output is copied into zeros of
+//! [`EncoderPadding`] rows when it has fewer, the loop's last output keeps the
+//! unpadded outputs alive beside the copies, and the dummy batch's pixels
+//! stay on the GPU in fp32 (transformers' fast processors rescale to fp32)
+//! until `profile_run` returns. Qwen3-VL's largest video counts 12.5 tokens
+//! per token for the budget ("one video token is converted to
+//! \"<{timestamp} seconds>\" (on average 9.5 tokens)", 0.11.0 – 0.12.0
+//! `qwen3_vl.py::get_max_video_tokens`), while the tower returns its real
+//! tokens, each `1 + deepstack` embeddings wide.
 
-use super::{DEFAULT_MM_LIMIT, Options};
-use crate::arch::VisionTower;
+use super::{DEFAULT_MM_LIMIT, EncoderPadding, Options};
+use crate::arch::{VisionItem, VisionTower};
 use crate::engines::Plan;
 
-/// Items of the profile and the tokens each gives the language model; none
-/// when the tower's largest image is not read or every modality is off.
-pub(crate) fn items(v: &VisionTower, o: Options, mnbt: u64, max_num_seqs: u64, max_model_len: u64) -> Option<u64> {
-    let tokens = v.item.tokens;
-    if tokens == 0 || !o.version.profiles_encoder() {
+/// Bytes of one pixel value as vLLM hands the dummy batch to the tower (fp32).
+const PIXEL_VALUE_BYTES: u64 = 4;
+
+/// 0.11.0 – 0.12.0 `qwen3_vl.py::get_max_video_tokens`: `video_soft_tokens * 12.5`, as tenths.
+const QWEN3_VL_VIDEO_TOKEN_TENTHS: u64 = 125;
+
+/// The profile's items: how many, of which item, and the tokens each counts
+/// against the budget.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Profile {
+    pub items: u64,
+    pub item: VisionItem,
+    /// The tokens one item counts for the budget (its own, or Qwen3-VL's
+    /// 12.5 × on 0.11 – 0.12).
+    pub counted: u64,
+    pub budget: u64,
+    pub video: bool,
+}
+
+/// The profile vLLM runs; none when the tower's largest image is not read or
+/// every modality is off.
+pub(crate) fn profile(
+    v: &VisionTower,
+    o: Options,
+    mnbt: u64,
+    max_num_seqs: u64,
+    max_model_len: u64,
+) -> Option<Profile> {
+    if v.item.tokens == 0 || !o.version.profiles_encoder() {
         return None;
     }
     // The Qwen-VL towers also take video, whose largest item (two frames at
     // the largest size, one temporal patch) ties the image's: vLLM's
-    // `get_modality_with_max_tokens` then picks "video".
-    let video = v.kind.starts_with("qwen");
+    // `get_modality_with_max_tokens` then picks "video". On 0.11 – 0.12
+    // Qwen3-VL's largest video is its own item, counted 12.5 times.
+    let qwen = v.kind.starts_with("qwen");
     let limits = o.mm_limits;
-    let limit = match (video, limits.video) {
-        (true, Some(n)) if n > 0 => n,
-        (true, None) => DEFAULT_MM_LIMIT,
-        _ => limits.image.unwrap_or(DEFAULT_MM_LIMIT),
+    let video_on = qwen && limits.video != Some(0);
+    let (item, counted) = match o.version.encoder_padding() {
+        Some(_) if video_on && v.video.tokens > 0 => {
+            (v.video, v.video.tokens.saturating_mul(QWEN3_VL_VIDEO_TOKEN_TENTHS) / 10)
+        }
+        _ => (v.item, v.item.tokens),
     };
+    let limit =
+        if video_on { limits.video.unwrap_or(DEFAULT_MM_LIMIT) } else { limits.image.unwrap_or(DEFAULT_MM_LIMIT) };
     if limit == 0 {
         return None;
     }
-    let budget = mnbt.max(tokens);
-    let per_prompt = limit.min(max_model_len / tokens).max(1);
-    Some((budget / tokens).min(max_num_seqs.saturating_mul(per_prompt)).max(1))
+    let budget = mnbt.max(counted);
+    let per_prompt = limit.min(max_model_len / counted).max(1);
+    let items = (budget / counted).min(max_num_seqs.saturating_mul(per_prompt)).max(1);
+    Some(Profile { items, item, counted, budget, video: video_on })
+}
+
+/// What the profile holds on the first stage, beside the tower's pass and the text's peak.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct Held {
+    /// The tower's pass over the items (freed before the text's run).
+    pub tower: u64,
+    /// The items' outputs, kept through the text's run.
+    pub outputs: u64,
+    /// 0.11 – 0.12: the outputs' padded copies.
+    pub padded: u64,
+    /// 0.11 – 0.12: the dummy batch's pixels.
+    pub pixels: u64,
+}
+
+impl Held {
+    /// The profile's peak with the encoder's pass, from the text's `text_peak`.
+    pub fn peak(self, text_peak: u64) -> u64 {
+        let kept = self.outputs.saturating_add(self.padded).saturating_add(self.pixels);
+        self.tower.saturating_add(self.pixels).max(text_peak.saturating_add(kept))
+    }
+}
+
+/// What the encoder's profile holds for a plan, if it runs one.
+pub(crate) fn held(p: &Plan, o: Options, mnbt: u64, max_num_seqs: u64, max_model_len: u64) -> Option<Held> {
+    let v = p.model.arch.vision.as_ref()?;
+    let pr = profile(v, o, mnbt, max_num_seqs, max_model_len)?;
+    let bpe = p.bytes_per_element();
+    let n = pr.items;
+    let per_patch =
+        v.hidden_size.saturating_mul(2).saturating_add(v.intermediate_size.saturating_mul(2) / p.tp().max(1));
+    let tower = n.saturating_mul(pr.item.patches).saturating_mul(per_patch).saturating_mul(bpe);
+    let hidden = p.model.arch.text.hidden_size;
+    let Some(padding) = o.version.encoder_padding() else {
+        // 0.19 – 0.24 (`0.19-mm`, `0.24-mm`): the outputs at the text's width.
+        let outputs = n.saturating_mul(pr.item.tokens).saturating_mul(hidden).saturating_mul(bpe);
+        return Some(Held { tower, outputs, ..Held::default() });
+    };
+    let width = hidden.saturating_mul(v.deepstack.saturating_add(1));
+    let row = width.saturating_mul(bpe);
+    let outputs = n.saturating_mul(pr.item.tokens).saturating_mul(row);
+    let rows = match padding {
+        EncoderPadding::Budget => pr.budget,
+        EncoderPadding::LargestItem => pr.counted,
+    };
+    let padded = if pr.item.tokens < rows { n.saturating_mul(rows).saturating_mul(row) } else { 0 };
+    let pixels = n.saturating_mul(pr.item.values).saturating_mul(PIXEL_VALUE_BYTES);
+    Some(Held { tower, outputs, padded, pixels })
 }
 
 /// The profile's peak with the encoder's pass, from the text's `text_peak`.
 pub(super) fn peak(p: &Plan, o: Options, mnbt: u64, max_num_seqs: u64, max_model_len: u64, text_peak: u64) -> u64 {
-    let Some(v) = &p.model.arch.vision else { return text_peak };
-    let Some(n) = items(v, o, mnbt, max_num_seqs, max_model_len) else { return text_peak };
-    let bpe = p.bytes_per_element();
-    let per_patch =
-        v.hidden_size.saturating_mul(2).saturating_add(v.intermediate_size.saturating_mul(2) / p.tp().max(1));
-    let tower = n.saturating_mul(v.item.patches).saturating_mul(per_patch).saturating_mul(bpe);
-    let outputs = n.saturating_mul(v.item.tokens).saturating_mul(p.model.arch.text.hidden_size).saturating_mul(bpe);
-    tower.max(text_peak.saturating_add(outputs))
+    held(p, o, mnbt, max_num_seqs, max_model_len).map_or(text_peak, |h| h.peak(text_peak))
+}
+
+/// Qwen3-VL's deepstack inputs, allocated with the model: one buffer of
+/// `max_num_batched_tokens` rows at the text's width per level (0.11.0
+/// `qwen3_vl.py::Qwen3VLForConditionalGeneration.__init__`), counted by the
+/// `0.11-mm` and `0.12-mm` rules with the weights ("Model loading took").
+pub(super) fn deepstack_buffer_bytes(p: &Plan, o: Options, mnbt: u64) -> u64 {
+    match (&p.model.arch.vision, o.version.encoder_padding()) {
+        (Some(v), Some(_)) => v
+            .deepstack
+            .saturating_mul(mnbt)
+            .saturating_mul(p.model.arch.text.hidden_size)
+            .saturating_mul(p.bytes_per_element()),
+        _ => 0,
+    }
 }
 
 /// vLLM's line about the encoder's profile (0.24.0 `profile_run`), when it runs one.
 pub(super) fn log_line(p: &Plan, o: Options, mnbt: u64, max_num_seqs: u64, max_model_len: u64) -> Option<String> {
     let v = p.model.arch.vision.as_ref()?;
-    let n = items(v, o, mnbt, max_num_seqs, max_model_len)?;
-    let video = v.kind.starts_with("qwen") && o.mm_limits.video != Some(0);
+    let pr = profile(v, o, mnbt, max_num_seqs, max_model_len)?;
     Some(format!(
-        "Encoder cache will be initialized with a budget of {} tokens, and profiled with {n} {} items of the maximum \
+        "Encoder cache will be initialized with a budget of {} tokens, and profiled with {} {} items of the maximum \
          feature size.",
-        mnbt.max(v.item.tokens),
-        if video { "video" } else { "image" }
+        pr.budget,
+        pr.items,
+        if pr.video { "video" } else { "image" }
     ))
 }

@@ -53,7 +53,7 @@ pub(crate) use options::check_knobs;
 pub use options::{
     DEFAULT_MAX_LORA_RANK, DEFAULT_MM_LIMIT, MAX_SPEC_TOKENS, MmLimits, Options, SpecMethod, Speculative,
 };
-pub use version::Version;
+pub use version::{EncoderPadding, Version};
 
 pub use words::COMMANDS;
 pub(crate) use words::{need_and_usable, terms, warnings};
@@ -129,9 +129,14 @@ struct Group {
 pub struct GpuKv {
     pub requested_bytes: u64,
     /// The weights as vLLM holds them: with its MXFP4 padding, the LoRA
-    /// buffers (`lora_bytes`) and, by the 0.19 and 0.24 rules, the rotary
-    /// cos/sin tables (`rope_table_bytes`).
+    /// buffers (`lora_bytes`) and, by the `-rope` and `-mm` rules, the
+    /// buffers built with the model (`buffer_bytes`).
     pub weight_bytes: u64,
+    /// The rotary cos/sin tables (`rope_table_bytes`) and, by the 0.11 – 0.12
+    /// rules, Qwen3-VL's deepstack inputs (`encoder::deepstack_buffer_bytes`),
+    /// part of `weight_bytes`.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub buffer_bytes: u64,
     /// vLLM's LoRA buffers (`--max-loras` × `--max-lora-rank`), part of `weight_bytes`.
     pub lora_bytes: u64,
     /// The speculative drafter's weights (its MTP layers), part of `weight_bytes`.
@@ -310,12 +315,14 @@ fn budget(p: &Plan, o: Options, max_model_len: u64) -> Budget {
         let lora = lora_bytes(p, o, stage);
         let rope = if o.version.holds_rope_tables() && layers > 0 { rope_table_bytes(p) } else { 0 };
         let draft = if p.is_last_stage(stage) { spec::draft_weight_bytes(p, o) } else { 0 };
+        let deepstack = if stage == 0 && p.first_on_gpu { encoder::deepstack_buffer_bytes(p, o, mnbt) } else { 0 };
         let weights = p
             .stage_weights(stage)
             .saturating_add(padding)
             .saturating_add(lora)
             .saturating_add(rope)
-            .saturating_add(draft);
+            .saturating_add(draft)
+            .saturating_add(deepstack);
         let seqs = if p.is_last_stage(stage) { max_num_seqs } else { 0 };
         let act = if layers > 0 { profile_peak(text, mnbt, seqs, p.bytes_per_element(), p.tp(), o) } else { 0 };
         // The vision tower's pass over the profile's images, on the stage
@@ -346,6 +353,7 @@ fn budget(p: &Plan, o: Options, max_model_len: u64) -> Budget {
         gpus.push(GpuKv {
             requested_bytes: requested,
             weight_bytes: weights,
+            buffer_bytes: rope.saturating_add(deepstack),
             lora_bytes: lora,
             draft_bytes: draft,
             activation_bytes: act,
@@ -621,7 +629,7 @@ pub(crate) fn report(p: &Plan, o: Options, b: &Budget, verdict: Verdict) -> Repo
     }
     let auto = match o.version {
         // `--max-model-len auto` arrived in 0.14, within the 0.12 rules' range: not promised there.
-        Version::V0 | Version::V1 | Version::V0_10 | Version::V0_12 => None,
+        Version::V0 | Version::V1 | Version::V0_10 | Version::V0_12 | Version::V0_11Mm | Version::V0_12Mm => None,
         Version::V0_18
         | Version::V0_19
         | Version::V0_19Rope

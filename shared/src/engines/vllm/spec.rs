@@ -74,6 +74,8 @@ pub(super) fn rejection_bytes_per_logit(o: Options, bytes_per_element: u64) -> u
     match o.version {
         Version::V0 | Version::V1 | Version::V0_10 => 0,
         Version::V0_12
+        | Version::V0_11Mm
+        | Version::V0_12Mm
         | Version::V0_18
         | Version::V0_19
         | Version::V0_21

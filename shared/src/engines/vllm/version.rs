@@ -34,6 +34,21 @@ pub enum Version {
     /// and a fused-MoE layer peaks as `fused_experts_impl` allocates.
     #[serde(rename = "0.12")]
     V0_12,
+    /// vLLM 0.11 read a second time, from the 0.11.0 source and a 0.11.0
+    /// Qwen3-VL log, for multimodal models: as [`Version::V0_12`], with the
+    /// rotary tables counted as weights ([`Version::V0_19Rope`]) and the
+    /// encoder's profile as 0.11 runs it (`gpu_model_runner.py::profile_run`,
+    /// `encoder`): each item's output padded to the encoder budget
+    /// ([`EncoderPadding::Budget`]), the dummy pixels kept in fp32 through
+    /// the text's run, and Qwen3-VL's largest video counted 12.5 × its tokens.
+    #[serde(rename = "0.11-mm")]
+    V0_11Mm,
+    /// vLLM 0.12, as [`Version::V0_11Mm`] with each output padded to its
+    /// modality's largest item instead ([`EncoderPadding::LargestItem`],
+    /// 0.12.0 `profile_run`; two 0.12.0 Qwen3-VL logs). 0.13.0 dropped the
+    /// padding and Qwen3-VL's 12.5.
+    #[serde(rename = "0.12-mm")]
+    V0_12Mm,
     /// vLLM 0.18 – 0.19 read from the 0.18.0 source and a 0.18.1 log: as
     /// [`Version::V0_12`], with Triton's top-k/top-p sampler
     /// ([`super::Sampler::Triton`], the 0.18 default) and the modular
@@ -87,6 +102,18 @@ pub enum Version {
     V0_24Mm,
 }
 
+/// How vLLM 0.11 – 0.12's profile run pads the encoder's dummy outputs
+/// (`gpu_model_runner.py::profile_run`: "we create dummy embeddings of size
+/// (encode_budget, hidden_size) and scatter encoder output into it"), each
+/// item's output copied into zeros of this many rows when it has fewer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EncoderPadding {
+    /// 0.11.0 – 0.11.2: the encoder budget.
+    Budget,
+    /// 0.12.0: the modality's largest item (`mm_budget.max_tokens_by_modality`).
+    LargestItem,
+}
+
 impl Version {
     /// Every known version, oldest first.
     pub const ALL: &[Version] = &[
@@ -94,6 +121,8 @@ impl Version {
         Self::V1,
         Self::V0_10,
         Self::V0_12,
+        Self::V0_11Mm,
+        Self::V0_12Mm,
         Self::V0_18,
         Self::V0_19,
         Self::V0_21,
@@ -117,6 +146,8 @@ impl Version {
         "0.21",
         "0.19",
         "0.18",
+        "0.12-mm",
+        "0.11-mm",
         "0.12",
         "0.10",
         "v1",
@@ -130,6 +161,8 @@ impl Version {
             Self::V1 => "v1",
             Self::V0_10 => "0.10",
             Self::V0_12 => "0.12",
+            Self::V0_11Mm => "0.11-mm",
+            Self::V0_12Mm => "0.12-mm",
             Self::V0_18 => "0.18",
             Self::V0_19 => "0.19",
             Self::V0_21 => "0.21",
@@ -149,6 +182,8 @@ impl Version {
             Self::V1 => "vLLM 0.8 – 0.9 (V1 engine)",
             Self::V0_10 => "vLLM 0.10 (read from 0.11)",
             Self::V0_12 => "vLLM 0.11 – 0.17 (read from 0.11 – 0.13)",
+            Self::V0_11Mm => "vLLM 0.11 (with the vision profile)",
+            Self::V0_12Mm => "vLLM 0.12 (with the vision profile)",
             Self::V0_18 => "vLLM 0.18 – 0.19",
             Self::V0_19 => "vLLM 0.18 – 0.19 (read from 0.19)",
             Self::V0_21 => "vLLM 0.20+",
@@ -168,6 +203,9 @@ impl Version {
             Self::V1 => "chunked prefill and KV groups for sliding-window layers",
             Self::V0_10 => "the profile peak is the larger of the forward pass and the sampler",
             Self::V0_12 => "the native sampler, NCCL outside the budget, the fused-MoE peak",
+            Self::V0_11Mm | Self::V0_12Mm => {
+                "0.11 – 0.12's vision profile: rotary tables, padded encoder outputs, the pixels kept"
+            }
             Self::V0_18 => "the Triton sampler and the modular fused-MoE workspace",
             Self::V0_21 => "utilization 0.92 instead of 0.90, and CUDA-graph memory subtracted from the KV budget",
             Self::V0_19 => "0.18 with TP's memory outside PyTorch",
@@ -194,6 +232,8 @@ impl Version {
             "1" => Some(Self::V1),
             "0.10" | "0.10.0" => Some(Self::V0_10),
             "0.12" | "0.12.0" => Some(Self::V0_12),
+            "0.11-mm" => Some(Self::V0_11Mm),
+            "0.12-mm" => Some(Self::V0_12Mm),
             "0.18" | "0.18.0" => Some(Self::V0_18),
             "0.19" | "0.19.0" => Some(Self::V0_19),
             "0.21" | "0.21.0" => Some(Self::V0_21),
@@ -215,6 +255,8 @@ impl Version {
             | Self::V1
             | Self::V0_10
             | Self::V0_12
+            | Self::V0_11Mm
+            | Self::V0_12Mm
             | Self::V0_18
             | Self::V0_19
             | Self::V0_19Rope
@@ -230,6 +272,8 @@ impl Version {
             | Self::V1
             | Self::V0_10
             | Self::V0_12
+            | Self::V0_11Mm
+            | Self::V0_12Mm
             | Self::V0_18
             | Self::V0_19
             | Self::V0_19Rope
@@ -249,6 +293,8 @@ impl Version {
             Self::V0 | Self::V1 | Self::V0_21 => false,
             Self::V0_10
             | Self::V0_12
+            | Self::V0_11Mm
+            | Self::V0_12Mm
             | Self::V0_18
             | Self::V0_19
             | Self::V0_19Rope
@@ -276,7 +322,7 @@ impl Version {
             | Self::V0_21
             | Self::V0_33
             | Self::V0_24 => false,
-            Self::V0_19Rope | Self::V0_19Mm | Self::V0_24Rope | Self::V0_24Mm => true,
+            Self::V0_11Mm | Self::V0_12Mm | Self::V0_19Rope | Self::V0_19Mm | Self::V0_24Rope | Self::V0_24Mm => true,
         }
     }
 
@@ -292,7 +338,7 @@ impl Version {
             | Self::V0_24
             | Self::V0_24Rope
             | Self::V0_24Mm => super::Sampler::FlashInfer,
-            Self::V0_12 => super::Sampler::Native,
+            Self::V0_12 | Self::V0_11Mm | Self::V0_12Mm => super::Sampler::Native,
             Self::V0_18 | Self::V0_19 | Self::V0_19Rope | Self::V0_19Mm => super::Sampler::Triton,
         }
     }
@@ -307,6 +353,8 @@ impl Version {
             Self::V0 | Self::V1 => false,
             Self::V0_10
             | Self::V0_12
+            | Self::V0_11Mm
+            | Self::V0_12Mm
             | Self::V0_18
             | Self::V0_19
             | Self::V0_19Rope
@@ -327,7 +375,15 @@ impl Version {
     /// peak at the sampler plus this workspace, within 0.03 GiB.
     pub fn moe_workspace_kept(self) -> bool {
         match self {
-            Self::V0 | Self::V1 | Self::V0_10 | Self::V0_12 | Self::V0_18 | Self::V0_21 | Self::V0_33 => false,
+            Self::V0
+            | Self::V1
+            | Self::V0_10
+            | Self::V0_12
+            | Self::V0_11Mm
+            | Self::V0_12Mm
+            | Self::V0_18
+            | Self::V0_21
+            | Self::V0_33 => false,
             Self::V0_19 | Self::V0_24 | Self::V0_19Rope | Self::V0_19Mm | Self::V0_24Rope | Self::V0_24Mm => true,
         }
     }
@@ -337,7 +393,15 @@ impl Version {
     /// logs).
     pub fn sampler_extra_bytes(self, sampler: super::Sampler) -> u64 {
         let measured = match self {
-            Self::V0 | Self::V1 | Self::V0_10 | Self::V0_12 | Self::V0_18 | Self::V0_21 | Self::V0_33 => false,
+            Self::V0
+            | Self::V1
+            | Self::V0_10
+            | Self::V0_12
+            | Self::V0_11Mm
+            | Self::V0_12Mm
+            | Self::V0_18
+            | Self::V0_21
+            | Self::V0_33 => false,
             Self::V0_19 | Self::V0_24 | Self::V0_19Rope | Self::V0_19Mm | Self::V0_24Rope | Self::V0_24Mm => true,
         };
         if measured && sampler == super::Sampler::Triton { super::TRITON_SAMPLER_EXTRA_BYTES } else { 0 }
@@ -391,10 +455,14 @@ impl Version {
             }
             // From 0.11 NCCL's set-up is in the baseline; what the profile
             // adds is the communicator it creates over NVLink.
-            (Self::V0_12 | Self::V0_18, true, Board::NvSwitchHopper | Board::NvLink) => {
-                (super::NON_TORCH_MULTI_0_12, "llm-d")
+            (
+                Self::V0_12 | Self::V0_11Mm | Self::V0_12Mm | Self::V0_18,
+                true,
+                Board::NvSwitchHopper | Board::NvLink,
+            ) => (super::NON_TORCH_MULTI_0_12, "llm-d"),
+            (Self::V0_12 | Self::V0_11Mm | Self::V0_12Mm | Self::V0_18, true, Board::Pcie) => {
+                (super::NON_TORCH_SINGLE, "llm-d")
             }
-            (Self::V0_12 | Self::V0_18, true, Board::Pcie) => (super::NON_TORCH_SINGLE, "llm-d"),
         }
     }
 
@@ -412,6 +480,8 @@ impl Version {
         match self {
             Self::V0 | Self::V1 | Self::V0_10 => super::CUDA_GRAPH_CAPTURE_SIZES,
             Self::V0_12
+            | Self::V0_11Mm
+            | Self::V0_12Mm
             | Self::V0_18
             | Self::V0_19
             | Self::V0_19Rope
@@ -440,7 +510,7 @@ impl Version {
     pub fn fused_moe_peak(self) -> Option<super::MoeKernel> {
         match self {
             Self::V0 | Self::V1 | Self::V0_10 => None,
-            Self::V0_12 => Some(super::MoeKernel::FusedExperts),
+            Self::V0_12 | Self::V0_11Mm | Self::V0_12Mm => Some(super::MoeKernel::FusedExperts),
             Self::V0_18
             | Self::V0_19
             | Self::V0_19Rope
@@ -470,7 +540,28 @@ impl Version {
             | Self::V0_24
             | Self::V0_19Rope
             | Self::V0_24Rope => false,
-            Self::V0_19Mm | Self::V0_24Mm => true,
+            Self::V0_11Mm | Self::V0_12Mm | Self::V0_19Mm | Self::V0_24Mm => true,
+        }
+    }
+
+    /// How the encoder's profile pads each item's output (0.11 – 0.12), if it does.
+    pub fn encoder_padding(self) -> Option<EncoderPadding> {
+        match self {
+            Self::V0_11Mm => Some(EncoderPadding::Budget),
+            Self::V0_12Mm => Some(EncoderPadding::LargestItem),
+            Self::V0
+            | Self::V1
+            | Self::V0_10
+            | Self::V0_12
+            | Self::V0_18
+            | Self::V0_19
+            | Self::V0_21
+            | Self::V0_33
+            | Self::V0_24
+            | Self::V0_19Rope
+            | Self::V0_24Rope
+            | Self::V0_19Mm
+            | Self::V0_24Mm => None,
         }
     }
 
@@ -490,7 +581,9 @@ impl Version {
             0..=7 => Self::V0,
             8 | 9 => Self::V1,
             10 => Self::V0_10,
-            11..=17 => Self::V0_12,
+            11 => Self::V0_11Mm,
+            12 => Self::V0_12Mm,
+            13..=17 => Self::V0_12,
             18 | 19 => Self::V0_19Mm,
             // `_` is every later rule set: the releases after 0.19.
             _ => Self::V0_24Mm,
@@ -504,6 +597,8 @@ impl Version {
             Self::V1
             | Self::V0_10
             | Self::V0_12
+            | Self::V0_11Mm
+            | Self::V0_12Mm
             | Self::V0_18
             | Self::V0_19
             | Self::V0_19Rope

@@ -8,9 +8,9 @@ use crate::formats::WeightFormat;
 use crate::kv::KvDtype;
 use crate::model::Model;
 use crate::plan::{Verdict, terms::demand};
-use crate::units::{UnitSystem, decimal, decimal_short, format_bytes};
+use crate::units::{GIB, UnitSystem, decimal, decimal_short, format_bytes};
 
-use super::{CUDA_GRAPH_BYTES_PER_LAYER_SIZE, Options, Report};
+use super::{CUDA_GRAPH_BYTES_PER_LAYER_SIZE, Options, Report, Version};
 use crate::engines::ReportRow;
 
 pub(crate) fn terms(p: &Plan, r: &Report, kv_demand_bytes: u64) -> EngineTerms {
@@ -44,16 +44,33 @@ pub(crate) fn terms(p: &Plan, r: &Report, kv_demand_bytes: u64) -> EngineTerms {
     };
     let encoder = match (p.scenario.engine, &p.model.arch.vision) {
         (Engine::Vllm(o), Some(v)) => {
-            super::encoder::items(v, o, r.max_num_batched_tokens, r.max_num_seqs, r.max_model_len).map(|n| {
-                format!(
-                    "; or the vision tower over {n} images of {} patches × 2 × (hidden {} + intermediate {} ÷ TP), \
-                     their {} tokens each kept (profile_run, 0.24.0)",
-                    thousands(v.item.patches),
-                    v.hidden_size,
-                    v.intermediate_size,
-                    thousands(v.item.tokens)
-                )
-            })
+            let (mnbt, seqs, mml) = (r.max_num_batched_tokens, r.max_num_seqs, r.max_model_len);
+            super::encoder::profile(v, o, mnbt, seqs, mml).zip(super::encoder::held(p, o, mnbt, seqs, mml)).map(
+                |(pr, held)| {
+                    let kind = if pr.video { "videos" } else { "images" };
+                    let mut s = format!(
+                        "; or the vision tower over {} {kind} of {} patches × 2 × (hidden {} + intermediate {} ÷ TP), \
+                         their {} tokens each kept",
+                        pr.items,
+                        thousands(pr.item.patches),
+                        v.hidden_size,
+                        v.intermediate_size,
+                        thousands(pr.item.tokens)
+                    );
+                    if o.version.encoder_padding().is_some() {
+                        s.push_str(&format!(
+                            " ({} GiB), padded copies of {} GiB and the fp32 pixels, {} GiB (profile_run, {})",
+                            decimal(held.outputs as f64 / GIB as f64, 2),
+                            decimal(held.padded as f64 / GIB as f64, 2),
+                            decimal(held.pixels as f64 / GIB as f64, 2),
+                            if o.version == Version::V0_11Mm { "0.11.0" } else { "0.12.0" }
+                        ));
+                    } else {
+                        s.push_str(" (profile_run, 0.24.0)");
+                    }
+                    s
+                },
+            )
         }
         _ => None,
     };
@@ -104,6 +121,17 @@ pub(crate) fn terms(p: &Plan, r: &Report, kv_demand_bytes: u64) -> EngineTerms {
                 "requested − weights − profiled activation peak − non-torch − CUDA graphs (0.21+ only)"
             }
             .to_string(),
+            Basis::EngineRule,
+        ));
+    }
+    if let Some(g) = r.per_gpu.first().filter(|g| g.buffer_bytes > 0) {
+        own.push(Term::bytes(
+            "vLLM buffers built with the model",
+            g.buffer_bytes,
+            "rotary cos/sin tables, positions × head dim (rotary_embedding/base.py; M-RoPE × 4 positions, \
+             mrope.py), and on 0.11 – 0.12 Qwen3-VL's deepstack inputs, levels × max_num_batched_tokens × hidden \
+             (qwen3_vl.py), in the weights"
+                .to_string(),
             Basis::EngineRule,
         ));
     }
