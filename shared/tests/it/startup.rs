@@ -540,3 +540,36 @@ fn qwen3_vl_logs_profile_a_padded_video_on_0_11_and_0_12() {
         assert!(image.log_lines.iter().any(|l| l.contains("budget of 16384 tokens, and profiled with 1 image")));
     }
 }
+
+/// vLLM 0.11's Qwen2.5-VL video: as many largest-image frames as
+/// `max_model_len` holds, two to a temporal patch, at most 14 frames
+/// (0.11.0 `qwen2_vl.py::get_num_frames_with_most_features`); a context of
+/// twice the image's 16,384 tokens makes a 32,768-token video, which the
+/// profile runs instead of the image.
+#[test]
+fn qwen25_vl_video_on_0_11_fills_the_context() {
+    use shared::engines::vllm::{Options, Version};
+    use shared::engines::{Engine, EngineReport};
+    use shared::estimate::{GpuSlot, Scenario};
+    let m = shared::model::Model::preset("qwen2.5-vl-7b").expect("preset");
+    let h100 = shared::catalog::gpu("h100-sxm").expect("catalog");
+    let line = |version: Version, max_model_len: u64| {
+        let s = Scenario {
+            gpus: vec![GpuSlot::from_catalog(h100)],
+            engine: Engine::Vllm(Options { version, max_model_len: Some(max_model_len), ..Options::default() }),
+            ..Scenario::default()
+        };
+        match crate::estimate(&m, s).engine_report {
+            Some(EngineReport::Vllm(r)) => {
+                r.log_lines.into_iter().find(|l| l.starts_with("Encoder cache")).expect("an encoder profile")
+            }
+            other => panic!("{other:?}"),
+        }
+    };
+    assert!(line(Version::V0_11Mm, 32_768).contains("budget of 32768 tokens, and profiled with 1 video"));
+    assert!(line(Version::V0_11Mm, 8_192).contains("budget of 16384 tokens, and profiled with 1 video"));
+    // 14 frames at most: 7 temporal patches.
+    assert!(line(Version::V0_11Mm, 128_000).contains("budget of 114688 tokens"));
+    // The 0.24 rules keep the image-sized item.
+    assert!(line(Version::V0_24Mm, 32_768).contains("budget of 16384 tokens"));
+}

@@ -29,7 +29,9 @@
 //! per token for the budget ("one video token is converted to
 //! \"<{timestamp} seconds>\" (on average 9.5 tokens)", 0.11.0 – 0.12.0
 //! `qwen3_vl.py::get_max_video_tokens`), while the tower returns its real
-//! tokens, each `1 + deepstack` embeddings wide.
+//! tokens, each `1 + deepstack` embeddings wide; Qwen2-VL's and
+//! Qwen2.5-VL's largest video is as many largest-image frames as
+//! `max_model_len` holds, up to 14.
 
 use super::{DEFAULT_MM_LIMIT, EncoderPadding, Options};
 use crate::arch::{VisionItem, VisionTower};
@@ -40,6 +42,10 @@ const PIXEL_VALUE_BYTES: u64 = 4;
 
 /// 0.11.0 – 0.12.0 `qwen3_vl.py::get_max_video_tokens`: `video_soft_tokens * 12.5`, as tenths.
 const QWEN3_VL_VIDEO_TOKEN_TENTHS: u64 = 125;
+
+/// 0.11.0 `qwen2_vl.py::_MAX_FRAMES_PER_VIDEO`: the most frames of a
+/// Qwen2-VL / Qwen2.5-VL video the profile builds.
+const QWEN2_VL_MAX_FRAMES_PER_VIDEO: u64 = 14;
 
 /// The profile's items: how many, of which item, and the tokens each counts
 /// against the budget.
@@ -76,6 +82,18 @@ pub(crate) fn profile(
     let (item, counted) = match o.version.encoder_padding() {
         Some(_) if video_on && v.video.tokens > 0 => {
             (v.video, v.video.tokens.saturating_mul(QWEN3_VL_VIDEO_TOKEN_TENTHS) / 10)
+        }
+        // Qwen2-VL / Qwen2.5-VL (0.11.0 `qwen2_vl.py::get_num_frames_with_most_features`):
+        // frames at the largest image's size, added while their tokens fit
+        // `max_model_len`, two frames to a temporal patch, at most 14 frames.
+        Some(_) if video_on && matches!(v.kind.as_str(), "qwen2_vl" | "qwen2_5_vl") => {
+            let patches_in_time = (max_model_len / v.item.tokens).clamp(1, QWEN2_VL_MAX_FRAMES_PER_VIDEO / 2);
+            let video = VisionItem {
+                patches: v.item.patches.saturating_mul(patches_in_time),
+                tokens: v.item.tokens.saturating_mul(patches_in_time),
+                values: v.item.values.saturating_mul(patches_in_time),
+            };
+            (video, video.tokens)
         }
         _ => (v.item, v.item.tokens),
     };
