@@ -9,7 +9,7 @@ use anyhow::{Context, bail};
 
 use crate::cmd::{cargo, dirs, found, step};
 use crate::tools::{apt_install, locked_wasm_bindgen, setup, wasm_bindgen_cli, wasm_opt};
-use crate::{css, js};
+use crate::{css, js, wasm};
 
 /// gzip(wasm + JS + CSS) of the first load must stay at or under this;
 /// bundles fetched on demand (the diagnose view, live mode, the model
@@ -154,7 +154,15 @@ fn bindgen_bundle(
     out: &std::path::Path,
     optimise: bool,
 ) -> anyhow::Result<()> {
-    let wasm = target.join("wasm32-unknown-unknown").join("release-wasm").join(format!("{name}.wasm"));
+    let linked = target.join("wasm32-unknown-unknown").join("release-wasm").join(format!("{name}.wasm"));
+    // Without the exported classes nothing makes (`wasm.rs`): 1.6 kB gzip
+    // of each bundle's wasm, and their JS.
+    let bytes = std::fs::read(&linked).with_context(|| format!("reading {}", linked.display()))?;
+    let (lean, programs, exports) = wasm::drop_classes(&bytes, wasm::UNMADE_CLASSES)
+        .with_context(|| format!("reading the sections of {}", linked.display()))?;
+    eprintln!("{name}: {programs} descriptions and {exports} exports of classes nothing makes dropped");
+    let wasm = linked.with_file_name(format!("{name}.lean.wasm"));
+    std::fs::write(&wasm, lean).with_context(|| format!("writing {}", wasm.display()))?;
     // wasm-opt runs before wasm-bindgen: on bindgen's output, binaryen 108
     // turns the externref table into a funcref one and the page fails to start
     // ("WebAssembly.Table.set(): Argument 1 is invalid for table").
@@ -296,6 +304,9 @@ pub(crate) fn dist(budget: Budget) -> anyhow::Result<()> {
         bindgen_bundle(&target, &bindgen, name, &out, optimise)?;
         let glue = out.join(format!("{name}.js"));
         let text = std::fs::read_to_string(&glue).with_context(|| format!("reading {}", glue.display()))?;
+        if let Some(class) = wasm::UNMADE_CLASSES.iter().find(|c| text.contains(*c)) {
+            bail!("{name}.js names `{class}`, whose exports were dropped as a class nothing makes (xtask/src/wasm.rs)");
+        }
         match js::slim(&text) {
             Some(slim) => std::fs::write(&glue, slim).with_context(|| format!("writing {}", glue.display()))?,
             None => {

@@ -11,8 +11,9 @@
 //! (`Name.__wrap(ptr)`, how Rust hands one to JS). Leptos turns on
 //! `server_fn`'s `browser` feature, whose `wasm-streams` exports three such
 //! classes (`IntoUnderlyingSource`, `…Sink`, `…ByteSource`): 370 B gzip of
-//! the first load's glue. (Their wasm exports stay: wasm-bindgen needs them,
-//! and binaryen 108 cannot run after it, see `bindgen_bundle`.)
+//! the first load's glue. (Those three are now dropped with their exports
+//! before `wasm-opt`, `wasm.rs`, so the glue has none of them; this stays
+//! for any other class nothing makes.)
 
 /// `js` slimmed, or `None` when a template literal spans lines.
 pub fn slim(js: &str) -> Option<String> {

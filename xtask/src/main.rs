@@ -21,6 +21,7 @@ mod fuzz;
 mod js;
 mod run;
 mod tools;
+mod wasm;
 
 use bench::{bench, bench_agent, bench_web};
 use checks::{check_shared, e2e, test};

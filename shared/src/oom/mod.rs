@@ -34,7 +34,7 @@ mod vllm;
 
 pub use diagnose::{
     Cause, CauseId, ChecklistItem, ChecklistStep, DiagnoseContext, Diagnosis, DiagnosisFix, FixId, LIKELY_SCORE,
-    LiveGpu, LiveProcess, Plan, PlanCheck, diagnose,
+    LiveGpu, LiveProcess, Plan, PlanCheck, PresetModel, diagnose,
 };
 
 use serde::{Deserialize, Serialize};

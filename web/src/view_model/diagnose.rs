@@ -13,7 +13,7 @@ use shared::units::{UnitSystem, format_bytes};
 
 use super::html::{Html, copy_button, gives_up_text};
 use super::hub::HubState;
-use super::resolve;
+use super::{presets, resolve};
 
 /// The whole diagnose view for a pasted `text` against the plan of a share
 /// link's `query` (and, for a `hf=` model, the hub's answer): what the
@@ -27,9 +27,11 @@ pub fn findings_for(query: &str, hub: &HubState, text: &str) -> String {
     let report = parse(text);
     let model = resolve::model(&state, hub).ok();
     let scenario = model.as_ref().and_then(|m| resolve::scenario(&state, m).ok());
+    // The presets' build-time reading: this bundle carries no config texts.
+    let ctx = DiagnoseContext::with_presets(|p| presets::model(p).ok());
     let ctx = match (&model, &scenario) {
-        (Some(m), Some(s)) => DiagnoseContext::error_only().with_plan(m, s),
-        _ => DiagnoseContext::error_only(),
+        (Some(m), Some(s)) => ctx.with_plan(m, s),
+        _ => ctx,
     };
     let log = match startup::read(text) {
         Some(log) => match logged_run(&log, &state, model.as_ref()) {
@@ -369,6 +371,20 @@ mod tests {
         assert!(html.contains(&format!("data-id=\"{}\"", d.causes[0].id.id())));
         assert_eq!(html.matches("data-testid=\"oom-fix-copy\"").count(), d.fixes.len());
         assert!(html.contains(" on GPU 0"));
+    }
+
+    /// The bundle's presets (their build-time reading) give the diagnosis
+    /// the CLI's presets (read from their configs) give, a smaller model of
+    /// the family among its fixes.
+    #[test]
+    fn the_build_time_presets_diagnose_as_the_configs_do() {
+        let m = Model::preset("llama-3.1-70b").expect("preset");
+        let s = Scenario::default();
+        let report = parse(OOM);
+        let cli = diagnose(&report, &DiagnoseContext::error_only().with_plan(&m, &s));
+        let page = diagnose(&report, &DiagnoseContext::with_presets(|p| presets::model(p).ok()).with_plan(&m, &s));
+        assert!(cli.fixes.iter().any(|f| f.id == shared::oom::FixId::SmallerModel), "{:?}", cli.fixes);
+        assert_eq!(page, cli);
     }
 
     /// A real vLLM 0.10.1.1 start-up log (Qwen2-7B on one A100 80GB at

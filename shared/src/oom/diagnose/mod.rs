@@ -34,6 +34,7 @@ mod text;
 use serde::{Deserialize, Serialize};
 
 use super::{OomKind, OomReport};
+use crate::catalog::ModelPreset;
 use crate::engines::EngineKind;
 use crate::estimate::{Scenario, Verdict};
 use crate::fixes::GivesUp;
@@ -51,19 +52,39 @@ pub struct Plan<'a> {
     pub scenario: &'a Scenario,
 }
 
+/// A preset's model (`None` if it does not read).
+pub type PresetModel = fn(&ModelPreset) -> Option<Model>;
+
 /// What besides the error is known.
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone, Copy)]
 pub struct DiagnoseContext<'a> {
     /// The plan that was (meant to be) run.
     pub plan: Option<Plan<'a>>,
     /// The agent's latest readings, one per GPU.
     pub live: &'a [LiveGpu],
+    /// Where the presets' models come from, for "a smaller model of the same
+    /// family": read from their `config.json` ([`Self::error_only`]), or
+    /// given by a caller that has them already (the page's diagnose bundle
+    /// has their build-time reading, and so carries none of the configs).
+    pub presets: PresetModel,
+}
+
+impl Default for DiagnoseContext<'_> {
+    fn default() -> Self {
+        Self::with_presets(|p| Model::from_preset(p).ok())
+    }
 }
 
 impl<'a> DiagnoseContext<'a> {
-    /// Nothing but the error.
+    /// Nothing but the error; the presets read from their configs.
     pub fn error_only() -> Self {
         Self::default()
+    }
+
+    /// Nothing but the error; the presets' models from `presets`, which
+    /// must give what [`Model::from_preset`] gives.
+    pub fn with_presets(presets: PresetModel) -> Self {
+        Self { plan: None, live: &[], presets }
     }
 
     pub fn with_plan(mut self, model: &'a Model, scenario: &'a Scenario) -> Self {
@@ -334,7 +355,7 @@ pub fn diagnose(report: &OomReport, ctx: &DiagnoseContext) -> Diagnosis {
     leftovers(&facts, &mut b);
     from_the_error(&facts, &mut b);
     several_gpus(&facts, &mut b);
-    let plan = ctx.plan.and_then(|p| from_the_plan(p, &facts, &mut b));
+    let plan = ctx.plan.and_then(|p| from_the_plan(p, ctx.presets, &facts, &mut b));
     b.notes.extend(facts.notes.iter().cloned());
     let causes = b.ranked();
     let fixes = b.ordered_fixes(&causes, facts.has_plan);

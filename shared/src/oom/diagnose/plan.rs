@@ -3,7 +3,7 @@
 use super::board::{Board, fix};
 use super::facts::Facts;
 use super::text::{gib, pct, times};
-use super::{CauseId, DiagnosisFix, FixId, Plan, PlanCheck};
+use super::{CauseId, DiagnosisFix, FixId, Plan, PlanCheck, PresetModel};
 use crate::catalog;
 use crate::engines::commands::Shorten;
 use crate::estimate::{Estimate, GpuPeak, Scenario, Verdict};
@@ -14,7 +14,7 @@ use crate::solve;
 
 /// The plan checked against the error's facts; none for a plan that does
 /// not pass its checks.
-pub(super) fn from_the_plan(plan: Plan, f: &Facts, b: &mut Board) -> Option<PlanCheck> {
+pub(super) fn from_the_plan(plan: Plan, presets: PresetModel, f: &Facts, b: &mut Board) -> Option<PlanCheck> {
     let model = plan.model;
     let mut s = plan.scenario.clone();
     // Check the plan on the GPU that failed: its capacity is a fact.
@@ -183,7 +183,7 @@ pub(super) fn from_the_plan(plan: Plan, f: &Facts, b: &mut Board) -> Option<Plan
         });
     }
     if !e.fits
-        && let Some(x) = smaller_model(model, &s, need)
+        && let Some(x) = smaller_model(model, &s, need, presets)
     {
         b.fix(x);
     }
@@ -389,11 +389,11 @@ fn map_fix(kind: FixKind) -> Option<(FixId, CauseId)> {
 }
 
 /// The largest preset of the same family, smaller than the model, that fits the plan.
-fn smaller_model(model: &Model, s: &Scenario, need: u64) -> Option<DiagnosisFix> {
+fn smaller_model(model: &Model, s: &Scenario, need: u64, presets: PresetModel) -> Option<DiagnosisFix> {
     let params = model.parameters();
     let mut candidates: Vec<Model> = catalog::MODEL_PRESETS
         .iter()
-        .filter_map(|p| Model::from_preset(p).ok())
+        .filter_map(presets)
         // The same family is the same architecture and tokenizer (a reader
         // family holds generations apart: Llama 2's 32,000-token vocabulary
         // is not Llama 3's 128,256).
