@@ -167,7 +167,7 @@ fn link_versions_from_elsewhere_read_with_a_notice() {
     assert_eq!((d.version, d.notices.len()), (LinkVersion::V1, 1));
     let d = decode("?e=vllm&vllm=0.99");
     assert!(
-        d.notices[0].contains("0.24, 0.33, 0.21, 0.19, 0.18, 0.12-mm, 0.11-mm, 0.12, 0.10, v1, v0"),
+        d.notices[0].contains("0.24, 0.33, 0.21, 0.19, 0.18, 0.17-mm, 0.12-mm, 0.11-mm, 0.12, 0.10, v1, v0"),
         "{:?}",
         d.notices
     );

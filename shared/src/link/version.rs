@@ -257,15 +257,16 @@ mod tests {
             gpu_memory_utilization: Some(0.8),
             ..Default::default()
         });
-        let newer = newer_engine(&v1)
-            .expect("0.10, 0.12, 0.11-mm, 0.18, 0.19, 0.21, 0.33, 0.24, the -rope and the -mm rules are newer");
-        assert_eq!(newer.changes.len(), 10);
+        let newer = newer_engine(&v1).expect(
+            "0.10, 0.12, 0.11-mm, 0.17-mm, 0.18, 0.19, 0.21, 0.33, 0.24, the -rope and the -mm rules are newer",
+        );
+        assert_eq!(newer.changes.len(), 11);
         assert!(newer.message().contains("CUDA-graph"), "{}", newer.message());
         // The person's own knobs stay; only the version moves.
         let Engine::Vllm(o) = newer.engine else { panic!("vLLM") };
         assert_eq!((o.version, o.gpu_memory_utilization), (vllm::Version::LATEST, Some(0.8)));
         let v0 = Engine::Vllm(vllm::Options { version: vllm::Version::V0, ..Default::default() });
-        assert_eq!(newer_engine(&v0).expect("newer").changes.len(), 11);
+        assert_eq!(newer_engine(&v0).expect("newer").changes.len(), 12);
         assert_eq!(newer_engine(&newer.engine), None);
         for kind in EngineKind::ALL {
             assert_eq!(newer_engine(&kind.with_defaults()), None, "a new plan gets the newest rules");

@@ -398,8 +398,9 @@ fn vllm_releases_map_to_their_rules() {
         ("0.11.0", Version::V0_11Mm),
         ("0.11.2", Version::V0_11Mm),
         ("0.12.0", Version::V0_12Mm),
-        ("0.13.0", Version::V0_12),
-        ("0.17.1", Version::V0_12),
+        // 0.13 – 0.17 keep the outputs and pixels unpadded.
+        ("0.13.0", Version::V0_17Mm),
+        ("0.17.1", Version::V0_17Mm),
         // With the rotary tables since issue 36's fourth session, the vision
         // tower's profile since its fifth.
         ("0.18.0", Version::V0_19Mm),

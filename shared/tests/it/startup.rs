@@ -573,3 +573,43 @@ fn qwen25_vl_video_on_0_11_fills_the_context() {
     // The 0.24 rules keep the image-sized item.
     assert!(line(Version::V0_24Mm, 32_768).contains("budget of 16384 tokens"));
 }
+
+/// vLLM 0.13 – 0.17 (`0.17-mm`): Qwen3-VL's video counts its own 12,288
+/// tokens, fewer than its largest image's 16,384, so the profile runs one
+/// image, kept unpadded at the main and three deepstack embeddings' width
+/// with its fp32 pixels (0.13.0 `profile_run`, `qwen3_vl.py`).
+#[test]
+fn qwen3_vl_on_0_13_profiles_an_image_kept_unpadded() {
+    use shared::engines::vllm::{MmLimits, Options, Version};
+    use shared::engines::{Engine, EngineReport};
+    use shared::estimate::{GpuSlot, Scenario};
+    let path = format!("{}/tests/fixtures/checkpoints/qwen3-vl-30b-a3b-instruct.json", env!("CARGO_MANIFEST_DIR"));
+    let config = std::fs::read_to_string(&path).expect("config");
+    let m = shared::model::Model::from_config_json("qwen3-vl-30b-a3b", &config).expect("reads");
+    let h100 = shared::catalog::gpu("h100-sxm").expect("catalog");
+    let report = |mm_limits: MmLimits| {
+        let s = Scenario {
+            gpus: vec![GpuSlot::from_catalog(h100)],
+            engine: Engine::Vllm(Options {
+                version: Version::V0_17Mm,
+                max_model_len: Some(65_536),
+                mm_limits,
+                ..Options::default()
+            }),
+            ..Scenario::default()
+        };
+        match crate::estimate(&m, s).engine_report {
+            Some(EngineReport::Vllm(r)) => r,
+            other => panic!("{other:?}"),
+        }
+    };
+    let r = report(MmLimits::default());
+    let line = r.log_lines.iter().find(|l| l.starts_with("Encoder cache")).expect("an encoder profile");
+    assert!(line.contains("budget of 16384 tokens, and profiled with 1 image"), "{line}");
+    let text = report(MmLimits { image: Some(0), video: Some(0) }).per_gpu[0].activation_bytes;
+    // Kept: 16,384 × 8,192 × 2 (outputs) + 65,536 patches × 1,536 values × 4
+    // (pixels); the tower's pass: 65,536 patches × 2 × (1,152 + 4,304) × 2
+    // with the pixels. The peak is the larger.
+    let (outputs, pixels, tower) = (268_435_456, 402_653_184, 1_430_257_664);
+    assert_eq!(r.per_gpu[0].activation_bytes, (tower + pixels).max(text + outputs + pixels));
+}

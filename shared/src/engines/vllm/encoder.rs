@@ -19,13 +19,14 @@
 //! intermediate width split over TP), the outputs at the language model's
 //! width in the model dtype.
 //!
-//! vLLM 0.11 – 0.12 (the `0.11-mm` and `0.12-mm` rules, read from the 0.11.0
-//! and 0.12.0 source; `MultiModalBudget` in `v1/worker/utils.py` counts the
-//! items as above) keep more: each output is copied into zeros of
-//! [`EncoderPadding`] rows when it has fewer, the loop's last output keeps the
-//! unpadded outputs alive beside the copies, and the dummy batch's pixels
-//! stay on the GPU in fp32 (transformers' fast processors rescale to fp32)
-//! until `profile_run` returns. Qwen3-VL's largest video counts 12.5 tokens
+//! vLLM 0.11 – 0.17 (the `0.11-mm`, `0.12-mm` and `0.17-mm` rules, read from
+//! the 0.11.0, 0.12.0 and 0.13.0 source; `MultiModalBudget` in
+//! `v1/worker/utils.py` counts the items as above) keep the outputs at the
+//! tower's full width and the dummy batch's pixels, on the GPU in fp32
+//! (transformers' fast processors rescale to fp32) until `profile_run`
+//! returns; 0.11 – 0.12 also copy each output into zeros of
+//! [`EncoderPadding`] rows when it has fewer, the loop's last output keeping
+//! the unpadded outputs alive beside the copies. Qwen3-VL's largest video counts 12.5 tokens
 //! per token for the budget ("one video token is converted to
 //! \"<{timestamp} seconds>\" (on average 9.5 tokens)", 0.11.0 – 0.12.0
 //! `qwen3_vl.py::get_max_video_tokens`), while the tower returns its real
@@ -74,28 +75,38 @@ pub(crate) fn profile(
     }
     // The Qwen-VL towers also take video, whose largest item (two frames at
     // the largest size, one temporal patch) ties the image's: vLLM's
-    // `get_modality_with_max_tokens` then picks "video". On 0.11 – 0.12
-    // Qwen3-VL's largest video is its own item, counted 12.5 times.
+    // `get_modality_with_max_tokens` then picks "video" (the 0.19 – 0.24
+    // rules).
     let qwen = v.kind.starts_with("qwen");
     let limits = o.mm_limits;
     let video_on = qwen && limits.video != Some(0);
-    let (item, counted) = match o.version.encoder_padding() {
-        Some(_) if video_on && v.video.tokens > 0 => {
-            (v.video, v.video.tokens.saturating_mul(QWEN3_VL_VIDEO_TOKEN_TENTHS) / 10)
+    // From 0.11 to 0.17 the largest video is an item of its own; the
+    // profile takes the modality with the most tokens per item (a tie: video).
+    let own_video = match o.version.encoder_padding() {
+        _ if !video_on || !o.version.encoder_keeps_inputs() => None,
+        // Qwen3-VL: 12.5 × its tokens on 0.11 – 0.12, its tokens from 0.13.
+        Some(_) if v.video.tokens > 0 => {
+            Some((v.video, v.video.tokens.saturating_mul(QWEN3_VL_VIDEO_TOKEN_TENTHS) / 10))
         }
-        // Qwen2-VL / Qwen2.5-VL (0.11.0 `qwen2_vl.py::get_num_frames_with_most_features`):
+        None if v.video.tokens > 0 => Some((v.video, v.video.tokens)),
+        // Qwen2-VL / Qwen2.5-VL (0.11.0 and 0.13.0 `qwen2_vl.py::get_num_frames_with_most_features`):
         // frames at the largest image's size, added while their tokens fit
         // `max_model_len`, two frames to a temporal patch, at most 14 frames.
-        Some(_) if video_on && matches!(v.kind.as_str(), "qwen2_vl" | "qwen2_5_vl") => {
+        _ if matches!(v.kind.as_str(), "qwen2_vl" | "qwen2_5_vl") => {
             let patches_in_time = (max_model_len / v.item.tokens).clamp(1, QWEN2_VL_MAX_FRAMES_PER_VIDEO / 2);
             let video = VisionItem {
                 patches: v.item.patches.saturating_mul(patches_in_time),
                 tokens: v.item.tokens.saturating_mul(patches_in_time),
                 values: v.item.values.saturating_mul(patches_in_time),
             };
-            (video, video.tokens)
+            Some((video, video.tokens))
         }
-        _ => (v.item, v.item.tokens),
+        _ => None,
+    };
+    let (item, counted, video_on) = match own_video {
+        Some((item, counted)) if counted >= v.item.tokens => (item, counted, true),
+        Some(_) => (v.item, v.item.tokens, false),
+        None => (v.item, v.item.tokens, video_on),
     };
     let limit =
         if video_on { limits.video.unwrap_or(DEFAULT_MM_LIMIT) } else { limits.image.unwrap_or(DEFAULT_MM_LIMIT) };
@@ -117,7 +128,7 @@ pub(crate) struct Held {
     pub outputs: u64,
     /// 0.11 – 0.12: the outputs' padded copies.
     pub padded: u64,
-    /// 0.11 – 0.12: the dummy batch's pixels.
+    /// 0.11 – 0.17: the dummy batch's pixels.
     pub pixels: u64,
 }
 
@@ -139,17 +150,18 @@ pub(crate) fn held(p: &Plan, o: Options, mnbt: u64, max_num_seqs: u64, max_model
         v.hidden_size.saturating_mul(2).saturating_add(v.intermediate_size.saturating_mul(2) / p.tp().max(1));
     let tower = n.saturating_mul(pr.item.patches).saturating_mul(per_patch).saturating_mul(bpe);
     let hidden = p.model.arch.text.hidden_size;
-    let Some(padding) = o.version.encoder_padding() else {
+    if !o.version.encoder_keeps_inputs() {
         // 0.19 – 0.24 (`0.19-mm`, `0.24-mm`): the outputs at the text's width.
         let outputs = n.saturating_mul(pr.item.tokens).saturating_mul(hidden).saturating_mul(bpe);
         return Some(Held { tower, outputs, ..Held::default() });
-    };
+    }
     let width = hidden.saturating_mul(v.deepstack.saturating_add(1));
     let row = width.saturating_mul(bpe);
     let outputs = n.saturating_mul(pr.item.tokens).saturating_mul(row);
-    let rows = match padding {
-        EncoderPadding::Budget => pr.budget,
-        EncoderPadding::LargestItem => pr.counted,
+    let rows = match o.version.encoder_padding() {
+        Some(EncoderPadding::Budget) => pr.budget,
+        Some(EncoderPadding::LargestItem) => pr.counted,
+        None => 0,
     };
     let padded = if pr.item.tokens < rows { n.saturating_mul(rows).saturating_mul(row) } else { 0 };
     let pixels = n.saturating_mul(pr.item.values).saturating_mul(PIXEL_VALUE_BYTES);
@@ -164,10 +176,10 @@ pub(super) fn peak(p: &Plan, o: Options, mnbt: u64, max_num_seqs: u64, max_model
 /// Qwen3-VL's deepstack inputs, allocated with the model: one buffer of
 /// `max_num_batched_tokens` rows at the text's width per level (0.11.0
 /// `qwen3_vl.py::Qwen3VLForConditionalGeneration.__init__`), counted by the
-/// `0.11-mm` and `0.12-mm` rules with the weights ("Model loading took").
+/// `0.11-mm`, `0.12-mm` and `0.17-mm` rules with the weights ("Model loading took").
 pub(super) fn deepstack_buffer_bytes(p: &Plan, o: Options, mnbt: u64) -> u64 {
-    match (&p.model.arch.vision, o.version.encoder_padding()) {
-        (Some(v), Some(_)) => v
+    match &p.model.arch.vision {
+        Some(v) if o.version.encoder_keeps_inputs() => v
             .deepstack
             .saturating_mul(mnbt)
             .saturating_mul(p.model.arch.text.hidden_size)

@@ -132,7 +132,7 @@ pub struct GpuKv {
     /// buffers (`lora_bytes`) and, by the `-rope` and `-mm` rules, the
     /// buffers built with the model (`buffer_bytes`).
     pub weight_bytes: u64,
-    /// The rotary cos/sin tables (`rope_table_bytes`) and, by the 0.11 – 0.12
+    /// The rotary cos/sin tables (`rope_table_bytes`) and, by the 0.11 – 0.17
     /// rules, Qwen3-VL's deepstack inputs (`encoder::deepstack_buffer_bytes`),
     /// part of `weight_bytes`.
     #[serde(skip_serializing_if = "is_zero")]
@@ -629,7 +629,13 @@ pub(crate) fn report(p: &Plan, o: Options, b: &Budget, verdict: Verdict) -> Repo
     }
     let auto = match o.version {
         // `--max-model-len auto` arrived in 0.14, within the 0.12 rules' range: not promised there.
-        Version::V0 | Version::V1 | Version::V0_10 | Version::V0_12 | Version::V0_11Mm | Version::V0_12Mm => None,
+        Version::V0
+        | Version::V1
+        | Version::V0_10
+        | Version::V0_12
+        | Version::V0_11Mm
+        | Version::V0_12Mm
+        | Version::V0_17Mm => None,
         Version::V0_18
         | Version::V0_19
         | Version::V0_19Rope

@@ -49,6 +49,11 @@ pub enum Version {
     /// padding and Qwen3-VL's 12.5.
     #[serde(rename = "0.12-mm")]
     V0_12Mm,
+    /// vLLM 0.13 – 0.17, as [`Version::V0_12Mm`] without the padding and
+    /// Qwen3-VL's 12.5 (0.13.0 `profile_run` keeps each output as the tower
+    /// returns it, `qwen3_vl.py::get_max_video_tokens` counts its tokens).
+    #[serde(rename = "0.17-mm")]
+    V0_17Mm,
     /// vLLM 0.18 – 0.19 read from the 0.18.0 source and a 0.18.1 log: as
     /// [`Version::V0_12`], with Triton's top-k/top-p sampler
     /// ([`super::Sampler::Triton`], the 0.18 default) and the modular
@@ -123,6 +128,7 @@ impl Version {
         Self::V0_12,
         Self::V0_11Mm,
         Self::V0_12Mm,
+        Self::V0_17Mm,
         Self::V0_18,
         Self::V0_19,
         Self::V0_21,
@@ -146,6 +152,7 @@ impl Version {
         "0.21",
         "0.19",
         "0.18",
+        "0.17-mm",
         "0.12-mm",
         "0.11-mm",
         "0.12",
@@ -163,6 +170,7 @@ impl Version {
             Self::V0_12 => "0.12",
             Self::V0_11Mm => "0.11-mm",
             Self::V0_12Mm => "0.12-mm",
+            Self::V0_17Mm => "0.17-mm",
             Self::V0_18 => "0.18",
             Self::V0_19 => "0.19",
             Self::V0_21 => "0.21",
@@ -184,6 +192,7 @@ impl Version {
             Self::V0_12 => "vLLM 0.11 – 0.17 (read from 0.11 – 0.13)",
             Self::V0_11Mm => "vLLM 0.11 (with the vision profile)",
             Self::V0_12Mm => "vLLM 0.12 (with the vision profile)",
+            Self::V0_17Mm => "vLLM 0.13 – 0.17 (with the vision profile)",
             Self::V0_18 => "vLLM 0.18 – 0.19",
             Self::V0_19 => "vLLM 0.18 – 0.19 (read from 0.19)",
             Self::V0_21 => "vLLM 0.20+",
@@ -206,6 +215,7 @@ impl Version {
             Self::V0_11Mm | Self::V0_12Mm => {
                 "0.11 – 0.12's vision profile: rotary tables, padded encoder outputs, the pixels kept"
             }
+            Self::V0_17Mm => "0.13 – 0.17's vision profile: rotary tables, encoder outputs and pixels kept",
             Self::V0_18 => "the Triton sampler and the modular fused-MoE workspace",
             Self::V0_21 => "utilization 0.92 instead of 0.90, and CUDA-graph memory subtracted from the KV budget",
             Self::V0_19 => "0.18 with TP's memory outside PyTorch",
@@ -234,6 +244,7 @@ impl Version {
             "0.12" | "0.12.0" => Some(Self::V0_12),
             "0.11-mm" => Some(Self::V0_11Mm),
             "0.12-mm" => Some(Self::V0_12Mm),
+            "0.17-mm" => Some(Self::V0_17Mm),
             "0.18" | "0.18.0" => Some(Self::V0_18),
             "0.19" | "0.19.0" => Some(Self::V0_19),
             "0.21" | "0.21.0" => Some(Self::V0_21),
@@ -257,6 +268,7 @@ impl Version {
             | Self::V0_12
             | Self::V0_11Mm
             | Self::V0_12Mm
+            | Self::V0_17Mm
             | Self::V0_18
             | Self::V0_19
             | Self::V0_19Rope
@@ -274,6 +286,7 @@ impl Version {
             | Self::V0_12
             | Self::V0_11Mm
             | Self::V0_12Mm
+            | Self::V0_17Mm
             | Self::V0_18
             | Self::V0_19
             | Self::V0_19Rope
@@ -295,6 +308,7 @@ impl Version {
             | Self::V0_12
             | Self::V0_11Mm
             | Self::V0_12Mm
+            | Self::V0_17Mm
             | Self::V0_18
             | Self::V0_19
             | Self::V0_19Rope
@@ -322,7 +336,13 @@ impl Version {
             | Self::V0_21
             | Self::V0_33
             | Self::V0_24 => false,
-            Self::V0_11Mm | Self::V0_12Mm | Self::V0_19Rope | Self::V0_19Mm | Self::V0_24Rope | Self::V0_24Mm => true,
+            Self::V0_11Mm
+            | Self::V0_12Mm
+            | Self::V0_17Mm
+            | Self::V0_19Rope
+            | Self::V0_19Mm
+            | Self::V0_24Rope
+            | Self::V0_24Mm => true,
         }
     }
 
@@ -338,7 +358,7 @@ impl Version {
             | Self::V0_24
             | Self::V0_24Rope
             | Self::V0_24Mm => super::Sampler::FlashInfer,
-            Self::V0_12 | Self::V0_11Mm | Self::V0_12Mm => super::Sampler::Native,
+            Self::V0_12 | Self::V0_11Mm | Self::V0_12Mm | Self::V0_17Mm => super::Sampler::Native,
             Self::V0_18 | Self::V0_19 | Self::V0_19Rope | Self::V0_19Mm => super::Sampler::Triton,
         }
     }
@@ -355,6 +375,7 @@ impl Version {
             | Self::V0_12
             | Self::V0_11Mm
             | Self::V0_12Mm
+            | Self::V0_17Mm
             | Self::V0_18
             | Self::V0_19
             | Self::V0_19Rope
@@ -381,6 +402,7 @@ impl Version {
             | Self::V0_12
             | Self::V0_11Mm
             | Self::V0_12Mm
+            | Self::V0_17Mm
             | Self::V0_18
             | Self::V0_21
             | Self::V0_33 => false,
@@ -399,6 +421,7 @@ impl Version {
             | Self::V0_12
             | Self::V0_11Mm
             | Self::V0_12Mm
+            | Self::V0_17Mm
             | Self::V0_18
             | Self::V0_21
             | Self::V0_33 => false,
@@ -456,11 +479,11 @@ impl Version {
             // From 0.11 NCCL's set-up is in the baseline; what the profile
             // adds is the communicator it creates over NVLink.
             (
-                Self::V0_12 | Self::V0_11Mm | Self::V0_12Mm | Self::V0_18,
+                Self::V0_12 | Self::V0_11Mm | Self::V0_12Mm | Self::V0_17Mm | Self::V0_18,
                 true,
                 Board::NvSwitchHopper | Board::NvLink,
             ) => (super::NON_TORCH_MULTI_0_12, "llm-d"),
-            (Self::V0_12 | Self::V0_11Mm | Self::V0_12Mm | Self::V0_18, true, Board::Pcie) => {
+            (Self::V0_12 | Self::V0_11Mm | Self::V0_12Mm | Self::V0_17Mm | Self::V0_18, true, Board::Pcie) => {
                 (super::NON_TORCH_SINGLE, "llm-d")
             }
         }
@@ -482,6 +505,7 @@ impl Version {
             Self::V0_12
             | Self::V0_11Mm
             | Self::V0_12Mm
+            | Self::V0_17Mm
             | Self::V0_18
             | Self::V0_19
             | Self::V0_19Rope
@@ -510,7 +534,7 @@ impl Version {
     pub fn fused_moe_peak(self) -> Option<super::MoeKernel> {
         match self {
             Self::V0 | Self::V1 | Self::V0_10 => None,
-            Self::V0_12 | Self::V0_11Mm | Self::V0_12Mm => Some(super::MoeKernel::FusedExperts),
+            Self::V0_12 | Self::V0_11Mm | Self::V0_12Mm | Self::V0_17Mm => Some(super::MoeKernel::FusedExperts),
             Self::V0_18
             | Self::V0_19
             | Self::V0_19Rope
@@ -540,7 +564,7 @@ impl Version {
             | Self::V0_24
             | Self::V0_19Rope
             | Self::V0_24Rope => false,
-            Self::V0_11Mm | Self::V0_12Mm | Self::V0_19Mm | Self::V0_24Mm => true,
+            Self::V0_11Mm | Self::V0_12Mm | Self::V0_17Mm | Self::V0_19Mm | Self::V0_24Mm => true,
         }
     }
 
@@ -549,7 +573,8 @@ impl Version {
         match self {
             Self::V0_11Mm => Some(EncoderPadding::Budget),
             Self::V0_12Mm => Some(EncoderPadding::LargestItem),
-            Self::V0
+            Self::V0_17Mm
+            | Self::V0
             | Self::V1
             | Self::V0_10
             | Self::V0_12
@@ -562,6 +587,49 @@ impl Version {
             | Self::V0_24Rope
             | Self::V0_19Mm
             | Self::V0_24Mm => None,
+        }
+    }
+
+    /// Whether the encoder's profile keeps its outputs at the tower's full
+    /// width and the dummy pixels (0.11 – 0.17: `encoder::held`); the
+    /// 0.19 – 0.24 rules count the outputs at the text's width only.
+    pub fn encoder_keeps_inputs(self) -> bool {
+        match self {
+            Self::V0_11Mm | Self::V0_12Mm | Self::V0_17Mm => true,
+            Self::V0
+            | Self::V1
+            | Self::V0_10
+            | Self::V0_12
+            | Self::V0_18
+            | Self::V0_19
+            | Self::V0_21
+            | Self::V0_33
+            | Self::V0_24
+            | Self::V0_19Rope
+            | Self::V0_24Rope
+            | Self::V0_19Mm
+            | Self::V0_24Mm => false,
+        }
+    }
+
+    /// The release whose `profile_run` the encoder's profile was read from.
+    pub fn encoder_read_from(self) -> Option<&'static str> {
+        match self {
+            Self::V0_11Mm => Some("0.11.0"),
+            Self::V0_12Mm => Some("0.12.0"),
+            Self::V0_17Mm => Some("0.13.0"),
+            Self::V0_19Mm | Self::V0_24Mm => Some("0.24.0"),
+            Self::V0
+            | Self::V1
+            | Self::V0_10
+            | Self::V0_12
+            | Self::V0_18
+            | Self::V0_19
+            | Self::V0_21
+            | Self::V0_33
+            | Self::V0_24
+            | Self::V0_19Rope
+            | Self::V0_24Rope => None,
         }
     }
 
@@ -583,7 +651,7 @@ impl Version {
             10 => Self::V0_10,
             11 => Self::V0_11Mm,
             12 => Self::V0_12Mm,
-            13..=17 => Self::V0_12,
+            13..=17 => Self::V0_17Mm,
             18 | 19 => Self::V0_19Mm,
             // `_` is every later rule set: the releases after 0.19.
             _ => Self::V0_24Mm,
@@ -599,6 +667,7 @@ impl Version {
             | Self::V0_12
             | Self::V0_11Mm
             | Self::V0_12Mm
+            | Self::V0_17Mm
             | Self::V0_18
             | Self::V0_19
             | Self::V0_19Rope

@@ -57,16 +57,22 @@ pub(crate) fn terms(p: &Plan, r: &Report, kv_demand_bytes: u64) -> EngineTerms {
                         v.intermediate_size,
                         thousands(pr.item.tokens)
                     );
-                    if o.version.encoder_padding().is_some() {
+                    if o.version.encoder_keeps_inputs() {
                         s.push_str(&format!(
-                            " ({} GiB), padded copies of {} GiB and the fp32 pixels, {} GiB (profile_run, {})",
+                            " ({} GiB) with the fp32 pixels ({} GiB)",
                             decimal(held.outputs as f64 / GIB as f64, 2),
-                            decimal(held.padded as f64 / GIB as f64, 2),
                             decimal(held.pixels as f64 / GIB as f64, 2),
-                            if o.version == Version::V0_11Mm { "0.11.0" } else { "0.12.0" }
                         ));
-                    } else {
-                        s.push_str(" (profile_run, 0.24.0)");
+                        if held.padded > 0 {
+                            s.push_str(&format!(
+                                " and their copies padded to {} rows ({} GiB)",
+                                if o.version == Version::V0_11Mm { "the budget's" } else { "the largest item's" },
+                                decimal(held.padded as f64 / GIB as f64, 2)
+                            ));
+                        }
+                    }
+                    if let Some(release) = o.version.encoder_read_from() {
+                        s.push_str(&format!(" (profile_run, {release})"));
                     }
                     s
                 },
@@ -129,7 +135,7 @@ pub(crate) fn terms(p: &Plan, r: &Report, kv_demand_bytes: u64) -> EngineTerms {
             "vLLM buffers built with the model",
             g.buffer_bytes,
             "rotary cos/sin tables, positions × head dim (rotary_embedding/base.py; M-RoPE × 4 positions, \
-             mrope.py), and on 0.11 – 0.12 Qwen3-VL's deepstack inputs, levels × max_num_batched_tokens × hidden \
+             mrope.py), and on 0.11 – 0.17 Qwen3-VL's deepstack inputs, levels × max_num_batched_tokens × hidden \
              (qwen3_vl.py), in the weights"
                 .to_string(),
             Basis::EngineRule,
