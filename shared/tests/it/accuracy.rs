@@ -509,6 +509,130 @@ const CASES: &[Case] = &[
             "Qwen3-VL-30B-A3B (MoE VLM), TP 2 × H100, max_num_seqs 64, vLLM 0.12.0",
         )
     },
+    // Issue 36, held out (sixth session): the rest of the 0.19.0 campaign's
+    // distinct launches (llm-d-incubation/llm-d-planner at d3121e05), scored
+    // after the rules were set. Their DEBUG lines were read when the 0.19
+    // constants were measured (the single-GPU non-torch median, see
+    // `NON_TORCH_SINGLE_0_19`), so they are held out from this table only.
+    Case {
+        release: Some("0.19.0"),
+        ..case("vllm-v1-0190-qwen25-7b-h100-debug", "qwen2.5-7b", "h100-sxm", "Qwen2.5-7B, 1 × H100, vLLM 0.19.0")
+    },
+    Case {
+        release: Some("0.19.0"),
+        ..case(
+            "vllm-v1-0190-qwen25-7b-h100-32k-debug",
+            "qwen2.5-7b",
+            "h100-sxm",
+            "Qwen2.5-7B, 1 × H100, max_model_len 32768, vLLM 0.19.0",
+        )
+    },
+    Case {
+        release: Some("0.19.0"),
+        ..case(
+            "vllm-v1-0190-qwen25-7b-h100-kvfp8-debug",
+            "qwen2.5-7b",
+            "h100-sxm",
+            "Qwen2.5-7B, fp8 KV, 1 × H100, vLLM 0.19.0",
+        )
+    },
+    Case {
+        release: Some("0.19.0"),
+        ..case("vllm-v1-0190-llama31-8b-h100-debug", "llama-3.1-8b", "h100-sxm", "Llama-3.1-8B, 1 × H100, vLLM 0.19.0")
+    },
+    Case {
+        release: Some("0.19.0"),
+        ..case(
+            "vllm-v1-0190-llama31-8b-h100-32k-debug",
+            "llama-3.1-8b",
+            "h100-sxm",
+            "Llama-3.1-8B, 1 × H100, max_model_len 32768, vLLM 0.19.0",
+        )
+    },
+    Case {
+        release: Some("0.19.0"),
+        ..case(
+            "vllm-v1-0190-llama31-8b-h100-kvfp8-debug",
+            "llama-3.1-8b",
+            "h100-sxm",
+            "Llama-3.1-8B, fp8 KV, 1 × H100, vLLM 0.19.0",
+        )
+    },
+    Case {
+        release: Some("0.19.0"),
+        weights: Some("fp16"),
+        ..case(
+            "vllm-v1-0190-llama31-8b-fp16-h100-debug",
+            "llama-3.1-8b",
+            "h100-sxm",
+            "Llama-3.1-8B, `--dtype float16`, 1 × H100, vLLM 0.19.0",
+        )
+    },
+    // Pipeline stages only: the log's `pipeline_parallel_size` puts TP × PP
+    // GPUs in the plan (`scenario`); the logged KV is the first stage's.
+    Case {
+        release: Some("0.19.0"),
+        ..case(
+            "vllm-v1-0190-llama31-8b-h100-pp2-debug",
+            "llama-3.1-8b",
+            "h100-sxm",
+            "Llama-3.1-8B, PP 2 × H100, vLLM 0.19.0",
+        )
+    },
+    Case {
+        release: Some("0.19.0"),
+        ..case(
+            "vllm-v1-0190-llama31-8b-h100-pp4-debug",
+            "llama-3.1-8b",
+            "h100-sxm",
+            "Llama-3.1-8B, PP 4 × H100, vLLM 0.19.0",
+        )
+    },
+    Case {
+        release: Some("0.19.0"),
+        ..case("vllm-v1-0190-qwen3-8b-h100-debug", "qwen3-8b", "h100-sxm", "Qwen3-8B, 1 × H100, vLLM 0.19.0")
+    },
+    Case {
+        release: Some("0.19.0"),
+        ..case(
+            "vllm-v1-0190-kimi-dev-72b-h100-tp2-debug",
+            "qwen2.5-72b",
+            "h100-sxm",
+            "Kimi-Dev-72B (Qwen2.5-72B shapes), TP 2 × H100, vLLM 0.19.0",
+        )
+    },
+    Case {
+        release: Some("0.19.0"),
+        // RedHatAI's GPTQ INT4 copy (the log: `gptq_marlin`, Machete); the
+        // log does not print the group size: 128 taken, which the logged
+        // 5.38 GiB of weights is consistent with.
+        weights: Some("gptq-int4"),
+        ..case(
+            "vllm-v1-0190-llama31-8b-w4a16-h100-debug",
+            "llama-3.1-8b",
+            "h100-sxm",
+            "Llama-3.1-8B INT4 W4A16 (GPTQ), `--dtype float16`, 1 × H100, vLLM 0.19.0",
+        )
+    },
+    Case {
+        release: Some("0.19.0"),
+        // As the Qwen2.5-7B and Llama-3.3-70B W8A8 rows: `int8`.
+        weights: Some("int8"),
+        ..case(
+            "vllm-v1-0190-llama31-8b-w8a8-h100-debug",
+            "llama-3.1-8b",
+            "h100-sxm",
+            "Llama-3.1-8B INT8 W8A8 (compressed-tensors), `--dtype float16`, 1 × H100, vLLM 0.19.0",
+        )
+    },
+    // Issue 36, held out: the same cluster as the two 0.10.1.1 Qwen2-7B TP 2
+    // rows above, at utilization 0.25 (custom all-reduce off, no P2P).
+    case(
+        "vllm-v1-0101-qwen2-7b-a100-tp2-u025",
+        "qwen2-7b",
+        "a100-80gb-sxm",
+        "Qwen2-7B, TP 2 × A100 80GB, one node, utilization 0.25, vLLM 0.10.1.1",
+    ),
     Case {
         // Issue 36: SGLang 0.4.3 on 4 × L4 over PCIe (custom all-reduce off);
         // mem_fraction_static 0.85 by its server_args, TP 4 by its command.
@@ -544,6 +668,8 @@ fn log(name: &str) -> StartupLog {
 fn scenario(c: &Case, l: &StartupLog, m: &Model, capacity: Option<u64>) -> Scenario {
     let cfg = &l.config;
     let tp = c.tp.or(cfg.tensor_parallel).unwrap_or(1).max(1);
+    // Pipeline stages: TP × PP GPUs, the plan's stages.
+    let pp = cfg.pipeline_parallel.unwrap_or(1).max(1);
     let gpu = shared::catalog::gpu(c.gpu).unwrap_or_else(|| panic!("{}: no GPU {}", c.fixture, c.gpu));
     let utilization = l
         .first(|f| match f {
@@ -585,7 +711,7 @@ fn scenario(c: &Case, l: &StartupLog, m: &Model, capacity: Option<u64>) -> Scena
                 Some(bytes) => GpuSlot { cuda_total_bytes: bytes, ..GpuSlot::from_catalog(gpu) },
                 None => GpuSlot::from_catalog(gpu),
             };
-            tp as usize
+            (tp * pp) as usize
         ],
         engine,
         tp,
