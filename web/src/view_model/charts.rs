@@ -68,6 +68,16 @@ pub fn memory_chart(model: &Model, base: &ValidScenario, current: &Estimate, uni
     .min(room);
     let mut x_max = plan.max(limit);
     let mut far = at(x_max).verdict_without_searches();
+    // An engine whose requests stop short of the model's context (vLLM's
+    // `--max-model-len`, llama.cpp's `-c` per slot) refuses the far end:
+    // the axis ends where its requests do, which is no out-of-memory.
+    if let Verdict::EngineRefuses { largest_context, .. } = far
+        && largest_context > base.prompt_tokens
+        && largest_context - base.prompt_tokens < x_max
+    {
+        x_max = largest_context - base.prompt_tokens;
+        far = at(x_max).verdict_without_searches();
+    }
     if let Verdict::RunsOutAtToken { generated, .. } = far {
         let zoom = generated.saturating_mul(5) / 4;
         if zoom > plan && zoom < x_max {
@@ -295,6 +305,26 @@ mod tests {
         let c = memory_chart(&small, &s, &estimate(&small, s.clone()), UnitSystem::Binary);
         assert!(c.oom.is_none(), "GPT-2's whole context fits");
         assert!(c.summary.contains("stays under"));
+    }
+
+    /// vLLM with `--max-model-len` below the model's context: the axis ends
+    /// at the engine's limit, where the plan still fits, not at an
+    /// "out of memory before the first token" (the refusal of longer requests).
+    #[test]
+    fn the_axis_ends_at_the_engines_own_context_limit() {
+        use shared::engines::{Engine, vllm};
+        let m = llama();
+        let h100 = shared::catalog::gpu("h100-sxm").expect("catalog");
+        let s = Scenario {
+            gpus: vec![shared::estimate::GpuSlot::from_catalog(h100)],
+            engine: Engine::Vllm(vllm::Options { max_model_len: Some(32_768), ..vllm::Options::default() }),
+            ..Scenario::default()
+        }
+        .validate()
+        .expect("a valid plan");
+        let c = memory_chart(&m, &s, &estimate(&m, s.clone()), UnitSystem::Binary);
+        assert!(c.oom.is_none(), "{}", c.summary);
+        assert!(c.summary.contains("stays under") && c.summary.contains("30k new tokens"), "{}", c.summary);
     }
 
     #[test]
