@@ -69,8 +69,8 @@ pub fn memory_chart(model: &Model, base: &ValidScenario, current: &Estimate, uni
     let mut x_max = plan.max(limit);
     let mut far = at(x_max).verdict_without_searches();
     // An engine whose requests stop short of the model's context (vLLM's
-    // `--max-model-len`, llama.cpp's `-c` per slot) refuses the far end:
-    // the axis ends where its requests do, which is no out-of-memory.
+    // `--max-model-len`) refuses the far end: the axis ends where its
+    // requests do, which is no out-of-memory.
     if let Verdict::EngineRefuses { largest_context, .. } = far
         && largest_context > base.prompt_tokens
         && largest_context - base.prompt_tokens < x_max
