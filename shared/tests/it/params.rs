@@ -111,6 +111,12 @@ pub(crate) const EXPECTED: &[(&str, u64, &str)] = &[
         "hub API safetensors 14,315,784,192 params (BF16) for Qwen/Qwen1.5-MoE-A2.7B(-Chat)",
     ),
     (
+        "qwen3-vl-30b-a3b",
+        31_070_754_032,
+        "the checkpoint's 882 tensors, 31,070,754,032 parameters (text 30,532,122,624 + vision 538,631,408), as a public \
+         model-information report of Qwen/Qwen3-VL-30B-A3B-Instruct lists them (stored-code id 62501178117)",
+    ),
+    (
         "qwen3-30b-a3b",
         30_532_122_624,
         "model.safetensors.index.json metadata: total parameters 30,532,122,624 (BF16, 18,867 tensors)",
