@@ -108,8 +108,10 @@ use crate::{css, js, wasm};
 /// session): send_wrapper without thread ids on one-threaded wasm, the
 /// wasm-streams classes nothing makes dropped before wasm-opt, no u128
 /// formatter, one more `-Oz`, the registry's paths remapped: −6,319 B, to
-/// 267,236 B, and the ceiling to 267,300 B.
-const BUNDLE_BUDGET_BYTES: u64 = 267_300;
+/// 267,236 B; merged with main at 5106bb4 (the memory-growth chart ending at
+/// the engine's context limit, vLLM's 0.13 – 0.17 rules) 269,195 B, and the
+/// ceiling to 269,250 B.
+const BUNDLE_BUDGET_BYTES: u64 = 269_250;
 
 /// The wasm-opt passes, in order (binaryen 108; measured on the first load,
 /// docs/measurements.md): `--low-memory-unused` lets it fold `p + k` (k <
