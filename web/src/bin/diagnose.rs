@@ -9,7 +9,6 @@
 
 use wasm_bindgen::prelude::*;
 use web::view_model::diagnose::findings_for;
-use web::view_model::fixes::fixes_for;
 use web::view_model::hub::HubState;
 
 /// The diagnose view's HTML. `hub_id` is empty unless the plan's model came
@@ -27,14 +26,6 @@ pub fn findings(
 ) -> String {
     let hub = HubState::from_bundle_args(hub_id, hub_config, hub_checkpoint, hub_model);
     findings_for(query, &hub, text)
-}
-
-/// The ranked fixes' HTML for the plan (the same arguments as [`findings`]
-/// without the text); empty when the plan fits.
-#[wasm_bindgen]
-pub fn fixes(query: &str, hub_id: &str, hub_config: &str, hub_checkpoint: &str, hub_model: &[u8]) -> String {
-    let hub = HubState::from_bundle_args(hub_id, hub_config, hub_checkpoint, hub_model);
-    fixes_for(query, &hub)
 }
 
 /// The pasted error as a share link carries it (`None` when too long).

@@ -2,9 +2,8 @@
 //! (`src/bin/*.rs`: the model reader, the diagnosis, live mode): how one is
 //! imported, where its loading stands, and the plan as they all take it.
 //!
-//! The diagnose bundle (`diagnose.js`) is loaded here for two views: "Diagnose
-//! an OOM" and the ranked fixes of a plan that does not fit (the solvers and
-//! every engine's commands stay out of the first load).
+//! The diagnose bundle (`diagnose.js`) is loaded here for "Diagnose an OOM"
+//! (the error and start-up log readers stay out of the first load).
 
 use std::cell::RefCell;
 
@@ -74,7 +73,6 @@ const DIAGNOSE: &str = "./diagnose.js";
 struct Diagnose {
     findings: Function,
     compact: Function,
-    fixes: Function,
 }
 
 /// What the diagnose bundle computes.
@@ -84,8 +82,6 @@ pub enum DiagnoseCall {
     Findings,
     /// `compact(text)`: the pasted error as a share link carries it.
     Compact,
-    /// `fixes(plan…)`: the ranked fixes' HTML.
-    Fixes,
 }
 
 thread_local! {
@@ -95,11 +91,7 @@ thread_local! {
 /// Fetches the diagnose bundle once; `app.diagnose` says where it stands.
 pub fn load_diagnose(app: AppState) {
     load_once(app.diagnose, DIAGNOSE, |module| {
-        let b = Diagnose {
-            findings: export(&module, "findings")?,
-            compact: export(&module, "compact")?,
-            fixes: export(&module, "fixes")?,
-        };
+        let b = Diagnose { findings: export(&module, "findings")?, compact: export(&module, "compact")? };
         DIAGNOSE_FNS.with(|slot| *slot.borrow_mut() = Some(b));
         Ok(())
     });
@@ -139,7 +131,6 @@ pub fn call_diagnose(call: DiagnoseCall, args: &Array) -> Option<String> {
         let f = match call {
             DiagnoseCall::Findings => &b.findings,
             DiagnoseCall::Compact => &b.compact,
-            DiagnoseCall::Fixes => &b.fixes,
         };
         f.apply(&JsValue::NULL, args).ok()?.as_string()
     })

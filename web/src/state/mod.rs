@@ -62,7 +62,7 @@ pub struct AppState {
     pub plan_problem: Memo<Option<String>>,
     pub estimate: Memo<Option<Estimate>>,
     /// Where the on-demand diagnose bundle stands: it computes the
-    /// diagnosis and the ranked fixes ([`bundles::load_diagnose`]).
+    /// diagnosis of a pasted error or log ([`bundles::load_diagnose`]).
     pub diagnose: RwSignal<Load>,
     /// The pasted out-of-memory error (kept out of the link unless shared).
     pub oom_text: RwSignal<String>,

@@ -1,8 +1,7 @@
-//! The ranked fixes of a plan that does not fit, as the page shows them:
-//! computed by the on-demand diagnose bundle (`src/bin/diagnose.rs`), so the
-//! solvers and every engine's commands stay out of the first load. Each
-//! "Apply" button carries the fixed plan as a share-link query
-//! (`data-query`), which the page decodes as it decodes its own link.
+//! The ranked fixes of a plan that does not fit, as the page shows them
+//! (`components::answer::FixesPanel`, in the first load). Each "Apply"
+//! button carries the fixed plan as a share-link query (`data-query`), which
+//! the page decodes as it decodes its own link.
 
 use shared::fixes::{Fix, FixKind, fixes};
 use shared::link::{LinkState, decode, encode};

@@ -1,13 +1,12 @@
 //! The cheapest changes that make the plan fit, ranked by what they give up,
-//! each with the memory it saves, copyable code and an "apply" button. They
-//! are ranked by the on-demand diagnose bundle (`view_model::fixes`), fetched
-//! the first time a plan does not fit (or llama.cpp's `--fit` would change it).
+//! each with the memory it saves, copyable code and an "apply" button
+//! (`view_model::fixes`). They are part of the first load: a plan that does
+//! not fit is this tool's common case, and fetching the diagnose bundle for
+//! them cost every such visit about ten times what they weigh (issue 38).
 
 use leptos::prelude::*;
 
 use super::panel;
-use crate::html::Html;
-use crate::state::bundles::{DiagnoseCall, Load, call_diagnose, load_diagnose, plan_args};
 use crate::state::use_app;
 
 #[component]
@@ -24,25 +23,16 @@ pub fn FixesPanel() -> impl IntoView {
             })
         })
     });
-    Effect::new(move |_| {
-        if !fits.get() {
-            load_diagnose(app);
-        }
-    });
     panel(move || {
         if fits.get() {
             return String::new();
         }
-        match app.diagnose.get() {
-            Load::Idle | Load::Loading => {
-                "<p class=\"hint\" role=\"status\" data-testid=\"fixes-loading\">Finding fixes…</p>".to_owned()
-            }
-            Load::Failed(e) => {
-                let mut h = Html::new();
-                h.raw("<p class=\"error\" role=\"alert\">The fixes could not load: ").t(&e).raw("</p>");
-                h.finish()
-            }
-            Load::Ready => call_diagnose(DiagnoseCall::Fixes, &plan_args(app)).unwrap_or_default(),
-        }
+        let Some(scenario) = app.scenario.get() else { return String::new() };
+        app.model.with(|m| match m {
+            Ok(model) => app.inputs.with(|state| {
+                crate::view_model::fixes::fixes_html(&shared::fixes::fixes(model, &scenario), state, model)
+            }),
+            Err(_) => String::new(),
+        })
     })
 }
