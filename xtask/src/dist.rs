@@ -110,8 +110,13 @@ use crate::{css, js, wasm};
 /// formatter, one more `-Oz`, the registry's paths remapped: −6,319 B, to
 /// 267,236 B; merged with main at 5106bb4 (the memory-growth chart ending at
 /// the engine's context limit, vLLM's 0.13 – 0.17 rules) 269,195 B, and the
-/// ceiling to 269,250 B.
-const BUNDLE_BUDGET_BYTES: u64 = 269_250;
+/// ceiling to 269,250 B. The Qwen3-VL 30B-A3B preset: +127 B, to 269,322 B.
+/// The ranked fixes back in the first load (issue 38: a plan that does not
+/// fit fetched the whole diagnose bundle for them, 575,604 B in Chromium's
+/// record against 299,612 B now, the one journey under 300,000 B; the
+/// default page pays 28,886 B for it): to 298,208 B, and the ceiling to
+/// 298,300 B (docs/measurements.md, "The fixes in the first load").
+const BUNDLE_BUDGET_BYTES: u64 = 298_300;
 
 /// The wasm-opt passes, in order (binaryen 108; measured on the first load,
 /// docs/measurements.md): `--low-memory-unused` lets it fold `p + k` (k <
