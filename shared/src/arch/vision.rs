@@ -32,7 +32,6 @@ fn dim(v: Fields, key: &str, default: u64) -> Result<u128, ConfigError> {
 }
 
 fn tower(kind: &str, layers: u128, hidden: u128, linear: u128, other: u128) -> VisionTower {
-    let clamp = |x: u128| u64::try_from(x).unwrap_or(u64::MAX);
     VisionTower {
         kind: kind.into(),
         num_layers: clamp(layers),

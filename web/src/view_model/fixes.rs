@@ -3,27 +3,14 @@
 //! button carries the fixed plan as a share-link query (`data-query`), which
 //! the page decodes as it decodes its own link.
 
-use shared::fixes::{Fix, FixKind, fixes};
-use shared::link::{LinkState, decode, encode};
+use shared::fixes::{Fix, FixKind};
+use shared::link::{LinkState, encode};
 use shared::model::Model;
 use shared::units::{UnitSystem, format_bytes};
 
 use super::html::{Html, copy_button, gives_up_text};
-use super::hub::HubState;
-use super::resolve::{self, inputs_for};
+use super::resolve::inputs_for;
 use crate::html::action::AnswerAction;
-
-/// The fixes' HTML for the plan of a share link's `query` (and, for a `hf=`
-/// or `file=` model, the hub's answer); empty when the plan has no model,
-/// is not runnable or fits (unless its engine changes it before loading:
-/// llama.cpp's `--fit` with less than its target free).
-pub fn fixes_for(query: &str, hub: &HubState) -> String {
-    let state = decode(query).state;
-    let Ok(model) = resolve::model(&state, hub) else { return String::new() };
-    let Ok(scenario) = resolve::scenario(&state, &model) else { return String::new() };
-    // Empty for a plan that fits, unless its engine changes it by itself.
-    fixes_html(&fixes(&model, &scenario), &state, &model)
-}
 
 /// The ranked fixes (empty when there are none); `state` and `model` are
 /// the plan's, from which each fix's inputs are derived.
@@ -77,6 +64,23 @@ pub fn fixes_html(fixes: &[Fix], state: &LinkState, model: &Model) -> String {
 mod tests {
     use super::*;
     use crate::html::escape_html;
+    use crate::view_model::hub::HubState;
+    use crate::view_model::resolve;
+    use shared::fixes::fixes;
+    use shared::link::decode;
+
+    /// The fixes' HTML for the plan of a share link's `query` (and, for a
+    /// `hf=` or `file=` model, the hub's answer), as the page shows them;
+    /// empty when the plan has no model, is not runnable or fits (unless its
+    /// engine changes it before loading: llama.cpp's `--fit` with less than
+    /// its target free).
+    fn fixes_for(query: &str, hub: &HubState) -> String {
+        let state = decode(query).state;
+        let Ok(model) = resolve::model(&state, hub) else { return String::new() };
+        let Ok(scenario) = resolve::scenario(&state, &model) else { return String::new() };
+        // Empty for a plan that fits, unless its engine changes it by itself.
+        fixes_html(&fixes(&model, &scenario), &state, &model)
+    }
 
     /// The `data-query` values of the apply buttons, unescaped.
     fn queries(html: &str) -> Vec<String> {

@@ -34,7 +34,7 @@
 //! Qwen2.5-VL's largest video is as many largest-image frames as
 //! `max_model_len` holds, up to 14.
 
-use super::{DEFAULT_MM_LIMIT, EncoderPadding, Options};
+use super::{DEFAULT_MM_LIMIT, EncoderPadding, EncoderProfile, Options};
 use crate::arch::{VisionItem, VisionTower};
 use crate::engines::Plan;
 
@@ -70,9 +70,10 @@ pub(crate) fn profile(
     max_num_seqs: u64,
     max_model_len: u64,
 ) -> Option<Profile> {
-    if v.item.tokens == 0 || !o.version.profiles_encoder() {
+    if v.item.tokens == 0 {
         return None;
     }
+    let rules = o.version.encoder_profile()?;
     // The Qwen-VL towers also take video, whose largest item (two frames at
     // the largest size, one temporal patch) ties the image's: vLLM's
     // `get_modality_with_max_tokens` then picks "video" (the 0.19 – 0.24
@@ -82,13 +83,14 @@ pub(crate) fn profile(
     let video_on = qwen && limits.video != Some(0);
     // From 0.11 to 0.17 the largest video is an item of its own; the
     // profile takes the modality with the most tokens per item (a tie: video).
-    let own_video = match o.version.encoder_padding() {
-        _ if !video_on || !o.version.encoder_keeps_inputs() => None,
+    let own_video = match rules {
+        EncoderProfile::Kept { .. } if !video_on => None,
+        EncoderProfile::Outputs => None,
         // Qwen3-VL: 12.5 × its tokens on 0.11 – 0.12, its tokens from 0.13.
-        Some(_) if v.video.tokens > 0 => {
+        EncoderProfile::Kept { padding: Some(_), .. } if v.video.tokens > 0 => {
             Some((v.video, v.video.tokens.saturating_mul(QWEN3_VL_VIDEO_TOKEN_TENTHS) / 10))
         }
-        None if v.video.tokens > 0 => Some((v.video, v.video.tokens)),
+        EncoderProfile::Kept { padding: None, .. } if v.video.tokens > 0 => Some((v.video, v.video.tokens)),
         // Qwen2-VL / Qwen2.5-VL (0.11.0 and 0.13.0 `qwen2_vl.py::get_num_frames_with_most_features`):
         // frames at the largest image's size, added while their tokens fit
         // `max_model_len`, two frames to a temporal patch, at most 14 frames.
@@ -140,8 +142,8 @@ impl Held {
     }
 }
 
-/// What the encoder's profile holds for a plan, if it runs one.
-pub(crate) fn held(p: &Plan, o: Options, mnbt: u64, max_num_seqs: u64, max_model_len: u64) -> Option<Held> {
+/// The encoder's profile for a plan and what it holds, if it runs one.
+pub(crate) fn held(p: &Plan, o: Options, mnbt: u64, max_num_seqs: u64, max_model_len: u64) -> Option<(Profile, Held)> {
     let v = p.model.arch.vision.as_ref()?;
     let pr = profile(v, o, mnbt, max_num_seqs, max_model_len)?;
     let bpe = p.bytes_per_element();
@@ -150,27 +152,27 @@ pub(crate) fn held(p: &Plan, o: Options, mnbt: u64, max_num_seqs: u64, max_model
         v.hidden_size.saturating_mul(2).saturating_add(v.intermediate_size.saturating_mul(2) / p.tp().max(1));
     let tower = n.saturating_mul(pr.item.patches).saturating_mul(per_patch).saturating_mul(bpe);
     let hidden = p.model.arch.text.hidden_size;
-    if !o.version.encoder_keeps_inputs() {
+    let EncoderProfile::Kept { padding, .. } = o.version.encoder_profile()? else {
         // 0.19 – 0.24 (`0.19-mm`, `0.24-mm`): the outputs at the text's width.
         let outputs = n.saturating_mul(pr.item.tokens).saturating_mul(hidden).saturating_mul(bpe);
-        return Some(Held { tower, outputs, ..Held::default() });
-    }
+        return Some((pr, Held { tower, outputs, ..Held::default() }));
+    };
     let width = hidden.saturating_mul(v.deepstack.saturating_add(1));
     let row = width.saturating_mul(bpe);
     let outputs = n.saturating_mul(pr.item.tokens).saturating_mul(row);
-    let rows = match o.version.encoder_padding() {
+    let rows = match padding {
         Some(EncoderPadding::Budget) => pr.budget,
         Some(EncoderPadding::LargestItem) => pr.counted,
         None => 0,
     };
     let padded = if pr.item.tokens < rows { n.saturating_mul(rows).saturating_mul(row) } else { 0 };
     let pixels = n.saturating_mul(pr.item.values).saturating_mul(PIXEL_VALUE_BYTES);
-    Some(Held { tower, outputs, padded, pixels })
+    Some((pr, Held { tower, outputs, padded, pixels }))
 }
 
 /// The profile's peak with the encoder's pass, from the text's `text_peak`.
 pub(super) fn peak(p: &Plan, o: Options, mnbt: u64, max_num_seqs: u64, max_model_len: u64, text_peak: u64) -> u64 {
-    held(p, o, mnbt, max_num_seqs, max_model_len).map_or(text_peak, |h| h.peak(text_peak))
+    held(p, o, mnbt, max_num_seqs, max_model_len).map_or(text_peak, |(_, h)| h.peak(text_peak))
 }
 
 /// Qwen3-VL's deepstack inputs, allocated with the model: one buffer of
@@ -179,7 +181,7 @@ pub(super) fn peak(p: &Plan, o: Options, mnbt: u64, max_num_seqs: u64, max_model
 /// `0.11-mm`, `0.12-mm` and `0.17-mm` rules with the weights ("Model loading took").
 pub(super) fn deepstack_buffer_bytes(p: &Plan, o: Options, mnbt: u64) -> u64 {
     match &p.model.arch.vision {
-        Some(v) if o.version.encoder_keeps_inputs() => v
+        Some(v) if matches!(o.version.encoder_profile(), Some(EncoderProfile::Kept { .. })) => v
             .deepstack
             .saturating_mul(mnbt)
             .saturating_mul(p.model.arch.text.hidden_size)

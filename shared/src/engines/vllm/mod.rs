@@ -53,7 +53,7 @@ pub(crate) use options::check_knobs;
 pub use options::{
     DEFAULT_MAX_LORA_RANK, DEFAULT_MM_LIMIT, MAX_SPEC_TOKENS, MmLimits, Options, SpecMethod, Speculative,
 };
-pub use version::{EncoderPadding, Version};
+pub use version::{EncoderPadding, EncoderProfile, Version};
 
 pub use words::COMMANDS;
 pub(crate) use words::{need_and_usable, terms, warnings};

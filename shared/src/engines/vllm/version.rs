@@ -107,6 +107,29 @@ pub enum Version {
     V0_24Mm,
 }
 
+/// How a rule set counts the vision tower's profile run
+/// ([`Version::encoder_profile`], `encoder::held`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EncoderProfile {
+    /// 0.19 – 0.24 (read from 0.24.0): the tower's pass, and its outputs at
+    /// the text's width kept through the text's run.
+    Outputs,
+    /// 0.11 – 0.17: the outputs at the tower's full width and the dummy
+    /// pixels in fp32 kept too, each output also `padding`-ed (0.11 – 0.12);
+    /// read from `read_from`'s `profile_run`.
+    Kept { padding: Option<EncoderPadding>, read_from: &'static str },
+}
+
+impl EncoderProfile {
+    /// The release whose `profile_run` the rule was read from.
+    pub fn read_from(self) -> &'static str {
+        match self {
+            Self::Outputs => "0.24.0",
+            Self::Kept { read_from, .. } => read_from,
+        }
+    }
+}
+
 /// How vLLM 0.11 – 0.12's profile run pads the encoder's dummy outputs
 /// (`gpu_model_runner.py::profile_run`: "we create dummy embeddings of size
 /// (encode_budget, hidden_size) and scatter encoder output into it"), each
@@ -547,78 +570,17 @@ impl Version {
         }
     }
 
-    /// Whether the profile run's peak counts the vision tower's pass over
-    /// the largest images and their outputs (`encoder::peak`). vLLM has
-    /// profiled the encoder since V1; the rules that count it are new
-    /// variants, so the released rules stay as they were.
-    pub fn profiles_encoder(self) -> bool {
+    /// How the profile run counts the vision tower (`encoder`), when these
+    /// rules count it. vLLM has profiled the encoder since V1; the rules
+    /// that count it are new variants, so the released rules stay as they
+    /// were.
+    pub fn encoder_profile(self) -> Option<EncoderProfile> {
+        let kept = |padding, read_from| Some(EncoderProfile::Kept { padding, read_from });
         match self {
-            Self::V0
-            | Self::V1
-            | Self::V0_10
-            | Self::V0_12
-            | Self::V0_18
-            | Self::V0_19
-            | Self::V0_21
-            | Self::V0_33
-            | Self::V0_24
-            | Self::V0_19Rope
-            | Self::V0_24Rope => false,
-            Self::V0_11Mm | Self::V0_12Mm | Self::V0_17Mm | Self::V0_19Mm | Self::V0_24Mm => true,
-        }
-    }
-
-    /// How the encoder's profile pads each item's output (0.11 – 0.12), if it does.
-    pub fn encoder_padding(self) -> Option<EncoderPadding> {
-        match self {
-            Self::V0_11Mm => Some(EncoderPadding::Budget),
-            Self::V0_12Mm => Some(EncoderPadding::LargestItem),
-            Self::V0_17Mm
-            | Self::V0
-            | Self::V1
-            | Self::V0_10
-            | Self::V0_12
-            | Self::V0_18
-            | Self::V0_19
-            | Self::V0_21
-            | Self::V0_33
-            | Self::V0_24
-            | Self::V0_19Rope
-            | Self::V0_24Rope
-            | Self::V0_19Mm
-            | Self::V0_24Mm => None,
-        }
-    }
-
-    /// Whether the encoder's profile keeps its outputs at the tower's full
-    /// width and the dummy pixels (0.11 – 0.17: `encoder::held`); the
-    /// 0.19 – 0.24 rules count the outputs at the text's width only.
-    pub fn encoder_keeps_inputs(self) -> bool {
-        match self {
-            Self::V0_11Mm | Self::V0_12Mm | Self::V0_17Mm => true,
-            Self::V0
-            | Self::V1
-            | Self::V0_10
-            | Self::V0_12
-            | Self::V0_18
-            | Self::V0_19
-            | Self::V0_21
-            | Self::V0_33
-            | Self::V0_24
-            | Self::V0_19Rope
-            | Self::V0_24Rope
-            | Self::V0_19Mm
-            | Self::V0_24Mm => false,
-        }
-    }
-
-    /// The release whose `profile_run` the encoder's profile was read from.
-    pub fn encoder_read_from(self) -> Option<&'static str> {
-        match self {
-            Self::V0_11Mm => Some("0.11.0"),
-            Self::V0_12Mm => Some("0.12.0"),
-            Self::V0_17Mm => Some("0.13.0"),
-            Self::V0_19Mm | Self::V0_24Mm => Some("0.24.0"),
+            Self::V0_11Mm => kept(Some(EncoderPadding::Budget), "0.11.0"),
+            Self::V0_12Mm => kept(Some(EncoderPadding::LargestItem), "0.12.0"),
+            Self::V0_17Mm => kept(None, "0.13.0"),
+            Self::V0_19Mm | Self::V0_24Mm => Some(EncoderProfile::Outputs),
             Self::V0
             | Self::V1
             | Self::V0_10

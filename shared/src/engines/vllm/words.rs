@@ -10,7 +10,7 @@ use crate::model::Model;
 use crate::plan::{Verdict, terms::demand};
 use crate::units::{GIB, UnitSystem, decimal, decimal_short, format_bytes};
 
-use super::{CUDA_GRAPH_BYTES_PER_LAYER_SIZE, Options, Report, Version};
+use super::{CUDA_GRAPH_BYTES_PER_LAYER_SIZE, EncoderPadding, EncoderProfile, Options, Report};
 use crate::engines::ReportRow;
 
 pub(crate) fn terms(p: &Plan, r: &Report, kv_demand_bytes: u64) -> EngineTerms {
@@ -45,38 +45,37 @@ pub(crate) fn terms(p: &Plan, r: &Report, kv_demand_bytes: u64) -> EngineTerms {
     let encoder = match (p.scenario.engine, &p.model.arch.vision) {
         (Engine::Vllm(o), Some(v)) => {
             let (mnbt, seqs, mml) = (r.max_num_batched_tokens, r.max_num_seqs, r.max_model_len);
-            super::encoder::profile(v, o, mnbt, seqs, mml).zip(super::encoder::held(p, o, mnbt, seqs, mml)).map(
-                |(pr, held)| {
-                    let kind = if pr.video { "videos" } else { "images" };
-                    let mut s = format!(
-                        "; or the vision tower over {} {kind} of {} patches × 2 × (hidden {} + intermediate {} ÷ TP), \
+            super::encoder::held(p, o, mnbt, seqs, mml).map(|(pr, held)| {
+                let kind = if pr.video { "videos" } else { "images" };
+                let mut s = format!(
+                    "; or the vision tower over {} {kind} of {} patches × 2 × (hidden {} + intermediate {} ÷ TP), \
                          their {} tokens each kept",
-                        pr.items,
-                        thousands(pr.item.patches),
-                        v.hidden_size,
-                        v.intermediate_size,
-                        thousands(pr.item.tokens)
-                    );
-                    if o.version.encoder_keeps_inputs() {
+                    pr.items,
+                    thousands(pr.item.patches),
+                    v.hidden_size,
+                    v.intermediate_size,
+                    thousands(pr.item.tokens)
+                );
+                let rules = o.version.encoder_profile();
+                if let Some(EncoderProfile::Kept { padding, .. }) = rules {
+                    s.push_str(&format!(
+                        " ({} GiB) with the fp32 pixels ({} GiB)",
+                        decimal(held.outputs as f64 / GIB as f64, 2),
+                        decimal(held.pixels as f64 / GIB as f64, 2),
+                    ));
+                    if held.padded > 0 {
                         s.push_str(&format!(
-                            " ({} GiB) with the fp32 pixels ({} GiB)",
-                            decimal(held.outputs as f64 / GIB as f64, 2),
-                            decimal(held.pixels as f64 / GIB as f64, 2),
+                            " and their copies padded to {} rows ({} GiB)",
+                            if padding == Some(EncoderPadding::Budget) { "the budget's" } else { "the largest item's" },
+                            decimal(held.padded as f64 / GIB as f64, 2)
                         ));
-                        if held.padded > 0 {
-                            s.push_str(&format!(
-                                " and their copies padded to {} rows ({} GiB)",
-                                if o.version == Version::V0_11Mm { "the budget's" } else { "the largest item's" },
-                                decimal(held.padded as f64 / GIB as f64, 2)
-                            ));
-                        }
                     }
-                    if let Some(release) = o.version.encoder_read_from() {
-                        s.push_str(&format!(" (profile_run, {release})"));
-                    }
-                    s
-                },
-            )
+                }
+                if let Some(rules) = rules {
+                    s.push_str(&format!(" (profile_run, {})", rules.read_from()));
+                }
+                s
+            })
         }
         _ => None,
     };
