@@ -481,34 +481,28 @@ const CASES: &[Case] = &[
     },
     Case {
         release: Some("0.11.0"),
-        // The checkpoint's own config: its vision tower, deepstack levels and
-        // M-RoPE table, which 0.11's encoder profile pads and keeps.
-        config: Some("qwen3-vl-30b-a3b-instruct"),
+        // The checkpoint's own config (the preset): its vision tower,
+        // deepstack levels and M-RoPE table, which 0.11's encoder profile
+        // pads and keeps.
         ..case(
             "vllm-v1-0110-qwen3-vl-30b-a3b-3090-tp4",
-            "qwen3-30b-a3b",
+            "qwen3-vl-30b-a3b",
             "rtx-3090",
             "Qwen3-VL-30B-A3B (MoE VLM), TP 4 × RTX 3090, vLLM 0.11.0",
         )
     },
-    Case {
-        config: Some("qwen3-vl-30b-a3b-instruct"),
-        ..case(
-            "vllm-v1-012-qwen3-vl-30b-a3b-h100-tp2-seqs256",
-            "qwen3-30b-a3b",
-            "h100-sxm",
-            "Qwen3-VL-30B-A3B (MoE VLM), TP 2 × H100, max_num_seqs 256, vLLM 0.12.0",
-        )
-    },
-    Case {
-        config: Some("qwen3-vl-30b-a3b-instruct"),
-        ..case(
-            "vllm-v1-012-qwen3-vl-30b-a3b-h100-tp2-seqs64",
-            "qwen3-30b-a3b",
-            "h100-sxm",
-            "Qwen3-VL-30B-A3B (MoE VLM), TP 2 × H100, max_num_seqs 64, vLLM 0.12.0",
-        )
-    },
+    case(
+        "vllm-v1-012-qwen3-vl-30b-a3b-h100-tp2-seqs256",
+        "qwen3-vl-30b-a3b",
+        "h100-sxm",
+        "Qwen3-VL-30B-A3B (MoE VLM), TP 2 × H100, max_num_seqs 256, vLLM 0.12.0",
+    ),
+    case(
+        "vllm-v1-012-qwen3-vl-30b-a3b-h100-tp2-seqs64",
+        "qwen3-vl-30b-a3b",
+        "h100-sxm",
+        "Qwen3-VL-30B-A3B (MoE VLM), TP 2 × H100, max_num_seqs 64, vLLM 0.12.0",
+    ),
     // Issue 36, held out (sixth session): the rest of the 0.19.0 campaign's
     // distinct launches (llm-d-incubation/llm-d-planner at d3121e05), scored
     // after the rules were set. Their DEBUG lines were read when the 0.19

@@ -493,9 +493,7 @@ fn qwen3_vl_logs_profile_a_padded_video_on_0_11_and_0_12() {
     use shared::engines::{Engine, EngineKind, EngineReport};
     use shared::estimate::{GpuSlot, Scenario};
     use shared::startup::logged_scenario;
-    let path = format!("{}/tests/fixtures/checkpoints/qwen3-vl-30b-a3b-instruct.json", env!("CARGO_MANIFEST_DIR"));
-    let config = std::fs::read_to_string(&path).expect("config");
-    let m = shared::model::Model::from_config_json("qwen3-vl-30b-a3b", &config).expect("reads");
+    let m = shared::model::Model::preset("qwen3-vl-30b-a3b").expect("preset");
     assert_eq!(m.parameters(), 31_070_754_032, "the checkpoint's 882 tensors");
     let v = m.arch.vision.as_ref().expect("a vision tower");
     assert_eq!((v.deepstack, v.video.tokens, v.video.patches), (3, 12_288, 49_152));
@@ -583,9 +581,7 @@ fn qwen3_vl_on_0_13_profiles_an_image_kept_unpadded() {
     use shared::engines::vllm::{MmLimits, Options, Version};
     use shared::engines::{Engine, EngineReport};
     use shared::estimate::{GpuSlot, Scenario};
-    let path = format!("{}/tests/fixtures/checkpoints/qwen3-vl-30b-a3b-instruct.json", env!("CARGO_MANIFEST_DIR"));
-    let config = std::fs::read_to_string(&path).expect("config");
-    let m = shared::model::Model::from_config_json("qwen3-vl-30b-a3b", &config).expect("reads");
+    let m = shared::model::Model::preset("qwen3-vl-30b-a3b").expect("preset");
     let h100 = shared::catalog::gpu("h100-sxm").expect("catalog");
     let report = |mm_limits: MmLimits| {
         let s = Scenario {
