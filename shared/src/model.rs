@@ -185,9 +185,22 @@ impl Model {
     pub fn layout_context(&self) -> LayoutContext {
         let t = &self.arch.text;
         let kept = self.arch.quant_kept;
+        let num_layers = self.layout.num_layers;
+        let grouped = t.num_heads > t.num_kv_heads;
+        let family = self.arch.family;
         LayoutContext {
-            num_layers: self.layout.num_layers,
+            num_layers,
             gqa_ratio: t.num_heads / t.num_kv_heads.max(1),
+            experts: t.moe.as_ref().map_or(0, |m| m.num_experts),
+            own_head: self.layout.groups.iter().any(|g| g.role == crate::arch::Role::LmHead),
+            class_70b: num_layers == 80
+                && match family {
+                    Family::Llama | Family::Mistral => grouped,
+                    Family::Qwen2 | Family::Qwen2Vl => true,
+                    _ => false,
+                },
+            falcon: family == Family::Falcon,
+            fused_qkv: matches!(family, Family::Phi3 | Family::Gpt2 | Family::GptNeox | Family::Falcon | Family::Bloom),
             kept: (!kept.is_empty()).then(|| (self.default_format(), kept)),
         }
     }

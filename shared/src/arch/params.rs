@@ -209,7 +209,8 @@ pub(super) fn layout(arch: &Architecture) -> TensorLayout {
     let t = &arch.text;
     let mut b = Builder { groups: Vec::with_capacity(t.layers.len() * 12 + 8) };
     let width = t.embed_proj_dim.unwrap_or(t.hidden_size);
-    b.vector(Role::Embedding, None, t.embedding_rows.saturating_mul(width));
+    // Rows `width` wide, as a checkpoint's `[vocab, width]` tensor reads.
+    b.push(Role::Embedding, None, t.embedding_rows.saturating_mul(width), width);
     b.vector(Role::PositionEmbedding, None, t.learned_positions.saturating_mul(t.hidden_size));
     let norm_width = |n: u64| match t.norm {
         NormKind::Layer if !t.extra.norm_without_bias => n.saturating_mul(2),

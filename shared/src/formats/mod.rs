@@ -287,7 +287,7 @@ impl WeightFormat {
         match self {
             Self::F32 | Self::Bf16 | Self::F16 => "",
             Self::Gguf(_) => {
-                "norms, biases and router in F32; lm_head in Q6_K (Q8_0 for Q8_0); vision tower (mmproj) in F16"
+                "norms, biases and router in F32; lm_head (or a tied embedding) in Q6_K (Q8_0 for Q8_0); vision tower (mmproj) in F16"
             }
             Self::Int8 | Self::Bnb4 { .. } => "embeddings, lm_head, norms, biases and routers stay in 16-bit",
             Self::Mxfp4 { experts_only: true } => {
@@ -304,9 +304,41 @@ impl WeightFormat {
 pub struct LayoutContext {
     pub num_layers: u32,
     pub gqa_ratio: u64,
+    /// Routed experts per MoE layer (0 for a dense model).
+    pub experts: u64,
+    /// Whether the model has an output head of its own; a tied one is the
+    /// token embedding, which llama.cpp then quantises as the output.
+    pub own_head: bool,
+    /// The model size class that llama.cpp's loader calls `LLM_TYPE_70B`
+    /// (80 layers of Llama with grouped KV, of Qwen2 and Qwen2-VL:
+    /// src/llama-model.cpp `load_hparams`, llama-cpp-python 0.3.16).
+    pub class_70b: bool,
+    /// Falcon, whose mixes llama.cpp quantises by rules of their own.
+    pub falcon: bool,
+    /// Whether the checkpoint stores q, k and v as one tensor, which its
+    /// GGUF keeps as one `attn_qkv` (gguf-py `tensor_mapping.py`: Phi-3's
+    /// `qkv_proj`, GPT-2's `c_attn`, GPT-NeoX, Falcon and BLOOM's
+    /// `query_key_value`).
+    pub fused_qkv: bool,
     /// The checkpoint's own format and the roles its quantisation left
     /// unconverted: they stay 16-bit when that format is the one chosen.
     pub kept: Option<(WeightFormat, KeptRoles)>,
+}
+
+impl LayoutContext {
+    /// A dense model with its own output head, of no special size class.
+    pub fn dense(num_layers: u32, gqa_ratio: u64) -> Self {
+        Self {
+            num_layers,
+            gqa_ratio,
+            experts: 0,
+            own_head: true,
+            class_70b: false,
+            falcon: false,
+            fused_qkv: false,
+            kept: None,
+        }
+    }
 }
 
 impl From<WeightFormat> for String {
@@ -382,7 +414,7 @@ mod tests {
     #[test]
     fn bits_per_weight_match_the_published_figures() {
         let g = TensorGroup { role: Role::MlpUp, layer: Some(0), params: 1 << 20, in_features: 4096 };
-        let ctx = LayoutContext { num_layers: 32, gqa_ratio: 4, kept: None };
+        let ctx = LayoutContext::dense(32, 4);
         let bpw = |f: WeightFormat| f.bpw(&g, &ctx).as_f64();
         assert_eq!(bpw(WeightFormat::Bnb4 { nf4: true, double_quant: false }), 4.5);
         // QLoRA: double quantisation costs 0.127 bits per parameter.
