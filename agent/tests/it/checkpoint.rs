@@ -488,3 +488,31 @@ fn diagnose_checks_an_error_against_the_checkpoint_that_was_run() {
     let refused = error(&["diagnose", error_text, "--checkpoint", gguf, "--model", "llama-3.1-8b"], &[]);
     assert!(refused.contains("--checkpoint") && refused.contains("--model"), "{refused}");
 }
+
+/// `diagnose --hf` reads the repo that was run from the Hub (the stand-in),
+/// as `estimate --hf` does: the same plan, from the GGUF's header alone.
+#[test]
+fn diagnose_reads_the_run_s_gguf_from_the_hub() {
+    let dir = temp("diagnose-hub");
+    std::fs::create_dir_all(&dir).unwrap();
+    let (head, size) = gguf_part(0, 1, &tiny_tensors());
+    let hub = standin_hub::start(vec![("acme/tiny-gguf", Kind::Public, vec![("tiny-Q8_0.gguf", File { head, size })])]);
+    let env = [("HF_ENDPOINT", hub.endpoint.as_str())];
+    let error_text = dir.join("oom.txt");
+    std::fs::write(
+        &error_text,
+        "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB (GPU 0; 23.69 GiB total capacity; \
+         21.23 GiB already allocated)",
+    )
+    .unwrap();
+    let error_text = error_text.to_str().unwrap();
+    let plan = ["--engine", "llama.cpp", "--json"];
+    let d = json(&[&["diagnose", error_text, "--hf", "acme/tiny-gguf:tiny-Q8_0.gguf"][..], &plan].concat(), &env);
+    let e = json(&[&["estimate", "--hf", "acme/tiny-gguf:tiny-Q8_0.gguf"][..], &plan].concat(), &env);
+    assert_eq!(d["plan"]["model"], e["model"], "{d}");
+    assert_eq!(d["plan"]["weight_format"], e["weight_format"]);
+    let fullest = e["per_gpu"].as_array().unwrap().iter().map(|g| g["total_bytes"].as_u64().unwrap()).max();
+    assert_eq!(d["plan"]["need_bytes"].as_u64(), fullest, "the same plan as estimate's");
+    let missing = error(&["diagnose", error_text, "--hf", "acme/tiny-gguf:nope.gguf"], &env);
+    assert!(missing.contains("nope.gguf"), "{missing}");
+}
