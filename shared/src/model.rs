@@ -262,19 +262,9 @@ fn hints(config: Option<&serde_json::Value>, checkpoint: &Checkpoint) -> Result<
 fn gguf_format(file_type: Option<u64>, layout: &ExactLayout, warnings: &mut Vec<String>) -> WeightFormat {
     let known = match file_type {
         Some(0) => Some(WeightFormat::F32),
-        Some(1) => Some(WeightFormat::Gguf(GgufType::F16)),
-        Some(2) => Some(WeightFormat::Gguf(GgufType::Q4_0)),
-        Some(7) => Some(WeightFormat::Gguf(GgufType::Q8_0)),
-        Some(10) => Some(WeightFormat::Gguf(GgufType::Q2K)),
-        Some(12) => Some(WeightFormat::Gguf(GgufType::Q3KM)),
-        Some(14) => Some(WeightFormat::Gguf(GgufType::Q4KS)),
-        Some(15) => Some(WeightFormat::Gguf(GgufType::Q4KM)),
-        Some(16) => Some(WeightFormat::Gguf(GgufType::Q5KS)),
-        Some(17) => Some(WeightFormat::Gguf(GgufType::Q5KM)),
-        Some(18) => Some(WeightFormat::Gguf(GgufType::Q6K)),
-        Some(30) => Some(WeightFormat::Gguf(GgufType::Iq4Xs)),
         Some(32) => Some(WeightFormat::Bf16),
-        _ => None,
+        Some(n) => GgufType::from_ftype(n).map(WeightFormat::Gguf),
+        None => None,
     };
     if let Some(f) = known {
         return f;

@@ -1,12 +1,16 @@
-//! GGUF tensor types and the quantisation mixes (`Q4_K_M` …) that llama.cpp's
-//! `llama_tensor_get_type` (src/llama-quant.cpp) builds from them: which
-//! tensors get more bits than the base type.
+//! GGUF file types as llama.cpp's quantiser makes them: a default tensor
+//! type, and the tensors `llama_tensor_get_type` (src/llama-quant.cpp) gives
+//! more or fewer bits. Source: llama.cpp as vendored by llama-cpp-python
+//! 0.3.16 — `include/llama.h` (`enum llama_ftype`), `llama_model_quantize_impl`
+//! (the default type of each), `llama_model_ftype_name`
+//! (src/llama-model-loader.cpp: the name a start-up log prints).
 
 use crate::arch::{Role, TensorGroup};
+use crate::checkpoint::ggml::GgmlType as T;
 
 use super::{Bpw, LayoutContext};
 
-/// A GGUF file type as users name it: a base type, or a K-quant mix.
+/// A GGUF file type as users name it (`Q4_K_M`, `IQ2_XXS`, …).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum GgufType {
     F16,
@@ -14,200 +18,334 @@ pub enum GgufType {
     Q6K,
     Q5KM,
     Q5KS,
+    Q5_1,
+    Q5_0,
     Q4KM,
     Q4KS,
+    Q4_1,
     Q4_0,
-    Iq4Xs,
-    Q3KM,
-    Q2K,
-}
-
-/// The ggml block types the mixes use (sizes from [`crate::checkpoint::ggml`]).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Block {
-    F32,
-    F16,
-    /// 34 bytes / 32 weights = 8.5 bpw.
-    Q8_0,
-    /// 210 bytes / 256 = 6.5625 bpw.
-    Q6K,
-    /// 176 bytes / 256 = 5.5 bpw.
-    Q5K,
-    /// 144 bytes / 256 = 4.5 bpw.
-    Q4K,
-    /// 18 bytes / 32 = 4.5 bpw.
-    Q4_0,
-    /// 136 bytes / 256 = 4.25 bpw.
-    Iq4Xs,
-    /// 110 bytes / 256 = 3.4375 bpw.
-    Q3K,
-    /// 84 bytes / 256 = 2.625 bpw.
-    Q2K,
-    /// The fallbacks for rows no K-quant block fits: 22 bytes / 32 = 5.5 bpw,
-    Q5_0,
-    /// 24 bytes / 32 = 6 bpw,
-    Q5_1,
-    /// and 18 bytes / 32 = 4.5 bpw.
     Iq4Nl,
+    Iq4Xs,
+    Q3KL,
+    Q3KM,
+    Q3KS,
+    Iq3M,
+    Iq3S,
+    Iq3Xs,
+    Iq3Xxs,
+    Q2K,
+    Q2KS,
+    Iq2M,
+    Iq2S,
+    Iq2Xs,
+    Iq2Xxs,
+    Iq1M,
+    Iq1S,
 }
 
-impl Block {
-    /// The exact storage, from the one table of ggml block sizes.
-    fn bpw(self) -> Bpw {
-        let t = self.ggml();
-        Bpw::new(t.block_bytes() * 8, t.block())
-    }
-
-    fn ggml(self) -> crate::checkpoint::ggml::GgmlType {
-        use crate::checkpoint::ggml::GgmlType as G;
-        match self {
-            Block::F32 => G::F32,
-            Block::F16 => G::F16,
-            Block::Q8_0 => G::Q8_0,
-            Block::Q6K => G::Q6K,
-            Block::Q5K => G::Q5K,
-            Block::Q4K => G::Q4K,
-            Block::Q4_0 => G::Q4_0,
-            Block::Iq4Xs => G::Iq4Xs,
-            Block::Q3K => G::Q3K,
-            Block::Q2K => G::Q2K,
-            Block::Q5_0 => G::Q5_0,
-            Block::Q5_1 => G::Q5_1,
-            Block::Iq4Nl => G::Iq4Nl,
-        }
-    }
-
-    /// Weights per block.
-    fn block(self) -> u64 {
-        self.ggml().block()
-    }
-
-    /// The type a tensor with rows `width` wide gets instead when this
-    /// block does not divide them (`llama_tensor_get_type`'s
-    /// `convert_incompatible_tensor`; F16 when the fallback does not either).
-    /// Vectors (width 0) keep theirs.
-    fn fitting(self, width: u64) -> Block {
-        if width == 0 || width % self.block() == 0 {
-            return self;
-        }
-        let fallback = match self {
-            Block::Q2K | Block::Q3K | Block::Iq4Xs => Block::Iq4Nl,
-            Block::Q4K => Block::Q5_0,
-            Block::Q5K => Block::Q5_1,
-            Block::Q6K => Block::Q8_0,
-            other => other,
-        };
-        if width % fallback.block() == 0 { fallback } else { Block::F16 }
-    }
+/// What llama.cpp says of one file type.
+struct Facts {
+    /// Headroom's id on the command line and in links.
+    id: &'static str,
+    /// `enum llama_ftype`: `general.file_type` in the GGUF.
+    ftype: u64,
+    /// `llama_model_ftype_name`: what a start-up log prints as `file type`.
+    printed: &'static str,
+    /// The default tensor type (`llama_model_quantize_impl`).
+    base: T,
+    describe: &'static str,
 }
 
 impl GgufType {
-    pub fn id(self) -> &'static str {
+    /// Every file type, from most to least precise.
+    pub const ALL: &[GgufType] = &[
+        Self::F16,
+        Self::Q8_0,
+        Self::Q6K,
+        Self::Q5_1,
+        Self::Q5KM,
+        Self::Q5KS,
+        Self::Q5_0,
+        Self::Q4_1,
+        Self::Q4KM,
+        Self::Q4KS,
+        Self::Q4_0,
+        Self::Iq4Nl,
+        Self::Iq4Xs,
+        Self::Q3KL,
+        Self::Q3KM,
+        Self::Q3KS,
+        Self::Iq3M,
+        Self::Iq3S,
+        Self::Iq3Xs,
+        Self::Iq3Xxs,
+        Self::Q2K,
+        Self::Q2KS,
+        Self::Iq2M,
+        Self::Iq2S,
+        Self::Iq2Xs,
+        Self::Iq2Xxs,
+        Self::Iq1M,
+        Self::Iq1S,
+    ];
+
+    fn facts(self) -> Facts {
+        let f = |id, ftype, printed, base, describe| Facts { id, ftype, printed, base, describe };
         match self {
-            Self::F16 => "gguf-f16",
-            Self::Q8_0 => "q8_0",
-            Self::Q6K => "q6_k",
-            Self::Q5KM => "q5_k_m",
-            Self::Q5KS => "q5_k_s",
-            Self::Q4KM => "q4_k_m",
-            Self::Q4KS => "q4_k_s",
-            Self::Q4_0 => "q4_0",
-            Self::Iq4Xs => "iq4_xs",
-            Self::Q3KM => "q3_k_m",
-            Self::Q2K => "q2_k",
+            Self::F16 => f("gguf-f16", 1, "F16", T::F16, "GGUF F16"),
+            Self::Q8_0 => f("q8_0", 7, "Q8_0", T::Q8_0, "GGUF Q8_0: 8.5 bits per weight"),
+            Self::Q6K => f("q6_k", 18, "Q6_K", T::Q6K, "GGUF Q6_K: 6.56 bits per weight"),
+            Self::Q5KM => f(
+                "q5_k_m",
+                17,
+                "Q5_K - Medium",
+                T::Q5K,
+                "GGUF Q5_K_M: Q5_K (5.5 bpw), with attn_v, half of ffn_down and output in Q6_K",
+            ),
+            Self::Q5KS => f("q5_k_s", 16, "Q5_K - Small", T::Q5K, "GGUF Q5_K_S: Q5_K (5.5 bpw), output in Q6_K"),
+            Self::Q5_1 => f("q5_1", 9, "Q5_1", T::Q5_1, "GGUF Q5_1: 6 bits per weight, output in Q6_K"),
+            Self::Q5_0 => f("q5_0", 8, "Q5_0", T::Q5_0, "GGUF Q5_0: 5.5 bits per weight, output in Q6_K"),
+            Self::Q4KM => f(
+                "q4_k_m",
+                15,
+                "Q4_K - Medium",
+                T::Q4K,
+                "GGUF Q4_K_M: Q4_K (4.5 bpw), with attn_v, half of ffn_down and output in Q6_K",
+            ),
+            Self::Q4KS => f(
+                "q4_k_s",
+                14,
+                "Q4_K - Small",
+                T::Q4K,
+                "GGUF Q4_K_S: Q4_K (4.5 bpw), first layers' attn_v/ffn_down in Q5_K, output in Q6_K",
+            ),
+            Self::Q4_1 => f("q4_1", 3, "Q4_1", T::Q4_1, "GGUF Q4_1: 5 bits per weight, output in Q6_K"),
+            Self::Q4_0 => f("q4_0", 2, "Q4_0", T::Q4_0, "GGUF Q4_0: 4.5 bits per weight, output in Q6_K"),
+            Self::Iq4Nl => {
+                f("iq4_nl", 25, "IQ4_NL - 4.5 bpw", T::Iq4Nl, "GGUF IQ4_NL: 4.5 bits per weight, output in Q6_K")
+            }
+            Self::Iq4Xs => {
+                f("iq4_xs", 30, "IQ4_XS - 4.25 bpw", T::Iq4Xs, "GGUF IQ4_XS: 4.25 bits per weight, output in Q6_K")
+            }
+            Self::Q3KL => f(
+                "q3_k_l",
+                13,
+                "Q3_K - Large",
+                T::Q3K,
+                "GGUF Q3_K_L: Q3_K (3.44 bpw), attn_v/attn_output/ffn_down in Q5_K, output in Q6_K",
+            ),
+            Self::Q3KM => f(
+                "q3_k_m",
+                12,
+                "Q3_K - Medium",
+                T::Q3K,
+                "GGUF Q3_K_M: Q3_K (3.44 bpw), attn_v/attn_output/ffn_down in Q4_K/Q5_K, output in Q6_K",
+            ),
+            Self::Q3KS => f("q3_k_s", 11, "Q3_K - Small", T::Q3K, "GGUF Q3_K_S: Q3_K (3.44 bpw), output in Q6_K"),
+            Self::Iq3M => f(
+                "iq3_m",
+                27,
+                "IQ3_S mix - 3.66 bpw",
+                T::Iq3S,
+                "GGUF IQ3_M: IQ3_S (3.44 bpw), attn_v/attn_output and the first ffn_down in Q4_K, output in Q6_K",
+            ),
+            Self::Iq3S => {
+                f("iq3_s", 26, "IQ3_S - 3.4375 bpw", T::Iq3S, "GGUF IQ3_S: 3.44 bits per weight, output in Q6_K")
+            }
+            Self::Iq3Xs => f(
+                "iq3_xs",
+                22,
+                "IQ3_XS - 3.3 bpw",
+                T::Iq3S,
+                "GGUF IQ3_XS: IQ3_S (3.44 bpw), attn_q/attn_k and the middle layers' ffn_gate/ffn_up in IQ3_XXS",
+            ),
+            Self::Iq3Xxs => f(
+                "iq3_xxs",
+                23,
+                "IQ3_XXS - 3.0625 bpw",
+                T::Iq3Xxs,
+                "GGUF IQ3_XXS: 3.06 bits per weight, attn_q/attn_k in IQ2_S, output in Q5_K",
+            ),
+            Self::Q2K => f(
+                "q2_k",
+                10,
+                "Q2_K - Medium",
+                T::Q2K,
+                "GGUF Q2_K: Q2_K (2.63 bpw), attn_v/ffn_down/attn_output in Q3_K/Q4_K, output in Q6_K",
+            ),
+            Self::Q2KS => f(
+                "q2_k_s",
+                21,
+                "Q2_K - Small",
+                T::Q2K,
+                "GGUF Q2_K_S: Q2_K (2.63 bpw), the first ffn_down in Q4_K, output in Q6_K",
+            ),
+            Self::Iq2M => f(
+                "iq2_m",
+                29,
+                "IQ2_M - 2.7 bpw",
+                T::Iq2S,
+                "GGUF IQ2_M: IQ2_S (2.56 bpw), attn_v in Q4_K or IQ3_S, output in Q5_K",
+            ),
+            Self::Iq2S => f(
+                "iq2_s",
+                28,
+                "IQ2_S - 2.5 bpw",
+                T::Iq2Xs,
+                "GGUF IQ2_S: IQ2_XS (2.31 bpw), attn_v in Q4_K or IQ3_S, output in Q5_K",
+            ),
+            Self::Iq2Xs => f(
+                "iq2_xs",
+                20,
+                "IQ2_XS - 2.3125 bpw",
+                T::Iq2Xs,
+                "GGUF IQ2_XS: 2.31 bits per weight, attn_v in Q4_K or Q2_K, output in Q5_K",
+            ),
+            Self::Iq2Xxs => f(
+                "iq2_xxs",
+                19,
+                "IQ2_XXS - 2.0625 bpw",
+                T::Iq2Xxs,
+                "GGUF IQ2_XXS: 2.06 bits per weight, attn_v in Q4_K or Q2_K, output in Q5_K",
+            ),
+            Self::Iq1M => f(
+                "iq1_m",
+                31,
+                "IQ1_M - 1.75 bpw",
+                T::Iq1M,
+                "GGUF IQ1_M: 1.75 bits per weight, attn_v in Q4_K or Q2_K, output in Q5_K",
+            ),
+            Self::Iq1S => f(
+                "iq1_s",
+                24,
+                "IQ1_S - 1.5625 bpw",
+                T::Iq1S,
+                "GGUF IQ1_S: 1.56 bits per weight, attn_v in Q4_K or Q2_K, output in Q5_K",
+            ),
         }
+    }
+
+    pub fn id(self) -> &'static str {
+        self.facts().id
     }
 
     pub fn parse(s: &str) -> Option<Self> {
         let s = s.strip_prefix("gguf-").unwrap_or(s);
-        [
-            Self::F16,
-            Self::Q8_0,
-            Self::Q6K,
-            Self::Q5KM,
-            Self::Q5KS,
-            Self::Q4KM,
-            Self::Q4KS,
-            Self::Q4_0,
-            Self::Iq4Xs,
-            Self::Q3KM,
-            Self::Q2K,
-        ]
-        .into_iter()
-        .find(|t| t.id().strip_prefix("gguf-").unwrap_or(t.id()) == s)
+        Self::ALL.iter().copied().find(|t| t.id().strip_prefix("gguf-").unwrap_or(t.id()) == s)
+    }
+
+    /// The file type a GGUF's `general.file_type` names.
+    pub fn from_ftype(n: u64) -> Option<Self> {
+        Self::ALL.iter().copied().find(|t| t.facts().ftype == n)
+    }
+
+    /// The file type a start-up log prints (`Q4_K - Medium`, `IQ2_XXS -
+    /// 2.0625 bpw`), with or without the old `mostly` prefix.
+    pub fn from_printed(s: &str) -> Option<Self> {
+        let s = s.trim().trim_start_matches("MOSTLY ").trim_start_matches("mostly ");
+        let s = if s == "Q2_K" { "Q2_K - Medium" } else { s };
+        Self::ALL.iter().copied().find(|t| t.facts().printed == s)
+    }
+
+    /// What `llama_model_ftype_name` prints for it.
+    pub fn printed(self) -> &'static str {
+        self.facts().printed
     }
 
     pub fn describe(self) -> &'static str {
-        match self {
-            Self::F16 => "GGUF F16",
-            Self::Q8_0 => "GGUF Q8_0: 8.5 bits per weight",
-            Self::Q6K => "GGUF Q6_K: 6.56 bits per weight",
-            Self::Q5KM => "GGUF Q5_K_M: Q5_K (5.5 bpw), with attn_v, half of ffn_down and output in Q6_K",
-            Self::Q5KS => "GGUF Q5_K_S: Q5_K (5.5 bpw), output in Q6_K",
-            Self::Q4KM => "GGUF Q4_K_M: Q4_K (4.5 bpw), with attn_v, half of ffn_down and output in Q6_K",
-            Self::Q4KS => "GGUF Q4_K_S: Q4_K (4.5 bpw), first layers' attn_v/ffn_down in Q5_K, output in Q6_K",
-            Self::Q4_0 => "GGUF Q4_0: 4.5 bits per weight, output in Q6_K",
-            Self::Iq4Xs => "GGUF IQ4_XS: 4.25 bits per weight, output in Q6_K",
-            Self::Q3KM => "GGUF Q3_K_M: Q3_K (3.44 bpw), attn_v/attn_output/ffn_down in Q4_K/Q5_K, output in Q6_K",
-            Self::Q2K => "GGUF Q2_K: Q2_K (2.63 bpw), attn_v/ffn_down/attn_output in Q3_K/Q4_K, output in Q6_K",
-        }
+        self.facts().describe
     }
 
-    /// Bits per weight of the mix's base type.
+    /// Bits per weight of the file type's default tensor type.
     pub fn nominal_bpw(self) -> f64 {
-        self.base().bpw().as_f64()
+        bpw(self.base()).as_f64()
     }
 
-    fn base(self) -> Block {
-        match self {
-            Self::F16 => Block::F16,
-            Self::Q8_0 => Block::Q8_0,
-            Self::Q6K => Block::Q6K,
-            Self::Q5KM | Self::Q5KS => Block::Q5K,
-            Self::Q4KM | Self::Q4KS => Block::Q4K,
-            Self::Q4_0 => Block::Q4_0,
-            Self::Iq4Xs => Block::Iq4Xs,
-            Self::Q3KM => Block::Q3K,
-            Self::Q2K => Block::Q2K,
-        }
+    fn base(self) -> T {
+        self.facts().base
     }
 
-    /// The block type llama.cpp picks for one tensor: `llama_tensor_get_type`
-    /// (src/llama-quant.cpp, llama-cpp-python 0.3.16) for the mixes above,
-    /// imatrix assumed (IQ4_XS keeps its first ffn_down layers; the GLM-Z1
-    /// IQ4_XS start-up log's type counts show it).
+    /// The IQ1/IQ2 mixes, which `llama_tensor_get_type` treats apart.
+    fn is_iq2(self) -> bool {
+        matches!(self, Self::Iq2Xxs | Self::Iq2Xs | Self::Iq2S | Self::Iq2M | Self::Iq1S | Self::Iq1M)
+    }
+
+    /// The storage of one tensor group: `llama_tensor_get_type`. An
+    /// importance matrix is assumed for the IQ and K mixes (what their
+    /// makers use; the GLM-Z1 IQ4_XS log's type counts show it), not for
+    /// Q4_0 and Q5_0 (the Q4_0 Llama 3.1 log shows none). Two counters are
+    /// approximated by the layer: `i_attention_wv` counts attention layers
+    /// only (hybrid models differ), and an MoE model's `i_ffn_down` for the
+    /// IQ1/IQ2 mixes counts shared-expert and dense downs too.
     pub(super) fn bpw(self, g: &TensorGroup, ctx: &LayoutContext) -> Bpw {
-        let block = match g.role {
-            Role::Norm | Role::Bias | Role::Router => Block::F32,
-            Role::VisionLinear | Role::VisionOther => Block::F16,
+        let t = match g.role {
+            Role::Norm | Role::Bias | Role::Router => T::F32,
+            Role::VisionLinear | Role::VisionOther => T::F16,
+            // An F16 file is not requantised.
+            _ if self == Self::F16 => T::F16,
             Role::LmHead => self.output(g.in_features, ctx),
             // Without an output tensor of its own the token embedding (rows
             // as wide as the model; not Gemma 3n's per-layer table) is
             // quantised as the output (`!qs.has_output`).
             Role::Embedding if !ctx.own_head && g.in_features > 0 => self.output(g.in_features, ctx),
+            Role::Embedding => self.token_embedding(),
+            _ if self.is_iq2() => self.iq2_weight(g, ctx),
             _ => self.weight(g, ctx),
         };
         // Rows whose width is no multiple of the block fall back
         // (`convert_incompatible_tensor`): Qwen2.5-0.5B's 896, Gemma 3 1B's
         // 1152, a 1408-wide expert.
-        block.fitting(g.in_features).bpw()
+        bpw(fitting(t, g.in_features))
     }
 
-    /// The output head, rows `width` wide: Q8_0 when they are no multiple of
-    /// the base block, or for Falcon; Q8_0 and F16 files keep theirs; Q6_K
-    /// otherwise.
-    fn output(self, width: u64, ctx: &LayoutContext) -> Block {
+    /// The output head, rows `width` wide.
+    fn output(self, width: u64, ctx: &LayoutContext) -> T {
         let base = self.base();
-        match base {
-            Block::F16 => base,
-            _ if ctx.falcon || width % base.block() != 0 => Block::Q8_0,
-            Block::Q8_0 => base,
-            _ => Block::Q6K,
+        if ctx.falcon || width % base.block() != 0 {
+            T::Q8_0
+        } else if self.is_iq2() || self == Self::Iq3Xxs {
+            T::Q5K
+        } else if base != T::Q8_0 {
+            T::Q6K
+        } else {
+            base
         }
     }
 
-    /// Every other weight matrix.
-    fn weight(self, g: &TensorGroup, ctx: &LayoutContext) -> Block {
+    fn token_embedding(self) -> T {
+        match self {
+            Self::Iq2Xxs | Self::Iq2Xs | Self::Iq1S | Self::Iq1M => T::Q2K,
+            Self::Iq2S | Self::Iq2M | Self::Iq3Xxs => T::Iq3S,
+            _ => self.base(),
+        }
+    }
+
+    /// The IQ1/IQ2 mixes' weights.
+    fn iq2_weight(self, g: &TensorGroup, ctx: &LayoutContext) -> T {
+        let i = g.layer.unwrap_or(0);
+        let n = ctx.num_layers.max(1);
+        let s_or_m = matches!(self, Self::Iq2S | Self::Iq2M);
+        match role(g, ctx) {
+            Role::AttnV if ctx.gqa_ratio >= 4 || ctx.experts >= 4 => T::Q4K,
+            Role::AttnV if s_or_m => T::Iq3S,
+            Role::AttnV => T::Q2K,
+            Role::AttnK if ctx.experts == 8 => T::Q4K,
+            Role::MlpDown | Role::ExpertDown | Role::SharedExpertDown if i < n / 8 => {
+                if s_or_m {
+                    T::Iq3S
+                } else {
+                    T::Q2K
+                }
+            }
+            Role::AttnO if ctx.experts == 8 => T::Q5K,
+            Role::AttnO if matches!(self, Self::Iq1S | Self::Iq1M) => T::Iq2Xxs,
+            Role::AttnO if s_or_m => T::Iq3S,
+            _ => self.base(),
+        }
+    }
+
+    /// Every other mix's weights.
+    fn weight(self, g: &TensorGroup, ctx: &LayoutContext) -> T {
         let base = self.base();
         let i = g.layer.unwrap_or(0);
         let n = ctx.num_layers.max(1);
@@ -216,67 +354,127 @@ impl GgufType {
         let more_bits = i < n / 8 || i >= 7 * n / 8 || (i - n / 8) % 3 == 2;
         // "for the 8-expert model, bumping this to Q8_0 trades just ~128MB".
         let eight_experts = ctx.experts == 8;
-        let role = match g.role {
-            Role::AttnQ | Role::AttnK | Role::AttnV if ctx.fused_qkv => Role::AttnQkv,
-            role => role,
-        };
-        match role {
+        let gqa4 = ctx.gqa_ratio >= 4;
+        match role(g, ctx) {
             Role::AttnV => {
                 let v = match self {
-                    Self::Q2K if ctx.gqa_ratio >= 4 => Block::Q4K,
-                    Self::Q2K => Block::Q3K,
-                    Self::Q3KM if i < 2 => Block::Q5K,
-                    Self::Q3KM => Block::Q4K,
-                    Self::Q4KM | Self::Q5KM if more_bits => Block::Q6K,
-                    Self::Q4KS if i < 4 => Block::Q5K,
-                    Self::Iq4Xs if ctx.gqa_ratio >= 4 => Block::Q5K,
+                    Self::Q2K if gqa4 => T::Q4K,
+                    Self::Q2K => T::Q3K,
+                    Self::Q2KS if gqa4 => T::Q4K,
+                    Self::Iq3Xxs if gqa4 => T::Q4K,
+                    Self::Iq3Xs | Self::Iq3S if gqa4 => T::Q4K,
+                    Self::Iq3M => T::Q4K,
+                    Self::Q3KM if i < 2 => T::Q5K,
+                    Self::Q3KM => T::Q4K,
+                    Self::Q3KL => T::Q5K,
+                    Self::Iq4Nl | Self::Iq4Xs if gqa4 => T::Q5K,
+                    Self::Q4KM | Self::Q5KM if more_bits => T::Q6K,
+                    Self::Q4KS if i < 4 => T::Q5K,
                     _ => base,
                 };
                 // "8 heads sharing the same attn_v weights … nearly
                 // negligible increase in model size".
                 let v = match v {
-                    Block::Q3K | Block::Q4K if ctx.class_70b => Block::Q5K,
+                    T::Q3K | T::Q4K if ctx.class_70b => T::Q5K,
                     v => v,
                 };
-                if eight_experts && self.is_quantised() { Block::Q8_0 } else { v }
+                if eight_experts { T::Q8_0 } else { v }
             }
-            Role::AttnK if eight_experts && self.is_quantised() => Block::Q8_0,
-            Role::AttnQkv => match self {
-                Self::Q3KM => Block::Q4K,
-                Self::Q4KM => Block::Q5K,
-                Self::Q5KM => Block::Q6K,
+            Role::AttnK if eight_experts => T::Q8_0,
+            Role::AttnK | Role::AttnQ => match self {
+                Self::Iq3Xs => T::Iq3Xxs,
+                Self::Iq3Xxs => T::Iq2S,
                 _ => base,
             },
             Role::MlpDown | Role::ExpertDown | Role::SharedExpertDown => match self {
-                Self::Q2K => Block::Q3K,
-                Self::Q3KM if i < n / 16 => Block::Q5K,
-                Self::Q3KM if !ctx.falcon || more_bits => Block::Q4K,
-                Self::Q3KM => Block::Q3K,
-                Self::Q4KM if ctx.falcon && i < n / 16 => Block::Q6K,
-                Self::Q4KM if ctx.falcon && more_bits => Block::Q5K,
-                Self::Q4KM if ctx.falcon => Block::Q4K,
-                Self::Q4KM | Self::Q5KM if more_bits => Block::Q6K,
-                Self::Q4KS if !ctx.falcon && i < n / 8 => Block::Q5K,
+                Self::Q2K => T::Q3K,
+                Self::Q2KS if i < n / 8 => T::Q4K,
+                Self::Q3KM if i < n / 16 => T::Q5K,
+                Self::Q3KM if !ctx.falcon || more_bits => T::Q4K,
+                Self::Q3KM => T::Q3K,
+                Self::Iq3M if i < n / 8 || (eight_experts && more_bits) => T::Q4K,
+                Self::Q3KL if ctx.falcon => T::Q4K,
+                Self::Q3KL => T::Q5K,
+                Self::Q4KM if ctx.falcon && i < n / 16 => T::Q6K,
+                Self::Q4KM if ctx.falcon && more_bits => T::Q5K,
+                Self::Q4KM if ctx.falcon => T::Q4K,
+                Self::Q4KM | Self::Q5KM if more_bits => T::Q6K,
+                Self::Q4KS if !ctx.falcon && i < n / 8 => T::Q5K,
                 _ => base,
             },
-            Role::AttnO if ctx.falcon => base,
+            Role::AttnO if ctx.falcon => match self {
+                Self::Q3KL => T::Q4K,
+                _ => base,
+            },
             Role::AttnO if eight_experts => match self {
-                Self::Q2K | Self::Q3KM | Self::Q4KS | Self::Q4KM | Self::Iq4Xs => Block::Q5K,
+                Self::Q2K
+                | Self::Iq3Xs
+                | Self::Iq3Xxs
+                | Self::Q3KS
+                | Self::Q3KM
+                | Self::Iq4Nl
+                | Self::Q4KS
+                | Self::Q4KM
+                | Self::Iq3S
+                | Self::Iq3M
+                | Self::Iq4Xs => T::Q5K,
                 _ => base,
             },
             Role::AttnO => match self {
-                Self::Q2K => Block::Q3K,
-                Self::Q3KM => Block::Q4K,
+                Self::Q2K => T::Q3K,
+                Self::Iq3Xxs => T::Iq3S,
+                Self::Q3KM | Self::Iq3M => T::Q4K,
+                Self::Q3KL => T::Q5K,
                 _ => base,
             },
+            Role::AttnQkv => match self {
+                Self::Q3KM | Self::Q3KL | Self::Iq3M => T::Q4K,
+                Self::Q4KM => T::Q5K,
+                Self::Q5KM => T::Q6K,
+                _ => base,
+            },
+            Role::MlpUp | Role::ExpertUp | Role::SharedExpertUp
+                if self == Self::Iq3Xs && i >= n / 8 && i < 7 * n / 8 =>
+            {
+                T::Iq3Xxs
+            }
             _ => base,
         }
     }
+}
 
-    /// Whether the mix quantises at all (an F16 file keeps every weight).
-    fn is_quantised(self) -> bool {
-        self != Self::F16
+/// The role llama.cpp's tensor name gives a group: q, k and v of a model
+/// whose GGUF fuses them are its `attn_qkv`.
+fn role(g: &TensorGroup, ctx: &LayoutContext) -> Role {
+    match g.role {
+        Role::AttnQ | Role::AttnK | Role::AttnV if ctx.fused_qkv => Role::AttnQkv,
+        role => role,
     }
+}
+
+/// The exact storage of a ggml type, from the one table of block sizes.
+fn bpw(t: T) -> Bpw {
+    Bpw::new(t.block_bytes() * 8, t.block())
+}
+
+/// The type a tensor with rows `width` wide gets instead when `t`'s block
+/// does not divide them (`convert_incompatible_tensor`; F16 when the
+/// fallback does not either). Vectors (width 0) keep theirs.
+fn fitting(t: T, width: u64) -> T {
+    if width == 0 || width % t.block() == 0 {
+        return t;
+    }
+    let fallback = match t {
+        T::Tq1_0 | T::Tq2_0 => T::Q4_0,
+        T::Iq2Xxs | T::Iq2Xs | T::Iq2S | T::Iq3Xxs | T::Iq3S | T::Iq1S | T::Iq1M | T::Q2K | T::Q3K | T::Iq4Xs => {
+            T::Iq4Nl
+        }
+        T::Q4K => T::Q5_0,
+        T::Q5K => T::Q5_1,
+        T::Q6K => T::Q8_0,
+        other => other,
+    };
+    if width % fallback.block() == 0 { fallback } else { T::F16 }
 }
 
 #[cfg(test)]
@@ -388,5 +586,46 @@ mod tests {
         assert_eq!(bpw(GgufType::Q4KM, Role::MlpDown, 5, 18176, &ctx), Q4_K);
         assert_eq!(bpw(GgufType::Q3KM, Role::MlpDown, 5, 18176, &ctx), 3.4375);
         assert_eq!(bpw(GgufType::Q2K, Role::AttnO, 5, 4608, &ctx), 2.625);
+    }
+
+    #[test]
+    fn every_file_type_reads_back_by_id_number_and_printed_name() {
+        for &t in GgufType::ALL {
+            assert_eq!(GgufType::parse(t.id()), Some(t), "{}", t.id());
+            assert_eq!(GgufType::from_ftype(t.facts().ftype), Some(t), "{}", t.id());
+            assert_eq!(GgufType::from_printed(t.printed()), Some(t), "{}", t.id());
+            assert_eq!(GgufType::from_printed(&format!("mostly {}", t.printed())), Some(t));
+        }
+        // Builds before Q2_K_S printed the plain name.
+        assert_eq!(GgufType::from_printed("mostly Q2_K"), Some(GgufType::Q2K));
+        assert_eq!(GgufType::from_ftype(4), None, "Q4_1_SOME_F16 is gone");
+        // The list runs from most to least precise.
+        let bits: Vec<f64> = GgufType::ALL.iter().map(|t| t.nominal_bpw()).collect();
+        assert!(bits.windows(2).all(|w| w[0] >= w[1]), "{bits:?}");
+    }
+
+    #[test]
+    fn the_iq2_mixes_keep_attention_values_and_ends_in_more_bits() {
+        let ctx = LayoutContext::dense(48, 16);
+        let t = GgufType::Iq2Xxs;
+        assert_eq!(bpw(t, Role::AttnQ, 20, 4096, &ctx), 2.0625);
+        assert_eq!(bpw(t, Role::AttnV, 20, 4096, &ctx), Q4_K, "GQA ≥ 4");
+        assert_eq!(bpw(t, Role::AttnV, 20, 4096, &LayoutContext::dense(48, 1)), 2.625, "Q2_K without GQA");
+        assert_eq!(bpw(t, Role::MlpDown, 5, 4096, &ctx), 2.625, "the first eighth of ffn_down in Q2_K");
+        assert_eq!(bpw(t, Role::MlpDown, 6, 4096, &ctx), 2.0625);
+        let head = TensorGroup { role: Role::LmHead, layer: None, params: 1, in_features: 4096 };
+        assert_eq!(t.bpw(&head, &ctx).as_f64(), Q5_K);
+        let emb = TensorGroup { role: Role::Embedding, ..head };
+        assert_eq!(t.bpw(&emb, &ctx).as_f64(), 2.625);
+        // IQ2_M: IQ2_S by default, IQ3_S where IQ2_XXS has Q2_K.
+        assert_eq!(bpw(GgufType::Iq2M, Role::AttnQ, 20, 4096, &ctx), 2.5625);
+        assert_eq!(bpw(GgufType::Iq2M, Role::MlpDown, 0, 4096, &ctx), 3.4375);
+        assert_eq!(bpw(GgufType::Iq1S, Role::AttnO, 20, 4096, &ctx), 2.0625);
+        // IQ3_XXS is not one of them: q and k in IQ2_S, output in Q5_K.
+        assert_eq!(bpw(GgufType::Iq3Xxs, Role::AttnK, 20, 4096, &ctx), 2.5625);
+        assert_eq!(GgufType::Iq3Xxs.bpw(&head, &ctx).as_f64(), Q5_K);
+        // IQ3_XS: the middle layers' gate and up in IQ3_XXS.
+        assert_eq!(bpw(GgufType::Iq3Xs, Role::MlpUp, 20, 4096, &ctx), 3.0625);
+        assert_eq!(bpw(GgufType::Iq3Xs, Role::MlpUp, 0, 4096, &ctx), 3.4375);
     }
 }

@@ -82,9 +82,7 @@ pub enum WeightFormat {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error(
-    "unknown weight format `{0}` (try fp32, bf16, fp16, fp8, fp8-b128, int8, nvfp4, mxfp4, mxfp4-moe, nf4, nf4-dq, fp4, gptq-int4, awq-int4, gguf-f16, q8_0, q6_k, q5_k_m, q5_k_s, q4_k_m, q4_k_s, q4_0, q3_k_m, q2_k, iq4_xs)"
-)]
+#[error("unknown weight format `{0}` (try {ids})", ids = accepted_ids())]
 pub struct UnknownFormat(pub String);
 
 impl WeightFormat {
@@ -113,7 +111,10 @@ impl WeightFormat {
         WeightFormat::Gguf(GgufType::Q4_0),
         WeightFormat::Gguf(GgufType::Iq4Xs),
         WeightFormat::Gguf(GgufType::Q3KM),
+        WeightFormat::Gguf(GgufType::Iq3Xxs),
         WeightFormat::Gguf(GgufType::Q2K),
+        WeightFormat::Gguf(GgufType::Iq2Xxs),
+        WeightFormat::Gguf(GgufType::Iq1M),
     ];
 
     /// The stable short id used on the command line and in links.
@@ -363,6 +364,18 @@ fn quant_id(method: &str, bits: u8, group: u32) -> String {
 }
 
 /// `int4`, `int4-g32`, `int8-gcol`, `4bit`.
+/// Every format id [`WeightFormat::parse`] accepts, for its error: the
+/// named ones, the GPTQ / AWQ family by its 4-bit form, every GGUF type.
+fn accepted_ids() -> String {
+    const NAMED: &str = "fp32, bf16, fp16, fp8, fp8-b128, int8, nvfp4, mxfp4, mxfp4-moe, nf4, nf4-dq, fp4, fp4-dq, \
+                         gptq-int4, awq-int4";
+    GgufType::ALL.iter().fold(NAMED.to_owned(), |mut all, t| {
+        all.push_str(", ");
+        all.push_str(t.id());
+        all
+    })
+}
+
 fn parse_quant(rest: &str) -> Option<(u8, u32)> {
     let (bits, group) = match rest.split_once('-') {
         Some((b, g)) => (b, Some(g)),

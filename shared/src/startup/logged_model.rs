@@ -228,46 +228,21 @@ fn header(m: &mut LoggedModel, rest: &str) {
 }
 
 /// `llama_ftype` numbers (include/llama.h) as `llama_model_ftype_name`
-/// prints them (src/llama-model-loader.cpp, llama.cpp as vendored by
-/// llama-cpp-python 0.3.36), for the types Headroom models.
+/// prints them, for the types Headroom models ([`GgufType`]).
 fn ftype_name(n: u64) -> Option<&'static str> {
-    Some(match n {
-        0 => "all F32",
-        1 => "F16",
-        2 => "Q4_0",
-        7 => "Q8_0",
-        10 => "Q2_K - Medium",
-        12 => "Q3_K - Medium",
-        14 => "Q4_K - Small",
-        15 => "Q4_K - Medium",
-        16 => "Q5_K - Small",
-        17 => "Q5_K - Medium",
-        18 => "Q6_K",
-        30 => "IQ4_XS - 4.25 bpw",
-        32 => "BF16",
-        _ => return None,
-    })
+    match n {
+        0 => Some("all F32"),
+        32 => Some("BF16"),
+        n => GgufType::from_ftype(n).map(GgufType::printed),
+    }
 }
 
 /// The weight format of a printed file type (`Q4_K - Medium` → `q4_k_m`).
 pub fn file_type_format(file_type: &str) -> Option<WeightFormat> {
-    let t = file_type.trim().trim_start_matches("MOSTLY ").trim_start_matches("mostly ");
-    let gguf = |g| Some(WeightFormat::Gguf(g));
-    match t {
+    match file_type.trim().trim_start_matches("MOSTLY ").trim_start_matches("mostly ") {
         "all F32" => Some(WeightFormat::F32),
-        "F16" => gguf(GgufType::F16),
         "BF16" => Some(WeightFormat::Bf16),
-        "Q4_0" => gguf(GgufType::Q4_0),
-        "Q8_0" => gguf(GgufType::Q8_0),
-        "Q2_K - Medium" | "Q2_K" => gguf(GgufType::Q2K),
-        "Q3_K - Medium" => gguf(GgufType::Q3KM),
-        "Q4_K - Small" => gguf(GgufType::Q4KS),
-        "Q4_K - Medium" => gguf(GgufType::Q4KM),
-        "Q5_K - Small" => gguf(GgufType::Q5KS),
-        "Q5_K - Medium" => gguf(GgufType::Q5KM),
-        "Q6_K" => gguf(GgufType::Q6K),
-        t if t.starts_with("IQ4_XS") => gguf(GgufType::Iq4Xs),
-        _ => None,
+        t => GgufType::from_printed(t).map(WeightFormat::Gguf),
     }
 }
 
