@@ -301,7 +301,7 @@ impl GgufType {
     /// The output head, rows `width` wide.
     fn output(self, width: u64, ctx: &LayoutContext) -> T {
         let base = self.base();
-        if ctx.falcon || width % base.block() != 0 {
+        if ctx.falcon || !width.is_multiple_of(base.block()) {
             T::Q8_0
         } else if self.is_iq2() || self == Self::Iq3Xxs {
             T::Q5K
@@ -461,7 +461,7 @@ fn bpw(t: T) -> Bpw {
 /// does not divide them (`convert_incompatible_tensor`; F16 when the
 /// fallback does not either). Vectors (width 0) keep theirs.
 fn fitting(t: T, width: u64) -> T {
-    if width == 0 || width % t.block() == 0 {
+    if width.is_multiple_of(t.block()) {
         return t;
     }
     let fallback = match t {
@@ -474,7 +474,7 @@ fn fitting(t: T, width: u64) -> T {
         T::Q6K => T::Q8_0,
         other => other,
     };
-    if width % fallback.block() == 0 { fallback } else { T::F16 }
+    if width.is_multiple_of(fallback.block()) { fallback } else { T::F16 }
 }
 
 #[cfg(test)]
