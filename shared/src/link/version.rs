@@ -219,8 +219,12 @@ impl NewerEngine {
 pub fn newer_engine(engine: &Engine) -> Option<NewerEngine> {
     match *engine {
         Engine::Vllm(o) if o.version < vllm::Version::LATEST => {
-            let mut changes: Vec<&str> =
-                vllm::Version::ALL.iter().filter(|v| **v > o.version).map(|v| v.changes()).collect();
+            // Rules read after the newest, for older releases only (0.19-alloc), are not in it.
+            let mut changes: Vec<&str> = vllm::Version::ALL
+                .iter()
+                .filter(|v| **v > o.version && **v <= vllm::Version::LATEST)
+                .map(|v| v.changes())
+                .collect();
             // Two variants may add the same rule to two release ranges.
             changes.dedup();
             Some(NewerEngine {
@@ -268,6 +272,11 @@ mod tests {
         let v0 = Engine::Vllm(vllm::Options { version: vllm::Version::V0, ..Default::default() });
         assert_eq!(newer_engine(&v0).expect("newer").changes.len(), 12);
         assert_eq!(newer_engine(&newer.engine), None);
+        // 0.19-alloc, read after the newest for 0.18 – 0.19 only, is neither
+        // offered the newest nor listed among its changes.
+        let alloc = Engine::Vllm(vllm::Options { version: vllm::Version::V0_19Alloc, ..Default::default() });
+        assert_eq!(newer_engine(&alloc), None);
+        assert!(!newer.message().contains("allocator"), "{}", newer.message());
         for kind in EngineKind::ALL {
             assert_eq!(newer_engine(&kind.with_defaults()), None, "a new plan gets the newest rules");
         }

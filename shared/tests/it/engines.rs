@@ -402,9 +402,10 @@ fn vllm_releases_map_to_their_rules() {
         ("0.13.0", Version::V0_17Mm),
         ("0.17.1", Version::V0_17Mm),
         // With the rotary tables since issue 36's fourth session, the vision
-        // tower's profile since its fifth.
-        ("0.18.0", Version::V0_19Mm),
-        ("0.19.1", Version::V0_19Mm),
+        // tower's profile since its fifth, the allocator's blocks since its
+        // TP 2 session (0.18.0 and 0.19.0 alike: torch 2.10, no split cap).
+        ("0.18.0", Version::V0_19Alloc),
+        ("0.19.1", Version::V0_19Alloc),
         // 0.20.0 already subtracts the CUDA-graph estimate and asks 0.92.
         ("0.20.2", Version::V0_24Mm),
         ("0.21.0", Version::V0_24Mm),
@@ -468,6 +469,36 @@ fn vllm_lora_buffers_join_the_weights() {
     let (tp2, _) = vllm_report(s(4, 2), &m);
     let per_rank = tp2.per_gpu[0].lora_bytes;
     assert!(per_rank > four.per_gpu[0].lora_bytes / 2 && per_rank < four.per_gpu[0].lora_bytes, "{per_rank}");
+}
+
+/// PyTorch's caching allocator gives a tensor of 10 MiB or more a block
+/// rounded up to 2 MiB and keeps the rest when 1 MiB or less: "Model loading
+/// took" counts it (0.19-alloc). Qwen2.5-72B's `down_proj` is 231 MiB at
+/// TP 2, one 232 MiB block a layer (80 MiB); at TP 4 `gate_up_proj` is
+/// 231 MiB and `down_proj` 115.5 MiB (120 MiB); Qwen2.5-7B on one GPU keeps
+/// 2 MiB a layer and 0.5 MiB each for the embedding and head (57 MiB);
+/// Llama-3.1-8B's tensors are whole 2 MiB multiples. The 0.19.0 logs say
+/// 67.80, 34.01 (Kimi-Dev, a larger rotary table), 14.25 and 14.99 GiB.
+#[test]
+fn vllm_weights_are_the_blocks_the_allocator_hands_out() {
+    const MIB: u64 = 1 << 20;
+    let slack = |preset: &str, tp: u64, version| {
+        let s = Scenario {
+            gpus: vec![GpuSlot::custom("80 GiB", 80 * GIB); tp as usize],
+            tp,
+            engine: Engine::Vllm(vllm::Options { version, ..Default::default() }),
+            ..Scenario::default()
+        };
+        let (r, _) = vllm_report(s, &model(preset));
+        r.per_gpu[0].block_slack_bytes
+    };
+    let alloc = vllm::Version::V0_19Alloc;
+    assert_eq!(slack("qwen2.5-72b", 2, alloc), 80 * MIB);
+    assert_eq!(slack("qwen2.5-72b", 4, alloc), 120 * MIB);
+    assert_eq!(slack("qwen2.5-7b", 1, alloc), 57 * MIB);
+    assert_eq!(slack("llama-3.1-8b", 1, alloc), 0);
+    // The released rules stay as they were.
+    assert_eq!(slack("qwen2.5-72b", 2, vllm::Version::V0_19Mm), 0);
 }
 
 /// The CUDA graphs vLLM captures: up to 0.10 the 67 sizes of 1 … 512; from

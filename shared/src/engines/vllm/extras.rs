@@ -2,8 +2,9 @@
 //! the memory outside PyTorch its profile adds (`NON_TORCH_*`, chosen by
 //! `Version::non_torch`), the profiled activation peak of its dummy run
 //! ([`profile_peak`], with the sampler's share), the padding its MXFP4 MoE
-//! kernels give the experts, and the LoRA buffers of `--max-loras` ×
-//! `--max-lora-rank`.
+//! kernels give the experts, the LoRA buffers of `--max-loras` ×
+//! `--max-lora-rank`, and the blocks PyTorch's allocator rounds the weight
+//! tensors up to.
 
 use serde::{Deserialize, Serialize};
 
@@ -393,4 +394,97 @@ pub fn lora_bytes(p: &Plan, o: Options, stage: usize) -> u64 {
         })
         .fold(0u64, u64::saturating_add);
     per_slot_width.saturating_mul(o.max_lora_rank).saturating_mul(o.max_loras).saturating_mul(p.bytes_per_element())
+}
+
+/// Bytes PyTorch's caching allocator hands out beyond one tensor of `bytes`
+/// (`c10/cuda/CUDACachingAllocator.cpp`, unchanged through PyTorch 2.10,
+/// vLLM 0.19.0's): a request of 10 MiB or more (`kMinLargeAlloc`) that no
+/// cached block serves gets a new segment rounded up to 2 MiB
+/// (`kRoundLarge`, `get_allocation_size`), and its block keeps the rest
+/// unless more than 1 MiB (`kSmallSize`) is left (`should_split`); the
+/// allocated bytes count the whole block. Smaller requests are split from
+/// 2 and 20 MiB buffers, and keep nothing.
+fn block_slack(bytes: u64) -> u64 {
+    const MIN_LARGE_ALLOC: u64 = 10 * MIB;
+    const ROUND_LARGE: u64 = 2 * MIB;
+    if bytes < MIN_LARGE_ALLOC {
+        return 0;
+    }
+    let rest = bytes.div_ceil(ROUND_LARGE).saturating_mul(ROUND_LARGE).saturating_sub(bytes);
+    if rest <= MIB { rest } else { 0 }
+}
+
+/// The allocator's slack ([`block_slack`]) over the tensors vLLM creates on
+/// one rank of `stage` as it builds the model, which "Model loading took"
+/// counts (0.19.0 `gpu_model_runner.py::load_model`: `DeviceMemoryProfiler`,
+/// `torch.cuda.max_memory_allocated`). Per layer: the fused `qkv_proj`,
+/// `o_proj`, the fused `gate_up_proj` and `down_proj`, or the fused-MoE
+/// `w13` and `w2` of all experts and the shared expert's two; the
+/// vocab-parallel embedding and head, their rows padded to 64
+/// (`vocab_parallel_embedding.py::pad_vocab_size`). Linear layers count when
+/// stored in the model dtype (quantised ones are repacked after loading);
+/// MLA's projections and the vision tower are not counted. Qwen2.5-72B at
+/// TP 2: `down_proj` is 231 MiB, one 232 MiB block, 80 MiB over 80 layers.
+pub fn block_slack_bytes(p: &Plan, stage: usize) -> u64 {
+    use crate::arch::{AttentionKind, Ffn, LayerAttention};
+    use crate::formats::WeightFormat;
+    let t = &p.model.arch.text;
+    let tp = p.tp().max(1);
+    let h = t.hidden_size;
+    let dtype = p.bytes_per_element();
+    // Bytes per element of the attention and dense layers, and of the experts.
+    let (dense, experts) = match p.scenario.weights {
+        WeightFormat::F32 | WeightFormat::Bf16 | WeightFormat::F16 => (dtype, dtype),
+        WeightFormat::Mxfp4 { experts_only: true } => (dtype, 0),
+        WeightFormat::Fp8 { .. }
+        | WeightFormat::Int8
+        | WeightFormat::Bnb4 { .. }
+        | WeightFormat::Gptq { .. }
+        | WeightFormat::Awq { .. }
+        | WeightFormat::Gguf(_)
+        | WeightFormat::Mxfp4 { experts_only: false }
+        | WeightFormat::Nvfp4 => (0, 0),
+    };
+    let slack = |rows: u64, cols: u64, bytes: u64| block_slack(rows.saturating_mul(cols).saturating_mul(bytes));
+    let mut total = 0u64;
+    let standard = matches!(t.attention, AttentionKind::Standard { .. });
+    for l in t.layers.get(p.stage_range(stage)).unwrap_or(&[]) {
+        if standard && !matches!(l.attention, LayerAttention::None) {
+            let (k, v) = l.head_dims(t.head_dim, t.v_head_dim);
+            let heads = t.num_heads / tp;
+            let kv = if l.shape.kv_shared { 0 } else { crate::kv::kv_heads_per_rank(l.kv_heads(t.num_kv_heads), tp) };
+            let values = if l.shape.k_eq_v { 0 } else { kv.saturating_mul(v) };
+            let qkv = heads.saturating_mul(k).saturating_add(kv.saturating_mul(k)).saturating_add(values);
+            total = total.saturating_add(slack(qkv, h, dense)).saturating_add(slack(h, heads.saturating_mul(v), dense));
+        }
+        let mlp = |width: u64, bytes: u64| {
+            let i = width / tp;
+            let up = if t.mlp_gated { 2 * i } else { i };
+            slack(up, h, bytes).saturating_add(slack(h, i, bytes))
+        };
+        let ffn = match (l.ffn, t.moe) {
+            (Ffn::Dense, _) => mlp(if l.shape.ffn_width > 0 { l.shape.ffn_width } else { t.intermediate_size }, dense),
+            (Ffn::Moe, Some(m)) => {
+                let i = m.expert_intermediate_size / tp;
+                let shared = if m.shared_intermediate_size > 0 { mlp(m.shared_intermediate_size, dense) } else { 0 };
+                slack(m.num_experts.saturating_mul(2 * i), h, experts)
+                    .saturating_add(slack(m.num_experts.saturating_mul(h), i, experts))
+                    .saturating_add(shared)
+            }
+            (Ffn::Moe, None) | (Ffn::None, _) => 0,
+        };
+        total = total.saturating_add(ffn);
+    }
+    // GGUF keeps its embedding quantised.
+    let table = if matches!(p.scenario.weights, WeightFormat::Gguf(_)) { 0 } else { dtype };
+    let rows = |n: u64| n.div_ceil(64).saturating_mul(64) / tp;
+    if stage == 0 && p.first_on_gpu {
+        let input = if t.embedding_rows > 0 { t.embedding_rows } else { t.vocab_size };
+        total = total.saturating_add(slack(rows(input), h, table));
+    }
+    // A tied head is the embedding, unless pipeline stages hold them apart.
+    if p.is_last_stage(stage) && (!t.tie_word_embeddings || stage > 0) {
+        total = total.saturating_add(slack(rows(t.vocab_size), h, table));
+    }
+    total
 }

@@ -44,8 +44,8 @@ use extras::mxfp4_padding_bytes;
 pub use extras::{
     MoeKernel, Mxfp4Kernel, NATIVE_SAMPLER_BYTES, NON_TORCH_MULTI, NON_TORCH_MULTI_0_12, NON_TORCH_MULTI_NVSWITCH,
     NON_TORCH_SINGLE, NON_TORCH_SINGLE_0_19, NON_TORCH_TP2_NVSWITCH_0_19, NON_TORCH_TP4_NVSWITCH_0_19,
-    SAMPLER_FP32_BYTES, Sampler, TRITON_SAMPLER_EXTRA_BYTES, lora_bytes, profile_peak, rope_table_bytes,
-    sampler_bytes_per_logit,
+    SAMPLER_FP32_BYTES, Sampler, TRITON_SAMPLER_EXTRA_BYTES, block_slack_bytes, lora_bytes, profile_peak,
+    rope_table_bytes, sampler_bytes_per_logit,
 };
 pub use knobs::KNOBS;
 
@@ -137,6 +137,10 @@ pub struct GpuKv {
     /// part of `weight_bytes`.
     #[serde(skip_serializing_if = "is_zero")]
     pub buffer_bytes: u64,
+    /// What PyTorch's allocator hands out beyond the weight tensors
+    /// (`block_slack_bytes`, by the `0.19-alloc` rules), part of `weight_bytes`.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub block_slack_bytes: u64,
     /// vLLM's LoRA buffers (`--max-loras` × `--max-lora-rank`), part of `weight_bytes`.
     pub lora_bytes: u64,
     /// The speculative drafter's weights (its MTP layers), part of `weight_bytes`.
@@ -314,6 +318,7 @@ fn budget(p: &Plan, o: Options, max_model_len: u64) -> Budget {
         };
         let lora = lora_bytes(p, o, stage);
         let rope = if o.version.holds_rope_tables() && layers > 0 { rope_table_bytes(p) } else { 0 };
+        let slack = if o.version.weights_in_allocator_blocks() { block_slack_bytes(p, stage) } else { 0 };
         let draft = if p.is_last_stage(stage) { spec::draft_weight_bytes(p, o) } else { 0 };
         let deepstack = if stage == 0 && p.first_on_gpu { encoder::deepstack_buffer_bytes(p, o, mnbt) } else { 0 };
         let weights = p
@@ -321,6 +326,7 @@ fn budget(p: &Plan, o: Options, max_model_len: u64) -> Budget {
             .saturating_add(padding)
             .saturating_add(lora)
             .saturating_add(rope)
+            .saturating_add(slack)
             .saturating_add(draft)
             .saturating_add(deepstack);
         let seqs = if p.is_last_stage(stage) { max_num_seqs } else { 0 };
@@ -354,6 +360,7 @@ fn budget(p: &Plan, o: Options, max_model_len: u64) -> Budget {
             requested_bytes: requested,
             weight_bytes: weights,
             buffer_bytes: rope.saturating_add(deepstack),
+            block_slack_bytes: slack,
             lora_bytes: lora,
             draft_bytes: draft,
             activation_bytes: act,
@@ -640,6 +647,7 @@ pub(crate) fn report(p: &Plan, o: Options, b: &Budget, verdict: Verdict) -> Repo
         | Version::V0_19
         | Version::V0_19Rope
         | Version::V0_19Mm
+        | Version::V0_19Alloc
         | Version::V0_21
         | Version::V0_33
         | Version::V0_24

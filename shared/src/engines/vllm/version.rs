@@ -105,6 +105,18 @@ pub enum Version {
     #[default]
     #[serde(rename = "0.24-mm", alias = "latest")]
     V0_24Mm,
+    /// vLLM 0.18 – 0.19 read a fifth time, from the 0.19.0 source and its
+    /// Qwen2.5-72B logs at TP 2 and 4: as [`Version::V0_19Mm`], with each
+    /// weight tensor counted as PyTorch's caching allocator hands it out
+    /// ([`super::block_slack_bytes`]): "Model loading took" is
+    /// `torch.cuda.max_memory_allocated`, which counts whole blocks
+    /// (`utils/mem_utils.py::DeviceMemoryProfiler`, `platforms/cuda.py`).
+    /// From 0.21 `load_model` caps the allocator's splits at 20 MiB
+    /// (`gpu_worker.py::_scoped_allocator_max_split`), another rule. Read
+    /// after [`Version::LATEST`] and for older releases only: it sorts after
+    /// it, and is not offered it as newer (`link::newer_engine`).
+    #[serde(rename = "0.19-alloc")]
+    V0_19Alloc,
 }
 
 /// How a rule set counts the vision tower's profile run
@@ -161,11 +173,14 @@ impl Version {
         Self::V0_24Rope,
         Self::V0_19Mm,
         Self::V0_24Mm,
+        Self::V0_19Alloc,
     ];
-    /// The newest rules this build knows: what a new plan gets.
+    /// The newest rules this build knows for every release: what a new plan
+    /// gets ([`Version::V0_19Alloc`], read after it, covers 0.18 – 0.19 only).
     pub const LATEST: Version = Self::V0_24Mm;
     /// Their ids, newest first (the page's choices).
     pub const IDS_NEWEST_FIRST: &[&str] = &[
+        "0.19-alloc",
         "0.24-mm",
         "0.19-mm",
         "0.24-rope",
@@ -202,6 +217,7 @@ impl Version {
             Self::V0_19Rope => "0.19-rope",
             Self::V0_24Rope => "0.24-rope",
             Self::V0_19Mm => "0.19-mm",
+            Self::V0_19Alloc => "0.19-alloc",
             Self::V0_24Mm => "0.24-mm",
         }
     }
@@ -224,6 +240,7 @@ impl Version {
             Self::V0_19Rope => "vLLM 0.18 – 0.19 (with rotary tables)",
             Self::V0_24Rope => "vLLM 0.20+ (with rotary tables)",
             Self::V0_19Mm => "vLLM 0.18 – 0.19 (with the vision profile)",
+            Self::V0_19Alloc => "vLLM 0.18 – 0.19 (with the allocator's blocks)",
             Self::V0_24Mm => "vLLM 0.20+ (with the vision profile)",
         }
     }
@@ -246,6 +263,7 @@ impl Version {
             Self::V0_24 => "0.33 with 0.19's",
             Self::V0_19Rope | Self::V0_24Rope => "the rotary cos/sin tables counted as weights",
             Self::V0_19Mm | Self::V0_24Mm => "the vision tower's profile run over the largest images",
+            Self::V0_19Alloc => "the weights in the blocks PyTorch's allocator hands out",
         }
     }
 
@@ -276,6 +294,7 @@ impl Version {
             "0.19-rope" => Some(Self::V0_19Rope),
             "0.24-rope" => Some(Self::V0_24Rope),
             "0.19-mm" => Some(Self::V0_19Mm),
+            "0.19-alloc" => Some(Self::V0_19Alloc),
             "0.24-mm" => Some(Self::V0_24Mm),
             _ => None,
         }
@@ -295,7 +314,8 @@ impl Version {
             | Self::V0_18
             | Self::V0_19
             | Self::V0_19Rope
-            | Self::V0_19Mm => 0.90,
+            | Self::V0_19Mm
+            | Self::V0_19Alloc => 0.90,
             Self::V0_21 | Self::V0_33 | Self::V0_24 | Self::V0_24Rope | Self::V0_24Mm => 0.92,
         }
     }
@@ -313,7 +333,8 @@ impl Version {
             | Self::V0_18
             | Self::V0_19
             | Self::V0_19Rope
-            | Self::V0_19Mm => false,
+            | Self::V0_19Mm
+            | Self::V0_19Alloc => false,
             Self::V0_21 | Self::V0_33 | Self::V0_24 | Self::V0_24Rope | Self::V0_24Mm => true,
         }
     }
@@ -336,6 +357,7 @@ impl Version {
             | Self::V0_19
             | Self::V0_19Rope
             | Self::V0_19Mm
+            | Self::V0_19Alloc
             | Self::V0_33
             | Self::V0_24
             | Self::V0_24Rope
@@ -364,8 +386,35 @@ impl Version {
             | Self::V0_17Mm
             | Self::V0_19Rope
             | Self::V0_19Mm
+            | Self::V0_19Alloc
             | Self::V0_24Rope
             | Self::V0_24Mm => true,
+        }
+    }
+
+    /// Whether the weights vLLM holds are the blocks PyTorch's caching
+    /// allocator hands out for them ([`super::block_slack_bytes`]): read
+    /// from the 0.19.0 source; vLLM has measured "Model loading took" as
+    /// allocated blocks since V1, and the released rules stay as they were.
+    pub fn weights_in_allocator_blocks(self) -> bool {
+        match self {
+            Self::V0
+            | Self::V1
+            | Self::V0_10
+            | Self::V0_12
+            | Self::V0_11Mm
+            | Self::V0_12Mm
+            | Self::V0_17Mm
+            | Self::V0_18
+            | Self::V0_19
+            | Self::V0_21
+            | Self::V0_33
+            | Self::V0_24
+            | Self::V0_19Rope
+            | Self::V0_24Rope
+            | Self::V0_19Mm
+            | Self::V0_24Mm => false,
+            Self::V0_19Alloc => true,
         }
     }
 
@@ -382,7 +431,7 @@ impl Version {
             | Self::V0_24Rope
             | Self::V0_24Mm => super::Sampler::FlashInfer,
             Self::V0_12 | Self::V0_11Mm | Self::V0_12Mm | Self::V0_17Mm => super::Sampler::Native,
-            Self::V0_18 | Self::V0_19 | Self::V0_19Rope | Self::V0_19Mm => super::Sampler::Triton,
+            Self::V0_18 | Self::V0_19 | Self::V0_19Rope | Self::V0_19Mm | Self::V0_19Alloc => super::Sampler::Triton,
         }
     }
 
@@ -403,6 +452,7 @@ impl Version {
             | Self::V0_19
             | Self::V0_19Rope
             | Self::V0_19Mm
+            | Self::V0_19Alloc
             | Self::V0_21
             | Self::V0_33
             | Self::V0_24
@@ -429,7 +479,13 @@ impl Version {
             | Self::V0_18
             | Self::V0_21
             | Self::V0_33 => false,
-            Self::V0_19 | Self::V0_24 | Self::V0_19Rope | Self::V0_19Mm | Self::V0_24Rope | Self::V0_24Mm => true,
+            Self::V0_19
+            | Self::V0_24
+            | Self::V0_19Rope
+            | Self::V0_19Mm
+            | Self::V0_19Alloc
+            | Self::V0_24Rope
+            | Self::V0_24Mm => true,
         }
     }
 
@@ -448,7 +504,13 @@ impl Version {
             | Self::V0_18
             | Self::V0_21
             | Self::V0_33 => false,
-            Self::V0_19 | Self::V0_24 | Self::V0_19Rope | Self::V0_19Mm | Self::V0_24Rope | Self::V0_24Mm => true,
+            Self::V0_19
+            | Self::V0_24
+            | Self::V0_19Rope
+            | Self::V0_19Mm
+            | Self::V0_19Alloc
+            | Self::V0_24Rope
+            | Self::V0_24Mm => true,
         };
         if measured && sampler == super::Sampler::Triton { super::TRITON_SAMPLER_EXTRA_BYTES } else { 0 }
     }
@@ -464,7 +526,13 @@ impl Version {
             // no CUDA-graph profile: what is left is the 0.18 window's
             // (a 0.18.1 eager log, 4 × RTX 3090 at TP 4, reads 0.13 GiB).
             (
-                Self::V0_19 | Self::V0_19Rope | Self::V0_19Mm | Self::V0_24 | Self::V0_24Rope | Self::V0_24Mm,
+                Self::V0_19
+                | Self::V0_19Rope
+                | Self::V0_19Mm
+                | Self::V0_19Alloc
+                | Self::V0_24
+                | Self::V0_24Rope
+                | Self::V0_24Mm,
                 _,
                 Board::Pcie,
             ) if eager => (super::NON_TORCH_SINGLE, "llm-d, eager"),
@@ -473,23 +541,49 @@ impl Version {
             // and NCCL's buffers for the first large all-reduce. Pipeline
             // stages alone exchange activations point to point: as one GPU.
             (
-                Self::V0_19 | Self::V0_19Rope | Self::V0_19Mm | Self::V0_24 | Self::V0_24Rope | Self::V0_24Mm,
+                Self::V0_19
+                | Self::V0_19Rope
+                | Self::V0_19Mm
+                | Self::V0_19Alloc
+                | Self::V0_24
+                | Self::V0_24Rope
+                | Self::V0_24Mm,
                 _,
                 Board::NvSwitchHopper,
             ) if tp >= 4 => (super::NON_TORCH_TP4_NVSWITCH_0_19, "0.19 logs: NCCL, FlashInfer"),
             (
-                Self::V0_19 | Self::V0_19Rope | Self::V0_19Mm | Self::V0_24 | Self::V0_24Rope | Self::V0_24Mm,
+                Self::V0_19
+                | Self::V0_19Rope
+                | Self::V0_19Mm
+                | Self::V0_19Alloc
+                | Self::V0_24
+                | Self::V0_24Rope
+                | Self::V0_24Mm,
                 _,
                 Board::NvSwitchHopper,
             ) if tp >= 2 => (super::NON_TORCH_TP2_NVSWITCH_0_19, "0.19 logs: NCCL, FlashInfer"),
             (
-                Self::V0_19 | Self::V0_19Rope | Self::V0_19Mm | Self::V0_24 | Self::V0_24Rope | Self::V0_24Mm,
+                Self::V0_19
+                | Self::V0_19Rope
+                | Self::V0_19Mm
+                | Self::V0_19Alloc
+                | Self::V0_24
+                | Self::V0_24Rope
+                | Self::V0_24Mm,
                 _,
                 Board::NvLink,
             ) if tp >= 2 => (super::NON_TORCH_MULTI_0_12, "0.12 logs"),
-            (Self::V0_19 | Self::V0_19Rope | Self::V0_19Mm | Self::V0_24 | Self::V0_24Rope | Self::V0_24Mm, _, _) => {
-                (super::NON_TORCH_SINGLE_0_19, "0.19 logs")
-            }
+            (
+                Self::V0_19
+                | Self::V0_19Rope
+                | Self::V0_19Mm
+                | Self::V0_19Alloc
+                | Self::V0_24
+                | Self::V0_24Rope
+                | Self::V0_24Mm,
+                _,
+                _,
+            ) => (super::NON_TORCH_SINGLE_0_19, "0.19 logs"),
             // `_` is every later rule set before 0.19: one GPU.
             (_, false, _) => (super::NON_TORCH_SINGLE, "llm-d"),
             // Up to 0.10 the snapshot precedes NCCL's set-up: its buffers count.
@@ -533,6 +627,7 @@ impl Version {
             | Self::V0_19
             | Self::V0_19Rope
             | Self::V0_19Mm
+            | Self::V0_19Alloc
             | Self::V0_21
             | Self::V0_33
             | Self::V0_24
@@ -562,6 +657,7 @@ impl Version {
             | Self::V0_19
             | Self::V0_19Rope
             | Self::V0_19Mm
+            | Self::V0_19Alloc
             | Self::V0_21
             | Self::V0_33
             | Self::V0_24
@@ -580,7 +676,7 @@ impl Version {
             Self::V0_11Mm => kept(Some(EncoderPadding::Budget), "0.11.0"),
             Self::V0_12Mm => kept(Some(EncoderPadding::LargestItem), "0.12.0"),
             Self::V0_17Mm => kept(None, "0.13.0"),
-            Self::V0_19Mm | Self::V0_24Mm => Some(EncoderProfile::Outputs),
+            Self::V0_19Mm | Self::V0_19Alloc | Self::V0_24Mm => Some(EncoderProfile::Outputs),
             Self::V0
             | Self::V1
             | Self::V0_10
@@ -614,7 +710,7 @@ impl Version {
             11 => Self::V0_11Mm,
             12 => Self::V0_12Mm,
             13..=17 => Self::V0_17Mm,
-            18 | 19 => Self::V0_19Mm,
+            18 | 19 => Self::V0_19Alloc,
             // `_` is every later rule set: the releases after 0.19.
             _ => Self::V0_24Mm,
         })
@@ -634,6 +730,7 @@ impl Version {
             | Self::V0_19
             | Self::V0_19Rope
             | Self::V0_19Mm
+            | Self::V0_19Alloc
             | Self::V0_21
             | Self::V0_33
             | Self::V0_24

@@ -140,6 +140,16 @@ pub(crate) fn terms(p: &Plan, r: &Report, kv_demand_bytes: u64) -> EngineTerms {
             Basis::EngineRule,
         ));
     }
+    if let Some(g) = r.per_gpu.first().filter(|g| g.block_slack_bytes > 0) {
+        own.push(Term::bytes(
+            "vLLM weights' allocator blocks",
+            g.block_slack_bytes,
+            "tensors of 10 MiB+ in 2 MiB-rounded blocks that keep ≤ 1 MiB left over (PyTorch's caching \
+             allocator), in the weights"
+                .to_string(),
+            Basis::EngineRule,
+        ));
+    }
     if let Some(g) = r.per_gpu.first().filter(|g| g.lora_bytes > 0) {
         own.push(Term::bytes(
             "vLLM LoRA buffers",
