@@ -119,7 +119,7 @@ use crate::{css, js, wasm};
 /// encoder's rules as one `EncoderProfile` (one match for four): +143 B
 /// of inlining, to 298,351 B, and the ceiling to 298,400 B. Every llama.cpp
 /// file type with `llama_tensor_get_type`'s rules (28 types, their names and
-/// descriptions; IQ3_XXS, IQ2_XXS, IQ1_M among the choices) and vLLM
+/// descriptions; IQ3_XXS among the choices) and vLLM
 /// 0.18 – 0.19's allocator-slack rules (`0.19-alloc`): +2,598 B, to
 /// 300,949 B, and the ceiling to 301,000 B.
 const BUNDLE_BUDGET_BYTES: u64 = 301_000;

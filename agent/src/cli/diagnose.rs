@@ -75,6 +75,11 @@ pub fn run(mut args: DiagnoseArgs) -> anyhow::Result<()> {
         (Some(log), false) => log.model.as_ref().map(startup::logged_model),
         _ => None,
     };
+    // Else a vLLM or SGLang log's `model=` may name a preset.
+    let named = match (&startup, given, &logged) {
+        (Some(log), false, None) => startup::logged_preset(log),
+        _ => None,
+    };
     // A start-up log says which engine ran: the engine flags given apply to it.
     let mut taken = Vec::new();
     if let Some(log) = &startup
@@ -99,7 +104,13 @@ pub fn run(mut args: DiagnoseArgs) -> anyhow::Result<()> {
             taken.push(format!("no plan from the log's metadata: {why}"));
             None
         }
-        (None, None, None) => None,
+        (None, None, None) => match named {
+            Some(p) => {
+                taken.push(format!("the model the log names ({}: the preset {})", p.hf_repo, p.id));
+                Some(plan::load_model(ModelSource::Preset(p.id), &args.plan)?)
+            }
+            None => None,
+        },
     };
     let planned = if let Some(model) = model {
         let scenario = plan::scenario(&args.plan, &model)?;

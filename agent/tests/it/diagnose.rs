@@ -338,6 +338,24 @@ fn a_log_alone_names_its_model_and_is_planned() {
     }
 }
 
+/// A vLLM log given alone plans the preset its `model=` names (its Hub repo,
+/// or a local path ending in it), as if `--model` named it.
+#[test]
+fn a_vllm_log_alone_plans_the_preset_it_names() {
+    let file = format!("{STARTUP}/vllm-v1-0190-qwen25-7b-h100-debug.txt");
+    let text = String::from_utf8_lossy(&headroom(&["diagnose", file.as_str()]).stdout).into_owned();
+    assert!(text.contains("the model the log names (Qwen/Qwen2.5-7B-Instruct: the preset qwen2.5-7b)"), "{text}");
+    let alone = json(&["diagnose", file.as_str(), "--json"]);
+    let given = json(&["diagnose", file.as_str(), "--model", "qwen2.5-7b", "--json"]);
+    assert_eq!(alone["plan"], given["plan"]);
+    assert_eq!(alone["buffers"], given["buffers"]);
+    assert!(alone["plan"]["model"].as_str().is_some_and(|m| m.contains("Qwen2.5 7B")), "{alone}");
+    // A local path ending in the repo names it too (the Qwen3-VL runs).
+    let vl = format!("{STARTUP}/vllm-v1-012-qwen3-vl-30b-a3b-h100-tp2-seqs64.txt");
+    let v = json(&["diagnose", vl.as_str(), "--json"]);
+    assert!(v["plan"]["model"].as_str().is_some_and(|m| m.contains("Qwen3-VL")), "{v}");
+}
+
 /// `headroom diagnose` and the page rebuild the same plan from every start-up
 /// log fixture (`shared::startup::logged_scenario`, issue 33): the page's
 /// path — the link's default plan for the model, run as the log says — gives

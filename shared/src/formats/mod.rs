@@ -112,9 +112,9 @@ impl WeightFormat {
         WeightFormat::Gguf(GgufType::Iq4Xs),
         WeightFormat::Gguf(GgufType::Q3KM),
         WeightFormat::Gguf(GgufType::Iq3Xxs),
+        // The floor: the IQ2 and IQ1 mixes lose too much for the fixes to
+        // offer them before offloading (they parse, and a link keeps them).
         WeightFormat::Gguf(GgufType::Q2K),
-        WeightFormat::Gguf(GgufType::Iq2Xxs),
-        WeightFormat::Gguf(GgufType::Iq1M),
     ];
 
     /// The stable short id used on the command line and in links.

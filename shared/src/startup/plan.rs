@@ -3,11 +3,32 @@
 //! reconciled against the same plan.
 
 use super::{Figure, LogEngine, LoggedConfig, StartupLog};
+use crate::catalog::{MODEL_PRESETS, ModelPreset};
 use crate::engines::Engine;
 use crate::engines::llamacpp::{CacheType, DEFAULT_N_BATCH, DEFAULT_N_UBATCH, FlashAttention, TensorSplit};
 use crate::kv::KvDtype;
 use crate::model::Model;
 use crate::plan::Scenario;
+
+/// The preset a vLLM or SGLang log names (`model=` / `model_path=` in its
+/// configuration line): its Hugging Face repo, or a local path ending in
+/// that repo or in the repo's name, case aside. `None` when none or several
+/// match: a renamed repo (the Hub redirects `meta-llama/Meta-Llama-3.1-8B`)
+/// or a fine-tune under another name is not guessed.
+pub fn logged_preset(log: &StartupLog) -> Option<&'static ModelPreset> {
+    let named = log.config.model.as_deref()?.trim().trim_end_matches('/');
+    // `named` is `tail`, or ends in `/tail`.
+    let ends_in = |tail: &str| {
+        let Some(cut) = named.len().checked_sub(tail.len()) else { return false };
+        named.get(cut..).is_some_and(|t| t.eq_ignore_ascii_case(tail))
+            && (cut == 0 || named.get(..cut).is_some_and(|head| head.ends_with('/')))
+    };
+    let names =
+        |p: &&ModelPreset| ends_in(p.hf_repo) || p.hf_repo.rsplit_once('/').is_some_and(|(_, name)| ends_in(name));
+    let mut found = MODEL_PRESETS.iter().filter(names);
+    let first = found.next()?;
+    found.next().is_none().then_some(first)
+}
 
 /// The plan `planned` as the log says it ran, what the plan leaves at its
 /// defaults taken from the log: the engine and its knobs
@@ -301,5 +322,32 @@ fn launched_ik(c: &LoggedConfig, o: &mut crate::engines::llamacpp::Options, take
     if c.ik_run_time_repack == Some(true) && !o.run_time_repack {
         o.run_time_repack = true;
         taken.push("-rtr".into());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_log_names_its_preset_by_repo_or_local_path() {
+        let named = |model: &str| {
+            let log = StartupLog {
+                engine: LogEngine::Vllm,
+                config: LoggedConfig { model: Some(model.into()), ..LoggedConfig::default() },
+                facts: Vec::new(),
+                model: None,
+            };
+            logged_preset(&log).map(|p| p.id)
+        };
+        assert_eq!(named("Qwen/Qwen2.5-7B-Instruct"), Some("qwen2.5-7b"));
+        assert_eq!(named("qwen/qwen2.5-7b-instruct"), Some("qwen2.5-7b"));
+        assert_eq!(named("/public_hw/home/x/HF/models/Qwen/Qwen3-VL-30B-A3B-Instruct"), Some("qwen3-vl-30b-a3b"));
+        assert_eq!(named("/models/Qwen2.5-7B-Instruct/"), Some("qwen2.5-7b"));
+        // Only whole path parts, and no fine-tune or renamed repo.
+        assert_eq!(named("/models/MyQwen2.5-7B-Instruct"), None);
+        assert_eq!(named("Qwen/Qwen2.5-7B-Instruct-abliterated"), None);
+        assert_eq!(named("None"), None);
+        assert_eq!(named(""), None);
     }
 }

@@ -5,7 +5,7 @@
 
 use shared::estimate::{ValidScenario, estimate};
 use shared::explain::{thousands, upper_first};
-use shared::link::{LinkState, decode};
+use shared::link::{LinkState, ModelSource, decode};
 use shared::model::Model;
 use shared::oom::{DiagnoseContext, Diagnosis, OomKind, OomReport, diagnose, parse};
 use shared::startup::{self, Amount, BufferCheck, StartupLog, WhatIfs};
@@ -34,7 +34,8 @@ pub fn findings_for(query: &str, hub: &HubState, text: &str) -> String {
         _ => ctx,
     };
     let log = match startup::read(text) {
-        Some(log) => match logged_run(&log, &state, model.as_ref()) {
+        Some(log) => match logged_run(&log, &state, model.as_ref()).or_else(|| named_run(&log, &state, model.as_ref()))
+        {
             Some((run, m, note)) => {
                 let mut h = Html::new();
                 h.raw("<p class=\"hint\" data-testid=\"startup-logged-model\">").t(&note).raw("</p>");
@@ -54,10 +55,6 @@ pub fn findings_for(query: &str, hub: &HubState, text: &str) -> String {
 /// model, or the link's model has its shapes.
 fn logged_run(log: &StartupLog, state: &LinkState, linked: Option<&Model>) -> Option<(LinkState, Model, String)> {
     let (m, format, notes) = startup::logged_model(log.model.as_ref()?).ok()?;
-    let shape = |m: &Model| {
-        let t = &m.arch.text;
-        (m.layout.num_layers, t.hidden_size, t.num_heads, t.vocab_size)
-    };
     if linked.is_some_and(|l| shape(l) == shape(&m)) {
         return None;
     }
@@ -68,6 +65,25 @@ fn logged_run(log: &StartupLog, state: &LinkState, linked: Option<&Model>) -> Op
         note.push_str(n);
     }
     Some((run, m, note + "."))
+}
+
+/// The preset a pasted vLLM or SGLang log names (`startup::logged_preset`),
+/// when the link's model is not of its shapes: planned in the checkpoint's
+/// own format, as `headroom diagnose` plans the log alone. With the note.
+fn named_run(log: &StartupLog, state: &LinkState, linked: Option<&Model>) -> Option<(LinkState, Model, String)> {
+    let p = startup::logged_preset(log)?;
+    let m = presets::model(p).ok()?;
+    if linked.is_some_and(|l| shape(l) == shape(&m)) {
+        return None;
+    }
+    let run = LinkState { model: ModelSource::Preset(p.id.into()), weights: None, ..state.clone() };
+    Some((run, m, format!("Planned with the model the log names ({}: {}), not the link's.", p.hf_repo, p.name)))
+}
+
+/// What tells two models apart for a log: layers, width, heads, vocabulary.
+fn shape(m: &Model) -> (u32, u64, u64, u64) {
+    let t = &m.arch.text;
+    (m.layout.num_layers, t.hidden_size, t.num_heads, t.vocab_size)
 }
 
 /// A pasted start-up log against the link's plan run as the log says it
@@ -438,6 +454,25 @@ mod tests {
         let same = findings_for("model=llama-3.1-8b", &HubState::Idle, log);
         assert!(!same.contains("Planned with the model the log describes"), "{same}");
         assert!(same.contains("Start-up log against the plan"), "{same}");
+    }
+
+    /// A vLLM log names its model's repo (`model='Qwen/Qwen2.5-7B-Instruct'`):
+    /// pasted against another model's link, it is planned with that preset.
+    #[test]
+    fn a_pasted_vllm_log_is_planned_with_the_preset_it_names() {
+        let log = include_str!("../../../shared/tests/fixtures/startup/vllm-v1-0190-qwen25-7b-h100-debug.txt");
+        let html = findings_for("model=gpt2", &HubState::Idle, log);
+        assert!(
+            html.contains("Planned with the model the log names (Qwen/Qwen2.5-7B-Instruct: Qwen2.5 7B Instruct)"),
+            "{html}"
+        );
+        assert!(html.contains("Start-up log against the plan"), "{html}");
+        let want = findings_for("model=qwen2.5-7b", &HubState::Idle, log);
+        assert!(!want.contains("Planned with the model the log names"), "{want}");
+        // The same rows as the link of the preset itself.
+        let rows = |h: &str| h.matches("data-testid=\"startup-row\"").count();
+        assert_eq!(rows(&html), rows(&want));
+        assert!(rows(&html) > 0);
     }
 
     #[test]

@@ -31,6 +31,14 @@ pub fn FormatSelect() -> impl IntoView {
                     let (value, text) = (id.clone(), id.clone());
                     view! { <option value=value selected=move || chosen.with(|c| *c == id)>{text}</option> }
                 }).collect_view()}
+                // A format a link or a log names beyond the list (`iq2_xxs`,
+                // `gptq-int4-g32`): shown as chosen rather than dropped.
+                {move || {
+                    let c = chosen.get();
+                    (!c.is_empty() && !WeightFormat::CHOICES.iter().any(|f| f.id() == c)).then(|| {
+                        view! { <option value=c.clone() selected=true>{c.clone()}</option> }
+                    })
+                }}
             </select>
             <p class="hint" id="weights-desc">{move || describe.get()}</p>
         </div>
