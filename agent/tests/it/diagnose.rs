@@ -345,15 +345,24 @@ fn a_vllm_log_alone_plans_the_preset_it_names() {
     let file = format!("{STARTUP}/vllm-v1-0190-qwen25-7b-h100-debug.txt");
     let text = String::from_utf8_lossy(&headroom(&["diagnose", file.as_str()]).stdout).into_owned();
     assert!(text.contains("the model the log names (Qwen/Qwen2.5-7B-Instruct: the preset qwen2.5-7b)"), "{text}");
+    // And its GPU by the memory CUDA reported (79.19 GiB: an H100).
+    assert!(text.contains("GPU H100 SXM (79.19 GiB as CUDA reported it)"), "{text}");
     let alone = json(&["diagnose", file.as_str(), "--json"]);
     let given = json(&["diagnose", file.as_str(), "--model", "qwen2.5-7b", "--json"]);
-    assert_eq!(alone["plan"], given["plan"]);
-    assert_eq!(alone["buffers"], given["buffers"]);
-    assert!(alone["plan"]["model"].as_str().is_some_and(|m| m.contains("Qwen2.5 7B")), "{alone}");
+    assert_eq!(alone["reconciled"], given["reconciled"]);
+    // The log planned by itself: its KV budget within 0.1 % (58.53 GiB).
+    let kv = alone["reconciled"]
+        .as_array()
+        .and_then(|rows| rows.iter().find(|r| r["term"] == "available KV cache memory"))
+        .unwrap_or_else(|| panic!("a KV row: {alone}"));
+    let (logged, predicted) = (kv["logged"]["value"].as_u64().unwrap(), kv["predicted"]["value"].as_u64().unwrap());
+    assert!(logged.abs_diff(predicted) * 1000 <= logged, "{kv}");
     // A local path ending in the repo names it too (the Qwen3-VL runs).
     let vl = format!("{STARTUP}/vllm-v1-012-qwen3-vl-30b-a3b-h100-tp2-seqs64.txt");
+    let text = String::from_utf8_lossy(&headroom(&["diagnose", vl.as_str()]).stdout).into_owned();
+    assert!(text.contains("the preset qwen3-vl-30b-a3b"), "{text}");
     let v = json(&["diagnose", vl.as_str(), "--json"]);
-    assert!(v["plan"]["model"].as_str().is_some_and(|m| m.contains("Qwen3-VL")), "{v}");
+    assert!(v["reconciled"].as_array().is_some_and(|r| !r.is_empty()), "{v}");
 }
 
 /// `headroom diagnose` and the page rebuild the same plan from every start-up

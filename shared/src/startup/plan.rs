@@ -8,7 +8,7 @@ use crate::engines::Engine;
 use crate::engines::llamacpp::{CacheType, DEFAULT_N_BATCH, DEFAULT_N_UBATCH, FlashAttention, TensorSplit};
 use crate::kv::KvDtype;
 use crate::model::Model;
-use crate::plan::Scenario;
+use crate::plan::{GpuSlot, Scenario};
 
 /// The preset a vLLM or SGLang log names (`model=` / `model_path=` in its
 /// configuration line): its Hugging Face repo, or a local path ending in
@@ -37,11 +37,30 @@ pub fn logged_preset(log: &StartupLog) -> Option<&'static ModelPreset> {
 /// like the plan's first when it plans one; the KV cache dtype the log
 /// names (`kv_cache_dtype=fp8`) when the plan keeps the model's; llama.cpp's
 /// layer split from its per-GPU KV buffers (on as many GPUs) when the plan
-/// gives none. Also what was taken, in words. The caller validates the
+/// gives none; the GPU the log names by its memory when the plan's differs.
+/// Also what was taken, in words. The caller validates the
 /// result against the model as it validates any plan.
 pub fn logged_scenario(log: &StartupLog, model: &Model, planned: Scenario<Engine>) -> (Scenario<Engine>, Vec<String>) {
     let (engine, mut taken) = logged_engine(log, planned.engine);
     let mut s = Scenario { engine, ..planned };
+    // The GPU the log ran on when the plan's is not of its size (by more
+    // than 2 %): the catalog's nearest by what CUDA reports, holding the
+    // logged total (vLLM's `Free memory on device (…/T GiB)`,
+    // `total_gpu_memory`), which vLLM and SGLang size their budgets from.
+    if let Some((_, total)) = log.first(|f| match f {
+        Figure::DeviceTotal { bytes } => Some(*bytes),
+        _ => None,
+    }) && s.gpus.first().is_some_and(|g| g.cuda_total_bytes.abs_diff(total) > total / 50)
+        && let Some(g) = crate::catalog::gpus().iter().min_by_key(|g| g.cuda_total_bytes().abs_diff(total))
+    {
+        taken.push(format!(
+            "GPU {} ({} as CUDA reported it)",
+            g.name,
+            crate::units::format_bytes(total, crate::units::UnitSystem::Binary)
+        ));
+        let slot = GpuSlot { cuda_total_bytes: total, ..GpuSlot::from_catalog(g) };
+        s.gpus = vec![slot; s.gpus.len()];
+    }
     let c = &log.config;
     let one_gpu = s.gpus.len() == 1;
     let stages = (s.gpus.len() as u64 / s.tp.max(1)).max(1);
