@@ -400,7 +400,9 @@ fn vllm_releases_map_to_their_rules() {
         ("0.12.0", Version::V0_12Mm),
         // 0.13 – 0.17 keep the outputs and pixels unpadded.
         ("0.13.0", Version::V0_17Mm),
-        ("0.17.1", Version::V0_17Mm),
+        ("0.16.0", Version::V0_17Mm),
+        // 0.17 samples top-k/top-p with Triton from 8 rows, in place.
+        ("0.17.1", Version::V0_17Triton),
         // With the rotary tables since issue 36's fourth session, the vision
         // tower's profile since its fifth, the allocator's blocks since its
         // TP 2 session (0.18.0 and 0.19.0 alike: torch 2.10, no split cap).

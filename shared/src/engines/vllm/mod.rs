@@ -642,7 +642,8 @@ pub(crate) fn report(p: &Plan, o: Options, b: &Budget, verdict: Verdict) -> Repo
         | Version::V0_12
         | Version::V0_11Mm
         | Version::V0_12Mm
-        | Version::V0_17Mm => None,
+        | Version::V0_17Mm
+        | Version::V0_17Triton => None,
         Version::V0_18
         | Version::V0_19
         | Version::V0_19Rope
