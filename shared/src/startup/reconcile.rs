@@ -165,16 +165,18 @@ fn sglang_row(f: &Fact, r: &crate::engines::sglang::Report, e: &Estimate) -> Opt
         Figure::MaxTotalTokens { tokens } => {
             row("max_total_num_tokens", Amount::Tokens(tokens), Some(Amount::Tokens(r.max_total_num_tokens)))
         }
-        // Only the rules that count it (`0.5.23-init`) predict it.
+        // Only the rules that count it (`0.5.23-init`, `0.5.23-alloc`) predict it.
         Figure::DistInit { bytes } => {
             row(
                 "distributed init",
                 Amount::Bytes(bytes),
                 // The overhead beyond the CUDA context, under the rules that count it.
                 match r.version {
-                    crate::engines::sglang::Version::V0_5_23Init => peak.map(|g| {
-                        Amount::Bytes(g.budget.overhead_bytes.saturating_sub(crate::plan::CUDA_CONTEXT_BYTES))
-                    }),
+                    crate::engines::sglang::Version::V0_5_23Init | crate::engines::sglang::Version::V0_5_23Alloc => {
+                        peak.map(|g| {
+                            Amount::Bytes(g.budget.overhead_bytes.saturating_sub(crate::plan::CUDA_CONTEXT_BYTES))
+                        })
+                    }
                     crate::engines::sglang::Version::TpTable | crate::engines::sglang::Version::V0_5_23 => None,
                 },
             )

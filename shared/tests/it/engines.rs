@@ -4,7 +4,7 @@ use crate::estimate;
 use shared::engines::{Engine, EngineReport, vllm};
 use shared::estimate::{GpuSlot, Scenario, Verdict};
 use shared::model::Model;
-use shared::units::GIB;
+use shared::units::{GIB, MIB};
 
 fn model(id: &str) -> Model {
     Model::preset(id).unwrap_or_else(|e| panic!("{e}"))
@@ -400,7 +400,9 @@ fn vllm_releases_map_to_their_rules() {
         ("0.12.0", Version::V0_12Mm),
         // 0.13 – 0.17 keep the outputs and pixels unpadded.
         ("0.13.0", Version::V0_17Mm),
-        ("0.17.1", Version::V0_17Mm),
+        ("0.16.0", Version::V0_17Mm),
+        // 0.17 samples top-k/top-p with Triton from 8 rows, in place.
+        ("0.17.1", Version::V0_17Triton),
         // With the rotary tables since issue 36's fourth session, the vision
         // tower's profile since its fifth, the allocator's blocks since its
         // TP 2 session (0.18.0 and 0.19.0 alike: torch 2.10, no split cap).
@@ -438,12 +440,46 @@ fn sglang_0_5_23_takes_mem_fraction_static_from_gpu_memory() {
         };
         let (report, _, _) = report_of(&m, s);
         let Some(EngineReport::Sglang(r)) = report else { panic!() };
-        assert_eq!(r.version, sglang::Version::V0_5_23Init);
+        assert_eq!(r.version, sglang::Version::V0_5_23Alloc);
         (r.mem_fraction_static, r.chunked_prefill_size)
     };
     assert_eq!(fraction("h100-sxm", 1), (0.830, 8192));
     assert_eq!(fraction("h100-sxm", 4), (0.819, 8192));
     assert_eq!(fraction("rtx-4090", 1), (0.704, 4096));
+}
+
+/// SGLang measures its weights by the free memory CUDA reports (0.4.3
+/// `model_runner.py::load_model`), so each weight of 10 MiB or more counts
+/// as the 2 MiB-rounded segment PyTorch's allocator reserves for it. QwQ-32B
+/// at TP 4 (`sglang-043-qwq-32b-l4-tp4`, "mem usage=15.54 GB" per rank):
+/// per layer `qkv_proj` 17.5 MiB in 18, `o_proj` 12.5 in 14, `gate_up_proj`
+/// 135 in 136, `down_proj` 67.5 in 68, and the embedding and head 371.25
+/// in 372 each: 225.5 MiB beyond the parameters, which leave the pool.
+#[test]
+fn sglang_weights_are_the_allocators_segments() {
+    use shared::engines::sglang;
+    let m = model("qwen2.5-32b");
+    let l4 = shared::catalog::gpu("l4").unwrap_or_else(|| panic!("l4"));
+    let run = |version| {
+        let s = Scenario {
+            gpus: vec![GpuSlot::from_catalog(l4); 4],
+            tp: 4,
+            engine: Engine::Sglang(sglang::Options { version, mem_fraction_static: Some(0.85), ..Default::default() }),
+            ..Scenario::default()
+        };
+        let (report, _, e) = report_of(&m, s);
+        let Some(EngineReport::Sglang(r)) = report else { panic!("SGLang") };
+        (e.per_gpu[0].budget.weight_bytes, r.max_total_num_tokens, r.cell_size_bytes)
+    };
+    let (params, tokens, cell) = run(sglang::Version::V0_5_23Init);
+    let (segments, fewer, _) = run(sglang::Version::V0_5_23Alloc);
+    let slack = 225 * MIB + MIB / 2;
+    assert_eq!(segments - params, slack);
+    assert_eq!(tokens - fewer, slack / cell);
+    // Within 0.07 GiB of the 15.54 GiB the log says, 0.28 GiB short before.
+    let logged = 1554 * GIB / 100;
+    assert!(logged - segments < 7 * GIB / 100, "{segments}");
+    assert!(logged - params > 27 * GIB / 100, "{params}");
 }
 
 /// vLLM's LoRA buffers: one slot of rank 16 on every linear layer of

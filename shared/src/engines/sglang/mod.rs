@@ -52,28 +52,40 @@ pub enum Version {
     /// `mem_cache/kv_cache_configurator.py::_profile_available_bytes`;
     /// `total_gpu_memory`, the distributed init's `min_per_gpu_memory`, in
     /// 0.4.9 `model_runner.py::profile_max_num_token`), not of CUDA's total.
-    #[default]
-    #[serde(rename = "0.5.23-init", alias = "latest")]
+    #[serde(rename = "0.5.23-init")]
     V0_5_23Init,
+    /// SGLang 0.4.3 – 0.5.23 read a third time, from the 0.4.3 source and a
+    /// 0.4.3 start-up log: as [`Version::V0_5_23Init`], with each weight
+    /// tensor of 10 MiB or more counted as the segment PyTorch's caching
+    /// allocator reserves for it ([`vllm::segment_slack_bytes`]): SGLang
+    /// measures its weights, and sizes its pool, by the free memory CUDA
+    /// reports after `torch.cuda.empty_cache` (0.4.3
+    /// `model_runner.py::load_model`, `profile_max_num_token`;
+    /// `utils.py::get_available_gpu_memory`), which a segment's unused rest
+    /// is not.
+    #[default]
+    #[serde(rename = "0.5.23-alloc", alias = "latest")]
+    V0_5_23Alloc,
 }
 
 impl Version {
     /// Every known version, oldest first.
-    pub const ALL: &[Version] = &[Self::TpTable, Self::V0_5_23, Self::V0_5_23Init];
+    pub const ALL: &[Version] = &[Self::TpTable, Self::V0_5_23, Self::V0_5_23Init, Self::V0_5_23Alloc];
     /// The newest rules this build knows: what a new plan gets.
-    pub const LATEST: Version = Self::V0_5_23Init;
+    pub const LATEST: Version = Self::V0_5_23Alloc;
     /// Their ids, newest first (the page's choices).
-    pub const IDS_NEWEST_FIRST: &[&str] = &["0.5.23-init", "0.5.23", "tp"];
+    pub const IDS_NEWEST_FIRST: &[&str] = &["0.5.23-alloc", "0.5.23-init", "0.5.23", "tp"];
 
     pub fn id(self) -> &'static str {
         match self {
             Self::TpTable => "tp",
             Self::V0_5_23 => "0.5.23",
             Self::V0_5_23Init => "0.5.23-init",
+            Self::V0_5_23Alloc => "0.5.23-alloc",
         }
     }
 
-    /// An id naming one version (`tp`, `0.5.23`), or `latest`.
+    /// An id naming one version (`tp`, `0.5.23`, `0.5.23-init`, `0.5.23-alloc`), or `latest`.
     pub fn parse(s: &str) -> Option<Self> {
         match s.trim().to_ascii_lowercase().trim_start_matches('v') {
             "latest" | "new" => Some(Self::LATEST),
@@ -87,6 +99,7 @@ impl Version {
             "tp" => Some(Self::TpTable),
             "0.5.23" => Some(Self::V0_5_23),
             "0.5.23-init" => Some(Self::V0_5_23Init),
+            "0.5.23-alloc" => Some(Self::V0_5_23Alloc),
             _ => None,
         }
     }
@@ -126,7 +139,7 @@ pub(crate) fn check_knobs(o: Options) -> Result<(), String> {
 pub fn default_mem_fraction_for(p: &Plan, o: Options) -> f64 {
     match o.version {
         Version::TpTable => default_mem_fraction(p.tp()),
-        Version::V0_5_23 | Version::V0_5_23Init => gpu_memory_settings(p).mem_fraction_static,
+        Version::V0_5_23 | Version::V0_5_23Init | Version::V0_5_23Alloc => gpu_memory_settings(p).mem_fraction_static,
     }
 }
 
@@ -263,9 +276,9 @@ fn pool(p: &Plan, o: Options) -> Pool {
                 (slot.cuda_total_bytes as f64 * (1.0 - fraction)).ceil() as u64,
             ),
             // A share of what was free before the weights.
-            Version::V0_5_23Init => {
+            Version::V0_5_23Init | Version::V0_5_23Alloc => {
                 let before = slot.cuda_total_bytes.saturating_sub(overhead(p, o));
-                (before.saturating_sub(p.stage_weights(stage)), (before as f64 * (1.0 - fraction)).ceil() as u64)
+                (before.saturating_sub(weights(p, o, stage)), (before as f64 * (1.0 - fraction)).ceil() as u64)
             }
         };
         let mut rest = free_after_weights.saturating_sub(reserved);
@@ -289,7 +302,7 @@ fn default_chunk(p: &Plan, o: Options) -> u64 {
             let large = p.scenario.gpus.first().is_some_and(|g| g.capacity_bytes >= 70 * GIB);
             if large { 8192 } else { 2048 }
         }
-        Version::V0_5_23 | Version::V0_5_23Init => gpu_memory_settings(p).chunked_prefill_size,
+        Version::V0_5_23 | Version::V0_5_23Init | Version::V0_5_23Alloc => gpu_memory_settings(p).chunked_prefill_size,
     }
 }
 
@@ -336,8 +349,21 @@ pub const DIST_INIT_NVSWITCH: u64 = 1618 * MIB;
 fn overhead(p: &Plan, o: Options) -> u64 {
     match o.version {
         Version::TpTable | Version::V0_5_23 => p.base_overhead(),
-        Version::V0_5_23Init => crate::plan::CUDA_CONTEXT_BYTES.saturating_add(dist_init_bytes(p)),
+        Version::V0_5_23Init | Version::V0_5_23Alloc => {
+            crate::plan::CUDA_CONTEXT_BYTES.saturating_add(dist_init_bytes(p))
+        }
     }
+}
+
+/// The weights on one GPU of `stage` as SGLang measures them (`Load weight
+/// end. … mem usage`): by the `0.5.23-alloc` rules, with the segments'
+/// slack ([`vllm::segment_slack_bytes`]).
+fn weights(p: &Plan, o: Options, stage: usize) -> u64 {
+    let slack = match o.version {
+        Version::TpTable | Version::V0_5_23 | Version::V0_5_23Init => 0,
+        Version::V0_5_23Alloc => vllm::segment_slack_bytes(p, stage),
+    };
+    p.stage_weights(stage).saturating_add(slack)
 }
 
 pub(crate) fn parts(p: &Plan, o: Options, g: usize) -> GpuBudget {
@@ -349,7 +375,7 @@ pub(crate) fn parts(p: &Plan, o: Options, g: usize) -> GpuBudget {
         act = act.saturating_add(activations::logits(text.vocab_size, p.scenario.concurrency, 1, p.tp()));
     }
     GpuBudget {
-        weight_bytes: p.stage_weights(stage),
+        weight_bytes: weights(p, o, stage),
         kv_cache_bytes: pool.tokens.saturating_mul(kv::bytes_per_token(p.stage_kv(stage))),
         state_bytes: pool.state_slots.map_or(0, |s| s.saturating_add(1).saturating_mul(p.stage_state(stage))),
         activation_bytes: act,
@@ -436,11 +462,11 @@ pub(crate) fn terms(p: &Plan, r: &Report, kv_demand_bytes: u64) -> EngineTerms {
         ),
         overhead: match r.version {
             Version::TpTable | Version::V0_5_23 => crate::plan::terms::tp_comm_note(p),
-            Version::V0_5_23Init if p.tp() > 1 => format!(
+            Version::V0_5_23Init | Version::V0_5_23Alloc if p.tp() > 1 => format!(
                 " + SGLang's NCCL init {} per GPU (its logs)",
                 format_bytes(dist_init_bytes(p), UnitSystem::Binary)
             ),
-            Version::V0_5_23Init => String::new(),
+            Version::V0_5_23Init | Version::V0_5_23Alloc => String::new(),
         },
         own: vec![Term::tokens(
             "SGLang max_total_num_tokens",
@@ -449,12 +475,14 @@ pub(crate) fn terms(p: &Plan, r: &Report, kv_demand_bytes: u64) -> EngineTerms {
                 "(free after weights − {} × (1 − mem_fraction_static {}, {})) ÷ cell size {} bytes",
                 match r.version {
                     Version::TpTable | Version::V0_5_23 => crate::plan::terms::cuda_total(p),
-                    Version::V0_5_23Init => "free before weights".to_owned(),
+                    Version::V0_5_23Init | Version::V0_5_23Alloc => "free before weights".to_owned(),
                 },
                 decimal_short(r.mem_fraction_static, 3),
                 match r.version {
                     Version::TpTable => "default by TP",
-                    Version::V0_5_23 | Version::V0_5_23Init => "default from GPU memory, 0.5.23",
+                    Version::V0_5_23 | Version::V0_5_23Init | Version::V0_5_23Alloc => {
+                        "default from GPU memory, 0.5.23"
+                    }
                 },
                 thousands(r.cell_size_bytes)
             ),

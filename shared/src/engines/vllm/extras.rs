@@ -405,27 +405,58 @@ pub fn lora_bytes(p: &Plan, o: Options, stage: usize) -> u64 {
 /// allocated bytes count the whole block. Smaller requests are split from
 /// 2 and 20 MiB buffers, and keep nothing.
 fn block_slack(bytes: u64) -> u64 {
+    let rest = segment_slack(bytes);
+    if rest <= MIB { rest } else { 0 }
+}
+
+/// What the segment PyTorch's caching allocator reserves for one tensor of
+/// `bytes` holds beyond it: a request of 10 MiB or more gets a segment of
+/// its own rounded up to 2 MiB (`get_allocation_size`, as [`block_slack`]);
+/// the rest, kept in its block or split off as a free block that no later
+/// weight is small enough to take, stays reserved through
+/// `torch.cuda.empty_cache` (which frees whole segments only), so the free
+/// memory CUDA reports (`torch.cuda.mem_get_info`) is short of it. Smaller
+/// requests share 2 and 20 MiB buffers and are left out.
+fn segment_slack(bytes: u64) -> u64 {
     const MIN_LARGE_ALLOC: u64 = 10 * MIB;
     const ROUND_LARGE: u64 = 2 * MIB;
     if bytes < MIN_LARGE_ALLOC {
         return 0;
     }
-    let rest = bytes.div_ceil(ROUND_LARGE).saturating_mul(ROUND_LARGE).saturating_sub(bytes);
-    if rest <= MIB { rest } else { 0 }
+    bytes.div_ceil(ROUND_LARGE).saturating_mul(ROUND_LARGE).saturating_sub(bytes)
 }
 
 /// The allocator's slack ([`block_slack`]) over the tensors vLLM creates on
-/// one rank of `stage` as it builds the model, which "Model loading took"
-/// counts (0.19.0 `gpu_model_runner.py::load_model`: `DeviceMemoryProfiler`,
-/// `torch.cuda.max_memory_allocated`). Per layer: the fused `qkv_proj`,
-/// `o_proj`, the fused `gate_up_proj` and `down_proj`, or the fused-MoE
-/// `w13` and `w2` of all experts and the shared expert's two; the
-/// vocab-parallel embedding and head, their rows padded to 64
-/// (`vocab_parallel_embedding.py::pad_vocab_size`). Linear layers count when
-/// stored in the model dtype (quantised ones are repacked after loading);
-/// MLA's projections and the vision tower are not counted. Qwen2.5-72B at
-/// TP 2: `down_proj` is 231 MiB, one 232 MiB block, 80 MiB over 80 layers.
+/// one rank of `stage` as it builds the model ([`weight_tensor_slack`]),
+/// which "Model loading took" counts (0.19.0
+/// `gpu_model_runner.py::load_model`: `DeviceMemoryProfiler`,
+/// `torch.cuda.max_memory_allocated`). Qwen2.5-72B at TP 2: `down_proj` is
+/// 231 MiB, one 232 MiB block, 80 MiB over 80 layers.
 pub fn block_slack_bytes(p: &Plan, stage: usize) -> u64 {
+    weight_tensor_slack(p, stage, block_slack)
+}
+
+/// The segments' slack ([`segment_slack`]) over the same tensors: what an
+/// engine that measures its weights by the free memory CUDA reports after
+/// `torch.cuda.empty_cache` sees beyond them (SGLang 0.4.3
+/// `model_executor/model_runner.py::load_model` and
+/// `utils.py::get_available_gpu_memory`, whose figure after the weights also
+/// sizes the KV pool in `profile_max_num_token`). QwQ-32B at TP 4:
+/// `o_proj` is 12.5 MiB in a 14 MiB segment, `qkv_proj` 17.5 in 18,
+/// `down_proj` 67.5 in 68: 160 MiB over 64 layers.
+pub fn segment_slack_bytes(p: &Plan, stage: usize) -> u64 {
+    weight_tensor_slack(p, stage, segment_slack)
+}
+
+/// `slack_of` summed over the tensors vLLM's model code (which SGLang's
+/// follows) creates on one rank of `stage` as it builds the model. Per
+/// layer: the fused `qkv_proj`, `o_proj`, the fused `gate_up_proj` and
+/// `down_proj`, or the fused-MoE `w13` and `w2` of all experts and the
+/// shared expert's two; the vocab-parallel embedding and head, their rows
+/// padded to 64 (`vocab_parallel_embedding.py::pad_vocab_size`). Linear
+/// layers count when stored in the model dtype (quantised ones are repacked
+/// after loading); MLA's projections and the vision tower are not counted.
+fn weight_tensor_slack(p: &Plan, stage: usize, slack_of: fn(u64) -> u64) -> u64 {
     use crate::arch::{AttentionKind, Ffn, LayerAttention};
     use crate::formats::WeightFormat;
     let t = &p.model.arch.text;
@@ -445,7 +476,7 @@ pub fn block_slack_bytes(p: &Plan, stage: usize) -> u64 {
         | WeightFormat::Mxfp4 { experts_only: false }
         | WeightFormat::Nvfp4 => (0, 0),
     };
-    let slack = |rows: u64, cols: u64, bytes: u64| block_slack(rows.saturating_mul(cols).saturating_mul(bytes));
+    let slack = |rows: u64, cols: u64, bytes: u64| slack_of(rows.saturating_mul(cols).saturating_mul(bytes));
     let mut total = 0u64;
     let standard = matches!(t.attention, AttentionKind::Standard { .. });
     for l in t.layers.get(p.stage_range(stage)).unwrap_or(&[]) {

@@ -77,6 +77,7 @@ pub(super) fn rejection_bytes_per_logit(o: Options, bytes_per_element: u64) -> u
         | Version::V0_11Mm
         | Version::V0_12Mm
         | Version::V0_17Mm
+        | Version::V0_17Triton
         | Version::V0_18
         | Version::V0_19
         | Version::V0_21

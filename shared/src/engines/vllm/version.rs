@@ -117,6 +117,15 @@ pub enum Version {
     /// it, and is not offered it as newer (`link::newer_engine`).
     #[serde(rename = "0.19-alloc")]
     V0_19Alloc,
+    /// vLLM 0.17 read again, from the 0.17.0 and 0.17.1 source: as
+    /// [`Version::V0_17Mm`], with Triton's top-k/top-p sampler
+    /// ([`super::Sampler::Triton`]): 0.17.0 added
+    /// `v1/sample/ops/topk_topp_triton.py`, which `apply_top_k_top_p` runs in
+    /// place over the fp32 logits for 8 rows or more, where 0.11 – 0.16
+    /// sort them (`apply_top_k_top_p_pytorch`). Read after
+    /// [`Version::LATEST`] and for 0.17 only, as [`Version::V0_19Alloc`].
+    #[serde(rename = "0.17-triton")]
+    V0_17Triton,
 }
 
 /// How a rule set counts the vision tower's profile run
@@ -174,12 +183,14 @@ impl Version {
         Self::V0_19Mm,
         Self::V0_24Mm,
         Self::V0_19Alloc,
+        Self::V0_17Triton,
     ];
     /// The newest rules this build knows for every release: what a new plan
     /// gets ([`Version::V0_19Alloc`], read after it, covers 0.18 – 0.19 only).
     pub const LATEST: Version = Self::V0_24Mm;
     /// Their ids, newest first (the page's choices).
     pub const IDS_NEWEST_FIRST: &[&str] = &[
+        "0.17-triton",
         "0.19-alloc",
         "0.24-mm",
         "0.19-mm",
@@ -218,6 +229,7 @@ impl Version {
             Self::V0_24Rope => "0.24-rope",
             Self::V0_19Mm => "0.19-mm",
             Self::V0_19Alloc => "0.19-alloc",
+            Self::V0_17Triton => "0.17-triton",
             Self::V0_24Mm => "0.24-mm",
         }
     }
@@ -241,6 +253,7 @@ impl Version {
             Self::V0_24Rope => "vLLM 0.20+ (with rotary tables)",
             Self::V0_19Mm => "vLLM 0.18 – 0.19 (with the vision profile)",
             Self::V0_19Alloc => "vLLM 0.18 – 0.19 (with the allocator's blocks)",
+            Self::V0_17Triton => "vLLM 0.17 (with Triton's sampler)",
             Self::V0_24Mm => "vLLM 0.20+ (with the vision profile)",
         }
     }
@@ -264,6 +277,7 @@ impl Version {
             Self::V0_19Rope | Self::V0_24Rope => "the rotary cos/sin tables counted as weights",
             Self::V0_19Mm | Self::V0_24Mm => "the vision tower's profile run over the largest images",
             Self::V0_19Alloc => "the weights in the blocks PyTorch's allocator hands out",
+            Self::V0_17Triton => "0.17's Triton top-k/top-p sampler instead of PyTorch's sort",
         }
     }
 
@@ -295,6 +309,7 @@ impl Version {
             "0.24-rope" => Some(Self::V0_24Rope),
             "0.19-mm" => Some(Self::V0_19Mm),
             "0.19-alloc" => Some(Self::V0_19Alloc),
+            "0.17-triton" => Some(Self::V0_17Triton),
             "0.24-mm" => Some(Self::V0_24Mm),
             _ => None,
         }
@@ -311,6 +326,7 @@ impl Version {
             | Self::V0_11Mm
             | Self::V0_12Mm
             | Self::V0_17Mm
+            | Self::V0_17Triton
             | Self::V0_18
             | Self::V0_19
             | Self::V0_19Rope
@@ -330,6 +346,7 @@ impl Version {
             | Self::V0_11Mm
             | Self::V0_12Mm
             | Self::V0_17Mm
+            | Self::V0_17Triton
             | Self::V0_18
             | Self::V0_19
             | Self::V0_19Rope
@@ -353,6 +370,7 @@ impl Version {
             | Self::V0_11Mm
             | Self::V0_12Mm
             | Self::V0_17Mm
+            | Self::V0_17Triton
             | Self::V0_18
             | Self::V0_19
             | Self::V0_19Rope
@@ -384,6 +402,7 @@ impl Version {
             Self::V0_11Mm
             | Self::V0_12Mm
             | Self::V0_17Mm
+            | Self::V0_17Triton
             | Self::V0_19Rope
             | Self::V0_19Mm
             | Self::V0_19Alloc
@@ -405,6 +424,7 @@ impl Version {
             | Self::V0_11Mm
             | Self::V0_12Mm
             | Self::V0_17Mm
+            | Self::V0_17Triton
             | Self::V0_18
             | Self::V0_19
             | Self::V0_21
@@ -431,7 +451,9 @@ impl Version {
             | Self::V0_24Rope
             | Self::V0_24Mm => super::Sampler::FlashInfer,
             Self::V0_12 | Self::V0_11Mm | Self::V0_12Mm | Self::V0_17Mm => super::Sampler::Native,
-            Self::V0_18 | Self::V0_19 | Self::V0_19Rope | Self::V0_19Mm | Self::V0_19Alloc => super::Sampler::Triton,
+            Self::V0_18 | Self::V0_19 | Self::V0_19Rope | Self::V0_19Mm | Self::V0_19Alloc | Self::V0_17Triton => {
+                super::Sampler::Triton
+            }
         }
     }
 
@@ -448,6 +470,7 @@ impl Version {
             | Self::V0_11Mm
             | Self::V0_12Mm
             | Self::V0_17Mm
+            | Self::V0_17Triton
             | Self::V0_18
             | Self::V0_19
             | Self::V0_19Rope
@@ -476,6 +499,7 @@ impl Version {
             | Self::V0_11Mm
             | Self::V0_12Mm
             | Self::V0_17Mm
+            | Self::V0_17Triton
             | Self::V0_18
             | Self::V0_21
             | Self::V0_33 => false,
@@ -501,6 +525,7 @@ impl Version {
             | Self::V0_11Mm
             | Self::V0_12Mm
             | Self::V0_17Mm
+            | Self::V0_17Triton
             | Self::V0_18
             | Self::V0_21
             | Self::V0_33 => false,
@@ -596,13 +621,15 @@ impl Version {
             // From 0.11 NCCL's set-up is in the baseline; what the profile
             // adds is the communicator it creates over NVLink.
             (
-                Self::V0_12 | Self::V0_11Mm | Self::V0_12Mm | Self::V0_17Mm | Self::V0_18,
+                Self::V0_12 | Self::V0_11Mm | Self::V0_12Mm | Self::V0_17Mm | Self::V0_17Triton | Self::V0_18,
                 true,
                 Board::NvSwitchHopper | Board::NvLink,
             ) => (super::NON_TORCH_MULTI_0_12, "llm-d"),
-            (Self::V0_12 | Self::V0_11Mm | Self::V0_12Mm | Self::V0_17Mm | Self::V0_18, true, Board::Pcie) => {
-                (super::NON_TORCH_SINGLE, "llm-d")
-            }
+            (
+                Self::V0_12 | Self::V0_11Mm | Self::V0_12Mm | Self::V0_17Mm | Self::V0_17Triton | Self::V0_18,
+                true,
+                Board::Pcie,
+            ) => (super::NON_TORCH_SINGLE, "llm-d"),
         }
     }
 
@@ -623,6 +650,7 @@ impl Version {
             | Self::V0_11Mm
             | Self::V0_12Mm
             | Self::V0_17Mm
+            | Self::V0_17Triton
             | Self::V0_18
             | Self::V0_19
             | Self::V0_19Rope
@@ -652,7 +680,9 @@ impl Version {
     pub fn fused_moe_peak(self) -> Option<super::MoeKernel> {
         match self {
             Self::V0 | Self::V1 | Self::V0_10 => None,
-            Self::V0_12 | Self::V0_11Mm | Self::V0_12Mm | Self::V0_17Mm => Some(super::MoeKernel::FusedExperts),
+            Self::V0_12 | Self::V0_11Mm | Self::V0_12Mm | Self::V0_17Mm | Self::V0_17Triton => {
+                Some(super::MoeKernel::FusedExperts)
+            }
             Self::V0_18
             | Self::V0_19
             | Self::V0_19Rope
@@ -675,7 +705,7 @@ impl Version {
         match self {
             Self::V0_11Mm => kept(Some(EncoderPadding::Budget), "0.11.0"),
             Self::V0_12Mm => kept(Some(EncoderPadding::LargestItem), "0.12.0"),
-            Self::V0_17Mm => kept(None, "0.13.0"),
+            Self::V0_17Mm | Self::V0_17Triton => kept(None, "0.13.0"),
             Self::V0_19Mm | Self::V0_19Alloc | Self::V0_24Mm => Some(EncoderProfile::Outputs),
             Self::V0
             | Self::V1
@@ -709,7 +739,8 @@ impl Version {
             10 => Self::V0_10,
             11 => Self::V0_11Mm,
             12 => Self::V0_12Mm,
-            13..=17 => Self::V0_17Mm,
+            13..=16 => Self::V0_17Mm,
+            17 => Self::V0_17Triton,
             18 | 19 => Self::V0_19Alloc,
             // `_` is every later rule set: the releases after 0.19.
             _ => Self::V0_24Mm,
@@ -726,6 +757,7 @@ impl Version {
             | Self::V0_11Mm
             | Self::V0_12Mm
             | Self::V0_17Mm
+            | Self::V0_17Triton
             | Self::V0_18
             | Self::V0_19
             | Self::V0_19Rope
