@@ -43,19 +43,6 @@ pub enum GgufType {
     Iq1S,
 }
 
-/// What llama.cpp says of one file type.
-struct Facts {
-    /// Headroom's id on the command line and in links.
-    id: &'static str,
-    /// `enum llama_ftype`: `general.file_type` in the GGUF.
-    ftype: u64,
-    /// `llama_model_ftype_name`: what a start-up log prints as `file type`.
-    printed: &'static str,
-    /// The default tensor type (`llama_model_quantize_impl`).
-    base: T,
-    describe: &'static str,
-}
-
 impl GgufType {
     /// Every file type, from most to least precise.
     pub const ALL: &[GgufType] = &[
@@ -89,144 +76,178 @@ impl GgufType {
         Self::Iq1S,
     ];
 
-    fn facts(self) -> Facts {
-        let f = |id, ftype, printed, base, describe| Facts { id, ftype, printed, base, describe };
+    /// Headroom's id on the command line and in links.
+    pub fn id(self) -> &'static str {
         match self {
-            Self::F16 => f("gguf-f16", 1, "F16", T::F16, "GGUF F16"),
-            Self::Q8_0 => f("q8_0", 7, "Q8_0", T::Q8_0, "GGUF Q8_0: 8.5 bits per weight"),
-            Self::Q6K => f("q6_k", 18, "Q6_K", T::Q6K, "GGUF Q6_K: 6.56 bits per weight"),
-            Self::Q5KM => f(
-                "q5_k_m",
-                17,
-                "Q5_K - Medium",
-                T::Q5K,
-                "GGUF Q5_K_M: Q5_K (5.5 bpw), with attn_v, half of ffn_down and output in Q6_K",
-            ),
-            Self::Q5KS => f("q5_k_s", 16, "Q5_K - Small", T::Q5K, "GGUF Q5_K_S: Q5_K (5.5 bpw), output in Q6_K"),
-            Self::Q5_1 => f("q5_1", 9, "Q5_1", T::Q5_1, "GGUF Q5_1: 6 bits per weight, output in Q6_K"),
-            Self::Q5_0 => f("q5_0", 8, "Q5_0", T::Q5_0, "GGUF Q5_0: 5.5 bits per weight, output in Q6_K"),
-            Self::Q4KM => f(
-                "q4_k_m",
-                15,
-                "Q4_K - Medium",
-                T::Q4K,
-                "GGUF Q4_K_M: Q4_K (4.5 bpw), with attn_v, half of ffn_down and output in Q6_K",
-            ),
-            Self::Q4KS => f(
-                "q4_k_s",
-                14,
-                "Q4_K - Small",
-                T::Q4K,
-                "GGUF Q4_K_S: Q4_K (4.5 bpw), first layers' attn_v/ffn_down in Q5_K, output in Q6_K",
-            ),
-            Self::Q4_1 => f("q4_1", 3, "Q4_1", T::Q4_1, "GGUF Q4_1: 5 bits per weight, output in Q6_K"),
-            Self::Q4_0 => f("q4_0", 2, "Q4_0", T::Q4_0, "GGUF Q4_0: 4.5 bits per weight, output in Q6_K"),
-            Self::Iq4Nl => {
-                f("iq4_nl", 25, "IQ4_NL - 4.5 bpw", T::Iq4Nl, "GGUF IQ4_NL: 4.5 bits per weight, output in Q6_K")
-            }
-            Self::Iq4Xs => {
-                f("iq4_xs", 30, "IQ4_XS - 4.25 bpw", T::Iq4Xs, "GGUF IQ4_XS: 4.25 bits per weight, output in Q6_K")
-            }
-            Self::Q3KL => f(
-                "q3_k_l",
-                13,
-                "Q3_K - Large",
-                T::Q3K,
-                "GGUF Q3_K_L: Q3_K (3.44 bpw), attn_v/attn_output/ffn_down in Q5_K, output in Q6_K",
-            ),
-            Self::Q3KM => f(
-                "q3_k_m",
-                12,
-                "Q3_K - Medium",
-                T::Q3K,
-                "GGUF Q3_K_M: Q3_K (3.44 bpw), attn_v/attn_output/ffn_down in Q4_K/Q5_K, output in Q6_K",
-            ),
-            Self::Q3KS => f("q3_k_s", 11, "Q3_K - Small", T::Q3K, "GGUF Q3_K_S: Q3_K (3.44 bpw), output in Q6_K"),
-            Self::Iq3M => f(
-                "iq3_m",
-                27,
-                "IQ3_S mix - 3.66 bpw",
-                T::Iq3S,
-                "GGUF IQ3_M: IQ3_S (3.44 bpw), attn_v/attn_output and the first ffn_down in Q4_K, output in Q6_K",
-            ),
-            Self::Iq3S => {
-                f("iq3_s", 26, "IQ3_S - 3.4375 bpw", T::Iq3S, "GGUF IQ3_S: 3.44 bits per weight, output in Q6_K")
-            }
-            Self::Iq3Xs => f(
-                "iq3_xs",
-                22,
-                "IQ3_XS - 3.3 bpw",
-                T::Iq3S,
-                "GGUF IQ3_XS: IQ3_S (3.44 bpw), attn_q/attn_k and the middle layers' ffn_gate/ffn_up in IQ3_XXS",
-            ),
-            Self::Iq3Xxs => f(
-                "iq3_xxs",
-                23,
-                "IQ3_XXS - 3.0625 bpw",
-                T::Iq3Xxs,
-                "GGUF IQ3_XXS: 3.06 bits per weight, attn_q/attn_k in IQ2_S, output in Q5_K",
-            ),
-            Self::Q2K => f(
-                "q2_k",
-                10,
-                "Q2_K - Medium",
-                T::Q2K,
-                "GGUF Q2_K: Q2_K (2.63 bpw), attn_v/ffn_down/attn_output in Q3_K/Q4_K, output in Q6_K",
-            ),
-            Self::Q2KS => f(
-                "q2_k_s",
-                21,
-                "Q2_K - Small",
-                T::Q2K,
-                "GGUF Q2_K_S: Q2_K (2.63 bpw), the first ffn_down in Q4_K, output in Q6_K",
-            ),
-            Self::Iq2M => f(
-                "iq2_m",
-                29,
-                "IQ2_M - 2.7 bpw",
-                T::Iq2S,
-                "GGUF IQ2_M: IQ2_S (2.56 bpw), attn_v in Q4_K or IQ3_S, output in Q5_K",
-            ),
-            Self::Iq2S => f(
-                "iq2_s",
-                28,
-                "IQ2_S - 2.5 bpw",
-                T::Iq2Xs,
-                "GGUF IQ2_S: IQ2_XS (2.31 bpw), attn_v in Q4_K or IQ3_S, output in Q5_K",
-            ),
-            Self::Iq2Xs => f(
-                "iq2_xs",
-                20,
-                "IQ2_XS - 2.3125 bpw",
-                T::Iq2Xs,
-                "GGUF IQ2_XS: 2.31 bits per weight, attn_v in Q4_K or Q2_K, output in Q5_K",
-            ),
-            Self::Iq2Xxs => f(
-                "iq2_xxs",
-                19,
-                "IQ2_XXS - 2.0625 bpw",
-                T::Iq2Xxs,
-                "GGUF IQ2_XXS: 2.06 bits per weight, attn_v in Q4_K or Q2_K, output in Q5_K",
-            ),
-            Self::Iq1M => f(
-                "iq1_m",
-                31,
-                "IQ1_M - 1.75 bpw",
-                T::Iq1M,
-                "GGUF IQ1_M: 1.75 bits per weight, attn_v in Q4_K or Q2_K, output in Q5_K",
-            ),
-            Self::Iq1S => f(
-                "iq1_s",
-                24,
-                "IQ1_S - 1.5625 bpw",
-                T::Iq1S,
-                "GGUF IQ1_S: 1.56 bits per weight, attn_v in Q4_K or Q2_K, output in Q5_K",
-            ),
+            Self::F16 => "gguf-f16",
+            Self::Q8_0 => "q8_0",
+            Self::Q6K => "q6_k",
+            Self::Q5KM => "q5_k_m",
+            Self::Q5KS => "q5_k_s",
+            Self::Q5_1 => "q5_1",
+            Self::Q5_0 => "q5_0",
+            Self::Q4KM => "q4_k_m",
+            Self::Q4KS => "q4_k_s",
+            Self::Q4_1 => "q4_1",
+            Self::Q4_0 => "q4_0",
+            Self::Iq4Nl => "iq4_nl",
+            Self::Iq4Xs => "iq4_xs",
+            Self::Q3KL => "q3_k_l",
+            Self::Q3KM => "q3_k_m",
+            Self::Q3KS => "q3_k_s",
+            Self::Iq3M => "iq3_m",
+            Self::Iq3S => "iq3_s",
+            Self::Iq3Xs => "iq3_xs",
+            Self::Iq3Xxs => "iq3_xxs",
+            Self::Q2K => "q2_k",
+            Self::Q2KS => "q2_k_s",
+            Self::Iq2M => "iq2_m",
+            Self::Iq2S => "iq2_s",
+            Self::Iq2Xs => "iq2_xs",
+            Self::Iq2Xxs => "iq2_xxs",
+            Self::Iq1M => "iq1_m",
+            Self::Iq1S => "iq1_s",
         }
     }
 
-    pub fn id(self) -> &'static str {
-        self.facts().id
+    /// `enum llama_ftype`: `general.file_type` in the GGUF.
+    fn ftype(self) -> u64 {
+        match self {
+            Self::F16 => 1,
+            Self::Q8_0 => 7,
+            Self::Q6K => 18,
+            Self::Q5KM => 17,
+            Self::Q5KS => 16,
+            Self::Q5_1 => 9,
+            Self::Q5_0 => 8,
+            Self::Q4KM => 15,
+            Self::Q4KS => 14,
+            Self::Q4_1 => 3,
+            Self::Q4_0 => 2,
+            Self::Iq4Nl => 25,
+            Self::Iq4Xs => 30,
+            Self::Q3KL => 13,
+            Self::Q3KM => 12,
+            Self::Q3KS => 11,
+            Self::Iq3M => 27,
+            Self::Iq3S => 26,
+            Self::Iq3Xs => 22,
+            Self::Iq3Xxs => 23,
+            Self::Q2K => 10,
+            Self::Q2KS => 21,
+            Self::Iq2M => 29,
+            Self::Iq2S => 28,
+            Self::Iq2Xs => 20,
+            Self::Iq2Xxs => 19,
+            Self::Iq1M => 31,
+            Self::Iq1S => 24,
+        }
+    }
+
+    /// What `llama_model_ftype_name` prints as a log's `file type`.
+    pub fn printed(self) -> &'static str {
+        match self {
+            Self::F16 => "F16",
+            Self::Q8_0 => "Q8_0",
+            Self::Q6K => "Q6_K",
+            Self::Q5KM => "Q5_K - Medium",
+            Self::Q5KS => "Q5_K - Small",
+            Self::Q5_1 => "Q5_1",
+            Self::Q5_0 => "Q5_0",
+            Self::Q4KM => "Q4_K - Medium",
+            Self::Q4KS => "Q4_K - Small",
+            Self::Q4_1 => "Q4_1",
+            Self::Q4_0 => "Q4_0",
+            Self::Iq4Nl => "IQ4_NL - 4.5 bpw",
+            Self::Iq4Xs => "IQ4_XS - 4.25 bpw",
+            Self::Q3KL => "Q3_K - Large",
+            Self::Q3KM => "Q3_K - Medium",
+            Self::Q3KS => "Q3_K - Small",
+            Self::Iq3M => "IQ3_S mix - 3.66 bpw",
+            Self::Iq3S => "IQ3_S - 3.4375 bpw",
+            Self::Iq3Xs => "IQ3_XS - 3.3 bpw",
+            Self::Iq3Xxs => "IQ3_XXS - 3.0625 bpw",
+            Self::Q2K => "Q2_K - Medium",
+            Self::Q2KS => "Q2_K - Small",
+            Self::Iq2M => "IQ2_M - 2.7 bpw",
+            Self::Iq2S => "IQ2_S - 2.5 bpw",
+            Self::Iq2Xs => "IQ2_XS - 2.3125 bpw",
+            Self::Iq2Xxs => "IQ2_XXS - 2.0625 bpw",
+            Self::Iq1M => "IQ1_M - 1.75 bpw",
+            Self::Iq1S => "IQ1_S - 1.5625 bpw",
+        }
+    }
+
+    /// The default tensor type (`llama_model_quantize_impl`).
+    fn base(self) -> T {
+        match self {
+            Self::F16 => T::F16,
+            Self::Q8_0 => T::Q8_0,
+            Self::Q6K => T::Q6K,
+            Self::Q5KM => T::Q5K,
+            Self::Q5KS => T::Q5K,
+            Self::Q5_1 => T::Q5_1,
+            Self::Q5_0 => T::Q5_0,
+            Self::Q4KM => T::Q4K,
+            Self::Q4KS => T::Q4K,
+            Self::Q4_1 => T::Q4_1,
+            Self::Q4_0 => T::Q4_0,
+            Self::Iq4Nl => T::Iq4Nl,
+            Self::Iq4Xs => T::Iq4Xs,
+            Self::Q3KL => T::Q3K,
+            Self::Q3KM => T::Q3K,
+            Self::Q3KS => T::Q3K,
+            Self::Iq3M => T::Iq3S,
+            Self::Iq3S => T::Iq3S,
+            Self::Iq3Xs => T::Iq3S,
+            Self::Iq3Xxs => T::Iq3Xxs,
+            Self::Q2K => T::Q2K,
+            Self::Q2KS => T::Q2K,
+            Self::Iq2M => T::Iq2S,
+            Self::Iq2S => T::Iq2Xs,
+            Self::Iq2Xs => T::Iq2Xs,
+            Self::Iq2Xxs => T::Iq2Xxs,
+            Self::Iq1M => T::Iq1M,
+            Self::Iq1S => T::Iq1S,
+        }
+    }
+
+    /// The mix in words.
+    pub fn describe(self) -> &'static str {
+        match self {
+            Self::F16 => "GGUF F16",
+            Self::Q8_0 => "GGUF Q8_0: 8.5 bits per weight",
+            Self::Q6K => "GGUF Q6_K: 6.56 bits per weight",
+            Self::Q5KM => "GGUF Q5_K_M: Q5_K (5.5 bpw), with attn_v, half of ffn_down and output in Q6_K",
+            Self::Q5KS => "GGUF Q5_K_S: Q5_K (5.5 bpw), output in Q6_K",
+            Self::Q5_1 => "GGUF Q5_1: 6 bits per weight, output in Q6_K",
+            Self::Q5_0 => "GGUF Q5_0: 5.5 bits per weight, output in Q6_K",
+            Self::Q4KM => "GGUF Q4_K_M: Q4_K (4.5 bpw), with attn_v, half of ffn_down and output in Q6_K",
+            Self::Q4KS => "GGUF Q4_K_S: Q4_K (4.5 bpw), first layers' attn_v/ffn_down in Q5_K, output in Q6_K",
+            Self::Q4_1 => "GGUF Q4_1: 5 bits per weight, output in Q6_K",
+            Self::Q4_0 => "GGUF Q4_0: 4.5 bits per weight, output in Q6_K",
+            Self::Iq4Nl => "GGUF IQ4_NL: 4.5 bits per weight, output in Q6_K",
+            Self::Iq4Xs => "GGUF IQ4_XS: 4.25 bits per weight, output in Q6_K",
+            Self::Q3KL => "GGUF Q3_K_L: Q3_K (3.44 bpw), attn_v/attn_output/ffn_down in Q5_K, output in Q6_K",
+            Self::Q3KM => "GGUF Q3_K_M: Q3_K (3.44 bpw), attn_v/attn_output/ffn_down in Q4_K/Q5_K, output in Q6_K",
+            Self::Q3KS => "GGUF Q3_K_S: Q3_K (3.44 bpw), output in Q6_K",
+            Self::Iq3M => {
+                "GGUF IQ3_M: IQ3_S (3.44 bpw), attn_v/attn_output and the first ffn_down in Q4_K, output in Q6_K"
+            }
+            Self::Iq3S => "GGUF IQ3_S: 3.44 bits per weight, output in Q6_K",
+            Self::Iq3Xs => {
+                "GGUF IQ3_XS: IQ3_S (3.44 bpw), attn_q/attn_k and the middle layers' ffn_gate/ffn_up in IQ3_XXS"
+            }
+            Self::Iq3Xxs => "GGUF IQ3_XXS: 3.06 bits per weight, attn_q/attn_k in IQ2_S, output in Q5_K",
+            Self::Q2K => "GGUF Q2_K: Q2_K (2.63 bpw), attn_v/ffn_down/attn_output in Q3_K/Q4_K, output in Q6_K",
+            Self::Q2KS => "GGUF Q2_K_S: Q2_K (2.63 bpw), the first ffn_down in Q4_K, output in Q6_K",
+            Self::Iq2M => "GGUF IQ2_M: IQ2_S (2.56 bpw), attn_v in Q4_K or IQ3_S, output in Q5_K",
+            Self::Iq2S => "GGUF IQ2_S: IQ2_XS (2.31 bpw), attn_v in Q4_K or IQ3_S, output in Q5_K",
+            Self::Iq2Xs => "GGUF IQ2_XS: 2.31 bits per weight, attn_v in Q4_K or Q2_K, output in Q5_K",
+            Self::Iq2Xxs => "GGUF IQ2_XXS: 2.06 bits per weight, attn_v in Q4_K or Q2_K, output in Q5_K",
+            Self::Iq1M => "GGUF IQ1_M: 1.75 bits per weight, attn_v in Q4_K or Q2_K, output in Q5_K",
+            Self::Iq1S => "GGUF IQ1_S: 1.56 bits per weight, attn_v in Q4_K or Q2_K, output in Q5_K",
+        }
     }
 
     pub fn parse(s: &str) -> Option<Self> {
@@ -236,7 +257,7 @@ impl GgufType {
 
     /// The file type a GGUF's `general.file_type` names.
     pub fn from_ftype(n: u64) -> Option<Self> {
-        Self::ALL.iter().copied().find(|t| t.facts().ftype == n)
+        Self::ALL.iter().copied().find(|t| t.ftype() == n)
     }
 
     /// The file type a start-up log prints (`Q4_K - Medium`, `IQ2_XXS -
@@ -244,25 +265,12 @@ impl GgufType {
     pub fn from_printed(s: &str) -> Option<Self> {
         let s = s.trim().trim_start_matches("MOSTLY ").trim_start_matches("mostly ");
         let s = if s == "Q2_K" { "Q2_K - Medium" } else { s };
-        Self::ALL.iter().copied().find(|t| t.facts().printed == s)
-    }
-
-    /// What `llama_model_ftype_name` prints for it.
-    pub fn printed(self) -> &'static str {
-        self.facts().printed
-    }
-
-    pub fn describe(self) -> &'static str {
-        self.facts().describe
+        Self::ALL.iter().copied().find(|t| t.printed() == s)
     }
 
     /// Bits per weight of the file type's default tensor type.
     pub fn nominal_bpw(self) -> f64 {
         bpw(self.base()).as_f64()
-    }
-
-    fn base(self) -> T {
-        self.facts().base
     }
 
     /// The IQ1/IQ2 mixes, which `llama_tensor_get_type` treats apart.
@@ -592,7 +600,7 @@ mod tests {
     fn every_file_type_reads_back_by_id_number_and_printed_name() {
         for &t in GgufType::ALL {
             assert_eq!(GgufType::parse(t.id()), Some(t), "{}", t.id());
-            assert_eq!(GgufType::from_ftype(t.facts().ftype), Some(t), "{}", t.id());
+            assert_eq!(GgufType::from_ftype(t.ftype()), Some(t), "{}", t.id());
             assert_eq!(GgufType::from_printed(t.printed()), Some(t), "{}", t.id());
             assert_eq!(GgufType::from_printed(&format!("mostly {}", t.printed())), Some(t));
         }

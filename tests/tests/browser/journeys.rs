@@ -223,6 +223,32 @@ async fn pasted_error_journey() -> anyhow::Result<()> {
     ensure!(note.contains("the model the log describes"), "{note}");
     page.screenshot("journey-pasted-log-own-model").await?;
 
+    // A vLLM log names its model's repo and its GPU's memory: pasted against
+    // another model's link it is planned with that preset on the GPU it
+    // names (an H100 by its 79.19 GiB), its KV budget within 0.1 %.
+    page.open(&server.page("model=gpt2")).await?;
+    page.open_details("diagnose").await?;
+    page.fill("oom-text", include_str!("../../../shared/tests/fixtures/startup/vllm-v1-0190-qwen25-7b-h100-debug.txt"))
+        .await?;
+    page.wait_until("the preset the log names", async |p: &Page| {
+        Ok(p.exists("startup-logged-model").await? && p.exists("startup-rows").await?)
+    })
+    .await?;
+    let note = page.text("startup-logged-model").await?;
+    ensure!(note.contains("Qwen/Qwen2.5-7B-Instruct"), "{note}");
+    let taken = page.text("startup-engine").await?;
+    ensure!(taken.contains("GPU H100 SXM (79.19 GiB as CUDA reported it)"), "{taken}");
+    let kv = page
+        .client
+        .execute(
+            "return document.querySelector('[data-testid=\"startup-row\"][data-term=\"available KV cache memory\"]')\
+             .dataset.errorPermille;",
+            vec![],
+        )
+        .await?;
+    ensure!(kv.as_str().and_then(|e| e.parse::<i64>().ok()).is_some_and(|e| e.abs() <= 1), "the KV row: {kv}");
+    page.screenshot("journey-pasted-vllm-log").await?;
+
     // Without a plan (the link's hub model cannot be fetched): the
     // checklist's fixes in its order, with no figure.
     paste_oom(&page, &server.page(&format!("hf=test-org/offline&hub={OFFLINE_HUB}"))).await?;
