@@ -247,6 +247,9 @@ async fn pasted_error_journey() -> anyhow::Result<()> {
         )
         .await?;
     ensure!(kv.as_str().and_then(|e| e.parse::<i64>().ok()).is_some_and(|e| e.abs() <= 1), "the KV row: {kv}");
+    page.client
+        .execute("document.querySelector('[data-testid=\"startup-logged-model\"]').scrollIntoView();", vec![])
+        .await?;
     page.screenshot("journey-pasted-vllm-log").await?;
 
     // Without a plan (the link's hub model cannot be fetched): the
