@@ -289,6 +289,10 @@ impl GgufType {
         let t = match g.role {
             Role::Norm | Role::Bias | Role::Router => T::F32,
             Role::VisionLinear | Role::VisionOther => T::F16,
+            // Left as converted (`llama_model_quantize_impl`'s `quantize &=`
+            // list): learned positions (`pos_embd`), Gemma 3n's `altup` and
+            // `per_layer_model_proj`.
+            Role::PositionEmbedding | Role::EmbedProjection => T::F16,
             // An F16 file is not requantised.
             _ if self == Self::F16 => T::F16,
             Role::LmHead => self.output(g.in_features, ctx),
@@ -527,6 +531,9 @@ mod tests {
         );
         // Gemma 3n's per-layer table (no row width in the layout) keeps the base.
         assert_eq!(emb(&tied, 0), Q4_K);
+        // Learned positions are not quantised.
+        let pos = TensorGroup { role: Role::PositionEmbedding, layer: None, params: 1, in_features: 0 };
+        assert_eq!(GgufType::Q4KM.bpw(&pos, &own).as_f64(), 16.0);
     }
 
     #[test]
