@@ -128,6 +128,20 @@ pub fn gpus() -> &'static [Gpu] {
     })
 }
 
+/// The catalog GPU a driver's device name is (`NVIDIA GeForce RTX 4090`,
+/// `AMD Radeon RX 7900 XTX`, `NVIDIA RTX A6000`): the same words once the
+/// vendor and brand words the catalog leaves out are dropped, case aside.
+/// `None` for a name the catalog does not spell that way (a data-centre
+/// part the driver names by its memory, `NVIDIA H100 80GB HBM3`).
+pub fn gpu_named(device: &str) -> Option<&'static Gpu> {
+    const BRANDS: [&str; 4] = ["nvidia", "geforce", "tesla", "amd"];
+    let words = |s: &str| -> Vec<String> {
+        s.split_whitespace().map(str::to_ascii_lowercase).filter(|w| !BRANDS.contains(&w.as_str())).collect()
+    };
+    let want = words(device);
+    (!want.is_empty()).then(|| gpus().iter().find(|g| words(&g.name) == want)).flatten()
+}
+
 /// Looks a GPU up by id (case-insensitive).
 pub fn gpu(id: &str) -> Option<&'static Gpu> {
     gpus().iter().find(|g| g.id.eq_ignore_ascii_case(id))

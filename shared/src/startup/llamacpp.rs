@@ -63,9 +63,25 @@ pub(super) fn read(lines: &[(usize, String)]) -> (LoggedConfig, Vec<Fact>) {
             config.build = Some(b);
             continue;
         }
+        if let Some((i, name)) = device(line) {
+            if i == config.devices.len() {
+                config.devices.push(name.to_owned());
+            }
+            continue;
+        }
         context(line, &mut config);
     }
     (config, facts)
+}
+
+/// A device ggml lists at start-up: `  Device 1: NVIDIA GeForce RTX 3090,
+/// compute capability 8.6, VMM: yes` (ggml-cuda.cu `ggml_cuda_init`; ROCm's
+/// line is the same). Its index and name.
+fn device(line: &str) -> Option<(usize, &str)> {
+    let rest = after(line, "Device ")?;
+    let (index, rest) = rest.split_once(": ")?;
+    let (name, _) = rest.split_once(", compute capability")?;
+    Some((index.trim().parse().ok()?, name.trim()))
 }
 
 /// The build a llama.cpp log names: `build: 5192 (e59a5f1e) with cc …`

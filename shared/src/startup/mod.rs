@@ -326,6 +326,10 @@ pub struct LoggedConfig {
     /// The llama.cpp build a log names (`build: 5192 (e59a5f1e)`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub build: Option<u64>,
+    /// The devices a llama.cpp log names, in ggml's order (`ggml_cuda_init`:
+    /// `Device 0: NVIDIA GeForce RTX 4090, compute capability 8.9`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub devices: Vec<String>,
     /// llama.cpp `n_ctx`, `n_batch`, `n_ubatch`, `n_seq_max`.
     pub n_ctx: Option<u64>,
     pub n_batch: Option<u64>,

@@ -37,7 +37,8 @@ pub fn logged_preset(log: &StartupLog) -> Option<&'static ModelPreset> {
 /// like the plan's first when it plans one; the KV cache dtype the log
 /// names (`kv_cache_dtype=fp8`) when the plan keeps the model's; llama.cpp's
 /// layer split from its per-GPU KV buffers (on as many GPUs) when the plan
-/// gives none; the GPU the log names by its memory when the plan's differs.
+/// gives none; the GPU the log names by its memory (vLLM) or its devices'
+/// names (llama.cpp) when the plan's differ.
 /// Also what was taken, in words. The caller validates the
 /// result against the model as it validates any plan.
 pub fn logged_scenario(log: &StartupLog, model: &Model, planned: Scenario<Engine>) -> (Scenario<Engine>, Vec<String>) {
@@ -99,6 +100,16 @@ pub fn logged_scenario(log: &StartupLog, model: &Model, planned: Scenario<Engine
     if one_gpu && gpus > 1 {
         let first = s.gpus[0].clone();
         s.gpus = vec![first; usize::try_from(gpus).unwrap_or(usize::MAX).min(crate::plan::MAX_GPUS + 1)];
+    }
+    // The GPUs a llama.cpp log names, when each is a catalog GPU, the log
+    // used as many as it names, and the plan's are not those.
+    let named: Option<Vec<_>> = c.devices.iter().map(|d| crate::catalog::gpu_named(d)).collect();
+    if let Some(named) = named.filter(|n| !n.is_empty() && n.len() == s.gpus.len())
+        && named.iter().zip(&s.gpus).any(|(g, slot)| g.name != slot.name)
+    {
+        let names: Vec<&str> = named.iter().map(|g| g.name.as_str()).collect();
+        taken.push(format!("GPUs {} (the devices the log names)", names.join(", ")));
+        s.gpus = named.into_iter().map(GpuSlot::from_catalog).collect();
     }
     (s, taken)
 }
@@ -368,5 +379,22 @@ mod tests {
         assert_eq!(named("Qwen/Qwen2.5-7B-Instruct-abliterated"), None);
         assert_eq!(named("None"), None);
         assert_eq!(named(""), None);
+    }
+
+    #[test]
+    fn a_llamacpp_log_names_its_gpus() {
+        let text = "ggml_cuda_init: found 2 CUDA devices:\n  \
+                    Device 0: NVIDIA GeForce RTX 5090, compute capability 12.0, VMM: yes\n  \
+                    Device 1: NVIDIA GeForce RTX 4090, compute capability 8.9, VMM: yes\n\
+                    llama_kv_cache_unified:      CUDA0 KV buffer size =   512.00 MiB\n\
+                    llama_kv_cache_unified:      CUDA1 KV buffer size =   512.00 MiB\n";
+        let log = super::super::read(text).expect("a llama.cpp log");
+        assert_eq!(log.config.devices, ["NVIDIA GeForce RTX 5090", "NVIDIA GeForce RTX 4090"]);
+        let m = Model::preset("llama-3.1-8b").expect("preset");
+        let planned = Scenario { engine: crate::engines::EngineKind::LlamaCpp.with_defaults(), ..Scenario::default() };
+        let (s, taken) = logged_scenario(&log, &m, planned);
+        let names: Vec<&str> = s.gpus.iter().map(|g| g.name.as_str()).collect();
+        assert_eq!(names, ["GeForce RTX 5090", "GeForce RTX 4090"], "{taken:?}");
+        assert!(taken.iter().any(|t| t.starts_with("GPUs GeForce RTX 5090, GeForce RTX 4090")), "{taken:?}");
     }
 }

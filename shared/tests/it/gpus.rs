@@ -254,3 +254,19 @@ fn unified_memory_is_sourced_and_holds_the_gpu_side() {
     let strix = gpu("strix-halo-128gb").expect("Strix Halo is in the catalog");
     assert!(strix.vendor == GpuVendor::Amd && strix.memory_bytes < strix.unified_bytes.unwrap_or(0));
 }
+
+/// A start-up log names its devices as the driver does; the catalog GPU is
+/// the one spelled the same once vendor and brand words are dropped.
+#[test]
+fn a_driver_s_device_name_is_its_catalog_gpu() {
+    let id = |name: &str| shared::catalog::gpu_named(name).map(|g| g.id.as_str());
+    assert_eq!(id("NVIDIA GeForce RTX 4090"), Some("rtx-4090"));
+    assert_eq!(id("NVIDIA GeForce RTX 3090 Ti"), Some("rtx-3090-ti"));
+    assert_eq!(id("NVIDIA RTX A6000"), Some("rtx-a6000"));
+    assert_eq!(id("Tesla T4"), Some("t4"));
+    assert_eq!(id("AMD Radeon RX 7900 XTX"), Some("rx-7900-xtx"));
+    // Not guessed: a memory size the name leaves open, a part named otherwise.
+    assert_eq!(id("NVIDIA GeForce RTX 3060"), None);
+    assert_eq!(id("NVIDIA H100 80GB HBM3"), None);
+    assert_eq!(id(""), None);
+}
