@@ -28,6 +28,17 @@ pub const NON_TORCH_MULTI: u64 = 563 * MIB;
 /// out (`vllm-v1-012-qwen3-30b-a3b-h100-tp2`, 2 × H100: 0.86 GiB;
 /// `vllm-v1-013-llama3-8b-a800-tp4`, 4 × 80 GB Ampere: 0.85 GiB).
 pub const NON_TORCH_MULTI_0_12: u64 = 870 * MIB;
+/// The same under the `-sort` rules, re-derived from the same two logs with
+/// the native sampler's sort counted ([`native_sampler_bytes_per_logit`]:
+/// 50 bytes per logit at the H100 log's 64 rows, 38 at the A800 log's 1,024,
+/// where [`NON_TORCH_MULTI_0_12`] took the fitted 34): the residuals are
+/// 0.67 GiB (`vllm-v1-012-qwen3-30b-a3b-h100-tp2`) and 0.36 GiB
+/// (`vllm-v1-013-llama3-8b-a800-tp4`), the median of the two 0.515 GiB. They
+/// no longer agree: the sort's bytes were hidden in the old residuals in
+/// proportion to each log's rows, and what is left differs by board (NVLink
+/// SHARP buffers on the H100s' NVSwitch, none on the A800s). The two 0.12.0
+/// Qwen3-VL logs on the same two H100s, not used here, read 0.54 GiB each.
+pub const NON_TORCH_MULTI_0_12_SORT: u64 = 527 * MIB;
 /// The same per GPU of several on an NVSwitch board (HGX H100/H200/B200)
 /// under the rules up to 0.10, whose snapshot precedes NCCL's set-up: NCCL
 /// gives such GPUs NVLink SHARP (NVLS) buffers beside its ring buffers, and
@@ -127,10 +138,12 @@ pub fn sampler_bytes_per_logit(o: Options, bytes_per_element: u64, rows: u64, vo
 }
 
 /// Bytes per logit of the native top-k/top-p sampler at its peak, `rows`
-/// rows of `vocab` logits (the `-sort` rules). vLLM 0.11.2 – 0.17's
-/// `apply_top_k_top_p` (`v1/sample/ops/topk_topp_sampler.py`) sorts the
-/// fp32 logits while the model-dtype logits are held by the profile's
-/// `_dummy_sampler_run` and the fp32 copy by `Sampler.forward`: beside
+/// rows of `vocab` logits (the `-sort` rules). vLLM 0.11.0 – 0.16's
+/// `apply_top_k_top_p` (`v1/sample/ops/topk_topp_sampler.py`, the same in
+/// the 0.11.0, 0.11.2, 0.12.0, 0.13.0 and 0.16.0 wheels, which pin torch
+/// 2.8.0 – 2.9.1) sorts the fp32 logits while the model-dtype logits are
+/// held by the profile's `_dummy_sampler_run` and the fp32 copy by
+/// `Sampler.forward` (nothing else of the vocabulary's width): beside
 /// those, the sorted fp32 values (4) and their int64 indices (8), and what
 /// PyTorch's sort takes (`aten/src/ATen/native/cuda/SortStable.cu`,
 /// `launch_stable_sort_kernel`): from 128 rows (`segmented_sort_pairs`) the

@@ -42,10 +42,11 @@ mod words;
 pub(crate) use extras::is_rocm;
 use extras::mxfp4_padding_bytes;
 pub use extras::{
-    MoeKernel, Mxfp4Kernel, NATIVE_SAMPLER_BYTES, NON_TORCH_MULTI, NON_TORCH_MULTI_0_12, NON_TORCH_MULTI_NVSWITCH,
-    NON_TORCH_SINGLE, NON_TORCH_SINGLE_0_19, NON_TORCH_TP2_NVSWITCH_0_19, NON_TORCH_TP4_NVSWITCH_0_19,
-    SAMPLER_FP32_BYTES, Sampler, TRITON_SAMPLER_EXTRA_BYTES, block_slack_bytes, lora_bytes,
-    native_sampler_bytes_per_logit, profile_peak, rope_table_bytes, sampler_bytes_per_logit, segment_slack_bytes,
+    MoeKernel, Mxfp4Kernel, NATIVE_SAMPLER_BYTES, NON_TORCH_MULTI, NON_TORCH_MULTI_0_12, NON_TORCH_MULTI_0_12_SORT,
+    NON_TORCH_MULTI_NVSWITCH, NON_TORCH_SINGLE, NON_TORCH_SINGLE_0_19, NON_TORCH_TP2_NVSWITCH_0_19,
+    NON_TORCH_TP4_NVSWITCH_0_19, SAMPLER_FP32_BYTES, Sampler, TRITON_SAMPLER_EXTRA_BYTES, block_slack_bytes,
+    lora_bytes, native_sampler_bytes_per_logit, profile_peak, rope_table_bytes, sampler_bytes_per_logit,
+    segment_slack_bytes,
 };
 pub use knobs::KNOBS;
 

@@ -487,6 +487,12 @@ impl Version {
 
     /// The sampler the profile run exercises when the launch does not say
     /// (the V0 and V1 rules count fp32 logits and probabilities instead).
+    /// vLLM 0.11 – 0.16 sample natively by default (`TopKTopPSampler.__init__`,
+    /// `v1/sample/ops/topk_topp_sampler.py`): 0.11.0 takes FlashInfer only
+    /// when it is installed, which its wheel leaves to the `flashinfer` extra
+    /// (a log says which: `FlashInfer is not available. Falling back …` or
+    /// `Using FlashInfer for top-p & top-k sampling`); 0.11.2 – 0.16 require
+    /// flashinfer-python but take it only with `VLLM_USE_FLASHINFER_SAMPLER=1`.
     pub fn default_sampler(self) -> super::Sampler {
         match self {
             Self::V0
@@ -710,18 +716,14 @@ impl Version {
             // From 0.11 NCCL's set-up is in the baseline; what the profile
             // adds is the communicator it creates over NVLink.
             (
-                Self::V0_12
-                | Self::V0_11Mm
-                | Self::V0_11Sort
-                | Self::V0_12Mm
-                | Self::V0_12Sort
-                | Self::V0_17Mm
-                | Self::V0_16Sort
-                | Self::V0_17Triton
-                | Self::V0_18,
+                Self::V0_12 | Self::V0_11Mm | Self::V0_12Mm | Self::V0_17Mm | Self::V0_17Triton | Self::V0_18,
                 true,
                 Board::NvSwitchHopper | Board::NvLink,
             ) => (super::NON_TORCH_MULTI_0_12, "llm-d"),
+            // The same, re-derived from its two logs with the sampler's sort.
+            (Self::V0_11Sort | Self::V0_12Sort | Self::V0_16Sort, true, Board::NvSwitchHopper | Board::NvLink) => {
+                (super::NON_TORCH_MULTI_0_12_SORT, "0.12 and 0.13 logs")
+            }
             (
                 Self::V0_12
                 | Self::V0_11Mm
