@@ -395,12 +395,12 @@ fn vllm_releases_map_to_their_rules() {
         ("0.8.5.dev169+gce17db808.d20250423", Version::V1),
         ("0.10.1.1", Version::V0_10),
         // 0.11 and 0.12 with their own encoder profile (issue 36, sixth session).
-        ("0.11.0", Version::V0_11Mm),
-        ("0.11.2", Version::V0_11Mm),
-        ("0.12.0", Version::V0_12Mm),
+        ("0.11.0", Version::V0_11Sort),
+        ("0.11.2", Version::V0_11Sort),
+        ("0.12.0", Version::V0_12Sort),
         // 0.13 – 0.17 keep the outputs and pixels unpadded.
-        ("0.13.0", Version::V0_17Mm),
-        ("0.16.0", Version::V0_17Mm),
+        ("0.13.0", Version::V0_16Sort),
+        ("0.16.0", Version::V0_16Sort),
         // 0.17 samples top-k/top-p with Triton from 8 rows, in place.
         ("0.17.1", Version::V0_17Triton),
         // With the rotary tables since issue 36's fourth session, the vision
@@ -446,6 +446,22 @@ fn sglang_0_5_23_takes_mem_fraction_static_from_gpu_memory() {
     assert_eq!(fraction("h100-sxm", 1), (0.830, 8192));
     assert_eq!(fraction("h100-sxm", 4), (0.819, 8192));
     assert_eq!(fraction("rtx-4090", 1), (0.704, 4096));
+}
+
+/// The native sampler peaks where PyTorch sorts the logits (the `-sort`
+/// rules): 38 bytes per bf16 logit from 128 rows (cub's segmented sort),
+/// 50 below (the full sort of `segmented_sort_pairs_by_full_sort`), 28
+/// after the sort for one row. The two 0.12.0 Qwen3-VL logs with 256 and 64
+/// rows of 151,936 logits differ by 0.92 GiB of KV cache, as these give.
+#[test]
+fn the_native_sampler_peaks_at_pytorchs_sort() {
+    use vllm::native_sampler_bytes_per_logit as bytes;
+    let vocab = 151_936;
+    assert_eq!((bytes(2, 1024, vocab), bytes(2, 128, vocab), bytes(2, 127, vocab)), (38, 38, 50));
+    assert_eq!((bytes(2, 1, vocab), bytes(2, 256, 1_000_000)), (28, 28));
+    let pair = (256 * bytes(2, 256, vocab) - 64 * bytes(2, 64, vocab)) * vocab;
+    let logged = (3815 - 3723) * GIB / 100;
+    assert!(pair.abs_diff(logged) < GIB / 100, "{pair} against {logged}");
 }
 
 /// SGLang measures its weights by the free memory CUDA reports (0.4.3

@@ -500,15 +500,15 @@ fn qwen3_vl_logs_profile_a_padded_video_on_0_11_and_0_12() {
     // M-RoPE: four times the 262,144 positions.
     assert_eq!(m.arch.text.extra.rope_table_positions, 1_048_576);
     for (name, gpu, rules) in [
-        ("vllm-v1-0110-qwen3-vl-30b-a3b-3090-tp4", "rtx-3090", "0.11-mm"),
-        ("vllm-v1-012-qwen3-vl-30b-a3b-h100-tp2-seqs256", "h100-sxm", "0.12-mm"),
-        ("vllm-v1-012-qwen3-vl-30b-a3b-h100-tp2-seqs64", "h100-sxm", "0.12-mm"),
+        ("vllm-v1-0110-qwen3-vl-30b-a3b-3090-tp4", "rtx-3090", "0.11-sort"),
+        ("vllm-v1-012-qwen3-vl-30b-a3b-h100-tp2-seqs256", "h100-sxm", "0.12-sort"),
+        ("vllm-v1-012-qwen3-vl-30b-a3b-h100-tp2-seqs64", "h100-sxm", "0.12-sort"),
     ] {
         let path = format!("{}/tests/fixtures/startup/{name}.txt", env!("CARGO_MANIFEST_DIR"));
         let text = std::fs::read_to_string(&path).expect("fixture");
         let logged =
             "Encoder cache will be initialized with a budget of 153600 tokens, and profiled with 1 video items";
-        assert!(text.contains(logged) || rules == "0.12-mm", "{name}");
+        assert!(text.contains(logged) || rules == "0.12-sort", "{name}");
         let gpu = shared::catalog::gpu(gpu).expect("catalog");
         let planned = Scenario {
             gpus: vec![GpuSlot::from_catalog(gpu)],

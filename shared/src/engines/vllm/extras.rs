@@ -28,6 +28,17 @@ pub const NON_TORCH_MULTI: u64 = 563 * MIB;
 /// out (`vllm-v1-012-qwen3-30b-a3b-h100-tp2`, 2 × H100: 0.86 GiB;
 /// `vllm-v1-013-llama3-8b-a800-tp4`, 4 × 80 GB Ampere: 0.85 GiB).
 pub const NON_TORCH_MULTI_0_12: u64 = 870 * MIB;
+/// The same under the `-sort` rules, re-derived from the same two logs with
+/// the native sampler's sort counted ([`native_sampler_bytes_per_logit`]:
+/// 50 bytes per logit at the H100 log's 64 rows, 38 at the A800 log's 1,024,
+/// where [`NON_TORCH_MULTI_0_12`] took the fitted 34): the residuals are
+/// 0.67 GiB (`vllm-v1-012-qwen3-30b-a3b-h100-tp2`) and 0.36 GiB
+/// (`vllm-v1-013-llama3-8b-a800-tp4`), the median of the two 0.515 GiB. They
+/// no longer agree: the sort's bytes were hidden in the old residuals in
+/// proportion to each log's rows, and what is left differs by board (NVLink
+/// SHARP buffers on the H100s' NVSwitch, none on the A800s). The two 0.12.0
+/// Qwen3-VL logs on the same two H100s, not used here, read 0.54 GiB each.
+pub const NON_TORCH_MULTI_0_12_SORT: u64 = 527 * MIB;
 /// The same per GPU of several on an NVSwitch board (HGX H100/H200/B200)
 /// under the rules up to 0.10, whose snapshot precedes NCCL's set-up: NCCL
 /// gives such GPUs NVLink SHARP (NVLS) buffers beside its ring buffers, and
@@ -103,7 +114,7 @@ pub fn profile_peak(text: &TextModel, tokens: u64, seqs: u64, bytes_per_element:
     if seqs == 0 {
         return forward;
     }
-    let per_logit = sampler_bytes_per_logit(o, bytes_per_element)
+    let per_logit = sampler_bytes_per_logit(o, bytes_per_element, seqs, text.vocab_size)
         .saturating_add(super::spec::rejection_bytes_per_logit(o, bytes_per_element));
     let sampler = text.vocab_size.saturating_mul(seqs).saturating_mul(per_logit);
     let hidden = text.hidden_size.saturating_mul(tokens).saturating_mul(bytes_per_element);
@@ -116,10 +127,47 @@ pub fn profile_peak(text: &TextModel, tokens: u64, seqs: u64, bytes_per_element:
     forward.max(hidden.saturating_add(sampler).saturating_add(kept))
 }
 
-/// Bytes per logit of the sampler the profile runs under `o`'s rules.
-pub fn sampler_bytes_per_logit(o: Options, bytes_per_element: u64) -> u64 {
+/// Bytes per logit of the sampler the profile runs under `o`'s rules, over
+/// `rows` rows of a `vocab`-wide vocabulary.
+pub fn sampler_bytes_per_logit(o: Options, bytes_per_element: u64, rows: u64, vocab: u64) -> u64 {
     let sampler = o.sampler.unwrap_or_else(|| o.version.default_sampler());
+    if sampler == Sampler::Native && o.version.native_sampler_sorts() {
+        return native_sampler_bytes_per_logit(bytes_per_element, rows, vocab);
+    }
     sampler.bytes_per_logit(bytes_per_element).saturating_add(o.version.sampler_extra_bytes(sampler))
+}
+
+/// Bytes per logit of the native top-k/top-p sampler at its peak, `rows`
+/// rows of `vocab` logits (the `-sort` rules). vLLM 0.11.0 – 0.16's
+/// `apply_top_k_top_p` (`v1/sample/ops/topk_topp_sampler.py`, the same in
+/// the 0.11.0, 0.11.2, 0.12.0, 0.13.0 and 0.16.0 wheels, which pin torch
+/// 2.8.0 – 2.9.1) sorts the fp32 logits while the model-dtype logits are
+/// held by the profile's `_dummy_sampler_run` and the fp32 copy by
+/// `Sampler.forward` (nothing else of the vocabulary's width): beside
+/// those, the sorted fp32 values (4) and their int64 indices (8), and what
+/// PyTorch's sort takes (`aten/src/ATen/native/cuda/SortStable.cu`,
+/// `launch_stable_sort_kernel`): from 128 rows (`segmented_sort_pairs`) the
+/// int64 reverse indices (8) and cub's segmented radix sort's alternate keys
+/// and values (4 + 8: `DeviceSegmentedRadixSort::SortPairs` without a
+/// double buffer puts them in its temporary storage); from 2 to 127 rows
+/// (`segmented_sort_pairs_by_full_sort`) two int2 index-and-segment arrays
+/// (8 + 8), the sorted keys (4) and cub's alternate keys and values (4 + 8);
+/// one row, or a vocabulary of a million or more, sorts row by row
+/// (`segmented_sort_large_segments`) in negligible scratch. After the sort
+/// the function holds the top-k and top-p masks (1 + 1), the softmax (4)
+/// and the scattered result (4) instead, 28 bytes at bf16: the peak is the
+/// larger. 38 bytes at 256 rows and 50 at 64 give the 0.92 GiB between
+/// the two 0.12.0 logs [`NATIVE_SAMPLER_BYTES`] was fitted on, as its 34 did.
+pub fn native_sampler_bytes_per_logit(bytes_per_element: u64, rows: u64, vocab: u64) -> u64 {
+    let held = bytes_per_element.saturating_add(4 + 4 + 8);
+    let scratch = if rows <= 1 || vocab >= 1_000_000 {
+        0
+    } else if rows < 128 {
+        8 + 8 + 4 + 4 + 8
+    } else {
+        8 + 4 + 8
+    };
+    held.saturating_add(scratch).max(held.saturating_add(1 + 1 + 4 + 4))
 }
 
 /// How vLLM runs an unquantized fused-MoE layer, by the buffers it takes.

@@ -42,10 +42,11 @@ mod words;
 pub(crate) use extras::is_rocm;
 use extras::mxfp4_padding_bytes;
 pub use extras::{
-    MoeKernel, Mxfp4Kernel, NATIVE_SAMPLER_BYTES, NON_TORCH_MULTI, NON_TORCH_MULTI_0_12, NON_TORCH_MULTI_NVSWITCH,
-    NON_TORCH_SINGLE, NON_TORCH_SINGLE_0_19, NON_TORCH_TP2_NVSWITCH_0_19, NON_TORCH_TP4_NVSWITCH_0_19,
-    SAMPLER_FP32_BYTES, Sampler, TRITON_SAMPLER_EXTRA_BYTES, block_slack_bytes, lora_bytes, profile_peak,
-    rope_table_bytes, sampler_bytes_per_logit, segment_slack_bytes,
+    MoeKernel, Mxfp4Kernel, NATIVE_SAMPLER_BYTES, NON_TORCH_MULTI, NON_TORCH_MULTI_0_12, NON_TORCH_MULTI_0_12_SORT,
+    NON_TORCH_MULTI_NVSWITCH, NON_TORCH_SINGLE, NON_TORCH_SINGLE_0_19, NON_TORCH_TP2_NVSWITCH_0_19,
+    NON_TORCH_TP4_NVSWITCH_0_19, SAMPLER_FP32_BYTES, Sampler, TRITON_SAMPLER_EXTRA_BYTES, block_slack_bytes,
+    lora_bytes, native_sampler_bytes_per_logit, profile_peak, rope_table_bytes, sampler_bytes_per_logit,
+    segment_slack_bytes,
 };
 pub use knobs::KNOBS;
 
@@ -641,8 +642,11 @@ pub(crate) fn report(p: &Plan, o: Options, b: &Budget, verdict: Verdict) -> Repo
         | Version::V0_10
         | Version::V0_12
         | Version::V0_11Mm
+        | Version::V0_11Sort
         | Version::V0_12Mm
+        | Version::V0_12Sort
         | Version::V0_17Mm
+        | Version::V0_16Sort
         | Version::V0_17Triton => None,
         Version::V0_18
         | Version::V0_19

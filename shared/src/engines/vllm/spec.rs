@@ -75,8 +75,11 @@ pub(super) fn rejection_bytes_per_logit(o: Options, bytes_per_element: u64) -> u
         Version::V0 | Version::V1 | Version::V0_10 => 0,
         Version::V0_12
         | Version::V0_11Mm
+        | Version::V0_11Sort
         | Version::V0_12Mm
+        | Version::V0_12Sort
         | Version::V0_17Mm
+        | Version::V0_16Sort
         | Version::V0_17Triton
         | Version::V0_18
         | Version::V0_19

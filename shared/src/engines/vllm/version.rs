@@ -126,6 +126,20 @@ pub enum Version {
     /// [`Version::LATEST`] and for 0.17 only, as [`Version::V0_19Alloc`].
     #[serde(rename = "0.17-triton")]
     V0_17Triton,
+    /// vLLM 0.11 read a third time, from the 0.11.2 – 0.16.0 source and
+    /// PyTorch's sort: as [`Version::V0_11Mm`], with the native sampler's
+    /// peak where `apply_top_k_top_p` sorts the logits
+    /// ([`Version::native_sampler_sorts`]). Read after [`Version::LATEST`]
+    /// and for older releases only, as [`Version::V0_19Alloc`].
+    #[serde(rename = "0.11-sort")]
+    V0_11Sort,
+    /// vLLM 0.12, as [`Version::V0_12Mm`] with the native sampler's sort.
+    #[serde(rename = "0.12-sort")]
+    V0_12Sort,
+    /// vLLM 0.13 – 0.16, as [`Version::V0_17Mm`] with the native sampler's
+    /// sort (0.17 samples with Triton: [`Version::V0_17Triton`]).
+    #[serde(rename = "0.16-sort")]
+    V0_16Sort,
 }
 
 /// How a rule set counts the vision tower's profile run
@@ -184,12 +198,18 @@ impl Version {
         Self::V0_24Mm,
         Self::V0_19Alloc,
         Self::V0_17Triton,
+        Self::V0_11Sort,
+        Self::V0_12Sort,
+        Self::V0_16Sort,
     ];
     /// The newest rules this build knows for every release: what a new plan
     /// gets ([`Version::V0_19Alloc`], read after it, covers 0.18 – 0.19 only).
     pub const LATEST: Version = Self::V0_24Mm;
     /// Their ids, newest first (the page's choices).
     pub const IDS_NEWEST_FIRST: &[&str] = &[
+        "0.16-sort",
+        "0.12-sort",
+        "0.11-sort",
         "0.17-triton",
         "0.19-alloc",
         "0.24-mm",
@@ -230,6 +250,9 @@ impl Version {
             Self::V0_19Mm => "0.19-mm",
             Self::V0_19Alloc => "0.19-alloc",
             Self::V0_17Triton => "0.17-triton",
+            Self::V0_11Sort => "0.11-sort",
+            Self::V0_12Sort => "0.12-sort",
+            Self::V0_16Sort => "0.16-sort",
             Self::V0_24Mm => "0.24-mm",
         }
     }
@@ -254,6 +277,9 @@ impl Version {
             Self::V0_19Mm => "vLLM 0.18 – 0.19 (with the vision profile)",
             Self::V0_19Alloc => "vLLM 0.18 – 0.19 (with the allocator's blocks)",
             Self::V0_17Triton => "vLLM 0.17 (with Triton's sampler)",
+            Self::V0_11Sort => "vLLM 0.11 (with the native sampler's sort)",
+            Self::V0_12Sort => "vLLM 0.12 (with the native sampler's sort)",
+            Self::V0_16Sort => "vLLM 0.13 – 0.16 (with the native sampler's sort)",
             Self::V0_24Mm => "vLLM 0.20+ (with the vision profile)",
         }
     }
@@ -278,6 +304,9 @@ impl Version {
             Self::V0_19Mm | Self::V0_24Mm => "the vision tower's profile run over the largest images",
             Self::V0_19Alloc => "the weights in the blocks PyTorch's allocator hands out",
             Self::V0_17Triton => "0.17's Triton top-k/top-p sampler instead of PyTorch's sort",
+            Self::V0_11Sort | Self::V0_12Sort | Self::V0_16Sort => {
+                "the native sampler's peak at PyTorch's sort of the logits, with its scratch"
+            }
         }
     }
 
@@ -310,6 +339,9 @@ impl Version {
             "0.19-mm" => Some(Self::V0_19Mm),
             "0.19-alloc" => Some(Self::V0_19Alloc),
             "0.17-triton" => Some(Self::V0_17Triton),
+            "0.11-sort" => Some(Self::V0_11Sort),
+            "0.12-sort" => Some(Self::V0_12Sort),
+            "0.16-sort" => Some(Self::V0_16Sort),
             "0.24-mm" => Some(Self::V0_24Mm),
             _ => None,
         }
@@ -324,8 +356,11 @@ impl Version {
             | Self::V0_10
             | Self::V0_12
             | Self::V0_11Mm
+            | Self::V0_11Sort
             | Self::V0_12Mm
+            | Self::V0_12Sort
             | Self::V0_17Mm
+            | Self::V0_16Sort
             | Self::V0_17Triton
             | Self::V0_18
             | Self::V0_19
@@ -344,8 +379,11 @@ impl Version {
             | Self::V0_10
             | Self::V0_12
             | Self::V0_11Mm
+            | Self::V0_11Sort
             | Self::V0_12Mm
+            | Self::V0_12Sort
             | Self::V0_17Mm
+            | Self::V0_16Sort
             | Self::V0_17Triton
             | Self::V0_18
             | Self::V0_19
@@ -368,8 +406,11 @@ impl Version {
             Self::V0_10
             | Self::V0_12
             | Self::V0_11Mm
+            | Self::V0_11Sort
             | Self::V0_12Mm
+            | Self::V0_12Sort
             | Self::V0_17Mm
+            | Self::V0_16Sort
             | Self::V0_17Triton
             | Self::V0_18
             | Self::V0_19
@@ -400,8 +441,11 @@ impl Version {
             | Self::V0_33
             | Self::V0_24 => false,
             Self::V0_11Mm
+            | Self::V0_11Sort
             | Self::V0_12Mm
+            | Self::V0_12Sort
             | Self::V0_17Mm
+            | Self::V0_16Sort
             | Self::V0_17Triton
             | Self::V0_19Rope
             | Self::V0_19Mm
@@ -422,8 +466,11 @@ impl Version {
             | Self::V0_10
             | Self::V0_12
             | Self::V0_11Mm
+            | Self::V0_11Sort
             | Self::V0_12Mm
+            | Self::V0_12Sort
             | Self::V0_17Mm
+            | Self::V0_16Sort
             | Self::V0_17Triton
             | Self::V0_18
             | Self::V0_19
@@ -440,6 +487,12 @@ impl Version {
 
     /// The sampler the profile run exercises when the launch does not say
     /// (the V0 and V1 rules count fp32 logits and probabilities instead).
+    /// vLLM 0.11 – 0.16 sample natively by default (`TopKTopPSampler.__init__`,
+    /// `v1/sample/ops/topk_topp_sampler.py`): 0.11.0 takes FlashInfer only
+    /// when it is installed, which its wheel leaves to the `flashinfer` extra
+    /// (a log says which: `FlashInfer is not available. Falling back …` or
+    /// `Using FlashInfer for top-p & top-k sampling`); 0.11.2 – 0.16 require
+    /// flashinfer-python but take it only with `VLLM_USE_FLASHINFER_SAMPLER=1`.
     pub fn default_sampler(self) -> super::Sampler {
         match self {
             Self::V0
@@ -450,7 +503,13 @@ impl Version {
             | Self::V0_24
             | Self::V0_24Rope
             | Self::V0_24Mm => super::Sampler::FlashInfer,
-            Self::V0_12 | Self::V0_11Mm | Self::V0_12Mm | Self::V0_17Mm => super::Sampler::Native,
+            Self::V0_12
+            | Self::V0_11Mm
+            | Self::V0_11Sort
+            | Self::V0_12Mm
+            | Self::V0_12Sort
+            | Self::V0_17Mm
+            | Self::V0_16Sort => super::Sampler::Native,
             Self::V0_18 | Self::V0_19 | Self::V0_19Rope | Self::V0_19Mm | Self::V0_19Alloc | Self::V0_17Triton => {
                 super::Sampler::Triton
             }
@@ -468,8 +527,11 @@ impl Version {
             Self::V0_10
             | Self::V0_12
             | Self::V0_11Mm
+            | Self::V0_11Sort
             | Self::V0_12Mm
+            | Self::V0_12Sort
             | Self::V0_17Mm
+            | Self::V0_16Sort
             | Self::V0_17Triton
             | Self::V0_18
             | Self::V0_19
@@ -497,8 +559,11 @@ impl Version {
             | Self::V0_10
             | Self::V0_12
             | Self::V0_11Mm
+            | Self::V0_11Sort
             | Self::V0_12Mm
+            | Self::V0_12Sort
             | Self::V0_17Mm
+            | Self::V0_16Sort
             | Self::V0_17Triton
             | Self::V0_18
             | Self::V0_21
@@ -523,8 +588,11 @@ impl Version {
             | Self::V0_10
             | Self::V0_12
             | Self::V0_11Mm
+            | Self::V0_11Sort
             | Self::V0_12Mm
+            | Self::V0_12Sort
             | Self::V0_17Mm
+            | Self::V0_16Sort
             | Self::V0_17Triton
             | Self::V0_18
             | Self::V0_21
@@ -538,6 +606,33 @@ impl Version {
             | Self::V0_24Mm => true,
         };
         if measured && sampler == super::Sampler::Triton { super::TRITON_SAMPLER_EXTRA_BYTES } else { 0 }
+    }
+
+    /// Whether the native sampler's peak is PyTorch's sort of the logits
+    /// with its scratch ([`super::native_sampler_bytes_per_logit`]) rather
+    /// than the fitted [`super::NATIVE_SAMPLER_BYTES`]: the `-sort` rules.
+    pub fn native_sampler_sorts(self) -> bool {
+        match self {
+            Self::V0
+            | Self::V1
+            | Self::V0_10
+            | Self::V0_12
+            | Self::V0_11Mm
+            | Self::V0_12Mm
+            | Self::V0_17Mm
+            | Self::V0_18
+            | Self::V0_19
+            | Self::V0_21
+            | Self::V0_33
+            | Self::V0_24
+            | Self::V0_19Rope
+            | Self::V0_24Rope
+            | Self::V0_19Mm
+            | Self::V0_24Mm
+            | Self::V0_19Alloc
+            | Self::V0_17Triton => false,
+            Self::V0_11Sort | Self::V0_12Sort | Self::V0_16Sort => true,
+        }
     }
 
     /// Memory outside PyTorch that the profile adds per GPU, with `gpus`
@@ -625,8 +720,20 @@ impl Version {
                 true,
                 Board::NvSwitchHopper | Board::NvLink,
             ) => (super::NON_TORCH_MULTI_0_12, "llm-d"),
+            // The same, re-derived from its two logs with the sampler's sort.
+            (Self::V0_11Sort | Self::V0_12Sort | Self::V0_16Sort, true, Board::NvSwitchHopper | Board::NvLink) => {
+                (super::NON_TORCH_MULTI_0_12_SORT, "0.12 and 0.13 logs")
+            }
             (
-                Self::V0_12 | Self::V0_11Mm | Self::V0_12Mm | Self::V0_17Mm | Self::V0_17Triton | Self::V0_18,
+                Self::V0_12
+                | Self::V0_11Mm
+                | Self::V0_11Sort
+                | Self::V0_12Mm
+                | Self::V0_12Sort
+                | Self::V0_17Mm
+                | Self::V0_16Sort
+                | Self::V0_17Triton
+                | Self::V0_18,
                 true,
                 Board::Pcie,
             ) => (super::NON_TORCH_SINGLE, "llm-d"),
@@ -648,8 +755,11 @@ impl Version {
             Self::V0 | Self::V1 | Self::V0_10 => super::CUDA_GRAPH_CAPTURE_SIZES,
             Self::V0_12
             | Self::V0_11Mm
+            | Self::V0_11Sort
             | Self::V0_12Mm
+            | Self::V0_12Sort
             | Self::V0_17Mm
+            | Self::V0_16Sort
             | Self::V0_17Triton
             | Self::V0_18
             | Self::V0_19
@@ -680,9 +790,14 @@ impl Version {
     pub fn fused_moe_peak(self) -> Option<super::MoeKernel> {
         match self {
             Self::V0 | Self::V1 | Self::V0_10 => None,
-            Self::V0_12 | Self::V0_11Mm | Self::V0_12Mm | Self::V0_17Mm | Self::V0_17Triton => {
-                Some(super::MoeKernel::FusedExperts)
-            }
+            Self::V0_12
+            | Self::V0_11Mm
+            | Self::V0_11Sort
+            | Self::V0_12Mm
+            | Self::V0_12Sort
+            | Self::V0_17Mm
+            | Self::V0_16Sort
+            | Self::V0_17Triton => Some(super::MoeKernel::FusedExperts),
             Self::V0_18
             | Self::V0_19
             | Self::V0_19Rope
@@ -703,9 +818,9 @@ impl Version {
     pub fn encoder_profile(self) -> Option<EncoderProfile> {
         let kept = |padding, read_from| Some(EncoderProfile::Kept { padding, read_from });
         match self {
-            Self::V0_11Mm => kept(Some(EncoderPadding::Budget), "0.11.0"),
-            Self::V0_12Mm => kept(Some(EncoderPadding::LargestItem), "0.12.0"),
-            Self::V0_17Mm | Self::V0_17Triton => kept(None, "0.13.0"),
+            Self::V0_11Mm | Self::V0_11Sort => kept(Some(EncoderPadding::Budget), "0.11.0"),
+            Self::V0_12Mm | Self::V0_12Sort => kept(Some(EncoderPadding::LargestItem), "0.12.0"),
+            Self::V0_17Mm | Self::V0_16Sort | Self::V0_17Triton => kept(None, "0.13.0"),
             Self::V0_19Mm | Self::V0_19Alloc | Self::V0_24Mm => Some(EncoderProfile::Outputs),
             Self::V0
             | Self::V1
@@ -737,9 +852,9 @@ impl Version {
             0..=7 => Self::V0,
             8 | 9 => Self::V1,
             10 => Self::V0_10,
-            11 => Self::V0_11Mm,
-            12 => Self::V0_12Mm,
-            13..=16 => Self::V0_17Mm,
+            11 => Self::V0_11Sort,
+            12 => Self::V0_12Sort,
+            13..=16 => Self::V0_16Sort,
             17 => Self::V0_17Triton,
             18 | 19 => Self::V0_19Alloc,
             // `_` is every later rule set: the releases after 0.19.
@@ -755,8 +870,11 @@ impl Version {
             | Self::V0_10
             | Self::V0_12
             | Self::V0_11Mm
+            | Self::V0_11Sort
             | Self::V0_12Mm
+            | Self::V0_12Sort
             | Self::V0_17Mm
+            | Self::V0_16Sort
             | Self::V0_17Triton
             | Self::V0_18
             | Self::V0_19

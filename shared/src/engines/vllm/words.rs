@@ -32,7 +32,9 @@ pub(crate) fn terms(p: &Plan, r: &Report, kv_demand_bytes: u64) -> EngineTerms {
                 } else {
                     Options { version: r.version, ..Options::default() }
                 },
-                p.bytes_per_element()
+                p.bytes_per_element(),
+                r.max_num_seqs.min(r.max_num_batched_tokens),
+                t.vocab_size
             ),
             thousands(r.max_num_seqs.min(r.max_num_batched_tokens))
         )
