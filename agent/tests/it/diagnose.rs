@@ -357,6 +357,15 @@ fn a_vllm_log_alone_plans_the_preset_it_names() {
         .unwrap_or_else(|| panic!("a KV row: {alone}"));
     let (logged, predicted) = (kv["logged"]["value"].as_u64().unwrap(), kv["predicted"]["value"].as_u64().unwrap());
     assert!(logged.abs_diff(predicted) * 1000 <= logged, "{kv}");
+    // The device's memory as CUDA reports it, beside the plan's (not the
+    // larger nvidia-smi total): 79.19 GiB both, to the byte vLLM's floor
+    // of the request leaves.
+    let device = alone["reconciled"]
+        .as_array()
+        .and_then(|rows| rows.iter().find(|r| r["term"] == "device memory"))
+        .unwrap_or_else(|| panic!("a device row: {alone}"));
+    let (logged, predicted) = (device["logged"]["value"].as_u64(), device["predicted"]["value"].as_u64());
+    assert!(logged.zip(predicted).is_some_and(|(l, p)| l.abs_diff(p) <= 2), "{device}");
     // A local path ending in the repo names it too (the Qwen3-VL runs).
     let vl = format!("{STARTUP}/vllm-v1-012-qwen3-vl-30b-a3b-h100-tp2-seqs64.txt");
     let text = String::from_utf8_lossy(&headroom(&["diagnose", vl.as_str()]).stdout).into_owned();

@@ -103,8 +103,14 @@ fn vllm_row(f: &Fact, r: &crate::engines::vllm::Report, e: &Estimate, notes: &mu
         Figure::AvailableKv { bytes, negative: false } => {
             row("available KV cache memory", Amount::Bytes(bytes), kv.map(|k| Amount::Bytes(k.available_kv_bytes)))
         }
+        // What CUDA reports (`mem_get_info`'s total), which vLLM requests its
+        // share of: the plan's from what it requests, its capacity otherwise.
         Figure::DeviceTotal { bytes } => {
-            row("device memory", Amount::Bytes(bytes), e.per_gpu.get(gpu).map(|g| Amount::Bytes(g.capacity_bytes)))
+            let cuda_total = kv
+                .filter(|_| r.gpu_memory_utilization > 0.0)
+                .map(|k| (k.requested_bytes as f64 / r.gpu_memory_utilization).round() as u64)
+                .or_else(|| e.per_gpu.get(gpu).map(|g| g.capacity_bytes));
+            row("device memory", Amount::Bytes(bytes), cuda_total.map(Amount::Bytes))
         }
         Figure::Utilization { permille } => row(
             "gpu_memory_utilization",
