@@ -77,10 +77,31 @@ fn home(role: Role, layer: Option<u32>) -> Home {
     }
 }
 
+/// How a model's GGUF names what the layout groups by role
+/// (convert_hf_to_gguf / gguf-py `tensor_mapping.py` keep a checkpoint's
+/// fused tensors fused): gate and up apart unless the checkpoint fuses them
+/// (Phi-3's and GLM-4's `gate_up_proj` is one `ffn_up`), and q, k and v as
+/// one `attn_qkv` where it does.
+#[derive(Debug, Clone, Copy)]
+struct Naming {
+    gated: bool,
+    fused_qkv: bool,
+}
+
+impl Naming {
+    fn of(model: &Model) -> Self {
+        use crate::arch::Family;
+        let fused_up = matches!(model.arch.family, Family::Phi3 | Family::Glm4);
+        Self { gated: model.arch.text.mlp_gated && !fused_up, fused_qkv: model.layout_context().fused_qkv }
+    }
+}
+
 /// llama.cpp's name stems for one group (two for a gated up projection,
 /// which the layout keeps as one group of gate and up together).
-fn stems(role: Role, gated: bool) -> &'static [&'static str] {
+fn stems(role: Role, naming: Naming) -> &'static [&'static str] {
+    let gated = naming.gated;
     match role {
+        Role::AttnQ | Role::AttnK | Role::AttnV if naming.fused_qkv => &["attn_qkv"],
         Role::Embedding => &["token_embd"],
         Role::PositionEmbedding => &["position_embd"],
         Role::EmbedProjection => &["token_embd_proj"],
@@ -314,7 +335,7 @@ fn each_piece(model: &Model, format: WeightFormat, weights: &WeightPlan, sink: &
     let keep = |role: Role, layer: Option<u32>| {
         role != Role::Mtp && !is_multimodal(role) && layer.is_none_or(|l| (l as usize) < layers)
     };
-    let gated = model.arch.text.mlp_gated;
+    let naming = Naming::of(model);
     if let Some(c) = model.checkpoint.as_ref().filter(|_| as_stored) {
         if !c.gguf_tensors.is_empty() {
             sink.reserve(c.gguf_tensors.len());
@@ -324,7 +345,7 @@ fn each_piece(model: &Model, format: WeightFormat, weights: &WeightPlan, sink: &
             return;
         }
         for g in c.layout.groups.iter().filter(|g| keep(g.role, g.layer)) {
-            split(sink, g.role, g.layer, home(g.role, g.layer), g.bytes, gated);
+            split(sink, g.role, g.layer, home(g.role, g.layer), g.bytes, naming);
         }
         return;
     }
@@ -343,7 +364,7 @@ fn each_piece(model: &Model, format: WeightFormat, weights: &WeightPlan, sink: &
         let b = format.bpw(g, &ctx).bytes(g.params);
         estimated.add(h, b);
         if !is_multimodal(g.role) {
-            count += stems(g.role, gated).len();
+            count += stems(g.role, naming).len();
         }
         groups.push((g, h, b));
     }
@@ -360,14 +381,14 @@ fn each_piece(model: &Model, format: WeightFormat, weights: &WeightPlan, sink: &
         } else {
             u64::try_from(u128::from(planned(h)) * u128::from(b) / u128::from(est)).unwrap_or(u64::MAX)
         };
-        split(sink, g.role, g.layer, h, bytes, gated);
+        split(sink, g.role, g.layer, h, bytes, naming);
     }
 }
 
 /// One group as llama.cpp's tensors: a gated up projection is two tensors
 /// of the same shape (gate and up), so half each.
-fn split(sink: &mut impl Sink, role: Role, layer: Option<u32>, home: Home, bytes: u64, gated: bool) {
-    let stems = stems(role, gated);
+fn split(sink: &mut impl Sink, role: Role, layer: Option<u32>, home: Home, bytes: u64, naming: Naming) {
+    let stems = stems(role, naming);
     let parts = stems.len() as u64;
     for (i, &stem) in stems.iter().enumerate() {
         // The first part takes the odd byte, so the parts sum to `bytes`.
@@ -424,5 +445,30 @@ mod tests {
         }
         assert!(matches!(t.homes_of_plan(&same), Cow::Borrowed(_)));
         assert_eq!(t.homes_of_plan(&other).as_ref(), &home_bytes(&other));
+    }
+
+    /// A model whose checkpoint fuses q/k/v and gate/up is named as its GGUF
+    /// names it: Phi-4's `attn_qkv` and one `ffn_up` (the Phi-4 Q4_K_M log's
+    /// 40 q5_K tensors are those `attn_qkv`), so `-ot attn_qkv=CPU` matches.
+    #[test]
+    fn fused_checkpoints_keep_their_fused_names() {
+        let names = |id: &str| {
+            let m = Model::preset(id).unwrap();
+            let s = Scenario {
+                weights: WeightFormat::parse("q4_k_m").unwrap(),
+                engine: Engine::LlamaCpp(llamacpp::Options::default()),
+                ..Scenario::default()
+            };
+            let p = EnginePlan::new(&m, s.validate().unwrap());
+            pieces(&p).iter().filter_map(|t| t.name.in_layer(0).map(|n| n.into_owned())).collect::<Vec<_>>()
+        };
+        let phi = names("phi-4");
+        assert!(phi.contains(&"attn_qkv.weight".to_owned()), "{phi:?}");
+        assert!(phi.contains(&"ffn_up.weight".to_owned()), "{phi:?}");
+        assert!(!phi.iter().any(|n| n == "attn_q.weight" || n == "ffn_gate.weight"), "{phi:?}");
+        let llama = names("llama-3.1-8b");
+        for n in ["attn_q.weight", "attn_k.weight", "attn_v.weight", "ffn_gate.weight", "ffn_up.weight"] {
+            assert!(llama.contains(&n.to_owned()), "{n}: {llama:?}");
+        }
     }
 }
