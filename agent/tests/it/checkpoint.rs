@@ -459,6 +459,18 @@ fn a_model_ollama_pulled_is_read_from_its_storage() {
     assert!(e.contains("not a sha256 digest"), "{e}");
 }
 
+/// A PyTorch OOM error in `dir`, for `diagnose` to check against a checkpoint.
+fn oom_file(dir: &std::path::Path) -> std::path::PathBuf {
+    let path = dir.join("oom.txt");
+    std::fs::write(
+        &path,
+        "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB (GPU 0; 23.69 GiB total capacity; \
+         21.23 GiB already allocated)",
+    )
+    .unwrap();
+    path
+}
+
 /// `diagnose` reads the checkpoint that was run as `estimate` does (issue
 /// 35): a pasted error is checked against the GGUF's exact bytes, the same
 /// plan `estimate --checkpoint` makes; a checkpoint and a preset together are
@@ -470,13 +482,7 @@ fn diagnose_checks_an_error_against_the_checkpoint_that_was_run() {
     let (head, size) = gguf_part(0, 1, &tiny_tensors());
     let gguf = dir.join("m.gguf");
     write_sparse(&gguf, &head, size);
-    let error_text = dir.join("oom.txt");
-    std::fs::write(
-        &error_text,
-        "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB (GPU 0; 23.69 GiB total capacity; \
-         21.23 GiB already allocated)",
-    )
-    .unwrap();
+    let error_text = oom_file(&dir);
     let (gguf, error_text) = (gguf.to_str().unwrap(), error_text.to_str().unwrap());
     let plan = ["--engine", "llama.cpp", "--json"];
     let d = json(&[&["diagnose", error_text, "--checkpoint", gguf][..], &plan].concat(), &[]);
@@ -498,13 +504,7 @@ fn diagnose_reads_the_run_s_gguf_from_the_hub() {
     let (head, size) = gguf_part(0, 1, &tiny_tensors());
     let hub = standin_hub::start(vec![("acme/tiny-gguf", Kind::Public, vec![("tiny-Q8_0.gguf", File { head, size })])]);
     let env = [("HF_ENDPOINT", hub.endpoint.as_str())];
-    let error_text = dir.join("oom.txt");
-    std::fs::write(
-        &error_text,
-        "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB (GPU 0; 23.69 GiB total capacity; \
-         21.23 GiB already allocated)",
-    )
-    .unwrap();
+    let error_text = oom_file(&dir);
     let error_text = error_text.to_str().unwrap();
     let plan = ["--engine", "llama.cpp", "--json"];
     let d = json(&[&["diagnose", error_text, "--hf", "acme/tiny-gguf:tiny-Q8_0.gguf"][..], &plan].concat(), &env);

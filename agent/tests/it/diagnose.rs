@@ -351,19 +351,19 @@ fn a_vllm_log_alone_plans_the_preset_it_names() {
     let given = json(&["diagnose", file.as_str(), "--model", "qwen2.5-7b", "--json"]);
     assert_eq!(alone["reconciled"], given["reconciled"]);
     // The log planned by itself: its KV budget within 0.1 % (58.53 GiB).
-    let kv = alone["reconciled"]
-        .as_array()
-        .and_then(|rows| rows.iter().find(|r| r["term"] == "available KV cache memory"))
-        .unwrap_or_else(|| panic!("a KV row: {alone}"));
+    let row = |term: &str| {
+        alone["reconciled"]
+            .as_array()
+            .and_then(|rows| rows.iter().find(|r| r["term"] == term))
+            .unwrap_or_else(|| panic!("a {term} row: {alone}"))
+    };
+    let kv = row("available KV cache memory");
     let (logged, predicted) = (kv["logged"]["value"].as_u64().unwrap(), kv["predicted"]["value"].as_u64().unwrap());
     assert!(logged.abs_diff(predicted) * 1000 <= logged, "{kv}");
     // The device's memory as CUDA reports it, beside the plan's (not the
     // larger nvidia-smi total): 79.19 GiB both, to the byte vLLM's floor
     // of the request leaves.
-    let device = alone["reconciled"]
-        .as_array()
-        .and_then(|rows| rows.iter().find(|r| r["term"] == "device memory"))
-        .unwrap_or_else(|| panic!("a device row: {alone}"));
+    let device = row("device memory");
     let (logged, predicted) = (device["logged"]["value"].as_u64(), device["predicted"]["value"].as_u64());
     assert!(logged.zip(predicted).is_some_and(|(l, p)| l.abs_diff(p) <= 2), "{device}");
     // A local path ending in the repo names it too (the Qwen3-VL runs).

@@ -185,6 +185,19 @@ async fn paste_oom(page: &Page, url: &str) -> anyhow::Result<()> {
     page.fill("oom-text", BARE_OOM).await
 }
 
+/// A start-up log pasted into "Diagnose an OOM" on GPT-2's link, once the
+/// page plans the log's own model: the note that says which.
+async fn paste_log_against_another_model(page: &Page, server: &Server, log: &str) -> anyhow::Result<String> {
+    page.open(&server.page("model=gpt2")).await?;
+    page.open_details("diagnose").await?;
+    page.fill("oom-text", log).await?;
+    page.wait_until("the log's own model", async |p: &Page| {
+        Ok(p.exists("startup-logged-model").await? && p.exists("startup-rows").await?)
+    })
+    .await?;
+    page.text("startup-logged-model").await
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn pasted_error_journey() -> anyhow::Result<()> {
     let Some(tools) = tools() else { return Ok(()) };
@@ -208,33 +221,16 @@ async fn pasted_error_journey() -> anyhow::Result<()> {
     // A llama.cpp log (Ollama's runner) that prints its model's metadata,
     // pasted against a link of another model: set against the model it ran
     // (issue 35), term by term.
-    page.open(&server.page("model=gpt2")).await?;
-    page.open_details("diagnose").await?;
-    page.fill(
-        "oom-text",
-        include_str!("../../../shared/tests/fixtures/startup/ollama-054-llama31-8b-q4km-rtx4090.txt"),
-    )
-    .await?;
-    page.wait_until("the log's own model", async |p: &Page| {
-        Ok(p.exists("startup-logged-model").await? && p.exists("startup-rows").await?)
-    })
-    .await?;
-    let note = page.text("startup-logged-model").await?;
+    let log = include_str!("../../../shared/tests/fixtures/startup/ollama-054-llama31-8b-q4km-rtx4090.txt");
+    let note = paste_log_against_another_model(&page, &server, log).await?;
     ensure!(note.contains("the model the log describes"), "{note}");
     page.screenshot("journey-pasted-log-own-model").await?;
 
     // A vLLM log names its model's repo and its GPU's memory: pasted against
     // another model's link it is planned with that preset on the GPU it
     // names (an H100 by its 79.19 GiB), its KV budget within 0.1 %.
-    page.open(&server.page("model=gpt2")).await?;
-    page.open_details("diagnose").await?;
-    page.fill("oom-text", include_str!("../../../shared/tests/fixtures/startup/vllm-v1-0190-qwen25-7b-h100-debug.txt"))
-        .await?;
-    page.wait_until("the preset the log names", async |p: &Page| {
-        Ok(p.exists("startup-logged-model").await? && p.exists("startup-rows").await?)
-    })
-    .await?;
-    let note = page.text("startup-logged-model").await?;
+    let log = include_str!("../../../shared/tests/fixtures/startup/vllm-v1-0190-qwen25-7b-h100-debug.txt");
+    let note = paste_log_against_another_model(&page, &server, log).await?;
     ensure!(note.contains("Qwen/Qwen2.5-7B-Instruct"), "{note}");
     let taken = page.text("startup-engine").await?;
     ensure!(taken.contains("GPU H100 SXM (79.19 GiB as CUDA reported it)"), "{taken}");

@@ -85,7 +85,7 @@ impl Shape {
         let t = &p.model.arch.text;
         let ffn = match p.model.arch.family {
             Family::Llama | Family::Mistral | Family::Qwen2 | Family::Qwen3 => Ffn::GateUp,
-            Family::Glm4 | Family::Phi3 => Ffn::FusedUp,
+            f if super::tensors::fuses_gate_up(f) => Ffn::FusedUp,
             _ => return None,
         };
         let plain = o.fork == Fork::Mainline

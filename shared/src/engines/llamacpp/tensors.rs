@@ -7,7 +7,7 @@
 use std::borrow::Cow;
 
 use crate::arch::{Role, TensorGroup, TensorLayout, params::Placement};
-use crate::formats::WeightFormat;
+use crate::formats::{LayoutContext, WeightFormat};
 use crate::model::Model;
 use crate::plan::{Plan, Scenario, WeightPlan};
 
@@ -89,11 +89,16 @@ struct Naming {
 }
 
 impl Naming {
-    fn of(model: &Model) -> Self {
-        use crate::arch::Family;
-        let fused_up = matches!(model.arch.family, Family::Phi3 | Family::Glm4);
-        Self { gated: model.arch.text.mlp_gated && !fused_up, fused_qkv: model.layout_context().fused_qkv }
+    fn of(model: &Model, ctx: &LayoutContext) -> Self {
+        Self { gated: model.arch.text.mlp_gated && !fuses_gate_up(model.arch.family), fused_qkv: ctx.fused_qkv }
     }
+}
+
+/// Whether the family's checkpoint keeps gate and up as one `gate_up_proj`,
+/// one `ffn_up` of twice the width in its GGUF (`llm_build_glm4`,
+/// `llm_build_phi3`, src/llama-model.cpp).
+pub(super) fn fuses_gate_up(family: crate::arch::Family) -> bool {
+    matches!(family, crate::arch::Family::Glm4 | crate::arch::Family::Phi3)
 }
 
 /// llama.cpp's name stems for one group (two for a gated up projection,
@@ -335,7 +340,8 @@ fn each_piece(model: &Model, format: WeightFormat, weights: &WeightPlan, sink: &
     let keep = |role: Role, layer: Option<u32>| {
         role != Role::Mtp && !is_multimodal(role) && layer.is_none_or(|l| (l as usize) < layers)
     };
-    let naming = Naming::of(model);
+    let ctx = model.layout_context();
+    let naming = Naming::of(model, &ctx);
     if let Some(c) = model.checkpoint.as_ref().filter(|_| as_stored) {
         if !c.gguf_tensors.is_empty() {
             sink.reserve(c.gguf_tensors.len());
@@ -349,7 +355,6 @@ fn each_piece(model: &Model, format: WeightFormat, weights: &WeightPlan, sink: &
         }
         return;
     }
-    let ctx = model.layout_context();
     // The estimate per home, to rescale onto the plan's bytes for it.
     let mut estimated = HomeBytes::new(layers);
     // Every group the plan's weights count (the tower too, which sits with
