@@ -25,7 +25,7 @@ pub struct SpeedBounds {
 }
 
 /// Bounds for a plan, when every GPU's bandwidth and throughput are known.
-pub fn bounds<E>(p: &Plan<'_, E>) -> Option<SpeedBounds> {
+pub fn bounds<E: crate::plan::EngineRules>(p: &Plan<'_, E>) -> Option<SpeedBounds> {
     let s = &p.scenario;
     let model = p.model;
     // Data-parallel plans are not modelled: the GPUs of one replica share the work.

@@ -507,6 +507,20 @@ impl EngineRules for Engine {
             Engine::LlamaCpp(_) | Engine::Ollama(_) => llamacpp::place(p, llamacpp_flags(p)),
         }
     }
+
+    fn replicas(&self) -> u64 {
+        match self {
+            Engine::Vllm(o) => o.data_parallel_size.max(1),
+            Engine::Transformers(_) | Engine::Sglang(_) | Engine::LlamaCpp(_) | Engine::Ollama(_) => 1,
+        }
+    }
+
+    fn expert_ranks(&self, tp: u64) -> Option<u64> {
+        match self {
+            Engine::Vllm(o) => o.expert_ranks(tp),
+            Engine::Transformers(_) | Engine::Sglang(_) | Engine::LlamaCpp(_) | Engine::Ollama(_) => None,
+        }
+    }
 }
 
 /// A fraction knob in `(0, 1]`.

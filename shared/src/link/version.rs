@@ -135,6 +135,10 @@ fn engine_2026_12(kind: EngineKind) -> Engine {
             enforce_eager: false,
             speculative: None,
             mm_limits: vllm::MmLimits { image: None, video: None },
+            // Data and expert parallelism came after v2 (issue 36): one
+            // replica, experts sharded by TP, as every link before the keys.
+            data_parallel_size: 1,
+            enable_expert_parallel: false,
         }),
         EngineKind::Sglang => Engine::Sglang(sglang::Options {
             // Links of 2026-12 without `sglang=`: the TP-degree table.

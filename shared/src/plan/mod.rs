@@ -52,6 +52,13 @@ pub trait EngineRules: Sized {
     fn state_rules(&self, model: &Model, bytes_per_element: u64) -> StateRules;
     /// Which layers each pipeline stage holds on GPU.
     fn place(plan: &Plan<'_, Self>) -> Placement;
+    /// Data-parallel replicas: consecutive groups of `tp × stages` GPUs that
+    /// each run the whole model with a KV pool of their own (1: none).
+    fn replicas(&self) -> u64;
+    /// The ranks a MoE model's experts are spread over, whole, when the
+    /// engine runs expert parallelism on `tp`-way groups; `None`: every
+    /// expert is sharded by tensor parallelism like the other projections.
+    fn expert_ranks(&self, tp: u64) -> Option<u64>;
 }
 
 /// Whether a verdict runs its searches (the largest concurrency, the
@@ -99,7 +106,8 @@ pub struct Plan<'m, E> {
 
 impl<'m, E: EngineRules> Plan<'m, E> {
     pub fn new(model: &'m Model, scenario: ValidScenario<E>) -> Self {
-        let weights = WeightPlan::new(model, scenario.weights, scenario.tp);
+        let experts = scenario.engine.expert_ranks(scenario.tp);
+        let weights = WeightPlan::sharded(model, scenario.weights, scenario.tp, experts);
         Self::with_weights(model, scenario, weights)
     }
 
@@ -131,6 +139,49 @@ impl<'m, E: EngineRules> Plan<'m, E> {
     }
 }
 
+impl<E: EngineRules> Plan<'_, E> {
+    /// The pipeline stage GPU `g` belongs to (in its data-parallel replica:
+    /// every replica holds the same stages).
+    pub fn stage(&self, g: usize) -> usize {
+        (g / self.tp() as usize) % self.scenario.stages()
+    }
+
+    /// Data-parallel replicas of the plan (1 for most engines).
+    pub fn replicas(&self) -> u64 {
+        self.scenario.engine.replicas()
+    }
+
+    pub fn is_last_stage(&self, stage: usize) -> bool {
+        stage + 1 == self.scenario.stages() && self.last_on_gpu
+    }
+
+    /// Weights one GPU of a stage holds.
+    pub fn stage_weights(&self, stage: usize) -> u64 {
+        let first = stage == 0 && self.first_on_gpu;
+        self.weights.slice(self.stage_range(stage), first, self.is_last_stage(stage))
+    }
+
+    /// `DoesNotFitAtLoad` when some GPU cannot even hold its weights and context.
+    pub fn load_verdict(&self) -> Option<Verdict> {
+        (0..self.scenario.gpus.len()).find_map(|g| {
+            let fixed = self.stage_weights(self.stage(g)).saturating_add(self.base_overhead());
+            let cap = self.scenario.gpus[g].capacity_bytes;
+            (fixed > cap).then(|| Verdict::DoesNotFitAtLoad { gpu: g, shortfall_bytes: fixed - cap })
+        })
+    }
+
+    /// Stage capacities for balancing: the smallest GPU of each stage (over
+    /// every data-parallel replica, which all hold the same layers).
+    pub fn stage_capacities(&self) -> Vec<u64> {
+        let mut caps = vec![u64::MAX; self.scenario.stages()];
+        for (g, slot) in self.scenario.gpus.iter().enumerate() {
+            let c = &mut caps[self.stage(g)];
+            *c = (*c).min(slot.capacity_bytes);
+        }
+        caps
+    }
+}
+
 impl<E> Plan<'_, E> {
     pub fn tp(&self) -> u64 {
         self.scenario.tp
@@ -141,17 +192,8 @@ impl<E> Plan<'_, E> {
         self.bytes_per_element
     }
 
-    /// The pipeline stage GPU `g` belongs to.
-    pub fn stage(&self, g: usize) -> usize {
-        g / self.tp() as usize
-    }
-
     pub fn stage_range(&self, stage: usize) -> std::ops::Range<usize> {
         self.ranges.get(stage).cloned().unwrap_or(0..0)
-    }
-
-    pub fn is_last_stage(&self, stage: usize) -> bool {
-        stage + 1 == self.scenario.stages() && self.last_on_gpu
     }
 
     /// KV costs of the layers a stage holds.
@@ -164,31 +206,10 @@ impl<E> Plan<'_, E> {
         state::sequence_bytes(self.state_layers.get(self.stage_range(stage)).unwrap_or(&[]))
     }
 
-    /// Weights one GPU of a stage holds.
-    pub fn stage_weights(&self, stage: usize) -> u64 {
-        let first = stage == 0 && self.first_on_gpu;
-        self.weights.slice(self.stage_range(stage), first, self.is_last_stage(stage))
-    }
-
     /// Fixed per-GPU overhead: the CUDA context, plus communication buffers
     /// under tensor parallelism.
     pub fn base_overhead(&self) -> u64 {
         CUDA_CONTEXT_BYTES.saturating_add(if self.tp() > 1 { TP_COMM_BYTES } else { 0 })
-    }
-
-    /// `DoesNotFitAtLoad` when some GPU cannot even hold its weights and context.
-    pub fn load_verdict(&self) -> Option<Verdict> {
-        (0..self.scenario.gpus.len()).find_map(|g| {
-            let fixed = self.stage_weights(self.stage(g)).saturating_add(self.base_overhead());
-            let cap = self.scenario.gpus[g].capacity_bytes;
-            (fixed > cap).then(|| Verdict::DoesNotFitAtLoad { gpu: g, shortfall_bytes: fixed - cap })
-        })
-    }
-
-    /// Stage capacities for balancing: the smallest GPU of each stage.
-    pub fn stage_capacities(&self) -> Vec<u64> {
-        let tp = self.tp() as usize;
-        self.scenario.gpus.chunks(tp).map(|c| c.iter().map(|g| g.capacity_bytes).min().unwrap_or(0)).collect()
     }
 
     /// Layer costs for a memory-balanced split: weights plus the KV cache the

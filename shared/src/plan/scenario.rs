@@ -111,6 +111,8 @@ pub enum ScenarioError<R> {
     OutOfRange(&'static str, u64, u64),
     #[error("{gpus} GPUs cannot be split into tensor-parallel groups of {tp}")]
     TpDoesNotDivide { gpus: usize, tp: u64 },
+    #[error("{gpus} GPUs cannot be split into {replicas} data-parallel replicas of tensor-parallel groups of {tp}")]
+    DpDoesNotDivide { gpus: usize, tp: u64, replicas: u64 },
     /// An engine knob out of its range, in the engine's words.
     #[error("{0}")]
     Engine(String),
@@ -156,14 +158,16 @@ impl<E> Scenario<E> {
     pub fn sequence_tokens(&self) -> u64 {
         self.prompt_tokens.saturating_add(self.max_new_tokens)
     }
-
-    /// Pipeline stages (groups of `tp` GPUs that each hold a run of layers).
-    pub fn stages(&self) -> usize {
-        (self.gpus.len() / self.tp.max(1) as usize).max(1)
-    }
 }
 
 impl<E: EngineRules> Scenario<E> {
+    /// Pipeline stages (groups of `tp` GPUs that each hold a run of layers)
+    /// in one data-parallel replica.
+    pub fn stages(&self) -> usize {
+        let replica = self.tp.max(1).saturating_mul(self.engine.replicas().max(1));
+        (self.gpus.len() / replica as usize).max(1)
+    }
+
     /// The bounds that keep every figure meaningful, and the engine's own
     /// checks of its knobs: what a plan needs.
     pub fn validate(self) -> Result<ValidScenario<E>, ScenarioError<E::Refusal>> {
@@ -182,6 +186,10 @@ impl<E: EngineRules> Scenario<E> {
         range("tensor-parallel degree", self.tp, 1, MAX_GPUS as u64)?;
         if !(self.gpus.len() as u64).is_multiple_of(self.tp) {
             return Err(ScenarioError::TpDoesNotDivide { gpus: self.gpus.len(), tp: self.tp });
+        }
+        let replicas = self.engine.replicas().max(1);
+        if !(self.gpus.len() as u64).is_multiple_of(self.tp.saturating_mul(replicas)) {
+            return Err(ScenarioError::DpDoesNotDivide { gpus: self.gpus.len(), tp: self.tp, replicas });
         }
         for g in &self.gpus {
             range("GPU memory", g.capacity_bytes, 1, u64::MAX / 4)?;

@@ -36,10 +36,17 @@ pub struct WeightPlan {
     pub source: WeightSource,
 }
 
-/// The share of a group one of `tp` ranks holds, as a fraction `num / den`.
-fn rank_share(role: Role, model: &Model, tp: u64) -> (u64, u64) {
+/// The share of a group one of `tp` ranks holds, as a fraction `num / den`;
+/// with `experts` ranks of expert parallelism, the most experts one rank
+/// holds whole (vLLM's `determine_expert_map` gives the first
+/// `E mod ranks` ranks one more).
+fn rank_share(role: Role, model: &Model, tp: u64, experts: Option<u64>) -> (u64, u64) {
     let kv = model.arch.text.num_kv_heads.max(1);
     match role {
+        Role::ExpertUp | Role::ExpertDown if experts.is_some() => {
+            let total = model.arch.text.moe.map_or(1, |m| m.num_experts).max(1);
+            (total.div_ceil(experts.unwrap_or(1).max(1)), total)
+        }
         // Multi-token-prediction heads load only for speculative decoding
         // (vLLM skips them in `load_weights` otherwise).
         Role::Mtp => (0, 1),
@@ -68,6 +75,12 @@ fn rank_share(role: Role, model: &Model, tp: u64) -> (u64, u64) {
 
 impl WeightPlan {
     pub fn new(model: &Model, format: WeightFormat, tp: u64) -> Self {
+        Self::sharded(model, format, tp, None)
+    }
+
+    /// [`WeightPlan::new`] with the experts whole over `experts` ranks
+    /// (expert parallelism) instead of sharded by `tp`.
+    pub fn sharded(model: &Model, format: WeightFormat, tp: u64, experts: Option<u64>) -> Self {
         let ctx = model.layout_context();
         let tp = tp.max(1);
         let mut plan = Self {
@@ -85,13 +98,13 @@ impl WeightPlan {
                 for g in &c.layout.groups {
                     let group =
                         TensorGroup { role: g.role, layer: g.layer, params: g.params, in_features: g.in_features };
-                    plan.add(&group, g.bytes, rank_share(g.role, model, tp));
+                    plan.add(&group, g.bytes, rank_share(g.role, model, tp, experts));
                 }
                 plan.source = WeightSource::Checkpoint;
             }
             None => {
                 for g in &model.layout.groups {
-                    plan.add(g, format.bpw(g, &ctx).bytes(g.params), rank_share(g.role, model, tp));
+                    plan.add(g, format.bpw(g, &ctx).bytes(g.params), rank_share(g.role, model, tp, experts));
                 }
                 if let Some(exact) = model.checkpoint_bytes.filter(|_| as_stored && model.checkpoint.is_none()) {
                     plan.rescale(exact);

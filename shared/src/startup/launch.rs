@@ -114,6 +114,9 @@ enum Key {
     HfRepo,
     Tp,
     Pp,
+    /// vLLM `--data-parallel-size`, `--enable-expert-parallel`.
+    Dp,
+    ExpertParallel,
     Utilization,
     MaxModelLen,
     KvCacheDtype,
@@ -171,6 +174,8 @@ const VLLM: Table = &[
     (&["--model"], Key::Model),
     (&["--tensor-parallel-size", "-tp"], Key::Tp),
     (&["--pipeline-parallel-size", "-pp"], Key::Pp),
+    (&["--data-parallel-size", "-dp"], Key::Dp),
+    (&["--enable-expert-parallel"], Key::ExpertParallel),
     (&["--gpu-memory-utilization"], Key::Utilization),
     (&["--max-model-len"], Key::MaxModelLen),
     (&["--kv-cache-dtype"], Key::KvCacheDtype),
@@ -296,7 +301,8 @@ pub fn read_command_line<S: AsRef<str>>(argv: &[S]) -> Option<Launch> {
                 | Key::NoFusedMoe
                 | Key::RunTimeRepack
                 | Key::NoFlashAttn
-                | Key::EnforceEager,
+                | Key::EnforceEager
+                | Key::ExpertParallel,
                 None,
             ) => None,
             // `-fa` alone (older llama.cpp, Ollama's runner) is on; newer
@@ -457,6 +463,11 @@ fn apply(launch: &mut Launch, flag: &'static str, key: Key, value: Option<&str>)
         }
         (Key::Tp, Some(v)) => number(v).filter(|&n| n > 0).inspect(|&n| c.tensor_parallel = Some(n)).map(s),
         (Key::Pp, Some(v)) => number(v).filter(|&n| n > 0).inspect(|&n| c.pipeline_parallel = Some(n)).map(s),
+        (Key::Dp, Some(v)) => number(v).filter(|&n| n > 0).inspect(|&n| c.data_parallel = Some(n)).map(s),
+        (Key::ExpertParallel, _) => {
+            c.expert_parallel = Some(true);
+            Some(String::new())
+        }
         (Key::Utilization, Some(v)) => fixed(v, 1000)
             .filter(|p| (1..=1000).contains(p))
             .inspect(|&p| c.gpu_memory_utilization_permille = Some(p))

@@ -287,6 +287,12 @@ pub struct LoggedConfig {
     pub kv_cache_dtype: Option<String>,
     pub tensor_parallel: Option<u64>,
     pub pipeline_parallel: Option<u64>,
+    /// vLLM `--data-parallel-size` and `--enable-expert-parallel` (the
+    /// non-default args, a command line).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub data_parallel: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub expert_parallel: Option<bool>,
     /// vLLM `max_seq_len`, SGLang `context_len`.
     pub max_model_len: Option<u64>,
     pub enforce_eager: Option<bool>,

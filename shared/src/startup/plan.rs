@@ -64,16 +64,22 @@ pub fn logged_scenario(log: &StartupLog, model: &Model, planned: Scenario<Engine
     }
     let c = &log.config;
     let one_gpu = s.gpus.len() == 1;
-    let stages = (s.gpus.len() as u64 / s.tp.max(1)).max(1);
+    // vLLM's data-parallel replicas (the engine's, now the log's) each hold
+    // the TP × PP GPUs.
+    let replicas = crate::plan::EngineRules::replicas(&s.engine).max(1);
     let mut gpus = s.gpus.len() as u64;
+    if one_gpu {
+        gpus = replicas;
+    }
+    let stages = (gpus / s.tp.max(1).saturating_mul(replicas)).max(1);
     if let Some(tp) = c.tensor_parallel.filter(|&tp| tp > 1 && s.tp == 1 && (one_gpu || gpus.is_multiple_of(tp))) {
         s.tp = tp;
         taken.push(format!("tensor parallel {tp}"));
-        gpus = tp.saturating_mul(stages);
+        gpus = tp.saturating_mul(stages).saturating_mul(replicas);
     }
     if let Some(pp) = c.pipeline_parallel.filter(|&pp| pp > 1 && stages == 1) {
         taken.push(format!("pipeline stages {pp}"));
-        gpus = s.tp.max(1).saturating_mul(pp);
+        gpus = s.tp.max(1).saturating_mul(pp).saturating_mul(replicas);
     }
     // vLLM's `kv_cache_dtype=auto` is the model dtype: the plan's default too.
     if let Some(kv) = c.kv_cache_dtype.as_deref().filter(|k| *k != "auto").and_then(|k| KvDtype::parse(k).ok())
@@ -189,9 +195,14 @@ pub fn configured_engine(ran: LogEngine, c: &LoggedConfig, planned: Engine) -> (
             given(&mut o.block_size, crate::engines::vllm::DEFAULT_BLOCK_SIZE, c.block_size, "block_size");
             given(&mut o.max_loras, 0, c.max_loras, "max_loras");
             given(&mut o.max_lora_rank, crate::engines::vllm::DEFAULT_MAX_LORA_RANK, c.max_lora_rank, "max_lora_rank");
+            given(&mut o.data_parallel_size, 1, c.data_parallel, "data_parallel_size");
             if c.enforce_eager == Some(true) && !o.enforce_eager {
                 o.enforce_eager = true;
                 taken.push("enforce_eager".into());
+            }
+            if c.expert_parallel == Some(true) && !o.enable_expert_parallel {
+                o.enable_expert_parallel = true;
+                taken.push("enable_expert_parallel".into());
             }
             if let Some(spec) =
                 c.speculative.filter(|_| o.speculative.is_none() && o.version != crate::engines::vllm::Version::V0)

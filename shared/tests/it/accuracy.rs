@@ -664,6 +664,8 @@ fn scenario(c: &Case, l: &StartupLog, m: &Model, capacity: Option<u64>) -> Scena
     let tp = c.tp.or(cfg.tensor_parallel).unwrap_or(1).max(1);
     // Pipeline stages: TP × PP GPUs, the plan's stages.
     let pp = cfg.pipeline_parallel.unwrap_or(1).max(1);
+    // vLLM's data-parallel replicas, each of TP × PP GPUs.
+    let dp = cfg.data_parallel.unwrap_or(1).max(1);
     let gpu = shared::catalog::gpu(c.gpu).unwrap_or_else(|| panic!("{}: no GPU {}", c.fixture, c.gpu));
     let utilization = l
         .first(|f| match f {
@@ -684,6 +686,8 @@ fn scenario(c: &Case, l: &StartupLog, m: &Model, capacity: Option<u64>) -> Scena
                 sampler: c.sampler.or(cfg.sampler),
                 mxfp4_kernel: cfg.mxfp4_kernel,
                 enforce_eager: cfg.enforce_eager == Some(true),
+                data_parallel_size: dp,
+                enable_expert_parallel: cfg.expert_parallel == Some(true),
                 ..Default::default()
             })
         }
@@ -705,7 +709,7 @@ fn scenario(c: &Case, l: &StartupLog, m: &Model, capacity: Option<u64>) -> Scena
                 Some(bytes) => GpuSlot { cuda_total_bytes: bytes, ..GpuSlot::from_catalog(gpu) },
                 None => GpuSlot::from_catalog(gpu),
             };
-            (tp * pp) as usize
+            (tp * pp * dp) as usize
         ],
         engine,
         tp,

@@ -669,8 +669,9 @@ mod serving_round_trip {
                 pick(vec![None, Some(20u64 << 30)]),
                 any::<bool>(),
             ),
+            pick(vec![(1u64, false), (1, true), (2, false), (2, true)]),
         )
-            .prop_map(|((mml, gmu, mns, mbt), (bs, (loras, rank), kvmem, eager))| {
+            .prop_map(|((mml, gmu, mns, mbt), (bs, (loras, rank), kvmem, eager), (dp, ep))| {
                 Engine::Vllm(vllm::Options {
                     max_model_len: mml,
                     gpu_memory_utilization: gmu,
@@ -681,6 +682,8 @@ mod serving_round_trip {
                     max_lora_rank: rank,
                     kv_cache_memory_bytes: kvmem,
                     enforce_eager: eager,
+                    data_parallel_size: dp,
+                    enable_expert_parallel: ep,
                     ..Default::default()
                 })
             })
@@ -719,10 +722,15 @@ mod serving_round_trip {
         ) {
             let m = model(id);
             let gpu = GpuSlot::from_catalog(shared::catalog::gpu("h100-sxm").expect("a catalog GPU"));
+            // vLLM's data-parallel replicas each hold TP × PP GPUs.
+            let dp = match engine {
+                Engine::Vllm(o) => o.data_parallel_size as usize,
+                Engine::Transformers(_) | Engine::Sglang(_) | Engine::LlamaCpp(_) | Engine::Ollama(_) => 1,
+            };
             let s = Scenario {
                 weights: WeightFormat::parse(weights).unwrap_or_else(|e| panic!("{e}")),
                 kv_dtype: kv,
-                gpus: vec![gpu; tp as usize * pp],
+                gpus: vec![gpu; tp as usize * pp * dp],
                 engine,
                 tp,
                 ..Scenario::default()

@@ -4,6 +4,7 @@ mod accuracy;
 mod arch;
 mod checkpoint;
 mod commands;
+mod data_parallel;
 mod diagnose;
 mod engines;
 mod gpus;

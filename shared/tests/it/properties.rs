@@ -182,6 +182,7 @@ const VALUES: &[(EngineKind, &str, &[&str])] = &[
     (EngineKind::Vllm, "kvmem", &["2GiB", "16GiB"]),
     (EngineKind::Vllm, "spec", &["ngram:4", "suffix:8", "mtp", "mtp:2"]),
     (EngineKind::Vllm, "mm", &["0", "image:2", "image:1,video:0"]),
+    (EngineKind::Vllm, "dp", &["1", "2"]),
     (EngineKind::Sglang, "mfs", &["0.6", "0.85"]),
     (EngineKind::Sglang, "cl", &["2048", "32768"]),
     (EngineKind::Sglang, "mbt", &["2048", "8192"]),

@@ -104,7 +104,7 @@ pub fn profile_peak(text: &TextModel, tokens: u64, seqs: u64, bytes_per_element:
         .saturating_mul(bytes_per_element);
     let mut forward = per_token.saturating_mul(tokens);
     if let Some(kernel) = v.fused_moe_peak() {
-        forward = forward.max(fused_moe_peak(text, tokens, bytes_per_element, tp, kernel));
+        forward = forward.max(fused_moe_peak(text, tokens, bytes_per_element, tp, o, kernel));
     }
     forward = forward.saturating_add(super::spec::draft_forward_bytes(text.hidden_size, tokens, bytes_per_element, o));
     let seqs = seqs.min(tokens.max(1));
@@ -121,7 +121,7 @@ pub fn profile_peak(text: &TextModel, tokens: u64, seqs: u64, bytes_per_element:
     // From 0.19 the modular kernel's workspace is one buffer all MoE layers
     // share, kept after the forward pass: still held while the sampler runs.
     let kept = match v.fused_moe_peak() {
-        Some(kernel) if v.moe_workspace_kept() => moe_workspace(text, tokens, bytes_per_element, tp, kernel),
+        Some(kernel) if v.moe_workspace_kept() => moe_workspace(text, tokens, bytes_per_element, tp, o, kernel),
         _ => 0,
     };
     forward.max(hidden.saturating_add(sampler).saturating_add(kept))
@@ -189,10 +189,17 @@ pub enum MoeKernel {
 /// (3 × hidden) beside the `kernel`'s buffers, `I` the experts' intermediate
 /// width on this rank; the router logits (`tokens × experts`, model dtype)
 /// and `fused_topk`'s fp32 weights and int32 ids and indices (`tokens × top_k × 12`).
-fn fused_moe_peak(text: &TextModel, tokens: u64, bytes_per_element: u64, tp: u64, kernel: MoeKernel) -> u64 {
+fn fused_moe_peak(
+    text: &TextModel,
+    tokens: u64,
+    bytes_per_element: u64,
+    tp: u64,
+    o: Options,
+    kernel: MoeKernel,
+) -> u64 {
     let Some(m) = text.moe else { return 0 };
     let routed = tokens.saturating_mul(m.experts_per_token);
-    let caches = moe_workspace(text, tokens, bytes_per_element, tp, kernel);
+    let caches = moe_workspace(text, tokens, bytes_per_element, tp, o, kernel);
     let router = tokens.saturating_mul(m.num_experts).saturating_mul(bytes_per_element);
     let residual = tokens.saturating_mul(text.hidden_size.saturating_mul(3)).saturating_mul(bytes_per_element);
     caches.saturating_add(router).saturating_add(routed.saturating_mul(12)).saturating_add(residual)
@@ -200,15 +207,25 @@ fn fused_moe_peak(text: &TextModel, tokens: u64, bytes_per_element: u64, tp: u64
 
 /// The `kernel`'s buffers for `tokens` tokens on one of `tp` ranks (see
 /// [`MoeKernel`]); 0 for a dense model.
-fn moe_workspace(text: &TextModel, tokens: u64, bytes_per_element: u64, tp: u64, kernel: MoeKernel) -> u64 {
+fn moe_workspace(text: &TextModel, tokens: u64, bytes_per_element: u64, tp: u64, o: Options, kernel: MoeKernel) -> u64 {
     let Some(m) = text.moe else { return 0 };
-    let i = m.expert_intermediate_size / tp.max(1);
+    let (_, i) = local_experts(m, tp, o.expert_ranks(tp));
     let k = text.hidden_size;
     let width = match kernel {
         MoeKernel::FusedExperts => (2 * i).max(k).saturating_add(i),
         MoeKernel::Modular => i.max(k).saturating_add((2 * i).max(k)),
     };
     tokens.saturating_mul(m.experts_per_token).saturating_mul(width).saturating_mul(bytes_per_element)
+}
+
+/// The experts one of `tp` ranks holds and their intermediate width there:
+/// every expert sharded by TP, or, with expert parallelism
+/// ([`Options::expert_ranks`], `EngineRules::expert_ranks`), at most `⌈E / ranks⌉` experts whole.
+fn local_experts(m: crate::arch::Moe, tp: u64, ranks: Option<u64>) -> (u64, u64) {
+    match ranks {
+        Some(ranks) => (m.num_experts.div_ceil(ranks.max(1)), m.expert_intermediate_size),
+        None => (m.num_experts, m.expert_intermediate_size / tp.max(1)),
+    }
 }
 
 /// The top-k/top-p sampler vLLM's profile run exercises (`_dummy_sampler_run`
@@ -366,7 +383,8 @@ pub(crate) fn is_rocm(gpu: &str) -> bool {
 /// `2I` bf16 biases) and down (`H × I/2`, `H × I/32`, `H` bf16 biases)
 /// with `I` the per-rank intermediate width and `H` the hidden width, at
 /// their padded sizes less their own.
-pub(super) fn mxfp4_padding_bytes(p: &Plan, stage: usize, gpu: &str, logged: Option<Mxfp4Kernel>) -> u64 {
+pub(super) fn mxfp4_padding_bytes(p: &Plan, stage: usize, gpu: &str, o: Options) -> u64 {
+    let logged = o.mxfp4_kernel;
     let text = &p.model.arch.text;
     let (Some(moe), crate::formats::WeightFormat::Mxfp4 { .. }) = (text.moe, p.scenario.weights) else { return 0 };
     let (pad_i, pad_h) = mxfp4_padding(gpu, logged);
@@ -376,10 +394,10 @@ pub(super) fn mxfp4_padding_bytes(p: &Plan, stage: usize, gpu: &str, logged: Opt
         let down = h.saturating_mul(i / 2 + i / 32 + bias);
         up.saturating_add(down)
     };
-    let i = moe.expert_intermediate_size / p.tp().max(1);
+    let (experts, i) = local_experts(moe, p.tp(), o.expert_ranks(p.tp()));
     let h = text.hidden_size;
     let padded = per_expert(i.next_multiple_of(pad_i), h.next_multiple_of(pad_h));
-    let extra = padded.saturating_sub(per_expert(i, h)).saturating_mul(moe.num_experts);
+    let extra = padded.saturating_sub(per_expert(i, h)).saturating_mul(experts);
     let layers = text.layers[p.stage_range(stage)].iter().filter(|l| l.ffn == crate::arch::Ffn::Moe).count() as u64;
     extra.saturating_mul(layers)
 }
@@ -544,10 +562,10 @@ fn weight_tensor_slack(p: &Plan, stage: usize, slack_of: fn(u64) -> u64) -> u64 
         let ffn = match (l.ffn, t.moe) {
             (Ffn::Dense, _) => mlp(if l.shape.ffn_width > 0 { l.shape.ffn_width } else { t.intermediate_size }, dense),
             (Ffn::Moe, Some(m)) => {
-                let i = m.expert_intermediate_size / tp;
+                let (n, i) = local_experts(m, tp, crate::plan::EngineRules::expert_ranks(&p.scenario.engine, tp));
                 let shared = if m.shared_intermediate_size > 0 { mlp(m.shared_intermediate_size, dense) } else { 0 };
-                slack(m.num_experts.saturating_mul(2 * i), h, experts)
-                    .saturating_add(slack(m.num_experts.saturating_mul(h), i, experts))
+                slack(n.saturating_mul(2 * i), h, experts)
+                    .saturating_add(slack(n.saturating_mul(h), i, experts))
                     .saturating_add(shared)
             }
             (Ffn::Moe, None) | (Ffn::None, _) => 0,

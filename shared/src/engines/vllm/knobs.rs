@@ -7,7 +7,7 @@ use crate::engines::knobs::{About, Knob, bytes, count, fraction, opt, opt_fracti
 use crate::plan::MAX_CONCURRENCY;
 use crate::units::shortest;
 
-use super::{MmLimits, Mxfp4Kernel, Options, Report, Sampler, Speculative, Version};
+use super::{MAX_DATA_PARALLEL, MmLimits, Mxfp4Kernel, Options, Report, Sampler, Speculative, Version};
 
 type K = Knob<Options, Report>;
 
@@ -224,13 +224,9 @@ pub static KNOBS: &[K] = &[
             },
             ..About::NONE
         },
-        get: |o| if o.enforce_eager { "on" } else { "off" }.into(),
+        get: |o| on_off(o.enforce_eager).into(),
         set: |o, v| {
-            o.enforce_eager = match v.trim().to_ascii_lowercase().as_str() {
-                "on" | "1" | "true" => true,
-                "off" | "0" | "false" => false,
-                _ => return Err("use on or off".into()),
-            };
+            o.enforce_eager = switch(v)?;
             Ok(())
         },
         effective: None,
@@ -279,4 +275,61 @@ pub static KNOBS: &[K] = &[
         },
         effective: Some(|_| "999".into()),
     },
+    K {
+        about: About {
+            key: "dp",
+            label: "data_parallel_size",
+            #[cfg(feature = "cli")]
+            cli: Cli {
+                flag: "data-parallel-size",
+                help: "--data-parallel-size: replicas of the TP × PP group, each with its own KV pool, the requests \
+                       spread over them (the GPUs are DP × TP × PP)",
+                ..Cli::NONE
+            },
+            ..About::NONE
+        },
+        get: |o| o.data_parallel_size.to_string(),
+        set: |o, v| {
+            o.data_parallel_size = count(v, 1, MAX_DATA_PARALLEL)?;
+            Ok(())
+        },
+        effective: None,
+    },
+    K {
+        about: About {
+            key: "ep",
+            label: "enable_expert_parallel",
+            choices: &["off", "on"],
+            #[cfg(feature = "cli")]
+            cli: Cli {
+                switches: &[(
+                    "enable-expert-parallel",
+                    "on",
+                    "--enable-expert-parallel: a MoE model's experts go whole to the DP × TP ranks instead of being \
+                     sharded by TP",
+                )],
+                ..Cli::NONE
+            },
+            ..About::NONE
+        },
+        get: |o| on_off(o.enable_expert_parallel).into(),
+        set: |o, v| {
+            o.enable_expert_parallel = switch(v)?;
+            Ok(())
+        },
+        effective: None,
+    },
 ];
+
+fn on_off(on: bool) -> &'static str {
+    if on { "on" } else { "off" }
+}
+
+/// An on/off setting's text (`on`, `1`, `true`; `off`, `0`, `false`).
+fn switch(v: &str) -> Result<bool, String> {
+    match v.trim().to_ascii_lowercase().as_str() {
+        "on" | "1" | "true" => Ok(true),
+        "off" | "0" | "false" => Ok(false),
+        _ => Err("use on or off".into()),
+    }
+}

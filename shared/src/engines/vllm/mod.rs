@@ -52,7 +52,8 @@ pub use knobs::KNOBS;
 
 pub(crate) use options::check_knobs;
 pub use options::{
-    DEFAULT_MAX_LORA_RANK, DEFAULT_MM_LIMIT, MAX_SPEC_TOKENS, MmLimits, Options, SpecMethod, Speculative,
+    DEFAULT_MAX_LORA_RANK, DEFAULT_MM_LIMIT, MAX_DATA_PARALLEL, MAX_SPEC_TOKENS, MmLimits, Options, SpecMethod,
+    Speculative,
 };
 pub use version::{EncoderPadding, EncoderProfile, Version};
 
@@ -218,6 +219,12 @@ pub struct Report {
     pub log_lines: Vec<String>,
 }
 
+/// The GPUs of one data-parallel replica (each its own engine core, with
+/// its own TP × PP process groups).
+pub(crate) fn replica_gpus(p: &Plan) -> usize {
+    p.scenario.gpus.len() / p.replicas().max(1) as usize
+}
+
 fn large_gpu(p: &Plan) -> bool {
     // `vllm/engine/arg_utils.py`: GPUs of ≥ 70 GiB that are not A100s get the larger defaults.
     p.scenario.gpus.first().is_some_and(|g| g.capacity_bytes >= 70 * GIB && !g.name.contains("A100"))
@@ -298,7 +305,7 @@ fn budget(p: &Plan, o: Options, max_model_len: u64) -> Budget {
     let per_token = p.kv_layers.iter().map(|l| l.bytes_per_token).max().unwrap_or(0);
     let state_page = p.state_layers.iter().map(|l| l.bytes()).max().unwrap_or(0);
     let block = hybrid_block_size(o.block_size.max(1), per_token, state_page);
-    let (non_torch, _) = o.version.non_torch(p.tp(), s.gpus.len(), Board::of(&s.gpus), o.enforce_eager);
+    let (non_torch, _) = o.version.non_torch(p.tp(), replica_gpus(p), Board::of(&s.gpus), o.enforce_eager);
     let text = &p.model.arch.text;
     let mut gpus = Vec::with_capacity(s.gpus.len());
     let mut num_blocks = u64::MAX;
@@ -312,11 +319,8 @@ fn budget(p: &Plan, o: Options, max_model_len: u64) -> Budget {
         // `MemorySnapshot.measure`: `torch.cuda.mem_get_info()`'s total, CUDA's.
         let requested = (slot.cuda_total_bytes as f64 * utilization).floor() as u64;
         // The 0.10 and 0.33 rules pad MXFP4 experts as vLLM's kernels need.
-        let padding = if o.version.profile_peak_is_larger_half() {
-            mxfp4_padding_bytes(p, stage, &slot.name, o.mxfp4_kernel)
-        } else {
-            0
-        };
+        let padding =
+            if o.version.profile_peak_is_larger_half() { mxfp4_padding_bytes(p, stage, &slot.name, o) } else { 0 };
         let lora = lora_bytes(p, o, stage);
         let rope = if o.version.holds_rope_tables() && layers > 0 { rope_table_bytes(p) } else { 0 };
         let slack = if o.version.weights_in_allocator_blocks() { block_slack_bytes(p, stage) } else { 0 };
@@ -564,19 +568,20 @@ pub(crate) fn fits(p: &Plan, b: &Budget, seq: u64, batch: u64) -> bool {
     loads(p, b)
         && b.starts()
         && seq <= b.max_model_len
-        && batch <= b.max_num_seqs
-        && b.blocks_per_request(seq).saturating_mul(batch) <= b.num_blocks
+        && batch.div_ceil(p.replicas()) <= b.max_num_seqs
+        && b.blocks_per_request(seq).saturating_mul(batch.div_ceil(p.replicas())) <= b.num_blocks
 }
 
 /// The most requests of `seq` tokens the KV cache holds at once (capped by
-/// `max_num_seqs`): the same answer a search over [`fits`] gives, directly.
+/// `max_num_seqs`), over every data-parallel replica: the same answer a
+/// search over [`fits`] gives, directly.
 pub(crate) fn max_concurrency(p: &Plan, b: &Budget, seq: u64) -> u64 {
     if !loads(p, b) || !b.starts() || seq > b.max_model_len {
         return 0;
     }
     let per_request = b.blocks_per_request(seq);
     let by_blocks = b.num_blocks.checked_div(per_request).unwrap_or(u64::MAX);
-    by_blocks.min(b.max_num_seqs).min(MAX_CONCURRENCY)
+    by_blocks.min(b.max_num_seqs).saturating_mul(p.replicas()).min(MAX_CONCURRENCY)
 }
 
 pub(crate) fn verdict(p: &Plan, o: Options, b: &Budget, search: Search) -> Verdict {

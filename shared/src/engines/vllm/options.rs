@@ -44,7 +44,40 @@ pub struct Options {
     /// hold, which size the vision tower's profile run.
     #[serde(default, skip_serializing_if = "MmLimits::is_default")]
     pub mm_limits: MmLimits,
+    /// `--data-parallel-size`: replicas of the model's TP × PP group, each
+    /// an engine core of its own (`EngineCore_DP{n}`) with its own KV pool,
+    /// the requests spread over them (vLLM 0.19.0 `config/parallel.py`,
+    /// `v1/engine/core.py`).
+    #[serde(default = "one", skip_serializing_if = "is_one")]
+    pub data_parallel_size: u64,
+    /// `--enable-expert-parallel`: a MoE model's experts go whole to the
+    /// DP × TP ranks instead of every expert being sharded by TP (0.19.0
+    /// `fused_moe/config.py::FusedMoEParallelConfig.make`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub enable_expert_parallel: bool,
 }
+
+impl Options {
+    /// The ranks a MoE model's experts are spread over, whole, on `tp`-way
+    /// groups: with expert parallelism the experts' TP is 1 and their EP is
+    /// DP × TP (0.19.0 `fused_moe/config.py::FusedMoEParallelConfig.make`);
+    /// `None` without it (each expert sharded by TP).
+    pub fn expert_ranks(self, tp: u64) -> Option<u64> {
+        self.enable_expert_parallel.then(|| tp.max(1).saturating_mul(self.data_parallel_size.max(1)))
+    }
+}
+
+fn one() -> u64 {
+    1
+}
+
+fn is_one(n: &u64) -> bool {
+    *n == 1
+}
+
+/// The largest `--data-parallel-size` the knobs take (vLLM's own bound is
+/// the GPUs there are; the plan's is `crate::plan::MAX_GPUS`).
+pub const MAX_DATA_PARALLEL: u64 = 1024;
 
 /// `--limit-mm-per-prompt` for the modalities a vision tower takes
 /// (`None`: vLLM's 999, 0.24.0 `config/multimodal.py`; 0 turns a modality
@@ -257,6 +290,8 @@ impl Default for Options {
             enforce_eager: false,
             speculative: None,
             mm_limits: MmLimits::default(),
+            data_parallel_size: 1,
+            enable_expert_parallel: false,
         }
     }
 }

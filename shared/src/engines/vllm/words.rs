@@ -94,7 +94,7 @@ pub(crate) fn terms(p: &Plan, r: &Report, kv_demand_bytes: u64) -> EngineTerms {
     let overhead = format!(
         " + vLLM non-torch memory {} ({}) + CUDA graphs {} ({} graphs × {} per layer, fitted to vLLM logs{})",
         format_bytes(non_torch, UnitSystem::Binary),
-        r.version.non_torch(p.tp(), p.scenario.gpus.len(), super::Board::of(&p.scenario.gpus), r.enforce_eager).1,
+        r.version.non_torch(p.tp(), super::replica_gpus(p), super::Board::of(&p.scenario.gpus), r.enforce_eager).1,
         format_bytes(graphs, UnitSystem::Binary),
         r.version.cuda_graphs(r.max_num_seqs, r.max_num_batched_tokens),
         format_bytes(CUDA_GRAPH_BYTES_PER_LAYER_SIZE, UnitSystem::Binary),
@@ -259,6 +259,12 @@ pub(crate) fn launch(model: &Model, s: &Scenario, repo: &str) -> String {
     }
     if s.stages() > 1 {
         flag(format!("--pipeline-parallel-size {}", s.stages()));
+    }
+    if o.data_parallel_size > 1 {
+        flag(format!("--data-parallel-size {}", o.data_parallel_size));
+    }
+    if o.enable_expert_parallel {
+        flag("--enable-expert-parallel".into());
     }
     if let Some(u) = o.gpu_memory_utilization {
         flag(format!("--gpu-memory-utilization {}", crate::units::shortest(u)));

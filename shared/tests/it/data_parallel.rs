@@ -1,0 +1,177 @@
+//! vLLM's data and expert parallelism (issue 36): `--data-parallel-size`
+//! replicas of the TP × PP group, each with its own KV pool and its share
+//! of the requests; `--enable-expert-parallel` spreading a MoE model's
+//! experts whole over the DP × TP ranks (vLLM 0.19.0
+//! `fused_moe/config.py::FusedMoEParallelConfig.make`,
+//! `fused_moe/layer.py::determine_expert_map`).
+
+use crate::estimate;
+use shared::engines::{Engine, EngineReport, vllm};
+use shared::estimate::{Estimate, GpuSlot, Scenario, ScenarioError, Verdict};
+use shared::model::Model;
+
+fn model(id: &str) -> Model {
+    Model::preset(id).unwrap_or_else(|e| panic!("{e}"))
+}
+
+fn h100s(n: usize) -> Vec<GpuSlot> {
+    vec![GpuSlot::from_catalog(shared::catalog::gpu("h100-sxm").unwrap_or_else(|| panic!("the catalog's H100"))); n]
+}
+
+fn plan(m: &Model, gpus: usize, tp: u64, dp: u64, ep: bool, concurrency: u64) -> Estimate {
+    let s = Scenario {
+        gpus: h100s(gpus),
+        tp,
+        concurrency,
+        engine: Engine::Vllm(vllm::Options {
+            version: vllm::Version::LATEST,
+            data_parallel_size: dp,
+            enable_expert_parallel: ep,
+            max_model_len: Some(8192),
+            ..Default::default()
+        }),
+        ..Scenario::default()
+    };
+    if let Err(e) = s.clone().validate_for(m) {
+        panic!("{e}")
+    }
+    estimate(m, s)
+}
+
+fn report(e: &Estimate) -> &vllm::Report {
+    match &e.engine_report {
+        Some(EngineReport::Vllm(r)) => r,
+        other => panic!("no vLLM report: {other:?}"),
+    }
+}
+
+fn weights(e: &Estimate, gpu: usize) -> u64 {
+    report(e).per_gpu[gpu].weight_bytes
+}
+
+#[test]
+fn each_data_parallel_replica_holds_what_one_engine_does() {
+    let m = model("llama-3.1-8b");
+    let one = plan(&m, 1, 1, 1, false, 64);
+    let two = plan(&m, 2, 1, 2, false, 64);
+    let (r1, r2) = (report(&one), report(&two));
+    // Two engine cores, each the one-GPU plan: no pipeline stage, no NCCL
+    // between them for a dense model's weights.
+    assert_eq!(two.pipeline_stages, 1);
+    assert_eq!(r2.per_gpu.len(), 2);
+    for g in &r2.per_gpu {
+        assert_eq!(g.weight_bytes, r1.per_gpu[0].weight_bytes);
+        assert_eq!(g.available_kv_bytes, r1.per_gpu[0].available_kv_bytes);
+    }
+    // Each replica logs its own pool; the requests the deployment holds at
+    // once are both replicas'.
+    assert_eq!(r2.num_gpu_blocks, r1.num_gpu_blocks);
+    let (Verdict::Fits { max_concurrency: c1 }, Verdict::Fits { max_concurrency: c2 }) = (one.verdict, two.verdict)
+    else {
+        panic!("{:?} {:?}", one.verdict, two.verdict)
+    };
+    assert_eq!(c2, 2 * c1, "{c1} per replica");
+    // The command launches it as vLLM would be asked to.
+    let line =
+        (vllm::COMMANDS.launch.unwrap_or_else(|| panic!("a launch")))(&m, &plan_scenario(&m, 2, 1, 2, false), "org/m");
+    assert!(line.contains("--data-parallel-size 2") && !line.contains("--pipeline-parallel-size"), "{line}");
+}
+
+fn plan_scenario(m: &Model, gpus: usize, tp: u64, dp: u64, ep: bool) -> shared::estimate::ValidScenario {
+    Scenario {
+        gpus: h100s(gpus),
+        tp,
+        engine: Engine::Vllm(vllm::Options {
+            data_parallel_size: dp,
+            enable_expert_parallel: ep,
+            ..Default::default()
+        }),
+        ..Scenario::default()
+    }
+    .validate_for(m)
+    .unwrap_or_else(|e| panic!("{e}"))
+}
+
+#[test]
+fn data_parallel_replicas_of_pipeline_stages() {
+    // 8 GPUs at TP 2 and DP 2: two replicas of two pipeline stages.
+    let m = model("llama-3.1-8b");
+    let e = plan(&m, 8, 2, 2, false, 1);
+    assert_eq!(e.pipeline_stages, 2);
+    // Replica 2's stages hold what replica 1's do.
+    for g in 0..4 {
+        assert_eq!(weights(&e, g), weights(&e, g + 4), "GPU {g}");
+    }
+    assert_ne!(weights(&e, 0), weights(&e, 2), "the stages hold different layers");
+}
+
+#[test]
+fn gpus_that_are_no_whole_number_of_replicas_are_refused() {
+    let m = model("llama-3.1-8b");
+    let s = Scenario {
+        gpus: h100s(6),
+        tp: 2,
+        engine: Engine::Vllm(vllm::Options { data_parallel_size: 2, ..Default::default() }),
+        ..Scenario::default()
+    };
+    let err = s.validate_for(&m).err().unwrap_or_else(|| panic!("6 GPUs are no 2 replicas of TP 2 groups"));
+    assert!(matches!(err, ScenarioError::DpDoesNotDivide { gpus: 6, tp: 2, replicas: 2 }), "{err}");
+    assert_eq!(err.to_string(), "6 GPUs cannot be split into 2 data-parallel replicas of tensor-parallel groups of 2");
+}
+
+#[test]
+fn expert_parallelism_spreads_whole_experts_over_dp_times_tp() {
+    let m = model("qwen3-30b-a3b");
+    let moe = m.arch.text.moe.unwrap_or_else(|| panic!("a MoE model"));
+    assert_eq!(moe.num_experts, 128);
+    // DP 2 without EP: each GPU holds the whole model.
+    let replicated = plan(&m, 2, 1, 2, false, 1);
+    // DP 2 with EP: each GPU holds the attention whole and half the experts.
+    let spread = plan(&m, 2, 1, 2, true, 1);
+    let whole = weights(&replicated, 0);
+    let half = weights(&spread, 0);
+    assert!(half < whole * 6 / 10, "{half} of {whole}");
+    // What left is half of the experts' bytes: the total less what one rank keeps.
+    let total = replicated.weight_bytes;
+    assert_eq!(spread.weight_bytes, total, "the model is the same model");
+    // At TP 2, 128 experts over 2 ranks whole weigh what each sharded in two does.
+    let tp = plan(&m, 2, 2, 1, false, 1);
+    let ep = plan(&m, 2, 2, 1, true, 1);
+    let (a, b) = (weights(&tp, 0) as i64, weights(&ep, 0) as i64);
+    assert!((a - b).abs() < (a / 1000), "TP 2 {a} vs TP 2 + EP {b}");
+    let line =
+        (vllm::COMMANDS.launch.unwrap_or_else(|| panic!("a launch")))(&m, &plan_scenario(&m, 2, 1, 2, true), "org/m");
+    assert!(line.contains("--data-parallel-size 2 ") && line.ends_with("--enable-expert-parallel"), "{line}");
+}
+
+#[test]
+fn experts_that_do_not_divide_give_the_first_ranks_one_more() {
+    // Mixtral's 8 experts over 3 ranks (DP 3): 3, 3 and 2; the plan budgets
+    // the fullest rank on every GPU (`determine_expert_map`).
+    let m = model("mixtral-8x7b");
+    let three = plan(&m, 3, 1, 3, true, 1);
+    let four = plan(&m, 4, 1, 4, true, 1);
+    let replicated = plan(&m, 1, 1, 1, false, 1);
+    let experts = |e: &Estimate| weights(&replicated, 0) - weights(e, 0);
+    // 8 − 3 = 5 experts' bytes fewer at DP 3; 8 − 2 = 6 at DP 4.
+    let (five, six) = (experts(&three), experts(&four));
+    assert_eq!(five / 5, six / 6, "{five} for five experts, {six} for six");
+}
+
+#[test]
+fn a_logged_data_parallel_run_plans_its_replicas() {
+    use shared::startup::{logged_scenario, read};
+    let log = read(
+        "INFO 08-16 02:01:57 [api_server.py:1755] vLLM API server version 0.19.0\n\
+         INFO 08-16 02:01:57 [utils.py:261] non-default args: {'model': 'Qwen/Qwen3-30B-A3B', \
+         'tensor_parallel_size': 2, 'data_parallel_size': 2, 'enable_expert_parallel': True}\n\
+         (EngineCore_DP0 pid=1) INFO 08-16 02:06:31 [gpu_model_runner.py:1892] Model loading took 14.3 GiB\n",
+    )
+    .unwrap_or_else(|| panic!("a vLLM log"));
+    let m = model("qwen3-30b-a3b");
+    let (s, taken) =
+        logged_scenario(&log, &m, Scenario { engine: Engine::Vllm(Default::default()), ..Default::default() });
+    let Engine::Vllm(o) = s.engine else { panic!("{:?}", s.engine) };
+    assert_eq!((s.tp, s.gpus.len(), o.data_parallel_size, o.enable_expert_parallel), (2, 4, 2, true), "{taken:?}");
+    assert_eq!(s.stages(), 1);
+}
