@@ -32,7 +32,7 @@ pub struct PlanArgs {
     /// GPU memory instead of a catalog GPU (24GiB, 80GB, 81559MiB, bytes); a comma list for mixed GPUs.
     #[arg(long)]
     gpu_memory: Option<String>,
-    /// How many GPUs of the (single) kind given; default tp × pp.
+    /// How many GPUs of the (single) kind given; default tp × pp (× vLLM's --data-parallel-size).
     #[arg(long)]
     gpus: Option<usize>,
     /// Inference engine: transformers, vllm, sglang, llama.cpp, ollama.
@@ -142,14 +142,19 @@ pub(super) fn scenario(args: &PlanArgs, model: &Model) -> anyhow::Result<ValidSc
         None => Scenario::default_kv_dtype(model, weights),
     };
     let mut gpus = gpu_slots(args)?;
+    let engine = engine(args)?;
+    // vLLM's data-parallel replicas each hold tp × pp GPUs.
+    let replicas = shared::plan::EngineRules::replicas(&engine);
+    let replica = args.tp.saturating_mul(replicas);
     let wanted = match (args.gpus, args.pp) {
-        (Some(n), Some(pp)) if n as u64 != args.tp.saturating_mul(pp) => {
-            bail!("--gpus {n} does not equal --tp {} × --pp {pp}", args.tp)
+        (Some(n), Some(pp)) if n as u64 != replica.saturating_mul(pp) => {
+            let dp = if replicas > 1 { format!(" × --data-parallel-size {replicas}") } else { String::new() };
+            bail!("--gpus {n} does not equal --tp {} × --pp {pp}{dp}", args.tp)
         }
         (Some(n), _) => n,
-        (None, Some(pp)) => args.tp.saturating_mul(pp) as usize,
+        (None, Some(pp)) => replica.saturating_mul(pp) as usize,
         (None, None) if gpus.len() > 1 => gpus.len(),
-        (None, None) => args.tp as usize,
+        (None, None) => replica as usize,
     };
     if wanted == 0 {
         bail!("--gpus must be at least 1");
@@ -169,7 +174,7 @@ pub(super) fn scenario(args: &PlanArgs, model: &Model) -> anyhow::Result<ValidSc
         prompt_tokens: args.prompt_tokens,
         max_new_tokens: args.max_new_tokens,
         concurrency: args.concurrency,
-        engine: engine(args)?,
+        engine,
         tp: args.tp,
     };
     Ok(scenario.validate_for(model)?)

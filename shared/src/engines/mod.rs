@@ -515,10 +515,12 @@ impl EngineRules for Engine {
         }
     }
 
-    fn expert_ranks(&self, tp: u64) -> Option<u64> {
+    fn expert_split(&self, tp: u64) -> plan::ExpertSplit {
         match self {
-            Engine::Vllm(o) => o.expert_ranks(tp),
-            Engine::Transformers(_) | Engine::Sglang(_) | Engine::LlamaCpp(_) | Engine::Ollama(_) => None,
+            Engine::Vllm(o) => o.expert_split(tp),
+            Engine::Transformers(_) | Engine::Sglang(_) | Engine::LlamaCpp(_) | Engine::Ollama(_) => {
+                plan::ExpertSplit::Sharded(tp)
+            }
         }
     }
 }

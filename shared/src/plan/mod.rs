@@ -21,7 +21,7 @@ pub use scenario::{
     DEFAULT_GPU, GpuSlot, MAX_CONCURRENCY, MAX_GPUS, MAX_TOKENS, Scenario, ScenarioError, ValidScenario,
 };
 pub use split::Placement;
-pub use weights::{WeightPlan, WeightSource};
+pub use weights::{ExpertSplit, WeightPlan, WeightSource};
 
 use crate::arch::TextModel;
 use crate::kv::{self, LayerKv};
@@ -55,10 +55,9 @@ pub trait EngineRules: Sized {
     /// Data-parallel replicas: consecutive groups of `tp × stages` GPUs that
     /// each run the whole model with a KV pool of their own (1: none).
     fn replicas(&self) -> u64;
-    /// The ranks a MoE model's experts are spread over, whole, when the
-    /// engine runs expert parallelism on `tp`-way groups; `None`: every
-    /// expert is sharded by tensor parallelism like the other projections.
-    fn expert_ranks(&self, tp: u64) -> Option<u64>;
+    /// How a MoE model's routed experts lie over `tp`-way groups (most
+    /// engines: sharded by TP like the other projections).
+    fn expert_split(&self, tp: u64) -> ExpertSplit;
 }
 
 /// Whether a verdict runs its searches (the largest concurrency, the
@@ -106,7 +105,7 @@ pub struct Plan<'m, E> {
 
 impl<'m, E: EngineRules> Plan<'m, E> {
     pub fn new(model: &'m Model, scenario: ValidScenario<E>) -> Self {
-        let experts = scenario.engine.expert_ranks(scenario.tp);
+        let experts = scenario.engine.expert_split(scenario.tp);
         let weights = WeightPlan::sharded(model, scenario.weights, scenario.tp, experts);
         Self::with_weights(model, scenario, weights)
     }

@@ -36,20 +36,46 @@ pub struct WeightPlan {
     pub source: WeightSource,
 }
 
+/// How a MoE model's routed experts lie over the GPUs of one pipeline stage.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ExpertSplit {
+    /// Every expert sharded over this many ranks, as tensor parallelism
+    /// shards the other projections (vLLM folds its data-parallel replicas
+    /// in: `FusedMoEParallelConfig.make`, 0.19.0).
+    Sharded(u64),
+    /// Whole experts spread over this many ranks (expert parallelism): the
+    /// first `E mod ranks` hold one more (vLLM's `determine_expert_map`),
+    /// and the plan budgets the fullest.
+    Whole(u64),
+}
+
+impl ExpertSplit {
+    /// The experts one rank holds (the fullest) and their intermediate width there.
+    pub fn local(self, m: &crate::arch::Moe) -> (u64, u64) {
+        match self {
+            Self::Sharded(n) => (m.num_experts, m.expert_intermediate_size / n.max(1)),
+            Self::Whole(n) => (m.num_experts.div_ceil(n.max(1)), m.expert_intermediate_size),
+        }
+    }
+
+    /// The share of all experts' bytes one rank holds, as `num / den`.
+    fn share(self, num_experts: u64) -> (u64, u64) {
+        match self {
+            Self::Sharded(n) => (1, n.max(1)),
+            Self::Whole(n) => (num_experts.max(1).div_ceil(n.max(1)), num_experts.max(1)),
+        }
+    }
+}
+
 /// The share of a group one of `tp` ranks holds, as a fraction `num / den`;
-/// with `experts` ranks of expert parallelism, the most experts one rank
-/// holds whole (vLLM's `determine_expert_map` gives the first
-/// `E mod ranks` ranks one more).
-fn rank_share(role: Role, model: &Model, tp: u64, experts: Option<u64>) -> (u64, u64) {
+/// the routed experts' share is `experts`'s.
+fn rank_share(role: Role, model: &Model, tp: u64, experts: ExpertSplit) -> (u64, u64) {
     let kv = model.arch.text.num_kv_heads.max(1);
     match role {
-        Role::ExpertUp | Role::ExpertDown if experts.is_some() => {
-            let total = model.arch.text.moe.map_or(1, |m| m.num_experts).max(1);
-            (total.div_ceil(experts.unwrap_or(1).max(1)), total)
-        }
         // Multi-token-prediction heads load only for speculative decoding
         // (vLLM skips them in `load_weights` otherwise).
         Role::Mtp => (0, 1),
+        Role::ExpertUp | Role::ExpertDown => experts.share(model.arch.text.moe.map_or(1, |m| m.num_experts)),
         _ if tp <= 1 => (1, 1),
         // A fused q/k/v: the query heads split, each rank keeps
         // max(1, kv/tp) key and value heads: (H/tp + 2·kpr)/(H + 2K).
@@ -75,12 +101,12 @@ fn rank_share(role: Role, model: &Model, tp: u64, experts: Option<u64>) -> (u64,
 
 impl WeightPlan {
     pub fn new(model: &Model, format: WeightFormat, tp: u64) -> Self {
-        Self::sharded(model, format, tp, None)
+        Self::sharded(model, format, tp, ExpertSplit::Sharded(tp))
     }
 
-    /// [`WeightPlan::new`] with the experts whole over `experts` ranks
-    /// (expert parallelism) instead of sharded by `tp`.
-    pub fn sharded(model: &Model, format: WeightFormat, tp: u64, experts: Option<u64>) -> Self {
+    /// [`WeightPlan::new`] with the routed experts split as `experts` says
+    /// instead of sharded by `tp` like the other projections.
+    pub fn sharded(model: &Model, format: WeightFormat, tp: u64, experts: ExpertSplit) -> Self {
         let ctx = model.layout_context();
         let tp = tp.max(1);
         let mut plan = Self {

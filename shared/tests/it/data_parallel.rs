@@ -120,28 +120,41 @@ fn gpus_that_are_no_whole_number_of_replicas_are_refused() {
 }
 
 #[test]
-fn expert_parallelism_spreads_whole_experts_over_dp_times_tp() {
+fn the_moe_layers_span_every_replica() {
     let m = model("qwen3-30b-a3b");
     let moe = m.arch.text.moe.unwrap_or_else(|| panic!("a MoE model"));
     assert_eq!(moe.num_experts, 128);
-    // DP 2 without EP: each GPU holds the whole model.
-    let replicated = plan(&m, 2, 1, 2, false, 1);
-    // DP 2 with EP: each GPU holds the attention whole and half the experts.
+    let one = plan(&m, 1, 1, 1, false, 1);
+    // DP 2: attention is each replica's whole, the experts are sharded over
+    // both GPUs (`flatten_tp_across_dp_and_pcp`), with or without EP.
+    let sharded = plan(&m, 2, 1, 2, false, 1);
     let spread = plan(&m, 2, 1, 2, true, 1);
-    let whole = weights(&replicated, 0);
-    let half = weights(&spread, 0);
+    let (whole, half) = (weights(&one, 0), weights(&sharded, 0));
     assert!(half < whole * 6 / 10, "{half} of {whole}");
-    // What left is half of the experts' bytes: the total less what one rank keeps.
-    let total = replicated.weight_bytes;
-    assert_eq!(spread.weight_bytes, total, "the model is the same model");
-    // At TP 2, 128 experts over 2 ranks whole weigh what each sharded in two does.
-    let tp = plan(&m, 2, 2, 1, false, 1);
-    let ep = plan(&m, 2, 2, 1, true, 1);
+    let (a, b) = (weights(&sharded, 0) as i64, weights(&spread, 0) as i64);
+    assert!((a - b).abs() < a / 1000, "sharded {a} vs whole {b}");
+    assert_eq!(spread.weight_bytes, one.weight_bytes, "the same model");
+    // The experts' buffers take both replicas' tokens, at their full width
+    // under EP: the profile's peak grows with DP.
+    let act = |e: &Estimate| report(e).per_gpu[0].activation_bytes;
+    assert!(act(&spread) > act(&one), "{} vs {}", act(&spread), act(&one));
+    // At TP 2 without DP, 128 experts whole over 2 ranks weigh what each
+    // sharded in two does.
+    let (tp, ep) = (plan(&m, 2, 2, 1, false, 1), plan(&m, 2, 2, 1, true, 1));
     let (a, b) = (weights(&tp, 0) as i64, weights(&ep, 0) as i64);
-    assert!((a - b).abs() < (a / 1000), "TP 2 {a} vs TP 2 + EP {b}");
+    assert!((a - b).abs() < a / 1000, "TP 2 {a} vs TP 2 + EP {b}");
     let line =
         (vllm::COMMANDS.launch.unwrap_or_else(|| panic!("a launch")))(&m, &plan_scenario(&m, 2, 1, 2, true), "org/m");
     assert!(line.contains("--data-parallel-size 2 ") && line.ends_with("--enable-expert-parallel"), "{line}");
+}
+
+#[test]
+fn a_dense_models_replicas_do_not_gather() {
+    // No MoE layer: the replicas share nothing, the profile is one replica's.
+    let m = model("llama-3.1-8b");
+    let (one, two) = (plan(&m, 1, 1, 1, false, 1), plan(&m, 2, 1, 2, false, 1));
+    assert_eq!(report(&one).per_gpu[0].activation_bytes, report(&two).per_gpu[0].activation_bytes);
+    assert_eq!(report(&one).per_gpu[0].non_torch_bytes, report(&two).per_gpu[0].non_torch_bytes);
 }
 
 #[test]

@@ -189,6 +189,11 @@ pub enum MoeKernel {
 /// (3 × hidden) beside the `kernel`'s buffers, `I` the experts' intermediate
 /// width on this rank; the router logits (`tokens × experts`, model dtype)
 /// and `fused_topk`'s fp32 weights and int32 ids and indices (`tokens × top_k × 12`).
+///
+/// With data-parallel replicas the MoE layers see every replica's batch
+/// ([`moe_tokens`]): the router logits, top-k and the gathered hidden
+/// states of all of them, the kernel's buffers in chunks of at most
+/// `VLLM_FUSED_MOE_CHUNK_SIZE` tokens where the release has one.
 fn fused_moe_peak(
     text: &TextModel,
     tokens: u64,
@@ -198,34 +203,45 @@ fn fused_moe_peak(
     kernel: MoeKernel,
 ) -> u64 {
     let Some(m) = text.moe else { return 0 };
-    let routed = tokens.saturating_mul(m.experts_per_token);
+    let gathered = moe_tokens(tokens, o);
+    let routed = gathered.saturating_mul(m.experts_per_token);
     let caches = moe_workspace(text, tokens, bytes_per_element, tp, o, kernel);
-    let router = tokens.saturating_mul(m.num_experts).saturating_mul(bytes_per_element);
+    let router = gathered.saturating_mul(m.num_experts).saturating_mul(bytes_per_element);
     let residual = tokens.saturating_mul(text.hidden_size.saturating_mul(3)).saturating_mul(bytes_per_element);
-    caches.saturating_add(router).saturating_add(routed.saturating_mul(12)).saturating_add(residual)
+    let others = gathered.saturating_sub(tokens).saturating_mul(text.hidden_size).saturating_mul(bytes_per_element);
+    caches
+        .saturating_add(router)
+        .saturating_add(routed.saturating_mul(12))
+        .saturating_add(residual)
+        .saturating_add(others)
+}
+
+/// The tokens one rank's MoE layers take in the profile run, `tokens` per
+/// replica: with data-parallel replicas, every replica's dummy batch (each
+/// profiles `max_num_batched_tokens` in lock-step, `num_tokens_across_dp`,
+/// `v1/worker/dp_utils.py`), gathered before the experts by the default
+/// all-to-all (`allgather_reducescatter` since 0.11, `naive` in 0.10:
+/// `distributed/device_communicators/all2all.py`, 0.19.0), with or without
+/// expert parallelism.
+fn moe_tokens(tokens: u64, o: Options) -> u64 {
+    tokens.saturating_mul(o.data_parallel_size.max(1))
 }
 
 /// The `kernel`'s buffers for `tokens` tokens on one of `tp` ranks (see
 /// [`MoeKernel`]); 0 for a dense model.
 fn moe_workspace(text: &TextModel, tokens: u64, bytes_per_element: u64, tp: u64, o: Options, kernel: MoeKernel) -> u64 {
     let Some(m) = text.moe else { return 0 };
-    let (_, i) = local_experts(m, tp, o.expert_ranks(tp));
+    let (_, i) = o.expert_split(tp).local(&m);
+    let tokens = match o.version.fused_moe_chunk() {
+        Some(chunk) => moe_tokens(tokens, o).min(chunk),
+        None => moe_tokens(tokens, o),
+    };
     let k = text.hidden_size;
     let width = match kernel {
         MoeKernel::FusedExperts => (2 * i).max(k).saturating_add(i),
         MoeKernel::Modular => i.max(k).saturating_add((2 * i).max(k)),
     };
     tokens.saturating_mul(m.experts_per_token).saturating_mul(width).saturating_mul(bytes_per_element)
-}
-
-/// The experts one of `tp` ranks holds and their intermediate width there:
-/// every expert sharded by TP, or, with expert parallelism
-/// ([`Options::expert_ranks`], `EngineRules::expert_ranks`), at most `⌈E / ranks⌉` experts whole.
-fn local_experts(m: crate::arch::Moe, tp: u64, ranks: Option<u64>) -> (u64, u64) {
-    match ranks {
-        Some(ranks) => (m.num_experts.div_ceil(ranks.max(1)), m.expert_intermediate_size),
-        None => (m.num_experts, m.expert_intermediate_size / tp.max(1)),
-    }
 }
 
 /// The top-k/top-p sampler vLLM's profile run exercises (`_dummy_sampler_run`
@@ -394,7 +410,7 @@ pub(super) fn mxfp4_padding_bytes(p: &Plan, stage: usize, gpu: &str, o: Options)
         let down = h.saturating_mul(i / 2 + i / 32 + bias);
         up.saturating_add(down)
     };
-    let (experts, i) = local_experts(moe, p.tp(), o.expert_ranks(p.tp()));
+    let (experts, i) = o.expert_split(p.tp()).local(&moe);
     let h = text.hidden_size;
     let padded = per_expert(i.next_multiple_of(pad_i), h.next_multiple_of(pad_h));
     let extra = padded.saturating_sub(per_expert(i, h)).saturating_mul(experts);
@@ -562,7 +578,7 @@ fn weight_tensor_slack(p: &Plan, stage: usize, slack_of: fn(u64) -> u64) -> u64 
         let ffn = match (l.ffn, t.moe) {
             (Ffn::Dense, _) => mlp(if l.shape.ffn_width > 0 { l.shape.ffn_width } else { t.intermediate_size }, dense),
             (Ffn::Moe, Some(m)) => {
-                let (n, i) = local_experts(m, tp, crate::plan::EngineRules::expert_ranks(&p.scenario.engine, tp));
+                let (n, i) = crate::plan::EngineRules::expert_split(&p.scenario.engine, tp).local(&m);
                 let shared = if m.shared_intermediate_size > 0 { mlp(m.shared_intermediate_size, dense) } else { 0 };
                 slack(n.saturating_mul(2 * i), h, experts)
                     .saturating_add(slack(n.saturating_mul(h), i, experts))

@@ -225,6 +225,13 @@ pub(crate) fn replica_gpus(p: &Plan) -> usize {
     p.scenario.gpus.len() / p.replicas().max(1) as usize
 }
 
+/// The GPUs a rank exchanges with in the profile: its replica's, or, for a
+/// MoE model, every replica's (its MoE layers span them all and gather
+/// their tokens, `FusedMoEParallelConfig.make`, 0.19.0).
+pub(crate) fn communicating_gpus(p: &Plan) -> usize {
+    if p.model.arch.text.moe.is_some() { p.scenario.gpus.len() } else { replica_gpus(p) }
+}
+
 fn large_gpu(p: &Plan) -> bool {
     // `vllm/engine/arg_utils.py`: GPUs of ≥ 70 GiB that are not A100s get the larger defaults.
     p.scenario.gpus.first().is_some_and(|g| g.capacity_bytes >= 70 * GIB && !g.name.contains("A100"))
@@ -305,7 +312,7 @@ fn budget(p: &Plan, o: Options, max_model_len: u64) -> Budget {
     let per_token = p.kv_layers.iter().map(|l| l.bytes_per_token).max().unwrap_or(0);
     let state_page = p.state_layers.iter().map(|l| l.bytes()).max().unwrap_or(0);
     let block = hybrid_block_size(o.block_size.max(1), per_token, state_page);
-    let (non_torch, _) = o.version.non_torch(p.tp(), replica_gpus(p), Board::of(&s.gpus), o.enforce_eager);
+    let (non_torch, _) = o.version.non_torch(p.tp(), communicating_gpus(p), Board::of(&s.gpus), o.enforce_eager);
     let text = &p.model.arch.text;
     let mut gpus = Vec::with_capacity(s.gpus.len());
     let mut num_blocks = u64::MAX;

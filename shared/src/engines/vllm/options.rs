@@ -58,12 +58,19 @@ pub struct Options {
 }
 
 impl Options {
-    /// The ranks a MoE model's experts are spread over, whole, on `tp`-way
-    /// groups: with expert parallelism the experts' TP is 1 and their EP is
-    /// DP × TP (0.19.0 `fused_moe/config.py::FusedMoEParallelConfig.make`);
-    /// `None` without it (each expert sharded by TP).
-    pub fn expert_ranks(self, tp: u64) -> Option<u64> {
-        self.enable_expert_parallel.then(|| tp.max(1).saturating_mul(self.data_parallel_size.max(1)))
+    /// How a MoE model's experts lie on `tp`-way groups: the MoE layers
+    /// span every data-parallel replica (`flatten_tp_across_dp_and_pcp`:
+    /// their TP is DP × TP), each expert sharded over those ranks, or, with
+    /// expert parallelism, their TP 1 and EP DP × TP, whole experts
+    /// (0.19.0, the same in 0.11.0: `fused_moe/config.py::FusedMoEParallelConfig.make`,
+    /// `fused_moe/layer.py::FusedMoE.__init__`).
+    pub fn expert_split(self, tp: u64) -> crate::plan::ExpertSplit {
+        let ranks = tp.max(1).saturating_mul(self.data_parallel_size.max(1));
+        if self.enable_expert_parallel {
+            crate::plan::ExpertSplit::Whole(ranks)
+        } else {
+            crate::plan::ExpertSplit::Sharded(ranks)
+        }
     }
 }
 

@@ -785,6 +785,35 @@ impl Version {
         }
     }
 
+    /// `VLLM_FUSED_MOE_CHUNK_SIZE`: the most tokens the fused-MoE kernels
+    /// take at once (`fused_moe.py::fused_experts_impl`,
+    /// `modular_kernel.py`), which bounds their buffers when data-parallel
+    /// replicas gather their batches: 32,768 in 0.10.0 – 0.11.0 (V0 and 0.8 –
+    /// 0.9 not read, taken as 0.10's), 16,384 in 0.12.0 and 0.14.0 (0.13 and
+    /// 0.15 – 0.18 not read, taken as theirs), none from 0.19.0, whose
+    /// modular kernel sizes its workspace for every token (`_allocate_buffers`).
+    pub fn fused_moe_chunk(self) -> Option<u64> {
+        match self {
+            Self::V0 | Self::V1 | Self::V0_10 | Self::V0_11Mm | Self::V0_11Sort => Some(32_768),
+            Self::V0_12
+            | Self::V0_12Mm
+            | Self::V0_12Sort
+            | Self::V0_16Sort
+            | Self::V0_17Mm
+            | Self::V0_17Triton
+            | Self::V0_18 => Some(16_384),
+            Self::V0_19
+            | Self::V0_19Rope
+            | Self::V0_19Mm
+            | Self::V0_19Alloc
+            | Self::V0_21
+            | Self::V0_33
+            | Self::V0_24
+            | Self::V0_24Rope
+            | Self::V0_24Mm => None,
+        }
+    }
+
     /// Whether a fused-MoE layer's profile peak is `fused_experts_impl`'s
     /// buffers rather than the dense formula's.
     pub fn fused_moe_peak(self) -> Option<super::MoeKernel> {

@@ -94,7 +94,9 @@ pub(crate) fn terms(p: &Plan, r: &Report, kv_demand_bytes: u64) -> EngineTerms {
     let overhead = format!(
         " + vLLM non-torch memory {} ({}) + CUDA graphs {} ({} graphs × {} per layer, fitted to vLLM logs{})",
         format_bytes(non_torch, UnitSystem::Binary),
-        r.version.non_torch(p.tp(), super::replica_gpus(p), super::Board::of(&p.scenario.gpus), r.enforce_eager).1,
+        r.version
+            .non_torch(p.tp(), super::communicating_gpus(p), super::Board::of(&p.scenario.gpus), r.enforce_eager)
+            .1,
         format_bytes(graphs, UnitSystem::Binary),
         r.version.cuda_graphs(r.max_num_seqs, r.max_num_batched_tokens),
         format_bytes(CUDA_GRAPH_BYTES_PER_LAYER_SIZE, UnitSystem::Binary),
@@ -176,6 +178,9 @@ pub(crate) fn terms(p: &Plan, r: &Report, kv_demand_bytes: u64) -> EngineTerms {
             Basis::EngineRule,
         ));
     }
+    if let Engine::Vllm(o) = p.scenario.engine {
+        parallel_terms(p, o, &mut own);
+    }
     own.push(Term::count(
         "vLLM GPU blocks",
         r.num_gpu_blocks,
@@ -204,6 +209,60 @@ pub(crate) fn terms(p: &Plan, r: &Report, kv_demand_bytes: u64) -> EngineTerms {
         activations,
         overhead,
         own,
+    }
+}
+
+/// What `--data-parallel-size` and `--enable-expert-parallel` change.
+fn parallel_terms(p: &Plan, o: Options, own: &mut Vec<Term>) {
+    if o.data_parallel_size > 1 {
+        own.push(Term::count(
+            "vLLM data-parallel replicas",
+            o.data_parallel_size,
+            format!(
+                "engine cores of {} GPU(s) each (EngineCore_DP0 …), each profiling and sizing its own pool: the blocks \
+                 below are one replica's, the requests spread over them (config/parallel.py, v1/engine/core.py, 0.19.0)",
+                super::replica_gpus(p)
+            ),
+            Basis::EngineRule,
+        ));
+    }
+    let Some(m) = p.model.arch.text.moe else { return };
+    if let crate::plan::ExpertSplit::Sharded(ranks) = o.expert_split(p.tp())
+        && o.data_parallel_size > 1
+    {
+        own.push(Term::count(
+            "vLLM expert shards",
+            ranks,
+            format!(
+                "each of the {} experts sharded over DP {} × TP {} ranks: the MoE layers span the replicas, \
+                 attention stays one replica's, and each rank's experts take every replica's tokens \
+                 (fused_moe/config.py FusedMoEParallelConfig.make, all2all.py, 0.19.0)",
+                m.num_experts,
+                o.data_parallel_size,
+                p.tp()
+            ),
+            Basis::EngineRule,
+        ));
+    }
+    if let crate::plan::ExpertSplit::Whole(ranks) = o.expert_split(p.tp()) {
+        let (most, extra) = (m.num_experts.div_ceil(ranks.max(1)), m.num_experts % ranks.max(1));
+        let spread = match extra {
+            0 => format!("{most} each"),
+            n => format!("{most} on the first {n}, {} on the rest", most - 1),
+        };
+        own.push(Term::count(
+            "vLLM experts per GPU",
+            most,
+            format!(
+                "{} experts whole over DP {} × TP {} = {ranks} ranks ({spread}), each at its full width \
+                 (--enable-expert-parallel: fused_moe/config.py FusedMoEParallelConfig.make, layer.py \
+                 determine_expert_map, 0.19.0)",
+                m.num_experts,
+                o.data_parallel_size,
+                p.tp(),
+            ),
+            Basis::EngineRule,
+        ));
     }
 }
 
