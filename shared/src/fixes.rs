@@ -363,9 +363,7 @@ pub fn fixes(model: &Model, s: &Scenario) -> Vec<Fix> {
     }
     // More GPUs of the same kind.
     if let Some(n) = min_gpus {
-        let mut t = s.clone();
-        t.gpus = vec![s.gpus[0].clone(); n as usize];
-        t.tp = if commands.more_gpus_are_tensor_parallel { n } else { 1 };
+        let t = solve::with_gpus(s, s.gpus[0].clone(), n, commands.more_gpus_are_tensor_parallel);
         let code = (commands.more_gpus)(model, &t, &repo, n);
         push(FixKind::MoreGpus, format!("Use {n} × {}", s.gpus[0].name), GivesUp::Money, t, code);
     }

@@ -151,23 +151,31 @@ pub fn least_aggressive_format(model: &Model, s: &Scenario) -> Option<WeightForm
 
 /// The fewest GPUs like the plan's first. Engines whose extra GPUs are
 /// tensor-parallel (vLLM, SGLang: `Commands::more_gpus_are_tensor_parallel`)
-/// grow the degree in powers of two; the others split layers. Splits
-/// the engine would refuse (heads that do not divide, more stages than
-/// layers) are skipped.
+/// grow the degree in powers of two, in each of the plan's data-parallel
+/// replicas; the others split layers. Splits the engine would refuse
+/// (heads that do not divide, more stages than layers) are skipped.
 pub fn min_gpus(model: &Model, s: &Scenario) -> Option<u64> {
     let slot = s.gpus.first()?.clone();
     let tensor_parallel = s.engine.kind().commands().more_gpus_are_tensor_parallel;
+    let replicas = crate::plan::EngineRules::replicas(&s.engine).max(1);
     let try_n = |n: u64| {
-        let mut out = s.clone();
-        out.gpus = vec![slot.clone(); n as usize];
-        out.tp = if tensor_parallel { n } else { 1 };
+        let out = with_gpus(s, slot.clone(), n, tensor_parallel);
         out.validate_for(model).is_ok_and(|v| EnginePlan::new(model, v).fits_with(s.concurrency))
     };
     if tensor_parallel {
-        [1u64, 2, 4, 8, 16, 32, 64].into_iter().find(|&n| try_n(n))
+        [1u64, 2, 4, 8, 16, 32, 64].into_iter().map(|tp| tp * replicas).find(|&n| try_n(n))
     } else {
         (1..=64).find(|&n| try_n(n))
     }
+}
+
+/// `s` on `n` GPUs like `slot`: tensor-parallel over each data-parallel
+/// replica's share when the engine's extra GPUs are, else split by layers.
+pub fn with_gpus(s: &Scenario, slot: GpuSlot, n: u64, tensor_parallel: bool) -> Scenario {
+    let mut out = s.clone();
+    out.gpus = vec![slot; n as usize];
+    out.tp = if tensor_parallel { (n / crate::plan::EngineRules::replicas(&s.engine).max(1)).max(1) } else { 1 };
+    out
 }
 
 /// The smallest catalog GPU (by memory) that fits, with the plan's GPU count.

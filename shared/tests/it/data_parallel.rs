@@ -188,3 +188,23 @@ fn a_logged_data_parallel_run_plans_its_replicas() {
     assert_eq!((s.tp, s.gpus.len(), o.data_parallel_size, o.enable_expert_parallel), (2, 4, 2, true), "{taken:?}");
     assert_eq!(s.stages(), 1);
 }
+
+#[test]
+fn more_gpus_for_a_replicated_plan_keeps_its_replicas() {
+    use shared::fixes::{FixKind, fixes};
+    // Llama 3.1 70B in bf16 is 131 GiB: one H100 per replica does not hold it.
+    let m = model("llama-3.1-70b");
+    let s = Scenario {
+        gpus: h100s(2),
+        engine: Engine::Vllm(vllm::Options { data_parallel_size: 2, ..Default::default() }),
+        ..Scenario::default()
+    };
+    let more = fixes(&m, &s).into_iter().find(|f| f.kind == FixKind::MoreGpus);
+    let more = more.unwrap_or_else(|| panic!("a more-GPUs fix"));
+    let Engine::Vllm(o) = more.scenario.engine else { panic!("{:?}", more.scenario.engine) };
+    assert_eq!(o.data_parallel_size, 2);
+    assert_eq!(more.scenario.gpus.len() as u64, 2 * more.scenario.tp, "{}", more.title);
+    assert!(more.fits, "{}", more.title);
+    let flags = format!("--tensor-parallel-size {} --data-parallel-size 2", more.scenario.tp);
+    assert!(more.code.contains(&flags), "{}", more.code);
+}

@@ -286,7 +286,14 @@ pub const COMMANDS: Commands = Commands {
     shorten: Shorten::Context(|repo, len| format!("vllm serve {repo} --max-model-len {len}")),
     concurrency: |repo, n| format!("vllm serve {repo} --max-num-seqs {n}"),
     more_gpus_are_tensor_parallel: true,
-    more_gpus: |_, _, repo, n| format!("vllm serve {repo} --tensor-parallel-size {n}"),
+    more_gpus: |_, t, repo, _| match t.engine {
+        Engine::Vllm(o) if o.data_parallel_size > 1 => {
+            format!("vllm serve {repo} --tensor-parallel-size {} --data-parallel-size {}", t.tp, o.data_parallel_size)
+        }
+        Engine::Vllm(_) | Engine::Transformers(_) | Engine::Sglang(_) | Engine::LlamaCpp(_) | Engine::Ollama(_) => {
+            format!("vllm serve {repo} --tensor-parallel-size {}", t.tp)
+        }
+    },
     weights: weight_code,
     rebalance: crate::engines::commands::balanced_device_map,
     serve: |repo, _| format!("vllm serve {repo}"),
