@@ -280,6 +280,20 @@ pub(crate) fn switch(value: &str) -> Result<bool, String> {
     }
 }
 
+/// `on` or `off` (also `1`/`true`, `0`/`false`): a page choice's words.
+pub(crate) fn on_or_off(value: &str) -> Result<bool, String> {
+    match value.trim().to_ascii_lowercase().as_str() {
+        "on" | "1" | "true" => Ok(true),
+        "off" | "0" | "false" => Ok(false),
+        _ => Err("use on or off".into()),
+    }
+}
+
+/// An on/off setting as a link writes it.
+pub(crate) fn on_off(on: bool) -> String {
+    if on { "on" } else { "off" }.to_owned()
+}
+
 /// The host's RAM; a bare number is GiB, as people say how much RAM they have.
 pub(crate) fn host_ram(value: &str) -> Result<Option<u64>, String> {
     let value = value.trim();

@@ -479,7 +479,7 @@ impl EngineRules for Engine {
         match s.engine {
             Engine::Transformers(_) => Ok(()),
             Engine::Vllm(o) => vllm::check_knobs(o),
-            Engine::Sglang(o) => sglang::check_knobs(o),
+            Engine::Sglang(o) => sglang::check_knobs(o, s.tp),
             Engine::LlamaCpp(o) => llamacpp::check_knobs(o, s.tp, s.gpus.len()),
             Engine::Ollama(o) => ollama::check_knobs(o, s.tp),
         }
@@ -511,16 +511,17 @@ impl EngineRules for Engine {
     fn replicas(&self) -> u64 {
         match self {
             Engine::Vllm(o) => o.data_parallel_size.max(1),
-            Engine::Transformers(_) | Engine::Sglang(_) | Engine::LlamaCpp(_) | Engine::Ollama(_) => 1,
+            Engine::Sglang(o) => o.replicas(),
+            Engine::Transformers(_) | Engine::LlamaCpp(_) | Engine::Ollama(_) => 1,
         }
     }
 
-    fn expert_split(&self, tp: u64) -> plan::ExpertSplit {
+    fn sharding(&self, tp: u64) -> plan::Sharding {
+        let tensor_parallel = plan::Sharding::tensor_parallel(tp);
         match self {
-            Engine::Vllm(o) => o.expert_split(tp),
-            Engine::Transformers(_) | Engine::Sglang(_) | Engine::LlamaCpp(_) | Engine::Ollama(_) => {
-                plan::ExpertSplit::Sharded(tp)
-            }
+            Engine::Vllm(o) => plan::Sharding { experts: o.expert_split(tp), ..tensor_parallel },
+            Engine::Sglang(o) => o.sharding(tp),
+            Engine::Transformers(_) | Engine::LlamaCpp(_) | Engine::Ollama(_) => tensor_parallel,
         }
     }
 }

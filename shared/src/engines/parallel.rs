@@ -70,6 +70,9 @@ pub enum SplitError {
          none (num_nextn_predict_layers): use ngram or suffix"
     )]
     NoMtpLayers,
+    /// SGLang 0.5.4 `fused_moe_triton/layer.py::FusedMoE.__init__`.
+    #[error("SGLang fails loading with --ep-size {ep}: \"assert num_experts % moe_ep_size == 0\" ({experts} experts)")]
+    SglangExperts { experts: u64, ep: u64 },
     /// vLLM 0.12.0 – 0.24.0 `SpeculativeConfig.__post_init__`.
     #[error("vLLM refuses num_speculative_tokens {tokens}: \"must be divisible by n_predict={layers}\"")]
     SpecTokens { tokens: u64, layers: u64 },

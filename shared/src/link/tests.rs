@@ -213,25 +213,38 @@ fn engine() -> impl Strategy<Value = Engine> {
             tokens(),
             tokens(),
             prop::option::of(1..=MAX_CONCURRENCY),
-            1..=1024u64
+            1..=1024u64,
+            (1..=8u64, prop::bool::ANY),
         )
-            .prop_map(|(version, gmu, mml, mbt, mns, bs)| Engine::Vllm(vllm::Options {
+            .prop_map(|(version, gmu, mml, mbt, mns, bs, (dp, ep))| Engine::Vllm(vllm::Options {
                 version,
                 gpu_memory_utilization: gmu,
                 max_model_len: mml,
                 max_num_batched_tokens: mbt,
                 max_num_seqs: mns,
                 block_size: bs,
+                data_parallel_size: dp,
+                enable_expert_parallel: ep,
                 ..Default::default()
             })),
-        (prop::sample::select(crate::engines::sglang::Version::ALL.to_vec()), frac, tokens(), tokens()).prop_map(
-            |(version, mfs, cl, cps)| Engine::Sglang(crate::engines::sglang::Options {
-                version,
-                mem_fraction_static: mfs,
-                context_length: cl,
-                chunked_prefill_size: cps,
+        (
+            prop::sample::select(crate::engines::sglang::Version::ALL.to_vec()),
+            frac,
+            tokens(),
+            tokens(),
+            (1..=8u64, prop::bool::ANY, 1..=8u64),
+        )
+            .prop_map(|(version, mfs, cl, cps, (dp, dpa, ep))| {
+                Engine::Sglang(crate::engines::sglang::Options {
+                    version,
+                    mem_fraction_static: mfs,
+                    context_length: cl,
+                    chunked_prefill_size: cps,
+                    dp_size: dp,
+                    enable_dp_attention: dpa,
+                    ep_size: ep,
+                })
             }),
-        ),
         (tokens(), prop::option::of(0..=100_000u64), prop::option::of(1..=4096u64), prop::bool::ANY).prop_map(
             |(n_ctx, ngl, np, fa_off)| Engine::LlamaCpp(llamacpp::Options {
                 n_ctx,

@@ -146,6 +146,11 @@ fn engine_2026_12(kind: EngineKind) -> Engine {
             mem_fraction_static: None,
             context_length: None,
             chunked_prefill_size: None,
+            // Data parallelism came after v2 (issue 36): one replica, no
+            // data-parallel attention, experts sharded by TP.
+            dp_size: 1,
+            enable_dp_attention: false,
+            ep_size: 1,
         }),
         EngineKind::LlamaCpp => Engine::LlamaCpp(llamacpp::Options {
             n_ctx: None,

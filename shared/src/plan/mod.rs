@@ -21,7 +21,7 @@ pub use scenario::{
     DEFAULT_GPU, GpuSlot, MAX_CONCURRENCY, MAX_GPUS, MAX_TOKENS, Scenario, ScenarioError, ValidScenario,
 };
 pub use split::Placement;
-pub use weights::{ExpertSplit, WeightPlan, WeightSource};
+pub use weights::{ExpertSplit, Sharding, WeightPlan, WeightSource};
 
 use crate::arch::TextModel;
 use crate::kv::{self, LayerKv};
@@ -55,9 +55,9 @@ pub trait EngineRules: Sized {
     /// Data-parallel replicas: consecutive groups of `tp × stages` GPUs that
     /// each run the whole model with a KV pool of their own (1: none).
     fn replicas(&self) -> u64;
-    /// How a MoE model's routed experts lie over `tp`-way groups (most
-    /// engines: sharded by TP like the other projections).
-    fn expert_split(&self, tp: u64) -> ExpertSplit;
+    /// How `tp`-way groups split the model (most engines: everything over
+    /// TP, [`Sharding::tensor_parallel`]).
+    fn sharding(&self, tp: u64) -> Sharding;
 }
 
 /// Whether a verdict runs its searches (the largest concurrency, the
@@ -101,12 +101,14 @@ pub struct Plan<'m, E> {
     /// Whether the final norm and lm_head sit on the last stage.
     pub last_on_gpu: bool,
     bytes_per_element: u64,
+    /// The ranks one sequence's KV cache and state are split over (TP, or
+    /// fewer where the engine splits attention apart).
+    attention_tp: u64,
 }
 
 impl<'m, E: EngineRules> Plan<'m, E> {
     pub fn new(model: &'m Model, scenario: ValidScenario<E>) -> Self {
-        let experts = scenario.engine.expert_split(scenario.tp);
-        let weights = WeightPlan::sharded(model, scenario.weights, scenario.tp, experts);
+        let weights = WeightPlan::sharded(model, scenario.weights, scenario.engine.sharding(scenario.tp));
         Self::with_weights(model, scenario, weights)
     }
 
@@ -114,7 +116,8 @@ impl<'m, E: EngineRules> Plan<'m, E> {
     /// format and tensor parallelism: a solver's many plans that differ
     /// only in an engine's flags compute them once (issue 39).
     pub(crate) fn with_weights(model: &'m Model, scenario: ValidScenario<E>, weights: WeightPlan) -> Self {
-        let tp = scenario.tp;
+        // The KV heads and recurrent state split as attention does.
+        let tp = scenario.engine.sharding(scenario.tp).attention;
         let kv_layers = kv::layer_costs(&model.arch.text, scenario.kv_dtype, tp);
         let bytes_per_element = if scenario.weights.is_fp32() { 4 } else { 2 };
         let rules = scenario.engine.state_rules(model, bytes_per_element);
@@ -129,6 +132,7 @@ impl<'m, E: EngineRules> Plan<'m, E> {
             first_on_gpu: true,
             last_on_gpu: true,
             bytes_per_element,
+            attention_tp: tp,
         };
         let placement = E::place(&p);
         p.ranges = placement.ranges;
@@ -226,7 +230,13 @@ impl<E> Plan<'_, E> {
 
     /// KV bytes of one token over all layers and ranks.
     pub fn kv_bytes_per_token(&self) -> u64 {
-        kv::bytes_per_token(&self.kv_layers).saturating_mul(self.tp())
+        kv::bytes_per_token(&self.kv_layers).saturating_mul(self.attention_tp)
+    }
+
+    /// The ranks one sequence's KV cache is split over: the TP degree, or
+    /// the attention's own (SGLang's data-parallel attention).
+    pub fn attention_tp(&self) -> u64 {
+        self.attention_tp
     }
 
     /// The KV cache the workload itself needs: every sequence at its full
@@ -235,12 +245,12 @@ impl<E> Plan<'_, E> {
         let s = &self.scenario;
         kv::sequence_bytes(&self.kv_layers, s.sequence_tokens(), None)
             .saturating_mul(s.concurrency)
-            .saturating_mul(self.tp())
+            .saturating_mul(self.attention_tp)
     }
 
     /// Recurrent state of one sequence over all layers and ranks.
     pub fn state_bytes_per_sequence(&self) -> u64 {
-        state::sequence_bytes(&self.state_layers).saturating_mul(self.tp())
+        state::sequence_bytes(&self.state_layers).saturating_mul(self.attention_tp)
     }
 }
 

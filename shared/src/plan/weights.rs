@@ -36,46 +36,79 @@ pub struct WeightPlan {
     pub source: WeightSource,
 }
 
-/// How a MoE model's routed experts lie over the GPUs of one pipeline stage.
+/// How a MoE model's routed experts lie over the GPUs of one pipeline
+/// stage: whole experts spread over `ranks` (expert parallelism; the first
+/// `E mod ranks` hold one more, vLLM's `determine_expert_map`, and the plan
+/// budgets the fullest), each sharded over `shards` (tensor parallelism, as
+/// the other projections are).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ExpertSplit {
-    /// Every expert sharded over this many ranks, as tensor parallelism
-    /// shards the other projections (vLLM folds its data-parallel replicas
-    /// in: `FusedMoEParallelConfig.make`, 0.19.0).
-    Sharded(u64),
-    /// Whole experts spread over this many ranks (expert parallelism): the
-    /// first `E mod ranks` hold one more (vLLM's `determine_expert_map`),
-    /// and the plan budgets the fullest.
-    Whole(u64),
+pub struct ExpertSplit {
+    pub ranks: u64,
+    pub shards: u64,
 }
 
 impl ExpertSplit {
+    /// Every expert sharded over `n` ranks.
+    pub fn sharded(n: u64) -> Self {
+        Self { ranks: 1, shards: n.max(1) }
+    }
+
+    /// Whole experts over `n` ranks.
+    pub fn whole(n: u64) -> Self {
+        Self { ranks: n.max(1), shards: 1 }
+    }
+
     /// The experts one rank holds (the fullest) and their intermediate width there.
     pub fn local(self, m: &crate::arch::Moe) -> (u64, u64) {
-        match self {
-            Self::Sharded(n) => (m.num_experts, m.expert_intermediate_size / n.max(1)),
-            Self::Whole(n) => (m.num_experts.div_ceil(n.max(1)), m.expert_intermediate_size),
-        }
+        (m.num_experts.div_ceil(self.ranks.max(1)), m.expert_intermediate_size / self.shards.max(1))
     }
 
     /// The share of all experts' bytes one rank holds, as `num / den`.
     fn share(self, num_experts: u64) -> (u64, u64) {
-        match self {
-            Self::Sharded(n) => (1, n.max(1)),
-            Self::Whole(n) => (num_experts.max(1).div_ceil(n.max(1)), num_experts.max(1)),
-        }
+        let e = num_experts.max(1);
+        (e.div_ceil(self.ranks.max(1)), e.saturating_mul(self.shards.max(1)))
     }
 }
 
-/// The share of a group one of `tp` ranks holds, as a fraction `num / den`;
-/// the routed experts' share is `experts`'s.
-fn rank_share(role: Role, model: &Model, tp: u64, experts: ExpertSplit) -> (u64, u64) {
+/// How one pipeline stage's GPUs split the model's tensors: the
+/// tensor-parallel degree, and where an engine splits some parts over
+/// fewer ranks (SGLang's data-parallel attention) or spreads the experts
+/// otherwise.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Sharding {
+    pub tp: u64,
+    /// The ranks attention (its projections and KV heads) is split over.
+    pub attention: u64,
+    /// The ranks the vocab-parallel embedding is split over.
+    pub embedding: u64,
+    pub experts: ExpertSplit,
+}
+
+impl Sharding {
+    /// Everything split over `tp` ranks (Megatron-style tensor parallelism).
+    pub fn tensor_parallel(tp: u64) -> Self {
+        let tp = tp.max(1);
+        Self { tp, attention: tp, embedding: tp, experts: ExpertSplit::sharded(tp) }
+    }
+}
+
+/// The share of a group one rank holds under `sharding`, as a fraction
+/// `num / den`: attention over its ranks, the embedding over its own, the
+/// routed experts by their split, the rest over `tp`.
+fn rank_share(role: Role, model: &Model, sharding: Sharding) -> (u64, u64) {
     let kv = model.arch.text.num_kv_heads.max(1);
+    let tp = match role {
+        Role::AttnQkv | Role::AttnQ | Role::AttnK | Role::AttnV | Role::AttnO | Role::MlaDown | Role::MlaUp => {
+            sharding.attention
+        }
+        Role::Embedding => sharding.embedding,
+        _ => sharding.tp,
+    };
     match role {
         // Multi-token-prediction heads load only for speculative decoding
         // (vLLM skips them in `load_weights` otherwise).
         Role::Mtp => (0, 1),
-        Role::ExpertUp | Role::ExpertDown => experts.share(model.arch.text.moe.map_or(1, |m| m.num_experts)),
+        Role::ExpertUp | Role::ExpertDown => sharding.experts.share(model.arch.text.moe.map_or(1, |m| m.num_experts)),
         _ if tp <= 1 => (1, 1),
         // A fused q/k/v: the query heads split, each rank keeps
         // max(1, kv/tp) key and value heads: (H/tp + 2·kpr)/(H + 2K).
@@ -101,14 +134,12 @@ fn rank_share(role: Role, model: &Model, tp: u64, experts: ExpertSplit) -> (u64,
 
 impl WeightPlan {
     pub fn new(model: &Model, format: WeightFormat, tp: u64) -> Self {
-        Self::sharded(model, format, tp, ExpertSplit::Sharded(tp))
+        Self::sharded(model, format, Sharding::tensor_parallel(tp))
     }
 
-    /// [`WeightPlan::new`] with the routed experts split as `experts` says
-    /// instead of sharded by `tp` like the other projections.
-    pub fn sharded(model: &Model, format: WeightFormat, tp: u64, experts: ExpertSplit) -> Self {
+    /// [`WeightPlan::new`] split as `sharding` says.
+    pub fn sharded(model: &Model, format: WeightFormat, sharding: Sharding) -> Self {
         let ctx = model.layout_context();
-        let tp = tp.max(1);
         let mut plan = Self {
             first: 0,
             per_layer: vec![0; model.layout.num_layers as usize],
@@ -124,13 +155,13 @@ impl WeightPlan {
                 for g in &c.layout.groups {
                     let group =
                         TensorGroup { role: g.role, layer: g.layer, params: g.params, in_features: g.in_features };
-                    plan.add(&group, g.bytes, rank_share(g.role, model, tp, experts));
+                    plan.add(&group, g.bytes, rank_share(g.role, model, sharding));
                 }
                 plan.source = WeightSource::Checkpoint;
             }
             None => {
                 for g in &model.layout.groups {
-                    plan.add(g, format.bpw(g, &ctx).bytes(g.params), rank_share(g.role, model, tp, experts));
+                    plan.add(g, format.bpw(g, &ctx).bytes(g.params), rank_share(g.role, model, sharding));
                 }
                 if let Some(exact) = model.checkpoint_bytes.filter(|_| as_stored && model.checkpoint.is_none()) {
                     plan.rescale(exact);

@@ -114,9 +114,12 @@ enum Key {
     HfRepo,
     Tp,
     Pp,
-    /// vLLM `--data-parallel-size`, `--enable-expert-parallel`.
+    /// vLLM `--data-parallel-size`, `--enable-expert-parallel`; SGLang
+    /// `--dp-size`, `--enable-dp-attention`, `--ep-size`.
     Dp,
     ExpertParallel,
+    DpAttention,
+    EpSize,
     Utilization,
     MaxModelLen,
     KvCacheDtype,
@@ -196,6 +199,9 @@ const SGLANG: Table = &[
     (&["--model-path", "--model"], Key::Model),
     (&["--tp-size", "--tensor-parallel-size", "--tp"], Key::Tp),
     (&["--pp-size", "--pipeline-parallel-size"], Key::Pp),
+    (&["--dp-size", "--data-parallel-size", "--dp"], Key::Dp),
+    (&["--enable-dp-attention"], Key::DpAttention),
+    (&["--ep-size", "--expert-parallel-size", "--ep"], Key::EpSize),
     (&["--mem-fraction-static"], Key::MemFractionStatic),
     (&["--context-length"], Key::MaxModelLen),
     (&["--kv-cache-dtype"], Key::KvCacheDtype),
@@ -302,7 +308,8 @@ pub fn read_command_line<S: AsRef<str>>(argv: &[S]) -> Option<Launch> {
                 | Key::RunTimeRepack
                 | Key::NoFlashAttn
                 | Key::EnforceEager
-                | Key::ExpertParallel,
+                | Key::ExpertParallel
+                | Key::DpAttention,
                 None,
             ) => None,
             // `-fa` alone (older llama.cpp, Ollama's runner) is on; newer
@@ -468,6 +475,11 @@ fn apply(launch: &mut Launch, flag: &'static str, key: Key, value: Option<&str>)
             c.expert_parallel = Some(true);
             Some(String::new())
         }
+        (Key::DpAttention, _) => {
+            c.dp_attention = Some(true);
+            Some(String::new())
+        }
+        (Key::EpSize, Some(v)) => number(v).filter(|&n| n > 0).inspect(|&n| c.ep_size = Some(n)).map(s),
         (Key::Utilization, Some(v)) => fixed(v, 1000)
             .filter(|p| (1..=1000).contains(p))
             .inspect(|&p| c.gpu_memory_utilization_permille = Some(p))

@@ -293,6 +293,12 @@ pub struct LoggedConfig {
     pub data_parallel: Option<u64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub expert_parallel: Option<bool>,
+    /// SGLang `--enable-dp-attention` and `--ep-size` (its server args, a
+    /// command line); its `--dp-size` is `data_parallel`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub dp_attention: Option<bool>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ep_size: Option<u64>,
     /// vLLM `max_seq_len`, SGLang `context_len`.
     pub max_model_len: Option<u64>,
     pub enforce_eager: Option<bool>,

@@ -232,6 +232,18 @@ pub fn configured_engine(ran: LogEngine, c: &LoggedConfig, planned: Engine) -> (
                 o.chunked_prefill_size = Some(n);
                 taken.push(format!("chunked_prefill_size {n}"));
             }
+            if let Some(n) = c.data_parallel.filter(|&n| n > 1 && o.dp_size == 1) {
+                o.dp_size = n;
+                taken.push(format!("dp_size {n}"));
+            }
+            if c.dp_attention == Some(true) && !o.enable_dp_attention {
+                o.enable_dp_attention = true;
+                taken.push("enable_dp_attention".into());
+            }
+            if let Some(n) = c.ep_size.filter(|&n| n > 1 && o.ep_size == 1) {
+                o.ep_size = n;
+                taken.push(format!("ep_size {n}"));
+            }
         }
         Engine::LlamaCpp(o) => {
             if let Some(n) = c.n_ctx.filter(|_| o.n_ctx.is_none()) {

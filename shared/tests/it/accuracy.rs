@@ -696,6 +696,7 @@ fn scenario(c: &Case, l: &StartupLog, m: &Model, capacity: Option<u64>) -> Scena
             mem_fraction_static: c.mem_fraction_static,
             context_length: cfg.max_model_len,
             chunked_prefill_size: None,
+            ..Default::default()
         }),
         LogEngine::LlamaCpp => EngineKind::LlamaCpp.with_defaults(),
     };

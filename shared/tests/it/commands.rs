@@ -694,12 +694,16 @@ mod serving_round_trip {
             pick(vec![None, Some(0.7), Some(0.88)]),
             pick(vec![None, Some(8192), Some(65_536)]),
             pick(vec![None, Some(2048), Some(8192)]),
+            pick(vec![(1u64, false, 1u64), (2, false, 1), (2, true, 1), (2, true, 2), (1, false, 2)]),
         )
-            .prop_map(|(mfs, cl, chunk)| {
+            .prop_map(|(mfs, cl, chunk, (dp, dpa, ep))| {
                 Engine::Sglang(sglang::Options {
                     mem_fraction_static: mfs,
                     context_length: cl,
                     chunked_prefill_size: chunk,
+                    dp_size: dp,
+                    enable_dp_attention: dpa,
+                    ep_size: ep,
                     ..Default::default()
                 })
             })
@@ -722,11 +726,8 @@ mod serving_round_trip {
         ) {
             let m = model(id);
             let gpu = GpuSlot::from_catalog(shared::catalog::gpu("h100-sxm").expect("a catalog GPU"));
-            // vLLM's data-parallel replicas each hold TP × PP GPUs.
-            let dp = match engine {
-                Engine::Vllm(o) => o.data_parallel_size as usize,
-                Engine::Transformers(_) | Engine::Sglang(_) | Engine::LlamaCpp(_) | Engine::Ollama(_) => 1,
-            };
+            // The data-parallel replicas each hold TP × PP GPUs.
+            let dp = shared::plan::EngineRules::replicas(&engine) as usize;
             let s = Scenario {
                 weights: WeightFormat::parse(weights).unwrap_or_else(|e| panic!("{e}")),
                 kv_dtype: kv,

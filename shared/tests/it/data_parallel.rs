@@ -6,7 +6,7 @@
 //! `fused_moe/layer.py::determine_expert_map`).
 
 use crate::estimate;
-use shared::engines::{Engine, EngineReport, vllm};
+use shared::engines::{Engine, EngineReport, sglang, vllm};
 use shared::estimate::{Estimate, GpuSlot, Scenario, ScenarioError, Verdict};
 use shared::model::Model;
 
@@ -207,4 +207,120 @@ fn more_gpus_for_a_replicated_plan_keeps_its_replicas() {
     assert!(more.fits, "{}", more.title);
     let flags = format!("--tensor-parallel-size {} --data-parallel-size 2", more.scenario.tp);
     assert!(more.code.contains(&flags), "{}", more.code);
+}
+
+/// SGLang with data-parallel attention and expert parallelism: Qwen3-30B-A3B's
+/// shapes at `--tp 4 --dp 4 --enable-dp-attention --ep-size 4`
+/// (`sglang-qwen3moe-dp4-dpattn-ep4`, sglang#17392, its DP/TP/EP prefixes).
+fn sglang_dpa(m: &Model, tp: u64, dp: u64, ep: u64) -> Estimate {
+    let s = Scenario {
+        gpus: vec![GpuSlot::custom("138 GiB", 138 << 30); tp as usize],
+        tp,
+        engine: Engine::Sglang(sglang::Options {
+            dp_size: dp,
+            enable_dp_attention: true,
+            ep_size: ep,
+            ..Default::default()
+        }),
+        ..Scenario::default()
+    };
+    if let Err(e) = s.clone().validate_for(m) {
+        panic!("{e}")
+    }
+    estimate(m, s)
+}
+
+fn sglang_report(e: &Estimate) -> &sglang::Report {
+    match &e.engine_report {
+        Some(EngineReport::Sglang(r)) => r,
+        other => panic!("no SGLang report: {other:?}"),
+    }
+}
+
+#[test]
+fn sglang_data_parallel_attention_keeps_every_kv_head() {
+    use shared::startup::{Figure, read};
+    let text = std::fs::read_to_string(format!(
+        "{}/tests/fixtures/startup/sglang-qwen3moe-dp4-dpattn-ep4.txt",
+        env!("CARGO_MANIFEST_DIR")
+    ))
+    .unwrap_or_else(|e| panic!("{e}"));
+    let log = read(&text).unwrap_or_else(|| panic!("an SGLang log"));
+    let pool = log.first(|f| match f {
+        Figure::KvPool { tokens, k_bytes, .. } => Some((*tokens, *k_bytes)),
+        _ => None,
+    });
+    let (_, (tokens, k_bytes)) = pool.unwrap_or_else(|| panic!("the pool's line"));
+    let m = model("qwen3-30b-a3b");
+    let e = sglang_dpa(&m, 4, 4, 4);
+    // Attention over 4 / 4 = 1 rank: each GPU caches all 4 KV heads of its
+    // group's tokens: "K size: 47.12 GB" (GiB) for 1,029,388 tokens.
+    let cell = sglang_report(&e).cell_size_bytes;
+    assert_eq!(cell, 48 * 4 * 128 * 2 * 2);
+    let gib = |b: u64| format!("{:.2}", b as f64 / (1u64 << 30) as f64);
+    assert_eq!(gib(tokens * cell / 2), gib(k_bytes), "K of {tokens} tokens");
+    // Without it, TP 4 splits the 4 KV heads: one per GPU.
+    let plain = Scenario {
+        gpus: vec![GpuSlot::custom("138 GiB", 138 << 30); 4],
+        tp: 4,
+        engine: Engine::Sglang(sglang::Options::default()),
+        ..Scenario::default()
+    };
+    assert_eq!(sglang_report(&estimate(&m, plain)).cell_size_bytes, cell / 4);
+    // The weights: attention and the embedding whole on every GPU, the
+    // experts a quarter each, the head split in four: "mem usage=16.39 GB".
+    let w = e.per_gpu[0].budget.weight_bytes as f64 / (1u64 << 30) as f64;
+    assert!((w - 16.39).abs() / 16.39 < 0.03, "{w:.2} GiB against the logged 16.39");
+    // Each of the 4 attention groups takes its own requests.
+    let Verdict::Fits { max_concurrency } = e.verdict else { panic!("{:?}", e.verdict) };
+    assert_eq!(max_concurrency % 4, 0, "{max_concurrency}");
+    let line = (sglang::COMMANDS.launch.unwrap_or_else(|| panic!("a launch")))(
+        &m,
+        &Scenario { ..sglang_scenario(4, 4, 4) }.validate_for(&m).unwrap_or_else(|e| panic!("{e}")),
+        "org/m",
+    );
+    assert!(line.ends_with("--tp-size 4 --dp-size 4 --enable-dp-attention --ep-size 4"), "{line}");
+}
+
+fn sglang_scenario(tp: u64, dp: u64, ep: u64) -> Scenario {
+    Scenario {
+        gpus: vec![GpuSlot::custom("138 GiB", 138 << 30); tp as usize],
+        tp,
+        engine: Engine::Sglang(sglang::Options {
+            dp_size: dp,
+            enable_dp_attention: true,
+            ep_size: ep,
+            ..Default::default()
+        }),
+        ..Scenario::default()
+    }
+}
+
+#[test]
+fn sglang_mla_under_data_parallel_attention() {
+    // DeepSeek-V3/R1 at --tp 8 --dp 8 --enable-dp-attention
+    // (`sglang-dsr1-fp8-dp8-dpattn-ep-141gb`, sglang#6017): the latent is one
+    // per layer whatever the split, "KV size: 10.57 GB" for 161,488 tokens.
+    let m = model("deepseek-v3");
+    let e = sglang_dpa(&m, 8, 8, 8);
+    let cell = sglang_report(&e).cell_size_bytes;
+    assert_eq!(cell, 61 * (512 + 64) * 2);
+    assert_eq!(format!("{:.2}", (161_488 * cell) as f64 / (1u64 << 30) as f64), "10.57");
+}
+
+#[test]
+fn sglang_refuses_experts_that_do_not_divide() {
+    // Mixtral's 8 experts over --ep-size 4 divide; over 3 they would not
+    // (and TP 3 is no split of its heads), so: 6 GPUs, EP 6.
+    let m = model("mixtral-8x7b");
+    let s = Scenario { gpus: h100s(2), tp: 2, ..sglang_scenario(2, 1, 2) };
+    assert!(s.validate_for(&m).is_ok());
+    let err = Scenario {
+        engine: Engine::Sglang(sglang::Options { ep_size: 3, ..Default::default() }),
+        ..Scenario::default()
+    }
+    .validate_for(&m)
+    .err()
+    .unwrap_or_else(|| panic!("EP 3 on one GPU"));
+    assert!(err.to_string().contains("divisible by --ep-size (3)"), "{err}");
 }

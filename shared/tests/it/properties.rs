@@ -186,6 +186,8 @@ const VALUES: &[(EngineKind, &str, &[&str])] = &[
     (EngineKind::Sglang, "mfs", &["0.6", "0.85"]),
     (EngineKind::Sglang, "cl", &["2048", "32768"]),
     (EngineKind::Sglang, "mbt", &["2048", "8192"]),
+    (EngineKind::Sglang, "dp", &["1", "2"]),
+    (EngineKind::Sglang, "ep", &["1", "2"]),
     (EngineKind::LlamaCpp, "nctx", &["0", "4096", "65536"]),
     (EngineKind::LlamaCpp, "ngl", &["0", "12", "999"]),
     (EngineKind::LlamaCpp, "np", &["1", "4"]),

@@ -5,7 +5,7 @@
 
 #[cfg(feature = "cli")]
 use crate::engines::knobs::Cli;
-use crate::engines::knobs::{About, Knob, cache_type, count, opt, tokens};
+use crate::engines::knobs::{About, Knob, cache_type, count, on_off, on_or_off, opt, tokens};
 use crate::engines::knobs::{cpu_moe_knob, host_ram_knob};
 use crate::engines::llamacpp::{FlashAttention, Report};
 
@@ -139,13 +139,9 @@ pub static KNOBS: &[K] = &[
             },
             ..About::NONE
         },
-        get: |o| if o.mmproj { "on" } else { "off" }.into(),
+        get: |o| on_off(o.mmproj),
         set: |o, v| {
-            o.mmproj = match v.trim().to_ascii_lowercase().as_str() {
-                "on" => true,
-                "off" => false,
-                _ => return Err("use on or off".into()),
-            };
+            o.mmproj = on_or_off(v)?;
             Ok(())
         },
         effective: None,

@@ -3,7 +3,7 @@
 
 #[cfg(feature = "cli")]
 use crate::engines::knobs::Cli;
-use crate::engines::knobs::{About, Knob, fraction, opt, opt_fraction, tokens};
+use crate::engines::knobs::{About, Knob, count, fraction, on_off, on_or_off, opt, opt_fraction, tokens};
 use crate::units::shortest;
 
 use super::{Options, Report, Version};
@@ -87,5 +87,68 @@ pub static KNOBS: &[K] = &[
             Ok(())
         },
         effective: Some(|r| r.chunked_prefill_size.to_string()),
+    },
+    K {
+        about: About {
+            key: "dp",
+            label: "dp_size",
+            #[cfg(feature = "cli")]
+            cli: Cli {
+                flag: "dp-size",
+                help: "--dp-size: replicas of the TP × PP group (the GPUs are DP × TP × PP), or, with \
+                       --enable-dp-attention, attention groups within the TP group",
+                ..Cli::NONE
+            },
+            ..About::NONE
+        },
+        get: |o| o.dp_size.to_string(),
+        set: |o, v| {
+            o.dp_size = count(v, 1, crate::plan::MAX_GPUS as u64)?;
+            Ok(())
+        },
+        effective: None,
+    },
+    K {
+        about: About {
+            key: "dpa",
+            label: "enable_dp_attention",
+            choices: &["off", "on"],
+            #[cfg(feature = "cli")]
+            cli: Cli {
+                switches: &[(
+                    "enable-dp-attention",
+                    "on",
+                    "--enable-dp-attention: attention over TP ÷ DP ranks (its KV heads too), the embedding \
+                     replicated, the MLP and experts over the whole TP group",
+                )],
+                ..Cli::NONE
+            },
+            ..About::NONE
+        },
+        get: |o| on_off(o.enable_dp_attention),
+        set: |o, v| {
+            o.enable_dp_attention = on_or_off(v)?;
+            Ok(())
+        },
+        effective: None,
+    },
+    K {
+        about: About {
+            key: "ep",
+            label: "ep_size",
+            #[cfg(feature = "cli")]
+            cli: Cli {
+                flag: "ep-size",
+                help: "--ep-size: the experts in EP sets over the TP group, each expert sharded over TP ÷ EP ranks",
+                ..Cli::NONE
+            },
+            ..About::NONE
+        },
+        get: |o| o.ep_size.to_string(),
+        set: |o, v| {
+            o.ep_size = count(v, 1, crate::plan::MAX_GPUS as u64)?;
+            Ok(())
+        },
+        effective: None,
     },
 ];

@@ -105,7 +105,7 @@ impl Version {
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct Options {
     /// Which SGLang's defaults (links pin it: `sglang=`).
     #[serde(default)]
@@ -116,13 +116,91 @@ pub struct Options {
     pub context_length: Option<u64>,
     /// `--chunked-prefill-size`; default 2,048, or 8,192 on ≥ 70 GiB GPUs.
     pub chunked_prefill_size: Option<u64>,
+    /// `--dp-size`: without `--enable-dp-attention`, replicas of the TP × PP
+    /// group, each a scheduler and pool of its own
+    /// (`managers/data_parallel_controller.py::launch_dp_schedulers`); with
+    /// it, the attention groups within the TP group.
+    #[serde(default = "one", skip_serializing_if = "is_one")]
+    pub dp_size: u64,
+    /// `--enable-dp-attention`: attention (its projections and KV heads)
+    /// split over `tp / dp` ranks, `dp` groups each with its own requests;
+    /// the MLP and experts over the whole TP group, the embedding replicated
+    /// (SGLang 0.5.4 `layers/dp_attention.py::compute_dp_attention_world_info`,
+    /// `VocabParallelEmbedding(enable_tp=not is_dp_attention_enabled())`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub enable_dp_attention: bool,
+    /// `--ep-size`: the experts split into `ep` sets, each expert sharded
+    /// over `tp / ep` ranks (0.5.4 `parallel_state.py::initialize_model_parallel`,
+    /// `fused_moe_triton/layer.py::FusedMoE.__init__`).
+    #[serde(default = "one", skip_serializing_if = "is_one")]
+    pub ep_size: u64,
+}
+
+fn one() -> u64 {
+    1
+}
+
+fn is_one(n: &u64) -> bool {
+    *n == 1
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Self {
+            version: Version::default(),
+            mem_fraction_static: None,
+            context_length: None,
+            chunked_prefill_size: None,
+            dp_size: 1,
+            enable_dp_attention: false,
+            ep_size: 1,
+        }
+    }
+}
+
+impl Options {
+    /// Data-parallel replicas: `--dp-size` without data-parallel attention.
+    pub fn replicas(self) -> u64 {
+        if self.enable_dp_attention { 1 } else { self.dp_size.max(1) }
+    }
+
+    /// How `tp`-way groups split the model: attention over `tp / dp` ranks
+    /// and the embedding replicated with data-parallel attention; the
+    /// experts in `ep` sets, each sharded over `tp / ep`.
+    pub fn sharding(self, tp: u64) -> crate::plan::Sharding {
+        let tp = tp.max(1);
+        let (attention, embedding) =
+            if self.enable_dp_attention { ((tp / self.dp_size.max(1)).max(1), 1) } else { (tp, tp) };
+        let ep = self.ep_size.max(1);
+        crate::plan::Sharding {
+            tp,
+            attention,
+            embedding,
+            experts: crate::plan::ExpertSplit { ranks: ep, shards: (tp / ep).max(1) },
+        }
+    }
+
+    /// The groups of requests with pools of their own: replicas, or
+    /// data-parallel attention groups.
+    pub fn request_groups(self) -> u64 {
+        self.dp_size.max(1)
+    }
 }
 
 /// The splits SGLang refuses: heads that do not divide over the ranks (in
 /// `divide`, at load) and more stages than layers (`assert
 /// num_hidden_layers >= pp_size` in make_layers).
 pub(crate) fn check_split(s: &Scenario, text: &TextModel) -> Result<(), SplitError> {
-    parallel::check_heads(EngineKind::Sglang, HeadCheck::AtLoad, s.tp, text)?;
+    // Data-parallel attention splits the heads over its own ranks.
+    let o = match s.engine {
+        Engine::Sglang(o) => o,
+        Engine::Transformers(_) | Engine::Vllm(_) | Engine::LlamaCpp(_) | Engine::Ollama(_) => Options::default(),
+    };
+    parallel::check_heads(EngineKind::Sglang, HeadCheck::AtLoad, o.sharding(s.tp).attention, text)?;
+    // `FusedMoE.__init__`: `assert num_experts % moe_ep_size == 0`.
+    if let Some(m) = text.moe.filter(|m| !m.num_experts.is_multiple_of(o.ep_size.max(1))) {
+        return Err(SplitError::SglangExperts { experts: m.num_experts, ep: o.ep_size });
+    }
     parallel::check_stages(s, text)
 }
 
@@ -130,9 +208,20 @@ pub(crate) fn too_many_stages(_: u64, _: u64) -> String {
     "SGLang refuses it (`assert num_hidden_layers >= pp_size` in make_layers)".to_owned()
 }
 
-/// SGLang's checks of its knobs.
-pub(crate) fn check_knobs(o: Options) -> Result<(), String> {
-    super::fraction("mem_fraction_static", o.mem_fraction_static)
+/// SGLang's checks of its knobs (0.5.4 `server_args.py`:
+/// `_handle_data_parallelism`, `initialize_model_parallel`).
+pub(crate) fn check_knobs(o: Options, tp: u64) -> Result<(), String> {
+    super::fraction("mem_fraction_static", o.mem_fraction_static)?;
+    if o.enable_dp_attention && !tp.is_multiple_of(o.dp_size.max(1)) {
+        return Err(format!(
+            "SGLang's --enable-dp-attention needs --tp-size ({tp}) divisible by --dp-size ({})",
+            o.dp_size
+        ));
+    }
+    if !tp.is_multiple_of(o.ep_size.max(1)) {
+        return Err(format!("SGLang needs --tp-size ({tp}) divisible by --ep-size ({})", o.ep_size));
+    }
+    Ok(())
 }
 
 /// `mem_fraction_static` when none is given, by `o.version`'s rules.
@@ -189,7 +278,7 @@ pub fn gpu_memory_settings(p: &Plan) -> GpuMemorySettings {
     };
     let graphs = max_bs as f64 * 2.0 + prefill_graphs;
     // 512 MiB of metadata, 1.5 MiB per activation token, 1 GiB per 8 ranks.
-    let stages = p.scenario.gpus.len().max(1) as f64 / tp.max(1) as f64;
+    let stages = p.scenario.stages() as f64;
     let mut reserved = 512.0 + (chunk.max(2048) as f64) * 1.5 + (tp as f64 * stages) / 8.0 * 1024.0 + graphs;
     if gpu_mem > gib(60.0) {
         reserved = reserved.max(gib(10.0));
@@ -259,7 +348,10 @@ struct Pool {
 
 fn pool(p: &Plan, o: Options) -> Pool {
     let fraction = o.mem_fraction_static.unwrap_or_else(|| default_mem_fraction_for(p, o));
+    // Data-parallel attention divides the chunk among its groups
+    // (0.5.4 `server_args.py::_handle_data_parallelism`).
     let chunk = o.chunked_prefill_size.unwrap_or_else(|| default_chunk(p, o));
+    let chunk = if o.enable_dp_attention { (chunk / o.dp_size.max(1)).max(1) } else { chunk };
     let mut tokens = u64::MAX;
     let mut cell_max = 0;
     let mut state_slots: Option<u64> = None;
@@ -385,6 +477,8 @@ pub(crate) fn parts(p: &Plan, o: Options, g: usize) -> GpuBudget {
 
 pub(crate) fn fits(p: &Plan, o: Options, seq: u64, batch: u64) -> bool {
     let pool = pool(p, o);
+    // Each data-parallel group (replica or attention group) holds its share.
+    let batch = batch.div_ceil(o.request_groups());
     p.load_verdict().is_none()
         && pool.tokens > 0
         && seq.saturating_mul(batch) <= pool.tokens
@@ -398,7 +492,8 @@ pub(crate) fn max_concurrency(p: &Plan, o: Options, seq: u64) -> u64 {
         return 0;
     }
     let by_tokens = pool.tokens.checked_div(seq).unwrap_or(u64::MAX);
-    by_tokens.min(pool.state_slots.unwrap_or(u64::MAX)).min(MAX_CONCURRENCY)
+    // Every data-parallel group has a pool of its own.
+    by_tokens.min(pool.state_slots.unwrap_or(u64::MAX)).saturating_mul(o.request_groups()).min(MAX_CONCURRENCY)
 }
 
 /// The verdict: the pool answers directly, so there is no search to skip.
@@ -487,8 +582,53 @@ pub(crate) fn terms(p: &Plan, r: &Report, kv_demand_bytes: u64) -> EngineTerms {
                 thousands(r.cell_size_bytes)
             ),
             Basis::EngineRule,
-        )],
+        )]
+        .into_iter()
+        .chain(parallel_terms(p))
+        .collect(),
     }
+}
+
+/// What `--dp-size`, `--enable-dp-attention` and `--ep-size` change.
+fn parallel_terms(p: &Plan) -> Vec<Term> {
+    let Engine::Sglang(o) = p.scenario.engine else { return Vec::new() };
+    let mut out = Vec::new();
+    if o.dp_size > 1 {
+        out.push(Term::count(
+            "SGLang data-parallel groups",
+            o.dp_size,
+            if o.enable_dp_attention {
+                format!(
+                    "attention over {} rank(s) each, its KV heads too, the embedding whole on every GPU, the MLP and \
+                     experts over all {} (--enable-dp-attention: dp_attention.py, 0.5.4); each group's requests in \
+                     its own pool, chunked prefill ÷ {}",
+                    p.attention_tp(),
+                    p.tp(),
+                    o.dp_size
+                )
+            } else {
+                "replicas of the TP × PP group, each a scheduler and pool of its own (data_parallel_controller.py, \
+                 0.5.4)"
+                    .to_owned()
+            },
+            Basis::EngineRule,
+        ));
+    }
+    if let (true, Some(m)) = (o.ep_size > 1, p.model.arch.text.moe) {
+        out.push(Term::count(
+            "SGLang experts per GPU",
+            m.num_experts / o.ep_size.max(1),
+            format!(
+                "{} experts in --ep-size {} sets, each expert sharded over TP ÷ EP = {} rank(s) \
+                 (fused_moe_triton/layer.py, 0.5.4)",
+                m.num_experts,
+                o.ep_size,
+                (p.tp() / o.ep_size.max(1)).max(1)
+            ),
+            Basis::EngineRule,
+        ));
+    }
+    out
 }
 
 pub(crate) fn warnings(p: &Plan) -> EngineWarnings {
@@ -522,7 +662,13 @@ pub const COMMANDS: Commands = Commands {
     concurrency: |repo, n| format!("python -m sglang.launch_server --model-path {repo} --max-running-requests {n}"),
     more_gpus_are_tensor_parallel: true,
     // `--tp-size` (`--tp` parses only as its unique prefix: server_args.py, 0.5.23).
-    more_gpus: |_, _, repo, n| format!("python -m sglang.launch_server --model-path {repo} --tp-size {n}"),
+    more_gpus: |_, t, repo, _| {
+        let mut cmd = format!("python -m sglang.launch_server --model-path {repo} --tp-size {}", t.tp);
+        if let Engine::Sglang(o) = t.engine {
+            cmd.push_str(&parallel_flags(o));
+        }
+        cmd
+    },
     weights: weight_code,
     rebalance: super::commands::balanced_device_map,
     serve: |repo, _| format!("python -m sglang.launch_server --model-path {repo}"),
@@ -530,6 +676,22 @@ pub const COMMANDS: Commands = Commands {
     adjusts: crate::engines::commands::no_adjustment,
     launch: Some(launch),
 };
+
+/// `--dp-size`, `--enable-dp-attention` and `--ep-size`, each with a space
+/// before it, where they are not SGLang's defaults.
+fn parallel_flags(o: Options) -> String {
+    let mut out = String::new();
+    if o.dp_size > 1 {
+        out.push_str(&format!(" --dp-size {}", o.dp_size));
+    }
+    if o.enable_dp_attention {
+        out.push_str(" --enable-dp-attention");
+    }
+    if o.ep_size > 1 {
+        out.push_str(&format!(" --ep-size {}", o.ep_size));
+    }
+    out
+}
 
 /// `python -m sglang.launch_server` for a plan: every flag it depends on
 /// that differs from SGLang's default (python/sglang/srt/server_args.py
@@ -550,6 +712,10 @@ fn launch(model: &Model, s: &Scenario, repo: &str) -> String {
     }
     if s.tp > 1 {
         flag(format!("--tp-size {}", s.tp));
+    }
+    let dp = parallel_flags(o);
+    if !dp.is_empty() {
+        flag(dp.trim_start().to_owned());
     }
     if s.stages() > 1 {
         flag(format!("--pp-size {}", s.stages()));

@@ -578,7 +578,7 @@ fn weight_tensor_slack(p: &Plan, stage: usize, slack_of: fn(u64) -> u64) -> u64 
         let ffn = match (l.ffn, t.moe) {
             (Ffn::Dense, _) => mlp(if l.shape.ffn_width > 0 { l.shape.ffn_width } else { t.intermediate_size }, dense),
             (Ffn::Moe, Some(m)) => {
-                let (n, i) = crate::plan::EngineRules::expert_split(&p.scenario.engine, tp).local(&m);
+                let (n, i) = crate::plan::EngineRules::sharding(&p.scenario.engine, tp).experts.local(&m);
                 let shared = if m.shared_intermediate_size > 0 { mlp(m.shared_intermediate_size, dense) } else { 0 };
                 slack(n.saturating_mul(2 * i), h, experts)
                     .saturating_add(slack(n.saturating_mul(h), i, experts))

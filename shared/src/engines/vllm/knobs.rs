@@ -3,7 +3,9 @@
 
 #[cfg(feature = "cli")]
 use crate::engines::knobs::Cli;
-use crate::engines::knobs::{About, Knob, bytes, count, fraction, opt, opt_fraction, opt_size, tokens};
+use crate::engines::knobs::{
+    About, Knob, bytes, count, fraction, on_off, on_or_off, opt, opt_fraction, opt_size, tokens,
+};
 use crate::plan::MAX_CONCURRENCY;
 use crate::units::shortest;
 
@@ -224,9 +226,9 @@ pub static KNOBS: &[K] = &[
             },
             ..About::NONE
         },
-        get: |o| on_off(o.enforce_eager).into(),
+        get: |o| on_off(o.enforce_eager),
         set: |o, v| {
-            o.enforce_eager = switch(v)?;
+            o.enforce_eager = on_or_off(v)?;
             Ok(())
         },
         effective: None,
@@ -312,24 +314,11 @@ pub static KNOBS: &[K] = &[
             },
             ..About::NONE
         },
-        get: |o| on_off(o.enable_expert_parallel).into(),
+        get: |o| on_off(o.enable_expert_parallel),
         set: |o, v| {
-            o.enable_expert_parallel = switch(v)?;
+            o.enable_expert_parallel = on_or_off(v)?;
             Ok(())
         },
         effective: None,
     },
 ];
-
-fn on_off(on: bool) -> &'static str {
-    if on { "on" } else { "off" }
-}
-
-/// An on/off setting's text (`on`, `1`, `true`; `off`, `0`, `false`).
-fn switch(v: &str) -> Result<bool, String> {
-    match v.trim().to_ascii_lowercase().as_str() {
-        "on" | "1" | "true" => Ok(true),
-        "off" | "0" | "false" => Ok(false),
-        _ => Err("use on or off".into()),
-    }
-}

@@ -67,9 +67,9 @@ impl Options {
     pub fn expert_split(self, tp: u64) -> crate::plan::ExpertSplit {
         let ranks = tp.max(1).saturating_mul(self.data_parallel_size.max(1));
         if self.enable_expert_parallel {
-            crate::plan::ExpertSplit::Whole(ranks)
+            crate::plan::ExpertSplit::whole(ranks)
         } else {
-            crate::plan::ExpertSplit::Sharded(ranks)
+            crate::plan::ExpertSplit::sharded(ranks)
         }
     }
 }

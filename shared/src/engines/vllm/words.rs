@@ -227,9 +227,9 @@ fn parallel_terms(p: &Plan, o: Options, own: &mut Vec<Term>) {
         ));
     }
     let Some(m) = p.model.arch.text.moe else { return };
-    if let crate::plan::ExpertSplit::Sharded(ranks) = o.expert_split(p.tp())
-        && o.data_parallel_size > 1
-    {
+    let split = o.expert_split(p.tp());
+    if split.ranks == 1 && o.data_parallel_size > 1 {
+        let ranks = split.shards;
         own.push(Term::count(
             "vLLM expert shards",
             ranks,
@@ -244,7 +244,8 @@ fn parallel_terms(p: &Plan, o: Options, own: &mut Vec<Term>) {
             Basis::EngineRule,
         ));
     }
-    if let crate::plan::ExpertSplit::Whole(ranks) = o.expert_split(p.tp()) {
+    if split.ranks > 1 {
+        let ranks = split.ranks;
         let (most, extra) = (m.num_experts.div_ceil(ranks.max(1)), m.num_experts % ranks.max(1));
         let spread = match extra {
             0 => format!("{most} each"),
