@@ -139,6 +139,7 @@ fn engine_2026_12(kind: EngineKind) -> Engine {
             // replica, experts sharded by TP, as every link before the keys.
             data_parallel_size: 1,
             enable_expert_parallel: false,
+            all2all_backend: None,
         }),
         EngineKind::Sglang => Engine::Sglang(sglang::Options {
             // Links of 2026-12 without `sglang=`: the TP-degree table.

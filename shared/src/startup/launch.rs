@@ -120,6 +120,8 @@ enum Key {
     ExpertParallel,
     DpAttention,
     EpSize,
+    /// vLLM `--all2all-backend`.
+    All2All,
     Utilization,
     MaxModelLen,
     KvCacheDtype,
@@ -179,6 +181,7 @@ const VLLM: Table = &[
     (&["--pipeline-parallel-size", "-pp"], Key::Pp),
     (&["--data-parallel-size", "-dp"], Key::Dp),
     (&["--enable-expert-parallel"], Key::ExpertParallel),
+    (&["--all2all-backend"], Key::All2All),
     (&["--gpu-memory-utilization"], Key::Utilization),
     (&["--max-model-len"], Key::MaxModelLen),
     (&["--kv-cache-dtype"], Key::KvCacheDtype),
@@ -478,6 +481,9 @@ fn apply(launch: &mut Launch, flag: &'static str, key: Key, value: Option<&str>)
         (Key::DpAttention, _) => {
             c.dp_attention = Some(true);
             Some(String::new())
+        }
+        (Key::All2All, Some(v)) => {
+            crate::engines::vllm::All2All::parse(v).inspect(|b| c.all2all_backend = Some(*b)).map(|_| v.to_owned())
         }
         (Key::EpSize, Some(v)) => number(v).filter(|&n| n > 0).inspect(|&n| c.ep_size = Some(n)).map(s),
         (Key::Utilization, Some(v)) => fixed(v, 1000)

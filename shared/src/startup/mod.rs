@@ -296,6 +296,8 @@ pub struct LoggedConfig {
     /// SGLang `--enable-dp-attention` and `--ep-size` (its server args, a
     /// command line); its `--dp-size` is `data_parallel`.
     #[serde(skip_serializing_if = "Option::is_none")]
+    pub all2all_backend: Option<crate::engines::vllm::All2All>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub dp_attention: Option<bool>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub ep_size: Option<u64>,

@@ -200,6 +200,10 @@ pub fn configured_engine(ran: LogEngine, c: &LoggedConfig, planned: Engine) -> (
                 o.enforce_eager = true;
                 taken.push("enforce_eager".into());
             }
+            if let Some(b) = c.all2all_backend.filter(|_| o.all2all_backend.is_none()) {
+                o.all2all_backend = Some(b);
+                taken.push(format!("all2all_backend {}", b.id()));
+            }
             if c.expert_parallel == Some(true) && !o.enable_expert_parallel {
                 o.enable_expert_parallel = true;
                 taken.push("enable_expert_parallel".into());

@@ -670,8 +670,9 @@ mod serving_round_trip {
                 any::<bool>(),
             ),
             pick(vec![(1u64, false), (1, true), (2, false), (2, true)]),
+            pick(vec![None, Some(vllm::All2All::DeepepLowLatency), Some(vllm::All2All::AllgatherReducescatter)]),
         )
-            .prop_map(|((mml, gmu, mns, mbt), (bs, (loras, rank), kvmem, eager), (dp, ep))| {
+            .prop_map(|((mml, gmu, mns, mbt), (bs, (loras, rank), kvmem, eager), (dp, ep), a2a)| {
                 Engine::Vllm(vllm::Options {
                     max_model_len: mml,
                     gpu_memory_utilization: gmu,
@@ -684,6 +685,7 @@ mod serving_round_trip {
                     enforce_eager: eager,
                     data_parallel_size: dp,
                     enable_expert_parallel: ep,
+                    all2all_backend: a2a,
                     ..Default::default()
                 })
             })

@@ -324,3 +324,53 @@ fn sglang_refuses_experts_that_do_not_divide() {
     .unwrap_or_else(|| panic!("EP 3 on one GPU"));
     assert!(err.to_string().contains("divisible by --ep-size (3)"), "{err}");
 }
+
+#[test]
+fn deepep_buffers_come_out_of_the_kv_budget() {
+    // DeepSeek-V3 over 8 replicas with expert parallelism: DeepEP's
+    // low-latency kernels hold 1 GiB of NVLink buffer and 3.55 GiB of RDMA
+    // buffer (256 tokens per rank to each of 256 experts and back).
+    let m = model("deepseek-v3");
+    let h200s = vec![GpuSlot::from_catalog(shared::catalog::gpu("h200").unwrap_or_else(|| panic!("an H200"))); 8];
+    let run = |a2a: Option<vllm::All2All>| {
+        let s = Scenario {
+            gpus: h200s.clone(),
+            weights: shared::formats::WeightFormat::parse("fp8").unwrap_or_else(|e| panic!("{e}")),
+            engine: Engine::Vllm(vllm::Options {
+                data_parallel_size: 8,
+                enable_expert_parallel: true,
+                all2all_backend: a2a,
+                max_model_len: Some(8192),
+                ..Default::default()
+            }),
+            ..Scenario::default()
+        };
+        estimate(&m, s)
+    };
+    let (gather, low_latency) = (run(None), run(Some(vllm::All2All::DeepepLowLatency)));
+    let buffers = report(&low_latency).per_gpu[0].all2all_bytes;
+    assert_eq!(buffers, vllm::DEEPEP_BUFFER_BYTES + vllm::low_latency_rdma_bytes(256, 7168, 256));
+    assert_eq!(report(&gather).per_gpu[0].all2all_bytes, 0);
+    // The KV budget loses the buffers, and gains what the smaller chunks
+    // of the low-latency dispatch leave of the profile's MoE buffers.
+    let kv = |e: &Estimate| report(e).per_gpu[0].available_kv_bytes as i64;
+    let act = |e: &Estimate| report(e).per_gpu[0].activation_bytes as i64;
+    assert_eq!(kv(&gather) - kv(&low_latency), buffers as i64 - (act(&gather) - act(&low_latency)));
+    let line = (vllm::COMMANDS.launch.unwrap_or_else(|| panic!("a launch")))(
+        &m,
+        &Scenario {
+            gpus: h200s.clone(),
+            engine: Engine::Vllm(vllm::Options {
+                data_parallel_size: 8,
+                enable_expert_parallel: true,
+                all2all_backend: Some(vllm::All2All::DeepepLowLatency),
+                ..Default::default()
+            }),
+            ..Scenario::default()
+        }
+        .validate_for(&m)
+        .unwrap_or_else(|e| panic!("{e}")),
+        "org/m",
+    );
+    assert!(line.ends_with("--enable-expert-parallel --all2all-backend deepep_low_latency"), "{line}");
+}

@@ -222,8 +222,13 @@ fn fused_moe_peak(
 /// `v1/worker/dp_utils.py`), gathered before the experts by the default
 /// all-to-all (`allgather_reducescatter` since 0.11, `naive` in 0.10:
 /// `distributed/device_communicators/all2all.py`, 0.19.0), with or without
-/// expert parallelism.
+/// expert parallelism. DeepEP's low-latency kernels take them in chunks of
+/// `VLLM_MOE_DP_CHUNK_SIZE` (256) per replica (`use_dp_chunking`).
 fn moe_tokens(tokens: u64, o: Options) -> u64 {
+    let chunked = o.data_parallel_size > 1
+        && o.enable_expert_parallel
+        && o.all2all_backend == Some(super::All2All::DeepepLowLatency);
+    let tokens = if chunked { tokens.min(super::DEEPEP_LOW_LATENCY_TOKENS) } else { tokens };
     tokens.saturating_mul(o.data_parallel_size.max(1))
 }
 

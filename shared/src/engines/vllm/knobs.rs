@@ -9,7 +9,7 @@ use crate::engines::knobs::{
 use crate::plan::MAX_CONCURRENCY;
 use crate::units::shortest;
 
-use super::{MAX_DATA_PARALLEL, MmLimits, Mxfp4Kernel, Options, Report, Sampler, Speculative, Version};
+use super::{All2All, MAX_DATA_PARALLEL, MmLimits, Mxfp4Kernel, Options, Report, Sampler, Speculative, Version};
 
 type K = Knob<Options, Report>;
 
@@ -317,6 +317,28 @@ pub static KNOBS: &[K] = &[
         get: |o| on_off(o.enable_expert_parallel),
         set: |o, v| {
             o.enable_expert_parallel = on_or_off(v)?;
+            Ok(())
+        },
+        effective: None,
+    },
+    K {
+        about: About {
+            key: "a2a",
+            label: "all2all_backend",
+            choices: All2All::IDS,
+            #[cfg(feature = "cli")]
+            cli: Cli {
+                flag: "all2all-backend",
+                help: "--all2all-backend with expert parallelism over data-parallel replicas: DeepEP's kernels hold \
+                       1 GiB of NVLink buffer, and the low-latency ones an RDMA buffer for 256 tokens per rank and \
+                       expert, outside the KV budget",
+                ..Cli::NONE
+            },
+            ..About::NONE
+        },
+        get: |o| o.all2all_backend.map_or("", All2All::id).into(),
+        set: |o, v| {
+            o.all2all_backend = Some(All2All::parse(v).ok_or_else(|| format!("use {}", All2All::IDS.join(", ")))?);
             Ok(())
         },
         effective: None,

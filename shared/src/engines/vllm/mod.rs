@@ -19,7 +19,8 @@
 //! release's rules), `extras.rs` (what the budget holds besides weights and
 //! KV: the memory outside PyTorch by release and board, the sampler's bytes,
 //! the fused-MoE workspace, MXFP4 expert padding by kernel, LoRA buffers),
-//! `spec.rs` (what `--speculative-config` adds), `encoder.rs` (the vision
+//! `spec.rs` (what `--speculative-config` adds), `all2all.rs` (the
+//! all-to-all backends and DeepEP's buffers), `encoder.rs` (the vision
 //! tower in the profile run, by `--limit-mm-per-prompt`), `words.rs` (terms, warnings, fixes and the `vllm serve` launch, the
 //! report's rows). Its report also carries the pinned `--kv-cache-memory`
 //! and the `--max-model-len auto` choice.
@@ -31,6 +32,7 @@
 //! pages are equal (the state page is padded up to it), and each request
 //! takes one block per state group whatever its length.
 
+mod all2all;
 mod encoder;
 mod extras;
 mod knobs;
@@ -39,6 +41,7 @@ mod spec;
 mod version;
 mod words;
 
+pub use all2all::{All2All, DEEPEP_BUFFER_BYTES, DEEPEP_LOW_LATENCY_TOKENS, low_latency_rdma_bytes};
 pub(crate) use extras::is_rocm;
 use extras::mxfp4_padding_bytes;
 pub use extras::{
@@ -150,6 +153,9 @@ pub struct GpuKv {
     pub draft_bytes: u64,
     pub activation_bytes: u64,
     pub non_torch_bytes: u64,
+    /// DeepEP's buffers ([`all2all::buffer_bytes`]), part of `non_torch_bytes`.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub all2all_bytes: u64,
     pub cuda_graph_bytes: u64,
     /// `requested − everything else`; 0 when nothing is left.
     pub available_kv_bytes: u64,
@@ -312,7 +318,7 @@ fn budget(p: &Plan, o: Options, max_model_len: u64) -> Budget {
     let per_token = p.kv_layers.iter().map(|l| l.bytes_per_token).max().unwrap_or(0);
     let state_page = p.state_layers.iter().map(|l| l.bytes()).max().unwrap_or(0);
     let block = hybrid_block_size(o.block_size.max(1), per_token, state_page);
-    let (non_torch, _) = o.version.non_torch(p.tp(), communicating_gpus(p), Board::of(&s.gpus), o.enforce_eager);
+    let (non_torch_base, _) = o.version.non_torch(p.tp(), communicating_gpus(p), Board::of(&s.gpus), o.enforce_eager);
     let text = &p.model.arch.text;
     let mut gpus = Vec::with_capacity(s.gpus.len());
     let mut num_blocks = u64::MAX;
@@ -357,6 +363,9 @@ fn budget(p: &Plan, o: Options, max_model_len: u64) -> Budget {
         // `--kv-cache-memory-bytes`: the pool is given, whatever the profile
         // finds (0.11.0 – 0.24.0 `gpu_worker.py::determine_available_memory`
         // returns it after a profile run that sizes nothing).
+        // DeepEP's buffers come after the weights, outside PyTorch.
+        let a2a = all2all::buffer_bytes(p, o);
+        let non_torch = non_torch_base.saturating_add(a2a);
         let available = o.kv_cache_memory_bytes.unwrap_or_else(|| {
             requested
                 .saturating_sub(weights)
@@ -377,6 +386,7 @@ fn budget(p: &Plan, o: Options, max_model_len: u64) -> Budget {
             draft_bytes: draft,
             activation_bytes: act,
             non_torch_bytes: non_torch,
+            all2all_bytes: a2a,
             cuda_graph_bytes: graphs,
             available_kv_bytes: available,
             block_bytes,

@@ -55,6 +55,9 @@ pub struct Options {
     /// `fused_moe/config.py::FusedMoEParallelConfig.make`).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub enable_expert_parallel: bool,
+    /// `--all2all-backend` (`None`: the release's gathering default).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub all2all_backend: Option<super::All2All>,
 }
 
 impl Options {
@@ -299,6 +302,7 @@ impl Default for Options {
             mm_limits: MmLimits::default(),
             data_parallel_size: 1,
             enable_expert_parallel: false,
+            all2all_backend: None,
         }
     }
 }

@@ -179,7 +179,7 @@ pub(crate) fn terms(p: &Plan, r: &Report, kv_demand_bytes: u64) -> EngineTerms {
         ));
     }
     if let Engine::Vllm(o) = p.scenario.engine {
-        parallel_terms(p, o, &mut own);
+        parallel_terms(p, r, o, &mut own);
     }
     own.push(Term::count(
         "vLLM GPU blocks",
@@ -213,7 +213,7 @@ pub(crate) fn terms(p: &Plan, r: &Report, kv_demand_bytes: u64) -> EngineTerms {
 }
 
 /// What `--data-parallel-size` and `--enable-expert-parallel` change.
-fn parallel_terms(p: &Plan, o: Options, own: &mut Vec<Term>) {
+fn parallel_terms(p: &Plan, r: &Report, o: Options, own: &mut Vec<Term>) {
     if o.data_parallel_size > 1 {
         own.push(Term::count(
             "vLLM data-parallel replicas",
@@ -227,6 +227,24 @@ fn parallel_terms(p: &Plan, o: Options, own: &mut Vec<Term>) {
         ));
     }
     let Some(m) = p.model.arch.text.moe else { return };
+    if let (Some(backend), Some(g)) = (o.all2all_backend, r.per_gpu.first().filter(|g| g.all2all_bytes > 0)) {
+        own.push(Term::bytes(
+            "vLLM all-to-all buffers",
+            g.all2all_bytes,
+            format!(
+                "--all2all-backend {}: DeepEP's NVLink buffer (VLLM_DEEPEP_BUFFER_SIZE_MB 1,024){}, made after the \
+                 weights outside PyTorch (all2all.py, 0.19.0; DeepEP LowLatencyLayout)",
+                backend.id(),
+                match backend {
+                    super::All2All::DeepepLowLatency => {
+                        " and its RDMA buffer for 256 tokens per rank to every expert and back, two halves"
+                    }
+                    _ => " and, across nodes, an RDMA buffer as large",
+                }
+            ),
+            Basis::EngineRule,
+        ));
+    }
     let split = o.expert_split(p.tp());
     if split.ranks == 1 && o.data_parallel_size > 1 {
         let ranks = split.shards;
@@ -332,6 +350,9 @@ pub(crate) fn launch(model: &Model, s: &Scenario, repo: &str) -> String {
     }
     if o.enable_expert_parallel {
         flag("--enable-expert-parallel".into());
+    }
+    if let Some(backend) = o.all2all_backend {
+        flag(format!("--all2all-backend {}", backend.id()));
     }
     if let Some(u) = o.gpu_memory_utilization {
         flag(format!("--gpu-memory-utilization {}", crate::units::shortest(u)));
