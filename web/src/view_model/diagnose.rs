@@ -45,7 +45,14 @@ pub fn findings_for(query: &str, hub: &HubState, text: &str) -> String {
         },
         None => String::new(),
     };
-    log + &findings_html(&report, &diagnose(&report, &ctx), state.units)
+    let diagnosis = diagnose(&report, &ctx);
+    // A start-up log without an out-of-memory message is the log's view
+    // alone, as `headroom diagnose` prints it: the error's sections would
+    // only say there is no error and ask for a plan the log already gave.
+    if !diagnosis.recognised && !log.is_empty() {
+        return log;
+    }
+    log + &findings_html(&report, &diagnosis, state.units)
 }
 
 /// The model a pasted llama.cpp log describes (its `print_info:` metadata,
@@ -414,6 +421,9 @@ mod tests {
         assert!(html.contains("Start-up log against the plan"), "{html}");
         assert!(html.contains("taken from the log: vLLM rules 0.10"), "{html}");
         assert!(html.contains("gpu_memory_utilization 0.5"), "{html}");
+        // No out-of-memory message: the log's view alone, as the CLI prints
+        // it (no checklist asking for the plan the log gave).
+        assert!(!html.contains("oom-summary") && !html.contains("oom-checklist"), "{html}");
         // The same rows `headroom diagnose` prints.
         let state = decode(query).state;
         let m = Model::preset("qwen2-7b").expect("preset");
