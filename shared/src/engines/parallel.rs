@@ -70,6 +70,9 @@ pub enum SplitError {
          none (num_nextn_predict_layers): use ngram or suffix"
     )]
     NoMtpLayers,
+    /// vLLM 0.19.0 EPLB: the experts and their redundant copies spread evenly.
+    #[error("vLLM's EPLB needs the {placed} experts (with the redundant ones) divisible by the {ranks} EP ranks")]
+    VllmRedundantExperts { placed: u64, ranks: u64 },
     /// SGLang 0.5.4 `fused_moe_triton/layer.py::FusedMoE.__init__`.
     #[error("SGLang fails loading with --ep-size {ep}: \"assert num_experts % moe_ep_size == 0\" ({experts} experts)")]
     SglangExperts { experts: u64, ep: u64 },

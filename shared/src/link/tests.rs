@@ -243,6 +243,7 @@ fn engine() -> impl Strategy<Value = Engine> {
                     dp_size: dp,
                     enable_dp_attention: dpa,
                     ep_size: ep,
+                    ep_num_redundant_experts: 0,
                 })
             }),
         (tokens(), prop::option::of(0..=100_000u64), prop::option::of(1..=4096u64), prop::bool::ANY).prop_map(

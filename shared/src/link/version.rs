@@ -140,6 +140,7 @@ fn engine_2026_12(kind: EngineKind) -> Engine {
             data_parallel_size: 1,
             enable_expert_parallel: false,
             all2all_backend: None,
+            num_redundant_experts: 0,
         }),
         EngineKind::Sglang => Engine::Sglang(sglang::Options {
             // Links of 2026-12 without `sglang=`: the TP-degree table.
@@ -152,6 +153,7 @@ fn engine_2026_12(kind: EngineKind) -> Engine {
             dp_size: 1,
             enable_dp_attention: false,
             ep_size: 1,
+            ep_num_redundant_experts: 0,
         }),
         EngineKind::LlamaCpp => Engine::LlamaCpp(llamacpp::Options {
             n_ctx: None,

@@ -40,33 +40,40 @@ pub struct WeightPlan {
 /// stage: whole experts spread over `ranks` (expert parallelism; the first
 /// `E mod ranks` hold one more, vLLM's `determine_expert_map`, and the plan
 /// budgets the fullest), each sharded over `shards` (tensor parallelism, as
-/// the other projections are).
+/// the other projections are), with `redundant` copies of experts beside
+/// them (load balancing's replicas: `E + redundant` experts are placed).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ExpertSplit {
     pub ranks: u64,
     pub shards: u64,
+    pub redundant: u64,
 }
 
 impl ExpertSplit {
     /// Every expert sharded over `n` ranks.
     pub fn sharded(n: u64) -> Self {
-        Self { ranks: 1, shards: n.max(1) }
+        Self { ranks: 1, shards: n.max(1), redundant: 0 }
     }
 
     /// Whole experts over `n` ranks.
     pub fn whole(n: u64) -> Self {
-        Self { ranks: n.max(1), shards: 1 }
+        Self { ranks: n.max(1), shards: 1, redundant: 0 }
     }
 
     /// The experts one rank holds (the fullest) and their intermediate width there.
     pub fn local(self, m: &crate::arch::Moe) -> (u64, u64) {
-        (m.num_experts.div_ceil(self.ranks.max(1)), m.expert_intermediate_size / self.shards.max(1))
+        (self.placed(m.num_experts).div_ceil(self.ranks.max(1)), m.expert_intermediate_size / self.shards.max(1))
+    }
+
+    /// The experts placed: the model's and their redundant copies.
+    pub fn placed(self, num_experts: u64) -> u64 {
+        num_experts.saturating_add(self.redundant)
     }
 
     /// The share of all experts' bytes one rank holds, as `num / den`.
     fn share(self, num_experts: u64) -> (u64, u64) {
         let e = num_experts.max(1);
-        (e.div_ceil(self.ranks.max(1)), e.saturating_mul(self.shards.max(1)))
+        (self.placed(e).div_ceil(self.ranks.max(1)), e.saturating_mul(self.shards.max(1)))
     }
 }
 

@@ -122,6 +122,10 @@ enum Key {
     EpSize,
     /// vLLM `--all2all-backend`.
     All2All,
+    /// vLLM `--num-redundant-experts` (0.9 – 0.11) and `--eplb-config`'s
+    /// `num_redundant_experts`; SGLang `--ep-num-redundant-experts`.
+    RedundantExperts,
+    EplbConfig,
     Utilization,
     MaxModelLen,
     KvCacheDtype,
@@ -182,6 +186,8 @@ const VLLM: Table = &[
     (&["--data-parallel-size", "-dp"], Key::Dp),
     (&["--enable-expert-parallel"], Key::ExpertParallel),
     (&["--all2all-backend"], Key::All2All),
+    (&["--num-redundant-experts"], Key::RedundantExperts),
+    (&["--eplb-config"], Key::EplbConfig),
     (&["--gpu-memory-utilization"], Key::Utilization),
     (&["--max-model-len"], Key::MaxModelLen),
     (&["--kv-cache-dtype"], Key::KvCacheDtype),
@@ -205,6 +211,7 @@ const SGLANG: Table = &[
     (&["--dp-size", "--data-parallel-size", "--dp"], Key::Dp),
     (&["--enable-dp-attention"], Key::DpAttention),
     (&["--ep-size", "--expert-parallel-size", "--ep"], Key::EpSize),
+    (&["--ep-num-redundant-experts"], Key::RedundantExperts),
     (&["--mem-fraction-static"], Key::MemFractionStatic),
     (&["--context-length"], Key::MaxModelLen),
     (&["--kv-cache-dtype"], Key::KvCacheDtype),
@@ -484,6 +491,12 @@ fn apply(launch: &mut Launch, flag: &'static str, key: Key, value: Option<&str>)
         }
         (Key::All2All, Some(v)) => {
             crate::engines::vllm::All2All::parse(v).inspect(|b| c.all2all_backend = Some(*b)).map(|_| v.to_owned())
+        }
+        (Key::RedundantExperts, Some(v)) => number(v).inspect(|&n| c.redundant_experts = Some(n)).map(s),
+        (Key::EplbConfig, Some(v)) => {
+            let rest = v.split_once("num_redundant_experts").map(|(_, r)| r.trim_start_matches(['"', '\'', ':', ' ']));
+            let n = rest.and_then(|r| number(&r[..r.find([',', '}']).unwrap_or(r.len())]));
+            n.inspect(|&n| c.redundant_experts = Some(n)).map(|_| v.to_owned())
         }
         (Key::EpSize, Some(v)) => number(v).filter(|&n| n > 0).inspect(|&n| c.ep_size = Some(n)).map(s),
         (Key::Utilization, Some(v)) => fixed(v, 1000)

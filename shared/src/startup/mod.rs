@@ -301,6 +301,9 @@ pub struct LoggedConfig {
     pub dp_attention: Option<bool>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub ep_size: Option<u64>,
+    /// vLLM's `num_redundant_experts` (EPLB), SGLang's `--ep-num-redundant-experts`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub redundant_experts: Option<u64>,
     /// vLLM `max_seq_len`, SGLang `context_len`.
     pub max_model_len: Option<u64>,
     pub enforce_eager: Option<bool>,

@@ -196,6 +196,7 @@ pub fn configured_engine(ran: LogEngine, c: &LoggedConfig, planned: Engine) -> (
             given(&mut o.max_loras, 0, c.max_loras, "max_loras");
             given(&mut o.max_lora_rank, crate::engines::vllm::DEFAULT_MAX_LORA_RANK, c.max_lora_rank, "max_lora_rank");
             given(&mut o.data_parallel_size, 1, c.data_parallel, "data_parallel_size");
+            given(&mut o.num_redundant_experts, 0, c.redundant_experts, "num_redundant_experts");
             if c.enforce_eager == Some(true) && !o.enforce_eager {
                 o.enforce_eager = true;
                 taken.push("enforce_eager".into());
@@ -247,6 +248,10 @@ pub fn configured_engine(ran: LogEngine, c: &LoggedConfig, planned: Engine) -> (
             if let Some(n) = c.ep_size.filter(|&n| n > 1 && o.ep_size == 1) {
                 o.ep_size = n;
                 taken.push(format!("ep_size {n}"));
+            }
+            if let Some(n) = c.redundant_experts.filter(|&n| n > 0 && o.ep_num_redundant_experts == 0) {
+                o.ep_num_redundant_experts = n;
+                taken.push(format!("ep_num_redundant_experts {n}"));
             }
         }
         Engine::LlamaCpp(o) => {

@@ -117,6 +117,8 @@ fn read_args(line: &str, c: &mut LoggedConfig, n: usize, facts: &mut Vec<Fact>) 
     c.pipeline_parallel = number("pipeline_parallel_size").or(c.pipeline_parallel.take());
     c.data_parallel = number("data_parallel_size").or(c.data_parallel.take());
     c.expert_parallel = arg("enable_expert_parallel").map(|v| v == "True").or(c.expert_parallel.take());
+    // `'num_redundant_experts': 32`, alone (0.9 – 0.11) or in `'eplb_config'`.
+    c.redundant_experts = number("num_redundant_experts").or(c.redundant_experts.take());
     c.all2all_backend =
         arg("all2all_backend").and_then(|v| crate::engines::vllm::All2All::parse(&v)).or(c.all2all_backend.take());
     c.max_model_len = number("max_model_len").or(c.max_model_len.take());

@@ -670,9 +670,12 @@ mod serving_round_trip {
                 any::<bool>(),
             ),
             pick(vec![(1u64, false), (1, true), (2, false), (2, true)]),
-            pick(vec![None, Some(vllm::All2All::DeepepLowLatency), Some(vllm::All2All::AllgatherReducescatter)]),
+            (
+                pick(vec![None, Some(vllm::All2All::DeepepLowLatency), Some(vllm::All2All::AllgatherReducescatter)]),
+                pick(vec![0u64, 16]),
+            ),
         )
-            .prop_map(|((mml, gmu, mns, mbt), (bs, (loras, rank), kvmem, eager), (dp, ep), a2a)| {
+            .prop_map(|((mml, gmu, mns, mbt), (bs, (loras, rank), kvmem, eager), (dp, ep), (a2a, ner))| {
                 Engine::Vllm(vllm::Options {
                     max_model_len: mml,
                     gpu_memory_utilization: gmu,
@@ -686,6 +689,7 @@ mod serving_round_trip {
                     data_parallel_size: dp,
                     enable_expert_parallel: ep,
                     all2all_backend: a2a,
+                    num_redundant_experts: ner,
                     ..Default::default()
                 })
             })
@@ -697,8 +701,9 @@ mod serving_round_trip {
             pick(vec![None, Some(8192), Some(65_536)]),
             pick(vec![None, Some(2048), Some(8192)]),
             pick(vec![(1u64, false, 1u64), (2, false, 1), (2, true, 1), (2, true, 2), (1, false, 2)]),
+            pick(vec![0u64, 16]),
         )
-            .prop_map(|(mfs, cl, chunk, (dp, dpa, ep))| {
+            .prop_map(|(mfs, cl, chunk, (dp, dpa, ep), ner)| {
                 Engine::Sglang(sglang::Options {
                     mem_fraction_static: mfs,
                     context_length: cl,
@@ -706,6 +711,7 @@ mod serving_round_trip {
                     dp_size: dp,
                     enable_dp_attention: dpa,
                     ep_size: ep,
+                    ep_num_redundant_experts: ner,
                     ..Default::default()
                 })
             })

@@ -374,3 +374,66 @@ fn deepep_buffers_come_out_of_the_kv_budget() {
     );
     assert!(line.ends_with("--enable-expert-parallel --all2all-backend deepep_low_latency"), "{line}");
 }
+
+#[test]
+fn redundant_experts_are_placed_beside_the_models() {
+    // vLLM's EPLB with 16 redundant experts: 144 experts over 2 ranks, 72 a GPU.
+    let m = model("qwen3-30b-a3b");
+    let eplb = |ner: u64| {
+        let s = Scenario {
+            gpus: h100s(2),
+            engine: Engine::Vllm(vllm::Options {
+                data_parallel_size: 2,
+                enable_expert_parallel: true,
+                num_redundant_experts: ner,
+                max_model_len: Some(8192),
+                ..Default::default()
+            }),
+            ..Scenario::default()
+        };
+        if let Err(e) = s.clone().validate_for(&m) {
+            panic!("{e}")
+        }
+        weights(&estimate(&m, s), 0)
+    };
+    let (plain, balanced) = (eplb(0), eplb(16));
+    let expert = m
+        .layout
+        .groups
+        .iter()
+        .filter(|g| matches!(g.role, shared::arch::Role::ExpertUp | shared::arch::Role::ExpertDown))
+        .map(|g| g.params * 2)
+        .sum::<u64>()
+        / 128;
+    assert_eq!(balanced - plain, 8 * expert, "8 more experts' bytes a GPU");
+    // 128 + 15 do not spread evenly: vLLM refuses.
+    let s = Scenario {
+        gpus: h100s(2),
+        engine: Engine::Vllm(vllm::Options {
+            data_parallel_size: 2,
+            enable_expert_parallel: true,
+            num_redundant_experts: 15,
+            ..Default::default()
+        }),
+        ..Scenario::default()
+    };
+    let err = s.validate_for(&m).err().unwrap_or_else(|| panic!("143 experts over 2 ranks"));
+    assert!(err.to_string().contains("143 experts"), "{err}");
+    let line = (vllm::COMMANDS.launch.unwrap_or_else(|| panic!("a launch")))(
+        &m,
+        &Scenario {
+            gpus: h100s(2),
+            engine: Engine::Vllm(vllm::Options {
+                data_parallel_size: 2,
+                enable_expert_parallel: true,
+                num_redundant_experts: 16,
+                ..Default::default()
+            }),
+            ..Scenario::default()
+        }
+        .validate_for(&m)
+        .unwrap_or_else(|e| panic!("{e}")),
+        "org/m",
+    );
+    assert!(line.ends_with("--enable-eplb --eplb-config '{\"num_redundant_experts\": 16}'"), "{line}");
+}

@@ -151,4 +151,23 @@ pub static KNOBS: &[K] = &[
         },
         effective: None,
     },
+    K {
+        about: About {
+            key: "ner",
+            label: "ep_num_redundant_experts",
+            #[cfg(feature = "cli")]
+            cli: Cli {
+                flag: "ep-num-redundant-experts",
+                help: "--ep-num-redundant-experts: copies of experts beside the model's, split into the --ep-size sets",
+                ..Cli::NONE
+            },
+            ..About::NONE
+        },
+        get: |o| o.ep_num_redundant_experts.to_string(),
+        set: |o, v| {
+            o.ep_num_redundant_experts = count(v, 0, 1 << 16)?;
+            Ok(())
+        },
+        effective: None,
+    },
 ];

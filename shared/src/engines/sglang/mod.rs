@@ -134,6 +134,15 @@ pub struct Options {
     /// `fused_moe_triton/layer.py::FusedMoE.__init__`).
     #[serde(default = "one", skip_serializing_if = "is_one")]
     pub ep_size: u64,
+    /// `--ep-num-redundant-experts`: copies of experts beside the model's,
+    /// `E + redundant` split into the `ep` sets (0.5.4 models pass
+    /// `num_experts + ep_num_redundant_experts` to `FusedMoE`).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub ep_num_redundant_experts: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 fn one() -> u64 {
@@ -154,6 +163,7 @@ impl Default for Options {
             dp_size: 1,
             enable_dp_attention: false,
             ep_size: 1,
+            ep_num_redundant_experts: 0,
         }
     }
 }
@@ -176,7 +186,11 @@ impl Options {
             tp,
             attention,
             embedding,
-            experts: crate::plan::ExpertSplit { ranks: ep, shards: (tp / ep).max(1) },
+            experts: crate::plan::ExpertSplit {
+                ranks: ep,
+                shards: (tp / ep).max(1),
+                redundant: self.ep_num_redundant_experts,
+            },
         }
     }
 
@@ -197,9 +211,11 @@ pub(crate) fn check_split(s: &Scenario, text: &TextModel) -> Result<(), SplitErr
         Engine::Transformers(_) | Engine::Vllm(_) | Engine::LlamaCpp(_) | Engine::Ollama(_) => Options::default(),
     };
     parallel::check_heads(EngineKind::Sglang, HeadCheck::AtLoad, o.sharding(s.tp).attention, text)?;
-    // `FusedMoE.__init__`: `assert num_experts % moe_ep_size == 0`.
-    if let Some(m) = text.moe.filter(|m| !m.num_experts.is_multiple_of(o.ep_size.max(1))) {
-        return Err(SplitError::SglangExperts { experts: m.num_experts, ep: o.ep_size });
+    // `FusedMoE.__init__`: `assert num_experts % moe_ep_size == 0`, the
+    // redundant copies counted.
+    let placed = |m: &crate::arch::Moe| m.num_experts.saturating_add(o.ep_num_redundant_experts);
+    if let Some(m) = text.moe.filter(|m| !placed(m).is_multiple_of(o.ep_size.max(1))) {
+        return Err(SplitError::SglangExperts { experts: placed(&m), ep: o.ep_size });
     }
     parallel::check_stages(s, text)
 }
@@ -617,11 +633,16 @@ fn parallel_terms(p: &Plan) -> Vec<Term> {
     if let (true, Some(m)) = (o.ep_size > 1, p.model.arch.text.moe) {
         out.push(Term::count(
             "SGLang experts per GPU",
-            m.num_experts / o.ep_size.max(1),
+            m.num_experts.saturating_add(o.ep_num_redundant_experts) / o.ep_size.max(1),
             format!(
-                "{} experts in --ep-size {} sets, each expert sharded over TP ÷ EP = {} rank(s) \
+                "{} experts{} in --ep-size {} sets, each expert sharded over TP ÷ EP = {} rank(s) \
                  (fused_moe_triton/layer.py, 0.5.4)",
                 m.num_experts,
+                if o.ep_num_redundant_experts > 0 {
+                    format!(" and {} redundant copies", o.ep_num_redundant_experts)
+                } else {
+                    String::new()
+                },
                 o.ep_size,
                 (p.tp() / o.ep_size.max(1)).max(1)
             ),
@@ -689,6 +710,9 @@ fn parallel_flags(o: Options) -> String {
     }
     if o.ep_size > 1 {
         out.push_str(&format!(" --ep-size {}", o.ep_size));
+    }
+    if o.ep_num_redundant_experts > 0 {
+        out.push_str(&format!(" --ep-num-redundant-experts {}", o.ep_num_redundant_experts));
     }
     out
 }

@@ -343,4 +343,24 @@ pub static KNOBS: &[K] = &[
         },
         effective: None,
     },
+    K {
+        about: About {
+            key: "ner",
+            label: "num_redundant_experts",
+            #[cfg(feature = "cli")]
+            cli: Cli {
+                flag: "num-redundant-experts",
+                help: "--enable-eplb with num_redundant_experts (--eplb-config): copies of experts placed beside the \
+                       model's over the EP ranks (needs --enable-expert-parallel)",
+                ..Cli::NONE
+            },
+            ..About::NONE
+        },
+        get: |o| o.num_redundant_experts.to_string(),
+        set: |o, v| {
+            o.num_redundant_experts = count(v, 0, 1 << 16)?;
+            Ok(())
+        },
+        effective: None,
+    },
 ];

@@ -103,6 +103,13 @@ pub(crate) fn state_rules(model: &Model, bytes_per_element: u64) -> StateRules {
 pub(crate) fn check_split(o: Options, s: &Scenario, text: &TextModel) -> Result<(), SplitError> {
     parallel::check_heads(EngineKind::Vllm, HeadCheck::UpFront, s.tp, text)?;
     parallel::check_stages(s, text)?;
+    // EPLB places `E + redundant` experts evenly (`EplbState`, 0.19.0).
+    let split = o.expert_split(s.tp);
+    if let Some(m) =
+        text.moe.filter(|m| split.redundant > 0 && !split.placed(m.num_experts).is_multiple_of(split.ranks))
+    {
+        return Err(SplitError::VllmRedundantExperts { placed: split.placed(m.num_experts), ranks: split.ranks });
+    }
     spec::check(o, text)
 }
 

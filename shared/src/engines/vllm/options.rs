@@ -55,6 +55,11 @@ pub struct Options {
     /// `fused_moe/config.py::FusedMoEParallelConfig.make`).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub enable_expert_parallel: bool,
+    /// `--enable-eplb` with `num_redundant_experts` (`--eplb-config`; 0:
+    /// load balancing off): copies of experts placed beside the model's, the
+    /// experts then `E + redundant` over the EP ranks (`determine_expert_map`).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub num_redundant_experts: u64,
     /// `--all2all-backend` (`None`: the release's gathering default).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub all2all_backend: Option<super::All2All>,
@@ -70,7 +75,7 @@ impl Options {
     pub fn expert_split(self, tp: u64) -> crate::plan::ExpertSplit {
         let ranks = tp.max(1).saturating_mul(self.data_parallel_size.max(1));
         if self.enable_expert_parallel {
-            crate::plan::ExpertSplit::whole(ranks)
+            crate::plan::ExpertSplit { redundant: self.num_redundant_experts, ..crate::plan::ExpertSplit::whole(ranks) }
         } else {
             crate::plan::ExpertSplit::sharded(ranks)
         }
@@ -83,6 +88,10 @@ fn one() -> u64 {
 
 fn is_one(n: &u64) -> bool {
     *n == 1
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 /// The largest `--data-parallel-size` the knobs take (vLLM's own bound is
@@ -303,6 +312,7 @@ impl Default for Options {
             data_parallel_size: 1,
             enable_expert_parallel: false,
             all2all_backend: None,
+            num_redundant_experts: 0,
         }
     }
 }
@@ -322,6 +332,11 @@ pub(crate) fn check_knobs(o: Options) -> Result<(), String> {
     }
     if o.speculative.is_some() && o.version == Version::V0 {
         return Err("the V0 rules do not model speculative decoding; use the V1 engine's".into());
+    }
+    // `ParallelConfig`: "num_redundant_experts is set to … but EPLB is not
+    // enabled", and EPLB needs expert parallelism.
+    if o.num_redundant_experts > 0 && !o.enable_expert_parallel {
+        return Err("vLLM's redundant experts (EPLB) need --enable-expert-parallel".into());
     }
     if o.kv_cache_memory_bytes.is_some() && !o.version.kv_memory_tools() {
         return Err(format!("kv_cache_memory_bytes arrived in vLLM 0.11; the {} rules are older", o.version.id()));

@@ -264,7 +264,8 @@ fn parallel_terms(p: &Plan, r: &Report, o: Options, own: &mut Vec<Term>) {
     }
     if split.ranks > 1 {
         let ranks = split.ranks;
-        let (most, extra) = (m.num_experts.div_ceil(ranks.max(1)), m.num_experts % ranks.max(1));
+        let placed = split.placed(m.num_experts);
+        let (most, extra) = (placed.div_ceil(ranks.max(1)), placed % ranks.max(1));
         let spread = match extra {
             0 => format!("{most} each"),
             n => format!("{most} on the first {n}, {} on the rest", most - 1),
@@ -273,10 +274,15 @@ fn parallel_terms(p: &Plan, r: &Report, o: Options, own: &mut Vec<Term>) {
             "vLLM experts per GPU",
             most,
             format!(
-                "{} experts whole over DP {} × TP {} = {ranks} ranks ({spread}), each at its full width \
+                "{} experts{} whole over DP {} × TP {} = {ranks} ranks ({spread}), each at its full width \
                  (--enable-expert-parallel: fused_moe/config.py FusedMoEParallelConfig.make, layer.py \
                  determine_expert_map, 0.19.0)",
                 m.num_experts,
+                if split.redundant > 0 {
+                    format!(" and {} redundant copies (EPLB)", split.redundant)
+                } else {
+                    String::new()
+                },
                 o.data_parallel_size,
                 p.tp(),
             ),
@@ -353,6 +359,9 @@ pub(crate) fn launch(model: &Model, s: &Scenario, repo: &str) -> String {
     }
     if let Some(backend) = o.all2all_backend {
         flag(format!("--all2all-backend {}", backend.id()));
+    }
+    if o.num_redundant_experts > 0 {
+        flag(format!("--enable-eplb --eplb-config '{{\"num_redundant_experts\": {}}}'", o.num_redundant_experts));
     }
     if let Some(u) = o.gpu_memory_utilization {
         flag(format!("--gpu-memory-utilization {}", crate::units::shortest(u)));
