@@ -111,7 +111,11 @@ pub enum ScenarioError<R> {
     OutOfRange(&'static str, u64, u64),
     #[error("{gpus} GPUs cannot be split into tensor-parallel groups of {tp}")]
     TpDoesNotDivide { gpus: usize, tp: u64 },
-    #[error("{gpus} GPUs cannot be split into {replicas} data-parallel replicas of tensor-parallel groups of {tp}")]
+    #[error(
+        "{gpus} GPU(s) cannot be split into {replicas} data-parallel replicas of tensor-parallel groups of {tp}: \
+         use a multiple of {} GPUs",
+        .tp.saturating_mul(*.replicas)
+    )]
     DpDoesNotDivide { gpus: usize, tp: u64, replicas: u64 },
     /// An engine knob out of its range, in the engine's words.
     #[error("{0}")]

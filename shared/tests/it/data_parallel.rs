@@ -116,7 +116,10 @@ fn gpus_that_are_no_whole_number_of_replicas_are_refused() {
     };
     let err = s.validate_for(&m).err().unwrap_or_else(|| panic!("6 GPUs are no 2 replicas of TP 2 groups"));
     assert!(matches!(err, ScenarioError::DpDoesNotDivide { gpus: 6, tp: 2, replicas: 2 }), "{err}");
-    assert_eq!(err.to_string(), "6 GPUs cannot be split into 2 data-parallel replicas of tensor-parallel groups of 2");
+    assert_eq!(
+        err.to_string(),
+        "6 GPU(s) cannot be split into 2 data-parallel replicas of tensor-parallel groups of 2: use a multiple of 4 GPUs"
+    );
 }
 
 #[test]
