@@ -28,14 +28,16 @@ pub struct SpeedBounds {
 pub fn bounds<E: crate::plan::EngineRules>(p: &Plan<'_, E>) -> Option<SpeedBounds> {
     let s = &p.scenario;
     let model = p.model;
-    // Data-parallel plans are not modelled: the GPUs of one replica share the work.
     let bandwidth: f64 = s.gpus.iter().map(|g| g.bandwidth_gb_s).sum::<Option<f64>>()?;
     let tflops: f64 = s.gpus.iter().map(|g| g.bf16_tflops).sum::<Option<f64>>()?;
     // Under pipeline parallelism one stage works at a time: the effective
-    // figures are those of one stage (tp GPUs).
-    let stages = s.stages() as f64;
-    let (bw, fl) = (bandwidth / stages, tflops / stages);
-    let batch = s.concurrency;
+    // figures are those of one stage (tp GPUs) of one data-parallel replica,
+    // which serves its share of the sequences (the replicas side by side;
+    // a MoE model's experts spread over them are not modelled apart).
+    let replicas = p.replicas().max(1);
+    let share = (s.stages() as u64).saturating_mul(replicas) as f64;
+    let (bw, fl) = (bandwidth / share, tflops / share);
+    let batch = s.concurrency.div_ceil(replicas);
     // Weights read per step: all non-expert weights, and for MoE the experts
     // the batch touches (at most all of them).
     let total = p.weights.total as f64;
@@ -58,7 +60,8 @@ pub fn bounds<E: crate::plan::EngineRules>(p: &Plan<'_, E>) -> Option<SpeedBound
     // KV read per step: each sequence attends to its whole cache (average
     // over the generation: prompt + half the new tokens).
     let avg_len = s.prompt_tokens.saturating_add(s.max_new_tokens / 2);
-    let kv_read = kv::sequence_bytes(&p.kv_layers, avg_len, None).saturating_mul(p.tp()).saturating_mul(batch);
+    let kv_read =
+        kv::sequence_bytes(&p.kv_layers, avg_len, None).saturating_mul(p.attention_tp()).saturating_mul(batch);
     let bytes_per_step = (weights_read as u64).saturating_add(kv_read);
     let steps_per_s = bw * 1e9 / bytes_per_step.max(1) as f64;
     // Prefill: 2 FLOPs per active parameter per token, plus attention
@@ -75,7 +78,7 @@ pub fn bounds<E: crate::plan::EngineRules>(p: &Plan<'_, E>) -> Option<SpeedBound
     Some(SpeedBounds {
         bytes_per_step,
         decode_tokens_per_s_per_sequence: steps_per_s,
-        decode_tokens_per_s_total: steps_per_s * batch as f64,
+        decode_tokens_per_s_total: steps_per_s * batch as f64 * replicas as f64,
         prefill_ms: prefill_s * 1e3,
         bandwidth_gb_s: bw,
         bf16_tflops: fl,

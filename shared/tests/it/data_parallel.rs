@@ -440,3 +440,15 @@ fn redundant_experts_are_placed_beside_the_models() {
     );
     assert!(line.ends_with("--enable-eplb --eplb-config '{\"num_redundant_experts\": 16}'"), "{line}");
 }
+
+#[test]
+fn replicas_serve_their_share_of_the_sequences() {
+    // Two replicas of one H100 with 64 sequences: each decodes 32 as one
+    // H100 alone would, and together twice its tokens per second.
+    let m = model("llama-3.1-8b");
+    let (one, two) = (plan(&m, 1, 1, 1, false, 32), plan(&m, 2, 1, 2, false, 64));
+    let (a, b) = (one.speed.unwrap_or_else(|| panic!("speed")), two.speed.unwrap_or_else(|| panic!("speed")));
+    assert_eq!(a.decode_tokens_per_s_per_sequence, b.decode_tokens_per_s_per_sequence);
+    assert_eq!(2.0 * a.decode_tokens_per_s_total, b.decode_tokens_per_s_total);
+    assert_eq!(a.prefill_ms, b.prefill_ms);
+}
