@@ -304,6 +304,10 @@ pub struct LoggedConfig {
     /// vLLM's `num_redundant_experts` (EPLB), SGLang's `--ep-num-redundant-experts`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub redundant_experts: Option<u64>,
+    /// vLLM's `Local/global number of experts: l/g` (with expert
+    /// parallelism): the experts placed, redundant copies included.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub global_experts: Option<u64>,
     /// vLLM `max_seq_len`, SGLang `context_len`.
     pub max_model_len: Option<u64>,
     pub enforce_eager: Option<bool>,

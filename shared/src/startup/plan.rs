@@ -42,7 +42,17 @@ pub fn logged_preset(log: &StartupLog) -> Option<&'static ModelPreset> {
 /// Also what was taken, in words. The caller validates the
 /// result against the model as it validates any plan.
 pub fn logged_scenario(log: &StartupLog, model: &Model, planned: Scenario<Engine>) -> (Scenario<Engine>, Vec<String>) {
-    let (engine, mut taken) = logged_engine(log, planned.engine);
+    let (mut engine, mut taken) = logged_engine(log, planned.engine);
+    // The experts vLLM placed (`Local/global number of experts`) beyond the
+    // model's: EPLB's redundant copies.
+    if let (Engine::Vllm(o), Some(global), Some(m)) = (&mut engine, log.config.global_experts, model.arch.text.moe)
+        && o.enable_expert_parallel
+        && o.num_redundant_experts == 0
+        && global > m.num_experts
+    {
+        o.num_redundant_experts = global - m.num_experts;
+        taken.push(format!("num_redundant_experts {}", o.num_redundant_experts));
+    }
     let mut s = Scenario { engine, ..planned };
     // The GPU the log ran on when the plan's is not of its size (by more
     // than 2 %): the catalog's nearest by what CUDA reports, holding the

@@ -48,6 +48,18 @@ pub(super) fn read(lines: &[(usize, String)]) -> (LoggedConfig, Vec<Fact>) {
         {
             config.sampler = Some(Sampler::Native);
         }
+        // `fused_moe/layer.py` (0.10 – 0.2x): `[EP Rank 0/8] Expert parallelism
+        // is enabled. … Local/global number of experts: 16/128`: EP on, the
+        // global count the model's experts with any redundant copies.
+        if let Some(rest) = after(line, "Expert parallelism is enabled") {
+            config.expert_parallel = Some(true);
+            if let Some(global) = after(rest, "Local/global number of experts: ")
+                .and_then(|r| r.split_once('/'))
+                .and_then(|(_, g)| count(g))
+            {
+                config.global_experts.get_or_insert(global);
+            }
+        }
         if let Some(mnbt) = after(line, "Chunked prefill is enabled with max_num_batched_tokens=").and_then(count) {
             config.max_num_batched_tokens = Some(mnbt);
         }

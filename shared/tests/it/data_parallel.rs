@@ -452,3 +452,26 @@ fn replicas_serve_their_share_of_the_sequences() {
     assert_eq!(2.0 * a.decode_tokens_per_s_total, b.decode_tokens_per_s_total);
     assert_eq!(a.prefill_ms, b.prefill_ms);
 }
+
+#[test]
+fn a_logged_expert_map_names_ep_and_its_redundant_experts() {
+    use shared::startup::{logged_scenario, read};
+    // vllm#37505's line, with EPLB's 16 copies over 4 ranks: 144 placed.
+    let log = read(
+        "INFO 03-18 04:59:50 [api_server.py:1755] vLLM API server version 0.19.0\n\
+         INFO 03-18 04:59:50 [utils.py:261] non-default args: {'model': 'Qwen/Qwen3-30B-A3B', \
+         'tensor_parallel_size': 2, 'data_parallel_size': 2}\n\
+         (Worker_TP0_EP0 pid=352531) INFO 03-18 04:59:53 [layer.py:456] [EP Rank 0/4] Expert parallelism is \
+         enabled. Expert placement strategy: linear. Local/global number of experts: 36/144. Experts local to \
+         global index map: 0->0, 1->1.\n\
+         (Worker_TP0_EP0 pid=352531) INFO 03-18 05:00:31 [gpu_model_runner.py:1892] Model loading took 16.1 GiB\n",
+    )
+    .unwrap_or_else(|| panic!("a vLLM log"));
+    let m = model("qwen3-30b-a3b");
+    let (s, taken) =
+        logged_scenario(&log, &m, Scenario { engine: Engine::Vllm(Default::default()), ..Default::default() });
+    let Engine::Vllm(o) = s.engine else { panic!("{:?}", s.engine) };
+    assert!(o.enable_expert_parallel, "{taken:?}");
+    assert_eq!((o.num_redundant_experts, s.gpus.len()), (16, 4), "{taken:?}");
+    assert!(s.validate_for(&m).is_ok());
+}
