@@ -14,6 +14,7 @@
 
 pub mod action;
 pub mod bar;
+pub mod patch;
 
 use std::fmt::Write as _;
 

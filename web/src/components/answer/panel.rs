@@ -1,14 +1,19 @@
 //! A read-only panel rendered from one escaped HTML string (see
 //! [`crate::view_model::html`]), and the one delegated click handler for the
 //! buttons such panels carry ([`AnswerAction`], decoded by [`Action::parse`]).
+//! A new string is applied to the nodes the panel has where only texts and
+//! attribute values changed ([`Patched`]).
 
 use leptos::prelude::*;
+use leptos::tachys::html::element::InnerHtmlValue;
 use leptos::task::spawn_local;
 use shared::link::decode_with;
 use wasm_bindgen::JsCast;
+use web_sys::{Element, Node};
 
 use crate::components::layout::focus_id;
 use crate::html::action::{Action, AnswerAction};
+use crate::html::patch::{Tree, patch};
 use crate::state::reader::check_config;
 use crate::state::{AppState, clipboard};
 
@@ -17,7 +22,100 @@ pub const ANNOUNCE: &str = "answer-announce";
 
 /// `<div class="html-panel">` (CSS `display: contents`) holding `html`.
 pub fn panel(html: impl Fn() -> String + Send + Sync + 'static) -> impl IntoView {
-    view! { <div class="html-panel" inner_html=html></div> }
+    // Boxed: one instance of the render effect for every panel (as `view!`
+    // makes with `erase_components`), not one per closure.
+    let html: Box<dyn Fn() -> Patched + Send + Sync> = Box::new(move || Patched(html()));
+    leptos::html::div().class("html-panel").inner_html(html)
+}
+
+/// A panel's markup as `inner_html` takes it: set whole the first time,
+/// then patched into the nodes already there ([`crate::html::patch`]), or
+/// set whole again when its structure changed. A new weight format changes
+/// a few dozen texts and values of the answer's few hundred nodes; setting
+/// every panel whole made the browser parse, restyle and lay out all of
+/// them (issue 38, docs/measurements.md).
+#[derive(Debug, Clone)]
+pub struct Patched(pub String);
+
+impl InnerHtmlValue for Patched {
+    type AsyncOutput = Self;
+    type State = (Element, String);
+    type Cloneable = Self;
+    type CloneableOwned = Self;
+
+    fn html_len(&self) -> usize {
+        self.0.len()
+    }
+
+    fn to_html(self, buf: &mut String) {
+        buf.push_str(&self.0);
+    }
+
+    fn to_template(_buf: &mut String) {}
+
+    fn hydrate<const FROM_SERVER: bool>(self, el: &Element) -> Self::State {
+        (el.clone(), self.0)
+    }
+
+    fn build(self, el: &Element) -> Self::State {
+        el.set_inner_html(&self.0);
+        (el.clone(), self.0)
+    }
+
+    fn rebuild(self, state: &mut Self::State) {
+        if self.0 != state.1 {
+            let root: &Node = &state.0;
+            if !patch(root, &state.1, &self.0) {
+                state.0.set_inner_html(&self.0);
+            }
+            state.1 = self.0;
+        }
+    }
+
+    fn into_cloneable(self) -> Self {
+        self
+    }
+
+    fn into_cloneable_owned(self) -> Self {
+        self
+    }
+
+    fn dry_resolve(&mut self) {}
+
+    async fn resolve(self) -> Self {
+        self
+    }
+}
+
+impl Tree for Node {
+    fn first_child(&self) -> Option<Self> {
+        Node::first_child(self)
+    }
+
+    fn next_sibling(&self) -> Option<Self> {
+        Node::next_sibling(self)
+    }
+
+    fn is(&self, tag: Option<&str>) -> bool {
+        match tag {
+            // `#text`, `#comment` or a tag: upper case for HTML, as written for SVG.
+            Some(tag) => self.node_name().eq_ignore_ascii_case(tag),
+            None => self.node_type() == Node::TEXT_NODE,
+        }
+    }
+
+    fn set_text(&self, text: &str) {
+        self.set_text_content(Some(text));
+    }
+
+    fn set_attr(&self, name: &str, value: Option<&str>) {
+        // `is` found an element here.
+        let el: &Element = self.unchecked_ref();
+        let _ = match value {
+            Some(v) => el.set_attribute(name, v),
+            None => el.remove_attribute(name),
+        };
+    }
 }
 
 /// Handles a click on any `[data-action]` button inside the answer.
