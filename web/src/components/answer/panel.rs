@@ -22,9 +22,15 @@ pub const ANNOUNCE: &str = "answer-announce";
 
 /// `<div class="html-panel">` (CSS `display: contents`) holding `html`.
 pub fn panel(html: impl Fn() -> String + Send + Sync + 'static) -> impl IntoView {
+    marked(move || Patched { html: html(), current: None })
+}
+
+/// [`panel`] for markup whose one row marked `current` moves on its own
+/// ([`Patched::current`]).
+pub fn marked(html: impl Fn() -> Patched + Send + Sync + 'static) -> impl IntoView {
     // Boxed: one instance of the render effect for every panel (as `view!`
     // makes with `erase_components`), not one per closure.
-    let html: Box<dyn Fn() -> Patched + Send + Sync> = Box::new(move || Patched(html()));
+    let html: Box<dyn Fn() -> Patched + Send + Sync> = Box::new(html);
     leptos::html::div().class("html-panel").inner_html(html)
 }
 
@@ -35,41 +41,54 @@ pub fn panel(html: impl Fn() -> String + Send + Sync + 'static) -> impl IntoView
 /// every panel whole made the browser parse, restyle and lay out all of
 /// them (issue 38, docs/measurements.md).
 #[derive(Debug, Clone)]
-pub struct Patched(pub String);
+pub struct Patched {
+    pub html: String,
+    /// The `data-format` of the row (`<tr>`) that gets `class="current"`,
+    /// set apart from `html`: the what-if grid's markup stays as it is while
+    /// the plan's format moves, and two rows change class. (As a stylesheet
+    /// keyed by the format, each change restyled every `th` of the page.)
+    pub current: Option<String>,
+}
 
 impl InnerHtmlValue for Patched {
     type AsyncOutput = Self;
-    type State = (Element, String);
+    type State = (Element, Self);
     type Cloneable = Self;
     type CloneableOwned = Self;
 
     fn html_len(&self) -> usize {
-        self.0.len()
+        self.html.len()
     }
 
     fn to_html(self, buf: &mut String) {
-        buf.push_str(&self.0);
+        buf.push_str(&self.html);
     }
 
     fn to_template(_buf: &mut String) {}
 
     fn hydrate<const FROM_SERVER: bool>(self, el: &Element) -> Self::State {
-        (el.clone(), self.0)
+        (el.clone(), self)
     }
 
     fn build(self, el: &Element) -> Self::State {
-        el.set_inner_html(&self.0);
-        (el.clone(), self.0)
+        el.set_inner_html(&self.html);
+        mark(el, self.current.as_deref());
+        (el.clone(), self)
     }
 
     fn rebuild(self, state: &mut Self::State) {
-        if self.0 != state.1 {
-            let root: &Node = &state.0;
-            if !patch(root, &state.1, &self.0) {
-                state.0.set_inner_html(&self.0);
+        let (el, old) = state;
+        let changed = self.html != old.html;
+        if changed {
+            let root: &Node = el;
+            if !patch(root, &old.html, &self.html) {
+                el.set_inner_html(&self.html);
             }
-            state.1 = self.0;
         }
+        if changed || self.current != old.current {
+            mark(el, self.current.as_deref());
+        }
+        *old = self;
     }
 
     fn into_cloneable(self) -> Self {
@@ -84,6 +103,18 @@ impl InnerHtmlValue for Patched {
 
     async fn resolve(self) -> Self {
         self
+    }
+}
+
+/// Moves `class="current"` to the row whose `data-format` is `current` (an
+/// id of `WeightFormat`: letters, digits, `-` and `_`).
+fn mark(root: &Element, current: Option<&str>) {
+    if let Ok(Some(row)) = root.query_selector("tr.current") {
+        let _ = row.remove_attribute("class");
+    }
+    let selector = current.map(|id| ["tr[data-format=\"", id, "\"]"].concat());
+    if let Some(Ok(Some(row))) = selector.map(|s| root.query_selector(&s)) {
+        let _ = row.set_attribute("class", "current");
     }
 }
 

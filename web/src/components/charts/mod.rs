@@ -4,10 +4,10 @@
 
 use leptos::prelude::*;
 
-use crate::components::answer::panel;
+use crate::components::answer::{Patched, marked, panel};
 use crate::state::use_app;
 use crate::view_model::charts::{concurrency_chart, memory_chart, what_if};
-use crate::view_model::html::{concurrency_chart_html, memory_chart_html, what_if_highlight, what_if_html};
+use crate::view_model::html::{concurrency_chart_html, memory_chart_html, what_if_html};
 
 #[component]
 pub fn Charts() -> impl IntoView {
@@ -34,8 +34,8 @@ pub fn Charts() -> impl IntoView {
     // The grid covers every weight format, so a change of format only moves
     // its highlight: the rows are computed from the plan with the format left
     // out (the memo stops there when only the format changed), so their
-    // markup is not set again; the highlight is a one-rule stylesheet keyed
-    // by the plan's format (`what_if_highlight`).
+    // markup is not set again; the plan's row is marked apart from it
+    // (`Patched::current`).
     let grid_plan = Memo::new(move |_| {
         let kv = app.inputs.with(|s| s.kv_dtype);
         app.scenario.with(|s| s.as_ref().map(|s| (s.with_dtypes(shared::formats::WeightFormat::Bf16, s.kv_dtype), kv)))
@@ -48,13 +48,11 @@ pub fn Charts() -> impl IntoView {
             })
         })
     });
-    let grid = move || grid_rows.with(|rows| what_if_html(rows));
-    let chosen = Memo::new(move |_| app.scenario.with(|s| s.as_ref().map(|s| s.weights.id()).unwrap_or_default()));
-    let highlight = move || chosen.with(|id| what_if_highlight(id));
+    let grid = Memo::new(move |_| grid_rows.with(|rows| what_if_html(rows)));
+    let chosen = Memo::new(move |_| app.scenario.with(|s| s.as_ref().map(|s| s.weights.id())));
     view! {
         {panel(memory)}
         {panel(concurrency)}
-        {panel(grid)}
-        <style>{highlight}</style>
+        {marked(move || Patched { html: grid.get(), current: chosen.get() })}
     }
 }
