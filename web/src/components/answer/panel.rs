@@ -52,7 +52,8 @@ pub struct Patched {
 
 impl InnerHtmlValue for Patched {
     type AsyncOutput = Self;
-    type State = (Element, Self);
+    // As `String`'s: one render effect type with the page's other `inner_html`.
+    type State = (Element, String);
     type Cloneable = Self;
     type CloneableOwned = Self;
 
@@ -67,28 +68,30 @@ impl InnerHtmlValue for Patched {
     fn to_template(_buf: &mut String) {}
 
     fn hydrate<const FROM_SERVER: bool>(self, el: &Element) -> Self::State {
-        (el.clone(), self)
+        (el.clone(), self.html)
     }
 
     fn build(self, el: &Element) -> Self::State {
         el.set_inner_html(&self.html);
-        mark(el, self.current.as_deref());
-        (el.clone(), self)
+        if let Some(current) = &self.current {
+            mark(el, current);
+        }
+        (el.clone(), self.html)
     }
 
     fn rebuild(self, state: &mut Self::State) {
         let (el, old) = state;
-        let changed = self.html != old.html;
-        if changed {
+        if self.html != *old {
             let root: &Node = el;
-            if !patch(root, &old.html, &self.html) {
+            if !patch(root, old, &self.html) {
                 el.set_inner_html(&self.html);
             }
+            *old = self.html;
         }
-        if changed || self.current != old.current {
-            mark(el, self.current.as_deref());
+        // Only a marked panel (the grid) runs again for its mark alone.
+        if let Some(current) = &self.current {
+            mark(el, current);
         }
-        *old = self;
     }
 
     fn into_cloneable(self) -> Self {
@@ -108,12 +111,11 @@ impl InnerHtmlValue for Patched {
 
 /// Moves `class="current"` to the row whose `data-format` is `current` (an
 /// id of `WeightFormat`: letters, digits, `-` and `_`).
-fn mark(root: &Element, current: Option<&str>) {
+fn mark(root: &Element, current: &str) {
     if let Ok(Some(row)) = root.query_selector("tr.current") {
         let _ = row.remove_attribute("class");
     }
-    let selector = current.map(|id| ["tr[data-format=\"", id, "\"]"].concat());
-    if let Some(Ok(Some(row))) = selector.map(|s| root.query_selector(&s)) {
+    if let Ok(Some(row)) = root.query_selector(&["tr[data-format=\"", current, "\"]"].concat()) {
         let _ = row.set_attribute("class", "current");
     }
 }

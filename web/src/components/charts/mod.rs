@@ -49,10 +49,10 @@ pub fn Charts() -> impl IntoView {
         })
     });
     let grid = Memo::new(move |_| grid_rows.with(|rows| what_if_html(rows)));
-    let chosen = Memo::new(move |_| app.scenario.with(|s| s.as_ref().map(|s| s.weights.id())));
+    let chosen = Memo::new(move |_| app.scenario.with(|s| s.as_ref().map(|s| s.weights.id()).unwrap_or_default()));
     view! {
         {panel(memory)}
         {panel(concurrency)}
-        {marked(move || Patched { html: grid.get(), current: chosen.get() })}
+        {marked(move || Patched { html: grid.get(), current: Some(chosen.get()) })}
     }
 }
