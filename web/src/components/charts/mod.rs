@@ -40,15 +40,14 @@ pub fn Charts() -> impl IntoView {
         let kv = app.inputs.with(|s| s.kv_dtype);
         app.scenario.with(|s| s.as_ref().map(|s| (s.with_dtypes(shared::formats::WeightFormat::Bf16, s.kv_dtype), kv)))
     });
-    let grid_rows = Memo::new(move |_| {
+    let grid = Memo::new(move |_| {
         app.model.with(|m| {
             grid_plan.with(|plan| match (m, plan) {
-                (Ok(m), Some((s, kv))) => what_if(m, s, *kv),
-                _ => Vec::new(),
+                (Ok(m), Some((s, kv))) => what_if_html(&what_if(m, s, *kv)),
+                _ => what_if_html(&[]),
             })
         })
     });
-    let grid = Memo::new(move |_| grid_rows.with(|rows| what_if_html(rows)));
     let chosen = Memo::new(move |_| app.scenario.with(|s| s.as_ref().map(|s| s.weights.id()).unwrap_or_default()));
     view! {
         {panel(memory)}
