@@ -16,13 +16,14 @@ pub fn Figures() -> impl IntoView {
         let units = app.units.get();
         app.estimate.with(|e| {
             let list = e.as_ref().map(|e| figures(e, units)).unwrap_or_default();
-            // `data-key` is the figures' own attribute.
+            // `data-key` is the figures' own attribute. Mostly none is open:
+            // one query then, not one per figure.
+            let opened = |selector: &str| document().query_selector(selector).ok().flatten().is_some();
+            let any = opened("details[data-key][open]");
             let open: Vec<&str> = list
                 .iter()
                 .map(|f| f.testid)
-                .filter(|id| {
-                    document().query_selector(&format!("details[data-key=\"{id}\"][open]")).ok().flatten().is_some()
-                })
+                .filter(|id| any && opened(&format!("details[data-key=\"{id}\"][open]")))
                 .collect();
             figures_html(&list, &open)
         })
