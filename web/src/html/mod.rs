@@ -10,7 +10,8 @@
 //! `format!` that writes markup.
 //!
 //! Panels are one HTML string each, set with `innerHTML`: far less wasm than a
-//! typed view per row (see `docs/web.md`).
+//! typed view per row (see `docs/web.md`). A new string whose structure is
+//! the old one's is applied to the nodes already there ([`patch`]).
 
 pub mod action;
 pub mod bar;
