@@ -10,10 +10,12 @@
 //! `format!` that writes markup.
 //!
 //! Panels are one HTML string each, set with `innerHTML`: far less wasm than a
-//! typed view per row (see `docs/web.md`).
+//! typed view per row (see `docs/web.md`). A new string whose structure is
+//! the old one's is applied to the nodes already there ([`patch`]).
 
 pub mod action;
 pub mod bar;
+pub mod patch;
 
 use std::fmt::Write as _;
 

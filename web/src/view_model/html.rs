@@ -325,18 +325,9 @@ pub fn concurrency_chart_html(c: &ConcurrencyChart) -> String {
     h.finish()
 }
 
-/// The what-if grid's highlight of the plan's weight format (`format`, an
-/// id of `WeightFormat`: letters, digits, `-` and `_`), as a stylesheet
-/// keyed by the rows' `data-format`: a change of format replaces these few
-/// bytes instead of the grid's markup (15.8 kB, which the rows alone
-/// decide). The rows carry no `current` class for this reason.
-pub fn what_if_highlight(format: &str) -> String {
-    let row = format!(".grid-table tr[data-format=\"{format}\"] th");
-    [row.as_str(), "{color:var(--accent)}", row.as_str(), "::before{content:\"\u{25b8} \"}"].concat()
-}
-
-/// Weight formats × prompt lengths, coloured by fit (the plan's format is
-/// highlighted by [`what_if_highlight`]).
+/// Weight formats × prompt lengths, coloured by fit (the plan's row is
+/// marked apart: `components::answer::Patched::current`). The rows carry
+/// no `current` class for this reason.
 pub fn what_if_html(rows: &[GridRow]) -> String {
     let mut h = Html::new();
     h.raw(
@@ -428,10 +419,5 @@ mod tests {
         let grid = what_if_html(&super::super::charts::what_if(&m, &s, None));
         assert!(grid.contains("data-testid=\"what-if\""));
         assert!(grid.contains("<tr data-format=\"q4_k_m\"><th scope=\"row\""));
-        assert_eq!(
-            what_if_highlight("q4_k_m"),
-            ".grid-table tr[data-format=\"q4_k_m\"] th{color:var(--accent)}\
-             .grid-table tr[data-format=\"q4_k_m\"] th::before{content:\"\u{25b8} \"}"
-        );
     }
 }

@@ -2,9 +2,9 @@
 //! explanation stays open while inputs change: the figures open in the DOM
 //! are read back before each re-render.
 
-use leptos::html::Div;
 use leptos::prelude::*;
 
+use super::panel;
 use crate::state::use_app;
 use crate::view_model::figures::figures;
 use crate::view_model::html::figures_html;
@@ -12,23 +12,20 @@ use crate::view_model::html::figures_html;
 #[component]
 pub fn Figures() -> impl IntoView {
     let app = use_app();
-    let node = NodeRef::<Div>::new();
-    let html = move || {
+    panel(move || {
         let units = app.units.get();
         app.estimate.with(|e| {
             let list = e.as_ref().map(|e| figures(e, units)).unwrap_or_default();
-            let shown = node.get_untracked();
+            // `data-key` is the figures' own attribute. Mostly none is open:
+            // one query then, not one per figure.
+            let opened = |selector: &str| document().query_selector(selector).ok().flatten().is_some();
+            let any = opened("details[data-key][open]");
             let open: Vec<&str> = list
                 .iter()
                 .map(|f| f.testid)
-                .filter(|id| {
-                    shown.as_ref().is_some_and(|el| {
-                        el.query_selector(&format!("details[data-key=\"{id}\"][open]")).ok().flatten().is_some()
-                    })
-                })
+                .filter(|id| any && opened(&format!("details[data-key=\"{id}\"][open]")))
                 .collect();
             figures_html(&list, &open)
         })
-    };
-    view! { <div class="html-panel" node_ref=node inner_html=html></div> }
+    })
 }

@@ -17,7 +17,7 @@ pub use figures::Figures;
 pub use fixes_panel::FixesPanel;
 pub use gpu_bars::GpuBars;
 pub use gpu_table::GpuTable;
-pub use panel::{on_action, panel};
+pub use panel::{Patched, marked, on_action, panel};
 pub use verdict::Verdict;
 pub use warnings::Warnings;
 

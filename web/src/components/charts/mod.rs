@@ -4,10 +4,10 @@
 
 use leptos::prelude::*;
 
-use crate::components::answer::panel;
+use crate::components::answer::{Patched, marked, panel};
 use crate::state::use_app;
 use crate::view_model::charts::{concurrency_chart, memory_chart, what_if};
-use crate::view_model::html::{concurrency_chart_html, memory_chart_html, what_if_highlight, what_if_html};
+use crate::view_model::html::{concurrency_chart_html, memory_chart_html, what_if_html};
 
 #[component]
 pub fn Charts() -> impl IntoView {
@@ -34,27 +34,24 @@ pub fn Charts() -> impl IntoView {
     // The grid covers every weight format, so a change of format only moves
     // its highlight: the rows are computed from the plan with the format left
     // out (the memo stops there when only the format changed), so their
-    // markup is not set again; the highlight is a one-rule stylesheet keyed
-    // by the plan's format (`what_if_highlight`).
+    // markup is not set again; the plan's row is marked apart from it
+    // (`Patched::current`).
     let grid_plan = Memo::new(move |_| {
         let kv = app.inputs.with(|s| s.kv_dtype);
         app.scenario.with(|s| s.as_ref().map(|s| (s.with_dtypes(shared::formats::WeightFormat::Bf16, s.kv_dtype), kv)))
     });
-    let grid_rows = Memo::new(move |_| {
+    let grid = Memo::new(move |_| {
         app.model.with(|m| {
             grid_plan.with(|plan| match (m, plan) {
-                (Ok(m), Some((s, kv))) => what_if(m, s, *kv),
-                _ => Vec::new(),
+                (Ok(m), Some((s, kv))) => what_if_html(&what_if(m, s, *kv)),
+                _ => what_if_html(&[]),
             })
         })
     });
-    let grid = move || grid_rows.with(|rows| what_if_html(rows));
     let chosen = Memo::new(move |_| app.scenario.with(|s| s.as_ref().map(|s| s.weights.id()).unwrap_or_default()));
-    let highlight = move || chosen.with(|id| what_if_highlight(id));
     view! {
         {panel(memory)}
         {panel(concurrency)}
-        {panel(grid)}
-        <style>{highlight}</style>
+        {marked(move || Patched { html: grid.get(), current: Some(chosen.get()) })}
     }
 }
