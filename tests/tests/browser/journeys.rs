@@ -93,6 +93,40 @@ async fn laptop_form_and_knobs() -> anyhow::Result<()> {
     page.close().await
 }
 
+/// Issue 36: vLLM's data and expert parallelism on the page: two replicas of
+/// TP 2 on four H100s hold one pipeline stage each, the link carries the
+/// settings, and the plan's terms say how the experts lie.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn data_parallel_journey() -> anyhow::Result<()> {
+    let Some(tools) = tools() else { return Ok(()) };
+    let server = Server::start(cli::dist()?, Default::default()).await?;
+    let mut driver = Driver::start(&tools).await?;
+    let page = driver.session(1366, 768).await?;
+    page.open(&server.page("model=qwen3-30b-a3b&gpu=h100-sxm&g=4&tp=2&e=vllm")).await?;
+    page.wait_until("four GPUs in two stages", async |p: &Page| {
+        Ok(js(p, "return document.querySelector('[data-testid=pp]').value;").await? == json!("2"))
+    })
+    .await?;
+    page.fill("knob-dp", "2").await?;
+    page.select("knob-ep", "on").await?;
+    url_has(&page, "dp=2").await?;
+    url_has(&page, "ep=on").await?;
+    page.wait_until("one stage per replica", async |p: &Page| {
+        Ok(js(p, "return document.querySelector('[data-testid=pp]').value;").await? == json!("1"))
+    })
+    .await?;
+    verdict_starts(&page, "Fits").await?;
+    let terms = js(&page, "return document.body.textContent;").await?;
+    let terms = terms.as_str().unwrap_or_default();
+    for want in ["vLLM data-parallel replicas", "vLLM experts per GPU", "128 experts whole over DP 2 × TP 2 = 4 ranks"]
+    {
+        ensure!(terms.contains(want), "the page explains {want:?}");
+    }
+    page.screenshot("data-parallel").await?;
+    no_errors(&page, "with data and expert parallelism").await?;
+    page.close().await
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn issue_34_journeys() -> anyhow::Result<()> {
     let Some(tools) = tools() else { return Ok(()) };

@@ -96,6 +96,14 @@ pub fn figures(e: &Estimate, units: UnitSystem) -> Vec<Figure> {
         .filter(|t| t.name.eq_ignore_ascii_case("kv cache per token"))
         .map(|t| term_row(t, units))
         .collect();
+    // vLLM's and SGLang's own accounting (requested memory, the KV budget,
+    // blocks, replicas, experts per GPU, all-to-all buffers …) is how they
+    // size the pool: its terms open under the pool's figure.
+    let mut kv_cache = bytes("kv-cache-bytes", kv_label(e), e.kv_cache_bytes, &["kv cache"]);
+    if matches!(e.engine, shared::engines::EngineKind::Vllm | shared::engines::EngineKind::Sglang) {
+        let own = format!("{} ", e.engine.name());
+        kv_cache.terms.extend(e.terms.iter().filter(|t| t.name.starts_with(&own)).map(|t| term_row(t, units)));
+    }
     let conc = max_concurrency(e);
     let mut all = vec![
         Figure {
@@ -108,7 +116,7 @@ pub fn figures(e: &Estimate, units: UnitSystem) -> Vec<Figure> {
         },
         bytes("weight-bytes", "Weights", e.weight_bytes, &["weights"]),
         kv_per_token,
-        bytes("kv-cache-bytes", kv_label(e), e.kv_cache_bytes, &["kv cache"]),
+        kv_cache,
         bytes("state-bytes", "Recurrent state", e.state_bytes, &["recurrent state"]),
         bytes("activation-bytes", "Activations", e.activation_bytes, &["activations"]),
         bytes("overhead-bytes", "Overhead", e.overhead_bytes, &["overhead"]),
@@ -187,6 +195,28 @@ mod tests {
         assert_eq!(get("kv-cache-bytes").terms.len(), 1);
         assert!(get("weight-bytes").exact.ends_with(" bytes"));
         assert_eq!(verdict_class(&e), "verdict fits");
+    }
+
+    /// vLLM's own accounting opens under the pool's figure: with data and
+    /// expert parallelism, the replicas and the experts each GPU holds,
+    /// each with its source (issue 36).
+    #[test]
+    fn the_engines_own_terms_open_under_the_pool() {
+        let m = Model::preset("qwen3-30b-a3b").expect("preset");
+        let mut engine = EngineKind::Vllm.with_defaults();
+        engine.set_setting("dp", "2").expect("dp");
+        engine.set_setting("ep", "on").expect("ep");
+        let h100 = shared::estimate::GpuSlot::from_catalog(shared::catalog::gpu("h100-sxm").expect("an H100"));
+        let s = Scenario { engine, gpus: vec![h100; 2], ..Scenario::default() };
+        let e = estimate(&m, s.validate().expect("a valid plan"));
+        let f = figures(&e, UnitSystem::Binary);
+        let pool = f.iter().find(|x| x.testid == "kv-cache-bytes").expect("the pool");
+        let names: Vec<&str> = pool.terms.iter().map(|t| t.name.as_str()).collect();
+        for want in ["vLLM KV budget", "vLLM data-parallel replicas", "vLLM experts per GPU"] {
+            assert!(names.contains(&want), "{want} in {names:?}");
+        }
+        let experts = pool.terms.iter().find(|t| t.name == "vLLM experts per GPU").expect("the experts");
+        assert!(experts.formula.contains("determine_expert_map, 0.19.0"), "{}", experts.formula);
     }
 
     /// Qwen3-30B-A3B on an 8 GiB card in llama.cpp (issue 34): its default
