@@ -140,6 +140,16 @@ impl EngineKind {
         }
     }
 
+    /// Whether the engine's own terms (named after it: `vLLM KV budget`,
+    /// `SGLang max_total_num_tokens`) are the accounting that sizes its KV
+    /// pool, so that they explain the pool's figure: vLLM's and SGLang's.
+    pub fn own_terms_size_the_pool(self) -> bool {
+        match self {
+            Self::Vllm | Self::Sglang => true,
+            Self::Transformers | Self::LlamaCpp | Self::Ollama => false,
+        }
+    }
+
     /// The commands and settings that apply each fix in this engine.
     pub fn commands(self) -> &'static commands::Commands {
         match self {

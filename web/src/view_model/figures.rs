@@ -100,7 +100,7 @@ pub fn figures(e: &Estimate, units: UnitSystem) -> Vec<Figure> {
     // blocks, replicas, experts per GPU, all-to-all buffers …) is how they
     // size the pool: its terms open under the pool's figure.
     let mut kv_cache = bytes("kv-cache-bytes", kv_label(e), e.kv_cache_bytes, &["kv cache"]);
-    if matches!(e.engine, shared::engines::EngineKind::Vllm | shared::engines::EngineKind::Sglang) {
+    if e.engine.own_terms_size_the_pool() {
         let own = format!("{} ", e.engine.name());
         kv_cache.terms.extend(e.terms.iter().filter(|t| t.name.starts_with(&own)).map(|t| term_row(t, units)));
     }
