@@ -91,12 +91,14 @@ pub(crate) fn terms(p: &Plan, r: &Report, kv_demand_bytes: u64) -> EngineTerms {
     );
     let graphs = r.per_gpu.first().map_or(0, |g| g.cuda_graph_bytes);
     let non_torch = r.per_gpu.first().map_or(0, |g| g.non_torch_bytes);
+    let a2a = r.per_gpu.first().map_or(0, |g| g.all2all_bytes);
     let overhead = format!(
-        " + vLLM non-torch memory {} ({}) + CUDA graphs {} ({} graphs × {} per layer, fitted to vLLM logs{})",
+        " + vLLM non-torch memory {} ({}{}) + CUDA graphs {} ({} graphs × {} per layer, fitted to vLLM logs{})",
         format_bytes(non_torch, UnitSystem::Binary),
         r.version
             .non_torch(p.tp(), super::communicating_gpus(p), super::Board::of(&p.scenario.gpus), r.enforce_eager)
             .1,
+        if a2a > 0 { ", with the all-to-all buffers" } else { "" },
         format_bytes(graphs, UnitSystem::Binary),
         r.version.cuda_graphs(r.max_num_seqs, r.max_num_batched_tokens),
         format_bytes(CUDA_GRAPH_BYTES_PER_LAYER_SIZE, UnitSystem::Binary),
