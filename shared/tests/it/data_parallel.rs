@@ -18,24 +18,33 @@ fn h100s(n: usize) -> Vec<GpuSlot> {
     vec![GpuSlot::from_catalog(shared::catalog::gpu("h100-sxm").unwrap_or_else(|| panic!("the catalog's H100"))); n]
 }
 
-fn plan(m: &Model, gpus: usize, tp: u64, dp: u64, ep: bool, concurrency: u64) -> Estimate {
-    let s = Scenario {
-        gpus: h100s(gpus),
-        tp,
-        concurrency,
-        engine: Engine::Vllm(vllm::Options {
-            version: vllm::Version::LATEST,
-            data_parallel_size: dp,
-            enable_expert_parallel: ep,
-            max_model_len: Some(8192),
-            ..Default::default()
-        }),
-        ..Scenario::default()
-    };
+/// vLLM's newest rules at `max_model_len` 8,192 on `gpus`, with `o`'s
+/// parallelism (and whatever else `o` sets).
+fn vllm_on(gpus: Vec<GpuSlot>, tp: u64, o: vllm::Options) -> Scenario {
+    let o = vllm::Options { version: vllm::Version::LATEST, max_model_len: Some(8192), ..o };
+    Scenario { gpus, tp, engine: Engine::Vllm(o), ..Scenario::default() }
+}
+
+fn dp_ep(dp: u64, ep: bool) -> vllm::Options {
+    vllm::Options { data_parallel_size: dp, enable_expert_parallel: ep, ..Default::default() }
+}
+
+/// The estimate of a scenario that must pass every check, the model's included.
+fn checked(m: &Model, s: Scenario) -> Estimate {
     if let Err(e) = s.clone().validate_for(m) {
         panic!("{e}")
     }
     estimate(m, s)
+}
+
+/// The launch line the plan's engine prints for it.
+fn launch(m: &Model, s: Scenario) -> String {
+    let launch = s.engine.kind().commands().launch.unwrap_or_else(|| panic!("a launch"));
+    launch(m, &s.validate_for(m).unwrap_or_else(|e| panic!("{e}")), "org/m")
+}
+
+fn plan(m: &Model, gpus: usize, tp: u64, dp: u64, ep: bool, concurrency: u64) -> Estimate {
+    checked(m, Scenario { concurrency, ..vllm_on(h100s(gpus), tp, dp_ep(dp, ep)) })
 }
 
 fn report(e: &Estimate) -> &vllm::Report {
@@ -72,24 +81,8 @@ fn each_data_parallel_replica_holds_what_one_engine_does() {
     };
     assert_eq!(c2, 2 * c1, "{c1} per replica");
     // The command launches it as vLLM would be asked to.
-    let line =
-        (vllm::COMMANDS.launch.unwrap_or_else(|| panic!("a launch")))(&m, &plan_scenario(&m, 2, 1, 2, false), "org/m");
+    let line = launch(&m, vllm_on(h100s(2), 1, dp_ep(2, false)));
     assert!(line.contains("--data-parallel-size 2") && !line.contains("--pipeline-parallel-size"), "{line}");
-}
-
-fn plan_scenario(m: &Model, gpus: usize, tp: u64, dp: u64, ep: bool) -> shared::estimate::ValidScenario {
-    Scenario {
-        gpus: h100s(gpus),
-        tp,
-        engine: Engine::Vllm(vllm::Options {
-            data_parallel_size: dp,
-            enable_expert_parallel: ep,
-            ..Default::default()
-        }),
-        ..Scenario::default()
-    }
-    .validate_for(m)
-    .unwrap_or_else(|e| panic!("{e}"))
 }
 
 #[test]
@@ -146,8 +139,7 @@ fn the_moe_layers_span_every_replica() {
     let (tp, ep) = (plan(&m, 2, 2, 1, false, 1), plan(&m, 2, 2, 1, true, 1));
     let (a, b) = (weights(&tp, 0) as i64, weights(&ep, 0) as i64);
     assert!((a - b).abs() < a / 1000, "TP 2 {a} vs TP 2 + EP {b}");
-    let line =
-        (vllm::COMMANDS.launch.unwrap_or_else(|| panic!("a launch")))(&m, &plan_scenario(&m, 2, 1, 2, true), "org/m");
+    let line = launch(&m, vllm_on(h100s(2), 1, dp_ep(2, true)));
     assert!(line.contains("--data-parallel-size 2 ") && line.ends_with("--enable-expert-parallel"), "{line}");
 }
 
@@ -216,21 +208,7 @@ fn more_gpus_for_a_replicated_plan_keeps_its_replicas() {
 /// shapes at `--tp 4 --dp 4 --enable-dp-attention --ep-size 4`
 /// (`sglang-qwen3moe-dp4-dpattn-ep4`, sglang#17392, its DP/TP/EP prefixes).
 fn sglang_dpa(m: &Model, tp: u64, dp: u64, ep: u64) -> Estimate {
-    let s = Scenario {
-        gpus: vec![GpuSlot::custom("138 GiB", 138 << 30); tp as usize],
-        tp,
-        engine: Engine::Sglang(sglang::Options {
-            dp_size: dp,
-            enable_dp_attention: true,
-            ep_size: ep,
-            ..Default::default()
-        }),
-        ..Scenario::default()
-    };
-    if let Err(e) = s.clone().validate_for(m) {
-        panic!("{e}")
-    }
-    estimate(m, s)
+    checked(m, sglang_scenario(tp, dp, ep))
 }
 
 fn sglang_report(e: &Estimate) -> &sglang::Report {
@@ -277,11 +255,7 @@ fn sglang_data_parallel_attention_keeps_every_kv_head() {
     // Each of the 4 attention groups takes its own requests.
     let Verdict::Fits { max_concurrency } = e.verdict else { panic!("{:?}", e.verdict) };
     assert_eq!(max_concurrency % 4, 0, "{max_concurrency}");
-    let line = (sglang::COMMANDS.launch.unwrap_or_else(|| panic!("a launch")))(
-        &m,
-        &Scenario { ..sglang_scenario(4, 4, 4) }.validate_for(&m).unwrap_or_else(|e| panic!("{e}")),
-        "org/m",
-    );
+    let line = launch(&m, sglang_scenario(4, 4, 4));
     assert!(line.ends_with("--tp-size 4 --dp-size 4 --enable-dp-attention --ep-size 4"), "{line}");
 }
 
@@ -335,21 +309,11 @@ fn deepep_buffers_come_out_of_the_kv_budget() {
     // buffer (256 tokens per rank to each of 256 experts and back).
     let m = model("deepseek-v3");
     let h200s = vec![GpuSlot::from_catalog(shared::catalog::gpu("h200").unwrap_or_else(|| panic!("an H200"))); 8];
-    let run = |a2a: Option<vllm::All2All>| {
-        let s = Scenario {
-            gpus: h200s.clone(),
-            weights: shared::formats::WeightFormat::parse("fp8").unwrap_or_else(|e| panic!("{e}")),
-            engine: Engine::Vllm(vllm::Options {
-                data_parallel_size: 8,
-                enable_expert_parallel: true,
-                all2all_backend: a2a,
-                max_model_len: Some(8192),
-                ..Default::default()
-            }),
-            ..Scenario::default()
-        };
-        estimate(&m, s)
+    let deepep = |a2a: Option<vllm::All2All>| {
+        let s = vllm_on(h200s.clone(), 1, vllm::Options { all2all_backend: a2a, ..dp_ep(8, true) });
+        Scenario { weights: shared::formats::WeightFormat::parse("fp8").unwrap_or_else(|e| panic!("{e}")), ..s }
     };
+    let run = |a2a| estimate(&m, deepep(a2a));
     let (gather, low_latency) = (run(None), run(Some(vllm::All2All::DeepepLowLatency)));
     let buffers = report(&low_latency).per_gpu[0].all2all_bytes;
     assert_eq!(buffers, vllm::DEEPEP_BUFFER_BYTES + vllm::low_latency_rdma_bytes(256, 7168, 256));
@@ -359,22 +323,7 @@ fn deepep_buffers_come_out_of_the_kv_budget() {
     let kv = |e: &Estimate| report(e).per_gpu[0].available_kv_bytes as i64;
     let act = |e: &Estimate| report(e).per_gpu[0].activation_bytes as i64;
     assert_eq!(kv(&gather) - kv(&low_latency), buffers as i64 - (act(&gather) - act(&low_latency)));
-    let line = (vllm::COMMANDS.launch.unwrap_or_else(|| panic!("a launch")))(
-        &m,
-        &Scenario {
-            gpus: h200s.clone(),
-            engine: Engine::Vllm(vllm::Options {
-                data_parallel_size: 8,
-                enable_expert_parallel: true,
-                all2all_backend: Some(vllm::All2All::DeepepLowLatency),
-                ..Default::default()
-            }),
-            ..Scenario::default()
-        }
-        .validate_for(&m)
-        .unwrap_or_else(|e| panic!("{e}")),
-        "org/m",
-    );
+    let line = launch(&m, deepep(Some(vllm::All2All::DeepepLowLatency)));
     assert!(line.ends_with("--enable-expert-parallel --all2all-backend deepep_low_latency"), "{line}");
 }
 
@@ -382,23 +331,8 @@ fn deepep_buffers_come_out_of_the_kv_budget() {
 fn redundant_experts_are_placed_beside_the_models() {
     // vLLM's EPLB with 16 redundant experts: 144 experts over 2 ranks, 72 a GPU.
     let m = model("qwen3-30b-a3b");
-    let eplb = |ner: u64| {
-        let s = Scenario {
-            gpus: h100s(2),
-            engine: Engine::Vllm(vllm::Options {
-                data_parallel_size: 2,
-                enable_expert_parallel: true,
-                num_redundant_experts: ner,
-                max_model_len: Some(8192),
-                ..Default::default()
-            }),
-            ..Scenario::default()
-        };
-        if let Err(e) = s.clone().validate_for(&m) {
-            panic!("{e}")
-        }
-        weights(&estimate(&m, s), 0)
-    };
+    let eplb_on = |ner: u64| vllm_on(h100s(2), 1, vllm::Options { num_redundant_experts: ner, ..dp_ep(2, true) });
+    let eplb = |ner: u64| weights(&checked(&m, eplb_on(ner)), 0);
     let (plain, balanced) = (eplb(0), eplb(16));
     let expert = m
         .layout
@@ -410,34 +344,9 @@ fn redundant_experts_are_placed_beside_the_models() {
         / 128;
     assert_eq!(balanced - plain, 8 * expert, "8 more experts' bytes a GPU");
     // 128 + 15 do not spread evenly: vLLM refuses.
-    let s = Scenario {
-        gpus: h100s(2),
-        engine: Engine::Vllm(vllm::Options {
-            data_parallel_size: 2,
-            enable_expert_parallel: true,
-            num_redundant_experts: 15,
-            ..Default::default()
-        }),
-        ..Scenario::default()
-    };
-    let err = s.validate_for(&m).err().unwrap_or_else(|| panic!("143 experts over 2 ranks"));
+    let err = eplb_on(15).validate_for(&m).err().unwrap_or_else(|| panic!("143 experts over 2 ranks"));
     assert!(err.to_string().contains("143 experts"), "{err}");
-    let line = (vllm::COMMANDS.launch.unwrap_or_else(|| panic!("a launch")))(
-        &m,
-        &Scenario {
-            gpus: h100s(2),
-            engine: Engine::Vllm(vllm::Options {
-                data_parallel_size: 2,
-                enable_expert_parallel: true,
-                num_redundant_experts: 16,
-                ..Default::default()
-            }),
-            ..Scenario::default()
-        }
-        .validate_for(&m)
-        .unwrap_or_else(|e| panic!("{e}")),
-        "org/m",
-    );
+    let line = launch(&m, eplb_on(16));
     assert!(line.ends_with("--enable-eplb --eplb-config '{\"num_redundant_experts\": 16}'"), "{line}");
 }
 

@@ -325,7 +325,10 @@ fn budget(p: &Plan, o: Options, max_model_len: u64) -> Budget {
     let per_token = p.kv_layers.iter().map(|l| l.bytes_per_token).max().unwrap_or(0);
     let state_page = p.state_layers.iter().map(|l| l.bytes()).max().unwrap_or(0);
     let block = hybrid_block_size(o.block_size.max(1), per_token, state_page);
-    let (non_torch_base, _) = o.version.non_torch(p.tp(), communicating_gpus(p), Board::of(&s.gpus), o.enforce_eager);
+    let (non_torch, _) = o.version.non_torch(p.tp(), communicating_gpus(p), Board::of(&s.gpus), o.enforce_eager);
+    // DeepEP's buffers come after the weights, outside PyTorch: the same on every rank.
+    let a2a = all2all::buffer_bytes(p, o);
+    let non_torch = non_torch.saturating_add(a2a);
     let text = &p.model.arch.text;
     let mut gpus = Vec::with_capacity(s.gpus.len());
     let mut num_blocks = u64::MAX;
@@ -370,9 +373,6 @@ fn budget(p: &Plan, o: Options, max_model_len: u64) -> Budget {
         // `--kv-cache-memory-bytes`: the pool is given, whatever the profile
         // finds (0.11.0 – 0.24.0 `gpu_worker.py::determine_available_memory`
         // returns it after a profile run that sizes nothing).
-        // DeepEP's buffers come after the weights, outside PyTorch.
-        let a2a = all2all::buffer_bytes(p, o);
-        let non_torch = non_torch_base.saturating_add(a2a);
         let available = o.kv_cache_memory_bytes.unwrap_or_else(|| {
             requested
                 .saturating_sub(weights)
