@@ -101,9 +101,9 @@ pub struct Plan<'m, E> {
     /// Whether the final norm and lm_head sit on the last stage.
     pub last_on_gpu: bool,
     bytes_per_element: u64,
-    /// The ranks one sequence's KV cache and state are split over (TP, or
-    /// fewer where the engine splits attention apart).
-    attention_tp: u64,
+    /// How the engine splits the tensors over the stage's GPUs (TP, the
+    /// attention's and embedding's own ranks, the experts).
+    sharding: Sharding,
 }
 
 impl<'m, E: EngineRules> Plan<'m, E> {
@@ -117,7 +117,8 @@ impl<'m, E: EngineRules> Plan<'m, E> {
     /// only in an engine's flags compute them once (issue 39).
     pub(crate) fn with_weights(model: &'m Model, scenario: ValidScenario<E>, weights: WeightPlan) -> Self {
         // The KV heads and recurrent state split as attention does.
-        let tp = scenario.engine.sharding(scenario.tp).attention;
+        let sharding = scenario.engine.sharding(scenario.tp);
+        let tp = sharding.attention;
         let kv_layers = kv::layer_costs(&model.arch.text, scenario.kv_dtype, tp);
         let bytes_per_element = if scenario.weights.is_fp32() { 4 } else { 2 };
         let rules = scenario.engine.state_rules(model, bytes_per_element);
@@ -132,7 +133,7 @@ impl<'m, E: EngineRules> Plan<'m, E> {
             first_on_gpu: true,
             last_on_gpu: true,
             bytes_per_element,
-            attention_tp: tp,
+            sharding,
         };
         let placement = E::place(&p);
         p.ranges = placement.ranges;
@@ -230,13 +231,18 @@ impl<E> Plan<'_, E> {
 
     /// KV bytes of one token over all layers and ranks.
     pub fn kv_bytes_per_token(&self) -> u64 {
-        kv::bytes_per_token(&self.kv_layers).saturating_mul(self.attention_tp)
+        kv::bytes_per_token(&self.kv_layers).saturating_mul(self.attention_tp())
     }
 
     /// The ranks one sequence's KV cache is split over: the TP degree, or
     /// the attention's own (SGLang's data-parallel attention).
     pub fn attention_tp(&self) -> u64 {
-        self.attention_tp
+        self.sharding.attention
+    }
+
+    /// How the engine splits the tensors over the stage's GPUs.
+    pub fn sharding(&self) -> Sharding {
+        self.sharding
     }
 
     /// The KV cache the workload itself needs: every sequence at its full
@@ -245,12 +251,12 @@ impl<E> Plan<'_, E> {
         let s = &self.scenario;
         kv::sequence_bytes(&self.kv_layers, s.sequence_tokens(), None)
             .saturating_mul(s.concurrency)
-            .saturating_mul(self.attention_tp)
+            .saturating_mul(self.attention_tp())
     }
 
     /// Recurrent state of one sequence over all layers and ranks.
     pub fn state_bytes_per_sequence(&self) -> u64 {
-        state::sequence_bytes(&self.state_layers).saturating_mul(self.attention_tp)
+        state::sequence_bytes(&self.state_layers).saturating_mul(self.attention_tp())
     }
 }
 

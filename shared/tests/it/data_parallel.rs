@@ -274,6 +274,28 @@ fn sglang_scenario(tp: u64, dp: u64, ep: u64) -> Scenario {
 }
 
 #[test]
+fn sglang_data_parallel_attention_reserves_its_padding() {
+    // SGLang 0.5.23 `arg_groups/memory_hook.py::reserve_for_graph_mb`: DP
+    // attention pads its decode batches, 3 MiB per batch entry per attention
+    // group and 1.5 more above 300 entries, kept outside mem_fraction_static.
+    let m = model("qwen3-30b-a3b");
+    let fraction = |dp: u64, dpa: bool| {
+        let mut s = sglang_scenario(4, dp, 4);
+        if let Engine::Sglang(o) = &mut s.engine {
+            o.enable_dp_attention = dpa;
+        }
+        sglang_report(&checked(&m, s)).mem_fraction_static
+    };
+    let (off, on) = (fraction(1, false), fraction(4, true));
+    // 138 GiB GPUs at TP 4: decode graphs up to 512 (`_handle_gpu_memory_settings`).
+    let padding_mib = 512.0 * 4.0 * (3.0 + 1.5);
+    let gpu_mib = 138.0 * 1024.0;
+    assert!(((off - on) - padding_mib / gpu_mib).abs() <= 0.001 + 1e-9, "{off} → {on}");
+    // One attention group is no data parallelism: nothing padded.
+    assert_eq!(fraction(1, true), off);
+}
+
+#[test]
 fn sglang_mla_under_data_parallel_attention() {
     // DeepSeek-V3/R1 at --tp 8 --dp 8 --enable-dp-attention
     // (`sglang-dsr1-fp8-dp8-dpattn-ep-141gb`, sglang#6017): the latent is one

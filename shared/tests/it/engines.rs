@@ -498,6 +498,32 @@ fn sglang_weights_are_the_allocators_segments() {
     assert!(logged - params > 27 * GIB / 100, "{params}");
 }
 
+/// The same segments under SGLang's data-parallel attention (`--dp-size 4
+/// --enable-dp-attention` at TP 4): attention is whole on each rank and so
+/// is the embedding, so their tensors are sized as such (`qkv_proj` 70 MiB
+/// and `o_proj` 50, whole segments; the embedding 1,485 in 1,486);
+/// `gate_up_proj` 135 in 136 and `down_proj` 67.5 in 68 stay split over TP,
+/// as does the head (371.25 in 372): 97.75 MiB.
+#[test]
+fn sglang_segments_follow_data_parallel_attention() {
+    use shared::engines::sglang;
+    let m = model("qwen2.5-32b");
+    let l4 = shared::catalog::gpu("l4").unwrap_or_else(|| panic!("l4"));
+    let run = |version| {
+        let o = sglang::Options { version, dp_size: 4, enable_dp_attention: true, ..Default::default() };
+        let s = Scenario {
+            gpus: vec![GpuSlot::from_catalog(l4); 4],
+            tp: 4,
+            engine: Engine::Sglang(sglang::Options { mem_fraction_static: Some(0.85), ..o }),
+            ..Scenario::default()
+        };
+        let (_, _, e) = report_of(&m, s);
+        e.per_gpu[0].budget.weight_bytes
+    };
+    let slack = run(sglang::Version::V0_5_23Alloc) - run(sglang::Version::V0_5_23Init);
+    assert_eq!(slack, 97 * MIB + 3 * MIB / 4);
+}
+
 /// vLLM's LoRA buffers: one slot of rank 16 on every linear layer of
 /// Llama-3.1-8B holds as many elements as a rank-16 all-linear adapter has
 /// parameters (PEFT's "trainable params: 41,943,040" for Llama-3-8B), in

@@ -292,7 +292,18 @@ pub fn gpu_memory_settings(p: &Plan) -> GpuMemorySettings {
     } else {
         prefill_graph_sizes(chunk) as f64 * 8.0
     };
-    let graphs = max_bs as f64 * 2.0 + prefill_graphs;
+    // Data-parallel attention pads its decode batches: 3 MiB per batch
+    // entry per attention group, 4.5 above 300 entries (`reserve_for_graph_mb`).
+    let attn_dp = if let Engine::Sglang(o) = p.scenario.engine
+        && o.enable_dp_attention
+        && o.dp_size > 1
+    {
+        o.dp_size as f64
+    } else {
+        0.0
+    };
+    let dp_padding = max_bs as f64 * attn_dp * if max_bs > 300 { 4.5 } else { 3.0 };
+    let graphs = max_bs as f64 * 2.0 + dp_padding + prefill_graphs;
     // 512 MiB of metadata, 1.5 MiB per activation token, 1 GiB per 8 ranks.
     let stages = p.scenario.stages() as f64;
     let mut reserved = 512.0 + (chunk.max(2048) as f64) * 1.5 + (tp as f64 * stages) / 8.0 * 1024.0 + graphs;

@@ -93,7 +93,7 @@ pub fn buffer_bytes(p: &Plan, o: Options) -> u64 {
     if o.data_parallel_size <= 1 || !o.enable_expert_parallel {
         return 0;
     }
-    let ranks = o.expert_split(p.tp()).ranks;
+    let ranks = p.sharding().experts.ranks;
     match o.all2all_backend {
         None | Some(All2All::AllgatherReducescatter | All2All::Naive) => 0,
         // The RDMA buffer only across nodes (`internode`).

@@ -415,7 +415,7 @@ pub(super) fn mxfp4_padding_bytes(p: &Plan, stage: usize, gpu: &str, o: Options)
         let down = h.saturating_mul(i / 2 + i / 32 + bias);
         up.saturating_add(down)
     };
-    let (experts, i) = o.expert_split(p.tp()).local(&moe);
+    let (experts, i) = p.sharding().experts.local(&moe);
     let h = text.hidden_size;
     let padded = per_expert(i.next_multiple_of(pad_i), h.next_multiple_of(pad_h));
     let extra = padded.saturating_sub(per_expert(i, h)).saturating_mul(experts);
@@ -543,11 +543,16 @@ pub fn segment_slack_bytes(p: &Plan, stage: usize) -> u64 {
 /// padded to 64 (`vocab_parallel_embedding.py::pad_vocab_size`). Linear
 /// layers count when stored in the model dtype (quantised ones are repacked
 /// after loading); MLA's projections and the vision tower are not counted.
+/// Each part over the ranks the engine splits it over (`Sharding`: SGLang's
+/// data-parallel attention holds attention over TP ÷ DP ranks and the
+/// embedding whole; the head stays vocab-parallel over TP).
 fn weight_tensor_slack(p: &Plan, stage: usize, slack_of: fn(u64) -> u64) -> u64 {
     use crate::arch::{AttentionKind, Ffn, LayerAttention};
     use crate::formats::WeightFormat;
     let t = &p.model.arch.text;
     let tp = p.tp().max(1);
+    let sharding = p.sharding();
+    let attention_ranks = sharding.attention.max(1);
     let h = t.hidden_size;
     let dtype = p.bytes_per_element();
     // Bytes per element of the attention and dense layers, and of the experts.
@@ -569,8 +574,12 @@ fn weight_tensor_slack(p: &Plan, stage: usize, slack_of: fn(u64) -> u64) -> u64 
     for l in t.layers.get(p.stage_range(stage)).unwrap_or(&[]) {
         if standard && !matches!(l.attention, LayerAttention::None) {
             let (k, v) = l.head_dims(t.head_dim, t.v_head_dim);
-            let heads = t.num_heads / tp;
-            let kv = if l.shape.kv_shared { 0 } else { crate::kv::kv_heads_per_rank(l.kv_heads(t.num_kv_heads), tp) };
+            let heads = t.num_heads / attention_ranks;
+            let kv = if l.shape.kv_shared {
+                0
+            } else {
+                crate::kv::kv_heads_per_rank(l.kv_heads(t.num_kv_heads), attention_ranks)
+            };
             let values = if l.shape.k_eq_v { 0 } else { kv.saturating_mul(v) };
             let qkv = heads.saturating_mul(k).saturating_add(kv.saturating_mul(k)).saturating_add(values);
             total = total.saturating_add(slack(qkv, h, dense)).saturating_add(slack(h, heads.saturating_mul(v), dense));
@@ -583,7 +592,7 @@ fn weight_tensor_slack(p: &Plan, stage: usize, slack_of: fn(u64) -> u64) -> u64 
         let ffn = match (l.ffn, t.moe) {
             (Ffn::Dense, _) => mlp(if l.shape.ffn_width > 0 { l.shape.ffn_width } else { t.intermediate_size }, dense),
             (Ffn::Moe, Some(m)) => {
-                let (n, i) = crate::plan::EngineRules::sharding(&p.scenario.engine, tp).experts.local(&m);
+                let (n, i) = sharding.experts.local(&m);
                 let shared = if m.shared_intermediate_size > 0 { mlp(m.shared_intermediate_size, dense) } else { 0 };
                 slack(n.saturating_mul(2 * i), h, experts)
                     .saturating_add(slack(n.saturating_mul(h), i, experts))
@@ -595,14 +604,14 @@ fn weight_tensor_slack(p: &Plan, stage: usize, slack_of: fn(u64) -> u64) -> u64 
     }
     // GGUF keeps its embedding quantised.
     let table = if matches!(p.scenario.weights, WeightFormat::Gguf(_)) { 0 } else { dtype };
-    let rows = |n: u64| n.div_ceil(64).saturating_mul(64) / tp;
+    let rows = |n: u64, ranks: u64| n.div_ceil(64).saturating_mul(64) / ranks.max(1);
     if stage == 0 && p.first_on_gpu {
         let input = if t.embedding_rows > 0 { t.embedding_rows } else { t.vocab_size };
-        total = total.saturating_add(slack(rows(input), h, table));
+        total = total.saturating_add(slack(rows(input, sharding.embedding), h, table));
     }
     // A tied head is the embedding, unless pipeline stages hold them apart.
     if p.is_last_stage(stage) && (!t.tie_word_embeddings || stage > 0) {
-        total = total.saturating_add(slack(rows(t.vocab_size), h, table));
+        total = total.saturating_add(slack(rows(t.vocab_size, tp), h, table));
     }
     total
 }

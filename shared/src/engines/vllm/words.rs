@@ -247,7 +247,7 @@ fn parallel_terms(p: &Plan, r: &Report, o: Options, own: &mut Vec<Term>) {
             Basis::EngineRule,
         ));
     }
-    let split = o.expert_split(p.tp());
+    let split = p.sharding().experts;
     if split.ranks == 1 && o.data_parallel_size > 1 {
         let ranks = split.shards;
         own.push(Term::count(
