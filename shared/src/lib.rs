@@ -21,6 +21,7 @@ pub mod link;
 pub mod live;
 pub mod model;
 pub mod oom;
+pub mod order;
 pub mod plan;
 pub mod probe;
 pub mod protocol;

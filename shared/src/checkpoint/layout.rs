@@ -139,7 +139,7 @@ impl ExactLayout {
                 None => dtypes.push(DtypeBytes { dtype: t.dtype.name().to_owned(), tensors: 1, bytes: t.bytes }),
             }
         }
-        dtypes.sort_by_key(|d| std::cmp::Reverse(d.bytes));
+        crate::order::sort_by_key(&mut dtypes, |d| std::cmp::Reverse(d.bytes));
         let num_layers = hints.num_layers.unwrap_or_else(|| max_layer.map_or(0, |m| m.saturating_add(1)));
         Self {
             kind: checkpoint.kind,

@@ -133,7 +133,7 @@ impl Plan {
         } else {
             let mut shards: Vec<String> =
                 names.iter().filter(|n| n.ends_with(".safetensors")).map(|n| (*n).to_owned()).collect();
-            shards.sort();
+            crate::order::sort(&mut shards);
             if shards.is_empty() {
                 return Err(CheckpointError::Invalid("no .safetensors or .gguf file was given".into()));
             }

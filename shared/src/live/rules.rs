@@ -71,7 +71,7 @@ pub fn diagnose(window: &Window) -> Vec<Finding> {
         }
         out.extend(leftovers(gpu, series, now));
     }
-    out.sort_by_key(|f| (f.gpu, f.cause, f.pid));
+    crate::order::sort_by_key(&mut out, |f| (f.gpu, f.cause, f.pid));
     out
 }
 
@@ -303,7 +303,7 @@ fn unbalanced(window: &Window) -> Vec<Finding> {
         let mut f = finding(Cause::Unbalanced, full_gpu, full_now, Some((pid, name.clone())));
         f.bytes = full_held;
         f.spread = places.iter().map(|p| (p.0, p.1)).collect();
-        f.spread.sort_unstable();
+        crate::order::sort(&mut f.spread);
         f.since_ms = full_now.t_ms.saturating_sub(SETTLE_MS);
         f.evidence = format!(
             "{} holds {} on GPU {full_gpu} ({} % full) and {} on GPU {empty_gpu} ({} % full)",

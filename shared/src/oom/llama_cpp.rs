@@ -52,7 +52,7 @@ pub(super) fn scan(t: &[u8], out: &mut Vec<Occurrence>) {
     let mut events = Vec::new();
     malloc_events(t, &mut events);
     buffer_events(t, &mut events);
-    events.sort_by_key(|e| e.start);
+    crate::order::sort_by_key(&mut events, |e| e.start);
 
     let mut group: Vec<Event<'_>> = Vec::new();
     for e in events {

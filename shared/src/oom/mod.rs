@@ -162,13 +162,13 @@ pub fn parse(text: &str) -> OomReport {
     pytorch::scan(t, &mut found);
     vllm::scan(t, &mut found);
     llama_cpp::scan(t, &mut found);
-    found.sort_by_key(|o| o.start);
+    crate::order::sort_by_key(&mut found, |o| o.start);
 
     let Some(last) = found.len().checked_sub(1) else {
         return unrecognised(&text);
     };
     let mut gpus_seen: Vec<u32> = found.iter().filter_map(|o| o.report.gpu_index).collect();
-    gpus_seen.sort_unstable();
+    crate::order::sort(&mut gpus_seen);
     gpus_seen.dedup();
     let count = found.len();
     let chosen = found.iter().rposition(|o| missing_fields(&o.report).is_empty()).unwrap_or(last);

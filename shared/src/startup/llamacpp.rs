@@ -295,7 +295,7 @@ pub fn layer_split(log: &super::StartupLog, layers: u64) -> Option<String> {
             _ => None,
         })
         .collect();
-    kv.sort_unstable();
+    crate::order::sort(&mut kv);
     let total: u64 = kv.iter().map(|&(_, b)| b).sum();
     if kv.len() < 2 || total == 0 || layers == 0 || kv.iter().enumerate().any(|(i, &(g, _))| g != i) {
         return None;

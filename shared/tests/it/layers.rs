@@ -9,8 +9,9 @@ use std::path::{Path, PathBuf};
 /// Lowest first. A module may use modules of strictly lower layers only;
 /// modules of one layer do not use each other.
 const LAYERS: &[&[&str]] = &[
-    // Exact decimals, read without the float parser (for the page's size).
-    &["decimal"],
+    // Exact decimals, read without the float parser, and one stable sorter
+    // for every element type (both for the page's size).
+    &["decimal", "order"],
     &["units", "explain"],
     &["arch"],
     &["checkpoint", "catalog", "state", "hub"],

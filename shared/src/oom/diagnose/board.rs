@@ -40,11 +40,11 @@ impl Board {
 
     pub(super) fn ranked(&self) -> Vec<Cause> {
         let mut list: Vec<_> = self.scores.clone();
-        list.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+        crate::order::sort_by(&mut list, |a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
         list.into_iter()
             .enumerate()
             .map(|(i, (id, score, mut evidence))| {
-                evidence.sort_by_key(|e| std::cmp::Reverse(e.0));
+                crate::order::sort_by_key(&mut evidence, |e| std::cmp::Reverse(e.0));
                 Cause {
                     id,
                     rank: u32::try_from(i + 1).unwrap_or(u32::MAX),
@@ -64,7 +64,7 @@ impl Board {
         let rank = |id: CauseId| causes.iter().find(|c| c.id == id).map_or(u32::MAX, |c| c.rank);
         let mut out = self.fixes.clone();
         // Stable: within a cause and a cost, rules added the most telling fix first.
-        out.sort_by_key(|f| {
+        crate::order::sort_by_key(&mut out, |f| {
             (rank(f.cause), f.fits == Some(false), if by_cost { f.gives_up } else { GivesUp::Nothing })
         });
         out

@@ -404,7 +404,7 @@ fn smaller_model(model: &Model, s: &Scenario, need: u64, presets: PresetModel) -
                 && m.name != model.name
         })
         .collect();
-    candidates.sort_by_key(|m| std::cmp::Reverse(m.parameters()));
+    crate::order::sort_by_key(&mut candidates, |m| std::cmp::Reverse(m.parameters()));
     let m = candidates.into_iter().find(|m| solve::fits(m, s))?;
     let e = crate::estimate::estimate(&m, s.clone().validate().ok()?);
     let after = fullest(&e).map_or(0, |g| g.total_bytes);

@@ -77,17 +77,17 @@ pub struct FleetView {
 pub fn view(gpus: &[FleetGpu], e: Option<&Estimate>, units: UnitSystem) -> FleetView {
     let b = |x: u64| format_bytes(x, units);
     let mut needs: Vec<u64> = e.map(|e| e.per_gpu.iter().map(|g| g.total_bytes).collect()).unwrap_or_default();
-    needs.sort_unstable_by(|a, b| b.cmp(a));
+    shared::order::sort_by(&mut needs, |a, b| b.cmp(a));
     let largest = needs.first().copied();
     let mut names: Vec<&str> = gpus.iter().map(|g| g.host.as_str()).collect();
     names.dedup();
-    names.sort_unstable();
+    shared::order::sort(&mut names);
     names.dedup();
     let mut hosts: Vec<FleetHost> = names
         .into_iter()
         .map(|name| {
             let mut mine: Vec<&FleetGpu> = gpus.iter().filter(|g| g.host == name).collect();
-            mine.sort_by_key(|g| (g.stale, std::cmp::Reverse(g.free_bytes)));
+            shared::order::sort_by_key(&mut mine, |g| (g.stale, std::cmp::Reverse(g.free_bytes)));
             let fresh = mine.iter().filter(|g| !g.stale).count();
             // Shares by size onto GPUs by free memory: fits when every pair fits.
             let placed = !needs.is_empty()
@@ -116,7 +116,9 @@ pub fn view(gpus: &[FleetGpu], e: Option<&Estimate>, units: UnitSystem) -> Fleet
         })
         .collect();
     let best = |h: &FleetHost| h.rows.iter().filter(|r| r.standing != Standing::Stale).map(|r| r.headroom).max();
-    hosts.sort_by(|a, b| (b.fits > 0).cmp(&(a.fits > 0)).then(best(b).cmp(&best(a))).then(a.name.cmp(&b.name)));
+    shared::order::sort_by(&mut hosts, |a, b| {
+        (b.fits > 0).cmp(&(a.fits > 0)).then(best(b).cmp(&best(a))).then(a.name.cmp(&b.name))
+    });
     let fits = hosts.iter().map(|h| h.fits).sum();
     let stale = gpus.iter().filter(|g| g.stale).count();
     let fit_hosts = hosts.iter().filter(|h| h.fits > 0).count();
