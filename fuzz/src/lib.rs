@@ -20,6 +20,7 @@ use shared::protocol::{ClientMessage, ServerMessage};
 use shared::solve::{Question, solve};
 use web::view_model::diagnose::findings_for;
 use web::view_model::hub::HubState;
+use web::view_model::read::Linked;
 use web::view_model::resolve;
 
 /// One target: its name (`fuzz_targets/<name>.rs`, `regressions/<name>/`)
@@ -88,7 +89,7 @@ pub fn config_checkpoint(data: &[u8]) {
 pub fn oom(data: &[u8]) {
     let text = String::from_utf8_lossy(data);
     for plan in PLANS {
-        let _ = findings_for(plan, &HubState::Idle, &text);
+        let _ = findings_for(plan, &HubState::Idle, &Linked, &text);
     }
 }
 
@@ -98,7 +99,7 @@ pub fn startup(data: &[u8]) {
     let text = String::from_utf8_lossy(data);
     let _ = shared::startup::read(&text);
     for plan in PLANS {
-        let _ = findings_for(plan, &HubState::Idle, &text);
+        let _ = findings_for(plan, &HubState::Idle, &Linked, &text);
     }
 }
 

@@ -252,6 +252,15 @@ async fn pasted_error_journey() -> anyhow::Result<()> {
     ensure!(code.contains("torch.cuda.empty_cache()"), "its command: {code}");
     page.screenshot("journey-pasted-error-plan").await?;
 
+    // A model that is not a preset (a parameter count, read by the reader
+    // bundle): the diagnosis plans it from the page's own reading.
+    paste_oom(&page, &server.page("params=3b")).await?;
+    page.wait_until("the stand-in's plan", async |p: &Page| {
+        Ok(p.exists("oom-checked-against").await?
+            && p.text("oom-checked-against").await?.contains("custom 3.00B parameters"))
+    })
+    .await?;
+
     // A llama.cpp log (Ollama's runner) that prints its model's metadata,
     // pasted against a link of another model: set against the model it ran
     // (issue 35), term by term.

@@ -317,6 +317,14 @@ async fn live_findings() -> anyhow::Result<()> {
     shot(&page, "live-findings", "live-finding").await?;
     page.resize(390, 844).await?;
     shot(&page, "live-findings", "live-finding-phone").await?;
+    // A model that is not a preset (a parameter count, read by the reader
+    // bundle): live mode takes the page's own reading with the plan. The
+    // tab knows the agent, so the page reconnects by itself.
+    page.open(&format!("{}/?params=3b&gpu=rtx-4090", lab.origin())).await?;
+    page.wait_until("the stand-in's figures beside the finding", async |p: &Page| {
+        Ok(p.exists("live-finding").await? && p.text("live-finding").await?.contains("Your plan:"))
+    })
+    .await?;
     page.close().await?;
     Ok(())
 }

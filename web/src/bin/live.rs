@@ -17,10 +17,19 @@ pub fn start(use_gpu: js_sys::Function, fragment_token: Option<String>) {
 }
 
 /// The calculator's plan as a share-link query (and, for a `hf=` model, the
-/// hub's answer: its id, config.json and safetensors total, empty if none).
+/// hub's answer: its id, config.json and safetensors total, empty if none;
+/// then the page's reading of a model that is not a preset, empty if none).
 #[wasm_bindgen]
-pub fn plan(query: &str, hub_id: &str, hub_config: &str, hub_checkpoint: &str, hub_model: &[u8]) {
-    web::live::runtime::set_plan(query, hub_id, hub_config, hub_checkpoint, hub_model);
+pub fn plan(
+    query: &str,
+    hub_id: &str,
+    hub_config: &str,
+    hub_checkpoint: &str,
+    hub_model: &[u8],
+    read: Option<Vec<u8>>,
+) {
+    let hub = web::view_model::hub::HubState::from_bundle_args(hub_id, hub_config, hub_checkpoint, hub_model);
+    web::live::runtime::set_plan(query, &hub, read.as_deref().unwrap_or_default());
 }
 
 fn main() {}

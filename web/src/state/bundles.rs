@@ -43,10 +43,14 @@ pub(crate) fn why(e: &JsValue) -> String {
 
 /// The plan as the on-demand bundles take it: the share-link query, then the
 /// hub's answer for a `hf=` or `file=` model (id, config.json, safetensors
-/// total, the encoded checkpoint model; empty when none). Tracks the inputs and the hub.
+/// total, the encoded checkpoint model; empty when none), then the page's
+/// reading of a model that is not a preset ([`super::reader::last_reading`]).
+/// Tracks the inputs, the hub and the model.
 pub(crate) fn plan_args(app: AppState) -> Array {
     let args = Array::new();
     args.push(&app.inputs.with(encode).into());
+    // The reading is the model memo's: read it after the memo has run.
+    app.model.with(|_| ());
     app.hub.with(|h| {
         let (id, config, bytes, model) = match h {
             HubState::Loaded { id, config, checkpoint_bytes, checkpoint } => (
@@ -61,6 +65,7 @@ pub(crate) fn plan_args(app: AppState) -> Array {
         args.push(&config.into());
         args.push(&bytes.into());
         args.push(&js_sys::Uint8Array::from(model));
+        args.push(&super::reader::last_reading());
     });
     args
 }

@@ -43,6 +43,10 @@ thread_local! {
     static BUNDLE_FNS: RefCell<Option<Rc<Bundle>>> = const { RefCell::new(None) };
     /// The import under way, shared by every caller that waits for it.
     static IMPORT: RefCell<Option<Promise>> = const { RefCell::new(None) };
+    /// The last architecture the bundle answered, encoded, as the bundle's
+    /// `Uint8Array` (`undefined` when the last reading failed): handed on
+    /// with the plan as it is ([`last_reading`]).
+    static LAST_READ: RefCell<JsValue> = const { RefCell::new(JsValue::UNDEFINED) };
 }
 
 fn loaded() -> Option<Rc<Bundle>> {
@@ -124,6 +128,15 @@ pub fn check_config(json: &str) -> Result<(), String> {
     }
 }
 
+/// The page's reading of the plan's model when it is not a preset: the
+/// encoded architecture the bundle last answered (the model memo asks only
+/// for the current model's), or `undefined`, as the diagnose and live
+/// bundles take it (`view_model::read::Handed`, which only a model that
+/// needs a reader consults).
+pub fn last_reading() -> JsValue {
+    LAST_READ.with(|r| r.borrow().clone())
+}
+
 /// Whether a page query carries a pasted config (`cfg=`).
 pub fn needed_by(query: &str) -> bool {
     let query = query.strip_prefix('?').unwrap_or(query);
@@ -146,8 +159,9 @@ impl Bundle {
 
     /// Calls an export that answers an encoded architecture.
     fn architecture(&self, f: &Function, arg: &str) -> Result<Architecture, String> {
-        let bytes = self.call(f, arg)?.dyn_into::<Uint8Array>().map_err(|_| "not bytes".to_owned())?;
-        decode(&bytes.to_vec())
+        let bytes = self.call(f, arg).and_then(|v| v.dyn_into::<Uint8Array>().map_err(|_| "not bytes".to_owned()));
+        LAST_READ.with(|r| *r.borrow_mut() = bytes.as_ref().map_or(JsValue::UNDEFINED, JsValue::from));
+        decode(&bytes?.to_vec())
     }
 
     /// `compact(json)`: the config as a link carries it, or the reader's error.

@@ -5,7 +5,7 @@
 
 use shared::estimate::{ValidScenario, estimate};
 use shared::explain::{thousands, upper_first};
-use shared::link::{LinkState, ModelSource, decode};
+use shared::link::{LinkState, ModelSource};
 use shared::model::Model;
 use shared::oom::{DiagnoseContext, Diagnosis, OomKind, OomReport, diagnose, parse};
 use shared::startup::{self, Amount, BufferCheck, StartupLog, WhatIfs};
@@ -13,19 +13,21 @@ use shared::units::{UnitSystem, format_bytes};
 
 use super::html::{Html, copy_button, gives_up_text};
 use super::hub::HubState;
+use super::read::{Reader, handed_state};
 use super::{presets, resolve};
 
 /// The whole diagnose view for a pasted `text` against the plan of a share
-/// link's `query` (and, for a `hf=` model, the hub's answer): what the
-/// on-demand bundle (`src/bin/diagnose.rs`) returns to the page. Empty for
-/// blank text.
-pub fn findings_for(query: &str, hub: &HubState, text: &str) -> String {
+/// link's `query` (and, for a `hf=` model, the hub's answer), its model not
+/// a preset read by `reader` (the bundle's is the page's own reading,
+/// [`super::read::Handed`]): what the on-demand bundle (`src/bin/diagnose.rs`)
+/// returns to the page. Empty for blank text.
+pub fn findings_for(query: &str, hub: &HubState, reader: &dyn Reader, text: &str) -> String {
     if text.trim().is_empty() {
         return String::new();
     }
-    let state = decode(query).state;
+    let state = handed_state(query);
     let report = parse(text);
-    let model = resolve::model(&state, hub).ok();
+    let model = resolve::model_with(&state, hub, reader).ok();
     let scenario = model.as_ref().and_then(|m| resolve::scenario(&state, m).ok());
     // The presets' build-time reading: this bundle carries no config texts.
     let ctx = DiagnoseContext::with_presets(|p| presets::model(p).ok());
@@ -372,7 +374,9 @@ pub fn findings_html(report: &OomReport, diagnosis: &Diagnosis, units: UnitSyste
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::view_model::read::Linked;
     use shared::estimate::Scenario;
+    use shared::link::decode;
     use shared::model::Model;
 
     const OOM: &str = "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 1.95 GiB. GPU 0 has a total \
@@ -396,6 +400,30 @@ mod tests {
         assert!(html.contains(" on GPU 0"));
     }
 
+    /// The diagnose bundle's path: a model that is not a preset, planned
+    /// from the page's handed reading, diagnoses as the linked readers do;
+    /// with nothing handed, the error is diagnosed without a plan.
+    #[test]
+    fn a_handed_reading_diagnoses_as_the_linked_readers_do() {
+        use crate::view_model::presets::encode;
+        use crate::view_model::read::{Handed, Reader};
+        let json = r#"{"model_type":"qwen2","hidden_size":3584,"intermediate_size":18944,"num_hidden_layers":28,
+            "num_attention_heads":28,"num_key_value_heads":4,"vocab_size":152064,"tie_word_embeddings":false}"#;
+        for (source, read) in [
+            (ModelSource::Config(json.into()), Linked.config(json)),
+            (ModelSource::Params(3_000_000_000), Linked.stand_in(3_000_000_000)),
+        ] {
+            let query = shared::link::encode(&LinkState { model: source, ..LinkState::default() });
+            let arch = read.unwrap_or_else(|| panic!("linked")).unwrap_or_else(|e| panic!("{e}"));
+            let bytes = encode(&arch).unwrap_or_else(|e| panic!("{e}"));
+            let linked = findings_for(&query, &HubState::Idle, &Linked, OOM);
+            assert!(linked.contains("data-testid=\"oom-checked-against\""), "a plan for {query}");
+            assert_eq!(findings_for(&query, &HubState::Idle, &Handed(&bytes), OOM), linked, "{query}");
+            let bare = findings_for(&query, &HubState::Idle, &Handed(&[]), OOM);
+            assert!(!bare.contains("oom-checked-against") && bare.contains("data-recognised=\"true\""), "{query}");
+        }
+    }
+
     /// The bundle's presets (their build-time reading) give the diagnosis
     /// the CLI's presets (read from their configs) give, a smaller model of
     /// the family among its fixes.
@@ -417,7 +445,7 @@ mod tests {
     fn a_pasted_start_up_log_reconciles_term_by_term() {
         let log = include_str!("../../../shared/tests/fixtures/startup/vllm-v1-0101-qwen2-7b-a100-u05.txt");
         let query = "model=qwen2-7b&gpu=a100-80gb-sxm&g=1&e=vllm&vllm=0.33";
-        let html = findings_for(query, &HubState::Idle, log);
+        let html = findings_for(query, &HubState::Idle, &Linked, log);
         assert!(html.contains("Start-up log against the plan"), "{html}");
         assert!(html.contains("taken from the log: vLLM rules 0.10"), "{html}");
         assert!(html.contains("gpu_memory_utilization 0.5"), "{html}");
@@ -454,14 +482,14 @@ mod tests {
     #[test]
     fn a_pasted_llamacpp_log_is_planned_with_its_own_model() {
         let log = include_str!("../../../shared/tests/fixtures/startup/ollama-054-llama31-8b-q4km-rtx4090.txt");
-        let html = findings_for("model=gpt2", &HubState::Idle, log);
+        let html = findings_for("model=gpt2", &HubState::Idle, &Linked, log);
         assert!(html.contains("Planned with the model the log describes"), "{html}");
         assert!(html.contains("Start-up log against the plan"), "{html}");
         let l = startup::read(log).expect("a start-up log");
         let (m, _, _) = startup::logged_model(l.model.as_ref().expect("metadata")).expect("a model");
         assert_eq!(m.layout.num_layers, 32);
         // The link's own model when it has the log's shapes: no note.
-        let same = findings_for("model=llama-3.1-8b", &HubState::Idle, log);
+        let same = findings_for("model=llama-3.1-8b", &HubState::Idle, &Linked, log);
         assert!(!same.contains("Planned with the model the log describes"), "{same}");
         assert!(same.contains("Start-up log against the plan"), "{same}");
     }
@@ -471,13 +499,13 @@ mod tests {
     #[test]
     fn a_pasted_vllm_log_is_planned_with_the_preset_it_names() {
         let log = include_str!("../../../shared/tests/fixtures/startup/vllm-v1-0190-qwen25-7b-h100-debug.txt");
-        let html = findings_for("model=gpt2", &HubState::Idle, log);
+        let html = findings_for("model=gpt2", &HubState::Idle, &Linked, log);
         assert!(
             html.contains("Planned with the model the log names (Qwen/Qwen2.5-7B-Instruct: Qwen2.5 7B Instruct)"),
             "{html}"
         );
         assert!(html.contains("Start-up log against the plan"), "{html}");
-        let want = findings_for("model=qwen2.5-7b", &HubState::Idle, log);
+        let want = findings_for("model=qwen2.5-7b", &HubState::Idle, &Linked, log);
         assert!(!want.contains("Planned with the model the log names"), "{want}");
         // The same rows as the link of the preset itself.
         let rows = |h: &str| h.matches("data-testid=\"startup-row\"").count();
@@ -495,9 +523,9 @@ mod tests {
             &diagnose(&report, &DiagnoseContext::error_only().with_plan(&m, &s)),
             UnitSystem::Binary,
         );
-        assert_eq!(findings_for("model=llama-3.1-8b", &HubState::Idle, OOM), want);
-        assert_eq!(findings_for("model=llama-3.1-8b", &HubState::Idle, "  "), "");
-        let gb = findings_for("model=llama-3.1-8b&u=gb", &HubState::Idle, OOM);
+        assert_eq!(findings_for("model=llama-3.1-8b", &HubState::Idle, &Linked, OOM), want);
+        assert_eq!(findings_for("model=llama-3.1-8b", &HubState::Idle, &Linked, "  "), "");
+        let gb = findings_for("model=llama-3.1-8b&u=gb", &HubState::Idle, &Linked, OOM);
         assert!(gb.contains(" GB<") && !gb.contains("GiB<"));
     }
 }

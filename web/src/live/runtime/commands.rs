@@ -16,15 +16,17 @@ use crate::live::view_model::reality::{Target, gpu_choice};
 use crate::live::view_model::status::{LinkStatus, agent_ws_url};
 use crate::live::{fleet, socket, store, wire};
 use crate::view_model::hub::HubState;
+use crate::view_model::read::{Handed, handed_state};
 use crate::view_model::resolve;
 
-/// The calculator's plan changed: `query` is its share-link query; `hub_id`
-/// is empty unless the model came from the hub, then `hub_config` is its
-/// config.json and `hub_checkpoint` its safetensors total (empty when unknown).
-pub fn set_plan(query: &str, hub_id: &str, hub_config: &str, hub_checkpoint: &str, hub_model: &[u8]) {
-    let state = shared::link::decode(query).state;
-    let hub = HubState::from_bundle_args(hub_id, hub_config, hub_checkpoint, hub_model);
-    let inputs = resolve::model(&state, &hub).ok().and_then(|m| resolve::scenario(&state, &m).ok().map(|s| (m, s)));
+/// The calculator's plan changed: `query` is its share-link query, `hub` the
+/// hub's answer for a `hf=` or `file=` model and `read` the page's reading
+/// of a model that is not a preset ([`Handed`]).
+pub fn set_plan(query: &str, hub: &HubState, read: &[u8]) {
+    let state = handed_state(query);
+    let inputs = resolve::model_with(&state, hub, &Handed(read))
+        .ok()
+        .and_then(|m| resolve::scenario(&state, &m).ok().map(|s| (m, s)));
     let estimate = inputs.as_ref().map(|(m, s)| estimate(m, s.clone()));
     let facts = inputs.as_ref().zip(estimate.as_ref()).map(|((m, _), e)| PlanFacts::of(m, e));
     with(|s| s.plan = CalculatorPlan { units: state.units, inputs, estimate, facts });
