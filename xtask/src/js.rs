@@ -3,8 +3,11 @@
 //! 1 kB less gzip on the first load (measured on `web.js`, wasm-bindgen
 //! 0.2). Lines are kept, so automatic semicolon insertion reads the code as
 //! before. A string or template literal over several lines could hold text
-//! that looks like a comment: the glue has none, and if it ever has one
-//! (an odd number of backticks on a line) the glue is left as it is.
+//! that looks like a comment: the glue has none, and if it ever has one (an
+//! odd number of backticks on a line of code: the literal's first line stays
+//! as code whatever follows it) the glue is left as it is. Backticks in the
+//! comments themselves (the exports' JSDoc, copied from their Rust docs,
+//! where a code span may wrap) are not code, and do not count.
 //!
 //! It also drops the exported classes no code can make an instance of: a
 //! class wasm-bindgen writes without a `constructor` and never wraps
@@ -17,9 +20,6 @@
 
 /// `js` slimmed, or `None` when a template literal spans lines.
 pub fn slim(js: &str) -> Option<String> {
-    if js.lines().any(|l| l.matches('`').count() % 2 == 1) {
-        return None;
-    }
     let mut out = String::with_capacity(js.len());
     let mut in_block = false;
     for line in js.lines().map(str::trim) {
@@ -44,6 +44,9 @@ pub fn slim(js: &str) -> Option<String> {
         }
         out.push_str(line);
         out.push('\n');
+    }
+    if out.lines().any(|l| l.matches('`').count() % 2 == 1) {
+        return None;
     }
     Some(drop_unmade_classes(&out))
 }
@@ -90,6 +93,10 @@ mod tests {
             Some("export class A {\nget n() {\nreturn `${x}` + '/* kept */';\n}\n}\nconst b = 1 // trailing stays\n")
         );
         assert_eq!(slim("const t = `a\n// b`;\n"), None);
+        assert_eq!(slim("const t = `a\n/* b */\nc`;\n"), None);
+        // An export's JSDoc, a code span wrapped over two lines.
+        let doc = "/**\n * Files (`File`s): `[name,\n * bytes]`, or why.\n */\nexport function local(files) {\n    return 1;\n}\n";
+        assert_eq!(slim(doc).as_deref(), Some("export function local(files) {\nreturn 1;\n}\n"));
         assert_eq!(slim("  /*#__PURE__*/ f();\n/* a\n b */\ng();\n").as_deref(), Some("/*#__PURE__*/ f();\ng();\n"));
     }
 
