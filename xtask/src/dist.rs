@@ -146,7 +146,16 @@ use crate::{css, js, wasm};
 /// replicas, experts per GPU …) opening under the pool's figure, as
 /// `--explain` lists them: +227 B, to 307,366 B. The overhead term saying
 /// when the memory outside PyTorch holds DeepEP's buffers: +87 B, to
-/// 307,453 B, and the ceiling to 307,500 B.
+/// 307,453 B, and the ceiling to 307,500 B. The page handing its reading
+/// of a model that is not a preset on to the diagnose and live bundles
+/// (`view_model::read::Handed`: live mode no longer carries the family
+/// readers, 278,081 → 240,527 B gzip of its wasm with one sorter for its
+/// sorts, `shared::order`; the diagnose bundle 307,542 → 297,167 B): +147 B,
+/// to 307,607 B. SGLang's data-parallel attention: its decode padding kept
+/// outside `mem_fraction_static` and the allocator's segments split as the
+/// attention and embedding are: +91 B, to 307,698 B. The plan keeping its
+/// engine's `Sharding` instead of asking the engine again where it is read:
+/// −220 B, to 307,482 B, and the ceiling back to 307,500 B.
 const BUNDLE_BUDGET_BYTES: u64 = 307_500;
 
 /// The wasm-opt passes, in order (binaryen 108; measured on the first load,
