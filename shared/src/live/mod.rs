@@ -25,7 +25,7 @@ use std::collections::BTreeMap;
 
 pub use crate::engines::live::{from_process_name as engine_of, preallocates};
 pub use finding::{Cause, Certainty, Finding, Growth};
-pub use plan::{PlanFacts, plan_notes};
+pub use plan::{LivePlan, PlanFacts, PlanGpu, plan_notes};
 pub use window::{SPAN_MS, Window};
 
 use crate::protocol::Sample;

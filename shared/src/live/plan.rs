@@ -3,18 +3,21 @@
 //! The agent diagnoses without a plan; the page and `headroom watch --plan`
 //! know one and add these notes.
 
-use crate::engines::EngineKind;
+use serde::{Deserialize, Serialize};
+
 use crate::engines::live::token_limit;
+use crate::engines::{EngineKind, EnginePlan, ValidScenario};
 use crate::estimate::Estimate;
 use crate::formats::WeightFormat;
 use crate::model::Model;
-use crate::plan::WeightPlan;
+use crate::plan::{GpuBudget, GpuPeak, WeightPlan};
+use crate::probe::{ProbePlan, plan_for_gpu};
 use crate::units::{UnitSystem, format_bytes};
 
 use super::finding::{Cause, Finding};
 
 /// The figures of a plan a diagnosis compares with.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PlanFacts {
     pub model: String,
     pub engine: EngineKind,
@@ -41,6 +44,45 @@ impl PlanFacts {
             kv_bytes_per_token: estimate.kv_bytes_per_token,
             concurrency: estimate.concurrency.max(1),
             weights_in: LADDER.iter().map(|&f| (f, WeightPlan::new(model, f, 1).total)).collect(),
+        }
+    }
+}
+
+/// One GPU of the plan as live mode draws it beside a reading.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PlanGpu {
+    pub index: usize,
+    /// `budget.total_bytes()`.
+    pub total_bytes: u64,
+    pub budget: GpuBudget,
+}
+
+impl From<&GpuPeak> for PlanGpu {
+    fn from(g: &GpuPeak) -> Self {
+        Self { index: g.index, total_bytes: g.total_bytes, budget: g.budget }
+    }
+}
+
+/// What live mode takes of the calculator's plan: each GPU's budget, the
+/// figures its findings are compared with, and what a probe of each GPU
+/// allocates. The page computes it with the engines and hands it to the
+/// live bundle, which so carries no engine's rules (issue 38).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LivePlan {
+    pub gpus: Vec<PlanGpu>,
+    pub facts: PlanFacts,
+    /// [`plan_for_gpu`] of every plan GPU, in order.
+    pub probes: Vec<ProbePlan>,
+}
+
+impl LivePlan {
+    /// `estimate` is `model` under `scenario`.
+    pub fn of(model: &Model, scenario: &ValidScenario, estimate: &Estimate) -> Self {
+        let plan = EnginePlan::new(model, scenario.clone());
+        Self {
+            gpus: estimate.per_gpu.iter().map(PlanGpu::from).collect(),
+            facts: PlanFacts::of(model, estimate),
+            probes: (0..estimate.per_gpu.len()).map(|gpu| plan_for_gpu(&plan, gpu)).collect(),
         }
     }
 }

@@ -1,13 +1,13 @@
 //! One GPU's bytes by part ([`GpuBudget`]), that budget on a named GPU of
 //! the plan ([`GpuPeak`]), and the answer in one line ([`Verdict`]).
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::GpuSlot;
 
 /// The bytes one GPU holds, by part: the one budget type every engine fills
 /// and every front end shows.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 pub struct GpuBudget {
     pub weight_bytes: u64,
     pub kv_cache_bytes: u64,

@@ -6,7 +6,9 @@
 //!
 //! The page calls [`start`] once with its `useGpu(catalogId, bytes)` callback
 //! (sets the calculator's GPU input) and the `#token=` it read, and [`plan`]
-//! whenever the calculator's plan changes.
+//! whenever the calculator's plan changes. The page computes the plan with
+//! its engines and hands over what live mode draws, so this bundle carries
+//! no engine's rules, link decoding or model readers.
 
 use wasm_bindgen::prelude::*;
 
@@ -16,20 +18,12 @@ pub fn start(use_gpu: js_sys::Function, fragment_token: Option<String>) {
     web::live::runtime::start(use_gpu, fragment_token);
 }
 
-/// The calculator's plan as a share-link query (and, for a `hf=` model, the
-/// hub's answer: its id, config.json and safetensors total, empty if none;
-/// then the page's reading of a model that is not a preset, empty if none).
+/// The calculator's plan as the page computed it for live mode, encoded
+/// (`web::live::plan::encode`: its units, each GPU's budget, the findings'
+/// figures and each GPU's probe), whenever it changes.
 #[wasm_bindgen]
-pub fn plan(
-    query: &str,
-    hub_id: &str,
-    hub_config: &str,
-    hub_checkpoint: &str,
-    hub_model: &[u8],
-    read: Option<Vec<u8>>,
-) {
-    let hub = web::view_model::hub::HubState::from_bundle_args(hub_id, hub_config, hub_checkpoint, hub_model);
-    web::live::runtime::set_plan(query, &hub, read.as_deref().unwrap_or_default());
+pub fn plan(handed: &[u8]) {
+    web::live::runtime::set_plan(handed);
 }
 
 fn main() {}

@@ -7,7 +7,7 @@
 use std::cell::RefCell;
 use std::collections::HashSet;
 
-use shared::estimate::Estimate;
+use shared::live::PlanGpu;
 use shared::units::UnitSystem;
 use wasm_bindgen::closure::Closure;
 use wasm_bindgen::{JsCast, JsValue};
@@ -57,10 +57,11 @@ pub fn forget(url: &str) {
     with(|f| f.without.remove(url));
 }
 
-/// The fleet view with the plan `e`, or nothing before any agent relays one.
-pub fn html(e: Option<&Estimate>, units: UnitSystem) -> Markup {
+/// The fleet view with the plan's GPUs `plan`, or nothing before any agent
+/// relays one.
+pub fn html(plan: Option<&[PlanGpu]>, units: UnitSystem) -> Markup {
     with(|f| match &f.gpus {
-        Some((source, gpus)) => panels::fleet(&view(gpus, e, units), source, &f.error),
+        Some((source, gpus)) => panels::fleet(&view(gpus, plan, units), source, &f.error),
         None => Markup::default(),
     })
 }

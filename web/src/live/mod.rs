@@ -1,7 +1,7 @@
 //! Live mode: the page connected to one or more agents (`headroom serve`).
 //!
-//! Everything here but [`store::take_fragment_token`] and [`store::has_saved`]
-//! runs in the on-demand live bundle (`src/bin/live.rs`), which the page
+//! Everything here but [`store::take_fragment_token`], [`store::has_saved`]
+//! and [`plan::encode`] runs in the on-demand live bundle (`src/bin/live.rs`), which the page
 //! loads on first use (`components::live` is the page's small loader), so
 //! the page's first load does without it.
 //!
@@ -13,6 +13,8 @@
 //!   with `--prometheus`).
 //! - [`store`]: where tokens live: memory and this tab's `sessionStorage`,
 //!   `localStorage` only when the person ticks "remember"; never the link.
+//! - [`plan`]: the calculator's plan as the page computes it for live mode
+//!   and hands it over (the bundle carries no engine of its own).
 //! - [`runtime`]: the hosts, the target GPU and the plan, drawn as HTML into
 //!   the containers the page leaves for live mode.
 //!
@@ -22,6 +24,7 @@
 
 pub mod fleet;
 pub mod origin;
+pub mod plan;
 pub mod runtime;
 pub mod socket;
 pub mod store;

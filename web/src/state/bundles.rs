@@ -41,7 +41,7 @@ pub(crate) fn why(e: &JsValue) -> String {
     e.dyn_ref::<js_sys::Error>().map(|e| String::from(e.message())).or_else(|| e.as_string()).unwrap_or_default()
 }
 
-/// The plan as the on-demand bundles take it: the share-link query, then the
+/// The plan as the diagnose bundle takes it: the share-link query, then the
 /// hub's answer for a `hf=` or `file=` model (id, config.json, safetensors
 /// total, the encoded checkpoint model; empty when none), then the page's
 /// reading of a model that is not a preset ([`super::reader::last_reading`]).

@@ -130,8 +130,7 @@ pub fn check_config(json: &str) -> Result<(), String> {
 
 /// The page's reading of the plan's model when it is not a preset: the
 /// encoded architecture the bundle last answered (the model memo asks only
-/// for the current model's), or `undefined`, as the diagnose and live
-/// bundles take it (`view_model::read::Handed`, which only a model that
+/// for the current model's), or `undefined`, as the diagnose bundle takes it (`view_model::read::Handed`, which only a model that
 /// needs a reader consults).
 pub fn last_reading() -> JsValue {
     LAST_READ.with(|r| r.borrow().clone())

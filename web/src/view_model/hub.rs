@@ -35,7 +35,7 @@ pub enum HubState {
 }
 
 impl HubState {
-    /// The state the on-demand bundles receive from the page: `id` is empty
+    /// The state the diagnose bundle receives from the page: `id` is empty
     /// unless the model came from the hub (or dropped files), `config` is its
     /// config.json, `checkpoint` its safetensors total in bytes (empty when
     /// unknown) and `model` the model its headers give (empty when none).

@@ -2,8 +2,9 @@
 //! (the family readers), or a stand-in for a bare parameter count. The page's
 //! first load has no readers linked in; it asks the on-demand reader bundle
 //! (`state::reader`), which may not have loaded yet. The native tests and
-//! the reader bundle link them: [`Linked`]. The diagnose and live bundles
-//! take the page's own reading with the plan instead: [`Handed`].
+//! the reader bundle link them: [`Linked`]. The diagnose bundle takes the
+//! page's own reading with the plan instead: [`Handed`] (live mode takes the
+//! page's computed plan, `live::plan`).
 
 use shared::arch::Architecture;
 
@@ -33,10 +34,9 @@ impl Reader for Linked {
 }
 
 /// The page's reading of the plan's model when it is not a preset: the
-/// reader bundle's encoded architecture, handed to the diagnose and live
-/// bundles with the plan (`state::bundles::plan_args`), so that neither
-/// carries the family readers and `serde_json`'s value tree (about 100 kB
-/// of their wasm). Empty when the page has none: a preset, a checkpoint's
+/// reader bundle's encoded architecture, handed to the diagnose bundle with
+/// the plan (`state::bundles::plan_args`), so that it reads a plan's model
+/// as the page did, without the link's `cfg=` checked again. Empty when the page has none: a preset, a checkpoint's
 /// own model, or a reading still loading.
 #[derive(Debug, Clone, Copy)]
 pub struct Handed<'a>(pub &'a [u8]);

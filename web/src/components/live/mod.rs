@@ -6,20 +6,23 @@
 //! once when the page was opened with `#token=` (served by the agent) or this
 //! tab (or a remembered list) knows agents, so a reload reconnects.
 //!
-//! The page hands the bundle its plan as a share-link query whenever it
-//! changes, and a callback that sets the GPU input ("check my plan on this
-//! GPU"): the only calculator state live mode changes.
+//! The page hands the bundle its plan whenever it changes, computed here with
+//! the page's engines (`live::plan`: each GPU's budget, the findings' figures,
+//! each GPU's probe), and a callback that sets the GPU input ("check my plan
+//! on this GPU"): the only calculator state live mode changes.
 
 use std::cell::RefCell;
 
-use js_sys::Function;
+use js_sys::{Function, Uint8Array};
 use leptos::prelude::*;
 use shared::link::GpuChoice;
+use shared::live::LivePlan;
 use wasm_bindgen::JsValue;
 use wasm_bindgen::closure::Closure;
 
+use crate::live::plan::{HandedPlan, encode};
 use crate::live::store;
-use crate::state::bundles::{Load, export, load_once, plan_args};
+use crate::state::bundles::{Load, export, load_once};
 use crate::state::{AppState, use_app};
 
 /// The on-demand bundle, next to the page (relative: any host, any sub-path).
@@ -32,7 +35,7 @@ pub struct LiveLoader {
 }
 
 thread_local! {
-    /// The bundle's `plan(query, hub_id, hub_config, hub_checkpoint)`.
+    /// The bundle's `plan(handed)`.
     static PLAN: RefCell<Option<Function>> = const { RefCell::new(None) };
     /// The `#token=` the page was opened with, for the bundle to connect with.
     static TOKEN: RefCell<Option<String>> = const { RefCell::new(None) };
@@ -44,7 +47,7 @@ impl LiveLoader {
         load_once(self.load, BUNDLE, move |module| {
             let (start, plan) = (export(&module, "start")?, export(&module, "plan")?);
             // The plan first, so the first drawing has the figures.
-            let _ = plan.apply(&JsValue::NULL, &untrack(|| plan_args(app)));
+            let _ = plan.call1(&JsValue::NULL, &untrack(|| handed(app)));
             PLAN.with(|p| *p.borrow_mut() = Some(plan));
             let use_gpu = Closure::<dyn Fn(String, String)>::new(move |catalog: String, bytes: String| {
                 let choice = if catalog.is_empty() {
@@ -76,16 +79,32 @@ pub fn provide(app: AppState) {
         if loader.load.get() != Load::Ready {
             return;
         }
-        let args = plan_args(app);
+        let handed = handed(app);
         PLAN.with(|p| {
             if let Some(f) = p.borrow().as_ref() {
-                let _ = f.apply(&JsValue::NULL, &args);
+                let _ = f.call1(&JsValue::NULL, &handed);
             }
         });
     });
     if eager {
         loader.start(app);
     }
+}
+
+/// The plan as the live bundle takes it, encoded ([`HandedPlan`]). Tracks
+/// the units, the model, the scenario and the estimate.
+fn handed(app: AppState) -> JsValue {
+    let plan = app.estimate.with(|e| {
+        let e = e.as_ref()?;
+        app.model.with(|m| {
+            let m = m.as_ref().ok()?;
+            app.scenario.with(|s| s.as_ref().map(|s| LivePlan::of(m, s, e)))
+        })
+    });
+    let handed = HandedPlan { units: app.units.get(), plan };
+    // The types encode whatever they hold; an error would leave live mode
+    // without a plan, which the bundle says.
+    Uint8Array::from(&encode(&handed).unwrap_or_default()[..]).into()
 }
 
 fn use_loader() -> LiveLoader {

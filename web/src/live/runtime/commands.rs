@@ -2,34 +2,28 @@
 //! connect, remove a host, check the plan on a live GPU, probe it, and keep
 //! the list of agents in this tab's storage.
 
-use shared::estimate::{EnginePlan, estimate};
 use shared::link::GpuChoice;
-use shared::live::PlanFacts;
 use wasm_bindgen::JsValue;
 use web_sys::window;
 
 use super::draw::render;
-use super::state::{CalculatorPlan, Host, with};
+use super::state::{Host, with};
+use crate::live::plan::{self, HandedPlan};
 use crate::live::view_model::host::HostModel;
 use crate::live::view_model::probe::{ProbeRun, plan_request};
 use crate::live::view_model::reality::{Target, gpu_choice};
 use crate::live::view_model::status::{LinkStatus, agent_ws_url};
 use crate::live::{fleet, socket, store, wire};
-use crate::view_model::hub::HubState;
-use crate::view_model::read::{Handed, handed_state};
-use crate::view_model::resolve;
 
-/// The calculator's plan changed: `query` is its share-link query, `hub` the
-/// hub's answer for a `hf=` or `file=` model and `read` the page's reading
-/// of a model that is not a preset ([`Handed`]).
-pub fn set_plan(query: &str, hub: &HubState, read: &[u8]) {
-    let state = handed_state(query);
-    let inputs = resolve::model_with(&state, hub, &Handed(read))
-        .ok()
-        .and_then(|m| resolve::scenario(&state, &m).ok().map(|s| (m, s)));
-    let estimate = inputs.as_ref().map(|(m, s)| estimate(m, s.clone()));
-    let facts = inputs.as_ref().zip(estimate.as_ref()).map(|((m, _), e)| PlanFacts::of(m, e));
-    with(|s| s.plan = CalculatorPlan { units: state.units, inputs, estimate, facts });
+/// The calculator's plan changed: `handed` is what the page computed of it
+/// for live mode ([`plan::encode`]); bytes that do not decode are logged and
+/// leave no plan.
+pub fn set_plan(handed: &[u8]) {
+    let plan = plan::decode(handed).unwrap_or_else(|e| {
+        super::state::log(&format!("live mode: {e}"));
+        HandedPlan::default()
+    });
+    with(|s| s.plan = plan);
     render();
 }
 
@@ -119,9 +113,9 @@ pub(super) fn use_gpu(id: u32, gpu: u32) {
 pub(super) fn probe(id: u32, gpu: u32) -> Result<(), String> {
     let request = with(|s| {
         let target = s.target.filter(|t| t.host == id && gpu >= t.gpu);
-        let (m, sc) = s.plan.inputs.as_ref()?;
-        let plan_gpu = target.map_or(0, |t| (gpu - t.gpu) as usize).min(sc.gpus.len().saturating_sub(1));
-        Some(plan_request(&EnginePlan::new(m, sc.clone()), plan_gpu, gpu))
+        let probes = &s.plan.plan.as_ref()?.probes;
+        let plan_gpu = target.map_or(0, |t| (gpu - t.gpu) as usize).min(probes.len().saturating_sub(1));
+        Some(plan_request(probes.get(plan_gpu)?, gpu))
     });
     let Some(request) = request else { return Err("the calculator has no runnable plan to probe".into()) };
     let run = ProbeRun::new(&request);

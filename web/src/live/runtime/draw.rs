@@ -55,7 +55,7 @@ pub(super) struct HostView {
 pub(super) fn host_view(h: &Host, s: &State) -> HostView {
     let m = &h.model;
     let units = s.plan.units;
-    let e = s.plan.estimate.as_ref();
+    let e = s.plan.gpus();
     let sub = match (m.simulated(), m.welcome.as_ref().and_then(|w| w.host.driver_version.value())) {
         (true, _) => "simulated GPUs".to_owned(),
         (false, Some(d)) => format!("driver {d}"),
@@ -81,13 +81,13 @@ pub(super) fn host_view(h: &Host, s: &State) -> HostView {
         let index = g.index;
         // The plan GPU that runs here when this host is the target, else the plan's busiest GPU.
         let plan = e.and_then(|e| match s.target {
-            Some(t) if t.host == h.id => e.per_gpu.get(index.checked_sub(t.gpu)? as usize).map(|g| g.total_bytes),
-            _ => e.per_gpu.iter().map(|g| g.total_bytes).max(),
+            Some(t) if t.host == h.id => e.get(index.checked_sub(t.gpu)? as usize).map(|g| g.total_bytes),
+            _ => e.iter().map(|g| g.total_bytes).max(),
         });
         let card = gpu_card(m, g, units);
         let found = findings::on_gpu(m, index);
         let tl = timeline(m, index, plan, &found, units);
-        let found = findings::cards(&found, s.plan.facts.as_ref());
+        let found = findings::cards(&found, s.plan.plan.as_ref().map(|p| &p.facts));
         let targeted = s.target == Some(Target { host: h.id, gpu: index });
         body.markup(&panels::gpu_card(index, Some(&card), &tl, &found, targeted));
     }
@@ -113,12 +113,12 @@ pub(super) fn render() {
     let (chip, hosts, now, fleet_html) = with(|s| {
         let now = s.target.and_then(|t| {
             let h = s.hosts.iter().find(|h| h.id == t.host)?;
-            let e = s.plan.estimate.as_ref()?;
+            let e = s.plan.gpus()?;
             let v = verdict_now(e, &h.model, t.gpu, s.context, s.plan.units);
             let term = s.context.map(|c| context_term(c, s.plan.units));
             Some(panels::now(&v, term.as_deref()))
         });
-        let fleet_html = fleet::html(s.plan.estimate.as_ref(), s.plan.units);
+        let fleet_html = fleet::html(s.plan.gpus(), s.plan.units);
         (
             chip(&s.hosts),
             s.hosts.iter().map(|h| host_view(h, s)).collect::<Vec<_>>(),

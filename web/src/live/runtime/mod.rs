@@ -12,7 +12,7 @@
 //! Every panel is escaped HTML ([`super::view_model::panels`]) set with
 //! `innerHTML` only when it changed; buttons carry `data-action` and one
 //! delegated handler per container acts on them. The page hands the bundle
-//! its plan as a share-link query ([`set_plan`]) and a callback that sets the
+//! its computed plan ([`set_plan`], `live::plan`) and a callback that sets the
 //! calculator's GPU input; nothing else of the calculator is touched.
 
 mod commands;

@@ -4,12 +4,9 @@
 use std::cell::RefCell;
 
 use js_sys::Function;
-use shared::estimate::{Estimate, ValidScenario};
-use shared::live::PlanFacts;
-use shared::model::Model;
-use shared::units::UnitSystem;
 use web_sys::{Document, window};
 
+use crate::live::plan::HandedPlan;
 use crate::live::view_model::host::HostModel;
 use crate::live::view_model::reality::Target;
 
@@ -32,16 +29,6 @@ pub(super) struct Host {
     pub(super) error: String,
 }
 
-/// The calculator's plan, as the page last handed it over.
-#[derive(Debug, Default)]
-pub(super) struct CalculatorPlan {
-    pub(super) units: UnitSystem,
-    pub(super) inputs: Option<(Model, ValidScenario)>,
-    pub(super) estimate: Option<Estimate>,
-    /// What the agent's findings are compared with.
-    pub(super) facts: Option<PlanFacts>,
-}
-
 #[derive(Debug, Default)]
 pub(super) struct State {
     pub(super) hosts: Vec<Host>,
@@ -53,7 +40,8 @@ pub(super) struct State {
     /// A CUDA context cost measured by a probe, used instead of the
     /// calculator's assumption in "fits now" (the person asked).
     pub(super) context: Option<u64>,
-    pub(super) plan: CalculatorPlan,
+    /// The calculator's plan, as the page last handed it over.
+    pub(super) plan: HandedPlan,
     /// The page's `useGpu(catalogId, bytes)`: sets the calculator's GPU input.
     pub(super) use_gpu: Option<Function>,
 }

@@ -8,7 +8,7 @@
 //! when that host has as many fresh GPUs each with room for its share: the
 //! largest share on the GPU with the most free memory, and so on.
 
-use shared::estimate::Estimate;
+use shared::live::PlanGpu;
 use shared::units::{UnitSystem, format_bytes};
 
 use super::cards::segments;
@@ -73,10 +73,10 @@ pub struct FleetView {
     pub hosts: Vec<FleetHost>,
 }
 
-/// The view of `gpus` with the plan `e` (its per-GPU totals) laid over them.
-pub fn view(gpus: &[FleetGpu], e: Option<&Estimate>, units: UnitSystem) -> FleetView {
+/// The view of `gpus` with the plan's GPUs `plan` (their totals) laid over them.
+pub fn view(gpus: &[FleetGpu], plan: Option<&[PlanGpu]>, units: UnitSystem) -> FleetView {
     let b = |x: u64| format_bytes(x, units);
-    let mut needs: Vec<u64> = e.map(|e| e.per_gpu.iter().map(|g| g.total_bytes).collect()).unwrap_or_default();
+    let mut needs: Vec<u64> = plan.map(|p| p.iter().map(|g| g.total_bytes).collect()).unwrap_or_default();
     shared::order::sort_by(&mut needs, |a, b| b.cmp(a));
     let largest = needs.first().copied();
     let mut names: Vec<&str> = gpus.iter().map(|g| g.host.as_str()).collect();
@@ -209,17 +209,9 @@ mod tests {
         }
     }
 
-    fn plan(shares_gib: &[u64]) -> Estimate {
-        let model = shared::model::Model::preset("llama-3.2-1b").expect("preset");
-        let mut e =
-            shared::estimate::estimate(&model, shared::estimate::Scenario::default().validate().expect("a valid plan"));
-        let first = e.per_gpu[0].clone();
-        e.per_gpu = shares_gib
-            .iter()
-            .enumerate()
-            .map(|(i, g)| shared::estimate::GpuPeak { index: i, total_bytes: g * GIB, ..first.clone() })
-            .collect();
-        e
+    fn plan(shares_gib: &[u64]) -> Vec<PlanGpu> {
+        let share = |(index, g): (usize, &u64)| PlanGpu { index, total_bytes: g * GIB, budget: Default::default() };
+        shares_gib.iter().enumerate().map(share).collect()
     }
 
     fn standings(v: &FleetView) -> Vec<(String, Vec<(String, &'static str)>)> {

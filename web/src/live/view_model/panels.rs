@@ -689,6 +689,7 @@ mod tests {
         let model = shared::model::Model::preset("llama-3.2-1b").expect("preset");
         let e =
             shared::estimate::estimate(&model, shared::estimate::Scenario::default().validate().expect("a valid plan"));
+        let e: Vec<shared::live::PlanGpu> = e.per_gpu.iter().map(shared::live::PlanGpu::from).collect();
         let b = balance_of(&h, Some(&e), units).expect("two GPUs");
         let b = Balance { rows: b.rows.into_iter().map(|(_, u, p)| (HOSTILE.to_owned(), u, p)).collect(), ..b };
         assert_inert("balance", balance(Some(&b)).as_str());
@@ -721,6 +722,7 @@ mod tests {
         let model = shared::model::Model::preset("llama-3.2-1b").expect("preset");
         let e =
             shared::estimate::estimate(&model, shared::estimate::Scenario::default().validate().expect("a valid plan"));
+        let e: Vec<shared::live::PlanGpu> = e.per_gpu.iter().map(shared::live::PlanGpu::from).collect();
         let html = now(&verdict_now(&e, &h, 0, None, units), Some("term")).into_string();
         assert!(html.starts_with("<div class=\"card now yes\"><p class=\"verdict-now\" data-testid=\"verdict-now\" data-fits=\"yes\" role=\"status\">"), "{html}");
         assert!(html.contains("data-testid=\"now-bar\"") && html.contains("title=\"real capacity\""));

@@ -4,8 +4,8 @@
 //! says about the agent's limits, the progress and the result, including
 //! the measured CUDA context against the calculator's assumption.
 
-use shared::estimate::{CUDA_CONTEXT_BYTES, EnginePlan};
-use shared::probe::plan_for_gpu;
+use shared::estimate::CUDA_CONTEXT_BYTES;
+use shared::probe::ProbePlan;
 
 use shared::protocol::{
     ErrorCode, ErrorMessage, ProbeLimits, ProbeOutcome, ProbePhase, ProbeProgress, ProbeResult, ProbeStart,
@@ -17,9 +17,9 @@ use shared::units::{UnitSystem, format_bytes};
 
 use super::status::seconds;
 
-/// The `probe_start` for plan GPU `plan_gpu` run on live GPU `gpu`.
-pub fn plan_request(p: &EnginePlan, plan_gpu: usize, gpu: u32) -> ProbeStart {
-    wire::probe_start(gpu, plan_for_gpu(p, plan_gpu).steps)
+/// The `probe_start` for one plan GPU's chunks `plan` run on live GPU `gpu`.
+pub fn plan_request(plan: &ProbePlan, gpu: u32) -> ProbeStart {
+    wire::probe_start(gpu, plan.steps.clone())
 }
 
 /// One probe of this page on one host, from request to result.
@@ -211,16 +211,16 @@ pub fn is_probe_error(code: ErrorCode) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use shared::estimate::Scenario;
+    use shared::estimate::{EnginePlan, Scenario};
     use shared::model::Model;
     use shared::protocol::ProbeMode;
     use shared::units::{GIB, MIB};
 
     fn run() -> ProbeRun {
         let m = Model::preset("llama-3.1-8b").expect("preset");
-        let p = EnginePlan::new(&m, Scenario::default().validate().unwrap());
-        let req = plan_request(&p, 0, 1);
-        assert_eq!(req.requested_bytes(), Some(shared::probe::plan_for_gpu(&p, 0).total_bytes()));
+        let p = shared::probe::plan_for_gpu(&EnginePlan::new(&m, Scenario::default().validate().unwrap()), 0);
+        let req = plan_request(&p, 1);
+        assert_eq!(req.requested_bytes(), Some(p.total_bytes()));
         assert_eq!(req.confirm_bytes, req.requested_bytes());
         assert_eq!(req.gpu, 1);
         ProbeRun::new(&req)

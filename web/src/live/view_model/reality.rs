@@ -2,8 +2,9 @@
 //! free; the plan's bar over the real memory; and the balance between a
 //! host's GPUs next to the plan's split.
 
-use shared::estimate::{CUDA_CONTEXT_BYTES, Estimate, GpuPeak};
+use shared::estimate::CUDA_CONTEXT_BYTES;
 use shared::link::GpuChoice;
+use shared::live::PlanGpu;
 use shared::protocol::{Field, GpuInfo};
 use shared::units::{UnitSystem, format_bytes};
 
@@ -50,7 +51,7 @@ use super::fmt::pct;
 
 /// One plan GPU against one real reading `(total, free)`.
 fn now_bar(
-    plan: &GpuPeak,
+    plan: &PlanGpu,
     gpu: u32,
     host: &str,
     reading: (u64, u64),
@@ -96,32 +97,38 @@ pub fn adjusted(overhead: u64, context: Option<u64>) -> u64 {
     }
 }
 
-/// The plan `e` on `host` from GPU `target` on; `context` is a measured CUDA
-/// context cost to use instead of the calculator's assumption.
-pub fn verdict_now(e: &Estimate, host: &HostModel, target: u32, context: Option<u64>, units: UnitSystem) -> NowVerdict {
+/// The plan's GPUs `plan` on `host` from GPU `target` on; `context` is a
+/// measured CUDA context cost to use instead of the calculator's assumption.
+pub fn verdict_now(
+    plan: &[PlanGpu],
+    host: &HostModel,
+    target: u32,
+    context: Option<u64>,
+    units: UnitSystem,
+) -> NowVerdict {
     let name = host.name();
     let b = |x: u64| format_bytes(x, units);
     let unknown = |text: String| NowVerdict { fits: None, text, bars: Vec::new() };
     let Some(sample) = &host.latest else { return unknown(format!("Fits now? Waiting for a reading from {name}.")) };
     let have = sample.gpus.iter().filter(|g| g.index >= target).count();
-    if have < e.per_gpu.len() {
+    if have < plan.len() {
         return NowVerdict {
             fits: Some(false),
             text: format!(
                 "Does not fit now: the plan uses {} GPUs, {name} has {have} from GPU {target} on.",
-                e.per_gpu.len()
+                plan.len()
             ),
             bars: Vec::new(),
         };
     }
     let mut bars = Vec::new();
-    for (k, plan) in e.per_gpu.iter().enumerate() {
+    for (k, gpu) in plan.iter().enumerate() {
         let index = target + k as u32;
         let reading = host.reading(index).map(|g| &g.memory);
         let Some(Field::Value(m)) = reading else {
             return unknown(format!("Fits now? GPU {index} on {name} reports no memory reading."));
         };
-        bars.push(now_bar(plan, index, &name, (m.total_bytes, m.free_bytes), context, units));
+        bars.push(now_bar(gpu, index, &name, (m.total_bytes, m.free_bytes), context, units));
     }
     let short: Vec<&StackedBar> = bars.iter().filter(|b| !b.fits).collect();
     let gpus = match bars.len() {
@@ -129,8 +136,7 @@ pub fn verdict_now(e: &Estimate, host: &HostModel, target: u32, context: Option<
         n => format!("GPUs {target}–{} on {name}", target + n as u32 - 1),
     };
     let text = if short.is_empty() {
-        let spare = e
-            .per_gpu
+        let spare = plan
             .iter()
             .zip(target..)
             .filter_map(|(p, i)| {
@@ -142,7 +148,7 @@ pub fn verdict_now(e: &Estimate, host: &HostModel, target: u32, context: Option<
         format!("Fits now on {gpus}, with what is free at this moment: {} to spare.", b(spare))
     } else {
         let worst = &short[0];
-        let held = host.latest.as_ref().map(|_| others(host, target, e.per_gpu.len())).unwrap_or_default();
+        let held = host.latest.as_ref().map(|_| others(host, target, plan.len())).unwrap_or_default();
         format!(
             "Does not fit now on {gpus}: {}.{held} Free that memory, or pick a GPU with more free.",
             worst.summary.replacen("needs", "the plan needs", 1)
@@ -203,13 +209,13 @@ pub fn imbalance_pct(values: &[u64]) -> u32 {
 }
 
 /// `None` for a host with fewer than two GPUs.
-pub fn balance(host: &HostModel, plan: Option<&Estimate>, units: UnitSystem) -> Option<Balance> {
+pub fn balance(host: &HostModel, plan: Option<&[PlanGpu]>, units: UnitSystem) -> Option<Balance> {
     let s = host.latest.as_ref()?;
     if s.gpus.len() < 2 {
         return None;
     }
     let used: Vec<u64> = s.gpus.iter().map(|g| g.memory.value().map_or(0, |m| m.used_bytes)).collect();
-    let plan_split: Vec<u64> = plan.map(|e| e.per_gpu.iter().map(|g| g.total_bytes).collect()).unwrap_or_default();
+    let plan_split: Vec<u64> = plan.map(|p| p.iter().map(|g| g.total_bytes).collect()).unwrap_or_default();
     let rows = s
         .gpus
         .iter()
@@ -252,10 +258,12 @@ mod tests {
     use shared::protocol::ServerMessage;
     use shared::units::GIB;
 
-    fn plan(gpus: usize) -> Estimate {
+    /// Llama 3.1 8B's plan on `gpus` 24 GiB cards, and whether it fits.
+    fn plan(gpus: usize) -> (Vec<PlanGpu>, bool) {
         let m = Model::preset("llama-3.1-8b").expect("preset");
         let s = Scenario { gpus: vec![GpuSlot::custom("RTX 4090", G24); gpus], ..Scenario::default() };
-        estimate(&m, s.validate().expect("a valid plan"))
+        let e = estimate(&m, s.validate().expect("a valid plan"));
+        (e.per_gpu.iter().map(PlanGpu::from).collect(), e.fits)
     }
 
     fn host(used: &[u64]) -> HostModel {
@@ -269,8 +277,8 @@ mod tests {
 
     #[test]
     fn fits_now_only_with_what_is_free() {
-        let e = plan(1);
-        assert!(e.fits, "the plan fits an empty 24 GiB card");
+        let (e, fits) = plan(1);
+        assert!(fits, "the plan fits an empty 24 GiB card");
         let idle = verdict_now(&e, &host(&[0]), 0, None, UnitSystem::Binary);
         assert_eq!(idle.key(), "yes");
         assert!(idle.text.starts_with("Fits now on GPU 0 on lab1"), "{}", idle.text);
@@ -283,14 +291,14 @@ mod tests {
         let measured = verdict_now(&e, &host(&[0]), 0, Some(GIB), UnitSystem::Binary);
         assert!(measured.bars[0].summary != idle.bars[0].summary);
         assert_eq!(adjusted(300 << 20, Some(GIB)), GIB);
-        assert_eq!(verdict_now(&plan(2), &host(&[0]), 0, None, UnitSystem::Binary).key(), "no");
+        assert_eq!(verdict_now(&plan(2).0, &host(&[0]), 0, None, UnitSystem::Binary).key(), "no");
         assert_eq!(verdict_now(&e, &HostModel::new("ws://x/ws"), 0, None, UnitSystem::Binary).key(), "unknown");
     }
 
     #[test]
     fn balance_compares_the_gpus_with_the_plan() {
         assert!(balance(&host(&[GIB]), None, UnitSystem::Binary).is_none());
-        let b = balance(&host(&[10 * GIB, 5 * GIB]), Some(&plan(2)), UnitSystem::Binary).expect("two GPUs");
+        let b = balance(&host(&[10 * GIB, 5 * GIB]), Some(&plan(2).0), UnitSystem::Binary).expect("two GPUs");
         assert_eq!(b.rows.len(), 2);
         assert!(b.text.starts_with("Now: GPU 0 holds 5.00 GiB more than GPU 1 (50 % imbalance)."), "{}", b.text);
         assert!(b.text.contains("The plan's split"), "{}", b.text);
