@@ -233,8 +233,9 @@ fn engine() -> impl Strategy<Value = Engine> {
             tokens(),
             tokens(),
             (1..=8u64, prop::bool::ANY, 1..=8u64),
+            (prop::bool::ANY, prop::sample::select(crate::engines::sglang::DeepepMode::IDS.to_vec())),
         )
-            .prop_map(|(version, mfs, cl, cps, (dp, dpa, ep))| {
+            .prop_map(|(version, mfs, cl, cps, (dp, dpa, ep), (deepep, mode))| {
                 Engine::Sglang(crate::engines::sglang::Options {
                     version,
                     mem_fraction_static: mfs,
@@ -244,6 +245,8 @@ fn engine() -> impl Strategy<Value = Engine> {
                     enable_dp_attention: dpa,
                     ep_size: ep,
                     ep_num_redundant_experts: 0,
+                    moe_a2a_deepep: deepep,
+                    deepep_mode: crate::engines::sglang::DeepepMode::parse(mode).unwrap_or_default(),
                 })
             }),
         (tokens(), prop::option::of(0..=100_000u64), prop::option::of(1..=4096u64), prop::bool::ANY).prop_map(

@@ -154,6 +154,9 @@ fn engine_2026_12(kind: EngineKind) -> Engine {
             enable_dp_attention: false,
             ep_size: 1,
             ep_num_redundant_experts: 0,
+            // DeepEP came after v2: no all-to-all backend.
+            moe_a2a_deepep: false,
+            deepep_mode: sglang::DeepepMode::Auto,
         }),
         EngineKind::LlamaCpp => Engine::LlamaCpp(llamacpp::Options {
             n_ctx: None,

@@ -122,6 +122,9 @@ enum Key {
     EpSize,
     /// vLLM `--all2all-backend`.
     All2All,
+    /// SGLang `--moe-a2a-backend`, `--deepep-mode`.
+    MoeA2a,
+    DeepepMode,
     /// vLLM `--num-redundant-experts` (0.9 – 0.11) and `--eplb-config`'s
     /// `num_redundant_experts`; SGLang `--ep-num-redundant-experts`.
     RedundantExperts,
@@ -212,6 +215,8 @@ const SGLANG: Table = &[
     (&["--enable-dp-attention"], Key::DpAttention),
     (&["--ep-size", "--expert-parallel-size", "--ep"], Key::EpSize),
     (&["--ep-num-redundant-experts"], Key::RedundantExperts),
+    (&["--moe-a2a-backend"], Key::MoeA2a),
+    (&["--deepep-mode"], Key::DeepepMode),
     (&["--mem-fraction-static"], Key::MemFractionStatic),
     (&["--context-length"], Key::MaxModelLen),
     (&["--kv-cache-dtype"], Key::KvCacheDtype),
@@ -493,6 +498,17 @@ fn apply(launch: &mut Launch, flag: &'static str, key: Key, value: Option<&str>)
             crate::engines::vllm::All2All::parse(v).inspect(|b| c.all2all_backend = Some(*b)).map(|_| v.to_owned())
         }
         (Key::RedundantExperts, Some(v)) => number(v).inspect(|&n| c.redundant_experts = Some(n)).map(s),
+        // `none` and `deepep`: the backends Headroom models.
+        (Key::MoeA2a, Some(v)) => match v {
+            "deepep" | "none" => {
+                c.deepep = Some(v == "deepep");
+                Some(v.to_owned())
+            }
+            _ => None,
+        },
+        (Key::DeepepMode, Some(v)) => {
+            crate::engines::sglang::DeepepMode::parse(v).inspect(|&m| c.deepep_mode = Some(m)).map(|_| v.to_owned())
+        }
         (Key::EplbConfig, Some(v)) => {
             let rest = v.split_once("num_redundant_experts").map(|(_, r)| r.trim_start_matches(['"', '\'', ':', ' ']));
             let n = rest.and_then(|r| number(&r[..r.find([',', '}']).unwrap_or(r.len())]));

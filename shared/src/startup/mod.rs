@@ -297,6 +297,11 @@ pub struct LoggedConfig {
     /// command line); its `--dp-size` is `data_parallel`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub all2all_backend: Option<crate::engines::vllm::All2All>,
+    /// SGLang `--moe-a2a-backend` (`Some(true)`: DeepEP) and `--deepep-mode`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub deepep: Option<bool>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub deepep_mode: Option<crate::engines::sglang::DeepepMode>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub dp_attention: Option<bool>,
     #[serde(skip_serializing_if = "Option::is_none")]

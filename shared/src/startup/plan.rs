@@ -263,6 +263,14 @@ pub fn configured_engine(ran: LogEngine, c: &LoggedConfig, planned: Engine) -> (
                 o.ep_num_redundant_experts = n;
                 taken.push(format!("ep_num_redundant_experts {n}"));
             }
+            if c.deepep == Some(true) && !o.moe_a2a_deepep {
+                o.moe_a2a_deepep = true;
+                taken.push("moe_a2a_backend deepep".into());
+            }
+            if let Some(m) = c.deepep_mode.filter(|&m| m != o.deepep_mode && o.deepep_mode == Default::default()) {
+                o.deepep_mode = m;
+                taken.push(format!("deepep_mode {}", m.id()));
+            }
         }
         Engine::LlamaCpp(o) => {
             if let Some(n) = c.n_ctx.filter(|_| o.n_ctx.is_none()) {

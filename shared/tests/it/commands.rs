@@ -702,8 +702,14 @@ mod serving_round_trip {
             pick(vec![None, Some(2048), Some(8192)]),
             pick(vec![(1u64, false, 1u64), (2, false, 1), (2, true, 1), (2, true, 2), (1, false, 2)]),
             pick(vec![0u64, 16]),
+            pick(vec![
+                (false, sglang::DeepepMode::Auto),
+                (true, sglang::DeepepMode::Auto),
+                (true, sglang::DeepepMode::Normal),
+                (true, sglang::DeepepMode::LowLatency),
+            ]),
         )
-            .prop_map(|(mfs, cl, chunk, (dp, dpa, ep), ner)| {
+            .prop_map(|(mfs, cl, chunk, (dp, dpa, ep), ner, (deepep, mode))| {
                 Engine::Sglang(sglang::Options {
                     mem_fraction_static: mfs,
                     context_length: cl,
@@ -712,6 +718,8 @@ mod serving_round_trip {
                     enable_dp_attention: dpa,
                     ep_size: ep,
                     ep_num_redundant_experts: ner,
+                    moe_a2a_deepep: deepep,
+                    deepep_mode: mode,
                     ..Default::default()
                 })
             })

@@ -406,3 +406,64 @@ fn a_logged_expert_map_names_ep_and_its_redundant_experts() {
     assert_eq!((o.num_redundant_experts, s.gpus.len()), (16, 4), "{taken:?}");
     assert!(s.validate_for(&m).is_ok());
 }
+
+/// SGLang with `--moe-a2a-backend deepep` on 138 GiB GPUs at TP 4: the
+/// model and the automatic `mem_fraction_static` as 0.5.23 resolves them.
+fn sglang_deepep(mode: Option<sglang::DeepepMode>) -> Scenario {
+    let mut s = sglang_scenario(4, 1, 1);
+    if let Engine::Sglang(o) = &mut s.engine {
+        o.enable_dp_attention = false;
+        o.moe_a2a_deepep = mode.is_some();
+        o.deepep_mode = mode.unwrap_or_default();
+    }
+    s
+}
+
+#[test]
+fn sglang_deepep_spans_the_experts_and_keeps_room_for_its_buffers() {
+    // SGLang 0.5.23 `arg_groups/memory_hook.py`: 2 GiB for DeepEP's buffers
+    // on top of the reserve's floor (`reserve_for_deepep_a2a_mb`) and 1 GiB
+    // for the breakable prefill graphs' bridge pool (`reserve_for_graph_mb`);
+    // the reserve here is above the 10 GiB floor (8,192-token chunks:
+    // 512 + 12,288 + 512 MiB before the graphs).
+    let m = model("qwen3-30b-a3b");
+    let (off, auto) = (checked(&m, sglang_deepep(None)), checked(&m, sglang_deepep(Some(sglang::DeepepMode::Auto))));
+    let gpu_mib = 138.0 * 1024.0;
+    let fraction = |e: &Estimate| sglang_report(e).mem_fraction_static;
+    assert!(((fraction(&off) - fraction(&auto)) - 3072.0 / gpu_mib).abs() <= 0.001 + 1e-9, "{off:?}");
+    // `overrides.py::_a2a_ep_size`: the experts over every TP rank, 128 ÷ 4
+    // whole experts per GPU (TP alone shards each expert over the four).
+    let experts = |e: &Estimate| e.terms.iter().find(|t| t.name == "SGLang experts per GPU").map(|t| t.value);
+    assert_eq!(experts(&auto), Some(32));
+    assert_eq!(experts(&off), None, "TP shards each expert; no expert parallelism");
+    let reserve = auto.terms.iter().find(|t| t.name == "SGLang DeepEP reserve").map(|t| t.value);
+    assert_eq!(reserve, Some(3 << 30));
+    // Normal mode turns CUDA graphs off (`moe_hook.py::handle_a2a_moe`):
+    // no graph reserve and nothing for DeepEP's decode graphs, the floor's
+    // 13,312 MiB alone.
+    let normal = checked(&m, sglang_deepep(Some(sglang::DeepepMode::Normal)));
+    assert!((fraction(&normal) - (gpu_mib - 13312.0) / gpu_mib).abs() <= 0.0005 + 1e-9, "{}", fraction(&normal));
+    assert!(fraction(&normal) > fraction(&off));
+    let line = launch(&m, sglang_deepep(Some(sglang::DeepepMode::Normal)));
+    assert!(line.ends_with("--tp-size 4 --moe-a2a-backend deepep --deepep-mode normal"), "{line}");
+    let line = launch(&m, sglang_deepep(Some(sglang::DeepepMode::Auto)));
+    assert!(line.ends_with("--tp-size 4 --moe-a2a-backend deepep"), "{line}");
+}
+
+#[test]
+fn a_logged_sglang_deepep_run_plans_it() {
+    use shared::startup::{logged_scenario, read};
+    let log = read(
+        "[2026-11-20 10:00:00] server_args=ServerArgs(model_path='Qwen/Qwen3-30B-A3B', tp_size=4, dp_size=1, \
+         ep_size=4, moe_a2a_backend='deepep', deepep_mode='low_latency', mem_fraction_static=None)\n\
+         [2026-11-20 10:01:00 TP0] Load weight end. type=Qwen3MoeForCausalLM, dtype=torch.bfloat16, \
+         avail mem=120.51 GB, mem usage=14.31 GB.\n",
+    )
+    .unwrap_or_else(|| panic!("an SGLang log"));
+    let m = model("qwen3-30b-a3b");
+    let (s, taken) =
+        logged_scenario(&log, &m, Scenario { engine: Engine::Sglang(Default::default()), ..Default::default() });
+    let Engine::Sglang(o) = s.engine else { panic!("{:?}", s.engine) };
+    assert!(o.moe_a2a_deepep, "{taken:?}");
+    assert_eq!((o.deepep_mode, o.ep_size, s.tp), (sglang::DeepepMode::LowLatency, 4, 4), "{taken:?}");
+}

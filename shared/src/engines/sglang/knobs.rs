@@ -6,7 +6,7 @@ use crate::engines::knobs::Cli;
 use crate::engines::knobs::{About, Knob, count, fraction, on_off, on_or_off, opt, opt_fraction, tokens};
 use crate::units::shortest;
 
-use super::{Options, Report, Version};
+use super::{DeepepMode, Options, Report, Version};
 
 type K = Knob<Options, Report>;
 
@@ -166,6 +166,53 @@ pub static KNOBS: &[K] = &[
         get: |o| o.ep_num_redundant_experts.to_string(),
         set: |o, v| {
             o.ep_num_redundant_experts = count(v, 0, 1 << 16)?;
+            Ok(())
+        },
+        effective: None,
+    },
+    K {
+        about: About {
+            key: "a2a",
+            label: "moe_a2a_backend",
+            choices: &["none", "deepep"],
+            #[cfg(feature = "cli")]
+            cli: Cli {
+                flag: "moe-a2a-backend",
+                help: "--moe-a2a-backend deepep: DeepEP's all-to-all, the experts over every TP rank (--ep-size \
+                       becomes --tp-size), and from 0.5.23 2 GiB (+1 GiB for prefill graphs) kept outside the \
+                       automatic mem_fraction_static for its buffers",
+                ..Cli::NONE
+            },
+            ..About::NONE
+        },
+        get: |o| if o.moe_a2a_deepep { "deepep" } else { "none" }.into(),
+        set: |o, v| {
+            o.moe_a2a_deepep = match v.trim().to_ascii_lowercase().as_str() {
+                "deepep" => true,
+                "none" => false,
+                _ => return Err("use none or deepep (the all-to-all backends Headroom models)".into()),
+            };
+            Ok(())
+        },
+        effective: None,
+    },
+    K {
+        about: About {
+            key: "dem",
+            label: "deepep_mode",
+            choices: DeepepMode::IDS,
+            #[cfg(feature = "cli")]
+            cli: Cli {
+                flag: "deepep-mode",
+                help: "--deepep-mode with DeepEP: auto (normal kernels for prefill, low-latency for decode), \
+                       normal (CUDA graphs off) or low_latency",
+                ..Cli::NONE
+            },
+            ..About::NONE
+        },
+        get: |o| o.deepep_mode.id().into(),
+        set: |o, v| {
+            o.deepep_mode = DeepepMode::parse(v).ok_or_else(|| format!("use {}", DeepepMode::IDS.join(", ")))?;
             Ok(())
         },
         effective: None,

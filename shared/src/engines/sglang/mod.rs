@@ -139,6 +139,54 @@ pub struct Options {
     /// `num_experts + ep_num_redundant_experts` to `FusedMoE`).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub ep_num_redundant_experts: u64,
+    /// `--moe-a2a-backend deepep`: DeepEP's all-to-all moves the tokens to
+    /// their experts, which then span every TP rank (`ep_size` becomes
+    /// `tp_size`: 0.5.23 `arg_groups/overrides.py::_a2a_ep_size`), and the
+    /// automatic `mem_fraction_static` keeps room for its buffers.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub moe_a2a_deepep: bool,
+    /// `--deepep-mode` (with DeepEP).
+    #[serde(default, skip_serializing_if = "DeepepMode::is_auto")]
+    pub deepep_mode: DeepepMode,
+}
+
+/// `--deepep-mode`: which of DeepEP's kernels SGLang runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DeepepMode {
+    /// Normal kernels for prefill, low-latency ones for decode (the default).
+    #[default]
+    Auto,
+    /// Normal kernels only: SGLang turns its CUDA graphs off
+    /// (0.5.23 `arg_groups/moe_hook.py::handle_a2a_moe`).
+    Normal,
+    LowLatency,
+}
+
+impl DeepepMode {
+    /// The page's choices, the default first.
+    pub const IDS: &[&str] = &["auto", "normal", "low_latency"];
+
+    pub fn id(self) -> &'static str {
+        match self {
+            Self::Auto => "auto",
+            Self::Normal => "normal",
+            Self::LowLatency => "low_latency",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Self> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "auto" => Some(Self::Auto),
+            "normal" => Some(Self::Normal),
+            "low_latency" => Some(Self::LowLatency),
+            _ => None,
+        }
+    }
+
+    fn is_auto(&self) -> bool {
+        *self == Self::Auto
+    }
 }
 
 fn is_zero(n: &u64) -> bool {
@@ -164,6 +212,8 @@ impl Default for Options {
             enable_dp_attention: false,
             ep_size: 1,
             ep_num_redundant_experts: 0,
+            moe_a2a_deepep: false,
+            deepep_mode: DeepepMode::Auto,
         }
     }
 }
@@ -174,6 +224,18 @@ impl Options {
         if self.enable_dp_attention { 1 } else { self.dp_size.max(1) }
     }
 
+    /// The expert-parallel size SGLang runs with: `--ep-size`, or `tp_size`
+    /// under DeepEP (0.5.23 `arg_groups/overrides.py::_a2a_ep_size`).
+    pub fn effective_ep(self, tp: u64) -> u64 {
+        if self.moe_a2a_deepep { tp.max(1) } else { self.ep_size.max(1) }
+    }
+
+    /// Whether SGLang captures CUDA graphs: not with DeepEP's normal mode
+    /// (0.5.23 `arg_groups/moe_hook.py::handle_a2a_moe`, both phases).
+    pub fn cuda_graphs(self) -> bool {
+        !(self.moe_a2a_deepep && self.deepep_mode == DeepepMode::Normal)
+    }
+
     /// How `tp`-way groups split the model: attention over `tp / dp` ranks
     /// and the embedding replicated with data-parallel attention; the
     /// experts in `ep` sets, each sharded over `tp / ep`.
@@ -181,7 +243,7 @@ impl Options {
         let tp = tp.max(1);
         let (attention, embedding) =
             if self.enable_dp_attention { ((tp / self.dp_size.max(1)).max(1), 1) } else { (tp, tp) };
-        let ep = self.ep_size.max(1);
+        let ep = self.effective_ep(tp);
         crate::plan::Sharding {
             tp,
             attention,
@@ -214,8 +276,9 @@ pub(crate) fn check_split(s: &Scenario, text: &TextModel) -> Result<(), SplitErr
     // `FusedMoE.__init__`: `assert num_experts % moe_ep_size == 0`, the
     // redundant copies counted.
     let placed = |m: &crate::arch::Moe| m.num_experts.saturating_add(o.ep_num_redundant_experts);
-    if let Some(m) = text.moe.filter(|m| !placed(m).is_multiple_of(o.ep_size.max(1))) {
-        return Err(SplitError::SglangExperts { experts: placed(&m), ep: o.ep_size });
+    let ep = o.effective_ep(s.tp);
+    if let Some(m) = text.moe.filter(|m| !placed(m).is_multiple_of(ep)) {
+        return Err(SplitError::SglangExperts { experts: placed(&m), ep });
     }
     parallel::check_stages(s, text)
 }
@@ -234,7 +297,8 @@ pub(crate) fn check_knobs(o: Options, tp: u64) -> Result<(), String> {
             o.dp_size
         ));
     }
-    if !tp.is_multiple_of(o.ep_size.max(1)) {
+    // Under DeepEP the expert-parallel size is the TP size, whatever was given.
+    if !tp.is_multiple_of(o.effective_ep(tp)) {
         return Err(format!("SGLang needs --tp-size ({tp}) divisible by --ep-size ({})", o.ep_size));
     }
     Ok(())
@@ -282,33 +346,39 @@ pub fn gpu_memory_settings(p: &Plan) -> GpuMemorySettings {
     };
     let rocm = p.scenario.gpus.first().is_some_and(|g| vllm::is_rocm(&g.name));
     let mla = matches!(p.model.arch.text.attention, crate::arch::AttentionKind::Mla(_));
+    let o = match p.scenario.engine {
+        Engine::Sglang(o) => o,
+        Engine::Transformers(_) | Engine::Vllm(_) | Engine::LlamaCpp(_) | Engine::Ollama(_) => Options::default(),
+    };
+    // DeepEP's normal mode turns both phases' graphs off.
+    let (decode_graphs, prefill_graphs_on) = (o.cuda_graphs(), o.cuda_graphs() && !rocm);
     // `reserve_for_graph_mb`: 2 MiB per decode batch; the prefill graphs
     // (breakable by default on CUDA, off on ROCm: `default_prefill_backend`)
-    // 8 MiB per captured size, 1.5 GiB under MLA.
-    let prefill_graphs = if rocm {
+    // 8 MiB per captured size, 1.5 GiB under MLA, and 1 GiB more for
+    // DeepEP's bridge pool in breakable prefill graphs.
+    let prefill_graphs = if !prefill_graphs_on {
         0.0
     } else if mla {
         1536.0
     } else {
         prefill_graph_sizes(chunk) as f64 * 8.0
-    };
+    } + if prefill_graphs_on && o.moe_a2a_deepep { 1024.0 } else { 0.0 };
     // Data-parallel attention pads its decode batches: 3 MiB per batch
     // entry per attention group, 4.5 above 300 entries (`reserve_for_graph_mb`).
-    let attn_dp = if let Engine::Sglang(o) = p.scenario.engine
-        && o.enable_dp_attention
-        && o.dp_size > 1
-    {
-        o.dp_size as f64
-    } else {
-        0.0
-    };
+    let attn_dp = if o.enable_dp_attention && o.dp_size > 1 { o.dp_size as f64 } else { 0.0 };
     let dp_padding = max_bs as f64 * attn_dp * if max_bs > 300 { 4.5 } else { 3.0 };
-    let graphs = max_bs as f64 * 2.0 + dp_padding + prefill_graphs;
+    let decode = if decode_graphs { max_bs as f64 * 2.0 } else { 0.0 };
+    let graphs = decode + dp_padding + prefill_graphs;
     // 512 MiB of metadata, 1.5 MiB per activation token, 1 GiB per 8 ranks.
     let stages = p.scenario.stages() as f64;
     let mut reserved = 512.0 + (chunk.max(2048) as f64) * 1.5 + (tp as f64 * stages) / 8.0 * 1024.0 + graphs;
     if gpu_mem > gib(60.0) {
         reserved = reserved.max(gib(10.0));
+    }
+    // DeepEP's all-to-all buffers captured in the decode graphs, on top of
+    // the floor (`reserve_for_deepep_a2a_mb`).
+    if o.moe_a2a_deepep && decode_graphs {
+        reserved += gib(2.0);
     }
     let fraction = if gpu_mem > 0.0 { ((gpu_mem - reserved) / gpu_mem * 1000.0).round() / 1000.0 } else { 0.95 };
     GpuMemorySettings {
@@ -641,12 +711,13 @@ fn parallel_terms(p: &Plan) -> Vec<Term> {
             Basis::EngineRule,
         ));
     }
-    if let (true, Some(m)) = (o.ep_size > 1, p.model.arch.text.moe) {
+    let ep = o.effective_ep(p.tp());
+    if let (true, Some(m)) = (ep > 1, p.model.arch.text.moe) {
         out.push(Term::count(
             "SGLang experts per GPU",
-            m.num_experts.saturating_add(o.ep_num_redundant_experts) / o.ep_size.max(1),
+            m.num_experts.saturating_add(o.ep_num_redundant_experts) / ep,
             format!(
-                "{} experts{} in --ep-size {} sets, each expert sharded over TP ÷ EP = {} rank(s) \
+                "{} experts{} in {} sets{}, each expert sharded over TP ÷ EP = {} rank(s) \
                  (fused_moe_triton/layer.py, 0.5.4)",
                 m.num_experts,
                 if o.ep_num_redundant_experts > 0 {
@@ -654,8 +725,34 @@ fn parallel_terms(p: &Plan) -> Vec<Term> {
                 } else {
                     String::new()
                 },
-                o.ep_size,
-                (p.tp() / o.ep_size.max(1)).max(1)
+                ep,
+                match (o.moe_a2a_deepep, o.cuda_graphs()) {
+                    (false, _) => " (--ep-size)",
+                    (true, true) => " (DeepEP: --ep-size is --tp-size, overrides.py::_a2a_ep_size)",
+                    (true, false) => {
+                        " (DeepEP: --ep-size is --tp-size, overrides.py::_a2a_ep_size; its normal mode turns CUDA \
+                         graphs off, moe_hook.py)"
+                    }
+                },
+                (p.tp() / ep).max(1)
+            ),
+            Basis::EngineRule,
+        ));
+    }
+    // The automatic mem_fraction_static keeps room for DeepEP's buffers
+    // while graphs are captured (0.5.23 `memory_hook.py`).
+    let automatic = o.mem_fraction_static.is_none()
+        && matches!(o.version, Version::V0_5_23 | Version::V0_5_23Init | Version::V0_5_23Alloc);
+    if o.moe_a2a_deepep && automatic && o.cuda_graphs() {
+        let rocm = p.scenario.gpus.first().is_some_and(|g| vllm::is_rocm(&g.name));
+        let (bytes, prefill) =
+            if rocm { (2 * GIB, "") } else { (3 * GIB, " + 1 GiB for the prefill graphs' bridge pool") };
+        out.push(Term::bytes(
+            "SGLang DeepEP reserve",
+            bytes,
+            format!(
+                "2 GiB for DeepEP's all-to-all buffers{prefill}, kept outside mem_fraction_static \
+                 (memory_hook.py::reserve_for_deepep_a2a_mb, reserve_for_graph_mb, 0.5.23)"
             ),
             Basis::EngineRule,
         ));
@@ -709,8 +806,9 @@ pub const COMMANDS: Commands = Commands {
     launch: Some(launch),
 };
 
-/// `--dp-size`, `--enable-dp-attention` and `--ep-size`, each with a space
-/// before it, where they are not SGLang's defaults.
+/// `--dp-size`, `--enable-dp-attention`, `--ep-size` and the all-to-all
+/// backend, each with a space before it, where they are not SGLang's
+/// defaults.
 fn parallel_flags(o: Options) -> String {
     let mut out = String::new();
     if o.dp_size > 1 {
@@ -724,6 +822,12 @@ fn parallel_flags(o: Options) -> String {
     }
     if o.ep_num_redundant_experts > 0 {
         out.push_str(&format!(" --ep-num-redundant-experts {}", o.ep_num_redundant_experts));
+    }
+    if o.moe_a2a_deepep {
+        out.push_str(" --moe-a2a-backend deepep");
+        if o.deepep_mode != DeepepMode::Auto {
+            out.push_str(&format!(" --deepep-mode {}", o.deepep_mode.id()));
+        }
     }
     out
 }
