@@ -448,6 +448,31 @@ fn sglang_0_5_23_takes_mem_fraction_static_from_gpu_memory() {
     assert_eq!(fraction("rtx-4090", 1), (0.704, 4096));
 }
 
+/// The reserve counts the chunk SGLang runs with, a given
+/// `--chunked-prefill-size` too (`memory_hook.py` reads the resolved
+/// `chunked_prefill_size`, and the prefill graphs are captured up to it): an
+/// H100 at TP 1 with 2,048-token chunks reserves 512 + 3,072 + 128 + 512 +
+/// 42 × 8 = 4,560 MiB, under the 10 GiB floor for GPUs over 60 GiB, so
+/// (81,559 − 10,240) ÷ 81,559 = 0.874; on an RTX 4090 (no floor) 4,096 →
+/// 2,048 tokens frees 3,072 MiB of activations and 8 prefill graphs.
+#[test]
+fn sglang_0_5_23_reserves_for_the_chunk_it_is_given() {
+    use shared::engines::sglang;
+    let m = model("llama-3.1-8b");
+    let fraction = |gpu: &str, chunk: Option<u64>| {
+        let g = shared::catalog::gpu(gpu).unwrap_or_else(|| panic!("{gpu}"));
+        let o = sglang::Options { chunked_prefill_size: chunk, ..Default::default() };
+        let s = Scenario { gpus: vec![GpuSlot::from_catalog(g)], engine: Engine::Sglang(o), ..Scenario::default() };
+        let (report, _, _) = report_of(&m, s);
+        let Some(EngineReport::Sglang(r)) = report else { panic!() };
+        (r.mem_fraction_static, r.chunked_prefill_size)
+    };
+    assert_eq!(fraction("h100-sxm", Some(2048)), (0.874, 2048));
+    assert_eq!(fraction("h100-sxm", None), (0.830, 8192));
+    let (default, small) = (fraction("rtx-4090", None).0, fraction("rtx-4090", Some(2048)).0);
+    assert!(((small - default) - (3072.0 + 8.0 * 8.0) / 24564.0).abs() <= 0.001 + 1e-9, "{default} → {small}");
+}
+
 /// The native sampler peaks where PyTorch sorts the logits (the `-sort`
 /// rules): 38 bytes per bf16 logit from 128 rows (cub's segmented sort),
 /// 50 below (the full sort of `segmented_sort_pairs_by_full_sort`), 28

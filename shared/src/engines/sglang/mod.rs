@@ -321,6 +321,9 @@ pub struct GpuMemorySettings {
     pub decode_graph_max_bs: u64,
     /// The MiB SGLang keeps outside `mem_fraction_static`.
     pub reserved_mib: f64,
+    /// Of those, what DeepEP adds (its buffers, the prefill graphs' bridge
+    /// pool where it clears the 10 GiB floor); 0 without it.
+    pub deepep_mib: f64,
     pub mem_fraction_static: f64,
 }
 
@@ -333,7 +336,7 @@ pub fn gpu_memory_settings(p: &Plan) -> GpuMemorySettings {
     let gib = |n: f64| n * 1024.0;
     // (chunked_prefill_size, decode max_bs) by GPU memory: T4/4080; A10/4090/5090;
     // A100 40GB/L40; H100/A100 80GB; H20/H200; B200/MI300.
-    let (chunk, max_bs) = if gpu_mem < gib(20.0) {
+    let (table_chunk, max_bs) = if gpu_mem < gib(20.0) {
         (2048, 8)
     } else if gpu_mem < gib(35.0) {
         (4096, if tp < 4 { 48 } else { 160 })
@@ -350,6 +353,9 @@ pub fn gpu_memory_settings(p: &Plan) -> GpuMemorySettings {
         Engine::Sglang(o) => o,
         Engine::Transformers(_) | Engine::Vllm(_) | Engine::LlamaCpp(_) | Engine::Ollama(_) => Options::default(),
     };
+    // The table's only when none is given: the reserve's activation tokens
+    // and the prefill graphs' sizes follow `--chunked-prefill-size`.
+    let chunk = o.chunked_prefill_size.unwrap_or(table_chunk);
     // DeepEP's normal mode turns both phases' graphs off.
     let (decode_graphs, prefill_graphs_on) = (o.cuda_graphs(), o.cuda_graphs() && !rocm);
     // `reserve_for_graph_mb`: 2 MiB per decode batch; the prefill graphs
@@ -362,7 +368,8 @@ pub fn gpu_memory_settings(p: &Plan) -> GpuMemorySettings {
         1536.0
     } else {
         prefill_graph_sizes(chunk) as f64 * 8.0
-    } + if prefill_graphs_on && o.moe_a2a_deepep { 1024.0 } else { 0.0 };
+    };
+    let bridge = if prefill_graphs_on && o.moe_a2a_deepep { 1024.0 } else { 0.0 };
     // Data-parallel attention pads its decode batches: 3 MiB per batch
     // entry per attention group, 4.5 above 300 entries (`reserve_for_graph_mb`).
     let attn_dp = if o.enable_dp_attention && o.dp_size > 1 { o.dp_size as f64 } else { 0.0 };
@@ -371,20 +378,18 @@ pub fn gpu_memory_settings(p: &Plan) -> GpuMemorySettings {
     let graphs = decode + dp_padding + prefill_graphs;
     // 512 MiB of metadata, 1.5 MiB per activation token, 1 GiB per 8 ranks.
     let stages = p.scenario.stages() as f64;
-    let mut reserved = 512.0 + (chunk.max(2048) as f64) * 1.5 + (tp as f64 * stages) / 8.0 * 1024.0 + graphs;
-    if gpu_mem > gib(60.0) {
-        reserved = reserved.max(gib(10.0));
-    }
+    let base = 512.0 + (chunk.max(2048) as f64) * 1.5 + (tp as f64 * stages) / 8.0 * 1024.0 + graphs;
+    let floor = if gpu_mem > gib(60.0) { gib(10.0) } else { 0.0 };
     // DeepEP's all-to-all buffers captured in the decode graphs, on top of
     // the floor (`reserve_for_deepep_a2a_mb`).
-    if o.moe_a2a_deepep && decode_graphs {
-        reserved += gib(2.0);
-    }
+    let buffers = if o.moe_a2a_deepep && decode_graphs { gib(2.0) } else { 0.0 };
+    let reserved = (base + bridge).max(floor) + buffers;
     let fraction = if gpu_mem > 0.0 { ((gpu_mem - reserved) / gpu_mem * 1000.0).round() / 1000.0 } else { 0.95 };
     GpuMemorySettings {
         chunked_prefill_size: chunk,
         decode_graph_max_bs: max_bs,
         reserved_mib: reserved,
+        deepep_mib: reserved - base.max(floor),
         mem_fraction_static: fraction.clamp(0.0, 1.0),
     }
 }
@@ -743,15 +748,15 @@ fn parallel_terms(p: &Plan) -> Vec<Term> {
     // while graphs are captured (0.5.23 `memory_hook.py`).
     let automatic = o.mem_fraction_static.is_none()
         && matches!(o.version, Version::V0_5_23 | Version::V0_5_23Init | Version::V0_5_23Alloc);
-    if o.moe_a2a_deepep && automatic && o.cuda_graphs() {
-        let rocm = p.scenario.gpus.first().is_some_and(|g| vllm::is_rocm(&g.name));
-        let (bytes, prefill) =
-            if rocm { (2 * GIB, "") } else { (3 * GIB, " + 1 GiB for the prefill graphs' bridge pool") };
+    let deepep_mib = gpu_memory_settings(p).deepep_mib;
+    if o.moe_a2a_deepep && automatic && deepep_mib > 0.0 {
+        // The bridge pool counts only where the reserve clears its floor.
+        let bridge = if deepep_mib > 2048.0 { " + 1 GiB for the prefill graphs' bridge pool" } else { "" };
         out.push(Term::bytes(
             "SGLang DeepEP reserve",
-            bytes,
+            (deepep_mib * (1u64 << 20) as f64) as u64,
             format!(
-                "2 GiB for DeepEP's all-to-all buffers{prefill}, kept outside mem_fraction_static \
+                "2 GiB for DeepEP's all-to-all buffers{bridge}, kept outside mem_fraction_static \
                  (memory_hook.py::reserve_for_deepep_a2a_mb, reserve_for_graph_mb, 0.5.23)"
             ),
             Basis::EngineRule,
