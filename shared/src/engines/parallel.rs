@@ -73,9 +73,12 @@ pub enum SplitError {
     /// vLLM 0.19.0 EPLB: the experts and their redundant copies spread evenly.
     #[error("vLLM's EPLB needs the {placed} experts (with the redundant ones) divisible by the {ranks} EP ranks")]
     VllmRedundantExperts { placed: u64, ranks: u64 },
-    /// SGLang 0.5.4 `fused_moe_triton/layer.py::FusedMoE.__init__`.
-    #[error("SGLang fails loading with --ep-size {ep}: \"assert num_experts % moe_ep_size == 0\" ({experts} experts)")]
-    SglangExperts { experts: u64, ep: u64 },
+    /// SGLang 0.5.4 `fused_moe_triton/layer.py::FusedMoE.__init__`; `why`
+    /// is where the EP size comes from (`--ep-size`, or DeepEP's `--tp-size`).
+    #[error(
+        "SGLang fails loading with EP size {ep} ({why}): \"assert num_experts % moe_ep_size == 0\" ({experts} experts)"
+    )]
+    SglangExperts { experts: u64, ep: u64, why: &'static str },
     /// vLLM 0.12.0 – 0.24.0 `SpeculativeConfig.__post_init__`.
     #[error("vLLM refuses num_speculative_tokens {tokens}: \"must be divisible by n_predict={layers}\"")]
     SpecTokens { tokens: u64, layers: u64 },

@@ -322,6 +322,13 @@ fn sglang_refuses_experts_that_do_not_divide() {
     .err()
     .unwrap_or_else(|| panic!("EP 3 on one GPU"));
     assert!(err.to_string().contains("divisible by --ep-size (3)"), "{err}");
+    // Under DeepEP the EP size is the TP size: Mixtral's 8 experts over 16.
+    let o = sglang::Options { moe_a2a_deepep: true, ..Default::default() };
+    let err = Scenario { gpus: h100s(16), tp: 16, engine: Engine::Sglang(o), ..Scenario::default() }
+        .validate_for(&m)
+        .err()
+        .unwrap_or_else(|| panic!("EP 16 for 8 experts"));
+    assert!(err.to_string().starts_with("SGLang fails loading with EP size 16 (DeepEP sets it to --tp-size)"), "{err}");
 }
 
 #[test]

@@ -278,7 +278,8 @@ pub(crate) fn check_split(s: &Scenario, text: &TextModel) -> Result<(), SplitErr
     let placed = |m: &crate::arch::Moe| m.num_experts.saturating_add(o.ep_num_redundant_experts);
     let ep = o.effective_ep(s.tp);
     if let Some(m) = text.moe.filter(|m| !placed(m).is_multiple_of(ep)) {
-        return Err(SplitError::SglangExperts { experts: placed(&m), ep });
+        let why = if o.moe_a2a_deepep { "DeepEP sets it to --tp-size" } else { "--ep-size" };
+        return Err(SplitError::SglangExperts { experts: placed(&m), ep, why });
     }
     parallel::check_stages(s, text)
 }
