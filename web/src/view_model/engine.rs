@@ -93,4 +93,23 @@ mod tests {
         let e = est(EngineKind::LlamaCpp.with_defaults());
         assert_eq!(knob_default(&e, EngineKind::LlamaCpp, "ncmoe"), "default: 0; all = --cpu-moe");
     }
+
+    /// The parallel knobs say what an empty box means; SGLang's EP size is
+    /// the TP size under DeepEP, whatever `--ep-size` says.
+    #[test]
+    fn the_parallel_knobs_show_what_runs() {
+        let m = Model::from_preset(model_preset("qwen3-30b-a3b").expect("preset")).expect("model");
+        let ep_shown = |deepep: &str| {
+            let engine = shared::link::with_knob(&EngineKind::Sglang.with_defaults(), "a2a", deepep).expect("a2a");
+            let gpus = vec![shared::estimate::GpuSlot::custom("80 GiB", 80 << 30); 4];
+            let s = Scenario { engine, gpus, tp: 4, ..Scenario::default() };
+            knob_default(&estimate(&m, s.validate().expect("a valid plan")), EngineKind::Sglang, "ep")
+        };
+        assert_eq!((ep_shown("none"), ep_shown("deepep")), ("default: 1".to_owned(), "default: 4".to_owned()));
+        let e = est(EngineKind::Vllm.with_defaults());
+        assert_eq!(
+            (knob_default(&e, EngineKind::Vllm, "dp"), knob_default(&e, EngineKind::Vllm, "ner")),
+            ("default: 1".to_owned(), "default: 0".to_owned())
+        );
+    }
 }

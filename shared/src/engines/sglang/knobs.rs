@@ -106,7 +106,7 @@ pub static KNOBS: &[K] = &[
             o.dp_size = count(v, 1, crate::plan::MAX_GPUS as u64)?;
             Ok(())
         },
-        effective: None,
+        effective: Some(|_| "1".into()),
     },
     K {
         about: About {
@@ -149,7 +149,7 @@ pub static KNOBS: &[K] = &[
             o.ep_size = count(v, 1, crate::plan::MAX_GPUS as u64)?;
             Ok(())
         },
-        effective: None,
+        effective: Some(|r| r.ep_size.to_string()),
     },
     K {
         about: About {
@@ -168,7 +168,7 @@ pub static KNOBS: &[K] = &[
             o.ep_num_redundant_experts = count(v, 0, 1 << 16)?;
             Ok(())
         },
-        effective: None,
+        effective: Some(|_| "0".into()),
     },
     K {
         about: About {

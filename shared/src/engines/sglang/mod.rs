@@ -432,6 +432,8 @@ pub struct Report {
     pub cell_size_bytes: u64,
     pub context_length: u64,
     pub chunked_prefill_size: u64,
+    /// The expert-parallel size it runs with (`--ep-size`, or DeepEP's TP).
+    pub ep_size: u64,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub startup_error: Option<String>,
     pub log_lines: Vec<String>,
@@ -637,6 +639,7 @@ pub(crate) fn report(p: &Plan, o: Options) -> Report {
         cell_size_bytes: pool.cell,
         context_length: ctx,
         chunked_prefill_size: pool.chunk,
+        ep_size: o.effective_ep(p.tp()),
         startup_error: error,
         log_lines,
     }

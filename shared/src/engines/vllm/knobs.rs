@@ -295,7 +295,7 @@ pub static KNOBS: &[K] = &[
             o.data_parallel_size = count(v, 1, MAX_DATA_PARALLEL)?;
             Ok(())
         },
-        effective: None,
+        effective: Some(|_| "1".into()),
     },
     K {
         about: About {
@@ -361,6 +361,6 @@ pub static KNOBS: &[K] = &[
             o.num_redundant_experts = count(v, 0, 1 << 16)?;
             Ok(())
         },
-        effective: None,
+        effective: Some(|_| "0".into()),
     },
 ];
