@@ -498,14 +498,9 @@ fn apply(launch: &mut Launch, flag: &'static str, key: Key, value: Option<&str>)
             crate::engines::vllm::All2All::parse(v).inspect(|b| c.all2all_backend = Some(*b)).map(|_| v.to_owned())
         }
         (Key::RedundantExperts, Some(v)) => number(v).inspect(|&n| c.redundant_experts = Some(n)).map(s),
-        // `none` and `deepep`: the backends Headroom models.
-        (Key::MoeA2a, Some(v)) => match v {
-            "deepep" | "none" => {
-                c.deepep = Some(v == "deepep");
-                Some(v.to_owned())
-            }
-            _ => None,
-        },
+        (Key::MoeA2a, Some(v)) => {
+            crate::engines::sglang::moe_a2a_deepep(v).inspect(|&d| c.deepep = Some(d)).map(|_| v.to_owned())
+        }
         (Key::DeepepMode, Some(v)) => {
             crate::engines::sglang::DeepepMode::parse(v).inspect(|&m| c.deepep_mode = Some(m)).map(|_| v.to_owned())
         }

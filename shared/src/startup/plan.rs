@@ -267,7 +267,8 @@ pub fn configured_engine(ran: LogEngine, c: &LoggedConfig, planned: Engine) -> (
                 o.moe_a2a_deepep = true;
                 taken.push("moe_a2a_backend deepep".into());
             }
-            if let Some(m) = c.deepep_mode.filter(|&m| m != o.deepep_mode && o.deepep_mode == Default::default()) {
+            let planned_auto = o.deepep_mode == Default::default();
+            if let Some(m) = c.deepep_mode.filter(|&m| planned_auto && m != Default::default()) {
                 o.deepep_mode = m;
                 taken.push(format!("deepep_mode {}", m.id()));
             }

@@ -77,7 +77,7 @@ fn read_config(line: &str, c: &mut LoggedConfig) {
     c.dp_attention = field(line, "enable_dp_attention").map(|v| v == "True");
     c.ep_size = field(line, "ep_size").and_then(|v| v.parse().ok());
     c.redundant_experts = field(line, "ep_num_redundant_experts").and_then(|v| v.parse().ok());
-    c.deepep = field(line, "moe_a2a_backend").map(|v| v == "deepep");
+    c.deepep = field(line, "moe_a2a_backend").and_then(|v| crate::engines::sglang::moe_a2a_deepep(&v));
     c.deepep_mode = field(line, "deepep_mode").and_then(|v| crate::engines::sglang::DeepepMode::parse(&v));
     c.max_model_len = field(line, "context_length").and_then(|v| v.parse().ok());
     c.mem_fraction_static_permille = field(line, "mem_fraction_static").and_then(|v| fixed(&v, 1000));

@@ -43,6 +43,13 @@ fn launch(m: &Model, s: Scenario) -> String {
     launch(m, &s.validate_for(m).unwrap_or_else(|e| panic!("{e}")), "org/m")
 }
 
+/// The scenario the start-up log `text` describes for `m`, planned in
+/// `engine`'s defaults, and what was taken from the log.
+fn logged(text: &str, m: &Model, engine: Engine) -> (Scenario, Vec<String>) {
+    let log = shared::startup::read(text).unwrap_or_else(|| panic!("a start-up log"));
+    shared::startup::logged_scenario(&log, m, Scenario { engine, ..Default::default() })
+}
+
 fn plan(m: &Model, gpus: usize, tp: u64, dp: u64, ep: bool, concurrency: u64) -> Estimate {
     checked(m, Scenario { concurrency, ..vllm_on(h100s(gpus), tp, dp_ep(dp, ep)) })
 }
@@ -168,17 +175,15 @@ fn experts_that_do_not_divide_give_the_first_ranks_one_more() {
 
 #[test]
 fn a_logged_data_parallel_run_plans_its_replicas() {
-    use shared::startup::{logged_scenario, read};
-    let log = read(
+    let m = model("qwen3-30b-a3b");
+    let (s, taken) = logged(
         "INFO 08-16 02:01:57 [api_server.py:1755] vLLM API server version 0.19.0\n\
          INFO 08-16 02:01:57 [utils.py:261] non-default args: {'model': 'Qwen/Qwen3-30B-A3B', \
          'tensor_parallel_size': 2, 'data_parallel_size': 2, 'enable_expert_parallel': True}\n\
          (EngineCore_DP0 pid=1) INFO 08-16 02:06:31 [gpu_model_runner.py:1892] Model loading took 14.3 GiB\n",
-    )
-    .unwrap_or_else(|| panic!("a vLLM log"));
-    let m = model("qwen3-30b-a3b");
-    let (s, taken) =
-        logged_scenario(&log, &m, Scenario { engine: Engine::Vllm(Default::default()), ..Default::default() });
+        &m,
+        Engine::Vllm(Default::default()),
+    );
     let Engine::Vllm(o) = s.engine else { panic!("{:?}", s.engine) };
     assert_eq!((s.tp, s.gpus.len(), o.data_parallel_size, o.enable_expert_parallel), (2, 4, 2, true), "{taken:?}");
     assert_eq!(s.stages(), 1);
@@ -393,9 +398,9 @@ fn replicas_serve_their_share_of_the_sequences() {
 
 #[test]
 fn a_logged_expert_map_names_ep_and_its_redundant_experts() {
-    use shared::startup::{logged_scenario, read};
     // vllm#37505's line, with EPLB's 16 copies over 4 ranks: 144 placed.
-    let log = read(
+    let m = model("qwen3-30b-a3b");
+    let (s, taken) = logged(
         "INFO 03-18 04:59:50 [api_server.py:1755] vLLM API server version 0.19.0\n\
          INFO 03-18 04:59:50 [utils.py:261] non-default args: {'model': 'Qwen/Qwen3-30B-A3B', \
          'tensor_parallel_size': 2, 'data_parallel_size': 2}\n\
@@ -403,11 +408,9 @@ fn a_logged_expert_map_names_ep_and_its_redundant_experts() {
          enabled. Expert placement strategy: linear. Local/global number of experts: 36/144. Experts local to \
          global index map: 0->0, 1->1.\n\
          (Worker_TP0_EP0 pid=352531) INFO 03-18 05:00:31 [gpu_model_runner.py:1892] Model loading took 16.1 GiB\n",
-    )
-    .unwrap_or_else(|| panic!("a vLLM log"));
-    let m = model("qwen3-30b-a3b");
-    let (s, taken) =
-        logged_scenario(&log, &m, Scenario { engine: Engine::Vllm(Default::default()), ..Default::default() });
+        &m,
+        Engine::Vllm(Default::default()),
+    );
     let Engine::Vllm(o) = s.engine else { panic!("{:?}", s.engine) };
     assert!(o.enable_expert_parallel, "{taken:?}");
     assert_eq!((o.num_redundant_experts, s.gpus.len()), (16, 4), "{taken:?}");
@@ -459,17 +462,15 @@ fn sglang_deepep_spans_the_experts_and_keeps_room_for_its_buffers() {
 
 #[test]
 fn a_logged_sglang_deepep_run_plans_it() {
-    use shared::startup::{logged_scenario, read};
-    let log = read(
+    let m = model("qwen3-30b-a3b");
+    let (s, taken) = logged(
         "[2026-11-20 10:00:00] server_args=ServerArgs(model_path='Qwen/Qwen3-30B-A3B', tp_size=4, dp_size=1, \
          ep_size=4, moe_a2a_backend='deepep', deepep_mode='low_latency', mem_fraction_static=None)\n\
          [2026-11-20 10:01:00 TP0] Load weight end. type=Qwen3MoeForCausalLM, dtype=torch.bfloat16, \
          avail mem=120.51 GB, mem usage=14.31 GB.\n",
-    )
-    .unwrap_or_else(|| panic!("an SGLang log"));
-    let m = model("qwen3-30b-a3b");
-    let (s, taken) =
-        logged_scenario(&log, &m, Scenario { engine: Engine::Sglang(Default::default()), ..Default::default() });
+        &m,
+        Engine::Sglang(Default::default()),
+    );
     let Engine::Sglang(o) = s.engine else { panic!("{:?}", s.engine) };
     assert!(o.moe_a2a_deepep, "{taken:?}");
     assert_eq!((o.deepep_mode, o.ep_size, s.tp), (sglang::DeepepMode::LowLatency, 4, 4), "{taken:?}");

@@ -1,9 +1,9 @@
 //! Live mode: the page connected to one or more agents (`headroom serve`).
 //!
 //! Everything here but [`store::take_fragment_token`], [`store::has_saved`]
-//! and [`plan::encode`] runs in the on-demand live bundle (`src/bin/live.rs`), which the page
-//! loads on first use (`components::live` is the page's small loader), so
-//! the page's first load does without it.
+//! and [`plan::encode`] runs in the on-demand live bundle (`src/bin/live.rs`),
+//! which the page loads on first use (`components::live` is the page's small
+//! loader), so the page's first load does without it.
 //!
 //! - [`view_model`]: the pure model (a host's readings and history, what the cards,
 //!   the process table and "fits now" show), tested natively.

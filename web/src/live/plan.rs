@@ -37,29 +37,32 @@ pub fn decode(bytes: &[u8]) -> Result<HandedPlan, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use shared::estimate::{GpuSlot, Scenario, estimate};
+    use shared::estimate::{Estimate, GpuSlot, Scenario, estimate};
     use shared::live::PlanFacts;
     use shared::model::Model;
     use shared::units::GIB;
 
-    /// Llama 3.1 8B at TP 1 over two 24 GiB cards (two pipeline stages).
-    fn handed() -> HandedPlan {
+    /// Llama 3.1 8B at TP 1 over two 24 GiB cards (two pipeline stages): the
+    /// model, its estimate and the plan handed for it.
+    fn handed_with() -> (Model, Estimate, HandedPlan) {
         let m = Model::preset("llama-3.1-8b").unwrap_or_else(|e| panic!("{e}"));
         let s = Scenario { gpus: vec![GpuSlot::custom("RTX 4090", 24 * GIB); 2], ..Scenario::default() };
         let s = s.validate().unwrap_or_else(|e| panic!("{e}"));
         let e = estimate(&m, s.clone());
-        HandedPlan { units: UnitSystem::Decimal, plan: Some(LivePlan::of(&m, &s, &e)) }
+        let h = HandedPlan { units: UnitSystem::Decimal, plan: Some(LivePlan::of(&m, &s, &e)) };
+        (m, e, h)
+    }
+
+    fn handed() -> HandedPlan {
+        handed_with().2
     }
 
     #[test]
     fn the_handed_plan_is_the_pages_plan() {
-        let h = handed();
+        let (m, e, h) = handed_with();
         let bytes = encode(&h).unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(decode(&bytes), Ok(h.clone()));
         let plan = h.plan.as_ref().unwrap_or_else(|| panic!("a plan"));
-        let m = Model::preset("llama-3.1-8b").unwrap_or_else(|e| panic!("{e}"));
-        let s = Scenario { gpus: vec![GpuSlot::custom("RTX 4090", 24 * GIB); 2], ..Scenario::default() };
-        let e = estimate(&m, s.validate().unwrap_or_else(|e| panic!("{e}")));
         // Each GPU's budget, the findings' figures and each GPU's probe are the estimate's.
         assert_eq!(plan.gpus.len(), 2);
         for (g, peak) in plan.gpus.iter().zip(&e.per_gpu) {
@@ -69,7 +72,7 @@ mod tests {
         assert_eq!(plan.probes.len(), 2);
         assert!(plan.probes[0].steps.iter().any(|s| s.label == "embeddings"));
         assert!(plan.probes[1].steps.iter().any(|s| s.label == "final norm and lm_head"));
-        // Weights and KV cache of each GPU are what its probe allocates.
+        // Each GPU's weights are what its probe allocates for them.
         for (g, p) in plan.gpus.iter().zip(&plan.probes) {
             let weights: u64 = p
                 .steps

@@ -6,7 +6,7 @@ use crate::engines::knobs::Cli;
 use crate::engines::knobs::{About, Knob, count, fraction, on_off, on_or_off, opt, opt_fraction, tokens};
 use crate::units::shortest;
 
-use super::{DeepepMode, Options, Report, Version};
+use super::{DeepepMode, MOE_A2A_IDS, Options, Report, Version, moe_a2a_deepep};
 
 type K = Knob<Options, Report>;
 
@@ -174,7 +174,7 @@ pub static KNOBS: &[K] = &[
         about: About {
             key: "a2a",
             label: "moe_a2a_backend",
-            choices: &["none", "deepep"],
+            choices: MOE_A2A_IDS,
             #[cfg(feature = "cli")]
             cli: Cli {
                 flag: "moe-a2a-backend",
@@ -185,13 +185,10 @@ pub static KNOBS: &[K] = &[
             },
             ..About::NONE
         },
-        get: |o| if o.moe_a2a_deepep { "deepep" } else { "none" }.into(),
+        get: |o| MOE_A2A_IDS[usize::from(o.moe_a2a_deepep)].into(),
         set: |o, v| {
-            o.moe_a2a_deepep = match v.trim().to_ascii_lowercase().as_str() {
-                "deepep" => true,
-                "none" => false,
-                _ => return Err("use none or deepep (the all-to-all backends Headroom models)".into()),
-            };
+            o.moe_a2a_deepep =
+                moe_a2a_deepep(v).ok_or("use none or deepep (the all-to-all backends Headroom models)")?;
             Ok(())
         },
         effective: None,

@@ -150,6 +150,19 @@ pub struct Options {
     pub deepep_mode: DeepepMode,
 }
 
+/// `--moe-a2a-backend`'s values Headroom models, the default first.
+pub const MOE_A2A_IDS: &[&str] = &["none", "deepep"];
+
+/// `--moe-a2a-backend value`: `Some(true)` for DeepEP, `Some(false)` for
+/// none, `None` for a backend Headroom does not model.
+pub fn moe_a2a_deepep(value: &str) -> Option<bool> {
+    match value.trim().to_ascii_lowercase().as_str() {
+        "deepep" => Some(true),
+        "none" => Some(false),
+        _ => None,
+    }
+}
+
 /// `--deepep-mode`: which of DeepEP's kernels SGLang runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -309,7 +322,9 @@ pub(crate) fn check_knobs(o: Options, tp: u64) -> Result<(), String> {
 pub fn default_mem_fraction_for(p: &Plan, o: Options) -> f64 {
     match o.version {
         Version::TpTable => default_mem_fraction(p.tp()),
-        Version::V0_5_23 | Version::V0_5_23Init | Version::V0_5_23Alloc => gpu_memory_settings(p).mem_fraction_static,
+        Version::V0_5_23 | Version::V0_5_23Init | Version::V0_5_23Alloc => {
+            gpu_memory_settings(p, o).mem_fraction_static
+        }
     }
 }
 
@@ -328,10 +343,10 @@ pub struct GpuMemorySettings {
     pub mem_fraction_static: f64,
 }
 
-/// SGLang 0.5.23's choices for the plan's GPUs: `gpu_mem` is the smallest
-/// GPU's memory in MiB as nvidia-smi reports it (`get_nvgpu_memory_capacity`),
-/// which is what the GPU catalog holds.
-pub fn gpu_memory_settings(p: &Plan) -> GpuMemorySettings {
+/// SGLang 0.5.23's choices for the plan's GPUs under its settings `o`:
+/// `gpu_mem` is the smallest GPU's memory in MiB as nvidia-smi reports it
+/// (`get_nvgpu_memory_capacity`), which is what the GPU catalog holds.
+pub fn gpu_memory_settings(p: &Plan, o: Options) -> GpuMemorySettings {
     let gpu_mem = p.scenario.gpus.iter().map(|g| g.capacity_bytes).min().unwrap_or(0) as f64 / (1u64 << 20) as f64;
     let tp = p.tp();
     let gib = |n: f64| n * 1024.0;
@@ -350,10 +365,6 @@ pub fn gpu_memory_settings(p: &Plan) -> GpuMemorySettings {
     };
     let rocm = p.scenario.gpus.first().is_some_and(|g| vllm::is_rocm(&g.name));
     let mla = matches!(p.model.arch.text.attention, crate::arch::AttentionKind::Mla(_));
-    let o = match p.scenario.engine {
-        Engine::Sglang(o) => o,
-        Engine::Transformers(_) | Engine::Vllm(_) | Engine::LlamaCpp(_) | Engine::Ollama(_) => Options::default(),
-    };
     // The table's only when none is given: the reserve's activation tokens
     // and the prefill graphs' sizes follow `--chunked-prefill-size`.
     let chunk = o.chunked_prefill_size.unwrap_or(table_chunk);
@@ -499,7 +510,9 @@ fn default_chunk(p: &Plan, o: Options) -> u64 {
             let large = p.scenario.gpus.first().is_some_and(|g| g.capacity_bytes >= 70 * GIB);
             if large { 8192 } else { 2048 }
         }
-        Version::V0_5_23 | Version::V0_5_23Init | Version::V0_5_23Alloc => gpu_memory_settings(p).chunked_prefill_size,
+        Version::V0_5_23 | Version::V0_5_23Init | Version::V0_5_23Alloc => {
+            gpu_memory_settings(p, o).chunked_prefill_size
+        }
     }
 }
 
@@ -748,12 +761,12 @@ fn parallel_terms(p: &Plan) -> Vec<Term> {
             Basis::EngineRule,
         ));
     }
-    // The automatic mem_fraction_static keeps room for DeepEP's buffers
-    // while graphs are captured (0.5.23 `memory_hook.py`).
+    // The automatic mem_fraction_static of the 0.5.23 rules keeps room for
+    // DeepEP's buffers while graphs are captured (`memory_hook.py`).
     let automatic = o.mem_fraction_static.is_none()
         && matches!(o.version, Version::V0_5_23 | Version::V0_5_23Init | Version::V0_5_23Alloc);
-    let deepep_mib = gpu_memory_settings(p).deepep_mib;
-    if o.moe_a2a_deepep && automatic && deepep_mib > 0.0 {
+    let deepep_mib = if o.moe_a2a_deepep && automatic { gpu_memory_settings(p, o).deepep_mib } else { 0.0 };
+    if deepep_mib > 0.0 {
         // The bridge pool counts only where the reserve clears its floor.
         let bridge = if deepep_mib > 2048.0 { " + 1 GiB for the prefill graphs' bridge pool" } else { "" };
         out.push(Term::bytes(
