@@ -90,7 +90,9 @@ fn estimate_json_is_a_stable_contract() {
 fn vllm_fields_sit_at_the_top_level() {
     let v = json(&["estimate", "--model", "llama-3.1-8b", "--engine", "vllm", "--max-model-len", "16384", "--json"]);
     assert!(v["num_gpu_blocks"].as_u64().unwrap() > 0);
-    assert_eq!(v["kv_cache_tokens"].as_u64().unwrap(), v["num_gpu_blocks"].as_u64().unwrap() * 16);
+    // vLLM 0.34's blocks are 64 tokens.
+    assert_eq!(v["engine_report"]["block_size"].as_u64().unwrap(), 64);
+    assert_eq!(v["kv_cache_tokens"].as_u64().unwrap(), v["num_gpu_blocks"].as_u64().unwrap() * 64);
     assert!(v["max_concurrency"].as_f64().unwrap() > 0.0);
 }
 
@@ -505,7 +507,7 @@ fn the_headline_is_what_the_engine_does_as_launched() {
         "--max-model-len",
         "32768",
     ]);
-    assert!(vllm.contains("\nvLLM refuses to start with --max-model-len 32768: only 3,664 tokens fit\n"), "{vllm}");
+    assert!(vllm.contains("\nvLLM refuses to start with --max-model-len 32768: only 18,944 tokens fit\n"), "{vllm}");
     assert!(vllm.contains("\n  vLLM would print: To serve at least one request"), "{vllm}");
 }
 

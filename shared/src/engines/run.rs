@@ -283,7 +283,14 @@ impl<'m> EnginePlan<'m> {
                 let fixed =
                     parts.weight_bytes.saturating_add(parts.activation_bytes).saturating_add(parts.overhead_bytes);
                 let (need, usable) = match &self.ready {
-                    Ready::Vllm(o, _) => vllm::need_and_usable(p, *o, fixed, per_token, parts.overhead_bytes, cap),
+                    Ready::Vllm(o, _) => vllm::need_and_usable(
+                        p,
+                        *o,
+                        fixed,
+                        per_token,
+                        (parts.overhead_bytes, parts.activation_bytes),
+                        cap,
+                    ),
                     Ready::Sglang(o) => sglang::need_and_usable(p, *o, fixed, per_token, parts.activation_bytes, cap),
                     Ready::Transformers(_) | Ready::LlamaCpp(..) => (parts.total_bytes(), cap),
                 };

@@ -133,7 +133,7 @@ fn lora_and_sglang_rules_are_link_keys() {
         ..LinkState::default()
     };
     let text = encode(&lora);
-    assert!(text.ends_with("&e=vllm&vllm=0.24-mm&loras=4&lorar=64"), "{text}");
+    assert!(text.ends_with("&e=vllm&vllm=0.34&loras=4&lorar=64"), "{text}");
     check(&format!("?{text}"), lora, 0);
     // Links from before the keys: LoRA off, SGLang's TP table.
     let d = decode("?e=sglang");
@@ -213,7 +213,7 @@ fn engine() -> impl Strategy<Value = Engine> {
             tokens(),
             tokens(),
             prop::option::of(1..=MAX_CONCURRENCY),
-            1..=1024u64,
+            prop::option::of(1..=1024u64),
             (1..=8u64, prop::bool::ANY),
         )
             .prop_map(|(version, gmu, mml, mbt, mns, bs, (dp, ep))| Engine::Vllm(vllm::Options {

@@ -124,7 +124,8 @@ fn engine_2026_12(kind: EngineKind) -> Engine {
             max_model_len: None,
             max_num_batched_tokens: None,
             max_num_seqs: None,
-            block_size: 16,
+            // `None`: the pinned version's own default (16 before vLLM 0.34).
+            block_size: None,
             // Knobs added after v2 (issue 15): frozen at "as before".
             max_loras: 0,
             max_lora_rank: vllm::DEFAULT_MAX_LORA_RANK,
@@ -277,15 +278,15 @@ mod tests {
             ..Default::default()
         });
         let newer = newer_engine(&v1).expect(
-            "0.10, 0.12, 0.11-mm, 0.17-mm, 0.18, 0.19, 0.21, 0.33, 0.24, the -rope and the -mm rules are newer",
+            "0.10, 0.12, 0.11-mm, 0.17-mm, 0.18, 0.19, 0.21, 0.33, 0.24, the -rope, the -mm and the 0.34 rules are newer",
         );
-        assert_eq!(newer.changes.len(), 11);
+        assert_eq!(newer.changes.len(), 12);
         assert!(newer.message().contains("CUDA-graph"), "{}", newer.message());
         // The person's own knobs stay; only the version moves.
         let Engine::Vllm(o) = newer.engine else { panic!("vLLM") };
         assert_eq!((o.version, o.gpu_memory_utilization), (vllm::Version::LATEST, Some(0.8)));
         let v0 = Engine::Vllm(vllm::Options { version: vllm::Version::V0, ..Default::default() });
-        assert_eq!(newer_engine(&v0).expect("newer").changes.len(), 12);
+        assert_eq!(newer_engine(&v0).expect("newer").changes.len(), 13);
         assert_eq!(newer_engine(&newer.engine), None);
         // 0.19-alloc, read after the newest for 0.18 – 0.19 only, is neither
         // offered the newest nor listed among its changes.

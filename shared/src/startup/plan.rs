@@ -192,6 +192,7 @@ pub fn configured_engine(ran: LogEngine, c: &LoggedConfig, planned: Engine) -> (
             fill(&mut o.max_model_len, c.max_model_len, "max_model_len");
             fill(&mut o.max_num_batched_tokens, c.max_num_batched_tokens, "max_num_batched_tokens");
             fill(&mut o.max_num_seqs, c.max_num_seqs, "max_num_seqs");
+            fill(&mut o.block_size, c.block_size, "block_size");
             if o.version.kv_memory_tools() {
                 fill(&mut o.kv_cache_memory_bytes, c.kv_cache_memory_bytes, "kv_cache_memory_bytes");
             }
@@ -202,7 +203,6 @@ pub fn configured_engine(ran: LogEngine, c: &LoggedConfig, planned: Engine) -> (
                     taken.push(format!("{name} {v}"));
                 }
             };
-            given(&mut o.block_size, crate::engines::vllm::DEFAULT_BLOCK_SIZE, c.block_size, "block_size");
             given(&mut o.max_loras, 0, c.max_loras, "max_loras");
             given(&mut o.max_lora_rank, crate::engines::vllm::DEFAULT_MAX_LORA_RANK, c.max_lora_rank, "max_lora_rank");
             given(&mut o.data_parallel_size, 1, c.data_parallel, "data_parallel_size");

@@ -100,9 +100,13 @@ fn vllm_row(f: &Fact, r: &crate::engines::vllm::Report, e: &Estimate, notes: &mu
         Figure::CudaGraphs { bytes, .. } => {
             row("CUDA graphs", Amount::Bytes(bytes), kv.map(|k| Amount::Bytes(k.cuda_graph_bytes)))
         }
-        Figure::AvailableKv { bytes, negative: false } => {
-            row("available KV cache memory", Amount::Bytes(bytes), kv.map(|k| Amount::Bytes(k.available_kv_bytes)))
-        }
+        // Under 0.34's extensible KV cache the line is the profile's
+        // estimate, which reserves the range the measured pool commits.
+        Figure::AvailableKv { bytes, negative: false } => row(
+            "available KV cache memory",
+            Amount::Bytes(bytes),
+            kv.map(|k| Amount::Bytes(k.reserved_kv_bytes.unwrap_or(k.available_kv_bytes))),
+        ),
         // What CUDA reports (`mem_get_info`'s total), which vLLM requests its
         // share of: the plan's from what it requests, its capacity otherwise.
         Figure::DeviceTotal { bytes } => {

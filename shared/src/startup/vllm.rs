@@ -258,7 +258,10 @@ fn figure(line: &str) -> Option<Figure> {
     if let Some(tokens) = after(line, "GPU KV cache size:").and_then(|r| count(r.trim_start())) {
         return Some(Figure::KvTokens { tokens });
     }
-    if let Some(blocks) = after(line, "# GPU blocks:").and_then(|r| count(r.trim_start())) {
+    // 0.34's extensible KV cache commits its measured size
+    // (`extensible_kv_cache.py::extend_kv_cache`): `Extended KV cache to 7654 blocks (59.80 GiB).`
+    let blocks_line = after(line, "# GPU blocks:").or_else(|| after(line, "Extended KV cache to"));
+    if let Some(blocks) = blocks_line.and_then(|r| count(r.trim_start())) {
         return Some(Figure::KvBlocks { blocks });
     }
     if let Some(rest) = after(line, "Maximum concurrency for ") {
@@ -317,6 +320,13 @@ mod tests {
             [Figure::Utilization { permille: 900 }]
         );
         assert_eq!(figures("increase --gpu-memory-utilization from 0.7000 to 0.7021"), []);
+        // 0.34's extensible KV cache: the committed size after warmup.
+        assert_eq!(
+            figure(
+                "(EngineCore pid=812) INFO extensible_kv_cache.py:536] Extended KV cache to 7654 blocks (59.80 GiB)."
+            ),
+            Some(Figure::KvBlocks { blocks: 7654 })
+        );
         let one_line = "total_gpu_memory (79.22GiB) x gpu_memory_utilization (0.90) = 71.29GiB; model weights take \
                         14.99GiB; non_torch_memory takes 0.19GiB; PyTorch activation peak memory takes 1.26GiB; the \
                         rest of the memory reserved for KV Cache is 54.85GiB.";

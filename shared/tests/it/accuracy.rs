@@ -682,7 +682,7 @@ fn scenario(c: &Case, l: &StartupLog, m: &Model, capacity: Option<u64>) -> Scena
                 max_model_len: cfg.max_model_len,
                 max_num_batched_tokens: cfg.max_num_batched_tokens,
                 max_num_seqs: c.max_num_seqs.or(cfg.max_num_seqs),
-                block_size: vllm::DEFAULT_BLOCK_SIZE,
+                block_size: None,
                 sampler: c.sampler.or(cfg.sampler),
                 mxfp4_kernel: cfg.mxfp4_kernel,
                 enforce_eager: cfg.enforce_eager == Some(true),

@@ -664,7 +664,7 @@ mod serving_round_trip {
                 pick(vec![None, Some(4096), Some(16_384)]),
             ),
             (
-                pick(vec![16, 32]),
+                pick(vec![None, Some(16), Some(64)]),
                 pick(vec![(0, 16), (2, 16), (4, 64)]),
                 pick(vec![None, Some(20u64 << 30)]),
                 any::<bool>(),

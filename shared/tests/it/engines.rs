@@ -242,7 +242,12 @@ fn an_asked_context_that_does_not_fit_is_kept_by_the_first_fixes() {
     let s = Scenario {
         weights: WeightFormat::Fp8 { block: None },
         gpus: vec![GpuSlot::from_catalog(h100)],
-        engine: Engine::Vllm(vllm::Options { max_model_len: Some(32_768), ..Default::default() }),
+        // The figures of 0.24's rules (0.34's extensible pool holds 18,944).
+        engine: Engine::Vllm(vllm::Options {
+            version: vllm::Version::V0_24Mm,
+            max_model_len: Some(32_768),
+            ..Default::default()
+        }),
         ..Scenario::default()
     };
     let text = shared::estimate::verdict_text(&estimate(&m, s.clone()), shared::units::UnitSystem::Binary);
@@ -260,7 +265,7 @@ fn an_asked_context_that_does_not_fit_is_kept_by_the_first_fixes() {
     assert_eq!(all.last().map(|f| f.kind), Some(FixKind::MaxModelLen), "{all:?}");
 
     // A 32k prompt that does not fit: the prompt is cut, not the new tokens to 0.
-    let long = Scenario { prompt_tokens: 32_768, engine: Engine::Vllm(vllm::Options::default()), ..s };
+    let long = Scenario { prompt_tokens: 32_768, engine: Engine::Vllm(vllm::Options::default()), ..s.clone() };
     for f in fixes(&m, &long) {
         assert!(f.scenario.prompt_tokens > 0 && f.scenario.max_new_tokens > 0, "{}: {:?}", f.title, f.scenario);
         assert!(f.scenario.concurrency > 0, "{}", f.title);
@@ -412,6 +417,10 @@ fn vllm_releases_map_to_their_rules() {
         ("0.20.2", Version::V0_24Mm),
         ("0.21.0", Version::V0_24Mm),
         ("v0.27.2rc1.dev77+gac7509e2b", Version::V0_24Mm),
+        ("0.33.0", Version::V0_24Mm),
+        // 0.34 sizes the pool with its extensible KV cache.
+        ("0.34.0", Version::V0_34),
+        ("0.35.0rc1", Version::V0_34),
     ];
     for (release, want) in cases {
         assert_eq!(Version::for_release(release), Some(want), "{release}");
@@ -901,4 +910,55 @@ fn vllm_mm_limits_read_vllms_json_and_the_short_form() {
     for bad in ["image:x", "pictures:2", "5000", "image"] {
         assert!(MmLimits::parse(bad).is_err(), "{bad}");
     }
+}
+
+/// vLLM 0.34's extensible KV cache (`extensible_kv_cache.py`): with
+/// utilization 1.0 by default the pool is CUDA's total less what the worker
+/// holds at its snapshot (the CUDA context), the weights, the memory outside
+/// PyTorch, the captured CUDA graphs, the activation peak and a margin of
+/// max(1 GiB, ¾ × the peak); the profile's figure (without the graph
+/// estimate, which 0.34 skips) only reserves the address range. Blocks are
+/// 64 tokens. Llama 3.1 8B on an H100 SXM: 59.80 GiB against 0.24's 55.09.
+#[test]
+fn vllm_0_34_measures_its_pool_after_warmup() {
+    let m = model("llama-3.1-8b");
+    let plan = |o: vllm::Options| Scenario {
+        gpus: vec![GpuSlot::from_catalog(shared::catalog::gpu("h100-sxm").unwrap_or_else(|| panic!("h100-sxm")))],
+        engine: Engine::Vllm(o),
+        ..Scenario::default()
+    };
+    let o = vllm::Options { version: vllm::Version::V0_34, ..Default::default() };
+    let (r, _) = vllm_report(plan(o), &m);
+    let g = &r.per_gpu[0];
+    let cuda_total = g.requested_bytes;
+    assert_eq!((r.gpu_memory_utilization, r.block_size), (1.0, 64));
+    let peak = g.activation_bytes;
+    assert_eq!(g.margin_bytes, GIB.max(peak / 4 * 3));
+    let used = g.weight_bytes + g.non_torch_bytes + g.cuda_graph_bytes;
+    let want = cuda_total - shared::plan::CUDA_CONTEXT_BYTES - used - g.margin_bytes - peak;
+    assert_eq!(g.available_kv_bytes, want);
+    assert_eq!(g.reserved_kv_bytes, Some(cuda_total - g.weight_bytes - peak - g.non_torch_bytes));
+    assert_eq!(r.num_gpu_blocks, want / g.block_bytes);
+    assert!(r.log_lines.iter().any(|l| l.starts_with(&format!("Extended KV cache to {} blocks", r.num_gpu_blocks))));
+
+    // The same plan under 0.24's rules: 0.92 of the total, graphs estimated.
+    let (old, _) = vllm_report(plan(vllm::Options { version: vllm::Version::V0_24Mm, ..o }), &m);
+    assert_eq!((old.gpu_memory_utilization, old.block_size), (0.92, 16));
+    let gained = g.available_kv_bytes - old.per_gpu[0].available_kv_bytes;
+    assert!((4 * GIB..5 * GIB).contains(&gained), "{gained}");
+
+    // A utilization below 1.0 caps the pool within its share.
+    let (capped, _) = vllm_report(plan(vllm::Options { gpu_memory_utilization: Some(0.5), ..o }), &m);
+    let c = &capped.per_gpu[0];
+    assert_eq!(c.available_kv_bytes, c.requested_bytes - used - peak);
+
+    // A given pool turns it off: 0.92, 16-token blocks, no margin.
+    let given = vllm::Options { kv_cache_memory_bytes: Some(20 * GIB), ..o };
+    let (pinned, _) = vllm_report(plan(given), &m);
+    assert_eq!((pinned.gpu_memory_utilization, pinned.per_gpu[0].margin_bytes), (0.92, 0));
+    assert_eq!(pinned.per_gpu[0].available_kv_bytes, 20 * GIB);
+
+    // `--block-size 16` is kept, and the launch line says so.
+    let (small, _) = vllm_report(plan(vllm::Options { block_size: Some(16), ..o }), &m);
+    assert_eq!(small.block_size, 16);
 }

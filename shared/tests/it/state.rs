@@ -63,7 +63,9 @@ fn transformers_holds_one_state_per_sequence_whatever_the_length() {
 #[test]
 fn vllm_unifies_the_attention_page_with_the_state_page() {
     let m = fixture("defaults-qwen3_5_text");
-    let e = estimate(&m, scenario(Engine::Vllm(vllm::Options::default()), 4_000, 8));
+    // The 0.24 rules' 16-token default block (0.34's 64 below).
+    let rules = vllm::Options { version: vllm::Version::V0_24Mm, ..Default::default() };
+    let e = estimate(&m, scenario(Engine::Vllm(rules), 4_000, 8));
     let Some(EngineReport::Vllm(r)) = &e.engine_report else { panic!("no vLLM report") };
     // vLLM: state page = conv (kernel − 1 columns) + state, both bf16; the
     // attention block grows to 16 × ⌈page / (16 × bytes per token)⌉ tokens.
@@ -79,6 +81,11 @@ fn vllm_unifies_the_attention_page_with_the_state_page() {
     let state_groups = states.div_ceil(group);
     assert_eq!(e.state_bytes, 8 * state_groups * group * r.block_size * per_token);
     assert_eq!(e.state_bytes_per_sequence, states * page);
+    // 0.34: the alignment is the larger of the kernel's 16 and the 64-token
+    // default block (`platforms/interface.py::_align_hybrid_block_size`).
+    let e = estimate(&m, scenario(Engine::Vllm(vllm::Options::default()), 4_000, 8));
+    let Some(EngineReport::Vllm(r)) = &e.engine_report else { panic!("no vLLM report") };
+    assert_eq!(r.block_size, 64 * page.div_ceil(64 * per_token));
 }
 
 #[test]

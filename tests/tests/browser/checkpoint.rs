@@ -162,7 +162,7 @@ async fn checkpoints_from_the_hub_and_from_dropped_files() -> anyhow::Result<()>
     expect_cli_env(
         &page,
         "tensor parallel",
-        &["--hf", "acme/llama", "--gpus", "2", "--tp", "2", "--engine", "vllm"],
+        &["--hf", "acme/llama", "--gpus", "2", "--tp", "2", "--engine", "vllm", "--vllm-version", "0.24"],
         &env,
     )
     .await?;

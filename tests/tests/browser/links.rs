@@ -43,24 +43,20 @@ async fn old_links_keep_their_plan_and_offer_newer_rules() -> anyhow::Result<()>
 
     // 2. Switch: the newest rules, every other setting kept, and the copied link carries them.
     page.click("engine-switch").await?;
-    // The newest rules: vLLM 0.20+ with the vision profile (`Version::LATEST`).
-    expect_cli(
-        &page,
-        "after switching to the newest vLLM rules",
-        &[&plan[..], &["--vllm-version", "0.24-mm"]].concat(),
-    )
-    .await?;
+    // The newest rules: vLLM 0.34+ with the extensible KV cache (`Version::LATEST`).
+    expect_cli(&page, "after switching to the newest vLLM rules", &[&plan[..], &["--vllm-version", "0.34"]].concat())
+        .await?;
     page.wait_until("the offer is gone", async |p: &Page| Ok(!p.exists("engine-update").await?)).await?;
     let copied = share_url(&page).await?;
     ensure!(
-        copied.contains("?v=2&") && copied.contains("e=vllm&vllm=0.24-mm") && copied.contains("mml=20000"),
+        copied.contains("?v=2&") && copied.contains("e=vllm&vllm=0.34") && copied.contains("mml=20000"),
         "the copied link carries the link version and the engine version: {copied}"
     );
     no_errors(&page, "after switching").await?;
 
     // 3. The copied link opens with the same plan and no offer; "Keep" keeps an old link's plan.
     page.open(&copied).await?;
-    expect_cli(&page, "the copied link", &[&plan[..], &["--vllm-version", "0.24-mm"]].concat()).await?;
+    expect_cli(&page, "the copied link", &[&plan[..], &["--vllm-version", "0.34"]].concat()).await?;
     ensure!(!page.exists("engine-update").await?, "no offer for the newest rules");
     page.open(&server.page("e=vllm&vllm=v0&gpu=rtx-3090&mml=20000")).await?;
     page.wait_until("the offer for V0", async |p: &Page| p.exists("engine-update").await).await?;

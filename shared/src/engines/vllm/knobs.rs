@@ -114,9 +114,9 @@ pub static KNOBS: &[K] = &[
             cli: Cli { flag: "block-size", help: "--block-size", ..Cli::NONE },
             ..About::NONE
         },
-        get: |o| o.block_size.to_string(),
+        get: |o| opt(o.block_size),
         set: |o, v| {
-            o.block_size = count(v, 1, 1024)?;
+            o.block_size = Some(count(v, 1, 1024)?);
             Ok(())
         },
         effective: Some(|r| r.block_size.to_string()),

@@ -11,7 +11,9 @@
 //! `max(max_model_len, 2048)` tokens (chunked prefill off below 32K context);
 //! V1 always chunks prefill (2,048 tokens for `vllm serve`, 8,192 on ≥ 70 GiB
 //! non-A100 GPUs) and groups sliding-window layers; since 0.21 the default
-//! utilization is 0.92 and CUDA-graph memory is estimated and subtracted.
+//! utilization is 0.92 and CUDA-graph memory is estimated and subtracted;
+//! since 0.34 the extensible KV cache measures the pool after warmup and
+//! CUDA-graph capture instead (`extensible.rs`), within a utilization of 1.0.
 //! Each [`Version`]'s rules are frozen: share links pin one (`vllm=0.21`).
 //!
 //! Files: `options.rs` (its knobs and their checks), `knobs.rs` (the same
@@ -21,7 +23,9 @@
 //! the fused-MoE workspace, MXFP4 expert padding by kernel, LoRA buffers),
 //! `spec.rs` (what `--speculative-config` adds), `all2all.rs` (the
 //! all-to-all backends and DeepEP's buffers), `encoder.rs` (the vision
-//! tower in the profile run, by `--limit-mm-per-prompt`), `words.rs` (terms, warnings, fixes and the `vllm serve` launch, the
+//! tower in the profile run, by `--limit-mm-per-prompt`), `extensible.rs`
+//! (0.34's extensible KV cache: the pool measured after warmup and CUDA
+//! graphs), `words.rs` (terms, warnings, fixes and the `vllm serve` launch, the
 //! report's rows). Its report also carries the pinned `--kv-cache-memory`
 //! and the `--max-model-len auto` choice.
 //!
@@ -34,6 +38,7 @@
 
 mod all2all;
 mod encoder;
+mod extensible;
 mod extras;
 mod knobs;
 mod options;
@@ -75,7 +80,8 @@ use crate::plan::{CUDA_CONTEXT_BYTES, GpuBudget, MAX_CONCURRENCY, Search, Verdic
 use crate::state::StateRules;
 use crate::units::{GIB, KIB, decimal};
 
-/// Tokens per KV block (`CacheConfig.DEFAULT_BLOCK_SIZE`).
+/// Tokens per KV block (`CacheConfig.DEFAULT_BLOCK_SIZE`) before 0.34
+/// ([`Version::default_block_size`]).
 pub const DEFAULT_BLOCK_SIZE: u64 = 16;
 /// CUDA-graph memory per decoder layer and captured batch size. Empirical:
 /// fitted to vLLM's "Graph capturing finished … took 0.5 GiB" for 32-layer
@@ -164,6 +170,15 @@ pub struct GpuKv {
     #[serde(skip_serializing_if = "is_zero")]
     pub all2all_bytes: u64,
     pub cuda_graph_bytes: u64,
+    /// What the extensible KV cache (0.34+) keeps free beyond the activation
+    /// peak ([`extensible::Measured::margin`]); 0 without it.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub margin_bytes: u64,
+    /// With the extensible KV cache, the profile's estimate that only
+    /// reserves the cache's address range (0.34 logs it as "Available KV
+    /// cache memory"): `requested − weights − activation peak − non-torch`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reserved_kv_bytes: Option<u64>,
     /// `requested − everything else`; 0 when nothing is left.
     pub available_kv_bytes: u64,
     /// Bytes of one block across the layers of one group slot.
@@ -318,13 +333,14 @@ fn batched_tokens(o: Options, large: bool, max_model_len: u64) -> u64 {
 
 fn budget(p: &Plan, o: Options, max_model_len: u64) -> Budget {
     let s = &p.scenario;
-    let utilization = o.gpu_memory_utilization.unwrap_or_else(|| o.version.default_utilization());
+    let extensible = o.extensible_kv_cache();
+    let utilization = o.utilization();
     let large = large_gpu(p);
     let mnbt = batched_tokens(o, large, max_model_len);
     let max_num_seqs = o.max_num_seqs.unwrap_or(if large && o.version != Version::V0 { 1024 } else { 256 });
     let per_token = p.kv_layers.iter().map(|l| l.bytes_per_token).max().unwrap_or(0);
     let state_page = p.state_layers.iter().map(|l| l.bytes()).max().unwrap_or(0);
-    let block = hybrid_block_size(o.block_size.max(1), per_token, state_page);
+    let block = hybrid_block_size(o.block_size.unwrap_or(o.version.default_block_size()).max(1), per_token, state_page);
     let (non_torch, _) = o.version.non_torch(p.tp(), communicating_gpus(p), Board::of(&s.gpus), o.enforce_eager);
     // DeepEP's buffers come after the weights, outside PyTorch: the same on every rank.
     let a2a = all2all::buffer_bytes(p, o);
@@ -369,17 +385,27 @@ fn budget(p: &Plan, o: Options, max_model_len: u64) -> Budget {
         // `--enforce-eager` captures none (`CUDAGraphMode.NONE`).
         let captured = if o.enforce_eager { 0 } else { o.version.cuda_graphs(max_num_seqs, mnbt) };
         let graphs = CUDA_GRAPH_BYTES_PER_LAYER_SIZE.saturating_mul(captured).saturating_mul(layers);
-        let subtracted_graphs = if o.version.subtracts_cuda_graphs() { graphs } else { 0 };
+        // The extensible cache skips the estimate and measures the graphs it captured.
+        let subtracted_graphs = if o.version.subtracts_cuda_graphs() && !extensible { graphs } else { 0 };
+        let measured = extensible.then(|| extensible::Measured {
+            init_free: slot.cuda_total_bytes.saturating_sub(p.base_overhead()),
+            requested,
+            used: weights.saturating_add(non_torch).saturating_add(graphs),
+            transient_peak: act,
+            rocm: is_rocm(&slot.name),
+        });
         // `--kv-cache-memory-bytes`: the pool is given, whatever the profile
         // finds (0.11.0 – 0.24.0 `gpu_worker.py::determine_available_memory`
         // returns it after a profile run that sizes nothing).
-        let available = o.kv_cache_memory_bytes.unwrap_or_else(|| {
-            requested
-                .saturating_sub(weights)
-                .saturating_sub(act)
-                .saturating_sub(non_torch)
-                .saturating_sub(subtracted_graphs)
-        });
+        let profiled = requested
+            .saturating_sub(weights)
+            .saturating_sub(act)
+            .saturating_sub(non_torch)
+            .saturating_sub(subtracted_graphs);
+        // The extensible cache's profile only reserves the address range:
+        // the pool is what the measurement leaves, never more.
+        let available =
+            o.kv_cache_memory_bytes.unwrap_or_else(|| measured.map_or(profiled, |m| profiled.min(m.kv_bytes())));
         let (_, group_size) = groups(p, o, stage);
         let block_bytes = layer_page_bytes.saturating_mul(group_size);
         let blocks = available.checked_div(block_bytes).unwrap_or(0);
@@ -395,6 +421,8 @@ fn budget(p: &Plan, o: Options, max_model_len: u64) -> Budget {
             non_torch_bytes: non_torch,
             all2all_bytes: a2a,
             cuda_graph_bytes: graphs,
+            margin_bytes: measured.map_or(0, extensible::Measured::margin),
+            reserved_kv_bytes: measured.map(|_| profiled),
             available_kv_bytes: available,
             block_bytes,
             blocks,
@@ -641,6 +669,15 @@ pub(crate) fn report(p: &Plan, o: Options, b: &Budget, verdict: Verdict) -> Repo
         format!("GPU KV cache size: {} tokens", thousands(tokens)),
         format!("Maximum concurrency for {} tokens per request: {}x", thousands(mml), decimal(concurrency, 2)),
     ];
+    if o.extensible_kv_cache() {
+        // 0.34 `extensible_kv_cache.py::extend_kv_cache`, of one rank.
+        let bytes = b.gpus.first().map_or(0, |g| b.num_blocks.saturating_mul(g.block_bytes));
+        log_lines.push(format!(
+            "Extended KV cache to {} blocks ({} GiB).",
+            b.num_blocks,
+            decimal(bytes as f64 / GIB as f64, 2)
+        ));
+    }
     log_lines.extend(encoder::log_line(p, o, b.max_num_batched_tokens, b.max_num_seqs, mml));
     let seq = p.scenario.sequence_tokens();
     if seq > mml {
@@ -686,7 +723,8 @@ pub(crate) fn report(p: &Plan, o: Options, b: &Budget, verdict: Verdict) -> Repo
         | Version::V0_33
         | Version::V0_24
         | Version::V0_24Rope
-        | Version::V0_24Mm => {
+        | Version::V0_24Mm
+        | Version::V0_34 => {
             let model_len = p.model.arch.text.max_position_embeddings.unwrap_or(mml);
             Some(b.longest_request(model_len)).filter(|&n| n > 0)
         }

@@ -3,7 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{DEFAULT_BLOCK_SIZE, Mxfp4Kernel, Sampler, Version};
+use super::{Mxfp4Kernel, Sampler, Version};
 
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct Options {
@@ -13,7 +13,9 @@ pub struct Options {
     pub max_model_len: Option<u64>,
     pub max_num_batched_tokens: Option<u64>,
     pub max_num_seqs: Option<u64>,
-    pub block_size: u64,
+    /// `--block-size` (`None`: the version's default, [`Version::default_block_size`]).
+    #[serde(default)]
+    pub block_size: Option<u64>,
     /// `--max-loras` with `--enable-lora` (0: LoRA off): adapters resident
     /// on the GPU at once, each with buffers of `max_lora_rank`.
     #[serde(default)]
@@ -66,6 +68,19 @@ pub struct Options {
 }
 
 impl Options {
+    /// Whether vLLM sizes the pool with its extensible KV cache: the
+    /// version's default (0.34+), off when `--kv-cache-memory-bytes` gives
+    /// the pool (`config/vllm.py::_resolve_extensible_kv_cache`).
+    pub fn extensible_kv_cache(self) -> bool {
+        self.version.extensible_kv_cache() && self.kv_cache_memory_bytes.is_none()
+    }
+
+    /// `gpu_memory_utilization`, given or the plan's default
+    /// ([`Version::plan_utilization`]).
+    pub fn utilization(self) -> f64 {
+        self.gpu_memory_utilization.unwrap_or_else(|| self.version.plan_utilization(self.extensible_kv_cache()))
+    }
+
     /// How a MoE model's experts lie on `tp`-way groups: the MoE layers
     /// span every data-parallel replica (`flatten_tp_across_dp_and_pcp`:
     /// their TP is DP × TP), each expert sharded over those ranks, or, with
@@ -300,7 +315,7 @@ impl Default for Options {
             max_model_len: None,
             max_num_batched_tokens: None,
             max_num_seqs: None,
-            block_size: DEFAULT_BLOCK_SIZE,
+            block_size: None,
             max_loras: 0,
             max_lora_rank: DEFAULT_MAX_LORA_RANK,
             sampler: None,
@@ -320,8 +335,8 @@ impl Default for Options {
 /// vLLM's checks of its knobs.
 pub(crate) fn check_knobs(o: Options) -> Result<(), String> {
     crate::engines::fraction("gpu_memory_utilization", o.gpu_memory_utilization)?;
-    if !(1..=1024).contains(&o.block_size) {
-        return Err(format!("block_size must be between 1 and 1024, got {}", o.block_size));
+    if let Some(b) = o.block_size.filter(|b| !(1..=1024).contains(b)) {
+        return Err(format!("block_size must be between 1 and 1024, got {b}"));
     }
     // `LoRAConfig`: max_loras ≥ 1 when LoRA is on; ranks up to 512.
     if o.max_loras > 1024 {

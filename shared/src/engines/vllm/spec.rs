@@ -90,7 +90,8 @@ pub(super) fn rejection_bytes_per_logit(o: Options, bytes_per_element: u64) -> u
         | Version::V0_19Mm
         | Version::V0_19Alloc
         | Version::V0_24Rope
-        | Version::V0_24Mm => 2 * bytes_per_element,
+        | Version::V0_24Mm
+        | Version::V0_34 => 2 * bytes_per_element,
     }
 }
 

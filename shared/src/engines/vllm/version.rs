@@ -100,11 +100,25 @@ pub enum Version {
     /// `encoder_budget.py`, issue 36).
     #[serde(rename = "0.19-mm")]
     V0_19Mm,
-    /// vLLM 0.20 and later, as [`Version::V0_24Rope`] with the encoder's
+    /// vLLM 0.20 – 0.33, as [`Version::V0_24Rope`] with the encoder's
     /// profile of [`Version::V0_19Mm`].
-    #[default]
-    #[serde(rename = "0.24-mm", alias = "latest")]
+    #[serde(rename = "0.24-mm")]
     V0_24Mm,
+    /// vLLM 0.34 and later, read from the 0.34.0 source: as
+    /// [`Version::V0_24Mm`], with the extensible KV cache that 0.34 turns on
+    /// by default on CUDA and ROCm (`config/vllm.py::_resolve_extensible_kv_cache`;
+    /// off with `--kv-cache-memory-bytes`). The pool is no longer the
+    /// profile's estimate within `gpu_memory_utilization` (now 1.0 by
+    /// default, `config/cache.py::resolved_gpu_memory_utilization`) but the
+    /// memory measured free after warmup and CUDA-graph capture, less the
+    /// transient peak and a margin of the larger of 1 GiB (3 GiB on ROCm) and
+    /// ¾ of that peak (`v1/worker/extensible_kv_cache.py::measure_kv_cache_bytes`);
+    /// the CUDA-graph estimate is skipped (`profile_cudagraph_memory`
+    /// returns 0), the captured graphs are measured instead. The default
+    /// block is 64 tokens (`CacheConfig.DEFAULT_BLOCK_SIZE`, 16 before).
+    #[default]
+    #[serde(rename = "0.34", alias = "latest")]
+    V0_34,
     /// vLLM 0.18 – 0.19 read a fifth time, from the 0.19.0 source and its
     /// Qwen2.5-72B logs at TP 2 and 4: as [`Version::V0_19Mm`], with each
     /// weight tensor counted as PyTorch's caching allocator hands it out
@@ -196,6 +210,7 @@ impl Version {
         Self::V0_24Rope,
         Self::V0_19Mm,
         Self::V0_24Mm,
+        Self::V0_34,
         Self::V0_19Alloc,
         Self::V0_17Triton,
         Self::V0_11Sort,
@@ -204,7 +219,7 @@ impl Version {
     ];
     /// The newest rules this build knows for every release: what a new plan
     /// gets ([`Version::V0_19Alloc`], read after it, covers 0.18 – 0.19 only).
-    pub const LATEST: Version = Self::V0_24Mm;
+    pub const LATEST: Version = Self::V0_34;
     /// Their ids, newest first (the page's choices).
     pub const IDS_NEWEST_FIRST: &[&str] = &[
         "0.16-sort",
@@ -212,6 +227,7 @@ impl Version {
         "0.11-sort",
         "0.17-triton",
         "0.19-alloc",
+        "0.34",
         "0.24-mm",
         "0.19-mm",
         "0.24-rope",
@@ -254,6 +270,7 @@ impl Version {
             Self::V0_12Sort => "0.12-sort",
             Self::V0_16Sort => "0.16-sort",
             Self::V0_24Mm => "0.24-mm",
+            Self::V0_34 => "0.34",
         }
     }
 
@@ -269,18 +286,19 @@ impl Version {
             Self::V0_17Mm => "vLLM 0.13 – 0.17 (with the vision profile)",
             Self::V0_18 => "vLLM 0.18 – 0.19",
             Self::V0_19 => "vLLM 0.18 – 0.19 (read from 0.19)",
-            Self::V0_21 => "vLLM 0.20+",
-            Self::V0_33 => "vLLM 0.20+ (read from 0.33)",
-            Self::V0_24 => "vLLM 0.20+ (read from 0.24)",
+            Self::V0_21 => "vLLM 0.20 – 0.33",
+            Self::V0_33 => "vLLM 0.20 – 0.33 (read from 0.33)",
+            Self::V0_24 => "vLLM 0.20 – 0.33 (read from 0.24)",
             Self::V0_19Rope => "vLLM 0.18 – 0.19 (with rotary tables)",
-            Self::V0_24Rope => "vLLM 0.20+ (with rotary tables)",
+            Self::V0_24Rope => "vLLM 0.20 – 0.33 (with rotary tables)",
             Self::V0_19Mm => "vLLM 0.18 – 0.19 (with the vision profile)",
             Self::V0_19Alloc => "vLLM 0.18 – 0.19 (with the allocator's blocks)",
             Self::V0_17Triton => "vLLM 0.17 (with Triton's sampler)",
             Self::V0_11Sort => "vLLM 0.11 (with the native sampler's sort)",
             Self::V0_12Sort => "vLLM 0.12 (with the native sampler's sort)",
             Self::V0_16Sort => "vLLM 0.13 – 0.16 (with the native sampler's sort)",
-            Self::V0_24Mm => "vLLM 0.20+ (with the vision profile)",
+            Self::V0_24Mm => "vLLM 0.20 – 0.33 (with the vision profile)",
+            Self::V0_34 => "vLLM 0.34+ (the extensible KV cache)",
         }
     }
 
@@ -302,6 +320,9 @@ impl Version {
             Self::V0_24 => "0.33 with 0.19's",
             Self::V0_19Rope | Self::V0_24Rope => "the rotary cos/sin tables counted as weights",
             Self::V0_19Mm | Self::V0_24Mm => "the vision tower's profile run over the largest images",
+            Self::V0_34 => {
+                "the extensible KV cache: the pool measured after warmup and CUDA graphs, utilization 1.0, blocks of 64"
+            }
             Self::V0_19Alloc => "the weights in the blocks PyTorch's allocator hands out",
             Self::V0_17Triton => "0.17's Triton top-k/top-p sampler instead of PyTorch's sort",
             Self::V0_11Sort | Self::V0_12Sort | Self::V0_16Sort => {
@@ -343,6 +364,7 @@ impl Version {
             "0.12-sort" => Some(Self::V0_12Sort),
             "0.16-sort" => Some(Self::V0_16Sort),
             "0.24-mm" => Some(Self::V0_24Mm),
+            "0.34" | "0.34.0" => Some(Self::V0_34),
             _ => None,
         }
     }
@@ -367,8 +389,50 @@ impl Version {
             | Self::V0_19Rope
             | Self::V0_19Mm
             | Self::V0_19Alloc => 0.90,
-            Self::V0_21 | Self::V0_33 | Self::V0_24 | Self::V0_24Rope | Self::V0_24Mm => 0.92,
+            Self::V0_21 | Self::V0_33 | Self::V0_24 | Self::V0_24Rope | Self::V0_24Mm | Self::V0_34 => 0.92,
         }
+    }
+
+    /// `gpu_memory_utilization`'s default in a plan: 1.0 where the
+    /// extensible KV cache sizes the pool (0.34 `config/cache.py`
+    /// `resolved_gpu_memory_utilization`), else [`Version::default_utilization`].
+    pub fn plan_utilization(self, extensible: bool) -> f64 {
+        if extensible { 1.0 } else { self.default_utilization() }
+    }
+
+    /// Whether the extensible KV cache is these rules' default where vLLM
+    /// runs on CUDA or ROCm and no `--kv-cache-memory-bytes` is given.
+    pub fn extensible_kv_cache(self) -> bool {
+        match self {
+            Self::V0_34 => true,
+            Self::V0
+            | Self::V1
+            | Self::V0_10
+            | Self::V0_12
+            | Self::V0_11Mm
+            | Self::V0_11Sort
+            | Self::V0_12Mm
+            | Self::V0_12Sort
+            | Self::V0_17Mm
+            | Self::V0_16Sort
+            | Self::V0_17Triton
+            | Self::V0_18
+            | Self::V0_19
+            | Self::V0_19Rope
+            | Self::V0_19Mm
+            | Self::V0_19Alloc
+            | Self::V0_21
+            | Self::V0_33
+            | Self::V0_24
+            | Self::V0_24Rope
+            | Self::V0_24Mm => false,
+        }
+    }
+
+    /// Tokens per KV block when `--block-size` is not given
+    /// (`CacheConfig.DEFAULT_BLOCK_SIZE`: 16, and 64 from 0.34).
+    pub fn default_block_size(self) -> u64 {
+        if self.extensible_kv_cache() { 64 } else { super::DEFAULT_BLOCK_SIZE }
     }
 
     /// Whether the estimated CUDA-graph memory comes out of the KV budget.
@@ -390,7 +454,7 @@ impl Version {
             | Self::V0_19Rope
             | Self::V0_19Mm
             | Self::V0_19Alloc => false,
-            Self::V0_21 | Self::V0_33 | Self::V0_24 | Self::V0_24Rope | Self::V0_24Mm => true,
+            Self::V0_21 | Self::V0_33 | Self::V0_24 | Self::V0_24Rope | Self::V0_24Mm | Self::V0_34 => true,
         }
     }
 
@@ -420,7 +484,8 @@ impl Version {
             | Self::V0_33
             | Self::V0_24
             | Self::V0_24Rope
-            | Self::V0_24Mm => true,
+            | Self::V0_24Mm
+            | Self::V0_34 => true,
         }
     }
 
@@ -451,7 +516,8 @@ impl Version {
             | Self::V0_19Mm
             | Self::V0_19Alloc
             | Self::V0_24Rope
-            | Self::V0_24Mm => true,
+            | Self::V0_24Mm
+            | Self::V0_34 => true,
         }
     }
 
@@ -480,7 +546,8 @@ impl Version {
             | Self::V0_19Rope
             | Self::V0_24Rope
             | Self::V0_19Mm
-            | Self::V0_24Mm => false,
+            | Self::V0_24Mm
+            | Self::V0_34 => false,
             Self::V0_19Alloc => true,
         }
     }
@@ -502,7 +569,8 @@ impl Version {
             | Self::V0_33
             | Self::V0_24
             | Self::V0_24Rope
-            | Self::V0_24Mm => super::Sampler::FlashInfer,
+            | Self::V0_24Mm
+            | Self::V0_34 => super::Sampler::FlashInfer,
             Self::V0_12
             | Self::V0_11Mm
             | Self::V0_11Sort
@@ -542,7 +610,8 @@ impl Version {
             | Self::V0_33
             | Self::V0_24
             | Self::V0_24Rope
-            | Self::V0_24Mm => true,
+            | Self::V0_24Mm
+            | Self::V0_34 => true,
         }
     }
 
@@ -574,7 +643,8 @@ impl Version {
             | Self::V0_19Mm
             | Self::V0_19Alloc
             | Self::V0_24Rope
-            | Self::V0_24Mm => true,
+            | Self::V0_24Mm
+            | Self::V0_34 => true,
         }
     }
 
@@ -603,7 +673,8 @@ impl Version {
             | Self::V0_19Mm
             | Self::V0_19Alloc
             | Self::V0_24Rope
-            | Self::V0_24Mm => true,
+            | Self::V0_24Mm
+            | Self::V0_34 => true,
         };
         if measured && sampler == super::Sampler::Triton { super::TRITON_SAMPLER_EXTRA_BYTES } else { 0 }
     }
@@ -629,6 +700,7 @@ impl Version {
             | Self::V0_24Rope
             | Self::V0_19Mm
             | Self::V0_24Mm
+            | Self::V0_34
             | Self::V0_19Alloc
             | Self::V0_17Triton => false,
             Self::V0_11Sort | Self::V0_12Sort | Self::V0_16Sort => true,
@@ -652,7 +724,8 @@ impl Version {
                 | Self::V0_19Alloc
                 | Self::V0_24
                 | Self::V0_24Rope
-                | Self::V0_24Mm,
+                | Self::V0_24Mm
+                | Self::V0_34,
                 _,
                 Board::Pcie,
             ) if eager => (super::NON_TORCH_SINGLE, "llm-d, eager"),
@@ -667,7 +740,8 @@ impl Version {
                 | Self::V0_19Alloc
                 | Self::V0_24
                 | Self::V0_24Rope
-                | Self::V0_24Mm,
+                | Self::V0_24Mm
+                | Self::V0_34,
                 _,
                 Board::NvSwitchHopper,
             ) if tp >= 4 => (super::NON_TORCH_TP4_NVSWITCH_0_19, "0.19 logs: NCCL, FlashInfer"),
@@ -678,7 +752,8 @@ impl Version {
                 | Self::V0_19Alloc
                 | Self::V0_24
                 | Self::V0_24Rope
-                | Self::V0_24Mm,
+                | Self::V0_24Mm
+                | Self::V0_34,
                 _,
                 Board::NvSwitchHopper,
             ) if tp >= 2 => (super::NON_TORCH_TP2_NVSWITCH_0_19, "0.19 logs: NCCL, FlashInfer"),
@@ -689,7 +764,8 @@ impl Version {
                 | Self::V0_19Alloc
                 | Self::V0_24
                 | Self::V0_24Rope
-                | Self::V0_24Mm,
+                | Self::V0_24Mm
+                | Self::V0_34,
                 _,
                 Board::NvLink,
             ) if tp >= 2 => (super::NON_TORCH_MULTI_0_12, "0.12 logs"),
@@ -700,7 +776,8 @@ impl Version {
                 | Self::V0_19Alloc
                 | Self::V0_24
                 | Self::V0_24Rope
-                | Self::V0_24Mm,
+                | Self::V0_24Mm
+                | Self::V0_34,
                 _,
                 _,
             ) => (super::NON_TORCH_SINGLE_0_19, "0.19 logs"),
@@ -770,7 +847,8 @@ impl Version {
             | Self::V0_33
             | Self::V0_24
             | Self::V0_24Rope
-            | Self::V0_24Mm => {
+            | Self::V0_24Mm
+            | Self::V0_34 => {
                 let largest = max_num_seqs.saturating_mul(2).min(512).min(max_num_batched_tokens);
                 let sizes = |upto: u64| match upto {
                     0 => 0,
@@ -810,7 +888,8 @@ impl Version {
             | Self::V0_33
             | Self::V0_24
             | Self::V0_24Rope
-            | Self::V0_24Mm => None,
+            | Self::V0_24Mm
+            | Self::V0_34 => None,
         }
     }
 
@@ -836,7 +915,8 @@ impl Version {
             | Self::V0_33
             | Self::V0_24
             | Self::V0_24Rope
-            | Self::V0_24Mm => Some(super::MoeKernel::Modular),
+            | Self::V0_24Mm
+            | Self::V0_34 => Some(super::MoeKernel::Modular),
         }
     }
 
@@ -850,7 +930,7 @@ impl Version {
             Self::V0_11Mm | Self::V0_11Sort => kept(Some(EncoderPadding::Budget), "0.11.0"),
             Self::V0_12Mm | Self::V0_12Sort => kept(Some(EncoderPadding::LargestItem), "0.12.0"),
             Self::V0_17Mm | Self::V0_16Sort | Self::V0_17Triton => kept(None, "0.13.0"),
-            Self::V0_19Mm | Self::V0_19Alloc | Self::V0_24Mm => Some(EncoderProfile::Outputs),
+            Self::V0_19Mm | Self::V0_19Alloc | Self::V0_24Mm | Self::V0_34 => Some(EncoderProfile::Outputs),
             Self::V0
             | Self::V1
             | Self::V0_10
@@ -886,8 +966,9 @@ impl Version {
             13..=16 => Self::V0_16Sort,
             17 => Self::V0_17Triton,
             18 | 19 => Self::V0_19Alloc,
-            // `_` is every later rule set: the releases after 0.19.
-            _ => Self::V0_24Mm,
+            20..=33 => Self::V0_24Mm,
+            // `_` is every later rule set: the releases after 0.33.
+            _ => Self::V0_34,
         })
     }
 
@@ -914,7 +995,8 @@ impl Version {
             | Self::V0_33
             | Self::V0_24
             | Self::V0_24Rope
-            | Self::V0_24Mm => true,
+            | Self::V0_24Mm
+            | Self::V0_34 => true,
         }
     }
 }

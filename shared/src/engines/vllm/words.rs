@@ -102,13 +102,16 @@ pub(crate) fn terms(p: &Plan, r: &Report, kv_demand_bytes: u64) -> EngineTerms {
         format_bytes(graphs, UnitSystem::Binary),
         r.version.cuda_graphs(r.max_num_seqs, r.max_num_batched_tokens),
         format_bytes(CUDA_GRAPH_BYTES_PER_LAYER_SIZE, UnitSystem::Binary),
-        if r.version.subtracts_cuda_graphs() {
+        if matches!(p.scenario.engine, Engine::Vllm(o) if o.extensible_kv_cache()) {
+            "; measured with the KV cache's margin after capture since v0.34"
+        } else if r.version.subtracts_cuda_graphs() {
             "; subtracted from the KV budget since v0.21"
         } else {
             "; outside the utilization budget before v0.21"
         }
     );
     let mut own = Vec::with_capacity(4);
+    let extensible = matches!(p.scenario.engine, Engine::Vllm(o) if o.extensible_kv_cache());
     if let Some(g) = r.per_gpu.first() {
         own.push(Term::bytes(
             "vLLM requested memory",
@@ -117,7 +120,7 @@ pub(crate) fn terms(p: &Plan, r: &Report, kv_demand_bytes: u64) -> EngineTerms {
                 "{} × gpu_memory_utilization {} (default {} for {})",
                 crate::plan::terms::cuda_total(p),
                 decimal_short(r.gpu_memory_utilization, 3),
-                decimal_short(r.version.default_utilization(), 3),
+                decimal_short(r.version.plan_utilization(extensible), 3),
                 r.version.releases()
             ),
             Basis::EngineRule,
@@ -128,10 +131,26 @@ pub(crate) fn terms(p: &Plan, r: &Report, kv_demand_bytes: u64) -> EngineTerms {
             g.available_kv_bytes,
             if given {
                 "kv_cache_memory_bytes, given: no memory profile, gpu_memory_utilization unused (gpu_worker.py)"
+            } else if extensible {
+                "the extensible KV cache, measured after warmup and CUDA graphs: CUDA total − the CUDA context \
+                 (and TP's buffers) − weights − non-torch − CUDA graphs − margin − activation peak, at most \
+                 requested − the same (0.34 extensible_kv_cache.py)"
             } else {
                 "requested − weights − profiled activation peak − non-torch − CUDA graphs (0.21+ only)"
             }
             .to_string(),
+            Basis::EngineRule,
+        ));
+    }
+    if let Some(g) = r.per_gpu.first().filter(|g| g.margin_bytes > 0) {
+        own.push(Term::bytes(
+            "vLLM KV cache margin",
+            g.margin_bytes,
+            format!(
+                "kept free beside the activation peak: max({} GiB, ¾ × the peak) (0.34 extensible_kv_cache.py, \
+                 KV_CACHE_MARGIN_FLOOR_BYTES and KV_CACHE_MARGIN_FRACTION)",
+                if p.scenario.gpus.first().is_some_and(|g| super::is_rocm(&g.name)) { 3 } else { 1 }
+            ),
             Basis::EngineRule,
         ));
     }
@@ -377,8 +396,8 @@ pub(crate) fn launch(model: &Model, s: &Scenario, repo: &str) -> String {
     if let Some(n) = o.max_num_batched_tokens {
         flag(format!("--max-num-batched-tokens {n}"));
     }
-    if o.block_size != super::DEFAULT_BLOCK_SIZE {
-        flag(format!("--block-size {}", o.block_size));
+    if let Some(b) = o.block_size {
+        flag(format!("--block-size {b}"));
     }
     if o.max_loras > 0 {
         flag(format!("--enable-lora --max-loras {}", o.max_loras));
@@ -424,7 +443,7 @@ pub(crate) fn prequantized(f: WeightFormat, repo: &str) -> String {
 
 fn settings(_: &Model, s: &Scenario, _: &str) -> Vec<Setting> {
     let Engine::Vllm(o) = s.engine else { return Vec::new() };
-    let current = o.gpu_memory_utilization.unwrap_or_else(|| o.version.default_utilization());
+    let current = o.utilization();
     if current >= 0.95 {
         return Vec::new();
     }
@@ -438,15 +457,31 @@ fn settings(_: &Model, s: &Scenario, _: &str) -> Vec<Setting> {
     }]
 }
 
-/// The bytes a plan needs on GPU `g` against what vLLM may use there: the
+/// The bytes a plan needs on a GPU against what vLLM may use there: the
 /// fixed parts and the KV cache of the requested work at `max_model_len`,
-/// against `gpu_memory_utilization` × capacity plus the overhead kept outside it.
-pub(crate) fn need_and_usable(p: &Plan, o: Options, fixed: u64, per_token: u64, overhead: u64, cap: f64) -> (u64, f64) {
+/// against `gpu_memory_utilization` × capacity plus the overhead kept outside
+/// it; with the extensible KV cache (0.34+), against that share less the
+/// margin it keeps free beyond the `activation` peak.
+pub(crate) fn need_and_usable(
+    p: &Plan,
+    o: Options,
+    fixed: u64,
+    per_token: u64,
+    parts: (u64, u64),
+    cap: f64,
+) -> (u64, f64) {
+    let (overhead, activation) = parts;
     let s = &p.scenario;
     let len = o.max_model_len.or(p.model.arch.text.max_position_embeddings).unwrap_or(s.sequence_tokens());
-    let util = o.gpu_memory_utilization.unwrap_or_else(|| o.version.default_utilization());
+    let util = o.utilization();
     let work = per_token.saturating_mul(len.max(s.sequence_tokens())).saturating_mul(s.concurrency);
-    (fixed.saturating_add(work), cap * util + overhead as f64)
+    let usable = if o.extensible_kv_cache() {
+        let rocm = s.gpus.first().is_some_and(|g| super::is_rocm(&g.name));
+        cap * util.min(1.0) - super::extensible::margin(activation, rocm) as f64
+    } else {
+        cap * util + overhead as f64
+    };
+    (fixed.saturating_add(work), usable)
 }
 
 impl Report {
