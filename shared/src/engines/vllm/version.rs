@@ -320,9 +320,7 @@ impl Version {
             Self::V0_24 => "0.33 with 0.19's",
             Self::V0_19Rope | Self::V0_24Rope => "the rotary cos/sin tables counted as weights",
             Self::V0_19Mm | Self::V0_24Mm => "the vision tower's profile run over the largest images",
-            Self::V0_34 => {
-                "the extensible KV cache: the pool measured after warmup and CUDA graphs, utilization 1.0, blocks of 64"
-            }
+            Self::V0_34 => "the KV pool measured after warmup and CUDA graphs, utilization 1.0, blocks of 64",
             Self::V0_19Alloc => "the weights in the blocks PyTorch's allocator hands out",
             Self::V0_17Triton => "0.17's Triton top-k/top-p sampler instead of PyTorch's sort",
             Self::V0_11Sort | Self::V0_12Sort | Self::V0_16Sort => {
