@@ -133,6 +133,8 @@ fn engine_2026_12(kind: EngineKind) -> Engine {
             sampler: None,
             mxfp4_kernel: None,
             kv_cache_memory_bytes: None,
+            // Came with the 0.34 rules: the rules' own default.
+            no_extensible_kv_cache: false,
             enforce_eager: false,
             speculative: None,
             mm_limits: vllm::MmLimits { image: None, video: None },

@@ -140,6 +140,8 @@ enum Key {
     MaxLoraRank,
     ChunkedPrefill,
     EnforceEager,
+    ExtensibleKv,
+    NoExtensibleKv,
     SpeculativeConfig,
     LimitMmPerPrompt,
     MaxNumBatchedTokens,
@@ -198,6 +200,8 @@ const VLLM: Table = &[
     (&["--max-num-seqs"], Key::MaxNumSeqs),
     (&["--kv-cache-memory-bytes", "--kv-cache-memory"], Key::KvCacheMemory),
     (&["--enforce-eager"], Key::EnforceEager),
+    (&["--enable-extensible-kv-cache"], Key::ExtensibleKv),
+    (&["--no-enable-extensible-kv-cache"], Key::NoExtensibleKv),
     (&["--speculative-config", "-sc"], Key::SpeculativeConfig),
     (&["--limit-mm-per-prompt"], Key::LimitMmPerPrompt),
     (&["--block-size"], Key::BlockSize),
@@ -323,6 +327,8 @@ pub fn read_command_line<S: AsRef<str>>(argv: &[S]) -> Option<Launch> {
                 | Key::RunTimeRepack
                 | Key::NoFlashAttn
                 | Key::EnforceEager
+                | Key::ExtensibleKv
+                | Key::NoExtensibleKv
                 | Key::ExpertParallel
                 | Key::DpAttention,
                 None,
@@ -531,6 +537,10 @@ fn apply(launch: &mut Launch, flag: &'static str, key: Key, value: Option<&str>)
             c.enforce_eager = Some(true);
             Some(String::new())
         }
+        (Key::ExtensibleKv | Key::NoExtensibleKv, _) => {
+            c.extensible_kv_cache = Some(key == Key::ExtensibleKv);
+            Some(String::new())
+        }
         (Key::SpeculativeConfig, Some(v)) => crate::engines::vllm::Speculative::parse(v)
             .ok()
             .inspect(|sc| c.speculative = Some(*sc))
@@ -678,6 +688,15 @@ mod tests {
         assert_eq!(l.model.as_ref().map(LaunchModel::name), Some("Qwen3-8B"));
         assert_eq!(l.model, Some(LaunchModel::Path("/data/models/Qwen3-8B/".into())));
         assert_eq!((l.config.tensor_parallel, l.config.pipeline_parallel), (Some(4), Some(2)));
+    }
+
+    #[test]
+    fn vllm_0_34_extensible_kv_cache_switches() {
+        let off = read("vllm serve org/model --no-enable-extensible-kv-cache --enforce-eager").unwrap();
+        assert_eq!((off.config.extensible_kv_cache, off.config.enforce_eager), (Some(false), Some(true)));
+        let on = read("vllm serve org/model --enable-extensible-kv-cache").unwrap();
+        assert_eq!(on.config.extensible_kv_cache, Some(true));
+        assert_eq!(read("vllm serve org/model").unwrap().config.extensible_kv_cache, None);
     }
 
     #[test]

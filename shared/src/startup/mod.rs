@@ -316,6 +316,10 @@ pub struct LoggedConfig {
     /// vLLM `max_seq_len`, SGLang `context_len`.
     pub max_model_len: Option<u64>,
     pub enforce_eager: Option<bool>,
+    /// vLLM 0.34 `enable_extensible_kv_cache` (the non-default args, or
+    /// `--[no-]enable-extensible-kv-cache` on a command line).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub extensible_kv_cache: Option<bool>,
     /// vLLM `max_num_batched_tokens` (`Chunked prefill is enabled with
     /// max_num_batched_tokens=N`, the non-default args) and `max_num_seqs`.
     pub max_num_batched_tokens: Option<u64>,

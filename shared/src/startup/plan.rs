@@ -207,6 +207,10 @@ pub fn configured_engine(ran: LogEngine, c: &LoggedConfig, planned: Engine) -> (
             given(&mut o.max_lora_rank, crate::engines::vllm::DEFAULT_MAX_LORA_RANK, c.max_lora_rank, "max_lora_rank");
             given(&mut o.data_parallel_size, 1, c.data_parallel, "data_parallel_size");
             given(&mut o.num_redundant_experts, 0, c.redundant_experts, "num_redundant_experts");
+            if c.extensible_kv_cache == Some(false) && o.version.extensible_kv_cache() && !o.no_extensible_kv_cache {
+                o.no_extensible_kv_cache = true;
+                taken.push("no extensible KV cache".into());
+            }
             if c.enforce_eager == Some(true) && !o.enforce_eager {
                 o.enforce_eager = true;
                 taken.push("enforce_eager".into());

@@ -140,6 +140,7 @@ fn read_args(line: &str, c: &mut LoggedConfig, n: usize, facts: &mut Vec<Fact>) 
     c.kv_cache_dtype = arg("kv_cache_dtype").or(c.kv_cache_dtype.take());
     c.quantization = arg("quantization").or(c.quantization.take());
     c.enforce_eager = arg("enforce_eager").map(|v| v == "True").or(c.enforce_eager.take());
+    c.extensible_kv_cache = arg("enable_extensible_kv_cache").map(|v| v == "True").or(c.extensible_kv_cache.take());
     // `'speculative_config': {'method': 'ngram', 'num_speculative_tokens': 4}`.
     let spec = after(line, "'speculative_config': {").map(|r| format!("{{{}", &r[..r.find('}').unwrap_or(r.len())]));
     if let Some(s) = spec.and_then(|s| crate::engines::vllm::Speculative::parse(&s.replace('\'', "\"")).ok()) {

@@ -958,7 +958,47 @@ fn vllm_0_34_measures_its_pool_after_warmup() {
     assert_eq!((pinned.gpu_memory_utilization, pinned.per_gpu[0].margin_bytes), (0.92, 0));
     assert_eq!(pinned.per_gpu[0].available_kv_bytes, 20 * GIB);
 
-    // `--block-size 16` is kept, and the launch line says so.
+    // `--block-size 16` is kept.
     let (small, _) = vllm_report(plan(vllm::Options { block_size: Some(16), ..o }), &m);
     assert_eq!(small.block_size, 16);
+
+    // `--no-enable-extensible-kv-cache`: the profile's estimate within 0.92,
+    // as 0.24 sized it, in 0.34's 64-token blocks; the launch line says so
+    // and reads back as the same plan.
+    let off = vllm::Options { no_extensible_kv_cache: true, ..o };
+    let (profiled, _) = vllm_report(plan(off), &m);
+    assert_eq!((profiled.gpu_memory_utilization, profiled.block_size, profiled.per_gpu[0].margin_bytes), (0.92, 64, 0));
+    assert_eq!(profiled.per_gpu[0].available_kv_bytes, old.per_gpu[0].available_kv_bytes);
+    let line = shared::engines::vllm::COMMANDS.launch.map(|f| f(&m, &plan(off), "meta-llama/Llama-3.1-8B-Instruct"));
+    let line = line.unwrap_or_else(|| panic!("vLLM prints a launch line"));
+    assert!(line.contains(" --no-enable-extensible-kv-cache"), "{line}");
+    // The flag does not exist before 0.34.
+    let old_off = vllm::Options { version: vllm::Version::V0_24Mm, ..off };
+    assert!(plan(old_off).validate().is_err());
+}
+
+/// A vLLM 0.34 log plans with the 0.34 rules, and its
+/// `enable_extensible_kv_cache: False` (the non-default args) turns the
+/// measured pool off; its "Extended KV cache to N blocks" is the pool.
+#[test]
+fn a_vllm_0_34_log_names_its_kv_sizing() {
+    let m = model("llama-3.1-8b");
+    let log = "INFO 12-01 10:00:00 [api_server.py:1755] vLLM API server version 0.34.0\n\
+               INFO 12-01 10:00:00 [utils.py:261] non-default args: {'model': 'meta-llama/Llama-3.1-8B-Instruct', \
+               'enable_extensible_kv_cache': False}\n\
+               (EngineCore pid=1) INFO 12-01 10:01:00 [extensible_kv_cache.py:536] Extended KV cache to 7654 blocks (59.80 GiB).\n";
+    let read = shared::startup::read(log).unwrap_or_else(|| panic!("a start-up log"));
+    let (s, taken) = shared::startup::logged_scenario(
+        &read,
+        &m,
+        Scenario { engine: Engine::Vllm(Default::default()), ..Default::default() },
+    );
+    let Engine::Vllm(o) = s.engine else { panic!("{:?}", s.engine) };
+    assert_eq!((o.version, o.no_extensible_kv_cache), (vllm::Version::V0_34, true), "{taken:?}");
+    assert!(taken.iter().any(|t| t == "no extensible KV cache"), "{taken:?}");
+    let blocks = read.facts.iter().find_map(|f| match f.figure {
+        shared::startup::Figure::KvBlocks { blocks } => Some(blocks),
+        _ => None,
+    });
+    assert_eq!(blocks, Some(7654));
 }

@@ -6,7 +6,7 @@
 use std::collections::HashMap;
 
 use anyhow::{Context, ensure};
-use shared::units::{UnitSystem, format_bytes};
+use shared::units::{UnitSystem, format_bytes, shortest};
 
 use crate::browser::{Driver, Page, tools};
 use crate::cli;
@@ -60,7 +60,9 @@ async fn engines_fixes_and_diagnosis() -> anyhow::Result<()> {
     let json = cli::estimate(&args)?;
     expect_value(&page, "num-gpu-blocks", &json["num_gpu_blocks"].to_string()).await?;
     expect_value(&page, "kv-cache-tokens", &json["kv_cache_tokens"].to_string()).await?;
-    expect_value(&page, "vllm-max-concurrency", &json["max_concurrency"].to_string()).await?;
+    // The page writes the number as `units::shortest` does (2, not serde's 2.0).
+    let concurrency = json["max_concurrency"].as_f64().context("max_concurrency")?;
+    expect_value(&page, "vllm-max-concurrency", &shortest(concurrency)).await?;
     ensure!(page.text("engine-log").await?.contains("GPU KV cache size"), "vLLM's log lines are shown");
     let url = page.url().await?;
     ensure!(url.contains("e=vllm") && url.contains("mml=20000") && url.contains("gmu=0.9"), "knobs in the link: {url}");

@@ -216,6 +216,30 @@ pub static KNOBS: &[K] = &[
     },
     K {
         about: About {
+            key: "xkv",
+            label: "extensible KV cache (0.34+)",
+            choices: &["on", "off"],
+            #[cfg(feature = "cli")]
+            cli: Cli {
+                switches: &[(
+                    "no-enable-extensible-kv-cache",
+                    "off",
+                    "--no-enable-extensible-kv-cache (0.34+): the KV pool from the profile's estimate within \
+                     --gpu-memory-utilization (default 0.92), as before 0.34, not measured after warmup",
+                )],
+                ..Cli::NONE
+            },
+            ..About::NONE
+        },
+        get: |o| on_off(!o.no_extensible_kv_cache),
+        set: |o, v| {
+            o.no_extensible_kv_cache = !on_or_off(v)?;
+            Ok(())
+        },
+        effective: None,
+    },
+    K {
+        about: About {
             key: "eager",
             label: "enforce_eager",
             choices: &["off", "on"],

@@ -36,6 +36,11 @@ pub struct Options {
     /// no longer sizes the pool (`gpu_worker.py::determine_available_memory`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub kv_cache_memory_bytes: Option<u64>,
+    /// `--no-enable-extensible-kv-cache` (0.34+): the pool is the profile's
+    /// estimate within `gpu_memory_utilization` (0.92 by default), as
+    /// before 0.34, instead of the memory measured after warmup.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub no_extensible_kv_cache: bool,
     /// `--enforce-eager`: no CUDA graph is captured (and none profiled).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub enforce_eager: bool,
@@ -70,9 +75,10 @@ pub struct Options {
 impl Options {
     /// Whether vLLM sizes the pool with its extensible KV cache: the
     /// version's default (0.34+), off when `--kv-cache-memory-bytes` gives
-    /// the pool (`config/vllm.py::_resolve_extensible_kv_cache`).
+    /// the pool (`config/vllm.py::_resolve_extensible_kv_cache`) or
+    /// `--no-enable-extensible-kv-cache` turns it off.
     pub fn extensible_kv_cache(self) -> bool {
-        self.version.extensible_kv_cache() && self.kv_cache_memory_bytes.is_none()
+        self.version.extensible_kv_cache() && self.kv_cache_memory_bytes.is_none() && !self.no_extensible_kv_cache
     }
 
     /// `gpu_memory_utilization`, given or the plan's default
@@ -321,6 +327,7 @@ impl Default for Options {
             sampler: None,
             mxfp4_kernel: None,
             kv_cache_memory_bytes: None,
+            no_extensible_kv_cache: false,
             enforce_eager: false,
             speculative: None,
             mm_limits: MmLimits::default(),
@@ -337,6 +344,13 @@ pub(crate) fn check_knobs(o: Options) -> Result<(), String> {
     crate::engines::fraction("gpu_memory_utilization", o.gpu_memory_utilization)?;
     if let Some(b) = o.block_size.filter(|b| !(1..=1024).contains(b)) {
         return Err(format!("block_size must be between 1 and 1024, got {b}"));
+    }
+    // The flag exists from 0.34 (`engine/arg_utils.py`), where the cache does.
+    if o.no_extensible_kv_cache && !o.version.extensible_kv_cache() {
+        return Err(format!(
+            "--no-enable-extensible-kv-cache needs vLLM 0.34 or later; the {} rules size the pool from the profile already",
+            o.version.id()
+        ));
     }
     // `LoRAConfig`: max_loras ≥ 1 when LoRA is on; ranks up to 512.
     if o.max_loras > 1024 {

@@ -408,6 +408,9 @@ pub(crate) fn launch(model: &Model, s: &Scenario, repo: &str) -> String {
     if let Some(n) = o.kv_cache_memory_bytes {
         flag(format!("--kv-cache-memory-bytes {n}"));
     }
+    if o.no_extensible_kv_cache {
+        flag("--no-enable-extensible-kv-cache".into());
+    }
     if o.enforce_eager {
         flag("--enforce-eager".into());
     }
