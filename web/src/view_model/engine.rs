@@ -68,7 +68,8 @@ mod tests {
         let v = report_view(&e, UnitSystem::Binary).expect("report");
         assert!(v.log.contains("GPU KV cache size"));
         assert_eq!(v.rows[0].raw, e.num_gpu_blocks.expect("blocks").to_string());
-        assert!(knob_default(&e, EngineKind::Vllm, "gmu").starts_with("default: 0.92"));
+        // vLLM 0.34 asks for the whole GPU with its extensible KV cache.
+        assert!(knob_default(&e, EngineKind::Vllm, "gmu").starts_with("default: 1"));
     }
 
     #[test]
