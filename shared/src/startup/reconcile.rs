@@ -131,8 +131,14 @@ fn vllm_row(f: &Fact, r: &crate::engines::vllm::Report, e: &Estimate, notes: &mu
             "suggested --kv-cache-memory",
             Amount::Bytes(bytes),
             kv.map(|k| {
-                let graphs = if r.version.subtracts_cuda_graphs() { 0 } else { k.cuda_graph_bytes };
-                Amount::Bytes(k.available_kv_bytes.saturating_sub(graphs).saturating_sub(SUGGESTION_SPARE_BYTES))
+                // 0.34's extensible cache: the profile's estimate less the
+                // graphs captured, not the pool it measured.
+                let (pool, graphs) = match k.reserved_kv_bytes {
+                    Some(reserved) => (reserved, k.cuda_graph_bytes),
+                    None if r.version.subtracts_cuda_graphs() => (k.available_kv_bytes, 0),
+                    None => (k.available_kv_bytes, k.cuda_graph_bytes),
+                };
+                Amount::Bytes(pool.saturating_sub(graphs).saturating_sub(SUGGESTION_SPARE_BYTES))
             }),
         ),
         Figure::AutoMaxModelLen { tokens } => {

@@ -60,6 +60,11 @@ pub(super) fn read(lines: &[(usize, String)]) -> (LoggedConfig, Vec<Fact>) {
                 config.global_experts.get_or_insert(global);
             }
         }
+        // 0.34 `executor/abstract.py::disable_extensible_kv_cache`: the driver
+        // (or a rank) cannot map the cache, so the profile sizes the pool.
+        if line.contains("Disabling the extensible KV cache") {
+            config.extensible_kv_cache = Some(false);
+        }
         if let Some(mnbt) = after(line, "Chunked prefill is enabled with max_num_batched_tokens=").and_then(count) {
             config.max_num_batched_tokens = Some(mnbt);
         }

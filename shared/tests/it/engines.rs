@@ -952,7 +952,7 @@ fn vllm_0_34_measures_its_pool_after_warmup() {
     let c = &capped.per_gpu[0];
     assert_eq!(c.available_kv_bytes, c.requested_bytes - used - peak);
 
-    // A given pool turns it off: 0.92, 16-token blocks, no margin.
+    // A given pool turns it off: 0.92 and no margin (the blocks stay 64).
     let given = vllm::Options { kv_cache_memory_bytes: Some(20 * GIB), ..o };
     let (pinned, _) = vllm_report(plan(given), &m);
     assert_eq!((pinned.gpu_memory_utilization, pinned.per_gpu[0].margin_bytes), (0.92, 0));
@@ -972,6 +972,16 @@ fn vllm_0_34_measures_its_pool_after_warmup() {
     let line = shared::engines::vllm::COMMANDS.launch.map(|f| f(&m, &plan(off), "meta-llama/Llama-3.1-8B-Instruct"));
     let line = line.unwrap_or_else(|| panic!("vLLM prints a launch line"));
     assert!(line.contains(" --no-enable-extensible-kv-cache"), "{line}");
+    // A context that does not fit: 0.34's own words, with nothing to raise.
+    let big = model("llama-3.1-70b");
+    let at_32k = Scenario {
+        weights: shared::formats::WeightFormat::Fp8 { block: None },
+        ..plan(vllm::Options { max_model_len: Some(32_768), ..o })
+    };
+    let (refused, _) = vllm_report(at_32k, &big);
+    let error = refused.startup_error.unwrap_or_default();
+    assert!(error.contains("The extensible KV cache already takes all device memory left after"), "{error}");
+    assert!(error.ends_with("Decreasing `max_model_len` also reduces what is needed."), "{error}");
     // The flag does not exist before 0.34.
     let old_off = vllm::Options { version: vllm::Version::V0_24Mm, ..off };
     assert!(plan(old_off).validate().is_err());
@@ -983,6 +993,14 @@ fn vllm_0_34_measures_its_pool_after_warmup() {
 #[test]
 fn a_vllm_0_34_log_names_its_kv_sizing() {
     let m = model("llama-3.1-8b");
+    let disabled = "INFO 12-01 10:00:00 [api_server.py:1755] vLLM API server version 0.34.0\n\
+                    WARNING 12-01 10:00:30 [abstract.py:176] Disabling the extensible KV cache: the driver has no \
+                    virtual memory management. The KV cache will be sized from the memory profile.\n\
+                    (EngineCore pid=1) INFO 12-01 10:00:40 [gpu_model_runner.py:1892] Model loading took 14.99 GiB\n";
+    let read = shared::startup::read(disabled).unwrap_or_else(|| panic!("a start-up log"));
+    let plan = Scenario { engine: Engine::Vllm(Default::default()), ..Default::default() };
+    let (s, _) = shared::startup::logged_scenario(&read, &m, plan);
+    assert!(matches!(s.engine, Engine::Vllm(o) if o.no_extensible_kv_cache), "{:?}", s.engine);
     let log = "INFO 12-01 10:00:00 [api_server.py:1755] vLLM API server version 0.34.0\n\
                INFO 12-01 10:00:00 [utils.py:261] non-default args: {'model': 'meta-llama/Llama-3.1-8B-Instruct', \
                'enable_extensible_kv_cache': False}\n\

@@ -14,14 +14,18 @@
 //!
 //! `init_free` is what CUDA reports free when the worker's snapshot is taken
 //! (`gpu_worker.py::init_device`, after the CUDA context, the process groups
-//! and the cuBLAS handles exist), `requested` is `gpu_memory_utilization` of
+//! and the cuBLAS handles exist: the plan counts the context and, at TP ≥ 2,
+//! `plan::TP_COMM_BYTES`), `requested` is `gpu_memory_utilization` of
 //! the total (1.0 by default with this cache), and the transient peak is the
 //! larger of the profile's and the warmup steps' allocated peak
 //! (`record_transient_peak`), the profile's here. The profile's CUDA-graph
 //! estimate is skipped (`gpu/model_runner.py::profile_cudagraph_memory`
 //! returns 0): the captured graphs are in `used` instead. Not modelled: the
 //! growth of PyTorch's reservation in the sizing steps (fragmentation,
-//! `torch_reserve_growth_bytes`), kept free only where it exceeds the peak.
+//! `torch_reserve_growth_bytes`), kept free only where it exceeds the peak;
+//! the sizing warmup's own peak (`gpu/warmup.py::run_kv_cache_sizing_warmup`:
+//! attention, prompt logprobs, drafts), taken as the profile's; the null
+//! block the post-warmup check holds back (`shrink_kv_cache_configs`).
 
 use crate::units::GIB;
 
@@ -46,7 +50,8 @@ pub(crate) struct Measured {
     /// `init_snapshot.free_memory`: CUDA's total less what the process (and
     /// any other) holds when the snapshot is taken.
     pub init_free: u64,
-    /// `gpu_memory_utilization` × total, rounded up (`request_memory`).
+    /// `gpu_memory_utilization` × total (`request_memory` rounds it up, the
+    /// plan down: a byte at most).
     pub requested: u64,
     /// Everything resident but the KV cache: weights, memory outside
     /// PyTorch, the captured CUDA graphs.

@@ -32,7 +32,8 @@
 //! Hybrid models (vLLM 0.33, `platforms/interface.py::_align_hybrid_block_size`):
 //! Mamba / DeltaNet layers form KV-cache groups of their own whose page is one
 //! sequence's state; the attention block size grows to
-//! `16 × ⌈state page / (16 × attention bytes per token)⌉` tokens so that both
+//! `a × ⌈state page / (a × attention bytes per token)⌉` tokens, `a` the larger
+//! of the kernel's 16 and the default block (64 from 0.34), so that both
 //! pages are equal (the state page is padded up to it), and each request
 //! takes one block per state group whatever its length.
 
@@ -201,6 +202,8 @@ pub(crate) struct Budget {
     layer_page_bytes: u64,
     /// `--kv-cache-memory-bytes`: the pool is given, not what is left.
     pool_given: bool,
+    /// 0.34's extensible KV cache sizes the pool (its errors say so).
+    extensible: bool,
 }
 
 /// What vLLM itself reports at start-up.
@@ -402,8 +405,9 @@ fn budget(p: &Plan, o: Options, max_model_len: u64) -> Budget {
             .saturating_sub(act)
             .saturating_sub(non_torch)
             .saturating_sub(subtracted_graphs);
-        // The extensible cache's profile only reserves the address range:
-        // the pool is what the measurement leaves, never more.
+        // The extensible cache's profile only reserves the address range, and
+        // the measured pool is capped by it (`finalize_extensible_kv_cache`);
+        // the measurement, which also takes the graphs, is always the smaller here.
         let available =
             o.kv_cache_memory_bytes.unwrap_or_else(|| measured.map_or(profiled, |m| profiled.min(m.kv_bytes())));
         let (_, group_size) = groups(p, o, stage);
@@ -439,11 +443,12 @@ fn budget(p: &Plan, o: Options, max_model_len: u64) -> Budget {
         groups: model_groups,
         layer_page_bytes,
         pool_given: o.kv_cache_memory_bytes.is_some(),
+        extensible,
     }
 }
 
-/// The attention block size of a hybrid model: the kernel alignment (16,
-/// FlashAttention's `MultipleOf(16)` and the default block size) times enough
+/// The attention block size of a hybrid model: the alignment (the larger of
+/// FlashAttention's `MultipleOf(16)` and the block size) times enough
 /// alignments for one attention page to hold one state page.
 fn hybrid_block_size(block: u64, per_token: u64, state_page: u64) -> u64 {
     const ALIGN: u64 = 16;
@@ -496,6 +501,10 @@ impl Budget {
 
     /// vLLM's start-up error, if any.
     fn error(&self, version: Version) -> Option<String> {
+        let hint = self.hint(version);
+        if self.num_blocks == 0 && version.extensible_kv_cache() {
+            return Some(format!("No available memory for the cache blocks. {hint}"));
+        }
         if self.num_blocks == 0 {
             return Some("No available memory for the cache blocks. Try increasing `gpu_memory_utilization` when initializing the engine.".into());
         }
@@ -521,17 +530,45 @@ impl Budget {
                 // for the longest request the available memory holds.
                 let estimated =
                     version.kv_memory_tools().then(|| self.longest_request(self.max_model_len)).filter(|&n| n > 0);
-                format!(
-                    "To serve at least one request with the models's max seq len ({}), ({} GiB KV cache is needed, which is larger than the available KV cache memory ({} GiB). {}Try increasing `gpu_memory_utilization` or decreasing `max_model_len` when initializing the engine.",
-                    self.max_model_len,
-                    decimal(needed as f64 / GIB as f64, 2),
-                    decimal(available as f64 / GIB as f64, 2),
-                    estimated.map_or_else(String::new, |n| format!(
-                        "Based on the available memory, the estimated maximum model length is {n}. "
-                    ))
-                )
+                let estimated = estimated.map_or_else(String::new, |n| {
+                    format!("Based on the available memory, the estimated maximum model length is {n}. ")
+                });
+                let (needed, available) =
+                    (decimal(needed as f64 / GIB as f64, 2), decimal(available as f64 / GIB as f64, 2));
+                let len = self.max_model_len;
+                if version.extensible_kv_cache() {
+                    // 0.34 `kv_cache_planning.py::_check_enough_kv_cache_memory`.
+                    format!(
+                        "To serve at least one request with the model's max seq len ({len}), ({needed} GiB KV cache is needed, which is larger than the available KV cache memory ({available} GiB). {estimated}{hint} Decreasing `max_model_len` also reduces what is needed."
+                    )
+                } else {
+                    format!(
+                        "To serve at least one request with the models's max seq len ({len}), ({needed} GiB KV cache is needed, which is larger than the available KV cache memory ({available} GiB). {estimated}{hint}"
+                    )
+                }
             }
         })
+    }
+
+    /// How vLLM says to make room for the KV cache (0.34
+    /// `kv_cache_planning.py::_more_kv_cache_memory_hint`, after warmup where
+    /// the extensible cache measured the pool).
+    fn hint(&self, version: Version) -> String {
+        let graphs = " CUDA graphs take less with fewer or smaller capture sizes in the compilation config.";
+        if self.extensible && self.utilization < 1.0 {
+            format!(
+                "The KV cache gets what is left after the model, its activations, CUDA graphs and warmup within `gpu_memory_utilization`={}; increase it (with the extensible KV cache it defaults to 1.0) or decrease `max_model_len` or `max_num_seqs`.{graphs}",
+                crate::units::shortest(self.utilization)
+            )
+        } else if self.extensible {
+            format!(
+                "The extensible KV cache already takes all device memory left after the model, its activations, CUDA graphs and warmup; decrease `max_model_len` or `max_num_seqs`, or the model needs a device with more memory.{graphs}"
+            )
+        } else if version.extensible_kv_cache() {
+            "Try increasing `gpu_memory_utilization` when initializing the engine (this flag also controls CPU memory reservation on the CPU backend, despite its name).".into()
+        } else {
+            "Try increasing `gpu_memory_utilization` or decreasing `max_model_len` when initializing the engine.".into()
+        }
     }
 
     /// The longest request (at most `upper` tokens) whose blocks the pool
@@ -698,7 +735,8 @@ pub(crate) fn report(p: &Plan, o: Options, b: &Budget, verdict: Verdict) -> Repo
         ));
     } else if let Some(bytes) = pinned {
         log_lines.push(format!(
-            "pinned: --kv-cache-memory={bytes} (skips the memory profile, vllm#56698: re-derive it on any change)"
+            "pinned: --kv-cache-memory={bytes} (skips the memory profile, vllm#56698: re-derive it on any change){}",
+            if o.extensible_kv_cache() { "; it turns 0.34's extensible KV cache off" } else { "" }
         ));
     }
     let auto = match o.version {

@@ -430,7 +430,30 @@ impl Version {
     /// Tokens per KV block when `--block-size` is not given
     /// (`CacheConfig.DEFAULT_BLOCK_SIZE`: 16, and 64 from 0.34).
     pub fn default_block_size(self) -> u64 {
-        if self.extensible_kv_cache() { 64 } else { super::DEFAULT_BLOCK_SIZE }
+        match self {
+            Self::V0_34 => 64,
+            Self::V0
+            | Self::V1
+            | Self::V0_10
+            | Self::V0_12
+            | Self::V0_11Mm
+            | Self::V0_11Sort
+            | Self::V0_12Mm
+            | Self::V0_12Sort
+            | Self::V0_17Mm
+            | Self::V0_16Sort
+            | Self::V0_17Triton
+            | Self::V0_18
+            | Self::V0_19
+            | Self::V0_19Rope
+            | Self::V0_19Mm
+            | Self::V0_19Alloc
+            | Self::V0_21
+            | Self::V0_33
+            | Self::V0_24
+            | Self::V0_24Rope
+            | Self::V0_24Mm => super::DEFAULT_BLOCK_SIZE,
+        }
     }
 
     /// Whether the estimated CUDA-graph memory comes out of the KV budget.

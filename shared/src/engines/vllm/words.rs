@@ -103,7 +103,7 @@ pub(crate) fn terms(p: &Plan, r: &Report, kv_demand_bytes: u64) -> EngineTerms {
         r.version.cuda_graphs(r.max_num_seqs, r.max_num_batched_tokens),
         format_bytes(CUDA_GRAPH_BYTES_PER_LAYER_SIZE, UnitSystem::Binary),
         if matches!(p.scenario.engine, Engine::Vllm(o) if o.extensible_kv_cache()) {
-            "; measured with the KV cache's margin after capture since v0.34"
+            "; measured after capture, not estimated, since v0.34"
         } else if r.version.subtracts_cuda_graphs() {
             "; subtracted from the KV budget since v0.21"
         } else {
@@ -132,9 +132,9 @@ pub(crate) fn terms(p: &Plan, r: &Report, kv_demand_bytes: u64) -> EngineTerms {
             if given {
                 "kv_cache_memory_bytes, given: no memory profile, gpu_memory_utilization unused (gpu_worker.py)"
             } else if extensible {
-                "the extensible KV cache, measured after warmup and CUDA graphs: CUDA total − the CUDA context \
-                 (and TP's buffers) − weights − non-torch − CUDA graphs − margin − activation peak, at most \
-                 requested − the same (0.34 extensible_kv_cache.py)"
+                "the extensible KV cache, measured after warmup and CUDA graphs: min(requested, CUDA total − the \
+                 CUDA context and TP's buffers − margin) − weights − non-torch − CUDA graphs − activation peak \
+                 (0.34 extensible_kv_cache.py)"
             } else {
                 "requested − weights − profiled activation peak − non-torch − CUDA graphs (0.21+ only)"
             }
@@ -463,8 +463,9 @@ fn settings(_: &Model, s: &Scenario, _: &str) -> Vec<Setting> {
 /// The bytes a plan needs on a GPU against what vLLM may use there: the
 /// fixed parts and the KV cache of the requested work at `max_model_len`,
 /// against `gpu_memory_utilization` × capacity plus the overhead kept outside
-/// it; with the extensible KV cache (0.34+), against that share less the
-/// margin it keeps free beyond the `activation` peak.
+/// it; with the extensible KV cache (0.34+), against the smaller of that
+/// share and the device less the margin it keeps free beyond the
+/// `activation` peak.
 pub(crate) fn need_and_usable(
     p: &Plan,
     o: Options,
@@ -479,8 +480,14 @@ pub(crate) fn need_and_usable(
     let util = o.utilization();
     let work = per_token.saturating_mul(len.max(s.sequence_tokens())).saturating_mul(s.concurrency);
     let usable = if o.extensible_kv_cache() {
+        // `measure_kv_cache_bytes`: within the requested share, and within
+        // what is free at the snapshot less the margin; the need counts the
+        // CUDA context in its overhead, so both sides do.
         let rocm = s.gpus.first().is_some_and(|g| super::is_rocm(&g.name));
-        cap * util.min(1.0) - super::extensible::margin(activation, rocm) as f64
+        let margin = super::extensible::margin(activation, rocm) as f64;
+        let context = crate::plan::CUDA_CONTEXT_BYTES as f64;
+        let at_snapshot = p.base_overhead() as f64;
+        (cap * util + context).min(cap - (at_snapshot - context) - margin)
     } else {
         cap * util + overhead as f64
     };
