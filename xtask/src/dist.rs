@@ -169,8 +169,10 @@ use crate::{css, js, wasm};
 /// vLLM 0.34's rule set (the extensible KV cache measured after warmup, its
 /// margin term and log line, the optional block size): +1,021 B, to
 /// 311,648 B. Its `--no-enable-extensible-kv-cache` setting (the knob, its
-/// check and launch flag): +211 B, to 311,859 B.
-const BUNDLE_BUDGET_BYTES: u64 = 311_900;
+/// check and launch flag): +211 B, to 311,859 B. Its start-up error in
+/// 0.34's words (what to change when the cache already takes the whole GPU),
+/// a log's "Disabling the extensible KV cache" read: +395 B, to 312,254 B.
+const BUNDLE_BUDGET_BYTES: u64 = 312_300;
 
 /// Live mode's ceiling, gzip of its wasm + JS + CSS: 147,480 B when the page
 /// began handing it the plan it computed (`live::plan`, e9038ae) instead of
