@@ -112,7 +112,7 @@ impl Calibrated {
             })
             .min()?;
         let base = report(model, logged, options)?;
-        let residual_bytes = i64::try_from(i128::from(logged_kv) - i128::from(tightest(&base))).ok()?;
+        let residual_bytes = i64::try_from(i128::from(logged_kv) - i128::from(logged_figure(&base))).ok()?;
         Some(Self { options, base, residual_bytes })
     }
 
@@ -134,6 +134,13 @@ fn report(model: &Model, logged: &ValidScenario, o: vllm::Options) -> Option<vll
 
 fn tightest(r: &vllm::Report) -> u64 {
     r.per_gpu.iter().map(|g| g.available_kv_bytes).min().unwrap_or(0)
+}
+
+/// The plan's figure for the log's "Available KV cache memory": the pool,
+/// or under 0.34's extensible KV cache the profile's estimate that line
+/// prints (the pool is measured later, the residual the same memory).
+fn logged_figure(r: &vllm::Report) -> u64 {
+    r.per_gpu.iter().map(|g| g.reserved_kv_bytes.unwrap_or(g.available_kv_bytes)).min().unwrap_or(0)
 }
 
 /// The report's figures with `residual` added to its available memory:

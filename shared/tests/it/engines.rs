@@ -1020,3 +1020,30 @@ fn a_vllm_0_34_log_names_its_kv_sizing() {
     });
     assert_eq!(blocks, Some(7654));
 }
+
+/// The what-ifs of a 0.34 log compare its "Available KV cache memory" (the
+/// profile's estimate under the extensible cache) with the plan's estimate,
+/// not with the measured pool, and carry that residual onto the pool.
+#[test]
+fn vllm_0_34_what_ifs_compare_like_with_like() {
+    let m = model("llama-3.1-8b");
+    let h100 = GpuSlot::from_catalog(shared::catalog::gpu("h100-sxm").unwrap_or_else(|| panic!("h100-sxm")));
+    let o = vllm::Options { version: vllm::Version::V0_34, max_model_len: Some(32_768), ..Default::default() };
+    let s = Scenario { gpus: vec![h100], engine: Engine::Vllm(o), ..Scenario::default() };
+    let (r, _) = vllm_report(s.clone(), &m);
+    let g = &r.per_gpu[0];
+    let reserved = g.reserved_kv_bytes.unwrap_or_else(|| panic!("0.34 reserves the range"));
+    let log = format!(
+        "INFO 12-01 10:00:00 [api_server.py:1755] vLLM API server version 0.34.0\n\
+         (EngineCore pid=1) INFO 12-01 10:00:40 [gpu_worker.py:790] Available KV cache memory: {:.2} GiB\n",
+        reserved as f64 / GIB as f64
+    );
+    let read = shared::startup::read(&log).unwrap_or_else(|| panic!("a start-up log"));
+    let valid = s.validate_for(&m).unwrap_or_else(|e| panic!("{e}"));
+    let w = shared::startup::what_ifs(&read, &m, &valid).unwrap_or_else(|| panic!("what-ifs"));
+    // Two decimals of GiB: within 5.12 MiB.
+    assert!(w.residual_bytes.unsigned_abs() <= 6 * MIB, "{}", w.residual_bytes);
+    let as_logged = &w.rows[0];
+    assert_eq!(as_logged.change, "as logged");
+    assert!(as_logged.available_kv_bytes.abs_diff(g.available_kv_bytes) <= 6 * MIB);
+}
