@@ -972,6 +972,16 @@ fn vllm_0_34_measures_its_pool_after_warmup() {
     let line = shared::engines::vllm::COMMANDS.launch.map(|f| f(&m, &plan(off), "meta-llama/Llama-3.1-8B-Instruct"));
     let line = line.unwrap_or_else(|| panic!("vLLM prints a launch line"));
     assert!(line.contains(" --no-enable-extensible-kv-cache"), "{line}");
+    // A utilization below 1.0 only withholds memory from the measured pool:
+    // the fix leaves the flag out (0.34's start-up warning says as much).
+    let habit = vllm::Options { gpu_memory_utilization: Some(0.9), max_model_len: Some(16_384), ..o };
+    let fp8 = shared::formats::WeightFormat::Fp8 { block: None };
+    let all = shared::fixes::fixes(&model("llama-3.1-70b"), &Scenario { weights: fp8, ..plan(habit) });
+    let unset = all.iter().find(|f| f.kind == shared::fixes::FixKind::HigherUtilization);
+    let unset = unset.unwrap_or_else(|| panic!("{all:?}"));
+    assert!(unset.title.starts_with("Leave --gpu-memory-utilization unset"), "{}", unset.title);
+    assert!(matches!(unset.scenario.engine, Engine::Vllm(u) if u.gpu_memory_utilization.is_none()));
+
     // A context that does not fit: 0.34's own words, with nothing to raise.
     let big = model("llama-3.1-70b");
     let at_32k = Scenario {

@@ -447,6 +447,24 @@ pub(crate) fn prequantized(f: WeightFormat, repo: &str) -> String {
 fn settings(_: &Model, s: &Scenario, _: &str) -> Vec<Setting> {
     let Engine::Vllm(o) = s.engine else { return Vec::new() };
     let current = o.utilization();
+    // 0.34's extensible cache measures what is free: a utilization below 1.0
+    // only withholds memory from it, and its start-up warning says to leave
+    // the flag unset unless something vLLM does not see uses the GPU
+    // (`extensible_kv_cache.py::measure_kv_cache_blocks`).
+    if o.extensible_kv_cache() && current < 1.0 {
+        let mut t = s.clone();
+        t.engine = Engine::Vllm(Options { gpu_memory_utilization: None, ..o });
+        return vec![Setting {
+            kind: SettingKind::HigherUtilization,
+            title: format!(
+                "Leave --gpu-memory-utilization unset: vLLM 0.34 measures the memory free after warmup and gives the \
+                 KV cache all of it, not {} % of the GPU",
+                decimal(current * 100.0, 0)
+            ),
+            scenario: t,
+            code: "vllm serve ...   # without --gpu-memory-utilization, if nothing else uses the GPU".into(),
+        }];
+    }
     if current >= 0.95 {
         return Vec::new();
     }
