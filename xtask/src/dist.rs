@@ -172,7 +172,10 @@ use crate::{css, js, wasm};
 /// check and launch flag): +211 B, to 311,859 B. Its start-up error in
 /// 0.34's words (what to change when the cache already takes the whole GPU),
 /// a log's "Disabling the extensible KV cache" read: +395 B, to 312,254 B.
-const BUNDLE_BUDGET_BYTES: u64 = 312_300;
+/// The what-ifs comparing a 0.34 log with the reserved estimate, and the
+/// fix that leaves `--gpu-memory-utilization` out under the extensible
+/// cache: +249 B, to 312,503 B.
+const BUNDLE_BUDGET_BYTES: u64 = 312_550;
 
 /// Live mode's ceiling, gzip of its wasm + JS + CSS: 147,480 B when the page
 /// began handing it the plan it computed (`live::plan`, e9038ae) instead of
