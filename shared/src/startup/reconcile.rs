@@ -102,11 +102,9 @@ fn vllm_row(f: &Fact, r: &crate::engines::vllm::Report, e: &Estimate, notes: &mu
         }
         // Under 0.34's extensible KV cache the line is the profile's
         // estimate, which reserves the range the measured pool commits.
-        Figure::AvailableKv { bytes, negative: false } => row(
-            "available KV cache memory",
-            Amount::Bytes(bytes),
-            kv.map(|k| Amount::Bytes(k.reserved_kv_bytes.unwrap_or(k.available_kv_bytes))),
-        ),
+        Figure::AvailableKv { bytes, negative: false } => {
+            row("available KV cache memory", Amount::Bytes(bytes), kv.map(|k| Amount::Bytes(k.logged_kv_bytes())))
+        }
         // What CUDA reports (`mem_get_info`'s total), which vLLM requests its
         // share of: the plan's from what it requests, its capacity otherwise.
         Figure::DeviceTotal { bytes } => {
@@ -133,12 +131,9 @@ fn vllm_row(f: &Fact, r: &crate::engines::vllm::Report, e: &Estimate, notes: &mu
             kv.map(|k| {
                 // 0.34's extensible cache: the profile's estimate less the
                 // graphs captured, not the pool it measured.
-                let (pool, graphs) = match k.reserved_kv_bytes {
-                    Some(reserved) => (reserved, k.cuda_graph_bytes),
-                    None if r.version.subtracts_cuda_graphs() => (k.available_kv_bytes, 0),
-                    None => (k.available_kv_bytes, k.cuda_graph_bytes),
-                };
-                Amount::Bytes(pool.saturating_sub(graphs).saturating_sub(SUGGESTION_SPARE_BYTES))
+                let estimated = k.reserved_kv_bytes.is_some() || !r.version.subtracts_cuda_graphs();
+                let graphs = if estimated { k.cuda_graph_bytes } else { 0 };
+                Amount::Bytes(k.logged_kv_bytes().saturating_sub(graphs).saturating_sub(SUGGESTION_SPARE_BYTES))
             }),
         ),
         Figure::AutoMaxModelLen { tokens } => {

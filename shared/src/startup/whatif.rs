@@ -140,7 +140,7 @@ fn tightest(r: &vllm::Report) -> u64 {
 /// or under 0.34's extensible KV cache the profile's estimate that line
 /// prints (the pool is measured later, the residual the same memory).
 fn logged_figure(r: &vllm::Report) -> u64 {
-    r.per_gpu.iter().map(|g| g.reserved_kv_bytes.unwrap_or(g.available_kv_bytes)).min().unwrap_or(0)
+    r.per_gpu.iter().map(vllm::GpuKv::logged_kv_bytes).min().unwrap_or(0)
 }
 
 /// The report's figures with `residual` added to its available memory:

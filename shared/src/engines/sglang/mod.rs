@@ -363,7 +363,7 @@ pub fn gpu_memory_settings(p: &Plan, o: Options) -> GpuMemorySettings {
     } else {
         (16384, 512)
     };
-    let rocm = p.scenario.gpus.first().is_some_and(|g| vllm::is_rocm(&g.name));
+    let rocm = vllm::plan_on_rocm(p);
     let mla = matches!(p.model.arch.text.attention, crate::arch::AttentionKind::Mla(_));
     // The table's only when none is given: the reserve's activation tokens
     // and the prefill graphs' sizes follow `--chunked-prefill-size`.

@@ -38,10 +38,14 @@ const MARGIN_FLOOR_ROCM: u64 = 3 * GIB;
 /// a ratio of integers (¾).
 const MARGIN_FRACTION: (u64, u64) = (3, 4);
 
+/// The smallest margin the measurement keeps (`KV_CACHE_MARGIN_FLOOR_BYTES`).
+pub(crate) fn margin_floor(rocm: bool) -> u64 {
+    if rocm { MARGIN_FLOOR_ROCM } else { MARGIN_FLOOR_CUDA }
+}
+
 /// The margin kept free beyond a transient peak of `peak` bytes.
 pub(crate) fn margin(peak: u64, rocm: bool) -> u64 {
-    let floor = if rocm { MARGIN_FLOOR_ROCM } else { MARGIN_FLOOR_CUDA };
-    floor.max(peak / MARGIN_FRACTION.1 * MARGIN_FRACTION.0)
+    margin_floor(rocm).max(peak / MARGIN_FRACTION.1 * MARGIN_FRACTION.0)
 }
 
 /// What one GPU's worker measures after warmup, in bytes.

@@ -399,6 +399,11 @@ pub(crate) fn is_rocm(gpu: &str) -> bool {
     ["MI2", "MI3", "RADEON", "RX "].iter().any(|m| name.contains(m))
 }
 
+/// Whether the plan runs on ROCm, by its first GPU ([`is_rocm`]).
+pub(crate) fn plan_on_rocm(p: &crate::engines::Plan) -> bool {
+    p.scenario.gpus.first().is_some_and(|g| is_rocm(&g.name))
+}
+
 /// Bytes vLLM adds to one stage's MXFP4 experts by padding them for its
 /// kernel: each expert's gate/up (`2I × H/2` bytes, `2I × H/32` scales,
 /// `2I` bf16 biases) and down (`H × I/2`, `H × I/32`, `H` bf16 biases)

@@ -48,7 +48,6 @@ mod version;
 mod words;
 
 pub use all2all::{All2All, DEEPEP_BUFFER_BYTES, DEEPEP_LOW_LATENCY_TOKENS, low_latency_rdma_bytes};
-pub(crate) use extras::is_rocm;
 use extras::mxfp4_padding_bytes;
 pub use extras::{
     MoeKernel, Mxfp4Kernel, NATIVE_SAMPLER_BYTES, NON_TORCH_MULTI, NON_TORCH_MULTI_0_12, NON_TORCH_MULTI_0_12_SORT,
@@ -57,6 +56,7 @@ pub use extras::{
     lora_bytes, native_sampler_bytes_per_logit, profile_peak, rope_table_bytes, sampler_bytes_per_logit,
     segment_slack_bytes,
 };
+pub(crate) use extras::{is_rocm, plan_on_rocm};
 pub use knobs::KNOBS;
 
 pub(crate) use options::check_knobs;
@@ -185,6 +185,15 @@ pub struct GpuKv {
     /// Bytes of one block across the layers of one group slot.
     pub block_bytes: u64,
     pub blocks: u64,
+}
+
+impl GpuKv {
+    /// What vLLM's "Available KV cache memory" line states for this GPU: the
+    /// pool, or under 0.34's extensible KV cache the profile's estimate
+    /// that reserves it.
+    pub fn logged_kv_bytes(&self) -> u64 {
+        self.reserved_kv_bytes.unwrap_or(self.available_kv_bytes)
+    }
 }
 
 /// vLLM's budget over the plan's GPUs at one `max_model_len`: computed once

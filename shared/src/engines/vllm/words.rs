@@ -92,6 +92,7 @@ pub(crate) fn terms(p: &Plan, r: &Report, kv_demand_bytes: u64) -> EngineTerms {
     let graphs = r.per_gpu.first().map_or(0, |g| g.cuda_graph_bytes);
     let non_torch = r.per_gpu.first().map_or(0, |g| g.non_torch_bytes);
     let a2a = r.per_gpu.first().map_or(0, |g| g.all2all_bytes);
+    let extensible = matches!(p.scenario.engine, Engine::Vllm(o) if o.extensible_kv_cache());
     let overhead = format!(
         " + vLLM non-torch memory {} ({}{}) + CUDA graphs {} ({} graphs × {} per layer, fitted to vLLM logs{})",
         format_bytes(non_torch, UnitSystem::Binary),
@@ -102,7 +103,7 @@ pub(crate) fn terms(p: &Plan, r: &Report, kv_demand_bytes: u64) -> EngineTerms {
         format_bytes(graphs, UnitSystem::Binary),
         r.version.cuda_graphs(r.max_num_seqs, r.max_num_batched_tokens),
         format_bytes(CUDA_GRAPH_BYTES_PER_LAYER_SIZE, UnitSystem::Binary),
-        if matches!(p.scenario.engine, Engine::Vllm(o) if o.extensible_kv_cache()) {
+        if extensible {
             "; measured after capture, not estimated, since v0.34"
         } else if r.version.subtracts_cuda_graphs() {
             "; subtracted from the KV budget since v0.21"
@@ -111,7 +112,6 @@ pub(crate) fn terms(p: &Plan, r: &Report, kv_demand_bytes: u64) -> EngineTerms {
         }
     );
     let mut own = Vec::with_capacity(4);
-    let extensible = matches!(p.scenario.engine, Engine::Vllm(o) if o.extensible_kv_cache());
     if let Some(g) = r.per_gpu.first() {
         own.push(Term::bytes(
             "vLLM requested memory",
@@ -149,7 +149,7 @@ pub(crate) fn terms(p: &Plan, r: &Report, kv_demand_bytes: u64) -> EngineTerms {
             format!(
                 "kept free beside the activation peak: max({} GiB, ¾ × the peak) (0.34 extensible_kv_cache.py, \
                  KV_CACHE_MARGIN_FLOOR_BYTES and KV_CACHE_MARGIN_FRACTION)",
-                if p.scenario.gpus.first().is_some_and(|g| super::is_rocm(&g.name)) { 3 } else { 1 }
+                super::extensible::margin_floor(super::plan_on_rocm(p)) / GIB
             ),
             Basis::EngineRule,
         ));
@@ -501,8 +501,7 @@ pub(crate) fn need_and_usable(
         // `measure_kv_cache_bytes`: within the requested share, and within
         // what is free at the snapshot less the margin; the need counts the
         // CUDA context in its overhead, so both sides do.
-        let rocm = s.gpus.first().is_some_and(|g| super::is_rocm(&g.name));
-        let margin = super::extensible::margin(activation, rocm) as f64;
+        let margin = super::extensible::margin(activation, super::plan_on_rocm(p)) as f64;
         let context = crate::plan::CUDA_CONTEXT_BYTES as f64;
         let at_snapshot = p.base_overhead() as f64;
         (cap * util + context).min(cap - (at_snapshot - context) - margin)
