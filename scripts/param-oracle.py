@@ -80,6 +80,16 @@ DEFAULT_TYPES = [
     "mimo_v2_flash",
     "gemma3n",
     "gemma3n_text",
+    # transformers 5.25's additions.
+    "olmo3",
+    "ministral3",
+    "mistral4",
+    "glm4_moe_lite",
+    "kimi_k25",
+    "olmoe",
+    "ernie4_5",
+    "ernie4_5_moe",
+    "seed_oss",
 ]
 
 

@@ -75,6 +75,25 @@ pub enum Family {
     Jamba,
     /// Gemma 3n: AltUp streams, LAuReL blocks, per-layer inputs, shared KV.
     Gemma3n,
+    // The late-2026 additions (transformers 5.25).
+    /// OLMo 3: OLMo 2's layers, three sliding layers then a global one.
+    Olmo3,
+    /// Ministral 3: Mistral's layers without a default window.
+    Ministral3,
+    /// Mistral 4 (`mistral4`): DeepSeek-V3's latent attention and experts.
+    Mistral4,
+    /// GLM-4.7-Flash (`glm4_moe_lite`): DeepSeek-V3's shapes at GLM's sizes.
+    Glm4MoeLite,
+    /// OLMoE: OLMo's whole-width q/k norms, every layer of experts.
+    Olmoe,
+    /// ERNIE 4.5 dense (`ernie4_5`): Llama layers, optional biases, tied head.
+    Ernie45,
+    /// ERNIE 4.5 MoE: shared experts, experts from `moe_layer_start_index`.
+    Ernie45Moe,
+    /// dots.llm1 (`dots1`): DeepSeek-V3's routing over standard attention.
+    Dots1,
+    /// Seed-OSS: Llama layers with q/k/v biases.
+    SeedOss,
     Generic,
 }
 

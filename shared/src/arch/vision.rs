@@ -20,8 +20,11 @@ pub(super) fn read(family: Family, root: Fields, text: &TextModel) -> Result<Opt
         Family::Mllama => mllama(v, text).map(Some),
         Family::Qwen2Vl => qwen_vit(root, v).map(Some),
         Family::Qwen3 | Family::Qwen3Moe | Family::Qwen35 | Family::Qwen35Moe => qwen3_vit(root, v),
-        Family::Mistral if root.opt_str("model_type") == Some("mistral3") => pixtral(root, v, text).map(Some),
+        Family::Mistral | Family::Ministral3 | Family::Mistral4 if root.opt_str("model_type") == Some("mistral3") => {
+            pixtral(root, v, text).map(Some)
+        }
         Family::Llama4 => llama4(v, text).map(Some),
+        Family::DeepseekV3 if root.opt_str("model_type") == Some("kimi_k25") => moonvit(root, v, text).map(Some),
         Family::Gemma4 => gemma4(v, text).map(Some),
         _ => Ok(None),
     }
@@ -307,6 +310,44 @@ fn pixtral(root: Fields, v: Fields, text: &TextModel) -> Result<VisionTower, Con
         (side * side, merged * merged, channels * image * image),
         inter,
     ))
+}
+
+/// Kimi K2.5's MoonViT (transformers 5.25 `modeling_kimi_k25.py`): a biased
+/// convolution patch embedding, a learned `pos_emb_height × pos_emb_width`
+/// position grid, pre-LayerNorm layers with biased q/k/v/proj and a biased
+/// two-layer MLP, a final LayerNorm; then `Kimi_K25MultimodalProjection`: a
+/// LayerNorm of `projection_hidden_size`, the merged patches (`merge_kernel_size`)
+/// through a biased square linear and a biased one to the text width. The
+/// largest image vLLM profiles is not read for this tower.
+fn moonvit(root: Fields, v: Fields, text: &TextModel) -> Result<VisionTower, ConfigError> {
+    // Kimi_K25VisionConfig defaults.
+    let hidden = dim(v, "hidden_size", 1152)?;
+    let inter = dim(v, "intermediate_size", 4304)?;
+    let layers = dim(v, "num_hidden_layers", 27)?;
+    let patch = dim(v, "patch_size", 14)?;
+    let grid = dim(v, "pos_emb_height", 64)? * dim(v, "pos_emb_width", 64)?;
+    let merge: u128 = match v.index_list("merge_kernel_size")?.as_slice() {
+        [] => 4,
+        [a, b] => u128::from(*a) * u128::from(*b),
+        _ => return Err(super::families::invalid(v, "merge_kernel_size", "must hold two sizes".into())),
+    };
+    let norm = u128::from(root.dim_or("projection_hidden_size", 1152)?);
+    let text_hidden = u128::from(text.hidden_size);
+    let merged = hidden * merge;
+    let layer_linear = 4 * hidden * hidden + 2 * hidden * inter;
+    let layer_other = 9 * hidden + inter; // q/k/v/proj and fc2 biases, fc1's, two LayerNorms
+    let linear = layer_linear * layers + merged * merged + merged * text_hidden;
+    let other = 3 * patch * patch * hidden
+        + hidden
+        + grid * hidden
+        + layer_other * layers
+        + 2 * hidden
+        + 2 * norm
+        + merged
+        + text_hidden;
+    let mut t = tower("moonvit", layers, hidden, linear, other);
+    t.intermediate_size = clamp(inter);
+    Ok(t)
 }
 
 /// `Llama4VisionModel` (transformers 5.24): an unfold + bias-free linear patch

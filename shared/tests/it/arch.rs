@@ -12,7 +12,7 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use serde::Deserialize;
-use shared::arch::{Architecture, Ffn};
+use shared::arch::{Architecture, Family, Ffn};
 
 #[derive(Deserialize)]
 struct Counts {
@@ -43,8 +43,14 @@ fn read(name: &str) -> Architecture {
 
 /// Vision towers and projectors that these readers do not count yet: the
 /// oracle's parameters under those modules.
-const VISION_MODULES: &[&str] =
-    &["model.visual", "vision_model", "multi_modal_projector", "model.vision_tower", "model.multi_modal_projector"];
+const VISION_MODULES: &[&str] = &[
+    "model.visual",
+    "vision_model",
+    "multi_modal_projector",
+    "model.vision_tower",
+    "model.multi_modal_projector",
+    "model.mm_projector",
+];
 
 /// The count a reader must give for a fixture, and why it differs from the
 /// oracle's total if it does.
@@ -61,7 +67,10 @@ fn expected(arch: &Architecture, c: &Count) -> (u64, Vec<String>) {
     // DeepSeek-style routers keep `e_score_correction_bias` as a buffer in
     // transformers (not a parameter) but as a tensor in the checkpoint; the
     // readers count it because it takes memory.
-    if let Some(m) = arch.text.moe.filter(|m| m.router_bias && !m.expert_bias) {
+    // ERNIE 4.5's is a parameter (transformers 5.25 `modeling_ernie4_5_moe.py`,
+    // `Ernie4_5_MoeStatics`), counted by the oracle already.
+    let buffer = arch.family != Family::Ernie45Moe;
+    if let Some(m) = arch.text.moe.filter(|m| buffer && m.router_bias && !m.expert_bias) {
         let moe_layers = arch.text.layers.iter().filter(|l| l.ffn == Ffn::Moe).count() as u64;
         want += moe_layers * m.num_experts;
         why.push(format!("{moe_layers} × {} router correction biases (buffers in transformers)", m.num_experts));
@@ -365,4 +374,48 @@ fn gemma4_31b_counts_its_checkpoints_tensors() {
     let buffers = m.arch.text.num_layers() + 2 * vision.hidden_size;
     assert_eq!(m.parameters() + buffers, CHECKPOINT_ELEMENTS);
     assert_eq!(read("gemma-4-31b").parameters(), m.parameters(), "the preset is the fixture");
+}
+
+/// The layers' attention as transformers' config classes fill `layer_types`
+/// when a config leaves it out (OLMo 3: `(i + 1) % 4 != 0` slides; dots1:
+/// `i >= max_window_layers` slides): the fixtures hold the list the class
+/// wrote, and the readers give the same layers without it.
+#[test]
+fn sliding_patterns_without_layer_types_are_the_config_classes() {
+    use shared::arch::LayerAttention;
+    for name in ["defaults-olmo3", "dots1-every-option"] {
+        let text = std::fs::read_to_string(dir().join(format!("{name}.json"))).unwrap_or_else(|e| panic!("{e}"));
+        let mut raw: serde_json::Value = serde_json::from_str(&text).unwrap_or_else(|e| panic!("{e}"));
+        let listed = read(name).text.layers;
+        assert!(listed.iter().any(|l| matches!(l.attention, LayerAttention::Sliding(_))), "{name} slides");
+        assert!(listed.iter().any(|l| l.attention == LayerAttention::Full), "{name} has global layers");
+        raw.as_object_mut().map(|m| m.remove("layer_types")).unwrap_or_else(|| panic!("{name}: an object"));
+        let unlisted = Architecture::from_config_json(&raw.to_string()).unwrap_or_else(|e| panic!("{name}: {e}"));
+        assert_eq!(unlisted.text.layers, listed, "{name}");
+    }
+}
+
+/// ERNIE 4.5 MoE's expert layers run from `moe_layer_start_index` to
+/// `moe_layer_end_index`, −1 meaning the last layer
+/// (`Ernie4_5_MoeConfig.__post_init__`).
+#[test]
+fn ernie_experts_span_their_index_range() {
+    let text = std::fs::read_to_string(dir().join("defaults-ernie4_5_moe.json")).unwrap_or_else(|e| panic!("{e}"));
+    let mut raw: serde_json::Value = serde_json::from_str(&text).unwrap_or_else(|e| panic!("{e}"));
+    let experts = |raw: &serde_json::Value| -> Vec<bool> {
+        let arch = Architecture::from_config_json(&raw.to_string()).unwrap_or_else(|e| panic!("{e}"));
+        arch.text.layers.iter().map(|l| l.ffn == Ffn::Moe).collect()
+    };
+    let n = raw["num_hidden_layers"].as_u64().unwrap_or_else(|| panic!("layers")) as usize;
+    let start = raw["moe_layer_start_index"].as_u64().unwrap_or_else(|| panic!("start")) as usize;
+    let all = experts(&raw);
+    assert_eq!(all.iter().position(|&m| m), Some(start));
+    assert!(all[start..].iter().all(|&m| m) && all.len() == n);
+    raw["moe_layer_end_index"] = serde_json::json!(-1);
+    assert_eq!(experts(&raw), all, "−1 is the last layer");
+    raw["moe_layer_end_index"] = serde_json::json!(start + 1);
+    let two = experts(&raw);
+    assert_eq!(two.iter().filter(|&&m| m).count(), 2);
+    raw["moe_layer_end_index"] = serde_json::json!(-2);
+    assert!(Architecture::from_config_json(&raw.to_string()).is_err(), "only −1 counts from the end");
 }

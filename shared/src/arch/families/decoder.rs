@@ -257,14 +257,16 @@ fn layer_attention(
             Family::Gemma2 => i.is_multiple_of(2),
             // Gemma 3: every `sliding_window_pattern`-th layer is global (default 6).
             Family::Gemma3 => !(i + 1).is_multiple_of(f.count_or("sliding_window_pattern", 6).unwrap_or(6).max(1)),
-            // Cohere2Config / Exaone4Config: every `sliding_window_pattern`-th layer is global (default 4).
-            Family::Cohere2 | Family::Exaone4 => {
+            // Cohere2Config / Exaone4Config: every `sliding_window_pattern`-th layer is global (default 4);
+            // Olmo3Config: `sliding_attention if (i + 1) % 4 != 0` (no pattern key).
+            Family::Cohere2 | Family::Exaone4 | Family::Olmo3 => {
                 !(i + 1).is_multiple_of(f.count_or("sliding_window_pattern", 4).unwrap_or(4).max(1))
             }
             // GptOssConfig: `sliding_attention if bool((i + 1) % 2)`.
             Family::GptOss => i.is_multiple_of(2),
             // Qwen2: layers from `max_window_layers` on use the window.
-            Family::Qwen2 | Family::Qwen2Moe | Family::Qwen3 | Family::Qwen3Moe => {
+            // Dots1Config: the same rule (`i >= max_window_layers`).
+            Family::Qwen2 | Family::Qwen2Moe | Family::Qwen3 | Family::Qwen3Moe | Family::Dots1 => {
                 i >= f.count_or("max_window_layers", 0).unwrap_or(0)
             }
             _ => true,

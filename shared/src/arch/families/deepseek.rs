@@ -1,5 +1,7 @@
-//! DeepSeek-V2/V3 and Kimi-K2: multi-head latent attention, routed and shared
-//! experts, dense first layers.
+//! DeepSeek-V2/V3 and Kimi-K2 (K2.5's text model too): multi-head latent
+//! attention, routed and shared experts, dense first layers; Mistral 4 and
+//! GLM-4.7-Flash (`glm4_moe_lite`) are built from the same modules
+//! (transformers 5.25 `modular_mistral4.py`, `modular_glm4_moe_lite.py`).
 
 use crate::arch::fields::{ConfigError, Fields, MAX_DIM};
 use crate::arch::{AttentionKind, Family, Ffn, Indexer, LayerAttention, LayerSpec, Mla, Moe, NormKind, TextModel};
@@ -22,7 +24,9 @@ pub(super) fn deepseek(family: Family, f: Fields) -> Result<TextModel, ConfigErr
         },
     };
     let n_routed = f.count_or("n_routed_experts", 0)?;
-    let first_dense = f.count_or("first_k_dense_replace", 0)?;
+    // `Glm4MoeLiteConfig` has no `first_k_dense_replace`: its default
+    // `mlp_layer_types` is one dense layer, then sparse ones.
+    let first_dense = if family == Family::Glm4MoeLite { 1 } else { f.count_or("first_k_dense_replace", 0)? };
     let freq = f.count_or("moe_layer_freq", 1)?.max(1);
     let moe = (n_routed > 0)
         .then(|| -> Result<Moe, ConfigError> {
@@ -33,9 +37,12 @@ pub(super) fn deepseek(family: Family, f: Fields) -> Result<TextModel, ConfigErr
                 expert_intermediate_size: expert,
                 shared_intermediate_size: expert.saturating_mul(f.count_or("n_shared_experts", 0)?),
                 shared_expert_gate: false,
-                // DeepSeek-V3's `noaux_tc` routing keeps an `e_score_correction_bias`.
-                router_bias: matches!(family, Family::DeepseekV3 | Family::DeepseekV32 | Family::GlmMoeDsa)
-                    || f.opt_str("topk_method") == Some("noaux_tc"),
+                // DeepSeek-V3's `noaux_tc` routing keeps an `e_score_correction_bias`
+                // (GLM's too; Mistral 4's softmax router has none).
+                router_bias: matches!(
+                    family,
+                    Family::DeepseekV3 | Family::DeepseekV32 | Family::GlmMoeDsa | Family::Glm4MoeLite
+                ) || f.opt_str("topk_method") == Some("noaux_tc"),
                 expert_bias: false,
             })
         })

@@ -2,8 +2,8 @@
 //! changes: SmolLM3 (NoPE layers), OLMo 2 (post-norms, whole-width q/k
 //! norms), GLM-4 (sandwich norms), Command R7B / Cohere2 (one parallel norm,
 //! sliding layers), StarCoder2 (LayerNorm, biased plain MLP), Granite, EXAONE
-//! 4 — each with the defaults of its transformers config class
-//! (transformers 5.24, `configuration_*.py`).
+//! 4, OLMo 3, Ministral 3 — each with the defaults of its transformers config
+//! class (transformers 5.24, 5.25 for the last two, `configuration_*.py`).
 
 use crate::arch::fields::{ConfigError, Fields};
 use crate::arch::{AttentionKind, Family, NormKind, TextModel};
@@ -27,6 +27,73 @@ pub(super) fn olmo2(f: Fields, w: &mut Vec<String>) -> Result<TextModel, ConfigE
     let dims = Dims { hidden: 4096, layers: 32, heads: 32, kv_heads: 0, intermediate: 11_008, vocab: 50_304 };
     let mut m = read(Family::Olmo2, f, w, false, dims)?;
     m.extra.qk_norm_full = true;
+    Ok(m)
+}
+
+/// `Olmo3Config` (transformers 5.25): OLMo 2's layers; `layer_types`, or
+/// else three layers sliding over `sliding_window` (4096) then a global one.
+pub(super) fn olmo3(f: Fields, w: &mut Vec<String>) -> Result<TextModel, ConfigError> {
+    let dims = Dims { hidden: 4096, layers: 32, heads: 32, kv_heads: 0, intermediate: 11_008, vocab: 50_304 };
+    let mut m = decoder_with(
+        Family::Olmo3,
+        f,
+        w,
+        Defaults { tie: false, head_dim: None, sliding_when_absent: Some(4096), dims: Some(dims) },
+    )?;
+    m.extra.qk_norm_full = true;
+    Ok(m)
+}
+
+/// `Ministral3Config` (transformers 5.25): Mistral's layers with a 128-wide
+/// head and no window unless `sliding_window` sets one.
+pub(super) fn ministral3(f: Fields, w: &mut Vec<String>) -> Result<TextModel, ConfigError> {
+    let dims = Dims { hidden: 4096, layers: 34, heads: 32, kv_heads: 8, intermediate: 14_336, vocab: 131_072 };
+    decoder_with(
+        Family::Ministral3,
+        f,
+        w,
+        Defaults { tie: false, head_dim: Some(128), sliding_when_absent: None, dims: Some(dims) },
+    )
+}
+
+/// `Ernie4_5Config` (transformers 5.25): Llama layers, `use_bias` on every
+/// projection (the head's bias is not counted: every published config has it
+/// off), tied head.
+pub(super) fn ernie4_5(f: Fields, w: &mut Vec<String>) -> Result<TextModel, ConfigError> {
+    let dims = Dims { hidden: 1024, layers: 18, heads: 16, kv_heads: 2, intermediate: 3072, vocab: 103_424 };
+    let mut m = decoder_with(
+        Family::Ernie45,
+        f,
+        w,
+        Defaults { tie: true, head_dim: Some(128), sliding_when_absent: None, dims: Some(dims) },
+    )?;
+    ernie_biases(f, &mut m)?;
+    Ok(m)
+}
+
+/// ERNIE 4.5's `use_bias`: q/k/v/o and the MLPs (`modeling_ernie4_5*.py`).
+pub(super) fn ernie_biases(f: Fields, m: &mut TextModel) -> Result<(), ConfigError> {
+    let bias = f.bool_or("use_bias", false)?;
+    m.attention = AttentionKind::Standard { qkv_bias: bias, o_bias: bias };
+    m.mlp_bias = bias;
+    Ok(())
+}
+
+/// `SeedOssConfig` (transformers 5.25): Llama layers, q/k/v biases
+/// (`attention_bias`, on by default), an output bias only with
+/// `attention_out_bias`.
+pub(super) fn seed_oss(f: Fields, w: &mut Vec<String>) -> Result<TextModel, ConfigError> {
+    let dims = Dims { hidden: 4096, layers: 64, heads: 80, kv_heads: 8, intermediate: 27_648, vocab: 155_136 };
+    let mut m = decoder_with(
+        Family::SeedOss,
+        f,
+        w,
+        Defaults { tie: false, head_dim: Some(128), sliding_when_absent: None, dims: Some(dims) },
+    )?;
+    m.attention = AttentionKind::Standard {
+        qkv_bias: f.bool_or("attention_bias", true)?,
+        o_bias: f.bool_or("attention_out_bias", false)?,
+    };
     Ok(m)
 }
 

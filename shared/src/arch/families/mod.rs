@@ -28,7 +28,8 @@ pub(super) fn read(map: &Map<String, Value>) -> Result<Architecture, ConfigError
     let model_type = root.opt_str("model_type").unwrap_or_default().to_owned();
     let architectures = root.str_list("architectures")?;
     let mut warnings = Vec::new();
-    let detected = detect(&model_type, &architectures);
+    let text_type = root.object("text_config").and_then(|m| m.get("model_type")).and_then(Value::as_str);
+    let detected = detect(&model_type, text_type.unwrap_or_default(), &architectures);
     if detected.is_none()
         && let Some(what) = not_plain_dense(root)
     {
@@ -139,12 +140,25 @@ fn not_plain_dense(root: Fields) -> Option<String> {
     found(SUB_CONFIGS).map(|k| format!("a sub-config (`{k}`)"))
 }
 
-fn detect(model_type: &str, architectures: &[&str]) -> Option<Family> {
+/// The family of a config's `model_type`; a multimodal wrapper whose class
+/// holds more than one kind of language model is told by its `text_config`'s
+/// `model_type` (`text_type`, empty when there is none).
+fn detect(model_type: &str, text_type: &str, architectures: &[&str]) -> Option<Family> {
     let by_type = match model_type {
         "llama" => Some(Family::Llama),
         "mllama" => Some(Family::Mllama),
-        // Mistral Small 3.1+ (`mistral3`): a Mistral text model with a Pixtral tower.
-        "mistral" | "mistral3" => Some(Family::Mistral),
+        // `Mistral3Config` (a Pixtral tower) holds any text config
+        // (transformers 5.25 `configuration_mistral3.py`, `AutoConfig`
+        // defaulting to `mistral`): Mistral Small 3.1+, Ministral 3 and
+        // Mistral 4 checkpoints all ship as `mistral3`.
+        "mistral3" => Some(match text_type {
+            "mistral4" => Family::Mistral4,
+            "ministral3" => Family::Ministral3,
+            _ => Family::Mistral,
+        }),
+        "mistral" => Some(Family::Mistral),
+        "ministral3" => Some(Family::Ministral3),
+        "mistral4" => Some(Family::Mistral4),
         "mixtral" => Some(Family::Mixtral),
         "qwen2" => Some(Family::Qwen2),
         "qwen2_moe" => Some(Family::Qwen2Moe),
@@ -158,7 +172,9 @@ fn detect(model_type: &str, architectures: &[&str]) -> Option<Family> {
         "phi" => Some(Family::Phi),
         "phi3" => Some(Family::Phi3),
         "deepseek_v2" => Some(Family::DeepseekV2),
-        "deepseek_v3" | "kimi_k2" => Some(Family::DeepseekV3),
+        // Kimi K2.5 (`kimi_k25`): a DeepSeek-V3 text config beside a MoonViT
+        // tower (transformers 5.25 `configuration_kimi_k25.py`).
+        "deepseek_v3" | "kimi_k2" | "kimi_k25" => Some(Family::DeepseekV3),
         "deepseek_v32" => Some(Family::DeepseekV32),
         "glm_moe_dsa" => Some(Family::GlmMoeDsa),
         "gpt2" => Some(Family::Gpt2),
@@ -168,11 +184,18 @@ fn detect(model_type: &str, architectures: &[&str]) -> Option<Family> {
         "gpt_oss" => Some(Family::GptOss),
         "llama4" | "llama4_text" => Some(Family::Llama4),
         "glm4_moe" => Some(Family::Glm4Moe),
+        "glm4_moe_lite" => Some(Family::Glm4MoeLite),
         "minimax_m2" => Some(Family::MinimaxM2),
         "phimoe" => Some(Family::Phimoe),
         "granitemoe" => Some(Family::GraniteMoe),
         "smollm3" => Some(Family::Smollm3),
         "olmo2" => Some(Family::Olmo2),
+        "olmo3" => Some(Family::Olmo3),
+        "olmoe" => Some(Family::Olmoe),
+        "ernie4_5" => Some(Family::Ernie45),
+        "ernie4_5_moe" => Some(Family::Ernie45Moe),
+        "dots1" => Some(Family::Dots1),
+        "seed_oss" => Some(Family::SeedOss),
         "glm4" => Some(Family::Glm4),
         "cohere2" => Some(Family::Cohere2),
         "starcoder2" => Some(Family::Starcoder2),
@@ -216,7 +239,7 @@ fn read_text(family: Family, f: Fields, warnings: &mut Vec<String>) -> Result<Te
         Falcon => falcon(f),
         Opt => opt(f),
         Phi => phi(f),
-        DeepseekV2 | DeepseekV3 | DeepseekV32 | GlmMoeDsa => deepseek(family, f),
+        DeepseekV2 | DeepseekV3 | DeepseekV32 | GlmMoeDsa | Mistral4 | Glm4MoeLite => deepseek(family, f),
         GptOss => moe::gpt_oss(f, warnings),
         Llama4 => moe::llama4(f, warnings),
         Glm4Moe => moe::glm4_moe(f, warnings),
@@ -226,6 +249,13 @@ fn read_text(family: Family, f: Fields, warnings: &mut Vec<String>) -> Result<Te
         GraniteMoe => moe::granitemoe(f, warnings),
         Smollm3 => dense::smollm3(f, warnings),
         Olmo2 => dense::olmo2(f, warnings),
+        Olmo3 => dense::olmo3(f, warnings),
+        Ministral3 => dense::ministral3(f, warnings),
+        Ernie45 => dense::ernie4_5(f, warnings),
+        SeedOss => dense::seed_oss(f, warnings),
+        Olmoe => moe::olmoe(f, warnings),
+        Ernie45Moe => moe::ernie4_5_moe(f, warnings),
+        Dots1 => moe::dots1(f, warnings),
         Glm4 => dense::glm4(f, warnings),
         Cohere2 => dense::cohere2(f, warnings),
         Starcoder2 => dense::starcoder2(f, warnings),

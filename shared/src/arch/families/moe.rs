@@ -143,6 +143,79 @@ pub(super) fn mtp_warning(f: Fields, warnings: &mut Vec<String>) -> Result<(), C
     Ok(())
 }
 
+/// `OlmoeConfig` (transformers 5.25): OLMo's q/k RMSNorms over the whole
+/// projection, `num_experts` (64) of `intermediate_size` on every layer.
+pub(super) fn olmoe(f: Fields, warnings: &mut Vec<String>) -> Result<TextModel, ConfigError> {
+    let dims = Dims { hidden: 2048, layers: 16, heads: 16, kv_heads: 0, intermediate: 2048, vocab: 50_304 };
+    let mut m = decoder_with(Family::Olmoe, f, warnings, defaults(false, None, None, dims))?;
+    m.extra.qk_norm_full = true;
+    let e = moe(f, ("num_experts", 64), 8, m.intermediate_size)?;
+    all_moe(&mut m, e);
+    Ok(m)
+}
+
+/// `Ernie4_5_MoeConfig` (transformers 5.25): `moe_num_experts` of
+/// `moe_intermediate_size` plus `moe_num_shared_experts` shared ones on every
+/// `moe_layer_interval`-th layer from `moe_layer_start_index` to
+/// `moe_layer_end_index` (−1: the last), `use_bias` as ERNIE 4.5's, tied
+/// head. Its `e_score_correction_bias` is a parameter in transformers.
+pub(super) fn ernie4_5_moe(f: Fields, warnings: &mut Vec<String>) -> Result<TextModel, ConfigError> {
+    let dims = Dims { hidden: 2560, layers: 28, heads: 20, kv_heads: 4, intermediate: 12_288, vocab: 103_424 };
+    let mut m = decoder_with(Family::Ernie45Moe, f, warnings, defaults(true, None, None, dims))?;
+    super::dense::ernie_biases(f, &mut m)?;
+    let expert = f.dim_or("moe_intermediate_size", 1536)?;
+    let mut e = moe(f, ("moe_num_experts", 64), 6, expert)?;
+    e.experts_per_token = f.dim_or("moe_k", 6)?;
+    e.shared_intermediate_size = expert.saturating_mul(f.count_or("moe_num_shared_experts", 2)?);
+    e.router_bias = true;
+    let n = m.layers.len() as u64;
+    let start = f.count_or("moe_layer_start_index", 1)?;
+    let end = match f.value("moe_layer_end_index").filter(|v| !v.is_null()) {
+        None => n.saturating_sub(1),
+        Some(v) => match v.as_i64() {
+            Some(-1) => n.saturating_sub(1),
+            Some(i) if i >= 0 => i as u64,
+            _ => return Err(invalid(f, "moe_layer_end_index", "must be a layer index or -1".into())),
+        },
+    };
+    let interval = f.count_or("moe_layer_interval", 1)?.max(1);
+    for (i, l) in m.layers.iter_mut().enumerate() {
+        let i = i as u64;
+        if (i + 1).is_multiple_of(interval) && i >= start && i <= end {
+            l.ffn = Ffn::Moe;
+        }
+    }
+    m.moe = Some(e);
+    mtp_warning(f, warnings)?;
+    Ok(m)
+}
+
+/// `Dots1Config` (transformers 5.25, dots.llm1): DeepSeek-V3's routing (one
+/// shared width of `n_shared_experts` experts, a correction bias that is a
+/// buffer in transformers and a tensor in the checkpoint, dense layers before
+/// `first_k_dense_replace`) over standard attention with per-head q/k norms;
+/// a window only from `max_window_layers` on, as Qwen2's.
+pub(super) fn dots1(f: Fields, warnings: &mut Vec<String>) -> Result<TextModel, ConfigError> {
+    let dims = Dims { hidden: 4608, layers: 62, heads: 32, kv_heads: 32, intermediate: 10_944, vocab: 152_064 };
+    let mut m = decoder_with(Family::Dots1, f, warnings, defaults(false, None, None, dims))?;
+    m.qk_norm = true;
+    let expert = f.dim_or("moe_intermediate_size", 1408)?;
+    let mut e = moe(f, ("n_routed_experts", 0), 1, expert)?;
+    if e.num_experts == 0 {
+        return Err(invalid(f, "n_routed_experts", "is required (the config class has no default)".into()));
+    }
+    e.shared_intermediate_size = expert.saturating_mul(f.count_or("n_shared_experts", 0)?);
+    e.router_bias = true;
+    let first_dense = f.count_or("first_k_dense_replace", 0)?;
+    for (i, l) in m.layers.iter_mut().enumerate() {
+        if i as u64 >= first_dense {
+            l.ffn = Ffn::Moe;
+        }
+    }
+    m.moe = Some(e);
+    Ok(m)
+}
+
 /// `MiniMaxM2Config`: 256 experts of `intermediate_size` on every layer, q/k
 /// RMSNorms over the whole projection, sigmoid routing with a correction
 /// bias (a buffer in transformers, a tensor in the checkpoint: counted).
