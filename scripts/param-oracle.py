@@ -90,6 +90,8 @@ DEFAULT_TYPES = [
     "ernie4_5",
     "ernie4_5_moe",
     "seed_oss",
+    "arcee",
+    "exaone_moe",
 ]
 
 

@@ -94,6 +94,16 @@ pub enum Family {
     Dots1,
     /// Seed-OSS: Llama layers with q/k/v biases.
     SeedOss,
+    /// Arcee AFM: Llama layers with a plain (ReLU²) MLP.
+    Arcee,
+    /// EXAONE MoE: per-head q/k norms, sliding layers, shared experts.
+    ExaoneMoe,
+    /// Hunyuan dense (`hunyuan_v1_dense`): Llama layers with per-head q/k norms.
+    HunyuanDense,
+    /// Hunyuan MoE (`hunyuan_v1_moe`): every layer experts beside a shared MLP.
+    HunyuanMoe,
+    /// LFM2-MoE: LFM2's short convolutions with experts after the first layers.
+    Lfm2Moe,
     Generic,
 }
 
@@ -101,7 +111,10 @@ impl Family {
     /// Families whose reader interprets `layer_types` entries beyond full
     /// and sliding attention itself.
     pub(crate) fn reads_own_layer_types(self) -> bool {
-        matches!(self, Family::Llama4 | Family::Qwen3Next | Family::Qwen35 | Family::Qwen35Moe | Family::Lfm2)
+        matches!(
+            self,
+            Family::Llama4 | Family::Qwen3Next | Family::Qwen35 | Family::Qwen35Moe | Family::Lfm2 | Family::Lfm2Moe
+        )
     }
 }
 

@@ -377,13 +377,13 @@ fn gemma4_31b_counts_its_checkpoints_tensors() {
 }
 
 /// The layers' attention as transformers' config classes fill `layer_types`
-/// when a config leaves it out (OLMo 3: `(i + 1) % 4 != 0` slides; dots1:
+/// when a config leaves it out (OLMo 3 and EXAONE MoE: `(i + 1) % 4 != 0` slides; dots1:
 /// `i >= max_window_layers` slides): the fixtures hold the list the class
 /// wrote, and the readers give the same layers without it.
 #[test]
 fn sliding_patterns_without_layer_types_are_the_config_classes() {
     use shared::arch::LayerAttention;
-    for name in ["defaults-olmo3", "dots1-every-option"] {
+    for name in ["defaults-olmo3", "dots1-every-option", "defaults-exaone_moe"] {
         let text = std::fs::read_to_string(dir().join(format!("{name}.json"))).unwrap_or_else(|e| panic!("{e}"));
         let mut raw: serde_json::Value = serde_json::from_str(&text).unwrap_or_else(|e| panic!("{e}"));
         let listed = read(name).text.layers;

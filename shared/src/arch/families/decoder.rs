@@ -259,7 +259,7 @@ fn layer_attention(
             Family::Gemma3 => !(i + 1).is_multiple_of(f.count_or("sliding_window_pattern", 6).unwrap_or(6).max(1)),
             // Cohere2Config / Exaone4Config: every `sliding_window_pattern`-th layer is global (default 4);
             // Olmo3Config: `sliding_attention if (i + 1) % 4 != 0` (no pattern key).
-            Family::Cohere2 | Family::Exaone4 | Family::Olmo3 => {
+            Family::Cohere2 | Family::Exaone4 | Family::ExaoneMoe | Family::Olmo3 => {
                 !(i + 1).is_multiple_of(f.count_or("sliding_window_pattern", 4).unwrap_or(4).max(1))
             }
             // GptOssConfig: `sliding_attention if bool((i + 1) % 2)`.

@@ -97,6 +97,24 @@ pub(super) fn seed_oss(f: Fields, w: &mut Vec<String>) -> Result<TextModel, Conf
     Ok(m)
 }
 
+/// `ArceeConfig` (transformers 5.25, AFM-4.5B): Llama layers whose MLP is a
+/// plain up/down pair (ReLU²), `mlp_bias` on both.
+pub(super) fn arcee(f: Fields, w: &mut Vec<String>) -> Result<TextModel, ConfigError> {
+    let dims = Dims { hidden: 2560, layers: 32, heads: 32, kv_heads: 0, intermediate: 18_432, vocab: 32_000 };
+    let mut m = read(Family::Arcee, f, w, false, dims)?;
+    m.mlp_gated = false;
+    Ok(m)
+}
+
+/// `HunYuanDenseV1Config` (transformers 5.25): Llama layers with RMSNorms on
+/// each query and key head (`query_layernorm`, `key_layernorm`).
+pub(super) fn hunyuan_dense(f: Fields, w: &mut Vec<String>) -> Result<TextModel, ConfigError> {
+    let dims = Dims { hidden: 4096, layers: 32, heads: 32, kv_heads: 0, intermediate: 11_008, vocab: 290_943 };
+    let mut m = read(Family::HunyuanDense, f, w, false, dims)?;
+    m.qk_norm = true;
+    Ok(m)
+}
+
 /// `Glm4Config` (GLM-4-0414): biases on q/k/v only, four norms per layer
 /// (input, post-attention, post-self-attention, post-MLP).
 pub(super) fn glm4(f: Fields, w: &mut Vec<String>) -> Result<TextModel, ConfigError> {

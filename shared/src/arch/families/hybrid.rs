@@ -107,17 +107,51 @@ pub(super) fn qwen3_next(family: Family, f: Fields, warnings: &mut Vec<String>) 
 /// q/k norms, a SwiGLU whose width is adjusted as `Lfm2MLP` does it.
 pub(super) fn lfm2(f: Fields, warnings: &mut Vec<String>) -> Result<TextModel, ConfigError> {
     let dims = Dims { hidden: 2560, layers: 32, heads: 32, kv_heads: 8, intermediate: 12_288, vocab: 65_536 };
+    short_conv(Family::Lfm2, f, warnings, dims)
+}
+
+/// `Lfm2MoeConfig` (transformers 5.25, LFM2-8B-A1B): LFM2's layers with MLPs
+/// of `intermediate_size` as written (no auto-adjust) on the first
+/// `num_dense_layers`, then `num_experts` of `moe_intermediate_size`; with
+/// `use_expert_bias` the router keeps a correction bias (a buffer in
+/// transformers, a tensor in the checkpoint: counted).
+pub(super) fn lfm2_moe(f: Fields, warnings: &mut Vec<String>) -> Result<TextModel, ConfigError> {
+    let dims = Dims { hidden: 2048, layers: 32, heads: 32, kv_heads: 8, intermediate: 7168, vocab: 65_536 };
+    let mut m = short_conv(Family::Lfm2Moe, f, warnings, dims)?;
+    let dense = f.count_or("num_dense_layers", 2)?;
+    for (i, l) in m.layers.iter_mut().enumerate() {
+        if i as u64 >= dense {
+            l.ffn = Ffn::Moe;
+        }
+    }
+    m.moe = Some(Moe {
+        num_experts: f.dim_or("num_experts", 32)?,
+        experts_per_token: f.dim_or("num_experts_per_tok", 4)?,
+        expert_intermediate_size: f.dim_or("moe_intermediate_size", 1792)?,
+        shared_intermediate_size: 0,
+        shared_expert_gate: false,
+        router_bias: f.bool_or("use_expert_bias", true)?,
+        expert_bias: false,
+    });
+    Ok(m)
+}
+
+/// LFM2's layers: short convolutions and attention by `layer_types` (else
+/// `full_attn_idxs`), per-head q/k norms, an embedding norm; the MLP width
+/// adjusted as LFM2's own config does (`block_auto_adjust_ff_dim`), which
+/// LFM2-MoE's does not.
+fn short_conv(family: Family, f: Fields, warnings: &mut Vec<String>, dims: Dims) -> Result<TextModel, ConfigError> {
     // `tie_embedding` and `block_ff_dim` are the names LFM2's own configs use.
     let tie = f.bool_or("tie_embedding", true)?;
     let mut m = decoder_with(
-        Family::Lfm2,
+        family,
         f,
         warnings,
         Defaults { tie, head_dim: None, sliding_when_absent: None, dims: Some(dims) },
     )?;
     m.tie_word_embeddings = f.bool_or("tie_word_embeddings", tie)?;
     let mut ff = f.opt_dim("block_ff_dim", crate::arch::fields::MAX_DIM)?.unwrap_or(m.intermediate_size);
-    if f.bool_or("block_auto_adjust_ff_dim", true)? {
+    if family == Family::Lfm2 && f.bool_or("block_auto_adjust_ff_dim", true)? {
         ff = ff.saturating_mul(2) / 3;
         let multiplier = match f.value("block_ffn_dim_multiplier") {
             None => Some(1.0),

@@ -216,6 +216,62 @@ pub(super) fn dots1(f: Fields, warnings: &mut Vec<String>) -> Result<TextModel, 
     Ok(m)
 }
 
+/// `ExaoneMoeConfig` (transformers 5.25): EXAONE's per-head q/k norms and
+/// three sliding layers per global one (`sliding_window_pattern`), experts of
+/// `moe_intermediate_size` plus `num_shared_experts` shared ones on the
+/// `mlp_layer_types` "sparse" layers (else from `first_k_dense_replace` on),
+/// DeepSeek-style routing with a correction bias (a buffer in transformers, a
+/// tensor in the checkpoint: counted).
+pub(super) fn exaone_moe(f: Fields, warnings: &mut Vec<String>) -> Result<TextModel, ConfigError> {
+    let dims = Dims { hidden: 4096, layers: 32, heads: 32, kv_heads: 32, intermediate: 16_384, vocab: 102_400 };
+    let mut m = decoder_with(Family::ExaoneMoe, f, warnings, defaults(false, None, Some(4096), dims))?;
+    m.qk_norm = true;
+    let expert = f.dim_or("moe_intermediate_size", 1024)?;
+    let mut e = moe(f, ("num_experts", 64), 8, expert)?;
+    e.shared_intermediate_size = expert.saturating_mul(f.count_or("num_shared_experts", 1)?);
+    e.router_bias = true;
+    let types = f.str_list("mlp_layer_types")?;
+    if !types.is_empty() && types.len() != m.layers.len() {
+        return Err(invalid(
+            f,
+            "mlp_layer_types",
+            format!("has {} entries for {} layers", types.len(), m.layers.len()),
+        ));
+    }
+    let first_dense = f.count_or("first_k_dense_replace", 1)?;
+    for (i, l) in m.layers.iter_mut().enumerate() {
+        let sparse = match types.get(i) {
+            Some(t) => *t == "sparse",
+            None => i as u64 >= first_dense,
+        };
+        if sparse {
+            l.ffn = Ffn::Moe;
+        }
+    }
+    m.moe = Some(e);
+    mtp_warning(f, warnings)?;
+    Ok(m)
+}
+
+/// `HunYuanMoEV1Config` (transformers 5.25, Hunyuan-A13B): per-head q/k
+/// norms; every layer routes over `num_experts` experts and runs a shared MLP
+/// beside them, all `intermediate_size` wide; `moe_topk` may be a list per
+/// layer (the widest is kept, as the activation peak needs).
+pub(super) fn hunyuan_moe(f: Fields, warnings: &mut Vec<String>) -> Result<TextModel, ConfigError> {
+    let dims = Dims { hidden: 4096, layers: 32, heads: 32, kv_heads: 0, intermediate: 11_008, vocab: 290_943 };
+    let mut m = decoder_with(Family::HunyuanMoe, f, warnings, defaults(false, None, None, dims))?;
+    m.qk_norm = true;
+    let top_k = match f.value("moe_topk") {
+        Some(serde_json::Value::Array(_)) => f.index_list("moe_topk")?.into_iter().max().unwrap_or(1),
+        _ => f.dim_or("moe_topk", 1)?,
+    };
+    let mut e = moe(f, ("num_experts", 1), top_k, m.intermediate_size)?;
+    e.experts_per_token = top_k;
+    e.shared_intermediate_size = m.intermediate_size;
+    all_moe(&mut m, e);
+    Ok(m)
+}
+
 /// `MiniMaxM2Config`: 256 experts of `intermediate_size` on every layer, q/k
 /// RMSNorms over the whole projection, sigmoid routing with a correction
 /// bias (a buffer in transformers, a tensor in the checkpoint: counted).
