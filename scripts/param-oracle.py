@@ -92,6 +92,8 @@ DEFAULT_TYPES = [
     "seed_oss",
     "arcee",
     "exaone_moe",
+    "glm4v",
+    "glm4v_moe",
 ]
 
 

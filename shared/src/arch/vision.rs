@@ -25,6 +25,9 @@ pub(super) fn read(family: Family, root: Fields, text: &TextModel) -> Result<Opt
         }
         Family::Llama4 => llama4(v, text).map(Some),
         Family::DeepseekV3 if root.opt_str("model_type") == Some("kimi_k25") => moonvit(root, v, text).map(Some),
+        Family::Glm4 | Family::Glm4Moe if matches!(root.opt_str("model_type"), Some("glm4v" | "glm4v_moe")) => {
+            glm_vit(v).map(Some)
+        }
         Family::Gemma4 => gemma4(v, text).map(Some),
         _ => Ok(None),
     }
@@ -347,6 +350,43 @@ fn moonvit(root: Fields, v: Fields, text: &TextModel) -> Result<VisionTower, Con
         + text_hidden;
     let mut t = tower("moonvit", layers, hidden, linear, other);
     t.intermediate_size = clamp(inter);
+    Ok(t)
+}
+
+/// GLM-4.1V's and GLM-4.5V's ViT (transformers 5.25 `modeling_glm4v.py`,
+/// `modeling_glm4v_moe.py`): a learned position per patch of the
+/// `image_size` square, a biased Conv3d patch embedding over
+/// `temporal_patch_size` frames, RMSNorm blocks with a fused q/k/v
+/// (`attention_bias`), an unbiased output and a SwiGLU of `out_hidden_size`
+/// without biases; RMSNorms after the convolution and the blocks, a biased
+/// Conv2d merging `spatial_merge_size`² patches to `out_hidden_size`, and the
+/// merger (an unbiased square projection, a LayerNorm, a SwiGLU of
+/// `intermediate_size`). The largest image vLLM profiles is not read.
+fn glm_vit(v: Fields) -> Result<VisionTower, ConfigError> {
+    // Glm4vVisionConfig / Glm4vMoeVisionConfig defaults.
+    let hidden = dim(v, "hidden_size", 1536)?;
+    let out = dim(v, "out_hidden_size", 4096)?;
+    let inter = dim(v, "intermediate_size", 13_696)?;
+    let layers = dim(v, "depth", 24)?;
+    let channels = dim(v, "in_channels", 3)?;
+    let patch = dim(v, "patch_size", 14)?;
+    let temporal = dim(v, "temporal_patch_size", 2)?;
+    let merge = dim(v, "spatial_merge_size", 2)?;
+    let image = dim(v, "image_size", 336)?;
+    let qkv_bias = if v.bool_or("attention_bias", false)? { 3 * hidden } else { 0 };
+    let positions = (image / patch.max(1)).pow(2);
+    let layer_linear = 4 * hidden * hidden + 3 * hidden * out;
+    let linear = layer_linear * layers + out * out + 3 * out * inter;
+    let other = positions * hidden
+        + channels * temporal * patch * patch * hidden
+        + hidden
+        + (2 * hidden + qkv_bias) * layers
+        + 2 * hidden
+        + hidden * out * merge * merge
+        + out
+        + 2 * out;
+    let mut t = tower("glm4v", layers, hidden, linear, other);
+    t.intermediate_size = clamp(out);
     Ok(t)
 }
 

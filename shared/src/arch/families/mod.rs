@@ -183,7 +183,9 @@ fn detect(model_type: &str, text_type: &str, architectures: &[&str]) -> Option<F
         "opt" => Some(Family::Opt),
         "gpt_oss" => Some(Family::GptOss),
         "llama4" | "llama4_text" => Some(Family::Llama4),
-        "glm4_moe" => Some(Family::Glm4Moe),
+        // GLM-4.5V / 4.6V (`glm4v_moe`) and GLM-4.1V (`glm4v`): GLM-4.5's and
+        // GLM-4's text models beside GLM's ViT (transformers 5.25).
+        "glm4_moe" | "glm4v_moe" => Some(Family::Glm4Moe),
         "glm4_moe_lite" => Some(Family::Glm4MoeLite),
         "minimax_m2" => Some(Family::MinimaxM2),
         "phimoe" => Some(Family::Phimoe),
@@ -201,7 +203,7 @@ fn detect(model_type: &str, text_type: &str, architectures: &[&str]) -> Option<F
         "hunyuan_v1_dense" => Some(Family::HunyuanDense),
         "hunyuan_v1_moe" => Some(Family::HunyuanMoe),
         "lfm2_moe" => Some(Family::Lfm2Moe),
-        "glm4" => Some(Family::Glm4),
+        "glm4" | "glm4v" => Some(Family::Glm4),
         "cohere2" => Some(Family::Cohere2),
         "starcoder2" => Some(Family::Starcoder2),
         "granite" => Some(Family::Granite),
