@@ -94,6 +94,7 @@ DEFAULT_TYPES = [
     "exaone_moe",
     "glm4v",
     "glm4v_moe",
+    "apertus",
 ]
 
 

@@ -104,6 +104,8 @@ pub enum Family {
     HunyuanMoe,
     /// LFM2-MoE: LFM2's short convolutions with experts after the first layers.
     Lfm2Moe,
+    /// Apertus: per-head q/k norms, a plain MLP with a learned xIELU.
+    Apertus,
     Generic,
 }
 
@@ -358,6 +360,10 @@ pub struct Extras {
     /// speculative decoding); 0: none.
     #[serde(default)]
     pub mtp_layers: u64,
+    /// Learned parameters of each layer's MLP activation (Apertus's xIELU:
+    /// `alpha_p` and `alpha_n`); 0: a fixed activation.
+    #[serde(default)]
+    pub activation_params: u64,
 }
 
 /// Multi-head latent attention (DeepSeek-V2/V3, Kimi-K2).

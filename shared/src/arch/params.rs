@@ -279,6 +279,9 @@ pub(super) fn layout(arch: &Architecture) -> TensorLayout {
                 }
             }
         }
+        if t.extra.activation_params > 0 {
+            b.vector(Role::Norm, Some(l), t.extra.activation_params);
+        }
         // Gemma 4's per-layer input: a gate into its width and a projection
         // back (`per_layer_input_gate`, `per_layer_projection`); its norm is
         // one of `norms_per_layer`.

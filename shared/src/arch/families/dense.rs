@@ -106,6 +106,20 @@ pub(super) fn arcee(f: Fields, w: &mut Vec<String>) -> Result<TextModel, ConfigE
     Ok(m)
 }
 
+/// `ApertusConfig` (transformers 5.25): per-head q/k norms and a plain
+/// up/down MLP whose xIELU activation (`hidden_act`, the default) learns two
+/// scalars per layer (`XIELUActivation.alpha_p`, `alpha_n`).
+pub(super) fn apertus(f: Fields, w: &mut Vec<String>) -> Result<TextModel, ConfigError> {
+    let dims = Dims { hidden: 4096, layers: 32, heads: 32, kv_heads: 0, intermediate: 14_336, vocab: 131_072 };
+    let mut m = read(Family::Apertus, f, w, false, dims)?;
+    m.mlp_gated = false;
+    m.qk_norm = true;
+    if f.opt_str("hidden_act").unwrap_or("xielu") == "xielu" {
+        m.extra.activation_params = 2;
+    }
+    Ok(m)
+}
+
 /// `HunYuanDenseV1Config` (transformers 5.25): Llama layers with RMSNorms on
 /// each query and key head (`query_layernorm`, `key_layernorm`).
 pub(super) fn hunyuan_dense(f: Fields, w: &mut Vec<String>) -> Result<TextModel, ConfigError> {
