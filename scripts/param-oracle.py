@@ -95,6 +95,7 @@ DEFAULT_TYPES = [
     "glm4v",
     "glm4v_moe",
     "apertus",
+    "internvl",
 ]
 
 

@@ -9,12 +9,16 @@
 
 use serde_json::Value;
 
-use super::fields::{ConfigError, Fields};
+use super::fields::{ConfigError, Fields, MAX_DIM};
 use super::{Family, TextModel, VisionItem, VisionTower};
 
 pub(super) fn read(family: Family, root: Fields, text: &TextModel) -> Result<Option<VisionTower>, ConfigError> {
     let Some(v) = root.object("vision_config") else { return Ok(None) };
     let v = Fields::new(v, "vision_config");
+    // Wrappers that hold any text model: the tower is the wrapper's.
+    if root.opt_str("model_type") == Some("internvl") {
+        return internvit(root, v, text).map(Some);
+    }
     match family {
         Family::Gemma3 => siglip(root, v, text).map(Some),
         Family::Mllama => mllama(v, text).map(Some),
@@ -387,6 +391,76 @@ fn glm_vit(v: Fields) -> Result<VisionTower, ConfigError> {
         + 2 * out;
     let mut t = tower("glm4v", layers, hidden, linear, other);
     t.intermediate_size = clamp(out);
+    Ok(t)
+}
+
+/// One size of an image or a patch: a number, or a `[height, width]` pair
+/// (multiplied, for an area).
+fn area(v: Fields, key: &str, default: u64) -> Result<u128, ConfigError> {
+    match v.index_list(key) {
+        Ok(l) if l.len() == 2 && l.iter().all(|&x| x > 0 && x <= MAX_DIM) => Ok(u128::from(l[0]) * u128::from(l[1])),
+        Ok(l) if !l.is_empty() => Err(super::families::invalid(v, key, "must be a size or two".into())),
+        _ => Ok(dim(v, key, default)?.pow(2)),
+    }
+}
+
+/// InternVL's InternViT (transformers 5.25 `modeling_internvl.py`): a class
+/// token (and a mask token with `use_mask_token`), a biased convolution patch
+/// embedding, a learned position per patch (+1) with
+/// `use_absolute_position_embeddings`; layers of two norms (`norm_type`:
+/// LayerNorm or RMSNorm), q/k/v (`attention_bias`), optional whole-width
+/// q/k RMSNorms (`use_qk_norm`), a biased output, a biased two-layer MLP and
+/// two layer-scale vectors; a final LayerNorm unless `use_mean_pooling`.
+/// Then `InternVLMultiModalProjector`: the patches merged by
+/// `1 / downsample_ratio` on each side, a LayerNorm and two biased linears to
+/// the text width. The largest image vLLM profiles is not read.
+fn internvit(root: Fields, v: Fields, text: &TextModel) -> Result<VisionTower, ConfigError> {
+    // InternVLVisionConfig defaults.
+    let hidden = dim(v, "hidden_size", 1024)?;
+    let inter = dim(v, "intermediate_size", 4096)?;
+    let layers = dim(v, "num_hidden_layers", 24)?;
+    let channels = dim(v, "num_channels", 3)?;
+    let patch_area = area(v, "patch_size", 14)?;
+    let patches = area(v, "image_size", 448)? / patch_area.max(1);
+    let norm = match v.opt_str("norm_type").unwrap_or("layer_norm") {
+        "layer_norm" => 2 * hidden,
+        "rms_norm" => hidden,
+        other => {
+            return Err(super::families::invalid(v, "norm_type", format!("`{other}` is not a norm InternViT has")));
+        }
+    };
+    let qkv_bias = if v.bool_or("attention_bias", false)? { 3 * hidden } else { 0 };
+    let qk_norm = if v.bool_or("use_qk_norm", false)? { 2 * hidden } else { 0 };
+    let mask = if v.bool_or("use_mask_token", false)? { hidden } else { 0 };
+    let positions = if v.bool_or("use_absolute_position_embeddings", true)? { (patches + 1) * hidden } else { 0 };
+    let final_norm = if v.bool_or("use_mean_pooling", true)? { 0 } else { 2 * hidden };
+    let ratio = match root.value("downsample_ratio") {
+        None => 0.5,
+        Some(x) => {
+            x.as_f64().ok_or_else(|| super::families::invalid(root, "downsample_ratio", "must be a number".into()))?
+        }
+    };
+    // `int(1 / downsample_ratio) ** 2` patches per merged one.
+    let side = if ratio > 0.0 && ratio <= 1.0 { (1.0 / ratio) as u128 } else { 0 };
+    if !(1..=16).contains(&side) {
+        return Err(super::families::invalid(root, "downsample_ratio", "must be 1/16 to 1".into()));
+    }
+    let merged = hidden * side * side;
+    let text_hidden = u128::from(text.hidden_size);
+    let layer_linear = 4 * hidden * hidden + 2 * hidden * inter;
+    let layer_other = qkv_bias + hidden + qk_norm + 2 * norm + inter + hidden + 2 * hidden;
+    let linear = layer_linear * layers + merged * text_hidden + text_hidden * text_hidden;
+    let other = hidden
+        + mask
+        + channels * patch_area * hidden
+        + hidden
+        + positions
+        + layer_other * layers
+        + final_norm
+        + 2 * merged
+        + 2 * text_hidden;
+    let mut t = tower("internvit", layers, hidden, linear, other);
+    t.intermediate_size = clamp(inter);
     Ok(t)
 }
 

@@ -156,6 +156,9 @@ fn detect(model_type: &str, text_type: &str, architectures: &[&str]) -> Option<F
             "ministral3" => Family::Ministral3,
             _ => Family::Mistral,
         }),
+        // `InternVLConfig` holds any text config (`AutoConfig`, default
+        // `qwen2`): the family is the text model's (transformers 5.25).
+        "internvl" => return detect(if text_type.is_empty() { "qwen2" } else { text_type }, "", &[]),
         "mistral" => Some(Family::Mistral),
         "ministral3" => Some(Family::Ministral3),
         "mistral4" => Some(Family::Mistral4),

@@ -266,6 +266,9 @@ pub(super) fn hunyuan_moe(f: Fields, warnings: &mut Vec<String>) -> Result<TextM
         _ => f.dim_or("moe_topk", 1)?,
     };
     let mut e = moe(f, ("num_experts", 1), top_k, m.intermediate_size)?;
+    if top_k == 0 || top_k > e.num_experts {
+        return Err(invalid(f, "moe_topk", format!("must be 1 to {} (the experts)", e.num_experts)));
+    }
     e.experts_per_token = top_k;
     e.shared_intermediate_size = m.intermediate_size;
     all_moe(&mut m, e);
