@@ -31,6 +31,7 @@ from __future__ import annotations
 import argparse
 import json
 import pathlib
+import re
 import sys
 
 import torch
@@ -146,7 +147,12 @@ def count(path: pathlib.Path) -> dict:
             key = f"{name}.{sub_name}" if sub_name else name
             parts[key] = unique_params(sub)
     # Parameters directly on the `model` module (rare) are part of the total only.
-    return {"class": cls.__name__, "total": unique_params(model), "parts": parts}
+    # Every parameter's module path, decoder-layer indices as `*` (the names a
+    # device map must cover: `shared/tests/it/arch.rs`).
+    # (tied ones under each name).
+    named = model.named_parameters(remove_duplicate=False)
+    modules = sorted({re.sub(r"(^|\.)(layers|h)\.\d+\.", r"\1\2.*.", n.rsplit(".", 1)[0]) for n, _ in named})
+    return {"class": cls.__name__, "total": unique_params(model), "parts": parts, "modules": modules}
 
 
 def write_defaults() -> None:

@@ -182,7 +182,7 @@ pub fn fixes(model: &Model, s: &Scenario) -> Vec<Fix> {
                 gives_up,
                 saves_bytes,
                 fits: true,
-                code: (kind.commands().weights)(f, &repo(model)),
+                code: (kind.commands().weights)(model, f, &repo(model)),
                 scenario: t,
             });
         }
@@ -358,7 +358,7 @@ pub fn fixes(model: &Model, s: &Scenario) -> Vec<Fix> {
             format!("Load the weights as {}", f.id()),
             gives_up,
             t,
-            (commands.weights)(f, &repo),
+            (commands.weights)(model, f, &repo),
         );
     }
     // More GPUs of the same kind.

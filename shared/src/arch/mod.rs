@@ -543,6 +543,11 @@ pub struct Architecture {
     pub model_type: String,
     pub text: TextModel,
     pub vision: Option<VisionTower>,
+    /// A multimodal wrapper's config (a `text_config` or a `vision_config`
+    /// beside the language model's fields): transformers builds its
+    /// `*ForConditionalGeneration`, the language model nested in it.
+    #[serde(default)]
+    pub multimodal: bool,
     /// `torch_dtype` / `dtype` of the checkpoint.
     pub checkpoint_dtype: Option<CheckpointDtype>,
     pub quantization: Option<CheckpointQuant>,

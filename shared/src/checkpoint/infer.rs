@@ -407,6 +407,7 @@ fn from_tensors(f: Facts, checkpoint: &Checkpoint, layout: &ExactLayout) -> Resu
         model_type: f.model_type,
         text,
         vision: None,
+        multimodal: false,
         checkpoint_dtype: dtype,
         quantization: None,
         quant_kept: Default::default(),

@@ -57,12 +57,12 @@ pub struct Commands {
     /// Running on `n` GPUs: the changed plan `target` and the model.
     pub more_gpus: fn(model: &Model, target: &Scenario, repo: &str, n: u64) -> String,
     /// Loading the weights in another format.
-    pub weights: fn(format: WeightFormat, repo: &str) -> String,
+    pub weights: fn(model: &Model, format: WeightFormat, repo: &str) -> String,
     /// Splitting the layers over the GPUs by memory (`layers`: how many each
     /// GPU holds now), when the plan has no explicit device map.
-    pub rebalance: fn(repo: &str, layers: &[usize]) -> String,
+    pub rebalance: fn(model: &Model, repo: &str, layers: &[usize]) -> String,
     /// Running another model `repo` in format `weights`.
-    pub serve: fn(repo: &str, weights: WeightFormat) -> String,
+    pub serve: fn(model: &Model, repo: &str, weights: WeightFormat) -> String,
     /// The engine's own settings worth trying on this plan.
     pub settings: fn(model: &Model, s: &Scenario, repo: &str) -> Vec<Setting>,
     /// What the engine itself changes before loading a plan that fits with
@@ -99,8 +99,8 @@ pub fn checkpoint_for(model: &Model, format: WeightFormat, repo: &str) -> (Strin
 
 /// accelerate's balanced split (what transformers, and the Python loaders
 /// the serving engines share, take).
-pub fn balanced_device_map(repo: &str, _: &[usize]) -> String {
-    format!("AutoModelForCausalLM.from_pretrained(\"{repo}\", device_map=\"balanced\")")
+pub fn balanced_device_map(model: &Model, repo: &str, _: &[usize]) -> String {
+    format!("{}.from_pretrained(\"{repo}\", device_map=\"balanced\")", crate::engines::transformers::auto_class(model))
 }
 
 /// No settings of the engine's own help this plan.

@@ -25,6 +25,9 @@ struct Count {
     class: String,
     total: u64,
     parts: BTreeMap<String, u64>,
+    /// Every parameter's module path, decoder-layer indices as `*`.
+    #[serde(default)]
+    modules: Vec<String>,
 }
 
 fn dir() -> PathBuf {
@@ -418,4 +421,53 @@ fn ernie_experts_span_their_index_range() {
     assert_eq!(two.iter().filter(|&&m| m).count(), 2);
     raw["moe_layer_end_index"] = serde_json::json!(-2);
     assert!(Architecture::from_config_json(&raw.to_string()).is_err(), "only −1 counts from the end");
+}
+
+/// transformers' explicit `device_map` for a model split over two GPUs names
+/// modules the model has, and places every one of them: each of the oracle's
+/// parameter paths (decoder-layer indices as `*`) lies under one entry of the
+/// map, and each entry is a module of the model. The snippet loads the
+/// checkpoint with the auto class that builds it whole.
+#[test]
+fn device_maps_name_and_place_every_module_transformers_builds() {
+    use shared::engines::{EngineKind, EnginePlan};
+    use shared::plan::{GpuSlot, Scenario};
+    let counts = counts();
+    let mut checked = 0;
+    let mut failures = Vec::new();
+    for (name, c) in &counts.counts {
+        let text = std::fs::read_to_string(dir().join(format!("{name}.json"))).unwrap_or_else(|e| panic!("{e}"));
+        let m = shared::model::Model::from_config_json(name, &text).unwrap_or_else(|e| panic!("{name}: {e}"));
+        let big = 1u64 << 50; // room for any fixture: the split is what is checked
+        let s = Scenario {
+            gpus: vec![GpuSlot::custom("A", big), GpuSlot::custom("B", big)],
+            engine: EngineKind::Transformers.with_defaults(),
+            ..Scenario::default()
+        };
+        let Ok(v) = s.validate_for(&m) else { panic!("{name}: a two-GPU transformers plan") };
+        let ep = EnginePlan::new(&m, v);
+        let map = ep.device_map().unwrap_or_else(|| panic!("{name}: a layer-wise split has a map"));
+        let mut entries: Vec<String> = map
+            .modules
+            .iter()
+            .map(|(k, _)| match k.rsplit_once('.') {
+                Some((prefix, i)) if i.bytes().all(|b| b.is_ascii_digit()) => format!("{prefix}.*"),
+                _ => k.clone(),
+            })
+            .collect();
+        entries.dedup();
+        let under = |module: &str, entry: &str| module == entry || module.starts_with(&format!("{entry}."));
+        for module in c.modules.iter().filter(|module| !entries.iter().any(|e| under(module, e))) {
+            failures.push(format!("{name}: {module} is in no entry"));
+        }
+        for e in entries.iter().filter(|e| !c.modules.iter().any(|module| under(module, e))) {
+            failures.push(format!("{name}: {e} is not a module of {}", c.class));
+        }
+        let class = if m.arch.multimodal { "AutoModelForImageTextToText" } else { "AutoModelForCausalLM" };
+        let snippet = map.snippet("org/m", ep.plan.scenario.weights);
+        assert!(snippet.contains(&format!("from transformers import {class}")), "{name}: {snippet}");
+        checked += 1;
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    assert!(checked >= 60, "{checked} fixtures");
 }

@@ -321,20 +321,26 @@ class FineGrainedFP8Config(_Config):
     pass
 
 class AutoModelForCausalLM:
-    @staticmethod
-    def from_pretrained(repo, **kw):
+    @classmethod
+    def from_pretrained(cls, repo, **kw):
         q = kw.get("quantization_config")
         kw["quantization_config"] = None if q is None else dict(q.kw, type=type(q).__name__)
         kw["repo"] = repo
+        kw["class"] = cls.__name__
         _record("from_pretrained", kw)
         return object()
+
+class AutoModelForImageTextToText(AutoModelForCausalLM):
+    pass
 "#;
 
 /// Every transformers snippet the fixes print runs (issue 34), against
 /// stand-ins that record its keyword arguments, and loads its plan: the
 /// quantisation config of 4- and 8-bit loading and FP8 with the format's
 /// options, the dtype, a checkpoint placeholder for formats stored as such,
-/// and `max_memory` caps for every GPU of a `device_map` plan.
+/// `max_memory` caps for every GPU of a `device_map` plan, and the auto class
+/// that builds the checkpoint whole (`AutoModelForImageTextToText` for a
+/// multimodal wrapper).
 #[test]
 fn every_transformers_snippet_runs_and_loads_its_plan() {
     use std::process::Command;
@@ -347,8 +353,9 @@ fn every_transformers_snippet_runs_and_loads_its_plan() {
     std::fs::write(dir.join("torch.py"), TORCH_STANDIN).unwrap_or_else(|e| panic!("{e}"));
     std::fs::write(dir.join("transformers/__init__.py"), TRANSFORMERS_STANDIN).unwrap_or_else(|e| panic!("{e}"));
     let gpu = |id: &str| GpuSlot::from_catalog(shared::catalog::gpu(id).unwrap_or_else(|| panic!("{id}")));
-    let mut snippets: Vec<(String, Scenario)> = Vec::new();
-    for id in ["llama-3.1-8b", "llama-3.1-70b", "qwen3-30b-a3b"] {
+    let mut snippets: Vec<(String, Scenario, &str)> = Vec::new();
+    // Gemma 4 31B: a multimodal wrapper, loaded by `AutoModelForImageTextToText`.
+    for id in ["llama-3.1-8b", "llama-3.1-70b", "qwen3-30b-a3b", "gemma-4-31b"] {
         let m = model(id);
         for format in ["bf16", "fp16", "fp32", "nf4", "int8", "fp8"] {
             let weights = WeightFormat::parse(format).unwrap_or_else(|e| panic!("{e}"));
@@ -361,8 +368,10 @@ fn every_transformers_snippet_runs_and_loads_its_plan() {
                     ..Scenario::default()
                 };
                 for f in fixes(&m, &s) {
-                    if f.code.contains("AutoModelForCausalLM.from_pretrained(") {
-                        snippets.push((f.code, f.scenario));
+                    if f.code.contains(".from_pretrained(") && f.code.contains("from transformers import") {
+                        let class =
+                            if m.arch.multimodal { "AutoModelForImageTextToText" } else { "AutoModelForCausalLM" };
+                        snippets.push((f.code, f.scenario, class));
                     }
                 }
             }
@@ -372,7 +381,8 @@ fn every_transformers_snippet_runs_and_loads_its_plan() {
     snippets.dedup_by(|a, b| a.0 == b.0);
     assert!(snippets.len() > 10, "{}", snippets.len());
     let (mut with_caps, mut quantised) = (0, 0);
-    for (i, (code, planned)) in snippets.iter().enumerate() {
+    let mut multimodal = 0;
+    for (i, (code, planned, class)) in snippets.iter().enumerate() {
         let record = dir.join(format!("record-{i}.jsonl"));
         let out = Command::new("python3")
             .arg("-c")
@@ -387,6 +397,8 @@ fn every_transformers_snippet_runs_and_loads_its_plan() {
             text.lines().map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}"))).collect();
         // The first load is the plan's (a comment may show the same call by hand).
         let load = &calls.iter().find(|c| c["kind"] == "from_pretrained").unwrap_or_else(|| panic!("{code}"))["kw"];
+        assert_eq!(load["class"], *class, "{code}");
+        multimodal += usize::from(*class == "AutoModelForImageTextToText");
         let q = &load["quantization_config"];
         let dtype = load["dtype"].as_str().or_else(|| load["torch_dtype"].as_str());
         match planned.weights {
@@ -415,7 +427,10 @@ fn every_transformers_snippet_runs_and_loads_its_plan() {
             assert!(caps.values().all(|v| v.as_str().is_some_and(|c| c.ends_with("MiB"))), "{code}");
         }
     }
-    assert!(with_caps > 0 && quantised > 0, "{with_caps} with caps, {quantised} quantised");
+    assert!(
+        with_caps > 0 && quantised > 0 && multimodal > 0,
+        "{with_caps} with caps, {quantised} quantised, {multimodal} multimodal"
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }
 

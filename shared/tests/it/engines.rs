@@ -748,7 +748,7 @@ fn vllm_and_sglang_fixes_launch_their_whole_plan() {
     );
     // A GPTQ format names the checkpoint it needs and its flag.
     let gptq = WeightFormat::parse("gptq-int4").unwrap_or_else(|e| panic!("{e}"));
-    let line = (shared::engines::EngineKind::Vllm.commands().weights)(gptq, "meta-llama/Llama-3.1-70B-Instruct");
+    let line = (shared::engines::EngineKind::Vllm.commands().weights)(&m, gptq, "meta-llama/Llama-3.1-70B-Instruct");
     assert!(
         line.contains("vllm serve <a GPTQ checkpoint of meta-llama/Llama-3.1-70B-Instruct> --quantization gptq"),
         "{line}"

@@ -95,7 +95,18 @@ pub(super) fn read(map: &Map<String, Value>) -> Result<Architecture, ConfigError
                 .into(),
         );
     }
-    Ok(Architecture { family, model_type, text, vision, checkpoint_dtype, quantization, quant_kept, warnings })
+    let multimodal = text_map.is_some() || root.has("vision_config");
+    Ok(Architecture {
+        family,
+        model_type,
+        text,
+        vision,
+        multimodal,
+        checkpoint_dtype,
+        quantization,
+        quant_kept,
+        warnings,
+    })
 }
 
 /// What makes an unknown config more than a plain dense decoder, whose

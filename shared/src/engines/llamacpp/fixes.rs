@@ -229,22 +229,22 @@ pub const COMMANDS: Commands = Commands {
         format!("CUDA_VISIBLE_DEVICES={} llama-server ...", (0..n).map(|i| i.to_string()).collect::<Vec<_>>().join(","))
     },
     weights: weight_code,
-    rebalance: |_, layers| {
+    rebalance: |_, _, layers| {
         let split: Vec<String> = layers.iter().map(|n| n.to_string()).collect();
         format!("llama-server ... --tensor-split {}", split.join(","))
     },
-    serve: |repo, weights| format!("llama-server -m <a {} GGUF of {repo}> ...", weights.id()),
+    serve: |_, repo, weights| format!("llama-server -m <a {} GGUF of {repo}> ...", weights.id()),
     settings,
     adjusts: fit_adjustment,
     launch: None,
 };
 
 /// GGUF files for llama-server; other formats as transformers loads them.
-fn weight_code(f: WeightFormat, repo: &str) -> String {
+fn weight_code(model: &Model, f: WeightFormat, repo: &str) -> String {
     match f {
         // GGUF type ids are ASCII (`q4_k_m`): no Unicode case tables needed.
         WeightFormat::Gguf(t) => format!("llama-server -m model-{}.gguf ...", t.id().to_ascii_uppercase()),
-        f => transformers::weight_code(f, repo),
+        f => transformers::weight_code(model, f, repo),
     }
 }
 

@@ -129,12 +129,12 @@ pub const COMMANDS: Commands = Commands {
             (0..n).map(|i| i.to_string()).collect::<Vec<_>>().join(",")
         )
     },
-    weights: |f, repo| match f {
+    weights: |_, f, repo| match f {
         WeightFormat::Gguf(t) => format!("ollama pull hf.co/{repo}:{}", t.id().to_ascii_uppercase()),
         f => format!("ollama runs GGUF weights: a {} checkpoint of {repo} needs converting first", f.id()),
     },
-    rebalance: |_, _| "OLLAMA_SCHED_SPREAD=1 ollama serve".into(),
-    serve: |repo, weights| format!("ollama run hf.co/{repo}:{}", weights.id().to_ascii_uppercase()),
+    rebalance: |_, _, _| "OLLAMA_SCHED_SPREAD=1 ollama serve".into(),
+    serve: |_, repo, weights| format!("ollama run hf.co/{repo}:{}", weights.id().to_ascii_uppercase()),
     settings,
     adjusts,
     launch: None,

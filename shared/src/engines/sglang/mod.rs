@@ -822,7 +822,7 @@ pub const COMMANDS: Commands = Commands {
     },
     weights: weight_code,
     rebalance: super::commands::balanced_device_map,
-    serve: |repo, _| format!("python -m sglang.launch_server --model-path {repo}"),
+    serve: |_, repo, _| format!("python -m sglang.launch_server --model-path {repo}"),
     settings: no_settings,
     adjusts: crate::engines::commands::no_adjustment,
     launch: Some(launch),
@@ -895,13 +895,13 @@ fn launch(model: &Model, s: &Scenario, repo: &str) -> String {
 
 /// Loading the weights in format `f`: SGLang's quantization flag for FP8;
 /// bitsandbytes and GPTQ/AWQ as vLLM loads them; else transformers' code.
-fn weight_code(f: WeightFormat, repo: &str) -> String {
+fn weight_code(model: &Model, f: WeightFormat, repo: &str) -> String {
     match f {
         WeightFormat::Fp8 { .. } => format!("python -m sglang.launch_server --model-path {repo} --quantization fp8"),
         WeightFormat::Bnb4 { .. } | WeightFormat::Gptq { .. } | WeightFormat::Awq { .. } => {
-            (vllm::COMMANDS.weights)(f, repo)
+            (vllm::COMMANDS.weights)(model, f, repo)
         }
-        f => transformers::weight_code(f, repo),
+        f => transformers::weight_code(model, f, repo),
     }
 }
 

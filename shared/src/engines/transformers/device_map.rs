@@ -5,13 +5,15 @@
 
 use serde::{Serialize, Serializer, ser::SerializeMap};
 
-use crate::arch::Family;
+use crate::arch::{Architecture, Family};
 use crate::engines::Plan;
 use crate::formats::WeightFormat;
 
 /// Module names in order with their GPU, and each GPU's `max_memory` cap.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DeviceMap {
+    /// The auto class that loads the checkpoint ([`super::auto_class`]).
+    pub auto_class: &'static str,
     pub modules: Vec<(String, usize)>,
     /// Bytes per GPU (index = GPU) for `max_memory`: see [`max_memory`].
     pub max_memory: Vec<u64>,
@@ -50,14 +52,15 @@ impl DeviceMap {
     /// explicit map after it as a comment (the page folds the map behind a
     /// toggle).
     pub fn snippet(&self, repo: &str, format: WeightFormat) -> String {
-        let load = super::fixes::Load::of(format, repo);
+        let class = self.auto_class;
+        let load = super::fixes::Load::of(class, format, repo);
         let bnb = matches!(format, WeightFormat::Int8 | WeightFormat::Bnb4 { .. });
         format!(
             "{}# max_memory: the plan's bytes per GPU; GPU 0's cap adds its largest layer, which accelerate keeps free \
              there{}, so a cap may exceed the card\n\
-             model = AutoModelForCausalLM.from_pretrained({}, device_map=\"sequential\", max_memory={})\n\
+             model = {class}.from_pretrained({}, device_map=\"sequential\", max_memory={})\n\
              # or each module placed by hand:\n\
-             # model = AutoModelForCausalLM.from_pretrained({}, device_map={})",
+             # model = {class}.from_pretrained({}, device_map={})",
             load.prelude,
             if bnb { "; bitsandbytes caps each GPU at 90 % of it, so every cap is raised by 10/9" } else { "" },
             load.args,
@@ -94,36 +97,94 @@ fn max_memory(p: &Plan) -> Vec<u64> {
         .collect()
 }
 
-/// `(embeddings…, layer prefix, final norm, head)` module names.
-fn names(family: Family, multimodal: bool) -> (Vec<&'static str>, &'static str, &'static str, &'static str) {
+/// The module names of a layer-wise split: those placed with the first layer
+/// (embeddings, a vision tower), the decoder layers' prefix, and those placed
+/// with the last (final norm, head). transformers ≥ 4.52 nests a multimodal
+/// model's language model under `model.language_model` beside its tower
+/// (Llama 4's under `language_model.model`); the tower's modules are by kind
+/// (transformers 5.25 `modeling_*.py`, checked against every fixture the
+/// oracle builds: `shared/tests/it/arch.rs`).
+struct Names {
+    first: Vec<String>,
+    layers: String,
+    last: Vec<String>,
+}
+
+fn names(arch: &Architecture) -> Names {
     use Family::*;
-    match family {
-        Gpt2 => (vec!["transformer.wte", "transformer.wpe"], "transformer.h", "transformer.ln_f", "lm_head"),
-        GptNeox => (vec!["gpt_neox.embed_in"], "gpt_neox.layers", "gpt_neox.final_layer_norm", "embed_out"),
-        Falcon => (vec!["transformer.word_embeddings"], "transformer.h", "transformer.ln_f", "lm_head"),
+    let classic = |first: &[&str], layers: &str, last: &[&str]| Names {
+        first: first.iter().map(|s| (*s).to_owned()).collect(),
+        layers: layers.to_owned(),
+        last: last.iter().map(|s| (*s).to_owned()).collect(),
+    };
+    match arch.family {
+        Gpt2 => {
+            return classic(&["transformer.wte", "transformer.wpe"], "transformer.h", &["transformer.ln_f", "lm_head"]);
+        }
+        GptNeox => {
+            return classic(&["gpt_neox.embed_in"], "gpt_neox.layers", &["gpt_neox.final_layer_norm", "embed_out"]);
+        }
+        Falcon => return classic(&["transformer.word_embeddings"], "transformer.h", &["transformer.ln_f", "lm_head"]),
+        Bloom => {
+            return classic(
+                &["transformer.word_embeddings", "transformer.word_embeddings_layernorm"],
+                "transformer.h",
+                &["transformer.ln_f", "lm_head"],
+            );
+        }
         // transformers 4.37 `PhiModel`.
-        Phi => (vec!["model.embed_tokens"], "model.layers", "model.final_layernorm", "lm_head"),
-        Opt => (
-            vec!["model.decoder.embed_tokens", "model.decoder.embed_positions"],
-            "model.decoder.layers",
-            "model.decoder.final_layer_norm",
-            "lm_head",
-        ),
-        // transformers ≥ 4.52 names multimodal models `model.language_model` + `model.visual`/`vision_tower`.
-        Qwen2Vl if multimodal => (
-            vec!["model.visual", "model.language_model.embed_tokens"],
-            "model.language_model.layers",
-            "model.language_model.norm",
-            "lm_head",
-        ),
-        Gemma3 | Mllama if multimodal => (
-            vec!["model.vision_tower", "model.multi_modal_projector", "model.language_model.embed_tokens"],
-            "model.language_model.layers",
-            "model.language_model.norm",
-            "lm_head",
-        ),
-        _ => (vec!["model.embed_tokens"], "model.layers", "model.norm", "lm_head"),
+        Phi => return classic(&["model.embed_tokens"], "model.layers", &["model.final_layernorm", "lm_head"]),
+        Opt => {
+            return classic(
+                &["model.decoder.embed_tokens", "model.decoder.embed_positions"],
+                "model.decoder.layers",
+                &["model.decoder.final_layer_norm", "lm_head"],
+            );
+        }
+        _ => {}
     }
+    let (lm, head) = match (arch.multimodal, arch.family) {
+        (false, _) => ("model", "lm_head"),
+        (true, Llama4) => ("language_model.model", "language_model.lm_head"),
+        (true, _) => ("model.language_model", "lm_head"),
+    };
+    let tower: &[&str] = match arch.vision.as_ref().map(|v| v.kind.as_str()) {
+        None => &[],
+        Some("llama4") => &["vision_model", "multi_modal_projector"],
+        Some("mllama") => &["model.vision_model", "model.multi_modal_projector"],
+        Some("qwen2_vl" | "qwen2_5_vl" | "qwen3_vl" | "qwen3_5" | "glm4v") => &["model.visual"],
+        Some("moonvit") => &["model.vision_tower", "model.mm_projector"],
+        Some("gemma4") => &["model.vision_tower", "model.embed_vision"],
+        // SigLIP (Gemma 3), Pixtral (Mistral 3), InternViT.
+        Some(_) => &["model.vision_tower", "model.multi_modal_projector"],
+    };
+    // The families whose embedding or final norm is named otherwise
+    // (`modeling_falcon_h1.py`, `modeling_jamba.py`: `final_layernorm`;
+    // `modeling_lfm2*.py`: `embedding_norm`, applied last;
+    // `modeling_nemotron_h.py`: `embeddings`, `norm_f`).
+    let (embed, norm) = match arch.family {
+        FalconH1 | Jamba => ("embed_tokens", "final_layernorm"),
+        Lfm2 | Lfm2Moe => ("embed_tokens", "embedding_norm"),
+        NemotronH => ("embeddings", "norm_f"),
+        _ => ("embed_tokens", "norm"),
+    };
+    let extra = &arch.text.extra;
+    let mut first: Vec<String> = tower.iter().map(|s| (*s).to_owned()).collect();
+    first.push(format!("{lm}.{embed}"));
+    // Gemma 4 / Gemma 3n's per-layer inputs, computed before the first layer.
+    if extra.per_layer_input > 0 {
+        for m in ["embed_tokens_per_layer", "per_layer_model_projection", "per_layer_projection_norm"] {
+            first.push(format!("{lm}.{m}"));
+        }
+    }
+    let mut last = vec![format!("{lm}.{norm}")];
+    // Gemma 3n's AltUp streams: projected out before the first layer, back after the last.
+    if extra.altup_inputs > 0 {
+        first.push(format!("{lm}.altup_projections"));
+        last.push(format!("{lm}.altup_unembed_projections"));
+    }
+    last.push(head.to_owned());
+    Names { first, layers: format!("{lm}.layers"), last }
 }
 
 /// `{prefix}.{i}`, written digit by digit: one `format!` per layer was a
@@ -153,13 +214,12 @@ pub fn for_plan(p: &Plan) -> Option<DeviceMap> {
     if p.scenario.stages() < 2 || p.tp() > 1 {
         return None;
     }
-    let (embeddings, prefix, norm, head) = names(p.model.arch.family, p.model.arch.vision.is_some());
+    let names = names(&p.model.arch);
     let last = p.scenario.stages() - 1;
-    let mut map: Vec<(String, usize)> = embeddings.into_iter().map(|n| (n.to_owned(), 0)).collect();
+    let mut map: Vec<(String, usize)> = names.first.into_iter().map(|n| (n, 0)).collect();
     for (stage, range) in p.ranges.iter().enumerate() {
-        map.extend(range.clone().map(|i| (layer_name(prefix, i), stage)));
+        map.extend(range.clone().map(|i| (layer_name(&names.layers, i), stage)));
     }
-    map.push((norm.to_owned(), last));
-    map.push((head.to_owned(), last));
-    Some(DeviceMap { modules: map, max_memory: max_memory(p) })
+    map.extend(names.last.into_iter().map(|n| (n, last)));
+    Some(DeviceMap { auto_class: super::auto_class(p.model), modules: map, max_memory: max_memory(p) })
 }

@@ -20,7 +20,7 @@ pub const COMMANDS: Commands = Commands {
     more_gpus,
     weights: weight_code,
     rebalance: crate::engines::commands::balanced_device_map,
-    serve: |repo, _| format!("AutoModelForCausalLM.from_pretrained(\"{repo}\", device_map=\"auto\")"),
+    serve: |model, repo, _| format!("{}.from_pretrained(\"{repo}\", device_map=\"auto\")", super::auto_class(model)),
     settings,
     adjusts: crate::engines::commands::no_adjustment,
     launch: None,
@@ -30,11 +30,11 @@ fn more_gpus(model: &Model, target: &Scenario, repo: &str, _: u64) -> String {
     let map = target.clone().validate().ok().and_then(|v| EnginePlan::new(model, v).device_map());
     match map {
         Some(m) => m.snippet(repo, target.weights),
-        None => format!("AutoModelForCausalLM.from_pretrained(\"{repo}\", device_map=\"auto\")"),
+        None => format!("{}.from_pretrained(\"{repo}\", device_map=\"auto\")", super::auto_class(model)),
     }
 }
 
-fn settings(_: &Model, s: &Scenario, repo: &str) -> Vec<Setting> {
+fn settings(model: &Model, s: &Scenario, repo: &str) -> Vec<Setting> {
     let Engine::Transformers(o) = s.engine else { return Vec::new() };
     if o.attention != AttentionImpl::Eager {
         return Vec::new();
@@ -45,14 +45,15 @@ fn settings(_: &Model, s: &Scenario, repo: &str) -> Vec<Setting> {
         kind: SettingKind::SdpaAttention,
         title: "Use SDPA attention instead of eager".into(),
         scenario: t,
-        code: format!("AutoModelForCausalLM.from_pretrained(\"{repo}\", attn_implementation=\"sdpa\")"),
+        code: format!("{}.from_pretrained(\"{repo}\", attn_implementation=\"sdpa\")", super::auto_class(model)),
     }]
 }
 
 /// How transformers loads weights in a format: the lines before the call
 /// (imports, the quantisation config) and the call's first arguments (the
 /// checkpoint, `quantization_config=`, `dtype=`), keywords as transformers
-/// 5.24.0 `from_pretrained` and `BitsAndBytesConfig` take them.
+/// 5.24.0 `from_pretrained` and `BitsAndBytesConfig` take them; `class` is
+/// the auto class that loads the checkpoint ([`super::auto_class`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Load {
     pub prelude: String,
@@ -60,8 +61,8 @@ pub struct Load {
 }
 
 impl Load {
-    pub fn of(f: WeightFormat, repo: &str) -> Self {
-        let imports = "import torch\nfrom transformers import AutoModelForCausalLM";
+    pub fn of(class: &str, f: WeightFormat, repo: &str) -> Self {
+        let imports = format!("import torch\nfrom transformers import {class}");
         let plain =
             |dtype: &str| Load { prelude: format!("{imports}\n"), args: format!("\"{repo}\", dtype=torch.{dtype}") };
         // A checkpoint stored in the format carries its quantization_config.
@@ -109,7 +110,8 @@ impl Load {
 /// other engines fall back on it for formats they do not load themselves):
 /// [`Load::of`]'s imports, quantisation config and dtype, accelerate placing
 /// the modules.
-pub fn weight_code(f: WeightFormat, repo: &str) -> String {
-    let load = Load::of(f, repo);
-    format!("{}model = AutoModelForCausalLM.from_pretrained({}, device_map=\"auto\")", load.prelude, load.args)
+pub fn weight_code(model: &Model, f: WeightFormat, repo: &str) -> String {
+    let class = super::auto_class(model);
+    let load = Load::of(class, f, repo);
+    format!("{}model = {class}.from_pretrained({}, device_map=\"auto\")", load.prelude, load.args)
 }

@@ -10,6 +10,17 @@ pub use device_map::DeviceMap;
 pub use fixes::{COMMANDS, Load, weight_code};
 pub use knobs::KNOBS;
 
+/// The auto class that loads a checkpoint whole: a multimodal wrapper's config
+/// (`Architecture::multimodal`) needs `AutoModelForImageTextToText`, which maps every multimodal wrapper
+/// Headroom reads a tower for, where `AutoModelForCausalLM` refuses several
+/// (Mistral 3, Qwen-VL, InternVL, GLM-4.1V/4.5V, Kimi K2.5) and loads the
+/// text model alone of others (Llama 4, Qwen3.5, Mllama), transformers 5.25.0
+/// `models/auto/modeling_auto.py` (`MODEL_FOR_CAUSAL_LM_MAPPING_NAMES`,
+/// `MODEL_FOR_IMAGE_TEXT_TO_TEXT_MAPPING_NAMES`).
+pub fn auto_class(model: &crate::model::Model) -> &'static str {
+    if model.arch.multimodal { "AutoModelForImageTextToText" } else { "AutoModelForCausalLM" }
+}
+
 use serde::{Deserialize, Serialize};
 
 use super::{EngineTerms, EngineWarnings, Plan};

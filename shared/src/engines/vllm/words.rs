@@ -342,7 +342,7 @@ pub const COMMANDS: Commands = Commands {
     },
     weights: weight_code,
     rebalance: crate::engines::commands::balanced_device_map,
-    serve: |repo, _| format!("vllm serve {repo}"),
+    serve: |_, repo, _| format!("vllm serve {repo}"),
     settings,
     adjusts: crate::engines::commands::no_adjustment,
     launch: Some(launch),
@@ -425,12 +425,12 @@ pub(crate) fn launch(model: &Model, s: &Scenario, repo: &str) -> String {
 
 /// Loading the weights in format `f`: vLLM's quantization flags, else
 /// transformers' code.
-pub(crate) fn weight_code(f: WeightFormat, repo: &str) -> String {
+pub(crate) fn weight_code(model: &Model, f: WeightFormat, repo: &str) -> String {
     match f {
         WeightFormat::Fp8 { .. } => format!("vllm serve {repo} --quantization fp8"),
         WeightFormat::Bnb4 { .. } => format!("vllm serve {repo} --quantization bitsandbytes"),
         WeightFormat::Gptq { .. } | WeightFormat::Awq { .. } => prequantized(f, repo),
-        f => transformers::weight_code(f, repo),
+        f => transformers::weight_code(model, f, repo),
     }
 }
 

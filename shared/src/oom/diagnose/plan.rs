@@ -358,7 +358,7 @@ fn imbalance(f: &Facts, b: &mut Board, e: &Estimate, model: &Model) {
         Some(m) => m.snippet(&repo, e.weight_format),
         None => {
             let layers: Vec<usize> = e.per_gpu.iter().map(|g| g.layers[1] - g.layers[0]).collect();
-            (e.engine.commands().rebalance)(&repo, &layers)
+            (e.engine.commands().rebalance)(model, &repo, &layers)
         }
     };
     b.fix(fix(
@@ -409,7 +409,7 @@ fn smaller_model(model: &Model, s: &Scenario, need: u64, presets: PresetModel) -
     let e = crate::estimate::estimate(&m, s.clone().validate().ok()?);
     let after = fullest(&e).map_or(0, |g| g.total_bytes);
     let repo = m.repo.clone().unwrap_or_else(|| m.name.clone());
-    let code = (s.engine.kind().commands().serve)(&repo, s.weights);
+    let code = (s.engine.kind().commands().serve)(&m, &repo, s.weights);
     Some(DiagnosisFix {
         id: FixId::SmallerModel,
         cause: CauseId::TooLargeOverall,
