@@ -48,6 +48,8 @@ pub(super) struct Facts<'r> {
     pub(super) has_plan: bool,
     /// The plan's repository, for code snippets.
     pub(super) repo: String,
+    /// The transformers auto class that loads the plan's model whole.
+    pub(super) auto_class: &'static str,
     pub(super) notes: Vec<String>,
 }
 
@@ -137,6 +139,7 @@ impl<'r> Facts<'r> {
             all_live: ctx.live,
             has_plan: ctx.plan.is_some(),
             repo: ctx.plan.and_then(|p| p.model.repo.clone()).unwrap_or_else(|| "MODEL_ID".into()),
+            auto_class: ctx.plan.map_or("AutoModelForCausalLM", |p| crate::engines::transformers::auto_class(p.model)),
             notes,
         }
     }

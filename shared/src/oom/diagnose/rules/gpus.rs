@@ -28,7 +28,7 @@ pub(crate) fn several_gpus(f: &Facts, b: &mut Board) {
         Some(OomKind::LlamaCpp) => {
             "llama-server ... --tensor-split 1,1   # proportional to each GPU's free memory".into()
         }
-        _ => format!("AutoModelForCausalLM.from_pretrained(\"{}\", device_map=\"balanced\")", f.repo),
+        _ => format!("{}.from_pretrained(\"{}\", device_map=\"balanced\")", f.auto_class, f.repo),
     };
     b.fix(fix(
         FixId::DeviceMap,
