@@ -97,48 +97,42 @@ fn max_memory(p: &Plan) -> Vec<u64> {
         .collect()
 }
 
-/// The module names of a layer-wise split: those placed with the first layer
-/// (embeddings, a vision tower), the decoder layers' prefix, and those placed
-/// with the last (final norm, head). transformers ≥ 4.52 nests a multimodal
-/// model's language model under `model.language_model` beside its tower
-/// (Llama 4's under `language_model.model`); the tower's modules are by kind
-/// (transformers 5.25 `modeling_*.py`, checked against every fixture the
+/// The module names of a layer-wise split, relative to the language model
+/// `lm`: its embeddings (placed with the first layer after any `tower`
+/// modules, which are whole names), the decoder layers' `layers`, the final
+/// `norm`, and the `head` (a whole name). transformers ≥ 4.52 nests a
+/// multimodal model's language model under `model.language_model` beside its
+/// tower (Llama 4's under `language_model.model`); the tower's modules are by
+/// kind (transformers 5.25 `modeling_*.py`, checked against every fixture the
 /// oracle builds: `shared/tests/it/arch.rs`).
 struct Names {
-    first: Vec<String>,
-    layers: String,
-    last: Vec<String>,
+    tower: &'static [&'static str],
+    lm: &'static str,
+    embeddings: &'static [&'static str],
+    layers: &'static str,
+    norm: &'static str,
+    head: &'static str,
 }
 
 fn names(arch: &Architecture) -> Names {
     use Family::*;
-    let classic = |first: &[&str], layers: &str, last: &[&str]| Names {
-        first: first.iter().map(|s| (*s).to_owned()).collect(),
-        layers: layers.to_owned(),
-        last: last.iter().map(|s| (*s).to_owned()).collect(),
-    };
+    let plain = |lm, embeddings, layers, norm, head| Names { tower: &[], lm, embeddings, layers, norm, head };
     match arch.family {
-        Gpt2 => {
-            return classic(&["transformer.wte", "transformer.wpe"], "transformer.h", &["transformer.ln_f", "lm_head"]);
-        }
-        GptNeox => {
-            return classic(&["gpt_neox.embed_in"], "gpt_neox.layers", &["gpt_neox.final_layer_norm", "embed_out"]);
-        }
-        Falcon => return classic(&["transformer.word_embeddings"], "transformer.h", &["transformer.ln_f", "lm_head"]),
+        Gpt2 => return plain("transformer", &["wte", "wpe"], "h", "ln_f", "lm_head"),
+        GptNeox => return plain("gpt_neox", &["embed_in"], "layers", "final_layer_norm", "embed_out"),
+        Falcon => return plain("transformer", &["word_embeddings"], "h", "ln_f", "lm_head"),
         Bloom => {
-            return classic(
-                &["transformer.word_embeddings", "transformer.word_embeddings_layernorm"],
-                "transformer.h",
-                &["transformer.ln_f", "lm_head"],
-            );
+            return plain("transformer", &["word_embeddings", "word_embeddings_layernorm"], "h", "ln_f", "lm_head");
         }
         // transformers 4.37 `PhiModel`.
-        Phi => return classic(&["model.embed_tokens"], "model.layers", &["model.final_layernorm", "lm_head"]),
+        Phi => return plain("model", &["embed_tokens"], "layers", "final_layernorm", "lm_head"),
         Opt => {
-            return classic(
-                &["model.decoder.embed_tokens", "model.decoder.embed_positions"],
-                "model.decoder.layers",
-                &["model.decoder.final_layer_norm", "lm_head"],
+            return plain(
+                "model.decoder",
+                &["embed_tokens", "embed_positions"],
+                "layers",
+                "final_layer_norm",
+                "lm_head",
             );
         }
         _ => {}
@@ -148,7 +142,7 @@ fn names(arch: &Architecture) -> Names {
         (true, Llama4) => ("language_model.model", "language_model.lm_head"),
         (true, _) => ("model.language_model", "lm_head"),
     };
-    let tower: &[&str] = match arch.vision.as_ref().map(|v| v.kind.as_str()) {
+    let tower: &'static [&'static str] = match arch.vision.as_ref().map(|v| v.kind.as_str()) {
         None => &[],
         Some("llama4") => &["vision_model", "multi_modal_projector"],
         Some("mllama") => &["model.vision_model", "model.multi_modal_projector"],
@@ -161,30 +155,30 @@ fn names(arch: &Architecture) -> Names {
     // The families whose embedding or final norm is named otherwise
     // (`modeling_falcon_h1.py`, `modeling_jamba.py`: `final_layernorm`;
     // `modeling_lfm2*.py`: `embedding_norm`, applied last;
-    // `modeling_nemotron_h.py`: `embeddings`, `norm_f`).
-    let (embed, norm) = match arch.family {
-        FalconH1 | Jamba => ("embed_tokens", "final_layernorm"),
-        Lfm2 | Lfm2Moe => ("embed_tokens", "embedding_norm"),
-        NemotronH => ("embeddings", "norm_f"),
-        _ => ("embed_tokens", "norm"),
-    };
+    // `modeling_nemotron_h.py`: `embeddings`, `norm_f`); Gemma 4's and Gemma
+    // 3n's per-layer inputs are computed before the first layer.
     let extra = &arch.text.extra;
-    let mut first: Vec<String> = tower.iter().map(|s| (*s).to_owned()).collect();
-    first.push(format!("{lm}.{embed}"));
-    // Gemma 4 / Gemma 3n's per-layer inputs, computed before the first layer.
-    if extra.per_layer_input > 0 {
-        for m in ["embed_tokens_per_layer", "per_layer_model_projection", "per_layer_projection_norm"] {
-            first.push(format!("{lm}.{m}"));
-        }
-    }
-    let mut last = vec![format!("{lm}.{norm}")];
-    // Gemma 3n's AltUp streams: projected out before the first layer, back after the last.
-    if extra.altup_inputs > 0 {
-        first.push(format!("{lm}.altup_projections"));
-        last.push(format!("{lm}.altup_unembed_projections"));
-    }
-    last.push(head.to_owned());
-    Names { first, layers: format!("{lm}.layers"), last }
+    let (embeddings, norm): (&'static [&'static str], _) = match arch.family {
+        FalconH1 | Jamba => (&["embed_tokens"], "final_layernorm"),
+        Lfm2 | Lfm2Moe => (&["embed_tokens"], "embedding_norm"),
+        NemotronH => (&["embeddings"], "norm_f"),
+        _ if extra.per_layer_input > 0 => (
+            &["embed_tokens", "embed_tokens_per_layer", "per_layer_model_projection", "per_layer_projection_norm"],
+            "norm",
+        ),
+        _ => (&["embed_tokens"], "norm"),
+    };
+    Names { tower, lm, embeddings, layers: "layers", norm, head }
+}
+
+/// `{parent}.{name}`, pushed piece by piece (no formatter: the page's first
+/// load carries this code).
+fn at(parent: &str, name: &str) -> String {
+    let mut s = String::with_capacity(parent.len() + 1 + name.len());
+    s.push_str(parent);
+    s.push('.');
+    s.push_str(name);
+    s
 }
 
 /// `{prefix}.{i}`, written digit by digit: one `format!` per layer was a
@@ -214,12 +208,23 @@ pub fn for_plan(p: &Plan) -> Option<DeviceMap> {
     if p.scenario.stages() < 2 || p.tp() > 1 {
         return None;
     }
-    let names = names(&p.model.arch);
+    let n = names(&p.model.arch);
     let last = p.scenario.stages() - 1;
-    let mut map: Vec<(String, usize)> = names.first.into_iter().map(|n| (n, 0)).collect();
-    for (stage, range) in p.ranges.iter().enumerate() {
-        map.extend(range.clone().map(|i| (layer_name(&names.layers, i), stage)));
+    // Gemma 3n's AltUp streams: projected out before the first layer, back after the last.
+    let altup = p.model.arch.text.extra.altup_inputs > 0;
+    let mut map: Vec<(String, usize)> = n.tower.iter().map(|t| ((*t).to_owned(), 0)).collect();
+    map.extend(n.embeddings.iter().map(|e| (at(n.lm, e), 0)));
+    if altup {
+        map.push((at(n.lm, "altup_projections"), 0));
     }
-    map.extend(names.last.into_iter().map(|n| (n, last)));
+    let layers = at(n.lm, n.layers);
+    for (stage, range) in p.ranges.iter().enumerate() {
+        map.extend(range.clone().map(|i| (layer_name(&layers, i), stage)));
+    }
+    map.push((at(n.lm, n.norm), last));
+    if altup {
+        map.push((at(n.lm, "altup_unembed_projections"), last));
+    }
+    map.push((n.head.to_owned(), last));
     Some(DeviceMap { auto_class: super::auto_class(p.model), modules: map, max_memory: max_memory(p) })
 }
