@@ -97,6 +97,10 @@ DEFAULT_TYPES = [
     "glm4v_moe",
     "apertus",
     "internvl",
+    "llava",
+    "llava_next",
+    "llava_onevision",
+    "paligemma",
 ]
 
 
@@ -150,8 +154,12 @@ def count(path: pathlib.Path) -> dict:
     # Every parameter's module path, decoder-layer indices as `*` (the names a
     # device map must cover: `shared/tests/it/arch.rs`).
     # (tied ones under each name).
+    # A parameter held directly by a module with children (LLaVA-NeXT's
+    # `model.image_newline`) is placed by its own name.
+    containers = {name for name, m in model.named_modules() if any(True for _ in m.children())}
     named = model.named_parameters(remove_duplicate=False)
-    modules = sorted({re.sub(r"(^|\.)(layers|h)\.\d+\.", r"\1\2.*.", n.rsplit(".", 1)[0]) for n, _ in named})
+    owners = (n if n.rsplit(".", 1)[0] in containers else n.rsplit(".", 1)[0] for n, _ in named)
+    modules = sorted({re.sub(r"(^|\.)(layers|h)\.\d+\.", r"\1\2.*.", o) for o in owners})
     return {"class": cls.__name__, "total": unique_params(model), "parts": parts, "modules": modules}
 
 

@@ -16,8 +16,10 @@ pub(super) fn read(family: Family, root: Fields, text: &TextModel) -> Result<Opt
     let Some(v) = root.object("vision_config") else { return Ok(None) };
     let v = Fields::new(v, "vision_config");
     // Wrappers that hold any text model: the tower is the wrapper's.
-    if root.opt_str("model_type") == Some("internvl") {
-        return internvit(root, v, text).map(Some);
+    match root.opt_str("model_type") {
+        Some("internvl") => return internvit(root, v, text).map(Some),
+        Some(kind @ ("llava" | "llava_next" | "llava_onevision" | "paligemma")) => return llava(kind, root, v, text),
+        _ => {}
     }
     match family {
         Family::Gemma3 => siglip(root, v, text).map(Some),
@@ -392,6 +394,69 @@ fn glm_vit(v: Fields) -> Result<VisionTower, ConfigError> {
     let mut t = tower("glm4v", layers, hidden, linear, other);
     t.intermediate_size = clamp(out);
     Ok(t)
+}
+
+/// A CLIP or SigLIP tower (`vision_config.model_type`) and its projector, as
+/// LLaVA, LLaVA-NeXT, LLaVA-OneVision and PaliGemma build them (transformers
+/// 5.25 `modeling_llava*.py`, `modeling_paligemma.py`): LLaVA's two biased
+/// linears (`multimodal_projector_bias`) from the selected layers' features
+/// (`vision_feature_layer`, one or a list) to the text width, NeXT's and
+/// OneVision's `image_newline`; PaliGemma's one biased linear to
+/// `projection_dim`. `None` for a tower of another kind (not counted, with a
+/// warning). The largest image vLLM profiles is not read.
+fn llava(kind: &str, root: Fields, v: Fields, text: &TextModel) -> Result<Option<VisionTower>, ConfigError> {
+    let siglip = match v.opt_str("model_type") {
+        Some("clip_vision_model") => false,
+        Some("siglip_vision_model") => true,
+        _ => return Ok(None),
+    };
+    // CLIPVisionConfig / SiglipVisionConfig defaults.
+    let hidden = dim(v, "hidden_size", 768)?;
+    let inter = dim(v, "intermediate_size", 3072)?;
+    let layers = dim(v, "num_hidden_layers", 12)?;
+    let channels = dim(v, "num_channels", 3)?;
+    let image = dim(v, "image_size", 224)?;
+    let patch = dim(v, "patch_size", if siglip { 16 } else { 32 })?;
+    let patches = (image / patch.max(1)).pow(2);
+    let layer_linear = 4 * hidden * hidden + 2 * hidden * inter;
+    // q/k/v/o biases, fc1/fc2 biases, two LayerNorms (weight + bias).
+    let layer_other = 4 * hidden + inter + hidden + 4 * hidden;
+    let embeddings = if siglip {
+        // A biased patch convolution, a position per patch, the post-LayerNorm
+        // and, with `vision_use_head`, the attention-pooling head.
+        let head = if v.bool_or("vision_use_head", true)? {
+            hidden + 4 * hidden * hidden + 4 * hidden + 2 * hidden + 2 * hidden * inter + inter + hidden
+        } else {
+            0
+        };
+        channels * patch * patch * hidden + hidden + patches * hidden + 2 * hidden + head
+    } else {
+        // A class embedding, an unbiased patch convolution, a position per
+        // patch and the class (+1), pre- and post-LayerNorms.
+        hidden + channels * patch * patch * hidden + (patches + 1) * hidden + 4 * hidden
+    };
+    let text_hidden = u128::from(text.hidden_size);
+    let (projector_linear, projector_other) = if kind == "paligemma" {
+        let out = u128::from(root.dim_or("projection_dim", 2048)?);
+        (hidden * out, out)
+    } else {
+        let features = match root.value("vision_feature_layer") {
+            Some(Value::Array(a)) => a.len() as u128,
+            _ => 1,
+        };
+        let bias = if root.bool_or("multimodal_projector_bias", true)? { 2 * text_hidden } else { 0 };
+        let newline = if kind == "llava" { 0 } else { text_hidden };
+        (hidden * features * text_hidden + text_hidden * text_hidden, bias + newline)
+    };
+    let mut t = tower(
+        kind,
+        layers,
+        hidden,
+        layer_linear * layers + projector_linear,
+        layer_other * layers + embeddings + projector_other,
+    );
+    t.intermediate_size = clamp(inter);
+    Ok(Some(t))
 }
 
 /// One size of an image or a patch: a number, or a `[height, width]` pair

@@ -170,6 +170,11 @@ fn detect(model_type: &str, text_type: &str, architectures: &[&str]) -> Option<F
         // `InternVLConfig` holds any text config (`AutoConfig`, default
         // `qwen2`): the family is the text model's (transformers 5.25).
         "internvl" => return detect(if text_type.is_empty() { "qwen2" } else { text_type }, "", &[]),
+        // LLaVA, LLaVA-NeXT, LLaVA-OneVision and PaliGemma hold any text
+        // config as well (defaults: Llama, Llama, Qwen2, Gemma).
+        "llava" | "llava_next" => return detect(if text_type.is_empty() { "llama" } else { text_type }, "", &[]),
+        "llava_onevision" => return detect(if text_type.is_empty() { "qwen2" } else { text_type }, "", &[]),
+        "paligemma" => return detect(if text_type.is_empty() { "gemma" } else { text_type }, "", &[]),
         "mistral" => Some(Family::Mistral),
         "ministral3" => Some(Family::Ministral3),
         "mistral4" => Some(Family::Mistral4),

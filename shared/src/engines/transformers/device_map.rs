@@ -149,7 +149,10 @@ fn names(arch: &Architecture) -> Names {
         Some("qwen2_vl" | "qwen2_5_vl" | "qwen3_vl" | "qwen3_5" | "glm4v") => &["model.visual"],
         Some("moonvit") => &["model.vision_tower", "model.mm_projector"],
         Some("gemma4") => &["model.vision_tower", "model.embed_vision"],
-        // SigLIP (Gemma 3), Pixtral (Mistral 3), InternViT.
+        Some("llava_next" | "llava_onevision") => {
+            &["model.vision_tower", "model.multi_modal_projector", "model.image_newline"]
+        }
+        // SigLIP (Gemma 3), Pixtral (Mistral 3), InternViT, LLaVA's and PaliGemma's.
         Some(_) => &["model.vision_tower", "model.multi_modal_projector"],
     };
     // The families whose embedding or final norm is named otherwise
