@@ -101,6 +101,8 @@ DEFAULT_TYPES = [
     "llava_next",
     "llava_onevision",
     "paligemma",
+    "idefics3",
+    "smolvlm",
 ]
 
 

@@ -19,6 +19,7 @@ pub(super) fn read(family: Family, root: Fields, text: &TextModel) -> Result<Opt
     match root.opt_str("model_type") {
         Some("internvl") => return internvit(root, v, text).map(Some),
         Some(kind @ ("llava" | "llava_next" | "llava_onevision" | "paligemma")) => return llava(kind, root, v, text),
+        Some(kind @ ("idefics3" | "smolvlm")) => return idefics3(kind, root, v, text).map(Some),
         _ => {}
     }
     match family {
@@ -457,6 +458,30 @@ fn llava(kind: &str, root: Fields, v: Fields, text: &TextModel) -> Result<Option
     );
     t.intermediate_size = clamp(inter);
     Ok(Some(t))
+}
+
+/// Idefics3's and SmolVLM's SigLIP-style tower (transformers 5.25
+/// `modeling_idefics3.py`, `modeling_smolvlm.py`: a biased patch convolution,
+/// a position per patch, biased attention and MLP, two LayerNorms per layer
+/// and one after them, no pooling head) and the connector: the patches
+/// shuffled by `scale_factor` on each side, one unbiased linear to the text
+/// width. The largest image vLLM profiles is not read.
+fn idefics3(kind: &str, root: Fields, v: Fields, text: &TextModel) -> Result<VisionTower, ConfigError> {
+    // Idefics3VisionConfig / SmolVLMVisionConfig defaults.
+    let hidden = dim(v, "hidden_size", 1152)?;
+    let inter = dim(v, "intermediate_size", 3072)?;
+    let layers = dim(v, "num_hidden_layers", 12)?;
+    let channels = dim(v, "num_channels", 3)?;
+    let patch = dim(v, "patch_size", 32)?;
+    let patches = (dim(v, "image_size", 224)? / patch.max(1)).pow(2);
+    let scale = u128::from(root.dim_or("scale_factor", 2)?);
+    let layer_linear = 4 * hidden * hidden + 2 * hidden * inter;
+    let layer_other = 4 * hidden + inter + hidden + 4 * hidden;
+    let embeddings = channels * patch * patch * hidden + hidden + patches * hidden + 2 * hidden;
+    let connector = hidden * scale * scale * u128::from(text.hidden_size);
+    let mut t = tower(kind, layers, hidden, layer_linear * layers + connector, layer_other * layers + embeddings);
+    t.intermediate_size = clamp(inter);
+    Ok(t)
 }
 
 /// One size of an image or a patch: a number, or a `[height, width]` pair

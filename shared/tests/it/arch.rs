@@ -53,6 +53,8 @@ const VISION_MODULES: &[&str] = &[
     "model.vision_tower",
     "model.multi_modal_projector",
     "model.mm_projector",
+    "model.vision_model",
+    "model.connector",
 ];
 
 /// The count a reader must give for a fixture, and why it differs from the

@@ -175,6 +175,8 @@ fn detect(model_type: &str, text_type: &str, architectures: &[&str]) -> Option<F
         "llava" | "llava_next" => return detect(if text_type.is_empty() { "llama" } else { text_type }, "", &[]),
         "llava_onevision" => return detect(if text_type.is_empty() { "qwen2" } else { text_type }, "", &[]),
         "paligemma" => return detect(if text_type.is_empty() { "gemma" } else { text_type }, "", &[]),
+        // Idefics3 and SmolVLM: a Llama-style text config by default.
+        "idefics3" | "smolvlm" => return detect(if text_type.is_empty() { "llama" } else { text_type }, "", &[]),
         "mistral" => Some(Family::Mistral),
         "ministral3" => Some(Family::Ministral3),
         "mistral4" => Some(Family::Mistral4),

@@ -137,18 +137,21 @@ fn names(arch: &Architecture) -> Names {
         }
         _ => {}
     }
-    let (lm, head) = match (arch.multimodal, arch.family) {
-        (false, _) => ("model", "lm_head"),
-        (true, Llama4) => ("language_model.model", "language_model.lm_head"),
-        (true, _) => ("model.language_model", "lm_head"),
+    let kind = arch.vision.as_ref().map(|v| v.kind.as_str());
+    let (lm, head) = match (arch.multimodal, arch.family, kind) {
+        (false, _, _) => ("model", "lm_head"),
+        (true, Llama4, _) => ("language_model.model", "language_model.lm_head"),
+        (true, _, Some("idefics3" | "smolvlm")) => ("model.text_model", "lm_head"),
+        (true, _, _) => ("model.language_model", "lm_head"),
     };
-    let tower: &'static [&'static str] = match arch.vision.as_ref().map(|v| v.kind.as_str()) {
+    let tower: &'static [&'static str] = match kind {
         None => &[],
         Some("llama4") => &["vision_model", "multi_modal_projector"],
         Some("mllama") => &["model.vision_model", "model.multi_modal_projector"],
         Some("qwen2_vl" | "qwen2_5_vl" | "qwen3_vl" | "qwen3_5" | "glm4v") => &["model.visual"],
         Some("moonvit") => &["model.vision_tower", "model.mm_projector"],
         Some("gemma4") => &["model.vision_tower", "model.embed_vision"],
+        Some("idefics3" | "smolvlm") => &["model.vision_model", "model.connector"],
         Some("llava_next" | "llava_onevision") => {
             &["model.vision_tower", "model.multi_modal_projector", "model.image_newline"]
         }
