@@ -548,6 +548,11 @@ pub struct Architecture {
     /// `*ForConditionalGeneration`, the language model nested in it.
     #[serde(default)]
     pub multimodal: bool,
+    /// The wrapper also builds a tower Headroom does not read (a vision
+    /// tower of an unsupported kind, an audio tower): neither its parameters
+    /// nor its module names are known.
+    #[serde(default)]
+    pub towers_unread: bool,
     /// `torch_dtype` / `dtype` of the checkpoint.
     pub checkpoint_dtype: Option<CheckpointDtype>,
     pub quantization: Option<CheckpointQuant>,

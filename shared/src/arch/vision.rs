@@ -338,7 +338,7 @@ fn moonvit(root: Fields, v: Fields, text: &TextModel) -> Result<VisionTower, Con
     let grid = dim(v, "pos_emb_height", 64)? * dim(v, "pos_emb_width", 64)?;
     let merge: u128 = match v.index_list("merge_kernel_size")?.as_slice() {
         [] => 4,
-        [a, b] => u128::from(*a) * u128::from(*b),
+        [a, b] if (1..=MAX_DIM).contains(a) && (1..=MAX_DIM).contains(b) => u128::from(*a) * u128::from(*b),
         _ => return Err(super::families::invalid(v, "merge_kernel_size", "must hold two sizes".into())),
     };
     let norm = u128::from(root.dim_or("projection_hidden_size", 1152)?);
@@ -374,7 +374,8 @@ fn glm_vit(v: Fields) -> Result<VisionTower, ConfigError> {
     let hidden = dim(v, "hidden_size", 1536)?;
     let out = dim(v, "out_hidden_size", 4096)?;
     let inter = dim(v, "intermediate_size", 13_696)?;
-    let layers = dim(v, "depth", 24)?;
+    // `num_hidden_layers` is `depth`'s attribute-map alias.
+    let layers = dim(v, "depth", v.dim_or("num_hidden_layers", 24)?)?;
     let channels = dim(v, "in_channels", 3)?;
     let patch = dim(v, "patch_size", 14)?;
     let temporal = dim(v, "temporal_patch_size", 2)?;
@@ -406,9 +407,12 @@ fn glm_vit(v: Fields) -> Result<VisionTower, ConfigError> {
 /// `projection_dim`. `None` for a tower of another kind (not counted, with a
 /// warning). The largest image vLLM profiles is not read.
 fn llava(kind: &str, root: Fields, v: Fields, text: &TextModel) -> Result<Option<VisionTower>, ConfigError> {
-    let siglip = match v.opt_str("model_type") {
-        Some("clip_vision_model") => false,
-        Some("siglip_vision_model") => true,
+    // A `vision_config` without `model_type` is the wrapper's default kind
+    // (`SubConfigSpec`: CLIP for LLaVA and LLaVA-NeXT, SigLIP for the others).
+    let default = if matches!(kind, "llava" | "llava_next") { "clip_vision_model" } else { "siglip_vision_model" };
+    let siglip = match v.opt_str("model_type").unwrap_or(default) {
+        "clip_vision_model" => false,
+        "siglip_vision_model" => true,
         _ => return Ok(None),
     };
     // CLIPVisionConfig / SiglipVisionConfig defaults.
@@ -484,13 +488,15 @@ fn idefics3(kind: &str, root: Fields, v: Fields, text: &TextModel) -> Result<Vis
     Ok(t)
 }
 
-/// One size of an image or a patch: a number, or a `[height, width]` pair
-/// (multiplied, for an area).
-fn area(v: Fields, key: &str, default: u64) -> Result<u128, ConfigError> {
+/// One size of an image or a patch: a number, or a `[height, width]` pair.
+fn sides(v: Fields, key: &str, default: u64) -> Result<(u128, u128), ConfigError> {
     match v.index_list(key) {
-        Ok(l) if l.len() == 2 && l.iter().all(|&x| x > 0 && x <= MAX_DIM) => Ok(u128::from(l[0]) * u128::from(l[1])),
+        Ok(l) if l.len() == 2 && l.iter().all(|&x| x > 0 && x <= MAX_DIM) => Ok((u128::from(l[0]), u128::from(l[1]))),
         Ok(l) if !l.is_empty() => Err(super::families::invalid(v, key, "must be a size or two".into())),
-        _ => Ok(dim(v, key, default)?.pow(2)),
+        _ => {
+            let side = dim(v, key, default)?;
+            Ok((side, side))
+        }
     }
 }
 
@@ -510,8 +516,11 @@ fn internvit(root: Fields, v: Fields, text: &TextModel) -> Result<VisionTower, C
     let inter = dim(v, "intermediate_size", 4096)?;
     let layers = dim(v, "num_hidden_layers", 24)?;
     let channels = dim(v, "num_channels", 3)?;
-    let patch_area = area(v, "patch_size", 14)?;
-    let patches = area(v, "image_size", 448)? / patch_area.max(1);
+    let (patch_h, patch_w) = sides(v, "patch_size", 14)?;
+    let (image_h, image_w) = sides(v, "image_size", 448)?;
+    // `InternVLVisionPatchEmbeddings`: each side floored.
+    let patches = (image_h / patch_h.max(1)) * (image_w / patch_w.max(1));
+    let patch_area = patch_h * patch_w;
     let norm = match v.opt_str("norm_type").unwrap_or("layer_norm") {
         "layer_norm" => 2 * hidden,
         "rms_norm" => hidden,

@@ -408,6 +408,7 @@ fn from_tensors(f: Facts, checkpoint: &Checkpoint, layout: &ExactLayout) -> Resu
         text,
         vision: None,
         multimodal: false,
+        towers_unread: false,
         checkpoint_dtype: dtype,
         quantization: None,
         quant_kept: Default::default(),

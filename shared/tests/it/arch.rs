@@ -473,3 +473,79 @@ fn device_maps_name_and_place_every_module_transformers_builds() {
     assert!(failures.is_empty(), "{}", failures.join("\n"));
     assert!(checked >= 60, "{checked} fixtures");
 }
+
+/// A key a Hub config leaves out takes the config class's default: each
+/// class-defaults fixture read without them gives the same model (the
+/// fixtures hold every default, written by transformers itself).
+#[test]
+fn absent_keys_take_the_config_classes_defaults() {
+    let cases: &[(&str, &[&str])] = &[
+        ("defaults-mistral4", &["q_lora_rank", "n_routed_experts", "n_shared_experts", "num_experts_per_tok"]),
+        ("defaults-glm4_moe_lite", &["q_lora_rank", "n_routed_experts", "n_shared_experts", "num_experts_per_tok"]),
+        ("defaults-glm4v_moe", &["text_config.attention_bias", "text_config.vocab_size"]),
+        ("defaults-glm4v", &["vision_config.depth"]),
+        ("defaults-ernie4_5_moe", &["moe_k", "moe_num_experts"]),
+        ("dots1-every-option", &["layer_types"]),
+        ("defaults-llava", &["vision_config.model_type"]),
+        ("defaults-llava_onevision", &["vision_config.model_type"]),
+    ];
+    for (name, keys) in cases {
+        let text = std::fs::read_to_string(dir().join(format!("{name}.json"))).unwrap_or_else(|e| panic!("{e}"));
+        let mut raw: serde_json::Value = serde_json::from_str(&text).unwrap_or_else(|e| panic!("{e}"));
+        for key in *keys {
+            let (object, key) = match key.split_once('.') {
+                Some((sub, key)) => (&mut raw[sub], key),
+                None => (&mut raw, *key),
+            };
+            let removed = object.as_object_mut().and_then(|o| o.remove(key));
+            assert!(removed.is_some(), "{name}: {key} is in the fixture");
+        }
+        let without = Architecture::from_config_json(&raw.to_string()).unwrap_or_else(|e| panic!("{name}: {e}"));
+        let full = read(name);
+        assert_eq!(without.parameters(), full.parameters(), "{name} without {keys:?}");
+        assert_eq!(without.text.layers, full.text.layers, "{name} without {keys:?}");
+    }
+}
+
+/// dots1 slides only from `max_window_layers` (62 by default) on: a config
+/// with a window and neither `layer_types` nor `max_window_layers` slides
+/// nowhere in a shorter model (`Dots1Config.__post_init__`).
+#[test]
+fn dots1_slides_from_its_default_window_layer() {
+    use shared::arch::LayerAttention;
+    let text = std::fs::read_to_string(dir().join("dots1-every-option.json")).unwrap_or_else(|e| panic!("{e}"));
+    let mut raw: serde_json::Value = serde_json::from_str(&text).unwrap_or_else(|e| panic!("{e}"));
+    let o = raw.as_object_mut().unwrap_or_else(|| panic!("an object"));
+    o.remove("layer_types");
+    o.remove("max_window_layers");
+    let arch = Architecture::from_config_json(&raw.to_string()).unwrap_or_else(|e| panic!("{e}"));
+    assert!(arch.text.layers.len() < 62);
+    assert!(arch.text.layers.iter().all(|l| l.attention == LayerAttention::Full));
+}
+
+/// A wrapper whose tower Headroom does not read (LLaVA holding a Pixtral
+/// tower, as Pixtral-12B's `-hf` checkpoint does) is warned about and gets no
+/// explicit device map: one that leaves the tower's modules out does not load.
+#[test]
+fn an_unread_tower_gets_a_warning_and_no_device_map() {
+    use shared::engines::{EngineKind, EnginePlan};
+    use shared::plan::{GpuSlot, Scenario};
+    let text = std::fs::read_to_string(dir().join("defaults-llava.json")).unwrap_or_else(|e| panic!("{e}"));
+    let mut raw: serde_json::Value = serde_json::from_str(&text).unwrap_or_else(|e| panic!("{e}"));
+    raw["vision_config"]["model_type"] = serde_json::json!("pixtral");
+    let m = shared::model::Model::from_config_json("llava-pixtral", &raw.to_string()).unwrap_or_else(|e| panic!("{e}"));
+    assert!(m.arch.vision.is_none() && m.arch.towers_unread);
+    assert!(m.arch.warnings.iter().any(|w| w.contains("vision tower is not counted")), "{:?}", m.arch.warnings);
+    let s = Scenario {
+        gpus: vec![GpuSlot::custom("A", 1 << 40), GpuSlot::custom("B", 1 << 40)],
+        engine: EngineKind::Transformers.with_defaults(),
+        ..Scenario::default()
+    };
+    let ep = EnginePlan::new(&m, s.validate_for(&m).unwrap_or_else(|e| panic!("{e}")));
+    assert!(ep.device_map().is_none());
+    // Kimi K2.5's merge kernel is bounded like every other size.
+    let text = std::fs::read_to_string(dir().join("defaults-kimi_k25.json")).unwrap_or_else(|e| panic!("{e}"));
+    let mut raw: serde_json::Value = serde_json::from_str(&text).unwrap_or_else(|e| panic!("{e}"));
+    raw["vision_config"]["merge_kernel_size"] = serde_json::json!([u64::MAX, u64::MAX]);
+    assert!(Architecture::from_config_json(&raw.to_string()).is_err());
+}

@@ -265,10 +265,11 @@ fn layer_attention(
             // GptOssConfig: `sliding_attention if bool((i + 1) % 2)`.
             Family::GptOss => i.is_multiple_of(2),
             // Qwen2: layers from `max_window_layers` on use the window.
-            // Dots1Config: the same rule (`i >= max_window_layers`).
-            Family::Qwen2 | Family::Qwen2Moe | Family::Qwen3 | Family::Qwen3Moe | Family::Dots1 => {
+            Family::Qwen2 | Family::Qwen2Moe | Family::Qwen3 | Family::Qwen3Moe => {
                 i >= f.count_or("max_window_layers", 0).unwrap_or(0)
             }
+            // Dots1Config: the same rule, `max_window_layers` 62 by default.
+            Family::Dots1 => i >= f.count_or("max_window_layers", 62).unwrap_or(62),
             _ => true,
         }
     };

@@ -7,11 +7,21 @@ use crate::arch::fields::{ConfigError, Fields, MAX_DIM};
 use crate::arch::{AttentionKind, Family, Ffn, Indexer, LayerAttention, LayerSpec, Mla, Moe, NormKind, TextModel};
 
 pub(super) fn deepseek(family: Family, f: Fields) -> Result<TextModel, ConfigError> {
+    // The config classes' defaults where a key is absent: `(q_lora_rank,
+    // routed experts, shared experts, experts per token)` of `Mistral4Config`
+    // and `Glm4MoeLiteConfig` (transformers 5.25); the older readers require
+    // the keys their Hub configs always carry.
+    let (q_lora, routed, shared, top_k) = match family {
+        Family::Mistral4 => (Some(1024), 128, 1, 4),
+        Family::Glm4MoeLite => (Some(768), 64, 1, 4),
+        _ => (None, 0, 0, 1),
+    };
     let hidden = f.dim("hidden_size")?;
     let num_layers = f.layers("num_hidden_layers")?;
     let heads = f.dim("num_attention_heads")?;
     let mla = Mla {
-        q_lora_rank: f.opt_dim("q_lora_rank", MAX_DIM)?,
+        // An explicit `null` is no query LoRA.
+        q_lora_rank: if f.has("q_lora_rank") { f.opt_dim("q_lora_rank", MAX_DIM)? } else { q_lora },
         kv_lora_rank: f.dim("kv_lora_rank")?,
         qk_nope_head_dim: f.dim("qk_nope_head_dim")?,
         qk_rope_head_dim: f.dim("qk_rope_head_dim")?,
@@ -23,7 +33,8 @@ pub(super) fn deepseek(family: Family, f: Fields) -> Result<TextModel, ConfigErr
             None
         },
     };
-    let n_routed = f.count_or("n_routed_experts", 0)?;
+    // `num_local_experts` is the attribute-map alias of `n_routed_experts`.
+    let n_routed = f.count_or("n_routed_experts", f.count_or("num_local_experts", routed)?)?;
     // `Glm4MoeLiteConfig` has no `first_k_dense_replace`: its default
     // `mlp_layer_types` is one dense layer, then sparse ones.
     let first_dense = if family == Family::Glm4MoeLite { 1 } else { f.count_or("first_k_dense_replace", 0)? };
@@ -33,9 +44,9 @@ pub(super) fn deepseek(family: Family, f: Fields) -> Result<TextModel, ConfigErr
             let expert = f.dim("moe_intermediate_size")?;
             Ok(Moe {
                 num_experts: n_routed,
-                experts_per_token: f.dim_or("num_experts_per_tok", 1)?,
+                experts_per_token: f.dim_or("num_experts_per_tok", top_k)?,
                 expert_intermediate_size: expert,
-                shared_intermediate_size: expert.saturating_mul(f.count_or("n_shared_experts", 0)?),
+                shared_intermediate_size: expert.saturating_mul(f.count_or("n_shared_experts", shared)?),
                 shared_expert_gate: false,
                 // DeepSeek-V3's `noaux_tc` routing keeps an `e_score_correction_bias`
                 // (GLM's too; Mistral 4's softmax router has none).

@@ -141,6 +141,13 @@ pub(super) fn glm4(f: Fields, w: &mut Vec<String>) -> Result<TextModel, ConfigEr
     )?;
     m.attention = AttentionKind::Standard { qkv_bias: f.bool_or("attention_bias", true)?, o_bias: false };
     m.norms_per_layer = 4;
+    // GLM-4.1V's text model (`Glm4vTextAttention`, transformers 5.25): heads
+    // of `hidden_size // num_attention_heads`, q/k/v biases whatever the config.
+    if f.opt_str("model_type") == Some("glm4v_text") {
+        m.head_dim = (m.hidden_size / m.num_heads.max(1)).max(1);
+        m.v_head_dim = m.head_dim;
+        m.attention = AttentionKind::Standard { qkv_bias: true, o_bias: false };
+    }
     Ok(m)
 }
 

@@ -82,6 +82,12 @@ pub(super) fn read(map: &Map<String, Value>) -> Result<Architecture, ConfigError
     if root.has("vision_config") && vision.is_none() {
         warnings.push("`vision_config` of an unsupported kind: the vision tower is not counted".into());
     }
+    // Audio towers (Gemma 3n, Gemma 4) are not read.
+    let audio = root.has("audio_config");
+    if audio {
+        warnings.push("`audio_config`: the audio tower is not counted".into());
+    }
+    let towers_unread = audio || (root.has("vision_config") && vision.is_none());
     let checkpoint_dtype = dtype(root).or_else(|| dtype(text_fields));
     let quantization = quantization(root, &mut warnings)?;
     let quant_kept = if quantization.is_some() { kept_modules(root, &mut warnings) } else { Default::default() };
@@ -102,6 +108,7 @@ pub(super) fn read(map: &Map<String, Value>) -> Result<Architecture, ConfigError
         text,
         vision,
         multimodal,
+        towers_unread,
         checkpoint_dtype,
         quantization,
         quant_kept,

@@ -14,7 +14,8 @@ fn defaults(tie: bool, head_dim: Option<u64>, sliding: Option<u64>, dims: Dims) 
 
 fn moe(f: Fields, experts: (&str, u64), top_k: u64, expert_size: u64) -> Result<Moe, ConfigError> {
     Ok(Moe {
-        num_experts: f.dim_or(experts.0, experts.1)?,
+        // `num_local_experts` is the usual attribute-map alias of the count.
+        num_experts: f.dim_or(experts.0, f.dim_or("num_local_experts", experts.1)?)?,
         experts_per_token: f.dim_or("num_experts_per_tok", top_k)?,
         expert_intermediate_size: expert_size,
         shared_intermediate_size: 0,
@@ -108,7 +109,11 @@ pub(super) fn llama4(f: Fields, warnings: &mut Vec<String>) -> Result<TextModel,
 /// The `e_score_correction_bias` is a buffer in transformers but a tensor in
 /// the checkpoint: it is counted here (as for DeepSeek-V3).
 pub(super) fn glm4_moe(f: Fields, warnings: &mut Vec<String>) -> Result<TextModel, ConfigError> {
-    let dims = Dims { hidden: 4096, layers: 46, heads: 96, kv_heads: 8, intermediate: 10_944, vocab: 151_552 };
+    // GLM-4.5V's text config (`Glm4vMoeTextConfig`): q/k/v biases and a
+    // 151,424-row vocabulary by default.
+    let vision_text = f.opt_str("model_type") == Some("glm4v_moe_text");
+    let vocab = if vision_text { 151_424 } else { 151_552 };
+    let dims = Dims { hidden: 4096, layers: 46, heads: 96, kv_heads: 8, intermediate: 10_944, vocab };
     let mut m = decoder_with(Family::Glm4Moe, f, warnings, defaults(false, None, None, dims))?;
     let expert = f.dim_or("moe_intermediate_size", 1408)?;
     let mut e = moe(f, ("n_routed_experts", 128), 8, expert)?;
@@ -123,9 +128,7 @@ pub(super) fn glm4_moe(f: Fields, warnings: &mut Vec<String>) -> Result<TextMode
     m.qk_norm = f.bool_or("use_qk_norm", false)?;
     // `attention_bias` biases q, k and v only: `o_proj` is built with
     // `bias=False` (transformers 5.24 modeling_glm4_moe.py, `Glm4MoeAttention`).
-    if let AttentionKind::Standard { qkv_bias, .. } = m.attention {
-        m.attention = AttentionKind::Standard { qkv_bias, o_bias: false };
-    }
+    m.attention = AttentionKind::Standard { qkv_bias: f.bool_or("attention_bias", vision_text)?, o_bias: false };
     m.moe = Some(e);
     mtp_warning(f, warnings)?;
     Ok(m)
@@ -165,7 +168,7 @@ pub(super) fn ernie4_5_moe(f: Fields, warnings: &mut Vec<String>) -> Result<Text
     super::dense::ernie_biases(f, &mut m)?;
     let expert = f.dim_or("moe_intermediate_size", 1536)?;
     let mut e = moe(f, ("moe_num_experts", 64), 6, expert)?;
-    e.experts_per_token = f.dim_or("moe_k", 6)?;
+    e.experts_per_token = f.dim_or("moe_k", e.experts_per_token)?;
     e.shared_intermediate_size = expert.saturating_mul(f.count_or("moe_num_shared_experts", 2)?);
     e.router_bias = true;
     let n = m.layers.len() as u64;
@@ -197,7 +200,7 @@ pub(super) fn ernie4_5_moe(f: Fields, warnings: &mut Vec<String>) -> Result<Text
 /// a window only from `max_window_layers` on, as Qwen2's.
 pub(super) fn dots1(f: Fields, warnings: &mut Vec<String>) -> Result<TextModel, ConfigError> {
     let dims = Dims { hidden: 4608, layers: 62, heads: 32, kv_heads: 32, intermediate: 10_944, vocab: 152_064 };
-    let mut m = decoder_with(Family::Dots1, f, warnings, defaults(false, None, None, dims))?;
+    let mut m = decoder_with(Family::Dots1, f, warnings, defaults(false, None, Some(4096), dims))?;
     m.qk_norm = true;
     let expert = f.dim_or("moe_intermediate_size", 1408)?;
     let mut e = moe(f, ("n_routed_experts", 0), 1, expert)?;
@@ -261,11 +264,12 @@ pub(super) fn hunyuan_moe(f: Fields, warnings: &mut Vec<String>) -> Result<TextM
     let dims = Dims { hidden: 4096, layers: 32, heads: 32, kv_heads: 0, intermediate: 11_008, vocab: 290_943 };
     let mut m = decoder_with(Family::HunyuanMoe, f, warnings, defaults(false, None, None, dims))?;
     m.qk_norm = true;
+    // `num_experts_per_tok` is `moe_topk`'s alias.
+    let mut e = moe(f, ("num_experts", 1), 1, m.intermediate_size)?;
     let top_k = match f.value("moe_topk") {
         Some(serde_json::Value::Array(_)) => f.index_list("moe_topk")?.into_iter().max().unwrap_or(1),
-        _ => f.dim_or("moe_topk", 1)?,
+        _ => f.dim_or("moe_topk", e.experts_per_token)?,
     };
-    let mut e = moe(f, ("num_experts", 1), top_k, m.intermediate_size)?;
     if top_k == 0 || top_k > e.num_experts {
         return Err(invalid(f, "moe_topk", format!("must be 1 to {} (the experts)", e.num_experts)));
     }

@@ -210,8 +210,10 @@ fn layer_name(prefix: &str, i: usize) -> String {
 
 /// A device map for plans that split layers over several GPUs (transformers
 /// plans: `crate::engines::EnginePlan::device_map` asks only for those).
+/// None where a tower's module names are not known (`towers_unread`): a
+/// map that leaves modules out does not load.
 pub fn for_plan(p: &Plan) -> Option<DeviceMap> {
-    if p.scenario.stages() < 2 || p.tp() > 1 {
+    if p.scenario.stages() < 2 || p.tp() > 1 || p.model.arch.towers_unread {
         return None;
     }
     let n = names(&p.model.arch);
