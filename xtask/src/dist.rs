@@ -181,7 +181,10 @@ use crate::{css, js, wasm};
 /// families whose embeddings or final norm are named otherwise), with the
 /// readers' new fields in the presets' decoder (`Extras::activation_params`):
 /// +931 B, to 313,374 B (+1,230 B before the names became static tables).
-const BUNDLE_BUDGET_BYTES: u64 = 313_400;
+/// The towers the maps name for LLaVA-NeXT/OneVision and Idefics3/SmolVLM,
+/// and no explicit map where a tower is not read (`towers_unread`): +181 B,
+/// to 313,553 B.
+const BUNDLE_BUDGET_BYTES: u64 = 313_600;
 
 /// Live mode's ceiling, gzip of its wasm + JS + CSS: 147,480 B when the page
 /// began handing it the plan it computed (`live::plan`, e9038ae) instead of
