@@ -117,42 +117,83 @@ fn qwen3_video(patch: u128, merge: u128, channels: u128, temporal: u128) -> Visi
 /// and `mm_soft_emb_norm` (an RMSNorm of the vision width).
 fn siglip(root: Fields, v: Fields, text: &TextModel) -> Result<VisionTower, ConfigError> {
     // SiglipVisionConfig defaults: hidden 768, intermediate 3072, 12 layers,
-    // 3 channels, 224-pixel images, 16-pixel patches.
-    let hidden = dim(v, "hidden_size", 768)?;
-    let inter = dim(v, "intermediate_size", 3072)?;
-    let layers = dim(v, "num_hidden_layers", 12)?;
-    let channels = dim(v, "num_channels", 3)?;
-    let image = dim(v, "image_size", 224)?;
-    let patch = dim(v, "patch_size", 16)?;
-    let patches = (image / patch) * (image / patch);
-    let layer_linear = 4 * hidden * hidden + 2 * hidden * inter;
-    // q/k/v/o biases, fc1/fc2 biases, two LayerNorms (weight + bias).
-    let layer_other = 4 * hidden + inter + hidden + 4 * hidden;
-    let embeddings = channels * patch * patch * hidden + hidden + patches * hidden;
-    let post_norm = 2 * hidden;
+    // 224-pixel images, 16-pixel patches.
     let use_head = v.bool_or("vision_use_head", root.opt_str("model_type") != Some("gemma3"))?;
-    // Attention-pooling head: probe, in/out projections, norm and MLP.
-    let head = if use_head {
-        hidden + 4 * hidden * hidden + 4 * hidden + 2 * hidden + 2 * hidden * inter + inter + hidden
-    } else {
-        0
-    };
+    let e = vit(v, Vit::Siglip { head: use_head }, (768, 3072, 12, 224, 16))?;
     let text_hidden = u128::from(text.hidden_size);
     // `Gemma3Config.mm_tokens_per_image` (256): one crop, pan-and-scan off
     // (vLLM 0.24.0 `gemma3_mm.py::get_num_image_tokens`).
     let tokens = u128::from(root.dim_or("mm_tokens_per_image", 256)?);
-    let values = channels * image * image;
+    let values = e.channels * e.image * e.image;
     Ok(profiled(
-        tower(
-            "siglip",
-            layers,
-            hidden,
-            layer_linear * layers + hidden * text_hidden,
-            layer_other * layers + embeddings + post_norm + head + hidden,
-        ),
-        (patches, tokens, values),
-        inter,
+        tower("siglip", e.layers, e.hidden, e.linear + e.hidden * text_hidden, e.other + e.hidden),
+        (e.patches, tokens, values),
+        e.inter,
     ))
+}
+
+/// Which ViT encoder [`vit`] counts.
+#[derive(Clone, Copy)]
+enum Vit {
+    /// `CLIPVisionTransformer`: a class embedding, an unbiased patch
+    /// convolution, a position per patch and the class, pre- and
+    /// post-LayerNorms.
+    Clip,
+    /// `SiglipVisionTransformer` (Idefics3's and SmolVLM's alike): a biased
+    /// patch convolution, a position per patch, a post-LayerNorm and, with
+    /// `head`, the attention-pooling head (probe, in/out projections, norm,
+    /// MLP).
+    Siglip { head: bool },
+}
+
+/// A CLIP- or SigLIP-style encoder's sizes and parameters: its layers hold
+/// q/k/v/o and a two-layer MLP, all biased, and two LayerNorms.
+struct Encoder {
+    hidden: u128,
+    inter: u128,
+    layers: u128,
+    channels: u128,
+    image: u128,
+    patches: u128,
+    linear: u128,
+    other: u128,
+}
+
+/// [`Encoder`] of `v`, with the config class's defaults `(hidden_size,
+/// intermediate_size, num_hidden_layers, image_size, patch_size)`.
+fn vit(v: Fields, kind: Vit, d: (u64, u64, u64, u64, u64)) -> Result<Encoder, ConfigError> {
+    let hidden = dim(v, "hidden_size", d.0)?;
+    let inter = dim(v, "intermediate_size", d.1)?;
+    let layers = dim(v, "num_hidden_layers", d.2)?;
+    let channels = dim(v, "num_channels", 3)?;
+    let image = dim(v, "image_size", d.3)?;
+    let patch = dim(v, "patch_size", d.4)?;
+    let patches = (image / patch.max(1)).pow(2);
+    let layer_linear = 4 * hidden * hidden + 2 * hidden * inter;
+    // q/k/v/o biases, fc1/fc2 biases, two LayerNorms (weight + bias).
+    let layer_other = 4 * hidden + inter + hidden + 4 * hidden;
+    let conv = channels * patch * patch * hidden;
+    let embeddings = match kind {
+        Vit::Clip => hidden + conv + (patches + 1) * hidden + 4 * hidden,
+        Vit::Siglip { head } => {
+            let pooling = if head {
+                hidden + 4 * hidden * hidden + 4 * hidden + 2 * hidden + 2 * hidden * inter + inter + hidden
+            } else {
+                0
+            };
+            conv + hidden + patches * hidden + 2 * hidden + pooling
+        }
+    };
+    Ok(Encoder {
+        hidden,
+        inter,
+        layers,
+        channels,
+        image,
+        patches,
+        linear: layer_linear * layers,
+        other: layer_other * layers + embeddings,
+    })
 }
 
 /// `MllamaVisionModel` (tiled ViT with a local and a gated global encoder)
@@ -416,30 +457,12 @@ fn llava(kind: &str, root: Fields, v: Fields, text: &TextModel) -> Result<Option
         _ => return Ok(None),
     };
     // CLIPVisionConfig / SiglipVisionConfig defaults.
-    let hidden = dim(v, "hidden_size", 768)?;
-    let inter = dim(v, "intermediate_size", 3072)?;
-    let layers = dim(v, "num_hidden_layers", 12)?;
-    let channels = dim(v, "num_channels", 3)?;
-    let image = dim(v, "image_size", 224)?;
-    let patch = dim(v, "patch_size", if siglip { 16 } else { 32 })?;
-    let patches = (image / patch.max(1)).pow(2);
-    let layer_linear = 4 * hidden * hidden + 2 * hidden * inter;
-    // q/k/v/o biases, fc1/fc2 biases, two LayerNorms (weight + bias).
-    let layer_other = 4 * hidden + inter + hidden + 4 * hidden;
-    let embeddings = if siglip {
-        // A biased patch convolution, a position per patch, the post-LayerNorm
-        // and, with `vision_use_head`, the attention-pooling head.
-        let head = if v.bool_or("vision_use_head", true)? {
-            hidden + 4 * hidden * hidden + 4 * hidden + 2 * hidden + 2 * hidden * inter + inter + hidden
-        } else {
-            0
-        };
-        channels * patch * patch * hidden + hidden + patches * hidden + 2 * hidden + head
+    let e = if siglip {
+        vit(v, Vit::Siglip { head: v.bool_or("vision_use_head", true)? }, (768, 3072, 12, 224, 16))?
     } else {
-        // A class embedding, an unbiased patch convolution, a position per
-        // patch and the class (+1), pre- and post-LayerNorms.
-        hidden + channels * patch * patch * hidden + (patches + 1) * hidden + 4 * hidden
+        vit(v, Vit::Clip, (768, 3072, 12, 224, 32))?
     };
+    let hidden = e.hidden;
     let text_hidden = u128::from(text.hidden_size);
     let (projector_linear, projector_other) = if kind == "paligemma" {
         let out = u128::from(root.dim_or("projection_dim", 2048)?);
@@ -453,14 +476,8 @@ fn llava(kind: &str, root: Fields, v: Fields, text: &TextModel) -> Result<Option
         let newline = if kind == "llava" { 0 } else { text_hidden };
         (hidden * features * text_hidden + text_hidden * text_hidden, bias + newline)
     };
-    let mut t = tower(
-        kind,
-        layers,
-        hidden,
-        layer_linear * layers + projector_linear,
-        layer_other * layers + embeddings + projector_other,
-    );
-    t.intermediate_size = clamp(inter);
+    let mut t = tower(kind, e.layers, hidden, e.linear + projector_linear, e.other + projector_other);
+    t.intermediate_size = clamp(e.inter);
     Ok(Some(t))
 }
 
@@ -472,19 +489,11 @@ fn llava(kind: &str, root: Fields, v: Fields, text: &TextModel) -> Result<Option
 /// width. The largest image vLLM profiles is not read.
 fn idefics3(kind: &str, root: Fields, v: Fields, text: &TextModel) -> Result<VisionTower, ConfigError> {
     // Idefics3VisionConfig / SmolVLMVisionConfig defaults.
-    let hidden = dim(v, "hidden_size", 1152)?;
-    let inter = dim(v, "intermediate_size", 3072)?;
-    let layers = dim(v, "num_hidden_layers", 12)?;
-    let channels = dim(v, "num_channels", 3)?;
-    let patch = dim(v, "patch_size", 32)?;
-    let patches = (dim(v, "image_size", 224)? / patch.max(1)).pow(2);
+    let e = vit(v, Vit::Siglip { head: false }, (1152, 3072, 12, 224, 32))?;
     let scale = u128::from(root.dim_or("scale_factor", 2)?);
-    let layer_linear = 4 * hidden * hidden + 2 * hidden * inter;
-    let layer_other = 4 * hidden + inter + hidden + 4 * hidden;
-    let embeddings = channels * patch * patch * hidden + hidden + patches * hidden + 2 * hidden;
-    let connector = hidden * scale * scale * u128::from(text.hidden_size);
-    let mut t = tower(kind, layers, hidden, layer_linear * layers + connector, layer_other * layers + embeddings);
-    t.intermediate_size = clamp(inter);
+    let connector = e.hidden * scale * scale * u128::from(text.hidden_size);
+    let mut t = tower(kind, e.layers, e.hidden, e.linear + connector, e.other);
+    t.intermediate_size = clamp(e.inter);
     Ok(t)
 }
 
