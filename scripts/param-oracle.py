@@ -103,6 +103,7 @@ DEFAULT_TYPES = [
     "paligemma",
     "idefics3",
     "smolvlm",
+    "cohere",
 ]
 
 

@@ -106,6 +106,10 @@ pub enum Family {
     Lfm2Moe,
     /// Apertus: per-head q/k norms, a plain MLP with a learned xIELU.
     Apertus,
+    /// Command R / R+ (`cohere`): Cohere2's parallel layer without windows.
+    Cohere,
+    /// Nemotron-4 and Minitron (`nemotron`): LayerNorms, a plain ReLU² MLP.
+    Nemotron,
     Generic,
 }
 

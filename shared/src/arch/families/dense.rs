@@ -168,6 +168,36 @@ pub(super) fn cohere2(f: Fields, w: &mut Vec<String>) -> Result<TextModel, Confi
     Ok(m)
 }
 
+/// `CohereConfig` (Command R, R+; transformers 5.25): Cohere2's layer without
+/// its windows (one LayerNorm without bias feeding attention and MLP in
+/// parallel, tied head) and, with `use_qk_norm`, LayerNorms without bias over
+/// every query and key head.
+pub(super) fn cohere(f: Fields, w: &mut Vec<String>) -> Result<TextModel, ConfigError> {
+    let dims = Dims { hidden: 8192, layers: 40, heads: 64, kv_heads: 0, intermediate: 22_528, vocab: 256_000 };
+    let mut m = decoder_with(
+        Family::Cohere,
+        f,
+        w,
+        Defaults { tie: true, head_dim: None, sliding_when_absent: None, dims: Some(dims) },
+    )?;
+    m.norm = NormKind::Layer;
+    m.extra.norm_without_bias = true;
+    m.norms_per_layer = 1;
+    m.extra.qk_norm_full = f.bool_or("use_qk_norm", false)?;
+    Ok(m)
+}
+
+/// `NemotronConfig` (Nemotron-4, Minitron; transformers 5.25): LayerNorms
+/// with biases (`NemotronLayerNorm1P`), a plain up/down MLP (ReLU²) with
+/// `mlp_bias`, `attention_bias` on every projection.
+pub(super) fn nemotron(f: Fields, w: &mut Vec<String>) -> Result<TextModel, ConfigError> {
+    let dims = Dims { hidden: 6144, layers: 32, heads: 48, kv_heads: 0, intermediate: 24_576, vocab: 256_000 };
+    let mut m = read(Family::Nemotron, f, w, false, dims)?;
+    m.norm = NormKind::Layer;
+    m.mlp_gated = false;
+    Ok(m)
+}
+
 /// `Starcoder2Config`: LayerNorm with biases, a plain (non-gated) biased MLP,
 /// biases on every projection (`use_bias`), tied head.
 pub(super) fn starcoder2(f: Fields, w: &mut Vec<String>) -> Result<TextModel, ConfigError> {
