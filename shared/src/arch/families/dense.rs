@@ -2,8 +2,11 @@
 //! changes: SmolLM3 (NoPE layers), OLMo 2 (post-norms, whole-width q/k
 //! norms), GLM-4 (sandwich norms), Command R7B / Cohere2 (one parallel norm,
 //! sliding layers), StarCoder2 (LayerNorm, biased plain MLP), Granite, EXAONE
-//! 4, OLMo 3, Ministral 3 — each with the defaults of its transformers config
-//! class (transformers 5.24, 5.25 for the last two, `configuration_*.py`).
+//! 4 (transformers 5.24), and from transformers 5.25 OLMo 3, Ministral 3,
+//! ERNIE 4.5, Seed-OSS, Arcee AFM (a plain ReLU² MLP), Apertus (a learned
+//! xIELU), Hunyuan, Command R (Cohere2's layer without windows) and
+//! Nemotron-4 — each with the defaults of its config class
+//! (`configuration_*.py`).
 
 use crate::arch::fields::{ConfigError, Fields};
 use crate::arch::{AttentionKind, Family, NormKind, TextModel};

@@ -1,6 +1,7 @@
 //! The 2025 mixture-of-experts decoders: gpt-oss, Llama 4, GLM-4.5/4.6,
-//! MiniMax-M2, Phi-3.5-MoE and Granite 3 MoE, each with the defaults of its
-//! transformers config class (transformers 5.24, `configuration_*.py`).
+//! MiniMax-M2, Phi-3.5-MoE and Granite 3 MoE (transformers 5.24), and OLMoE,
+//! ERNIE 4.5 MoE, dots1, EXAONE MoE and Hunyuan MoE (transformers 5.25), each
+//! with the defaults of its config class (`configuration_*.py`).
 
 use crate::arch::fields::{ConfigError, Fields, MAX_DIM};
 use crate::arch::{AttentionKind, Family, Ffn, LayerAttention, LayerShape, Moe, NormKind, TextModel};
