@@ -104,6 +104,8 @@ DEFAULT_TYPES = [
     "idefics3",
     "smolvlm",
     "cohere",
+    "minicpm3",
+    "exaone",
 ]
 
 

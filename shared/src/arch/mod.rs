@@ -110,6 +110,10 @@ pub enum Family {
     Cohere,
     /// Nemotron-4 and Minitron (`nemotron`): LayerNorms, a plain ReLU² MLP.
     Nemotron,
+    /// MiniCPM3: dense layers with DeepSeek's latent attention.
+    MiniCpm3,
+    /// EXAONE 3.x (`exaone`): Llama layers under EXAONE's own key names.
+    Exaone,
     Generic,
 }
 

@@ -549,3 +549,17 @@ fn an_unread_tower_gets_a_warning_and_no_device_map() {
     raw["vision_config"]["merge_kernel_size"] = serde_json::json!([u64::MAX, u64::MAX]);
     assert!(Architecture::from_config_json(&raw.to_string()).is_err());
 }
+
+/// EXAONE 3.x checkpoints name the layer count `num_layers`, the config
+/// class's alias of `num_hidden_layers`.
+#[test]
+fn exaone_reads_its_own_layer_count_key() {
+    let text = std::fs::read_to_string(dir().join("defaults-exaone.json")).unwrap_or_else(|e| panic!("{e}"));
+    let mut raw: serde_json::Value = serde_json::from_str(&text).unwrap_or_else(|e| panic!("{e}"));
+    let o = raw.as_object_mut().unwrap_or_else(|| panic!("an object"));
+    o.remove("num_hidden_layers");
+    o.insert("num_layers".into(), serde_json::json!(5));
+    let arch = Architecture::from_config_json(&raw.to_string()).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(arch.text.layers.len(), 5);
+    assert!(!arch.warnings.iter().any(|w| w.starts_with("unknown architecture")), "{:?}", arch.warnings);
+}

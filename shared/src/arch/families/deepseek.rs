@@ -1,7 +1,8 @@
 //! DeepSeek-V2/V3 and Kimi-K2 (K2.5's text model too): multi-head latent
 //! attention, routed and shared experts, dense first layers; Mistral 4 and
 //! GLM-4.7-Flash (`glm4_moe_lite`) are built from the same modules
-//! (transformers 5.25 `modular_mistral4.py`, `modular_glm4_moe_lite.py`).
+//! (transformers 5.25 `modular_mistral4.py`, `modular_glm4_moe_lite.py`), and
+//! MiniCPM3's dense layers use the same attention (`modeling_minicpm3.py`).
 
 use crate::arch::fields::{ConfigError, Fields, MAX_DIM};
 use crate::arch::{AttentionKind, Family, Ffn, Indexer, LayerAttention, LayerSpec, Mla, Moe, NormKind, TextModel};
@@ -25,7 +26,12 @@ pub(super) fn deepseek(family: Family, f: Fields) -> Result<TextModel, ConfigErr
         kv_lora_rank: f.dim("kv_lora_rank")?,
         qk_nope_head_dim: f.dim("qk_nope_head_dim")?,
         qk_rope_head_dim: f.dim("qk_rope_head_dim")?,
-        v_head_dim: f.dim("v_head_dim")?,
+        // `MiniCPM3Config`: `hidden_size // num_attention_heads` when absent.
+        v_head_dim: if family == Family::MiniCpm3 {
+            f.opt_dim("v_head_dim", MAX_DIM)?.unwrap_or((hidden / heads.max(1)).max(1))
+        } else {
+            f.dim("v_head_dim")?
+        },
         // DeepseekV32Config / GlmMoeDsaConfig: `index_n_heads`, `index_head_dim`.
         indexer: if matches!(family, Family::DeepseekV32 | Family::GlmMoeDsa) {
             Some(Indexer { heads: f.dim_or("index_n_heads", 64)?, head_dim: f.dim_or("index_head_dim", 128)? })
@@ -93,7 +99,8 @@ pub(super) fn deepseek(family: Family, f: Fields) -> Result<TextModel, ConfigErr
         qk_norm: false,
         final_norm: true,
         moe,
-        tie_word_embeddings: f.bool_or("tie_word_embeddings", false)?,
+        // `MiniCPM3Config` ties the head by default.
+        tie_word_embeddings: f.bool_or("tie_word_embeddings", family == Family::MiniCpm3)?,
         learned_positions: 0,
         embed_proj_dim: None,
         max_position_embeddings: f.opt_u64("max_position_embeddings")?,

@@ -201,6 +201,15 @@ pub(super) fn nemotron(f: Fields, w: &mut Vec<String>) -> Result<TextModel, Conf
     Ok(m)
 }
 
+/// `ExaoneConfig` (EXAONE 3.0 – 3.5; transformers 5.25): Llama layers; its
+/// checkpoints name the layer count `num_layers` (the config class's
+/// attribute-map alias of `num_hidden_layers`).
+pub(super) fn exaone(f: Fields, w: &mut Vec<String>) -> Result<TextModel, ConfigError> {
+    let layers = f.dim_or("num_layers", 32)?;
+    let dims = Dims { hidden: 4096, layers, heads: 32, kv_heads: 8, intermediate: 14_336, vocab: 102_400 };
+    read(Family::Exaone, f, w, false, dims)
+}
+
 /// `Starcoder2Config`: LayerNorm with biases, a plain (non-gated) biased MLP,
 /// biases on every projection (`use_bias`), tied head.
 pub(super) fn starcoder2(f: Fields, w: &mut Vec<String>) -> Result<TextModel, ConfigError> {
