@@ -563,3 +563,20 @@ fn exaone_reads_its_own_layer_count_key() {
     assert_eq!(arch.text.layers.len(), 5);
     assert!(!arch.warnings.iter().any(|w| w.starts_with("unknown architecture")), "{:?}", arch.warnings);
 }
+
+/// An explicit `null` head width or key/value head count is what the config
+/// classes fall back from (`hidden_size // num_attention_heads`, every
+/// head), not the class's numeric default: ERNIE 4.5's 128-wide, 2-KV-head
+/// defaults become 64 wide and 16 heads at its 1,024 width and 16 heads.
+#[test]
+fn explicit_nulls_fall_back_as_transformers_does() {
+    let text = std::fs::read_to_string(dir().join("defaults-ernie4_5.json")).unwrap_or_else(|e| panic!("{e}"));
+    let mut raw: serde_json::Value = serde_json::from_str(&text).unwrap_or_else(|e| panic!("{e}"));
+    let get = |raw: &serde_json::Value, k: &str| raw[k].as_u64().unwrap_or_else(|| panic!("{k}"));
+    let (hidden, heads) = (get(&raw, "hidden_size"), get(&raw, "num_attention_heads"));
+    assert_ne!(get(&raw, "head_dim"), hidden / heads, "the fixture's default differs from the fallback");
+    raw["head_dim"] = serde_json::Value::Null;
+    raw["num_key_value_heads"] = serde_json::Value::Null;
+    let arch = Architecture::from_config_json(&raw.to_string()).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!((arch.text.head_dim, arch.text.num_kv_heads), (hidden / heads, heads));
+}

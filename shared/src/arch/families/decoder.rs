@@ -73,15 +73,21 @@ pub(super) fn decoder_with(
     let heads = dim("num_attention_heads", dims.map(|d| d.heads))?;
     // `kv_heads: 0` in the defaults: the class falls back to `num_attention_heads`.
     let kv_default = dims.map_or(heads, |d| if d.kv_heads == 0 { heads } else { d.kv_heads });
-    let kv_heads = f.dim_or("num_key_value_heads", kv_default)?;
+    // An explicit `null` is what the config classes and modeling files fall
+    // back from: every head for keys and values, `hidden // heads` for the
+    // head width (e.g. transformers 5.25 `configuration_ministral3.py`,
+    // `modeling_qwen3.py`'s `getattr(config, "head_dim", None) or …`), not
+    // the class's numeric default.
+    let null = |key: &str| f.value(key).is_some_and(serde_json::Value::is_null);
+    let kv_heads = if null("num_key_value_heads") { heads } else { f.dim_or("num_key_value_heads", kv_default)? };
     let intermediate = dim("intermediate_size", dims.map(|d| d.intermediate))?;
     let vocab = dim("vocab_size", dims.map(|d| d.vocab))?;
     let head_dim = match (f.opt_dim("head_dim", MAX_DIM)?, d.head_dim) {
         (Some(h), _) => h,
-        (None, Some(h)) => h,
+        (None, Some(h)) if !null("head_dim") => h,
         // GLM-4.5 and others without `head_dim` use `hidden // heads`, flooring.
-        (None, None) if matches!(family, Glm4Moe) => (hidden / heads).max(1),
-        (None, None) => per_head(f, hidden, heads)?,
+        (None, _) if matches!(family, Glm4Moe) => (hidden / heads).max(1),
+        (None, _) => per_head(f, hidden, heads)?,
     };
     check_heads(f, heads, kv_heads)?;
     let attention_bias = f.bool_or("attention_bias", false)?;
