@@ -15,8 +15,11 @@ use super::{Family, TextModel, VisionItem, VisionTower};
 pub(super) fn read(family: Family, root: Fields, text: &TextModel) -> Result<Option<VisionTower>, ConfigError> {
     let Some(v) = root.object("vision_config") else { return Ok(None) };
     let v = Fields::new(v, "vision_config");
-    // Wrappers that hold any text model: the tower is the wrapper's.
+    // A wrapper's tower is the wrapper's, whatever text model it holds.
     match root.opt_str("model_type") {
+        Some("mistral3") => return pixtral(root, v, text).map(Some),
+        Some("kimi_k25") => return moonvit(root, v, text).map(Some),
+        Some("glm4v" | "glm4v_moe") => return glm_vit(v).map(Some),
         Some("internvl") => return internvit(root, v, text).map(Some),
         Some(kind @ ("llava" | "llava_next" | "llava_onevision" | "paligemma")) => return llava(kind, root, v, text),
         Some(kind @ ("idefics3" | "smolvlm")) => return idefics3(kind, root, v, text).map(Some),
@@ -27,14 +30,7 @@ pub(super) fn read(family: Family, root: Fields, text: &TextModel) -> Result<Opt
         Family::Mllama => mllama(v, text).map(Some),
         Family::Qwen2Vl => qwen_vit(root, v).map(Some),
         Family::Qwen3 | Family::Qwen3Moe | Family::Qwen35 | Family::Qwen35Moe => qwen3_vit(root, v),
-        Family::Mistral | Family::Ministral3 | Family::Mistral4 if root.opt_str("model_type") == Some("mistral3") => {
-            pixtral(root, v, text).map(Some)
-        }
         Family::Llama4 => llama4(v, text).map(Some),
-        Family::DeepseekV3 if root.opt_str("model_type") == Some("kimi_k25") => moonvit(root, v, text).map(Some),
-        Family::Glm4 | Family::Glm4Moe if matches!(root.opt_str("model_type"), Some("glm4v" | "glm4v_moe")) => {
-            glm_vit(v).map(Some)
-        }
         Family::Gemma4 => gemma4(v, text).map(Some),
         _ => Ok(None),
     }

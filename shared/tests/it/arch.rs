@@ -39,6 +39,12 @@ fn counts() -> Counts {
     serde_json::from_str(&text).unwrap_or_else(|e| panic!("counts.json parses: {e}"))
 }
 
+/// A fixture's JSON, to change before reading it.
+fn fixture_json(name: &str) -> serde_json::Value {
+    let text = std::fs::read_to_string(dir().join(format!("{name}.json"))).unwrap_or_else(|e| panic!("{name}: {e}"));
+    serde_json::from_str(&text).unwrap_or_else(|e| panic!("{name}: {e}"))
+}
+
 fn read(name: &str) -> Architecture {
     let text = std::fs::read_to_string(dir().join(format!("{name}.json"))).unwrap_or_else(|e| panic!("fixture: {e}"));
     Architecture::from_config_json(&text).unwrap_or_else(|e| panic!("{name}: {e}"))
@@ -284,8 +290,7 @@ fn falcon_h1_layers_hold_a_cache_and_a_state() {
 fn gemma4_global_and_shared_layers_cache_what_they_own() {
     use shared::arch::LayerAttention;
     use shared::kv::{KvDtype, layer_costs};
-    let text = std::fs::read_to_string(dir().join("gemma4-every-option.json")).unwrap_or_else(|e| panic!("{e}"));
-    let raw: serde_json::Value = serde_json::from_str(&text).unwrap_or_else(|e| panic!("{e}"));
+    let raw = fixture_json("gemma4-every-option");
     let get = |k: &str| raw[k].as_u64().unwrap_or_else(|| panic!("{k}"));
     let arch = read("gemma4-every-option");
     let costs = layer_costs(&arch.text, KvDtype::Bf16, 1);
@@ -353,8 +358,7 @@ fn vision_towers_are_read_where_transformers_builds_one() {
 #[test]
 fn gemma3n_shared_layers_keep_no_cache() {
     use shared::kv::{KvDtype, layer_costs};
-    let text = std::fs::read_to_string(dir().join("defaults-gemma3n_text.json")).unwrap_or_else(|e| panic!("{e}"));
-    let raw: serde_json::Value = serde_json::from_str(&text).unwrap_or_else(|e| panic!("{e}"));
+    let raw = fixture_json("defaults-gemma3n_text");
     let get = |k: &str| raw[k].as_u64().unwrap_or_else(|| panic!("{k}"));
     let arch = read("defaults-gemma3n_text");
     let first_shared = (get("num_hidden_layers") - get("num_kv_shared_layers")) as usize;
@@ -389,8 +393,7 @@ fn gemma4_31b_counts_its_checkpoints_tensors() {
 fn sliding_patterns_without_layer_types_are_the_config_classes() {
     use shared::arch::LayerAttention;
     for name in ["defaults-olmo3", "dots1-every-option", "defaults-exaone_moe"] {
-        let text = std::fs::read_to_string(dir().join(format!("{name}.json"))).unwrap_or_else(|e| panic!("{e}"));
-        let mut raw: serde_json::Value = serde_json::from_str(&text).unwrap_or_else(|e| panic!("{e}"));
+        let mut raw = fixture_json(name);
         let listed = read(name).text.layers;
         assert!(listed.iter().any(|l| matches!(l.attention, LayerAttention::Sliding(_))), "{name} slides");
         assert!(listed.iter().any(|l| l.attention == LayerAttention::Full), "{name} has global layers");
@@ -405,8 +408,7 @@ fn sliding_patterns_without_layer_types_are_the_config_classes() {
 /// (`Ernie4_5_MoeConfig.__post_init__`).
 #[test]
 fn ernie_experts_span_their_index_range() {
-    let text = std::fs::read_to_string(dir().join("defaults-ernie4_5_moe.json")).unwrap_or_else(|e| panic!("{e}"));
-    let mut raw: serde_json::Value = serde_json::from_str(&text).unwrap_or_else(|e| panic!("{e}"));
+    let mut raw = fixture_json("defaults-ernie4_5_moe");
     let experts = |raw: &serde_json::Value| -> Vec<bool> {
         let arch = Architecture::from_config_json(&raw.to_string()).unwrap_or_else(|e| panic!("{e}"));
         arch.text.layers.iter().map(|l| l.ffn == Ffn::Moe).collect()
@@ -490,8 +492,7 @@ fn absent_keys_take_the_config_classes_defaults() {
         ("defaults-llava_onevision", &["vision_config.model_type"]),
     ];
     for (name, keys) in cases {
-        let text = std::fs::read_to_string(dir().join(format!("{name}.json"))).unwrap_or_else(|e| panic!("{e}"));
-        let mut raw: serde_json::Value = serde_json::from_str(&text).unwrap_or_else(|e| panic!("{e}"));
+        let mut raw = fixture_json(name);
         for key in *keys {
             let (object, key) = match key.split_once('.') {
                 Some((sub, key)) => (&mut raw[sub], key),
@@ -513,8 +514,7 @@ fn absent_keys_take_the_config_classes_defaults() {
 #[test]
 fn dots1_slides_from_its_default_window_layer() {
     use shared::arch::LayerAttention;
-    let text = std::fs::read_to_string(dir().join("dots1-every-option.json")).unwrap_or_else(|e| panic!("{e}"));
-    let mut raw: serde_json::Value = serde_json::from_str(&text).unwrap_or_else(|e| panic!("{e}"));
+    let mut raw = fixture_json("dots1-every-option");
     let o = raw.as_object_mut().unwrap_or_else(|| panic!("an object"));
     o.remove("layer_types");
     o.remove("max_window_layers");
@@ -530,8 +530,7 @@ fn dots1_slides_from_its_default_window_layer() {
 fn an_unread_tower_gets_a_warning_and_no_device_map() {
     use shared::engines::{EngineKind, EnginePlan};
     use shared::plan::{GpuSlot, Scenario};
-    let text = std::fs::read_to_string(dir().join("defaults-llava.json")).unwrap_or_else(|e| panic!("{e}"));
-    let mut raw: serde_json::Value = serde_json::from_str(&text).unwrap_or_else(|e| panic!("{e}"));
+    let mut raw = fixture_json("defaults-llava");
     raw["vision_config"]["model_type"] = serde_json::json!("pixtral");
     let m = shared::model::Model::from_config_json("llava-pixtral", &raw.to_string()).unwrap_or_else(|e| panic!("{e}"));
     assert!(m.arch.vision.is_none() && m.arch.towers_unread);
@@ -544,8 +543,7 @@ fn an_unread_tower_gets_a_warning_and_no_device_map() {
     let ep = EnginePlan::new(&m, s.validate_for(&m).unwrap_or_else(|e| panic!("{e}")));
     assert!(ep.device_map().is_none());
     // Kimi K2.5's merge kernel is bounded like every other size.
-    let text = std::fs::read_to_string(dir().join("defaults-kimi_k25.json")).unwrap_or_else(|e| panic!("{e}"));
-    let mut raw: serde_json::Value = serde_json::from_str(&text).unwrap_or_else(|e| panic!("{e}"));
+    let mut raw = fixture_json("defaults-kimi_k25");
     raw["vision_config"]["merge_kernel_size"] = serde_json::json!([u64::MAX, u64::MAX]);
     assert!(Architecture::from_config_json(&raw.to_string()).is_err());
 }
@@ -554,8 +552,7 @@ fn an_unread_tower_gets_a_warning_and_no_device_map() {
 /// class's alias of `num_hidden_layers`.
 #[test]
 fn exaone_reads_its_own_layer_count_key() {
-    let text = std::fs::read_to_string(dir().join("defaults-exaone.json")).unwrap_or_else(|e| panic!("{e}"));
-    let mut raw: serde_json::Value = serde_json::from_str(&text).unwrap_or_else(|e| panic!("{e}"));
+    let mut raw = fixture_json("defaults-exaone");
     let o = raw.as_object_mut().unwrap_or_else(|| panic!("an object"));
     o.remove("num_hidden_layers");
     o.insert("num_layers".into(), serde_json::json!(5));
@@ -570,8 +567,7 @@ fn exaone_reads_its_own_layer_count_key() {
 /// defaults become 64 wide and 16 heads at its 1,024 width and 16 heads.
 #[test]
 fn explicit_nulls_fall_back_as_transformers_does() {
-    let text = std::fs::read_to_string(dir().join("defaults-ernie4_5.json")).unwrap_or_else(|e| panic!("{e}"));
-    let mut raw: serde_json::Value = serde_json::from_str(&text).unwrap_or_else(|e| panic!("{e}"));
+    let mut raw = fixture_json("defaults-ernie4_5");
     let get = |raw: &serde_json::Value, k: &str| raw[k].as_u64().unwrap_or_else(|| panic!("{k}"));
     let (hidden, heads) = (get(&raw, "hidden_size"), get(&raw, "num_attention_heads"));
     assert_ne!(get(&raw, "head_dim"), hidden / heads, "the fixture's default differs from the fallback");

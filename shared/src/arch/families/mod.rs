@@ -158,32 +158,31 @@ fn not_plain_dense(root: Fields) -> Option<String> {
     found(SUB_CONFIGS).map(|k| format!("a sub-config (`{k}`)"))
 }
 
-/// The family of a config's `model_type`; a multimodal wrapper whose class
-/// holds more than one kind of language model is told by its `text_config`'s
+/// Multimodal wrappers whose config class holds any text config
+/// (`AutoConfig`), with the text `model_type` it defaults to (transformers
+/// 5.25 `configuration_*.py`): Mistral Small 3.1+, Ministral 3 and Mistral 4
+/// checkpoints all ship as `mistral3`.
+const ANY_TEXT_WRAPPERS: &[(&str, &str)] = &[
+    ("mistral3", "mistral"),
+    ("internvl", "qwen2"),
+    ("llava", "llama"),
+    ("llava_next", "llama"),
+    ("llava_onevision", "qwen2"),
+    ("paligemma", "gemma"),
+    ("idefics3", "llama"),
+    ("smolvlm", "llama"),
+];
+
+/// The family of a config's `model_type`; a wrapper of
+/// [`ANY_TEXT_WRAPPERS`] is its text model's, told by its `text_config`'s
 /// `model_type` (`text_type`, empty when there is none).
 fn detect(model_type: &str, text_type: &str, architectures: &[&str]) -> Option<Family> {
+    if let Some((_, default)) = ANY_TEXT_WRAPPERS.iter().find(|(wrapper, _)| *wrapper == model_type) {
+        return detect(if text_type.is_empty() { default } else { text_type }, "", &[]);
+    }
     let by_type = match model_type {
         "llama" => Some(Family::Llama),
         "mllama" => Some(Family::Mllama),
-        // `Mistral3Config` (a Pixtral tower) holds any text config
-        // (transformers 5.25 `configuration_mistral3.py`, `AutoConfig`
-        // defaulting to `mistral`): Mistral Small 3.1+, Ministral 3 and
-        // Mistral 4 checkpoints all ship as `mistral3`.
-        "mistral3" => Some(match text_type {
-            "mistral4" => Family::Mistral4,
-            "ministral3" => Family::Ministral3,
-            _ => Family::Mistral,
-        }),
-        // `InternVLConfig` holds any text config (`AutoConfig`, default
-        // `qwen2`): the family is the text model's (transformers 5.25).
-        "internvl" => return detect(if text_type.is_empty() { "qwen2" } else { text_type }, "", &[]),
-        // LLaVA, LLaVA-NeXT, LLaVA-OneVision and PaliGemma hold any text
-        // config as well (defaults: Llama, Llama, Qwen2, Gemma).
-        "llava" | "llava_next" => return detect(if text_type.is_empty() { "llama" } else { text_type }, "", &[]),
-        "llava_onevision" => return detect(if text_type.is_empty() { "qwen2" } else { text_type }, "", &[]),
-        "paligemma" => return detect(if text_type.is_empty() { "gemma" } else { text_type }, "", &[]),
-        // Idefics3 and SmolVLM: a Llama-style text config by default.
-        "idefics3" | "smolvlm" => return detect(if text_type.is_empty() { "llama" } else { text_type }, "", &[]),
         "mistral" => Some(Family::Mistral),
         "ministral3" => Some(Family::Ministral3),
         "mistral4" => Some(Family::Mistral4),
