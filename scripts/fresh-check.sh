@@ -2,7 +2,7 @@
 # Proves the README's two commands as a new user meets them: a clean clone, a
 # cold build directory, and none of the tools the build installs for itself
 # (binaryen's wasm-opt, Debian's chromium, chromium-driver, prometheus and brotli,
-# PyPI's kubernetes-validate, the wasm-bindgen CLI). Run as root on a Debian machine with the Rust toolchain:
+# PyPI's kubernetes-validate, the wasm-bindgen CLI, the toolchain's rust-src). Run as root on a Debian machine with the Rust toolchain:
 #
 #     scripts/fresh-check.sh            # the committed HEAD of this checkout
 #     KEEP=1 scripts/fresh-check.sh     # keep the clone and its logs
@@ -24,6 +24,10 @@ echo "fresh check in $work (HEAD $(git -C "$repo" rev-parse --short HEAD))"
 # fleet tests' Prometheus and kubernetes-validate go as well.
 apt-get remove -y -q binaryen chromium chromium-driver prometheus brotli >/dev/null
 python3 -m pip uninstall -y -q kubernetes-validate >/dev/null 2>&1 || true
+# std's source, which the page's build compiles std from (xtask/src/dist.rs, LEAN_STD).
+rustup component remove rust-src >/dev/null 2>&1 || true
+std_source="$(rustc --print sysroot)/lib/rustlib/src/rust/library/Cargo.lock"
+[ ! -e "$std_source" ] || { echo "error: $std_source is still there; remove rust-src for a fair check" >&2; exit 1; }
 hash -r
 for tool in wasm-opt chromium chromedriver wasm-bindgen prometheus promtool kubernetes-validate brotli; do
     if command -v "$tool" >/dev/null; then
@@ -86,5 +90,6 @@ echo "      $(grep -E 'test result' "$work/test.log" | awk '{p+=$5; f+=$7} END {
 for tool in wasm-opt chromium chromedriver prometheus promtool kubernetes-validate brotli; do
     command -v "$tool" >/dev/null || { echo "error: $tool was not installed by the README commands" >&2; exit 1; }
 done
+[ -e "$std_source" ] || { echo "error: rust-src was not installed by the README commands" >&2; exit 1; }
 [ "$rc" -eq 0 ] || { tail -n 30 "$work/test.log"; exit "$rc"; }
 echo "fresh check passed; logs: $work/{run,test}.log${KEEP:+ (kept)}"
