@@ -150,6 +150,8 @@ struct Encoder {
     layers: u128,
     channels: u128,
     image: u128,
+    /// Patches per side of one image.
+    grid: u128,
     patches: u128,
     linear: u128,
     other: u128,
@@ -164,7 +166,8 @@ fn vit(v: Fields, kind: Vit, d: (u64, u64, u64, u64, u64)) -> Result<Encoder, Co
     let channels = dim(v, "num_channels", 3)?;
     let image = dim(v, "image_size", d.3)?;
     let patch = dim(v, "patch_size", d.4)?;
-    let patches = (image / patch.max(1)).pow(2);
+    let grid = image / patch.max(1);
+    let patches = grid.pow(2);
     let layer_linear = 4 * hidden * hidden + 2 * hidden * inter;
     // q/k/v/o biases, fc1/fc2 biases, two LayerNorms (weight + bias).
     let layer_other = 4 * hidden + inter + hidden + 4 * hidden;
@@ -186,6 +189,7 @@ fn vit(v: Fields, kind: Vit, d: (u64, u64, u64, u64, u64)) -> Result<Encoder, Co
         layers,
         channels,
         image,
+        grid,
         patches,
         linear: layer_linear * layers,
         other: layer_other * layers + embeddings,
@@ -442,7 +446,8 @@ fn glm_vit(v: Fields) -> Result<VisionTower, ConfigError> {
 /// (`vision_feature_layer`, one or a list) to the text width, NeXT's and
 /// OneVision's `image_newline`; PaliGemma's one biased linear to
 /// `projection_dim`. `None` for a tower of another kind (not counted, with a
-/// warning). The largest image vLLM profiles is not read.
+/// warning). The largest image vLLM profiles is read for LLaVA, LLaVA-NeXT
+/// and PaliGemma ([`llava_item`], [`llava_next_item`]), not for OneVision.
 fn llava(kind: &str, root: Fields, v: Fields, text: &TextModel) -> Result<Option<VisionTower>, ConfigError> {
     // A `vision_config` without `model_type` is the wrapper's default kind
     // (`SubConfigSpec`: CLIP for LLaVA and LLaVA-NeXT, SigLIP for the others).
@@ -472,9 +477,110 @@ fn llava(kind: &str, root: Fields, v: Fields, text: &TextModel) -> Result<Option
         let newline = if kind == "llava" { 0 } else { text_hidden };
         (hidden * features * text_hidden + text_hidden * text_hidden, bias + newline)
     };
-    let mut t = tower(kind, e.layers, hidden, e.linear + projector_linear, e.other + projector_other);
-    t.intermediate_size = clamp(e.inter);
-    Ok(Some(t))
+    let t = tower(kind, e.layers, hidden, e.linear + projector_linear, e.other + projector_other);
+    let item = match kind {
+        "llava" | "paligemma" => Some(llava_item(root, &e, siglip, 1, None)?),
+        "llava_next" => Some(llava_next_item(root, &e, siglip)?),
+        // OneVision pools its crops and caps them (`anyres_max_9`): not read.
+        _ => None,
+    };
+    Ok(Some(match item {
+        Some(item) => profiled(t, item, e.inter),
+        None => VisionTower { intermediate_size: clamp(e.inter), ..t },
+    }))
+}
+
+/// LLaVA-NeXT's `image_grid_pinpoints` when the config leaves them out
+/// (transformers 5.25 `LlavaNextConfig`).
+const LLAVA_NEXT_PINPOINTS: [(u128, u128); 5] = [(336, 672), (672, 336), (672, 672), (1008, 336), (336, 1008)];
+
+/// The largest image vLLM profiles for LLaVA and PaliGemma (`crops` = 1,
+/// vLLM 0.34.0 `llava.py::get_image_size_with_most_features`: the tower's own
+/// image size) and for LLaVA-NeXT (`crops` = 1 + the pinpoint's tiles,
+/// `unpadded` its features): `(patches, tokens, values)`. The tower runs
+/// `grid²` patches per crop, CLIP's with its class token
+/// (`clip.py::get_num_image_tokens`); LLaVA hands on those less the first
+/// under `vision_feature_select_strategy` "default"
+/// (`vision.py::get_num_selected_vision_tokens`), PaliGemma all of SigLIP's
+/// (`paligemma.py::get_num_image_tokens`).
+fn llava_item(
+    root: Fields,
+    e: &Encoder,
+    siglip: bool,
+    crops: u128,
+    unpadded: Option<u128>,
+) -> Result<(u128, u128, u128), ConfigError> {
+    let per_crop = e.patches + u128::from(!siglip);
+    let base = if root.opt_str("model_type") == Some("paligemma") {
+        per_crop
+    } else {
+        match root.opt_str("vision_feature_select_strategy").unwrap_or("default") {
+            "default" => per_crop.saturating_sub(1),
+            "full" => per_crop,
+            other => {
+                return Err(super::families::invalid(
+                    root,
+                    "vision_feature_select_strategy",
+                    format!("is {other:?}; vLLM takes \"default\" or \"full\""),
+                ));
+            }
+        }
+    };
+    let values = e.channels * e.image * e.image;
+    Ok((crops * per_crop, base + unpadded.unwrap_or(0), crops * values))
+}
+
+/// LLaVA-NeXT's largest image: of `image_grid_pinpoints`, the first with the
+/// most tokens (vLLM 0.34.0 `llava_next.py::get_image_size_with_most_features`).
+/// An image of a pinpoint's size is cut into that pinpoint's tiles (`height ÷
+/// image_size` by `width ÷ image_size`, transformers'
+/// `get_anyres_image_grid_shape`) and adds their features with the padding
+/// taken off and a newline per row (`_get_num_unpadded_features`).
+fn llava_next_item(root: Fields, e: &Encoder, siglip: bool) -> Result<(u128, u128, u128), ConfigError> {
+    let pinpoints: Vec<(u128, u128)> = match root.value("image_grid_pinpoints") {
+        Some(Value::Array(list)) => list
+            .iter()
+            .map(|p| match p.as_array().map(|a| a.as_slice()) {
+                Some([h, w]) => {
+                    h.as_u64().zip(w.as_u64()).filter(|&(h, w)| h > 0 && w > 0 && h <= MAX_DIM && w <= MAX_DIM)
+                }
+                _ => None,
+            })
+            .map(|p| p.map(|(h, w)| (u128::from(h), u128::from(w))))
+            .collect::<Option<_>>()
+            .ok_or_else(|| {
+                super::families::invalid(root, "image_grid_pinpoints", "must be [height, width] pairs".into())
+            })?,
+        _ => LLAVA_NEXT_PINPOINTS.to_vec(),
+    };
+    let mut best: Option<(u128, u128, u128)> = None;
+    for (height, width) in pinpoints {
+        let (rows, cols) = (height / e.image.max(1), width / e.image.max(1));
+        let (unpadded, newlines) = unpadded_features(height, width, e.grid * rows, e.grid * cols);
+        let item = llava_item(root, e, siglip, 1 + rows * cols, Some(unpadded + newlines))?;
+        if best.is_none_or(|b| item.1 > b.1) {
+            best = Some(item);
+        }
+    }
+    best.ok_or_else(|| super::families::invalid(root, "image_grid_pinpoints", "is empty".into()))
+}
+
+/// vLLM's `_get_num_unpadded_features` for an image of `height` × `width`
+/// over a `current_height` × `current_width` grid of features: the rows or
+/// columns the resize padded are taken off (`int(round(x, 7))`, here in
+/// integers), and each remaining row ends with a newline.
+fn unpadded_features(height: u128, width: u128, current_height: u128, current_width: u128) -> (u128, u128) {
+    const ROUND: u128 = 10_000_000;
+    let scaled = |x: u128, num: u128, den: u128| (x * num * ROUND + den / 2) / den.max(1) / ROUND;
+    let (mut h, mut w) = (current_height, current_width);
+    if width * current_height > current_width * height {
+        let new_height = scaled(height, current_width, width);
+        h -= 2 * (h.saturating_sub(new_height) / 2);
+    } else {
+        let new_width = scaled(width, current_height, height);
+        w -= 2 * (w.saturating_sub(new_width) / 2);
+    }
+    (h * w, h)
 }
 
 /// Idefics3's and SmolVLM's SigLIP-style tower (transformers 5.25

@@ -609,3 +609,80 @@ fn qwen3_vl_on_0_13_profiles_an_image_kept_unpadded() {
     let (outputs, pixels, tower) = (268_435_456, 402_653_184, 1_430_257_664);
     assert_eq!(r.per_gpu[0].activation_bytes, (tower + pixels).max(text + outputs + pixels));
 }
+
+/// LLaVA-NeXT's largest image (vLLM's `get_image_size_with_most_features`
+/// over `image_grid_pinpoints`): granite-vision-3.3-2b's 0.19.0 log
+/// (llm-d-planner@d3121e0) says "a budget of 8289 tokens, and profiled with 1
+/// image items". Its shape, a SigLIP tower of 384-pixel images in 14-pixel
+/// patches (27 × 27 = 729 features, all kept: strategy "full") and pinpoints
+/// of up to ten 384-pixel tiles, gives 8,289 for the ten-tile column
+/// 3840 × 384: 729 + 270 × 27 unpadded features + 270 newlines. One such
+/// image is over the 8,192-token budget, so the budget grows to it and the
+/// profile takes one.
+#[test]
+fn llava_next_profiles_its_largest_pinpoint_as_granite_vision_logs() {
+    use shared::engines::{EngineKind, EngineReport};
+    use shared::estimate::{GpuSlot, Scenario};
+    let name = "vllm-v1-0190-granite-vision-33-2b-h100-debug-vlm";
+    let text = std::fs::read_to_string(format!("{}/tests/fixtures/startup/{name}.txt", env!("CARGO_MANIFEST_DIR")))
+        .unwrap_or_else(|e| panic!("{name}: {e}"));
+    let logged = "Encoder cache will be initialized with a budget of 8289 tokens, and profiled with 1 image items";
+    assert!(text.contains(logged));
+    let pinpoints: Vec<String> = (1..=10u32)
+        .flat_map(|rows| (1..=10 / rows).map(move |cols| format!("[{}, {}]", 384 * rows, 384 * cols)))
+        .collect();
+    let config = format!(
+        r#"{{"model_type": "llava_next", "vision_feature_select_strategy": "full",
+            "vision_feature_layer": [-24, -20, -12, -1], "image_grid_pinpoints": [{}],
+            "text_config": {{"model_type": "granite", "hidden_size": 2048, "intermediate_size": 8192,
+                "num_hidden_layers": 40, "num_attention_heads": 32, "num_key_value_heads": 8,
+                "vocab_size": 49156, "tie_word_embeddings": true}},
+            "vision_config": {{"model_type": "siglip_vision_model", "hidden_size": 1152, "intermediate_size": 4304,
+                "num_hidden_layers": 27, "image_size": 384, "patch_size": 14, "vision_use_head": false}}}}"#,
+        pinpoints.join(", ")
+    );
+    let m = shared::model::Model::from_config_json("granite-vision-3.3-2b", &config).unwrap_or_else(|e| panic!("{e}"));
+    let v = m.arch.vision.as_ref().unwrap_or_else(|| panic!("a tower"));
+    // 1 + 10 tiles of 729 patches; 8,289 tokens; 11 crops of 3 × 384² values.
+    assert_eq!((v.item.patches, v.item.tokens, v.item.values), (11 * 729, 8289, 11 * 3 * 384 * 384));
+    let h100 = shared::catalog::gpu("h100-sxm").unwrap_or_else(|| panic!("catalog"));
+    let planned = Scenario {
+        gpus: vec![GpuSlot::from_catalog(h100)],
+        engine: EngineKind::Vllm.with_defaults(),
+        ..Scenario::default()
+    };
+    let (s, _) = shared::startup::logged_scenario(&log(name), &m, planned);
+    let r = match crate::estimate(&m, s).engine_report {
+        Some(EngineReport::Vllm(r)) => r,
+        other => panic!("{other:?}"),
+    };
+    assert!(r.log_lines.iter().any(|l| l.starts_with(logged)), "{:?}", r.log_lines);
+}
+
+/// LLaVA 1.5's and PaliGemma's largest image is the tower's own size: CLIP's
+/// 24 × 24 patches and its class token, less the class token under the
+/// "default" strategy (576 tokens); SigLIP's 16 × 16, all of them (256).
+#[test]
+fn llava_and_paligemma_profile_the_towers_own_image() {
+    let read = |config: &str| {
+        let m = shared::model::Model::from_config_json("m", config).unwrap_or_else(|e| panic!("{e}"));
+        m.arch.vision.map(|v| (v.item.patches, v.item.tokens, v.item.values))
+    };
+    let llava = r#"{"model_type": "llava", "text_config": {"model_type": "llama", "hidden_size": 4096,
+        "intermediate_size": 11008, "num_hidden_layers": 32, "num_attention_heads": 32, "vocab_size": 32064},
+        "vision_config": {"model_type": "clip_vision_model", "hidden_size": 1024, "intermediate_size": 4096,
+            "num_hidden_layers": 24, "image_size": 336, "patch_size": 14}}"#;
+    assert_eq!(read(llava), Some((577, 576, 3 * 336 * 336)));
+    let full = llava
+        .replace(r#""model_type": "llava","#, r#""model_type": "llava", "vision_feature_select_strategy": "full","#);
+    assert_eq!(read(&full), Some((577, 577, 3 * 336 * 336)));
+    let odd = llava
+        .replace(r#""model_type": "llava","#, r#""model_type": "llava", "vision_feature_select_strategy": "cls","#);
+    let err = shared::model::Model::from_config_json("m", &odd).map(|_| ()).unwrap_err().to_string();
+    assert!(err.contains("vision_feature_select_strategy"), "{err}");
+    let paligemma = r#"{"model_type": "paligemma", "text_config": {"model_type": "gemma", "hidden_size": 2048,
+        "intermediate_size": 16384, "num_hidden_layers": 18, "num_attention_heads": 8, "num_key_value_heads": 1,
+        "head_dim": 256, "vocab_size": 257216},
+        "vision_config": {"model_type": "siglip_vision_model", "image_size": 224, "patch_size": 14}}"#;
+    assert_eq!(read(paligemma), Some((256, 256, 3 * 224 * 224)));
+}
