@@ -685,4 +685,29 @@ fn llava_and_paligemma_profile_the_towers_own_image() {
         "head_dim": 256, "vocab_size": 257216},
         "vision_config": {"model_type": "siglip_vision_model", "image_size": 224, "patch_size": 14}}"#;
     assert_eq!(read(paligemma), Some((256, 256, 3 * 224 * 224)));
+    // One image per prompt: with 16 sequences the profile takes 16 images,
+    // not the 32 that 8,192 tokens hold.
+    use shared::engines::vllm::{Options, Version};
+    use shared::engines::{Engine, EngineReport};
+    use shared::estimate::{GpuSlot, Scenario};
+    let m = shared::model::Model::from_config_json("m", paligemma).unwrap_or_else(|e| panic!("{e}"));
+    let h100 = shared::catalog::gpu("h100-sxm").unwrap_or_else(|| panic!("catalog"));
+    let line = |max_num_seqs: u64| {
+        let s = Scenario {
+            gpus: vec![GpuSlot::from_catalog(h100)],
+            engine: Engine::Vllm(Options {
+                version: Version::V0_19Mm,
+                max_num_seqs: Some(max_num_seqs),
+                max_num_batched_tokens: Some(8192),
+                ..Options::default()
+            }),
+            ..Scenario::default()
+        };
+        match crate::estimate(&m, s).engine_report {
+            Some(EngineReport::Vllm(r)) => r.log_lines.into_iter().find(|l| l.starts_with("Encoder cache")),
+            other => panic!("{other:?}"),
+        }
+    };
+    let line = line(16).unwrap_or_else(|| panic!("an encoder profile"));
+    assert!(line.contains("budget of 8192 tokens, and profiled with 16 image items"), "{line}");
 }

@@ -48,6 +48,10 @@ const QWEN3_VL_VIDEO_TOKEN_TENTHS: u64 = 125;
 /// Qwen2-VL / Qwen2.5-VL video the profile builds.
 const QWEN2_VL_MAX_FRAMES_PER_VIDEO: u64 = 14;
 
+/// The most images PaliGemma takes in one prompt (vLLM 0.34.0
+/// `paligemma.py::PaliGemmaProcessingInfo.get_supported_mm_limits`).
+const PALIGEMMA_IMAGES_PER_PROMPT: u64 = 1;
+
 /// The profile's items: how many, of which item, and the tokens each counts
 /// against the budget.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -112,6 +116,9 @@ pub(crate) fn profile(
     };
     let limit =
         if video_on { limits.video.unwrap_or(DEFAULT_MM_LIMIT) } else { limits.image.unwrap_or(DEFAULT_MM_LIMIT) };
+    // PaliGemma takes one image per prompt (0.34.0 `paligemma.py::get_supported_mm_limits`),
+    // which caps the user's limit (`processing/context.py::allowed_mm_limits`).
+    let limit = if v.kind == "paligemma" { limit.min(PALIGEMMA_IMAGES_PER_PROMPT) } else { limit };
     if limit == 0 {
         return None;
     }
