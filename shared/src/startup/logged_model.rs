@@ -262,8 +262,27 @@ fn hf_names(arch: &str) -> Option<(&'static str, &'static str)> {
         "glm4" => ("glm4", "Glm4ForCausalLM"),
         "command-r" => ("cohere", "CohereForCausalLM"),
         "deepseek2" => ("deepseek_v3", "DeepseekV3ForCausalLM"),
+        // Tied embeddings and 256-wide heads by default; Gemma 2 slides on
+        // every other layer and Gemma 3 on five of six, as llama.cpp's
+        // `set_swa_pattern(2)` / `(6)` (src/llama-model.cpp) and the
+        // families' configs agree, so the window (`n_swa`) is all they need.
+        "gemma" => ("gemma", "GemmaForCausalLM"),
+        "gemma2" => ("gemma2", "Gemma2ForCausalLM"),
+        "gemma3" => ("gemma3_text", "Gemma3ForCausalLM"),
+        // 32 or 128 experts of `n_ff_exp`, attention sinks and biases, a
+        // 128-token window on even layers (`set_swa_pattern(2)`).
+        "gpt-oss" => ("gpt_oss", "GptOssForCausalLM"),
         _ => return None,
     })
+}
+
+/// llama.cpp's `llama` architecture also holds Mixtral (convert_hf_to_gguf.py
+/// writes `MixtralForCausalLM` as `llama` with `llama.expert_count`).
+fn hf_names_with_experts(arch: &str, experts: u64) -> Option<(&'static str, &'static str)> {
+    match arch {
+        "llama" if experts > 0 => Some(("mixtral", "MixtralForCausalLM")),
+        _ => hf_names(arch),
+    }
 }
 
 /// A model rebuilt from a log's metadata, its weight format (from the file
@@ -314,7 +333,7 @@ fn config(m: &LoggedModel) -> Result<(String, Vec<String>), String> {
     let heads = need(m.heads, "the attention heads (`n_head`)")?;
     let vocab = need(m.vocab, "the vocabulary (`n_vocab`)")?;
     let mut notes = Vec::new();
-    let (model_type, class) = match hf_names(arch) {
+    let (model_type, class) = match hf_names_with_experts(arch, m.experts.unwrap_or(0)) {
         Some(names) => names,
         None if m.experts.unwrap_or(0) == 0 => {
             notes.push(format!("architecture `{arch}` read as a Llama-style dense decoder"));
@@ -339,15 +358,21 @@ fn config(m: &LoggedModel) -> Result<(String, Vec<String>), String> {
     if let Some(n) = m.context {
         put("max_position_embeddings", n.into());
     }
-    if let Some(d) = m.head_k.filter(|&d| d * heads != hidden || model_type == "qwen3" || model_type == "qwen3_moe") {
+    let own_head_dim = matches!(model_type, "qwen3" | "qwen3_moe" | "gemma" | "gemma2" | "gemma3_text" | "gpt_oss");
+    if let Some(d) = m.head_k.filter(|&d| d * heads != hidden || own_head_dim) {
         put("head_dim", d.into());
     }
     if let Some(e) = m.experts.filter(|&e| e > 0) {
         put("num_experts", e.into());
         put("n_routed_experts", e.into());
+        put("num_local_experts", e.into());
         put("num_experts_per_tok", m.experts_used.unwrap_or(1).into());
         if let Some(f) = m.expert_ffn {
             put("moe_intermediate_size", f.into());
+        }
+        // Mixtral's and gpt-oss's experts are `intermediate_size` wide.
+        if let Some(f) = m.expert_ffn.or(m.ffn).filter(|_| matches!(model_type, "mixtral" | "gpt_oss")) {
+            put("intermediate_size", f.into());
         }
         if let Some(s) = m.shared_experts {
             put("n_shared_experts", s.into());
@@ -376,8 +401,12 @@ fn config(m: &LoggedModel) -> Result<(String, Vec<String>), String> {
     if model_type == "glm4" {
         put("attention_bias", false.into());
     }
-    if let Some(w) = m.sliding_window.filter(|&w| w > 0 && model_type == "mistral") {
+    let windowed = matches!(model_type, "mistral" | "mixtral" | "gemma2" | "gemma3_text" | "gpt_oss");
+    if let Some(w) = m.sliding_window.filter(|&w| w > 0 && windowed) {
         put("sliding_window", w.into());
+    } else if matches!(model_type, "gemma2" | "gemma3_text" | "gpt_oss") {
+        // No window printed (an old build): none, not the class's default.
+        put("sliding_window", serde_json::Value::Null);
     }
     Ok((serde_json::Value::Object(c).to_string(), notes))
 }

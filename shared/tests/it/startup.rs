@@ -711,3 +711,98 @@ fn llava_and_paligemma_profile_the_towers_own_image() {
     let line = line(16).unwrap_or_else(|| panic!("an encoder profile"));
     assert!(line.contains("budget of 8192 tokens, and profiled with 16 image items"), "{line}");
 }
+
+/// A llama.cpp log's metadata read as the family it names: Gemma, Gemma 2
+/// and 3 (tied heads, 256-wide heads, their windows), gpt-oss (experts,
+/// sinks, a window) and Mixtral (llama.cpp's `llama` with experts), each
+/// with its preset's parameter count. The figures are the GGUF keys of
+/// each model's conversion (`{arch}.block_count`, …), which are its
+/// `config.json`'s; Gemma 3 1B's are its log's
+/// (`llamacpp-b4879-gemma3-1b-q80-vulkan-igpu`, "model params = 999.89 M").
+#[test]
+fn logged_metadata_reads_gemma_gpt_oss_and_mixtral_as_their_families() {
+    use shared::startup::{LoggedModel, logged_model};
+    let cases = [
+        (
+            "gemma-3-1b",
+            LoggedModel {
+                arch: Some("gemma3".into()),
+                layers: Some(26),
+                embedding: Some(1152),
+                ffn: Some(6912),
+                heads: Some(4),
+                kv_heads: Some(1),
+                head_k: Some(256),
+                sliding_window: Some(512),
+                vocab: Some(262_144),
+                context: Some(32_768),
+                ..LoggedModel::default()
+            },
+        ),
+        (
+            "gemma-2-9b",
+            LoggedModel {
+                arch: Some("gemma2".into()),
+                layers: Some(42),
+                embedding: Some(3584),
+                ffn: Some(14_336),
+                heads: Some(16),
+                kv_heads: Some(8),
+                head_k: Some(256),
+                sliding_window: Some(4096),
+                vocab: Some(256_000),
+                ..LoggedModel::default()
+            },
+        ),
+        (
+            "gpt-oss-20b",
+            LoggedModel {
+                arch: Some("gpt-oss".into()),
+                layers: Some(24),
+                embedding: Some(2880),
+                ffn: Some(2880),
+                heads: Some(64),
+                kv_heads: Some(8),
+                head_k: Some(64),
+                sliding_window: Some(128),
+                experts: Some(32),
+                experts_used: Some(4),
+                expert_ffn: Some(2880),
+                vocab: Some(201_088),
+                ..LoggedModel::default()
+            },
+        ),
+        (
+            "mixtral-8x7b",
+            LoggedModel {
+                arch: Some("llama".into()),
+                layers: Some(32),
+                embedding: Some(4096),
+                ffn: Some(14_336),
+                heads: Some(32),
+                kv_heads: Some(8),
+                head_k: Some(128),
+                experts: Some(8),
+                experts_used: Some(2),
+                vocab: Some(32_000),
+                ..LoggedModel::default()
+            },
+        ),
+    ];
+    for (preset, logged) in cases {
+        let (m, _, notes) = logged_model(&logged).unwrap_or_else(|e| panic!("{preset}: {e}"));
+        let want = shared::model::Model::preset(preset).unwrap_or_else(|e| panic!("{preset}: {e}"));
+        assert_eq!(m.parameters(), want.parameters(), "{preset}");
+        assert_eq!(m.arch.text.tie_word_embeddings, want.arch.text.tie_word_embeddings, "{preset}");
+        let kv = |m: &shared::model::Model| {
+            m.arch.text.layers.iter().map(|l| format!("{:?}", l.attention)).collect::<Vec<_>>()
+        };
+        assert_eq!(kv(&m), kv(&want), "{preset}: each layer's attention");
+        assert!(!notes.iter().any(|n| n.contains("Llama-style")), "{preset}: {notes:?}");
+    }
+    // Gemma 3 1B's own log prints its count.
+    let log = log("llamacpp-b4879-gemma3-1b-q80-vulkan-igpu");
+    let logged = log.model.unwrap_or_else(|| panic!("metadata"));
+    let (m, ..) = logged_model(&logged).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!((m.parameters() + 5_000) / 10_000, 99_989, "999.89 M");
+}

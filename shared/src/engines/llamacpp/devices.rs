@@ -337,7 +337,7 @@ impl Assignment {
         match h {
             Home::Input => None,
             Home::Layer(l) => self.layers.get(l).copied().flatten(),
-            Home::Output => self.output,
+            Home::Output | Home::OutputCopy => self.output,
         }
     }
 }
@@ -420,6 +420,10 @@ pub(crate) fn weights_with(
             Some(Buffer::Gpu(g)) => Some(g).filter(|&g| g < gpus),
             None => home,
         };
+        // The tied head's copy exists only away from the CPU's embedding.
+        if t.home == Home::OutputCopy && target.is_none() {
+            continue;
+        }
         if rule.is_some() && target != home {
             w.overridden_count += 1;
             if w.overridden.len() < KEEP_NAMES {
@@ -493,6 +497,8 @@ pub(crate) fn weights_by_home(homes: &HomeBytes, a: &Assignment, gpus: usize) ->
     let mut w = Weights { gpu: vec![0; gpus], ..Weights::default() };
     for (h, bytes) in homes.iter() {
         match a.home(h) {
+            // The tied head's copy exists only away from the CPU's embedding.
+            None if h == Home::OutputCopy => {}
             None => {
                 w.cpu = w.cpu.saturating_add(bytes);
                 w.largest_cpu_matrix = w.largest_cpu_matrix.max(homes.largest(h));
