@@ -408,7 +408,31 @@ fn config(m: &LoggedModel) -> Result<(String, Vec<String>), String> {
         // No window printed (an old build): none, not the class's default.
         put("sliding_window", serde_json::Value::Null);
     }
+    tie_as_counted(m, &mut c, &mut notes);
     Ok((serde_json::Value::Object(c).to_string(), notes))
+}
+
+/// Whether the head is tied to the embedding is not printed, but `model
+/// params` counts the file's tensors, and a head of its own adds `n_vocab ×
+/// n_embd` to them (Llama 3.2 1B and 3B are `llama` with a tied head; a
+/// `llama`-style reading of another architecture would guess): the reading
+/// whose count is nearer the logged one is taken.
+fn tie_as_counted(m: &LoggedModel, c: &mut serde_json::Map<String, serde_json::Value>, notes: &mut Vec<String>) {
+    let Some(logged) = m.params_millions else { return };
+    let millions = |c: &serde_json::Map<String, serde_json::Value>| {
+        crate::arch::Architecture::from_config_json(&serde_json::Value::Object(c.clone()).to_string())
+            .ok()
+            .map(|a| (a.text.tie_word_embeddings, (a.parameters() + 500_000) / 1_000_000))
+    };
+    let Some((tied, as_read)) = millions(c) else { return };
+    let mut other = c.clone();
+    other.insert("tie_word_embeddings".into(), (!tied).into());
+    let Some((_, flipped)) = millions(&other) else { return };
+    if flipped.abs_diff(logged) < as_read.abs_diff(logged) {
+        c.insert("tie_word_embeddings".into(), (!tied).into());
+        let how = if tied { "has a head of its own" } else { "is tied to the embedding" };
+        notes.push(format!("the output head {how}: the log's `model params` count says so"));
+    }
 }
 
 #[cfg(test)]

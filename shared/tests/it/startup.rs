@@ -715,7 +715,8 @@ fn llava_and_paligemma_profile_the_towers_own_image() {
 /// A llama.cpp log's metadata read as the family it names: Gemma, Gemma 2
 /// and 3 (tied heads, 256-wide heads, their windows), gpt-oss (experts,
 /// sinks, a window) and Mixtral (llama.cpp's `llama` with experts), each
-/// with its preset's parameter count. The figures are the GGUF keys of
+/// with its preset's parameter count, and Llama 3.2 3B's tied head from its
+/// printed count. The figures are the GGUF keys of
 /// each model's conversion (`{arch}.block_count`, …), which are its
 /// `config.json`'s; Gemma 3 1B's are its log's
 /// (`llamacpp-b4879-gemma3-1b-q80-vulkan-igpu`, "model params = 999.89 M").
@@ -772,6 +773,23 @@ fn logged_metadata_reads_gemma_gpt_oss_and_mixtral_as_their_families() {
                 ..LoggedModel::default()
             },
         ),
+        // Llama 3.2 3B is `llama` with a tied head, which only the printed
+        // count tells ("model params = 3.21 B").
+        (
+            "llama-3.2-3b",
+            LoggedModel {
+                arch: Some("llama".into()),
+                layers: Some(28),
+                embedding: Some(3072),
+                ffn: Some(8192),
+                heads: Some(24),
+                kv_heads: Some(8),
+                head_k: Some(128),
+                vocab: Some(128_256),
+                params_millions: Some(3_210),
+                ..LoggedModel::default()
+            },
+        ),
         (
             "mixtral-8x7b",
             LoggedModel {
@@ -799,6 +817,8 @@ fn logged_metadata_reads_gemma_gpt_oss_and_mixtral_as_their_families() {
         };
         assert_eq!(kv(&m), kv(&want), "{preset}: each layer's attention");
         assert!(!notes.iter().any(|n| n.contains("Llama-style")), "{preset}: {notes:?}");
+        let said = notes.iter().any(|n| n.contains("`model params` count says so"));
+        assert_eq!(said, preset == "llama-3.2-3b", "{preset}: {notes:?}");
     }
     // Gemma 3 1B's own log prints its count.
     let log = log("llamacpp-b4879-gemma3-1b-q80-vulkan-igpu");
