@@ -272,6 +272,23 @@ fn hf_names(arch: &str) -> Option<(&'static str, &'static str)> {
         // 32 or 128 experts of `n_ff_exp`, attention sinks and biases, a
         // 128-token window on even layers (`set_swa_pattern(2)`).
         "gpt-oss" => ("gpt_oss", "GptOssForCausalLM"),
+        // The VL models' GGUFs hold their text models (the towers are in
+        // the `--mmproj` file).
+        "qwen2vl" => ("qwen2", "Qwen2ForCausalLM"),
+        "qwen3vl" => ("qwen3", "Qwen3ForCausalLM"),
+        "qwen3vlmoe" => ("qwen3_moe", "Qwen3MoeForCausalLM"),
+        // Dense families whose layers a Llama-style reading gets wrong:
+        // q/k norms, post-norms, biases, ungated MLPs (Arcee's ReLU²,
+        // Apertus's xIELU), Cohere 2's window on three layers of four.
+        "olmo2" => ("olmo2", "Olmo2ForCausalLM"),
+        "granite" => ("granite", "GraniteForCausalLM"),
+        "smollm3" => ("smollm3", "SmolLM3ForCausalLM"),
+        "ernie4_5" => ("ernie4_5", "Ernie4_5ForCausalLM"),
+        "seed_oss" => ("seed_oss", "SeedOssForCausalLM"),
+        "arcee" => ("arcee", "ArceeForCausalLM"),
+        "apertus" => ("apertus", "ApertusForCausalLM"),
+        "exaone" => ("exaone", "ExaoneForCausalLM"),
+        "cohere2" => ("cohere2", "Cohere2ForCausalLM"),
         _ => return None,
     })
 }
@@ -401,10 +418,10 @@ fn config(m: &LoggedModel) -> Result<(String, Vec<String>), String> {
     if model_type == "glm4" {
         put("attention_bias", false.into());
     }
-    let windowed = matches!(model_type, "mistral" | "mixtral" | "gemma2" | "gemma3_text" | "gpt_oss");
+    let windowed = matches!(model_type, "mistral" | "mixtral" | "gemma2" | "gemma3_text" | "gpt_oss" | "cohere2");
     if let Some(w) = m.sliding_window.filter(|&w| w > 0 && windowed) {
         put("sliding_window", w.into());
-    } else if matches!(model_type, "gemma2" | "gemma3_text" | "gpt_oss") {
+    } else if matches!(model_type, "gemma2" | "gemma3_text" | "gpt_oss" | "cohere2") {
         // No window printed (an old build): none, not the class's default.
         put("sliding_window", serde_json::Value::Null);
     }

@@ -826,3 +826,62 @@ fn logged_metadata_reads_gemma_gpt_oss_and_mixtral_as_their_families() {
     let (m, ..) = logged_model(&logged).unwrap_or_else(|e| panic!("{e}"));
     assert_eq!((m.parameters() + 5_000) / 10_000, 99_989, "999.89 M");
 }
+
+/// Each architecture a log's metadata names, read back from the figures a
+/// log prints of a `config.json` transformers counts (`fixtures/arch`, the
+/// counted fixtures): the same text-model parameters and the same attention
+/// on every layer. The printed figures are taken from the config's own
+/// reading (`n_layer`, `n_embd`, `n_ff`, heads, head width, window,
+/// vocabulary, `model params` in millions).
+#[test]
+fn logged_metadata_of_counted_configs_reads_back_as_counted() {
+    use shared::startup::{LoggedModel, logged_model};
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/arch");
+    for (gguf_arch, fixture) in [
+        ("qwen3vl", "defaults-qwen3_vl"),
+        ("qwen3vlmoe", "defaults-qwen3_vl_moe"),
+        ("olmo2", "defaults-olmo2"),
+        ("granite", "defaults-granite"),
+        ("smollm3", "defaults-smollm3"),
+        ("ernie4_5", "defaults-ernie4_5"),
+        ("seed_oss", "defaults-seed_oss"),
+        ("arcee", "defaults-arcee"),
+        ("apertus", "defaults-apertus"),
+        ("exaone", "defaults-exaone"),
+        ("cohere2", "defaults-cohere2"),
+        ("gpt-oss", "gpt-oss-20b"),
+    ] {
+        let text =
+            std::fs::read_to_string(format!("{dir}/{fixture}.json")).unwrap_or_else(|e| panic!("{fixture}: {e}"));
+        let want = shared::model::Model::from_config_json(fixture, &text).unwrap_or_else(|e| panic!("{fixture}: {e}"));
+        let text_params = |m: &shared::model::Model| m.parameters() - m.arch.vision.as_ref().map_or(0, |v| v.params());
+        let t = &want.arch.text;
+        let window = t.layers.iter().find_map(|l| match l.attention {
+            shared::arch::LayerAttention::Sliding(w) => Some(w),
+            _ => None,
+        });
+        let moe = t.moe.as_ref();
+        let logged = LoggedModel {
+            arch: Some(gguf_arch.into()),
+            layers: Some(t.layers.len() as u64),
+            embedding: Some(t.hidden_size),
+            ffn: Some(t.intermediate_size),
+            heads: Some(t.num_heads),
+            kv_heads: Some(t.num_kv_heads),
+            head_k: Some(t.head_dim),
+            sliding_window: window,
+            vocab: Some(t.vocab_size),
+            experts: moe.map(|m| m.num_experts),
+            experts_used: moe.map(|m| m.experts_per_token),
+            expert_ffn: moe.map(|m| m.expert_intermediate_size),
+            params_millions: Some((text_params(&want) + 500_000) / 1_000_000),
+            ..LoggedModel::default()
+        };
+        let (m, _, notes) = logged_model(&logged).unwrap_or_else(|e| panic!("{fixture}: {e}"));
+        assert_eq!(text_params(&m), text_params(&want), "{fixture}: {notes:?}");
+        let kinds = |m: &shared::model::Model| {
+            m.arch.text.layers.iter().map(|l| format!("{:?}", l.attention)).collect::<Vec<_>>()
+        };
+        assert_eq!(kinds(&m), kinds(&want), "{fixture}");
+    }
+}
