@@ -185,7 +185,11 @@ use crate::{css, js, wasm};
 /// and no explicit map where a tower is not read (`towers_unread`): +181 B,
 /// to 313,553 B. std built with the page and a panic as a trap ([`LEAN_STD`],
 /// issue 38): −19,536 B, to 294,026 B, and the ceiling to 294,100 B.
-const BUNDLE_BUDGET_BYTES: u64 = 294_100;
+/// llama.cpp's copy of a tied head's embedding on the output layer's GPU
+/// (`Home::OutputCopy`, a real Gemma 3 log's model buffer 30 % short
+/// without it) and PaliGemma's one image per prompt in vLLM's encoder
+/// profile: +420 B, to 294,446 B, and the ceiling to 294,500 B.
+const BUNDLE_BUDGET_BYTES: u64 = 294_500;
 
 /// Live mode's ceiling, gzip of its wasm + JS + CSS: 147,480 B when the page
 /// began handing it the plan it computed (`live::plan`, e9038ae) instead of
