@@ -26,6 +26,9 @@ pub enum GgufType {
     Q4_0,
     Iq4Nl,
     Iq4Xs,
+    /// `MXFP4_MOE` (38): the routed experts (3-D tensors) in MXFP4, every
+    /// other matrix, the embedding and the head in Q8_0 (gpt-oss's GGUFs).
+    Mxfp4Moe,
     Q3KL,
     Q3KM,
     Q3KS,
@@ -59,6 +62,7 @@ impl GgufType {
         Self::Q4_0,
         Self::Iq4Nl,
         Self::Iq4Xs,
+        Self::Mxfp4Moe,
         Self::Q3KL,
         Self::Q3KM,
         Self::Q3KS,
@@ -92,6 +96,8 @@ impl GgufType {
             Self::Q4_0 => "q4_0",
             Self::Iq4Nl => "iq4_nl",
             Self::Iq4Xs => "iq4_xs",
+            // `mxfp4-moe` is the safetensors format (the rest in 16-bit).
+            Self::Mxfp4Moe => "gguf-mxfp4-moe",
             Self::Q3KL => "q3_k_l",
             Self::Q3KM => "q3_k_m",
             Self::Q3KS => "q3_k_s",
@@ -126,6 +132,7 @@ impl GgufType {
             Self::Q4_0 => 2,
             Self::Iq4Nl => 25,
             Self::Iq4Xs => 30,
+            Self::Mxfp4Moe => 38,
             Self::Q3KL => 13,
             Self::Q3KM => 12,
             Self::Q3KS => 11,
@@ -160,6 +167,7 @@ impl GgufType {
             Self::Q4_0 => "Q4_0",
             Self::Iq4Nl => "IQ4_NL - 4.5 bpw",
             Self::Iq4Xs => "IQ4_XS - 4.25 bpw",
+            Self::Mxfp4Moe => "MXFP4 MoE",
             Self::Q3KL => "Q3_K - Large",
             Self::Q3KM => "Q3_K - Medium",
             Self::Q3KS => "Q3_K - Small",
@@ -194,6 +202,7 @@ impl GgufType {
             Self::Q4_0 => T::Q4_0,
             Self::Iq4Nl => T::Iq4Nl,
             Self::Iq4Xs => T::Iq4Xs,
+            Self::Mxfp4Moe => T::Mxfp4,
             Self::Q3KL => T::Q3K,
             Self::Q3KM => T::Q3K,
             Self::Q3KS => T::Q3K,
@@ -228,6 +237,9 @@ impl GgufType {
             Self::Q4_0 => "GGUF Q4_0: 4.5 bits per weight, output in Q6_K",
             Self::Iq4Nl => "GGUF IQ4_NL: 4.5 bits per weight, output in Q6_K",
             Self::Iq4Xs => "GGUF IQ4_XS: 4.25 bits per weight, output in Q6_K",
+            Self::Mxfp4Moe => {
+                "GGUF MXFP4 MoE: routed experts in MXFP4 (4.25 bpw), every other matrix and the output in Q8_0"
+            }
             Self::Q3KL => "GGUF Q3_K_L: Q3_K (3.44 bpw), attn_v/attn_output/ffn_down in Q5_K, output in Q6_K",
             Self::Q3KM => "GGUF Q3_K_M: Q3_K (3.44 bpw), attn_v/attn_output/ffn_down in Q4_K/Q5_K, output in Q6_K",
             Self::Q3KS => "GGUF Q3_K_S: Q3_K (3.44 bpw), output in Q6_K",
@@ -295,6 +307,10 @@ impl GgufType {
             Role::PositionEmbedding | Role::EmbedProjection => T::F16,
             // An F16 file is not requantised.
             _ if self == Self::F16 => T::F16,
+            // src/llama-quant.cpp: "MoE tensors -> MXFP4, other tensors ->
+            // Q8_0", the output and a tied embedding Q8_0 too.
+            Role::ExpertUp | Role::ExpertDown if self == Self::Mxfp4Moe => T::Mxfp4,
+            _ if self == Self::Mxfp4Moe => T::Q8_0,
             Role::LmHead => self.output(g.in_features, ctx),
             // Without an output tensor of its own the token embedding (rows
             // as wide as the model; not Gemma 3n's per-layer table) is
@@ -534,6 +550,32 @@ mod tests {
         // Learned positions are not quantised.
         let pos = TensorGroup { role: Role::PositionEmbedding, layer: None, params: 1, in_features: 0 };
         assert_eq!(GgufType::Q4KM.bpw(&pos, &own).as_f64(), 16.0);
+    }
+
+    /// `MXFP4_MOE` (llama_ftype 38, "MXFP4 MoE"): 3-D expert tensors in
+    /// MXFP4, every other matrix, the head and the embedding in Q8_0.
+    #[test]
+    fn mxfp4_moe_puts_the_experts_in_mxfp4_and_the_rest_in_q8_0() {
+        let ctx = LayoutContext::dense(24, 7);
+        let t = GgufType::Mxfp4Moe;
+        assert_eq!(bpw(t, Role::ExpertUp, 3, 2880, &ctx), 4.25);
+        assert_eq!(bpw(t, Role::ExpertDown, 3, 2880, &ctx), 4.25);
+        assert_eq!(bpw(t, Role::AttnQ, 3, 2880, &ctx), Q8_0);
+        assert_eq!(bpw(t, Role::LmHead, 3, 2880, &ctx), Q8_0);
+        assert_eq!(bpw(t, Role::Router, 3, 2880, &ctx), 32.0);
+        let embedding = TensorGroup { role: Role::Embedding, layer: None, params: 1, in_features: 2880 };
+        assert_eq!(t.bpw(&embedding, &ctx).as_f64(), Q8_0);
+        assert_eq!(GgufType::from_ftype(38), Some(t));
+        assert_eq!(GgufType::from_printed("MXFP4 MoE"), Some(t));
+        assert_eq!(
+            crate::formats::WeightFormat::parse("gguf-mxfp4-moe").ok(),
+            Some(crate::formats::WeightFormat::Gguf(t))
+        );
+        // `mxfp4-moe` stays the safetensors format.
+        assert_eq!(
+            crate::formats::WeightFormat::parse("mxfp4-moe").ok(),
+            Some(crate::formats::WeightFormat::Mxfp4 { experts_only: true })
+        );
     }
 
     #[test]

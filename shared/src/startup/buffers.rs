@@ -52,6 +52,9 @@ fn place(device: &str) -> Option<Place> {
     if device.starts_with("CPU") || device.ends_with("_Host") {
         return Some(Place::Host);
     }
+    // Apple's unified memory maps the file into the GPU's own buffer
+    // (`Metal_Mapped`, ggml-metal's `ggml_backend_metal_buffer_from_ptr`).
+    let device = device.strip_suffix("_Mapped").unwrap_or(device);
     let digits = device.trim_start_matches(|c: char| !c.is_ascii_digit());
     if digits.is_empty() {
         return (device == "Metal").then_some(Place::Gpu(0));
@@ -66,9 +69,42 @@ pub fn llamacpp_buffers(log: &StartupLog, e: &Estimate) -> Vec<BufferCheck> {
     if log.engine != LogEngine::LlamaCpp {
         return Vec::new();
     }
+    // A model with sliding layers has two caches, each printing its buffer
+    // on every device (`llama_kv_cache_iswa`: non-SWA, then SWA); the plan
+    // budgets a device's cache as one figure, so the first line of a device
+    // is checked against the sum of its lines and the others are not.
+    let mut kv_of_device: Vec<(String, u64, usize)> = Vec::new();
+    for f in &log.facts {
+        if let Figure::Buffer { buffer: Buffer::Kv, bytes } = f.figure {
+            let device = f.scope.clone().unwrap_or_default();
+            match kv_of_device.iter_mut().find(|(d, ..)| *d == device) {
+                Some((_, sum, lines)) => {
+                    *sum = sum.saturating_add(bytes);
+                    *lines += 1;
+                }
+                None => kv_of_device.push((device, bytes, 1)),
+            }
+        }
+    }
     let mut out = Vec::new();
     for f in &log.facts {
         let device = f.scope.clone().unwrap_or_default();
+        let f = &match f.figure {
+            Figure::Buffer { buffer: Buffer::Kv, .. } => match kv_of_device.iter_mut().find(|(d, ..)| *d == device) {
+                Some((_, sum, lines)) if *lines > 0 => {
+                    let first = (*lines > 1).then_some(*sum);
+                    // Later lines of the device: already in the first's sum.
+                    *lines = 0;
+                    let mut whole = f.clone();
+                    if let Some(sum) = first {
+                        whole.figure = Figure::Buffer { buffer: Buffer::Kv, bytes: sum };
+                    }
+                    whole
+                }
+                _ => continue,
+            },
+            _ => f.clone(),
+        };
         let (buffer, logged, predicted, note) = match (f.figure, place(&device)) {
             (Figure::Buffer { buffer, bytes }, Some(Place::Gpu(g))) => {
                 let Some(gpu) = e.per_gpu.get(g) else {
@@ -139,6 +175,8 @@ mod tests {
         assert_eq!(place("CUDA0"), Some(Place::Gpu(0)));
         assert_eq!(place("ROCm12"), Some(Place::Gpu(12)));
         assert_eq!(place("Metal"), Some(Place::Gpu(0)));
+        assert_eq!(place("Metal_Mapped"), Some(Place::Gpu(0)));
+        assert_eq!(place("MTL0"), Some(Place::Gpu(0)));
         assert_eq!(place("CPU_Mapped"), Some(Place::Host));
         assert_eq!(place("CUDA_Host"), Some(Place::Host));
         assert_eq!(place("BLAS"), None);

@@ -502,3 +502,40 @@ fn every_llamacpp_log_is_scored_buffer_by_buffer() {
     );
     assert_eq!((host_exact, host_scored), (10, 12));
 }
+
+/// A model with sliding layers prints two caches per device
+/// (`llama_kv_cache_iswa`: the full layers' and the window's); the plan
+/// budgets one figure per device, so the check pairs it with their sum.
+/// Gemma 3 1B, `-c 8192 -ub 512`, f16: its 4 full layers hold 8,192 cells
+/// (8,192 × 4 × 2 × 256 × 2 B = 32 MiB) and its 22 sliding ones the window
+/// and a micro-batch, padded to 256 (512 + 512 → 1,024 cells: 22 MiB),
+/// llama.cpp's `llama_kv_cache_iswa` at b7217. Apple's unified memory names
+/// the model's buffer `Metal_Mapped`, the first GPU's.
+#[test]
+fn two_caches_of_a_windowed_model_are_checked_as_one_figure_per_device() {
+    let text = "build: 7217 (77334097) with cc (GCC) 13.3.0 for x86_64-linux-gnu\n\
+        llama_context: n_ctx         = 8192\n\
+        llama_context: n_batch       = 2048\n\
+        llama_context: n_ubatch      = 512\n\
+        llama_context: flash_attn    = disabled\n\
+        llama_kv_cache_iswa: creating non-SWA KV cache, size = 8192 cells\n\
+        llama_kv_cache:      CUDA0 KV buffer size =    32.00 MiB\n\
+        llama_kv_cache: size =   32.00 MiB (  8192 cells,   4 layers,  1/1 seqs), K (f16):   16.00 MiB, V (f16):   16.00 MiB\n\
+        llama_kv_cache_iswa: creating     SWA KV cache, size = 1024 cells\n\
+        llama_kv_cache:      CUDA0 KV buffer size =    22.00 MiB\n\
+        llama_kv_cache: size =   22.00 MiB (  1024 cells,  22 layers,  1/1 seqs), K (f16):   11.00 MiB, V (f16):   11.00 MiB\n";
+    let log = startup::read(text).unwrap_or_else(|| panic!("not a log"));
+    let model = Model::preset("gemma-3-1b").unwrap_or_else(|e| panic!("{e}"));
+    let planned = Scenario {
+        weights: WeightFormat::parse("q8_0").unwrap_or_else(|e| panic!("{e}")),
+        engine: Engine::LlamaCpp(Options { fit: FitMode::Off, ..Options::default() }),
+        gpus: vec![GpuSlot::custom("gpu", 1024 * GIB)],
+        ..Scenario::default()
+    };
+    let (run_as, _) = startup::logged_scenario(&log, &model, planned);
+    let valid = run_as.validate_for(&model).unwrap_or_else(|e| panic!("{e}"));
+    let e = shared::estimate::estimate(&model, valid);
+    let kv: Vec<_> = startup::llamacpp_buffers(&log, &e).into_iter().filter(|c| c.buffer == "kv").collect();
+    assert_eq!(kv.len(), 1, "{kv:?}");
+    assert_eq!((kv[0].logged_bytes, kv[0].predicted_bytes), (54 * MIB, Some(54 * MIB)), "{kv:?}");
+}
