@@ -323,30 +323,46 @@ where
     Ok(())
 }
 
-/// Completes on SIGINT (Ctrl-C) or SIGTERM.
-pub async fn shutdown_signal() {
-    let ctrl_c = async {
-        if let Err(e) = tokio::signal::ctrl_c().await {
-            tracing::warn!("cannot listen for Ctrl-C: {e}");
-            std::future::pending::<()>().await;
+/// Completes on SIGINT (Ctrl-C) or SIGTERM. The handlers are installed
+/// when this is called, not when the future is first polled: the server
+/// polls it beside its accept loop, so a signal that came after the first
+/// connection was served but before that poll killed the process instead of
+/// draining it (seen under load in `sigterm_stops_the_agent_cleanly`).
+pub fn shutdown_signal() -> impl std::future::Future<Output = ()> {
+    #[cfg(unix)]
+    let listen = |kind: tokio::signal::unix::SignalKind, name: &'static str| {
+        let signal = tokio::signal::unix::signal(kind);
+        async move {
+            match signal {
+                Ok(mut s) => {
+                    s.recv().await;
+                }
+                Err(e) => {
+                    tracing::warn!("cannot listen for {name}: {e}");
+                    std::future::pending::<()>().await;
+                }
+            }
         }
     };
     #[cfg(unix)]
-    let term = async {
-        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-            Ok(mut s) => {
-                s.recv().await;
-            }
-            Err(e) => {
-                tracing::warn!("cannot listen for SIGTERM: {e}");
+    let (interrupt, term) = (
+        listen(tokio::signal::unix::SignalKind::interrupt(), "Ctrl-C"),
+        listen(tokio::signal::unix::SignalKind::terminate(), "SIGTERM"),
+    );
+    #[cfg(not(unix))]
+    let (interrupt, term) = (
+        async {
+            if let Err(e) = tokio::signal::ctrl_c().await {
+                tracing::warn!("cannot listen for Ctrl-C: {e}");
                 std::future::pending::<()>().await;
             }
+        },
+        std::future::pending::<()>(),
+    );
+    async move {
+        tokio::select! {
+            () = interrupt => {}
+            () = term => {}
         }
-    };
-    #[cfg(not(unix))]
-    let term = std::future::pending::<()>();
-    tokio::select! {
-        () = ctrl_c => {}
-        () = term => {}
     }
 }
