@@ -188,8 +188,10 @@ use crate::{css, js, wasm};
 /// llama.cpp's copy of a tied head's embedding on the output layer's GPU
 /// (`Home::OutputCopy`, a real Gemma 3 log's model buffer 30 % short
 /// without it) and PaliGemma's one image per prompt in vLLM's encoder
-/// profile: +420 B, to 294,446 B, and the ceiling to 294,500 B.
-const BUNDLE_BUDGET_BYTES: u64 = 294_500;
+/// profile: +420 B, to 294,446 B, and the ceiling to 294,500 B. llama.cpp's
+/// `MXFP4 MoE` file type (gpt-oss's GGUFs: its rule, name and number):
+/// +105 B, to 294,551 B, and the ceiling to 294,600 B.
+const BUNDLE_BUDGET_BYTES: u64 = 294_600;
 
 /// Live mode's ceiling, gzip of its wasm + JS + CSS: 147,480 B when the page
 /// began handing it the plan it computed (`live::plan`, e9038ae) instead of
