@@ -35,6 +35,10 @@ pub struct LoggedModel {
     pub shared_expert_ffn: Option<u64>,
     /// Leading dense layers of an MoE (`n_layer_dense_lead`).
     pub dense_lead: Option<u64>,
+    /// Multi-token-prediction layers counted in `n_layer`
+    /// (`{arch}.nextn_predict_layers` of the header: GLM-4.5's one), which
+    /// llama.cpp loads no tensor and no cache for.
+    pub nextn_layers: Option<u64>,
     pub vocab: Option<u64>,
     /// `n_ctx_train`.
     pub context: Option<u64>,
@@ -222,6 +226,7 @@ fn header(m: &mut LoggedModel, rest: &str) {
         "expert_shared_count" => set(&mut m.shared_experts, n()),
         "expert_shared_feed_forward_length" => set(&mut m.shared_expert_ffn, n()),
         "leading_dense_block_count" => set(&mut m.dense_lead, n()),
+        "nextn_predict_layers" => set(&mut m.nextn_layers, n()),
         "vocab_size" => set(&mut m.vocab, n()),
         _ => {}
     }
@@ -272,6 +277,9 @@ fn hf_names(arch: &str) -> Option<(&'static str, &'static str)> {
         // 32 or 128 experts of `n_ff_exp`, attention sinks and biases, a
         // 128-token window on even layers (`set_swa_pattern(2)`).
         "gpt-oss" => ("gpt_oss", "GptOssForCausalLM"),
+        // GLM-4.5 / 4.6 / 4.7: a leading dense layer, routed and shared
+        // experts, the multi-token-prediction layer counted in `n_layer`.
+        "glm4moe" => ("glm4_moe", "Glm4MoeForCausalLM"),
         // The VL models' GGUFs hold their text models (the towers are in
         // the `--mmproj` file).
         "qwen2vl" => ("qwen2", "Qwen2ForCausalLM"),
@@ -364,7 +372,11 @@ fn config(m: &LoggedModel) -> Result<(String, Vec<String>), String> {
     };
     put("architectures", serde_json::json!([class]));
     put("model_type", model_type.into());
-    put("num_hidden_layers", layers.into());
+    // GLM-4.5's `num_hidden_layers` leaves its MTP layer out, which the
+    // GGUF's `block_count` holds (convert_hf_to_gguf.py adds
+    // `num_nextn_predict_layers`).
+    let nextn = m.nextn_layers.filter(|_| model_type == "glm4_moe").unwrap_or(0).min(layers.saturating_sub(1));
+    put("num_hidden_layers", (layers - nextn).into());
     put("hidden_size", hidden.into());
     put("num_attention_heads", heads.into());
     put("num_key_value_heads", m.kv_heads.unwrap_or(heads).into());
@@ -417,6 +429,15 @@ fn config(m: &LoggedModel) -> Result<(String, Vec<String>), String> {
     // layer + the output norm), which the log's metadata does not say.
     if model_type == "glm4" {
         put("attention_bias", false.into());
+    }
+    if model_type == "glm4_moe" {
+        put("num_nextn_predict_layers", nextn.into());
+        // Every GLM-4.5 / 4.6 / 4.7 config sets it (Glm4MoeConfig's
+        // default is false); the Air log's unused `blk.46.attn_q.bias` shows it.
+        put("attention_bias", true.into());
+        if let (Some(r), Some(k)) = (m.rope_dim, m.head_k.filter(|&k| k > 0)) {
+            put("partial_rotary_factor", (r as f64 / k as f64).into());
+        }
     }
     let windowed = matches!(model_type, "mistral" | "mixtral" | "gemma2" | "gemma3_text" | "gpt_oss" | "cohere2");
     if let Some(w) = m.sliding_window.filter(|&w| w > 0 && windowed) {
