@@ -190,8 +190,10 @@ use crate::{css, js, wasm};
 /// without it) and PaliGemma's one image per prompt in vLLM's encoder
 /// profile: +420 B, to 294,446 B, and the ceiling to 294,500 B. llama.cpp's
 /// `MXFP4 MoE` file type (gpt-oss's GGUFs: its rule, name and number):
-/// +105 B, to 294,551 B, and the ceiling to 294,600 B.
-const BUNDLE_BUDGET_BYTES: u64 = 294_600;
+/// +105 B, to 294,551 B, and the ceiling to 294,600 B. The closed-form
+/// compute buffer's F16 mask with flash attention (GLM-4.5-Air's log from
+/// −32 % to −3.6 %): +56 B, to 294,607 B, and the ceiling to 294,650 B.
+const BUNDLE_BUDGET_BYTES: u64 = 294_650;
 
 /// Live mode's ceiling, gzip of its wasm + JS + CSS: 147,480 B when the page
 /// began handing it the plan it computed (`live::plan`, e9038ae) instead of
