@@ -447,7 +447,7 @@ fn glm_vit(v: Fields) -> Result<VisionTower, ConfigError> {
 /// OneVision's `image_newline`; PaliGemma's one biased linear to
 /// `projection_dim`. `None` for a tower of another kind (not counted, with a
 /// warning). The largest image vLLM profiles is read for LLaVA, LLaVA-NeXT
-/// and PaliGemma ([`llava_item`], [`llava_next_item`]), not for OneVision.
+/// and PaliGemma ([`Crop`], [`llava_next_item`]), not for OneVision.
 fn llava(kind: &str, root: Fields, v: Fields, text: &TextModel) -> Result<Option<VisionTower>, ConfigError> {
     // A `vision_config` without `model_type` is the wrapper's default kind
     // (`SubConfigSpec`: CLIP for LLaVA and LLaVA-NeXT, SigLIP for the others).
@@ -479,8 +479,8 @@ fn llava(kind: &str, root: Fields, v: Fields, text: &TextModel) -> Result<Option
     };
     let t = tower(kind, e.layers, hidden, e.linear + projector_linear, e.other + projector_other);
     let item = match kind {
-        "llava" | "paligemma" => Some(llava_item(root, &e, siglip, 1, None)?),
-        "llava_next" => Some(llava_next_item(root, &e, siglip)?),
+        "llava" | "paligemma" => Some(Crop::of(kind, root, &e, siglip)?.item(1, 0)),
+        "llava_next" => Some(llava_next_item(root, &e, Crop::of(kind, root, &e, siglip)?)?),
         // OneVision pools its crops and caps them (`anyres_max_9`): not read.
         _ => None,
     };
@@ -494,40 +494,46 @@ fn llava(kind: &str, root: Fields, v: Fields, text: &TextModel) -> Result<Option
 /// (transformers 5.25 `LlavaNextConfig`).
 const LLAVA_NEXT_PINPOINTS: [(u128, u128); 5] = [(336, 672), (672, 336), (672, 672), (1008, 336), (336, 1008)];
 
-/// The largest image vLLM profiles for LLaVA and PaliGemma (`crops` = 1,
-/// vLLM 0.34.0 `llava.py::get_image_size_with_most_features`: the tower's own
-/// image size) and for LLaVA-NeXT (`crops` = 1 + the pinpoint's tiles,
-/// `unpadded` its features): `(patches, tokens, values)`. The tower runs
-/// `grid²` patches per crop, CLIP's with its class token
-/// (`clip.py::get_num_image_tokens`); LLaVA hands on those less the first
-/// under `vision_feature_select_strategy` "default"
+/// One crop of the largest image vLLM profiles for LLaVA, PaliGemma and
+/// LLaVA-NeXT: the tower runs `grid²` patches over it, CLIP's with its class
+/// token (`clip.py::get_num_image_tokens`); LLaVA hands on those less the
+/// first under `vision_feature_select_strategy` "default"
 /// (`vision.py::get_num_selected_vision_tokens`), PaliGemma all of SigLIP's
 /// (`paligemma.py::get_num_image_tokens`).
-fn llava_item(
-    root: Fields,
-    e: &Encoder,
-    siglip: bool,
-    crops: u128,
-    unpadded: Option<u128>,
-) -> Result<(u128, u128, u128), ConfigError> {
-    let per_crop = e.patches + u128::from(!siglip);
-    let base = if root.opt_str("model_type") == Some("paligemma") {
-        per_crop
-    } else {
-        match root.opt_str("vision_feature_select_strategy").unwrap_or("default") {
-            "default" => per_crop.saturating_sub(1),
-            "full" => per_crop,
-            other => {
-                return Err(super::families::invalid(
-                    root,
-                    "vision_feature_select_strategy",
-                    format!("is {other:?}; vLLM takes \"default\" or \"full\""),
-                ));
+struct Crop {
+    patches: u128,
+    tokens: u128,
+    values: u128,
+}
+
+impl Crop {
+    fn of(kind: &str, root: Fields, e: &Encoder, siglip: bool) -> Result<Crop, ConfigError> {
+        let patches = e.patches + u128::from(!siglip);
+        let tokens = if kind == "paligemma" {
+            patches
+        } else {
+            match root.opt_str("vision_feature_select_strategy").unwrap_or("default") {
+                "default" => patches.saturating_sub(1),
+                "full" => patches,
+                other => {
+                    return Err(super::families::invalid(
+                        root,
+                        "vision_feature_select_strategy",
+                        format!("is {other:?}; vLLM takes \"default\" or \"full\""),
+                    ));
+                }
             }
-        }
-    };
-    let values = e.channels * e.image * e.image;
-    Ok((crops * per_crop, base + unpadded.unwrap_or(0), crops * values))
+        };
+        Ok(Crop { patches, tokens, values: e.channels * e.image * e.image })
+    }
+
+    /// `(patches, tokens, values)` of an image of `crops` crops (LLaVA and
+    /// PaliGemma: one, the tower's own size, vLLM 0.34.0
+    /// `llava.py::get_image_size_with_most_features`) whose features add
+    /// `extra` tokens to the first crop's (LLaVA-NeXT's tiles).
+    fn item(&self, crops: u128, extra: u128) -> (u128, u128, u128) {
+        (crops * self.patches, self.tokens + extra, crops * self.values)
+    }
 }
 
 /// LLaVA-NeXT's largest image: of `image_grid_pinpoints`, the first with the
@@ -536,17 +542,18 @@ fn llava_item(
 /// image_size` by `width ÷ image_size`, transformers'
 /// `get_anyres_image_grid_shape`) and adds their features with the padding
 /// taken off and a newline per row (`_get_num_unpadded_features`).
-fn llava_next_item(root: Fields, e: &Encoder, siglip: bool) -> Result<(u128, u128, u128), ConfigError> {
+fn llava_next_item(root: Fields, e: &Encoder, crop: Crop) -> Result<(u128, u128, u128), ConfigError> {
     let pinpoints: Vec<(u128, u128)> = match root.value("image_grid_pinpoints") {
         Some(Value::Array(list)) => list
             .iter()
             .map(|p| match p.as_array().map(|a| a.as_slice()) {
-                Some([h, w]) => {
-                    h.as_u64().zip(w.as_u64()).filter(|&(h, w)| h > 0 && w > 0 && h <= MAX_DIM && w <= MAX_DIM)
-                }
+                Some([h, w]) => h
+                    .as_u64()
+                    .zip(w.as_u64())
+                    .filter(|&(h, w)| h > 0 && w > 0 && h <= MAX_DIM && w <= MAX_DIM)
+                    .map(|(h, w)| (u128::from(h), u128::from(w))),
                 _ => None,
             })
-            .map(|p| p.map(|(h, w)| (u128::from(h), u128::from(w))))
             .collect::<Option<_>>()
             .ok_or_else(|| {
                 super::families::invalid(root, "image_grid_pinpoints", "must be [height, width] pairs".into())
@@ -557,7 +564,7 @@ fn llava_next_item(root: Fields, e: &Encoder, siglip: bool) -> Result<(u128, u12
     for (height, width) in pinpoints {
         let (rows, cols) = (height / e.image.max(1), width / e.image.max(1));
         let (unpadded, newlines) = unpadded_features(height, width, e.grid * rows, e.grid * cols);
-        let item = llava_item(root, e, siglip, 1 + rows * cols, Some(unpadded + newlines))?;
+        let item = crop.item(1 + rows * cols, unpadded + newlines);
         if best.is_none_or(|b| item.1 > b.1) {
             best = Some(item);
         }

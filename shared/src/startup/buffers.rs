@@ -71,41 +71,30 @@ pub fn llamacpp_buffers(log: &StartupLog, e: &Estimate) -> Vec<BufferCheck> {
     }
     // A model with sliding layers has two caches, each printing its buffer
     // on every device (`llama_kv_cache_iswa`: non-SWA, then SWA); the plan
-    // budgets a device's cache as one figure, so the first line of a device
+    // budgets a device's cache as one figure, so a device's first KV line
     // is checked against the sum of its lines and the others are not.
-    let mut kv_of_device: Vec<(String, u64, usize)> = Vec::new();
-    for f in &log.facts {
+    // Each device: the index of its first KV fact and the sum of its lines.
+    let mut kv: Vec<(String, usize, u64)> = Vec::new();
+    for (i, f) in log.facts.iter().enumerate() {
         if let Figure::Buffer { buffer: Buffer::Kv, bytes } = f.figure {
             let device = f.scope.clone().unwrap_or_default();
-            match kv_of_device.iter_mut().find(|(d, ..)| *d == device) {
-                Some((_, sum, lines)) => {
-                    *sum = sum.saturating_add(bytes);
-                    *lines += 1;
-                }
-                None => kv_of_device.push((device, bytes, 1)),
+            match kv.iter_mut().find(|(d, ..)| *d == device) {
+                Some((_, _, sum)) => *sum = sum.saturating_add(bytes),
+                None => kv.push((device, i, bytes)),
             }
         }
     }
     let mut out = Vec::new();
-    for f in &log.facts {
+    for (i, f) in log.facts.iter().enumerate() {
         let device = f.scope.clone().unwrap_or_default();
-        let f = &match f.figure {
-            Figure::Buffer { buffer: Buffer::Kv, .. } => match kv_of_device.iter_mut().find(|(d, ..)| *d == device) {
-                Some((_, sum, lines)) if *lines > 0 => {
-                    let first = (*lines > 1).then_some(*sum);
-                    // Later lines of the device: already in the first's sum.
-                    *lines = 0;
-                    let mut whole = f.clone();
-                    if let Some(sum) = first {
-                        whole.figure = Figure::Buffer { buffer: Buffer::Kv, bytes: sum };
-                    }
-                    whole
-                }
+        let figure = match f.figure {
+            Figure::Buffer { buffer: Buffer::Kv, .. } => match kv.iter().find(|(d, ..)| *d == device) {
+                Some(&(_, first, sum)) if first == i => Figure::Buffer { buffer: Buffer::Kv, bytes: sum },
                 _ => continue,
             },
-            _ => f.clone(),
+            other => other,
         };
-        let (buffer, logged, predicted, note) = match (f.figure, place(&device)) {
+        let (buffer, logged, predicted, note) = match (figure, place(&device)) {
             (Figure::Buffer { buffer, bytes }, Some(Place::Gpu(g))) => {
                 let Some(gpu) = e.per_gpu.get(g) else {
                     out.push(check(f.line, device, name(buffer), bytes, None, Some("the plan has no such GPU")));

@@ -439,12 +439,13 @@ fn config(m: &LoggedModel) -> Result<(String, Vec<String>), String> {
             put("partial_rotary_factor", (r as f64 / k as f64).into());
         }
     }
-    let windowed = matches!(model_type, "mistral" | "mixtral" | "gemma2" | "gemma3_text" | "gpt_oss" | "cohere2");
-    if let Some(w) = m.sliding_window.filter(|&w| w > 0 && windowed) {
-        put("sliding_window", w.into());
-    } else if matches!(model_type, "gemma2" | "gemma3_text" | "gpt_oss" | "cohere2") {
-        // No window printed (an old build): none, not the class's default.
-        put("sliding_window", serde_json::Value::Null);
+    // The families whose config class slides by default: no window printed
+    // (an old build) is none, not the class's default.
+    let slides = matches!(model_type, "gemma2" | "gemma3_text" | "gpt_oss" | "cohere2");
+    match m.sliding_window.filter(|&w| w > 0) {
+        Some(w) if slides || matches!(model_type, "mistral" | "mixtral") => put("sliding_window", w.into()),
+        None if slides => put("sliding_window", serde_json::Value::Null),
+        _ => {}
     }
     tie_as_counted(m, &mut c, &mut notes);
     Ok((serde_json::Value::Object(c).to_string(), notes))

@@ -32,9 +32,8 @@ pub(super) fn compute_buffer(p: &Plan, o: Options, ctx: u64, part: Part) -> u64 
     let output = if with_output { t.hidden_size.saturating_add(t.vocab_size) } else { 0 };
     let activations = o.ubatch().saturating_mul(4).saturating_mul(layer.max(output));
     // With flash attention the closed form leaves out the KQ mask, an input
-    // alive through the whole graph, the logits' too: F16 on the GPU, `n_kv`
-    // by the micro-batch's rows padded to `GGML_KQ_MASK_PAD` (64), as
-    // `graph.rs` lays it for the replayed models. A mainline GLM-4.5-Air log
+    // alive through the whole graph, the logits' too: F16 on the GPU
+    // ([`graph::mask_cells`], as the replayed models lay it). A mainline GLM-4.5-Air log
     // at `-c 131072 -ub 4096` (b6168, fixture
     // `llamacpp-b6168-glm45-air-mix-1gpu-fa-on`) holds 1 GiB of it beside
     // 2,368 MiB of logits (its F32 source, 2 GiB, sits in the host's compute
@@ -42,7 +41,7 @@ pub(super) fn compute_buffer(p: &Plan, o: Options, ctx: u64, part: Part) -> u64 
     // figures keep the closed form they were checked with.
     let mask = match o.flash_attention {
         FlashAttention::On if part.layers > 0 && o.fork == super::Fork::Mainline => {
-            cache::pad(ctx).saturating_mul(o.ubatch().div_ceil(64).saturating_mul(64)).saturating_mul(2)
+            graph::mask_cells(cache::pad(ctx), o.ubatch()).saturating_mul(2)
         }
         _ => 0,
     };

@@ -119,12 +119,17 @@ pub(super) struct Part {
     pub output: bool,
 }
 
+/// The KQ mask's cells: `n_kv` by the micro-batch's `tokens`, its rows
+/// padded to `GGML_KQ_MASK_PAD` (64).
+pub(super) fn mask_cells(n_kv: u64, tokens: u64) -> u64 {
+    n_kv.saturating_mul(tokens.div_ceil(64).saturating_mul(64))
+}
+
 /// The compute buffer of one GPU (bytes) for `n_kv` cache cells.
 pub(super) fn compute_buffer(s: Shape, o: &Options, n_kv: u64, part: Part) -> u64 {
     let t = o.ubatch();
     let f32s = |width: u64| width.saturating_mul(t).saturating_mul(4);
-    // The mask's rows are padded to `GGML_KQ_MASK_PAD` (64).
-    let mask_cells = n_kv.saturating_mul(t.div_ceil(64).saturating_mul(64));
+    let mask_cells = mask_cells(n_kv, t);
     let fa = o.flash_attention == FlashAttention::On;
     let glu = o.build.is_none_or(|b| b >= GLU_BUILD);
     let cast = fa && part.first && o.build.is_some_and(|b| b < F16_MASK_BUILD);

@@ -359,9 +359,7 @@ fn each_piece(model: &Model, format: WeightFormat, weights: &WeightPlan, sink: &
             for t in c.gguf_tensors.iter().filter(|t| keep(t.role, t.layer)) {
                 sink.piece(|| Name::Stored(t.name.clone()), home(t.role, t.layer), t.role, t.bytes);
             }
-            if !c.gguf_tensors.iter().any(|t| t.role == Role::LmHead)
-                && let Some(e) = c.gguf_tensors.iter().find(|t| t.role == Role::Embedding && t.layer.is_none())
-            {
+            if let Some(e) = tied_embedding(c.gguf_tensors.iter().map(|t| (t.role, t.layer, t))) {
                 sink.piece(|| Name::Stored(e.name.clone()), Home::OutputCopy, Role::LmHead, e.bytes);
             }
             return;
@@ -369,7 +367,9 @@ fn each_piece(model: &Model, format: WeightFormat, weights: &WeightPlan, sink: &
         for g in c.layout.groups.iter().filter(|g| keep(g.role, g.layer)) {
             split(sink, g.role, g.layer, home(g.role, g.layer), g.bytes, naming);
         }
-        output_copy(sink, c.layout.groups.iter().map(|g| (g.role, g.layer, g.bytes)), naming);
+        if let Some(bytes) = tied_embedding(c.layout.groups.iter().map(|g| (g.role, g.layer, g.bytes))) {
+            output_copy(sink, bytes, naming);
+        }
         return;
     }
     // The estimate per home, to rescale onto the plan's bytes for it.
@@ -409,20 +409,30 @@ fn each_piece(model: &Model, format: WeightFormat, weights: &WeightPlan, sink: &
     for &(g, h, b) in groups.iter().filter(|(g, ..)| !is_multimodal(g.role)) {
         split(sink, g.role, g.layer, h, rescaled(h, b), naming);
     }
-    output_copy(sink, groups.iter().map(|&(g, h, b)| (g.role, g.layer, rescaled(h, b))), naming);
+    if let Some((h, b)) = tied_embedding(groups.iter().map(|&(g, h, b)| (g.role, g.layer, (h, b)))) {
+        output_copy(sink, rescaled(h, b), naming);
+    }
 }
 
-/// The tied head's copy of the token embedding ([`Home::OutputCopy`]), when
-/// the model has no head of its own: `groups` as (role, layer, bytes).
-fn output_copy(sink: &mut impl Sink, groups: impl Iterator<Item = (Role, Option<u32>, u64)> + Clone, naming: Naming) {
-    if groups.clone().any(|(role, ..)| role == Role::LmHead) {
-        return;
+/// The token embedding of a model with no head of its own (its head is tied
+/// to it), from `(role, layer, item)` in one pass; `None` when it has a head.
+fn tied_embedding<T>(groups: impl IntoIterator<Item = (Role, Option<u32>, T)>) -> Option<T> {
+    let mut embedding = None;
+    for (role, layer, item) in groups {
+        match role {
+            Role::LmHead => return None,
+            Role::Embedding if layer.is_none() && embedding.is_none() => embedding = Some(item),
+            _ => {}
+        }
     }
-    if let Some((_, _, bytes)) = groups.into_iter().find(|&(role, layer, _)| role == Role::Embedding && layer.is_none())
-    {
-        let stem = stems(Role::Embedding, naming).first().copied().unwrap_or("token_embd");
-        sink.piece(|| Name::Layout { stem, role: Role::Embedding, layer: None }, Home::OutputCopy, Role::LmHead, bytes);
-    }
+    embedding
+}
+
+/// The tied head's copy of the token embedding ([`Home::OutputCopy`]), by
+/// llama.cpp's name for the embedding.
+fn output_copy(sink: &mut impl Sink, bytes: u64, naming: Naming) {
+    let stem = stems(Role::Embedding, naming).first().copied().unwrap_or("token_embd");
+    sink.piece(|| Name::Layout { stem, role: Role::Embedding, layer: None }, Home::OutputCopy, Role::LmHead, bytes);
 }
 
 /// One group as llama.cpp's tensors: a gated up projection is two tensors
