@@ -228,9 +228,12 @@ impl Model {
 /// would size the per-layer tables of the layout and the inference.
 fn hints(config: Option<&serde_json::Value>, checkpoint: &Checkpoint) -> Result<Hints, CheckpointError> {
     let from_config = config.and_then(|c| {
-        let text = c.get("text_config").and_then(|t| t.get("num_hidden_layers")).and_then(serde_json::Value::as_u64);
+        let text = c
+            .as_object()
+            .and_then(crate::arch::text_config)
+            .and_then(|(t, key)| t.get("num_hidden_layers").and_then(serde_json::Value::as_u64).map(|n| (key, n)));
         match text {
-            Some(n) => Some(("config.json field `text_config.num_hidden_layers`".to_owned(), n)),
+            Some((key, n)) => Some((format!("config.json field `{key}.num_hidden_layers`"), n)),
             None => c
                 .get("num_hidden_layers")
                 .and_then(serde_json::Value::as_u64)

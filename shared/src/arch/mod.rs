@@ -10,6 +10,7 @@ pub mod fields;
 pub mod params;
 mod vision;
 
+pub(crate) use families::text_config;
 pub use fields::ConfigError;
 pub use params::{KeptRoles, Role, TensorGroup, TensorLayout};
 
@@ -516,7 +517,9 @@ pub struct VisionTower {
     #[serde(default)]
     pub deepstack: u64,
     /// The largest video of the Qwen3-VL processors as vLLM 0.11 – 0.12
-    /// profile it (zero for towers without one).
+    /// profile it; for InternVL's remote code around a model that takes
+    /// video, one frame, as many as `max_model_len` holds making the video
+    /// (`engines::vllm::encoder`); zero for towers without one.
     #[serde(default)]
     pub video: VisionItem,
 }

@@ -20,7 +20,8 @@ pub(super) fn read(family: Family, root: Fields, text: &TextModel) -> Result<Opt
         Some("mistral3") => return pixtral(root, v, text).map(Some),
         Some("kimi_k25") => return moonvit(root, v, text).map(Some),
         Some("glm4v" | "glm4v_moe") => return glm_vit(v).map(Some),
-        Some("internvl") => return internvit(root, v, text).map(Some),
+        Some("internvl") => return internvit(root, v, text, InternVit::Native).map(Some),
+        Some("internvl_chat") => return internvit(root, v, text, InternVit::Remote { family }).map(Some),
         Some(kind @ ("llava" | "llava_next" | "llava_onevision" | "paligemma")) => return llava(kind, root, v, text),
         Some(kind @ ("idefics3" | "smolvlm")) => return idefics3(kind, root, v, text).map(Some),
         _ => {}
@@ -618,39 +619,60 @@ fn sides(v: Fields, key: &str, default: u64) -> Result<(u128, u128), ConfigError
     }
 }
 
-/// InternVL's InternViT (transformers 5.25 `modeling_internvl.py`): a class
-/// token (and a mask token with `use_mask_token`), a biased convolution patch
-/// embedding, a learned position per patch (+1) with
-/// `use_absolute_position_embeddings`; layers of two norms (`norm_type`:
-/// LayerNorm or RMSNorm), q/k/v (`attention_bias`), optional whole-width
-/// q/k RMSNorms (`use_qk_norm`), a biased output, a biased two-layer MLP and
-/// two layer-scale vectors; a final LayerNorm unless `use_mean_pooling`.
-/// Then `InternVLMultiModalProjector`: the patches merged by
-/// `1 / downsample_ratio` on each side, a LayerNorm and two biased linears to
-/// the text width. The largest image vLLM profiles is not read.
-fn internvit(root: Fields, v: Fields, text: &TextModel) -> Result<VisionTower, ConfigError> {
-    // InternVLVisionConfig defaults.
-    let hidden = dim(v, "hidden_size", 1024)?;
-    let inter = dim(v, "intermediate_size", 4096)?;
-    let layers = dim(v, "num_hidden_layers", 24)?;
-    let channels = dim(v, "num_channels", 3)?;
+/// Which InternViT config a checkpoint ships.
+#[derive(Clone, Copy)]
+enum InternVit {
+    /// transformers' own `internvl` (`InternVLVisionConfig`).
+    Native,
+    /// The InternVL repositories' remote code (`internvl_chat`,
+    /// `configuration_intern_vit.py::InternVisionConfig`, `intern_vit_6b`)
+    /// around a language model of this family.
+    Remote { family: Family },
+}
+
+/// InternVL's InternViT (transformers 5.25 `modeling_internvl.py`; the remote
+/// code's `modeling_intern_vit.py` as vLLM 0.34.0 `intern_vit.py` builds it,
+/// the same tensors under other keys): a class token (and a mask token with
+/// `use_mask_token`), a biased convolution patch embedding, a learned
+/// position per patch (+1) with `use_absolute_position_embeddings` (always in
+/// the remote code); layers of two norms (`norm_type`: LayerNorm or
+/// RMSNorm), q/k/v (`attention_bias`; remote `qkv_bias`), optional
+/// whole-width q/k RMSNorms (`use_qk_norm`; remote `qk_normalization`), a
+/// biased output, a biased two-layer MLP and two layer-scale vectors; a final
+/// LayerNorm unless `use_mean_pooling` (none in the remote code). Then the
+/// projector (`InternVLMultiModalProjector`; remote `mlp1`): the patches
+/// merged by `1 / downsample_ratio` on each side, a LayerNorm and two biased
+/// linears to the text width. The largest image vLLM profiles is read from
+/// the remote code's config ([`internvl_chat_item`]); transformers' own keeps
+/// its tiling in `preprocessor_config.json`, not read.
+fn internvit(root: Fields, v: Fields, text: &TextModel, config: InternVit) -> Result<VisionTower, ConfigError> {
+    let remote = matches!(config, InternVit::Remote { .. });
+    // InternVLVisionConfig's defaults, or InternVisionConfig's (InternViT-6B).
+    let (d_hidden, d_inter, d_layers, d_image) = if remote { (3200, 12800, 48, 224) } else { (1024, 4096, 24, 448) };
+    let hidden = dim(v, "hidden_size", d_hidden)?;
+    let inter = dim(v, "intermediate_size", d_inter)?;
+    let layers = dim(v, "num_hidden_layers", d_layers)?;
+    // The remote code's patch embedding takes three channels whatever the config says.
+    let channels = if remote { 3 } else { dim(v, "num_channels", 3)? };
     let (patch_h, patch_w) = sides(v, "patch_size", 14)?;
-    let (image_h, image_w) = sides(v, "image_size", 448)?;
+    let (image_h, image_w) = sides(v, "image_size", d_image)?;
     // `InternVLVisionPatchEmbeddings`: each side floored.
     let patches = (image_h / patch_h.max(1)) * (image_w / patch_w.max(1));
     let patch_area = patch_h * patch_w;
-    let norm = match v.opt_str("norm_type").unwrap_or("layer_norm") {
+    let norm = match v.opt_str("norm_type").unwrap_or(if remote { "rms_norm" } else { "layer_norm" }) {
         "layer_norm" => 2 * hidden,
         "rms_norm" => hidden,
         other => {
             return Err(super::families::invalid(v, "norm_type", format!("`{other}` is not a norm InternViT has")));
         }
     };
-    let qkv_bias = if v.bool_or("attention_bias", false)? { 3 * hidden } else { 0 };
-    let qk_norm = if v.bool_or("use_qk_norm", false)? { 2 * hidden } else { 0 };
-    let mask = if v.bool_or("use_mask_token", false)? { hidden } else { 0 };
-    let positions = if v.bool_or("use_absolute_position_embeddings", true)? { (patches + 1) * hidden } else { 0 };
-    let final_norm = if v.bool_or("use_mean_pooling", true)? { 0 } else { 2 * hidden };
+    let (bias_key, qk_key) = if remote { ("qkv_bias", "qk_normalization") } else { ("attention_bias", "use_qk_norm") };
+    let qkv_bias = if v.bool_or(bias_key, false)? { 3 * hidden } else { 0 };
+    let qk_norm = if v.bool_or(qk_key, remote)? { 2 * hidden } else { 0 };
+    let mask = if !remote && v.bool_or("use_mask_token", false)? { hidden } else { 0 };
+    let positions =
+        if remote || v.bool_or("use_absolute_position_embeddings", true)? { (patches + 1) * hidden } else { 0 };
+    let final_norm = if remote || v.bool_or("use_mean_pooling", true)? { 0 } else { 2 * hidden };
     let ratio = match root.value("downsample_ratio") {
         None => 0.5,
         Some(x) => {
@@ -676,9 +698,53 @@ fn internvit(root: Fields, v: Fields, text: &TextModel) -> Result<VisionTower, C
         + final_norm
         + 2 * merged
         + 2 * text_hidden;
-    let mut t = tower("internvit", layers, hidden, linear, other);
-    t.intermediate_size = clamp(inter);
+    let t = tower("internvit", layers, hidden, linear, other);
+    let InternVit::Remote { family } = config else {
+        return Ok(VisionTower { intermediate_size: clamp(inter), ..t });
+    };
+    let tile = Tile { patches: patches + 1, values: channels * image_h * image_w };
+    let mut t = profiled(t, internvl_chat_item(root, tile, side)?, inter);
+    // One frame of a video is a tile of its own (vLLM 0.34.0
+    // `processors/internvl.py::video_to_pixel_values_internvl`), for the
+    // language models whose tokenizer has the video token vLLM looks for
+    // (`InternVLProcessingInfo.ctx_video_token`: Qwen2, Qwen3, Qwen3-MoE,
+    // gpt-oss); the others take images only.
+    if matches!(family, Family::Qwen2 | Family::Qwen3 | Family::Qwen3Moe | Family::GptOss) {
+        t.video =
+            VisionItem { patches: clamp(tile.patches), tokens: clamp(tile.tokens(side)), values: clamp(tile.values) };
+    }
     Ok(t)
+}
+
+/// One 448-pixel tile of an InternVL image through InternViT: its patches
+/// with the class token, and its pixel values.
+#[derive(Clone, Copy)]
+struct Tile {
+    patches: u128,
+    values: u128,
+}
+
+impl Tile {
+    /// The tokens a tile hands the language model: its patches (less the
+    /// class token) merged `side` × `side`, vLLM's `num_image_token`
+    /// (`int((image_size // patch_size) ** 2 * downsample_ratio ** 2)`).
+    fn tokens(self, side: u128) -> u128 {
+        (self.patches - 1) / (side * side).max(1)
+    }
+}
+
+/// InternVL's largest image as vLLM 0.34.0 profiles it
+/// (`internvl.py::get_image_size_with_most_features`,
+/// `processors/internvl.py::calculate_internvl_targets`): `max_dynamic_patch`
+/// tiles (one with `dynamic_image_size` off) and, when that is more than one,
+/// the thumbnail with `use_thumbnail`.
+fn internvl_chat_item(root: Fields, tile: Tile, side: u128) -> Result<(u128, u128, u128), ConfigError> {
+    // InternVLChatConfig's defaults.
+    let dynamic = root.bool_or("dynamic_image_size", false)?;
+    let most = if dynamic { dim(root, "max_dynamic_patch", 6)?.max(1) } else { 1 };
+    let thumbnail = root.bool_or("use_thumbnail", false)? && most != 1;
+    let tiles = most + u128::from(thumbnail);
+    Ok((tiles * tile.patches, tiles * tile.tokens(side), tiles * tile.values))
 }
 
 /// `Llama4VisionModel` (transformers 5.24): an unfold + bias-free linear patch

@@ -24,7 +24,9 @@ const CONFIG_KEYS: &[&str] = &[
     "decoder_sparse_step",
     "depth",
     "do_layer_norm_before",
+    "downsample_ratio",
     "dtype",
+    "dynamic_image_size",
     "embed_dim",
     "enable_bias",
     "ffn_dim",
@@ -38,6 +40,7 @@ const CONFIG_KEYS: &[&str] = &[
     "intermediate_size",
     "kv_lora_rank",
     "layer_types",
+    "max_dynamic_patch",
     "max_num_tiles",
     "max_position_embeddings",
     "max_window_layers",
@@ -58,6 +61,7 @@ const CONFIG_KEYS: &[&str] = &[
     "n_routed_experts",
     "n_shared_experts",
     "new_decoder_architecture",
+    "norm_type",
     "num_attention_heads",
     "num_channels",
     "num_experts",
@@ -74,7 +78,9 @@ const CONFIG_KEYS: &[&str] = &[
     "patch_size",
     "q_lora_rank",
     "qk_nope_head_dim",
+    "qk_normalization",
     "qk_rope_head_dim",
+    "qkv_bias",
     "shared_expert_intermediate_size",
     "sliding_window",
     "sliding_window_pattern",
@@ -85,6 +91,7 @@ const CONFIG_KEYS: &[&str] = &[
     "topk_method",
     "torch_dtype",
     "use_sliding_window",
+    "use_thumbnail",
     "v_head_dim",
     "vision_output_dim",
     "vision_use_head",
@@ -94,7 +101,7 @@ const CONFIG_KEYS: &[&str] = &[
 
 /// Nested objects kept (trimmed with the same list), and the quantisation
 /// config, kept whole but for its module lists.
-const CONFIG_OBJECTS: &[&str] = &["text_config", "vision_config"];
+const CONFIG_OBJECTS: &[&str] = &["text_config", "llm_config", "vision_config"];
 const QUANT_DROP: &[&str] = &["modules_to_not_convert", "ignore", "ignored_layers", "modules_in_block_to_quantize"];
 
 /// The compact JSON of a `config.json` for `cfg=`: minified and trimmed to

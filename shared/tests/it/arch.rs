@@ -150,6 +150,10 @@ fn every_fixture_has_an_oracle_count() {
     let counts = counts();
     for entry in std::fs::read_dir(dir()).unwrap_or_else(|e| panic!("fixture dir: {e}")) {
         let path = entry.unwrap_or_else(|e| panic!("entry: {e}")).path();
+        // `remote/`: configs of remote code, which the oracle cannot build.
+        if path.is_dir() {
+            continue;
+        }
         let stem = path.file_stem().and_then(|s| s.to_str()).unwrap_or_default().to_owned();
         if stem == "counts" || stem == "sources" || KNOWN_UNCOUNTED.contains(&stem.as_str()) {
             continue;
@@ -575,4 +579,60 @@ fn explicit_nulls_fall_back_as_transformers_does() {
     raw["num_key_value_heads"] = serde_json::Value::Null;
     let arch = Architecture::from_config_json(&raw.to_string()).unwrap_or_else(|e| panic!("{e}"));
     assert_eq!((arch.text.head_dim, arch.text.num_kv_heads), (hidden / heads, heads));
+}
+
+/// InternVL's own repositories ship remote code (`internvl_chat`): InternViT
+/// under the keys of `InternVisionConfig`, the language model in
+/// `llm_config`. Read so, InternVL3-1B is the same model as its translation
+/// into transformers' `internvl` config, whose count is the oracle's; and
+/// InternViT-6B's options (RMSNorm, q/k norms, no q/k/v bias: the remote
+/// code's defaults) count as their native keys do.
+#[test]
+fn internvl_chat_counts_as_transformers_own_internvl() {
+    let remote_text = std::fs::read_to_string(dir().join("remote/internvl3-1b.json")).expect("remote fixture");
+    let remote = Architecture::from_config_json(&remote_text).unwrap_or_else(|e| panic!("internvl_chat: {e}"));
+    let native = read("internvl3-1b-hf");
+    assert_eq!(remote.family, Family::Qwen2, "the language model is llm_config's");
+    assert_eq!(remote.parameters(), counts().counts["internvl3-1b-hf"].total, "the oracle's count");
+    assert_eq!(remote.text, native.text);
+    assert_eq!(
+        remote.vision.as_ref().map(|v| v.linear_params + v.other_params),
+        native.vision.as_ref().map(|v| v.linear_params + v.other_params)
+    );
+
+    // The 6B tower as InternVL3-38B ships it, against the native keys.
+    let six_b = |native: bool| {
+        let mut raw: serde_json::Value = serde_json::from_str(&remote_text).expect("json");
+        let keys = if native {
+            serde_json::json!({"model_type": "internvl_vision", "hidden_size": 3200, "intermediate_size": 12800,
+                "num_hidden_layers": 45, "num_attention_heads": 25, "norm_type": "rms_norm",
+                "use_qk_norm": true, "attention_bias": false, "image_size": 448, "patch_size": 14})
+        } else {
+            // `qkv_bias`, `qk_normalization` and `norm_type` left to InternVisionConfig's defaults.
+            serde_json::json!({"model_type": "intern_vit_6b", "hidden_size": 3200, "intermediate_size": 12800,
+                "num_hidden_layers": 45, "num_attention_heads": 25, "image_size": 448, "patch_size": 14})
+        };
+        raw["vision_config"] = keys;
+        if native {
+            let text = raw["llm_config"].take();
+            raw["text_config"] = text;
+            raw["model_type"] = "internvl".into();
+        }
+        Architecture::from_config_json(&raw.to_string()).unwrap_or_else(|e| panic!("6B tower: {e}"))
+    };
+    let (remote, native) = (six_b(false), six_b(true));
+    assert!(remote.parameters() > 5_000_000_000, "InternViT-6B is counted");
+    assert_eq!(remote.parameters(), native.parameters());
+}
+
+/// A wrapper around a language model no reader knows names that model.
+#[test]
+fn internvl_chat_around_internlm2_names_internlm2() {
+    let mut raw: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir().join("remote/internvl3-1b.json")).expect("fixture"))
+            .expect("json");
+    raw["llm_config"]["model_type"] = "internlm2".into();
+    raw["llm_config"]["architectures"] = serde_json::json!(["InternLM2ForCausalLM"]);
+    let err = Architecture::from_config_json(&raw.to_string()).expect_err("InternLM2 has no reader").to_string();
+    assert!(err.contains("`internlm2`") && err.contains("internvl_chat"), "{err}");
 }

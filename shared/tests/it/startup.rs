@@ -885,3 +885,48 @@ fn logged_metadata_of_counted_configs_reads_back_as_counted() {
         assert_eq!(kinds(&m), kinds(&want), "{fixture}");
     }
 }
+
+/// InternVL's remote code around a Qwen model (InternVL3-1B) takes images of
+/// up to `max_dynamic_patch` 448-pixel tiles and a thumbnail, and video of
+/// one-tile frames, 256 tokens each (vLLM 0.34.0 `internvl.py`). The budget
+/// counts the video that fits `max_model_len` beside one largest image; the
+/// profile runs one video as long as `max_model_len` alone (its dummy is
+/// built without images). With video off, the largest image: 13 tiles.
+#[test]
+fn internvl_chat_profiles_a_video_of_one_tile_frames() {
+    use shared::engines::{Engine, EngineKind, EngineReport};
+    use shared::estimate::{GpuSlot, Scenario};
+    let text =
+        std::fs::read_to_string(format!("{}/tests/fixtures/arch/remote/internvl3-1b.json", env!("CARGO_MANIFEST_DIR")))
+            .unwrap_or_else(|e| panic!("fixture: {e}"));
+    let m = shared::model::Model::from_config_json("internvl3-1b", &text).unwrap_or_else(|e| panic!("{e}"));
+    let v = m.arch.vision.as_ref().unwrap_or_else(|| panic!("a tower"));
+    let frame_tokens = (448 / 14) * (448 / 14) / 4;
+    let tile_patches = (448 / 14) * (448 / 14) + 1;
+    assert_eq!((v.item.patches, v.item.tokens), (13 * tile_patches, 13 * frame_tokens), "12 tiles and the thumbnail");
+    assert_eq!((v.video.patches, v.video.tokens), (tile_patches, frame_tokens), "one frame");
+    let h100 = shared::catalog::gpu("h100-sxm").unwrap_or_else(|| panic!("catalog"));
+    let plan = |video: Option<u64>| {
+        let Engine::Vllm(mut o) = EngineKind::Vllm.with_defaults() else { unreachable!() };
+        o.mm_limits.video = video;
+        let s = Scenario { gpus: vec![GpuSlot::from_catalog(h100)], engine: Engine::Vllm(o), ..Scenario::default() };
+        let e = crate::estimate(&m, s);
+        match e.engine_report {
+            Some(EngineReport::Vllm(r)) => (r, e.activation_bytes),
+            other => panic!("{other:?}"),
+        }
+    };
+    let max_model_len = 32_768;
+    let counted = (max_model_len - 13 * frame_tokens) / frame_tokens * frame_tokens;
+    let (with_video, video_peak) = plan(None);
+    assert_eq!(with_video.max_model_len, max_model_len);
+    let line =
+        format!("Encoder cache will be initialized with a budget of {counted} tokens, and profiled with 1 video items");
+    assert!(with_video.log_lines.iter().any(|l| l.starts_with(&line)), "{line}\n{:?}", with_video.log_lines);
+    let (images, image_peak) = plan(Some(0));
+    let budget = images.max_num_batched_tokens.max(13 * frame_tokens);
+    let items = budget / (13 * frame_tokens);
+    let line = format!("a budget of {budget} tokens, and profiled with {items} image items");
+    assert!(images.log_lines.iter().any(|l| l.contains(&line)), "{line}\n{:?}", images.log_lines);
+    assert!(video_peak > image_peak, "128 frames outweigh two images");
+}

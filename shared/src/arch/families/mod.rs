@@ -28,8 +28,24 @@ pub(super) fn read(map: &Map<String, Value>) -> Result<Architecture, ConfigError
     let model_type = root.opt_str("model_type").unwrap_or_default().to_owned();
     let architectures = root.str_list("architectures")?;
     let mut warnings = Vec::new();
-    let text_type = root.object("text_config").and_then(|m| m.get("model_type")).and_then(Value::as_str);
-    let detected = detect(&model_type, text_type.unwrap_or_default(), &architectures);
+    let text_map = text_config(map);
+    let text_type = text_map.and_then(|(m, _)| m.get("model_type")).and_then(Value::as_str);
+    let text_architectures = match text_map {
+        Some((m, key)) => Fields::new(m, key).str_list("architectures")?,
+        None => Vec::new(),
+    };
+    let detected = detect(&model_type, text_type.unwrap_or_default(), &architectures, &text_architectures);
+    // A known wrapper around a language model no reader knows: name that model.
+    if detected.is_none()
+        && let Some((_, key)) = text_map
+        && let Some((_, default)) = ANY_TEXT_WRAPPERS.iter().find(|(wrapper, _)| *wrapper == model_type)
+    {
+        let text_type = text_type.filter(|t| !t.is_empty()).unwrap_or(default).to_owned();
+        return Err(ConfigError::UnknownArchitecture {
+            model_type: text_type,
+            what: format!("its `{model_type}` wrapper (`{key}`)"),
+        });
+    }
     if detected.is_none()
         && let Some(what) = not_plain_dense(root)
     {
@@ -45,8 +61,7 @@ pub(super) fn read(map: &Map<String, Value>) -> Result<Architecture, ConfigError
         ));
         Family::Generic
     });
-    let text_map = root.object("text_config");
-    let text_fields = text_map.map_or(root, |m| Fields::new(m, "text_config"));
+    let text_fields = text_map.map_or(root, |(m, key)| Fields::new(m, key));
     let mut text = read_text(family, text_fields, &mut warnings)?;
     // The multi-token-prediction layers an engine builds for speculative
     // decoding (`num_nextn_predict_layers`: DeepSeek-V3, GLM-4.5, Qwen3-Next,
@@ -171,14 +186,28 @@ const ANY_TEXT_WRAPPERS: &[(&str, &str)] = &[
     ("paligemma", "gemma"),
     ("idefics3", "llama"),
     ("smolvlm", "llama"),
+    // InternVL 1.5 – 3.5 as their own repositories ship them (remote code,
+    // `configuration_internvl_chat.py`): the language model's config is
+    // `llm_config`, its class named by `architectures` (InternLM2 without one).
+    ("internvl_chat", "internlm2"),
 ];
+
+/// The object holding a wrapper's language model and its key: `text_config`,
+/// or `llm_config` for InternVL's remote-code wrapper (`InternVLChatConfig`).
+pub(crate) fn text_config(map: &Map<String, Value>) -> Option<(&Map<String, Value>, &'static str)> {
+    let key = match map.get("model_type").and_then(Value::as_str) {
+        Some("internvl_chat") => "llm_config",
+        _ => "text_config",
+    };
+    map.get(key).and_then(Value::as_object).map(|m| (m, key))
+}
 
 /// The family of a config's `model_type`; a wrapper of
 /// [`ANY_TEXT_WRAPPERS`] is its text model's, told by its `text_config`'s
 /// `model_type` (`text_type`, empty when there is none).
-fn detect(model_type: &str, text_type: &str, architectures: &[&str]) -> Option<Family> {
+fn detect(model_type: &str, text_type: &str, architectures: &[&str], text_architectures: &[&str]) -> Option<Family> {
     if let Some((_, default)) = ANY_TEXT_WRAPPERS.iter().find(|(wrapper, _)| *wrapper == model_type) {
-        return detect(if text_type.is_empty() { default } else { text_type }, "", &[]);
+        return detect(if text_type.is_empty() { default } else { text_type }, "", text_architectures, &[]);
     }
     let by_type = match model_type {
         "llama" => Some(Family::Llama),

@@ -32,7 +32,10 @@
 //! `qwen3_vl.py::get_max_video_tokens`), while the tower returns its real
 //! tokens, each `1 + deepstack` embeddings wide; Qwen2-VL's and
 //! Qwen2.5-VL's largest video is as many largest-image frames as
-//! `max_model_len` holds, up to 14.
+//! `max_model_len` holds, up to 14. InternVL's remote code around a Qwen or
+//! gpt-oss model takes video of one-tile frames ([`internvl_video`], the
+//! same in 0.13.0, 0.24.0 and 0.34.0), which outweighs its largest image at
+//! any `max_model_len` beyond a few thousand tokens.
 
 use super::{DEFAULT_MM_LIMIT, EncoderPadding, EncoderProfile, Options};
 use crate::arch::{VisionItem, VisionTower};
@@ -83,11 +86,15 @@ pub(crate) fn profile(
     // `get_modality_with_max_tokens` then picks "video" (the 0.19 – 0.24
     // rules).
     let qwen = v.kind.starts_with("qwen");
+    // InternVL's remote code around a Qwen or gpt-oss model takes video too
+    // (`v.video` is then one frame).
+    let internvl = v.kind == "internvit" && v.video.tokens > 0;
     let limits = o.mm_limits;
-    let video_on = qwen && limits.video != Some(0);
+    let video_on = (qwen || internvl) && limits.video != Some(0);
     // From 0.11 to 0.17 the largest video is an item of its own; the
     // profile takes the modality with the most tokens per item (a tie: video).
     let own_video = match rules {
+        _ if internvl => video_on.then(|| internvl_video(v, limits.image != Some(0), max_model_len)),
         EncoderProfile::Kept { .. } if !video_on => None,
         EncoderProfile::Outputs => None,
         // Qwen3-VL: 12.5 × its tokens on 0.11 – 0.12, its tokens from 0.13.
@@ -110,7 +117,8 @@ pub(crate) fn profile(
         _ => None,
     };
     let (item, counted, video_on) = match own_video {
-        Some((item, counted)) if counted >= v.item.tokens => (item, counted, true),
+        // Video only when images are off (`--limit-mm-per-prompt image:0`).
+        Some((item, counted)) if counted >= v.item.tokens || limits.image == Some(0) => (item, counted, true),
         Some(_) => (v.item, v.item.tokens, false),
         None => (v.item, v.item.tokens, video_on),
     };
@@ -126,6 +134,26 @@ pub(crate) fn profile(
     let per_prompt = limit.min(max_model_len / counted).max(1);
     let items = (budget / counted).min(max_num_seqs.saturating_mul(per_prompt)).max(1);
     Some(Profile { items, item, counted, budget, video: video_on })
+}
+
+/// InternVL's largest video (vLLM 0.34.0 `internvl.py::get_num_frames_with_most_features`):
+/// as many one-tile frames as `max_model_len` holds beside one largest image,
+/// when images are on. The budget counts that video (`encoder_budget.py`:
+/// each active modality's largest item, one of each); the profile's dummy
+/// video is built alone (`get_dummy_encoder_profile_inputs`: `mm_counts =
+/// {"video": 1}`), so it holds as many frames as `max_model_len` alone does.
+/// `(the profile's item, the tokens it counts)`.
+fn internvl_video(v: &VisionTower, images_on: bool, max_model_len: u64) -> (VisionItem, u64) {
+    let frame = v.video;
+    let beside = if images_on { v.item.tokens } else { 0 };
+    let counted_frames = (max_model_len.saturating_sub(beside) / frame.tokens.max(1)).max(1);
+    let frames = (max_model_len / frame.tokens.max(1)).max(1);
+    let video = VisionItem {
+        patches: frame.patches.saturating_mul(frames),
+        tokens: frame.tokens.saturating_mul(frames),
+        values: frame.values.saturating_mul(frames),
+    };
+    (video, frame.tokens.saturating_mul(counted_frames))
 }
 
 /// What the profile holds on the first stage, beside the tower's pass and the text's peak.

@@ -48,7 +48,12 @@ pub(crate) fn terms(p: &Plan, r: &Report, kv_demand_bytes: u64) -> EngineTerms {
         (Engine::Vllm(o), Some(v)) => {
             let (mnbt, seqs, mml) = (r.max_num_batched_tokens, r.max_num_seqs, r.max_model_len);
             super::encoder::held(p, o, mnbt, seqs, mml).map(|(pr, held)| {
-                let kind = if pr.video { "videos" } else { "images" };
+                let kind = match (pr.video, pr.items) {
+                    (true, 1) => "video",
+                    (true, _) => "videos",
+                    (false, 1) => "image",
+                    (false, _) => "images",
+                };
                 let mut s = format!(
                     "; or the vision tower over {} {kind} of {} patches × 2 × (hidden {} + intermediate {} ÷ TP), \
                          their {} tokens each kept",
