@@ -69,30 +69,48 @@ pub fn llamacpp_buffers(log: &StartupLog, e: &Estimate) -> Vec<BufferCheck> {
     if log.engine != LogEngine::LlamaCpp {
         return Vec::new();
     }
-    // A model with sliding layers has two caches, each printing its buffer
-    // on every device (`llama_kv_cache_iswa`: non-SWA, then SWA); the plan
-    // budgets a device's cache as one figure, so a device's first KV line
-    // is checked against the sum of its lines and the others are not.
-    // Each device: the index of its first KV fact and the sum of its lines.
-    let mut kv: Vec<(String, usize, u64)> = Vec::new();
+    // Some buffers print one line per part, and the plan budgets their sum:
+    // a model with sliding layers has two caches, each printing its KV buffer
+    // and its total (`llama_kv_cache_iswa`: non-SWA, then SWA); a model in
+    // split files maps each file (`CPU_Mapped` once per file, src/llama-model.cpp
+    // `load_all_data`). So a device's first line of a buffer is checked
+    // against the sum of its lines, and the others are not.
+    let key = |f: &super::Fact| match f.figure {
+        Figure::Buffer { buffer: buffer @ (Buffer::Kv | Buffer::Model), .. } => {
+            Some((f.scope.clone().unwrap_or_default(), Some(buffer)))
+        }
+        Figure::KvSummary { .. } => Some((String::new(), None)),
+        _ => None,
+    };
+    // Each (device, buffer): the index of its first fact and the sum of its lines.
+    let mut sums: Vec<((String, Option<Buffer>), usize, u64)> = Vec::new();
     for (i, f) in log.facts.iter().enumerate() {
-        if let Figure::Buffer { buffer: Buffer::Kv, bytes } = f.figure {
-            let device = f.scope.clone().unwrap_or_default();
-            match kv.iter_mut().find(|(d, ..)| *d == device) {
-                Some((_, _, sum)) => *sum = sum.saturating_add(bytes),
-                None => kv.push((device, i, bytes)),
-            }
+        let (Some(k), Figure::Buffer { bytes, .. } | Figure::KvSummary { bytes, .. }) = (key(f), f.figure) else {
+            continue;
+        };
+        match sums.iter_mut().find(|(have, ..)| *have == k) {
+            Some((_, _, sum)) => *sum = sum.saturating_add(bytes),
+            None => sums.push((k, i, bytes)),
         }
     }
     let mut out = Vec::new();
     for (i, f) in log.facts.iter().enumerate() {
         let device = f.scope.clone().unwrap_or_default();
-        let figure = match f.figure {
-            Figure::Buffer { buffer: Buffer::Kv, .. } => match kv.iter().find(|(d, ..)| *d == device) {
-                Some(&(_, first, sum)) if first == i => Figure::Buffer { buffer: Buffer::Kv, bytes: sum },
+        let figure = match key(f) {
+            Some(k) => match (sums.iter().find(|(have, ..)| *have == k), f.figure) {
+                (Some(&(_, first, sum)), Figure::Buffer { buffer, .. }) if first == i => {
+                    Figure::Buffer { buffer, bytes: sum }
+                }
+                (Some(&(_, first, sum)), Figure::KvSummary { .. }) if first == i => {
+                    let mut summary = f.figure;
+                    if let Figure::KvSummary { bytes, .. } = &mut summary {
+                        *bytes = sum;
+                    }
+                    summary
+                }
                 _ => continue,
             },
-            other => other,
+            None => f.figure,
         };
         let (buffer, logged, predicted, note) = match (figure, place(&device)) {
             (Figure::Buffer { buffer, bytes }, Some(Place::Gpu(g))) => {
