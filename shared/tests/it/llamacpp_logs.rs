@@ -579,8 +579,7 @@ fn a_split_models_mapped_files_are_checked_as_one_host_figure() {
     let (run_as, _) = startup::logged_scenario(&log, &model, planned);
     let valid = run_as.validate_for(&model).unwrap_or_else(|e| panic!("{e}"));
     let e = shared::estimate::estimate(&model, valid);
-    let host: Vec<_> =
-        startup::llamacpp_buffers(&log, &e).into_iter().filter(|c| c.device == "CPU_Mapped").collect();
+    let host: Vec<_> = startup::llamacpp_buffers(&log, &e).into_iter().filter(|c| c.device == "CPU_Mapped").collect();
     assert_eq!(host.len(), 1, "{host:?}");
     assert_eq!(host[0].logged_bytes, 500 * MIB, "{host:?}");
 }
