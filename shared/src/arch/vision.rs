@@ -703,7 +703,7 @@ fn internvit(root: Fields, v: Fields, text: &TextModel, config: InternVit) -> Re
         return Ok(VisionTower { intermediate_size: clamp(inter), ..t });
     };
     let tile = Tile { patches: patches + 1, values: channels * image_h * image_w };
-    let mut t = profiled(t, internvl_chat_item(root, tile, side)?, inter);
+    let mut t = profiled(t, internvl_chat_item(root, tile, ratio)?, inter);
     // One frame of a video is a tile of its own (vLLM 0.34.0
     // `processors/internvl.py::video_to_pixel_values_internvl`), for the
     // language models whose tokenizer has the video token vLLM looks for
@@ -711,7 +711,7 @@ fn internvit(root: Fields, v: Fields, text: &TextModel, config: InternVit) -> Re
     // gpt-oss); the others take images only.
     if matches!(family, Family::Qwen2 | Family::Qwen3 | Family::Qwen3Moe | Family::GptOss) {
         t.video =
-            VisionItem { patches: clamp(tile.patches), tokens: clamp(tile.tokens(side)), values: clamp(tile.values) };
+            VisionItem { patches: clamp(tile.patches), tokens: clamp(tile.tokens(ratio)), values: clamp(tile.values) };
     }
     Ok(t)
 }
@@ -725,11 +725,11 @@ struct Tile {
 }
 
 impl Tile {
-    /// The tokens a tile hands the language model: its patches (less the
-    /// class token) merged `side` × `side`, vLLM's `num_image_token`
-    /// (`int((image_size // patch_size) ** 2 * downsample_ratio ** 2)`).
-    fn tokens(self, side: u128) -> u128 {
-        (self.patches - 1) / (side * side).max(1)
+    /// The tokens a tile hands the language model, vLLM's `num_image_token`:
+    /// `int((image_size // patch_size) ** 2 * (downsample_ratio ** 2))`
+    /// (0.34.0 `internvl.py`), its patches less the class token.
+    fn tokens(self, ratio: f64) -> u128 {
+        ((self.patches - 1) as f64 * ratio * ratio) as u128
     }
 }
 
@@ -738,13 +738,13 @@ impl Tile {
 /// `processors/internvl.py::calculate_internvl_targets`): `max_dynamic_patch`
 /// tiles (one with `dynamic_image_size` off) and, when that is more than one,
 /// the thumbnail with `use_thumbnail`.
-fn internvl_chat_item(root: Fields, tile: Tile, side: u128) -> Result<(u128, u128, u128), ConfigError> {
+fn internvl_chat_item(root: Fields, tile: Tile, ratio: f64) -> Result<(u128, u128, u128), ConfigError> {
     // InternVLChatConfig's defaults.
     let dynamic = root.bool_or("dynamic_image_size", false)?;
     let most = if dynamic { dim(root, "max_dynamic_patch", 6)?.max(1) } else { 1 };
     let thumbnail = root.bool_or("use_thumbnail", false)? && most != 1;
     let tiles = most + u128::from(thumbnail);
-    Ok((tiles * tile.patches, tiles * tile.tokens(side), tiles * tile.values))
+    Ok((tiles * tile.patches, tiles * tile.tokens(ratio), tiles * tile.values))
 }
 
 /// `Llama4VisionModel` (transformers 5.24): an unfold + bias-free linear patch
