@@ -563,3 +563,28 @@ fn the_server_line_speaks_the_plans_build() {
     let read = shared::startup::read_command_line(&b5192.split_whitespace().collect::<Vec<_>>()).expect("read");
     assert_eq!((read.config.n_gpu_layers, read.config.flash_attn.as_deref()), (Some(999), Some("1")));
 }
+
+/// `-ngl N` of a model with `n` repeating layers: from b7467 (#18148) the
+/// output layer goes first, then `N − 1` repeating layers; before, and in
+/// ik_llama.cpp, the last `N` repeating layers, the output only past `n`.
+#[test]
+fn ngl_takes_the_output_layer_first_from_its_build() {
+    use shared::engines::llamacpp::{Fork, OUTPUT_FIRST_BUILD};
+    let m = model("llama-3.1-8b");
+    let n = m.arch.text.num_layers() as u64;
+    let at = |ngl: u64, build: Option<u64>, fork: Fork| {
+        let o = Options { n_gpu_layers: Some(ngl), build, fork, n_ctx: Some(4096), ..Default::default() };
+        let (r, _) = report(&m, scenario(o, 1, 80));
+        (r.layers_on_gpu, r.output_on_gpu)
+    };
+    for build in [None, Some(OUTPUT_FIRST_BUILD)] {
+        assert_eq!(at(n, build, Fork::Mainline), (n - 1, true), "{build:?}");
+        assert_eq!(at(1, build, Fork::Mainline), (0, true), "{build:?}");
+        assert_eq!(at(n + 1, build, Fork::Mainline), (n, true), "{build:?}");
+    }
+    let old = Some(OUTPUT_FIRST_BUILD - 1);
+    assert_eq!(at(n, old, Fork::Mainline), (n, false));
+    assert_eq!(at(1, old, Fork::Mainline), (1, false));
+    assert_eq!(at(n + 1, old, Fork::Mainline), (n, true));
+    assert_eq!(at(n, None, Fork::Ik), (n, false), "ik_llama.cpp keeps the old rule");
+}

@@ -58,7 +58,7 @@ pub use knobs::KNOBS;
 pub(crate) use options::check_knobs;
 pub use options::{
     DEFAULT_N_BATCH, DEFAULT_N_UBATCH, F16_MASK_BUILD, FIT_BUILD, FIT_MARGIN_BYTES, FitMode, FlashAttention, Fork,
-    OFFLOAD_DEFAULT_BUILD, Options, VLESS_MLA_BUILD,
+    OFFLOAD_DEFAULT_BUILD, OUTPUT_FIRST_BUILD, Options, VLESS_MLA_BUILD,
 };
 pub use pattern::Pattern;
 pub(crate) use tensors::Tensors;
@@ -193,11 +193,15 @@ fn context_for(p: &Plan, o: Options, seq: u64, slots: u64) -> u64 {
 /// `-ngl ≥ 1` takes the output layer first and `ngl - 1` repeating layers
 /// with it (`load_tensors` in src/llama-model.cpp, llama.cpp as vendored by
 /// llama-cpp-python 0.3.36: "offloading output layer to GPU", "offloading
-/// N - 1 repeating layers").
+/// N - 1 repeating layers"). Builds before [`OUTPUT_FIRST_BUILD`], and
+/// ik_llama.cpp, start at `max(n - ngl, 0)`: the last `ngl` repeating
+/// layers, the output layer only when `ngl > n` (a b5398 log: `-ngl 93` of
+/// 94 layers keeps 93 on the GPU and the output on the CPU).
 fn gpu_layers(p: &Plan, o: Options) -> (u64, bool) {
     let n = p.kv_layers.len() as u64;
     let ngl = o.n_gpu_layers.unwrap_or(n + 1).min(n + 1);
-    (ngl.saturating_sub(1), ngl >= 1)
+    let output_first = o.fork == Fork::Mainline && o.build.is_none_or(|b| b >= OUTPUT_FIRST_BUILD);
+    if output_first { (ngl.saturating_sub(1), ngl >= 1) } else { (ngl.min(n), ngl > n) }
 }
 
 /// llama.cpp (as vendored in llama-cpp-python 0.3.36): `create_memory`

@@ -227,6 +227,14 @@ pub const F16_MASK_BUILD: u64 = 9410;
 /// `on|off|auto`). A plan on an older build must ask for both.
 pub const OFFLOAD_DEFAULT_BUILD: u64 = 6325;
 
+/// The first build that offloads the output layer first
+/// (ggml-org/llama.cpp#18148 "llama: offload output layer to GPU first",
+/// 57c1e0564, b7467: `i_gpu_start` from `max(n_layer - ngl, 0)` to
+/// `max(n_layer + 1 - ngl, 0)`; its parent 9cff4cc5 = b7466 keeps the old
+/// rule). Build numbers by `git rev-list --count` in a full-history fork,
+/// checked against b7407, b7446, b7470, b7475 and b7832.
+pub const OUTPUT_FIRST_BUILD: u64 = 7467;
+
 /// The first build with `--fit` (on by default; #16653, b1f3a6e5d, b7407):
 /// older builds have no such flag.
 pub const FIT_BUILD: u64 = 7407;
