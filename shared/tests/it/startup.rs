@@ -885,3 +885,22 @@ fn logged_metadata_of_counted_configs_reads_back_as_counted() {
         assert_eq!(kinds(&m), kinds(&want), "{fixture}");
     }
 }
+
+/// No fixture's figures come from its own `# source:` line, however much of
+/// its thread that line quotes.
+#[test]
+fn a_fixture_header_is_never_read_as_its_log() {
+    let dir = format!("{}/tests/fixtures/startup", env!("CARGO_MANIFEST_DIR"));
+    let mut read_logs = 0;
+    for entry in std::fs::read_dir(&dir).unwrap_or_else(|e| panic!("{dir}: {e}")) {
+        let path = entry.unwrap_or_else(|e| panic!("{e}")).path();
+        let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        assert!(text.starts_with("# source:"), "{}: no `# source:` line", path.display());
+        if let Some(l) = read(&text) {
+            read_logs += 1;
+            let from_header: Vec<_> = l.facts.iter().filter(|f| f.line == 1).collect();
+            assert!(from_header.is_empty(), "{}: {from_header:?}", path.display());
+        }
+    }
+    assert!(read_logs > 100, "{read_logs} logs read");
+}
