@@ -39,6 +39,31 @@ fn vllm_v0_profile_table() {
 }
 
 #[test]
+fn vllm_0_6_4_key_value_profile_line() {
+    let l = log("vllm-v0-064post1-llama31-8b-rtx3090-mml20k");
+    // `peak_torch_memory=17.06GiB` holds the weights logged before it.
+    let activation = gib("17.06GiB") - gib("14.9888GiB");
+    assert_eq!(
+        figures(&l),
+        [
+            Figure::Weights { bytes: gib("14.9888GiB") },
+            Figure::DeviceTotal { bytes: gib("23.58GiB") },
+            Figure::NonTorch { bytes: gib("0.35GiB") },
+            Figure::AvailableKv { bytes: gib("3.81GiB"), negative: false },
+            Figure::Utilization { permille: 900 },
+            Figure::ActivationPeak { bytes: activation },
+            // `GPU blocks: 1952` without vLLM's `# `.
+            Figure::KvBlocks { blocks: 1952 },
+            Figure::Concurrency { tokens_per_request: 20_000, hundredths: 156 },
+        ]
+    );
+    assert_eq!(l.facts.iter().map(|f| f.line).collect::<Vec<_>>(), [2, 3, 3, 3, 3, 3, 4, 5]);
+    let l = log("vllm-v0-064post1-llama31-8b-rtx3090-mml29k");
+    assert!(figures(&l).contains(&Figure::AvailableKv { bytes: gib("2.89GiB"), negative: false }));
+    assert!(figures(&l).contains(&Figure::KvBlocks { blocks: 1478 }));
+}
+
+#[test]
 fn vllm_v0_weights_in_gb_are_gib_and_blocks_are_read() {
     let l = log("vllm-v0-gpu-blocks-llama31-70b-w8a8");
     assert_eq!(
