@@ -328,10 +328,12 @@ pub struct LoggedConfig {
     /// non-default args): a pool given, no memory profile.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub kv_cache_memory_bytes: Option<u64>,
-    /// vLLM `--block-size`, `--max-loras` (with `--enable-lora`) and
-    /// `--max-lora-rank`, from a command line.
+    /// vLLM `--block-size`, `--enable-lora`, `--max-loras` and
+    /// `--max-lora-rank`, from a command line or the non-default args.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub block_size: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub enable_lora: Option<bool>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub max_loras: Option<u64>,
     #[serde(skip_serializing_if = "Option::is_none")]

@@ -156,6 +156,11 @@ fn read_args(line: &str, c: &mut LoggedConfig, n: usize, facts: &mut Vec<Fact>) 
     c.kv_cache_dtype = arg("kv_cache_dtype").or(c.kv_cache_dtype.take());
     c.quantization = arg("quantization").or(c.quantization.take());
     c.enforce_eager = arg("enforce_eager").map(|v| v == "True").or(c.enforce_eager.take());
+    // `'enable_lora': True`, with `'max_loras'` and `'max_lora_rank'` when
+    // not vLLM's defaults (`plan.rs` fills those in).
+    c.enable_lora = arg("enable_lora").map(|v| v == "True").or(c.enable_lora.take());
+    c.max_loras = number("max_loras").or(c.max_loras.take());
+    c.max_lora_rank = number("max_lora_rank").or(c.max_lora_rank.take());
     c.extensible_kv_cache = arg("enable_extensible_kv_cache").map(|v| v == "True").or(c.extensible_kv_cache.take());
     // `'speculative_config': {'method': 'ngram', 'num_speculative_tokens': 4}`.
     let spec = after(line, "'speculative_config': {").map(|r| format!("{{{}", &r[..r.find('}').unwrap_or(r.len())]));

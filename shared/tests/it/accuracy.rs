@@ -645,6 +645,18 @@ const CASES: &[Case] = &[
             "Llama-3.1-8B INT8 W8A8 (compressed-tensors), `--dtype float16`, 1 × H100, vLLM 0.19.0",
         )
     },
+    // The sweep of new logs: Qwen3-8B fp16 on Kaggle's 2 × T4 (PCIe, custom
+    // all-reduce off), eager, with `--enable-lora` (one adapter of rank 16
+    // by vLLM's defaults).
+    Case {
+        weights: Some("fp16"),
+        ..case(
+            "vllm-v1-0221-qwen3-8b-fp16-lora-t4-tp2-eager",
+            "qwen3-8b",
+            "t4",
+            "Qwen3-8B fp16, TP 2 × T4, eager, `--enable-lora`, vLLM 0.22.1",
+        )
+    },
     // Issue 36, held out: the same cluster as the two 0.10.1.1 Qwen2-7B TP 2
     // rows above, at utilization 0.25 (custom all-reduce off, no P2P).
     case(
@@ -702,7 +714,7 @@ fn scenario(c: &Case, l: &StartupLog, m: &Model, capacity: Option<u64>) -> Scena
     let engine = match l.engine {
         LogEngine::Vllm => {
             let release = cfg.version.as_deref().or(c.release).unwrap_or_else(|| panic!("{}: no release", c.fixture));
-            Engine::Vllm(vllm::Options {
+            let options = Engine::Vllm(vllm::Options {
                 version: vllm::Version::for_release(release).unwrap_or_else(|| panic!("release {release}")),
                 gpu_memory_utilization: utilization,
                 max_model_len: c.max_model_len.or(cfg.max_model_len),
@@ -715,7 +727,16 @@ fn scenario(c: &Case, l: &StartupLog, m: &Model, capacity: Option<u64>) -> Scena
                 data_parallel_size: dp,
                 enable_expert_parallel: cfg.expert_parallel == Some(true),
                 ..Default::default()
-            })
+            });
+            // LoRA as the log's args name it, at vLLM's defaults where they
+            // do not: the reading `headroom diagnose` makes.
+            let lora = shared::startup::LoggedConfig {
+                enable_lora: cfg.enable_lora,
+                max_loras: cfg.max_loras,
+                max_lora_rank: cfg.max_lora_rank,
+                ..Default::default()
+            };
+            shared::startup::configured_engine(LogEngine::Vllm, &lora, options).0
         }
         LogEngine::Sglang => Engine::Sglang(sglang::Options {
             version: sglang::Version::LATEST,

@@ -929,3 +929,31 @@ fn a_fixture_header_is_never_read_as_its_log() {
     }
     assert!(read_logs > 100, "{read_logs} logs read");
 }
+
+/// `'enable_lora': True` in vLLM's non-default args puts LoRA in the plan,
+/// at vLLM's defaults (`LoRAConfig`: one adapter, rank 16) where the args
+/// name no `max_loras` or `max_lora_rank`; a value they name is kept.
+#[test]
+fn vllm_enable_lora_in_the_non_default_args() {
+    use shared::engines::{Engine, EngineKind, vllm};
+    let l = log("vllm-v1-0221-qwen3-8b-fp16-lora-t4-tp2-eager");
+    assert_eq!((l.config.enable_lora, l.config.max_loras, l.config.max_lora_rank), (Some(true), None, None));
+    let (engine, taken) = shared::startup::logged_engine(&l, EngineKind::Vllm.with_defaults());
+    let Engine::Vllm(o) = engine else { panic!("{engine:?}") };
+    assert_eq!((o.max_loras, o.max_lora_rank), (vllm::DEFAULT_MAX_LORAS, vllm::DEFAULT_MAX_LORA_RANK));
+    assert!(taken.iter().any(|t| t == "max_loras 1"), "{taken:?}");
+
+    let args = "INFO [utils.py:278] non-default args: {'model': 'm', 'enable_lora': True, 'max_loras': 4, \
+                'max_lora_rank': 64}\nINFO [gpu_worker.py:466] Available KV cache memory: 4.37 GiB";
+    let l = read(args).expect("a vLLM log");
+    let (engine, _) = shared::startup::logged_engine(&l, EngineKind::Vllm.with_defaults());
+    let Engine::Vllm(o) = engine else { panic!("{engine:?}") };
+    assert_eq!((o.max_loras, o.max_lora_rank), (4, 64));
+    // A command line's `--enable-lora` alone, likewise.
+    let cmd =
+        shared::startup::read_command_line(&["vllm", "serve", "org/model", "--enable-lora"]).expect("a command line");
+    let (engine, _) =
+        shared::startup::configured_engine(LogEngine::Vllm, &cmd.config, EngineKind::Vllm.with_defaults());
+    let Engine::Vllm(o) = engine else { panic!("{engine:?}") };
+    assert_eq!((o.max_loras, o.max_lora_rank), (1, 16));
+}
