@@ -645,6 +645,18 @@ const CASES: &[Case] = &[
             "Llama-3.1-8B INT8 W8A8 (compressed-tensors), `--dtype float16`, 1 × H100, vLLM 0.19.0",
         )
     },
+    // The sweep of new logs: Qwen2.5-3B (no preset: the Hub config) fp16
+    // on an RTX 4090 with one sequence, vLLM 0.10.2.
+    Case {
+        weights: Some("fp16"),
+        config: Some("qwen2.5-3b"),
+        ..case(
+            "vllm-v1-0102-qwen25-3b-fp16-rtx4090-seqs1",
+            "qwen2.5-3b",
+            "rtx-4090",
+            "Qwen2.5-3B fp16, 1 × RTX 4090, max_num_seqs 1, vLLM 0.10.2",
+        )
+    },
     // The sweep of new logs: Qwen3-8B fp16 on Kaggle's 2 × T4 (PCIe, custom
     // all-reduce off), eager, with `--enable-lora` (one adapter of rank 16
     // by vLLM's defaults).

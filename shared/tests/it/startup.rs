@@ -957,3 +957,29 @@ fn vllm_enable_lora_in_the_non_default_args() {
     let Engine::Vllm(o) = engine else { panic!("{engine:?}") };
     assert_eq!((o.max_loras, o.max_lora_rank), (1, 16));
 }
+
+/// vLLM 0.10 captures `[1, 2, 4]` and 8 to `min(2 × max_num_seqs, 512)` by
+/// 8: a 0.10.2 log with `max_num_seqs` 1 prints its capture list in its
+/// engine configuration, and its graphs took 0.14 GiB, not the 67 sizes'.
+#[test]
+fn vllm_0_10_graphs_follow_max_num_seqs() {
+    use shared::engines::vllm::Version;
+    let name = "vllm-v1-0102-qwen25-3b-fp16-rtx4090-seqs1";
+    let path = format!("{}/tests/fixtures/startup/{name}.txt", env!("CARGO_MANIFEST_DIR"));
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
+    let listed = text
+        .split("\"cudagraph_capture_sizes\":[")
+        .nth(1)
+        .and_then(|r| r.split(']').next())
+        .unwrap_or_else(|| panic!("{name}: no capture list"));
+    let logged = listed.split(',').count() as u64;
+    let l = log(name);
+    let (seqs, tokens) = (l.config.max_num_seqs.expect("max_num_seqs"), l.config.max_num_batched_tokens);
+    let version = Version::for_release(l.config.version.as_deref().expect("a release")).expect("rules");
+    assert_eq!((version, seqs, logged), (Version::V0_10, 1, 3));
+    assert_eq!(version.cuda_graphs(seqs, tokens.unwrap_or(8192)), logged);
+    // The defaults: 256 sequences, the whole 67-size list.
+    assert_eq!(version.cuda_graphs(256, 8192), 67);
+    assert_eq!(Version::V0_10.cuda_graphs(64, 8192), 3 + 16);
+    assert_eq!(Version::V0_10.cuda_graphs(256, 256), 3 + 32);
+}
