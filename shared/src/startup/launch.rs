@@ -136,6 +136,7 @@ enum Key {
     MaxNumSeqs,
     KvCacheMemory,
     BlockSize,
+    EnableLora,
     MaxLoras,
     MaxLoraRank,
     ChunkedPrefill,
@@ -205,6 +206,7 @@ const VLLM: Table = &[
     (&["--speculative-config", "-sc"], Key::SpeculativeConfig),
     (&["--limit-mm-per-prompt"], Key::LimitMmPerPrompt),
     (&["--block-size"], Key::BlockSize),
+    (&["--enable-lora"], Key::EnableLora),
     (&["--max-loras"], Key::MaxLoras),
     (&["--max-lora-rank"], Key::MaxLoraRank),
     (&["--max-num-batched-tokens"], Key::MaxNumBatchedTokens),
@@ -330,6 +332,7 @@ pub fn read_command_line<S: AsRef<str>>(argv: &[S]) -> Option<Launch> {
                 | Key::ExtensibleKv
                 | Key::NoExtensibleKv
                 | Key::ExpertParallel
+                | Key::EnableLora
                 | Key::DpAttention,
                 None,
             ) => None,
@@ -494,6 +497,10 @@ fn apply(launch: &mut Launch, flag: &'static str, key: Key, value: Option<&str>)
         (Key::Dp, Some(v)) => number(v).filter(|&n| n > 0).inspect(|&n| c.data_parallel = Some(n)).map(s),
         (Key::ExpertParallel, _) => {
             c.expert_parallel = Some(true);
+            Some(String::new())
+        }
+        (Key::EnableLora, _) => {
+            c.enable_lora = Some(true);
             Some(String::new())
         }
         (Key::DpAttention, _) => {

@@ -328,10 +328,12 @@ pub struct LoggedConfig {
     /// non-default args): a pool given, no memory profile.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub kv_cache_memory_bytes: Option<u64>,
-    /// vLLM `--block-size`, `--max-loras` (with `--enable-lora`) and
-    /// `--max-lora-rank`, from a command line.
+    /// vLLM `--block-size`, `--enable-lora`, `--max-loras` and
+    /// `--max-lora-rank`, from a command line or the non-default args.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub block_size: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub enable_lora: Option<bool>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub max_loras: Option<u64>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -473,7 +475,12 @@ impl StartupLog {
 /// Reads the memory lines of a start-up log; `None` when the text has none
 /// of any engine's.
 pub fn read(text: &str) -> Option<StartupLog> {
-    let lines: Vec<(usize, String)> = text.lines().enumerate().map(|(i, l)| (i + 1, plain(l))).collect();
+    let lines: Vec<(usize, String)> = text
+        .lines()
+        .enumerate()
+        .filter(|&(i, l)| !(i == 0 && is_source_note(l)))
+        .map(|(i, l)| (i + 1, plain(l)))
+        .collect();
     let candidates = [
         (LogEngine::Vllm, vllm::read(&lines)),
         (LogEngine::Sglang, sglang::read(&lines)),
@@ -485,6 +492,14 @@ pub fn read(text: &str) -> Option<StartupLog> {
             StartupLog { engine, config, facts, model }
         },
     )
+}
+
+/// A saved log's first line naming where it was copied from (`# source:
+/// URL (…)`, the fixtures' header): no engine prints it, and what it quotes
+/// is another reader's words, not this start's figures. Line numbers still
+/// count it, so a fact points at the line the file shows.
+fn is_source_note(line: &str) -> bool {
+    line.trim_start().starts_with("# source:")
 }
 
 /// One line without ANSI colour codes (`ESC [ … m`) and with tabs as spaces.
@@ -578,6 +593,17 @@ mod tests {
         assert_eq!(fixed("x", 100), None);
         assert_eq!(size(" 53.31 GB", true), Some(5331 * (1 << 30) / 100));
         assert_eq!(size("1.95 MiB", false), Some(2_044_723));
+    }
+
+    #[test]
+    fn a_source_note_is_not_read_as_the_log() {
+        let quoted = "# source: https://example.org/a (the thread says \"Model loading took 9.00 GiB\")\n\
+                      INFO worker.py] Model loading took 5.79 GiB memory and 2.1 seconds\n";
+        let log = read(quoted).expect("a vLLM log");
+        let weights: Vec<_> = log.facts.iter().map(|f| (f.line, f.figure)).collect();
+        assert_eq!(weights, [(2, Figure::Weights { bytes: size("5.79 GiB", true).expect("a size") })]);
+        // Only as the first line: a note is never a log by itself.
+        assert_eq!(read("# source: Model loading took 9.00 GiB"), None);
     }
 
     #[test]

@@ -203,8 +203,24 @@ pub fn configured_engine(ran: LogEngine, c: &LoggedConfig, planned: Engine) -> (
                     taken.push(format!("{name} {v}"));
                 }
             };
-            given(&mut o.max_loras, 0, c.max_loras, "max_loras");
-            given(&mut o.max_lora_rank, crate::engines::vllm::DEFAULT_MAX_LORA_RANK, c.max_lora_rank, "max_lora_rank");
+            // LoRA is on with `enable_lora` (vLLM builds a `LoRAConfig` only
+            // then, `arg_utils.py::create_engine_config`), at vLLM's defaults
+            // for what is not given; a command line's `--max-loras` alone is
+            // read as on, as before.
+            let loras = match c.enable_lora {
+                Some(true) => Some(c.max_loras.unwrap_or(crate::engines::vllm::DEFAULT_MAX_LORAS)),
+                Some(false) => None,
+                None => c.max_loras,
+            };
+            given(&mut o.max_loras, 0, loras, "max_loras");
+            if o.max_loras > 0 {
+                given(
+                    &mut o.max_lora_rank,
+                    crate::engines::vllm::DEFAULT_MAX_LORA_RANK,
+                    c.max_lora_rank,
+                    "max_lora_rank",
+                );
+            }
             given(&mut o.data_parallel_size, 1, c.data_parallel, "data_parallel_size");
             given(&mut o.num_redundant_experts, 0, c.redundant_experts, "num_redundant_experts");
             if c.extensible_kv_cache == Some(false) && o.version.extensible_kv_cache() && !o.no_extensible_kv_cache {

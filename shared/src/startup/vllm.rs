@@ -5,8 +5,8 @@
 //! `kv_cache_memory_bytes` line), `vllm/v1/core/kv_cache_utils.py` (`GPU KV
 //! cache size`, `Maximum concurrency`), `vllm/model_executor/models/config.py`
 //! (the hybrid attention block size) and, before V1, `vllm/worker/worker.py`
-//! (the `Memory profiling results` table) and `vllm/engine/llm_engine.py`
-//! (the engine configuration line). Sizes are GiB throughout; V0 printed
+//! (the `Memory profiling results` table, or 0.6.4's one `key=value` line)
+//! and `vllm/engine/llm_engine.py` (the engine configuration line). Sizes are GiB throughout; V0 printed
 //! them as `GB` (`/ float(2**30)`), read as GiB.
 
 use super::{Fact, Figure, LoggedConfig, after, count, field, fixed, size};
@@ -82,13 +82,24 @@ pub(super) fn read(lines: &[(usize, String)]) -> (LoggedConfig, Vec<Fact>) {
             }
             continue;
         }
-        // V0 0.6.4–0.7 put the whole profile on one line, `;`-separated:
+        // V0 0.6.5–0.7 put the whole profile on one line, `;`-separated:
         // `total_gpu_memory (79.22GiB) x gpu_memory_utilization (0.90) =
         // 71.29GiB; model weights take 14.99GiB; non_torch_memory takes …`.
         for segment in line.split(';') {
             for figure in figures(segment) {
                 facts.push(Fact { line: *n, scope: scope(line), figure });
             }
+        }
+        // 0.6.4's `peak_torch_memory=` is PyTorch's whole peak, the weights
+        // in it: the activation peak is it less the weights loaded before.
+        if let Some(peak) = after(line, "peak_torch_memory=").and_then(|r| size(r, true))
+            && let Some(weights) = facts.iter().rev().find_map(|f| match f.figure {
+                Figure::Weights { bytes } if f.scope == scope(line) => Some(bytes),
+                _ => None,
+            })
+        {
+            let bytes = peak.saturating_sub(weights);
+            facts.push(Fact { line: *n, scope: scope(line), figure: Figure::ActivationPeak { bytes } });
         }
     }
     (config, facts)
@@ -145,6 +156,11 @@ fn read_args(line: &str, c: &mut LoggedConfig, n: usize, facts: &mut Vec<Fact>) 
     c.kv_cache_dtype = arg("kv_cache_dtype").or(c.kv_cache_dtype.take());
     c.quantization = arg("quantization").or(c.quantization.take());
     c.enforce_eager = arg("enforce_eager").map(|v| v == "True").or(c.enforce_eager.take());
+    // `'enable_lora': True`, with `'max_loras'` and `'max_lora_rank'` when
+    // not vLLM's defaults (`plan.rs` fills those in).
+    c.enable_lora = arg("enable_lora").map(|v| v == "True").or(c.enable_lora.take());
+    c.max_loras = number("max_loras").or(c.max_loras.take());
+    c.max_lora_rank = number("max_lora_rank").or(c.max_lora_rank.take());
     c.extensible_kv_cache = arg("enable_extensible_kv_cache").map(|v| v == "True").or(c.extensible_kv_cache.take());
     // `'speculative_config': {'method': 'ngram', 'num_speculative_tokens': 4}`.
     let spec = after(line, "'speculative_config': {").map(|r| format!("{{{}", &r[..r.find('}').unwrap_or(r.len())]));
@@ -202,12 +218,19 @@ fn figures(segment: &str) -> Vec<Figure> {
         return vec![f];
     }
     // The profile's own terms; `total_gpu_memory` and `gpu_memory_utilization`
-    // share a segment in the one-line form.
+    // share a segment in the one-line forms. 0.6.4.post1 `worker.py::determine_num_available_blocks`
+    // logs them all as `key=value` on one line: `Memory profiling results:
+    // total_gpu_memory=23.58GiB initial_memory_usage=15.34GiB
+    // peak_torch_memory=17.06GiB memory_usage_post_profile=15.35GiB
+    // non_torch_memory=0.35GiB kv_cache_size=3.81GiB gpu_memory_utilization=0.90`,
+    // `kv_cache_size` being `total × utilization − peak` (non-torch in the
+    // peak), the memory left to the KV cache (0.6.4 spells one `Gib`).
     let mut out = Vec::new();
-    let terms: [(&str, Make); 3] = [
+    let terms: [(&str, Make); 4] = [
         ("total_gpu_memory", |bytes| Figure::DeviceTotal { bytes }),
         ("non_torch_memory", |bytes| Figure::NonTorch { bytes }),
         ("PyTorch activation peak memory", |bytes| Figure::ActivationPeak { bytes }),
+        ("kv_cache_size=", |bytes| Figure::AvailableKv { bytes, negative: false }),
     ];
     for (key, make) in terms {
         if let Some(bytes) = after(segment, key).and_then(|r| size(value(r), true)) {
@@ -223,9 +246,10 @@ fn figures(segment: &str) -> Vec<Figure> {
     out
 }
 
-/// The value after a profile-table key: `  14.96GiB`, `takes 0.19GiB`, `(0.90)`.
+/// The value after a profile-table key: `  14.96GiB`, `takes 0.19GiB`,
+/// `(0.90)`, `=0.35GiB`.
 fn value(rest: &str) -> &str {
-    rest.trim_start().trim_start_matches("takes").trim_start_matches(['(', ' '])
+    rest.trim_start().trim_start_matches("takes").trim_start_matches(['(', ' ', '='])
 }
 
 fn figure(line: &str) -> Option<Figure> {
@@ -266,7 +290,10 @@ fn figure(line: &str) -> Option<Figure> {
     }
     // 0.34's extensible KV cache commits its measured size
     // (`extensible_kv_cache.py::extend_kv_cache`): `Extended KV cache to 7654 blocks (59.80 GiB).`
-    let blocks_line = after(line, "# GPU blocks:").or_else(|| after(line, "Extended KV cache to"));
+    // V0's `# GPU blocks: 1478, # CPU blocks: 2048` (0.6.4.post1
+    // `executor/gpu_executor.py`) is read without its `# ` too, which a
+    // log quoted in GitHub markdown loses to a heading.
+    let blocks_line = after(line, "GPU blocks:").or_else(|| after(line, "Extended KV cache to"));
     if let Some(blocks) = blocks_line.and_then(|r| count(r.trim_start())) {
         return Some(Figure::KvBlocks { blocks });
     }

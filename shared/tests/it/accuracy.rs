@@ -30,6 +30,9 @@ struct Case {
     /// the source does.
     sampler: Option<vllm::Sampler>,
     max_num_seqs: Option<u64>,
+    /// vLLM's `max_model_len`, when the excerpt prints no configuration and
+    /// the source names it.
+    max_model_len: Option<u64>,
     /// The checkpoint's own config.json (`tests/fixtures/checkpoints/`),
     /// where the preset is not the checkpoint the log ran.
     config: Option<&'static str>,
@@ -49,6 +52,7 @@ const fn case(fixture: &'static str, preset: &'static str, gpu: &'static str, wh
         release: None,
         sampler: None,
         max_num_seqs: None,
+        max_model_len: None,
         config: None,
         what,
     }
@@ -59,6 +63,28 @@ const CASES: &[Case] = &[
         // vllm#10511 was merged into 0.6.5.
         release: Some("0.6.5"),
         ..case("vllm-v0-profile-llama3-8b", "llama-3-8b", "h100-sxm", "Llama-3-8B, 1 × H100, V0")
+    },
+    // vllm#10517: one RTX 3090 user's V0 runs at 20,000 and 29,000 tokens
+    // (the comment's `--max-model-len`); 0.6.4.post1 by the profile line.
+    Case {
+        release: Some("0.6.4.post1"),
+        max_model_len: Some(20_000),
+        ..case(
+            "vllm-v0-064post1-llama31-8b-rtx3090-mml20k",
+            "llama-3.1-8b",
+            "rtx-3090",
+            "Llama-3.1-8B, 1 × RTX 3090, max_model_len 20000, V0 0.6.4.post1",
+        )
+    },
+    Case {
+        release: Some("0.6.4.post1"),
+        max_model_len: Some(29_000),
+        ..case(
+            "vllm-v0-064post1-llama31-8b-rtx3090-mml29k",
+            "llama-3.1-8b",
+            "rtx-3090",
+            "Llama-3.1-8B, 1 × RTX 3090, max_model_len 29000 (refused: the cache holds less), V0 0.6.4.post1",
+        )
     },
     case("vllm-v1-0101-qwen2-7b-a100-u025", "qwen2-7b", "a100-80gb-sxm", "Qwen2-7B, 1 × A100 80GB, utilization 0.25"),
     case("vllm-v1-0101-qwen2-7b-a100-u05", "qwen2-7b", "a100-80gb-sxm", "Qwen2-7B, 1 × A100 80GB, utilization 0.5"),
@@ -619,6 +645,30 @@ const CASES: &[Case] = &[
             "Llama-3.1-8B INT8 W8A8 (compressed-tensors), `--dtype float16`, 1 × H100, vLLM 0.19.0",
         )
     },
+    // The sweep of new logs: Qwen2.5-3B (no preset: the Hub config) fp16
+    // on an RTX 4090 with one sequence, vLLM 0.10.2.
+    Case {
+        weights: Some("fp16"),
+        config: Some("qwen2.5-3b"),
+        ..case(
+            "vllm-v1-0102-qwen25-3b-fp16-rtx4090-seqs1",
+            "qwen2.5-3b",
+            "rtx-4090",
+            "Qwen2.5-3B fp16, 1 × RTX 4090, max_num_seqs 1, vLLM 0.10.2",
+        )
+    },
+    // The sweep of new logs: Qwen3-8B fp16 on Kaggle's 2 × T4 (PCIe, custom
+    // all-reduce off), eager, with `--enable-lora` (one adapter of rank 16
+    // by vLLM's defaults).
+    Case {
+        weights: Some("fp16"),
+        ..case(
+            "vllm-v1-0221-qwen3-8b-fp16-lora-t4-tp2-eager",
+            "qwen3-8b",
+            "t4",
+            "Qwen3-8B fp16, TP 2 × T4, eager, `--enable-lora`, vLLM 0.22.1",
+        )
+    },
     // Issue 36, held out: the same cluster as the two 0.10.1.1 Qwen2-7B TP 2
     // rows above, at utilization 0.25 (custom all-reduce off, no P2P).
     case(
@@ -676,10 +726,10 @@ fn scenario(c: &Case, l: &StartupLog, m: &Model, capacity: Option<u64>) -> Scena
     let engine = match l.engine {
         LogEngine::Vllm => {
             let release = cfg.version.as_deref().or(c.release).unwrap_or_else(|| panic!("{}: no release", c.fixture));
-            Engine::Vllm(vllm::Options {
+            let options = Engine::Vllm(vllm::Options {
                 version: vllm::Version::for_release(release).unwrap_or_else(|| panic!("release {release}")),
                 gpu_memory_utilization: utilization,
-                max_model_len: cfg.max_model_len,
+                max_model_len: c.max_model_len.or(cfg.max_model_len),
                 max_num_batched_tokens: cfg.max_num_batched_tokens,
                 max_num_seqs: c.max_num_seqs.or(cfg.max_num_seqs),
                 block_size: None,
@@ -689,7 +739,16 @@ fn scenario(c: &Case, l: &StartupLog, m: &Model, capacity: Option<u64>) -> Scena
                 data_parallel_size: dp,
                 enable_expert_parallel: cfg.expert_parallel == Some(true),
                 ..Default::default()
-            })
+            });
+            // LoRA as the log's args name it, at vLLM's defaults where they
+            // do not: the reading `headroom diagnose` makes.
+            let lora = shared::startup::LoggedConfig {
+                enable_lora: cfg.enable_lora,
+                max_loras: cfg.max_loras,
+                max_lora_rank: cfg.max_lora_rank,
+                ..Default::default()
+            };
+            shared::startup::configured_engine(LogEngine::Vllm, &lora, options).0
         }
         LogEngine::Sglang => Engine::Sglang(sglang::Options {
             version: sglang::Version::LATEST,

@@ -613,14 +613,15 @@ fn vllm_weights_are_the_blocks_the_allocator_hands_out() {
     assert_eq!(slack("qwen2.5-72b", 2, vllm::Version::V0_19Mm), 0);
 }
 
-/// The CUDA graphs vLLM captures: up to 0.10 the 67 sizes of 1 … 512; from
-/// 0.11 the sizes up to `2 × max_num_seqs` (at most 512) plus a full graph
+/// The CUDA graphs vLLM captures: up to 0.9 the 67 sizes of 1 … 512; in
+/// 0.10 those up to `2 × max_num_seqs`, 1, 2, 4 then by 8; from 0.11 the sizes up to `2 × max_num_seqs` (at most 512) plus a full graph
 /// per size up to `max_num_seqs`, as a 0.26 log with `max_num_seqs` 16
 /// counts them (`PIECEWISE=7 (largest=32), FULL=5 (largest=16)`).
 #[test]
 fn vllm_counts_the_cuda_graphs_it_captures() {
     use vllm::Version;
-    assert_eq!(Version::V0_10.cuda_graphs(16, 2048), 67);
+    assert_eq!(Version::V1.cuda_graphs(16, 2048), 67);
+    assert_eq!(Version::V0_10.cuda_graphs(16, 2048), 3 + 4);
     assert_eq!(Version::V0_18.cuda_graphs(1024, 8192), 51 + 51);
     assert_eq!(Version::V0_33.cuda_graphs(16, 2048), 7 + 5);
     assert_eq!(Version::V0_33.cuda_graphs(256, 2048), 51 + 35);

@@ -39,6 +39,31 @@ fn vllm_v0_profile_table() {
 }
 
 #[test]
+fn vllm_0_6_4_key_value_profile_line() {
+    let l = log("vllm-v0-064post1-llama31-8b-rtx3090-mml20k");
+    // `peak_torch_memory=17.06GiB` holds the weights logged before it.
+    let activation = gib("17.06GiB") - gib("14.9888GiB");
+    assert_eq!(
+        figures(&l),
+        [
+            Figure::Weights { bytes: gib("14.9888GiB") },
+            Figure::DeviceTotal { bytes: gib("23.58GiB") },
+            Figure::NonTorch { bytes: gib("0.35GiB") },
+            Figure::AvailableKv { bytes: gib("3.81GiB"), negative: false },
+            Figure::Utilization { permille: 900 },
+            Figure::ActivationPeak { bytes: activation },
+            // `GPU blocks: 1952` without vLLM's `# `.
+            Figure::KvBlocks { blocks: 1952 },
+            Figure::Concurrency { tokens_per_request: 20_000, hundredths: 156 },
+        ]
+    );
+    assert_eq!(l.facts.iter().map(|f| f.line).collect::<Vec<_>>(), [2, 3, 3, 3, 3, 3, 4, 5]);
+    let l = log("vllm-v0-064post1-llama31-8b-rtx3090-mml29k");
+    assert!(figures(&l).contains(&Figure::AvailableKv { bytes: gib("2.89GiB"), negative: false }));
+    assert!(figures(&l).contains(&Figure::KvBlocks { blocks: 1478 }));
+}
+
+#[test]
 fn vllm_v0_weights_in_gb_are_gib_and_blocks_are_read() {
     let l = log("vllm-v0-gpu-blocks-llama31-70b-w8a8");
     assert_eq!(
@@ -929,4 +954,77 @@ fn internvl_chat_profiles_a_video_of_one_tile_frames() {
     let line = format!("a budget of {budget} tokens, and profiled with {items} image items");
     assert!(images.log_lines.iter().any(|l| l.contains(&line)), "{line}\n{:?}", images.log_lines);
     assert!(video_peak > image_peak, "128 frames outweigh two images");
+}
+
+/// No fixture's figures come from its own `# source:` line, however much of
+/// its thread that line quotes.
+#[test]
+fn a_fixture_header_is_never_read_as_its_log() {
+    let dir = format!("{}/tests/fixtures/startup", env!("CARGO_MANIFEST_DIR"));
+    let mut read_logs = 0;
+    for entry in std::fs::read_dir(&dir).unwrap_or_else(|e| panic!("{dir}: {e}")) {
+        let path = entry.unwrap_or_else(|e| panic!("{e}")).path();
+        let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        assert!(text.starts_with("# source:"), "{}: no `# source:` line", path.display());
+        if let Some(l) = read(&text) {
+            read_logs += 1;
+            let from_header: Vec<_> = l.facts.iter().filter(|f| f.line == 1).collect();
+            assert!(from_header.is_empty(), "{}: {from_header:?}", path.display());
+        }
+    }
+    assert!(read_logs > 100, "{read_logs} logs read");
+}
+
+/// `'enable_lora': True` in vLLM's non-default args puts LoRA in the plan,
+/// at vLLM's defaults (`LoRAConfig`: one adapter, rank 16) where the args
+/// name no `max_loras` or `max_lora_rank`; a value they name is kept.
+#[test]
+fn vllm_enable_lora_in_the_non_default_args() {
+    use shared::engines::{Engine, EngineKind, vllm};
+    let l = log("vllm-v1-0221-qwen3-8b-fp16-lora-t4-tp2-eager");
+    assert_eq!((l.config.enable_lora, l.config.max_loras, l.config.max_lora_rank), (Some(true), None, None));
+    let (engine, taken) = shared::startup::logged_engine(&l, EngineKind::Vllm.with_defaults());
+    let Engine::Vllm(o) = engine else { panic!("{engine:?}") };
+    assert_eq!((o.max_loras, o.max_lora_rank), (vllm::DEFAULT_MAX_LORAS, vllm::DEFAULT_MAX_LORA_RANK));
+    assert!(taken.iter().any(|t| t == "max_loras 1"), "{taken:?}");
+
+    let args = "INFO [utils.py:278] non-default args: {'model': 'm', 'enable_lora': True, 'max_loras': 4, \
+                'max_lora_rank': 64}\nINFO [gpu_worker.py:466] Available KV cache memory: 4.37 GiB";
+    let l = read(args).expect("a vLLM log");
+    let (engine, _) = shared::startup::logged_engine(&l, EngineKind::Vllm.with_defaults());
+    let Engine::Vllm(o) = engine else { panic!("{engine:?}") };
+    assert_eq!((o.max_loras, o.max_lora_rank), (4, 64));
+    // A command line's `--enable-lora` alone, likewise.
+    let cmd =
+        shared::startup::read_command_line(&["vllm", "serve", "org/model", "--enable-lora"]).expect("a command line");
+    let (engine, _) =
+        shared::startup::configured_engine(LogEngine::Vllm, &cmd.config, EngineKind::Vllm.with_defaults());
+    let Engine::Vllm(o) = engine else { panic!("{engine:?}") };
+    assert_eq!((o.max_loras, o.max_lora_rank), (1, 16));
+}
+
+/// vLLM 0.10 captures `[1, 2, 4]` and 8 to `min(2 × max_num_seqs, 512)` by
+/// 8: a 0.10.2 log with `max_num_seqs` 1 prints its capture list in its
+/// engine configuration, and its graphs took 0.14 GiB, not the 67 sizes'.
+#[test]
+fn vllm_0_10_graphs_follow_max_num_seqs() {
+    use shared::engines::vllm::Version;
+    let name = "vllm-v1-0102-qwen25-3b-fp16-rtx4090-seqs1";
+    let path = format!("{}/tests/fixtures/startup/{name}.txt", env!("CARGO_MANIFEST_DIR"));
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
+    let listed = text
+        .split("\"cudagraph_capture_sizes\":[")
+        .nth(1)
+        .and_then(|r| r.split(']').next())
+        .unwrap_or_else(|| panic!("{name}: no capture list"));
+    let logged = listed.split(',').count() as u64;
+    let l = log(name);
+    let (seqs, tokens) = (l.config.max_num_seqs.expect("max_num_seqs"), l.config.max_num_batched_tokens);
+    let version = Version::for_release(l.config.version.as_deref().expect("a release")).expect("rules");
+    assert_eq!((version, seqs, logged), (Version::V0_10, 1, 3));
+    assert_eq!(version.cuda_graphs(seqs, tokens.unwrap_or(8192)), logged);
+    // The defaults: 256 sequences, the whole 67-size list.
+    assert_eq!(version.cuda_graphs(256, 8192), 67);
+    assert_eq!(Version::V0_10.cuda_graphs(64, 8192), 3 + 16);
+    assert_eq!(Version::V0_10.cuda_graphs(256, 256), 3 + 32);
 }

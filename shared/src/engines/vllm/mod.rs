@@ -61,8 +61,8 @@ pub use knobs::KNOBS;
 
 pub(crate) use options::check_knobs;
 pub use options::{
-    DEFAULT_MAX_LORA_RANK, DEFAULT_MM_LIMIT, MAX_DATA_PARALLEL, MAX_SPEC_TOKENS, MmLimits, Options, SpecMethod,
-    Speculative,
+    DEFAULT_MAX_LORA_RANK, DEFAULT_MAX_LORAS, DEFAULT_MM_LIMIT, MAX_DATA_PARALLEL, MAX_SPEC_TOKENS, MmLimits, Options,
+    SpecMethod, Speculative,
 };
 pub use version::{EncoderPadding, EncoderProfile, Version};
 

@@ -309,6 +309,10 @@ fn json_field<'t>(json: &'t str, key: &str) -> Option<&'t str> {
 /// `LoRAConfig.max_lora_rank` default (vLLM 0.33.0 `config/lora.py`).
 pub const DEFAULT_MAX_LORA_RANK: u64 = 16;
 
+/// `LoRAConfig.max_loras` default: the adapters `--enable-lora` alone keeps
+/// on the GPU (`config/lora.py`, 1 in 0.10.2, 0.12.0, 0.24.0 and 0.33.0).
+pub const DEFAULT_MAX_LORAS: u64 = 1;
+
 fn default_lora_rank() -> u64 {
     DEFAULT_MAX_LORA_RANK
 }

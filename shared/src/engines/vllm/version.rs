@@ -839,8 +839,14 @@ impl Version {
     }
 
     /// CUDA graphs vLLM captures with `max_num_seqs` and
-    /// `max_num_batched_tokens`. Up to 0.10: every size of the 67-size list
-    /// (1, 2, 4, 8, 16 … 512), piecewise only. From 0.11
+    /// `max_num_batched_tokens`. V0 and 0.8 – 0.9: every size of the 67-size
+    /// list (1, 2, 4, 8, 16 … 512), piecewise only. 0.10 (0.10.0
+    /// `config.py`, 0.10.2 `config/__init__.py`: `VllmConfig._set_cudagraph_sizes`,
+    /// the V1 branch), piecewise only too: `[1, 2, 4]` and 8 to
+    /// `cuda_graph_sizes` by 8, which `SchedulerConfig.__post_init__`
+    /// defaults to `min(max_num_seqs × 2, 512)`, each at most
+    /// `max_num_batched_tokens` (a 0.10.2 log with `max_num_seqs` 1
+    /// captures `[4, 2, 1]`). From 0.11
     /// (`config/vllm.py::_set_cudagraph_sizes`, 0.11.2 – 0.33.0): `[1, 2, 4]`,
     /// 8 to 248 by 8, then 256 to the largest by 16, the largest
     /// `min(2 × max_num_seqs, 512, max_num_batched_tokens)`; and,
@@ -850,7 +856,11 @@ impl Version {
     /// (largest=16)`; the 0.11.2 and 0.12 logs print the same list.
     pub fn cuda_graphs(self, max_num_seqs: u64, max_num_batched_tokens: u64) -> u64 {
         match self {
-            Self::V0 | Self::V1 | Self::V0_10 => super::CUDA_GRAPH_CAPTURE_SIZES,
+            Self::V0 | Self::V1 => super::CUDA_GRAPH_CAPTURE_SIZES,
+            Self::V0_10 => {
+                let largest = max_num_seqs.saturating_mul(2).min(512).min(max_num_batched_tokens);
+                [1, 2, 4].iter().filter(|&&n| n <= max_num_batched_tokens).count() as u64 + largest / 8
+            }
             Self::V0_12
             | Self::V0_11Mm
             | Self::V0_11Sort
