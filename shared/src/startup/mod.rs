@@ -355,6 +355,10 @@ pub struct LoggedConfig {
     pub mxfp4_kernel: Option<crate::engines::vllm::Mxfp4Kernel>,
     /// SGLang `mem_fraction_static` in thousandths.
     pub mem_fraction_static_permille: Option<u64>,
+    /// The date of the first dated line (`[2025-03-25 16:37:06 TP0]`, SGLang)
+    /// (year, month, day): a log prints no release, but cannot predate its code.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub date: Option<crate::engines::sglang::Date>,
     /// The llama.cpp build a log names (`build: 5192 (e59a5f1e)`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub build: Option<u64>,

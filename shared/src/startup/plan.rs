@@ -4,8 +4,8 @@
 
 use super::{Figure, LogEngine, LoggedConfig, StartupLog};
 use crate::catalog::{MODEL_PRESETS, ModelPreset};
-use crate::engines::Engine;
 use crate::engines::llamacpp::{CacheType, DEFAULT_N_BATCH, DEFAULT_N_UBATCH, FlashAttention, TensorSplit};
+use crate::engines::{Engine, sglang};
 use crate::kv::KvDtype;
 use crate::model::Model;
 use crate::plan::{GpuSlot, Scenario};
@@ -99,6 +99,9 @@ pub fn logged_scenario(log: &StartupLog, model: &Model, planned: Scenario<Engine
         s.kv_dtype = kv;
         taken.push(format!("KV cache dtype {}", kv.id()));
     }
+    if let Engine::Sglang(o) = &mut s.engine {
+        taken.push(sglang_rules(log, o, s.tp, s.gpus.first().map_or(0, |g| g.capacity_bytes)));
+    }
     if let Engine::LlamaCpp(o) = &mut s.engine
         && !o.tensor_split.is_set()
         && let Some(split) = super::llamacpp_layer_split(log, model.layout.num_layers as u64)
@@ -128,6 +131,29 @@ pub fn logged_scenario(log: &StartupLog, model: &Model, planned: Scenario<Engine
         s.gpus = named.into_iter().map(GpuSlot::from_catalog).collect();
     }
     (s, taken)
+}
+
+/// The SGLang rules a log is planned with, in words. SGLang's start-up
+/// lines name no release; a log dated before 0.4.7.post1 sized
+/// `mem_fraction_static` from GPU memory ([`sglang::TP_TABLE_DATES`]), on a
+/// GPU that 0.4.6 – 0.4.7 left to the TP table, ran that table: it is the
+/// default there, where neither the log nor the plan gives one. The rest
+/// of the newest rules hold (`0.5.23-alloc` was read from 0.4.3's pool).
+fn sglang_rules(log: &StartupLog, o: &mut sglang::Options, tp: u64, gpu_bytes: u64) -> String {
+    let rules = format!("SGLang rules {}", o.version.id());
+    let (from, before) = sglang::TP_TABLE_DATES;
+    let Some((y, m, d)) = log.config.date.filter(|d| (from..before).contains(d)) else {
+        return format!("{rules} (the log names no release)");
+    };
+    let shown = format!("{y}-{m:02}-{d:02}");
+    if o.mem_fraction_static.is_some() || gpu_bytes > sglang::TP_TABLE_MAX_GPU_MIB << 20 {
+        return format!("{rules} (the log, dated {shown}, names no release)");
+    }
+    let fraction = sglang::default_mem_fraction_0_4(tp);
+    o.mem_fraction_static = Some(fraction);
+    format!(
+        "{rules} with mem_fraction_static {fraction}, SGLang 0.4.0 – 0.4.7's default by TP (the log is dated {shown}, before 0.4.7.post1)"
+    )
 }
 
 /// The engine of `planned` as the log says it ran: the log's engine (with

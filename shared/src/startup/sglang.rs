@@ -12,6 +12,9 @@ pub(super) fn read(lines: &[(usize, String)]) -> (LoggedConfig, Vec<Fact>) {
     let mut config = LoggedConfig::default();
     let mut facts = Vec::new();
     for (n, line) in lines {
+        if config.date.is_none() {
+            config.date = date(line);
+        }
         if line.contains("server_args=ServerArgs(") {
             read_config(line, &mut config);
             continue;
@@ -81,6 +84,17 @@ fn read_config(line: &str, c: &mut LoggedConfig) {
     c.deepep_mode = field(line, "deepep_mode").and_then(|v| crate::engines::sglang::DeepepMode::parse(&v));
     c.max_model_len = field(line, "context_length").and_then(|v| v.parse().ok());
     c.mem_fraction_static_permille = field(line, "mem_fraction_static").and_then(|v| fixed(&v, 1000));
+}
+
+/// `[2025-03-25 16:37:06 TP0]` (`utils.py::configure_logger`'s
+/// `[%(asctime)s …]`): its date.
+fn date(line: &str) -> Option<crate::engines::sglang::Date> {
+    let d = line.strip_prefix('[')?.get(..10)?.as_bytes();
+    let digits = |r: std::ops::Range<usize>| {
+        d[r].iter().try_fold(0u16, |n, &c| c.is_ascii_digit().then(|| n * 10 + u16::from(c - b'0')))
+    };
+    let (y, m, day) = (digits(0..4)?, u8::try_from(digits(5..7)?).ok()?, u8::try_from(digits(8..10)?).ok()?);
+    (d[4] == b'-' && d[7] == b'-' && (1..=12).contains(&m) && (1..=31).contains(&day)).then_some((y, m, day))
 }
 
 /// `[2025-10-16 09:06:22 TP5]`: the rank.

@@ -645,6 +645,28 @@ const CASES: &[Case] = &[
             "Llama-3.1-8B INT8 W8A8 (compressed-tensors), `--dtype float16`, 1 × H100, vLLM 0.19.0",
         )
     },
+    // The sweep of new logs, held out (no rule set from them): Qwen3-30B-A3B
+    // AWQ (compressed-tensors W4A16, Marlin MoE) on a desktop RTX 3090, and
+    // a third-party DeepSeek-R1-Distill-Qwen-32B FP8 on an L40S (its config
+    // not at hand: Qwen2.5-32B's shapes; +0.24 GiB of weights unexplained).
+    Case {
+        weights: Some("awq-int4"),
+        ..case(
+            "vllm-v1-0100-qwen3-30b-a3b-awq-rtx3090",
+            "qwen3-30b-a3b",
+            "rtx-3090",
+            "Qwen3-30B-A3B AWQ (MoE), 1 × RTX 3090, utilization 0.8, vLLM 0.10.0",
+        )
+    },
+    Case {
+        weights: Some("fp8"),
+        ..case(
+            "vllm-v1-0110-r1-distill-qwen32b-fp8-l40s",
+            "qwen2.5-32b",
+            "l40s",
+            "DeepSeek-R1-Distill-Qwen-32B FP8 (Qwen2.5-32B shapes), 1 × L40S, `--dtype half`, vLLM 0.11.0",
+        )
+    },
     // The sweep of new logs: Qwen2.5-3B (no preset: the Hub config) fp16
     // on an RTX 4090 with one sequence, vLLM 0.10.2.
     Case {

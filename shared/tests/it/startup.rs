@@ -1028,3 +1028,45 @@ fn vllm_0_10_graphs_follow_max_num_seqs() {
     assert_eq!(Version::V0_10.cuda_graphs(64, 8192), 3 + 16);
     assert_eq!(Version::V0_10.cuda_graphs(256, 256), 3 + 32);
 }
+
+/// SGLang's lines name no release, but its log lines are dated: a log dated
+/// before 0.4.7.post1 sized `mem_fraction_static` from GPU memory ran the
+/// 0.4.0 – 0.4.7 table by TP degree, which the plan then takes (a 0.4.4
+/// log: 0.88 at TP 1, its pool within 1 %, where the newest default leaves
+/// 6 % fewer tokens); a later log keeps the newest rules. Either way the
+/// plan says which rules it used.
+#[test]
+fn sglang_rules_by_the_logs_date() {
+    use shared::engines::{Engine, EngineKind, sglang};
+    use shared::estimate::{GpuSlot, Scenario};
+    use shared::model::Model;
+    let m = Model::preset("llama-3.1-8b").expect("preset");
+    let plan = |l: &StartupLog, gpu: &str| {
+        let slot = GpuSlot::from_catalog(shared::catalog::gpu(gpu).expect("a GPU"));
+        let planned = Scenario { engine: EngineKind::Sglang.with_defaults(), gpus: vec![slot], ..Scenario::default() };
+        shared::startup::logged_scenario(l, &m, planned)
+    };
+    let old = log("sglang-044-llama31-8b-h100-tp1-fa3");
+    assert_eq!(old.config.date, Some((2025, 3, 25)));
+    let (s, taken) = plan(&old, "h100-sxm");
+    let Engine::Sglang(o) = s.engine else { panic!("{:?}", s.engine) };
+    assert_eq!((o.version, o.mem_fraction_static), (sglang::Version::LATEST, Some(0.88)));
+    assert!(
+        taken.iter().any(|t| t.starts_with("SGLang rules 0.5.23-alloc with mem_fraction_static 0.88")),
+        "{taken:?}"
+    );
+    let e = shared::estimate::estimate(&m, s.validate_for(&m).expect("valid"));
+    let (rows, _) = shared::startup::reconcile(&old, &e);
+    let pool = rows.iter().find(|r| r.term == "KV pool tokens").expect("a pool row");
+    assert!(pool.error_permille().is_some_and(|e| e.abs() <= 10), "{pool:?}");
+
+    let later = log("sglang-049-llama31-8b-24gb-docker-tp1");
+    assert_eq!(later.config.date, Some((2025, 7, 14)));
+    let (s, taken) = plan(&later, "rtx-4090");
+    let Engine::Sglang(o) = s.engine else { panic!("{:?}", s.engine) };
+    assert_eq!(o.mem_fraction_static, None);
+    assert!(taken.iter().any(|t| t == "SGLang rules 0.5.23-alloc (the log names no release)"), "{taken:?}");
+    // The table itself, as 0.4.0 – 0.4.7's server_args.py gives it.
+    let table: Vec<f64> = [1, 2, 3, 4, 7, 8, 15, 16].map(sglang::default_mem_fraction_0_4).to_vec();
+    assert_eq!(table, [0.88, 0.87, 0.87, 0.85, 0.85, 0.81, 0.81, 0.79]);
+}

@@ -422,6 +422,36 @@ fn prefill_graph_sizes(max_bs: u64) -> usize {
         .sum()
 }
 
+/// `mem_fraction_static` by TP degree in SGLang 0.4.0 – 0.4.7
+/// (`server_args.py::__post_init__`, read in 0.4.0, 0.4.3, 0.4.4, 0.4.5,
+/// 0.4.6 and 0.4.7): 0.88, 0.87 from TP 2, 0.85 from 4, 0.81 from 8, 0.79
+/// from 16. 0.4.6 and 0.4.7 take it only on GPUs of at most
+/// [`TP_TABLE_MAX_GPU_MIB`]; 0.4.7.post1 sizes it from GPU memory.
+pub fn default_mem_fraction_0_4(tp: u64) -> f64 {
+    match tp {
+        0 | 1 => 0.88,
+        2 | 3 => 0.87,
+        4..=7 => 0.85,
+        8..=15 => 0.81,
+        _ => 0.79,
+    }
+}
+
+/// The GPU memory (nvidia-smi's MiB, `get_nvgpu_memory_capacity`) up to
+/// which SGLang 0.4.6 – 0.4.7 keep [`default_mem_fraction_0_4`]'s table
+/// (`if gpu_mem <= 81920`).
+pub const TP_TABLE_MAX_GPU_MIB: u64 = 81_920;
+
+/// The dates (year, month, day) between which a start-up log ran a release with
+/// [`default_mem_fraction_0_4`]'s table: from 0.4.0's wheel (its
+/// `server_args.py` built 2024-12-03) to before 0.4.7's (2025-06-10), the
+/// last release before 0.4.7.post1 (built 2025-06-16) sized it from GPU
+/// memory. A log dated in this span could not have run that code.
+pub const TP_TABLE_DATES: (Date, Date) = ((2024, 12, 3), (2025, 6, 10));
+
+/// A day: year, month, day (ordered as the calendar).
+pub type Date = (u16, u8, u8);
+
 /// `mem_fraction_static` default by TP degree (`server_args.py`, the table
 /// used before the GPU-size-based rule: 0.88 / 0.87 / 0.85 / 0.83 / 0.79).
 pub fn default_mem_fraction(tp: u64) -> f64 {
