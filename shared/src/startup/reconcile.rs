@@ -61,6 +61,7 @@ pub fn reconcile(log: &StartupLog, e: &Estimate) -> (Vec<Row>, Vec<String>) {
             log.facts.iter().filter_map(|f| vllm_row(f, r, e, &mut notes)).collect()
         }
         (LogEngine::Sglang, Some(EngineReport::Sglang(r))) => {
+            notes.extend(sglang_logged_free(log, r, e));
             log.facts.iter().filter_map(|f| sglang_row(f, r, e)).collect()
         }
         // Buffer by buffer, with llama.cpp's own names: `buffers.rs`.
@@ -194,6 +195,77 @@ fn sglang_row(f: &Fact, r: &crate::engines::sglang::Report, e: &Estimate) -> Opt
         }
         _ => None,
     }
+}
+
+/// SGLang's pool from the log's own free memory: the rule (`rest = free after
+/// the weights − reserved`, `model_runner.py::profile_max_num_token`) over
+/// what the first rank logged (`Load weight end. … avail mem=…, mem usage=…`:
+/// free after the weights, and the weights, whose sum was free before them).
+/// Beside it, the `mem_fraction_static` the logged pool implies, and the
+/// plan's free memory before the weights: where that is more than the log's,
+/// the rest was held before SGLang loaded the weights (other processes, a
+/// display, a larger CUDA context), which SGLang sizes its pool from and the
+/// plan does not count.
+/// `None` without those lines, or for a model with a recurrent state (its
+/// pool splits `rest` first).
+fn sglang_logged_free(log: &StartupLog, r: &crate::engines::sglang::Report, e: &Estimate) -> Option<String> {
+    use crate::engines::sglang::Version;
+    use crate::units::{UnitSystem, format_bytes};
+    if e.state_bytes_per_sequence > 0 || r.cell_size_bytes == 0 {
+        return None;
+    }
+    let first = |want: fn(&Figure) -> Option<u64>| log.facts.iter().find_map(|f| want(&f.figure));
+    let weights = first(|f| match *f {
+        Figure::Weights { bytes } => Some(bytes),
+        _ => None,
+    })?;
+    let free_after = first(|f| match *f {
+        Figure::Free { after: super::Stage::Weights, bytes } => Some(bytes),
+        _ => None,
+    })?;
+    let logged = first(|f| match *f {
+        Figure::MaxTotalTokens { tokens } | Figure::KvPool { tokens, .. } => Some(tokens),
+        _ => None,
+    })?;
+    let before = free_after.saturating_add(weights);
+    let kept_back = 1.0 - r.mem_fraction_static;
+    // What the share is of: CUDA's total (the same GPU's in the log and the
+    // plan), or what was free before the weights.
+    let base = match r.version {
+        Version::TpTable | Version::V0_5_23 => (r.reserved_bytes as f64 / kept_back.max(f64::EPSILON)).round() as u64,
+        Version::V0_5_23Init | Version::V0_5_23Alloc => before,
+    };
+    let reserved = (base as f64 * kept_back).ceil() as u64;
+    let tokens = free_after.saturating_sub(reserved) / r.cell_size_bytes;
+    let error = error_permille(logged, tokens).map_or(String::new(), |p| format!(" ({:+.1} %)", p as f64 / 10.0));
+    // The share the logged pool leaves of the same base.
+    let kept = free_after.saturating_sub(logged.saturating_mul(r.cell_size_bytes));
+    let implied = 1.0 - kept as f64 / base.max(1) as f64;
+    let gib = |b: u64| format_bytes(b, UnitSystem::Binary);
+    let plan = r.free_before_weights_bytes;
+    let memory = match plan.cmp(&before) {
+        std::cmp::Ordering::Greater => format!(
+            "the plan's GPU has {} free before the weights, {} more than this one had: memory the GPU held before \
+             SGLang loaded the weights that the plan does not count (other processes, a display, a larger CUDA \
+             context), which SGLang sizes its pool from",
+            gib(plan),
+            gib(plan - before)
+        ),
+        _ => format!("the plan's GPU has {} free before the weights, {} less", gib(plan), gib(before - plan)),
+    };
+    Some(format!(
+        "SGLang's rule over the log's own memory ({} free before the weights, {} of weights, {} free after them) \
+         gives a pool of {} tokens against {} logged{error} at the plan's mem_fraction_static {:.3}; the logged pool \
+         leaves {} of {}, a mem_fraction_static of {implied:.3}; {memory}",
+        gib(before),
+        gib(weights),
+        gib(free_after),
+        crate::explain::thousands(tokens),
+        crate::explain::thousands(logged),
+        r.mem_fraction_static,
+        gib(kept),
+        gib(base),
+    ))
 }
 
 /// `(predicted − logged) / logged` in tenths of a percent; `None` for a zero log.

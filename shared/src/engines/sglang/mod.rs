@@ -475,6 +475,12 @@ pub struct Report {
     pub chunked_prefill_size: u64,
     /// The expert-parallel size it runs with (`--ep-size`, or DeepEP's TP).
     pub ep_size: u64,
+    /// On the GPU that sets the pool: the memory free before the weights load
+    /// (what `torch.cuda.mem_get_info` reports after the CUDA context and the
+    /// distributed init), and what the rules keep back of it or of CUDA's
+    /// total (`total × (1 − mem_fraction_static)`).
+    pub free_before_weights_bytes: u64,
+    pub reserved_bytes: u64,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub startup_error: Option<String>,
     pub log_lines: Vec<String>,
@@ -490,6 +496,10 @@ struct Pool {
     /// Hybrid models: request slots of the mamba pool (`max_mamba_cache_size`).
     state_slots: Option<u64>,
     chunk: u64,
+    /// The GPU that sets the pool: its free memory before the weights and
+    /// the share of memory the rules keep back.
+    free_before_weights: u64,
+    reserved: u64,
 }
 
 fn pool(p: &Plan, o: Options) -> Pool {
@@ -501,22 +511,27 @@ fn pool(p: &Plan, o: Options) -> Pool {
     let mut tokens = u64::MAX;
     let mut cell_max = 0;
     let mut state_slots: Option<u64> = None;
+    let (mut free_before_weights, mut reserved_of_smallest) = (0, 0);
     for (g, slot) in p.scenario.gpus.iter().enumerate() {
         let stage = p.stage(g);
         let cell = kv::bytes_per_token(p.stage_kv(stage));
         cell_max = cell_max.max(cell);
         // Free after loading weights (the context already resident), minus the
         // reserved share; both as `torch.cuda.mem_get_info` sees them.
-        let (free_after_weights, reserved) = match o.version {
+        let (before, free_after_weights, reserved) = match o.version {
             // A share of CUDA's total.
-            Version::TpTable | Version::V0_5_23 => (
-                slot.cuda_total_bytes.saturating_sub(p.base_overhead()).saturating_sub(p.stage_weights(stage)),
-                (slot.cuda_total_bytes as f64 * (1.0 - fraction)).ceil() as u64,
-            ),
+            Version::TpTable | Version::V0_5_23 => {
+                let before = slot.cuda_total_bytes.saturating_sub(p.base_overhead());
+                (
+                    before,
+                    before.saturating_sub(p.stage_weights(stage)),
+                    (slot.cuda_total_bytes as f64 * (1.0 - fraction)).ceil() as u64,
+                )
+            }
             // A share of what was free before the weights.
             Version::V0_5_23Init | Version::V0_5_23Alloc => {
                 let before = slot.cuda_total_bytes.saturating_sub(overhead(p, o));
-                (before.saturating_sub(weights(p, o, stage)), (before as f64 * (1.0 - fraction)).ceil() as u64)
+                (before, before.saturating_sub(weights(p, o, stage)), (before as f64 * (1.0 - fraction)).ceil() as u64)
             }
         };
         let mut rest = free_after_weights.saturating_sub(reserved);
@@ -528,9 +543,21 @@ fn pool(p: &Plan, o: Options) -> Pool {
             // The pool's slots plus its padding slot leave the KV budget.
             rest = rest.saturating_sub(slots.saturating_add(1).saturating_mul(per_req));
         }
-        tokens = tokens.min(rest.checked_div(cell).unwrap_or(0));
+        let here = rest.checked_div(cell).unwrap_or(0);
+        if here < tokens {
+            (free_before_weights, reserved_of_smallest) = (before, reserved);
+        }
+        tokens = tokens.min(here);
     }
-    Pool { fraction, tokens: if tokens == u64::MAX { 0 } else { tokens }, cell: cell_max, chunk, state_slots }
+    Pool {
+        fraction,
+        tokens: if tokens == u64::MAX { 0 } else { tokens },
+        cell: cell_max,
+        chunk,
+        state_slots,
+        free_before_weights,
+        reserved: reserved_of_smallest,
+    }
 }
 
 /// `--chunked-prefill-size` when none is given, by `o.version`'s rules.
@@ -683,6 +710,8 @@ pub(crate) fn report(p: &Plan, o: Options) -> Report {
         context_length: ctx,
         chunked_prefill_size: pool.chunk,
         ep_size: o.effective_ep(p.tp()),
+        free_before_weights_bytes: pool.free_before_weights,
+        reserved_bytes: pool.reserved,
         startup_error: error,
         log_lines,
     }
