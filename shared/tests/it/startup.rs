@@ -1099,3 +1099,41 @@ fn sglang_notes_the_pool_from_the_logs_own_memory() {
     assert!(desktop.contains("a mem_fraction_static of 0.879"), "{desktop}");
     assert!(desktop.contains("more than this one had: memory the GPU held"), "{desktop}");
 }
+
+/// vLLM 0.11's wheel ships no `triton_kernels`, so gpt-oss's MXFP4 experts
+/// run Marlin on Hopper and load Marlin's padding: the 0.11.2 log's
+/// `Model loading took 65.9651 GiB` is planned the same with its `Using
+/// Marlin backend` line taken out (the paste most people share starts at
+/// the error). From 0.12 the wheel ships them and Hopper runs Triton.
+#[test]
+fn gpt_oss_on_hopper_loads_marlins_padding_before_vllm_0_12() {
+    use shared::engines::{Engine, EngineKind, vllm};
+    use shared::estimate::{GpuSlot, Scenario};
+    use shared::model::Model;
+    let name = "vllm-v1-0112-gpt-oss-120b-h100-u096";
+    let path = format!("{}/tests/fixtures/startup/{name}.txt", env!("CARGO_MANIFEST_DIR"));
+    let text = std::fs::read_to_string(&path).expect("fixture");
+    let without_kernel: String = text.lines().filter(|l| !l.contains("Marlin")).map(|l| format!("{l}\n")).collect();
+    let m = Model::preset("gpt-oss-120b").expect("preset");
+    let weights = |text: &str| {
+        let l = read(text).expect("a log");
+        let slot = GpuSlot::from_catalog(shared::catalog::gpu("h100-sxm").expect("a GPU"));
+        let planned = Scenario {
+            engine: EngineKind::Vllm.with_defaults(),
+            gpus: vec![slot],
+            weights: m.default_format(),
+            ..Scenario::default()
+        };
+        let (s, _) = shared::startup::logged_scenario(&l, &m, planned);
+        let Engine::Vllm(o) = s.engine else { panic!("vLLM") };
+        let e = shared::estimate::estimate(&m, s.validate_for(&m).expect("valid"));
+        let (rows, _) = shared::startup::reconcile(&l, &e);
+        let row = rows.into_iter().find(|r| r.term == "weights").expect("a weights row");
+        (o.version, row.error_permille().expect("both"), e.per_gpu[0].budget.weight_bytes)
+    };
+    let (version, error, with_line) = weights(&text);
+    let (_, _, without_line) = weights(&without_kernel);
+    assert_eq!(version, vllm::Version::for_release("0.11.2").expect("a release"));
+    assert!(error.abs() <= 2, "{error}‰");
+    assert_eq!(without_line, with_line, "Marlin's padding without the line");
+}

@@ -369,8 +369,10 @@ impl Mxfp4Kernel {
 
 /// The MXFP4 MoE kernel vLLM picks for a GPU (0.11.0
 /// `quantization/mxfp4.py::get_mxfp4_backend`), by the padding its
-/// `create_weights` gives the experts' intermediate and hidden widths.
-fn mxfp4_padding(gpu: &str, logged: Option<Mxfp4Kernel>) -> (u64, u64) {
+/// `create_weights` gives the experts' intermediate and hidden widths; on
+/// Hopper, Triton only where the wheel ships `triton_kernels`
+/// ([`super::Version::ships_triton_kernels`]).
+fn mxfp4_padding(gpu: &str, logged: Option<Mxfp4Kernel>, triton_kernels: bool) -> (u64, u64) {
     if let Some(kernel) = logged {
         return kernel.padding();
     }
@@ -382,12 +384,12 @@ fn mxfp4_padding(gpu: &str, logged: Option<Mxfp4Kernel>) -> (u64, u64) {
     } else if any(&["B200", "B300", "GB200", "GB300"]) {
         // SM100 with FlashInfer (a vLLM dependency): MXFP4 × BF16, 256 and 256.
         (256, 256)
-    } else if any(&["H100", "H200", "H800", "H20", "GH200", "RTX PRO 6000", "RTX 50"]) {
+    } else if triton_kernels && any(&["H100", "H200", "H800", "H20", "GH200", "RTX PRO 6000", "RTX 50"]) {
         // Hopper (and consumer Blackwell) with triton_kernels: the
         // intermediate width to 64, the hidden width as it is.
         (64, 1)
     } else {
-        // Before Hopper: Marlin, `n % 256 == 0 and k % 128 == 0`.
+        // Before Hopper, or without `triton_kernels`: Marlin, `n % 256 == 0 and k % 128 == 0`.
         (128, 256)
     }
 }
@@ -413,7 +415,7 @@ pub(super) fn mxfp4_padding_bytes(p: &Plan, stage: usize, gpu: &str, o: Options)
     let logged = o.mxfp4_kernel;
     let text = &p.model.arch.text;
     let (Some(moe), crate::formats::WeightFormat::Mxfp4 { .. }) = (text.moe, p.scenario.weights) else { return 0 };
-    let (pad_i, pad_h) = mxfp4_padding(gpu, logged);
+    let (pad_i, pad_h) = mxfp4_padding(gpu, logged, o.version.ships_triton_kernels());
     let per_expert = |i: u64, h: u64| {
         let bias = if moe.expert_bias { 2 } else { 0 };
         let up = (2 * i).saturating_mul(h / 2 + h / 32 + bias);

@@ -1003,6 +1003,17 @@ impl Version {
         })
     }
 
+    /// Whether the wheel ships OpenAI's `triton_kernels`
+    /// (`vllm/third_party/triton_kernels`, from 0.12.0; absent from the 0.11.0
+    /// wheel), so that Hopper's MXFP4 MoE runs the Triton kernel without an
+    /// extra package (`utils/import_utils.py::has_triton_kernels`); before,
+    /// it falls back to Marlin (0.11.0 `quantization/mxfp4.py::get_mxfp4_backend`,
+    /// the 0.11.2 gpt-oss-120b log: `Using Marlin backend`). `V0_12` spans
+    /// 0.11 – 0.17 and keeps the later default.
+    pub(super) fn ships_triton_kernels(self) -> bool {
+        !matches!(self, Self::V0 | Self::V1 | Self::V0_10 | Self::V0_11Mm | Self::V0_11Sort)
+    }
+
     /// Whether sliding-window layers get their own KV cache groups.
     pub(super) fn groups_sliding_windows(self) -> bool {
         match self {
