@@ -360,3 +360,348 @@ if __name__ == "__main__":
         moe_host_experts(G=q2k, U=q2k, D=q4k, trace=True, **moe)
     elif len(sys.argv) > 1:
         llama(L=2, trace=True, **cases[sys.argv[1]])
+
+
+# ---------------------------------------------------------------------------------------------
+# MoE layers (qwen3moe, openai-moe / gpt-oss, glm4moe) on one GPU, as the builds of the logs
+# build them. Sources read: llama-cpp-python 0.3.9 (vendor of May 2025: pre-GLU, b5271/b5622 rules),
+# 0.3.16 (Aug 2025: GLU, ADD_ID, sinks, iswa, set_rows k/v idxs; b6168/b6699 rules) and
+# 0.3.22 (gate_up fusion, ggml_top_k op, weights expanded before up; b7217/b7342 rules),
+# src/llama-graph.cpp build_moe_ffn / build_attn_mha / build_attn_inp_kv_unified(_iswa),
+# src/llama-model.cpp llm_build_qwen3moe / llm_build_openai_moe_iswa / llm_build_glm4_moe,
+# ggml/src/ggml-alloc.c ggml_gallocr_allocate_node (view-parent reuse), ggml-backend.cpp
+# ggml_backend_sched_split_graph (host weights open a split; inputs copied at split start).
+
+
+class N:
+    """A ggml tensor: bytes, op, sources, view_src, and whether its layout is contiguous
+    (ggml_are_same_layout: a strided view is never reused in place)."""
+
+    def __init__(s, name, size, op="NONE", srcs=(), view_src=None, contig=True, host=False, dev=True):
+        s.name, s.size, s.op, s.srcs = name, size, op, list(srcs)
+        s.view_src, s.contig, s.host, s.dev = view_src, contig, host, dev
+
+
+INPLACE2 = INPLACE | {"ADD_ID"}
+
+
+class G2:
+    def __init__(s):
+        s.nodes, s.seen = [], set()
+
+    def expand(s, t):
+        if t is None or id(t) in s.seen:
+            return
+        s.seen.add(id(t))
+        for p in t.srcs:
+            s.expand(p)
+        if t.op != "NONE":
+            s.nodes.append(t)
+
+
+def alloc_run(g, inputs, align=128, trace=False):
+    """ggml_gallocr_alloc_graph_impl over the GPU's graph copy. `inputs`: the split inputs
+    (tensors on the host) -- each gets a device copy allocated at the start of the split that
+    first uses it. A node reading a host weight (`host=True`) opens a split of its own when the
+    running split already has inputs (ggml_backend_sched_split_graph), so its weight copy is
+    allocated right before it."""
+    nodes = [n for n in g.nodes if n.dev]
+    # the graph copy: each split's input copies first (ggml_backend_sched_split_graph)
+    copies = {id(p): N(f"{p.name}#copy", p.size, "INPUTCPY") for n in nodes for p in n.srcs
+              if p is not None and (p.host or id(p) in inputs)}
+    seq = []
+    splits = [[]]
+    have_inputs = False
+    placed = set()
+    for n in nodes:
+        srcs = [p for p in n.srcs if p is not None and id(p) in copies]
+        new = [p for p in srcs if id(p) not in placed]
+        if any(p.host for p in new) and have_inputs:
+            splits.append([])
+            have_inputs = False
+        for p in new:
+            placed.add(id(p))
+            splits[-1].insert(sum(1 for x in splits[-1] if x.op == "INPUTCPY"), copies[id(p)])
+            have_inputs = True
+        splits[-1].append(n)
+    for sp in splits:
+        seq.extend(sp)
+    # sources as the device sees them
+    def srcs_of(n):
+        return [copies.get(id(p), p) if p is not None else None for p in n.srcs]
+
+    st = {}
+
+    def h(t):
+        return st.setdefault(id(t), dict(children=0, views=0, allocated=False, off=None))
+
+    a = Alloc(align)
+
+    def ext(t):
+        return t.op == "NONE" or t.size == 0 and t.view_src is None
+
+    def allocate(t):
+        hn = h(t)
+        if ext(t) or hn["allocated"] or t.view_src is not None:
+            return
+        hn["allocated"] = True
+        if t.op in INPLACE2:
+            for p in srcs_of(t):
+                if p is None or ext(p):
+                    continue
+                if p.view_src is not None and ext(p.view_src):
+                    continue
+                if p.size != t.size or not p.contig:
+                    continue
+                ph = h(p)
+                # ggml_gallocr_is_own(parent) is its hash node's `allocated`, which a view never
+                # sets (ggml_gallocr_allocate_node skips views): the view-parent branch after it
+                # is never taken, so an op on a reshape is a new tensor
+                if p.view_src is not None or not ph["allocated"]:
+                    continue
+                if ph["children"] == 1 and ph["views"] == 0:
+                    hn["off"] = ph["off"]
+                    ph["allocated"] = False
+                    if trace:
+                        print(f"  reuse {p.name} for {t.name}")
+                    return
+        hn["off"] = a.alloc(t.size)
+        if trace:
+            print(f"  alloc {t.name} {t.size / MiB:.3f} @ {hn['off'] / MiB:.3f} max {a.max / MiB:.3f}")
+
+    def free(t):
+        hn = h(t)
+        a.free(hn["off"], t.size)
+        hn["allocated"] = False
+        if trace:
+            print(f"  free {t.name} {t.size / MiB:.3f} @ {hn['off'] / MiB:.3f}")
+
+    for n in seq:
+        if n.view_src is not None:
+            h(copies.get(id(n.view_src), n.view_src))["views"] += 1
+        for p in srcs_of(n):
+            if p is not None:
+                h(p)["children"] += 1
+    for n in seq:
+        for p in srcs_of(n):
+            if p is not None:
+                allocate(p)
+        allocate(n)
+        for p in srcs_of(n):
+            if p is None:
+                continue
+            ph = h(p)
+            ph["children"] -= 1
+            if ph["children"] == 0 and ph["views"] == 0:
+                if p.view_src is not None:
+                    vs = copies.get(id(p.view_src), p.view_src)
+                    vh = h(vs)
+                    vh["views"] -= 1
+                    if vh["views"] == 0 and vh["children"] == 0 and vh["allocated"]:
+                        free(vs)
+                elif ph["allocated"]:
+                    free(p)
+    return a.max
+
+
+def moe_model(E, H, Hkv, D, V, T_, n_kv, L, n_expert, k, F, fa=True, glu=True, kidx=True, weights_first=False,
+              qk_norm=False, qkv_bias=False, attn_out_bias=False, gating="softmax", norm_w=True, scale_w=False,
+              gate_inp_b=False, exps_b=False, probs_b=False, oai=False, sinks=False, swa=None, n_kv_swa=0,
+              dense_lead=0, F_dense=0, F_shexp=0, host_exps=None, topk_op=False, trace=False):
+    """One GPU holding every layer and the output; experts on the GPU, or in host memory
+    (`host_exps` = (gate, up, down, bias) bytes: staged copies, --n-cpu-moe / -ot exps=CPU).
+    `swa`: the layers that use the sliding-window cache (gpt-oss: even layers,
+    llama-hparams set_swa_pattern(2))."""
+    f32 = lambda *d: 4 * __import__("math").prod(d)
+    Tp = -(-T_ // 64) * 64
+    W = lambda n: N(n, 0)
+    HW = lambda n, size: N(n, size, host=True, dev=False)
+    g = G2()
+    inputs = set()
+
+    def inp(name, size):
+        t = N(name, size, "NONE", dev=False)
+        t.op = "INPUT"
+        inputs.add(id(t))
+        return t
+
+    def op(name, size, o, srcs, **kw):
+        return N(name, size, o, srcs, **kw)
+
+    def view(name, t, size=None, contig=True, off=0):
+        # ggml_view_impl: a view of a view has the first one's base as view_src
+        v = N(name, t.size if size is None else size, "VIEW", [t], view_src=t.view_src or t, contig=contig)
+        v.view_off = off
+        return v
+
+    # the host-side inputs (llama-graph.cpp build_inp_embd / build_inp_pos / build_attn_inp_*)
+    embd = inp("inp_embd", f32(E, T_))  # get_rows on the host's token_embd
+    pos = inp("inp_pos", 4 * T_)
+    kcache, vcache = W("cache_k"), W("cache_v")
+
+    def mask_input(name, cells):
+        m = inp(name, f32(cells, Tp))
+        if fa:
+            return op(name + " (f16)", 2 * cells * Tp, "CPY", [m])
+        return m
+
+    masks = {"full": mask_input("KQ_mask", n_kv)}
+    if swa is not None:
+        masks["swa"] = mask_input("KQ_mask_swa", n_kv_swa)
+    idx = {}
+    for kind in masks:
+        idx[kind] = (inp(f"k_idxs_{kind}", 8 * T_), inp(f"v_idxs_{kind}", 8 * T_)) if kidx else (None, None)
+    out_ids = inp("inp_out_ids", 4 * T_)
+
+    def norm(x, name):
+        n = op(name, x.size, "RMS_NORM", [x])
+        return op(name + "_w", x.size, "MUL", [n, W("w")])
+
+    def ffn_dense(cur, Fw, il, tag):
+        up = op(f"{tag}_up-{il}", f32(Fw, T_), "MUL_MAT", [W("up"), cur])
+        gate = op(f"{tag}_gate-{il}", f32(Fw, T_), "MUL_MAT", [W("gate"), cur])
+        if glu:
+            par = op(f"{tag}_swiglu-{il}", f32(Fw, T_), "GLU", [gate, up])
+        else:
+            s = op(f"{tag}_silu-{il}", f32(Fw, T_), "UNARY", [gate])
+            par = op(f"{tag}_par-{il}", f32(Fw, T_), "MUL", [s, up])
+        return op(f"{tag}_down-{il}", f32(E, T_), "MUL_MAT", [W("down"), par])
+
+    def moe(cur, il):
+        if host_exps:
+            wg, wu, wd, wb = (HW(f"gate_exps-{il}", host_exps[0]), HW(f"up_exps-{il}", host_exps[1]),
+                              HW(f"down_exps-{il}", host_exps[2]), host_exps[3])
+        else:
+            wg, wu, wd, wb = W("gate_exps"), W("up_exps"), W("down_exps"), 0
+        bias = lambda n: HW(n + f"-{il}", wb) if (host_exps and wb) else W(n)
+        logits = op(f"ffn_moe_logits-{il}", f32(n_expert, T_), "MUL_MAT", [W("gate_inp"), cur])
+        if gate_inp_b:
+            logits = op(f"ffn_moe_logits_biased-{il}", logits.size, "ADD", [logits, W("gate_inp_b")])
+        if gating == "softmax":
+            probs = op(f"ffn_moe_probs-{il}", logits.size, "SOFT_MAX", [logits])
+        elif gating == "sigmoid":
+            probs = op(f"ffn_moe_probs-{il}", logits.size, "UNARY", [logits])
+        else:
+            probs = logits
+        sel_p = op(f"ffn_moe_probs_biased-{il}", probs.size, "ADD", [probs, W("probs_b")]) if probs_b else probs
+        if topk_op:
+            sel = op(f"ffn_moe_topk-{il}", 4 * k * T_, "TOP_K", [sel_p])
+        else:
+            arg = op(f"ffn_moe_argsort-{il}", 4 * n_expert * T_, "ARGSORT", [sel_p])
+            sel = view(f"ffn_moe_topk-{il}", arg, 4 * k * T_, contig=False)
+        w = op(f"ffn_moe_weights-{il}", f32(k, T_), "GET_ROWS", [view(f"probs3d-{il}", probs), sel])
+        if gating == "softmax_weight":
+            w = op(f"ffn_moe_weights_softmax-{il}", w.size, "SOFT_MAX", [view(f"w2d-{il}", w)])
+            w = view(f"w3d-{il}", w)
+        if norm_w:
+            w2 = view(f"w2d-{il}", w)
+            s = op(f"ffn_moe_weights_sum-{il}", f32(T_), "SUM_ROWS", [w2])
+            if topk_op:  # the clamp of the sum (0.3.22)
+                s = op(f"ffn_moe_weights_sum_clamped-{il}", s.size, "CLAMP", [s])
+            w = op(f"ffn_moe_weights_norm-{il}", w.size, "DIV", [w2, s])
+            w = view(f"w3d-{il}", w)
+        if scale_w:
+            w = op(f"ffn_moe_weights_scaled-{il}", w.size, "SCALE", [w])
+        if weights_first:
+            g.expand(w)
+        cur3 = view(f"cur3d-{il}", cur)
+        up = op(f"ffn_moe_up-{il}", f32(F, k, T_), "MUL_MAT_ID", [wu, cur3, sel])
+        if exps_b:
+            up = op(f"ffn_moe_up_biased-{il}", up.size, "ADD_ID", [up, bias("up_b"), sel])
+        gate = op(f"ffn_moe_gate-{il}", f32(F, k, T_), "MUL_MAT_ID", [wg, cur3, sel])
+        if exps_b:
+            gate = op(f"ffn_moe_gate_biased-{il}", gate.size, "ADD_ID", [gate, bias("gate_b"), sel])
+        if glu or oai:
+            par = op(f"ffn_moe_swiglu-{il}", f32(F, k, T_), "GLU", [gate, up])
+        else:
+            s_ = op(f"ffn_moe_silu-{il}", gate.size, "UNARY", [gate])
+            par = op(f"ffn_moe_gate_par-{il}", gate.size, "MUL", [s_, up])
+        ex = op(f"ffn_moe_down-{il}", f32(E, k, T_), "MUL_MAT_ID", [wd, par, sel])
+        if exps_b:
+            ex = op(f"ffn_moe_down_biased-{il}", ex.size, "ADD_ID", [ex, bias("down_b"), sel])
+        ex = op(f"ffn_moe_weighted-{il}", ex.size, "MUL", [ex, w])
+        g.expand(ex)
+        views = [view(f"expert{i}-{il}", ex, f32(E, T_), contig=False, off=i) for i in range(k)]
+        for v_ in views:
+            g.expand(v_)
+        out = views[0]
+        for i in range(1, k):
+            out = op(f"ffn_moe_add{i}-{il}", f32(E, T_), "ADD", [out, views[i]])
+            g.expand(out)
+        return out
+
+    inpL = embd
+    for il in range(L):
+        last = il == L - 1
+        kind = "swa" if (swa is not None and swa(il)) else "full"
+        cells = n_kv_swa if kind == "swa" else n_kv
+        inpSA = inpL
+        cur = norm(inpL, f"attn_norm-{il}")
+        q = op(f"Qcur-{il}", f32(H * D, T_), "MUL_MAT", [W("wq"), cur])
+        if qkv_bias:
+            q = op(f"Qcur_b-{il}", q.size, "ADD", [q, W("bq")])
+        kk = op(f"Kcur-{il}", f32(Hkv * D, T_), "MUL_MAT", [W("wk"), cur])
+        if qkv_bias:
+            kk = op(f"Kcur_b-{il}", kk.size, "ADD", [kk, W("bk")])
+        v = op(f"Vcur-{il}", f32(Hkv * D, T_), "MUL_MAT", [W("wv"), cur])
+        if qkv_bias:
+            v = op(f"Vcur_b-{il}", v.size, "ADD", [v, W("bv")])
+        q = view(f"Qr-{il}", q); kk = view(f"Kr-{il}", kk); v = view(f"Vr-{il}", v)
+        if qk_norm:
+            q = norm(q, f"Qnorm-{il}")
+            kk = norm(kk, f"Knorm-{il}")
+        q = op(f"Qrope-{il}", q.size, "ROPE", [q, pos])
+        kk = op(f"Krope-{il}", kk.size, "ROPE", [kk, pos])
+        g.expand(q); g.expand(kk); g.expand(v)
+        ki, vi = idx[kind]
+        g.expand(N(f"cpy_k-{il}", 0, "SET_ROWS" if kidx else "CPY", [kcache, view("k2d", kk), ki] if kidx else [kk, kcache], view_src=kcache))
+        g.expand(N(f"cpy_v-{il}", 0, "SET_ROWS" if kidx else "CPY", [vcache, view("v2d", v), vi] if kidx else [v, vcache], view_src=vcache))
+        qp = view(f"q-{il}", q, contig=False)
+        kv_k, kv_v = N("k", 0, "VIEW", [kcache], view_src=kcache), N("v", 0, "VIEW", [vcache], view_src=vcache)
+        fa_ok = fa and cells % 256 == 0
+        if fa_ok:
+            o = op(f"fa-{il}", f32(D, H, T_), "FLASH_ATTN_EXT", [qp, kv_k, kv_v, masks[kind]] + ([W("sinks")] if sinks else []))
+            o = view(f"kqv_out-{il}", o)
+        else:
+            kq = op(f"kq-{il}", f32(cells, T_, H), "MUL_MAT", [kv_k, qp])
+            kq = op(f"kq_soft_max-{il}", kq.size, "SOFT_MAX", [kq, masks[kind]] + ([W("sinks")] if sinks else []))
+            kqv = op(f"kqv-{il}", f32(D, T_, H), "MUL_MAT", [kv_v, kq])
+            o = op(f"kqv_merged_cont-{il}", kqv.size, "CONT", [view(f"kqv_merged-{il}", kqv, contig=False)])
+        cur = op(f"wo-{il}", f32(E, T_), "MUL_MAT", [W("wo"), o])
+        if attn_out_bias:
+            cur = op(f"wo_b-{il}", cur.size, "ADD", [cur, W("bo")])
+        if last:
+            cur = op("get_rows cur", cur.size, "GET_ROWS", [cur, out_ids])
+            inpSA = op("get_rows inpSA", inpSA.size, "GET_ROWS", [inpSA, out_ids])
+        ffn_inp = op(f"ffn_inp-{il}", f32(E, T_), "ADD", [cur, inpSA])
+        cur = norm(ffn_inp, f"ffn_norm-{il}")
+        if il < dense_lead:
+            out = ffn_dense(cur, F_dense, il, "ffn")
+        else:
+            out = moe(cur, il)
+            if F_shexp:
+                sh = ffn_dense(cur, F_shexp, il, "shexp")
+                out = op(f"ffn_out-{il}", f32(E, T_), "ADD", [out, sh])
+        cur = op(f"l_out-{il}", f32(E, T_), "ADD", [out, ffn_inp])
+        g.expand(cur)
+        inpL = cur
+    rn = norm(inpL, "result_norm")
+    g.expand(op("result_output", f32(V, T_), "MUL_MAT", [W("output"), rn]))
+    return alloc_run(g, inputs, trace=trace)
+
+
+if __name__ == "__main__":
+    # The MoE logs (one GPU, every layer and the output on it), MiB logged:
+    # Qwen3-Coder-30B-A3B b7342 300.75; GLM-4.5-Air b6168 3584.09; gpt-oss-20b b7217 Metal 1672.08;
+    # gpt-oss-20b b6699 --n-cpu-moe 99 456.98 (MXFP4 experts staged: 32 x 2880 x 2880 x 17/32 B).
+    q3 = dict(E=2048, H=32, Hkv=4, D=128, V=151936, T_=512, n_kv=65536, L=48, n_expert=128, k=8, F=768, qk_norm=True)
+    glm = dict(E=4096, H=96, Hkv=8, D=128, V=151552, T_=4096, n_kv=131072, L=46, n_expert=128, k=8, F=1408,
+               qkv_bias=True, gating="sigmoid", probs_b=True, scale_w=True, dense_lead=1, F_dense=10944, F_shexp=1408)
+    oss = dict(E=2880, H=64, Hkv=8, D=64, V=201088, L=24, n_expert=32, k=4, F=2880, qkv_bias=True, attn_out_bias=True,
+               gating="softmax_weight", norm_w=False, gate_inp_b=True, exps_b=True, oai=True, sinks=True,
+               swa=lambda il: il % 2 == 0, n_kv=131072)
+    mx = 32 * 2880 * 2880 * 17 // 32
+    print(f"qwen3-coder b7342: {moe_model(**q3) / MiB:.2f} MiB (300.75 logged)")
+    print(f"glm-4.5-air b6168: {moe_model(**glm) / MiB:.2f} MiB (3584.09 logged)")
+    print(f"gpt-oss-20b b7217 metal: {moe_model(T_=2048, n_kv_swa=2304, **oss) / MiB:.2f} MiB (1672.08 logged)")
+    print(f"gpt-oss-20b b6699 n-cpu-moe: {moe_model(T_=512, n_kv_swa=768, host_exps=(mx, mx, mx, 32 * 2880 * 4), **oss) / MiB:.2f} MiB (456.98 logged)")

@@ -412,7 +412,8 @@ const KNOWN_MISSES: &[&str] = &[
 /// Logs with a GPU compute buffer beyond 10 % (GLM-Z1 and the Vulkan
 /// Llama 3.1 8B are exact since the replay of ggml-alloc, `llamacpp/graph.rs`).
 /// (GLM-4.5-Air at `-c 131072 -ub 4096`, 2,432.00 / 3,584.09 MiB before the
-/// closed form counted the F16 mask with flash attention, is 3,456.00 now.)
+/// closed form counted the F16 mask with flash attention, 3,456.00 with it,
+/// is exact since its MoE layers are replayed.)
 /// Qwen3-235B at `-ngl 93` on a Strix Halo (Vulkan, flash attention off):
 /// 582.86 / 791.61 MiB, a MoE model's closed form without the attention's
 /// scores the replay would place.

@@ -33,11 +33,12 @@ pub(super) fn compute_buffer(p: &Plan, o: Options, ctx: u64, part: Part) -> u64 
     let activations = o.ubatch().saturating_mul(4).saturating_mul(layer.max(output));
     // With flash attention the closed form leaves out the KQ mask, an input
     // alive through the whole graph, the logits' too: F16 on the GPU
-    // ([`graph::mask_cells`], as the replayed models lay it). A mainline GLM-4.5-Air log
-    // at `-c 131072 -ub 4096` (b6168, fixture
-    // `llamacpp-b6168-glm45-air-mix-1gpu-fa-on`) holds 1 GiB of it beside
-    // 2,368 MiB of logits (its F32 source, 2 GiB, sits in the host's compute
-    // buffer); without flash attention `attention` counts it. ik_llama.cpp's
+    // ([`graph::mask_cells`], as the replayed models lay it); without flash
+    // attention `attention` counts it. Whether the mask sits beside the
+    // logits is ggml-alloc's placement, which only a replay knows: GLM-4.5
+    // and Qwen3-MoE now replay (`graph::Experts`); the gpt-oss logs of
+    // /tmp/moe/REPORT.md (456.98 and 1,672.08 MiB) hold no mask beside the
+    // logits, and replay in `scripts/ggml-alloc-sim.py` `moe_model`. ik_llama.cpp's
     // figures keep the closed form they were checked with.
     let mask = match o.flash_attention {
         FlashAttention::On if part.layers > 0 && o.fork == super::Fork::Mainline => {

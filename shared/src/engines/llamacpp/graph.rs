@@ -1,4 +1,5 @@
-//! A GPU's compute buffer for a dense llama-style model, as ggml-alloc
+//! A GPU's compute buffer for a llama-style model (dense, or Qwen3-MoE and
+//! GLM-4.5 experts: [`Experts`]), as ggml-alloc
 //! measures it: the peak of its best-fit allocator replayed over the graph
 //! llama.cpp reserves for a prompt ubatch (`graph_reserve(n_ubatch, …,
 //! n_outputs = n_ubatch)`, every row an output, F32 activations). The
@@ -69,7 +70,37 @@ pub(super) struct Shape {
     pub ffn: Ffn,
     /// GLM-4's norms after attention and after the FFN.
     pub sandwich: bool,
+    /// The routed experts of a mixture-of-experts layer (`build_moe_ffn`).
+    pub experts: Option<Experts>,
 }
+
+/// A MoE layer as src/llama-graph.cpp `build_moe_ffn` builds it for
+/// qwen3moe and glm4moe (llama-cpp-python 0.3.16's vendored llama.cpp,
+/// `llm_build_qwen3moe` / `llm_build_glm4_moe` in src/llama-model.cpp).
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Experts {
+    pub count: u64,
+    pub used: u64,
+    /// One expert's FFN width (`n_ff_exp`).
+    pub width: u64,
+    /// The shared expert's width (GLM-4.5's `ffn_*_shexp`; 0: none).
+    pub shared_width: u64,
+    /// Leading layers with a dense FFN of `Shape::ffn_width` (GLM-4.5's
+    /// `leading_dense_block_count`).
+    pub dense_lead: u64,
+    /// GLM-4.5's sigmoid gating with a selection bias (`exp_probs_b`) and
+    /// scaled weights; Qwen3's softmax otherwise.
+    pub sigmoid: bool,
+}
+
+/// The first build the replay gives the KV stores' row indices
+/// (`k_idxs`/`v_idxs`, one I64 per token each, inputs of the GPU split:
+/// src/llama-kv-cache-unified.cpp `build_input_k_idxs`, `ggml_set_rows`;
+/// llama-cpp-python 0.3.16 has them, 0.3.9 has `ggml_cpy`). No source
+/// gave the build that made them the default; b6168 is the earliest log
+/// that shows them: GLM-4.5-Air's 3,584.09 MiB is 3,584 + the positions,
+/// output ids and both indices at `-ub 4096` (96 KiB), 3,584.03 without.
+pub const SET_ROWS_BUILD: u64 = 6168;
 
 impl Shape {
     /// The model's layer when the replay knows its graph: mainline
@@ -83,6 +114,19 @@ impl Shape {
     /// (`compute::compute_buffer`).
     pub(super) fn of(p: &Plan, o: &Options) -> Option<Shape> {
         let t = &p.model.arch.text;
+        if let Some(experts) = Experts::of(p, o) {
+            return Some(Shape {
+                embd: t.hidden_size,
+                ffn_width: t.intermediate_size,
+                heads: t.num_heads,
+                kv_heads: t.num_kv_heads,
+                head_dim: t.head_dim,
+                vocab: t.vocab_size,
+                ffn: Ffn::GateUp,
+                sandwich: false,
+                experts: Some(experts),
+            });
+        }
         let ffn = match p.model.arch.family {
             Family::Llama | Family::Mistral | Family::Qwen2 | Family::Qwen3 => Ffn::GateUp,
             f if super::tensors::fuses_gate_up(f) => Ffn::FusedUp,
@@ -103,6 +147,41 @@ impl Shape {
             vocab: t.vocab_size,
             ffn,
             sandwich: p.model.arch.family == Family::Glm4,
+            experts: None,
+        })
+    }
+}
+
+impl Experts {
+    /// Qwen3-MoE and GLM-4.5 on mainline builds with the gated FFN op
+    /// ([`GLU_BUILD`]), every layer with full attention, replayed per GPU as
+    /// the dense layers are. Checked where one GPU holds every layer, the
+    /// output and the experts (`scripts/ggml-alloc-sim.py` `moe_model`);
+    /// experts in host memory are staged beside it (`compute::staged_weight`).
+    /// Other families (gpt-oss's windows and sinks among them) and the
+    /// builds before GLU keep the closed form.
+    fn of(p: &Plan, o: &Options) -> Option<Experts> {
+        let t = &p.model.arch.text;
+        let m = t.moe?;
+        let sigmoid = match p.model.arch.family {
+            Family::Qwen3Moe => false,
+            Family::Glm4Moe => true,
+            _ => return None,
+        };
+        let dense_lead = t.layers.iter().take_while(|l| l.ffn == crate::arch::Ffn::Dense).count() as u64;
+        let plain = o.fork == Fork::Mainline
+            && o.build.is_none_or(|b| b >= GLU_BUILD)
+            && matches!(t.attention, AttentionKind::Standard { .. })
+            && t.recurrent.is_none()
+            && p.kv_layers.iter().all(|l| l.window.is_none())
+            && m.experts_per_token >= 2;
+        plain.then_some(Experts {
+            count: m.num_experts,
+            used: m.experts_per_token,
+            width: m.expert_intermediate_size,
+            shared_width: m.shared_intermediate_size,
+            dense_lead,
+            sigmoid,
         })
     }
 }
@@ -141,6 +220,11 @@ pub(super) fn compute_buffer(s: Shape, o: &Options, n_kv: u64, part: Part) -> u6
     // output rows.
     let mut inp = g.tensor(f32s(s.embd), &[]);
     let pos = if layers == 0 { NONE } else { g.tensor(4 * t, &[]) };
+    // The stores' row indices (`ggml_set_rows`), found after the positions;
+    // only for a named build: the logs without one (logdetective's Mistral
+    // 7B, 164.00 MiB) come from builds before them.
+    let idxs = o.build.is_some_and(|b| b >= SET_ROWS_BUILD) && layers > 0;
+    let (k_idxs, v_idxs) = if idxs { (g.tensor(8 * t, &[]), g.tensor(8 * t, &[])) } else { (NONE, NONE) };
     let mut mask =
         if layers == 0 { NONE } else { g.tensor(mask_cells.saturating_mul(if fa && !cast { 2 } else { 4 }), &[]) };
     let out_ids = if part.output && layers > 0 { g.tensor(4 * t, &[]) } else { NONE };
@@ -158,8 +242,8 @@ pub(super) fn compute_buffer(s: Shape, o: &Options, n_kv: u64, part: Part) -> u6
         let k = g.tensor(kv_width, &[cur]);
         let k = g.tensor(kv_width, &[k, pos]);
         let v = g.tensor(kv_width, &[cur]);
-        g.sink(k); // the K and V stores into the cache
-        g.sink(v);
+        g.sink(k, k_idxs); // the K and V stores into the cache
+        g.sink(v, v_idxs);
         let attn = if fa {
             if !mask_cast {
                 mask = g.tensor(mask_cells.saturating_mul(2), &[mask]);
@@ -187,6 +271,11 @@ pub(super) fn compute_buffer(s: Shape, o: &Options, n_kv: u64, part: Part) -> u6
         }
         let ffn_inp = g.in_place(f32s(s.embd), &[cur, residual]);
         let cur = g.norm(f32s(s.embd), ffn_inp);
+        if let Some(e) = s.experts.filter(|e| il >= e.dense_lead) {
+            let out = moe(&mut g, e, cur, s.embd, t);
+            inp = g.in_place(f32s(s.embd), &[out, ffn_inp]);
+            continue;
+        }
         let f = f32s(s.ffn_width);
         let product = match (s.ffn, glu) {
             (Ffn::GateUp, true) => {
@@ -223,6 +312,50 @@ pub(super) fn compute_buffer(s: Shape, o: &Options, n_kv: u64, part: Part) -> u6
         g.tensor(f32s(s.vocab), &[n]);
     }
     g.peak()
+}
+
+/// One MoE FFN (src/llama-graph.cpp `build_moe_ffn`, 0.3.16), in the order
+/// ggml visits it from the experts' sum: the router's logits and
+/// probabilities (softmax, or sigmoid in place), the selection bias, the
+/// `argsort` whose top-k view selects, `mul_mat_id` for gate then up (the
+/// sources of `ggml_swiglu_split`), the GLU product, `mul_mat_id` down, the
+/// selected weights (`get_rows`, their sum and the division: new tensors,
+/// an op on a view is), the weighting in place on down, then the sum over
+/// the used experts: views of it, a new tensor for the first add, the rest
+/// in place. GLM-4.5's shared expert follows, added in place.
+fn moe(g: &mut Graph, e: Experts, cur: u16, embd: u64, t: u64) -> u16 {
+    let f32s = |width: u64| width.saturating_mul(t).saturating_mul(4);
+    let logits = g.tensor(f32s(e.count), &[cur]);
+    let probs = g.in_place(f32s(e.count), &[logits]);
+    // The selection bias reads the probabilities, which the weights' rows
+    // read again: a tensor of its own.
+    let select = if e.sigmoid { g.tensor(f32s(e.count), &[probs]) } else { probs };
+    let argsort = g.tensor(f32s(e.count), &[select]);
+    let (routed, width) = (e.used.saturating_mul(e.width), embd.saturating_mul(e.used));
+    let gate = g.tensor(f32s(routed), &[cur, argsort]);
+    let up = g.tensor(f32s(routed), &[cur, argsort]);
+    let product = g.tensor(f32s(routed), &[gate, up]);
+    let down = g.tensor(f32s(width), &[product, argsort]);
+    let weights = g.tensor(f32s(e.used), &[probs, argsort]);
+    let sum = g.tensor(f32s(1), &[weights]);
+    let mut weights = g.tensor(f32s(e.used), &[weights, sum]);
+    if e.sigmoid {
+        weights = g.tensor(f32s(e.used), &[weights]); // scaled, on a view
+    }
+    let experts = g.in_place(f32s(width), &[down, weights]);
+    let mut out = g.tensor(f32s(embd), &[experts]);
+    for _ in 2..e.used {
+        out = g.in_place(f32s(embd), &[out, experts]);
+    }
+    if e.shared_width > 0 {
+        let f = f32s(e.shared_width);
+        let gate = g.tensor(f, &[cur]);
+        let up = g.tensor(f, &[cur]);
+        let product = g.tensor(f, &[gate, up]);
+        let shared = g.tensor(f32s(embd), &[product]);
+        out = g.in_place(f32s(embd), &[out, shared]);
+    }
+    out
 }
 
 const NONE: u16 = u16::MAX;
@@ -279,8 +412,12 @@ impl Graph {
         self.in_place(bytes, &[of])
     }
 
-    fn sink(&mut self, of: u16) {
-        self.push(0, Op::Sink, &[of]);
+    fn sink(&mut self, of: u16, rows: u16) {
+        if rows == NONE {
+            self.push(0, Op::Sink, &[of]);
+        } else {
+            self.push(0, Op::Sink, &[of, rows]);
+        }
     }
 
     /// ggml-alloc over the nodes in order (`ggml_gallocr_alloc_graph_impl`):
@@ -319,7 +456,7 @@ impl Graph {
 
 #[cfg(test)]
 mod tests {
-    use super::{Ffn, GLU_BUILD, Part, Shape, compute_buffer};
+    use super::{Experts, Ffn, GLU_BUILD, Part, Shape, compute_buffer};
     use crate::engines::llamacpp::{FlashAttention, Options};
 
     const MIB: u64 = 1 << 20;
@@ -335,6 +472,7 @@ mod tests {
             vocab,
             ffn: Ffn::GateUp,
             sandwich: false,
+            experts: None,
         }
     }
 
@@ -372,6 +510,7 @@ mod tests {
             vocab: 151_552,
             ffn: Ffn::FusedUp,
             sandwich: true,
+            experts: None,
         };
         let o = run(5192, FlashAttention::On, 512);
         let part = Part { layers: 61, ..ONE_GPU };
@@ -389,5 +528,67 @@ mod tests {
         assert_eq!(compute_buffer(llama(32_768), &o, 2048, ONE_GPU), 164 * MIB + 4096);
         let glu = run(5781, FlashAttention::Off, 512);
         assert_eq!(compute_buffer(llama(32_768), &glu, 2048, ONE_GPU), 164 * MIB + 4096);
+    }
+
+    /// Qwen3-Coder-30B-A3B Q8_0 on b7342, `-ub 512`, 4 slots in one unified
+    /// cache of 65,536 cells, flash attention (/tmp/sweep-llama
+    /// `llamacpp-b7342-qwen3-coder-30b-a3b-q80-1gpu-np4-fa-auto`): 300.75 MiB
+    /// logged. The F16 mask is freed with the last layer and the logits go
+    /// on top of `result_norm` at offset 0: `(E + V) · T · 4`. The closed
+    /// form added the 64 MiB mask (364.75).
+    #[test]
+    fn qwen3_moe_logits_sit_on_the_last_norm_alone() {
+        let experts = Experts { count: 128, used: 8, width: 768, shared_width: 0, dense_lead: 0, sigmoid: false };
+        let shape = Shape {
+            embd: 2048,
+            ffn_width: 6144,
+            heads: 32,
+            kv_heads: 4,
+            head_dim: 128,
+            vocab: 151_936,
+            ffn: Ffn::GateUp,
+            sandwich: false,
+            experts: Some(experts),
+        };
+        let o = run(7342, FlashAttention::On, 512);
+        let part = Part { layers: 48, ..ONE_GPU };
+        assert_eq!(compute_buffer(shape, &o, 65_536, part), (2048 + 151_936) * 512 * 4);
+        assert_eq!(compute_buffer(shape, &o, 65_536, part), 30_075 * MIB / 100);
+    }
+
+    /// GLM-4.5-Air on b6168, `-c 131072 -ub 4096`, flash attention (fixture
+    /// `llamacpp-b6168-glm45-air-mix-1gpu-fa-on`): 3,584.09 MiB logged. The
+    /// peak is the first (dense) layer's attention, before the F32 mask is
+    /// cast: embeddings, the small inputs (positions, both store indices,
+    /// output ids), the F32 mask, Q with its bias in place, the RoPE'd Q (a
+    /// new tensor: ggml-alloc never reuses a view, here the reshaped Q) and
+    /// the F16 mask. Without the indices (builds before [`super::SET_ROWS_BUILD`]), 64 KiB less.
+    #[test]
+    fn glm45_peaks_at_the_mask_cast_beside_two_queries() {
+        let experts = Experts { count: 128, used: 8, width: 1408, shared_width: 1408, dense_lead: 1, sigmoid: true };
+        let shape = Shape {
+            embd: 4096,
+            ffn_width: 10_944,
+            heads: 96,
+            kv_heads: 8,
+            head_dim: 128,
+            vocab: 151_552,
+            ffn: Ffn::GateUp,
+            sandwich: false,
+            experts: Some(experts),
+        };
+        let (t, cells) = (4096, 131_072);
+        let (q, mask) = (96 * 128 * t * 4, cells * t * 4);
+        let small = t * (4 + 8 + 8 + 4);
+        // The embeddings, and the attention norm's block, freed but too
+        // small for the RoPE'd Q.
+        let embd = 4096 * t * 4;
+        let expected = embd + small + mask + embd + 2 * q + mask / 2;
+        let part = Part { layers: 46, ..ONE_GPU };
+        let o = |build| Options { n_batch: t, ..run(build, FlashAttention::On, t) };
+        assert_eq!(compute_buffer(shape, &o(6168), cells, part), expected);
+        // 3,584.09 MiB as the log prints it.
+        assert_eq!(expected * 100 / MIB, 358_409);
+        assert_eq!(compute_buffer(shape, &o(6167), cells, part), expected - 16 * t);
     }
 }
