@@ -115,6 +115,9 @@ pub enum Family {
     MiniCpm3,
     /// EXAONE 3.x (`exaone`): Llama layers under EXAONE's own key names.
     Exaone,
+    /// InternLM2 / 2.5 (`internlm2`, remote code; InternVL 1.5 – 2.5's
+    /// language model): Llama layers with a fused `wqkv`, biased with `bias`.
+    InternLm2,
     Generic,
 }
 

@@ -627,12 +627,52 @@ fn internvl_chat_counts_as_transformers_own_internvl() {
 
 /// A wrapper around a language model no reader knows names that model.
 #[test]
-fn internvl_chat_around_internlm2_names_internlm2() {
+fn internvl_chat_around_an_unknown_model_names_it() {
     let mut raw: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(dir().join("remote/internvl3-1b.json")).expect("fixture"))
             .expect("json");
-    raw["llm_config"]["model_type"] = "internlm2".into();
-    raw["llm_config"]["architectures"] = serde_json::json!(["InternLM2ForCausalLM"]);
-    let err = Architecture::from_config_json(&raw.to_string()).expect_err("InternLM2 has no reader").to_string();
-    assert!(err.contains("`internlm2`") && err.contains("internvl_chat"), "{err}");
+    raw["llm_config"]["model_type"] = "chatglm".into();
+    raw["llm_config"]["architectures"] = serde_json::json!(["ChatGLMModel"]);
+    let err = Architecture::from_config_json(&raw.to_string()).expect_err("ChatGLM has no reader").to_string();
+    assert!(err.contains("`chatglm`") && err.contains("internvl_chat"), "{err}");
+}
+
+/// InternLM2 / 2.5 (remote code; InternVL 1.5 – 2.5's language model) is a
+/// Llama decoder whose q/k/v are one `wqkv` and whose `wqkv` and `wo` carry
+/// a bias with `bias`, on by default (`InternLM2Config`): counted as the
+/// Llama config of the same shapes with `attention_bias` set to it, and read
+/// inside an InternVL2.5 wrapper without its `model_type` (InternVLChatConfig
+/// takes the class from `architectures`).
+#[test]
+fn internlm2_counts_as_llama_with_its_bias() {
+    let shapes = serde_json::json!({"hidden_size": 2048, "intermediate_size": 8192, "num_hidden_layers": 24,
+        "num_attention_heads": 16, "num_key_value_heads": 8, "vocab_size": 92544});
+    let with = |model_type: &str, extra: serde_json::Value| {
+        let mut c = shapes.clone();
+        c["model_type"] = model_type.into();
+        for (k, v) in extra.as_object().expect("an object") {
+            c[k] = v.clone();
+        }
+        Architecture::from_config_json(&c.to_string()).unwrap_or_else(|e| panic!("{model_type}: {e}"))
+    };
+    for bias in [true, false] {
+        let internlm2 = if bias {
+            with("internlm2", serde_json::json!({}))
+        } else {
+            with("internlm2", serde_json::json!({"bias": false}))
+        };
+        let llama = with("llama", serde_json::json!({"attention_bias": bias, "tie_word_embeddings": false}));
+        assert_eq!(internlm2.family, Family::InternLm2);
+        assert_eq!(internlm2.parameters(), llama.parameters(), "bias {bias}");
+    }
+    let mut wrapped: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir().join("remote/internvl3-1b.json")).expect("fixture"))
+            .expect("json");
+    let mut llm = shapes.clone();
+    llm["architectures"] = serde_json::json!(["InternLM2ForCausalLM"]);
+    llm["bias"] = false.into();
+    wrapped["llm_config"] = llm;
+    let a = Architecture::from_config_json(&wrapped.to_string()).unwrap_or_else(|e| panic!("InternVL2.5: {e}"));
+    assert_eq!(a.family, Family::InternLm2);
+    assert!(a.vision.is_some());
 }

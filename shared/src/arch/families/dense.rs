@@ -109,6 +109,19 @@ pub(super) fn arcee(f: Fields, w: &mut Vec<String>) -> Result<TextModel, ConfigE
     Ok(m)
 }
 
+/// `InternLM2Config` (InternLM's remote code, as SGLang 0.5.23 vendors it in
+/// `srt/configs/internvl.py` for InternVL): Llama layers whose q/k/v are one
+/// `wqkv` projection (the same parameters) and whose `wqkv` and `wo` carry a
+/// bias with `bias` (on by default; the published chat and InternVL models
+/// turn it off), an untied head (`output`).
+pub(super) fn internlm2(f: Fields, w: &mut Vec<String>) -> Result<TextModel, ConfigError> {
+    let dims = Dims { hidden: 4096, layers: 32, heads: 32, kv_heads: 0, intermediate: 11_008, vocab: 103_168 };
+    let mut m = read(Family::InternLm2, f, w, false, dims)?;
+    let bias = f.bool_or("bias", true)?;
+    m.attention = AttentionKind::Standard { qkv_bias: bias, o_bias: bias };
+    Ok(m)
+}
+
 /// `ApertusConfig` (transformers 5.25): per-head q/k norms and a plain
 /// up/down MLP whose xIELU activation (`hidden_act`, the default) learns two
 /// scalars per layer (`XIELUActivation.alpha_p`, `alpha_n`).

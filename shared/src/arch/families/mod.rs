@@ -264,6 +264,7 @@ fn detect(model_type: &str, text_type: &str, architectures: &[&str], text_archit
         "nemotron" => Some(Family::Nemotron),
         "minicpm3" => Some(Family::MiniCpm3),
         "exaone" => Some(Family::Exaone),
+        "internlm2" => Some(Family::InternLm2),
         "glm4" | "glm4v" => Some(Family::Glm4),
         "cohere2" => Some(Family::Cohere2),
         "starcoder2" => Some(Family::Starcoder2),
@@ -294,6 +295,7 @@ fn detect(model_type: &str, text_type: &str, architectures: &[&str], text_archit
             "Qwen3ForCausalLM" => Some(Family::Qwen3),
             "DeepseekV3ForCausalLM" => Some(Family::DeepseekV3),
             "FalconForCausalLM" => Some(Family::Falcon),
+            "InternLM2ForCausalLM" => Some(Family::InternLm2),
             _ => None,
         })
     })
@@ -325,6 +327,7 @@ fn read_text(family: Family, f: Fields, warnings: &mut Vec<String>) -> Result<Te
         Ernie45Moe => moe::ernie4_5_moe(f, warnings),
         Dots1 => moe::dots1(f, warnings),
         Arcee => dense::arcee(f, warnings),
+        InternLm2 => dense::internlm2(f, warnings),
         Apertus => dense::apertus(f, warnings),
         Cohere => dense::cohere(f, warnings),
         Nemotron => dense::nemotron(f, warnings),
