@@ -19,7 +19,13 @@ pub(super) fn compute_buffer(p: &Plan, o: Options, ctx: u64, part: Part) -> u64 
         return mla_compute_buffer(t, m, o, ctx, with_output);
     }
     if let Some(shape) = Shape::of(p, &o) {
-        return graph::compute_buffer(shape, &o, cache::pad(ctx), part);
+        let window = p.kv_layers.iter().find_map(|l| l.window);
+        let full = cache::pad(ctx);
+        let cells = graph::Cells {
+            full,
+            window: window.map_or(full, |w| super::cells(p, o, ctx, super::slots(p, o)).of(Some(w))),
+        };
+        return graph::compute_buffer(shape, &o, cells, part);
     }
     // ik's `-amb` computes the scores a head at a time (`ik::score_heads`).
     let scored = super::ik::score_heads(o, t.num_heads, t.num_kv_heads, ctx, o.ubatch(), false);
@@ -35,11 +41,10 @@ pub(super) fn compute_buffer(p: &Plan, o: Options, ctx: u64, part: Part) -> u64 
     // alive through the whole graph, the logits' too: F16 on the GPU
     // ([`graph::mask_cells`], as the replayed models lay it); without flash
     // attention `attention` counts it. Whether the mask sits beside the
-    // logits is ggml-alloc's placement, which only a replay knows: GLM-4.5
-    // and Qwen3-MoE now replay (`graph::Experts`); the gpt-oss logs of
-    // /tmp/moe/REPORT.md (456.98 and 1,672.08 MiB) hold no mask beside the
-    // logits, and replay in `scripts/ggml-alloc-sim.py` `moe_model`. ik_llama.cpp's
-    // figures keep the closed form they were checked with.
+    // logits is ggml-alloc's placement, which only a replay knows: GLM-4.5,
+    // Qwen3-MoE and gpt-oss replay (`graph::Experts`) from the GLU builds
+    // on. ik_llama.cpp's figures keep the closed form they were checked
+    // with.
     let mask = match o.flash_attention {
         FlashAttention::On if part.layers > 0 && o.fork == super::Fork::Mainline => {
             graph::mask_cells(cache::pad(ctx), o.ubatch()).saturating_mul(2)

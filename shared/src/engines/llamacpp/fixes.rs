@@ -363,8 +363,14 @@ fn tensor_split(model: &Model, s: &Scenario) -> Option<Setting> {
     let gpus = s.gpus.len();
     let context = |g: usize| s.gpus[g].context_bytes();
     // Before the split, each GPU is taken to hold its share of the layers.
-    let part =
-        |g: usize, output: bool| super::graph::Part { layers: offloaded.div_ceil(gpus as u64), first: g == 0, output };
+    let share = offloaded.div_ceil(gpus as u64);
+    let part = |g: usize, output: bool| super::graph::Part {
+        start: share.saturating_mul(g as u64),
+        layers: share,
+        first: g == 0,
+        output,
+        staged: None,
+    };
     let mut fixed: Vec<u64> =
         (0..gpus).map(|g| context(g).saturating_add(super::compute_buffer(&p, o, ctx, part(g, false)))).collect();
     if output {

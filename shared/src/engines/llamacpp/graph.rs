@@ -1,5 +1,5 @@
-//! A GPU's compute buffer for a llama-style model (dense, or Qwen3-MoE and
-//! GLM-4.5 experts: [`Experts`]), as ggml-alloc
+//! A GPU's compute buffer for a llama-style model (dense, or Qwen3-MoE,
+//! GLM-4.5 and gpt-oss experts: [`Experts`]), as ggml-alloc
 //! measures it: the peak of its best-fit allocator replayed over the graph
 //! llama.cpp reserves for a prompt ubatch (`graph_reserve(n_ubatch, …,
 //! n_outputs = n_ubatch)`, every row an output, F32 activations). The
@@ -16,9 +16,11 @@
 //! MUL_MAT, CONT, CPY, GET_ROWS, FLASH_ATTN_EXT or GLU), the parent is not a
 //! view, has the same size, this one child and no views
 //! (`ggml_gallocr_allocate_node`); a parent is freed once its children and
-//! views are done. The GPU split's inputs are copies allocated first, in the
-//! order its nodes use them (ggml-backend.cpp `ggml_backend_sched_split_graph`).
-//! Views, weights and the KV cache stores take nothing here.
+//! views are done. A split's inputs are copies allocated at its start, in the
+//! order its nodes first use them (ggml-backend.cpp
+//! `ggml_backend_sched_split_graph`); a weight in host memory opens a split
+//! of its own ([`Staged`]). Views, the GPU's weights and the KV cache stores
+//! take nothing here.
 
 use super::{F16_MASK_BUILD, FlashAttention, Fork, Options, Plan};
 use crate::arch::{AttentionKind, Family};
@@ -72,11 +74,18 @@ pub(super) struct Shape {
     pub sandwich: bool,
     /// The routed experts of a mixture-of-experts layer (`build_moe_ffn`).
     pub experts: Option<Experts>,
+    /// Which layers attend over the sliding-window cache, as llama.cpp's
+    /// `set_swa_pattern(n)` says (src/llama-hparams.cpp: layer `il` slides
+    /// when `il % n < n - 1`; gpt-oss's 2, src/llama-model.cpp
+    /// `LLM_ARCH_OPENAI_MOE`): each kind of layer reads its own mask and
+    /// store indices (`build_attn_inp_kv_unified_iswa`). 0: none slides.
+    pub swa_pattern: u64,
 }
 
 /// A MoE layer as src/llama-graph.cpp `build_moe_ffn` builds it for
-/// qwen3moe and glm4moe (llama-cpp-python 0.3.16's vendored llama.cpp,
-/// `llm_build_qwen3moe` / `llm_build_glm4_moe` in src/llama-model.cpp).
+/// qwen3moe, glm4moe and gpt-oss (llama-cpp-python 0.3.16's vendored
+/// llama.cpp, `llm_build_qwen3moe` / `llm_build_glm4_moe` /
+/// `llm_build_openai_moe_iswa` in src/llama-model.cpp).
 #[derive(Debug, Clone, Copy)]
 pub(super) struct Experts {
     pub count: u64,
@@ -88,9 +97,28 @@ pub(super) struct Experts {
     /// Leading layers with a dense FFN of `Shape::ffn_width` (GLM-4.5's
     /// `leading_dense_block_count`).
     pub dense_lead: u64,
-    /// GLM-4.5's sigmoid gating with a selection bias (`exp_probs_b`) and
-    /// scaled weights; Qwen3's softmax otherwise.
-    pub sigmoid: bool,
+    /// How the router weighs the experts it selects.
+    pub gating: Gating,
+    /// gpt-oss's expert biases: `ggml_add_id` after each `mul_mat_id`,
+    /// which ggml-alloc runs in place (ggml-alloc.c `ggml_op_can_inplace`
+    /// lists `GGML_OP_ADD_ID`, 0.3.16): they take memory only as the copies
+    /// of host biases ([`Staged`]).
+    pub biases: bool,
+}
+
+/// The router's gating (`LLAMA_EXPERT_GATING_FUNC_TYPE_*`,
+/// src/llama-graph.cpp `build_moe_ffn`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Gating {
+    /// Qwen3: softmax over the experts in place, the selected weights
+    /// normalised (`norm_w`: their sum and a division).
+    Softmax,
+    /// GLM-4.5: sigmoid in place, a selection bias (`exp_probs_b`), the
+    /// weights normalised and scaled.
+    Sigmoid,
+    /// gpt-oss (`SOFTMAX_WEIGHT`): the biased logits select; a softmax over
+    /// the selected rows only, not normalised.
+    SoftmaxWeight,
 }
 
 /// The first build the replay gives the KV stores' row indices
@@ -110,7 +138,8 @@ impl Shape {
     /// q/k norms and biases run in place or as the rope does) or
     /// `llm_build_glm4` / `llm_build_phi3` (src/llama-model.cpp; Phi-3's
     /// fused QKV is taken as three projections: the Ollama Phi-4 log gives
-    /// 368.00 MiB either way, 353.01 logged). The rest keep the closed form
+    /// 368.00 MiB either way, 353.01 logged); or the MoE layers of
+    /// [`Experts::of`]. The rest keep the closed form
     /// (`compute::compute_buffer`).
     pub(super) fn of(p: &Plan, o: &Options) -> Option<Shape> {
         let t = &p.model.arch.text;
@@ -125,6 +154,7 @@ impl Shape {
                 ffn: Ffn::GateUp,
                 sandwich: false,
                 experts: Some(experts),
+                swa_pattern: swa_pattern(p)?,
             });
         }
         let ffn = match p.model.arch.family {
@@ -137,7 +167,7 @@ impl Shape {
             && t.moe.is_none()
             && t.recurrent.is_none()
             && t.mlp_gated
-            && p.kv_layers.iter().all(|l| l.window.is_none());
+            && swa_pattern(p) == Some(0);
         plain.then_some(Shape {
             embd: t.hidden_size,
             ffn_width: t.intermediate_size,
@@ -148,24 +178,54 @@ impl Shape {
             ffn,
             sandwich: p.model.arch.family == Family::Glm4,
             experts: None,
+            swa_pattern: 0,
         })
+    }
+
+    /// Whether layer `il` of the model reads the sliding-window cache.
+    fn slides(self, il: u64) -> bool {
+        let n = self.swa_pattern;
+        n > 0 && il % n < n - 1
     }
 }
 
+/// The `set_swa_pattern` the plan's cache layers follow (0: no window), or
+/// `None` where their windows follow no such pattern (src/llama-hparams.cpp
+/// `set_swa_pattern(n_pattern, dense_first = false)`).
+fn swa_pattern(p: &Plan) -> Option<u64> {
+    let kv = &p.kv_layers;
+    let n = match kv.iter().position(|l| l.window.is_none()) {
+        _ if kv.iter().all(|l| l.window.is_none()) => return Some(0),
+        Some(full) => full as u64 + 1,
+        None => return None,
+    };
+    let windows: Vec<u64> = kv.iter().filter_map(|l| l.window).collect();
+    let one_window = windows.windows(2).all(|w| w[0] == w[1]);
+    let follows = kv.iter().enumerate().all(|(il, l)| l.window.is_some() == (il as u64 % n < n - 1));
+    (one_window && follows).then_some(n)
+}
+
 impl Experts {
-    /// Qwen3-MoE and GLM-4.5 on mainline builds with the gated FFN op
-    /// ([`GLU_BUILD`]), every layer with full attention, replayed per GPU as
-    /// the dense layers are. Checked where one GPU holds every layer, the
-    /// output and the experts (`scripts/ggml-alloc-sim.py` `moe_model`);
-    /// experts in host memory are staged beside it (`compute::staged_weight`).
-    /// Other families (gpt-oss's windows and sinks among them) and the
-    /// builds before GLU keep the closed form.
+    /// Qwen3-MoE, GLM-4.5 and gpt-oss on mainline builds with the gated FFN
+    /// op ([`GLU_BUILD`]; gpt-oss came after it, ggml-org/llama.cpp#15091),
+    /// replayed per GPU as the dense layers are. Qwen3-MoE and GLM-4.5 with
+    /// full attention in every layer; gpt-oss with its sliding-window layers
+    /// ([`Shape::swa_pattern`]), sinks (a source of `ggml_flash_attn_ext` /
+    /// `ggml_soft_max_ext`, no memory) and q/k/v/o biases (`ggml_add` in
+    /// place), from llama-cpp-python 0.3.16 (`llm_build_openai_moe_iswa`,
+    /// `build_attn_with_sinks`) and 0.3.22, checked against b6699 and b7217
+    /// (`/tmp/moe/REPORT.md`). Checked where one GPU holds every layer, the
+    /// output and the experts, or stages the experts from host memory
+    /// ([`Staged`]; `scripts/ggml-alloc-sim.py` `moe_model`); other layouts
+    /// of host experts are staged beside it (`compute::staged_weight`).
+    /// Other families and the builds before GLU keep the closed form.
     fn of(p: &Plan, o: &Options) -> Option<Experts> {
         let t = &p.model.arch.text;
         let m = t.moe?;
-        let sigmoid = match p.model.arch.family {
-            Family::Qwen3Moe => false,
-            Family::Glm4Moe => true,
+        let (gating, windows) = match p.model.arch.family {
+            Family::Qwen3Moe => (Gating::Softmax, false),
+            Family::Glm4Moe => (Gating::Sigmoid, false),
+            Family::GptOss => (Gating::SoftmaxWeight, true),
             _ => return None,
         };
         let dense_lead = t.layers.iter().take_while(|l| l.ffn == crate::arch::Ffn::Dense).count() as u64;
@@ -173,7 +233,7 @@ impl Experts {
             && o.build.is_none_or(|b| b >= GLU_BUILD)
             && matches!(t.attention, AttentionKind::Standard { .. })
             && t.recurrent.is_none()
-            && p.kv_layers.iter().all(|l| l.window.is_none())
+            && (windows || p.kv_layers.iter().all(|l| l.window.is_none()))
             && m.experts_per_token >= 2;
         plain.then_some(Experts {
             count: m.num_experts,
@@ -181,7 +241,8 @@ impl Experts {
             width: m.expert_intermediate_size,
             shared_width: m.shared_intermediate_size,
             dense_lead,
-            sigmoid,
+            gating,
+            biases: m.expert_bias,
         })
     }
 }
@@ -189,6 +250,8 @@ impl Experts {
 /// What one GPU holds of the graph.
 #[derive(Debug, Clone, Copy)]
 pub(super) struct Part {
+    /// The model's index of the first layer on this GPU.
+    pub start: u64,
     /// Repeating layers on this GPU.
     pub layers: u64,
     /// The first GPU: it casts the F32 mask to F16 with flash attention
@@ -196,6 +259,28 @@ pub(super) struct Part {
     pub first: bool,
     /// The output layer: `inp_out_ids`, `result_norm` and the logits.
     pub output: bool,
+    /// The routed experts of every layer here, left in host memory and
+    /// staged on this GPU one op at a time.
+    pub staged: Option<Staged>,
+}
+
+/// One layer's routed experts in host memory (`--n-cpu-moe`, `-ot
+/// exps=CPU`), run on this GPU: CUDA takes an op whose weight is in host
+/// memory when its batch reaches `GGML_OP_OFFLOAD_MIN_BATCH`
+/// (`compute::OP_OFFLOAD_MIN_BATCH`), and ggml-backend.cpp
+/// `ggml_backend_sched_split_graph` opens a split for each such weight ("by
+/// starting a new split, the memory of the previously offloaded weights can
+/// be reused"): its copy is allocated at the split's start, with whatever
+/// other inputs the split's nodes are the first to read, and freed once the
+/// op is done. Expert biases come with their experts: the override patterns
+/// (`blk\.%d\.ffn_(up|down|gate)_exps`, common/arg.cpp) are searched in the
+/// tensor names (src/llama-model.cpp `std::regex_search`), `….bias` too.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct Staged {
+    /// The larger of the gate and up expert tensors (bytes).
+    pub gate_up: u64,
+    /// The down expert tensor (bytes).
+    pub down: u64,
 }
 
 /// The KQ mask's cells: `n_kv` by the micro-batch's `tokens`, its rows
@@ -204,37 +289,63 @@ pub(super) fn mask_cells(n_kv: u64, tokens: u64) -> u64 {
     n_kv.saturating_mul(tokens.div_ceil(64).saturating_mul(64))
 }
 
-/// The compute buffer of one GPU (bytes) for `n_kv` cache cells.
-pub(super) fn compute_buffer(s: Shape, o: &Options, n_kv: u64, part: Part) -> u64 {
+/// The cells the reserved graph attends over: the whole cache's `n_kv`, and
+/// the sliding-window cache's (`llama_kv_cache_iswa`; the same where no
+/// layer slides).
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Cells {
+    pub full: u64,
+    pub window: u64,
+}
+
+/// One kind of cache's inputs (src/llama-graph.cpp
+/// `build_attn_inp_kv_unified_iswa`: a mask and store indices for each),
+/// made when a node first reads them: the scheduler copies a split's inputs
+/// in at its start in that order.
+struct Kind {
+    cells: u64,
+    mask: u16,
+    k_idxs: u16,
+    v_idxs: u16,
+}
+
+/// The compute buffer of one GPU (bytes).
+pub(super) fn compute_buffer(s: Shape, o: &Options, cells: Cells, part: Part) -> u64 {
     let t = o.ubatch();
     let f32s = |width: u64| width.saturating_mul(t).saturating_mul(4);
-    let mask_cells = mask_cells(n_kv, t);
     let fa = o.flash_attention == FlashAttention::On;
     let glu = o.build.is_none_or(|b| b >= GLU_BUILD);
     let cast = fa && part.first && o.build.is_some_and(|b| b < F16_MASK_BUILD);
-    let layers = part.layers.min(MAX_LAYERS);
+    // With windows, the last two layers as well: where the last full
+    // layer's mask lands depends on the window layer before it (gpt-oss at
+    // `-ub 2048`: 1,663.08 MiB from the first two and the last, 1,672.08
+    // from four, as from all 24).
+    let tail = if s.swa_pattern > 0 { 2 } else { 1 };
+    let layers = part.layers.min(MAX_LAYERS + tail - 1);
+    // The model's index of replayed layer `il`.
+    let real = |il: u64| if il + tail < layers { part.start + il } else { part.start + part.layers - (layers - il) };
 
-    let mut g = Graph { nodes: Vec::with_capacity(8 + 30 * layers as usize) };
+    let mut g = Graph { nodes: Vec::with_capacity(8 + 40 * layers as usize), order: Vec::new(), head: 0 };
     // The split's inputs: the layer input (the token embeddings, or the
-    // previous device's residual stream), the positions, the mask, the
-    // output rows.
-    let mut inp = g.tensor(f32s(s.embd), &[]);
-    let pos = if layers == 0 { NONE } else { g.tensor(4 * t, &[]) };
-    // The stores' row indices (`ggml_set_rows`), found after the positions;
-    // only for a named build: the logs without one (logdetective's Mistral
-    // 7B, 164.00 MiB) come from builds before them.
-    let idxs = o.build.is_some_and(|b| b >= SET_ROWS_BUILD) && layers > 0;
-    let (k_idxs, v_idxs) = if idxs { (g.tensor(8 * t, &[]), g.tensor(8 * t, &[])) } else { (NONE, NONE) };
-    let mut mask =
-        if layers == 0 { NONE } else { g.tensor(mask_cells.saturating_mul(if fa && !cast { 2 } else { 4 }), &[]) };
-    let out_ids = if part.output && layers > 0 { g.tensor(4 * t, &[]) } else { NONE };
-    let mut mask_cast = !cast;
+    // previous device's residual stream) and the positions; the masks,
+    // store indices and output rows where first read.
+    let mut inp = g.input(f32s(s.embd));
+    let pos = if layers == 0 { NONE } else { g.input(4 * t) };
+    // The stores' row indices (`ggml_set_rows`); only for a named build:
+    // the logs without one (logdetective's Mistral 7B, 164.00 MiB) come
+    // from builds before them.
+    let idxs = o.build.is_some_and(|b| b >= SET_ROWS_BUILD);
+    let mut kinds = [cells.full, cells.window].map(|cells| Kind { cells, mask: NONE, k_idxs: NONE, v_idxs: NONE });
+    let mut out_ids = NONE;
     let (q_width, kv_width) = (f32s(s.heads * s.head_dim), f32s(s.kv_heads * s.head_dim));
     // A view (reshape, permute, a half of the fused up) takes no memory and
     // ggml never reuses a view's memory in place: an op on one is a new
-    // tensor reading the view's base, which lives until it is done.
+    // tensor reading the view's base, which lives until it is done. Biases
+    // added in place (Qwen2's, GLM-4.5's and gpt-oss's q/k/v, gpt-oss's o)
+    // and attention sinks change nothing here.
     for il in 0..layers {
         let last = part.output && il + 1 == layers;
+        let kind = &mut kinds[usize::from(s.slides(real(il)))];
         let mut residual = inp;
         let cur = g.norm(f32s(s.embd), inp);
         let q = g.tensor(q_width, &[cur]);
@@ -242,18 +353,30 @@ pub(super) fn compute_buffer(s: Shape, o: &Options, n_kv: u64, part: Part) -> u6
         let k = g.tensor(kv_width, &[cur]);
         let k = g.tensor(kv_width, &[k, pos]);
         let v = g.tensor(kv_width, &[cur]);
-        g.sink(k, k_idxs); // the K and V stores into the cache
-        g.sink(v, v_idxs);
-        let attn = if fa {
-            if !mask_cast {
-                mask = g.tensor(mask_cells.saturating_mul(2), &[mask]);
-                mask_cast = true;
+        // The K and V stores into the cache.
+        if idxs && kind.k_idxs == NONE {
+            kind.k_idxs = g.input(8 * t);
+        }
+        g.sink(k, kind.k_idxs);
+        if idxs && kind.v_idxs == NONE {
+            kind.v_idxs = g.input(8 * t);
+        }
+        g.sink(v, kind.v_idxs);
+        if kind.mask == NONE {
+            // F32 from the host, cast to F16 on the first GPU with flash
+            // attention before [`F16_MASK_BUILD`]; F16 from it after.
+            let cells = mask_cells(kind.cells, t);
+            kind.mask = g.input(cells.saturating_mul(if fa && !cast { 2 } else { 4 }));
+            if cast {
+                kind.mask = g.tensor(cells.saturating_mul(2), &[kind.mask]);
             }
-            g.tensor(q_width, &[q, mask])
+        }
+        let attn = if fa {
+            g.tensor(q_width, &[q, kind.mask])
         } else {
-            let scores = f32s(n_kv.saturating_mul(s.heads));
+            let scores = f32s(kind.cells.saturating_mul(s.heads));
             let kq = g.tensor(scores, &[q]);
-            let kq = g.in_place(scores, &[kq, mask]);
+            let kq = g.in_place(scores, &[kq, kind.mask]);
             let kqv = g.tensor(q_width, &[kq]);
             g.tensor(q_width, &[kqv]) // the merged heads' `ggml_cont`
         };
@@ -261,6 +384,7 @@ pub(super) fn compute_buffer(s: Shape, o: &Options, n_kv: u64, part: Part) -> u6
         // The last layer keeps the output rows only (`inp_out_ids`, built
         // whatever n_outputs is in these builds, ggml-org/llama.cpp#14275).
         if last {
+            out_ids = g.input(4 * t);
             cur = g.tensor(f32s(s.embd), &[cur, out_ids]);
         }
         if s.sandwich {
@@ -272,7 +396,7 @@ pub(super) fn compute_buffer(s: Shape, o: &Options, n_kv: u64, part: Part) -> u6
         let ffn_inp = g.in_place(f32s(s.embd), &[cur, residual]);
         let cur = g.norm(f32s(s.embd), ffn_inp);
         if let Some(e) = s.experts.filter(|e| il >= e.dense_lead) {
-            let out = moe(&mut g, e, cur, s.embd, t);
+            let out = moe(&mut g, e, cur, s.embd, t, part.staged);
             inp = g.in_place(f32s(s.embd), &[out, ffn_inp]);
             continue;
         }
@@ -316,30 +440,52 @@ pub(super) fn compute_buffer(s: Shape, o: &Options, n_kv: u64, part: Part) -> u6
 
 /// One MoE FFN (src/llama-graph.cpp `build_moe_ffn`, 0.3.16), in the order
 /// ggml visits it from the experts' sum: the router's logits and
-/// probabilities (softmax, or sigmoid in place), the selection bias, the
-/// `argsort` whose top-k view selects, `mul_mat_id` for gate then up (the
-/// sources of `ggml_swiglu_split`), the GLU product, `mul_mat_id` down, the
-/// selected weights (`get_rows`, their sum and the division: new tensors,
-/// an op on a view is), the weighting in place on down, then the sum over
-/// the used experts: views of it, a new tensor for the first add, the rest
-/// in place. GLM-4.5's shared expert follows, added in place.
-fn moe(g: &mut Graph, e: Experts, cur: u16, embd: u64, t: u64) -> u16 {
+/// probabilities (softmax, or sigmoid in place; gpt-oss selects on the
+/// biased logits), the selection bias, the `argsort` whose top-k view
+/// selects, `mul_mat_id` for gate then up (the sources of
+/// `ggml_swiglu_split` / `ggml_swiglu_oai`), each with its bias in place
+/// (`ggml_add_id`), the GLU product, `mul_mat_id` down, the selected
+/// weights (`get_rows`, their sum and the division, or gpt-oss's softmax:
+/// new tensors, an op on a view is), the weighting in place on down, then
+/// the sum over the used experts: views of it, a new tensor for the first
+/// add, the rest in place. GLM-4.5's shared expert follows, added in place.
+/// Staged experts and biases ([`Staged`]) each open a split before their op.
+fn moe(g: &mut Graph, e: Experts, cur: u16, embd: u64, t: u64, staged: Option<Staged>) -> u16 {
     let f32s = |width: u64| width.saturating_mul(t).saturating_mul(4);
     let logits = g.tensor(f32s(e.count), &[cur]);
-    let probs = g.in_place(f32s(e.count), &[logits]);
+    let probs = match e.gating {
+        Gating::Softmax | Gating::Sigmoid => g.in_place(f32s(e.count), &[logits]),
+        Gating::SoftmaxWeight => logits,
+    };
     // The selection bias reads the probabilities, which the weights' rows
     // read again: a tensor of its own.
-    let select = if e.sigmoid { g.tensor(f32s(e.count), &[probs]) } else { probs };
+    let select = if e.gating == Gating::Sigmoid { g.tensor(f32s(e.count), &[probs]) } else { probs };
     let argsort = g.tensor(f32s(e.count), &[select]);
     let (routed, width) = (e.used.saturating_mul(e.width), embd.saturating_mul(e.used));
-    let gate = g.tensor(f32s(routed), &[cur, argsort]);
-    let up = g.tensor(f32s(routed), &[cur, argsort]);
+    // A `mul_mat_id` and its bias, the experts' copies (F32 biases of one
+    // row per expert) staged before each.
+    let by_expert = |g: &mut Graph, bytes: u64, x: u16, rows: u64, weight: fn(Staged) -> u64| {
+        let w = staged.map_or(NONE, |s| g.staged(weight(s)));
+        let y = g.tensor(bytes, &[w, x, argsort]);
+        if !e.biases {
+            return y;
+        }
+        let b = staged.map_or(NONE, |_| g.staged(e.count.saturating_mul(rows).saturating_mul(4)));
+        g.in_place(bytes, &[y, b, argsort])
+    };
+    let gate = by_expert(g, f32s(routed), cur, e.width, |s| s.gate_up);
+    let up = by_expert(g, f32s(routed), cur, e.width, |s| s.gate_up);
     let product = g.tensor(f32s(routed), &[gate, up]);
-    let down = g.tensor(f32s(width), &[product, argsort]);
-    let weights = g.tensor(f32s(e.used), &[probs, argsort]);
-    let sum = g.tensor(f32s(1), &[weights]);
-    let mut weights = g.tensor(f32s(e.used), &[weights, sum]);
-    if e.sigmoid {
+    let down = by_expert(g, f32s(width), product, embd, |s| s.down);
+    let rows = g.tensor(f32s(e.used), &[probs, argsort]);
+    let mut weights = match e.gating {
+        Gating::Softmax | Gating::Sigmoid => {
+            let sum = g.tensor(f32s(1), &[rows]);
+            g.tensor(f32s(e.used), &[rows, sum])
+        }
+        Gating::SoftmaxWeight => g.tensor(f32s(e.used), &[rows]),
+    };
+    if e.gating == Gating::Sigmoid {
         weights = g.tensor(f32s(e.used), &[weights]); // scaled, on a view
     }
     let experts = g.in_place(f32s(width), &[down, weights]);
@@ -374,20 +520,24 @@ enum Op {
 struct Node {
     bytes: u64,
     offset: u64,
-    src: [u16; 2],
+    src: [u16; 3],
     children: u16,
     op: Op,
     live: bool,
 }
 
+/// The nodes, and the order ggml-alloc meets them in: a split's inputs at
+/// its start (`head`), then its nodes.
 struct Graph {
     nodes: Vec<Node>,
+    order: Vec<u16>,
+    head: usize,
 }
 
 impl Graph {
     fn push(&mut self, bytes: u64, op: Op, src: &[u16]) -> u16 {
-        let mut s = [NONE; 2];
-        for (slot, &x) in s.iter_mut().zip(src) {
+        let mut s = [NONE; 3];
+        for (slot, &x) in s.iter_mut().zip(src.iter().filter(|&&x| x != NONE)) {
             *slot = x;
             self.nodes[usize::from(x)].children += 1;
         }
@@ -395,7 +545,25 @@ impl Graph {
         // in-place rule compares tensors whose sizes are equal unpadded too.
         let bytes = bytes.div_ceil(ALIGN).saturating_mul(ALIGN);
         self.nodes.push(Node { bytes, offset: 0, src: s, children: 0, op, live: false });
-        (self.nodes.len() - 1) as u16
+        let id = (self.nodes.len() - 1) as u16;
+        self.order.push(id);
+        id
+    }
+
+    /// A copy of an input of the current split, allocated at its start
+    /// after the inputs found before it.
+    fn input(&mut self, bytes: u64) -> u16 {
+        let id = self.push(bytes, Op::Own, &[]);
+        self.order.pop();
+        self.order.insert(self.head, id);
+        self.head += 1;
+        id
+    }
+
+    /// A weight in host memory, copied in by a split of its own.
+    fn staged(&mut self, bytes: u64) -> u16 {
+        self.head = self.order.len();
+        self.input(bytes)
     }
 
     fn tensor(&mut self, bytes: u64, src: &[u16]) -> u16 {
@@ -413,18 +581,14 @@ impl Graph {
     }
 
     fn sink(&mut self, of: u16, rows: u16) {
-        if rows == NONE {
-            self.push(0, Op::Sink, &[of]);
-        } else {
-            self.push(0, Op::Sink, &[of, rows]);
-        }
+        self.push(0, Op::Sink, &[of, rows]);
     }
 
     /// ggml-alloc over the nodes in order (`ggml_gallocr_alloc_graph_impl`):
     /// the peak offset its allocator reaches.
     fn peak(mut self) -> u64 {
         let mut arena = super::compute::Arena::new();
-        for i in 0..self.nodes.len() {
+        for i in std::mem::take(&mut self.order).into_iter().map(usize::from) {
             let node = self.nodes[i];
             let srcs = node.src.into_iter().filter(|&s| s != NONE).map(usize::from);
             if node.op != Op::Sink {
@@ -456,11 +620,16 @@ impl Graph {
 
 #[cfg(test)]
 mod tests {
-    use super::{Experts, Ffn, GLU_BUILD, Part, Shape, compute_buffer};
+    use super::{Cells, Experts, Ffn, GLU_BUILD, Gating, Part, Shape, Staged, compute_buffer};
     use crate::engines::llamacpp::{FlashAttention, Options};
 
     const MIB: u64 = 1 << 20;
-    const ONE_GPU: Part = Part { layers: 32, first: true, output: true };
+    const ONE_GPU: Part = Part { start: 0, layers: 32, first: true, output: true, staged: None };
+
+    /// Every layer over the whole cache.
+    fn full(n_kv: u64) -> Cells {
+        Cells { full: n_kv, window: n_kv }
+    }
 
     fn llama(vocab: u64) -> Shape {
         Shape {
@@ -473,6 +642,7 @@ mod tests {
             ffn: Ffn::GateUp,
             sandwich: false,
             experts: None,
+            swa_pattern: 0,
         }
     }
 
@@ -491,8 +661,8 @@ mod tests {
         let fa = FlashAttention::On;
         let expected = 4 * 1024 * (3 * 4096 + 16_384 + 2 + 128_256);
         assert_eq!(expected, 642_785_280);
-        assert_eq!(compute_buffer(llama(128_256), &run(5781, fa, 1024), 16_384, ONE_GPU), expected);
-        assert_eq!(compute_buffer(llama(128_256), &run(GLU_BUILD - 1, fa, 1024), 16_384, ONE_GPU), 517 * MIB);
+        assert_eq!(compute_buffer(llama(128_256), &run(5781, fa, 1024), full(16_384), ONE_GPU), expected);
+        assert_eq!(compute_buffer(llama(128_256), &run(GLU_BUILD - 1, fa, 1024), full(16_384), ONE_GPU), 517 * MIB);
     }
 
     /// GLM-Z1-32B on b5192, `-ub 512`, n_ctx 32768, flash attention (fixture
@@ -511,11 +681,12 @@ mod tests {
             ffn: Ffn::FusedUp,
             sandwich: true,
             experts: None,
+            swa_pattern: 0,
         };
         let o = run(5192, FlashAttention::On, 512);
         let part = Part { layers: 61, ..ONE_GPU };
-        assert_eq!(compute_buffer(glm, &o, 32_768, part), (23_040 + 6144 + 151_552) * 512 * 4);
-        assert_eq!(compute_buffer(glm, &o, 32_768, part), 353 * MIB);
+        assert_eq!(compute_buffer(glm, &o, full(32_768), part), (23_040 + 6144 + 151_552) * 512 * 4);
+        assert_eq!(compute_buffer(glm, &o, full(32_768), part), 353 * MIB);
     }
 
     /// Mistral 7B without flash attention, n_ctx 2048 (fixture
@@ -525,9 +696,9 @@ mod tests {
     #[test]
     fn without_flash_attention_the_scores_set_the_peak() {
         let o = run(4500, FlashAttention::Off, 512);
-        assert_eq!(compute_buffer(llama(32_768), &o, 2048, ONE_GPU), 164 * MIB + 4096);
+        assert_eq!(compute_buffer(llama(32_768), &o, full(2048), ONE_GPU), 164 * MIB + 4096);
         let glu = run(5781, FlashAttention::Off, 512);
-        assert_eq!(compute_buffer(llama(32_768), &glu, 2048, ONE_GPU), 164 * MIB + 4096);
+        assert_eq!(compute_buffer(llama(32_768), &glu, full(2048), ONE_GPU), 164 * MIB + 4096);
     }
 
     /// Qwen3-Coder-30B-A3B Q8_0 on b7342, `-ub 512`, 4 slots in one unified
@@ -538,7 +709,15 @@ mod tests {
     /// form added the 64 MiB mask (364.75).
     #[test]
     fn qwen3_moe_logits_sit_on_the_last_norm_alone() {
-        let experts = Experts { count: 128, used: 8, width: 768, shared_width: 0, dense_lead: 0, sigmoid: false };
+        let experts = Experts {
+            count: 128,
+            used: 8,
+            width: 768,
+            shared_width: 0,
+            dense_lead: 0,
+            gating: Gating::Softmax,
+            biases: false,
+        };
         let shape = Shape {
             embd: 2048,
             ffn_width: 6144,
@@ -549,11 +728,12 @@ mod tests {
             ffn: Ffn::GateUp,
             sandwich: false,
             experts: Some(experts),
+            swa_pattern: 0,
         };
         let o = run(7342, FlashAttention::On, 512);
         let part = Part { layers: 48, ..ONE_GPU };
-        assert_eq!(compute_buffer(shape, &o, 65_536, part), (2048 + 151_936) * 512 * 4);
-        assert_eq!(compute_buffer(shape, &o, 65_536, part), 30_075 * MIB / 100);
+        assert_eq!(compute_buffer(shape, &o, full(65_536), part), (2048 + 151_936) * 512 * 4);
+        assert_eq!(compute_buffer(shape, &o, full(65_536), part), 30_075 * MIB / 100);
     }
 
     /// GLM-4.5-Air on b6168, `-c 131072 -ub 4096`, flash attention (fixture
@@ -565,7 +745,15 @@ mod tests {
     /// the F16 mask. Without the indices (builds before [`super::SET_ROWS_BUILD`]), 64 KiB less.
     #[test]
     fn glm45_peaks_at_the_mask_cast_beside_two_queries() {
-        let experts = Experts { count: 128, used: 8, width: 1408, shared_width: 1408, dense_lead: 1, sigmoid: true };
+        let experts = Experts {
+            count: 128,
+            used: 8,
+            width: 1408,
+            shared_width: 1408,
+            dense_lead: 1,
+            gating: Gating::Sigmoid,
+            biases: false,
+        };
         let shape = Shape {
             embd: 4096,
             ffn_width: 10_944,
@@ -576,6 +764,7 @@ mod tests {
             ffn: Ffn::GateUp,
             sandwich: false,
             experts: Some(experts),
+            swa_pattern: 0,
         };
         let (t, cells) = (4096, 131_072);
         let (q, mask) = (96 * 128 * t * 4, cells * t * 4);
@@ -586,9 +775,82 @@ mod tests {
         let expected = embd + small + mask + embd + 2 * q + mask / 2;
         let part = Part { layers: 46, ..ONE_GPU };
         let o = |build| Options { n_batch: t, ..run(build, FlashAttention::On, t) };
-        assert_eq!(compute_buffer(shape, &o(6168), cells, part), expected);
+        assert_eq!(compute_buffer(shape, &o(6168), full(cells), part), expected);
         // 3,584.09 MiB as the log prints it.
         assert_eq!(expected * 100 / MIB, 358_409);
-        assert_eq!(compute_buffer(shape, &o(6167), cells, part), expected - 16 * t);
+        assert_eq!(compute_buffer(shape, &o(6167), full(cells), part), expected - 16 * t);
+    }
+
+    fn gpt_oss_20b() -> Shape {
+        let experts = Experts {
+            count: 32,
+            used: 4,
+            width: 2880,
+            shared_width: 0,
+            dense_lead: 0,
+            gating: Gating::SoftmaxWeight,
+            biases: true,
+        };
+        Shape {
+            embd: 2880,
+            ffn_width: 2880,
+            heads: 64,
+            kv_heads: 8,
+            head_dim: 64,
+            vocab: 201_088,
+            ffn: Ffn::GateUp,
+            sandwich: false,
+            experts: Some(experts),
+            swa_pattern: 2,
+        }
+    }
+
+    /// gpt-oss-20b on b7217, Metal, `-c 0 -ub 2048` (n_ctx 131,072; the
+    /// window cache `GGML_PAD(128 + 2048, 256)` = 2,304 cells), flash
+    /// attention (/tmp/sweep-llama
+    /// `llamacpp-b7217-gpt-oss-20b-mxfp4-metal-m5-ub2048-fa-auto`): 1,672.08
+    /// MiB logged. One split: every input first (embeddings, positions, each
+    /// cache's two store indices and F32 mask, output ids), the window mask's
+    /// F16 cast, then layer 1 — the first full layer — casts the full mask
+    /// above its norm, Q and RoPE'd Q. The closed form gave about 2,109.
+    #[test]
+    fn gpt_oss_casts_the_full_mask_in_its_second_layer() {
+        let (t, e, q) = (2048, 2880, 64 * 64);
+        let (full, window) = (131_072, 2304);
+        let o = Options { n_batch: t, ..run(7217, FlashAttention::On, t) };
+        let part = Part { layers: 24, ..ONE_GPU };
+        let inputs = 4 * t * e + 4 * t + 4 * 8 * t + 4 * window * t + 4 * full * t + 4 * t;
+        let expected = inputs + 2 * window * t + 4 * t * e + 2 * 4 * t * q + 2 * full * t;
+        assert_eq!(compute_buffer(gpt_oss_20b(), &o, Cells { full, window }, part), expected);
+        assert_eq!(expected * 100 / MIB, 167_207);
+        // Every layer over the whole cache would cast the full mask in layer 0.
+        assert_ne!(compute_buffer(gpt_oss_20b(), &o, Cells { full, window: full }, part), expected);
+    }
+
+    /// gpt-oss-20b on b6699, CUDA, `-c 131072 --n-cpu-moe 99`, `-ub 512`
+    /// (window cache 768 cells), flash attention (/tmp/sweep-llama
+    /// `llamacpp-b6699-gpt-oss-20b-mxfp4-1gpu-ncpumoe99-fa-on`, from
+    /// ikawrakow/ik_llama.cpp#822): 456.98 MiB logged. Each MXFP4 expert
+    /// tensor (32 × 2880 × 2880, 17 bytes a block of 32) is copied in by its
+    /// own split. The full cache's mask and indices are first read in layer
+    /// 1, so they are inputs of the split layer 0's down bias opens, and the
+    /// F32 mask lands above layer 0's staging: the first layer's inputs, its
+    /// F16 window mask, attention and `wo`, the gate copy, gate and up (down
+    /// in up's place). The closed form gave 526.38; staged beside an
+    /// unstaged replay, 413.52.
+    #[test]
+    fn gpt_oss_stages_its_experts_below_the_full_mask() {
+        let (t, e, q, routed) = (512, 2880, 64 * 64, 4 * 2880);
+        let (full, window) = (131_072, 768);
+        let mxfp4 = 32 * 2880 * 2880 / 32 * 17;
+        let o = run(6699, FlashAttention::On, t);
+        let staged = Some(Staged { gate_up: mxfp4, down: mxfp4 });
+        let part = Part { layers: 24, staged, ..ONE_GPU };
+        let layer0 = 4 * t * e + 4 * t + 2 * 8 * t + 4 * window * t + 2 * window * t + 4 * t * q + 4 * t * e;
+        let expected = layer0 + mxfp4 + 2 * 4 * t * routed + 4 * full * t;
+        assert_eq!(compute_buffer(gpt_oss_20b(), &o, Cells { full, window }, part), expected);
+        assert_eq!(expected * 100 / MIB, 45_698);
+        let unstaged = compute_buffer(gpt_oss_20b(), &o, Cells { full, window }, Part { staged: None, ..part });
+        assert_eq!(unstaged * 100 / MIB, 41_351);
     }
 }

@@ -366,6 +366,21 @@ fn cells(_: &Plan, o: Options, ctx: u64, slots: u64) -> cache::Cells {
     cache::Cells::by(ctx, slots, o.kv_unified, o.swa_full, rules)
 }
 
+/// The experts the replay stages on GPU `g` (`graph::Staged`): on the GPU
+/// that runs host-resident expert ops (the first, `compute::staged_weight`),
+/// when `--n-cpu-moe` left every layer's experts up to `end` in host memory
+/// and no `-ot` rule moved others, for a prompt batch CUDA offloads. Only
+/// gpt-oss, the one family a log checks it on (b6699, 456.98 MiB,
+/// `graph.rs` tests); Qwen3-MoE and GLM-4.5 keep the copy staged beside
+/// the replay, which no log contradicts yet.
+fn staged_experts(p: &Plan, o: Options, d: &Devices, g: usize, first: bool, end: usize) -> Option<graph::Staged> {
+    let &(gate_up, down) = d.weights.largest_cpu_experts.get(g)?;
+    let all = usize::try_from(o.n_cpu_moe).unwrap_or(usize::MAX) >= end && o.tensor_overrides.is_empty();
+    let checked = p.model.arch.family == crate::arch::Family::GptOss;
+    (checked && first && all && gate_up > 0 && down > 0 && o.ubatch() >= compute::OP_OFFLOAD_MIN_BATCH)
+        .then_some(graph::Staged { gate_up, down })
+}
+
 fn gpu_parts(p: &Plan, o: Options, d: &Devices, g: usize, ctx: u64, slots: u64) -> GpuBudget {
     let range = d.assignment.range(g);
     let cells = cells(p, o, ctx, slots);
@@ -375,7 +390,13 @@ fn gpu_parts(p: &Plan, o: Options, d: &Devices, g: usize, ctx: u64, slots: u64) 
         0
     } else {
         let first = d.used.iter().position(|&u| u) == Some(g);
-        let part = graph::Part { layers: range.len() as u64, first, output: has_output };
+        let part = graph::Part {
+            start: range.start as u64,
+            layers: range.len() as u64,
+            first,
+            output: has_output,
+            staged: staged_experts(p, o, d, g, first, range.end),
+        };
         compute_buffer(p, o, ctx, part).saturating_add(pipeline_copies(p, o, &d.kv, cells, first))
     };
     let compute = compute.max(staged_weight(p, o, d, g).unwrap_or(0));
