@@ -12,7 +12,7 @@ use crate::kv::LayerKv;
 /// Ollama's closed form (`fs/ggml/ggml.go` `GraphSize` for llama-style
 /// graphs: `4 · ubatch · max(1 + 4·embd + attention, embd + vocab)`, where
 /// attention is `ctx · (1 + heads)` without flash attention).
-pub(super) fn compute_buffer(p: &Plan, o: Options, ctx: u64, part: Part) -> u64 {
+pub(super) fn compute_buffer(p: &Plan, o: Options, ctx: u64, cache_cells: super::cache::Cells, part: Part) -> u64 {
     let t = &p.model.arch.text;
     let with_output = part.output;
     if let crate::arch::AttentionKind::Mla(m) = t.attention {
@@ -21,10 +21,7 @@ pub(super) fn compute_buffer(p: &Plan, o: Options, ctx: u64, part: Part) -> u64 
     if let Some(shape) = Shape::of(p, &o) {
         let window = p.kv_layers.iter().find_map(|l| l.window);
         let full = cache::pad(ctx);
-        let cells = graph::Cells {
-            full,
-            window: window.map_or(full, |w| super::cells(p, o, ctx, super::slots(p, o)).of(Some(w))),
-        };
+        let cells = graph::Cells { full, window: window.map_or(full, |w| cache_cells.of(Some(w))) };
         return graph::compute_buffer(shape, &o, cells, part);
     }
     // ik's `-amb` computes the scores a head at a time (`ik::score_heads`).

@@ -371,11 +371,13 @@ fn tensor_split(model: &Model, s: &Scenario) -> Option<Setting> {
         output,
         staged: None,
     };
-    let mut fixed: Vec<u64> =
-        (0..gpus).map(|g| context(g).saturating_add(super::compute_buffer(&p, o, ctx, part(g, false)))).collect();
+    let cells = super::cells(&p, o, ctx, super::slots(&p, o));
+    let mut fixed: Vec<u64> = (0..gpus)
+        .map(|g| context(g).saturating_add(super::compute_buffer(&p, o, ctx, cells, part(g, false))))
+        .collect();
     if output {
         fixed[gpus - 1] = context(gpus - 1)
-            .saturating_add(super::compute_buffer(&p, o, ctx, part(gpus - 1, true)))
+            .saturating_add(super::compute_buffer(&p, o, ctx, cells, part(gpus - 1, true)))
             .saturating_add(p.weights.last);
     }
     let caps: Vec<u64> = s.gpus.iter().map(|g| g.capacity_bytes).collect();
