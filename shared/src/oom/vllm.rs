@@ -1,6 +1,8 @@
 //! vLLM's start-up errors about the KV cache (`vllm/engine/llm_engine.py`,
-//! `vllm/v1/core/kv_cache_utils.py`), and the `INFO` lines before them that
-//! carry the figures the errors leave out.
+//! `vllm/v1/core/kv_cache_utils.py`), its sampler warm-up failure
+//! (`vllm/v1/worker/gpu_model_runner.py::_dummy_sampler_run`, 0.8 – 0.13),
+//! and the `INFO` lines before them that carry the figures the errors leave
+//! out.
 //!
 //! vLLM prints GiB as `bytes / 2^30` with two decimals, the same binary unit
 //! PyTorch uses, so the shared size reader applies.
@@ -28,6 +30,22 @@ pub(super) fn scan(t: &[u8], out: &mut Vec<Occurrence>) {
         let report = OomReport { kind: Some(OomKind::VllmNoCacheBlocks), ..OomReport::default() };
         out.push(Occurrence { start, report });
     }
+    // `CUDA out of memory occurred when warming up sampler with 256 dummy
+    // requests. Please try lowering `max_num_seqs` or
+    // `gpu_memory_utilization` when initializing the engine.` (`warming up
+    // pooler (task='classify') with …` for pooling models, same function's
+    // sibling `_dummy_pooler_run`).
+    for (start, end) in scan::find_all(t, "out of memory occurred when warming up") {
+        if scan::find(t, scan::line_start(t, start), start, "raise").is_some() {
+            continue;
+        }
+        let mut report = OomReport { kind: Some(OomKind::VllmSamplerWarmup), ..OomReport::default() };
+        let mut c = Cur::new(t, end);
+        if c.find("with", WINDOW.min(80)) {
+            report.warmup_requests = c.uint_before("dummy").flatten();
+        }
+        out.push(Occurrence { start, report });
+    }
 }
 
 /// After "max seq len": either V0's `(X) is larger than the maximum number of
@@ -47,9 +65,12 @@ fn seq_len_error(t: &[u8], after_anchor: usize, limit: usize) -> Option<OomRepor
         r.kv_cache_tokens = c.uint_before(")").flatten().or_else(|| c.grouped_uint());
         return Some(r);
     }
-    if !(c.lit(",") && c.lit("(")) {
+    // 0.8 – 0.10 print `(X), (Y GiB KV cache is needed`; reworded copies
+    // (operators' logs, later releases) drop the second parenthesis.
+    if !c.lit(",") {
         return None;
     }
+    c.lit("(");
     let mut needed = c;
     let needed_bytes = needed.size_token();
     if !needed.lit("KV cache is needed") {

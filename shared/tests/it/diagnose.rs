@@ -124,6 +124,19 @@ fn error_only_cases() -> Vec<(&'static str, Option<CauseId>)> {
         // Only capacity and allocated: 23.69 − 21.23 = 2.46 GiB left, less than
         // the 2.00 GiB asked plus the context and the allocator's usual reserve.
         ("45-legacy-allocated-only.txt", Some(KvCacheGrowth)),
+        // SGLang's pool came out empty after the weights.
+        ("46-sglang-not-enough-memory.txt", Some(WeightsTooLarge)),
+        ("47-sglang-negative-profiled-tokens.txt", Some(WeightsTooLarge)),
+        // Ollama's check of the host's RAM: not the GPU.
+        ("48-ollama-system-memory.txt", Some(HostMemory)),
+        ("49-ollama-system-memory-python-client.txt", Some(HostMemory)),
+        // No step named: "could not allocate", not a guessed phase.
+        ("50-llama-vulkan-device-memory.txt", Some(TooLargeOverall)),
+        ("51-llama-vulkan-mesa-igpu.txt", Some(TooLargeOverall)),
+        // 18.83 GiB in one buffer, under the 48 GiB working set.
+        ("52-llama-metal-2023-data-buffer.txt", Some(AllocationLimit)),
+        ("53-vllm-v1-sampler-warmup.txt", Some(KvCacheGrowth)),
+        ("54-vllm-v1-kv-reworded-no-paren.txt", Some(KvCacheGrowth)),
     ]
 }
 
@@ -325,6 +338,26 @@ fn a_process_that_held_more_than_the_plan_is_a_cause_and_the_plan_is_named() {
     assert!(!d.needs.iter().any(|n| n.contains("the plan")), "the plan is known: {:?}", d.needs);
     let limit = &d.checklist[2].finding;
     assert!(limit.contains("fit up to"), "step 3 gives the plan's limit: {limit}");
+}
+
+/// Each engine's own failure gets that engine's fixes, in its own syntax.
+#[test]
+fn engine_messages_get_the_engines_own_fixes() {
+    let ctx = DiagnoseContext::error_only();
+    let codes = |file: &str| -> Vec<String> { diagnose(file, &ctx).fixes.into_iter().map(|f| f.code).collect() };
+    let sglang = codes("46-sglang-not-enough-memory.txt");
+    assert!(sglang.iter().any(|c| c.contains("sglang.launch_server ... --mem-fraction-static")), "{sglang:?}");
+    assert!(sglang.iter().all(|c| !c.contains("vllm") && !c.contains("llama-server")), "{sglang:?}");
+    let ollama = diagnose("48-ollama-system-memory.txt", &ctx);
+    assert!(ollama.fixes.iter().all(|f| f.code.contains("ollama") || f.code.contains("num_ctx")), "{:?}", ollama.fixes);
+    assert!(!ollama.needs.iter().any(|n| n.contains("nvidia-smi")), "host RAM, not the GPU: {:?}", ollama.needs);
+    let sampler = codes("53-vllm-v1-sampler-warmup.txt");
+    assert_eq!(sampler.first().map(String::as_str), Some("vllm serve ... --max-num-seqs 128   # warmed up with 256"));
+    let vulkan = diagnose("50-llama-vulkan-device-memory.txt", &ctx);
+    assert!(!vulkan.summary.contains("after the model and cache were allocated"), "{}", vulkan.summary);
+    assert_eq!(vulkan.fixes.first().map(|f| f.id), Some(FixId::OffloadLayers), "{:?}", vulkan.fixes);
+    let metal = codes("52-llama-metal-2023-data-buffer.txt");
+    assert!(metal.first().is_some_and(|c| c.contains("llama-cpp-python")), "{metal:?}");
 }
 
 #[test]

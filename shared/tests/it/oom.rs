@@ -444,6 +444,63 @@ fn cases() -> Vec<(&'static str, Value)> {
                 "gpus_seen": [0]
             }),
         ),
+        // The sweep's pastes (`# source:` line first): SGLang, Ollama, Vulkan,
+        // 2023's Metal and vLLM messages the parser did not read before.
+        ("46-sglang-not-enough-memory.txt", json!({"kind": "sglang_no_kv_pool", "occurrences": 1})),
+        (
+            // Eight ranks each warn of a negative profiled pool.
+            "47-sglang-negative-profiled-tokens.txt",
+            json!({
+                "kind": "sglang_no_kv_pool", "occurrences": 8,
+                "notes": ["profiled a KV pool of -561,981 tokens", "Found 8 out-of-memory messages"]
+            }),
+        ),
+        (
+            // 164.8 GiB = 176952652595.2 bytes; 13.4 GiB = 14388140441.6.
+            "48-ollama-system-memory.txt",
+            json!({
+                "kind": "ollama_host_memory", "host_required_bytes": 176952652595_u64,
+                "host_available_bytes": 14388140442_u64, "occurrences": 1
+            }),
+        ),
+        (
+            // 39.4 GiB = 42305427865.6; 30.0 GiB = 32212254720.
+            "49-ollama-system-memory-python-client.txt",
+            json!({
+                "kind": "ollama_host_memory", "host_required_bytes": 42305427866_u64,
+                "host_available_bytes": 32212254720_u64, "occurrences": 1
+            }),
+        ),
+        (
+            "50-llama-vulkan-device-memory.txt",
+            json!({"kind": "llama_cpp", "backend": "vulkan", "requested_bytes": 118497280, "occurrences": 1}),
+        ),
+        (
+            "51-llama-vulkan-mesa-igpu.txt",
+            json!({"kind": "llama_cpp", "backend": "vulkan", "requested_bytes": 1610612736, "occurrences": 1}),
+        ),
+        (
+            // 19283.21 MiB = 20219911208.96; recommendedMaxWorkingSetSize 49152 MiB.
+            "52-llama-metal-2023-data-buffer.txt",
+            json!({
+                "kind": "llama_cpp", "backend": "metal", "requested_bytes": 20219911209_u64,
+                "total_bytes": 51539607552_u64, "llama_cpp_stage": "model_weights", "occurrences": 1,
+                "notes": ["recommendedMaxWorkingSetSize"]
+            }),
+        ),
+        (
+            "53-vllm-v1-sampler-warmup.txt",
+            json!({"kind": "vllm_sampler_warmup", "warmup_requests": 256, "occurrences": 1}),
+        ),
+        (
+            // `max seq len (1048576),` then `22.5 GiB KV cache is needed` with no
+            // parenthesis: 22.5 GiB = 24159191040; 17.39 GiB = 18672370319.36.
+            "54-vllm-v1-kv-reworded-no-paren.txt",
+            json!({
+                "kind": "vllm_kv_cache_too_small", "max_seq_len": 1048576, "kv_needed_bytes": 24159191040_u64,
+                "kv_available_bytes": 18672370319_u64, "estimated_max_model_len": 810208, "occurrences": 1
+            }),
+        ),
     ]
 }
 
@@ -469,6 +526,25 @@ fn every_corpus_file_has_an_expected_reading() {
     let checked: BTreeSet<String> = cases().iter().map(|(file, _)| (*file).to_owned()).collect();
     assert_eq!(on_disk, checked, "corpus files and cases differ");
     assert!(checked.len() >= MIN_CORPUS, "the corpus has {} messages, fewer than {MIN_CORPUS}", checked.len());
+}
+
+/// A paste the parser reads never gets the reply meant for text it cannot
+/// read; one it cannot read is not told that only PyTorch's line will do.
+#[test]
+fn recognised_pastes_are_never_told_to_paste_the_error() {
+    for file in (46..=54).filter_map(|n| {
+        fs::read_dir(FIXTURES)
+            .ok()?
+            .filter_map(Result::ok)
+            .map(|e| e.file_name().into_string().unwrap_or_default())
+            .find(|f| f.starts_with(&format!("{n}-")))
+    }) {
+        let r = oom::parse(&read(&file));
+        assert!(r.kind.is_some(), "{file}: not recognised");
+        assert!(!r.notes.iter().any(|n| n.contains("Paste the whole error")), "{file}: {:?}", r.notes);
+    }
+    let unread = oom::parse("Error: something went wrong");
+    assert!(unread.notes.iter().any(|n| n.contains("SGLang") && n.contains("Ollama")), "{:?}", unread.notes);
 }
 
 #[test]
@@ -561,6 +637,19 @@ const VOCABULARY: &[&str] = &[
     "-",
     "is larger than the maximum number of tokens that can be stored in KV cache",
     "No available memory for the cache blocks",
+    "out of memory occurred when warming up sampler with ",
+    " dummy requests",
+    "Not enough memory. Please try to increase --mem-fraction-static",
+    "Current value: mem_fraction_static=",
+    "max_total_tokens=",
+    "is larger than the profiled value ",
+    "model requires more system memory ",
+    "than is available ",
+    "ggml_vulkan: Device memory allocation of size ",
+    " failed.",
+    "ErrorOutOfDeviceMemory",
+    "failed to allocate 'data ' buffer, size = ",
+    "recommendedMaxWorkingSetSize = ",
     "Available KV cache memory: ",
     "GPU KV cache size: ",
     "20,000",

@@ -153,3 +153,42 @@ pub(super) fn vllm_no_cache_blocks(f: &Facts, b: &mut Board) {
         "vllm serve ... --max-num-batched-tokens 2048".into(),
     ));
 }
+
+/// `CUDA out of memory occurred when warming up sampler with N dummy
+/// requests. Please try lowering `max_num_seqs` or `gpu_memory_utilization`
+/// when initializing the engine.` (`v1/worker/gpu_model_runner.py`
+/// `_dummy_sampler_run`, 0.8 – 0.13): the logits and sampling tensors of N
+/// requests at once, N = min(max_num_seqs, max_num_batched_tokens), did not
+/// fit beside the weights and the memory vLLM budgets.
+pub(super) fn vllm_sampler_warmup(f: &Facts, b: &mut Board) {
+    let n = f.r.warmup_requests;
+    let with = n.map_or(String::new(), |n| format!(" with {} dummy requests", thousands(n)));
+    b.add(
+        CauseId::KvCacheGrowth,
+        85,
+        format!(
+            "vLLM ran out at start-up while warming up its sampler{with}: the logits of that many requests at once \
+             (vocabulary × requests) did not fit beside the weights and the memory gpu_memory_utilization gives vLLM"
+        ),
+    );
+    let fewer = n.map_or(128, |n| (n / 2).max(1));
+    b.fix(fix(
+        FixId::MaxNumSeqs,
+        CauseId::KvCacheGrowth,
+        "Warm up and serve fewer sequences at once, as vLLM asks".into(),
+        GivesUp::Speed,
+        None,
+        match n {
+            Some(n) => format!("vllm serve ... --max-num-seqs {fewer}   # warmed up with {n}"),
+            None => format!("vllm serve ... --max-num-seqs {fewer}"),
+        },
+    ));
+    b.fix(fix(
+        FixId::GpuMemoryUtilization,
+        CauseId::KvCacheGrowth,
+        "Leave more of the GPU outside vLLM's budget, as vLLM asks: a lower --gpu-memory-utilization".into(),
+        GivesUp::Length,
+        None,
+        "vllm serve ... --gpu-memory-utilization <lower than now, e.g. 0.85 from the default 0.90>".into(),
+    ));
+}
