@@ -137,6 +137,10 @@ fn error_only_cases() -> Vec<(&'static str, Option<CauseId>)> {
         ("52-llama-metal-2023-data-buffer.txt", Some(AllocationLimit)),
         ("53-vllm-v1-sampler-warmup.txt", Some(KvCacheGrowth)),
         ("54-vllm-v1-kv-reworded-no-paren.txt", Some(KvCacheGrowth)),
+        // A 4 GiB attention mask; "allowed" is the whole GPU, no cap.
+        ("55-legacy-allowed-equals-capacity.txt", Some(KvCacheGrowth)),
+        // A 30.52 GiB prefill allocation with 14.37 GiB free.
+        ("56-modern-tgi-allowed-equals-capacity.txt", Some(KvCacheGrowth)),
     ]
 }
 
@@ -338,6 +342,23 @@ fn a_process_that_held_more_than_the_plan_is_a_cause_and_the_plan_is_named() {
     assert!(!d.needs.iter().any(|n| n.contains("the plan")), "the plan is known: {:?}", d.needs);
     let limit = &d.checklist[2].finding;
     assert!(limit.contains("fit up to"), "step 3 gives the plan's limit: {limit}");
+}
+
+/// PyTorch prints "X allowed" for any fraction, 1.0 included: a cap equal to
+/// the capacity is no cause, while one below it stays one.
+#[test]
+fn allowed_equal_to_the_capacity_is_not_a_cap() {
+    let ctx = DiagnoseContext::error_only();
+    for file in ["55-legacy-allowed-equals-capacity.txt", "56-modern-tgi-allowed-equals-capacity.txt"] {
+        let d = diagnose(file, &ctx);
+        assert!(!d.causes.iter().any(|c| c.id == CauseId::MemoryCap), "{file}: {:?}", d.causes);
+        assert!(!d.fixes.iter().any(|f| f.id == FixId::MemoryFraction), "{file}: {:?}", d.fixes);
+        assert!(!d.checklist[4].flagged, "{file}: {:?}", d.checklist[4]);
+        assert!(d.notes.iter().any(|n| n.contains("caps nothing")), "{file}: {:?}", d.notes);
+    }
+    for file in ["04-legacy-zero-free-allowed.txt", "12-modern-memory-fraction-allowed.txt"] {
+        assert!(diagnose(file, &ctx).causes.iter().any(|c| c.id == CauseId::MemoryCap), "{file}");
+    }
 }
 
 /// Each engine's own failure gets that engine's fixes, in its own syntax.

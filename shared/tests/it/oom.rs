@@ -501,6 +501,27 @@ fn cases() -> Vec<(&'static str, Value)> {
                 "kv_available_bytes": 18672370319_u64, "estimated_max_model_len": 810208, "occurrences": 1
             }),
         ),
+        (
+            // "11.93 GiB allowed" on an 11.93 GiB GPU: a fraction of 1.0.
+            "55-legacy-allowed-equals-capacity.txt",
+            json!({
+                "kind": "pytorch_legacy", "backend": "cuda", "requested_bytes": 4294967296_u64, "gpu_index": 3,
+                "total_bytes": 12809739960_u64, "free_bytes": 540415099, "allocated_bytes": 11456825262_u64,
+                "reserved_bytes": 11725260718_u64, "reserved_unallocated_bytes": 268435456,
+                "allowed_bytes": 12809739960_u64, "occurrences": 1, "gpus_seen": [3]
+            }),
+        ),
+        (
+            // TGI sets CUDA_MEMORY_FRACTION=1.0: "79.10 GiB allowed" of 79.10.
+            "56-modern-tgi-allowed-equals-capacity.txt",
+            json!({
+                "kind": "pytorch", "backend": "cuda", "requested_bytes": 32770600468_u64, "gpu_index": 1,
+                "total_bytes": 84932978278_u64, "free_bytes": 15429670011_u64, "allocated_bytes": 66776004035_u64,
+                "reserved_bytes": 67849745859_u64, "reserved_unallocated_bytes": 1073741824_u64,
+                "allowed_bytes": 84932978278_u64, "processes": [{"pid": 3342101, "used_bytes": 69492570849_u64}],
+                "occurrences": 1, "gpus_seen": [1], "notes": ["No \"this process\" entry"]
+            }),
+        ),
     ]
 }
 
