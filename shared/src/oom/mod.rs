@@ -158,6 +158,11 @@ pub struct OomReport {
     pub kv_available_bytes: Option<u64>,
     /// vLLM: the longest `max_model_len` that would fit, by its own estimate.
     pub estimated_max_model_len: Option<u64>,
+    /// vLLM: how far below zero it computed the memory left for the KV cache.
+    pub kv_deficit_bytes: Option<u64>,
+    /// vLLM: `gpu_memory_utilization` as the paste's command line, argument
+    /// dict or memory profile names it, in thousandths.
+    pub gpu_memory_utilization_permille: Option<u64>,
     /// llama.cpp: what was being allocated.
     pub llama_cpp_stage: Option<LlamaCppStage>,
     /// vLLM: how many dummy requests the sampler warm-up ran.

@@ -141,6 +141,10 @@ fn error_only_cases() -> Vec<(&'static str, Option<CauseId>)> {
         ("55-legacy-allowed-equals-capacity.txt", Some(KvCacheGrowth)),
         // A 30.52 GiB prefill allocation with 14.37 GiB free.
         ("56-modern-tgi-allowed-equals-capacity.txt", Some(KvCacheGrowth)),
+        ("57-vllm-v1-kv-too-small-utilization-0-95.txt", Some(KvCacheGrowth)),
+        ("58-vllm-v0-no-cache-blocks-command-line.txt", Some(WeightsTooLarge)),
+        ("59-vllm-v1-kv-too-small-pipeline-parallel.txt", Some(KvCacheGrowth)),
+        ("60-vllm-v0-negative-kv-profile.txt", Some(WeightsTooLarge)),
     ]
 }
 
@@ -358,6 +362,43 @@ fn allowed_equal_to_the_capacity_is_not_a_cap() {
     }
     for file in ["04-legacy-zero-free-allowed.txt", "12-modern-memory-fraction-allowed.txt"] {
         assert!(diagnose(file, &ctx).causes.iter().any(|c| c.id == CauseId::MemoryCap), "{file}");
+    }
+}
+
+fn utilization_fixes(d: &Diagnosis) -> Vec<&oom::DiagnosisFix> {
+    d.fixes.iter().filter(|f| f.id == FixId::GpuMemoryUtilization).collect()
+}
+
+/// The utilization fix starts from the one that ran: (u·total + missing) ÷
+/// total, never the value already set, and says when over 1.0 is needed.
+#[test]
+fn the_utilization_fix_is_computed_from_the_one_that_ran() {
+    let ctx = DiagnoseContext::error_only();
+    // 0.70 of 8 GiB left vLLM 1.05 GiB short: 0.70 + 1.05 / 8 = 0.83125 → 0.84, adding 1.12 GiB.
+    let d = diagnose("60-vllm-v0-negative-kv-profile.txt", &ctx);
+    let fixes = utilization_fixes(&d);
+    assert_eq!(fixes.len(), 1, "{fixes:?}");
+    assert!(fixes[0].code.starts_with("vllm serve ... --gpu-memory-utilization 0.84   # now 0.7"), "{fixes:?}");
+    assert_eq!(fixes[0].title, "Give vLLM 1.12 GiB more of the 8.00 GiB GPU (0.7 → 0.84)");
+    // Already 0.95 on the command line: no "0.95" fix, a note instead.
+    for file in ["57-vllm-v1-kv-too-small-utilization-0-95.txt", "58-vllm-v0-no-cache-blocks-command-line.txt"] {
+        let d = diagnose(file, &ctx);
+        assert!(
+            utilization_fixes(&d).iter().all(|f| !f.code.contains("--gpu-memory-utilization 0.95 ")),
+            "{file}: {:?}",
+            d.fixes
+        );
+    }
+    let d = diagnose("58-vllm-v0-no-cache-blocks-command-line.txt", &ctx);
+    assert!(utilization_fixes(&d).is_empty() && d.notes.iter().any(|n| n.contains("already 0.95")), "{:?}", d);
+    // With the plan's 24 GiB GPU: 0.95 + 2.83 / 23.6 and 0.9 + 20.82 / 23.6 are over 1.0.
+    let model = preset("qwen3-8b");
+    let plan = Scenario { engine: EngineKind::Vllm.with_defaults(), ..Scenario::default() };
+    let with_plan = DiagnoseContext::error_only().with_plan(&model, &plan);
+    for file in ["57-vllm-v1-kv-too-small-utilization-0-95.txt", "59-vllm-v1-kv-too-small-pipeline-parallel.txt"] {
+        let d = diagnose(file, &with_plan);
+        assert!(utilization_fixes(&d).is_empty(), "{file}: {:?}", utilization_fixes(&d));
+        assert!(d.notes.iter().any(|n| n.contains("more than 1.0")), "{file}: {:?}", d.notes);
     }
 }
 

@@ -325,8 +325,9 @@ fn cases() -> Vec<(&'static str, Value)> {
         (
             "30-vllm-v1-no-cache-blocks-negative.txt",
             json!({
-                "kind": "vllm_no_cache_blocks", "kv_available_bytes": 0, "occurrences": 1,
-                "notes": ["negative memory left for the KV cache"]
+                // -1.42 GiB: 1524713390.08 bytes short.
+                "kind": "vllm_no_cache_blocks", "kv_available_bytes": 0, "kv_deficit_bytes": 1524713390_u64,
+                "occurrences": 1, "notes": ["negative memory left for the KV cache"]
             }),
         ),
         (
@@ -522,6 +523,38 @@ fn cases() -> Vec<(&'static str, Value)> {
                 "occurrences": 1, "gpus_seen": [1], "notes": ["No \"this process\" entry"]
             }),
         ),
+        (
+            // `--gpu-memory-utilization 0.95` named where the paste quotes the
+            // command; 4.54 GiB = 4874787880.96, 1.71 GiB = 1836098519.04.
+            "57-vllm-v1-kv-too-small-utilization-0-95.txt",
+            json!({
+                "kind": "vllm_kv_cache_too_small", "max_seq_len": 131072, "kv_needed_bytes": 4874787881_u64,
+                "kv_available_bytes": 1836098519_u64, "gpu_memory_utilization_permille": 950, "occurrences": 1
+            }),
+        ),
+        (
+            "58-vllm-v0-no-cache-blocks-command-line.txt",
+            json!({"kind": "vllm_no_cache_blocks", "gpu_memory_utilization_permille": 950, "occurrences": 1}),
+        ),
+        (
+            // 24.0 GiB = 25769803776; 3.18 GiB = 3414499000.32.
+            "59-vllm-v1-kv-too-small-pipeline-parallel.txt",
+            json!({
+                "kind": "vllm_kv_cache_too_small", "max_seq_len": 262144, "kv_needed_bytes": 25769803776_u64,
+                "kv_available_bytes": 3414499000_u64, "estimated_max_model_len": 34736,
+                "gpu_memory_utilization_permille": 900, "occurrences": 1
+            }),
+        ),
+        (
+            // V0's profile: `total_gpu_memory (8.00GiB) x gpu_memory_utilization
+            // (0.70)` and `reserved for KV Cache is -1.05GiB` (1127428915.2).
+            "60-vllm-v0-negative-kv-profile.txt",
+            json!({
+                "kind": "vllm_no_cache_blocks", "total_bytes": 8589934592_u64, "kv_available_bytes": 0,
+                "kv_deficit_bytes": 1127428915_u64, "gpu_memory_utilization_permille": 700, "occurrences": 1,
+                "notes": ["negative memory left for the KV cache"]
+            }),
+        ),
     ]
 }
 
@@ -566,6 +599,23 @@ fn recognised_pastes_are_never_told_to_paste_the_error() {
     }
     let unread = oom::parse("Error: something went wrong");
     assert!(unread.notes.iter().any(|n| n.contains("SGLang") && n.contains("Ollama")), "{:?}", unread.notes);
+}
+
+/// Prose about a setting is not the setting: only a flag, `key=value`, a
+/// dict entry or vLLM's profile line names gpu_memory_utilization.
+#[test]
+fn utilization_is_read_from_settings_not_prose() {
+    let error = "\nValueError: No available memory for the cache blocks. Try increasing `gpu_memory_utilization`";
+    for (text, want) in [
+        ("user tried gpu_memory_utilization 0.03-0.4", None),
+        ("vllm serve m --gpu-memory-utilization 0.03-0.4", None),
+        ("vllm serve m --gpu-memory-utilization=0.5", Some(500)),
+        ("non-default args: {'model': 'm', 'gpu_memory_utilization': 0.3}", Some(300)),
+        ("vllm serve m --gpu-memory-utilization 0.9\nvllm serve m --gpu-memory-utilization 0.6", Some(600)),
+    ] {
+        let r = oom::parse(&format!("{text}{error}"));
+        assert_eq!(r.gpu_memory_utilization_permille, want, "{text}");
+    }
 }
 
 #[test]

@@ -76,25 +76,111 @@ pub(super) fn vllm_kv_too_small(f: &Facts, b: &mut Board) {
     vllm_fp8_cache(b, Some(needed / 2), needed / 2 <= available);
 }
 
-/// Raise `--gpu-memory-utilization` by what is missing (bytes, or a factor
-/// of the current cache when only tokens are known).
+/// Raise `--gpu-memory-utilization` by what is missing: vLLM budgets
+/// `total × gpu_memory_utilization` per GPU (`worker/worker.py`
+/// `determine_num_available_blocks`, `v1/worker/gpu_worker.py`
+/// `determine_available_memory`), so `missing` more bytes need
+/// `(u·total + missing) ÷ total`, rounded up to the hundredth. Never a value
+/// at or below the current one; above 1.0 it says so instead of a flag. With
+/// only a factor of the cache (the V0 message counts tokens), the flag is
+/// given without a figure.
 fn vllm_more_memory(f: &Facts, b: &mut Board, missing: Option<u64>, factor: Option<f64>) {
-    let code = match (missing, f.total) {
-        (Some(m), Some(t)) if t > 0 => {
-            let add = ((m as f64 / t as f64) * 100.0).ceil() / 100.0;
-            format!(
-                "vllm serve ... --gpu-memory-utilization <current + {add:.2}>   # e.g. 0.90 → {:.2}; only if nothing else uses the GPU",
-                0.90 + add
-            )
+    let total = f.vllm_total;
+    let current = f.utilization;
+    match (missing, total, current) {
+        (Some(m), Some(t), Some((u, from))) => {
+            // Thousandths, rounded up to the hundredth vLLM users write.
+            let exact = u as f64 / 1000.0 + m as f64 / t as f64;
+            let need = ((exact * 100.0 - 1e-9).ceil() as u64) * 10;
+            if need > 1000 {
+                b.notes.push(format!(
+                    "Raising --gpu-memory-utilization cannot cover the {} missing: from {} ({from}) it would take {} \
+                     of the {} GPU, more than 1.0.",
+                    gib(m),
+                    fraction(u),
+                    fraction_f(exact),
+                    gib(t)
+                ));
+                return;
+            }
+            let adds = t.saturating_mul(need.saturating_sub(u)) / 1000;
+            b.fix(fix(
+                FixId::GpuMemoryUtilization,
+                CauseId::KvCacheGrowth,
+                format!("Give vLLM {} more of the {} GPU ({} → {})", gib(adds), gib(t), fraction(u), fraction(need)),
+                GivesUp::Nothing,
+                None,
+                format!(
+                    "vllm serve ... --gpu-memory-utilization {}   # now {} ({from}); only if nothing else uses the GPU",
+                    fraction(need),
+                    fraction(u)
+                ),
+            ));
         }
-        _ => "vllm serve ... --gpu-memory-utilization 0.95   # only if nothing else uses the GPU".into(),
-    };
-    let title = match (missing, factor) {
-        (Some(m), _) => format!("Give vLLM {} more of the GPU", gib(m)),
-        (None, Some(x)) => format!("Give vLLM's KV cache {x:.1}× the memory it has"),
-        _ => "Give vLLM more of the GPU".into(),
-    };
-    b.fix(fix(FixId::GpuMemoryUtilization, CauseId::KvCacheGrowth, title, GivesUp::Nothing, None, code));
+        (Some(m), Some(t), None) => {
+            let add = ((m as f64 / t as f64 * 100.0 - 1e-9).ceil() as u64) * 10;
+            b.fix(fix(
+                FixId::GpuMemoryUtilization,
+                CauseId::KvCacheGrowth,
+                format!("Give vLLM {} more of the {} GPU: {} more utilization", gib(m), gib(t), fraction(add)),
+                GivesUp::Nothing,
+                None,
+                format!(
+                    "vllm serve ... --gpu-memory-utilization <current + {}>   # possible only while that stays ≤ 1.0",
+                    fraction(add)
+                ),
+            ));
+        }
+        (Some(m), None, _) => b.fix(fix(
+            FixId::GpuMemoryUtilization,
+            CauseId::KvCacheGrowth,
+            format!("Give vLLM {} more of the GPU", gib(m)),
+            GivesUp::Nothing,
+            None,
+            format!(
+                "vllm serve ... --gpu-memory-utilization <current + {} ÷ the GPU's memory>{}",
+                gib(m),
+                current.map_or(String::new(), |(u, from)| format!("   # now {} ({from})", fraction(u)))
+            ),
+        )),
+        (None, _, Some((u, from))) if u >= HIGHEST_UTILIZATION_PERMILLE => b.notes.push(format!(
+            "--gpu-memory-utilization is already {} ({from}): there is little left to give vLLM.",
+            fraction(u)
+        )),
+        (None, _, current) => {
+            let title = match factor {
+                Some(x) => format!("Give vLLM's KV cache {x:.1}× the memory it has"),
+                None => "Give vLLM more of the GPU".into(),
+            };
+            let now = current.map_or(String::new(), |(u, from)| format!("; now {} ({from})", fraction(u)));
+            b.fix(fix(
+                FixId::GpuMemoryUtilization,
+                CauseId::KvCacheGrowth,
+                title,
+                GivesUp::Nothing,
+                None,
+                format!(
+                    "vllm serve ... --gpu-memory-utilization {}   # only if nothing else uses the GPU{now}",
+                    fraction(HIGHEST_UTILIZATION_PERMILLE)
+                ),
+            ));
+        }
+    }
+}
+
+/// The utilization suggested when no figure says how much more is needed:
+/// vLLM's docs' usual ceiling, leaving 5 % for other users of the GPU.
+const HIGHEST_UTILIZATION_PERMILLE: u64 = 950;
+
+/// Thousandths as vLLM's flag takes them: `0.86`, `0.9`, `1.0`.
+pub(super) fn fraction(permille: u64) -> String {
+    let s = format!("{}.{:03}", permille / 1000, permille % 1000);
+    let s = s.trim_end_matches('0');
+    if s.ends_with('.') { format!("{s}0") } else { s.to_owned() }
+}
+
+fn fraction_f(x: f64) -> String {
+    format!("{x:.2}")
 }
 
 fn vllm_fp8_cache(b: &mut Board, saves: Option<u64>, fits: bool) {
@@ -127,7 +213,8 @@ pub(super) fn vllm_no_cache_blocks(f: &Facts, b: &mut Board) {
         50,
         "unless a lighter format or more GPUs are an option, the model does not fit this GPU for serving".into(),
     );
-    vllm_more_memory(f, b, None, None);
+    // A negative figure is what must be added just for the cache to reach zero.
+    vllm_more_memory(f, b, f.r.kv_deficit_bytes, None);
     b.fix(fix(
         FixId::WeightFormat,
         CauseId::WeightsTooLarge,
