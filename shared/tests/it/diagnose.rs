@@ -144,7 +144,8 @@ fn error_only_cases() -> Vec<(&'static str, Option<CauseId>)> {
         ("57-vllm-v1-kv-too-small-utilization-0-95.txt", Some(KvCacheGrowth)),
         ("58-vllm-v0-no-cache-blocks-command-line.txt", Some(WeightsTooLarge)),
         ("59-vllm-v1-kv-too-small-pipeline-parallel.txt", Some(KvCacheGrowth)),
-        ("60-vllm-v0-negative-kv-profile.txt", Some(WeightsTooLarge)),
+        // 0.70 × 8 GiB is 1.05 GiB short; 0.84 covers it: the utilization, not the weights.
+        ("60-vllm-v0-negative-kv-profile.txt", Some(MemoryCap)),
     ]
 }
 
@@ -400,6 +401,32 @@ fn the_utilization_fix_is_computed_from_the_one_that_ran() {
         assert!(utilization_fixes(&d).is_empty(), "{file}: {:?}", utilization_fixes(&d));
         assert!(d.notes.iter().any(|n| n.contains("more than 1.0")), "{file}: {:?}", d.notes);
     }
+}
+
+/// "No available memory for the cache blocks" is ranked by its figures: a
+/// utilization that is too low comes before "weights too large", and fp8 is
+/// offered only for weights it would shrink.
+#[test]
+fn no_cache_blocks_is_ranked_by_the_figures() {
+    let d = diagnose("60-vllm-v0-negative-kv-profile.txt", &DiagnoseContext::error_only());
+    assert_eq!(d.causes[0].id, CauseId::MemoryCap, "{:?}", d.causes);
+    assert_eq!(d.fixes[0].id, FixId::GpuMemoryUtilization, "{:?}", d.fixes);
+    assert!(d.causes[0].evidence[0].contains("0.84 of the GPU would cover them"), "{:?}", d.causes[0]);
+    // The 0.5B model given 0.3 of the GPU (vllm#10439), from the plan.
+    let model = preset("qwen2.5-0.5b");
+    let o = shared::engines::vllm::Options { gpu_memory_utilization: Some(0.3), ..Default::default() };
+    let plan = Scenario { engine: shared::engines::Engine::Vllm(o), ..Scenario::default() };
+    let ctx = DiagnoseContext::error_only().with_plan(&model, &plan);
+    let d = diagnose("31-vllm-v0-no-cache-blocks.txt", &ctx);
+    assert_eq!(d.causes[0].id, CauseId::MemoryCap, "{:?}", d.causes);
+    assert!(d.causes[0].evidence[0].contains("only gpu_memory_utilization 0.3 (as the plan sets it)"));
+    // 4-bit weights: fp8 would not shrink them.
+    let gptq = Scenario {
+        weights: shared::formats::WeightFormat::parse("gptq-int4").unwrap_or_else(|e| panic!("{e}")),
+        ..plan
+    };
+    let d = diagnose("31-vllm-v0-no-cache-blocks.txt", &DiagnoseContext::error_only().with_plan(&model, &gptq));
+    assert!(!d.fixes.iter().any(|f| f.code.contains("--quantization fp8")), "{:?}", d.fixes);
 }
 
 /// Each engine's own failure gets that engine's fixes, in its own syntax.

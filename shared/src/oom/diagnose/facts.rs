@@ -55,6 +55,8 @@ pub(super) struct Facts<'r> {
     pub(super) utilization: Option<(u64, &'static str)>,
     /// vLLM's total memory per GPU when the error has none: the plan's.
     pub(super) vllm_total: Option<u64>,
+    /// The plan's weight format.
+    pub(super) plan_weights: Option<crate::formats::WeightFormat>,
     pub(super) notes: Vec<String>,
 }
 
@@ -147,6 +149,7 @@ impl<'r> Facts<'r> {
             total,
             utilization,
             vllm_total,
+            plan_weights: ctx.plan.map(|p| p.scenario.weights),
             free: r.free_bytes,
             requested,
             shortage,

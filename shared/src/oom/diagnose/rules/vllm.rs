@@ -32,7 +32,7 @@ pub(super) fn vllm_max_seq_len(f: &Facts, b: &mut Board) {
         None,
         format!("vllm serve ... --max-model-len {tokens}"),
     ));
-    vllm_more_memory(f, b, None, Some(len as f64 / tokens.max(1) as f64));
+    vllm_more_memory(f, b, CauseId::KvCacheGrowth, None, Some(len as f64 / tokens.max(1) as f64));
     vllm_fp8_cache(b, None, len.saturating_sub(tokens) <= tokens);
 }
 
@@ -72,7 +72,7 @@ pub(super) fn vllm_kv_too_small(f: &Facts, b: &mut Board) {
             format!("vllm serve ... --max-model-len {fitting}"),
         ));
     }
-    vllm_more_memory(f, b, Some(missing), None);
+    vllm_more_memory(f, b, CauseId::KvCacheGrowth, Some(missing), None);
     vllm_fp8_cache(b, Some(needed / 2), needed / 2 <= available);
 }
 
@@ -84,7 +84,7 @@ pub(super) fn vllm_kv_too_small(f: &Facts, b: &mut Board) {
 /// at or below the current one; above 1.0 it says so instead of a flag. With
 /// only a factor of the cache (the V0 message counts tokens), the flag is
 /// given without a figure.
-fn vllm_more_memory(f: &Facts, b: &mut Board, missing: Option<u64>, factor: Option<f64>) {
+fn vllm_more_memory(f: &Facts, b: &mut Board, cause: CauseId, missing: Option<u64>, factor: Option<f64>) {
     let total = f.vllm_total;
     let current = f.utilization;
     match (missing, total, current) {
@@ -106,7 +106,7 @@ fn vllm_more_memory(f: &Facts, b: &mut Board, missing: Option<u64>, factor: Opti
             let adds = t.saturating_mul(need.saturating_sub(u)) / 1000;
             b.fix(fix(
                 FixId::GpuMemoryUtilization,
-                CauseId::KvCacheGrowth,
+                cause,
                 format!("Give vLLM {} more of the {} GPU ({} → {})", gib(adds), gib(t), fraction(u), fraction(need)),
                 GivesUp::Nothing,
                 None,
@@ -121,7 +121,7 @@ fn vllm_more_memory(f: &Facts, b: &mut Board, missing: Option<u64>, factor: Opti
             let add = ((m as f64 / t as f64 * 100.0 - 1e-9).ceil() as u64) * 10;
             b.fix(fix(
                 FixId::GpuMemoryUtilization,
-                CauseId::KvCacheGrowth,
+                cause,
                 format!("Give vLLM {} more of the {} GPU: {} more utilization", gib(m), gib(t), fraction(add)),
                 GivesUp::Nothing,
                 None,
@@ -133,7 +133,7 @@ fn vllm_more_memory(f: &Facts, b: &mut Board, missing: Option<u64>, factor: Opti
         }
         (Some(m), None, _) => b.fix(fix(
             FixId::GpuMemoryUtilization,
-            CauseId::KvCacheGrowth,
+            cause,
             format!("Give vLLM {} more of the GPU", gib(m)),
             GivesUp::Nothing,
             None,
@@ -155,7 +155,7 @@ fn vllm_more_memory(f: &Facts, b: &mut Board, missing: Option<u64>, factor: Opti
             let now = current.map_or(String::new(), |(u, from)| format!("; now {} ({from})", fraction(u)));
             b.fix(fix(
                 FixId::GpuMemoryUtilization,
-                CauseId::KvCacheGrowth,
+                cause,
                 title,
                 GivesUp::Nothing,
                 None,
@@ -171,6 +171,10 @@ fn vllm_more_memory(f: &Facts, b: &mut Board, missing: Option<u64>, factor: Opti
 /// The utilization suggested when no figure says how much more is needed:
 /// vLLM's docs' usual ceiling, leaving 5 % for other users of the GPU.
 const HIGHEST_UTILIZATION_PERMILLE: u64 = 950;
+
+/// Under half the GPU given to vLLM is itself suspect when nothing is left
+/// for the cache (vllm#10439: 0.03 – 0.4 for a 0.5B model).
+const LOW_UTILIZATION_PERMILLE: u64 = 500;
 
 /// Thousandths as vLLM's flag takes them: `0.86`, `0.9`, `1.0`.
 pub(super) fn fraction(permille: u64) -> String {
@@ -199,9 +203,37 @@ fn vllm_fp8_cache(b: &mut Board, saves: Option<u64>, fits: bool) {
 
 pub(super) fn vllm_no_cache_blocks(f: &Facts, b: &mut Board) {
     let negative = f.r.notes.iter().any(|n| n.contains("negative"));
+    // What the figures say first: a share of the GPU too small for vLLM, when
+    // the utilization that covers the deficit is one a user can set, or when
+    // under half the GPU was given at all.
+    let low = match (f.utilization, f.r.kv_deficit_bytes, f.vllm_total) {
+        (Some((u, from)), Some(d), Some(t)) => {
+            let need = ((u as f64 / 10.0 + d as f64 * 100.0 / t as f64 - 1e-9).ceil() as u64) * 10;
+            (need <= HIGHEST_UTILIZATION_PERMILLE).then(|| {
+                format!(
+                    "vLLM may use gpu_memory_utilization {} ({from}) × {} = {}, {} short of the weights and the \
+                     profiled activations: {} of the GPU would cover them, before any cache",
+                    fraction(u),
+                    gib(t),
+                    gib(t.saturating_mul(u) / 1000),
+                    gib(d),
+                    fraction(need)
+                )
+            })
+        }
+        (Some((u, from)), None, _) if u < LOW_UTILIZATION_PERMILLE => Some(format!(
+            "vLLM may use only gpu_memory_utilization {} ({from}) of the GPU: the weights and the profiled \
+             activations do not fit in that share",
+            fraction(u)
+        )),
+        _ => None,
+    };
+    if let Some(text) = &low {
+        b.add(CauseId::MemoryCap, 85, text.clone());
+    }
     b.add(
         CauseId::WeightsTooLarge,
-        80,
+        if low.is_some() { 55 } else { 80 },
         format!(
             "vLLM had no memory left for KV cache blocks{}: the weights and the profiled activation peak already take \
              gpu_memory_utilization × the GPU",
@@ -210,19 +242,34 @@ pub(super) fn vllm_no_cache_blocks(f: &Facts, b: &mut Board) {
     );
     b.add(
         CauseId::TooLargeOverall,
-        50,
+        if low.is_some() { 30 } else { 50 },
         "unless a lighter format or more GPUs are an option, the model does not fit this GPU for serving".into(),
     );
     // A negative figure is what must be added just for the cache to reach zero.
-    vllm_more_memory(f, b, f.r.kv_deficit_bytes, None);
-    b.fix(fix(
-        FixId::WeightFormat,
-        CauseId::WeightsTooLarge,
-        "Load the weights in fp8 (about half of 16-bit)".into(),
-        GivesUp::Quality,
-        None,
-        "vllm serve ... --quantization fp8".into(),
-    ));
+    let cause = if low.is_some() { CauseId::MemoryCap } else { CauseId::WeightsTooLarge };
+    vllm_more_memory(f, b, cause, f.r.kv_deficit_bytes, None);
+    // fp8 halves 16- or 32-bit weights only: weights already at 8 bits or
+    // fewer (GPTQ, AWQ, int8, fp8, GGUF) would grow or stay.
+    let sixteen_bit = f.plan_weights.is_none_or(|w| {
+        matches!(
+            w,
+            crate::formats::WeightFormat::F32 | crate::formats::WeightFormat::Bf16 | crate::formats::WeightFormat::F16
+        )
+    });
+    if sixteen_bit {
+        b.fix(fix(
+            FixId::WeightFormat,
+            CauseId::WeightsTooLarge,
+            "Load the weights in fp8 (about half of 16-bit), on a GPU that runs fp8 (vLLM: compute capability 8.0 \
+             and later)"
+                .into(),
+            GivesUp::Quality,
+            None,
+            "vllm serve ... --quantization fp8".into(),
+        ));
+    } else {
+        b.notes.push("The plan's weights are already 8 bits or fewer: fp8 would not make them smaller.".into());
+    }
     b.fix(fix(
         FixId::MoreGpus,
         CauseId::TooLargeOverall,
