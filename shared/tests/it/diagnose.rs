@@ -146,6 +146,9 @@ fn error_only_cases() -> Vec<(&'static str, Option<CauseId>)> {
         ("59-vllm-v1-kv-too-small-pipeline-parallel.txt", Some(KvCacheGrowth)),
         // 0.70 × 8 GiB is 1.05 GiB short; 0.84 covers it: the utilization, not the weights.
         ("60-vllm-v0-negative-kv-profile.txt", Some(MemoryCap)),
+        // More held than the GPU has: lent system memory, not fragmentation.
+        ("61-legacy-windows-sysmem-allocated-over-capacity.txt", Some(TooLargeOverall)),
+        ("62-modern-allocated-over-capacity.txt", Some(TooLargeOverall)),
     ]
 }
 
@@ -427,6 +430,19 @@ fn no_cache_blocks_is_ranked_by_the_figures() {
     };
     let d = diagnose("31-vllm-v0-no-cache-blocks.txt", &DiagnoseContext::error_only().with_plan(&model, &gptq));
     assert!(!d.fixes.iter().any(|f| f.code.contains("--quantization fp8")), "{:?}", d.fixes);
+}
+
+/// Allocated or reserved above the capacity cannot be a plain VRAM shortage
+/// or fragmentation: the driver lent system memory.
+#[test]
+fn memory_held_beyond_the_capacity_is_flagged_not_called_fragmentation() {
+    let ctx = DiagnoseContext::error_only();
+    for file in ["61-legacy-windows-sysmem-allocated-over-capacity.txt", "62-modern-allocated-over-capacity.txt"] {
+        let d = diagnose(file, &ctx);
+        assert!(!d.causes.iter().any(|c| c.id == CauseId::Fragmentation), "{file}: {:?}", d.causes);
+        assert!(!d.fixes.iter().any(|f| f.id == FixId::MaxSplitSize || f.id == FixId::ExpandableSegments));
+        assert!(d.causes[0].evidence[0].contains("sysmem fallback"), "{file}: {:?}", d.causes[0]);
+    }
 }
 
 /// Each engine's own failure gets that engine's fixes, in its own syntax.

@@ -555,6 +555,27 @@ fn cases() -> Vec<(&'static str, Value)> {
                 "notes": ["negative memory left for the KV cache"]
             }),
         ),
+        (
+            // 19.84 GiB allocated, 22.26 GiB reserved on an 8.00 GiB GPU (Windows
+            // sysmem fallback), hard-wrapped: 2.11 GiB = 2265595248.64.
+            "61-legacy-windows-sysmem-allocated-over-capacity.txt",
+            json!({
+                "kind": "pytorch_legacy", "backend": "cuda", "requested_bytes": 2265595249_u64, "gpu_index": 0,
+                "total_bytes": 8589934592_u64, "free_bytes": 0, "allocated_bytes": 21303037788_u64,
+                "reserved_bytes": 23901493002_u64, "reserved_unallocated_bytes": 2598455214_u64,
+                "occurrences": 1, "gpus_seen": [0]
+            }),
+        ),
+        (
+            // 38.97 GiB allocated (41843718881.28) on a 22.00 GiB GPU.
+            "62-modern-allocated-over-capacity.txt",
+            json!({
+                "kind": "pytorch", "backend": "cuda", "requested_bytes": 34359738368_u64, "gpu_index": 0,
+                "total_bytes": 23622320128_u64, "free_bytes": 0, "allocated_bytes": 41843718881_u64,
+                "reserved_bytes": 45279692718_u64, "reserved_unallocated_bytes": 3435973837_u64,
+                "occurrences": 1, "gpus_seen": [0]
+            }),
+        ),
     ]
 }
 

@@ -64,8 +64,11 @@ pub(crate) fn leftovers(f: &Facts, b: &mut Board) {
     }
 
     // Fragmentation: reserved by the cache, not allocated, in pieces too small.
+    // Not when PyTorch holds more than the GPU has: that memory is system RAM
+    // the driver lent (see `pytorch::beyond_capacity`), not split blocks.
     if let Some(u) = r.reserved_unallocated_bytes
         && let Some(t) = f.total.filter(|&t| t > 0)
+        && !super::pytorch::beyond_capacity(f, t)
     {
         let share = u as f64 / t as f64;
         let base: u32 = if share >= 0.10 {
