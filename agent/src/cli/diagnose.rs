@@ -215,7 +215,13 @@ struct JsonOut<'a> {
     kv_needed_bytes: Option<u64>,
     kv_available_bytes: Option<u64>,
     estimated_max_model_len: Option<u64>,
+    kv_deficit_bytes: Option<u64>,
+    gpu_memory_utilization_permille: Option<u64>,
     llama_cpp_stage: Option<LlamaCppStage>,
+    warmup_requests: Option<u64>,
+    mem_fraction_static_permille: Option<u64>,
+    host_required_bytes: Option<u64>,
+    host_available_bytes: Option<u64>,
     occurrences: u32,
     gpus_seen: &'a [u32],
     summary: &'a str,
@@ -263,7 +269,13 @@ impl<'a> JsonOut<'a> {
             kv_needed_bytes: r.kv_needed_bytes,
             kv_available_bytes: r.kv_available_bytes,
             estimated_max_model_len: r.estimated_max_model_len,
+            kv_deficit_bytes: r.kv_deficit_bytes,
+            gpu_memory_utilization_permille: r.gpu_memory_utilization_permille,
             llama_cpp_stage: r.llama_cpp_stage,
+            warmup_requests: r.warmup_requests,
+            mem_fraction_static_permille: r.mem_fraction_static_permille,
+            host_required_bytes: r.host_required_bytes,
+            host_available_bytes: r.host_available_bytes,
             occurrences: r.occurrences,
             gpus_seen: &r.gpus_seen,
             summary: &d.summary,
@@ -293,6 +305,9 @@ fn kind_name(kind: OomKind) -> &'static str {
         OomKind::VllmMaxSeqLen => "vLLM: max seq len larger than the KV cache",
         OomKind::VllmKvCacheTooSmall => "vLLM: KV cache too small for one request",
         OomKind::VllmNoCacheBlocks => "vLLM: no memory for KV cache blocks",
+        OomKind::VllmSamplerWarmup => "vLLM: out of memory warming up the sampler at start-up",
+        OomKind::SglangNoKvPool => "SGLang: no memory left for the KV pool at start-up",
+        OomKind::OllamaHostMemory => "Ollama: not enough system memory (host RAM) to load the model",
         OomKind::LlamaCpp => "llama.cpp buffer allocation failed",
     }
 }
@@ -306,7 +321,19 @@ fn text_report(r: &OomReport, d: &Diagnosis) -> String {
         return out;
     };
     let gpu = r.gpu_index.map_or(String::new(), |i| format!(" on GPU {i}"));
-    let _ = writeln!(out, "{}{gpu}", kind_name(kind));
+    let backend = match (kind, r.backend) {
+        (OomKind::LlamaCpp, Some(GpuBackend::Vulkan)) => " (Vulkan)",
+        (OomKind::LlamaCpp, Some(GpuBackend::Metal)) => " (Metal)",
+        (OomKind::LlamaCpp, Some(GpuBackend::Hip)) => " (ROCm)",
+        _ => "",
+    };
+    let stage = match r.llama_cpp_stage {
+        Some(LlamaCppStage::ModelWeights) => ", loading the weights",
+        Some(LlamaCppStage::KvCache) => ", allocating the KV cache",
+        Some(LlamaCppStage::ComputeBuffers) => ", allocating the compute buffers",
+        None => "",
+    };
+    let _ = writeln!(out, "{}{backend}{gpu}{stage}", kind_name(kind));
     let figures: Vec<String> = [
         ("requested", r.requested_bytes),
         ("total", r.total_bytes),
@@ -318,6 +345,9 @@ fn text_report(r: &OomReport, d: &Diagnosis) -> String {
         ("allowed", r.allowed_bytes),
         ("KV cache needed", r.kv_needed_bytes),
         ("KV cache available", r.kv_available_bytes),
+        ("KV cache short by", r.kv_deficit_bytes),
+        ("system memory needed", r.host_required_bytes),
+        ("system memory available", r.host_available_bytes),
     ]
     .iter()
     .filter_map(|(name, v)| v.map(|v| format!("{name} {}", b(v))))

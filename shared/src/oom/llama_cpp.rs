@@ -10,6 +10,22 @@
 //! so the lines are read as events and adjacent events are grouped into one
 //! occurrence. The exact byte count of `buffer of size N` wins over the
 //! rounded MiB figure of `allocating X MiB`.
+//!
+//! The Vulkan backend prints its own pair (`ggml-vulkan.cpp`,
+//! `ggml_vk_create_buffer`'s `catch (const vk::SystemError& e)`):
+//!
+//! ```text
+//! ggml_vulkan: Device memory allocation of size 118497280 failed.
+//! ggml_vulkan: vk::Device::allocateMemory: ErrorOutOfDeviceMemory
+//! ```
+//!
+//! and the Metal backend of mid-2023 one line (`ggml-metal.m`,
+//! `ggml_metal_add_buffer`, which printed `size / 1024.0 / 1024.0` as `MB`,
+//! later `MiB`), after `ggml_metal_init`'s `recommendedMaxWorkingSetSize`:
+//!
+//! ```text
+//! ggml_metal_add_buffer: error: failed to allocate 'data            ' buffer, size = 19283.21 MiB
+//! ```
 
 use super::scan::{self, Cur};
 use super::{GpuBackend, LlamaCppStage, Occurrence, OomKind, OomReport};
@@ -29,6 +45,12 @@ enum EventKind {
     KvCache,
     /// `failed to allocate compute [pp] buffers`
     Compute,
+    /// `ggml_vulkan: Device memory allocation of size N failed.`
+    VulkanAlloc,
+    /// `vk::Device::allocateMemory: ErrorOutOfDeviceMemory`
+    VulkanError,
+    /// `ggml_metal_add_buffer: error: failed to allocate 'data' buffer, size = X MiB`
+    MetalBuffer,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -38,13 +60,16 @@ struct Event<'a> {
     kind: EventKind,
     bytes: Option<u64>,
     gpu: Option<u32>,
-    /// The ggml buffer type name: `CUDA0`, `ROCm1`, `CUDA_Host`.
+    /// The ggml buffer type name: `CUDA0`, `ROCm1`, `CUDA_Host`; `Vulkan`
+    /// and `Metal` for those backends' own lines.
     buffer: Option<&'a [u8]>,
+    /// What the line itself says was being allocated (Metal names its buffers).
+    stage: Option<LlamaCppStage>,
 }
 
 impl Event<'_> {
     fn new(start: usize, end: usize, kind: EventKind) -> Self {
-        Event { start, end, kind, bytes: None, gpu: None, buffer: None }
+        Event { start, end, kind, bytes: None, gpu: None, buffer: None, stage: None }
     }
 }
 
@@ -52,6 +77,7 @@ pub(super) fn scan(t: &[u8], out: &mut Vec<Occurrence>) {
     let mut events = Vec::new();
     malloc_events(t, &mut events);
     buffer_events(t, &mut events);
+    vulkan_events(t, &mut events);
     crate::order::sort_by_key(&mut events, |e| e.start);
 
     let mut group: Vec<Event<'_>> = Vec::new();
@@ -107,6 +133,8 @@ fn buffer_events<'a>(t: &'a [u8], events: &mut Vec<Event<'a>>) {
             Event::new(start, c.pos, EventKind::Compute)
         } else if let Some(e) = named_buffer(c, start) {
             e
+        } else if let Some(e) = metal_buffer(c, start) {
+            e
         } else {
             continue;
         };
@@ -117,6 +145,55 @@ fn buffer_events<'a>(t: &'a [u8], events: &mut Vec<Event<'a>>) {
             events.push(e);
         }
     }
+}
+
+/// `Device memory allocation of size N failed.` and `ErrorOutOfDeviceMemory`.
+fn vulkan_events(t: &[u8], events: &mut Vec<Event<'_>>) {
+    for (start, end) in scan::find_all(t, "Device memory allocation of size") {
+        let mut c = Cur::new(t, end);
+        let bytes = c.uint_token();
+        if !c.lit("failed") {
+            continue;
+        }
+        let mut e = Event::new(start, c.pos, EventKind::VulkanAlloc);
+        e.bytes = bytes.flatten();
+        e.buffer = Some(b"Vulkan");
+        events.push(e);
+    }
+    for (start, end) in scan::find_all(t, "ErrorOutOfDeviceMemory") {
+        let mut e = Event::new(start, end, EventKind::VulkanError);
+        e.buffer = Some(b"Vulkan");
+        events.push(e);
+    }
+}
+
+/// `'data            ' buffer, size = 19283.21 MiB` after "failed to
+/// allocate": the old Metal backend's buffers, named by what they hold
+/// (`llama.cpp`'s `llama_init_from_file`, mid-2023: `data` the weights,
+/// `kv` the cache, `eval`, `scr0`, `scr1` the compute scratch).
+fn metal_buffer(mut c: Cur<'_>, start: usize) -> Option<Event<'_>> {
+    if !c.lit("'") {
+        return None;
+    }
+    let name = c.name()?;
+    if !(c.lit("'") && c.lit("buffer")) {
+        return None;
+    }
+    let mut e = Event::new(start, c.pos, EventKind::MetalBuffer);
+    e.stage = match name.to_ascii_lowercase().as_slice() {
+        b"data" => Some(LlamaCppStage::ModelWeights),
+        b"kv" => Some(LlamaCppStage::KvCache),
+        b"eval" | b"scr0" | b"scr1" => Some(LlamaCppStage::ComputeBuffers),
+        _ => None,
+    };
+    c.lit(",");
+    if c.lit("size") && c.lit("=") {
+        // `size / 1024.0 / 1024.0` whether the label says MB or MiB.
+        e.bytes = c.binary_size();
+        e.end = c.pos;
+    }
+    e.buffer = Some(b"Metal");
+    Some(e)
 }
 
 /// `CUDA0 buffer [of size N]` after "failed/unable to allocate".
@@ -156,7 +233,7 @@ fn occurrence(t: &[u8], group: &[Event<'_>]) -> Occurrence {
     let first = group.first().map_or(0, |e| e.start);
     let last_end = group.last().map_or(first, |e| e.end);
     let of = |kind| group.iter().find(|e| e.kind == kind);
-    let sized = of(EventKind::SizedBuffer);
+    let sized = of(EventKind::SizedBuffer).or(of(EventKind::VulkanAlloc)).or(of(EventKind::MetalBuffer));
     let malloc = of(EventKind::Malloc);
     let buffer = group.iter().find_map(|e| e.buffer);
 
@@ -166,13 +243,27 @@ fn occurrence(t: &[u8], group: &[Event<'_>]) -> Occurrence {
     r.backend = match buffer {
         Some(b) if starts_with_ci(b, b"rocm") || starts_with_ci(b, b"hip") => Some(GpuBackend::Hip),
         Some(b) if starts_with_ci(b, b"cuda") => Some(GpuBackend::Cuda),
+        Some(b) if starts_with_ci(b, b"vulkan") => Some(GpuBackend::Vulkan),
+        Some(b) if starts_with_ci(b, b"metal") => Some(GpuBackend::Metal),
         Some(_) => None,
         None => malloc.map(|_| GpuBackend::Cuda),
     };
     if buffer.is_some_and(|b| b.eq_ignore_ascii_case(b"CUDA_Host")) {
         r.notes.push("The buffer that failed is pinned host memory (CUDA_Host), not GPU memory.".into());
     }
-    r.llama_cpp_stage = stage(t, group, first, last_end);
+    r.llama_cpp_stage = group.iter().find_map(|e| e.stage).or_else(|| stage(t, group, first, last_end));
+    if r.backend == Some(GpuBackend::Metal)
+        && let Some((_, end)) = scan::find_last(t, first, "recommendedMaxWorkingSetSize")
+    {
+        let mut c = Cur::new(t, end);
+        c.lit("=");
+        if let Some(bytes) = c.binary_size() {
+            r.total_bytes = Some(bytes);
+            r.notes.push(
+                "The GPU's capacity is Metal's recommendedMaxWorkingSetSize, as ggml_metal_init printed it.".into(),
+            );
+        }
+    }
     Occurrence { start: first, report: r }
 }
 

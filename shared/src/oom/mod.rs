@@ -19,8 +19,12 @@
 //!   ROCm (`HIP out of memory`);
 //! - a bare `CUDA error: out of memory` or `CUBLAS_STATUS_ALLOC_FAILED`,
 //!   raised outside the caching allocator;
-//! - vLLM's three KV-cache start-up errors;
-//! - llama.cpp / ggml buffer allocation failures.
+//! - vLLM's three KV-cache start-up errors, and its sampler warm-up failure;
+//! - SGLang's empty KV pool (`Not enough memory. Please try to increase
+//!   --mem-fraction-static`, or a negative profiled token count before it);
+//! - Ollama's host-RAM check (`model requires more system memory`);
+//! - llama.cpp / ggml buffer allocation failures on CUDA, ROCm, Vulkan and
+//!   (2023's) Metal.
 //!
 //! The parser is hand-written (the `scan` module has the primitives) because the
 //! `regex` crate would add about 300 KB to the page's wasm bundle.
@@ -28,8 +32,10 @@
 mod diagnose;
 mod llama_cpp;
 mod normalize;
+mod ollama;
 mod pytorch;
 pub(crate) mod scan;
+mod sglang;
 mod vllm;
 
 pub use diagnose::{
@@ -61,6 +67,14 @@ pub enum OomKind {
     VllmKvCacheTooSmall,
     /// vLLM: no memory at all was left for KV cache blocks.
     VllmNoCacheBlocks,
+    /// vLLM (V1): the GPU ran out while warming up the sampler (or pooler)
+    /// with `max_num_seqs` dummy requests, after the KV cache was allocated.
+    VllmSamplerWarmup,
+    /// SGLang: the KV pool came out at zero or fewer tokens after the weights.
+    SglangNoKvPool,
+    /// Ollama: the part of the model kept in system RAM is more than the
+    /// host has free (RAM plus swap): host memory, not the GPU's.
+    OllamaHostMemory,
     /// llama.cpp / ggml could not allocate a backend buffer.
     LlamaCpp,
 }
@@ -73,6 +87,10 @@ pub enum GpuBackend {
     Cuda,
     /// AMD ROCm (PyTorch says `HIP out of memory`, ggml names buffers `ROCm0`).
     Hip,
+    /// Vulkan (ggml's `ggml_vulkan:` lines), on any vendor's GPU.
+    Vulkan,
+    /// Apple Metal (ggml's `ggml_metal_…` lines).
+    Metal,
 }
 
 /// What llama.cpp was allocating when it failed: the checklist's "does it
@@ -140,8 +158,21 @@ pub struct OomReport {
     pub kv_available_bytes: Option<u64>,
     /// vLLM: the longest `max_model_len` that would fit, by its own estimate.
     pub estimated_max_model_len: Option<u64>,
+    /// vLLM: how far below zero it computed the memory left for the KV cache.
+    pub kv_deficit_bytes: Option<u64>,
+    /// vLLM: `gpu_memory_utilization` as the paste's command line, argument
+    /// dict or memory profile names it, in thousandths.
+    pub gpu_memory_utilization_permille: Option<u64>,
     /// llama.cpp: what was being allocated.
     pub llama_cpp_stage: Option<LlamaCppStage>,
+    /// vLLM: how many dummy requests the sampler warm-up ran.
+    pub warmup_requests: Option<u64>,
+    /// SGLang: `mem_fraction_static` as the error names it, in thousandths.
+    pub mem_fraction_static_permille: Option<u64>,
+    /// Ollama: the model's share that stays in system RAM.
+    pub host_required_bytes: Option<u64>,
+    /// Ollama: the host's free RAM plus free swap.
+    pub host_available_bytes: Option<u64>,
     /// How many out-of-memory messages the text holds; the report describes
     /// the last complete one.
     pub occurrences: u32,
@@ -161,6 +192,8 @@ pub fn parse(text: &str) -> OomReport {
     let mut found = Vec::new();
     pytorch::scan(t, &mut found);
     vllm::scan(t, &mut found);
+    sglang::scan(t, &mut found);
+    ollama::scan(t, &mut found);
     llama_cpp::scan(t, &mut found);
     crate::order::sort_by_key(&mut found, |o| o.start);
 
@@ -235,7 +268,18 @@ fn missing_fields(r: &OomReport) -> Vec<&'static str> {
             ("kv_needed_bytes", r.kv_needed_bytes.is_some()),
             ("kv_available_bytes", r.kv_available_bytes.is_some()),
         ],
-        Some(OomKind::CudaError | OomKind::VllmNoCacheBlocks | OomKind::LlamaCpp) | None => &[],
+        Some(OomKind::OllamaHostMemory) => &[
+            ("host_required_bytes", r.host_required_bytes.is_some()),
+            ("host_available_bytes", r.host_available_bytes.is_some()),
+        ],
+        Some(
+            OomKind::CudaError
+            | OomKind::VllmNoCacheBlocks
+            | OomKind::VllmSamplerWarmup
+            | OomKind::SglangNoKvPool
+            | OomKind::LlamaCpp,
+        )
+        | None => &[],
     };
     required.iter().filter(|(_, present)| !present).map(|(name, _)| *name).collect()
 }
@@ -251,12 +295,13 @@ fn unrecognised(text: &str) -> OomReport {
             let to = scan::line_end(t, start, 0);
             format!(
                 "This mentions running out of memory, but not in a format Headroom reads \
-                 (PyTorch, vLLM or llama.cpp): \"{}\".",
+                 (PyTorch, vLLM, SGLang, llama.cpp or Ollama): \"{}\".",
                 excerpt(text, from, to, 200)
             )
         }
-        None => "No out-of-memory message found. Paste the whole error, for example the line \
-                 starting with `torch.OutOfMemoryError: CUDA out of memory`."
+        None => "No out-of-memory message found. Paste the whole error as the engine printed it: \
+                 PyTorch's `torch.OutOfMemoryError: CUDA out of memory …`, vLLM's or SGLang's start-up \
+                 error, llama.cpp's `failed to allocate …` lines or Ollama's `Error: …` line."
             .to_owned(),
     };
     OomReport { notes: vec![note], ..OomReport::default() }

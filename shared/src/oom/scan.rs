@@ -366,6 +366,18 @@ impl<'a> Cur<'a> {
         self.size_token().flatten()
     }
 
+    /// A fraction such as `0.84` or `1` in thousandths (840, 1000),
+    /// rounded; `None` when none is here.
+    pub fn fraction_permille(&mut self) -> Option<u64> {
+        let start = skip_ws(self.t, self.pos);
+        let (d, end) = decimal(self.t, start, false)?;
+        let whole = d.int?.checked_mul(1000)?;
+        let scale = 10u128.pow(d.frac_digits);
+        let frac = (d.frac * 1000 + scale / 2) / scale;
+        self.pos = end;
+        u64::try_from(whole.checked_add(frac)?).ok()
+    }
+
     /// A size that may be negative (vLLM prints negative available KV cache
     /// memory): `(negative, bytes)`.
     pub fn signed_size(&mut self) -> Option<(bool, Option<u64>)> {
@@ -430,6 +442,15 @@ mod tests {
         assert_eq!(size("20.0\n0 MiB"), Some(20 * 1024 * 1024));
         assert_eq!(size("99999999999999999999 GiB"), None);
         assert_eq!(size("12 apples"), None);
+    }
+
+    #[test]
+    fn fractions_in_thousandths() {
+        assert_eq!(Cur::new(b"0.84", 0).fraction_permille(), Some(840));
+        assert_eq!(Cur::new(b"0.9", 0).fraction_permille(), Some(900));
+        assert_eq!(Cur::new(b"1", 0).fraction_permille(), Some(1000));
+        assert_eq!(Cur::new(b"0.0305", 0).fraction_permille(), Some(31));
+        assert_eq!(Cur::new(b"x", 0).fraction_permille(), None);
     }
 
     #[test]

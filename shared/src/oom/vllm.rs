@@ -1,6 +1,8 @@
 //! vLLM's start-up errors about the KV cache (`vllm/engine/llm_engine.py`,
-//! `vllm/v1/core/kv_cache_utils.py`), and the `INFO` lines before them that
-//! carry the figures the errors leave out.
+//! `vllm/v1/core/kv_cache_utils.py`), its sampler warm-up failure
+//! (`vllm/v1/worker/gpu_model_runner.py::_dummy_sampler_run`, 0.8 – 0.13),
+//! and the `INFO` lines before them that carry the figures the errors leave
+//! out.
 //!
 //! vLLM prints GiB as `bytes / 2^30` with two decimals, the same binary unit
 //! PyTorch uses, so the shared size reader applies.
@@ -28,6 +30,22 @@ pub(super) fn scan(t: &[u8], out: &mut Vec<Occurrence>) {
         let report = OomReport { kind: Some(OomKind::VllmNoCacheBlocks), ..OomReport::default() };
         out.push(Occurrence { start, report });
     }
+    // `CUDA out of memory occurred when warming up sampler with 256 dummy
+    // requests. Please try lowering `max_num_seqs` or
+    // `gpu_memory_utilization` when initializing the engine.` (`warming up
+    // pooler (task='classify') with …` for pooling models, same function's
+    // sibling `_dummy_pooler_run`).
+    for (start, end) in scan::find_all(t, "out of memory occurred when warming up") {
+        if scan::find(t, scan::line_start(t, start), start, "raise").is_some() {
+            continue;
+        }
+        let mut report = OomReport { kind: Some(OomKind::VllmSamplerWarmup), ..OomReport::default() };
+        let mut c = Cur::new(t, end);
+        if c.find("with", WINDOW.min(80)) {
+            report.warmup_requests = c.uint_before("dummy").flatten();
+        }
+        out.push(Occurrence { start, report });
+    }
 }
 
 /// After "max seq len": either V0's `(X) is larger than the maximum number of
@@ -47,9 +65,12 @@ fn seq_len_error(t: &[u8], after_anchor: usize, limit: usize) -> Option<OomRepor
         r.kv_cache_tokens = c.uint_before(")").flatten().or_else(|| c.grouped_uint());
         return Some(r);
     }
-    if !(c.lit(",") && c.lit("(")) {
+    // 0.8 – 0.10 print `(X), (Y GiB KV cache is needed`; reworded copies
+    // (operators' logs, later releases) drop the second parenthesis.
+    if !c.lit(",") {
         return None;
     }
+    c.lit("(");
     let mut needed = c;
     let needed_bytes = needed.size_token();
     if !needed.lit("KV cache is needed") {
@@ -76,6 +97,7 @@ fn seq_len_error(t: &[u8], after_anchor: usize, limit: usize) -> Option<OomRepor
 fn set_available(r: &mut OomReport, negative: bool, bytes: Option<u64>) {
     if negative && bytes != Some(0) {
         r.kv_available_bytes = Some(0);
+        r.kv_deficit_bytes = bytes;
         r.notes.push(
             "vLLM found negative memory left for the KV cache: the weights and the profiled \
              activation peak alone exceed gpu_memory_utilization × the GPU's memory."
@@ -90,10 +112,33 @@ fn set_available(r: &mut OomReport, negative: bool, bytes: Option<u64>) {
 /// before it: `Available KV cache memory: X GiB` (V1 worker) and `GPU KV cache
 /// size: N tokens`. Reports of other kinds are left alone.
 pub(super) fn fill_context(t: &[u8], error_start: usize, r: &mut OomReport) {
-    let is_vllm =
-        matches!(r.kind, Some(OomKind::VllmMaxSeqLen | OomKind::VllmKvCacheTooSmall | OomKind::VllmNoCacheBlocks));
+    let is_vllm = matches!(
+        r.kind,
+        Some(
+            OomKind::VllmMaxSeqLen
+                | OomKind::VllmKvCacheTooSmall
+                | OomKind::VllmNoCacheBlocks
+                | OomKind::VllmSamplerWarmup
+        )
+    );
     if !is_vllm {
         return;
+    }
+    r.gpu_memory_utilization_permille = utilization(t);
+    // V0's profile (`worker/worker.py::determine_num_available_blocks`,
+    // 0.6.4 - 0.7): `the current vLLM instance can use total_gpu_memory
+    // (8.00GiB) x gpu_memory_utilization (0.70) = 5.60GiB` and `… the rest
+    // of the memory reserved for KV Cache is -1.05GiB.`
+    if r.total_bytes.is_none()
+        && let Some((_, end)) = scan::find_last(t, error_start, "total_gpu_memory (")
+    {
+        r.total_bytes = Cur::new(t, end).size();
+    }
+    if r.kv_available_bytes.is_none()
+        && let Some((_, end)) = scan::find_last(t, error_start, "reserved for KV Cache is")
+        && let Some((negative, bytes)) = Cur::new(t, end).signed_size()
+    {
+        set_available(r, negative, bytes);
     }
     if r.kv_available_bytes.is_none()
         && let Some((_, end)) = scan::find_last(t, error_start, "Available KV cache memory:")
@@ -111,4 +156,34 @@ pub(super) fn fill_context(t: &[u8], error_start: usize, r: &mut OomReport) {
             r.kv_cache_tokens = Some(tokens);
         }
     }
+}
+
+/// `gpu_memory_utilization` where vLLM or its launcher names it: the last of
+/// `--gpu-memory-utilization[=| ]X` (a command line), `gpu_memory_utilization=X`
+/// (the engine config line), `'gpu_memory_utilization': X` (the non-default
+/// args dict) and `gpu_memory_utilization (X)` (V0's profile line). Words
+/// without one of those delimiters ("tried gpu_memory_utilization 0.03-0.4")
+/// are prose, and a value followed by `-` is a range, not a setting.
+fn utilization(t: &[u8]) -> Option<u64> {
+    const FORMS: [&str; 5] = [
+        "--gpu-memory-utilization=",
+        "--gpu-memory-utilization ",
+        "gpu_memory_utilization=",
+        "'gpu_memory_utilization':",
+        "gpu_memory_utilization (",
+    ];
+    let mut best: Option<(usize, u64)> = None;
+    for form in FORMS {
+        for (start, end) in scan::find_all(t, form) {
+            let mut c = Cur::new(t, end);
+            let Some(p) = c.fraction_permille().filter(|p| (1..=1000).contains(p)) else { continue };
+            if t.get(c.pos) == Some(&b'-') {
+                continue;
+            }
+            if best.is_none_or(|(at, _)| start > at) {
+                best = Some((start, p));
+            }
+        }
+    }
+    best.map(|(_, p)| p)
 }

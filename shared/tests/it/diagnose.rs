@@ -124,6 +124,31 @@ fn error_only_cases() -> Vec<(&'static str, Option<CauseId>)> {
         // Only capacity and allocated: 23.69 − 21.23 = 2.46 GiB left, less than
         // the 2.00 GiB asked plus the context and the allocator's usual reserve.
         ("45-legacy-allocated-only.txt", Some(KvCacheGrowth)),
+        // SGLang's pool came out empty after the weights.
+        ("46-sglang-not-enough-memory.txt", Some(WeightsTooLarge)),
+        ("47-sglang-negative-profiled-tokens.txt", Some(WeightsTooLarge)),
+        // Ollama's check of the host's RAM: not the GPU.
+        ("48-ollama-system-memory.txt", Some(HostMemory)),
+        ("49-ollama-system-memory-python-client.txt", Some(HostMemory)),
+        // No step named: "could not allocate", not a guessed phase.
+        ("50-llama-vulkan-device-memory.txt", Some(TooLargeOverall)),
+        ("51-llama-vulkan-mesa-igpu.txt", Some(TooLargeOverall)),
+        // 18.83 GiB in one buffer, under the 48 GiB working set.
+        ("52-llama-metal-2023-data-buffer.txt", Some(AllocationLimit)),
+        ("53-vllm-v1-sampler-warmup.txt", Some(KvCacheGrowth)),
+        ("54-vllm-v1-kv-reworded-no-paren.txt", Some(KvCacheGrowth)),
+        // A 4 GiB attention mask; "allowed" is the whole GPU, no cap.
+        ("55-legacy-allowed-equals-capacity.txt", Some(KvCacheGrowth)),
+        // A 30.52 GiB prefill allocation with 14.37 GiB free.
+        ("56-modern-tgi-allowed-equals-capacity.txt", Some(KvCacheGrowth)),
+        ("57-vllm-v1-kv-too-small-utilization-0-95.txt", Some(KvCacheGrowth)),
+        ("58-vllm-v0-no-cache-blocks-command-line.txt", Some(WeightsTooLarge)),
+        ("59-vllm-v1-kv-too-small-pipeline-parallel.txt", Some(KvCacheGrowth)),
+        // 0.70 × 8 GiB is 1.05 GiB short; 0.84 covers it: the utilization, not the weights.
+        ("60-vllm-v0-negative-kv-profile.txt", Some(MemoryCap)),
+        // More held than the GPU has: lent system memory, not fragmentation.
+        ("61-legacy-windows-sysmem-allocated-over-capacity.txt", Some(TooLargeOverall)),
+        ("62-modern-allocated-over-capacity.txt", Some(TooLargeOverall)),
     ]
 }
 
@@ -325,6 +350,119 @@ fn a_process_that_held_more_than_the_plan_is_a_cause_and_the_plan_is_named() {
     assert!(!d.needs.iter().any(|n| n.contains("the plan")), "the plan is known: {:?}", d.needs);
     let limit = &d.checklist[2].finding;
     assert!(limit.contains("fit up to"), "step 3 gives the plan's limit: {limit}");
+}
+
+/// PyTorch prints "X allowed" for any fraction, 1.0 included: a cap equal to
+/// the capacity is no cause, while one below it stays one.
+#[test]
+fn allowed_equal_to_the_capacity_is_not_a_cap() {
+    let ctx = DiagnoseContext::error_only();
+    for file in ["55-legacy-allowed-equals-capacity.txt", "56-modern-tgi-allowed-equals-capacity.txt"] {
+        let d = diagnose(file, &ctx);
+        assert!(!d.causes.iter().any(|c| c.id == CauseId::MemoryCap), "{file}: {:?}", d.causes);
+        assert!(!d.fixes.iter().any(|f| f.id == FixId::MemoryFraction), "{file}: {:?}", d.fixes);
+        assert!(!d.checklist[4].flagged, "{file}: {:?}", d.checklist[4]);
+        assert!(d.notes.iter().any(|n| n.contains("caps nothing")), "{file}: {:?}", d.notes);
+    }
+    for file in ["04-legacy-zero-free-allowed.txt", "12-modern-memory-fraction-allowed.txt"] {
+        assert!(diagnose(file, &ctx).causes.iter().any(|c| c.id == CauseId::MemoryCap), "{file}");
+    }
+}
+
+fn utilization_fixes(d: &Diagnosis) -> Vec<&oom::DiagnosisFix> {
+    d.fixes.iter().filter(|f| f.id == FixId::GpuMemoryUtilization).collect()
+}
+
+/// The utilization fix starts from the one that ran: (u·total + missing) ÷
+/// total, never the value already set, and says when over 1.0 is needed.
+#[test]
+fn the_utilization_fix_is_computed_from_the_one_that_ran() {
+    let ctx = DiagnoseContext::error_only();
+    // 0.70 of 8 GiB left vLLM 1.05 GiB short: 0.70 + 1.05 / 8 = 0.83125 → 0.84, adding 1.12 GiB.
+    let d = diagnose("60-vllm-v0-negative-kv-profile.txt", &ctx);
+    let fixes = utilization_fixes(&d);
+    assert_eq!(fixes.len(), 1, "{fixes:?}");
+    assert!(fixes[0].code.starts_with("vllm serve ... --gpu-memory-utilization 0.84   # now 0.7"), "{fixes:?}");
+    assert_eq!(fixes[0].title, "Give vLLM 1.12 GiB more of the 8.00 GiB GPU (0.7 → 0.84)");
+    // Already 0.95 on the command line: no "0.95" fix, a note instead.
+    for file in ["57-vllm-v1-kv-too-small-utilization-0-95.txt", "58-vllm-v0-no-cache-blocks-command-line.txt"] {
+        let d = diagnose(file, &ctx);
+        assert!(
+            utilization_fixes(&d).iter().all(|f| !f.code.contains("--gpu-memory-utilization 0.95 ")),
+            "{file}: {:?}",
+            d.fixes
+        );
+    }
+    let d = diagnose("58-vllm-v0-no-cache-blocks-command-line.txt", &ctx);
+    assert!(utilization_fixes(&d).is_empty() && d.notes.iter().any(|n| n.contains("already 0.95")), "{:?}", d);
+    // With the plan's 24 GiB GPU: 0.95 + 2.83 / 23.6 and 0.9 + 20.82 / 23.6 are over 1.0.
+    let model = preset("qwen3-8b");
+    let plan = Scenario { engine: EngineKind::Vllm.with_defaults(), ..Scenario::default() };
+    let with_plan = DiagnoseContext::error_only().with_plan(&model, &plan);
+    for file in ["57-vllm-v1-kv-too-small-utilization-0-95.txt", "59-vllm-v1-kv-too-small-pipeline-parallel.txt"] {
+        let d = diagnose(file, &with_plan);
+        assert!(utilization_fixes(&d).is_empty(), "{file}: {:?}", utilization_fixes(&d));
+        assert!(d.notes.iter().any(|n| n.contains("more than 1.0")), "{file}: {:?}", d.notes);
+    }
+}
+
+/// "No available memory for the cache blocks" is ranked by its figures: a
+/// utilization that is too low comes before "weights too large", and fp8 is
+/// offered only for weights it would shrink.
+#[test]
+fn no_cache_blocks_is_ranked_by_the_figures() {
+    let d = diagnose("60-vllm-v0-negative-kv-profile.txt", &DiagnoseContext::error_only());
+    assert_eq!(d.causes[0].id, CauseId::MemoryCap, "{:?}", d.causes);
+    assert_eq!(d.fixes[0].id, FixId::GpuMemoryUtilization, "{:?}", d.fixes);
+    assert!(d.causes[0].evidence[0].contains("0.84 of the GPU would cover them"), "{:?}", d.causes[0]);
+    // The 0.5B model given 0.3 of the GPU (vllm#10439), from the plan.
+    let model = preset("qwen2.5-0.5b");
+    let o = shared::engines::vllm::Options { gpu_memory_utilization: Some(0.3), ..Default::default() };
+    let plan = Scenario { engine: shared::engines::Engine::Vllm(o), ..Scenario::default() };
+    let ctx = DiagnoseContext::error_only().with_plan(&model, &plan);
+    let d = diagnose("31-vllm-v0-no-cache-blocks.txt", &ctx);
+    assert_eq!(d.causes[0].id, CauseId::MemoryCap, "{:?}", d.causes);
+    assert!(d.causes[0].evidence[0].contains("only gpu_memory_utilization 0.3 (as the plan sets it)"));
+    // 4-bit weights: fp8 would not shrink them.
+    let gptq = Scenario {
+        weights: shared::formats::WeightFormat::parse("gptq-int4").unwrap_or_else(|e| panic!("{e}")),
+        ..plan
+    };
+    let d = diagnose("31-vllm-v0-no-cache-blocks.txt", &DiagnoseContext::error_only().with_plan(&model, &gptq));
+    assert!(!d.fixes.iter().any(|f| f.code.contains("--quantization fp8")), "{:?}", d.fixes);
+}
+
+/// Allocated or reserved above the capacity cannot be a plain VRAM shortage
+/// or fragmentation: the driver lent system memory.
+#[test]
+fn memory_held_beyond_the_capacity_is_flagged_not_called_fragmentation() {
+    let ctx = DiagnoseContext::error_only();
+    for file in ["61-legacy-windows-sysmem-allocated-over-capacity.txt", "62-modern-allocated-over-capacity.txt"] {
+        let d = diagnose(file, &ctx);
+        assert!(!d.causes.iter().any(|c| c.id == CauseId::Fragmentation), "{file}: {:?}", d.causes);
+        assert!(!d.fixes.iter().any(|f| f.id == FixId::MaxSplitSize || f.id == FixId::ExpandableSegments));
+        assert!(d.causes[0].evidence[0].contains("sysmem fallback"), "{file}: {:?}", d.causes[0]);
+    }
+}
+
+/// Each engine's own failure gets that engine's fixes, in its own syntax.
+#[test]
+fn engine_messages_get_the_engines_own_fixes() {
+    let ctx = DiagnoseContext::error_only();
+    let codes = |file: &str| -> Vec<String> { diagnose(file, &ctx).fixes.into_iter().map(|f| f.code).collect() };
+    let sglang = codes("46-sglang-not-enough-memory.txt");
+    assert!(sglang.iter().any(|c| c.contains("sglang.launch_server ... --mem-fraction-static")), "{sglang:?}");
+    assert!(sglang.iter().all(|c| !c.contains("vllm") && !c.contains("llama-server")), "{sglang:?}");
+    let ollama = diagnose("48-ollama-system-memory.txt", &ctx);
+    assert!(ollama.fixes.iter().all(|f| f.code.contains("ollama") || f.code.contains("num_ctx")), "{:?}", ollama.fixes);
+    assert!(!ollama.needs.iter().any(|n| n.contains("nvidia-smi")), "host RAM, not the GPU: {:?}", ollama.needs);
+    let sampler = codes("53-vllm-v1-sampler-warmup.txt");
+    assert_eq!(sampler.first().map(String::as_str), Some("vllm serve ... --max-num-seqs 128   # warmed up with 256"));
+    let vulkan = diagnose("50-llama-vulkan-device-memory.txt", &ctx);
+    assert!(!vulkan.summary.contains("after the model and cache were allocated"), "{}", vulkan.summary);
+    assert_eq!(vulkan.fixes.first().map(|f| f.id), Some(FixId::OffloadLayers), "{:?}", vulkan.fixes);
+    let metal = codes("52-llama-metal-2023-data-buffer.txt");
+    assert!(metal.first().is_some_and(|c| c.contains("llama-cpp-python")), "{metal:?}");
 }
 
 #[test]

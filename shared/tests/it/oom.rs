@@ -325,8 +325,9 @@ fn cases() -> Vec<(&'static str, Value)> {
         (
             "30-vllm-v1-no-cache-blocks-negative.txt",
             json!({
-                "kind": "vllm_no_cache_blocks", "kv_available_bytes": 0, "occurrences": 1,
-                "notes": ["negative memory left for the KV cache"]
+                // -1.42 GiB: 1524713390.08 bytes short.
+                "kind": "vllm_no_cache_blocks", "kv_available_bytes": 0, "kv_deficit_bytes": 1524713390_u64,
+                "occurrences": 1, "notes": ["negative memory left for the KV cache"]
             }),
         ),
         (
@@ -444,6 +445,137 @@ fn cases() -> Vec<(&'static str, Value)> {
                 "gpus_seen": [0]
             }),
         ),
+        // The sweep's pastes (`# source:` line first): SGLang, Ollama, Vulkan,
+        // 2023's Metal and vLLM messages the parser did not read before.
+        ("46-sglang-not-enough-memory.txt", json!({"kind": "sglang_no_kv_pool", "occurrences": 1})),
+        (
+            // Eight ranks each warn of a negative profiled pool.
+            "47-sglang-negative-profiled-tokens.txt",
+            json!({
+                "kind": "sglang_no_kv_pool", "occurrences": 8,
+                "notes": ["profiled a KV pool of -561,981 tokens", "Found 8 out-of-memory messages"]
+            }),
+        ),
+        (
+            // 164.8 GiB = 176952652595.2 bytes; 13.4 GiB = 14388140441.6.
+            "48-ollama-system-memory.txt",
+            json!({
+                "kind": "ollama_host_memory", "host_required_bytes": 176952652595_u64,
+                "host_available_bytes": 14388140442_u64, "occurrences": 1
+            }),
+        ),
+        (
+            // 39.4 GiB = 42305427865.6; 30.0 GiB = 32212254720.
+            "49-ollama-system-memory-python-client.txt",
+            json!({
+                "kind": "ollama_host_memory", "host_required_bytes": 42305427866_u64,
+                "host_available_bytes": 32212254720_u64, "occurrences": 1
+            }),
+        ),
+        (
+            "50-llama-vulkan-device-memory.txt",
+            json!({"kind": "llama_cpp", "backend": "vulkan", "requested_bytes": 118497280, "occurrences": 1}),
+        ),
+        (
+            "51-llama-vulkan-mesa-igpu.txt",
+            json!({"kind": "llama_cpp", "backend": "vulkan", "requested_bytes": 1610612736, "occurrences": 1}),
+        ),
+        (
+            // 19283.21 MiB = 20219911208.96; recommendedMaxWorkingSetSize 49152 MiB.
+            "52-llama-metal-2023-data-buffer.txt",
+            json!({
+                "kind": "llama_cpp", "backend": "metal", "requested_bytes": 20219911209_u64,
+                "total_bytes": 51539607552_u64, "llama_cpp_stage": "model_weights", "occurrences": 1,
+                "notes": ["recommendedMaxWorkingSetSize"]
+            }),
+        ),
+        (
+            "53-vllm-v1-sampler-warmup.txt",
+            json!({"kind": "vllm_sampler_warmup", "warmup_requests": 256, "occurrences": 1}),
+        ),
+        (
+            // `max seq len (1048576),` then `22.5 GiB KV cache is needed` with no
+            // parenthesis: 22.5 GiB = 24159191040; 17.39 GiB = 18672370319.36.
+            "54-vllm-v1-kv-reworded-no-paren.txt",
+            json!({
+                "kind": "vllm_kv_cache_too_small", "max_seq_len": 1048576, "kv_needed_bytes": 24159191040_u64,
+                "kv_available_bytes": 18672370319_u64, "estimated_max_model_len": 810208, "occurrences": 1
+            }),
+        ),
+        (
+            // "11.93 GiB allowed" on an 11.93 GiB GPU: a fraction of 1.0.
+            "55-legacy-allowed-equals-capacity.txt",
+            json!({
+                "kind": "pytorch_legacy", "backend": "cuda", "requested_bytes": 4294967296_u64, "gpu_index": 3,
+                "total_bytes": 12809739960_u64, "free_bytes": 540415099, "allocated_bytes": 11456825262_u64,
+                "reserved_bytes": 11725260718_u64, "reserved_unallocated_bytes": 268435456,
+                "allowed_bytes": 12809739960_u64, "occurrences": 1, "gpus_seen": [3]
+            }),
+        ),
+        (
+            // TGI sets CUDA_MEMORY_FRACTION=1.0: "79.10 GiB allowed" of 79.10.
+            "56-modern-tgi-allowed-equals-capacity.txt",
+            json!({
+                "kind": "pytorch", "backend": "cuda", "requested_bytes": 32770600468_u64, "gpu_index": 1,
+                "total_bytes": 84932978278_u64, "free_bytes": 15429670011_u64, "allocated_bytes": 66776004035_u64,
+                "reserved_bytes": 67849745859_u64, "reserved_unallocated_bytes": 1073741824_u64,
+                "allowed_bytes": 84932978278_u64, "processes": [{"pid": 3342101, "used_bytes": 69492570849_u64}],
+                "occurrences": 1, "gpus_seen": [1], "notes": ["No \"this process\" entry"]
+            }),
+        ),
+        (
+            // `--gpu-memory-utilization 0.95` named where the paste quotes the
+            // command; 4.54 GiB = 4874787880.96, 1.71 GiB = 1836098519.04.
+            "57-vllm-v1-kv-too-small-utilization-0-95.txt",
+            json!({
+                "kind": "vllm_kv_cache_too_small", "max_seq_len": 131072, "kv_needed_bytes": 4874787881_u64,
+                "kv_available_bytes": 1836098519_u64, "gpu_memory_utilization_permille": 950, "occurrences": 1
+            }),
+        ),
+        (
+            "58-vllm-v0-no-cache-blocks-command-line.txt",
+            json!({"kind": "vllm_no_cache_blocks", "gpu_memory_utilization_permille": 950, "occurrences": 1}),
+        ),
+        (
+            // 24.0 GiB = 25769803776; 3.18 GiB = 3414499000.32.
+            "59-vllm-v1-kv-too-small-pipeline-parallel.txt",
+            json!({
+                "kind": "vllm_kv_cache_too_small", "max_seq_len": 262144, "kv_needed_bytes": 25769803776_u64,
+                "kv_available_bytes": 3414499000_u64, "estimated_max_model_len": 34736,
+                "gpu_memory_utilization_permille": 900, "occurrences": 1
+            }),
+        ),
+        (
+            // V0's profile: `total_gpu_memory (8.00GiB) x gpu_memory_utilization
+            // (0.70)` and `reserved for KV Cache is -1.05GiB` (1127428915.2).
+            "60-vllm-v0-negative-kv-profile.txt",
+            json!({
+                "kind": "vllm_no_cache_blocks", "total_bytes": 8589934592_u64, "kv_available_bytes": 0,
+                "kv_deficit_bytes": 1127428915_u64, "gpu_memory_utilization_permille": 700, "occurrences": 1,
+                "notes": ["negative memory left for the KV cache"]
+            }),
+        ),
+        (
+            // 19.84 GiB allocated, 22.26 GiB reserved on an 8.00 GiB GPU (Windows
+            // sysmem fallback), hard-wrapped: 2.11 GiB = 2265595248.64.
+            "61-legacy-windows-sysmem-allocated-over-capacity.txt",
+            json!({
+                "kind": "pytorch_legacy", "backend": "cuda", "requested_bytes": 2265595249_u64, "gpu_index": 0,
+                "total_bytes": 8589934592_u64, "free_bytes": 0, "allocated_bytes": 21303037788_u64,
+                "reserved_bytes": 23901493002_u64, "reserved_unallocated_bytes": 2598455214_u64,
+                "occurrences": 1, "gpus_seen": [0]
+            }),
+        ),
+        (
+            // 38.97 GiB allocated (41843718881.28) on a 22.00 GiB GPU.
+            "62-modern-allocated-over-capacity.txt",
+            json!({
+                "kind": "pytorch", "backend": "cuda", "requested_bytes": 34359738368_u64, "gpu_index": 0,
+                "total_bytes": 23622320128_u64, "free_bytes": 0, "allocated_bytes": 41843718881_u64,
+                "reserved_bytes": 45279692718_u64, "reserved_unallocated_bytes": 3435973837_u64,
+                "occurrences": 1, "gpus_seen": [0]
+            }),
+        ),
     ]
 }
 
@@ -469,6 +601,42 @@ fn every_corpus_file_has_an_expected_reading() {
     let checked: BTreeSet<String> = cases().iter().map(|(file, _)| (*file).to_owned()).collect();
     assert_eq!(on_disk, checked, "corpus files and cases differ");
     assert!(checked.len() >= MIN_CORPUS, "the corpus has {} messages, fewer than {MIN_CORPUS}", checked.len());
+}
+
+/// A paste the parser reads never gets the reply meant for text it cannot
+/// read; one it cannot read is not told that only PyTorch's line will do.
+#[test]
+fn recognised_pastes_are_never_told_to_paste_the_error() {
+    for file in (46..=54).filter_map(|n| {
+        fs::read_dir(FIXTURES)
+            .ok()?
+            .filter_map(Result::ok)
+            .map(|e| e.file_name().into_string().unwrap_or_default())
+            .find(|f| f.starts_with(&format!("{n}-")))
+    }) {
+        let r = oom::parse(&read(&file));
+        assert!(r.kind.is_some(), "{file}: not recognised");
+        assert!(!r.notes.iter().any(|n| n.contains("Paste the whole error")), "{file}: {:?}", r.notes);
+    }
+    let unread = oom::parse("Error: something went wrong");
+    assert!(unread.notes.iter().any(|n| n.contains("SGLang") && n.contains("Ollama")), "{:?}", unread.notes);
+}
+
+/// Prose about a setting is not the setting: only a flag, `key=value`, a
+/// dict entry or vLLM's profile line names gpu_memory_utilization.
+#[test]
+fn utilization_is_read_from_settings_not_prose() {
+    let error = "\nValueError: No available memory for the cache blocks. Try increasing `gpu_memory_utilization`";
+    for (text, want) in [
+        ("user tried gpu_memory_utilization 0.03-0.4", None),
+        ("vllm serve m --gpu-memory-utilization 0.03-0.4", None),
+        ("vllm serve m --gpu-memory-utilization=0.5", Some(500)),
+        ("non-default args: {'model': 'm', 'gpu_memory_utilization': 0.3}", Some(300)),
+        ("vllm serve m --gpu-memory-utilization 0.9\nvllm serve m --gpu-memory-utilization 0.6", Some(600)),
+    ] {
+        let r = oom::parse(&format!("{text}{error}"));
+        assert_eq!(r.gpu_memory_utilization_permille, want, "{text}");
+    }
 }
 
 #[test]
@@ -561,6 +729,19 @@ const VOCABULARY: &[&str] = &[
     "-",
     "is larger than the maximum number of tokens that can be stored in KV cache",
     "No available memory for the cache blocks",
+    "out of memory occurred when warming up sampler with ",
+    " dummy requests",
+    "Not enough memory. Please try to increase --mem-fraction-static",
+    "Current value: mem_fraction_static=",
+    "max_total_tokens=",
+    "is larger than the profiled value ",
+    "model requires more system memory ",
+    "than is available ",
+    "ggml_vulkan: Device memory allocation of size ",
+    " failed.",
+    "ErrorOutOfDeviceMemory",
+    "failed to allocate 'data ' buffer, size = ",
+    "recommendedMaxWorkingSetSize = ",
     "Available KV cache memory: ",
     "GPU KV cache size: ",
     "20,000",

@@ -265,6 +265,9 @@ pub fn kind_text(k: Option<OomKind>) -> &'static str {
         Some(OomKind::VllmMaxSeqLen) => "vLLM: max seq len larger than the KV cache",
         Some(OomKind::VllmKvCacheTooSmall) => "vLLM: KV cache too small for one request",
         Some(OomKind::VllmNoCacheBlocks) => "vLLM: no memory left for KV cache blocks",
+        Some(OomKind::VllmSamplerWarmup) => "vLLM: out of memory warming up the sampler at start-up",
+        Some(OomKind::SglangNoKvPool) => "SGLang: no memory left for the KV pool at start-up",
+        Some(OomKind::OllamaHostMemory) => "Ollama: not enough system memory (host RAM) to load the model",
         Some(OomKind::LlamaCpp) => "llama.cpp / ggml buffer allocation failed",
         None => "no out-of-memory message recognised",
     }

@@ -50,6 +50,13 @@ pub(super) struct Facts<'r> {
     pub(super) repo: String,
     /// The transformers auto class that loads the plan's model whole.
     pub(super) auto_class: &'static str,
+    /// vLLM's `gpu_memory_utilization` in thousandths: the paste's, else the
+    /// plan's (given or its version's default), with where it came from.
+    pub(super) utilization: Option<(u64, &'static str)>,
+    /// vLLM's total memory per GPU when the error has none: the plan's.
+    pub(super) vllm_total: Option<u64>,
+    /// The plan's weight format.
+    pub(super) plan_weights: Option<crate::formats::WeightFormat>,
     pub(super) notes: Vec<String>,
 }
 
@@ -126,9 +133,23 @@ impl<'r> Facts<'r> {
             }
             _ => 0,
         };
+        let plan_vllm = ctx.plan.and_then(|p| match &p.scenario.engine {
+            crate::engines::Engine::Vllm(o) => Some((*o, p.scenario.gpus.first().map(|g| g.cuda_total_bytes))),
+            _ => None,
+        });
+        let utilization = r.gpu_memory_utilization_permille.map(|u| (u, "as the paste names it")).or_else(|| {
+            plan_vllm.map(|(o, _)| match o.gpu_memory_utilization {
+                Some(u) => ((u * 1000.0).round() as u64, "as the plan sets it"),
+                None => ((o.version.default_utilization() * 1000.0).round() as u64, "vLLM's default"),
+            })
+        });
+        let vllm_total = total.or(plan_vllm.and_then(|(_, t)| t)).filter(|&t| t > 0);
         Self {
             r,
             total,
+            utilization,
+            vllm_total,
+            plan_weights: ctx.plan.map(|p| p.scenario.weights),
             free: r.free_bytes,
             requested,
             shortage,

@@ -136,6 +136,12 @@ pub enum CauseId {
     MemoryCap,
     /// Genuinely too big for this GPU: no setting makes it fit.
     TooLargeOverall,
+    /// The host's RAM, not the GPU, is too small for the part of the model
+    /// kept there (Ollama checks it before it loads).
+    HostMemory,
+    /// A limit on one allocation (a Metal buffer's `maxBufferLength`, a
+    /// runtime's largest single allocation), not the GPU's memory, was hit.
+    AllocationLimit,
 }
 
 impl CauseId {
@@ -147,6 +153,8 @@ impl CauseId {
         Self::OtherProcesses,
         Self::MemoryCap,
         Self::TooLargeOverall,
+        Self::HostMemory,
+        Self::AllocationLimit,
     ];
 
     pub fn id(self) -> &'static str {
@@ -158,6 +166,8 @@ impl CauseId {
             Self::OtherProcesses => "other_processes",
             Self::MemoryCap => "memory_cap",
             Self::TooLargeOverall => "too_large_overall",
+            Self::HostMemory => "host_memory",
+            Self::AllocationLimit => "allocation_limit",
         }
     }
 
@@ -170,16 +180,20 @@ impl CauseId {
             Self::OtherProcesses => "Other processes hold GPU memory",
             Self::MemoryCap => "A per-process memory cap, not the GPU, ran out",
             Self::TooLargeOverall => "Genuinely too large for this GPU",
+            Self::HostMemory => "The host's RAM, not the GPU, is too small for the model",
+            Self::AllocationLimit => "One allocation is over a limit on single buffers, not over the GPU's memory",
         }
     }
 
     /// Where the cause sits on the OOM checklist.
     pub fn step(self) -> ChecklistStep {
         match self {
-            Self::WeightsTooLarge | Self::TooLargeOverall => ChecklistStep::Precision,
+            Self::WeightsTooLarge | Self::TooLargeOverall | Self::HostMemory => ChecklistStep::Precision,
             Self::KvCacheGrowth => ChecklistStep::Growth,
             Self::GpuImbalance => ChecklistStep::Balance,
-            Self::Fragmentation | Self::OtherProcesses | Self::MemoryCap => ChecklistStep::Leftovers,
+            Self::Fragmentation | Self::OtherProcesses | Self::MemoryCap | Self::AllocationLimit => {
+                ChecklistStep::Leftovers
+            }
         }
     }
 }
@@ -261,6 +275,8 @@ pub enum FixId {
     MemoryFraction,
     SdpaAttention,
     GpuMemoryUtilization,
+    MemFractionStatic,
+    MaxNumSeqs,
     KvCacheDtype,
     MaxNewTokens,
     MaxModelLen,
@@ -274,6 +290,7 @@ pub enum FixId {
     MoreGpus,
     BiggerGpu,
     SmallerModel,
+    UpdateEngine,
 }
 
 /// A concrete change, with what it saves and how to apply it.
@@ -381,6 +398,10 @@ fn needs(f: &Facts) -> Vec<String> {
              are checked"
                 .into(),
         );
+    }
+    if f.r.kind == Some(OomKind::OllamaHostMemory) {
+        // The GPU's figures do not bear on a check of the host's RAM.
+        return out;
     }
     let pytorch = matches!(f.r.kind, Some(OomKind::Pytorch | OomKind::PytorchLegacy));
     if pytorch && f.free.is_none() {

@@ -16,8 +16,20 @@ pub(crate) fn leftovers(f: &Facts, b: &mut Board) {
     };
     let shortage = f.shortage.unwrap_or(0);
 
-    // A cap set with torch.cuda.set_per_process_memory_fraction.
-    if let Some(allowed) = r.allowed_bytes {
+    // A cap set with torch.cuda.set_per_process_memory_fraction. PyTorch
+    // prints "X allowed" whenever a fraction is set, 1.0 included
+    // (`c10/cuda/CUDACachingAllocator.cpp`, `malloc`'s OOM message: `if
+    // (set_fraction) allowed_info = format_size(allowed_memory_maximum) + "
+    // allowed; "`, 1.13 - 2.5): only a cap below the capacity limits anything.
+    let cap = r.allowed_bytes.filter(|&allowed| !f.total.is_some_and(|t| covers_capacity(allowed, t)));
+    if r.allowed_bytes.is_some() && cap.is_none() {
+        b.notes.push(
+            "The message's \"allowed\" equals the GPU's capacity: a memory fraction of 1.0, which PyTorch prints \
+             but which caps nothing."
+                .into(),
+        );
+    }
+    if let Some(allowed) = cap {
         let reserved = r.reserved_bytes.or(r.allocated_bytes).unwrap_or(0);
         let over = reserved.saturating_add(q) > allowed;
         let text = format!(
@@ -52,8 +64,11 @@ pub(crate) fn leftovers(f: &Facts, b: &mut Board) {
     }
 
     // Fragmentation: reserved by the cache, not allocated, in pieces too small.
+    // Not when PyTorch holds more than the GPU has: that memory is system RAM
+    // the driver lent (see `pytorch::beyond_capacity`), not split blocks.
     if let Some(u) = r.reserved_unallocated_bytes
         && let Some(t) = f.total.filter(|&t| t > 0)
+        && !super::pytorch::beyond_capacity(f, t)
     {
         let share = u as f64 / t as f64;
         let base: u32 = if share >= 0.10 {
@@ -117,7 +132,7 @@ pub(crate) fn leftovers(f: &Facts, b: &mut Board) {
 
     // Other processes, listed by the error or read live by the agent.
     let others = f.others_total();
-    if free >= q && r.allowed_bytes.is_none() && matches!(r.kind, Some(OomKind::Pytorch | OomKind::PytorchLegacy)) {
+    if free >= q && cap.is_none() && matches!(r.kind, Some(OomKind::Pytorch | OomKind::PytorchLegacy)) {
         b.add(
             CauseId::OtherProcesses,
             40,
@@ -188,6 +203,13 @@ pub(crate) fn leftovers(f: &Facts, b: &mut Board) {
             ));
         }
     }
+}
+
+/// Whether a cap is the whole GPU: at or above the capacity, or below it by
+/// no more than the two figures' rounding (PyTorch prints both to 0.01 of
+/// their unit, so 0.5 % covers a printed pair even in MiB).
+fn covers_capacity(allowed: u64, total: u64) -> bool {
+    allowed.saturating_add(total / 200) >= total
 }
 
 /// Who holds the GPU when the error has no figures: the live readings.

@@ -2,11 +2,11 @@
 
 use crate::fixes::GivesUp;
 use crate::kv::KvDtype;
-use crate::oom::LlamaCppStage;
 use crate::oom::diagnose::board::{Board, fix};
 use crate::oom::diagnose::facts::Facts;
 use crate::oom::diagnose::text::gib;
 use crate::oom::diagnose::{CauseId, FixId};
+use crate::oom::{GpuBackend, LlamaCppStage};
 
 pub(super) fn llama_cpp(f: &Facts, b: &mut Board) {
     let q = f.requested;
@@ -14,6 +14,12 @@ pub(super) fn llama_cpp(f: &Facts, b: &mut Board) {
     let size = q.map_or(String::new(), |q| format!(" of {}", gib(q)));
     match f.r.llama_cpp_stage {
         Some(LlamaCppStage::ModelWeights) => {
+            if f.r.backend == Some(GpuBackend::Metal)
+                && let (Some(q), Some(t)) = (q, f.total)
+                && q < t
+            {
+                metal_single_buffer(b, q, t);
+            }
             b.add(
                 CauseId::WeightsTooLarge,
                 85,
@@ -93,32 +99,77 @@ pub(super) fn llama_cpp(f: &Facts, b: &mut Board) {
             ));
         }
         None => {
+            // Nothing in the paste names the step: say so rather than guess.
+            let api = match f.r.backend {
+                Some(GpuBackend::Vulkan) => "a Vulkan device buffer",
+                Some(GpuBackend::Metal) => "a Metal buffer",
+                _ => "a GPU buffer",
+            };
             b.add(
                 CauseId::TooLargeOverall,
                 50,
-                format!("ggml ran out of memory{on} while running, after the model and cache were allocated"),
+                format!(
+                    "ggml could not allocate {api}{size}{on}; the paste does not say whether it was for the weights, \
+                     the KV cache or the compute buffers"
+                ),
             );
             b.add(
                 CauseId::KvCacheGrowth,
-                45,
-                "the buffers that grow at run time scale with the batch (-ub) and the context (-c)".into(),
+                40,
+                "whatever the step, fewer layers on the GPU (-ngl) free room for all three; the cache grows with the \
+                 context (-c) and the compute buffers with the batch (-ub)"
+                    .into(),
             );
             b.fix(fix(
-                FixId::SmallerBatch,
+                FixId::OffloadLayers,
                 CauseId::TooLargeOverall,
-                "Halve the physical batch".into(),
+                "Offload fewer layers to the GPU (the rest run on the CPU)".into(),
+                GivesUp::Speed,
+                None,
+                "llama-server ... --fit on   # or lower -ngl until it loads".into(),
+            ));
+            b.fix(fix(
+                FixId::SmallerContext,
+                CauseId::KvCacheGrowth,
+                "Shrink the context (-c): the KV cache is allocated for all of it".into(),
+                GivesUp::Length,
+                None,
+                "llama-server ... -c <smaller>".into(),
+            ));
+            b.fix(fix(
+                FixId::SmallerBatch,
+                CauseId::KvCacheGrowth,
+                "Halve the physical batch the compute buffers are sized for".into(),
                 GivesUp::Speed,
                 None,
                 "llama-server ... -ub 256 -fa on".into(),
             ));
-            b.fix(fix(
-                FixId::OffloadLayers,
-                CauseId::TooLargeOverall,
-                "Offload one or two fewer layers to leave room at run time".into(),
-                GivesUp::Speed,
-                None,
-                "llama-server ... -ngl <fewer>".into(),
-            ));
         }
     }
+}
+
+/// A Metal buffer smaller than the working set that still failed: the
+/// device's limit on one buffer (`maxBufferLength`), which mid-2023's
+/// `ggml_metal_add_buffer` (`ggml-metal.m`) met by putting all the weights in
+/// one buffer; later builds split a buffer longer than `maxBufferLength`
+/// into overlapping views.
+fn metal_single_buffer(b: &mut Board, q: u64, t: u64) {
+    b.add(
+        CauseId::AllocationLimit,
+        90,
+        format!(
+            "the {} weight buffer is less than the {} Metal lets llama.cpp use (recommendedMaxWorkingSetSize): one \
+             buffer that size is over the device's limit on a single buffer (maxBufferLength), not over its memory",
+            gib(q),
+            gib(t)
+        ),
+    );
+    b.fix(fix(
+        FixId::UpdateEngine,
+        CauseId::AllocationLimit,
+        "Update llama.cpp (or llama-cpp-python): later Metal builds split the weights over several buffers".into(),
+        GivesUp::Nothing,
+        None,
+        "git pull && make LLAMA_METAL=1   # or: pip install -U llama-cpp-python".into(),
+    ));
 }

@@ -3,7 +3,9 @@
 mod gpus;
 mod leftovers;
 mod llama_cpp;
+mod ollama;
 mod pytorch;
+mod sglang;
 mod vllm;
 
 use crate::oom::OomKind;
@@ -14,8 +16,10 @@ pub(super) use gpus::several_gpus;
 use leftovers::inspect_fix;
 pub(super) use leftovers::leftovers;
 use llama_cpp::llama_cpp;
+use ollama::ollama_host_memory;
 use pytorch::pytorch_workload;
-use vllm::{vllm_kv_too_small, vllm_max_seq_len, vllm_no_cache_blocks};
+use sglang::sglang_no_kv_pool;
+use vllm::{vllm_kv_too_small, vllm_max_seq_len, vllm_no_cache_blocks, vllm_sampler_warmup};
 
 /// Steps 1–3 from the error alone: what this process's own memory is made of.
 pub(super) fn from_the_error(f: &Facts, b: &mut Board) {
@@ -41,6 +45,9 @@ pub(super) fn from_the_error(f: &Facts, b: &mut Board) {
         Some(OomKind::VllmMaxSeqLen) => vllm_max_seq_len(f, b),
         Some(OomKind::VllmKvCacheTooSmall) => vllm_kv_too_small(f, b),
         Some(OomKind::VllmNoCacheBlocks) => vllm_no_cache_blocks(f, b),
+        Some(OomKind::VllmSamplerWarmup) => vllm_sampler_warmup(f, b),
+        Some(OomKind::SglangNoKvPool) => sglang_no_kv_pool(f, b),
+        Some(OomKind::OllamaHostMemory) => ollama_host_memory(f, b),
         Some(OomKind::LlamaCpp) => llama_cpp(f, b),
         None => {}
     }

@@ -10,9 +10,36 @@ use crate::oom::diagnose::text::{gib, pct, times};
 use crate::oom::diagnose::{CauseId, FixId};
 use crate::units::MIB;
 
+/// PyTorch holds more than the GPU's capacity (allocated or reserved over
+/// the total by more than the figures' rounding): the CUDA driver lent it
+/// system memory (the Windows driver's sysmem fallback) or the GPU shares
+/// the host's memory, so the figures cannot be a plain VRAM shortage.
+pub(super) fn beyond_capacity(f: &Facts, t: u64) -> bool {
+    f.r.reserved_bytes.or(f.r.allocated_bytes).is_some_and(|held| held > t.saturating_add(t / 50))
+}
+
 pub(super) fn pytorch_workload(f: &Facts, b: &mut Board) {
     let (Some(q), Some(t)) = (f.requested, f.total.filter(|&t| t > 0)) else { return };
     let shortage = f.shortage.unwrap_or(0);
+    if beyond_capacity(f, t) {
+        let held = f.r.reserved_bytes.or(f.r.allocated_bytes).unwrap_or(0);
+        b.add(
+            CauseId::TooLargeOverall,
+            95,
+            format!(
+                "PyTorch already held {} on a {} GPU ({}) and asked for {} more: more than the GPU has, which only \
+                 system memory lent by the driver (Windows' sysmem fallback) or unified memory allows; the workload \
+                 needs about {}, far more than this GPU",
+                gib(held),
+                gib(t),
+                times(held, t),
+                gib(q),
+                gib(held.saturating_add(q))
+            ),
+        );
+        bigger_gpu_from_figures(f, b, held.saturating_add(q));
+        return;
+    }
     if q > t {
         b.add(
             CauseId::TooLargeOverall,

@@ -32,7 +32,7 @@ pub(super) fn vllm_max_seq_len(f: &Facts, b: &mut Board) {
         None,
         format!("vllm serve ... --max-model-len {tokens}"),
     ));
-    vllm_more_memory(f, b, None, Some(len as f64 / tokens.max(1) as f64));
+    vllm_more_memory(f, b, CauseId::KvCacheGrowth, None, Some(len as f64 / tokens.max(1) as f64));
     vllm_fp8_cache(b, None, len.saturating_sub(tokens) <= tokens);
 }
 
@@ -72,29 +72,119 @@ pub(super) fn vllm_kv_too_small(f: &Facts, b: &mut Board) {
             format!("vllm serve ... --max-model-len {fitting}"),
         ));
     }
-    vllm_more_memory(f, b, Some(missing), None);
+    vllm_more_memory(f, b, CauseId::KvCacheGrowth, Some(missing), None);
     vllm_fp8_cache(b, Some(needed / 2), needed / 2 <= available);
 }
 
-/// Raise `--gpu-memory-utilization` by what is missing (bytes, or a factor
-/// of the current cache when only tokens are known).
-fn vllm_more_memory(f: &Facts, b: &mut Board, missing: Option<u64>, factor: Option<f64>) {
-    let code = match (missing, f.total) {
-        (Some(m), Some(t)) if t > 0 => {
-            let add = ((m as f64 / t as f64) * 100.0).ceil() / 100.0;
-            format!(
-                "vllm serve ... --gpu-memory-utilization <current + {add:.2}>   # e.g. 0.90 → {:.2}; only if nothing else uses the GPU",
-                0.90 + add
-            )
+/// Raise `--gpu-memory-utilization` by what is missing: vLLM budgets
+/// `total × gpu_memory_utilization` per GPU (`worker/worker.py`
+/// `determine_num_available_blocks`, `v1/worker/gpu_worker.py`
+/// `determine_available_memory`), so `missing` more bytes need
+/// `(u·total + missing) ÷ total`, rounded up to the hundredth. Never a value
+/// at or below the current one; above 1.0 it says so instead of a flag. With
+/// only a factor of the cache (the V0 message counts tokens), the flag is
+/// given without a figure.
+fn vllm_more_memory(f: &Facts, b: &mut Board, cause: CauseId, missing: Option<u64>, factor: Option<f64>) {
+    let total = f.vllm_total;
+    let current = f.utilization;
+    match (missing, total, current) {
+        (Some(m), Some(t), Some((u, from))) => {
+            // Thousandths, rounded up to the hundredth vLLM users write.
+            let exact = u as f64 / 1000.0 + m as f64 / t as f64;
+            let need = ((exact * 100.0 - 1e-9).ceil() as u64) * 10;
+            if need > 1000 {
+                b.notes.push(format!(
+                    "Raising --gpu-memory-utilization cannot cover the {} missing: from {} ({from}) it would take {} \
+                     of the {} GPU, more than 1.0.",
+                    gib(m),
+                    fraction(u),
+                    fraction_f(exact),
+                    gib(t)
+                ));
+                return;
+            }
+            let adds = t.saturating_mul(need.saturating_sub(u)) / 1000;
+            b.fix(fix(
+                FixId::GpuMemoryUtilization,
+                cause,
+                format!("Give vLLM {} more of the {} GPU ({} → {})", gib(adds), gib(t), fraction(u), fraction(need)),
+                GivesUp::Nothing,
+                None,
+                format!(
+                    "vllm serve ... --gpu-memory-utilization {}   # now {} ({from}); only if nothing else uses the GPU",
+                    fraction(need),
+                    fraction(u)
+                ),
+            ));
         }
-        _ => "vllm serve ... --gpu-memory-utilization 0.95   # only if nothing else uses the GPU".into(),
-    };
-    let title = match (missing, factor) {
-        (Some(m), _) => format!("Give vLLM {} more of the GPU", gib(m)),
-        (None, Some(x)) => format!("Give vLLM's KV cache {x:.1}× the memory it has"),
-        _ => "Give vLLM more of the GPU".into(),
-    };
-    b.fix(fix(FixId::GpuMemoryUtilization, CauseId::KvCacheGrowth, title, GivesUp::Nothing, None, code));
+        (Some(m), Some(t), None) => {
+            let add = ((m as f64 / t as f64 * 100.0 - 1e-9).ceil() as u64) * 10;
+            b.fix(fix(
+                FixId::GpuMemoryUtilization,
+                cause,
+                format!("Give vLLM {} more of the {} GPU: {} more utilization", gib(m), gib(t), fraction(add)),
+                GivesUp::Nothing,
+                None,
+                format!(
+                    "vllm serve ... --gpu-memory-utilization <current + {}>   # possible only while that stays ≤ 1.0",
+                    fraction(add)
+                ),
+            ));
+        }
+        (Some(m), None, _) => b.fix(fix(
+            FixId::GpuMemoryUtilization,
+            cause,
+            format!("Give vLLM {} more of the GPU", gib(m)),
+            GivesUp::Nothing,
+            None,
+            format!(
+                "vllm serve ... --gpu-memory-utilization <current + {} ÷ the GPU's memory>{}",
+                gib(m),
+                current.map_or(String::new(), |(u, from)| format!("   # now {} ({from})", fraction(u)))
+            ),
+        )),
+        (None, _, Some((u, from))) if u >= HIGHEST_UTILIZATION_PERMILLE => b.notes.push(format!(
+            "--gpu-memory-utilization is already {} ({from}): there is little left to give vLLM.",
+            fraction(u)
+        )),
+        (None, _, current) => {
+            let title = match factor {
+                Some(x) => format!("Give vLLM's KV cache {x:.1}× the memory it has"),
+                None => "Give vLLM more of the GPU".into(),
+            };
+            let now = current.map_or(String::new(), |(u, from)| format!("; now {} ({from})", fraction(u)));
+            b.fix(fix(
+                FixId::GpuMemoryUtilization,
+                cause,
+                title,
+                GivesUp::Nothing,
+                None,
+                format!(
+                    "vllm serve ... --gpu-memory-utilization {}   # only if nothing else uses the GPU{now}",
+                    fraction(HIGHEST_UTILIZATION_PERMILLE)
+                ),
+            ));
+        }
+    }
+}
+
+/// The utilization suggested when no figure says how much more is needed:
+/// vLLM's docs' usual ceiling, leaving 5 % for other users of the GPU.
+const HIGHEST_UTILIZATION_PERMILLE: u64 = 950;
+
+/// Under half the GPU given to vLLM is itself suspect when nothing is left
+/// for the cache (vllm#10439: 0.03 – 0.4 for a 0.5B model).
+const LOW_UTILIZATION_PERMILLE: u64 = 500;
+
+/// Thousandths as vLLM's flag takes them: `0.86`, `0.9`, `1.0`.
+pub(super) fn fraction(permille: u64) -> String {
+    let s = format!("{}.{:03}", permille / 1000, permille % 1000);
+    let s = s.trim_end_matches('0');
+    if s.ends_with('.') { format!("{s}0") } else { s.to_owned() }
+}
+
+fn fraction_f(x: f64) -> String {
+    format!("{x:.2}")
 }
 
 fn vllm_fp8_cache(b: &mut Board, saves: Option<u64>, fits: bool) {
@@ -113,9 +203,37 @@ fn vllm_fp8_cache(b: &mut Board, saves: Option<u64>, fits: bool) {
 
 pub(super) fn vllm_no_cache_blocks(f: &Facts, b: &mut Board) {
     let negative = f.r.notes.iter().any(|n| n.contains("negative"));
+    // What the figures say first: a share of the GPU too small for vLLM, when
+    // the utilization that covers the deficit is one a user can set, or when
+    // under half the GPU was given at all.
+    let low = match (f.utilization, f.r.kv_deficit_bytes, f.vllm_total) {
+        (Some((u, from)), Some(d), Some(t)) => {
+            let need = ((u as f64 / 10.0 + d as f64 * 100.0 / t as f64 - 1e-9).ceil() as u64) * 10;
+            (need <= HIGHEST_UTILIZATION_PERMILLE).then(|| {
+                format!(
+                    "vLLM may use gpu_memory_utilization {} ({from}) × {} = {}, {} short of the weights and the \
+                     profiled activations: {} of the GPU would cover them, before any cache",
+                    fraction(u),
+                    gib(t),
+                    gib(t.saturating_mul(u) / 1000),
+                    gib(d),
+                    fraction(need)
+                )
+            })
+        }
+        (Some((u, from)), None, _) if u < LOW_UTILIZATION_PERMILLE => Some(format!(
+            "vLLM may use only gpu_memory_utilization {} ({from}) of the GPU: the weights and the profiled \
+             activations do not fit in that share",
+            fraction(u)
+        )),
+        _ => None,
+    };
+    if let Some(text) = &low {
+        b.add(CauseId::MemoryCap, 85, text.clone());
+    }
     b.add(
         CauseId::WeightsTooLarge,
-        80,
+        if low.is_some() { 55 } else { 80 },
         format!(
             "vLLM had no memory left for KV cache blocks{}: the weights and the profiled activation peak already take \
              gpu_memory_utilization × the GPU",
@@ -124,18 +242,34 @@ pub(super) fn vllm_no_cache_blocks(f: &Facts, b: &mut Board) {
     );
     b.add(
         CauseId::TooLargeOverall,
-        50,
+        if low.is_some() { 30 } else { 50 },
         "unless a lighter format or more GPUs are an option, the model does not fit this GPU for serving".into(),
     );
-    vllm_more_memory(f, b, None, None);
-    b.fix(fix(
-        FixId::WeightFormat,
-        CauseId::WeightsTooLarge,
-        "Load the weights in fp8 (about half of 16-bit)".into(),
-        GivesUp::Quality,
-        None,
-        "vllm serve ... --quantization fp8".into(),
-    ));
+    // A negative figure is what must be added just for the cache to reach zero.
+    let cause = if low.is_some() { CauseId::MemoryCap } else { CauseId::WeightsTooLarge };
+    vllm_more_memory(f, b, cause, f.r.kv_deficit_bytes, None);
+    // fp8 halves 16- or 32-bit weights only: weights already at 8 bits or
+    // fewer (GPTQ, AWQ, int8, fp8, GGUF) would grow or stay.
+    let sixteen_bit = f.plan_weights.is_none_or(|w| {
+        matches!(
+            w,
+            crate::formats::WeightFormat::F32 | crate::formats::WeightFormat::Bf16 | crate::formats::WeightFormat::F16
+        )
+    });
+    if sixteen_bit {
+        b.fix(fix(
+            FixId::WeightFormat,
+            CauseId::WeightsTooLarge,
+            "Load the weights in fp8 (about half of 16-bit), on a GPU that runs fp8 (vLLM: compute capability 8.0 \
+             and later)"
+                .into(),
+            GivesUp::Quality,
+            None,
+            "vllm serve ... --quantization fp8".into(),
+        ));
+    } else {
+        b.notes.push("The plan's weights are already 8 bits or fewer: fp8 would not make them smaller.".into());
+    }
     b.fix(fix(
         FixId::MoreGpus,
         CauseId::TooLargeOverall,
@@ -151,5 +285,44 @@ pub(super) fn vllm_no_cache_blocks(f: &Facts, b: &mut Board) {
         GivesUp::Speed,
         None,
         "vllm serve ... --max-num-batched-tokens 2048".into(),
+    ));
+}
+
+/// `CUDA out of memory occurred when warming up sampler with N dummy
+/// requests. Please try lowering `max_num_seqs` or `gpu_memory_utilization`
+/// when initializing the engine.` (`v1/worker/gpu_model_runner.py`
+/// `_dummy_sampler_run`, 0.8 – 0.13): the logits and sampling tensors of N
+/// requests at once, N = min(max_num_seqs, max_num_batched_tokens), did not
+/// fit beside the weights and the memory vLLM budgets.
+pub(super) fn vllm_sampler_warmup(f: &Facts, b: &mut Board) {
+    let n = f.r.warmup_requests;
+    let with = n.map_or(String::new(), |n| format!(" with {} dummy requests", thousands(n)));
+    b.add(
+        CauseId::KvCacheGrowth,
+        85,
+        format!(
+            "vLLM ran out at start-up while warming up its sampler{with}: the logits of that many requests at once \
+             (vocabulary × requests) did not fit beside the weights and the memory gpu_memory_utilization gives vLLM"
+        ),
+    );
+    let fewer = n.map_or(128, |n| (n / 2).max(1));
+    b.fix(fix(
+        FixId::MaxNumSeqs,
+        CauseId::KvCacheGrowth,
+        "Warm up and serve fewer sequences at once, as vLLM asks".into(),
+        GivesUp::Speed,
+        None,
+        match n {
+            Some(n) => format!("vllm serve ... --max-num-seqs {fewer}   # warmed up with {n}"),
+            None => format!("vllm serve ... --max-num-seqs {fewer}"),
+        },
+    ));
+    b.fix(fix(
+        FixId::GpuMemoryUtilization,
+        CauseId::KvCacheGrowth,
+        "Leave more of the GPU outside vLLM's budget, as vLLM asks: a lower --gpu-memory-utilization".into(),
+        GivesUp::Length,
+        None,
+        "vllm serve ... --gpu-memory-utilization <lower than now, e.g. 0.85 from the default 0.90>".into(),
     ));
 }
