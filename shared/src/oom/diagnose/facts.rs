@@ -135,7 +135,10 @@ impl<'r> Facts<'r> {
         };
         let plan_vllm = ctx.plan.and_then(|p| match &p.scenario.engine {
             crate::engines::Engine::Vllm(o) => Some((*o, p.scenario.gpus.first().map(|g| g.cuda_total_bytes))),
-            _ => None,
+            crate::engines::Engine::Transformers(_)
+            | crate::engines::Engine::Sglang(_)
+            | crate::engines::Engine::LlamaCpp(_)
+            | crate::engines::Engine::Ollama(_) => None,
         });
         let utilization = r.gpu_memory_utilization_permille.map(|u| (u, "as the paste names it")).or_else(|| {
             plan_vllm.map(|(o, _)| match o.gpu_memory_utilization {
