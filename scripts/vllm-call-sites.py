@@ -276,6 +276,8 @@ def write(names: list[str], per_release: dict[str, list[dict]]) -> None:
         )
     lines.append("];")
     OUT.write_text("\n".join(lines) + "\n")
+    # The workspace's own layout (`rustfmt.toml`), so `cargo fmt --check` holds.
+    subprocess.run(["rustfmt", "--edition", "2024", str(OUT)], check=True)
     print(f"wrote {OUT.relative_to(ROOT)}: {len(names)} releases, {len(phrases)} phrases, {len(rows)} sites")
 
 

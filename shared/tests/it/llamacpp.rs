@@ -571,7 +571,7 @@ fn the_server_line_speaks_the_plans_build() {
 fn ngl_takes_the_output_layer_first_from_its_build() {
     use shared::engines::llamacpp::{Fork, OUTPUT_FIRST_BUILD};
     let m = model("llama-3.1-8b");
-    let n = m.arch.text.num_layers() as u64;
+    let n = m.arch.text.num_layers();
     let at = |ngl: u64, build: Option<u64>, fork: Fork| {
         let o = Options { n_gpu_layers: Some(ngl), build, fork, n_ctx: Some(4096), ..Default::default() };
         let (r, _) = report(&m, scenario(o, 1, 80));
