@@ -286,8 +286,10 @@ pub struct Fact {
 pub struct LoggedConfig {
     pub version: Option<String>,
     /// The vLLM releases consistent with every call site the log prints
-    /// (`[gpu_worker.py:298]`), when it prints one the table knows.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    /// (`[gpu_worker.py:298]`), when it prints one the table knows. Left out
+    /// of the JSON, whose contract it would change for every V1 log: what it
+    /// decided is in the words of what was taken from the log.
+    #[serde(skip)]
     pub call_sites: Option<CallSites>,
     pub model: Option<String>,
     pub dtype: Option<String>,

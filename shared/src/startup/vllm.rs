@@ -15,8 +15,6 @@
 //! sources log its messages there (`vllm_sites.rs`, generated from each
 //! release's wheel by `scripts/vllm-call-sites.py`).
 
-use serde::{Serialize, Serializer};
-
 use super::vllm_sites::{FILES, PHRASES, RELEASES, SITES};
 use super::{Fact, Figure, LoggedConfig, after, count, field, fixed, size};
 use crate::engines::vllm::{Mxfp4Kernel, Sampler, Version};
@@ -182,12 +180,6 @@ impl CallSites {
 
     /// The releases the table was read from, oldest first.
     pub const READ_FROM: &'static [&'static str] = &RELEASES;
-}
-
-impl Serialize for CallSites {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.collect_seq(self.releases())
-    }
 }
 
 /// The releases whose sources log this line's message at the call site it
