@@ -13,7 +13,9 @@
 //!
 //! Files: `vllm.rs`, `sglang.rs`, `llamacpp.rs` (each engine's lines; the
 //! last also the `--tensor-split` a multi-GPU log ran with, from its per-GPU
-//! KV buffers, and the build it names); `launch.rs` (an engine's command
+//! KV buffers, and the build it names); `vllm_sites.rs` (where each vLLM
+//! release 0.10.0 – 0.34.0 logs those lines, generated from its wheel by
+//! `scripts/vllm-call-sites.py`: the releases a log that prints none fits); `launch.rs` (an engine's command
 //! line — `vllm serve`, `sglang.launch_server`, `llama-server`, `ollama
 //! runner` — read into the same configuration, only the flags Headroom
 //! models, for the agent's running processes and Ollama's logged `cmd=`);
@@ -33,6 +35,7 @@ mod plan;
 mod reconcile;
 mod sglang;
 mod vllm;
+mod vllm_sites;
 mod whatif;
 
 pub use buffers::{BufferCheck, llamacpp_buffers};
@@ -41,6 +44,7 @@ pub use llamacpp::layer_split as llamacpp_layer_split;
 pub use logged_model::{LoggedModel, config_json as logged_config_json, file_type_format, model as logged_model};
 pub use plan::{configured_engine, logged_engine, logged_preset, logged_scenario};
 pub use reconcile::{Amount, Row, SUGGESTION_SPARE_BYTES, reconcile};
+pub use vllm::CallSites;
 pub use whatif::{WhatIf, WhatIfs, what_if, what_ifs};
 
 use serde::Serialize;
@@ -281,6 +285,12 @@ pub struct Fact {
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 pub struct LoggedConfig {
     pub version: Option<String>,
+    /// The vLLM releases consistent with every call site the log prints
+    /// (`[gpu_worker.py:298]`), when it prints one the table knows. Left out
+    /// of the JSON, whose contract it would change for every V1 log: what it
+    /// decided is in the words of what was taken from the log.
+    #[serde(skip)]
+    pub call_sites: Option<CallSites>,
     pub model: Option<String>,
     pub dtype: Option<String>,
     pub quantization: Option<String>,

@@ -156,6 +156,36 @@ fn sglang_rules(log: &StartupLog, o: &mut sglang::Options, tp: u64, gpu_bytes: u
     )
 }
 
+/// The vLLM rules a log that names no release is planned with, in words:
+/// those of the releases its call sites leave ([`super::CallSites`]) when
+/// they all map to one rule set; the plan's otherwise, with the releases
+/// that remain.
+fn rules_by_call_sites(sites: super::CallSites, o: &mut crate::engines::vllm::Options) -> String {
+    let shown = sites.shown();
+    match sites.rule_sets()[..] {
+        [v] => {
+            o.version = v;
+            format!("vLLM rules {} ({shown} by the log's call sites)", v.id())
+        }
+        [] => {
+            let read = super::CallSites::READ_FROM;
+            let (first, last) = (read.first().copied().unwrap_or_default(), read.last().copied().unwrap_or_default());
+            format!(
+                "vLLM rules {} (the log names no release, and its call sites fit none of {first} – {last})",
+                o.version.id()
+            )
+        }
+        ref several => {
+            let ids: Vec<&str> = several.iter().map(|v| v.id()).collect();
+            format!(
+                "vLLM rules {} (the log names no release; its call sites fit {shown}, which rule sets {} split)",
+                o.version.id(),
+                ids.join(", ")
+            )
+        }
+    }
+}
+
 /// The engine of `planned` as the log says it ran: the log's engine (with
 /// its newest rules) when the plan runs another, the rules of the release
 /// the log names, and the knobs the plan leaves at their defaults set to
@@ -204,6 +234,9 @@ pub fn configured_engine(ran: LogEngine, c: &LoggedConfig, planned: Engine) -> (
             {
                 o.version = v;
                 taken.push(format!("vLLM rules {} (the log's {})", v.id(), c.version.as_deref().unwrap_or("")));
+            }
+            if let Some(sites) = c.call_sites.filter(|_| c.version.is_none()) {
+                taken.push(rules_by_call_sites(sites, o));
             }
             if let Some(u) = utilization.filter(|_| o.gpu_memory_utilization.is_none()) {
                 o.gpu_memory_utilization = Some(u);

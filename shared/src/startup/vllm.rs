@@ -8,14 +8,26 @@
 //! (the `Memory profiling results` table, or 0.6.4's one `key=value` line)
 //! and `vllm/engine/llm_engine.py` (the engine configuration line). Sizes are GiB throughout; V0 printed
 //! them as `GB` (`/ float(2**30)`), read as GiB.
+//!
+//! Every V1 line also names its logger call (`[gpu_worker.py:298]`,
+//! `[v1/worker/gpu_worker.py:435]`), whose line moves between releases:
+//! [`CallSites`] narrows a log that prints no version to the releases whose
+//! sources log its messages there (`vllm_sites.rs`, generated from each
+//! release's wheel by `scripts/vllm-call-sites.py`).
 
+use super::vllm_sites::{FILES, PHRASES, RELEASES, SITES};
 use super::{Fact, Figure, LoggedConfig, after, count, field, fixed, size};
-use crate::engines::vllm::{Mxfp4Kernel, Sampler};
+use crate::engines::vllm::{Mxfp4Kernel, Sampler, Version};
 
 pub(super) fn read(lines: &[(usize, String)]) -> (LoggedConfig, Vec<Fact>) {
     let mut config = LoggedConfig::default();
     let mut facts = Vec::new();
+    let mut sites: Option<CallSites> = None;
     for (n, line) in lines {
+        if let Some(releases) = site_releases(line) {
+            let narrowed = sites.map_or(releases, |s| s.releases & releases);
+            sites = Some(CallSites { releases: narrowed, lines: sites.map_or(1, |s| s.lines.saturating_add(1)) });
+        }
         if let Some(rest) = after(line, "LLM engine (v") {
             config.version = rest.split(')').next().map(str::to_owned);
             read_config(line, &mut config);
@@ -102,7 +114,106 @@ pub(super) fn read(lines: &[(usize, String)]) -> (LoggedConfig, Vec<Fact>) {
             facts.push(Fact { line: *n, scope: scope(line), figure: Figure::ActivationPeak { bytes } });
         }
     }
+    config.call_sites = sites;
     (config, facts)
+}
+
+/// The vLLM releases, of those `vllm_sites.rs` was read from (0.10.0 –
+/// 0.34.0), that log every message a log prints at the `[file.py:LINE]` it
+/// prints beside it: only messages the table knows count, each against the
+/// calls of its file (the log names the file by its basename, or by its
+/// path under `vllm/` as the 0.19.0 DEBUG fixtures do).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CallSites {
+    /// Bit `i`: `RELEASES[i]`.
+    releases: u64,
+    /// The lines that narrowed them.
+    lines: u32,
+}
+
+impl CallSites {
+    /// The releases that remain, oldest first.
+    pub fn releases(self) -> impl Iterator<Item = &'static str> {
+        RELEASES.iter().enumerate().filter(move |(i, _)| self.releases >> i & 1 == 1).map(|(_, r)| *r)
+    }
+
+    /// How many of the log's lines narrowed them.
+    pub fn lines(self) -> u32 {
+        self.lines
+    }
+
+    /// The releases for people, in runs: `0.11.0 – 0.11.1, 0.12.0`; `none`
+    /// when no release fits.
+    pub fn shown(self) -> String {
+        let mut runs: Vec<String> = Vec::new();
+        let mut start: Option<usize> = None;
+        for i in 0..=RELEASES.len() {
+            let kept = i < RELEASES.len() && self.releases >> i & 1 == 1;
+            match (kept, start) {
+                (true, None) => start = Some(i),
+                (false, Some(s)) => {
+                    let run = if s + 1 == i {
+                        RELEASES[s].to_owned()
+                    } else {
+                        format!("{} – {}", RELEASES[s], RELEASES[i - 1])
+                    };
+                    runs.push(run);
+                    start = None;
+                }
+                _ => {}
+            }
+        }
+        if runs.is_empty() { "none".to_owned() } else { runs.join(", ") }
+    }
+
+    /// The rule sets of the releases that remain ([`Version::for_release`]),
+    /// oldest first: one names the rules the log ran.
+    pub fn rule_sets(self) -> Vec<Version> {
+        let mut out: Vec<Version> = Vec::new();
+        for v in self.releases().filter_map(Version::for_release) {
+            if !out.contains(&v) {
+                out.push(v);
+            }
+        }
+        out
+    }
+
+    /// The releases the table was read from, oldest first.
+    pub const READ_FROM: &'static [&'static str] = &RELEASES;
+}
+
+/// The releases whose sources log this line's message at the call site it
+/// prints; `None` when the line names no call site, or its message or file
+/// is not in the table.
+fn site_releases(line: &str) -> Option<u64> {
+    let (file, at, message) = call_site(line)?;
+    // A path the format shortened (`model_executor/.../oracle/mxfp4.py`) by what follows `.../`.
+    let file = file.rsplit_once(".../").map_or(file, |(_, tail)| tail);
+    let phrase = PHRASES.iter().position(|p| message.contains(p))?;
+    // The log's `gpu_worker.py` or `v1/worker/gpu_worker.py` ends the wheel's path.
+    let names = |f: &str| f.strip_suffix(file).is_some_and(|head| head.is_empty() || head.ends_with('/'));
+    let mut known = false;
+    let mut releases = 0;
+    for site in SITES.iter().filter(|s| usize::from(s.phrase) == phrase && names(FILES[usize::from(s.file)])) {
+        known = true;
+        if u32::from(site.line) == at {
+            releases |= site.releases;
+        }
+    }
+    known.then_some(releases)
+}
+
+/// `[file.py:LINE] message`: the file, the line and what follows.
+fn call_site(line: &str) -> Option<(&str, u32, &str)> {
+    line.match_indices('[').find_map(|(i, _)| {
+        let rest = &line[i + 1..];
+        let end = rest.find(']')?;
+        let (file, at) = rest[..end].rsplit_once(':')?;
+        let name_ok = file.ends_with(".py")
+            && file.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '/' | '.' | '-'));
+        let at = at.parse().ok().filter(|_| name_ok)?;
+        Some((file, at, &rest[end + 1..]))
+    })
 }
 
 fn read_config(line: &str, c: &mut LoggedConfig) {
@@ -374,5 +485,27 @@ mod tests {
         assert_eq!(scope("(EngineCore pid=9) INFO"), None);
         assert_eq!(scope("(VllmWorker TP1 pid=3975) INFO"), Some("VllmWorker TP1".into()));
         assert_eq!(scope("(VllmWorker rank=2 pid=107) INFO"), Some("VllmWorker rank=2".into()));
+    }
+
+    #[test]
+    fn call_sites_are_read_by_file_line_and_message() {
+        let kv =
+            "(EngineCore_DP0 pid=6880) INFO 10-31 15:07:49 [gpu_worker.py:298] Available KV cache memory: 1.71 GiB";
+        assert_eq!(call_site(kv), Some(("gpu_worker.py", 298, " Available KV cache memory: 1.71 GiB")));
+        // 0.10.2 – 0.11.0 log it there, by basename or by path.
+        let at_298 = site_releases(kv).expect("a known message");
+        assert_eq!(at_298, site_releases(&kv.replace("[gpu_worker", "[v1/worker/gpu_worker")).expect("known"));
+        let shown = CallSites { releases: at_298, lines: 1 }.shown();
+        assert_eq!(shown, "0.10.2 – 0.11.0");
+        // Another line of a known message fits no release; an unknown
+        // message, a file that does not log it or no call site tells nothing.
+        assert_eq!(site_releases(&kv.replace(":298]", ":297]")), Some(0));
+        assert_eq!(site_releases(&kv.replace("Available KV", "Unknown KV")), None);
+        assert_eq!(site_releases(&kv.replace("gpu_worker.py", "cpu_worker.py")), None);
+        assert_eq!(site_releases("[rank0]: Available KV cache memory: 1.71 GiB [see above]"), None);
+        assert_eq!(CallSites { releases: 0, lines: 2 }.shown(), "none");
+        let mxfp4 = "DEBUG 04-22 19:59:33 [model_executor/.../quantization/mxfp4.py:98] Using Marlin backend";
+        assert!(site_releases(mxfp4).is_some_and(|r| r != 0));
+        assert_eq!(site_releases(mxfp4), site_releases(&mxfp4.replace("model_executor/.../", "")));
     }
 }

@@ -1137,3 +1137,116 @@ fn gpt_oss_on_hopper_loads_marlins_padding_before_vllm_0_12() {
     assert!(error.abs() <= 2, "{error}‰");
     assert_eq!(without_line, with_line, "Marlin's padding without the line");
 }
+
+/// The vLLM rules a log is planned with, and what was taken from it.
+fn vllm_rules(l: &StartupLog) -> (shared::engines::vllm::Version, Vec<String>) {
+    use shared::engines::{Engine, EngineKind};
+    use shared::estimate::Scenario;
+    let Ok(m) = shared::model::Model::preset("llama-3.1-8b") else { panic!("the preset") };
+    let planned = Scenario { engine: EngineKind::Vllm.with_defaults(), ..Scenario::default() };
+    let (s, taken) = shared::startup::logged_scenario(l, &m, planned);
+    let Engine::Vllm(o) = s.engine else { panic!("{:?}", s.engine) };
+    (o.version, taken)
+}
+
+/// A log that prints no release is planned with the rules of the releases
+/// whose logger calls sit where it says (`[gpu_worker.py:298]`): every V1
+/// fixture whose banner names a release of the table keeps that release
+/// among them with the banner cut, and where they narrow to one rule set it
+/// is the banner's.
+#[test]
+fn vllm_call_sites_name_the_rules_of_a_log_without_its_banner() {
+    use shared::engines::vllm::Version;
+    let dir = format!("{}/tests/fixtures/startup", env!("CARGO_MANIFEST_DIR"));
+    let mut names: Vec<_> = std::fs::read_dir(&dir)
+        .expect("fixtures")
+        .filter_map(|e| e.ok()?.file_name().into_string().ok())
+        .filter(|n| n.starts_with("vllm-v1-"))
+        .collect();
+    names.sort();
+    let (mut checked, mut narrowed) = (0, 0);
+    for name in names {
+        let text = std::fs::read_to_string(format!("{dir}/{name}")).expect("fixture");
+        let Some(whole) = read(&text) else { continue };
+        let Some(release) = whole.config.version.clone() else { continue };
+        // Releases the table was read from (not 0.9, not a dev build).
+        if !shared::startup::CallSites::READ_FROM.contains(&release.as_str()) {
+            continue;
+        }
+        // The lines that print the release: the API server's, the engine
+        // configuration's `LLM engine (v…)`, 0.18's banner.
+        let cut: Vec<&str> = text
+            .lines()
+            .filter(|l| !(l.contains("API server version") || l.contains("LLM engine (v") || l.contains('█')))
+            .collect();
+        let cut = read(&cut.join("\n")).expect("the log without its banner");
+        assert_eq!(cut.config.version, None, "{name}");
+        let sites = cut.config.call_sites.unwrap_or_else(|| panic!("{name}: no call site read"));
+        assert!(sites.releases().any(|r| r == release), "{name}: {release} not among {}", sites.shown());
+        checked += 1;
+        let (with, _) = vllm_rules(&whole);
+        let (without, taken) = vllm_rules(&cut);
+        assert_eq!(with, Version::for_release(&release).expect("a release"), "{name}");
+        if let [one] = sites.rule_sets()[..] {
+            narrowed += 1;
+            assert_eq!((one, without), (with, with), "{name}: {taken:?}");
+            let said = format!("vLLM rules {} ({} by the log's call sites)", with.id(), sites.shown());
+            assert!(taken.contains(&said), "{name}: {taken:?}");
+        } else {
+            assert_eq!(without, Version::LATEST, "{name}: {taken:?}");
+            assert!(taken.iter().any(|t| t.contains(&format!("its call sites fit {}", sites.shown()))), "{taken:?}");
+        }
+    }
+    // 74 fixtures of 0.10.0 – 0.22.1; all but a one-line 0.19.0 paste
+    // (0.11.0, 0.18.0 – 0.20.2) narrow to one rule set.
+    assert!(checked >= 74 && narrowed >= 73, "{checked} checked, {narrowed} narrowed to one rule set");
+}
+
+/// The motivating paste (vllm#27508: gpt-oss-120b on one H100, the error and
+/// the line before it, no banner): `gpu_worker.py:298` is where 0.10.2 –
+/// 0.11.0 log the KV memory and `core.py:708` where only 0.11.0 logs the
+/// failure, so 0.11's rules plan it; a few lines of the 0.12.0 fixture
+/// name 0.12; lines of 0.10.0 and 0.19.0 together name no release and take
+/// no rules.
+#[test]
+fn vllm_call_sites_of_a_paste() {
+    use shared::engines::vllm::Version;
+    let paste = log("vllm-v1-gpt-oss-120b-h100-kv-no-banner");
+    let sites = paste.config.call_sites.expect("call sites");
+    assert_eq!((sites.shown().as_str(), sites.lines()), ("0.11.0", 2));
+    let (version, taken) = vllm_rules(&paste);
+    assert_eq!(version, Version::V0_11Sort);
+    assert!(taken.contains(&"vLLM rules 0.11-sort (0.11.0 by the log's call sites)".to_owned()), "{taken:?}");
+
+    let lines = |name: &str, phrases: &[&str]| -> String {
+        let path = format!("{}/tests/fixtures/startup/{name}.txt", env!("CARGO_MANIFEST_DIR"));
+        let text = std::fs::read_to_string(&path).expect("fixture");
+        // The first line of each phrase.
+        let kept: Vec<&str> =
+            phrases.iter().filter_map(|p| text.lines().find(|l| l.contains(p) && l.contains(".py:"))).collect();
+        assert_eq!(kept.len(), phrases.len(), "{name}: {kept:?}");
+        kept.join("\n")
+    };
+    let twelve = lines(
+        "vllm-v1-012-qwen3-30b-a3b-rtxpro6000-eager",
+        &["Model loading took", "Available KV cache memory", "GPU KV cache size"],
+    );
+    let twelve = read(&twelve).expect("a log");
+    let sites = twelve.config.call_sites.expect("call sites");
+    assert!(sites.releases().all(|r| r.starts_with("0.12.")) && sites.releases().count() >= 1, "{}", sites.shown());
+    assert_eq!(vllm_rules(&twelve).0, Version::V0_12Sort);
+
+    let old = lines("vllm-v1-0100-qwen3-32b-h100-tp4-u095", &["Available KV cache memory"]);
+    let new = lines("vllm-v1-0190-qwen25-7b-h100-debug", &["Available KV cache memory"]);
+    let mixed = read(&format!("{old}\n{new}")).expect("a log");
+    let sites = mixed.config.call_sites.expect("call sites");
+    assert_eq!((sites.shown().as_str(), sites.lines()), ("none", 2));
+    let (version, taken) = vllm_rules(&mixed);
+    assert_eq!(version, Version::LATEST);
+    assert!(
+        taken.contains(
+            &"vLLM rules 0.34 (the log names no release, and its call sites fit none of 0.10.0 – 0.34.0)".to_owned()
+        ),
+        "{taken:?}"
+    );
+}
