@@ -561,18 +561,7 @@ fn two_caches_of_a_windowed_model_are_checked_as_one_figure_per_device() {
         llama_kv_cache_iswa: creating     SWA KV cache, size = 1024 cells\n\
         llama_kv_cache:      CUDA0 KV buffer size =    22.00 MiB\n\
         llama_kv_cache: size =   22.00 MiB (  1024 cells,  22 layers,  1/1 seqs), K (f16):   11.00 MiB, V (f16):   11.00 MiB\n";
-    let log = startup::read(text).unwrap_or_else(|| panic!("not a log"));
-    let model = Model::preset("gemma-3-1b").unwrap_or_else(|e| panic!("{e}"));
-    let planned = Scenario {
-        weights: WeightFormat::parse("q8_0").unwrap_or_else(|e| panic!("{e}")),
-        engine: Engine::LlamaCpp(Options { fit: FitMode::Off, ..Options::default() }),
-        gpus: vec![GpuSlot::custom("gpu", 1024 * GIB)],
-        ..Scenario::default()
-    };
-    let (run_as, _) = startup::logged_scenario(&log, &model, planned);
-    let valid = run_as.validate_for(&model).unwrap_or_else(|e| panic!("{e}"));
-    let e = shared::estimate::estimate(&model, valid);
-    let checks = startup::llamacpp_buffers(&log, &e);
+    let checks = checked(text, "gemma-3-1b", WeightFormat::parse("q8_0").unwrap_or_else(|e| panic!("{e}")));
     for buffer in ["kv", "kv_total"] {
         let kv: Vec<_> = checks.iter().filter(|c| c.buffer == buffer).collect();
         assert_eq!(kv.len(), 1, "{buffer}: {kv:?}");
@@ -590,17 +579,24 @@ fn a_split_models_mapped_files_are_checked_as_one_host_figure() {
         load_tensors: offloaded 0/17 layers to GPU\n\
         load_tensors:   CPU_Mapped model buffer size =   300.00 MiB\n\
         load_tensors:   CPU_Mapped model buffer size =   200.00 MiB\n";
+    let host: Vec<_> =
+        checked(text, "llama-3.2-1b", WeightFormat::Bf16).into_iter().filter(|c| c.device == "CPU_Mapped").collect();
+    assert_eq!(host.len(), 1, "{host:?}");
+    assert_eq!(host[0].logged_bytes, 500 * MIB, "{host:?}");
+}
+
+/// The buffer checks of a pasted llama.cpp `text` planned as it ran, the
+/// model a preset in `weights` on one large GPU, `--fit` off.
+fn checked(text: &str, preset: &str, weights: WeightFormat) -> Vec<startup::BufferCheck> {
     let log = startup::read(text).unwrap_or_else(|| panic!("not a log"));
-    let model = Model::preset("llama-3.2-1b").unwrap_or_else(|e| panic!("{e}"));
+    let model = Model::preset(preset).unwrap_or_else(|e| panic!("{e}"));
     let planned = Scenario {
+        weights,
         engine: Engine::LlamaCpp(Options { fit: FitMode::Off, ..Options::default() }),
         gpus: vec![GpuSlot::custom("gpu", 1024 * GIB)],
         ..Scenario::default()
     };
     let (run_as, _) = startup::logged_scenario(&log, &model, planned);
     let valid = run_as.validate_for(&model).unwrap_or_else(|e| panic!("{e}"));
-    let e = shared::estimate::estimate(&model, valid);
-    let host: Vec<_> = startup::llamacpp_buffers(&log, &e).into_iter().filter(|c| c.device == "CPU_Mapped").collect();
-    assert_eq!(host.len(), 1, "{host:?}");
-    assert_eq!(host[0].logged_bytes, 500 * MIB, "{host:?}");
+    startup::llamacpp_buffers(&log, &shared::estimate::estimate(&model, valid))
 }

@@ -143,19 +143,20 @@ impl Shape {
     /// (`compute::compute_buffer`).
     pub(super) fn of(p: &Plan, o: &Options) -> Option<Shape> {
         let t = &p.model.arch.text;
+        let shape = |ffn, sandwich, experts, swa_pattern| Shape {
+            embd: t.hidden_size,
+            ffn_width: t.intermediate_size,
+            heads: t.num_heads,
+            kv_heads: t.num_kv_heads,
+            head_dim: t.head_dim,
+            vocab: t.vocab_size,
+            ffn,
+            sandwich,
+            experts,
+            swa_pattern,
+        };
         if let Some(experts) = Experts::of(p, o) {
-            return Some(Shape {
-                embd: t.hidden_size,
-                ffn_width: t.intermediate_size,
-                heads: t.num_heads,
-                kv_heads: t.num_kv_heads,
-                head_dim: t.head_dim,
-                vocab: t.vocab_size,
-                ffn: Ffn::GateUp,
-                sandwich: false,
-                experts: Some(experts),
-                swa_pattern: swa_pattern(p)?,
-            });
+            return Some(shape(Ffn::GateUp, false, Some(experts), swa_pattern(p)?));
         }
         let ffn = match p.model.arch.family {
             Family::Llama | Family::Mistral | Family::Qwen2 | Family::Qwen3 => Ffn::GateUp,
@@ -168,18 +169,7 @@ impl Shape {
             && t.recurrent.is_none()
             && t.mlp_gated
             && swa_pattern(p) == Some(0);
-        plain.then_some(Shape {
-            embd: t.hidden_size,
-            ffn_width: t.intermediate_size,
-            heads: t.num_heads,
-            kv_heads: t.num_kv_heads,
-            head_dim: t.head_dim,
-            vocab: t.vocab_size,
-            ffn,
-            sandwich: p.model.arch.family == Family::Glm4,
-            experts: None,
-            swa_pattern: 0,
-        })
+        plain.then(|| shape(ffn, p.model.arch.family == Family::Glm4, None, 0))
     }
 
     /// Whether layer `il` of the model reads the sliding-window cache.
