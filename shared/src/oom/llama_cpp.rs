@@ -264,6 +264,9 @@ fn occurrence(t: &[u8], group: &[Event<'_>]) -> Occurrence {
             );
         }
     }
+    // ik_llama.cpp's MLA cache line (src/llama.cpp@18b0375:21243-21250),
+    // anywhere before the failure: the log is ik's, with MLA on.
+    r.ik_mla = scan::find(t, 0, first, "c^KV (").is_some();
     Occurrence { start: first, report: r }
 }
 

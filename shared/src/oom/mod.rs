@@ -165,6 +165,10 @@ pub struct OomReport {
     pub gpu_memory_utilization_permille: Option<u64>,
     /// llama.cpp: what was being allocated.
     pub llama_cpp_stage: Option<LlamaCppStage>,
+    /// llama.cpp: the log is ik_llama.cpp's with its MLA cache (`KV self
+    /// size = …, c^KV (f16): …`, src/llama.cpp@18b0375:21243-21250), whose
+    /// attention batch `-amb` caps.
+    pub ik_mla: bool,
     /// vLLM: how many dummy requests the sampler warm-up ran.
     pub warmup_requests: Option<u64>,
     /// SGLang: `mem_fraction_static` as the error names it, in thousandths.

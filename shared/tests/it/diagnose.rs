@@ -149,6 +149,8 @@ fn error_only_cases() -> Vec<(&'static str, Option<CauseId>)> {
         // More held than the GPU has: lent system memory, not fragmentation.
         ("61-legacy-windows-sysmem-allocated-over-capacity.txt", Some(TooLargeOverall)),
         ("62-modern-allocated-over-capacity.txt", Some(TooLargeOverall)),
+        // 272.81 GiB in one compute buffer: more than any GPU there is.
+        ("63-llama-ik-mla-compute-larger-than-any-gpu.txt", Some(MisSizedBuffer)),
     ]
 }
 
@@ -606,4 +608,23 @@ fn a_bare_error_gets_the_checklist_and_no_invented_saving() {
         assert!(!f.title.contains("Llama 3"), "{}", f.title);
         assert!(f.title.contains("giving up model size"), "{}", f.title);
     }
+}
+
+/// A compute buffer larger than the catalog's largest GPU is a mis-sized
+/// graph: ik_llama.cpp's `-amb` is named, and no fix claims that halving
+/// the batch saves half of it, as if that then fitted.
+#[test]
+fn a_buffer_larger_than_any_gpu_is_a_mis_sized_graph() {
+    let d = diagnose("63-llama-ik-mla-compute-larger-than-any-gpu.txt", &DiagnoseContext::error_only());
+    invariants(&d).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(d.causes[0].id, CauseId::MisSizedBuffer, "{:?}", d.causes);
+    assert!(!d.causes.iter().any(|c| c.id == CauseId::TooLargeOverall), "{:?}", d.causes);
+    let largest = shared::catalog::gpus().iter().map(|g| g.memory_bytes).max().unwrap_or(0);
+    assert!(d.causes[0].evidence[0].contains(&shared::units::format_bytes(largest, shared::units::UnitSystem::Binary)));
+    assert!(d.fixes[0].code.contains("-amb "), "{:?}", d.fixes);
+    assert!(!d.fixes.iter().any(|f| f.code.contains("-ub 256")), "{:?}", d.fixes);
+    assert!(d.fixes.iter().all(|f| f.saves_bytes.is_none()), "{:?}", d.fixes);
+    // A compute buffer that fits a GPU keeps the "full to the last buffer" reading.
+    let small = diagnose("35-llama-compute-buffers-gallocr.txt", &DiagnoseContext::error_only());
+    assert!(!small.causes.iter().any(|c| c.id == CauseId::MisSizedBuffer), "{:?}", small.causes);
 }

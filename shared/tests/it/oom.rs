@@ -576,6 +576,15 @@ fn cases() -> Vec<(&'static str, Value)> {
                 "occurrences": 1, "gpus_seen": [0]
             }),
         ),
+        (
+            // ik_llama.cpp over 11 GPUs with its MLA cache (`c^KV (f16)`): the
+            // exact 292926534144 bytes of a compute buffer on device 0.
+            "63-llama-ik-mla-compute-larger-than-any-gpu.txt",
+            json!({
+                "kind": "llama_cpp", "backend": "cuda", "requested_bytes": 292926534144_u64, "gpu_index": 0,
+                "llama_cpp_stage": "compute_buffers", "ik_mla": true, "occurrences": 1, "gpus_seen": [0]
+            }),
+        ),
     ]
 }
 

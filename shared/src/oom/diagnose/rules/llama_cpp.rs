@@ -66,6 +66,9 @@ pub(super) fn llama_cpp(f: &Facts, b: &mut Board) {
                 "llama-server ... -fa on -ctk q8_0 -ctv q8_0".into(),
             ));
         }
+        Some(LlamaCppStage::ComputeBuffers) if let Some(q) = q.filter(|&q| q > largest_gpu_bytes()) => {
+            mis_sized_graph(f, b, q, &on);
+        }
         Some(LlamaCppStage::ComputeBuffers) => {
             b.add(
                 CauseId::TooLargeOverall,
@@ -146,6 +149,66 @@ pub(super) fn llama_cpp(f: &Facts, b: &mut Board) {
             ));
         }
     }
+}
+
+/// The memory of the catalog's largest GPU: no GPU holds one buffer larger.
+fn largest_gpu_bytes() -> u64 {
+    crate::catalog::gpus().iter().map(|g| g.memory_bytes).max().unwrap_or(u64::MAX)
+}
+
+/// A compute buffer larger than any GPU: ggml sized the graph for a batch
+/// whose attention scores alone outgrow every device, so halving the batch
+/// (or any setting that assumes a nearly full GPU) cannot be the answer.
+/// On ik_llama.cpp with its MLA cache the lever is `-amb`, "max batch size
+/// for attention computations" (common/common.cpp@18b0375
+/// `gpt_print_usage`; docs/parameters.md: "the maximum K*Q size in MB we
+/// want to tolerate"), which splits the attention into head groups whose
+/// K*Q fits under it (src/llama.cpp@18b0375:15623-15715).
+fn mis_sized_graph(f: &Facts, b: &mut Board, q: u64, on: &str) {
+    let largest = crate::catalog::gpus().iter().max_by_key(|g| g.memory_bytes);
+    let than = largest
+        .map_or(String::new(), |g| format!(" (the largest in the catalog, {}, has {})", g.name, gib(g.memory_bytes)));
+    b.add(
+        CauseId::MisSizedBuffer,
+        90,
+        format!(
+            "the compute buffer{on} is {}, more than any GPU has{than}: ggml sized the graph for a batch no device \
+             holds",
+            gib(q)
+        ),
+    );
+    if f.r.ik_mla {
+        let amb = crate::engines::llamacpp::ik::AMB_DEFAULT_MIB;
+        b.add(
+            CauseId::MisSizedBuffer,
+            90,
+            "the log is ik_llama.cpp's with its MLA cache (c^KV): without -amb the attention's K*Q for the whole \
+             batch is built at once"
+                .into(),
+        );
+        b.fix(fix(
+            FixId::SmallerBatch,
+            CauseId::MisSizedBuffer,
+            format!(
+                "Cap ik_llama.cpp's attention batch with -amb (\"max batch size for attention computations\", the \
+                 largest K*Q in MiB it builds at once; {amb} is its own default from build {})",
+                crate::engines::llamacpp::ik::AMB256_BUILD
+            ),
+            GivesUp::Speed,
+            None,
+            format!("llama-server ... -amb {amb}"),
+        ));
+    }
+    b.fix(fix(
+        FixId::SmallerBatch,
+        CauseId::MisSizedBuffer,
+        "Lower the physical batch (-ub) the graph is sized for, with flash attention on; halving it will not bring \
+         this buffer under any GPU"
+            .into(),
+        GivesUp::Speed,
+        None,
+        "llama-server ... -ub <smaller> -fa on".into(),
+    ));
 }
 
 /// A Metal buffer smaller than the working set that still failed: the
