@@ -125,6 +125,25 @@ pub(super) fn fill_context(t: &[u8], error_start: usize, r: &mut OomReport) {
         return;
     }
     r.gpu_memory_utilization_permille = utilization(t);
+    r.pipeline_parallel_size = last_uint(
+        t,
+        &[
+            "--pipeline-parallel-size=",
+            "--pipeline-parallel-size ",
+            "-pp ",
+            "pipeline_parallel_size=",
+            "'pipeline_parallel_size':",
+        ],
+    );
+    if let Some((_, end)) = scan::find_last(t, t.len(), "VLLM_PP_LAYER_PARTITION=") {
+        let mut c = Cur::new(t, end);
+        while let Some(n) = c.uint() {
+            r.pp_layer_partition.push(n);
+            if !c.lit(",") {
+                break;
+            }
+        }
+    }
     // V0's profile (`worker/worker.py::determine_num_available_blocks`,
     // 0.6.4 - 0.7): `the current vLLM instance can use total_gpu_memory
     // (8.00GiB) x gpu_memory_utilization (0.70) = 5.60GiB` and `… the rest
@@ -156,6 +175,21 @@ pub(super) fn fill_context(t: &[u8], error_start: usize, r: &mut OomReport) {
             r.kv_cache_tokens = Some(tokens);
         }
     }
+}
+
+/// The last whole number one of `forms` gives (a command line's flag, the
+/// engine config's `name=N`, the non-default args' `'name': N`).
+fn last_uint(t: &[u8], forms: &[&str]) -> Option<u64> {
+    let mut best: Option<(usize, u64)> = None;
+    for form in forms {
+        for (start, end) in scan::find_all(t, form) {
+            let Some(n) = Cur::new(t, end).uint() else { continue };
+            if best.is_none_or(|(at, _)| start > at) {
+                best = Some((start, n));
+            }
+        }
+    }
+    best.map(|(_, n)| n)
 }
 
 /// `gpu_memory_utilization` where vLLM or its launcher names it: the last of

@@ -151,6 +151,9 @@ fn error_only_cases() -> Vec<(&'static str, Option<CauseId>)> {
         ("62-modern-allocated-over-capacity.txt", Some(TooLargeOverall)),
         // 272.81 GiB in one compute buffer: more than any GPU there is.
         ("63-llama-ik-mla-compute-larger-than-any-gpu.txt", Some(MisSizedBuffer)),
+        // A 144 MiB compute buffer on the fifth GPU of a pipeline: the split, not the size.
+        ("64-llama-pipeline-parallel-small-fifth-gpu.txt", Some(GpuImbalance)),
+        ("65-vllm-tp2-identical-ranks.txt", Some(KvCacheGrowth)),
     ]
 }
 
@@ -627,4 +630,28 @@ fn a_buffer_larger_than_any_gpu_is_a_mis_sized_graph() {
     // A compute buffer that fits a GPU keeps the "full to the last buffer" reading.
     let small = diagnose("35-llama-compute-buffers-gallocr.txt", &DiagnoseContext::error_only());
     assert!(!small.causes.iter().any(|c| c.id == CauseId::MisSizedBuffer), "{:?}", small.causes);
+}
+
+/// Multi-GPU pastes are never "one GPU": llama.cpp's split gets `-ts` for
+/// the GPU that failed, vLLM's pipeline `VLLM_PP_LAYER_PARTITION`, and
+/// tensor-parallel ranks that fail alike are no imbalance.
+#[test]
+fn a_split_is_seen_and_balanced_with_the_engines_own_lever() {
+    let ctx = DiagnoseContext::error_only();
+    let balance = |d: &Diagnosis| d.checklist[3].finding.clone();
+    let d = diagnose("64-llama-pipeline-parallel-small-fifth-gpu.txt", &ctx);
+    assert!(!balance(&d).contains("One GPU"), "{}", balance(&d));
+    assert!(d.causes[0].evidence[0].contains("GPU 4"), "{:?}", d.causes);
+    assert!(d.fixes[0].code.starts_with("llama-server ... -ts "), "{:?}", d.fixes);
+
+    let d = diagnose("59-vllm-v1-kv-too-small-pipeline-parallel.txt", &ctx);
+    assert!(!balance(&d).contains("One GPU"), "{}", balance(&d));
+    let pp = d.fixes.iter().find(|f| f.cause == CauseId::GpuImbalance).expect("a pipeline fix");
+    assert!(pp.code.starts_with("VLLM_PP_LAYER_PARTITION=") && pp.code.contains("--pipeline-parallel-size 2"));
+    assert!(d.causes.iter().any(|c| c.evidence.iter().any(|e| e.contains("(now 16,32)"))), "{:?}", d.causes);
+
+    let d = diagnose("65-vllm-tp2-identical-ranks.txt", &ctx);
+    assert!(!d.causes.iter().any(|c| c.id == CauseId::GpuImbalance), "{:?}", d.causes);
+    assert!(!d.fixes.iter().any(|f| f.code.contains("device_map")), "{:?}", d.fixes);
+    assert!(balance(&d).contains("symmetric"), "{}", balance(&d));
 }
