@@ -268,6 +268,9 @@ fn occurrence(t: &[u8], group: &[Event<'_>]) -> Occurrence {
     // anywhere before the failure: the log is ik's, with MLA on.
     r.ik_mla = scan::find(t, 0, first, "c^KV (").is_some();
     r.devices_in_log = devices_in_log(t);
+    r.via_ollama = ["llama runner process has terminated", "llama runner terminated"]
+        .into_iter()
+        .any(|m| scan::find(t, 0, t.len(), m).is_some());
     if let Some((_, end)) = scan::find_last(t, last_end, "pipeline parallelism enabled (n_copies=") {
         r.pipeline_copies = Cur::new(t, end).uint();
     }

@@ -169,6 +169,12 @@ pub struct OomReport {
     /// size = …, c^KV (f16): …`, src/llama.cpp@18b0375:21243-21250), whose
     /// attention batch `-amb` caps.
     pub ik_mla: bool,
+    /// llama.cpp: the failure came through Ollama, which runs llama.cpp as
+    /// its runner and reports `llama runner process has terminated: …`
+    /// (llm/server.go, 0.1 – 0.12) or logs `msg="llama runner terminated"`:
+    /// its levers are Ollama's (`PARAMETER num_ctx`, `OLLAMA_*`), not
+    /// llama-server's flags.
+    pub via_ollama: bool,
     /// llama.cpp: every GPU its log names a buffer on (`CUDA3 KV buffer
     /// size`, `ROCm1 model buffer size`, `on device 4`), ascending: the
     /// devices the model is split over, whichever one failed.

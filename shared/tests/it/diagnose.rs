@@ -154,6 +154,7 @@ fn error_only_cases() -> Vec<(&'static str, Option<CauseId>)> {
         // A 144 MiB compute buffer on the fifth GPU of a pipeline: the split, not the size.
         ("64-llama-pipeline-parallel-small-fifth-gpu.txt", Some(GpuImbalance)),
         ("65-vllm-tp2-identical-ranks.txt", Some(KvCacheGrowth)),
+        ("66-llama-ollama-metal-compute-64k.txt", Some(TooLargeOverall)),
     ]
 }
 
@@ -654,4 +655,40 @@ fn a_split_is_seen_and_balanced_with_the_engines_own_lever() {
     assert!(!d.causes.iter().any(|c| c.id == CauseId::GpuImbalance), "{:?}", d.causes);
     assert!(!d.fixes.iter().any(|f| f.code.contains("device_map")), "{:?}", d.fixes);
     assert!(balance(&d).contains("symmetric"), "{}", balance(&d));
+}
+
+/// Fixes and hints in the syntax of what ran: an Ollama paste gets Ollama's
+/// settings, never llama-server's flags; `nvidia-smi` only where the paste
+/// is NVIDIA's (or does not say), `amd-smi` on ROCm.
+#[test]
+fn fixes_speak_the_pasted_engines_and_vendors_syntax() {
+    let ctx = DiagnoseContext::error_only();
+    for file in ["36-llama-ollama-json-escaped.txt", "66-llama-ollama-metal-compute-64k.txt"] {
+        let d = diagnose(file, &ctx);
+        assert!(!d.fixes.is_empty(), "{file}");
+        for f in &d.fixes {
+            assert!(!f.code.contains("llama-server") && !f.title.contains("(-c)"), "{file}: {f:?}");
+        }
+        assert!(d.fixes.iter().any(|f| f.code.contains("PARAMETER num_")), "{file}: {:?}", d.fixes);
+    }
+    let mut checked = 0;
+    for entry in fs::read_dir(FIXTURES).into_iter().flatten().flatten() {
+        let file = entry.file_name().to_string_lossy().into_owned();
+        let report = oom::parse(&read(&file));
+        let Some(backend @ (oom::GpuBackend::Hip | oom::GpuBackend::Metal)) = report.backend else { continue };
+        let d = oom::diagnose(&report, &ctx);
+        let text: Vec<&str> = d
+            .fixes
+            .iter()
+            .map(|f| f.code.as_str())
+            .chain(d.needs.iter().map(String::as_str))
+            .chain(d.checklist.iter().map(|c| c.finding.as_str()))
+            .collect();
+        assert!(!text.iter().any(|t| t.contains("nvidia-smi")), "{file}: {text:?}");
+        if backend == oom::GpuBackend::Hip && d.fixes.iter().any(|f| f.id == FixId::InspectGpu) {
+            assert!(d.fixes.iter().any(|f| f.code.starts_with("amd-smi")), "{file}");
+        }
+        checked += 1;
+    }
+    assert!(checked >= 4, "only {checked} ROCm or Metal pastes");
 }

@@ -367,7 +367,8 @@ fn cases() -> Vec<(&'static str, Value)> {
             "36-llama-ollama-json-escaped.txt",
             json!({
                 "kind": "llama_cpp", "backend": "cuda", "requested_bytes": 5064192000_u64, "gpu_index": 0,
-                "llama_cpp_stage": "model_weights", "devices_in_log": [0], "occurrences": 1, "gpus_seen": [0]
+                "llama_cpp_stage": "model_weights", "devices_in_log": [0], "via_ollama": true, "occurrences": 1,
+                "gpus_seen": [0]
             }),
         ),
         (
@@ -607,6 +608,14 @@ fn cases() -> Vec<(&'static str, Value)> {
                 "private_pool_bytes": 134217728_u64, "processes": [{"pid": 133267, "used_bytes": 24663849697_u64}],
                 "occurrences": 2, "gpus_seen": [0, 1], "same_on_every_gpu": true,
                 "notes": ["symmetric split"]
+            }),
+        ),
+        (
+            // Ollama's 500 with its runner's Metal failure: 17376872352 bytes of compute buffer.
+            "66-llama-ollama-metal-compute-64k.txt",
+            json!({
+                "kind": "llama_cpp", "backend": "metal", "requested_bytes": 17376872352_u64,
+                "llama_cpp_stage": "compute_buffers", "via_ollama": true, "occurrences": 1
             }),
         ),
     ]

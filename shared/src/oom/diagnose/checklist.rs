@@ -75,7 +75,10 @@ fn default_finding(step: ChecklistStep, f: &Facts, plan: Option<&PlanCheck>, lim
                     "Reserved but unallocated is only {} = {share} of capacity, and no other process holds much.",
                     gib(u)
                 ),
-                _ => "The error does not say; run `nvidia-smi` or connect the agent to see who holds the GPU.".into(),
+                _ => format!(
+                    "The error does not say; {} or connect the agent to see who holds the GPU.",
+                    f.process_tool().0
+                ),
             }
         }
     }

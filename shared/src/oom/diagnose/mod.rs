@@ -421,7 +421,7 @@ fn needs(f: &Facts) -> Vec<String> {
         out.push("the GPU's capacity: paste the whole message, or connect the agent to the GPU host".into());
     }
     if f.live.is_none() && f.r.processes.is_empty() && f.free.is_none() {
-        out.push("who else holds the GPU: run `nvidia-smi`, or connect the agent for live readings".into());
+        out.push(format!("who else holds the GPU: {}, or connect the agent for live readings", f.process_tool().0));
     }
     out
 }

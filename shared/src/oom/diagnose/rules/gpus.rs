@@ -107,14 +107,19 @@ fn llama_cpp_split(f: &Facts, b: &mut Board) {
     } else {
         (format!("<one proportion per GPU, less for GPU {failed}>"), format!("<every GPU but {failed}>"))
     };
-    b.fix(fix(
-        FixId::DeviceMap,
-        CauseId::GpuImbalance,
-        format!("Give GPU {failed} a smaller share of the layers (-ts, one proportion per GPU)"),
-        GivesUp::Nothing,
-        None,
-        format!("llama-server ... -ts {ts}"),
-    ));
+    // Ollama passes no --tensor-split (engines/ollama/fixes.rs): only the
+    // devices it sees are its to choose.
+    if !f.r.via_ollama {
+        b.fix(fix(
+            FixId::DeviceMap,
+            CauseId::GpuImbalance,
+            format!("Give GPU {failed} a smaller share of the layers (-ts, one proportion per GPU)"),
+            GivesUp::Nothing,
+            None,
+            format!("llama-server ... -ts {ts}"),
+        ));
+    }
+    let server = if f.r.via_ollama { "ollama serve" } else { "llama-server ..." };
     let visible = match f.r.backend {
         Some(GpuBackend::Hip) => "HIP_VISIBLE_DEVICES",
         Some(GpuBackend::Vulkan) => "GGML_VK_VISIBLE_DEVICES",
@@ -126,7 +131,7 @@ fn llama_cpp_split(f: &Facts, b: &mut Board) {
         format!("Leave GPU {failed} out of the split"),
         GivesUp::Speed,
         None,
-        format!("{visible}={others} llama-server ..."),
+        format!("{visible}={others} {server}"),
     ));
 }
 

@@ -8,6 +8,33 @@ use crate::oom::diagnose::text::gib;
 use crate::oom::diagnose::{CauseId, FixId};
 use crate::oom::{GpuBackend, LlamaCppStage};
 
+// Ollama's spelling of llama.cpp's levers (engines/ollama: it passes
+// `num_ctx` as -c, `num_gpu` as -ngl, `num_batch` as -b and -ub; docs/faq.md
+// for OLLAMA_CONTEXT_LENGTH and OLLAMA_FLASH_ATTENTION).
+const OLLAMA_FEWER_LAYERS: &str = "PARAMETER num_gpu <fewer layers>   # Ollama passes num_gpu as -ngl";
+const OLLAMA_SMALLER_QUANT: &str = "ollama pull MODEL:TAG   # a tag of a smaller quantisation (…-q4_K_M)";
+const OLLAMA_HALF_CONTEXT: &str =
+    "PARAMETER num_ctx <half of now>   # or: OLLAMA_CONTEXT_LENGTH=<half of now> ollama serve";
+const OLLAMA_SMALLER_CONTEXT: &str = "PARAMETER num_ctx <smaller>   # or: OLLAMA_CONTEXT_LENGTH=<smaller> ollama serve";
+const OLLAMA_HALF_BATCH: &str = "PARAMETER num_batch 256   # with OLLAMA_FLASH_ATTENTION=1 ollama serve";
+const OLLAMA_SMALLER_BATCH: &str = "PARAMETER num_batch <smaller>   # with OLLAMA_FLASH_ATTENTION=1 ollama serve";
+
+/// The code of a lever where the paste ran it: llama-server's flags, or
+/// Ollama's settings when llama.cpp ran as Ollama's runner.
+fn lever(f: &Facts, llama_server: &str, ollama: &str) -> String {
+    if f.r.via_ollama { ollama } else { llama_server }.into()
+}
+
+/// A llama-server flag as the paste's front end names it.
+fn flag(f: &Facts, llama_server: &'static str) -> &'static str {
+    match (f.r.via_ollama, llama_server) {
+        (true, "-c") => "num_ctx",
+        (true, "-ub") => "num_batch",
+        (true, "-ngl") => "num_gpu",
+        _ => llama_server,
+    }
+}
+
 pub(super) fn llama_cpp(f: &Facts, b: &mut Board) {
     let q = f.requested;
     let on = f.r.gpu_index.map_or(String::new(), |i| format!(" on GPU {i}"));
@@ -31,7 +58,7 @@ pub(super) fn llama_cpp(f: &Facts, b: &mut Board) {
                 "Offload fewer layers to the GPU (the rest run on the CPU)".into(),
                 GivesUp::Speed,
                 None,
-                "llama-server ... --fit on   # or lower -ngl until the model loads".into(),
+                lever(f, "llama-server ... --fit on   # or lower -ngl until the model loads", OLLAMA_FEWER_LAYERS),
             ));
             b.fix(fix(
                 FixId::WeightFormat,
@@ -39,22 +66,22 @@ pub(super) fn llama_cpp(f: &Facts, b: &mut Board) {
                 "Use a smaller GGUF quantisation".into(),
                 GivesUp::Quality,
                 None,
-                "llama-server -m model-Q4_K_M.gguf ...".into(),
+                lever(f, "llama-server -m model-Q4_K_M.gguf ...", OLLAMA_SMALLER_QUANT),
             ));
         }
         Some(LlamaCppStage::KvCache) => {
             b.add(
                 CauseId::KvCacheGrowth,
                 85,
-                format!("llama.cpp failed to allocate the KV cache{size}{on} for the context (-c)"),
+                format!("llama.cpp failed to allocate the KV cache{size}{on} for the context ({})", flag(f, "-c")),
             );
             b.fix(fix(
                 FixId::SmallerContext,
                 CauseId::KvCacheGrowth,
-                "Halve the context (-c): the cache is pre-allocated for all of it".into(),
+                format!("Halve the context ({}): the cache is pre-allocated for all of it", flag(f, "-c")),
                 GivesUp::Length,
                 q.map(|q| q / 2),
-                "llama-server ... -c <half of now>".into(),
+                lever(f, "llama-server ... -c <half of now>", OLLAMA_HALF_CONTEXT),
             ));
             let q8 = KvDtype::Q8_0.bpw(128).as_f64() / 16.0;
             b.fix(fix(
@@ -63,7 +90,7 @@ pub(super) fn llama_cpp(f: &Facts, b: &mut Board) {
                 "Store the KV cache in q8_0".into(),
                 GivesUp::CachePrecision,
                 q.map(|q| (q as f64 * (1.0 - q8)) as u64),
-                "llama-server ... -fa on -ctk q8_0 -ctv q8_0".into(),
+                lever(f, "llama-server ... -fa on -ctk q8_0 -ctv q8_0", crate::engines::ollama::COMMANDS.kv_dtype),
             ));
         }
         Some(LlamaCppStage::ComputeBuffers) if let Some(q) = q.filter(|&q| q > largest_gpu_bytes()) => {
@@ -81,8 +108,11 @@ pub(super) fn llama_cpp(f: &Facts, b: &mut Board) {
             b.add(
                 CauseId::KvCacheGrowth,
                 50,
-                "the compute buffers grow with the batch (-ub) and, without flash attention, with the context (-c)"
-                    .into(),
+                format!(
+                    "the compute buffers grow with the batch ({}) and, without flash attention, with the context ({})",
+                    flag(f, "-ub"),
+                    flag(f, "-c")
+                ),
             );
             b.fix(fix(
                 FixId::SmallerBatch,
@@ -90,15 +120,15 @@ pub(super) fn llama_cpp(f: &Facts, b: &mut Board) {
                 "Halve the physical batch the compute buffers are sized for".into(),
                 GivesUp::Speed,
                 q.map(|q| q / 2),
-                "llama-server ... -ub 256 -fa on".into(),
+                lever(f, "llama-server ... -ub 256 -fa on", OLLAMA_HALF_BATCH),
             ));
             b.fix(fix(
                 FixId::SmallerContext,
                 CauseId::KvCacheGrowth,
-                "Shrink the context (-c) to free room for the buffers".into(),
+                format!("Shrink the context ({}) to free room for the buffers", flag(f, "-c")),
                 GivesUp::Length,
                 None,
-                "llama-server ... -c <smaller>".into(),
+                lever(f, "llama-server ... -c <smaller>", OLLAMA_SMALLER_CONTEXT),
             ));
         }
         None => {
@@ -119,9 +149,13 @@ pub(super) fn llama_cpp(f: &Facts, b: &mut Board) {
             b.add(
                 CauseId::KvCacheGrowth,
                 40,
-                "whatever the step, fewer layers on the GPU (-ngl) free room for all three; the cache grows with the \
-                 context (-c) and the compute buffers with the batch (-ub)"
-                    .into(),
+                format!(
+                    "whatever the step, fewer layers on the GPU ({}) free room for all three; the cache grows with the \
+                     context ({}) and the compute buffers with the batch ({})",
+                    flag(f, "-ngl"),
+                    flag(f, "-c"),
+                    flag(f, "-ub")
+                ),
             );
             b.fix(fix(
                 FixId::OffloadLayers,
@@ -129,15 +163,15 @@ pub(super) fn llama_cpp(f: &Facts, b: &mut Board) {
                 "Offload fewer layers to the GPU (the rest run on the CPU)".into(),
                 GivesUp::Speed,
                 None,
-                "llama-server ... --fit on   # or lower -ngl until it loads".into(),
+                lever(f, "llama-server ... --fit on   # or lower -ngl until it loads", OLLAMA_FEWER_LAYERS),
             ));
             b.fix(fix(
                 FixId::SmallerContext,
                 CauseId::KvCacheGrowth,
-                "Shrink the context (-c): the KV cache is allocated for all of it".into(),
+                format!("Shrink the context ({}): the KV cache is allocated for all of it", flag(f, "-c")),
                 GivesUp::Length,
                 None,
-                "llama-server ... -c <smaller>".into(),
+                lever(f, "llama-server ... -c <smaller>", OLLAMA_SMALLER_CONTEXT),
             ));
             b.fix(fix(
                 FixId::SmallerBatch,
@@ -145,7 +179,7 @@ pub(super) fn llama_cpp(f: &Facts, b: &mut Board) {
                 "Halve the physical batch the compute buffers are sized for".into(),
                 GivesUp::Speed,
                 None,
-                "llama-server ... -ub 256 -fa on".into(),
+                lever(f, "llama-server ... -ub 256 -fa on", OLLAMA_HALF_BATCH),
             ));
         }
     }
@@ -202,12 +236,14 @@ fn mis_sized_graph(f: &Facts, b: &mut Board, q: u64, on: &str) {
     b.fix(fix(
         FixId::SmallerBatch,
         CauseId::MisSizedBuffer,
-        "Lower the physical batch (-ub) the graph is sized for, with flash attention on; halving it will not bring \
-         this buffer under any GPU"
-            .into(),
+        format!(
+            "Lower the physical batch ({}) the graph is sized for, with flash attention on; halving it will not bring \
+         this buffer under any GPU",
+            flag(f, "-ub")
+        ),
         GivesUp::Speed,
         None,
-        "llama-server ... -ub <smaller> -fa on".into(),
+        lever(f, "llama-server ... -ub <smaller> -fa on", OLLAMA_SMALLER_BATCH),
     ));
 }
 

@@ -237,7 +237,7 @@ fn without_free(f: &Facts, b: &mut Board, q: u64, t: u64) {
                 gib(mine)
             ),
         );
-        inspect_fix(b, None);
+        inspect_fix(f, b, None);
     }
     if !f.has_plan {
         checklist_fixes(b);
