@@ -692,3 +692,34 @@ fn fixes_speak_the_pasted_engines_and_vendors_syntax() {
     }
     assert!(checked >= 4, "only {checked} ROCm or Metal pastes");
 }
+
+/// vLLM loads fp8 weights only from compute capability 8.0
+/// (`Fp8Config.get_min_capability`): a plan on a V100 (7.0) is offered no
+/// fp8 anywhere, one on an A100 (8.0) still is.
+#[test]
+fn fp8_is_offered_only_on_a_gpu_vllm_runs_it_on() {
+    let model = preset("qwen2.5-14b");
+    let on = |gpu: &str| {
+        let g = shared::catalog::gpu(gpu).unwrap_or_else(|| panic!("{gpu}"));
+        Scenario {
+            engine: EngineKind::Vllm.with_defaults(),
+            gpus: vec![GpuSlot::from_catalog(g)],
+            ..Scenario::default()
+        }
+    };
+    let fp8 = |d: &Diagnosis| d.fixes.iter().filter(|f| f.code.contains("fp8")).count();
+    let v100 = on("v100-32gb");
+    let d = diagnose(
+        "58-vllm-v0-no-cache-blocks-command-line.txt",
+        &DiagnoseContext::error_only().with_plan(&model, &v100),
+    );
+    invariants(&d).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(fp8(&d), 0, "{:?}", d.fixes);
+    assert!(d.notes.iter().any(|n| n.contains("fp8 is left out") && n.contains("7.0")), "{:?}", d.notes);
+    let a100 = on("a100-40gb-sxm");
+    let d = diagnose(
+        "58-vllm-v0-no-cache-blocks-command-line.txt",
+        &DiagnoseContext::error_only().with_plan(&model, &a100),
+    );
+    assert!(fp8(&d) > 0, "{:?}", d.fixes);
+}

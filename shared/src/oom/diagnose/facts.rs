@@ -57,6 +57,8 @@ pub(super) struct Facts<'r> {
     pub(super) vllm_total: Option<u64>,
     /// The plan's weight format.
     pub(super) plan_weights: Option<crate::formats::WeightFormat>,
+    /// The plan's GPUs (none without a plan).
+    pub(super) plan_gpus: &'r [crate::estimate::GpuSlot],
     pub(super) notes: Vec<String>,
 }
 
@@ -153,6 +155,7 @@ impl<'r> Facts<'r> {
             utilization,
             vllm_total,
             plan_weights: ctx.plan.map(|p| p.scenario.weights),
+            plan_gpus: ctx.plan.map_or(&[], |p| p.scenario.gpus.as_slice()),
             free: r.free_bytes,
             requested,
             shortage,

@@ -256,13 +256,31 @@ pub(super) fn vllm_no_cache_blocks(f: &Facts, b: &mut Board) {
             crate::formats::WeightFormat::F32 | crate::formats::WeightFormat::Bf16 | crate::formats::WeightFormat::F16
         )
     });
-    if sixteen_bit {
+    // vLLM refuses fp8 below its minimum compute capability
+    // (`engines::vllm::FP8_MIN_CAPABILITY`): a plan on such a GPU gets no fp8.
+    let fp8 = crate::formats::WeightFormat::Fp8 { block: None };
+    let runs_fp8 = crate::solve::runs_on_gpus(fp8, crate::engines::EngineKind::Vllm, f.plan_gpus);
+    if sixteen_bit && !runs_fp8 {
+        let gpu = f
+            .plan_gpus
+            .iter()
+            .find(|g| g.compute_capability.is_some_and(|c| c < crate::engines::vllm::FP8_MIN_CAPABILITY));
+        b.notes.push(format!(
+            "fp8 is left out: vLLM loads fp8 weights from compute capability {} (Fp8Config.get_min_capability), \
+             and the plan's {} is {}.",
+            capability(crate::engines::vllm::FP8_MIN_CAPABILITY),
+            gpu.map_or("GPU", |g| g.name.as_str()),
+            gpu.and_then(|g| g.compute_capability).map_or("below it".into(), capability)
+        ));
+    } else if sixteen_bit {
         b.fix(fix(
             FixId::WeightFormat,
             CauseId::WeightsTooLarge,
-            "Load the weights in fp8 (about half of 16-bit), on a GPU that runs fp8 (vLLM: compute capability 8.0 \
-             and later)"
-                .into(),
+            format!(
+                "Load the weights in fp8 (about half of 16-bit), on a GPU that runs fp8 (vLLM: compute capability \
+                 {} and later)",
+                capability(crate::engines::vllm::FP8_MIN_CAPABILITY)
+            ),
             GivesUp::Quality,
             None,
             "vllm serve ... --quantization fp8".into(),
@@ -325,4 +343,9 @@ pub(super) fn vllm_sampler_warmup(f: &Facts, b: &mut Board) {
         None,
         "vllm serve ... --gpu-memory-utilization <lower than now, e.g. 0.85 from the default 0.90>".into(),
     ));
+}
+
+/// A compute capability as NVIDIA prints it: 80 → "8.0".
+fn capability(c: u32) -> String {
+    format!("{}.{}", c / 10, c % 10)
 }
