@@ -155,6 +155,9 @@ fn error_only_cases() -> Vec<(&'static str, Option<CauseId>)> {
         ("64-llama-pipeline-parallel-small-fifth-gpu.txt", Some(GpuImbalance)),
         ("65-vllm-tp2-identical-ranks.txt", Some(KvCacheGrowth)),
         ("66-llama-ollama-metal-compute-64k.txt", Some(TooLargeOverall)),
+        ("67-vllm-xpu-kv-short-by-rounding.txt", Some(KvCacheGrowth)),
+        // 16.00 GiB asked of a 15.24 GiB GPU.
+        ("68-modern-rocm-request-just-over-capacity.txt", Some(TooLargeOverall)),
     ]
 }
 
@@ -722,4 +725,24 @@ fn fp8_is_offered_only_on_a_gpu_vllm_runs_it_on() {
         &DiagnoseContext::error_only().with_plan(&model, &a100),
     );
     assert!(fp8(&d) > 0, "{:?}", d.fixes);
+}
+
+/// Figures said no finer than they are known: a difference of two figures
+/// rounded to 0.01 GiB is not "10.24 MiB"; 16.00 of 15.24 GiB is 1.05×, not
+/// 1.0×; "saves" only what a fix saves.
+#[test]
+fn figures_are_said_no_finer_than_they_are_known() {
+    let ctx = DiagnoseContext::error_only();
+    let d = diagnose("67-vllm-xpu-kv-short-by-rounding.txt", &ctx);
+    let said = format!("{:?} {:?}", d.causes, d.fixes);
+    assert!(!said.contains("10.24 MiB") && said.contains("rounding"), "{said}");
+    assert!(d.fixes.iter().filter(|f| f.id != FixId::KvCacheDtype).all(|f| f.saves_bytes.is_none()), "{:?}", d.fixes);
+    // The proportional length allows for the rounding: under 4.245 / 4.265 of 100,000.
+    let len = d.fixes.iter().find(|f| f.id == FixId::MaxModelLen).expect("a length");
+    assert!(len.code.ends_with("--max-model-len 99328"), "{}", len.code);
+
+    let d = diagnose("68-modern-rocm-request-just-over-capacity.txt", &ctx);
+    assert!(d.causes[0].evidence[0].contains("1.05×"), "{:?}", d.causes[0]);
+    let chunks = d.fixes.iter().find(|f| f.title.contains("chunks")).expect("chunks");
+    assert_eq!(chunks.saves_bytes, None, "{chunks:?}");
 }

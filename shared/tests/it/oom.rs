@@ -618,6 +618,23 @@ fn cases() -> Vec<(&'static str, Value)> {
                 "llama_cpp_stage": "compute_buffers", "via_ollama": true, "occurrences": 1
             }),
         ),
+        (
+            // vLLM on XPU, hard-wrapped: 4.26 GiB needed (4574140170.24), 4.25 left (4563402752).
+            "67-vllm-xpu-kv-short-by-rounding.txt",
+            json!({
+                "kind": "vllm_kv_cache_too_small", "max_seq_len": 100000, "kv_needed_bytes": 4574140170_u64,
+                "kv_available_bytes": 4563402752_u64, "occurrences": 1
+            }),
+        ),
+        (
+            // HIP on Strix Halo: 16.00 GiB asked of a 15.24 GiB GPU (16363825398.4), nothing held.
+            "68-modern-rocm-request-just-over-capacity.txt",
+            json!({
+                "kind": "pytorch", "backend": "hip", "requested_bytes": 17179869184_u64, "gpu_index": 0,
+                "total_bytes": 16363825398_u64, "free_bytes": 16202764124_u64, "allocated_bytes": 0,
+                "reserved_bytes": 0, "reserved_unallocated_bytes": 0, "occurrences": 1, "gpus_seen": [0]
+            }),
+        ),
     ]
 }
 
