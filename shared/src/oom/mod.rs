@@ -179,6 +179,11 @@ pub struct OomReport {
     /// size`, `ROCm1 model buffer size`, `on device 4`), ascending: the
     /// devices the model is split over, whichever one failed.
     pub devices_in_log: Vec<u32>,
+    /// vLLM: how many distinct worker prefixes the log has (`(VllmWorker
+    /// rank=1 pid=…)` in 0.8 – 0.9, `(Worker_TP1 pid=…)` and
+    /// `(Worker_PP1_TP0 pid=…)` from 0.10, v1/executor/multiproc_executor.py):
+    /// more than one is a split over GPUs.
+    pub worker_ranks: u32,
     /// llama.cpp: `pipeline parallelism enabled (n_copies=N)`
     /// (src/llama-context.cpp): each GPU keeps N copies of its compute
     /// buffers.
@@ -213,6 +218,8 @@ pub struct OomReport {
 /// Reads the out-of-memory error in a pasted log. Never panics and never
 /// fails; see the module documentation.
 pub fn parse(text: &str) -> OomReport {
+    // Read before normalising, which strips the workers' line prefixes.
+    let worker_ranks = vllm::worker_ranks(text.as_bytes());
     let text = normalize::normalize(text);
     let t = text.as_bytes();
 
@@ -264,6 +271,7 @@ pub fn parse(text: &str) -> OomReport {
         });
     }
     report.same_on_every_gpu = same_on_every_gpu;
+    report.worker_ranks = worker_ranks;
     report.occurrences = u32::try_from(count).unwrap_or(u32::MAX);
     report.gpus_seen = gpus_seen;
     report

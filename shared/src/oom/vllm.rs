@@ -221,3 +221,26 @@ fn utilization(t: &[u8]) -> Option<u64> {
     }
     best.map(|(_, p)| p)
 }
+
+/// The distinct vLLM worker prefixes of the log: `VllmWorker rank=N` and
+/// `Worker_TPn` / `Worker_PPm_TPn` (the worker's process name,
+/// v1/executor/multiproc_executor.py), each a GPU of the split.
+pub(super) fn worker_ranks(t: &[u8]) -> u32 {
+    let mut seen: Vec<&[u8]> = Vec::new();
+    for pat in ["VllmWorker rank=", "(Worker_"] {
+        for (_, end) in scan::find_all(t, pat) {
+            let len = t
+                .get(end..)
+                .unwrap_or_default()
+                .iter()
+                .take_while(|b| b.is_ascii_alphanumeric() || **b == b'_')
+                .count();
+            if let Some(label) = t.get(end..end + len).filter(|l| !l.is_empty())
+                && !seen.contains(&label)
+            {
+                seen.push(label);
+            }
+        }
+    }
+    u32::try_from(seen.len()).unwrap_or(u32::MAX)
+}

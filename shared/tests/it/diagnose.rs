@@ -654,6 +654,10 @@ fn a_split_is_seen_and_balanced_with_the_engines_own_lever() {
     assert!(pp.code.starts_with("VLLM_PP_LAYER_PARTITION=") && pp.code.contains("--pipeline-parallel-size 2"));
     assert!(d.causes.iter().any(|c| c.evidence.iter().any(|e| e.contains("(now 16,32)"))), "{:?}", d.causes);
 
+    // vLLM's sampler warm-up failed under two workers: a split, not one GPU.
+    let d = diagnose("53-vllm-v1-sampler-warmup.txt", &ctx);
+    assert!(!balance(&d).contains("One GPU"), "{}", balance(&d));
+
     let d = diagnose("65-vllm-tp2-identical-ranks.txt", &ctx);
     assert!(!d.causes.iter().any(|c| c.id == CauseId::GpuImbalance), "{:?}", d.causes);
     assert!(!d.fixes.iter().any(|f| f.code.contains("device_map")), "{:?}", d.fixes);

@@ -163,7 +163,7 @@ fn cases() -> Vec<(&'static str, Value)> {
                 "total_bytes": 99879464468_u64, "free_bytes": 1267015352, "allocated_bytes": 97313221509_u64,
                 "reserved_bytes": 97439616860_u64, "reserved_unallocated_bytes": 126395351,
                 "private_pool_bytes": 2480343613_u64, "processes": [{"pid": 2752205, "used_bytes": 98590974280_u64}],
-                "occurrences": 1, "gpus_seen": [1],
+                "worker_ranks": 1, "occurrences": 1, "gpus_seen": [1],
                 "notes": ["No \"this process\" entry"]
             }),
         ),
@@ -492,7 +492,7 @@ fn cases() -> Vec<(&'static str, Value)> {
         ),
         (
             "53-vllm-v1-sampler-warmup.txt",
-            json!({"kind": "vllm_sampler_warmup", "warmup_requests": 256, "occurrences": 1}),
+            json!({"kind": "vllm_sampler_warmup", "warmup_requests": 256, "worker_ranks": 2, "occurrences": 1}),
         ),
         (
             // `max seq len (1048576),` then `22.5 GiB KV cache is needed` with no
@@ -606,7 +606,7 @@ fn cases() -> Vec<(&'static str, Value)> {
                 "total_bytes": 25308094792_u64, "free_bytes": 623776891_u64, "allocated_bytes": 21700322263_u64,
                 "reserved_bytes": 21895336427_u64, "reserved_unallocated_bytes": 195014164_u64,
                 "private_pool_bytes": 134217728_u64, "processes": [{"pid": 133267, "used_bytes": 24663849697_u64}],
-                "occurrences": 2, "gpus_seen": [0, 1], "same_on_every_gpu": true,
+                "worker_ranks": 2, "occurrences": 2, "gpus_seen": [0, 1], "same_on_every_gpu": true,
                 "notes": ["symmetric split"]
             }),
         ),
