@@ -154,7 +154,7 @@ fn vllm_pipeline(f: &Facts, b: &mut Board) {
         CauseId::GpuImbalance,
         50,
         format!(
-            "vLLM runs {stages} pipeline stages and gives each the KV cache of the stage with the least room: the \
+            "with {stages} pipeline stages, vLLM gives each the KV cache of the stage with the least room: the \
              stage on the smallest GPU, or with the most layers{now}, limits them all; the error does not say which \
              stage that is"
         ),
