@@ -33,7 +33,7 @@ fn main() -> Result<(), Error> {
     );
     // Apart, so that what does not show them (the page) does not carry them.
     let mut sources = String::from(
-        "/// Each GPU's sources: id, memory, reserved, bandwidth, tflops, unified memory.\nconst SOURCES: &[[&str; 6]] = &[\n",
+        "/// Each GPU's sources: id, memory, reserved, bandwidth, tflops, unified memory, compute capability.\nconst SOURCES: &[[&str; 7]] = &[\n",
     );
     for g in list {
         let vendor = match text(g, "/vendor")? {
@@ -54,11 +54,21 @@ fn main() -> Result<(), Error> {
             Some(v) => v.as_u64().filter(|&n| n > 0).ok_or("gpus.json: unified_bytes is not a positive integer")?,
         };
         let unified_source = if unified_bytes > 0 { text(g, "/sources/unified")? } else { "" };
+        // NVIDIA's compute capability ("8.6"): it and its source, both or neither.
+        let (capability, capability_source) = match g.get("compute_capability") {
+            None => ("", ""),
+            Some(v) => (
+                v.as_str()
+                    .filter(|c| c.split_once('.').is_some())
+                    .ok_or("gpus.json: compute_capability is not \"X.Y\"")?,
+                text(g, "/sources/compute_capability")?,
+            ),
+        };
         writeln!(
             out,
             "    Row {{ id: {:?}, name: {:?}, vendor: GpuVendor::{vendor}, memory_bytes: {memory_bytes}, \
              reserved_mib: {reserved_mib}, memory_label: {:?}, bandwidth_gb_s: {:?}, bf16_dense_tflops: {:?}, \
-             unified_bytes: {unified_bytes} }},",
+             unified_bytes: {unified_bytes}, compute_capability: {capability:?} }},",
             text(g, "/id")?,
             text(g, "/name")?,
             text(g, "/memory_label")?,
@@ -67,13 +77,14 @@ fn main() -> Result<(), Error> {
         )?;
         writeln!(
             sources,
-            "    [{:?}, {:?}, {:?}, {:?}, {:?}, {:?}],",
+            "    [{:?}, {:?}, {:?}, {:?}, {:?}, {:?}, {:?}],",
             text(g, "/id")?,
             text(g, "/sources/memory")?,
             text(g, "/sources/reserved")?,
             text(g, "/sources/bandwidth")?,
             text(g, "/sources/tflops")?,
             unified_source,
+            capability_source,
         )?;
     }
     out.push_str("];\n");

@@ -137,8 +137,18 @@ pub fn runs_on(format: WeightFormat, engine: EngineKind) -> bool {
     engine.runs(format)
 }
 
+/// Whether the engine loads `format` on every GPU of `gpus`: it loads the
+/// format, and each GPU whose compute capability is known meets the
+/// engine's minimum for it (`EngineKind::min_capability`).
+pub fn runs_on_gpus(format: WeightFormat, engine: EngineKind, gpus: &[GpuSlot]) -> bool {
+    runs_on(format, engine)
+        && engine
+            .min_capability(format)
+            .is_none_or(|min| gpus.iter().all(|g| g.compute_capability.is_none_or(|c| c >= min)))
+}
+
 pub fn least_aggressive_format(model: &Model, s: &Scenario) -> Option<WeightFormat> {
-    WeightFormat::CHOICES.iter().copied().filter(|f| runs_on(*f, s.engine.kind())).find(|&f| {
+    WeightFormat::CHOICES.iter().copied().filter(|&f| runs_on_gpus(f, s.engine.kind(), &s.gpus)).find(|&f| {
         let mut out = s.clone();
         out.weights = f;
         // An fp32 cache only follows fp32 weights.

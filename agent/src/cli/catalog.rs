@@ -66,6 +66,9 @@ struct GpuRow<'a> {
     /// shares with the host.
     #[serde(skip_serializing_if = "Option::is_none")]
     unified_bytes: Option<u64>,
+    /// NVIDIA's compute capability ("8.9"), which vLLM's fp8 needs.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    compute_capability: Option<&'a str>,
     sources: catalog::gpus::GpuSources,
 }
 
@@ -84,6 +87,7 @@ pub fn gpus(args: ListArgs) -> anyhow::Result<()> {
                 bandwidth_gb_s: g.bandwidth_gb_s,
                 bf16_dense_tflops: g.bf16_dense_tflops,
                 unified_bytes: g.unified_bytes,
+                compute_capability: g.compute_capability.as_deref(),
                 sources: g.sources(),
             })
             .collect();

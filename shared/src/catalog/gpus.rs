@@ -55,6 +55,11 @@ pub struct Gpu {
     /// KV kept on the CPU, buffers) comes out of the same memory.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub unified_bytes: Option<u64>,
+    /// NVIDIA's compute capability, "major.minor" as NVIDIA's table of CUDA
+    /// GPUs prints it (V100 "7.0", RTX 4090 "8.9"): which kernels run, such
+    /// as vLLM's fp8. `None` for AMD and Apple GPUs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub compute_capability: Option<String>,
 }
 
 impl Gpu {
@@ -62,6 +67,14 @@ impl Gpu {
     /// less what it reserves.
     pub fn cuda_total_bytes(&self) -> u64 {
         self.memory_bytes.saturating_sub(u64::from(self.reserved_mib) << 20)
+    }
+
+    /// The compute capability as vLLM and PyTorch compare it
+    /// (`DeviceCapability.to_int()`, vllm/platforms/interface.py:
+    /// `major * 10 + minor`, 8.9 → 89).
+    pub fn capability(&self) -> Option<u32> {
+        let (major, minor) = self.compute_capability.as_deref()?.split_once('.')?;
+        Some(major.parse::<u32>().ok()? * 10 + minor.parse::<u32>().ok()?)
     }
 
     /// Where each figure comes from (kept in a table of its own, so that code
@@ -74,6 +87,7 @@ impl Gpu {
             bandwidth: row[3].into(),
             tflops: row[4].into(),
             unified: (!row[5].is_empty()).then(|| row[5].into()),
+            compute_capability: (!row[6].is_empty()).then(|| row[6].into()),
         }
     }
 }
@@ -87,6 +101,9 @@ pub struct GpuSources {
     /// Where the unified memory figure comes from, for a unified-memory GPU.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub unified: Option<String>,
+    /// Where the compute capability comes from, for an NVIDIA GPU.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub compute_capability: Option<String>,
 }
 
 static GPUS: OnceLock<Vec<Gpu>> = OnceLock::new();
@@ -103,6 +120,8 @@ struct Row {
     bf16_dense_tflops: f64,
     /// 0: a discrete GPU.
     unified_bytes: u64,
+    /// "": not an NVIDIA GPU.
+    compute_capability: &'static str,
 }
 
 include!(concat!(env!("OUT_DIR"), "/gpus.rs"));
@@ -123,6 +142,7 @@ pub fn gpus() -> &'static [Gpu] {
                 bandwidth_gb_s: r.bandwidth_gb_s,
                 bf16_dense_tflops: r.bf16_dense_tflops,
                 unified_bytes: (r.unified_bytes > 0).then_some(r.unified_bytes),
+                compute_capability: (!r.compute_capability.is_empty()).then(|| r.compute_capability.into()),
             })
             .collect()
     })

@@ -229,6 +229,18 @@ impl EngineKind {
         }
     }
 
+    /// The lowest compute capability (`Gpu::capability`, 8.0 → 80) on which
+    /// the engine loads `format`; `None` where it sets none of its own.
+    pub fn min_capability(self, format: WeightFormat) -> Option<u32> {
+        use WeightFormat as F;
+        match (self, format) {
+            (Self::Vllm, F::Fp8 { .. }) => Some(vllm::FP8_MIN_CAPABILITY),
+            // SGLang's, transformers' and llama.cpp's own checks are not
+            // read here; llama.cpp and Ollama refuse fp8 outright (`refuses`).
+            (Self::Vllm | Self::Sglang | Self::Transformers | Self::LlamaCpp | Self::Ollama, _) => None,
+        }
+    }
+
     /// The first engine that loads `format` (llama.cpp for GGUF).
     pub fn runner_of(format: WeightFormat) -> Option<Self> {
         Self::ALL.iter().copied().find(|k| k.runs(format))

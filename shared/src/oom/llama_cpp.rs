@@ -264,7 +264,39 @@ fn occurrence(t: &[u8], group: &[Event<'_>]) -> Occurrence {
             );
         }
     }
+    // ik_llama.cpp's MLA cache line (src/llama.cpp@18b0375:21243-21250),
+    // anywhere before the failure: the log is ik's, with MLA on.
+    r.ik_mla = scan::find(t, 0, first, "c^KV (").is_some();
+    r.devices_in_log = devices_in_log(t);
+    r.via_ollama = ["llama runner process has terminated", "llama runner terminated"]
+        .into_iter()
+        .any(|m| scan::find(t, 0, t.len(), m).is_some());
+    if let Some((_, end)) = scan::find_last(t, last_end, "pipeline parallelism enabled (n_copies=") {
+        r.pipeline_copies = Cur::new(t, end).uint();
+    }
     Occurrence { start: first, report: r }
+}
+
+/// Every GPU the log names: ggml's buffer type names (`CUDA3`, `ROCm1`,
+/// `Vulkan0`, `SYCL2`; not `CUDA_Host` nor `cudaMalloc`) and `on device N`.
+fn devices_in_log(t: &[u8]) -> Vec<u32> {
+    let mut out = Vec::new();
+    for prefix in ["CUDA", "ROCm", "Vulkan", "SYCL"] {
+        for (start, end) in scan::find_all(t, prefix) {
+            let word_start = start == 0 || t.get(start - 1).is_some_and(|b| !b.is_ascii_alphanumeric());
+            let digits = t.get(end..).unwrap_or_default().iter().take_while(|b| b.is_ascii_digit()).count();
+            let word_end = t.get(end + digits).is_none_or(|b| !b.is_ascii_alphanumeric() && *b != b'_');
+            if word_start && digits > 0 && word_end {
+                out.extend(t.get(start..end + digits).and_then(device_index));
+            }
+        }
+    }
+    for (_, end) in scan::find_all(t, "on device ") {
+        out.extend(Cur::new(t, end).uint().and_then(|d| u32::try_from(d).ok()));
+    }
+    crate::order::sort(&mut out);
+    out.dedup();
+    out
 }
 
 fn starts_with_ci(name: &[u8], prefix: &[u8]) -> bool {

@@ -165,6 +165,38 @@ pub struct OomReport {
     pub gpu_memory_utilization_permille: Option<u64>,
     /// llama.cpp: what was being allocated.
     pub llama_cpp_stage: Option<LlamaCppStage>,
+    /// llama.cpp: the log is ik_llama.cpp's with its MLA cache (`KV self
+    /// size = …, c^KV (f16): …`, src/llama.cpp@18b0375:21243-21250), whose
+    /// attention batch `-amb` caps.
+    pub ik_mla: bool,
+    /// llama.cpp: the failure came through Ollama, which runs llama.cpp as
+    /// its runner and reports `llama runner process has terminated: …`
+    /// (llm/server.go, 0.1 – 0.12) or logs `msg="llama runner terminated"`:
+    /// its levers are Ollama's (`PARAMETER num_ctx`, `OLLAMA_*`), not
+    /// llama-server's flags.
+    pub via_ollama: bool,
+    /// llama.cpp: every GPU its log names a buffer on (`CUDA3 KV buffer
+    /// size`, `ROCm1 model buffer size`, `on device 4`), ascending: the
+    /// devices the model is split over, whichever one failed.
+    pub devices_in_log: Vec<u32>,
+    /// vLLM: how many distinct worker prefixes the log has (`(VllmWorker
+    /// rank=1 pid=…)` in 0.8 – 0.9, `(Worker_TP1 pid=…)` and
+    /// `(Worker_PP1_TP0 pid=…)` from 0.10, v1/executor/multiproc_executor.py):
+    /// more than one is a split over GPUs.
+    pub worker_ranks: u32,
+    /// llama.cpp: `pipeline parallelism enabled (n_copies=N)`
+    /// (src/llama-context.cpp): each GPU keeps N copies of its compute
+    /// buffers.
+    pub pipeline_copies: Option<u64>,
+    /// vLLM: `--pipeline-parallel-size N` (or `-pp N`,
+    /// `pipeline_parallel_size=N`) as the paste names it.
+    pub pipeline_parallel_size: Option<u64>,
+    /// vLLM: `VLLM_PP_LAYER_PARTITION=a,b,…`, the layers of each pipeline
+    /// stage, as the paste sets it.
+    pub pp_layer_partition: Vec<u64>,
+    /// The messages on several GPUs carry the same request and allocation:
+    /// ranks of a symmetric (tensor-parallel) split, not one overloaded GPU.
+    pub same_on_every_gpu: bool,
     /// vLLM: how many dummy requests the sampler warm-up ran.
     pub warmup_requests: Option<u64>,
     /// SGLang: `mem_fraction_static` as the error names it, in thousandths.
@@ -186,6 +218,8 @@ pub struct OomReport {
 /// Reads the out-of-memory error in a pasted log. Never panics and never
 /// fails; see the module documentation.
 pub fn parse(text: &str) -> OomReport {
+    // Read before normalising, which strips the workers' line prefixes.
+    let worker_ranks = vllm::worker_ranks(text.as_bytes());
     let text = normalize::normalize(text);
     let t = text.as_bytes();
 
@@ -204,6 +238,7 @@ pub fn parse(text: &str) -> OomReport {
     crate::order::sort(&mut gpus_seen);
     gpus_seen.dedup();
     let count = found.len();
+    let same_on_every_gpu = gpus_seen.len() > 1 && symmetric(&found);
     let chosen = found.iter().rposition(|o| missing_fields(&o.report).is_empty()).unwrap_or(last);
     let Occurrence { start, mut report } = found.swap_remove(chosen);
 
@@ -222,14 +257,42 @@ pub fn parse(text: &str) -> OomReport {
     }
     if gpus_seen.len() > 1 {
         let list: Vec<String> = gpus_seen.iter().map(u32::to_string).collect();
-        report.notes.push(format!(
-            "The messages name several GPUs ({}): check whether one GPU of the split is overloaded.",
-            list.join(", ")
-        ));
+        report.notes.push(if same_on_every_gpu {
+            format!(
+                "The messages on GPUs {} ask for the same memory with the same amount allocated: ranks of a \
+                 symmetric split, each as full as the others.",
+                list.join(", ")
+            )
+        } else {
+            format!(
+                "The messages name several GPUs ({}): check whether one GPU of the split is overloaded.",
+                list.join(", ")
+            )
+        });
     }
+    report.same_on_every_gpu = same_on_every_gpu;
+    report.worker_ranks = worker_ranks;
     report.occurrences = u32::try_from(count).unwrap_or(u32::MAX);
     report.gpus_seen = gpus_seen;
     report
+}
+
+/// Whether every message names a GPU and asks for the same bytes with the
+/// same allocation (within 2 %, what two ranks' differing rounding and
+/// bookkeeping allow): tensor-parallel ranks fail alike.
+fn symmetric(found: &[Occurrence]) -> bool {
+    let Some(first) = found.first().map(|o| &o.report) else { return false };
+    let near = |a: Option<u64>, b: Option<u64>| match (a, b) {
+        (Some(a), Some(b)) => a.abs_diff(b) <= a.max(b) / 50,
+        (None, None) => true,
+        (Some(_), None) | (None, Some(_)) => false,
+    };
+    first.requested_bytes.is_some()
+        && found.iter().all(|o| {
+            o.report.gpu_index.is_some()
+                && o.report.requested_bytes == first.requested_bytes
+                && near(o.report.allocated_bytes, first.allocated_bytes)
+        })
 }
 
 /// One message found in the text, before one is chosen for the report.

@@ -125,6 +125,25 @@ pub(super) fn fill_context(t: &[u8], error_start: usize, r: &mut OomReport) {
         return;
     }
     r.gpu_memory_utilization_permille = utilization(t);
+    r.pipeline_parallel_size = last_uint(
+        t,
+        &[
+            "--pipeline-parallel-size=",
+            "--pipeline-parallel-size ",
+            "-pp ",
+            "pipeline_parallel_size=",
+            "'pipeline_parallel_size':",
+        ],
+    );
+    if let Some((_, end)) = scan::find_last(t, t.len(), "VLLM_PP_LAYER_PARTITION=") {
+        let mut c = Cur::new(t, end);
+        while let Some(n) = c.uint() {
+            r.pp_layer_partition.push(n);
+            if !c.lit(",") {
+                break;
+            }
+        }
+    }
     // V0's profile (`worker/worker.py::determine_num_available_blocks`,
     // 0.6.4 - 0.7): `the current vLLM instance can use total_gpu_memory
     // (8.00GiB) x gpu_memory_utilization (0.70) = 5.60GiB` and `… the rest
@@ -158,6 +177,21 @@ pub(super) fn fill_context(t: &[u8], error_start: usize, r: &mut OomReport) {
     }
 }
 
+/// The last whole number one of `forms` gives (a command line's flag, the
+/// engine config's `name=N`, the non-default args' `'name': N`).
+fn last_uint(t: &[u8], forms: &[&str]) -> Option<u64> {
+    let mut best: Option<(usize, u64)> = None;
+    for form in forms {
+        for (start, end) in scan::find_all(t, form) {
+            let Some(n) = Cur::new(t, end).uint() else { continue };
+            if best.is_none_or(|(at, _)| start > at) {
+                best = Some((start, n));
+            }
+        }
+    }
+    best.map(|(_, n)| n)
+}
+
 /// `gpu_memory_utilization` where vLLM or its launcher names it: the last of
 /// `--gpu-memory-utilization[=| ]X` (a command line), `gpu_memory_utilization=X`
 /// (the engine config line), `'gpu_memory_utilization': X` (the non-default
@@ -186,4 +220,27 @@ fn utilization(t: &[u8]) -> Option<u64> {
         }
     }
     best.map(|(_, p)| p)
+}
+
+/// The distinct vLLM worker prefixes of the log: `VllmWorker rank=N` and
+/// `Worker_TPn` / `Worker_PPm_TPn` (the worker's process name,
+/// v1/executor/multiproc_executor.py), each a GPU of the split.
+pub(super) fn worker_ranks(t: &[u8]) -> u32 {
+    let mut seen: Vec<&[u8]> = Vec::new();
+    for pat in ["VllmWorker rank=", "(Worker_"] {
+        for (_, end) in scan::find_all(t, pat) {
+            let len = t
+                .get(end..)
+                .unwrap_or_default()
+                .iter()
+                .take_while(|b| b.is_ascii_alphanumeric() || **b == b'_')
+                .count();
+            if let Some(label) = t.get(end..end + len).filter(|l| !l.is_empty())
+                && !seen.contains(&label)
+            {
+                seen.push(label);
+            }
+        }
+    }
+    u32::try_from(seen.len()).unwrap_or(u32::MAX)
 }

@@ -46,6 +46,10 @@ pub struct GpuSlot {
     /// with a Metal backend run (`GpuVendor::runs_cuda_or_rocm`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub vendor: Option<GpuVendor>,
+    /// A catalog NVIDIA GPU's compute capability as vLLM compares it
+    /// (`Gpu::capability`, 8.9 → 89): which quantisation kernels run.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub compute_capability: Option<u32>,
 }
 
 impl GpuSlot {
@@ -59,6 +63,7 @@ impl GpuSlot {
             bf16_tflops: None,
             unified_bytes: None,
             vendor: None,
+            compute_capability: None,
         }
     }
 
@@ -71,6 +76,7 @@ impl GpuSlot {
             bf16_tflops: Some(gpu.bf16_dense_tflops),
             unified_bytes: gpu.unified_bytes,
             vendor: Some(gpu.vendor),
+            compute_capability: gpu.capability(),
         }
     }
 

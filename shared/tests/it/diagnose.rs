@@ -149,6 +149,15 @@ fn error_only_cases() -> Vec<(&'static str, Option<CauseId>)> {
         // More held than the GPU has: lent system memory, not fragmentation.
         ("61-legacy-windows-sysmem-allocated-over-capacity.txt", Some(TooLargeOverall)),
         ("62-modern-allocated-over-capacity.txt", Some(TooLargeOverall)),
+        // 272.81 GiB in one compute buffer: more than any GPU there is.
+        ("63-llama-ik-mla-compute-larger-than-any-gpu.txt", Some(MisSizedBuffer)),
+        // A 144 MiB compute buffer on the fifth GPU of a pipeline: the split, not the size.
+        ("64-llama-pipeline-parallel-small-fifth-gpu.txt", Some(GpuImbalance)),
+        ("65-vllm-tp2-identical-ranks.txt", Some(KvCacheGrowth)),
+        ("66-llama-ollama-metal-compute-64k.txt", Some(TooLargeOverall)),
+        ("67-vllm-xpu-kv-short-by-rounding.txt", Some(KvCacheGrowth)),
+        // 16.00 GiB asked of a 15.24 GiB GPU.
+        ("68-modern-rocm-request-just-over-capacity.txt", Some(TooLargeOverall)),
     ]
 }
 
@@ -606,4 +615,138 @@ fn a_bare_error_gets_the_checklist_and_no_invented_saving() {
         assert!(!f.title.contains("Llama 3"), "{}", f.title);
         assert!(f.title.contains("giving up model size"), "{}", f.title);
     }
+}
+
+/// A compute buffer larger than the catalog's largest GPU is a mis-sized
+/// graph: ik_llama.cpp's `-amb` is named, and no fix claims that halving
+/// the batch saves half of it, as if that then fitted.
+#[test]
+fn a_buffer_larger_than_any_gpu_is_a_mis_sized_graph() {
+    let d = diagnose("63-llama-ik-mla-compute-larger-than-any-gpu.txt", &DiagnoseContext::error_only());
+    invariants(&d).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(d.causes[0].id, CauseId::MisSizedBuffer, "{:?}", d.causes);
+    assert!(!d.causes.iter().any(|c| c.id == CauseId::TooLargeOverall), "{:?}", d.causes);
+    let largest = shared::catalog::gpus().iter().map(|g| g.memory_bytes).max().unwrap_or(0);
+    assert!(d.causes[0].evidence[0].contains(&shared::units::format_bytes(largest, shared::units::UnitSystem::Binary)));
+    assert!(d.fixes[0].code.contains("-amb "), "{:?}", d.fixes);
+    assert!(!d.fixes.iter().any(|f| f.code.contains("-ub 256")), "{:?}", d.fixes);
+    assert!(d.fixes.iter().all(|f| f.saves_bytes.is_none()), "{:?}", d.fixes);
+    // A compute buffer that fits a GPU keeps the "full to the last buffer" reading.
+    let small = diagnose("35-llama-compute-buffers-gallocr.txt", &DiagnoseContext::error_only());
+    assert!(!small.causes.iter().any(|c| c.id == CauseId::MisSizedBuffer), "{:?}", small.causes);
+}
+
+/// Multi-GPU pastes are never "one GPU": llama.cpp's split gets `-ts` for
+/// the GPU that failed, vLLM's pipeline `VLLM_PP_LAYER_PARTITION`, and
+/// tensor-parallel ranks that fail alike are no imbalance.
+#[test]
+fn a_split_is_seen_and_balanced_with_the_engines_own_lever() {
+    let ctx = DiagnoseContext::error_only();
+    let balance = |d: &Diagnosis| d.checklist[3].finding.clone();
+    let d = diagnose("64-llama-pipeline-parallel-small-fifth-gpu.txt", &ctx);
+    assert!(!balance(&d).contains("One GPU"), "{}", balance(&d));
+    assert!(d.causes[0].evidence[0].contains("GPU 4"), "{:?}", d.causes);
+    assert!(d.fixes[0].code.starts_with("llama-server ... -ts "), "{:?}", d.fixes);
+
+    let d = diagnose("59-vllm-v1-kv-too-small-pipeline-parallel.txt", &ctx);
+    assert!(!balance(&d).contains("One GPU"), "{}", balance(&d));
+    let pp = d.fixes.iter().find(|f| f.cause == CauseId::GpuImbalance).expect("a pipeline fix");
+    assert!(pp.code.starts_with("VLLM_PP_LAYER_PARTITION=") && pp.code.contains("--pipeline-parallel-size 2"));
+    assert!(d.causes.iter().any(|c| c.evidence.iter().any(|e| e.contains("(now 16,32)"))), "{:?}", d.causes);
+
+    // vLLM's sampler warm-up failed under two workers: a split, not one GPU.
+    let d = diagnose("53-vllm-v1-sampler-warmup.txt", &ctx);
+    assert!(!balance(&d).contains("One GPU"), "{}", balance(&d));
+
+    let d = diagnose("65-vllm-tp2-identical-ranks.txt", &ctx);
+    assert!(!d.causes.iter().any(|c| c.id == CauseId::GpuImbalance), "{:?}", d.causes);
+    assert!(!d.fixes.iter().any(|f| f.code.contains("device_map")), "{:?}", d.fixes);
+    assert!(balance(&d).contains("symmetric"), "{}", balance(&d));
+}
+
+/// Fixes and hints in the syntax of what ran: an Ollama paste gets Ollama's
+/// settings, never llama-server's flags; `nvidia-smi` only where the paste
+/// is NVIDIA's (or does not say), `amd-smi` on ROCm.
+#[test]
+fn fixes_speak_the_pasted_engines_and_vendors_syntax() {
+    let ctx = DiagnoseContext::error_only();
+    for file in ["36-llama-ollama-json-escaped.txt", "66-llama-ollama-metal-compute-64k.txt"] {
+        let d = diagnose(file, &ctx);
+        assert!(!d.fixes.is_empty(), "{file}");
+        for f in &d.fixes {
+            assert!(!f.code.contains("llama-server") && !f.title.contains("(-c)"), "{file}: {f:?}");
+        }
+        assert!(d.fixes.iter().any(|f| f.code.contains("PARAMETER num_")), "{file}: {:?}", d.fixes);
+    }
+    let mut checked = 0;
+    for entry in fs::read_dir(FIXTURES).into_iter().flatten().flatten() {
+        let file = entry.file_name().to_string_lossy().into_owned();
+        let report = oom::parse(&read(&file));
+        let Some(backend @ (oom::GpuBackend::Hip | oom::GpuBackend::Metal)) = report.backend else { continue };
+        let d = oom::diagnose(&report, &ctx);
+        let text: Vec<&str> = d
+            .fixes
+            .iter()
+            .map(|f| f.code.as_str())
+            .chain(d.needs.iter().map(String::as_str))
+            .chain(d.checklist.iter().map(|c| c.finding.as_str()))
+            .collect();
+        assert!(!text.iter().any(|t| t.contains("nvidia-smi")), "{file}: {text:?}");
+        if backend == oom::GpuBackend::Hip && d.fixes.iter().any(|f| f.id == FixId::InspectGpu) {
+            assert!(d.fixes.iter().any(|f| f.code.starts_with("amd-smi")), "{file}");
+        }
+        checked += 1;
+    }
+    assert!(checked >= 4, "only {checked} ROCm or Metal pastes");
+}
+
+/// vLLM loads fp8 weights only from compute capability 8.0
+/// (`Fp8Config.get_min_capability`): a plan on a V100 (7.0) is offered no
+/// fp8 anywhere, one on an A100 (8.0) still is.
+#[test]
+fn fp8_is_offered_only_on_a_gpu_vllm_runs_it_on() {
+    let model = preset("qwen2.5-14b");
+    let on = |gpu: &str| {
+        let g = shared::catalog::gpu(gpu).unwrap_or_else(|| panic!("{gpu}"));
+        Scenario {
+            engine: EngineKind::Vllm.with_defaults(),
+            gpus: vec![GpuSlot::from_catalog(g)],
+            ..Scenario::default()
+        }
+    };
+    let fp8 = |d: &Diagnosis| d.fixes.iter().filter(|f| f.code.contains("fp8")).count();
+    let v100 = on("v100-32gb");
+    let d = diagnose(
+        "58-vllm-v0-no-cache-blocks-command-line.txt",
+        &DiagnoseContext::error_only().with_plan(&model, &v100),
+    );
+    invariants(&d).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(fp8(&d), 0, "{:?}", d.fixes);
+    assert!(d.notes.iter().any(|n| n.contains("fp8 is left out") && n.contains("7.0")), "{:?}", d.notes);
+    let a100 = on("a100-40gb-sxm");
+    let d = diagnose(
+        "58-vllm-v0-no-cache-blocks-command-line.txt",
+        &DiagnoseContext::error_only().with_plan(&model, &a100),
+    );
+    assert!(fp8(&d) > 0, "{:?}", d.fixes);
+}
+
+/// Figures said no finer than they are known: a difference of two figures
+/// rounded to 0.01 GiB is not "10.24 MiB"; 16.00 of 15.24 GiB is 1.05×, not
+/// 1.0×; "saves" only what a fix saves.
+#[test]
+fn figures_are_said_no_finer_than_they_are_known() {
+    let ctx = DiagnoseContext::error_only();
+    let d = diagnose("67-vllm-xpu-kv-short-by-rounding.txt", &ctx);
+    let said = format!("{:?} {:?}", d.causes, d.fixes);
+    assert!(!said.contains("10.24 MiB") && said.contains("rounding"), "{said}");
+    assert!(d.fixes.iter().filter(|f| f.id != FixId::KvCacheDtype).all(|f| f.saves_bytes.is_none()), "{:?}", d.fixes);
+    // The proportional length allows for the rounding: under 4.245 / 4.265 of 100,000.
+    let len = d.fixes.iter().find(|f| f.id == FixId::MaxModelLen).expect("a length");
+    assert!(len.code.ends_with("--max-model-len 99328"), "{}", len.code);
+
+    let d = diagnose("68-modern-rocm-request-just-over-capacity.txt", &ctx);
+    assert!(d.causes[0].evidence[0].contains("1.05×"), "{:?}", d.causes[0]);
+    let chunks = d.fixes.iter().find(|f| f.title.contains("chunks")).expect("chunks");
+    assert_eq!(chunks.saves_bytes, None, "{chunks:?}");
 }

@@ -270,3 +270,28 @@ fn a_driver_s_device_name_is_its_catalog_gpu() {
     assert_eq!(id("NVIDIA H100 80GB HBM3"), None);
     assert_eq!(id(""), None);
 }
+
+/// Every NVIDIA GPU carries its compute capability from NVIDIA's table,
+/// sourced; AMD and Apple GPUs carry none (vLLM's capability checks are
+/// CUDA's).
+#[test]
+fn nvidia_gpus_carry_a_sourced_compute_capability() {
+    for g in gpus() {
+        match g.vendor {
+            GpuVendor::Nvidia => {
+                let c = g.capability().unwrap_or_else(|| panic!("{}: compute_capability", g.id));
+                assert!((70..=121).contains(&c), "{}: {c}", g.id);
+                let source = g.sources().compute_capability.unwrap_or_default();
+                assert!(source.contains("developer.nvidia.com/cuda-gpus"), "{}: {source}", g.id);
+            }
+            GpuVendor::Amd | GpuVendor::Apple => {
+                assert!(g.compute_capability.is_none() && g.sources().compute_capability.is_none(), "{}", g.id)
+            }
+        }
+    }
+    let cap = |id: &str| gpu(id).and_then(Gpu::capability);
+    assert_eq!(
+        (cap("v100-32gb"), cap("a100-80gb-sxm"), cap("rtx-4090"), cap("h100-sxm")),
+        (Some(70), Some(80), Some(89), Some(90))
+    );
+}

@@ -163,7 +163,7 @@ fn cases() -> Vec<(&'static str, Value)> {
                 "total_bytes": 99879464468_u64, "free_bytes": 1267015352, "allocated_bytes": 97313221509_u64,
                 "reserved_bytes": 97439616860_u64, "reserved_unallocated_bytes": 126395351,
                 "private_pool_bytes": 2480343613_u64, "processes": [{"pid": 2752205, "used_bytes": 98590974280_u64}],
-                "occurrences": 1, "gpus_seen": [1],
+                "worker_ranks": 1, "occurrences": 1, "gpus_seen": [1],
                 "notes": ["No \"this process\" entry"]
             }),
         ),
@@ -192,8 +192,8 @@ fn cases() -> Vec<(&'static str, Value)> {
                 "kind": "pytorch", "backend": "cuda", "requested_bytes": 939524096, "gpu_index": 1,
                 "total_bytes": 47609712476_u64, "free_bytes": 522452992, "allocated_bytes": 46127948759_u64,
                 "reserved_bytes": 46541203046_u64, "reserved_unallocated_bytes": 413254287,
-                "process_in_use_bytes": 47072841564_u64, "occurrences": 2, "gpus_seen": [0, 1],
-                "notes": ["Found 2 out-of-memory messages", "several GPUs (0, 1)"]
+                "process_in_use_bytes": 47072841564_u64, "same_on_every_gpu": true, "occurrences": 2, "gpus_seen": [0, 1],
+                "notes": ["Found 2 out-of-memory messages", "symmetric split"]
             }),
         ),
         (
@@ -346,35 +346,36 @@ fn cases() -> Vec<(&'static str, Value)> {
             "33-llama-model-load.txt",
             json!({
                 "kind": "llama_cpp", "backend": "cuda", "requested_bytes": 7974961152_u64, "gpu_index": 0,
-                "llama_cpp_stage": "model_weights", "occurrences": 1, "gpus_seen": [0]
+                "llama_cpp_stage": "model_weights", "devices_in_log": [0], "occurrences": 1, "gpus_seen": [0]
             }),
         ),
         (
             "34-llama-kv-cache-device-1.txt",
             json!({
                 "kind": "llama_cpp", "backend": "cuda", "requested_bytes": 8589934592_u64, "gpu_index": 1,
-                "llama_cpp_stage": "kv_cache", "occurrences": 1, "gpus_seen": [1]
+                "llama_cpp_stage": "kv_cache", "devices_in_log": [1], "occurrences": 1, "gpus_seen": [1]
             }),
         ),
         (
             "35-llama-compute-buffers-gallocr.txt",
             json!({
                 "kind": "llama_cpp", "backend": "cuda", "requested_bytes": 2147483648_u64, "gpu_index": 0,
-                "llama_cpp_stage": "compute_buffers", "occurrences": 1, "gpus_seen": [0]
+                "llama_cpp_stage": "compute_buffers", "devices_in_log": [0], "occurrences": 1, "gpus_seen": [0]
             }),
         ),
         (
             "36-llama-ollama-json-escaped.txt",
             json!({
                 "kind": "llama_cpp", "backend": "cuda", "requested_bytes": 5064192000_u64, "gpu_index": 0,
-                "llama_cpp_stage": "model_weights", "occurrences": 1, "gpus_seen": [0]
+                "llama_cpp_stage": "model_weights", "devices_in_log": [0], "via_ollama": true, "occurrences": 1,
+                "gpus_seen": [0]
             }),
         ),
         (
             "37-llama-rocm-model-load.txt",
             json!({
                 "kind": "llama_cpp", "backend": "hip", "requested_bytes": 24032559104_u64, "gpu_index": 0,
-                "llama_cpp_stage": "model_weights", "occurrences": 1, "gpus_seen": [0]
+                "llama_cpp_stage": "model_weights", "devices_in_log": [0], "occurrences": 1, "gpus_seen": [0]
             }),
         ),
         (
@@ -387,7 +388,7 @@ fn cases() -> Vec<(&'static str, Value)> {
             "39-llama-two-failures-multi-gpu.txt",
             json!({
                 "kind": "llama_cpp", "backend": "cuda", "requested_bytes": 18119917568_u64, "gpu_index": 0,
-                "llama_cpp_stage": "model_weights", "occurrences": 2, "gpus_seen": [0, 1],
+                "llama_cpp_stage": "model_weights", "devices_in_log": [0, 1], "occurrences": 2, "gpus_seen": [0, 1],
                 "notes": ["Found 2 out-of-memory messages", "several GPUs (0, 1)"]
             }),
         ),
@@ -491,7 +492,7 @@ fn cases() -> Vec<(&'static str, Value)> {
         ),
         (
             "53-vllm-v1-sampler-warmup.txt",
-            json!({"kind": "vllm_sampler_warmup", "warmup_requests": 256, "occurrences": 1}),
+            json!({"kind": "vllm_sampler_warmup", "warmup_requests": 256, "worker_ranks": 2, "occurrences": 1}),
         ),
         (
             // `max seq len (1048576),` then `22.5 GiB KV cache is needed` with no
@@ -542,7 +543,8 @@ fn cases() -> Vec<(&'static str, Value)> {
             json!({
                 "kind": "vllm_kv_cache_too_small", "max_seq_len": 262144, "kv_needed_bytes": 25769803776_u64,
                 "kv_available_bytes": 3414499000_u64, "estimated_max_model_len": 34736,
-                "gpu_memory_utilization_permille": 900, "occurrences": 1
+                "gpu_memory_utilization_permille": 900, "pipeline_parallel_size": 2, "pp_layer_partition": [16, 32],
+                "occurrences": 1
             }),
         ),
         (
@@ -574,6 +576,63 @@ fn cases() -> Vec<(&'static str, Value)> {
                 "total_bytes": 23622320128_u64, "free_bytes": 0, "allocated_bytes": 41843718881_u64,
                 "reserved_bytes": 45279692718_u64, "reserved_unallocated_bytes": 3435973837_u64,
                 "occurrences": 1, "gpus_seen": [0]
+            }),
+        ),
+        (
+            // ik_llama.cpp over 11 GPUs with its MLA cache (`c^KV (f16)`): the
+            // exact 292926534144 bytes of a compute buffer on device 0.
+            "63-llama-ik-mla-compute-larger-than-any-gpu.txt",
+            json!({
+                "kind": "llama_cpp", "backend": "cuda", "requested_bytes": 292926534144_u64, "gpu_index": 0,
+                "llama_cpp_stage": "compute_buffers", "ik_mla": true, "devices_in_log": [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10],
+                "pipeline_copies": 4, "occurrences": 1, "gpus_seen": [0]
+            }),
+        ),
+        (
+            // Pipeline parallelism (n_copies=4) over several GPUs; the 144 MiB
+            // compute buffer failed on device 4.
+            "64-llama-pipeline-parallel-small-fifth-gpu.txt",
+            json!({
+                "kind": "llama_cpp", "backend": "cuda", "requested_bytes": 150995968_u64, "gpu_index": 4,
+                "llama_cpp_stage": "compute_buffers", "devices_in_log": [4], "pipeline_copies": 4,
+                "occurrences": 1, "gpus_seen": [4]
+            }),
+        ),
+        (
+            // Two vLLM TP ranks fail alike: 1.74 GiB asked, 20.21 GiB allocated on each.
+            "65-vllm-tp2-identical-ranks.txt",
+            json!({
+                "kind": "pytorch", "backend": "cuda", "requested_bytes": 1868310774_u64, "gpu_index": 0,
+                "total_bytes": 25308094792_u64, "free_bytes": 623776891_u64, "allocated_bytes": 21700322263_u64,
+                "reserved_bytes": 21895336427_u64, "reserved_unallocated_bytes": 195014164_u64,
+                "private_pool_bytes": 134217728_u64, "processes": [{"pid": 133267, "used_bytes": 24663849697_u64}],
+                "worker_ranks": 2, "occurrences": 2, "gpus_seen": [0, 1], "same_on_every_gpu": true,
+                "notes": ["symmetric split"]
+            }),
+        ),
+        (
+            // Ollama's 500 with its runner's Metal failure: 17376872352 bytes of compute buffer.
+            "66-llama-ollama-metal-compute-64k.txt",
+            json!({
+                "kind": "llama_cpp", "backend": "metal", "requested_bytes": 17376872352_u64,
+                "llama_cpp_stage": "compute_buffers", "via_ollama": true, "occurrences": 1
+            }),
+        ),
+        (
+            // vLLM on XPU, hard-wrapped: 4.26 GiB needed (4574140170.24), 4.25 left (4563402752).
+            "67-vllm-xpu-kv-short-by-rounding.txt",
+            json!({
+                "kind": "vllm_kv_cache_too_small", "max_seq_len": 100000, "kv_needed_bytes": 4574140170_u64,
+                "kv_available_bytes": 4563402752_u64, "occurrences": 1
+            }),
+        ),
+        (
+            // HIP on Strix Halo: 16.00 GiB asked of a 15.24 GiB GPU (16363825398.4), nothing held.
+            "68-modern-rocm-request-just-over-capacity.txt",
+            json!({
+                "kind": "pytorch", "backend": "hip", "requested_bytes": 17179869184_u64, "gpu_index": 0,
+                "total_bytes": 16363825398_u64, "free_bytes": 16202764124_u64, "allocated_bytes": 0,
+                "reserved_bytes": 0, "reserved_unallocated_bytes": 0, "occurrences": 1, "gpus_seen": [0]
             }),
         ),
     ]

@@ -30,6 +30,9 @@ pub const MLA3_BUILD: u64 = 3983;
 /// From 37d82c231 (#2312, 2026-08-13, build 4832) `attn_max_batch = 256` by
 /// default (common/common.h); 0 (no cap) before.
 pub const AMB256_BUILD: u64 = 4832;
+/// The `-amb` default from [`AMB256_BUILD`], MiB (common/common.h
+/// `attn_max_batch = 256`).
+pub const AMB_DEFAULT_MIB: u64 = 256;
 /// From 4e24d48e6 (#825, 2025-10-13, build 3907) the KQ mask is made F16
 /// directly with flash attention (src/llama-build-context.cpp
 /// `build_inp_KQ_mask`); before it is F32 on the host and cast for the GPU
@@ -127,7 +130,7 @@ pub fn attn_max_batch_mib(o: Options) -> u64 {
     if o.fork != Fork::Ik {
         return 0;
     }
-    let amb = o.attn_max_batch_mib.unwrap_or(if since(o, AMB256_BUILD) { 256 } else { 0 });
+    let amb = o.attn_max_batch_mib.unwrap_or(if since(o, AMB256_BUILD) { AMB_DEFAULT_MIB } else { 0 });
     if amb > 0 && since(o, AMB_FLOOR_BUILD) { amb.max(AMB_FLOOR_MIB) } else { amb }
 }
 

@@ -59,8 +59,15 @@ fn default_finding(step: ChecklistStep, f: &Facts, plan: Option<&PlanCheck>, lim
             None => "Unknown without the plan: give --model or --config with the workload flags.".into(),
         },
         ChecklistStep::Balance => {
-            if f.r.gpus_seen.len() > 1 {
+            if f.r.same_on_every_gpu {
+                "Every GPU ran out alike, asking for the same memory: a symmetric split, not an uneven one.".into()
+            } else if f.r.gpus_seen.len() > 1 {
                 "Several GPUs ran out; no sign that one carries more than its share.".into()
+            } else if f.r.devices_in_log.len() > 1
+                || f.r.pipeline_parallel_size.is_some_and(|n| n > 1)
+                || f.r.worker_ranks > 1
+            {
+                "The work is split over several GPUs; the paste does not show one carrying more than its share.".into()
             } else {
                 "One GPU is involved: nothing to balance.".into()
             }
@@ -71,7 +78,10 @@ fn default_finding(step: ChecklistStep, f: &Facts, plan: Option<&PlanCheck>, lim
                     "Reserved but unallocated is only {} = {share} of capacity, and no other process holds much.",
                     gib(u)
                 ),
-                _ => "The error does not say; run `nvidia-smi` or connect the agent to see who holds the GPU.".into(),
+                _ => format!(
+                    "The error does not say; {} or connect the agent to see who holds the GPU.",
+                    f.process_tool().0
+                ),
             }
         }
     }

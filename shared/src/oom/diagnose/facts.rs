@@ -57,6 +57,8 @@ pub(super) struct Facts<'r> {
     pub(super) vllm_total: Option<u64>,
     /// The plan's weight format.
     pub(super) plan_weights: Option<crate::formats::WeightFormat>,
+    /// The plan's GPUs (none without a plan).
+    pub(super) plan_gpus: &'r [crate::estimate::GpuSlot],
     pub(super) notes: Vec<String>,
 }
 
@@ -153,6 +155,7 @@ impl<'r> Facts<'r> {
             utilization,
             vllm_total,
             plan_weights: ctx.plan.map(|p| p.scenario.weights),
+            plan_gpus: ctx.plan.map_or(&[], |p| p.scenario.gpus.as_slice()),
             free: r.free_bytes,
             requested,
             shortage,
@@ -185,6 +188,32 @@ impl<'r> Facts<'r> {
         match self.r.backend {
             Some(GpuBackend::Hip) => "PYTORCH_HIP_ALLOC_CONF",
             _ => "PYTORCH_CUDA_ALLOC_CONF",
+        }
+    }
+
+    /// The vendor's tool that shows who holds the GPU's memory, as an
+    /// instruction ("run `nvidia-smi`") and as a command, for the paste's
+    /// backend: `nvidia-smi` only for NVIDIA;
+    /// AMD's `amd-smi process` (ROCm 6; `rocm-smi --showpids` before);
+    /// on Apple silicon the GPU shares the system's memory, so the processes
+    /// holding the most of it (macOS `top`).
+    pub(super) fn process_tool(&self) -> (&'static str, &'static str) {
+        match self.r.backend {
+            Some(GpuBackend::Cuda) | None => {
+                ("run `nvidia-smi`", "nvidia-smi --query-compute-apps=pid,process_name,used_memory --format=csv")
+            }
+            Some(GpuBackend::Hip) => (
+                "`amd-smi process` (or `rocm-smi --showpids`)",
+                "amd-smi process   # before ROCm 6: rocm-smi --showpids",
+            ),
+            Some(GpuBackend::Metal) => (
+                "open Activity Monitor's Memory tab (the GPU shares the system's memory)",
+                "top -l 1 -o mem -n 10   # the processes holding the most of the shared memory",
+            ),
+            Some(GpuBackend::Vulkan) => (
+                "run the GPU vendor's tool (`nvidia-smi`, `amd-smi process`, `intel_gpu_top`)",
+                "nvidia-smi   # AMD: amd-smi process; Intel: intel_gpu_top",
+            ),
         }
     }
 

@@ -142,6 +142,9 @@ pub enum CauseId {
     /// A limit on one allocation (a Metal buffer's `maxBufferLength`, a
     /// runtime's largest single allocation), not the GPU's memory, was hit.
     AllocationLimit,
+    /// One buffer is larger than any GPU there is: the engine sized it wrong
+    /// (a compute graph for an oversized batch), not a full GPU.
+    MisSizedBuffer,
 }
 
 impl CauseId {
@@ -155,6 +158,7 @@ impl CauseId {
         Self::TooLargeOverall,
         Self::HostMemory,
         Self::AllocationLimit,
+        Self::MisSizedBuffer,
     ];
 
     pub fn id(self) -> &'static str {
@@ -168,6 +172,7 @@ impl CauseId {
             Self::TooLargeOverall => "too_large_overall",
             Self::HostMemory => "host_memory",
             Self::AllocationLimit => "allocation_limit",
+            Self::MisSizedBuffer => "mis_sized_buffer",
         }
     }
 
@@ -182,6 +187,7 @@ impl CauseId {
             Self::TooLargeOverall => "Genuinely too large for this GPU",
             Self::HostMemory => "The host's RAM, not the GPU, is too small for the model",
             Self::AllocationLimit => "One allocation is over a limit on single buffers, not over the GPU's memory",
+            Self::MisSizedBuffer => "One buffer is larger than any GPU: a mis-sized compute graph, not a full GPU",
         }
     }
 
@@ -189,7 +195,7 @@ impl CauseId {
     pub fn step(self) -> ChecklistStep {
         match self {
             Self::WeightsTooLarge | Self::TooLargeOverall | Self::HostMemory => ChecklistStep::Precision,
-            Self::KvCacheGrowth => ChecklistStep::Growth,
+            Self::KvCacheGrowth | Self::MisSizedBuffer => ChecklistStep::Growth,
             Self::GpuImbalance => ChecklistStep::Balance,
             Self::Fragmentation | Self::OtherProcesses | Self::MemoryCap | Self::AllocationLimit => {
                 ChecklistStep::Leftovers
@@ -415,7 +421,7 @@ fn needs(f: &Facts) -> Vec<String> {
         out.push("the GPU's capacity: paste the whole message, or connect the agent to the GPU host".into());
     }
     if f.live.is_none() && f.r.processes.is_empty() && f.free.is_none() {
-        out.push("who else holds the GPU: run `nvidia-smi`, or connect the agent for live readings".into());
+        out.push(format!("who else holds the GPU: {}, or connect the agent for live readings", f.process_tool().0));
     }
     out
 }

@@ -12,9 +12,11 @@ pub(super) fn pct(x: u64, of: u64) -> String {
     if p < 10.0 { format!("{p:.1} %") } else { format!("{p:.0} %") }
 }
 
-/// `x / of` as a factor: "5.5×".
+/// `x / of` as a factor: "5.5×", two decimals under 2 ("1.05×", where one
+/// decimal would print 1.0× for a ratio that is over 1).
 pub(super) fn times(x: u64, of: u64) -> String {
-    format!("{:.1}×", x as f64 / of.max(1) as f64)
+    let r = x as f64 / of.max(1) as f64;
+    if r < 2.0 { format!("{r:.2}×") } else { format!("{r:.1}×") }
 }
 
 pub(super) fn lower_first(s: &str) -> String {

@@ -191,7 +191,7 @@ pub(crate) fn leftovers(f: &Facts, b: &mut Board) {
             format!("together {} held elsewhere", gib(others))
         };
         b.add(CauseId::OtherProcesses, score, covers_text);
-        inspect_fix(b, Some(others));
+        inspect_fix(f, b, Some(others));
         if !f.others.is_empty() {
             b.fix(fix(
                 FixId::EmptyCache,
@@ -241,13 +241,13 @@ fn others_without_figures(f: &Facts, b: &mut Board) {
     }
 }
 
-pub(super) fn inspect_fix(b: &mut Board, saves: Option<u64>) {
+pub(super) fn inspect_fix(f: &Facts, b: &mut Board, saves: Option<u64>) {
     b.fix(fix(
         FixId::InspectGpu,
         CauseId::OtherProcesses,
         "See which processes hold the GPU".into(),
         GivesUp::Nothing,
         saves,
-        "nvidia-smi --query-compute-apps=pid,process_name,used_memory --format=csv".into(),
+        f.process_tool().1.into(),
     ));
 }

@@ -8,6 +8,33 @@ use crate::oom::diagnose::text::gib;
 use crate::oom::diagnose::{CauseId, FixId};
 use crate::oom::{GpuBackend, LlamaCppStage};
 
+// Ollama's spelling of llama.cpp's levers (engines/ollama: it passes
+// `num_ctx` as -c, `num_gpu` as -ngl, `num_batch` as -b and -ub; docs/faq.md
+// for OLLAMA_CONTEXT_LENGTH and OLLAMA_FLASH_ATTENTION).
+const OLLAMA_FEWER_LAYERS: &str = "PARAMETER num_gpu <fewer layers>   # Ollama passes num_gpu as -ngl";
+const OLLAMA_SMALLER_QUANT: &str = "ollama pull MODEL:TAG   # a tag of a smaller quantisation (…-q4_K_M)";
+const OLLAMA_HALF_CONTEXT: &str =
+    "PARAMETER num_ctx <half of now>   # or: OLLAMA_CONTEXT_LENGTH=<half of now> ollama serve";
+const OLLAMA_SMALLER_CONTEXT: &str = "PARAMETER num_ctx <smaller>   # or: OLLAMA_CONTEXT_LENGTH=<smaller> ollama serve";
+const OLLAMA_HALF_BATCH: &str = "PARAMETER num_batch 256   # with OLLAMA_FLASH_ATTENTION=1 ollama serve";
+const OLLAMA_SMALLER_BATCH: &str = "PARAMETER num_batch <smaller>   # with OLLAMA_FLASH_ATTENTION=1 ollama serve";
+
+/// The code of a lever where the paste ran it: llama-server's flags, or
+/// Ollama's settings when llama.cpp ran as Ollama's runner.
+fn lever(f: &Facts, llama_server: &str, ollama: &str) -> String {
+    if f.r.via_ollama { ollama } else { llama_server }.into()
+}
+
+/// A llama-server flag as the paste's front end names it.
+fn flag(f: &Facts, llama_server: &'static str) -> &'static str {
+    match (f.r.via_ollama, llama_server) {
+        (true, "-c") => "num_ctx",
+        (true, "-ub") => "num_batch",
+        (true, "-ngl") => "num_gpu",
+        _ => llama_server,
+    }
+}
+
 pub(super) fn llama_cpp(f: &Facts, b: &mut Board) {
     let q = f.requested;
     let on = f.r.gpu_index.map_or(String::new(), |i| format!(" on GPU {i}"));
@@ -31,7 +58,7 @@ pub(super) fn llama_cpp(f: &Facts, b: &mut Board) {
                 "Offload fewer layers to the GPU (the rest run on the CPU)".into(),
                 GivesUp::Speed,
                 None,
-                "llama-server ... --fit on   # or lower -ngl until the model loads".into(),
+                lever(f, "llama-server ... --fit on   # or lower -ngl until the model loads", OLLAMA_FEWER_LAYERS),
             ));
             b.fix(fix(
                 FixId::WeightFormat,
@@ -39,22 +66,22 @@ pub(super) fn llama_cpp(f: &Facts, b: &mut Board) {
                 "Use a smaller GGUF quantisation".into(),
                 GivesUp::Quality,
                 None,
-                "llama-server -m model-Q4_K_M.gguf ...".into(),
+                lever(f, "llama-server -m model-Q4_K_M.gguf ...", OLLAMA_SMALLER_QUANT),
             ));
         }
         Some(LlamaCppStage::KvCache) => {
             b.add(
                 CauseId::KvCacheGrowth,
                 85,
-                format!("llama.cpp failed to allocate the KV cache{size}{on} for the context (-c)"),
+                format!("llama.cpp failed to allocate the KV cache{size}{on} for the context ({})", flag(f, "-c")),
             );
             b.fix(fix(
                 FixId::SmallerContext,
                 CauseId::KvCacheGrowth,
-                "Halve the context (-c): the cache is pre-allocated for all of it".into(),
+                format!("Halve the context ({}): the cache is pre-allocated for all of it", flag(f, "-c")),
                 GivesUp::Length,
                 q.map(|q| q / 2),
-                "llama-server ... -c <half of now>".into(),
+                lever(f, "llama-server ... -c <half of now>", OLLAMA_HALF_CONTEXT),
             ));
             let q8 = KvDtype::Q8_0.bpw(128).as_f64() / 16.0;
             b.fix(fix(
@@ -63,8 +90,11 @@ pub(super) fn llama_cpp(f: &Facts, b: &mut Board) {
                 "Store the KV cache in q8_0".into(),
                 GivesUp::CachePrecision,
                 q.map(|q| (q as f64 * (1.0 - q8)) as u64),
-                "llama-server ... -fa on -ctk q8_0 -ctv q8_0".into(),
+                lever(f, "llama-server ... -fa on -ctk q8_0 -ctv q8_0", crate::engines::ollama::COMMANDS.kv_dtype),
             ));
+        }
+        Some(LlamaCppStage::ComputeBuffers) if let Some(q) = q.filter(|&q| q > largest_gpu_bytes()) => {
+            mis_sized_graph(f, b, q, &on);
         }
         Some(LlamaCppStage::ComputeBuffers) => {
             b.add(
@@ -78,8 +108,11 @@ pub(super) fn llama_cpp(f: &Facts, b: &mut Board) {
             b.add(
                 CauseId::KvCacheGrowth,
                 50,
-                "the compute buffers grow with the batch (-ub) and, without flash attention, with the context (-c)"
-                    .into(),
+                format!(
+                    "the compute buffers grow with the batch ({}) and, without flash attention, with the context ({})",
+                    flag(f, "-ub"),
+                    flag(f, "-c")
+                ),
             );
             b.fix(fix(
                 FixId::SmallerBatch,
@@ -87,15 +120,15 @@ pub(super) fn llama_cpp(f: &Facts, b: &mut Board) {
                 "Halve the physical batch the compute buffers are sized for".into(),
                 GivesUp::Speed,
                 q.map(|q| q / 2),
-                "llama-server ... -ub 256 -fa on".into(),
+                lever(f, "llama-server ... -ub 256 -fa on", OLLAMA_HALF_BATCH),
             ));
             b.fix(fix(
                 FixId::SmallerContext,
                 CauseId::KvCacheGrowth,
-                "Shrink the context (-c) to free room for the buffers".into(),
+                format!("Shrink the context ({}) to free room for the buffers", flag(f, "-c")),
                 GivesUp::Length,
                 None,
-                "llama-server ... -c <smaller>".into(),
+                lever(f, "llama-server ... -c <smaller>", OLLAMA_SMALLER_CONTEXT),
             ));
         }
         None => {
@@ -116,9 +149,13 @@ pub(super) fn llama_cpp(f: &Facts, b: &mut Board) {
             b.add(
                 CauseId::KvCacheGrowth,
                 40,
-                "whatever the step, fewer layers on the GPU (-ngl) free room for all three; the cache grows with the \
-                 context (-c) and the compute buffers with the batch (-ub)"
-                    .into(),
+                format!(
+                    "whatever the step, fewer layers on the GPU ({}) free room for all three; the cache grows with the \
+                     context ({}) and the compute buffers with the batch ({})",
+                    flag(f, "-ngl"),
+                    flag(f, "-c"),
+                    flag(f, "-ub")
+                ),
             );
             b.fix(fix(
                 FixId::OffloadLayers,
@@ -126,15 +163,15 @@ pub(super) fn llama_cpp(f: &Facts, b: &mut Board) {
                 "Offload fewer layers to the GPU (the rest run on the CPU)".into(),
                 GivesUp::Speed,
                 None,
-                "llama-server ... --fit on   # or lower -ngl until it loads".into(),
+                lever(f, "llama-server ... --fit on   # or lower -ngl until it loads", OLLAMA_FEWER_LAYERS),
             ));
             b.fix(fix(
                 FixId::SmallerContext,
                 CauseId::KvCacheGrowth,
-                "Shrink the context (-c): the KV cache is allocated for all of it".into(),
+                format!("Shrink the context ({}): the KV cache is allocated for all of it", flag(f, "-c")),
                 GivesUp::Length,
                 None,
-                "llama-server ... -c <smaller>".into(),
+                lever(f, "llama-server ... -c <smaller>", OLLAMA_SMALLER_CONTEXT),
             ));
             b.fix(fix(
                 FixId::SmallerBatch,
@@ -142,10 +179,72 @@ pub(super) fn llama_cpp(f: &Facts, b: &mut Board) {
                 "Halve the physical batch the compute buffers are sized for".into(),
                 GivesUp::Speed,
                 None,
-                "llama-server ... -ub 256 -fa on".into(),
+                lever(f, "llama-server ... -ub 256 -fa on", OLLAMA_HALF_BATCH),
             ));
         }
     }
+}
+
+/// The memory of the catalog's largest GPU: no GPU holds one buffer larger.
+fn largest_gpu_bytes() -> u64 {
+    crate::catalog::gpus().iter().map(|g| g.memory_bytes).max().unwrap_or(u64::MAX)
+}
+
+/// A compute buffer larger than any GPU: ggml sized the graph for a batch
+/// whose attention scores alone outgrow every device, so halving the batch
+/// (or any setting that assumes a nearly full GPU) cannot be the answer.
+/// On ik_llama.cpp with its MLA cache the lever is `-amb`, "max batch size
+/// for attention computations" (common/common.cpp@18b0375
+/// `gpt_print_usage`; docs/parameters.md: "the maximum K*Q size in MB we
+/// want to tolerate"), which splits the attention into head groups whose
+/// K*Q fits under it (src/llama.cpp@18b0375:15623-15715).
+fn mis_sized_graph(f: &Facts, b: &mut Board, q: u64, on: &str) {
+    let largest = crate::catalog::gpus().iter().max_by_key(|g| g.memory_bytes);
+    let than = largest
+        .map_or(String::new(), |g| format!(" (the largest in the catalog, {}, has {})", g.name, gib(g.memory_bytes)));
+    b.add(
+        CauseId::MisSizedBuffer,
+        90,
+        format!(
+            "the compute buffer{on} is {}, more than any GPU has{than}: ggml sized the graph for a batch no device \
+             holds",
+            gib(q)
+        ),
+    );
+    if f.r.ik_mla {
+        let amb = crate::engines::llamacpp::ik::AMB_DEFAULT_MIB;
+        b.add(
+            CauseId::MisSizedBuffer,
+            90,
+            "the log is ik_llama.cpp's with its MLA cache (c^KV): without -amb the attention's K*Q for the whole \
+             batch is built at once"
+                .into(),
+        );
+        b.fix(fix(
+            FixId::SmallerBatch,
+            CauseId::MisSizedBuffer,
+            format!(
+                "Cap ik_llama.cpp's attention batch with -amb (\"max batch size for attention computations\", the \
+                 largest K*Q in MiB it builds at once; {amb} is its own default from build {})",
+                crate::engines::llamacpp::ik::AMB256_BUILD
+            ),
+            GivesUp::Speed,
+            None,
+            format!("llama-server ... -amb {amb}"),
+        ));
+    }
+    b.fix(fix(
+        FixId::SmallerBatch,
+        CauseId::MisSizedBuffer,
+        format!(
+            "Lower the physical batch ({}) the graph is sized for, with flash attention on; halving it will not bring \
+         this buffer under any GPU",
+            flag(f, "-ub")
+        ),
+        GivesUp::Speed,
+        None,
+        lever(f, "llama-server ... -ub <smaller> -fa on", OLLAMA_SMALLER_BATCH),
+    ));
 }
 
 /// A Metal buffer smaller than the working set that still failed: the

@@ -40,7 +40,7 @@ pub(super) fn from_the_error(f: &Facts, b: &mut Board) {
                     "without figures, memory held by other processes cannot be ruled out".into(),
                 );
             }
-            inspect_fix(b, None);
+            inspect_fix(f, b, None);
         }
         Some(OomKind::VllmMaxSeqLen) => vllm_max_seq_len(f, b),
         Some(OomKind::VllmKvCacheTooSmall) => vllm_kv_too_small(f, b),

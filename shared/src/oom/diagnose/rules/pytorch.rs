@@ -54,9 +54,13 @@ pub(super) fn pytorch_workload(f: &Facts, b: &mut Board) {
         b.fix(fix(
             FixId::SmallerBatch,
             CauseId::TooLargeOverall,
-            "Compute it in chunks that each fit".into(),
+            // What chunking saves depends on the chunks: no figure is a saving.
+            match f.free {
+                Some(free) => format!("Compute it in chunks, each well under the {} that was free", gib(free)),
+                None => "Compute it in chunks that each fit".into(),
+            },
             GivesUp::Speed,
-            Some(q.saturating_sub(f.free.unwrap_or(0))),
+            None,
             "for chunk in torch.split(inputs, chunk_size):  # each chunk's result well under the free memory\n    ..."
                 .into(),
         ));
@@ -237,7 +241,7 @@ fn without_free(f: &Facts, b: &mut Board, q: u64, t: u64) {
                 gib(mine)
             ),
         );
-        inspect_fix(b, None);
+        inspect_fix(f, b, None);
     }
     if !f.has_plan {
         checklist_fixes(b);

@@ -6,6 +6,7 @@ use crate::oom::diagnose::board::{Board, fix};
 use crate::oom::diagnose::facts::Facts;
 use crate::oom::diagnose::text::{gib, pct};
 use crate::oom::diagnose::{CauseId, DiagnosisFix, FixId};
+use crate::units::GIB;
 
 pub(super) fn vllm_max_seq_len(f: &Facts, b: &mut Board) {
     let r = f.r;
@@ -43,9 +44,21 @@ pub(super) fn vllm_kv_too_small(f: &Facts, b: &mut Board) {
         return;
     };
     let missing = needed.saturating_sub(available);
-    b.add(
-        CauseId::KvCacheGrowth,
-        90,
+    // vLLM prints both figures to 0.01 GiB (`check_enough_kv_cache_memory`,
+    // v1/core/kv_cache_utils.py: `{needed_memory / GiB_bytes:.2f} GiB`), so
+    // a difference of one step is all their rounding says.
+    let step = GIB / 100;
+    let within_rounding = missing <= step;
+    let evidence = if within_rounding {
+        format!(
+            "one request of {} tokens needs {} of KV cache, just over the {} left for it: the two differ by {:.2} \
+             GiB, the log's rounding",
+            thousands(len),
+            gib(needed),
+            gib(available),
+            step as f64 / GIB as f64
+        )
+    } else {
         format!(
             "one request of {} tokens needs {} of KV cache, {} ({}) more than the {} left for it",
             thousands(len),
@@ -53,12 +66,18 @@ pub(super) fn vllm_kv_too_small(f: &Facts, b: &mut Board) {
             gib(missing),
             pct(missing, needed),
             gib(available)
-        ),
-    );
+        )
+    };
+    b.add(CauseId::KvCacheGrowth, 90, evidence);
     let per_token = needed / len.max(1);
+    // In proportion, allowing for the rounding of both figures (each to
+    // ±half a step): the most the cache can need, the least it may have.
     let fitting = match r.estimated_max_model_len {
         Some(n) => n,
-        None => (available / per_token.max(1)) / 256 * 256,
+        None => {
+            let most_per_token = needed.saturating_add(step / 2) / len.max(1);
+            (available.saturating_sub(step / 2) / most_per_token.max(1)) / 256 * 256
+        }
     };
     if fitting > 0 {
         let source = if r.estimated_max_model_len.is_some() { "vLLM's own estimate" } else { "in proportion" };
@@ -68,11 +87,28 @@ pub(super) fn vllm_kv_too_small(f: &Facts, b: &mut Board) {
             CauseId::KvCacheGrowth,
             format!("Limit the context to {} tokens ({source})", thousands(fitting)),
             GivesUp::Length,
-            Some(needed.saturating_sub(per_token.saturating_mul(fitting))),
+            Some(needed.saturating_sub(per_token.saturating_mul(fitting))).filter(|_| !within_rounding),
             format!("vllm serve ... --max-model-len {fitting}"),
         ));
     }
-    vllm_more_memory(f, b, CauseId::KvCacheGrowth, Some(missing), None);
+    if within_rounding {
+        // Short by less than the figures' rounding: the smallest step of the
+        // utilization users write (0.01) gives any GPU of 2 GiB or more at
+        // least the 0.02 GiB the rounding can hide.
+        b.fix(fix(
+            FixId::GpuMemoryUtilization,
+            CauseId::KvCacheGrowth,
+            "Give vLLM a hundredth more of the GPU: it is short by less than the log's rounding".into(),
+            GivesUp::Nothing,
+            None,
+            format!(
+                "vllm serve ... --gpu-memory-utilization <current + 0.01>{}",
+                f.utilization.map_or(String::new(), |(u, from)| format!("   # now {} ({from})", fraction(u)))
+            ),
+        ));
+    } else {
+        vllm_more_memory(f, b, CauseId::KvCacheGrowth, Some(missing), None);
+    }
     vllm_fp8_cache(b, Some(needed / 2), needed / 2 <= available);
 }
 
@@ -256,13 +292,31 @@ pub(super) fn vllm_no_cache_blocks(f: &Facts, b: &mut Board) {
             crate::formats::WeightFormat::F32 | crate::formats::WeightFormat::Bf16 | crate::formats::WeightFormat::F16
         )
     });
-    if sixteen_bit {
+    // vLLM refuses fp8 below its minimum compute capability
+    // (`engines::vllm::FP8_MIN_CAPABILITY`): a plan on such a GPU gets no fp8.
+    let fp8 = crate::formats::WeightFormat::Fp8 { block: None };
+    let runs_fp8 = crate::solve::runs_on_gpus(fp8, crate::engines::EngineKind::Vllm, f.plan_gpus);
+    if sixteen_bit && !runs_fp8 {
+        let gpu = f
+            .plan_gpus
+            .iter()
+            .find(|g| g.compute_capability.is_some_and(|c| c < crate::engines::vllm::FP8_MIN_CAPABILITY));
+        b.notes.push(format!(
+            "fp8 is left out: vLLM loads fp8 weights from compute capability {} (Fp8Config.get_min_capability), \
+             and the plan's {} is {}.",
+            capability(crate::engines::vllm::FP8_MIN_CAPABILITY),
+            gpu.map_or("GPU", |g| g.name.as_str()),
+            gpu.and_then(|g| g.compute_capability).map_or("below it".into(), capability)
+        ));
+    } else if sixteen_bit {
         b.fix(fix(
             FixId::WeightFormat,
             CauseId::WeightsTooLarge,
-            "Load the weights in fp8 (about half of 16-bit), on a GPU that runs fp8 (vLLM: compute capability 8.0 \
-             and later)"
-                .into(),
+            format!(
+                "Load the weights in fp8 (about half of 16-bit), on a GPU that runs fp8 (vLLM: compute capability \
+                 {} and later)",
+                capability(crate::engines::vllm::FP8_MIN_CAPABILITY)
+            ),
             GivesUp::Quality,
             None,
             "vllm serve ... --quantization fp8".into(),
@@ -325,4 +379,9 @@ pub(super) fn vllm_sampler_warmup(f: &Facts, b: &mut Board) {
         None,
         "vllm serve ... --gpu-memory-utilization <lower than now, e.g. 0.85 from the default 0.90>".into(),
     ));
+}
+
+/// A compute capability as NVIDIA prints it: 80 → "8.0".
+fn capability(c: u32) -> String {
+    format!("{}.{}", c / 10, c % 10)
 }
