@@ -5,7 +5,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::catalog;
-use crate::engines::{EngineAnswer, EngineKind, EnginePlan, Scenario};
+use crate::engines::{Engine, EngineAnswer, EngineKind, EnginePlan, Scenario};
 use crate::explain::thousands;
 use crate::formats::WeightFormat;
 use crate::kv::KvDtype;
@@ -139,16 +139,16 @@ pub fn runs_on(format: WeightFormat, engine: EngineKind) -> bool {
 
 /// Whether the engine loads `format` on every GPU of `gpus`: it loads the
 /// format, and each GPU whose compute capability is known meets the
-/// engine's minimum for it (`EngineKind::min_capability`).
-pub fn runs_on_gpus(format: WeightFormat, engine: EngineKind, gpus: &[GpuSlot]) -> bool {
-    runs_on(format, engine)
+/// engine's minimum for it (`Engine::min_capability`, by its rule set).
+pub fn runs_on_gpus(format: WeightFormat, engine: &Engine, gpus: &[GpuSlot]) -> bool {
+    runs_on(format, engine.kind())
         && engine
             .min_capability(format)
             .is_none_or(|min| gpus.iter().all(|g| g.compute_capability.is_none_or(|c| c >= min)))
 }
 
 pub fn least_aggressive_format(model: &Model, s: &Scenario) -> Option<WeightFormat> {
-    WeightFormat::CHOICES.iter().copied().filter(|&f| runs_on_gpus(f, s.engine.kind(), &s.gpus)).find(|&f| {
+    WeightFormat::CHOICES.iter().copied().filter(|&f| runs_on_gpus(f, &s.engine, &s.gpus)).find(|&f| {
         let mut out = s.clone();
         out.weights = f;
         // An fp32 cache only follows fp32 weights.

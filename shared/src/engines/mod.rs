@@ -234,7 +234,7 @@ impl EngineKind {
     pub fn min_capability(self, format: WeightFormat) -> Option<u32> {
         use WeightFormat as F;
         match (self, format) {
-            (Self::Vllm, F::Fp8 { .. }) => Some(vllm::FP8_MIN_CAPABILITY),
+            (Self::Vllm, F::Fp8 { .. }) => Some(vllm::Version::LATEST.fp8_min_capability()),
             // SGLang's, transformers' and llama.cpp's own checks are not
             // read here; llama.cpp and Ollama refuse fp8 outright (`refuses`).
             (Self::Vllm | Self::Sglang | Self::Transformers | Self::LlamaCpp | Self::Ollama, _) => None,
@@ -266,6 +266,17 @@ impl Engine {
             Self::Sglang(_) => EngineKind::Sglang,
             Self::LlamaCpp(_) => EngineKind::LlamaCpp,
             Self::Ollama(_) => EngineKind::Ollama,
+        }
+    }
+
+    /// [`EngineKind::min_capability`] by this engine's rule set (vLLM's
+    /// release moves its fp8 minimum).
+    pub fn min_capability(&self, format: WeightFormat) -> Option<u32> {
+        match (self, format) {
+            (Self::Vllm(o), WeightFormat::Fp8 { .. }) => Some(o.version.fp8_min_capability()),
+            (Self::Transformers(_) | Self::Vllm(_) | Self::Sglang(_) | Self::LlamaCpp(_) | Self::Ollama(_), _) => {
+                self.kind().min_capability(format)
+            }
         }
     }
 }

@@ -700,9 +700,9 @@ fn fixes_speak_the_pasted_engines_and_vendors_syntax() {
     assert!(checked >= 4, "only {checked} ROCm or Metal pastes");
 }
 
-/// vLLM loads fp8 weights only from compute capability 8.0
-/// (`Fp8Config.get_min_capability`): a plan on a V100 (7.0) is offered no
-/// fp8 anywhere, one on an A100 (8.0) still is.
+/// vLLM loads fp8 weights only from its minimum compute capability
+/// (`Fp8Config.get_min_capability`: 7.5 today, 8.0 up to 0.13): a plan on a
+/// V100 (7.0) is offered no fp8 anywhere, one on an A100 (8.0) still is.
 #[test]
 fn fp8_is_offered_only_on_a_gpu_vllm_runs_it_on() {
     let model = preset("qwen2.5-14b");
@@ -749,4 +749,27 @@ fn figures_are_said_no_finer_than_they_are_known() {
     assert!(d.causes[0].evidence[0].contains("1.05×"), "{:?}", d.causes[0]);
     let chunks = d.fixes.iter().find(|f| f.title.contains("chunks")).expect("chunks");
     assert_eq!(chunks.saves_bytes, None, "{chunks:?}");
+}
+
+/// vLLM's fp8 minimum moved with its releases (`Fp8Config.get_min_capability`):
+/// 80 up to 0.13.0, 75 from 0.14.0, so a T4 (7.5) loads fp8 weights on
+/// today's vLLM and not on 0.12's; a V100 (7.0) on neither.
+#[test]
+fn vllm_loads_fp8_on_turing_from_0_14() {
+    use shared::engines::{Engine, EngineKind, vllm};
+    use shared::estimate::GpuSlot;
+    use shared::formats::WeightFormat;
+    let fp8 = WeightFormat::Fp8 { block: None };
+    let on = |gpu: &str, release: Option<&str>| {
+        let slot = GpuSlot::from_catalog(shared::catalog::gpu(gpu).expect("a catalog GPU"));
+        let Engine::Vllm(mut o) = EngineKind::Vllm.with_defaults() else { unreachable!() };
+        if let Some(r) = release {
+            o.version = vllm::Version::for_release(r).expect("a release");
+        }
+        shared::solve::runs_on_gpus(fp8, &Engine::Vllm(o), &[slot])
+    };
+    assert!(on("t4", None), "today's vLLM loads fp8 on 7.5");
+    assert!(on("t4", Some("0.14.0")));
+    assert!(!on("t4", Some("0.12.0")), "0.12 wants 8.0");
+    assert!(!on("v100-32gb", None), "7.0 is below either");
 }

@@ -84,16 +84,6 @@ use crate::units::{GIB, KIB, decimal};
 /// Tokens per KV block (`CacheConfig.DEFAULT_BLOCK_SIZE`) before 0.34
 /// ([`Version::default_block_size`]).
 pub const DEFAULT_BLOCK_SIZE: u64 = 16;
-/// The lowest compute capability (`major × 10 + minor`) on which vLLM loads
-/// fp8 weights: `Fp8Config.get_min_capability()` returns 80
-/// (model_executor/layers/quantization/fp8.py, v0.6.4 – v0.11), and below it
-/// the loader refuses ("The quantization method fp8 is not supported for the
-/// current GPU. Minimum capability: 80", `_get_quantization_config`,
-/// model_executor/model_loader). From 8.0 to 8.8 the weights run through
-/// the weight-only FP8 Marlin kernel (`Fp8LinearMethod`: `use_marlin = not
-/// current_platform.has_device_capability(89)`), which keeps them in 8 bits
-/// all the same: the memory saved is the same.
-pub const FP8_MIN_CAPABILITY: u32 = 80;
 /// CUDA-graph memory per decoder layer and captured batch size. Empirical:
 /// fitted to vLLM's "Graph capturing finished … took 0.5 GiB" for 32-layer
 /// 7–8B models with the default 67 capture sizes (1, 2, 4, 8 … 512).

@@ -1003,6 +1003,41 @@ impl Version {
         })
     }
 
+    /// The lowest compute capability (`major × 10 + minor`) on which vLLM
+    /// loads fp8 weights, `Fp8Config.get_min_capability()`
+    /// (model_executor/layers/quantization/fp8.py): 80 up to 0.13.0, 75 from
+    /// 0.14.0 (read in the 0.13.0, 0.14.0, 0.15.0, 0.16.0, 0.19.0, 0.24.0 and
+    /// 0.34.0 wheels); below it the loader refuses ("The quantization method
+    /// fp8 is not supported for the current GPU"). Below 8.9 the weights run
+    /// through the weight-only FP8 Marlin kernel (`Fp8LinearMethod`), still
+    /// in 8 bits. `V0_16Sort` spans 0.13 – 0.16 and takes 0.14's.
+    pub fn fp8_min_capability(self) -> u32 {
+        match self {
+            Self::V0
+            | Self::V1
+            | Self::V0_10
+            | Self::V0_11Mm
+            | Self::V0_11Sort
+            | Self::V0_12
+            | Self::V0_12Mm
+            | Self::V0_12Sort => 80,
+            Self::V0_17Mm
+            | Self::V0_16Sort
+            | Self::V0_17Triton
+            | Self::V0_18
+            | Self::V0_19
+            | Self::V0_19Rope
+            | Self::V0_19Mm
+            | Self::V0_19Alloc
+            | Self::V0_21
+            | Self::V0_33
+            | Self::V0_24
+            | Self::V0_24Rope
+            | Self::V0_24Mm
+            | Self::V0_34 => 75,
+        }
+    }
+
     /// Whether the wheel ships OpenAI's `triton_kernels`
     /// (`vllm/third_party/triton_kernels`, from 0.12.0; absent from the 0.11.0
     /// wheel), so that Hopper's MXFP4 MoE runs the Triton kernel without an

@@ -59,6 +59,9 @@ pub(super) struct Facts<'r> {
     pub(super) plan_weights: Option<crate::formats::WeightFormat>,
     /// The plan's GPUs (none without a plan).
     pub(super) plan_gpus: &'r [crate::estimate::GpuSlot],
+    /// vLLM as the plan runs it, else at its newest rules: what its fixes
+    /// are checked against (its fp8 minimum moves by release).
+    pub(super) vllm: crate::engines::Engine,
     pub(super) notes: Vec<String>,
 }
 
@@ -156,6 +159,10 @@ impl<'r> Facts<'r> {
             vllm_total,
             plan_weights: ctx.plan.map(|p| p.scenario.weights),
             plan_gpus: ctx.plan.map_or(&[], |p| p.scenario.gpus.as_slice()),
+            vllm: plan_vllm.map_or_else(
+                || crate::engines::EngineKind::Vllm.with_defaults(),
+                |(o, _)| crate::engines::Engine::Vllm(o),
+            ),
             free: r.free_bytes,
             requested,
             shortage,

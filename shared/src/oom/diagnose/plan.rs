@@ -87,7 +87,7 @@ pub(super) fn from_the_plan(plan: Plan, presets: PresetModel, f: &Facts, b: &mut
                     let lightest = crate::formats::WeightFormat::CHOICES
                         .iter()
                         .copied()
-                        .filter(|&w| solve::runs_on_gpus(w, s.engine.kind(), &s.gpus))
+                        .filter(|&w| solve::runs_on_gpus(w, &s.engine, &s.gpus))
                         .filter_map(|w| {
                             let mut t = s.clone();
                             t.weights = w;

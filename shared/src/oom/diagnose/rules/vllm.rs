@@ -292,19 +292,17 @@ pub(super) fn vllm_no_cache_blocks(f: &Facts, b: &mut Board) {
             crate::formats::WeightFormat::F32 | crate::formats::WeightFormat::Bf16 | crate::formats::WeightFormat::F16
         )
     });
-    // vLLM refuses fp8 below its minimum compute capability
-    // (`engines::vllm::FP8_MIN_CAPABILITY`): a plan on such a GPU gets no fp8.
+    // vLLM refuses fp8 below its minimum compute capability, by release
+    // (`vllm::Version::fp8_min_capability`): a plan on such a GPU gets no fp8.
     let fp8 = crate::formats::WeightFormat::Fp8 { block: None };
-    let runs_fp8 = crate::solve::runs_on_gpus(fp8, crate::engines::EngineKind::Vllm, f.plan_gpus);
+    let min = f.vllm.min_capability(fp8).unwrap_or(0);
+    let runs_fp8 = crate::solve::runs_on_gpus(fp8, &f.vllm, f.plan_gpus);
     if sixteen_bit && !runs_fp8 {
-        let gpu = f
-            .plan_gpus
-            .iter()
-            .find(|g| g.compute_capability.is_some_and(|c| c < crate::engines::vllm::FP8_MIN_CAPABILITY));
+        let gpu = f.plan_gpus.iter().find(|g| g.compute_capability.is_some_and(|c| c < min));
         b.notes.push(format!(
             "fp8 is left out: vLLM loads fp8 weights from compute capability {} (Fp8Config.get_min_capability), \
              and the plan's {} is {}.",
-            capability(crate::engines::vllm::FP8_MIN_CAPABILITY),
+            capability(min),
             gpu.map_or("GPU", |g| g.name.as_str()),
             gpu.and_then(|g| g.compute_capability).map_or("below it".into(), capability)
         ));
@@ -315,7 +313,7 @@ pub(super) fn vllm_no_cache_blocks(f: &Facts, b: &mut Board) {
             format!(
                 "Load the weights in fp8 (about half of 16-bit), on a GPU that runs fp8 (vLLM: compute capability \
                  {} and later)",
-                capability(crate::engines::vllm::FP8_MIN_CAPABILITY)
+                capability(min)
             ),
             GivesUp::Quality,
             None,
