@@ -229,18 +229,6 @@ impl EngineKind {
         }
     }
 
-    /// The lowest compute capability (`Gpu::capability`, 8.0 → 80) on which
-    /// the engine loads `format`; `None` where it sets none of its own.
-    pub fn min_capability(self, format: WeightFormat) -> Option<u32> {
-        use WeightFormat as F;
-        match (self, format) {
-            (Self::Vllm, F::Fp8 { .. }) => Some(vllm::Version::LATEST.fp8_min_capability()),
-            // SGLang's, transformers' and llama.cpp's own checks are not
-            // read here; llama.cpp and Ollama refuse fp8 outright (`refuses`).
-            (Self::Vllm | Self::Sglang | Self::Transformers | Self::LlamaCpp | Self::Ollama, _) => None,
-        }
-    }
-
     /// The first engine that loads `format` (llama.cpp for GGUF).
     pub fn runner_of(format: WeightFormat) -> Option<Self> {
         Self::ALL.iter().copied().find(|k| k.runs(format))
@@ -269,14 +257,15 @@ impl Engine {
         }
     }
 
-    /// [`EngineKind::min_capability`] by this engine's rule set (vLLM's
-    /// release moves its fp8 minimum).
+    /// The lowest compute capability (`GpuSlot::compute_capability`, 8.0 →
+    /// 80) on which the engine loads `format`, by its rule set (vLLM's
+    /// release moves its fp8 minimum); `None` where it sets none of its own.
     pub fn min_capability(&self, format: WeightFormat) -> Option<u32> {
         match (self, format) {
             (Self::Vllm(o), WeightFormat::Fp8 { .. }) => Some(o.version.fp8_min_capability()),
-            (Self::Transformers(_) | Self::Vllm(_) | Self::Sglang(_) | Self::LlamaCpp(_) | Self::Ollama(_), _) => {
-                self.kind().min_capability(format)
-            }
+            // SGLang's, transformers' and llama.cpp's own checks are not
+            // read here; llama.cpp and Ollama refuse fp8 outright (`refuses`).
+            (Self::Transformers(_) | Self::Vllm(_) | Self::Sglang(_) | Self::LlamaCpp(_) | Self::Ollama(_), _) => None,
         }
     }
 }

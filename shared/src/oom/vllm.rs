@@ -125,6 +125,9 @@ pub(super) fn fill_context(t: &[u8], error_start: usize, r: &mut OomReport) {
         return;
     }
     r.gpu_memory_utilization_permille = utilization(t);
+    // A paste names at most as many stages as a plan has GPUs
+    // (`plan::MAX_GPUS`); a larger figure is not a setting.
+    let stages = crate::plan::MAX_GPUS as u64;
     r.pipeline_parallel_size = last_uint(
         t,
         &[
@@ -134,10 +137,15 @@ pub(super) fn fill_context(t: &[u8], error_start: usize, r: &mut OomReport) {
             "pipeline_parallel_size=",
             "'pipeline_parallel_size':",
         ],
-    );
+    )
+    .filter(|n| (1..=stages).contains(n));
     if let Some((_, end)) = scan::find_last(t, t.len(), "VLLM_PP_LAYER_PARTITION=") {
         let mut c = Cur::new(t, end);
         while let Some(n) = c.uint() {
+            if r.pp_layer_partition.len() as u64 == stages {
+                r.pp_layer_partition.clear();
+                break;
+            }
             r.pp_layer_partition.push(n);
             if !c.lit(",") {
                 break;
@@ -235,12 +243,14 @@ pub(super) fn worker_ranks(t: &[u8]) -> u32 {
                 .iter()
                 .take_while(|b| b.is_ascii_alphanumeric() || **b == b'_')
                 .count();
-            if let Some(label) = t.get(end..end + len).filter(|l| !l.is_empty())
-                && !seen.contains(&label)
-            {
+            if let Some(label) = t.get(end..end + len).filter(|l| !l.is_empty()) {
                 seen.push(label);
             }
         }
     }
+    // Sorted once, not searched per label: a hostile paste of many labels
+    // stays linear-logarithmic.
+    crate::order::sort(&mut seen);
+    seen.dedup();
     u32::try_from(seen.len()).unwrap_or(u32::MAX)
 }

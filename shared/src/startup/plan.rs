@@ -165,7 +165,14 @@ fn rules_by_call_sites(sites: super::CallSites, o: &mut crate::engines::vllm::Op
     match sites.rule_sets()[..] {
         [v] => {
             o.version = v;
-            format!("vLLM rules {} ({shown} by the log's call sites)", v.id())
+            // The table starts at 0.10.0, and V1 logs name their call sites
+            // from 0.8: a log that fits 0.10.0 may be older.
+            let older = if sites.releases().next() == super::CallSites::READ_FROM.first().copied() {
+                " or an earlier release"
+            } else {
+                ""
+            };
+            format!("vLLM rules {} ({shown}{older} by the log's call sites)", v.id())
         }
         [] => {
             let read = super::CallSites::READ_FROM;
@@ -177,6 +184,13 @@ fn rules_by_call_sites(sites: super::CallSites, o: &mut crate::engines::vllm::Op
         }
         ref several => {
             let ids: Vec<&str> = several.iter().map(|v| v.id()).collect();
+            // The plan's rules where the call sites allow them, else the newest
+            // release's they leave (the plan's newest rules are then ruled out).
+            if !several.contains(&o.version)
+                && let Some(v) = sites.releases().last().and_then(crate::engines::vllm::Version::for_release)
+            {
+                o.version = v;
+            }
             format!(
                 "vLLM rules {} (the log names no release; its call sites fit {shown}, which rule sets {} split)",
                 o.version.id(),

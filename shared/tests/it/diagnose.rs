@@ -773,3 +773,16 @@ fn vllm_loads_fp8_on_turing_from_0_14() {
     assert!(!on("t4", Some("0.12.0")), "0.12 wants 8.0");
     assert!(!on("v100-32gb", None), "7.0 is below either");
 }
+
+/// A plan at vLLM's defaults takes the engine's own utilization: 1.0 under
+/// 0.34's extensible KV cache (`Options::utilization`), not 0.92, the
+/// release's `gpu_memory_utilization` default that cache overrides.
+#[test]
+fn the_plans_vllm_utilization_is_the_engines_own() {
+    let model = preset("qwen2.5-14b");
+    let plan = Scenario { engine: EngineKind::Vllm.with_defaults(), ..Scenario::default() };
+    let d = diagnose("54-vllm-v1-kv-reworded-no-paren.txt", &DiagnoseContext::error_only().with_plan(&model, &plan));
+    invariants(&d).unwrap_or_else(|e| panic!("{e}"));
+    let text = format!("{d:?}");
+    assert!(!text.contains("0.92"), "{text}");
+}

@@ -822,6 +822,12 @@ const VOCABULARY: &[&str] = &[
     "raise ",
     "[rank0]: ",
     "(VllmWorker rank=0 pid=1) ",
+    "(Worker_TP1 pid=2) ",
+    "-pp ",
+    "--pipeline-parallel-size ",
+    "VLLM_PP_LAYER_PARTITION=",
+    "99999999999999",
+    "1,",
     "ERROR 05-01 12:00:00 ",
     "May 01 ",
     "\\n",
@@ -917,4 +923,21 @@ proptest! {
         let report = oom::parse(&text);
         prop_assert_eq!(report.requested_bytes, u64::try_from(exact).ok());
     }
+}
+
+/// A paste's pipeline settings are read only as a plan could hold them:
+/// `-pp` beyond the most GPUs a plan has, or a layer partition longer than
+/// that, is not a setting (a hostile figure must not size the report).
+#[test]
+fn absurd_pipeline_settings_are_not_read() {
+    let kv = "ValueError: To serve at least one request with the models's max seq len (131072), (4.54 GiB KV cache \
+              is needed, which is larger than the available KV cache memory (1.71 GiB).";
+    let r = shared::oom::parse(&format!("vllm serve m -pp 99999999999999\n{kv}"));
+    assert_eq!(r.pipeline_parallel_size, None);
+    let r = shared::oom::parse(&format!("vllm serve m -pp 2\n{kv}"));
+    assert_eq!(r.pipeline_parallel_size, Some(2));
+    let long = format!("VLLM_PP_LAYER_PARTITION={}1 vllm serve m\n{kv}", "1,".repeat(shared::plan::MAX_GPUS + 1));
+    assert!(shared::oom::parse(&long).pp_layer_partition.is_empty());
+    let r = shared::oom::parse(&format!("VLLM_PP_LAYER_PARTITION=16,32 vllm serve m\n{kv}"));
+    assert_eq!(r.pp_layer_partition, [16, 32]);
 }

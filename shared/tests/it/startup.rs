@@ -1190,10 +1190,15 @@ fn vllm_call_sites_name_the_rules_of_a_log_without_its_banner() {
         if let [one] = sites.rule_sets()[..] {
             narrowed += 1;
             assert_eq!((one, without), (with, with), "{name}: {taken:?}");
-            let said = format!("vLLM rules {} ({} by the log's call sites)", with.id(), sites.shown());
+            // A log that fits the table's first release may be older.
+            let older = if sites.releases().next() == Some("0.10.0") { " or an earlier release" } else { "" };
+            let said = format!("vLLM rules {} ({}{older} by the log's call sites)", with.id(), sites.shown());
             assert!(taken.contains(&said), "{name}: {taken:?}");
         } else {
-            assert_eq!(without, Version::LATEST, "{name}: {taken:?}");
+            // Several rule sets: the newest release's the sites leave, as the
+            // plan's newest rules are among those ruled out.
+            let newest = sites.releases().last().and_then(Version::for_release).expect("a release");
+            assert_eq!(without, newest, "{name}: {taken:?}");
             assert!(taken.iter().any(|t| t.contains(&format!("its call sites fit {}", sites.shown()))), "{taken:?}");
         }
     }

@@ -365,7 +365,9 @@ fn tensor_split(model: &Model, s: &Scenario) -> Option<Setting> {
     // Before the split, each GPU is taken to hold its share of the layers.
     let share = offloaded.div_ceil(gpus as u64);
     let part = |g: usize, output: bool| super::graph::Part {
-        start: share.saturating_mul(g as u64),
+        // The model's index of the GPU's first layer: the offloaded layers
+        // are the last ones.
+        start: (start as u64).saturating_add(share.saturating_mul(g as u64)),
         layers: share,
         first: g == 0,
         output,

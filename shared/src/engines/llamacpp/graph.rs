@@ -203,8 +203,8 @@ impl Experts {
     /// ([`Shape::swa_pattern`]), sinks (a source of `ggml_flash_attn_ext` /
     /// `ggml_soft_max_ext`, no memory) and q/k/v/o biases (`ggml_add` in
     /// place), from llama-cpp-python 0.3.16 (`llm_build_openai_moe_iswa`,
-    /// `build_attn_with_sinks`) and 0.3.22, checked against b6699 and b7217
-    /// (`/tmp/moe/REPORT.md`). Checked where one GPU holds every layer, the
+    /// `build_attn_with_sinks`) and 0.3.22, checked against the b6699 and
+    /// b7217 logs of the tests below. Checked where one GPU holds every layer, the
     /// output and the experts, or stages the experts from host memory
     /// ([`Staged`]; `scripts/ggml-alloc-sim.py` `moe_model`); other layouts
     /// of host experts are staged beside it (`compute::staged_weight`).
@@ -692,7 +692,7 @@ mod tests {
     }
 
     /// Qwen3-Coder-30B-A3B Q8_0 on b7342, `-ub 512`, 4 slots in one unified
-    /// cache of 65,536 cells, flash attention (/tmp/sweep-llama
+    /// cache of 65,536 cells, flash attention (the fixture
     /// `llamacpp-b7342-qwen3-coder-30b-a3b-q80-1gpu-np4-fa-auto`): 300.75 MiB
     /// logged. The F16 mask is freed with the last layer and the logits go
     /// on top of `result_norm` at offset 0: `(E + V) · T · 4`. The closed
@@ -797,8 +797,8 @@ mod tests {
 
     /// gpt-oss-20b on b7217, Metal, `-c 0 -ub 2048` (n_ctx 131,072; the
     /// window cache `GGML_PAD(128 + 2048, 256)` = 2,304 cells), flash
-    /// attention (/tmp/sweep-llama
-    /// `llamacpp-b7217-gpt-oss-20b-mxfp4-metal-m5-ub2048-fa-auto`): 1,672.08
+    /// attention (a llama-cli transcript in a public repository the search
+    /// tools did not name, stored-code index id 59932672849): 1,672.08
     /// MiB logged. One split: every input first (embeddings, positions, each
     /// cache's two store indices and F32 mask, output ids), the window mask's
     /// F16 cast, then layer 1 — the first full layer — casts the full mask
@@ -818,8 +818,7 @@ mod tests {
     }
 
     /// gpt-oss-20b on b6699, CUDA, `-c 131072 --n-cpu-moe 99`, `-ub 512`
-    /// (window cache 768 cells), flash attention (/tmp/sweep-llama
-    /// `llamacpp-b6699-gpt-oss-20b-mxfp4-1gpu-ncpumoe99-fa-on`, from
+    /// (window cache 768 cells), flash attention (the mainline run of
     /// ikawrakow/ik_llama.cpp#822): 456.98 MiB logged. Each MXFP4 expert
     /// tensor (32 × 2880 × 2880, 17 bytes a block of 32) is copied in by its
     /// own split. The full cache's mask and indices are first read in layer

@@ -444,16 +444,22 @@ pub const TP_TABLE_MAX_GPU_MIB: u64 = 81_920;
 
 /// The dates (year, month, day) between which a start-up log ran a release with
 /// [`default_mem_fraction_0_4`]'s table: from 0.4.0's wheel (its
-/// `server_args.py` built 2024-12-03) to before 0.4.7's (2025-06-10), the
-/// last release before 0.4.7.post1 (built 2025-06-16) sized it from GPU
-/// memory. A log dated in this span could not have run that code.
-pub const TP_TABLE_DATES: (Date, Date) = ((2024, 12, 3), (2025, 6, 10));
+/// `server_args.py` built 2024-12-03) to before 0.4.7.post1's (built
+/// 2025-06-16), the first release that sizes it from GPU memory; 0.4.7
+/// (built 2025-06-10) still keeps the table. A log dated in this span
+/// could not have run the later code. (Its GPU-memory guard,
+/// [`TP_TABLE_MAX_GPU_MIB`], is 0.4.6 – 0.4.7's and is applied to the whole
+/// span: 0.4.0 – 0.4.5 on a GPU above it are left to the newest rules.)
+pub const TP_TABLE_DATES: (Date, Date) = ((2024, 12, 3), (2025, 6, 16));
 
 /// A day: year, month, day (ordered as the calendar).
 pub type Date = (u16, u8, u8);
 
 /// `mem_fraction_static` default by TP degree (`server_args.py`, the table
-/// used before the GPU-size-based rule: 0.88 / 0.87 / 0.85 / 0.83 / 0.79).
+/// used before the GPU-size-based rule: 0.88 / 0.87 / 0.85 / 0.83 / 0.79),
+/// frozen with the `tp` rule set and the links that name it. The 0.4.0 –
+/// 0.4.7 sources read since give 0.87 at TP 3 (here 0.85) and 0.81 at TP
+/// 5 – 8 (here 0.83): [`default_mem_fraction_0_4`], which a dated log uses.
 pub fn default_mem_fraction(tp: u64) -> f64 {
     match tp {
         0 | 1 => 0.88,

@@ -146,9 +146,11 @@ impl<'r> Facts<'r> {
             | crate::engines::Engine::Ollama(_) => None,
         });
         let utilization = r.gpu_memory_utilization_permille.map(|u| (u, "as the paste names it")).or_else(|| {
-            plan_vllm.map(|(o, _)| match o.gpu_memory_utilization {
-                Some(u) => ((u * 1000.0).round() as u64, "as the plan sets it"),
-                None => ((o.version.default_utilization() * 1000.0).round() as u64, "vLLM's default"),
+            // The engine's own answer (`Options::utilization`): 1.0 under
+            // 0.34's extensible KV cache, the release's default before.
+            plan_vllm.map(|(o, _)| {
+                let from = if o.gpu_memory_utilization.is_some() { "as the plan sets it" } else { "vLLM's default" };
+                ((o.utilization() * 1000.0).round() as u64, from)
             })
         });
         let vllm_total = total.or(plan_vllm.and_then(|(_, t)| t)).filter(|&t| t > 0);
