@@ -200,7 +200,7 @@ use crate::{css, js, wasm};
 /// `-ngl` by the build's rule (b7467), ik_llama.cpp's whole-context windows,
 /// vLLM's Marlin MXFP4 before 0.12 and 0.10's CUDA graphs by
 /// `max_num_seqs`, InternVL's encoder profile (its video of one-tile
-/// frames), SGLang's report of the pool GPU's free memory: +2,100 B, to
+/// frames), SGLang's report of the pool GPU's free memory: +2,122 B, to
 /// 296,707 B, and the ceiling to 296,750 B.
 const BUNDLE_BUDGET_BYTES: u64 = 296_750;
 

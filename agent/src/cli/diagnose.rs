@@ -321,11 +321,12 @@ fn text_report(r: &OomReport, d: &Diagnosis) -> String {
         return out;
     };
     let gpu = r.gpu_index.map_or(String::new(), |i| format!(" on GPU {i}"));
-    let backend = match (kind, r.backend) {
-        (OomKind::LlamaCpp, Some(GpuBackend::Vulkan)) => " (Vulkan)",
-        (OomKind::LlamaCpp, Some(GpuBackend::Metal)) => " (Metal)",
-        (OomKind::LlamaCpp, Some(GpuBackend::Hip)) => " (ROCm)",
-        _ => "",
+    // llama.cpp names its backend; the other messages are CUDA's or say theirs.
+    let backend = match r.backend.filter(|_| kind == OomKind::LlamaCpp) {
+        Some(GpuBackend::Vulkan) => " (Vulkan)",
+        Some(GpuBackend::Metal) => " (Metal)",
+        Some(GpuBackend::Hip) => " (ROCm)",
+        Some(GpuBackend::Cuda) | None => "",
     };
     let stage = match r.llama_cpp_stage {
         Some(LlamaCppStage::ModelWeights) => ", loading the weights",

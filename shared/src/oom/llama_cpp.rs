@@ -285,7 +285,8 @@ fn devices_in_log(t: &[u8]) -> Vec<u32> {
         for (start, end) in scan::find_all(t, prefix) {
             let word_start = start == 0 || t.get(start - 1).is_some_and(|b| !b.is_ascii_alphanumeric());
             let digits = t.get(end..).unwrap_or_default().iter().take_while(|b| b.is_ascii_digit()).count();
-            let word_end = t.get(end + digits).is_none_or(|b| !b.is_ascii_alphanumeric() && *b != b'_');
+            // A version (`ROCm6.2`, `CUDA12.4`) is not a device: no `.` after the digits.
+            let word_end = t.get(end + digits).is_none_or(|b| !b.is_ascii_alphanumeric() && *b != b'_' && *b != b'.');
             if word_start && digits > 0 && word_end {
                 out.extend(t.get(start..end + digits).and_then(device_index));
             }

@@ -666,6 +666,7 @@ fn every_corpus_file_has_an_expected_reading() {
 /// read; one it cannot read is not told that only PyTorch's line will do.
 #[test]
 fn recognised_pastes_are_never_told_to_paste_the_error() {
+    let mut checked = 0;
     for file in (46..=54).filter_map(|n| {
         fs::read_dir(FIXTURES)
             .ok()?
@@ -676,7 +677,9 @@ fn recognised_pastes_are_never_told_to_paste_the_error() {
         let r = oom::parse(&read(&file));
         assert!(r.kind.is_some(), "{file}: not recognised");
         assert!(!r.notes.iter().any(|n| n.contains("Paste the whole error")), "{file}: {:?}", r.notes);
+        checked += 1;
     }
+    assert_eq!(checked, 9, "fixtures 46 – 54, one each");
     let unread = oom::parse("Error: something went wrong");
     assert!(unread.notes.iter().any(|n| n.contains("SGLang") && n.contains("Ollama")), "{:?}", unread.notes);
 }
@@ -940,4 +943,12 @@ fn absurd_pipeline_settings_are_not_read() {
     assert!(shared::oom::parse(&long).pp_layer_partition.is_empty());
     let r = shared::oom::parse(&format!("VLLM_PP_LAYER_PARTITION=16,32 vllm serve m\n{kv}"));
     assert_eq!(r.pp_layer_partition, [16, 32]);
+}
+
+/// A version after a backend's name (`ROCm6.2`, `CUDA12.4`) is not a device.
+#[test]
+fn backend_versions_are_not_devices() {
+    let text = "built with ROCm6.2 and CUDA12.4\nggml_backend_cuda_buffer_type_alloc_buffer: allocating 4096.00 MiB \
+                on device 0: cudaMalloc failed: out of memory";
+    assert_eq!(oom::parse(text).devices_in_log, [0]);
 }

@@ -63,10 +63,7 @@ fn default_finding(step: ChecklistStep, f: &Facts, plan: Option<&PlanCheck>, lim
                 "Every GPU ran out alike, asking for the same memory: a symmetric split, not an uneven one.".into()
             } else if f.r.gpus_seen.len() > 1 {
                 "Several GPUs ran out; no sign that one carries more than its share.".into()
-            } else if f.r.devices_in_log.len() > 1
-                || f.r.pipeline_parallel_size.is_some_and(|n| n > 1)
-                || f.r.worker_ranks > 1
-            {
+            } else if f.split() {
                 "The work is split over several GPUs; the paste does not show one carrying more than its share.".into()
             } else {
                 "One GPU is involved: nothing to balance.".into()

@@ -180,6 +180,17 @@ impl<'r> Facts<'r> {
         }
     }
 
+    /// Whether the paste shows work split over several GPUs: buffers on
+    /// several devices, llama.cpp's pipeline (on only over several devices,
+    /// llama-context.cpp `model.n_devices() > 1 && …`), a vLLM pipeline of
+    /// several stages, or several vLLM worker ranks.
+    pub(super) fn split(&self) -> bool {
+        self.r.devices_in_log.len() > 1
+            || self.r.pipeline_copies.is_some()
+            || self.r.pipeline_parallel_size.is_some_and(|n| n > 1)
+            || self.r.worker_ranks > 1
+    }
+
     pub(super) fn others_total(&self) -> u64 {
         self.others.iter().map(|h| h.bytes).fold(self.unlisted, u64::saturating_add)
     }
@@ -219,9 +230,10 @@ impl<'r> Facts<'r> {
                 "open Activity Monitor's Memory tab (the GPU shares the system's memory)",
                 "top -l 1 -o mem -n 10   # the processes holding the most of the shared memory",
             ),
+            // Vulkan runs on any vendor's GPU: name each vendor's tool, run none.
             Some(GpuBackend::Vulkan) => (
                 "run the GPU vendor's tool (`nvidia-smi`, `amd-smi process`, `intel_gpu_top`)",
-                "nvidia-smi   # AMD: amd-smi process; Intel: intel_gpu_top",
+                "# NVIDIA: nvidia-smi   AMD: amd-smi process   Intel: intel_gpu_top",
             ),
         }
     }

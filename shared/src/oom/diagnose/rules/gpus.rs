@@ -77,10 +77,7 @@ pub(crate) fn several_gpus(f: &Facts, b: &mut Board) {
 fn llama_cpp_split(f: &Facts, b: &mut Board) {
     let devices = &f.r.devices_in_log;
     let Some(failed) = f.r.gpu_index else { return };
-    // Pipeline parallelism is on only over several devices (llama-context.cpp:
-    // `model.n_devices() > 1 && …`), so its line alone tells a split.
-    let split = devices.len() > 1 || f.r.pipeline_copies.is_some();
-    if !split || b.has(CauseId::MisSizedBuffer) {
+    if !f.split() || b.has(CauseId::MisSizedBuffer) {
         return;
     }
     let over = if devices.len() > 1 {

@@ -93,7 +93,9 @@ pub(super) fn llama_cpp(f: &Facts, b: &mut Board) {
                 lever(f, "llama-server ... -fa on -ctk q8_0 -ctv q8_0", crate::engines::ollama::COMMANDS.kv_dtype),
             ));
         }
-        Some(LlamaCppStage::ComputeBuffers) if let Some(q) = q.filter(|&q| q > largest_gpu_bytes()) => {
+        Some(LlamaCppStage::ComputeBuffers)
+            if let Some(q) = q.filter(|&q| largest_gpu(f).is_some_and(|g| q > g.memory_bytes)) =>
+        {
             mis_sized_graph(f, b, q, &on);
         }
         Some(LlamaCppStage::ComputeBuffers) => {
@@ -185,9 +187,19 @@ pub(super) fn llama_cpp(f: &Facts, b: &mut Board) {
     }
 }
 
-/// The memory of the catalog's largest GPU: no GPU holds one buffer larger.
-fn largest_gpu_bytes() -> u64 {
-    crate::catalog::gpus().iter().map(|g| g.memory_bytes).max().unwrap_or(u64::MAX)
+/// The catalog's largest GPU of the paste's backend (CUDA: NVIDIA, ROCm:
+/// AMD, Metal: Apple; Vulkan or none said: any): no such GPU holds one
+/// buffer larger.
+fn largest_gpu(f: &Facts) -> Option<&'static crate::catalog::Gpu> {
+    use crate::catalog::GpuVendor;
+    use crate::oom::GpuBackend;
+    let vendor = match f.r.backend {
+        Some(GpuBackend::Cuda) => Some(GpuVendor::Nvidia),
+        Some(GpuBackend::Hip) => Some(GpuVendor::Amd),
+        Some(GpuBackend::Metal) => Some(GpuVendor::Apple),
+        Some(GpuBackend::Vulkan) | None => None,
+    };
+    crate::catalog::gpus().iter().filter(|g| vendor.is_none_or(|v| g.vendor == v)).max_by_key(|g| g.memory_bytes)
 }
 
 /// A compute buffer larger than any GPU: ggml sized the graph for a batch
@@ -199,8 +211,7 @@ fn largest_gpu_bytes() -> u64 {
 /// want to tolerate"), which splits the attention into head groups whose
 /// K*Q fits under it (src/llama.cpp@18b0375:15623-15715).
 fn mis_sized_graph(f: &Facts, b: &mut Board, q: u64, on: &str) {
-    let largest = crate::catalog::gpus().iter().max_by_key(|g| g.memory_bytes);
-    let than = largest
+    let than = largest_gpu(f)
         .map_or(String::new(), |g| format!(" (the largest in the catalog, {}, has {})", g.name, gib(g.memory_bytes)));
     b.add(
         CauseId::MisSizedBuffer,

@@ -82,6 +82,11 @@ pub(super) fn sglang_no_kv_pool(f: &Facts, b: &mut Board) {
     ));
 }
 
+/// A fraction in thousandths as SGLang takes it, every digit kept (0.925,
+/// 0.88): never rounded to hundredths, which would misstate both the
+/// current value and the one suggested.
 fn permille(p: u64) -> String {
-    format!("{}.{:02}", p / 1000, (p % 1000) / 10)
+    let s = format!("{}.{:03}", p / 1000, p % 1000);
+    let s = s.trim_end_matches('0');
+    if s.ends_with('.') { format!("{s}0") } else { s.to_owned() }
 }

@@ -375,7 +375,14 @@ pub(super) fn vllm_sampler_warmup(f: &Facts, b: &mut Board) {
         "Leave more of the GPU outside vLLM's budget, as vLLM asks: a lower --gpu-memory-utilization".into(),
         GivesUp::Length,
         None,
-        "vllm serve ... --gpu-memory-utilization <lower than now, e.g. 0.85 from the default 0.90>".into(),
+        match f.utilization {
+            Some((u, from)) => format!(
+                "vllm serve ... --gpu-memory-utilization <lower than {}>   # now {}, {from}",
+                fraction(u),
+                fraction(u)
+            ),
+            None => "vllm serve ... --gpu-memory-utilization <lower than now>".into(),
+        },
     ));
 }
 
