@@ -93,8 +93,36 @@ pub(crate) fn profile(
     let video_on = (qwen || internvl) && limits.video != Some(0);
     // From 0.11 to 0.17 the largest video is an item of its own; the
     // profile takes the modality with the most tokens per item (a tie: video).
-    let own_video = match rules {
-        _ if internvl => video_on.then(|| internvl_video(v, limits.image != Some(0), max_model_len)),
+    // InternVL's video is the same item under every rule set (0.13.0 – 0.34.0).
+    let own_video = if internvl {
+        video_on.then(|| internvl_video(v, limits.image != Some(0), max_model_len))
+    } else {
+        qwen_video(v, rules, video_on, max_model_len)
+    };
+    let (item, counted, video_on) = match own_video {
+        // Video only when images are off (`--limit-mm-per-prompt image:0`).
+        Some((item, counted)) if counted >= v.item.tokens || limits.image == Some(0) => (item, counted, true),
+        Some(_) => (v.item, v.item.tokens, false),
+        None => (v.item, v.item.tokens, video_on),
+    };
+    let limit =
+        if video_on { limits.video.unwrap_or(DEFAULT_MM_LIMIT) } else { limits.image.unwrap_or(DEFAULT_MM_LIMIT) };
+    // PaliGemma takes one image per prompt (0.34.0 `paligemma.py::get_supported_mm_limits`),
+    // which caps the user's limit (`processing/context.py::allowed_mm_limits`).
+    let limit = if v.kind == "paligemma" { limit.min(PALIGEMMA_IMAGES_PER_PROMPT) } else { limit };
+    if limit == 0 {
+        return None;
+    }
+    let budget = mnbt.max(counted);
+    let per_prompt = limit.min(max_model_len / counted).max(1);
+    let items = (budget / counted).min(max_num_seqs.saturating_mul(per_prompt)).max(1);
+    Some(Profile { items, item, counted, budget, video: video_on })
+}
+
+/// The Qwen-VL towers' largest video and the tokens it counts, by the rule
+/// set (`None`: no video item of its own).
+fn qwen_video(v: &VisionTower, rules: EncoderProfile, video_on: bool, max_model_len: u64) -> Option<(VisionItem, u64)> {
+    match rules {
         EncoderProfile::Kept { .. } if !video_on => None,
         EncoderProfile::Outputs => None,
         // Qwen3-VL: 12.5 × its tokens on 0.11 – 0.12, its tokens from 0.13.
@@ -115,25 +143,7 @@ pub(crate) fn profile(
             Some((video, video.tokens))
         }
         _ => None,
-    };
-    let (item, counted, video_on) = match own_video {
-        // Video only when images are off (`--limit-mm-per-prompt image:0`).
-        Some((item, counted)) if counted >= v.item.tokens || limits.image == Some(0) => (item, counted, true),
-        Some(_) => (v.item, v.item.tokens, false),
-        None => (v.item, v.item.tokens, video_on),
-    };
-    let limit =
-        if video_on { limits.video.unwrap_or(DEFAULT_MM_LIMIT) } else { limits.image.unwrap_or(DEFAULT_MM_LIMIT) };
-    // PaliGemma takes one image per prompt (0.34.0 `paligemma.py::get_supported_mm_limits`),
-    // which caps the user's limit (`processing/context.py::allowed_mm_limits`).
-    let limit = if v.kind == "paligemma" { limit.min(PALIGEMMA_IMAGES_PER_PROMPT) } else { limit };
-    if limit == 0 {
-        return None;
     }
-    let budget = mnbt.max(counted);
-    let per_prompt = limit.min(max_model_len / counted).max(1);
-    let items = (budget / counted).min(max_num_seqs.saturating_mul(per_prompt)).max(1);
-    Some(Profile { items, item, counted, budget, video: video_on })
 }
 
 /// InternVL's largest video (vLLM 0.34.0 `internvl.py::get_num_frames_with_most_features`):
