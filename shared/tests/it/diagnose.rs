@@ -793,3 +793,19 @@ fn the_plans_vllm_utilization_is_the_engines_own() {
     let text = format!("{d:?}");
     assert!(!text.contains("0.92"), "{text}");
 }
+
+/// `-ts` has one proportion per device from 0: a log whose buffers sit on
+/// GPUs 1 – 3 gives GPU 0 nothing, and the GPU that failed less.
+#[test]
+fn tensor_split_names_every_device_from_zero() {
+    let text = "llama_kv_cache_unified:      CUDA1 KV buffer size =  1024.00 MiB\n\
+                llama_kv_cache_unified:      CUDA2 KV buffer size =  1024.00 MiB\n\
+                llama_kv_cache_unified:      CUDA3 KV buffer size =  1024.00 MiB\n\
+                ggml_backend_cuda_buffer_type_alloc_buffer: allocating 2048.00 MiB on device 2: cudaMalloc failed: \
+                out of memory\n\
+                ggml_gallocr_reserve_n: failed to allocate CUDA2 buffer of size 2147483648";
+    let report = oom::parse(text);
+    let d = oom::diagnose(&report, &DiagnoseContext::error_only());
+    invariants(&d).unwrap_or_else(|e| panic!("{e}"));
+    assert!(d.fixes.iter().any(|f| f.code.ends_with("-ts 0,1,<less>,1")), "{:?}", d.fixes);
+}

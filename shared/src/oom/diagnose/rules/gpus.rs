@@ -97,8 +97,17 @@ fn llama_cpp_split(f: &Facts, b: &mut Board) {
              by its free memory at load, before the KV cache and compute buffers each GPU must also hold{copies}"
         ),
     );
+    // `-ts` takes one proportion per device from 0, so a device the log
+    // names no buffer on (below the highest it does) gets its own 0.
     let (ts, others) = if devices.len() > 1 {
-        let ts: Vec<String> = devices.iter().map(|&d| if d == failed { "<less>".into() } else { "1".into() }).collect();
+        let highest = devices.iter().copied().max().unwrap_or(0);
+        let ts: Vec<String> = (0..=highest)
+            .map(|d| match d {
+                d if d == failed => "<less>".into(),
+                d if devices.contains(&d) => "1".into(),
+                _ => "0".into(),
+            })
+            .collect();
         let others: Vec<String> = devices.iter().filter(|&&d| d != failed).map(u32::to_string).collect();
         (ts.join(","), others.join(","))
     } else {
