@@ -11,9 +11,11 @@
 
 mod fixes;
 mod knobs;
+mod levers;
 
 pub use fixes::{COMMANDS, ollama_command};
 pub use knobs::KNOBS;
+pub use levers::{LEVERS, Levers, parameter};
 
 use serde::{Deserialize, Serialize};
 

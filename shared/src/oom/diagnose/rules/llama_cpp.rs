@@ -8,17 +8,6 @@ use crate::oom::diagnose::text::gib;
 use crate::oom::diagnose::{CauseId, FixId};
 use crate::oom::{GpuBackend, LlamaCppStage};
 
-// Ollama's spelling of llama.cpp's levers (engines/ollama: it passes
-// `num_ctx` as -c, `num_gpu` as -ngl, `num_batch` as -b and -ub; docs/faq.md
-// for OLLAMA_CONTEXT_LENGTH and OLLAMA_FLASH_ATTENTION).
-const OLLAMA_FEWER_LAYERS: &str = "PARAMETER num_gpu <fewer layers>   # Ollama passes num_gpu as -ngl";
-const OLLAMA_SMALLER_QUANT: &str = "ollama pull MODEL:TAG   # a tag of a smaller quantisation (…-q4_K_M)";
-const OLLAMA_HALF_CONTEXT: &str =
-    "PARAMETER num_ctx <half of now>   # or: OLLAMA_CONTEXT_LENGTH=<half of now> ollama serve";
-const OLLAMA_SMALLER_CONTEXT: &str = "PARAMETER num_ctx <smaller>   # or: OLLAMA_CONTEXT_LENGTH=<smaller> ollama serve";
-const OLLAMA_HALF_BATCH: &str = "PARAMETER num_batch 256   # with OLLAMA_FLASH_ATTENTION=1 ollama serve";
-const OLLAMA_SMALLER_BATCH: &str = "PARAMETER num_batch <smaller>   # with OLLAMA_FLASH_ATTENTION=1 ollama serve";
-
 /// The code of a lever where the paste ran it: llama-server's flags, or
 /// Ollama's settings when llama.cpp ran as Ollama's runner.
 fn lever(f: &Facts, llama_server: &str, ollama: &str) -> String {
@@ -27,12 +16,7 @@ fn lever(f: &Facts, llama_server: &str, ollama: &str) -> String {
 
 /// A llama-server flag as the paste's front end names it.
 fn flag(f: &Facts, llama_server: &'static str) -> &'static str {
-    match (f.r.via_ollama, llama_server) {
-        (true, "-c") => "num_ctx",
-        (true, "-ub") => "num_batch",
-        (true, "-ngl") => "num_gpu",
-        _ => llama_server,
-    }
+    crate::engines::ollama::parameter(llama_server).filter(|_| f.r.via_ollama).unwrap_or(llama_server)
 }
 
 pub(super) fn llama_cpp(f: &Facts, b: &mut Board) {
@@ -58,7 +42,11 @@ pub(super) fn llama_cpp(f: &Facts, b: &mut Board) {
                 "Offload fewer layers to the GPU (the rest run on the CPU)".into(),
                 GivesUp::Speed,
                 None,
-                lever(f, "llama-server ... --fit on   # or lower -ngl until the model loads", OLLAMA_FEWER_LAYERS),
+                lever(
+                    f,
+                    "llama-server ... --fit on   # or lower -ngl until the model loads",
+                    crate::engines::ollama::LEVERS.fewer_layers,
+                ),
             ));
             b.fix(fix(
                 FixId::WeightFormat,
@@ -66,7 +54,7 @@ pub(super) fn llama_cpp(f: &Facts, b: &mut Board) {
                 "Use a smaller GGUF quantisation".into(),
                 GivesUp::Quality,
                 None,
-                lever(f, "llama-server -m model-Q4_K_M.gguf ...", OLLAMA_SMALLER_QUANT),
+                lever(f, "llama-server -m model-Q4_K_M.gguf ...", crate::engines::ollama::LEVERS.smaller_quant),
             ));
         }
         Some(LlamaCppStage::KvCache) => {
@@ -81,7 +69,7 @@ pub(super) fn llama_cpp(f: &Facts, b: &mut Board) {
                 format!("Halve the context ({}): the cache is pre-allocated for all of it", flag(f, "-c")),
                 GivesUp::Length,
                 q.map(|q| q / 2),
-                lever(f, "llama-server ... -c <half of now>", OLLAMA_HALF_CONTEXT),
+                lever(f, "llama-server ... -c <half of now>", crate::engines::ollama::LEVERS.half_context),
             ));
             let q8 = KvDtype::Q8_0.bpw(128).as_f64() / 16.0;
             b.fix(fix(
@@ -122,7 +110,7 @@ pub(super) fn llama_cpp(f: &Facts, b: &mut Board) {
                 "Halve the physical batch the compute buffers are sized for".into(),
                 GivesUp::Speed,
                 q.map(|q| q / 2),
-                lever(f, "llama-server ... -ub 256 -fa on", OLLAMA_HALF_BATCH),
+                lever(f, "llama-server ... -ub 256 -fa on", crate::engines::ollama::LEVERS.half_batch),
             ));
             b.fix(fix(
                 FixId::SmallerContext,
@@ -130,7 +118,7 @@ pub(super) fn llama_cpp(f: &Facts, b: &mut Board) {
                 format!("Shrink the context ({}) to free room for the buffers", flag(f, "-c")),
                 GivesUp::Length,
                 None,
-                lever(f, "llama-server ... -c <smaller>", OLLAMA_SMALLER_CONTEXT),
+                lever(f, "llama-server ... -c <smaller>", crate::engines::ollama::LEVERS.smaller_context),
             ));
         }
         None => {
@@ -165,7 +153,11 @@ pub(super) fn llama_cpp(f: &Facts, b: &mut Board) {
                 "Offload fewer layers to the GPU (the rest run on the CPU)".into(),
                 GivesUp::Speed,
                 None,
-                lever(f, "llama-server ... --fit on   # or lower -ngl until it loads", OLLAMA_FEWER_LAYERS),
+                lever(
+                    f,
+                    "llama-server ... --fit on   # or lower -ngl until it loads",
+                    crate::engines::ollama::LEVERS.fewer_layers,
+                ),
             ));
             b.fix(fix(
                 FixId::SmallerContext,
@@ -173,7 +165,7 @@ pub(super) fn llama_cpp(f: &Facts, b: &mut Board) {
                 format!("Shrink the context ({}): the KV cache is allocated for all of it", flag(f, "-c")),
                 GivesUp::Length,
                 None,
-                lever(f, "llama-server ... -c <smaller>", OLLAMA_SMALLER_CONTEXT),
+                lever(f, "llama-server ... -c <smaller>", crate::engines::ollama::LEVERS.smaller_context),
             ));
             b.fix(fix(
                 FixId::SmallerBatch,
@@ -181,7 +173,7 @@ pub(super) fn llama_cpp(f: &Facts, b: &mut Board) {
                 "Halve the physical batch the compute buffers are sized for".into(),
                 GivesUp::Speed,
                 None,
-                lever(f, "llama-server ... -ub 256 -fa on", OLLAMA_HALF_BATCH),
+                lever(f, "llama-server ... -ub 256 -fa on", crate::engines::ollama::LEVERS.half_batch),
             ));
         }
     }
@@ -254,7 +246,7 @@ fn mis_sized_graph(f: &Facts, b: &mut Board, q: u64, on: &str) {
         ),
         GivesUp::Speed,
         None,
-        lever(f, "llama-server ... -ub <smaller> -fa on", OLLAMA_SMALLER_BATCH),
+        lever(f, "llama-server ... -ub <smaller> -fa on", crate::engines::ollama::LEVERS.smaller_batch),
     ));
 }
 
