@@ -184,6 +184,12 @@ pub struct OomReport {
     /// `(Worker_PP1_TP0 pid=…)` from 0.10, v1/executor/multiproc_executor.py):
     /// more than one is a split over GPUs.
     pub worker_ranks: u32,
+    /// The error came from a vLLM process (its workers' or engine core's
+    /// line prefixes, `(VllmWorker rank=…`, `(Worker_TP…`, `(EngineCore_DP…`,
+    /// v1/executor/multiproc_executor.py, v1/engine/core.py): a PyTorch
+    /// OOM there is vLLM's to fix with its flags, not `model.generate`'s.
+    #[serde(default)]
+    pub vllm_process: bool,
     /// llama.cpp: `pipeline parallelism enabled (n_copies=N)`
     /// (src/llama-context.cpp): each GPU keeps N copies of its compute
     /// buffers.
@@ -220,6 +226,7 @@ pub struct OomReport {
 pub fn parse(text: &str) -> OomReport {
     // Read before normalising, which strips the workers' line prefixes.
     let worker_ranks = vllm::worker_ranks(text.as_bytes());
+    let vllm_process = worker_ranks > 0 || !scan::find_all(text.as_bytes(), "(EngineCore_DP").is_empty();
     let text = normalize::normalize(text);
     let t = text.as_bytes();
 
@@ -272,6 +279,7 @@ pub fn parse(text: &str) -> OomReport {
     }
     report.same_on_every_gpu = same_on_every_gpu;
     report.worker_ranks = worker_ranks;
+    report.vllm_process = vllm_process;
     report.occurrences = u32::try_from(count).unwrap_or(u32::MAX);
     report.gpus_seen = gpus_seen;
     report

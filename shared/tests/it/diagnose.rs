@@ -809,3 +809,18 @@ fn tensor_split_names_every_device_from_zero() {
     invariants(&d).unwrap_or_else(|e| panic!("{e}"));
     assert!(d.fixes.iter().any(|f| f.code.ends_with("-ts 0,1,<less>,1")), "{:?}", d.fixes);
 }
+
+/// A PyTorch OOM inside vLLM's workers is vLLM's to fix: its flags
+/// (`--max-num-seqs`, `--max-model-len`, `--kv-cache-dtype`), not
+/// `model.generate`'s, and no notebook's leftovers to free.
+#[test]
+fn a_pytorch_oom_in_vllm_workers_gets_vllm_flags() {
+    let d = diagnose("65-vllm-tp2-identical-ranks.txt", &DiagnoseContext::error_only());
+    invariants(&d).unwrap_or_else(|e| panic!("{e}"));
+    assert!(d.fixes.iter().all(|f| !f.code.contains("model.generate") && !f.code.contains("quanto")), "{:?}", d.fixes);
+    assert!(d.fixes.iter().any(|f| f.code.contains("vllm serve ... --max-num-seqs")), "{:?}", d.fixes);
+    assert!(!d.fixes.iter().any(|f| f.id == FixId::EmptyCache), "{:?}", d.fixes);
+    // Outside vLLM the same message keeps transformers' levers.
+    let plain = diagnose("08-modern-basic.txt", &DiagnoseContext::error_only());
+    assert!(plain.fixes.iter().any(|f| f.code.contains("model.generate")), "{:?}", plain.fixes);
+}

@@ -158,7 +158,7 @@ fn cases() -> Vec<(&'static str, Value)> {
         ),
         (
             "11-modern-private-pools-vllm-worker.txt",
-            json!({
+            json!({"vllm_process": true,
                 "kind": "pytorch", "backend": "cuda", "requested_bytes": 1342177280, "gpu_index": 1,
                 "total_bytes": 99879464468_u64, "free_bytes": 1267015352, "allocated_bytes": 97313221509_u64,
                 "reserved_bytes": 97439616860_u64, "reserved_unallocated_bytes": 126395351,
@@ -310,7 +310,7 @@ fn cases() -> Vec<(&'static str, Value)> {
         ),
         (
             "28-vllm-v1-kv-too-small-estimate.txt",
-            json!({
+            json!({"vllm_process": true,
                 "kind": "vllm_kv_cache_too_small", "max_seq_len": 40960, "kv_needed_bytes": 6034429051_u64,
                 "kv_available_bytes": 4831838208_u64, "estimated_max_model_len": 32768, "occurrences": 1
             }),
@@ -492,7 +492,7 @@ fn cases() -> Vec<(&'static str, Value)> {
         ),
         (
             "53-vllm-v1-sampler-warmup.txt",
-            json!({"kind": "vllm_sampler_warmup", "warmup_requests": 256, "worker_ranks": 2, "occurrences": 1}),
+            json!({"vllm_process": true, "kind": "vllm_sampler_warmup", "warmup_requests": 256, "worker_ranks": 2, "occurrences": 1}),
         ),
         (
             // `max seq len (1048576),` then `22.5 GiB KV cache is needed` with no
@@ -528,7 +528,7 @@ fn cases() -> Vec<(&'static str, Value)> {
             // `--gpu-memory-utilization 0.95` named where the paste quotes the
             // command; 4.54 GiB = 4874787880.96, 1.71 GiB = 1836098519.04.
             "57-vllm-v1-kv-too-small-utilization-0-95.txt",
-            json!({
+            json!({"vllm_process": true,
                 "kind": "vllm_kv_cache_too_small", "max_seq_len": 131072, "kv_needed_bytes": 4874787881_u64,
                 "kv_available_bytes": 1836098519_u64, "gpu_memory_utilization_permille": 950, "occurrences": 1
             }),
@@ -540,7 +540,7 @@ fn cases() -> Vec<(&'static str, Value)> {
         (
             // 24.0 GiB = 25769803776; 3.18 GiB = 3414499000.32.
             "59-vllm-v1-kv-too-small-pipeline-parallel.txt",
-            json!({
+            json!({"vllm_process": true,
                 "kind": "vllm_kv_cache_too_small", "max_seq_len": 262144, "kv_needed_bytes": 25769803776_u64,
                 "kv_available_bytes": 3414499000_u64, "estimated_max_model_len": 34736,
                 "gpu_memory_utilization_permille": 900, "pipeline_parallel_size": 2, "pp_layer_partition": [16, 32],
@@ -601,7 +601,7 @@ fn cases() -> Vec<(&'static str, Value)> {
         (
             // Two vLLM TP ranks fail alike: 1.74 GiB asked, 20.21 GiB allocated on each.
             "65-vllm-tp2-identical-ranks.txt",
-            json!({
+            json!({"vllm_process": true,
                 "kind": "pytorch", "backend": "cuda", "requested_bytes": 1868310774_u64, "gpu_index": 0,
                 "total_bytes": 25308094792_u64, "free_bytes": 623776891_u64, "allocated_bytes": 21700322263_u64,
                 "reserved_bytes": 21895336427_u64, "reserved_unallocated_bytes": 195014164_u64,

@@ -119,14 +119,17 @@ pub(crate) fn leftovers(f: &Facts, b: &mut Board) {
                 Some(u),
                 code,
             ));
-            b.fix(fix(
-                FixId::EmptyCache,
-                CauseId::Fragmentation,
-                "Free what earlier runs left in the same process before loading or generating again".into(),
-                GivesUp::Nothing,
-                Some(u),
-                "del model; gc.collect(); torch.cuda.empty_cache()".into(),
-            ));
+            // A vLLM server holds no earlier run of the same process.
+            if !f.r.vllm_process {
+                b.fix(fix(
+                    FixId::EmptyCache,
+                    CauseId::Fragmentation,
+                    "Free what earlier runs left in the same process before loading or generating again".into(),
+                    GivesUp::Nothing,
+                    Some(u),
+                    "del model; gc.collect(); torch.cuda.empty_cache()".into(),
+                ));
+            }
         }
     }
 

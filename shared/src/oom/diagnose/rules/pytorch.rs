@@ -18,6 +18,15 @@ pub(super) fn beyond_capacity(f: &Facts, t: u64) -> bool {
     f.r.reserved_bytes.or(f.r.allocated_bytes).is_some_and(|held| held > t.saturating_add(t / 50))
 }
 
+/// A fix's code where the OOM happened: transformers' `generate`, or vLLM's
+/// flags when a vLLM process ran out (`OomReport::vllm_process`): vLLM
+/// batches the requests itself (`--max-num-seqs`, `--max-num-batched-tokens`
+/// bound a step's activations), bounds their length with `--max-model-len`
+/// and stores its cache as `--kv-cache-dtype` says.
+fn code(f: &Facts, transformers: &str, vllm: &str) -> String {
+    if f.r.vllm_process { vllm } else { transformers }.into()
+}
+
 pub(super) fn pytorch_workload(f: &Facts, b: &mut Board) {
     let (Some(q), Some(t)) = (f.requested, f.total.filter(|&t| t > 0)) else { return };
     let shortage = f.shortage.unwrap_or(0);
@@ -119,7 +128,11 @@ pub(super) fn pytorch_workload(f: &Facts, b: &mut Board) {
             GivesUp::Length,
             // What it saves depends on the batch: the shortfall is not a saving.
             None,
-            "# split the batch: for chunk in batches_of(n): model.generate(**chunk, ...)".into(),
+            code(
+                f,
+                "# split the batch: for chunk in batches_of(n): model.generate(**chunk, ...)",
+                "vllm serve ... --max-num-seqs <fewer> --max-num-batched-tokens <smaller>",
+            ),
         ));
     }
     if !covered {
@@ -146,16 +159,27 @@ pub(super) fn pytorch_workload(f: &Facts, b: &mut Board) {
             .into(),
         GivesUp::Length,
         None,
-        "model.generate(**inputs, max_new_tokens=...)  # fewer than now".into(),
+        code(
+            f,
+            "model.generate(**inputs, max_new_tokens=...)  # fewer than now",
+            "vllm serve ... --max-model-len <shorter>",
+        ),
     ));
     b.fix(fix(
         FixId::KvCacheDtype,
         CauseId::KvCacheGrowth,
-        "Quantise the KV cache to 4 bits (about a quarter of a 16-bit cache)".into(),
+        if f.r.vllm_process {
+            "Store the KV cache in fp8 (half of a 16-bit cache)".into()
+        } else {
+            "Quantise the KV cache to 4 bits (about a quarter of a 16-bit cache)".into()
+        },
         GivesUp::CachePrecision,
         None,
-        "model.generate(**inputs, cache_implementation=\"quantized\", cache_config={\"backend\": \"quanto\", \"nbits\": 4})"
-            .into(),
+        code(
+            f,
+            "model.generate(**inputs, cache_implementation=\"quantized\", cache_config={\"backend\": \"quanto\", \"nbits\": 4})",
+            "vllm serve ... --kv-cache-dtype fp8   # half of a 16-bit cache",
+        ),
     ));
 }
 
@@ -244,7 +268,7 @@ fn without_free(f: &Facts, b: &mut Board, q: u64, t: u64) {
         inspect_fix(f, b, None);
     }
     if !f.has_plan {
-        checklist_fixes(b);
+        checklist_fixes(f, b);
     }
     b.fix(fix(
         FixId::SmallerBatch,
@@ -252,7 +276,11 @@ fn without_free(f: &Facts, b: &mut Board, q: u64, t: u64) {
         "Send fewer or shorter sequences at once".into(),
         GivesUp::Length,
         None,
-        "# split the batch: for chunk in batches_of(n): model.generate(**chunk, ...)".into(),
+        code(
+            f,
+            "# split the batch: for chunk in batches_of(n): model.generate(**chunk, ...)",
+            "vllm serve ... --max-num-seqs <fewer> --max-num-batched-tokens <smaller>",
+        ),
     ));
 }
 
@@ -260,16 +288,19 @@ fn without_free(f: &Facts, b: &mut Board, q: u64, t: u64) {
 /// (none can be told): load the weights in 8 or 4 bits, bound the new
 /// tokens and the input, free what the session still holds, and let the
 /// allocator grow segments instead of fragmenting.
-fn checklist_fixes(b: &mut Board) {
+fn checklist_fixes(f: &Facts, b: &mut Board) {
     b.fix(fix(
         FixId::WeightFormat,
         CauseId::KvCacheGrowth,
         "Load the weights in 8 or 4 bits (half or a quarter of 16-bit)".into(),
         GivesUp::Quality,
         None,
-        "quant = BitsAndBytesConfig(load_in_4bit=True, bnb_4bit_quant_type=\"nf4\", bnb_4bit_compute_dtype=torch.bfloat16)\n\
-         model = AutoModelForCausalLM.from_pretrained(MODEL_ID, quantization_config=quant, device_map=\"auto\")"
-            .into(),
+        code(
+            f,
+            "quant = BitsAndBytesConfig(load_in_4bit=True, bnb_4bit_quant_type=\"nf4\", bnb_4bit_compute_dtype=torch.bfloat16)\n\
+             model = AutoModelForCausalLM.from_pretrained(MODEL_ID, quantization_config=quant, device_map=\"auto\")",
+            "vllm serve <an AWQ or GPTQ checkpoint of the model>   # or, from 16-bit weights: --quantization fp8",
+        ),
     ));
     b.fix(fix(
         FixId::MaxNewTokens,
@@ -278,26 +309,36 @@ fn checklist_fixes(b: &mut Board) {
             .into(),
         GivesUp::Length,
         None,
-        "inputs = tokenizer(text, truncation=True, max_length=4096, return_tensors=\"pt\")\n\
-         model.generate(**inputs, max_new_tokens=512)"
-            .into(),
+        code(
+            f,
+            "inputs = tokenizer(text, truncation=True, max_length=4096, return_tensors=\"pt\")\n\
+             model.generate(**inputs, max_new_tokens=512)",
+            "vllm serve ... --max-model-len <shorter>",
+        ),
     ));
-    b.fix(fix(
-        FixId::EmptyCache,
-        CauseId::KvCacheGrowth,
-        "Free what the session still holds: in a notebook, an earlier model still referenced (or restart the kernel)"
-            .into(),
-        GivesUp::Nothing,
-        None,
-        "del model; import gc; gc.collect(); torch.cuda.empty_cache()".into(),
-    ));
+    // A vLLM server holds no notebook's leftovers.
+    if !f.r.vllm_process {
+        b.fix(fix(
+            FixId::EmptyCache,
+            CauseId::KvCacheGrowth,
+            "Free what the session still holds: in a notebook, an earlier model still referenced (or restart the kernel)"
+                .into(),
+            GivesUp::Nothing,
+            None,
+            "del model; import gc; gc.collect(); torch.cuda.empty_cache()".into(),
+        ));
+    }
     b.fix(fix(
         FixId::ExpandableSegments,
         CauseId::KvCacheGrowth,
         "Let PyTorch's allocator grow segments instead of fragmenting".into(),
         GivesUp::Nothing,
         None,
-        "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True python your_script.py".into(),
+        code(
+            f,
+            "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True python your_script.py",
+            "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True vllm serve ...",
+        ),
     ));
 }
 
