@@ -7,7 +7,8 @@
 //! [`launch`] turns Ollama's settings into those `llama-server` flags, and
 //! the plan runs as llama.cpp with them; `fixes.rs` writes Ollama's own
 //! command lines (`ollama run`, Modelfile parameters, `ollama serve`
-//! environment).
+//! environment), and `levers.rs` llama.cpp's levers in Ollama's words for
+//! an error that came through its runner.
 
 mod fixes;
 mod knobs;
