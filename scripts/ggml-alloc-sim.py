@@ -116,30 +116,32 @@ class Alloc:
         b.insert(j, [off, size])
 
 
-def run(nodes, align=128, trace=False):
+def gallocr(seq, srcs_of, view_root, is_ext, reusable, inplace_ops, align=128, trace=False):
+    """ggml_gallocr_alloc_graph_impl over `seq` (ggml/src/ggml-alloc.c): each node's sources, then
+    the node, allocated; a node whose op may run in place (`inplace_ops`) takes the memory of an
+    own, allocated parent (`reusable`) with this one child and no views; a parent is freed when its
+    children and views are done, a view's source when its last view is. `srcs_of(n)` are the
+    sources as this graph sees them (None for an absent one), `view_root(n)` a view's source,
+    `is_ext(t)` whether `t` lives outside this allocator. Returns the buffer's peak."""
     a = Alloc(align)
-    st = {}  # id -> dict(children, views, allocated, off)
+    st = {}
 
     def h(t):
-        return st.setdefault(id(t), dict(children=0, views=0, allocated=False, off=None, t=t))
-
-    def is_view(t):
-        return t.view_src is not None
-
-    def allocated(t):
-        return t.ext or h(t)["allocated"]
+        return st.setdefault(id(t), dict(children=0, views=0, allocated=False, off=None))
 
     def allocate(t):
         hn = h(t)
-        if allocated(t) or is_view(t):
+        if is_ext(t) or hn["allocated"] or t.view_src is not None:
             return
         hn["allocated"] = True
-        if t.op in INPLACE:
-            for p in t.srcs:
-                if p is t or p.ext or is_view(p) or not h(p)["allocated"]:
-                    continue  # only own, allocated, non-view parents (views are never "own")
+        if t.op in inplace_ops:
+            for p in srcs_of(t):
+                if p is None or p is t or not reusable(p, t):
+                    continue
                 ph = h(p)
-                if p.size != t.size:
+                # ggml_gallocr_is_own(parent) is its hash node's `allocated`, which a view never
+                # sets (ggml_gallocr_allocate_node skips views): an op on a view is a new tensor
+                if p.view_src is not None or not ph["allocated"]:
                     continue
                 if ph["children"] == 1 and ph["views"] == 0:
                     hn["off"] = ph["off"]
@@ -149,36 +151,55 @@ def run(nodes, align=128, trace=False):
                     return
         hn["off"] = a.alloc(t.size)
         if trace:
-            print(f"  alloc {t.name} {t.size/MiB:.2f} @ {hn['off']/MiB:.2f} max {a.max/MiB:.2f}")
+            print(f"  alloc {t.name} {t.size / MiB:.3f} @ {hn['off'] / MiB:.3f} max {a.max / MiB:.3f}")
 
     def free(t):
         hn = h(t)
         a.free(hn["off"], t.size)
         hn["allocated"] = False
         if trace:
-            print(f"  free {t.name} @ {hn['off']/MiB:.2f}")
+            print(f"  free {t.name} {t.size / MiB:.3f} @ {hn['off'] / MiB:.3f}")
 
-    for n in nodes:
-        if is_view(n):
-            h(n.view_src)["views"] += 1
-        for p in n.srcs:
-            h(p)["children"] += 1
-    for n in nodes:
-        for p in n.srcs:
-            allocate(p)
+    for n in seq:
+        if n.view_src is not None:
+            h(view_root(n))["views"] += 1
+        for p in srcs_of(n):
+            if p is not None:
+                h(p)["children"] += 1
+    for n in seq:
+        for p in srcs_of(n):
+            if p is not None:
+                allocate(p)
         allocate(n)
-        for p in n.srcs:
+        for p in srcs_of(n):
+            if p is None:
+                continue
             ph = h(p)
             ph["children"] -= 1
             if ph["children"] == 0 and ph["views"] == 0:
-                if is_view(p):
-                    vs = h(p.view_src)
-                    vs["views"] -= 1
-                    if vs["views"] == 0 and vs["children"] == 0 and vs["allocated"]:
-                        free(p.view_src)
+                if p.view_src is not None:
+                    vs = view_root(p)
+                    vh = h(vs)
+                    vh["views"] -= 1
+                    if vh["views"] == 0 and vh["children"] == 0 and vh["allocated"]:
+                        free(vs)
                 elif ph["allocated"]:
                     free(p)
     return a.max
+
+
+def run(nodes, align=128, trace=False):
+    """The dense graphs: every tensor here but the weights and caches (`ext`)."""
+    return gallocr(
+        nodes,
+        srcs_of=lambda n: n.srcs,
+        view_root=lambda n: n.view_src,
+        is_ext=lambda t: t.ext,
+        reusable=lambda p, t: not p.ext and p.size == t.size,
+        inplace_ops=INPLACE,
+        align=align,
+        trace=trace,
+    )
 
 
 def llama(E, F, H, Hkv, D, V, T_, n_kv, L, fa=True, mask_on_host_f16=False, glm=False, ffn_fused=False, out=True,
@@ -430,78 +451,23 @@ def alloc_run(g, inputs, align=128, trace=False):
     def srcs_of(n):
         return [copies.get(id(p), p) if p is not None else None for p in n.srcs]
 
-    st = {}
-
-    def h(t):
-        return st.setdefault(id(t), dict(children=0, views=0, allocated=False, off=None))
-
-    a = Alloc(align)
-
     def ext(t):
         return t.op == "NONE" or t.size == 0 and t.view_src is None
 
-    def allocate(t):
-        hn = h(t)
-        if ext(t) or hn["allocated"] or t.view_src is not None:
-            return
-        hn["allocated"] = True
-        if t.op in INPLACE2:
-            for p in srcs_of(t):
-                if p is None or ext(p):
-                    continue
-                if p.view_src is not None and ext(p.view_src):
-                    continue
-                if p.size != t.size or not p.contig:
-                    continue
-                ph = h(p)
-                # ggml_gallocr_is_own(parent) is its hash node's `allocated`, which a view never
-                # sets (ggml_gallocr_allocate_node skips views): the view-parent branch after it
-                # is never taken, so an op on a reshape is a new tensor
-                if p.view_src is not None or not ph["allocated"]:
-                    continue
-                if ph["children"] == 1 and ph["views"] == 0:
-                    hn["off"] = ph["off"]
-                    ph["allocated"] = False
-                    if trace:
-                        print(f"  reuse {p.name} for {t.name}")
-                    return
-        hn["off"] = a.alloc(t.size)
-        if trace:
-            print(f"  alloc {t.name} {t.size / MiB:.3f} @ {hn['off'] / MiB:.3f} max {a.max / MiB:.3f}")
-
-    def free(t):
-        hn = h(t)
-        a.free(hn["off"], t.size)
-        hn["allocated"] = False
-        if trace:
-            print(f"  free {t.name} {t.size / MiB:.3f} @ {hn['off'] / MiB:.3f}")
-
-    for n in seq:
-        if n.view_src is not None:
-            h(copies.get(id(n.view_src), n.view_src))["views"] += 1
-        for p in srcs_of(n):
-            if p is not None:
-                h(p)["children"] += 1
-    for n in seq:
-        for p in srcs_of(n):
-            if p is not None:
-                allocate(p)
-        allocate(n)
-        for p in srcs_of(n):
-            if p is None:
-                continue
-            ph = h(p)
-            ph["children"] -= 1
-            if ph["children"] == 0 and ph["views"] == 0:
-                if p.view_src is not None:
-                    vs = copies.get(id(p.view_src), p.view_src)
-                    vh = h(vs)
-                    vh["views"] -= 1
-                    if vh["views"] == 0 and vh["children"] == 0 and vh["allocated"]:
-                        free(vs)
-                elif ph["allocated"]:
-                    free(p)
-    return a.max
+    return gallocr(
+        seq,
+        srcs_of=srcs_of,
+        view_root=lambda n: copies.get(id(n.view_src), n.view_src),
+        is_ext=ext,
+        # a contiguous, own parent of the same size (not a view of a weight or cache)
+        reusable=lambda p, t: not ext(p)
+        and not (p.view_src is not None and ext(p.view_src))
+        and p.size == t.size
+        and p.contig,
+        inplace_ops=INPLACE2,
+        align=align,
+        trace=trace,
+    )
 
 
 def moe_model(E, H, Hkv, D, V, T_, n_kv, L, n_expert, k, F, fa=True, glu=True, kidx=True, weights_first=False,

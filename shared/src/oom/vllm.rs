@@ -185,19 +185,27 @@ pub(super) fn fill_context(t: &[u8], error_start: usize, r: &mut OomReport) {
     }
 }
 
-/// The last whole number one of `forms` gives (a command line's flag, the
-/// engine config's `name=N`, the non-default args' `'name': N`).
-fn last_uint(t: &[u8], forms: &[&str]) -> Option<u64> {
-    let mut best: Option<(usize, u64)> = None;
+/// The value `read` takes after the last of `forms` in the text (a later
+/// setting overrides an earlier one).
+fn last_of<T>(t: &[u8], forms: &[&str], read: impl Fn(&mut Cur<'_>) -> Option<T>) -> Option<T> {
+    let mut best: Option<(usize, T)> = None;
     for form in forms {
         for (start, end) in scan::find_all(t, form) {
-            let Some(n) = Cur::new(t, end).uint() else { continue };
-            if best.is_none_or(|(at, _)| start > at) {
-                best = Some((start, n));
+            if best.as_ref().is_some_and(|(at, _)| start <= *at) {
+                continue;
+            }
+            if let Some(v) = read(&mut Cur::new(t, end)) {
+                best = Some((start, v));
             }
         }
     }
-    best.map(|(_, n)| n)
+    best.map(|(_, v)| v)
+}
+
+/// The last whole number one of `forms` gives (a command line's flag, the
+/// engine config's `name=N`, the non-default args' `'name': N`).
+fn last_uint(t: &[u8], forms: &[&str]) -> Option<u64> {
+    last_of(t, forms, |c| c.uint())
 }
 
 /// `gpu_memory_utilization` where vLLM or its launcher names it: the last of
@@ -214,20 +222,10 @@ fn utilization(t: &[u8]) -> Option<u64> {
         "'gpu_memory_utilization':",
         "gpu_memory_utilization (",
     ];
-    let mut best: Option<(usize, u64)> = None;
-    for form in FORMS {
-        for (start, end) in scan::find_all(t, form) {
-            let mut c = Cur::new(t, end);
-            let Some(p) = c.fraction_permille().filter(|p| (1..=1000).contains(p)) else { continue };
-            if t.get(c.pos) == Some(&b'-') {
-                continue;
-            }
-            if best.is_none_or(|(at, _)| start > at) {
-                best = Some((start, p));
-            }
-        }
-    }
-    best.map(|(_, p)| p)
+    last_of(t, &FORMS, |c| {
+        let p = c.fraction_permille().filter(|p| (1..=1000).contains(p))?;
+        (t.get(c.pos) != Some(&b'-')).then_some(p)
+    })
 }
 
 /// The distinct vLLM worker prefixes of the log: `VllmWorker rank=N` and

@@ -11,6 +11,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::Fork;
 use crate::checkpoint::ggml::GgmlType;
 use crate::kv::{self, CachePart, KvDtype, LayerKv};
 
@@ -149,8 +150,15 @@ pub(crate) struct Rules {
 }
 
 impl Rules {
-    /// The rules of `build` (`None`: the newest; ik_llama.cpp keeps today's).
-    pub fn of(build: Option<u64>, flash_attention: bool, n_batch: u64, n_ubatch: u64) -> Self {
+    /// The rules of `build` (`None`: the newest). ik_llama.cpp keeps today's
+    /// streams and padding, but gives a sliding-window layer the whole
+    /// context: it has no window cache but `--swa-compress`'s, opt-in and for
+    /// a few other architectures (src/llama.cpp `llama_kv_cache_init` at
+    /// 8337e4cd; its gemma-3-27b log: 62 layers × 32,768 cells, 15,872 MiB).
+    pub fn of(fork: Fork, build: Option<u64>, flash_attention: bool, n_batch: u64, n_ubatch: u64) -> Self {
+        if fork == Fork::Ik {
+            return Self { streams: true, pad: 256, swa_extra: None };
+        }
         let Some(b) = build else { return Self { streams: true, pad: 256, swa_extra: Some(n_ubatch) } };
         Self {
             streams: b >= 5913,
@@ -198,7 +206,7 @@ impl Cells {
     /// of `n_seq_max` streams (src/llama-kv-cache.cpp `n_stream`).
     #[cfg(test)]
     pub fn new(ctx: u64, slots: u64, unified: bool, swa_full: bool, ubatch: u64) -> Self {
-        Self::by(ctx, slots, unified, swa_full, Rules::of(None, true, ubatch, ubatch))
+        Self::by(ctx, slots, unified, swa_full, Rules::of(Fork::Mainline, None, true, ubatch, ubatch))
     }
 
     /// [`Cells::new`] under a build's [`Rules`].
@@ -261,7 +269,7 @@ mod tests {
     /// (none at all before b5429).
     #[test]
     fn cells_follow_the_build() {
-        let at = |build, fa| Cells::by(10_000, 4, false, false, Rules::of(Some(build), fa, 2048, 512));
+        let at = |build, fa| Cells::by(10_000, 4, false, false, Rules::of(Fork::Mainline, Some(build), fa, 2048, 512));
         assert_eq!((at(5000, true).n_ctx, at(5000, true).streams), (10_240, 1));
         assert_eq!(at(5000, false).n_ctx, 10_016);
         assert_eq!((at(6900, true).n_ctx, at(6900, true).streams, at(6900, true).per_stream), (10_000, 4, 2500));

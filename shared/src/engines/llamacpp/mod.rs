@@ -354,15 +354,7 @@ fn kv_layers(p: &Plan, o: Options) -> Vec<LayerKv> {
 }
 
 fn cells(_: &Plan, o: Options, ctx: u64, slots: u64) -> cache::Cells {
-    let build = if o.fork == Fork::Mainline { o.build } else { None };
-    let mut rules = cache::Rules::of(build, o.flash_attention == FlashAttention::On, o.n_batch, o.ubatch());
-    // ik_llama.cpp gives a sliding-window layer the whole context: it has no
-    // window cache but `--swa-compress`'s, opt-in and for a few other
-    // architectures (src/llama.cpp `llama_kv_cache_init` at 8337e4cd; its
-    // gemma-3-27b log: 62 layers × 32,768 cells, 15,872 MiB).
-    if o.fork == Fork::Ik {
-        rules.swa_extra = None;
-    }
+    let rules = cache::Rules::of(o.fork, o.build, o.flash_attention == FlashAttention::On, o.n_batch, o.ubatch());
     cache::Cells::by(ctx, slots, o.kv_unified, o.swa_full, rules)
 }
 

@@ -1012,30 +1012,12 @@ impl Version {
     /// through the weight-only FP8 Marlin kernel (`Fp8LinearMethod`), still
     /// in 8 bits. `V0_16Sort` spans 0.13 – 0.16 and takes 0.14's.
     pub fn fp8_min_capability(self) -> u32 {
-        match self {
-            Self::V0
-            | Self::V1
-            | Self::V0_10
-            | Self::V0_11Mm
-            | Self::V0_11Sort
-            | Self::V0_12
-            | Self::V0_12Mm
-            | Self::V0_12Sort => 80,
-            Self::V0_17Mm
-            | Self::V0_16Sort
-            | Self::V0_17Triton
-            | Self::V0_18
-            | Self::V0_19
-            | Self::V0_19Rope
-            | Self::V0_19Mm
-            | Self::V0_19Alloc
-            | Self::V0_21
-            | Self::V0_33
-            | Self::V0_24
-            | Self::V0_24Rope
-            | Self::V0_24Mm
-            | Self::V0_34 => 75,
-        }
+        // Every later rule set is from 0.14 on, or spans it.
+        let before_0_14 = matches!(
+            self,
+            Self::V0 | Self::V1 | Self::V0_10 | Self::V0_11Mm | Self::V0_11Sort | Self::V0_12Mm | Self::V0_12Sort
+        );
+        if before_0_14 { 80 } else { 75 }
     }
 
     /// Whether the wheel ships OpenAI's `triton_kernels`

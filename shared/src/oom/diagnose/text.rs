@@ -19,6 +19,14 @@ pub(super) fn times(x: u64, of: u64) -> String {
     if r < 2.0 { format!("{r:.2}×") } else { format!("{r:.1}×") }
 }
 
+/// Thousandths as the engines' flags take them, every digit kept and
+/// none rounded away: `0.86`, `0.9`, `0.925`, `1.0`.
+pub(super) fn fraction(permille: u64) -> String {
+    let s = format!("{}.{:03}", permille / 1000, permille % 1000);
+    let s = s.trim_end_matches('0');
+    if s.ends_with('.') { format!("{s}0") } else { s.to_owned() }
+}
+
 pub(super) fn lower_first(s: &str) -> String {
     let mut c = s.chars();
     c.next().map_or(String::new(), |first| first.to_lowercase().chain(c).collect())

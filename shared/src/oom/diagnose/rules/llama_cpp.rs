@@ -82,9 +82,10 @@ pub(super) fn llama_cpp(f: &Facts, b: &mut Board) {
             ));
         }
         Some(LlamaCppStage::ComputeBuffers)
-            if let Some(q) = q.filter(|&q| largest_gpu(f).is_some_and(|g| q > g.memory_bytes)) =>
+            if let Some(q) = q
+                && let Some(largest) = largest_gpu(f).filter(|g| q > g.memory_bytes) =>
         {
-            mis_sized_graph(f, b, q, &on);
+            mis_sized_graph(f, b, q, largest, &on);
         }
         Some(LlamaCppStage::ComputeBuffers) => {
             b.add(
@@ -202,9 +203,8 @@ fn largest_gpu(f: &Facts) -> Option<&'static crate::catalog::Gpu> {
 /// `gpt_print_usage`; docs/parameters.md: "the maximum K*Q size in MB we
 /// want to tolerate"), which splits the attention into head groups whose
 /// K*Q fits under it (src/llama.cpp@18b0375:15623-15715).
-fn mis_sized_graph(f: &Facts, b: &mut Board, q: u64, on: &str) {
-    let than = largest_gpu(f)
-        .map_or(String::new(), |g| format!(" (the largest in the catalog, {}, has {})", g.name, gib(g.memory_bytes)));
+fn mis_sized_graph(f: &Facts, b: &mut Board, q: u64, largest: &crate::catalog::Gpu, on: &str) {
+    let than = format!(" (the largest in the catalog, {}, has {})", largest.name, gib(largest.memory_bytes));
     b.add(
         CauseId::MisSizedBuffer,
         90,

@@ -3,6 +3,7 @@
 use crate::fixes::GivesUp;
 use crate::oom::diagnose::board::{Board, fix};
 use crate::oom::diagnose::facts::Facts;
+use crate::oom::diagnose::text;
 use crate::oom::diagnose::{CauseId, FixId};
 
 /// The highest `--mem-fraction-static` worth suggesting: above it SGLang
@@ -14,7 +15,7 @@ const HIGHEST_FRACTION_PERMILLE: u64 = 950;
 /// tokens `= rest / cell_size`, and `init_memory_pool` raises at ≤ 0 tokens.
 pub(super) fn sglang_no_kv_pool(f: &Facts, b: &mut Board) {
     let fraction = f.r.mem_fraction_static_permille;
-    let named = fraction.map_or(String::new(), |p| format!(" ({})", permille(p)));
+    let named = fraction.map_or(String::new(), |p| format!(" ({})", text::fraction(p)));
     b.add(
         CauseId::WeightsTooLarge,
         85,
@@ -35,8 +36,8 @@ pub(super) fn sglang_no_kv_pool(f: &Facts, b: &mut Board) {
         Some(p) if p >= HIGHEST_FRACTION_PERMILLE => None,
         Some(p) => Some(format!(
             "python -m sglang.launch_server ... --mem-fraction-static {}   # now {}",
-            permille((p + 50).min(HIGHEST_FRACTION_PERMILLE)),
-            permille(p)
+            text::fraction((p + 50).min(HIGHEST_FRACTION_PERMILLE)),
+            text::fraction(p)
         )),
         None => {
             Some("python -m sglang.launch_server ... --mem-fraction-static <higher than now, e.g. +0.05>".to_owned())
@@ -53,7 +54,7 @@ pub(super) fn sglang_no_kv_pool(f: &Facts, b: &mut Board) {
         )),
         None => b.notes.push(format!(
             "mem_fraction_static is already {}: raising it further leaves almost nothing for activations.",
-            permille(fraction.unwrap_or(0))
+            text::fraction(fraction.unwrap_or(0))
         )),
     }
     b.fix(fix(
@@ -80,13 +81,4 @@ pub(super) fn sglang_no_kv_pool(f: &Facts, b: &mut Board) {
         None,
         "python -m sglang.launch_server ... --tp-size 2".into(),
     ));
-}
-
-/// A fraction in thousandths as SGLang takes it, every digit kept (0.925,
-/// 0.88): never rounded to hundredths, which would misstate both the
-/// current value and the one suggested.
-fn permille(p: u64) -> String {
-    let s = format!("{}.{:03}", p / 1000, p % 1000);
-    let s = s.trim_end_matches('0');
-    if s.ends_with('.') { format!("{s}0") } else { s.to_owned() }
 }

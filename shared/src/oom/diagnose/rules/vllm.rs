@@ -4,7 +4,7 @@ use crate::explain::thousands;
 use crate::fixes::GivesUp;
 use crate::oom::diagnose::board::{Board, fix};
 use crate::oom::diagnose::facts::Facts;
-use crate::oom::diagnose::text::{gib, pct};
+use crate::oom::diagnose::text::{fraction, gib, pct};
 use crate::oom::diagnose::{CauseId, DiagnosisFix, FixId};
 use crate::units::GIB;
 
@@ -211,13 +211,6 @@ const HIGHEST_UTILIZATION_PERMILLE: u64 = 950;
 /// Under half the GPU given to vLLM is itself suspect when nothing is left
 /// for the cache (vllm#10439: 0.03 – 0.4 for a 0.5B model).
 const LOW_UTILIZATION_PERMILLE: u64 = 500;
-
-/// Thousandths as vLLM's flag takes them: `0.86`, `0.9`, `1.0`.
-pub(super) fn fraction(permille: u64) -> String {
-    let s = format!("{}.{:03}", permille / 1000, permille % 1000);
-    let s = s.trim_end_matches('0');
-    if s.ends_with('.') { format!("{s}0") } else { s.to_owned() }
-}
 
 fn fraction_f(x: f64) -> String {
     format!("{x:.2}")
