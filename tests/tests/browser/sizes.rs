@@ -1,13 +1,17 @@
-//! Issue 38's journey budgets: the bytes a static host that compresses sends
-//! for every file a journey fetches, read from Chromium's own record of what
-//! it fetched (Resource Timing: the navigation and every resource), not from a
+//! Issue 38's journeys: the bytes a static host that compresses sends for
+//! every file a journey fetches, read from Chromium's own record of what it
+//! fetched (Resource Timing: the navigation and every resource), not from a
 //! list of files. Each file is measured as `gzip -9` and `brotli -q 11` of its
 //! `dist/` copy, which is what `dist` ships beside it.
 //!
-//! Ignored until the page meets the budgets (docs/measurements.md, "One
-//! program with lazy parts, issue 38: measured"); run it with
-//! `cargo test -p e2e --test browser -- --ignored sizes:: --nocapture` to print
-//! the table.
+//! Each journey has issue 38's budget and a ceiling. Where the page meets the
+//! budget, the ceiling is the budget; where it does not (docs/measurements.md,
+//! "Issue 38's budgets against the parts' own code"), the ceiling is the
+//! journey as measured when it last moved, so a journey that grows (or starts
+//! fetching another bundle) fails here instead of going unnoticed. A change
+//! that grows one moves its ceiling below with its reason, as
+//! `BUNDLE_BUDGET_BYTES` in `xtask/src/dist.rs` does for the first load.
+//! `cargo test -p e2e --test browser -- sizes:: --nocapture` prints the table.
 
 use std::path::Path;
 use std::process::Command;
@@ -17,10 +21,27 @@ use anyhow::{Context, ensure};
 use crate::browser::{Driver, Page, tools};
 use crate::server::Server;
 
-/// The default page (a plan that fits): gzip bytes, at most.
+/// Issue 38's budget for the default page (a plan that fits), gzip bytes.
 const DEFAULT_BUDGET: u64 = 230_000;
-/// Any journey: gzip bytes, at most.
+/// Issue 38's budget for every other journey, gzip bytes.
 const JOURNEY_BUDGET: u64 = 300_000;
+
+/// The default page fetches the files a plan that does not fit fetches (the
+/// fixes are in the first load), so it shares that journey's ceiling, which
+/// is its budget; the first load's own ceiling, byte-tight, is
+/// `BUNDLE_BUDGET_BYTES`.
+const DEFAULT_CEILING: u64 = JOURNEY_BUDGET;
+/// "Diagnose an OOM": 625,149 B at 580c0a4 (the first load and the diagnose
+/// bundle: the start-up log readers with vLLM's call sites of 40 releases,
+/// the OOM readers, the family readers for a log's model, every engine's rules).
+const DIAGNOSE_CEILING: u64 = 625_200;
+/// A model that is not a preset: 450,342 B at 580c0a4 (the first load and the
+/// reader bundle: the `config.json` families, the vision towers, the
+/// checkpoint headers).
+const READER_CEILING: u64 = 450_400;
+/// Live mode: 437,940 B at 580c0a4 (the first load and the live bundle, which
+/// draws the page's plan without an engine of its own).
+const LIVE_CEILING: u64 = 438_000;
 
 const OOM: &str = "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB \
                    (GPU 0; 23.69 GiB total capacity; 21.23 GiB already allocated)";
@@ -55,8 +76,7 @@ fn packed(tool: &str, args: &[&str], file: &Path) -> Option<u64> {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[ignore = "issue 38: the page is over these budgets; run with --ignored to print the table"]
-async fn journeys_within_budget() -> anyhow::Result<()> {
+async fn journeys_within_ceilings() -> anyhow::Result<()> {
     let Some(tools) = tools() else { return Ok(()) };
     // `HEADROOM_E2E_DIST` measures another build (e.g. the one before a change).
     let dist = crate::live::dist()?;
@@ -68,27 +88,32 @@ async fn journeys_within_budget() -> anyhow::Result<()> {
 
     page.open(&server.page("")).await?;
     settle().await;
-    rows.push(("the default page (a plan that fits)", fetched(&page).await?));
+    rows.push(("the default page (a plan that fits)", DEFAULT_BUDGET, DEFAULT_CEILING, fetched(&page).await?));
 
     page.open(&server.page("model=llama-2-7b&w=fp32&gpu=rtx-4090")).await?;
     page.wait_until("the fixes are ranked", async |p: &Page| p.exists("fix").await).await?;
-    rows.push(("a plan that does not fit (the fixes)", fetched(&page).await?));
+    rows.push(("a plan that does not fit (the fixes)", JOURNEY_BUDGET, JOURNEY_BUDGET, fetched(&page).await?));
 
     page.open(&server.page("")).await?;
     page.open_details("diagnose").await?;
     page.fill("oom-text", OOM).await?;
     page.wait_until("the diagnosis", async |p: &Page| p.exists("oom-checked-against").await).await?;
-    rows.push(("\"Diagnose an OOM\" (the pasted error)", fetched(&page).await?));
+    rows.push(("\"Diagnose an OOM\" (the pasted error)", JOURNEY_BUDGET, DIAGNOSE_CEILING, fetched(&page).await?));
 
     page.open(&server.page("params=3b")).await?;
     page.wait_until("the stand-in", async |p: &Page| Ok(p.text("model-status").await?.contains("custom 3.00B")))
         .await?;
     settle().await;
-    rows.push(("a model that is not a preset (a parameter count)", fetched(&page).await?));
+    rows.push((
+        "a model that is not a preset (a parameter count)",
+        JOURNEY_BUDGET,
+        READER_CEILING,
+        fetched(&page).await?,
+    ));
 
     page.open(&server.page("params=70b&gpu=rtx-4090")).await?;
     page.wait_until("the fixes are ranked", async |p: &Page| p.exists("fix").await).await?;
-    rows.push(("a model that is not a preset and does not fit", fetched(&page).await?));
+    rows.push(("a model that is not a preset and does not fit", JOURNEY_BUDGET, READER_CEILING, fetched(&page).await?));
 
     page.open(&server.page("")).await?;
     page.open_details("connect-panel").await?;
@@ -97,12 +122,19 @@ async fn journeys_within_budget() -> anyhow::Result<()> {
     })
     .await?;
     settle().await;
-    rows.push(("live mode (the connect panel; the agent's URL loads the same)", fetched(&page).await?));
+    rows.push((
+        "live mode (the connect panel; the agent's URL loads the same)",
+        JOURNEY_BUDGET,
+        LIVE_CEILING,
+        fetched(&page).await?,
+    ));
     page.close().await?;
 
     let mut over = Vec::new();
-    println!("| journey | files fetched | gzip bytes | brotli bytes |\n|---|---|---|---|");
-    for (i, (journey, files)) in rows.iter().enumerate() {
+    println!(
+        "| journey | files fetched | gzip bytes | brotli bytes | issue 38's budget | ceiling |\n|---|---|---|---|---|---|"
+    );
+    for (journey, budget, ceiling, files) in &rows {
         let (mut gz, mut br) = (0, Some(0));
         for f in files {
             let path = dist.join(f);
@@ -111,13 +143,13 @@ async fn journeys_within_budget() -> anyhow::Result<()> {
             br = br.zip(packed("brotli", &["-q", "11", "-c"], &path)).map(|(a, b)| a + b);
         }
         let br = br.map_or("–".to_owned(), |b| b.to_string());
-        println!("| {journey} | {} | {gz} | {br} |", files.join(", "));
-        let budget = if i == 0 { DEFAULT_BUDGET } else { JOURNEY_BUDGET };
-        if gz > budget {
-            over.push(format!("{journey}: {gz} B > {budget} B"));
+        let met = if gz <= *budget { "met" } else { "over" };
+        println!("| {journey} | {} | {gz} | {br} | {budget} ({met}) | {ceiling} |", files.join(", "));
+        if gz > *ceiling {
+            over.push(format!("{journey}: {gz} B > its ceiling {ceiling} B"));
         }
     }
-    ensure!(over.is_empty(), "over budget: {over:?}");
+    ensure!(over.is_empty(), "journeys over their ceilings (sizes.rs says how to move one, with its reason): {over:?}");
     Ok(())
 }
 
