@@ -217,6 +217,10 @@ fn every_printed_command_is_one_its_engine_parses() {
                             }
                         }
                     }
+                    if let Some(why) = ollama_model_refused(&m, line) {
+                        seen[3] += 1;
+                        refused.push(format!("{line}: {why}"));
+                    }
                     if let Some(name) = line.strip_prefix("PARAMETER ").and_then(|r| r.split_whitespace().next()) {
                         seen[3] += 1;
                         if !parameters.contains(name) {
@@ -237,6 +241,56 @@ fn every_printed_command_is_one_its_engine_parses() {
     assert!(refused.is_empty(), "{} refused:\n{}", refused.len(), refused.join("\n"));
     // Every engine's lines were seen: vLLM, SGLang, llama.cpp, Ollama.
     assert!(seen.iter().all(|&n| n > 10), "{seen:?}");
+}
+
+/// Why Ollama would not find the model a printed line names, if it would not.
+/// A Modelfile's `FROM` and `ollama pull|run` take an Ollama library tag, a
+/// GGUF repository of the Hub as `hf.co/REPO:TAG`, or a file's path
+/// (docs/import.md); the tool knows a Hub repository holds GGUF files only
+/// when it read the model from one (its checkpoint is GGUF), and names no
+/// library tag (it cannot know one exists).
+fn ollama_model_refused(m: &Model, line: &str) -> Option<String> {
+    let target = line
+        .strip_prefix("FROM ")
+        .or_else(|| line.strip_prefix("ollama pull "))
+        .or_else(|| line.strip_prefix("ollama run "))?
+        .trim();
+    if target.starts_with('<') || target.starts_with("./") && target.ends_with(".gguf") {
+        return None;
+    }
+    let Some(repo) = target.strip_prefix("hf.co/").and_then(|t| t.rsplit_once(':')).map(|(r, _)| r) else {
+        return Some(
+            "neither a GGUF file's path nor a Hub GGUF repository: Ollama would look it up in its library".into(),
+        );
+    };
+    let gguf = matches!(m.default_format(), WeightFormat::Gguf(_)) && m.repo.as_deref() == Some(repo);
+    (!gguf).then(|| format!("{repo} was not read as a GGUF repository: `hf.co/` pulls only those"))
+}
+
+/// A model read from a Hub GGUF repository is pulled from it by tag; the same
+/// model from its safetensors repository needs a GGUF file, which `FROM`
+/// imports by path.
+#[test]
+fn ollama_pulls_only_a_gguf_repository() {
+    let mut m = model("llama-3.1-8b");
+    let s = Scenario { weights: WeightFormat::Gguf(shared::formats::GgufType::Q4KM), ..Default::default() };
+    let s = Scenario { engine: EngineKind::Ollama.with_defaults(), ..s };
+    let setup = ollama::ollama_command(&m, &s);
+    assert!(setup.contains("FROM ./model-Q4_K_M.gguf"), "{setup}");
+    assert_eq!(ollama_model_refused(&m, "FROM meta-llama/Llama-3.1-8B-Instruct").map(|_| ()), Some(()));
+    m.repo = Some("bartowski/Meta-Llama-3.1-8B-Instruct-GGUF".into());
+    m.stored_format = Some(WeightFormat::Gguf(shared::formats::GgufType::Q4KM));
+    let setup = ollama::ollama_command(&m, &s);
+    assert!(setup.contains("FROM hf.co/bartowski/Meta-Llama-3.1-8B-Instruct-GGUF:Q4_K_M"), "{setup}");
+    for line in setup.lines() {
+        assert_eq!(ollama_model_refused(&m, line), None, "{line}");
+    }
+    let pull = (EngineKind::Ollama.commands().weights)(
+        &m,
+        WeightFormat::Gguf(shared::formats::GgufType::Q8_0),
+        "bartowski/Meta-Llama-3.1-8B-Instruct-GGUF",
+    );
+    assert_eq!(pull, "ollama pull hf.co/bartowski/Meta-Llama-3.1-8B-Instruct-GGUF:Q8_0");
 }
 
 /// The check itself refuses what the engines refuse.

@@ -121,16 +121,22 @@ pub fn min_cpu_moe(model: &Model, scenario: &Scenario) -> Option<Option<u64>> {
     Some(Some(lo))
 }
 
+/// The GGUF file a plan loads, as its command names it: `model-Q4_K_M.gguf`
+/// for a GGUF quantisation, else a placeholder naming the model (a checkpoint
+/// in another format needs converting; no file name is invented for it).
+pub(crate) fn gguf_file(model: &Model, weights: WeightFormat) -> String {
+    match weights {
+        WeightFormat::Gguf(t) => format!("model-{}.gguf", t.id().to_ascii_uppercase()),
+        _ => format!("<a GGUF of {}>", model.name),
+    }
+}
+
 /// The `llama-server` command line of a plan: every knob that differs from
 /// llama.cpp's default (common/common.h, common/arg.cpp as vendored by
 /// llama-cpp-python 0.3.36).
 pub fn server_command(model: &Model, s: &Scenario) -> String {
     let Engine::LlamaCpp(o) = s.engine else { return String::new() };
-    let file = match s.weights {
-        WeightFormat::Gguf(t) => format!("model-{}.gguf", t.id().to_ascii_uppercase()),
-        _ => format!("<a GGUF of {}>", model.name),
-    };
-    let mut cmd = format!("llama-server -m {file}");
+    let mut cmd = format!("llama-server -m {}", gguf_file(model, s.weights));
     let layers = model.layout.num_layers as u64;
     // Only a -ngl the plan sets: any -ngl makes --fit give up
     // (common/fit.cpp "n_gpu_layers already set by user"), and every layer

@@ -50,6 +50,7 @@ pub use compute::{OP_OFFLOAD_MIN_BATCH, SCHED_COPIES};
 use compute::{compute_buffer, pipeline_copies, pipelined, staged_weight};
 pub use devices::{Buffer, MAX_OVERRIDE_TEXT, MAX_SPLIT, SplitMode, TensorOverrides, TensorSplit};
 pub use fit::{Fit, FitChoice, predict as predict_fit};
+pub(crate) use fixes::gguf_file;
 pub use fixes::{
     COMMANDS, cpu_moe_answer, gpu_layers_answer, max_gpu_layers, min_cpu_moe, server_command, with_cpu_moe,
 };

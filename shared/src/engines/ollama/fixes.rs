@@ -18,14 +18,30 @@ pub(crate) fn launched(model: &Model, s: &Scenario) -> Option<(Options, Scenario
     Some((o, Scenario { engine: Engine::LlamaCpp(launch(&p, o)), ..s.clone() }))
 }
 
-/// The model as `ollama run` names it: a Hub GGUF repo with its quant tag
-/// (`hf.co/ORG/NAME:Q4_K_M`), else the model's name.
-fn model_tag(model: &Model, s: &Scenario) -> String {
-    match (&model.repo, s.weights) {
-        (Some(repo), WeightFormat::Gguf(t)) => format!("hf.co/{repo}:{}", t.id().to_ascii_uppercase()),
-        (Some(repo), _) => repo.clone(),
-        (None, _) => model.name.clone(),
+/// The model as Ollama loads it. A model read from a GGUF repository of the
+/// Hub is pulled from it by its quantisation tag (`hf.co/ORG/NAME:Q4_K_M`:
+/// Ollama's pull from the Hub takes GGUF repositories only); any other needs
+/// the GGUF file the plan runs, which a Modelfile's `FROM` imports by its
+/// path (Ollama's docs/import.md, "Importing a GGUF based model"), named as
+/// llama.cpp's `-m` names it. Never a safetensors repository or a model's
+/// display name as if it were an Ollama tag.
+fn model_ref(model: &Model, weights: WeightFormat) -> String {
+    match hub_gguf(model, model.repo.as_deref(), weights) {
+        Some(tag) => tag,
+        None => match weights {
+            WeightFormat::Gguf(_) => format!("./{}", llamacpp::gguf_file(model, weights)),
+            _ => llamacpp::gguf_file(model, weights),
+        },
     }
+}
+
+/// `hf.co/REPO:TAG` when `repo` is the GGUF repository `model` was read from
+/// and `weights` a GGUF quantisation (a GGUF repository holds its quants as
+/// files named by tag, which `ollama pull` picks); `None` otherwise.
+fn hub_gguf(model: &Model, repo: Option<&str>, weights: WeightFormat) -> Option<String> {
+    let (WeightFormat::Gguf(_), WeightFormat::Gguf(t)) = (model.default_format(), weights) else { return None };
+    let repo = repo.filter(|r| model.repo.as_deref() == Some(*r))?;
+    Some(format!("hf.co/{repo}:{}", t.id().to_ascii_uppercase()))
 }
 
 /// The Ollama set-up of a plan: the `ollama serve` environment that
@@ -56,7 +72,7 @@ pub fn ollama_command(model: &Model, s: &Scenario) -> String {
         out.push_str(&env);
         out.push_str("ollama serve\n");
     }
-    out.push_str(&format!("# Modelfile\nFROM {}", model_tag(model, s)));
+    out.push_str(&format!("# Modelfile\nFROM {}", model_ref(model, s.weights)));
     if let Some(n) = o.num_ctx {
         out.push_str(&format!("\nPARAMETER num_ctx {n}"));
     }
@@ -129,12 +145,14 @@ pub const COMMANDS: Commands = Commands {
             (0..n).map(|i| i.to_string()).collect::<Vec<_>>().join(",")
         )
     },
-    weights: |_, f, repo| match f {
-        WeightFormat::Gguf(t) => format!("ollama pull hf.co/{repo}:{}", t.id().to_ascii_uppercase()),
-        f => format!("ollama runs GGUF weights: a {} checkpoint of {repo} needs converting first", f.id()),
+    weights: |model, f, repo| match (hub_gguf(model, Some(repo), f), f) {
+        (Some(tag), _) => format!("ollama pull {tag}"),
+        (None, WeightFormat::Gguf(t)) => format!("# Modelfile\nFROM <a {} GGUF of {repo}>", t.id()),
+        (None, f) => format!("ollama runs GGUF weights: a {} checkpoint of {repo} needs converting first", f.id()),
     },
     rebalance: |_, _, _| "OLLAMA_SCHED_SPREAD=1 ollama serve".into(),
-    serve: |_, repo, weights| format!("ollama run hf.co/{repo}:{}", weights.id().to_ascii_uppercase()),
+    // `repo` is another model's (a preset's Hub repository, not a GGUF one).
+    serve: |_, repo, weights| format!("# Modelfile\nFROM <a {} GGUF of {repo}>", weights.id()),
     settings,
     adjusts,
     launch: None,
