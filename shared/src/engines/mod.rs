@@ -259,12 +259,14 @@ impl Engine {
 
     /// The lowest compute capability (`GpuSlot::compute_capability`, 8.0 →
     /// 80) on which the engine loads `format`, by its rule set (vLLM's
-    /// release moves its fp8 minimum); `None` where it sets none of its own.
+    /// release moves its fp8 minimum; SGLang's is 80 in every release);
+    /// `None` where it sets none of its own.
     pub fn min_capability(&self, format: WeightFormat) -> Option<u32> {
         match (self, format) {
             (Self::Vllm(o), WeightFormat::Fp8 { .. }) => Some(o.version.fp8_min_capability()),
-            // SGLang's, transformers' and llama.cpp's own checks are not
-            // read here; llama.cpp and Ollama refuse fp8 outright (`refuses`).
+            (Self::Sglang(_), WeightFormat::Fp8 { .. }) => Some(sglang::FP8_MIN_CAPABILITY),
+            // transformers' and llama.cpp's own checks are not read here;
+            // llama.cpp and Ollama refuse fp8 outright (`refuses`).
             (Self::Transformers(_) | Self::Vllm(_) | Self::Sglang(_) | Self::LlamaCpp(_) | Self::Ollama(_), _) => None,
         }
     }

@@ -781,6 +781,26 @@ fn vllm_loads_fp8_on_turing_from_0_14() {
     assert!(!on("v100-32gb", None), "7.0 is below either");
 }
 
+/// SGLang's fp8 minimum is its own `Fp8Config.get_min_capability`, 80 in
+/// every release read: a T4 (7.5) loads fp8 weights on today's vLLM and not
+/// on SGLang, whose fixes then offer none.
+#[test]
+fn sglang_loads_fp8_from_ampere_only() {
+    use shared::formats::WeightFormat;
+    let fp8 = WeightFormat::Fp8 { block: None };
+    let slot = |gpu: &str| GpuSlot::from_catalog(shared::catalog::gpu(gpu).expect("a catalog GPU"));
+    let sglang = EngineKind::Sglang.with_defaults();
+    assert!(!shared::solve::runs_on_gpus(fp8, &sglang, &[slot("t4")]));
+    assert!(shared::solve::runs_on_gpus(fp8, &sglang, &[slot("a100-40gb-sxm")]));
+    assert!(shared::solve::runs_on_gpus(fp8, &EngineKind::Vllm.with_defaults(), &[slot("t4")]));
+    // A 14B model in bf16 does not fit a T4: SGLang's fixes name no fp8 weights.
+    let model = preset("qwen2.5-14b");
+    let s = Scenario { engine: sglang, gpus: vec![slot("t4")], ..Scenario::default() };
+    let fixes = shared::fixes::fixes(&model, &s);
+    assert!(!fixes.is_empty());
+    assert!(fixes.iter().all(|f| !f.code.contains("--quantization fp8")), "{fixes:?}");
+}
+
 /// A plan at vLLM's defaults takes the engine's own utilization: 1.0 under
 /// 0.34's extensible KV cache (`Options::utilization`), not 0.92, the
 /// release's `gpu_memory_utilization` default that cache overrides.

@@ -150,6 +150,16 @@ pub struct Options {
     pub deepep_mode: DeepepMode,
 }
 
+/// The lowest compute capability (`major × 10 + minor`) on which SGLang
+/// loads fp8 weights: its own `Fp8Config.get_min_capability()`
+/// (srt/layers/quantization/fp8.py) returns 80 on CUDA in every release
+/// read, 0.4.3 – 0.4.9 and 0.5.23 (100 only for MXFP8); 0.4.0 took vLLM's
+/// `Fp8Config`, 80 in the vLLM it ran with. Below it the loader refuses
+/// ("The quantization method fp8 is not supported for the current GPU",
+/// `_get_quantization_config` in model_loader/loader.py), so a T4 or a V100
+/// gets no fp8 weights from SGLang, where today's vLLM loads them on a T4.
+pub const FP8_MIN_CAPABILITY: u32 = 80;
+
 /// `--moe-a2a-backend`'s values Headroom models, the default first.
 pub const MOE_A2A_IDS: &[&str] = &["none", "deepep"];
 
