@@ -71,6 +71,19 @@ fn json_is_a_stable_contract() {
     }
 }
 
+/// Every figure and fact the paste's reader finds is in `--json`: the report's
+/// own fields, by name (its notes are merged with the diagnosis's).
+#[test]
+fn json_carries_every_field_of_the_report() {
+    let file = fixture("33-llama-model-load.txt");
+    let text = std::fs::read_to_string(&file).expect("fixture");
+    let report = serde_json::to_value(shared::oom::parse(&text)).expect("a report");
+    let out = json(&["diagnose", &file, "--json"]);
+    let missing: Vec<&String> =
+        report.as_object().expect("an object").keys().filter(|k| out.get(k.as_str()).is_none()).collect();
+    assert!(missing.is_empty(), "diagnose --json lacks {missing:?}");
+}
+
 #[test]
 fn a_plan_uses_the_same_flags_as_estimate() {
     let file = fixture("08-modern-basic.txt");
