@@ -315,21 +315,6 @@ fn b(bytes: u64) -> String {
     format_bytes(bytes, UnitSystem::Binary)
 }
 
-fn kind_name(kind: OomKind) -> &'static str {
-    match kind {
-        OomKind::PytorchLegacy => "PyTorch (before 2.1) out of memory",
-        OomKind::Pytorch => "PyTorch out of memory",
-        OomKind::CudaError => "CUDA runtime out of memory",
-        OomKind::VllmMaxSeqLen => "vLLM: max seq len larger than the KV cache",
-        OomKind::VllmKvCacheTooSmall => "vLLM: KV cache too small for one request",
-        OomKind::VllmNoCacheBlocks => "vLLM: no memory for KV cache blocks",
-        OomKind::VllmSamplerWarmup => "vLLM: out of memory warming up the sampler at start-up",
-        OomKind::SglangNoKvPool => "SGLang: no memory left for the KV pool at start-up",
-        OomKind::OllamaHostMemory => "Ollama: not enough system memory (host RAM) to load the model",
-        OomKind::LlamaCpp => "llama.cpp buffer allocation failed",
-    }
-}
-
 fn text_report(r: &OomReport, d: &Diagnosis) -> String {
     let mut out = String::new();
     let Some(kind) = r.kind else {
@@ -352,7 +337,7 @@ fn text_report(r: &OomReport, d: &Diagnosis) -> String {
         Some(LlamaCppStage::ComputeBuffers) => ", allocating the compute buffers",
         None => "",
     };
-    let _ = writeln!(out, "{}{backend}{gpu}{stage}", kind_name(kind));
+    let _ = writeln!(out, "{}{backend}{gpu}{stage}", kind.label());
     let figures: Vec<String> = [
         ("requested", r.requested_bytes),
         ("total", r.total_bytes),

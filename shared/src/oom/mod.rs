@@ -79,6 +79,25 @@ pub enum OomKind {
     LlamaCpp,
 }
 
+impl OomKind {
+    /// The message's kind in a few words, as the page and the CLI name it
+    /// (the backend, GPU and llama.cpp stage are said beside it).
+    pub fn label(self) -> &'static str {
+        match self {
+            Self::PytorchLegacy => "PyTorch (before 2.1) out of memory",
+            Self::Pytorch => "PyTorch (2.1+) out of memory",
+            Self::CudaError => "CUDA error: out of memory (outside PyTorch's cache)",
+            Self::VllmMaxSeqLen => "vLLM: max seq len larger than the KV cache",
+            Self::VllmKvCacheTooSmall => "vLLM: KV cache too small for one request",
+            Self::VllmNoCacheBlocks => "vLLM: no memory left for KV cache blocks",
+            Self::VllmSamplerWarmup => "vLLM: out of memory warming up the sampler at start-up",
+            Self::SglangNoKvPool => "SGLang: no memory left for the KV pool at start-up",
+            Self::OllamaHostMemory => "Ollama: not enough system memory (host RAM) to load the model",
+            Self::LlamaCpp => "llama.cpp / ggml buffer allocation failed",
+        }
+    }
+}
+
 /// The GPU software stack named by the message.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]

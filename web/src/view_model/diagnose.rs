@@ -258,19 +258,7 @@ pub fn parsed_rows(r: &OomReport) -> Vec<(&'static str, &'static str, u64)> {
 }
 
 pub fn kind_text(k: Option<OomKind>) -> &'static str {
-    match k {
-        Some(OomKind::PytorchLegacy) => "PyTorch (before 2.1) CUDA out of memory",
-        Some(OomKind::Pytorch) => "PyTorch (2.1+) CUDA out of memory",
-        Some(OomKind::CudaError) => "CUDA error: out of memory (outside PyTorch's cache)",
-        Some(OomKind::VllmMaxSeqLen) => "vLLM: max seq len larger than the KV cache",
-        Some(OomKind::VllmKvCacheTooSmall) => "vLLM: KV cache too small for one request",
-        Some(OomKind::VllmNoCacheBlocks) => "vLLM: no memory left for KV cache blocks",
-        Some(OomKind::VllmSamplerWarmup) => "vLLM: out of memory warming up the sampler at start-up",
-        Some(OomKind::SglangNoKvPool) => "SGLang: no memory left for the KV pool at start-up",
-        Some(OomKind::OllamaHostMemory) => "Ollama: not enough system memory (host RAM) to load the model",
-        Some(OomKind::LlamaCpp) => "llama.cpp / ggml buffer allocation failed",
-        None => "no out-of-memory message recognised",
-    }
+    k.map_or("no out-of-memory message recognised", OomKind::label)
 }
 
 /// Everything the diagnose view shows below the text box.
