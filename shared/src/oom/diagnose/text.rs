@@ -27,9 +27,14 @@ pub(super) fn fraction(permille: u64) -> String {
     if s.ends_with('.') { format!("{s}0") } else { s.to_owned() }
 }
 
+/// `s` with its first letter in lower case, ASCII only, as
+/// [`crate::explain::upper_first`] (no Unicode case table in the bundle).
 pub(super) fn lower_first(s: &str) -> String {
-    let mut c = s.chars();
-    c.next().map_or(String::new(), |first| first.to_lowercase().chain(c).collect())
+    let mut out = s.to_owned();
+    if let Some(first) = out.get_mut(..1) {
+        first.make_ascii_lowercase();
+    }
+    out
 }
 
 /// A finding as a sentence: first letter up, a full stop at the end.
