@@ -80,8 +80,23 @@ pub struct Commands {
 pub fn checkpoint_for(model: &Model, format: WeightFormat, repo: &str) -> (String, Option<&'static str>) {
     let own = model.default_format();
     let placeholder = |kind: &str| format!("<a {kind} checkpoint of {repo}>");
+    // `--dtype` and in-flight quantisation start from 16- or 32-bit weights;
+    // a quantised checkpoint keeps its own quantisation (vLLM 0.34
+    // `ModelConfig._verify_quantization` takes it from the checkpoint's
+    // `quantization_config` and refuses another `--quantization`), so its
+    // weights in any other format are another checkpoint.
+    let unquantised = matches!(own, WeightFormat::Bf16 | WeightFormat::F16 | WeightFormat::F32);
     match format {
         f if f == own => (repo.to_owned(), None),
+        WeightFormat::Bf16
+        | WeightFormat::F16
+        | WeightFormat::F32
+        | WeightFormat::Fp8 { .. }
+        | WeightFormat::Bnb4 { .. }
+            if !unquantised =>
+        {
+            (placeholder(&format.id()), None)
+        }
         WeightFormat::Bf16 => (repo.to_owned(), Some("--dtype bfloat16")),
         WeightFormat::F16 => (repo.to_owned(), Some("--dtype float16")),
         WeightFormat::F32 => (repo.to_owned(), Some("--dtype float32")),
@@ -95,6 +110,13 @@ pub fn checkpoint_for(model: &Model, format: WeightFormat, repo: &str) -> (Strin
         WeightFormat::Nvfp4 => (placeholder("NVFP4"), Some("--quantization modelopt_fp4")),
         WeightFormat::Gguf(t) => (format!("<a {} GGUF of {repo}>", t.id()), None),
     }
+}
+
+/// Whether a context asked of the engine is longer than the model's own
+/// (`max_position_embeddings`), which vLLM and SGLang refuse without an
+/// environment variable that allows it.
+pub fn past_model_length(model: &Model, asked: Option<u64>) -> bool {
+    asked.zip(model.arch.text.max_position_embeddings).is_some_and(|(asked, own)| asked > own)
 }
 
 /// accelerate's balanced split (what transformers, and the Python loaders

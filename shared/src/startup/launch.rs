@@ -374,6 +374,15 @@ fn normalise(launcher: Launcher, name: &str) -> String {
 
 /// The engine and the arguments after the program (and its subcommand).
 fn recognise<'a, 'b>(argv: &'b [&'a str]) -> Option<(Launcher, &'b [&'a str])> {
+    // A shell's environment assignments before the program
+    // (`VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 vllm serve …`, as the tool prints it).
+    let assignment = |w: &&&str| {
+        w.split_once('=').is_some_and(|(name, _)| {
+            name.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
+                && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
+        })
+    };
+    let argv = &argv[argv.iter().take_while(assignment).count()..];
     let base = |w: &str| w.rsplit('/').next().unwrap_or_default().to_owned();
     let program = base(argv.first()?);
     // The program itself, or a script an interpreter runs (`python3

@@ -293,6 +293,49 @@ fn ollama_pulls_only_a_gguf_repository() {
     assert_eq!(pull, "ollama pull hf.co/bartowski/Meta-Llama-3.1-8B-Instruct-GGUF:Q8_0");
 }
 
+/// A context past the model's own starts only with the engine's permission
+/// (vLLM's `VLLM_ALLOW_LONG_MAX_MODEL_LEN`, SGLang's
+/// `SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN`), so the launch carries it;
+/// a context within it does not.
+#[test]
+fn a_context_past_the_models_own_is_launched_with_the_engines_permission() {
+    let m = model("llama-3-8b");
+    let own = m.arch.text.max_position_embeddings.expect("a trained context");
+    let launch = |engine: Engine| {
+        let s = Scenario { engine, ..Default::default() };
+        (s.engine.kind().commands().launch.expect("a launch"))(&m, &s, "org/model")
+    };
+    let vllm_at = |n| launch(Engine::Vllm(vllm::Options { max_model_len: Some(n), ..Default::default() }));
+    let sglang_at = |n| launch(Engine::Sglang(sglang::Options { context_length: Some(n), ..Default::default() }));
+    assert!(vllm_at(own * 2).starts_with("VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 vllm serve "), "{}", vllm_at(own * 2));
+    assert!(vllm_at(own).starts_with("vllm serve "), "{}", vllm_at(own));
+    assert!(sglang_at(own + 1).starts_with("SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN=1 python -m sglang"));
+    assert!(sglang_at(own).starts_with("python -m sglang"));
+}
+
+/// A quantised checkpoint keeps its quantisation whatever `--dtype` or
+/// `--quantization` say (vLLM refuses a different one), so its weights in
+/// another format are another checkpoint, named as a placeholder.
+#[test]
+fn a_quantised_checkpoint_in_another_format_is_another_checkpoint() {
+    let m = model("qwen3-8b-fp8");
+    let repo = m.repo.clone().expect("a repo");
+    for weights in [WeightFormat::Bf16, WeightFormat::Bnb4 { nf4: true, double_quant: true }] {
+        let s = Scenario { engine: Engine::Vllm(vllm::Options::default()), weights, ..Default::default() };
+        let launch = vllm_launch(&m, &s, &repo);
+        assert!(launch.starts_with(&format!("vllm serve <a {} checkpoint of {repo}>", weights.id())), "{launch}");
+        assert!(!launch.contains("--dtype") && !launch.contains("--quantization"), "{launch}");
+    }
+    // Its own format is the checkpoint itself.
+    let s =
+        Scenario { engine: Engine::Vllm(vllm::Options::default()), weights: m.default_format(), ..Default::default() };
+    assert!(vllm_launch(&m, &s, &repo).starts_with(&format!("vllm serve {repo}")));
+}
+
+fn vllm_launch(m: &Model, s: &Scenario, repo: &str) -> String {
+    (EngineKind::Vllm.commands().launch.expect("a launch"))(m, s, repo)
+}
+
 /// The check itself refuses what the engines refuse.
 #[test]
 fn the_parsers_refuse_what_the_engines_refuse() {

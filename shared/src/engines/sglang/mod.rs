@@ -934,7 +934,13 @@ fn parallel_flags(o: Options) -> String {
 /// `ServerArgs`).
 fn launch(model: &Model, s: &Scenario, repo: &str) -> String {
     let (checkpoint, quant) = super::commands::checkpoint_for(model, s.weights, repo);
-    let mut cmd = format!("python -m sglang.launch_server --model-path {checkpoint}");
+    // Past the model's own length SGLang refuses to start unless told to
+    // (0.5.23 configs/model_config.py `_derive_context_length`: "To allow
+    // overriding this maximum, set the env var
+    // SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN=1").
+    let long = super::commands::past_model_length(model, s.engine.asked_context());
+    let env = if long { "SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN=1 " } else { "" };
+    let mut cmd = format!("{env}python -m sglang.launch_server --model-path {checkpoint}");
     let mut flag = |f: String| {
         cmd.push(' ');
         cmd.push_str(&f);

@@ -359,7 +359,13 @@ pub const COMMANDS: Commands = Commands {
 /// KV cache dtype and sequences at once.
 pub(crate) fn launch(model: &Model, s: &Scenario, repo: &str) -> String {
     let (checkpoint, quant) = crate::engines::commands::checkpoint_for(model, s.weights, repo);
-    let mut cmd = format!("vllm serve {checkpoint}");
+    // Past the model's own length vLLM refuses to start unless told to
+    // (0.34 config/model.py `_get_and_verify_max_len`: "User-specified
+    // max_model_len … is greater than the derived max_model_len", unless
+    // `VLLM_ALLOW_LONG_MAX_MODEL_LEN=1`). The derived length can be longer
+    // (a linear or dynamic RoPE factor); the variable is harmless there.
+    let long = crate::engines::commands::past_model_length(model, s.engine.asked_context());
+    let mut cmd = format!("{}vllm serve {checkpoint}", if long { "VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 " } else { "" });
     let mut flag = |f: String| {
         cmd.push(' ');
         cmd.push_str(&f);
