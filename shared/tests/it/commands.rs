@@ -333,7 +333,8 @@ fn a_quantised_checkpoint_in_another_format_is_another_checkpoint() {
 }
 
 fn vllm_launch(m: &Model, s: &Scenario, repo: &str) -> String {
-    (EngineKind::Vllm.commands().launch.expect("a launch"))(m, s, repo)
+    let launch = EngineKind::Vllm.commands().launch.unwrap_or_else(|| panic!("vLLM has a launch"));
+    launch(m, s, repo)
 }
 
 /// The check itself refuses what the engines refuse.
