@@ -299,6 +299,39 @@ impl Engine {
     }
 }
 
+/// Why the plan's engine keeps no KV cache of the plan's dtype, in its
+/// words; `None` when it does. Each engine's cache types: vLLM's
+/// `CacheDType` (0.34 config/cache.py: `auto` follows the weights,
+/// `float16`, `bfloat16`, `fp8`, and `int8_per_token_head` from 0.20),
+/// SGLang's `--kv-cache-dtype` choices (0.5.23 server_args.py: `auto`,
+/// `bf16`, `fp8_e4m3`, `fp8_e5m2`, …), llama.cpp's `-ctk`/`-ctv` types
+/// (`kv_cache_type_from_str`, common/arg.cpp: f32, f16, bf16, q8_0, q4_0, …).
+/// transformers' caches take every dtype the page offers.
+fn kv_refusal(s: &Scenario) -> Option<String> {
+    use crate::kv::KvDtype as K;
+    // A 32-bit cache is the engines' `auto` under 32-bit weights.
+    let f32_weights = s.weights == WeightFormat::F32;
+    let kinds = match s.engine {
+        Engine::Transformers(_) => return None,
+        Engine::Vllm(o) => match s.kv_dtype {
+            K::Bf16 | K::F16 | K::Fp8 => return None,
+            K::F32 if f32_weights => return None,
+            K::Int8 if o.version.int8_kv_cache() => return None,
+            K::F32 | K::Int8 | K::Int4 | K::Q8_0 | K::Q4_0 => "bf16, fp16, fp8, and int8 from 0.20",
+        },
+        Engine::Sglang(_) => match s.kv_dtype {
+            K::Bf16 | K::F16 | K::Fp8 => return None,
+            K::F32 if f32_weights => return None,
+            K::F32 | K::Int8 | K::Int4 | K::Q8_0 | K::Q4_0 => "bf16, fp16 and fp8",
+        },
+        Engine::LlamaCpp(_) | Engine::Ollama(_) => match s.kv_dtype {
+            K::F32 | K::F16 | K::Bf16 | K::Q8_0 | K::Q4_0 => return None,
+            K::Fp8 | K::Int8 | K::Int4 => "fp32, fp16, bf16, q8_0 and q4_0",
+        },
+    };
+    Some(format!("{} keeps no {} KV cache (its KV dtypes: {kinds})", s.engine.kind().name(), s.kv_dtype.id()))
+}
+
 /// What an engine itself reports, in its own terms.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "engine", rename_all = "snake_case")]
@@ -499,6 +532,9 @@ impl EngineRules for Engine {
                 kind.name(),
                 g.name
             ));
+        }
+        if let Some(why) = kv_refusal(s) {
+            return Err(why);
         }
         match s.engine {
             Engine::Transformers(_) => Ok(()),

@@ -337,6 +337,31 @@ fn vllm_launch(m: &Model, s: &Scenario, repo: &str) -> String {
     launch(m, s, repo)
 }
 
+/// A KV dtype the engine keeps no cache of is refused in its words, not
+/// planned and then left out of its command; vLLM's int8 cache is its
+/// `int8_per_token_head`, from 0.20.
+#[test]
+fn kv_dtypes_are_the_engines_own() {
+    let with = |engine: Engine, kv_dtype: KvDtype| Scenario { engine, kv_dtype, ..Default::default() };
+    let refused = |s: Scenario| s.validate().err().map(|e| e.to_string());
+    let why = refused(with(EngineKind::Vllm.with_defaults(), KvDtype::Q4_0)).expect("refused");
+    assert!(why.contains("vLLM keeps no q4_0 KV cache"), "{why}");
+    assert!(refused(with(EngineKind::Sglang.with_defaults(), KvDtype::Int8)).is_some());
+    assert!(refused(with(EngineKind::LlamaCpp.with_defaults(), KvDtype::Fp8)).is_some());
+    assert!(refused(with(EngineKind::Ollama.with_defaults(), KvDtype::Int4)).is_some());
+    assert!(refused(with(EngineKind::Transformers.with_defaults(), KvDtype::Int4)).is_none());
+    let old = vllm::Options { version: vllm::Version::for_release("0.19.0").expect("a release"), ..Default::default() };
+    assert!(refused(with(Engine::Vllm(old), KvDtype::Int8)).is_some(), "int8_per_token_head arrived in 0.20");
+    let s = with(EngineKind::Vllm.with_defaults(), KvDtype::Int8);
+    assert!(refused(s.clone()).is_none());
+    let m = model("llama-3.1-8b");
+    assert!(
+        vllm_launch(&m, &s, "org/model").ends_with("--kv-cache-dtype int8_per_token_head"),
+        "{}",
+        vllm_launch(&m, &s, "org/model")
+    );
+}
+
 /// The check itself refuses what the engines refuse.
 #[test]
 fn the_parsers_refuse_what_the_engines_refuse() {

@@ -636,6 +636,14 @@ impl Version {
         }
     }
 
+    /// Whether `--kv-cache-dtype int8_per_token_head` exists: `CacheDType`
+    /// (config/cache.py) has it from 0.20.0 (absent from the 0.19.0 wheel,
+    /// present in 0.20.0, 0.24.0, 0.27.1 and 0.34.0). The rule sets from
+    /// 0.20 on have it.
+    pub fn int8_kv_cache(self) -> bool {
+        matches!(self, Self::V0_21 | Self::V0_33 | Self::V0_24 | Self::V0_24Rope | Self::V0_24Mm | Self::V0_34)
+    }
+
     /// Whether the fused-MoE workspace outlives the forward pass: from 0.19
     /// the modular kernel takes it from one shared workspace manager
     /// (`current_workspace_manager`, 0.19.1 – 0.24.0 `model_executor/layers/fused_moe/modular_kernel.py`),
