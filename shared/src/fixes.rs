@@ -148,7 +148,7 @@ fn repo(model: &Model) -> String {
 pub fn fixes(model: &Model, s: &Scenario) -> Vec<Fix> {
     // An engine that does not load the weight format: run it where it loads.
     let kind = s.engine.kind();
-    if let Some(why) = kind.refuses(s.weights)
+    if let Some(why) = s.engine.refuses(s.weights)
         && let Some(to) = EngineKind::runner_of(s.weights)
     {
         let tp = if to.commands().more_gpus_are_tensor_parallel { s.tp } else { 1 };

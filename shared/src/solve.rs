@@ -138,10 +138,10 @@ pub fn runs_on(format: WeightFormat, engine: EngineKind) -> bool {
 }
 
 /// Whether the engine loads `format` on every GPU of `gpus`: it loads the
-/// format, and each GPU whose compute capability is known meets the
+/// format at its rule set ([`Engine::refuses`]), and each GPU whose compute capability is known meets the
 /// engine's minimum for it (`Engine::min_capability`, by its rule set).
 pub fn runs_on_gpus(format: WeightFormat, engine: &Engine, gpus: &[GpuSlot]) -> bool {
-    runs_on(format, engine.kind())
+    engine.refuses(format).is_none()
         && engine
             .min_capability(format)
             .is_none_or(|min| gpus.iter().all(|g| g.compute_capability.is_none_or(|c| c >= min)))

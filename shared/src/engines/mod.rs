@@ -257,6 +257,18 @@ impl Engine {
         }
     }
 
+    /// Why the engine, by its rule set, does not hold weights in `format`:
+    /// [`EngineKind::refuses`], then what a release removed (vLLM 0.28's
+    /// bitsandbytes, [`vllm::Version::loads_bitsandbytes`]).
+    pub fn refuses(&self, format: WeightFormat) -> Option<&'static str> {
+        self.kind().refuses(format).or(match (self, format) {
+            (Self::Vllm(o), WeightFormat::Bnb4 { .. }) if !o.version.loads_bitsandbytes() => {
+                Some("its bitsandbytes loading was removed in 0.28")
+            }
+            (Self::Transformers(_) | Self::Vllm(_) | Self::Sglang(_) | Self::LlamaCpp(_) | Self::Ollama(_), _) => None,
+        })
+    }
+
     /// The lowest compute capability (`GpuSlot::compute_capability`, 8.0 →
     /// 80) on which the engine loads `format`, by its rule set (vLLM's
     /// release moves its fp8 minimum; SGLang's is 80 in every release);

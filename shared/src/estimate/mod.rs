@@ -156,6 +156,10 @@ pub struct Estimate {
     /// model. The JSON says it in `warnings`.
     #[serde(skip)]
     pub trained_tokens: Option<u64>,
+    /// Why the engine, by its rule set, does not load the weight format
+    /// ([`crate::engines::Engine::refuses`]); the figures are as if it did.
+    #[serde(skip)]
+    pub engine_refuses: Option<&'static str>,
 }
 
 /// The whole estimate of a plan in its engine.
@@ -225,6 +229,7 @@ pub fn of(ep: &EnginePlan) -> Estimate {
         per_gpu,
         warnings,
         trained_tokens: model.arch.text.max_position_embeddings,
+        engine_refuses: s.engine.refuses(s.weights),
     }
 }
 

@@ -11,7 +11,7 @@ use super::{Estimate, Verdict};
 /// that format would take.
 pub fn verdict_text(e: &Estimate, units: UnitSystem) -> String {
     let text = verdict_sentence(e, units);
-    let Some(why) = e.engine.refuses(e.weight_format) else { return text };
+    let Some(why) = e.engine_refuses else { return text };
     let by = EngineKind::runner_of(e.weight_format).map_or("another engine", EngineKind::name);
     format!(
         "{} does not load {} weights ({why}; {by} does) — as if it did: {text}",

@@ -362,6 +362,29 @@ fn kv_dtypes_are_the_engines_own() {
     );
 }
 
+/// vLLM 0.28 removed bitsandbytes: 0.34's rules neither plan it as loaded
+/// nor convert to it; the rules of releases that had it keep it.
+#[test]
+fn vllm_after_0_28_loads_no_bitsandbytes() {
+    let nf4 = WeightFormat::Bnb4 { nf4: true, double_quant: true };
+    let at = |release: &str| {
+        Engine::Vllm(vllm::Options {
+            version: vllm::Version::for_release(release).expect("a release"),
+            ..Default::default()
+        })
+    };
+    assert!(at("0.34.0").refuses(nf4).is_some());
+    assert!(at("0.24.0").refuses(nf4).is_none());
+    // No fix converts to it: the solver's formats are those the engine loads.
+    assert!(!shared::solve::runs_on_gpus(nf4, &at("0.34.0"), &[]));
+    assert!(shared::solve::runs_on_gpus(nf4, &at("0.24.0"), &[]));
+    let m = model("llama-3.1-70b");
+    let s = Scenario { engine: at("0.34.0"), weights: nf4, ..Default::default() };
+    let e = shared::estimate::estimate(&m, s.validate().expect("valid"));
+    let verdict = shared::estimate::verdict_text(&e, shared::units::UnitSystem::Binary);
+    assert!(verdict.starts_with("vLLM does not load nf4"), "{verdict}");
+}
+
 /// The check itself refuses what the engines refuse.
 #[test]
 fn the_parsers_refuse_what_the_engines_refuse() {

@@ -636,6 +636,15 @@ impl Version {
         }
     }
 
+    /// Whether vLLM loads bitsandbytes checkpoints or quantises to them in
+    /// flight (`--quantization bitsandbytes`): `quantization/bitsandbytes.py`,
+    /// `model_loader/bitsandbytes_loader.py` and the `QUANTIZATION_METHODS`
+    /// entry are in the 0.27.1 wheel and gone from 0.28.0's. Only 0.34's
+    /// rules are wholly after; those spanning 0.20 – 0.33 keep it.
+    pub fn loads_bitsandbytes(self) -> bool {
+        self != Self::V0_34
+    }
+
     /// Whether `--kv-cache-dtype int8_per_token_head` exists: `CacheDType`
     /// (config/cache.py) has it from 0.20.0 (absent from the 0.19.0 wheel,
     /// present in 0.20.0, 0.24.0, 0.27.1 and 0.34.0). The rule sets from
