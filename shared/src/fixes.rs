@@ -118,7 +118,9 @@ fn largest_context(model: &Model, s: &Scenario, workload: u64, asked: u64) -> u6
     largest(asked, |len| len <= workload || fits(len)).max(workload)
 }
 
-/// `line` after the comment lines of `code`, with its trailing comment.
+/// `line` after the comment lines of `code`, with the flags of `code`'s
+/// command that `line` does not have (a setting the plan does not model,
+/// such as SGLang's `--max-running-requests`), and its trailing comment.
 fn with_comments(code: &str, line: String) -> String {
     let mut out = String::new();
     for l in code.lines().filter(|l| l.starts_with('#')) {
@@ -126,6 +128,22 @@ fn with_comments(code: &str, line: String) -> String {
         out.push('\n');
     }
     out.push_str(&line);
+    if let Some(command) = code.lines().last().filter(|l| !l.starts_with('#')) {
+        let command = command.split("   # ").next().unwrap_or_default();
+        let has = |flag: &str| line.split_whitespace().any(|w| w == flag || w.starts_with(&format!("{flag}=")));
+        let mut words = command.split_whitespace().peekable();
+        while let Some(w) = words.next() {
+            if !w.starts_with("--") || has(w) {
+                continue;
+            }
+            out.push(' ');
+            out.push_str(w);
+            if let Some(value) = words.next_if(|v| !v.starts_with('-')) {
+                out.push(' ');
+                out.push_str(value);
+            }
+        }
+    }
     if let Some((_, comment)) = code.lines().last().filter(|l| !l.starts_with('#')).and_then(|l| l.split_once("   # "))
     {
         out.push_str("   # ");
@@ -335,9 +353,10 @@ pub fn fixes(model: &Model, s: &Scenario) -> Vec<Fix> {
         if n >= 1 && n < s.concurrency {
             let mut t = s.clone();
             t.concurrency = n;
+            t.engine = t.engine.capped_sequences(n);
             push(
                 FixKind::Concurrency,
-                format!("Run {n} sequences at once instead of {}", s.concurrency),
+                format!("Run {n} sequence{} at once instead of {}", if n == 1 { "" } else { "s" }, s.concurrency),
                 GivesUp::Length,
                 t,
                 (commands.concurrency)(&repo, n),

@@ -296,6 +296,18 @@ impl Engine {
         }
     }
 
+    /// The knobs that admit at most `n` sequences at once, where the plan
+    /// models the engine's own cap (vLLM's `--max-num-seqs`); the others
+    /// keep theirs, and their fix says the flag.
+    pub fn capped_sequences(self, n: u64) -> Self {
+        let mut e = self;
+        match &mut e {
+            Engine::Vllm(o) => o.max_num_seqs = Some(n.max(1)),
+            Engine::Sglang(_) | Engine::LlamaCpp(_) | Engine::Ollama(_) | Engine::Transformers(_) => {}
+        }
+        e
+    }
+
     /// The knobs for sequences of `len` tokens: engines with a configured
     /// context follow it.
     pub fn for_length(self, len: u64) -> Self {

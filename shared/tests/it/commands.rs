@@ -385,6 +385,28 @@ fn vllm_after_0_28_loads_no_bitsandbytes() {
     assert!(verdict.starts_with("vLLM does not load nf4"), "{verdict}");
 }
 
+/// "Run N sequences at once" launches with the engine's cap on sequences:
+/// vLLM's `--max-num-seqs` from the fixed plan, SGLang's
+/// `--max-running-requests` kept from the fix beside the plan's launch.
+#[test]
+fn fewer_sequences_launch_with_the_engines_cap() {
+    let m = model("qwen2.5-7b");
+    for (kind, flag) in [(EngineKind::Vllm, "--max-num-seqs"), (EngineKind::Sglang, "--max-running-requests")] {
+        let s = Scenario {
+            engine: kind.with_defaults(),
+            concurrency: 64,
+            prompt_tokens: 30_000,
+            gpus: vec![GpuSlot::from_catalog(shared::catalog::gpu("rtx-4090").expect("a GPU"))],
+            ..Default::default()
+        };
+        let fixes = fixes(&m, &s);
+        let fix = fixes.iter().find(|f| f.title.starts_with("Run ") && f.title.contains("at once")).expect("a fix");
+        let n = fix.scenario.concurrency;
+        assert!(fix.code.contains(&format!("{flag} {n}")), "{}", fix.code);
+        assert_eq!(fix.code.matches(flag).count(), 1, "{}", fix.code);
+    }
+}
+
 /// The check itself refuses what the engines refuse.
 #[test]
 fn the_parsers_refuse_what_the_engines_refuse() {
