@@ -203,6 +203,31 @@ fn a_plan_that_cannot_load_blames_the_weights_with_figures() {
     assert!(d.plan.as_ref().is_some_and(|p| !p.fits));
 }
 
+/// A smaller model is launched as the plan was checked: the vLLM plan's
+/// tensor parallelism, context and utilisation, with the model swapped.
+#[test]
+fn a_smaller_model_keeps_the_plans_launch() {
+    use shared::engines::{Engine, vllm};
+    let model = preset("llama-3.1-70b");
+    let gpu = GpuSlot::from_catalog(shared::catalog::gpu("rtx-4090").expect("a GPU"));
+    let plan = Scenario {
+        engine: Engine::Vllm(vllm::Options {
+            max_model_len: Some(32_768),
+            gpu_memory_utilization: Some(0.85),
+            ..Default::default()
+        }),
+        gpus: vec![gpu; 2],
+        tp: 2,
+        prompt_tokens: 16_384,
+        ..Scenario::default()
+    };
+    let d = diagnose("08-modern-basic.txt", &DiagnoseContext::error_only().with_plan(&model, &plan));
+    let smaller = d.fixes.iter().find(|f| f.id == FixId::SmallerModel).expect("a smaller model");
+    for flag in ["--max-model-len 32768", "--tensor-parallel-size 2", "--gpu-memory-utilization 0.85"] {
+        assert!(smaller.code.contains(flag), "{flag} in {}", smaller.code);
+    }
+}
+
 #[test]
 fn a_plan_that_runs_out_while_generating_gives_the_token_and_the_limit() {
     let model = preset("llama-3.1-8b");

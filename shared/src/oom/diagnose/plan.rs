@@ -402,6 +402,8 @@ fn smaller_model(model: &Model, s: &Scenario, need: u64, presets: PresetModel) -
                 && m.arch.text.vocab_size == model.arch.text.vocab_size
                 && m.parameters() < params
                 && m.name != model.name
+                // A model trained shorter than the requests would refuse them.
+                && m.arch.text.max_position_embeddings.is_none_or(|t| t >= s.sequence_tokens())
         })
         .collect();
     crate::order::sort_by_key(&mut candidates, |m| std::cmp::Reverse(m.parameters()));
@@ -409,7 +411,14 @@ fn smaller_model(model: &Model, s: &Scenario, need: u64, presets: PresetModel) -
     let e = crate::estimate::estimate(&m, s.clone().validate().ok()?);
     let after = fullest(&e).map_or(0, |g| g.total_bytes);
     let repo = m.repo.clone().unwrap_or_else(|| m.name.clone());
-    let code = (s.engine.kind().commands().serve)(&m, &repo, s.weights);
+    // The plan's whole launch with the model swapped where the engine has
+    // one (its parallelism, context, utilisation and formats are what was
+    // checked to fit), else the engine's way to serve another model.
+    let commands = s.engine.kind().commands();
+    let code = match commands.launch {
+        Some(launch) => launch(&m, s, &repo),
+        None => (commands.serve)(&m, &repo, s.weights),
+    };
     Some(DiagnosisFix {
         id: FixId::SmallerModel,
         cause: CauseId::TooLargeOverall,
