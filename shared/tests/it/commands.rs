@@ -407,6 +407,31 @@ fn fewer_sequences_launch_with_the_engines_cap() {
     }
 }
 
+/// Expert-parallel settings in the release's own words: the all-to-all
+/// backend is `VLLM_ALL2ALL_BACKEND` before 0.12's `--all2all-backend`, and
+/// 0.10 takes `--num-redundant-experts`, not the later `--eplb-config`.
+#[test]
+fn vllm_expert_settings_by_release() {
+    let m = model("qwen3-30b-a3b");
+    let launch = |release: &str| {
+        let o = vllm::Options {
+            version: vllm::Version::for_release(release).expect("a release"),
+            enable_expert_parallel: true,
+            all2all_backend: Some(vllm::All2All::DeepepHighThroughput),
+            num_redundant_experts: 16,
+            ..Default::default()
+        };
+        let s = Scenario { engine: Engine::Vllm(o), ..Default::default() };
+        vllm_launch(&m, &s, "org/model")
+    };
+    let new = launch("0.24.0");
+    assert!(new.starts_with("vllm serve ") && new.contains("--all2all-backend deepep_high_throughput"), "{new}");
+    assert!(new.contains("--eplb-config"), "{new}");
+    let old = launch("0.10.1");
+    assert!(old.starts_with("VLLM_ALL2ALL_BACKEND=deepep_high_throughput vllm serve "), "{old}");
+    assert!(old.contains("--enable-eplb --num-redundant-experts 16") && !old.contains("--all2all-backend"), "{old}");
+}
+
 /// The check itself refuses what the engines refuse.
 #[test]
 fn the_parsers_refuse_what_the_engines_refuse() {

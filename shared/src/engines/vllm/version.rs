@@ -645,6 +645,21 @@ impl Version {
         self != Self::V0_34
     }
 
+    /// Whether `--all2all-backend` is a flag: in the 0.12.0 wheel's
+    /// `engine/arg_utils.py`, not in 0.11.0's, where the backend is
+    /// `VLLM_ALL2ALL_BACKEND` (envs.py, 0.10.0 – 0.11.0). `V0_12` spans
+    /// 0.11 – 0.17 and takes the later form.
+    pub fn all2all_flag(self) -> bool {
+        !matches!(self, Self::V0 | Self::V1 | Self::V0_10 | Self::V0_11Mm | Self::V0_11Sort)
+    }
+
+    /// Whether `--eplb-config` is a flag: from 0.10.2 (absent from the
+    /// 0.10.0 wheel's arg_utils.py); 0.10's rules keep
+    /// `--num-redundant-experts`, which 0.10.0 – 0.10.2 take.
+    pub fn eplb_config_flag(self) -> bool {
+        !matches!(self, Self::V0 | Self::V1 | Self::V0_10)
+    }
+
     /// Whether `--kv-cache-dtype int8_per_token_head` exists: `CacheDType`
     /// (config/cache.py) has it from 0.20.0 (absent from the 0.19.0 wheel,
     /// present in 0.20.0, 0.24.0, 0.27.1 and 0.34.0). The rule sets from

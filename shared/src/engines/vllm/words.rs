@@ -365,7 +365,16 @@ pub(crate) fn launch(model: &Model, s: &Scenario, repo: &str) -> String {
     // `VLLM_ALLOW_LONG_MAX_MODEL_LEN=1`). The derived length can be longer
     // (a linear or dynamic RoPE factor); the variable is harmless there.
     let long = crate::engines::commands::past_model_length(model, s.engine.asked_context());
-    let mut cmd = format!("{}vllm serve {checkpoint}", if long { "VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 " } else { "" });
+    let mut cmd = String::from(if long { "VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 " } else { "" });
+    // Before 0.12 the all-to-all backend is the environment's
+    // (`VLLM_ALL2ALL_BACKEND`, envs.py; `--all2all-backend` is in the
+    // 0.12.0 wheel's arg_utils.py, not in 0.11.0's).
+    if let Engine::Vllm(o) = s.engine
+        && let Some(backend) = o.all2all_backend.filter(|_| !o.version.all2all_flag())
+    {
+        cmd.push_str(&format!("VLLM_ALL2ALL_BACKEND={} ", backend.id()));
+    }
+    cmd.push_str(&format!("vllm serve {checkpoint}"));
     let mut flag = |f: String| {
         cmd.push(' ');
         cmd.push_str(&f);
@@ -389,11 +398,15 @@ pub(crate) fn launch(model: &Model, s: &Scenario, repo: &str) -> String {
     if o.enable_expert_parallel {
         flag("--enable-expert-parallel".into());
     }
-    if let Some(backend) = o.all2all_backend {
+    if let Some(backend) = o.all2all_backend.filter(|_| o.version.all2all_flag()) {
         flag(format!("--all2all-backend {}", backend.id()));
     }
-    if o.num_redundant_experts > 0 {
+    // `--eplb-config` from 0.10.2; 0.10.0 – 0.10.2 take `--num-redundant-experts`
+    // (arg_utils.py of each wheel), which 0.11.0 dropped.
+    if o.num_redundant_experts > 0 && o.version.eplb_config_flag() {
         flag(format!("--enable-eplb --eplb-config '{{\"num_redundant_experts\": {}}}'", o.num_redundant_experts));
+    } else if o.num_redundant_experts > 0 {
+        flag(format!("--enable-eplb --num-redundant-experts {}", o.num_redundant_experts));
     }
     if let Some(u) = o.gpu_memory_utilization {
         flag(format!("--gpu-memory-utilization {}", crate::units::shortest(u)));
