@@ -432,6 +432,33 @@ fn vllm_expert_settings_by_release() {
     assert!(old.contains("--enable-eplb --num-redundant-experts 16") && !old.contains("--all2all-backend"), "{old}");
 }
 
+/// transformers' SDPA fix loads the plan's weights on the GPUs: its
+/// quantisation config and `device_map`, not a bare `from_pretrained` that
+/// would load 16-bit weights on the CPU.
+#[test]
+fn sdpa_loads_the_plans_weights() {
+    use shared::engines::transformers;
+    let m = model("llama-3.1-8b");
+    let s = Scenario {
+        engine: Engine::Transformers(transformers::Options {
+            attention: transformers::AttentionImpl::Eager,
+            ..Default::default()
+        }),
+        weights: WeightFormat::Bnb4 { nf4: true, double_quant: true },
+        ..Default::default()
+    };
+    let settings = (EngineKind::Transformers.commands().settings)(&m, &s, "org/model");
+    let sdpa = settings.iter().find(|x| x.code.contains("sdpa")).expect("an SDPA setting");
+    for part in [
+        "quantization_config=quant",
+        "device_map=\"auto\"",
+        "attn_implementation=\"sdpa\"",
+        "bnb_4bit_quant_type=\"nf4\"",
+    ] {
+        assert!(sdpa.code.contains(part), "{part} in {}", sdpa.code);
+    }
+}
+
 /// The check itself refuses what the engines refuse.
 #[test]
 fn the_parsers_refuse_what_the_engines_refuse() {

@@ -45,7 +45,16 @@ fn settings(model: &Model, s: &Scenario, repo: &str) -> Vec<Setting> {
         kind: SettingKind::SdpaAttention,
         title: "Use SDPA attention instead of eager".into(),
         scenario: t,
-        code: format!("{}.from_pretrained(\"{repo}\", attn_implementation=\"sdpa\")", super::auto_class(model)),
+        // The whole load: the plan's weights (its quantisation config, its
+        // dtype) on the GPUs, as `weight_code` loads them, with SDPA.
+        code: {
+            let class = super::auto_class(model);
+            let load = Load::of(class, s.weights, repo);
+            format!(
+                "{}model = {class}.from_pretrained({}, device_map=\"auto\", attn_implementation=\"sdpa\")",
+                load.prelude, load.args
+            )
+        },
     }]
 }
 
