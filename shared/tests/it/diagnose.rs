@@ -228,6 +228,24 @@ fn a_smaller_model_keeps_the_plans_launch() {
     }
 }
 
+/// A PyTorch OOM under a serving engine's plan gets that engine's flags,
+/// not `model.generate`'s or a notebook's leftovers.
+#[test]
+fn a_pytorch_oom_under_a_serving_plan_speaks_its_engine() {
+    let model = preset("llama-3.1-8b");
+    for (kind, launcher) in [(EngineKind::Sglang, "sglang.launch_server"), (EngineKind::Vllm, "vllm serve")] {
+        let plan =
+            Scenario { engine: kind.with_defaults(), max_new_tokens: 4096, concurrency: 16, ..Scenario::default() };
+        let d = diagnose("08-modern-basic.txt", &DiagnoseContext::error_only().with_plan(&model, &plan));
+        let codes: Vec<&str> = d.fixes.iter().map(|f| f.code.as_str()).collect();
+        assert!(codes.iter().all(|c| !c.contains("model.generate") && !c.contains("del model")), "{codes:?}");
+        if kind == EngineKind::Sglang {
+            assert!(codes.iter().all(|c| !c.contains("vllm serve")), "{codes:?}");
+        }
+        assert!(codes.iter().any(|c| c.contains(launcher)), "{codes:?}");
+    }
+}
+
 #[test]
 fn a_plan_that_runs_out_while_generating_gives_the_token_and_the_limit() {
     let model = preset("llama-3.1-8b");

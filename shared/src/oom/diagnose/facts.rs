@@ -62,6 +62,10 @@ pub(super) struct Facts<'r> {
     /// vLLM as the plan runs it, else at its newest rules: what its fixes
     /// are checked against (its fp8 minimum moves by release).
     pub(super) vllm: crate::engines::Engine,
+    /// The serving engine a PyTorch OOM happened in: vLLM when a vLLM
+    /// process ran out (`OomReport::vllm_process`), else the plan's vLLM or
+    /// SGLang; `None` for a script (transformers).
+    pub(super) serving: Option<crate::engines::EngineKind>,
     pub(super) notes: Vec<String>,
 }
 
@@ -173,6 +177,13 @@ impl<'r> Facts<'r> {
             unlisted,
             live,
             all_live: ctx.live,
+            serving: if r.vllm_process {
+                Some(crate::engines::EngineKind::Vllm)
+            } else {
+                ctx.plan
+                    .map(|p| p.scenario.engine.kind())
+                    .filter(|k| matches!(k, crate::engines::EngineKind::Vllm | crate::engines::EngineKind::Sglang))
+            },
             has_plan: ctx.plan.is_some(),
             repo: ctx.plan.and_then(|p| p.model.repo.clone()).unwrap_or_else(|| "MODEL_ID".into()),
             auto_class: ctx.plan.map_or("AutoModelForCausalLM", |p| crate::engines::transformers::auto_class(p.model)),

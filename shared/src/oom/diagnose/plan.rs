@@ -281,8 +281,10 @@ fn plan_fits(f: &Facts, b: &mut Board, e: &Estimate, s: &Scenario, need: u64, ca
             ),
         );
         // A 7B fp16 plan with 7 GiB more held looks exactly like a second
-        // copy of the model left referenced in the session.
-        b.fix(fix(
+        // copy of the model left referenced in the session (a script's or
+        // notebook's: a serving engine holds no earlier model).
+        if f.serving.is_none() {
+            b.fix(fix(
             FixId::EmptyCache,
             CauseId::KvCacheGrowth,
             format!(
@@ -293,6 +295,7 @@ fn plan_fits(f: &Facts, b: &mut Board, e: &Estimate, s: &Scenario, need: u64, ca
             Some(me - need),
             "del model; import gc; gc.collect(); torch.cuda.empty_cache()".into(),
         ));
+        }
         if let Verdict::Fits { max_concurrency } = e.verdict {
             b.limits.push(format!(
                 "the plan's sequences of {} tokens fit up to {max_concurrency} at once",

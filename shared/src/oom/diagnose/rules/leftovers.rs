@@ -120,7 +120,7 @@ pub(crate) fn leftovers(f: &Facts, b: &mut Board) {
                 code,
             ));
             // A vLLM server holds no earlier run of the same process.
-            if !f.r.vllm_process {
+            if f.serving.is_none() {
                 b.fix(fix(
                     FixId::EmptyCache,
                     CauseId::Fragmentation,

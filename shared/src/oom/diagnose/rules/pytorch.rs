@@ -2,6 +2,7 @@
 
 use super::inspect_fix;
 use crate::catalog;
+use crate::engines::EngineKind;
 use crate::estimate::CUDA_CONTEXT_BYTES;
 use crate::fixes::GivesUp;
 use crate::oom::diagnose::board::{Board, fix};
@@ -18,13 +19,20 @@ pub(super) fn beyond_capacity(f: &Facts, t: u64) -> bool {
     f.r.reserved_bytes.or(f.r.allocated_bytes).is_some_and(|held| held > t.saturating_add(t / 50))
 }
 
-/// A fix's code where the OOM happened: transformers' `generate`, or vLLM's
-/// flags when a vLLM process ran out (`OomReport::vllm_process`): vLLM
-/// batches the requests itself (`--max-num-seqs`, `--max-num-batched-tokens`
-/// bound a step's activations), bounds their length with `--max-model-len`
-/// and stores its cache as `--kv-cache-dtype` says.
-fn code(f: &Facts, transformers: &str, vllm: &str) -> String {
-    if f.r.vllm_process { vllm } else { transformers }.into()
+/// A fix's code where the OOM happened ([`Facts::serving`]): transformers'
+/// `generate`, or the serving engine's flags. vLLM batches the requests
+/// itself (`--max-num-seqs`, `--max-num-batched-tokens` bound a step's
+/// activations), bounds their length with `--max-model-len` and stores its
+/// cache as `--kv-cache-dtype` says; SGLang's are `--max-running-requests`,
+/// `--chunked-prefill-size`, `--context-length` and `--kv-cache-dtype
+/// fp8_e4m3` (server_args.py, 0.5.23).
+fn code(f: &Facts, transformers: &str, vllm: &str, sglang: &str) -> String {
+    match f.serving {
+        None => transformers,
+        Some(EngineKind::Sglang) => sglang,
+        Some(EngineKind::Vllm | EngineKind::Transformers | EngineKind::LlamaCpp | EngineKind::Ollama) => vllm,
+    }
+    .into()
 }
 
 pub(super) fn pytorch_workload(f: &Facts, b: &mut Board) {
@@ -132,6 +140,7 @@ pub(super) fn pytorch_workload(f: &Facts, b: &mut Board) {
                 f,
                 "# split the batch: for chunk in batches_of(n): model.generate(**chunk, ...)",
                 "vllm serve ... --max-num-seqs <fewer> --max-num-batched-tokens <smaller>",
+                "python -m sglang.launch_server ... --max-running-requests <fewer> --chunked-prefill-size <smaller>",
             ),
         ));
     }
@@ -163,12 +172,13 @@ pub(super) fn pytorch_workload(f: &Facts, b: &mut Board) {
             f,
             "model.generate(**inputs, max_new_tokens=...)  # fewer than now",
             "vllm serve ... --max-model-len <shorter>",
+            "python -m sglang.launch_server ... --context-length <shorter>",
         ),
     ));
     b.fix(fix(
         FixId::KvCacheDtype,
         CauseId::KvCacheGrowth,
-        if f.r.vllm_process {
+        if f.serving.is_some() {
             "Store the KV cache in fp8 (half of a 16-bit cache)".into()
         } else {
             "Quantise the KV cache to 4 bits (about a quarter of a 16-bit cache)".into()
@@ -179,6 +189,7 @@ pub(super) fn pytorch_workload(f: &Facts, b: &mut Board) {
             f,
             "model.generate(**inputs, cache_implementation=\"quantized\", cache_config={\"backend\": \"quanto\", \"nbits\": 4})",
             "vllm serve ... --kv-cache-dtype fp8   # half of a 16-bit cache",
+            "python -m sglang.launch_server ... --kv-cache-dtype fp8_e4m3   # half of a 16-bit cache",
         ),
     ));
 }
@@ -280,6 +291,7 @@ fn without_free(f: &Facts, b: &mut Board, q: u64, t: u64) {
             f,
             "# split the batch: for chunk in batches_of(n): model.generate(**chunk, ...)",
             "vllm serve ... --max-num-seqs <fewer> --max-num-batched-tokens <smaller>",
+            "python -m sglang.launch_server ... --max-running-requests <fewer> --chunked-prefill-size <smaller>",
         ),
     ));
 }
@@ -300,6 +312,7 @@ fn checklist_fixes(f: &Facts, b: &mut Board) {
             "quant = BitsAndBytesConfig(load_in_4bit=True, bnb_4bit_quant_type=\"nf4\", bnb_4bit_compute_dtype=torch.bfloat16)\n\
              model = AutoModelForCausalLM.from_pretrained(MODEL_ID, quantization_config=quant, device_map=\"auto\")",
             "vllm serve <an AWQ or GPTQ checkpoint of the model>   # or, from 16-bit weights: --quantization fp8",
+            "python -m sglang.launch_server --model-path <an AWQ or GPTQ checkpoint of the model>   # or, from 16-bit weights: --quantization fp8",
         ),
     ));
     b.fix(fix(
@@ -314,10 +327,11 @@ fn checklist_fixes(f: &Facts, b: &mut Board) {
             "inputs = tokenizer(text, truncation=True, max_length=4096, return_tensors=\"pt\")\n\
              model.generate(**inputs, max_new_tokens=512)",
             "vllm serve ... --max-model-len <shorter>",
+            "python -m sglang.launch_server ... --context-length <shorter>",
         ),
     ));
     // A vLLM server holds no notebook's leftovers.
-    if !f.r.vllm_process {
+    if f.serving.is_none() {
         b.fix(fix(
             FixId::EmptyCache,
             CauseId::KvCacheGrowth,
@@ -338,6 +352,7 @@ fn checklist_fixes(f: &Facts, b: &mut Board) {
             f,
             "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True python your_script.py",
             "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True vllm serve ...",
+            "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True python -m sglang.launch_server ...",
         ),
     ));
 }
