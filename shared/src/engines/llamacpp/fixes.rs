@@ -143,11 +143,13 @@ pub fn server_command(model: &Model, s: &Scenario) -> String {
     // is llama.cpp's default.
     // Builds before b6325 keep every layer on the CPU and flash attention
     // off unless asked, and take `-fa` bare (mainline only: ik's flags are
-    // its own).
+    // its own). ik_llama.cpp keeps every layer on the CPU unless asked
+    // before its build 4761 ([`super::ik::NGL_AUTO_BUILD`]).
     let old = o.fork == super::Fork::Mainline && o.build.is_some_and(|b| b < super::OFFLOAD_DEFAULT_BUILD);
+    let ik_cpu = o.fork == super::Fork::Ik && o.build.is_some_and(|b| b < super::ik::NGL_AUTO_BUILD);
     match o.n_gpu_layers {
         Some(ngl) => cmd.push_str(&format!(" -ngl {ngl}")),
-        None if old => cmd.push_str(" -ngl 999"),
+        None if old || ik_cpu => cmd.push_str(" -ngl 999"),
         None => {}
     }
     let slots = o.parallel.unwrap_or(s.concurrency).max(1);
@@ -195,8 +197,7 @@ pub fn server_command(model: &Model, s: &Scenario) -> String {
     if o.main_gpu != 0 {
         cmd.push_str(&format!(" -mg {}", o.main_gpu));
     }
-    let fit = o.fork == super::Fork::Mainline && o.build.is_none_or(|b| b >= super::FIT_BUILD);
-    if !fit {
+    if !o.has_fit() {
         // No `--fit` on this build (nor on ik_llama.cpp): nothing to turn off.
     } else if o.fit == FitMode::Off {
         cmd.push_str(" --fit off");

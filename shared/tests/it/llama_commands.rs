@@ -1,0 +1,77 @@
+//! What llama.cpp's and Ollama's printed commands launch: each fix's code
+//! must start the plan it was measured for on the build the plan names
+//! (no `--fit` where the build has none, `-fa` as the build spells it, the
+//! context of every slot), and Ollama's set-up keeps the rest of the plan.
+
+use crate::llamacpp::model;
+use shared::catalog::gpu;
+use shared::engines::Engine;
+use shared::engines::llamacpp::{self, Fork, Options, predict_fit};
+use shared::estimate::{GpuSlot, Scenario};
+use shared::fixes::{Fix, FixKind, fixes};
+use shared::formats::WeightFormat;
+use shared::model::Model;
+
+fn on_4090s(engine: Engine, n: usize) -> Scenario {
+    let g = gpu("rtx-4090").unwrap_or_else(|| panic!("rtx-4090 is in the catalog"));
+    Scenario {
+        weights: WeightFormat::parse("q4_k_m").unwrap_or_else(|e| panic!("{e}")),
+        engine,
+        gpus: (0..n).map(|_| GpuSlot::from_catalog(g)).collect(),
+        ..Scenario::default()
+    }
+}
+
+/// The audit's plan: Llama 3.1 70B at Q4_K_M on 2 × RTX 4090, four
+/// sequences of 16,384 prompt tokens, with llama.cpp's options `o`.
+fn seventy_b(o: Options) -> (Model, Scenario) {
+    let s = Scenario { concurrency: 4, prompt_tokens: 16_384, ..on_4090s(Engine::LlamaCpp(o), 2) };
+    (model("llama-3.1-70b"), s)
+}
+
+fn verdict(m: &Model, s: &Scenario) -> String {
+    let e = crate::estimate(m, s.clone());
+    shared::estimate::verdict_text(&e, shared::units::UnitSystem::Binary)
+}
+
+fn codes(all: &[Fix]) -> String {
+    all.iter().map(|f| format!("{}\n{}\n", f.title, f.code)).collect()
+}
+
+#[test]
+fn no_fit_where_the_build_has_none() {
+    let newest = seventy_b(Options::default());
+    // The newest build fits the plan with --fit: the test can tell.
+    assert!(matches!(predict_fit(&newest.0, &newest.1, None), Some(llamacpp::Fit::Fitted(_))));
+    assert!(fixes(&newest.0, &newest.1).iter().any(|f| f.kind == FixKind::Fit));
+    assert!(verdict(&newest.0, &newest.1).contains("--fit"));
+    for o in [
+        Options { build: Some(5000), ..Options::default() },
+        Options { build: Some(llamacpp::FIT_BUILD - 1), ..Options::default() },
+        Options { fork: Fork::Ik, ..Options::default() },
+        Options { fork: Fork::Ik, build: Some(4000), ..Options::default() },
+    ] {
+        let (m, s) = seventy_b(o);
+        assert_eq!(predict_fit(&m, &s, None), None, "{o:?}");
+        let all = fixes(&m, &s);
+        assert!(!all.iter().any(|f| f.kind == FixKind::Fit), "{o:?}: {}", codes(&all));
+        assert!(!codes(&all).contains("--fit"), "{o:?}: {}", codes(&all));
+        assert!(!verdict(&m, &s).contains("--fit"), "{o:?}: {}", verdict(&m, &s));
+        let e = crate::estimate(&m, s.clone());
+        assert!(!e.warnings.iter().any(|w| w.contains("--fit")), "{o:?}: {:?}", e.warnings);
+    }
+}
+
+/// ik_llama.cpp before its build 4761 keeps every layer on the CPU unless
+/// `-ngl` asks (`llama_model_default_params` `n_gpu_layers = 0`): a plan
+/// with every layer on the GPU says so.
+#[test]
+fn old_ik_builds_are_asked_for_every_layer() {
+    let ngl = |build: Option<u64>| {
+        let (m, s) = seventy_b(Options { fork: Fork::Ik, build, ..Options::default() });
+        llamacpp::server_command(&m, &s).contains(" -ngl 999")
+    };
+    assert!(ngl(Some(llamacpp::ik::NGL_AUTO_BUILD - 1)));
+    assert!(!ngl(Some(llamacpp::ik::NGL_AUTO_BUILD)));
+    assert!(!ngl(None));
+}
