@@ -5,8 +5,8 @@
 
 use crate::llamacpp::model;
 use shared::catalog::gpu;
-use shared::engines::Engine;
 use shared::engines::llamacpp::{self, Fork, Options, predict_fit};
+use shared::engines::{Engine, ollama};
 use shared::estimate::{GpuSlot, Scenario};
 use shared::fixes::{Fix, FixKind, fixes};
 use shared::formats::WeightFormat;
@@ -74,4 +74,35 @@ fn old_ik_builds_are_asked_for_every_layer() {
     assert!(ngl(Some(llamacpp::ik::NGL_AUTO_BUILD - 1)));
     assert!(!ngl(Some(llamacpp::ik::NGL_AUTO_BUILD)));
     assert!(!ngl(None));
+}
+
+fn on_ollama(o: ollama::Options, gpus: Vec<GpuSlot>) -> Scenario {
+    Scenario { engine: Engine::Ollama(o), gpus, ..on_4090s(Engine::Ollama(o), 1) }
+}
+
+fn custom(gib: u64) -> Vec<GpuSlot> {
+    vec![GpuSlot::custom("gpu", gib * shared::units::GIB)]
+}
+
+/// `num_gpu` makes llama-server's `--fit` give up (Ollama passes it as
+/// `-ngl`): the fix that lets `--fit` place the model prints the set-up
+/// without it.
+#[test]
+fn ollamas_fit_fix_drops_num_gpu() {
+    let m = model("qwen3-30b-a3b");
+    let s = on_ollama(ollama::Options { num_gpu: Some(33), ..Default::default() }, custom(12));
+    let all = fixes(&m, &s);
+    let f = all.iter().find(|f| f.kind == FixKind::Fit).unwrap_or_else(|| panic!("a --fit fix: {}", codes(&all)));
+    assert!(f.title.starts_with("Drop num_gpu and let llama-server's --fit place it"), "{}", f.title);
+    assert!(!f.code.contains("num_gpu"), "{}", f.code);
+    // Any other fix keeps the plan's num_gpu.
+    assert!(all.iter().any(|f| f.kind != FixKind::Fit && f.code.contains("PARAMETER num_gpu")), "{}", codes(&all));
+}
+
+#[test]
+#[ignore = "prints the fixes of the audit's plans"]
+fn show() {
+    let m = model("qwen3-30b-a3b");
+    let s = on_ollama(ollama::Options { num_gpu: Some(33), ..Default::default() }, custom(12));
+    println!("{}", codes(&fixes(&m, &s)));
 }

@@ -112,10 +112,19 @@ fn ollama_setting(model: &Model, s: &Scenario, o: Options, was: &llamacpp::Optio
     let Engine::LlamaCpp(l) = set.scenario.engine else { return None };
     let t = Scenario { engine: Engine::Ollama(from_flags(o, was, &l)?), ..s.clone() };
     let (title, code) = if set.kind == SettingKind::Fit {
-        (
-            set.title.replace("llama.cpp's --fit (on by default)", "Ollama's llama-server (--fit on)"),
-            format!("{}\n# nothing to set: Ollama starts llama-server with --fit on", ollama_command(model, s)),
-        )
+        // What `--fit` runs on: the set-up without the settings that make
+        // it give up (`num_gpu` is passed as `-ngl`, `LLAMA_ARG_N_CPU_MOE`
+        // read as `--n-cpu-moe`); the fix's plan is what it then loads.
+        let runs = Scenario { engine: Engine::Ollama(Options { num_gpu: None, n_cpu_moe: 0, ..o }), ..s.clone() };
+        let title = set
+            .title
+            .replace("llama.cpp's --fit (on by default)", "Ollama's llama-server (--fit on)")
+            .replace("Drop -ngl and let llama.cpp's --fit", "Drop num_gpu and let llama-server's --fit")
+            .replace(
+                "Drop --n-cpu-moe and let llama.cpp's --fit",
+                "Drop LLAMA_ARG_N_CPU_MOE and let llama-server's --fit",
+            );
+        (title, format!("{}\n# Ollama starts llama-server with --fit on", ollama_command(model, &runs)))
     } else {
         (set.title, ollama_command(model, &t))
     };
