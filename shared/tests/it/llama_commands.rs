@@ -99,6 +99,26 @@ fn ollamas_fit_fix_drops_num_gpu() {
     assert!(all.iter().any(|f| f.kind != FixKind::Fit && f.code.contains("PARAMETER num_gpu")), "{}", codes(&all));
 }
 
+/// Ollama's automatic `num_batch` with flash attention off: 512 only with a
+/// CUDA device (server/sched.go `hasCUDADevice`); ROCm and Metal take the
+/// context's batch (1024 past 4,096 tokens).
+#[test]
+fn ollamas_batch_without_flash_attention_is_cudas_alone() {
+    let m = model("llama-3.1-8b");
+    let o = ollama::Options {
+        num_ctx: Some(8192),
+        flash_attention: Some(shared::engines::llamacpp::FlashAttention::Off),
+        ..Default::default()
+    };
+    let batch = |id: &str| {
+        let g = gpu(id).unwrap_or_else(|| panic!("{id} is in the catalog"));
+        crate::llamacpp::report(&m, on_ollama(o, vec![GpuSlot::from_catalog(g)])).0.n_ubatch
+    };
+    assert_eq!(batch("rtx-4090"), 512);
+    assert_eq!(batch("rx-7900-xtx"), 1024);
+    assert_eq!(batch("m2-max-32gb"), 1024);
+}
+
 #[test]
 #[ignore = "prints the fixes of the audit's plans"]
 fn show() {
