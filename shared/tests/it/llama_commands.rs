@@ -119,6 +119,25 @@ fn ollamas_batch_without_flash_attention_is_cudas_alone() {
     assert_eq!(batch("m2-max-32gb"), 1024);
 }
 
+/// Ollama 0.30+ logs the llama-server it starts as `msg="starting
+/// llama-server" cmd="…"` (llm/llama_server.go v0.33.0-rc2,
+/// `slog.Info("starting llama-server", "cmd", cmd)`, the arguments of
+/// `startLlamaServer`): its flags are the launch's configuration. The line
+/// is written here in that format; no llama.cpp context line follows it.
+#[test]
+fn ollamas_llama_server_launch_line_is_read() {
+    let text = "time=2026-08-20T10:00:00.000Z level=INFO source=llama_server.go:433 msg=\"starting llama-server\" \
+                cmd=\"/usr/local/lib/ollama/llama-server --model /root/.ollama/models/blobs/sha256-1 --port 40123 \
+                --host 127.0.0.1 --no-webui --offline -c 32768 -np 4 --cache-type-k q8_0 --cache-type-v q8_0 \
+                --flash-attn on -b 512 -ub 512\"\n\
+                time=2026-08-20T10:00:05.000Z level=INFO source=llama_server.go:500 msg=\"llama-server: \
+                load_tensors:        CUDA0 model buffer size =  4403.49 MiB\"";
+    let c = shared::startup::read(text).expect("an Ollama log").config;
+    assert_eq!((c.n_ctx, c.n_seq_max, c.n_batch), (Some(32_768), Some(4), Some(512)));
+    assert_eq!((c.cache_type_k.as_deref(), c.cache_type_v.as_deref()), (Some("q8_0"), Some("q8_0")));
+    assert_eq!(c.flash_attn.as_deref(), Some("1"));
+}
+
 #[test]
 #[ignore = "prints the fixes of the audit's plans"]
 fn show() {
