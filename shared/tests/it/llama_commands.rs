@@ -138,6 +138,22 @@ fn ollamas_llama_server_launch_line_is_read() {
     assert_eq!(c.flash_attn.as_deref(), Some("1"));
 }
 
+/// `--cpu-moe` (every layer) is `LLAMA_ARG_CPU_MOE=1` in `ollama serve`'s
+/// environment: llama-server reads `LLAMA_ARG_N_CPU_MOE` with `std::stoi`,
+/// which throws on 4294967295 (common/arg.cpp `common_params_parse_ex`).
+#[test]
+fn ollamas_cpu_moe_is_a_switch() {
+    let m = model("qwen3-30b-a3b");
+    let env = |n: u64| {
+        ollama::ollama_command(&m, &on_ollama(ollama::Options { n_cpu_moe: n, ..Default::default() }, custom(24)))
+    };
+    let all = env(u64::from(u32::MAX));
+    assert!(all.starts_with("LLAMA_ARG_CPU_MOE=1 ollama serve\n"), "{all}");
+    let layers = m.layout.num_layers as u64;
+    assert!(env(layers).starts_with("LLAMA_ARG_CPU_MOE=1 ollama serve\n"));
+    assert!(env(layers - 1).starts_with(&format!("LLAMA_ARG_N_CPU_MOE={} ollama serve\n", layers - 1)));
+}
+
 #[test]
 #[ignore = "prints the fixes of the audit's plans"]
 fn show() {

@@ -64,7 +64,13 @@ pub fn ollama_command(model: &Model, s: &Scenario) -> String {
         let t = kv;
         env.push_str(&format!("OLLAMA_KV_CACHE_TYPE={} ", t.id()));
     }
-    if o.n_cpu_moe > 0 {
+    // llama-server reads an int variable with `std::stoi`, which throws
+    // past 2^31 - 1 (common/arg.cpp `common_params_parse_ex`, llama.cpp as
+    // vendored by llama-cpp-python 0.3.36): every layer is `--cpu-moe`'s
+    // switch, `LLAMA_ARG_CPU_MOE=1` ("1" or "true" runs a switch).
+    if o.n_cpu_moe >= model.layout.num_layers as u64 && o.n_cpu_moe > 0 {
+        env.push_str("LLAMA_ARG_CPU_MOE=1 ");
+    } else if o.n_cpu_moe > 0 {
         env.push_str(&format!("LLAMA_ARG_N_CPU_MOE={} ", o.n_cpu_moe));
     }
     let mut out = String::new();
