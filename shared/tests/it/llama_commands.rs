@@ -154,10 +154,75 @@ fn ollamas_cpu_moe_is_a_switch() {
     assert!(env(layers - 1).starts_with(&format!("LLAMA_ARG_N_CPU_MOE={} ollama serve\n", layers - 1)));
 }
 
+/// Llama 3.1 8B with four sequences of 24,576 + 16,384 tokens on one
+/// RTX 4090: its cache is what does not fit.
+fn long_sequences(engine: Engine) -> (Model, Scenario) {
+    let s = Scenario { concurrency: 4, prompt_tokens: 24_576, max_new_tokens: 16_384, ..on_4090s(engine, 1) };
+    (model("llama-3.1-8b"), s)
+}
+
+fn fix(all: &[Fix], kind: FixKind) -> &Fix {
+    all.iter().find(|f| f.kind == kind).unwrap_or_else(|| panic!("a {kind:?} fix: {}", codes(all)))
+}
+
+/// `-c` is the context of every slot together (`-np`, common/arg.cpp
+/// "size of the prompt context", split over the slots by
+/// tools/server/server.cpp `n_ctx_slot = n_ctx / params.n_parallel`): a
+/// fix with fewer new tokens or fewer sequences prints the `-c` its plan
+/// was measured with, with its `-np`.
+#[test]
+fn llamacpp_fixes_size_the_context_for_every_slot() {
+    let (m, s) = long_sequences(Engine::LlamaCpp(Options::default()));
+    let all = fixes(&m, &s);
+    let f = fix(&all, FixKind::MaxNewTokens);
+    let n = f.scenario.max_new_tokens;
+    assert!(n < s.max_new_tokens);
+    let c = (s.prompt_tokens + n) * 4;
+    assert!(f.code.contains(&format!(" -c {c} -np 4 ")) && f.code.ends_with(&format!(" -n {n}")), "{}", f.code);
+    assert_eq!(f.code, format!("{} -n {n}", llamacpp::server_command(&m, &f.scenario)));
+    let f = fix(&all, FixKind::Concurrency);
+    let k = f.scenario.concurrency;
+    assert!(k < 4 && f.code.contains(&format!(" -c {} -np {k} ", s.sequence_tokens() * k)), "{}", f.code);
+}
+
+/// `-fa` before b6325 is a bare switch (common/arg.cpp; `-fa on` is
+/// "error: invalid argument: on" there), from it `-fa on|off|auto`; ik
+/// has flash attention on by default from its build 3928.
+#[test]
+fn the_kv_cache_fix_spells_flash_attention_as_the_build_does() {
+    for (o, fa) in [
+        (Options::default(), " -fa on -ctk q8_0"),
+        (Options { build: Some(5000), ..Options::default() }, " -fa -ctk q8_0"),
+        (Options { fork: Fork::Ik, ..Options::default() }, " -ctk q8_0"),
+        (Options { fork: Fork::Ik, build: Some(3900), ..Options::default() }, " -fa -ctk q8_0"),
+    ] {
+        let (m, s) = long_sequences(Engine::LlamaCpp(o));
+        let all = fixes(&m, &s);
+        let f = fix(&all, FixKind::KvCacheDtype);
+        assert!(f.code.contains(fa) && f.code.contains("-ctv q8_0"), "{o:?}: {}", f.code);
+        assert_eq!(f.code, llamacpp::server_command(&m, &f.scenario));
+    }
+}
+
 #[test]
 #[ignore = "prints the fixes of the audit's plans"]
 fn show() {
-    let m = model("qwen3-30b-a3b");
-    let s = on_ollama(ollama::Options { num_gpu: Some(33), ..Default::default() }, custom(12));
+    let m = model("llama-3.1-8b");
+    for o in [Options::default(), Options { build: Some(5000), ..Options::default() }] {
+        let s = Scenario {
+            concurrency: 4,
+            prompt_tokens: 24_576,
+            max_new_tokens: 16_384,
+            ..on_4090s(Engine::LlamaCpp(o), 1)
+        };
+        println!("{}", codes(&fixes(&m, &s)));
+        println!("{}", verdict(&m, &s));
+    }
+    let s = Scenario {
+        concurrency: 4,
+        prompt_tokens: 24_576,
+        max_new_tokens: 16_384,
+        ..on_ollama(ollama::Options { num_parallel: 4, num_ctx: Some(49152), ..Default::default() }, custom(24))
+    };
     println!("{}", codes(&fixes(&m, &s)));
 }

@@ -52,7 +52,8 @@ pub use devices::{Buffer, MAX_OVERRIDE_TEXT, MAX_SPLIT, SplitMode, TensorOverrid
 pub use fit::{Fit, FitChoice, predict as predict_fit};
 pub(crate) use fixes::gguf_file;
 pub use fixes::{
-    COMMANDS, cpu_moe_answer, gpu_layers_answer, max_gpu_layers, min_cpu_moe, server_command, with_cpu_moe,
+    COMMANDS, cpu_moe_answer, flash_attention_flag, gpu_layers_answer, max_gpu_layers, min_cpu_moe, server_command,
+    with_cpu_moe,
 };
 use host::{Host, host, host_ram_limit};
 pub use knobs::KNOBS;

@@ -148,11 +148,11 @@ fn adjusts(model: &Model, s: &Scenario) -> Option<Setting> {
 /// (docs/faq.md "How can I set the quantization type for the K/V cache?").
 pub const COMMANDS: Commands = Commands {
     cheaper_kv_dtype: KvDtype::Q8_0,
-    kv_dtype: "OLLAMA_FLASH_ATTENTION=1 OLLAMA_KV_CACHE_TYPE=q8_0 ollama serve",
+    kv_dtype: |_, _| "OLLAMA_FLASH_ATTENTION=1 OLLAMA_KV_CACHE_TYPE=q8_0 ollama serve".into(),
     shorten: Shorten::Context(|_, len| {
         format!("PARAMETER num_ctx {len}   # or: OLLAMA_CONTEXT_LENGTH={len} ollama serve")
     }),
-    concurrency: |_, n| format!("OLLAMA_NUM_PARALLEL={n} ollama serve"),
+    concurrency: |_, _, _, n| format!("OLLAMA_NUM_PARALLEL={n} ollama serve"),
     more_gpus_are_tensor_parallel: false,
     more_gpus: |_, _, _, n| {
         format!(

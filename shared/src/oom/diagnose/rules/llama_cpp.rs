@@ -78,7 +78,7 @@ pub(super) fn llama_cpp(f: &Facts, b: &mut Board) {
                 "Store the KV cache in q8_0".into(),
                 GivesUp::CachePrecision,
                 q.map(|q| (q as f64 * (1.0 - q8)) as u64),
-                lever(f, "llama-server ... -fa on -ctk q8_0 -ctv q8_0", crate::engines::ollama::COMMANDS.kv_dtype),
+                lever(f, "llama-server ... -fa on -ctk q8_0 -ctv q8_0", crate::engines::ollama::LEVERS.kv_cache),
             ));
         }
         Some(LlamaCppStage::ComputeBuffers)
