@@ -204,6 +204,26 @@ fn the_kv_cache_fix_spells_flash_attention_as_the_build_does() {
     }
 }
 
+/// `ollama serve`'s environment is read once for all its models
+/// (envconfig/config.go): a fix that restarts it keeps the plan's other
+/// variables (here `OLLAMA_NUM_PARALLEL=4`) and its Modelfile.
+#[test]
+fn ollamas_env_fixes_keep_the_rest_of_the_set_up() {
+    let o = ollama::Options { num_parallel: 4, num_ctx: Some(49_152), ..Default::default() };
+    let (m, s) = long_sequences(Engine::Ollama(o));
+    let all = fixes(&m, &s);
+    let f = fix(&all, FixKind::KvCacheDtype);
+    assert!(f.code.starts_with("OLLAMA_NUM_PARALLEL=4 OLLAMA_KV_CACHE_TYPE=q8_0 ollama serve\n"), "{}", f.code);
+    assert_eq!(f.code, ollama::ollama_command(&m, &f.scenario));
+    let f = fix(&all, FixKind::MoreGpus);
+    assert!(
+        f.code.starts_with("CUDA_VISIBLE_DEVICES=0,1 OLLAMA_SCHED_SPREAD=1 OLLAMA_NUM_PARALLEL=4 ollama serve\n"),
+        "{}",
+        f.code
+    );
+    assert!(f.code.contains("PARAMETER num_ctx 49152"), "{}", f.code);
+}
+
 #[test]
 #[ignore = "prints the fixes of the audit's plans"]
 fn show() {
