@@ -224,25 +224,28 @@ fn ollamas_env_fixes_keep_the_rest_of_the_set_up() {
     assert!(f.code.contains("PARAMETER num_ctx 49152"), "{}", f.code);
 }
 
+/// The OOM diagnosis of a llama.cpp KV-cache failure against the audit's
+/// plan on `o`: its levers and the plan's fixes, as printed.
+fn diagnosed(o: Options) -> String {
+    use shared::oom::{self, DiagnoseContext};
+    let path = format!("{}/tests/fixtures/oom/34-llama-kv-cache-device-1.txt", env!("CARGO_MANIFEST_DIR"));
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
+    let (m, s) = seventy_b(o);
+    let d = oom::diagnose(&oom::parse(&text), &DiagnoseContext::error_only().with_plan(&m, &s));
+    d.fixes.iter().map(|f| format!("{}\n{}\n", f.title, f.code)).collect()
+}
+
+/// The OOM levers speak the plan's build: `-fa` bare before b6325 (`-fa
+/// on` is "error: invalid argument: on" there), no `--fit` before b7407 or
+/// on ik_llama.cpp (whose `--fit` is a bare opt-in switch).
 #[test]
-#[ignore = "prints the fixes of the audit's plans"]
-fn show() {
-    let m = model("llama-3.1-8b");
-    for o in [Options::default(), Options { build: Some(5000), ..Options::default() }] {
-        let s = Scenario {
-            concurrency: 4,
-            prompt_tokens: 24_576,
-            max_new_tokens: 16_384,
-            ..on_4090s(Engine::LlamaCpp(o), 1)
-        };
-        println!("{}", codes(&fixes(&m, &s)));
-        println!("{}", verdict(&m, &s));
-    }
-    let s = Scenario {
-        concurrency: 4,
-        prompt_tokens: 24_576,
-        max_new_tokens: 16_384,
-        ..on_ollama(ollama::Options { num_parallel: 4, num_ctx: Some(49152), ..Default::default() }, custom(24))
-    };
-    println!("{}", codes(&fixes(&m, &s)));
+fn oom_levers_speak_the_plans_build() {
+    let newest = diagnosed(Options::default());
+    assert!(newest.contains("-fa on -ctk q8_0 -ctv q8_0") && newest.contains("--fit"), "{newest}");
+    let old = diagnosed(Options { build: Some(5000), ..Options::default() });
+    assert!(old.contains(" -fa -ctk q8_0 -ctv q8_0"), "{old}");
+    assert!(!old.contains("-fa on") && !old.contains("--fit"), "{old}");
+    let ik = diagnosed(Options { fork: Fork::Ik, ..Options::default() });
+    assert!(ik.contains("llama-server ... -ctk q8_0 -ctv q8_0"), "{ik}");
+    assert!(!ik.contains("-fa on") && !ik.contains("--fit"), "{ik}");
 }
