@@ -259,12 +259,13 @@ pub fn fixes(model: &Model, s: &Scenario) -> Vec<Fix> {
     if s.kv_dtype.bpw(128).as_f64() > cheaper_kv.bpw(128).as_f64() {
         let mut t = s.clone();
         t.kv_dtype = cheaper_kv;
+        let code = (commands.kv_dtype)(model, &t);
         push(
             FixKind::KvCacheDtype,
             format!("Store the KV cache in {}", cheaper_kv.id()),
             GivesUp::CachePrecision,
             t,
-            commands.kv_dtype.to_owned(),
+            code,
         );
     }
     // More GPUs of the same kind: also what keeps an asked context.
@@ -337,12 +338,13 @@ pub fn fixes(model: &Model, s: &Scenario) -> Vec<Fix> {
             if let Some(n) = solve::max_new_tokens(model, s).filter(|&n| n > 0 && n < s.max_new_tokens) {
                 let mut t = s.clone();
                 t.max_new_tokens = n;
+                let code = command(model, &t);
                 push(
                     FixKind::MaxNewTokens,
                     format!("Generate at most {} new tokens", thousands(n)),
                     GivesUp::Length,
                     t,
-                    command(s.prompt_tokens, n),
+                    code,
                 );
             }
         }
@@ -354,12 +356,13 @@ pub fn fixes(model: &Model, s: &Scenario) -> Vec<Fix> {
             let mut t = s.clone();
             t.concurrency = n;
             t.engine = t.engine.capped_sequences(n);
+            let code = (commands.concurrency)(model, &t, &repo, n);
             push(
                 FixKind::Concurrency,
                 format!("Run {n} sequence{} at once instead of {}", if n == 1 { "" } else { "s" }, s.concurrency),
                 GivesUp::Length,
                 t,
-                (commands.concurrency)(&repo, n),
+                code,
             );
         }
     }

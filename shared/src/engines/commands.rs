@@ -15,8 +15,9 @@ pub enum Shorten {
     /// A configured context (`--max-model-len`, `--context-length`): the
     /// command for a context of `len` tokens.
     Context(fn(repo: &str, len: u64) -> String),
-    /// Fewer new tokens: the command for `new` tokens after `prompt`.
-    NewTokens(fn(prompt: u64, new: u64) -> String),
+    /// Fewer new tokens: the command for the changed plan `target` (its
+    /// `max_new_tokens` after its prompt).
+    NewTokens(fn(model: &Model, target: &Scenario) -> String),
 }
 
 /// An engine's own setting that makes a plan fit for free (or for speed).
@@ -46,12 +47,15 @@ pub struct Setting {
 /// One engine's commands.
 #[derive(Debug, Clone, Copy)]
 pub struct Commands {
-    /// The cheapest KV cache dtype the engine stores, and how to ask for it.
+    /// The cheapest KV cache dtype the engine stores, and how to ask for it:
+    /// the command for the changed plan `target` (stored so).
     pub cheaper_kv_dtype: KvDtype,
-    pub kv_dtype: &'static str,
+    pub kv_dtype: fn(model: &Model, target: &Scenario) -> String,
     pub shorten: Shorten,
-    /// At most `n` sequences at once.
-    pub concurrency: fn(repo: &str, n: u64) -> String,
+    /// At most `n` sequences at once: the changed plan `target` and the model.
+    /// The plan's other settings (a context shared by the sequences, an
+    /// engine's environment) are the command's too.
+    pub concurrency: fn(model: &Model, target: &Scenario, repo: &str, n: u64) -> String,
     /// Whether more GPUs grow the tensor-parallel degree (else they split layers).
     pub more_gpus_are_tensor_parallel: bool,
     /// Running on `n` GPUs: the changed plan `target` and the model.

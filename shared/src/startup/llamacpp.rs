@@ -181,14 +181,19 @@ fn same_buffer(a: &Figure, b: &Figure) -> bool {
 
 /// The launch Ollama asked its runner for: `msg="starting llama server"
 /// cmd="… runner --model … --ctx-size 8192 --batch-size 512 --n-gpu-layers 33
-/// … --parallel 4 …"` (`llm/server.go`), or the new runner's `msg=load
+/// … --parallel 4 …"` (`llm/server.go`); from 0.30 `msg="starting
+/// llama-server" cmd="…/llama-server --model … -c 32768 -np 4 --cache-type-k
+/// q8_0 …"` (`startLlamaServer` in llm/llama_server.go, v0.33.0-rc2); or
+/// the new runner's `msg=load
 /// request="{… Parallel:1 BatchSize:512 FlashAttention:true KvSize:26624
 /// KvCacheType:q4_0 …}"` (`runner/ollamarunner/runner.go`). llama.cpp's
 /// own context lines, when the log has them, say the same and win.
 fn ollama_launch(line: &str, c: &mut LoggedConfig) {
     let flag = |name: &str| after(line, name).and_then(count);
     // The runner's command line, read as the agent reads a running one.
-    if (line.contains("msg=\"starting llama server\"") || line.contains("msg=\"starting runner\""))
+    if ["msg=\"starting llama server\"", "msg=\"starting llama-server\"", "msg=\"starting runner\""]
+        .iter()
+        .any(|m| line.contains(m))
         && let Some(cmd) = after(line, "cmd=\"").map(|r| r.split('"').next().unwrap_or(r))
         && let Some(launch) = super::launch::read_command_line(&cmd.split_whitespace().collect::<Vec<_>>())
     {

@@ -10,6 +10,7 @@ mod engines;
 mod gpus;
 mod hostile;
 mod layers;
+mod llama_commands;
 mod llamacpp;
 mod llamacpp_fit;
 mod llamacpp_ik;

@@ -285,8 +285,9 @@ pub(crate) fn gives_up(o: Options, gpus: usize) -> Option<(&'static str, &'stati
     None
 }
 
-/// What `--fit` does with a llama.cpp plan (`None`: another engine, or a
-/// plan that fails its checks). Not part of the estimate, whose figures are
+/// What `--fit` does with a llama.cpp plan (`None`: another engine, a
+/// plan that fails its checks, or a llama.cpp without `--fit`:
+/// [`Options::has_fit`]). Not part of the estimate, whose figures are
 /// the flags as given: the CLI asks for it, the page in its fixes bundle.
 ///
 /// `free`: the memory free on each GPU now (NVML's or nvidia-smi's
@@ -297,7 +298,9 @@ pub fn predict(model: &Model, s: &Scenario, free: Option<&[u64]>) -> Option<Fit>
     }
     let p = EnginePlan::new(model, s.clone().validate().ok()?);
     // Ollama's llama-server runs --fit on the flags it launches.
-    Some(fit(&p, crate::engines::llamacpp_flags(&p), free))
+    let o = crate::engines::llamacpp_flags(&p);
+    // A build without `--fit` (or ik_llama.cpp) loads the flags as given.
+    o.has_fit().then(|| fit(&p, o, free))
 }
 
 /// What `--fit` does with the plan `p` run with `o`.

@@ -143,11 +143,13 @@ pub fn server_command(model: &Model, s: &Scenario) -> String {
     // is llama.cpp's default.
     // Builds before b6325 keep every layer on the CPU and flash attention
     // off unless asked, and take `-fa` bare (mainline only: ik's flags are
-    // its own).
+    // its own). ik_llama.cpp keeps every layer on the CPU unless asked
+    // before its build 4761 ([`super::ik::NGL_AUTO_BUILD`]).
     let old = o.fork == super::Fork::Mainline && o.build.is_some_and(|b| b < super::OFFLOAD_DEFAULT_BUILD);
+    let ik_cpu = o.fork == super::Fork::Ik && o.build.is_some_and(|b| b < super::ik::NGL_AUTO_BUILD);
     match o.n_gpu_layers {
         Some(ngl) => cmd.push_str(&format!(" -ngl {ngl}")),
-        None if old => cmd.push_str(" -ngl 999"),
+        None if old || ik_cpu => cmd.push_str(" -ngl 999"),
         None => {}
     }
     let slots = o.parallel.unwrap_or(s.concurrency).max(1);
@@ -159,13 +161,7 @@ pub fn server_command(model: &Model, s: &Scenario) -> String {
     if o.n_ubatch != super::DEFAULT_N_UBATCH {
         cmd.push_str(&format!(" -ub {}", o.n_ubatch));
     }
-    cmd.push_str(match (o.fork, o.flash_attention) {
-        (super::Fork::Mainline, FlashAttention::On) if old => " -fa",
-        (super::Fork::Mainline, FlashAttention::Off) if old => "",
-        (super::Fork::Mainline, FlashAttention::On) => " -fa on",
-        (super::Fork::Mainline, FlashAttention::Off) => " -fa off",
-        (super::Fork::Ik, _) => super::ik::flash_attention_flag(o),
-    });
+    cmd.push_str(flash_attention_flag(o));
     let k = o.cache_type_k.or(CacheType::of(s.kv_dtype));
     let v = o.cache_type_v.or(k);
     for (flag, t) in [("-ctk", k), ("-ctv", v)] {
@@ -195,8 +191,7 @@ pub fn server_command(model: &Model, s: &Scenario) -> String {
     if o.main_gpu != 0 {
         cmd.push_str(&format!(" -mg {}", o.main_gpu));
     }
-    let fit = o.fork == super::Fork::Mainline && o.build.is_none_or(|b| b >= super::FIT_BUILD);
-    if !fit {
+    if !o.has_fit() {
         // No `--fit` on this build (nor on ik_llama.cpp): nothing to turn off.
     } else if o.fit == FitMode::Off {
         cmd.push_str(" --fit off");
@@ -215,6 +210,22 @@ pub fn server_command(model: &Model, s: &Scenario) -> String {
     cmd
 }
 
+/// `-fa` as the plan's build spells its flash attention (with a leading
+/// space; empty where it is the default): a bare switch before b6325
+/// ([`super::OFFLOAD_DEFAULT_BUILD`], flash attention off by default),
+/// `-fa on|off` from it (common/arg.cpp); ik_llama.cpp's own
+/// ([`super::ik::flash_attention_flag`]).
+pub fn flash_attention_flag(o: Options) -> &'static str {
+    let old = o.build.is_some_and(|b| b < super::OFFLOAD_DEFAULT_BUILD);
+    match (o.fork, o.flash_attention) {
+        (super::Fork::Mainline, FlashAttention::On) if old => " -fa",
+        (super::Fork::Mainline, FlashAttention::Off) if old => "",
+        (super::Fork::Mainline, FlashAttention::On) => " -fa on",
+        (super::Fork::Mainline, FlashAttention::Off) => " -fa off",
+        (super::Fork::Ik, _) => super::ik::flash_attention_flag(o),
+    }
+}
+
 /// `text` as one POSIX shell word: single-quoted when it holds anything
 /// but letters, digits and `._-=,/`.
 fn shell_quote(text: &str) -> String {
@@ -225,14 +236,20 @@ fn shell_quote(text: &str) -> String {
 }
 
 /// llama.cpp's flags; q8_0 is its cheapest KV cache that keeps quality.
+/// Each changed plan prints as its whole `llama-server` line: `-c` is the
+/// context of every slot together (`-np`), `-fa` is spelt as its build
+/// spells it, so a flag alone would not launch the plan.
 pub const COMMANDS: Commands = Commands {
     cheaper_kv_dtype: KvDtype::Q8_0,
-    kv_dtype: "llama-server ... -fa on -ctk q8_0 -ctv q8_0",
-    shorten: Shorten::NewTokens(|prompt, n| format!("llama-server ... -c {} -n {n}", prompt.saturating_add(n))),
-    concurrency: |_, n| format!("llama-server ... -np {n}"),
+    kv_dtype: server_command,
+    // `-n`: each request's new tokens (common/common.h `n_predict`), which
+    // the server takes as its requests' default.
+    shorten: Shorten::NewTokens(|model, t| format!("{} -n {}", server_command(model, t), t.max_new_tokens)),
+    concurrency: |model, t, _, _| server_command(model, t),
     more_gpus_are_tensor_parallel: false,
-    more_gpus: |_, _, _, n| {
-        format!("CUDA_VISIBLE_DEVICES={} llama-server ...", (0..n).map(|i| i.to_string()).collect::<Vec<_>>().join(","))
+    more_gpus: |model, t, _, n| {
+        let gpus = (0..n).map(|i| i.to_string()).collect::<Vec<_>>().join(",");
+        format!("CUDA_VISIBLE_DEVICES={gpus} {}", server_command(model, t))
     },
     weights: weight_code,
     rebalance: |_, _, layers| {
@@ -282,8 +299,8 @@ fn settings(model: &Model, s: &Scenario, _: &str) -> Vec<Setting> {
     out.push(Setting {
         kind: SettingKind::OffloadLayers,
         title: format!("Offload {ngl} layers to the GPU and keep the rest on the CPU"),
+        code: server_command(model, &t),
         scenario: t,
-        code: format!("llama-server ... -ngl {ngl}"),
     });
     out
 }

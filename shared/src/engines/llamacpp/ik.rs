@@ -44,6 +44,11 @@ pub const F16_MASK_BUILD: u64 = 3907;
 pub const AMB_FLOOR_MIB: u64 = 128;
 /// The build of that floor (8960c5ba5).
 pub const AMB_FLOOR_BUILD: u64 = 4550;
+/// From b2d0b7c8c (#2209, 2026-07-30, build 4761) `-ngl` left at -1 offloads
+/// every layer when a GPU is found (src/llama.cpp `n_gpu_layers = n_gpu > 0 ?
+/// 999 : 0`); builds before keep `llama_model_default_params`'
+/// `n_gpu_layers = 0`, every layer on the CPU unless `-ngl` asks.
+pub const NGL_AUTO_BUILD: u64 = 4761;
 /// Prompt batches of at least this many tokens take the decompressing
 /// path of `-mla 2/3` with flash attention (src/llama.cpp@18b0375:15506,
 /// `pp_opt = n_tokens >= 128`).

@@ -52,7 +52,8 @@ pub use devices::{Buffer, MAX_OVERRIDE_TEXT, MAX_SPLIT, SplitMode, TensorOverrid
 pub use fit::{Fit, FitChoice, predict as predict_fit};
 pub(crate) use fixes::gguf_file;
 pub use fixes::{
-    COMMANDS, cpu_moe_answer, gpu_layers_answer, max_gpu_layers, min_cpu_moe, server_command, with_cpu_moe,
+    COMMANDS, cpu_moe_answer, flash_attention_flag, gpu_layers_answer, max_gpu_layers, min_cpu_moe, server_command,
+    with_cpu_moe,
 };
 use host::{Host, host, host_ram_limit};
 pub use knobs::KNOBS;
@@ -173,7 +174,7 @@ fn context_for(p: &Plan, o: Options, seq: u64, slots: u64) -> u64 {
     // With --fit on, `-c 0` is the trained context for every stream: it
     // sets `n_ctx = n_ctx_train × n_streams` before anything else, one
     // stream per slot unless the cache is unified (common/fit.cpp).
-    let streams = if o.fit == FitMode::On && !o.kv_unified { slots } else { 1 };
+    let streams = if o.runs_fit() && !o.kv_unified { slots } else { 1 };
     match o.n_ctx {
         Some(0) => p
             .model
@@ -548,7 +549,7 @@ pub(crate) fn report(p: &Plan, o: Options, d: &Devices) -> Report {
         compute_buffer_bytes: per_gpu.iter().map(|x| x.activation_bytes).max().unwrap_or(0),
         fit_margin_bytes: o.fit_target_bytes(),
         keeps_fit_margin: keeps_margin,
-        fit_moves: !keeps_margin && o.fit == FitMode::On && fit::gives_up(o, gpus).is_none(),
+        fit_moves: !keeps_margin && o.runs_fit() && fit::gives_up(o, gpus).is_none(),
         prompt_cut_to: None,
         weights_read_into_ram: ik::repacks(o),
         log_lines,

@@ -317,6 +317,20 @@ impl Options {
     pub fn fit_target_bytes(&self) -> u64 {
         self.fit_target_mib.saturating_mul(MIB)
     }
+
+    /// Whether this llama.cpp has mainline's `--fit on|off` (from
+    /// [`FIT_BUILD`]). ik_llama.cpp's `--fit` is another thing: a bare
+    /// switch, off unless given (common/common.h@8337e4cd3 `bool fit =
+    /// false`), that only moves MoE tensors (#1501); it is not replayed here.
+    pub fn has_fit(&self) -> bool {
+        self.fork == Fork::Mainline && self.build.is_none_or(|b| b >= FIT_BUILD)
+    }
+
+    /// Whether `--fit` changes the plan before loading: a build that has it
+    /// ([`Options::has_fit`]), not turned off.
+    pub fn runs_fit(&self) -> bool {
+        self.has_fit() && self.fit == FitMode::On
+    }
 }
 
 /// llama.cpp's checks of its knobs, on `gpus` GPUs.

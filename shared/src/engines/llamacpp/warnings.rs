@@ -3,7 +3,7 @@
 //! flags for which `--fit` gives up, and less than its margin left free.
 
 use super::fit;
-use super::{Devices, FitMode, FlashAttention, Options, types};
+use super::{Devices, FlashAttention, Options, types};
 use crate::engines::{EngineWarnings, Plan};
 use crate::plan::GpuPeak;
 use crate::units::{UnitSystem, format_bytes};
@@ -57,6 +57,7 @@ pub(crate) fn warnings(p: &Plan, o: Options, d: &Devices, per_gpu: &[GpuPeak]) -
     }
     let margin = o.fit_target_bytes();
     if per_gpu.iter().any(|g| !g.fits)
+        && o.runs_fit()
         && let Some((flag, why)) = fit::gives_up(o, per_gpu.len())
     {
         setup.push(format!(
@@ -68,11 +69,11 @@ pub(crate) fn warnings(p: &Plan, o: Options, d: &Devices, per_gpu: &[GpuPeak]) -
     let short = per_gpu.iter().any(|g| !g.fits || g.free_bytes < margin);
     let tight = per_gpu.iter().any(|g| g.fits && g.free_bytes < margin);
     let margin = format_bytes(margin, UnitSystem::Binary);
-    if short && o.fit == FitMode::On && fit::gives_up(o, per_gpu.len()).is_none() {
+    if short && o.runs_fit() && fit::gives_up(o, per_gpu.len()).is_none() {
         fit.push(format!(
             "llama.cpp's --fit (on by default) moves layers or experts off the GPU to keep {margin} free: see the fixes"
         ));
-    } else if tight {
+    } else if tight && o.has_fit() {
         fit.push(format!(
             "less than llama.cpp's {margin} --fit margin stays free: loading may fail once other buffers appear"
         ));

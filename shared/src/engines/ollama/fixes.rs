@@ -48,8 +48,16 @@ fn hub_gguf(model: &Model, repo: Option<&str>, weights: WeightFormat) -> Option<
 /// differs from Ollama's defaults, then a Modelfile with every parameter
 /// the plan sets.
 pub fn ollama_command(model: &Model, s: &Scenario) -> String {
+    serve_with(model, s, "")
+}
+
+/// [`ollama_command`] with `extra` (`NAME=value `…) before the plan's own
+/// environment. The environment is `ollama serve`'s, read once for every
+/// model it runs (envconfig/config.go, v0.33.0-rc2): a restart with one
+/// variable changed must carry the plan's others, or it runs another plan.
+fn serve_with(model: &Model, s: &Scenario, extra: &str) -> String {
     let Engine::Ollama(o) = s.engine else { return String::new() };
-    let mut env = String::new();
+    let mut env = extra.to_owned();
     if o.num_parallel != 1 {
         env.push_str(&format!("OLLAMA_NUM_PARALLEL={} ", o.num_parallel));
     }
@@ -64,7 +72,13 @@ pub fn ollama_command(model: &Model, s: &Scenario) -> String {
         let t = kv;
         env.push_str(&format!("OLLAMA_KV_CACHE_TYPE={} ", t.id()));
     }
-    if o.n_cpu_moe > 0 {
+    // llama-server reads an int variable with `std::stoi`, which throws
+    // past 2^31 - 1 (common/arg.cpp `common_params_parse_ex`, llama.cpp as
+    // vendored by llama-cpp-python 0.3.36): every layer is `--cpu-moe`'s
+    // switch, `LLAMA_ARG_CPU_MOE=1` ("1" or "true" runs a switch).
+    if o.n_cpu_moe >= model.layout.num_layers as u64 && o.n_cpu_moe > 0 {
+        env.push_str("LLAMA_ARG_CPU_MOE=1 ");
+    } else if o.n_cpu_moe > 0 {
         env.push_str(&format!("LLAMA_ARG_N_CPU_MOE={} ", o.n_cpu_moe));
     }
     let mut out = String::new();
@@ -112,10 +126,19 @@ fn ollama_setting(model: &Model, s: &Scenario, o: Options, was: &llamacpp::Optio
     let Engine::LlamaCpp(l) = set.scenario.engine else { return None };
     let t = Scenario { engine: Engine::Ollama(from_flags(o, was, &l)?), ..s.clone() };
     let (title, code) = if set.kind == SettingKind::Fit {
-        (
-            set.title.replace("llama.cpp's --fit (on by default)", "Ollama's llama-server (--fit on)"),
-            format!("{}\n# nothing to set: Ollama starts llama-server with --fit on", ollama_command(model, s)),
-        )
+        // What `--fit` runs on: the set-up without the settings that make
+        // it give up (`num_gpu` is passed as `-ngl`, `LLAMA_ARG_N_CPU_MOE`
+        // read as `--n-cpu-moe`); the fix's plan is what it then loads.
+        let runs = Scenario { engine: Engine::Ollama(Options { num_gpu: None, n_cpu_moe: 0, ..o }), ..s.clone() };
+        let title = set
+            .title
+            .replace("llama.cpp's --fit (on by default)", "Ollama's llama-server (--fit on)")
+            .replace("Drop -ngl and let llama.cpp's --fit", "Drop num_gpu and let llama-server's --fit")
+            .replace(
+                "Drop --n-cpu-moe and let llama.cpp's --fit",
+                "Drop LLAMA_ARG_N_CPU_MOE and let llama-server's --fit",
+            );
+        (title, format!("{}\n# Ollama starts llama-server with --fit on", ollama_command(model, &runs)))
     } else {
         (set.title, ollama_command(model, &t))
     };
@@ -133,17 +156,23 @@ fn adjusts(model: &Model, s: &Scenario) -> Option<Setting> {
 /// (docs/faq.md "How can I set the quantization type for the K/V cache?").
 pub const COMMANDS: Commands = Commands {
     cheaper_kv_dtype: KvDtype::Q8_0,
-    kv_dtype: "OLLAMA_FLASH_ATTENTION=1 OLLAMA_KV_CACHE_TYPE=q8_0 ollama serve",
+    kv_dtype: ollama_command,
     shorten: Shorten::Context(|_, len| {
-        format!("PARAMETER num_ctx {len}   # or: OLLAMA_CONTEXT_LENGTH={len} ollama serve")
+        // Not `OLLAMA_CONTEXT_LENGTH=… ollama serve`: a restart with that
+        // variable alone drops the rest of the plan's environment.
+        format!("PARAMETER num_ctx {len}   # or OLLAMA_CONTEXT_LENGTH={len} in ollama serve's environment")
     }),
-    concurrency: |_, n| format!("OLLAMA_NUM_PARALLEL={n} ollama serve"),
+    // Ollama serves `OLLAMA_NUM_PARALLEL` requests at once.
+    concurrency: |model, t, _, n| match t.engine {
+        Engine::Ollama(o) => {
+            ollama_command(model, &Scenario { engine: Engine::Ollama(Options { num_parallel: n, ..o }), ..t.clone() })
+        }
+        Engine::Transformers(_) | Engine::Vllm(_) | Engine::Sglang(_) | Engine::LlamaCpp(_) => String::new(),
+    },
     more_gpus_are_tensor_parallel: false,
-    more_gpus: |_, _, _, n| {
-        format!(
-            "CUDA_VISIBLE_DEVICES={} OLLAMA_SCHED_SPREAD=1 ollama serve",
-            (0..n).map(|i| i.to_string()).collect::<Vec<_>>().join(",")
-        )
+    more_gpus: |model, t, _, n| {
+        let gpus = (0..n).map(|i| i.to_string()).collect::<Vec<_>>().join(",");
+        serve_with(model, t, &format!("CUDA_VISIBLE_DEVICES={gpus} OLLAMA_SCHED_SPREAD=1 "))
     },
     weights: |model, f, repo| match (hub_gguf(model, Some(repo), f), f) {
         (Some(tag), _) => format!("ollama pull {tag}"),

@@ -13,6 +13,7 @@ pub struct Levers {
     pub smaller_context: &'static str,
     pub half_batch: &'static str,
     pub smaller_batch: &'static str,
+    pub kv_cache: &'static str,
 }
 
 pub const LEVERS: Levers = Levers {
@@ -22,6 +23,9 @@ pub const LEVERS: Levers = Levers {
     smaller_context: "PARAMETER num_ctx <smaller>   # or: OLLAMA_CONTEXT_LENGTH=<smaller> ollama serve",
     half_batch: "PARAMETER num_batch 256   # with OLLAMA_FLASH_ATTENTION=1 ollama serve",
     smaller_batch: "PARAMETER num_batch <smaller>   # with OLLAMA_FLASH_ATTENTION=1 ollama serve",
+    // The environment is `ollama serve`'s (envconfig/config.go): a restart
+    // keeps the rest of it.
+    kv_cache: "OLLAMA_FLASH_ATTENTION=1 OLLAMA_KV_CACHE_TYPE=q8_0 ollama serve   # with the rest of its environment",
 };
 
 /// The Modelfile parameter Ollama sets a llama-server flag through, if any.

@@ -157,15 +157,18 @@ fn predicted_vram(p: &Plan, ctx: u64) -> u64 {
 }
 
 /// Ollama's automatic `num_batch` (server/sched.go
-/// `automaticGenerationBatch`): with flash attention off on CUDA, 512 (256
-/// past 4,096 tokens on a GPU of 8 GiB or less); else 2048 past 32,768
+/// `automaticGenerationBatch`): with flash attention off and a CUDA device
+/// among the GPUs (`hasCUDADevice`: an NVIDIA GPU, or one known only by its
+/// size), 512 (256 past 4,096 tokens when a CUDA GPU has 8 GiB or less,
+/// `constrainedCUDAWithoutFlashAttention`); else (ROCm, Metal) 2048 past 32,768
 /// tokens, 1024 past 4,096, 512 below, stepping down while the predicted
 /// memory is over 60 % (2048) or 75 % (1024) of the GPUs' free memory, or
 /// leaves less than the batch's surcharge (2 GiB, 768 MiB) under 80 %.
 pub fn auto_batch(p: &Plan, ctx: u64, fa: FlashAttention) -> u64 {
     let gpus = &p.scenario.gpus;
-    if fa == FlashAttention::Off {
-        let small = gpus.iter().any(|g| g.cuda_total_bytes <= 8 * GIB);
+    let cuda = |v: Option<crate::catalog::GpuVendor>| v.is_none_or(|v| v == crate::catalog::GpuVendor::Nvidia);
+    if fa == FlashAttention::Off && gpus.iter().any(|g| cuda(g.vendor)) {
+        let small = gpus.iter().any(|g| cuda(g.vendor) && g.cuda_total_bytes <= 8 * GIB);
         return if ctx > 4_096 && small { 256 } else { 512 };
     }
     // An idle GPU's free memory: CUDA's total.

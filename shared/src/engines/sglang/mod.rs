@@ -881,11 +881,13 @@ pub(crate) fn need_and_usable(
 /// SGLang's flags; FP8 (e4m3) is its cheapest KV cache.
 pub const COMMANDS: Commands = Commands {
     cheaper_kv_dtype: KvDtype::Fp8,
-    kv_dtype: "python -m sglang.launch_server ... --kv-cache-dtype fp8_e4m3",
+    kv_dtype: |_, _| "python -m sglang.launch_server ... --kv-cache-dtype fp8_e4m3".into(),
     shorten: Shorten::Context(|repo, len| {
         format!("python -m sglang.launch_server --model-path {repo} --context-length {len}")
     }),
-    concurrency: |repo, n| format!("python -m sglang.launch_server --model-path {repo} --max-running-requests {n}"),
+    concurrency: |_, _, repo, n| {
+        format!("python -m sglang.launch_server --model-path {repo} --max-running-requests {n}")
+    },
     more_gpus_are_tensor_parallel: true,
     // `--tp-size` (`--tp` parses only as its unique prefix: server_args.py, 0.5.23).
     more_gpus: |_, t, repo, _| {

@@ -13,9 +13,12 @@ use super::{AttentionImpl, Options};
 /// transformers' commands; its quantized cache (quanto, 4 bits) is its cheapest KV cache.
 pub const COMMANDS: Commands = Commands {
     cheaper_kv_dtype: KvDtype::Int4,
-    kv_dtype: "model.generate(**inputs, cache_implementation=\"quantized\", cache_config={\"backend\": \"quanto\", \"nbits\": 4})",
-    shorten: Shorten::NewTokens(|_, n| format!("model.generate(**inputs, max_new_tokens={n})")),
-    concurrency: |_, n| format!("# generate in batches of {n} sequences"),
+    kv_dtype: |_, _| {
+        "model.generate(**inputs, cache_implementation=\"quantized\", cache_config={\"backend\": \"quanto\", \"nbits\": 4})"
+            .into()
+    },
+    shorten: Shorten::NewTokens(|_, t| format!("model.generate(**inputs, max_new_tokens={})", t.max_new_tokens)),
+    concurrency: |_, _, _, n| format!("# generate in batches of {n} sequences"),
     more_gpus_are_tensor_parallel: false,
     more_gpus,
     weights: weight_code,

@@ -333,9 +333,9 @@ pub(crate) fn warnings(p: &Plan, verdict: Verdict, max_concurrency: u64) -> Engi
 /// vLLM's flags; FP8 is its cheapest KV cache.
 pub const COMMANDS: Commands = Commands {
     cheaper_kv_dtype: KvDtype::Fp8,
-    kv_dtype: "vllm serve ... --kv-cache-dtype fp8",
+    kv_dtype: |_, _| "vllm serve ... --kv-cache-dtype fp8".into(),
     shorten: Shorten::Context(|repo, len| format!("vllm serve {repo} --max-model-len {len}")),
-    concurrency: |repo, n| format!("vllm serve {repo} --max-num-seqs {n}"),
+    concurrency: |_, _, repo, n| format!("vllm serve {repo} --max-num-seqs {n}"),
     more_gpus_are_tensor_parallel: true,
     more_gpus: |_, t, repo, _| match t.engine {
         Engine::Vllm(o) if o.data_parallel_size > 1 => {

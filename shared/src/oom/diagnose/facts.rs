@@ -66,6 +66,9 @@ pub(super) struct Facts<'r> {
     /// process ran out (`OomReport::vllm_process`), else the plan's vLLM or
     /// SGLang; `None` for a script (transformers).
     pub(super) serving: Option<crate::engines::EngineKind>,
+    /// llama.cpp as the plan runs it, else at its newest rules: the build
+    /// its levers' flags are spelt for (`-fa`, `--fit`).
+    pub(super) llama_cpp: crate::engines::llamacpp::Options,
     pub(super) notes: Vec<String>,
 }
 
@@ -158,6 +161,13 @@ impl<'r> Facts<'r> {
             })
         });
         let vllm_total = total.or(plan_vllm.and_then(|(_, t)| t)).filter(|&t| t > 0);
+        let llama_cpp = ctx.plan.and_then(|p| match p.scenario.engine {
+            crate::engines::Engine::LlamaCpp(o) => Some(o),
+            crate::engines::Engine::Transformers(_)
+            | crate::engines::Engine::Vllm(_)
+            | crate::engines::Engine::Sglang(_)
+            | crate::engines::Engine::Ollama(_) => None,
+        });
         Self {
             r,
             total,
@@ -169,6 +179,7 @@ impl<'r> Facts<'r> {
                 || crate::engines::EngineKind::Vllm.with_defaults(),
                 |(o, _)| crate::engines::Engine::Vllm(o),
             ),
+            llama_cpp: llama_cpp.unwrap_or_default(),
             free: r.free_bytes,
             requested,
             shortage,

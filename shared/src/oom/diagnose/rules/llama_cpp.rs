@@ -14,6 +14,25 @@ fn lever(f: &Facts, llama_server: &str, ollama: &str) -> String {
     if f.r.via_ollama { ollama } else { llama_server }.into()
 }
 
+/// ` -fa` turning flash attention on as the plan's llama.cpp build spells it
+/// (the newest's without a plan): bare before b6325, `-fa on` from it,
+/// nothing on ik_llama.cpp where it is the default
+/// (`llamacpp::flash_attention_flag`).
+fn fa_on(f: &Facts) -> &'static str {
+    use crate::engines::llamacpp::{FlashAttention, Options, flash_attention_flag};
+    flash_attention_flag(Options { flash_attention: FlashAttention::On, ..f.llama_cpp })
+}
+
+/// Fewer layers on the GPU: `--fit on` where the build has it (mainline
+/// from b7407, `Options::has_fit`), else a lower `-ngl`.
+fn fewer_layers(f: &Facts, until: &str) -> String {
+    if f.llama_cpp.has_fit() {
+        format!("llama-server ... --fit on   # or lower -ngl until {until}")
+    } else {
+        format!("llama-server ... -ngl <fewer>   # lower -ngl until {until}")
+    }
+}
+
 /// A llama-server flag as the paste's front end names it.
 fn flag(f: &Facts, llama_server: &'static str) -> &'static str {
     crate::engines::ollama::parameter(llama_server).filter(|_| f.r.via_ollama).unwrap_or(llama_server)
@@ -42,11 +61,7 @@ pub(super) fn llama_cpp(f: &Facts, b: &mut Board) {
                 "Offload fewer layers to the GPU (the rest run on the CPU)".into(),
                 GivesUp::Speed,
                 None,
-                lever(
-                    f,
-                    "llama-server ... --fit on   # or lower -ngl until the model loads",
-                    crate::engines::ollama::LEVERS.fewer_layers,
-                ),
+                lever(f, &fewer_layers(f, "the model loads"), crate::engines::ollama::LEVERS.fewer_layers),
             ));
             b.fix(fix(
                 FixId::WeightFormat,
@@ -78,7 +93,11 @@ pub(super) fn llama_cpp(f: &Facts, b: &mut Board) {
                 "Store the KV cache in q8_0".into(),
                 GivesUp::CachePrecision,
                 q.map(|q| (q as f64 * (1.0 - q8)) as u64),
-                lever(f, "llama-server ... -fa on -ctk q8_0 -ctv q8_0", crate::engines::ollama::COMMANDS.kv_dtype),
+                lever(
+                    f,
+                    &format!("llama-server ...{} -ctk q8_0 -ctv q8_0", fa_on(f)),
+                    crate::engines::ollama::LEVERS.kv_cache,
+                ),
             ));
         }
         Some(LlamaCppStage::ComputeBuffers)
@@ -111,7 +130,7 @@ pub(super) fn llama_cpp(f: &Facts, b: &mut Board) {
                 "Halve the physical batch the compute buffers are sized for".into(),
                 GivesUp::Speed,
                 q.map(|q| q / 2),
-                lever(f, "llama-server ... -ub 256 -fa on", crate::engines::ollama::LEVERS.half_batch),
+                lever(f, &format!("llama-server ... -ub 256{}", fa_on(f)), crate::engines::ollama::LEVERS.half_batch),
             ));
             b.fix(fix(
                 FixId::SmallerContext,
@@ -154,11 +173,7 @@ pub(super) fn llama_cpp(f: &Facts, b: &mut Board) {
                 "Offload fewer layers to the GPU (the rest run on the CPU)".into(),
                 GivesUp::Speed,
                 None,
-                lever(
-                    f,
-                    "llama-server ... --fit on   # or lower -ngl until it loads",
-                    crate::engines::ollama::LEVERS.fewer_layers,
-                ),
+                lever(f, &fewer_layers(f, "it loads"), crate::engines::ollama::LEVERS.fewer_layers),
             ));
             b.fix(fix(
                 FixId::SmallerContext,
@@ -174,7 +189,7 @@ pub(super) fn llama_cpp(f: &Facts, b: &mut Board) {
                 "Halve the physical batch the compute buffers are sized for".into(),
                 GivesUp::Speed,
                 None,
-                lever(f, "llama-server ... -ub 256 -fa on", crate::engines::ollama::LEVERS.half_batch),
+                lever(f, &format!("llama-server ... -ub 256{}", fa_on(f)), crate::engines::ollama::LEVERS.half_batch),
             ));
         }
     }
@@ -246,7 +261,7 @@ fn mis_sized_graph(f: &Facts, b: &mut Board, q: u64, largest: &crate::catalog::G
         ),
         GivesUp::Speed,
         None,
-        lever(f, "llama-server ... -ub <smaller> -fa on", crate::engines::ollama::LEVERS.smaller_batch),
+        lever(f, &format!("llama-server ... -ub <smaller>{}", fa_on(f)), crate::engines::ollama::LEVERS.smaller_batch),
     ));
 }
 
