@@ -23,9 +23,11 @@ impl HandedPlan {
     }
 }
 
-/// The page's side.
+/// The page's side. Without postcard's reason, as [`decode`]: its error
+/// texts (the first load's, through this call) could only say that a type
+/// of the page's own does not serialise.
 pub fn encode(handed: &HandedPlan) -> Result<Vec<u8>, String> {
-    postcard::to_allocvec(handed).map_err(|e| format!("the plan could not be encoded: {e}"))
+    postcard::to_allocvec(handed).map_err(|_| "the plan could not be encoded".to_string())
 }
 
 /// The live bundle's side: the inverse of [`encode`] (without postcard's

@@ -23,8 +23,10 @@ pub fn model(preset: &ModelPreset) -> Result<Model, String> {
 }
 
 /// An architecture as the build and the reader bundle encode it (postcard).
+/// Without postcard's reason, as [`decode`]: it could only say that a type
+/// of this build's does not serialise.
 pub fn encode(arch: &Architecture) -> Result<Vec<u8>, String> {
-    postcard::to_allocvec(arch).map_err(|e| format!("the architecture could not be encoded: {e}"))
+    postcard::to_allocvec(arch).map_err(|_| "the architecture could not be encoded".to_string())
 }
 
 /// The inverse of [`encode`]. Without postcard's reason: its error texts
@@ -37,7 +39,7 @@ pub fn decode(bytes: &[u8]) -> Result<Architecture, String> {
 /// A whole model (a checkpoint's exact layout with it) as the reader bundle
 /// hands it to the page.
 pub fn encode_model(model: &Model) -> Result<Vec<u8>, String> {
-    postcard::to_allocvec(model).map_err(|e| format!("the model could not be encoded: {e}"))
+    postcard::to_allocvec(model).map_err(|_| "the model could not be encoded".to_string())
 }
 
 /// The inverse of [`encode_model`] (without postcard's reason, as [`decode`]).
