@@ -118,32 +118,20 @@ fn largest_context(model: &Model, s: &Scenario, workload: u64, asked: u64) -> u6
     largest(asked, |len| len <= workload || fits(len)).max(workload)
 }
 
-/// `line` after the comment lines of `code`, with the flags of `code`'s
-/// command that `line` does not have (a setting the plan does not model,
-/// such as SGLang's `--max-running-requests`), and its trailing comment.
+/// `line` after the comment lines of `code`, with its trailing comment; a
+/// command of `code` that is `line` with more (a setting the plan does not
+/// model, such as SGLang's `--max-running-requests`) is kept whole.
 fn with_comments(code: &str, line: String) -> String {
     let mut out = String::new();
     for l in code.lines().filter(|l| l.starts_with('#')) {
         out.push_str(l);
         out.push('\n');
     }
-    out.push_str(&line);
-    if let Some(command) = code.lines().last().filter(|l| !l.starts_with('#')) {
-        let command = command.split("   # ").next().unwrap_or_default();
-        let has = |flag: &str| line.split_whitespace().any(|w| w == flag || w.starts_with(&format!("{flag}=")));
-        let mut words = command.split_whitespace().peekable();
-        while let Some(w) = words.next() {
-            if !w.starts_with("--") || has(w) {
-                continue;
-            }
-            out.push(' ');
-            out.push_str(w);
-            if let Some(value) = words.next_if(|v| !v.starts_with('-')) {
-                out.push(' ');
-                out.push_str(value);
-            }
-        }
+    if let Some(whole) = code.lines().last().filter(|l| l.starts_with(line.as_str())) {
+        out.push_str(whole);
+        return out;
     }
+    out.push_str(&line);
     if let Some((_, comment)) = code.lines().last().filter(|l| !l.starts_with('#')).and_then(|l| l.split_once("   # "))
     {
         out.push_str("   # ");

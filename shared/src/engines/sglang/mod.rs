@@ -885,9 +885,8 @@ pub const COMMANDS: Commands = Commands {
     shorten: Shorten::Context(|repo, len| {
         format!("python -m sglang.launch_server --model-path {repo} --context-length {len}")
     }),
-    concurrency: |_, _, repo, n| {
-        format!("python -m sglang.launch_server --model-path {repo} --max-running-requests {n}")
-    },
+    // The plan's launch, capped: the plan does not model the flag.
+    concurrency: |model, t, repo, n| format!("{} --max-running-requests {n}", launch(model, t, repo)),
     more_gpus_are_tensor_parallel: true,
     // `--tp-size` (`--tp` parses only as its unique prefix: server_args.py, 0.5.23).
     more_gpus: |_, t, repo, _| {
