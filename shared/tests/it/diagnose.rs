@@ -246,6 +246,40 @@ fn a_pytorch_oom_under_a_serving_plan_speaks_its_engine() {
     }
 }
 
+/// The paste's generic levers follow the plan: no fp8 cache for a plan
+/// already in fp8, twice the plan's tensor-parallel degree, a quantisation
+/// smaller than the plan's.
+#[test]
+fn generic_levers_follow_the_plan() {
+    use shared::engines::{EngineKind, vllm};
+    use shared::formats::{GgufType, WeightFormat};
+    use shared::kv::KvDtype;
+    let model = preset("qwen2.5-14b");
+    let gpu = GpuSlot::from_catalog(shared::catalog::gpu("rtx-4090").expect("a GPU"));
+    let plan = Scenario {
+        engine: shared::engines::Engine::Vllm(vllm::Options::default()),
+        kv_dtype: KvDtype::Fp8,
+        gpus: vec![gpu.clone(); 2],
+        tp: 2,
+        ..Scenario::default()
+    };
+    for paste in ["28-vllm-v1-kv-too-small-estimate.txt", "58-vllm-v0-no-cache-blocks-command-line.txt"] {
+        let d = diagnose(paste, &DiagnoseContext::error_only().with_plan(&model, &plan));
+        let codes: Vec<&str> = d.fixes.iter().map(|f| f.code.as_str()).collect();
+        assert!(codes.iter().all(|c| !c.contains("--kv-cache-dtype fp8")), "{paste}: {codes:?}");
+        assert!(codes.iter().all(|c| !c.contains("--tensor-parallel-size 2")), "{paste}: {codes:?}");
+    }
+    let plan = Scenario {
+        engine: EngineKind::LlamaCpp.with_defaults(),
+        weights: WeightFormat::Gguf(GgufType::Q4KM),
+        gpus: vec![gpu],
+        ..Scenario::default()
+    };
+    let d = diagnose("33-llama-model-load.txt", &DiagnoseContext::error_only().with_plan(&model, &plan));
+    let smaller = d.fixes.iter().find(|f| f.title == "Use a smaller GGUF quantisation").expect("a smaller quant");
+    assert!(smaller.code.contains("model-Q3_K_M.gguf"), "{}", smaller.code);
+}
+
 #[test]
 fn a_plan_that_runs_out_while_generating_gives_the_token_and_the_limit() {
     let model = preset("llama-3.1-8b");

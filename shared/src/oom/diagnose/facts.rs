@@ -59,6 +59,10 @@ pub(super) struct Facts<'r> {
     pub(super) plan_weights: Option<crate::formats::WeightFormat>,
     /// The plan's GPUs (none without a plan).
     pub(super) plan_gpus: &'r [crate::estimate::GpuSlot],
+    /// The plan's KV cache dtype.
+    pub(super) plan_kv: Option<crate::kv::KvDtype>,
+    /// The plan's tensor-parallel degree (1 without a plan).
+    pub(super) plan_tp: u64,
     /// vLLM as the plan runs it, else at its newest rules: what its fixes
     /// are checked against (its fp8 minimum moves by release).
     pub(super) vllm: crate::engines::Engine,
@@ -175,6 +179,8 @@ impl<'r> Facts<'r> {
             vllm_total,
             plan_weights: ctx.plan.map(|p| p.scenario.weights),
             plan_gpus: ctx.plan.map_or(&[], |p| p.scenario.gpus.as_slice()),
+            plan_kv: ctx.plan.map(|p| p.scenario.kv_dtype),
+            plan_tp: ctx.plan.map_or(1, |p| p.scenario.tp.max(1)),
             vllm: plan_vllm.map_or_else(
                 || crate::engines::EngineKind::Vllm.with_defaults(),
                 |(o, _)| crate::engines::Engine::Vllm(o),

@@ -1,6 +1,7 @@
 //! llama.cpp / ggml buffer allocation failures, by what was being allocated.
 
 use crate::fixes::GivesUp;
+use crate::formats::GgufType;
 use crate::kv::KvDtype;
 use crate::oom::diagnose::board::{Board, fix};
 use crate::oom::diagnose::facts::Facts;
@@ -63,14 +64,27 @@ pub(super) fn llama_cpp(f: &Facts, b: &mut Board) {
                 None,
                 lever(f, &fewer_layers(f, "the model loads"), crate::engines::ollama::LEVERS.fewer_layers),
             ));
-            b.fix(fix(
-                FixId::WeightFormat,
-                CauseId::WeightsTooLarge,
-                "Use a smaller GGUF quantisation".into(),
-                GivesUp::Quality,
-                None,
-                lever(f, "llama-server -m model-Q4_K_M.gguf ...", crate::engines::ollama::LEVERS.smaller_quant),
-            ));
+            // A quantisation smaller than the plan's (Q4_K_M without a plan).
+            let plan_bpw = match f.plan_weights {
+                Some(crate::formats::WeightFormat::Gguf(t)) => t.nominal_bpw(),
+                Some(_) | None => f64::INFINITY,
+            };
+            if let Some(t) =
+                [GgufType::Q4KM, GgufType::Q3KM, GgufType::Iq2M].into_iter().find(|t| t.nominal_bpw() < plan_bpw)
+            {
+                b.fix(fix(
+                    FixId::WeightFormat,
+                    CauseId::WeightsTooLarge,
+                    "Use a smaller GGUF quantisation".into(),
+                    GivesUp::Quality,
+                    None,
+                    lever(
+                        f,
+                        &format!("llama-server -m model-{}.gguf ...", t.id().to_ascii_uppercase()),
+                        crate::engines::ollama::LEVERS.smaller_quant,
+                    ),
+                ));
+            }
         }
         Some(LlamaCppStage::KvCache) => {
             b.add(

@@ -79,6 +79,6 @@ pub(super) fn sglang_no_kv_pool(f: &Facts, b: &mut Board) {
         "Shard the weights over more GPUs".into(),
         GivesUp::Money,
         None,
-        "python -m sglang.launch_server ... --tp-size 2".into(),
+        format!("python -m sglang.launch_server ... --tp-size {}", f.plan_tp * 2),
     ));
 }

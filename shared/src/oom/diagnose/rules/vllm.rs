@@ -2,6 +2,7 @@
 
 use crate::explain::thousands;
 use crate::fixes::GivesUp;
+use crate::kv::KvDtype;
 use crate::oom::diagnose::board::{Board, fix};
 use crate::oom::diagnose::facts::Facts;
 use crate::oom::diagnose::text::{fraction, gib, pct};
@@ -34,7 +35,7 @@ pub(super) fn vllm_max_seq_len(f: &Facts, b: &mut Board) {
         format!("vllm serve ... --max-model-len {tokens}"),
     ));
     vllm_more_memory(f, b, CauseId::KvCacheGrowth, None, Some(len as f64 / tokens.max(1) as f64));
-    vllm_fp8_cache(b, None, len.saturating_sub(tokens) <= tokens);
+    vllm_fp8_cache(f, b, None, len.saturating_sub(tokens) <= tokens);
 }
 
 pub(super) fn vllm_kv_too_small(f: &Facts, b: &mut Board) {
@@ -109,7 +110,7 @@ pub(super) fn vllm_kv_too_small(f: &Facts, b: &mut Board) {
     } else {
         vllm_more_memory(f, b, CauseId::KvCacheGrowth, Some(missing), None);
     }
-    vllm_fp8_cache(b, Some(needed / 2), needed / 2 <= available);
+    vllm_fp8_cache(f, b, Some(needed / 2), needed / 2 <= available);
 }
 
 /// Raise `--gpu-memory-utilization` by what is missing: vLLM budgets
@@ -216,7 +217,11 @@ fn fraction_f(x: f64) -> String {
     format!("{x:.2}")
 }
 
-fn vllm_fp8_cache(b: &mut Board, saves: Option<u64>, fits: bool) {
+/// fp8's cache, unless the plan's is already 8 bits or fewer.
+fn vllm_fp8_cache(f: &Facts, b: &mut Board, saves: Option<u64>, fits: bool) {
+    if f.plan_kv.is_some_and(|k| !matches!(k, KvDtype::F32 | KvDtype::F16 | KvDtype::Bf16)) {
+        return;
+    }
     b.fix(DiagnosisFix {
         fits: saves.map(|_| fits),
         ..fix(
@@ -318,10 +323,10 @@ pub(super) fn vllm_no_cache_blocks(f: &Facts, b: &mut Board) {
     b.fix(fix(
         FixId::MoreGpus,
         CauseId::TooLargeOverall,
-        "Shard the weights over two GPUs".into(),
+        format!("Shard the weights over {} GPUs", f.plan_tp * 2),
         GivesUp::Money,
         None,
-        "vllm serve ... --tensor-parallel-size 2".into(),
+        format!("vllm serve ... --tensor-parallel-size {}", f.plan_tp * 2),
     ));
     b.fix(fix(
         FixId::SmallerBatch,
