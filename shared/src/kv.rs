@@ -60,6 +60,8 @@ impl KvDtype {
                 "f16" | "float16" => Some(Self::F16),
                 "bfloat16" => Some(Self::Bf16),
                 "fp8_e4m3" | "fp8_e5m2" => Some(Self::Fp8),
+                // vLLM's int8 cache, from 0.20 (config/cache.py `CacheDType`).
+                "int8_per_token_head" => Some(Self::Int8),
                 _ => None,
             })
             .ok_or_else(|| UnknownKvDtype(text.trim().to_owned()))

@@ -323,37 +323,64 @@ impl Engine {
     }
 }
 
-/// Why the plan's engine keeps no KV cache of the plan's dtype, in its
-/// words; `None` when it does. Each engine's cache types: vLLM's
-/// `CacheDType` (0.34 config/cache.py: `auto` follows the weights,
-/// `float16`, `bfloat16`, `fp8`, and `int8_per_token_head` from 0.20),
-/// SGLang's `--kv-cache-dtype` choices (0.5.23 server_args.py: `auto`,
-/// `bf16`, `fp8_e4m3`, `fp8_e5m2`, …), llama.cpp's `-ctk`/`-ctv` types
-/// (`kv_cache_type_from_str`, common/arg.cpp: f32, f16, bf16, q8_0, q4_0, …).
-/// transformers' caches take every dtype the page offers.
-fn kv_refusal(s: &Scenario) -> Option<String> {
-    use crate::kv::KvDtype as K;
-    // A 32-bit cache is the engines' `auto` under 32-bit weights.
-    let f32_weights = s.weights == WeightFormat::F32;
-    let kinds = match s.engine {
-        Engine::Transformers(_) => return None,
-        Engine::Vllm(o) => match s.kv_dtype {
-            K::Bf16 | K::F16 | K::Fp8 => return None,
-            K::F32 if f32_weights => return None,
-            K::Int8 if o.version.int8_kv_cache() => return None,
-            K::F32 | K::Int8 | K::Int4 | K::Q8_0 | K::Q4_0 => "bf16, fp16, fp8, and int8 from 0.20",
-        },
-        Engine::Sglang(_) => match s.kv_dtype {
-            K::Bf16 | K::F16 | K::Fp8 => return None,
-            K::F32 if f32_weights => return None,
-            K::F32 | K::Int8 | K::Int4 | K::Q8_0 | K::Q4_0 => "bf16, fp16 and fp8",
-        },
-        Engine::LlamaCpp(_) | Engine::Ollama(_) => match s.kv_dtype {
-            K::F32 | K::F16 | K::Bf16 | K::Q8_0 | K::Q4_0 => return None,
-            K::Fp8 | K::Int8 | K::Int4 => "fp32, fp16, bf16, q8_0 and q4_0",
-        },
-    };
-    Some(format!("{} keeps no {} KV cache (its KV dtypes: {kinds})", s.engine.kind().name(), s.kv_dtype.id()))
+impl Engine {
+    /// Why the engine keeps no KV cache of `kv` under `weights`, in its
+    /// words; `None` when it keeps one. Like a weight format the engine does
+    /// not load ([`Engine::refuses`]), the plan is then estimated as if it
+    /// did (Ollama's, as the fp16 it runs instead) and its verdict says so
+    /// first: a link made before this rule still opens as the plan it was.
+    /// Each engine's cache types:
+    /// - vLLM's `CacheDType` (0.34 config/cache.py): `auto` (the weights'
+    ///   16- or 32-bit type), `float16`, `bfloat16`, `fp8`, and
+    ///   `int8_per_token_head` from 0.20 (absent from the 0.19.0 wheel).
+    /// - SGLang's `--kv-cache-dtype` choices (0.5.23, the fixture
+    ///   `sglang-0.5.23-choices.txt`): `auto`, `bf16`, `fp8_e4m3`, `fp8_e5m2`
+    ///   and 4-bit floats; fp16 only as `auto` under 16-bit weights.
+    /// - llama.cpp's `-ctk`/`-ctv` (`kv_cache_type_from_str`, common/arg.cpp):
+    ///   f32, f16, bf16, q8_0, q4_0 and more.
+    /// - Ollama's `OLLAMA_KV_CACHE_TYPE` (fs/ggml/ggml.go
+    ///   `SupportsKVCacheType`): f16, q8_0 and q4_0; it runs f16 for any other.
+    ///
+    /// transformers is not checked here: its quantised caches (quanto, HQQ)
+    /// are what the page's int8 and int4 stand for.
+    pub fn kv_refusal(&self, kv: crate::kv::KvDtype, weights: WeightFormat) -> Option<String> {
+        use crate::kv::KvDtype as K;
+        // A 32-bit cache is the serving engines' `auto` under 32-bit weights.
+        let f32_weights = weights == WeightFormat::F32;
+        let kinds = match self {
+            Engine::Transformers(_) => return None,
+            Engine::Vllm(o) => match kv {
+                K::Bf16 | K::F16 | K::Fp8 => return None,
+                K::F32 if f32_weights => return None,
+                K::Int8 if o.version.int8_kv_cache() => return None,
+                K::F32 | K::Int8 | K::Int4 | K::Q8_0 | K::Q4_0 => "bf16, fp16, fp8, and int8 from 0.20",
+            },
+            Engine::Sglang(_) => match kv {
+                K::Bf16 | K::F16 | K::Fp8 => return None,
+                K::F32 if f32_weights => return None,
+                K::F32 | K::Int8 | K::Int4 | K::Q8_0 | K::Q4_0 => "bf16 and fp8",
+            },
+            Engine::LlamaCpp(_) => match kv {
+                K::F32 | K::F16 | K::Bf16 | K::Q8_0 | K::Q4_0 => return None,
+                K::Fp8 | K::Int8 | K::Int4 => "fp32, fp16, bf16, q8_0 and q4_0",
+            },
+            Engine::Ollama(_) => match kv {
+                K::F16 | K::Q8_0 | K::Q4_0 => return None,
+                // Ollama runs f16 instead (`ollama::cache_type`), as planned.
+                K::F32 | K::Bf16 | K::Fp8 | K::Int8 | K::Int4 => {
+                    return Some(format!(
+                        "Ollama keeps no {} KV cache (its KV dtypes: fp16, q8_0 and q4_0): it runs fp16",
+                        kv.id()
+                    ));
+                }
+            },
+        };
+        Some(format!(
+            "{} keeps no {} KV cache (its KV dtypes: {kinds}), estimated as if it did",
+            self.kind().name(),
+            kv.id()
+        ))
+    }
 }
 
 /// What an engine itself reports, in its own terms.
@@ -556,9 +583,6 @@ impl EngineRules for Engine {
                 kind.name(),
                 g.name
             ));
-        }
-        if let Some(why) = kv_refusal(s) {
-            return Err(why);
         }
         match s.engine {
             Engine::Transformers(_) => Ok(()),

@@ -160,6 +160,10 @@ pub struct Estimate {
     /// ([`crate::engines::Engine::refuses`]); the figures are as if it did.
     #[serde(skip)]
     pub engine_refuses: Option<&'static str>,
+    /// Why the engine keeps no KV cache of the plan's dtype
+    /// ([`crate::engines::Engine::kv_refusal`]); the figures are as if it did.
+    #[serde(skip)]
+    pub kv_refused: Option<String>,
 }
 
 /// The whole estimate of a plan in its engine.
@@ -230,6 +234,7 @@ pub fn of(ep: &EnginePlan) -> Estimate {
         warnings,
         trained_tokens: model.arch.text.max_position_embeddings,
         engine_refuses: s.engine.refuses(s.weights),
+        kv_refused: s.engine.kv_refusal(s.kv_dtype, s.weights),
     }
 }
 

@@ -7,10 +7,13 @@ use crate::units::{UnitSystem, format_bytes};
 use super::{Estimate, Verdict};
 
 /// The verdict as a sentence. A plan whose engine does not load its weight
-/// format says so first, with the engine's reason: its figures are only what
-/// that format would take.
+/// format, or keeps no KV cache of its dtype, says so first, with the
+/// engine's reason: its figures are only what that format would take.
 pub fn verdict_text(e: &Estimate, units: UnitSystem) -> String {
-    let text = verdict_sentence(e, units);
+    let mut text = verdict_sentence(e, units);
+    if let Some(why) = &e.kv_refused {
+        text = format!("{why} — {text}");
+    }
     let Some(why) = e.engine_refuses else { return text };
     let by = EngineKind::runner_of(e.weight_format).map_or("another engine", EngineKind::name);
     format!(

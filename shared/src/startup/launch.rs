@@ -433,10 +433,22 @@ fn model(value: &str) -> Option<LaunchModel> {
     (!name.name().is_empty() && name.name().chars().all(ok)).then_some(name)
 }
 
-/// KV cache dtypes: vLLM 0.11 `vllm/config/cache.py` (`CacheDType`),
+/// KV cache dtypes: vLLM 0.11 `vllm/config/cache.py` (`CacheDType`; 0.20 added
+/// `int8_per_token_head`),
 /// SGLang 0.5 `server_args.py` (`--kv-cache-dtype` choices).
-const KV_CACHE_DTYPES: &[&str] =
-    &["auto", "bfloat16", "bf16", "float16", "fp8", "fp8_e4m3", "fp8_e5m2", "fp8_inc", "fp8_ds_mla", "fp4_e2m1"];
+const KV_CACHE_DTYPES: &[&str] = &[
+    "auto",
+    "bfloat16",
+    "bf16",
+    "float16",
+    "fp8",
+    "fp8_e4m3",
+    "fp8_e5m2",
+    "fp8_inc",
+    "fp8_ds_mla",
+    "fp4_e2m1",
+    "int8_per_token_head",
+];
 
 /// Quantisation methods: vLLM 0.11
 /// `vllm/model_executor/layers/quantization/__init__.py`

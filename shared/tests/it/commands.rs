@@ -337,29 +337,34 @@ fn vllm_launch(m: &Model, s: &Scenario, repo: &str) -> String {
     launch(m, s, repo)
 }
 
-/// A KV dtype the engine keeps no cache of is refused in its words, not
-/// planned and then left out of its command; vLLM's int8 cache is its
-/// `int8_per_token_head`, from 0.20.
+/// A KV dtype the engine keeps no cache of is said in its words before the
+/// verdict (the plan still opens, as a link made before the rule does),
+/// not planned silently and left out of its command; vLLM's int8 cache is
+/// its `int8_per_token_head`, from 0.20, and reads back as int8.
 #[test]
 fn kv_dtypes_are_the_engines_own() {
-    let with = |engine: Engine, kv_dtype: KvDtype| Scenario { engine, kv_dtype, ..Default::default() };
-    let refused = |s: Scenario| s.validate().err().map(|e| e.to_string());
-    let why = refused(with(EngineKind::Vllm.with_defaults(), KvDtype::Q4_0)).expect("refused");
-    assert!(why.contains("vLLM keeps no q4_0 KV cache"), "{why}");
-    assert!(refused(with(EngineKind::Sglang.with_defaults(), KvDtype::Int8)).is_some());
-    assert!(refused(with(EngineKind::LlamaCpp.with_defaults(), KvDtype::Fp8)).is_some());
-    assert!(refused(with(EngineKind::Ollama.with_defaults(), KvDtype::Int4)).is_some());
-    assert!(refused(with(EngineKind::Transformers.with_defaults(), KvDtype::Int4)).is_none());
-    let old = vllm::Options { version: vllm::Version::for_release("0.19.0").expect("a release"), ..Default::default() };
-    assert!(refused(with(Engine::Vllm(old), KvDtype::Int8)).is_some(), "int8_per_token_head arrived in 0.20");
-    let s = with(EngineKind::Vllm.with_defaults(), KvDtype::Int8);
-    assert!(refused(s.clone()).is_none());
     let m = model("llama-3.1-8b");
-    assert!(
-        vllm_launch(&m, &s, "org/model").ends_with("--kv-cache-dtype int8_per_token_head"),
-        "{}",
-        vllm_launch(&m, &s, "org/model")
-    );
+    let with = |engine: Engine, kv_dtype: KvDtype| Scenario { engine, kv_dtype, ..Default::default() };
+    let refused = |s: &Scenario| s.engine.kv_refusal(s.kv_dtype, s.weights);
+    let verdict = |s: &Scenario| {
+        let e = shared::estimate::estimate(&m, s.clone().validate().expect("a link's plan opens"));
+        shared::estimate::verdict_text(&e, shared::units::UnitSystem::Binary)
+    };
+    let vllm_q4 = with(EngineKind::Vllm.with_defaults(), KvDtype::Q4_0);
+    assert!(verdict(&vllm_q4).starts_with("vLLM keeps no q4_0 KV cache"), "{}", verdict(&vllm_q4));
+    assert!(refused(&with(EngineKind::Sglang.with_defaults(), KvDtype::Int8)).is_some());
+    assert!(refused(&with(EngineKind::LlamaCpp.with_defaults(), KvDtype::Fp8)).is_some());
+    let ollama_f32 = with(EngineKind::Ollama.with_defaults(), KvDtype::F32);
+    assert!(refused(&ollama_f32).is_some_and(|w| w.ends_with("it runs fp16")));
+    assert!(!ollama::ollama_command(&m, &ollama_f32).contains("OLLAMA_KV_CACHE_TYPE"), "Ollama runs f16");
+    assert!(refused(&with(EngineKind::Transformers.with_defaults(), KvDtype::Int4)).is_none());
+    let old = vllm::Options { version: vllm::Version::for_release("0.19.0").expect("a release"), ..Default::default() };
+    assert!(refused(&with(Engine::Vllm(old), KvDtype::Int8)).is_some(), "int8_per_token_head arrived in 0.20");
+    let s = with(EngineKind::Vllm.with_defaults(), KvDtype::Int8);
+    assert!(refused(&s).is_none());
+    let launch = vllm_launch(&m, &s, "org/model");
+    assert!(launch.ends_with("--kv-cache-dtype int8_per_token_head"), "{launch}");
+    assert_eq!(KvDtype::parse("int8_per_token_head"), Ok(KvDtype::Int8));
 }
 
 /// vLLM 0.28 removed bitsandbytes: 0.34's rules neither plan it as loaded
@@ -973,7 +978,7 @@ mod serving_round_trip {
             id in pick(vec!["llama-3.1-8b", "qwen3-30b-a3b"]),
             (tp, pp) in pick(vec![(1u64, 1usize), (2, 1), (4, 1), (2, 2)]),
             weights in pick(vec!["bf16", "fp8"]),
-            kv in pick(vec![KvDtype::Bf16, KvDtype::Fp8]),
+            kv in pick(vec![KvDtype::Bf16, KvDtype::Fp8, KvDtype::Int8]),
         ) {
             let m = model(id);
             let gpu = GpuSlot::from_catalog(shared::catalog::gpu("h100-sxm").expect("a catalog GPU"));
@@ -988,6 +993,10 @@ mod serving_round_trip {
                 ..Scenario::default()
             };
             let Ok(valid) = s.clone().validate_for(&m) else { return Ok(()) };
+            // A cache the engine does not keep is printed as its `auto` (the verdict says so).
+            if s.engine.kv_refusal(kv, s.weights).is_some() {
+                return Ok(());
+            }
             let launch = s.engine.kind().commands().launch.expect("a whole launch");
             let line = launch(&m, &valid, "org/model");
             // Every flag is one the engine's own parser takes (from the program on).

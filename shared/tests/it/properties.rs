@@ -62,7 +62,7 @@ fn scenario() -> impl Strategy<Value = Scenario> {
     (format(), kv(), 1u64..200, split(), 0u64..40_000, 0u64..40_000, 1u64..64, engine()).prop_map(
         |(weights, kv_dtype, gib, (tp, pp), prompt, new, conc, engine)| {
             let tp = if engine.kind().splits_tensors() { tp } else { 1 };
-            let mut s = Scenario {
+            Scenario {
                 weights,
                 kv_dtype,
                 gpus: vec![GpuSlot::custom("test", gib * GIB); tp as usize * pp],
@@ -71,12 +71,7 @@ fn scenario() -> impl Strategy<Value = Scenario> {
                 concurrency: conc,
                 engine,
                 tp,
-            };
-            // A KV dtype the engine keeps no cache of is refused: its default instead.
-            if s.clone().validate().is_err() {
-                s.kv_dtype = KvDtype::Bf16;
             }
-            s
         },
     )
 }

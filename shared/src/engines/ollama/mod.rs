@@ -207,11 +207,11 @@ fn mmproj_on_cpu(p: &Plan, o: Options, need: u64) -> bool {
 
 /// The K and V cache type: `OLLAMA_KV_CACHE_TYPE`, else the plan's KV
 /// dtype where Ollama has it (q8_0, q4_0, the fixes' cheaper caches), else
-/// llama-server's f16 (common/common.h `cache_type_k`): a bf16 or fp8 plan
-/// dtype is none Ollama asks for unless told.
+/// f16: Ollama passes only the types `SupportsKVCacheType` accepts (f16,
+/// q8_0, q4_0; fs/ggml/ggml.go) and runs f16 for any other.
 pub fn cache_type(o: Options, plan_dtype: KvDtype) -> CacheType {
     o.kv_cache_type.unwrap_or(match CacheType::of(plan_dtype) {
-        Some(t @ (CacheType::Q8_0 | CacheType::Q4_0 | CacheType::F32)) => t,
+        Some(t @ (CacheType::Q8_0 | CacheType::Q4_0)) => t,
         _ => CacheType::F16,
     })
 }

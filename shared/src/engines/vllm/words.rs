@@ -414,8 +414,8 @@ pub(crate) fn launch(model: &Model, s: &Scenario, repo: &str) -> String {
     match s.kv_dtype {
         KvDtype::Fp8 => flag("--kv-cache-dtype fp8".into()),
         KvDtype::Int8 => flag("--kv-cache-dtype int8_per_token_head".into()),
-        // `auto`: the weights' 16- or 32-bit type; the rest are refused
-        // (`engines::kv_refusal`).
+        // `auto`: the weights' 16- or 32-bit type; vLLM keeps none of the
+        // rest, which the verdict says (`Engine::kv_refusal`).
         KvDtype::Bf16 | KvDtype::F16 | KvDtype::F32 | KvDtype::Int4 | KvDtype::Q8_0 | KvDtype::Q4_0 => {}
     }
     if let Some(n) = o.max_num_seqs {
