@@ -263,7 +263,7 @@ impl Engine {
     pub fn refuses(&self, format: WeightFormat) -> Option<&'static str> {
         self.kind().refuses(format).or(match (self, format) {
             (Self::Vllm(o), WeightFormat::Bnb4 { .. }) if !o.version.loads_bitsandbytes() => {
-                Some("its bitsandbytes loading was removed in 0.28")
+                Some("vLLM 0.28 removed its bitsandbytes loading")
             }
             (Self::Transformers(_) | Self::Vllm(_) | Self::Sglang(_) | Self::LlamaCpp(_) | Self::Ollama(_), _) => None,
         })

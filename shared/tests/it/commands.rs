@@ -367,8 +367,9 @@ fn kv_dtypes_are_the_engines_own() {
     assert_eq!(KvDtype::parse("int8_per_token_head"), Ok(KvDtype::Int8));
 }
 
-/// vLLM 0.28 removed bitsandbytes: 0.34's rules neither plan it as loaded
-/// nor convert to it; the rules of releases that had it keep it.
+/// vLLM 0.28 removed bitsandbytes: the rules from there (and those of 0.20 –
+/// 0.33, which take the later side) neither plan it as loaded nor convert
+/// to it; the rules of releases that had it keep it.
 #[test]
 fn vllm_after_0_28_loads_no_bitsandbytes() {
     let nf4 = WeightFormat::Bnb4 { nf4: true, double_quant: true };
@@ -379,10 +380,11 @@ fn vllm_after_0_28_loads_no_bitsandbytes() {
         })
     };
     assert!(at("0.34.0").refuses(nf4).is_some());
-    assert!(at("0.24.0").refuses(nf4).is_none());
+    assert!(at("0.24.0").refuses(nf4).is_some());
+    assert!(at("0.19.0").refuses(nf4).is_none());
     // No fix converts to it: the solver's formats are those the engine loads.
     assert!(!shared::solve::runs_on_gpus(nf4, &at("0.34.0"), &[]));
-    assert!(shared::solve::runs_on_gpus(nf4, &at("0.24.0"), &[]));
+    assert!(shared::solve::runs_on_gpus(nf4, &at("0.19.0"), &[]));
     let m = model("llama-3.1-70b");
     let s = Scenario { engine: at("0.34.0"), weights: nf4, ..Default::default() };
     let e = shared::estimate::estimate(&m, s.validate().expect("valid"));

@@ -636,36 +636,53 @@ impl Version {
         }
     }
 
+    /// The newest minor release (`0.N`) the rules cover: a rule set that
+    /// spans a change takes its later side, as the call sites' reader takes
+    /// the newest release it cannot rule out.
+    fn newest_minor(self) -> u32 {
+        match self {
+            Self::V0 => 7,
+            Self::V1 => 9,
+            Self::V0_10 => 10,
+            Self::V0_11Mm | Self::V0_11Sort => 11,
+            Self::V0_12Mm | Self::V0_12Sort => 12,
+            Self::V0_16Sort => 16,
+            Self::V0_12 | Self::V0_17Mm | Self::V0_17Triton => 17,
+            Self::V0_18 | Self::V0_19 | Self::V0_19Rope | Self::V0_19Mm | Self::V0_19Alloc => 19,
+            Self::V0_21 | Self::V0_33 | Self::V0_24 | Self::V0_24Rope | Self::V0_24Mm => 33,
+            Self::V0_34 => 34,
+        }
+    }
+
     /// Whether vLLM loads bitsandbytes checkpoints or quantises to them in
     /// flight (`--quantization bitsandbytes`): `quantization/bitsandbytes.py`,
     /// `model_loader/bitsandbytes_loader.py` and the `QUANTIZATION_METHODS`
-    /// entry are in the 0.27.1 wheel and gone from 0.28.0's. Only 0.34's
-    /// rules are wholly after; those spanning 0.20 – 0.33 keep it.
+    /// entry are in the 0.27.1 wheel and gone from 0.28.0's. The rules of
+    /// 0.20 – 0.33 take the later side.
     pub fn loads_bitsandbytes(self) -> bool {
-        self != Self::V0_34
+        self.newest_minor() < 28
     }
 
     /// Whether `--all2all-backend` is a flag: in the 0.12.0 wheel's
     /// `engine/arg_utils.py`, not in 0.11.0's, where the backend is
-    /// `VLLM_ALL2ALL_BACKEND` (envs.py, 0.10.0 – 0.11.0). `V0_12` spans
-    /// 0.11 – 0.17 and takes the later form.
+    /// `VLLM_ALL2ALL_BACKEND` (envs.py, 0.10.0 – 0.11.0).
     pub fn all2all_flag(self) -> bool {
-        !matches!(self, Self::V0 | Self::V1 | Self::V0_10 | Self::V0_11Mm | Self::V0_11Sort)
+        self.newest_minor() >= 12
     }
 
     /// Whether `--eplb-config` is a flag: from 0.10.2 (absent from the
     /// 0.10.0 wheel's arg_utils.py); 0.10's rules keep
-    /// `--num-redundant-experts`, which 0.10.0 – 0.10.2 take.
+    /// `--num-redundant-experts`, which 0.10.0 – 0.11.0 take (0.11.0 as
+    /// deprecated; 0.12.0 dropped it).
     pub fn eplb_config_flag(self) -> bool {
-        !matches!(self, Self::V0 | Self::V1 | Self::V0_10)
+        self.newest_minor() >= 11
     }
 
     /// Whether `--kv-cache-dtype int8_per_token_head` exists: `CacheDType`
     /// (config/cache.py) has it from 0.20.0 (absent from the 0.19.0 wheel,
-    /// present in 0.20.0, 0.24.0, 0.27.1 and 0.34.0). The rule sets from
-    /// 0.20 on have it.
+    /// present in 0.20.0, 0.24.0, 0.27.1 and 0.34.0).
     pub fn int8_kv_cache(self) -> bool {
-        matches!(self, Self::V0_21 | Self::V0_33 | Self::V0_24 | Self::V0_24Rope | Self::V0_24Mm | Self::V0_34)
+        self.newest_minor() >= 20
     }
 
     /// Whether the fused-MoE workspace outlives the forward pass: from 0.19
@@ -1044,12 +1061,7 @@ impl Version {
     /// through the weight-only FP8 Marlin kernel (`Fp8LinearMethod`), still
     /// in 8 bits. `V0_16Sort` spans 0.13 – 0.16 and takes 0.14's.
     pub fn fp8_min_capability(self) -> u32 {
-        // Every later rule set is from 0.14 on, or spans it.
-        let before_0_14 = matches!(
-            self,
-            Self::V0 | Self::V1 | Self::V0_10 | Self::V0_11Mm | Self::V0_11Sort | Self::V0_12Mm | Self::V0_12Sort
-        );
-        if before_0_14 { 80 } else { 75 }
+        if self.newest_minor() < 14 { 80 } else { 75 }
     }
 
     /// Whether the wheel ships OpenAI's `triton_kernels`

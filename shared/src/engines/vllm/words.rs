@@ -401,8 +401,8 @@ pub(crate) fn launch(model: &Model, s: &Scenario, repo: &str) -> String {
     if let Some(backend) = o.all2all_backend.filter(|_| o.version.all2all_flag()) {
         flag(format!("--all2all-backend {}", backend.id()));
     }
-    // `--eplb-config` from 0.10.2; 0.10.0 – 0.10.2 take `--num-redundant-experts`
-    // (arg_utils.py of each wheel), which 0.11.0 dropped.
+    // `--eplb-config` from 0.10.2; 0.10.0 – 0.11.0 take `--num-redundant-experts`
+    // (arg_utils.py of each wheel; 0.11.0 as deprecated), which 0.12.0 dropped.
     if o.num_redundant_experts > 0 && o.version.eplb_config_flag() {
         flag(format!("--enable-eplb --eplb-config '{{\"num_redundant_experts\": {}}}'", o.num_redundant_experts));
     } else if o.num_redundant_experts > 0 {
