@@ -127,7 +127,9 @@ fn with_comments(code: &str, line: String) -> String {
         out.push_str(l);
         out.push('\n');
     }
-    if let Some(whole) = code.lines().last().filter(|l| l.starts_with(line.as_str())) {
+    if let Some(whole) =
+        code.lines().last().filter(|l| l.strip_prefix(line.as_str()).is_some_and(|r| r.starts_with(' ')))
+    {
         out.push_str(whole);
         return out;
     }

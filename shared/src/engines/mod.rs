@@ -297,13 +297,22 @@ impl Engine {
     }
 
     /// The knobs that admit at most `n` sequences at once, where the plan
-    /// models the engine's own cap (vLLM's `--max-num-seqs`); the others
-    /// keep theirs, and their fix says the flag.
+    /// models the engine's own cap, never above a lower one it has: vLLM's
+    /// `--max-num-seqs` (per data-parallel replica, `vllm::mod` multiplies
+    /// it by the replicas), Ollama's `OLLAMA_NUM_PARALLEL`, llama.cpp's
+    /// `-np` where the plan sets it. SGLang's fix says its flag beside the
+    /// launch; transformers' batches are the script's.
     pub fn capped_sequences(self, n: u64) -> Self {
+        let n = n.max(1);
         let mut e = self;
         match &mut e {
-            Engine::Vllm(o) => o.max_num_seqs = Some(n.max(1)),
-            Engine::Sglang(_) | Engine::LlamaCpp(_) | Engine::Ollama(_) | Engine::Transformers(_) => {}
+            Engine::Vllm(o) => {
+                let per_replica = n.div_ceil(o.data_parallel_size.max(1));
+                o.max_num_seqs = Some(o.max_num_seqs.map_or(per_replica, |m| m.min(per_replica)));
+            }
+            Engine::Ollama(o) => o.num_parallel = o.num_parallel.min(n),
+            Engine::LlamaCpp(o) => o.parallel = o.parallel.map(|p| p.min(n)),
+            Engine::Sglang(_) | Engine::Transformers(_) => {}
         }
         e
     }

@@ -466,6 +466,20 @@ fn sdpa_loads_the_plans_weights() {
     }
 }
 
+/// A sequence cap is the engine's own, per vLLM replica, and never raises a
+/// lower cap the plan has.
+#[test]
+fn sequence_caps_are_per_replica_and_never_raised() {
+    let dp = Engine::Vllm(vllm::Options { data_parallel_size: 2, ..Default::default() }).capped_sequences(5);
+    assert!(matches!(dp, Engine::Vllm(o) if o.max_num_seqs == Some(3)), "{dp:?}");
+    let low = Engine::Vllm(vllm::Options { max_num_seqs: Some(2), ..Default::default() }).capped_sequences(8);
+    assert!(matches!(low, Engine::Vllm(o) if o.max_num_seqs == Some(2)), "{low:?}");
+    let o = Engine::Ollama(ollama::Options { num_parallel: 8, ..Default::default() }).capped_sequences(3);
+    assert!(matches!(o, Engine::Ollama(o) if o.num_parallel == 3), "{o:?}");
+    let l = Engine::LlamaCpp(llamacpp::Options { parallel: Some(4), ..Default::default() }).capped_sequences(2);
+    assert!(matches!(l, Engine::LlamaCpp(o) if o.parallel == Some(2)), "{l:?}");
+}
+
 /// The check itself refuses what the engines refuse.
 #[test]
 fn the_parsers_refuse_what_the_engines_refuse() {

@@ -163,12 +163,8 @@ pub const COMMANDS: Commands = Commands {
         format!("PARAMETER num_ctx {len}   # or OLLAMA_CONTEXT_LENGTH={len} in ollama serve's environment")
     }),
     // Ollama serves `OLLAMA_NUM_PARALLEL` requests at once.
-    concurrency: |model, t, _, n| match t.engine {
-        Engine::Ollama(o) => {
-            ollama_command(model, &Scenario { engine: Engine::Ollama(Options { num_parallel: n, ..o }), ..t.clone() })
-        }
-        Engine::Transformers(_) | Engine::Vllm(_) | Engine::Sglang(_) | Engine::LlamaCpp(_) => String::new(),
-    },
+    // The fix's plan carries the cap (`Engine::capped_sequences`).
+    concurrency: |model, t, _, _| ollama_command(model, t),
     more_gpus_are_tensor_parallel: false,
     more_gpus: |model, t, _, n| {
         let gpus = (0..n).map(|i| i.to_string()).collect::<Vec<_>>().join(",");
