@@ -151,6 +151,19 @@ fn repo(model: &Model) -> String {
     model.repo.clone().unwrap_or_else(|| "MODEL_ID".into())
 }
 
+/// `t` with a KV dtype its engine keeps under its weights: the plan's, else
+/// the default for its weights (an fp32 cache only follows fp32 weights;
+/// a dtype the new engine keeps none of, `Engine::kv_refusal`, is its own
+/// default), so a fix that changes the engine or the weights is a plan the
+/// engine runs as printed.
+fn kept_kv(model: &Model, mut t: Scenario) -> Scenario {
+    let f32_cache = t.kv_dtype == KvDtype::F32 && t.weights != WeightFormat::F32;
+    if f32_cache || t.engine.kv_refusal(t.kv_dtype, t.weights).is_some() {
+        t.kv_dtype = Scenario::default_kv_dtype(model, t.weights);
+    }
+    t
+}
+
 /// The ranked fixes for a plan that does not fit; for one that fits, what
 /// the engine itself changes before loading it (usually nothing).
 pub fn fixes(model: &Model, s: &Scenario) -> Vec<Fix> {
@@ -160,7 +173,7 @@ pub fn fixes(model: &Model, s: &Scenario) -> Vec<Fix> {
         && let Some(to) = EngineKind::runner_of(s.weights)
     {
         let tp = if to.commands().more_gpus_are_tensor_parallel { s.tp } else { 1 };
-        let t = Scenario { engine: to.with_defaults(), tp, ..s.clone() };
+        let t = kept_kv(model, Scenario { engine: to.with_defaults(), tp, ..s.clone() });
         let fits = solve::fits(model, &t);
         let mut out = vec![Fix {
             kind: FixKind::Engine,
@@ -179,7 +192,7 @@ pub fn fixes(model: &Model, s: &Scenario) -> Vec<Fix> {
         // Or keep the engine and convert to the closest format it loads:
         // precision is given up only when the new format stores less.
         if let Some(f) = solve::least_aggressive_format(model, s) {
-            let t = Scenario { weights: f, ..s.clone() };
+            let t = kept_kv(model, Scenario { weights: f, ..s.clone() });
             let ctx = model.layout_context();
             let bytes = |f: WeightFormat| f.layout_bytes(&model.layout, &ctx);
             let gives_up = if bytes(f) >= bytes(s.weights) { GivesUp::Nothing } else { GivesUp::Quality };
@@ -189,7 +202,7 @@ pub fn fixes(model: &Model, s: &Scenario) -> Vec<Fix> {
                 title: format!("Load the weights as {}, which {} loads", f.id(), kind.name()),
                 gives_up,
                 saves_bytes,
-                fits: true,
+                fits: solve::fits(model, &t),
                 code: (kind.commands().weights)(model, f, &repo(model)),
                 scenario: t,
             });
@@ -358,11 +371,7 @@ pub fn fixes(model: &Model, s: &Scenario) -> Vec<Fix> {
     }
     // A lighter weight format.
     if let Some(f) = solve::least_aggressive_format(model, s).filter(|&f| f != s.weights) {
-        let mut t = s.clone();
-        t.weights = f;
-        if t.kv_dtype == KvDtype::F32 {
-            t.kv_dtype = KvDtype::Bf16;
-        }
+        let t = kept_kv(model, Scenario { weights: f, ..s.clone() });
         let gives_up =
             if matches!(f, WeightFormat::Bf16 | WeightFormat::F16) { GivesUp::Nothing } else { GivesUp::Quality };
         push(

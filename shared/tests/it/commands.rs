@@ -480,6 +480,26 @@ fn sequence_caps_are_per_replica_and_never_raised() {
     assert!(matches!(l, Engine::LlamaCpp(o) if o.parallel == Some(2)), "{l:?}");
 }
 
+/// A fix that changes the engine or the weights keeps a KV cache the new
+/// plan's engine holds: vLLM's fp8 cache is not carried into llama.cpp, an
+/// fp32 cache not kept beside 16-bit weights.
+#[test]
+fn a_fix_that_changes_engine_or_weights_keeps_a_kv_cache_it_holds() {
+    let m = model("llama-3.1-8b");
+    let s = Scenario {
+        engine: EngineKind::Vllm.with_defaults(),
+        weights: WeightFormat::Gguf(shared::formats::GgufType::Q4KM),
+        kv_dtype: KvDtype::Fp8,
+        ..Default::default()
+    };
+    let fixes = fixes(&m, &s);
+    assert!(!fixes.is_empty());
+    for f in &fixes {
+        let t = &f.scenario;
+        assert_eq!(t.engine.kv_refusal(t.kv_dtype, t.weights), None, "{}: {:?}", f.title, t.kv_dtype);
+    }
+}
+
 /// The check itself refuses what the engines refuse.
 #[test]
 fn the_parsers_refuse_what_the_engines_refuse() {
