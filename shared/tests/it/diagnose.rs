@@ -226,6 +226,28 @@ fn a_smaller_model_keeps_the_plans_launch() {
     for flag in ["--max-model-len 32768", "--tensor-parallel-size 2", "--gpu-memory-utilization 0.85"] {
         assert!(smaller.code.contains(flag), "{flag} in {}", smaller.code);
     }
+    // llama.cpp's whole line, transformers' whole load in the plan's format.
+    let on = |engine: shared::engines::Engine, weights| Scenario { engine, weights, ..Scenario::default() };
+    for (plan, part) in [
+        (
+            on(
+                EngineKind::LlamaCpp.with_defaults(),
+                shared::formats::WeightFormat::Gguf(shared::formats::GgufType::Q8_0),
+            ),
+            "llama-server -m model-Q8_0.gguf -c ",
+        ),
+        (
+            on(
+                EngineKind::Transformers.with_defaults(),
+                shared::formats::WeightFormat::Bnb4 { nf4: true, double_quant: true },
+            ),
+            "quantization_config=quant",
+        ),
+    ] {
+        let d = diagnose("08-modern-basic.txt", &DiagnoseContext::error_only().with_plan(&model, &plan));
+        let smaller = d.fixes.iter().find(|f| f.id == FixId::SmallerModel).expect("a smaller model");
+        assert!(smaller.code.contains(part), "{part} in {}", smaller.code);
+    }
 }
 
 /// A PyTorch OOM under a serving engine's plan gets that engine's flags,

@@ -414,13 +414,15 @@ fn smaller_model(model: &Model, s: &Scenario, need: u64, presets: PresetModel) -
     let e = crate::estimate::estimate(&m, s.clone().validate().ok()?);
     let after = fullest(&e).map_or(0, |g| g.total_bytes);
     let repo = m.repo.clone().unwrap_or_else(|| m.name.clone());
-    // The plan's whole launch with the model swapped where the engine has
-    // one (its parallelism, context, utilisation and formats are what was
-    // checked to fit), else the engine's way to serve another model.
-    let commands = s.engine.kind().commands();
-    let code = match commands.launch {
-        Some(launch) => launch(&m, s, &repo),
-        None => (commands.serve)(&m, &repo, s.weights),
+    // The plan's whole set-up with the model swapped: its parallelism,
+    // context, utilisation, flags and formats are what was checked to fit.
+    let code = match s.engine {
+        crate::engines::Engine::Vllm(_) | crate::engines::Engine::Sglang(_) => {
+            s.engine.kind().commands().launch.map_or_else(String::new, |launch| launch(&m, s, &repo))
+        }
+        crate::engines::Engine::LlamaCpp(_) => crate::engines::llamacpp::server_command(&m, s),
+        crate::engines::Engine::Ollama(_) => crate::engines::ollama::ollama_command(&m, s),
+        crate::engines::Engine::Transformers(_) => crate::engines::transformers::weight_code(&m, s.weights, &repo),
     };
     Some(DiagnosisFix {
         id: FixId::SmallerModel,
