@@ -374,9 +374,12 @@ impl Engine {
                 K::Fp8 | K::Int8 | K::Int4 => "fp32, fp16, bf16, q8_0 and q4_0",
             },
             Engine::Ollama(_) => match kv {
-                K::F16 | K::Q8_0 | K::Q4_0 => return None,
-                // Ollama runs f16 instead (`ollama::cache_type`), as planned.
-                K::F32 | K::Bf16 | K::Fp8 | K::Int8 | K::Int4 => {
+                // The activation dtype's cache (bf16, or fp32 under fp32
+                // weights) is the default a plan gets: Ollama runs it as f16,
+                // which the plan counts (`ollama::cache_type`), unsaid.
+                K::F16 | K::Bf16 | K::Q8_0 | K::Q4_0 => return None,
+                K::F32 if f32_weights => return None,
+                K::F32 | K::Fp8 | K::Int8 | K::Int4 => {
                     return Some(format!(
                         "Ollama keeps no {} KV cache (its KV dtypes: fp16, q8_0 and q4_0): it runs fp16",
                         kv.id()

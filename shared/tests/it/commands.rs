@@ -500,6 +500,23 @@ fn a_fix_that_changes_engine_or_weights_keeps_a_kv_cache_it_holds() {
     }
 }
 
+/// A plan's default KV dtype (the activation dtype) is one every engine
+/// keeps, for every format it loads: the note before the verdict is for a
+/// dtype someone chose.
+#[test]
+fn the_default_kv_dtype_is_never_refused() {
+    for id in ["llama-3.1-8b", "qwen3-8b-fp8"] {
+        let m = model(id);
+        for kind in EngineKind::ALL {
+            let engine = kind.with_defaults();
+            for &f in WeightFormat::CHOICES.iter().filter(|&&f| kind.runs(f)) {
+                let kv = Scenario::default_kv_dtype(&m, f);
+                assert_eq!(engine.kv_refusal(kv, f), None, "{} {} {}", kind.name(), f.id(), kv.id());
+            }
+        }
+    }
+}
+
 /// The check itself refuses what the engines refuse.
 #[test]
 fn the_parsers_refuse_what_the_engines_refuse() {
