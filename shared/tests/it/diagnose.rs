@@ -300,6 +300,16 @@ fn generic_levers_follow_the_plan() {
     let d = diagnose("33-llama-model-load.txt", &DiagnoseContext::error_only().with_plan(&model, &plan));
     let smaller = d.fixes.iter().find(|f| f.title == "Use a smaller GGUF quantisation").expect("a smaller quant");
     assert!(smaller.code.contains("model-Q3_K_M.gguf"), "{}", smaller.code);
+    // A KV cache already in q8_0 is not offered q8_0 again.
+    let q8 = |kv_dtype| Scenario { kv_dtype, ..plan.clone() };
+    let kv_fix = |s: &Scenario| {
+        diagnose("34-llama-kv-cache-device-1.txt", &DiagnoseContext::error_only().with_plan(&model, s))
+            .fixes
+            .iter()
+            .any(|f| f.title == "Store the KV cache in q8_0")
+    };
+    assert!(kv_fix(&q8(KvDtype::Bf16)));
+    assert!(!kv_fix(&q8(KvDtype::Q8_0)));
 }
 
 #[test]

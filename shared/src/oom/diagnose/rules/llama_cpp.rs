@@ -101,18 +101,23 @@ pub(super) fn llama_cpp(f: &Facts, b: &mut Board) {
                 lever(f, "llama-server ... -c <half of now>", crate::engines::ollama::LEVERS.half_context),
             ));
             let q8 = KvDtype::Q8_0.bpw(128).as_f64() / 16.0;
-            b.fix(fix(
-                FixId::KvCacheDtype,
-                CauseId::KvCacheGrowth,
-                "Store the KV cache in q8_0".into(),
-                GivesUp::CachePrecision,
-                q.map(|q| (q as f64 * (1.0 - q8)) as u64),
-                lever(
-                    f,
-                    &format!("llama-server ...{} -ctk q8_0 -ctv q8_0", fa_on(f)),
-                    crate::engines::ollama::LEVERS.kv_cache,
-                ),
-            ));
+            // Not for a plan whose cache is already 8 bits or fewer.
+            let sixteen_bit = f.plan_kv.is_none_or(|k| matches!(k, KvDtype::F32 | KvDtype::F16 | KvDtype::Bf16))
+                && f.llama_cpp.cache_type_k.is_none_or(|t| !t.is_quantized());
+            if sixteen_bit {
+                b.fix(fix(
+                    FixId::KvCacheDtype,
+                    CauseId::KvCacheGrowth,
+                    "Store the KV cache in q8_0".into(),
+                    GivesUp::CachePrecision,
+                    q.map(|q| (q as f64 * (1.0 - q8)) as u64),
+                    lever(
+                        f,
+                        &format!("llama-server ...{} -ctk q8_0 -ctv q8_0", fa_on(f)),
+                        crate::engines::ollama::LEVERS.kv_cache,
+                    ),
+                ));
+            }
         }
         Some(LlamaCppStage::ComputeBuffers)
             if let Some(q) = q
