@@ -296,6 +296,33 @@ impl Engine {
         }
     }
 
+    /// The knobs that store the KV cache as `kv`: llama.cpp's and Ollama's
+    /// own cache types give way to the plan's dtype, and a quantised cache
+    /// turns flash attention on, without which llama.cpp refuses a
+    /// quantised V cache (llama-context.cpp, "quantized V cache requires
+    /// flash_attn"; `llamacpp::warnings`).
+    pub fn with_kv_cache(self, kv: crate::kv::KvDtype) -> Self {
+        use crate::kv::KvDtype as K;
+        let quantised = matches!(kv, K::Q8_0 | K::Q4_0);
+        let mut e = self;
+        match &mut e {
+            Engine::LlamaCpp(o) => {
+                (o.cache_type_k, o.cache_type_v) = (None, None);
+                if quantised {
+                    o.flash_attention = llamacpp::FlashAttention::On;
+                }
+            }
+            Engine::Ollama(o) => {
+                o.kv_cache_type = None;
+                if quantised && o.flash_attention == Some(llamacpp::FlashAttention::Off) {
+                    o.flash_attention = Some(llamacpp::FlashAttention::On);
+                }
+            }
+            Engine::Vllm(_) | Engine::Sglang(_) | Engine::Transformers(_) => {}
+        }
+        e
+    }
+
     /// The knobs that admit at most `n` sequences at once, where the plan
     /// models the engine's own cap, never above a lower one it has: vLLM's
     /// `--max-num-seqs` (per data-parallel replica, `vllm::mod` multiplies

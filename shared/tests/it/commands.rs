@@ -517,6 +517,46 @@ fn the_default_kv_dtype_is_never_refused() {
     }
 }
 
+/// A quantised KV cache needs flash attention in llama.cpp (it refuses a
+/// quantised V cache without it), so the cache fix of a plan with flash
+/// attention off turns it on, and the engine's own cache types give way.
+#[test]
+fn a_quantised_cache_fix_turns_flash_attention_on() {
+    let m = model("llama-3.1-8b");
+    let gpu = GpuSlot::from_catalog(shared::catalog::gpu("rtx-3060-12gb").expect("a GPU"));
+    let base = |engine: Engine| Scenario {
+        engine,
+        weights: WeightFormat::Gguf(shared::formats::GgufType::Q8_0),
+        prompt_tokens: 60_000,
+        gpus: vec![gpu.clone()],
+        ..Default::default()
+    };
+    let llama = base(Engine::LlamaCpp(llamacpp::Options {
+        flash_attention: llamacpp::FlashAttention::Off,
+        cache_type_k: Some(llamacpp::CacheType::F16),
+        // Every layer asked on the GPU: `--fit` gives up, the plan does not fit.
+        n_gpu_layers: Some(999),
+        ..Default::default()
+    }));
+    let ollama = Scenario {
+        prompt_tokens: 30_000,
+        ..base(Engine::Ollama(ollama::Options {
+            flash_attention: Some(llamacpp::FlashAttention::Off),
+            num_gpu: Some(999),
+            num_ctx: Some(32_768),
+            ..Default::default()
+        }))
+    };
+    for s in [llama, ollama] {
+        let fixes = fixes(&m, &s);
+        let titles: Vec<&str> = fixes.iter().map(|f| f.title.as_str()).collect();
+        let fix =
+            fixes.iter().find(|f| f.title == "Store the KV cache in q8_0").unwrap_or_else(|| panic!("{titles:?}"));
+        assert!(!fix.code.contains("-fa off") && !fix.code.contains("OLLAMA_FLASH_ATTENTION=0"), "{}", fix.code);
+        assert!(fix.code.contains("-ctk q8_0") || fix.code.contains("OLLAMA_KV_CACHE_TYPE=q8_0"), "{}", fix.code);
+    }
+}
+
 /// The check itself refuses what the engines refuse.
 #[test]
 fn the_parsers_refuse_what_the_engines_refuse() {
