@@ -393,7 +393,12 @@ pub fn fixes(model: &Model, s: &Scenario) -> Vec<Fix> {
         t.gpus = vec![GpuSlot::from_catalog(g); s.gpus.len()];
         push(
             FixKind::BiggerGpu,
-            format!("Run on {} × {} ({})", s.gpus.len(), g.name, g.memory_label),
+            // A name that says its memory ("Mac (M2 Max, 32 GB)") is not told it twice.
+            if g.name.contains(g.memory_label.as_str()) {
+                format!("Run on {} × {}", s.gpus.len(), g.name)
+            } else {
+                format!("Run on {} × {} ({})", s.gpus.len(), g.name, g.memory_label)
+            },
             GivesUp::Money,
             t,
             format!(
