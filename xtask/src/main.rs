@@ -18,6 +18,7 @@ mod cmd;
 mod css;
 mod dist;
 mod fuzz;
+mod html;
 mod js;
 mod run;
 mod tools;

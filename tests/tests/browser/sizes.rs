@@ -36,8 +36,9 @@ const DEFAULT_CEILING: u64 = JOURNEY_BUDGET;
 /// the OOM readers, the family readers for a log's model, every engine's
 /// rules); 615,981 B in the fifteenth session, without core's Unicode case
 /// tables (−13 kB) and with the commands that launch their plans (+1.1 kB of
-/// first load, +2.8 kB of the bundle's engines).
-const DIAGNOSE_CEILING: u64 = 616_100;
+/// first load, +2.8 kB of the bundle's engines); 616,248 B with the review's
+/// last fixes (+0.5 kB) and `index.html` minified (−238 B).
+const DIAGNOSE_CEILING: u64 = 616_300;
 /// A model that is not a preset: 450,342 B at 580c0a4 (the first load and the
 /// reader bundle: the `config.json` families, the vision towers, the
 /// checkpoint headers); 451,058 B in the fifteenth session (the first
