@@ -357,9 +357,7 @@ impl Engine {
         }
         e
     }
-}
 
-impl Engine {
     /// Why the engine keeps no KV cache of `kv` under `weights`, in its
     /// words; `None` when it keeps one. Like a weight format the engine does
     /// not load ([`Engine::refuses`]), the plan is then estimated as if it
