@@ -7,7 +7,6 @@ use crate::engines::commands::{SettingKind, Shorten};
 use crate::engines::{EngineKind, EnginePlan, Scenario};
 use crate::explain::thousands;
 use crate::formats::WeightFormat;
-use crate::kv::KvDtype;
 use crate::model::Model;
 use crate::plan::{GpuSlot, Verdict, largest};
 use crate::solve;
@@ -151,19 +150,6 @@ fn repo(model: &Model) -> String {
     model.repo.clone().unwrap_or_else(|| "MODEL_ID".into())
 }
 
-/// `t` with a KV dtype its engine keeps under its weights: the plan's, else
-/// the default for its weights (an fp32 cache only follows fp32 weights;
-/// a dtype the new engine keeps none of, `Engine::kv_refusal`, is its own
-/// default), so a fix that changes the engine or the weights is a plan the
-/// engine runs as printed.
-fn kept_kv(model: &Model, mut t: Scenario) -> Scenario {
-    let f32_cache = t.kv_dtype == KvDtype::F32 && t.weights != WeightFormat::F32;
-    if f32_cache || t.engine.kv_refusal(t.kv_dtype, t.weights).is_some() {
-        t.kv_dtype = Scenario::default_kv_dtype(model, t.weights);
-    }
-    t
-}
-
 /// The ranked fixes for a plan that does not fit; for one that fits, what
 /// the engine itself changes before loading it (usually nothing).
 pub fn fixes(model: &Model, s: &Scenario) -> Vec<Fix> {
@@ -173,7 +159,7 @@ pub fn fixes(model: &Model, s: &Scenario) -> Vec<Fix> {
         && let Some(to) = EngineKind::runner_of(s.weights)
     {
         let tp = if to.commands().more_gpus_are_tensor_parallel { s.tp } else { 1 };
-        let t = kept_kv(model, Scenario { engine: to.with_defaults(), tp, ..s.clone() });
+        let t = solve::kept_kv(model, Scenario { engine: to.with_defaults(), tp, ..s.clone() });
         let fits = solve::fits(model, &t);
         let mut out = vec![Fix {
             kind: FixKind::Engine,
@@ -192,7 +178,7 @@ pub fn fixes(model: &Model, s: &Scenario) -> Vec<Fix> {
         // Or keep the engine and convert to the closest format it loads:
         // precision is given up only when the new format stores less.
         if let Some(f) = solve::least_aggressive_format(model, s) {
-            let t = kept_kv(model, Scenario { weights: f, ..s.clone() });
+            let t = solve::kept_kv(model, Scenario { weights: f, ..s.clone() });
             let ctx = model.layout_context();
             let bytes = |f: WeightFormat| f.layout_bytes(&model.layout, &ctx);
             let gives_up = if bytes(f) >= bytes(s.weights) { GivesUp::Nothing } else { GivesUp::Quality };
@@ -370,7 +356,7 @@ pub fn fixes(model: &Model, s: &Scenario) -> Vec<Fix> {
     }
     // A lighter weight format.
     if let Some(f) = solve::least_aggressive_format(model, s).filter(|&f| f != s.weights) {
-        let t = kept_kv(model, Scenario { weights: f, ..s.clone() });
+        let t = solve::kept_kv(model, Scenario { weights: f, ..s.clone() });
         let gives_up =
             if matches!(f, WeightFormat::Bf16 | WeightFormat::F16) { GivesUp::Nothing } else { GivesUp::Quality };
         push(

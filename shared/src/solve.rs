@@ -5,7 +5,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::catalog;
-use crate::engines::{Engine, EngineAnswer, EngineKind, EnginePlan, Scenario};
+use crate::engines::{Engine, EngineAnswer, EnginePlan, Scenario};
 use crate::explain::thousands;
 use crate::formats::WeightFormat;
 use crate::kv::KvDtype;
@@ -132,11 +132,6 @@ pub fn max_new_tokens(model: &Model, s: &Scenario) -> Option<u64> {
     Some(largest(MAX_TOKENS, |n| fits(model, &with_new(n))))
 }
 
-/// Formats an engine can run ([`EngineKind::runs`]).
-pub fn runs_on(format: WeightFormat, engine: EngineKind) -> bool {
-    engine.runs(format)
-}
-
 /// Whether the engine loads `format` on every GPU of `gpus`: it loads the
 /// format at its rule set ([`Engine::refuses`]), and each GPU whose compute capability is known meets the
 /// engine's minimum for it (`Engine::min_capability`, by its rule set).
@@ -148,15 +143,24 @@ pub fn runs_on_gpus(format: WeightFormat, engine: &Engine, gpus: &[GpuSlot]) -> 
 }
 
 pub fn least_aggressive_format(model: &Model, s: &Scenario) -> Option<WeightFormat> {
-    WeightFormat::CHOICES.iter().copied().filter(|&f| runs_on_gpus(f, &s.engine, &s.gpus)).find(|&f| {
-        let mut out = s.clone();
-        out.weights = f;
-        // An fp32 cache only follows fp32 weights.
-        if out.kv_dtype == KvDtype::F32 && f != WeightFormat::F32 {
-            out.kv_dtype = KvDtype::Bf16;
-        }
-        fits(model, &out)
-    })
+    WeightFormat::CHOICES
+        .iter()
+        .copied()
+        .filter(|&f| runs_on_gpus(f, &s.engine, &s.gpus))
+        .find(|&f| fits(model, &kept_kv(model, Scenario { weights: f, ..s.clone() })))
+}
+
+/// `t` with a KV dtype its engine keeps under its weights: the plan's, else
+/// the default for its weights (an fp32 cache only follows fp32 weights;
+/// a dtype the engine keeps none of, `Engine::kv_refusal`, is its own
+/// default), so a plan whose engine or weights a fix or a search changed
+/// runs as printed.
+pub fn kept_kv(model: &Model, mut t: Scenario) -> Scenario {
+    let f32_cache = t.kv_dtype == KvDtype::F32 && t.weights != WeightFormat::F32;
+    if f32_cache || t.engine.kv_refusal(t.kv_dtype, t.weights).is_some() {
+        t.kv_dtype = Scenario::default_kv_dtype(model, t.weights);
+    }
+    t
 }
 
 /// The fewest GPUs like the plan's first. Engines whose extra GPUs are

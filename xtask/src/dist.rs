@@ -222,8 +222,11 @@ use crate::{css, html, js, wasm};
 /// that says its memory not told it twice): +257 B, to 298,655 B, and the
 /// ceiling to 298,700 B; `index.html` without its comments and indentation
 /// (`html::minify_index`, −238 B gzip) keeps a plan that does not fit at
-/// 299,821 B with it.
-const BUNDLE_BUDGET_BYTES: u64 = 298_700;
+/// 299,821 B with it. The weight-format search keeping the KV cache its
+/// engine holds, as the fix it finds does (`solve::kept_kv`, one rule where
+/// the search and the fixes each had one): +60 B, to 298,717 B, and the
+/// ceiling to 298,800 B (a plan that does not fit: 299,883 B).
+const BUNDLE_BUDGET_BYTES: u64 = 298_800;
 
 /// Live mode's ceiling, gzip of its wasm + JS + CSS: 147,480 B when the page
 /// began handing it the plan it computed (`live::plan`, e9038ae) instead of
