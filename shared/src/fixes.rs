@@ -189,7 +189,7 @@ pub fn fixes(model: &Model, s: &Scenario) -> Vec<Fix> {
                 gives_up,
                 saves_bytes,
                 fits: solve::fits(model, &t),
-                code: (kind.commands().weights)(model, f, &repo(model)),
+                code: (kind.commands().weights)(model, &t, &repo(model)),
                 scenario: t,
             });
         }
@@ -292,19 +292,23 @@ pub fn fixes(model: &Model, s: &Scenario) -> Vec<Fix> {
                                 }
                             ))
                         );
-                        push(FixKind::MaxModelLen, title, GivesUp::Length, t, command(&repo, len));
+                        let code = command(model, &t, &repo, len);
+                        push(FixKind::MaxModelLen, title, GivesUp::Length, t, code);
                     }
-                    None => push(
-                        FixKind::MaxModelLen,
-                        format!(
-                            "Set the context to your {} tokens (prompt + new tokens) instead of the model's {}",
-                            thousands(workload),
-                            thousands(c)
-                        ),
-                        GivesUp::Nothing,
-                        to_workload,
-                        command(&repo, workload),
-                    ),
+                    None => {
+                        let code = command(model, &to_workload, &repo, workload);
+                        push(
+                            FixKind::MaxModelLen,
+                            format!(
+                                "Set the context to your {} tokens (prompt + new tokens) instead of the model's {}",
+                                thousands(workload),
+                                thousands(c)
+                            ),
+                            GivesUp::Nothing,
+                            to_workload,
+                            code,
+                        )
+                    }
                 }
             } else {
                 // The workload itself is too long: it is what gets shorter,
@@ -312,12 +316,13 @@ pub fn fixes(model: &Model, s: &Scenario) -> Vec<Fix> {
                 let len = largest(workload.saturating_sub(1), |len| solve::fits(model, &shortened(s, len)));
                 if len >= 2 {
                     let t = shortened(s, len);
+                    let code = command(model, &t, &repo, len);
                     push(
                         FixKind::MaxModelLen,
                         format!("Limit the context to {} tokens ({})", thousands(len), cut(s, &t)),
                         GivesUp::Length,
                         t,
-                        command(&repo, len),
+                        code,
                     );
                 }
             }
@@ -359,13 +364,8 @@ pub fn fixes(model: &Model, s: &Scenario) -> Vec<Fix> {
         let t = solve::kept_kv(model, Scenario { weights: f, ..s.clone() });
         let gives_up =
             if matches!(f, WeightFormat::Bf16 | WeightFormat::F16) { GivesUp::Nothing } else { GivesUp::Quality };
-        push(
-            FixKind::WeightFormat,
-            format!("Load the weights as {}", f.id()),
-            gives_up,
-            t,
-            (commands.weights)(model, f, &repo),
-        );
+        let code = (commands.weights)(model, &t, &repo);
+        push(FixKind::WeightFormat, format!("Load the weights as {}", f.id()), gives_up, t, code);
     }
     // More GPUs of the same kind.
     if let Some(n) = min_gpus {

@@ -12,9 +12,10 @@ use super::Scenario;
 /// How an engine shortens sequences.
 #[derive(Debug, Clone, Copy)]
 pub enum Shorten {
-    /// A configured context (`--max-model-len`, `--context-length`): the
-    /// command for a context of `len` tokens.
-    Context(fn(repo: &str, len: u64) -> String),
+    /// A configured context (`--max-model-len`, `--context-length`,
+    /// `num_ctx`): the command for the changed plan `target` (its context
+    /// `len` tokens).
+    Context(fn(model: &Model, target: &Scenario, repo: &str, len: u64) -> String),
     /// Fewer new tokens: the command for the changed plan `target` (its
     /// `max_new_tokens` after its prompt).
     NewTokens(fn(model: &Model, target: &Scenario) -> String),
@@ -60,13 +61,9 @@ pub struct Commands {
     pub more_gpus_are_tensor_parallel: bool,
     /// Running on `n` GPUs: the changed plan `target` and the model.
     pub more_gpus: fn(model: &Model, target: &Scenario, repo: &str, n: u64) -> String,
-    /// Loading the weights in another format.
-    pub weights: fn(model: &Model, format: WeightFormat, repo: &str) -> String,
-    /// Splitting the layers over the GPUs by memory (`layers`: how many each
-    /// GPU holds now), when the plan has no explicit device map.
-    pub rebalance: fn(model: &Model, repo: &str, layers: &[usize]) -> String,
-    /// Running another model `repo` in format `weights`.
-    pub serve: fn(model: &Model, repo: &str, weights: WeightFormat) -> String,
+    /// Loading the weights in another format: the changed plan `target`
+    /// (its `weights`).
+    pub weights: fn(model: &Model, target: &Scenario, repo: &str) -> String,
     /// The engine's own settings worth trying on this plan.
     pub settings: fn(model: &Model, s: &Scenario, repo: &str) -> Vec<Setting>,
     /// What the engine itself changes before loading a plan that fits with
@@ -123,10 +120,78 @@ pub fn past_model_length(model: &Model, asked: Option<u64>) -> bool {
     asked.zip(model.arch.text.max_position_embeddings).is_some_and(|(asked, own)| asked > own)
 }
 
-/// accelerate's balanced split (what transformers, and the Python loaders
-/// the serving engines share, take).
-pub fn balanced_device_map(model: &Model, repo: &str, _: &[usize]) -> String {
-    format!("{}.from_pretrained(\"{repo}\", device_map=\"balanced\")", crate::engines::transformers::auto_class(model))
+/// Splitting the layers of plan `s` over its GPUs by memory (`layers`: how
+/// many each GPU holds in the plan), when the plan has no explicit device
+/// map, in the engine's words; `None` when the engine splits them so
+/// already. Only the OOM diagnosis asks, so it is no [`Commands`] field:
+/// each field is linked into every program that holds the table, the
+/// page's first load included.
+pub fn rebalance(model: &Model, s: &Scenario, repo: &str, layers: &[usize]) -> Option<String> {
+    use crate::engines::{Engine, llamacpp, ollama, sglang, transformers, vllm};
+    match s.engine {
+        // accelerate's balanced split.
+        Engine::Transformers(_) => {
+            Some(format!("{}.from_pretrained(\"{repo}\", device_map=\"balanced\")", transformers::auto_class(model)))
+        }
+        // Each stage's count in `PP_LAYER_PARTITION` (else an even split).
+        Engine::Vllm(_) => Some(format!(
+            "VLLM_PP_LAYER_PARTITION={} {}",
+            proportional_partition(s, layers)?,
+            vllm::launch(model, s, repo)
+        )),
+        Engine::Sglang(_) => Some(format!(
+            "SGLANG_PP_LAYER_PARTITION={} {}",
+            proportional_partition(s, layers)?,
+            sglang::launch(model, s, repo)
+        )),
+        // The plan's split by memory pinned as `--tensor-split` ratios
+        // (llama.cpp gives each device the share of the layers its ratio is
+        // of their sum, llama-model.cpp `load_tensors`).
+        Engine::LlamaCpp(o) => {
+            let split = llamacpp::TensorSplit::of_counts(&layers.iter().map(|&n| n as u64).collect::<Vec<_>>());
+            let o = llamacpp::Options { tensor_split: split, ..o };
+            Some(llamacpp::server_command(model, &Scenario { engine: Engine::LlamaCpp(o), ..s.clone() }))
+        }
+        // Spread over every GPU (server/sched.go), with the plan's environment.
+        Engine::Ollama(_) => Some(ollama::serve_with(model, s, "OLLAMA_SCHED_SPREAD=1 ")),
+    }
+}
+
+/// The pipeline stages' layer counts in proportion to their GPUs' memory
+/// (largest remainder; a stage's memory is its smallest GPU's), as the
+/// `PP_LAYER_PARTITION` variables of vLLM and SGLang take them (`a,b,…`,
+/// one count per stage, summing to the model's layers: vLLM 0.10.0
+/// distributed/utils.py and SGLang 0.5.23 srt/distributed/utils.py
+/// `get_pp_indices`); `None` when that is the split the plan has already
+/// (`layers`: each GPU's, stage by stage, TP ranks within).
+pub fn proportional_partition(s: &Scenario, layers: &[usize]) -> Option<String> {
+    let tp = (s.tp as usize).max(1);
+    let stages: Vec<(usize, u64)> = layers
+        .chunks(tp)
+        .zip(s.gpus.chunks(tp))
+        // MiB, so that the products below stay within u64 (and no 128-bit
+        // division is linked).
+        .map(|(l, g)| (l[0], g.iter().map(|g| g.capacity_bytes / crate::units::MIB).min().unwrap_or(0)))
+        .collect();
+    let total: usize = stages.iter().map(|s| s.0).sum();
+    let memory: u64 = stages.iter().map(|s| s.1).sum();
+    // Stages of equal memory: the engine's own even split already.
+    if stages.len() < 2 || memory == 0 || stages.iter().all(|s| s.1 == stages[0].1) {
+        return None;
+    }
+    let exact: Vec<u64> = stages.iter().map(|s| s.1.saturating_mul(total as u64)).collect();
+    let mut counts: Vec<usize> = exact.iter().map(|e| (e / memory) as usize).collect();
+    // The largest remainders take the layers left, the earlier stage on a
+    // tie (fewer than one per stage are left).
+    let mut remainders: Vec<u64> = exact.iter().map(|e| e % memory).collect();
+    for _ in 0..total.saturating_sub(counts.iter().sum()) {
+        let largest = remainders.iter().copied().max().unwrap_or(0);
+        let Some(i) = remainders.iter().position(|&r| r == largest) else { break };
+        counts[i] += 1;
+        remainders[i] = 0;
+    }
+    let now: Vec<usize> = stages.iter().map(|s| s.0).collect();
+    (counts != now).then(|| counts.iter().map(usize::to_string).collect::<Vec<_>>().join(","))
 }
 
 /// No settings of the engine's own help this plan.

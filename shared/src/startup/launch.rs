@@ -291,6 +291,13 @@ pub fn read_command_line<S: AsRef<str>>(argv: &[S]) -> Option<Launch> {
         Launcher::OllamaRunner => OLLAMA_RUNNER,
     };
     let mut launch = Launch { launcher, model: None, config: LoggedConfig::default(), flags: Vec::new() };
+    // vLLM before 0.12 takes its all-to-all backend from the environment
+    // (`VLLM_ALL2ALL_BACKEND`, envs.py 0.10.0 – 0.11.0), as the tool prints it.
+    for (name, value) in argv.iter().map_while(|w| assignment(w)) {
+        if launcher == Launcher::Vllm && name == "VLLM_ALL2ALL_BACKEND" {
+            apply(&mut launch, "VLLM_ALL2ALL_BACKEND", Key::All2All, Some(value));
+        }
+    }
     // `vllm serve MODEL`: only the word right after `serve` is the model (a
     // later bare word may be another flag's value, such as an API key).
     let mut at = 0;
@@ -372,17 +379,19 @@ fn normalise(launcher: Launcher, name: &str) -> String {
     }
 }
 
+/// A shell's environment assignment before the program (`NAME=value`, as
+/// in `VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 vllm serve …`, which the tool
+/// prints): its name and value.
+fn assignment(word: &str) -> Option<(&str, &str)> {
+    word.split_once('=').filter(|(name, _)| {
+        name.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
+            && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
+    })
+}
+
 /// The engine and the arguments after the program (and its subcommand).
 fn recognise<'a, 'b>(argv: &'b [&'a str]) -> Option<(Launcher, &'b [&'a str])> {
-    // A shell's environment assignments before the program
-    // (`VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 vllm serve …`, as the tool prints it).
-    let assignment = |w: &&&str| {
-        w.split_once('=').is_some_and(|(name, _)| {
-            name.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
-                && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
-        })
-    };
-    let argv = &argv[argv.iter().take_while(assignment).count()..];
+    let argv = &argv[argv.iter().take_while(|w| assignment(w).is_some()).count()..];
     let base = |w: &str| w.rsplit('/').next().unwrap_or_default().to_owned();
     let program = base(argv.first()?);
     // The program itself, or a script an interpreter runs (`python3

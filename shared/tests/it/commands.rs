@@ -285,12 +285,11 @@ fn ollama_pulls_only_a_gguf_repository() {
     for line in setup.lines() {
         assert_eq!(ollama_model_refused(&m, line), None, "{line}");
     }
-    let pull = (EngineKind::Ollama.commands().weights)(
-        &m,
-        WeightFormat::Gguf(shared::formats::GgufType::Q8_0),
-        "bartowski/Meta-Llama-3.1-8B-Instruct-GGUF",
-    );
-    assert_eq!(pull, "ollama pull hf.co/bartowski/Meta-Llama-3.1-8B-Instruct-GGUF:Q8_0");
+    // Another quantisation is the whole set-up, pulled from the same repository by its tag.
+    let q8 = Scenario { weights: WeightFormat::Gguf(shared::formats::GgufType::Q8_0), ..s };
+    let other = (EngineKind::Ollama.commands().weights)(&m, &q8, "bartowski/Meta-Llama-3.1-8B-Instruct-GGUF");
+    assert_eq!(other, ollama::ollama_command(&m, &q8));
+    assert!(other.contains("FROM hf.co/bartowski/Meta-Llama-3.1-8B-Instruct-GGUF:Q8_0"), "{other}");
 }
 
 /// A context past the model's own starts only with the engine's permission

@@ -747,13 +747,99 @@ fn vllm_and_sglang_fixes_launch_their_whole_plan() {
         line,
         "python -m sglang.launch_server --model-path meta-llama/Llama-3.1-70B-Instruct --quantization fp8 --context-length 32768 --tp-size 2"
     );
-    // A GPTQ format names the checkpoint it needs and its flag.
+    // A GPTQ format names the checkpoint it needs and its flag, in the
+    // plan's whole launch (the fix of an engine that refuses the plan's
+    // format prints it as it is).
     let gptq = WeightFormat::parse("gptq-int4").unwrap_or_else(|e| panic!("{e}"));
-    let line = (shared::engines::EngineKind::Vllm.commands().weights)(&m, gptq, "meta-llama/Llama-3.1-70B-Instruct");
-    assert!(
-        line.contains("vllm serve <a GPTQ checkpoint of meta-llama/Llama-3.1-70B-Instruct> --quantization gptq"),
-        "{line}"
+    let t = Scenario { weights: gptq, ..vllm_plan };
+    let line = (shared::engines::EngineKind::Vllm.commands().weights)(&m, &t, "meta-llama/Llama-3.1-70B-Instruct");
+    assert_eq!(
+        line,
+        "vllm serve <a GPTQ checkpoint of meta-llama/Llama-3.1-70B-Instruct> --quantization gptq --max-model-len 32768"
     );
+}
+
+/// A pipeline over GPUs of unequal memory is split in proportion to it by
+/// each engine's own means: vLLM's and SGLang's `PP_LAYER_PARTITION`
+/// variables before their whole launch (one count per stage, summing to the
+/// layers, as `get_pp_indices` requires), llama.cpp's whole line with the
+/// split pinned; stages of equal memory are the engines' own even split
+/// already, and no fix is offered for them.
+#[test]
+fn an_uneven_pipeline_is_split_by_memory_in_each_engines_words() {
+    use shared::engines::{EngineKind, llamacpp, sglang};
+    use shared::formats::WeightFormat;
+    let m = model("llama-3.1-8b");
+    let mixed = vec![GpuSlot::custom("24 GiB", 24 * GIB), GpuSlot::custom("48 GiB", 48 * GIB)];
+    let vllm_plan =
+        Scenario { gpus: mixed.clone(), engine: Engine::Vllm(vllm::Options::default()), ..Scenario::default() };
+    let rebalance = |_: EngineKind, s: &Scenario, layers: &[usize]| {
+        shared::engines::commands::rebalance(&m, s, "org/model", layers)
+    };
+    assert_eq!(
+        rebalance(EngineKind::Vllm, &vllm_plan, &[16, 16]).as_deref(),
+        Some("VLLM_PP_LAYER_PARTITION=11,21 vllm serve org/model --pipeline-parallel-size 2")
+    );
+    let sglang_plan = Scenario { engine: Engine::Sglang(sglang::Options::default()), ..vllm_plan.clone() };
+    assert_eq!(
+        rebalance(EngineKind::Sglang, &sglang_plan, &[16, 16]).as_deref(),
+        Some("SGLANG_PP_LAYER_PARTITION=11,21 python -m sglang.launch_server --model-path org/model --pp-size 2")
+    );
+    // TP 2 within each stage: one count per stage; a stage's memory is its smallest GPU's.
+    let tp = Scenario {
+        gpus: vec![mixed[0].clone(), mixed[1].clone(), mixed[1].clone(), mixed[1].clone()],
+        tp: 2,
+        ..vllm_plan.clone()
+    };
+    assert!(
+        rebalance(EngineKind::Vllm, &tp, &[16, 16, 16, 16])
+            .is_some_and(|c| c.starts_with("VLLM_PP_LAYER_PARTITION=11,21 "))
+    );
+    let even = Scenario { gpus: vec![mixed[1].clone(); 2], ..vllm_plan.clone() };
+    assert_eq!(rebalance(EngineKind::Vllm, &even, &[16, 16]), None);
+    let llama = Scenario {
+        engine: Engine::LlamaCpp(llamacpp::Options::default()),
+        weights: WeightFormat::parse("q4_k_m").unwrap_or_else(|e| panic!("{e}")),
+        ..vllm_plan
+    };
+    let line = rebalance(EngineKind::LlamaCpp, &llama, &[11, 21]).unwrap_or_default();
+    assert!(line.starts_with("llama-server -m model-Q4_K_M.gguf ") && line.ends_with(" -ts 11,21"), "{line}");
+}
+
+/// vLLM 0.10's all-to-all backends are `naive`, `pplx` and DeepEP's (0.10.0
+/// and 0.10.2 `cuda_communicator.py` raise "Unknown all2all backend" for
+/// `allgather_reducescatter`, which 0.11.0 added); before 0.12 the backend
+/// is `VLLM_ALL2ALL_BACKEND`, which the launch reader reads back.
+#[test]
+fn vllm_010_has_no_allgather_backend_and_its_environment_reads_back() {
+    let m = model("qwen3-30b-a3b");
+    let plan = |version: &str, backend| Scenario {
+        gpus: vec![GpuSlot::custom("80 GiB", 80 * GIB); 2],
+        engine: Engine::Vllm(vllm::Options {
+            version: vllm::Version::parse(version).unwrap_or_else(|| panic!("{version}")),
+            data_parallel_size: 2,
+            enable_expert_parallel: true,
+            all2all_backend: Some(backend),
+            ..Default::default()
+        }),
+        ..Scenario::default()
+    };
+    let refused = plan("0.10", vllm::All2All::AllgatherReducescatter).validate_for(&m).map(|_| ()).unwrap_err();
+    assert!(refused.to_string().contains("allgather_reducescatter"), "{refused}");
+    assert!(plan("0.11-mm", vllm::All2All::AllgatherReducescatter).validate_for(&m).is_ok());
+    for version in ["0.10", "0.11-mm"] {
+        let s = plan(version, vllm::All2All::DeepepLowLatency);
+        let valid = s.clone().validate_for(&m).unwrap_or_else(|e| panic!("{version}: {e}"));
+        let line = (shared::engines::EngineKind::Vllm.commands().launch.unwrap_or_else(|| panic!("a launch")))(
+            &m,
+            &valid,
+            "Qwen/Qwen3-30B-A3B",
+        );
+        assert!(line.starts_with("VLLM_ALL2ALL_BACKEND=deepep_low_latency vllm serve "), "{line}");
+        let read = shared::startup::read_command_line(&line.split_whitespace().collect::<Vec<_>>())
+            .unwrap_or_else(|| panic!("{line}"));
+        assert_eq!(read.config.all2all_backend, Some(vllm::All2All::DeepepLowLatency), "{line}");
+    }
 }
 
 /// `--kv-cache-memory-bytes` (issue 33's setting added in one module): the

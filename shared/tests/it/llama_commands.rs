@@ -249,3 +249,42 @@ fn oom_levers_speak_the_plans_build() {
     assert!(ik.contains("llama-server ... -ctk q8_0 -ctv q8_0"), "{ik}");
     assert!(!ik.contains("-fa on") && !ik.contains("--fit"), "{ik}");
 }
+
+/// A lighter quantisation is the plan's whole `llama-server` line in it (it
+/// had been `llama-server -m model-Q4_K_M.gguf ...`, which dropped the
+/// plan's context, slots and flags), and Ollama's the whole set-up with the
+/// plan's environment and Modelfile; Ollama's shorter context is the
+/// Modelfile's `num_ctx` in that set-up (it had been a `PARAMETER` line alone).
+#[test]
+fn weight_and_context_fixes_are_whole_set_ups() {
+    let q8 = WeightFormat::parse("q8_0").unwrap_or_else(|e| panic!("{e}"));
+    let plan = |engine| Scenario {
+        weights: q8,
+        concurrency: 2,
+        prompt_tokens: 4096,
+        gpus: custom(8),
+        engine,
+        ..Scenario::default()
+    };
+    let m = model("llama-3.1-8b");
+    let s = plan(Engine::LlamaCpp(Options { n_batch: 1024, ..Options::default() }));
+    let all = fixes(&m, &s);
+    let f = fix(&all, FixKind::WeightFormat);
+    assert!(f.scenario.weights != q8, "{}", codes(&all));
+    assert_eq!(f.code, llamacpp::server_command(&m, &f.scenario));
+    assert!(f.code.contains(" -np 2 -b 1024"), "{}", f.code);
+    let o = ollama::Options { num_parallel: 2, ..Default::default() };
+    let all = fixes(&m, &plan(Engine::Ollama(o)));
+    let f = fix(&all, FixKind::WeightFormat);
+    assert_eq!(f.code, ollama::ollama_command(&m, &f.scenario));
+    assert!(f.code.starts_with("OLLAMA_NUM_PARALLEL=2 ollama serve\n# Modelfile\nFROM ./model-Q"), "{}", f.code);
+    let s = Scenario { gpus: custom(12), ..plan(Engine::Ollama(ollama::Options { num_ctx: Some(65_536), ..o })) };
+    let all = fixes(&m, &s);
+    let f = fix(&all, FixKind::MaxModelLen);
+    assert_eq!(f.code, ollama::ollama_command(&m, &f.scenario));
+    assert!(
+        f.code.starts_with("OLLAMA_NUM_PARALLEL=2 ollama serve\n") && f.code.contains("\nPARAMETER num_ctx "),
+        "{}",
+        f.code
+    );
+}

@@ -252,21 +252,16 @@ pub const COMMANDS: Commands = Commands {
         format!("CUDA_VISIBLE_DEVICES={gpus} {}", server_command(model, t))
     },
     weights: weight_code,
-    rebalance: |_, _, layers| {
-        let split: Vec<String> = layers.iter().map(|n| n.to_string()).collect();
-        format!("llama-server ... --tensor-split {}", split.join(","))
-    },
-    serve: |_, repo, weights| format!("llama-server -m <a {} GGUF of {repo}> ...", weights.id()),
     settings,
     adjusts: fit_adjustment,
     launch: None,
 };
 
-/// GGUF files for llama-server; other formats as transformers loads them.
-fn weight_code(model: &Model, f: WeightFormat, repo: &str) -> String {
-    match f {
-        // GGUF type ids are ASCII (`q4_k_m`): no Unicode case tables needed.
-        WeightFormat::Gguf(t) => format!("llama-server -m model-{}.gguf ...", t.id().to_ascii_uppercase()),
+/// The whole `llama-server` line of a plan in another GGUF quantisation;
+/// other formats as transformers loads them.
+fn weight_code(model: &Model, t: &Scenario, repo: &str) -> String {
+    match t.weights {
+        WeightFormat::Gguf(_) => server_command(model, t),
         f => transformers::weight_code(model, f, repo),
     }
 }

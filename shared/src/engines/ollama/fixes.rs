@@ -26,7 +26,7 @@ pub(crate) fn launched(model: &Model, s: &Scenario) -> Option<(Options, Scenario
 /// llama.cpp's `-m` names it. Never a safetensors repository or a model's
 /// display name as if it were an Ollama tag.
 fn model_ref(model: &Model, weights: WeightFormat) -> String {
-    match hub_gguf(model, model.repo.as_deref(), weights) {
+    match hub_gguf(model, weights) {
         Some(tag) => tag,
         None => match weights {
             WeightFormat::Gguf(_) => format!("./{}", llamacpp::gguf_file(model, weights)),
@@ -35,12 +35,12 @@ fn model_ref(model: &Model, weights: WeightFormat) -> String {
     }
 }
 
-/// `hf.co/REPO:TAG` when `repo` is the GGUF repository `model` was read from
-/// and `weights` a GGUF quantisation (a GGUF repository holds its quants as
+/// `hf.co/REPO:TAG` when `model` was read from a GGUF repository and
+/// `weights` is a GGUF quantisation (a GGUF repository holds its quants as
 /// files named by tag, which `ollama pull` picks); `None` otherwise.
-fn hub_gguf(model: &Model, repo: Option<&str>, weights: WeightFormat) -> Option<String> {
+fn hub_gguf(model: &Model, weights: WeightFormat) -> Option<String> {
     let (WeightFormat::Gguf(_), WeightFormat::Gguf(t)) = (model.default_format(), weights) else { return None };
-    let repo = repo.filter(|r| model.repo.as_deref() == Some(*r))?;
+    let repo = model.repo.as_deref()?;
     Some(format!("hf.co/{repo}:{}", t.id().to_ascii_uppercase()))
 }
 
@@ -55,7 +55,7 @@ pub fn ollama_command(model: &Model, s: &Scenario) -> String {
 /// environment. The environment is `ollama serve`'s, read once for every
 /// model it runs (envconfig/config.go, v0.33.0-rc2): a restart with one
 /// variable changed must carry the plan's others, or it runs another plan.
-fn serve_with(model: &Model, s: &Scenario, extra: &str) -> String {
+pub(crate) fn serve_with(model: &Model, s: &Scenario, extra: &str) -> String {
     let Engine::Ollama(o) = s.engine else { return String::new() };
     let mut env = extra.to_owned();
     if o.num_parallel != 1 {
@@ -157,11 +157,8 @@ fn adjusts(model: &Model, s: &Scenario) -> Option<Setting> {
 pub const COMMANDS: Commands = Commands {
     cheaper_kv_dtype: KvDtype::Q8_0,
     kv_dtype: ollama_command,
-    shorten: Shorten::Context(|_, len| {
-        // Not `OLLAMA_CONTEXT_LENGTH=… ollama serve`: a restart with that
-        // variable alone drops the rest of the plan's environment.
-        format!("PARAMETER num_ctx {len}   # or OLLAMA_CONTEXT_LENGTH={len} in ollama serve's environment")
-    }),
+    // `num_ctx` in the Modelfile, with the rest of the set-up.
+    shorten: Shorten::Context(|model, t, _, _| ollama_command(model, t)),
     // Ollama serves `OLLAMA_NUM_PARALLEL` requests at once.
     // The fix's plan carries the cap (`Engine::capped_sequences`).
     concurrency: |model, t, _, _| ollama_command(model, t),
@@ -170,14 +167,10 @@ pub const COMMANDS: Commands = Commands {
         let gpus = (0..n).map(|i| i.to_string()).collect::<Vec<_>>().join(",");
         serve_with(model, t, &format!("CUDA_VISIBLE_DEVICES={gpus} OLLAMA_SCHED_SPREAD=1 "))
     },
-    weights: |model, f, repo| match (hub_gguf(model, Some(repo), f), f) {
-        (Some(tag), _) => format!("ollama pull {tag}"),
-        (None, WeightFormat::Gguf(t)) => format!("# Modelfile\nFROM <a {} GGUF of {repo}>", t.id()),
-        (None, f) => format!("ollama runs GGUF weights: a {} checkpoint of {repo} needs converting first", f.id()),
+    weights: |model, t, repo| match t.weights {
+        WeightFormat::Gguf(_) => ollama_command(model, t),
+        f => format!("ollama runs GGUF weights: a {} checkpoint of {repo} needs converting first", f.id()),
     },
-    rebalance: |_, _, _| "OLLAMA_SCHED_SPREAD=1 ollama serve".into(),
-    // `repo` is another model's (a preset's Hub repository, not a GGUF one).
-    serve: |_, repo, weights| format!("# Modelfile\nFROM <a {} GGUF of {repo}>", weights.id()),
     settings,
     adjusts,
     launch: None,

@@ -14,6 +14,7 @@ mod fixes;
 mod knobs;
 mod levers;
 
+pub(crate) use fixes::serve_with;
 pub use fixes::{COMMANDS, ollama_command};
 pub use knobs::KNOBS;
 pub use levers::{LEVERS, Levers, parameter};

@@ -21,10 +21,9 @@ use serde::{Deserialize, Serialize};
 
 use super::commands::{Commands, Shorten, no_settings};
 use super::parallel::{self, HeadCheck, SplitError};
-use super::{Engine, EngineKind, EngineTerms, EngineWarnings, Plan, Scenario, transformers, vllm};
+use super::{Engine, EngineKind, EngineTerms, EngineWarnings, Plan, Scenario, vllm};
 use crate::arch::TextModel;
 use crate::explain::{Basis, Term, thousands};
-use crate::formats::WeightFormat;
 use crate::kv::{self, KvDtype};
 use crate::model::Model;
 use crate::plan::{GpuBudget, MAX_CONCURRENCY, Verdict, activations, terms::demand};
@@ -882,9 +881,7 @@ pub(crate) fn need_and_usable(
 pub const COMMANDS: Commands = Commands {
     cheaper_kv_dtype: KvDtype::Fp8,
     kv_dtype: |_, _| "python -m sglang.launch_server ... --kv-cache-dtype fp8_e4m3".into(),
-    shorten: Shorten::Context(|repo, len| {
-        format!("python -m sglang.launch_server --model-path {repo} --context-length {len}")
-    }),
+    shorten: Shorten::Context(|model, t, repo, _| launch(model, t, repo)),
     // The plan's launch, capped: the plan does not model the flag.
     concurrency: |model, t, repo, n| format!("{} --max-running-requests {n}", launch(model, t, repo)),
     more_gpus_are_tensor_parallel: true,
@@ -896,9 +893,7 @@ pub const COMMANDS: Commands = Commands {
         }
         cmd
     },
-    weights: weight_code,
-    rebalance: super::commands::balanced_device_map,
-    serve: |_, repo, _| format!("python -m sglang.launch_server --model-path {repo}"),
+    weights: launch,
     settings: no_settings,
     adjusts: crate::engines::commands::no_adjustment,
     launch: Some(launch),
@@ -933,7 +928,7 @@ fn parallel_flags(o: Options) -> String {
 /// `python -m sglang.launch_server` for a plan: every flag it depends on
 /// that differs from SGLang's default (python/sglang/srt/server_args.py
 /// `ServerArgs`).
-fn launch(model: &Model, s: &Scenario, repo: &str) -> String {
+pub(crate) fn launch(model: &Model, s: &Scenario, repo: &str) -> String {
     let (checkpoint, quant) = super::commands::checkpoint_for(model, s.weights, repo);
     // Past the model's own length SGLang refuses to start unless told to
     // (0.5.23 configs/model_config.py `_derive_context_length`: "To allow
@@ -973,18 +968,6 @@ fn launch(model: &Model, s: &Scenario, repo: &str) -> String {
         flag("--kv-cache-dtype fp8_e4m3".into());
     }
     cmd
-}
-
-/// Loading the weights in format `f`: SGLang's quantization flag for FP8;
-/// bitsandbytes and GPTQ/AWQ as vLLM loads them; else transformers' code.
-fn weight_code(model: &Model, f: WeightFormat, repo: &str) -> String {
-    match f {
-        WeightFormat::Fp8 { .. } => format!("python -m sglang.launch_server --model-path {repo} --quantization fp8"),
-        WeightFormat::Bnb4 { .. } | WeightFormat::Gptq { .. } | WeightFormat::Awq { .. } => {
-            (vllm::COMMANDS.weights)(model, f, repo)
-        }
-        f => transformers::weight_code(model, f, repo),
-    }
 }
 
 impl Report {

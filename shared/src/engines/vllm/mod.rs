@@ -67,7 +67,7 @@ pub use options::{
 pub use version::{EncoderPadding, EncoderProfile, Version};
 
 pub use words::COMMANDS;
-pub(crate) use words::{need_and_usable, terms, warnings};
+pub(crate) use words::{launch, need_and_usable, terms, warnings};
 
 use serde::Serialize;
 

@@ -371,6 +371,12 @@ pub(crate) fn check_knobs(o: Options) -> Result<(), String> {
     if o.num_redundant_experts > 0 && !o.enable_expert_parallel {
         return Err("vLLM's redundant experts (EPLB) need --enable-expert-parallel".into());
     }
+    if o.all2all_backend == Some(super::All2All::AllgatherReducescatter) && !o.version.allgather_reducescatter() {
+        return Err(format!(
+            "the allgather_reducescatter all-to-all backend arrived in vLLM 0.11; the {} rules are older (naive gathers the same)",
+            o.version.id()
+        ));
+    }
     if o.kv_cache_memory_bytes.is_some() && !o.version.kv_memory_tools() {
         return Err(format!("kv_cache_memory_bytes arrived in vLLM 0.11; the {} rules are older", o.version.id()));
     }

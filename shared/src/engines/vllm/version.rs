@@ -670,6 +670,13 @@ impl Version {
         self.newest_minor() >= 12
     }
 
+    /// Whether the `allgather_reducescatter` all-to-all backend exists: in
+    /// the 0.11.0 wheel's `cuda_communicator.py`; 0.10.0 and 0.10.2 raise
+    /// "Unknown all2all backend" for it.
+    pub fn allgather_reducescatter(self) -> bool {
+        self.newest_minor() >= 11
+    }
+
     /// Whether `--eplb-config` is a flag: from 0.10.2 (absent from the
     /// 0.10.0 wheel's arg_utils.py); 0.10's rules keep
     /// `--num-redundant-experts`, which 0.10.0 – 0.11.0 take (0.11.0 as

@@ -2,9 +2,8 @@
 //! warnings, and the flags that apply each fix.
 
 use crate::engines::commands::{Commands, Setting, SettingKind, Shorten};
-use crate::engines::{Engine, EngineTerms, EngineWarnings, Plan, Scenario, transformers};
+use crate::engines::{Engine, EngineTerms, EngineWarnings, Plan, Scenario};
 use crate::explain::{Basis, Term, thousands};
-use crate::formats::WeightFormat;
 use crate::kv::KvDtype;
 use crate::model::Model;
 use crate::plan::{Verdict, terms::demand};
@@ -334,7 +333,7 @@ pub(crate) fn warnings(p: &Plan, verdict: Verdict, max_concurrency: u64) -> Engi
 pub const COMMANDS: Commands = Commands {
     cheaper_kv_dtype: KvDtype::Fp8,
     kv_dtype: |_, _| "vllm serve ... --kv-cache-dtype fp8".into(),
-    shorten: Shorten::Context(|repo, len| format!("vllm serve {repo} --max-model-len {len}")),
+    shorten: Shorten::Context(|model, t, repo, _| launch(model, t, repo)),
     concurrency: |_, _, repo, n| format!("vllm serve {repo} --max-num-seqs {n}"),
     more_gpus_are_tensor_parallel: true,
     more_gpus: |_, t, repo, _| match t.engine {
@@ -345,9 +344,7 @@ pub const COMMANDS: Commands = Commands {
             format!("vllm serve {repo} --tensor-parallel-size {}", t.tp)
         }
     },
-    weights: weight_code,
-    rebalance: crate::engines::commands::balanced_device_map,
-    serve: |_, repo, _| format!("vllm serve {repo}"),
+    weights: launch,
     settings,
     adjusts: crate::engines::commands::no_adjustment,
     launch: Some(launch),
@@ -449,27 +446,6 @@ pub(crate) fn launch(model: &Model, s: &Scenario, repo: &str) -> String {
         flag(format!("--speculative-config '{}'", spec.json()));
     }
     cmd
-}
-
-/// Loading the weights in format `f`: vLLM's quantization flags, else
-/// transformers' code.
-pub(crate) fn weight_code(model: &Model, f: WeightFormat, repo: &str) -> String {
-    match f {
-        WeightFormat::Fp8 { .. } => format!("vllm serve {repo} --quantization fp8"),
-        WeightFormat::Bnb4 { .. } => format!("vllm serve {repo} --quantization bitsandbytes"),
-        WeightFormat::Gptq { .. } | WeightFormat::Awq { .. } => prequantized(f, repo),
-        f => transformers::weight_code(model, f, repo),
-    }
-}
-
-/// GPTQ and AWQ weights come as checkpoints of their own (vLLM and SGLang):
-/// named as such, never as a guessed repository.
-pub(crate) fn prequantized(f: WeightFormat, repo: &str) -> String {
-    let (kind, flag) = if matches!(f, WeightFormat::Awq { .. }) { ("AWQ", "awq") } else { ("GPTQ", "gptq") };
-    format!(
-        "# a {} ({kind}) checkpoint of this model\nvllm serve <a {kind} checkpoint of {repo}> --quantization {flag}",
-        f.id()
-    )
 }
 
 fn settings(_: &Model, s: &Scenario, _: &str) -> Vec<Setting> {

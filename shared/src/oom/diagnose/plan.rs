@@ -167,7 +167,7 @@ pub(super) fn from_the_plan(plan: Plan, presets: PresetModel, f: &Facts, b: &mut
     if !e.fits {
         limits(model, &s, b);
     }
-    imbalance(f, b, &e, model);
+    imbalance(f, b, &e, model, &s);
     for x in fixes::fixes(model, &s) {
         // An engine that does not load the format is the plan's mistake, not
         // a cause of the error: the estimate's verdict says so.
@@ -334,7 +334,7 @@ fn limits(model: &Model, s: &Scenario, b: &mut Board) {
 }
 
 /// Step 4 from the plan: the failing GPU held more than a balanced split puts there.
-fn imbalance(f: &Facts, b: &mut Board, e: &Estimate, model: &Model) {
+fn imbalance(f: &Facts, b: &mut Board, e: &Estimate, model: &Model, s: &Scenario) {
     if e.per_gpu.len() < 2 || e.pipeline_stages < 2 {
         return;
     }
@@ -361,7 +361,9 @@ fn imbalance(f: &Facts, b: &mut Board, e: &Estimate, model: &Model) {
         Some(m) => m.snippet(&repo, e.weight_format),
         None => {
             let layers: Vec<usize> = e.per_gpu.iter().map(|g| g.layers[1] - g.layers[0]).collect();
-            (e.engine.commands().rebalance)(model, &repo, &layers)
+            // An engine that splits so already has no split to offer.
+            let Some(code) = crate::engines::commands::rebalance(model, s, &repo, &layers) else { return };
+            code
         }
     };
     b.fix(fix(
