@@ -361,7 +361,7 @@ impl Engine {
     /// Why the engine keeps no KV cache of `kv` under `weights`, in its
     /// words; `None` when it keeps one. Like a weight format the engine does
     /// not load ([`Engine::refuses`]), the plan is then estimated as if it
-    /// did (Ollama's, as the fp16 it runs instead) and its verdict says so
+    /// did (Ollama's, as the f16 llama-server runs instead) and its verdict says so
     /// first: a link made before this rule still opens as the plan it was.
     /// Each engine's cache types:
     /// - vLLM's `CacheDType` (0.34 config/cache.py): `auto` (the weights'
@@ -372,8 +372,9 @@ impl Engine {
     ///   and 4-bit floats; fp16 only as `auto` under 16-bit weights.
     /// - llama.cpp's `-ctk`/`-ctv` (`kv_cache_type_from_str`, common/arg.cpp):
     ///   f32, f16, bf16, q8_0, q4_0 and more.
-    /// - Ollama's `OLLAMA_KV_CACHE_TYPE` (fs/ggml/ggml.go
-    ///   `SupportsKVCacheType`): f16, q8_0 and q4_0; it runs f16 for any other.
+    /// - Ollama's `OLLAMA_KV_CACHE_TYPE`, passed to llama-server as it is
+    ///   from v0.30.0 (llm/server.go, v0.33.0-rc2): llama.cpp's types; none
+    ///   set, llama-server's f16.
     ///
     /// transformers is not checked here: its quantised caches (quanto, HQQ)
     /// are what the page's int8 and int4 stand for.
@@ -399,14 +400,13 @@ impl Engine {
                 K::Fp8 | K::Int8 | K::Int4 => "fp32, fp16, bf16, q8_0 and q4_0",
             },
             Engine::Ollama(_) => match kv {
-                // The activation dtype's cache (bf16, or fp32 under fp32
-                // weights) is the default a plan gets: Ollama runs it as f16,
+                // bf16, the activation dtype's cache, is the default a plan
+                // gets: Ollama runs llama-server's f16 of the same size,
                 // which the plan counts (`ollama::cache_type`), unsaid.
-                K::F16 | K::Bf16 | K::Q8_0 | K::Q4_0 => return None,
-                K::F32 if f32_weights => return None,
-                K::F32 | K::Fp8 | K::Int8 | K::Int4 => {
+                K::F32 | K::F16 | K::Bf16 | K::Q8_0 | K::Q4_0 => return None,
+                K::Fp8 | K::Int8 | K::Int4 => {
                     return Some(format!(
-                        "Ollama keeps no {} KV cache (its KV dtypes: fp16, q8_0 and q4_0): it runs fp16",
+                        "Ollama keeps no {} KV cache (llama-server's: fp32, fp16, bf16, q8_0 and q4_0): it runs fp16",
                         kv.id()
                     ));
                 }

@@ -353,9 +353,13 @@ fn kv_dtypes_are_the_engines_own() {
     assert!(verdict(&vllm_q4).starts_with("vLLM keeps no q4_0 KV cache"), "{}", verdict(&vllm_q4));
     assert!(refused(&with(EngineKind::Sglang.with_defaults(), KvDtype::Int8)).is_some());
     assert!(refused(&with(EngineKind::LlamaCpp.with_defaults(), KvDtype::Fp8)).is_some());
+    // Ollama passes `OLLAMA_KV_CACHE_TYPE` to llama-server as it is (v0.30.0 on).
+    let ollama_fp8 = with(EngineKind::Ollama.with_defaults(), KvDtype::Fp8);
+    assert!(refused(&ollama_fp8).is_some_and(|w| w.ends_with("it runs fp16")));
+    assert!(!ollama::ollama_command(&m, &ollama_fp8).contains("OLLAMA_KV_CACHE_TYPE"), "Ollama runs f16");
     let ollama_f32 = with(EngineKind::Ollama.with_defaults(), KvDtype::F32);
-    assert!(refused(&ollama_f32).is_some_and(|w| w.ends_with("it runs fp16")));
-    assert!(!ollama::ollama_command(&m, &ollama_f32).contains("OLLAMA_KV_CACHE_TYPE"), "Ollama runs f16");
+    assert!(refused(&ollama_f32).is_none());
+    assert!(ollama::ollama_command(&m, &ollama_f32).starts_with("OLLAMA_KV_CACHE_TYPE=f32 ollama serve\n"));
     assert!(refused(&with(EngineKind::Transformers.with_defaults(), KvDtype::Int4)).is_none());
     let old = vllm::Options { version: vllm::Version::for_release("0.19.0").expect("a release"), ..Default::default() };
     assert!(refused(&with(Engine::Vllm(old), KvDtype::Int8)).is_some(), "int8_per_token_head arrived in 0.20");
