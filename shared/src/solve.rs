@@ -158,7 +158,7 @@ pub fn least_aggressive_format(model: &Model, s: &Scenario) -> Option<WeightForm
 pub fn kept_kv(model: &Model, mut t: Scenario) -> Scenario {
     let f32_cache = t.kv_dtype == KvDtype::F32 && t.weights != WeightFormat::F32;
     if f32_cache || t.engine.kv_refusal(t.kv_dtype, t.weights).is_some() {
-        t.kv_dtype = Scenario::default_kv_dtype(model, t.weights);
+        t.kv_dtype = t.engine.kind().default_kv_dtype(model, t.weights);
     }
     t
 }

@@ -137,12 +137,12 @@ pub(super) fn scenario(args: &PlanArgs, model: &Model) -> anyhow::Result<ValidSc
         Some(w) => WeightFormat::parse(w)?,
         None => model.default_format(),
     };
+    let engine = engine(args)?;
     let kv_dtype = match &args.kv_dtype {
         Some(k) => KvDtype::parse(k)?,
-        None => Scenario::default_kv_dtype(model, weights),
+        None => engine.kind().default_kv_dtype(model, weights),
     };
     let mut gpus = gpu_slots(args)?;
-    let engine = engine(args)?;
     // vLLM's data-parallel replicas each hold tp × pp GPUs.
     let replicas = shared::plan::EngineRules::replicas(&engine);
     let replica = args.tp.saturating_mul(replicas);

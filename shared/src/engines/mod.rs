@@ -150,6 +150,17 @@ impl EngineKind {
         }
     }
 
+    /// The KV dtype the engine keeps when none is asked for: llama.cpp's
+    /// f16 (`cache_type_k`/`cache_type_v`, common/common.h), which Ollama's
+    /// llama-server keeps; the others the activation dtype's
+    /// ([`Scenario::activation_kv_dtype`]).
+    pub fn default_kv_dtype(self, model: &Model, weights: WeightFormat) -> crate::kv::KvDtype {
+        match self {
+            Self::LlamaCpp | Self::Ollama => crate::kv::KvDtype::F16,
+            Self::Transformers | Self::Vllm | Self::Sglang => Scenario::activation_kv_dtype(model, weights),
+        }
+    }
+
     /// The commands and settings that apply each fix in this engine.
     pub fn commands(self) -> &'static commands::Commands {
         match self {

@@ -123,7 +123,7 @@ impl LinkState {
 
     /// The KV dtype in effect.
     pub fn kv_dtype_for(&self, model: &crate::model::Model) -> KvDtype {
-        self.kv_dtype.unwrap_or_else(|| crate::estimate::Scenario::default_kv_dtype(model, self.weights_for(model)))
+        self.kv_dtype.unwrap_or_else(|| self.engine.kind().default_kv_dtype(model, self.weights_for(model)))
     }
 
     /// The scenario, or why it cannot run (a tensor-parallel degree that

@@ -154,10 +154,11 @@ impl<E: Default> Default for Scenario<E> {
 }
 
 impl<E> Scenario<E> {
-    /// The KV dtype a framework picks when none is asked for: the activation
-    /// dtype (fp32 for fp32 weights, fp16 for fp16 checkpoints, bf16 otherwise;
-    /// vLLM's `kv_cache_dtype=auto` likewise follows the model dtype).
-    pub fn default_kv_dtype(model: &Model, weights: WeightFormat) -> KvDtype {
+    /// The activation dtype's KV cache, which transformers, vLLM
+    /// (`kv_cache_dtype=auto`) and SGLang keep when none is asked for: fp32
+    /// for fp32 weights, fp16 for fp16 checkpoints, bf16 otherwise. An
+    /// engine's own default is [`crate::engines::EngineKind::default_kv_dtype`].
+    pub fn activation_kv_dtype(model: &Model, weights: WeightFormat) -> KvDtype {
         match (weights, model.arch.checkpoint_dtype) {
             (WeightFormat::F32, _) => KvDtype::F32,
             (WeightFormat::F16, _) | (_, Some(crate::arch::CheckpointDtype::F16)) => KvDtype::F16,

@@ -93,7 +93,7 @@ pub fn logged_scenario(log: &StartupLog, model: &Model, planned: Scenario<Engine
     }
     // vLLM's `kv_cache_dtype=auto` is the model dtype: the plan's default too.
     if let Some(kv) = c.kv_cache_dtype.as_deref().filter(|k| *k != "auto").and_then(|k| KvDtype::parse(k).ok())
-        && s.kv_dtype == Scenario::<Engine>::default_kv_dtype(model, s.weights)
+        && s.kv_dtype == s.engine.kind().default_kv_dtype(model, s.weights)
         && kv != s.kv_dtype
     {
         s.kv_dtype = kv;

@@ -785,7 +785,7 @@ fn scenario(c: &Case, l: &StartupLog, m: &Model, capacity: Option<u64>) -> Scena
         c.weights.map_or_else(|| m.default_format(), |w| WeightFormat::parse(w).unwrap_or_else(|e| panic!("{e}")));
     Scenario {
         weights,
-        kv_dtype: Scenario::default_kv_dtype(m, weights),
+        kv_dtype: engine.kind().default_kv_dtype(m, weights),
         gpus: vec![
             match capacity {
                 Some(bytes) => GpuSlot { cuda_total_bytes: bytes, ..GpuSlot::from_catalog(gpu) },

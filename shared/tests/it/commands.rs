@@ -166,7 +166,7 @@ fn plans() -> Vec<(Model, Scenario)> {
                     let tp = if engine.kind().splits_tensors() { tp } else { 1 };
                     let s = Scenario {
                         weights,
-                        kv_dtype: kv.filter(|_| !gguf).unwrap_or_else(|| Scenario::default_kv_dtype(&m, weights)),
+                        kv_dtype: kv.filter(|_| !gguf).unwrap_or_else(|| engine.kind().default_kv_dtype(&m, weights)),
                         gpus,
                         engine,
                         tp,
@@ -513,7 +513,7 @@ fn the_default_kv_dtype_is_never_refused() {
         for kind in EngineKind::ALL {
             let engine = kind.with_defaults();
             for &f in WeightFormat::CHOICES.iter().filter(|&&f| kind.runs(f)) {
-                let kv = Scenario::default_kv_dtype(&m, f);
+                let kv = kind.default_kv_dtype(&m, f);
                 assert_eq!(engine.kv_refusal(kv, f), None, "{} {} {}", kind.name(), f.id(), kv.id());
             }
         }
@@ -594,7 +594,7 @@ fn every_launch_reads_back_as_its_plan() {
         assert_eq!(c.tensor_parallel.unwrap_or(1), s.tp, "{line}");
         assert_eq!(c.pipeline_parallel.unwrap_or(1), s.stages() as u64, "{line}");
         let kv = c.kv_cache_dtype.as_deref().map(|k| KvDtype::parse(k).unwrap_or_else(|e| panic!("{line}: {e}")));
-        assert_eq!(kv.unwrap_or_else(|| Scenario::default_kv_dtype(&m, s.weights)), s.kv_dtype, "{line}");
+        assert_eq!(kv.unwrap_or_else(|| s.engine.kind().default_kv_dtype(&m, s.weights)), s.kv_dtype, "{line}");
         if let Some(q) = c.quantization.as_deref() {
             let format = WeightFormat::parse(q).unwrap_or_else(|e| panic!("{line}: {e}"));
             assert_eq!(format, s.weights, "{line}");
@@ -683,7 +683,7 @@ fn every_transformers_snippet_runs_and_loads_its_plan() {
             for gpus in [vec![gpu("rtx-4090")], vec![gpu("rtx-4090"); 2], vec![gpu("h100-sxm"); 2]] {
                 let s = Scenario {
                     weights,
-                    kv_dtype: Scenario::default_kv_dtype(&m, weights),
+                    kv_dtype: EngineKind::Transformers.default_kv_dtype(&m, weights),
                     gpus,
                     engine: EngineKind::Transformers.with_defaults(),
                     ..Scenario::default()
@@ -1113,7 +1113,7 @@ mod serving_round_trip {
             prop_assert_eq!(c.tensor_parallel.unwrap_or(1), tp, "{}", line);
             prop_assert_eq!(c.pipeline_parallel.unwrap_or(1), pp as u64, "{}", line);
             let kv_back = c.kv_cache_dtype.as_deref().map(|k| KvDtype::parse(k).unwrap_or_else(|e| panic!("{line}: {e}")));
-            prop_assert_eq!(kv_back.unwrap_or_else(|| Scenario::default_kv_dtype(&m, s.weights)), kv, "{}", line);
+            prop_assert_eq!(kv_back.unwrap_or_else(|| s.engine.kind().default_kv_dtype(&m, s.weights)), kv, "{}", line);
             let format = c.quantization.as_deref().map(|q| WeightFormat::parse(q).unwrap_or_else(|e| panic!("{line}: {e}")));
             prop_assert_eq!(format.unwrap_or_else(|| m.default_format()), s.weights, "{}", line);
             let (back, _) = configured_engine(read.launcher.engine(), c, s.engine.kind().with_defaults());

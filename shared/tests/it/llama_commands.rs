@@ -288,3 +288,24 @@ fn weight_and_context_fixes_are_whole_set_ups() {
         f.code
     );
 }
+
+/// llama.cpp's own cache is f16 (`cache_type_k`/`cache_type_v`,
+/// common/common.h), which Ollama's llama-server keeps: a link that chose no
+/// KV dtype plans that cache and its line names none (it had printed
+/// `-ctk bf16 -ctv bf16` for every bf16 checkpoint, and the page offered
+/// "default (bf16)"); the serving engines keep the activation dtype's.
+#[test]
+fn a_plan_without_a_kv_choice_runs_the_engines_own_cache() {
+    use shared::kv::KvDtype;
+    use shared::link::decode;
+    let m = model("llama-3.1-8b");
+    let kv = |q: &str| decode(q).state.kv_dtype_for(&m);
+    assert_eq!(kv("?v=2&model=llama-3.1-8b&w=q8_0&e=llamacpp"), KvDtype::F16);
+    assert_eq!(kv("?v=2&model=llama-3.1-8b&w=q8_0&e=ollama"), KvDtype::F16);
+    assert_eq!(kv("?v=2&model=llama-3.1-8b&e=vllm"), KvDtype::Bf16);
+    assert_eq!(kv("?v=2&model=llama-3.1-8b&w=q8_0&kv=bf16&e=llamacpp"), KvDtype::Bf16, "a choice is kept");
+    let s =
+        decode("?v=2&model=llama-3.1-8b&w=q8_0&e=llamacpp").state.scenario_for(&m).unwrap_or_else(|e| panic!("{e}"));
+    let line = llamacpp::server_command(&m, &s);
+    assert!(!line.contains("-ctk") && !line.contains("-ctv"), "{line}");
+}

@@ -240,7 +240,7 @@ pub fn what_if(model: &Model, base: &ValidScenario, chosen_kv: Option<KvDtype>) 
     WeightFormat::CHOICES
         .iter()
         .map(|&w| {
-            let kv = chosen_kv.unwrap_or_else(|| Scenario::default_kv_dtype(model, w));
+            let kv = chosen_kv.unwrap_or_else(|| base.engine.kind().default_kv_dtype(model, w));
             let cells = GRID_LENGTHS
                 .iter()
                 .map(|&len| {
