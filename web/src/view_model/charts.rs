@@ -2,7 +2,7 @@
 //! generated, max concurrency against prompt length, and the what-if grid of
 //! weight formats × prompt lengths. Each returns ready-to-draw SVG geometry.
 
-use shared::estimate::{EnginePlan, Estimate, MAX_TOKENS, Scenario, ValidScenario, Verdict};
+use shared::estimate::{EnginePlan, Estimate, MAX_TOKENS, ValidScenario, Verdict};
 use shared::formats::WeightFormat;
 use shared::kv::KvDtype;
 use shared::model::Model;
@@ -281,7 +281,7 @@ pub fn what_if(model: &Model, base: &ValidScenario, chosen_kv: Option<KvDtype>) 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use shared::estimate::estimate;
+    use shared::estimate::{Scenario, estimate};
 
     fn llama() -> Model {
         Model::preset("llama-3.1-8b").expect("preset")
