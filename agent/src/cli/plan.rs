@@ -23,7 +23,7 @@ pub struct PlanArgs {
     /// Weight format (default: the checkpoint's own dtype or quantization).
     #[arg(long = "weights", value_name = "FORMAT")]
     pub(super) weights: Option<String>,
-    /// KV cache dtype (default: the activation dtype, bf16 or fp16).
+    /// KV cache dtype (default: the engine's own, fp16 for llama.cpp and Ollama, else the activation dtype, bf16 or fp16).
     #[arg(long)]
     kv_dtype: Option<String>,
     /// A GPU id from `headroom gpus`; a comma list for mixed GPUs (rtx-4090,rtx-4080).

@@ -155,9 +155,17 @@ impl EngineKind {
     /// llama-server keeps; the others the activation dtype's
     /// ([`Scenario::activation_kv_dtype`]).
     pub fn default_kv_dtype(self, model: &Model, weights: WeightFormat) -> crate::kv::KvDtype {
+        match self.keeps_the_activation_dtype() {
+            true => Scenario::activation_kv_dtype(model, weights),
+            false => crate::kv::KvDtype::F16,
+        }
+    }
+
+    /// Whether the engine's own KV cache is the activation dtype's.
+    pub fn keeps_the_activation_dtype(self) -> bool {
         match self {
-            Self::LlamaCpp | Self::Ollama => crate::kv::KvDtype::F16,
-            Self::Transformers | Self::Vllm | Self::Sglang => Scenario::activation_kv_dtype(model, weights),
+            Self::LlamaCpp | Self::Ollama => false,
+            Self::Transformers | Self::Vllm | Self::Sglang => true,
         }
     }
 

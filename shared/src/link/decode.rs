@@ -70,7 +70,13 @@ pub fn decode_with(query: &str, read: ConfigCheck) -> Decoded {
             }),
             "st" => parse_u64(value, 1, u64::MAX / 4).map(|b| s.checkpoint_bytes = Some(b)),
             "w" => WeightFormat::parse(value).map(|w| s.weights = Some(w)).map_err(|e| e.to_string()),
-            "kv" => KvDtype::parse(value).map(|k| s.kv_dtype = Some(k)).map_err(|e| e.to_string()),
+            "kv" if value == "act" => {
+                (s.kv_dtype, s.kv_activation) = (None, true);
+                Ok(())
+            }
+            "kv" => KvDtype::parse(value)
+                .map(|k| (s.kv_dtype, s.kv_activation) = (Some(k), false))
+                .map_err(|e| e.to_string()),
             "p" => parse_u64(value, 0, MAX_TOKENS).map(|v| s.prompt_tokens = v),
             "n" => parse_u64(value, 0, MAX_TOKENS).map(|v| s.max_new_tokens = v),
             "c" => parse_u64(value, 1, MAX_CONCURRENCY).map(|v| s.concurrency = v),
@@ -131,6 +137,11 @@ pub fn decode_with(query: &str, read: ConfigCheck) -> Decoded {
         if let Err(why) = s.engine.set_setting(key, value) {
             d.notices.push(format!("Ignored `{key}={}`: {why}.", shorten(value)));
         }
+    }
+    // Only where the engine's own cache is another (llama.cpp's, Ollama's)
+    // does an old link's default need keeping.
+    if s.engine.kind().keeps_the_activation_dtype() {
+        s.kv_activation = false;
     }
     if s.total_gpus() > MAX_GPUS as u64 {
         d.notices.push(format!("Ignored `mix`: at most {MAX_GPUS} GPUs in all."));

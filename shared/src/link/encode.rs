@@ -31,6 +31,8 @@ pub fn encode(s: &LinkState) -> String {
     }
     if let Some(kv) = s.kv_dtype {
         pairs.push(("kv", kv.id().into()));
+    } else if s.kv_activation {
+        pairs.push(("kv", "act".into()));
     }
     pairs.push(("p", s.prompt_tokens.to_string()));
     pairs.push(("n", s.max_new_tokens.to_string()));

@@ -41,8 +41,14 @@ pub struct LinkState {
     pub checkpoint_bytes: Option<u64>,
     /// `w=`: `None` is the checkpoint's own format.
     pub weights: Option<WeightFormat>,
-    /// `kv=`: `None` is the activation dtype.
+    /// `kv=`: `None` is the engine's own cache
+    /// ([`crate::engines::EngineKind::default_kv_dtype`]), or the activation
+    /// dtype with `kv_activation`.
     pub kv_dtype: Option<KvDtype>,
+    /// `kv=act`, or a link before v3 that left `kv` out: no dtype chosen
+    /// means the activation dtype, as it did then (it differs from the
+    /// engine's own for llama.cpp and Ollama, whose cache is f16).
+    pub kv_activation: bool,
     pub prompt_tokens: u64,
     pub max_new_tokens: u64,
     pub concurrency: u64,
@@ -69,6 +75,7 @@ impl Default for LinkState {
             checkpoint_bytes: None,
             weights: None,
             kv_dtype: None,
+            kv_activation: false,
             prompt_tokens: 2048,
             max_new_tokens: 512,
             concurrency: 1,
@@ -123,7 +130,11 @@ impl LinkState {
 
     /// The KV dtype in effect.
     pub fn kv_dtype_for(&self, model: &crate::model::Model) -> KvDtype {
-        self.kv_dtype.unwrap_or_else(|| self.engine.kind().default_kv_dtype(model, self.weights_for(model)))
+        let weights = self.weights_for(model);
+        self.kv_dtype.unwrap_or_else(|| match self.kv_activation {
+            true => crate::estimate::Scenario::activation_kv_dtype(model, weights),
+            false => self.engine.kind().default_kv_dtype(model, weights),
+        })
     }
 
     /// The scenario, or why it cannot run (a tensor-parallel degree that

@@ -23,7 +23,7 @@ fn reads_the_documented_example() {
         ..LinkState::default()
     };
     check("?model=llama-3.1-8b&w=nf4&kv=fp8&p=2048&n=512&c=1&gpu=rtx-4090&g=1", want.clone(), 0);
-    assert_eq!(encode(&want), "v=2&model=llama-3.1-8b&w=nf4&kv=fp8&p=2048&n=512&c=1&gpu=rtx-4090&g=1");
+    assert_eq!(encode(&want), "v=3&model=llama-3.1-8b&w=nf4&kv=fp8&p=2048&n=512&c=1&gpu=rtx-4090&g=1");
 }
 
 #[test]
@@ -62,7 +62,7 @@ fn reads_engine_and_parallelism_keys() {
     check("?mml=8192&e=vllm&gmu=0.9&mix=rtx-4080&tp=2", want.clone(), 0);
     assert_eq!(
         encode(&want),
-        "v=2&model=llama-3.1-8b&p=2048&n=512&c=1&gpu=rtx-4090&g=1&mix=rtx-4080&tp=2&e=vllm&vllm=0.21&gmu=0.9&mml=8192"
+        "v=3&model=llama-3.1-8b&p=2048&n=512&c=1&gpu=rtx-4090&g=1&mix=rtx-4080&tp=2&e=vllm&vllm=0.21&gmu=0.9&mml=8192"
     );
     // A knob of another engine, a tp that does not divide the GPUs, a bad fraction.
     check(
@@ -77,7 +77,9 @@ fn reads_engine_and_parallelism_keys() {
         engine: Engine::LlamaCpp(llamacpp::Options { n_gpu_layers: Some(20), ..Default::default() }),
         ..LinkState::default()
     };
-    check("?e=llama.cpp&ngl=20", llama, 0);
+    // A link before v3 keeps the activation dtype's cache it meant.
+    check("?e=llama.cpp&ngl=20", LinkState { kv_activation: true, ..llama.clone() }, 0);
+    check("?v=3&e=llama.cpp&ngl=20", llama, 0);
     // Engines that split layers drop a tensor-parallel degree with a notice,
     // Ollama as llama.cpp (the link's copy of the rule once named llama.cpp only).
     for (engine, name) in [("llama.cpp", "llama.cpp"), ("ollama", "Ollama")] {
@@ -115,6 +117,12 @@ fn links_without_a_version_keep_the_defaults_of_their_day() {
         assert_eq!((again.state, again.version), (old, LinkVersion::CURRENT), "{query}");
     }
     assert!(encode(&decode("?e=vllm").state).contains("&e=vllm&vllm=0.21"));
+    // A llama.cpp link before v3 that left `kv` out meant the activation
+    // dtype: written back as `kv=act`; from v3 it means llama.cpp's own f16.
+    let old = decode("?v=2&e=llama.cpp&w=q4_k_m").state;
+    assert!(old.kv_activation && encode(&old).contains("&kv=act&"), "{}", encode(&old));
+    assert!(!decode("?v=3&e=llama.cpp&w=q4_k_m").state.kv_activation);
+    assert!(!decode("?v=2&e=vllm").state.kv_activation, "the activation dtype is vLLM's own");
     // The frozen defaults are today's: a fresh page and a bare link agree. When a
     // page default moves, links keep theirs: add a link version whose defaults are
     // the new ones (`version.rs`) and compare the newest here instead.
@@ -280,31 +288,38 @@ fn link_state() -> impl Strategy<Value = LinkState> {
         1..=MAX_GPUS as u64,
         prop::bool::ANY,
         hub,
-        (more, engine(), 1..=4u64, oom),
+        (more, engine(), 1..=4u64, oom, prop::bool::ANY),
     )
-        .prop_map(|(model, st, weights, kv_dtype, (p, n, c), gpu, g, decimal, hub, (more, engine, tp, oom))| {
-            let g = g.min(MAX_GPUS as u64 - more.len() as u64);
-            let total = g + more.len() as u64;
-            // tp must divide the GPUs; llama.cpp has none.
-            let tp = if engine.kind() == EngineKind::LlamaCpp || !total.is_multiple_of(tp) { 1 } else { tp };
-            LinkState {
-                model,
-                checkpoint_bytes: st,
-                weights,
-                kv_dtype,
-                prompt_tokens: p,
-                max_new_tokens: n,
-                concurrency: c,
-                gpu,
-                gpu_count: g,
-                more_gpus: more,
-                tp,
-                engine,
-                oom: oom.map(|t: String| t.lines().map(str::trim_end).collect::<Vec<_>>().join("\n")),
-                units: if decimal { UnitSystem::Decimal } else { UnitSystem::Binary },
-                hub: hub.filter(|h| h != DEFAULT_HUB),
-            }
-        })
+        .prop_map(
+            |(model, st, weights, kv_dtype, (p, n, c), gpu, g, decimal, hub, (more, engine, tp, oom, act))| {
+                let g = g.min(MAX_GPUS as u64 - more.len() as u64);
+                let total = g + more.len() as u64;
+                // tp must divide the GPUs; llama.cpp has none.
+                let tp = if engine.kind() == EngineKind::LlamaCpp || !total.is_multiple_of(tp) { 1 } else { tp };
+                LinkState {
+                    model,
+                    checkpoint_bytes: st,
+                    weights,
+                    kv_dtype,
+                    // `kv=act` is kept where it means something: no dtype chosen,
+                    // on the engines whose own cache is not the activation dtype's.
+                    kv_activation: act
+                        && kv_dtype.is_none()
+                        && matches!(engine.kind(), EngineKind::LlamaCpp | EngineKind::Ollama),
+                    prompt_tokens: p,
+                    max_new_tokens: n,
+                    concurrency: c,
+                    gpu,
+                    gpu_count: g,
+                    more_gpus: more,
+                    tp,
+                    engine,
+                    oom: oom.map(|t: String| t.lines().map(str::trim_end).collect::<Vec<_>>().join("\n")),
+                    units: if decimal { UnitSystem::Decimal } else { UnitSystem::Binary },
+                    hub: hub.filter(|h| h != DEFAULT_HUB),
+                }
+            },
+        )
 }
 
 proptest! {

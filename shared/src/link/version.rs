@@ -21,16 +21,22 @@ pub enum LinkVersion {
     /// `v=2`: the page writes `v=2` and pins the engine version
     /// (`vllm=0.21`). It changed no default.
     V2,
+    /// `v=3`: a link that leaves `kv` out means the engine's own cache
+    /// ([`EngineKind::default_kv_dtype`]: f16 for llama.cpp and Ollama), where
+    /// v1 and v2 meant the activation dtype (bf16 for most checkpoints), which
+    /// a v3 link writes `kv=act`. `vllm=latest` means 0.34.
+    V3,
 }
 
 impl LinkVersion {
     /// The version the page writes.
-    pub const CURRENT: Self = Self::V2;
+    pub const CURRENT: Self = Self::V3;
 
     pub fn number(self) -> u64 {
         match self {
             Self::V1 => 1,
             Self::V2 => 2,
+            Self::V3 => 3,
         }
     }
 
@@ -39,6 +45,7 @@ impl LinkVersion {
         match n {
             1 => Ok(Self::V1),
             2 => Ok(Self::V2),
+            3 => Ok(Self::V3),
             _ => Err(format!("this page reads link versions 1 to {}", Self::CURRENT.number())),
         }
     }
@@ -46,7 +53,8 @@ impl LinkVersion {
     /// The state a link of this version means before its keys apply.
     pub fn defaults(self) -> LinkState {
         match self {
-            Self::V1 | Self::V2 => defaults_2026_12(),
+            Self::V1 | Self::V2 => LinkState { kv_activation: true, ..defaults_2026_12() },
+            Self::V3 => defaults_2026_12(),
         }
     }
 
@@ -54,14 +62,14 @@ impl LinkVersion {
     /// version's default.
     pub fn engine(self, kind: EngineKind) -> Engine {
         match self {
-            Self::V1 | Self::V2 => engine_2026_12(kind),
+            Self::V1 | Self::V2 | Self::V3 => engine_2026_12(kind),
         }
     }
 
     /// The engine of a link without `e=`.
     pub fn engine_kind(self) -> EngineKind {
         match self {
-            Self::V1 | Self::V2 => EngineKind::Transformers,
+            Self::V1 | Self::V2 | Self::V3 => EngineKind::Transformers,
         }
     }
 
@@ -70,6 +78,7 @@ impl LinkVersion {
     pub fn vllm_latest(self) -> vllm::Version {
         match self {
             Self::V1 | Self::V2 => vllm::Version::V0_21,
+            Self::V3 => vllm::Version::V0_34,
         }
     }
 }
@@ -95,6 +104,7 @@ fn defaults_2026_12() -> LinkState {
         checkpoint_bytes: None,
         weights: None,
         kv_dtype: None,
+        kv_activation: false,
         prompt_tokens: 2048,
         max_new_tokens: 512,
         concurrency: 1,
@@ -265,10 +275,10 @@ mod tests {
 
     #[test]
     fn versions_read_their_numbers() {
-        for v in [LinkVersion::V1, LinkVersion::V2] {
+        for v in [LinkVersion::V1, LinkVersion::V2, LinkVersion::V3] {
             assert_eq!(LinkVersion::from_number(v.number()), Ok(v));
         }
-        assert!(LinkVersion::from_number(3).is_err());
+        assert!(LinkVersion::from_number(4).is_err());
         assert!(LinkVersion::from_number(0).is_err());
     }
 

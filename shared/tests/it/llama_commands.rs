@@ -290,8 +290,8 @@ fn weight_and_context_fixes_are_whole_set_ups() {
 }
 
 /// llama.cpp's own cache is f16 (`cache_type_k`/`cache_type_v`,
-/// common/common.h), which Ollama's llama-server keeps: a link that chose no
-/// KV dtype plans that cache and its line names none (it had printed
+/// common/common.h), which Ollama's llama-server keeps: a v3 link that chose
+/// no KV dtype plans that cache and its line names none (it had printed
 /// `-ctk bf16 -ctv bf16` for every bf16 checkpoint, and the page offered
 /// "default (bf16)"); the serving engines keep the activation dtype's.
 #[test]

@@ -38,7 +38,7 @@ async fn old_links_keep_their_plan_and_offer_newer_rules() -> anyhow::Result<()>
     let offer = page.text("engine-update-text").await?;
     ensure!(offer.contains("V1 engine") && offer.contains("0.21") && offer.contains("CUDA-graph"), "{offer}");
     let url = page.url().await?;
-    ensure!(url.contains("?v=2&") && url.contains("vllm=v1"), "the address bar pins the version: {url}");
+    ensure!(url.contains("?v=3&") && url.contains("vllm=v1"), "the address bar pins the version: {url}");
     page.screenshot("engine-update").await?;
 
     // 2. Switch: the newest rules, every other setting kept, and the copied link carries them.
@@ -49,7 +49,7 @@ async fn old_links_keep_their_plan_and_offer_newer_rules() -> anyhow::Result<()>
     page.wait_until("the offer is gone", async |p: &Page| Ok(!p.exists("engine-update").await?)).await?;
     let copied = share_url(&page).await?;
     ensure!(
-        copied.contains("?v=2&") && copied.contains("e=vllm&vllm=0.34") && copied.contains("mml=20000"),
+        copied.contains("?v=3&") && copied.contains("e=vllm&vllm=0.34") && copied.contains("mml=20000"),
         "the copied link carries the link version and the engine version: {copied}"
     );
     no_errors(&page, "after switching").await?;
