@@ -205,6 +205,7 @@ fn engine_2026_12(kind: EngineKind) -> Engine {
             attn_max_batch_mib: None,
             fused_moe: None,
             run_time_repack: false,
+            blas: false,
         }),
         // Ollama came after v2: its links always name `e=ollama`, and its
         // knobs left out are Ollama's own defaults.

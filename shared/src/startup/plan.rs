@@ -114,6 +114,21 @@ pub fn logged_scenario(log: &StartupLog, model: &Model, planned: Scenario<Engine
             taken.push(format!("{n} GPUs split --tensor-split {split}"));
         }
     }
+    // A `CPU` compute buffer beside a `_Host` one: the CPU backend's is the
+    // first GPU's host type, so the other is an ACCEL backend's (BLAS).
+    let computes = |host: bool| {
+        log.facts.iter().any(|f| {
+            matches!(f.figure, Figure::Buffer { buffer: super::Buffer::Compute, .. })
+                && f.scope.as_deref().is_some_and(|d| if host { d.ends_with("_Host") } else { d == "CPU" })
+        })
+    };
+    if let Engine::LlamaCpp(o) = &mut s.engine
+        && computes(false)
+        && computes(true)
+    {
+        o.blas = true;
+        taken.push("a BLAS backend".into());
+    }
     // A plan of one GPU runs on as many like it as the log used; a plan
     // that names its GPUs keeps them.
     if one_gpu && gpus > 1 {

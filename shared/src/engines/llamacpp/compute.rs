@@ -129,14 +129,32 @@ fn mla_compute_buffer(t: &crate::arch::TextModel, m: crate::arch::Mla, o: Option
 /// 0.3.36 (32 unless the `GGML_OP_OFFLOAD_MIN_BATCH` variable says otherwise).
 pub const OP_OFFLOAD_MIN_BATCH: u64 = 32;
 
+/// The copy staged on the first GPU (`OP_OFFLOAD_MIN_BATCH`) for a host
+/// weight, beside the activations its op reads and writes. The output head
+/// in host memory is staged too: the reserved graph has an output per token
+/// (src/llama-context.cpp@c531edfa:285, `n_outputs = ubatch_pp.n_tokens`),
+/// so the logits' `MUL_MAT` batch is the ubatch, and the head's copy sits
+/// beside `result_norm` and the logits (`E·T` and `V·T`, F32). A real b5398
+/// Vulkan log, Qwen3-235B-A22B Q3_K_S at `-ngl 93` (the output layer on the
+/// CPU; ggml-vulkan.cpp@c531edfa:9926 `offload_op`, `ne[1] >= 32`), logs
+/// 791.61 MiB: the Q6_K head's 486.86 + 8 + 296.75. Not with an ACCEL
+/// backend ([`Options::blas`]): ggml-backend.cpp@c531edfa:697 gives a weight
+/// the first backend that supports its buffer, the BLAS one, and offloads
+/// only from the last (the CPU, :771), so BLAS keeps its `MUL_MAT`s; the experts'
+/// `MUL_MAT_ID`, which BLAS does not run, still come to the GPU.
 pub(super) fn staged_weight(p: &Plan, o: Options, d: &Devices, g: usize) -> Option<u64> {
     let first = d.used.iter().position(|&u| u)?;
     let staged = d.weights.largest_cpu_matrix;
-    if g != first || staged == 0 || o.ubatch() < OP_OFFLOAD_MIN_BATCH {
+    let head = if o.blas { 0 } else { d.weights.cpu_head };
+    if g != first || staged.max(head) == 0 || o.ubatch() < OP_OFFLOAD_MIN_BATCH {
         return None;
     }
     let t = &p.model.arch.text;
     let f32s = |width: u64| width.saturating_mul(o.ubatch()).saturating_mul(4);
+    let logits = if head == 0 { 0 } else { head.saturating_add(f32s(t.hidden_size.saturating_add(t.vocab_size))) };
+    if staged == 0 {
+        return Some(logits);
+    }
     // ik_llama.cpp takes an expert op to the GPU only for a batch whose
     // tokens per expert reach the threshold, and never a repacked weight.
     if o.fork == super::Fork::Ik
@@ -149,7 +167,7 @@ pub(super) fn staged_weight(p: &Plan, o: Options, d: &Devices, g: usize) -> Opti
     {
         return None;
     }
-    Some(match t.moe {
+    let layer = match t.moe {
         Some(m) => {
             let k = m.experts_per_token;
             let (input, ffn, out) = (
@@ -185,7 +203,8 @@ pub(super) fn staged_weight(p: &Plan, o: Options, d: &Devices, g: usize) -> Opti
             peak
         }
         None => staged.saturating_add(f32s(t.hidden_size.saturating_mul(2).saturating_add(t.intermediate_size))),
-    })
+    };
+    Some(layer.max(logits))
 }
 
 /// The tensors of one MoE layer the first GPU holds when its routed experts

@@ -356,8 +356,12 @@ pub(crate) struct Weights {
     pub overridden_count: usize,
     /// The largest matrix weight left in host memory by a rule: the copy the
     /// scheduler stages on the first GPU to run its matmul there
-    /// (`host_compute`'s sibling, see `mod.rs` `staged_weight`).
+    /// (`host_compute`'s sibling, see `mod.rs` `staged_weight`); not the
+    /// output head, whose matmul writes the logits (`cpu_head`).
     pub largest_cpu_matrix: u64,
+    /// The output head when it stays in host memory (the output layer on
+    /// the CPU: `-ngl` short of it, or a rule), tied or not.
+    pub cpu_head: u64,
     /// Per home of their layer (each GPU, then the CPU): the largest
     /// routed-expert gate or up tensor (`ffn_gate_exps`, `ffn_up_exps`) and
     /// the largest down tensor (`ffn_down_exps`) a rule left in host memory.
@@ -420,6 +424,9 @@ pub(crate) fn weights_with(
             Some(Buffer::Gpu(g)) => Some(g).filter(|&g| g < gpus),
             None => home,
         };
+        if target.is_none() && t.role == Role::LmHead {
+            w.cpu_head = w.cpu_head.max(t.bytes);
+        }
         // The tied head's copy exists only away from the CPU's embedding.
         if t.home == Home::OutputCopy && target.is_none() {
             continue;
@@ -436,7 +443,7 @@ pub(crate) fn weights_with(
                 w.cpu_experts = w.cpu_experts.saturating_add(t.bytes);
             }
         }
-        if target.is_none() && super::tensors::is_matrix(t.role) {
+        if target.is_none() && super::tensors::is_matrix(t.role) && t.role != Role::LmHead {
             w.largest_cpu_matrix = w.largest_cpu_matrix.max(t.bytes);
             if is_routed_expert(t.role) {
                 if w.largest_cpu_experts.is_empty() {
@@ -497,11 +504,17 @@ pub(crate) fn weights_by_home(homes: &HomeBytes, a: &Assignment, gpus: usize) ->
     let mut w = Weights { gpu: vec![0; gpus], ..Weights::default() };
     for (h, bytes) in homes.iter() {
         match a.home(h) {
-            // The tied head's copy exists only away from the CPU's embedding.
-            None if h == Home::OutputCopy => {}
             None => {
-                w.cpu = w.cpu.saturating_add(bytes);
-                w.largest_cpu_matrix = w.largest_cpu_matrix.max(homes.largest(h));
+                let largest = homes.largest(h);
+                match h {
+                    Home::Output | Home::OutputCopy => w.cpu_head = w.cpu_head.max(largest),
+                    _ => w.largest_cpu_matrix = w.largest_cpu_matrix.max(largest),
+                }
+                // The tied head's copy exists only away from the CPU's
+                // embedding; its matmul reads the embedding there.
+                if h != Home::OutputCopy {
+                    w.cpu = w.cpu.saturating_add(bytes);
+                }
             }
             Some(g) => w.gpu[g] = w.gpu[g].saturating_add(bytes),
         }

@@ -206,6 +206,12 @@ pub struct Options {
     /// which turns mmap off.
     #[serde(default, skip_serializing_if = "is_false")]
     pub run_time_repack: bool,
+    /// A build with an ACCEL backend (`GGML_BLAS`), which
+    /// src/llama-context.cpp@1d36b367:131 puts between the GPUs and the CPU:
+    /// a log shows its `CPU` compute buffer beside the CPU backend's, of the
+    /// first GPU's `_Host` type (:199). It keeps host weights' `MUL_MAT`s.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub blas: bool,
 }
 
 fn is_mainline(f: &Fork) -> bool {
@@ -291,6 +297,7 @@ impl Default for Options {
             attn_max_batch_mib: None,
             fused_moe: None,
             run_time_repack: false,
+            blas: false,
         }
     }
 }
