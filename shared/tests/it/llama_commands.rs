@@ -300,12 +300,15 @@ fn a_plan_without_a_kv_choice_runs_the_engines_own_cache() {
     use shared::link::decode;
     let m = model("llama-3.1-8b");
     let kv = |q: &str| decode(q).state.kv_dtype_for(&m);
-    assert_eq!(kv("?v=2&model=llama-3.1-8b&w=q8_0&e=llamacpp"), KvDtype::F16);
-    assert_eq!(kv("?v=2&model=llama-3.1-8b&w=q8_0&e=ollama"), KvDtype::F16);
-    assert_eq!(kv("?v=2&model=llama-3.1-8b&e=vllm"), KvDtype::Bf16);
-    assert_eq!(kv("?v=2&model=llama-3.1-8b&w=q8_0&kv=bf16&e=llamacpp"), KvDtype::Bf16, "a choice is kept");
-    let s =
-        decode("?v=2&model=llama-3.1-8b&w=q8_0&e=llamacpp").state.scenario_for(&m).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(kv("?v=3&model=llama-3.1-8b&w=q8_0&e=llamacpp"), KvDtype::F16);
+    assert_eq!(kv("?v=3&model=llama-3.1-8b&w=q8_0&e=ollama"), KvDtype::F16);
+    assert_eq!(kv("?v=3&model=llama-3.1-8b&e=vllm"), KvDtype::Bf16);
+    assert_eq!(kv("?v=3&model=llama-3.1-8b&w=q8_0&kv=bf16&e=llamacpp"), KvDtype::Bf16, "a choice is kept");
+    // A link before v3 keeps the plan it meant (the link promise, docs/links.md).
+    assert_eq!(kv("?v=2&model=llama-3.1-8b&w=q8_0&e=llamacpp"), KvDtype::Bf16);
+    assert_eq!(kv("?v=3&model=llama-3.1-8b&w=q8_0&kv=act&e=llamacpp"), KvDtype::Bf16);
+    let s = decode("?v=3&model=llama-3.1-8b&w=q8_0&e=llamacpp").state.scenario_for(&m);
+    let s = s.unwrap_or_else(|e| panic!("{e}"));
     let line = llamacpp::server_command(&m, &s);
     assert!(!line.contains("-ctk") && !line.contains("-ctv"), "{line}");
 }
