@@ -292,11 +292,11 @@ pub fn fixes(model: &Model, s: &Scenario) -> Vec<Fix> {
                                 }
                             ))
                         );
-                        let code = command(model, &t, &repo, len);
+                        let code = command(model, &t, &repo);
                         push(FixKind::MaxModelLen, title, GivesUp::Length, t, code);
                     }
                     None => {
-                        let code = command(model, &to_workload, &repo, workload);
+                        let code = command(model, &to_workload, &repo);
                         push(
                             FixKind::MaxModelLen,
                             format!(
@@ -316,7 +316,7 @@ pub fn fixes(model: &Model, s: &Scenario) -> Vec<Fix> {
                 let len = largest(workload.saturating_sub(1), |len| solve::fits(model, &shortened(s, len)));
                 if len >= 2 {
                     let t = shortened(s, len);
-                    let code = command(model, &t, &repo, len);
+                    let code = command(model, &t, &repo);
                     push(
                         FixKind::MaxModelLen,
                         format!("Limit the context to {} tokens ({})", thousands(len), cut(s, &t)),

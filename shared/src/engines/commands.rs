@@ -13,9 +13,9 @@ use super::Scenario;
 #[derive(Debug, Clone, Copy)]
 pub enum Shorten {
     /// A configured context (`--max-model-len`, `--context-length`,
-    /// `num_ctx`): the command for the changed plan `target` (its context
-    /// `len` tokens).
-    Context(fn(model: &Model, target: &Scenario, repo: &str, len: u64) -> String),
+    /// `num_ctx`): the command for the changed plan `target`, whose engine
+    /// carries the context.
+    Context(fn(model: &Model, target: &Scenario, repo: &str) -> String),
     /// Fewer new tokens: the command for the changed plan `target` (its
     /// `max_new_tokens` after its prompt).
     NewTokens(fn(model: &Model, target: &Scenario) -> String),
@@ -122,8 +122,9 @@ pub fn past_model_length(model: &Model, asked: Option<u64>) -> bool {
 
 /// Splitting the layers of plan `s` over its GPUs by memory (`layers`: how
 /// many each GPU holds in the plan), when the plan has no explicit device
-/// map, in the engine's words; `None` when the engine splits them so
-/// already. Only the OOM diagnosis asks, so it is no [`Commands`] field:
+/// map, in the engine's words; `None` when the engine has no other split to
+/// offer (vLLM's and SGLang's even split where the stages' memory is equal,
+/// llama.cpp past its device count). Only the OOM diagnosis asks, so it is no [`Commands`] field:
 /// each field is linked into every program that holds the table, the
 /// page's first load included.
 pub fn rebalance(model: &Model, s: &Scenario, repo: &str, layers: &[usize]) -> Option<String> {
@@ -144,53 +145,58 @@ pub fn rebalance(model: &Model, s: &Scenario, repo: &str, layers: &[usize]) -> O
             proportional_partition(s, layers)?,
             sglang::launch(model, s, repo)
         )),
-        // The plan's split by memory pinned as `--tensor-split` ratios
-        // (llama.cpp gives each device the share of the layers its ratio is
-        // of their sum, llama-model.cpp `load_tensors`).
-        Engine::LlamaCpp(o) => {
-            let split = llamacpp::TensorSplit::of_counts(&layers.iter().map(|&n| n as u64).collect::<Vec<_>>());
-            let o = llamacpp::Options { tensor_split: split, ..o };
-            Some(llamacpp::server_command(model, &Scenario { engine: Engine::LlamaCpp(o), ..s.clone() }))
-        }
+        // The plan's split by memory, pinned (`--tensor-split`).
+        Engine::LlamaCpp(_) => llamacpp::pinned_split(model, s, layers),
         // Spread over every GPU (server/sched.go), with the plan's environment.
         Engine::Ollama(_) => Some(ollama::serve_with(model, s, "OLLAMA_SCHED_SPREAD=1 ")),
     }
 }
 
 /// The pipeline stages' layer counts in proportion to their GPUs' memory
-/// (largest remainder; a stage's memory is its smallest GPU's), as the
+/// (a stage's memory is its smallest GPU's, in every data-parallel
+/// replica; at least one layer each, the rest by largest remainder), as the
 /// `PP_LAYER_PARTITION` variables of vLLM and SGLang take them (`a,b,…`,
 /// one count per stage, summing to the model's layers: vLLM 0.10.0
 /// distributed/utils.py and SGLang 0.5.23 srt/distributed/utils.py
-/// `get_pp_indices`); `None` when that is the split the plan has already
-/// (`layers`: each GPU's, stage by stage, TP ranks within).
+/// `get_pp_indices`); `None` when the engine's own even split is that
+/// already. `layers`: each GPU's, replica by replica, stage by stage, TP
+/// ranks within.
 pub fn proportional_partition(s: &Scenario, layers: &[usize]) -> Option<String> {
     let tp = (s.tp as usize).max(1);
-    let stages: Vec<(usize, u64)> = layers
-        .chunks(tp)
-        .zip(s.gpus.chunks(tp))
-        // MiB, so that the products below stay within u64 (and no 128-bit
-        // division is linked).
-        .map(|(l, g)| (l[0], g.iter().map(|g| g.capacity_bytes / crate::units::MIB).min().unwrap_or(0)))
+    let stages = s.stages();
+    let replica = tp.saturating_mul(stages);
+    // MiB, so that the products below stay within u64 (and no 128-bit
+    // division is linked).
+    let memory: Vec<u64> = (0..stages)
+        .map(|st| {
+            s.gpus
+                .iter()
+                .enumerate()
+                .filter(|(i, _)| (i % replica) / tp == st)
+                .map(|(_, g)| g.capacity_bytes / crate::units::MIB)
+                .min()
+                .unwrap_or(0)
+        })
         .collect();
-    let total: usize = stages.iter().map(|s| s.0).sum();
-    let memory: u64 = stages.iter().map(|s| s.1).sum();
-    // Stages of equal memory: the engine's own even split already.
-    if stages.len() < 2 || memory == 0 || stages.iter().all(|s| s.1 == stages[0].1) {
+    let now: Vec<usize> = (0..stages).map(|st| layers.get(st * tp).copied().unwrap_or(0)).collect();
+    let total: usize = now.iter().sum();
+    let sum: u64 = memory.iter().sum();
+    if stages < 2 || sum == 0 || total < stages || memory.iter().all(|&m| m == memory[0]) {
         return None;
     }
-    let exact: Vec<u64> = stages.iter().map(|s| s.1.saturating_mul(total as u64)).collect();
-    let mut counts: Vec<usize> = exact.iter().map(|e| (e / memory) as usize).collect();
+    // One layer each, the others in proportion.
+    let spread = (total - stages) as u64;
+    let exact: Vec<u64> = memory.iter().map(|m| m.saturating_mul(spread)).collect();
+    let mut counts: Vec<usize> = exact.iter().map(|e| (e / sum) as usize + 1).collect();
     // The largest remainders take the layers left, the earlier stage on a
     // tie (fewer than one per stage are left).
-    let mut remainders: Vec<u64> = exact.iter().map(|e| e % memory).collect();
+    let mut remainders: Vec<u64> = exact.iter().map(|e| e % sum).collect();
     for _ in 0..total.saturating_sub(counts.iter().sum()) {
         let largest = remainders.iter().copied().max().unwrap_or(0);
         let Some(i) = remainders.iter().position(|&r| r == largest) else { break };
         counts[i] += 1;
         remainders[i] = 0;
     }
-    let now: Vec<usize> = stages.iter().map(|s| s.0).collect();
     (counts != now).then(|| counts.iter().map(usize::to_string).collect::<Vec<_>>().join(","))
 }
 

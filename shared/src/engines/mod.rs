@@ -377,6 +377,16 @@ impl Engine {
         e
     }
 
+    /// A setting the plan's engine release does not have, in its words: the
+    /// plan is estimated and launched as the release runs it, and its
+    /// verdict says so first (vLLM's, `vllm::setting_refusal`).
+    pub fn setting_refusal(&self) -> Option<String> {
+        match self {
+            Engine::Vllm(o) => vllm::setting_refusal(*o),
+            Engine::Transformers(_) | Engine::Sglang(_) | Engine::LlamaCpp(_) | Engine::Ollama(_) => None,
+        }
+    }
+
     /// Why the engine keeps no KV cache of `kv` under `weights`, in its
     /// words; `None` when it keeps one. Like a weight format the engine does
     /// not load ([`Engine::refuses`]), the plan is then estimated as if it
@@ -418,10 +428,8 @@ impl Engine {
                 K::F32 | K::F16 | K::Bf16 | K::Q8_0 | K::Q4_0 => return None,
                 K::Fp8 | K::Int8 | K::Int4 => "fp32, fp16, bf16, q8_0 and q4_0",
             },
+            // Passed to llama-server as `OLLAMA_KV_CACHE_TYPE` (`ollama::cache_type`).
             Engine::Ollama(_) => match kv {
-                // bf16, the activation dtype's cache, is the default a plan
-                // gets: Ollama runs llama-server's f16 of the same size,
-                // which the plan counts (`ollama::cache_type`), unsaid.
                 K::F32 | K::F16 | K::Bf16 | K::Q8_0 | K::Q4_0 => return None,
                 K::Fp8 | K::Int8 | K::Int4 => {
                     return Some(format!(

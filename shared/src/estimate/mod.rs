@@ -164,6 +164,10 @@ pub struct Estimate {
     /// ([`crate::engines::Engine::kv_refusal`]); the figures are as if it did.
     #[serde(skip)]
     pub kv_refused: Option<String>,
+    /// A setting the engine's release does not have
+    /// ([`crate::engines::Engine::setting_refusal`]); the figures are as it runs.
+    #[serde(skip)]
+    pub setting_refused: Option<String>,
 }
 
 /// The whole estimate of a plan in its engine.
@@ -235,6 +239,7 @@ pub fn of(ep: &EnginePlan) -> Estimate {
         trained_tokens: model.arch.text.max_position_embeddings,
         engine_refuses: s.engine.refuses(s.weights),
         kv_refused: s.engine.kv_refusal(s.kv_dtype, s.weights),
+        setting_refused: s.engine.setting_refusal(),
     }
 }
 

@@ -11,7 +11,7 @@ use super::{Estimate, Verdict};
 /// engine's reason: its figures are only what that format would take.
 pub fn verdict_text(e: &Estimate, units: UnitSystem) -> String {
     let mut text = verdict_sentence(e, units);
-    if let Some(why) = &e.kv_refused {
+    for why in [&e.kv_refused, &e.setting_refused].into_iter().flatten() {
         text = format!("{why} — {text}");
     }
     let Some(why) = e.engine_refuses else { return text };

@@ -138,11 +138,8 @@ pub fn decode_with(query: &str, read: ConfigCheck) -> Decoded {
             d.notices.push(format!("Ignored `{key}={}`: {why}.", shorten(value)));
         }
     }
-    // Only where the engine's own cache is another (llama.cpp's, Ollama's)
-    // does an old link's default need keeping.
-    if s.engine.kind().keeps_the_activation_dtype() {
-        s.kv_activation = false;
-    }
+    // An old link's default is kept only where it plans otherwise.
+    s.kv_activation &= super::version::activation_kv_differs(s.engine.kind());
     if s.total_gpus() > MAX_GPUS as u64 {
         d.notices.push(format!("Ignored `mix`: at most {MAX_GPUS} GPUs in all."));
         s.more_gpus.clear();

@@ -31,7 +31,7 @@ pub fn encode(s: &LinkState) -> String {
     }
     if let Some(kv) = s.kv_dtype {
         pairs.push(("kv", kv.id().into()));
-    } else if s.kv_activation {
+    } else if s.kv_activation && super::version::activation_kv_differs(s.engine.kind()) {
         pairs.push(("kv", "act".into()));
     }
     pairs.push(("p", s.prompt_tokens.to_string()));

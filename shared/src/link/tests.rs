@@ -303,9 +303,7 @@ fn link_state() -> impl Strategy<Value = LinkState> {
                     kv_dtype,
                     // `kv=act` is kept where it means something: no dtype chosen,
                     // on the engines whose own cache is not the activation dtype's.
-                    kv_activation: act
-                        && kv_dtype.is_none()
-                        && matches!(engine.kind(), EngineKind::LlamaCpp | EngineKind::Ollama),
+                    kv_activation: act && kv_dtype.is_none() && engine.kind() == EngineKind::LlamaCpp,
                     prompt_tokens: p,
                     max_new_tokens: n,
                     concurrency: c,

@@ -83,6 +83,18 @@ impl LinkVersion {
     }
 }
 
+/// Whether `kv=act` (the activation dtype's cache, what a link before v3
+/// meant by leaving `kv` out) plans otherwise than the engine's own cache:
+/// llama.cpp's, whose line printed it (`-ctk bf16`). Ollama ran its
+/// llama-server's f16 for it before v3 as after, and the other engines'
+/// own cache is the activation dtype's.
+pub(super) fn activation_kv_differs(kind: EngineKind) -> bool {
+    match kind {
+        EngineKind::LlamaCpp => true,
+        EngineKind::Ollama | EngineKind::Transformers | EngineKind::Vllm | EngineKind::Sglang => false,
+    }
+}
+
 /// The engine a new plan gets when the person picks `kind`: the current
 /// link version's knob defaults with the newest engine version this build
 /// knows. Always representable in a link, so copying it loses nothing.

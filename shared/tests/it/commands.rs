@@ -357,6 +357,8 @@ fn kv_dtypes_are_the_engines_own() {
     let ollama_fp8 = with(EngineKind::Ollama.with_defaults(), KvDtype::Fp8);
     assert!(refused(&ollama_fp8).is_some_and(|w| w.ends_with("it runs fp16")));
     assert!(!ollama::ollama_command(&m, &ollama_fp8).contains("OLLAMA_KV_CACHE_TYPE"), "Ollama runs f16");
+    let ollama_bf16 = with(EngineKind::Ollama.with_defaults(), KvDtype::Bf16);
+    assert!(ollama::ollama_command(&m, &ollama_bf16).starts_with("OLLAMA_KV_CACHE_TYPE=bf16 ollama serve\n"));
     let ollama_f32 = with(EngineKind::Ollama.with_defaults(), KvDtype::F32);
     assert!(refused(&ollama_f32).is_none());
     assert!(ollama::ollama_command(&m, &ollama_f32).starts_with("OLLAMA_KV_CACHE_TYPE=f32 ollama serve\n"));

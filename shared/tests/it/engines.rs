@@ -767,49 +767,71 @@ fn vllm_and_sglang_fixes_launch_their_whole_plan() {
 /// already, and no fix is offered for them.
 #[test]
 fn an_uneven_pipeline_is_split_by_memory_in_each_engines_words() {
-    use shared::engines::{EngineKind, llamacpp, sglang};
+    use shared::engines::{llamacpp, sglang};
     use shared::formats::WeightFormat;
+    use shared::startup::{configured_engine, read_command_line};
     let m = model("llama-3.1-8b");
     let mixed = vec![GpuSlot::custom("24 GiB", 24 * GIB), GpuSlot::custom("48 GiB", 48 * GIB)];
     let vllm_plan =
         Scenario { gpus: mixed.clone(), engine: Engine::Vllm(vllm::Options::default()), ..Scenario::default() };
-    let rebalance = |_: EngineKind, s: &Scenario, layers: &[usize]| {
-        shared::engines::commands::rebalance(&m, s, "org/model", layers)
-    };
+    let rebalance = |s: &Scenario, layers: &[usize]| shared::engines::commands::rebalance(&m, s, "org/model", layers);
     assert_eq!(
-        rebalance(EngineKind::Vllm, &vllm_plan, &[16, 16]).as_deref(),
+        rebalance(&vllm_plan, &[16, 16]).as_deref(),
         Some("VLLM_PP_LAYER_PARTITION=11,21 vllm serve org/model --pipeline-parallel-size 2")
     );
     let sglang_plan = Scenario { engine: Engine::Sglang(sglang::Options::default()), ..vllm_plan.clone() };
     assert_eq!(
-        rebalance(EngineKind::Sglang, &sglang_plan, &[16, 16]).as_deref(),
+        rebalance(&sglang_plan, &[16, 16]).as_deref(),
         Some("SGLANG_PP_LAYER_PARTITION=11,21 python -m sglang.launch_server --model-path org/model --pp-size 2")
     );
     // TP 2 within each stage: one count per stage; a stage's memory is its smallest GPU's.
-    let tp = Scenario {
-        gpus: vec![mixed[0].clone(), mixed[1].clone(), mixed[1].clone(), mixed[1].clone()],
-        tp: 2,
+    let (small, large) = (mixed[0].clone(), mixed[1].clone());
+    let tp =
+        Scenario { gpus: vec![small.clone(), large.clone(), large.clone(), large.clone()], tp: 2, ..vllm_plan.clone() };
+    let line = rebalance(&tp, &[16, 16, 16, 16]).unwrap_or_default();
+    assert!(line.starts_with("VLLM_PP_LAYER_PARTITION=11,21 "), "{line}");
+    // Data-parallel replicas each split alike: one count per stage of one
+    // replica (vLLM refuses a list longer than `pp_size`), the stage's
+    // smallest GPU in any replica.
+    let dp = Scenario {
+        gpus: vec![large.clone(), large.clone(), small.clone(), large.clone()],
+        engine: Engine::Vllm(vllm::Options { data_parallel_size: 2, ..Default::default() }),
         ..vllm_plan.clone()
     };
-    assert!(
-        rebalance(EngineKind::Vllm, &tp, &[16, 16, 16, 16])
-            .is_some_and(|c| c.starts_with("VLLM_PP_LAYER_PARTITION=11,21 "))
-    );
-    let even = Scenario { gpus: vec![mixed[1].clone(); 2], ..vllm_plan.clone() };
-    assert_eq!(rebalance(EngineKind::Vllm, &even, &[16, 16]), None);
+    let line = rebalance(&dp, &[16, 16, 16, 16]).unwrap_or_default();
+    assert!(line.starts_with("VLLM_PP_LAYER_PARTITION=11,21 ") && line.contains("--data-parallel-size 2"), "{line}");
+    // Every stage keeps a layer, however small its GPU.
+    let tiny = Scenario {
+        gpus: vec![GpuSlot::custom("1 GiB", GIB), GpuSlot::custom("80 GiB", 80 * GIB)],
+        ..vllm_plan.clone()
+    };
+    assert!(rebalance(&tiny, &[16, 16]).is_some_and(|c| c.starts_with("VLLM_PP_LAYER_PARTITION=1,31 ")));
+    let even = Scenario { gpus: vec![large.clone(); 2], ..vllm_plan.clone() };
+    assert_eq!(rebalance(&even, &[16, 16]), None);
+    // llama.cpp spreads `-ts` over the offloaded layers with the output
+    // layer among them: the pinned line plans the very split it pins.
     let llama = Scenario {
         engine: Engine::LlamaCpp(llamacpp::Options::default()),
         weights: WeightFormat::parse("q4_k_m").unwrap_or_else(|e| panic!("{e}")),
         ..vllm_plan
     };
-    let line = rebalance(EngineKind::LlamaCpp, &llama, &[11, 21]).unwrap_or_default();
-    assert!(line.starts_with("llama-server -m model-Q4_K_M.gguf ") && line.ends_with(" -ts 11,21"), "{line}");
+    for split in [[11usize, 21], [22, 10]] {
+        let line = rebalance(&llama, &split).unwrap_or_default();
+        assert!(line.starts_with("llama-server -m model-Q4_K_M.gguf "), "{line}");
+        let read = read_command_line(&line.split_whitespace().collect::<Vec<_>>()).unwrap_or_else(|| panic!("{line}"));
+        let (engine, _) = configured_engine(read.launcher.engine(), &read.config, llama.engine);
+        let e = crate::estimate(&m, Scenario { engine, ..llama.clone() });
+        let placed: Vec<usize> = e.per_gpu.iter().map(|g| g.layers[1] - g.layers[0]).collect();
+        assert_eq!(placed, split, "{line}");
+    }
 }
 
 /// vLLM 0.10's all-to-all backends are `naive`, `pplx` and DeepEP's (0.10.0
 /// and 0.10.2 `cuda_communicator.py` raise "Unknown all2all backend" for
-/// `allgather_reducescatter`, which 0.11.0 added); before 0.12 the backend
-/// is `VLLM_ALL2ALL_BACKEND`, which the launch reader reads back.
+/// `allgather_reducescatter`, which 0.11.0 added): such a plan still opens,
+/// says so before its verdict and launches as 0.10's default `naive`.
+/// Before 0.12 the backend is `VLLM_ALL2ALL_BACKEND`, which the launch
+/// reader reads back.
 #[test]
 fn vllm_010_has_no_allgather_backend_and_its_environment_reads_back() {
     let m = model("qwen3-30b-a3b");
@@ -824,9 +846,15 @@ fn vllm_010_has_no_allgather_backend_and_its_environment_reads_back() {
         }),
         ..Scenario::default()
     };
-    let refused = plan("0.10", vllm::All2All::AllgatherReducescatter).validate_for(&m).map(|_| ()).unwrap_err();
-    assert!(refused.to_string().contains("allgather_reducescatter"), "{refused}");
-    assert!(plan("0.11-mm", vllm::All2All::AllgatherReducescatter).validate_for(&m).is_ok());
+    let launch = shared::engines::EngineKind::Vllm.commands().launch.unwrap_or_else(|| panic!("a launch"));
+    let old = plan("0.10", vllm::All2All::AllgatherReducescatter).validate_for(&m).unwrap_or_else(|e| panic!("{e}"));
+    let e = crate::estimate(&m, (*old).clone());
+    let said = shared::estimate::verdict_text(&e, shared::units::UnitSystem::Binary);
+    assert!(said.starts_with("vLLM's 0.10 rules have no allgather_reducescatter"), "{said}");
+    let line = launch(&m, &old, "Qwen/Qwen3-30B-A3B");
+    assert!(line.starts_with("vllm serve ") && !line.contains("ALL2ALL"), "{line}");
+    let new = plan("0.11-mm", vllm::All2All::AllgatherReducescatter).validate_for(&m).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(crate::estimate(&m, (*new).clone()).setting_refused, None);
     for version in ["0.10", "0.11-mm"] {
         let s = plan(version, vllm::All2All::DeepepLowLatency);
         let valid = s.clone().validate_for(&m).unwrap_or_else(|e| panic!("{version}: {e}"));

@@ -16,6 +16,8 @@ fn on_4090s(engine: Engine, n: usize) -> Scenario {
     let g = gpu("rtx-4090").unwrap_or_else(|| panic!("rtx-4090 is in the catalog"));
     Scenario {
         weights: WeightFormat::parse("q4_k_m").unwrap_or_else(|e| panic!("{e}")),
+        // The engine's own cache, as a link without `kv` plans it.
+        kv_dtype: shared::kv::KvDtype::F16,
         engine,
         gpus: (0..n).map(|_| GpuSlot::from_catalog(g)).collect(),
         ..Scenario::default()
@@ -263,6 +265,7 @@ fn weight_and_context_fixes_are_whole_set_ups() {
         concurrency: 2,
         prompt_tokens: 4096,
         gpus: custom(8),
+        kv_dtype: shared::kv::KvDtype::F16,
         engine,
         ..Scenario::default()
     };

@@ -588,3 +588,25 @@ fn ngl_takes_the_output_layer_first_from_its_build() {
     assert_eq!(at(n + 1, old, Fork::Mainline), (n, true));
     assert_eq!(at(n, None, Fork::Ik), (n, false), "ik_llama.cpp keeps the old rule");
 }
+
+/// An output head left in host memory is copied to the first GPU for the
+/// logits' matmul on CUDA (ggml-backend.cpp `offload_op`, batch ≥ 32), which
+/// the compute buffer holds; Metal offloads no op (ggml-metal.m
+/// `offload_op` returns false), so a Mac's buffer holds no such copy. Builds
+/// before #18148 keep the output layer on the CPU until `-ngl` passes the
+/// repeating layers (b5398 src/llama-model.cpp `i_gpu_start`).
+#[test]
+fn a_host_head_is_staged_on_cuda_and_never_on_metal() {
+    let m = model("llama-3.1-8b");
+    let layers = m.layout.num_layers as u64;
+    let mac = GpuSlot::from_catalog(shared::catalog::gpu("m4-max-128gb").unwrap_or_else(|| panic!("in the catalog")));
+    let compute = |gpu: &GpuSlot, ngl: u64| {
+        let o = Options { n_gpu_layers: Some(ngl), build: Some(5398), ..Default::default() };
+        let s = Scenario { gpus: vec![gpu.clone()], ..scenario(o, 1, 80) };
+        report(&m, s).0.compute_buffer_bytes
+    };
+    let cuda = GpuSlot::custom("80 GiB", 80 * GIB);
+    // The head on the CPU (`-ngl` = the repeating layers) against every layer on the GPU.
+    assert!(compute(&cuda, layers) > compute(&cuda, layers + 1), "CUDA stages the head");
+    assert!(compute(&mac, layers) <= compute(&mac, layers + 1), "Metal stages nothing");
+}

@@ -19,6 +19,8 @@ fn on(o: ollama::Options, gpus: Vec<GpuSlot>) -> Scenario {
         weights: WeightFormat::parse("q4_k_m").unwrap_or_else(|e| panic!("{e}")),
         engine: Engine::Ollama(o),
         gpus,
+        // Ollama's own cache (`EngineKind::default_kv_dtype`), as a link plans it.
+        kv_dtype: shared::kv::KvDtype::F16,
         ..Scenario::default()
     }
 }

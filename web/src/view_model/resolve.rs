@@ -162,13 +162,18 @@ pub fn inputs_for(target: &Scenario, current: &LinkState, model: &Model) -> Link
     if target.weights != weights(current, model) {
         next.weights = Some(target.weights);
     }
-    if target.kv_dtype != kv_dtype(current, model) {
-        next.kv_dtype = Some(target.kv_dtype);
+    // The KV dtype the next state has without one chosen is its engine's
+    // (a fix may change the engine, whose own cache differs).
+    next.engine = target.engine;
+    if target.engine.kind() != current.engine.kind() {
+        next.kv_activation = false;
+    }
+    if target.kv_dtype != kv_dtype(&next, model) {
+        (next.kv_dtype, next.kv_activation) = (Some(target.kv_dtype), false);
     }
     next.prompt_tokens = target.prompt_tokens;
     next.max_new_tokens = target.max_new_tokens;
     next.concurrency = target.concurrency;
-    next.engine = target.engine;
     next.tp = target.tp;
     let now: Vec<GpuSlot> = current.gpu_choices().iter().map(gpu_slot).collect();
     if now != target.gpus {

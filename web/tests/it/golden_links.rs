@@ -256,6 +256,10 @@ fn record(entry: &mut Value, field: &str, why: &str, changes: &[String]) {
     if entry[field].is_null() {
         return;
     }
+    // An entry recorded before histories were kept starts one.
+    if !entry["history"].is_array() {
+        entry["history"] = json!([]);
+    }
     if let Some(history) = entry["history"].as_array_mut() {
         history.push(json!({ "why": why, "changes": changes }));
     }

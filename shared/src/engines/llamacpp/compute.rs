@@ -144,28 +144,33 @@ pub const OP_OFFLOAD_MIN_BATCH: u64 = 32;
 /// `MUL_MAT_ID`, which BLAS does not run, still come to the GPU.
 pub(super) fn staged_weight(p: &Plan, o: Options, d: &Devices, g: usize) -> Option<u64> {
     let first = d.used.iter().position(|&u| u)?;
-    let staged = d.weights.largest_cpu_matrix;
-    let head = if o.blas { 0 } else { d.weights.cpu_head };
-    if g != first || staged.max(head) == 0 || o.ubatch() < OP_OFFLOAD_MIN_BATCH {
+    // Metal offloads no op (ggml-metal.m@c531edfa `offload_op` returns false).
+    if g != first || p.scenario.gpus.get(g).is_some_and(|s| s.vendor == Some(crate::catalog::GpuVendor::Apple)) {
         return None;
     }
+    // Under BLAS only the experts' `MUL_MAT_ID`, which BLAS does not run,
+    // come to the GPU: it keeps every host `MUL_MAT` (ggml-blas.cpp@c531edfa
+    // `supports_op`), the head's among them. A MoE layer's largest matrix is
+    // an expert tensor (the experts' stacks dwarf attention's).
     let t = &p.model.arch.text;
+    let staged = if o.blas && t.moe.is_none() { 0 } else { d.weights.largest_cpu_matrix };
+    let head = if o.blas { 0 } else { d.weights.cpu_head };
+    if staged.max(head) == 0 || o.ubatch() < OP_OFFLOAD_MIN_BATCH {
+        return None;
+    }
     let f32s = |width: u64| width.saturating_mul(o.ubatch()).saturating_mul(4);
     let logits = if head == 0 { 0 } else { head.saturating_add(f32s(t.hidden_size.saturating_add(t.vocab_size))) };
-    if staged == 0 {
-        return Some(logits);
-    }
     // ik_llama.cpp takes an expert op to the GPU only for a batch whose
     // tokens per expert reach the threshold, and never a repacked weight.
-    if o.fork == super::Fork::Ik
+    let ik_keeps = o.fork == super::Fork::Ik
         && !super::ik::stages_experts(
             o,
             o.ubatch(),
             t.moe.map_or(1, |m| m.num_experts),
             t.moe.map_or(1, |m| m.experts_per_token),
-        )
-    {
-        return None;
+        );
+    if staged == 0 || ik_keeps {
+        return (logits > 0).then_some(logits);
     }
     let layer = match t.moe {
         Some(m) => {

@@ -425,6 +425,27 @@ fn tensor_split(model: &Model, s: &Scenario) -> Option<Setting> {
     })
 }
 
+/// The `llama-server` line of `s` with its layer split pinned: `layers`,
+/// each GPU's repeating layers, as `--tensor-split` ratios. llama.cpp
+/// spreads the ratios over every offloaded layer, the output layer among
+/// them when it is offloaded (llama-model.cpp `load_tensors`: `act_gpu_layers`
+/// is `min(ngl, n_layer + 1)`), so the last GPU's count takes it, as the
+/// split setting's does; `None` past llama.cpp's device count.
+pub(crate) fn pinned_split(model: &Model, s: &Scenario, layers: &[usize]) -> Option<String> {
+    let Engine::LlamaCpp(o) = s.engine else { return None };
+    let p = EnginePlan::new(model, s.clone().validate().ok()?);
+    let (_, output) = super::gpu_layers(&p, o);
+    let mut counts: Vec<u64> = layers.iter().map(|&n| n as u64).collect();
+    if let (true, Some(last)) = (output, counts.last_mut()) {
+        *last += 1;
+    }
+    if counts.len() > super::MAX_SPLIT {
+        return None;
+    }
+    let o = Options { tensor_split: TensorSplit::of_counts(&counts), ..o };
+    Some(server_command(model, &Scenario { engine: Engine::LlamaCpp(o), ..s.clone() }))
+}
+
 /// llama.cpp's routed-expert tensor names for layers `layers`, as one `-ot`
 /// rule to the CPU (the `--n-cpu-moe` pattern of common/common.h with the
 /// layer numbers as alternatives; no comma, which `-ot` splits at).

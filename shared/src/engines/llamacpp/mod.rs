@@ -50,11 +50,11 @@ pub use compute::{OP_OFFLOAD_MIN_BATCH, SCHED_COPIES};
 use compute::{compute_buffer, pipeline_copies, pipelined, staged_weight};
 pub use devices::{Buffer, MAX_OVERRIDE_TEXT, MAX_SPLIT, SplitMode, TensorOverrides, TensorSplit};
 pub use fit::{Fit, FitChoice, predict as predict_fit};
-pub(crate) use fixes::gguf_file;
 pub use fixes::{
     COMMANDS, cpu_moe_answer, flash_attention_flag, gpu_layers_answer, max_gpu_layers, min_cpu_moe, server_command,
     with_cpu_moe,
 };
+pub(crate) use fixes::{gguf_file, pinned_split};
 use host::{Host, host, host_ram_limit};
 pub use knobs::KNOBS;
 pub(crate) use options::check_knobs;

@@ -158,7 +158,7 @@ pub const COMMANDS: Commands = Commands {
     cheaper_kv_dtype: KvDtype::Q8_0,
     kv_dtype: ollama_command,
     // `num_ctx` in the Modelfile, with the rest of the set-up.
-    shorten: Shorten::Context(|model, t, _, _| ollama_command(model, t)),
+    shorten: Shorten::Context(|model, t, _| ollama_command(model, t)),
     // Ollama serves `OLLAMA_NUM_PARALLEL` requests at once.
     // The fix's plan carries the cap (`Engine::capped_sequences`).
     concurrency: |model, t, _, _| ollama_command(model, t),

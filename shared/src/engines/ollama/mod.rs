@@ -207,15 +207,15 @@ fn mmproj_on_cpu(p: &Plan, o: Options, need: u64) -> bool {
 }
 
 /// The K and V cache type: `OLLAMA_KV_CACHE_TYPE`, else the plan's KV
-/// dtype where llama-server has it and it is not the plan's default 16-bit
-/// one (f32, q8_0, q4_0: the fixes' cheaper caches), else llama-server's
-/// own f16. Ollama passes the variable to llama-server as it is
-/// (`NewLlamaServer` in llm/server.go, v0.33.0-rc2); the f16/q8_0/q4_0
-/// filter of `SupportsKVCacheType` (fs/ggml/ggml.go) was the old runner's,
-/// called up to v0.24.0 and by nothing from v0.30.0.
+/// dtype where llama-server has it (f32, bf16, q8_0, q4_0), else
+/// llama-server's own f16 (the plan's default, `EngineKind::default_kv_dtype`).
+/// Ollama passes the variable to llama-server as it is (`NewLlamaServer` in
+/// llm/server.go, v0.33.0-rc2); the f16/q8_0/q4_0 filter of
+/// `SupportsKVCacheType` (fs/ggml/ggml.go) was the old runner's, called up
+/// to v0.24.0 and by nothing from v0.30.0.
 pub fn cache_type(o: Options, plan_dtype: KvDtype) -> CacheType {
     o.kv_cache_type.unwrap_or(match CacheType::of(plan_dtype) {
-        Some(t @ (CacheType::F32 | CacheType::Q8_0 | CacheType::Q4_0)) => t,
+        Some(t @ (CacheType::F32 | CacheType::Bf16 | CacheType::Q8_0 | CacheType::Q4_0)) => t,
         _ => CacheType::F16,
     })
 }

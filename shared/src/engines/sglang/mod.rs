@@ -881,7 +881,7 @@ pub(crate) fn need_and_usable(
 pub const COMMANDS: Commands = Commands {
     cheaper_kv_dtype: KvDtype::Fp8,
     kv_dtype: |_, _| "python -m sglang.launch_server ... --kv-cache-dtype fp8_e4m3".into(),
-    shorten: Shorten::Context(|model, t, repo, _| launch(model, t, repo)),
+    shorten: Shorten::Context(launch),
     // The plan's launch, capped: the plan does not model the flag.
     concurrency: |model, t, repo, n| format!("{} --max-running-requests {n}", launch(model, t, repo)),
     more_gpus_are_tensor_parallel: true,

@@ -59,11 +59,11 @@ pub use extras::{
 pub(crate) use extras::{is_rocm, plan_on_rocm};
 pub use knobs::KNOBS;
 
-pub(crate) use options::check_knobs;
 pub use options::{
     DEFAULT_MAX_LORA_RANK, DEFAULT_MAX_LORAS, DEFAULT_MM_LIMIT, MAX_DATA_PARALLEL, MAX_SPEC_TOKENS, MmLimits, Options,
     SpecMethod, Speculative,
 };
+pub(crate) use options::{check_knobs, setting_refusal};
 pub use version::{EncoderPadding, EncoderProfile, Version};
 
 pub use words::COMMANDS;

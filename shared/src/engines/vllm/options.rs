@@ -343,6 +343,21 @@ impl Default for Options {
     }
 }
 
+/// A setting the plan's release does not have, said before the verdict;
+/// the plan is estimated and launched as the release runs it (a link made
+/// before the rule still opens). 0.10.0 and 0.10.2 `cuda_communicator.py`
+/// raise "Unknown all2all backend" for `allgather_reducescatter`, which
+/// 0.11.0 added: their default `naive` gathers every replica's tokens the
+/// same way (`all2all::buffer_bytes`).
+pub(crate) fn setting_refusal(o: Options) -> Option<String> {
+    (o.all2all_backend == Some(super::All2All::AllgatherReducescatter) && !o.version.allgather_reducescatter()).then(|| {
+        format!(
+            "vLLM's {} rules have no allgather_reducescatter all-to-all backend (0.11 added it): run as naive, which gathers the same",
+            o.version.id()
+        )
+    })
+}
+
 /// vLLM's checks of its knobs.
 pub(crate) fn check_knobs(o: Options) -> Result<(), String> {
     crate::engines::fraction("gpu_memory_utilization", o.gpu_memory_utilization)?;
@@ -370,12 +385,6 @@ pub(crate) fn check_knobs(o: Options) -> Result<(), String> {
     // enabled", and EPLB needs expert parallelism.
     if o.num_redundant_experts > 0 && !o.enable_expert_parallel {
         return Err("vLLM's redundant experts (EPLB) need --enable-expert-parallel".into());
-    }
-    if o.all2all_backend == Some(super::All2All::AllgatherReducescatter) && !o.version.allgather_reducescatter() {
-        return Err(format!(
-            "the allgather_reducescatter all-to-all backend arrived in vLLM 0.11; the {} rules are older (naive gathers the same)",
-            o.version.id()
-        ));
     }
     if o.kv_cache_memory_bytes.is_some() && !o.version.kv_memory_tools() {
         return Err(format!("kv_cache_memory_bytes arrived in vLLM 0.11; the {} rules are older", o.version.id()));

@@ -333,7 +333,7 @@ pub(crate) fn warnings(p: &Plan, verdict: Verdict, max_concurrency: u64) -> Engi
 pub const COMMANDS: Commands = Commands {
     cheaper_kv_dtype: KvDtype::Fp8,
     kv_dtype: |_, _| "vllm serve ... --kv-cache-dtype fp8".into(),
-    shorten: Shorten::Context(|model, t, repo, _| launch(model, t, repo)),
+    shorten: Shorten::Context(launch),
     concurrency: |_, _, repo, n| format!("vllm serve {repo} --max-num-seqs {n}"),
     more_gpus_are_tensor_parallel: true,
     more_gpus: |_, t, repo, _| match t.engine {
@@ -366,8 +366,10 @@ pub(crate) fn launch(model: &Model, s: &Scenario, repo: &str) -> String {
     // Before 0.12 the all-to-all backend is the environment's
     // (`VLLM_ALL2ALL_BACKEND`, envs.py; `--all2all-backend` is in the
     // 0.12.0 wheel's arg_utils.py, not in 0.11.0's).
+    // A backend the release lacks runs as its default (`setting_refusal`).
     if let Engine::Vllm(o) = s.engine
         && let Some(backend) = o.all2all_backend.filter(|_| !o.version.all2all_flag())
+        && super::setting_refusal(o).is_none()
     {
         cmd.push_str(&format!("VLLM_ALL2ALL_BACKEND={} ", backend.id()));
     }

@@ -17,6 +17,8 @@ pub fn EngineInputs() -> impl IntoView {
         if let Ok(k) = EngineKind::parse(&event_target_value(&ev)) {
             app.edit(|s| {
                 s.engine = new_engine(k);
+                // A new engine's default cache is its own, not an old link's.
+                s.kv_activation = false;
                 if !k.splits_tensors() {
                     s.tp = 1;
                 }

@@ -12,7 +12,7 @@ pub fn KvSelect() -> impl IntoView {
     let default_label = Memo::new(move |_| {
         app.scenario.with(|s| match (s, app.inputs.with(|i| i.kv_dtype)) {
             (Some(s), None) => format!("default ({})", s.kv_dtype.id()),
-            _ => "default (activation dtype)".into(),
+            _ => "default (the engine's own)".into(),
         })
     });
     let change = move |ev| {
