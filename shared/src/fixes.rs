@@ -247,7 +247,7 @@ pub fn fixes(model: &Model, s: &Scenario) -> Vec<Fix> {
     let cheaper_kv = commands.cheaper_kv_dtype;
     if s.kv_dtype.bpw(128).as_f64() > cheaper_kv.bpw(128).as_f64() {
         let t = Scenario { kv_dtype: cheaper_kv, engine: s.engine.with_kv_cache(cheaper_kv), ..s.clone() };
-        let code = (commands.kv_dtype)(model, &t);
+        let code = (commands.kv_dtype)(model, &t, &repo);
         push(
             FixKind::KvCacheDtype,
             format!("Store the KV cache in {}", cheaper_kv.id()),

@@ -51,7 +51,7 @@ pub struct Commands {
     /// The cheapest KV cache dtype the engine stores, and how to ask for it:
     /// the command for the changed plan `target` (stored so).
     pub cheaper_kv_dtype: KvDtype,
-    pub kv_dtype: fn(model: &Model, target: &Scenario) -> String,
+    pub kv_dtype: fn(model: &Model, target: &Scenario, repo: &str) -> String,
     pub shorten: Shorten,
     /// At most `n` sequences at once: the changed plan `target` and the model.
     /// The plan's other settings (a context shared by the sequences, an

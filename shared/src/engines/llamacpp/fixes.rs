@@ -241,7 +241,7 @@ fn shell_quote(text: &str) -> String {
 /// spells it, so a flag alone would not launch the plan.
 pub const COMMANDS: Commands = Commands {
     cheaper_kv_dtype: KvDtype::Q8_0,
-    kv_dtype: server_command,
+    kv_dtype: |model, t, _| server_command(model, t),
     // `-n`: each request's new tokens (common/common.h `n_predict`), which
     // the server takes as its requests' default.
     shorten: Shorten::NewTokens(|model, t| format!("{} -n {}", server_command(model, t), t.max_new_tokens)),

@@ -156,7 +156,7 @@ fn adjusts(model: &Model, s: &Scenario) -> Option<Setting> {
 /// (docs/faq.md "How can I set the quantization type for the K/V cache?").
 pub const COMMANDS: Commands = Commands {
     cheaper_kv_dtype: KvDtype::Q8_0,
-    kv_dtype: ollama_command,
+    kv_dtype: |model, t, _| ollama_command(model, t),
     // `num_ctx` in the Modelfile, with the rest of the set-up.
     shorten: Shorten::Context(|model, t, _| ollama_command(model, t)),
     // Ollama serves `OLLAMA_NUM_PARALLEL` requests at once.

@@ -880,19 +880,13 @@ pub(crate) fn need_and_usable(
 /// SGLang's flags; FP8 (e4m3) is its cheapest KV cache.
 pub const COMMANDS: Commands = Commands {
     cheaper_kv_dtype: KvDtype::Fp8,
-    kv_dtype: |_, _| "python -m sglang.launch_server ... --kv-cache-dtype fp8_e4m3".into(),
+    kv_dtype: launch,
     shorten: Shorten::Context(launch),
     // The plan's launch, capped: the plan does not model the flag.
     concurrency: |model, t, repo, n| format!("{} --max-running-requests {n}", launch(model, t, repo)),
     more_gpus_are_tensor_parallel: true,
     // `--tp-size` (`--tp` parses only as its unique prefix: server_args.py, 0.5.23).
-    more_gpus: |_, t, repo, _| {
-        let mut cmd = format!("python -m sglang.launch_server --model-path {repo} --tp-size {}", t.tp);
-        if let Engine::Sglang(o) = t.engine {
-            cmd.push_str(&parallel_flags(o));
-        }
-        cmd
-    },
+    more_gpus: |model, t, repo, _| launch(model, t, repo),
     weights: launch,
     settings: no_settings,
     adjusts: crate::engines::commands::no_adjustment,

@@ -13,7 +13,7 @@ use super::{AttentionImpl, Options};
 /// transformers' commands; its quantized cache (quanto, 4 bits) is its cheapest KV cache.
 pub const COMMANDS: Commands = Commands {
     cheaper_kv_dtype: KvDtype::Int4,
-    kv_dtype: |_, _| {
+    kv_dtype: |_, _, _| {
         "model.generate(**inputs, cache_implementation=\"quantized\", cache_config={\"backend\": \"quanto\", \"nbits\": 4})"
             .into()
     },

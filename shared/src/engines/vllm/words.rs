@@ -332,18 +332,12 @@ pub(crate) fn warnings(p: &Plan, verdict: Verdict, max_concurrency: u64) -> Engi
 /// vLLM's flags; FP8 is its cheapest KV cache.
 pub const COMMANDS: Commands = Commands {
     cheaper_kv_dtype: KvDtype::Fp8,
-    kv_dtype: |_, _| "vllm serve ... --kv-cache-dtype fp8".into(),
+    kv_dtype: launch,
     shorten: Shorten::Context(launch),
-    concurrency: |_, _, repo, n| format!("vllm serve {repo} --max-num-seqs {n}"),
+    // The plan carries the cap (`Engine::capped_sequences`).
+    concurrency: |model, t, repo, _| launch(model, t, repo),
     more_gpus_are_tensor_parallel: true,
-    more_gpus: |_, t, repo, _| match t.engine {
-        Engine::Vllm(o) if o.data_parallel_size > 1 => {
-            format!("vllm serve {repo} --tensor-parallel-size {} --data-parallel-size {}", t.tp, o.data_parallel_size)
-        }
-        Engine::Vllm(_) | Engine::Transformers(_) | Engine::Sglang(_) | Engine::LlamaCpp(_) | Engine::Ollama(_) => {
-            format!("vllm serve {repo} --tensor-parallel-size {}", t.tp)
-        }
-    },
+    more_gpus: |model, t, repo, _| launch(model, t, repo),
     weights: launch,
     settings,
     adjusts: crate::engines::commands::no_adjustment,
