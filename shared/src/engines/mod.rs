@@ -672,10 +672,9 @@ impl EngineRules for Engine {
     fn place(p: &Plan) -> Placement {
         match p.scenario.engine {
             Engine::Transformers(_) => transformers::place(p),
-            // vLLM's `get_pp_indices` and SGLang split layers evenly by count.
-            Engine::Vllm(_) | Engine::Sglang(_) => {
-                Placement::on_gpu(plan::split::even(p.kv_layers.len(), p.scenario.stages()))
-            }
+            // Each one's `get_pp_indices`: even by count, the remainder placed its way.
+            Engine::Vllm(_) => Placement::on_gpu(vllm::stage_ranges(p.kv_layers.len(), p.scenario.stages())),
+            Engine::Sglang(_) => Placement::on_gpu(sglang::stage_ranges(p.kv_layers.len(), p.scenario.stages())),
             Engine::LlamaCpp(_) | Engine::Ollama(_) => llamacpp::place(p, llamacpp_flags(p)),
         }
     }

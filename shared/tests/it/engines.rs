@@ -808,6 +808,25 @@ fn an_uneven_pipeline_is_split_by_memory_in_each_engines_words() {
     assert!(rebalance(&tiny, &[16, 16]).is_some_and(|c| c.starts_with("VLLM_PP_LAYER_PARTITION=1,31 ")));
     let even = Scenario { gpus: vec![large.clone(); 2], ..vllm_plan.clone() };
     assert_eq!(rebalance(&even, &[16, 16]), None);
+    // Each engine places a remainder its own way (`get_pp_indices`: vLLM
+    // 0.10.0 on the stages before the last, SGLang 0.5.23 on the last ones),
+    // and a partition that is the engine's own is no fix.
+    let three = |engine: Engine| {
+        let s = Scenario { gpus: vec![GpuSlot::custom("24 GiB", 24 * GIB); 3], engine, ..Scenario::default() };
+        let e = crate::estimate(&m, s);
+        e.per_gpu.iter().map(|g| g.layers[1] - g.layers[0]).collect::<Vec<_>>()
+    };
+    assert_eq!(three(Engine::Vllm(vllm::Options::default())), [11, 11, 10]);
+    assert_eq!(three(Engine::Sglang(sglang::Options::default())), [10, 11, 11]);
+    let uneven = Scenario {
+        gpus: vec![
+            GpuSlot::custom("24 GiB", 24 * GIB),
+            GpuSlot::custom("24 GiB", 24 * GIB),
+            GpuSlot::custom("21.5 GiB", 22_016 * MIB),
+        ],
+        ..vllm_plan.clone()
+    };
+    assert_eq!(rebalance(&uneven, &[11, 11, 10]), None, "vLLM's own split already");
     // llama.cpp spreads `-ts` over the offloaded layers with the output
     // layer among them: the pinned line plans the very split it pins.
     let llama = Scenario {

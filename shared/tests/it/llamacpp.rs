@@ -591,9 +591,10 @@ fn ngl_takes_the_output_layer_first_from_its_build() {
 
 /// An output head left in host memory is copied to the first GPU for the
 /// logits' matmul on CUDA (ggml-backend.cpp `offload_op`, batch ≥ 32), which
-/// the compute buffer holds; Metal offloads no op (ggml-metal.m
-/// `offload_op` returns false), so a Mac's buffer holds no such copy. Builds
-/// before #18148 keep the output layer on the CPU until `-ngl` passes the
+/// the compute buffer holds; Metal before b6441 offloads no op (ggml-metal.m
+/// `offload_op` returns false), and from it Apple's default BLAS keeps the
+/// head's `MUL_MAT`: a Mac's buffer holds no such copy. Builds before
+/// #18148 keep the output layer on the CPU until `-ngl` passes the
 /// repeating layers (b5398 src/llama-model.cpp `i_gpu_start`).
 #[test]
 fn a_host_head_is_staged_on_cuda_and_never_on_metal() {

@@ -129,6 +129,11 @@ fn mla_compute_buffer(t: &crate::arch::TextModel, m: crate::arch::Mla, o: Option
 /// 0.3.36 (32 unless the `GGML_OP_OFFLOAD_MIN_BATCH` variable says otherwise).
 pub const OP_OFFLOAD_MIN_BATCH: u64 = 32;
 
+/// The first build whose Metal backend offloads host weights' matmuls
+/// (ggml-org/llama.cpp#15906, 0f0a3c28, b6441: "metal : make the backend
+/// async", `offload_op` as CUDA's).
+pub const METAL_OFFLOAD_BUILD: u64 = 6441;
+
 /// The copy staged on the first GPU (`OP_OFFLOAD_MIN_BATCH`) for a host
 /// weight, beside the activations its op reads and writes. The output head
 /// in host memory is staged too: the reserved graph has an output per token
@@ -144,17 +149,30 @@ pub const OP_OFFLOAD_MIN_BATCH: u64 = 32;
 /// `MUL_MAT_ID`, which BLAS does not run, still come to the GPU.
 pub(super) fn staged_weight(p: &Plan, o: Options, d: &Devices, g: usize) -> Option<u64> {
     let first = d.used.iter().position(|&u| u)?;
-    // Metal offloads no op (ggml-metal.m@c531edfa `offload_op` returns false).
-    if g != first || p.scenario.gpus.get(g).is_some_and(|s| s.vendor == Some(crate::catalog::GpuVendor::Apple)) {
+    let metal = p.scenario.gpus.get(g).is_some_and(|s| s.vendor == Some(crate::catalog::GpuVendor::Apple));
+    // Metal offloads `MUL_MAT` and `MUL_MAT_ID` of a batch ≥ 32 from b6441
+    // (#15906, ggml-metal.m `offload_op`), nothing before (c531edfa: `false`)
+    // nor in ik_llama.cpp (its Metal has no `offload_op`).
+    let metal_keeps = metal && (o.fork == super::Fork::Ik || o.build.is_some_and(|b| b < METAL_OFFLOAD_BUILD));
+    if g != first || metal_keeps {
         return None;
     }
     // Under BLAS only the experts' `MUL_MAT_ID`, which BLAS does not run,
     // come to the GPU: it keeps every host `MUL_MAT` (ggml-blas.cpp@c531edfa
-    // `supports_op`), the head's among them. A MoE layer's largest matrix is
-    // an expert tensor (the experts' stacks dwarf attention's).
+    // `supports_op`), the head's among them. Apple builds link Accelerate's
+    // BLAS by default (ggml/CMakeLists.txt `GGML_BLAS_DEFAULT`). Without an
+    // `-ot` rule's tensor list a MoE layer's largest matrix stands for its
+    // experts (their stacks dwarf attention's).
+    let blas = o.blas || metal;
     let t = &p.model.arch.text;
-    let staged = if o.blas && t.moe.is_none() { 0 } else { d.weights.largest_cpu_matrix };
-    let head = if o.blas { 0 } else { d.weights.cpu_head };
+    let experts = d.weights.largest_cpu_experts.iter().map(|&(gate_up, down)| gate_up.max(down)).max();
+    let staged = match (blas, experts) {
+        (false, _) => d.weights.largest_cpu_matrix,
+        (true, Some(e)) => e,
+        (true, None) if t.moe.is_some() => d.weights.largest_cpu_matrix,
+        (true, None) => 0,
+    };
+    let head = if blas { 0 } else { d.weights.cpu_head };
     if staged.max(head) == 0 || o.ubatch() < OP_OFFLOAD_MIN_BATCH {
         return None;
     }

@@ -432,7 +432,11 @@ fn tensor_split(model: &Model, s: &Scenario) -> Option<Setting> {
 /// is `min(ngl, n_layer + 1)`), so the last GPU's count takes it, as the
 /// split setting's does; `None` past llama.cpp's device count.
 pub(crate) fn pinned_split(model: &Model, s: &Scenario, layers: &[usize]) -> Option<String> {
+    // `-ts` splits layers only under `-sm layer` (rows under `row`; `none` one GPU).
     let Engine::LlamaCpp(o) = s.engine else { return None };
+    if o.split_mode != SplitMode::Layer {
+        return None;
+    }
     let p = EnginePlan::new(model, s.clone().validate().ok()?);
     let (_, output) = super::gpu_layers(&p, o);
     let mut counts: Vec<u64> = layers.iter().map(|&n| n as u64).collect();

@@ -893,6 +893,21 @@ pub const COMMANDS: Commands = Commands {
     launch: Some(launch),
 };
 
+/// Each pipeline stage's layers as SGLang's `get_pp_indices` places them
+/// (0.5.23 srt/distributed/utils.py: the last `remainder` stages one more).
+pub(crate) fn stage_ranges(layers: usize, stages: usize) -> crate::plan::split::Ranges {
+    let stages = stages.max(1);
+    let (base, extra_from) = (layers / stages, stages - layers % stages);
+    let mut start = 0;
+    (0..stages)
+        .map(|rank| {
+            let n = base + usize::from(rank >= extra_from);
+            start += n;
+            start - n..start
+        })
+        .collect()
+}
+
 /// `--dp-size`, `--enable-dp-attention`, `--ep-size` and the all-to-all
 /// backend, each with a space before it, where they are not SGLang's
 /// defaults.

@@ -135,6 +135,19 @@ fn pp_layers(layers: u64, rank: u64, size: u64) -> u64 {
     base + u64::from(extra)
 }
 
+/// Each pipeline stage's layers as vLLM's `get_pp_indices` places them
+/// (0.10.0 distributed/utils.py: the remainder on the stages before the last).
+pub(crate) fn stage_ranges(layers: usize, stages: usize) -> crate::plan::split::Ranges {
+    let mut start = 0;
+    (0..stages as u64)
+        .map(|rank| {
+            let n = pp_layers(layers as u64, rank, stages as u64) as usize;
+            start += n;
+            start - n..start
+        })
+        .collect()
+}
+
 /// One KV cache group: layers of one attention kind sharing a block table.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 struct Group {

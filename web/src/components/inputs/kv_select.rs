@@ -17,7 +17,11 @@ pub fn KvSelect() -> impl IntoView {
     });
     let change = move |ev| {
         let v = event_target_value(&ev);
-        app.edit(|s| s.kv_dtype = KvDtype::parse(&v).ok());
+        // A chosen dtype replaces an old link's default, as its link says.
+        app.edit(|s| {
+            s.kv_dtype = KvDtype::parse(&v).ok();
+            s.kv_activation &= s.kv_dtype.is_none();
+        });
     };
     view! {
         <div class="field">
