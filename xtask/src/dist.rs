@@ -237,8 +237,11 @@ use crate::{css, html, js, wasm};
 /// 298,650 B (a plan that does not fit, with `index.html`: 299,769 B).
 /// vLLM's and SGLang's fixes as their launch, without the fragments the
 /// launch replaced (`vllm serve ... --kv-cache-dtype fp8`): −209 B, to
-/// 298,394 B, and the ceiling to 298,400 B.
-const BUNDLE_BUDGET_BYTES: u64 = 298_400;
+/// 298,394 B, and the ceiling to 298,400 B. The second review (Metal's
+/// staging by build, vLLM's and SGLang's own pipeline split): +76 B, to
+/// 298,470 B, and the ceiling to 298,500 B (a plan that does not fit:
+/// 299,636 B).
+const BUNDLE_BUDGET_BYTES: u64 = 298_500;
 
 /// Live mode's ceiling, gzip of its wasm + JS + CSS: 147,480 B when the page
 /// began handing it the plan it computed (`live::plan`, e9038ae) instead of
