@@ -212,7 +212,9 @@ impl Model {
         let Some(moe) = t.moe else { return self.parameters() };
         self.layout.groups.iter().fold(0u64, |acc, g| {
             let p = match g.role {
-                crate::arch::Role::ExpertUp | crate::arch::Role::ExpertDown => {
+                // The experts' biases too: gpt-oss's model card counts them so
+                // (5.13B active of 120b, 3.61B of 20b, less the embedding).
+                crate::arch::Role::ExpertUp | crate::arch::Role::ExpertDown | crate::arch::Role::ExpertBias => {
                     g.params / moe.num_experts.max(1) * moe.experts_per_token.min(moe.num_experts)
                 }
                 _ => g.params,

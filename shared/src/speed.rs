@@ -47,7 +47,7 @@ pub fn bounds<E: crate::plan::EngineRules>(p: &Plan<'_, E>) -> Option<SpeedBound
                 .layout
                 .groups
                 .iter()
-                .filter(|g| matches!(g.role, Role::ExpertUp | Role::ExpertDown))
+                .filter(|g| matches!(g.role, Role::ExpertUp | Role::ExpertDown | Role::ExpertBias))
                 .map(|g| g.params)
                 .sum();
             let frac = expert_params as f64 / model.parameters().max(1) as f64;

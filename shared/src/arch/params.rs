@@ -49,6 +49,12 @@ pub enum Role {
     Recurrent,
     /// A checkpoint tensor no rule classifies: counted, shown as "other".
     Other,
+    /// The routed experts' biases (gpt-oss's `gate_up_proj_bias` E × 2I and
+    /// `down_proj_bias` E × H): vectors stored as biases are, placed and
+    /// sharded with their experts. llama.cpp names them
+    /// `blk.N.ffn_{gate,up,down}_exps.bias`, which its `--n-cpu-moe` rules
+    /// move with the expert weights.
+    ExpertBias,
 }
 
 /// Roles a checkpoint's quantisation leaves in its 16-bit dtype
@@ -101,7 +107,7 @@ impl Role {
             AttnQ | AttnK | AttnV | AttnO | AttnQkv | MlaDown | MlaUp => Category::Attention,
             MlpUp | MlpDown => Category::Mlp,
             ExpertUp | ExpertDown | SharedExpertUp | SharedExpertDown | Router => Category::Experts,
-            Norm | Bias => Category::NormsAndBiases,
+            Norm | Bias | ExpertBias => Category::NormsAndBiases,
             VisionLinear | VisionOther | Projector | Audio => Category::Vision,
             Mtp | Recurrent | Other => Category::Other,
         }
@@ -266,7 +272,7 @@ pub(super) fn layout(arch: &Architecture) -> TensorLayout {
                     // its router bias is `router_bias`.
                     let per_expert =
                         m.expert_intermediate_size.saturating_mul(per_expert_up).saturating_add(t.hidden_size);
-                    b.vector(Role::Bias, Some(l), per_expert.saturating_mul(n));
+                    b.vector(Role::ExpertBias, Some(l), per_expert.saturating_mul(n));
                 }
             }
             _ => {

@@ -187,14 +187,18 @@ fn role_of(lower: &str, in_layer: bool) -> Role {
     {
         return Role::Router;
     }
+    let shared_expert = has(lower, &["shared_expert", "shexp"]);
+    let routed_expert = !shared_expert && has(lower, &["experts", "_exps"]);
     if bias {
-        return Role::Bias;
+        // gpt-oss's `mlp.experts.gate_up_proj_bias`, llama.cpp's
+        // `blk.N.ffn_gate_exps.bias`: placed and sharded with the experts.
+        return if routed_expert { Role::ExpertBias } else { Role::Bias };
     }
     let down = has(m, &["down", "w2", "fc2", "4h_to_h"]);
-    if has(lower, &["shared_expert", "shexp"]) {
+    if shared_expert {
         return if down { Role::SharedExpertDown } else { Role::SharedExpertUp };
     }
-    if has(lower, &["experts", "_exps"]) {
+    if routed_expert {
         return if down { Role::ExpertDown } else { Role::ExpertUp };
     }
     if has(
@@ -260,6 +264,11 @@ mod tests {
         check("model.layers.3.mlp.shared_experts.down_proj.weight", Role::SharedExpertDown, Some(3));
         check("model.layers.3.block_sparse_moe.experts.0.w1.weight", Role::ExpertUp, Some(3));
         check("model.layers.3.block_sparse_moe.experts.0.w2.weight", Role::ExpertDown, Some(3));
+        // gpt-oss: the experts' biases go with the experts, the router's is the router's.
+        check("model.layers.3.mlp.experts.gate_up_proj_bias", Role::ExpertBias, Some(3));
+        check("model.layers.3.mlp.experts.down_proj_bias", Role::ExpertBias, Some(3));
+        check("model.layers.3.mlp.router.bias", Role::Router, Some(3));
+        check("model.layers.3.mlp.shared_experts.down_proj.bias", Role::Bias, Some(3));
         check("model.layers.61.eh_proj.weight", Role::Mtp, None);
         check("mtp.layers.0.mlp.up_proj.weight", Role::Mtp, None);
         check("model.layers.2.linear_attn.in_proj_qkvz.weight", Role::Recurrent, Some(2));
@@ -318,6 +327,11 @@ mod tests {
         check("blk.7.ffn_gate_inp.weight", Role::Router, Some(7));
         check("blk.7.ffn_gate_exps.weight", Role::ExpertUp, Some(7));
         check("blk.7.ffn_down_exps.weight", Role::ExpertDown, Some(7));
+        check("blk.7.ffn_gate_exps.bias", Role::ExpertBias, Some(7));
+        check("blk.7.ffn_up_exps.bias", Role::ExpertBias, Some(7));
+        check("blk.7.ffn_down_exps.bias", Role::ExpertBias, Some(7));
+        check("blk.7.ffn_gate_inp.bias", Role::Router, Some(7));
+        check("blk.7.attn_q.bias", Role::Bias, Some(7));
         check("blk.7.ffn_up_shexp.weight", Role::SharedExpertUp, Some(7));
         check("blk.7.ssm_in.weight", Role::Recurrent, Some(7));
         check("blk.7.nextn.eh_proj.weight", Role::Mtp, None);

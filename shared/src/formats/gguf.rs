@@ -299,7 +299,7 @@ impl GgufType {
     /// IQ1/IQ2 mixes counts shared-expert and dense downs too.
     pub(super) fn bpw(self, g: &TensorGroup, ctx: &LayoutContext) -> Bpw {
         let t = match g.role {
-            Role::Norm | Role::Bias | Role::Router => T::F32,
+            Role::Norm | Role::Bias | Role::ExpertBias | Role::Router => T::F32,
             Role::VisionLinear | Role::VisionOther => T::F16,
             // Left as converted (`llama_model_quantize_impl`'s `quantize &=`
             // list): learned positions (`pos_embd`), Gemma 3n's `altup` and

@@ -4,7 +4,8 @@
 //! Under tensor parallelism (Megatron-style, as vLLM and SGLang shard):
 //! attention and MLP projections and every expert are split across ranks;
 //! the embedding and lm_head are vocab-parallel (split); norms, routers and
-//! biases of row-parallel layers are replicated; K/V projections hold
+//! biases of row-parallel layers are replicated, the routed experts' biases
+//! go with their experts; K/V projections hold
 //! `max(1, kv_heads / tp)` heads per rank, replicated when `tp` exceeds them.
 
 use serde::Serialize;
@@ -116,6 +117,23 @@ fn rank_share(role: Role, model: &Model, sharding: Sharding) -> (u64, u64) {
         // (vLLM skips them in `load_weights` otherwise).
         Role::Mtp => (0, 1),
         Role::ExpertUp | Role::ExpertDown => sharding.experts.share(model.arch.text.moe.map_or(1, |m| m.num_experts)),
+        // vLLM's and SGLang's gpt-oss: the gate/up biases (E × 2I) split as
+        // their experts do; the down biases (E × H) only by expert, whole
+        // on each tensor-parallel shard (vLLM's `Mxfp4MoEMethod`: `w2_bias`
+        // is (experts, hidden_size); gpt_oss.py zeroes it past rank 0).
+        Role::ExpertBias => match model.arch.text.moe {
+            Some(m) => {
+                let t = &model.arch.text;
+                let up = m.expert_intermediate_size.saturating_mul(if t.mlp_gated { 2 } else { 1 });
+                let (local, all) = sharding.experts.share(m.num_experts);
+                let shards = sharding.experts.shards.max(1);
+                (
+                    local.saturating_mul(up.saturating_add(shards.saturating_mul(t.hidden_size))),
+                    all.saturating_mul(up.saturating_add(t.hidden_size)),
+                )
+            }
+            None => (1, 1),
+        },
         _ if tp <= 1 => (1, 1),
         // A fused q/k/v: the query heads split, each rank keeps
         // max(1, kv/tp) key and value heads: (H/tp + 2·kpr)/(H + 2K).
@@ -222,5 +240,26 @@ impl WeightPlan {
         let first = if with_first { self.first } else { 0 };
         let last = if with_last { self.last } else { 0 };
         layers.saturating_add(first).saturating_add(last)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// gpt-oss-20b's expert biases (24 layers of 32 experts, bf16) as vLLM's
+    /// and SGLang's loaders hold them: the gate/up biases (2 × 2880 each)
+    /// split with their experts over tensor-parallel ranks while the down
+    /// biases (2880) stay whole on each; expert parallelism splits both by
+    /// expert.
+    #[test]
+    fn expert_biases_shard_as_the_engines_load_them() {
+        let mut m = Model::preset("gpt-oss-20b").unwrap();
+        m.layout.groups.retain(|g| g.role == Role::ExpertBias);
+        let per_rank = |s: Sharding| WeightPlan::sharded(&m, WeightFormat::Bf16, s).per_rank;
+        assert_eq!(per_rank(Sharding::tensor_parallel(1)), 24 * 32 * (2 * 2880 + 2880) * 2);
+        assert_eq!(per_rank(Sharding::tensor_parallel(2)), 24 * 32 * (2880 + 2880) * 2);
+        let ep = Sharding { experts: ExpertSplit::whole(2), ..Sharding::tensor_parallel(2) };
+        assert_eq!(per_rank(ep), 24 * 16 * (2 * 2880 + 2880) * 2);
     }
 }

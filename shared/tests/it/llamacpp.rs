@@ -446,6 +446,34 @@ fn a_mac_is_unified_memory_that_only_metal_engines_plan() {
     assert!(s.validate().is_ok());
 }
 
+/// `--cpu-moe` finds gpt-oss's expert biases as it finds their weights:
+/// its pattern `\.ffn_(up|down|gate)_(ch|)exps` (common/common.h
+/// `LLM_FFN_EXPS_REGEX`) is searched in each name, so
+/// `blk.N.ffn_{gate,up,down}_exps.bias` go to the CPU too. gpt-oss-20b's
+/// MXFP4 MoE GGUF: 24 layers of 32 experts, each with F32 biases of 2880
+/// (gate), 2880 (up) and 2880 (down) values; the GPU keeps none of them.
+#[test]
+fn cpu_moe_moves_the_experts_biases_with_their_weights() {
+    let m = model("gpt-oss-20b");
+    let base = Options { n_ctx: Some(4096), ..Default::default() };
+    let gguf = |o: Options| Scenario {
+        weights: WeightFormat::parse("gguf-mxfp4-moe").unwrap_or_else(|e| panic!("{e}")),
+        ..scenario(o, 1, 80)
+    };
+    let (r0, e0) = report(&m, gguf(base));
+    let (all, e_all) = report(&m, gguf(Options { n_cpu_moe: u64::from(u32::MAX), ..base }));
+    let gpu = |e: &shared::estimate::Estimate| e.per_gpu[0].budget.weight_bytes;
+    // MXFP4: 17 bytes per 32 weights (ggml-common.h `block_mxfp4`), the
+    // gate, up and down experts 32 × 2880 × 2880 each.
+    let matrices = 24 * 3 * 32 * 2880 * 2880 / 32 * 17;
+    let biases = 24 * 32 * (3 * 2880) * 4;
+    assert_eq!(biases, 26_542_080);
+    assert_eq!(r0.cpu_expert_bytes, 0);
+    assert_eq!(all.cpu_expert_bytes, matrices + biases);
+    assert_eq!(gpu(&e0) - gpu(&e_all), matrices + biases);
+    assert_eq!(all.cpu_weight_bytes - r0.cpu_weight_bytes, matrices + biases);
+}
+
 /// Experts kept on the CPU are multiplied on the first GPU when the ubatch
 /// reaches the scheduler's offload threshold (ggml-backend.cpp, 32 tokens
 /// for CUDA): the largest expert tensor is staged in CUDA0's compute buffer

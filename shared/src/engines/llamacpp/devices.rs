@@ -21,7 +21,8 @@
 //! `\.ffn_(up|down|gate|gate_up)_(ch|)exps` → CPU (common/common.h
 //! `llm_ffn_exps_cpu_override`), and `blk\.i\.ffn_(up|down|gate|gate_up)_(ch|)exps`
 //! → CPU for every `i < N` (`llm_add_n_cpu_ffn_overrides`). Those names are
-//! exactly the routed experts (roles `ExpertUp` / `ExpertDown`,
+//! exactly the routed experts, their biases too (`ffn_gate_exps.bias`:
+//! roles `ExpertUp` / `ExpertDown` / `ExpertBias`,
 //! shared/src/checkpoint/roles.rs); shared experts (`ffn_*_shexp`) and the
 //! router (`ffn_gate_inp`) stay with their layer.
 
@@ -349,7 +350,8 @@ pub(crate) struct Weights {
     pub cpu: u64,
     /// Bytes the overrides (and `--n-cpu-moe`) moved from a GPU to the CPU.
     pub moved_to_cpu: u64,
-    /// Bytes of routed experts on the CPU although their layer is on a GPU.
+    /// Bytes of routed experts (their biases too) on the CPU although their
+    /// layer is on a GPU.
     pub cpu_experts: u64,
     /// Names of the tensors an `-ot` rule moved, the first few, and how many.
     pub overridden: Vec<String>,
@@ -380,6 +382,13 @@ pub(crate) struct Weights {
 
 pub(crate) fn is_routed_expert(role: Role) -> bool {
     matches!(role, Role::ExpertUp | Role::ExpertDown)
+}
+
+/// The tensors `--n-cpu-moe`'s `blk\.i\.ffn_(up|down|gate)_(ch|)exps`
+/// finds (common/common.h `LLM_FFN_EXPS_REGEX`): the routed experts and,
+/// the pattern being unanchored, their `.bias` vectors.
+fn named_by_cpu_moe(role: Role) -> bool {
+    is_routed_expert(role) || role == Role::ExpertBias
 }
 
 /// The tensors `--split-mode row` splits by rows: 2-D matrix weights
@@ -418,7 +427,7 @@ pub(crate) fn weights_with(
         // (`blk\.i\.ffn_(up|down|gate|gate_up)_(ch|)exps`, common/common.h).
         let rule = first_rule(&rules, t).or_else(|| more(t));
         let n_cpu_moe =
-            matches!(t.home, Home::Layer(l) if l < n_cpu && is_routed_expert(t.role)).then_some(Buffer::Cpu);
+            matches!(t.home, Home::Layer(l) if l < n_cpu && named_by_cpu_moe(t.role)).then_some(Buffer::Cpu);
         let target = match rule.or(n_cpu_moe) {
             Some(Buffer::Cpu) => None,
             Some(Buffer::Gpu(g)) => Some(g).filter(|&g| g < gpus),
@@ -439,7 +448,7 @@ pub(crate) fn weights_with(
         }
         if home.is_some() && target.is_none() {
             w.moved_to_cpu = w.moved_to_cpu.saturating_add(t.bytes);
-            if is_routed_expert(t.role) {
+            if named_by_cpu_moe(t.role) {
                 w.cpu_experts = w.cpu_experts.saturating_add(t.bytes);
             }
         }
@@ -544,7 +553,7 @@ pub(crate) fn layer_device_bytes(pieces: &[Piece], o: &super::Options, layers: u
         let rule = first_rule(&rules, t);
         let to_cpu = match rule {
             Some(b) => b == Buffer::Cpu,
-            None => l < n_cpu && is_routed_expert(t.role),
+            None => l < n_cpu && named_by_cpu_moe(t.role),
         };
         if !to_cpu && let Some(slot) = out.get_mut(l) {
             *slot = slot.saturating_add(t.bytes);

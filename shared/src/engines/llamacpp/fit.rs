@@ -599,6 +599,8 @@ mod tests {
             "ffn_gate_exps.weight",
             "ffn_down_exps.weight",
             "ffn_gate_up_exps.weight",
+            "ffn_gate_exps.bias",
+            "ffn_down_exps.bias",
             "ffn_up_chexps.weight",
             "ffn_gate_inp.weight",
             "ffn_up_shexp.weight",

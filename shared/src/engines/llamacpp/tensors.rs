@@ -139,6 +139,11 @@ fn stems(role: Role, naming: Naming) -> &'static [&'static str] {
         Role::Router => &["ffn_gate_inp"],
         Role::Norm => &["attn_norm"],
         Role::Bias => &["attn_q"],
+        // `ffn_{gate,up,down}_exps.bias` (src/llama-model.cpp, LLM_ARCH_OPENAI_MOE):
+        // n_ff_exp, n_ff_exp and n_embd per expert, thirds of gpt-oss's group
+        // (its n_ff_exp is n_embd, 2880).
+        Role::ExpertBias if gated => &["ffn_gate_exps", "ffn_up_exps", "ffn_down_exps"],
+        Role::ExpertBias => &["ffn_up_exps", "ffn_down_exps"],
         Role::Recurrent => &["ssm_in"],
         Role::VisionLinear | Role::VisionOther => &["v"],
         Role::Projector => &["mm"],
@@ -149,7 +154,7 @@ fn stems(role: Role, naming: Naming) -> &'static [&'static str] {
 }
 
 fn suffix(role: Role) -> &'static str {
-    if role == Role::Bias { "bias" } else { "weight" }
+    if matches!(role, Role::Bias | Role::ExpertBias) { "bias" } else { "weight" }
 }
 
 fn name(stem: &str, role: Role, layer: Option<u32>) -> String {
@@ -495,6 +500,33 @@ mod tests {
         }
         assert!(matches!(t.homes_of_plan(&same), Cow::Borrowed(_)));
         assert_eq!(t.homes_of_plan(&other).as_ref(), &home_bytes(&other));
+    }
+
+    /// gpt-oss's routed-expert biases are named as its GGUF names them
+    /// (src/llama-model.cpp, LLM_ARCH_OPENAI_MOE: `ffn_gate_exps.bias`
+    /// {n_ff_exp, n_expert}, `ffn_up_exps.bias` the same, `ffn_down_exps.bias`
+    /// {n_embd, n_expert}; F32), so the `_exps` rules of `--n-cpu-moe` and
+    /// `-ot` find them; the attention's stay `attn_*`.
+    #[test]
+    fn expert_biases_take_the_experts_names() {
+        let m = Model::preset("gpt-oss-20b").unwrap();
+        let s = Scenario {
+            weights: WeightFormat::parse("gguf-mxfp4-moe").unwrap(),
+            engine: Engine::LlamaCpp(llamacpp::Options::default()),
+            ..Scenario::default()
+        };
+        let p = EnginePlan::new(&m, s.validate().unwrap());
+        let pieces = pieces(&p);
+        let biases: Vec<(String, u64)> = pieces
+            .iter()
+            .filter(|t| t.role == Role::ExpertBias && t.home == Home::Layer(5))
+            .map(|t| (t.name.text().into_owned(), t.bytes))
+            .collect();
+        let each = 32 * 2880 * 4;
+        let names = ["blk.5.ffn_gate_exps.bias", "blk.5.ffn_up_exps.bias", "blk.5.ffn_down_exps.bias"];
+        assert_eq!(biases, names.map(|n| (n.to_owned(), each)).to_vec());
+        let layer: Vec<String> = pieces.iter().filter_map(|t| t.name.in_layer(5).map(|n| n.into_owned())).collect();
+        assert!(layer.contains(&"attn_q.bias".to_owned()), "{layer:?}");
     }
 
     /// A model whose checkpoint fuses q/k/v and gate/up is named as its GGUF
