@@ -240,8 +240,10 @@ use crate::{css, html, js, wasm};
 /// 298,394 B, and the ceiling to 298,400 B. The second review (Metal's
 /// staging by build, vLLM's and SGLang's own pipeline split): +76 B, to
 /// 298,470 B, and the ceiling to 298,500 B (a plan that does not fit:
-/// 299,636 B).
-const BUNDLE_BUDGET_BYTES: u64 = 298_500;
+/// 299,636 B). Routed-expert biases as their own role (`--cpu-moe` moves
+/// them, as llama.cpp's pattern does): +235 B, to 298,705 B, and the ceiling
+/// to 298,750 B (a plan that does not fit: 299,871 B).
+const BUNDLE_BUDGET_BYTES: u64 = 298_750;
 
 /// Live mode's ceiling, gzip of its wasm + JS + CSS: 147,480 B when the page
 /// began handing it the plan it computed (`live::plan`, e9038ae) instead of
