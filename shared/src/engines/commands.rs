@@ -161,7 +161,7 @@ pub fn rebalance(model: &Model, s: &Scenario, repo: &str, layers: &[usize]) -> O
 /// `get_pp_indices`); `None` when the engine's own even split is that
 /// already. `layers`: each GPU's, replica by replica, stage by stage, TP
 /// ranks within.
-pub fn proportional_partition(s: &Scenario, layers: &[usize]) -> Option<String> {
+fn proportional_partition(s: &Scenario, layers: &[usize]) -> Option<String> {
     let tp = (s.tp as usize).max(1);
     let stages = s.stages();
     let replica = tp.saturating_mul(stages);

@@ -99,6 +99,18 @@ fn fill(costs: &[u64], fixed: &[u64], caps: &[u64], ppm: u64, mut run: impl FnMu
 }
 
 /// Splits `layers` into `n` runs of (nearly) equal length.
+/// Consecutive ranges of the given lengths, from layer 0.
+pub fn consecutive(counts: impl IntoIterator<Item = usize>) -> Ranges {
+    let mut start = 0;
+    counts
+        .into_iter()
+        .map(|n| {
+            start += n;
+            start - n..start
+        })
+        .collect()
+}
+
 pub fn even(layers: usize, n: usize) -> Ranges {
     (0..n).map(|g| g * layers / n..(g + 1) * layers / n).collect()
 }

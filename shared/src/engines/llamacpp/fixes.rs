@@ -402,14 +402,7 @@ fn tensor_split(model: &Model, s: &Scenario) -> Option<Setting> {
     }
     let caps: Vec<u64> = s.gpus.iter().map(|g| g.capacity_bytes).collect();
     let ranges = crate::plan::split::balance(&costs, &fixed, &caps);
-    let mut counts: Vec<usize> = ranges.iter().map(|r| r.len()).collect();
-    if let (true, Some(last)) = (output, counts.last_mut()) {
-        *last += 1;
-    }
-    if counts.len() > super::MAX_SPLIT {
-        return None;
-    }
-    let split = super::TensorSplit::of_counts(&counts.iter().map(|&c| c as u64).collect::<Vec<_>>());
+    let split = split_of(ranges.iter().map(|r| r.len()), output)?;
     let text = split.text();
     if split == o.tensor_split {
         return None;
@@ -426,11 +419,7 @@ fn tensor_split(model: &Model, s: &Scenario) -> Option<Setting> {
 }
 
 /// The `llama-server` line of `s` with its layer split pinned: `layers`,
-/// each GPU's repeating layers, as `--tensor-split` ratios. llama.cpp
-/// spreads the ratios over every offloaded layer, the output layer among
-/// them when it is offloaded (llama-model.cpp `load_tensors`: `act_gpu_layers`
-/// is `min(ngl, n_layer + 1)`), so the last GPU's count takes it, as the
-/// split setting's does; `None` past llama.cpp's device count.
+/// each GPU's repeating layers, as `--tensor-split` ratios ([`split_of`]).
 pub(crate) fn pinned_split(model: &Model, s: &Scenario, layers: &[usize]) -> Option<String> {
     // `-ts` splits layers only under `-sm layer` (rows under `row`; `none` one GPU).
     let Engine::LlamaCpp(o) = s.engine else { return None };
@@ -439,15 +428,21 @@ pub(crate) fn pinned_split(model: &Model, s: &Scenario, layers: &[usize]) -> Opt
     }
     let p = EnginePlan::new(model, s.clone().validate().ok()?);
     let (_, output) = super::gpu_layers(&p, o);
-    let mut counts: Vec<u64> = layers.iter().map(|&n| n as u64).collect();
+    let o = Options { tensor_split: split_of(layers.iter().copied(), output)?, ..o };
+    Some(server_command(model, &Scenario { engine: Engine::LlamaCpp(o), ..s.clone() }))
+}
+
+/// Each GPU's repeating layers as `--tensor-split` ratios: llama.cpp spreads
+/// them over every offloaded layer (llama-model.cpp `load_tensors`:
+/// `act_gpu_layers` is `min(ngl, n_layer + 1)`), so the last GPU's count
+/// takes the output layer when it is offloaded; `None` past llama.cpp's
+/// device count.
+fn split_of(layers: impl Iterator<Item = usize>, output: bool) -> Option<TensorSplit> {
+    let mut counts: Vec<u64> = layers.map(|n| n as u64).collect();
     if let (true, Some(last)) = (output, counts.last_mut()) {
         *last += 1;
     }
-    if counts.len() > super::MAX_SPLIT {
-        return None;
-    }
-    let o = Options { tensor_split: TensorSplit::of_counts(&counts), ..o };
-    Some(server_command(model, &Scenario { engine: Engine::LlamaCpp(o), ..s.clone() }))
+    (counts.len() <= super::MAX_SPLIT).then(|| TensorSplit::of_counts(&counts))
 }
 
 /// llama.cpp's routed-expert tensor names for layers `layers`, as one `-ot`

@@ -898,14 +898,7 @@ pub const COMMANDS: Commands = Commands {
 pub(crate) fn stage_ranges(layers: usize, stages: usize) -> crate::plan::split::Ranges {
     let stages = stages.max(1);
     let (base, extra_from) = (layers / stages, stages - layers % stages);
-    let mut start = 0;
-    (0..stages)
-        .map(|rank| {
-            let n = base + usize::from(rank >= extra_from);
-            start += n;
-            start - n..start
-        })
-        .collect()
+    crate::plan::split::consecutive((0..stages).map(|rank| base + usize::from(rank >= extra_from)))
 }
 
 /// `--dp-size`, `--enable-dp-attention`, `--ep-size` and the all-to-all

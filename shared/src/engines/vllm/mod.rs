@@ -138,14 +138,9 @@ fn pp_layers(layers: u64, rank: u64, size: u64) -> u64 {
 /// Each pipeline stage's layers as vLLM's `get_pp_indices` places them
 /// (0.10.0 distributed/utils.py: the remainder on the stages before the last).
 pub(crate) fn stage_ranges(layers: usize, stages: usize) -> crate::plan::split::Ranges {
-    let mut start = 0;
-    (0..stages as u64)
-        .map(|rank| {
-            let n = pp_layers(layers as u64, rank, stages as u64) as usize;
-            start += n;
-            start - n..start
-        })
-        .collect()
+    crate::plan::split::consecutive(
+        (0..stages as u64).map(|rank| pp_layers(layers as u64, rank, stages as u64) as usize),
+    )
 }
 
 /// One KV cache group: layers of one attention kind sharing a block table.
