@@ -19,6 +19,7 @@ mod css;
 mod dist;
 mod fuzz;
 mod html;
+mod imports;
 mod js;
 mod run;
 mod tools;

@@ -20,28 +20,28 @@ use anyhow::{Context, bail};
 pub(crate) const UNMADE_CLASSES: &[&str] = &["IntoUnderlyingSource", "IntoUnderlyingSink", "IntoUnderlyingByteSource"];
 
 /// A reader over one section's bytes.
-struct Reader<'a> {
+pub(crate) struct Reader<'a> {
     bytes: &'a [u8],
-    at: usize,
+    pub(crate) at: usize,
 }
 
 impl<'a> Reader<'a> {
-    fn new(bytes: &'a [u8]) -> Self {
+    pub(crate) fn new(bytes: &'a [u8]) -> Self {
         Reader { bytes, at: 0 }
     }
 
-    fn done(&self) -> bool {
+    pub(crate) fn done(&self) -> bool {
         self.at >= self.bytes.len()
     }
 
-    fn byte(&mut self) -> anyhow::Result<u8> {
+    pub(crate) fn byte(&mut self) -> anyhow::Result<u8> {
         let b = *self.bytes.get(self.at).context("the wasm ends inside a section")?;
         self.at += 1;
         Ok(b)
     }
 
     /// An unsigned LEB128 number (counts, lengths, indices).
-    fn leb(&mut self) -> anyhow::Result<u32> {
+    pub(crate) fn leb(&mut self) -> anyhow::Result<u32> {
         let mut value = 0u32;
         for shift in (0..35).step_by(7) {
             let b = self.byte()?;
@@ -53,7 +53,7 @@ impl<'a> Reader<'a> {
         bail!("a LEB128 number longer than five bytes")
     }
 
-    fn take(&mut self, len: usize) -> anyhow::Result<&'a [u8]> {
+    pub(crate) fn take(&mut self, len: usize) -> anyhow::Result<&'a [u8]> {
         let end = self.at.checked_add(len).filter(|&e| e <= self.bytes.len()).context("a length past the section")?;
         let out = &self.bytes[self.at..end];
         self.at = end;
@@ -61,13 +61,13 @@ impl<'a> Reader<'a> {
     }
 
     /// A LEB128-length-prefixed name.
-    fn name(&mut self) -> anyhow::Result<&'a [u8]> {
+    pub(crate) fn name(&mut self) -> anyhow::Result<&'a [u8]> {
         let len = self.leb()? as usize;
         self.take(len)
     }
 }
 
-fn push_leb(out: &mut Vec<u8>, mut n: u32) {
+pub(crate) fn push_leb(out: &mut Vec<u8>, mut n: u32) {
     loop {
         let low = (n & 0x7f) as u8;
         n >>= 7;
