@@ -606,6 +606,38 @@ fn a_split_models_mapped_files_are_checked_as_one_host_figure() {
     assert_eq!(host[0].logged_bytes, 500 * MIB, "{host:?}");
 }
 
+/// Before MLA's arrival (b5137) mainline ran DeepSeek's `deepseek2` as
+/// multi-head attention and cached every head's K (128 + 64) and V (128):
+/// DeepSeek-R1 at b4905, n_ctx 2048 (`llama-perplexity`, four sequences of
+/// 512), 61 layers of 128 heads in f16 log `K (f16): 5856.00 MiB, V (f16):
+/// 3904.00 MiB` (ikawrakow/ik_llama.cpp#285, ubergarm's mainline run). The
+/// latent cache (259.25 MiB here) is b5137's.
+#[test]
+fn deepseek_before_mla_caches_every_heads_k_and_v() {
+    let text = "build: 4905 (b1b132ef) with cc (Ubuntu 13.3.0-6ubuntu2~24.04) 13.3.0 for x86_64-linux-gnu\n\
+        llama_context: n_seq_max     = 4\n\
+        llama_context: n_ctx         = 2048\n\
+        llama_context: n_ctx_per_seq = 512\n\
+        llama_context: n_batch       = 2048\n\
+        llama_context: n_ubatch      = 512\n\
+        llama_context: flash_attn    = 0\n\
+        init: kv_size = 2048, offload = 1, type_k = 'f16', type_v = 'f16', n_layer = 61, can_shift = 0\n\
+        init:      CUDA0 KV buffer size =  9760.00 MiB\n\
+        llama_context: KV self size  = 9760.00 MiB, K (f16): 5856.00 MiB, V (f16): 3904.00 MiB\n";
+    let checks = checked(text, "deepseek-v3", WeightFormat::parse("q8_0").unwrap_or_else(|e| panic!("{e}")));
+    let kv: Vec<_> = checks.iter().filter(|c| c.buffer == "kv_total").collect();
+    assert_eq!(kv.len(), 1, "{checks:?}");
+    assert_eq!((kv[0].logged_bytes, kv[0].predicted_bytes), (9760 * MIB, Some(9760 * MIB)), "{kv:?}");
+    // The same lines from b5137 on: the latent, 512 + 64 in K and 512 in V.
+    let checks = checked(
+        &text.replace("4905 (b1b132ef)", "5137 (daa42288)"),
+        "deepseek-v3",
+        WeightFormat::parse("q8_0").unwrap_or_else(|e| panic!("{e}")),
+    );
+    let kv = checks.iter().find(|c| c.buffer == "kv_total").map(|c| c.predicted_bytes);
+    assert_eq!(kv, Some(Some(61 * 2048 * (576 + 512) * 2)), "{checks:?}");
+}
+
 /// The buffer checks of a pasted llama.cpp `text` planned as it ran, the
 /// model a preset in `weights` on one large GPU, `--fit` off.
 fn checked(text: &str, preset: &str, weights: WeightFormat) -> Vec<startup::BufferCheck> {

@@ -60,7 +60,7 @@ pub use knobs::KNOBS;
 pub(crate) use options::check_knobs;
 pub use options::{
     DEFAULT_N_BATCH, DEFAULT_N_UBATCH, F16_MASK_BUILD, FIT_BUILD, FIT_MARGIN_BYTES, FitMode, FlashAttention, Fork,
-    OFFLOAD_DEFAULT_BUILD, OUTPUT_FIRST_BUILD, Options, VLESS_MLA_BUILD,
+    MLA_BUILD, OFFLOAD_DEFAULT_BUILD, OUTPUT_FIRST_BUILD, Options, VLESS_MLA_BUILD,
 };
 pub use pattern::Pattern;
 pub(crate) use tensors::Tensors;
@@ -342,14 +342,19 @@ fn kv_layers(p: &Plan, o: Options) -> Vec<LayerKv> {
         return layers;
     }
     let mut layers = cache::layers(text, types);
-    // Mainline builds before [`VLESS_MLA_BUILD`] also cache MLA's V.
-    if let crate::arch::AttentionKind::Mla(m) = text.attention
-        && o.fork == Fork::Mainline
-        && o.build.is_some_and(|b| b < VLESS_MLA_BUILD)
-    {
-        let v = types.bytes(crate::kv::CachePart::Value, m.kv_lora_rank, m.kv_lora_rank);
-        for l in layers.iter_mut().filter(|l| l.bytes_per_token > 0) {
-            l.bytes_per_token = l.bytes_per_token.saturating_add(v);
+    let crate::arch::AttentionKind::Mla(m) = text.attention else { return layers };
+    let Some(build) = o.build.filter(|_| o.fork == Fork::Mainline) else { return layers };
+    use crate::kv::CachePart::{Key, Value};
+    // Builds before [`MLA_BUILD`] cache every head's K and V instead of the
+    // latent; those before [`VLESS_MLA_BUILD`] cache the latent's V beside it.
+    let (heads, k) = (text.num_heads, m.qk_nope_head_dim.saturating_add(m.qk_rope_head_dim));
+    let mha = types.bytes(Key, k, heads.saturating_mul(k));
+    let mha = mha.saturating_add(types.bytes(Value, m.v_head_dim, heads.saturating_mul(m.v_head_dim)));
+    for l in layers.iter_mut().filter(|l| l.bytes_per_token > 0) {
+        if build < MLA_BUILD {
+            l.bytes_per_token = mha;
+        } else if build < VLESS_MLA_BUILD {
+            l.bytes_per_token = l.bytes_per_token.saturating_add(types.bytes(Value, m.kv_lora_rank, m.kv_lora_rank));
         }
     }
     layers

@@ -245,6 +245,14 @@ pub const OUTPUT_FIRST_BUILD: u64 = 7467;
 /// older builds have no such flag.
 pub const FIT_BUILD: u64 = 7407;
 
+/// The first build that caches an MLA model's latent (#12801 "llama :
+/// DeepSeek V2/V3 MLA implementation", daa42288, b5137: `is_mla` when the
+/// GGUF has `key_length_mla`). Before it `deepseek2` ran as multi-head
+/// attention with every head's K (`qk_nope + qk_rope`) and V (`v_head_dim`)
+/// cached: the b4905 DeepSeek-R1 log's `K (f16): 5856.00 MiB, V (f16):
+/// 3904.00 MiB` at n_ctx 2048, 61 layers, 128 heads of 192 and 128.
+pub const MLA_BUILD: u64 = 5137;
+
 /// The first build whose MLA models (DeepSeek V2/V3, Kimi K2: `deepseek2`
 /// GGUFs with `key_length_mla`) keep no V cache (ggml-org/llama.cpp#19067
 /// "kv-cache : support V-less cache", d9c6ce46f, b7832: `has_v = !is_mla`
