@@ -45,11 +45,21 @@ enum Place {
     Host,
 }
 
+/// The CPU backend's own buffer types: `CPU`, `CPU_Mapped`, the repacked
+/// `CPU_REPACK` / `CPU_AARCH64` (ggml-cpu/repack.cpp, earlier
+/// ggml-cpu-aarch64.cpp) and Intel's `AMX` (ggml-cpu/amx/amx.cpp
+/// `ggml_backend_amx_buffer_type_get_name`): host memory that no GPU
+/// backend's pinned `*_Host` copy is.
+pub(super) fn cpu_backend(device: &str) -> bool {
+    device.starts_with("CPU") || device == "AMX"
+}
+
 /// ggml backend names (`CUDA0`, `ROCm1`, `Vulkan0`, `SYCL0`, `Metal`, `CPU`,
-/// `CPU_Mapped`, `CUDA_Host` …, ggml/src/ggml-*/): host buffers end in
-/// `_Host` or start with `CPU`; a device's number is its trailing digits.
+/// `CPU_Mapped`, `AMX`, `CUDA_Host` …, ggml/src/ggml-*/): host buffers end in
+/// `_Host` or are the CPU backend's ([`cpu_backend`]); a device's number is
+/// its trailing digits.
 fn place(device: &str) -> Option<Place> {
-    if device.starts_with("CPU") || device.ends_with("_Host") {
+    if cpu_backend(device) || device.ends_with("_Host") {
         return Some(Place::Host);
     }
     // Apple's unified memory maps the file into the GPU's own buffer
@@ -74,8 +84,23 @@ pub fn llamacpp_buffers(log: &StartupLog, e: &Estimate) -> Vec<BufferCheck> {
     // and its total (`llama_kv_cache_iswa`: non-SWA, then SWA); a model in
     // split files maps each file (`CPU_Mapped` once per file, src/llama-model.cpp
     // `load_all_data`). So a device's first line of a buffer is checked
-    // against the sum of its lines, and the others are not.
+    // against the sum of its lines, and the others are not. The CPU
+    // backend's model buffers are one figure, the plan's host weights, over
+    // all their types: `CPU`, and with `--no-mmap` the repacked tensors'
+    // own buffers (`AMX`, `CPU_REPACK`: llama-model.cpp's extra buffer
+    // types). Mapped from the file (`CPU_Mapped`), each file's span holds
+    // the repacked tensors' originals too: the repacked ones are copies.
+    let mapped = log.facts.iter().any(|f| f.scope.as_deref() == Some("CPU_Mapped"));
+    let copy = |f: &super::Fact| {
+        mapped
+            && matches!(f.figure, Figure::Buffer { buffer: Buffer::Model, .. })
+            && f.scope.as_deref().is_some_and(|d| cpu_backend(d) && !matches!(d, "CPU" | "CPU_Mapped"))
+    };
     let key = |f: &super::Fact| match f.figure {
+        _ if copy(f) => None,
+        Figure::Buffer { buffer: Buffer::Model, .. } if f.scope.as_deref().is_some_and(cpu_backend) => {
+            Some(("CPU".to_owned(), Some(Buffer::Model)))
+        }
         Figure::Buffer { buffer: buffer @ (Buffer::Kv | Buffer::Model), .. } => {
             Some((f.scope.clone().unwrap_or_default(), Some(buffer)))
         }
@@ -131,6 +156,12 @@ pub fn llamacpp_buffers(log: &StartupLog, e: &Estimate) -> Vec<BufferCheck> {
                 Buffer::Model if device.ends_with("_Host") => {
                     (name(buffer), bytes, None, Some("pinned host copies are not modelled"))
                 }
+                Buffer::Model if copy(f) => (
+                    name(buffer),
+                    bytes,
+                    None,
+                    Some("repacked copies of weights the mapped file also holds are not modelled"),
+                ),
                 Buffer::Model => (name(buffer), bytes, Some(r.cpu_weight_bytes), None),
                 Buffer::Kv => (name(buffer), bytes, Some(r.cpu_kv_bytes), None),
                 Buffer::State => (name(buffer), bytes, Some(r.cpu_state_bytes), None),
@@ -185,6 +216,8 @@ mod tests {
         assert_eq!(place("Metal_Mapped"), Some(Place::Gpu(0)));
         assert_eq!(place("MTL0"), Some(Place::Gpu(0)));
         assert_eq!(place("CPU_Mapped"), Some(Place::Host));
+        assert_eq!(place("AMX"), Some(Place::Host));
+        assert_eq!(place("CPU_REPACK"), Some(Place::Host));
         assert_eq!(place("CUDA_Host"), Some(Place::Host));
         assert_eq!(place("BLAS"), None);
     }

@@ -360,7 +360,132 @@ pub fn read_command_line<S: AsRef<str>>(argv: &[S]) -> Option<Launch> {
         };
         apply(&mut launch, names[0], key, value);
     }
+    let start = argv.len() - rest.len();
+    if launcher == Launcher::LlamaServer && start > 0 && program_name(argv[start - 1]) == "llama-perplexity" {
+        perplexity_context(&mut launch.config);
+    }
     Some(launch)
+}
+
+/// llama-perplexity's context: `-c` is one chunk, and it evaluates
+/// `n_seq = max(1, n_batch / n_ctx)` chunks at once, each its own sequence
+/// (examples/perplexity/perplexity.cpp `main`, b4905: `params.n_parallel =
+/// n_seq; params.n_ctx = n_seq * n_ctx; params.n_batch = min(n_batch,
+/// n_kv)`; a log of `--ctx-size 512` prints `n_seq_max = 4`, `n_ctx =
+/// 2048`). A log's own context lines, where it prints them, win.
+fn perplexity_context(c: &mut LoggedConfig) {
+    let Some(chunk) = c.n_ctx.filter(|&n| n > 0) else { return };
+    let batch = c.n_batch.unwrap_or(crate::engines::llamacpp::DEFAULT_N_BATCH);
+    let n_seq = (batch / chunk).max(1);
+    let n_kv = n_seq.saturating_mul(chunk);
+    c.n_ctx = Some(n_kv);
+    c.parallel = Some(n_seq);
+    c.n_batch = Some(batch.min(n_kv));
+}
+
+/// The longest pasted command read (its continued lines joined).
+const MAX_PASTED_CHARS: usize = 16 * 1024;
+/// The words a pasted command's program may follow: a shell prompt, the
+/// environment, a wrapper (`numactl -N 0 -m 0`, `sudo`, `taskset -c 0-7`).
+const MAX_WORDS_BEFORE: usize = 12;
+
+/// A llama.cpp command line pasted above its log, as people quote it: its
+/// `\`-continued lines (PowerShell's `` ` ``) joined; a shell prompt
+/// (`user@host:~/dir$ `, `(base) user@host$ `, `PS C:\dir> `, `host
+/// llama.cpp % `), environment assignments or a wrapper before the program;
+/// the program by any path, with or without `.exe`. Its words are split as
+/// a POSIX shell does (quotes kept together, `\` escaping a space, a quote
+/// or itself; else, as in a Windows path or an `-ot` pattern, kept). The
+/// first such line that names one of [`LLAMA_TOOLS`] and a flag; `None`
+/// without one. A structured log line (`cmd="…/llama-server …"`, Ollama's)
+/// is an assignment, not a program, and is not read here.
+pub(super) fn pasted_llamacpp(lines: &[(usize, String)]) -> Option<Launch> {
+    let mut joined = String::new();
+    for (_, line) in lines {
+        let trimmed = line.trim_end();
+        // PowerShell's `` ` `` after a space (a Markdown fence is not one).
+        let backtick = trimmed.strip_suffix(" `");
+        let (body, continued) = match trimmed.strip_suffix('\\').or(backtick) {
+            Some(body) => (body, true),
+            None => (trimmed, false),
+        };
+        if joined.len() + body.len() < MAX_PASTED_CHARS {
+            joined.push_str(body);
+            joined.push(' ');
+        }
+        if continued {
+            continue;
+        }
+        let words = shell_words(&joined);
+        joined.clear();
+        let at = words.iter().take(MAX_WORDS_BEFORE + 1).position(|w| {
+            assignment(w).is_none() && LLAMA_TOOLS.contains(&program_name(w)) && !w.contains(['"', '\'', '='])
+        });
+        let Some(at) = at else { continue };
+        if !words[at + 1..].iter().any(|w| w.starts_with('-')) {
+            continue;
+        }
+        if let Some(launch) = read_command_line(&words[at..]).filter(|l| l.launcher == Launcher::LlamaServer) {
+            return Some(launch);
+        }
+    }
+    None
+}
+
+/// A command line's words as a POSIX shell splits them: `'…'` literal,
+/// `"…"` with `\"`, `\\`, `\$` and `` \` `` escaped, a bare `\` escaping a
+/// space, a quote or a `\` (any other is kept: a Windows path, a regex).
+fn shell_words(line: &str) -> Vec<String> {
+    let mut words = Vec::new();
+    let mut word = String::new();
+    let mut in_word = false;
+    let mut chars = line.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '\'' => {
+                in_word = true;
+                for d in chars.by_ref() {
+                    if d == '\'' {
+                        break;
+                    }
+                    word.push(d);
+                }
+            }
+            '"' => {
+                in_word = true;
+                while let Some(d) = chars.next() {
+                    match d {
+                        '"' => break,
+                        '\\' if chars.peek().is_some_and(|n| matches!(n, '"' | '\\' | '$' | '`')) => {
+                            word.extend(chars.next());
+                        }
+                        d => word.push(d),
+                    }
+                }
+            }
+            '\\' if chars.peek().is_some_and(|n| n.is_whitespace() || matches!(n, '"' | '\'' | '\\')) => {
+                in_word = true;
+                word.extend(chars.next());
+            }
+            c if c.is_whitespace() => {
+                if in_word {
+                    words.push(std::mem::take(&mut word));
+                    in_word = false;
+                }
+            }
+            c => {
+                in_word = true;
+                word.push(c);
+            }
+        }
+        if words.len() >= MAX_ARGS {
+            return words;
+        }
+    }
+    if in_word {
+        words.push(word);
+    }
+    words
 }
 
 /// Whether `rest` starts right after `vllm serve`.
@@ -389,10 +514,28 @@ fn assignment(word: &str) -> Option<(&str, &str)> {
     })
 }
 
+/// The llama.cpp programs that read common/arg.cpp's arguments (its
+/// `LLAMA_EXAMPLE_*` sets: server, main — `llama-cli`, from b7000 also
+/// `llama-completion` —, perplexity, batched-bench, and ik_llama.cpp's and
+/// mainline's `llama-sweep-bench`), read as llama-server's flags. Not
+/// `llama-bench`: its own parser (tools/llama-bench) takes lists of values.
+const LLAMA_TOOLS: &[&str] =
+    &["llama-server", "llama-cli", "llama-completion", "llama-sweep-bench", "llama-perplexity", "llama-batched-bench"];
+
+/// A program word without its directories (`/`, or Windows' `\`) and
+/// Windows' `.exe`.
+fn program_name(word: &str) -> &str {
+    let name = word.rsplit(['/', '\\']).next().unwrap_or_default();
+    match name.len().checked_sub(4).and_then(|cut| name.get(cut..).map(|ext| (cut, ext))) {
+        Some((cut, ext)) if ext.eq_ignore_ascii_case(".exe") => &name[..cut],
+        _ => name,
+    }
+}
+
 /// The engine and the arguments after the program (and its subcommand).
 fn recognise<'a, 'b>(argv: &'b [&'a str]) -> Option<(Launcher, &'b [&'a str])> {
     let argv = &argv[argv.iter().take_while(|w| assignment(w).is_some()).count()..];
-    let base = |w: &str| w.rsplit('/').next().unwrap_or_default().to_owned();
+    let base = |w: &str| program_name(w).to_owned();
     let program = base(argv.first()?);
     // The program itself, or a script an interpreter runs (`python3
     // /venv/bin/vllm serve …`).
@@ -402,7 +545,7 @@ fn recognise<'a, 'b>(argv: &'b [&'a str]) -> Option<(Launcher, &'b [&'a str])> {
         if here == "vllm" && next == Some("serve") {
             return Some((Launcher::Vllm, &argv[i + 2..]));
         }
-        if here == "llama-server" {
+        if LLAMA_TOOLS.contains(&here.as_str()) {
             return Some((Launcher::LlamaServer, &argv[i + 1..]));
         }
         if here == "ollama" && next == Some("runner") {
@@ -783,6 +926,88 @@ mod tests {
         let l = read("llama-server -fa -hf unsloth/gpt-oss-20b-GGUF:Q4_K_M").unwrap();
         assert_eq!(l.config.flash_attn.as_deref(), Some("1"));
         assert_eq!(l.model, Some(LaunchModel::Hub("unsloth/gpt-oss-20b-GGUF:Q4_K_M".into())));
+    }
+
+    #[test]
+    fn every_common_args_tool_by_any_path_reads_as_llama_server() {
+        for program in [
+            "llama-cli",
+            "./build/bin/llama-sweep-bench",
+            "../ik_llama.cpp//build/bin/llama-cli",
+            "llama-batched-bench",
+            "./llama-server.exe",
+            "C:\\llama\\llama-server.EXE",
+            "/opt/llama.cpp/build/bin/llama-completion",
+        ] {
+            let l = read(&format!("{program} -m /m/x.gguf -c 8192 -ngl 20")).unwrap_or_else(|| panic!("{program}"));
+            assert_eq!(
+                (l.launcher, l.config.n_ctx, l.config.n_gpu_layers),
+                (Launcher::LlamaServer, Some(8192), Some(20))
+            );
+        }
+        // llama-bench's own parser takes lists (`-ngl 10,20`): not read.
+        assert_eq!(read("llama-bench -m /m/x.gguf -ngl 10,20"), None);
+    }
+
+    #[test]
+    fn llama_perplexity_runs_n_batch_over_c_chunks_in_one_context() {
+        // The b4905 log of `--ctx-size 512`: n_seq_max = 4, n_ctx = 2048.
+        let c = read("llama-perplexity -m /m/x.gguf --ctx-size 512 --ubatch-size 512").unwrap().config;
+        assert_eq!((c.n_ctx, c.parallel, c.n_batch), (Some(2048), Some(4), Some(2048)));
+        let c = read("llama-perplexity -m /m/x.gguf -c 4096 -b 2048").unwrap().config;
+        assert_eq!((c.n_ctx, c.parallel, c.n_batch), (Some(4096), Some(1), Some(2048)));
+    }
+
+    fn pasted(text: &str) -> Option<Launch> {
+        let lines: Vec<(usize, String)> = text.lines().enumerate().map(|(i, l)| (i + 1, l.to_owned())).collect();
+        pasted_llamacpp(&lines)
+    }
+
+    #[test]
+    fn a_command_pasted_above_a_log_is_read_behind_its_prompt_and_environment() {
+        // ik_llama.cpp#437: a conda prompt, a quoted assignment with a space,
+        // continued lines, quoted -ot patterns.
+        let l = pasted(
+            "```\n(base) mukul@jarvis:~/dev-ai/ik_llama.cpp$ CUDA_VISIBLE_DEVICES=\"0, 1\" ./build/bin/llama-server \\\n    \
+             --ctx-size 32768 \\\n    -ctk q8_0 \\\n    -ot \"blk\\.(3)\\.ffn_.*=CUDA0\" \\\n    \
+             --override-tensor exps=CPU \\\n    --n-gpu-layers 63 --parallel 1\n```\nggml_cuda_init: found 2 CUDA devices:",
+        )
+        .expect("a command");
+        let c = &l.config;
+        assert_eq!((c.n_ctx, c.n_gpu_layers, c.parallel), (Some(32768), Some(63), Some(1)));
+        assert_eq!(c.cache_type_k.as_deref(), Some("q8_0"));
+        assert_eq!(c.override_tensor.as_deref(), Some("blk\\.(3)\\.ffn_.*=CUDA0,exps=CPU"));
+        // A bare pattern keeps its backslashes (bash would drop them: the
+        // same regex but for `.`); `$model` is no model.
+        let l = pasted(
+            "./build/bin/llama-sweep-bench \\\n  --model \"$model\" \\\n  -ot blk\\.1[3-9]\\.ffn.*=CPU \\\n  -ngl 99",
+        )
+        .expect("a command");
+        assert_eq!(l.config.override_tensor.as_deref(), Some("blk\\.1[3-9]\\.ffn.*=CPU"));
+        assert_eq!(l.model, None);
+        // PowerShell, a wrapper, a bare `$`, a macOS prompt.
+        for (text, ctx) in [
+            ("PS C:\\neuro\\llama-avx2> ./llama-server.exe -t 8 -c 4096 -m F:\\llm\\Qwen3-30B-A3B-Q5_K_M.gguf", 4096),
+            ("$ numactl -N 0 -m 0 \\\n./build/bin/llama-cli \\\n    -c 1024", 1024),
+            ("user@host llama.cpp % ./build/bin/llama-server -c 2048 -ngl 99", 2048),
+            ("PS C:\\x> .\\llama-server.exe `\n  -c 3072", 3072),
+        ] {
+            assert_eq!(pasted(text).and_then(|l| l.config.n_ctx), Some(ctx), "{text}");
+        }
+    }
+
+    #[test]
+    fn log_lines_and_prose_are_not_pasted_commands() {
+        for text in [
+            // Ollama's runner command is a structured field (read elsewhere).
+            "time=2025-01-01T00:00:00 level=INFO msg=\"starting llama server\" cmd=\"/usr/bin/llama-server --model /m -c 8192\"",
+            "main: llama-server is listening on 127.0.0.1",
+            "llama_context: n_ctx = 4096",
+            "./build/bin/llama-server",
+            "some words before the program that are far too many to be a prompt or a wrapper of llama-server -c 1",
+        ] {
+            assert_eq!(pasted(text), None, "{text}");
+        }
     }
 
     #[test]

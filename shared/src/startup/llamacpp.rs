@@ -44,7 +44,17 @@ pub(super) fn read(lines: &[(usize, String)]) -> (LoggedConfig, Vec<Fact>) {
         }
         ollama_launch(line, &mut config);
         if let Some(figure) = summary(line) {
+            summary_types(line, &mut config);
             facts.push(Fact { line: *n, scope: None, figure });
+            continue;
+        }
+        // llama-server's `-np auto` (tools/server/server.cpp, b6700 on):
+        // `n_parallel is set to auto, using n_parallel = 4 and kv_unified = true`.
+        if let Some(rest) = after(line, "n_parallel is set to auto, using n_parallel = ") {
+            config.parallel = count(rest).filter(|&n| n > 0).or(config.parallel);
+            if line.contains("kv_unified = true") {
+                config.kv_unified = Some(true);
+            }
             continue;
         }
         if let Some(rest) = after(line, "offloaded ") {
@@ -71,13 +81,83 @@ pub(super) fn read(lines: &[(usize, String)]) -> (LoggedConfig, Vec<Fact>) {
         }
         context(line, &mut config);
     }
+    if let Some(launch) = super::launch::pasted_llamacpp(lines) {
+        take_command(&mut config, launch.config);
+    }
     (config, facts)
+}
+
+/// A pasted command line's flags where the log prints no value of its own:
+/// what llama.cpp printed (`n_ctx`, `n_ubatch`, `type_k`, `flash_attn`, ik's
+/// `mla_attn`) is what ran, whatever the tool's defaults made of the flags
+/// (llama-perplexity's `-c` is one chunk of a larger context).
+fn take_command(c: &mut LoggedConfig, given: LoggedConfig) {
+    fn or<T>(slot: &mut Option<T>, given: Option<T>) {
+        if slot.is_none() {
+            *slot = given;
+        }
+    }
+    or(&mut c.n_ctx, given.n_ctx);
+    or(&mut c.n_batch, given.n_batch);
+    or(&mut c.n_ubatch, given.n_ubatch);
+    or(&mut c.flash_attn, given.flash_attn);
+    or(&mut c.cache_type_k, given.cache_type_k);
+    or(&mut c.cache_type_v, given.cache_type_v);
+    or(&mut c.parallel, given.parallel);
+    or(&mut c.n_gpu_layers, given.n_gpu_layers);
+    or(&mut c.tensor_split, given.tensor_split);
+    or(&mut c.n_cpu_moe, given.n_cpu_moe);
+    or(&mut c.override_tensor, given.override_tensor);
+    or(&mut c.no_kv_offload, given.no_kv_offload);
+    or(&mut c.kv_unified, given.kv_unified);
+    or(&mut c.swa_full, given.swa_full);
+    or(&mut c.split_mode, given.split_mode);
+    or(&mut c.main_gpu, given.main_gpu);
+    or(&mut c.fit, given.fit);
+    or(&mut c.fit_target_mib, given.fit_target_mib);
+    or(&mut c.mmproj, given.mmproj);
+    or(&mut c.no_mmproj_offload, given.no_mmproj_offload);
+    or(&mut c.ik_mla, given.ik_mla);
+    or(&mut c.ik_attn_max_batch, given.ik_attn_max_batch);
+    or(&mut c.ik_fused_moe, given.ik_fused_moe);
+    or(&mut c.ik_run_time_repack, given.ik_run_time_repack);
 }
 
 /// A device ggml lists at start-up: `  Device 1: NVIDIA GeForce RTX 3090,
 /// compute capability 8.6, VMM: yes` (ggml-cuda.cu `ggml_cuda_init`; ROCm's
-/// line is the same). Its index and name.
+/// line is the same); Vulkan's `ggml_vulkan: 0 = AMD Radeon RX 580 Series
+/// (RADV POLARIS10) (radv) | uma: 0 | …` (ggml-vulkan.cpp
+/// `ggml_vk_print_gpu_info`: the name, then the driver in parentheses); or
+/// the device a model is loaded on, `using device Vulkan1 (Radeon RX 560
+/// Series) (unknown id) - 3169 MiB free` (src/llama.cpp
+/// `llama_model_load_from_file_impl`: the backend's name and, in
+/// parentheses, its description). Its index and name.
 fn device(line: &str) -> Option<(usize, &str)> {
+    if let Some(rest) = after(line, "ggml_vulkan: ") {
+        let (index, rest) = rest.split_once(" = ")?;
+        let name = rest.split(" | ").next()?;
+        let name = name.find(" (").map_or(name, |cut| &name[..cut]);
+        return Some((index.trim().parse().ok()?, name.trim()));
+    }
+    if let Some(rest) = after(line, "using device ") {
+        let (backend, rest) = rest.split_once(" (")?;
+        let index = crate::engines::llamacpp::Buffer::parse(backend).ok().and_then(|b| match b {
+            crate::engines::llamacpp::Buffer::Gpu(i) => Some(i),
+            crate::engines::llamacpp::Buffer::Cpu => None,
+        })?;
+        // The description up to its own closing parenthesis (it may hold one:
+        // `AMD Radeon Graphics (RADV GFX1151)`).
+        let mut depth = 1usize;
+        let end = rest.char_indices().find_map(|(i, c)| {
+            match c {
+                '(' => depth += 1,
+                ')' => depth -= 1,
+                _ => {}
+            }
+            (depth == 0).then_some(i)
+        })?;
+        return Some((index, rest[..end].trim()));
+    }
     let rest = after(line, "Device ")?;
     let (index, rest) = rest.split_once(": ")?;
     let (name, _) = rest.split_once(", compute capability")?;
@@ -247,6 +327,22 @@ fn summary(line: &str) -> Option<Figure> {
     Some(Figure::KvSummary { bytes, k_bytes, v_bytes, cells, layers })
 }
 
+/// The cache types a KV summary names, where no `type_k = '…'` line gave
+/// them: `K (q8_0): …, V (q8_0): …`, or ik_llama.cpp's MLA latent cache
+/// `c^KV (q8_0): …`, whose type `-ctk` sets (src/llama.cpp@18b0375:21243,
+/// `llama_kv_cache_init` makes the latent cache of `type_k`).
+fn summary_types(line: &str, c: &mut LoggedConfig) {
+    let named = |key: &str| after(line, key).and_then(|r| r.split(')').next()).map(str::to_owned);
+    if let Some(latent) = named("c^KV (") {
+        c.cache_type_k.get_or_insert(latent);
+        return;
+    }
+    if let (Some(k), Some(v)) = (named(" K ("), named(" V (")) {
+        c.cache_type_k.get_or_insert(k);
+        c.cache_type_v.get_or_insert(v);
+    }
+}
+
 /// `n_ctx = 4096`, `n_batch`, `n_ubatch`, `n_seq_max`, `flash_attn`, ik's
 /// `mla_attn`, `attn_max_b` and `fused_moe`, and
 /// `type_k = 'q4_0', type_v = 'f16'` (older `llama_kv_cache_init`) or
@@ -272,6 +368,8 @@ fn context(line: &str, c: &mut LoggedConfig) {
         "n_ubatch" => c.n_ubatch = value("n_ubatch").and_then(count),
         "n_seq_max" => c.n_seq_max = value("n_seq_max").and_then(count),
         "flash_attn" => c.flash_attn = value("flash_attn").map(str::to_owned),
+        // b6700 on: a server's `-np auto` turns it on (`kv_unified = true`).
+        "kv_unified" => c.kv_unified = value("kv_unified").map(|v| v == "true").or(c.kv_unified),
         // ik_llama.cpp's own (src/llama.cpp@18b0375:21040ff).
         "mla_attn" => c.ik_mla = value("mla_attn").and_then(count),
         "attn_max_b" => c.ik_attn_max_batch = value("attn_max_b").and_then(count),
@@ -282,7 +380,8 @@ fn context(line: &str, c: &mut LoggedConfig) {
 
 /// The layer split a llama.cpp log ran with, as `--tensor-split` text: each
 /// GPU's layers from its `CUDA<i> KV buffer size` (the KV of a model whose
-/// `layers` layers all hold the same cache is proportional to its layers),
+/// `layers` layers all hold the same cache is proportional to its layers;
+/// every GPU backend's, `Vulkan1` as `CUDA1`),
 /// the output layer counted with the last GPU when the log offloaded it
 /// (`offloaded N+1/N+1`). `None` unless two or more GPUs hold KV and every
 /// layer is on one: llama.cpp splits by the free memory of that moment,
@@ -293,9 +392,11 @@ pub fn layer_split(log: &super::StartupLog, layers: u64) -> Option<String> {
         .iter()
         .filter_map(|f| match f.figure {
             Figure::Buffer { buffer: Buffer::Kv, bytes } => {
-                let scope = f.scope.as_deref()?;
-                let digits = scope.strip_prefix("CUDA").or_else(|| scope.strip_prefix("ROCm"))?;
-                Some((digits.parse().ok()?, bytes))
+                // Any GPU backend's buffer (`CUDA1`, `ROCm0`, `Vulkan1`, `SYCL0`, `MTL0`).
+                match crate::engines::llamacpp::Buffer::parse(f.scope.as_deref()?).ok()? {
+                    crate::engines::llamacpp::Buffer::Gpu(g) => Some((g, bytes)),
+                    crate::engines::llamacpp::Buffer::Cpu => None,
+                }
             }
             _ => None,
         })

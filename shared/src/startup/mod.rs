@@ -17,8 +17,10 @@
 //! release 0.10.0 – 0.34.0 logs those lines, generated from its wheel by
 //! `scripts/vllm-call-sites.py`: the releases a log that prints none fits); `launch.rs` (an engine's command
 //! line — `vllm serve`, `sglang.launch_server`, `llama-server`, `ollama
-//! runner` — read into the same configuration, only the flags Headroom
-//! models, for the agent's running processes and Ollama's logged `cmd=`);
+//! runner`, and llama.cpp's other common-args tools — read into the same
+//! configuration, only the flags Headroom models, for the agent's running
+//! processes, Ollama's logged `cmd=` and a command pasted above a llama.cpp
+//! log, behind its shell prompt and continued lines);
 //! `plan.rs` (`configured_engine` runs a plan's engine as the log or command
 //! line says it ran, `logged_scenario` the whole plan: the one reading the
 //! page and `headroom diagnose` share); `reconcile.rs` (each vLLM/SGLang

@@ -242,7 +242,29 @@ pub fn logged_engine(log: &StartupLog, planned: Engine) -> (Engine, Vec<String>)
     {
         config.n_gpu_layers = Some(layers);
     }
+    // A build without a GPU backend prints no `offloaded` line, and every
+    // buffer it prints is the CPU backend's (`CPU`, `CPU_Mapped`, `AMX`: no
+    // `CUDA_Host`, which a GPU backend's build prints even at `-ngl 0`):
+    // every layer stayed on the CPU.
+    if config.n_gpu_layers.is_none() && cpu_only(log) {
+        config.n_gpu_layers = Some(0);
+    }
     configured_engine(log.engine, &config, planned)
+}
+
+/// Whether a llama.cpp log is of a build without a GPU backend: it names
+/// no device, and it prints buffers, all of them the CPU backend's.
+fn cpu_only(log: &StartupLog) -> bool {
+    let mut scopes = log
+        .facts
+        .iter()
+        .filter(|f| matches!(f.figure, Figure::Buffer { .. }))
+        .map(|f| f.scope.as_deref().unwrap_or_default())
+        .peekable();
+    log.engine == LogEngine::LlamaCpp
+        && log.config.devices.is_empty()
+        && scopes.peek().is_some()
+        && scopes.all(super::buffers::cpu_backend)
 }
 
 /// The engine of `planned` as a launch configuration (a start-up log's or a

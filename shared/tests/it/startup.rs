@@ -1255,3 +1255,45 @@ fn vllm_call_sites_of_a_paste() {
         "{taken:?}"
     );
 }
+
+/// ik_llama.cpp's MLA summary names the latent cache's type, which `-ctk`
+/// sets (ik_llama.cpp#437: `c^KV (q8_0)`); without it the plan kept f16.
+#[test]
+fn ik_mla_summary_names_the_latent_cache_type() {
+    let text = "llama_new_context_with_model: mla_attn   = 3\n\
+        llama_kv_cache_init:      CUDA0 KV buffer size =   592.89 MiB\n\
+        llama_new_context_with_model: KV self size  = 1166.62 MiB, c^KV (q8_0): 1166.62 MiB, kv^T: not used\n";
+    let log = shared::startup::read(text).expect("a llama.cpp log");
+    assert_eq!((log.config.cache_type_k.as_deref(), log.config.cache_type_v.as_deref()), (Some("q8_0"), None));
+    // A printed `type_k` wins; a summary alone names both.
+    let text = "llama_kv_cache_unified: kv_size = 16384, type_k = 'q8_0', type_v = 'q4_0', n_layer = 94\n\
+        llama_kv_cache_unified: KV self size  = 1598.00 MiB, K (q8_0):  799.00 MiB, V (q4_0):  799.00 MiB\n";
+    let log = shared::startup::read(text).expect("a llama.cpp log");
+    assert_eq!((log.config.cache_type_k.as_deref(), log.config.cache_type_v.as_deref()), (Some("q8_0"), Some("q4_0")));
+    let text = "llama_context: KV self size  = 1598.00 MiB, K (q8_0):  799.00 MiB, V (q8_0):  799.00 MiB\n";
+    let log = shared::startup::read(text).expect("a llama.cpp log");
+    assert_eq!(log.config.cache_type_v.as_deref(), Some("q8_0"));
+}
+
+/// Vulkan names its devices in its own words (`ggml_vulkan: 0 = NAME (driver)
+/// | …`, or `using device Vulkan0 (NAME)`), read against the catalog as
+/// CUDA's are.
+#[test]
+fn vulkan_devices_are_named_from_the_catalog() {
+    use shared::engines::EngineKind;
+    use shared::estimate::Scenario;
+    let text = "ggml_vulkan: Found 1 Vulkan devices:\n\
+        ggml_vulkan: 0 = AMD Radeon RX 7900 XTX (RADV NAVI31) (radv) | uma: 0 | fp16: 1 | warp size: 64\n\
+        llama_model_load_from_file_impl: using device Vulkan0 (AMD Radeon RX 7900 XTX (RADV NAVI31)) - 24000 MiB free\n\
+        llama_kv_cache_unified:    Vulkan0 KV buffer size =   512.00 MiB\n";
+    let log = shared::startup::read(text).expect("a llama.cpp log");
+    assert_eq!(log.config.devices, ["AMD Radeon RX 7900 XTX"]);
+    let m = shared::model::Model::preset("llama-3.1-8b").expect("preset");
+    let planned = Scenario { engine: EngineKind::LlamaCpp.with_defaults(), ..Scenario::default() };
+    let (s, taken) = shared::startup::logged_scenario(&log, &m, planned);
+    assert_eq!(s.gpus[0].name, "Radeon RX 7900 XTX", "{taken:?}");
+    // The loader's line alone names it too (Docker Model Runner prints no
+    // `ggml_vulkan: N =` list).
+    let log = shared::startup::read(&text.replace("ggml_vulkan: 0 =", "ggml_vulkan: x =")).expect("a log");
+    assert_eq!(log.config.devices, ["AMD Radeon RX 7900 XTX (RADV NAVI31)"]);
+}
