@@ -217,7 +217,9 @@ fn engine_2026_12(kind: EngineKind) -> Engine {
             attn_max_batch_mib: None,
             fused_moe: None,
             run_time_repack: false,
+            // Read from a log only, never from a link.
             blas: false,
+            no_gpu_backend: false,
         }),
         // Ollama came after v2: its links always name `e=ollama`, and its
         // knobs left out are Ollama's own defaults.

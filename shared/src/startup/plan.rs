@@ -129,6 +129,12 @@ pub fn logged_scenario(log: &StartupLog, model: &Model, planned: Scenario<Engine
         o.blas = true;
         taken.push("a BLAS backend".into());
     }
+    if let Engine::LlamaCpp(o) = &mut s.engine
+        && cpu_only(log)
+    {
+        o.no_gpu_backend = true;
+        taken.push("a build without a GPU backend".into());
+    }
     // A plan of one GPU runs on as many like it as the log used; a plan
     // that names its GPUs keeps them.
     if one_gpu && gpus > 1 {

@@ -603,6 +603,26 @@ fn a_host_output_head_is_staged_beside_the_logits() {
     assert_eq!((predicted, logged), (Some(726 * MIB), 742 * MIB));
 }
 
+/// A build without a GPU backend runs the whole graph on the CPU: its
+/// `CPU compute buffer` is the graph's, not the inputs' a GPU build keeps
+/// on the host (12.01 MiB before). b5273's Qwen3-30B-A3B at `-c 4096`:
+/// 300.75 MiB, exact; ik's b3751 Gemma 3 27B at its trained 131,072 without
+/// flash attention: 8,490.00 / 8,743.51 MiB (its F32 mask, 256 MiB, not
+/// wholly in the graph's gaps).
+#[test]
+fn a_build_without_a_gpu_backend_computes_the_whole_graph_on_the_cpu() {
+    let cpu_compute = |file: &str| {
+        let run = RUNS.iter().find(|r| r.file == file).unwrap_or_else(|| panic!("{file} is not in the table"));
+        let (_, checks) = scored(run).unwrap_or_else(|why| panic!("{why}"));
+        let c = checks.iter().find(|c| c.buffer == "compute" && c.device == "CPU");
+        c.map(|c| (c.predicted_bytes, c.logged_bytes)).unwrap_or_else(|| panic!("{checks:?}"))
+    };
+    let (predicted, logged) = cpu_compute("llamacpp-b5273-qwen3-30b-a3b-q5km-cpu-only-win");
+    assert_eq!(predicted, Some(logged));
+    let (predicted, logged) = cpu_compute("llamacpp-ik-b3751-gemma3-27b-q40-cpu-only-131k");
+    assert!(predicted.is_some_and(|p| p.abs_diff(logged) * 100 <= logged * 3), "{predicted:?} vs {logged}");
+}
+
 /// A model with sliding layers prints two caches per device
 /// (`llama_kv_cache_iswa`: the full layers' and the window's); the plan
 /// budgets one figure per device, so the check pairs it with their sum.

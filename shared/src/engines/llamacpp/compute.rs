@@ -154,7 +154,7 @@ pub(super) fn staged_weight(p: &Plan, o: Options, d: &Devices, g: usize) -> Opti
     // (#15906, ggml-metal.m `offload_op`), nothing before (c531edfa: `false`)
     // nor in ik_llama.cpp (its Metal has no `offload_op`).
     let metal_keeps = metal && (o.fork == super::Fork::Ik || o.build.is_some_and(|b| b < METAL_OFFLOAD_BUILD));
-    if g != first || metal_keeps {
+    if g != first || metal_keeps || o.no_gpu_backend {
         return None;
     }
     // Under BLAS only the experts' `MUL_MAT_ID`, which BLAS does not run,

@@ -12,8 +12,15 @@ use crate::kv::LayerKv;
 /// `build_attn_inp_kq_mask`), the token ids, positions and output ids (4
 /// bytes × n_ubatch each). Measured: 12.01 and 72.01 MiB for Mistral 7B at
 /// n_ctx 2048 and 32768 (fedora-copr/logdetective#106) are 8 MiB of
-/// embeddings plus 4 and 64 MiB of mask.
+/// embeddings plus 4 and 64 MiB of mask. Without a GPU backend
+/// ([`Options::no_gpu_backend`]) the CPU's buffer holds the whole graph,
+/// inputs and all, as one GPU holding every layer and the output does.
 fn host_compute(p: &Plan, o: Options, kv: &[LayerKv], cells: cache::Cells) -> u64 {
+    if o.no_gpu_backend {
+        let layers = p.model.arch.text.num_layers();
+        let part = super::graph::Part { start: 0, layers, first: true, output: true, staged: None };
+        return super::compute_buffer(p, o, n_ctx(p, o), cells, part);
+    }
     let ub = o.ubatch();
     let embd = p.model.arch.text.hidden_size.saturating_mul(ub).saturating_mul(4);
     // With GPUs run as a pipeline, the scheduler keeps `GGML_SCHED_MAX_COPIES`

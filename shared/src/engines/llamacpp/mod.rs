@@ -612,11 +612,19 @@ pub(crate) fn terms(p: &Plan, r: &Report) -> EngineTerms {
         ), Term::bytes(
             "llama.cpp host RAM",
             r.host_ram_bytes,
-            if r.weights_read_into_ram {
-                "CPU weights (read into allocated memory: ik_llama.cpp's -rtr turns mmap off and repacks them in place, same bytes) + KV cache and state kept on the host + the host compute buffer (token embeddings F32 × n_ubatch, the KQ mask n_kv × n_ubatch)"
-            } else {
-                "CPU weights (the mmap'd pages llama.cpp reads) + KV cache and state kept on the host + the host compute buffer (token embeddings F32 × n_ubatch, the KQ mask n_kv × n_ubatch)"
-            },
+            format!(
+                "CPU weights ({}) + KV cache and state kept on the host + the host compute buffer ({})",
+                if r.weights_read_into_ram {
+                    "read into allocated memory: ik_llama.cpp's -rtr turns mmap off and repacks them in place, same bytes"
+                } else {
+                    "the mmap'd pages llama.cpp reads"
+                },
+                if matches!(p.scenario.engine, crate::engines::Engine::LlamaCpp(o) if o.no_gpu_backend) {
+                    "the whole graph: a build without a GPU backend"
+                } else {
+                    "token embeddings F32 × n_ubatch, the KQ mask n_kv × n_ubatch"
+                }
+            ),
             Basis::EngineRule,
         )],
     }

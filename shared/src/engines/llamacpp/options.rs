@@ -212,6 +212,13 @@ pub struct Options {
     /// first GPU's `_Host` type (:199). It keeps host weights' `MUL_MAT`s.
     #[serde(default, skip_serializing_if = "is_false")]
     pub blas: bool,
+    /// A build without a GPU backend (a log that names no device and prints
+    /// only the CPU backend's buffers): the CPU backend runs the whole graph,
+    /// so its compute buffer is the graph's (b5273's Qwen3-30B-A3B:
+    /// `CPU compute buffer size = 300.75 MiB`, the figure b7342's A100 run
+    /// of the same shapes prints for its GPU), and no GPU stages anything.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub no_gpu_backend: bool,
 }
 
 fn is_mainline(f: &Fork) -> bool {
@@ -306,6 +313,7 @@ impl Default for Options {
             fused_moe: None,
             run_time_repack: false,
             blas: false,
+            no_gpu_backend: false,
         }
     }
 }
