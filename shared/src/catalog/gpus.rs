@@ -150,17 +150,51 @@ pub fn gpus() -> &'static [Gpu] {
 
 /// The catalog GPU a driver's device name is (`NVIDIA GeForce RTX 4090`,
 /// `AMD Radeon RX 7900 XTX`, `NVIDIA RTX A6000`): the same words once the
-/// vendor and brand words the catalog leaves out are dropped, case aside.
-/// `None` for a name the catalog does not spell that way (a data-centre
-/// part the driver names by its memory, `NVIDIA H100 80GB HBM3`).
+/// vendor and brand words the catalog leaves out are dropped, case aside;
+/// else a data-centre part the driver names by its memory or board
+/// ([`DRIVER_NAMES`], `NVIDIA H100 80GB HBM3`). `None` for any other name.
 pub fn gpu_named(device: &str) -> Option<&'static Gpu> {
     const BRANDS: [&str; 4] = ["nvidia", "geforce", "tesla", "amd"];
     let words = |s: &str| -> Vec<String> {
         s.split_whitespace().map(str::to_ascii_lowercase).filter(|w| !BRANDS.contains(&w.as_str())).collect()
     };
     let want = words(device);
-    (!want.is_empty()).then(|| gpus().iter().find(|g| words(&g.name) == want)).flatten()
+    if want.is_empty() {
+        return None;
+    }
+    gpus().iter().find(|g| words(&g.name) == want).or_else(|| {
+        let (_, id) = DRIVER_NAMES.iter().find(|(name, _)| words(name) == want)?;
+        gpu(id)
+    })
 }
+
+/// Driver (NVML, `nvidia-smi`) names of data-centre parts that the
+/// catalog spells otherwise, and the catalog GPU each is. The last three
+/// are not in the catalog: each stands in for the catalog part of the same
+/// memory, bandwidth and chip (GA100).
+const DRIVER_NAMES: &[(&str, &str)] = &[
+    // nvidia-smi in NVIDIA/nccl#1264; vLLM's fused-MoE config file names
+    // (`E=128,N=768,device_name=NVIDIA_H100_80GB_HBM3.json`, 0.10 – 0.34).
+    ("NVIDIA H100 80GB HBM3", "h100-sxm"),
+    // vLLM's `fused_moe.py::get_config_file_name` (0.11 – 0.34) names every
+    // H200 (SXM or NVL, 141 GB each) `NVIDIA_H200`.
+    ("NVIDIA H200", "h200"),
+    // DCGM's `modelName`, vLLM's fused-MoE config file names.
+    ("NVIDIA A100-SXM4-80GB", "a100-80gb-sxm"),
+    // nvidia-smi in bottlerocket-os/bottlerocket-core-kit#834.
+    ("NVIDIA A100-SXM4-40GB", "a100-40gb-sxm"),
+    // The catalog's source of its memory (`gpus.json`).
+    ("NVIDIA GH200 480GB", "gh200"),
+    // The catalog entry covers both editions (97887 MiB each, `gpus.json`).
+    ("NVIDIA RTX PRO 6000 Blackwell Server Edition", "rtx-pro-6000-blackwell"),
+    ("NVIDIA RTX PRO 6000 Blackwell Workstation Edition", "rtx-pro-6000-blackwell"),
+    // NVIDIA A800 datasheets: 80 GB HBM2e, 1,935 GB/s (PCIe) and 2,039 GB/s
+    // (SXM), the A100 80GB's; the A100 40GB PCIe: 40 GB HBM2, 1,555 GB/s
+    // (A100 datasheet), the 40GB SXM's.
+    ("NVIDIA A800 80GB PCIe", "a100-80gb-pcie"),
+    ("NVIDIA A800-SXM4-80GB", "a100-80gb-sxm"),
+    ("NVIDIA A100-PCIE-40GB", "a100-40gb-sxm"),
+];
 
 /// Looks a GPU up by id (case-insensitive).
 pub fn gpu(id: &str) -> Option<&'static Gpu> {

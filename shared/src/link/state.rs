@@ -204,7 +204,7 @@ impl LinkState {
         };
         LinkState {
             model,
-            weights: c.quantization.as_deref().and_then(|q| WeightFormat::parse(q).ok()),
+            weights: c.quantization.as_deref().and_then(crate::startup::quantization_format),
             // `auto` is the model's dtype: the link's default.
             kv_dtype: c.kv_cache_dtype.as_deref().filter(|k| *k != "auto").and_then(|k| KvDtype::parse(k).ok()),
             gpu,

@@ -371,6 +371,17 @@ pub struct LoggedConfig {
     /// (year, month, day): a log prints no release, but cannot predate its code.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub date: Option<crate::engines::sglang::Date>,
+    /// The device a vLLM or SGLang log names, as the driver spells it (the
+    /// fused-MoE kernel's config file, [`moe_config_device`]). Left out of
+    /// the JSON, like `call_sites`: what it decided is in the words of what
+    /// was taken from the log.
+    #[serde(skip)]
+    pub device_name: Option<String>,
+    /// vLLM's `max_num_seqs` beside the `max_num_batched_tokens` it chose
+    /// by GPU, where the non-default args set neither: one tier of
+    /// `arg_utils.py::_set_default_args` ([`vllm::tier_max_num_seqs`]).
+    #[serde(skip)]
+    pub tier_max_num_seqs: Option<u64>,
     /// The llama.cpp build a log names (`build: 5192 (e59a5f1e)`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub build: Option<u64>,
@@ -503,11 +514,48 @@ pub fn read(text: &str) -> Option<StartupLog> {
         (LogEngine::LlamaCpp, llamacpp::read(&lines)),
     ];
     candidates.into_iter().filter(|(_, (_, facts))| !facts.is_empty()).max_by_key(|(_, (_, facts))| facts.len()).map(
-        |(engine, (config, facts))| {
+        |(engine, (mut config, facts))| {
+            if engine != LogEngine::LlamaCpp {
+                config.device_name = lines.iter().find_map(|(_, l)| moe_config_device(l));
+            }
             let model = if engine == LogEngine::LlamaCpp { logged_model::read(&lines) } else { None };
             StartupLog { engine, config, facts, model }
         },
     )
+}
+
+/// The weight format a logged quantization method loads a 16-bit
+/// checkpoint in (vLLM's engine configuration `quantization=` and
+/// non-default args, SGLang's server args, a command line's
+/// `--quantization`): vLLM's online FP8 with one scale per tensor
+/// (`quantization/fp8.py`, a checkpoint without `weight_block_size`); AWQ
+/// and GPTQ at their usual 4 bits in groups of 128 (the Marlin kernels
+/// load the same checkpoints); bitsandbytes quantised in flight, NF4 with
+/// its absmax quantised again (`model_loader/bitsandbytes_loader.py`,
+/// 0.11.0: `quantize_4bit(compress_statistics=True, quant_type="nf4")`);
+/// else a format's own name (`mxfp4`, `nvfp4`). `None` for a method whose
+/// scheme the name leaves open (`compressed-tensors`, `modelopt`, `gguf`, …).
+pub fn quantization_format(method: &str) -> Option<crate::formats::WeightFormat> {
+    use crate::formats::WeightFormat;
+    Some(match method.trim().to_ascii_lowercase().as_str() {
+        "fp8" | "fbgemm_fp8" | "w8a8_fp8" => WeightFormat::Fp8 { block: None },
+        "awq" | "awq_marlin" => WeightFormat::Awq { bits: 4, group_size: 128 },
+        "gptq" | "gptq_marlin" => WeightFormat::Gptq { bits: 4, group_size: 128 },
+        "bitsandbytes" => WeightFormat::Bnb4 { nf4: true, double_quant: true },
+        other => return WeightFormat::parse(other).ok(),
+    })
+}
+
+/// The device the fused-MoE kernel's config file names, with spaces for
+/// its `_`: vLLM `fused_moe.py::get_config_file_name` (0.10 – 0.34) and
+/// SGLang `fused_moe_triton` log the file they miss or load,
+/// `E=128,N=768,device_name=NVIDIA_H100_80GB_HBM3,dtype=fp8_w8a8.json`,
+/// the name being `torch.cuda.get_device_name().replace(" ", "_")`.
+fn moe_config_device(line: &str) -> Option<String> {
+    let rest = after(line, "device_name=")?;
+    let end = rest.find([',', '\'', '"', ']', ')', ' ']).unwrap_or(rest.len());
+    let name = rest[..end].trim_end_matches(".json").replace('_', " ");
+    (!name.trim().is_empty()).then_some(name)
 }
 
 /// A saved log's first line naming where it was copied from (`# source:

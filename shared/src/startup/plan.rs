@@ -6,6 +6,7 @@ use super::{Figure, LogEngine, LoggedConfig, StartupLog};
 use crate::catalog::{MODEL_PRESETS, ModelPreset};
 use crate::engines::llamacpp::{CacheType, DEFAULT_N_BATCH, DEFAULT_N_UBATCH, FlashAttention, TensorSplit};
 use crate::engines::{Engine, sglang};
+use crate::formats::WeightFormat;
 use crate::kv::KvDtype;
 use crate::model::Model;
 use crate::plan::{GpuSlot, Scenario};
@@ -54,14 +55,29 @@ pub fn logged_scenario(log: &StartupLog, model: &Model, planned: Scenario<Engine
         taken.push(format!("num_redundant_experts {}", o.num_redundant_experts));
     }
     let mut s = Scenario { engine, ..planned };
+    let total = log.first(|f| match f {
+        Figure::DeviceTotal { bytes } => Some(*bytes),
+        _ => None,
+    });
+    // The catalog GPU a vLLM or SGLang log names (its fused-MoE kernel's
+    // config file) when the plan's is another, holding the logged total.
+    let named = log.config.device_name.as_deref().and_then(|d| crate::catalog::gpu_named(d).map(|g| (d, g)));
+    if let Some((device, g)) = named {
+        if s.gpus.first().is_some_and(|slot| slot.name != g.name) {
+            taken.push(format!("GPU {} (the log's {device})", g.name));
+            let mut slot = GpuSlot::from_catalog(g);
+            if let Some((_, total)) = total {
+                slot.cuda_total_bytes = total;
+            }
+            s.gpus = vec![slot; s.gpus.len()];
+        }
+    }
     // The GPU the log ran on when the plan's is not of its size (by more
     // than 2 %): the catalog's nearest by what CUDA reports, holding the
     // logged total (vLLM's `Free memory on device (…/T GiB)`,
     // `total_gpu_memory`), which vLLM and SGLang size their budgets from.
-    if let Some((_, total)) = log.first(|f| match f {
-        Figure::DeviceTotal { bytes } => Some(*bytes),
-        _ => None,
-    }) && s.gpus.first().is_some_and(|g| g.cuda_total_bytes.abs_diff(total) > total / 50)
+    else if let Some((_, total)) = total
+        && s.gpus.first().is_some_and(|g| g.cuda_total_bytes.abs_diff(total) > total / 50)
         && let Some(g) = crate::catalog::gpus().iter().min_by_key(|g| g.cuda_total_bytes().abs_diff(total))
     {
         taken.push(format!(
@@ -90,6 +106,22 @@ pub fn logged_scenario(log: &StartupLog, model: &Model, planned: Scenario<Engine
     if let Some(pp) = c.pipeline_parallel.filter(|&pp| pp > 1 && stages == 1) {
         taken.push(format!("pipeline stages {pp}"));
         gpus = s.tp.max(1).saturating_mul(pp).saturating_mul(replicas);
+    }
+    // The logged `quantization=` where the plan keeps a 16-bit checkpoint's
+    // own weights (a checkpoint's own quantisation is more exact), and the
+    // KV cache the engine's own for them.
+    if let Some(q) = c.quantization.as_deref()
+        && let Some(w) = super::quantization_format(q)
+        && s.weights == model.default_format()
+        && matches!(s.weights, WeightFormat::Bf16 | WeightFormat::F16 | WeightFormat::F32)
+        && w != s.weights
+    {
+        let kind = s.engine.kind();
+        if s.kv_dtype == kind.default_kv_dtype(model, s.weights) {
+            s.kv_dtype = kind.default_kv_dtype(model, w);
+        }
+        s.weights = w;
+        taken.push(format!("weights {} (the log's quantization={q})", w.id()));
     }
     // vLLM's `kv_cache_dtype=auto` is the model dtype: the plan's default too.
     if let Some(kv) = c.kv_cache_dtype.as_deref().filter(|k| *k != "auto").and_then(|k| KvDtype::parse(k).ok())
@@ -151,7 +183,43 @@ pub fn logged_scenario(log: &StartupLog, model: &Model, planned: Scenario<Engine
         taken.push(format!("GPUs {} (the devices the log names)", names.join(", ")));
         s.gpus = named.into_iter().map(GpuSlot::from_catalog).collect();
     }
+    if let Some(note) = unnamed_gpu(log, &s, total.is_some()) {
+        taken.push(note);
+    }
     (s, taken)
+}
+
+/// Where a vLLM or SGLang log names no GPU (no device total, no device
+/// name), which GPU its figures are set against, in words: the plan's, and
+/// whether the log's first rank held more than it has (the weights with
+/// what was free after them, SGLang, or the KV cache, vLLM).
+fn unnamed_gpu(log: &StartupLog, s: &Scenario<Engine>, total: bool) -> Option<String> {
+    let named = log.config.device_name.as_deref().is_some_and(|d| crate::catalog::gpu_named(d).is_some());
+    if total || named || log.engine == LogEngine::LlamaCpp {
+        return None;
+    }
+    let slot = s.gpus.first()?;
+    let weights = log.first(|f| match f {
+        Figure::Weights { bytes } => Some(*bytes),
+        _ => None,
+    });
+    let beside = log.first(|f| match f {
+        Figure::Free { after: super::Stage::Weights, bytes } | Figure::AvailableKv { bytes, negative: false } => {
+            Some(*bytes)
+        }
+        _ => None,
+    });
+    let held = weights.map(|(_, w)| w.saturating_add(beside.map_or(0, |(_, b)| b)));
+    let b = |n: u64| crate::units::format_bytes(n, crate::units::UnitSystem::Binary);
+    let over = match held.filter(|&h| h > slot.cuda_total_bytes) {
+        Some(h) => format!(
+            ", though one GPU of the log held {} (weights with the free memory or KV cache after them) of its {}: set the GPU it ran on",
+            b(h),
+            b(slot.cuda_total_bytes)
+        ),
+        None => String::new(),
+    };
+    Some(format!("no GPU: the log names none, so its figures are set against the plan's {}{over}", slot.name))
 }
 
 /// The SGLang rules a log is planned with, in words. SGLang's start-up
@@ -311,6 +379,17 @@ pub fn configured_engine(ran: LogEngine, c: &LoggedConfig, planned: Engine) -> (
             fill(&mut o.block_size, c.block_size, "block_size");
             if o.version.kv_memory_tools() {
                 fill(&mut o.kv_cache_memory_bytes, c.kv_cache_memory_bytes, "kv_cache_memory_bytes");
+            }
+            // vLLM picked max_num_seqs by GPU with the batched tokens it logs.
+            if let Some(n) = c
+                .tier_max_num_seqs
+                .filter(|_| o.max_num_seqs.is_none() && o.version != crate::engines::vllm::Version::V0)
+            {
+                o.max_num_seqs = Some(n);
+                taken.push(format!(
+                    "max_num_seqs {n} (vLLM's default beside max_num_batched_tokens {})",
+                    c.max_num_batched_tokens.unwrap_or_default()
+                ));
             }
             // What only a command line names: kept where the plan has vLLM's defaults.
             let mut given = |slot: &mut u64, default: u64, v: Option<u64>, name: &str| {

@@ -23,7 +23,15 @@ pub(super) fn read(lines: &[(usize, String)]) -> (LoggedConfig, Vec<Fact>) {
     let mut config = LoggedConfig::default();
     let mut facts = Vec::new();
     let mut sites: Option<CallSites> = None;
+    // Whether the log prints its non-default args, whether they size the
+    // batch, the batched tokens the scheduler logs, and whether the API
+    // server ran (its usage context): what [`tier_max_num_seqs`] reads.
+    let (mut args, mut batch_args, mut chunked, mut server) = (false, false, None, false);
     for (n, line) in lines {
+        args |= line.contains("non-default args:");
+        batch_args |= line.contains("'max_num_batched_tokens':") || line.contains("'max_num_seqs':");
+        server |=
+            ["(APIServer pid=", "API server version", "api_server.py", "'model_tag':"].iter().any(|m| line.contains(m));
         if let Some(releases) = site_releases(line) {
             let narrowed = sites.map_or(releases, |s| s.releases & releases);
             sites = Some(CallSites { releases: narrowed, lines: sites.map_or(1, |s| s.lines.saturating_add(1)) });
@@ -79,6 +87,7 @@ pub(super) fn read(lines: &[(usize, String)]) -> (LoggedConfig, Vec<Fact>) {
         }
         if let Some(mnbt) = after(line, "Chunked prefill is enabled with max_num_batched_tokens=").and_then(count) {
             config.max_num_batched_tokens = Some(mnbt);
+            chunked = Some(mnbt);
         }
         if let Some(len) = after(line, "Using max model len ").and_then(count) {
             config.max_model_len.get_or_insert(len);
@@ -115,7 +124,26 @@ pub(super) fn read(lines: &[(usize, String)]) -> (LoggedConfig, Vec<Fact>) {
         }
     }
     config.call_sites = sites;
+    if args && !batch_args {
+        config.tier_max_num_seqs = chunked.and_then(|t| tier_max_num_seqs(t, server));
+    }
     (config, facts)
+}
+
+/// vLLM's default `max_num_seqs` beside the default `max_num_batched_tokens`
+/// it logged: `engine/arg_utils.py::_set_default_args` (0.10.0 – 0.34.0)
+/// takes both from one tier by GPU, by usage context (the API server's or
+/// the `LLM` class's) — ≥ 70 GiB and no A100 in the name: 8192 or 16384
+/// tokens with 1024 sequences; else 2048 or 8192 with 256; from 0.34.0
+/// ≥ 160 GiB: 16384 for both with 1024. `None` for a count of no tier (a
+/// CPU's or TPU's) or of two: 8192 where no line shows the API server
+/// (its process prefix, its version line, `vllm serve`'s `model_tag`).
+pub(super) fn tier_max_num_seqs(batched_tokens: u64, server: bool) -> Option<u64> {
+    match (batched_tokens, server) {
+        (2048, _) => Some(256),
+        (8192, true) | (16384, _) => Some(1024),
+        _ => None,
+    }
 }
 
 /// The vLLM releases, of those `vllm_sites.rs` was read from (0.10.0 –

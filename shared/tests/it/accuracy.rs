@@ -142,17 +142,15 @@ const CASES: &[Case] = &[
         "h100-sxm",
         "Qwen3-30B-A3B (MoE), TP 2 × H100, max_num_seqs 64, vLLM 0.12.0",
     ),
-    Case {
-        // The log's max_num_batched_tokens=8192 is the ≥ 70 GiB non-A100
-        // default, which comes with max_num_seqs 1024 (an A800's name).
-        max_num_seqs: Some(1024),
-        ..case(
-            "vllm-v1-013-llama3-8b-a800-tp4",
-            "llama-3-8b",
-            "a100-80gb-sxm",
-            "Llama-3-8B, TP 4 × 80 GB Ampere (A800 by its defaults), vLLM 0.13.0",
-        )
-    },
+    // The log's max_num_batched_tokens=8192 is the ≥ 70 GiB non-A100
+    // default, which comes with max_num_seqs 1024 (an A800's name): the
+    // reading takes it from the log (`LoggedConfig::tier_max_num_seqs`).
+    case(
+        "vllm-v1-013-llama3-8b-a800-tp4",
+        "llama-3-8b",
+        "a100-80gb-sxm",
+        "Llama-3-8B, TP 4 × 80 GB Ampere (A800 by its defaults), vLLM 0.13.0",
+    ),
     case(
         "vllm-v1-026-qwen3-coder-30b-a3b-a100",
         "qwen3-30b-a3b",
@@ -763,11 +761,14 @@ fn scenario(c: &Case, l: &StartupLog, m: &Model, capacity: Option<u64>) -> Scena
                 ..Default::default()
             });
             // LoRA as the log's args name it, at vLLM's defaults where they
-            // do not: the reading `headroom diagnose` makes.
+            // do not, and max_num_seqs of the tier of the logged default
+            // batch: the reading `headroom diagnose` makes.
             let lora = shared::startup::LoggedConfig {
                 enable_lora: cfg.enable_lora,
                 max_loras: cfg.max_loras,
                 max_lora_rank: cfg.max_lora_rank,
+                max_num_batched_tokens: cfg.max_num_batched_tokens,
+                tier_max_num_seqs: cfg.tier_max_num_seqs,
                 ..Default::default()
             };
             shared::startup::configured_engine(LogEngine::Vllm, &lora, options).0

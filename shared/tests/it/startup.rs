@@ -1297,3 +1297,147 @@ fn vulkan_devices_are_named_from_the_catalog() {
     let log = shared::startup::read(&text.replace("ggml_vulkan: 0 =", "ggml_vulkan: x =")).expect("a log");
     assert_eq!(log.config.devices, ["AMD Radeon RX 7900 XTX (RADV NAVI31)"]);
 }
+
+/// The plan of a vLLM or SGLang log on `gpu` (the CLI's default GPU
+/// unless a test names another) with `preset`, as `headroom diagnose`
+/// reads it, and what was taken from the log.
+fn planned_from(
+    l: &StartupLog,
+    preset: &str,
+    gpu: &str,
+) -> (shared::model::Model, shared::estimate::Scenario, Vec<String>) {
+    use shared::estimate::{GpuSlot, Scenario};
+    let m = shared::model::Model::preset(preset).unwrap_or_else(|e| panic!("{e}"));
+    let g = shared::catalog::gpu(gpu).unwrap_or_else(|| panic!("no GPU {gpu}"));
+    let planned = Scenario {
+        gpus: vec![GpuSlot::from_catalog(g)],
+        engine: l.engine.kind().with_defaults(),
+        weights: m.default_format(),
+        kv_dtype: l.engine.kind().default_kv_dtype(&m, m.default_format()),
+        ..Scenario::default()
+    };
+    let (s, taken) = shared::startup::logged_scenario(l, &m, planned);
+    (m, s, taken)
+}
+
+/// The logged figure of `term` on the first GPU beside the plan's, as
+/// `headroom diagnose` sets them.
+fn logged_and_predicted(
+    l: &StartupLog,
+    m: &shared::model::Model,
+    s: shared::estimate::Scenario,
+    term: &str,
+) -> (shared::startup::Amount, shared::startup::Amount) {
+    let (rows, _) = shared::startup::reconcile(l, &crate::estimate(m, s));
+    let r = rows.iter().find(|r| r.term == term).unwrap_or_else(|| panic!("no {term} in {rows:?}"));
+    (r.logged, r.predicted.unwrap_or_else(|| panic!("{term}: no prediction")))
+}
+
+/// Within `permille` of each other (bytes or tokens alike).
+fn close(a: shared::startup::Amount, b: shared::startup::Amount, permille: u64) -> bool {
+    use shared::startup::Amount;
+    let n = |x: Amount| match x {
+        Amount::Bytes(v) | Amount::Tokens(v) | Amount::Blocks(v) | Amount::Hundredths(v) | Amount::Permille(v) => v,
+    };
+    n(a).abs_diff(n(b)).saturating_mul(1000) <= n(a).saturating_mul(permille)
+}
+
+/// A vLLM log names its GPU where its fused-MoE kernel misses a config
+/// file (`…/E=128,N=768,device_name=NVIDIA_H100_80GB_HBM3,dtype=fp8_w8a8.json`,
+/// `fused_moe.py::get_config_file_name`): the plan runs on that catalog
+/// GPU, on every rank, not on the plan's default RTX 4090.
+#[test]
+fn a_log_names_its_gpu_by_the_moe_kernels_config_file() {
+    let h100 = log("vllm-v1-0221-qwen3-30b-a3b-fp8online-h100");
+    assert_eq!(h100.config.device_name.as_deref(), Some("NVIDIA H100 80GB HBM3"));
+    let (m, s, taken) = planned_from(&h100, "qwen3-30b-a3b", "rtx-4090");
+    assert_eq!(s.gpus.iter().map(|g| g.name.as_str()).collect::<Vec<_>>(), ["H100 SXM"]);
+    assert!(taken.iter().any(|t| t == "GPU H100 SXM (the log's NVIDIA H100 80GB HBM3)"), "{taken:?}");
+    let (logged, predicted) = logged_and_predicted(&h100, &m, s, "available KV cache memory");
+    assert!(close(logged, predicted, 10), "{logged:?} vs {predicted:?}");
+    // The A100 40GB PCIe is the catalog's A100 40GB of the same memory, on
+    // all four ranks of the TP-4 launch.
+    let a100 = log("vllm-v1-0112-qwen3-next-80b-a100-40gb-tp4-negkv");
+    assert_eq!(a100.config.device_name.as_deref(), Some("NVIDIA A100-PCIE-40GB"));
+    let (_, s, _) = planned_from(&a100, "qwen2.5-7b", "rtx-4090");
+    assert_eq!(s.gpus.iter().map(|g| g.name.as_str()).collect::<Vec<_>>(), ["A100 40GB SXM"; 4]);
+}
+
+/// A log that names no GPU (no device total, no device name) is set
+/// against the plan's, and the diagnosis says so, and that the log's
+/// rank held more than that GPU has (gpt-oss-20b on an A800 80GB beside
+/// the default RTX 4090), rather than comparing in silence.
+#[test]
+fn a_log_that_names_no_gpu_says_which_gpu_it_is_set_against() {
+    for name in ["vllm-v1-0110-gpt-oss-20b-a800", "sglang-054-gpt-oss-20b-a800"] {
+        let l = log(name);
+        assert_eq!(l.config.device_name, None, "{name}");
+        let (_, s, taken) = planned_from(&l, "gpt-oss-20b", "rtx-4090");
+        assert_eq!(s.gpus[0].name, "GeForce RTX 4090", "{name}");
+        let note =
+            taken.iter().find(|t| t.starts_with("no GPU: the log names none")).unwrap_or_else(|| panic!("{taken:?}"));
+        assert!(note.contains("the plan's GeForce RTX 4090, though one GPU of the log held"), "{note}");
+        // On a GPU of the log's size it says which, without the warning.
+        let (_, _, taken) = planned_from(&l, "gpt-oss-20b", "a100-80gb-pcie");
+        let note = taken.iter().find(|t| t.starts_with("no GPU")).unwrap_or_else(|| panic!("{taken:?}"));
+        assert!(note.ends_with("the plan's A100 80GB PCIe"), "{note}");
+    }
+    // A log that names its total or its device says nothing of the kind.
+    let (_, _, taken) = planned_from(&log("vllm-v1-0221-qwen3-30b-a3b-fp8online-h100"), "qwen3-30b-a3b", "rtx-4090");
+    assert!(!taken.iter().any(|t| t.starts_with("no GPU")), "{taken:?}");
+}
+
+/// vLLM picks `max_num_batched_tokens` and `max_num_seqs` as one tier by
+/// GPU (`arg_utils.py::_set_default_args`): the A800's logged 8192 is the
+/// ≥ 70 GiB non-A100 tier, whose 1024 sequences the plan takes even on the
+/// catalog's A100 (which vLLM gives 2048 and 256); the A5000's 2048 comes
+/// with 256. A log whose args set either takes nothing.
+#[test]
+fn vllm_takes_max_num_seqs_from_the_tier_of_its_logged_batch() {
+    use shared::engines::Engine;
+    let a800 = log("vllm-v1-0110-gpt-oss-20b-a800");
+    assert_eq!((a800.config.max_num_batched_tokens, a800.config.tier_max_num_seqs), (Some(8192), Some(1024)));
+    let (m, s, taken) = planned_from(&a800, "gpt-oss-20b", "a100-80gb-pcie");
+    assert!(matches!(s.engine, Engine::Vllm(o) if o.max_num_seqs == Some(1024)));
+    assert!(
+        taken.iter().any(|t| t == "max_num_seqs 1024 (vLLM's default beside max_num_batched_tokens 8192)"),
+        "{taken:?}"
+    );
+    let (logged, predicted) = logged_and_predicted(&a800, &m, s, "available KV cache memory");
+    assert!(close(logged, predicted, 10), "{logged:?} vs {predicted:?}");
+    let a5000 = log("vllm-v1-0130-qwen25-14b-awq-a5000");
+    assert_eq!((a5000.config.max_num_batched_tokens, a5000.config.tier_max_num_seqs), (Some(2048), Some(256)));
+    let h100 = log("vllm-v1-0221-qwen3-30b-a3b-fp8online-h100");
+    assert_eq!((h100.config.max_num_seqs, h100.config.tier_max_num_seqs), (Some(64), None));
+}
+
+/// The log's `quantization=` loads a 16-bit preset in that format (vLLM's
+/// online FP8 of a bf16 checkpoint, an AWQ checkpoint of the preset's
+/// shapes), as a launch's `--quantization` does; a checkpoint's own
+/// quantisation is kept.
+#[test]
+fn a_logged_quantization_loads_the_preset_in_its_format() {
+    use shared::formats::WeightFormat;
+    use shared::startup::quantization_format;
+    for (name, preset, gpu, format) in [
+        ("vllm-v1-0221-qwen3-30b-a3b-fp8online-h100", "qwen3-30b-a3b", "h100-sxm", "fp8"),
+        ("vllm-v1-0130-qwen25-14b-awq-a5000", "qwen2.5-14b", "rtx-a5000", "awq-int4"),
+    ] {
+        let l = log(name);
+        let (m, s, taken) = planned_from(&l, preset, gpu);
+        assert_eq!(s.weights.id(), format, "{name}");
+        assert!(
+            taken.iter().any(|t| t.starts_with(&format!("weights {format} (the log's quantization="))),
+            "{taken:?}"
+        );
+        let (logged, predicted) = logged_and_predicted(&l, &m, s.clone(), "weights");
+        assert!(close(logged, predicted, 15), "{name}: weights {logged:?} vs {predicted:?}");
+        let (logged, predicted) = logged_and_predicted(&l, &m, s, "available KV cache memory");
+        assert!(close(logged, predicted, 15), "{name}: KV {logged:?} vs {predicted:?}");
+    }
+    let id = |q: &str| quantization_format(q).map(WeightFormat::id);
+    assert_eq!(id("gptq_marlin").as_deref(), Some("gptq-int4"));
+    assert_eq!(id("awq_marlin").as_deref(), Some("awq-int4"));
+    assert_eq!(id("bitsandbytes").as_deref(), Some("nf4-dq"));
+    assert_eq!(id("compressed-tensors"), None);
+}
