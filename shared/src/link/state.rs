@@ -204,7 +204,14 @@ impl LinkState {
         };
         LinkState {
             model,
-            weights: c.quantization.as_deref().and_then(crate::startup::quantization_format),
+            // A method that quantizes at load (fp8, bitsandbytes) is the
+            // plan's format; AWQ and GPTQ only load a checkpoint already in
+            // theirs, whose own group size and bits the link keeps (none).
+            weights: c
+                .quantization
+                .as_deref()
+                .and_then(crate::startup::quantization_format)
+                .filter(|w| !matches!(w, WeightFormat::Awq { .. } | WeightFormat::Gptq { .. })),
             // `auto` is the model's dtype: the link's default.
             kv_dtype: c.kv_cache_dtype.as_deref().filter(|k| *k != "auto").and_then(|k| KvDtype::parse(k).ok()),
             gpu,

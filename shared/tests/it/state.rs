@@ -146,3 +146,23 @@ fn models_without_recurrent_layers_have_no_state() {
         assert!(!e.terms.iter().any(|t| t.name == "recurrent state"));
     }
 }
+
+/// A running launch's link (the agent's): a method that quantizes at load
+/// is the plan's format (`--quantization bitsandbytes` on a 16-bit model:
+/// vLLM's in-flight NF4 with double quantization), while AWQ and GPTQ load
+/// only a checkpoint in their own format, whose bits and group size the
+/// link leaves to the checkpoint.
+#[test]
+fn a_launchs_link_keeps_the_checkpoints_own_awq_and_takes_load_time_quantization() {
+    use shared::link::{GpuChoice, LinkState, ModelSource};
+    let weights = |method: &str| {
+        let argv = ["vllm", "serve", "org/model", "--quantization", method];
+        let launch = shared::startup::read_command_line(&argv).unwrap_or_else(|| panic!("{argv:?}"));
+        let model = ModelSource::Preset("llama-3.1-8b".into());
+        LinkState::of_launch(&launch, model, GpuChoice::Catalog("h100-sxm".into()), 1).weights
+    };
+    assert_eq!(weights("awq"), None);
+    assert_eq!(weights("gptq_marlin"), None);
+    assert_eq!(weights("bitsandbytes"), Some(shared::formats::WeightFormat::Bnb4 { nf4: true, double_quant: true }));
+    assert_eq!(weights("fp8"), Some(shared::formats::WeightFormat::Fp8 { block: None }));
+}
