@@ -163,7 +163,7 @@ fn a_startup_log_is_listed_line_by_line() {
     let out = headroom(&["diagnose", &file]);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let text = String::from_utf8_lossy(&out.stdout);
-    assert!(text.contains("llama.cpp start-up log (n_ctx 4,096)"), "{text}");
+    assert!(text.contains("llama.cpp start-up log (n_ctx 4,096, cache types K f16 / V f16)"), "{text}");
     assert!(text.contains("line    10 [CUDA1]: model buffer: 13.66 GiB"), "{text}");
     assert!(text.starts_with("\nllama.cpp start-up log"), "the empty diagnosis is not printed: {text}");
 
