@@ -75,9 +75,12 @@ pub fn run(mut args: DiagnoseArgs) -> anyhow::Result<()> {
         (Some(log), false) => log.model.as_ref().map(startup::logged_model),
         _ => None,
     };
-    // Else a vLLM or SGLang log's `model=` may name a preset.
+    // Else a vLLM or SGLang log's `model=` may name a preset, or a variant
+    // of one (`-Instruct-2507`, `-AWQ`) by its base name.
     let named = match (&startup, given, &logged) {
-        (Some(log), false, None) => startup::logged_preset(log),
+        (Some(log), false, None) => startup::logged_preset(log)
+            .map(|p| (p, None))
+            .or_else(|| startup::logged_base_preset(log).map(|p| (p, log.config.model.clone()))),
         _ => None,
     };
     // A start-up log says which engine ran: the engine flags given apply to it.
@@ -105,8 +108,14 @@ pub fn run(mut args: DiagnoseArgs) -> anyhow::Result<()> {
             None
         }
         (None, None, None) => match named {
-            Some(p) => {
-                taken.push(format!("the model the log names ({}: the preset {})", p.hf_repo, p.id));
+            Some((p, base)) => {
+                taken.push(match base {
+                    None => format!("the model the log names ({}: the preset {})", p.hf_repo, p.id),
+                    Some(named) => format!(
+                        "the preset {} for the model the log names ({named}): {}'s shapes, by its base name",
+                        p.id, p.hf_repo
+                    ),
+                });
                 Some(plan::load_model(ModelSource::Preset(p.id), &args.plan)?)
             }
             None => None,

@@ -31,6 +31,50 @@ pub fn logged_preset(log: &StartupLog) -> Option<&'static ModelPreset> {
     found.next().is_none().then_some(first)
 }
 
+/// The words a repo's name may end in for a variant of the same weights'
+/// shapes: the tuned and dated releases (`-Instruct`, `-Instruct-2507`,
+/// `-it`, `-Chat`, `-Base`, `-hf`) and the quantised copies (`-AWQ`,
+/// `-GPTQ-Int4`, `-FP8-Dynamic`, `-W4A16`, `-bnb-4bit`), whose format the
+/// log's `quantization=` says.
+const VARIANT_WORDS: &[&str] = &[
+    "instruct", "chat", "it", "base", "hf", "2507", "thinking", "awq", "gptq", "int4", "int8", "fp8", "dynamic",
+    "w4a16", "w8a16", "w8a8", "bnb", "4bit", "8bit",
+];
+
+/// Whether a word of a repo's name says it is a quantised copy.
+fn quantised_word(word: &str) -> bool {
+    matches!(word, "awq" | "gptq" | "int4" | "int8" | "fp8" | "w4a16" | "w8a16" | "w8a8" | "bnb" | "4bit" | "8bit")
+}
+
+/// A repo's name (after its last `/`), lower case, without its trailing
+/// [`VARIANT_WORDS`].
+fn base_name(repo: &str) -> String {
+    let name = repo.trim().trim_end_matches('/').rsplit('/').next().unwrap_or_default().to_ascii_lowercase();
+    let mut words: Vec<&str> = name.split(['-', '_']).collect();
+    while words.len() > 1 && words.last().is_some_and(|w| VARIANT_WORDS.contains(w)) {
+        words.pop();
+    }
+    words.join("-")
+}
+
+/// When no preset is the repo a vLLM or SGLang log names
+/// ([`logged_preset`]): the one 16-bit preset of the same base name, the
+/// variant words aside (`Qwen/Qwen3-30B-A3B-Instruct-2507` is
+/// `Qwen/Qwen3-30B-A3B`'s shapes; `Qwen2.5-7B-Instruct-AWQ`,
+/// `Qwen2.5-7B-Instruct`'s, in the format the log's `quantization=`
+/// gives). `None` when none or several match. Said as an assumption where
+/// it is used.
+pub fn logged_base_preset(log: &StartupLog) -> Option<&'static ModelPreset> {
+    let named = base_name(log.config.model.as_deref()?);
+    let plain = |p: &&ModelPreset| {
+        let name = p.hf_repo.rsplit('/').next().unwrap_or_default().to_ascii_lowercase();
+        !name.split(['-', '_']).any(quantised_word)
+    };
+    let mut found = MODEL_PRESETS.iter().filter(plain).filter(|p| base_name(p.hf_repo) == named);
+    let first = found.next()?;
+    found.next().is_none().then_some(first)
+}
+
 /// The plan `planned` as the log says it ran, what the plan leaves at its
 /// defaults taken from the log: the engine and its knobs
 /// ([`logged_engine`]); the TP degree and pipeline stages (vLLM's and

@@ -1191,3 +1191,28 @@ fn vllm_0_34_what_ifs_compare_like_with_like() {
     assert_eq!(as_logged.change, "as logged");
     assert!(as_logged.available_kv_bytes.abs_diff(g.available_kv_bytes) <= 6 * MIB);
 }
+
+/// vLLM from 0.21.0 logs its KV cache size as the pool's concurrency at
+/// `max_model_len` times that length (`int(max_concurrency ×
+/// max_model_len)`, `v1/core/kv_cache_utils.py`; the 0.22.1 Qwen3-30B-A3B
+/// log's 464,656 tokens at 56.72× of 8,192 is no multiple of its 16-token
+/// blocks); 0.20 and before, the blocks over the groups. gpt-oss keeps a
+/// sliding-window group beside the full one, whose blocks a request holds
+/// only over its window: the two counts part.
+#[test]
+fn vllm_counts_kv_tokens_from_its_concurrency_from_0_21() {
+    let tokens = |version: vllm::Version| {
+        let s = Scenario {
+            gpus: vec![GpuSlot::custom("80 GiB", 80 * GIB)],
+            engine: Engine::Vllm(vllm::Options { version, max_model_len: Some(32_768), ..Default::default() }),
+            ..Scenario::default()
+        };
+        vllm_report(s, &model("gpt-oss-20b")).0
+    };
+    let old = tokens(vllm::Version::V0_19);
+    assert_eq!(old.kv_cache_tokens, old.num_gpu_blocks / 2 * old.block_size);
+    let new = tokens(vllm::Version::V0_24);
+    let want = (new.num_gpu_blocks as f64 / new.blocks_per_request as f64 * 32_768.0) as u64;
+    assert_eq!(new.kv_cache_tokens, want);
+    assert!(new.kv_cache_tokens > new.num_gpu_blocks / 2 * new.block_size * 3 / 2, "{new:?}");
+}

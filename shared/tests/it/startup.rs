@@ -1441,3 +1441,29 @@ fn a_logged_quantization_loads_the_preset_in_its_format() {
     assert_eq!(id("bitsandbytes").as_deref(), Some("nf4-dq"));
     assert_eq!(id("compressed-tensors"), None);
 }
+
+/// A log whose `model=` is a variant of a preset's repo (a dated or tuned
+/// release, a quantised copy) is planned with the preset of its base name:
+/// the one 16-bit preset whose name, the variant words aside, is the same.
+/// The exact repo stays the first choice, and a name no preset shares, or a
+/// fine-tune under another name, is not guessed.
+#[test]
+fn a_logged_variant_of_a_preset_is_planned_by_its_base_name() {
+    let preset = |model: &str| {
+        let text = format!(
+            "INFO 12-01 10:00:00 [core.py:77] Initializing a V1 LLM engine (v0.22.1) with config: model='{model}', \
+             speculative_config=None, tokenizer='{model}', dtype=torch.bfloat16, max_seq_len=8192, \
+             tensor_parallel_size=1, quantization=None\n\
+             INFO 12-01 10:00:09 [kv_cache_utils.py:1087] GPU KV cache size: 464,656 tokens\n"
+        );
+        let log = shared::startup::read(&text).unwrap_or_else(|| panic!("not a log: {text}"));
+        (shared::startup::logged_preset(&log).map(|p| p.id), shared::startup::logged_base_preset(&log).map(|p| p.id))
+    };
+    assert_eq!(preset("Qwen/Qwen3-30B-A3B-Instruct-2507"), (None, Some("qwen3-30b-a3b")));
+    assert_eq!(preset("/models/Qwen2.5-14B-Instruct-AWQ"), (None, Some("qwen2.5-14b")));
+    // Not its GPTQ preset: the plain one, in the format the log names.
+    assert_eq!(preset("Qwen/Qwen2.5-7B-Instruct-AWQ"), (None, Some("qwen2.5-7b")));
+    assert_eq!(preset("Qwen/Qwen3-8B-FP8").0, Some("qwen3-8b-fp8"));
+    assert_eq!(preset("deepseek-ai/DeepSeek-R1-Distill-Qwen-32B"), (None, None));
+    assert_eq!(preset("my-org/my-model"), (None, None));
+}

@@ -80,13 +80,21 @@ fn logged_run(log: &StartupLog, state: &LinkState, linked: Option<&Model>) -> Op
 /// when the link's model is not of its shapes: planned in the checkpoint's
 /// own format, as `headroom diagnose` plans the log alone. With the note.
 fn named_run(log: &StartupLog, state: &LinkState, linked: Option<&Model>) -> Option<(LinkState, Model, String)> {
-    let p = startup::logged_preset(log)?;
+    let exact = startup::logged_preset(log);
+    let p = exact.or_else(|| startup::logged_base_preset(log))?;
     let m = presets::model(p).ok()?;
     if linked.is_some_and(|l| shape(l) == shape(&m)) {
         return None;
     }
     let run = LinkState { model: ModelSource::Preset(p.id.into()), weights: None, ..state.clone() };
-    Some((run, m, format!("Planned with the model the log names ({}: {}), not the link's.", p.hf_repo, p.name)))
+    let note = match (exact, log.config.model.as_deref()) {
+        (None, Some(named)) => format!(
+            "Planned with {} for the model the log names ({named}): its shapes, by its base name, not the link's.",
+            p.name
+        ),
+        _ => format!("Planned with the model the log names ({}: {}), not the link's.", p.hf_repo, p.name),
+    };
+    Some((run, m, note))
 }
 
 /// What tells two models apart for a log: layers, width, heads, vocabulary.

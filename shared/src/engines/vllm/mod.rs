@@ -497,7 +497,12 @@ impl Budget {
         })
     }
 
-    fn kv_cache_tokens(&self) -> u64 {
+    /// The log's "GPU KV cache size" in tokens, as `version` counts them
+    /// ([`Version::tokens_from_concurrency`]).
+    fn kv_cache_tokens(&self, version: Version) -> u64 {
+        if version.tokens_from_concurrency() {
+            return (self.concurrency(self.max_model_len) * self.max_model_len as f64) as u64;
+        }
         self.num_blocks / (self.groups.len().max(1) as u64) * self.block
     }
 
@@ -532,7 +537,7 @@ impl Budget {
             Version::V0 => format!(
                 "The model's max seq len ({}) is larger than the maximum number of tokens that can be stored in KV cache ({}). Try increasing `gpu_memory_utilization` or decreasing `max_model_len` when initializing the engine.",
                 self.max_model_len,
-                self.kv_cache_tokens()
+                self.kv_cache_tokens(version)
             ),
             // `_` is every later rule set: V1's wording.
             _ => {
@@ -717,7 +722,7 @@ pub(crate) fn report(p: &Plan, o: Options, b: &Budget, verdict: Verdict) -> Repo
     let mml = default_max_model_len(p, o);
     let error = b.error(o.version);
     let concurrency = round2(b.concurrency(mml));
-    let tokens = b.kv_cache_tokens();
+    let tokens = b.kv_cache_tokens(o.version);
     let mut log_lines = vec![
         format!("# GPU blocks: {}", b.num_blocks),
         format!("GPU KV cache size: {} tokens", thousands(tokens)),

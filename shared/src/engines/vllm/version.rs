@@ -427,6 +427,35 @@ impl Version {
         }
     }
 
+    /// Whether the log's "GPU KV cache size" is the pool's concurrency at
+    /// `max_model_len` times that length (`int(max_concurrency ×
+    /// max_model_len)`, `v1/core/kv_cache_utils.py::_report_kv_cache_config`
+    /// from 0.21.0, `get_kv_cache_capacity` from 0.24.0): a sliding-window or
+    /// state group holds fewer blocks a request than a full one. Before, and
+    /// in 0.20.x (read in the 0.20.0 wheel), `num_blocks // groups ×
+    /// block_size`. These rule sets span 0.20 – 0.33; they take 0.21's.
+    pub fn tokens_from_concurrency(self) -> bool {
+        match self {
+            Self::V0_21 | Self::V0_33 | Self::V0_24 | Self::V0_24Rope | Self::V0_24Mm | Self::V0_34 => true,
+            Self::V0
+            | Self::V1
+            | Self::V0_10
+            | Self::V0_12
+            | Self::V0_11Mm
+            | Self::V0_11Sort
+            | Self::V0_12Mm
+            | Self::V0_12Sort
+            | Self::V0_17Mm
+            | Self::V0_16Sort
+            | Self::V0_17Triton
+            | Self::V0_18
+            | Self::V0_19
+            | Self::V0_19Rope
+            | Self::V0_19Mm
+            | Self::V0_19Alloc => false,
+        }
+    }
+
     /// Tokens per KV block when `--block-size` is not given
     /// (`CacheConfig.DEFAULT_BLOCK_SIZE`: 16, and 64 from 0.34).
     pub fn default_block_size(self) -> u64 {
