@@ -271,6 +271,16 @@ pub fn fraction(value: &str) -> Result<f64, String> {
     }
 }
 
+/// A number of GiB, as vLLM's and SGLang's `--cpu-offload-gb` take it (a
+/// float; 0: none), at most [`crate::engines::vllm::MAX_CPU_OFFLOAD_GB`].
+pub(crate) fn gibibytes(value: &str) -> Result<f64, String> {
+    let most = crate::engines::vllm::MAX_CPU_OFFLOAD_GB;
+    match crate::decimal::Decimal::parse(value.trim()).map(crate::decimal::Decimal::to_f64) {
+        Some(g) if (0.0..=most).contains(&g) => Ok(g),
+        _ => Err(format!("must be a number of GiB from 0 to {most}")),
+    }
+}
+
 /// `1` or `0`.
 pub(crate) fn switch(value: &str) -> Result<bool, String> {
     match value.trim() {

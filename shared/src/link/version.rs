@@ -158,6 +158,7 @@ fn engine_2026_12(kind: EngineKind) -> Engine {
             // Came with the 0.34 rules: the rules' own default.
             no_extensible_kv_cache: false,
             enforce_eager: false,
+            cpu_offload_gb: None,
             speculative: None,
             mm_limits: vllm::MmLimits { image: None, video: None },
             // Data and expert parallelism came after v2 (issue 36): one

@@ -328,6 +328,10 @@ pub struct LoggedConfig {
     /// vLLM `max_seq_len`, SGLang `context_len`.
     pub max_model_len: Option<u64>,
     pub enforce_eager: Option<bool>,
+    /// vLLM `cpu_offload_gb` (the non-default args, `--cpu-offload-gb`), in
+    /// MiB ([`offload_mib`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cpu_offload_mib: Option<u64>,
     /// vLLM 0.34 `enable_extensible_kv_cache` (the non-default args, or
     /// `--[no-]enable-extensible-kv-cache` on a command line).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -544,6 +548,13 @@ pub fn quantization_format(method: &str) -> Option<crate::formats::WeightFormat>
         "bitsandbytes" => WeightFormat::Bnb4 { nf4: true, double_quant: true },
         other => return WeightFormat::parse(other).ok(),
     })
+}
+
+/// `cpu_offload_gb`'s GiB (a float) in whole MiB; `None` for what is no
+/// such number or past [`crate::engines::vllm::MAX_CPU_OFFLOAD_GB`].
+pub(crate) fn offload_mib(v: &str) -> Option<u64> {
+    let gb = crate::decimal::Decimal::parse(v.trim()).map(crate::decimal::Decimal::to_f64)?;
+    (0.0..=crate::engines::vllm::MAX_CPU_OFFLOAD_GB).contains(&gb).then(|| (gb * 1024.0).round() as u64)
 }
 
 /// The device the fused-MoE kernel's config file names, with spaces for

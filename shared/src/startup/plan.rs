@@ -470,6 +470,11 @@ pub fn configured_engine(ran: LogEngine, c: &LoggedConfig, planned: Engine) -> (
                 o.enforce_eager = true;
                 taken.push("enforce_eager".into());
             }
+            if let Some(mib) = c.cpu_offload_mib.filter(|&m| m > 0 && o.cpu_offload_gb.is_none()) {
+                let gb = mib as f64 / 1024.0;
+                o.cpu_offload_gb = Some(gb);
+                taken.push(format!("cpu_offload_gb {}", crate::units::shortest(gb)));
+            }
             if let Some(b) = c.all2all_backend.filter(|_| o.all2all_backend.is_none()) {
                 o.all2all_backend = Some(b);
                 taken.push(format!("all2all_backend {}", b.id()));

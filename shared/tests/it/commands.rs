@@ -125,6 +125,8 @@ fn plans() -> Vec<(Model, Scenario)> {
             enforce_eager: true,
             ..Default::default()
         }),
+        // Weights kept in host memory (`--cpu-offload-gb`).
+        Engine::Vllm(vllm::Options { cpu_offload_gb: Some(2.5), ..Default::default() }),
         Engine::Sglang(sglang::Options::default()),
         Engine::Sglang(sglang::Options {
             mem_fraction_static: Some(0.85),
@@ -610,6 +612,7 @@ fn every_launch_reads_back_as_its_plan() {
                 assert_eq!(b.max_num_batched_tokens, o.max_num_batched_tokens, "{line}");
                 assert_eq!(b.kv_cache_memory_bytes, o.kv_cache_memory_bytes, "{line}");
                 assert_eq!(b.enforce_eager, o.enforce_eager, "{line}");
+                assert_eq!(b.cpu_offload_gb, o.cpu_offload_gb, "{line}");
             }
             (Engine::Sglang(o), Engine::Sglang(b)) => {
                 assert_eq!(b.mem_fraction_static, o.mem_fraction_static, "{line}");

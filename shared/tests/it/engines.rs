@@ -1216,3 +1216,40 @@ fn vllm_counts_kv_tokens_from_its_concurrency_from_0_21() {
     assert_eq!(new.kv_cache_tokens, want);
     assert!(new.kv_cache_tokens > new.num_gpu_blocks / 2 * new.block_size * 3 / 2, "{new:?}");
 }
+
+/// `--cpu-offload-gb`: vLLM moves the decoder layers' parameters to pinned
+/// host memory until that much has gone (0.24.0 `offloader/uva.py`), so each
+/// GPU holds that much less weight and its KV pool is that much larger; a
+/// model whose weights do not load on the GPU loads with enough of them
+/// offloaded. At most the layers' own bytes move: the embedding and head
+/// stay.
+#[test]
+fn vllm_cpu_offload_moves_layer_weights_to_the_host() {
+    let run = |offload: Option<f64>, gpu_gib: u64| {
+        let s = Scenario {
+            gpus: vec![GpuSlot::custom("gpu", gpu_gib * GIB)],
+            engine: Engine::Vllm(vllm::Options {
+                version: vllm::Version::V0_24,
+                max_model_len: Some(8192),
+                cpu_offload_gb: offload,
+                ..Default::default()
+            }),
+            ..Scenario::default()
+        };
+        vllm_report(s, &model("llama-3.1-8b"))
+    };
+    let (base, _) = run(None, 40);
+    let (off, _) = run(Some(4.0), 40);
+    let (w0, w4) = (base.per_gpu[0].weight_bytes, off.per_gpu[0].weight_bytes);
+    assert_eq!(w0 - w4, 4 * GIB);
+    let kv = |r: &vllm::Report| r.per_gpu[0].available_kv_bytes;
+    assert_eq!(kv(&off) - kv(&base), 4 * GIB);
+    // 15 GiB of bf16 weights on a 14 GiB GPU: they do not load without it.
+    let (_, refused) = run(None, 14);
+    assert!(matches!(refused, Verdict::DoesNotFitAtLoad { .. }), "{refused:?}");
+    let (_, loads) = run(Some(10.0), 14);
+    assert!(matches!(loads, Verdict::Fits { .. }), "{loads:?}");
+    // Past the layers' bytes, only the layers move.
+    let (all, _) = run(Some(1000.0), 40);
+    assert!(all.per_gpu[0].weight_bytes > GIB / 2 && all.per_gpu[0].weight_bytes < 2 * GIB, "{all:?}");
+}

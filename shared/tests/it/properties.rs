@@ -180,6 +180,7 @@ const VALUES: &[(EngineKind, &str, &[&str])] = &[
     (EngineKind::Vllm, "samp", &["flashinfer", "triton", "native"]),
     (EngineKind::Vllm, "mxfp4", &["marlin", "triton", "flashinfer"]),
     (EngineKind::Vllm, "kvmem", &["2GiB", "16GiB"]),
+    (EngineKind::Vllm, "cpuoff", &["0", "2.5", "40"]),
     (EngineKind::Vllm, "spec", &["ngram:4", "suffix:8", "mtp", "mtp:2"]),
     (EngineKind::Vllm, "mm", &["0", "image:2", "image:1,video:0"]),
     (EngineKind::Vllm, "dp", &["1", "2"]),

@@ -4,7 +4,7 @@
 #[cfg(feature = "cli")]
 use crate::engines::knobs::Cli;
 use crate::engines::knobs::{
-    About, Knob, bytes, count, fraction, on_off, on_or_off, opt, opt_fraction, opt_size, tokens,
+    About, Knob, bytes, count, fraction, gibibytes, on_off, on_or_off, opt, opt_fraction, opt_size, tokens,
 };
 use crate::plan::MAX_CONCURRENCY;
 use crate::units::shortest;
@@ -253,6 +253,26 @@ pub static KNOBS: &[K] = &[
         get: |o| on_off(o.enforce_eager),
         set: |o, v| {
             o.enforce_eager = on_or_off(v)?;
+            Ok(())
+        },
+        effective: None,
+    },
+    K {
+        about: About {
+            key: "cpuoff",
+            label: "cpu_offload_gb",
+            #[cfg(feature = "cli")]
+            cli: Cli {
+                flag: "cpu-offload-gb",
+                help: "--cpu-offload-gb: GiB of each GPU's decoder-layer weights kept in host memory and read over \
+                       PCIe every step (a bigger GPU, virtually, at a slower speed)",
+                ..Cli::NONE
+            },
+            ..About::NONE
+        },
+        get: |o| opt_fraction(o.cpu_offload_gb),
+        set: |o, v| {
+            o.cpu_offload_gb = Some(gibibytes(v)?).filter(|g| *g > 0.0);
             Ok(())
         },
         effective: None,

@@ -60,8 +60,8 @@ pub(crate) use extras::{is_rocm, plan_on_rocm};
 pub use knobs::KNOBS;
 
 pub use options::{
-    DEFAULT_MAX_LORA_RANK, DEFAULT_MAX_LORAS, DEFAULT_MM_LIMIT, MAX_DATA_PARALLEL, MAX_SPEC_TOKENS, MmLimits, Options,
-    SpecMethod, Speculative,
+    DEFAULT_MAX_LORA_RANK, DEFAULT_MAX_LORAS, DEFAULT_MM_LIMIT, MAX_CPU_OFFLOAD_GB, MAX_DATA_PARALLEL, MAX_SPEC_TOKENS,
+    MmLimits, Options, SpecMethod, Speculative,
 };
 pub(crate) use options::{check_knobs, setting_refusal};
 pub use version::{EncoderPadding, EncoderProfile, Version};
@@ -221,6 +221,9 @@ pub(crate) struct Budget {
     pool_given: bool,
     /// 0.34's extensible KV cache sizes the pool (its errors say so).
     extensible: bool,
+    /// A GPU that cannot hold its weights (less `--cpu-offload-gb`'s) and
+    /// context ([`load_verdict`]).
+    load: Option<Verdict>,
 }
 
 /// What vLLM itself reports at start-up.
@@ -387,6 +390,7 @@ fn budget(p: &Plan, o: Options, max_model_len: u64) -> Budget {
         let deepstack = if stage == 0 && p.first_on_gpu { encoder::deepstack_buffer_bytes(p, o, mnbt) } else { 0 };
         let weights = p
             .stage_weights(stage)
+            .saturating_sub(offloaded_bytes(p, o, stage))
             .saturating_add(padding)
             .saturating_add(lora)
             .saturating_add(rope)
@@ -461,6 +465,7 @@ fn budget(p: &Plan, o: Options, max_model_len: u64) -> Budget {
         layer_page_bytes,
         pool_given: o.kv_cache_memory_bytes.is_some(),
         extensible,
+        load: load_verdict(p, o),
     }
 }
 
@@ -670,9 +675,33 @@ fn given_pool_overflow(p: &Plan, b: &Budget) -> Option<(usize, u64)> {
     (0..b.gpus.len()).find_map(|g| over(g).filter(|&n| n > 0).map(|n| (g, n)))
 }
 
+/// The bytes `--cpu-offload-gb` moves from `stage`'s GPUs to host memory:
+/// its decoder layers' parameters, up to `int(cpu_offload_gb × 1024³)`
+/// (0.24.0 `offloader/base.py`). vLLM moves whole parameters until it
+/// reaches the limit, so it may go up to one parameter past it; that
+/// parameter is not known here.
+pub(crate) fn offloaded_bytes(p: &Plan, o: Options, stage: usize) -> u64 {
+    let Some(gb) = o.cpu_offload_gb.filter(|g| *g > 0.0) else { return 0 };
+    let limit = (gb * crate::units::GIB as f64) as u64;
+    limit.min(p.weights.slice(p.stage_range(stage), false, false))
+}
+
+/// `DoesNotFitAtLoad` when some GPU cannot hold its weights, less what
+/// `--cpu-offload-gb` keeps on the host, and the context
+/// ([`Plan::load_verdict`] with the offload).
+fn load_verdict(p: &Plan, o: Options) -> Option<Verdict> {
+    (0..p.scenario.gpus.len()).find_map(|g| {
+        let stage = p.stage(g);
+        let weights = p.stage_weights(stage).saturating_sub(offloaded_bytes(p, o, stage));
+        let fixed = weights.saturating_add(p.base_overhead());
+        let cap = p.scenario.gpus[g].capacity_bytes;
+        (fixed > cap).then(|| Verdict::DoesNotFitAtLoad { gpu: g, shortfall_bytes: fixed - cap })
+    })
+}
+
 /// Whether vLLM loads the plan: the weights, and a given pool.
 fn loads(p: &Plan, b: &Budget) -> bool {
-    p.load_verdict().is_none() && given_pool_overflow(p, b).is_none()
+    b.load.is_none() && given_pool_overflow(p, b).is_none()
 }
 
 pub(crate) fn fits(p: &Plan, b: &Budget, seq: u64, batch: u64) -> bool {
@@ -696,7 +725,7 @@ pub(crate) fn max_concurrency(p: &Plan, b: &Budget, seq: u64) -> u64 {
 }
 
 pub(crate) fn verdict(p: &Plan, o: Options, b: &Budget, search: Search) -> Verdict {
-    if let Some(v) = p.load_verdict() {
+    if let Some(v) = b.load {
         return v;
     }
     if let Some((gpu, shortfall_bytes)) = given_pool_overflow(p, b) {

@@ -70,6 +70,14 @@ pub struct Options {
     /// `--all2all-backend` (`None`: the release's gathering default).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub all2all_backend: Option<super::All2All>,
+    /// `--cpu-offload-gb` (GiB per GPU; `None`: 0): the decoder layers'
+    /// parameters, one after another as the layers are built, move to pinned
+    /// host memory until this much has (0.24.0 `model_executor/offloader/uva.py`
+    /// `_maybe_offload_to_cpu`, `models/utils.py::make_layers`; 0.10.0
+    /// `models/utils.py::maybe_offload_to_cpu`, the same rule), read over
+    /// PCIe at every step ([`super::offloaded_bytes`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu_offload_gb: Option<f64>,
 }
 
 impl Options {
@@ -339,6 +347,7 @@ impl Default for Options {
             enable_expert_parallel: false,
             all2all_backend: None,
             num_redundant_experts: 0,
+            cpu_offload_gb: None,
         }
     }
 }
@@ -359,8 +368,18 @@ pub(crate) fn setting_refusal(o: Options) -> Option<String> {
 }
 
 /// vLLM's checks of its knobs.
+/// The most `--cpu-offload-gb` a plan takes (vLLM takes any; a host has
+/// less): 16 TiB.
+pub const MAX_CPU_OFFLOAD_GB: f64 = 16_384.0;
+
 pub(crate) fn check_knobs(o: Options) -> Result<(), String> {
     crate::engines::fraction("gpu_memory_utilization", o.gpu_memory_utilization)?;
+    if let Some(g) = o.cpu_offload_gb.filter(|g| !(0.0..=MAX_CPU_OFFLOAD_GB).contains(g)) {
+        return Err(format!(
+            "cpu_offload_gb must be between 0 and {MAX_CPU_OFFLOAD_GB} GiB, got {}",
+            crate::units::shortest(g)
+        ));
+    }
     if let Some(b) = o.block_size.filter(|b| !(1..=1024).contains(b)) {
         return Err(format!("block_size must be between 1 and 1024, got {b}"));
     }

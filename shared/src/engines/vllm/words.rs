@@ -146,6 +146,18 @@ pub(crate) fn terms(p: &Plan, r: &Report, kv_demand_bytes: u64) -> EngineTerms {
             Basis::EngineRule,
         ));
     }
+    // The first GPU's, as the other terms.
+    let offloaded = if let Engine::Vllm(o) = p.scenario.engine { super::offloaded_bytes(p, o, p.stage(0)) } else { 0 };
+    if offloaded > 0 {
+        own.push(Term::bytes(
+            "vLLM weights in host memory",
+            offloaded,
+            "--cpu-offload-gb: the decoder layers' parameters moved to pinned host memory, read over PCIe every \
+             step, up to the limit and the layers' own bytes (offloader/uva.py); not in the GPU's weights"
+                .to_string(),
+            Basis::EngineRule,
+        ));
+    }
     if let Some(g) = r.per_gpu.first().filter(|g| g.margin_bytes > 0) {
         own.push(Term::bytes(
             "vLLM KV cache margin",
@@ -434,6 +446,9 @@ pub(crate) fn launch(model: &Model, s: &Scenario, repo: &str) -> String {
     }
     if o.enforce_eager {
         flag("--enforce-eager".into());
+    }
+    if let Some(gb) = o.cpu_offload_gb.filter(|g| *g > 0.0) {
+        flag(format!("--cpu-offload-gb {}", crate::units::shortest(gb)));
     }
     if !o.mm_limits.is_default() {
         flag(format!("--limit-mm-per-prompt '{}'", o.mm_limits.json()));
