@@ -676,3 +676,29 @@ fn internlm2_counts_as_llama_with_its_bias() {
     assert_eq!(a.family, Family::InternLm2);
     assert!(a.vision.is_some());
 }
+
+/// Real configs of models no reader knows whose vision tower is declared
+/// without a `vision_config` (remote code): read as a plain decoder they lost
+/// the tower (a LLaVA-style Logics-Thinking 13.5 % and MiniCPM-V-2 12.4 %
+/// below their checkpoints' `total_size`) or, Molmo's fused gate-and-up
+/// width read as three matrices, 36 % above. Each is refused, naming what it
+/// holds. MiMo is a plain decoder with one multi-token-prediction layer,
+/// which the read leaves out and says so (2.7 % of its checkpoint).
+#[test]
+fn unknown_vision_models_are_refused_and_a_plain_decoders_mtp_is_said() {
+    let read_remote = |name: &str| {
+        let text = std::fs::read_to_string(dir().join(format!("remote/{name}.json"))).expect("remote fixture");
+        Architecture::from_config_json(&text)
+    };
+    for (name, what) in [
+        ("logics-thinking", "a vision tower (`mm_vision_tower`)"),
+        ("minicpm-v-2", "a vision tower (`vision_encoder`)"),
+        ("molmo-7b-d", "(`MolmoForCausalLM`)"),
+    ] {
+        let err = read_remote(name).map(|a| a.family).expect_err(name).to_string();
+        assert!(err.contains(what), "{name}: {err}");
+    }
+    let mimo = read_remote("mimo-7b").unwrap_or_else(|e| panic!("mimo: {e}"));
+    assert_eq!(mimo.family, Family::Generic);
+    assert!(mimo.warnings.iter().any(|w| w.contains("multi-token-prediction")), "{:?}", mimo.warnings);
+}
