@@ -351,20 +351,22 @@ pub fn logged_engine(log: &StartupLog, planned: Engine) -> (Engine, Vec<String>)
     });
     // `offloaded N/M layers to GPU` (src/llama-model.cpp `load_tensors`) is
     // the `-ngl` a partial offload ran with; a full one is the default.
-    if config.n_gpu_layers.is_none()
-        && let Some((_, (layers, of))) = log.first(|f| match f {
-            Figure::Offloaded { layers, of } => Some((*layers, *of)),
-            _ => None,
-        })
-        && layers < of
-    {
-        config.n_gpu_layers = Some(layers);
+    // What the log printed is what ran, over a pasted command's `-ngl`.
+    if let Some((_, (layers, of))) = log.first(|f| match f {
+        Figure::Offloaded { layers, of } => Some((*layers, *of)),
+        _ => None,
+    }) {
+        if layers < of {
+            config.n_gpu_layers = Some(layers);
+        } else if config.n_gpu_layers.is_some_and(|n| n < of) {
+            config.n_gpu_layers = None;
+        }
     }
     // A build without a GPU backend prints no `offloaded` line, and every
     // buffer it prints is the CPU backend's (`CPU`, `CPU_Mapped`, `AMX`: no
     // `CUDA_Host`, which a GPU backend's build prints even at `-ngl 0`):
-    // every layer stayed on the CPU.
-    if config.n_gpu_layers.is_none() && cpu_only(log) {
+    // every layer stayed on the CPU, whatever `-ngl` a command gave.
+    if cpu_only(log) {
         config.n_gpu_layers = Some(0);
     }
     configured_engine(log.engine, &config, planned)

@@ -1467,3 +1467,27 @@ fn a_logged_variant_of_a_preset_is_planned_by_its_base_name() {
     assert_eq!(preset("deepseek-ai/DeepSeek-R1-Distill-Qwen-32B"), (None, None));
     assert_eq!(preset("my-org/my-model"), (None, None));
 }
+
+/// What a llama.cpp log printed is what ran: a pasted command's `-ngl 99`
+/// (a habit kept on a CPU-only build) does not move the layers the log says
+/// stayed on the CPU (`offloaded 0/49`), nor does a `-ngl 20` shorten a log's
+/// full offload.
+#[test]
+fn a_logs_offloaded_layers_win_over_a_pasted_ngl() {
+    use shared::engines::{Engine, EngineKind};
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/startup");
+    let ngl = |file: &str, from: &str, to: &str| {
+        let text = std::fs::read_to_string(format!("{dir}/{file}.txt")).unwrap_or_else(|e| panic!("{e}"));
+        let text = text.replacen(from, to, 1);
+        assert!(text.contains(to), "{file}: {to}");
+        let log = shared::startup::read(&text).unwrap_or_else(|| panic!("{file}: not a log"));
+        match shared::startup::logged_engine(&log, EngineKind::LlamaCpp.with_defaults()).0 {
+            Engine::LlamaCpp(o) => o.n_gpu_layers,
+            other => panic!("{other:?}"),
+        }
+    };
+    let cpu = ngl("llamacpp-b5273-qwen3-30b-a3b-q5km-cpu-only-win", "-t 8 -c 4096", "-t 8 -ngl 99 -c 4096");
+    assert_eq!(cpu, Some(0));
+    let full = ngl("llamacpp-b5274-glm-z1-32b-iq4xs-3090ti-fa", "    -ngl 99 ", "    -ngl 20 ");
+    assert_eq!(full, None);
+}
