@@ -13,9 +13,9 @@
 //! names"), and of each on-demand bundle.
 //!
 //! The glue is changed only where each name is a key of the imports object:
-//! a name written anywhere else, or not exactly once, or an import section
-//! this does not read, is an error, and `dist` ships the bundle as
-//! wasm-bindgen wrote it.
+//! a name written anywhere else, or not exactly once, imported twice, or an
+//! import section this does not read, is an error, and `dist` ships the
+//! bundle as wasm-bindgen wrote it.
 
 use anyhow::{Context, bail};
 
@@ -91,6 +91,7 @@ pub(crate) fn shorten(wasm: &[u8], js: &str, module: &str) -> anyhow::Result<(Ve
     let mut out = wasm[..8].to_vec();
     // (where in the glue, how long, the new text), for every key replaced.
     let mut edits: Vec<(usize, usize, String)> = Vec::new();
+    let mut seen = std::collections::HashSet::new();
     let mut r = Reader::new(&wasm[8..]);
     while !r.done() {
         let id = r.byte()?;
@@ -108,6 +109,9 @@ pub(crate) fn shorten(wasm: &[u8], js: &str, module: &str) -> anyhow::Result<(Ve
                 skip_description(&mut s)?;
                 let description = &body[start..s.at];
                 let (from, name) = if from == module.as_bytes() {
+                    if !seen.insert(name) {
+                        bail!("the wasm imports {name} twice");
+                    }
                     let at = match occurrences(js, name)[..] {
                         [at] => at,
                         ref all => bail!("the glue writes the import {name} {} times, not once", all.len()),
@@ -220,6 +224,8 @@ mod tests {
         assert!(shorten(&wasm, &twice, "./web_bg.js").is_err());
         let called = GLUE.replace("__wbg_body_5f97: function(arg0)", "f(__wbg_body_5f97)");
         assert!(shorten(&wasm, &called, "./web_bg.js").is_err());
+        let twice = module(&[("./web_bg.js", "__wbg_body_5f97", &[0, 0]), ("./web_bg.js", "__wbg_body_5f97", &[0, 0])]);
+        assert!(shorten(&twice, GLUE, "./web_bg.js").is_err());
         let missing = module(&[("./web_bg.js", "__wbg_gone_0000", &[0, 0])]);
         assert!(shorten(&missing, GLUE, "./web_bg.js").is_err());
         assert!(shorten(b"\0asm\x01\0\0\0\x02\x05\x01", GLUE, "./web_bg.js").is_err());

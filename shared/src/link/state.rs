@@ -202,16 +202,23 @@ impl LinkState {
             }
             crate::startup::LogEngine::LlamaCpp => gpus.max(1),
         };
+        let quantised_copy = match &model {
+            ModelSource::Hub(repo) | ModelSource::Local(repo) => crate::startup::names_a_quantised_copy(repo),
+            ModelSource::Preset(_) | ModelSource::Config(_) | ModelSource::Params(_) => false,
+        };
+        let weights = c
+            .quantization
+            .as_deref()
+            .and_then(crate::startup::quantization_format)
+            .filter(|w| !quantised_copy && !matches!(w, WeightFormat::Awq { .. } | WeightFormat::Gptq { .. }));
         LinkState {
             model,
             // A method that quantizes at load (fp8, bitsandbytes) is the
             // plan's format; AWQ and GPTQ only load a checkpoint already in
-            // theirs, whose own group size and bits the link keeps (none).
-            weights: c
-                .quantization
-                .as_deref()
-                .and_then(crate::startup::quantization_format)
-                .filter(|w| !matches!(w, WeightFormat::Awq { .. } | WeightFormat::Gptq { .. })),
+            // theirs, whose own group size and bits the link keeps (none),
+            // as it keeps a checkpoint's whose name says it is a quantised
+            // copy (`-FP8`: its own blocks; `-bnb-8bit`: its own bits).
+            weights,
             // `auto` is the model's dtype: the link's default.
             kv_dtype: c.kv_cache_dtype.as_deref().filter(|k| *k != "auto").and_then(|k| KvDtype::parse(k).ok()),
             gpu,

@@ -44,7 +44,9 @@ pub use buffers::{BufferCheck, llamacpp_buffers};
 pub use launch::{Launch, LaunchFlag, LaunchModel, Launcher, read_command_line};
 pub use llamacpp::layer_split as llamacpp_layer_split;
 pub use logged_model::{LoggedModel, config_json as logged_config_json, file_type_format, model as logged_model};
-pub use plan::{configured_engine, logged_base_preset, logged_engine, logged_preset, logged_scenario};
+pub use plan::{
+    configured_engine, logged_base_preset, logged_engine, logged_preset, logged_scenario, names_a_quantised_copy,
+};
 pub use reconcile::{Amount, Row, SUGGESTION_SPARE_BYTES, reconcile};
 pub use vllm::CallSites;
 pub use whatif::{WhatIf, WhatIfs, what_if, what_ifs};

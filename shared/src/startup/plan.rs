@@ -41,6 +41,13 @@ const VARIANT_WORDS: &[&str] = &[
     "w4a16", "w8a16", "w8a8", "bnb", "4bit", "8bit",
 ];
 
+/// Whether a repo's name says it is a quantised copy (`-AWQ`, `-FP8`,
+/// `-GPTQ-Int4`, `-bnb-4bit` …).
+pub fn names_a_quantised_copy(repo: &str) -> bool {
+    let name = repo.trim().trim_end_matches('/').rsplit('/').next().unwrap_or_default().to_ascii_lowercase();
+    name.split(['-', '_']).any(quantised_word)
+}
+
 /// Whether a word of a repo's name says it is a quantised copy.
 fn quantised_word(word: &str) -> bool {
     matches!(word, "awq" | "gptq" | "int4" | "int8" | "fp8" | "w4a16" | "w8a16" | "w8a8" | "bnb" | "4bit" | "8bit")
@@ -58,14 +65,35 @@ fn base_name(repo: &str) -> String {
 }
 
 /// When no preset is the repo a vLLM or SGLang log names
-/// ([`logged_preset`]): the one 16-bit preset of the same base name, the
+/// ([`logged_preset`]): the one preset of the same base name whose repo is
+/// no quantised copy (its own format, 16-bit or DeepSeek's fp8), the
 /// variant words aside (`Qwen/Qwen3-30B-A3B-Instruct-2507` is
 /// `Qwen/Qwen3-30B-A3B`'s shapes; `Qwen2.5-7B-Instruct-AWQ`,
 /// `Qwen2.5-7B-Instruct`'s, in the format the log's `quantization=`
 /// gives). `None` when none or several match. Said as an assumption where
 /// it is used.
 pub fn logged_base_preset(log: &StartupLog) -> Option<&'static ModelPreset> {
-    let named = base_name(log.config.model.as_deref()?);
+    let repo = log.config.model.as_deref()?;
+    // A quantised copy is planned only in a format the log names, of the
+    // bits its name says (`-GPTQ-Int8` is no `quantization=gptq`'s 4-bit,
+    // `-FP8-dynamic` under compressed-tensors no format read here).
+    let words: Vec<String> =
+        repo.rsplit('/').next().unwrap_or_default().to_ascii_lowercase().split(['-', '_']).map(str::to_owned).collect();
+    if words.iter().any(|w| quantised_word(w)) {
+        let format = log.config.quantization.as_deref().and_then(super::quantization_format)?;
+        let eight = words.iter().any(|w| matches!(w.as_str(), "int8" | "8bit" | "w8a16" | "w8a8" | "fp8"));
+        let four = words.iter().any(|w| matches!(w.as_str(), "int4" | "4bit" | "w4a16" | "awq"));
+        let bits = match format {
+            WeightFormat::Fp8 { .. } | WeightFormat::Int8 => Some(8),
+            WeightFormat::Gptq { bits, .. } | WeightFormat::Awq { bits, .. } => Some(bits),
+            WeightFormat::Bnb4 { .. } | WeightFormat::Mxfp4 { .. } | WeightFormat::Nvfp4 => Some(4),
+            WeightFormat::F32 | WeightFormat::Bf16 | WeightFormat::F16 | WeightFormat::Gguf(_) => None,
+        };
+        if (eight && bits != Some(8)) || (four && bits != Some(4)) {
+            return None;
+        }
+    }
+    let named = base_name(repo);
     let plain = |p: &&ModelPreset| {
         let name = p.hf_repo.rsplit('/').next().unwrap_or_default().to_ascii_lowercase();
         !name.split(['-', '_']).any(quantised_word)
@@ -236,13 +264,27 @@ pub fn logged_scenario(log: &StartupLog, model: &Model, planned: Scenario<Engine
 /// Where a vLLM or SGLang log names no GPU (no device total, no device
 /// name), which GPU its figures are set against, in words: the plan's, and
 /// whether the log's first rank held more than it has (the weights with
-/// what was free after them, SGLang, or the KV cache, vLLM).
+/// what was free after them, SGLang, or the KV cache, vLLM). Where any log
+/// names a GPU the catalog does not hold, that it does.
 fn unnamed_gpu(log: &StartupLog, s: &Scenario<Engine>, total: bool) -> Option<String> {
-    let named = log.config.device_name.as_deref().is_some_and(|d| crate::catalog::gpu_named(d).is_some());
+    let slot = s.gpus.first()?;
+    // The names the log gives that the catalog does not hold.
+    let unknown: Vec<&str> = match log.engine {
+        LogEngine::LlamaCpp => log.config.devices.iter().map(String::as_str).collect(),
+        LogEngine::Vllm | LogEngine::Sglang => log.config.device_name.as_deref().into_iter().collect(),
+    };
+    let unknown: Vec<&str> = unknown.into_iter().filter(|d| crate::catalog::gpu_named(d).is_none()).collect();
+    if !unknown.is_empty() {
+        return Some(format!(
+            "the GPU the log names ({}) is not in the catalog, so its figures are set against the plan's {}",
+            unknown.join(", "),
+            slot.name
+        ));
+    }
+    let named = log.config.device_name.is_some();
     if total || named || log.engine == LogEngine::LlamaCpp {
         return None;
     }
-    let slot = s.gpus.first()?;
     let weights = log.first(|f| match f {
         Figure::Weights { bytes } => Some(*bytes),
         _ => None,

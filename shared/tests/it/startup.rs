@@ -1449,23 +1449,29 @@ fn a_logged_quantization_loads_the_preset_in_its_format() {
 /// fine-tune under another name, is not guessed.
 #[test]
 fn a_logged_variant_of_a_preset_is_planned_by_its_base_name() {
-    let preset = |model: &str| {
+    let preset = |model: &str, quantization: &str| {
         let text = format!(
             "INFO 12-01 10:00:00 [core.py:77] Initializing a V1 LLM engine (v0.22.1) with config: model='{model}', \
              speculative_config=None, tokenizer='{model}', dtype=torch.bfloat16, max_seq_len=8192, \
-             tensor_parallel_size=1, quantization=None\n\
+             tensor_parallel_size=1, quantization={quantization}\n\
              INFO 12-01 10:00:09 [kv_cache_utils.py:1087] GPU KV cache size: 464,656 tokens\n"
         );
         let log = shared::startup::read(&text).unwrap_or_else(|| panic!("not a log: {text}"));
         (shared::startup::logged_preset(&log).map(|p| p.id), shared::startup::logged_base_preset(&log).map(|p| p.id))
     };
-    assert_eq!(preset("Qwen/Qwen3-30B-A3B-Instruct-2507"), (None, Some("qwen3-30b-a3b")));
-    assert_eq!(preset("/models/Qwen2.5-14B-Instruct-AWQ"), (None, Some("qwen2.5-14b")));
+    assert_eq!(preset("Qwen/Qwen3-30B-A3B-Instruct-2507", "None"), (None, Some("qwen3-30b-a3b")));
+    assert_eq!(preset("/models/Qwen2.5-14B-Instruct-AWQ", "awq"), (None, Some("qwen2.5-14b")));
     // Not its GPTQ preset: the plain one, in the format the log names.
-    assert_eq!(preset("Qwen/Qwen2.5-7B-Instruct-AWQ"), (None, Some("qwen2.5-7b")));
-    assert_eq!(preset("Qwen/Qwen3-8B-FP8").0, Some("qwen3-8b-fp8"));
-    assert_eq!(preset("deepseek-ai/DeepSeek-R1-Distill-Qwen-32B"), (None, None));
-    assert_eq!(preset("my-org/my-model"), (None, None));
+    assert_eq!(preset("Qwen/Qwen2.5-7B-Instruct-AWQ", "awq_marlin"), (None, Some("qwen2.5-7b")));
+    assert_eq!(preset("Qwen/Qwen3-8B-FP8", "fp8").0, Some("qwen3-8b-fp8"));
+    assert_eq!(preset("deepseek-ai/DeepSeek-R1-Distill-Qwen-32B", "None"), (None, None));
+    assert_eq!(preset("my-org/my-model", "None"), (None, None));
+    // A quantised copy is planned only in a format the log names, of the
+    // bits its name says: gptq's is 4-bit, and compressed-tensors is none.
+    assert_eq!(preset("Qwen/Qwen2.5-14B-Instruct-GPTQ-Int8", "gptq"), (None, None));
+    assert_eq!(preset("Qwen/Qwen2.5-14B-Instruct-GPTQ-Int4", "gptq_marlin"), (None, Some("qwen2.5-14b")));
+    assert_eq!(preset("RedHatAI/Qwen2.5-14B-Instruct-FP8-dynamic", "compressed-tensors"), (None, None));
+    assert_eq!(preset("Qwen/Qwen2.5-14B-Instruct-AWQ", "None"), (None, None));
 }
 
 /// What a llama.cpp log printed is what ran: a pasted command's `-ngl 99`
@@ -1490,4 +1496,26 @@ fn a_logs_offloaded_layers_win_over_a_pasted_ngl() {
     assert_eq!(cpu, Some(0));
     let full = ngl("llamacpp-b5274-glm-z1-32b-iq4xs-3090ti-fa", "    -ngl 99 ", "    -ngl 20 ");
     assert_eq!(full, None);
+}
+
+/// A log that names its GPUs by names the catalog does not hold (an RX 580
+/// and an RX 560 on Vulkan; an H800 in vLLM's fused-MoE config file) says
+/// so and which GPU its figures are set against, instead of comparing
+/// against the plan's in silence.
+#[test]
+fn a_logs_uncatalogued_gpu_is_said() {
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/startup");
+    let taken = |file: &str, from: &str, to: &str| {
+        let text = std::fs::read_to_string(format!("{dir}/{file}.txt")).unwrap_or_else(|e| panic!("{e}"));
+        let log = shared::startup::read(&text.replace(from, to)).unwrap_or_else(|| panic!("{file}: not a log"));
+        let model = shared::model::Model::preset("llama-3.1-8b").unwrap_or_else(|e| panic!("{e}"));
+        let planned = shared::estimate::Scenario { engine: log.engine.kind().with_defaults(), ..Default::default() };
+        shared::startup::logged_scenario(&log, &model, planned).1.join("; ")
+    };
+    let vulkan = taken("llamacpp-dmr-b1-phi4mini-q4km-vulkan-2gpu-rx580-rx560-oom", "", "");
+    assert!(vulkan.contains("is not in the catalog") && vulkan.contains("RX 580"), "{vulkan}");
+    let h800 = taken("vllm-v1-0221-qwen3-30b-a3b-fp8online-h100", "NVIDIA_H100_80GB_HBM3", "NVIDIA_H800");
+    assert!(h800.contains("(NVIDIA H800) is not in the catalog"), "{h800}");
+    let h100 = taken("vllm-v1-0221-qwen3-30b-a3b-fp8online-h100", "", "");
+    assert!(!h100.contains("catalog"), "{h100}");
 }

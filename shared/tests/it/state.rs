@@ -165,4 +165,10 @@ fn a_launchs_link_keeps_the_checkpoints_own_awq_and_takes_load_time_quantization
     assert_eq!(weights("gptq_marlin"), None);
     assert_eq!(weights("bitsandbytes"), Some(shared::formats::WeightFormat::Bnb4 { nf4: true, double_quant: true }));
     assert_eq!(weights("fp8"), Some(shared::formats::WeightFormat::Fp8 { block: None }));
+    // A checkpoint whose name says it is quantised keeps its own format
+    // (`Qwen3-8B-FP8`'s 128 × 128 blocks, not per-tensor fp8).
+    let argv = ["vllm", "serve", "Qwen/Qwen3-8B-FP8", "--quantization", "fp8"];
+    let launch = shared::startup::read_command_line(&argv).unwrap_or_else(|| panic!("{argv:?}"));
+    let hub = ModelSource::Hub("Qwen/Qwen3-8B-FP8".into());
+    assert_eq!(LinkState::of_launch(&launch, hub, GpuChoice::Catalog("h100-sxm".into()), 1).weights, None);
 }
