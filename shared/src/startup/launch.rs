@@ -364,7 +364,13 @@ pub fn read_command_line<S: AsRef<str>>(argv: &[S]) -> Option<Launch> {
         apply(&mut launch, names[0], key, value);
     }
     let start = argv.len() - rest.len();
-    if launcher == Launcher::LlamaServer && start > 0 && program_name(argv[start - 1]) == "llama-perplexity" {
+    // Its hellaswag, winogrande and multiple-choice scores size the batch otherwise.
+    let scored = rest.iter().any(|w| ["--hellaswag", "--winogrande", "--multiple-choice"].contains(&w.as_ref()));
+    if launcher == Launcher::LlamaServer
+        && start > 0
+        && program_name(argv[start - 1].as_ref()) == "llama-perplexity"
+        && !scored
+    {
         perplexity_context(&mut launch.config);
     }
     Some(launch)
@@ -375,9 +381,11 @@ pub fn read_command_line<S: AsRef<str>>(argv: &[S]) -> Option<Launch> {
 /// (examples/perplexity/perplexity.cpp `main`, b4905: `params.n_parallel =
 /// n_seq; params.n_ctx = n_seq * n_ctx; params.n_batch = min(n_batch,
 /// n_kv)`; a log of `--ctx-size 512` prints `n_seq_max = 4`, `n_ctx =
-/// 2048`). A log's own context lines, where it prints them, win.
+/// 2048`); without `-c`, chunks of 512 (its `main` sets `params.n_ctx =
+/// 512` before reading the flags). A log's own context lines, where it
+/// prints them, win.
 fn perplexity_context(c: &mut LoggedConfig) {
-    let Some(chunk) = c.n_ctx.filter(|&n| n > 0) else { return };
+    let chunk = c.n_ctx.filter(|&n| n > 0).unwrap_or(PERPLEXITY_CHUNK);
     let batch = c.n_batch.unwrap_or(crate::engines::llamacpp::DEFAULT_N_BATCH);
     let n_seq = (batch / chunk).max(1);
     let n_kv = n_seq.saturating_mul(chunk);
@@ -385,6 +393,10 @@ fn perplexity_context(c: &mut LoggedConfig) {
     c.parallel = Some(n_seq);
     c.n_batch = Some(batch.min(n_kv));
 }
+
+/// llama-perplexity's default chunk (examples/perplexity/perplexity.cpp
+/// `main`: `params.n_ctx = 512`).
+const PERPLEXITY_CHUNK: u64 = 512;
 
 /// The longest pasted command read (its continued lines joined).
 const MAX_PASTED_CHARS: usize = 16 * 1024;
@@ -962,6 +974,11 @@ mod tests {
         assert_eq!((c.n_ctx, c.parallel, c.n_batch), (Some(2048), Some(4), Some(2048)));
         let c = read("llama-perplexity -m /m/x.gguf -c 4096 -b 2048").unwrap().config;
         assert_eq!((c.n_ctx, c.parallel, c.n_batch), (Some(4096), Some(1), Some(2048)));
+        // Its own 512-token chunks without `-c`; a scoring task's batch is its own.
+        let c = read("llama-perplexity -m /m/x.gguf -f wiki.test.raw").unwrap().config;
+        assert_eq!((c.n_ctx, c.parallel, c.n_batch), (Some(2048), Some(4), Some(2048)));
+        let c = read("llama-perplexity -m /m/x.gguf -c 512 --hellaswag -f hs.txt").unwrap().config;
+        assert_eq!((c.n_ctx, c.parallel), (Some(512), None));
     }
 
     fn pasted(text: &str) -> Option<Launch> {

@@ -27,8 +27,10 @@ pub(super) fn read(lines: &[(usize, String)]) -> (LoggedConfig, Vec<Fact>) {
     // batch, the batched tokens the scheduler logs, and whether the API
     // server ran (its usage context): what [`tier_max_num_seqs`] reads.
     let (mut args, mut batch_args, mut chunked, mut server) = (false, false, None, false);
+    let mut throughput = false;
     for (n, line) in lines {
         args |= line.contains("non-default args:");
+        throughput |= line.contains("'performance_mode': 'throughput'");
         batch_args |= line.contains("'max_num_batched_tokens':") || line.contains("'max_num_seqs':");
         server |=
             ["(APIServer pid=", "API server version", "api_server.py", "'model_tag':"].iter().any(|m| line.contains(m));
@@ -125,25 +127,29 @@ pub(super) fn read(lines: &[(usize, String)]) -> (LoggedConfig, Vec<Fact>) {
     }
     config.call_sites = sites;
     if args && !batch_args {
-        config.tier_max_num_seqs = chunked.and_then(|t| tier_max_num_seqs(t, server));
+        config.tier_max_num_seqs = chunked.and_then(|t| tier_max_num_seqs(t, server, throughput));
     }
     (config, facts)
 }
 
 /// vLLM's default `max_num_seqs` beside the default `max_num_batched_tokens`
 /// it logged: `engine/arg_utils.py::_set_default_args` (0.10.0 – 0.34.0)
-/// takes both from one tier by GPU, by usage context (the API server's or
-/// the `LLM` class's) — ≥ 70 GiB and no A100 in the name: 8192 or 16384
-/// tokens with 1024 sequences; else 2048 or 8192 with 256; from 0.34.0
-/// ≥ 160 GiB: 16384 for both with 1024. `None` for a count of no tier (a
-/// CPU's or TPU's) or of two: 8192 where no line shows the API server
-/// (its process prefix, its version line, `vllm serve`'s `model_tag`).
-pub(super) fn tier_max_num_seqs(batched_tokens: u64, server: bool) -> Option<u64> {
-    match (batched_tokens, server) {
-        (2048, _) => Some(256),
-        (8192, true) | (16384, _) => Some(1024),
-        _ => None,
-    }
+/// takes both from one tier by GPU ([`crate::engines::vllm::Tier`], the API
+/// server's), doubled by `--performance-mode throughput`. The `LLM` class's
+/// tiers are 8192 tokens with 256 sequences and 16384 with 1024: a count of
+/// 8192 where no line shows the API server (its process prefix, its version
+/// line, `vllm serve`'s `model_tag`) is of two tiers, and a count of none
+/// (a CPU's, a TPU's) gives `None`.
+pub(super) fn tier_max_num_seqs(batched_tokens: u64, server: bool, throughput: bool) -> Option<u64> {
+    use crate::engines::vllm::Tier;
+    let scale = if throughput { 2 } else { 1 };
+    let tokens = batched_tokens.checked_div(scale).filter(|t| t * scale == batched_tokens)?;
+    let tier = match (tokens, server) {
+        (8192, false) => return None,
+        (16_384, false) => Tier::Largest,
+        _ => Tier::ALL.into_iter().find(|t| t.batched_tokens() == tokens)?,
+    };
+    Some(tier.max_num_seqs() * scale)
 }
 
 /// The vLLM releases, of those `vllm_sites.rs` was read from (0.10.0 –
@@ -472,6 +478,22 @@ fn scope(line: &str) -> Option<String> {
 
 #[cfg(test)]
 mod tests {
+
+    /// The tier a logged default batch comes from, the API server's or the
+    /// `LLM` class's, and doubled by `--performance-mode throughput`
+    /// (0.34.0 `arg_utils.py::_set_default_args`).
+    #[test]
+    fn a_logged_default_batch_names_its_tiers_sequences() {
+        assert_eq!(tier_max_num_seqs(2048, true, false), Some(256));
+        assert_eq!(tier_max_num_seqs(8192, true, false), Some(1024));
+        assert_eq!(tier_max_num_seqs(8192, false, false), None);
+        assert_eq!(tier_max_num_seqs(16_384, false, false), Some(1024));
+        assert_eq!(tier_max_num_seqs(16_384, true, true), Some(2048));
+        assert_eq!(tier_max_num_seqs(4096, true, true), Some(512));
+        assert_eq!(tier_max_num_seqs(4097, true, true), None);
+        assert_eq!(tier_max_num_seqs(4096, true, false), None);
+    }
+
     use super::*;
 
     #[test]

@@ -1253,3 +1253,28 @@ fn vllm_cpu_offload_moves_layer_weights_to_the_host() {
     let (all, _) = run(Some(1000.0), 40);
     assert!(all.per_gpu[0].weight_bytes > GIB / 2 && all.per_gpu[0].weight_bytes < 2 * GIB, "{all:?}");
 }
+
+/// vLLM's default batch by GPU (`engine/arg_utils.py::_set_default_args`):
+/// from 0.34.0 a GPU of ≥ 160 GiB takes 16,384 batched tokens (B200,
+/// B300), and a GB10 (DGX Spark, compute capability 12.1), whose 128 GB are
+/// past the large tier's 70 GiB, the small tier; before 0.34 both are the
+/// large tier's 8,192 with 1,024 sequences.
+#[test]
+fn vllm_default_batch_follows_its_tiers_by_release() {
+    let batch = |gpu: &str, version: vllm::Version| {
+        let slot = GpuSlot::from_catalog(shared::catalog::gpu(gpu).unwrap_or_else(|| panic!("{gpu}")));
+        let s = Scenario {
+            gpus: vec![slot],
+            engine: Engine::Vllm(vllm::Options { version, max_model_len: Some(8192), ..Default::default() }),
+            ..Scenario::default()
+        };
+        let (r, _) = vllm_report(s, &model("llama-3.1-8b"));
+        (r.max_num_batched_tokens, r.max_num_seqs)
+    };
+    assert_eq!(batch("b200", vllm::Version::V0_34), (16_384, 1024));
+    assert_eq!(batch("b200", vllm::Version::V0_24), (8192, 1024));
+    assert_eq!(batch("h100-sxm", vllm::Version::V0_34), (8192, 1024));
+    assert_eq!(batch("dgx-spark", vllm::Version::V0_34), (2048, 256));
+    assert_eq!(batch("dgx-spark", vllm::Version::V0_24), (8192, 1024));
+    assert_eq!(batch("rtx-4090", vllm::Version::V0_34), (2048, 256));
+}

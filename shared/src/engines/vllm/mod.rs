@@ -283,9 +283,51 @@ pub(crate) fn communicating_gpus(p: &Plan) -> usize {
     if p.model.arch.text.moe.is_some() { p.scenario.gpus.len() } else { replica_gpus(p) }
 }
 
-fn large_gpu(p: &Plan) -> bool {
-    // `vllm/engine/arg_utils.py`: GPUs of ≥ 70 GiB that are not A100s get the larger defaults.
-    p.scenario.gpus.first().is_some_and(|g| g.capacity_bytes >= 70 * GIB && !g.name.contains("A100"))
+/// The API server's default `max_num_batched_tokens` and `max_num_seqs`,
+/// chosen together by GPU (`engine/arg_utils.py::_set_default_args`,
+/// 0.10.0 – 0.34.0): ≥ 70 GiB and no A100 in the name, the large tier;
+/// from 0.34.0 ≥ 160 GiB (B200, B300) the largest, and a GB10 (compute
+/// capability 12.1, "the memory but not the compute of a large discrete
+/// GPU") the small one. `--performance-mode throughput` doubles both.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Tier {
+    Small,
+    Large,
+    Largest,
+}
+
+impl Tier {
+    pub(crate) const ALL: [Tier; 3] = [Tier::Small, Tier::Large, Tier::Largest];
+
+    fn of(p: &Plan, o: Options) -> Tier {
+        let Some(g) = p.scenario.gpus.first() else { return Tier::Small };
+        let newest = o.version == Version::V0_34;
+        if newest && g.capacity_bytes >= 160 * GIB {
+            Tier::Largest
+        } else if g.capacity_bytes >= 70 * GIB
+            && !g.name.contains("A100")
+            && !(newest && g.compute_capability == Some(121))
+        {
+            Tier::Large
+        } else {
+            Tier::Small
+        }
+    }
+
+    pub(crate) fn batched_tokens(self) -> u64 {
+        match self {
+            Tier::Small => 2048,
+            Tier::Large => 8192,
+            Tier::Largest => 16_384,
+        }
+    }
+
+    pub(crate) fn max_num_seqs(self) -> u64 {
+        match self {
+            Tier::Small => 256,
+            Tier::Large | Tier::Largest => 1024,
+        }
+    }
 }
 
 pub(crate) fn default_max_model_len(p: &Plan, o: Options) -> u64 {
@@ -338,19 +380,13 @@ fn groups(p: &Plan, o: Options, stage: usize) -> (Vec<Group>, u64) {
 
 /// `max_num_batched_tokens`: the only part of the budget that depends on
 /// `max_model_len` (and only in V0).
-fn batched_tokens(o: Options, large: bool, max_model_len: u64) -> u64 {
+fn batched_tokens(o: Options, tier: Tier, max_model_len: u64) -> u64 {
     o.max_num_batched_tokens.unwrap_or(match o.version {
         // SchedulerConfig (V0): without chunked prefill the dummy batch is a whole max-length sequence.
         Version::V0 if max_model_len <= 32_768 => max_model_len.max(2048),
         Version::V0 => 2048,
         // `_` is every later rule set: V1 always chunks the prefill.
-        _ => {
-            if large {
-                8192
-            } else {
-                2048
-            }
-        }
+        _ => tier.batched_tokens(),
     })
 }
 
@@ -358,9 +394,9 @@ fn budget(p: &Plan, o: Options, max_model_len: u64) -> Budget {
     let s = &p.scenario;
     let extensible = o.extensible_kv_cache();
     let utilization = o.utilization();
-    let large = large_gpu(p);
-    let mnbt = batched_tokens(o, large, max_model_len);
-    let max_num_seqs = o.max_num_seqs.unwrap_or(if large && o.version != Version::V0 { 1024 } else { 256 });
+    let tier = Tier::of(p, o);
+    let mnbt = batched_tokens(o, tier, max_model_len);
+    let max_num_seqs = o.max_num_seqs.unwrap_or(if o.version == Version::V0 { 256 } else { tier.max_num_seqs() });
     let per_token = p.kv_layers.iter().map(|l| l.bytes_per_token).max().unwrap_or(0);
     let state_page = p.state_layers.iter().map(|l| l.bytes()).max().unwrap_or(0);
     let block = hybrid_block_size(o.block_size.unwrap_or(o.version.default_block_size()).max(1), per_token, state_page);
@@ -632,9 +668,9 @@ fn round2(x: f64) -> f64 {
 /// `max_num_batched_tokens` (all of them from V1 on), so only V0's short
 /// lengths are budgeted again.
 fn largest_max_model_len(p: &Plan, o: Options, b: &Budget, upper: u64) -> u64 {
-    let large = large_gpu(p);
+    let tier = Tier::of(p, o);
     largest(upper, |len| {
-        if batched_tokens(o, large, len) == b.max_num_batched_tokens {
+        if batched_tokens(o, tier, len) == b.max_num_batched_tokens {
             b.starts_with(len)
         } else {
             budget(p, o, len).starts()
