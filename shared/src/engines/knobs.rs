@@ -276,7 +276,7 @@ pub fn fraction(value: &str) -> Result<f64, String> {
 pub(crate) fn gibibytes(value: &str) -> Result<f64, String> {
     let most = crate::engines::vllm::MAX_CPU_OFFLOAD_GB;
     match crate::decimal::Decimal::parse(value.trim()).map(crate::decimal::Decimal::to_f64) {
-        Some(g) if (0.0..=most).contains(&g) => Ok(g),
+        Some(g) if (0.0..=most as f64).contains(&g) => Ok(g),
         _ => Err(format!("must be a number of GiB from 0 to {most}")),
     }
 }

@@ -556,7 +556,7 @@ pub fn quantization_format(method: &str) -> Option<crate::formats::WeightFormat>
 /// such number or past [`crate::engines::vllm::MAX_CPU_OFFLOAD_GB`].
 pub(crate) fn offload_mib(v: &str) -> Option<u64> {
     let gb = crate::decimal::Decimal::parse(v.trim()).map(crate::decimal::Decimal::to_f64)?;
-    (0.0..=crate::engines::vllm::MAX_CPU_OFFLOAD_GB).contains(&gb).then(|| (gb * 1024.0).round() as u64)
+    (0.0..=crate::engines::vllm::MAX_CPU_OFFLOAD_GB as f64).contains(&gb).then(|| (gb * 1024.0).round() as u64)
 }
 
 /// The device the fused-MoE kernel's config file names, with spaces for

@@ -370,11 +370,11 @@ pub(crate) fn setting_refusal(o: Options) -> Option<String> {
 /// vLLM's checks of its knobs.
 /// The most `--cpu-offload-gb` a plan takes (vLLM takes any; a host has
 /// less): 16 TiB.
-pub const MAX_CPU_OFFLOAD_GB: f64 = 16_384.0;
+pub const MAX_CPU_OFFLOAD_GB: u64 = 16_384;
 
 pub(crate) fn check_knobs(o: Options) -> Result<(), String> {
     crate::engines::fraction("gpu_memory_utilization", o.gpu_memory_utilization)?;
-    if let Some(g) = o.cpu_offload_gb.filter(|g| !(0.0..=MAX_CPU_OFFLOAD_GB).contains(g)) {
+    if let Some(g) = o.cpu_offload_gb.filter(|g| !(0.0..=MAX_CPU_OFFLOAD_GB as f64).contains(g)) {
         return Err(format!(
             "cpu_offload_gb must be between 0 and {MAX_CPU_OFFLOAD_GB} GiB, got {}",
             crate::units::shortest(g)
