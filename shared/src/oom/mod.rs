@@ -190,7 +190,8 @@ pub struct OomReport {
     pub ik_mla: bool,
     /// llama.cpp: the failure came through Ollama, which runs llama.cpp as
     /// its runner and reports `llama runner process has terminated: …`
-    /// (llm/server.go, 0.1 – 0.12) or logs `msg="llama runner terminated"`:
+    /// (llm/server.go, 0.1 – 0.12; `llama runner process no longer running:
+    /// …` in 0.1.32) or logs `msg="llama runner terminated"`:
     /// its levers are Ollama's (`PARAMETER num_ctx`, `OLLAMA_*`), not
     /// llama-server's flags.
     pub via_ollama: bool,
@@ -256,6 +257,7 @@ pub fn parse(text: &str) -> OomReport {
     ollama::scan(t, &mut found);
     llama_cpp::scan(t, &mut found);
     crate::order::sort_by_key(&mut found, |o| o.start);
+    llama_cpp::fold_echoes(&mut found);
 
     let Some(last) = found.len().checked_sub(1) else {
         return unrecognised(&text);

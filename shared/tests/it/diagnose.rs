@@ -158,6 +158,9 @@ fn error_only_cases() -> Vec<(&'static str, Option<CauseId>)> {
         ("67-vllm-xpu-kv-short-by-rounding.txt", Some(KvCacheGrowth)),
         // 16.00 GiB asked of a 15.24 GiB GPU.
         ("68-modern-rocm-request-just-over-capacity.txt", Some(TooLargeOverall)),
+        // The weights' buffer, kept through the lines that repeat it without figures.
+        ("69-llama-ollama-0-1-32-runner-no-longer-running.txt", Some(WeightsTooLarge)),
+        ("70-llama-rocm-compute-pp-buffers-repeated.txt", Some(TooLargeOverall)),
     ]
 }
 

@@ -635,6 +635,25 @@ fn cases() -> Vec<(&'static str, Value)> {
                 "reserved_bytes": 0, "reserved_unallocated_bytes": 0, "occurrences": 1, "gpus_seen": [0]
             }),
         ),
+        (
+            // Ollama 0.1.32: 24289.03 MiB (25468893921.28) on device 0; the runner's
+            // `what():` and the server's closing `no longer running: -1 cudaMalloc
+            // failed` repeat it without figures, and 0.1.x's wording is Ollama's.
+            "69-llama-ollama-0-1-32-runner-no-longer-running.txt",
+            json!({
+                "kind": "llama_cpp", "backend": "cuda", "requested_bytes": 25468893921_u64, "gpu_index": 0,
+                "llama_cpp_stage": "model_weights", "via_ollama": true, "devices_in_log": [0], "occurrences": 1,
+                "gpus_seen": [0]
+            }),
+        ),
+        (
+            // `failed to allocate compute pp buffers` repeats graph_reserve's failure.
+            "70-llama-rocm-compute-pp-buffers-repeated.txt",
+            json!({
+                "kind": "llama_cpp", "backend": "hip", "requested_bytes": 14822711296_u64, "gpu_index": 0,
+                "llama_cpp_stage": "compute_buffers", "devices_in_log": [0], "occurrences": 1, "gpus_seen": [0]
+            }),
+        ),
     ]
 }
 
