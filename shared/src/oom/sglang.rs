@@ -25,10 +25,15 @@ pub(super) fn scan(t: &[u8], out: &mut Vec<Occurrence>) {
             continue;
         }
         let mut r = OomReport { kind: Some(OomKind::SglangNoKvPool), ..OomReport::default() };
-        // Later versions add ` Current value: mem_fraction_static=0.84`.
+        // Later versions add ` Current value: mem_fraction_static=0.84`
+        // (`pool_configurator.py`); 0.5's `model_runner.py` printed the
+        // f-string `{self.server_args.mem_fraction_static=}`, which names
+        // the expression: ` Current value: self.server_args.mem_fraction_static=0.2`.
         let mut c = Cur::new(t, end);
         c.lit(".");
-        if c.lit("Current value: mem_fraction_static=") {
+        if c.lit("Current value:")
+            && (c.lit("mem_fraction_static=") || c.lit("self.server_args.mem_fraction_static="))
+        {
             r.mem_fraction_static_permille = c.fraction_permille();
         }
         out.push(Occurrence { start, report: r });
@@ -64,6 +69,11 @@ mod tests {
         assert_eq!(r.kind, Some(OomKind::SglangNoKvPool));
         assert_eq!(r.occurrences, 1);
         assert_eq!(r.mem_fraction_static_permille, Some(840));
+        let older = parse(
+            "RuntimeError: Not enough memory. Please try to increase --mem-fraction-static. Current value: \
+             self.server_args.mem_fraction_static=0.2",
+        );
+        assert_eq!(older.mem_fraction_static_permille, Some(200));
         let positive =
             parse("max_total_tokens=131072 is larger than the profiled value 52000. Use the profiled value instead.");
         assert_eq!(positive.kind, None);

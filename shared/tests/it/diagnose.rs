@@ -161,6 +161,8 @@ fn error_only_cases() -> Vec<(&'static str, Option<CauseId>)> {
         // The weights' buffer, kept through the lines that repeat it without figures.
         ("69-llama-ollama-0-1-32-runner-no-longer-running.txt", Some(WeightsTooLarge)),
         ("70-llama-rocm-compute-pp-buffers-repeated.txt", Some(TooLargeOverall)),
+        // A fifth of the device for the weights and the pool: the fraction, not the model.
+        ("71-sglang-old-fraction-wording-0-2.txt", Some(MemoryCap)),
     ]
 }
 
@@ -584,6 +586,33 @@ fn engine_messages_get_the_engines_own_fixes() {
     assert_eq!(vulkan.fixes.first().map(|f| f.id), Some(FixId::OffloadLayers), "{:?}", vulkan.fixes);
     let metal = codes("52-llama-metal-2023-data-buffer.txt");
     assert!(metal.first().is_some_and(|c| c.contains("llama-cpp-python")), "{metal:?}");
+}
+
+/// A fraction far below any SGLang picks itself (0.2) is the cause, and its
+/// fix is SGLang's default, not 0.05 more; 0.84 is raised by steps.
+#[test]
+fn a_low_sglang_fraction_is_set_back_to_the_default() {
+    let fix = |d: &Diagnosis| {
+        d.fixes.iter().find(|f| f.id == FixId::MemFractionStatic).map(|f| f.code.clone()).unwrap_or_default()
+    };
+    let d = diagnose("71-sglang-old-fraction-wording-0-2.txt", &DiagnoseContext::error_only());
+    assert_eq!(d.causes[0].id, CauseId::MemoryCap, "{:?}", d.causes);
+    let code = fix(&d);
+    assert!(code.contains("without --mem-fraction-static") && code.contains("now 0.2"), "{code}");
+    assert!(!code.contains("0.25"), "{code}");
+    // Under an SGLang plan, the plan's own default.
+    let model = preset("llama-3.1-8b");
+    let plan = Scenario { engine: EngineKind::Sglang.with_defaults(), ..Scenario::default() };
+    let d = diagnose("71-sglang-old-fraction-wording-0-2.txt", &DiagnoseContext::error_only().with_plan(&model, &plan));
+    let code = fix(&d);
+    assert!(code.contains("--mem-fraction-static 0.") && code.contains("default for this plan"), "{code}");
+    let raised = fix(&diagnose("46-sglang-not-enough-memory.txt", &DiagnoseContext::error_only()));
+    assert!(raised.contains("<higher than now"), "{raised}");
+    let r = oom::parse(
+        "RuntimeError: Not enough memory. Please try to increase --mem-fraction-static. Current value: mem_fraction_static=0.84",
+    );
+    let d = oom::diagnose(&r, &DiagnoseContext::error_only());
+    assert!(fix(&d).contains("--mem-fraction-static 0.89   # now 0.84"), "{}", fix(&d));
 }
 
 #[test]

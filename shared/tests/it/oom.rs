@@ -654,6 +654,11 @@ fn cases() -> Vec<(&'static str, Value)> {
                 "llama_cpp_stage": "compute_buffers", "devices_in_log": [0], "occurrences": 1, "gpus_seen": [0]
             }),
         ),
+        (
+            // SGLang 0.4 – 0.5's `{self.server_args.mem_fraction_static=}`.
+            "71-sglang-old-fraction-wording-0-2.txt",
+            json!({"kind": "sglang_no_kv_pool", "mem_fraction_static_permille": 200, "occurrences": 1}),
+        ),
     ]
 }
 

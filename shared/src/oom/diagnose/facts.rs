@@ -70,6 +70,11 @@ pub(super) struct Facts<'r> {
     /// process ran out (`OomReport::vllm_process`), else the plan's vLLM or
     /// SGLang; `None` for a script (transformers).
     pub(super) serving: Option<crate::engines::EngineKind>,
+    /// SGLang's own `mem_fraction_static` for the plan, in thousandths: what
+    /// its release picks when the flag is left out (`engines::sglang::
+    /// default_mem_fraction_for`, through the plan's estimate); `None`
+    /// without an SGLang plan.
+    pub(super) sglang_default_fraction: Option<u64>,
     /// llama.cpp as the plan runs it, else at its newest rules: the build
     /// its levers' flags are spelt for (`-fa`, `--fit`).
     pub(super) llama_cpp: crate::engines::llamacpp::Options,
@@ -172,9 +177,29 @@ impl<'r> Facts<'r> {
             | crate::engines::Engine::Sglang(_)
             | crate::engines::Engine::Ollama(_) => None,
         });
+        let sglang_default_fraction = ctx.plan.and_then(|p| match p.scenario.engine {
+            crate::engines::Engine::Sglang(o) => {
+                let mut s = p.scenario.clone();
+                s.engine = crate::engines::Engine::Sglang(crate::engines::sglang::Options {
+                    mem_fraction_static: None,
+                    ..o
+                });
+                match crate::estimate::estimate(p.model, s.validate().ok()?).engine_report? {
+                    crate::engines::EngineReport::Sglang(report) => {
+                        Some((report.mem_fraction_static * 1000.0).round() as u64)
+                    }
+                    crate::engines::EngineReport::Vllm(_) | crate::engines::EngineReport::LlamaCpp(_) => None,
+                }
+            }
+            crate::engines::Engine::Transformers(_)
+            | crate::engines::Engine::Vllm(_)
+            | crate::engines::Engine::LlamaCpp(_)
+            | crate::engines::Engine::Ollama(_) => None,
+        });
         Self {
             r,
             total,
+            sglang_default_fraction,
             utilization,
             vllm_total,
             plan_weights: ctx.plan.map(|p| p.scenario.weights),
