@@ -182,6 +182,9 @@ pub struct OomReport {
     /// vLLM: `gpu_memory_utilization` as the paste's command line, argument
     /// dict or memory profile names it, in thousandths.
     pub gpu_memory_utilization_permille: Option<u64>,
+    /// vLLM: the KV cache's dtype as the paste names it (`--kv-cache-dtype
+    /// fp8`, the engine config's `kv_cache_dtype=fp8`), lower-cased.
+    pub kv_cache_dtype: Option<String>,
     /// llama.cpp: what was being allocated.
     pub llama_cpp_stage: Option<LlamaCppStage>,
     /// llama.cpp: the log is ik_llama.cpp's with its MLA cache (`KV self

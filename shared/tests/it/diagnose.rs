@@ -163,6 +163,7 @@ fn error_only_cases() -> Vec<(&'static str, Option<CauseId>)> {
         ("70-llama-rocm-compute-pp-buffers-repeated.txt", Some(TooLargeOverall)),
         // A fifth of the device for the weights and the pool: the fraction, not the model.
         ("71-sglang-old-fraction-wording-0-2.txt", Some(MemoryCap)),
+        ("72-vllm-v1-kv-too-small-fp8-cache-already.txt", Some(KvCacheGrowth)),
     ]
 }
 
@@ -613,6 +614,17 @@ fn a_low_sglang_fraction_is_set_back_to_the_default() {
     );
     let d = oom::diagnose(&r, &DiagnoseContext::error_only());
     assert!(fix(&d).contains("--mem-fraction-static 0.89   # now 0.84"), "{}", fix(&d));
+}
+
+/// A paste whose cache is fp8 already is not told to store it in fp8.
+#[test]
+fn an_fp8_cache_is_not_offered_fp8_again() {
+    let ctx = DiagnoseContext::error_only();
+    let d = diagnose("72-vllm-v1-kv-too-small-fp8-cache-already.txt", &ctx);
+    assert!(d.fixes.iter().all(|f| f.id != FixId::KvCacheDtype), "{:?}", d.fixes);
+    assert!(d.notes.iter().any(|n| n.contains("fp8 already")), "{:?}", d.notes);
+    let sixteen = diagnose("28-vllm-v1-kv-too-small-estimate.txt", &ctx);
+    assert!(sixteen.fixes.iter().any(|f| f.id == FixId::KvCacheDtype), "{:?}", sixteen.fixes);
 }
 
 #[test]

@@ -659,6 +659,16 @@ fn cases() -> Vec<(&'static str, Value)> {
             "71-sglang-old-fraction-wording-0-2.txt",
             json!({"kind": "sglang_no_kv_pool", "mem_fraction_static_permille": 200, "occurrences": 1}),
         ),
+        (
+            // 10.12 GiB needed (10866267258.88), 5.59 left (6002216796.16); the cache is
+            // fp8 as the user names the flag. The token count is the earlier run's.
+            "72-vllm-v1-kv-too-small-fp8-cache-already.txt",
+            json!({
+                "kind": "vllm_kv_cache_too_small", "max_seq_len": 221000, "kv_needed_bytes": 10866267259_u64,
+                "kv_available_bytes": 6002216796_u64, "estimated_max_model_len": 122080, "kv_cache_tokens": 230528,
+                "kv_cache_dtype": "fp8", "occurrences": 1
+            }),
+        ),
     ]
 }
 
@@ -722,6 +732,17 @@ fn utilization_is_read_from_settings_not_prose() {
     ] {
         let r = oom::parse(&format!("{text}{error}"));
         assert_eq!(r.gpu_memory_utilization_permille, want, "{text}");
+    }
+    for (text, want) in [
+        ("vllm serve m --kv-cache-dtype fp8_e4m3", Some("fp8_e4m3")),
+        ("vllm serve m --kv-cache-dtype=fp8", Some("fp8")),
+        ("config: model='m', enforce_eager=False, kv_cache_dtype=fp8, device_config=cuda", Some("fp8")),
+        ("non-default args: {'model': 'm', 'kv_cache_dtype': 'fp8'}", Some("fp8")),
+        ("kv_cache_dtype=auto, device_config=cuda", Some("auto")),
+        ("the kv-cache-dtype flag did not help", None),
+    ] {
+        let r = oom::parse(&format!("{text}{error}"));
+        assert_eq!(r.kv_cache_dtype.as_deref(), want, "{text}");
     }
 }
 
