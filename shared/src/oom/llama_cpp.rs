@@ -305,8 +305,8 @@ fn occurrence(t: &[u8], group: &[Event<'_>]) -> Occurrence {
     // llm/server.go), `… has terminated: …` later's.
     r.via_ollama =
         ["llama runner process has terminated", "llama runner terminated", "llama runner process no longer running"]
-        .into_iter()
-        .any(|m| scan::find(t, 0, t.len(), m).is_some());
+            .into_iter()
+            .any(|m| scan::find(t, 0, t.len(), m).is_some());
     if let Some((_, end)) = scan::find_last(t, last_end, "pipeline parallelism enabled (n_copies=") {
         r.pipeline_copies = Cur::new(t, end).uint();
     }

@@ -213,6 +213,12 @@ pub struct OomReport {
     /// OOM there is vLLM's to fix with its flags, not `model.generate`'s.
     #[serde(default)]
     pub vllm_process: bool,
+    /// The error came from an SGLang server (its launcher, its `sglang/srt/`
+    /// sources in a traceback, its schedulers' `[… TP0]` line prefixes): a
+    /// PyTorch OOM there is SGLang's to fix with its flags. Never set with
+    /// [`Self::vllm_process`].
+    #[serde(default)]
+    pub sglang_process: bool,
     /// llama.cpp: `pipeline parallelism enabled (n_copies=N)`
     /// (src/llama-context.cpp): each GPU keeps N copies of its compute
     /// buffers.
@@ -250,6 +256,7 @@ pub fn parse(text: &str) -> OomReport {
     // Read before normalising, which strips the workers' line prefixes.
     let worker_ranks = vllm::worker_ranks(text.as_bytes());
     let vllm_process = worker_ranks > 0 || !scan::find_all(text.as_bytes(), "(EngineCore_DP").is_empty();
+    let sglang_process = !vllm_process && sglang::process(text.as_bytes());
     let text = normalize::normalize(text);
     let t = text.as_bytes();
 
@@ -304,6 +311,7 @@ pub fn parse(text: &str) -> OomReport {
     report.same_on_every_gpu = same_on_every_gpu;
     report.worker_ranks = worker_ranks;
     report.vllm_process = vllm_process;
+    report.sglang_process = sglang_process;
     report.occurrences = u32::try_from(count).unwrap_or(u32::MAX);
     report.gpus_seen = gpus_seen;
     report

@@ -240,7 +240,8 @@ fn kv_cache_dtype(t: &[u8]) -> Option<String> {
     last_of(t, &FORMS, |c| {
         c.lit("'");
         let name = String::from_utf8_lossy(c.name()?).to_ascii_lowercase();
-        let known = name.starts_with("fp8") || ["auto", "bfloat16", "float16", "half", "float32"].contains(&name.as_str());
+        let known =
+            name.starts_with("fp8") || ["auto", "bfloat16", "float16", "half", "float32"].contains(&name.as_str());
         known.then_some(name)
     })
 }

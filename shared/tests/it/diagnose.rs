@@ -164,6 +164,7 @@ fn error_only_cases() -> Vec<(&'static str, Option<CauseId>)> {
         // A fifth of the device for the weights and the pool: the fraction, not the model.
         ("71-sglang-old-fraction-wording-0-2.txt", Some(MemoryCap)),
         ("72-vllm-v1-kv-too-small-fp8-cache-already.txt", Some(KvCacheGrowth)),
+        ("73-sglang-h20-pytorch-oom-under-launch-server.txt", Some(KvCacheGrowth)),
     ]
 }
 
@@ -614,6 +615,16 @@ fn a_low_sglang_fraction_is_set_back_to_the_default() {
     );
     let d = oom::diagnose(&r, &DiagnoseContext::error_only());
     assert!(fix(&d).contains("--mem-fraction-static 0.89   # now 0.84"), "{}", fix(&d));
+}
+
+/// A PyTorch OOM in an SGLang server, told by the paste alone, gets
+/// SGLang's flags, not `model.generate`'s.
+#[test]
+fn a_pytorch_oom_in_an_sglang_server_gets_sglang_flags() {
+    let d = diagnose("73-sglang-h20-pytorch-oom-under-launch-server.txt", &DiagnoseContext::error_only());
+    let codes: Vec<&str> = d.fixes.iter().map(|f| f.code.as_str()).collect();
+    assert!(codes.iter().any(|c| c.contains("sglang.launch_server")), "{codes:?}");
+    assert!(codes.iter().all(|c| !c.contains("model.generate") && !c.contains("vllm serve")), "{codes:?}");
 }
 
 /// A paste whose cache is fp8 already is not told to store it in fp8.

@@ -453,7 +453,7 @@ fn cases() -> Vec<(&'static str, Value)> {
             // Eight ranks each warn of a negative profiled pool.
             "47-sglang-negative-profiled-tokens.txt",
             json!({
-                "kind": "sglang_no_kv_pool", "occurrences": 8,
+                "kind": "sglang_no_kv_pool", "sglang_process": true, "occurrences": 8,
                 "notes": ["profiled a KV pool of -561,981 tokens", "Found 8 out-of-memory messages"]
             }),
         ),
@@ -667,6 +667,16 @@ fn cases() -> Vec<(&'static str, Value)> {
                 "kind": "vllm_kv_cache_too_small", "max_seq_len": 221000, "kv_needed_bytes": 10866267259_u64,
                 "kv_available_bytes": 6002216796_u64, "estimated_max_model_len": 122080, "kv_cache_tokens": 230528,
                 "kv_cache_dtype": "fp8", "occurrences": 1
+            }),
+        ),
+        (
+            // A PyTorch OOM below `python3 -m sglang.launch_server`, cut off at its end.
+            "73-sglang-h20-pytorch-oom-under-launch-server.txt",
+            json!({
+                "kind": "pytorch", "backend": "cuda", "requested_bytes": 2147483648_u64, "gpu_index": 0,
+                "total_bytes": 102091372626_u64, "free_bytes": 1363652116_u64, "allocated_bytes": 99675453522_u64,
+                "reserved_bytes": 99681262633_u64, "reserved_unallocated_bytes": 5809111_u64,
+                "process_in_use_bytes": 100147899924_u64, "sglang_process": true, "occurrences": 1, "gpus_seen": [0]
             }),
         ),
     ]

@@ -66,9 +66,11 @@ pub(super) struct Facts<'r> {
     /// vLLM as the plan runs it, else at its newest rules: what its fixes
     /// are checked against (its fp8 minimum moves by release).
     pub(super) vllm: crate::engines::Engine,
-    /// The serving engine a PyTorch OOM happened in: vLLM when a vLLM
-    /// process ran out (`OomReport::vllm_process`), else the plan's vLLM or
-    /// SGLang; `None` for a script (transformers).
+    /// The serving engine a PyTorch OOM happened in: vLLM or SGLang when
+    /// the paste shows one ran out (`OomReport::vllm_process`,
+    /// `OomReport::sglang_process`), else the plan's vLLM or SGLang; `None`
+    /// for a script (transformers). TGI has no engine here, so its pastes
+    /// stay a script's.
     pub(super) serving: Option<crate::engines::EngineKind>,
     /// SGLang's own `mem_fraction_static` for the plan, in thousandths: what
     /// its release picks when the flag is left out (`engines::sglang::
@@ -180,10 +182,8 @@ impl<'r> Facts<'r> {
         let sglang_default_fraction = ctx.plan.and_then(|p| match p.scenario.engine {
             crate::engines::Engine::Sglang(o) => {
                 let mut s = p.scenario.clone();
-                s.engine = crate::engines::Engine::Sglang(crate::engines::sglang::Options {
-                    mem_fraction_static: None,
-                    ..o
-                });
+                s.engine =
+                    crate::engines::Engine::Sglang(crate::engines::sglang::Options { mem_fraction_static: None, ..o });
                 match crate::estimate::estimate(p.model, s.validate().ok()?).engine_report? {
                     crate::engines::EngineReport::Sglang(report) => {
                         Some((report.mem_fraction_static * 1000.0).round() as u64)
@@ -221,6 +221,8 @@ impl<'r> Facts<'r> {
             all_live: ctx.live,
             serving: if r.vllm_process {
                 Some(crate::engines::EngineKind::Vllm)
+            } else if r.sglang_process {
+                Some(crate::engines::EngineKind::Sglang)
             } else {
                 ctx.plan
                     .map(|p| p.scenario.engine.kind())

@@ -26,8 +26,9 @@ pub(super) fn sglang_no_kv_pool(f: &Facts, b: &mut Board) {
     let low = fraction.filter(|&p| p < LOW_FRACTION_PERMILLE);
     let default = match f.sglang_default_fraction {
         Some(d) => format!("{} for this plan", text::fraction(d)),
-        None => "0.79 – 0.88 by TP in 0.4.0 – 0.4.7; since then from the GPU's memory, about 0.70 – 0.90 from 16 GB"
-            .into(),
+        None => {
+            "0.79 – 0.88 by TP in 0.4.0 – 0.4.7; since then from the GPU's memory, about 0.70 – 0.90 from 16 GB".into()
+        }
     };
     if let Some(p) = low {
         b.add(
