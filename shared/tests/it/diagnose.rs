@@ -165,6 +165,8 @@ fn error_only_cases() -> Vec<(&'static str, Option<CauseId>)> {
         ("71-sglang-old-fraction-wording-0-2.txt", Some(MemoryCap)),
         ("72-vllm-v1-kv-too-small-fp8-cache-already.txt", Some(KvCacheGrowth)),
         ("73-sglang-h20-pytorch-oom-under-launch-server.txt", Some(KvCacheGrowth)),
+        // 1.68 GiB held outside the process; the 18 MiB of free beyond the request is no race.
+        ("74-sglang-tp2-16gb-free-just-over-request.txt", Some(OtherProcesses)),
     ]
 }
 
@@ -625,6 +627,23 @@ fn a_pytorch_oom_in_an_sglang_server_gets_sglang_flags() {
     let codes: Vec<&str> = d.fixes.iter().map(|f| f.code.as_str()).collect();
     assert!(codes.iter().any(|c| c.contains("sglang.launch_server")), "{codes:?}");
     assert!(codes.iter().all(|c| !c.contains("model.generate") && !c.contains("vllm serve")), "{codes:?}");
+}
+
+/// Free memory above the request by less than the allocator rounds a
+/// request up to (a 20 MiB segment) is a full GPU, not another process
+/// allocating at the same moment; well above it, it is.
+#[test]
+fn free_just_over_the_request_is_the_allocators_rounding_not_a_race() {
+    let race = |d: &Diagnosis| d.causes.iter().flat_map(|c| &c.evidence).any(|e| e.contains("at the same time"));
+    let d = diagnose("74-sglang-tp2-16gb-free-just-over-request.txt", &DiagnoseContext::error_only());
+    assert!(!race(&d), "{:?}", d.causes);
+    assert!(d.notes.iter().any(|n| n.contains("allocator's rounding")), "{:?}", d.notes);
+    let far = oom::parse(
+        "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 26.00 MiB. GPU 1 has a total capacity of 15.77 \
+         GiB of which 200.00 MiB is free. Including non-PyTorch memory, this process has 14.05 GiB memory in use. Of \
+         the allocated memory 13.50 GiB is allocated by PyTorch, and 100.00 MiB is reserved by PyTorch but unallocated.",
+    );
+    assert!(race(&oom::diagnose(&far, &DiagnoseContext::error_only())));
 }
 
 /// A paste whose cache is fp8 already is not told to store it in fp8.

@@ -679,6 +679,16 @@ fn cases() -> Vec<(&'static str, Value)> {
                 "process_in_use_bytes": 100147899924_u64, "sglang_process": true, "occurrences": 1, "gpus_seen": [0]
             }),
         ),
+        (
+            // 44.44 MiB free (46598717.44) of 15.77 GiB, 26 MiB asked; cut off after "13.".
+            "74-sglang-tp2-16gb-free-just-over-request.txt",
+            json!({
+                "kind": "pytorch", "backend": "cuda", "requested_bytes": 27262976_u64, "gpu_index": 1,
+                "total_bytes": 16932908564_u64, "free_bytes": 46598717_u64, "process_in_use_bytes": 15086072627_u64,
+                "sglang_process": true, "occurrences": 1, "gpus_seen": [1],
+                "notes": ["could not read allocated_bytes, reserved_unallocated_bytes"]
+            }),
+        ),
     ]
 }
 
