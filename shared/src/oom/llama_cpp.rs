@@ -82,9 +82,16 @@ pub(super) fn scan(t: &[u8], out: &mut Vec<Occurrence>) {
 
     let mut group: Vec<Event<'_>> = Vec::new();
     for e in events {
+        // A line with no size or device of its own says the failure above it
+        // again, one caller up: llama.cpp's `failed to initialize the
+        // context: failed to allocate compute pp buffers` after `graph_reserve:
+        // failed to allocate compute buffers`, Ollama's closing `llama runner
+        // process has terminated: cudaMalloc failed: out of memory`. It joins
+        // that failure even where its kind repeats, so the failure keeps its
+        // figures.
+        let echo = e.bytes.is_none() && e.gpu.is_none();
         let joins = group.last().is_some_and(|last| {
-            e.kind != EventKind::Malloc
-                && group.iter().all(|g| g.kind != e.kind)
+            (echo || (e.kind != EventKind::Malloc && group.iter().all(|g| g.kind != e.kind)))
                 && scan::lines_between(t, last.end, e.start) <= MAX_GAP_LINES
         });
         if !joins && !group.is_empty() {
@@ -96,6 +103,30 @@ pub(super) fn scan(t: &[u8], out: &mut Vec<Occurrence>) {
     if !group.is_empty() {
         out.push(occurrence(t, &group));
     }
+}
+
+/// Folds a failure without a size or device into the sized one before it:
+/// the same failure said again further down than [`MAX_GAP_LINES`], as
+/// Ollama's closing `error="llama runner process has terminated: cudaMalloc
+/// failed: out of memory"` comes after the runner's stack trace. A new
+/// failure of llama.cpp prints ggml's sized line first, so one without
+/// figures is that echo (or a paste cut before its figures); it lends the
+/// earlier one its stage when that had none. `found` is in text order.
+pub(super) fn fold_echoes(found: &mut Vec<Occurrence>) {
+    let mut kept: Vec<Occurrence> = Vec::with_capacity(found.len());
+    for o in found.drain(..) {
+        let llama = |r: &OomReport| r.kind == Some(OomKind::LlamaCpp);
+        let echo = llama(&o.report) && o.report.requested_bytes.is_none() && o.report.gpu_index.is_none();
+        match kept.last_mut() {
+            Some(prev) if echo && llama(&prev.report) && prev.report.requested_bytes.is_some() => {
+                if prev.report.llama_cpp_stage.is_none() {
+                    prev.report.llama_cpp_stage = o.report.llama_cpp_stage;
+                }
+            }
+            Some(_) | None => kept.push(o),
+        }
+    }
+    *found = kept;
 }
 
 /// `ggml_backend_cuda_buffer_type_alloc_buffer: allocating 1234.56 MiB on
@@ -202,7 +233,9 @@ fn named_buffer(mut c: Cur<'_>, start: usize) -> Option<Event<'_>> {
     let name = if name.eq_ignore_ascii_case(b"buffer") {
         None
     } else if c.lit("buffer") {
-        Some(name)
+        // `unable to allocate backend buffer` (llama.cpp of early 2024, which
+        // did not name the buffer type there) names no device or backend.
+        Some(name).filter(|n| !n.eq_ignore_ascii_case(b"backend"))
     } else {
         return None;
     };
@@ -268,9 +301,12 @@ fn occurrence(t: &[u8], group: &[Event<'_>]) -> Occurrence {
     // anywhere before the failure: the log is ik's, with MLA on.
     r.ik_mla = scan::find(t, 0, first, "c^KV (").is_some();
     r.devices_in_log = devices_in_log(t);
-    r.via_ollama = ["llama runner process has terminated", "llama runner terminated"]
-        .into_iter()
-        .any(|m| scan::find(t, 0, t.len(), m).is_some());
+    // `llama runner process no longer running: …` is 0.1.x's (0.1.32,
+    // llm/server.go), `… has terminated: …` later's.
+    r.via_ollama =
+        ["llama runner process has terminated", "llama runner terminated", "llama runner process no longer running"]
+            .into_iter()
+            .any(|m| scan::find(t, 0, t.len(), m).is_some());
     if let Some((_, end)) = scan::find_last(t, last_end, "pipeline parallelism enabled (n_copies=") {
         r.pipeline_copies = Cur::new(t, end).uint();
     }
@@ -327,5 +363,57 @@ fn stage(t: &[u8], group: &[Event<'_>], first: usize, last_end: usize) -> Option
         Some(LlamaCppStage::ComputeBuffers)
     } else {
         None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::{GpuBackend, LlamaCppStage, parse};
+
+    /// Ollama's journal: the runner's ggml lines, then the server's closing
+    /// error, which names `cudaMalloc failed` again without a size.
+    const OLLAMA: &str = "ollama[1654667]: ggml_backend_cuda_buffer_type_alloc_buffer: allocating 6476.00 MiB on device 0: cudaMalloc failed: out of memory
+ollama[1654667]: llama_model_load: error loading model: unable to allocate CUDA0 buffer
+ollama[1654667]: llama_load_model_from_file: failed to load model
+";
+    const CLOSING: &str = "ollama[1654667]: level=ERROR source=sched.go:457 msg=\"error loading llama server\" \
+                           error=\"llama runner process has terminated: cudaMalloc failed: out of memory\"\n";
+
+    #[test]
+    fn a_closing_line_without_figures_keeps_the_failures_figures() {
+        // Right below the failure, and past a goroutine trace longer than
+        // the gap that groups lines.
+        let trace = "ollama[1654667]: goroutine 1 [running]:\n".repeat(12);
+        for text in [format!("{OLLAMA}{CLOSING}"), format!("{OLLAMA}{trace}{CLOSING}")] {
+            let r = parse(&text);
+            assert_eq!(r.requested_bytes, Some(6476 << 20), "{text}");
+            assert_eq!(r.gpu_index, Some(0));
+            assert_eq!(r.llama_cpp_stage, Some(LlamaCppStage::ModelWeights));
+            assert_eq!(r.backend, Some(GpuBackend::Cuda));
+            assert!(r.via_ollama);
+            assert_eq!(r.occurrences, 1, "{:?}", r.notes);
+        }
+    }
+
+    #[test]
+    fn the_contexts_repeat_of_a_compute_failure_keeps_its_figures() {
+        let r = parse(
+            "ggml_backend_cuda_buffer_type_alloc_buffer: allocating 14136.04 MiB on device 0: cudaMalloc failed: out of memory
+ggml_gallocr_reserve_n: failed to allocate CUDA0 buffer of size 14822711296
+graph_reserve: failed to allocate compute buffers
+llama_init_from_model: failed to initialize the context: failed to allocate compute pp buffers
+",
+        );
+        assert_eq!(r.requested_bytes, Some(14_822_711_296));
+        assert_eq!(r.llama_cpp_stage, Some(LlamaCppStage::ComputeBuffers));
+        assert_eq!(r.occurrences, 1);
+    }
+
+    #[test]
+    fn two_sized_failures_stay_two() {
+        let one = "ggml_backend_cuda_buffer_type_alloc_buffer: allocating 100.00 MiB on device 0: cudaMalloc failed: out of memory\n";
+        let r = parse(&format!("{one}{}", one.replace("100.00", "200.00")));
+        assert_eq!(r.occurrences, 2);
+        assert_eq!(r.requested_bytes, Some(200 << 20));
     }
 }

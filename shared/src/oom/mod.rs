@@ -182,6 +182,9 @@ pub struct OomReport {
     /// vLLM: `gpu_memory_utilization` as the paste's command line, argument
     /// dict or memory profile names it, in thousandths.
     pub gpu_memory_utilization_permille: Option<u64>,
+    /// vLLM: the KV cache's dtype as the paste names it (`--kv-cache-dtype
+    /// fp8`, the engine config's `kv_cache_dtype=fp8`), lower-cased.
+    pub kv_cache_dtype: Option<String>,
     /// llama.cpp: what was being allocated.
     pub llama_cpp_stage: Option<LlamaCppStage>,
     /// llama.cpp: the log is ik_llama.cpp's with its MLA cache (`KV self
@@ -190,7 +193,8 @@ pub struct OomReport {
     pub ik_mla: bool,
     /// llama.cpp: the failure came through Ollama, which runs llama.cpp as
     /// its runner and reports `llama runner process has terminated: …`
-    /// (llm/server.go, 0.1 – 0.12) or logs `msg="llama runner terminated"`:
+    /// (llm/server.go, 0.1 – 0.12; `llama runner process no longer running:
+    /// …` in 0.1.32) or logs `msg="llama runner terminated"`:
     /// its levers are Ollama's (`PARAMETER num_ctx`, `OLLAMA_*`), not
     /// llama-server's flags.
     pub via_ollama: bool,
@@ -209,6 +213,12 @@ pub struct OomReport {
     /// OOM there is vLLM's to fix with its flags, not `model.generate`'s.
     #[serde(default)]
     pub vllm_process: bool,
+    /// The error came from an SGLang server (its launcher, its `sglang/srt/`
+    /// sources in a traceback, its schedulers' `[… TP0]` line prefixes): a
+    /// PyTorch OOM there is SGLang's to fix with its flags. Never set with
+    /// [`Self::vllm_process`].
+    #[serde(default)]
+    pub sglang_process: bool,
     /// llama.cpp: `pipeline parallelism enabled (n_copies=N)`
     /// (src/llama-context.cpp): each GPU keeps N copies of its compute
     /// buffers.
@@ -246,6 +256,7 @@ pub fn parse(text: &str) -> OomReport {
     // Read before normalising, which strips the workers' line prefixes.
     let worker_ranks = vllm::worker_ranks(text.as_bytes());
     let vllm_process = worker_ranks > 0 || !scan::find_all(text.as_bytes(), "(EngineCore_DP").is_empty();
+    let sglang_process = !vllm_process && sglang::process(text.as_bytes());
     let text = normalize::normalize(text);
     let t = text.as_bytes();
 
@@ -256,6 +267,7 @@ pub fn parse(text: &str) -> OomReport {
     ollama::scan(t, &mut found);
     llama_cpp::scan(t, &mut found);
     crate::order::sort_by_key(&mut found, |o| o.start);
+    llama_cpp::fold_echoes(&mut found);
 
     let Some(last) = found.len().checked_sub(1) else {
         return unrecognised(&text);
@@ -299,6 +311,7 @@ pub fn parse(text: &str) -> OomReport {
     report.same_on_every_gpu = same_on_every_gpu;
     report.worker_ranks = worker_ranks;
     report.vllm_process = vllm_process;
+    report.sglang_process = sglang_process;
     report.occurrences = u32::try_from(count).unwrap_or(u32::MAX);
     report.gpus_seen = gpus_seen;
     report

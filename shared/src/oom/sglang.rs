@@ -25,10 +25,14 @@ pub(super) fn scan(t: &[u8], out: &mut Vec<Occurrence>) {
             continue;
         }
         let mut r = OomReport { kind: Some(OomKind::SglangNoKvPool), ..OomReport::default() };
-        // Later versions add ` Current value: mem_fraction_static=0.84`.
+        // Later versions add ` Current value: mem_fraction_static=0.84`
+        // (`pool_configurator.py`); 0.5's `model_runner.py` printed the
+        // f-string `{self.server_args.mem_fraction_static=}`, which names
+        // the expression: ` Current value: self.server_args.mem_fraction_static=0.2`.
         let mut c = Cur::new(t, end);
         c.lit(".");
-        if c.lit("Current value: mem_fraction_static=") {
+        if c.lit("Current value:") && (c.lit("mem_fraction_static=") || c.lit("self.server_args.mem_fraction_static="))
+        {
             r.mem_fraction_static_permille = c.fraction_permille();
         }
         out.push(Occurrence { start, report: r });
@@ -51,6 +55,46 @@ pub(super) fn scan(t: &[u8], out: &mut Vec<Occurrence>) {
     }
 }
 
+/// Whether the paste comes from an SGLang server: its launcher
+/// (`sglang.launch_server`), its sources in a traceback (`sglang/srt/`), its
+/// schedulers' process title (`sglang::scheduler`) or their log prefix,
+/// `[2025-03-08 12:29:11 TP0]` with `DPn`, `TPn`, `PPn` (`EPn` later) after
+/// the time (`managers/scheduler.py::run_scheduler_process`, 0.4 – 0.5).
+/// Read before normalising, which strips the prefixes.
+pub(super) fn process(t: &[u8]) -> bool {
+    ["sglang.launch_server", "sglang/srt/", "sglang::scheduler"].into_iter().any(|m| !scan::find_all(t, m).is_empty())
+        || t.iter().enumerate().any(|(i, &b)| b == b'[' && rank_prefix(t.get(i + 1..).unwrap_or_default()))
+}
+
+/// `2025-03-08 12:29:11 DP0 TP0]`: a date, a time, then one or more ranks.
+fn rank_prefix(after: &[u8]) -> bool {
+    let Some(len) = after.iter().take(64).position(|&b| b == b']' || b == b'\n') else { return false };
+    if after.get(len) != Some(&b']') {
+        return false;
+    }
+    let mut words = after.get(..len).unwrap_or_default().split(|&b| b == b' ').filter(|w| !w.is_empty());
+    let stamp = |w: Option<&[u8]>, sep: u8| {
+        w.is_some_and(|w| {
+            w.first().is_some_and(u8::is_ascii_digit) && w.iter().all(|&b| b.is_ascii_digit() || b == sep)
+        })
+    };
+    if !(stamp(words.next(), b'-') && stamp(words.next(), b':')) {
+        return false;
+    }
+    let mut ranks = 0;
+    for w in words {
+        let (name, digits) = w.split_at(w.len().min(2));
+        if !(matches!(name, b"TP" | b"DP" | b"PP" | b"EP")
+            && !digits.is_empty()
+            && digits.iter().all(u8::is_ascii_digit))
+        {
+            return false;
+        }
+        ranks += 1;
+    }
+    ranks > 0
+}
+
 #[cfg(test)]
 mod tests {
     use super::super::{OomKind, parse};
@@ -64,8 +108,34 @@ mod tests {
         assert_eq!(r.kind, Some(OomKind::SglangNoKvPool));
         assert_eq!(r.occurrences, 1);
         assert_eq!(r.mem_fraction_static_permille, Some(840));
+        let older = parse(
+            "RuntimeError: Not enough memory. Please try to increase --mem-fraction-static. Current value: \
+             self.server_args.mem_fraction_static=0.2",
+        );
+        assert_eq!(older.mem_fraction_static_permille, Some(200));
+        assert!(!r.sglang_process);
         let positive =
             parse("max_total_tokens=131072 is larger than the profiled value 52000. Use the profiled value instead.");
         assert_eq!(positive.kind, None);
+    }
+
+    #[test]
+    fn sglang_is_told_by_its_launcher_sources_and_rank_prefixes() {
+        let oom = "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 26.00 MiB.";
+        for (text, want) in [
+            ("python -m sglang.launch_server --model-path m --tp-size 2", true),
+            (
+                "  File \"/usr/local/lib/python3.12/dist-packages/sglang/srt/model_executor/model_runner.py\", line 1",
+                true,
+            ),
+            ("[2025-03-08 12:29:11 TP0] Scheduler hit an exception:", true),
+            ("[2025-07-02 07:41:58 DP0 TP0] Load weight end.", true),
+            ("[2026-05-07 13:39:14 DP1 TP1 EP1] Capture cuda graph end.", true),
+            ("[2025-03-08 12:29:11] INFO: started", false),
+            ("[TP0] no date", false),
+            ("(VllmWorker TP0 pid=1) INFO", false),
+        ] {
+            assert_eq!(parse(&format!("{text}\n{oom}")).sglang_process, want, "{text}");
+        }
     }
 }

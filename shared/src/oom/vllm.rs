@@ -125,6 +125,7 @@ pub(super) fn fill_context(t: &[u8], error_start: usize, r: &mut OomReport) {
         return;
     }
     r.gpu_memory_utilization_permille = utilization(t);
+    r.kv_cache_dtype = kv_cache_dtype(t);
     // A paste names at most as many stages as a plan has GPUs
     // (`plan::MAX_GPUS`); a larger figure is not a setting.
     let stages = crate::plan::MAX_GPUS as u64;
@@ -225,6 +226,23 @@ fn utilization(t: &[u8]) -> Option<u64> {
     last_of(t, &FORMS, |c| {
         let p = c.fraction_permille().filter(|p| (1..=1000).contains(p))?;
         (t.get(c.pos) != Some(&b'-')).then_some(p)
+    })
+}
+
+/// The KV cache's dtype where the paste names it: the last of
+/// `--kv-cache-dtype[=| ]X` (a command line, or a person naming the flag as
+/// they ran it: "with kv-cache-dtype fp8"), `kv_cache_dtype=X` (the engine
+/// config line) and `'kv_cache_dtype': 'X'` (the non-default args dict).
+/// Only vLLM's own choices (`auto`, the 16-bit names, `fp8…`) are read, so
+/// prose after the words is not a setting.
+fn kv_cache_dtype(t: &[u8]) -> Option<String> {
+    const FORMS: [&str; 4] = ["kv-cache-dtype=", "kv-cache-dtype ", "kv_cache_dtype=", "'kv_cache_dtype':"];
+    last_of(t, &FORMS, |c| {
+        c.lit("'");
+        let name = String::from_utf8_lossy(c.name()?).to_ascii_lowercase();
+        let known =
+            name.starts_with("fp8") || ["auto", "bfloat16", "float16", "half", "float32"].contains(&name.as_str());
+        known.then_some(name)
     })
 }
 

@@ -158,6 +158,15 @@ fn error_only_cases() -> Vec<(&'static str, Option<CauseId>)> {
         ("67-vllm-xpu-kv-short-by-rounding.txt", Some(KvCacheGrowth)),
         // 16.00 GiB asked of a 15.24 GiB GPU.
         ("68-modern-rocm-request-just-over-capacity.txt", Some(TooLargeOverall)),
+        // The weights' buffer, kept through the lines that repeat it without figures.
+        ("69-llama-ollama-0-1-32-runner-no-longer-running.txt", Some(WeightsTooLarge)),
+        ("70-llama-rocm-compute-pp-buffers-repeated.txt", Some(TooLargeOverall)),
+        // A fifth of the device for the weights and the pool: the fraction, not the model.
+        ("71-sglang-old-fraction-wording-0-2.txt", Some(MemoryCap)),
+        ("72-vllm-v1-kv-too-small-fp8-cache-already.txt", Some(KvCacheGrowth)),
+        ("73-sglang-h20-pytorch-oom-under-launch-server.txt", Some(KvCacheGrowth)),
+        // 1.68 GiB held outside the process; the 18 MiB of free beyond the request is no race.
+        ("74-sglang-tp2-16gb-free-just-over-request.txt", Some(OtherProcesses)),
     ]
 }
 
@@ -581,6 +590,71 @@ fn engine_messages_get_the_engines_own_fixes() {
     assert_eq!(vulkan.fixes.first().map(|f| f.id), Some(FixId::OffloadLayers), "{:?}", vulkan.fixes);
     let metal = codes("52-llama-metal-2023-data-buffer.txt");
     assert!(metal.first().is_some_and(|c| c.contains("llama-cpp-python")), "{metal:?}");
+}
+
+/// A fraction far below any SGLang picks itself (0.2) is the cause, and its
+/// fix is SGLang's default, not 0.05 more; 0.84 is raised by steps.
+#[test]
+fn a_low_sglang_fraction_is_set_back_to_the_default() {
+    let fix = |d: &Diagnosis| {
+        d.fixes.iter().find(|f| f.id == FixId::MemFractionStatic).map(|f| f.code.clone()).unwrap_or_default()
+    };
+    let d = diagnose("71-sglang-old-fraction-wording-0-2.txt", &DiagnoseContext::error_only());
+    assert_eq!(d.causes[0].id, CauseId::MemoryCap, "{:?}", d.causes);
+    let code = fix(&d);
+    assert!(code.contains("without --mem-fraction-static") && code.contains("now 0.2"), "{code}");
+    assert!(!code.contains("0.25"), "{code}");
+    // Under an SGLang plan, the plan's own default.
+    let model = preset("llama-3.1-8b");
+    let plan = Scenario { engine: EngineKind::Sglang.with_defaults(), ..Scenario::default() };
+    let d = diagnose("71-sglang-old-fraction-wording-0-2.txt", &DiagnoseContext::error_only().with_plan(&model, &plan));
+    let code = fix(&d);
+    assert!(code.contains("--mem-fraction-static 0.") && code.contains("default for this plan"), "{code}");
+    let raised = fix(&diagnose("46-sglang-not-enough-memory.txt", &DiagnoseContext::error_only()));
+    assert!(raised.contains("<higher than now"), "{raised}");
+    let r = oom::parse(
+        "RuntimeError: Not enough memory. Please try to increase --mem-fraction-static. Current value: mem_fraction_static=0.84",
+    );
+    let d = oom::diagnose(&r, &DiagnoseContext::error_only());
+    assert!(fix(&d).contains("--mem-fraction-static 0.89   # now 0.84"), "{}", fix(&d));
+}
+
+/// A PyTorch OOM in an SGLang server, told by the paste alone, gets
+/// SGLang's flags, not `model.generate`'s.
+#[test]
+fn a_pytorch_oom_in_an_sglang_server_gets_sglang_flags() {
+    let d = diagnose("73-sglang-h20-pytorch-oom-under-launch-server.txt", &DiagnoseContext::error_only());
+    let codes: Vec<&str> = d.fixes.iter().map(|f| f.code.as_str()).collect();
+    assert!(codes.iter().any(|c| c.contains("sglang.launch_server")), "{codes:?}");
+    assert!(codes.iter().all(|c| !c.contains("model.generate") && !c.contains("vllm serve")), "{codes:?}");
+}
+
+/// Free memory above the request by less than the allocator rounds a
+/// request up to (a 20 MiB segment) is a full GPU, not another process
+/// allocating at the same moment; well above it, it is.
+#[test]
+fn free_just_over_the_request_is_the_allocators_rounding_not_a_race() {
+    let race = |d: &Diagnosis| d.causes.iter().flat_map(|c| &c.evidence).any(|e| e.contains("at the same time"));
+    let d = diagnose("74-sglang-tp2-16gb-free-just-over-request.txt", &DiagnoseContext::error_only());
+    assert!(!race(&d), "{:?}", d.causes);
+    assert!(d.notes.iter().any(|n| n.contains("allocator's rounding")), "{:?}", d.notes);
+    let far = oom::parse(
+        "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 26.00 MiB. GPU 1 has a total capacity of 15.77 \
+         GiB of which 200.00 MiB is free. Including non-PyTorch memory, this process has 14.05 GiB memory in use. Of \
+         the allocated memory 13.50 GiB is allocated by PyTorch, and 100.00 MiB is reserved by PyTorch but unallocated.",
+    );
+    assert!(race(&oom::diagnose(&far, &DiagnoseContext::error_only())));
+}
+
+/// A paste whose cache is fp8 already is not told to store it in fp8.
+#[test]
+fn an_fp8_cache_is_not_offered_fp8_again() {
+    let ctx = DiagnoseContext::error_only();
+    let d = diagnose("72-vllm-v1-kv-too-small-fp8-cache-already.txt", &ctx);
+    assert!(d.fixes.iter().all(|f| f.id != FixId::KvCacheDtype), "{:?}", d.fixes);
+    assert!(d.notes.iter().any(|n| n.contains("fp8 already")), "{:?}", d.notes);
+    let sixteen = diagnose("28-vllm-v1-kv-too-small-estimate.txt", &ctx);
+    assert!(sixteen.fixes.iter().any(|f| f.id == FixId::KvCacheDtype), "{:?}", sixteen.fixes);
 }
 
 #[test]

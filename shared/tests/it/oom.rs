@@ -453,7 +453,7 @@ fn cases() -> Vec<(&'static str, Value)> {
             // Eight ranks each warn of a negative profiled pool.
             "47-sglang-negative-profiled-tokens.txt",
             json!({
-                "kind": "sglang_no_kv_pool", "occurrences": 8,
+                "kind": "sglang_no_kv_pool", "sglang_process": true, "occurrences": 8,
                 "notes": ["profiled a KV pool of -561,981 tokens", "Found 8 out-of-memory messages"]
             }),
         ),
@@ -635,6 +635,60 @@ fn cases() -> Vec<(&'static str, Value)> {
                 "reserved_bytes": 0, "reserved_unallocated_bytes": 0, "occurrences": 1, "gpus_seen": [0]
             }),
         ),
+        (
+            // Ollama 0.1.32: 24289.03 MiB (25468893921.28) on device 0; the runner's
+            // `what():` and the server's closing `no longer running: -1 cudaMalloc
+            // failed` repeat it without figures, and 0.1.x's wording is Ollama's.
+            "69-llama-ollama-0-1-32-runner-no-longer-running.txt",
+            json!({
+                "kind": "llama_cpp", "backend": "cuda", "requested_bytes": 25468893921_u64, "gpu_index": 0,
+                "llama_cpp_stage": "model_weights", "via_ollama": true, "devices_in_log": [0], "occurrences": 1,
+                "gpus_seen": [0]
+            }),
+        ),
+        (
+            // `failed to allocate compute pp buffers` repeats graph_reserve's failure.
+            "70-llama-rocm-compute-pp-buffers-repeated.txt",
+            json!({
+                "kind": "llama_cpp", "backend": "hip", "requested_bytes": 14822711296_u64, "gpu_index": 0,
+                "llama_cpp_stage": "compute_buffers", "devices_in_log": [0], "occurrences": 1, "gpus_seen": [0]
+            }),
+        ),
+        (
+            // SGLang 0.4 – 0.5's `{self.server_args.mem_fraction_static=}`.
+            "71-sglang-old-fraction-wording-0-2.txt",
+            json!({"kind": "sglang_no_kv_pool", "mem_fraction_static_permille": 200, "occurrences": 1}),
+        ),
+        (
+            // 10.12 GiB needed (10866267258.88), 5.59 left (6002216796.16); the cache is
+            // fp8 as the user names the flag. The token count is the earlier run's.
+            "72-vllm-v1-kv-too-small-fp8-cache-already.txt",
+            json!({
+                "kind": "vllm_kv_cache_too_small", "max_seq_len": 221000, "kv_needed_bytes": 10866267259_u64,
+                "kv_available_bytes": 6002216796_u64, "estimated_max_model_len": 122080, "kv_cache_tokens": 230528,
+                "kv_cache_dtype": "fp8", "occurrences": 1
+            }),
+        ),
+        (
+            // A PyTorch OOM below `python3 -m sglang.launch_server`, cut off at its end.
+            "73-sglang-h20-pytorch-oom-under-launch-server.txt",
+            json!({
+                "kind": "pytorch", "backend": "cuda", "requested_bytes": 2147483648_u64, "gpu_index": 0,
+                "total_bytes": 102091372626_u64, "free_bytes": 1363652116_u64, "allocated_bytes": 99675453522_u64,
+                "reserved_bytes": 99681262633_u64, "reserved_unallocated_bytes": 5809111_u64,
+                "process_in_use_bytes": 100147899924_u64, "sglang_process": true, "occurrences": 1, "gpus_seen": [0]
+            }),
+        ),
+        (
+            // 44.44 MiB free (46598717.44) of 15.77 GiB, 26 MiB asked; cut off after "13.".
+            "74-sglang-tp2-16gb-free-just-over-request.txt",
+            json!({
+                "kind": "pytorch", "backend": "cuda", "requested_bytes": 27262976_u64, "gpu_index": 1,
+                "total_bytes": 16932908564_u64, "free_bytes": 46598717_u64, "process_in_use_bytes": 15086072627_u64,
+                "sglang_process": true, "occurrences": 1, "gpus_seen": [1],
+                "notes": ["could not read allocated_bytes, reserved_unallocated_bytes"]
+            }),
+        ),
     ]
 }
 
@@ -698,6 +752,17 @@ fn utilization_is_read_from_settings_not_prose() {
     ] {
         let r = oom::parse(&format!("{text}{error}"));
         assert_eq!(r.gpu_memory_utilization_permille, want, "{text}");
+    }
+    for (text, want) in [
+        ("vllm serve m --kv-cache-dtype fp8_e4m3", Some("fp8_e4m3")),
+        ("vllm serve m --kv-cache-dtype=fp8", Some("fp8")),
+        ("config: model='m', enforce_eager=False, kv_cache_dtype=fp8, device_config=cuda", Some("fp8")),
+        ("non-default args: {'model': 'm', 'kv_cache_dtype': 'fp8'}", Some("fp8")),
+        ("kv_cache_dtype=auto, device_config=cuda", Some("auto")),
+        ("the kv-cache-dtype flag did not help", None),
+    ] {
+        let r = oom::parse(&format!("{text}{error}"));
+        assert_eq!(r.kv_cache_dtype.as_deref(), want, "{text}");
     }
 }
 

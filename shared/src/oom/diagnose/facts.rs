@@ -66,10 +66,17 @@ pub(super) struct Facts<'r> {
     /// vLLM as the plan runs it, else at its newest rules: what its fixes
     /// are checked against (its fp8 minimum moves by release).
     pub(super) vllm: crate::engines::Engine,
-    /// The serving engine a PyTorch OOM happened in: vLLM when a vLLM
-    /// process ran out (`OomReport::vllm_process`), else the plan's vLLM or
-    /// SGLang; `None` for a script (transformers).
+    /// The serving engine a PyTorch OOM happened in: vLLM or SGLang when
+    /// the paste shows one ran out (`OomReport::vllm_process`,
+    /// `OomReport::sglang_process`), else the plan's vLLM or SGLang; `None`
+    /// for a script (transformers). TGI has no engine here, so its pastes
+    /// stay a script's.
     pub(super) serving: Option<crate::engines::EngineKind>,
+    /// SGLang's own `mem_fraction_static` for the plan, in thousandths: what
+    /// its release picks when the flag is left out (`engines::sglang::
+    /// default_mem_fraction_for`, through the plan's estimate); `None`
+    /// without an SGLang plan.
+    pub(super) sglang_default_fraction: Option<u64>,
     /// llama.cpp as the plan runs it, else at its newest rules: the build
     /// its levers' flags are spelt for (`-fa`, `--fit`).
     pub(super) llama_cpp: crate::engines::llamacpp::Options,
@@ -172,9 +179,27 @@ impl<'r> Facts<'r> {
             | crate::engines::Engine::Sglang(_)
             | crate::engines::Engine::Ollama(_) => None,
         });
+        let sglang_default_fraction = ctx.plan.and_then(|p| match p.scenario.engine {
+            crate::engines::Engine::Sglang(o) => {
+                let mut s = p.scenario.clone();
+                s.engine =
+                    crate::engines::Engine::Sglang(crate::engines::sglang::Options { mem_fraction_static: None, ..o });
+                match crate::estimate::estimate(p.model, s.validate().ok()?).engine_report? {
+                    crate::engines::EngineReport::Sglang(report) => {
+                        Some((report.mem_fraction_static * 1000.0).round() as u64)
+                    }
+                    crate::engines::EngineReport::Vllm(_) | crate::engines::EngineReport::LlamaCpp(_) => None,
+                }
+            }
+            crate::engines::Engine::Transformers(_)
+            | crate::engines::Engine::Vllm(_)
+            | crate::engines::Engine::LlamaCpp(_)
+            | crate::engines::Engine::Ollama(_) => None,
+        });
         Self {
             r,
             total,
+            sglang_default_fraction,
             utilization,
             vllm_total,
             plan_weights: ctx.plan.map(|p| p.scenario.weights),
@@ -196,6 +221,8 @@ impl<'r> Facts<'r> {
             all_live: ctx.live,
             serving: if r.vllm_process {
                 Some(crate::engines::EngineKind::Vllm)
+            } else if r.sglang_process {
+                Some(crate::engines::EngineKind::Sglang)
             } else {
                 ctx.plan
                     .map(|p| p.scenario.engine.kind())

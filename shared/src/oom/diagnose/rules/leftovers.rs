@@ -6,6 +6,18 @@ use crate::oom::diagnose::board::{Board, fix};
 use crate::oom::diagnose::facts::Facts;
 use crate::oom::diagnose::text::{gib, pct};
 use crate::oom::diagnose::{CauseId, FixId};
+use crate::units::{GIB, MIB};
+
+/// How much more than the printed request a failed allocation may have
+/// needed, so that "free ≥ request" proves nothing below it. PyTorch's
+/// caching allocator asks the driver for more than it was asked
+/// (c10/cuda/CUDACachingAllocator.cpp): a request of 1 – 10 MiB takes a
+/// whole 20 MiB segment (`get_allocation_size`: `kLargeBuffer`), expandable
+/// segments map the large pool in 20 MiB pages (`kLargeBuffer`), and larger
+/// requests round up to 2 MiB (`kRoundLarge`): at most 20 MiB more. And
+/// `format_size` prints the request and the free memory to 0.01 of their
+/// unit, each off by up to half of 0.01 GiB.
+const ALLOCATOR_SLACK_BYTES: u64 = 20 * MIB + GIB / 100;
 
 /// Step 5: fragmentation, other processes, a per-process cap.
 pub(crate) fn leftovers(f: &Facts, b: &mut Board) {
@@ -135,7 +147,17 @@ pub(crate) fn leftovers(f: &Facts, b: &mut Board) {
 
     // Other processes, listed by the error or read live by the agent.
     let others = f.others_total();
-    if free >= q && cap.is_none() && matches!(r.kind, Some(OomKind::Pytorch | OomKind::PytorchLegacy)) {
+    let pytorch = matches!(r.kind, Some(OomKind::Pytorch | OomKind::PytorchLegacy));
+    let free_beyond_slack = free >= q.saturating_add(ALLOCATOR_SLACK_BYTES);
+    if free >= q && !free_beyond_slack && cap.is_none() && pytorch {
+        b.notes.push(format!(
+            "{} was free, above the {} requested by less than the allocator's rounding (a request may take a whole \
+             20 MiB segment) and the figures' printing: the GPU was full, not raced by another allocation.",
+            gib(free),
+            gib(q)
+        ));
+    }
+    if free_beyond_slack && cap.is_none() && pytorch {
         b.add(
             CauseId::OtherProcesses,
             40,

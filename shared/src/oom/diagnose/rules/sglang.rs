@@ -10,15 +10,41 @@ use crate::oom::diagnose::{CauseId, FixId};
 /// leaves under 5 % of the GPU for activations and CUDA graphs.
 const HIGHEST_FRACTION_PERMILLE: u64 = 950;
 
+/// A `mem_fraction_static` below this is a setting to undo, not to raise by
+/// steps: it is below every default SGLang picks on a GPU of 10 GB or more
+/// (0.79 – 0.88 by TP in 0.4.0 – 0.4.7, `engines::sglang::default_mem_fraction_0_4`;
+/// from the GPU's memory since 0.4.7.post1, `engines::sglang::gpu_memory_settings`:
+/// about 0.60 at 10 GB, 0.70 – 0.90 from 16 GB).
+const LOW_FRACTION_PERMILLE: u64 = 600;
+
 /// `profile_max_num_token` (sglang 0.4.3 – 0.4.8 `model_runner.py`):
 /// `rest = free_after_weights − total_before_weights × (1 − mem_fraction_static)`,
 /// tokens `= rest / cell_size`, and `init_memory_pool` raises at ≤ 0 tokens.
 pub(super) fn sglang_no_kv_pool(f: &Facts, b: &mut Board) {
     let fraction = f.r.mem_fraction_static_permille;
     let named = fraction.map_or(String::new(), |p| format!(" ({})", text::fraction(p)));
+    let low = fraction.filter(|&p| p < LOW_FRACTION_PERMILLE);
+    let default = match f.sglang_default_fraction {
+        Some(d) => format!("{} for this plan", text::fraction(d)),
+        None => {
+            "0.79 – 0.88 by TP in 0.4.0 – 0.4.7; since then from the GPU's memory, about 0.70 – 0.90 from 16 GB".into()
+        }
+    };
+    if let Some(p) = low {
+        b.add(
+            CauseId::MemoryCap,
+            85,
+            format!(
+                "mem_fraction_static is {}: SGLang may fill only that share of the GPU with the weights and the KV \
+                 pool, far below the default it picks itself ({default}), so the weights leave nothing of it for \
+                 the cache",
+                text::fraction(p)
+            ),
+        );
+    }
     b.add(
         CauseId::WeightsTooLarge,
-        85,
+        if low.is_some() { 55 } else { 85 },
         format!(
             "SGLang's KV pool came out at zero tokens or fewer at start-up: what was loaded before it (the weights, \
              and a speculative draft model's) takes more than mem_fraction_static{named} of the GPU, so after keeping \
@@ -33,6 +59,31 @@ pub(super) fn sglang_no_kv_pool(f: &Facts, b: &mut Board) {
             .into(),
     );
     let code = match fraction {
+        Some(p) if p < LOW_FRACTION_PERMILLE => {
+            b.fix(fix(
+                FixId::MemFractionStatic,
+                CauseId::MemoryCap,
+                format!(
+                    "Give SGLang its default share of the GPU: leave out --mem-fraction-static ({} now keeps most of \
+                     the GPU from the weights and the cache)",
+                    text::fraction(p)
+                ),
+                GivesUp::Nothing,
+                None,
+                match f.sglang_default_fraction {
+                    Some(d) => format!(
+                        "python -m sglang.launch_server ... --mem-fraction-static {}   # SGLang's default for this plan; now {}",
+                        text::fraction(d),
+                        text::fraction(p)
+                    ),
+                    None => format!(
+                        "python -m sglang.launch_server ...   # without --mem-fraction-static: SGLang's default ({default}); now {}",
+                        text::fraction(p)
+                    ),
+                },
+            ));
+            None
+        }
         Some(p) if p >= HIGHEST_FRACTION_PERMILLE => None,
         Some(p) => Some(format!(
             "python -m sglang.launch_server ... --mem-fraction-static {}   # now {}",
@@ -52,6 +103,7 @@ pub(super) fn sglang_no_kv_pool(f: &Facts, b: &mut Board) {
             None,
             code,
         )),
+        None if low.is_some() => {}
         None => b.notes.push(format!(
             "mem_fraction_static is already {}: raising it further leaves almost nothing for activations.",
             text::fraction(fraction.unwrap_or(0))

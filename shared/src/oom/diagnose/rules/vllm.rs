@@ -217,9 +217,16 @@ fn fraction_f(x: f64) -> String {
     format!("{x:.2}")
 }
 
-/// fp8's cache, unless the plan's is already 8 bits or fewer.
+/// fp8's cache, unless the plan's is already 8 bits or fewer, or the paste
+/// shows the cache in fp8 already (its figures are then fp8's).
 fn vllm_fp8_cache(f: &Facts, b: &mut Board, saves: Option<u64>, fits: bool) {
     if f.plan_kv.is_some_and(|k| !matches!(k, KvDtype::F32 | KvDtype::F16 | KvDtype::Bf16)) {
+        return;
+    }
+    if let Some(dtype) = f.r.kv_cache_dtype.as_deref().filter(|d| d.starts_with("fp8")) {
+        b.notes.push(format!(
+            "The paste runs the KV cache in {dtype} already: its figures are an 8-bit cache's, so fp8 is not offered."
+        ));
         return;
     }
     b.fix(DiagnosisFix {
