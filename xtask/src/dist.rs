@@ -246,8 +246,13 @@ use crate::{css, html, imports, js, wasm};
 /// short names in the wasm and its glue (`imports.rs`: wasm-bindgen's names
 /// with their hashes were 5.3 kB of the import section and 3.8 kB of the
 /// glue): −4,273 B, to 294,432 B, and the ceiling to 294,450 B (a plan that
-/// does not fit: 295,598 B).
-const BUNDLE_BUDGET_BYTES: u64 = 294_450;
+/// does not fit: 295,598 B). The seventeenth session's rules from new real
+/// logs (llama.cpp's DeepSeek before MLA and builds without a GPU backend,
+/// vLLM's KV tokens from 0.21, its default batch tiers of 0.34) and vLLM's
+/// `--cpu-offload-gb` as a setting (its page input, link key and load
+/// check): +1,116 B, to 295,548 B, and the ceiling to 295,600 B (a plan that
+/// does not fit: 296,714 B).
+const BUNDLE_BUDGET_BYTES: u64 = 295_600;
 
 /// Live mode's ceiling, gzip of its wasm + JS + CSS: 147,480 B when the page
 /// began handing it the plan it computed (`live::plan`, e9038ae) instead of
