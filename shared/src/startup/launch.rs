@@ -366,10 +366,7 @@ pub fn read_command_line<S: AsRef<str>>(argv: &[S]) -> Option<Launch> {
     let start = argv.len() - rest.len();
     // Its hellaswag, winogrande and multiple-choice scores size the batch otherwise.
     let scored = rest.iter().any(|w| ["--hellaswag", "--winogrande", "--multiple-choice"].contains(w));
-    if launcher == Launcher::LlamaServer
-        && start > 0
-        && program_name(argv[start - 1]) == "llama-perplexity"
-        && !scored
+    if launcher == Launcher::LlamaServer && start > 0 && program_name(argv[start - 1]) == "llama-perplexity" && !scored
     {
         perplexity_context(&mut launch.config);
     }

@@ -63,7 +63,12 @@ pub fn what_ifs(log: &StartupLog, model: &Model, logged: &ValidScenario) -> Opti
         }
     }
     if longest > mml.saturating_mul(4) || (longest > mml && changes.len() == 1) {
-        changes.push(("the model's own length".into(), longest, util));
+        // A preset standing in for the log's model by its base name
+        // (`-Instruct-2507`) has its own length, not the log's model's.
+        let stand_in =
+            super::logged_preset(log).is_none() && super::logged_base_preset(log).is_some_and(|p| p.name == model.name);
+        let name = if stand_in { "the preset's own length" } else { "the model's own length" };
+        changes.push((name.into(), longest, util));
     }
     if changes.len() == 1 && mml >= 2 {
         changes.push(("max_model_len ÷ 2".into(), mml / 2, util));

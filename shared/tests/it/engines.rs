@@ -1278,3 +1278,23 @@ fn vllm_default_batch_follows_its_tiers_by_release() {
     assert_eq!(batch("dgx-spark", vllm::Version::V0_24), (8192, 1024));
     assert_eq!(batch("rtx-4090", vllm::Version::V0_34), (2048, 256));
 }
+
+/// A log planned with the preset of its model's base name (the 0.22.1 log of
+/// `Qwen/Qwen3-30B-A3B-Instruct-2507`, 262,144 tokens long, on the
+/// `qwen3-30b-a3b` preset's 40,960) calls its longest what-if the preset's
+/// own length, not the model's.
+#[test]
+fn a_stand_in_presets_what_if_says_whose_length_it_is() {
+    let path =
+        concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/startup/vllm-v1-0221-qwen3-30b-a3b-fp8online-h100.txt");
+    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{e}"));
+    let log = shared::startup::read(&text).unwrap_or_else(|| panic!("a start-up log"));
+    let preset = shared::startup::logged_base_preset(&log).unwrap_or_else(|| panic!("no preset"));
+    let m = model(preset.id);
+    let planned = Scenario { engine: Engine::Vllm(vllm::Options::default()), ..Scenario::default() };
+    let (s, _) = shared::startup::logged_scenario(&log, &m, planned);
+    let valid = s.validate_for(&m).unwrap_or_else(|e| panic!("{e}"));
+    let w = shared::startup::what_ifs(&log, &m, &valid).unwrap_or_else(|| panic!("what-ifs"));
+    let changes: Vec<&str> = w.rows.iter().map(|r| r.change.as_str()).collect();
+    assert!(changes.contains(&"the preset's own length"), "{changes:?}");
+}
