@@ -185,6 +185,9 @@ const DRIVER_NAMES: &[(&str, &str)] = &[
     ("NVIDIA A100-SXM4-40GB", "a100-40gb-sxm"),
     // The catalog's source of its memory (`gpus.json`).
     ("NVIDIA GH200 480GB", "gh200"),
+    // The DGX Spark's superchip as the driver names it (vLLM's fused-MoE
+    // config files, `device_name=NVIDIA_GB10`).
+    ("NVIDIA GB10", "dgx-spark"),
     // The catalog entry covers both editions (97887 MiB each, `gpus.json`).
     ("NVIDIA RTX PRO 6000 Blackwell Server Edition", "rtx-pro-6000-blackwell"),
     ("NVIDIA RTX PRO 6000 Blackwell Workstation Edition", "rtx-pro-6000-blackwell"),

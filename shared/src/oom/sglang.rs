@@ -73,20 +73,25 @@ fn rank_prefix(after: &[u8]) -> bool {
         return false;
     }
     let mut words = after.get(..len).unwrap_or_default().split(|&b| b == b' ').filter(|w| !w.is_empty());
+    // `SGLANG_LOG_MS` adds milliseconds to the time (`12:29:11.123`).
     let stamp = |w: Option<&[u8]>, sep: u8| {
         w.is_some_and(|w| {
-            w.first().is_some_and(u8::is_ascii_digit) && w.iter().all(|&b| b.is_ascii_digit() || b == sep)
+            w.first().is_some_and(u8::is_ascii_digit)
+                && w.iter().all(|&b| b.is_ascii_digit() || b == sep || (sep == b':' && b == b'.'))
         })
     };
     if !(stamp(words.next(), b'-') && stamp(words.next(), b':')) {
         return false;
     }
     let mut ranks = 0;
+    // `TP0`, and 0.5.23's `ATTN_CP0`, `MOE_DP0` (scheduler.py's prefix).
     for w in words {
-        let (name, digits) = w.split_at(w.len().min(2));
-        if !(matches!(name, b"TP" | b"DP" | b"PP" | b"EP")
-            && !digits.is_empty()
-            && digits.iter().all(u8::is_ascii_digit))
+        let cut = w.iter().rposition(|b| !b.is_ascii_digit()).map_or(0, |i| i + 1);
+        let (name, digits) = w.split_at(cut);
+        let kind = name.rsplit(|&b| b == b'_').next().unwrap_or_default();
+        if !(matches!(kind, b"TP" | b"DP" | b"PP" | b"EP" | b"CP")
+            && name.iter().all(|&b| b.is_ascii_uppercase() || b == b'_')
+            && !digits.is_empty())
         {
             return false;
         }
@@ -131,6 +136,10 @@ mod tests {
             ("[2025-03-08 12:29:11 TP0] Scheduler hit an exception:", true),
             ("[2025-07-02 07:41:58 DP0 TP0] Load weight end.", true),
             ("[2026-05-07 13:39:14 DP1 TP1 EP1] Capture cuda graph end.", true),
+            // `SGLANG_LOG_MS`, and 0.5.23's attention and MoE ranks.
+            ("[2025-03-08 12:29:11.123 TP0] Scheduler hit an exception:", true),
+            ("[2026-05-07 13:39:14 ATTN_CP0 MOE_DP1 TP0] Load weight end.", true),
+            ("[2026-05-07 13:39:14 tp0] lower case", false),
             ("[2025-03-08 12:29:11] INFO: started", false),
             ("[TP0] no date", false),
             ("(VllmWorker TP0 pid=1) INFO", false),

@@ -721,9 +721,7 @@ fn apply(launch: &mut Launch, flag: &'static str, key: Key, value: Option<&str>)
         (Key::Quantization, Some(v)) => one_of(v, QUANTIZATIONS).inspect(|w| c.quantization = Some(w.clone())),
         (Key::MaxNumSeqs, Some(v)) => number(v).inspect(|&n| c.max_num_seqs = Some(n)).map(s),
         (Key::KvCacheMemory, Some(v)) => number(v).inspect(|&n| c.kv_cache_memory_bytes = Some(n)).map(s),
-        (Key::CpuOffload, Some(v)) => {
-            super::offload_mib(v).inspect(|&n| c.cpu_offload_mib = Some(n)).map(|_| v.to_owned())
-        }
+        (Key::CpuOffload, Some(v)) => super::offload_gb(v).inspect(|g| c.cpu_offload_gb = Some(g.clone())),
         (Key::BlockSize, Some(v)) => number(v).inspect(|&n| c.block_size = Some(n)).map(s),
         (Key::MaxLoras, Some(v)) => number(v).inspect(|&n| c.max_loras = Some(n)).map(s),
         (Key::MaxLoraRank, Some(v)) => number(v).inspect(|&n| c.max_lora_rank = Some(n)).map(s),

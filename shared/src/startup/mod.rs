@@ -330,10 +330,10 @@ pub struct LoggedConfig {
     /// vLLM `max_seq_len`, SGLang `context_len`.
     pub max_model_len: Option<u64>,
     pub enforce_eager: Option<bool>,
-    /// vLLM `cpu_offload_gb` (the non-default args, `--cpu-offload-gb`), in
-    /// MiB ([`offload_mib`]).
+    /// vLLM `cpu_offload_gb` (the non-default args, `--cpu-offload-gb`): its
+    /// GiB as written, a decimal ([`offload_gb`]), so it reads back exactly.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub cpu_offload_mib: Option<u64>,
+    pub cpu_offload_gb: Option<String>,
     /// vLLM 0.34 `enable_extensible_kv_cache` (the non-default args, or
     /// `--[no-]enable-extensible-kv-cache` on a command line).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -552,11 +552,12 @@ pub fn quantization_format(method: &str) -> Option<crate::formats::WeightFormat>
     })
 }
 
-/// `cpu_offload_gb`'s GiB (a float) in whole MiB; `None` for what is no
-/// such number or past [`crate::engines::vllm::MAX_CPU_OFFLOAD_GB`].
-pub(crate) fn offload_mib(v: &str) -> Option<u64> {
-    let gb = crate::decimal::Decimal::parse(v.trim()).map(crate::decimal::Decimal::to_f64)?;
-    (0.0..=crate::engines::vllm::MAX_CPU_OFFLOAD_GB as f64).contains(&gb).then(|| (gb * 1024.0).round() as u64)
+/// `cpu_offload_gb`'s GiB as a log or a command line writes it, when it is
+/// a decimal within [`crate::engines::vllm::MAX_CPU_OFFLOAD_GB`].
+pub(crate) fn offload_gb(v: &str) -> Option<String> {
+    let v = v.trim();
+    let gb = crate::decimal::Decimal::parse(v).map(crate::decimal::Decimal::to_f64)?;
+    (0.0..=crate::engines::vllm::MAX_CPU_OFFLOAD_GB as f64).contains(&gb).then(|| v.to_owned())
 }
 
 /// The device the fused-MoE kernel's config file names, with spaces for

@@ -514,8 +514,8 @@ pub fn configured_engine(ran: LogEngine, c: &LoggedConfig, planned: Engine) -> (
                 o.enforce_eager = true;
                 taken.push("enforce_eager".into());
             }
-            if let Some(mib) = c.cpu_offload_mib.filter(|&m| m > 0 && o.cpu_offload_gb.is_none()) {
-                let gb = mib as f64 / 1024.0;
+            let given = c.cpu_offload_gb.as_deref().and_then(|g| crate::engines::knobs::gibibytes(g).ok());
+            if let Some(gb) = given.filter(|&g| g > 0.0 && o.cpu_offload_gb.is_none()) {
                 o.cpu_offload_gb = Some(gb);
                 taken.push(format!("cpu_offload_gb {}", crate::units::shortest(gb)));
             }

@@ -301,7 +301,7 @@ fn read_args(line: &str, c: &mut LoggedConfig, n: usize, facts: &mut Vec<Fact>) 
     c.kv_cache_dtype = arg("kv_cache_dtype").or(c.kv_cache_dtype.take());
     c.quantization = arg("quantization").or(c.quantization.take());
     c.enforce_eager = arg("enforce_eager").map(|v| v == "True").or(c.enforce_eager.take());
-    c.cpu_offload_mib = arg("cpu_offload_gb").and_then(|v| super::offload_mib(&v)).or(c.cpu_offload_mib.take());
+    c.cpu_offload_gb = arg("cpu_offload_gb").and_then(|v| super::offload_gb(&v)).or(c.cpu_offload_gb.take());
     // `'enable_lora': True`, with `'max_loras'` and `'max_lora_rank'` when
     // not vLLM's defaults (`plan.rs` fills those in).
     c.enable_lora = arg("enable_lora").map(|v| v == "True").or(c.enable_lora.take());

@@ -698,6 +698,13 @@ fn unknown_vision_models_are_refused_and_a_plain_decoders_mtp_is_said() {
         let err = read_remote(name).map(|a| a.family).expect_err(name).to_string();
         assert!(err.contains(what), "{name}: {err}");
     }
+    // Phi-3-vision's tower is `img_processor` (a CLIP name) beside `embd_layer`.
+    let phi3_v = r#"{"architectures": ["Phi3VForCausalLM"], "model_type": "phi3_v", "hidden_size": 3072,
+        "intermediate_size": 8192, "num_attention_heads": 32, "num_hidden_layers": 32, "vocab_size": 32064,
+        "img_processor": {"image_dim_out": 1024, "model_name": "openai/clip-vit-large-patch14-336"},
+        "embd_layer": {"embedding_cls": "image"}}"#;
+    let err = Architecture::from_config_json(phi3_v).map(|a| a.family).expect_err("phi3_v").to_string();
+    assert!(err.contains("a vision tower (`img_processor`)"), "{err}");
     let mimo = read_remote("mimo-7b").unwrap_or_else(|e| panic!("mimo: {e}"));
     assert_eq!(mimo.family, Family::Generic);
     assert!(mimo.warnings.iter().any(|w| w.contains("multi-token-prediction")), "{:?}", mimo.warnings);

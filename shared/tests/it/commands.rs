@@ -127,6 +127,7 @@ fn plans() -> Vec<(Model, Scenario)> {
         }),
         // Weights kept in host memory (`--cpu-offload-gb`).
         Engine::Vllm(vllm::Options { cpu_offload_gb: Some(2.5), ..Default::default() }),
+        Engine::Vllm(vllm::Options { cpu_offload_gb: Some(0.1), ..Default::default() }),
         Engine::Sglang(sglang::Options::default()),
         Engine::Sglang(sglang::Options {
             mem_fraction_static: Some(0.85),

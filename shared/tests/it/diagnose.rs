@@ -617,6 +617,22 @@ fn a_low_sglang_fraction_is_set_back_to_the_default() {
     );
     let d = oom::diagnose(&r, &DiagnoseContext::error_only());
     assert!(fix(&d).contains("--mem-fraction-static 0.89   # now 0.84"), "{}", fix(&d));
+    // SGLang's own default on a small GPU (0.5.23 picks about 0.5 on an
+    // 8 GB card) is not blamed as a setting, with the plan or without.
+    let small = |fraction: &str| {
+        oom::parse(&format!(
+            "RuntimeError: Not enough memory. Please try to increase --mem-fraction-static. Current value: \
+             mem_fraction_static={fraction}"
+        ))
+    };
+    let d = oom::diagnose(&small("0.5"), &DiagnoseContext::error_only());
+    assert_ne!(d.causes[0].id, CauseId::MemoryCap, "{:?}", d.causes);
+    let gpu = GpuSlot::from_catalog(shared::catalog::gpu("rtx-3070").unwrap_or_else(|| panic!("rtx-3070")));
+    let on_8gb = Scenario { gpus: vec![gpu], engine: EngineKind::Sglang.with_defaults(), ..Scenario::default() };
+    let small_model = preset("qwen2.5-0.5b");
+    let ctx = DiagnoseContext::error_only().with_plan(&small_model, &on_8gb);
+    let at_default = oom::diagnose(&small("0.545"), &ctx);
+    assert_ne!(at_default.causes[0].id, CauseId::MemoryCap, "{:?}", at_default.causes);
 }
 
 /// A PyTorch OOM in an SGLang server, told by the paste alone, gets

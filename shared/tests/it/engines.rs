@@ -1252,6 +1252,19 @@ fn vllm_cpu_offload_moves_layer_weights_to_the_host() {
     // Past the layers' bytes, only the layers move.
     let (all, _) = run(Some(1000.0), 40);
     assert!(all.per_gpu[0].weight_bytes > GIB / 2 && all.per_gpu[0].weight_bytes < 2 * GIB, "{all:?}");
+    // On one pool for the CPU and the GPU it saves nothing, and says so.
+    let spark = |offload: Option<f64>| {
+        let slot = GpuSlot::from_catalog(shared::catalog::gpu("dgx-spark").unwrap_or_else(|| panic!("dgx-spark")));
+        let s = Scenario {
+            gpus: vec![slot],
+            engine: Engine::Vllm(vllm::Options { cpu_offload_gb: offload, ..Default::default() }),
+            ..Scenario::default()
+        };
+        estimate(&model("llama-3.1-8b"), s)
+    };
+    let (with, without) = (spark(Some(4.0)), spark(None));
+    assert_eq!(with.per_gpu[0].budget.weight_bytes, without.per_gpu[0].budget.weight_bytes);
+    assert!(with.warnings.iter().any(|w| w.contains("saves nothing")), "{:?}", with.warnings);
 }
 
 /// vLLM's default batch by GPU (`engine/arg_utils.py::_set_default_args`):

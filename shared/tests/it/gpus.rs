@@ -267,6 +267,7 @@ fn a_driver_s_device_name_is_its_catalog_gpu() {
     assert_eq!(id("AMD Radeon RX 7900 XTX"), Some("rx-7900-xtx"));
     // A data-centre part the driver names by its memory or board.
     assert_eq!(id("NVIDIA H100 80GB HBM3"), Some("h100-sxm"));
+    assert_eq!(id("NVIDIA GB10"), Some("dgx-spark"));
     assert_eq!(id("NVIDIA A100-SXM4-80GB"), Some("a100-80gb-sxm"));
     // An A800 is the A100 80GB's memory and bandwidth: the catalog's stand-in.
     assert_eq!(id("NVIDIA A800 80GB PCIe"), Some("a100-80gb-pcie"));

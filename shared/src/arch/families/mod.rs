@@ -176,6 +176,10 @@ fn not_plain_dense(root: Fields) -> Option<String> {
         "siglip_config",
         "vit_config",
         "query_num",
+        // Phi-3-vision and Phi-3.5-vision (`phi3_v`), Phi-4-multimodal.
+        "img_processor",
+        "embd_layer",
+        "vision_lora",
     ];
     const VISION_ARCHITECTURES: &[&str] = &["ForConditionalGeneration", "Molmo", "MiniCPMV", "Llava"];
     let found = |keys: &[&'static str]| -> Option<&'static str> {

@@ -712,12 +712,20 @@ fn given_pool_overflow(p: &Plan, b: &Budget) -> Option<(usize, u64)> {
 }
 
 /// The bytes `--cpu-offload-gb` moves from `stage`'s GPUs to host memory:
-/// its decoder layers' parameters, up to `int(cpu_offload_gb × 1024³)`
-/// (0.24.0 `offloader/base.py`). vLLM moves whole parameters until it
+/// its decoder layers' parameters (from 0.34 with a vision tower's, built
+/// first: `supports_tower_offload`; the layers' bytes bound it here), up to
+/// `int(cpu_offload_gb × 1024³)` (0.24.0 `offloader/base.py`); none on
+/// unified memory. vLLM moves whole parameters until it
 /// reaches the limit, so it may go up to one parameter past it; that
 /// parameter is not known here.
 pub(crate) fn offloaded_bytes(p: &Plan, o: Options, stage: usize) -> u64 {
     let Some(gb) = o.cpu_offload_gb.filter(|g| *g > 0.0) else { return 0 };
+    // On one pool for the CPU and the GPU (DGX Spark, Strix Halo) host
+    // memory is the GPU's: "pinned memory eats into GPU memory" (0.34.0
+    // `offloader/base.py::should_pin_memory`), so nothing is saved.
+    if p.scenario.gpus.iter().any(|g| g.unified_bytes.is_some()) {
+        return 0;
+    }
     let limit = (gb * crate::units::GIB as f64) as u64;
     limit.min(p.weights.slice(p.stage_range(stage), false, false))
 }

@@ -338,7 +338,18 @@ pub(crate) fn warnings(p: &Plan, verdict: Verdict, max_concurrency: u64) -> Engi
             s.concurrency, max_concurrency
         ));
     }
-    EngineWarnings { setup: crate::engines::gguf_warning(p).into_iter().collect(), fit }
+    let mut setup: Vec<String> = crate::engines::gguf_warning(p).into_iter().collect();
+    let offloaded = if let Engine::Vllm(o) = s.engine { super::offloaded_bytes(p, o, p.stage(0)) } else { 0 };
+    if offloaded > 0 {
+        setup.push(format!(
+            "--cpu-offload-gb: {} of each GPU's weights are read from host memory over PCIe at every step; the speed \
+             figures leave that out",
+            format_bytes(offloaded, UnitSystem::Binary)
+        ));
+    } else if matches!(s.engine, Engine::Vllm(o) if o.cpu_offload_gb.is_some_and(|g| g > 0.0)) {
+        setup.push("--cpu-offload-gb: on one memory pool for the CPU and the GPU, host memory is the GPU's, so it saves nothing".into());
+    }
+    EngineWarnings { setup, fit }
 }
 
 /// vLLM's flags; FP8 is its cheapest KV cache.

@@ -10,12 +10,18 @@ use crate::oom::diagnose::{CauseId, FixId};
 /// leaves under 5 % of the GPU for activations and CUDA graphs.
 const HIGHEST_FRACTION_PERMILLE: u64 = 950;
 
-/// A `mem_fraction_static` below this is a setting to undo, not to raise by
-/// steps: it is below every default SGLang picks on a GPU of 10 GB or more
-/// (0.79 – 0.88 by TP in 0.4.0 – 0.4.7, `engines::sglang::default_mem_fraction_0_4`;
-/// from the GPU's memory since 0.4.7.post1, `engines::sglang::gpu_memory_settings`:
-/// about 0.60 at 10 GB, 0.70 – 0.90 from 16 GB).
-const LOW_FRACTION_PERMILLE: u64 = 600;
+/// Without a plan, a `mem_fraction_static` below this is a setting to
+/// undo, not to raise by steps: it is below every default SGLang picks on a
+/// GPU of 8 GB or more (0.79 – 0.88 by TP in 0.4.0 – 0.4.7,
+/// `engines::sglang::default_mem_fraction_0_4`; from the GPU's memory since
+/// 0.4.7.post1, `engines::sglang::gpu_memory_settings`: about 0.55 at 8 GB,
+/// 0.70 – 0.90 from 16 GB, and a vision model's 8 GiB less, about 0.5 on a
+/// 24 GB GPU, 0.5.23 `memory_hook.py`).
+const LOW_FRACTION_PERMILLE: u64 = 450;
+/// With a plan, how far below the default it computes a fraction must be
+/// to be a setting to undo: more than one of the +0.05 steps the fix would
+/// otherwise suggest, so that the default itself is never blamed.
+const BELOW_DEFAULT_PERMILLE: u64 = 50;
 
 /// `profile_max_num_token` (sglang 0.4.3 – 0.4.8 `model_runner.py`):
 /// `rest = free_after_weights − total_before_weights × (1 − mem_fraction_static)`,
@@ -23,7 +29,10 @@ const LOW_FRACTION_PERMILLE: u64 = 600;
 pub(super) fn sglang_no_kv_pool(f: &Facts, b: &mut Board) {
     let fraction = f.r.mem_fraction_static_permille;
     let named = fraction.map_or(String::new(), |p| format!(" ({})", text::fraction(p)));
-    let low = fraction.filter(|&p| p < LOW_FRACTION_PERMILLE);
+    let low = fraction.filter(|&p| match f.sglang_default_fraction {
+        Some(d) => p.saturating_add(BELOW_DEFAULT_PERMILLE) < d,
+        None => p < LOW_FRACTION_PERMILLE,
+    });
     let default = match f.sglang_default_fraction {
         Some(d) => format!("{} for this plan", text::fraction(d)),
         None => {
@@ -59,7 +68,7 @@ pub(super) fn sglang_no_kv_pool(f: &Facts, b: &mut Board) {
             .into(),
     );
     let code = match fraction {
-        Some(p) if p < LOW_FRACTION_PERMILLE => {
+        Some(p) if low.is_some() => {
             b.fix(fix(
                 FixId::MemFractionStatic,
                 CauseId::MemoryCap,
