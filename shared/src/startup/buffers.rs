@@ -72,6 +72,9 @@ fn place(device: &str) -> Option<Place> {
     digits.parse().ok().map(Place::Gpu)
 }
 
+/// What a compute buffer of Ollama's own engine is checked against: nothing.
+const OWN_GRAPH: &str = "Ollama's own engine builds its own graph, not llama.cpp's: not modelled";
+
 /// Each buffer of a llama.cpp log with the estimate's figure for it; empty
 /// for another engine's log or an estimate of another engine.
 pub fn llamacpp_buffers(log: &StartupLog, e: &Estimate) -> Vec<BufferCheck> {
@@ -91,6 +94,8 @@ pub fn llamacpp_buffers(log: &StartupLog, e: &Estimate) -> Vec<BufferCheck> {
     // types). Mapped from the file (`CPU_Mapped`), each file's span holds
     // the repacked tensors' originals too: the repacked ones are copies.
     let mapped = log.facts.iter().any(|f| f.scope.as_deref() == Some("CPU_Mapped"));
+    // Ollama's own engine builds its own graph, which llama.cpp's replay is not.
+    let own_engine = log.config.ollama_engine == Some(true);
     let copy = |f: &super::Fact| {
         mapped
             && matches!(f.figure, Figure::Buffer { buffer: Buffer::Model, .. })
@@ -148,6 +153,7 @@ pub fn llamacpp_buffers(log: &StartupLog, e: &Estimate) -> Vec<BufferCheck> {
                     Buffer::Model => (name(buffer), bytes, Some(b.weight_bytes), None),
                     Buffer::Kv => (name(buffer), bytes, Some(b.kv_cache_bytes), None),
                     Buffer::State => (name(buffer), bytes, Some(b.state_bytes), None),
+                    Buffer::Compute if own_engine => (name(buffer), bytes, None, Some(OWN_GRAPH)),
                     Buffer::Compute => (name(buffer), bytes, Some(b.activation_bytes), None),
                     Buffer::Output => (name(buffer), bytes, None, Some("the output buffer is not modelled")),
                 }
@@ -165,6 +171,7 @@ pub fn llamacpp_buffers(log: &StartupLog, e: &Estimate) -> Vec<BufferCheck> {
                 Buffer::Model => (name(buffer), bytes, Some(r.cpu_weight_bytes), None),
                 Buffer::Kv => (name(buffer), bytes, Some(r.cpu_kv_bytes), None),
                 Buffer::State => (name(buffer), bytes, Some(r.cpu_state_bytes), None),
+                Buffer::Compute if own_engine => (name(buffer), bytes, None, Some(OWN_GRAPH)),
                 Buffer::Compute => (name(buffer), bytes, Some(r.host_compute_bytes), None),
                 Buffer::Output => (name(buffer), bytes, None, Some("the output buffer is not modelled")),
             },

@@ -269,6 +269,10 @@ fn same_buffer(a: &Figure, b: &Figure) -> bool {
 /// KvCacheType:q4_0 …}"` (`runner/ollamarunner/runner.go`). llama.cpp's
 /// own context lines, when the log has them, say the same and win.
 fn ollama_launch(line: &str, c: &mut LoggedConfig) {
+    if line.contains("msg=\"starting ollama engine\"") || (line.contains("cmd=\"") && line.contains(" --ollama-engine"))
+    {
+        c.ollama_engine = Some(true);
+    }
     let flag = |name: &str| after(line, name).and_then(count);
     // The runner's command line, read as the agent reads a running one.
     if ["msg=\"starting llama server\"", "msg=\"starting llama-server\"", "msg=\"starting runner\""]

@@ -458,6 +458,11 @@ pub struct LoggedConfig {
     pub ik_fused_moe: Option<bool>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub ik_run_time_repack: Option<bool>,
+    /// Ollama ran its own engine (`msg="starting ollama engine"`, `ollama
+    /// runner --ollama-engine`), not llama.cpp's: its cache and graph are
+    /// each model's own (`kvcache/causal.go`, `model/models/*`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ollama_engine: Option<bool>,
 }
 
 impl LoggedConfig {

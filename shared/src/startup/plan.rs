@@ -258,6 +258,14 @@ pub fn logged_scenario(log: &StartupLog, model: &Model, planned: Scenario<Engine
     if let Some(note) = unnamed_gpu(log, &s, total.is_some()) {
         taken.push(note);
     }
+    if log.config.ollama_engine == Some(true) {
+        taken.push(
+            "Ollama's own engine ran, not llama.cpp: its KV cache is each model's own (a sliding window of \
+             sequences × 4,096 + batch cells for gpt-oss at v0.11.10, kvcache/causal.go), so the KV figures are \
+             llama.cpp's rules and its compute graph is not predicted"
+                .into(),
+        );
+    }
     (s, taken)
 }
 

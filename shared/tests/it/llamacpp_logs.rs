@@ -790,3 +790,30 @@ fn a_vulkan_split_is_read_from_its_kv_buffers() {
     assert_eq!((log.config.parallel, log.config.kv_unified), (Some(4), Some(true)));
     assert_eq!(log.config.devices, ["Radeon RX 580 Series", "Radeon RX 560 Series"]);
 }
+
+/// Ollama before 0.30 ran some models in its own engine (`ollama runner
+/// --ollama-engine`, `msg="starting ollama engine"`): its buffers are read,
+/// but its graph is its own (gpt-oss-120b on ROCm: 121.80 MiB logged where
+/// llama.cpp's replay gives 398), so no compute figure is set against it,
+/// and the plan says its KV figures are llama.cpp's rules (its sliding
+/// cache holds `sequences × 4,096 + batch` cells at v0.11.10: 450 MiB
+/// logged, 315 by llama.cpp's window).
+#[test]
+fn ollamas_own_engine_is_said_and_its_graph_not_predicted() {
+    let text = std::fs::read_to_string(format!("{DIR}/ollama-011x-gptoss120b-rocm-own-engine.txt"))
+        .unwrap_or_else(|e| panic!("{e}"));
+    let log = startup::read(&text).unwrap_or_else(|| panic!("not a log"));
+    let model = Model::preset("gpt-oss-120b").unwrap_or_else(|e| panic!("{e}"));
+    let planned = Scenario {
+        engine: Engine::LlamaCpp(Options { fit: FitMode::Off, ..Options::default() }),
+        gpus: vec![GpuSlot::custom("gpu", 1024 * GIB)],
+        ..Scenario::default()
+    };
+    let (run_as, taken) = startup::logged_scenario(&log, &model, planned);
+    assert!(taken.iter().any(|t| t.starts_with("Ollama's own engine ran")), "{taken:?}");
+    let valid = run_as.validate_for(&model).unwrap_or_else(|e| panic!("{e}"));
+    let checks = startup::llamacpp_buffers(&log, &shared::estimate::estimate(&model, valid));
+    let compute: Vec<_> = checks.iter().filter(|c| c.buffer == "compute").collect();
+    assert!(!compute.is_empty() && compute.iter().all(|c| c.predicted_bytes.is_none()), "{compute:?}");
+    assert!(checks.iter().any(|c| c.buffer == "model" && c.predicted_bytes.is_some()), "{checks:?}");
+}

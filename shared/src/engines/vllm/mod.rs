@@ -426,13 +426,27 @@ fn budget(p: &Plan, o: Options, max_model_len: u64) -> Budget {
         let deepstack = if stage == 0 && p.first_on_gpu { encoder::deepstack_buffer_bytes(p, o, mnbt) } else { 0 };
         let weights = p
             .stage_weights(stage)
-            .saturating_sub(offloaded_bytes(p, o, stage))
             .saturating_add(padding)
             .saturating_add(lora)
             .saturating_add(rope)
             .saturating_add(slack)
             .saturating_add(draft)
             .saturating_add(deepstack);
+        // `--cpu-offload-gb` takes the layers' parameters as vLLM holds them
+        // (their padding and allocator slack with them); the embedding, head,
+        // adapters, tables and drafter stay.
+        let kept = p
+            .stage_weights(stage)
+            .saturating_sub(p.weights.slice(p.stage_range(stage), false, false))
+            .saturating_add(lora)
+            .saturating_add(rope)
+            .saturating_add(draft)
+            .saturating_add(deepstack);
+        let weights = if offloaded_bytes(p, o, stage) > 0 {
+            weights.saturating_sub(offload_limit(o)).max(kept.min(weights))
+        } else {
+            weights
+        };
         let seqs = if p.is_last_stage(stage) { max_num_seqs } else { 0 };
         let act = if layers > 0 { profile_peak(text, mnbt, seqs, p.bytes_per_element(), p.tp(), o) } else { 0 };
         // The vision tower's pass over the profile's images, on the stage
@@ -719,15 +733,21 @@ fn given_pool_overflow(p: &Plan, b: &Budget) -> Option<(usize, u64)> {
 /// reaches the limit, so it may go up to one parameter past it; that
 /// parameter is not known here.
 pub(crate) fn offloaded_bytes(p: &Plan, o: Options, stage: usize) -> u64 {
-    let Some(gb) = o.cpu_offload_gb.filter(|g| *g > 0.0) else { return 0 };
+    if o.cpu_offload_gb.is_none_or(|g| g <= 0.0) {
+        return 0;
+    }
     // On one pool for the CPU and the GPU (DGX Spark, Strix Halo) host
     // memory is the GPU's: "pinned memory eats into GPU memory" (0.34.0
     // `offloader/base.py::should_pin_memory`), so nothing is saved.
     if p.scenario.gpus.iter().any(|g| g.unified_bytes.is_some()) {
         return 0;
     }
-    let limit = (gb * crate::units::GIB as f64) as u64;
-    limit.min(p.weights.slice(p.stage_range(stage), false, false))
+    offload_limit(o).min(p.weights.slice(p.stage_range(stage), false, false))
+}
+
+/// `int(cpu_offload_gb × 1024³)` (0.24.0 `offloader/base.py`).
+fn offload_limit(o: Options) -> u64 {
+    o.cpu_offload_gb.map_or(0, |gb| (gb * crate::units::GIB as f64) as u64)
 }
 
 /// `DoesNotFitAtLoad` when some GPU cannot hold its weights, less what
