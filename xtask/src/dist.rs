@@ -253,8 +253,11 @@ use crate::{css, html, imports, js, wasm};
 /// check): +1,116 B, to 295,548 B, and the ceiling to 295,600 B (a plan that
 /// does not fit: 296,714 B). The second review's (`--cpu-offload-gb` saving
 /// nothing on unified memory, its warnings): +128 B, to 295,676 B, and the
-/// ceiling to 295,700 B (a plan that does not fit: 296,842 B).
-const BUNDLE_BUDGET_BYTES: u64 = 295_700;
+/// ceiling to 295,700 B (a plan that does not fit: 296,842 B). The offload
+/// taking the layers as vLLM holds them (padding and slack with them): +139
+/// B, to 295,815 B, and the ceiling to 295,850 B (a plan that does not fit:
+/// 296,981 B).
+const BUNDLE_BUDGET_BYTES: u64 = 295_850;
 
 /// Live mode's ceiling, gzip of its wasm + JS + CSS: 147,480 B when the page
 /// began handing it the plan it computed (`live::plan`, e9038ae) instead of
