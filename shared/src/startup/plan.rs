@@ -44,8 +44,13 @@ const VARIANT_WORDS: &[&str] = &[
 /// Whether a repo's name says it is a quantised copy (`-AWQ`, `-FP8`,
 /// `-GPTQ-Int4`, `-bnb-4bit` …).
 pub fn names_a_quantised_copy(repo: &str) -> bool {
+    name_words(repo).iter().any(|w| quantised_word(w))
+}
+
+/// A repo's name (after its last `/`), lower case, in its `-`/`_` words.
+fn name_words(repo: &str) -> Vec<String> {
     let name = repo.trim().trim_end_matches('/').rsplit('/').next().unwrap_or_default().to_ascii_lowercase();
-    name.split(['-', '_']).any(quantised_word)
+    name.split(['-', '_']).map(str::to_owned).collect()
 }
 
 /// Whether a word of a repo's name says it is a quantised copy.
@@ -56,9 +61,8 @@ fn quantised_word(word: &str) -> bool {
 /// A repo's name (after its last `/`), lower case, without its trailing
 /// [`VARIANT_WORDS`].
 fn base_name(repo: &str) -> String {
-    let name = repo.trim().trim_end_matches('/').rsplit('/').next().unwrap_or_default().to_ascii_lowercase();
-    let mut words: Vec<&str> = name.split(['-', '_']).collect();
-    while words.len() > 1 && words.last().is_some_and(|w| VARIANT_WORDS.contains(w)) {
+    let mut words = name_words(repo);
+    while words.len() > 1 && words.last().is_some_and(|w| VARIANT_WORDS.contains(&w.as_str())) {
         words.pop();
     }
     words.join("-")
@@ -77,8 +81,7 @@ pub fn logged_base_preset(log: &StartupLog) -> Option<&'static ModelPreset> {
     // A quantised copy is planned only in a format the log names, of the
     // bits its name says (`-GPTQ-Int8` is no `quantization=gptq`'s 4-bit,
     // `-FP8-dynamic` under compressed-tensors no format read here).
-    let words: Vec<String> =
-        repo.rsplit('/').next().unwrap_or_default().to_ascii_lowercase().split(['-', '_']).map(str::to_owned).collect();
+    let words = name_words(repo);
     if words.iter().any(|w| quantised_word(w)) {
         let format = log.config.quantization.as_deref().and_then(super::quantization_format)?;
         let eight = words.iter().any(|w| matches!(w.as_str(), "int8" | "8bit" | "w8a16" | "w8a8" | "fp8"));
@@ -94,11 +97,8 @@ pub fn logged_base_preset(log: &StartupLog) -> Option<&'static ModelPreset> {
         }
     }
     let named = base_name(repo);
-    let plain = |p: &&ModelPreset| {
-        let name = p.hf_repo.rsplit('/').next().unwrap_or_default().to_ascii_lowercase();
-        !name.split(['-', '_']).any(quantised_word)
-    };
-    let mut found = MODEL_PRESETS.iter().filter(plain).filter(|p| base_name(p.hf_repo) == named);
+    let mut found =
+        MODEL_PRESETS.iter().filter(|p| !names_a_quantised_copy(p.hf_repo)).filter(|p| base_name(p.hf_repo) == named);
     let first = found.next()?;
     found.next().is_none().then_some(first)
 }
