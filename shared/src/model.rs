@@ -29,6 +29,13 @@ pub struct Model {
     /// loads in by default, whose estimate the bytes replace.
     #[serde(default)]
     pub stored_format: Option<WeightFormat>,
+    /// A GGUF of an MLA model (DeepSeek V2/V3, Kimi K2) converted before
+    /// llama.cpp had MLA (#12801, b5137): its metadata has `kv_lora_rank`
+    /// but no `key_length_mla`, its layers one unsplit `attn_kv_b`. Every
+    /// mainline build runs it as multi-head attention and caches each
+    /// head's K and V (`llama_hparams::is_mla`, src/llama-hparams.cpp).
+    #[serde(default)]
+    pub legacy_mla_gguf: bool,
 }
 
 /// A checkpoint's exact weights and the format it is stored in.
@@ -79,6 +86,7 @@ impl Model {
             checkpoint_bytes: None,
             checkpoint: None,
             stored_format: None,
+            legacy_mla_gguf: false,
         }
     }
 
@@ -119,7 +127,19 @@ impl Model {
                 layout.unclassified.first().map_or("", String::as_str)
             ));
         }
+        let legacy_mla_gguf = checkpoint.gguf.as_ref().is_some_and(gguf_without_mla);
+        if let (true, crate::arch::AttentionKind::Mla(m)) = (legacy_mla_gguf, arch.text.attention) {
+            let head = m.qk_nope_head_dim.saturating_add(m.qk_rope_head_dim).saturating_add(m.v_head_dim);
+            let latent = m.kv_lora_rank.saturating_add(m.qk_rope_head_dim).max(1);
+            arch.warnings.push(format!(
+                "this GGUF was converted before llama.cpp had MLA (b5137; no `key_length_mla`): mainline llama.cpp \
+                 caches every head's K and V, {}× the latent a GGUF converted since caches (ik_llama.cpp derives \
+                 the split tensors at load and caches the latent)",
+                arch.text.num_heads.saturating_mul(head) / latent
+            ));
+        }
         let mut model = Self::from_architecture(name, arch);
+        model.legacy_mla_gguf = legacy_mla_gguf;
         model.layout = layout.tensor_layout();
         model.checkpoint_bytes = Some(layout.total_bytes());
         let gguf_tensors = match checkpoint.kind {
@@ -222,6 +242,15 @@ impl Model {
             acc.saturating_add(p)
         })
     }
+}
+
+/// Whether a GGUF holds MLA weights llama.cpp cannot run as MLA: a latent
+/// (`{arch}.attention.kv_lora_rank`) without the per-head widths the split
+/// `attn_k_b`/`attn_v_b` are read with (`key_length_mla`,
+/// `value_length_mla`; `is_mla` needs both).
+fn gguf_without_mla(g: &crate::checkpoint::gguf::File) -> bool {
+    let set = |key: &str| g.arch_u64(key).is_some_and(|v| v > 0);
+    set("attention.kv_lora_rank") && !(set("attention.key_length_mla") && set("attention.value_length_mla"))
 }
 
 /// Layers and packing the names need: `num_hidden_layers` (or GGUF

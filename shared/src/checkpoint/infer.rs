@@ -17,8 +17,8 @@ use super::roles::classify;
 use super::{Checkpoint, CheckpointError};
 use crate::arch::fields::{MAX_CONTEXT, MAX_DIM, MAX_LAYERS};
 use crate::arch::{
-    Architecture, AttentionKind, CheckpointDtype, Family, Ffn, LayerAttention, LayerCache, LayerSpec, Moe, NormKind,
-    Role, TextModel,
+    Architecture, AttentionKind, CheckpointDtype, Family, Ffn, LayerAttention, LayerCache, LayerSpec, Mla, Moe,
+    NormKind, Role, TextModel,
 };
 
 /// Facts a config or GGUF metadata may state.
@@ -39,6 +39,9 @@ struct Facts {
     /// The window is Llama 4's attention chunk (llama.cpp `LLAMA_SWA_TYPE_CHUNKED`).
     chunked: bool,
     dtype: Option<CheckpointDtype>,
+    /// GGUF metadata of multi-head latent attention (`deepseek2`: the
+    /// latent and rope widths, each head's K and V widths).
+    mla: Option<Mla>,
 }
 
 /// A read count or width kept within the bound the family readers apply
@@ -101,21 +104,13 @@ fn config_facts(config: &Map<String, Value>) -> Result<Facts, CheckpointError> {
         sliding_layers,
         chunked: false,
         dtype,
+        mla: None,
     })
 }
 
 fn gguf_facts(g: &gguf::File) -> Result<Facts, CheckpointError> {
     let arch = g.architecture().unwrap_or("unknown");
-    // `{arch}.key`, bounded; an array (one value per layer) by its largest.
-    let read = |key: &str, max: u64| -> Result<Option<u64>, CheckpointError> {
-        let name = format!("{arch}.{key}");
-        let value = match g.get(&name) {
-            Some(gguf::Value::Array { values, .. }) => values.iter().filter_map(gguf::Value::as_u64).max(),
-            Some(v) => v.as_u64(),
-            None => None,
-        };
-        value.map(|v| bounded(|| format!("GGUF metadata `{name}`"), v, max)).transpose()
-    };
+    let read = |key: &str, max: u64| gguf_value(g, key, max);
     let tokens = g.get("tokenizer.ggml.tokens").and_then(|v| match v {
         gguf::Value::Array { len, .. } => Some(*len),
         _ => None,
@@ -123,12 +118,14 @@ fn gguf_facts(g: &gguf::File) -> Result<Facts, CheckpointError> {
     let tokens = tokens.map(|n| bounded(|| "GGUF metadata `tokenizer.ggml.tokens`".into(), n, MAX_DIM)).transpose()?;
     let layers = read("block_count", MAX_LAYERS)?;
     let sliding_window = read("attention.sliding_window", MAX_CONTEXT)?;
+    let (key, value) = (read("attention.key_length", MAX_DIM)?, read("attention.value_length", MAX_DIM)?);
     Ok(Facts {
+        mla: gguf_mla(g, key, value)?,
         model_type: format!("gguf:{arch}"),
         hidden: read("embedding_length", MAX_DIM)?,
         heads: read("attention.head_count", MAX_DIM)?,
-        head_dim: read("attention.key_length", MAX_DIM)?,
-        value_dim: read("attention.value_length", MAX_DIM)?,
+        head_dim: key,
+        value_dim: value,
         vocab: read("vocab_size", MAX_DIM)?.or(tokens),
         context: read("context_length", MAX_CONTEXT)?,
         experts: read("expert_count", MAX_DIM)?,
@@ -138,6 +135,45 @@ fn gguf_facts(g: &gguf::File) -> Result<Facts, CheckpointError> {
         chunked: arch == "llama4",
         dtype: None,
     })
+}
+
+/// `{arch}.key` of a GGUF, bounded; an array (one value per layer) by its
+/// largest.
+fn gguf_value(g: &gguf::File, key: &str, max: u64) -> Result<Option<u64>, CheckpointError> {
+    let name = format!("{}.{key}", g.architecture().unwrap_or("unknown"));
+    let value = match g.get(&name) {
+        Some(gguf::Value::Array { values, .. }) => values.iter().filter_map(gguf::Value::as_u64).max(),
+        Some(v) => v.as_u64(),
+        None => None,
+    };
+    value.map(|v| bounded(|| format!("GGUF metadata `{name}`"), v, max)).transpose()
+}
+
+/// MLA as a GGUF states it (`deepseek2`, llama.cpp's `LLM_ARCH_DEEPSEEK2`
+/// hparams): the latent (`kv_lora_rank`), the rope width
+/// (`rope.dimension_count`) and each head's K and V widths, from
+/// `key_length_mla`/`value_length_mla` where the GGUF was converted for MLA
+/// (its `key_length` is then the latent's), else from `key_length`/
+/// `value_length`. `None` without a latent or a head width.
+fn gguf_mla(g: &gguf::File, key: Option<u64>, value: Option<u64>) -> Result<Option<Mla>, CheckpointError> {
+    let read = |key: &str, max: u64| gguf_value(g, key, max);
+    let Some(kv_lora_rank) = read("attention.kv_lora_rank", MAX_DIM)?.filter(|&r| r > 0) else { return Ok(None) };
+    let rope = read("rope.dimension_count", MAX_DIM)?.unwrap_or(0);
+    let positive = |v: Option<u64>| v.filter(|&v| v > 0);
+    let (Some(k), Some(v)) = (
+        positive(read("attention.key_length_mla", MAX_DIM)?).or(positive(key)),
+        positive(read("attention.value_length_mla", MAX_DIM)?).or(positive(value)),
+    ) else {
+        return Ok(None);
+    };
+    Ok(Some(Mla {
+        q_lora_rank: positive(read("attention.q_lora_rank", MAX_DIM)?),
+        kv_lora_rank,
+        qk_nope_head_dim: k.saturating_sub(rope),
+        qk_rope_head_dim: rope,
+        v_head_dim: v,
+        indexer: None,
+    }))
 }
 
 /// llama.cpp's default sliding-window pattern per GGUF architecture: in each
@@ -303,6 +339,11 @@ fn from_tensors(f: Facts, checkpoint: &Checkpoint, layout: &ExactLayout) -> Resu
         _ => 0,
     };
     let value_dim = f.value_dim.unwrap_or(head_dim);
+    // A latent cache read from the tensors is MLA's: the engines' own rules
+    // for it (llama.cpp's by build and GGUF) need the widths behind it.
+    let mla = f.mla.filter(|_| widths.iter().any(|w| w.latent > 0));
+    let (head_dim, value_dim) =
+        mla.map_or((head_dim, value_dim), |m| (m.qk_nope_head_dim.saturating_add(m.qk_rope_head_dim), m.v_head_dim));
     let mut cache = Vec::with_capacity(n);
     let mut no_cache = Vec::new();
     for (i, w) in widths.iter().enumerate() {
@@ -385,7 +426,7 @@ fn from_tensors(f: Facts, checkpoint: &Checkpoint, layout: &ExactLayout) -> Resu
         head_dim: head_dim.max(1),
         v_head_dim: value_dim.max(1),
         intermediate_size: 0,
-        attention: AttentionKind::Standard { qkv_bias: false, o_bias: false },
+        attention: mla.map_or(AttentionKind::Standard { qkv_bias: false, o_bias: false }, AttentionKind::Mla),
         mlp_gated: true,
         mlp_bias: false,
         norm: NormKind::Rms,

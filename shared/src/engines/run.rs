@@ -248,7 +248,7 @@ impl<'m> EnginePlan<'m> {
                 if let Engine::Ollama(_) = p.scenario.engine {
                     r.prompt_cut_to = Some(r.n_ctx_per_slot).filter(|&n| p.scenario.sequence_tokens() > n);
                 }
-                let terms = llamacpp::terms(p, &r);
+                let terms = llamacpp::terms(p, *o, &r);
                 (Some(EngineReport::LlamaCpp(r)), terms)
             }
         }

@@ -340,7 +340,28 @@ pub fn model(m: &LoggedModel) -> Result<(Model, Option<WeightFormat>, Vec<String
             f.id()
         ));
     }
-    Ok((model.with_checkpoint_bytes(m.size_bytes).stored_as(mix), format, notes))
+    let mut model = model.with_checkpoint_bytes(m.size_bytes).stored_as(mix);
+    model.legacy_mla_gguf = legacy_mla(m);
+    if model.legacy_mla_gguf {
+        notes.push(
+            "the GGUF was converted before llama.cpp's MLA (its K width is a head's, not the latent's): llama.cpp \
+             caches every head's K and V"
+                .into(),
+        );
+    }
+    Ok((model, format, notes))
+}
+
+/// An MLA model's GGUF converted before llama.cpp's MLA (#12801): its K
+/// width (`n_embd_head_k`, the GGUF's `key_length`) is a head's, where a
+/// GGUF converted for MLA states the latent's, `kv_lora_rank + n_rot`
+/// (convert_hf_to_gguf.py `DeepseekV2Model`: "deepseek2 using MLA converts
+/// into MQA with larger heads").
+fn legacy_mla(m: &LoggedModel) -> bool {
+    match (m.lora_kv, m.head_k, m.rope_dim) {
+        (Some(latent), Some(k), Some(rope)) => k != latent.saturating_add(rope),
+        _ => false,
+    }
 }
 
 /// The `config.json` a log's metadata stands for (the one [`model`]

@@ -177,6 +177,99 @@ fn mla_keeps_a_v_cache_before_b7832() {
     assert_eq!(old * 576, new * 1088, "{old} {new}");
 }
 
+/// A small `deepseek2` GGUF (2 layers, 4 heads; latent 64, rope 16, each
+/// head's K 32 + 16 and V 32), converted for MLA (split `attn_k_b` and
+/// `attn_v_b`, `key_length` the latent's, `key_length_mla` a head's) or
+/// before it (one `attn_kv_b`, `key_length` a head's, convert_hf_to_gguf.py
+/// before #12801).
+fn deepseek2_gguf(converted_for_mla: bool) -> Model {
+    use crate::checkpoint::writer::{self, Kv};
+    use shared::checkpoint::{Checkpoint, gguf};
+    const H: u64 = 256;
+    const V: u64 = 1000;
+    const HEADS: u64 = 4;
+    let f32 = |shape: &[u64]| shape.iter().product::<u64>() * 4;
+    let mut tensors: Vec<(String, Vec<u64>)> = vec![
+        ("token_embd.weight".into(), vec![H, V]),
+        ("output_norm.weight".into(), vec![H]),
+        ("output.weight".into(), vec![H, V]),
+    ];
+    for l in 0..2 {
+        let mut t = |name: &str, shape: Vec<u64>| tensors.push((format!("blk.{l}.{name}.weight"), shape));
+        t("attn_norm", vec![H]);
+        t("attn_q", vec![H, HEADS * 48]);
+        t("attn_kv_a_mqa", vec![H, 64 + 16]);
+        t("attn_kv_a_norm", vec![64]);
+        if converted_for_mla {
+            t("attn_k_b", vec![32, 64, HEADS]);
+            t("attn_v_b", vec![64, 32, HEADS]);
+        } else {
+            t("attn_kv_b", vec![64, HEADS * (32 + 32)]);
+        }
+        t("attn_output", vec![HEADS * 32, H]);
+        t("ffn_norm", vec![H]);
+        t("ffn_gate", vec![H, 512]);
+        t("ffn_up", vec![H, 512]);
+        t("ffn_down", vec![512, H]);
+    }
+    let refs: Vec<(&str, &[u64], u32, u64)> =
+        tensors.iter().map(|(n, s)| (n.as_str(), s.as_slice(), 0, f32(s))).collect();
+    let (k, v, kv_heads) = if converted_for_mla { (64 + 16, 64, 1) } else { (48, 32, HEADS as u32) };
+    let mut kvs = vec![
+        ("general.architecture", Kv::Str("deepseek2")),
+        ("deepseek2.block_count", Kv::U32(2)),
+        ("deepseek2.embedding_length", Kv::U32(H as u32)),
+        ("deepseek2.attention.head_count", Kv::U32(HEADS as u32)),
+        ("deepseek2.attention.head_count_kv", Kv::U32(kv_heads)),
+        ("deepseek2.attention.kv_lora_rank", Kv::U32(64)),
+        ("deepseek2.rope.dimension_count", Kv::U32(16)),
+        ("deepseek2.attention.key_length", Kv::U32(k)),
+        ("deepseek2.attention.value_length", Kv::U32(v)),
+    ];
+    if converted_for_mla {
+        kvs.push(("deepseek2.attention.key_length_mla", Kv::U32(48)));
+        kvs.push(("deepseek2.attention.value_length_mla", Kv::U32(32)));
+    }
+    let (bytes, size) = writer::gguf(3, &kvs, &refs);
+    let file = gguf::parse(&bytes, Some(size)).unwrap_or_else(|e| panic!("{e}"));
+    let c = Checkpoint::from_gguf(vec![("m.gguf".into(), file)]).unwrap_or_else(|e| panic!("{e}"));
+    Model::from_checkpoint("m.gguf", None, &c).unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// A DeepSeek GGUF converted before llama.cpp's MLA (no `key_length_mla`)
+/// runs as multi-head attention on every mainline build: each head's K and
+/// V cached (`llama_hparams::is_mla` false, src/llama-kv-cache.cpp), where
+/// a GGUF converted for MLA caches the latent (and its V before b7832).
+/// Other engines read the checkpoint's own latent.
+#[test]
+fn a_deepseek_gguf_converted_before_mla_caches_every_head() {
+    let cells = 1024;
+    let kv = |m: &Model, o: Options| report(m, scenario(Options { n_ctx: Some(cells), ..o }, 1, 80)).1.kv_cache_bytes;
+    let (mla, legacy) = (deepseek2_gguf(true), deepseek2_gguf(false));
+    assert!(!mla.legacy_mla_gguf && legacy.legacy_mla_gguf);
+    // Said, with the factor: 4 × (32 + 16 + 32) / (64 + 16).
+    assert!(legacy.arch.warnings.iter().any(|w| w.contains("before llama.cpp had MLA") && w.contains(" 4×")));
+    assert!(!mla.arch.warnings.iter().any(|w| w.contains("had MLA")));
+    // f16: 2 layers × latent (64 + 16) × 2 bytes per cell.
+    assert_eq!(kv(&mla, Options::default()), 2 * 80 * 2 * cells);
+    // b5137 – b7831: the latent's V (64) beside it.
+    let old = Options { build: Some(llamacpp::VLESS_MLA_BUILD - 1), ..Options::default() };
+    assert_eq!(kv(&mla, old), 2 * (80 + 64) * 2 * cells);
+    // Before MLA: 2 layers × 4 heads × (K 48 + V 32) × 2 bytes, on any build.
+    for o in [Options::default(), old] {
+        assert_eq!(kv(&legacy, o), 2 * 4 * (48 + 32) * 2 * cells);
+    }
+    // The same file on ik_llama.cpp, which splits `attn_kv_b` at load: its latent.
+    let ik = Options { fork: llamacpp::Fork::Ik, ..Options::default() };
+    assert!(kv(&legacy, ik) < kv(&legacy, Options::default()));
+    // vLLM reads the checkpoint's latent whatever the conversion.
+    let vllm = |m: &Model| {
+        let s = Scenario { engine: Engine::Vllm(Default::default()), ..scenario(Options::default(), 1, 80) };
+        estimate(m, s).kv_bytes_per_token
+    };
+    assert_eq!(vllm(&legacy), vllm(&mla));
+}
+
 /// A small MoE GGUF header (qwen2moe, 4 layers, q8_0 attention and
 /// shared experts, q4_K routed experts): the model, its checkpoint and its
 /// tensors as (name, bytes).

@@ -352,7 +352,12 @@ const RUNS: &[Run] = &[
 /// `Err` with the reason when it cannot be planned from the log alone.
 fn scored(run: &Run) -> Result<(StartupLog, Vec<BufferCheck>), String> {
     let text = std::fs::read_to_string(format!("{DIR}/{}.txt", run.file)).map_err(|e| e.to_string())?;
-    let mut log = startup::read(&text).ok_or("no start-up lines")?;
+    scored_text(run, &text)
+}
+
+/// [`scored`] of `text` in the place of the run's file.
+fn scored_text(run: &Run, text: &str) -> Result<(StartupLog, Vec<BufferCheck>), String> {
+    let mut log = startup::read(text).ok_or("no start-up lines")?;
     let (model, format) = match (run.given, run.header) {
         (_, Some(header)) => {
             let model = header();
@@ -698,6 +703,32 @@ fn deepseek_before_mla_caches_every_heads_k_and_v() {
     );
     let kv = checks.iter().find(|c| c.buffer == "kv_total").map(|c| c.predicted_bytes);
     assert_eq!(kv, Some(Some(61 * 2048 * (576 + 512) * 2)), "{checks:?}");
+}
+
+/// A GGUF converted before MLA stays multi-head on every later build (its
+/// `key_length` 192 is a head's, not the latent's 512 + 64): the b4905
+/// log's lines under a b6000 banner still cache 9,760 MiB, where the b5331
+/// log's GGUF, converted for MLA, caches the latent.
+#[test]
+fn a_gguf_converted_before_mla_stays_multi_head_on_later_builds() {
+    let file = "llamacpp-b4905-deepseek-r1-q80-cpu-amx-perplexity";
+    let run = RUNS.iter().find(|r| r.file == file).unwrap_or_else(|| panic!("{file} is not in the table"));
+    let text = std::fs::read_to_string(format!("{DIR}/{file}.txt")).unwrap_or_else(|e| panic!("{e}"));
+    let later = text.replace("build: 4905 (b1b132ef)", "build: 6000 (0000000)");
+    assert_ne!(later, text);
+    for t in [&text, &later] {
+        let (_, checks) = scored_text(run, t).unwrap_or_else(|why| panic!("{why}"));
+        assert_eq!(of(&checks, "CPU", "kv"), (Some(9760 * MIB), 9760 * MIB), "{checks:?}");
+    }
+    let logged = |file: &str| {
+        let text = std::fs::read_to_string(format!("{DIR}/{file}.txt")).unwrap_or_else(|e| panic!("{e}"));
+        let log = startup::read(&text).unwrap_or_else(|| panic!("{file}: not a log"));
+        startup::logged_model(log.model.as_ref().unwrap_or_else(|| panic!("{file}: no metadata")))
+            .unwrap_or_else(|e| panic!("{e}"))
+            .0
+    };
+    assert!(logged(file).legacy_mla_gguf);
+    assert!(!logged("llamacpp-b5331-deepseek-v3-0324-4gpu-fa-on").legacy_mla_gguf);
 }
 
 /// The buffer checks of a pasted llama.cpp `text` planned as it ran, the

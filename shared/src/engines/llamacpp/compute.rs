@@ -15,7 +15,9 @@ use crate::kv::LayerKv;
 pub(super) fn compute_buffer(p: &Plan, o: Options, ctx: u64, cache_cells: super::cache::Cells, part: Part) -> u64 {
     let t = &p.model.arch.text;
     let with_output = part.output;
-    if let crate::arch::AttentionKind::Mla(m) = t.attention {
+    if let crate::arch::AttentionKind::Mla(m) = t.attention
+        && !super::heads_cached(p, o)
+    {
         return mla_compute_buffer(t, m, o, ctx, with_output);
     }
     if let Some(shape) = Shape::of(p, &o) {

@@ -343,21 +343,37 @@ fn kv_layers(p: &Plan, o: Options) -> Vec<LayerKv> {
     }
     let mut layers = cache::layers(text, types);
     let crate::arch::AttentionKind::Mla(m) = text.attention else { return layers };
-    let Some(build) = o.build.filter(|_| o.fork == Fork::Mainline) else { return layers };
+    if o.fork != Fork::Mainline {
+        return layers;
+    }
     use crate::kv::CachePart::{Key, Value};
-    // Builds before [`MLA_BUILD`] cache every head's K and V instead of the
-    // latent; those before [`VLESS_MLA_BUILD`] cache the latent's V beside it.
+    // A GGUF converted before MLA, or a build before [`MLA_BUILD`], caches
+    // every head's K and V instead of the latent; builds before
+    // [`VLESS_MLA_BUILD`] cache the latent's V beside it.
     let (heads, k) = (text.num_heads, m.qk_nope_head_dim.saturating_add(m.qk_rope_head_dim));
     let mha = types.bytes(Key, k, heads.saturating_mul(k));
     let mha = mha.saturating_add(types.bytes(Value, m.v_head_dim, heads.saturating_mul(m.v_head_dim)));
+    let as_mha = heads_cached(p, o);
+    let with_v = o.build.is_some_and(|b| b < VLESS_MLA_BUILD);
     for l in layers.iter_mut().filter(|l| l.bytes_per_token > 0) {
-        if build < MLA_BUILD {
+        if as_mha {
             l.bytes_per_token = mha;
-        } else if build < VLESS_MLA_BUILD {
+        } else if with_v {
             l.bytes_per_token = l.bytes_per_token.saturating_add(types.bytes(Value, m.kv_lora_rank, m.kv_lora_rank));
         }
     }
     layers
+}
+
+/// Whether mainline llama.cpp runs an MLA model as multi-head attention
+/// (decompressing the latent, caching each head's K and V): a build before
+/// [`MLA_BUILD`], or a GGUF converted before it
+/// ([`crate::model::Model::legacy_mla_gguf`],
+/// which every build runs so).
+pub(crate) fn heads_cached(p: &Plan, o: Options) -> bool {
+    o.fork == Fork::Mainline
+        && matches!(p.model.arch.text.attention, crate::arch::AttentionKind::Mla(_))
+        && (p.model.legacy_mla_gguf || o.build.is_some_and(|b| b < MLA_BUILD))
 }
 
 fn cells(_: &Plan, o: Options, ctx: u64, slots: u64) -> cache::Cells {
@@ -565,7 +581,7 @@ fn kv_total(kv: &[LayerKv], cells: cache::Cells) -> u64 {
     cells.bytes(kv)
 }
 
-pub(crate) fn terms(p: &Plan, r: &Report) -> EngineTerms {
+pub(crate) fn terms(p: &Plan, o: Options, r: &Report) -> EngineTerms {
     EngineTerms {
         kv_cache: (
             format!(
@@ -583,10 +599,10 @@ pub(crate) fn terms(p: &Plan, r: &Report) -> EngineTerms {
         ),
         state: "llama.cpp keeps one F32 state cell per sequence slot",
         activations: match p.model.arch.text.attention {
-            crate::arch::AttentionKind::Mla(_) => {
+            crate::arch::AttentionKind::Mla(_) if !heads_cached(p, o) => {
                 "llama.cpp compute buffer: MLA's query side and KQ mask (deepseek2.cpp)"
             }
-            crate::arch::AttentionKind::Standard { .. } => "llama.cpp compute buffer: 4 × n_ubatch × max(1 + 4 × hidden + attention scores without flash attention, hidden + vocab) bytes (Ollama's GraphSize for llama graphs)",
+            crate::arch::AttentionKind::Mla(_) | crate::arch::AttentionKind::Standard { .. } => "llama.cpp compute buffer: 4 × n_ubatch × max(1 + 4 × hidden + attention scores without flash attention, hidden + vocab) bytes (Ollama's GraphSize for llama graphs)",
         }
         .into(),
         overhead: crate::plan::terms::tp_comm_note(p),
