@@ -250,15 +250,20 @@ fn call_site(line: &str) -> Option<(&str, u32, &str)> {
     })
 }
 
+/// The engine configuration line. What it names is what the engine
+/// resolved, so it replaces what the non-default args gave; a field it
+/// lacks keeps that, as [`read_args`] does: a pasted line is often cut off
+/// (club-3090#652 quotes it to `model='…'` and the cudagraph fields).
 fn read_config(line: &str, c: &mut LoggedConfig) {
-    c.model = field(line, "model");
-    c.dtype = field(line, "dtype").map(|d| d.trim_start_matches("torch.").to_owned());
-    c.quantization = field(line, "quantization");
-    c.kv_cache_dtype = field(line, "kv_cache_dtype");
-    c.tensor_parallel = field(line, "tensor_parallel_size").and_then(|v| v.parse().ok());
-    c.pipeline_parallel = field(line, "pipeline_parallel_size").and_then(|v| v.parse().ok());
-    c.max_model_len = field(line, "max_seq_len").and_then(|v| v.parse().ok());
-    c.enforce_eager = field(line, "enforce_eager").map(|v| v == "True");
+    c.model = field(line, "model").or(c.model.take());
+    c.dtype = field(line, "dtype").map(|d| d.trim_start_matches("torch.").to_owned()).or(c.dtype.take());
+    c.quantization = field(line, "quantization").or(c.quantization.take());
+    c.kv_cache_dtype = field(line, "kv_cache_dtype").or(c.kv_cache_dtype.take());
+    c.tensor_parallel = field(line, "tensor_parallel_size").and_then(|v| v.parse().ok()).or(c.tensor_parallel.take());
+    c.pipeline_parallel =
+        field(line, "pipeline_parallel_size").and_then(|v| v.parse().ok()).or(c.pipeline_parallel.take());
+    c.max_model_len = field(line, "max_seq_len").and_then(|v| v.parse().ok()).or(c.max_model_len.take());
+    c.enforce_eager = field(line, "enforce_eager").map(|v| v == "True").or(c.enforce_eager.take());
     c.speculative = speculative_config(line).or(c.speculative.take());
 }
 

@@ -1519,3 +1519,28 @@ fn a_logs_uncatalogued_gpu_is_said() {
     let h100 = taken("vllm-v1-0221-qwen3-30b-a3b-fp8online-h100", "", "");
     assert!(!h100.contains("catalog"), "{h100}");
 }
+
+/// An engine configuration line cut off after `model='…'` (club-3090#652
+/// quotes it so) keeps what the non-default args before it set: the
+/// 131,072-token context, the fp8 cache and modelopt's quantisation, which
+/// the cut line lacks. Read as defaults instead, the plan ran 32,768 tokens
+/// of a bf16 cache and predicted 337,920 tokens against the logged 569,878.
+#[test]
+fn a_cut_off_engine_line_keeps_what_the_args_set() {
+    use shared::estimate::Scenario;
+    use shared::formats::WeightFormat;
+    let l = log("vllm-v1-0240-qwen36-35b-a3b-nvfp4-5090-kvfp8");
+    let c = &l.config;
+    assert_eq!(c.version.as_deref(), Some("0.24.0"));
+    assert_eq!(c.model.as_deref(), Some("~/.cache/huggingface/qwen3.6-35b-a3b-nvfp4"));
+    assert_eq!((c.max_model_len, c.kv_cache_dtype.as_deref()), (Some(131_072), Some("fp8")));
+    assert_eq!((c.quantization.as_deref(), c.max_num_seqs), (Some("modelopt"), Some(1)));
+    // The model is Qwen3.6, of Qwen3.5-35B-A3B's shapes; modelopt names no
+    // scheme, so the NVFP4 checkpoint's format is given as `--weights` is.
+    let (m, s, taken) = planned_from(&l, "qwen3.5-35b-a3b", "rtx-5090");
+    let s = Scenario { weights: WeightFormat::Nvfp4, ..s };
+    assert!(taken.iter().any(|t| t.contains("max_model_len 131072")), "{taken:?}");
+    let (logged, predicted) = logged_and_predicted(&l, &m, s, "KV cache tokens");
+    println!("KV cache tokens: logged {logged:?}, predicted {predicted:?}");
+    assert!(close(logged, predicted, 250), "{logged:?} vs {predicted:?}");
+}
