@@ -50,6 +50,12 @@ pub(super) fn read(lines: &[(usize, String)]) -> (LoggedConfig, Vec<Fact>) {
         if let Some(rest) = after(line, "API server version ").or(banner).filter(|_| config.version.is_none()) {
             config.version = rest.split_whitespace().next().map(str::to_owned);
         }
+        // The banner's next row names the model: `█▄█▀ █ █ █ █  model openai/gpt-oss-20b`.
+        let banner_model =
+            line.rfind('█').map(|i| line[i + '█'.len_utf8()..].trim_start()).and_then(|r| r.strip_prefix("model "));
+        if let Some(model) = banner_model.and_then(|r| r.split_whitespace().next()).filter(|_| config.model.is_none()) {
+            config.model = Some(model.to_owned());
+        }
         read_args(line, &mut config, *n, &mut facts);
         // `v1/sample/ops/topk_topp_sampler.py` (0.10.1.1 – 0.33.0) says which
         // top-k/top-p sampler it set up, at info or warning level.
@@ -290,6 +296,10 @@ fn read_args(line: &str, c: &mut LoggedConfig, n: usize, facts: &mut Vec<Fact>) 
         Some(rest[..end].trim().trim_matches(['\'', '"']).to_owned())
     };
     let number = |key: &str| arg(key).and_then(|v| v.parse::<u64>().ok());
+    // `vllm serve MODEL` logs `'model_tag'` and (0.18 and later) `'model'`;
+    // a drafter's `'model'` inside `'speculative_config': {…}` is not the log's.
+    let model = top_level_arg(line, "model").or_else(|| top_level_arg(line, "model_tag"));
+    c.model = model.or(c.model.take());
     // A key the line names replaces what an earlier line gave; one it does not name keeps it.
     c.tensor_parallel = number("tensor_parallel_size").or(c.tensor_parallel.take());
     c.pipeline_parallel = number("pipeline_parallel_size").or(c.pipeline_parallel.take());
@@ -326,6 +336,22 @@ fn read_args(line: &str, c: &mut LoggedConfig, n: usize, facts: &mut Vec<Fact>) 
     if let Some(permille) = arg("gpu_memory_utilization").and_then(|v| fixed(&v, 1000)) {
         facts.push(Fact { line: n, scope: None, figure: Figure::Utilization { permille } });
     }
+}
+
+/// A key of the non-default args dict itself, not of a dict nested in it:
+/// the line after `non-default args: {` (or a wrapped line's own text) has
+/// as many `{` as `}` before it.
+fn top_level_arg(line: &str, key: &str) -> Option<String> {
+    let dict = after(line, "non-default args:").map_or(line, |r| r.trim_start().strip_prefix('{').unwrap_or(r));
+    let quoted = format!("'{key}': ");
+    let (at, _) = dict.match_indices(&quoted).find(|(at, _)| {
+        let head = &dict[..*at];
+        head.matches('{').count() == head.matches('}').count()
+    })?;
+    let rest = &dict[at + quoted.len()..];
+    let end = rest.find([',', '}']).unwrap_or(rest.len());
+    let value = rest[..end].trim().trim_matches(['\'', '"']);
+    (!value.is_empty() && value != "None").then(|| value.to_owned())
 }
 
 /// The figures of the `Free memory on device` line.

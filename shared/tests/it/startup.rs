@@ -1544,3 +1544,30 @@ fn a_cut_off_engine_line_keeps_what_the_args_set() {
     println!("KV cache tokens: logged {logged:?}, predicted {predicted:?}");
     assert!(close(logged, predicted, 250), "{logged:?} vs {predicted:?}");
 }
+
+/// A 0.18+ log's head names its model before any engine configuration
+/// line: the banner's `model` row and the non-default args' `'model'` and
+/// `'model_tag'` (`vllm serve openai/gpt-oss-20b`), read as `model=` is, so
+/// the excerpt that stops there is planned with its preset. A drafter's
+/// `'model'` inside `'speculative_config'` names no model of the log.
+#[test]
+fn a_vllm_logs_banner_and_args_name_its_model() {
+    use shared::startup::logged_preset;
+    let l = log("vllm-v1-019-gpt-oss-20b-a100-u065");
+    assert_eq!(l.config.model.as_deref(), Some("openai/gpt-oss-20b"));
+    assert_eq!(logged_preset(&l).map(|p| p.id), Some("gpt-oss-20b"));
+    let kv = "(EngineCore pid=9) INFO 04-18 20:24:04 [gpu_worker.py:436] Available KV cache memory: 36.56 GiB\n";
+    let named = |head: &str| {
+        let l = read(&format!("{head}\n{kv}")).unwrap_or_else(|| panic!("not a log: {head}"));
+        l.config.model
+    };
+    let banner = "(APIServer pid=1) INFO 04-18 20:22:57 [utils.py:299] █▄█▀ █ █ █ █  model openai/gpt-oss-20b";
+    assert_eq!(named(banner).as_deref(), Some("openai/gpt-oss-20b"));
+    let tag = "(APIServer pid=1) INFO [utils.py:233] non-default args: {'model_tag': 'Qwen/Qwen3-8B', 'port': 8000}";
+    assert_eq!(named(tag).as_deref(), Some("Qwen/Qwen3-8B"));
+    let drafter = "INFO [utils.py:233] non-default args: {'speculative_config': {'method': 'eagle3', 'model': \
+                   'yuhuili/EAGLE3-LLaMA3.1-Instruct-8B'}, 'model': 'meta-llama/Llama-3.1-8B-Instruct'}";
+    assert_eq!(named(drafter).as_deref(), Some("meta-llama/Llama-3.1-8B-Instruct"));
+    let only_drafter = "INFO [utils.py:233] non-default args: {'speculative_config': {'model': 'x/draft'}}";
+    assert_eq!(named(only_drafter), None);
+}
