@@ -17,6 +17,9 @@ pub(super) fn read(lines: &[(usize, String)]) -> (LoggedConfig, Vec<Fact>) {
     // The lines of Ollama's own buffer figures.
     let mut ollama: Vec<usize> = Vec::new();
     for (n, line) in lines {
+        if line.contains("llama_kv_cache_unified") {
+            config.newest_build = Some(UNIFIED_NAME_LAST_BUILD);
+        }
         if let Some(fact) = buffer(line) {
             // llama.cpp's own figure replaces Ollama's one-decimal one.
             facts.retain(|f: &Fact| {
@@ -69,8 +72,14 @@ pub(super) fn read(lines: &[(usize, String)]) -> (LoggedConfig, Vec<Fact>) {
             config.ik_run_time_repack = Some(true);
             continue;
         }
+        // Build 0 is none: llama.cpp's cmake/build-info.cmake starts from
+        // `BUILD_NUMBER 0` / `BUILD_COMMIT "unknown"` and keeps them where git
+        // is not found (a source tarball, a Docker build without `.git`), so
+        // `build: 0 (unknown)` may be any release; `git rev-list --count`
+        // of a checkout is 1 or more.
         if let Some(b) = build(line) {
-            config.build = Some(b);
+            config.build = (b > 0).then_some(b);
+            config.unknown_build = b == 0;
             continue;
         }
         if let Some((i, name)) = device(line) {
@@ -163,6 +172,12 @@ fn device(line: &str) -> Option<(usize, &str)> {
     let (name, _) = rest.split_once(", compute capability")?;
     Some((index.trim().parse().ok()?, name.trim()))
 }
+
+/// The last mainline build whose KV cache logs as `llama_kv_cache_unified:`
+/// (and `llama_kv_cache_unified_iswa:`): llama.cpp 715a6db0 (b6233, "kv-cache :
+/// drop the \"unified\" prefix", #15467) renamed the class, whose
+/// constructor prints its lines under `__func__`.
+pub const UNIFIED_NAME_LAST_BUILD: u64 = 6232;
 
 /// The build a llama.cpp log names: `build: 5192 (e59a5f1e) with cc …`
 /// (common/common.cpp `common_init`), `main: build = 1 (18b0375)` (older

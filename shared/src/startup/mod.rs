@@ -391,6 +391,16 @@ pub struct LoggedConfig {
     /// The llama.cpp build a log names (`build: 5192 (e59a5f1e)`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub build: Option<u64>,
+    /// The log names its build as `build: 0 (unknown)`, a source build
+    /// without git: any release, planned by the newest rules its lines allow
+    /// (`newest_build`).
+    #[serde(skip)]
+    pub unknown_build: bool,
+    /// The newest mainline build that prints what the log prints, where a
+    /// line dates it: `llama_kv_cache_unified:` ends at b6232
+    /// (`startup::llamacpp::UNIFIED_NAME_LAST_BUILD`).
+    #[serde(skip)]
+    pub newest_build: Option<u64>,
     /// The devices a llama.cpp log names, in ggml's order (`ggml_cuda_init`:
     /// `Device 0: NVIDIA GeForce RTX 4090, compute capability 8.9`).
     #[serde(skip_serializing_if = "Vec::is_empty")]

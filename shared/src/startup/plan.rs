@@ -604,6 +604,22 @@ pub fn configured_engine(ran: LogEngine, c: &LoggedConfig, planned: Engine) -> (
                 o.build = Some(b);
                 taken.push(format!("llama.cpp build {b}'s rules"));
             }
+            // A build without git is planned by the newest rules of the
+            // builds that print the log's lines (ik_llama.cpp counts its own).
+            if c.unknown_build && o.build.is_none() {
+                match c.newest_build.filter(|_| !c.is_ik()) {
+                    Some(b) => {
+                        o.build = Some(b);
+                        taken.push(format!(
+                            "llama.cpp build {b}'s rules (the log's `build: 0 (unknown)` is a build without git; \
+                             its `llama_kv_cache_unified:` lines end at b{b})"
+                        ));
+                    }
+                    None => taken.push(
+                        "the newest llama.cpp rules (the log's `build: 0 (unknown)` is a build without git)".into(),
+                    ),
+                }
+            }
             // `-b` bounds the physical batch (`Options::ubatch`): a logged
             // `n_ubatch` is already that minimum, so `-b` is at least it.
             let batch = c.n_batch.or(c.n_ubatch.filter(|&n| n > DEFAULT_N_BATCH));

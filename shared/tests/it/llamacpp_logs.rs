@@ -848,3 +848,39 @@ fn ollamas_own_engine_is_said_and_its_graph_not_predicted() {
     assert!(!compute.is_empty() && compute.iter().all(|c| c.predicted_bytes.is_none()), "{compute:?}");
     assert!(checks.iter().any(|c| c.buffer == "model" && c.predicted_bytes.is_some()), "{checks:?}");
 }
+
+/// `build: 0 (unknown)` is a build without git (llama.cpp
+/// cmake/build-info.cmake keeps `BUILD_NUMBER 0` / `BUILD_COMMIT "unknown"`
+/// when git is not found), not build 0: the newest rules the log's lines
+/// allow apply, and the plan says the build is unknown. The b5331
+/// DeepSeek-V3 log's lines under that banner keep their exact latent cache
+/// (K and V, as every build before b7832 allocates them: its
+/// `llama_kv_cache_unified:` lines end at b6232), where build 0's rules
+/// (before MLA, b5137) cached every head: 18.75 GiB against 510 MiB.
+#[test]
+fn a_build_without_git_is_planned_by_the_newest_rules() {
+    let file = "llamacpp-b5331-deepseek-v3-0324-4gpu-fa-on";
+    let run = RUNS.iter().find(|r| r.file == file).unwrap_or_else(|| panic!("{file} is not in the table"));
+    let text = std::fs::read_to_string(format!("{DIR}/{file}.txt")).unwrap_or_else(|e| panic!("{e}"));
+    let unknown = text.replace("build: 5331 (33eff402)", "build: 0 (unknown)");
+    assert_ne!(unknown, text);
+    let (log, checks) = scored_text(run, &unknown).unwrap_or_else(|why| panic!("{why}"));
+    assert_eq!((log.config.build, log.config.unknown_build), (None, true));
+    let kv: Vec<_> = checks.iter().filter(|c| c.buffer == "kv" && is_gpu(&c.device)).collect();
+    assert_eq!(kv.len(), 4, "{checks:?}");
+    assert!(kv.iter().all(|c| c.predicted_bytes == Some(c.logged_bytes)), "{kv:?}");
+    let meta = log.model.as_ref().unwrap_or_else(|| panic!("no metadata"));
+    let (model, _, _) = startup::logged_model(meta).unwrap_or_else(|e| panic!("{e}"));
+    let planned = Scenario { engine: Engine::LlamaCpp(Options::default()), ..Scenario::default() };
+    let (_, taken) = startup::logged_scenario(&log, &model, planned);
+    assert!(taken.iter().any(|t| t.starts_with("llama.cpp build 6232's rules (the log's `build: 0")), "{taken:?}");
+    // Without a line that dates it, the newest rules, said so.
+    let log = startup::read(
+        "build: 0 (unknown) with cc for x86_64\nload_tensors:   CPU_Mapped model buffer size = 1.00 MiB\n",
+    );
+    let log = log.unwrap_or_else(|| panic!("not a log"));
+    let planned = Scenario { engine: Engine::LlamaCpp(Options::default()), ..Scenario::default() };
+    let (s, taken) = startup::logged_scenario(&log, &model, planned);
+    assert!(matches!(s.engine, Engine::LlamaCpp(o) if o.build.is_none()), "{:?}", s.engine);
+    assert!(taken.iter().any(|t| t.starts_with("the newest llama.cpp rules (the log's `build: 0")), "{taken:?}");
+}
