@@ -51,6 +51,15 @@ pub(super) fn read(lines: &[(usize, String)]) -> (LoggedConfig, Vec<Fact>) {
             facts.push(Fact { line: *n, scope: None, figure });
             continue;
         }
+        // `--swa-full`, or Ollama's runner, which asks for it without a flag:
+        // llama.cpp src/llama-kv-cache-iswa.cpp (b8211; under
+        // `llama_kv_cache_unified_iswa:` before b6233) warns `using
+        // full-size SWA cache` exactly when `swa_full` sizes the SWA cache
+        // as the base one.
+        if line.contains("using full-size SWA cache") {
+            config.swa_full = Some(true);
+            continue;
+        }
         // llama-server's `-np auto` (tools/server/server.cpp, b6700 on):
         // `n_parallel is set to auto, using n_parallel = 4 and kv_unified = true`.
         if let Some(rest) = after(line, "n_parallel is set to auto, using n_parallel = ") {
