@@ -54,7 +54,7 @@ pub(super) fn cpu_backend(device: &str) -> bool {
     device.starts_with("CPU") || device == "AMX"
 }
 
-/// ggml backend names (`CUDA0`, `ROCm1`, `Vulkan0`, `SYCL0`, `Metal`, `CPU`,
+/// ggml backend names (`CUDA0`, `ROCm1`, `Vulkan0`, `SYCL0`, `Metal`, `OpenCL`, `CPU`,
 /// `CPU_Mapped`, `AMX`, `CUDA_Host` …, ggml/src/ggml-*/): host buffers end in
 /// `_Host` or are the CPU backend's ([`cpu_backend`]); a device's number is
 /// its trailing digits.
@@ -66,8 +66,12 @@ fn place(device: &str) -> Option<Place> {
     // (`Metal_Mapped`, ggml-metal's `ggml_backend_metal_buffer_from_ptr`).
     let device = device.strip_suffix("_Mapped").unwrap_or(device);
     let digits = device.trim_start_matches(|c: char| !c.is_ascii_digit());
+    // Metal and OpenCL name their buffers without a number: ggml-opencl's
+    // buffer type is `OpenCL` for its device `GPUOpenCL`
+    // (ggml/src/ggml-opencl/ggml-opencl.cpp, b8211
+    // `ggml_backend_opencl_buffer_type_get_name`), the first GPU.
     if digits.is_empty() {
-        return (device == "Metal").then_some(Place::Gpu(0));
+        return matches!(device, "Metal" | "OpenCL").then_some(Place::Gpu(0));
     }
     digits.parse().ok().map(Place::Gpu)
 }

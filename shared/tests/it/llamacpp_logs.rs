@@ -348,6 +348,14 @@ const RUNS: &[Run] = &[
     },
     // The second sweep: Ollama's runner on ROCm, its SWA cache full-size.
     Run { file: "ollama-rocm-gemma2-2b-q40-rx6600-np2-swa-full", flags: &[], ik: false, given: None, header: None },
+    // The second sweep: ggml's OpenCL backend on an Adreno 840, a pre-MLA DeepSeek GGUF.
+    Run {
+        file: "llamacpp-b7057-deepseek-v2-lite-q40-opencl-adreno840",
+        flags: &[],
+        ik: false,
+        given: None,
+        header: None,
+    },
 ];
 
 /// A log planned as it ran, and each of its buffers beside the prediction;
@@ -556,7 +564,7 @@ fn every_llamacpp_log_is_scored_buffer_by_buffer() {
         RUNS.len()
     );
     assert!(RUNS.len() >= 15);
-    assert_eq!(scored_logs, 27, "logs planned");
+    assert_eq!(scored_logs, 28, "logs planned");
     // What misses today, each said why in docs/measurements.md: a mix the
     // file type does not name (Unsloth's UD-Q2_K_XL, Command-R from a
     // config). Phi-4's Q4_K_M from its preset is exact since its fused
@@ -564,7 +572,7 @@ fn every_llamacpp_log_is_scored_buffer_by_buffer() {
     // before b7832 allocate beside K, is modelled (`VLESS_MLA_BUILD`).
     assert_eq!(broken, KNOWN_MISSES, "the GPU model/KV buffers that miss changed: update the list and the table");
     assert_eq!(misses, COMPUTE_MISSES, "the GPU compute buffers beyond 10 % changed: update the list and the table");
-    assert_eq!((compute_ok, compute_scored, kv_exact, kv_scored), (20, 23, 23, 23));
+    assert_eq!((compute_ok, compute_scored, kv_exact, kv_scored), (21, 24, 24, 24));
     println!("host compute exact on {host_exact} of {host_scored}; misses: {host_misses:?}");
     // Phi-4 on Ollama's GB10 (23.01 logged, 18.01: its graph is not
     // llama.cpp's) and the `-ngl 0` run (the first GPU's host buffer holds
@@ -904,4 +912,19 @@ fn a_logged_full_size_swa_cache_is_planned_full() {
     let kv: Vec<_> = checks.iter().filter(|c| c.buffer == "kv").collect();
     assert_eq!(kv.len(), 1, "{checks:?}");
     assert_eq!((kv[0].predicted_bytes, kv[0].logged_bytes), (Some(1664 * MIB), 1664 * MIB), "{kv:?}");
+}
+
+/// ggml's OpenCL backend names its buffers `OpenCL`, without a number
+/// (ggml-opencl.cpp's buffer type; the device is `GPUOpenCL`): they are the
+/// GPU's, scored as CUDA's and Vulkan's are, not "a device this reader does
+/// not know". The Adreno 840 run of a pre-MLA DeepSeek-V2-Lite (b7057).
+#[test]
+fn opencl_buffers_are_the_gpus() {
+    let checks = checks_of("llamacpp-b7057-deepseek-v2-lite-q40-opencl-adreno840");
+    // 8,376.26 MiB of weights to the log's two decimals; KV and compute exact.
+    for (buffer, within) in [("model", MIB / 50), ("kv", 0), ("compute", 0)] {
+        let (predicted, logged) = of(&checks, "OpenCL", buffer);
+        let predicted = predicted.unwrap_or_else(|| panic!("OpenCL {buffer}: no prediction in {checks:?}"));
+        assert!(predicted.abs_diff(logged) <= within, "OpenCL {buffer}: {predicted} / {logged}");
+    }
 }
