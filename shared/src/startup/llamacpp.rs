@@ -159,7 +159,10 @@ fn device(line: &str) -> Option<(usize, &str)> {
     }
     if let Some(rest) = after(line, "using device ") {
         let (backend, rest) = rest.split_once(" (")?;
-        let index = crate::engines::llamacpp::Buffer::parse(backend).ok().and_then(|b| match b {
+        // ggml-metal before its devices were numbered (`MTL0`) named its one
+        // device `Metal`: `using device Metal (Apple M2) - 10922 MiB free`.
+        let metal = (backend == "Metal").then_some(crate::engines::llamacpp::Buffer::Gpu(0));
+        let index = metal.or(crate::engines::llamacpp::Buffer::parse(backend).ok()).and_then(|b| match b {
             crate::engines::llamacpp::Buffer::Gpu(i) => Some(i),
             crate::engines::llamacpp::Buffer::Cpu => None,
         })?;

@@ -1571,3 +1571,17 @@ fn a_vllm_logs_banner_and_args_name_its_model() {
     let only_drafter = "INFO [utils.py:233] non-default args: {'speculative_config': {'model': 'x/draft'}}";
     assert_eq!(named(only_drafter), None);
 }
+
+/// A log that runs on Metal (`using device Metal (Apple M2)`, a build
+/// before ggml-metal numbered its devices) names its GPU: an Apple M2 is
+/// not in the catalog, so the diagnosis says which GPU the figures are set
+/// against rather than planning silently on the default CUDA card.
+#[test]
+fn a_metal_log_names_its_apple_gpu() {
+    let l = log("llamacpp-nogit-deepseek-coder-v2-lite-q4km-metal-m2-ngl24");
+    assert_eq!(l.config.devices, ["Apple M2"]);
+    let m = shared::model::Model::preset("llama-3.1-8b").unwrap_or_else(|e| panic!("{e}"));
+    let planned = shared::estimate::Scenario { engine: l.engine.kind().with_defaults(), ..Default::default() };
+    let taken = shared::startup::logged_scenario(&l, &m, planned).1.join("; ");
+    assert!(taken.contains("the GPU the log names (Apple M2) is not in the catalog"), "{taken}");
+}
