@@ -209,7 +209,9 @@ pub struct OomReport {
     pub worker_ranks: u32,
     /// The error came from a vLLM process (its workers' or engine core's
     /// line prefixes, `(VllmWorker rank=…`, `(Worker_TP…`, `(EngineCore_DP…`,
-    /// v1/executor/multiproc_executor.py, v1/engine/core.py): a PyTorch
+    /// V0's `(VllmWorkerProcess pid=…`, Ray's `(RayWorkerWrapper pid=…`;
+    /// its launcher on a command line; its start-up lines; a traceback
+    /// through its package: `vllm::process`, `vllm::traceback`): a PyTorch
     /// OOM there is vLLM's to fix with its flags, not `model.generate`'s.
     #[serde(default)]
     pub vllm_process: bool,
@@ -255,8 +257,13 @@ pub struct OomReport {
 pub fn parse(text: &str) -> OomReport {
     // Read before normalising, which strips the workers' line prefixes.
     let worker_ranks = vllm::worker_ranks(text.as_bytes());
-    let vllm_process = worker_ranks > 0 || !scan::find_all(text.as_bytes(), "(EngineCore_DP").is_empty();
-    let sglang_process = !vllm_process && sglang::process(text.as_bytes());
+    // vLLM's own prefixes and launchers first; then SGLang's, whose early
+    // releases ran vLLM's layers, so a traceback through `vllm/` alone says
+    // vLLM only when nothing says SGLang.
+    let raw = text.as_bytes();
+    let vllm_marked = worker_ranks > 0 || vllm::process(raw);
+    let sglang_process = !vllm_marked && sglang::process(raw);
+    let vllm_process = vllm_marked || (!sglang_process && vllm::traceback(raw));
     let text = normalize::normalize(text);
     let t = text.as_bytes();
 
@@ -280,7 +287,7 @@ pub fn parse(text: &str) -> OomReport {
     let chosen = found.iter().rposition(|o| missing_fields(&o.report).is_empty()).unwrap_or(last);
     let Occurrence { start, mut report } = found.swap_remove(chosen);
 
-    vllm::fill_context(t, start, &mut report);
+    vllm::fill_context(t, start, vllm_process, &mut report);
     let missing = missing_fields(&report);
     if !missing.is_empty() {
         report.notes.push(format!("The message looks cut short or altered: could not read {}.", missing.join(", ")));

@@ -167,6 +167,9 @@ fn error_only_cases() -> Vec<(&'static str, Option<CauseId>)> {
         ("73-sglang-h20-pytorch-oom-under-launch-server.txt", Some(KvCacheGrowth)),
         // 1.68 GiB held outside the process; the 18 MiB of free beyond the request is no race.
         ("74-sglang-tp2-16gb-free-just-over-request.txt", Some(OtherProcesses)),
+        ("75-vllm-ray-graph-capture-util-0-98.txt", Some(KvCacheGrowth)),
+        ("76-vllm-api-server-dtype-float-2080ti.txt", Some(KvCacheGrowth)),
+        ("77-vllm-v0-rank0-graph-capture-405b.txt", Some(TooLargeOverall)),
     ]
 }
 
@@ -643,6 +646,22 @@ fn a_pytorch_oom_in_an_sglang_server_gets_sglang_flags() {
     let codes: Vec<&str> = d.fixes.iter().map(|f| f.code.as_str()).collect();
     assert!(codes.iter().any(|c| c.contains("sglang.launch_server")), "{codes:?}");
     assert!(codes.iter().all(|c| !c.contains("model.generate") && !c.contains("vllm serve")), "{codes:?}");
+}
+
+/// A PyTorch OOM in a vLLM server, told by the paste alone (Ray's worker
+/// prefix and V0's profile; the API server's command line), gets vLLM's
+/// flags, not `model.generate`'s or quanto's.
+#[test]
+fn a_pytorch_oom_in_a_vllm_server_gets_vllm_flags() {
+    for file in ["75-vllm-ray-graph-capture-util-0-98.txt", "76-vllm-api-server-dtype-float-2080ti.txt"] {
+        let d = diagnose(file, &DiagnoseContext::error_only());
+        let codes: Vec<&str> = d.fixes.iter().map(|f| f.code.as_str()).collect();
+        assert!(codes.iter().any(|c| c.contains("vllm serve")), "{file}: {codes:?}");
+        assert!(
+            codes.iter().all(|c| !c.contains("model.generate") && !c.contains("quanto") && !c.contains("sglang")),
+            "{file}: {codes:?}"
+        );
+    }
 }
 
 /// Free memory above the request by less than the allocator rounds a

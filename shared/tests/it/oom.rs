@@ -221,7 +221,7 @@ fn cases() -> Vec<(&'static str, Value)> {
                 "kind": "pytorch", "backend": "cuda", "requested_bytes": 1181116006, "gpu_index": 3,
                 "total_bytes": 84932978278_u64, "free_bytes": 948762051, "allocated_bytes": 82570746266_u64,
                 "reserved_bytes": 83293666018_u64, "reserved_unallocated_bytes": 722919752,
-                "processes": [{"pid": 40211, "used_bytes": 83977348055_u64}], "occurrences": 1, "gpus_seen": [3],
+                "processes": [{"pid": 40211, "used_bytes": 83977348055_u64}], "vllm_process": true, "occurrences": 1, "gpus_seen": [3],
                 "notes": ["No \"this process\" entry"]
             }),
         ),
@@ -304,7 +304,7 @@ fn cases() -> Vec<(&'static str, Value)> {
         (
             "27-vllm-v0-max-seq-len-repeated.txt",
             json!({
-                "kind": "vllm_max_seq_len", "max_seq_len": 32768, "kv_cache_tokens": 20000, "occurrences": 2,
+                "kind": "vllm_max_seq_len", "max_seq_len": 32768, "kv_cache_tokens": 20000, "vllm_process": true, "occurrences": 2,
                 "notes": ["Found 2 out-of-memory messages"]
             }),
         ),
@@ -333,7 +333,7 @@ fn cases() -> Vec<(&'static str, Value)> {
         (
             "31-vllm-v0-no-cache-blocks.txt",
             json!({
-                "kind": "vllm_no_cache_blocks", "occurrences": 1
+                "kind": "vllm_no_cache_blocks", "vllm_process": true, "occurrences": 1
             }),
         ),
         (
@@ -535,7 +535,7 @@ fn cases() -> Vec<(&'static str, Value)> {
         ),
         (
             "58-vllm-v0-no-cache-blocks-command-line.txt",
-            json!({"kind": "vllm_no_cache_blocks", "gpu_memory_utilization_permille": 950, "occurrences": 1}),
+            json!({"kind": "vllm_no_cache_blocks", "gpu_memory_utilization_permille": 950, "vllm_process": true, "occurrences": 1}),
         ),
         (
             // 24.0 GiB = 25769803776; 3.18 GiB = 3414499000.32.
@@ -553,7 +553,7 @@ fn cases() -> Vec<(&'static str, Value)> {
             "60-vllm-v0-negative-kv-profile.txt",
             json!({
                 "kind": "vllm_no_cache_blocks", "total_bytes": 8589934592_u64, "kv_available_bytes": 0,
-                "kv_deficit_bytes": 1127428915_u64, "gpu_memory_utilization_permille": 700, "occurrences": 1,
+                "kv_deficit_bytes": 1127428915_u64, "gpu_memory_utilization_permille": 700, "vllm_process": true, "occurrences": 1,
                 "notes": ["negative memory left for the KV cache"]
             }),
         ),
@@ -623,7 +623,7 @@ fn cases() -> Vec<(&'static str, Value)> {
             "67-vllm-xpu-kv-short-by-rounding.txt",
             json!({
                 "kind": "vllm_kv_cache_too_small", "max_seq_len": 100000, "kv_needed_bytes": 4574140170_u64,
-                "kv_available_bytes": 4563402752_u64, "occurrences": 1
+                "kv_available_bytes": 4563402752_u64, "vllm_process": true, "occurrences": 1
             }),
         ),
         (
@@ -688,6 +688,34 @@ fn cases() -> Vec<(&'static str, Value)> {
                 "sglang_process": true, "occurrences": 1, "gpus_seen": [1],
                 "notes": ["could not read allocated_bytes, reserved_unallocated_bytes"]
             }),
+        ),
+        (
+            // vLLM over Ray: the workers' `(RayWorkerWrapper pid=…)` prefix
+            // (cut to `RayWorkerWrapper pid=` on the first line) and V0's
+            // profile line name vLLM, and the profile its utilization.
+            "75-vllm-ray-graph-capture-util-0-98.txt",
+            json!({
+                "kind": "pytorch", "backend": "cuda", "requested_bytes": 2097152_u64, "gpu_index": 6,
+                "total_bytes": 47813723423_u64, "free_bytes": 458752_u64, "gpu_memory_utilization_permille": 980,
+                "vllm_process": true, "occurrences": 1, "gpus_seen": [6],
+                "notes": ["could not read allocated_bytes, reserved_unallocated_bytes"]
+            }),
+        ),
+        (
+            // `python -m vllm.entrypoints.openai.api_server` in the prose.
+            "76-vllm-api-server-dtype-float-2080ti.txt",
+            json!({
+                "kind": "pytorch", "backend": "cuda", "requested_bytes": 543162368_u64, "gpu_index": 0,
+                "total_bytes": 23267985326_u64, "free_bytes": 4257219_u64, "allocated_bytes": 22892175688_u64,
+                "reserved_bytes": 22893218120_u64, "reserved_unallocated_bytes": 1042432_u64,
+                "processes": [{"pid": 2417585, "used_bytes": 23246510490_u64}], "vllm_process": true,
+                "occurrences": 1, "gpus_seen": [0], "notes": ["No \"this process\" entry"]
+            }),
+        ),
+        (
+            // `[rank0]:` alone says nothing; the traceback runs through `vllm/worker/`.
+            "77-vllm-v0-rank0-graph-capture-405b.txt",
+            json!({ "kind": "cuda_error", "backend": "cuda", "vllm_process": true, "occurrences": 1 }),
         ),
     ]
 }
@@ -1016,4 +1044,41 @@ fn backend_versions_are_not_devices() {
     let text = "built with ROCm6.2 and CUDA12.4\nggml_backend_cuda_buffer_type_alloc_buffer: allocating 4096.00 MiB \
                 on device 0: cudaMalloc failed: out of memory";
     assert_eq!(oom::parse(text).devices_in_log, [0]);
+}
+
+/// A vLLM process is told by what only vLLM prints: its processes' prefixes
+/// (V0's, Ray's, V1's engine core), its launchers, its start-up lines, and
+/// a traceback through its package, unless SGLang's marks say the paste is
+/// SGLang's (its early releases ran vLLM's layers).
+#[test]
+fn vllm_is_told_by_its_prefixes_launchers_start_up_lines_and_tracebacks() {
+    let oom = "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 26.00 MiB.";
+    for (text, vllm, sglang) in [
+        ("(VllmWorkerProcess pid=5121) INFO 07-24 01:10:02 model_runner.py:1173] Capturing", true, false),
+        ("(RayWorkerWrapper pid=1463574, ip=192.168.10.60) INFO 03-27 10:29:01 [worker.py:267]", true, false),
+        ("(EngineCore pid=4242) ERROR 05-01 10:00:00 [core.py:600] EngineCore failed to start.", true, false),
+        ("python -m vllm.entrypoints.openai.api_server --model m --dtype float", true, false),
+        ("$ vllm serve Qwen/Qwen2.5-7B --max-model-len 8192", true, false),
+        (
+            "INFO 03-27 10:29:01 [worker.py:267] the current vLLM instance can use total_gpu_memory (44.53GiB)",
+            true,
+            false,
+        ),
+        (
+            "[rank0]:   File \"/usr/lib/python3.10/site-packages/vllm/worker/worker.py\", line 236, in _warm_up_model",
+            true,
+            false,
+        ),
+        (
+            "  File \"/sgl-workspace/sglang/python/sglang/srt/models/llama.py\", line 9\n  File \
+             \"/usr/lib/python3.10/site-packages/vllm/model_executor/layers/linear.py\", line 3",
+            false,
+            true,
+        ),
+        ("[rank0]: see https://example.com/vllm/issues and my notes", false, false),
+        ("python train.py --model m", false, false),
+    ] {
+        let r = oom::parse(&format!("{text}\n{oom}"));
+        assert_eq!((r.vllm_process, r.sglang_process), (vllm, sglang), "{text}");
+    }
 }
