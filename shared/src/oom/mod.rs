@@ -221,6 +221,11 @@ pub struct OomReport {
     /// [`Self::vllm_process`].
     #[serde(default)]
     pub sglang_process: bool,
+    /// A PyTorch or CUDA error struck while CUDA graphs were being captured
+    /// ([`graph_capture`]): after the engine sized its cache, in what its
+    /// budget left, not while serving.
+    #[serde(default)]
+    pub graph_capture: bool,
     /// llama.cpp: `pipeline parallelism enabled (n_copies=N)`
     /// (src/llama-context.cpp): each GPU keeps N copies of its compute
     /// buffers.
@@ -315,6 +320,8 @@ pub fn parse(text: &str) -> OomReport {
             )
         });
     }
+    report.graph_capture =
+        matches!(report.kind, Some(OomKind::Pytorch | OomKind::PytorchLegacy | OomKind::CudaError)) && graph_capture(t);
     report.same_on_every_gpu = same_on_every_gpu;
     report.worker_ranks = worker_ranks;
     report.vllm_process = vllm_process;
@@ -322,6 +329,31 @@ pub fn parse(text: &str) -> OomReport {
     report.occurrences = u32::try_from(count).unwrap_or(u32::MAX);
     report.gpus_seen = gpus_seen;
     report
+}
+
+/// Whether the paste shows CUDA graphs being captured when it failed: a
+/// traceback through the capture (PyTorch's `torch.cuda.graph(…)` context
+/// and its `capture_end()`, torch/cuda/graphs.py; vLLM's `capture_model`,
+/// worker/model_runner.py 0.5 – 0.10 and v1/worker/gpu_model_runner.py;
+/// SGLang's `Capture cuda graph failed`, model_executor/cuda_graph_runner.py
+/// 0.4 – 0.5), or the engine's log opening a capture it never reports done
+/// (vLLM's `Capturing cudagraphs` or `Capturing the model for CUDA graphs`
+/// without a later `Graph capturing finished`; SGLang's `Capture cuda graph
+/// begin` without `Capture cuda graph end`).
+fn graph_capture(t: &[u8]) -> bool {
+    const TRACEBACK: [&str; 5] =
+        ["torch.cuda.graph(", "capture_end()", "in capture_model", "Capture cuda graph failed", "cuda_graph_runner.py"];
+    if TRACEBACK.into_iter().any(|m| scan::find(t, 0, t.len(), m).is_some()) {
+        return true;
+    }
+    let last = |marks: &[&str]| marks.iter().filter_map(|m| scan::find_last(t, t.len(), m)).map(|(s, _)| s).max();
+    let begun = last(&["Capturing cudagraphs", "Capturing the model for CUDA graphs", "Capture cuda graph begin"]);
+    let done = last(&["Graph capturing finished", "Capture cuda graph end"]);
+    match (begun, done) {
+        (Some(b), Some(d)) => b > d,
+        (Some(_), None) => true,
+        (None, _) => false,
+    }
 }
 
 /// Whether every message names a GPU and asks for the same bytes with the

@@ -57,6 +57,9 @@ fn invariants(d: &Diagnosis) -> Result<(), String> {
     if !d.recognised && (!d.causes.is_empty() || !d.fixes.is_empty()) {
         return Err("nothing to diagnose in an unrecognised text".into());
     }
+    if d.recognised && d.causes.is_empty() {
+        return Err("a recognised error always gets a cause to check".into());
+    }
     if d.fixes.iter().any(|f| f.code.trim().is_empty() || f.title.trim().is_empty()) {
         return Err("every fix has a title and code".into());
     }
@@ -83,7 +86,8 @@ fn error_only_cases() -> Vec<(&'static str, Option<CauseId>)> {
         ("09-modern-2-1-capacty-typo.txt", Some(KvCacheGrowth)),
         // 58.6 GiB held by processes 31337 and 31338.
         ("10-modern-several-processes.txt", Some(OtherProcesses)),
-        ("11-modern-private-pools-vllm-worker.txt", Some(KvCacheGrowth)),
+        // In V1's `capture_model`: the graphs, not the workload.
+        ("11-modern-private-pools-vllm-worker.txt", Some(GraphCapture)),
         // 7.98 GiB free, but capped at 7.50 GiB.
         ("12-modern-memory-fraction-allowed.txt", Some(MemoryCap)),
         ("13-modern-rocm-mi300x.txt", Some(KvCacheGrowth)),
@@ -167,9 +171,13 @@ fn error_only_cases() -> Vec<(&'static str, Option<CauseId>)> {
         ("73-sglang-h20-pytorch-oom-under-launch-server.txt", Some(KvCacheGrowth)),
         // 1.68 GiB held outside the process; the 18 MiB of free beyond the request is no race.
         ("74-sglang-tp2-16gb-free-just-over-request.txt", Some(OtherProcesses)),
-        ("75-vllm-ray-graph-capture-util-0-98.txt", Some(KvCacheGrowth)),
+        // Capturing CUDA graphs after the cache took gpu_memory_utilization 0.98.
+        ("75-vllm-ray-graph-capture-util-0-98.txt", Some(GraphCapture)),
         ("76-vllm-api-server-dtype-float-2080ti.txt", Some(KvCacheGrowth)),
-        ("77-vllm-v0-rank0-graph-capture-405b.txt", Some(TooLargeOverall)),
+        ("77-vllm-v0-rank0-graph-capture-405b.txt", Some(GraphCapture)),
+        ("78-vllm-v1-graph-capture-cuda-error-rank3.txt", Some(GraphCapture)),
+        // Cut off before the capacity: the capture alone still places it.
+        ("79-sglang-capture-cuda-graph-truncated-deepep.txt", Some(GraphCapture)),
     ]
 }
 
@@ -453,14 +461,17 @@ fn an_error_with_few_figures_still_names_a_cause_and_what_it_needs() {
     assert!(d.needs.iter().any(|n| n.contains("the plan")), "asks for the plan: {:?}", d.needs);
     assert!(d.needs.iter().any(|n| n.contains("what was free")), "asks for the free figure: {:?}", d.needs);
 
-    // The bare message, no figures at all: no cause, and the diagnosis says
-    // what it would need rather than showing an empty list.
+    // The bare message, no figures at all: the summary says the figures do
+    // not tell the cause and what would, and the diagnosis still lists what
+    // to check rather than nothing.
     let bare = oom::diagnose(
         &oom::parse("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 20.00 MiB."),
         &DiagnoseContext::error_only(),
     );
-    assert!(bare.recognised);
+    invariants(&bare).unwrap_or_else(|e| panic!("{e}"));
     assert!(bare.summary.contains("listed below"), "{}", bare.summary);
+    assert!(bare.causes[0].score < oom::LIKELY_SCORE && bare.causes[0].evidence[0].contains("too few figures"));
+    assert!(bare.fixes.iter().any(|f| f.id == FixId::InspectGpu), "{:?}", bare.fixes);
     assert!(bare.needs.len() >= 3, "{:?}", bare.needs);
 }
 
@@ -662,6 +673,32 @@ fn a_pytorch_oom_in_a_vllm_server_gets_vllm_flags() {
             "{file}: {codes:?}"
         );
     }
+}
+
+/// An OOM while capturing CUDA graphs is the graphs' room, not the
+/// workload: vLLM's levers are a lower --gpu-memory-utilization (from the
+/// one the paste names) and eager mode, SGLang's a lower
+/// --mem-fraction-static, smaller graph batches or no graphs.
+#[test]
+fn an_oom_while_capturing_cuda_graphs_gets_the_engines_levers() {
+    let ctx = DiagnoseContext::error_only();
+    let codes = |file: &str| -> Vec<String> { diagnose(file, &ctx).fixes.into_iter().map(|f| f.code).collect() };
+    let ray = codes("75-vllm-ray-graph-capture-util-0-98.txt");
+    assert!(ray.first().is_some_and(|c| c.starts_with("vllm serve ... --gpu-memory-utilization 0.93   # now 0.98")));
+    for file in [
+        "75-vllm-ray-graph-capture-util-0-98.txt",
+        "77-vllm-v0-rank0-graph-capture-405b.txt",
+        "78-vllm-v1-graph-capture-cuda-error-rank3.txt",
+    ] {
+        let c = codes(file);
+        assert!(c.iter().any(|c| c == "vllm serve ... --enforce-eager"), "{file}: {c:?}");
+        assert!(c.iter().all(|c| !c.contains("--max-model-len") && !c.contains("--kv-cache-dtype")), "{file}: {c:?}");
+    }
+    let sglang = codes("79-sglang-capture-cuda-graph-truncated-deepep.txt");
+    for flag in ["--mem-fraction-static", "--cuda-graph-max-bs-decode", "--disable-cuda-graph"] {
+        assert!(sglang.iter().any(|c| c.contains(flag)), "{flag}: {sglang:?}");
+    }
+    assert!(sglang.iter().all(|c| c.starts_with("python -m sglang.launch_server")), "{sglang:?}");
 }
 
 /// Free memory above the request by less than the allocator rounds a

@@ -163,7 +163,7 @@ fn cases() -> Vec<(&'static str, Value)> {
                 "total_bytes": 99879464468_u64, "free_bytes": 1267015352, "allocated_bytes": 97313221509_u64,
                 "reserved_bytes": 97439616860_u64, "reserved_unallocated_bytes": 126395351,
                 "private_pool_bytes": 2480343613_u64, "processes": [{"pid": 2752205, "used_bytes": 98590974280_u64}],
-                "worker_ranks": 1, "occurrences": 1, "gpus_seen": [1],
+                "worker_ranks": 1, "graph_capture": true, "occurrences": 1, "gpus_seen": [1],
                 "notes": ["No \"this process\" entry"]
             }),
         ),
@@ -697,7 +697,7 @@ fn cases() -> Vec<(&'static str, Value)> {
             json!({
                 "kind": "pytorch", "backend": "cuda", "requested_bytes": 2097152_u64, "gpu_index": 6,
                 "total_bytes": 47813723423_u64, "free_bytes": 458752_u64, "gpu_memory_utilization_permille": 980,
-                "vllm_process": true, "occurrences": 1, "gpus_seen": [6],
+                "vllm_process": true, "graph_capture": true, "occurrences": 1, "gpus_seen": [6],
                 "notes": ["could not read allocated_bytes, reserved_unallocated_bytes"]
             }),
         ),
@@ -715,7 +715,24 @@ fn cases() -> Vec<(&'static str, Value)> {
         (
             // `[rank0]:` alone says nothing; the traceback runs through `vllm/worker/`.
             "77-vllm-v0-rank0-graph-capture-405b.txt",
-            json!({ "kind": "cuda_error", "backend": "cuda", "vllm_process": true, "occurrences": 1 }),
+            json!({ "kind": "cuda_error", "backend": "cuda", "vllm_process": true, "graph_capture": true, "occurrences": 1 }),
+        ),
+        (
+            // V1's worker prefix; `torch.cuda.graph(…)` and `capture_end()` in the traceback.
+            "78-vllm-v1-graph-capture-cuda-error-rank3.txt",
+            json!({
+                "kind": "cuda_error", "backend": "cuda", "worker_ranks": 1, "vllm_process": true,
+                "graph_capture": true, "occurrences": 1
+            }),
+        ),
+        (
+            // SGLang's `Capture cuda graph failed: …`, cut off after the capacity's figure.
+            "79-sglang-capture-cuda-graph-truncated-deepep.txt",
+            json!({
+                "kind": "pytorch", "backend": "cuda", "requested_bytes": 469762048_u64, "gpu_index": 7,
+                "sglang_process": true, "graph_capture": true, "occurrences": 1, "gpus_seen": [7],
+                "notes": ["could not read total_bytes, free_bytes, allocated_bytes, reserved_unallocated_bytes"]
+            }),
         ),
     ]
 }
@@ -1081,4 +1098,32 @@ fn vllm_is_told_by_its_prefixes_launchers_start_up_lines_and_tracebacks() {
         let r = oom::parse(&format!("{text}\n{oom}"));
         assert_eq!((r.vllm_process, r.sglang_process), (vllm, sglang), "{text}");
     }
+}
+
+/// A capture is read from its traceback, or from the engine's log opening
+/// one it never reports done; a capture that finished before the error is
+/// not where it failed.
+#[test]
+fn graph_capture_is_read_from_the_traceback_or_an_unfinished_capture() {
+    let oom = "RuntimeError: CUDA error: out of memory";
+    for (text, want) in [
+        ("    with torch.cuda.graph(self._graph, pool=memory_pool, stream=stream):", true),
+        ("  File \"/x/vllm/worker/model_runner.py\", line 1173, in capture_model", true),
+        ("INFO 03-27 10:29:03 [model_runner.py:1442] Capturing cudagraphs for decoding.", true),
+        (
+            "INFO 03-27 10:29:03 [model_runner.py:1442] Capturing cudagraphs for decoding.\n\
+             INFO 03-27 10:29:09 [model_runner.py:1570] Graph capturing finished in 6 secs, took 0.41 GiB",
+            false,
+        ),
+        ("[2025-04-10 02:11:09 TP0] Capture cuda graph begin. This can take up to several minutes.", true),
+        ("python generate.py", false),
+    ] {
+        assert_eq!(oom::parse(&format!("{text}\n{oom}")).graph_capture, want, "{text}");
+    }
+    // Not a PyTorch or CUDA error: vLLM's own start-up errors keep their reading.
+    let kv = oom::parse(
+        "INFO Capturing cudagraphs for decoding.\nValueError: No available memory for the cache blocks. Try \
+         increasing `gpu_memory_utilization` when initializing the engine.",
+    );
+    assert!(!kv.graph_capture);
 }
