@@ -178,6 +178,8 @@ fn error_only_cases() -> Vec<(&'static str, Option<CauseId>)> {
         ("78-vllm-v1-graph-capture-cuda-error-rank3.txt", Some(GraphCapture)),
         // Cut off before the capacity: the capture alone still places it.
         ("79-sglang-capture-cuda-graph-truncated-deepep.txt", Some(GraphCapture)),
+        // The same compute buffer failed on both GPUs: no split to rebalance.
+        ("80-ollama-new-engine-backoff-two-gpus.txt", Some(TooLargeOverall)),
     ]
 }
 
@@ -699,6 +701,18 @@ fn an_oom_while_capturing_cuda_graphs_gets_the_engines_levers() {
         assert!(sglang.iter().any(|c| c.contains(flag)), "{flag}: {sglang:?}");
     }
     assert!(sglang.iter().all(|c| c.starts_with("python -m sglang.launch_server")), "{sglang:?}");
+}
+
+/// llama.cpp failing on every GPU with the same request is no overloaded
+/// GPU: no imbalance, and no `-ts` or leaving a GPU out.
+#[test]
+fn the_same_request_failing_on_every_gpu_is_no_imbalance() {
+    let d = diagnose("80-ollama-new-engine-backoff-two-gpus.txt", &DiagnoseContext::error_only());
+    assert!(d.causes.iter().all(|c| c.id != CauseId::GpuImbalance), "{:?}", d.causes);
+    assert!(d.fixes.iter().all(|f| f.id != FixId::DeviceMap), "{:?}", d.fixes);
+    // One GPU of a split short on its own still is.
+    let uneven = diagnose("64-llama-pipeline-parallel-small-fifth-gpu.txt", &DiagnoseContext::error_only());
+    assert_eq!(uneven.causes[0].id, CauseId::GpuImbalance);
 }
 
 /// Free memory above the request by less than the allocator rounds a

@@ -734,6 +734,15 @@ fn cases() -> Vec<(&'static str, Value)> {
                 "notes": ["could not read total_bytes, free_bytes, allocated_bytes, reserved_unallocated_bytes"]
             }),
         ),
+        (
+            // Ollama's journal: the same 9220.57 MiB compute buffer failed on device 1, then device 0.
+            "80-ollama-new-engine-backoff-two-gpus.txt",
+            json!({
+                "kind": "llama_cpp", "backend": "cuda", "requested_bytes": 9668469760_u64, "gpu_index": 0,
+                "llama_cpp_stage": "compute_buffers", "devices_in_log": [0, 1], "same_on_every_gpu": true,
+                "occurrences": 2, "gpus_seen": [0, 1], "notes": ["ranks of a symmetric split"]
+            }),
+        ),
     ]
 }
 

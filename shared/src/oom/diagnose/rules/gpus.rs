@@ -77,7 +77,10 @@ pub(crate) fn several_gpus(f: &Facts, b: &mut Board) {
 fn llama_cpp_split(f: &Facts, b: &mut Board) {
     let devices = &f.r.devices_in_log;
     let Some(failed) = f.r.gpu_index else { return };
-    if !f.split() || b.has(CauseId::MisSizedBuffer) {
+    // Every GPU failing on the same request is no GPU carrying more than its
+    // share: each ran short alike, and a smaller share for one moves the
+    // shortage to the other.
+    if !f.split() || b.has(CauseId::MisSizedBuffer) || f.r.same_on_every_gpu {
         return;
     }
     let over = if devices.len() > 1 {
