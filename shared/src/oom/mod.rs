@@ -269,6 +269,7 @@ pub fn parse(text: &str) -> OomReport {
     let vllm_marked = worker_ranks > 0 || vllm::process(raw);
     let sglang_process = !vllm_marked && sglang::process(raw);
     let vllm_process = vllm_marked || (!sglang_process && vllm::traceback(raw));
+    let ollama_process = ollama::process(raw);
     let text = normalize::normalize(text);
     let t = text.as_bytes();
 
@@ -319,6 +320,20 @@ pub fn parse(text: &str) -> OomReport {
                 list.join(", ")
             )
         });
+    }
+    // llama.cpp's failure in Ollama's own log: its levers are Ollama's.
+    if report.kind == Some(OomKind::LlamaCpp) {
+        report.via_ollama |= ollama_process;
+        // llm/server.go (0.12 and later) retries a layout that did not fit
+        // with fewer layers on the GPUs before it gives up.
+        if scan::find(t, 0, t.len(), "model layout did not fit, applying backoff").is_some() {
+            report.notes.push(
+                "Ollama logged \"model layout did not fit, applying backoff\": it retries with fewer layers on the \
+                 GPUs by itself, so this failure may not be the last word; memory another model still held (one \
+                 just unloaded) is a common reason."
+                    .into(),
+            );
+        }
     }
     report.graph_capture =
         matches!(report.kind, Some(OomKind::Pytorch | OomKind::PytorchLegacy | OomKind::CudaError)) && graph_capture(t);

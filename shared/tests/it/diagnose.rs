@@ -180,6 +180,7 @@ fn error_only_cases() -> Vec<(&'static str, Option<CauseId>)> {
         ("79-sglang-capture-cuda-graph-truncated-deepep.txt", Some(GraphCapture)),
         // The same compute buffer failed on both GPUs: no split to rebalance.
         ("80-ollama-new-engine-backoff-two-gpus.txt", Some(TooLargeOverall)),
+        ("81-ollama-gptoss-ggml-cuda-abort-journal.txt", Some(TooLargeOverall)),
     ]
 }
 
@@ -946,7 +947,12 @@ fn a_split_is_seen_and_balanced_with_the_engines_own_lever() {
 #[test]
 fn fixes_speak_the_pasted_engines_and_vendors_syntax() {
     let ctx = DiagnoseContext::error_only();
-    for file in ["36-llama-ollama-json-escaped.txt", "66-llama-ollama-metal-compute-64k.txt"] {
+    for file in [
+        "36-llama-ollama-json-escaped.txt",
+        "66-llama-ollama-metal-compute-64k.txt",
+        "80-ollama-new-engine-backoff-two-gpus.txt",
+        "81-ollama-gptoss-ggml-cuda-abort-journal.txt",
+    ] {
         let d = diagnose(file, &ctx);
         assert!(!d.fixes.is_empty(), "{file}");
         for f in &d.fixes {

@@ -740,7 +740,16 @@ fn cases() -> Vec<(&'static str, Value)> {
             json!({
                 "kind": "llama_cpp", "backend": "cuda", "requested_bytes": 9668469760_u64, "gpu_index": 0,
                 "llama_cpp_stage": "compute_buffers", "devices_in_log": [0, 1], "same_on_every_gpu": true,
-                "occurrences": 2, "gpus_seen": [0, 1], "notes": ["ranks of a symmetric split"]
+                "via_ollama": true, "occurrences": 2, "gpus_seen": [0, 1],
+                "notes": ["ranks of a symmetric split", "applying backoff"]
+            }),
+        ),
+        (
+            // ggml's CUDA abort in Ollama's journal (`ollama[3864382]:`, `source=sched.go`, `runner.num_ctx=`).
+            "81-ollama-gptoss-ggml-cuda-abort-journal.txt",
+            json!({
+                "kind": "llama_cpp", "backend": "cuda", "gpu_index": 0, "via_ollama": true, "occurrences": 1,
+                "gpus_seen": [0]
             }),
         ),
     ]
@@ -1135,4 +1144,21 @@ fn graph_capture_is_read_from_the_traceback_or_an_unfinished_capture() {
          increasing `gpu_memory_utilization` when initializing the engine.",
     );
     assert!(!kv.graph_capture);
+}
+
+/// Ollama's own log is told by its journal prefix, its slog lines' Go
+/// sources and its scheduler's words, not only by the runner's exit line.
+#[test]
+fn ollama_is_told_by_its_journal_and_its_log_lines() {
+    let oom = "ggml_gallocr_reserve_n: failed to allocate CUDA0 buffer of size 9668469760";
+    for (text, want) in [
+        ("Nov 25 06:44:10 ai ollama[95]: llama_context: constructing", true),
+        ("time=2025-11-25T06:44:10.202+02:00 level=INFO source=server.go:824 msg=\"load\"", true),
+        ("msg=reloading runner.name=gpt-oss:20b runner.num_ctx=42000", true),
+        ("ollama[]: no pid", false),
+        ("source=main.py:12 msg=x", false),
+        ("llama-server -m model.gguf -c 8192", false),
+    ] {
+        assert_eq!(oom::parse(&format!("{text}\n{oom}")).via_ollama, want, "{text}");
+    }
 }
