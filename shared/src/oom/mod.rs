@@ -179,6 +179,11 @@ pub struct OomReport {
     pub estimated_max_model_len: Option<u64>,
     /// vLLM: how far below zero it computed the memory left for the KV cache.
     pub kv_deficit_bytes: Option<u64>,
+    /// vLLM: the weights' memory as its start-up lines state it before the
+    /// error (`Model loading took X GiB`, V1's gpu_model_runner.py; `Loading
+    /// model weights took X GB`, before 0.8; V0's profile `model weights take
+    /// X GiB`, worker/worker.py), each `bytes / 2^30`.
+    pub weights_bytes: Option<u64>,
     /// vLLM: `gpu_memory_utilization` as the paste's command line, argument
     /// dict or memory profile names it, in thousandths.
     pub gpu_memory_utilization_permille: Option<u64>,

@@ -159,6 +159,14 @@ pub(super) fn fill_context(t: &[u8], error_start: usize, in_vllm: bool, r: &mut 
     if !is_vllm {
         return;
     }
+    r.weights_bytes = ["Model loading took", "Loading model weights took", "model weights take"]
+        .into_iter()
+        .filter_map(|key| {
+            let (start, end) = scan::find_last(t, error_start, key)?;
+            Some((start, Cur::new(t, end).binary_size()?))
+        })
+        .max_by_key(|&(start, _)| start)
+        .map(|(_, bytes)| bytes);
     // V0's profile (`worker/worker.py::determine_num_available_blocks`,
     // 0.6.4 - 0.7): `the current vLLM instance can use total_gpu_memory
     // (8.00GiB) x gpu_memory_utilization (0.70) = 5.60GiB` and `… the rest

@@ -181,6 +181,8 @@ fn error_only_cases() -> Vec<(&'static str, Option<CauseId>)> {
         // The same compute buffer failed on both GPUs: no split to rebalance.
         ("80-ollama-new-engine-backoff-two-gpus.txt", Some(TooLargeOverall)),
         ("81-ollama-gptoss-ggml-cuda-abort-journal.txt", Some(TooLargeOverall)),
+        // 0.24 GiB of weights and no room for the cache: not the weights.
+        ("82-vllm-v1-buildkite-tiny-weights-no-cache-blocks.txt", Some(OtherProcesses)),
     ]
 }
 
@@ -714,6 +716,21 @@ fn the_same_request_failing_on_every_gpu_is_no_imbalance() {
     // One GPU of a split short on its own still is.
     let uneven = diagnose("64-llama-pipeline-parallel-small-fifth-gpu.txt", &DiagnoseContext::error_only());
     assert_eq!(uneven.causes[0].id, CauseId::GpuImbalance);
+}
+
+/// vLLM with no room for cache blocks is not blamed on weights its own
+/// start-up line shows small: a 0.24 GiB model gets no fp8 or more GPUs,
+/// and what else holds the GPU comes first; large weights still lead.
+#[test]
+fn no_cache_blocks_with_small_logged_weights_is_not_the_weights() {
+    let ctx = DiagnoseContext::error_only();
+    let d = diagnose("82-vllm-v1-buildkite-tiny-weights-no-cache-blocks.txt", &ctx);
+    assert_eq!(d.causes[0].id, CauseId::OtherProcesses, "{:?}", d.causes);
+    assert!(d.causes[0].evidence[0].contains("244.63 MiB"), "{:?}", d.causes[0]);
+    assert!(d.fixes.iter().all(|f| f.id != FixId::WeightFormat && f.id != FixId::MoreGpus), "{:?}", d.fixes);
+    assert_eq!(d.fixes.first().map(|f| f.id), Some(FixId::InspectGpu), "{:?}", d.fixes);
+    // 61.03 GiB of weights with the cache short: the weights.
+    assert_eq!(diagnose("30-vllm-v1-no-cache-blocks-negative.txt", &ctx).causes[0].id, CauseId::WeightsTooLarge);
 }
 
 /// Free memory above the request by less than the allocator rounds a

@@ -304,7 +304,7 @@ fn cases() -> Vec<(&'static str, Value)> {
         (
             "27-vllm-v0-max-seq-len-repeated.txt",
             json!({
-                "kind": "vllm_max_seq_len", "max_seq_len": 32768, "kv_cache_tokens": 20000, "vllm_process": true, "occurrences": 2,
+                "kind": "vllm_max_seq_len", "max_seq_len": 32768, "kv_cache_tokens": 20000, "vllm_process": true, "weights_bytes": 28347965270_u64, "occurrences": 2,
                 "notes": ["Found 2 out-of-memory messages"]
             }),
         ),
@@ -312,7 +312,7 @@ fn cases() -> Vec<(&'static str, Value)> {
             "28-vllm-v1-kv-too-small-estimate.txt",
             json!({"vllm_process": true,
                 "kind": "vllm_kv_cache_too_small", "max_seq_len": 40960, "kv_needed_bytes": 6034429051_u64,
-                "kv_available_bytes": 4831838208_u64, "estimated_max_model_len": 32768, "occurrences": 1
+                "kv_available_bytes": 4831838208_u64, "estimated_max_model_len": 32768, "weights_bytes": 16394212291_u64, "occurrences": 1
             }),
         ),
         (
@@ -327,7 +327,7 @@ fn cases() -> Vec<(&'static str, Value)> {
             json!({
                 // -1.42 GiB: 1524713390.08 bytes short.
                 "kind": "vllm_no_cache_blocks", "kv_available_bytes": 0, "kv_deficit_bytes": 1524713390_u64,
-                "occurrences": 1, "notes": ["negative memory left for the KV cache"]
+                "weights_bytes": 65534651112_u64, "occurrences": 1, "notes": ["negative memory left for the KV cache"]
             }),
         ),
         (
@@ -553,7 +553,7 @@ fn cases() -> Vec<(&'static str, Value)> {
             "60-vllm-v0-negative-kv-profile.txt",
             json!({
                 "kind": "vllm_no_cache_blocks", "total_bytes": 8589934592_u64, "kv_available_bytes": 0,
-                "kv_deficit_bytes": 1127428915_u64, "gpu_memory_utilization_permille": 700, "vllm_process": true, "occurrences": 1,
+                "kv_deficit_bytes": 1127428915_u64, "gpu_memory_utilization_permille": 700, "vllm_process": true, "weights_bytes": 5583457485_u64, "occurrences": 1,
                 "notes": ["negative memory left for the KV cache"]
             }),
         ),
@@ -750,6 +750,14 @@ fn cases() -> Vec<(&'static str, Value)> {
             json!({
                 "kind": "llama_cpp", "backend": "cuda", "gpu_index": 0, "via_ollama": true, "occurrences": 1,
                 "gpus_seen": [0]
+            }),
+        ),
+        (
+            // Buildkite's `  | [time]` prefix; `Model loading took 0.2389 GB` before the error.
+            "82-vllm-v1-buildkite-tiny-weights-no-cache-blocks.txt",
+            json!({
+                "kind": "vllm_no_cache_blocks", "weights_bytes": 256516922_u64, "vllm_process": true,
+                "occurrences": 1
             }),
         ),
     ]
