@@ -162,6 +162,10 @@ pub struct OomReport {
     /// This process's whole use of the GPU, PyTorch or not ("Including
     /// non-PyTorch memory, this process has M memory in use").
     pub process_in_use_bytes: Option<u64>,
+    /// The paste says one allocation is over a limit on single allocations,
+    /// not over the GPU's memory ([`allocation_limit`]).
+    #[serde(default)]
+    pub allocation_limit: bool,
     /// The cap from `torch.cuda.set_per_process_memory_fraction`, when set.
     pub allowed_bytes: Option<u64>,
     /// Other processes on the same GPU.
@@ -340,6 +344,7 @@ pub fn parse(text: &str) -> OomReport {
             );
         }
     }
+    report.allocation_limit = allocation_limit(t, report.kind);
     report.graph_capture =
         matches!(report.kind, Some(OomKind::Pytorch | OomKind::PytorchLegacy | OomKind::CudaError)) && graph_capture(t);
     report.same_on_every_gpu = same_on_every_gpu;
@@ -349,6 +354,42 @@ pub fn parse(text: &str) -> OomReport {
     report.occurrences = u32::try_from(count).unwrap_or(u32::MAX);
     report.gpus_seen = gpus_seen;
     report
+}
+
+/// Whether the paste says an allocation is over a limit on one allocation:
+/// ggml-vulkan's `Requested buffer size exceeds device buffer size limit`
+/// or `… device memory allocation limit` (ggml/src/ggml-vulkan/ggml-vulkan.cpp,
+/// `ggml_vk_create_buffer`: `size > device->max_buffer_size`, the driver's
+/// `maxBufferSize`, or `> max_memory_allocation_size` in builds before it),
+/// for a llama.cpp failure, but not the same words in the warning `Failed
+/// to allocate pinned memory (…)`, after which ggml falls back to host
+/// memory; IPEX's `Current platform can NOT allocate memory block with size
+/// larger than 4GB!` (intel-extension-for-pytorch, csrc/gpu/runtime/
+/// CachingDeviceAllocator.cpp, 2.x xpu: `kStatefulLimit`, on GPUs without
+/// 2D block arrays such as Arc), for a PyTorch one.
+fn allocation_limit(t: &[u8], kind: Option<OomKind>) -> bool {
+    match kind {
+        Some(OomKind::LlamaCpp) => ["exceeds device buffer size limit", "exceeds device memory allocation limit"]
+            .into_iter()
+            .flat_map(|m| scan::find_all(t, m))
+            .any(|(start, _)| {
+                let from = scan::line_start(t, start).max(start.saturating_sub(200));
+                scan::find(t, from, start, "pinned memory").is_none()
+            }),
+        Some(OomKind::Pytorch | OomKind::PytorchLegacy) => {
+            scan::find(t, 0, t.len(), "can NOT allocate memory block with size larger than").is_some()
+        }
+        Some(
+            OomKind::CudaError
+            | OomKind::VllmMaxSeqLen
+            | OomKind::VllmKvCacheTooSmall
+            | OomKind::VllmNoCacheBlocks
+            | OomKind::VllmSamplerWarmup
+            | OomKind::SglangNoKvPool
+            | OomKind::OllamaHostMemory,
+        )
+        | None => false,
+    }
 }
 
 /// Whether the paste shows CUDA graphs being captured when it failed: a

@@ -183,6 +183,9 @@ fn error_only_cases() -> Vec<(&'static str, Option<CauseId>)> {
         ("81-ollama-gptoss-ggml-cuda-abort-journal.txt", Some(TooLargeOverall)),
         // 0.24 GiB of weights and no room for the cache: not the weights.
         ("82-vllm-v1-buildkite-tiny-weights-no-cache-blocks.txt", Some(OtherProcesses)),
+        // Over the device's limit on one buffer, and on an IPEX platform that limits one allocation.
+        ("83-llama-vulkan-buffer-size-limit-regression.txt", Some(AllocationLimit)),
+        ("84-xpu-legacy-ipex-4gb-limit-wsl2.txt", Some(AllocationLimit)),
     ]
 }
 
@@ -731,6 +734,31 @@ fn no_cache_blocks_with_small_logged_weights_is_not_the_weights() {
     assert_eq!(d.fixes.first().map(|f| f.id), Some(FixId::InspectGpu), "{:?}", d.fixes);
     // 61.03 GiB of weights with the cache short: the weights.
     assert_eq!(diagnose("30-vllm-v1-no-cache-blocks-negative.txt", &ctx).causes[0].id, CauseId::WeightsTooLarge);
+}
+
+/// A limit on one allocation (Vulkan's buffer size, IPEX's 4 GB) is the
+/// cause, not a full GPU or other processes, and its fix makes the one
+/// buffer smaller, not the model.
+#[test]
+fn a_limit_on_one_allocation_is_not_a_full_gpu() {
+    let ctx = DiagnoseContext::error_only();
+    for file in ["83-llama-vulkan-buffer-size-limit-regression.txt", "84-xpu-legacy-ipex-4gb-limit-wsl2.txt"] {
+        let d = diagnose(file, &ctx);
+        assert_eq!(d.causes[0].id, CauseId::AllocationLimit, "{file}: {:?}", d.causes);
+        assert!(d.causes.iter().all(|c| c.id != CauseId::OtherProcesses), "{file}: {:?}", d.causes);
+        assert_eq!(d.fixes.first().map(|f| f.id), Some(FixId::SmallerBatch), "{file}: {:?}", d.fixes);
+    }
+    let vulkan = diagnose("83-llama-vulkan-buffer-size-limit-regression.txt", &ctx);
+    assert!(vulkan.fixes[0].code.contains("-ub 256"), "{:?}", vulkan.fixes);
+    // IPEX's limit read on a request over it.
+    let over = oom::parse(
+        "RuntimeError: Current platform can NOT allocate memory block with size larger than 4GB! Tried to allocate \
+         6.85 GiB (GPU  0; 15.56 GiB total capacity; 0 bytes already allocated; 0 bytes reserved in total by PyTorch)\n\
+         RuntimeError: XPU out of memory. Tried to allocate 6.85 GiB (GPU 0; 15.56 GiB total capacity; 0 bytes \
+         already allocated; 0 bytes reserved in total by PyTorch)",
+    );
+    let d = oom::diagnose(&over, &ctx);
+    assert_eq!((d.causes[0].id, d.causes[0].score), (CauseId::AllocationLimit, 90), "{:?}", d.causes);
 }
 
 /// Free memory above the request by less than the allocator rounds a

@@ -760,6 +760,25 @@ fn cases() -> Vec<(&'static str, Value)> {
                 "occurrences": 1
             }),
         ),
+        (
+            // ggml-vulkan's single-buffer limit, then the gallocr failure it caused.
+            "83-llama-vulkan-buffer-size-limit-regression.txt",
+            json!({
+                "kind": "llama_cpp", "backend": "vulkan", "requested_bytes": 8753520640_u64, "gpu_index": 0,
+                "allocation_limit": true, "llama_cpp_stage": "compute_buffers", "devices_in_log": [0],
+                "occurrences": 1, "gpus_seen": [0]
+            }),
+        ),
+        (
+            // IPEX: the 4GB limit's message (not an OOM message itself), then two `XPU out of memory`.
+            "84-xpu-legacy-ipex-4gb-limit-wsl2.txt",
+            json!({
+                "kind": "pytorch_legacy", "requested_bytes": 1836098519_u64, "gpu_index": 0,
+                "total_bytes": 16707422781_u64, "allocated_bytes": 184549376_u64, "reserved_bytes": 184549376_u64,
+                "reserved_unallocated_bytes": 0, "allocation_limit": true, "occurrences": 2, "gpus_seen": [0],
+                "notes": ["device type `XPU`", "could not read free_bytes", "Found 2 out-of-memory messages"]
+            }),
+        ),
     ]
 }
 
@@ -1168,5 +1187,24 @@ fn ollama_is_told_by_its_journal_and_its_log_lines() {
         ("llama-server -m model.gguf -c 8192", false),
     ] {
         assert_eq!(oom::parse(&format!("{text}\n{oom}")).via_ollama, want, "{text}");
+    }
+}
+
+/// ggml-vulkan's single-buffer limit is read from the error it throws, not
+/// from the pinned-memory warning that falls back to host memory.
+#[test]
+fn vulkans_buffer_limit_is_read_from_the_error_not_the_pinned_memory_warning() {
+    let failed = "ggml_gallocr_reserve_n: failed to allocate Vulkan0 buffer of size 8753520640";
+    for (line, want) in [
+        ("ggml_vulkan: Requested buffer size exceeds device buffer size limit: ErrorOutOfDeviceMemory", true),
+        ("ggml_vulkan: Requested buffer size exceeds device memory allocation limit: ErrorOutOfDeviceMemory", true),
+        (
+            "ggml_vulkan: Failed to allocate pinned memory (Requested buffer size exceeds device buffer size limit: \
+             ErrorOutOfDeviceMemory)",
+            false,
+        ),
+        ("ggml_vulkan: Device memory allocation of size 8753520640 failed.", false),
+    ] {
+        assert_eq!(oom::parse(&format!("{line}\n{failed}")).allocation_limit, want, "{line}");
     }
 }

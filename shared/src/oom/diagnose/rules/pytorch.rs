@@ -9,7 +9,7 @@ use crate::oom::diagnose::board::{Board, fix};
 use crate::oom::diagnose::facts::Facts;
 use crate::oom::diagnose::text::{gib, pct, times};
 use crate::oom::diagnose::{CauseId, FixId};
-use crate::units::MIB;
+use crate::units::{GIB, MIB};
 
 /// PyTorch holds more than the GPU's capacity (allocated or reserved over
 /// the total by more than the figures' rounding): the CUDA driver lent it
@@ -37,6 +37,10 @@ fn code(f: &Facts, transformers: &str, vllm: &str, sglang: &str) -> String {
 
 pub(super) fn pytorch_workload(f: &Facts, b: &mut Board) {
     let (Some(q), Some(t)) = (f.requested, f.total.filter(|&t| t > 0)) else { return };
+    if f.r.allocation_limit {
+        single_allocation_limit(f, b, q, t);
+        return;
+    }
     let shortage = f.shortage.unwrap_or(0);
     if beyond_capacity(f, t) {
         let held = f.r.reserved_bytes.or(f.r.allocated_bytes).unwrap_or(0);
@@ -191,6 +195,53 @@ pub(super) fn pytorch_workload(f: &Facts, b: &mut Board) {
             "vllm serve ... --kv-cache-dtype fp8   # half of a 16-bit cache",
             "python -m sglang.launch_server ... --kv-cache-dtype fp8_e4m3   # half of a 16-bit cache",
         ),
+    ));
+}
+
+/// IPEX's limit on one allocation: `kStatefulLimit`, 4 GiB, on GPUs
+/// without 2D block arrays (intel-extension-for-pytorch
+/// csrc/gpu/runtime/CachingDeviceAllocator.cpp, 2.x xpu: "Single
+/// allocation must be less than 4GB with stateful memory management").
+const IPEX_ALLOCATION_LIMIT_BYTES: u64 = 4 * GIB;
+
+/// The paste shows IPEX refusing one allocation over its limit
+/// (`OomReport::allocation_limit`): a request over it fails whatever is
+/// free; one under it that failed while PyTorch held little of the GPU
+/// met the same kind of limit lower down (the runtime's), not a full GPU.
+fn single_allocation_limit(f: &Facts, b: &mut Board, q: u64, t: u64) {
+    let held = f.r.reserved_bytes.or(f.r.allocated_bytes).unwrap_or(0);
+    let limit = gib(IPEX_ALLOCATION_LIMIT_BYTES);
+    if q > IPEX_ALLOCATION_LIMIT_BYTES {
+        b.add(
+            CauseId::AllocationLimit,
+            90,
+            format!(
+                "IPEX refuses any one allocation over {limit} on this GPU (\"Current platform can NOT allocate memory \
+                 block with size larger than 4GB\"): the {} request is over it, whatever the GPU has free",
+                gib(q)
+            ),
+        );
+    } else {
+        b.add(
+            CauseId::AllocationLimit,
+            if held <= t / 4 { 75 } else { 45 },
+            format!(
+                "the paste shows IPEX refusing one allocation over {limit} on this platform, and this {} request \
+                 failed while PyTorch held only {} of the {} GPU: the runtime's limit on one allocation is lower \
+                 still here, not the GPU's memory",
+                gib(q),
+                gib(held),
+                gib(t)
+            ),
+        );
+    }
+    b.fix(fix(
+        FixId::SmallerBatch,
+        CauseId::AllocationLimit,
+        format!("Allocate in pieces under the limit: each tensor well under {limit} (smaller batches or chunks)"),
+        GivesUp::Speed,
+        None,
+        "for chunk in torch.split(inputs, chunk_size):  # each chunk's tensors well under the limit\n    ...".into(),
     ));
 }
 
