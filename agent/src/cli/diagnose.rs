@@ -348,6 +348,7 @@ fn text_report(r: &OomReport, d: &Diagnosis) -> String {
         Some(GpuBackend::Vulkan) => " (Vulkan)",
         Some(GpuBackend::Metal) => " (Metal)",
         Some(GpuBackend::Hip) => " (ROCm)",
+        Some(GpuBackend::Xpu) => " (XPU)",
         Some(GpuBackend::Cuda) | None => "",
     };
     let stage = match r.llama_cpp_stage {

@@ -110,6 +110,10 @@ pub enum GpuBackend {
     Vulkan,
     /// Apple Metal (ggml's `ggml_metal_…` lines).
     Metal,
+    /// Intel GPUs through PyTorch's XPU backend (`XPU out of memory`, from
+    /// PyTorch's own allocator or IPEX's): PyTorch's `torch.xpu` API, not
+    /// `torch.cuda`, and none of NVIDIA's tools.
+    Xpu,
 }
 
 /// What llama.cpp was allocating when it failed: the checklist's "does it

@@ -39,13 +39,15 @@ pub(super) fn scan(t: &[u8], out: &mut Vec<Occurrence>) {
     }
 }
 
-/// The backend word in front of "out of memory"; an unknown word (`XPU`,
-/// `NPU`) gives `None` and a note, since the figures still read the same.
+/// The backend word in front of "out of memory"; an unknown word (`NPU`,
+/// `MPS`) gives `None` and a note, since the figures still read the same.
 fn backend(word: &[u8], notes: &mut Vec<String>) -> Option<GpuBackend> {
     if word.eq_ignore_ascii_case(b"cuda") {
         Some(GpuBackend::Cuda)
     } else if word.eq_ignore_ascii_case(b"hip") {
         Some(GpuBackend::Hip)
+    } else if word.eq_ignore_ascii_case(b"xpu") {
+        Some(GpuBackend::Xpu)
     } else {
         if !word.is_empty() {
             notes.push(format!(

@@ -186,6 +186,8 @@ fn error_only_cases() -> Vec<(&'static str, Option<CauseId>)> {
         // Over the device's limit on one buffer, and on an IPEX platform that limits one allocation.
         ("83-llama-vulkan-buffer-size-limit-regression.txt", Some(AllocationLimit)),
         ("84-xpu-legacy-ipex-4gb-limit-wsl2.txt", Some(AllocationLimit)),
+        // 8.27 GiB allowed of a 16.54 GiB XPU that is all free.
+        ("85-xpu-modern-memory-fraction.txt", Some(MemoryCap)),
     ]
 }
 
@@ -1025,6 +1027,47 @@ fn fixes_speak_the_pasted_engines_and_vendors_syntax() {
         checked += 1;
     }
     assert!(checked >= 4, "only {checked} ROCm or Metal pastes");
+}
+
+/// An Intel GPU (PyTorch's XPU backend, or IPEX) gets `torch.xpu` and
+/// Intel's tool, never `torch.cuda`, `nvidia-smi`, a CUDA allocator setting
+/// or bitsandbytes' CUDA kernels.
+#[test]
+fn an_xpu_paste_gets_no_cuda_only_commands() {
+    let ctx = DiagnoseContext::error_only();
+    let mut checked = 0;
+    for entry in fs::read_dir(FIXTURES).into_iter().flatten().flatten() {
+        let file = entry.file_name().to_string_lossy().into_owned();
+        let report = oom::parse(&read(&file));
+        if report.backend != Some(oom::GpuBackend::Xpu) {
+            continue;
+        }
+        let d = oom::diagnose(&report, &ctx);
+        let text: Vec<&str> = d
+            .fixes
+            .iter()
+            .map(|f| f.code.as_str())
+            .chain(d.needs.iter().map(String::as_str))
+            .chain(d.checklist.iter().map(|c| c.finding.as_str()))
+            .collect();
+        for cuda in ["nvidia-smi", "torch.cuda.", "PYTORCH_CUDA_ALLOC_CONF", "BitsAndBytes"] {
+            assert!(!text.iter().any(|t| t.contains(cuda)), "{file}: {cuda} in {text:?}");
+        }
+        checked += 1;
+    }
+    assert!(checked >= 2, "only {checked} XPU pastes");
+    let cap = diagnose("85-xpu-modern-memory-fraction.txt", &ctx);
+    assert_eq!(cap.fixes[0].code, "torch.xpu.set_per_process_memory_fraction(1.00)", "{:?}", cap.fixes);
+    // The same figures without a cap or a limit: Intel's tool to see the GPU.
+    let bare = oom::parse(
+        "torch.OutOfMemoryError: XPU out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 16.54 \
+         GiB of which 1.00 GiB is free. Of the allocated memory 9.00 GiB is allocated by PyTorch, and 3.00 GiB is \
+         reserved by PyTorch but unallocated.",
+    );
+    let d = oom::diagnose(&bare, &ctx);
+    let codes: Vec<&str> = d.fixes.iter().map(|f| f.code.as_str()).collect();
+    assert!(codes.iter().any(|c| c.contains("torch.xpu.empty_cache()")), "{codes:?}");
+    assert!(codes.iter().all(|c| !c.contains("ALLOC_CONF") && !c.contains("torch.cuda")), "{codes:?}");
 }
 
 /// vLLM loads fp8 weights only from its minimum compute capability

@@ -773,10 +773,20 @@ fn cases() -> Vec<(&'static str, Value)> {
             // IPEX: the 4GB limit's message (not an OOM message itself), then two `XPU out of memory`.
             "84-xpu-legacy-ipex-4gb-limit-wsl2.txt",
             json!({
-                "kind": "pytorch_legacy", "requested_bytes": 1836098519_u64, "gpu_index": 0,
+                "kind": "pytorch_legacy", "backend": "xpu", "requested_bytes": 1836098519_u64, "gpu_index": 0,
                 "total_bytes": 16707422781_u64, "allocated_bytes": 184549376_u64, "reserved_bytes": 184549376_u64,
                 "reserved_unallocated_bytes": 0, "allocation_limit": true, "occurrences": 2, "gpus_seen": [0],
-                "notes": ["device type `XPU`", "could not read free_bytes", "Found 2 out-of-memory messages"]
+                "notes": ["could not read free_bytes", "Found 2 out-of-memory messages"]
+            }),
+        ),
+        (
+            // PyTorch's own XPU allocator, 2.1+ wording, with a per-process cap.
+            "85-xpu-modern-memory-fraction.txt",
+            json!({
+                "kind": "pytorch", "backend": "xpu", "requested_bytes": 8708046193_u64, "gpu_index": 0,
+                "total_bytes": 17759689769_u64, "free_bytes": 17759689769_u64, "allocated_bytes": 0,
+                "reserved_bytes": 0, "reserved_unallocated_bytes": 0, "allowed_bytes": 8879844884_u64,
+                "occurrences": 1, "gpus_seen": [0]
             }),
         ),
     ]

@@ -132,6 +132,8 @@ fn llama_cpp_split(f: &Facts, b: &mut Board) {
     let visible = match f.r.backend {
         Some(GpuBackend::Hip) => "HIP_VISIBLE_DEVICES",
         Some(GpuBackend::Vulkan) => "GGML_VK_VISIBLE_DEVICES",
+        // Level Zero's device mask, which Intel's runtimes honour.
+        Some(GpuBackend::Xpu) => "ZE_AFFINITY_MASK",
         Some(GpuBackend::Cuda | GpuBackend::Metal) | None => "CUDA_VISIBLE_DEVICES",
     };
     b.fix(fix(

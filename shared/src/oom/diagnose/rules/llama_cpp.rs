@@ -228,7 +228,7 @@ fn largest_gpu(f: &Facts) -> Option<&'static crate::catalog::Gpu> {
         Some(GpuBackend::Cuda) => Some(GpuVendor::Nvidia),
         Some(GpuBackend::Hip) => Some(GpuVendor::Amd),
         Some(GpuBackend::Metal) => Some(GpuVendor::Apple),
-        Some(GpuBackend::Vulkan) | None => None,
+        Some(GpuBackend::Vulkan | GpuBackend::Xpu) | None => None,
     };
     crate::catalog::gpus().iter().filter(|g| vendor.is_none_or(|v| g.vendor == v)).max_by_key(|g| g.memory_bytes)
 }

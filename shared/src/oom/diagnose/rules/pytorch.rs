@@ -5,6 +5,7 @@ use crate::catalog;
 use crate::engines::EngineKind;
 use crate::estimate::CUDA_CONTEXT_BYTES;
 use crate::fixes::GivesUp;
+use crate::oom::GpuBackend;
 use crate::oom::diagnose::board::{Board, fix};
 use crate::oom::diagnose::facts::Facts;
 use crate::oom::diagnose::text::{gib, pct, times};
@@ -352,6 +353,16 @@ fn without_free(f: &Facts, b: &mut Board, q: u64, t: u64) {
 /// tokens and the input, free what the session still holds, and let the
 /// allocator grow segments instead of fragmenting.
 fn checklist_fixes(f: &Facts, b: &mut Board) {
+    // bitsandbytes' 4-bit kernels are CUDA's (and ROCm's) in the releases
+    // the snippet is written for: an Intel GPU gets no bitsandbytes line.
+    let xpu = f.r.backend == Some(GpuBackend::Xpu);
+    if !xpu || f.serving.is_some() {
+        checklist_weights(f, b);
+    }
+    checklist_length_and_leftovers(f, b);
+}
+
+fn checklist_weights(f: &Facts, b: &mut Board) {
     b.fix(fix(
         FixId::WeightFormat,
         CauseId::KvCacheGrowth,
@@ -366,6 +377,9 @@ fn checklist_fixes(f: &Facts, b: &mut Board) {
             "python -m sglang.launch_server --model-path <an AWQ or GPTQ checkpoint of the model>   # or, from 16-bit weights: --quantization fp8",
         ),
     ));
+}
+
+fn checklist_length_and_leftovers(f: &Facts, b: &mut Board) {
     b.fix(fix(
         FixId::MaxNewTokens,
         CauseId::KvCacheGrowth,
@@ -390,9 +404,10 @@ fn checklist_fixes(f: &Facts, b: &mut Board) {
                 .into(),
             GivesUp::Nothing,
             None,
-            "del model; import gc; gc.collect(); torch.cuda.empty_cache()".into(),
+            format!("del model; import gc; gc.collect(); {}.empty_cache()", f.torch_module()),
         ));
     }
+    let Some(conf) = f.alloc_conf() else { return };
     b.fix(fix(
         FixId::ExpandableSegments,
         CauseId::KvCacheGrowth,
@@ -401,9 +416,9 @@ fn checklist_fixes(f: &Facts, b: &mut Board) {
         None,
         code(
             f,
-            "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True python your_script.py",
-            "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True vllm serve ...",
-            "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True python -m sglang.launch_server ...",
+            &format!("{conf}=expandable_segments:True python your_script.py"),
+            &format!("{conf}=expandable_segments:True vllm serve ..."),
+            &format!("{conf}=expandable_segments:True python -m sglang.launch_server ..."),
         ),
     ));
 }
