@@ -17,6 +17,8 @@
 //!   total capacity of T of which F is free. Process P has M memory in use.
 //!   … Of the allocated memory A is allocated by PyTorch, …`), on CUDA and on
 //!   ROCm (`HIP out of memory`);
+//! - PyTorch's `cudaMallocAsync` backend (`Allocation on device n would
+//!   exceed allowed memory. (out of memory)` and its table of figures);
 //! - a bare `CUDA error: out of memory` or `CUBLAS_STATUS_ALLOC_FAILED`,
 //!   raised outside the caching allocator;
 //! - vLLM's three KV-cache start-up errors, and its sampler warm-up failure;
@@ -54,6 +56,12 @@ pub enum OomKind {
     PytorchLegacy,
     /// PyTorch 2.1 and later: `… GPU n has a total capacity of …`.
     Pytorch,
+    /// PyTorch's `cudaMallocAsync` allocator backend (2.0 and later,
+    /// `PYTORCH_CUDA_ALLOC_CONF=backend:cudaMallocAsync`): `Allocation on
+    /// device n would exceed allowed memory. (out of memory)` with what
+    /// PyTorch has allocated, the request, the device's total, CUDA's free
+    /// and the fraction's limit; it caches nothing, so no reserved figure.
+    PytorchAsync,
     /// `CUDA error: out of memory` (or HIP's, or `CUBLAS_STATUS_ALLOC_FAILED`)
     /// from the runtime or a library, outside PyTorch's caching allocator, so
     /// without figures: typically a CUDA context, cuBLAS workspace or NCCL
@@ -86,6 +94,7 @@ impl OomKind {
         match self {
             Self::PytorchLegacy => "PyTorch (before 2.1) out of memory",
             Self::Pytorch => "PyTorch (2.1+) out of memory",
+            Self::PytorchAsync => "PyTorch (cudaMallocAsync backend) out of memory",
             Self::CudaError => "CUDA error: out of memory (outside PyTorch's cache)",
             Self::VllmMaxSeqLen => "vLLM: max seq len larger than the KV cache",
             Self::VllmKvCacheTooSmall => "vLLM: KV cache too small for one request",
@@ -349,8 +358,10 @@ pub fn parse(text: &str) -> OomReport {
         }
     }
     report.allocation_limit = allocation_limit(t, report.kind);
-    report.graph_capture =
-        matches!(report.kind, Some(OomKind::Pytorch | OomKind::PytorchLegacy | OomKind::CudaError)) && graph_capture(t);
+    report.graph_capture = matches!(
+        report.kind,
+        Some(OomKind::Pytorch | OomKind::PytorchLegacy | OomKind::PytorchAsync | OomKind::CudaError)
+    ) && graph_capture(t);
     report.same_on_every_gpu = same_on_every_gpu;
     report.worker_ranks = worker_ranks;
     report.vllm_process = vllm_process;
@@ -380,7 +391,7 @@ fn allocation_limit(t: &[u8], kind: Option<OomKind>) -> bool {
                 let from = scan::line_start(t, start).max(start.saturating_sub(200));
                 scan::find(t, from, start, "pinned memory").is_none()
             }),
-        Some(OomKind::Pytorch | OomKind::PytorchLegacy) => {
+        Some(OomKind::Pytorch | OomKind::PytorchLegacy | OomKind::PytorchAsync) => {
             scan::find(t, 0, t.len(), "can NOT allocate memory block with size larger than").is_some()
         }
         Some(
@@ -458,6 +469,13 @@ fn missing_fields(r: &OomReport) -> Vec<&'static str> {
             ("allocated_bytes", r.allocated_bytes.is_some()),
             ("free_bytes", r.free_bytes.is_some()),
             ("reserved_bytes", r.reserved_bytes.is_some()),
+        ],
+        Some(OomKind::PytorchAsync) => &[
+            ("requested_bytes", r.requested_bytes.is_some()),
+            ("gpu_index", r.gpu_index.is_some()),
+            ("total_bytes", r.total_bytes.is_some()),
+            ("free_bytes", r.free_bytes.is_some()),
+            ("allocated_bytes", r.allocated_bytes.is_some()),
         ],
         Some(OomKind::Pytorch) => &[
             ("requested_bytes", r.requested_bytes.is_some()),

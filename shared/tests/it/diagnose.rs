@@ -188,6 +188,8 @@ fn error_only_cases() -> Vec<(&'static str, Option<CauseId>)> {
         ("84-xpu-legacy-ipex-4gb-limit-wsl2.txt", Some(AllocationLimit)),
         // 8.27 GiB allowed of a 16.54 GiB XPU that is all free.
         ("85-xpu-modern-memory-fraction.txt", Some(MemoryCap)),
+        // 4.83 GiB asked with 16.08 GiB allocated on a 22.20 GiB GPU: the workload.
+        ("86-tgi-cudamallocasync-allocation-would-exceed.txt", Some(KvCacheGrowth)),
     ]
 }
 

@@ -789,6 +789,15 @@ fn cases() -> Vec<(&'static str, Value)> {
                 "occurrences": 1, "gpus_seen": [0]
             }),
         ),
+        (
+            // The cudaMallocAsync backend's table, JSON-escaped inside TGI's Rust panic.
+            "86-tgi-cudamallocasync-allocation-would-exceed.txt",
+            json!({
+                "kind": "pytorch_async", "backend": "cuda", "requested_bytes": 5186173010_u64, "gpu_index": 0,
+                "total_bytes": 23837068493_u64, "free_bytes": 11660165_u64, "allocated_bytes": 17265768530_u64,
+                "occurrences": 1, "gpus_seen": [0]
+            }),
+        ),
     ]
 }
 
@@ -1009,6 +1018,28 @@ const VOCABULARY: &[&str] = &[
     " ",
     "\u{e9}",
     "\u{1f600}",
+    // Sweep 2's formats: vLLM's processes, graph capture, single-allocation
+    // limits, Ollama's journal, the cudaMallocAsync table.
+    "(VllmWorkerProcess pid=",
+    "RayWorkerWrapper pid=",
+    "File \"/x/vllm/",
+    "torch.cuda.graph(",
+    "Capturing cudagraphs",
+    "Graph capturing finished",
+    "Capture cuda graph failed: ",
+    "exceeds device buffer size limit",
+    "Failed to allocate pinned memory",
+    "can NOT allocate memory block with size larger than 4GB! ",
+    "XPU out of memory. ",
+    "ollama[95]: ",
+    "source=server.go:824 ",
+    "Model loading took ",
+    "Allocation on device ",
+    "would exceed allowed memory. (out of memory)",
+    "Currently allocated : ",
+    "Requested : ",
+    "Device limit : ",
+    "Free (according to CUDA): ",
 ];
 
 fn vocabulary_text() -> impl Strategy<Value = String> {
@@ -1217,4 +1248,27 @@ fn vulkans_buffer_limit_is_read_from_the_error_not_the_pinned_memory_warning() {
     ] {
         assert_eq!(oom::parse(&format!("{line}\n{failed}")).allocation_limit, want, "{line}");
     }
+}
+
+/// The cudaMallocAsync backend's figures, each by its label; a limit below
+/// the device's total is a cap, the total itself is none.
+#[test]
+fn the_cuda_malloc_async_table_is_read_by_its_labels() {
+    let capped = oom::parse(
+        "torch.OutOfMemoryError: Allocation on device 1 would exceed allowed memory. (out of memory)\n\
+         Currently allocated     : 9.43 GiB\nRequested               : 640.00 MiB\n\
+         Device limit            : 11.59 GiB\nFree (according to CUDA): 1.12 GiB\n\
+         PyTorch limit (set by user-supplied memory fraction)\n                        : 10.00 GiB",
+    );
+    assert_eq!(capped.kind, Some(oom::OomKind::PytorchAsync));
+    assert_eq!(capped.gpu_index, Some(1));
+    assert_eq!(capped.requested_bytes, Some(640 * 1024 * 1024));
+    assert_eq!(capped.allowed_bytes, Some(10 * 1024 * 1024 * 1024));
+    assert!(capped.notes.is_empty(), "{:?}", capped.notes);
+    // Cut after the first figure: read as far as it goes, and said so.
+    let cut = oom::parse(
+        "Allocation on device 0 would exceed allowed memory. (out of memory)\nCurrently allocated : 9.43 GiB",
+    );
+    assert_eq!(cut.kind, Some(oom::OomKind::PytorchAsync));
+    assert!(cut.notes.iter().any(|n| n.contains("requested_bytes")), "{:?}", cut.notes);
 }

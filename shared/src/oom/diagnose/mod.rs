@@ -421,7 +421,7 @@ fn needs(f: &Facts) -> Vec<String> {
         // The GPU's figures do not bear on a check of the host's RAM.
         return out;
     }
-    let pytorch = matches!(f.r.kind, Some(OomKind::Pytorch | OomKind::PytorchLegacy));
+    let pytorch = matches!(f.r.kind, Some(OomKind::Pytorch | OomKind::PytorchLegacy | OomKind::PytorchAsync));
     if pytorch && f.free.is_none() {
         out.push(
             "what was free and what PyTorch reserved: PyTorch 2.1 and later print both in the error, so paste the \

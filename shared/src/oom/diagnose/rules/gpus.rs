@@ -19,6 +19,7 @@ pub(crate) fn several_gpus(f: &Facts, b: &mut Board) {
         Some(
             OomKind::Pytorch
             | OomKind::PytorchLegacy
+            | OomKind::PytorchAsync
             | OomKind::CudaError
             | OomKind::VllmSamplerWarmup
             | OomKind::SglangNoKvPool
@@ -47,6 +48,7 @@ pub(crate) fn several_gpus(f: &Facts, b: &mut Board) {
         Some(
             OomKind::Pytorch
             | OomKind::PytorchLegacy
+            | OomKind::PytorchAsync
             | OomKind::CudaError
             | OomKind::VllmMaxSeqLen
             | OomKind::VllmKvCacheTooSmall

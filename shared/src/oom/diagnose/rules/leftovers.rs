@@ -149,7 +149,7 @@ pub(crate) fn leftovers(f: &Facts, b: &mut Board) {
 
     // Other processes, listed by the error or read live by the agent.
     let others = f.others_total();
-    let pytorch = matches!(r.kind, Some(OomKind::Pytorch | OomKind::PytorchLegacy));
+    let pytorch = matches!(r.kind, Some(OomKind::Pytorch | OomKind::PytorchLegacy | OomKind::PytorchAsync));
     let free_beyond_slack = free >= q.saturating_add(ALLOCATOR_SLACK_BYTES);
     if free >= q && !free_beyond_slack && cap.is_none() && pytorch {
         b.notes.push(format!(

@@ -39,7 +39,7 @@ pub(super) fn from_the_error(f: &Facts, b: &mut Board) {
         return;
     }
     match f.r.kind {
-        Some(OomKind::Pytorch | OomKind::PytorchLegacy) => pytorch_workload(f, b),
+        Some(OomKind::Pytorch | OomKind::PytorchLegacy | OomKind::PytorchAsync) => pytorch_workload(f, b),
         Some(OomKind::CudaError) => {
             b.add(
                 CauseId::TooLargeOverall,
