@@ -411,14 +411,21 @@ fn allocation_limit(t: &[u8], kind: Option<OomKind>) -> bool {
 /// traceback through the capture (PyTorch's `torch.cuda.graph(…)` context
 /// and its `capture_end()`, torch/cuda/graphs.py; vLLM's `capture_model`,
 /// worker/model_runner.py 0.5 – 0.10 and v1/worker/gpu_model_runner.py;
-/// SGLang's `Capture cuda graph failed`, model_executor/cuda_graph_runner.py
-/// 0.4 – 0.5), or the engine's log opening a capture it never reports done
+/// SGLang's `Capture cuda graph failed` and `capture_one_batch_size`,
+/// model_executor/cuda_graph_runner.py 0.4 – 0.5, whose other frames
+/// (`replay`) run graphs already captured), or the engine's log opening a
+/// capture it never reports done
 /// (vLLM's `Capturing cudagraphs` or `Capturing the model for CUDA graphs`
 /// without a later `Graph capturing finished`; SGLang's `Capture cuda graph
 /// begin` without `Capture cuda graph end`).
 fn graph_capture(t: &[u8]) -> bool {
-    const TRACEBACK: [&str; 5] =
-        ["torch.cuda.graph(", "capture_end()", "in capture_model", "Capture cuda graph failed", "cuda_graph_runner.py"];
+    const TRACEBACK: [&str; 5] = [
+        "torch.cuda.graph(",
+        "capture_end()",
+        "in capture_model",
+        "Capture cuda graph failed",
+        "in capture_one_batch_size",
+    ];
     if TRACEBACK.into_iter().any(|m| scan::find(t, 0, t.len(), m).is_some()) {
         return true;
     }

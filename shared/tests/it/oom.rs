@@ -1203,6 +1203,8 @@ fn graph_capture_is_read_from_the_traceback_or_an_unfinished_capture() {
         ),
         ("[2025-04-10 02:11:09 TP0] Capture cuda graph begin. This can take up to several minutes.", true),
         ("python generate.py", false),
+        // Replaying graphs captured at start-up is serving, not capturing.
+        ("  File \"/sgl/python/sglang/srt/model_executor/cuda_graph_runner.py\", line 612, in replay", false),
     ] {
         assert_eq!(oom::parse(&format!("{text}\n{oom}")).graph_capture, want, "{text}");
     }
