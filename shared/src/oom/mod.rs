@@ -17,6 +17,8 @@
 //!   total capacity of T of which F is free. Process P has M memory in use.
 //!   … Of the allocated memory A is allocated by PyTorch, …`), on CUDA and on
 //!   ROCm (`HIP out of memory`);
+//! - PyTorch's `cudaMallocAsync` backend (`Allocation on device n would
+//!   exceed allowed memory. (out of memory)` and its table of figures);
 //! - a bare `CUDA error: out of memory` or `CUBLAS_STATUS_ALLOC_FAILED`,
 //!   raised outside the caching allocator;
 //! - vLLM's three KV-cache start-up errors, and its sampler warm-up failure;
@@ -54,6 +56,12 @@ pub enum OomKind {
     PytorchLegacy,
     /// PyTorch 2.1 and later: `… GPU n has a total capacity of …`.
     Pytorch,
+    /// PyTorch's `cudaMallocAsync` allocator backend (2.0 and later,
+    /// `PYTORCH_CUDA_ALLOC_CONF=backend:cudaMallocAsync`): `Allocation on
+    /// device n would exceed allowed memory. (out of memory)` with what
+    /// PyTorch has allocated, the request, the device's total, CUDA's free
+    /// and the fraction's limit; it caches nothing, so no reserved figure.
+    PytorchAsync,
     /// `CUDA error: out of memory` (or HIP's, or `CUBLAS_STATUS_ALLOC_FAILED`)
     /// from the runtime or a library, outside PyTorch's caching allocator, so
     /// without figures: typically a CUDA context, cuBLAS workspace or NCCL
@@ -86,6 +94,7 @@ impl OomKind {
         match self {
             Self::PytorchLegacy => "PyTorch (before 2.1) out of memory",
             Self::Pytorch => "PyTorch (2.1+) out of memory",
+            Self::PytorchAsync => "PyTorch (cudaMallocAsync backend) out of memory",
             Self::CudaError => "CUDA error: out of memory (outside PyTorch's cache)",
             Self::VllmMaxSeqLen => "vLLM: max seq len larger than the KV cache",
             Self::VllmKvCacheTooSmall => "vLLM: KV cache too small for one request",
@@ -110,6 +119,10 @@ pub enum GpuBackend {
     Vulkan,
     /// Apple Metal (ggml's `ggml_metal_…` lines).
     Metal,
+    /// Intel GPUs through PyTorch's XPU backend (`XPU out of memory`, from
+    /// PyTorch's own allocator or IPEX's): PyTorch's `torch.xpu` API, not
+    /// `torch.cuda`, and none of NVIDIA's tools.
+    Xpu,
 }
 
 /// What llama.cpp was allocating when it failed: the checklist's "does it
@@ -162,6 +175,10 @@ pub struct OomReport {
     /// This process's whole use of the GPU, PyTorch or not ("Including
     /// non-PyTorch memory, this process has M memory in use").
     pub process_in_use_bytes: Option<u64>,
+    /// The paste says one allocation is over a limit on single allocations,
+    /// not over the GPU's memory ([`allocation_limit`]).
+    #[serde(default)]
+    pub allocation_limit: bool,
     /// The cap from `torch.cuda.set_per_process_memory_fraction`, when set.
     pub allowed_bytes: Option<u64>,
     /// Other processes on the same GPU.
@@ -179,6 +196,11 @@ pub struct OomReport {
     pub estimated_max_model_len: Option<u64>,
     /// vLLM: how far below zero it computed the memory left for the KV cache.
     pub kv_deficit_bytes: Option<u64>,
+    /// vLLM: the weights' memory as its start-up lines state it before the
+    /// error (`Model loading took X GiB`, V1's gpu_model_runner.py; `Loading
+    /// model weights took X GB`, before 0.8; V0's profile `model weights take
+    /// X GiB`, worker/worker.py), each `bytes / 2^30`.
+    pub weights_bytes: Option<u64>,
     /// vLLM: `gpu_memory_utilization` as the paste's command line, argument
     /// dict or memory profile names it, in thousandths.
     pub gpu_memory_utilization_permille: Option<u64>,
@@ -209,7 +231,9 @@ pub struct OomReport {
     pub worker_ranks: u32,
     /// The error came from a vLLM process (its workers' or engine core's
     /// line prefixes, `(VllmWorker rank=…`, `(Worker_TP…`, `(EngineCore_DP…`,
-    /// v1/executor/multiproc_executor.py, v1/engine/core.py): a PyTorch
+    /// V0's `(VllmWorkerProcess pid=…`, Ray's `(RayWorkerWrapper pid=…`;
+    /// its launcher on a command line; its start-up lines; a traceback
+    /// through its package: `vllm::process`, `vllm::traceback`): a PyTorch
     /// OOM there is vLLM's to fix with its flags, not `model.generate`'s.
     #[serde(default)]
     pub vllm_process: bool,
@@ -219,6 +243,11 @@ pub struct OomReport {
     /// [`Self::vllm_process`].
     #[serde(default)]
     pub sglang_process: bool,
+    /// A PyTorch or CUDA error struck while CUDA graphs were being captured
+    /// ([`graph_capture`]): after the engine sized its cache, in what its
+    /// budget left, not while serving.
+    #[serde(default)]
+    pub graph_capture: bool,
     /// llama.cpp: `pipeline parallelism enabled (n_copies=N)`
     /// (src/llama-context.cpp): each GPU keeps N copies of its compute
     /// buffers.
@@ -255,8 +284,14 @@ pub struct OomReport {
 pub fn parse(text: &str) -> OomReport {
     // Read before normalising, which strips the workers' line prefixes.
     let worker_ranks = vllm::worker_ranks(text.as_bytes());
-    let vllm_process = worker_ranks > 0 || !scan::find_all(text.as_bytes(), "(EngineCore_DP").is_empty();
-    let sglang_process = !vllm_process && sglang::process(text.as_bytes());
+    // vLLM's own prefixes and launchers first; then SGLang's, whose early
+    // releases ran vLLM's layers, so a traceback through `vllm/` alone says
+    // vLLM only when nothing says SGLang.
+    let raw = text.as_bytes();
+    let vllm_marked = worker_ranks > 0 || vllm::process(raw);
+    let sglang_process = !vllm_marked && sglang::process(raw);
+    let vllm_process = vllm_marked || (!sglang_process && vllm::traceback(raw));
+    let ollama_process = ollama::process(raw);
     let text = normalize::normalize(text);
     let t = text.as_bytes();
 
@@ -280,7 +315,7 @@ pub fn parse(text: &str) -> OomReport {
     let chosen = found.iter().rposition(|o| missing_fields(&o.report).is_empty()).unwrap_or(last);
     let Occurrence { start, mut report } = found.swap_remove(chosen);
 
-    vllm::fill_context(t, start, &mut report);
+    vllm::fill_context(t, start, vllm_process, &mut report);
     let missing = missing_fields(&report);
     if !missing.is_empty() {
         report.notes.push(format!("The message looks cut short or altered: could not read {}.", missing.join(", ")));
@@ -308,6 +343,25 @@ pub fn parse(text: &str) -> OomReport {
             )
         });
     }
+    // llama.cpp's failure in Ollama's own log: its levers are Ollama's.
+    if report.kind == Some(OomKind::LlamaCpp) {
+        report.via_ollama |= ollama_process;
+        // llm/server.go (0.12 and later) retries a layout that did not fit
+        // with fewer layers on the GPUs before it gives up.
+        if scan::find(t, 0, t.len(), "model layout did not fit, applying backoff").is_some() {
+            report.notes.push(
+                "Ollama logged \"model layout did not fit, applying backoff\": it retries with fewer layers on the \
+                 GPUs by itself, so this failure may not be the last word; memory another model still held (one \
+                 just unloaded) is a common reason."
+                    .into(),
+            );
+        }
+    }
+    report.allocation_limit = allocation_limit(t, report.kind);
+    report.graph_capture = matches!(
+        report.kind,
+        Some(OomKind::Pytorch | OomKind::PytorchLegacy | OomKind::PytorchAsync | OomKind::CudaError)
+    ) && graph_capture(t);
     report.same_on_every_gpu = same_on_every_gpu;
     report.worker_ranks = worker_ranks;
     report.vllm_process = vllm_process;
@@ -315,6 +369,74 @@ pub fn parse(text: &str) -> OomReport {
     report.occurrences = u32::try_from(count).unwrap_or(u32::MAX);
     report.gpus_seen = gpus_seen;
     report
+}
+
+/// Whether the paste says an allocation is over a limit on one allocation:
+/// ggml-vulkan's `Requested buffer size exceeds device buffer size limit`
+/// or `… device memory allocation limit` (ggml/src/ggml-vulkan/ggml-vulkan.cpp,
+/// `ggml_vk_create_buffer`: `size > device->max_buffer_size`, the driver's
+/// `maxBufferSize`, or `> max_memory_allocation_size` in builds before it),
+/// for a llama.cpp failure, but not the same words in the warning `Failed
+/// to allocate pinned memory (…)`, after which ggml falls back to host
+/// memory; IPEX's `Current platform can NOT allocate memory block with size
+/// larger than 4GB!` (intel-extension-for-pytorch, csrc/gpu/runtime/
+/// CachingDeviceAllocator.cpp, 2.x xpu: `kStatefulLimit`, on GPUs without
+/// 2D block arrays such as Arc), for a PyTorch one.
+fn allocation_limit(t: &[u8], kind: Option<OomKind>) -> bool {
+    match kind {
+        Some(OomKind::LlamaCpp) => ["exceeds device buffer size limit", "exceeds device memory allocation limit"]
+            .into_iter()
+            .flat_map(|m| scan::find_all(t, m))
+            .any(|(start, _)| {
+                let from = scan::line_start(t, start).max(start.saturating_sub(200));
+                scan::find(t, from, start, "pinned memory").is_none()
+            }),
+        Some(OomKind::Pytorch | OomKind::PytorchLegacy | OomKind::PytorchAsync) => {
+            scan::find(t, 0, t.len(), "can NOT allocate memory block with size larger than").is_some()
+        }
+        Some(
+            OomKind::CudaError
+            | OomKind::VllmMaxSeqLen
+            | OomKind::VllmKvCacheTooSmall
+            | OomKind::VllmNoCacheBlocks
+            | OomKind::VllmSamplerWarmup
+            | OomKind::SglangNoKvPool
+            | OomKind::OllamaHostMemory,
+        )
+        | None => false,
+    }
+}
+
+/// Whether the paste shows CUDA graphs being captured when it failed: a
+/// traceback through the capture (PyTorch's `torch.cuda.graph(…)` context
+/// and its `capture_end()`, torch/cuda/graphs.py; vLLM's `capture_model`,
+/// worker/model_runner.py 0.5 – 0.10 and v1/worker/gpu_model_runner.py;
+/// SGLang's `Capture cuda graph failed` and `capture_one_batch_size`,
+/// model_executor/cuda_graph_runner.py 0.4 – 0.5, whose other frames
+/// (`replay`) run graphs already captured), or the engine's log opening a
+/// capture it never reports done
+/// (vLLM's `Capturing cudagraphs` or `Capturing the model for CUDA graphs`
+/// without a later `Graph capturing finished`; SGLang's `Capture cuda graph
+/// begin` without `Capture cuda graph end`).
+fn graph_capture(t: &[u8]) -> bool {
+    const TRACEBACK: [&str; 5] = [
+        "torch.cuda.graph(",
+        "capture_end()",
+        "in capture_model",
+        "Capture cuda graph failed",
+        "in capture_one_batch_size",
+    ];
+    if TRACEBACK.into_iter().any(|m| scan::find(t, 0, t.len(), m).is_some()) {
+        return true;
+    }
+    let last = |marks: &[&str]| marks.iter().filter_map(|m| scan::find_last(t, t.len(), m)).map(|(s, _)| s).max();
+    let begun = last(&["Capturing cudagraphs", "Capturing the model for CUDA graphs", "Capture cuda graph begin"]);
+    let done = last(&["Graph capturing finished", "Capture cuda graph end"]);
+    match (begun, done) {
+        (Some(b), Some(d)) => b > d,
+        (Some(_), None) => true,
+        (None, _) => false,
+    }
 }
 
 /// Whether every message names a GPU and asks for the same bytes with the
@@ -354,6 +476,13 @@ fn missing_fields(r: &OomReport) -> Vec<&'static str> {
             ("allocated_bytes", r.allocated_bytes.is_some()),
             ("free_bytes", r.free_bytes.is_some()),
             ("reserved_bytes", r.reserved_bytes.is_some()),
+        ],
+        Some(OomKind::PytorchAsync) => &[
+            ("requested_bytes", r.requested_bytes.is_some()),
+            ("gpu_index", r.gpu_index.is_some()),
+            ("total_bytes", r.total_bytes.is_some()),
+            ("free_bytes", r.free_bytes.is_some()),
+            ("allocated_bytes", r.allocated_bytes.is_some()),
         ],
         Some(OomKind::Pytorch) => &[
             ("requested_bytes", r.requested_bytes.is_some()),

@@ -28,3 +28,24 @@ pub(super) fn scan(t: &[u8], out: &mut Vec<Occurrence>) {
         out.push(Occurrence { start, report: r });
     }
 }
+
+/// Whether the paste is Ollama's own log, which runs llama.cpp (or its own
+/// engine over ggml) as its runner: journald's `ollama[PID]:` prefix, its
+/// `log/slog` lines' `source=FILE.go:LINE` (server.go, sched.go,
+/// runner.go; Go's slog with `AddSource`, set by Ollama's `logutil`), the
+/// scheduler's `runner.num_ctx=` and `msg="model layout did not fit`
+/// (llm/server.go, 0.12 and later: its backoff before it retries with fewer
+/// layers). Read before normalising, which strips the journal's prefix.
+pub(super) fn process(t: &[u8]) -> bool {
+    const MARKS: [&str; 3] = ["runner.num_ctx=", "msg=\"model layout did not fit", "msg=\"llama runner"];
+    MARKS.into_iter().any(|m| scan::find(t, 0, t.len(), m).is_some())
+        || scan::find_all(t, "ollama[").into_iter().any(|(_, end)| {
+            let digits = t.get(end..).unwrap_or_default().iter().take_while(|b| b.is_ascii_digit()).count();
+            digits > 0 && t.get(end + digits..end + digits + 2) == Some(b"]:")
+        })
+        || scan::find_all(t, "source=").into_iter().any(|(_, end)| {
+            let word = t.get(end..).unwrap_or_default().iter().take(40).take_while(|b| !b.is_ascii_whitespace());
+            let word: Vec<u8> = word.copied().collect();
+            word.windows(4).any(|w| w == b".go:")
+        })
+}

@@ -29,6 +29,9 @@ pub(super) fn scan(t: &[u8], out: &mut Vec<Occurrence>) {
             out.push(o);
         }
     }
+    for (start, end) in scan::find_all(t, "would exceed allowed memory") {
+        out.extend(async_message(t, start, end));
+    }
     for (pat, backend) in
         [("CUBLAS_STATUS_ALLOC_FAILED", GpuBackend::Cuda), ("HIPBLAS_STATUS_ALLOC_FAILED", GpuBackend::Hip)]
     {
@@ -39,13 +42,15 @@ pub(super) fn scan(t: &[u8], out: &mut Vec<Occurrence>) {
     }
 }
 
-/// The backend word in front of "out of memory"; an unknown word (`XPU`,
-/// `NPU`) gives `None` and a note, since the figures still read the same.
+/// The backend word in front of "out of memory"; an unknown word (`NPU`,
+/// `MPS`) gives `None` and a note, since the figures still read the same.
 fn backend(word: &[u8], notes: &mut Vec<String>) -> Option<GpuBackend> {
     if word.eq_ignore_ascii_case(b"cuda") {
         Some(GpuBackend::Cuda)
     } else if word.eq_ignore_ascii_case(b"hip") {
         Some(GpuBackend::Hip)
+    } else if word.eq_ignore_ascii_case(b"xpu") {
+        Some(GpuBackend::Xpu)
     } else {
         if !word.is_empty() {
             notes.push(format!(
@@ -239,6 +244,55 @@ fn read_process_list(t: &[u8], from: usize, to: usize, r: &mut OomReport) {
 }
 
 /// A GPU index as read, if it is one.
+/// The `cudaMallocAsync` backend's message (c10/cuda/CUDAMallocAsyncAllocator.cpp,
+/// `mallocAsync`, PyTorch 2.0 and later):
+///
+/// ```text
+/// Allocation on device 0 would exceed allowed memory. (out of memory)
+/// Currently allocated     : 16.08 GiB
+/// Requested               : 4.83 GiB
+/// Device limit            : 22.20 GiB
+/// Free (according to CUDA): 11.12 MiB
+/// PyTorch limit (set by user-supplied memory fraction)
+///                         : 22.20 GiB
+/// ```
+///
+/// "Device limit" is `cudaMemGetInfo`'s total, "Currently allocated" what
+/// PyTorch holds (this allocator keeps no cache of its own), and the
+/// fraction's limit is the device's total unless one was set.
+fn async_message(t: &[u8], start: usize, end: usize) -> Option<Occurrence> {
+    let head = start.saturating_sub(40);
+    let (at, device_end) = scan::find(t, head, start, "Allocation on device")?;
+    let mut r = OomReport {
+        kind: Some(OomKind::PytorchAsync),
+        backend: Some(GpuBackend::Cuda),
+        gpu_index: index(Cur::new(t, device_end).uint_token()),
+        ..OomReport::default()
+    };
+    let limit = end.saturating_add(MAX_MESSAGE_BYTES.min(600)).min(t.len());
+    let mut c = Cur::new(t, end);
+    for (label, field) in [
+        ("Currently allocated", &mut r.allocated_bytes),
+        ("Requested", &mut r.requested_bytes),
+        ("Device limit", &mut r.total_bytes),
+        ("Free (according to CUDA)", &mut r.free_bytes),
+        ("PyTorch limit (set by user-supplied memory fraction)", &mut r.allowed_bytes),
+    ] {
+        let mut f = c;
+        if f.find(label, WINDOW.min(limit.saturating_sub(f.pos))) && f.lit(":") {
+            *field = f.size();
+            c = f;
+        }
+    }
+    // The limit is printed always, and is the device's total when no
+    // fraction was set (as TGI's paste without one shows): only a lower one
+    // is a cap.
+    if r.allowed_bytes.zip(r.total_bytes).is_some_and(|(a, t)| a >= t) {
+        r.allowed_bytes = None;
+    }
+    Some(Occurrence { start: at, report: r })
+}
+
 fn index(read: Option<Option<u64>>) -> Option<u32> {
     read.flatten().and_then(|i| u32::try_from(i).ok())
 }

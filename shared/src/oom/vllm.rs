@@ -110,8 +110,11 @@ fn set_available(r: &mut OomReport, negative: bool, bytes: Option<u64>) {
 
 /// Fills the figures a vLLM error leaves out from the last `INFO` lines
 /// before it: `Available KV cache memory: X GiB` (V1 worker) and `GPU KV cache
-/// size: N tokens`. Reports of other kinds are left alone.
-pub(super) fn fill_context(t: &[u8], error_start: usize, r: &mut OomReport) {
+/// size: N tokens`. Another error in a vLLM process (`in_vllm`: a PyTorch
+/// OOM while capturing CUDA graphs) takes only the settings the paste names
+/// (the utilization, the cache's dtype, the pipeline); reports of other
+/// kinds are left alone.
+pub(super) fn fill_context(t: &[u8], error_start: usize, in_vllm: bool, r: &mut OomReport) {
     let is_vllm = matches!(
         r.kind,
         Some(
@@ -121,7 +124,7 @@ pub(super) fn fill_context(t: &[u8], error_start: usize, r: &mut OomReport) {
                 | OomKind::VllmSamplerWarmup
         )
     );
-    if !is_vllm {
+    if !is_vllm && !in_vllm {
         return;
     }
     r.gpu_memory_utilization_permille = utilization(t);
@@ -153,6 +156,17 @@ pub(super) fn fill_context(t: &[u8], error_start: usize, r: &mut OomReport) {
             }
         }
     }
+    if !is_vllm {
+        return;
+    }
+    r.weights_bytes = ["Model loading took", "Loading model weights took", "model weights take"]
+        .into_iter()
+        .filter_map(|key| {
+            let (start, end) = scan::find_last(t, error_start, key)?;
+            Some((start, Cur::new(t, end).binary_size()?))
+        })
+        .max_by_key(|&(start, _)| start)
+        .map(|(_, bytes)| bytes);
     // V0's profile (`worker/worker.py::determine_num_available_blocks`,
     // 0.6.4 - 0.7): `the current vLLM instance can use total_gpu_memory
     // (8.00GiB) x gpu_memory_utilization (0.70) = 5.60GiB` and `… the rest
@@ -243,6 +257,48 @@ fn kv_cache_dtype(t: &[u8]) -> Option<String> {
         let known =
             name.starts_with("fp8") || ["auto", "bfloat16", "float16", "half", "float32"].contains(&name.as_str());
         known.then_some(name)
+    })
+}
+
+/// Whether the paste shows a vLLM process by what only vLLM prints: its
+/// processes' line prefixes (`(VllmWorkerProcess pid=…)` of V0's
+/// multiprocessing executor, executor/multiproc_worker_utils.py 0.5 – 0.10;
+/// `(RayWorkerWrapper pid=…)`, Ray's prefix for V0's and V1's Ray workers,
+/// executor/ray_utils.py; `(EngineCore pid=…)` and `(EngineCore_DP0 pid=…)`,
+/// v1/engine/core.py's process title, with `EngineCore hit an exception`;
+/// `(APIServer pid=…)`, 0.10 and later), its launchers
+/// (`vllm.entrypoints…`, `vllm serve`) and the start-up lines its engine and
+/// workers log (the V0 profile's `the current vLLM instance can use`,
+/// worker/worker.py; `Initializing a V1 LLM engine` and `Initializing an
+/// LLM engine (v…)`, v1/engine/core.py and engine/llm_engine.py). The
+/// workers' rank prefixes are counted by [`worker_ranks`]. Read before
+/// normalising, which strips the prefixes.
+pub(super) fn process(t: &[u8]) -> bool {
+    const MARKS: [&str; 11] = [
+        "(EngineCore_DP",
+        "(EngineCore pid=",
+        "EngineCore hit an exception",
+        "VllmWorkerProcess pid=",
+        "RayWorkerWrapper pid=",
+        "(APIServer pid=",
+        "vllm.entrypoints",
+        "vllm serve ",
+        "the current vLLM instance can use",
+        "Initializing a V1 LLM engine",
+        "Initializing an LLM engine (v",
+    ];
+    MARKS.into_iter().any(|m| scan::find(t, 0, t.len(), m).is_some())
+}
+
+/// Whether a Python traceback in the paste runs through vLLM's package (`File
+/// "…/vllm/worker/model_runner.py"`): the process ran vLLM, unless it is
+/// SGLang's, whose early releases called vLLM's layers.
+pub(super) fn traceback(t: &[u8]) -> bool {
+    scan::find_all(t, "/vllm/").into_iter().any(|(start, _)| {
+        // A path's line is short: looking back a bounded way keeps a hostile
+        // line of many paths linear.
+        let from = scan::line_start(t, start).max(start.saturating_sub(400));
+        scan::find(t, from, start, "File \"").is_some()
     })
 }
 

@@ -246,6 +246,41 @@ fn every_printed_command_is_one_its_engine_parses() {
     assert!(seen.iter().all(|&n| n > 10), "{seen:?}");
 }
 
+/// The OOM diagnosis's fixes over the whole corpus (`tests/fixtures/oom/`),
+/// from the error alone: every `vllm serve` and `sglang.launch_server` line
+/// it prints is one the pinned parser takes (placeholders and comments
+/// aside), as the plans' commands are above.
+#[test]
+fn every_diagnosis_command_is_one_its_engine_parses() {
+    use shared::oom::{self, DiagnoseContext};
+    let vllm = Parser::new("vllm-0.24.0-serve.txt", "vllm-0.24.0-choices.txt", &["--quantization", "-q"]);
+    let sglang = Parser::new("sglang-0.5.23-launch_server.txt", "sglang-0.5.23-choices.txt", &[]);
+    let engines = [("vllm serve", &vllm), ("sglang.launch_server", &sglang)];
+    let dir = format!("{}/tests/fixtures/oom", env!("CARGO_MANIFEST_DIR"));
+    let mut refused = Vec::new();
+    let mut seen = [0usize; 2];
+    for entry in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
+        let text = std::fs::read_to_string(entry.path()).unwrap_or_default();
+        let d = oom::diagnose(&oom::parse(&text), &DiagnoseContext::error_only());
+        for line in d.fixes.iter().flat_map(|f| f.code.lines()).map(str::trim) {
+            let Some((n, parser, at)) = engines
+                .iter()
+                .enumerate()
+                .find_map(|(n, (marker, parser))| line.find(marker).map(|i| (n, parser, &line[i..])))
+            else {
+                continue;
+            };
+            seen[n] += 1;
+            if let Some(why) = parser.refuses(at) {
+                refused.push(format!("{}: {at}: {why}", entry.file_name().to_string_lossy()));
+            }
+        }
+    }
+    refused.sort();
+    assert!(refused.is_empty(), "{} refused:\n{}", refused.len(), refused.join("\n"));
+    assert!(seen.iter().all(|&n| n > 5), "{seen:?}");
+}
+
 /// Why Ollama would not find the model a printed line names, if it would not.
 /// A Modelfile's `FROM` and `ollama pull|run` take an Ollama library tag, a
 /// GGUF repository of the Hub as `hf.co/REPO:TAG`, or a file's path

@@ -57,6 +57,9 @@ fn invariants(d: &Diagnosis) -> Result<(), String> {
     if !d.recognised && (!d.causes.is_empty() || !d.fixes.is_empty()) {
         return Err("nothing to diagnose in an unrecognised text".into());
     }
+    if d.recognised && d.causes.is_empty() {
+        return Err("a recognised error always gets a cause to check".into());
+    }
     if d.fixes.iter().any(|f| f.code.trim().is_empty() || f.title.trim().is_empty()) {
         return Err("every fix has a title and code".into());
     }
@@ -83,7 +86,8 @@ fn error_only_cases() -> Vec<(&'static str, Option<CauseId>)> {
         ("09-modern-2-1-capacty-typo.txt", Some(KvCacheGrowth)),
         // 58.6 GiB held by processes 31337 and 31338.
         ("10-modern-several-processes.txt", Some(OtherProcesses)),
-        ("11-modern-private-pools-vllm-worker.txt", Some(KvCacheGrowth)),
+        // In V1's `capture_model`: the graphs, not the workload.
+        ("11-modern-private-pools-vllm-worker.txt", Some(GraphCapture)),
         // 7.98 GiB free, but capped at 7.50 GiB.
         ("12-modern-memory-fraction-allowed.txt", Some(MemoryCap)),
         ("13-modern-rocm-mi300x.txt", Some(KvCacheGrowth)),
@@ -167,6 +171,25 @@ fn error_only_cases() -> Vec<(&'static str, Option<CauseId>)> {
         ("73-sglang-h20-pytorch-oom-under-launch-server.txt", Some(KvCacheGrowth)),
         // 1.68 GiB held outside the process; the 18 MiB of free beyond the request is no race.
         ("74-sglang-tp2-16gb-free-just-over-request.txt", Some(OtherProcesses)),
+        // Capturing CUDA graphs after the cache took gpu_memory_utilization 0.98.
+        ("75-vllm-ray-graph-capture-util-0-98.txt", Some(GraphCapture)),
+        ("76-vllm-api-server-dtype-float-2080ti.txt", Some(KvCacheGrowth)),
+        ("77-vllm-v0-rank0-graph-capture-405b.txt", Some(GraphCapture)),
+        ("78-vllm-v1-graph-capture-cuda-error-rank3.txt", Some(GraphCapture)),
+        // Cut off before the capacity: the capture alone still places it.
+        ("79-sglang-capture-cuda-graph-truncated-deepep.txt", Some(GraphCapture)),
+        // The same compute buffer failed on both GPUs: no split to rebalance.
+        ("80-ollama-new-engine-backoff-two-gpus.txt", Some(TooLargeOverall)),
+        ("81-ollama-gptoss-ggml-cuda-abort-journal.txt", Some(TooLargeOverall)),
+        // 0.24 GiB of weights and no room for the cache: not the weights.
+        ("82-vllm-v1-buildkite-tiny-weights-no-cache-blocks.txt", Some(OtherProcesses)),
+        // Over the device's limit on one buffer, and on an IPEX platform that limits one allocation.
+        ("83-llama-vulkan-buffer-size-limit-regression.txt", Some(AllocationLimit)),
+        ("84-xpu-legacy-ipex-4gb-limit-wsl2.txt", Some(AllocationLimit)),
+        // 8.27 GiB allowed of a 16.54 GiB XPU that is all free.
+        ("85-xpu-modern-memory-fraction.txt", Some(MemoryCap)),
+        // 4.83 GiB asked with 16.08 GiB allocated on a 22.20 GiB GPU: the workload.
+        ("86-tgi-cudamallocasync-allocation-would-exceed.txt", Some(KvCacheGrowth)),
     ]
 }
 
@@ -450,14 +473,17 @@ fn an_error_with_few_figures_still_names_a_cause_and_what_it_needs() {
     assert!(d.needs.iter().any(|n| n.contains("the plan")), "asks for the plan: {:?}", d.needs);
     assert!(d.needs.iter().any(|n| n.contains("what was free")), "asks for the free figure: {:?}", d.needs);
 
-    // The bare message, no figures at all: no cause, and the diagnosis says
-    // what it would need rather than showing an empty list.
+    // The bare message, no figures at all: the summary says the figures do
+    // not tell the cause and what would, and the diagnosis still lists what
+    // to check rather than nothing.
     let bare = oom::diagnose(
         &oom::parse("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 20.00 MiB."),
         &DiagnoseContext::error_only(),
     );
-    assert!(bare.recognised);
+    invariants(&bare).unwrap_or_else(|e| panic!("{e}"));
     assert!(bare.summary.contains("listed below"), "{}", bare.summary);
+    assert!(bare.causes[0].score < oom::LIKELY_SCORE && bare.causes[0].evidence[0].contains("too few figures"));
+    assert!(bare.fixes.iter().any(|f| f.id == FixId::InspectGpu), "{:?}", bare.fixes);
     assert!(bare.needs.len() >= 3, "{:?}", bare.needs);
 }
 
@@ -643,6 +669,100 @@ fn a_pytorch_oom_in_an_sglang_server_gets_sglang_flags() {
     let codes: Vec<&str> = d.fixes.iter().map(|f| f.code.as_str()).collect();
     assert!(codes.iter().any(|c| c.contains("sglang.launch_server")), "{codes:?}");
     assert!(codes.iter().all(|c| !c.contains("model.generate") && !c.contains("vllm serve")), "{codes:?}");
+}
+
+/// A PyTorch OOM in a vLLM server, told by the paste alone (Ray's worker
+/// prefix and V0's profile; the API server's command line), gets vLLM's
+/// flags, not `model.generate`'s or quanto's.
+#[test]
+fn a_pytorch_oom_in_a_vllm_server_gets_vllm_flags() {
+    for file in ["75-vllm-ray-graph-capture-util-0-98.txt", "76-vllm-api-server-dtype-float-2080ti.txt"] {
+        let d = diagnose(file, &DiagnoseContext::error_only());
+        let codes: Vec<&str> = d.fixes.iter().map(|f| f.code.as_str()).collect();
+        assert!(codes.iter().any(|c| c.contains("vllm serve")), "{file}: {codes:?}");
+        assert!(
+            codes.iter().all(|c| !c.contains("model.generate") && !c.contains("quanto") && !c.contains("sglang")),
+            "{file}: {codes:?}"
+        );
+    }
+}
+
+/// An OOM while capturing CUDA graphs is the graphs' room, not the
+/// workload: vLLM's levers are a lower --gpu-memory-utilization (from the
+/// one the paste names) and eager mode, SGLang's a lower
+/// --mem-fraction-static, smaller graph batches or no graphs.
+#[test]
+fn an_oom_while_capturing_cuda_graphs_gets_the_engines_levers() {
+    let ctx = DiagnoseContext::error_only();
+    let codes = |file: &str| -> Vec<String> { diagnose(file, &ctx).fixes.into_iter().map(|f| f.code).collect() };
+    let ray = codes("75-vllm-ray-graph-capture-util-0-98.txt");
+    assert!(ray.first().is_some_and(|c| c.starts_with("vllm serve ... --gpu-memory-utilization 0.93   # now 0.98")));
+    for file in [
+        "75-vllm-ray-graph-capture-util-0-98.txt",
+        "77-vllm-v0-rank0-graph-capture-405b.txt",
+        "78-vllm-v1-graph-capture-cuda-error-rank3.txt",
+    ] {
+        let c = codes(file);
+        assert!(c.iter().any(|c| c == "vllm serve ... --enforce-eager"), "{file}: {c:?}");
+        assert!(c.iter().all(|c| !c.contains("--max-model-len") && !c.contains("--kv-cache-dtype")), "{file}: {c:?}");
+    }
+    let sglang = codes("79-sglang-capture-cuda-graph-truncated-deepep.txt");
+    for flag in ["--mem-fraction-static", "--cuda-graph-max-bs-decode", "--disable-cuda-graph"] {
+        assert!(sglang.iter().any(|c| c.contains(flag)), "{flag}: {sglang:?}");
+    }
+    assert!(sglang.iter().all(|c| c.starts_with("python -m sglang.launch_server")), "{sglang:?}");
+}
+
+/// llama.cpp failing on every GPU with the same request is no overloaded
+/// GPU: no imbalance, and no `-ts` or leaving a GPU out.
+#[test]
+fn the_same_request_failing_on_every_gpu_is_no_imbalance() {
+    let d = diagnose("80-ollama-new-engine-backoff-two-gpus.txt", &DiagnoseContext::error_only());
+    assert!(d.causes.iter().all(|c| c.id != CauseId::GpuImbalance), "{:?}", d.causes);
+    assert!(d.fixes.iter().all(|f| f.id != FixId::DeviceMap), "{:?}", d.fixes);
+    // One GPU of a split short on its own still is.
+    let uneven = diagnose("64-llama-pipeline-parallel-small-fifth-gpu.txt", &DiagnoseContext::error_only());
+    assert_eq!(uneven.causes[0].id, CauseId::GpuImbalance);
+}
+
+/// vLLM with no room for cache blocks is not blamed on weights its own
+/// start-up line shows small: a 0.24 GiB model gets no fp8 or more GPUs,
+/// and what else holds the GPU comes first; large weights still lead.
+#[test]
+fn no_cache_blocks_with_small_logged_weights_is_not_the_weights() {
+    let ctx = DiagnoseContext::error_only();
+    let d = diagnose("82-vllm-v1-buildkite-tiny-weights-no-cache-blocks.txt", &ctx);
+    assert_eq!(d.causes[0].id, CauseId::OtherProcesses, "{:?}", d.causes);
+    assert!(d.causes[0].evidence[0].contains("244.63 MiB"), "{:?}", d.causes[0]);
+    assert!(d.fixes.iter().all(|f| f.id != FixId::WeightFormat && f.id != FixId::MoreGpus), "{:?}", d.fixes);
+    assert_eq!(d.fixes.first().map(|f| f.id), Some(FixId::InspectGpu), "{:?}", d.fixes);
+    // 61.03 GiB of weights with the cache short: the weights.
+    assert_eq!(diagnose("30-vllm-v1-no-cache-blocks-negative.txt", &ctx).causes[0].id, CauseId::WeightsTooLarge);
+}
+
+/// A limit on one allocation (Vulkan's buffer size, IPEX's 4 GB) is the
+/// cause, not a full GPU or other processes, and its fix makes the one
+/// buffer smaller, not the model.
+#[test]
+fn a_limit_on_one_allocation_is_not_a_full_gpu() {
+    let ctx = DiagnoseContext::error_only();
+    for file in ["83-llama-vulkan-buffer-size-limit-regression.txt", "84-xpu-legacy-ipex-4gb-limit-wsl2.txt"] {
+        let d = diagnose(file, &ctx);
+        assert_eq!(d.causes[0].id, CauseId::AllocationLimit, "{file}: {:?}", d.causes);
+        assert!(d.causes.iter().all(|c| c.id != CauseId::OtherProcesses), "{file}: {:?}", d.causes);
+        assert_eq!(d.fixes.first().map(|f| f.id), Some(FixId::SmallerBatch), "{file}: {:?}", d.fixes);
+    }
+    let vulkan = diagnose("83-llama-vulkan-buffer-size-limit-regression.txt", &ctx);
+    assert!(vulkan.fixes[0].code.contains("-ub 256"), "{:?}", vulkan.fixes);
+    // IPEX's limit read on a request over it.
+    let over = oom::parse(
+        "RuntimeError: Current platform can NOT allocate memory block with size larger than 4GB! Tried to allocate \
+         6.85 GiB (GPU  0; 15.56 GiB total capacity; 0 bytes already allocated; 0 bytes reserved in total by PyTorch)\n\
+         RuntimeError: XPU out of memory. Tried to allocate 6.85 GiB (GPU 0; 15.56 GiB total capacity; 0 bytes \
+         already allocated; 0 bytes reserved in total by PyTorch)",
+    );
+    let d = oom::diagnose(&over, &ctx);
+    assert_eq!((d.causes[0].id, d.causes[0].score), (CauseId::AllocationLimit, 90), "{:?}", d.causes);
 }
 
 /// Free memory above the request by less than the allocator rounds a
@@ -876,7 +996,12 @@ fn a_split_is_seen_and_balanced_with_the_engines_own_lever() {
 #[test]
 fn fixes_speak_the_pasted_engines_and_vendors_syntax() {
     let ctx = DiagnoseContext::error_only();
-    for file in ["36-llama-ollama-json-escaped.txt", "66-llama-ollama-metal-compute-64k.txt"] {
+    for file in [
+        "36-llama-ollama-json-escaped.txt",
+        "66-llama-ollama-metal-compute-64k.txt",
+        "80-ollama-new-engine-backoff-two-gpus.txt",
+        "81-ollama-gptoss-ggml-cuda-abort-journal.txt",
+    ] {
         let d = diagnose(file, &ctx);
         assert!(!d.fixes.is_empty(), "{file}");
         for f in &d.fixes {
@@ -904,6 +1029,47 @@ fn fixes_speak_the_pasted_engines_and_vendors_syntax() {
         checked += 1;
     }
     assert!(checked >= 4, "only {checked} ROCm or Metal pastes");
+}
+
+/// An Intel GPU (PyTorch's XPU backend, or IPEX) gets `torch.xpu` and
+/// Intel's tool, never `torch.cuda`, `nvidia-smi`, a CUDA allocator setting
+/// or bitsandbytes' CUDA kernels.
+#[test]
+fn an_xpu_paste_gets_no_cuda_only_commands() {
+    let ctx = DiagnoseContext::error_only();
+    let mut checked = 0;
+    for entry in fs::read_dir(FIXTURES).into_iter().flatten().flatten() {
+        let file = entry.file_name().to_string_lossy().into_owned();
+        let report = oom::parse(&read(&file));
+        if report.backend != Some(oom::GpuBackend::Xpu) {
+            continue;
+        }
+        let d = oom::diagnose(&report, &ctx);
+        let text: Vec<&str> = d
+            .fixes
+            .iter()
+            .map(|f| f.code.as_str())
+            .chain(d.needs.iter().map(String::as_str))
+            .chain(d.checklist.iter().map(|c| c.finding.as_str()))
+            .collect();
+        for cuda in ["nvidia-smi", "torch.cuda.", "PYTORCH_CUDA_ALLOC_CONF", "BitsAndBytes"] {
+            assert!(!text.iter().any(|t| t.contains(cuda)), "{file}: {cuda} in {text:?}");
+        }
+        checked += 1;
+    }
+    assert!(checked >= 2, "only {checked} XPU pastes");
+    let cap = diagnose("85-xpu-modern-memory-fraction.txt", &ctx);
+    assert_eq!(cap.fixes[0].code, "torch.xpu.set_per_process_memory_fraction(1.00)", "{:?}", cap.fixes);
+    // The same figures without a cap or a limit: Intel's tool to see the GPU.
+    let bare = oom::parse(
+        "torch.OutOfMemoryError: XPU out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 16.54 \
+         GiB of which 1.00 GiB is free. Of the allocated memory 9.00 GiB is allocated by PyTorch, and 3.00 GiB is \
+         reserved by PyTorch but unallocated.",
+    );
+    let d = oom::diagnose(&bare, &ctx);
+    let codes: Vec<&str> = d.fixes.iter().map(|f| f.code.as_str()).collect();
+    assert!(codes.iter().any(|c| c.contains("torch.xpu.empty_cache()")), "{codes:?}");
+    assert!(codes.iter().all(|c| !c.contains("ALLOC_CONF") && !c.contains("torch.cuda")), "{codes:?}");
 }
 
 /// vLLM loads fp8 weights only from its minimum compute capability

@@ -163,7 +163,7 @@ fn cases() -> Vec<(&'static str, Value)> {
                 "total_bytes": 99879464468_u64, "free_bytes": 1267015352, "allocated_bytes": 97313221509_u64,
                 "reserved_bytes": 97439616860_u64, "reserved_unallocated_bytes": 126395351,
                 "private_pool_bytes": 2480343613_u64, "processes": [{"pid": 2752205, "used_bytes": 98590974280_u64}],
-                "worker_ranks": 1, "occurrences": 1, "gpus_seen": [1],
+                "worker_ranks": 1, "graph_capture": true, "occurrences": 1, "gpus_seen": [1],
                 "notes": ["No \"this process\" entry"]
             }),
         ),
@@ -221,7 +221,7 @@ fn cases() -> Vec<(&'static str, Value)> {
                 "kind": "pytorch", "backend": "cuda", "requested_bytes": 1181116006, "gpu_index": 3,
                 "total_bytes": 84932978278_u64, "free_bytes": 948762051, "allocated_bytes": 82570746266_u64,
                 "reserved_bytes": 83293666018_u64, "reserved_unallocated_bytes": 722919752,
-                "processes": [{"pid": 40211, "used_bytes": 83977348055_u64}], "occurrences": 1, "gpus_seen": [3],
+                "processes": [{"pid": 40211, "used_bytes": 83977348055_u64}], "vllm_process": true, "occurrences": 1, "gpus_seen": [3],
                 "notes": ["No \"this process\" entry"]
             }),
         ),
@@ -304,7 +304,7 @@ fn cases() -> Vec<(&'static str, Value)> {
         (
             "27-vllm-v0-max-seq-len-repeated.txt",
             json!({
-                "kind": "vllm_max_seq_len", "max_seq_len": 32768, "kv_cache_tokens": 20000, "occurrences": 2,
+                "kind": "vllm_max_seq_len", "max_seq_len": 32768, "kv_cache_tokens": 20000, "vllm_process": true, "weights_bytes": 28347965270_u64, "occurrences": 2,
                 "notes": ["Found 2 out-of-memory messages"]
             }),
         ),
@@ -312,7 +312,7 @@ fn cases() -> Vec<(&'static str, Value)> {
             "28-vllm-v1-kv-too-small-estimate.txt",
             json!({"vllm_process": true,
                 "kind": "vllm_kv_cache_too_small", "max_seq_len": 40960, "kv_needed_bytes": 6034429051_u64,
-                "kv_available_bytes": 4831838208_u64, "estimated_max_model_len": 32768, "occurrences": 1
+                "kv_available_bytes": 4831838208_u64, "estimated_max_model_len": 32768, "weights_bytes": 16394212291_u64, "occurrences": 1
             }),
         ),
         (
@@ -327,13 +327,13 @@ fn cases() -> Vec<(&'static str, Value)> {
             json!({
                 // -1.42 GiB: 1524713390.08 bytes short.
                 "kind": "vllm_no_cache_blocks", "kv_available_bytes": 0, "kv_deficit_bytes": 1524713390_u64,
-                "occurrences": 1, "notes": ["negative memory left for the KV cache"]
+                "weights_bytes": 65534651112_u64, "occurrences": 1, "notes": ["negative memory left for the KV cache"]
             }),
         ),
         (
             "31-vllm-v0-no-cache-blocks.txt",
             json!({
-                "kind": "vllm_no_cache_blocks", "occurrences": 1
+                "kind": "vllm_no_cache_blocks", "vllm_process": true, "occurrences": 1
             }),
         ),
         (
@@ -535,7 +535,7 @@ fn cases() -> Vec<(&'static str, Value)> {
         ),
         (
             "58-vllm-v0-no-cache-blocks-command-line.txt",
-            json!({"kind": "vllm_no_cache_blocks", "gpu_memory_utilization_permille": 950, "occurrences": 1}),
+            json!({"kind": "vllm_no_cache_blocks", "gpu_memory_utilization_permille": 950, "vllm_process": true, "occurrences": 1}),
         ),
         (
             // 24.0 GiB = 25769803776; 3.18 GiB = 3414499000.32.
@@ -553,7 +553,7 @@ fn cases() -> Vec<(&'static str, Value)> {
             "60-vllm-v0-negative-kv-profile.txt",
             json!({
                 "kind": "vllm_no_cache_blocks", "total_bytes": 8589934592_u64, "kv_available_bytes": 0,
-                "kv_deficit_bytes": 1127428915_u64, "gpu_memory_utilization_permille": 700, "occurrences": 1,
+                "kv_deficit_bytes": 1127428915_u64, "gpu_memory_utilization_permille": 700, "vllm_process": true, "weights_bytes": 5583457485_u64, "occurrences": 1,
                 "notes": ["negative memory left for the KV cache"]
             }),
         ),
@@ -623,7 +623,7 @@ fn cases() -> Vec<(&'static str, Value)> {
             "67-vllm-xpu-kv-short-by-rounding.txt",
             json!({
                 "kind": "vllm_kv_cache_too_small", "max_seq_len": 100000, "kv_needed_bytes": 4574140170_u64,
-                "kv_available_bytes": 4563402752_u64, "occurrences": 1
+                "kv_available_bytes": 4563402752_u64, "vllm_process": true, "occurrences": 1
             }),
         ),
         (
@@ -687,6 +687,115 @@ fn cases() -> Vec<(&'static str, Value)> {
                 "total_bytes": 16932908564_u64, "free_bytes": 46598717_u64, "process_in_use_bytes": 15086072627_u64,
                 "sglang_process": true, "occurrences": 1, "gpus_seen": [1],
                 "notes": ["could not read allocated_bytes, reserved_unallocated_bytes"]
+            }),
+        ),
+        (
+            // vLLM over Ray: the workers' `(RayWorkerWrapper pid=…)` prefix
+            // (cut to `RayWorkerWrapper pid=` on the first line) and V0's
+            // profile line name vLLM, and the profile its utilization.
+            "75-vllm-ray-graph-capture-util-0-98.txt",
+            json!({
+                "kind": "pytorch", "backend": "cuda", "requested_bytes": 2097152_u64, "gpu_index": 6,
+                "total_bytes": 47813723423_u64, "free_bytes": 458752_u64, "gpu_memory_utilization_permille": 980,
+                "vllm_process": true, "graph_capture": true, "occurrences": 1, "gpus_seen": [6],
+                "notes": ["could not read allocated_bytes, reserved_unallocated_bytes"]
+            }),
+        ),
+        (
+            // `python -m vllm.entrypoints.openai.api_server` in the prose.
+            "76-vllm-api-server-dtype-float-2080ti.txt",
+            json!({
+                "kind": "pytorch", "backend": "cuda", "requested_bytes": 543162368_u64, "gpu_index": 0,
+                "total_bytes": 23267985326_u64, "free_bytes": 4257219_u64, "allocated_bytes": 22892175688_u64,
+                "reserved_bytes": 22893218120_u64, "reserved_unallocated_bytes": 1042432_u64,
+                "processes": [{"pid": 2417585, "used_bytes": 23246510490_u64}], "vllm_process": true,
+                "occurrences": 1, "gpus_seen": [0], "notes": ["No \"this process\" entry"]
+            }),
+        ),
+        (
+            // `[rank0]:` alone says nothing; the traceback runs through `vllm/worker/`.
+            "77-vllm-v0-rank0-graph-capture-405b.txt",
+            json!({ "kind": "cuda_error", "backend": "cuda", "vllm_process": true, "graph_capture": true, "occurrences": 1 }),
+        ),
+        (
+            // V1's worker prefix; `torch.cuda.graph(…)` and `capture_end()` in the traceback.
+            "78-vllm-v1-graph-capture-cuda-error-rank3.txt",
+            json!({
+                "kind": "cuda_error", "backend": "cuda", "worker_ranks": 1, "vllm_process": true,
+                "graph_capture": true, "occurrences": 1
+            }),
+        ),
+        (
+            // SGLang's `Capture cuda graph failed: …`, cut off after the capacity's figure.
+            "79-sglang-capture-cuda-graph-truncated-deepep.txt",
+            json!({
+                "kind": "pytorch", "backend": "cuda", "requested_bytes": 469762048_u64, "gpu_index": 7,
+                "sglang_process": true, "graph_capture": true, "occurrences": 1, "gpus_seen": [7],
+                "notes": ["could not read total_bytes, free_bytes, allocated_bytes, reserved_unallocated_bytes"]
+            }),
+        ),
+        (
+            // Ollama's journal: the same 9220.57 MiB compute buffer failed on device 1, then device 0.
+            "80-ollama-new-engine-backoff-two-gpus.txt",
+            json!({
+                "kind": "llama_cpp", "backend": "cuda", "requested_bytes": 9668469760_u64, "gpu_index": 0,
+                "llama_cpp_stage": "compute_buffers", "devices_in_log": [0, 1], "same_on_every_gpu": true,
+                "via_ollama": true, "occurrences": 2, "gpus_seen": [0, 1],
+                "notes": ["ranks of a symmetric split", "applying backoff"]
+            }),
+        ),
+        (
+            // ggml's CUDA abort in Ollama's journal (`ollama[3864382]:`, `source=sched.go`, `runner.num_ctx=`).
+            "81-ollama-gptoss-ggml-cuda-abort-journal.txt",
+            json!({
+                "kind": "llama_cpp", "backend": "cuda", "gpu_index": 0, "via_ollama": true, "occurrences": 1,
+                "gpus_seen": [0]
+            }),
+        ),
+        (
+            // Buildkite's `  | [time]` prefix; `Model loading took 0.2389 GB` before the error.
+            "82-vllm-v1-buildkite-tiny-weights-no-cache-blocks.txt",
+            json!({
+                "kind": "vllm_no_cache_blocks", "weights_bytes": 256516922_u64, "vllm_process": true,
+                "occurrences": 1
+            }),
+        ),
+        (
+            // ggml-vulkan's single-buffer limit, then the gallocr failure it caused.
+            "83-llama-vulkan-buffer-size-limit-regression.txt",
+            json!({
+                "kind": "llama_cpp", "backend": "vulkan", "requested_bytes": 8753520640_u64, "gpu_index": 0,
+                "allocation_limit": true, "llama_cpp_stage": "compute_buffers", "devices_in_log": [0],
+                "occurrences": 1, "gpus_seen": [0]
+            }),
+        ),
+        (
+            // IPEX: the 4GB limit's message (not an OOM message itself), then two `XPU out of memory`.
+            "84-xpu-legacy-ipex-4gb-limit-wsl2.txt",
+            json!({
+                "kind": "pytorch_legacy", "backend": "xpu", "requested_bytes": 1836098519_u64, "gpu_index": 0,
+                "total_bytes": 16707422781_u64, "allocated_bytes": 184549376_u64, "reserved_bytes": 184549376_u64,
+                "reserved_unallocated_bytes": 0, "allocation_limit": true, "occurrences": 2, "gpus_seen": [0],
+                "notes": ["could not read free_bytes", "Found 2 out-of-memory messages"]
+            }),
+        ),
+        (
+            // PyTorch's own XPU allocator, 2.1+ wording, with a per-process cap.
+            "85-xpu-modern-memory-fraction.txt",
+            json!({
+                "kind": "pytorch", "backend": "xpu", "requested_bytes": 8708046193_u64, "gpu_index": 0,
+                "total_bytes": 17759689769_u64, "free_bytes": 17759689769_u64, "allocated_bytes": 0,
+                "reserved_bytes": 0, "reserved_unallocated_bytes": 0, "allowed_bytes": 8879844884_u64,
+                "occurrences": 1, "gpus_seen": [0]
+            }),
+        ),
+        (
+            // The cudaMallocAsync backend's table, JSON-escaped inside TGI's Rust panic.
+            "86-tgi-cudamallocasync-allocation-would-exceed.txt",
+            json!({
+                "kind": "pytorch_async", "backend": "cuda", "requested_bytes": 5186173010_u64, "gpu_index": 0,
+                "total_bytes": 23837068493_u64, "free_bytes": 11660165_u64, "allocated_bytes": 17265768530_u64,
+                "occurrences": 1, "gpus_seen": [0]
             }),
         ),
     ]
@@ -909,6 +1018,28 @@ const VOCABULARY: &[&str] = &[
     " ",
     "\u{e9}",
     "\u{1f600}",
+    // Sweep 2's formats: vLLM's processes, graph capture, single-allocation
+    // limits, Ollama's journal, the cudaMallocAsync table.
+    "(VllmWorkerProcess pid=",
+    "RayWorkerWrapper pid=",
+    "File \"/x/vllm/",
+    "torch.cuda.graph(",
+    "Capturing cudagraphs",
+    "Graph capturing finished",
+    "Capture cuda graph failed: ",
+    "exceeds device buffer size limit",
+    "Failed to allocate pinned memory",
+    "can NOT allocate memory block with size larger than 4GB! ",
+    "XPU out of memory. ",
+    "ollama[95]: ",
+    "source=server.go:824 ",
+    "Model loading took ",
+    "Allocation on device ",
+    "would exceed allowed memory. (out of memory)",
+    "Currently allocated : ",
+    "Requested : ",
+    "Device limit : ",
+    "Free (according to CUDA): ",
 ];
 
 fn vocabulary_text() -> impl Strategy<Value = String> {
@@ -1016,4 +1147,130 @@ fn backend_versions_are_not_devices() {
     let text = "built with ROCm6.2 and CUDA12.4\nggml_backend_cuda_buffer_type_alloc_buffer: allocating 4096.00 MiB \
                 on device 0: cudaMalloc failed: out of memory";
     assert_eq!(oom::parse(text).devices_in_log, [0]);
+}
+
+/// A vLLM process is told by what only vLLM prints: its processes' prefixes
+/// (V0's, Ray's, V1's engine core), its launchers, its start-up lines, and
+/// a traceback through its package, unless SGLang's marks say the paste is
+/// SGLang's (its early releases ran vLLM's layers).
+#[test]
+fn vllm_is_told_by_its_prefixes_launchers_start_up_lines_and_tracebacks() {
+    let oom = "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 26.00 MiB.";
+    for (text, vllm, sglang) in [
+        ("(VllmWorkerProcess pid=5121) INFO 07-24 01:10:02 model_runner.py:1173] Capturing", true, false),
+        ("(RayWorkerWrapper pid=1463574, ip=192.168.10.60) INFO 03-27 10:29:01 [worker.py:267]", true, false),
+        ("(EngineCore pid=4242) ERROR 05-01 10:00:00 [core.py:600] EngineCore failed to start.", true, false),
+        ("python -m vllm.entrypoints.openai.api_server --model m --dtype float", true, false),
+        ("$ vllm serve Qwen/Qwen2.5-7B --max-model-len 8192", true, false),
+        (
+            "INFO 03-27 10:29:01 [worker.py:267] the current vLLM instance can use total_gpu_memory (44.53GiB)",
+            true,
+            false,
+        ),
+        (
+            "[rank0]:   File \"/usr/lib/python3.10/site-packages/vllm/worker/worker.py\", line 236, in _warm_up_model",
+            true,
+            false,
+        ),
+        (
+            "  File \"/sgl-workspace/sglang/python/sglang/srt/models/llama.py\", line 9\n  File \
+             \"/usr/lib/python3.10/site-packages/vllm/model_executor/layers/linear.py\", line 3",
+            false,
+            true,
+        ),
+        ("[rank0]: see https://example.com/vllm/issues and my notes", false, false),
+        ("python train.py --model m", false, false),
+    ] {
+        let r = oom::parse(&format!("{text}\n{oom}"));
+        assert_eq!((r.vllm_process, r.sglang_process), (vllm, sglang), "{text}");
+    }
+}
+
+/// A capture is read from its traceback, or from the engine's log opening
+/// one it never reports done; a capture that finished before the error is
+/// not where it failed.
+#[test]
+fn graph_capture_is_read_from_the_traceback_or_an_unfinished_capture() {
+    let oom = "RuntimeError: CUDA error: out of memory";
+    for (text, want) in [
+        ("    with torch.cuda.graph(self._graph, pool=memory_pool, stream=stream):", true),
+        ("  File \"/x/vllm/worker/model_runner.py\", line 1173, in capture_model", true),
+        ("INFO 03-27 10:29:03 [model_runner.py:1442] Capturing cudagraphs for decoding.", true),
+        (
+            "INFO 03-27 10:29:03 [model_runner.py:1442] Capturing cudagraphs for decoding.\n\
+             INFO 03-27 10:29:09 [model_runner.py:1570] Graph capturing finished in 6 secs, took 0.41 GiB",
+            false,
+        ),
+        ("[2025-04-10 02:11:09 TP0] Capture cuda graph begin. This can take up to several minutes.", true),
+        ("python generate.py", false),
+        // Replaying graphs captured at start-up is serving, not capturing.
+        ("  File \"/sgl/python/sglang/srt/model_executor/cuda_graph_runner.py\", line 612, in replay", false),
+    ] {
+        assert_eq!(oom::parse(&format!("{text}\n{oom}")).graph_capture, want, "{text}");
+    }
+    // Not a PyTorch or CUDA error: vLLM's own start-up errors keep their reading.
+    let kv = oom::parse(
+        "INFO Capturing cudagraphs for decoding.\nValueError: No available memory for the cache blocks. Try \
+         increasing `gpu_memory_utilization` when initializing the engine.",
+    );
+    assert!(!kv.graph_capture);
+}
+
+/// Ollama's own log is told by its journal prefix, its slog lines' Go
+/// sources and its scheduler's words, not only by the runner's exit line.
+#[test]
+fn ollama_is_told_by_its_journal_and_its_log_lines() {
+    let oom = "ggml_gallocr_reserve_n: failed to allocate CUDA0 buffer of size 9668469760";
+    for (text, want) in [
+        ("Nov 25 06:44:10 ai ollama[95]: llama_context: constructing", true),
+        ("time=2025-11-25T06:44:10.202+02:00 level=INFO source=server.go:824 msg=\"load\"", true),
+        ("msg=reloading runner.name=gpt-oss:20b runner.num_ctx=42000", true),
+        ("ollama[]: no pid", false),
+        ("source=main.py:12 msg=x", false),
+        ("llama-server -m model.gguf -c 8192", false),
+    ] {
+        assert_eq!(oom::parse(&format!("{text}\n{oom}")).via_ollama, want, "{text}");
+    }
+}
+
+/// ggml-vulkan's single-buffer limit is read from the error it throws, not
+/// from the pinned-memory warning that falls back to host memory.
+#[test]
+fn vulkans_buffer_limit_is_read_from_the_error_not_the_pinned_memory_warning() {
+    let failed = "ggml_gallocr_reserve_n: failed to allocate Vulkan0 buffer of size 8753520640";
+    for (line, want) in [
+        ("ggml_vulkan: Requested buffer size exceeds device buffer size limit: ErrorOutOfDeviceMemory", true),
+        ("ggml_vulkan: Requested buffer size exceeds device memory allocation limit: ErrorOutOfDeviceMemory", true),
+        (
+            "ggml_vulkan: Failed to allocate pinned memory (Requested buffer size exceeds device buffer size limit: \
+             ErrorOutOfDeviceMemory)",
+            false,
+        ),
+        ("ggml_vulkan: Device memory allocation of size 8753520640 failed.", false),
+    ] {
+        assert_eq!(oom::parse(&format!("{line}\n{failed}")).allocation_limit, want, "{line}");
+    }
+}
+
+/// The cudaMallocAsync backend's figures, each by its label; a limit below
+/// the device's total is a cap, the total itself is none.
+#[test]
+fn the_cuda_malloc_async_table_is_read_by_its_labels() {
+    let capped = oom::parse(
+        "torch.OutOfMemoryError: Allocation on device 1 would exceed allowed memory. (out of memory)\n\
+         Currently allocated     : 9.43 GiB\nRequested               : 640.00 MiB\n\
+         Device limit            : 11.59 GiB\nFree (according to CUDA): 1.12 GiB\n\
+         PyTorch limit (set by user-supplied memory fraction)\n                        : 10.00 GiB",
+    );
+    assert_eq!(capped.kind, Some(oom::OomKind::PytorchAsync));
+    assert_eq!(capped.gpu_index, Some(1));
+    assert_eq!(capped.requested_bytes, Some(640 * 1024 * 1024));
+    assert_eq!(capped.allowed_bytes, Some(10 * 1024 * 1024 * 1024));
+    assert!(capped.notes.is_empty(), "{:?}", capped.notes);
+    // Cut after the first figure: read as far as it goes, and said so.
+    let cut = oom::parse(
+        "Allocation on device 0 would exceed allowed memory. (out of memory)\nCurrently allocated : 9.43 GiB",
+    );
+    assert_eq!(cut.kind, Some(oom::OomKind::PytorchAsync));
+    assert!(cut.notes.iter().any(|n| n.contains("requested_bytes")), "{:?}", cut.notes);
 }

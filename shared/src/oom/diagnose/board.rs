@@ -34,6 +34,11 @@ impl Board {
         }
     }
 
+    /// Whether no rule suspected any cause.
+    pub(super) fn is_empty(&self) -> bool {
+        self.scores.is_empty()
+    }
+
     pub(super) fn has(&self, id: CauseId) -> bool {
         self.scores.iter().any(|(c, _, _)| *c == id)
     }

@@ -259,10 +259,27 @@ impl<'r> Facts<'r> {
         self.r.kind == Some(OomKind::PytorchLegacy)
     }
 
-    pub(super) fn alloc_conf(&self) -> &'static str {
+    /// The environment variable PyTorch's caching allocator reads its
+    /// settings from, for the paste's backend; `None` on XPU, whose
+    /// allocator (c10/xpu/XPUCachingAllocator.cpp) reads its own settings,
+    /// a set that differs by release (expandable segments only where SYCL
+    /// has virtual memory, `XPUAllocatorConfig::expandable_segments`), so no
+    /// setting is offered rather than one the release may ignore.
+    pub(super) fn alloc_conf(&self) -> Option<&'static str> {
         match self.r.backend {
-            Some(GpuBackend::Hip) => "PYTORCH_HIP_ALLOC_CONF",
-            _ => "PYTORCH_CUDA_ALLOC_CONF",
+            Some(GpuBackend::Hip) => Some("PYTORCH_HIP_ALLOC_CONF"),
+            Some(GpuBackend::Xpu) => None,
+            Some(GpuBackend::Cuda | GpuBackend::Vulkan | GpuBackend::Metal) | None => Some("PYTORCH_CUDA_ALLOC_CONF"),
+        }
+    }
+
+    /// PyTorch's module for the paste's device: `torch.xpu` on Intel GPUs
+    /// (`torch.xpu.empty_cache`, `torch.xpu.set_per_process_memory_fraction`),
+    /// else `torch.cuda`, which ROCm builds answer too.
+    pub(super) fn torch_module(&self) -> &'static str {
+        match self.r.backend {
+            Some(GpuBackend::Xpu) => "torch.xpu",
+            Some(GpuBackend::Cuda | GpuBackend::Hip | GpuBackend::Vulkan | GpuBackend::Metal) | None => "torch.cuda",
         }
     }
 
@@ -284,6 +301,12 @@ impl<'r> Facts<'r> {
             Some(GpuBackend::Metal) => (
                 "open Activity Monitor's Memory tab (the GPU shares the system's memory)",
                 "top -l 1 -o mem -n 10   # the processes holding the most of the shared memory",
+            ),
+            // Intel's XPU Manager lists the processes on each GPU (`xpu-smi ps`,
+            // Linux only, XPU Manager 2.0 docs).
+            Some(GpuBackend::Xpu) => (
+                "run `xpu-smi ps` (Intel's XPU Manager, Linux; on Windows, Task Manager's GPU columns)",
+                "xpu-smi ps   # Intel XPU Manager, Linux",
             ),
             // Vulkan runs on any vendor's GPU: name each vendor's tool, run none.
             Some(GpuBackend::Vulkan) => (

@@ -43,7 +43,7 @@ use board::Board;
 use checklist::{checklist, summary};
 use facts::Facts;
 use plan::from_the_plan;
-use rules::{from_the_error, leftovers, several_gpus};
+use rules::{from_the_error, leftovers, several_gpus, too_few_figures};
 
 /// A plan to check the error against.
 #[derive(Debug, Clone, Copy)]
@@ -145,6 +145,9 @@ pub enum CauseId {
     /// One buffer is larger than any GPU there is: the engine sized it wrong
     /// (a compute graph for an oversized batch), not a full GPU.
     MisSizedBuffer,
+    /// CUDA graphs captured at start-up found no room: the engine sized its
+    /// cache first and captures them in what its budget left.
+    GraphCapture,
 }
 
 impl CauseId {
@@ -159,6 +162,7 @@ impl CauseId {
         Self::HostMemory,
         Self::AllocationLimit,
         Self::MisSizedBuffer,
+        Self::GraphCapture,
     ];
 
     pub fn id(self) -> &'static str {
@@ -173,6 +177,7 @@ impl CauseId {
             Self::HostMemory => "host_memory",
             Self::AllocationLimit => "allocation_limit",
             Self::MisSizedBuffer => "mis_sized_buffer",
+            Self::GraphCapture => "graph_capture",
         }
     }
 
@@ -188,6 +193,7 @@ impl CauseId {
             Self::HostMemory => "The host's RAM, not the GPU, is too small for the model",
             Self::AllocationLimit => "One allocation is over a limit on single buffers, not over the GPU's memory",
             Self::MisSizedBuffer => "One buffer is larger than any GPU: a mis-sized compute graph, not a full GPU",
+            Self::GraphCapture => "Capturing CUDA graphs at start-up found no room beside the model and its cache",
         }
     }
 
@@ -195,7 +201,7 @@ impl CauseId {
     pub fn step(self) -> ChecklistStep {
         match self {
             Self::WeightsTooLarge | Self::TooLargeOverall | Self::HostMemory => ChecklistStep::Precision,
-            Self::KvCacheGrowth | Self::MisSizedBuffer => ChecklistStep::Growth,
+            Self::KvCacheGrowth | Self::MisSizedBuffer | Self::GraphCapture => ChecklistStep::Growth,
             Self::GpuImbalance => ChecklistStep::Balance,
             Self::Fragmentation | Self::OtherProcesses | Self::MemoryCap | Self::AllocationLimit => {
                 ChecklistStep::Leftovers
@@ -379,10 +385,16 @@ pub fn diagnose(report: &OomReport, ctx: &DiagnoseContext) -> Diagnosis {
     from_the_error(&facts, &mut b);
     several_gpus(&facts, &mut b);
     let plan = ctx.plan.and_then(|p| from_the_plan(p, ctx.presets, &facts, &mut b));
+    // Nothing placed: the figures cannot tell the cause, and the summary
+    // says so, but the checks to make are still listed.
+    let placed = !b.is_empty();
+    if !placed {
+        too_few_figures(&facts, &mut b);
+    }
     b.notes.extend(facts.notes.iter().cloned());
     let causes = b.ranked();
     let fixes = b.ordered_fixes(&causes, facts.has_plan);
-    let summary = summary(&causes, &facts);
+    let summary = summary(if placed { &causes } else { &[] }, &facts);
     Diagnosis {
         recognised: true,
         summary,
@@ -409,7 +421,7 @@ fn needs(f: &Facts) -> Vec<String> {
         // The GPU's figures do not bear on a check of the host's RAM.
         return out;
     }
-    let pytorch = matches!(f.r.kind, Some(OomKind::Pytorch | OomKind::PytorchLegacy));
+    let pytorch = matches!(f.r.kind, Some(OomKind::Pytorch | OomKind::PytorchLegacy | OomKind::PytorchAsync));
     if pytorch && f.free.is_none() {
         out.push(
             "what was free and what PyTorch reserved: PyTorch 2.1 and later print both in the error, so paste the \

@@ -293,7 +293,7 @@ fn plan_fits(f: &Facts, b: &mut Board, e: &Estimate, s: &Scenario, need: u64, ca
             ),
             GivesUp::Nothing,
             Some(me - need),
-            "del model; import gc; gc.collect(); torch.cuda.empty_cache()".into(),
+            format!("del model; import gc; gc.collect(); {}.empty_cache()", f.torch_module()),
         ));
         }
         if let Verdict::Fits { max_concurrency } = e.verdict {

@@ -19,6 +19,7 @@ pub(crate) fn several_gpus(f: &Facts, b: &mut Board) {
         Some(
             OomKind::Pytorch
             | OomKind::PytorchLegacy
+            | OomKind::PytorchAsync
             | OomKind::CudaError
             | OomKind::VllmSamplerWarmup
             | OomKind::SglangNoKvPool
@@ -47,6 +48,7 @@ pub(crate) fn several_gpus(f: &Facts, b: &mut Board) {
         Some(
             OomKind::Pytorch
             | OomKind::PytorchLegacy
+            | OomKind::PytorchAsync
             | OomKind::CudaError
             | OomKind::VllmMaxSeqLen
             | OomKind::VllmKvCacheTooSmall
@@ -77,7 +79,10 @@ pub(crate) fn several_gpus(f: &Facts, b: &mut Board) {
 fn llama_cpp_split(f: &Facts, b: &mut Board) {
     let devices = &f.r.devices_in_log;
     let Some(failed) = f.r.gpu_index else { return };
-    if !f.split() || b.has(CauseId::MisSizedBuffer) {
+    // Every GPU failing on the same request is no GPU carrying more than its
+    // share: each ran short alike, and a smaller share for one moves the
+    // shortage to the other.
+    if !f.split() || b.has(CauseId::MisSizedBuffer) || f.r.same_on_every_gpu {
         return;
     }
     let over = if devices.len() > 1 {
@@ -129,6 +134,8 @@ fn llama_cpp_split(f: &Facts, b: &mut Board) {
     let visible = match f.r.backend {
         Some(GpuBackend::Hip) => "HIP_VISIBLE_DEVICES",
         Some(GpuBackend::Vulkan) => "GGML_VK_VISIBLE_DEVICES",
+        // Level Zero's device mask, which Intel's runtimes honour.
+        Some(GpuBackend::Xpu) => "ZE_AFFINITY_MASK",
         Some(GpuBackend::Cuda | GpuBackend::Metal) | None => "CUDA_VISIBLE_DEVICES",
     };
     b.fix(fix(

@@ -69,7 +69,7 @@ pub(crate) fn leftovers(f: &Facts, b: &mut Board) {
                     format!("Raise the per-process cap to {:.0} % of the GPU", fraction * 100.0),
                     GivesUp::Nothing,
                     Some(((fraction * t as f64) as u64).saturating_sub(allowed)),
-                    format!("torch.cuda.set_per_process_memory_fraction({fraction:.2})"),
+                    format!("{}.set_per_process_memory_fraction({fraction:.2})", f.torch_module()),
                 ));
             }
         }
@@ -112,25 +112,27 @@ pub(crate) fn leftovers(f: &Facts, b: &mut Board) {
                 base
             };
             b.add(CauseId::Fragmentation, score, text);
-            let (title, code) = if f.is_legacy() {
-                (
-                    "Limit block splitting in PyTorch's cache (PyTorch < 2.1)".to_owned(),
-                    format!("export {}=max_split_size_mb:128", f.alloc_conf()),
-                )
-            } else {
-                (
-                    "Let PyTorch's cache grow segments instead of splitting blocks".to_owned(),
-                    format!("export {}=expandable_segments:True", f.alloc_conf()),
-                )
-            };
-            b.fix(fix(
-                if f.is_legacy() { FixId::MaxSplitSize } else { FixId::ExpandableSegments },
-                CauseId::Fragmentation,
-                title,
-                GivesUp::Nothing,
-                Some(u),
-                code,
-            ));
+            if let Some(conf) = f.alloc_conf() {
+                let (title, code) = if f.is_legacy() {
+                    (
+                        "Limit block splitting in PyTorch's cache (PyTorch < 2.1)".to_owned(),
+                        format!("export {conf}=max_split_size_mb:128"),
+                    )
+                } else {
+                    (
+                        "Let PyTorch's cache grow segments instead of splitting blocks".to_owned(),
+                        format!("export {conf}=expandable_segments:True"),
+                    )
+                };
+                b.fix(fix(
+                    if f.is_legacy() { FixId::MaxSplitSize } else { FixId::ExpandableSegments },
+                    CauseId::Fragmentation,
+                    title,
+                    GivesUp::Nothing,
+                    Some(u),
+                    code,
+                ));
+            }
             // A vLLM server holds no earlier run of the same process.
             if f.serving.is_none() {
                 b.fix(fix(
@@ -139,7 +141,7 @@ pub(crate) fn leftovers(f: &Facts, b: &mut Board) {
                     "Free what earlier runs left in the same process before loading or generating again".into(),
                     GivesUp::Nothing,
                     Some(u),
-                    "del model; gc.collect(); torch.cuda.empty_cache()".into(),
+                    format!("del model; gc.collect(); {}.empty_cache()", f.torch_module()),
                 ));
             }
         }
@@ -147,7 +149,7 @@ pub(crate) fn leftovers(f: &Facts, b: &mut Board) {
 
     // Other processes, listed by the error or read live by the agent.
     let others = f.others_total();
-    let pytorch = matches!(r.kind, Some(OomKind::Pytorch | OomKind::PytorchLegacy));
+    let pytorch = matches!(r.kind, Some(OomKind::Pytorch | OomKind::PytorchLegacy | OomKind::PytorchAsync));
     let free_beyond_slack = free >= q.saturating_add(ALLOCATOR_SLACK_BYTES);
     if free >= q && !free_beyond_slack && cap.is_none() && pytorch {
         b.notes.push(format!(
@@ -224,7 +226,7 @@ pub(crate) fn leftovers(f: &Facts, b: &mut Board) {
                 "In a notebook or server of your own that holds the GPU, free the old model first".into(),
                 GivesUp::Nothing,
                 None,
-                "del model; gc.collect(); torch.cuda.empty_cache()".into(),
+                format!("del model; gc.collect(); {}.empty_cache()", f.torch_module()),
             ));
         }
     }

@@ -43,6 +43,10 @@ pub(super) fn llama_cpp(f: &Facts, b: &mut Board) {
     let q = f.requested;
     let on = f.r.gpu_index.map_or(String::new(), |i| format!(" on GPU {i}"));
     let size = q.map_or(String::new(), |q| format!(" of {}", gib(q)));
+    if f.r.allocation_limit {
+        single_buffer_limit(f, b, q, &size, &on);
+        return;
+    }
     match f.r.llama_cpp_stage {
         Some(LlamaCppStage::ModelWeights) => {
             if f.r.backend == Some(GpuBackend::Metal)
@@ -224,7 +228,7 @@ fn largest_gpu(f: &Facts) -> Option<&'static crate::catalog::Gpu> {
         Some(GpuBackend::Cuda) => Some(GpuVendor::Nvidia),
         Some(GpuBackend::Hip) => Some(GpuVendor::Amd),
         Some(GpuBackend::Metal) => Some(GpuVendor::Apple),
-        Some(GpuBackend::Vulkan) | None => None,
+        Some(GpuBackend::Vulkan | GpuBackend::Xpu) | None => None,
     };
     crate::catalog::gpus().iter().filter(|g| vendor.is_none_or(|v| g.vendor == v)).max_by_key(|g| g.memory_bytes)
 }
@@ -281,6 +285,44 @@ fn mis_sized_graph(f: &Facts, b: &mut Board, q: u64, largest: &crate::catalog::G
         GivesUp::Speed,
         None,
         lever(f, &format!("llama-server ... -ub <smaller>{}", fa_on(f)), crate::engines::ollama::LEVERS.smaller_batch),
+    ));
+}
+
+/// ggml's Vulkan backend refused a buffer as larger than the device takes
+/// in one (`OomReport::allocation_limit`; ggml-vulkan.cpp
+/// `ggml_vk_create_buffer` checks the size against the driver's
+/// `maxBufferSize`, or `maxMemoryAllocationSize`, before allocating): the
+/// GPU may have room to spare, so the lever is a smaller buffer, not fewer
+/// layers: the compute buffer shrinks with the physical batch, the KV
+/// cache's with the context.
+fn single_buffer_limit(f: &Facts, b: &mut Board, q: Option<u64>, size: &str, on: &str) {
+    b.add(
+        CauseId::AllocationLimit,
+        90,
+        format!(
+            "ggml's Vulkan backend refused the buffer{size}{on} as larger than the device allows in one buffer \
+             (\"Requested buffer size exceeds device … limit\", the driver's maxBufferSize): a limit on one \
+             allocation, not on the GPU's memory"
+        ),
+    );
+    if f.r.llama_cpp_stage == Some(LlamaCppStage::KvCache) {
+        b.fix(fix(
+            FixId::SmallerContext,
+            CauseId::AllocationLimit,
+            format!("Halve the context ({}): the cache's buffer shrinks with it", flag(f, "-c")),
+            GivesUp::Length,
+            q.map(|q| q / 2),
+            lever(f, "llama-server ... -c <half of now>", crate::engines::ollama::LEVERS.half_context),
+        ));
+        return;
+    }
+    b.fix(fix(
+        FixId::SmallerBatch,
+        CauseId::AllocationLimit,
+        format!("Halve the physical batch ({}): the compute buffer is sized for it", flag(f, "-ub")),
+        GivesUp::Speed,
+        q.map(|q| q / 2),
+        lever(f, &format!("llama-server ... -ub 256{}", fa_on(f)), crate::engines::ollama::LEVERS.half_batch),
     ));
 }
 

@@ -1,6 +1,7 @@
 //! Rules from the error's figures.
 
 mod gpus;
+mod graphs;
 mod leftovers;
 mod llama_cpp;
 mod ollama;
@@ -13,6 +14,7 @@ use crate::oom::diagnose::CauseId;
 use crate::oom::diagnose::board::Board;
 use crate::oom::diagnose::facts::Facts;
 pub(super) use gpus::several_gpus;
+use graphs::graph_capture;
 use leftovers::inspect_fix;
 pub(super) use leftovers::leftovers;
 use llama_cpp::llama_cpp;
@@ -23,8 +25,21 @@ use vllm::{vllm_kv_too_small, vllm_max_seq_len, vllm_no_cache_blocks, vllm_sampl
 
 /// Steps 1–3 from the error alone: what this process's own memory is made of.
 pub(super) fn from_the_error(f: &Facts, b: &mut Board) {
+    if f.r.graph_capture {
+        // Not the workload: the cache was sized before the graphs.
+        graph_capture(f, b);
+        if f.r.kind == Some(OomKind::CudaError) && !b.has(CauseId::OtherProcesses) {
+            b.add(
+                CauseId::OtherProcesses,
+                30,
+                "without figures, memory held by other processes cannot be ruled out".into(),
+            );
+            inspect_fix(f, b, None);
+        }
+        return;
+    }
     match f.r.kind {
-        Some(OomKind::Pytorch | OomKind::PytorchLegacy) => pytorch_workload(f, b),
+        Some(OomKind::Pytorch | OomKind::PytorchLegacy | OomKind::PytorchAsync) => pytorch_workload(f, b),
         Some(OomKind::CudaError) => {
             b.add(
                 CauseId::TooLargeOverall,
@@ -51,4 +66,18 @@ pub(super) fn from_the_error(f: &Facts, b: &mut Board) {
         Some(OomKind::LlamaCpp) => llama_cpp(f, b),
         None => {}
     }
+}
+
+/// A recognised error no rule could place (its figures cut off, a request
+/// with no capacity to weigh it against): still a cause to check and a way
+/// to see the GPU, never an empty diagnosis.
+pub(super) fn too_few_figures(f: &Facts, b: &mut Board) {
+    b.add(
+        CauseId::TooLargeOverall,
+        30,
+        "the error gives too few figures to tell what filled the GPU: the model, its cache and what else runs there \
+         are all to check"
+            .into(),
+    );
+    inspect_fix(f, b, None);
 }

@@ -5,11 +5,12 @@ use crate::catalog;
 use crate::engines::EngineKind;
 use crate::estimate::CUDA_CONTEXT_BYTES;
 use crate::fixes::GivesUp;
+use crate::oom::GpuBackend;
 use crate::oom::diagnose::board::{Board, fix};
 use crate::oom::diagnose::facts::Facts;
 use crate::oom::diagnose::text::{gib, pct, times};
 use crate::oom::diagnose::{CauseId, FixId};
-use crate::units::MIB;
+use crate::units::{GIB, MIB};
 
 /// PyTorch holds more than the GPU's capacity (allocated or reserved over
 /// the total by more than the figures' rounding): the CUDA driver lent it
@@ -37,6 +38,10 @@ fn code(f: &Facts, transformers: &str, vllm: &str, sglang: &str) -> String {
 
 pub(super) fn pytorch_workload(f: &Facts, b: &mut Board) {
     let (Some(q), Some(t)) = (f.requested, f.total.filter(|&t| t > 0)) else { return };
+    if f.r.allocation_limit {
+        single_allocation_limit(f, b, q, t);
+        return;
+    }
     let shortage = f.shortage.unwrap_or(0);
     if beyond_capacity(f, t) {
         let held = f.r.reserved_bytes.or(f.r.allocated_bytes).unwrap_or(0);
@@ -194,6 +199,53 @@ pub(super) fn pytorch_workload(f: &Facts, b: &mut Board) {
     ));
 }
 
+/// IPEX's limit on one allocation: `kStatefulLimit`, 4 GiB, on GPUs
+/// without 2D block arrays (intel-extension-for-pytorch
+/// csrc/gpu/runtime/CachingDeviceAllocator.cpp, 2.x xpu: "Single
+/// allocation must be less than 4GB with stateful memory management").
+const IPEX_ALLOCATION_LIMIT_BYTES: u64 = 4 * GIB;
+
+/// The paste shows IPEX refusing one allocation over its limit
+/// (`OomReport::allocation_limit`): a request over it fails whatever is
+/// free; one under it that failed while PyTorch held little of the GPU
+/// met the same kind of limit lower down (the runtime's), not a full GPU.
+fn single_allocation_limit(f: &Facts, b: &mut Board, q: u64, t: u64) {
+    let held = f.r.reserved_bytes.or(f.r.allocated_bytes).unwrap_or(0);
+    let limit = gib(IPEX_ALLOCATION_LIMIT_BYTES);
+    if q > IPEX_ALLOCATION_LIMIT_BYTES {
+        b.add(
+            CauseId::AllocationLimit,
+            90,
+            format!(
+                "IPEX refuses any one allocation over {limit} on this GPU (\"Current platform can NOT allocate memory \
+                 block with size larger than 4GB\"): the {} request is over it, whatever the GPU has free",
+                gib(q)
+            ),
+        );
+    } else {
+        b.add(
+            CauseId::AllocationLimit,
+            if held <= t / 4 { 75 } else { 45 },
+            format!(
+                "the paste shows IPEX refusing one allocation over {limit} on this platform, and this {} request \
+                 failed while PyTorch held only {} of the {} GPU: the runtime's limit on one allocation is lower \
+                 still here, not the GPU's memory",
+                gib(q),
+                gib(held),
+                gib(t)
+            ),
+        );
+    }
+    b.fix(fix(
+        FixId::SmallerBatch,
+        CauseId::AllocationLimit,
+        format!("Allocate in pieces under the limit: each tensor well under {limit} (smaller batches or chunks)"),
+        GivesUp::Speed,
+        None,
+        "for chunk in torch.split(inputs, chunk_size):  # each chunk's tensors well under the limit\n    ...".into(),
+    ));
+}
+
 /// What PyTorch's caching allocator usually holds reserved but unallocated
 /// beside what it allocated: the median of the 16 PyTorch 2.1+ messages in
 /// `tests/fixtures/oom/` (1.5 MiB – 2.35 GiB, median 490 MiB), for messages
@@ -301,6 +353,16 @@ fn without_free(f: &Facts, b: &mut Board, q: u64, t: u64) {
 /// tokens and the input, free what the session still holds, and let the
 /// allocator grow segments instead of fragmenting.
 fn checklist_fixes(f: &Facts, b: &mut Board) {
+    // bitsandbytes' 4-bit kernels are CUDA's (and ROCm's) in the releases
+    // the snippet is written for: an Intel GPU gets no bitsandbytes line.
+    let xpu = f.r.backend == Some(GpuBackend::Xpu);
+    if !xpu || f.serving.is_some() {
+        checklist_weights(f, b);
+    }
+    checklist_length_and_leftovers(f, b);
+}
+
+fn checklist_weights(f: &Facts, b: &mut Board) {
     b.fix(fix(
         FixId::WeightFormat,
         CauseId::KvCacheGrowth,
@@ -315,6 +377,9 @@ fn checklist_fixes(f: &Facts, b: &mut Board) {
             "python -m sglang.launch_server --model-path <an AWQ or GPTQ checkpoint of the model>   # or, from 16-bit weights: --quantization fp8",
         ),
     ));
+}
+
+fn checklist_length_and_leftovers(f: &Facts, b: &mut Board) {
     b.fix(fix(
         FixId::MaxNewTokens,
         CauseId::KvCacheGrowth,
@@ -339,9 +404,10 @@ fn checklist_fixes(f: &Facts, b: &mut Board) {
                 .into(),
             GivesUp::Nothing,
             None,
-            "del model; import gc; gc.collect(); torch.cuda.empty_cache()".into(),
+            format!("del model; import gc; gc.collect(); {}.empty_cache()", f.torch_module()),
         ));
     }
+    let Some(conf) = f.alloc_conf() else { return };
     b.fix(fix(
         FixId::ExpandableSegments,
         CauseId::KvCacheGrowth,
@@ -350,9 +416,9 @@ fn checklist_fixes(f: &Facts, b: &mut Board) {
         None,
         code(
             f,
-            "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True python your_script.py",
-            "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True vllm serve ...",
-            "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True python -m sglang.launch_server ...",
+            &format!("{conf}=expandable_segments:True python your_script.py"),
+            &format!("{conf}=expandable_segments:True vllm serve ..."),
+            &format!("{conf}=expandable_segments:True python -m sglang.launch_server ..."),
         ),
     ));
 }

@@ -124,7 +124,7 @@ pub(super) fn sglang_no_kv_pool(f: &Facts, b: &mut Board) {
         "Capture fewer CUDA graphs (or none), so a higher --mem-fraction-static still leaves them room".into(),
         GivesUp::Speed,
         None,
-        "python -m sglang.launch_server ... --cuda-graph-max-bs 8   # or --disable-cuda-graph".into(),
+        format!("{}; or --disable-cuda-graph", super::graphs::sglang_graph_batch("8")),
     ));
     b.fix(fix(
         FixId::WeightFormat,

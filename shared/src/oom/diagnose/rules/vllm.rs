@@ -1,5 +1,6 @@
 //! vLLM's KV-cache start-up errors.
 
+use super::inspect_fix;
 use crate::explain::thousands;
 use crate::fixes::GivesUp;
 use crate::kv::KvDtype;
@@ -272,23 +273,54 @@ pub(super) fn vllm_no_cache_blocks(f: &Facts, b: &mut Board) {
     if let Some(text) = &low {
         b.add(CauseId::MemoryCap, 85, text.clone());
     }
+    let small = small_weights(f);
+    if let Some(text) = &small {
+        // vLLM counts all the memory that went while it profiled as its own
+        // (0.11.0 v1/worker/gpu_worker.py, `determine_available_memory`:
+        // "we assume that the other processes using the same GPU did not
+        // change their memory usage during the profiling").
+        b.add(
+            CauseId::OtherProcesses,
+            70,
+            format!(
+                "{text}, so they cannot have left the cache nothing: memory held by other processes on the same GPU \
+                 (a shared CI or notebook GPU), or taken by them while vLLM profiled, which vLLM counts as its own, \
+                 is the likelier reason"
+            ),
+        );
+        inspect_fix(f, b, None);
+    }
     b.add(
         CauseId::WeightsTooLarge,
-        if low.is_some() { 55 } else { 80 },
+        match (&low, &small) {
+            (_, Some(_)) => 25,
+            (Some(_), None) => 55,
+            (None, None) => 80,
+        },
         format!(
             "vLLM had no memory left for KV cache blocks{}: the weights and the profiled activation peak already take \
              gpu_memory_utilization × the GPU",
             if negative { " (it computed a negative amount)" } else { "" }
         ),
     );
-    b.add(
-        CauseId::TooLargeOverall,
-        if low.is_some() { 30 } else { 50 },
-        "unless a lighter format or more GPUs are an option, the model does not fit this GPU for serving".into(),
-    );
+    if small.is_none() {
+        b.add(
+            CauseId::TooLargeOverall,
+            if low.is_some() { 30 } else { 50 },
+            "unless a lighter format or more GPUs are an option, the model does not fit this GPU for serving".into(),
+        );
+    }
     // A negative figure is what must be added just for the cache to reach zero.
-    let cause = if low.is_some() { CauseId::MemoryCap } else { CauseId::WeightsTooLarge };
+    let cause = match (&low, &small) {
+        (Some(_), _) => CauseId::MemoryCap,
+        (None, Some(_)) => CauseId::OtherProcesses,
+        (None, None) => CauseId::WeightsTooLarge,
+    };
     vllm_more_memory(f, b, cause, f.r.kv_deficit_bytes, None);
+    if small.is_some() {
+        // Neither a lighter format nor more GPUs helps weights this small.
+        return;
+    }
     // fp8 halves 16- or 32-bit weights only: weights already at 8 bits or
     // fewer (GPTQ, AWQ, int8, fp8, GGUF) would grow or stay.
     let sixteen_bit = f.plan_weights.is_none_or(|w| {
@@ -343,6 +375,33 @@ pub(super) fn vllm_no_cache_blocks(f: &Facts, b: &mut Board) {
         None,
         "vllm serve ... --max-num-batched-tokens 2048".into(),
     ));
+}
+
+/// Weights at most this fraction of the GPU leave room for a cache under
+/// any utilization users set (vLLM's default is 0.9): a quarter of the GPU
+/// for the weights still leaves well over half for the profiled peak and
+/// the cache.
+const SMALL_WEIGHTS_DIVISOR: u64 = 4;
+
+/// The paste's own start-up line says the weights are small beside the GPU
+/// (its capacity, else the smallest CUDA or ROCm GPU in the catalog, so
+/// that it holds on whichever GPU ran): the sentence that says so.
+fn small_weights(f: &Facts) -> Option<String> {
+    let w = f.r.weights_bytes?;
+    let (gpu, of) = match f.vllm_total {
+        Some(t) => (t, format!("{} of the {} GPU", pct(w, t), gib(t))),
+        None => {
+            let smallest = crate::catalog::gpus().iter().find(|g| g.vendor.runs_cuda_or_rocm())?;
+            let of = format!(
+                "a small share even of the smallest GPU in the catalog ({}, {})",
+                smallest.name,
+                gib(smallest.memory_bytes)
+            );
+            (smallest.memory_bytes, of)
+        }
+    };
+    (w.saturating_mul(SMALL_WEIGHTS_DIVISOR) <= gpu)
+        .then(|| format!("vLLM's start-up line says the weights took only {}, {of}", gib(w)))
 }
 
 /// `CUDA out of memory occurred when warming up sampler with N dummy
