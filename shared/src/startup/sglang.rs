@@ -11,6 +11,10 @@ use super::{Fact, Figure, LoggedConfig, Stage, after, count, field, fixed, size}
 pub(super) fn read(lines: &[(usize, String)]) -> (LoggedConfig, Vec<Fact>) {
     let mut config = LoggedConfig::default();
     let mut facts = Vec::new();
+    // The checkpoint's own quantisation, which SGLang detects and its
+    // `server_args` print as `quantization=None`: from `Load weight end.`'s
+    // `quant=awq, bits=4`, else from the kernel it converts to.
+    let (mut loaded_quant, mut kernel_quant) = (None, None);
     for (n, line) in lines {
         if config.date.is_none() {
             config.date = date(line);
@@ -21,7 +25,16 @@ pub(super) fn read(lines: &[(usize, String)]) -> (LoggedConfig, Vec<Fact>) {
         }
         let scope = scope(line);
         let mut push = |figure| facts.push(Fact { line: *n, scope: scope.clone(), figure });
+        if let Some(kernel) = after(line, "The model is convertible to").and_then(|r| r.split_whitespace().next()) {
+            // 0.4 – 0.5.23 `layers/quantization/{awq,gptq}/*.py::override_quantization_method`:
+            // `The model is convertible to awq_marlin during runtime. Using awq_marlin kernel.`
+            kernel_quant = Some(kernel.to_owned());
+            continue;
+        }
         if let Some(rest) = after(line, "Load weight end.") {
+            if let Some(q) = checkpoint_quantization(rest) {
+                loaded_quant = Some(q);
+            }
             if let Some(bytes) = after(rest, "mem usage=").and_then(|r| size(r, true)) {
                 push(Figure::Weights { bytes });
             }
@@ -66,7 +79,31 @@ pub(super) fn read(lines: &[(usize, String)]) -> (LoggedConfig, Vec<Fact>) {
             }
         }
     }
+    config.quantization = config.quantization.take().or(loaded_quant).or(kernel_quant);
     (config, facts)
+}
+
+/// The checkpoint's quantisation as `Load weight end.` names it (0.5.23
+/// `model_runner.py` with `ModelConfig::get_quantization_config_log_str`:
+/// `quant={quant_method}` then `, bits=…`, `, quant_algo=…`, `, fmt=…` where
+/// the checkpoint's config has them): the method, or for GPTQ and AWQ of
+/// other than 4 bits the format of those bits (`gptq-int8`), so that no
+/// 8-bit checkpoint is read as the methods' usual 4-bit.
+fn checkpoint_quantization(rest: &str) -> Option<String> {
+    let value = |key: &str| {
+        let v = after(rest, key)?;
+        let end = v.find([',', ' ']).unwrap_or(v.len());
+        Some(v[..end].trim().to_ascii_lowercase()).filter(|v| !v.is_empty())
+    };
+    let method = value(" quant=")?;
+    let bits = value(" bits=");
+    match (method.as_str(), bits.as_deref()) {
+        ("awq" | "gptq", Some(bits)) if bits != "4" => {
+            let format = format!("{method}-int{bits}");
+            crate::formats::WeightFormat::parse(&format).is_ok().then_some(format)
+        }
+        _ => Some(method),
+    }
 }
 
 fn read_config(line: &str, c: &mut LoggedConfig) {

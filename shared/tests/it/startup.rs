@@ -1585,3 +1585,31 @@ fn a_metal_log_names_its_apple_gpu() {
     let taken = shared::startup::logged_scenario(&l, &m, planned).1.join("; ");
     assert!(taken.contains("the GPU the log names (Apple M2) is not in the catalog"), "{taken}");
 }
+
+/// SGLang prints `quantization=None` in its server args when it detects a
+/// checkpoint's own quantisation; `Load weight end. … quant=awq, bits=4`
+/// (0.5.23 `model_runner.py`) and the kernel it converts to say which. The
+/// AWQ copy of Qwen2.5-7B is then planned alone, by its base name, in AWQ.
+#[test]
+fn sglang_reads_a_detected_quantisation_from_its_weights_line() {
+    let l = log("sglang-qwen25-7b-awq-16gb-nograph");
+    assert_eq!(l.config.quantization.as_deref(), Some("awq"));
+    assert_eq!(shared::startup::logged_base_preset(&l).map(|p| p.id), Some("qwen2.5-7b"));
+    let (m, s, taken) = planned_from(&l, "qwen2.5-7b", "rtx-4080");
+    assert_eq!(s.weights.id(), "awq-int4", "{taken:?}");
+    assert!(taken.iter().any(|t| t == "weights awq-int4 (the log's quantization=awq)"), "{taken:?}");
+    let (logged, predicted) = logged_and_predicted(&l, &m, s, "weights");
+    assert!(close(logged, predicted, 15), "{logged:?} vs {predicted:?}");
+    // Bits beside the method: an 8-bit GPTQ is not the method's usual 4-bit;
+    // without `quant=`, the kernel line names it; the server args win.
+    let quant = |lines: &str| read(lines).and_then(|l| l.config.quantization);
+    let end = "[2026-09-24 17:32:49] Load weight end. elapsed=0.80 s, type=Qwen2ForCausalLM";
+    let tail = "avail mem=9.83 GB, mem usage=5.25 GB.";
+    assert_eq!(quant(&format!("{end}, quant=gptq, bits=8, {tail}\n")).as_deref(), Some("gptq-int8"));
+    assert_eq!(quant(&format!("{end}, quant=fp8, fmt=e4m3, {tail}\n")).as_deref(), Some("fp8"));
+    let kernel =
+        "[2026-09-24 17:32:41] The model is convertible to gptq_marlin during runtime. Using gptq_marlin kernel.";
+    assert_eq!(quant(&format!("{kernel}\n{end}, {tail}\n")).as_deref(), Some("gptq_marlin"));
+    let args = "[2026-09-24 17:32:41] server_args=ServerArgs(model_path='x', quantization=awq, tp_size=1)";
+    assert_eq!(quant(&format!("{args}\n{end}, quant=gptq, bits=4, {tail}\n")).as_deref(), Some("awq"));
+}
