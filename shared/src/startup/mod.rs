@@ -130,8 +130,15 @@ pub enum Figure {
     /// The `max_model_len` `--max-model-len auto` chose (vLLM `Auto-fit
     /// max_model_len: reduced from A to B`, or the model's own when it fits).
     AutoMaxModelLen { tokens: u64 },
-    /// SGLang's KV pool: tokens and the K and V bytes (MLA: all in `k_bytes`).
-    KvPool { tokens: u64, k_bytes: u64, v_bytes: u64 },
+    /// SGLang's KV pool: tokens, its bytes, and its K and V parts where the
+    /// log prints them (`K size:`, `V size:`; a pool that is not split in K
+    /// and V, MLA's, prints one `KV size:`, and then neither part is known).
+    KvPool { tokens: u64, bytes: u64, k_bytes: Option<u64>, v_bytes: Option<u64> },
+    /// SGLang's recurrent-state pool (`Mamba Cache is allocated.`): the
+    /// requests it holds a state for (`max_mamba_cache_size`) and its bytes,
+    /// every state buffer it prints (`conv_state`, `ssm_state`, and the
+    /// intermediate caches of speculative decoding) together.
+    StatePool { sequences: u64, bytes: u64 },
     /// SGLang's `max_total_num_tokens`.
     MaxTotalTokens { tokens: u64 },
     /// What SGLang's distributed init took on this rank (`Init torch
@@ -191,13 +198,13 @@ impl Figure {
                 format!("suggested --kv-cache-memory for the requested memory: {}", b(bytes))
             }
             Figure::AutoMaxModelLen { tokens } => format!("max_model_len chosen by auto-fit: {}", thousands(tokens)),
-            Figure::KvPool { tokens, k_bytes, v_bytes } => format!(
-                "KV pool: {} tokens, {} (K {}, V {})",
-                thousands(tokens),
-                b(k_bytes.saturating_add(v_bytes)),
-                b(k_bytes),
-                b(v_bytes)
-            ),
+            Figure::KvPool { tokens, bytes, k_bytes: Some(k), v_bytes: Some(v) } => {
+                format!("KV pool: {} tokens, {} (K {}, V {})", thousands(tokens), b(bytes), b(k), b(v))
+            }
+            Figure::KvPool { tokens, bytes, .. } => format!("KV pool: {} tokens, {}", thousands(tokens), b(bytes)),
+            Figure::StatePool { sequences, bytes } => {
+                format!("recurrent-state pool: {} requests, {}", thousands(sequences), b(bytes))
+            }
             Figure::MaxTotalTokens { tokens } => format!("max_total_num_tokens: {}", thousands(tokens)),
             Figure::DistInit { bytes } => format!("distributed init: {}", b(bytes)),
             Figure::Free { after, bytes } => format!(

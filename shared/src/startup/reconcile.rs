@@ -62,7 +62,7 @@ pub fn reconcile(log: &StartupLog, e: &Estimate) -> (Vec<Row>, Vec<String>) {
         }
         (LogEngine::Sglang, Some(EngineReport::Sglang(r))) => {
             notes.extend(sglang_logged_free(log, r, e));
-            log.facts.iter().filter_map(|f| sglang_row(f, r, e)).collect()
+            log.facts.iter().flat_map(|f| sglang_rows(f, r, e)).collect()
         }
         // Buffer by buffer, with llama.cpp's own names: `buffers.rs`.
         (LogEngine::LlamaCpp, Some(EngineReport::LlamaCpp(_))) => Vec::new(),
@@ -163,6 +163,23 @@ fn vllm_row(f: &Fact, r: &crate::engines::vllm::Report, e: &Estimate, notes: &mu
 /// (`redundancy_buffer_memory = 150 * (1 << 20)`, 0.11.0 – 0.33.0 `v1/worker/gpu_worker.py`).
 pub const SUGGESTION_SPARE_BYTES: u64 = 150 << 20;
 
+/// The rows of one SGLang fact: the pool in tokens and in bytes, the
+/// recurrent-state pool, the weights, the distributed init; the CUDA graphs
+/// captured without a prediction, which SGLang's plan leaves inside the
+/// memory `mem_fraction_static` keeps back rather than counting apart.
+fn sglang_rows(f: &Fact, r: &crate::engines::sglang::Report, e: &Estimate) -> Vec<Row> {
+    let gpu = gpu_of(f, e);
+    let peak = e.per_gpu.get(gpu);
+    let row = |term, logged, predicted| Row { term, line: f.line, gpu, logged, predicted };
+    match f.figure {
+        Figure::KvPool { tokens, bytes, .. } => vec![
+            row("KV pool tokens", Amount::Tokens(tokens), Some(Amount::Tokens(r.max_total_num_tokens))),
+            row("KV pool", Amount::Bytes(bytes), peak.map(|g| Amount::Bytes(g.budget.kv_cache_bytes))),
+        ],
+        _ => sglang_row(f, r, e).into_iter().collect(),
+    }
+}
+
 fn sglang_row(f: &Fact, r: &crate::engines::sglang::Report, e: &Estimate) -> Option<Row> {
     let gpu = gpu_of(f, e);
     let peak = e.per_gpu.get(gpu);
@@ -171,9 +188,13 @@ fn sglang_row(f: &Fact, r: &crate::engines::sglang::Report, e: &Estimate) -> Opt
         Figure::Weights { bytes } => {
             row("weights", Amount::Bytes(bytes), peak.map(|g| Amount::Bytes(g.budget.weight_bytes)))
         }
-        Figure::KvPool { tokens, .. } => {
-            row("KV pool tokens", Amount::Tokens(tokens), Some(Amount::Tokens(r.max_total_num_tokens)))
-        }
+        // The plan's pool where it has one (a model with a recurrent state).
+        Figure::StatePool { bytes, .. } => row(
+            "recurrent-state pool",
+            Amount::Bytes(bytes),
+            peak.map(|g| g.budget.state_bytes).filter(|&b| b > 0).map(Amount::Bytes),
+        ),
+        Figure::CudaGraphs { bytes, .. } => row("CUDA graphs", Amount::Bytes(bytes), None),
         Figure::MaxTotalTokens { tokens } => {
             row("max_total_num_tokens", Amount::Tokens(tokens), Some(Amount::Tokens(r.max_total_num_tokens)))
         }

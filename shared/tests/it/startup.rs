@@ -146,7 +146,12 @@ fn vllm_workers_are_scoped_by_rank() {
 fn sglang_pool_and_free_memory() {
     let l = log("sglang-tp8-kv-pool");
     assert_eq!(l.engine, LogEngine::Sglang);
-    let pool = Figure::KvPool { tokens: 2_795_207, k_bytes: gib("53.31GiB"), v_bytes: gib("53.31GiB") };
+    let pool = Figure::KvPool {
+        tokens: 2_795_207,
+        bytes: 2 * gib("53.31GiB"),
+        k_bytes: Some(gib("53.31GiB")),
+        v_bytes: Some(gib("53.31GiB")),
+    };
     assert_eq!(l.facts[0].figure, pool);
     assert_eq!(l.facts[0].scope.as_deref(), Some("TP5"));
     assert!(figures(&l).contains(&Figure::Free { after: Stage::MemoryPool, bytes: gib("11.87GiB") }));
@@ -157,7 +162,12 @@ fn sglang_pool_and_free_memory() {
         [
             Figure::Weights { bytes: gib("56.98GiB") },
             Figure::Free { after: Stage::Weights, bytes: gib("230.20GiB") },
-            Figure::KvPool { tokens: 1_669_816, k_bytes: gib("76.44GiB"), v_bytes: gib("76.44GiB") },
+            Figure::KvPool {
+                tokens: 1_669_816,
+                bytes: 2 * gib("76.44GiB"),
+                k_bytes: Some(gib("76.44GiB")),
+                v_bytes: Some(gib("76.44GiB")),
+            },
             Figure::Free { after: Stage::MemoryPool, bytes: gib("74.01GiB") },
         ]
     );
@@ -1612,4 +1622,39 @@ fn sglang_reads_a_detected_quantisation_from_its_weights_line() {
     assert_eq!(quant(&format!("{kernel}\n{end}, {tail}\n")).as_deref(), Some("gptq_marlin"));
     let args = "[2026-09-24 17:32:41] server_args=ServerArgs(model_path='x', quantization=awq, tp_size=1)";
     assert_eq!(quant(&format!("{args}\n{end}, quant=gptq, bits=4, {tail}\n")).as_deref(), Some("awq"));
+}
+
+/// SGLang after 0.5.10 renamed its graph line (`Capture target decode CUDA
+/// graph end. elapsed=…, mem usage=…`), prints its recurrent-state pool
+/// (`Mamba Cache is allocated. … conv_state size: …, ssm_state size: …`)
+/// and one `KV size:` for a pool not split in K and V: each is read, the
+/// pool shown as one figure.
+#[test]
+fn sglang_reads_its_newer_graph_state_and_pool_lines() {
+    let l = log("sglang-nightly-ling3-tiny-newformat");
+    let pool = Figure::KvPool { tokens: 1_933_682, bytes: gib("12.45GiB"), k_bytes: None, v_bytes: None };
+    let state = Figure::StatePool { sequences: 614, bytes: gib("0.38GiB") + gib("10.81GiB") };
+    let graphs = Figure::CudaGraphs { bytes: gib("0.45GiB"), estimated: false };
+    for f in [pool, state, graphs, Figure::Free { after: Stage::CudaGraphs, bytes: gib("72.65GiB") }] {
+        assert!(figures(&l).contains(&f), "{f:?} not in {:?}", figures(&l));
+    }
+    assert_eq!(pool.describe(), "KV pool: 1,933,682 tokens, 12.45 GiB");
+    assert_eq!(state.describe(), "recurrent-state pool: 614 requests, 11.19 GiB");
+}
+
+/// SGLang's rows set the CUDA graphs it captured beside the plan (which
+/// keeps them inside what `mem_fraction_static` holds back, so predicts
+/// none of its own) and the pool's bytes beside the plan's, not only its
+/// tokens. Llama-3.2-3B at mem_fraction_static 0.2 on a 48 GB GPU.
+#[test]
+fn sglang_rows_compare_the_pools_bytes_and_show_its_graphs() {
+    use shared::startup::Amount;
+    let l = log("sglang-057-llama32-3b-48gb-mfs02-hicache");
+    let (m, s, _) = planned_from(&l, "llama-3.2-3b", "l40s");
+    let (rows, _) = shared::startup::reconcile(&l, &crate::estimate(&m, s.clone()));
+    let graphs = rows.iter().find(|r| r.term == "CUDA graphs").unwrap_or_else(|| panic!("{rows:?}"));
+    assert_eq!((graphs.logged, graphs.predicted), (Amount::Bytes(gib("0.33GiB")), None));
+    let (logged, predicted) = logged_and_predicted(&l, &m, s, "KV pool");
+    assert_eq!(logged, Amount::Bytes(2 * gib("1.34GiB")));
+    assert!(close(logged, predicted, 80), "{logged:?} vs {predicted:?}");
 }
