@@ -103,11 +103,16 @@ pub enum Figure {
     /// The activation peak of the profiling run (vLLM `PyTorch activation
     /// peak memory`).
     ActivationPeak { bytes: u64 },
-    /// CUDA-graph memory: estimated before the KV cache is sized (vLLM
-    /// ≥ 0.18 `Estimated CUDA graph memory`) or measured after capture (vLLM
-    /// `Graph capturing finished … took`, SGLang `Capture cuda graph end …
-    /// mem usage`).
-    CudaGraphs { bytes: u64, estimated: bool },
+    /// CUDA-graph memory measured after capture (vLLM `Graph capturing
+    /// finished … took` and the free-memory breakdown's `for CUDAGraph
+    /// memory`, SGLang `Capture cuda graph end … mem usage`).
+    CudaGraphs { bytes: u64 },
+    /// vLLM's estimate of its CUDA graphs before the KV cache is sized
+    /// (≥ 0.18 `Estimated CUDA graph memory: X GiB total`). Signed: the
+    /// estimate is a difference of free memory around trial captures and
+    /// can come out below zero, and from 0.21 vLLM subtracts it from the KV
+    /// budget, so a negative one adds to the pool.
+    CudaGraphEstimate { bytes: i64 },
     /// The memory left to the KV cache after the profile (vLLM `Available KV
     /// cache memory`); `negative` when the profile left none.
     AvailableKv { bytes: u64, negative: bool },
@@ -177,10 +182,12 @@ impl Figure {
             Figure::Utilization { permille } => format!("gpu_memory_utilization: {}", fraction(permille)),
             Figure::NonTorch { bytes } => format!("memory outside PyTorch: {}", b(bytes)),
             Figure::ActivationPeak { bytes } => format!("activation peak of the profile run: {}", b(bytes)),
-            Figure::CudaGraphs { bytes, estimated: true } => {
-                format!("CUDA graphs (estimated before the KV cache): {}", b(bytes))
-            }
-            Figure::CudaGraphs { bytes, estimated: false } => format!("CUDA graphs (captured): {}", b(bytes)),
+            Figure::CudaGraphEstimate { bytes } => format!(
+                "CUDA graphs (estimated before the KV cache): {}{}",
+                if bytes < 0 { "-" } else { "" },
+                b(bytes.unsigned_abs())
+            ),
+            Figure::CudaGraphs { bytes } => format!("CUDA graphs (captured): {}", b(bytes)),
             Figure::AvailableKv { bytes, negative } => {
                 format!("available KV cache memory: {}{}", if negative { "-" } else { "" }, b(bytes))
             }

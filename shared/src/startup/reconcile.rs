@@ -98,9 +98,18 @@ fn vllm_row(f: &Fact, r: &crate::engines::vllm::Report, e: &Estimate, notes: &mu
         Figure::ActivationPeak { bytes } => {
             row("activation peak", Amount::Bytes(bytes), kv.map(|k| Amount::Bytes(k.activation_bytes)))
         }
-        Figure::CudaGraphs { bytes, .. } => {
+        Figure::CudaGraphs { bytes } => {
             row("CUDA graphs", Amount::Bytes(bytes), kv.map(|k| Amount::Bytes(k.cuda_graph_bytes)))
         }
+        Figure::CudaGraphEstimate { bytes } => match u64::try_from(bytes) {
+            Ok(bytes) => row("CUDA graphs", Amount::Bytes(bytes), kv.map(|k| Amount::Bytes(k.cuda_graph_bytes))),
+            // No row holds a negative figure: said in words, with what it
+            // did to the KV cache.
+            Err(_) => {
+                notes.extend(kv.map(|k| negative_graph_estimate(f.line, bytes.unsigned_abs(), k, r)));
+                None
+            }
+        },
         // Under 0.34's extensible KV cache the line is the profile's
         // estimate, which reserves the range the measured pool commits.
         Figure::AvailableKv { bytes, negative: false } => {
@@ -159,6 +168,37 @@ fn vllm_row(f: &Fact, r: &crate::engines::vllm::Report, e: &Estimate, notes: &mu
     }
 }
 
+/// A negative `Estimated CUDA graph memory` (`minus` bytes below zero) in
+/// words: from 0.21 vLLM takes the estimate from the KV budget as it is
+/// (`v1/worker/gpu_worker.py::determine_available_memory`), so the log's
+/// graphs added to its KV cache what the plan's estimate takes away.
+fn negative_graph_estimate(
+    line: usize,
+    minus: u64,
+    k: &crate::engines::vllm::GpuKv,
+    r: &crate::engines::vllm::Report,
+) -> String {
+    use crate::units::{UnitSystem, format_bytes};
+    let b = |n: u64| format_bytes(n, UnitSystem::Binary);
+    let head = format!(
+        "line {line}: vLLM estimated its CUDA graphs at -{} before sizing the KV cache, the plan at {}",
+        b(minus),
+        b(k.cuda_graph_bytes)
+    );
+    if r.version.subtracts_cuda_graphs() && k.reserved_kv_bytes.is_none() {
+        format!(
+            "{head}; the {} rules take the estimate from the KV budget, so the log's added {} to its KV cache where \
+             the plan's takes {} away: {} of the KV figures' difference is this term",
+            r.version.id(),
+            b(minus),
+            b(k.cuda_graph_bytes),
+            b(minus.saturating_add(k.cuda_graph_bytes))
+        )
+    } else {
+        format!("{head}; the {} rules do not take the estimate from the KV budget", r.version.id())
+    }
+}
+
 /// The memory vLLM leaves spare in the `--kv-cache-memory` it suggests
 /// (`redundancy_buffer_memory = 150 * (1 << 20)`, 0.11.0 – 0.33.0 `v1/worker/gpu_worker.py`).
 pub const SUGGESTION_SPARE_BYTES: u64 = 150 << 20;
@@ -194,7 +234,7 @@ fn sglang_row(f: &Fact, r: &crate::engines::sglang::Report, e: &Estimate) -> Opt
             Amount::Bytes(bytes),
             peak.map(|g| g.budget.state_bytes).filter(|&b| b > 0).map(Amount::Bytes),
         ),
-        Figure::CudaGraphs { bytes, .. } => row("CUDA graphs", Amount::Bytes(bytes), None),
+        Figure::CudaGraphs { bytes } => row("CUDA graphs", Amount::Bytes(bytes), None),
         Figure::MaxTotalTokens { tokens } => {
             row("max_total_num_tokens", Amount::Tokens(tokens), Some(Amount::Tokens(r.max_total_num_tokens)))
         }

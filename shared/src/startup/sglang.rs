@@ -98,7 +98,7 @@ pub(super) fn read(lines: &[(usize, String)]) -> (LoggedConfig, Vec<Fact>) {
             // `model_runner_components/cuda_graph_setup.py::capture_decode_graph`).
             // Its prefill graphs and a drafter's are captured apart and not read.
             if let Some(bytes) = after(rest, "mem usage=").and_then(|r| size(r, true)) {
-                push(Figure::CudaGraphs { bytes, estimated: false });
+                push(Figure::CudaGraphs { bytes });
             }
             if let Some(bytes) = after(rest, "avail mem=").and_then(|r| size(r, true)) {
                 push(Figure::Free { after: Stage::CudaGraphs, bytes });

@@ -15,6 +15,10 @@ fn gib(text: &str) -> u64 {
     parse_size(text).unwrap_or_else(|e| panic!("{text}: {e}"))
 }
 
+fn signed(bytes: u64) -> i64 {
+    i64::try_from(bytes).unwrap_or_else(|e| panic!("{bytes}: {e}"))
+}
+
 fn figures(l: &StartupLog) -> Vec<Figure> {
     l.facts.iter().map(|f| f.figure).collect()
 }
@@ -104,7 +108,7 @@ fn vllm_v1_cuda_graph_estimate_and_kv() {
     assert_eq!(
         figures(&l),
         [
-            Figure::CudaGraphs { bytes: gib("0.26GiB"), estimated: true },
+            Figure::CudaGraphEstimate { bytes: signed(gib("0.26GiB")) },
             Figure::AvailableKv { bytes: gib("17.36GiB"), negative: false },
             Figure::KvTokens { tokens: 188_640 },
             Figure::Concurrency { tokens_per_request: 131_072, hundredths: 523 },
@@ -114,7 +118,7 @@ fn vllm_v1_cuda_graph_estimate_and_kv() {
     assert_eq!(
         figures(&l),
         [
-            Figure::CudaGraphs { bytes: gib("0.26GiB"), estimated: true },
+            Figure::CudaGraphEstimate { bytes: signed(gib("0.26GiB")) },
             Figure::AvailableKv { bytes: gib("111.99GiB"), negative: false },
             Figure::KvTokens { tokens: 229_344 },
             Figure::Concurrency { tokens_per_request: 16_384, hundredths: 1400 },
@@ -247,8 +251,8 @@ fn vllm_v1_non_default_args_and_chunked_prefill_even_when_wrapped() {
             Figure::Concurrency { tokens_per_request: 16_384, hundredths: 7276 },
             Figure::KvTokens { tokens: 1_192_160 },
             Figure::Concurrency { tokens_per_request: 16_384, hundredths: 7276 },
-            Figure::CudaGraphs { bytes: gib("0.65GiB"), estimated: false },
-            Figure::CudaGraphs { bytes: gib("0.65GiB"), estimated: false },
+            Figure::CudaGraphs { bytes: gib("0.65GiB") },
+            Figure::CudaGraphs { bytes: gib("0.65GiB") },
         ]
     );
     // The ranks the lines came from.
@@ -266,7 +270,7 @@ fn vllm_free_memory_breakdown_is_read_term_by_term() {
             Figure::Weights { bytes: gib("16.92GiB") },
             Figure::ActivationPeak { bytes: gib("5.66GiB") },
             Figure::NonTorch { bytes: gib("0.13GiB") },
-            Figure::CudaGraphs { bytes: gib("1.34GiB"), estimated: false },
+            Figure::CudaGraphs { bytes: gib("1.34GiB") },
             Figure::SuggestedKv { bytes: 46_421_742_490 },
         ]
     );
@@ -1634,7 +1638,7 @@ fn sglang_reads_its_newer_graph_state_and_pool_lines() {
     let l = log("sglang-nightly-ling3-tiny-newformat");
     let pool = Figure::KvPool { tokens: 1_933_682, bytes: gib("12.45GiB"), k_bytes: None, v_bytes: None };
     let state = Figure::StatePool { sequences: 614, bytes: gib("0.38GiB") + gib("10.81GiB") };
-    let graphs = Figure::CudaGraphs { bytes: gib("0.45GiB"), estimated: false };
+    let graphs = Figure::CudaGraphs { bytes: gib("0.45GiB") };
     for f in [pool, state, graphs, Figure::Free { after: Stage::CudaGraphs, bytes: gib("72.65GiB") }] {
         assert!(figures(&l).contains(&f), "{f:?} not in {:?}", figures(&l));
     }
@@ -1657,4 +1661,31 @@ fn sglang_rows_compare_the_pools_bytes_and_show_its_graphs() {
     let (logged, predicted) = logged_and_predicted(&l, &m, s, "KV pool");
     assert_eq!(logged, Amount::Bytes(2 * gib("1.34GiB")));
     assert!(close(logged, predicted, 80), "{logged:?} vs {predicted:?}");
+}
+
+/// vLLM's estimate of its CUDA graphs can be negative (`Estimated CUDA
+/// graph memory: -0.81 GiB total`, a difference of free memory); from 0.21
+/// it comes out of the KV budget as it is, so it added 0.81 GiB to this
+/// pool. It is read signed, shown with its sign, and said beside the plan.
+#[test]
+fn vllm_reads_a_negative_cuda_graph_estimate() {
+    let l = log("vllm-v1-0231-qwen36-27b-nvfp4-mtp2-spark");
+    let estimate = Figure::CudaGraphEstimate { bytes: -signed(gib("0.81GiB")) };
+    let fact = l.facts.iter().find(|f| f.figure == estimate).unwrap_or_else(|| panic!("{:?}", figures(&l)));
+    assert_eq!(fact.line, 48);
+    assert_eq!(estimate.describe(), "CUDA graphs (estimated before the KV cache): -829.44 MiB");
+    let (m, s, _) = planned_from(&l, "qwen3.5-27b", "dgx-spark");
+    let (rows, notes) = shared::startup::reconcile(&l, &crate::estimate(&m, s));
+    assert!(!rows.iter().any(|r| r.line == 48), "{rows:?}");
+    let note = notes.iter().find(|n| n.starts_with("line 48: ")).unwrap_or_else(|| panic!("{notes:?}"));
+    assert!(note.contains("at -829.44 MiB before sizing the KV cache"), "{note}");
+    assert!(note.contains("so the log's added 829.44 MiB to its KV cache where the plan's takes "), "{note}");
+    // A bare minus or a figure past i64 is no figure, and no panic.
+    for line in ["Estimated CUDA graph memory: - GiB total", "Estimated CUDA graph memory: -99999999999999 GiB"] {
+        let text = format!(
+            "INFO 12-01 10:00:00 [gpu_worker.py:400] {line}\nINFO 12-01 10:00:01 [kv_cache_utils.py:1087] GPU KV cache size: 1,024 tokens\n"
+        );
+        let l = read(&text).unwrap_or_else(|| panic!("no log"));
+        assert!(!figures(&l).iter().any(|f| matches!(f, Figure::CudaGraphEstimate { .. })), "{line}");
+    }
 }
