@@ -217,6 +217,7 @@ impl Figure {
             Figure::Free { after, bytes } => format!(
                 "free after {}: {}",
                 match after {
+                    Stage::Init => "the CUDA context and distributed init, before the weights",
                     Stage::Weights => "loading the weights",
                     Stage::MemoryPool => "the memory pool",
                     Stage::CudaGraphs => "CUDA graph capture",
@@ -269,6 +270,9 @@ fn fraction(permille: u64) -> String {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Stage {
+    /// The CUDA context and the distributed init, as the weights begin to
+    /// load (`Load weight begin. avail mem=`).
+    Init,
     Weights,
     MemoryPool,
     CudaGraphs,

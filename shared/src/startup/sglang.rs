@@ -32,6 +32,15 @@ pub(super) fn read(lines: &[(usize, String)]) -> (LoggedConfig, Vec<Fact>) {
             kernel_quant = Some(kernel.to_owned());
             continue;
         }
+        if let Some(bytes) =
+            after(line, "Load weight begin.").and_then(|r| after(r, "avail mem=")).and_then(|r| size(r, true))
+        {
+            // 0.4 – 0.5.23 `model_runner.py::load_model`: what was free on
+            // this rank as the weights began to load, which the device holds
+            // at least.
+            push(Figure::Free { after: Stage::Init, bytes });
+            continue;
+        }
         if let Some(rest) = after(line, "Load weight end.") {
             if let Some(q) = checkpoint_quantization(rest) {
                 loaded_quant = Some(q);

@@ -1386,11 +1386,15 @@ fn a_log_that_names_no_gpu_says_which_gpu_it_is_set_against() {
     for name in ["vllm-v1-0110-gpt-oss-20b-a800", "sglang-054-gpt-oss-20b-a800"] {
         let l = log(name);
         assert_eq!(l.config.device_name, None, "{name}");
+        // The log's rank held more than the RTX 4090 has: the plan takes a
+        // GPU that holds it, and says so.
         let (_, s, taken) = planned_from(&l, "gpt-oss-20b", "rtx-4090");
-        assert_eq!(s.gpus[0].name, "GeForce RTX 4090", "{name}");
-        let note =
-            taken.iter().find(|t| t.starts_with("no GPU: the log names none")).unwrap_or_else(|| panic!("{taken:?}"));
-        assert!(note.contains("the plan's GeForce RTX 4090, though one GPU of the log held"), "{note}");
+        assert_ne!(s.gpus[0].name, "GeForce RTX 4090", "{name}");
+        let note = taken
+            .iter()
+            .find(|t| t.contains("(the log names none, but one of its GPUs held at least"))
+            .unwrap_or_else(|| panic!("{taken:?}"));
+        assert!(note.contains("more than the plan's GeForce RTX 4090 has"), "{note}");
         // On a GPU of the log's size it says which, without the warning.
         let (_, _, taken) = planned_from(&l, "gpt-oss-20b", "a100-80gb-pcie");
         let note = taken.iter().find(|t| t.starts_with("no GPU")).unwrap_or_else(|| panic!("{taken:?}"));
@@ -1688,4 +1692,53 @@ fn vllm_reads_a_negative_cuda_graph_estimate() {
         let l = read(&text).unwrap_or_else(|| panic!("no log"));
         assert!(!figures(&l).iter().any(|f| matches!(f, Figure::CudaGraphEstimate { .. })), "{line}");
     }
+}
+
+/// A log that names no GPU but whose own figures show it held more than the
+/// plan's GPU has is not set against that GPU: the plan takes the smallest
+/// catalog GPU that holds what the log held, and says it is a lower bound.
+/// vLLM 0.16's bitsandbytes Qwen2.5-7B held 5.46 GiB of weights and 28.65
+/// GiB of KV cache at utilization 0.9 (at least 37.9 GiB: an A100 40GB, not
+/// the default RTX 4090's 23.64); SGLang's Llama-3.2-3B had 44.11 GiB free
+/// as its weights began to load (a 48 GB GPU, where the RTX 4090 left its
+/// 0.2 share no pool at all).
+#[test]
+fn a_log_that_held_more_than_the_plans_gpu_is_set_against_a_gpu_that_holds_it() {
+    use shared::startup::Amount;
+    let bnb = log("vllm-v1-0160-qwen25-7b-bnb4-colab");
+    let (m, s, taken) = planned_from(&bnb, "qwen2.5-7b", "rtx-4090");
+    assert_eq!(s.gpus.iter().map(|g| g.name.as_str()).collect::<Vec<_>>(), ["A100 40GB SXM"], "{taken:?}");
+    let said = taken
+        .iter()
+        .find(|t| t.starts_with("GPU A100 40GB SXM (the log names none"))
+        .unwrap_or_else(|| panic!("{taken:?}"));
+    assert!(said.contains("at least 34.11 GiB (weights 5.46 GiB and KV cache 28.65 GiB)"), "{said}");
+    assert!(said.contains("a lower bound rather than the log's GPU"), "{said}");
+    assert!(!taken.iter().any(|t| t.starts_with("no GPU")), "{taken:?}");
+    let (logged, predicted) = logged_and_predicted(&bnb, &m, s, "available KV cache memory");
+    assert!(close(logged, predicted, 20), "{logged:?} vs {predicted:?}");
+
+    let sglang = log("sglang-057-llama32-3b-48gb-mfs02-hicache");
+    assert!(figures(&sglang).contains(&Figure::Free { after: Stage::Init, bytes: gib("44.11GiB") }));
+    let (m, s, taken) = planned_from(&sglang, "llama-3.2-3b", "rtx-4090");
+    // The L40S and the L40 report the same memory; the catalog lists the L40S first.
+    assert_eq!(s.gpus[0].name, "L40S", "{taken:?}");
+    assert!(taken.iter().any(|t| t.contains("at least 44.11 GiB (free as the weights began to load)")), "{taken:?}");
+    let (logged, predicted) = logged_and_predicted(&sglang, &m, s, "KV pool tokens");
+    assert!(matches!(predicted, Amount::Tokens(t) if t > 0), "{predicted:?}");
+    assert!(close(logged, predicted, 80), "{logged:?} vs {predicted:?}");
+
+    // A plan whose GPU holds what the log held keeps it; a log that held
+    // less says only which GPU it is set against.
+    let (_, s, _) = planned_from(&bnb, "qwen2.5-7b", "a100-80gb-sxm");
+    assert_eq!(s.gpus[0].name, "A100 80GB SXM");
+    let awq = log("sglang-qwen25-7b-awq-16gb-nograph");
+    let (_, s, taken) = planned_from(&awq, "qwen2.5-7b", "rtx-4090");
+    assert_eq!(s.gpus[0].name, "GeForce RTX 4090");
+    assert!(
+        taken
+            .iter()
+            .any(|t| t == "no GPU: the log names none, so its figures are set against the plan's GeForce RTX 4090"),
+        "{taken:?}"
+    );
 }
