@@ -103,11 +103,16 @@ pub enum Figure {
     /// The activation peak of the profiling run (vLLM `PyTorch activation
     /// peak memory`).
     ActivationPeak { bytes: u64 },
-    /// CUDA-graph memory: estimated before the KV cache is sized (vLLM
-    /// ≥ 0.18 `Estimated CUDA graph memory`) or measured after capture (vLLM
-    /// `Graph capturing finished … took`, SGLang `Capture cuda graph end …
-    /// mem usage`).
-    CudaGraphs { bytes: u64, estimated: bool },
+    /// CUDA-graph memory measured after capture (vLLM `Graph capturing
+    /// finished … took` and the free-memory breakdown's `for CUDAGraph
+    /// memory`, SGLang `Capture cuda graph end … mem usage`).
+    CudaGraphs { bytes: u64 },
+    /// vLLM's estimate of its CUDA graphs before the KV cache is sized
+    /// (≥ 0.18 `Estimated CUDA graph memory: X GiB total`). Signed: the
+    /// estimate is a difference of free memory around trial captures and
+    /// can come out below zero, and from 0.21 vLLM subtracts it from the KV
+    /// budget, so a negative one adds to the pool.
+    CudaGraphEstimate { bytes: i64 },
     /// The memory left to the KV cache after the profile (vLLM `Available KV
     /// cache memory`); `negative` when the profile left none.
     AvailableKv { bytes: u64, negative: bool },
@@ -130,8 +135,15 @@ pub enum Figure {
     /// The `max_model_len` `--max-model-len auto` chose (vLLM `Auto-fit
     /// max_model_len: reduced from A to B`, or the model's own when it fits).
     AutoMaxModelLen { tokens: u64 },
-    /// SGLang's KV pool: tokens and the K and V bytes (MLA: all in `k_bytes`).
-    KvPool { tokens: u64, k_bytes: u64, v_bytes: u64 },
+    /// SGLang's KV pool: tokens, its bytes, and its K and V parts where the
+    /// log prints them (`K size:`, `V size:`; a pool that is not split in K
+    /// and V, MLA's, prints one `KV size:`, and then neither part is known).
+    KvPool { tokens: u64, bytes: u64, k_bytes: Option<u64>, v_bytes: Option<u64> },
+    /// SGLang's recurrent-state pool (`Mamba Cache is allocated.`): the
+    /// requests it holds a state for (`max_mamba_cache_size`) and its bytes,
+    /// every state buffer it prints (`conv_state`, `ssm_state`, and the
+    /// intermediate caches of speculative decoding) together.
+    StatePool { sequences: u64, bytes: u64 },
     /// SGLang's `max_total_num_tokens`.
     MaxTotalTokens { tokens: u64 },
     /// What SGLang's distributed init took on this rank (`Init torch
@@ -170,10 +182,12 @@ impl Figure {
             Figure::Utilization { permille } => format!("gpu_memory_utilization: {}", fraction(permille)),
             Figure::NonTorch { bytes } => format!("memory outside PyTorch: {}", b(bytes)),
             Figure::ActivationPeak { bytes } => format!("activation peak of the profile run: {}", b(bytes)),
-            Figure::CudaGraphs { bytes, estimated: true } => {
-                format!("CUDA graphs (estimated before the KV cache): {}", b(bytes))
-            }
-            Figure::CudaGraphs { bytes, estimated: false } => format!("CUDA graphs (captured): {}", b(bytes)),
+            Figure::CudaGraphEstimate { bytes } => format!(
+                "CUDA graphs (estimated before the KV cache): {}{}",
+                if bytes < 0 { "-" } else { "" },
+                b(bytes.unsigned_abs())
+            ),
+            Figure::CudaGraphs { bytes } => format!("CUDA graphs (captured): {}", b(bytes)),
             Figure::AvailableKv { bytes, negative } => {
                 format!("available KV cache memory: {}{}", if negative { "-" } else { "" }, b(bytes))
             }
@@ -191,18 +205,19 @@ impl Figure {
                 format!("suggested --kv-cache-memory for the requested memory: {}", b(bytes))
             }
             Figure::AutoMaxModelLen { tokens } => format!("max_model_len chosen by auto-fit: {}", thousands(tokens)),
-            Figure::KvPool { tokens, k_bytes, v_bytes } => format!(
-                "KV pool: {} tokens, {} (K {}, V {})",
-                thousands(tokens),
-                b(k_bytes.saturating_add(v_bytes)),
-                b(k_bytes),
-                b(v_bytes)
-            ),
+            Figure::KvPool { tokens, bytes, k_bytes: Some(k), v_bytes: Some(v) } => {
+                format!("KV pool: {} tokens, {} (K {}, V {})", thousands(tokens), b(bytes), b(k), b(v))
+            }
+            Figure::KvPool { tokens, bytes, .. } => format!("KV pool: {} tokens, {}", thousands(tokens), b(bytes)),
+            Figure::StatePool { sequences, bytes } => {
+                format!("recurrent-state pool: {} requests, {}", thousands(sequences), b(bytes))
+            }
             Figure::MaxTotalTokens { tokens } => format!("max_total_num_tokens: {}", thousands(tokens)),
             Figure::DistInit { bytes } => format!("distributed init: {}", b(bytes)),
             Figure::Free { after, bytes } => format!(
                 "free after {}: {}",
                 match after {
+                    Stage::Init => "the CUDA context and distributed init, before the weights",
                     Stage::Weights => "loading the weights",
                     Stage::MemoryPool => "the memory pool",
                     Stage::CudaGraphs => "CUDA graph capture",
@@ -255,6 +270,9 @@ fn fraction(permille: u64) -> String {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Stage {
+    /// The CUDA context and the distributed init, as the weights begin to
+    /// load (`Load weight begin. avail mem=`).
+    Init,
     Weights,
     MemoryPool,
     CudaGraphs,

@@ -111,7 +111,10 @@ pub fn logged_base_preset(log: &StartupLog) -> Option<&'static ModelPreset> {
 /// names (`kv_cache_dtype=fp8`) when the plan keeps the model's; llama.cpp's
 /// layer split from its per-GPU KV buffers (on as many GPUs) when the plan
 /// gives none; the GPU the log names by its memory (vLLM) or its devices'
-/// names (llama.cpp) when the plan's differ.
+/// names (llama.cpp) when the plan's differ; where a vLLM or SGLang log
+/// names none but its own figures show it held more than the plan's GPU
+/// has, the smallest catalog GPU that holds that ([`capacity_floor`]),
+/// said as a lower bound.
 /// Also what was taken, in words. The caller validates the
 /// result against the model as it validates any plan.
 pub fn logged_scenario(log: &StartupLog, model: &Model, planned: Scenario<Engine>) -> (Scenario<Engine>, Vec<String>) {
@@ -159,6 +162,40 @@ pub fn logged_scenario(log: &StartupLog, model: &Model, planned: Scenario<Engine
         ));
         let slot = GpuSlot { cuda_total_bytes: total, ..GpuSlot::from_catalog(g) };
         s.gpus = vec![slot; s.gpus.len()];
+    }
+    // A log that names no GPU but whose own figures show its GPU held more
+    // than the plan's has: the plan's is known to be wrong, so the smallest
+    // catalog GPU that holds what the log held (a lower bound, said as one).
+    let floor = capacity_floor(log);
+    let mut bounded = false;
+    if total.is_none()
+        && named.is_none()
+        && let Some(slot) = s.gpus.first()
+        && let Some(floor) = floor.as_ref().filter(|f| f.bytes > slot.cuda_total_bytes)
+    {
+        let kind = s.engine.kind();
+        let fits = |g: &&crate::catalog::Gpu| {
+            g.cuda_total_bytes() >= floor.bytes
+                && g.unified_bytes.is_none()
+                && kind.runs_on(g.vendor)
+                && slot.vendor.is_none_or(|v| v == g.vendor)
+        };
+        // `gpus()` is smallest first.
+        if let Some(g) = crate::catalog::gpus().iter().find(fits) {
+            let b = |n: u64| crate::units::format_bytes(n, crate::units::UnitSystem::Binary);
+            taken.push(format!(
+                "GPU {} (the log names none, but one of its GPUs held at least {} ({}), more than the plan's {} \
+                 has; {} is the smallest GPU in the catalog that holds it, a lower bound rather than the log's GPU: \
+                 set the GPU it ran on)",
+                g.name,
+                b(floor.bytes),
+                floor.from,
+                slot.name,
+                g.name
+            ));
+            s.gpus = vec![GpuSlot::from_catalog(g); s.gpus.len()];
+            bounded = true;
+        }
     }
     let c = &log.config;
     let one_gpu = s.gpus.len() == 1;
@@ -255,7 +292,7 @@ pub fn logged_scenario(log: &StartupLog, model: &Model, planned: Scenario<Engine
         taken.push(format!("GPUs {} (the devices the log names)", names.join(", ")));
         s.gpus = named.into_iter().map(GpuSlot::from_catalog).collect();
     }
-    if let Some(note) = unnamed_gpu(log, &s, total.is_some()) {
+    if let Some(note) = unnamed_gpu(log, &s, total.is_some() || bounded, floor) {
         taken.push(note);
     }
     if log.config.ollama_engine == Some(true) {
@@ -274,7 +311,7 @@ pub fn logged_scenario(log: &StartupLog, model: &Model, planned: Scenario<Engine
 /// whether the log's first rank held more than it has (the weights with
 /// what was free after them, SGLang, or the KV cache, vLLM). Where any log
 /// names a GPU the catalog does not hold, that it does.
-fn unnamed_gpu(log: &StartupLog, s: &Scenario<Engine>, total: bool) -> Option<String> {
+fn unnamed_gpu(log: &StartupLog, s: &Scenario<Engine>, total: bool, floor: Option<Floor>) -> Option<String> {
     let slot = s.gpus.first()?;
     // The names the log gives that the catalog does not hold.
     let unknown: Vec<&str> = match log.engine {
@@ -293,27 +330,94 @@ fn unnamed_gpu(log: &StartupLog, s: &Scenario<Engine>, total: bool) -> Option<St
     if total || named || log.engine == LogEngine::LlamaCpp {
         return None;
     }
-    let weights = log.first(|f| match f {
-        Figure::Weights { bytes } => Some(*bytes),
-        _ => None,
-    });
-    let beside = log.first(|f| match f {
-        Figure::Free { after: super::Stage::Weights, bytes } | Figure::AvailableKv { bytes, negative: false } => {
-            Some(*bytes)
-        }
-        _ => None,
-    });
-    let held = weights.map(|(_, w)| w.saturating_add(beside.map_or(0, |(_, b)| b)));
     let b = |n: u64| crate::units::format_bytes(n, crate::units::UnitSystem::Binary);
-    let over = match held.filter(|&h| h > slot.cuda_total_bytes) {
-        Some(h) => format!(
-            ", though one GPU of the log held {} (weights with the free memory or KV cache after them) of its {}: set the GPU it ran on",
-            b(h),
+    let over = match floor.filter(|f| f.bytes > slot.cuda_total_bytes) {
+        Some(f) => format!(
+            ", though one GPU of the log held at least {} ({}) of its {}, more than any GPU in the catalog the \
+             plan could take instead: set the GPU it ran on",
+            b(f.bytes),
+            f.from,
             b(slot.cuda_total_bytes)
         ),
         None => String::new(),
     };
     Some(format!("no GPU: the log names none, so its figures are set against the plan's {}{over}", slot.name))
+}
+
+/// What a log's own figures say its GPU held at least, and from which.
+struct Floor {
+    bytes: u64,
+    from: String,
+}
+
+/// The least memory the first rank of a vLLM or SGLang log held, from its
+/// own figures: SGLang's free memory as the weights began to load (`Load
+/// weight begin. avail mem=`), or its weights with what was free after
+/// them; vLLM's weights with the KV cache after them, which together are
+/// at most the share `gpu_memory_utilization` requests of CUDA's total
+/// (`v1/worker/gpu_worker.py::determine_available_memory`), so divided by
+/// the share where the log states it. `None` where the log says neither.
+fn capacity_floor(log: &StartupLog) -> Option<Floor> {
+    let b = |n: u64| crate::units::format_bytes(n, crate::units::UnitSystem::Binary);
+    let first = |want: fn(&Figure) -> Option<u64>| log.first(want).map(|(_, v)| v);
+    let weights = first(|f| match f {
+        Figure::Weights { bytes } => Some(*bytes),
+        _ => None,
+    });
+    match log.engine {
+        LogEngine::Sglang => {
+            let before = first(|f| match f {
+                Figure::Free { after: super::Stage::Init, bytes } => Some(*bytes),
+                _ => None,
+            });
+            let after = first(|f| match f {
+                Figure::Free { after: super::Stage::Weights, bytes } => Some(*bytes),
+                _ => None,
+            });
+            let loaded = weights.zip(after).map(|(w, a)| w.saturating_add(a));
+            let by_before = |f: u64| Floor { bytes: f, from: "free as the weights began to load".into() };
+            let by_loaded = |l: u64| Floor {
+                bytes: l,
+                from: format!(
+                    "weights {} with {} free after them",
+                    b(weights.unwrap_or_default()),
+                    b(after.unwrap_or_default())
+                ),
+            };
+            match (before, loaded) {
+                (Some(f), Some(l)) if l > f => Some(by_loaded(l)),
+                (Some(f), _) => Some(by_before(f)),
+                (None, Some(l)) => Some(by_loaded(l)),
+                (None, None) => None,
+            }
+        }
+        LogEngine::Vllm => {
+            let kv = first(|f| match f {
+                Figure::AvailableKv { bytes, negative: false } => Some(*bytes),
+                _ => None,
+            });
+            let (w, kv) = (weights?, kv?);
+            let held = w.saturating_add(kv);
+            let parts = format!("weights {} and KV cache {}", b(w), b(kv));
+            let share = log.config.gpu_memory_utilization_permille.or_else(|| {
+                first(|f| match f {
+                    Figure::Utilization { permille } => Some(*permille),
+                    _ => None,
+                })
+            });
+            match share.filter(|p| (1..=1000).contains(p)) {
+                Some(p) => {
+                    let bytes = u64::try_from(u128::from(held) * 1000 / u128::from(p)).unwrap_or(u64::MAX);
+                    Some(Floor {
+                        bytes,
+                        from: format!("{parts} at the log's gpu_memory_utilization {}", p as f64 / 1000.0),
+                    })
+                }
+                None => Some(Floor { bytes: held, from: parts }),
+            }
+        }
+        LogEngine::LlamaCpp => None,
+    }
 }
 
 /// The SGLang rules a log is planned with, in words. SGLang's start-up

@@ -62,7 +62,7 @@ pub fn reconcile(log: &StartupLog, e: &Estimate) -> (Vec<Row>, Vec<String>) {
         }
         (LogEngine::Sglang, Some(EngineReport::Sglang(r))) => {
             notes.extend(sglang_logged_free(log, r, e));
-            log.facts.iter().filter_map(|f| sglang_row(f, r, e)).collect()
+            log.facts.iter().flat_map(|f| sglang_rows(f, r, e)).collect()
         }
         // Buffer by buffer, with llama.cpp's own names: `buffers.rs`.
         (LogEngine::LlamaCpp, Some(EngineReport::LlamaCpp(_))) => Vec::new(),
@@ -98,9 +98,18 @@ fn vllm_row(f: &Fact, r: &crate::engines::vllm::Report, e: &Estimate, notes: &mu
         Figure::ActivationPeak { bytes } => {
             row("activation peak", Amount::Bytes(bytes), kv.map(|k| Amount::Bytes(k.activation_bytes)))
         }
-        Figure::CudaGraphs { bytes, .. } => {
+        Figure::CudaGraphs { bytes } => {
             row("CUDA graphs", Amount::Bytes(bytes), kv.map(|k| Amount::Bytes(k.cuda_graph_bytes)))
         }
+        Figure::CudaGraphEstimate { bytes } => match u64::try_from(bytes) {
+            Ok(bytes) => row("CUDA graphs", Amount::Bytes(bytes), kv.map(|k| Amount::Bytes(k.cuda_graph_bytes))),
+            // No row holds a negative figure: said in words, with what it
+            // did to the KV cache.
+            Err(_) => {
+                notes.extend(kv.map(|k| negative_graph_estimate(f.line, bytes.unsigned_abs(), k, r)));
+                None
+            }
+        },
         // Under 0.34's extensible KV cache the line is the profile's
         // estimate, which reserves the range the measured pool commits.
         Figure::AvailableKv { bytes, negative: false } => {
@@ -159,9 +168,57 @@ fn vllm_row(f: &Fact, r: &crate::engines::vllm::Report, e: &Estimate, notes: &mu
     }
 }
 
+/// A negative `Estimated CUDA graph memory` (`minus` bytes below zero) in
+/// words: from 0.21 vLLM takes the estimate from the KV budget as it is
+/// (`v1/worker/gpu_worker.py::determine_available_memory`), so the log's
+/// graphs added to its KV cache what the plan's estimate takes away.
+fn negative_graph_estimate(
+    line: usize,
+    minus: u64,
+    k: &crate::engines::vllm::GpuKv,
+    r: &crate::engines::vllm::Report,
+) -> String {
+    use crate::units::{UnitSystem, format_bytes};
+    let b = |n: u64| format_bytes(n, UnitSystem::Binary);
+    let head = format!(
+        "line {line}: vLLM estimated its CUDA graphs at -{} before sizing the KV cache, the plan at {}",
+        b(minus),
+        b(k.cuda_graph_bytes)
+    );
+    if r.version.subtracts_cuda_graphs() && k.reserved_kv_bytes.is_none() {
+        format!(
+            "{head}; the {} rules take the estimate from the KV budget, so the log's added {} to its KV cache where \
+             the plan's takes {} away: {} of the KV figures' difference is this term",
+            r.version.id(),
+            b(minus),
+            b(k.cuda_graph_bytes),
+            b(minus.saturating_add(k.cuda_graph_bytes))
+        )
+    } else {
+        format!("{head}; the {} rules do not take the estimate from the KV budget", r.version.id())
+    }
+}
+
 /// The memory vLLM leaves spare in the `--kv-cache-memory` it suggests
 /// (`redundancy_buffer_memory = 150 * (1 << 20)`, 0.11.0 – 0.33.0 `v1/worker/gpu_worker.py`).
 pub const SUGGESTION_SPARE_BYTES: u64 = 150 << 20;
+
+/// The rows of one SGLang fact: the pool in tokens and in bytes, the
+/// recurrent-state pool, the weights, the distributed init; the CUDA graphs
+/// captured without a prediction, which SGLang's plan leaves inside the
+/// memory `mem_fraction_static` keeps back rather than counting apart.
+fn sglang_rows(f: &Fact, r: &crate::engines::sglang::Report, e: &Estimate) -> Vec<Row> {
+    let gpu = gpu_of(f, e);
+    let peak = e.per_gpu.get(gpu);
+    let row = |term, logged, predicted| Row { term, line: f.line, gpu, logged, predicted };
+    match f.figure {
+        Figure::KvPool { tokens, bytes, .. } => vec![
+            row("KV pool tokens", Amount::Tokens(tokens), Some(Amount::Tokens(r.max_total_num_tokens))),
+            row("KV pool", Amount::Bytes(bytes), peak.map(|g| Amount::Bytes(g.budget.kv_cache_bytes))),
+        ],
+        _ => sglang_row(f, r, e).into_iter().collect(),
+    }
+}
 
 fn sglang_row(f: &Fact, r: &crate::engines::sglang::Report, e: &Estimate) -> Option<Row> {
     let gpu = gpu_of(f, e);
@@ -171,9 +228,13 @@ fn sglang_row(f: &Fact, r: &crate::engines::sglang::Report, e: &Estimate) -> Opt
         Figure::Weights { bytes } => {
             row("weights", Amount::Bytes(bytes), peak.map(|g| Amount::Bytes(g.budget.weight_bytes)))
         }
-        Figure::KvPool { tokens, .. } => {
-            row("KV pool tokens", Amount::Tokens(tokens), Some(Amount::Tokens(r.max_total_num_tokens)))
-        }
+        // The plan's pool where it has one (a model with a recurrent state).
+        Figure::StatePool { bytes, .. } => row(
+            "recurrent-state pool",
+            Amount::Bytes(bytes),
+            peak.map(|g| g.budget.state_bytes).filter(|&b| b > 0).map(Amount::Bytes),
+        ),
+        Figure::CudaGraphs { bytes } => row("CUDA graphs", Amount::Bytes(bytes), None),
         Figure::MaxTotalTokens { tokens } => {
             row("max_total_num_tokens", Amount::Tokens(tokens), Some(Amount::Tokens(r.max_total_num_tokens)))
         }

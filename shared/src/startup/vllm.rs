@@ -376,7 +376,7 @@ fn breakdown(line: &str) -> Vec<Figure> {
         (" for weight,", |bytes| Figure::Weights { bytes }),
         (" for peak activation", |bytes| Figure::ActivationPeak { bytes }),
         (" for non-torch memory", |bytes| Figure::NonTorch { bytes }),
-        (" for CUDAGraph memory", |bytes| Figure::CudaGraphs { bytes, estimated: false }),
+        (" for CUDAGraph memory", |bytes| Figure::CudaGraphs { bytes }),
     ];
     for (phrase, make) in terms {
         out.extend(before(phrase).map(make));
@@ -438,13 +438,25 @@ fn figure(line: &str) -> Option<Figure> {
             return Some(Figure::Weights { bytes });
         }
     }
-    if let Some(bytes) = after(line, "Estimated CUDA graph memory:").and_then(|r| size(r, true)) {
-        return Some(Figure::CudaGraphs { bytes, estimated: true });
+    // `Estimated CUDA graph memory: -0.81 GiB total` (0.18+
+    // `v1/worker/gpu_model_runner.py::profile_cudagraph_memory` returns
+    // `int(total_estimate)`, a difference of free memory that may be
+    // negative; 0.21+ `v1/worker/gpu_worker.py::determine_available_memory`
+    // takes it from the KV budget as it is).
+    if let Some(rest) = after(line, "Estimated CUDA graph memory:") {
+        let rest = rest.trim_start();
+        let (negative, rest) = match rest.strip_prefix('-') {
+            Some(r) => (true, r),
+            None => (false, rest),
+        };
+        if let Some(bytes) = size(rest, true).and_then(|b| i64::try_from(b).ok()) {
+            return Some(Figure::CudaGraphEstimate { bytes: if negative { -bytes } else { bytes } });
+        }
     }
     if let Some(rest) = after(line, "Graph capturing finished")
         && let Some(bytes) = after(rest, "took").and_then(|r| size(r, true))
     {
-        return Some(Figure::CudaGraphs { bytes, estimated: false });
+        return Some(Figure::CudaGraphs { bytes });
     }
     if let Some(rest) = after(line, "Available KV cache memory:")
         .or_else(|| after(line, "available_kv_cache_memory"))

@@ -233,7 +233,7 @@ fn sglang_data_parallel_attention_keeps_every_kv_head() {
     .unwrap_or_else(|e| panic!("{e}"));
     let log = read(&text).unwrap_or_else(|| panic!("an SGLang log"));
     let pool = log.first(|f| match f {
-        Figure::KvPool { tokens, k_bytes, .. } => Some((*tokens, *k_bytes)),
+        Figure::KvPool { tokens, k_bytes: Some(k_bytes), .. } => Some((*tokens, *k_bytes)),
         _ => None,
     });
     let (_, (tokens, k_bytes)) = pool.unwrap_or_else(|| panic!("the pool's line"));

@@ -15,6 +15,10 @@ fn gib(text: &str) -> u64 {
     parse_size(text).unwrap_or_else(|e| panic!("{text}: {e}"))
 }
 
+fn signed(bytes: u64) -> i64 {
+    i64::try_from(bytes).unwrap_or_else(|e| panic!("{bytes}: {e}"))
+}
+
 fn figures(l: &StartupLog) -> Vec<Figure> {
     l.facts.iter().map(|f| f.figure).collect()
 }
@@ -104,7 +108,7 @@ fn vllm_v1_cuda_graph_estimate_and_kv() {
     assert_eq!(
         figures(&l),
         [
-            Figure::CudaGraphs { bytes: gib("0.26GiB"), estimated: true },
+            Figure::CudaGraphEstimate { bytes: signed(gib("0.26GiB")) },
             Figure::AvailableKv { bytes: gib("17.36GiB"), negative: false },
             Figure::KvTokens { tokens: 188_640 },
             Figure::Concurrency { tokens_per_request: 131_072, hundredths: 523 },
@@ -114,7 +118,7 @@ fn vllm_v1_cuda_graph_estimate_and_kv() {
     assert_eq!(
         figures(&l),
         [
-            Figure::CudaGraphs { bytes: gib("0.26GiB"), estimated: true },
+            Figure::CudaGraphEstimate { bytes: signed(gib("0.26GiB")) },
             Figure::AvailableKv { bytes: gib("111.99GiB"), negative: false },
             Figure::KvTokens { tokens: 229_344 },
             Figure::Concurrency { tokens_per_request: 16_384, hundredths: 1400 },
@@ -146,7 +150,12 @@ fn vllm_workers_are_scoped_by_rank() {
 fn sglang_pool_and_free_memory() {
     let l = log("sglang-tp8-kv-pool");
     assert_eq!(l.engine, LogEngine::Sglang);
-    let pool = Figure::KvPool { tokens: 2_795_207, k_bytes: gib("53.31GiB"), v_bytes: gib("53.31GiB") };
+    let pool = Figure::KvPool {
+        tokens: 2_795_207,
+        bytes: 2 * gib("53.31GiB"),
+        k_bytes: Some(gib("53.31GiB")),
+        v_bytes: Some(gib("53.31GiB")),
+    };
     assert_eq!(l.facts[0].figure, pool);
     assert_eq!(l.facts[0].scope.as_deref(), Some("TP5"));
     assert!(figures(&l).contains(&Figure::Free { after: Stage::MemoryPool, bytes: gib("11.87GiB") }));
@@ -157,7 +166,12 @@ fn sglang_pool_and_free_memory() {
         [
             Figure::Weights { bytes: gib("56.98GiB") },
             Figure::Free { after: Stage::Weights, bytes: gib("230.20GiB") },
-            Figure::KvPool { tokens: 1_669_816, k_bytes: gib("76.44GiB"), v_bytes: gib("76.44GiB") },
+            Figure::KvPool {
+                tokens: 1_669_816,
+                bytes: 2 * gib("76.44GiB"),
+                k_bytes: Some(gib("76.44GiB")),
+                v_bytes: Some(gib("76.44GiB")),
+            },
             Figure::Free { after: Stage::MemoryPool, bytes: gib("74.01GiB") },
         ]
     );
@@ -237,8 +251,8 @@ fn vllm_v1_non_default_args_and_chunked_prefill_even_when_wrapped() {
             Figure::Concurrency { tokens_per_request: 16_384, hundredths: 7276 },
             Figure::KvTokens { tokens: 1_192_160 },
             Figure::Concurrency { tokens_per_request: 16_384, hundredths: 7276 },
-            Figure::CudaGraphs { bytes: gib("0.65GiB"), estimated: false },
-            Figure::CudaGraphs { bytes: gib("0.65GiB"), estimated: false },
+            Figure::CudaGraphs { bytes: gib("0.65GiB") },
+            Figure::CudaGraphs { bytes: gib("0.65GiB") },
         ]
     );
     // The ranks the lines came from.
@@ -256,7 +270,7 @@ fn vllm_free_memory_breakdown_is_read_term_by_term() {
             Figure::Weights { bytes: gib("16.92GiB") },
             Figure::ActivationPeak { bytes: gib("5.66GiB") },
             Figure::NonTorch { bytes: gib("0.13GiB") },
-            Figure::CudaGraphs { bytes: gib("1.34GiB"), estimated: false },
+            Figure::CudaGraphs { bytes: gib("1.34GiB") },
             Figure::SuggestedKv { bytes: 46_421_742_490 },
         ]
     );
@@ -1372,11 +1386,15 @@ fn a_log_that_names_no_gpu_says_which_gpu_it_is_set_against() {
     for name in ["vllm-v1-0110-gpt-oss-20b-a800", "sglang-054-gpt-oss-20b-a800"] {
         let l = log(name);
         assert_eq!(l.config.device_name, None, "{name}");
+        // The log's rank held more than the RTX 4090 has: the plan takes a
+        // GPU that holds it, and says so.
         let (_, s, taken) = planned_from(&l, "gpt-oss-20b", "rtx-4090");
-        assert_eq!(s.gpus[0].name, "GeForce RTX 4090", "{name}");
-        let note =
-            taken.iter().find(|t| t.starts_with("no GPU: the log names none")).unwrap_or_else(|| panic!("{taken:?}"));
-        assert!(note.contains("the plan's GeForce RTX 4090, though one GPU of the log held"), "{note}");
+        assert_ne!(s.gpus[0].name, "GeForce RTX 4090", "{name}");
+        let note = taken
+            .iter()
+            .find(|t| t.contains("(the log names none, but one of its GPUs held at least"))
+            .unwrap_or_else(|| panic!("{taken:?}"));
+        assert!(note.contains("more than the plan's GeForce RTX 4090 has"), "{note}");
         // On a GPU of the log's size it says which, without the warning.
         let (_, _, taken) = planned_from(&l, "gpt-oss-20b", "a100-80gb-pcie");
         let note = taken.iter().find(|t| t.starts_with("no GPU")).unwrap_or_else(|| panic!("{taken:?}"));
@@ -1584,4 +1602,143 @@ fn a_metal_log_names_its_apple_gpu() {
     let planned = shared::estimate::Scenario { engine: l.engine.kind().with_defaults(), ..Default::default() };
     let taken = shared::startup::logged_scenario(&l, &m, planned).1.join("; ");
     assert!(taken.contains("the GPU the log names (Apple M2) is not in the catalog"), "{taken}");
+}
+
+/// SGLang prints `quantization=None` in its server args when it detects a
+/// checkpoint's own quantisation; `Load weight end. … quant=awq, bits=4`
+/// (0.5.23 `model_runner.py`) and the kernel it converts to say which. The
+/// AWQ copy of Qwen2.5-7B is then planned alone, by its base name, in AWQ.
+#[test]
+fn sglang_reads_a_detected_quantisation_from_its_weights_line() {
+    let l = log("sglang-qwen25-7b-awq-16gb-nograph");
+    assert_eq!(l.config.quantization.as_deref(), Some("awq"));
+    assert_eq!(shared::startup::logged_base_preset(&l).map(|p| p.id), Some("qwen2.5-7b"));
+    let (m, s, taken) = planned_from(&l, "qwen2.5-7b", "rtx-4080");
+    assert_eq!(s.weights.id(), "awq-int4", "{taken:?}");
+    assert!(taken.iter().any(|t| t == "weights awq-int4 (the log's quantization=awq)"), "{taken:?}");
+    let (logged, predicted) = logged_and_predicted(&l, &m, s, "weights");
+    assert!(close(logged, predicted, 15), "{logged:?} vs {predicted:?}");
+    // Bits beside the method: an 8-bit GPTQ is not the method's usual 4-bit;
+    // without `quant=`, the kernel line names it; the server args win.
+    let quant = |lines: &str| read(lines).and_then(|l| l.config.quantization);
+    let end = "[2026-09-24 17:32:49] Load weight end. elapsed=0.80 s, type=Qwen2ForCausalLM";
+    let tail = "avail mem=9.83 GB, mem usage=5.25 GB.";
+    assert_eq!(quant(&format!("{end}, quant=gptq, bits=8, {tail}\n")).as_deref(), Some("gptq-int8"));
+    assert_eq!(quant(&format!("{end}, quant=fp8, fmt=e4m3, {tail}\n")).as_deref(), Some("fp8"));
+    let kernel =
+        "[2026-09-24 17:32:41] The model is convertible to gptq_marlin during runtime. Using gptq_marlin kernel.";
+    assert_eq!(quant(&format!("{kernel}\n{end}, {tail}\n")).as_deref(), Some("gptq_marlin"));
+    let args = "[2026-09-24 17:32:41] server_args=ServerArgs(model_path='x', quantization=awq, tp_size=1)";
+    assert_eq!(quant(&format!("{args}\n{end}, quant=gptq, bits=4, {tail}\n")).as_deref(), Some("awq"));
+}
+
+/// SGLang after 0.5.10 renamed its graph line (`Capture target decode CUDA
+/// graph end. elapsed=…, mem usage=…`), prints its recurrent-state pool
+/// (`Mamba Cache is allocated. … conv_state size: …, ssm_state size: …`)
+/// and one `KV size:` for a pool not split in K and V: each is read, the
+/// pool shown as one figure.
+#[test]
+fn sglang_reads_its_newer_graph_state_and_pool_lines() {
+    let l = log("sglang-nightly-ling3-tiny-newformat");
+    let pool = Figure::KvPool { tokens: 1_933_682, bytes: gib("12.45GiB"), k_bytes: None, v_bytes: None };
+    let state = Figure::StatePool { sequences: 614, bytes: gib("0.38GiB") + gib("10.81GiB") };
+    let graphs = Figure::CudaGraphs { bytes: gib("0.45GiB") };
+    for f in [pool, state, graphs, Figure::Free { after: Stage::CudaGraphs, bytes: gib("72.65GiB") }] {
+        assert!(figures(&l).contains(&f), "{f:?} not in {:?}", figures(&l));
+    }
+    assert_eq!(pool.describe(), "KV pool: 1,933,682 tokens, 12.45 GiB");
+    assert_eq!(state.describe(), "recurrent-state pool: 614 requests, 11.19 GiB");
+}
+
+/// SGLang's rows set the CUDA graphs it captured beside the plan (which
+/// keeps them inside what `mem_fraction_static` holds back, so predicts
+/// none of its own) and the pool's bytes beside the plan's, not only its
+/// tokens. Llama-3.2-3B at mem_fraction_static 0.2 on a 48 GB GPU.
+#[test]
+fn sglang_rows_compare_the_pools_bytes_and_show_its_graphs() {
+    use shared::startup::Amount;
+    let l = log("sglang-057-llama32-3b-48gb-mfs02-hicache");
+    let (m, s, _) = planned_from(&l, "llama-3.2-3b", "l40s");
+    let (rows, _) = shared::startup::reconcile(&l, &crate::estimate(&m, s.clone()));
+    let graphs = rows.iter().find(|r| r.term == "CUDA graphs").unwrap_or_else(|| panic!("{rows:?}"));
+    assert_eq!((graphs.logged, graphs.predicted), (Amount::Bytes(gib("0.33GiB")), None));
+    let (logged, predicted) = logged_and_predicted(&l, &m, s, "KV pool");
+    assert_eq!(logged, Amount::Bytes(2 * gib("1.34GiB")));
+    assert!(close(logged, predicted, 80), "{logged:?} vs {predicted:?}");
+}
+
+/// vLLM's estimate of its CUDA graphs can be negative (`Estimated CUDA
+/// graph memory: -0.81 GiB total`, a difference of free memory); from 0.21
+/// it comes out of the KV budget as it is, so it added 0.81 GiB to this
+/// pool. It is read signed, shown with its sign, and said beside the plan.
+#[test]
+fn vllm_reads_a_negative_cuda_graph_estimate() {
+    let l = log("vllm-v1-0231-qwen36-27b-nvfp4-mtp2-spark");
+    let estimate = Figure::CudaGraphEstimate { bytes: -signed(gib("0.81GiB")) };
+    let fact = l.facts.iter().find(|f| f.figure == estimate).unwrap_or_else(|| panic!("{:?}", figures(&l)));
+    assert_eq!(fact.line, 48);
+    assert_eq!(estimate.describe(), "CUDA graphs (estimated before the KV cache): -829.44 MiB");
+    let (m, s, _) = planned_from(&l, "qwen3.5-27b", "dgx-spark");
+    let (rows, notes) = shared::startup::reconcile(&l, &crate::estimate(&m, s));
+    assert!(!rows.iter().any(|r| r.line == 48), "{rows:?}");
+    let note = notes.iter().find(|n| n.starts_with("line 48: ")).unwrap_or_else(|| panic!("{notes:?}"));
+    assert!(note.contains("at -829.44 MiB before sizing the KV cache"), "{note}");
+    assert!(note.contains("so the log's added 829.44 MiB to its KV cache where the plan's takes "), "{note}");
+    // A bare minus or a figure past i64 is no figure, and no panic.
+    for line in ["Estimated CUDA graph memory: - GiB total", "Estimated CUDA graph memory: -99999999999999 GiB"] {
+        let text = format!(
+            "INFO 12-01 10:00:00 [gpu_worker.py:400] {line}\nINFO 12-01 10:00:01 [kv_cache_utils.py:1087] GPU KV cache size: 1,024 tokens\n"
+        );
+        let l = read(&text).unwrap_or_else(|| panic!("no log"));
+        assert!(!figures(&l).iter().any(|f| matches!(f, Figure::CudaGraphEstimate { .. })), "{line}");
+    }
+}
+
+/// A log that names no GPU but whose own figures show it held more than the
+/// plan's GPU has is not set against that GPU: the plan takes the smallest
+/// catalog GPU that holds what the log held, and says it is a lower bound.
+/// vLLM 0.16's bitsandbytes Qwen2.5-7B held 5.46 GiB of weights and 28.65
+/// GiB of KV cache at utilization 0.9 (at least 37.9 GiB: an A100 40GB, not
+/// the default RTX 4090's 23.64); SGLang's Llama-3.2-3B had 44.11 GiB free
+/// as its weights began to load (a 48 GB GPU, where the RTX 4090 left its
+/// 0.2 share no pool at all).
+#[test]
+fn a_log_that_held_more_than_the_plans_gpu_is_set_against_a_gpu_that_holds_it() {
+    use shared::startup::Amount;
+    let bnb = log("vllm-v1-0160-qwen25-7b-bnb4-colab");
+    let (m, s, taken) = planned_from(&bnb, "qwen2.5-7b", "rtx-4090");
+    assert_eq!(s.gpus.iter().map(|g| g.name.as_str()).collect::<Vec<_>>(), ["A100 40GB SXM"], "{taken:?}");
+    let said = taken
+        .iter()
+        .find(|t| t.starts_with("GPU A100 40GB SXM (the log names none"))
+        .unwrap_or_else(|| panic!("{taken:?}"));
+    assert!(said.contains("at least 34.11 GiB (weights 5.46 GiB and KV cache 28.65 GiB)"), "{said}");
+    assert!(said.contains("a lower bound rather than the log's GPU"), "{said}");
+    assert!(!taken.iter().any(|t| t.starts_with("no GPU")), "{taken:?}");
+    let (logged, predicted) = logged_and_predicted(&bnb, &m, s, "available KV cache memory");
+    assert!(close(logged, predicted, 20), "{logged:?} vs {predicted:?}");
+
+    let sglang = log("sglang-057-llama32-3b-48gb-mfs02-hicache");
+    assert!(figures(&sglang).contains(&Figure::Free { after: Stage::Init, bytes: gib("44.11GiB") }));
+    let (m, s, taken) = planned_from(&sglang, "llama-3.2-3b", "rtx-4090");
+    // The L40S and the L40 report the same memory; the catalog lists the L40S first.
+    assert_eq!(s.gpus[0].name, "L40S", "{taken:?}");
+    assert!(taken.iter().any(|t| t.contains("at least 44.11 GiB (free as the weights began to load)")), "{taken:?}");
+    let (logged, predicted) = logged_and_predicted(&sglang, &m, s, "KV pool tokens");
+    assert!(matches!(predicted, Amount::Tokens(t) if t > 0), "{predicted:?}");
+    assert!(close(logged, predicted, 80), "{logged:?} vs {predicted:?}");
+
+    // A plan whose GPU holds what the log held keeps it; a log that held
+    // less says only which GPU it is set against.
+    let (_, s, _) = planned_from(&bnb, "qwen2.5-7b", "a100-80gb-sxm");
+    assert_eq!(s.gpus[0].name, "A100 80GB SXM");
+    let awq = log("sglang-qwen25-7b-awq-16gb-nograph");
+    let (_, s, taken) = planned_from(&awq, "qwen2.5-7b", "rtx-4090");
+    assert_eq!(s.gpus[0].name, "GeForce RTX 4090");
+    assert!(
+        taken
+            .iter()
+            .any(|t| t == "no GPU: the log names none, so its figures are set against the plan's GeForce RTX 4090"),
+        "{taken:?}"
+    );
 }
