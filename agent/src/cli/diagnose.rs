@@ -11,7 +11,7 @@ use clap::Args;
 use serde::Serialize;
 use shared::estimate::estimate;
 use shared::oom::{
-    self, Cause, ChecklistItem, DiagnoseContext, Diagnosis, DiagnosisFix, GpuBackend, LlamaCppStage, OomKind,
+    self, Cause, ChecklistItem, DiagnoseContext, Diagnosis, DiagnosisFix, GpuBackend, LlamaCppStage, MpsPool, OomKind,
     OomProcess, OomReport, PlanCheck,
 };
 use shared::startup::{self, Amount, BufferCheck, Row, StartupLog, WhatIfs};
@@ -219,6 +219,7 @@ struct JsonOut<'a> {
     process_in_use_bytes: Option<u64>,
     allocation_limit: bool,
     allowed_bytes: Option<u64>,
+    mps_pool: Option<MpsPool>,
     processes: &'a [OomProcess],
     max_seq_len: Option<u64>,
     kv_cache_tokens: Option<u64>,
@@ -287,6 +288,7 @@ impl<'a> JsonOut<'a> {
             process_in_use_bytes: r.process_in_use_bytes,
             allocation_limit: r.allocation_limit,
             allowed_bytes: r.allowed_bytes,
+            mps_pool: r.mps_pool,
             processes: &r.processes,
             max_seq_len: r.max_seq_len,
             kv_cache_tokens: r.kv_cache_tokens,
@@ -349,6 +351,7 @@ fn text_report(r: &OomReport, d: &Diagnosis) -> String {
         Some(GpuBackend::Metal) => " (Metal)",
         Some(GpuBackend::Hip) => " (ROCm)",
         Some(GpuBackend::Xpu) => " (XPU)",
+        Some(GpuBackend::Mps) => " (MPS)",
         Some(GpuBackend::Cuda) | None => "",
     };
     let stage = match r.llama_cpp_stage {

@@ -17,6 +17,9 @@
 //!   total capacity of T of which F is free. Process P has M memory in use.
 //!   … Of the allocated memory A is allocated by PyTorch, …`), on CUDA and on
 //!   ROCm (`HIP out of memory`);
+//! - PyTorch's MPS allocator on Apple silicon (`MPS backend out of memory
+//!   (MPS allocated: A, other allocations: O, max allowed: L). Tried to
+//!   allocate X on private pool.`);
 //! - PyTorch's `cudaMallocAsync` backend (`Allocation on device n would
 //!   exceed allowed memory. (out of memory)` and its table of figures);
 //! - a bare `CUDA error: out of memory` or `CUBLAS_STATUS_ALLOC_FAILED`,
@@ -62,6 +65,13 @@ pub enum OomKind {
     /// PyTorch has allocated, the request, the device's total, CUDA's free
     /// and the fraction's limit; it caches nothing, so no reserved figure.
     PytorchAsync,
+    /// PyTorch's MPS allocator (Apple silicon, aten/src/ATen/mps/MPSAllocator.mm,
+    /// `MPSHeapAllocatorImpl::alloc_buffer_block`): what its heaps hold,
+    /// the process's other Metal memory, the high-watermark limit
+    /// (`PYTORCH_MPS_HIGH_WATERMARK_RATIO` × Metal's recommended working
+    /// set; absent when the ratio is 0.0), the request and its pool. The
+    /// GPU shares the Mac's memory, so no capacity or free figure.
+    PytorchMps,
     /// `CUDA error: out of memory` (or HIP's, or `CUBLAS_STATUS_ALLOC_FAILED`)
     /// from the runtime or a library, outside PyTorch's caching allocator, so
     /// without figures: typically a CUDA context, cuBLAS workspace or NCCL
@@ -95,6 +105,7 @@ impl OomKind {
             Self::PytorchLegacy => "PyTorch (before 2.1) out of memory",
             Self::Pytorch => "PyTorch (2.1+) out of memory",
             Self::PytorchAsync => "PyTorch (cudaMallocAsync backend) out of memory",
+            Self::PytorchMps => "PyTorch MPS (Apple silicon) out of memory",
             Self::CudaError => "CUDA error: out of memory (outside PyTorch's cache)",
             Self::VllmMaxSeqLen => "vLLM: max seq len larger than the KV cache",
             Self::VllmKvCacheTooSmall => "vLLM: KV cache too small for one request",
@@ -123,6 +134,20 @@ pub enum GpuBackend {
     /// PyTorch's own allocator or IPEX's): PyTorch's `torch.xpu` API, not
     /// `torch.cuda`, and none of NVIDIA's tools.
     Xpu,
+    /// Apple silicon (or an Intel Mac's GPU) through PyTorch's MPS backend
+    /// (`MPS backend out of memory`): `torch.mps`, the Mac's unified memory,
+    /// none of CUDA's tools or settings.
+    Mps,
+}
+
+/// Which of the MPS allocator's pools the failed request was for
+/// (MPSAllocator.mm: `UsageFlags::SHARED` buffers are visible to the CPU
+/// too, private ones to the GPU only).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum MpsPool {
+    Private,
+    Shared,
 }
 
 /// What llama.cpp was allocating when it failed: the checklist's "does it
@@ -165,7 +190,8 @@ pub struct OomReport {
     /// Allocated to live tensors by PyTorch (2.1+: including private pools).
     pub allocated_bytes: Option<u64>,
     /// Reserved by PyTorch's caching allocator in total: allocated plus
-    /// reserved-but-unallocated.
+    /// reserved-but-unallocated. On MPS, "MPS allocated": the allocator's
+    /// heaps, cached buffers included (`m_total_allocated_memory`).
     pub reserved_bytes: Option<u64>,
     /// Reserved by PyTorch but not allocated: the fragmentation the
     /// `expandable_segments` / `max_split_size_mb` settings address.
@@ -173,14 +199,23 @@ pub struct OomReport {
     /// Allocated in private pools (CUDA Graphs); part of `allocated_bytes`.
     pub private_pool_bytes: Option<u64>,
     /// This process's whole use of the GPU, PyTorch or not ("Including
-    /// non-PyTorch memory, this process has M memory in use").
+    /// non-PyTorch memory, this process has M memory in use"). On MPS,
+    /// "MPS allocated" plus "other allocations": Metal's
+    /// `currentAllocatedSize` for the process, what
+    /// `torch.mps.driver_allocated_memory()` returns.
     pub process_in_use_bytes: Option<u64>,
     /// The paste says one allocation is over a limit on single allocations,
     /// not over the GPU's memory ([`allocation_limit`]).
     #[serde(default)]
     pub allocation_limit: bool,
     /// The cap from `torch.cuda.set_per_process_memory_fraction`, when set.
+    /// On MPS, "max allowed": the high-watermark limit,
+    /// `PYTORCH_MPS_HIGH_WATERMARK_RATIO` (or
+    /// `torch.mps.set_per_process_memory_fraction`) × Metal's recommended
+    /// working set.
     pub allowed_bytes: Option<u64>,
+    /// MPS: the pool the failed request was for.
+    pub mps_pool: Option<MpsPool>,
     /// Other processes on the same GPU.
     pub processes: Vec<OomProcess>,
     /// vLLM: the model's max sequence length (`max_model_len`).
@@ -395,7 +430,8 @@ fn allocation_limit(t: &[u8], kind: Option<OomKind>) -> bool {
             scan::find(t, 0, t.len(), "can NOT allocate memory block with size larger than").is_some()
         }
         Some(
-            OomKind::CudaError
+            OomKind::PytorchMps
+            | OomKind::CudaError
             | OomKind::VllmMaxSeqLen
             | OomKind::VllmKvCacheTooSmall
             | OomKind::VllmNoCacheBlocks
@@ -492,6 +528,11 @@ fn missing_fields(r: &OomReport) -> Vec<&'static str> {
             ("allocated_bytes", r.allocated_bytes.is_some()),
             ("reserved_unallocated_bytes", r.reserved_unallocated_bytes.is_some()),
         ],
+        Some(OomKind::PytorchMps) => &[
+            ("requested_bytes", r.requested_bytes.is_some()),
+            ("reserved_bytes", r.reserved_bytes.is_some()),
+            ("process_in_use_bytes", r.process_in_use_bytes.is_some()),
+        ],
         Some(OomKind::VllmMaxSeqLen) => {
             &[("max_seq_len", r.max_seq_len.is_some()), ("kv_cache_tokens", r.kv_cache_tokens.is_some())]
         }
@@ -527,7 +568,7 @@ fn unrecognised(text: &str) -> OomReport {
             let to = scan::line_end(t, start, 0);
             format!(
                 "This mentions running out of memory, but not in a format Headroom reads \
-                 (PyTorch, vLLM, SGLang, llama.cpp or Ollama): \"{}\".",
+                 (PyTorch on CUDA, ROCm, XPU or MPS, vLLM, SGLang, llama.cpp or Ollama): \"{}\".",
                 excerpt(text, from, to, 200)
             )
         }

@@ -1,6 +1,7 @@
 //! PyTorch's caching-allocator messages, `<backend> out of memory. Tried to
 //! allocate …`, in the wording before 2.1 and from 2.1 on, on CUDA and on
-//! ROCm (`HIP`); and the bare `CUDA error: out of memory` (or
+//! ROCm (`HIP`); the MPS allocator's on Apple silicon (`MPS backend out of
+//! memory (…)`); and the bare `CUDA error: out of memory` (or
 //! `CUBLAS_STATUS_ALLOC_FAILED`) raised outside the allocator.
 //!
 //! The wording is fixed by `c10/cuda/CUDACachingAllocator.cpp`, so phrases
@@ -9,7 +10,7 @@
 //! copy inserted (an unrecognised per-line prefix) loses one figure, not all.
 
 use super::scan::{self, Cur};
-use super::{GpuBackend, Occurrence, OomKind, OomProcess, OomReport};
+use super::{GpuBackend, MpsPool, Occurrence, OomKind, OomProcess, OomReport};
 
 /// A message is a few hundred bytes plus about forty per process listed; this
 /// bounds the work per message on hostile input.
@@ -23,7 +24,9 @@ pub(super) fn scan(t: &[u8], out: &mut Vec<Occurrence>) {
     for (i, &(start, end)) in anchors.iter().enumerate() {
         let next = anchors.get(i + 1).map_or(t.len(), |a| a.0);
         let limit = next.min(start.saturating_add(MAX_MESSAGE_BYTES));
-        if let Some(o) = allocator_message(t, start, end, limit) {
+        if let Some(o) = mps_message(t, start, end, limit) {
+            out.push(o);
+        } else if let Some(o) = allocator_message(t, start, end, limit) {
             out.push(o);
         } else if let Some(o) = runtime_error(t, start, end) {
             out.push(o);
@@ -42,8 +45,8 @@ pub(super) fn scan(t: &[u8], out: &mut Vec<Occurrence>) {
     }
 }
 
-/// The backend word in front of "out of memory"; an unknown word (`NPU`,
-/// `MPS`) gives `None` and a note, since the figures still read the same.
+/// The backend word in front of "out of memory"; an unknown word (`NPU`)
+/// gives `None` and a note, since the figures still read the same.
 fn backend(word: &[u8], notes: &mut Vec<String>) -> Option<GpuBackend> {
     if word.eq_ignore_ascii_case(b"cuda") {
         Some(GpuBackend::Cuda)
@@ -241,6 +244,70 @@ fn read_process_list(t: &[u8], from: usize, to: usize, r: &mut OomReport) {
             break;
         }
     }
+}
+
+/// The MPS allocator's message (aten/src/ATen/mps/MPSAllocator.mm,
+/// `MPSHeapAllocatorImpl::alloc_buffer_block`, PyTorch 2.0 and later):
+///
+/// ```text
+/// MPS backend out of memory (MPS allocated: 17.77 GB, other allocations: 40.50 MB,
+/// max allowed: 18.13 GB). Tried to allocate 256.00 MB on private pool. Use
+/// PYTORCH_MPS_HIGH_WATERMARK_RATIO=0.0 to disable upper limit for memory allocations
+/// (may cause system failure).
+/// ```
+///
+/// "MPS allocated" is what the allocator's heaps hold (`m_total_allocated_memory`,
+/// cached buffers included), "other allocations" the rest of the process's
+/// Metal memory (`currentAllocatedSize` less the heaps: MPSGraph's own
+/// buffers and the like), "max allowed" the high-watermark limit; with
+/// `PYTORCH_MPS_HIGH_WATERMARK_RATIO=0.0` the limit and the hint are left
+/// out. Its `format_size` prints binary sizes, `GB` = 2^30 in earlier
+/// releases (its own formatter) and `GiB` in later ones (c10's
+/// `CachingAllocator::format_size`), so both read as powers of 1024. Each
+/// label is looked for within a short window rather than in strict order,
+/// so that a reworded or cut-off field loses one figure, not all.
+fn mps_message(t: &[u8], start: usize, end: usize, limit: usize) -> Option<Occurrence> {
+    let (backend_start, word) = scan::word_before(t, start);
+    if !word.eq_ignore_ascii_case(b"backend") {
+        return None;
+    }
+    let (mps_start, mps) = scan::word_before(t, backend_start);
+    if !mps.eq_ignore_ascii_case(b"mps") {
+        return None;
+    }
+    let mut r = OomReport { kind: Some(OomKind::PytorchMps), backend: Some(GpuBackend::Mps), ..OomReport::default() };
+    let window = limit.min(end.saturating_add(600)).min(t.len());
+    let figure = |label: &str| {
+        let (_, after) = scan::find(t, end, window, label)?;
+        let mut c = Cur::new(t, after);
+        c.lit(":");
+        c.binary_size()
+    };
+    r.reserved_bytes = figure("MPS allocated");
+    let other = figure("other allocations");
+    r.process_in_use_bytes = r.reserved_bytes.zip(other).and_then(|(a, o)| a.checked_add(o));
+    r.allowed_bytes = figure("max allowed");
+    if let Some((_, after)) = scan::find(t, end, window, "Tried to allocate") {
+        let mut c = Cur::new(t, after);
+        r.requested_bytes = c.binary_size();
+        if c.lit("on") {
+            r.mps_pool = if c.lit("private") {
+                Some(MpsPool::Private)
+            } else if c.lit("shared") {
+                Some(MpsPool::Shared)
+            } else {
+                None
+            };
+        }
+    }
+    if r.allowed_bytes.is_none() && r.requested_bytes.is_some() {
+        r.notes.push(
+            "No \"max allowed\" in the message: PyTorch prints none when PYTORCH_MPS_HIGH_WATERMARK_RATIO=0.0 turns \
+             the limit off, so Metal itself found no more memory."
+                .into(),
+        );
+    }
+    Some(Occurrence { start: mps_start, report: r })
 }
 
 /// A GPU index as read, if it is one.

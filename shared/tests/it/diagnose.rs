@@ -120,7 +120,8 @@ fn error_only_cases() -> Vec<(&'static str, Option<CauseId>)> {
         ("38-llama-ggml-cuda-error-abort.txt", Some(TooLargeOverall)),
         ("39-llama-two-failures-multi-gpu.txt", Some(WeightsTooLarge)),
         ("40-no-oom-keyerror.txt", None),
-        ("41-unknown-mps-oom.txt", None),
+        // MPS at its limit with a small request: the model (at its dtype) fills the Mac.
+        ("41-mps-generate-private-pool.txt", Some(WeightsTooLarge)),
         // 11.88 GiB free for a 1.02 GiB request: missing only for a moment.
         ("42-modern-docker-compose-prefix.txt", Some(OtherProcesses)),
         ("43-modern-hard-wrapped-splits-numbers.txt", Some(OtherProcesses)),
@@ -190,6 +191,14 @@ fn error_only_cases() -> Vec<(&'static str, Option<CauseId>)> {
         ("85-xpu-modern-memory-fraction.txt", Some(MemoryCap)),
         // 4.83 GiB asked with 16.08 GiB allocated on a 22.20 GiB GPU: the workload.
         ("86-tgi-cudamallocasync-allocation-would-exceed.txt", Some(KvCacheGrowth)),
+        // ChatGLM-6B on a 16 GB Mac: 18.00 of 18.13 GiB held, 256 MiB asked.
+        ("87-mps-chatglm6b-langchain-chatchat.txt", Some(WeightsTooLarge)),
+        // 14.76 GiB of "other allocations" (MPSGraph's) beside 5.50 GiB of heaps: the workload.
+        ("88-mps-training-other-allocations-pytorch-2-3.txt", Some(KvCacheGrowth)),
+        // 5.81 GiB in one allocation, 32 % of the limit.
+        ("89-mps-comfyui-gib-units-large-request.txt", Some(KvCacheGrowth)),
+        ("90-mps-64gb-shared-pool-256-bytes.txt", Some(WeightsTooLarge)),
+        ("91-mps-rl-swarm-two-messages-24gb.txt", Some(KvCacheGrowth)),
     ]
 }
 
@@ -1208,4 +1217,77 @@ fn a_pytorch_oom_in_vllm_workers_gets_vllm_flags() {
     // Outside vLLM the same message keeps transformers' levers.
     let plain = diagnose("08-modern-basic.txt", &DiagnoseContext::error_only());
     assert!(plain.fixes.iter().any(|f| f.code.contains("model.generate")), "{:?}", plain.fixes);
+}
+
+/// A Mac (PyTorch's MPS backend) gets a Mac's levers: 16-bit weights,
+/// an engine made for Metal, `torch.mps`, the watermark last and with its
+/// risk; never CUDA's tools or settings, nor bitsandbytes, nor 0.0.
+#[test]
+fn an_mps_paste_gets_a_macs_levers_and_no_cuda_only_commands() {
+    let ctx = DiagnoseContext::error_only();
+    let mut checked = 0;
+    for entry in fs::read_dir(FIXTURES).into_iter().flatten().flatten() {
+        let file = entry.file_name().to_string_lossy().into_owned();
+        let report = oom::parse(&read(&file));
+        if report.backend != Some(oom::GpuBackend::Mps) {
+            continue;
+        }
+        let d = oom::diagnose(&report, &ctx);
+        let text: Vec<&str> = d
+            .fixes
+            .iter()
+            .map(|f| f.code.as_str())
+            .chain(d.needs.iter().map(String::as_str))
+            .chain(d.checklist.iter().map(|c| c.finding.as_str()))
+            .collect();
+        for cuda in ["nvidia-smi", "torch.cuda.", "ALLOC_CONF", "BitsAndBytes", "device_map"] {
+            assert!(!text.iter().any(|t| t.contains(cuda)), "{file}: {cuda} in {text:?}");
+        }
+        assert!(!d.fixes.iter().any(|f| f.code.contains("RATIO=0.0")), "{file}: {:?}", d.fixes);
+        let ids: Vec<FixId> = d.fixes.iter().map(|f| f.id).collect();
+        for id in [FixId::WeightFormat, FixId::SmallerModel, FixId::MaxNewTokens, FixId::EmptyCache] {
+            assert!(ids.contains(&id), "{file}: {id:?} in {ids:?}");
+        }
+        // The watermark is the last resort, never the first fix.
+        if let Some(at) = ids.iter().position(|&id| id == FixId::MemoryFraction) {
+            assert_eq!(at, ids.len() - 1, "{file}: {ids:?}");
+        }
+        assert!(d.fixes.iter().any(|f| f.code.contains("torch.mps.empty_cache()")), "{file}");
+        checked += 1;
+    }
+    assert!(checked >= 6, "only {checked} MPS pastes");
+
+    // The limit is named as the Mac's when it is 1.7 × a catalog Mac's working set.
+    let d = diagnose("87-mps-chatglm6b-langchain-chatchat.txt", &ctx);
+    assert!(d.causes[0].evidence.iter().any(|e| e.contains("on a 16 GB Mac")), "{:?}", d.causes);
+    let d = diagnose("90-mps-64gb-shared-pool-256-bytes.txt", &ctx);
+    assert!(d.causes[0].evidence.iter().any(|e| e.contains("on a 64 GB Mac")), "{:?}", d.causes);
+
+    // Under the limit: Metal itself found no memory, so other apps held the Mac's.
+    let under = oom::parse(
+        "RuntimeError: MPS backend out of memory (MPS allocated: 4.00 GB, other allocations: 10.00 MB, max allowed: \
+         18.13 GB). Tried to allocate 1.00 GB on private pool. Use PYTORCH_MPS_HIGH_WATERMARK_RATIO=0.0 to disable \
+         upper limit for memory allocations (may cause system failure).",
+    );
+    let d = oom::diagnose(&under, &ctx);
+    assert_eq!(d.causes.first().map(|c| c.id), Some(CauseId::OtherProcesses), "{:?}", d.causes);
+    assert!(d.fixes.iter().any(|f| f.code.starts_with("top -l 1")), "{:?}", d.fixes);
+
+    // The watermark off (PYTORCH_MPS_HIGH_WATERMARK_RATIO=0.0): no limit, no watermark fix.
+    let off = oom::parse(
+        "RuntimeError: MPS backend out of memory (MPS allocated: 30.00 GB, other allocations: 2.00 GB). Tried to \
+         allocate 512.00 MB on private pool.",
+    );
+    assert_eq!(off.allowed_bytes, None);
+    let d = oom::diagnose(&off, &ctx);
+    assert_eq!(d.causes.first().map(|c| c.id), Some(CauseId::WeightsTooLarge), "{:?}", d.causes);
+    assert!(!d.fixes.iter().any(|f| f.id == FixId::MemoryFraction), "{:?}", d.fixes);
+
+    // One allocation over the whole limit.
+    let huge = oom::parse(
+        "RuntimeError: MPS backend out of memory (MPS allocated: 1.00 GB, other allocations: 1.00 MB, max allowed: \
+         9.07 GB). Tried to allocate 12.00 GB on private pool.",
+    );
+    let d = oom::diagnose(&huge, &ctx);
+    assert_eq!(d.causes.first().map(|c| c.id), Some(CauseId::TooLargeOverall), "{:?}", d.causes);
 }

@@ -399,9 +399,12 @@ fn cases() -> Vec<(&'static str, Value)> {
             }),
         ),
         (
-            "41-unknown-mps-oom.txt",
+            // PyTorch's MPS allocator on a 16 GB Mac: GB printed as 2^30.
+            "41-mps-generate-private-pool.txt",
             json!({
-                "occurrences": 0, "notes": ["not in a format Headroom reads", "MPS backend out of memory"]
+                "kind": "pytorch_mps", "backend": "mps", "requested_bytes": 268435456_u64,
+                "reserved_bytes": 19080392212_u64, "process_in_use_bytes": 19122859540_u64,
+                "allowed_bytes": 19466939269_u64, "mps_pool": "private", "occurrences": 1
             }),
         ),
         (
@@ -798,6 +801,51 @@ fn cases() -> Vec<(&'static str, Value)> {
                 "occurrences": 1, "gpus_seen": [0]
             }),
         ),
+        (
+            "87-mps-chatglm6b-langchain-chatchat.txt",
+            json!({
+                "kind": "pytorch_mps", "backend": "mps", "requested_bytes": 268435456_u64,
+                "reserved_bytes": 19327352832_u64, "process_in_use_bytes": 19332459397_u64,
+                "allowed_bytes": 19466939269_u64, "mps_pool": "private", "occurrences": 1
+            }),
+        ),
+        (
+            // "other allocations" (14.76 GB) larger than the heaps (5.50 GB).
+            "88-mps-training-other-allocations-pytorch-2-3.txt",
+            json!({
+                "kind": "pytorch_mps", "backend": "mps", "requested_bytes": 154392330_u64,
+                "reserved_bytes": 5905580032_u64, "process_in_use_bytes": 21754009354_u64,
+                "allowed_bytes": 21904333210_u64, "mps_pool": "private", "occurrences": 1
+            }),
+        ),
+        (
+            // Later releases print c10's GiB, MiB.
+            "89-mps-comfyui-gib-units-large-request.txt",
+            json!({
+                "kind": "pytorch_mps", "backend": "mps", "requested_bytes": 6238439997_u64,
+                "reserved_bytes": 16879221473_u64, "process_in_use_bytes": 16881748541_u64,
+                "allowed_bytes": 19466939269_u64, "mps_pool": "private", "occurrences": 1
+            }),
+        ),
+        (
+            // 256 bytes on the shared pool.
+            "90-mps-64gb-shared-pool-256-bytes.txt",
+            json!({
+                "kind": "pytorch_mps", "backend": "mps", "requested_bytes": 256,
+                "reserved_bytes": 77738908058_u64, "process_in_use_bytes": 94607392113_u64,
+                "allowed_bytes": 87617332838_u64, "mps_pool": "shared", "occurrences": 1
+            }),
+        ),
+        (
+            // Two messages: the last is reported.
+            "91-mps-rl-swarm-two-messages-24gb.txt",
+            json!({
+                "kind": "pytorch_mps", "backend": "mps", "requested_bytes": 611393208_u64,
+                "reserved_bytes": 14345190769_u64, "process_in_use_bytes": 29130615685_u64,
+                "allowed_bytes": 29205777613_u64, "mps_pool": "private", "occurrences": 2,
+                "notes": ["Found 2 out-of-memory messages"]
+            }),
+        ),
     ]
 }
 
@@ -1040,6 +1088,13 @@ const VOCABULARY: &[&str] = &[
     "Requested : ",
     "Device limit : ",
     "Free (according to CUDA): ",
+    // PyTorch's MPS allocator.
+    "MPS backend out of memory (",
+    "MPS allocated: ",
+    "other allocations: ",
+    "max allowed: ",
+    " on private pool. ",
+    " on shared pool",
 ];
 
 fn vocabulary_text() -> impl Strategy<Value = String> {
@@ -1273,4 +1328,36 @@ fn the_cuda_malloc_async_table_is_read_by_its_labels() {
     );
     assert_eq!(cut.kind, Some(oom::OomKind::PytorchAsync));
     assert!(cut.notes.iter().any(|n| n.contains("requested_bytes")), "{:?}", cut.notes);
+}
+
+/// The MPS message read in pieces: without "max allowed" (the watermark
+/// off) the limit is absent and a note says why; a paste mixing it with a
+/// CUDA message keeps both; a cut message names what it lacks.
+#[test]
+fn the_mps_message_is_read_by_its_labels() {
+    let off = oom::parse(
+        "RuntimeError: MPS backend out of memory (MPS allocated: 30.00 GB, other allocations: 2.00 GB). Tried to \
+         allocate 512.00 MB on private pool.",
+    );
+    assert_eq!(off.kind, Some(oom::OomKind::PytorchMps));
+    assert_eq!(off.allowed_bytes, None);
+    assert_eq!(off.process_in_use_bytes, Some(32 << 30));
+    assert!(off.notes.iter().any(|n| n.contains("PYTORCH_MPS_HIGH_WATERMARK_RATIO=0.0")), "{:?}", off.notes);
+
+    let cut = oom::parse("RuntimeError: MPS backend out of memory (MPS allocated: 17.77 GB, other allocati");
+    assert_eq!(cut.kind, Some(oom::OomKind::PytorchMps));
+    assert_eq!(cut.reserved_bytes, Some(19080392212));
+    assert!(cut.notes.iter().any(|n| n.contains("requested_bytes")), "{:?}", cut.notes);
+
+    let mixed = oom::parse(&format!(
+        "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 23.64 \
+         GiB of which 1.00 GiB is free. Of the allocated memory 20.00 GiB is allocated by PyTorch, and 1.00 GiB is \
+         reserved by PyTorch but unallocated.\n{}",
+        read("41-mps-generate-private-pool.txt")
+    ));
+    assert_eq!(mixed.occurrences, 2);
+    assert_eq!(mixed.kind, Some(oom::OomKind::PytorchMps));
+    assert_eq!(mixed.requested_bytes, Some(256 << 20));
+    // `MPS` anywhere else is not the backend's message.
+    assert_eq!(oom::parse("the MPS out of memory killer").kind, None);
 }

@@ -264,21 +264,26 @@ impl<'r> Facts<'r> {
     /// allocator (c10/xpu/XPUCachingAllocator.cpp) reads its own settings,
     /// a set that differs by release (expandable segments only where SYCL
     /// has virtual memory, `XPUAllocatorConfig::expandable_segments`), so no
-    /// setting is offered rather than one the release may ignore.
+    /// setting is offered rather than one the release may ignore; `None` on
+    /// MPS, whose allocator (MPSAllocator.mm) reads only its watermark
+    /// ratios and debug flags from the environment.
     pub(super) fn alloc_conf(&self) -> Option<&'static str> {
         match self.r.backend {
             Some(GpuBackend::Hip) => Some("PYTORCH_HIP_ALLOC_CONF"),
-            Some(GpuBackend::Xpu) => None,
+            Some(GpuBackend::Xpu | GpuBackend::Mps) => None,
             Some(GpuBackend::Cuda | GpuBackend::Vulkan | GpuBackend::Metal) | None => Some("PYTORCH_CUDA_ALLOC_CONF"),
         }
     }
 
     /// PyTorch's module for the paste's device: `torch.xpu` on Intel GPUs
     /// (`torch.xpu.empty_cache`, `torch.xpu.set_per_process_memory_fraction`),
-    /// else `torch.cuda`, which ROCm builds answer too.
+    /// `torch.mps` on a Mac (`torch.mps.empty_cache`,
+    /// `torch.mps.set_per_process_memory_fraction`), else `torch.cuda`,
+    /// which ROCm builds answer too.
     pub(super) fn torch_module(&self) -> &'static str {
         match self.r.backend {
             Some(GpuBackend::Xpu) => "torch.xpu",
+            Some(GpuBackend::Mps) => "torch.mps",
             Some(GpuBackend::Cuda | GpuBackend::Hip | GpuBackend::Vulkan | GpuBackend::Metal) | None => "torch.cuda",
         }
     }
@@ -298,7 +303,7 @@ impl<'r> Facts<'r> {
                 "`amd-smi process` (or `rocm-smi --showpids`)",
                 "amd-smi process   # before ROCm 6: rocm-smi --showpids",
             ),
-            Some(GpuBackend::Metal) => (
+            Some(GpuBackend::Metal | GpuBackend::Mps) => (
                 "open Activity Monitor's Memory tab (the GPU shares the system's memory)",
                 "top -l 1 -o mem -n 10   # the processes holding the most of the shared memory",
             ),

@@ -421,6 +421,15 @@ fn needs(f: &Facts) -> Vec<String> {
         // The GPU's figures do not bear on a check of the host's RAM.
         return out;
     }
+    if f.r.kind == Some(OomKind::PytorchMps) {
+        // The GPU shares the Mac's memory: no capacity or free figure to ask for.
+        out.push(
+            "how much memory the Mac has (Apple menu > About This Mac) and what else was open (Activity Monitor's \
+             Memory tab): the error gives only this process's share"
+                .into(),
+        );
+        return out;
+    }
     let pytorch = matches!(f.r.kind, Some(OomKind::Pytorch | OomKind::PytorchLegacy | OomKind::PytorchAsync));
     if pytorch && f.free.is_none() {
         out.push(

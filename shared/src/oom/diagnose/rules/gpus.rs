@@ -20,6 +20,7 @@ pub(crate) fn several_gpus(f: &Facts, b: &mut Board) {
             OomKind::Pytorch
             | OomKind::PytorchLegacy
             | OomKind::PytorchAsync
+            | OomKind::PytorchMps
             | OomKind::CudaError
             | OomKind::VllmSamplerWarmup
             | OomKind::SglangNoKvPool
@@ -49,6 +50,7 @@ pub(crate) fn several_gpus(f: &Facts, b: &mut Board) {
             OomKind::Pytorch
             | OomKind::PytorchLegacy
             | OomKind::PytorchAsync
+            | OomKind::PytorchMps
             | OomKind::CudaError
             | OomKind::VllmMaxSeqLen
             | OomKind::VllmKvCacheTooSmall
@@ -136,7 +138,7 @@ fn llama_cpp_split(f: &Facts, b: &mut Board) {
         Some(GpuBackend::Vulkan) => "GGML_VK_VISIBLE_DEVICES",
         // Level Zero's device mask, which Intel's runtimes honour.
         Some(GpuBackend::Xpu) => "ZE_AFFINITY_MASK",
-        Some(GpuBackend::Cuda | GpuBackend::Metal) | None => "CUDA_VISIBLE_DEVICES",
+        Some(GpuBackend::Cuda | GpuBackend::Metal | GpuBackend::Mps) | None => "CUDA_VISIBLE_DEVICES",
     };
     b.fix(fix(
         FixId::DeviceMap,

@@ -227,7 +227,7 @@ fn largest_gpu(f: &Facts) -> Option<&'static crate::catalog::Gpu> {
     let vendor = match f.r.backend {
         Some(GpuBackend::Cuda) => Some(GpuVendor::Nvidia),
         Some(GpuBackend::Hip) => Some(GpuVendor::Amd),
-        Some(GpuBackend::Metal) => Some(GpuVendor::Apple),
+        Some(GpuBackend::Metal | GpuBackend::Mps) => Some(GpuVendor::Apple),
         Some(GpuBackend::Vulkan | GpuBackend::Xpu) | None => None,
     };
     crate::catalog::gpus().iter().filter(|g| vendor.is_none_or(|v| g.vendor == v)).max_by_key(|g| g.memory_bytes)

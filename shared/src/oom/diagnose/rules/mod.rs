@@ -4,6 +4,7 @@ mod gpus;
 mod graphs;
 mod leftovers;
 mod llama_cpp;
+mod mps;
 mod ollama;
 mod pytorch;
 mod sglang;
@@ -18,6 +19,7 @@ use graphs::graph_capture;
 use leftovers::inspect_fix;
 pub(super) use leftovers::leftovers;
 use llama_cpp::llama_cpp;
+use mps::mps;
 use ollama::ollama_host_memory;
 use pytorch::pytorch_workload;
 use sglang::sglang_no_kv_pool;
@@ -40,6 +42,7 @@ pub(super) fn from_the_error(f: &Facts, b: &mut Board) {
     }
     match f.r.kind {
         Some(OomKind::Pytorch | OomKind::PytorchLegacy | OomKind::PytorchAsync) => pytorch_workload(f, b),
+        Some(OomKind::PytorchMps) => mps(f, b),
         Some(OomKind::CudaError) => {
             b.add(
                 CauseId::TooLargeOverall,
