@@ -74,20 +74,42 @@ use serde::Serialize;
 pub use super::parallel::Board;
 use super::parallel::{self, HeadCheck, SplitError};
 use super::{EngineKind, Plan, Scenario};
-use crate::arch::{LayerAttention, TextModel};
+use crate::arch::{AttentionKind, Family, LayerAttention, TextModel};
 use crate::explain::thousands;
 use crate::model::Model;
-use crate::plan::{CUDA_CONTEXT_BYTES, GpuBudget, MAX_CONCURRENCY, Search, Verdict, largest};
+use crate::plan::{CUDA_CONTEXT_BYTES, GpuBudget, GpuSlot, MAX_CONCURRENCY, Search, Verdict, largest};
 use crate::state::StateRules;
-use crate::units::{GIB, KIB, decimal};
+use crate::units::{GIB, KIB, MIB, decimal};
 
 /// Tokens per KV block (`CacheConfig.DEFAULT_BLOCK_SIZE`) before 0.34
 /// ([`Version::default_block_size`]).
 pub const DEFAULT_BLOCK_SIZE: u64 = 16;
 /// CUDA-graph memory per decoder layer and captured batch size. Empirical:
 /// fitted to vLLM's "Graph capturing finished … took 0.5 GiB" for 32-layer
-/// 7–8B models with the default 67 capture sizes (1, 2, 4, 8 … 512).
+/// 7–8B models with the default 67 capture sizes (1, 2, 4, 8 … 512). The
+/// whole figure up to 0.17 ([`Version::empties_cache_before_capture`]),
+/// and, not re-fitted, what the plan takes for vLLM's own estimate where
+/// the KV budget subtracts it ([`Version::subtracts_cuda_graphs`]).
 pub const CUDA_GRAPH_BYTES_PER_LAYER_SIZE: u64 = 256 * KIB;
+/// vLLM 0.18+ (`captured_graph_bytes`): the capture's fixed first-capture
+/// cost, once per process (vLLM 0.19's own PIECEWISE first capture less the
+/// activations is 50 – 100 MiB; a cuBLAS workspace for the capture stream
+/// and scratch, by inference). Empirical: fitted with
+/// [`CUDA_GRAPH_BYTES_PER_LAYER_GRAPH`] to the 48 positive "took" figures
+/// of the 0.18+ fixture logs (the fit minimising median + ½ · p90 of the
+/// error; docs/measurements.md, "The eighteenth session").
+pub const CUDA_GRAPH_FIRST_CAPTURE_BYTES: u64 = 92 * MIB;
+/// vLLM 0.18+: one layer's kernels in one captured graph (piecewise splits
+/// at each attention op, so a size is about one graph per layer; a FULL
+/// graph holds the same kernels), the driver's graph memory and the pool's
+/// rounding. Empirical, fitted with [`CUDA_GRAPH_FIRST_CAPTURE_BYTES`].
+pub const CUDA_GRAPH_BYTES_PER_LAYER_GRAPH: u64 = 176 * KIB;
+/// FlashAttention 3's split-KV upper bound for FULL graphs, so that "large
+/// enough intermediate buffers are pre-allocated during capture"
+/// (`AttentionConfig.flash_attn_max_num_splits_for_cuda_graph`, 0.19.0
+/// config/attention.py; `VLLM_FLASH_ATTN_MAX_NUM_SPLITS_FOR_CUDA_GRAPH`
+/// in envs.py before).
+pub const FA3_CUDA_GRAPH_MAX_SPLITS: u64 = 32;
 pub const CUDA_GRAPH_CAPTURE_SIZES: u64 = 67;
 
 /// vLLM (and SGLang, which follows the same shapes): conv and SSM state
@@ -458,9 +480,22 @@ fn budget(p: &Plan, o: Options, max_model_len: u64) -> Budget {
         };
         // `--enforce-eager` captures none (`CUDAGraphMode.NONE`).
         let captured = if o.enforce_eager { 0 } else { o.version.cuda_graphs(max_num_seqs, mnbt) };
-        let graphs = CUDA_GRAPH_BYTES_PER_LAYER_SIZE.saturating_mul(captured).saturating_mul(layers);
-        // The extensible cache skips the estimate and measures the graphs it captured.
-        let subtracted_graphs = if o.version.subtracts_cuda_graphs() && !extensible { graphs } else { 0 };
+        let per_layer_size = CUDA_GRAPH_BYTES_PER_LAYER_SIZE.saturating_mul(captured).saturating_mul(layers);
+        let graphs = if o.version.empties_cache_before_capture() && captured > 0 && layers > 0 {
+            captured_graph_bytes(
+                p,
+                o,
+                slot,
+                Capture { graphs: captured, layers, max_num_seqs, max_num_batched_tokens: mnbt },
+            )
+        } else {
+            per_layer_size
+        };
+        // vLLM subtracts its own estimate (0.21 `profile_cudagraph_memory`),
+        // not what the capture takes, and the estimate is not modelled: the
+        // plan keeps the per-layer rule for it. The extensible cache skips
+        // the estimate and measures the graphs it captured.
+        let subtracted_graphs = if o.version.subtracts_cuda_graphs() && !extensible { per_layer_size } else { 0 };
         let measured = extensible.then(|| extensible::Measured {
             init_free: slot.cuda_total_bytes.saturating_sub(p.base_overhead()),
             requested,
@@ -517,6 +552,82 @@ fn budget(p: &Plan, o: Options, max_model_len: u64) -> Budget {
         extensible,
         load: load_verdict(p, o),
     }
+}
+
+/// What [`captured_graph_bytes`] counts the capture over.
+struct Capture {
+    /// Captured sizes, piecewise and FULL ([`Version::cuda_graphs`]).
+    graphs: u64,
+    /// Decoder layers on the rank.
+    layers: u64,
+    max_num_seqs: u64,
+    max_num_batched_tokens: u64,
+}
+
+/// vLLM 0.18+'s "Graph capturing finished … took" on one rank
+/// (`GPUModelRunner.capture_model`: free memory before less after, the
+/// cache emptied first, [`Version::empties_cache_before_capture`]). Captured
+/// largest first, all sizes in one pool, so the largest sets what is held:
+/// 1. a fixed first-capture cost, [`CUDA_GRAPH_FIRST_CAPTURE_BYTES`];
+/// 2. the activations of the largest piecewise batch, which its eager
+///    warm-up run (`_dummy_run`, `CUDAGraphMode.NONE`) leaves cached: the
+///    residual, queries/keys/values and the MLP per token, at this rank's
+///    heads and width (a fused-MoE layer: each routed expert's MLP and
+///    its copy of the token);
+/// 3. FlashAttention 3's split-KV buffers in the FULL graphs,
+///    `[splits, heads, tokens, head_dim]` in fp32 and the log-sum-exp
+///    (v1/attention/backends/flash_attn.py `FlashAttentionMetadataBuilder`,
+///    mla/flashattn_mla.py for MLA at the latent width, 0.19.0);
+/// 4. each graph's kernels, [`CUDA_GRAPH_BYTES_PER_LAYER_GRAPH`] per layer.
+///
+/// Fitted with one constant per term for dense and MoE alike: MoE layers
+/// run more kernels and come out lower than logged (0.19: 249 – 446 KiB per
+/// graph and layer against ~200 KiB dense). The capture mode is not read:
+/// FULL_AND_PIECEWISE is counted, also where vLLM falls back to piecewise.
+fn captured_graph_bytes(p: &Plan, o: Options, slot: &GpuSlot, c: Capture) -> u64 {
+    let text = &p.model.arch.text;
+    let (tp, bytes) = (p.tp().max(1), p.bytes_per_element());
+    let (piecewise, full) = o.version.cuda_graph_largest(c.max_num_seqs, c.max_num_batched_tokens);
+    let heads = text.num_heads / tp;
+    let qkv = text.num_heads.saturating_add(text.num_kv_heads.saturating_mul(2)).saturating_mul(text.head_dim) / tp;
+    let mlp = match text.moe {
+        Some(m) => m.experts_per_token.saturating_mul(
+            m.expert_intermediate_size.saturating_mul(3).checked_div(tp).unwrap_or(0).saturating_add(text.hidden_size),
+        ),
+        None => text.intermediate_size.saturating_mul(3) / tp,
+    };
+    let per_token = text.hidden_size.saturating_mul(3).saturating_add(qkv).saturating_add(mlp);
+    let activations = piecewise.saturating_mul(per_token).saturating_mul(bytes);
+    let splits = if full > 0 && flash_attention_3(p, slot) {
+        let width = match text.attention {
+            AttentionKind::Mla(m) => m.kv_lora_rank.saturating_add(m.qk_rope_head_dim),
+            AttentionKind::Standard { .. } => text.head_dim,
+        };
+        FA3_CUDA_GRAPH_MAX_SPLITS
+            .saturating_mul(full)
+            .saturating_mul(heads)
+            .saturating_mul(width.saturating_add(1))
+            .saturating_mul(4)
+    } else {
+        0
+    };
+    CUDA_GRAPH_FIRST_CAPTURE_BYTES
+        .saturating_add(activations)
+        .saturating_add(splits)
+        .saturating_add(CUDA_GRAPH_BYTES_PER_LAYER_GRAPH.saturating_mul(c.graphs).saturating_mul(c.layers))
+}
+
+/// Whether the model's attention runs on FlashAttention 3: a Hopper GPU
+/// (`get_flash_attn_version`: 3 on compute capability 9.x, 2 elsewhere,
+/// which sizes its splits by heuristics), in half precision (fp32 has no
+/// FlashAttention backend), without attention sinks (gpt-oss: their FULL
+/// first capture holds no split buffers in the 0.19 logs) and not Gemma 3
+/// with its vision tower (`use_mm_prefix`: TRITON_ATTN, the 0.19.0 logs).
+fn flash_attention_3(p: &Plan, slot: &GpuSlot) -> bool {
+    let arch = &p.model.arch;
+    let sinks = arch.text.extra.attn_sinks || arch.text.layers.iter().any(|l| l.shape.sinks);
+    let mm_prefix = arch.family == Family::Gemma3 && arch.vision.is_some();
+    slot.compute_capability.is_some_and(|c| c / 10 == 9) && p.bytes_per_element() < 4 && !sinks && !mm_prefix
 }
 
 /// The attention block size of a hybrid model: the alignment (the larger of

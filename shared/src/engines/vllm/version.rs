@@ -979,6 +979,80 @@ impl Version {
         }
     }
 
+    /// The largest piecewise and the largest FULL batch [`Version::cuda_graphs`]
+    /// captures (the same sizes: the largest on the 8- and 16-token grid at
+    /// most `min(2 × max_num_seqs, 512, max_num_batched_tokens)`, and FULL
+    /// at most `max_num_seqs`); FULL is 0 before 0.11, piecewise only.
+    pub fn cuda_graph_largest(self, max_num_seqs: u64, max_num_batched_tokens: u64) -> (u64, u64) {
+        let largest = max_num_seqs.saturating_mul(2).min(512).min(max_num_batched_tokens);
+        let on_grid = |upto: u64| match upto {
+            0..=2 => upto,
+            3 => 2,
+            4..=7 => 4,
+            8..=255 => upto / 8 * 8,
+            _ => 256 + (upto - 256) / 16 * 16,
+        };
+        match self {
+            Self::V0 | Self::V1 => (512, 0),
+            Self::V0_10 => (if largest >= 8 { largest / 8 * 8 } else { on_grid(largest) }, 0),
+            Self::V0_12
+            | Self::V0_11Mm
+            | Self::V0_11Sort
+            | Self::V0_12Mm
+            | Self::V0_12Sort
+            | Self::V0_17Mm
+            | Self::V0_16Sort
+            | Self::V0_17Triton
+            | Self::V0_18
+            | Self::V0_19
+            | Self::V0_19Rope
+            | Self::V0_19Mm
+            | Self::V0_19Alloc
+            | Self::V0_21
+            | Self::V0_33
+            | Self::V0_24
+            | Self::V0_24Rope
+            | Self::V0_24Mm
+            | Self::V0_34 => (on_grid(largest), on_grid(max_num_seqs.min(largest))),
+        }
+    }
+
+    /// Whether `capture_model` empties PyTorch's cache right before it reads
+    /// the free memory its "Graph capturing finished … took" is measured from
+    /// (`torch.accelerator.empty_cache()` before `start_free`,
+    /// v1/worker/gpu_model_runner.py 0.18.0, 0.19.0, 0.21.0; 0.10.0 – 0.16.0
+    /// read it with the cache full). From 0.18 the figure counts the eager
+    /// warm-up's activations that refill the cache, and the graphs are
+    /// modelled term by term (`super::captured_graph_bytes`); before, the
+    /// first capture frees what the cache held and the figure is net of it,
+    /// which [`super::CUDA_GRAPH_BYTES_PER_LAYER_SIZE`] was fitted to.
+    pub fn empties_cache_before_capture(self) -> bool {
+        match self {
+            Self::V0
+            | Self::V1
+            | Self::V0_10
+            | Self::V0_12
+            | Self::V0_11Mm
+            | Self::V0_11Sort
+            | Self::V0_12Mm
+            | Self::V0_12Sort
+            | Self::V0_17Mm
+            | Self::V0_16Sort
+            | Self::V0_17Triton => false,
+            Self::V0_18
+            | Self::V0_19
+            | Self::V0_19Rope
+            | Self::V0_19Mm
+            | Self::V0_19Alloc
+            | Self::V0_21
+            | Self::V0_33
+            | Self::V0_24
+            | Self::V0_24Rope
+            | Self::V0_24Mm
+            | Self::V0_34 => true,
+        }
+    }
+
     /// `VLLM_FUSED_MOE_CHUNK_SIZE`: the most tokens the fused-MoE kernels
     /// take at once (`fused_moe.py::fused_experts_impl`,
     /// `modular_kernel.py`), which bounds their buffers when data-parallel

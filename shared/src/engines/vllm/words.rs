@@ -9,7 +9,10 @@ use crate::model::Model;
 use crate::plan::{Verdict, terms::demand};
 use crate::units::{GIB, UnitSystem, decimal, decimal_short, format_bytes};
 
-use super::{CUDA_GRAPH_BYTES_PER_LAYER_SIZE, EncoderPadding, EncoderProfile, Options, Report};
+use super::{
+    CUDA_GRAPH_BYTES_PER_LAYER_GRAPH, CUDA_GRAPH_BYTES_PER_LAYER_SIZE, CUDA_GRAPH_FIRST_CAPTURE_BYTES, EncoderPadding,
+    EncoderProfile, Options, Report,
+};
 use crate::engines::ReportRow;
 
 pub(crate) fn terms(p: &Plan, r: &Report, kv_demand_bytes: u64) -> EngineTerms {
@@ -97,22 +100,35 @@ pub(crate) fn terms(p: &Plan, r: &Report, kv_demand_bytes: u64) -> EngineTerms {
     let non_torch = r.per_gpu.first().map_or(0, |g| g.non_torch_bytes);
     let a2a = r.per_gpu.first().map_or(0, |g| g.all2all_bytes);
     let extensible = matches!(p.scenario.engine, Engine::Vllm(o) if o.extensible_kv_cache());
+    let captured = r.version.cuda_graphs(r.max_num_seqs, r.max_num_batched_tokens);
+    let per_layer_size = |per: u64| format!("{captured} graphs × {} per layer", format_bytes(per, UnitSystem::Binary));
+    let rule = if r.version.empties_cache_before_capture() {
+        format!(
+            "{} + {} first capture + the largest batch's activations and FlashAttention 3's split buffers, fitted to \
+             vLLM 0.18+ logs",
+            per_layer_size(CUDA_GRAPH_BYTES_PER_LAYER_GRAPH),
+            format_bytes(CUDA_GRAPH_FIRST_CAPTURE_BYTES, UnitSystem::Binary)
+        )
+    } else {
+        format!("{}, fitted to vLLM logs", per_layer_size(CUDA_GRAPH_BYTES_PER_LAYER_SIZE))
+    };
     let overhead = format!(
-        " + vLLM non-torch memory {} ({}{}) + CUDA graphs {} ({} graphs × {} per layer, fitted to vLLM logs{})",
+        " + vLLM non-torch memory {} ({}{}) + CUDA graphs {} ({rule}{})",
         format_bytes(non_torch, UnitSystem::Binary),
         r.version
             .non_torch(p.tp(), super::communicating_gpus(p), super::Board::of(&p.scenario.gpus), r.enforce_eager)
             .1,
         if a2a > 0 { ", with the all-to-all buffers" } else { "" },
         format_bytes(graphs, UnitSystem::Binary),
-        r.version.cuda_graphs(r.max_num_seqs, r.max_num_batched_tokens),
-        format_bytes(CUDA_GRAPH_BYTES_PER_LAYER_SIZE, UnitSystem::Binary),
         if extensible {
-            "; measured after capture, not estimated, since v0.34"
+            "; measured after capture, not estimated, since v0.34".to_owned()
         } else if r.version.subtracts_cuda_graphs() {
-            "; subtracted from the KV budget since v0.21"
+            format!(
+                "; vLLM's estimate, taken as {} and subtracted from the KV budget since v0.21",
+                per_layer_size(CUDA_GRAPH_BYTES_PER_LAYER_SIZE)
+            )
         } else {
-            "; outside the utilization budget before v0.21"
+            "; outside the utilization budget before v0.21".to_owned()
         }
     );
     let mut own = Vec::with_capacity(4);
