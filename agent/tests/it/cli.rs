@@ -509,7 +509,7 @@ fn the_headline_is_what_the_engine_does_as_launched() {
         "--max-model-len",
         "32768",
     ]);
-    assert!(vllm.contains("\nvLLM refuses to start with --max-model-len 32768: only 18,944 tokens fit\n"), "{vllm}");
+    assert!(vllm.contains("\nvLLM refuses to start with --max-model-len 32768: only 18,624 tokens fit\n"), "{vllm}");
     assert!(vllm.contains("\n  vLLM would print: To serve at least one request"), "{vllm}");
 }
 

@@ -1040,6 +1040,30 @@ fn fixes_speak_the_pasted_engines_and_vendors_syntax() {
     assert!(checked >= 4, "only {checked} ROCm or Metal pastes");
 }
 
+/// Every fixture whose paste is of `backend`: its name, its diagnosis, and
+/// what the diagnosis tells the user to run or look at (fixes' code, needs,
+/// checklist findings).
+fn diagnosed_on(backend: oom::GpuBackend, ctx: &DiagnoseContext) -> Vec<(String, Diagnosis, Vec<String>)> {
+    let mut out = Vec::new();
+    for entry in fs::read_dir(FIXTURES).into_iter().flatten().flatten() {
+        let file = entry.file_name().to_string_lossy().into_owned();
+        let report = oom::parse(&read(&file));
+        if report.backend != Some(backend) {
+            continue;
+        }
+        let d = oom::diagnose(&report, ctx);
+        let text = d
+            .fixes
+            .iter()
+            .map(|f| f.code.clone())
+            .chain(d.needs.iter().cloned())
+            .chain(d.checklist.iter().map(|c| c.finding.clone()))
+            .collect();
+        out.push((file, d, text));
+    }
+    out
+}
+
 /// An Intel GPU (PyTorch's XPU backend, or IPEX) gets `torch.xpu` and
 /// Intel's tool, never `torch.cuda`, `nvidia-smi`, a CUDA allocator setting
 /// or bitsandbytes' CUDA kernels.
@@ -1047,20 +1071,8 @@ fn fixes_speak_the_pasted_engines_and_vendors_syntax() {
 fn an_xpu_paste_gets_no_cuda_only_commands() {
     let ctx = DiagnoseContext::error_only();
     let mut checked = 0;
-    for entry in fs::read_dir(FIXTURES).into_iter().flatten().flatten() {
-        let file = entry.file_name().to_string_lossy().into_owned();
-        let report = oom::parse(&read(&file));
-        if report.backend != Some(oom::GpuBackend::Xpu) {
-            continue;
-        }
-        let d = oom::diagnose(&report, &ctx);
-        let text: Vec<&str> = d
-            .fixes
-            .iter()
-            .map(|f| f.code.as_str())
-            .chain(d.needs.iter().map(String::as_str))
-            .chain(d.checklist.iter().map(|c| c.finding.as_str()))
-            .collect();
+    for (file, _, text) in diagnosed_on(oom::GpuBackend::Xpu, &ctx) {
+        let text: Vec<&str> = text.iter().map(String::as_str).collect();
         for cuda in ["nvidia-smi", "torch.cuda.", "PYTORCH_CUDA_ALLOC_CONF", "BitsAndBytes"] {
             assert!(!text.iter().any(|t| t.contains(cuda)), "{file}: {cuda} in {text:?}");
         }
@@ -1226,20 +1238,8 @@ fn a_pytorch_oom_in_vllm_workers_gets_vllm_flags() {
 fn an_mps_paste_gets_a_macs_levers_and_no_cuda_only_commands() {
     let ctx = DiagnoseContext::error_only();
     let mut checked = 0;
-    for entry in fs::read_dir(FIXTURES).into_iter().flatten().flatten() {
-        let file = entry.file_name().to_string_lossy().into_owned();
-        let report = oom::parse(&read(&file));
-        if report.backend != Some(oom::GpuBackend::Mps) {
-            continue;
-        }
-        let d = oom::diagnose(&report, &ctx);
-        let text: Vec<&str> = d
-            .fixes
-            .iter()
-            .map(|f| f.code.as_str())
-            .chain(d.needs.iter().map(String::as_str))
-            .chain(d.checklist.iter().map(|c| c.finding.as_str()))
-            .collect();
+    for (file, d, text) in diagnosed_on(oom::GpuBackend::Mps, &ctx) {
+        let text: Vec<&str> = text.iter().map(String::as_str).collect();
         for cuda in ["nvidia-smi", "torch.cuda.", "ALLOC_CONF", "BitsAndBytes", "device_map"] {
             assert!(!text.iter().any(|t| t.contains(cuda)), "{file}: {cuda} in {text:?}");
         }
