@@ -51,6 +51,18 @@ pub struct LoggedModel {
     pub head_k_mla: Option<u64>,
     pub head_v_mla: Option<u64>,
     pub sliding_window: Option<u64>,
+    /// A recurrent mixer's sizes (`{arch}.ssm.*`, `print_info: ssm_d_*`):
+    /// `conv_kernel` (`ssm_d_conv`), `state_size` (`ssm_d_state`),
+    /// `group_count` (`ssm_n_group`), `time_step_rank` (`ssm_dt_rank`),
+    /// `inner_size` (`ssm_d_inner`).
+    pub ssm_conv_kernel: Option<u64>,
+    pub ssm_state_size: Option<u64>,
+    pub ssm_group_count: Option<u64>,
+    pub ssm_time_step_rank: Option<u64>,
+    pub ssm_inner_size: Option<u64>,
+    /// `{arch}.full_attention_interval`: one layer in this many attends, the
+    /// others are recurrent (Qwen3-Next, Qwen3.5).
+    pub full_attention_interval: Option<u64>,
     /// `file type = Q4_K - Medium` (or `model ftype`), or the name of
     /// `general.file_type`'s number.
     pub file_type: Option<String>,
@@ -128,6 +140,11 @@ fn printed(m: &mut LoggedModel, key: &str, value: &str) {
         "n_embd_head_k_mla" => set(&mut m.head_k_mla, n()),
         "n_embd_head_v_mla" => set(&mut m.head_v_mla, n()),
         "n_swa" => set(&mut m.sliding_window, n()),
+        "ssm_d_conv" => set(&mut m.ssm_conv_kernel, n()),
+        "ssm_d_state" => set(&mut m.ssm_state_size, n()),
+        "ssm_n_group" => set(&mut m.ssm_group_count, n()),
+        "ssm_dt_rank" => set(&mut m.ssm_time_step_rank, n()),
+        "ssm_d_inner" => set(&mut m.ssm_inner_size, n()),
         "file type" | "model ftype" => m.file_type = m.file_type.take().or_else(|| Some(value.to_owned())),
         "file size" | "model size" => {
             if m.size_bytes.is_none() {
@@ -228,6 +245,12 @@ fn header(m: &mut LoggedModel, rest: &str) {
         "leading_dense_block_count" => set(&mut m.dense_lead, n()),
         "nextn_predict_layers" => set(&mut m.nextn_layers, n()),
         "vocab_size" => set(&mut m.vocab, n()),
+        "ssm.conv_kernel" => set(&mut m.ssm_conv_kernel, n()),
+        "ssm.state_size" => set(&mut m.ssm_state_size, n()),
+        "ssm.group_count" => set(&mut m.ssm_group_count, n()),
+        "ssm.time_step_rank" => set(&mut m.ssm_time_step_rank, n()),
+        "ssm.inner_size" => set(&mut m.ssm_inner_size, n()),
+        "full_attention_interval" => set(&mut m.full_attention_interval, n()),
         _ => {}
     }
 }
@@ -297,6 +320,14 @@ fn hf_names(arch: &str) -> Option<(&'static str, &'static str)> {
         "apertus" => ("apertus", "ApertusForCausalLM"),
         "exaone" => ("exaone", "ExaoneForCausalLM"),
         "cohere2" => ("cohere2", "Cohere2ForCausalLM"),
+        // Gated DeltaNet with full attention on one layer in
+        // `full_attention_interval`: the text models of Qwen3.5 and
+        // Qwen3.5-MoE (the VL checkpoints' towers are in the `--mmproj`
+        // file), and Qwen3-Next. Their `ssm.*` keys are read back into the
+        // `linear_*` ones by [`linear_attention`].
+        "qwen35" => ("qwen3_5_text", "Qwen3_5ForCausalLM"),
+        "qwen35moe" => ("qwen3_5_moe_text", "Qwen3_5MoeForCausalLM"),
+        "qwen3next" => ("qwen3_next", "Qwen3NextForCausalLM"),
         _ => return None,
     })
 }
@@ -408,7 +439,18 @@ fn config(m: &LoggedModel) -> Result<(String, Vec<String>), String> {
     if let Some(n) = m.context {
         put("max_position_embeddings", n.into());
     }
-    let own_head_dim = matches!(model_type, "qwen3" | "qwen3_moe" | "gemma" | "gemma2" | "gemma3_text" | "gpt_oss");
+    let own_head_dim = matches!(
+        model_type,
+        "qwen3"
+            | "qwen3_moe"
+            | "gemma"
+            | "gemma2"
+            | "gemma3_text"
+            | "gpt_oss"
+            | "qwen3_next"
+            | "qwen3_5_text"
+            | "qwen3_5_moe_text"
+    );
     if let Some(d) = m.head_k.filter(|&d| d * heads != hidden || own_head_dim) {
         put("head_dim", d.into());
     }
@@ -460,6 +502,9 @@ fn config(m: &LoggedModel) -> Result<(String, Vec<String>), String> {
             put("partial_rotary_factor", (r as f64 / k as f64).into());
         }
     }
+    if matches!(model_type, "qwen3_next" | "qwen3_5_text" | "qwen3_5_moe_text") {
+        linear_attention(m, &mut put)?;
+    }
     // The families whose config class slides by default: no window printed
     // (an old build) is none, not the class's default.
     let slides = matches!(model_type, "gemma2" | "gemma3_text" | "gpt_oss" | "cohere2");
@@ -470,6 +515,53 @@ fn config(m: &LoggedModel) -> Result<(String, Vec<String>), String> {
     }
     tie_as_counted(m, &mut c, &mut notes);
     Ok((serde_json::Value::Object(c).to_string(), notes))
+}
+
+/// The gated-DeltaNet keys of Qwen3-Next and Qwen3.5, back from the GGUF's
+/// `ssm.*` ones as convert_hf_to_gguf.py writes them (`Qwen3NextModel.
+/// set_gguf_parameters`, which `Qwen3_5TextModel` / `Qwen3_5MoeTextModel`
+/// inherit):
+///
+/// ```text
+/// add_ssm_conv_kernel(linear_conv_kernel_dim)
+/// add_ssm_state_size(linear_key_head_dim)
+/// add_ssm_group_count(linear_num_key_heads)
+/// add_ssm_time_step_rank(linear_num_value_heads)
+/// add_ssm_inner_size(linear_value_head_dim * linear_num_value_heads)
+/// add_full_attention_interval(full_attention_interval, default 4)
+/// ```
+///
+/// llama.cpp builds both head widths from `ssm_d_state` (src/llama-model.cpp
+/// `LLM_ARCH_QWEN35`: `head_k_dim = head_v_dim = hparams.ssm_d_state`); the
+/// value head's own width is `inner_size / time_step_rank` where both are
+/// stated. The four sizes are required keys of the loader (`ml.get_key`
+/// without `false`), so a log that lacks them is not of these families.
+fn linear_attention(m: &LoggedModel, put: &mut impl FnMut(&str, serde_json::Value)) -> Result<(), String> {
+    // The GGUFs of the mirror's convert_hf_to_gguf.py drop the MTP layers
+    // ("ignore MTP layers for now") and its loader reads no
+    // `nextn_predict_layers` for these architectures; a file that counts
+    // one in `block_count` is of a later llama.cpp whose layout this
+    // reading does not know.
+    if m.nextn_layers.is_some_and(|n| n > 0) {
+        return Err("the GGUF counts multi-token-prediction layers (`nextn_predict_layers`) in `block_count`, \
+                    which llama.cpp builds of this reading do not load"
+            .into());
+    }
+    let need = |v: Option<u64>, what: &str| v.ok_or_else(|| format!("the log does not state {what}"));
+    let state = need(m.ssm_state_size, "the DeltaNet head width (`ssm.state_size` / `ssm_d_state`)")?;
+    let value_heads = need(m.ssm_time_step_rank, "the DeltaNet value heads (`ssm.time_step_rank` / `ssm_dt_rank`)")?;
+    let key_heads = need(m.ssm_group_count, "the DeltaNet key heads (`ssm.group_count` / `ssm_n_group`)")?;
+    let value_dim = m.ssm_inner_size.map_or(state, |inner| inner / value_heads);
+    put("linear_num_key_heads", key_heads.into());
+    put("linear_num_value_heads", value_heads.into());
+    put("linear_key_head_dim", state.into());
+    put("linear_value_head_dim", value_dim.into());
+    if let Some(k) = m.ssm_conv_kernel {
+        put("linear_conv_kernel_dim", k.into());
+    }
+    // llama.cpp's default where the key is absent (`full_attn_interval = 4`).
+    put("full_attention_interval", m.full_attention_interval.unwrap_or(4).into());
+    Ok(())
 }
 
 /// Whether the head is tied to the embedding is not printed, but `model
@@ -510,5 +602,71 @@ mod tests {
         header(&mut m, "17:                          general.file_type u32              = 15");
         assert_eq!((m.layers, m.vocab, m.file_type.as_deref()), (Some(32), Some(128_256), Some("Q4_K - Medium")));
         assert_eq!(file_type_format("Q4_K - Medium").map(WeightFormat::id), Some("q4_k_m".into()));
+    }
+
+    /// Qwen3.5-9B's `ssm.*` keys become Qwen3_5TextConfig's `linear_*` ones
+    /// (convert_hf_to_gguf.py `Qwen3NextModel`, inverted); a log without
+    /// them, or with an MTP layer in `block_count`, is refused, not guessed.
+    #[test]
+    fn a_qwen35_header_is_read_back_into_linear_attention_keys() {
+        let mut m = LoggedModel { arch: Some("qwen35".into()), ..Default::default() };
+        for line in [
+            "14: qwen35.block_count u32 = 32",
+            "16: qwen35.embedding_length u32 = 4096",
+            "18: qwen35.attention.head_count u32 = 16",
+            "19: qwen35.attention.head_count_kv u32 = 4",
+            "23: qwen35.attention.key_length u32 = 256",
+            "34: tokenizer.ggml.tokens arr[str,248320] = [\"!\", ...",
+        ] {
+            header(&mut m, line);
+        }
+        let missing = config_json(&m);
+        assert!(missing.as_ref().is_err_and(|e| e.contains("ssm.state_size")), "{missing:?}");
+        for line in [
+            "25: qwen35.ssm.conv_kernel u32 = 4",
+            "26: qwen35.ssm.state_size u32 = 128",
+            "27: qwen35.ssm.group_count u32 = 16",
+            "28: qwen35.ssm.time_step_rank u32 = 32",
+            "29: qwen35.ssm.inner_size u32 = 4096",
+            "30: qwen35.full_attention_interval u32 = 4",
+        ] {
+            header(&mut m, line);
+        }
+        let c: serde_json::Value = serde_json::from_str(&config_json(&m).unwrap_or_default()).unwrap_or_default();
+        let keys = [
+            "model_type",
+            "head_dim",
+            "linear_num_key_heads",
+            "linear_num_value_heads",
+            "linear_key_head_dim",
+            "linear_value_head_dim",
+            "linear_conv_kernel_dim",
+            "full_attention_interval",
+        ];
+        let read: Vec<String> = keys.iter().map(|k| c[k].to_string()).collect();
+        assert_eq!(read, ["\"qwen3_5_text\"", "256", "16", "32", "128", "128", "4", "4"]);
+        let (model, _, _) = model(&m).unwrap_or_else(|e| panic!("{e}"));
+        let attending = model.arch.text.layers.iter().filter(|l| !l.state).count();
+        assert_eq!(attending, 8);
+        // The same from `print_info:` alone.
+        let mut printed_only = LoggedModel::default();
+        for (k, v) in [
+            ("arch", "qwen35"),
+            ("n_layer", "32"),
+            ("n_embd", "4096"),
+            ("n_head", "16"),
+            ("n_vocab", "248320"),
+            ("n_embd_head_k", "256"),
+            ("ssm_d_conv", "4"),
+            ("ssm_d_inner", "4096"),
+            ("ssm_d_state", "128"),
+            ("ssm_dt_rank", "32"),
+            ("ssm_n_group", "16"),
+        ] {
+            printed(&mut printed_only, k, v);
+        }
+        assert_eq!(config(&printed_only).map(|(t, _)| t.contains("\"linear_num_value_heads\":32")), Ok(true));
+        header(&mut m, "35: qwen35.nextn_predict_layers u32 = 1");
+        assert!(config_json(&m).is_err_and(|e| e.contains("nextn_predict_layers")));
     }
 }
