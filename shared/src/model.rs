@@ -250,7 +250,11 @@ impl Model {
 /// `value_length_mla`; `is_mla` needs both).
 fn gguf_without_mla(g: &crate::checkpoint::gguf::File) -> bool {
     let set = |key: &str| g.arch_u64(key).is_some_and(|v| v > 0);
-    set("attention.kv_lora_rank") && !(set("attention.key_length_mla") && set("attention.value_length_mla"))
+    // `deepseek2` is the architecture llama.cpp loads either way; MiniCPM3's
+    // and PLM's loaders never read `key_length_mla` (src/llama-model.cpp).
+    g.architecture() == Some("deepseek2")
+        && set("attention.kv_lora_rank")
+        && !(set("attention.key_length_mla") && set("attention.value_length_mla"))
 }
 
 /// Layers and packing the names need: `num_hidden_layers` (or GGUF

@@ -157,7 +157,13 @@ fn gguf_value(g: &gguf::File, key: &str, max: u64) -> Result<Option<u64>, Checkp
 /// `value_length`. `None` without a latent or a head width.
 fn gguf_mla(g: &gguf::File, key: Option<u64>, value: Option<u64>) -> Result<Option<Mla>, CheckpointError> {
     let read = |key: &str, max: u64| gguf_value(g, key, max);
-    let Some(kv_lora_rank) = read("attention.kv_lora_rank", MAX_DIM)?.filter(|&r| r > 0) else { return Ok(None) };
+    // Only where llama.cpp runs the latent as MLA: `deepseek2` (MLA, or a
+    // file converted before it), and any file that states `key_length_mla`.
+    // MiniCPM3's and PLM's loaders read the ranks alone (src/llama-model.cpp).
+    let mla_reader = g.architecture() == Some("deepseek2") || read("attention.key_length_mla", MAX_DIM)?.is_some();
+    let Some(kv_lora_rank) = read("attention.kv_lora_rank", MAX_DIM)?.filter(|&r| r > 0 && mla_reader) else {
+        return Ok(None);
+    };
     let rope = read("rope.dimension_count", MAX_DIM)?.unwrap_or(0);
     let positive = |v: Option<u64>| v.filter(|&v| v > 0);
     let (Some(k), Some(v)) = (

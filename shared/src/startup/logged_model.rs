@@ -389,6 +389,9 @@ pub fn model(m: &LoggedModel) -> Result<(Model, Option<WeightFormat>, Vec<String
 /// (convert_hf_to_gguf.py `DeepseekV2Model`: "deepseek2 using MLA converts
 /// into MQA with larger heads").
 fn legacy_mla(m: &LoggedModel) -> bool {
+    if m.arch.as_deref() != Some("deepseek2") {
+        return false;
+    }
     match (m.lora_kv, m.head_k, m.rope_dim) {
         (Some(latent), Some(k), Some(rope)) => k != latent.saturating_add(rope),
         _ => false,

@@ -170,6 +170,7 @@ pub fn logged_scenario(log: &StartupLog, model: &Model, planned: Scenario<Engine
     let mut bounded = false;
     if total.is_none()
         && named.is_none()
+        && log.config.device_name.is_none()
         && let Some(slot) = s.gpus.first()
         && let Some(floor) = floor.as_ref().filter(|f| f.bytes > slot.cuda_total_bytes)
     {

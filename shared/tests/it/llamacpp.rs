@@ -183,6 +183,11 @@ fn mla_keeps_a_v_cache_before_b7832() {
 /// before it (one `attn_kv_b`, `key_length` a head's, convert_hf_to_gguf.py
 /// before #12801).
 fn deepseek2_gguf(converted_for_mla: bool) -> Model {
+    mla_gguf("deepseek2", converted_for_mla)
+}
+
+/// [`deepseek2_gguf`]'s tensors and metadata under another architecture's name.
+fn mla_gguf(arch: &'static str, converted_for_mla: bool) -> Model {
     use crate::checkpoint::writer::{self, Kv};
     use shared::checkpoint::{Checkpoint, gguf};
     const H: u64 = 256;
@@ -215,20 +220,21 @@ fn deepseek2_gguf(converted_for_mla: bool) -> Model {
     let refs: Vec<(&str, &[u64], u32, u64)> =
         tensors.iter().map(|(n, s)| (n.as_str(), s.as_slice(), 0, f32(s))).collect();
     let (k, v, kv_heads) = if converted_for_mla { (64 + 16, 64, 1) } else { (48, 32, HEADS as u32) };
+    let key = |k: &str| -> &'static str { Box::leak(format!("{arch}.{k}").into_boxed_str()) };
     let mut kvs = vec![
-        ("general.architecture", Kv::Str("deepseek2")),
-        ("deepseek2.block_count", Kv::U32(2)),
-        ("deepseek2.embedding_length", Kv::U32(H as u32)),
-        ("deepseek2.attention.head_count", Kv::U32(HEADS as u32)),
-        ("deepseek2.attention.head_count_kv", Kv::U32(kv_heads)),
-        ("deepseek2.attention.kv_lora_rank", Kv::U32(64)),
-        ("deepseek2.rope.dimension_count", Kv::U32(16)),
-        ("deepseek2.attention.key_length", Kv::U32(k)),
-        ("deepseek2.attention.value_length", Kv::U32(v)),
+        ("general.architecture", Kv::Str(arch)),
+        (key("block_count"), Kv::U32(2)),
+        (key("embedding_length"), Kv::U32(H as u32)),
+        (key("attention.head_count"), Kv::U32(HEADS as u32)),
+        (key("attention.head_count_kv"), Kv::U32(kv_heads)),
+        (key("attention.kv_lora_rank"), Kv::U32(64)),
+        (key("rope.dimension_count"), Kv::U32(16)),
+        (key("attention.key_length"), Kv::U32(k)),
+        (key("attention.value_length"), Kv::U32(v)),
     ];
     if converted_for_mla {
-        kvs.push(("deepseek2.attention.key_length_mla", Kv::U32(48)));
-        kvs.push(("deepseek2.attention.value_length_mla", Kv::U32(32)));
+        kvs.push((key("attention.key_length_mla"), Kv::U32(48)));
+        kvs.push((key("attention.value_length_mla"), Kv::U32(32)));
     }
     let (bytes, size) = writer::gguf(3, &kvs, &refs);
     let file = gguf::parse(&bytes, Some(size)).unwrap_or_else(|e| panic!("{e}"));
@@ -247,6 +253,10 @@ fn a_deepseek_gguf_converted_before_mla_caches_every_head() {
     let kv = |m: &Model, o: Options| report(m, scenario(Options { n_ctx: Some(cells), ..o }, 1, 80)).1.kv_cache_bytes;
     let (mla, legacy) = (deepseek2_gguf(true), deepseek2_gguf(false));
     assert!(!mla.legacy_mla_gguf && legacy.legacy_mla_gguf);
+    // MiniCPM3's loader never reads `key_length_mla`: nothing to re-convert, nothing said.
+    let minicpm3 = mla_gguf("minicpm3", false);
+    assert!(!minicpm3.legacy_mla_gguf);
+    assert!(!minicpm3.arch.warnings.iter().any(|w| w.contains("had MLA")));
     // Said, with the factor: 4 × (32 + 16 + 32) / (64 + 16).
     assert!(legacy.arch.warnings.iter().any(|w| w.contains("before llama.cpp had MLA") && w.contains(" 4×")));
     assert!(!mla.arch.warnings.iter().any(|w| w.contains("had MLA")));

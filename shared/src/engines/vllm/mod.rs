@@ -600,7 +600,8 @@ fn captured_graph_bytes(p: &Plan, o: Options, slot: &GpuSlot, c: Capture) -> u64
     let activations = piecewise.saturating_mul(per_token).saturating_mul(bytes);
     let splits = if full > 0 && flash_attention_3(p, slot) {
         let width = match text.attention {
-            AttentionKind::Mla(m) => m.kv_lora_rank.saturating_add(m.qk_rope_head_dim),
+            // The accumulators are the output's width: MLA's V is the latent.
+            AttentionKind::Mla(m) => m.kv_lora_rank,
             AttentionKind::Standard { .. } => text.head_dim,
         };
         FA3_CUDA_GRAPH_MAX_SPLITS

@@ -66,20 +66,30 @@ pub(super) fn graph_capture(f: &Facts, b: &mut Board) {
         b.fix(fix(
             FixId::EnforceEager,
             CauseId::GraphCapture,
-            "Run without CUDA graphs: compile without mode=\"reduce-overhead\" (or capture fewer shapes)".into(),
+            "Run without CUDA graphs: your code's torch.compile without mode=\"reduce-overhead\", or the \
+             serving engine's own switch for eager mode (or fewer captured shapes)"
+                .into(),
             GivesUp::Speed,
             None,
-            "model = torch.compile(model)   # not mode=\"reduce-overhead\", which captures CUDA graphs".into(),
+            "model = torch.compile(model)   # if your code compiles: not mode=\"reduce-overhead\", which captures CUDA graphs"
+                .into(),
         ));
         inspect_fix(f, b, None);
         return;
     }
+    // From 0.21 vLLM takes its own estimate of the graphs out of the budget
+    // (`determine_available_memory`, `Version::subtracts_cuda_graphs`): an OOM
+    // here then means the estimate fell short.
+    let estimate = match f.serving {
+        Some(EngineKind::Vllm) => " (from 0.21 inside it, by an estimate of the graphs that can fall short)",
+        Some(EngineKind::Sglang | EngineKind::Transformers | EngineKind::LlamaCpp | EngineKind::Ollama) | None => "",
+    };
     b.add(
         CauseId::GraphCapture,
         85,
         format!(
             "{engine} ran out while capturing CUDA graphs at start-up: it sizes its KV cache first and captures the \
-             graphs in {budget}, so a budget that leaves too little fails here"
+             graphs in {budget}{estimate}, so a budget that leaves too little fails here"
         ),
     );
     match f.serving {
