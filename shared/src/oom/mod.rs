@@ -466,14 +466,14 @@ fn graph_capture(t: &[u8]) -> bool {
         return true;
     }
     let last = |marks: &[&str]| marks.iter().filter_map(|m| scan::find_last(t, t.len(), m)).map(|(s, _)| s).max();
+    // `scan` ignores case: "CUDA graph begin" is also the old `Capture cuda graph begin`.
     let begun = last(&[
         "Capturing cudagraphs",
         "Capturing CUDA graphs",
         "Capturing the model for CUDA graphs",
-        "Capture cuda graph begin",
         "CUDA graph begin",
     ]);
-    let done = last(&["Graph capturing finished", "Capture cuda graph end", "CUDA graph end"]);
+    let done = last(&["Graph capturing finished", "CUDA graph end"]);
     match (begun, done) {
         (Some(b), Some(d)) => b > d,
         (Some(_), None) => true,

@@ -943,7 +943,7 @@ impl Version {
         match self {
             Self::V0 | Self::V1 => super::CUDA_GRAPH_CAPTURE_SIZES,
             Self::V0_10 => {
-                let largest = max_num_seqs.saturating_mul(2).min(512).min(max_num_batched_tokens);
+                let largest = capture_bound(max_num_seqs, max_num_batched_tokens);
                 [1, 2, 4].iter().filter(|&&n| n <= max_num_batched_tokens).count() as u64 + largest / 8
             }
             Self::V0_12
@@ -965,16 +965,8 @@ impl Version {
             | Self::V0_24Rope
             | Self::V0_24Mm
             | Self::V0_34 => {
-                let largest = max_num_seqs.saturating_mul(2).min(512).min(max_num_batched_tokens);
-                let sizes = |upto: u64| match upto {
-                    0 => 0,
-                    1 => 1,
-                    2 | 3 => 2,
-                    4..=7 => 3,
-                    8..=255 => 3 + upto / 8,
-                    _ => 3 + 31 + (upto - 256) / 16 + 1,
-                };
-                sizes(largest) + sizes(max_num_seqs.min(largest))
+                let largest = capture_bound(max_num_seqs, max_num_batched_tokens);
+                capture_grid(largest).0 + capture_grid(max_num_seqs.min(largest)).0
             }
         }
     }
@@ -984,14 +976,8 @@ impl Version {
     /// most `min(2 × max_num_seqs, 512, max_num_batched_tokens)`, and FULL
     /// at most `max_num_seqs`); FULL is 0 before 0.11, piecewise only.
     pub fn cuda_graph_largest(self, max_num_seqs: u64, max_num_batched_tokens: u64) -> (u64, u64) {
-        let largest = max_num_seqs.saturating_mul(2).min(512).min(max_num_batched_tokens);
-        let on_grid = |upto: u64| match upto {
-            0..=2 => upto,
-            3 => 2,
-            4..=7 => 4,
-            8..=255 => upto / 8 * 8,
-            _ => 256 + (upto - 256) / 16 * 16,
-        };
+        let largest = capture_bound(max_num_seqs, max_num_batched_tokens);
+        let on_grid = |upto: u64| capture_grid(upto).1;
         match self {
             Self::V0 | Self::V1 => (512, 0),
             Self::V0_10 => (if largest >= 8 { largest / 8 * 8 } else { on_grid(largest) }, 0),
@@ -1211,5 +1197,25 @@ impl Version {
             | Self::V0_24Mm
             | Self::V0_34 => true,
         }
+    }
+}
+
+/// The largest batch vLLM captures a graph for (0.10 – 0.34,
+/// `_set_cudagraph_sizes`): `min(2 × max_num_seqs, 512, max_num_batched_tokens)`.
+fn capture_bound(max_num_seqs: u64, max_num_batched_tokens: u64) -> u64 {
+    max_num_seqs.saturating_mul(2).min(512).min(max_num_batched_tokens)
+}
+
+/// vLLM's capture sizes up to `upto` (`[1, 2, 4]`, 8 to 248 by 8, then 256
+/// on by 16, 0.11.2 – 0.33.0 `_set_cudagraph_sizes`): how many, and the
+/// largest of them.
+fn capture_grid(upto: u64) -> (u64, u64) {
+    match upto {
+        0 => (0, 0),
+        1 => (1, 1),
+        2 | 3 => (2, 2),
+        4..=7 => (3, 4),
+        8..=255 => (3 + upto / 8, upto / 8 * 8),
+        _ => (3 + 31 + (upto - 256) / 16 + 1, 256 + (upto - 256) / 16 * 16),
     }
 }
