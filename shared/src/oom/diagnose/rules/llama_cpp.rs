@@ -15,6 +15,17 @@ fn lever(f: &Facts, llama_server: &str, ollama: &str) -> String {
     if f.r.via_ollama { ollama } else { llama_server }.into()
 }
 
+/// Halving llama-server's context (`-c`), or Ollama's `num_ctx`.
+fn half_context(f: &Facts) -> String {
+    lever(f, "llama-server ... -c <half of now>", crate::engines::ollama::LEVERS.half_context)
+}
+
+/// Halving llama-server's physical batch (`-ub`, flash attention on), or
+/// Ollama's `num_batch`.
+fn half_batch(f: &Facts) -> String {
+    lever(f, &format!("llama-server ... -ub 256{}", fa_on(f)), crate::engines::ollama::LEVERS.half_batch)
+}
+
 /// ` -fa` turning flash attention on as the plan's llama.cpp build spells it
 /// (the newest's without a plan): bare before b6325, `-fa on` from it,
 /// nothing on ik_llama.cpp where it is the default
@@ -102,7 +113,7 @@ pub(super) fn llama_cpp(f: &Facts, b: &mut Board) {
                 format!("Halve the context ({}): the cache is pre-allocated for all of it", flag(f, "-c")),
                 GivesUp::Length,
                 q.map(|q| q / 2),
-                lever(f, "llama-server ... -c <half of now>", crate::engines::ollama::LEVERS.half_context),
+                half_context(f),
             ));
             let q8 = KvDtype::Q8_0.bpw(128).as_f64() / 16.0;
             // Not for a plan whose cache is already 8 bits or fewer.
@@ -153,7 +164,7 @@ pub(super) fn llama_cpp(f: &Facts, b: &mut Board) {
                 "Halve the physical batch the compute buffers are sized for".into(),
                 GivesUp::Speed,
                 q.map(|q| q / 2),
-                lever(f, &format!("llama-server ... -ub 256{}", fa_on(f)), crate::engines::ollama::LEVERS.half_batch),
+                half_batch(f),
             ));
             b.fix(fix(
                 FixId::SmallerContext,
@@ -212,7 +223,7 @@ pub(super) fn llama_cpp(f: &Facts, b: &mut Board) {
                 "Halve the physical batch the compute buffers are sized for".into(),
                 GivesUp::Speed,
                 None,
-                lever(f, &format!("llama-server ... -ub 256{}", fa_on(f)), crate::engines::ollama::LEVERS.half_batch),
+                half_batch(f),
             ));
         }
     }
@@ -312,7 +323,7 @@ fn single_buffer_limit(f: &Facts, b: &mut Board, q: Option<u64>, size: &str, on:
             format!("Halve the context ({}): the cache's buffer shrinks with it", flag(f, "-c")),
             GivesUp::Length,
             q.map(|q| q / 2),
-            lever(f, "llama-server ... -c <half of now>", crate::engines::ollama::LEVERS.half_context),
+            half_context(f),
         ));
         return;
     }
@@ -322,7 +333,7 @@ fn single_buffer_limit(f: &Facts, b: &mut Board, q: Option<u64>, size: &str, on:
         format!("Halve the physical batch ({}): the compute buffer is sized for it", flag(f, "-ub")),
         GivesUp::Speed,
         q.map(|q| q / 2),
-        lever(f, &format!("llama-server ... -ub 256{}", fa_on(f)), crate::engines::ollama::LEVERS.half_batch),
+        half_batch(f),
     ));
 }
 
