@@ -127,7 +127,7 @@ impl Model {
                 layout.unclassified.first().map_or("", String::as_str)
             ));
         }
-        let legacy_mla_gguf = checkpoint.gguf.as_ref().is_some_and(gguf_without_mla);
+        let legacy_mla_gguf = checkpoint.gguf.as_ref().is_some_and(infer::gguf_without_mla);
         if let (true, crate::arch::AttentionKind::Mla(m)) = (legacy_mla_gguf, arch.text.attention) {
             let head = m.qk_nope_head_dim.saturating_add(m.qk_rope_head_dim).saturating_add(m.v_head_dim);
             let latent = m.kv_lora_rank.saturating_add(m.qk_rope_head_dim).max(1);
@@ -242,19 +242,6 @@ impl Model {
             acc.saturating_add(p)
         })
     }
-}
-
-/// Whether a GGUF holds MLA weights llama.cpp cannot run as MLA: a latent
-/// (`{arch}.attention.kv_lora_rank`) without the per-head widths the split
-/// `attn_k_b`/`attn_v_b` are read with (`key_length_mla`,
-/// `value_length_mla`; `is_mla` needs both).
-fn gguf_without_mla(g: &crate::checkpoint::gguf::File) -> bool {
-    let set = |key: &str| g.arch_u64(key).is_some_and(|v| v > 0);
-    // `deepseek2` is the architecture llama.cpp loads either way; MiniCPM3's
-    // and PLM's loaders never read `key_length_mla` (src/llama-model.cpp).
-    g.architecture() == Some("deepseek2")
-        && set("attention.kv_lora_rank")
-        && !(set("attention.key_length_mla") && set("attention.value_length_mla"))
 }
 
 /// Layers and packing the names need: `num_hidden_layers` (or GGUF

@@ -182,6 +182,19 @@ fn gguf_mla(g: &gguf::File, key: Option<u64>, value: Option<u64>) -> Result<Opti
     }))
 }
 
+/// Whether a GGUF holds MLA weights llama.cpp cannot run as MLA: a latent
+/// (`{arch}.attention.kv_lora_rank`) without the per-head widths the split
+/// `attn_k_b`/`attn_v_b` are read with (`key_length_mla`,
+/// `value_length_mla`; `is_mla` needs both).
+pub(crate) fn gguf_without_mla(g: &gguf::File) -> bool {
+    let set = |key: &str| g.arch_u64(key).is_some_and(|v| v > 0);
+    // `deepseek2` is the architecture llama.cpp loads either way; MiniCPM3's
+    // and PLM's loaders never read `key_length_mla` (src/llama-model.cpp).
+    g.architecture() == Some("deepseek2")
+        && set("attention.kv_lora_rank")
+        && !(set("attention.key_length_mla") && set("attention.value_length_mla"))
+}
+
 /// llama.cpp's default sliding-window pattern per GGUF architecture: in each
 /// period of `n` layers one is full attention, the last (or, with
 /// `dense_first`, the first). From `load_swa_pattern(ml, n[, dense_first])`
