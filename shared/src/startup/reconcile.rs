@@ -101,8 +101,10 @@ fn vllm_row(f: &Fact, r: &crate::engines::vllm::Report, e: &Estimate, notes: &mu
         Figure::CudaGraphs { bytes } => {
             row("CUDA graphs", Amount::Bytes(bytes), kv.map(|k| Amount::Bytes(k.cuda_graph_bytes)))
         }
+        // From 0.21 the estimate is what the KV budget takes; before, it
+        // is logged beside a capture the plan models.
         Figure::CudaGraphEstimate { bytes } => match u64::try_from(bytes) {
-            Ok(bytes) => row("CUDA graphs", Amount::Bytes(bytes), kv.map(|k| Amount::Bytes(k.cuda_graph_bytes))),
+            Ok(bytes) => row("CUDA graphs", Amount::Bytes(bytes), kv.map(|k| Amount::Bytes(k.estimated_graph_bytes()))),
             // No row holds a negative figure: said in words, with what it
             // did to the KV cache.
             Err(_) => {
@@ -180,19 +182,20 @@ fn negative_graph_estimate(
 ) -> String {
     use crate::units::{UnitSystem, format_bytes};
     let b = |n: u64| format_bytes(n, UnitSystem::Binary);
+    let plan = k.estimated_graph_bytes();
     let head = format!(
         "line {line}: vLLM estimated its CUDA graphs at -{} before sizing the KV cache, the plan at {}",
         b(minus),
-        b(k.cuda_graph_bytes)
+        b(plan)
     );
-    if r.version.subtracts_cuda_graphs() && k.reserved_kv_bytes.is_none() {
+    if k.subtracted_graph_bytes > 0 {
         format!(
             "{head}; the {} rules take the estimate from the KV budget, so the log's added {} to its KV cache where \
              the plan's takes {} away: {} of the KV figures' difference is this term",
             r.version.id(),
             b(minus),
-            b(k.cuda_graph_bytes),
-            b(minus.saturating_add(k.cuda_graph_bytes))
+            b(plan),
+            b(minus.saturating_add(plan))
         )
     } else {
         format!("{head}; the {} rules do not take the estimate from the KV budget", r.version.id())

@@ -1679,11 +1679,19 @@ fn vllm_reads_a_negative_cuda_graph_estimate() {
     assert_eq!(fact.line, 48);
     assert_eq!(estimate.describe(), "CUDA graphs (estimated before the KV cache): -829.44 MiB");
     let (m, s, _) = planned_from(&l, "qwen3.5-27b", "dgx-spark");
-    let (rows, notes) = shared::startup::reconcile(&l, &crate::estimate(&m, s));
+    let (rows, notes) = shared::startup::reconcile(&l, &crate::estimate(&m, s.clone()));
     assert!(!rows.iter().any(|r| r.line == 48), "{rows:?}");
     let note = notes.iter().find(|n| n.starts_with("line 48: ")).unwrap_or_else(|| panic!("{notes:?}"));
     assert!(note.contains("at -829.44 MiB before sizing the KV cache"), "{note}");
     assert!(note.contains("so the log's added 829.44 MiB to its KV cache where the plan's takes "), "{note}");
+    // The figure named is the one the plan's KV budget takes (the per-layer
+    // rule), not the modelled capture, which is larger here.
+    let e = crate::estimate(&m, s);
+    let Some(shared::engines::EngineReport::Vllm(r)) = &e.engine_report else { panic!("no vLLM report") };
+    let k = &r.per_gpu[0];
+    assert!(k.subtracted_graph_bytes > 0 && k.subtracted_graph_bytes != k.cuda_graph_bytes, "{k:?}");
+    let named = shared::units::format_bytes(k.subtracted_graph_bytes, shared::units::UnitSystem::Binary);
+    assert!(note.contains(&format!("the plan at {named};")), "{note}");
     // A bare minus or a figure past i64 is no figure, and no panic.
     for line in ["Estimated CUDA graph memory: - GiB total", "Estimated CUDA graph memory: -99999999999999 GiB"] {
         let text = format!(
@@ -1692,6 +1700,27 @@ fn vllm_reads_a_negative_cuda_graph_estimate() {
         let l = read(&text).unwrap_or_else(|| panic!("no log"));
         assert!(!figures(&l).iter().any(|f| matches!(f, Figure::CudaGraphEstimate { .. })), "{line}");
     }
+}
+
+/// From 0.21 vLLM's `Estimated CUDA graph memory` is what its KV budget
+/// takes for the graphs: the row sets it against what the plan's budget
+/// takes (the per-layer rule), and the capture's own line against the
+/// modelled capture. vLLM 0.22.1, Qwen3-30B-A3B with FP8 applied at load on
+/// one H100: estimate 0.14 GiB, capture 0.22 GiB, KV cache 42.54 GiB (the
+/// plan's budget takes 360 MiB by the per-layer rule: vLLM's own estimate,
+/// from its first captures, is not modelled).
+#[test]
+fn vllm_sets_its_graph_estimate_against_what_the_budget_takes() {
+    use shared::startup::Amount;
+    let l = log("vllm-v1-0221-qwen3-30b-a3b-fp8online-h100");
+    let (m, s, _) = planned_from(&l, "qwen3-30b-a3b", "h100-sxm");
+    let e = crate::estimate(&m, s.clone());
+    let Some(shared::engines::EngineReport::Vllm(r)) = &e.engine_report else { panic!("no vLLM report") };
+    let k = &r.per_gpu[0];
+    let (rows, _) = shared::startup::reconcile(&l, &e);
+    let row = |line| rows.iter().find(|r| r.line == line).unwrap_or_else(|| panic!("{rows:?}"));
+    assert_eq!(row(66).predicted, Some(Amount::Bytes(k.subtracted_graph_bytes)));
+    assert_eq!(row(75).predicted, Some(Amount::Bytes(k.cuda_graph_bytes)));
 }
 
 /// A log that names no GPU but whose own figures show it held more than the

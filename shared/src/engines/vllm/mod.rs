@@ -201,6 +201,11 @@ pub struct GpuKv {
     #[serde(skip_serializing_if = "is_zero")]
     pub all2all_bytes: u64,
     pub cuda_graph_bytes: u64,
+    /// What the KV budget takes for the CUDA graphs before they are captured:
+    /// from 0.21 vLLM's own estimate (`profile_cudagraph_memory`), which the
+    /// plan takes as the per-layer rule; 0 where nothing is taken.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub subtracted_graph_bytes: u64,
     /// What the extensible KV cache (0.34+) keeps free beyond the activation
     /// peak ([`extensible::Measured::margin`]); 0 without it.
     #[serde(skip_serializing_if = "is_zero")]
@@ -223,6 +228,13 @@ impl GpuKv {
     /// that reserves it.
     pub fn logged_kv_bytes(&self) -> u64 {
         self.reserved_kv_bytes.unwrap_or(self.available_kv_bytes)
+    }
+
+    /// The plan's figure for vLLM's `Estimated CUDA graph memory`: what the
+    /// KV budget takes for the graphs where it takes one (0.21+), else the
+    /// capture the estimate foretells (0.19 – 0.20 log it and take nothing).
+    pub fn estimated_graph_bytes(&self) -> u64 {
+        if self.subtracted_graph_bytes > 0 { self.subtracted_graph_bytes } else { self.cuda_graph_bytes }
     }
 }
 
@@ -531,6 +543,7 @@ fn budget(p: &Plan, o: Options, max_model_len: u64) -> Budget {
             non_torch_bytes: non_torch,
             all2all_bytes: a2a,
             cuda_graph_bytes: graphs,
+            subtracted_graph_bytes: subtracted_graphs,
             margin_bytes: measured.map_or(0, extensible::Measured::margin),
             reserved_kv_bytes: measured.map(|_| profiled),
             available_kv_bytes: available,
