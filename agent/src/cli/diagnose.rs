@@ -176,6 +176,9 @@ pub fn run(mut args: DiagnoseArgs) -> anyhow::Result<()> {
         if let Some((rows, notes)) = &reconciled {
             out.push_str(&reconciled_report(rows, notes, &taken));
         }
+        if let (Some(log), None) = (&startup, &planned) {
+            out.push_str(&unplanned_report(log, &taken));
+        }
         if let Some(w) = &what_ifs {
             out.push_str(&what_ifs_report(w));
         }
@@ -188,6 +191,21 @@ pub fn run(mut args: DiagnoseArgs) -> anyhow::Result<()> {
         bail!("no out-of-memory message or engine start-up log found in {source}");
     }
     Ok(())
+}
+
+/// A start-up log with no plan beside it says why and what would give one:
+/// its figures are read, but nothing predicts them.
+fn unplanned_report(log: &startup::StartupLog, taken: &[String]) -> String {
+    let why = taken
+        .iter()
+        .find_map(|t| t.strip_prefix("no plan from the log's metadata: "))
+        .map(str::to_owned)
+        .or_else(|| log.config.model.as_ref().map(|m| format!("the log names the model {m}, which is not a preset")))
+        .unwrap_or_else(|| "the log names no model".into());
+    format!(
+        "\nNot set against a plan: {why}. Give the model that ran (--model PRESET, --config config.json, --checkpoint \
+         or --hf) and, where the log does not name it, --gpu, to set each figure beside its prediction.\n"
+    )
 }
 
 /// The text and a name for messages. Bytes that are not UTF-8 (a log with a

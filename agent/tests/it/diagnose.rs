@@ -430,3 +430,31 @@ fn the_cli_and_the_page_plan_every_start_up_log_alike() {
     }
     assert!(compared >= 40, "{compared} logs compared, {refused} refused by both");
 }
+
+/// A start-up log whose model is no preset is read, and says why nothing
+/// stands beside its figures and what would set them against a plan.
+#[test]
+fn a_log_of_a_model_that_is_no_preset_says_how_to_plan_it() {
+    let log = "INFO 04-22 15:13:40 [config.py:100] Initializing a V1 LLM engine (v0.19.0) with config: \
+               model='ibm-granite/granite-3.1-8b-instruct', dtype=torch.bfloat16, max_seq_len=8192, \
+               tensor_parallel_size=1\n\
+               INFO 04-22 15:14:40 [kv_cache_utils.py:1087] GPU KV cache size: 384,432 tokens\n";
+    let mut child = Command::new(env!("CARGO_BIN_EXE_headroom"))
+        .args(["diagnose", "-"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run headroom");
+    child.stdin.take().expect("stdin").write_all(log.as_bytes()).expect("write the log");
+    let out = child.wait_with_output().expect("headroom's output");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        text.contains(
+            "Not set against a plan: the log names the model ibm-granite/granite-3.1-8b-instruct, which is not a preset."
+        ),
+        "{text}"
+    );
+    assert!(text.contains("--model PRESET, --config config.json"), "{text}");
+}

@@ -88,6 +88,10 @@ pub enum OomKind {
     /// vLLM (V1): the GPU ran out while warming up the sampler (or pooler)
     /// with `max_num_seqs` dummy requests, after the KV cache was allocated.
     VllmSamplerWarmup,
+    /// vLLM (V1): less of the GPU was free at start-up than
+    /// `gpu_memory_utilization` asks for, so it stopped before loading
+    /// anything: the rest was held by something else.
+    VllmFreeBelowRequest,
     /// SGLang: the KV pool came out at zero or fewer tokens after the weights.
     SglangNoKvPool,
     /// Ollama: the part of the model kept in system RAM is more than the
@@ -111,6 +115,7 @@ impl OomKind {
             Self::VllmKvCacheTooSmall => "vLLM: KV cache too small for one request",
             Self::VllmNoCacheBlocks => "vLLM: no memory left for KV cache blocks",
             Self::VllmSamplerWarmup => "vLLM: out of memory warming up the sampler at start-up",
+            Self::VllmFreeBelowRequest => "vLLM: less free at start-up than gpu_memory_utilization asks for",
             Self::SglangNoKvPool => "SGLang: no memory left for the KV pool at start-up",
             Self::OllamaHostMemory => "Ollama: not enough system memory (host RAM) to load the model",
             Self::LlamaCpp => "llama.cpp / ggml buffer allocation failed",
@@ -436,6 +441,7 @@ fn allocation_limit(t: &[u8], kind: Option<OomKind>) -> bool {
             | OomKind::VllmKvCacheTooSmall
             | OomKind::VllmNoCacheBlocks
             | OomKind::VllmSamplerWarmup
+            | OomKind::VllmFreeBelowRequest
             | OomKind::SglangNoKvPool
             | OomKind::OllamaHostMemory,
         )
@@ -546,6 +552,11 @@ fn missing_fields(r: &OomReport) -> Vec<&'static str> {
             ("max_seq_len", r.max_seq_len.is_some()),
             ("kv_needed_bytes", r.kv_needed_bytes.is_some()),
             ("kv_available_bytes", r.kv_available_bytes.is_some()),
+        ],
+        Some(OomKind::VllmFreeBelowRequest) => &[
+            ("free_bytes", r.free_bytes.is_some()),
+            ("total_bytes", r.total_bytes.is_some()),
+            ("gpu_memory_utilization", r.gpu_memory_utilization_permille.is_some()),
         ],
         Some(OomKind::OllamaHostMemory) => &[
             ("host_required_bytes", r.host_required_bytes.is_some()),

@@ -30,6 +30,34 @@ pub(super) fn scan(t: &[u8], out: &mut Vec<Occurrence>) {
         let report = OomReport { kind: Some(OomKind::VllmNoCacheBlocks), ..OomReport::default() };
         out.push(Occurrence { start, report });
     }
+    // `Free memory on device cuda:1 (60.87/79.19 GiB) on startup is less
+    // than desired GPU memory utilization (0.95, 75.23 GiB). …`
+    // (v1/worker/utils.py::request_memory, 0.19 – 0.21; 0.11's
+    // v1/worker/gpu_worker.py names no device): free and total as
+    // `format_gib`, two decimals of GiB.
+    for (start, end) in scan::find_all(t, "on startup is less than desired") {
+        let line = scan::line_start(t, start);
+        if scan::find(t, line, start, "raise").is_some() {
+            continue;
+        }
+        let Some((from, after)) = scan::find(t, line, start, "Free memory on device") else { continue };
+        let mut report = OomReport { kind: Some(OomKind::VllmFreeBelowRequest), ..OomReport::default() };
+        let mut c = Cur::new(t, after);
+        if c.lit("cuda:") {
+            report.gpu_index = c.uint().and_then(|n| u32::try_from(n).ok());
+        }
+        c.lit("(");
+        let free = c.fraction_permille();
+        if c.lit("/") {
+            report.total_bytes = c.binary_size();
+            report.free_bytes = free.and_then(|p| p.checked_mul(crate::units::GIB)).map(|b| b / 1000);
+        }
+        let mut c = Cur::new(t, end);
+        if c.find("utilization", 40) && c.lit("(") {
+            report.gpu_memory_utilization_permille = c.fraction_permille().filter(|p| (1..=1000).contains(p));
+        }
+        out.push(Occurrence { start: from, report });
+    }
     // `CUDA out of memory occurred when warming up sampler with 256 dummy
     // requests. Please try lowering `max_num_seqs` or
     // `gpu_memory_utilization` when initializing the engine.` (`warming up
@@ -127,7 +155,8 @@ pub(super) fn fill_context(t: &[u8], error_start: usize, in_vllm: bool, r: &mut 
     if !is_vllm && !in_vllm {
         return;
     }
-    r.gpu_memory_utilization_permille = utilization(t);
+    // The error's own figure, where it gives one, is what the run asked for.
+    r.gpu_memory_utilization_permille = r.gpu_memory_utilization_permille.or_else(|| utilization(t));
     r.kv_cache_dtype = kv_cache_dtype(t);
     // A paste names at most as many stages as a plan has GPUs
     // (`plan::MAX_GPUS`); a larger figure is not a setting.
@@ -239,7 +268,11 @@ fn utilization(t: &[u8]) -> Option<u64> {
     ];
     last_of(t, &FORMS, |c| {
         let p = c.fraction_permille().filter(|p| (1..=1000).contains(p))?;
-        (t.get(c.pos) != Some(&b'-')).then_some(p)
+        // 0.21+'s hint `The current --gpu-memory-utilization=0.8900 is
+        // equivalent to --gpu-memory-utilization=0.8690 without CUDA graph
+        // memory profiling` (v1/worker/gpu_worker.py) names the setting first.
+        let equivalent = scan::match_at(t, scan::skip_ws(t, c.pos), "without").is_some();
+        (t.get(c.pos) != Some(&b'-') && !equivalent).then_some(p)
     })
 }
 

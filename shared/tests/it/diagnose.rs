@@ -199,6 +199,8 @@ fn error_only_cases() -> Vec<(&'static str, Option<CauseId>)> {
         ("89-mps-comfyui-gib-units-large-request.txt", Some(KvCacheGrowth)),
         ("90-mps-64gb-shared-pool-256-bytes.txt", Some(WeightsTooLarge)),
         ("91-mps-rl-swarm-two-messages-24gb.txt", Some(KvCacheGrowth)),
+        // 18.32 GiB of the GPU held elsewhere before vLLM loaded anything.
+        ("110-vllm-free-below-utilization-tp2.txt", Some(OtherProcesses)),
     ]
 }
 
@@ -1290,4 +1292,50 @@ fn an_mps_paste_gets_a_macs_levers_and_no_cuda_only_commands() {
     );
     let d = oom::diagnose(&huge, &ctx);
     assert_eq!(d.causes.first().map(|c| c.id), Some(CauseId::TooLargeOverall), "{:?}", d.causes);
+}
+
+/// vLLM's start-up check of free memory against what gpu_memory_utilization
+/// asks for blames what else holds the GPU, and the lower utilization it
+/// offers is the largest hundredth the free memory covers: 60.87 of 79.19
+/// GiB free is 0.768 of the GPU, so 0.76, from the message's own 0.95.
+#[test]
+fn vllm_stopping_on_too_little_free_memory_offers_what_is_free() {
+    let d = diagnose("110-vllm-free-below-utilization-tp2.txt", &DiagnoseContext::error_only());
+    let top = d.causes.first().unwrap_or_else(|| panic!("no cause"));
+    assert_eq!(top.id, CauseId::OtherProcesses);
+    assert!(top.evidence.iter().any(|e| e.contains("18.32 GiB (23 %) was held elsewhere")), "{:?}", top.evidence);
+    let lower = d.fixes.iter().find(|f| f.id == FixId::GpuMemoryUtilization).unwrap_or_else(|| panic!("{:?}", d.fixes));
+    assert!(lower.code.contains("--gpu-memory-utilization 0.76   # now 0.95"), "{}", lower.code);
+    assert!(d.fixes.iter().any(|f| f.id == FixId::InspectGpu), "{:?}", d.fixes);
+}
+
+/// vLLM 0.21+'s hint names the setting and what it equals without the
+/// graphs' profile (`The current --gpu-memory-utilization=0.8900 is
+/// equivalent to --gpu-memory-utilization=0.8690 without CUDA graph memory
+/// profiling`): the setting is the first.
+#[test]
+fn vllm_reads_the_utilization_set_not_its_equivalent() {
+    let text = "(EngineCore pid=6890) INFO 08-03 21:49:23 [gpu_worker.py:553] CUDA graph memory profiling is \
+                enabled (default since v0.21.0). The current --gpu-memory-utilization=0.8900 is equivalent to \
+                --gpu-memory-utilization=0.8690 without CUDA graph memory profiling. To maintain the same effective \
+                KV cache size as before, increase --gpu-memory-utilization to 0.9110.\n\
+                (EngineCore pid=6890) ERROR 08-03 21:49:30 [core.py:1000] ValueError: To serve at least one request \
+                with the models's max seq len (262144), (18.35 GiB KV cache is needed, which is larger than the \
+                available KV cache memory (8.72 GiB). Based on the available memory, the estimated maximum model \
+                length is 121840.\n";
+    let r = oom::parse(text);
+    assert_eq!(r.gpu_memory_utilization_permille, Some(890), "{r:?}");
+}
+
+/// A plan that fits beside a paste that ran out says both: "fits" is the
+/// plan's verdict, never the failed run's.
+#[test]
+fn a_fitting_plan_beside_a_failed_run_says_the_run_ran_out() {
+    let model = preset("llama-3.2-1b");
+    let plan = Scenario::default();
+    let ctx = DiagnoseContext::error_only().with_plan(&model, &plan);
+    let d = diagnose("110-vllm-free-below-utilization-tp2.txt", &ctx);
+    let note =
+        d.notes.iter().find(|n| n.starts_with("The plan fits this GPU")).unwrap_or_else(|| panic!("{:?}", d.notes));
+    assert!(note.contains("The run in the paste ran out all the same"), "{note}");
 }

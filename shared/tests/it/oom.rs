@@ -846,6 +846,18 @@ fn cases() -> Vec<(&'static str, Value)> {
                 "notes": ["Found 2 out-of-memory messages"]
             }),
         ),
+        (
+            // vLLM 0.19's request check on the second GPU of two: 60.87 of
+            // 79.19 GiB free against 0.95 (75.23 GiB); the message's own
+            // utilization, `format_gib`'s GiB.
+            "110-vllm-free-below-utilization-tp2.txt",
+            json!({
+                "kind": "vllm_free_below_request", "gpu_index": 1, "total_bytes": 85029615043_u64,
+                "free_bytes": 65358664826_u64, "gpu_memory_utilization_permille": 950, "kv_cache_dtype": "auto",
+                "vllm_process": true, "pipeline_parallel_size": 1, "worker_ranks": 1, "occurrences": 1,
+                "gpus_seen": [1]
+            }),
+        ),
     ]
 }
 

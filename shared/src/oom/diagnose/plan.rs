@@ -303,7 +303,15 @@ fn plan_fits(f: &Facts, b: &mut Board, e: &Estimate, s: &Scenario, need: u64, ca
             ));
         }
     } else {
-        b.notes.push(format!("The plan fits this GPU with {} to spare ({}).", gib(spare), verdict_word(e)));
+        // The paste ran out all the same: said, so "fits" never reads as a
+        // verdict on the run that failed.
+        let yet = if f.r.kind.is_some() {
+            " The run in the paste ran out all the same: it differed from the plan (settings, model, other \
+             processes on the GPU), or the engine used more than the plan counts."
+        } else {
+            ""
+        };
+        b.notes.push(format!("The plan fits this GPU with {} to spare ({}).{yet}", gib(spare), verdict_word(e)));
     }
 }
 

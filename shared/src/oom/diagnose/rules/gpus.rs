@@ -23,13 +23,16 @@ pub(crate) fn several_gpus(f: &Facts, b: &mut Board) {
             | OomKind::PytorchMps
             | OomKind::CudaError
             | OomKind::VllmSamplerWarmup
+            | OomKind::VllmFreeBelowRequest
             | OomKind::SglangNoKvPool
             | OomKind::OllamaHostMemory,
         )
         | None => {}
     }
     let seen = &f.r.gpus_seen;
-    if seen.len() < 2 || b.has(CauseId::GpuImbalance) || f.r.same_on_every_gpu {
+    // vLLM and SGLang give every tensor-parallel rank the same share (their
+    // pipelines are placed above): no split of theirs to balance.
+    if seen.len() < 2 || b.has(CauseId::GpuImbalance) || f.r.same_on_every_gpu || f.serving.is_some() {
         return;
     }
     let list: Vec<String> = seen.iter().map(u32::to_string).collect();
@@ -56,6 +59,7 @@ pub(crate) fn several_gpus(f: &Facts, b: &mut Board) {
             | OomKind::VllmKvCacheTooSmall
             | OomKind::VllmNoCacheBlocks
             | OomKind::VllmSamplerWarmup
+            | OomKind::VllmFreeBelowRequest
             | OomKind::SglangNoKvPool
             | OomKind::OllamaHostMemory,
         )

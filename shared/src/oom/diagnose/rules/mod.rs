@@ -23,7 +23,7 @@ use mps::mps;
 use ollama::ollama_host_memory;
 use pytorch::pytorch_workload;
 use sglang::sglang_no_kv_pool;
-use vllm::{vllm_kv_too_small, vllm_max_seq_len, vllm_no_cache_blocks, vllm_sampler_warmup};
+use vllm::{vllm_free_below_request, vllm_kv_too_small, vllm_max_seq_len, vllm_no_cache_blocks, vllm_sampler_warmup};
 
 /// Steps 1–3 from the error alone: what this process's own memory is made of.
 pub(super) fn from_the_error(f: &Facts, b: &mut Board) {
@@ -64,6 +64,7 @@ pub(super) fn from_the_error(f: &Facts, b: &mut Board) {
         Some(OomKind::VllmKvCacheTooSmall) => vllm_kv_too_small(f, b),
         Some(OomKind::VllmNoCacheBlocks) => vllm_no_cache_blocks(f, b),
         Some(OomKind::VllmSamplerWarmup) => vllm_sampler_warmup(f, b),
+        Some(OomKind::VllmFreeBelowRequest) => vllm_free_below_request(f, b),
         Some(OomKind::SglangNoKvPool) => sglang_no_kv_pool(f, b),
         Some(OomKind::OllamaHostMemory) => ollama_host_memory(f, b),
         Some(OomKind::LlamaCpp) => llama_cpp(f, b),

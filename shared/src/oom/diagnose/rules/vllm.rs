@@ -454,3 +454,54 @@ pub(super) fn vllm_sampler_warmup(f: &Facts, b: &mut Board) {
 fn capability(c: u32) -> String {
     format!("{}.{}", c / 10, c % 10)
 }
+
+/// `Free memory on device cuda:N (F/T GiB) on startup is less than desired
+/// GPU memory utilization (U, R GiB)`: vLLM asks for `ceil(T × U)` of the
+/// GPU before it loads anything and stops when less is free
+/// (`v1/worker/utils.py::request_memory`, 0.19 – 0.21). What is missing is
+/// held by another process (a second engine, its leftover workers, a
+/// notebook): vLLM's own use at that point is its CUDA context.
+pub(super) fn vllm_free_below_request(f: &Facts, b: &mut Board) {
+    let gpu = f.r.gpu_index.map_or_else(|| "the GPU".to_owned(), |i| format!("GPU {i}"));
+    let (Some(free), Some(total), Some((u, from))) = (f.free, f.total, f.utilization) else {
+        b.add(
+            CauseId::OtherProcesses,
+            80,
+            format!("vLLM found less of {gpu} free at start-up than gpu_memory_utilization asks for: another process holds the rest"),
+        );
+        inspect_fix(f, b, None);
+        return;
+    };
+    let requested = (u128::from(total) * u128::from(u)).div_ceil(1000) as u64;
+    let held = total.saturating_sub(free);
+    b.add(
+        CauseId::OtherProcesses,
+        90,
+        format!(
+            "when vLLM started, {} of {gpu}'s {} was free: {} ({}) was held elsewhere (another vLLM or its leftover \
+             workers, a notebook, another container), and gpu_memory_utilization {} asks for {} before anything loads",
+            gib(free),
+            gib(total),
+            gib(held),
+            pct(held, total),
+            fraction(u),
+            gib(requested)
+        ),
+    );
+    inspect_fix(f, b, Some(requested.saturating_sub(free)));
+    // The largest hundredth at or below what is free: vLLM compares free
+    // memory with `ceil(total × utilization)`.
+    let fits = (u128::from(free) * 100 / u128::from(total.max(1))) as u64 * 10;
+    if (10..u).contains(&fits) {
+        b.fix(fix(
+            FixId::GpuMemoryUtilization,
+            CauseId::OtherProcesses,
+            format!(
+                "Ask for no more than is free (two engines sharing {gpu} need utilizations that add up to under 1)"
+            ),
+            GivesUp::Length,
+            None,
+            format!("vllm serve ... --gpu-memory-utilization {}   # now {} ({from})", fraction(fits), fraction(u)),
+        ));
+    }
+}
