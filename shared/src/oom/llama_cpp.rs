@@ -262,6 +262,20 @@ fn device_index(name: &[u8]) -> Option<u32> {
     std::str::from_utf8(number).ok()?.parse().ok()
 }
 
+/// Where ggml's pinned-memory warning is: `ggml_cuda_host_malloc: failed to
+/// allocate X MiB of pinned memory: out of memory` (ggml/src/ggml-cuda/
+/// ggml-cuda.cu, b8211; `WARNING: failed to allocate X MB of pinned memory`
+/// in 2023's ggml-cuda.cu and in ggml-vulkan.cpp's `ggml_vk_host_malloc`):
+/// `cudaMallocHost` refused to page-lock host RAM, and the caller falls back
+/// to an ordinary CPU buffer (`ggml_backend_cuda_host_buffer_type_alloc_buffer`).
+/// The line's span, for the first such line.
+pub(super) fn pinned_warning(t: &[u8]) -> Option<(usize, usize)> {
+    scan::find_all(t, "of pinned memory").into_iter().find_map(|(start, end)| {
+        let from = scan::line_start(t, start);
+        scan::find(t, from, start, "failed to allocate").map(|_| (from, scan::line_end(t, end, 0)))
+    })
+}
+
 fn occurrence(t: &[u8], group: &[Event<'_>]) -> Occurrence {
     let first = group.first().map_or(0, |e| e.start);
     let last_end = group.last().map_or(first, |e| e.end);

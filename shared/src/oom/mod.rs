@@ -29,7 +29,14 @@
 //!   --mem-fraction-static`, or a negative profiled token count before it);
 //! - Ollama's host-RAM check (`model requires more system memory`);
 //! - llama.cpp / ggml buffer allocation failures on CUDA, ROCm, Vulkan and
-//!   (2023's) Metal.
+//!   (2023's) Metal; its warning that pinned host memory could not be had
+//!   (`ggml_cuda_host_malloc: failed to allocate … of pinned memory`) is
+//!   said to be no GPU failure, never read as one;
+//! - PyTorch's MPS allocator refusing one buffer longer than Metal's
+//!   `maxBufferLength` (`Invalid buffer size: X GB`);
+//! - transformers refusing a bitsandbytes model that `device_map="auto"`
+//!   could not place on the GPUs (`Some modules are dispatched on the CPU or
+//!   the disk`).
 //!
 //! The parser is hand-written (the `scan` module has the primitives) because the
 //! `regex` crate would add about 300 KB to the page's wasm bundle.
@@ -41,6 +48,7 @@ mod ollama;
 mod pytorch;
 pub(crate) mod scan;
 mod sglang;
+mod transformers;
 mod vllm;
 
 pub use diagnose::{
@@ -72,6 +80,11 @@ pub enum OomKind {
     /// set; absent when the ratio is 0.0), the request and its pool. The
     /// GPU shares the Mac's memory, so no capacity or free figure.
     PytorchMps,
+    /// PyTorch's MPS allocator refused one buffer as longer than Metal's
+    /// `maxBufferLength` (MPSAllocator.mm, `alloc_buffer_block`:
+    /// `TORCH_CHECK(size < m_max_buffer_size, "Invalid buffer size: ", …)`,
+    /// 2.0 and later): one tensor, whatever memory is free.
+    PytorchMpsBufferSize,
     /// `CUDA error: out of memory` (or HIP's, or `CUBLAS_STATUS_ALLOC_FAILED`)
     /// from the runtime or a library, outside PyTorch's caching allocator, so
     /// without figures: typically a CUDA context, cuBLAS workspace or NCCL
@@ -99,6 +112,9 @@ pub enum OomKind {
     OllamaHostMemory,
     /// llama.cpp / ggml could not allocate a backend buffer.
     LlamaCpp,
+    /// transformers: `device_map="auto"` left modules of a bitsandbytes
+    /// model on the CPU or disk, which bitsandbytes refuses.
+    QuantizedOffload,
 }
 
 impl OomKind {
@@ -110,6 +126,7 @@ impl OomKind {
             Self::Pytorch => "PyTorch (2.1+) out of memory",
             Self::PytorchAsync => "PyTorch (cudaMallocAsync backend) out of memory",
             Self::PytorchMps => "PyTorch MPS (Apple silicon) out of memory",
+            Self::PytorchMpsBufferSize => "PyTorch MPS: one buffer longer than Metal allows",
             Self::CudaError => "CUDA error: out of memory (outside PyTorch's cache)",
             Self::VllmMaxSeqLen => "vLLM: max seq len larger than the KV cache",
             Self::VllmKvCacheTooSmall => "vLLM: KV cache too small for one request",
@@ -119,6 +136,9 @@ impl OomKind {
             Self::SglangNoKvPool => "SGLang: no memory left for the KV pool at start-up",
             Self::OllamaHostMemory => "Ollama: not enough system memory (host RAM) to load the model",
             Self::LlamaCpp => "llama.cpp / ggml buffer allocation failed",
+            Self::QuantizedOffload => {
+                "transformers: the quantized model does not fit on the GPU (modules sent to CPU/disk)"
+            }
         }
     }
 }
@@ -341,11 +361,17 @@ pub fn parse(text: &str) -> OomReport {
     sglang::scan(t, &mut found);
     ollama::scan(t, &mut found);
     llama_cpp::scan(t, &mut found);
+    transformers::scan(t, &mut found);
     crate::order::sort_by_key(&mut found, |o| o.start);
     llama_cpp::fold_echoes(&mut found);
 
+    let pinned = llama_cpp::pinned_warning(t).map(|(from, to)| pinned_note(&text, from, to));
     let Some(last) = found.len().checked_sub(1) else {
-        return unrecognised(&text);
+        let mut report = unrecognised(&text);
+        if let Some(note) = pinned {
+            report.notes = vec![format!("No GPU out-of-memory error here. {note}")];
+        }
+        return report;
     };
     let mut gpus_seen: Vec<u32> = found.iter().filter_map(|o| o.report.gpu_index).collect();
     crate::order::sort(&mut gpus_seen);
@@ -397,6 +423,7 @@ pub fn parse(text: &str) -> OomReport {
             );
         }
     }
+    report.notes.extend(pinned);
     report.allocation_limit = allocation_limit(t, report.kind);
     report.graph_capture = matches!(
         report.kind,
@@ -434,8 +461,10 @@ fn allocation_limit(t: &[u8], kind: Option<OomKind>) -> bool {
         Some(OomKind::Pytorch | OomKind::PytorchLegacy | OomKind::PytorchAsync) => {
             scan::find(t, 0, t.len(), "can NOT allocate memory block with size larger than").is_some()
         }
+        Some(OomKind::PytorchMpsBufferSize) => true,
         Some(
             OomKind::PytorchMps
+            | OomKind::QuantizedOffload
             | OomKind::CudaError
             | OomKind::VllmMaxSeqLen
             | OomKind::VllmKvCacheTooSmall
@@ -562,8 +591,10 @@ fn missing_fields(r: &OomReport) -> Vec<&'static str> {
             ("host_required_bytes", r.host_required_bytes.is_some()),
             ("host_available_bytes", r.host_available_bytes.is_some()),
         ],
+        Some(OomKind::PytorchMpsBufferSize) => &[("requested_bytes", r.requested_bytes.is_some())],
         Some(
             OomKind::CudaError
+            | OomKind::QuantizedOffload
             | OomKind::VllmNoCacheBlocks
             | OomKind::VllmSamplerWarmup
             | OomKind::SglangNoKvPool
@@ -572,6 +603,18 @@ fn missing_fields(r: &OomReport) -> Vec<&'static str> {
         | None => &[],
     };
     required.iter().filter(|(_, present)| !present).map(|(name, _)| *name).collect()
+}
+
+/// What ggml's pinned-memory warning means ([`llama_cpp::pinned_warning`]):
+/// host RAM, not the GPU, and a fallback rather than a failure.
+/// `GGML_CUDA_NO_PINNED` is read by `ggml_cuda_host_malloc` (ggml-cuda.cu, b8211).
+fn pinned_note(text: &str, from: usize, to: usize) -> String {
+    format!(
+        "\"{}\" is llama.cpp's warning that CUDA could not pin (page-lock) host RAM for a buffer kept on the CPU: \
+         it then uses ordinary host memory and goes on, a little slower to copy. It is not the GPU running out; \
+         GGML_CUDA_NO_PINNED=1 skips pinning and the warning.",
+        excerpt(text, from, to, 160)
+    )
 }
 
 /// The report for text with no recognised message: says whether it at least
@@ -585,7 +628,7 @@ fn unrecognised(text: &str) -> OomReport {
             let to = scan::line_end(t, start, 0);
             format!(
                 "This mentions running out of memory, but not in a format Headroom reads \
-                 (PyTorch on CUDA, ROCm, XPU or MPS, vLLM, SGLang, llama.cpp or Ollama): \"{}\".",
+                 (PyTorch on CUDA, ROCm, XPU or MPS, transformers' bitsandbytes loading, vLLM, SGLang, llama.cpp or Ollama): \"{}\".",
                 excerpt(text, from, to, 200)
             )
         }

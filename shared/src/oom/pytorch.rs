@@ -35,6 +35,9 @@ pub(super) fn scan(t: &[u8], out: &mut Vec<Occurrence>) {
     for (start, end) in scan::find_all(t, "would exceed allowed memory") {
         out.extend(async_message(t, start, end));
     }
+    for (start, end) in scan::find_all(t, "Invalid buffer size:") {
+        out.extend(mps_buffer_size(t, start, end));
+    }
     for (pat, backend) in
         [("CUBLAS_STATUS_ALLOC_FAILED", GpuBackend::Cuda), ("HIPBLAS_STATUS_ALLOC_FAILED", GpuBackend::Hip)]
     {
@@ -43,6 +46,24 @@ pub(super) fn scan(t: &[u8], out: &mut Vec<Occurrence>) {
             out.push(Occurrence { start, report });
         }
     }
+}
+
+/// The MPS allocator's refusal of one buffer longer than Metal's
+/// `maxBufferLength` (aten/src/ATen/mps/MPSAllocator.mm,
+/// `alloc_buffer_block`: `TORCH_CHECK(size < m_max_buffer_size, "Invalid
+/// buffer size: ", format_size(size))`, 2.0 and later), before any memory
+/// is looked at: `RuntimeError: Invalid buffer size: 11.25 GB`, in powers
+/// of 1024 as the MPS message's other figures. Only with a size and its
+/// unit, which other programs' `Invalid buffer size: 0` lack.
+fn mps_buffer_size(t: &[u8], start: usize, end: usize) -> Option<Occurrence> {
+    let requested = Cur::new(t, end).binary_size()?;
+    let r = OomReport {
+        kind: Some(OomKind::PytorchMpsBufferSize),
+        backend: Some(GpuBackend::Mps),
+        requested_bytes: Some(requested),
+        ..OomReport::default()
+    };
+    Some(Occurrence { start, report: r })
 }
 
 /// The backend word in front of "out of memory"; an unknown word (`NPU`)

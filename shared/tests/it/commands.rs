@@ -796,6 +796,58 @@ fn every_transformers_snippet_runs_and_loads_its_plan() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// Every transformers snippet the OOM diagnosis prints over the corpus
+/// (`tests/fixtures/oom/`, from the error alone) runs against the recording
+/// stand-ins and loads with the arguments it names: a bitsandbytes CPU
+/// offload is `llm_int8_enable_fp32_cpu_offload` on `BitsAndBytesConfig`,
+/// the one argument transformers reads (quantizer_bnb_4bit.py, 4.57.1).
+#[test]
+fn every_diagnosis_transformers_snippet_runs() {
+    use shared::oom::{self, DiagnoseContext};
+    use std::process::Command;
+    if Command::new("python3").arg("--version").output().is_err() {
+        eprintln!("python3 is not installed: the transformers snippets are not executed");
+        return;
+    }
+    let dir = std::env::temp_dir().join(format!("headroom-oom-standins-{}", std::process::id()));
+    std::fs::create_dir_all(dir.join("transformers")).unwrap_or_else(|e| panic!("{e}"));
+    std::fs::write(dir.join("torch.py"), TORCH_STANDIN).unwrap_or_else(|e| panic!("{e}"));
+    std::fs::write(dir.join("transformers/__init__.py"), TRANSFORMERS_STANDIN).unwrap_or_else(|e| panic!("{e}"));
+    let fixtures = format!("{}/tests/fixtures/oom", env!("CARGO_MANIFEST_DIR"));
+    let mut snippets: Vec<String> = Vec::new();
+    for entry in std::fs::read_dir(&fixtures).into_iter().flatten().flatten() {
+        let text = std::fs::read_to_string(entry.path()).unwrap_or_default();
+        let d = oom::diagnose(&oom::parse(&text), &DiagnoseContext::error_only());
+        snippets.extend(d.fixes.into_iter().map(|f| f.code).filter(|c| c.starts_with("from transformers import")));
+    }
+    snippets.sort();
+    snippets.dedup();
+    let mut offloads = 0;
+    for (i, code) in snippets.iter().enumerate() {
+        let record = dir.join(format!("record-{i}.jsonl"));
+        let out = Command::new("python3")
+            .arg("-c")
+            .arg(code)
+            .env("PYTHONPATH", &dir)
+            .env("HEADROOM_RECORD", &record)
+            .output()
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert!(out.status.success(), "{code}\n{}", String::from_utf8_lossy(&out.stderr));
+        let text = std::fs::read_to_string(&record).unwrap_or_else(|e| panic!("{code}: {e}"));
+        let load = text
+            .lines()
+            .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+            .find(|c| c["kind"] == "from_pretrained")
+            .unwrap_or_else(|| panic!("{code}: no from_pretrained"));
+        let q = &load["kw"]["quantization_config"];
+        assert_eq!(q["type"], "BitsAndBytesConfig", "{code}");
+        assert_eq!(load["kw"]["device_map"], "auto", "{code}");
+        offloads += usize::from(q["llm_int8_enable_fp32_cpu_offload"] == true);
+    }
+    assert!(snippets.len() >= 3 && offloads == 1, "{} snippets, {offloads} offloads", snippets.len());
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 /// A shell line's words as a shell gives them to the program: quotes
 /// removed.
 fn shell_words(line: &str) -> Vec<String> {

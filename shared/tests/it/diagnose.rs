@@ -199,6 +199,17 @@ fn error_only_cases() -> Vec<(&'static str, Option<CauseId>)> {
         ("89-mps-comfyui-gib-units-large-request.txt", Some(KvCacheGrowth)),
         ("90-mps-64gb-shared-pool-256-bytes.txt", Some(WeightsTooLarge)),
         ("91-mps-rl-swarm-two-messages-24gb.txt", Some(KvCacheGrowth)),
+        // device_map="auto" left modules of a bitsandbytes model off the GPU.
+        ("92-transformers-bnb-dispatch-old-wording-minigpt4.txt", Some(WeightsTooLarge)),
+        ("93-transformers-bnb-dispatch-llm-int8-wording-3050.txt", Some(WeightsTooLarge)),
+        ("94-transformers-bnb-dispatch-valueerror-senna.txt", Some(WeightsTooLarge)),
+        // Only ggml's pinned-host-memory warning: nothing failed on a GPU.
+        ("95-llama-pinned-host-only-ollama-deepseek.txt", None),
+        ("96-llama-pinned-host-2023-warning-wsl.txt", None),
+        // One tensor over Metal's maxBufferLength.
+        ("97-mps-invalid-buffer-size-animatediff.txt", Some(AllocationLimit)),
+        ("98-mps-invalid-buffer-size-hunyuan-video-720p.txt", Some(AllocationLimit)),
+        ("99-mps-invalid-buffer-size-comfyui-supir-gib.txt", Some(AllocationLimit)),
         // 18.32 GiB of the GPU held elsewhere before vLLM loaded anything.
         ("110-vllm-free-below-utilization-tp2.txt", Some(OtherProcesses)),
     ]
@@ -1246,6 +1257,10 @@ fn an_mps_paste_gets_a_macs_levers_and_no_cuda_only_commands() {
             assert!(!text.iter().any(|t| t.contains(cuda)), "{file}: {cuda} in {text:?}");
         }
         assert!(!d.fixes.iter().any(|f| f.code.contains("RATIO=0.0")), "{file}: {:?}", d.fixes);
+        if d.causes.first().map(|c| c.id) == Some(CauseId::AllocationLimit) {
+            // One buffer over Metal's limit (`Invalid buffer size`): below.
+            continue;
+        }
         let ids: Vec<FixId> = d.fixes.iter().map(|f| f.id).collect();
         for id in [FixId::WeightFormat, FixId::SmallerModel, FixId::MaxNewTokens, FixId::EmptyCache] {
             assert!(ids.contains(&id), "{file}: {id:?} in {ids:?}");
@@ -1292,6 +1307,68 @@ fn an_mps_paste_gets_a_macs_levers_and_no_cuda_only_commands() {
     );
     let d = oom::diagnose(&huge, &ctx);
     assert_eq!(d.causes.first().map(|c| c.id), Some(CauseId::TooLargeOverall), "{:?}", d.causes);
+}
+
+/// PyTorch's `Invalid buffer size: X` on a Mac is one tensor over Metal's
+/// largest buffer: smaller pieces fix it, never the watermark (which it does
+/// not read) or memory freed elsewhere.
+#[test]
+fn an_mps_buffer_over_metals_limit_is_cut_smaller_not_given_more_memory() {
+    let ctx = DiagnoseContext::error_only();
+    for file in [
+        "97-mps-invalid-buffer-size-animatediff.txt",
+        "98-mps-invalid-buffer-size-hunyuan-video-720p.txt",
+        "99-mps-invalid-buffer-size-comfyui-supir-gib.txt",
+    ] {
+        let d = diagnose(file, &ctx);
+        assert_eq!(d.causes.iter().map(|c| c.id).collect::<Vec<_>>(), [CauseId::AllocationLimit], "{file}");
+        assert!(d.fixes.iter().all(|f| f.id == FixId::SmallerBatch), "{file}: {:?}", d.fixes);
+        assert!(!d.fixes.iter().any(|f| f.code.contains("WATERMARK")), "{file}: {:?}", d.fixes);
+        assert!(d.fixes.iter().any(|f| f.code.contains("pipe.vae.enable_tiling()")), "{file}: {:?}", d.fixes);
+    }
+    // Another program's `Invalid buffer size: 0` is no MPS message.
+    assert_eq!(oom::parse("Invalid buffer size: 0").kind, None);
+}
+
+/// ggml's pinned-memory warning is host RAM and a fallback: alone it is
+/// no GPU failure, and before a real GPU failure it changes nothing of
+/// that failure's diagnosis.
+#[test]
+fn a_pinned_host_memory_warning_is_never_the_gpu_oom() {
+    let ctx = DiagnoseContext::error_only();
+    let pinned = read("95-llama-pinned-host-only-ollama-deepseek.txt");
+    let alone = oom::diagnose(&oom::parse(&pinned), &ctx);
+    assert!(!alone.recognised && alone.causes.is_empty(), "{:?}", alone.causes);
+    for gpu_oom in ["35-llama-compute-buffers-gallocr.txt", "33-llama-model-load.txt", "08-modern-basic.txt"] {
+        let real = read(gpu_oom);
+        let without = oom::diagnose(&oom::parse(&real), &ctx);
+        let report = oom::parse(&format!("{pinned}\n{real}"));
+        let with = oom::diagnose(&report, &ctx);
+        assert_eq!((&with.causes, &with.fixes), (&without.causes, &without.fixes), "{gpu_oom}");
+        assert!(report.notes.iter().any(|n| n.contains("not the GPU running out")), "{gpu_oom}: {:?}", report.notes);
+    }
+}
+
+/// transformers' `Some modules are dispatched on the CPU or the disk`: the
+/// quantized weights do not fit in what the GPU had free; its fixes are
+/// transformers' own, the CPU offload spelt as `BitsAndBytesConfig` takes it.
+#[test]
+fn a_bitsandbytes_model_placed_off_the_gpu_gets_transformers_levers() {
+    let ctx = DiagnoseContext::error_only();
+    for file in [
+        "92-transformers-bnb-dispatch-old-wording-minigpt4.txt",
+        "93-transformers-bnb-dispatch-llm-int8-wording-3050.txt",
+        "94-transformers-bnb-dispatch-valueerror-senna.txt",
+    ] {
+        let d = diagnose(file, &ctx);
+        let ids: Vec<FixId> = d.fixes.iter().map(|f| f.id).collect();
+        for id in [FixId::WeightFormat, FixId::SmallerModel, FixId::DeviceMap, FixId::MoreGpus] {
+            assert!(ids.contains(&id), "{file}: {id:?} in {ids:?}");
+        }
+        let offload = d.fixes.iter().find(|f| f.id == FixId::DeviceMap).map(|f| f.code.as_str()).unwrap_or("");
+        assert!(offload.contains("llm_int8_enable_fp32_cpu_offload=True"), "{file}: {offload}");
+        assert!(!d.fixes.iter().any(|f| f.code.contains("load_in_8bit_fp32_cpu_offload")), "{file}");
+    }
 }
 
 /// vLLM's start-up check of free memory against what gpu_memory_utilization

@@ -847,6 +847,53 @@ fn cases() -> Vec<(&'static str, Value)> {
             }),
         ),
         (
+            // transformers' refusal, in 2023's wording with its flag no release takes.
+            "92-transformers-bnb-dispatch-old-wording-minigpt4.txt",
+            json!({
+                "kind": "quantized_offload", "occurrences": 1,
+                "notes": ["llm_int8_enable_fp32_cpu_offload=True"]
+            }),
+        ),
+        (
+            "93-transformers-bnb-dispatch-llm-int8-wording-3050.txt",
+            json!({"kind": "quantized_offload", "occurrences": 1}),
+        ),
+        (
+            "94-transformers-bnb-dispatch-valueerror-senna.txt",
+            json!({"kind": "quantized_offload", "occurrences": 1, "notes": ["older transformers' wording"]}),
+        ),
+        (
+            // ggml's pinned-memory warning alone: host RAM, a fallback, no GPU failure.
+            "95-llama-pinned-host-only-ollama-deepseek.txt",
+            json!({"notes": ["No GPU out-of-memory error here", "349659.17 MiB of pinned memory", "GGML_CUDA_NO_PINNED=1"]}),
+        ),
+        (
+            "96-llama-pinned-host-2023-warning-wsl.txt",
+            json!({"notes": ["No GPU out-of-memory error here", "1024.00 MB of pinned memory"]}),
+        ),
+        (
+            // 11.25 × 2^30: MPS's "GB" is 1024-based as in its other messages.
+            "97-mps-invalid-buffer-size-animatediff.txt",
+            json!({
+                "kind": "pytorch_mps_buffer_size", "backend": "mps", "requested_bytes": 12079595520_u64,
+                "allocation_limit": true, "occurrences": 1
+            }),
+        ),
+        (
+            "98-mps-invalid-buffer-size-hunyuan-video-720p.txt",
+            json!({
+                "kind": "pytorch_mps_buffer_size", "backend": "mps", "requested_bytes": 681965644677_u64,
+                "allocation_limit": true, "occurrences": 1
+            }),
+        ),
+        (
+            "99-mps-invalid-buffer-size-comfyui-supir-gib.txt",
+            json!({
+                "kind": "pytorch_mps_buffer_size", "backend": "mps", "requested_bytes": 20809116549_u64,
+                "allocation_limit": true, "occurrences": 1
+            }),
+        ),
+        (
             // vLLM 0.19's request check on the second GPU of two: 60.87 of
             // 79.19 GiB free against 0.95 (75.23 GiB); the message's own
             // utilization, `format_gib`'s GiB.

@@ -417,8 +417,17 @@ fn needs(f: &Facts) -> Vec<String> {
                 .into(),
         );
     }
-    if f.r.kind == Some(OomKind::OllamaHostMemory) {
-        // The GPU's figures do not bear on a check of the host's RAM.
+    // The GPU's figures do not bear on a check of the host's RAM, nor on a
+    // limit on one buffer.
+    if matches!(f.r.kind, Some(OomKind::OllamaHostMemory | OomKind::PytorchMpsBufferSize)) {
+        return out;
+    }
+    if f.r.kind == Some(OomKind::QuantizedOffload) {
+        out.push(
+            "what the GPU had free before the model loaded (nvidia-smi) and which model and bit width were loaded: \
+             with --model the weights are checked"
+                .into(),
+        );
         return out;
     }
     if f.r.kind == Some(OomKind::PytorchMps) {

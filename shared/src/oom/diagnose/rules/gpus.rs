@@ -21,6 +21,8 @@ pub(crate) fn several_gpus(f: &Facts, b: &mut Board) {
             | OomKind::PytorchLegacy
             | OomKind::PytorchAsync
             | OomKind::PytorchMps
+            | OomKind::PytorchMpsBufferSize
+            | OomKind::QuantizedOffload
             | OomKind::CudaError
             | OomKind::VllmSamplerWarmup
             | OomKind::VllmFreeBelowRequest
@@ -54,6 +56,8 @@ pub(crate) fn several_gpus(f: &Facts, b: &mut Board) {
             | OomKind::PytorchLegacy
             | OomKind::PytorchAsync
             | OomKind::PytorchMps
+            | OomKind::PytorchMpsBufferSize
+            | OomKind::QuantizedOffload
             | OomKind::CudaError
             | OomKind::VllmMaxSeqLen
             | OomKind::VllmKvCacheTooSmall

@@ -8,6 +8,7 @@ mod mps;
 mod ollama;
 mod pytorch;
 mod sglang;
+mod transformers;
 mod vllm;
 
 use crate::oom::OomKind;
@@ -19,10 +20,11 @@ use graphs::graph_capture;
 use leftovers::inspect_fix;
 pub(super) use leftovers::leftovers;
 use llama_cpp::llama_cpp;
-use mps::mps;
+use mps::{mps, mps_buffer_size};
 use ollama::ollama_host_memory;
 use pytorch::pytorch_workload;
 use sglang::sglang_no_kv_pool;
+use transformers::quantized_offload;
 use vllm::{vllm_free_below_request, vllm_kv_too_small, vllm_max_seq_len, vllm_no_cache_blocks, vllm_sampler_warmup};
 
 /// Steps 1–3 from the error alone: what this process's own memory is made of.
@@ -43,6 +45,8 @@ pub(super) fn from_the_error(f: &Facts, b: &mut Board) {
     match f.r.kind {
         Some(OomKind::Pytorch | OomKind::PytorchLegacy | OomKind::PytorchAsync) => pytorch_workload(f, b),
         Some(OomKind::PytorchMps) => mps(f, b),
+        Some(OomKind::PytorchMpsBufferSize) => mps_buffer_size(f, b),
+        Some(OomKind::QuantizedOffload) => quantized_offload(f, b),
         Some(OomKind::CudaError) => {
             b.add(
                 CauseId::TooLargeOverall,

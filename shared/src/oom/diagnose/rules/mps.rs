@@ -69,6 +69,41 @@ pub(super) fn mps(f: &Facts, b: &mut Board) {
     mac_fixes(f, b);
 }
 
+/// `Invalid buffer size: X`: one tensor longer than the largest buffer Metal
+/// gives this Mac (`maxBufferLength`, which PyTorch checks before it looks
+/// at any memory: MPSAllocator.mm, `alloc_buffer_block`). Free memory and
+/// the watermark do not bear on it; only smaller tensors do.
+pub(super) fn mps_buffer_size(f: &Facts, b: &mut Board) {
+    let Some(q) = f.requested else { return };
+    b.add(
+        CauseId::AllocationLimit,
+        90,
+        format!(
+            "one tensor of {} is longer than the largest single buffer Metal gives this Mac (maxBufferLength), \
+             checked before any memory is: one operation's input or output (attention over a long sequence, a large \
+             image or video, a whole batch at once), not the memory in use; PYTORCH_MPS_HIGH_WATERMARK_RATIO does \
+             not change it",
+            gib(q)
+        ),
+    );
+    b.fix(fix(
+        FixId::SmallerBatch,
+        CauseId::AllocationLimit,
+        "Fewer images, frames or sequences at once, a lower resolution, or the work in chunks".into(),
+        GivesUp::Speed,
+        None,
+        "for chunk in torch.split(inputs, chunk_size):  # each chunk's tensors under the limit\n    ...".into(),
+    ));
+    b.fix(fix(
+        FixId::SmallerBatch,
+        CauseId::AllocationLimit,
+        "In a diffusers pipeline: attention in slices and the VAE in tiles, so no tensor holds the whole image".into(),
+        GivesUp::Speed,
+        None,
+        "pipe.enable_attention_slicing()\npipe.vae.enable_tiling()".into(),
+    ));
+}
+
 /// The usual case: this process's Metal memory and the request reach the
 /// limit, which sits above the working set Metal recommends.
 fn at_the_limit(f: &Facts, b: &mut Board, q: u64, heaps: u64, other: u64, limit: u64) {
