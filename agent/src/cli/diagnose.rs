@@ -169,6 +169,12 @@ pub fn run(mut args: DiagnoseArgs) -> anyhow::Result<()> {
         let mut out = String::new();
         if diagnosis.recognised || startup.is_none() {
             out.push_str(&text_report(&report, &diagnosis));
+        } else {
+            // A start-up log with no error: the reader's notes on what it saw
+            // instead (ggml's pinned-memory warning), not its "paste the error".
+            for n in report.notes.iter().filter(|n| !n.starts_with("No out-of-memory message found")) {
+                out.push_str(&format!("note: {n}\n"));
+            }
         }
         if let Some(log) = &startup {
             out.push_str(&startup_report(log));

@@ -458,3 +458,14 @@ fn a_log_of_a_model_that_is_no_preset_says_how_to_plan_it() {
     );
     assert!(text.contains("--model PRESET, --config config.json"), "{text}");
 }
+
+/// ggml's pinned-memory warning in a start-up log is said in the text
+/// report too, not only in `--json`: it is no GPU out-of-memory error.
+#[test]
+fn a_start_up_log_with_only_the_pinned_warning_says_what_it_is() {
+    let out = headroom(&["diagnose", &fixture("95-llama-pinned-host-only-ollama-deepseek.txt")]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(text.contains("note: No GPU out-of-memory error here"), "{text}");
+    assert!(!text.contains("Paste the whole error"), "{text}");
+}
