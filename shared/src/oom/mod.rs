@@ -379,7 +379,21 @@ pub fn parse(text: &str) -> OomReport {
     let count = found.len();
     let same_on_every_gpu = gpus_seen.len() > 1 && symmetric(&found);
     let chosen = found.iter().rposition(|o| missing_fields(&o.report).is_empty()).unwrap_or(last);
+    // vLLM's sampler warm-up re-raises PyTorch's own message, which comes
+    // first in the same traceback with the figures the re-raise leaves out.
+    let torch_figures = (found.get(chosen).and_then(|o| o.report.kind) == Some(OomKind::VllmSamplerWarmup))
+        .then(|| {
+            found.get(..chosen)?.iter().rev().map(|o| &o.report).find(|r| {
+                matches!(r.kind, Some(OomKind::Pytorch | OomKind::PytorchLegacy | OomKind::PytorchAsync))
+                    && missing_fields(r).is_empty()
+            })
+        })
+        .flatten()
+        .cloned();
     let Occurrence { start, mut report } = found.swap_remove(chosen);
+    if let Some(torch) = torch_figures {
+        report = OomReport { kind: report.kind, warmup_requests: report.warmup_requests, notes: report.notes, ..torch };
+    }
 
     vllm::fill_context(t, start, vllm_process, &mut report);
     let missing = missing_fields(&report);

@@ -1,6 +1,6 @@
 //! vLLM's start-up errors about the KV cache (`vllm/engine/llm_engine.py`,
 //! `vllm/v1/core/kv_cache_utils.py`), its sampler warm-up failure
-//! (`vllm/v1/worker/gpu_model_runner.py::_dummy_sampler_run`, 0.8 – 0.13),
+//! (`vllm/v1/worker/gpu_model_runner.py::_dummy_sampler_run`, 0.8 – 0.21 at least),
 //! and the `INFO` lines before them that carry the figures the errors leave
 //! out.
 //!
@@ -216,6 +216,27 @@ pub(super) fn fill_context(t: &[u8], error_start: usize, in_vllm: bool, r: &mut 
         && let Some((negative, bytes)) = Cur::new(t, end).signed_size()
     {
         set_available(r, negative, bytes);
+    }
+    // `CUDA graph pool memory: 1.84 GiB (actual), 1.3 GiB (estimated), …`
+    // (v1/worker/gpu_worker.py::compile_or_warm_up_model, 0.19+): the
+    // graphs are captured after the KV cache, so what they take beyond the
+    // estimate comes out of what the budget leaves for the warm-up.
+    if let Some((_, end)) = scan::find_last(t, error_start, "CUDA graph pool memory:") {
+        let mut c = Cur::new(t, end);
+        let actual = c.binary_size().filter(|_| c.lit("(actual)") && c.lit(","));
+        let estimated = c.binary_size().filter(|_| c.lit("(estimated)"));
+        if let (Some(a), Some(e)) = (actual, estimated)
+            && a > e
+        {
+            let g = |b: u64| crate::units::format_bytes(b, crate::units::UnitSystem::Binary);
+            r.notes.push(format!(
+                "vLLM's CUDA graphs took {}, {} more than its estimate of {}: captured after the KV cache, they \
+                 took that from the memory the budget left for what runs after it.",
+                g(a),
+                g(a - e),
+                g(e)
+            ));
+        }
     }
     if r.kv_cache_tokens.is_none()
         && let Some((_, end)) = scan::find_last(t, error_start, "GPU KV cache size:")

@@ -212,6 +212,9 @@ fn error_only_cases() -> Vec<(&'static str, Option<CauseId>)> {
         ("99-mps-invalid-buffer-size-comfyui-supir-gib.txt", Some(AllocationLimit)),
         // 18.32 GiB of the GPU held elsewhere before vLLM loaded anything.
         ("110-vllm-free-below-utilization-tp2.txt", Some(OtherProcesses)),
+        // The warm-up's logits did not fit: vLLM's own reading first, the
+        // 1.78 GiB its cache held unallocated second.
+        ("111-vllm-sampler-warmup-graphs-over-estimate.txt", Some(KvCacheGrowth)),
     ]
 }
 
@@ -1415,4 +1418,18 @@ fn a_fitting_plan_beside_a_failed_run_says_the_run_ran_out() {
     let note =
         d.notes.iter().find(|n| n.starts_with("The plan fits this GPU")).unwrap_or_else(|| panic!("{:?}", d.notes));
     assert!(note.contains("The run in the paste ran out all the same"), "{note}");
+}
+
+/// vLLM's sampler warm-up failure takes PyTorch's figures from the message
+/// it re-raises: 1.78 GiB held unallocated against 786 MiB asked is also
+/// fragmentation, with PyTorch's lever.
+#[test]
+fn vllm_sampler_warmup_weighs_the_figures_pytorch_printed() {
+    let d = diagnose("111-vllm-sampler-warmup-graphs-over-estimate.txt", &DiagnoseContext::error_only());
+    assert!(d.causes.iter().any(|c| c.id == CauseId::Fragmentation), "{:?}", d.causes);
+    assert!(
+        d.fixes.iter().any(|f| f.code == "export PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True"),
+        "{:?}",
+        d.fixes
+    );
 }

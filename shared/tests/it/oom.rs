@@ -905,6 +905,22 @@ fn cases() -> Vec<(&'static str, Value)> {
                 "gpus_seen": [1]
             }),
         ),
+        (
+            // vLLM 0.19's sampler warm-up re-raising PyTorch's message: the
+            // figures are PyTorch's, read from the same traceback, and the
+            // graphs' overshoot of vLLM's estimate is said.
+            "111-vllm-sampler-warmup-graphs-over-estimate.txt",
+            json!({
+                "kind": "vllm_sampler_warmup", "backend": "cuda", "requested_bytes": 824180736_u64, "gpu_index": 0,
+                "total_bytes": 85029615043_u64, "free_bytes": 579338240_u64, "allocated_bytes": 80434000036_u64,
+                "reserved_bytes": 82345260483_u64, "reserved_unallocated_bytes": 1911260447_u64,
+                "private_pool_bytes": 656408576_u64, "process_in_use_bytes": 84439057039_u64,
+                "warmup_requests": 1024, "kv_available_bytes": 62781684449_u64, "weights_bytes": 14645838479_u64,
+                "gpu_memory_utilization_permille": 950, "kv_cache_tokens": 1277184, "vllm_process": true,
+                "occurrences": 4, "gpus_seen": [0],
+                "notes": ["vLLM's CUDA graphs took 1.84 GiB, 552.96 MiB more than its estimate of 1.30 GiB"]
+            }),
+        ),
     ]
 }
 

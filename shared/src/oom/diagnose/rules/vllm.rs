@@ -407,7 +407,7 @@ fn small_weights(f: &Facts) -> Option<String> {
 /// `CUDA out of memory occurred when warming up sampler with N dummy
 /// requests. Please try lowering `max_num_seqs` or `gpu_memory_utilization`
 /// when initializing the engine.` (`v1/worker/gpu_model_runner.py`
-/// `_dummy_sampler_run`, 0.8 – 0.13): the logits and sampling tensors of N
+/// `_dummy_sampler_run`, 0.8 – 0.21 at least): the logits and sampling tensors of N
 /// requests at once, N = min(max_num_seqs, max_num_batched_tokens), did not
 /// fit beside the weights and the memory vLLM budgets.
 pub(super) fn vllm_sampler_warmup(f: &Facts, b: &mut Board) {
