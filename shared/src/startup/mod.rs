@@ -648,8 +648,11 @@ fn count(text: &str) -> Option<u64> {
     Cur::new(text.as_bytes(), 0).grouped_uint()
 }
 
-/// A decimal such as `0.90` or `10.79` in thousandths (`hundredths: false`)
-/// or hundredths, rounded; at most 6 digits after the point.
+/// A decimal such as `0.90` or `10.79` in `1 / per_unit`s, rounded. Digits
+/// past the ninth after the point are dropped before rounding: engines print
+/// their own computed fractions in full (SGLang's automatic
+/// `mem_fraction_static=0.8260405859375`, a Python float's repr of
+/// `gpu_memory_utilization`), and nine digits decide any rounding here.
 fn fixed(text: &str, per_unit: u64) -> Option<u64> {
     let t = text.trim_start();
     let end = t.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(t.len());
@@ -657,9 +660,10 @@ fn fixed(text: &str, per_unit: u64) -> Option<u64> {
         Some((w, f)) => (w, f),
         None => (&t[..end], ""),
     };
-    if whole.is_empty() && frac.is_empty() || frac.len() > 6 {
+    if whole.is_empty() && frac.is_empty() || frac.contains('.') {
         return None;
     }
+    let frac = &frac[..frac.len().min(9)];
     let whole: u64 = if whole.is_empty() { 0 } else { whole.parse().ok()? };
     let scale = 10u64.pow(frac.len() as u32);
     let frac: u64 = if frac.is_empty() { 0 } else { frac.parse().ok()? };
@@ -702,6 +706,11 @@ mod tests {
         assert_eq!(fixed("0.90", 1000), Some(900));
         assert_eq!(fixed("10.79x", 100), Some(1079));
         assert_eq!(fixed("x", 100), None);
+        // Computed fractions printed in full (SGLang 0.5.8's automatic
+        // mem_fraction_static, a Python float's repr).
+        assert_eq!(fixed("0.8260405859375", 1000), Some(826));
+        assert_eq!(fixed("0.6488409887512226", 1000), Some(649));
+        assert_eq!(fixed("1.2.3", 1000), None);
         assert_eq!(size(" 53.31 GB", true), Some(5331 * (1 << 30) / 100));
         assert_eq!(size("1.95 MiB", false), Some(2_044_723));
     }

@@ -1771,3 +1771,13 @@ fn a_log_that_held_more_than_the_plans_gpu_is_set_against_a_gpu_that_holds_it() 
         "{taken:?}"
     );
 }
+
+/// Engines print the fractions they compute in full: SGLang 0.5.8 on ROCm
+/// chose `mem_fraction_static=0.8260405859375` for Kimi-K2.5 on eight
+/// MI355X. It is read (to the thousandth), not dropped for its digits,
+/// which left the plan at the default and its pool +10.2 %.
+#[test]
+fn sglang_reads_a_computed_fraction_printed_in_full() {
+    let l = log("sglang-058post1-kimi-k25-mi355x-tp8-rocm");
+    assert_eq!(l.config.mem_fraction_static_permille, Some(826), "{:?}", l.config);
+}
