@@ -197,6 +197,10 @@ const DRIVER_NAMES: &[(&str, &str)] = &[
     ("NVIDIA A800 80GB PCIe", "a100-80gb-pcie"),
     ("NVIDIA A800-SXM4-80GB", "a100-80gb-sxm"),
     ("NVIDIA A100-PCIE-40GB", "a100-40gb-sxm"),
+    // HIP's name for the Ryzen AI Max+ 395's GPU (llama.cpp b11151's
+    // `using device ROCm0 (Radeon 8060S Graphics)`); how much of the pool
+    // it has is the log's own figure where it gives one.
+    ("Radeon 8060S Graphics", "strix-halo-128gb"),
 ];
 
 /// Looks a GPU up by id (case-insensitive).

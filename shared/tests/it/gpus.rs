@@ -271,6 +271,8 @@ fn a_driver_s_device_name_is_its_catalog_gpu() {
     assert_eq!(id("NVIDIA A100-SXM4-80GB"), Some("a100-80gb-sxm"));
     // An A800 is the A100 80GB's memory and bandwidth: the catalog's stand-in.
     assert_eq!(id("NVIDIA A800 80GB PCIe"), Some("a100-80gb-pcie"));
+    // HIP's name for Strix Halo's GPU.
+    assert_eq!(id("Radeon 8060S Graphics"), Some("strix-halo-128gb"));
     // Not guessed: a memory size the name leaves open, a part named otherwise.
     assert_eq!(id("NVIDIA GeForce RTX 3060"), None);
     assert_eq!(id("NVIDIA H800"), None);
