@@ -248,13 +248,15 @@ pub fn fixes(model: &Model, s: &Scenario) -> Vec<Fix> {
     if s.kv_dtype.bpw(128).as_f64() > cheaper_kv.bpw(128).as_f64() {
         let t = Scenario { kv_dtype: cheaper_kv, engine: s.engine.with_kv_cache(cheaper_kv), ..s.clone() };
         let code = (commands.kv_dtype)(model, &t, &repo);
-        push(
-            FixKind::KvCacheDtype,
-            format!("Store the KV cache in {}", cheaper_kv.id()),
-            GivesUp::CachePrecision,
-            t,
-            code,
-        );
+        // llama.cpp keeps a quantised V cache only with flash attention,
+        // which the fix turns on: the title says so, since much of what it
+        // saves can be that alone.
+        let title = if t.engine.flash_attention_off() != s.engine.flash_attention_off() {
+            format!("Turn flash attention on and store the KV cache in {}", cheaper_kv.id())
+        } else {
+            format!("Store the KV cache in {}", cheaper_kv.id())
+        };
+        push(FixKind::KvCacheDtype, title, GivesUp::CachePrecision, t, code);
     }
     // More GPUs of the same kind: also what keeps an asked context.
     let min_gpus = solve::min_gpus(model, s).filter(|&n| n as usize > s.gpus.len());
@@ -374,7 +376,7 @@ pub fn fixes(model: &Model, s: &Scenario) -> Vec<Fix> {
         push(FixKind::MoreGpus, format!("Use {n} × {}", s.gpus[0].name), GivesUp::Money, t, code);
     }
     // A bigger GPU.
-    if let Some(g) = solve::smallest_gpu(model, s).filter(|g| g.memory_bytes > s.gpus[0].capacity_bytes) {
+    if let Some(g) = solve::smallest_gpu_like(model, s).filter(|g| g.memory_bytes > s.gpus[0].capacity_bytes) {
         let mut t = s.clone();
         t.gpus = vec![GpuSlot::from_catalog(g); s.gpus.len()];
         push(

@@ -201,6 +201,22 @@ pub fn smallest_gpu(model: &Model, s: &Scenario) -> Option<&'static catalog::Gpu
     })
 }
 
+/// The smallest catalog GPU of the plan's GPU's vendor on which the plan
+/// fits (a CUDA user is not sent to a Radeon, nor a Mac to a data centre),
+/// else of any vendor.
+pub fn smallest_gpu_like(model: &Model, s: &Scenario) -> Option<&'static catalog::Gpu> {
+    let vendor = s.gpus.first().and_then(|g| g.vendor);
+    vendor
+        .and_then(|v| {
+            catalog::gpus().iter().filter(|g| g.vendor == v).find(|g| {
+                let mut out = s.clone();
+                out.gpus = vec![GpuSlot::from_catalog(g); s.gpus.len()];
+                fits(model, &out)
+            })
+        })
+        .or_else(|| smallest_gpu(model, s))
+}
+
 /// Answers one question.
 pub fn solve(model: &Model, s: &Scenario, q: Question) -> Solution {
     let seq = s.sequence_tokens();

@@ -320,6 +320,16 @@ impl Engine {
     /// turns flash attention on, without which llama.cpp refuses a
     /// quantised V cache (llama-context.cpp, "quantized V cache requires
     /// flash_attn"; `llamacpp::warnings`).
+    /// Whether flash attention is off where the engine has the switch
+    /// (llama.cpp's `-fa`, Ollama's `OLLAMA_FLASH_ATTENTION`).
+    pub fn flash_attention_off(&self) -> bool {
+        match self {
+            Engine::LlamaCpp(o) => o.flash_attention == llamacpp::FlashAttention::Off,
+            Engine::Ollama(o) => o.flash_attention == Some(llamacpp::FlashAttention::Off),
+            Engine::Vllm(_) | Engine::Sglang(_) | Engine::Transformers(_) => false,
+        }
+    }
+
     pub fn with_kv_cache(self, kv: crate::kv::KvDtype) -> Self {
         use crate::kv::KvDtype as K;
         let quantised = matches!(kv, K::Q8_0 | K::Q4_0);

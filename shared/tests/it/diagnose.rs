@@ -215,6 +215,8 @@ fn error_only_cases() -> Vec<(&'static str, Option<CauseId>)> {
         // The warm-up's logits did not fit: vLLM's own reading first, the
         // 1.78 GiB its cache held unallocated second.
         ("111-vllm-sampler-warmup-graphs-over-estimate.txt", Some(KvCacheGrowth)),
+        // A 16.53 GiB compute buffer on an 8 GiB GPU.
+        ("112-ik-llama-gptoss-compute-buffer-131k-no-fa.txt", Some(TooLargeOverall)),
     ]
 }
 
@@ -1432,4 +1434,36 @@ fn vllm_sampler_warmup_weighs_the_figures_pytorch_printed() {
         "{:?}",
         d.fixes
     );
+}
+
+/// A llama.cpp plan that does not fit at load for its KV cache and compute
+/// buffers, not its weights, blames those and not the weights: gpt-oss-20b
+/// with its experts on the CPU keeps 1.21 GiB of weights on an 8 GiB RTX
+/// 3070, while 131,072 tokens without flash attention need a compute buffer
+/// of 16.53 GiB (ik_llama.cpp#822).
+#[test]
+fn a_llama_cpp_plan_short_for_its_buffers_does_not_blame_the_weights() {
+    use shared::engines::{Engine, llamacpp};
+    let model = preset("gpt-oss-20b");
+    let gpu = shared::catalog::gpu("rtx-3070").unwrap_or_else(|| panic!("no rtx-3070"));
+    let plan = Scenario {
+        gpus: vec![GpuSlot::from_catalog(gpu)],
+        engine: Engine::LlamaCpp(llamacpp::Options {
+            n_ctx: Some(131_072),
+            flash_attention: llamacpp::FlashAttention::Off,
+            n_cpu_moe: 99,
+            ..Default::default()
+        }),
+        ..Scenario::default()
+    };
+    let ctx = DiagnoseContext::error_only().with_plan(&model, &plan);
+    let d = diagnose("112-ik-llama-gptoss-compute-buffer-131k-no-fa.txt", &ctx);
+    let top = d.causes.first().unwrap_or_else(|| panic!("no cause"));
+    assert_eq!(top.id, CauseId::KvCacheGrowth, "{:?}", d.causes);
+    let said: Vec<&String> = d.causes.iter().flat_map(|c| &c.evidence).collect();
+    assert!(!said.iter().any(|e| e.contains("no weight format") || e.contains("and the CUDA context are")), "{said:?}");
+    let kv = d.fixes.iter().find(|f| f.id == FixId::KvCacheDtype).unwrap_or_else(|| panic!("{:?}", d.fixes));
+    assert!(kv.title.starts_with("Turn flash attention on"), "{}", kv.title);
+    let bigger = d.fixes.iter().find(|f| f.id == FixId::BiggerGpu).unwrap_or_else(|| panic!("{:?}", d.fixes));
+    assert!(!bigger.title.contains("Radeon"), "{}", bigger.title);
 }

@@ -921,6 +921,14 @@ fn cases() -> Vec<(&'static str, Value)> {
                 "notes": ["vLLM's CUDA graphs took 1.84 GiB, 552.96 MiB more than its estimate of 1.30 GiB"]
             }),
         ),
+        (
+            // ik_llama.cpp's compute buffer at 131,072 tokens without flash attention.
+            "112-ik-llama-gptoss-compute-buffer-131k-no-fa.txt",
+            json!({
+                "kind": "llama_cpp", "backend": "cuda", "requested_bytes": 17752270848_u64, "gpu_index": 0,
+                "llama_cpp_stage": "compute_buffers", "devices_in_log": [0], "occurrences": 1, "gpus_seen": [0]
+            }),
+        ),
     ]
 }
 

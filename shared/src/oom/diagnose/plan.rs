@@ -61,51 +61,80 @@ pub(super) fn from_the_plan(plan: Plan, presets: PresetModel, f: &Facts, b: &mut
 
     match e.verdict {
         Verdict::DoesNotFitAtLoad { gpu, shortfall_bytes } => {
-            let text = if weights > cap {
-                format!(
-                    "the weights of {name} in {fmt} need {}{}, {} the {gpu_word} GPU",
-                    gib(weights),
-                    if s.gpus.len() > 1 { format!(" on GPU {gpu}") } else { String::new() },
-                    times(weights, cap)
-                )
-            } else {
-                format!(
-                    "the weights of {name} in {fmt} ({}) and the CUDA context are {} more than the {} GPU {gpu} has",
-                    gib(weights),
-                    gib(shortfall_bytes),
-                    gib(cap)
-                )
-            };
-            b.add(CauseId::WeightsTooLarge, 90, text);
-            match solve::least_aggressive_format(model, &s) {
-                Some(better) => b.add(
-                    CauseId::WeightsTooLarge,
+            // What the engine allocates at load beside the weights (llama.cpp
+            // its KV cache and compute buffers): when that is the larger
+            // part, no weight format is the answer.
+            let rest = g.map_or(0, |g| {
+                g.budget.kv_cache_bytes.saturating_add(g.budget.state_bytes).saturating_add(g.budget.activation_bytes)
+            });
+            if weights <= cap && rest > weights {
+                b.add(
+                    CauseId::KvCacheGrowth,
                     90,
-                    format!("in {} the whole plan fits ({})", better.id(), better.describe()),
-                ),
-                None => {
-                    let lightest = crate::formats::WeightFormat::CHOICES
-                        .iter()
-                        .copied()
-                        .filter(|&w| solve::runs_on_gpus(w, &s.engine, &s.gpus))
-                        .filter_map(|w| {
-                            let mut t = s.clone();
-                            t.weights = w;
-                            let e = crate::estimate::estimate(model, t.validate().ok()?);
-                            Some((w, fullest(&e).map_or(0, |g| g.budget.weight_bytes)))
-                        })
-                        .min_by_key(|(_, bytes)| *bytes);
-                    let even = lightest.map_or(String::new(), |(w, bytes)| {
-                        format!(": even in {} the weights need {} per GPU", w.id(), gib(bytes))
-                    });
+                    format!(
+                        "the weights of {name} in {fmt} take {} of the {} GPU {gpu}, but the KV cache and the \
+                         compute buffers the {} engine allocates at load add {}: the plan is {} short",
+                        gib(weights),
+                        gib(cap),
+                        s.engine.kind().id(),
+                        gib(rest),
+                        gib(shortfall_bytes)
+                    ),
+                );
+                if let Some(better) = solve::least_aggressive_format(model, &s) {
                     b.add(
-                        CauseId::TooLargeOverall,
-                        95,
-                        format!(
-                            "no weight format the {} engine runs fits {name} on {gpu_word}{even}",
-                            s.engine.kind().id()
-                        ),
+                        CauseId::WeightsTooLarge,
+                        60,
+                        format!("in {} the whole plan fits ({})", better.id(), better.describe()),
                     );
+                }
+            } else {
+                let text = if weights > cap {
+                    format!(
+                        "the weights of {name} in {fmt} need {}{}, {} the {gpu_word} GPU",
+                        gib(weights),
+                        if s.gpus.len() > 1 { format!(" on GPU {gpu}") } else { String::new() },
+                        times(weights, cap)
+                    )
+                } else {
+                    format!(
+                        "the weights of {name} in {fmt} ({}) and the CUDA context are {} more than the {} GPU {gpu} has",
+                        gib(weights),
+                        gib(shortfall_bytes),
+                        gib(cap)
+                    )
+                };
+                b.add(CauseId::WeightsTooLarge, 90, text);
+                match solve::least_aggressive_format(model, &s) {
+                    Some(better) => b.add(
+                        CauseId::WeightsTooLarge,
+                        90,
+                        format!("in {} the whole plan fits ({})", better.id(), better.describe()),
+                    ),
+                    None => {
+                        let lightest = crate::formats::WeightFormat::CHOICES
+                            .iter()
+                            .copied()
+                            .filter(|&w| solve::runs_on_gpus(w, &s.engine, &s.gpus))
+                            .filter_map(|w| {
+                                let mut t = s.clone();
+                                t.weights = w;
+                                let e = crate::estimate::estimate(model, t.validate().ok()?);
+                                Some((w, fullest(&e).map_or(0, |g| g.budget.weight_bytes)))
+                            })
+                            .min_by_key(|(_, bytes)| *bytes);
+                        let even = lightest.map_or(String::new(), |(w, bytes)| {
+                            format!(": even in {} the weights need {} per GPU", w.id(), gib(bytes))
+                        });
+                        b.add(
+                            CauseId::TooLargeOverall,
+                            95,
+                            format!(
+                                "no weight format the {} engine runs fits {name} on {gpu_word}{even}",
+                                s.engine.kind().id()
+                            ),
+                        );
+                    }
                 }
             }
         }
