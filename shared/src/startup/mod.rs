@@ -401,6 +401,11 @@ pub struct LoggedConfig {
     /// was taken from the log.
     #[serde(skip)]
     pub device_name: Option<String>,
+    /// vLLM ran on ROCm (`Automatically detected platform rocm.`,
+    /// vllm/platforms/__init__.py; its `[rocm.py:…]` lines): an AMD GPU,
+    /// whichever the log names. Left out of the JSON like `device_name`.
+    #[serde(skip)]
+    pub rocm: bool,
     /// vLLM's `max_num_seqs` beside the `max_num_batched_tokens` it chose
     /// by GPU, where the non-default args set neither: one tier of
     /// `arg_utils.py::_set_default_args` ([`vllm::tier_max_num_seqs`]).

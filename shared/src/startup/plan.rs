@@ -137,6 +137,10 @@ pub fn logged_scenario(log: &StartupLog, model: &Model, planned: Scenario<Engine
     // The catalog GPU a vLLM or SGLang log names (its fused-MoE kernel's
     // config file) when the plan's is another, holding the logged total.
     let named = log.config.device_name.as_deref().and_then(|d| crate::catalog::gpu_named(d).map(|g| (d, g)));
+    // A log on ROCm ran on an AMD GPU: a plan's GPU of another vendor is
+    // known to be wrong.
+    let vendor = log.config.rocm.then_some(crate::catalog::GpuVendor::Amd);
+    let wrong_vendor = |g: &GpuSlot| vendor.is_some_and(|v| g.vendor != Some(v));
     if let Some((device, g)) = named {
         if s.gpus.first().is_some_and(|slot| slot.name != g.name) {
             taken.push(format!("GPU {} (the log's {device})", g.name));
@@ -152,8 +156,11 @@ pub fn logged_scenario(log: &StartupLog, model: &Model, planned: Scenario<Engine
     // logged total (vLLM's `Free memory on device (…/T GiB)`,
     // `total_gpu_memory`), which vLLM and SGLang size their budgets from.
     else if let Some((_, total)) = total
-        && s.gpus.first().is_some_and(|g| g.cuda_total_bytes.abs_diff(total) > total / 50)
-        && let Some(g) = crate::catalog::gpus().iter().min_by_key(|g| g.cuda_total_bytes().abs_diff(total))
+        && s.gpus.first().is_some_and(|g| g.cuda_total_bytes.abs_diff(total) > total / 50 || wrong_vendor(g))
+        && let Some(g) = crate::catalog::gpus()
+            .iter()
+            .filter(|g| vendor.is_none_or(|v| g.vendor == v))
+            .min_by_key(|g| g.cuda_total_bytes().abs_diff(total))
     {
         taken.push(format!(
             "GPU {} ({} as CUDA reported it)",
@@ -172,26 +179,29 @@ pub fn logged_scenario(log: &StartupLog, model: &Model, planned: Scenario<Engine
         && named.is_none()
         && log.config.device_name.is_none()
         && let Some(slot) = s.gpus.first()
-        && let Some(floor) = floor.as_ref().filter(|f| f.bytes > slot.cuda_total_bytes)
+        && let Some(floor) = floor.as_ref().filter(|f| f.bytes > slot.cuda_total_bytes || wrong_vendor(slot))
     {
         let kind = s.engine.kind();
         let fits = |g: &&crate::catalog::Gpu| {
             g.cuda_total_bytes() >= floor.bytes
                 && g.unified_bytes.is_none()
                 && kind.runs_on(g.vendor)
-                && slot.vendor.is_none_or(|v| v == g.vendor)
+                && vendor.or(slot.vendor).is_none_or(|v| v == g.vendor)
         };
         // `gpus()` is smallest first.
         if let Some(g) = crate::catalog::gpus().iter().find(fits) {
             let b = |n: u64| crate::units::format_bytes(n, crate::units::UnitSystem::Binary);
+            let why = if wrong_vendor(slot) {
+                format!("it ran on ROCm, an AMD GPU, where the plan's is {}", slot.name)
+            } else {
+                format!("more than the plan's {} has", slot.name)
+            };
             taken.push(format!(
-                "GPU {} (the log names none, but one of its GPUs held at least {} ({}), more than the plan's {} \
-                 has; {} is the smallest GPU in the catalog that holds it, a lower bound rather than the log's GPU: \
-                 set the GPU it ran on)",
+                "GPU {} (the log names none, but one of its GPUs held at least {} ({}), {why}; {} is the smallest \
+                 GPU in the catalog that holds it, a lower bound rather than the log's GPU: set the GPU it ran on)",
                 g.name,
                 b(floor.bytes),
                 floor.from,
-                slot.name,
                 g.name
             ));
             s.gpus = vec![GpuSlot::from_catalog(g); s.gpus.len()];
@@ -342,7 +352,13 @@ fn unnamed_gpu(log: &StartupLog, s: &Scenario<Engine>, total: bool, floor: Optio
         ),
         None => String::new(),
     };
-    Some(format!("no GPU: the log names none, so its figures are set against the plan's {}{over}", slot.name))
+    // A ROCm log left on a GPU of another vendor (no figure to bound one by).
+    let rocm = if log.config.rocm && slot.vendor != Some(crate::catalog::GpuVendor::Amd) {
+        ", though the log ran on ROCm, an AMD GPU: set the GPU it ran on"
+    } else {
+        ""
+    };
+    Some(format!("no GPU: the log names none, so its figures are set against the plan's {}{over}{rocm}", slot.name))
 }
 
 /// What a log's own figures say its GPU held at least, and from which.

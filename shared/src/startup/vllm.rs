@@ -30,6 +30,7 @@ pub(super) fn read(lines: &[(usize, String)]) -> (LoggedConfig, Vec<Fact>) {
     let mut throughput = false;
     for (n, line) in lines {
         args |= line.contains("non-default args:");
+        config.rocm |= line.contains("[rocm.py:") || line.contains("detected platform rocm");
         throughput |= line.contains("'performance_mode': 'throughput'");
         batch_args |= line.contains("'max_num_batched_tokens':") || line.contains("'max_num_seqs':");
         server |=

@@ -1781,3 +1781,28 @@ fn sglang_reads_a_computed_fraction_printed_in_full() {
     let l = log("sglang-058post1-kimi-k25-mi355x-tp8-rocm");
     assert_eq!(l.config.mem_fraction_static_permille, Some(826), "{:?}", l.config);
 }
+
+/// A vLLM log on ROCm (`[rocm.py:…]` lines, `Automatically detected platform
+/// rocm.`) ran on an AMD GPU: where it names none, the plan's NVIDIA GPU is
+/// said to be wrong, and where its figures bound one, the smallest AMD GPU
+/// that holds them is taken. The real log (vLLM 0.19.1+rocm721 under
+/// Unsloth on an MI300X) stops after its weights.
+#[test]
+fn vllm_on_rocm_is_not_set_against_an_nvidia_gpu() {
+    let l = log("vllm-v1-0191-rocm-mi300x-lora-qwen25-7b-unsloth");
+    assert!(l.config.rocm);
+    let (_, s, taken) = planned_from(&l, "qwen2.5-7b", "rtx-4090");
+    assert_eq!(s.gpus[0].name, "GeForce RTX 4090");
+    assert!(taken.iter().any(|t| t.contains("the log ran on ROCm, an AMD GPU: set the GPU it ran on")), "{taken:?}");
+    let text = "INFO 04-21 12:32:10 [__init__.py:235] Automatically detected platform rocm.\n\
+                INFO 04-21 12:32:12 [rocm.py:496] Using ROCM_ATTN backend out of potential backends: ['ROCM_ATTN'].\n\
+                INFO 04-21 12:32:20 [gpu_model_runner.py:2000] Model loading took 14.43 GiB memory and 5.1 seconds\n\
+                INFO 04-21 12:32:40 [gpu_worker.py:300] Available KV cache memory: 150.00 GiB\n\
+                INFO 04-21 12:32:41 [kv_cache_utils.py:1087] GPU KV cache size: 2,801,280 tokens\n";
+    let l = shared::startup::read(text).unwrap_or_else(|| panic!("no log"));
+    let (_, s, taken) = planned_from(&l, "qwen2.5-7b", "rtx-4090");
+    let g = shared::catalog::gpu_named(&s.gpus[0].name)
+        .or_else(|| shared::catalog::gpus().iter().find(|g| g.name == s.gpus[0].name));
+    assert_eq!(g.map(|g| g.vendor), Some(shared::catalog::GpuVendor::Amd), "{:?} {taken:?}", s.gpus[0].name);
+    assert!(taken.iter().any(|t| t.contains("it ran on ROCm, an AMD GPU")), "{taken:?}");
+}
