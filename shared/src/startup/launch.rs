@@ -412,6 +412,17 @@ const MAX_WORDS_BEFORE: usize = 12;
 /// without one. A structured log line (`cmd="…/llama-server …"`, Ollama's)
 /// is an assignment, not a program, and is not read here.
 pub(super) fn pasted_llamacpp(lines: &[(usize, String)]) -> Option<Launch> {
+    pasted(lines, Launcher::LlamaServer)
+}
+
+/// Like [`pasted_llamacpp`], for the engine `want` runs: a `vllm serve`
+/// or `python -m vllm.…`/`sglang.…` line pasted above the log.
+pub(super) fn pasted(lines: &[(usize, String)], want: Launcher) -> Option<Launch> {
+    let program = |w: &str| match want {
+        Launcher::LlamaServer | Launcher::OllamaRunner => LLAMA_TOOLS.contains(&program_name(w)),
+        Launcher::Vllm => program_name(w) == "vllm" || program_name(w).starts_with("python"),
+        Launcher::Sglang => program_name(w).starts_with("python"),
+    };
     let mut joined = String::new();
     for (_, line) in lines {
         let trimmed = line.trim_end();
@@ -430,14 +441,15 @@ pub(super) fn pasted_llamacpp(lines: &[(usize, String)]) -> Option<Launch> {
         }
         let words = shell_words(&joined);
         joined.clear();
-        let at = words.iter().take(MAX_WORDS_BEFORE + 1).position(|w| {
-            assignment(w).is_none() && LLAMA_TOOLS.contains(&program_name(w)) && !w.contains(['"', '\'', '='])
-        });
+        let at = words
+            .iter()
+            .take(MAX_WORDS_BEFORE + 1)
+            .position(|w| assignment(w).is_none() && program(w) && !w.contains(['"', '\'', '=']));
         let Some(at) = at else { continue };
         if !words[at + 1..].iter().any(|w| w.starts_with('-')) {
             continue;
         }
-        if let Some(launch) = read_command_line(&words[at..]).filter(|l| l.launcher == Launcher::LlamaServer) {
+        if let Some(launch) = read_command_line(&words[at..]).filter(|l| l.launcher == want) {
             return Some(launch);
         }
     }
@@ -574,7 +586,10 @@ fn recognise<'a, 'b>(argv: &'b [&'a str]) -> Option<(Launcher, &'b [&'a str])> {
         let rest = &argv[m + 2..];
         return match module {
             "vllm.entrypoints.openai.api_server" => Some((Launcher::Vllm, rest)),
-            "sglang.launch_server" => Some((Launcher::Sglang, rest)),
+            // The benchmarks take the server's arguments (`ServerArgs.add_cli_args`).
+            "sglang.launch_server" | "sglang.bench_one_batch" | "sglang.bench_offline_throughput" => {
+                Some((Launcher::Sglang, rest))
+            }
             _ => None,
         };
     }

@@ -120,6 +120,19 @@ pub(super) fn read(lines: &[(usize, String)]) -> (LoggedConfig, Vec<Fact>) {
         }
     }
     config.quantization = config.quantization.take().or(loaded_quant).or(kernel_quant);
+    // A command pasted above a log that prints no `server_args` (the
+    // benchmarks, `sglang.bench_one_batch`): what it sets, where the log
+    // says nothing of its own.
+    if let Some(launch) = super::launch::pasted(lines, super::launch::Launcher::Sglang) {
+        let given = launch.config;
+        config.model = config.model.take().or_else(|| launch.model.map(|m| m.name().to_owned()));
+        config.tensor_parallel = config.tensor_parallel.or(given.tensor_parallel);
+        config.mem_fraction_static_permille =
+            config.mem_fraction_static_permille.or(given.mem_fraction_static_permille);
+        config.max_model_len = config.max_model_len.or(given.max_model_len);
+        config.kv_cache_dtype = config.kv_cache_dtype.take().or(given.kv_cache_dtype);
+        config.quantization = config.quantization.take().or(given.quantization);
+    }
     (config, facts)
 }
 

@@ -1806,3 +1806,12 @@ fn vllm_on_rocm_is_not_set_against_an_nvidia_gpu() {
     assert_eq!(g.map(|g| g.vendor), Some(shared::catalog::GpuVendor::Amd), "{:?} {taken:?}", s.gpus[0].name);
     assert!(taken.iter().any(|t| t.contains("it ran on ROCm, an AMD GPU")), "{taken:?}");
 }
+
+/// SGLang's benchmarks print no `server_args`: the command pasted above
+/// the log names the model (`python -m sglang.bench_one_batch --model-path
+/// ibm-granite/granite-4.0-h-micro --batch 4`, a pull request's output).
+#[test]
+fn sglang_takes_the_model_from_a_pasted_benchmark_command() {
+    let l = log("sglang-bench-one-batch-granite4-h-micro");
+    assert_eq!(l.config.model.as_deref(), Some("ibm-granite/granite-4.0-h-micro"), "{:?}", l.config);
+}
