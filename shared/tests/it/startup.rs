@@ -1604,6 +1604,21 @@ fn a_metal_log_names_its_apple_gpu() {
     assert!(taken.contains("the GPU the log names (Apple M2) is not in the catalog"), "{taken}");
 }
 
+/// A ROCm log names its RX 6600 (`Device 0: AMD Radeon RX 6600, gfx1030`,
+/// under HSA_OVERRIDE_GFX_VERSION): the plan runs on the catalog's RX 6600,
+/// whose total is the one the log prints, not on the default CUDA card.
+#[test]
+fn a_rocm_log_of_an_rx_6600_runs_on_the_catalogs() {
+    let l = log("ollama-rocm-gemma2-2b-q40-rx6600-np2-swa-full");
+    assert_eq!(l.config.devices, ["AMD Radeon RX 6600"]);
+    let m = shared::model::Model::preset("gemma-2-2b").unwrap_or_else(|e| panic!("{e}"));
+    let planned = shared::estimate::Scenario { engine: l.engine.kind().with_defaults(), ..Default::default() };
+    let (s, taken) = shared::startup::logged_scenario(&l, &m, planned);
+    assert_eq!(s.gpus.iter().map(|g| g.name.as_str()).collect::<Vec<_>>(), ["Radeon RX 6600"]);
+    assert!(taken.iter().any(|t| t == "GPUs Radeon RX 6600 (the devices the log names)"), "{taken:?}");
+    assert!(!taken.iter().any(|t| t.contains("not in the catalog")), "{taken:?}");
+}
+
 /// SGLang prints `quantization=None` in its server args when it detects a
 /// checkpoint's own quantisation; `Load weight end. … quant=awq, bits=4`
 /// (0.5.23 `model_runner.py`) and the kernel it converts to say which. The
