@@ -1757,3 +1757,38 @@ fn a_log_that_held_more_than_the_plans_gpu_is_set_against_a_gpu_that_holds_it() 
         "{taken:?}"
     );
 }
+
+/// Real vLLM logs of the two models that had no preset now name theirs:
+/// Qwen3-Next 80B-A3B by a local path ending in the repo's name (vLLM
+/// 0.11.2, four A100 40GB), whose rank then holds the weights the plan
+/// gives it; Gemma 4 26B-A4B by its repo as vLLM 0.17's config line names
+/// it (`core.py`, `Initializing a V1 LLM engine … with config:
+/// model='google/gemma-4-26B-A4B-it'`, a TPU run that failed before any
+/// memory line: stored-code index id 69444423577). The Thinking and base
+/// releases share the shapes, by their base names.
+#[test]
+fn vllm_logs_of_qwen3_next_and_gemma_4_26b_name_their_presets() {
+    let next = log("vllm-v1-0112-qwen3-next-80b-a100-40gb-tp4-negkv");
+    assert_eq!(next.config.model.as_deref(), Some("/dockpath/Qwen3-Next-80B-A3B-Instruct"));
+    assert_eq!(shared::startup::logged_preset(&next).map(|p| p.id), Some("qwen3-next-80b-a3b"));
+    let (m, s, _) = planned_from(&next, "qwen3-next-80b-a3b", "a100-40gb-sxm");
+    let (logged, predicted) = logged_and_predicted(&next, &m, s, "weights");
+    assert!(close(logged, predicted, 10), "{logged:?} vs {predicted:?}");
+    // The repo as vLLM 0.17's config line names it (`model='google/gemma-4-26B-A4B-it'`).
+    let named = |repo: &str| shared::startup::StartupLog {
+        engine: LogEngine::Vllm,
+        config: shared::startup::LoggedConfig { model: Some(repo.into()), ..Default::default() },
+        facts: Vec::new(),
+        model: None,
+    };
+    assert_eq!(
+        shared::startup::logged_preset(&named("google/gemma-4-26B-A4B-it")).map(|p| p.id),
+        Some("gemma-4-26b-a4b")
+    );
+    for (repo, preset) in
+        [("google/gemma-4-26B-A4B", "gemma-4-26b-a4b"), ("Qwen/Qwen3-Next-80B-A3B-Thinking", "qwen3-next-80b-a3b")]
+    {
+        assert!(shared::startup::logged_preset(&named(repo)).is_none(), "{repo}");
+        assert_eq!(shared::startup::logged_base_preset(&named(repo)).map(|p| p.id), Some(preset), "{repo}");
+    }
+}
