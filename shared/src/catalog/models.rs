@@ -88,6 +88,10 @@ pub const MODEL_PRESETS = [
     // parameters); a second transcription (id 62478544309) agrees on every shape.
     preset!("qwen3-vl-30b-a3b", "Qwen3-VL 30B-A3B Instruct", "Qwen/Qwen3-VL-30B-A3B-Instruct"),
     preset!("qwen3-235b-a22b", "Qwen3 235B-A22B", "Qwen/Qwen3-235B-A22B"),
+    // The Hub config as a public model report printed it, its shapes agreeing
+    // with a second transcription and transformers 5.25 `Qwen3NextConfig()`
+    // (see shared/tests/fixtures/arch/sources.json).
+    preset!("qwen3-next-80b-a3b", "Qwen3-Next 80B-A3B Instruct", "Qwen/Qwen3-Next-80B-A3B-Instruct"),
     // The Hub config's shapes (vendored transcriptions, see shared/tests/fixtures/arch/sources.json).
     preset!("qwen3.5-27b", "Qwen3.5 27B", "Qwen/Qwen3.5-27B"),
     // transformers 5.24 `Qwen3_5MoeConfig()` defaults, documented as Qwen/Qwen3.5-35B-A3B.
@@ -105,6 +109,9 @@ pub const MODEL_PRESETS = [
     preset!("gemma-3-4b", "Gemma 3 4B IT", "google/gemma-3-4b-it"),
     preset!("gemma-3-12b", "Gemma 3 12B IT", "google/gemma-3-12b-it"),
     preset!("gemma-3-27b", "Gemma 3 27B IT", "google/gemma-3-27b-it"),
+    // The Hub config's shapes (vendored transcriptions that agree, see
+    // shared/tests/fixtures/arch/sources.json) in gemma-4-31b's layout.
+    preset!("gemma-4-26b-a4b", "Gemma 4 26B-A4B IT", "google/gemma-4-26B-A4B-it"),
     // The Hub config as transformers printed it (vendored copy, see shared/tests/fixtures/arch/sources.json).
     preset!("gemma-4-31b", "Gemma 4 31B IT", "google/gemma-4-31B-it"),
     preset!("phi-3-mini-4k", "Phi-3 Mini 4K Instruct", "microsoft/Phi-3-mini-4k-instruct"),

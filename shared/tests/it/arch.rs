@@ -186,6 +186,8 @@ fn new_presets_count_what_transformers_builds() {
         ("lfm2-1.2b", "lfm2-1.2b"),
         ("qwen3.5-27b", "qwen3.5-27b"),
         ("gemma-4-31b", "gemma-4-31b"),
+        ("gemma-4-26b-a4b", "gemma-4-26b-a4b"),
+        ("qwen3-next-80b-a3b", "qwen3-next-80b-a3b"),
         ("granite-4.0-h-tiny", "granite-4.0-h-tiny"),
     ] {
         let m = shared::model::Model::preset(preset).unwrap_or_else(|e| panic!("{preset}: {e}"));
@@ -387,6 +389,31 @@ fn gemma4_31b_counts_its_checkpoints_tensors() {
     let buffers = m.arch.text.num_layers() + 2 * vision.hidden_size;
     assert_eq!(m.parameters() + buffers, CHECKPOINT_ELEMENTS);
     assert_eq!(read("gemma-4-31b").parameters(), m.parameters(), "the preset is the fixture");
+}
+
+/// Qwen3-Next 80B-A3B against its own checkpoint: the report that printed
+/// its config (see `sources.json`, "qwen3-next-80b-a3b") lists the
+/// checkpoint's tensors, 81,324,862,720 elements. Beside what transformers
+/// builds they hold one multi-token-prediction layer, `mtp.*` (vLLM 0.11
+/// `qwen3_next_mtp.py`, `Qwen3NextMultiTokenPredictor`): `fc` from the
+/// concatenated embedding and hidden state (2H → H), the norms
+/// `pre_fc_norm_embedding`, `pre_fc_norm_hidden` and `norm`, and one
+/// full-attention decoder layer with its gated query, q/k norms and the
+/// sparse MoE block with its shared expert and gate.
+#[test]
+fn qwen3_next_counts_its_checkpoints_tensors_but_the_mtp_layer() {
+    const CHECKPOINT_ELEMENTS: u64 = 81_324_862_720;
+    let m = shared::model::Model::preset("qwen3-next-80b-a3b").unwrap_or_else(|e| panic!("{e}"));
+    let raw = fixture_json("qwen3-next-80b-a3b");
+    let get = |k: &str| raw[k].as_u64().unwrap_or_else(|| panic!("{k}"));
+    let (h, heads, kv, d) =
+        (get("hidden_size"), get("num_attention_heads"), get("num_key_value_heads"), get("head_dim"));
+    let attention = h * heads * d * 2 + 2 * h * kv * d + heads * d * h + 2 * d;
+    let (experts, e, s) = (get("num_experts"), get("moe_intermediate_size"), get("shared_expert_intermediate_size"));
+    let moe = experts * 3 * e * h + experts * h + 3 * s * h + h;
+    let mtp = 2 * h * h + 3 * h + attention + moe + 2 * h;
+    assert_eq!(m.parameters() + mtp, CHECKPOINT_ELEMENTS);
+    assert_eq!(read("qwen3-next-80b-a3b").parameters(), m.parameters(), "the preset is the fixture");
 }
 
 /// The layers' attention as transformers' config classes fill `layer_types`

@@ -265,6 +265,7 @@ fn a_driver_s_device_name_is_its_catalog_gpu() {
     assert_eq!(id("NVIDIA RTX A6000"), Some("rtx-a6000"));
     assert_eq!(id("Tesla T4"), Some("t4"));
     assert_eq!(id("AMD Radeon RX 7900 XTX"), Some("rx-7900-xtx"));
+    assert_eq!(id("AMD Radeon RX 6600"), Some("rx-6600"));
     // A data-centre part the driver names by its memory or board.
     assert_eq!(id("NVIDIA H100 80GB HBM3"), Some("h100-sxm"));
     assert_eq!(id("NVIDIA GB10"), Some("dgx-spark"));
@@ -302,4 +303,35 @@ fn nvidia_gpus_carry_a_sourced_compute_capability() {
         (cap("v100-32gb"), cap("a100-80gb-sxm"), cap("rtx-4090"), cap("h100-sxm")),
         (Some(70), Some(80), Some(89), Some(90))
     );
+}
+
+/// The RX 6600 and the base M2 hold what real logs of them print: ROCm's
+/// total beside the RX 6600's device line (an Ollama runner), and Metal's
+/// recommended working set on a 16 GB M2 (a llama.cpp run), in MB of 10^6
+/// B as ggml-metal printed it then; an 8 GB Mac keeps 2/3 of its memory.
+#[test]
+fn the_rx_6600_and_the_base_m2_hold_what_their_logs_print() {
+    let fixture = |name: &str| {
+        std::fs::read_to_string(format!("{}/tests/fixtures/startup/{name}.txt", env!("CARGO_MANIFEST_DIR")))
+            .unwrap_or_else(|e| panic!("{name}: {e}"))
+    };
+    let after = |text: &str, key: &str| -> String {
+        let at = text.find(key).unwrap_or_else(|| panic!("no {key:?}")) + key.len();
+        text[at..].trim_start().chars().take_while(|c| c.is_ascii_digit() || *c == '.').collect()
+    };
+    let rocm = fixture("ollama-rocm-gemma2-2b-q40-rx6600-np2-swa-full");
+    assert!(rocm.contains("Device 0: AMD Radeon RX 6600,"));
+    let total: u64 =
+        after(&rocm, "utilizing AMD specific memory reporting free: 7877861376 total:").parse().expect("bytes");
+    let rx = gpu("rx-6600").expect("the RX 6600 is in the catalog");
+    assert_eq!((rx.memory_bytes, rx.vendor, rx.cuda_total_bytes()), (total, GpuVendor::Amd, total));
+    let metal = fixture("llamacpp-nogit-deepseek-coder-v2-lite-q4km-metal-m2-ngl24");
+    assert!(metal.contains("using device Metal (Apple M2)"));
+    let mb: f64 = after(&metal, "recommendedMaxWorkingSetSize  =").parse().expect("MB");
+    let m2 = gpu("m2-16gb").expect("the 16 GB M2 is in the catalog");
+    assert_eq!(m2.memory_bytes, (mb * 1e6) as u64 / MIB * MIB, "whole MiB, rounded down");
+    assert_eq!(m2.unified_bytes, Some(16 << 30));
+    let m8 = gpu("m2-8gb").expect("the 8 GB M2 is in the catalog");
+    assert_eq!((m8.memory_bytes / MIB, m8.unified_bytes), ((8 << 10) * 2 / 3, Some(8 << 30)));
+    assert_eq!((m8.bandwidth_gb_s, m8.bf16_dense_tflops), (m2.bandwidth_gb_s, m2.bf16_dense_tflops), "one chip");
 }

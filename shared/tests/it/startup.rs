@@ -1604,6 +1604,21 @@ fn a_metal_log_names_its_apple_gpu() {
     assert!(taken.contains("the GPU the log names (Apple M2) is not in the catalog"), "{taken}");
 }
 
+/// A ROCm log names its RX 6600 (`Device 0: AMD Radeon RX 6600, gfx1030`,
+/// under HSA_OVERRIDE_GFX_VERSION): the plan runs on the catalog's RX 6600,
+/// whose total is the one the log prints, not on the default CUDA card.
+#[test]
+fn a_rocm_log_of_an_rx_6600_runs_on_the_catalogs() {
+    let l = log("ollama-rocm-gemma2-2b-q40-rx6600-np2-swa-full");
+    assert_eq!(l.config.devices, ["AMD Radeon RX 6600"]);
+    let m = shared::model::Model::preset("gemma-2-2b").unwrap_or_else(|e| panic!("{e}"));
+    let planned = shared::estimate::Scenario { engine: l.engine.kind().with_defaults(), ..Default::default() };
+    let (s, taken) = shared::startup::logged_scenario(&l, &m, planned);
+    assert_eq!(s.gpus.iter().map(|g| g.name.as_str()).collect::<Vec<_>>(), ["Radeon RX 6600"]);
+    assert!(taken.iter().any(|t| t == "GPUs Radeon RX 6600 (the devices the log names)"), "{taken:?}");
+    assert!(!taken.iter().any(|t| t.contains("not in the catalog")), "{taken:?}");
+}
+
 /// SGLang prints `quantization=None` in its server args when it detects a
 /// checkpoint's own quantisation; `Load weight end. … quant=awq, bits=4`
 /// (0.5.23 `model_runner.py`) and the kernel it converts to say which. The
@@ -1814,4 +1829,39 @@ fn vllm_on_rocm_is_not_set_against_an_nvidia_gpu() {
 fn sglang_takes_the_model_from_a_pasted_benchmark_command() {
     let l = log("sglang-bench-one-batch-granite4-h-micro");
     assert_eq!(l.config.model.as_deref(), Some("ibm-granite/granite-4.0-h-micro"), "{:?}", l.config);
+}
+
+/// Real vLLM logs of the two models that had no preset now name theirs:
+/// Qwen3-Next 80B-A3B by a local path ending in the repo's name (vLLM
+/// 0.11.2, four A100 40GB), whose rank then holds the weights the plan
+/// gives it; Gemma 4 26B-A4B by its repo as vLLM 0.17's config line names
+/// it (`core.py`, `Initializing a V1 LLM engine … with config:
+/// model='google/gemma-4-26B-A4B-it'`, a TPU run that failed before any
+/// memory line: stored-code index id 69444423577). The Thinking and base
+/// releases share the shapes, by their base names.
+#[test]
+fn vllm_logs_of_qwen3_next_and_gemma_4_26b_name_their_presets() {
+    let next = log("vllm-v1-0112-qwen3-next-80b-a100-40gb-tp4-negkv");
+    assert_eq!(next.config.model.as_deref(), Some("/dockpath/Qwen3-Next-80B-A3B-Instruct"));
+    assert_eq!(shared::startup::logged_preset(&next).map(|p| p.id), Some("qwen3-next-80b-a3b"));
+    let (m, s, _) = planned_from(&next, "qwen3-next-80b-a3b", "a100-40gb-sxm");
+    let (logged, predicted) = logged_and_predicted(&next, &m, s, "weights");
+    assert!(close(logged, predicted, 10), "{logged:?} vs {predicted:?}");
+    // The repo as vLLM 0.17's config line names it (`model='google/gemma-4-26B-A4B-it'`).
+    let named = |repo: &str| shared::startup::StartupLog {
+        engine: LogEngine::Vllm,
+        config: shared::startup::LoggedConfig { model: Some(repo.into()), ..Default::default() },
+        facts: Vec::new(),
+        model: None,
+    };
+    assert_eq!(
+        shared::startup::logged_preset(&named("google/gemma-4-26B-A4B-it")).map(|p| p.id),
+        Some("gemma-4-26b-a4b")
+    );
+    for (repo, preset) in
+        [("google/gemma-4-26B-A4B", "gemma-4-26b-a4b"), ("Qwen/Qwen3-Next-80B-A3B-Thinking", "qwen3-next-80b-a3b")]
+    {
+        assert!(shared::startup::logged_preset(&named(repo)).is_none(), "{repo}");
+        assert_eq!(shared::startup::logged_base_preset(&named(repo)).map(|p| p.id), Some(preset), "{repo}");
+    }
 }
