@@ -17,8 +17,14 @@ pub(super) fn read(lines: &[(usize, String)]) -> (LoggedConfig, Vec<Fact>) {
     // The lines of Ollama's own buffer figures.
     let mut ollama: Vec<usize> = Vec::new();
     for (n, line) in lines {
-        if line.contains("llama_kv_cache_unified") {
-            config.newest_build = Some(UNIFIED_NAME_LAST_BUILD);
+        for (name, last) in [
+            ("llama_kv_cache_unified", UNIFIED_NAME_LAST_BUILD),
+            ("llama_init_from_model:", INIT_FROM_MODEL_LAST_BUILD),
+            ("llama_new_context_with_model:", NEW_CONTEXT_LAST_BUILD),
+        ] {
+            if line.contains(name) {
+                config.newest_build = Some(config.newest_build.map_or(last, |b| b.min(last)));
+            }
         }
         if let Some(fact) = buffer(line) {
             // llama.cpp's own figure replaces Ollama's one-decimal one.
@@ -190,6 +196,18 @@ fn device(line: &str) -> Option<(usize, &str)> {
 /// drop the \"unified\" prefix", #15467) renamed the class, whose
 /// constructor prints its lines under `__func__`.
 pub const UNIFIED_NAME_LAST_BUILD: u64 = 6232;
+
+/// The last mainline build whose context logs as `llama_init_from_model:`:
+/// llama.cpp e0dbec0b (b4881, "llama : refactor llama_context,
+/// llama_kv_cache, llm_build_context", #12181) moved the constructor to
+/// src/llama-context.cpp, printing as `llama_context:`.
+pub const INIT_FROM_MODEL_LAST_BUILD: u64 = 4880;
+
+/// The last mainline build whose context logs as
+/// `llama_new_context_with_model:`: llama.cpp afa8a9ec (b4463, "llama : add
+/// `llama_vocab`, functions -> methods, naming", #11110) made
+/// `llama_init_from_model` the function that prints them.
+pub const NEW_CONTEXT_LAST_BUILD: u64 = 4462;
 
 /// The build a llama.cpp log names: `build: 5192 (e59a5f1e) with cc …`
 /// (common/common.cpp `common_init`), `main: build = 1 (18b0375)` (older

@@ -733,13 +733,25 @@ pub fn configured_engine(ran: LogEngine, c: &LoggedConfig, planned: Engine) -> (
                         o.build = Some(b);
                         taken.push(format!(
                             "llama.cpp build {b}'s rules (the log's `build: 0 (unknown)` is a build without git; \
-                             its `llama_kv_cache_unified:` lines end at b{b})"
+                             its lines are printed up to b{b})"
                         ));
                     }
                     None => taken.push(
                         "the newest llama.cpp rules (the log's `build: 0 (unknown)` is a build without git)".into(),
                     ),
                 }
+            }
+            // A log that names no build (Ollama's runner, an excerpt) is
+            // planned by the newest rules of the builds that print its lines.
+            if c.build.is_none()
+                && !c.unknown_build
+                && o.build.is_none()
+                && let Some(b) = c.newest_build.filter(|_| !c.is_ik())
+            {
+                o.build = Some(b);
+                taken.push(format!(
+                    "llama.cpp build {b}'s rules (the log names no build; its lines are printed up to b{b})"
+                ));
             }
             // `-b` bounds the physical batch (`Options::ubatch`): a logged
             // `n_ubatch` is already that minimum, so `-b` is at least it.
@@ -785,7 +797,10 @@ fn launched_placement(c: &LoggedConfig, o: &mut crate::engines::llamacpp::Option
             taken.push(format!("{name} {v}"));
         }
     };
-    fill(&mut o.parallel, c.parallel, "-np");
+    // Without a command line, the slots the context was made with: llama.cpp
+    // prints `n_seq_max` (src/llama-context.cpp), llama-server's `-np` and
+    // Ollama's runner's `Parallel` (read there as `n_seq_max` too).
+    fill(&mut o.parallel, c.parallel.or(c.n_seq_max.filter(|&n| n > 1)), "-np");
     fill(&mut o.n_gpu_layers, c.n_gpu_layers, "-ngl");
     if let Some(n) = c.n_cpu_moe.filter(|_| o.n_cpu_moe == 0) {
         o.n_cpu_moe = n;

@@ -356,7 +356,11 @@ fn a_gguf_header_gives_the_exact_buffers_with_experts_on_the_cpu() {
 
 /// fedora-copr/logdetective#106 (shared/tests/fixtures/startup/
 /// llamacpp-mistral-7b-{2k,32k}.txt): Mistral 7B, flash attention off,
-/// n_ubatch 512. The KV buffers are exact; the compute buffers are too.
+/// n_ubatch 512. The KV buffers are exact; the compute buffers are too,
+/// by the rules of the builds that print their `llama_new_context_with_model:`
+/// lines (to b4462): before the KV stores' row indices, which today's
+/// builds keep on the host (4 MiB more at n_ubatch 512 without flash
+/// attention: one I64 per token and V element, and one per token for K).
 #[test]
 fn mistral_7b_buffers_equal_the_logdetective_logs() {
     let m = model("mistral-7b-v0.3");
@@ -366,10 +370,13 @@ fn mistral_7b_buffers_equal_the_logdetective_logs() {
             n_ctx: Some(ctx),
             cache_type_k: Some(CacheType::F16),
             flash_attention: FlashAttention::Off,
+            build: Some(4462),
             ..Default::default()
         };
         let (r, e) = report(&m, scenario(o, 1, 80));
         assert_eq!(e.kv_cache_bytes, kv_mib * MIB);
+        let newest = report(&m, scenario(Options { build: None, ..o }, 1, 80)).0;
+        assert_eq!(newest.host_compute_bytes, r.host_compute_bytes + 512 * (1024 + 1) * 8, "n_ctx {ctx}");
         let mib = |b: u64| format!("{:.2}", b as f64 / MIB as f64);
         assert_eq!(mib(e.per_gpu[0].budget.activation_bytes), gpu_compute, "n_ctx {ctx}");
         assert_eq!(mib(r.host_compute_bytes), host_compute, "n_ctx {ctx}");
@@ -741,4 +748,32 @@ fn a_host_head_is_staged_on_cuda_and_never_on_metal() {
     // The head on the CPU (`-ngl` = the repeating layers) against every layer on the GPU.
     assert!(compute(&cuda, layers) > compute(&cuda, layers + 1), "CUDA stages the head");
     assert!(compute(&mac, layers) <= compute(&mac, layers + 1), "Metal stages nothing");
+}
+
+/// Slots as streams (`kv_unified = false`, b6071 on): each of the reserved
+/// ubatch's sequences attends over its own stream's cells
+/// (src/llama-graph.cpp `build_kq_mask`: `[n_kv, n_tokens / n_stream, 1,
+/// n_stream]`, `n_kv` one stream's size), so the GPU's compute buffer is a
+/// one-stream graph over `n_ctx_seq` cells, and the host's masks the same:
+/// Mistral 7B at `-c 32768 -np 4` without flash attention plans as
+/// `-c 8192 -np 1` does. Before b6071 the cache was one stream (it was
+/// forced unified without `LLAMA_SET_ROWS`), as `--kv-unified` is today.
+#[test]
+fn slots_as_streams_attend_over_one_streams_cells() {
+    let m = model("mistral-7b-v0.3");
+    let plan = |ctx, np, unified, build| {
+        let o = Options {
+            n_ctx: Some(ctx),
+            parallel: Some(np),
+            kv_unified: unified,
+            flash_attention: FlashAttention::Off,
+            build,
+            ..Default::default()
+        };
+        let (r, e) = report(&m, scenario(o, 1, 80));
+        (e.per_gpu[0].budget.activation_bytes, r.host_compute_bytes)
+    };
+    assert_eq!(plan(32_768, 4, false, Some(8000)), plan(8192, 1, false, Some(8000)));
+    assert_ne!(plan(32_768, 4, true, Some(8000)), plan(8192, 1, false, Some(8000)));
+    assert_eq!(plan(32_768, 4, false, Some(6070)), plan(32_768, 1, false, Some(6070)));
 }

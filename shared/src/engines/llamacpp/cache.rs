@@ -134,8 +134,11 @@ fn pad_to(x: u64, unit: u64) -> u64 {
 
 /// How a mainline build sizes its cache, where it changed (build numbers by
 /// `git rev-list --count`, each change read in its commit):
-/// - streams: one per sequence slot unless `--kv-unified` from b5913
-///   (#14363); before, one cache every slot shares;
+/// - streams: one per sequence slot unless `--kv-unified` from b6071
+///   (#14363, b5913, made them; until a4569c41, b6071, "llama : enable
+///   LLAMA_SET_ROWS=1 by default" #14959, src/llama-context.cpp forced a
+///   unified cache unless `LLAMA_SET_ROWS` was set: "non-unified KV cache
+///   requires ggml_set_rows()"); before, one cache every slot shares;
 /// - the padding of `n_ctx`: 256 with flash attention, else 32, before b6868
 ///   (#16812 removed it); none from b6868; 256 always from b6975 (#17046);
 /// - sliding-window layers: a cache of their own from b5429 (#13194), of
@@ -161,7 +164,7 @@ impl Rules {
         }
         let Some(b) = build else { return Self { streams: true, pad: 256, swa_extra: Some(n_ubatch) } };
         Self {
-            streams: b >= 5913,
+            streams: b >= super::graph::SET_ROWS_BUILD,
             pad: match b {
                 6975.. => 256,
                 6868.. => 1,
@@ -271,6 +274,8 @@ mod tests {
     fn cells_follow_the_build() {
         let at = |build, fa| Cells::by(10_000, 4, false, false, Rules::of(Fork::Mainline, Some(build), fa, 2048, 512));
         assert_eq!((at(5000, true).n_ctx, at(5000, true).streams), (10_240, 1));
+        // b5913 – b6070 forced one stream without `LLAMA_SET_ROWS`.
+        assert_eq!((at(6070, true).streams, at(6071, true).streams), (1, 4));
         assert_eq!(at(5000, false).n_ctx, 10_016);
         assert_eq!((at(6900, true).n_ctx, at(6900, true).streams, at(6900, true).per_stream), (10_000, 4, 2500));
         assert_eq!(at(7000, false).n_ctx, 10_240);

@@ -15,6 +15,17 @@ use crate::kv::LayerKv;
 pub(super) fn compute_buffer(p: &Plan, o: Options, ctx: u64, cache_cells: super::cache::Cells, part: Part) -> u64 {
     let t = &p.model.arch.text;
     let with_output = part.output;
+    // With one stream per slot (`kv_unified = false`) the reserved ubatch
+    // holds one sequence per stream (`ubatch_reserve(n_tokens / n_seqs,
+    // n_seqs)`, src/llama-context.cpp `graph_reserve`), and each attends over
+    // its own stream's cells: the mask is `[n_kv, n_tokens / n_stream, 1,
+    // n_stream]` and the scores `[n_kv, n_tokens / n_stream, n_head,
+    // n_stream]` with `n_kv` one stream's size (src/llama-graph.cpp
+    // `build_kq_mask`, `build_attn_mha`; `llama_kv_cache_context` of the full
+    // cache, `n_kv = get_size()`, src/llama-kv-cache.cpp; b7407 – b8211): the
+    // graph of a unified cache of `n_ctx_seq` cells.
+    let streams = cache_cells.streams.max(1);
+    let ctx = if streams > 1 { cache_cells.per_stream } else { ctx };
     if let crate::arch::AttentionKind::Mla(m) = t.attention
         && !super::heads_cached(p, o)
     {
@@ -23,7 +34,7 @@ pub(super) fn compute_buffer(p: &Plan, o: Options, ctx: u64, cache_cells: super:
     if let Some(shape) = Shape::of(p, &o) {
         let window = p.kv_layers.iter().find_map(|l| l.window);
         let full = cache::pad(ctx);
-        let cells = graph::Cells { full, window: window.map_or(full, |w| cache_cells.of(Some(w))) };
+        let cells = graph::Cells { full, window: window.map_or(full, |w| cache_cells.of(Some(w)) / streams) };
         return graph::compute_buffer(shape, &o, cells, part);
     }
     // ik's `-amb` computes the scores a head at a time (`ik::score_heads`).

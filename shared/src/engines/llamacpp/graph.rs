@@ -121,14 +121,14 @@ pub(super) enum Gating {
     SoftmaxWeight,
 }
 
-/// The first build the replay gives the KV stores' row indices
-/// (`k_idxs`/`v_idxs`, one I64 per token each, inputs of the GPU split:
-/// src/llama-kv-cache-unified.cpp `build_input_k_idxs`, `ggml_set_rows`;
-/// llama-cpp-python 0.3.16 has them, 0.3.9 has `ggml_cpy`). No source
-/// gave the build that made them the default; b6168 is the earliest log
-/// that shows them: GLM-4.5-Air's 3,584.09 MiB is 3,584 + the positions,
+/// The first build that stores K and V with `ggml_set_rows` by default, its
+/// row indices (`k_idxs`/`v_idxs`) inputs of the graph: a4569c41 (b6071,
+/// "llama : enable LLAMA_SET_ROWS=1 by default", #14959; from a70c8a0c,
+/// b5817, only with `LLAMA_SET_ROWS=1`), src/llama-kv-cache.cpp
+/// `build_input_k_idxs`, `build_input_v_idxs`. The replay gives each one I64
+/// per token. GLM-4.5-Air at b6168: 3,584.09 MiB is 3,584 + the positions,
 /// output ids and both indices at `-ub 4096` (96 KiB), 3,584.03 without.
-pub const SET_ROWS_BUILD: u64 = 6168;
+pub const SET_ROWS_BUILD: u64 = 6071;
 
 impl Shape {
     /// The model's layer when the replay knows its graph: mainline
@@ -610,7 +610,7 @@ impl Graph {
 
 #[cfg(test)]
 mod tests {
-    use super::{Cells, Experts, Ffn, GLU_BUILD, Gating, Part, Shape, Staged, compute_buffer};
+    use super::{Cells, Experts, Ffn, GLU_BUILD, Gating, Part, SET_ROWS_BUILD, Shape, Staged, compute_buffer};
     use crate::engines::llamacpp::{FlashAttention, Options};
 
     const MIB: u64 = 1 << 20;
@@ -768,7 +768,7 @@ mod tests {
         assert_eq!(compute_buffer(shape, &o(6168), full(cells), part), expected);
         // 3,584.09 MiB as the log prints it.
         assert_eq!(expected * 100 / MIB, 358_409);
-        assert_eq!(compute_buffer(shape, &o(6167), full(cells), part), expected - 16 * t);
+        assert_eq!(compute_buffer(shape, &o(SET_ROWS_BUILD - 1), full(cells), part), expected - 16 * t);
     }
 
     fn gpt_oss_20b() -> Shape {

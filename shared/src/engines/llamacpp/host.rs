@@ -2,6 +2,7 @@
 //! cache and state of the layers left on the CPU, and the host compute
 //! buffer; with the CPU weights, the host RAM the plan needs.
 
+use super::graph::SET_ROWS_BUILD;
 use super::{Devices, Options, Plan, cache, cells, kv_layers, n_ctx, slots};
 use crate::kv::LayerKv;
 
@@ -25,7 +26,7 @@ fn host_compute(p: &Plan, o: Options, kv: &[LayerKv], cells: cache::Cells) -> u6
     let embd = p.model.arch.text.hidden_size.saturating_mul(ub).saturating_mul(4);
     // With GPUs run as a pipeline, the scheduler keeps `GGML_SCHED_MAX_COPIES`
     // copies of every graph input where it lives (ggml-backend.cpp, pass 6).
-    let leaves = masks(o, kv, cells).saturating_add(3 * 4 * ub);
+    let leaves = masks(o, kv, cells).saturating_add(3 * 4 * ub).saturating_add(store_indices(p, o, kv));
     embd.saturating_add(leaves.saturating_mul(if super::pipelined(p, o) { super::SCHED_COPIES } else { 1 }))
 }
 
@@ -42,6 +43,56 @@ pub(super) fn masks(o: Options, kv: &[LayerKv], cells: cache::Cells) -> u64 {
     let kv_cells =
         u64::from(full).saturating_mul(per_stream(None)).saturating_add(window.map_or(0, |w| per_stream(Some(w))));
     kv_cells.saturating_mul(cells.streams).saturating_mul(ub / cells.streams.max(1)).saturating_mul(mask)
+}
+
+/// The KV stores' row indices, inputs like the masks, one pair per kind of
+/// cache (full, sliding window) from [`SET_ROWS_BUILD`] (src/llama-graph.cpp
+/// `build_attn_inp_kv_impl` / `_iswa`; src/llama-kv-cache.cpp
+/// `build_input_k_idxs`, `build_input_v_idxs`, llama.cpp 7407 – 8211): K's
+/// one I64 per token; V's one per token with flash attention, else one per
+/// token and value element (`n_tokens × n_embd_v_gqa_max()`: without flash
+/// attention V is stored transposed, `v_trans = !flash_attn` in
+/// src/llama-model.cpp `create_memory`, a row per element, since #14363,
+/// b5913). An MLA cache without V (from [`super::VLESS_MLA_BUILD`]) stores
+/// none, and its indices are read by no node. ik_llama.cpp stores with
+/// `ggml_cpy` into views (no indices). Measured: Ollama's Phi-4 14B at
+/// `-ub 512` without flash attention (1,280 value elements), 23.01 MiB
+/// logged: 18.01 of embeddings, mask and ids, and 5 MiB of V indices; its
+/// Gemma 2 2B at `-ub 256`, 22.26 MiB: two caches' V indices of 1,024
+/// elements, 4 MiB.
+pub(super) fn store_indices(p: &Plan, o: Options, kv: &[LayerKv]) -> u64 {
+    if o.fork != super::Fork::Mainline || o.build.is_some_and(|b| b < SET_ROWS_BUILD) {
+        return 0;
+    }
+    let v = match (value_width(p, o), o.flash_attention) {
+        (0, _) => 0,
+        (_, super::FlashAttention::On) => 1,
+        (width, super::FlashAttention::Off) => width,
+    };
+    let full = kv.iter().any(|l| l.bytes_per_token > 0 && l.window.is_none());
+    let window = kv.iter().any(|l| l.bytes_per_token > 0 && l.window.is_some());
+    let kinds = u64::from(full) + u64::from(window);
+    kinds.saturating_mul(8).saturating_mul(o.ubatch()).saturating_mul(v.saturating_add(1))
+}
+
+/// `hparams.n_embd_v_gqa_max()`: the widest layer's V per token (elements),
+/// as the mainline cache holds it: each KV head's values; an MLA latent's
+/// `kv_lora_rank` before [`super::VLESS_MLA_BUILD`] and none after; every
+/// head's values for a GGUF run as multi-head attention
+/// ([`super::heads_cached`]).
+fn value_width(p: &Plan, o: Options) -> u64 {
+    let text = &p.model.arch.text;
+    if let crate::arch::AttentionKind::Mla(m) = text.attention {
+        return if super::heads_cached(p, o) {
+            text.num_heads.saturating_mul(m.v_head_dim)
+        } else if o.build.is_some_and(|b| b < super::VLESS_MLA_BUILD) {
+            m.kv_lora_rank
+        } else {
+            0
+        };
+    }
+    let values = |part, _, elements| if part == crate::kv::CachePart::Value { elements } else { 0 };
+    crate::kv::layer_costs_by(text, 1, values).iter().map(|l| l.bytes_per_token).max().unwrap_or(0)
 }
 
 /// What stays in host memory besides the weights.
