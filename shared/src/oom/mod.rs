@@ -29,6 +29,8 @@
 //!   --mem-fraction-static`, or a negative profiled token count before it);
 //! - TGI's warm-up of its largest prefill batch (`Not enough memory to
 //!   handle N prefill tokens`), with the PyTorch message that caused it;
+//! - TensorRT-LLM's executor that could not create a component
+//!   (`Executor creation failed due to insufficient GPU memory`);
 //! - Ollama's host-RAM check (`model requires more system memory`);
 //! - llama.cpp / ggml buffer allocation failures on CUDA, ROCm, Vulkan and
 //!   (2023's) Metal; its warning that pinned host memory could not be had
@@ -52,6 +54,7 @@ pub(crate) mod scan;
 mod sglang;
 mod tgi;
 mod transformers;
+mod trtllm;
 mod vllm;
 
 pub use diagnose::{
@@ -113,6 +116,10 @@ pub enum OomKind {
     /// TGI: its start-up warm-up of the largest prefill batch
     /// (`--max-batch-prefill-tokens`) ran out of memory.
     TgiPrefillWarmup,
+    /// TensorRT-LLM (PyTorch backend): a component of its executor did not
+    /// fit at start-up (`Executor creation failed due to insufficient GPU
+    /// memory`).
+    TrtllmExecutorMemory,
     /// Ollama: the part of the model kept in system RAM is more than the
     /// host has free (RAM plus swap): host memory, not the GPU's.
     OllamaHostMemory,
@@ -141,6 +148,7 @@ impl OomKind {
             Self::VllmFreeBelowRequest => "vLLM: less free at start-up than gpu_memory_utilization asks for",
             Self::SglangNoKvPool => "SGLang: no memory left for the KV pool at start-up",
             Self::TgiPrefillWarmup => "TGI: out of memory warming up the largest prefill batch at start-up",
+            Self::TrtllmExecutorMemory => "TensorRT-LLM: a component did not fit while creating the executor",
             Self::OllamaHostMemory => "Ollama: not enough system memory (host RAM) to load the model",
             Self::LlamaCpp => "llama.cpp / ggml buffer allocation failed",
             Self::QuantizedOffload => {
@@ -180,6 +188,22 @@ pub enum GpuBackend {
 pub enum MpsPool {
     Private,
     Shared,
+}
+
+/// Which of TensorRT-LLM's executor components did not fit, by the lever
+/// its own message names for it (`tuning_knobs`, py_executor_creator.py).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TrtllmComponent {
+    /// The model's weights, or a draft model's: shard them, fewer `max_num_tokens`.
+    Model,
+    /// The KV cache, sized as a fraction of what was free: a lower fraction.
+    KvCache,
+    /// The sampler or drafter: a shorter `max_seq_len`.
+    Sampler,
+    /// The temporary estimation cache and the executor's other buffers:
+    /// fewer `max_num_tokens`.
+    Activations,
 }
 
 /// What llama.cpp was allocating when it failed: the checklist's "does it
@@ -339,6 +363,8 @@ pub struct OomReport {
     pub tgi_process: bool,
     /// TGI: the tokens of the prefill batch its warm-up ran.
     pub prefill_tokens: Option<u64>,
+    /// TensorRT-LLM: the executor component that did not fit.
+    pub trtllm_component: Option<TrtllmComponent>,
     /// Ollama: the model's share that stays in system RAM.
     pub host_required_bytes: Option<u64>,
     /// Ollama: the host's free RAM plus free swap.
@@ -379,6 +405,7 @@ pub fn parse(text: &str) -> OomReport {
     llama_cpp::scan(t, &mut found);
     transformers::scan(t, &mut found);
     tgi::scan(t, &mut found);
+    trtllm::scan(t, &mut found);
     crate::order::sort_by_key(&mut found, |o| o.start);
     llama_cpp::fold_echoes(&mut found);
     tgi::fold_cause(&mut found);
@@ -492,6 +519,7 @@ fn allocation_limit(t: &[u8], kind: Option<OomKind>) -> bool {
             | OomKind::VllmFreeBelowRequest
             | OomKind::SglangNoKvPool
             | OomKind::TgiPrefillWarmup
+            | OomKind::TrtllmExecutorMemory
             | OomKind::OllamaHostMemory,
         )
         | None => false,
@@ -613,6 +641,7 @@ fn missing_fields(r: &OomReport) -> Vec<&'static str> {
         ],
         Some(OomKind::PytorchMpsBufferSize) => &[("requested_bytes", r.requested_bytes.is_some())],
         Some(OomKind::TgiPrefillWarmup) => &[("prefill_tokens", r.prefill_tokens.is_some())],
+        Some(OomKind::TrtllmExecutorMemory) => &[("trtllm_component", r.trtllm_component.is_some())],
         Some(
             OomKind::CudaError
             | OomKind::QuantizedOffload
@@ -649,7 +678,7 @@ fn unrecognised(text: &str) -> OomReport {
             let to = scan::line_end(t, start, 0);
             format!(
                 "This mentions running out of memory, but not in a format Headroom reads \
-                 (PyTorch on CUDA, ROCm, XPU or MPS, transformers' bitsandbytes loading, vLLM, SGLang, TGI, llama.cpp or Ollama): \"{}\".",
+                 (PyTorch on CUDA, ROCm, XPU or MPS, transformers' bitsandbytes loading, vLLM, SGLang, TGI, TensorRT-LLM, llama.cpp or Ollama): \"{}\".",
                 excerpt(text, from, to, 200)
             )
         }

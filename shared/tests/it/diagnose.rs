@@ -195,6 +195,8 @@ fn error_only_cases() -> Vec<(&'static str, Option<CauseId>)> {
         ("100-tgi-3-2-prefill-warmup-gemma3-four-shards.txt", Some(KvCacheGrowth)),
         ("101-tgi-1-3-prefill-oom-after-warmup-a100-40gb.txt", Some(KvCacheGrowth)),
         ("102-tgi-1-1-awq-warmup-traceback.txt", Some(KvCacheGrowth)),
+        // TensorRT-LLM's KV cache, a fraction of what the model left free.
+        ("103-trtllm-executor-kv-cache-qwen3-235b-tp8.txt", Some(KvCacheGrowth)),
         // ChatGLM-6B on a 16 GB Mac: 18.00 of 18.13 GiB held, 256 MiB asked.
         ("87-mps-chatglm6b-langchain-chatchat.txt", Some(WeightsTooLarge)),
         // 14.76 GiB of "other allocations" (MPSGraph's) beside 5.50 GiB of heaps: the workload.
@@ -1397,6 +1399,17 @@ fn a_tgi_paste_gets_tgi_levers() {
     let d = diagnose("100-tgi-3-2-prefill-warmup-gemma3-four-shards.txt", &DiagnoseContext::error_only());
     let first = d.fixes.first().map(|f| f.code.as_str()).unwrap_or("");
     assert!(first.contains("--max-batch-prefill-tokens 15500 --max-input-tokens 15500"), "{first}");
+}
+
+/// TensorRT-LLM's executor that could not create its KV cache gets the
+/// lever its own message names, in `trtllm-serve`'s spelling, and nothing
+/// of a script's or another engine's.
+#[test]
+fn a_trtllm_kv_cache_that_did_not_fit_gets_a_lower_free_memory_fraction() {
+    let d = diagnose("103-trtllm-executor-kv-cache-qwen3-235b-tp8.txt", &DiagnoseContext::error_only());
+    let codes: Vec<&str> = d.fixes.iter().map(|f| f.code.as_str()).collect();
+    assert!(codes.first().is_some_and(|c| c.contains("--kv_cache_free_gpu_memory_fraction 0.8")), "{codes:?}");
+    assert!(codes.iter().all(|c| c.starts_with("trtllm-serve ") || c.contains("nvidia-smi")), "{codes:?}");
 }
 
 /// vLLM's start-up check of free memory against what gpu_memory_utilization

@@ -823,6 +823,14 @@ fn cases() -> Vec<(&'static str, Value)> {
             json!({"kind": "tgi_prefill_warmup", "prefill_tokens": 4096, "tgi_process": true, "occurrences": 1}),
         ),
         (
+            // A rank's executor account, its figures in GiB with two decimals.
+            "103-trtllm-executor-kv-cache-qwen3-235b-tp8.txt",
+            json!({
+                "kind": "trtllm_executor_memory", "trtllm_component": "kv_cache", "total_bytes": 150388279869_u64,
+                "free_bytes": 116887534961_u64, "occurrences": 1
+            }),
+        ),
+        (
             "87-mps-chatglm6b-langchain-chatchat.txt",
             json!({
                 "kind": "pytorch_mps", "backend": "mps", "requested_bytes": 268435456_u64,

@@ -28,6 +28,7 @@ pub(crate) fn several_gpus(f: &Facts, b: &mut Board) {
             | OomKind::VllmFreeBelowRequest
             | OomKind::SglangNoKvPool
             | OomKind::TgiPrefillWarmup
+            | OomKind::TrtllmExecutorMemory
             | OomKind::OllamaHostMemory,
         )
         | None => {}
@@ -67,6 +68,7 @@ pub(crate) fn several_gpus(f: &Facts, b: &mut Board) {
             | OomKind::VllmFreeBelowRequest
             | OomKind::SglangNoKvPool
             | OomKind::TgiPrefillWarmup
+            | OomKind::TrtllmExecutorMemory
             | OomKind::OllamaHostMemory,
         )
         | None => format!("{}.from_pretrained(\"{}\", device_map=\"balanced\")", f.auto_class, f.repo),
