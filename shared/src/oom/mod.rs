@@ -27,6 +27,10 @@
 //! - vLLM's three KV-cache start-up errors, and its sampler warm-up failure;
 //! - SGLang's empty KV pool (`Not enough memory. Please try to increase
 //!   --mem-fraction-static`, or a negative profiled token count before it);
+//! - TGI's warm-up of its largest prefill batch (`Not enough memory to
+//!   handle N prefill tokens`), with the PyTorch message that caused it;
+//! - TensorRT-LLM's executor that could not create a component
+//!   (`Executor creation failed due to insufficient GPU memory`);
 //! - Ollama's host-RAM check (`model requires more system memory`);
 //! - llama.cpp / ggml buffer allocation failures on CUDA, ROCm, Vulkan and
 //!   (2023's) Metal; its warning that pinned host memory could not be had
@@ -48,7 +52,9 @@ mod ollama;
 mod pytorch;
 pub(crate) mod scan;
 mod sglang;
+mod tgi;
 mod transformers;
+mod trtllm;
 mod vllm;
 
 pub use diagnose::{
@@ -107,6 +113,13 @@ pub enum OomKind {
     VllmFreeBelowRequest,
     /// SGLang: the KV pool came out at zero or fewer tokens after the weights.
     SglangNoKvPool,
+    /// TGI: its start-up warm-up of the largest prefill batch
+    /// (`--max-batch-prefill-tokens`) ran out of memory.
+    TgiPrefillWarmup,
+    /// TensorRT-LLM (PyTorch backend): a component of its executor did not
+    /// fit at start-up (`Executor creation failed due to insufficient GPU
+    /// memory`).
+    TrtllmExecutorMemory,
     /// Ollama: the part of the model kept in system RAM is more than the
     /// host has free (RAM plus swap): host memory, not the GPU's.
     OllamaHostMemory,
@@ -134,6 +147,8 @@ impl OomKind {
             Self::VllmSamplerWarmup => "vLLM: out of memory warming up the sampler at start-up",
             Self::VllmFreeBelowRequest => "vLLM: less free at start-up than gpu_memory_utilization asks for",
             Self::SglangNoKvPool => "SGLang: no memory left for the KV pool at start-up",
+            Self::TgiPrefillWarmup => "TGI: out of memory warming up the largest prefill batch at start-up",
+            Self::TrtllmExecutorMemory => "TensorRT-LLM: a component did not fit while creating the executor",
             Self::OllamaHostMemory => "Ollama: not enough system memory (host RAM) to load the model",
             Self::LlamaCpp => "llama.cpp / ggml buffer allocation failed",
             Self::QuantizedOffload => {
@@ -173,6 +188,22 @@ pub enum GpuBackend {
 pub enum MpsPool {
     Private,
     Shared,
+}
+
+/// Which of TensorRT-LLM's executor components did not fit, by the lever
+/// its own message names for it (`tuning_knobs`, py_executor_creator.py).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TrtllmComponent {
+    /// The model's weights, or a draft model's: shard them, fewer `max_num_tokens`.
+    Model,
+    /// The KV cache, sized as a fraction of what was free: a lower fraction.
+    KvCache,
+    /// The sampler or drafter: a shorter `max_seq_len`.
+    Sampler,
+    /// The temporary estimation cache and the executor's other buffers:
+    /// fewer `max_num_tokens`.
+    Activations,
 }
 
 /// What llama.cpp was allocating when it failed: the checklist's "does it
@@ -325,6 +356,15 @@ pub struct OomReport {
     pub warmup_requests: Option<u64>,
     /// SGLang: `mem_fraction_static` as the error names it, in thousandths.
     pub mem_fraction_static_permille: Option<u64>,
+    /// The error came from a TGI server (its launcher's, router's or
+    /// shards' log targets, its launcher or image: `tgi::process`): its
+    /// levers are the launcher's flags. Never set with the other two.
+    #[serde(default)]
+    pub tgi_process: bool,
+    /// TGI: the tokens of the prefill batch its warm-up ran.
+    pub prefill_tokens: Option<u64>,
+    /// TensorRT-LLM: the executor component that did not fit.
+    pub trtllm_component: Option<TrtllmComponent>,
     /// Ollama: the model's share that stays in system RAM.
     pub host_required_bytes: Option<u64>,
     /// Ollama: the host's free RAM plus free swap.
@@ -350,7 +390,9 @@ pub fn parse(text: &str) -> OomReport {
     let raw = text.as_bytes();
     let vllm_marked = worker_ranks > 0 || vllm::process(raw);
     let sglang_process = !vllm_marked && sglang::process(raw);
-    let vllm_process = vllm_marked || (!sglang_process && vllm::traceback(raw));
+    // TGI 1.x ran vLLM's kernels: a `vllm/` frame in its traceback is not vLLM.
+    let tgi_process = !vllm_marked && !sglang_process && tgi::process(raw);
+    let vllm_process = vllm_marked || (!sglang_process && !tgi_process && vllm::traceback(raw));
     let ollama_process = ollama::process(raw);
     let text = normalize::normalize(text);
     let t = text.as_bytes();
@@ -362,8 +404,11 @@ pub fn parse(text: &str) -> OomReport {
     ollama::scan(t, &mut found);
     llama_cpp::scan(t, &mut found);
     transformers::scan(t, &mut found);
+    tgi::scan(t, &mut found);
+    trtllm::scan(t, &mut found);
     crate::order::sort_by_key(&mut found, |o| o.start);
     llama_cpp::fold_echoes(&mut found);
+    tgi::fold_cause(&mut found);
 
     let pinned = llama_cpp::pinned_warning(t).map(|(from, to)| pinned_note(&text, from, to));
     let Some(last) = found.len().checked_sub(1) else {
@@ -447,6 +492,7 @@ pub fn parse(text: &str) -> OomReport {
     report.worker_ranks = worker_ranks;
     report.vllm_process = vllm_process;
     report.sglang_process = sglang_process;
+    report.tgi_process = tgi_process;
     report.occurrences = u32::try_from(count).unwrap_or(u32::MAX);
     report.gpus_seen = gpus_seen;
     report
@@ -486,6 +532,8 @@ fn allocation_limit(t: &[u8], kind: Option<OomKind>) -> bool {
             | OomKind::VllmSamplerWarmup
             | OomKind::VllmFreeBelowRequest
             | OomKind::SglangNoKvPool
+            | OomKind::TgiPrefillWarmup
+            | OomKind::TrtllmExecutorMemory
             | OomKind::OllamaHostMemory,
         )
         | None => false,
@@ -606,6 +654,8 @@ fn missing_fields(r: &OomReport) -> Vec<&'static str> {
             ("host_available_bytes", r.host_available_bytes.is_some()),
         ],
         Some(OomKind::PytorchMpsBufferSize) => &[("requested_bytes", r.requested_bytes.is_some())],
+        Some(OomKind::TgiPrefillWarmup) => &[("prefill_tokens", r.prefill_tokens.is_some())],
+        Some(OomKind::TrtllmExecutorMemory) => &[("trtllm_component", r.trtllm_component.is_some())],
         Some(
             OomKind::CudaError
             | OomKind::QuantizedOffload
@@ -642,7 +692,7 @@ fn unrecognised(text: &str) -> OomReport {
             let to = scan::line_end(t, start, 0);
             format!(
                 "This mentions running out of memory, but not in a format Headroom reads \
-                 (PyTorch on CUDA, ROCm, XPU or MPS, transformers' bitsandbytes loading, vLLM, SGLang, llama.cpp or Ollama): \"{}\".",
+                 (PyTorch on CUDA, ROCm, XPU or MPS, transformers' bitsandbytes loading, vLLM, SGLang, TGI, TensorRT-LLM, llama.cpp or Ollama): \"{}\".",
                 excerpt(text, from, to, 200)
             )
         }

@@ -4,7 +4,8 @@
 //! (`tests/fixtures/engines/`, each file's first line names its source):
 //! `vllm serve` of vLLM 0.24.0, `sglang.launch_server` of SGLang 0.5.23,
 //! `llama-server` of llama.cpp 0c1e57098 (as vendored by llama-cpp-python
-//! 0.3.36), Ollama's environment and Modelfile `PARAMETER`s at fb30760. The
+//! 0.3.36), Ollama's environment and Modelfile `PARAMETER`s at fb30760,
+//! TGI's `text-generation-launcher` at 3.3.7 (the OOM diagnosis's). The
 //! plans cover every engine, weight format and KV dtype the fixes reach,
 //! fitting or not, on one GPU and several.
 
@@ -247,18 +248,19 @@ fn every_printed_command_is_one_its_engine_parses() {
 }
 
 /// The OOM diagnosis's fixes over the whole corpus (`tests/fixtures/oom/`),
-/// from the error alone: every `vllm serve` and `sglang.launch_server` line
-/// it prints is one the pinned parser takes (placeholders and comments
-/// aside), as the plans' commands are above.
+/// from the error alone: every `vllm serve`, `sglang.launch_server` and
+/// `text-generation-launcher` line it prints is one the pinned parser takes
+/// (placeholders and comments aside), as the plans' commands are above.
 #[test]
 fn every_diagnosis_command_is_one_its_engine_parses() {
     use shared::oom::{self, DiagnoseContext};
     let vllm = Parser::new("vllm-0.24.0-serve.txt", "vllm-0.24.0-choices.txt", &["--quantization", "-q"]);
     let sglang = Parser::new("sglang-0.5.23-launch_server.txt", "sglang-0.5.23-choices.txt", &[]);
-    let engines = [("vllm serve", &vllm), ("sglang.launch_server", &sglang)];
+    let tgi = Parser::new("tgi-3.3.7-launcher.txt", "tgi-3.3.7-choices.txt", &[]);
+    let engines = [("vllm serve", &vllm), ("sglang.launch_server", &sglang), ("text-generation-launcher", &tgi)];
     let dir = format!("{}/tests/fixtures/oom", env!("CARGO_MANIFEST_DIR"));
     let mut refused = Vec::new();
-    let mut seen = [0usize; 2];
+    let mut seen = [0usize; 3];
     for entry in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
         let text = std::fs::read_to_string(entry.path()).unwrap_or_default();
         let d = oom::diagnose(&oom::parse(&text), &DiagnoseContext::error_only());
@@ -279,6 +281,9 @@ fn every_diagnosis_command_is_one_its_engine_parses() {
     refused.sort();
     assert!(refused.is_empty(), "{} refused:\n{}", refused.len(), refused.join("\n"));
     assert!(seen.iter().all(|&n| n > 5), "{seen:?}");
+    // TGI's parser refuses what TGI refuses: the test can fail.
+    assert!(tgi.refuses("text-generation-launcher --kv-cache-dtype fp8").is_some());
+    assert!(tgi.refuses("text-generation-launcher --max-num-seqs 8").is_some());
 }
 
 /// Why Ollama would not find the model a printed line names, if it would not.

@@ -191,6 +191,12 @@ fn error_only_cases() -> Vec<(&'static str, Option<CauseId>)> {
         ("85-xpu-modern-memory-fraction.txt", Some(MemoryCap)),
         // 4.83 GiB asked with 16.08 GiB allocated on a 22.20 GiB GPU: the workload.
         ("86-tgi-cudamallocasync-allocation-would-exceed.txt", Some(KvCacheGrowth)),
+        // TGI's warm-up of its largest prefill batch: that batch on top of the weights.
+        ("100-tgi-3-2-prefill-warmup-gemma3-four-shards.txt", Some(KvCacheGrowth)),
+        ("101-tgi-1-3-prefill-oom-after-warmup-a100-40gb.txt", Some(KvCacheGrowth)),
+        ("102-tgi-1-1-awq-warmup-traceback.txt", Some(KvCacheGrowth)),
+        // TensorRT-LLM's KV cache, a fraction of what the model left free.
+        ("103-trtllm-executor-kv-cache-qwen3-235b-tp8.txt", Some(KvCacheGrowth)),
         // ChatGLM-6B on a 16 GB Mac: 18.00 of 18.13 GiB held, 256 MiB asked.
         ("87-mps-chatglm6b-langchain-chatchat.txt", Some(WeightsTooLarge)),
         // 14.76 GiB of "other allocations" (MPSGraph's) beside 5.50 GiB of heaps: the workload.
@@ -1374,6 +1380,41 @@ fn a_bitsandbytes_model_placed_off_the_gpu_gets_transformers_levers() {
         assert!(offload.contains("llm_int8_enable_fp32_cpu_offload=True"), "{file}: {offload}");
         assert!(!d.fixes.iter().any(|f| f.code.contains("load_in_8bit_fp32_cpu_offload")), "{file}");
     }
+}
+
+/// A TGI paste, told by its log lines, gets TGI's launcher flags, never
+/// `model.generate`'s, quanto's or another engine's; its warm-up failure
+/// halves the prefill batch it names and keeps --max-input-tokens under it.
+#[test]
+fn a_tgi_paste_gets_tgi_levers() {
+    for file in [
+        "56-modern-tgi-allowed-equals-capacity.txt",
+        "86-tgi-cudamallocasync-allocation-would-exceed.txt",
+        "100-tgi-3-2-prefill-warmup-gemma3-four-shards.txt",
+        "101-tgi-1-3-prefill-oom-after-warmup-a100-40gb.txt",
+        "102-tgi-1-1-awq-warmup-traceback.txt",
+    ] {
+        let d = diagnose(file, &DiagnoseContext::error_only());
+        let codes: Vec<&str> = d.fixes.iter().map(|f| f.code.as_str()).collect();
+        assert!(codes.iter().any(|c| c.contains("text-generation-launcher")), "{file}: {codes:?}");
+        for foreign in ["model.generate", "quanto", "vllm", "sglang", "del model"] {
+            assert!(codes.iter().all(|c| !c.contains(foreign)), "{file}: {foreign} in {codes:?}");
+        }
+    }
+    let d = diagnose("100-tgi-3-2-prefill-warmup-gemma3-four-shards.txt", &DiagnoseContext::error_only());
+    let first = d.fixes.first().map(|f| f.code.as_str()).unwrap_or("");
+    assert!(first.contains("--max-batch-prefill-tokens 15500 --max-input-tokens 15500"), "{first}");
+}
+
+/// TensorRT-LLM's executor that could not create its KV cache gets the
+/// lever its own message names, in `trtllm-serve`'s spelling, and nothing
+/// of a script's or another engine's.
+#[test]
+fn a_trtllm_kv_cache_that_did_not_fit_gets_a_lower_free_memory_fraction() {
+    let d = diagnose("103-trtllm-executor-kv-cache-qwen3-235b-tp8.txt", &DiagnoseContext::error_only());
+    let codes: Vec<&str> = d.fixes.iter().map(|f| f.code.as_str()).collect();
+    assert!(codes.first().is_some_and(|c| c.contains("--kv_cache_free_gpu_memory_fraction 0.8")), "{codes:?}");
+    assert!(codes.iter().all(|c| c.starts_with("trtllm-serve ") || c.contains("nvidia-smi")), "{codes:?}");
 }
 
 /// vLLM's start-up check of free memory against what gpu_memory_utilization

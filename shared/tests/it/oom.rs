@@ -524,7 +524,7 @@ fn cases() -> Vec<(&'static str, Value)> {
                 "total_bytes": 84932978278_u64, "free_bytes": 15429670011_u64, "allocated_bytes": 66776004035_u64,
                 "reserved_bytes": 67849745859_u64, "reserved_unallocated_bytes": 1073741824_u64,
                 "allowed_bytes": 84932978278_u64, "processes": [{"pid": 3342101, "used_bytes": 69492570849_u64}],
-                "occurrences": 1, "gpus_seen": [1], "notes": ["No \"this process\" entry"]
+                "tgi_process": true, "occurrences": 1, "gpus_seen": [1], "notes": ["No \"this process\" entry"]
             }),
         ),
         (
@@ -798,7 +798,36 @@ fn cases() -> Vec<(&'static str, Value)> {
             json!({
                 "kind": "pytorch_async", "backend": "cuda", "requested_bytes": 5186173010_u64, "gpu_index": 0,
                 "total_bytes": 23837068493_u64, "free_bytes": 11660165_u64, "allocated_bytes": 17265768530_u64,
-                "occurrences": 1, "gpus_seen": [0]
+                "tgi_process": true, "occurrences": 1, "gpus_seen": [0]
+            }),
+        ),
+        (
+            // TGI 3.2's v3 router repeating the shard's warm-up error.
+            "100-tgi-3-2-prefill-warmup-gemma3-four-shards.txt",
+            json!({"kind": "tgi_prefill_warmup", "prefill_tokens": 31000, "tgi_process": true, "occurrences": 1}),
+        ),
+        (
+            // A PyTorch 2.1 message (its "capacty" typo) in TGI's router log after warm-up passed.
+            "101-tgi-1-3-prefill-oom-after-warmup-a100-40gb.txt",
+            json!({
+                "kind": "pytorch", "backend": "cuda", "requested_bytes": 232783872_u64, "gpu_index": 0,
+                "total_bytes": 42294690447_u64, "free_bytes": 228526653_u64, "allocated_bytes": 39835821670_u64,
+                "reserved_bytes": 41521596334_u64, "reserved_unallocated_bytes": 1685774664_u64,
+                "processes": [{"pid": 862944, "used_bytes": 42058467246_u64}], "tgi_process": true,
+                "occurrences": 1, "gpus_seen": [0], "notes": ["No \"this process\" entry"]
+            }),
+        ),
+        (
+            // The shard's traceback quotes the raise; the message is read once.
+            "102-tgi-1-1-awq-warmup-traceback.txt",
+            json!({"kind": "tgi_prefill_warmup", "prefill_tokens": 4096, "tgi_process": true, "occurrences": 1}),
+        ),
+        (
+            // A rank's executor account, its figures in GiB with two decimals.
+            "103-trtllm-executor-kv-cache-qwen3-235b-tp8.txt",
+            json!({
+                "kind": "trtllm_executor_memory", "trtllm_component": "kv_cache", "total_bytes": 150388279869_u64,
+                "free_bytes": 116887534961_u64, "occurrences": 1
             }),
         ),
         (
@@ -1369,6 +1398,28 @@ fn ollama_is_told_by_its_journal_and_its_log_lines() {
     ] {
         assert_eq!(oom::parse(&format!("{text}\n{oom}")).via_ollama, want, "{text}");
     }
+}
+
+/// TGI is told by its log targets, its launcher and its image, and a
+/// `vllm/` frame in its traceback (TGI 1.x ran vLLM's kernels) is not vLLM.
+#[test]
+fn tgi_is_told_by_its_log_targets_launcher_and_image() {
+    let oom = "torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 26.00 MiB.";
+    for (text, want) in [
+        ("2023-09-26T21:48:00.969072Z ERROR text_generation_launcher: Method Warmup encountered an error.", true),
+        ("  File \"/opt/conda/lib/python3.9/site-packages/text_generation_server/models/flash_causal_lm.py\"", true),
+        ("docker run --gpus all ghcr.io/huggingface/text-generation-inference:3.3.7 --model-id m", true),
+        ("text-generation-launcher --model-id m --num-shard 2", true),
+        ("from transformers import pipeline; pipeline(\"text-generation\")", false),
+        ("(VllmWorker rank=0 pid=1) text_generation_server", false),
+    ] {
+        let r = oom::parse(&format!("{text}\n{oom}"));
+        assert_eq!(r.tgi_process, want, "{text}");
+        assert!(!(r.tgi_process && r.vllm_process), "{text}");
+    }
+    let through_vllm = "text_generation_launcher: Method Prefill encountered an error.\n  File \"/opt/conda/lib/python3.9/site-packages/vllm/attention.py\", line 1\n";
+    let r = oom::parse(&format!("{through_vllm}{oom}"));
+    assert!(r.tgi_process && !r.vllm_process);
 }
 
 /// ggml-vulkan's single-buffer limit is read from the error it throws, not

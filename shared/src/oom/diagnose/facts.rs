@@ -26,6 +26,17 @@ impl Holder {
     }
 }
 
+/// A serving engine whose flags a PyTorch OOM's fixes speak.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Server {
+    Vllm,
+    Sglang,
+    /// Text Generation Inference: `text-generation-launcher`, which its
+    /// image runs with the arguments after the image's name
+    /// (tgi-entrypoint.sh, 3.3.7).
+    Tgi,
+}
+
 #[derive(Debug)]
 pub(super) struct Facts<'r> {
     pub(super) r: &'r OomReport,
@@ -66,12 +77,11 @@ pub(super) struct Facts<'r> {
     /// vLLM as the plan runs it, else at its newest rules: what its fixes
     /// are checked against (its fp8 minimum moves by release).
     pub(super) vllm: crate::engines::Engine,
-    /// The serving engine a PyTorch OOM happened in: vLLM or SGLang when
-    /// the paste shows one ran out (`OomReport::vllm_process`,
-    /// `OomReport::sglang_process`), else the plan's vLLM or SGLang; `None`
-    /// for a script (transformers). TGI has no engine here, so its pastes
-    /// stay a script's.
-    pub(super) serving: Option<crate::engines::EngineKind>,
+    /// The serving engine a PyTorch OOM happened in: vLLM, SGLang or TGI
+    /// when the paste shows one ran out (`OomReport::vllm_process`,
+    /// `sglang_process`, `tgi_process`), else the plan's vLLM or SGLang
+    /// (TGI is no engine a plan runs); `None` for a script (transformers).
+    pub(super) serving: Option<Server>,
     /// SGLang's own `mem_fraction_static` for the plan, in thousandths: what
     /// its release picks when the flag is left out (`engines::sglang::
     /// default_mem_fraction_for`, through the plan's estimate); `None`
@@ -220,13 +230,19 @@ impl<'r> Facts<'r> {
             live,
             all_live: ctx.live,
             serving: if r.vllm_process {
-                Some(crate::engines::EngineKind::Vllm)
+                Some(Server::Vllm)
             } else if r.sglang_process {
-                Some(crate::engines::EngineKind::Sglang)
+                Some(Server::Sglang)
+            } else if r.tgi_process || r.kind == Some(OomKind::TgiPrefillWarmup) {
+                Some(Server::Tgi)
             } else {
-                ctx.plan
-                    .map(|p| p.scenario.engine.kind())
-                    .filter(|k| matches!(k, crate::engines::EngineKind::Vllm | crate::engines::EngineKind::Sglang))
+                ctx.plan.and_then(|p| match p.scenario.engine.kind() {
+                    crate::engines::EngineKind::Vllm => Some(Server::Vllm),
+                    crate::engines::EngineKind::Sglang => Some(Server::Sglang),
+                    crate::engines::EngineKind::Transformers
+                    | crate::engines::EngineKind::LlamaCpp
+                    | crate::engines::EngineKind::Ollama => None,
+                })
             },
             has_plan: ctx.plan.is_some(),
             repo: ctx.plan.and_then(|p| p.model.repo.clone()).unwrap_or_else(|| "MODEL_ID".into()),

@@ -27,6 +27,8 @@ pub(crate) fn several_gpus(f: &Facts, b: &mut Board) {
             | OomKind::VllmSamplerWarmup
             | OomKind::VllmFreeBelowRequest
             | OomKind::SglangNoKvPool
+            | OomKind::TgiPrefillWarmup
+            | OomKind::TrtllmExecutorMemory
             | OomKind::OllamaHostMemory,
         )
         | None => {}
@@ -65,6 +67,8 @@ pub(crate) fn several_gpus(f: &Facts, b: &mut Board) {
             | OomKind::VllmSamplerWarmup
             | OomKind::VllmFreeBelowRequest
             | OomKind::SglangNoKvPool
+            | OomKind::TgiPrefillWarmup
+            | OomKind::TrtllmExecutorMemory
             | OomKind::OllamaHostMemory,
         )
         | None => format!("{}.from_pretrained(\"{}\", device_map=\"balanced\")", f.auto_class, f.repo),

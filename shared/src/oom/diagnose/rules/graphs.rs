@@ -2,10 +2,9 @@
 //! engine sized its cache first, so the graphs get what its budget left.
 
 use super::inspect_fix;
-use crate::engines::EngineKind;
 use crate::fixes::GivesUp;
 use crate::oom::diagnose::board::{Board, fix};
-use crate::oom::diagnose::facts::Facts;
+use crate::oom::diagnose::facts::{Facts, Server};
 use crate::oom::diagnose::text::{fraction, gib};
 use crate::oom::diagnose::{CauseId, FixId};
 
@@ -37,23 +36,25 @@ const LOWEST_PERMILLE: u64 = 500;
 /// out-of-memory errors"; model_executor/cuda_graph_runner.py).
 pub(super) fn graph_capture(f: &Facts, b: &mut Board) {
     let engine = match f.serving {
-        Some(EngineKind::Vllm) => "vLLM",
-        Some(EngineKind::Sglang) => "SGLang",
-        Some(EngineKind::Transformers | EngineKind::LlamaCpp | EngineKind::Ollama) | None => "",
+        Some(Server::Vllm) => "vLLM",
+        Some(Server::Sglang) => "SGLang",
+        Some(Server::Tgi) => "TGI",
+        None => "",
     };
     let budget = match f.serving {
-        Some(EngineKind::Sglang) => match f.r.mem_fraction_static_permille {
+        Some(Server::Sglang) => match f.r.mem_fraction_static_permille {
             Some(p) => format!("the 1 − mem_fraction_static ({}) it keeps back", fraction(p)),
             None => "the 1 − mem_fraction_static it keeps back".into(),
         },
-        Some(EngineKind::Vllm | EngineKind::Transformers | EngineKind::LlamaCpp | EngineKind::Ollama) | None => {
-            match f.utilization {
-                Some((u, from)) => {
-                    format!("what gpu_memory_utilization {} ({from}) leaves outside its budget", fraction(u))
-                }
-                None => "what gpu_memory_utilization leaves outside its budget".into(),
+        // flash_causal_lm.py `warmup` (3.3.7): the KV blocks take the free
+        // memory × CUDA_MEMORY_FRACTION × TGI_WIGGLE_ROOM (0.90).
+        Some(Server::Tgi) => "the tenth of the free memory its KV cache leaves (TGI_WIGGLE_ROOM 0.90)".into(),
+        Some(Server::Vllm) | None => match f.utilization {
+            Some((u, from)) => {
+                format!("what gpu_memory_utilization {} ({from}) leaves outside its budget", fraction(u))
             }
-        }
+            None => "what gpu_memory_utilization leaves outside its budget".into(),
+        },
     };
     if engine.is_empty() {
         b.add(
@@ -81,8 +82,8 @@ pub(super) fn graph_capture(f: &Facts, b: &mut Board) {
     // (`determine_available_memory`, `Version::subtracts_cuda_graphs`): an OOM
     // here then means the estimate fell short.
     let estimate = match f.serving {
-        Some(EngineKind::Vllm) => " (from 0.21 inside it, by an estimate of the graphs that can fall short)",
-        Some(EngineKind::Sglang | EngineKind::Transformers | EngineKind::LlamaCpp | EngineKind::Ollama) | None => "",
+        Some(Server::Vllm) => " (from 0.21 inside it, by an estimate of the graphs that can fall short)",
+        Some(Server::Sglang | Server::Tgi) | None => "",
     };
     b.add(
         CauseId::GraphCapture,
@@ -93,10 +94,9 @@ pub(super) fn graph_capture(f: &Facts, b: &mut Board) {
         ),
     );
     match f.serving {
-        Some(EngineKind::Sglang) => sglang_fixes(f, b),
-        Some(EngineKind::Vllm | EngineKind::Transformers | EngineKind::LlamaCpp | EngineKind::Ollama) | None => {
-            vllm_fixes(f, b);
-        }
+        Some(Server::Sglang) => sglang_fixes(f, b),
+        Some(Server::Tgi) => super::tgi::graph_fixes(b),
+        Some(Server::Vllm) | None => vllm_fixes(f, b),
     }
 }
 

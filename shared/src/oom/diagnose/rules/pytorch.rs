@@ -2,12 +2,11 @@
 
 use super::inspect_fix;
 use crate::catalog;
-use crate::engines::EngineKind;
 use crate::estimate::CUDA_CONTEXT_BYTES;
 use crate::fixes::GivesUp;
 use crate::oom::GpuBackend;
 use crate::oom::diagnose::board::{Board, fix};
-use crate::oom::diagnose::facts::Facts;
+use crate::oom::diagnose::facts::{Facts, Server};
 use crate::oom::diagnose::text::{gib, pct, times};
 use crate::oom::diagnose::{CauseId, FixId};
 use crate::units::{GIB, MIB};
@@ -26,12 +25,16 @@ pub(super) fn beyond_capacity(f: &Facts, t: u64) -> bool {
 /// activations), bounds their length with `--max-model-len` and stores its
 /// cache as `--kv-cache-dtype` says; SGLang's are `--max-running-requests`,
 /// `--chunked-prefill-size`, `--context-length` and `--kv-cache-dtype
-/// fp8_e4m3` (server_args.py, 0.5.23).
-fn code(f: &Facts, transformers: &str, vllm: &str, sglang: &str) -> String {
+/// fp8_e4m3` (server_args.py, 0.5.23); TGI's are `text-generation-launcher`'s
+/// (launcher/src/main.rs, 3.3.7): `--max-batch-prefill-tokens` bounds a
+/// step's prefill, `--max-input-tokens` and `--max-total-tokens` a request,
+/// `--kv-cache-dtype fp8_e4m3fn` stores the cache, `--quantize` the weights.
+fn code(f: &Facts, transformers: &str, vllm: &str, sglang: &str, tgi: &str) -> String {
     match f.serving {
         None => transformers,
-        Some(EngineKind::Sglang) => sglang,
-        Some(EngineKind::Vllm | EngineKind::Transformers | EngineKind::LlamaCpp | EngineKind::Ollama) => vllm,
+        Some(Server::Sglang) => sglang,
+        Some(Server::Vllm) => vllm,
+        Some(Server::Tgi) => tgi,
     }
     .into()
 }
@@ -146,6 +149,7 @@ pub(super) fn pytorch_workload(f: &Facts, b: &mut Board) {
                 "# split the batch: for chunk in batches_of(n): model.generate(**chunk, ...)",
                 "vllm serve ... --max-num-seqs <fewer> --max-num-batched-tokens <smaller>",
                 "python -m sglang.launch_server ... --max-running-requests <fewer> --chunked-prefill-size <smaller>",
+                "text-generation-launcher ... --max-batch-prefill-tokens <smaller>",
             ),
         ));
     }
@@ -178,6 +182,7 @@ pub(super) fn pytorch_workload(f: &Facts, b: &mut Board) {
             "model.generate(**inputs, max_new_tokens=...)  # fewer than now",
             "vllm serve ... --max-model-len <shorter>",
             "python -m sglang.launch_server ... --context-length <shorter>",
+            "text-generation-launcher ... --max-input-tokens <shorter> --max-total-tokens <shorter>",
         ),
     ));
     b.fix(fix(
@@ -195,6 +200,7 @@ pub(super) fn pytorch_workload(f: &Facts, b: &mut Board) {
             "model.generate(**inputs, cache_implementation=\"quantized\", cache_config={\"backend\": \"quanto\", \"nbits\": 4})",
             "vllm serve ... --kv-cache-dtype fp8   # half of a 16-bit cache",
             "python -m sglang.launch_server ... --kv-cache-dtype fp8_e4m3   # half of a 16-bit cache",
+            "text-generation-launcher ... --kv-cache-dtype fp8_e4m3fn   # half of a 16-bit cache",
         ),
     ));
 }
@@ -344,6 +350,7 @@ fn without_free(f: &Facts, b: &mut Board, q: u64, t: u64) {
             "# split the batch: for chunk in batches_of(n): model.generate(**chunk, ...)",
             "vllm serve ... --max-num-seqs <fewer> --max-num-batched-tokens <smaller>",
             "python -m sglang.launch_server ... --max-running-requests <fewer> --chunked-prefill-size <smaller>",
+            "text-generation-launcher ... --max-batch-prefill-tokens <smaller>",
         ),
     ));
 }
@@ -375,6 +382,7 @@ fn checklist_weights(f: &Facts, b: &mut Board) {
              model = AutoModelForCausalLM.from_pretrained(MODEL_ID, quantization_config=quant, device_map=\"auto\")",
             "vllm serve <an AWQ or GPTQ checkpoint of the model>   # or, from 16-bit weights: --quantization fp8",
             "python -m sglang.launch_server --model-path <an AWQ or GPTQ checkpoint of the model>   # or, from 16-bit weights: --quantization fp8",
+            "text-generation-launcher --model-id <an AWQ or GPTQ checkpoint of the model>   # or, from 16-bit weights: --quantize eetq",
         ),
     ));
 }
@@ -393,6 +401,7 @@ fn checklist_length_and_leftovers(f: &Facts, b: &mut Board) {
              model.generate(**inputs, max_new_tokens=512)",
             "vllm serve ... --max-model-len <shorter>",
             "python -m sglang.launch_server ... --context-length <shorter>",
+            "text-generation-launcher ... --max-input-tokens <shorter> --max-total-tokens <shorter>",
         ),
     ));
     // A vLLM server holds no notebook's leftovers.
@@ -419,6 +428,7 @@ fn checklist_length_and_leftovers(f: &Facts, b: &mut Board) {
             &format!("{conf}=expandable_segments:True python your_script.py"),
             &format!("{conf}=expandable_segments:True vllm serve ..."),
             &format!("{conf}=expandable_segments:True python -m sglang.launch_server ..."),
+            &format!("{conf}=expandable_segments:True text-generation-launcher ..."),
         ),
     ));
 }
@@ -441,7 +451,13 @@ fn private_pools(f: &Facts, b: &mut Board, t: u64) {
             "Run without CUDA graphs (vLLM), or lower --gpu-memory-utilization to leave room for capturing them".into(),
             GivesUp::Speed,
             Some(pools),
-            "vllm serve ... --enforce-eager".into(),
+            code(
+                f,
+                "vllm serve ... --enforce-eager",
+                "vllm serve ... --enforce-eager",
+                "python -m sglang.launch_server ... --disable-cuda-graph",
+                "text-generation-launcher ... --cuda-graphs 0",
+            ),
         ));
     }
 }
