@@ -35,7 +35,10 @@
 //! `a × ⌈state page / (a × attention bytes per token)⌉` tokens, `a` the larger
 //! of the kernel's 16 and the default block (64 from 0.34), so that both
 //! pages are equal (the state page is padded up to it), and each request
-//! takes one block per state group whatever its length.
+//! takes one block per state group whatever its length. Attention kinds of
+//! different pages (Gemma 4's global and sliding layers) share the pool from
+//! 0.12 by the smaller page's group holding more tokens a block
+//! (`unify_kv_cache_spec_page_size`).
 
 mod all2all;
 mod encoder;
@@ -171,6 +174,17 @@ struct Group {
     window: Option<u64>,
     /// A group of recurrent layers: one block per request.
     state: bool,
+    /// Tokens one block of this group holds: the engine's block, or a
+    /// multiple of it that brings a smaller page up to the pool's
+    /// ([`Version::unifies_page_sizes`]).
+    block: u64,
+}
+
+impl Group {
+    /// Whether `self` is a group of the same attention kind as `other`.
+    fn same_kind(self, other: Group) -> bool {
+        self.window == other.window && self.state == other.state
+    }
 }
 
 /// vLLM's budget on one GPU.
@@ -368,17 +382,26 @@ pub(crate) fn default_max_model_len(p: &Plan, o: Options) -> u64 {
     o.max_model_len.or(p.model.arch.text.max_position_embeddings).unwrap_or_else(|| p.scenario.sequence_tokens()).max(1)
 }
 
-fn groups(p: &Plan, o: Options, stage: usize) -> (Vec<Group>, u64) {
-    let mut kinds: Vec<(Group, u64)> = Vec::new();
+/// The KV cache groups of `stage` and their size in layers
+/// (`kv_cache_utils.py::get_kv_cache_groups`), for attention blocks of
+/// `block` tokens in pages of `page` bytes.
+fn groups(p: &Plan, o: Options, stage: usize, block: u64, page: u64) -> (Vec<Group>, u64) {
+    // Each kind: its group, its layer count and its largest bytes per token.
+    let mut kinds: Vec<(Group, u64, u64)> = Vec::new();
+    let mut count = |kind: Group, layers: u64, per_token: u64| match kinds.iter_mut().find(|(g, ..)| g.same_kind(kind))
+    {
+        Some((_, n, t)) => {
+            *n += layers;
+            *t = (*t).max(per_token);
+        }
+        None => kinds.push((kind, layers, per_token)),
+    };
     let text = &p.model.arch.text;
     let range = p.stage_range(stage);
     let states = p.state_layers.get(range.clone()).unwrap_or(&[]);
     for ((spec, kv), st) in text.layers[range].iter().zip(p.stage_kv(stage)).zip(states) {
         if st.bytes() > 0 {
-            match kinds.iter_mut().find(|(g, _)| g.state) {
-                Some((_, n)) => *n += 1,
-                None => kinds.push((Group { window: None, state: true }, 1)),
-            }
+            count(Group { window: None, state: true, block }, 1, 0);
         }
         if kv.bytes_per_token == 0 {
             continue;
@@ -389,26 +412,30 @@ fn groups(p: &Plan, o: Options, stage: usize) -> (Vec<Group>, u64) {
             LayerAttention::Sliding(w) | LayerAttention::Chunked(w) if o.version.groups_sliding_windows() => Some(w),
             _ => None,
         };
-        match kinds.iter_mut().find(|(g, _)| !g.state && g.window == window) {
-            Some((_, n)) => *n += 1,
-            None => kinds.push((Group { window, state: false }, 1)),
-        }
+        count(Group { window, state: false, block }, 1, kv.bytes_per_token);
     }
     // The drafter's attention layers join the full-attention group (its
     // layers are built like the model's last full-attention layer).
     let draft = if p.is_last_stage(stage) { spec::draft_kv_layers(p, o) } else { 0 };
     if draft > 0 {
-        let full = Group { window: None, state: false };
-        match kinds.iter_mut().find(|(g, _)| *g == full) {
-            Some((_, n)) => *n += draft,
-            None => kinds.push((full, draft)),
+        let per_token = spec::draft_kv_bytes_per_token(p);
+        count(Group { window: None, state: false, block }, draft, per_token);
+    }
+    // `unify_kv_cache_spec_page_size`: a kind whose page divides the pool's
+    // holds as many more tokens a block.
+    if o.version.unifies_page_sizes() {
+        for (g, _, per_token) in kinds.iter_mut().filter(|(g, ..)| !g.state) {
+            let own = per_token.saturating_mul(block);
+            if own > 0 && page > own && page % own == 0 {
+                g.block = block.saturating_mul(page / own);
+            }
         }
     }
-    // `_get_kv_cache_config_uniform_page_size`: one group size for all kinds
+    // `_get_kv_cache_groups_uniform_page_size`: one group size for all kinds
     // (the smallest kind's layer count); larger kinds split into several
     // groups, the last padded.
-    let size = kinds.iter().map(|(_, n)| *n).min().unwrap_or(0);
-    let groups = kinds.iter().flat_map(|(g, n)| std::iter::repeat_n(*g, n.div_ceil(size.max(1)) as usize)).collect();
+    let size = kinds.iter().map(|(_, n, _)| *n).min().unwrap_or(0);
+    let groups = kinds.iter().flat_map(|(g, n, _)| std::iter::repeat_n(*g, n.div_ceil(size.max(1)) as usize)).collect();
     (groups, size)
 }
 
@@ -441,10 +468,10 @@ fn budget(p: &Plan, o: Options, max_model_len: u64) -> Budget {
     let text = &p.model.arch.text;
     let mut gpus = Vec::with_capacity(s.gpus.len());
     let mut num_blocks = u64::MAX;
-    let (model_groups, _) = groups(p, o, 0);
     // The state page is padded up to the attention page (or is the page, in
     // a model without attention layers).
     let layer_page_bytes = per_token.saturating_mul(block).max(state_page);
+    let (model_groups, _) = groups(p, o, 0, block, layer_page_bytes);
     for (g, slot) in s.gpus.iter().enumerate() {
         let stage = p.stage(g);
         let layers = p.stage_range(stage).len() as u64;
@@ -528,7 +555,7 @@ fn budget(p: &Plan, o: Options, max_model_len: u64) -> Budget {
         // the measurement, which also takes the graphs, is always the smaller here.
         let available =
             o.kv_cache_memory_bytes.unwrap_or_else(|| measured.map_or(profiled, |m| profiled.min(m.kv_bytes())));
-        let (_, group_size) = groups(p, o, stage);
+        let (_, group_size) = groups(p, o, stage, block, layer_page_bytes);
         let block_bytes = layer_page_bytes.saturating_mul(group_size);
         let blocks = available.checked_div(block_bytes).unwrap_or(0);
         num_blocks = num_blocks.min(blocks);
@@ -668,9 +695,9 @@ impl Budget {
         self.groups.iter().fold(0u64, |acc, g| {
             let n = match g.window {
                 None if g.state => 1,
-                None => len.div_ceil(self.block),
+                None => len.div_ceil(g.block),
                 Some(w) => {
-                    (w.saturating_sub(1).saturating_add(self.max_num_batched_tokens)).min(len).div_ceil(self.block) + 1
+                    (w.saturating_sub(1).saturating_add(self.max_num_batched_tokens)).min(len).div_ceil(g.block) + 1
                 }
             };
             acc.saturating_add(n)

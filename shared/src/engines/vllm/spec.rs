@@ -40,6 +40,11 @@ pub(super) fn draft_kv_layers<E>(p: &Plan<'_, E>, o: Options) -> u64 {
     }
 }
 
+/// Bytes per token of one draft layer's KV: the template layer's.
+pub(super) fn draft_kv_bytes_per_token<E>(p: &Plan<'_, E>) -> u64 {
+    template(p).and_then(|t| p.kv_layers.get(t)).map_or(0, |l| l.bytes_per_token)
+}
+
 /// The drafter's weights on one GPU of the last stage.
 pub(super) fn draft_weight_bytes<E>(p: &Plan<'_, E>, o: Options) -> u64 {
     let layers = draft_kv_layers(p, o);

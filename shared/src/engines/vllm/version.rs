@@ -714,6 +714,19 @@ impl Version {
         self.newest_minor() >= 11
     }
 
+    /// Whether layers of different page sizes share one pool by growing the
+    /// smaller pages' block: `kv_cache_utils.py::unify_kv_cache_spec_page_size`
+    /// multiplies a layer's `block_size` by the largest page over its own
+    /// when it divides it (0.25.1 otherwise pads the page where the backend
+    /// reads pages by stride; 0.12.0 – 0.18.0 raise), so a Gemma 4 global layer of
+    /// 2 KV heads × 512 beside sliding layers of 8 × 256 holds 32 tokens a
+    /// block where the sliding ones hold 16. In the 0.12.0 – 0.25.1 wheels;
+    /// 0.10.0's and 0.11.0's `get_kv_cache_config` raise
+    /// `NotImplementedError` for such a model.
+    pub(super) fn unifies_page_sizes(self) -> bool {
+        self.newest_minor() >= 12
+    }
+
     /// Whether `--kv-cache-dtype int8_per_token_head` exists: `CacheDType`
     /// (config/cache.py) has it from 0.20.0 (absent from the 0.19.0 wheel,
     /// present in 0.20.0, 0.24.0, 0.27.1 and 0.34.0).
