@@ -101,3 +101,27 @@ fn gemma4_global_layers_hold_more_tokens_a_block_as_vllm_logs() {
         assert!(close(tokens, w.kv_cache_tokens, 2), "{name}: {w:?}");
     }
 }
+
+/// Qwen3.6-35B-A3B is Qwen3.5-35B-A3B's architecture, and the preset now
+/// has the Hub config's MTP layer (`mtp_num_hidden_layers`: 1), so the
+/// 0.25.1 log of RedHatAI's Qwen3.6 NVFP4 with `mtp:3` is planned with it
+/// instead of refused ("needs … num_nextn_predict_layers: use ngram or
+/// suffix"): the drafter's layer joins the ten full-attention layers.
+#[test]
+fn qwen35_35b_a3b_plans_its_mtp_drafter() {
+    let m = Model::preset("qwen3.5-35b-a3b").unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(m.arch.text.extra.mtp_layers, 1);
+    let l = log("vllm-v1-0251-qwen36-35b-a3b-nvfp4-mtp3-spark");
+    let (hundredths, tokens) = logged_concurrency_and_tokens(&l);
+    let (w, taken) = as_logged(&l, &m);
+    println!(
+        "qwen3.6-35b-a3b mtp:3: concurrency {}.{:02}x (logged {}.{:02}x), tokens {} (logged {tokens})",
+        w.max_concurrency_hundredths / 100,
+        w.max_concurrency_hundredths % 100,
+        hundredths / 100,
+        hundredths % 100,
+        w.kv_cache_tokens
+    );
+    assert!(taken.iter().any(|t| t == "speculative decoding mtp:3"), "{taken:?}");
+    assert!(close(hundredths, w.max_concurrency_hundredths, 50), "{w:?}");
+}
