@@ -341,7 +341,8 @@ pub struct Extras {
     #[serde(default)]
     pub norm_without_bias: bool,
     /// The config asks for an FP32 SSM state (`mamba_ssm_cache_dtype:
-    /// float32`, Nemotron-H), which vLLM honours.
+    /// float32`, Nemotron-H; `mamba_ssm_dtype: float32`, Qwen3.5), which
+    /// vLLM and SGLang honour.
     #[serde(default)]
     pub ssm_state_f32: bool,
     /// Width of the per-layer input embeddings (Gemma 4

@@ -664,7 +664,8 @@ impl EngineRules for Engine {
     fn state_rules(&self, model: &Model, bytes_per_element: u64) -> StateRules {
         match self {
             Engine::Transformers(_) => transformers::state_rules(model, bytes_per_element),
-            Engine::Vllm(_) | Engine::Sglang(_) => vllm::state_rules(model, bytes_per_element),
+            Engine::Vllm(o) => vllm::state_rules(model, bytes_per_element, vllm::draft_tokens(model, *o)),
+            Engine::Sglang(_) => vllm::state_rules(model, bytes_per_element, 0),
             Engine::LlamaCpp(_) | Engine::Ollama(_) => llamacpp::STATE_RULES,
         }
     }

@@ -125,3 +125,85 @@ fn qwen35_35b_a3b_plans_its_mtp_drafter() {
     assert!(taken.iter().any(|t| t == "speculative decoding mtp:3"), "{taken:?}");
     assert!(close(hundredths, w.max_concurrency_hundredths, 50), "{w:?}");
 }
+
+/// Qwen3.5 with an MTP drafter on vLLM 0.25.1: the drafter's layer joins
+/// the full-attention layers, so the group size is 17 (27B) or 11
+/// (35B-A3B) and the gated-DeltaNet layers are padded up to a multiple of
+/// it ("Add 3 padding layers", held in every block); each request holds
+/// `1 + num_speculative_tokens` blocks per DeltaNet group
+/// (`MambaSpec.max_memory_usage_bytes`), its conv state keeps `kernel − 1 +
+/// num_spec` columns and its SSM state is FP32 (`mamba_ssm_dtype`), so the
+/// attention block is 800 and 1,072 tokens as logged. With the logs' own KV
+/// memory as fact: 4.54x and 12.84x logged, 4.68x and 13.40x before.
+#[test]
+fn qwen35_mtp_state_takes_its_draft_tokens_blocks_and_columns() {
+    for (name, preset) in [
+        ("vllm-v1-0251-qwen38-27b-int4-mtp3-spark", "qwen3.5-27b"),
+        ("vllm-v1-0251-qwen36-35b-a3b-nvfp4-mtp3-spark", "qwen3.5-35b-a3b"),
+    ] {
+        let m = Model::preset(preset).unwrap_or_else(|e| panic!("{e}"));
+        let l = log(name);
+        let block = l
+            .first(|f| match f {
+                Figure::AttentionBlock { tokens } => Some(*tokens),
+                _ => None,
+            })
+            .map(|(_, t)| t);
+        let (hundredths, tokens) = logged_concurrency_and_tokens(&l);
+        let (w, taken) = as_logged(&l, &m);
+        println!(
+            "{name}: block {block:?}, concurrency {}.{:02}x (logged {}.{:02}x), tokens {} (logged {tokens})",
+            w.max_concurrency_hundredths / 100,
+            w.max_concurrency_hundredths % 100,
+            hundredths / 100,
+            hundredths % 100,
+            w.kv_cache_tokens
+        );
+        assert!(taken.iter().any(|t| t == "speculative decoding mtp:3"), "{taken:?}");
+        assert!(close(hundredths, w.max_concurrency_hundredths, 3), "{name}: {w:?}");
+        assert!(close(tokens, w.kv_cache_tokens, 3), "{name}: {w:?}");
+    }
+}
+
+/// vLLM 0.18+ takes the larger layer count as the group size where it is
+/// under 1.5 × the smaller ("gpt-oss-20b + eagle, with 12 sw + 13 full. We
+/// pad it to (13 sw, 13 full)"): a Qwen3.5-shaped model with every other
+/// layer full attention (16 full, 16 DeltaNet) and its MTP layer groups
+/// 17 + 17, one group of each kind, where 0.17 split the 17 full-attention
+/// layers into two groups of 16 (the second padded with 15).
+#[test]
+fn vllm_groups_close_layer_counts_by_the_larger() {
+    use shared::engines::vllm::{Options, SpecMethod, Speculative, Version};
+    use shared::engines::{Engine, EngineReport};
+    let config = r#"{"model_type": "qwen3_5_text", "architectures": ["Qwen3_5ForCausalLM"],
+        "hidden_size": 2048, "num_hidden_layers": 32, "full_attention_interval": 2,
+        "num_attention_heads": 16, "num_key_value_heads": 2, "head_dim": 256,
+        "intermediate_size": 6144, "vocab_size": 248320, "max_position_embeddings": 32768,
+        "mtp_num_hidden_layers": 1}"#;
+    let m = Model::from_config_json("test", config).unwrap_or_else(|e| panic!("{e}"));
+    let g = shared::catalog::gpu("h100-sxm").unwrap_or_else(|| panic!("no h100-sxm"));
+    let blocks = |version: Version| {
+        let o = Options {
+            version,
+            max_model_len: Some(16_384),
+            speculative: Some(Speculative { method: SpecMethod::Mtp, tokens: Some(1) }),
+            ..Options::default()
+        };
+        let s = Scenario {
+            gpus: vec![GpuSlot::from_catalog(g)],
+            engine: Engine::Vllm(o),
+            weights: m.default_format(),
+            kv_dtype: shared::kv::KvDtype::Bf16,
+            ..Scenario::default()
+        };
+        let e = crate::estimate(&m, s);
+        let Some(EngineReport::Vllm(r)) = e.engine_report else { panic!("vLLM") };
+        (r.blocks_per_request, r.block_size)
+    };
+    // 0.18 rules: one full group (⌈16,384 / block⌉) and one state group (1 + 1 draft block).
+    let (newer, block) = blocks(Version::V0_18);
+    assert_eq!(newer, 16_384u64.div_ceil(block) + 2);
+    // 0.17 rules: two full groups of 16, one state group.
+    let (older, block) = blocks(Version::V0_17Triton);
+    assert_eq!(older, 2 * 16_384u64.div_ceil(block) + 2);
+}

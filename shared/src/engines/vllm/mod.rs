@@ -35,7 +35,8 @@
 //! `a × ⌈state page / (a × attention bytes per token)⌉` tokens, `a` the larger
 //! of the kernel's 16 and the default block (64 from 0.34), so that both
 //! pages are equal (the state page is padded up to it), and each request
-//! takes one block per state group whatever its length. Attention kinds of
+//! takes one block per state group whatever its length (from 0.15 one more
+//! per draft token). Attention kinds of
 //! different pages (Gemma 4's global and sliding layers) share the pool from
 //! 0.12 by the smaller page's group holding more tokens a block
 //! (`unify_kv_cache_spec_page_size`).
@@ -118,14 +119,24 @@ pub const CUDA_GRAPH_CAPTURE_SIZES: u64 = 67;
 /// vLLM (and SGLang, which follows the same shapes): conv and SSM state
 /// in `mamba_cache_dtype` / `mamba_ssm_cache_dtype`, both "auto" = the
 /// model dtype (`MambaStateDtypeCalculator._mamba_state_dtype`), except
-/// where the config names `mamba_ssm_cache_dtype` (Nemotron-H: float32,
-/// `NemotronHForCausalLMConfig.update_mamba_ssm_cache_dtype`).
-pub(crate) fn state_rules(model: &Model, bytes_per_element: u64) -> StateRules {
+/// where the config names an FP32 SSM state (Nemotron-H: float32,
+/// `NemotronHForCausalLMConfig.update_mamba_ssm_cache_dtype`; Qwen3.5's
+/// `mamba_ssm_dtype`). A gated-DeltaNet conv state keeps `kernel − 1 +
+/// draft_tokens` columns (`gated_delta_net_state_shape(num_spec)`, which
+/// qwen3_next.py and qwen3_5.py pass `num_speculative_tokens`, 0.11.0 –
+/// 0.25.1): SGLang keeps its draft states in pools of their own.
+/// `num_speculative_tokens` as vLLM resolves it for `model` (0 without a drafter).
+pub(crate) fn draft_tokens(model: &Model, o: Options) -> u64 {
+    spec::draft_tokens(&model.arch.text, o)
+}
+
+pub(crate) fn state_rules(model: &Model, bytes_per_element: u64, draft_tokens: u64) -> StateRules {
     let ssm_f32 = model.arch.text.extra.ssm_state_f32;
     StateRules {
         conv_bytes: bytes_per_element,
         ssm_bytes: if ssm_f32 { 4 } else { bytes_per_element },
         conv_columns_full_kernel: false,
+        draft_conv_columns: draft_tokens,
     }
 }
 
@@ -172,7 +183,8 @@ pub(crate) fn stage_ranges(layers: usize, stages: usize) -> crate::plan::split::
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 struct Group {
     window: Option<u64>,
-    /// A group of recurrent layers: one block per request.
+    /// A group of recurrent layers: one block per request (and per draft
+    /// token, [`Version::state_blocks_per_draft_token`]).
     state: bool,
     /// Tokens one block of this group holds: the engine's block, or a
     /// multiple of it that brings a smaller page up to the pool's
@@ -264,6 +276,8 @@ pub(crate) struct Budget {
     gpus: Vec<GpuKv>,
     num_blocks: u64,
     groups: Vec<Group>,
+    /// Blocks one request holds in each state group whatever its length.
+    blocks_per_state_group: u64,
     layer_page_bytes: u64,
     /// `--kv-cache-memory-bytes`: the pool is given, not what is left.
     pool_given: bool,
@@ -432,9 +446,15 @@ fn groups(p: &Plan, o: Options, stage: usize, block: u64, page: u64) -> (Vec<Gro
         }
     }
     // `_get_kv_cache_groups_uniform_page_size`: one group size for all kinds
-    // (the smallest kind's layer count); larger kinds split into several
-    // groups, the last padded.
-    let size = kinds.iter().map(|(_, n, _)| *n).min().unwrap_or(0);
+    // (the smallest kind's layer count, or from 0.18 the largest's where it
+    // is under 1.5 × the smallest); larger kinds split into several groups,
+    // the last padded ("Add N padding layers"): a padded slot is a page of
+    // every block, held memory (Qwen3.5-27B with its MTP layer: 17
+    // full-attention layers, 48 GDN in three groups of 17).
+    let fewest = kinds.iter().map(|(_, n, _)| *n).min().unwrap_or(0);
+    let most = kinds.iter().map(|(_, n, _)| *n).max().unwrap_or(0);
+    let close = most.saturating_mul(2) < fewest.saturating_mul(3);
+    let size = if o.version.groups_by_the_largest_when_close() && close { most } else { fewest };
     let groups = kinds.iter().flat_map(|(g, n, _)| std::iter::repeat_n(*g, n.div_ceil(size.max(1)) as usize)).collect();
     (groups, size)
 }
@@ -587,6 +607,11 @@ fn budget(p: &Plan, o: Options, max_model_len: u64) -> Budget {
         gpus,
         num_blocks: if num_blocks == u64::MAX { 0 } else { num_blocks },
         groups: model_groups,
+        blocks_per_state_group: if o.version.state_blocks_per_draft_token() {
+            1 + spec::draft_tokens(&p.model.arch.text, o)
+        } else {
+            1
+        },
         layer_page_bytes,
         pool_given: o.kv_cache_memory_bytes.is_some(),
         extensible,
@@ -684,9 +709,9 @@ fn hybrid_block_size(block: u64, per_token: u64, state_page: u64) -> u64 {
 }
 
 impl Budget {
-    /// State groups: blocks one request holds whatever its length.
-    fn state_groups(&self) -> u64 {
-        self.groups.iter().filter(|g| g.state).count() as u64
+    /// Blocks one request holds in the state groups whatever its length.
+    fn state_blocks(&self) -> u64 {
+        (self.groups.iter().filter(|g| g.state).count() as u64).saturating_mul(self.blocks_per_state_group)
     }
 
     /// Blocks one request of `len` tokens needs across all groups
@@ -694,7 +719,7 @@ impl Budget {
     fn blocks_per_request(&self, len: u64) -> u64 {
         self.groups.iter().fold(0u64, |acc, g| {
             let n = match g.window {
-                None if g.state => 1,
+                None if g.state => self.blocks_per_state_group,
                 None => len.div_ceil(g.block),
                 Some(w) => {
                     (w.saturating_sub(1).saturating_add(self.max_num_batched_tokens)).min(len).div_ceil(g.block) + 1
@@ -855,7 +880,7 @@ pub(crate) fn budget_for(p: &Plan, o: Options) -> Budget {
 pub(crate) fn parts(p: &Plan, b: &Budget, g: usize, batch: u64) -> GpuBudget {
     let Some(k) = b.gpus.get(g) else { return GpuBudget::default() };
     let pool = b.num_blocks.saturating_mul(k.block_bytes);
-    let state_blocks = batch.min(b.max_num_seqs).saturating_mul(b.state_groups()).min(b.num_blocks);
+    let state_blocks = batch.min(b.max_num_seqs).saturating_mul(b.state_blocks()).min(b.num_blocks);
     let state = if p.stage_state(p.stage(g)) > 0 { state_blocks.saturating_mul(k.block_bytes) } else { 0 };
     GpuBudget {
         weight_bytes: k.weight_bytes,
