@@ -574,6 +574,11 @@ pub struct Architecture {
     /// What that quantisation leaves unconverted, as roles.
     #[serde(default)]
     pub quant_kept: KeptRoles,
+    /// The `quantization_config` names an FP8 KV cache (compressed-tensors'
+    /// `kv_cache_scheme`, ModelOpt's `kv_cache_quant_algo: FP8`), which an
+    /// engine may take for its `auto` cache ([`crate::engines::EngineKind::default_kv_dtype`]).
+    #[serde(default)]
+    pub kv_cache_fp8: bool,
     /// Assumptions made while reading the config.
     pub warnings: Vec<String>,
 }

@@ -207,3 +207,79 @@ fn vllm_groups_close_layer_counts_by_the_larger() {
     let (older, block) = blocks(Version::V0_17Triton);
     assert_eq!(older, 2 * 16_384u64.div_ceil(block) + 2);
 }
+
+/// A checkpoint's FP8 KV scheme under `kv_cache_dtype=auto` (vLLM 0.25.1:
+/// the attention layer sets an `auto` cache to `fp8` for compressed-tensors'
+/// `kv_cache_scheme`): the engine line still says `auto`, the FlashInfer
+/// line says `kv_cache_dtype=torch.float8_e4m3fn`, and the log is planned
+/// with an FP8 cache. RedHatAI's Qwen3.8-27B NVFP4 with `mtp:3`, its KV
+/// memory as fact: 8.36x / 2,192,477 tokens logged, 4.32x / 1,134,929 read
+/// as a 16-bit cache (−48 %).
+#[test]
+fn a_logged_fp8_cache_under_auto_is_read_as_fp8() {
+    let l = log("vllm-v1-0251-qwen38-27b-nvfp4-mtp3-spark");
+    assert_eq!(l.config.quantization.as_deref(), Some("compressed-tensors"));
+    assert_eq!(l.config.kv_cache_dtype.as_deref(), Some("fp8_e4m3"));
+    let m = Model::preset("qwen3.5-27b").unwrap_or_else(|e| panic!("{e}"));
+    let (hundredths, tokens) = logged_concurrency_and_tokens(&l);
+    let (w, taken) = as_logged(&l, &m);
+    println!(
+        "qwen3.8-27b nvfp4: concurrency {}.{:02}x (logged {}.{:02}x), tokens {} (logged {tokens}); {taken:?}",
+        w.max_concurrency_hundredths / 100,
+        w.max_concurrency_hundredths % 100,
+        hundredths / 100,
+        hundredths % 100,
+        w.kv_cache_tokens
+    );
+    assert!(taken.iter().any(|t| t == "KV cache dtype fp8"), "{taken:?}");
+    assert!(close(hundredths, w.max_concurrency_hundredths, 3), "{w:?}");
+    assert!(close(tokens, w.kv_cache_tokens, 3), "{w:?}");
+    // A line of another dtype, or one after an explicit choice, changes nothing.
+    let head = "INFO 08-21 09:46:00 [core.py:114] Initializing a V1 LLM engine (v0.25.1) with config: model='x', kv_cache_dtype=";
+    let flashinfer = "INFO 08-21 09:50:59 [flashinfer.py:780] FlashInfer resolved query dtypes: prefill=torch.bfloat16, \
+                      decode=torch.bfloat16, decode_backend=flashinfer-native, kv_cache_dtype=torch.";
+    let kv = "INFO 08-21 09:51:00 [gpu_worker.py:538] Available KV cache memory: 80.17 GiB";
+    for (asked, resolved, read) in
+        [("auto", "bfloat16", "auto"), ("bfloat16", "float8_e4m3fn", "bfloat16"), ("auto", "float8_e5m2", "fp8_e5m2")]
+    {
+        let text = format!("{head}{asked}, dtype=auto\n{flashinfer}{resolved}, arch=sm90\n{kv}\n");
+        let l = shared::startup::read(&text).unwrap_or_else(|| panic!("a log"));
+        assert_eq!(l.config.kv_cache_dtype.as_deref(), Some(read), "{asked} / {resolved}");
+    }
+}
+
+/// The same from a config: a compressed-tensors checkpoint with a
+/// `kv_cache_scheme`, or a ModelOpt one with `kv_cache_quant_algo: FP8`, is
+/// planned in vLLM with an FP8 cache when none is asked for; transformers
+/// and SGLang keep the activation dtype's.
+#[test]
+fn a_checkpoints_fp8_kv_scheme_is_vllms_auto_cache() {
+    use shared::engines::EngineKind;
+    use shared::kv::KvDtype;
+    let base = r#""model_type": "llama", "architectures": ["LlamaForCausalLM"], "hidden_size": 4096,
+        "num_hidden_layers": 32, "num_attention_heads": 32, "num_key_value_heads": 8,
+        "intermediate_size": 14336, "vocab_size": 128256, "torch_dtype": "bfloat16""#;
+    let with = |quant: &str| {
+        let m = Model::from_config_json("test", &format!("{{{base}, \"quantization_config\": {quant}}}"))
+            .unwrap_or_else(|e| panic!("{e}"));
+        let w = m.default_format();
+        (
+            m.arch.kv_cache_fp8,
+            EngineKind::Vllm.default_kv_dtype(&m, w),
+            EngineKind::Transformers.default_kv_dtype(&m, w),
+            EngineKind::Sglang.default_kv_dtype(&m, w),
+        )
+    };
+    let scheme = r#"{"num_bits": 8, "type": "float", "strategy": "tensor", "dynamic": false, "symmetric": true}"#;
+    let ct = format!(
+        r#"{{"quant_method": "compressed-tensors", "format": "float-quantized", "config_groups": {{"group_0": {{"targets": ["Linear"], "weights": {{"num_bits": 8, "type": "float", "strategy": "channel"}}}}}}, "kv_cache_scheme": {scheme}}}"#
+    );
+    assert_eq!(with(&ct), (true, KvDtype::Fp8, KvDtype::Bf16, KvDtype::Bf16));
+    let without = ct.replace(&format!(", \"kv_cache_scheme\": {scheme}"), ", \"kv_cache_scheme\": null");
+    assert_eq!(with(&without), (false, KvDtype::Bf16, KvDtype::Bf16, KvDtype::Bf16));
+    let modelopt =
+        r#"{"quant_method": "modelopt", "quantization": {"quant_algo": "FP8", "kv_cache_quant_algo": "FP8"}}"#;
+    assert_eq!(with(modelopt).0, true);
+    let no_kv = r#"{"quant_method": "modelopt", "quantization": {"quant_algo": "FP8", "kv_cache_quant_algo": null}}"#;
+    assert_eq!(with(no_kv).0, false);
+}
