@@ -279,7 +279,7 @@ fn a_checkpoints_fp8_kv_scheme_is_vllms_auto_cache() {
     assert_eq!(with(&without), (false, KvDtype::Bf16, KvDtype::Bf16, KvDtype::Bf16));
     let modelopt =
         r#"{"quant_method": "modelopt", "quantization": {"quant_algo": "FP8", "kv_cache_quant_algo": "FP8"}}"#;
-    assert_eq!(with(modelopt).0, true);
+    assert!(with(modelopt).0);
     let no_kv = r#"{"quant_method": "modelopt", "quantization": {"quant_algo": "FP8", "kv_cache_quant_algo": null}}"#;
-    assert_eq!(with(no_kv).0, false);
+    assert!(!with(no_kv).0);
 }

@@ -440,7 +440,7 @@ fn groups(p: &Plan, o: Options, stage: usize, block: u64, page: u64) -> (Vec<Gro
     if o.version.unifies_page_sizes() {
         for (g, _, per_token) in kinds.iter_mut().filter(|(g, ..)| !g.state) {
             let own = per_token.saturating_mul(block);
-            if own > 0 && page > own && page % own == 0 {
+            if own > 0 && page > own && page.is_multiple_of(own) {
                 g.block = block.saturating_mul(page / own);
             }
         }
