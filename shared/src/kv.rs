@@ -179,7 +179,11 @@ pub fn layer_costs_by(text: &TextModel, tp: u64, cost: impl Fn(CachePart, u64, u
             // KV-shared layers). Keys that also serve as values are still
             // cached twice: the keys get k_norm and RoPE, the values v_norm,
             // and both go to the cache (transformers 5.24
-            // `Gemma4TextAttention.forward`).
+            // `Gemma4TextAttention.forward`; vLLM 0.25.1 gemma4.py loads the
+            // K weights into both halves of `qkv_proj` and hands K and V to
+            // `Attention`; SGLang 0.5.23 gemma4_causal.py the same into
+            // `RadixAttention`; ik_llama.cpp build_gemma4.cpp sets
+            // `Vcur = Kcur`, then normalises and stores each).
             if l.shape.kv_shared {
                 return LayerKv { bytes_per_token: 0, window: None };
             }

@@ -25,6 +25,9 @@ pub struct StateRules {
     /// Conv columns kept: `kernel − 1` (vLLM, SGLang, llama.cpp) or the
     /// whole `kernel` (transformers' `LinearAttentionLayer`).
     pub conv_columns_full_kernel: bool,
+    /// Conv columns a gated-DeltaNet layer keeps beside those for the draft
+    /// tokens of speculative decoding (vLLM: `num_speculative_tokens`).
+    pub draft_conv_columns: u64,
 }
 
 /// One layer's state for one sequence on one tensor-parallel rank.
@@ -63,7 +66,7 @@ fn state_of(r: Recurrent, hidden: u64, rules: StateRules, tp: u64) -> LayerState
                 .saturating_add(value_heads.saturating_mul(value_head_dim));
             LayerState {
                 conv_bytes: per_rank(conv_dim, tp)
-                    .saturating_mul(columns(conv_kernel))
+                    .saturating_mul(columns(conv_kernel).saturating_add(rules.draft_conv_columns))
                     .saturating_mul(rules.conv_bytes),
                 ssm_bytes: per_rank(value_heads, tp)
                     .saturating_mul(key_head_dim)
@@ -111,10 +114,11 @@ mod tests {
     use super::*;
 
     /// vLLM's rules for a bf16 model (`crate::engines::vllm::state_rules`).
-    const VLLM_BF16: StateRules = StateRules { conv_bytes: 2, ssm_bytes: 2, conv_columns_full_kernel: false };
+    const VLLM_BF16: StateRules =
+        StateRules { conv_bytes: 2, ssm_bytes: 2, conv_columns_full_kernel: false, draft_conv_columns: 0 };
     /// transformers' rules for a bf16 gated-DeltaNet model (float32 state, whole kernel).
     const TRANSFORMERS_DELTANET_BF16: StateRules =
-        StateRules { conv_bytes: 2, ssm_bytes: 4, conv_columns_full_kernel: true };
+        StateRules { conv_bytes: 2, ssm_bytes: 4, conv_columns_full_kernel: true, draft_conv_columns: 0 };
 
     #[test]
     fn deltanet_state_follows_vllm_shapes() {

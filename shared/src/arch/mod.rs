@@ -341,7 +341,8 @@ pub struct Extras {
     #[serde(default)]
     pub norm_without_bias: bool,
     /// The config asks for an FP32 SSM state (`mamba_ssm_cache_dtype:
-    /// float32`, Nemotron-H), which vLLM honours.
+    /// float32`, Nemotron-H; `mamba_ssm_dtype: float32`, Qwen3.5), which
+    /// vLLM and SGLang honour.
     #[serde(default)]
     pub ssm_state_f32: bool,
     /// Width of the per-layer input embeddings (Gemma 4
@@ -573,6 +574,11 @@ pub struct Architecture {
     /// What that quantisation leaves unconverted, as roles.
     #[serde(default)]
     pub quant_kept: KeptRoles,
+    /// The `quantization_config` names an FP8 KV cache (compressed-tensors'
+    /// `kv_cache_scheme`, ModelOpt's `kv_cache_quant_algo: FP8`), which an
+    /// engine may take for its `auto` cache ([`crate::engines::EngineKind::default_kv_dtype`]).
+    #[serde(default)]
+    pub kv_cache_fp8: bool,
     /// Assumptions made while reading the config.
     pub warnings: Vec<String>,
 }

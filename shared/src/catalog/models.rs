@@ -94,7 +94,14 @@ pub const MODEL_PRESETS = [
     preset!("qwen3-next-80b-a3b", "Qwen3-Next 80B-A3B Instruct", "Qwen/Qwen3-Next-80B-A3B-Instruct"),
     // The Hub config's shapes (vendored transcriptions, see shared/tests/fixtures/arch/sources.json).
     preset!("qwen3.5-27b", "Qwen3.5 27B", "Qwen/Qwen3.5-27B"),
-    // transformers 5.24 `Qwen3_5MoeConfig()` defaults, documented as Qwen/Qwen3.5-35B-A3B.
+    // transformers 5.24 `Qwen3_5MoeConfig()` defaults, documented as Qwen/Qwen3.5-35B-A3B,
+    // with the Hub config's MTP keys, which the class lacks (`mtp_num_hidden_layers` 1,
+    // `mtp_use_dedicated_embeddings` false): a note tabulating `hf download
+    // Qwen/Qwen3.5-35B-A3B config.json` (stored-code id 53168988717) and one citing its
+    // "one native MTP layer" (id 59230351379) agree, as do two transcriptions of the
+    // Qwen3.6-35B-A3B release's text config, the same architecture (ids 56590618153, 70254044795).
+    // Those two also carry `mamba_ssm_dtype` float32, as the 27B's does, and the 0.25.1
+    // Qwen3.6 log's attention block of 1,072 tokens is an FP32 SSM state's page.
     preset!("qwen3.5-35b-a3b", "Qwen3.5 35B-A3B", "Qwen/Qwen3.5-35B-A3B"),
     // The Hub config (vendored copy, see shared/tests/fixtures/arch/sources.json).
     preset!("glm-4.5-air", "GLM-4.5-Air", "zai-org/GLM-4.5-Air"),

@@ -472,6 +472,7 @@ fn from_tensors(f: Facts, checkpoint: &Checkpoint, layout: &ExactLayout) -> Resu
         checkpoint_dtype: dtype,
         quantization: None,
         quant_kept: Default::default(),
+        kv_cache_fp8: false,
         warnings,
     })
 }

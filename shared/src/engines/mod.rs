@@ -153,11 +153,21 @@ impl EngineKind {
     /// The KV dtype the engine keeps when none is asked for: llama.cpp's
     /// f16 (`cache_type_k`/`cache_type_v`, common/common.h), which Ollama's
     /// llama-server keeps; the others the activation dtype's
-    /// ([`Scenario::activation_kv_dtype`]).
+    /// ([`Scenario::activation_kv_dtype`]), vLLM FP8 where the checkpoint
+    /// names an FP8 KV cache.
     pub fn default_kv_dtype(self, model: &Model, weights: WeightFormat) -> crate::kv::KvDtype {
-        match self.keeps_the_activation_dtype() {
-            true => Scenario::activation_kv_dtype(model, weights),
-            false => crate::kv::KvDtype::F16,
+        match self {
+            // vLLM's `auto` takes a checkpoint's FP8 KV scheme: compressed-
+            // tensors' `kv_cache_scheme` from 0.15.0 (`Attention.__init__`,
+            // absent from 0.14.0's attention/layer.py), ModelOpt's from
+            // `resolve_kv_cache_dtype_string` (0.19.0 – 0.25.1).
+            Self::Vllm if model.arch.kv_cache_fp8 => crate::kv::KvDtype::Fp8,
+            Self::Transformers | Self::Vllm | Self::Sglang | Self::LlamaCpp | Self::Ollama => {
+                match self.keeps_the_activation_dtype() {
+                    true => Scenario::activation_kv_dtype(model, weights),
+                    false => crate::kv::KvDtype::F16,
+                }
+            }
         }
     }
 
@@ -674,7 +684,8 @@ impl EngineRules for Engine {
     fn state_rules(&self, model: &Model, bytes_per_element: u64) -> StateRules {
         match self {
             Engine::Transformers(_) => transformers::state_rules(model, bytes_per_element),
-            Engine::Vllm(_) | Engine::Sglang(_) => vllm::state_rules(model, bytes_per_element),
+            Engine::Vllm(o) => vllm::state_rules(model, bytes_per_element, vllm::draft_tokens(model, *o)),
+            Engine::Sglang(_) => vllm::state_rules(model, bytes_per_element, 0),
             Engine::LlamaCpp(_) | Engine::Ollama(_) => llamacpp::STATE_RULES,
         }
     }

@@ -77,6 +77,17 @@ pub(super) fn read(lines: &[(usize, String)]) -> (LoggedConfig, Vec<Fact>) {
         {
             config.sampler = Some(Sampler::Native);
         }
+        // 0.25.1 `v1/attention/backends/flashinfer.py`: `FlashInfer resolved
+        // query dtypes: …, kv_cache_dtype=torch.float8_e4m3fn, …`, the cache
+        // an `auto` launch took (a checkpoint's FP8 KV scheme, which the
+        // engine line still calls `auto`).
+        if let Some(kv) = after(line, "FlashInfer resolved query dtypes")
+            .and_then(|rest| field(rest, "kv_cache_dtype"))
+            .and_then(|d| resolved_fp8(&d))
+            .filter(|_| config.kv_cache_dtype.as_deref().is_none_or(|k| k == "auto"))
+        {
+            config.kv_cache_dtype = Some(kv.into());
+        }
         // `fused_moe/layer.py` (0.10 – 0.2x): `[EP Rank 0/8] Expert parallelism
         // is enabled. … Local/global number of experts: 16/128`: EP on, the
         // global count the model's experts with any redundant copies.
@@ -242,6 +253,15 @@ fn site_releases(line: &str) -> Option<u64> {
         }
     }
     known.then_some(releases)
+}
+
+/// vLLM's name of an FP8 cache held as a torch dtype (`torch.float8_e4m3fn`).
+fn resolved_fp8(dtype: &str) -> Option<&'static str> {
+    match dtype.trim_start_matches("torch.") {
+        "float8_e4m3fn" | "float8_e4m3fnuz" => Some("fp8_e4m3"),
+        "float8_e5m2" | "float8_e5m2fnuz" => Some("fp8_e5m2"),
+        _ => None,
+    }
 }
 
 /// `[file.py:LINE] message`: the file, the line and what follows.

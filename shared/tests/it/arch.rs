@@ -261,7 +261,7 @@ fn mimo_sliding_layers_cache_their_own_heads() {
 /// vLLM's state storage for a bf16 model (`engines::vllm::state_rules`:
 /// conv and SSM state in the model dtype, `kernel − 1` conv columns).
 const VLLM_BF16: shared::state::StateRules =
-    shared::state::StateRules { conv_bytes: 2, ssm_bytes: 2, conv_columns_full_kernel: false };
+    shared::state::StateRules { conv_bytes: 2, ssm_bytes: 2, conv_columns_full_kernel: false, draft_conv_columns: 0 };
 
 /// Falcon-H1 runs attention and Mamba-2 side by side: every layer keeps a KV
 /// cache that grows and a Mamba-2 state that does not (vLLM's

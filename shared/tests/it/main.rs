@@ -24,6 +24,7 @@ mod properties;
 mod splits;
 mod startup;
 mod state;
+mod vllm_layouts;
 
 use shared::estimate::{Estimate, Scenario};
 use shared::model::Model;

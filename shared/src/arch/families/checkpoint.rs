@@ -181,3 +181,34 @@ fn roles_named(pattern: &str) -> &'static [Role] {
         &[]
     }
 }
+
+/// Whether the `quantization_config` names an FP8 KV cache, as vLLM 0.25.1
+/// reads it: compressed-tensors' `kv_cache_scheme` (any scheme: the
+/// attention layer sets an `auto` cache to `fp8` and validates it as 8-bit
+/// float, `attention.py`, `compressed_tensors.py::validate_kv_cache_scheme`)
+/// and ModelOpt's `kv_cache_quant_algo` / `kv_cache_scheme`, top level or
+/// under `quantization` (`torch_utils.py::get_kv_cache_quant_algo_string`).
+pub(super) fn kv_cache_fp8(root: Fields) -> bool {
+    use serde_json::Value;
+    let Some(q) = root.object("quantization_config") else { return false };
+    let method = q.get("quant_method").and_then(Value::as_str).unwrap_or_default();
+    if method == "compressed-tensors" {
+        return q.get("kv_cache_scheme").is_some_and(Value::is_object);
+    }
+    if !method.starts_with("modelopt") {
+        return false;
+    }
+    let inner = q.get("quantization").and_then(Value::as_object).unwrap_or(q);
+    let algo = ["kv_cache_scheme", "kv_cache_quant_algo"]
+        .iter()
+        .find_map(|k| inner.get(*k).or_else(|| q.get(*k)).filter(|v| !v.is_null()));
+    match algo {
+        Some(Value::String(s)) => s.eq_ignore_ascii_case("fp8"),
+        Some(Value::Object(o)) => {
+            o.get("dynamic") == Some(&Value::Bool(false))
+                && o.get("num_bits").and_then(Value::as_u64) == Some(8)
+                && o.get("type").and_then(Value::as_str) == Some("float")
+        }
+        _ => false,
+    }
+}

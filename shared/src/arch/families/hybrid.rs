@@ -73,6 +73,12 @@ pub(super) fn qwen3_next(family: Family, f: Fields, warnings: &mut Vec<String>) 
     })?;
     apply_types(f, &mut m, &types, "linear_attention")?;
     m.recurrent = Some(deltanet(f)?);
+    // Qwen3.5's `mamba_ssm_dtype`, which vLLM (0.19.0 – 0.25.1
+    // models/config.py `Qwen3_5ForConditionalGenerationConfig`) and SGLang
+    // (0.5.23 configs/mamba_utils.py) take for the SSM state's dtype.
+    if matches!(family, Family::Qwen35 | Family::Qwen35Moe) {
+        m.extra.ssm_state_f32 = f.opt_str("mamba_ssm_dtype") == Some("float32");
+    }
     m.qk_norm = true;
     m.extra.attn_output_gate = true;
     if family != Family::Qwen35 {

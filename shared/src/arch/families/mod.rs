@@ -18,7 +18,7 @@ use serde_json::{Map, Value};
 
 use super::fields::{ConfigError, Fields, MAX_CONTEXT};
 use super::{Architecture, AttentionKind, Family, LayerSpec, NormKind, TextModel, vision};
-use checkpoint::{dtype, kept_modules, quantization};
+use checkpoint::{dtype, kept_modules, kv_cache_fp8, quantization};
 use classic::{bloom, falcon, gpt_neox, gpt2, opt, phi};
 use decoder::decoder;
 use deepseek::deepseek;
@@ -106,6 +106,7 @@ pub(super) fn read(map: &Map<String, Value>) -> Result<Architecture, ConfigError
     let checkpoint_dtype = dtype(root).or_else(|| dtype(text_fields));
     let quantization = quantization(root, &mut warnings)?;
     let quant_kept = if quantization.is_some() { kept_modules(root, &mut warnings) } else { Default::default() };
+    let kv_cache_fp8 = kv_cache_fp8(root);
     // DeepSeek's, GLM-5's, and an unknown architecture's read as a plain
     // decoder (MiMo's one layer: 2.7 % of its checkpoint's bytes).
     if matches!(family, Family::DeepseekV3 | Family::DeepseekV32 | Family::GlmMoeDsa | Family::Generic)
@@ -129,6 +130,7 @@ pub(super) fn read(map: &Map<String, Value>) -> Result<Architecture, ConfigError
         checkpoint_dtype,
         quantization,
         quant_kept,
+        kv_cache_fp8,
         warnings,
     })
 }

@@ -210,7 +210,8 @@ fn gpu_layers(p: &Plan, o: Options) -> (u64, bool) {
 /// in src/llama-model.cpp builds the recurrent (and hybrid) memory with
 /// `recurrent_type_r` / `recurrent_type_s` = `GGML_TYPE_F32` and
 /// `max(1, n_seq_max)` cells: one per sequence slot.
-pub(crate) const STATE_RULES: StateRules = StateRules { conv_bytes: 4, ssm_bytes: 4, conv_columns_full_kernel: false };
+pub(crate) const STATE_RULES: StateRules =
+    StateRules { conv_bytes: 4, ssm_bytes: 4, conv_columns_full_kernel: false, draft_conv_columns: 0 };
 
 /// The splits llama.cpp refuses: more stages than layers, and `-c 0` (the
 /// model's trained context) for a config that states none.

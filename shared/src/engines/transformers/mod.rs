@@ -108,6 +108,7 @@ pub(crate) fn state_rules(model: &Model, bytes_per_element: u64) -> StateRules {
         conv_bytes: bytes_per_element,
         ssm_bytes: if deltanet { 4 } else { bytes_per_element },
         conv_columns_full_kernel: true,
+        draft_conv_columns: 0,
     }
 }
 

@@ -35,7 +35,11 @@
 //! `a × ⌈state page / (a × attention bytes per token)⌉` tokens, `a` the larger
 //! of the kernel's 16 and the default block (64 from 0.34), so that both
 //! pages are equal (the state page is padded up to it), and each request
-//! takes one block per state group whatever its length.
+//! takes one block per state group whatever its length (from 0.15 one more
+//! per draft token). Attention kinds of
+//! different pages (Gemma 4's global and sliding layers) share the pool from
+//! 0.12 by the smaller page's group holding more tokens a block
+//! (`unify_kv_cache_spec_page_size`).
 
 mod all2all;
 mod encoder;
@@ -115,14 +119,24 @@ pub const CUDA_GRAPH_CAPTURE_SIZES: u64 = 67;
 /// vLLM (and SGLang, which follows the same shapes): conv and SSM state
 /// in `mamba_cache_dtype` / `mamba_ssm_cache_dtype`, both "auto" = the
 /// model dtype (`MambaStateDtypeCalculator._mamba_state_dtype`), except
-/// where the config names `mamba_ssm_cache_dtype` (Nemotron-H: float32,
-/// `NemotronHForCausalLMConfig.update_mamba_ssm_cache_dtype`).
-pub(crate) fn state_rules(model: &Model, bytes_per_element: u64) -> StateRules {
+/// where the config names an FP32 SSM state (Nemotron-H: float32,
+/// `NemotronHForCausalLMConfig.update_mamba_ssm_cache_dtype`; Qwen3.5's
+/// `mamba_ssm_dtype`). A gated-DeltaNet conv state keeps `kernel − 1 +
+/// draft_tokens` columns (`gated_delta_net_state_shape(num_spec)`, which
+/// qwen3_next.py and qwen3_5.py pass `num_speculative_tokens`, 0.11.0 –
+/// 0.25.1): SGLang keeps its draft states in pools of their own.
+/// `num_speculative_tokens` as vLLM resolves it for `model` (0 without a drafter).
+pub(crate) fn draft_tokens(model: &Model, o: Options) -> u64 {
+    spec::draft_tokens(&model.arch.text, o)
+}
+
+pub(crate) fn state_rules(model: &Model, bytes_per_element: u64, draft_tokens: u64) -> StateRules {
     let ssm_f32 = model.arch.text.extra.ssm_state_f32;
     StateRules {
         conv_bytes: bytes_per_element,
         ssm_bytes: if ssm_f32 { 4 } else { bytes_per_element },
         conv_columns_full_kernel: false,
+        draft_conv_columns: draft_tokens,
     }
 }
 
@@ -169,8 +183,20 @@ pub(crate) fn stage_ranges(layers: usize, stages: usize) -> crate::plan::split::
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 struct Group {
     window: Option<u64>,
-    /// A group of recurrent layers: one block per request.
+    /// A group of recurrent layers: one block per request (and per draft
+    /// token, [`Version::state_blocks_per_draft_token`]).
     state: bool,
+    /// Tokens one block of this group holds: the engine's block, or a
+    /// multiple of it that brings a smaller page up to the pool's
+    /// ([`Version::unifies_page_sizes`]).
+    block: u64,
+}
+
+impl Group {
+    /// Whether `self` is a group of the same attention kind as `other`.
+    fn same_kind(self, other: Group) -> bool {
+        self.window == other.window && self.state == other.state
+    }
 }
 
 /// vLLM's budget on one GPU.
@@ -250,6 +276,8 @@ pub(crate) struct Budget {
     gpus: Vec<GpuKv>,
     num_blocks: u64,
     groups: Vec<Group>,
+    /// Blocks one request holds in each state group whatever its length.
+    blocks_per_state_group: u64,
     layer_page_bytes: u64,
     /// `--kv-cache-memory-bytes`: the pool is given, not what is left.
     pool_given: bool,
@@ -368,17 +396,26 @@ pub(crate) fn default_max_model_len(p: &Plan, o: Options) -> u64 {
     o.max_model_len.or(p.model.arch.text.max_position_embeddings).unwrap_or_else(|| p.scenario.sequence_tokens()).max(1)
 }
 
-fn groups(p: &Plan, o: Options, stage: usize) -> (Vec<Group>, u64) {
-    let mut kinds: Vec<(Group, u64)> = Vec::new();
+/// The KV cache groups of `stage` and their size in layers
+/// (`kv_cache_utils.py::get_kv_cache_groups`), for attention blocks of
+/// `block` tokens in pages of `page` bytes.
+fn groups(p: &Plan, o: Options, stage: usize, block: u64, page: u64) -> (Vec<Group>, u64) {
+    // Each kind: its group, its layer count and its largest bytes per token.
+    let mut kinds: Vec<(Group, u64, u64)> = Vec::new();
+    let mut count = |kind: Group, layers: u64, per_token: u64| match kinds.iter_mut().find(|(g, ..)| g.same_kind(kind))
+    {
+        Some((_, n, t)) => {
+            *n += layers;
+            *t = (*t).max(per_token);
+        }
+        None => kinds.push((kind, layers, per_token)),
+    };
     let text = &p.model.arch.text;
     let range = p.stage_range(stage);
     let states = p.state_layers.get(range.clone()).unwrap_or(&[]);
     for ((spec, kv), st) in text.layers[range].iter().zip(p.stage_kv(stage)).zip(states) {
         if st.bytes() > 0 {
-            match kinds.iter_mut().find(|(g, _)| g.state) {
-                Some((_, n)) => *n += 1,
-                None => kinds.push((Group { window: None, state: true }, 1)),
-            }
+            count(Group { window: None, state: true, block }, 1, 0);
         }
         if kv.bytes_per_token == 0 {
             continue;
@@ -389,26 +426,36 @@ fn groups(p: &Plan, o: Options, stage: usize) -> (Vec<Group>, u64) {
             LayerAttention::Sliding(w) | LayerAttention::Chunked(w) if o.version.groups_sliding_windows() => Some(w),
             _ => None,
         };
-        match kinds.iter_mut().find(|(g, _)| !g.state && g.window == window) {
-            Some((_, n)) => *n += 1,
-            None => kinds.push((Group { window, state: false }, 1)),
-        }
+        count(Group { window, state: false, block }, 1, kv.bytes_per_token);
     }
     // The drafter's attention layers join the full-attention group (its
     // layers are built like the model's last full-attention layer).
     let draft = if p.is_last_stage(stage) { spec::draft_kv_layers(p, o) } else { 0 };
     if draft > 0 {
-        let full = Group { window: None, state: false };
-        match kinds.iter_mut().find(|(g, _)| *g == full) {
-            Some((_, n)) => *n += draft,
-            None => kinds.push((full, draft)),
+        let per_token = spec::draft_kv_bytes_per_token(p);
+        count(Group { window: None, state: false, block }, draft, per_token);
+    }
+    // `unify_kv_cache_spec_page_size`: a kind whose page divides the pool's
+    // holds as many more tokens a block.
+    if o.version.unifies_page_sizes() {
+        for (g, _, per_token) in kinds.iter_mut().filter(|(g, ..)| !g.state) {
+            let own = per_token.saturating_mul(block);
+            if own > 0 && page > own && page.is_multiple_of(own) {
+                g.block = block.saturating_mul(page / own);
+            }
         }
     }
-    // `_get_kv_cache_config_uniform_page_size`: one group size for all kinds
-    // (the smallest kind's layer count); larger kinds split into several
-    // groups, the last padded.
-    let size = kinds.iter().map(|(_, n)| *n).min().unwrap_or(0);
-    let groups = kinds.iter().flat_map(|(g, n)| std::iter::repeat_n(*g, n.div_ceil(size.max(1)) as usize)).collect();
+    // `_get_kv_cache_groups_uniform_page_size`: one group size for all kinds
+    // (the smallest kind's layer count, or from 0.18 the largest's where it
+    // is under 1.5 × the smallest); larger kinds split into several groups,
+    // the last padded ("Add N padding layers"): a padded slot is a page of
+    // every block, held memory (Qwen3.5-27B with its MTP layer: 17
+    // full-attention layers, 48 GDN in three groups of 17).
+    let fewest = kinds.iter().map(|(_, n, _)| *n).min().unwrap_or(0);
+    let most = kinds.iter().map(|(_, n, _)| *n).max().unwrap_or(0);
+    let close = most.saturating_mul(2) < fewest.saturating_mul(3);
+    let size = if o.version.groups_by_the_largest_when_close() && close { most } else { fewest };
+    let groups = kinds.iter().flat_map(|(g, n, _)| std::iter::repeat_n(*g, n.div_ceil(size.max(1)) as usize)).collect();
     (groups, size)
 }
 
@@ -441,10 +488,10 @@ fn budget(p: &Plan, o: Options, max_model_len: u64) -> Budget {
     let text = &p.model.arch.text;
     let mut gpus = Vec::with_capacity(s.gpus.len());
     let mut num_blocks = u64::MAX;
-    let (model_groups, _) = groups(p, o, 0);
     // The state page is padded up to the attention page (or is the page, in
     // a model without attention layers).
     let layer_page_bytes = per_token.saturating_mul(block).max(state_page);
+    let (model_groups, _) = groups(p, o, 0, block, layer_page_bytes);
     for (g, slot) in s.gpus.iter().enumerate() {
         let stage = p.stage(g);
         let layers = p.stage_range(stage).len() as u64;
@@ -528,7 +575,7 @@ fn budget(p: &Plan, o: Options, max_model_len: u64) -> Budget {
         // the measurement, which also takes the graphs, is always the smaller here.
         let available =
             o.kv_cache_memory_bytes.unwrap_or_else(|| measured.map_or(profiled, |m| profiled.min(m.kv_bytes())));
-        let (_, group_size) = groups(p, o, stage);
+        let (_, group_size) = groups(p, o, stage, block, layer_page_bytes);
         let block_bytes = layer_page_bytes.saturating_mul(group_size);
         let blocks = available.checked_div(block_bytes).unwrap_or(0);
         num_blocks = num_blocks.min(blocks);
@@ -560,6 +607,11 @@ fn budget(p: &Plan, o: Options, max_model_len: u64) -> Budget {
         gpus,
         num_blocks: if num_blocks == u64::MAX { 0 } else { num_blocks },
         groups: model_groups,
+        blocks_per_state_group: if o.version.state_blocks_per_draft_token() {
+            1 + spec::draft_tokens(&p.model.arch.text, o)
+        } else {
+            1
+        },
         layer_page_bytes,
         pool_given: o.kv_cache_memory_bytes.is_some(),
         extensible,
@@ -657,9 +709,9 @@ fn hybrid_block_size(block: u64, per_token: u64, state_page: u64) -> u64 {
 }
 
 impl Budget {
-    /// State groups: blocks one request holds whatever its length.
-    fn state_groups(&self) -> u64 {
-        self.groups.iter().filter(|g| g.state).count() as u64
+    /// Blocks one request holds in the state groups whatever its length.
+    fn state_blocks(&self) -> u64 {
+        (self.groups.iter().filter(|g| g.state).count() as u64).saturating_mul(self.blocks_per_state_group)
     }
 
     /// Blocks one request of `len` tokens needs across all groups
@@ -667,10 +719,10 @@ impl Budget {
     fn blocks_per_request(&self, len: u64) -> u64 {
         self.groups.iter().fold(0u64, |acc, g| {
             let n = match g.window {
-                None if g.state => 1,
-                None => len.div_ceil(self.block),
+                None if g.state => self.blocks_per_state_group,
+                None => len.div_ceil(g.block),
                 Some(w) => {
-                    (w.saturating_sub(1).saturating_add(self.max_num_batched_tokens)).min(len).div_ceil(self.block) + 1
+                    (w.saturating_sub(1).saturating_add(self.max_num_batched_tokens)).min(len).div_ceil(g.block) + 1
                 }
             };
             acc.saturating_add(n)
@@ -828,7 +880,7 @@ pub(crate) fn budget_for(p: &Plan, o: Options) -> Budget {
 pub(crate) fn parts(p: &Plan, b: &Budget, g: usize, batch: u64) -> GpuBudget {
     let Some(k) = b.gpus.get(g) else { return GpuBudget::default() };
     let pool = b.num_blocks.saturating_mul(k.block_bytes);
-    let state_blocks = batch.min(b.max_num_seqs).saturating_mul(b.state_groups()).min(b.num_blocks);
+    let state_blocks = batch.min(b.max_num_seqs).saturating_mul(b.state_blocks()).min(b.num_blocks);
     let state = if p.stage_state(p.stage(g)) > 0 { state_blocks.saturating_mul(k.block_bytes) } else { 0 };
     GpuBudget {
         weight_bytes: k.weight_bytes,

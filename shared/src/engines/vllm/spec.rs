@@ -40,6 +40,18 @@ pub(super) fn draft_kv_layers<E>(p: &Plan<'_, E>, o: Options) -> u64 {
     }
 }
 
+/// Bytes per token of one draft layer's KV: the template layer's.
+pub(super) fn draft_kv_bytes_per_token<E>(p: &Plan<'_, E>) -> u64 {
+    template(p).and_then(|t| p.kv_layers.get(t)).map_or(0, |l| l.bytes_per_token)
+}
+
+/// `num_speculative_tokens` as vLLM resolves it: the given count, else
+/// the MTP layers' own (`SpeculativeConfig.__post_init__`: `n_predict`);
+/// none without a drafter.
+pub(super) fn draft_tokens(text: &TextModel, o: Options) -> u64 {
+    o.speculative.map_or(0, |s| s.tokens.unwrap_or(text.extra.mtp_layers))
+}
+
 /// The drafter's weights on one GPU of the last stage.
 pub(super) fn draft_weight_bytes<E>(p: &Plan<'_, E>, o: Options) -> u64 {
     let layers = draft_kv_layers(p, o);

@@ -714,6 +714,38 @@ impl Version {
         self.newest_minor() >= 11
     }
 
+    /// Whether layers of different page sizes share one pool by growing the
+    /// smaller pages' block: `kv_cache_utils.py::unify_kv_cache_spec_page_size`
+    /// multiplies a layer's `block_size` by the largest page over its own
+    /// when it divides it (0.25.1 otherwise pads the page where the backend
+    /// reads pages by stride; 0.12.0 – 0.18.0 raise), so a Gemma 4 global layer of
+    /// 2 KV heads × 512 beside sliding layers of 8 × 256 holds 32 tokens a
+    /// block where the sliding ones hold 16. In the 0.12.0 – 0.25.1 wheels;
+    /// 0.10.0's and 0.11.0's `get_kv_cache_config` raise
+    /// `NotImplementedError` for such a model.
+    pub(super) fn unifies_page_sizes(self) -> bool {
+        self.newest_minor() >= 12
+    }
+
+    /// Whether a recurrent group holds a block per draft token beside the
+    /// request's own: `MambaSpec.max_memory_usage_bytes` is
+    /// `page × (1 + num_speculative_blocks)` (`num_speculative_tokens`,
+    /// `mamba/abstract.py::get_kv_cache_spec`) in the 0.15.0 – 0.25.1
+    /// wheels; 0.14.0's counts `⌈max_model_len / mamba block⌉` blocks, one
+    /// without prefix caching, and 0.11.0's one page.
+    pub(super) fn state_blocks_per_draft_token(self) -> bool {
+        self.newest_minor() >= 15
+    }
+
+    /// Whether the group size is the largest layer count where it is under
+    /// 1.5 × the smallest (`_get_kv_cache_groups_uniform_page_size`:
+    /// "gpt-oss-20b + eagle, with 12 sw + 13 full. We pad it to (13 sw,
+    /// 13 full)"), else the smallest: in the 0.18.0 – 0.25.1 wheels, not
+    /// 0.17.0's, which always take the smallest.
+    pub(super) fn groups_by_the_largest_when_close(self) -> bool {
+        self.newest_minor() >= 18
+    }
+
     /// Whether `--kv-cache-dtype int8_per_token_head` exists: `CacheDType`
     /// (config/cache.py) has it from 0.20.0 (absent from the 0.19.0 wheel,
     /// present in 0.20.0, 0.24.0, 0.27.1 and 0.34.0).
