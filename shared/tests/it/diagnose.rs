@@ -223,6 +223,8 @@ fn error_only_cases() -> Vec<(&'static str, Option<CauseId>)> {
         ("111-vllm-sampler-warmup-graphs-over-estimate.txt", Some(KvCacheGrowth)),
         // A 16.53 GiB compute buffer on an 8 GiB GPU.
         ("112-ik-llama-gptoss-compute-buffer-131k-no-fa.txt", Some(TooLargeOverall)),
+        // The same run with flash attention: 682.20 MiB short at the last buffer.
+        ("113-ik-llama-gptoss-compute-buffer-131k-fa.txt", Some(TooLargeOverall)),
     ]
 }
 
@@ -1507,4 +1509,39 @@ fn a_llama_cpp_plan_short_for_its_buffers_does_not_blame_the_weights() {
     assert!(kv.title.starts_with("Turn flash attention on"), "{}", kv.title);
     let bigger = d.fixes.iter().find(|f| f.id == FixId::BiggerGpu).unwrap_or_else(|| panic!("{:?}", d.fixes));
     assert!(!bigger.title.contains("Radeon"), "{}", bigger.title);
+}
+
+/// The llama.cpp levers that need flash attention add `-fa` only where the
+/// plan runs without it: under a plan with it on, `llama-server ...` is that
+/// plan's line and already has it (ik_llama.cpp#822, the run with `-fa`).
+#[test]
+fn llama_cpp_levers_add_flash_attention_only_where_the_plan_lacks_it() {
+    use shared::engines::{Engine, llamacpp};
+    let file = "113-ik-llama-gptoss-compute-buffer-131k-fa.txt";
+    let batch = |d: &Diagnosis| {
+        d.fixes
+            .iter()
+            .find(|f| f.code.contains("-ub 256"))
+            .map(|f| f.code.clone())
+            .unwrap_or_else(|| panic!("{:?}", d.fixes))
+    };
+    assert!(batch(&diagnose(file, &DiagnoseContext::error_only())).contains(" -fa"));
+    let model = preset("gpt-oss-20b");
+    let gpu = shared::catalog::gpu("rtx-3070").unwrap_or_else(|| panic!("no rtx-3070"));
+    let plan = |fa| Scenario {
+        gpus: vec![GpuSlot::from_catalog(gpu)],
+        engine: Engine::LlamaCpp(llamacpp::Options {
+            n_ctx: Some(131_072),
+            flash_attention: fa,
+            n_cpu_moe: 99,
+            ..Default::default()
+        }),
+        ..Scenario::default()
+    };
+    let on = plan(llamacpp::FlashAttention::On);
+    let code = batch(&diagnose(file, &DiagnoseContext::error_only().with_plan(&model, &on)));
+    assert!(!code.contains("-fa"), "{code}");
+    let off = plan(llamacpp::FlashAttention::Off);
+    let code = batch(&diagnose(file, &DiagnoseContext::error_only().with_plan(&model, &off)));
+    assert!(code.contains(" -fa"), "{code}");
 }

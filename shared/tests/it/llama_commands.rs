@@ -242,12 +242,15 @@ fn diagnosed(o: Options) -> String {
 /// on ik_llama.cpp (whose `--fit` is a bare opt-in switch).
 #[test]
 fn oom_levers_speak_the_plans_build() {
-    let newest = diagnosed(Options::default());
+    // Plans without flash attention, so the levers that need it add it
+    // (under a plan with it, `llama-server ...` already carries it).
+    let off = Options { flash_attention: llamacpp::FlashAttention::Off, ..Options::default() };
+    let newest = diagnosed(off);
     assert!(newest.contains("-fa on -ctk q8_0 -ctv q8_0") && newest.contains("--fit"), "{newest}");
-    let old = diagnosed(Options { build: Some(5000), ..Options::default() });
+    let old = diagnosed(Options { build: Some(5000), ..off });
     assert!(old.contains(" -fa -ctk q8_0 -ctv q8_0"), "{old}");
     assert!(!old.contains("-fa on") && !old.contains("--fit"), "{old}");
-    let ik = diagnosed(Options { fork: Fork::Ik, ..Options::default() });
+    let ik = diagnosed(Options { fork: Fork::Ik, ..off });
     assert!(ik.contains("llama-server ... -ctk q8_0 -ctv q8_0"), "{ik}");
     assert!(!ik.contains("-fa on") && !ik.contains("--fit"), "{ik}");
 }

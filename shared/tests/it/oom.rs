@@ -958,6 +958,14 @@ fn cases() -> Vec<(&'static str, Value)> {
                 "llama_cpp_stage": "compute_buffers", "devices_in_log": [0], "occurrences": 1, "gpus_seen": [0]
             }),
         ),
+        (
+            // ik_llama.cpp's compute buffer at 131,072 tokens with flash attention: 682.20 MiB.
+            "113-ik-llama-gptoss-compute-buffer-131k-fa.txt",
+            json!({
+                "kind": "llama_cpp", "backend": "cuda", "requested_bytes": 715335936_u64, "gpu_index": 0,
+                "llama_cpp_stage": "compute_buffers", "devices_in_log": [0], "occurrences": 1, "gpus_seen": [0]
+            }),
+        ),
     ]
 }
 

@@ -90,6 +90,9 @@ pub(super) struct Facts<'r> {
     /// llama.cpp as the plan runs it, else at its newest rules: the build
     /// its levers' flags are spelt for (`-fa`, `--fit`).
     pub(super) llama_cpp: crate::engines::llamacpp::Options,
+    /// The plan runs llama.cpp with flash attention on: its fixes' `...`
+    /// already carries it.
+    pub(super) llama_cpp_fa_planned: bool,
     pub(super) notes: Vec<String>,
 }
 
@@ -220,6 +223,8 @@ impl<'r> Facts<'r> {
                 || crate::engines::EngineKind::Vllm.with_defaults(),
                 |(o, _)| crate::engines::Engine::Vllm(o),
             ),
+            llama_cpp_fa_planned: llama_cpp
+                .is_some_and(|o| o.flash_attention == crate::engines::llamacpp::FlashAttention::On),
             llama_cpp: llama_cpp.unwrap_or_default(),
             free: r.free_bytes,
             requested,

@@ -29,9 +29,13 @@ fn half_batch(f: &Facts) -> String {
 /// ` -fa` turning flash attention on as the plan's llama.cpp build spells it
 /// (the newest's without a plan): bare before b6325, `-fa on` from it,
 /// nothing on ik_llama.cpp where it is the default
-/// (`llamacpp::flash_attention_flag`).
+/// (`llamacpp::flash_attention_flag`), nor where the plan already runs
+/// with it.
 fn fa_on(f: &Facts) -> &'static str {
     use crate::engines::llamacpp::{FlashAttention, Options, flash_attention_flag};
+    if f.llama_cpp_fa_planned {
+        return "";
+    }
     flash_attention_flag(Options { flash_attention: FlashAttention::On, ..f.llama_cpp })
 }
 
