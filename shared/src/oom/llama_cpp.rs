@@ -316,11 +316,19 @@ fn occurrence(t: &[u8], group: &[Event<'_>]) -> Occurrence {
     r.ik_mla = scan::find(t, 0, first, "c^KV (").is_some();
     r.devices_in_log = devices_in_log(t);
     // `llama runner process no longer running: …` is 0.1.x's (0.1.32,
-    // llm/server.go), `… has terminated: …` later's.
-    r.via_ollama =
-        ["llama runner process has terminated", "llama runner terminated", "llama runner process no longer running"]
-            .into_iter()
-            .any(|m| scan::find(t, 0, t.len(), m).is_some());
+    // llm/server.go), `… has terminated: …` later's; from 0.30 Ollama runs
+    // llama.cpp's own server and says `llama-server process has
+    // terminated` / `… no longer running` (llm/llama_server.go at
+    // fb3076099), words llama-server itself never prints.
+    r.via_ollama = [
+        "llama runner process has terminated",
+        "llama runner terminated",
+        "llama runner process no longer running",
+        "llama-server process has terminated",
+        "llama-server process no longer running",
+    ]
+    .into_iter()
+    .any(|m| scan::find(t, 0, t.len(), m).is_some());
     if let Some((_, end)) = scan::find_last(t, last_end, "pipeline parallelism enabled (n_copies=") {
         r.pipeline_copies = Cur::new(t, end).uint();
     }

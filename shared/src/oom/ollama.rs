@@ -37,7 +37,10 @@ pub(super) fn scan(t: &[u8], out: &mut Vec<Occurrence>) {
 /// (llm/server.go, 0.12 and later: its backoff before it retries with fewer
 /// layers). Read before normalising, which strips the journal's prefix.
 pub(super) fn process(t: &[u8]) -> bool {
-    const MARKS: [&str; 3] = ["runner.num_ctx=", "msg=\"model layout did not fit", "msg=\"llama runner"];
+    // 0.30+'s scheduler: `runtime OOM detected; expiring loaded models`
+    // (server/sched.go at fb3076099).
+    const MARKS: [&str; 4] =
+        ["runner.num_ctx=", "msg=\"model layout did not fit", "msg=\"llama runner", "runtime OOM detected"];
     MARKS.into_iter().any(|m| scan::find(t, 0, t.len(), m).is_some())
         || scan::find_all(t, "ollama[").into_iter().any(|(_, end)| {
             let digits = t.get(end..).unwrap_or_default().iter().take_while(|b| b.is_ascii_digit()).count();

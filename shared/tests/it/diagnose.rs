@@ -225,6 +225,9 @@ fn error_only_cases() -> Vec<(&'static str, Option<CauseId>)> {
         ("112-ik-llama-gptoss-compute-buffer-131k-no-fa.txt", Some(TooLargeOverall)),
         // The same run with flash attention: 682.20 MiB short at the last buffer.
         ("113-ik-llama-gptoss-compute-buffer-131k-fa.txt", Some(TooLargeOverall)),
+        // Ollama 0.30+'s wording: a 1.75 GiB KV cache that did not fit.
+        ("114-ollama-030-llama-server-terminated-kv.txt", Some(KvCacheGrowth)),
+        ("115-ollama-030-runtime-oom-compute-k8s.txt", Some(TooLargeOverall)),
     ]
 }
 
@@ -1544,4 +1547,22 @@ fn llama_cpp_levers_add_flash_attention_only_where_the_plan_lacks_it() {
     let off = plan(llamacpp::FlashAttention::Off);
     let code = batch(&diagnose(file, &DiagnoseContext::error_only().with_plan(&model, &off)));
     assert!(code.contains(" -fa"), "{code}");
+}
+
+/// Ollama 0.30 and later run llama.cpp's own server and report its death as
+/// `llama-server process has terminated` (llm/llama_server.go): the paste is
+/// Ollama's, and its levers are Ollama's, never llama-server's flags.
+#[test]
+fn ollama_030_pastes_get_ollamas_levers() {
+    for file in ["114-ollama-030-llama-server-terminated-kv.txt", "115-ollama-030-runtime-oom-compute-k8s.txt"] {
+        let d = diagnose(file, &DiagnoseContext::error_only());
+        assert!(!d.fixes.is_empty(), "{file}");
+        for f in &d.fixes {
+            assert!(
+                !f.code.contains("llama-server") && !f.code.contains(" -c ") && !f.code.contains("-ub "),
+                "{file}: {}",
+                f.code
+            );
+        }
+    }
 }

@@ -966,6 +966,24 @@ fn cases() -> Vec<(&'static str, Value)> {
                 "llama_cpp_stage": "compute_buffers", "devices_in_log": [0], "occurrences": 1, "gpus_seen": [0]
             }),
         ),
+        (
+            // Ollama 0.30+ runs llama.cpp's own server: `llama-server process
+            // has terminated` is Ollama's wording, its levers Ollama's.
+            "114-ollama-030-llama-server-terminated-kv.txt",
+            json!({
+                "kind": "llama_cpp", "backend": "cuda", "requested_bytes": 1879048192_u64, "gpu_index": 0,
+                "llama_cpp_stage": "kv_cache", "via_ollama": true, "devices_in_log": [0], "occurrences": 1,
+                "gpus_seen": [0]
+            }),
+        ),
+        (
+            "115-ollama-030-runtime-oom-compute-k8s.txt",
+            json!({
+                "kind": "llama_cpp", "backend": "cuda", "requested_bytes": 1914513024_u64, "gpu_index": 0,
+                "llama_cpp_stage": "compute_buffers", "via_ollama": true, "devices_in_log": [0], "occurrences": 1,
+                "gpus_seen": [0]
+            }),
+        ),
     ]
 }
 
