@@ -203,9 +203,10 @@ pub fn smallest_gpu(model: &Model, s: &Scenario) -> Option<&'static catalog::Gpu
 
 /// The smallest catalog GPU of the plan's GPU's vendor on which the plan
 /// fits (a CUDA user is not sent to a Radeon, nor a Mac to a data centre),
-/// else of any vendor.
+/// else of any vendor. A GPU given by its memory alone is taken as
+/// NVIDIA's, the common case; an AMD or Apple user names theirs.
 pub fn smallest_gpu_like(model: &Model, s: &Scenario) -> Option<&'static catalog::Gpu> {
-    let vendor = s.gpus.first().and_then(|g| g.vendor);
+    let vendor = s.gpus.first().map(|g| g.vendor.unwrap_or(catalog::GpuVendor::Nvidia));
     vendor
         .and_then(|v| {
             catalog::gpus().iter().filter(|g| g.vendor == v).find(|g| {

@@ -91,6 +91,14 @@ pub fn run(mut args: DiagnoseArgs) -> anyhow::Result<()> {
         args.plan.engine = log.engine.kind().id().into();
         taken.push(format!("engine {}", log.engine.kind().name()));
     }
+    // Without a log, an error from a vLLM or SGLang process says which
+    // engine ran: the plan checked against it is that engine's.
+    if startup.is_none()
+        && args.plan.engine == "transformers"
+        && let Some(kind) = report.serving_engine()
+    {
+        args.plan.engine = kind.id().into();
+    }
     let model = match (checkpoint, model_source, logged) {
         (Some(model), ..) => Some(model),
         (None, Some(source), _) => Some(plan::load_model(source, &args.plan)?),

@@ -469,3 +469,22 @@ fn a_start_up_log_with_only_the_pinned_warning_says_what_it_is() {
     assert!(text.contains("note: No GPU out-of-memory error here"), "{text}");
     assert!(!text.contains("Paste the whole error"), "{text}");
 }
+
+/// An SGLang error checked against a model with no engine flag is checked
+/// against SGLang's plan (its fixes SGLang's, not transformers' code), and
+/// weights beyond any mem_fraction_static are not told to raise it.
+#[test]
+fn an_engines_own_error_sets_the_plans_engine() {
+    let out = headroom(&[
+        "diagnose",
+        &fixture("116-sglang-0510-qwen3-8b-bf16-16gb-mfs093.txt"),
+        "--model",
+        "qwen3-8b",
+        "--gpu-memory",
+        "16GB",
+    ]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(text.contains("in bf16 with sglang"), "{text}");
+    assert!(!text.contains("from_pretrained") && !text.contains("--mem-fraction-static 0.95"), "{text}");
+}

@@ -158,6 +158,31 @@ impl OomKind {
     }
 }
 
+impl OomReport {
+    /// The serving engine with a plan of its own that the paste shows ran
+    /// out: its process's marks, or a message only it prints.
+    pub fn serving_engine(&self) -> Option<crate::engines::EngineKind> {
+        use crate::engines::EngineKind;
+        let vllm = matches!(
+            self.kind,
+            Some(
+                OomKind::VllmMaxSeqLen
+                    | OomKind::VllmKvCacheTooSmall
+                    | OomKind::VllmNoCacheBlocks
+                    | OomKind::VllmSamplerWarmup
+                    | OomKind::VllmFreeBelowRequest
+            )
+        );
+        if self.vllm_process || vllm {
+            Some(EngineKind::Vllm)
+        } else if self.sglang_process || self.kind == Some(OomKind::SglangNoKvPool) {
+            Some(EngineKind::Sglang)
+        } else {
+            None
+        }
+    }
+}
+
 /// The GPU software stack named by the message.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]

@@ -228,6 +228,8 @@ fn error_only_cases() -> Vec<(&'static str, Option<CauseId>)> {
         // Ollama 0.30+'s wording: a 1.75 GiB KV cache that did not fit.
         ("114-ollama-030-llama-server-terminated-kv.txt", Some(KvCacheGrowth)),
         ("115-ollama-030-runtime-oom-compute-k8s.txt", Some(TooLargeOverall)),
+        // Qwen3-8B in bf16 (15.26 GiB) on a 16 GB card at mem_fraction_static 0.93.
+        ("116-sglang-0510-qwen3-8b-bf16-16gb-mfs093.txt", Some(WeightsTooLarge)),
     ]
 }
 
@@ -1565,4 +1567,24 @@ fn ollama_030_pastes_get_ollamas_levers() {
             );
         }
     }
+}
+
+/// An SGLang plan whose weights alone take more than the highest share worth
+/// giving is not told to raise `--mem-fraction-static`: Qwen3-8B in bf16
+/// (15.26 GiB) on a 16 GB card (SGLang 0.5.10, a real paste). Without a
+/// plan, the raise stays SGLang's own advice.
+#[test]
+fn sglang_weights_beyond_any_fraction_are_not_told_to_raise_it() {
+    let file = "116-sglang-0510-qwen3-8b-bf16-16gb-mfs093.txt";
+    let raise = |d: &Diagnosis| d.fixes.iter().any(|f| f.id == FixId::MemFractionStatic);
+    assert!(raise(&diagnose(file, &DiagnoseContext::error_only())));
+    let model = preset("qwen3-8b");
+    let plan = Scenario {
+        gpus: vec![GpuSlot::custom("16GB", 16_000_000_000)],
+        engine: EngineKind::Sglang.with_defaults(),
+        ..Scenario::default()
+    };
+    let d = diagnose(file, &DiagnoseContext::error_only().with_plan(&model, &plan));
+    assert!(!raise(&d), "{:?}", d.fixes);
+    assert!(d.notes.iter().any(|n| n.contains("raising it cannot make room")), "{:?}", d.notes);
 }

@@ -984,6 +984,11 @@ fn cases() -> Vec<(&'static str, Value)> {
                 "gpus_seen": [0]
             }),
         ),
+        (
+            // SGLang 0.5.10's message with its `Current value:` suffix.
+            "116-sglang-0510-qwen3-8b-bf16-16gb-mfs093.txt",
+            json!({"kind": "sglang_no_kv_pool", "mem_fraction_static_permille": 930, "occurrences": 1}),
+        ),
     ]
 }
 

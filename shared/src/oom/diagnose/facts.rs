@@ -87,6 +87,9 @@ pub(super) struct Facts<'r> {
     /// default_mem_fraction_for`, through the plan's estimate); `None`
     /// without an SGLang plan.
     pub(super) sglang_default_fraction: Option<u64>,
+    /// An SGLang plan's weights on its fullest GPU and that GPU's capacity:
+    /// whether a higher `mem_fraction_static` could hold them at all.
+    pub(super) sglang_weights: Option<(u64, u64)>,
     /// llama.cpp as the plan runs it, else at its newest rules: the build
     /// its levers' flags are spelt for (`-fa`, `--fit`).
     pub(super) llama_cpp: crate::engines::llamacpp::Options,
@@ -192,6 +195,17 @@ impl<'r> Facts<'r> {
             | crate::engines::Engine::Sglang(_)
             | crate::engines::Engine::Ollama(_) => None,
         });
+        let sglang_weights = ctx.plan.and_then(|p| match p.scenario.engine {
+            crate::engines::Engine::Sglang(_) => {
+                let e = crate::estimate::estimate(p.model, p.scenario.clone().validate().ok()?);
+                let g = e.per_gpu.iter().max_by_key(|g| g.budget.weight_bytes)?;
+                Some((g.budget.weight_bytes, g.capacity_bytes))
+            }
+            crate::engines::Engine::Transformers(_)
+            | crate::engines::Engine::Vllm(_)
+            | crate::engines::Engine::LlamaCpp(_)
+            | crate::engines::Engine::Ollama(_) => None,
+        });
         let sglang_default_fraction = ctx.plan.and_then(|p| match p.scenario.engine {
             crate::engines::Engine::Sglang(o) => {
                 let mut s = p.scenario.clone();
@@ -213,6 +227,7 @@ impl<'r> Facts<'r> {
             r,
             total,
             sglang_default_fraction,
+            sglang_weights,
             utilization,
             vllm_total,
             plan_weights: ctx.plan.map(|p| p.scenario.weights),

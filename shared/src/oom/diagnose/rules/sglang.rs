@@ -67,7 +67,22 @@ pub(super) fn sglang_no_kv_pool(f: &Facts, b: &mut Board) {
          with room for both"
             .into(),
     );
+    // Weights that alone take more than the highest share worth giving: no
+    // fraction makes room for them.
+    let beyond = f
+        .sglang_weights
+        .filter(|&(w, cap)| u128::from(w) * 1000 >= u128::from(cap) * u128::from(HIGHEST_FRACTION_PERMILLE));
+    if let Some((w, cap)) = beyond {
+        b.notes.push(format!(
+            "The plan's weights alone take {} of the {} GPU, more than the highest mem_fraction_static worth \
+             giving ({}): raising it cannot make room for the KV pool.",
+            text::gib(w),
+            text::gib(cap),
+            text::fraction(HIGHEST_FRACTION_PERMILLE)
+        ));
+    }
     let code = match fraction {
+        _ if beyond.is_some() && low.is_none() => None,
         Some(p) if low.is_some() => {
             b.fix(fix(
                 FixId::MemFractionStatic,
@@ -112,7 +127,7 @@ pub(super) fn sglang_no_kv_pool(f: &Facts, b: &mut Board) {
             None,
             code,
         )),
-        None if low.is_some() => {}
+        None if low.is_some() || beyond.is_some() => {}
         None => b.notes.push(format!(
             "mem_fraction_static is already {}: raising it further leaves almost nothing for activations.",
             text::fraction(fraction.unwrap_or(0))
