@@ -1157,3 +1157,32 @@ fn a_log_without_a_build_is_planned_by_the_builds_its_lines_date() {
     let log = startup::read(&text).unwrap_or_else(|| panic!("not a log"));
     assert_eq!(log.config.newest_build, Some(4462));
 }
+
+/// Qwen3.5-27B on b11151 (ROCm, `-ub 512`, 262,144 cells, flash attention,
+/// one slot): llama-server reserves one output per slot
+/// (`compute::OUTPUTS_MAX_BUILD`), so the logits are one row and the dense
+/// FFN (`2·E + 3·F` F32 per token, E 5,120, F 17,408) beside the F16 mask
+/// sets the buffer: 378.00 MiB, 378.02 logged. With every token an output
+/// the logits alone were 485 MiB (751.00 planned); without the FFN term,
+/// 296.00.
+#[test]
+fn qwen35s_compute_buffer_is_its_ffn_beside_the_mask_when_one_output_is_reserved() {
+    let (predicted, logged) = first_gpu_compute("llamacpp-b11151-rocm-strixhalo-qwen35-27b-262k");
+    let expected = (2 * 5120 + 3 * 17_408) * 512 * 4 + 262_144 * 512 * 2;
+    assert_eq!(predicted, Some(expected));
+    assert_eq!(logged.abs_diff(expected) * 100 / MIB, 2, "378.02 logged");
+}
+
+/// Newer builds print `llama_build_info()` (`b<N>-<commit>`): the server's
+/// `build_info:` line and llama-cli's banner `build      :`.
+#[test]
+fn the_newer_build_info_lines_name_the_build() {
+    for (file, build) in [
+        ("llamacpp-b11151-rocm-strixhalo-qwen35-27b-262k", 11_151),
+        ("llamacpp-b8999-qwen35-9b-q4ks-metal-m4pro-262k-q8kv", 8999),
+    ] {
+        let text = std::fs::read_to_string(format!("{DIR}/{file}.txt")).unwrap_or_else(|e| panic!("{e}"));
+        let log = startup::read(&text).unwrap_or_else(|| panic!("{file}: no start-up lines"));
+        assert_eq!(log.config.build, Some(build), "{file}");
+    }
+}
