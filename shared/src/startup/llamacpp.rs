@@ -212,7 +212,18 @@ pub const NEW_CONTEXT_LAST_BUILD: u64 = 4462;
 /// The build a llama.cpp log names: `build: 5192 (e59a5f1e) with cc …`
 /// (common/common.cpp `common_init`), `main: build = 1 (18b0375)` (older
 /// and ik_llama.cpp), `build info | … build=3673 commit=…` (the old server).
+/// Newer builds print `llama_build_info()`, `b<N>-<commit>`
+/// (common/build-info.cpp.in): the server's `build_info: b8999-b97ebdc98`
+/// and llama-cli's banner `build      : b11151-bd4f514db`
+/// (tools/cli/cli-context.cpp; llama-cpp-python 0.3.36's vendored copy).
 fn build(line: &str) -> Option<u64> {
+    if let Some(rest) = after(line, "build_info: b").or_else(|| {
+        let rest = line.trim_start().strip_prefix("build")?;
+        rest.trim_start().strip_prefix(": b")
+    }) {
+        let digits: &str = rest.split(|c: char| !c.is_ascii_digit()).next()?;
+        return (!digits.is_empty() && rest[digits.len()..].starts_with('-')).then(|| digits.parse().ok()).flatten();
+    }
     let rest = after(line, "build: ").or_else(|| after(line, "build = ")).or_else(|| after(line, " build="))?;
     let digits: &str = rest.split(|c: char| !c.is_ascii_digit()).next()?;
     let tail = rest[digits.len()..].trim_start();

@@ -45,8 +45,13 @@ pub(super) fn compute_buffer(p: &Plan, o: Options, ctx: u64, cache_cells: super:
     };
     let layer = t.hidden_size.saturating_mul(4).saturating_add(1).saturating_add(attention);
     let layer = layer.max(super::ik::moe_ffn_width(t, o).unwrap_or(0));
+    let layer = layer.max(hybrid_ffn_width(t, o).unwrap_or(0));
     let output = if with_output { t.hidden_size.saturating_add(t.vocab_size) } else { 0 };
-    let activations = o.ubatch().saturating_mul(4).saturating_mul(layer.max(output));
+    let activations = o
+        .ubatch()
+        .saturating_mul(4)
+        .saturating_mul(layer)
+        .max(reserved_outputs(p, o).saturating_mul(4).saturating_mul(output));
     // With flash attention the closed form leaves out the KQ mask, an input
     // alive through the whole graph, the logits' too: F16 on the GPU
     // ([`graph::mask_cells`], as the replayed models lay it); without flash
@@ -62,6 +67,55 @@ pub(super) fn compute_buffer(p: &Plan, o: Options, ctx: u64, cache_cells: super:
         _ => 0,
     };
     activations.saturating_add(mask)
+}
+
+/// The first build whose server reserves the prompt graph for the outputs
+/// it will ask for, not one per token: ggml-org/llama.cpp#23861 ("llama:
+/// limit max outputs of `llama_context`") gives the context
+/// `n_outputs_max` and `sched_reserve` builds the worst-case ubatch with
+/// `n_outputs_pp = min(n_tokens, n_outputs_max)` (src/llama-context.cpp);
+/// llama-server sets it to `min(n_batch, n_parallel · (1 + n_draft))`
+/// (tools/server/server-context.cpp `server_output_limits`,
+/// common/speculative.cpp `common_speculative_get_output_limits`), so the
+/// logits and the last rows of the residual stream shrink from the ubatch
+/// to a few rows. Read in llama-cpp-python 0.3.36's vendored llama.cpp. The
+/// pull request is listed among the changes from b9442 to b9500 (an
+/// AutoTuner release review, code index id 71258345050); its exact build is
+/// not in hand, so b9500, the first build known to carry it, is the bound:
+/// builds 9443–9499 are planned with every token an output, the larger
+/// figure. A log without a build keeps that figure too.
+pub const OUTPUTS_MAX_BUILD: u64 = 9500;
+
+/// The output rows of the reserved prompt graph ([`OUTPUTS_MAX_BUILD`]):
+/// one per slot from that build (a speculative drafter's extra rows per
+/// slot are not modelled: they are a few rows of `E + V` beside a layer of
+/// `T` rows), else one per token.
+pub(super) fn reserved_outputs(p: &Plan, o: Options) -> u64 {
+    let tokens = o.ubatch();
+    if o.fork == super::Fork::Mainline && o.build.is_some_and(|b| b >= OUTPUTS_MAX_BUILD) {
+        return super::slots(p, o).min(o.n_batch.max(1)).min(tokens);
+    }
+    tokens
+}
+
+/// The widest point of a hybrid's dense FFN layer (elements per token),
+/// for the recurrent hybrids the replay does not build (Qwen3.5's gated
+/// delta-net layers, `qwen35`): src/llama-graph.cpp `build_ffn` with
+/// `LLM_FFN_SILU, LLM_FFN_PAR` from the GLU builds ([`graph::GLU_BUILD`])
+/// makes gate and up (`MUL_MAT`) and their `ggml_swiglu_split` product, none
+/// of which ggml-alloc runs in place (ggml-alloc.c `ggml_op_can_inplace`),
+/// while the FFN's input (kept for the residual add, src/models/qwen35.cpp
+/// `ffn_residual`) and its norm are alive: `2·E + 3·F`. The delta-net layer
+/// itself (qkv `E + 2·K·Hk` wide, z, the conv input and output) is narrower
+/// for Qwen3.5's shapes. A b11151 ROCm log of Qwen3.5-27B (`-ub 512`, 262,144
+/// cells, flash attention, one output) logs 378.02 MiB: 122.00 for this
+/// layer and 256 for the F16 mask. MoE hybrids (`qwen35moe`, `qwen3next`)
+/// keep the closed form.
+fn hybrid_ffn_width(t: &crate::arch::TextModel, o: Options) -> Option<u64> {
+    let dense = t.recurrent.is_some() && t.moe.is_none() && t.mlp_gated;
+    let glu = o.build.is_none_or(|b| b >= graph::GLU_BUILD);
+    (dense && glu && o.fork == super::Fork::Mainline)
+        .then(|| t.hidden_size.saturating_mul(2).saturating_add(t.intermediate_size.saturating_mul(3)))
 }
 
 /// The compute buffer of one GPU for an MLA model (`deepseek2` graphs whose
