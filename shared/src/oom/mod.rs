@@ -56,11 +56,13 @@ mod tgi;
 mod transformers;
 mod trtllm;
 mod vllm;
+mod workload;
 
 pub use diagnose::{
     Cause, CauseId, ChecklistItem, ChecklistStep, DiagnoseContext, Diagnosis, DiagnosisFix, FixId, LIKELY_SCORE,
     LiveGpu, LiveProcess, Plan, PlanCheck, PresetModel, diagnose,
 };
+pub use workload::Workload;
 
 use serde::{Deserialize, Serialize};
 
@@ -386,6 +388,15 @@ pub struct OomReport {
     /// levers are the launcher's flags. Never set with the other two.
     #[serde(default)]
     pub tgi_process: bool,
+    /// A PyTorch error from a workload other than LLM inference, as the
+    /// paste shows it (`workload.rs`): its fixes are its own. Never set
+    /// with a serving engine's process.
+    #[serde(default)]
+    pub workload: Option<Workload>,
+    /// How many distinct `[rankN]:` prefixes the paste has (torchrun's
+    /// workers): more than one is work on several GPUs.
+    #[serde(default)]
+    pub distributed_ranks: u32,
     /// TGI: the tokens of the prefill batch its warm-up ran.
     pub prefill_tokens: Option<u64>,
     /// TensorRT-LLM: the executor component that did not fit.
@@ -518,6 +529,21 @@ pub fn parse(text: &str) -> OomReport {
     report.vllm_process = vllm_process;
     report.sglang_process = sglang_process;
     report.tgi_process = tgi_process;
+    report.distributed_ranks = workload::distributed_ranks(raw);
+    let torch = matches!(
+        report.kind,
+        Some(
+            OomKind::Pytorch
+                | OomKind::PytorchLegacy
+                | OomKind::PytorchAsync
+                | OomKind::PytorchMps
+                | OomKind::PytorchMpsBufferSize
+                | OomKind::CudaError
+        )
+    );
+    if torch && !vllm_process && !sglang_process && !tgi_process {
+        report.workload = workload::workload(raw);
+    }
     report.occurrences = u32::try_from(count).unwrap_or(u32::MAX);
     report.gpus_seen = gpus_seen;
     report

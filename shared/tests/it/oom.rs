@@ -183,7 +183,7 @@ fn cases() -> Vec<(&'static str, Value)> {
                 "kind": "pytorch", "backend": "hip", "requested_bytes": 4294967296_u64, "gpu_index": 0,
                 "total_bytes": 206136955372_u64, "free_bytes": 2469606195_u64, "allocated_bytes": 200145475994_u64,
                 "reserved_bytes": 201294379746_u64, "reserved_unallocated_bytes": 1148903752, "occurrences": 1,
-                "gpus_seen": [0]
+                "gpus_seen": [0], "distributed_ranks": 1
             }),
         ),
         (
@@ -193,7 +193,7 @@ fn cases() -> Vec<(&'static str, Value)> {
                 "total_bytes": 47609712476_u64, "free_bytes": 522452992, "allocated_bytes": 46127948759_u64,
                 "reserved_bytes": 46541203046_u64, "reserved_unallocated_bytes": 413254287,
                 "process_in_use_bytes": 47072841564_u64, "same_on_every_gpu": true, "occurrences": 2, "gpus_seen": [0, 1],
-                "notes": ["Found 2 out-of-memory messages", "symmetric split"]
+                "notes": ["Found 2 out-of-memory messages", "symmetric split"], "distributed_ranks": 2
             }),
         ),
         (
@@ -557,7 +557,7 @@ fn cases() -> Vec<(&'static str, Value)> {
             json!({
                 "kind": "vllm_no_cache_blocks", "total_bytes": 8589934592_u64, "kv_available_bytes": 0,
                 "kv_deficit_bytes": 1127428915_u64, "gpu_memory_utilization_permille": 700, "vllm_process": true, "weights_bytes": 5583457485_u64, "occurrences": 1,
-                "notes": ["negative memory left for the KV cache"]
+                "notes": ["negative memory left for the KV cache"], "distributed_ranks": 1
             }),
         ),
         (
@@ -718,7 +718,10 @@ fn cases() -> Vec<(&'static str, Value)> {
         (
             // `[rank0]:` alone says nothing; the traceback runs through `vllm/worker/`.
             "77-vllm-v0-rank0-graph-capture-405b.txt",
-            json!({ "kind": "cuda_error", "backend": "cuda", "vllm_process": true, "graph_capture": true, "occurrences": 1 }),
+            json!({
+                "kind": "cuda_error", "backend": "cuda", "vllm_process": true, "graph_capture": true, "occurrences": 1,
+                "distributed_ranks": 1
+            }),
         ),
         (
             // V1's worker prefix; `torch.cuda.graph(…)` and `capture_end()` in the traceback.
@@ -853,7 +856,7 @@ fn cases() -> Vec<(&'static str, Value)> {
             json!({
                 "kind": "pytorch_mps", "backend": "mps", "requested_bytes": 6238439997_u64,
                 "reserved_bytes": 16879221473_u64, "process_in_use_bytes": 16881748541_u64,
-                "allowed_bytes": 19466939269_u64, "mps_pool": "private", "occurrences": 1
+                "allowed_bytes": 19466939269_u64, "mps_pool": "private", "occurrences": 1, "workload": "comfy_ui"
             }),
         ),
         (
@@ -905,7 +908,7 @@ fn cases() -> Vec<(&'static str, Value)> {
             "97-mps-invalid-buffer-size-animatediff.txt",
             json!({
                 "kind": "pytorch_mps_buffer_size", "backend": "mps", "requested_bytes": 12079595520_u64,
-                "allocation_limit": true, "occurrences": 1
+                "allocation_limit": true, "occurrences": 1, "workload": "diffusers"
             }),
         ),
         (
@@ -919,7 +922,7 @@ fn cases() -> Vec<(&'static str, Value)> {
             "99-mps-invalid-buffer-size-comfyui-supir-gib.txt",
             json!({
                 "kind": "pytorch_mps_buffer_size", "backend": "mps", "requested_bytes": 20809116549_u64,
-                "allocation_limit": true, "occurrences": 1
+                "allocation_limit": true, "occurrences": 1, "workload": "comfy_ui"
             }),
         ),
         (
@@ -947,7 +950,7 @@ fn cases() -> Vec<(&'static str, Value)> {
                 "warmup_requests": 1024, "kv_available_bytes": 62781684449_u64, "weights_bytes": 14645838479_u64,
                 "gpu_memory_utilization_permille": 950, "kv_cache_tokens": 1277184, "vllm_process": true,
                 "occurrences": 4, "gpus_seen": [0],
-                "notes": ["vLLM's CUDA graphs took 1.84 GiB, 552.96 MiB more than its estimate of 1.30 GiB"]
+                "notes": ["vLLM's CUDA graphs took 1.84 GiB, 552.96 MiB more than its estimate of 1.30 GiB"], "distributed_ranks": 1
             }),
         ),
         (
@@ -988,6 +991,46 @@ fn cases() -> Vec<(&'static str, Value)> {
             // SGLang 0.5.10's message with its `Current value:` suffix.
             "116-sglang-0510-qwen3-8b-bf16-16gb-mfs093.txt",
             json!({"kind": "sglang_no_kv_pool", "mem_fraction_static_permille": 930, "occurrences": 1}),
+        ),
+        (
+            // A ComfyUI custom node's `torch.matmul` on a 5090, cudaMallocAsync's table cut after the limit.
+            "120-comfyui-vdnh3-video-5090-async.txt",
+            json!({
+                "kind": "pytorch_async", "backend": "cuda", "requested_bytes": 1449551462_u64, "gpu_index": 0,
+                "total_bytes": 34187939676_u64, "allocated_bytes": 32265941811_u64, "workload": "comfy_ui",
+                "occurrences": 1, "gpus_seen": [0]
+            }),
+        ),
+        (
+            // FramePack in ComfyUI: no path at all, the note's own "ComfyUI" says whose it is.
+            "121-comfyui-framepack-4060ti-over-limit.txt",
+            json!({
+                "kind": "pytorch_async", "backend": "cuda", "requested_bytes": 4370129224_u64, "gpu_index": 0,
+                "total_bytes": 17179869184_u64, "free_bytes": 0, "allocated_bytes": 24084029112_u64,
+                "workload": "comfy_ui", "occurrences": 1, "gpus_seen": [0]
+            }),
+        ),
+        (
+            // `trainer.train()` under torchrun: `[rank1]` and `[rank2]` are two GPUs.
+            "122-training-grpo-72b-lora-ranks.txt",
+            json!({
+                "kind": "pytorch", "backend": "cuda", "requested_bytes": 484442112_u64, "gpu_index": 1,
+                "total_bytes": 85029615043_u64, "free_bytes": 424673280_u64, "allocated_bytes": 83107617178_u64,
+                "reserved_bytes": 83544223253_u64, "reserved_unallocated_bytes": 436606075_u64,
+                "processes": [{"pid": 2957107, "used_bytes": 84600118313_u64}], "workload": "training",
+                "distributed_ranks": 2, "occurrences": 1, "gpus_seen": [1]
+            }),
+        ),
+        (
+            // `loss.backward()` in llama-recipes, with 2.1's "capacty" typo.
+            "123-training-llama-recipes-backward-fragmented.txt",
+            json!({
+                "kind": "pytorch", "backend": "cuda", "requested_bytes": 10823317586_u64, "gpu_index": 0,
+                "total_bytes": 23837068493_u64, "free_bytes": 720497541_u64, "allocated_bytes": 10426033111_u64,
+                "reserved_bytes": 21818433864_u64, "reserved_unallocated_bytes": 11392400753_u64,
+                "processes": [{"pid": 40666, "used_bytes": 23117661471_u64}], "workload": "training",
+                "occurrences": 1, "gpus_seen": [0]
+            }),
         ),
     ]
 }

@@ -47,6 +47,7 @@ fn default_finding(step: ChecklistStep, f: &Facts, plan: Option<&PlanCheck>, lim
                 gib(p.weight_bytes),
                 gib(p.capacity_bytes)
             ),
+            None if f.r.workload.is_some() => "Unknown: the paste does not say how large the models are.".into(),
             None => "Unknown without the model: give the plan (--model or --config) to check the weights.".into(),
         },
         ChecklistStep::Growth => match plan {
@@ -56,6 +57,10 @@ fn default_finding(step: ChecklistStep, f: &Facts, plan: Option<&PlanCheck>, lim
         ChecklistStep::Limits => match limits.first() {
             Some(l) => capitalise(l),
             None if plan.is_some() => "The plan's length and concurrency fit.".into(),
+            None if f.r.workload.is_some() => {
+                "Not computed for this workload: lower the batch (for images, the resolution or frames) until it fits."
+                    .into()
+            }
             None => "Unknown without the plan: give --model or --config with the workload flags.".into(),
         },
         ChecklistStep::Balance => {
@@ -63,6 +68,12 @@ fn default_finding(step: ChecklistStep, f: &Facts, plan: Option<&PlanCheck>, lim
                 "Every GPU ran out alike, asking for the same memory: a symmetric split, not an uneven one.".into()
             } else if f.r.gpus_seen.len() > 1 {
                 "Several GPUs ran out; no sign that one carries more than its share.".into()
+            } else if f.r.distributed_ranks > 1 {
+                format!(
+                    "{} distributed ranks ran, one GPU each: unless sharded (FSDP, ZeRO-3), each holds a whole copy \
+                     of the model.",
+                    f.r.distributed_ranks
+                )
             } else if f.split() {
                 "The work is split over several GPUs; the paste does not show one carrying more than its share.".into()
             } else {

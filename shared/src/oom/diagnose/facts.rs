@@ -274,12 +274,13 @@ impl<'r> Facts<'r> {
     /// Whether the paste shows work split over several GPUs: buffers on
     /// several devices, llama.cpp's pipeline (on only over several devices,
     /// llama-context.cpp `model.n_devices() > 1 && …`), a vLLM pipeline of
-    /// several stages, or several vLLM worker ranks.
+    /// several stages, several vLLM worker ranks, or several torchrun ranks.
     pub(super) fn split(&self) -> bool {
         self.r.devices_in_log.len() > 1
             || self.r.pipeline_copies.is_some()
             || self.r.pipeline_parallel_size.is_some_and(|n| n > 1)
             || self.r.worker_ranks > 1
+            || self.r.distributed_ranks > 1
     }
 
     pub(super) fn others_total(&self) -> u64 {

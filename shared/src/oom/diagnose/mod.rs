@@ -125,6 +125,10 @@ pub enum CauseId {
     WeightsTooLarge,
     /// The KV cache (or the activations of the workload) grows past the GPU.
     KvCacheGrowth,
+    /// A diffusion or training workload's own tensors (activations; in
+    /// training also gradients and optimizer state) outgrow the GPU: no KV
+    /// cache there (`oom::Workload`).
+    Activations,
     /// One GPU of several carries more than its share.
     GpuImbalance,
     /// Memory reserved by PyTorch's cache but not allocated, in pieces too small.
@@ -154,6 +158,7 @@ impl CauseId {
     pub const ALL: &[CauseId] = &[
         Self::WeightsTooLarge,
         Self::KvCacheGrowth,
+        Self::Activations,
         Self::GpuImbalance,
         Self::Fragmentation,
         Self::OtherProcesses,
@@ -169,6 +174,7 @@ impl CauseId {
         match self {
             Self::WeightsTooLarge => "weights_too_large",
             Self::KvCacheGrowth => "kv_cache_growth",
+            Self::Activations => "activations",
             Self::GpuImbalance => "gpu_imbalance",
             Self::Fragmentation => "fragmentation",
             Self::OtherProcesses => "other_processes",
@@ -185,6 +191,9 @@ impl CauseId {
         match self {
             Self::WeightsTooLarge => "The weights are too large for this precision",
             Self::KvCacheGrowth => "The KV cache (or the workload's activations) grows past the GPU",
+            Self::Activations => {
+                "The workload's activations (or a training run's gradients and optimizer state) outgrow the GPU"
+            }
             Self::GpuImbalance => "One GPU of several is overloaded by the split",
             Self::Fragmentation => "Memory is reserved but unallocated (fragmentation)",
             Self::OtherProcesses => "Other processes hold GPU memory",
@@ -201,7 +210,9 @@ impl CauseId {
     pub fn step(self) -> ChecklistStep {
         match self {
             Self::WeightsTooLarge | Self::TooLargeOverall | Self::HostMemory => ChecklistStep::Precision,
-            Self::KvCacheGrowth | Self::MisSizedBuffer | Self::GraphCapture => ChecklistStep::Growth,
+            Self::KvCacheGrowth | Self::Activations | Self::MisSizedBuffer | Self::GraphCapture => {
+                ChecklistStep::Growth
+            }
             Self::GpuImbalance => ChecklistStep::Balance,
             Self::Fragmentation | Self::OtherProcesses | Self::MemoryCap | Self::AllocationLimit => {
                 ChecklistStep::Leftovers
@@ -303,6 +314,9 @@ pub enum FixId {
     BiggerGpu,
     SmallerModel,
     UpdateEngine,
+    GradientCheckpointing,
+    Lora,
+    ShardTraining,
 }
 
 /// A concrete change, with what it saves and how to apply it.
@@ -367,6 +381,10 @@ pub const LIKELY_SCORE: u32 = 40;
 /// Diagnoses a parsed error. Never panics; an unrecognised report gives no
 /// causes and a summary saying so.
 pub fn diagnose(report: &OomReport, ctx: &DiagnoseContext) -> Diagnosis {
+    // The plan is LLM inference's: it says nothing of a diffusion or training run.
+    let unplanned = DiagnoseContext { plan: None, ..*ctx };
+    let dropped = report.workload.filter(|_| ctx.plan.is_some());
+    let ctx = if report.workload.is_some() { &unplanned } else { ctx };
     let facts = Facts::new(report, ctx);
     let mut b = Board::default();
     if report.kind.is_none() {
@@ -392,6 +410,9 @@ pub fn diagnose(report: &OomReport, ctx: &DiagnoseContext) -> Diagnosis {
         too_few_figures(&facts, &mut b);
     }
     b.notes.extend(facts.notes.iter().cloned());
+    if let Some(w) = dropped {
+        b.notes.push(format!("The paste is {}, not LLM inference: the plan is not checked against it.", w.label()));
+    }
     let causes = b.ranked();
     let fixes = b.ordered_fixes(&causes, facts.has_plan);
     let summary = summary(if placed { &causes } else { &[] }, &facts);
@@ -410,7 +431,7 @@ pub fn diagnose(report: &OomReport, ctx: &DiagnoseContext) -> Diagnosis {
 /// What the diagnosis did not have, each with where to find it.
 fn needs(f: &Facts) -> Vec<String> {
     let mut out = Vec::new();
-    if !f.has_plan {
+    if !f.has_plan && f.r.workload.is_none() {
         out.push(
             "the model and workload that ran (the plan): with them the weights, the cache's growth and the limits \
              are checked"

@@ -35,8 +35,14 @@ pub(crate) fn several_gpus(f: &Facts, b: &mut Board) {
     }
     let seen = &f.r.gpus_seen;
     // vLLM and SGLang give every tensor-parallel rank the same share (their
-    // pipelines are placed above): no split of theirs to balance.
-    if seen.len() < 2 || b.has(CauseId::GpuImbalance) || f.r.same_on_every_gpu || f.serving.is_some() {
+    // pipelines are placed above): no split of theirs to balance; nor is a
+    // diffusion or training run's (`device_map` is no lever of theirs).
+    if seen.len() < 2
+        || b.has(CauseId::GpuImbalance)
+        || f.r.same_on_every_gpu
+        || f.serving.is_some()
+        || f.r.workload.is_some()
+    {
         return;
     }
     let list: Vec<String> = seen.iter().map(u32::to_string).collect();

@@ -12,6 +12,7 @@ mod tgi;
 mod transformers;
 mod trtllm;
 mod vllm;
+mod workload;
 
 use crate::oom::OomKind;
 use crate::oom::diagnose::CauseId;

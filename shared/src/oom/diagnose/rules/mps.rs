@@ -6,6 +6,7 @@
 //! watermark explained with its risk; never CUDA's tools or settings.
 
 use super::inspect_fix;
+use super::workload::{growth, large_allocation, workload_fixes};
 use crate::catalog;
 use crate::fixes::GivesUp;
 use crate::oom::diagnose::board::{Board, fix};
@@ -166,28 +167,27 @@ fn at_the_limit(f: &Facts, b: &mut Board, q: u64, heaps: u64, other: u64, limit:
     );
     let small =
         format!("this process's Metal memory was {} ({} of the {} limit)", gib(held), pct(held, limit), gib(limit));
+    let g = growth(f);
     if share >= 0.10 {
         b.add(
-            CauseId::KvCacheGrowth,
+            g,
             45 + (50.0 * share).min(30.0) as u32,
-            format!(
-                "a single allocation of {} = {} of the limit: activations or cache for a long input or a large batch",
-                gib(q),
-                pct(q, limit)
-            ),
+            format!("a single allocation of {} = {} of the limit: {}", gib(q), pct(q, limit), large_allocation(f)),
         );
         b.add(CauseId::WeightsTooLarge, 40, format!("{full}; the model's weights take most of the rest"));
-        b.fix(fix(
-            FixId::SmallerBatch,
-            CauseId::KvCacheGrowth,
-            "Send fewer or shorter sequences at once (or a smaller image or batch)".into(),
-            GivesUp::Length,
-            None,
-            "# split the batch: for chunk in batches_of(n): model.generate(**chunk, ...)".into(),
-        ));
+        if f.r.workload.is_none() {
+            b.fix(fix(
+                FixId::SmallerBatch,
+                g,
+                "Send fewer or shorter sequences at once (or a smaller image or batch)".into(),
+                GivesUp::Length,
+                None,
+                "# split the batch: for chunk in batches_of(n): model.generate(**chunk, ...)".into(),
+            ));
+        }
     } else if other > heaps {
         b.add(
-            CauseId::KvCacheGrowth,
+            g,
             55,
             format!(
                 "{small} when {} more was asked for, and {} of it is outside PyTorch's heaps (\"other allocations\": MPSGraph's own buffers for \
@@ -207,14 +207,8 @@ fn at_the_limit(f: &Facts, b: &mut Board, q: u64, heaps: u64, other: u64, limit:
                 gib(q)
             ),
         );
-        b.add(
-            CauseId::KvCacheGrowth,
-            50,
-            format!(
-                "the failing request is only {}: memory filled step by step, as a KV cache does token by token",
-                gib(q)
-            ),
-        );
+        let how = if f.r.workload.is_none() { ", as a KV cache does token by token" } else { "" };
+        b.add(g, 50, format!("the failing request is only {}: memory filled step by step{how}", gib(q)));
     }
     b.add(CauseId::WeightsTooLarge, 40, limit_text.clone());
     b.add(
@@ -246,6 +240,11 @@ fn at_the_limit(f: &Facts, b: &mut Board, q: u64, heaps: u64, other: u64, limit:
 /// smaller or 4-bit model where Macs run it natively, the length, and what
 /// the session still holds.
 fn mac_fixes(f: &Facts, b: &mut Board) {
+    if f.r.workload.is_some() {
+        workload_fixes(f, b, growth(f));
+        mps_empty_cache(b, growth(f));
+        return;
+    }
     b.fix(fix(
         FixId::WeightFormat,
         CauseId::WeightsTooLarge,
@@ -281,9 +280,13 @@ fn mac_fixes(f: &Facts, b: &mut Board) {
          model.generate(**inputs, max_new_tokens=512)"
             .into(),
     ));
+    mps_empty_cache(b, CauseId::KvCacheGrowth);
+}
+
+fn mps_empty_cache(b: &mut Board, cause: CauseId) {
     b.fix(fix(
         FixId::EmptyCache,
-        CauseId::KvCacheGrowth,
+        cause,
         "Free what the session still holds (an earlier model in a notebook), and watch what MPS holds".into(),
         GivesUp::Nothing,
         None,

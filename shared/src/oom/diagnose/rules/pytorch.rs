@@ -1,6 +1,7 @@
 //! Steps 1–3 for PyTorch's messages: the workload, CUDA graphs' private pools, a bigger GPU.
 
 use super::inspect_fix;
+use super::workload::{growth, large_allocation, step_by_step, tensors, workload_fixes};
 use crate::catalog;
 use crate::estimate::CUDA_CONTEXT_BYTES;
 use crate::fixes::GivesUp;
@@ -62,6 +63,7 @@ pub(super) fn pytorch_workload(f: &Facts, b: &mut Board) {
                 gib(held.saturating_add(q))
             ),
         );
+        workload_fixes(f, b, CauseId::TooLargeOverall);
         bigger_gpu_from_figures(f, b, held.saturating_add(q));
         return;
     }
@@ -89,6 +91,7 @@ pub(super) fn pytorch_workload(f: &Facts, b: &mut Board) {
             "for chunk in torch.split(inputs, chunk_size):  # each chunk's result well under the free memory\n    ..."
                 .into(),
         ));
+        workload_fixes(f, b, CauseId::TooLargeOverall);
         bigger_gpu_from_figures(f, b, q.saturating_add(f.this_process.unwrap_or(0)));
         return;
     }
@@ -105,39 +108,34 @@ pub(super) fn pytorch_workload(f: &Facts, b: &mut Board) {
     let covered = leftovers >= shortage;
     let mine = f.this_process.or(f.r.reserved_bytes).or(f.r.allocated_bytes).unwrap_or(0);
     let request_share = q as f64 / t as f64;
+    let g = growth(f);
     if request_share < 0.02 {
         if mine >= t / 2 {
             b.add(
-                CauseId::KvCacheGrowth,
+                g,
                 60,
                 format!(
                     "the failing request is only {} ({} of the GPU) while this process holds {} ({}): memory filled \
-                     up step by step, the signature of a KV cache growing token by token",
+                     up step by step, {}",
                     gib(q),
                     pct(q, t),
                     gib(mine),
-                    pct(mine, t)
+                    pct(mine, t),
+                    step_by_step(f)
                 ),
             );
         } else {
-            b.add(
-                CauseId::KvCacheGrowth,
-                30,
-                format!("the failing request is only {} ({} of the GPU)", gib(q), pct(q, t)),
-            );
+            b.add(g, 30, format!("the failing request is only {} ({} of the GPU)", gib(q), pct(q, t)));
         }
     } else {
         let score = 45 + (50.0 * request_share).min(30.0) as u32;
         b.add(
-            CauseId::KvCacheGrowth,
+            g,
             if covered { score.saturating_sub(5) } else { score },
-            format!(
-                "a single allocation of {} = {} of the GPU: activations or cache for a long input or a large batch",
-                gib(q),
-                pct(q, t)
-            ),
+            format!("a single allocation of {} = {} of the GPU: {}", gib(q), pct(q, t), large_allocation(f)),
         );
-        b.fix(fix(
+        if f.r.workload.is_none() {
+            b.fix(fix(
             FixId::SmallerBatch,
             CauseId::KvCacheGrowth,
             "Send fewer or shorter sequences at once".into(),
@@ -151,11 +149,12 @@ pub(super) fn pytorch_workload(f: &Facts, b: &mut Board) {
                 "python -m sglang.launch_server ... --max-running-requests <fewer> --chunked-prefill-size <smaller>",
                 "text-generation-launcher ... --max-batch-prefill-tokens <smaller>",
             ),
-        ));
+            ));
+        }
     }
     if !covered {
         b.add(
-            CauseId::KvCacheGrowth,
+            g,
             45,
             format!(
                 "the {} that was missing is more than the {} of leftovers (reserved but unallocated, other \
@@ -168,6 +167,10 @@ pub(super) fn pytorch_workload(f: &Facts, b: &mut Board) {
     private_pools(f, b, t);
     if f.has_plan {
         // The plan's own fixes carry exact figures.
+        return;
+    }
+    if f.r.workload.is_some() {
+        workload_fixes(f, b, g);
         return;
     }
     b.fix(fix(
@@ -270,9 +273,10 @@ fn without_free(f: &Facts, b: &mut Board, q: u64, t: u64) {
         (None, Some(allocated)) => Some((allocated, "allocated", ALLOCATOR_RESERVE_BYTES)),
         (None, None) => None,
     };
+    let g = growth(f);
     let Some((mine, what, reserve)) = held else {
         b.add(
-            CauseId::KvCacheGrowth,
+            g,
             30,
             format!(
                 "a single allocation of {} = {} of the GPU failed; the error says neither what was free nor what this process held",
@@ -286,18 +290,18 @@ fn without_free(f: &Facts, b: &mut Board, q: u64, t: u64) {
     let usable = left.saturating_sub(CUDA_CONTEXT_BYTES).saturating_sub(reserve);
     if q >= usable {
         b.add(
-            CauseId::KvCacheGrowth,
+            g,
             55,
             format!(
                 "this process had {what} {} = {} of the GPU, which left at most {} beside it, about {} of that for \
-                 the CUDA context{}: the {} request could not fit, so the process's own tensors (weights, KV \
-                 cache, activations) filled the GPU",
+                 the CUDA context{}: the {} request could not fit, so the process's own tensors ({}) filled the GPU",
                 gib(mine),
                 pct(mine, t),
                 gib(left),
                 gib(CUDA_CONTEXT_BYTES.saturating_add(reserve)),
                 if reserve > 0 { " and the allocator's usual reserve" } else { "" },
-                gib(q)
+                gib(q),
+                tensors(f)
             ),
         );
         if usable > 0 {
@@ -325,7 +329,7 @@ fn without_free(f: &Facts, b: &mut Board, q: u64, t: u64) {
             ),
         );
         b.add(
-            CauseId::KvCacheGrowth,
+            g,
             35,
             format!(
                 "the failing allocation of {} = {} of the GPU came on top of {} {what}",
@@ -338,6 +342,9 @@ fn without_free(f: &Facts, b: &mut Board, q: u64, t: u64) {
     }
     if !f.has_plan {
         checklist_fixes(f, b);
+    }
+    if f.r.workload.is_some() {
+        return;
     }
     b.fix(fix(
         FixId::SmallerBatch,
@@ -360,6 +367,11 @@ fn without_free(f: &Facts, b: &mut Board, q: u64, t: u64) {
 /// tokens and the input, free what the session still holds, and let the
 /// allocator grow segments instead of fragmenting.
 fn checklist_fixes(f: &Facts, b: &mut Board) {
+    if f.r.workload.is_some() {
+        workload_fixes(f, b, growth(f));
+        checklist_leftovers(f, b);
+        return;
+    }
     // bitsandbytes' 4-bit kernels are CUDA's (and ROCm's) in the releases
     // the snippet is written for: an Intel GPU gets no bitsandbytes line.
     let xpu = f.r.backend == Some(GpuBackend::Xpu);
@@ -404,11 +416,17 @@ fn checklist_length_and_leftovers(f: &Facts, b: &mut Board) {
             "text-generation-launcher ... --max-input-tokens <shorter> --max-total-tokens <shorter>",
         ),
     ));
+    checklist_leftovers(f, b);
+}
+
+/// What the session still holds and the allocator's fragmentation, for
+/// every workload.
+fn checklist_leftovers(f: &Facts, b: &mut Board) {
     // A vLLM server holds no notebook's leftovers.
     if f.serving.is_none() {
         b.fix(fix(
             FixId::EmptyCache,
-            CauseId::KvCacheGrowth,
+            growth(f),
             "Free what the session still holds: in a notebook, an earlier model still referenced (or restart the kernel)"
                 .into(),
             GivesUp::Nothing,
@@ -419,7 +437,7 @@ fn checklist_length_and_leftovers(f: &Facts, b: &mut Board) {
     let Some(conf) = f.alloc_conf() else { return };
     b.fix(fix(
         FixId::ExpandableSegments,
-        CauseId::KvCacheGrowth,
+        growth(f),
         "Let PyTorch's allocator grow segments instead of fragmenting".into(),
         GivesUp::Nothing,
         None,

@@ -1,0 +1,144 @@
+//! Workloads other than LLM inference (`oom::Workload`): the words their
+//! growth is told in, and their own levers in place of `model.generate`'s,
+//! a table per workload.
+//!
+//! - ComfyUI's launch flags as comfy/cli_args.py declares them
+//!   (comfyanonymous/ComfyUI@005d79c): `--lowvram` ("Split the unet in
+//!   parts to use less vram"), `--novram` ("When lowvram isn't enough"),
+//!   one group, so one of them; `--reserve-vram` (GB left to the OS and
+//!   other software).
+//! - diffusers' `DiffusionPipeline.enable_model_cpu_offload()`,
+//!   `AutoencoderKL.enable_tiling()` (`pipe.vae`, which every pipeline with
+//!   a VAE has; the pipeline-level `enable_vae_tiling` is deprecated on newer
+//!   pipelines) and `enable_attention_slicing()`.
+//! - transformers' `TrainingArguments` (`per_device_train_batch_size`,
+//!   `gradient_accumulation_steps`, `gradient_checkpointing`, `fsdp`,
+//!   `deepspeed`) and PEFT's `LoraConfig` / `get_peft_model`.
+
+use crate::fixes::GivesUp;
+use crate::oom::Workload;
+use crate::oom::diagnose::board::{Board, fix};
+use crate::oom::diagnose::facts::Facts;
+use crate::oom::diagnose::{CauseId, FixId};
+
+/// The growth cause for the paste's workload: the KV cache's for inference.
+pub(crate) fn growth(f: &Facts) -> CauseId {
+    if f.r.workload.is_some() { CauseId::Activations } else { CauseId::KvCacheGrowth }
+}
+
+/// What this process's own tensors are.
+pub(crate) fn tensors(f: &Facts) -> &'static str {
+    match f.r.workload {
+        None => "weights, KV cache, activations",
+        Some(Workload::ComfyUi | Workload::Diffusers) => {
+            "the models' weights and the activations of the image or video"
+        }
+        Some(Workload::Training) => "weights, gradients, optimizer state, activations",
+    }
+}
+
+/// How memory that filled step by step grew.
+pub(crate) fn step_by_step(f: &Facts) -> &'static str {
+    match f.r.workload {
+        None => "the signature of a KV cache growing token by token",
+        Some(Workload::ComfyUi | Workload::Diffusers) => "as the models and the image's or video's activations took it",
+        Some(Workload::Training) => {
+            "as weights (loaded tensor by tensor), gradients, optimizer state and activations took it"
+        }
+    }
+}
+
+/// What one large allocation is.
+pub(crate) fn large_allocation(f: &Facts) -> &'static str {
+    match f.r.workload {
+        None => "activations or cache for a long input or a large batch",
+        Some(Workload::ComfyUi | Workload::Diffusers) => "activations for a large image, many frames or a batch",
+        Some(Workload::Training) => "activations or gradients for a large batch or long sequences",
+    }
+}
+
+/// (fix, title, what it gives up, code) for each workload.
+type Row = (FixId, &'static str, GivesUp, &'static str);
+
+const COMFYUI: &[Row] = &[
+    (
+        FixId::SmallerBatch,
+        "A lower resolution, fewer frames or a smaller batch in the workflow",
+        GivesUp::Length,
+        "# in the workflow: lower width/height, length (frames) or batch_size",
+    ),
+    (
+        FixId::OffloadLayers,
+        "Keep less of the model on the GPU (ComfyUI's --lowvram; --novram when that is not enough)",
+        GivesUp::Speed,
+        "python main.py --lowvram   # or --novram",
+    ),
+    (
+        FixId::OffloadLayers,
+        "Leave GB of the GPU to other software, so ComfyUI offloads sooner",
+        GivesUp::Speed,
+        "python main.py --reserve-vram 2",
+    ),
+];
+
+const DIFFUSERS: &[Row] = &[
+    (
+        FixId::SmallerBatch,
+        "A lower resolution, fewer frames or fewer images at once",
+        GivesUp::Length,
+        "pipe(prompt, height=<lower>, width=<lower>, num_images_per_prompt=1)   # video: fewer num_frames",
+    ),
+    (
+        FixId::OffloadLayers,
+        "Keep only the running component on the GPU",
+        GivesUp::Speed,
+        "pipe.enable_model_cpu_offload()   # instead of pipe.to(\"cuda\")",
+    ),
+    (
+        FixId::SmallerBatch,
+        "Decode the VAE in tiles and compute attention in slices",
+        GivesUp::Speed,
+        "pipe.vae.enable_tiling()\npipe.enable_attention_slicing()",
+    ),
+];
+
+const TRAINING: &[Row] = &[
+    (
+        FixId::SmallerBatch,
+        "A smaller batch per GPU, the same effective batch by gradient accumulation",
+        GivesUp::Speed,
+        "TrainingArguments(..., per_device_train_batch_size=1, gradient_accumulation_steps=8)",
+    ),
+    (
+        FixId::GradientCheckpointing,
+        "Recompute activations in the backward pass instead of keeping them",
+        GivesUp::Speed,
+        "TrainingArguments(..., gradient_checkpointing=True)",
+    ),
+    (
+        FixId::Lora,
+        "Train LoRA adapters on a 4-bit base (QLoRA) instead of every weight",
+        GivesUp::Quality,
+        "model = AutoModelForCausalLM.from_pretrained(MODEL_ID, quantization_config=BitsAndBytesConfig(load_in_4bit=True))\n\
+         model = get_peft_model(model, LoraConfig(r=16, target_modules=\"all-linear\"))",
+    ),
+    (
+        FixId::ShardTraining,
+        "Shard weights, gradients and optimizer state over the GPUs, offloaded to the CPU (FSDP or DeepSpeed ZeRO-3)",
+        GivesUp::Speed,
+        "TrainingArguments(..., fsdp=\"full_shard auto_wrap offload\")   # or deepspeed=\"ds_zero3_offload.json\"",
+    ),
+];
+
+/// The workload's own levers, for `cause`.
+pub(crate) fn workload_fixes(f: &Facts, b: &mut Board, cause: CauseId) {
+    let rows = match f.r.workload {
+        None => return,
+        Some(Workload::ComfyUi) => COMFYUI,
+        Some(Workload::Diffusers) => DIFFUSERS,
+        Some(Workload::Training) => TRAINING,
+    };
+    for &(id, title, gives_up, code) in rows {
+        b.fix(fix(id, cause, title.into(), gives_up, None, code.into()));
+    }
+}
