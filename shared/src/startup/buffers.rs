@@ -5,7 +5,7 @@
 use serde::Serialize;
 
 use super::{Buffer, Figure, LogEngine, StartupLog};
-use crate::engines::llamacpp;
+use crate::engines::{llamacpp, ollama};
 use crate::estimate::Estimate;
 
 /// One logged buffer and its prediction.
@@ -106,8 +106,17 @@ pub fn llamacpp_buffers(log: &StartupLog, e: &Estimate) -> Vec<BufferCheck> {
     // token_embd's 275.62 MiB in `CPU`, the 11 host layers and the output
     // in `CUDA_Host`).
     let mapped = log.facts.iter().any(|f| f.scope.as_deref() == Some("CPU_Mapped"));
-    // Ollama's own engine builds its own graph, which llama.cpp's replay is not.
+    // Ollama's own engine builds its own graph, which llama.cpp's replay is
+    // not, and logs a hybrid's recurrent state, live and checkpointed, in its
+    // `kv cache` (`ollama::own`).
     let own_engine = log.config.ollama_engine == Some(true);
+    let kv = |kv: u64, state: u64| {
+        if !own_engine {
+            return kv;
+        }
+        let copies = ollama::own::recurrent_checkpoints(log.config.ollama_version, e.family).saturating_add(1);
+        kv.saturating_add(state.saturating_mul(copies))
+    };
     let copy = |f: &super::Fact| {
         mapped
             && matches!(f.figure, Figure::Buffer { buffer: Buffer::Model, .. })
@@ -173,7 +182,7 @@ pub fn llamacpp_buffers(log: &StartupLog, e: &Estimate) -> Vec<BufferCheck> {
                 let b = &gpu.budget;
                 match buffer {
                     Buffer::Model => (name(buffer), bytes, Some(b.weight_bytes), None),
-                    Buffer::Kv => (name(buffer), bytes, Some(b.kv_cache_bytes), None),
+                    Buffer::Kv => (name(buffer), bytes, Some(kv(b.kv_cache_bytes, b.state_bytes)), None),
                     Buffer::State => (name(buffer), bytes, Some(b.state_bytes), None),
                     Buffer::Compute if own_engine => (name(buffer), bytes, None, Some(OWN_GRAPH)),
                     Buffer::Compute => (name(buffer), bytes, Some(b.activation_bytes), None),
@@ -188,7 +197,7 @@ pub fn llamacpp_buffers(log: &StartupLog, e: &Estimate) -> Vec<BufferCheck> {
                     Some("repacked copies of weights the mapped file also holds are not modelled"),
                 ),
                 Buffer::Model => (name(buffer), bytes, Some(r.cpu_weight_bytes), None),
-                Buffer::Kv => (name(buffer), bytes, Some(r.cpu_kv_bytes), None),
+                Buffer::Kv => (name(buffer), bytes, Some(kv(r.cpu_kv_bytes, r.cpu_state_bytes)), None),
                 Buffer::State => (name(buffer), bytes, Some(r.cpu_state_bytes), None),
                 Buffer::Compute if own_engine => (name(buffer), bytes, None, Some(OWN_GRAPH)),
                 Buffer::Compute => (name(buffer), bytes, Some(r.host_compute_bytes), None),
