@@ -5,7 +5,7 @@
 use serde::Serialize;
 
 use super::{Buffer, Figure, LogEngine, StartupLog};
-use crate::engines::llamacpp;
+use crate::engines::{llamacpp, ollama};
 use crate::estimate::Estimate;
 
 /// One logged buffer and its prediction.
@@ -97,9 +97,26 @@ pub fn llamacpp_buffers(log: &StartupLog, e: &Estimate) -> Vec<BufferCheck> {
     // own buffers (`AMX`, `CPU_REPACK`: llama-model.cpp's extra buffer
     // types). Mapped from the file (`CPU_Mapped`), each file's span holds
     // the repacked tensors' originals too: the repacked ones are copies.
+    // Without mmap, the host weights a GPU's ops can read sit in its pinned
+    // `*_Host` buffer instead (src/llama-model.cpp `make_cpu_buft_list`
+    // puts the first GPU's host type before the CPU's, and `load_tensors`
+    // falls back to the CPU's only under mmap, "avoid using a host buffer
+    // when using mmap", since c5b0f4b5, b3990, #10026): not copies, the rest
+    // of the host weights (Phi-4 on Ollama 0.5.x with `--no-mmap`:
+    // token_embd's 275.62 MiB in `CPU`, the 11 host layers and the output
+    // in `CUDA_Host`).
     let mapped = log.facts.iter().any(|f| f.scope.as_deref() == Some("CPU_Mapped"));
-    // Ollama's own engine builds its own graph, which llama.cpp's replay is not.
+    // Ollama's own engine builds its own graph, which llama.cpp's replay is
+    // not, and logs a hybrid's recurrent state, live and checkpointed, in its
+    // `kv cache` (`ollama::own`).
     let own_engine = log.config.ollama_engine == Some(true);
+    let kv = |kv: u64, state: u64| {
+        if !own_engine {
+            return kv;
+        }
+        let copies = ollama::own::recurrent_checkpoints(log.config.ollama_version, e.family).saturating_add(1);
+        kv.saturating_add(state.saturating_mul(copies))
+    };
     let copy = |f: &super::Fact| {
         mapped
             && matches!(f.figure, Figure::Buffer { buffer: Buffer::Model, .. })
@@ -107,7 +124,9 @@ pub fn llamacpp_buffers(log: &StartupLog, e: &Estimate) -> Vec<BufferCheck> {
     };
     let key = |f: &super::Fact| match f.figure {
         _ if copy(f) => None,
-        Figure::Buffer { buffer: Buffer::Model, .. } if f.scope.as_deref().is_some_and(cpu_backend) => {
+        Figure::Buffer { buffer: Buffer::Model, .. }
+            if f.scope.as_deref().is_some_and(|d| cpu_backend(d) || d.ends_with("_Host")) =>
+        {
             Some(("CPU".to_owned(), Some(Buffer::Model)))
         }
         Figure::Buffer { buffer: buffer @ (Buffer::Kv | Buffer::Model), .. } => {
@@ -123,7 +142,15 @@ pub fn llamacpp_buffers(log: &StartupLog, e: &Estimate) -> Vec<BufferCheck> {
             continue;
         };
         match sums.iter_mut().find(|(have, ..)| *have == k) {
-            Some((_, _, sum)) => *sum = sum.saturating_add(bytes),
+            Some((_, first, sum)) => {
+                *sum = sum.saturating_add(bytes);
+                // The host weights' row is the CPU backend's line where the log
+                // has one, after a `*_Host` line too.
+                let host = |j: usize| log.facts[j].scope.as_deref().is_some_and(|d| d.ends_with("_Host"));
+                if host(*first) && !host(i) {
+                    *first = i;
+                }
+            }
             None => sums.push((k, i, bytes)),
         }
     }
@@ -155,7 +182,7 @@ pub fn llamacpp_buffers(log: &StartupLog, e: &Estimate) -> Vec<BufferCheck> {
                 let b = &gpu.budget;
                 match buffer {
                     Buffer::Model => (name(buffer), bytes, Some(b.weight_bytes), None),
-                    Buffer::Kv => (name(buffer), bytes, Some(b.kv_cache_bytes), None),
+                    Buffer::Kv => (name(buffer), bytes, Some(kv(b.kv_cache_bytes, b.state_bytes)), None),
                     Buffer::State => (name(buffer), bytes, Some(b.state_bytes), None),
                     Buffer::Compute if own_engine => (name(buffer), bytes, None, Some(OWN_GRAPH)),
                     Buffer::Compute => (name(buffer), bytes, Some(b.activation_bytes), None),
@@ -163,9 +190,6 @@ pub fn llamacpp_buffers(log: &StartupLog, e: &Estimate) -> Vec<BufferCheck> {
                 }
             }
             (Figure::Buffer { buffer, bytes }, Some(Place::Host)) => match buffer {
-                Buffer::Model if device.ends_with("_Host") => {
-                    (name(buffer), bytes, None, Some("pinned host copies are not modelled"))
-                }
                 Buffer::Model if copy(f) => (
                     name(buffer),
                     bytes,
@@ -173,7 +197,7 @@ pub fn llamacpp_buffers(log: &StartupLog, e: &Estimate) -> Vec<BufferCheck> {
                     Some("repacked copies of weights the mapped file also holds are not modelled"),
                 ),
                 Buffer::Model => (name(buffer), bytes, Some(r.cpu_weight_bytes), None),
-                Buffer::Kv => (name(buffer), bytes, Some(r.cpu_kv_bytes), None),
+                Buffer::Kv => (name(buffer), bytes, Some(kv(r.cpu_kv_bytes, r.cpu_state_bytes)), None),
                 Buffer::State => (name(buffer), bytes, Some(r.cpu_state_bytes), None),
                 Buffer::Compute if own_engine => (name(buffer), bytes, None, Some(OWN_GRAPH)),
                 Buffer::Compute => (name(buffer), bytes, Some(r.host_compute_bytes), None),

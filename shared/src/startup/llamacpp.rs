@@ -10,12 +10,16 @@
 //! `compute graph` per device, and the launch it asked for.
 
 use super::{Buffer, Fact, Figure, LoggedConfig, after, count, size};
+use crate::engines::ollama::own::Version;
 
 pub(super) fn read(lines: &[(usize, String)]) -> (LoggedConfig, Vec<Fact>) {
     let mut config = LoggedConfig::default();
     let mut facts = Vec::new();
     // The lines of Ollama's own buffer figures.
     let mut ollama: Vec<usize> = Vec::new();
+    // `offloading N repeating layers to GPU` (llama.cpp's `load_tensors`,
+    // Ollama's Go backend).
+    let mut repeating: Option<u64> = None;
     for (n, line) in lines {
         for (name, last) in [
             ("llama_kv_cache_unified", UNIFIED_NAME_LAST_BUILD),
@@ -75,6 +79,10 @@ pub(super) fn read(lines: &[(usize, String)]) -> (LoggedConfig, Vec<Fact>) {
             }
             continue;
         }
+        if let Some(n) = after(line, "offloading ").filter(|r| r.contains(" repeating layers")).and_then(count) {
+            repeating = Some(n);
+            continue;
+        }
         if let Some(rest) = after(line, "offloaded ") {
             let (layers, of) = rest.split_once('/').unwrap_or_default();
             if let (Some(layers), Some(of)) = (count(layers), count(of)) {
@@ -104,6 +112,25 @@ pub(super) fn read(lines: &[(usize, String)]) -> (LoggedConfig, Vec<Fact>) {
             continue;
         }
         context(line, &mut config);
+    }
+    // `offloading N repeating layers` with `offloaded N/M` (N < M): the
+    // output layer stayed on the CPU while repeating layers went to a GPU,
+    // which builds from b7467 never do (`i_gpu_start = max(n_layer + 1 -
+    // ngl, 0)` offloads the output first, `llamacpp::OUTPUT_FIRST_BUILD`),
+    // nor does `-ngl` under their rules say where the layers went. Ollama's
+    // Go engine places layers as the older builds do (`GPULayers`, its
+    // `offloading output layer to CPU`).
+    let offloaded = facts.iter().find_map(|f| match f.figure {
+        Figure::Offloaded { layers, of } => Some((layers, of)),
+        _ => None,
+    });
+    if let (Some(n), Some((layers, of))) = (repeating, offloaded)
+        && n >= 1
+        && n == layers
+        && layers < of
+    {
+        let last = crate::engines::llamacpp::OUTPUT_FIRST_BUILD - 1;
+        config.newest_build = Some(config.newest_build.map_or(last, |b| b.min(last)));
     }
     if let Some(launch) = super::launch::pasted_llamacpp(lines) {
         take_command(&mut config, launch.config);
@@ -325,9 +352,19 @@ fn same_buffer(a: &Figure, b: &Figure) -> bool {
 /// KvCacheType:q4_0 …}"` (`runner/ollamarunner/runner.go`). llama.cpp's
 /// own context lines, when the log has them, say the same and win.
 fn ollama_launch(line: &str, c: &mut LoggedConfig) {
-    if line.contains("msg=\"starting ollama engine\"") || (line.contains("cmd=\"") && line.contains(" --ollama-engine"))
+    // The Go engine's backend logs its placement itself
+    // (ml/backend/ggml/ggml.go, v0.11 – v0.24: `source=ggml.go:494
+    // msg="offloaded 20/49 layers to GPU"`); llama.cpp's runner prints
+    // llama.cpp's `load_tensors: offloaded …` instead.
+    let go_backend = line.contains("source=ggml.go:") && line.contains("msg=\"offload");
+    if go_backend
+        || line.contains("msg=\"starting ollama engine\"")
+        || (line.contains("cmd=\"") && line.contains(" --ollama-engine"))
     {
         c.ollama_engine = Some(true);
+    }
+    if let Some(v) = after(line, "Listening on ").and_then(|r| after(r, "(version ")).and_then(Version::parse) {
+        c.ollama_version = Some(v);
     }
     let flag = |name: &str| after(line, name).and_then(count);
     // The runner's command line, read as the agent reads a running one.

@@ -492,10 +492,15 @@ pub struct LoggedConfig {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub ik_run_time_repack: Option<bool>,
     /// Ollama ran its own engine (`msg="starting ollama engine"`, `ollama
-    /// runner --ollama-engine`), not llama.cpp's: its cache and graph are
+    /// runner --ollama-engine`, or its Go backend's `source=ggml.go`
+    /// offload lines), not llama.cpp's: its cache and graph are
     /// each model's own (`kvcache/causal.go`, `model/models/*`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub ollama_engine: Option<bool>,
+    /// The Ollama release the log names (`Listening on 127.0.0.1:11434
+    /// (version 0.17.1)`, server/routes.go).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ollama_version: Option<crate::engines::ollama::own::Version>,
 }
 
 impl LoggedConfig {

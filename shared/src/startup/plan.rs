@@ -313,6 +313,19 @@ pub fn logged_scenario(log: &StartupLog, model: &Model, planned: Scenario<Engine
              llama.cpp's rules and its compute graph is not predicted"
                 .into(),
         );
+        // A hybrid's `kv cache` holds its recurrent state and checkpoints of it (`ollama::own`).
+        let version = log.config.ollama_version;
+        let checkpoints = crate::engines::ollama::own::recurrent_checkpoints(version, model.arch.family);
+        if checkpoints > 0 && model.arch.text.layers.iter().any(|l| l.state) {
+            let release = version.map_or_else(
+                || "the log names no release: v0.17.1 – v0.24's".to_owned(),
+                |v| format!("v{}.{}.{}", v.0, v.1, v.2),
+            );
+            taken.push(format!(
+                "its kv cache of a hybrid also holds the recurrent state and {checkpoints} checkpoints of it per \
+                 sequence ({release}, kvcache/recurrent.go), F32, on each layer's device"
+            ));
+        }
     }
     (s, taken)
 }

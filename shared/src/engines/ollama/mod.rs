@@ -8,11 +8,14 @@
 //! the plan runs as llama.cpp with them; `fixes.rs` writes Ollama's own
 //! command lines (`ollama run`, Modelfile parameters, `ollama serve`
 //! environment), and `levers.rs` llama.cpp's levers in Ollama's words for
-//! an error that came through its runner.
+//! an error that came through its runner; `own.rs` what the Go engine of
+//! the releases before 0.30 logs beyond llama.cpp's cache (a hybrid's
+//! recurrent checkpoints), for its start-up logs.
 
 mod fixes;
 mod knobs;
 mod levers;
+pub mod own;
 
 pub(crate) use fixes::serve_with;
 pub use fixes::{COMMANDS, ollama_command};
