@@ -271,7 +271,9 @@ fn device_index(name: &[u8]) -> Option<u32> {
 /// The line's span, for the first such line.
 pub(super) fn pinned_warning(t: &[u8]) -> Option<(usize, usize)> {
     scan::find_all(t, "of pinned memory").into_iter().find_map(|(start, end)| {
-        let from = scan::line_start(t, start);
+        // The warning's own prefix is short: looking back a bounded way
+        // keeps a hostile line of many matches linear.
+        let from = scan::line_start(t, start).max(start.saturating_sub(256));
         scan::find(t, from, start, "failed to allocate").map(|_| (from, scan::line_end(t, end, 0)))
     })
 }

@@ -462,18 +462,23 @@ pub fn parse(text: &str) -> OomReport {
     let chosen = found.iter().rposition(|o| missing_fields(&o.report).is_empty()).unwrap_or(last);
     // vLLM's sampler warm-up re-raises PyTorch's own message, which comes
     // first in the same traceback with the figures the re-raise leaves out.
-    let torch_figures = (found.get(chosen).and_then(|o| o.report.kind) == Some(OomKind::VllmSamplerWarmup))
-        .then(|| {
-            found.get(..chosen)?.iter().rev().map(|o| &o.report).find(|r| {
-                matches!(r.kind, Some(OomKind::Pytorch | OomKind::PytorchLegacy | OomKind::PytorchAsync))
-                    && missing_fields(r).is_empty()
+    // (Within one traceback's reach: an earlier run's or rank's message is
+    // not this one's.)
+    const SAME_TRACEBACK_BYTES: usize = 32 * 1024;
+    let warmup = found.get(chosen).filter(|o| o.report.kind == Some(OomKind::VllmSamplerWarmup)).map(|o| o.start);
+    let torch_figures = warmup
+        .and_then(|at| {
+            found.get(..chosen)?.iter().rev().take_while(|o| at - o.start <= SAME_TRACEBACK_BYTES).find(|o| {
+                matches!(o.report.kind, Some(OomKind::Pytorch | OomKind::PytorchLegacy | OomKind::PytorchAsync))
+                    && missing_fields(&o.report).is_empty()
             })
         })
-        .flatten()
-        .cloned();
+        .map(|o| o.report.clone());
     let Occurrence { start, mut report } = found.swap_remove(chosen);
     if let Some(torch) = torch_figures {
-        report = OomReport { kind: report.kind, warmup_requests: report.warmup_requests, notes: report.notes, ..torch };
+        let mut notes = torch.notes.clone();
+        notes.append(&mut report.notes);
+        report = OomReport { kind: report.kind, warmup_requests: report.warmup_requests, notes, ..torch };
     }
 
     vllm::fill_context(t, start, vllm_process, &mut report);

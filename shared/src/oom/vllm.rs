@@ -24,7 +24,7 @@ pub(super) fn scan(t: &[u8], out: &mut Vec<Occurrence>) {
     for (start, _) in scan::find_all(t, "No available memory for the cache blocks") {
         // A traceback also shows the source line `raise ValueError("No
         // available memory for the cache blocks. "`: that is not a message.
-        if scan::find(t, scan::line_start(t, start), start, "raise").is_some() {
+        if scan::find(t, scan::line_start(t, start).max(start.saturating_sub(400)), start, "raise").is_some() {
             continue;
         }
         let report = OomReport { kind: Some(OomKind::VllmNoCacheBlocks), ..OomReport::default() };
@@ -36,7 +36,9 @@ pub(super) fn scan(t: &[u8], out: &mut Vec<Occurrence>) {
     // v1/worker/gpu_worker.py names no device): free and total as
     // `format_gib`, two decimals of GiB.
     for (start, end) in scan::find_all(t, "on startup is less than desired") {
-        let line = scan::line_start(t, start);
+        // The message's head is short: a bounded look back keeps a hostile
+        // line of many matches linear.
+        let line = scan::line_start(t, start).max(start.saturating_sub(400));
         if scan::find(t, line, start, "raise").is_some() {
             continue;
         }
@@ -64,7 +66,7 @@ pub(super) fn scan(t: &[u8], out: &mut Vec<Occurrence>) {
     // pooler (task='classify') with …` for pooling models, same function's
     // sibling `_dummy_pooler_run`).
     for (start, end) in scan::find_all(t, "out of memory occurred when warming up") {
-        if scan::find(t, scan::line_start(t, start), start, "raise").is_some() {
+        if scan::find(t, scan::line_start(t, start).max(start.saturating_sub(400)), start, "raise").is_some() {
             continue;
         }
         let mut report = OomReport { kind: Some(OomKind::VllmSamplerWarmup), ..OomReport::default() };

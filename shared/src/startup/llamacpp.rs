@@ -21,10 +21,14 @@ pub(super) fn read(lines: &[(usize, String)]) -> (LoggedConfig, Vec<Fact>) {
     // Ollama's Go backend).
     let mut repeating: Option<u64> = None;
     for (n, line) in lines {
+        // The context's own figures (`…: n_ctx = …`), printed under the
+        // function's name while it made the context: today's builds still
+        // name `llama_init_from_model` in their failures (`failed to
+        // initialize the context`), which date nothing.
         for (name, last) in [
             ("llama_kv_cache_unified", UNIFIED_NAME_LAST_BUILD),
-            ("llama_init_from_model:", INIT_FROM_MODEL_LAST_BUILD),
-            ("llama_new_context_with_model:", NEW_CONTEXT_LAST_BUILD),
+            ("llama_init_from_model: n_", INIT_FROM_MODEL_LAST_BUILD),
+            ("llama_new_context_with_model: n_", NEW_CONTEXT_LAST_BUILD),
         ] {
             if line.contains(name) {
                 config.newest_build = Some(config.newest_build.map_or(last, |b| b.min(last)));

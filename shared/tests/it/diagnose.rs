@@ -1647,3 +1647,21 @@ fn an_inference_plan_is_not_checked_against_a_diffusion_paste() {
     assert!(d.notes.iter().any(|n| n.contains("a ComfyUI workflow")), "{:?}", d.notes);
     assert_eq!(d.causes.first().map(|c| c.id), Some(CauseId::Activations));
 }
+
+/// `[rankN]:` prefixes of a tensor-parallel server are no training ranks:
+/// its GPUs hold shards, not whole copies of the model.
+#[test]
+fn tensor_parallel_ranks_are_not_whole_copies() {
+    let line = |r: u32| {
+        format!(
+            "[rank{r}]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total \
+             capacity of 79.19 GiB of which 1.00 GiB is free. Including non-PyTorch memory, this process has 78.18 GiB \
+             memory in use. Of the allocated memory 70.00 GiB is allocated by PyTorch, and 1.00 GiB is reserved by \
+             PyTorch but unallocated.\n"
+        )
+    };
+    let text = format!("vllm serve org/model --tensor-parallel-size 2\n{}{}", line(0), line(1));
+    let d = oom::diagnose(&oom::parse(&text), &DiagnoseContext::error_only());
+    let balance = d.checklist.iter().find(|c| c.step == oom::ChecklistStep::Balance).map(|c| c.finding.clone());
+    assert!(balance.as_deref().is_some_and(|b| !b.contains("whole copy")), "{balance:?}");
+}

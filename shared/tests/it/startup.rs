@@ -1865,3 +1865,19 @@ fn vllm_logs_of_qwen3_next_and_gemma_4_26b_name_their_presets() {
         assert_eq!(shared::startup::logged_base_preset(&named(repo)).map(|p| p.id), Some(preset), "{repo}");
     }
 }
+
+/// Today's llama.cpp still names `llama_init_from_model` in its failures
+/// (`failed to initialize the context`): only the context's own figures
+/// under that name (`llama_init_from_model: n_ctx = …`, b4462 – b4880) date
+/// a log.
+#[test]
+fn a_failure_under_an_old_function_name_dates_no_log() {
+    let failed = "llama_model_loader: - kv   0: general.architecture str = llama\n\
+                  llama_init_from_model: failed to initialize the context: failed to allocate buffer\n\
+                  load_tensors: offloaded 33/33 layers to GPU\n";
+    let l = read(failed).unwrap_or_else(|| panic!("no log"));
+    assert_eq!(l.config.newest_build, None, "{:?}", l.config);
+    let old = "llama_init_from_model: n_ctx         = 4096\nload_tensors: offloaded 33/33 layers to GPU\n";
+    let l = read(old).unwrap_or_else(|| panic!("no log"));
+    assert_eq!(l.config.newest_build, Some(4880), "{:?}", l.config);
+}

@@ -45,7 +45,7 @@ pub(super) fn compute_buffer(p: &Plan, o: Options, ctx: u64, cache_cells: super:
     };
     let layer = t.hidden_size.saturating_mul(4).saturating_add(1).saturating_add(attention);
     let layer = layer.max(super::ik::moe_ffn_width(t, o).unwrap_or(0));
-    let layer = layer.max(hybrid_ffn_width(t, o).unwrap_or(0));
+    let layer = layer.max(hybrid_ffn_width(&p.model.arch, o).unwrap_or(0));
     let output = if with_output { t.hidden_size.saturating_add(t.vocab_size) } else { 0 };
     let activations = o
         .ubatch()
@@ -113,8 +113,11 @@ pub(super) fn reserved_outputs(p: &Plan, o: Options) -> u64 {
 /// cells, flash attention, one output) logs 378.02 MiB: 122.00 for this
 /// layer and 256 for the F16 mask. MoE hybrids (`qwen35moe`, `qwen3next`)
 /// keep the closed form.
-fn hybrid_ffn_width(t: &crate::arch::TextModel, o: Options) -> Option<u64> {
-    let dense = t.recurrent.is_some() && t.moe.is_none() && t.mlp_gated;
+fn hybrid_ffn_width(arch: &crate::arch::Architecture, o: Options) -> Option<u64> {
+    // Checked on Qwen3.5's logs only: other dense hybrids (LFM2, Granite-4-H,
+    // Falcon-H1) keep the closed form until a log of theirs says otherwise.
+    let t = &arch.text;
+    let dense = arch.family == crate::arch::Family::Qwen35 && t.recurrent.is_some() && t.moe.is_none() && t.mlp_gated;
     let glu = o.build.is_none_or(|b| b >= graph::GLU_BUILD);
     (dense && glu && o.fork == super::Fork::Mainline)
         .then(|| t.hidden_size.saturating_mul(2).saturating_add(t.intermediate_size.saturating_mul(3)))

@@ -68,7 +68,7 @@ fn default_finding(step: ChecklistStep, f: &Facts, plan: Option<&PlanCheck>, lim
                 "Every GPU ran out alike, asking for the same memory: a symmetric split, not an uneven one.".into()
             } else if f.r.gpus_seen.len() > 1 {
                 "Several GPUs ran out; no sign that one carries more than its share.".into()
-            } else if f.r.distributed_ranks > 1 {
+            } else if f.r.distributed_ranks > 1 && f.r.workload == Some(crate::oom::Workload::Training) {
                 format!(
                     "{} distributed ranks ran, one GPU each: unless sharded (FSDP, ZeRO-3), each holds a whole copy \
                      of the model.",

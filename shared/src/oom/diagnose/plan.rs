@@ -67,7 +67,11 @@ pub(super) fn from_the_plan(plan: Plan, presets: PresetModel, f: &Facts, b: &mut
             let rest = g.map_or(0, |g| {
                 g.budget.kv_cache_bytes.saturating_add(g.budget.state_bytes).saturating_add(g.budget.activation_bytes)
             });
-            if weights <= cap && rest > weights {
+            // Only llama.cpp (and Ollama's runner of it) allocates those at
+            // load; transformers' and the servers' load is the weights.
+            let at_load =
+                matches!(s.engine.kind(), crate::engines::EngineKind::LlamaCpp | crate::engines::EngineKind::Ollama);
+            if at_load && weights <= cap && rest > weights {
                 b.add(
                     CauseId::KvCacheGrowth,
                     90,

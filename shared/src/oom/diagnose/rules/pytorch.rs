@@ -466,7 +466,7 @@ fn private_pools(f: &Facts, b: &mut Board, t: u64) {
         b.fix(fix(
             FixId::EnforceEager,
             CauseId::TooLargeOverall,
-            "Run without CUDA graphs (vLLM), or lower --gpu-memory-utilization to leave room for capturing them".into(),
+            "Run without CUDA graphs, or leave the engine more room to capture them".into(),
             GivesUp::Speed,
             Some(pools),
             code(
