@@ -72,7 +72,13 @@ const DEFAULT_CEILING: u64 = JOURNEY_BUDGET;
 /// Qwen3.5's and Qwen3-Next's GGUF metadata read from llama.cpp logs (+504 B
 /// of the bundle); 638,666 B after the day's review (+94 B of the bundle:
 /// SGLang's and vLLM's newer capture lines, the graph cause's wording).
-const DIAGNOSE_CEILING: u64 = 638_700;
+/// 654,013 B after the nineteenth session: TGI's and TensorRT-LLM's
+/// messages and levers, bitsandbytes' refusal, MPS's buffer limit, ggml's
+/// pinned-memory warning, vLLM's free-memory check and sampler figures,
+/// Ollama 0.30's wording, ComfyUI / diffusers / training workloads, and the
+/// start-up readers of ROCm, Ollama's Go engine and pasted benchmark
+/// commands (+14.5 kB of the bundle), and the first load's +1,770 B.
+const DIAGNOSE_CEILING: u64 = 654_100;
 /// A model that is not a preset: 450,342 B at 580c0a4 (the first load and the
 /// reader bundle: the `config.json` families, the vision towers, the
 /// checkpoint headers); 451,058 B in the fifteenth session (the first
@@ -94,7 +100,10 @@ const DIAGNOSE_CEILING: u64 = 638_700;
 /// the first load's +891 B (that file's cache rule, vLLM 0.18+'s graphs);
 /// 447,710 B after the day's review (+64 B of the reader: MLA read only
 /// where llama.cpp's loader runs it, `deepseek2` or `key_length_mla`).
-const READER_CEILING: u64 = 447_750;
+/// 449,760 B in the nineteenth session (the first load's +1,770 B: the
+/// day's engine rules, two presets, three GPUs; the reader's FP8 KV scheme
+/// and Qwen3.5's SSM dtype, +355 B).
+const READER_CEILING: u64 = 449_850;
 /// Live mode: 437,940 B at 580c0a4 (the first load and the live bundle, which
 /// draws the page's plan without an engine of its own); 439,072 B in the
 /// fifteenth session (the first load's +1.1 kB).
@@ -107,7 +116,8 @@ const READER_CEILING: u64 = 447_750;
 /// after the second review (+128 B); 432,549 B with the offload's layers as
 /// vLLM holds them (+139 B). 433,440 B in the eighteenth session (the first
 /// load's +891 B: DeepSeek GGUFs before MLA, vLLM 0.18+'s graphs).
-const LIVE_CEILING: u64 = 433_500;
+/// 435,251 B in the nineteenth session (the first load's +1,770 B).
+const LIVE_CEILING: u64 = 435_350;
 
 const OOM: &str = "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB \
                    (GPU 0; 23.69 GiB total capacity; 21.23 GiB already allocated)";
