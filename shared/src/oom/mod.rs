@@ -325,6 +325,10 @@ pub struct OomReport {
     /// vLLM: the KV cache's dtype as the paste names it (`--kv-cache-dtype
     /// fp8`, the engine config's `kv_cache_dtype=fp8`), lower-cased.
     pub kv_cache_dtype: Option<String>,
+    /// vLLM: `max_num_batched_tokens` as the paste names it (its flag, the
+    /// engine config, the args dict, a launcher's `MAX_NUM_BATCHED_TOKENS`).
+    #[serde(default)]
+    pub max_num_batched_tokens: Option<u64>,
     /// llama.cpp: what was being allocated.
     pub llama_cpp_stage: Option<LlamaCppStage>,
     /// llama.cpp: the log is ik_llama.cpp's with its MLA cache (`KV self

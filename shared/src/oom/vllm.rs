@@ -160,6 +160,20 @@ pub(super) fn fill_context(t: &[u8], error_start: usize, in_vllm: bool, r: &mut 
     // The error's own figure, where it gives one, is what the run asked for.
     r.gpu_memory_utilization_permille = r.gpu_memory_utilization_permille.or_else(|| utilization(t));
     r.kv_cache_dtype = kv_cache_dtype(t);
+    // The scheduler's token budget, which also sizes the profile's
+    // activation peak (`profile_run` runs a batch of that many tokens); a
+    // figure past any GPU's is no setting.
+    r.max_num_batched_tokens = last_uint(
+        t,
+        &[
+            "--max-num-batched-tokens=",
+            "--max-num-batched-tokens ",
+            "max_num_batched_tokens=",
+            "'max_num_batched_tokens':",
+            "MAX_NUM_BATCHED_TOKENS=",
+        ],
+    )
+    .filter(|n| (1..=crate::plan::MAX_TOKENS).contains(n));
     // A paste names at most as many stages as a plan has GPUs
     // (`plan::MAX_GPUS`); a larger figure is not a setting.
     let stages = crate::plan::MAX_GPUS as u64;

@@ -1665,3 +1665,25 @@ fn tensor_parallel_ranks_are_not_whole_copies() {
     let balance = d.checklist.iter().find(|c| c.step == oom::ChecklistStep::Balance).map(|c| c.finding.clone());
     assert!(balance.as_deref().is_some_and(|b| !b.contains("whole copy")), "{balance:?}");
 }
+
+/// A token budget above vLLM's own is a lever for a KV cache that is too
+/// small: the profile's activation peak grows with it (a RunPod deployment
+/// of DeepSeek-V4-Flash at 65,536 freed 27 GiB for the cache at 8,192).
+#[test]
+fn a_large_token_budget_is_lowered_for_a_short_kv_cache() {
+    let text = "INFO 08-15 10:00:00 [utils.py:300] non-default args: {'model': 'org/model', \
+                'max_num_batched_tokens': 65536, 'tensor_parallel_size': 2}\n\
+                (EngineCore pid=1) ERROR 08-15 10:05:00 [core.py:700] ValueError: To serve at least one request \
+                with the models's max seq len (131072), (52.66 GiB KV cache is needed, which is larger than the \
+                available KV cache memory (23.37 GiB). Based on the available memory, the estimated maximum model \
+                length is 58148.\n";
+    let r = oom::parse(text);
+    assert_eq!(r.max_num_batched_tokens, Some(65_536), "{r:?}");
+    let d = oom::diagnose(&r, &DiagnoseContext::error_only());
+    let fix =
+        d.fixes.iter().find(|f| f.code.contains("--max-num-batched-tokens")).unwrap_or_else(|| panic!("{:?}", d.fixes));
+    assert!(fix.code.contains("--max-num-batched-tokens 8192   # now 65536"), "{}", fix.code);
+    let default = text.replace("65536", "8192");
+    let d = oom::diagnose(&oom::parse(&default), &DiagnoseContext::error_only());
+    assert!(!d.fixes.iter().any(|f| f.code.contains("--max-num-batched-tokens")), "{:?}", d.fixes);
+}

@@ -531,7 +531,7 @@ fn cases() -> Vec<(&'static str, Value)> {
             // `--gpu-memory-utilization 0.95` named where the paste quotes the
             // command; 4.54 GiB = 4874787880.96, 1.71 GiB = 1836098519.04.
             "57-vllm-v1-kv-too-small-utilization-0-95.txt",
-            json!({"vllm_process": true,
+            json!({"max_num_batched_tokens": 1024, "vllm_process": true,
                 "kind": "vllm_kv_cache_too_small", "max_seq_len": 131072, "kv_needed_bytes": 4874787881_u64,
                 "kv_available_bytes": 1836098519_u64, "gpu_memory_utilization_permille": 950, "occurrences": 1
             }),
@@ -930,7 +930,7 @@ fn cases() -> Vec<(&'static str, Value)> {
             // 79.19 GiB free against 0.95 (75.23 GiB); the message's own
             // utilization, `format_gib`'s GiB.
             "110-vllm-free-below-utilization-tp2.txt",
-            json!({
+            json!({"max_num_batched_tokens": 8192,
                 "kind": "vllm_free_below_request", "gpu_index": 1, "total_bytes": 85029615043_u64,
                 "free_bytes": 65358664826_u64, "gpu_memory_utilization_permille": 950, "kv_cache_dtype": "auto",
                 "vllm_process": true, "pipeline_parallel_size": 1, "worker_ranks": 1, "occurrences": 1,
@@ -942,7 +942,7 @@ fn cases() -> Vec<(&'static str, Value)> {
             // figures are PyTorch's, read from the same traceback, and the
             // graphs' overshoot of vLLM's estimate is said.
             "111-vllm-sampler-warmup-graphs-over-estimate.txt",
-            json!({
+            json!({"max_num_batched_tokens": 8192,
                 "kind": "vllm_sampler_warmup", "backend": "cuda", "requested_bytes": 824180736_u64, "gpu_index": 0,
                 "total_bytes": 85029615043_u64, "free_bytes": 579338240_u64, "allocated_bytes": 80434000036_u64,
                 "reserved_bytes": 82345260483_u64, "reserved_unallocated_bytes": 1911260447_u64,

@@ -37,6 +37,7 @@ pub(super) fn vllm_max_seq_len(f: &Facts, b: &mut Board) {
     ));
     vllm_more_memory(f, b, CauseId::KvCacheGrowth, None, Some(len as f64 / tokens.max(1) as f64));
     vllm_fp8_cache(f, b, None, len.saturating_sub(tokens) <= tokens);
+    vllm_fewer_batched_tokens(f, b, CauseId::KvCacheGrowth);
 }
 
 pub(super) fn vllm_kv_too_small(f: &Facts, b: &mut Board) {
@@ -112,6 +113,7 @@ pub(super) fn vllm_kv_too_small(f: &Facts, b: &mut Board) {
         vllm_more_memory(f, b, CauseId::KvCacheGrowth, Some(missing), None);
     }
     vllm_fp8_cache(f, b, Some(needed / 2), needed / 2 <= available);
+    vllm_fewer_batched_tokens(f, b, CauseId::KvCacheGrowth);
 }
 
 /// Raise `--gpu-memory-utilization` by what is missing: vLLM budgets
@@ -504,4 +506,27 @@ pub(super) fn vllm_free_below_request(f: &Facts, b: &mut Board) {
             format!("vllm serve ... --gpu-memory-utilization {}   # now {} ({from})", fraction(fits), fraction(u)),
         ));
     }
+}
+
+/// The largest token budget vLLM picks by itself: the API server's on a GPU
+/// of 70 GiB or more (`default_max_num_batched_tokens`, 0.21.0
+/// engine/arg_utils.py; 2048 below it, 16384 for the `LLM` class).
+const DEFAULT_BATCHED_TOKENS: u64 = 8192;
+
+/// A token budget above vLLM's own: the profile runs a batch of that many
+/// tokens, so its activation peak, which the KV cache's budget leaves out,
+/// grows with it; the default gives that memory back to the cache.
+fn vllm_fewer_batched_tokens(f: &Facts, b: &mut Board, cause: CauseId) {
+    let Some(n) = f.r.max_num_batched_tokens.filter(|&n| n > DEFAULT_BATCHED_TOKENS) else { return };
+    b.fix(fix(
+        FixId::SmallerBatch,
+        cause,
+        format!(
+            "Lower --max-num-batched-tokens to vLLM's own {DEFAULT_BATCHED_TOKENS}: the profile's activation peak \
+             grows with it, and what it frees goes to the KV cache"
+        ),
+        GivesUp::Speed,
+        None,
+        format!("vllm serve ... --max-num-batched-tokens {DEFAULT_BATCHED_TOKENS}   # now {n}"),
+    ));
 }
