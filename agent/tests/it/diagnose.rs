@@ -488,3 +488,15 @@ fn an_engines_own_error_sets_the_plans_engine() {
     assert!(text.contains("in bf16 with sglang"), "{text}");
     assert!(!text.contains("from_pretrained") && !text.contains("--mem-fraction-static 0.95"), "{text}");
 }
+
+/// A plan that fits with less to spare than the request that failed is at
+/// the GPU's edge, within its own error: said so, not "the run differed"
+/// (ik_llama.cpp#822 with `-fa`: 682 MiB asked; the log's plan fits its
+/// 8 GiB RTX 3070 with about 100 MiB to spare).
+#[test]
+fn a_plan_at_the_edge_says_it_is_within_its_error() {
+    let out = headroom(&["diagnose", &fixture("113-ik-llama-gptoss-compute-buffer-131k-fa.txt")]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(text.contains("the plan sits at the GPU's edge, within its own error"), "{text}");
+}

@@ -338,11 +338,18 @@ fn plan_fits(f: &Facts, b: &mut Board, e: &Estimate, s: &Scenario, need: u64, ca
     } else {
         // The paste ran out all the same: said, so "fits" never reads as a
         // verdict on the run that failed.
-        let yet = if f.r.kind.is_some() {
-            " The run in the paste ran out all the same: it differed from the plan (settings, model, other \
-             processes on the GPU), or the engine used more than the plan counts."
-        } else {
-            ""
+        let yet = match (f.r.kind, f.requested) {
+            // A spare smaller than the one request that failed: the plan is
+            // within that request of the GPU's edge, where its own error lies.
+            (Some(_), Some(q)) if q > spare => format!(
+                " The run in the paste asked for {} at once, more than that: the plan sits at the GPU's edge, \
+                 within its own error.",
+                gib(q)
+            ),
+            (Some(_), _) => " The run in the paste ran out all the same: it differed from the plan (settings, \
+                             model, other processes on the GPU), or the engine used more than the plan counts."
+                .to_owned(),
+            (None, _) => String::new(),
         };
         b.notes.push(format!("The plan fits this GPU with {} to spare ({}).{yet}", gib(spare), verdict_word(e)));
     }
