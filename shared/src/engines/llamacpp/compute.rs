@@ -35,7 +35,7 @@ pub(super) fn compute_buffer(p: &Plan, o: Options, ctx: u64, cache_cells: super:
         let window = p.kv_layers.iter().find_map(|l| l.window);
         let full = cache::pad(ctx);
         let cells = graph::Cells { full, window: window.map_or(full, |w| cache_cells.of(Some(w)) / streams) };
-        return graph::compute_buffer_with(shape, &o, cells, part, reserved_outputs(p, o));
+        return graph::compute_buffer(shape, &o, cells, part);
     }
     // ik's `-amb` computes the scores a head at a time (`ik::score_heads`).
     let scored = super::ik::score_heads(o, t.num_heads, t.num_kv_heads, ctx, o.ubatch(), false);
@@ -83,9 +83,7 @@ pub(super) fn compute_buffer(p: &Plan, o: Options, ctx: u64, cache_cells: super:
 /// AutoTuner release review, code index id 71258345050); its exact build is
 /// not in hand, so b9500, the first build known to carry it, is the bound:
 /// builds 9443–9499 are planned with every token an output, the larger
-/// figure. A log without a build keeps that figure too, and so does a plan
-/// that names none (the newest llama-server has the limit, but Ollama's
-/// bundled llama.cpp is not dated, and the default's move is its own change).
+/// figure. A log without a build keeps that figure too.
 pub const OUTPUTS_MAX_BUILD: u64 = 9500;
 
 /// The output rows of the reserved prompt graph ([`OUTPUTS_MAX_BUILD`]):

@@ -299,19 +299,9 @@ struct Kind {
     v_idxs: u16,
 }
 
-/// The compute buffer of one GPU (bytes), every token of the micro-batch
-/// an output (the builds before `compute::OUTPUTS_MAX_BUILD`).
-#[cfg(test)]
+/// The compute buffer of one GPU (bytes).
 pub(super) fn compute_buffer(s: Shape, o: &Options, cells: Cells, part: Part) -> u64 {
-    compute_buffer_with(s, o, cells, part, o.ubatch())
-}
-
-/// The compute buffer of one GPU (bytes) with `outputs` rows kept past the
-/// last layer's `inp_out_ids` (`compute::reserved_outputs`): its FFN, the
-/// output norm and the logits.
-pub(super) fn compute_buffer_with(s: Shape, o: &Options, cells: Cells, part: Part, outputs: u64) -> u64 {
     let t = o.ubatch();
-    let rows = outputs.clamp(1, t.max(1));
     let f32s = |width: u64| width.saturating_mul(t).saturating_mul(4);
     let fa = o.flash_attention == FlashAttention::On;
     let glu = o.build.is_none_or(|b| b >= GLU_BUILD);
@@ -382,28 +372,25 @@ pub(super) fn compute_buffer_with(s: Shape, o: &Options, cells: Cells, part: Par
         };
         let mut cur = g.tensor(f32s(s.embd), &[attn]);
         // The last layer keeps the output rows only (`inp_out_ids`, built
-        // whatever n_outputs is in these builds, ggml-org/llama.cpp#14275):
-        // from it on the rows are the reserved outputs.
-        let r = if last { rows } else { t };
-        let f32r = |width: u64| width.saturating_mul(r).saturating_mul(4);
+        // whatever n_outputs is in these builds, ggml-org/llama.cpp#14275).
         if last {
-            out_ids = g.input(4 * r);
-            cur = g.tensor(f32r(s.embd), &[cur, out_ids]);
+            out_ids = g.input(4 * t);
+            cur = g.tensor(f32s(s.embd), &[cur, out_ids]);
         }
         if s.sandwich {
-            cur = g.norm(f32r(s.embd), cur);
+            cur = g.norm(f32s(s.embd), cur);
         }
         if last {
-            residual = g.tensor(f32r(s.embd), &[residual, out_ids]);
+            residual = g.tensor(f32s(s.embd), &[residual, out_ids]);
         }
-        let ffn_inp = g.in_place(f32r(s.embd), &[cur, residual]);
-        let cur = g.norm(f32r(s.embd), ffn_inp);
+        let ffn_inp = g.in_place(f32s(s.embd), &[cur, residual]);
+        let cur = g.norm(f32s(s.embd), ffn_inp);
         if let Some(e) = s.experts.filter(|e| il >= e.dense_lead) {
-            let out = moe(&mut g, e, cur, s.embd, r, part.staged);
-            inp = g.in_place(f32r(s.embd), &[out, ffn_inp]);
+            let out = moe(&mut g, e, cur, s.embd, t, part.staged);
+            inp = g.in_place(f32s(s.embd), &[out, ffn_inp]);
             continue;
         }
-        let f = f32r(s.ffn_width);
+        let f = f32s(s.ffn_width);
         let product = match (s.ffn, glu) {
             (Ffn::GateUp, true) => {
                 let gate = g.tensor(f, &[cur]);
@@ -428,16 +415,15 @@ pub(super) fn compute_buffer_with(s: Shape, o: &Options, cells: Cells, part: Par
                 g.in_place(f, &[silu, x1])
             }
         };
-        let mut cur = g.tensor(f32r(s.embd), &[product]);
+        let mut cur = g.tensor(f32s(s.embd), &[product]);
         if s.sandwich {
-            cur = g.norm(f32r(s.embd), cur);
+            cur = g.norm(f32s(s.embd), cur);
         }
-        inp = g.in_place(f32r(s.embd), &[cur, ffn_inp]);
+        inp = g.in_place(f32s(s.embd), &[cur, ffn_inp]);
     }
     if part.output {
-        let f32r = |width: u64| width.saturating_mul(rows).saturating_mul(4);
-        let n = g.norm(f32r(s.embd), inp);
-        g.tensor(f32r(s.vocab), &[n]);
+        let n = g.norm(f32s(s.embd), inp);
+        g.tensor(f32s(s.vocab), &[n]);
     }
     g.peak()
 }
