@@ -1687,3 +1687,25 @@ fn a_large_token_budget_is_lowered_for_a_short_kv_cache() {
     let d = oom::diagnose(&oom::parse(&default), &DiagnoseContext::error_only());
     assert!(!d.fixes.iter().any(|f| f.code.contains("--max-num-batched-tokens")), "{:?}", d.fixes);
 }
+
+/// An error from a server checked against a plan of another engine says
+/// so, and which engine to set (the page keeps the user's plan; the CLI
+/// takes the error's engine when none is given).
+#[test]
+fn a_servers_error_beside_another_engines_plan_says_which_ran() {
+    let model = preset("qwen3-8b");
+    let plan = Scenario::default();
+    let ctx = DiagnoseContext::error_only().with_plan(&model, &plan);
+    let d = diagnose("116-sglang-0510-qwen3-8b-bf16-16gb-mfs093.txt", &ctx);
+    assert!(
+        d.notes.iter().any(|n| n.starts_with("The paste comes from SGLang, the plan runs transformers")),
+        "{:?}",
+        d.notes
+    );
+    let sglang = Scenario { engine: EngineKind::Sglang.with_defaults(), ..Scenario::default() };
+    let d = diagnose(
+        "116-sglang-0510-qwen3-8b-bf16-16gb-mfs093.txt",
+        &DiagnoseContext::error_only().with_plan(&model, &sglang),
+    );
+    assert!(!d.notes.iter().any(|n| n.starts_with("The paste comes from")), "{:?}", d.notes);
+}

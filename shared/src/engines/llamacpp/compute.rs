@@ -15,17 +15,15 @@ use crate::kv::LayerKv;
 pub(super) fn compute_buffer(p: &Plan, o: Options, ctx: u64, cache_cells: super::cache::Cells, part: Part) -> u64 {
     let t = &p.model.arch.text;
     let with_output = part.output;
-    // With one stream per slot (`kv_unified = false`) the reserved ubatch
-    // holds one sequence per stream (`ubatch_reserve(n_tokens / n_seqs,
-    // n_seqs)`, src/llama-context.cpp `graph_reserve`), and each attends over
-    // its own stream's cells: the mask is `[n_kv, n_tokens / n_stream, 1,
-    // n_stream]` and the scores `[n_kv, n_tokens / n_stream, n_head,
-    // n_stream]` with `n_kv` one stream's size (src/llama-graph.cpp
-    // `build_kq_mask`, `build_attn_mha`; `llama_kv_cache_context` of the full
-    // cache, `n_kv = get_size()`, src/llama-kv-cache.cpp; b7407 – b8211): the
-    // graph of a unified cache of `n_ctx_seq` cells.
-    let streams = cache_cells.streams.max(1);
-    let ctx = if streams > 1 { cache_cells.per_stream } else { ctx };
+    // With one stream per slot (`kv_unified = false`) llama.cpp reserves one
+    // sequence per stream, each attending over its own stream's cells
+    // (src/llama-graph.cpp `build_kq_mask`, b7407 – b8211): a smaller graph
+    // than one over the whole cache. Not modelled: no log has tested it
+    // (Gemma 2's GPU buffer peaks at its logits), and a graph that shrinks
+    // with more slots makes the solver's concurrency boundary depend on the
+    // slots it would set (`properties::solver_answers_are_boundaries`); the
+    // whole cache is the larger, safe figure.
+    let streams = 1;
     if let crate::arch::AttentionKind::Mla(m) = t.attention
         && !super::heads_cached(p, o)
     {

@@ -410,6 +410,18 @@ pub fn diagnose(report: &OomReport, ctx: &DiagnoseContext) -> Diagnosis {
         too_few_figures(&facts, &mut b);
     }
     b.notes.extend(facts.notes.iter().cloned());
+    // The paste shows which server ran out; a plan of another engine checks
+    // the error against a run it was not.
+    if let (Some(ran), Some(p)) = (report.serving_engine(), ctx.plan)
+        && p.scenario.engine.kind() != ran
+    {
+        b.notes.push(format!(
+            "The paste comes from {}, the plan runs {}: set the plan's engine to {} to check the error against it.",
+            ran.name(),
+            p.scenario.engine.kind().name(),
+            ran.name()
+        ));
+    }
     if let Some(w) = dropped {
         b.notes.push(format!("The paste is {}, not LLM inference: the plan is not checked against it.", w.label()));
     }
