@@ -194,28 +194,24 @@ pub fn with_gpus(s: &Scenario, slot: GpuSlot, n: u64, tensor_parallel: bool) -> 
 
 /// The smallest catalog GPU (by memory) that fits, with the plan's GPU count.
 pub fn smallest_gpu(model: &Model, s: &Scenario) -> Option<&'static catalog::Gpu> {
-    catalog::gpus().iter().find(|g| {
-        let mut out = s.clone();
-        out.gpus = vec![GpuSlot::from_catalog(g); s.gpus.len()];
-        fits(model, &out)
-    })
+    catalog::gpus().iter().find(|g| fits_on(model, s, g))
+}
+
+/// Whether the plan fits on as many of catalog GPU `g` as it has GPUs.
+fn fits_on(model: &Model, s: &Scenario, g: &catalog::Gpu) -> bool {
+    let mut out = s.clone();
+    out.gpus = vec![GpuSlot::from_catalog(g); s.gpus.len()];
+    fits(model, &out)
 }
 
 /// The smallest catalog GPU of the plan's GPU's vendor on which the plan
 /// fits (a CUDA user is not sent to a Radeon, nor a Mac to a data centre),
-/// else of any vendor. A GPU given by its memory alone is taken as
+/// else of any other vendor. A GPU given by its memory alone is taken as
 /// NVIDIA's, the common case; an AMD or Apple user names theirs.
 pub fn smallest_gpu_like(model: &Model, s: &Scenario) -> Option<&'static catalog::Gpu> {
-    let vendor = s.gpus.first().map(|g| g.vendor.unwrap_or(catalog::GpuVendor::Nvidia));
-    vendor
-        .and_then(|v| {
-            catalog::gpus().iter().filter(|g| g.vendor == v).find(|g| {
-                let mut out = s.clone();
-                out.gpus = vec![GpuSlot::from_catalog(g); s.gpus.len()];
-                fits(model, &out)
-            })
-        })
-        .or_else(|| smallest_gpu(model, s))
+    let vendor = s.gpus.first()?.vendor.unwrap_or(catalog::GpuVendor::Nvidia);
+    let (same, other): (Vec<_>, Vec<_>) = catalog::gpus().iter().partition(|g| g.vendor == vendor);
+    same.into_iter().chain(other).find(|g| fits_on(model, s, g))
 }
 
 /// Answers one question.

@@ -99,6 +99,8 @@ pub fn run(mut args: DiagnoseArgs) -> anyhow::Result<()> {
     {
         args.plan.engine = kind.id().into();
     }
+    // Why a log's metadata gives no plan, said when nothing else does.
+    let mut refusal: Option<String> = None;
     let model = match (checkpoint, model_source, logged) {
         (Some(model), ..) => Some(model),
         (None, Some(source), _) => Some(plan::load_model(source, &args.plan)?),
@@ -112,7 +114,7 @@ pub fn run(mut args: DiagnoseArgs) -> anyhow::Result<()> {
             Some(model)
         }
         (None, None, Some(Err(why))) => {
-            taken.push(format!("no plan from the log's metadata: {why}"));
+            refusal = Some(why.to_string());
             None
         }
         (None, None, None) => match named {
@@ -191,7 +193,7 @@ pub fn run(mut args: DiagnoseArgs) -> anyhow::Result<()> {
             out.push_str(&reconciled_report(rows, notes, &taken));
         }
         if let (Some(log), None) = (&startup, &planned) {
-            out.push_str(&unplanned_report(log, &taken));
+            out.push_str(&unplanned_report(log, refusal.as_deref()));
         }
         if let Some(w) = &what_ifs {
             out.push_str(&what_ifs_report(w));
@@ -209,10 +211,8 @@ pub fn run(mut args: DiagnoseArgs) -> anyhow::Result<()> {
 
 /// A start-up log with no plan beside it says why and what would give one:
 /// its figures are read, but nothing predicts them.
-fn unplanned_report(log: &startup::StartupLog, taken: &[String]) -> String {
-    let why = taken
-        .iter()
-        .find_map(|t| t.strip_prefix("no plan from the log's metadata: "))
+fn unplanned_report(log: &startup::StartupLog, refusal: Option<&str>) -> String {
+    let why = refusal
         .map(str::to_owned)
         .or_else(|| log.config.model.as_ref().map(|m| format!("the log names the model {m}, which is not a preset")))
         .unwrap_or_else(|| "the log names no model".into());

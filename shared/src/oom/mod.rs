@@ -165,22 +165,39 @@ impl OomReport {
     /// out: its process's marks, or a message only it prints.
     pub fn serving_engine(&self) -> Option<crate::engines::EngineKind> {
         use crate::engines::EngineKind;
-        let vllm = matches!(
-            self.kind,
-            Some(
-                OomKind::VllmMaxSeqLen
-                    | OomKind::VllmKvCacheTooSmall
-                    | OomKind::VllmNoCacheBlocks
-                    | OomKind::VllmSamplerWarmup
-                    | OomKind::VllmFreeBelowRequest
-            )
-        );
-        if self.vllm_process || vllm {
+        let by_message = self.kind.and_then(OomKind::engine);
+        if self.vllm_process || by_message == Some(EngineKind::Vllm) {
             Some(EngineKind::Vllm)
-        } else if self.sglang_process || self.kind == Some(OomKind::SglangNoKvPool) {
+        } else if self.sglang_process || by_message == Some(EngineKind::Sglang) {
             Some(EngineKind::Sglang)
         } else {
             None
+        }
+    }
+}
+
+impl OomKind {
+    /// The engine with a plan of its own that alone prints this message.
+    pub fn engine(self) -> Option<crate::engines::EngineKind> {
+        use crate::engines::EngineKind;
+        match self {
+            Self::VllmMaxSeqLen
+            | Self::VllmKvCacheTooSmall
+            | Self::VllmNoCacheBlocks
+            | Self::VllmSamplerWarmup
+            | Self::VllmFreeBelowRequest => Some(EngineKind::Vllm),
+            Self::SglangNoKvPool => Some(EngineKind::Sglang),
+            Self::PytorchLegacy
+            | Self::Pytorch
+            | Self::PytorchAsync
+            | Self::PytorchMps
+            | Self::PytorchMpsBufferSize
+            | Self::CudaError
+            | Self::TgiPrefillWarmup
+            | Self::TrtllmExecutorMemory
+            | Self::OllamaHostMemory
+            | Self::LlamaCpp
+            | Self::QuantizedOffload => None,
         }
     }
 }

@@ -195,34 +195,30 @@ impl<'r> Facts<'r> {
             | crate::engines::Engine::Sglang(_)
             | crate::engines::Engine::Ollama(_) => None,
         });
-        let sglang_weights = ctx.plan.and_then(|p| match p.scenario.engine {
-            crate::engines::Engine::Sglang(_) => {
-                let e = crate::estimate::estimate(p.model, p.scenario.clone().validate().ok()?);
-                let g = e.per_gpu.iter().max_by_key(|g| g.budget.weight_bytes)?;
-                Some((g.budget.weight_bytes, g.capacity_bytes))
-            }
-            crate::engines::Engine::Transformers(_)
-            | crate::engines::Engine::Vllm(_)
-            | crate::engines::Engine::LlamaCpp(_)
-            | crate::engines::Engine::Ollama(_) => None,
-        });
-        let sglang_default_fraction = ctx.plan.and_then(|p| match p.scenario.engine {
+        // An SGLang plan estimated once with the release's own
+        // `mem_fraction_static` (the flag left out): that fraction, and the
+        // weights on the fullest GPU, which no fraction changes.
+        let sglang = ctx.plan.and_then(|p| match p.scenario.engine {
             crate::engines::Engine::Sglang(o) => {
                 let mut s = p.scenario.clone();
                 s.engine =
                     crate::engines::Engine::Sglang(crate::engines::sglang::Options { mem_fraction_static: None, ..o });
-                match crate::estimate::estimate(p.model, s.validate().ok()?).engine_report? {
+                let e = crate::estimate::estimate(p.model, s.validate().ok()?);
+                let fraction = match e.engine_report.as_ref()? {
                     crate::engines::EngineReport::Sglang(report) => {
-                        Some((report.mem_fraction_static * 1000.0).round() as u64)
+                        (report.mem_fraction_static * 1000.0).round() as u64
                     }
-                    crate::engines::EngineReport::Vllm(_) | crate::engines::EngineReport::LlamaCpp(_) => None,
-                }
+                    crate::engines::EngineReport::Vllm(_) | crate::engines::EngineReport::LlamaCpp(_) => return None,
+                };
+                let g = e.per_gpu.iter().max_by_key(|g| g.budget.weight_bytes)?;
+                Some((fraction, (g.budget.weight_bytes, g.capacity_bytes)))
             }
             crate::engines::Engine::Transformers(_)
             | crate::engines::Engine::Vllm(_)
             | crate::engines::Engine::LlamaCpp(_)
             | crate::engines::Engine::Ollama(_) => None,
         });
+        let (sglang_default_fraction, sglang_weights) = (sglang.map(|(f, _)| f), sglang.map(|(_, w)| w));
         Self {
             r,
             total,
