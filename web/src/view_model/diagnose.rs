@@ -25,8 +25,21 @@ pub fn findings_for(query: &str, hub: &HubState, reader: &dyn Reader, text: &str
     if text.trim().is_empty() {
         return String::new();
     }
-    let state = handed_state(query);
+    let linked = handed_state(query);
     let report = parse(text);
+    // The paste shows which server ran out: its error is checked against the
+    // link's plan on that engine, as a pasted start-up log runs as it ran.
+    let (state, taken) = match report.serving_engine() {
+        Some(ran) if linked.engine.kind() != ran => {
+            let note = format!(
+                "Checked on {}, the engine the paste comes from; the link's plan runs {}.",
+                ran.name(),
+                linked.engine.kind().name()
+            );
+            (LinkState { engine: ran.with_defaults(), ..linked }, Some(note))
+        }
+        _ => (linked, None),
+    };
     let model = resolve::model_with(&state, hub, reader).ok();
     let scenario = model.as_ref().and_then(|m| resolve::scenario(&state, m).ok());
     // The presets' build-time reading: this bundle carries no config texts.
@@ -47,7 +60,8 @@ pub fn findings_for(query: &str, hub: &HubState, reader: &dyn Reader, text: &str
         },
         None => String::new(),
     };
-    let diagnosis = diagnose(&report, &ctx);
+    let mut diagnosis = diagnose(&report, &ctx);
+    diagnosis.notes.splice(0..0, taken);
     // A start-up log without an out-of-memory message is the log's view
     // alone, as `headroom diagnose` prints it: the error's sections would
     // only say there is no error and ask for a plan the log already gave.
@@ -374,6 +388,7 @@ pub fn findings_html(report: &OomReport, diagnosis: &Diagnosis, units: UnitSyste
 mod tests {
     use super::*;
     use crate::view_model::read::Linked;
+    use shared::engines::EngineKind;
     use shared::estimate::Scenario;
     use shared::link::decode;
     use shared::model::Model;
@@ -510,6 +525,28 @@ mod tests {
         let rows = |h: &str| h.matches("data-testid=\"startup-row\"").count();
         assert_eq!(rows(&html), rows(&want));
         assert!(rows(&html) > 0);
+    }
+
+    /// An error only a vLLM or SGLang server prints is checked against the
+    /// link's plan on that engine, as `headroom diagnose` plans it, and says
+    /// so; a link on that engine is checked as it is.
+    #[test]
+    fn a_servers_error_is_checked_on_the_engine_that_ran() {
+        for (paste, ran) in [
+            (include_str!("../../../shared/tests/fixtures/oom/110-vllm-free-below-utilization-tp2.txt"), "vllm"),
+            (include_str!("../../../shared/tests/fixtures/oom/46-sglang-not-enough-memory.txt"), "sglang"),
+        ] {
+            let html = findings_for("model=llama-3.1-8b&e=llama.cpp", &HubState::Idle, &Linked, paste);
+            let name = EngineKind::parse(ran).expect("an engine").name();
+            let note =
+                format!("Checked on {name}, the engine the paste comes from; the link&#39;s plan runs llama.cpp.");
+            assert!(html.contains(&note), "{html}");
+            assert!(html.contains(&format!(" with {ran}, ")), "checked against {ran}: {html}");
+            assert!(!html.contains("The paste comes from"), "{html}");
+            let same = findings_for(&format!("model=llama-3.1-8b&e={ran}"), &HubState::Idle, &Linked, paste);
+            assert!(!same.contains("the engine the paste comes from"), "{same}");
+            assert!(same.contains(&format!(" with {ran}, ")), "{same}");
+        }
     }
 
     #[test]
