@@ -168,6 +168,23 @@ pub fn gpu_named(device: &str) -> Option<&'static Gpu> {
     })
 }
 
+/// The catalog Mac a Metal device is (`Apple M2`, as ggml-metal names it
+/// from `MTLDevice.name`) with `free` bytes free before anything loaded:
+/// Metal's free memory is the recommended working set less this process's
+/// buffers (ggml-metal-device.m `ggml_metal_device_get_memory`), and the
+/// working set follows the Mac's memory, not its chip (an 8 and a 16 GB
+/// M2), so the chip and the working set name the entry. The catalog keeps
+/// it in whole MiB, rounded down, which the log prints the same way.
+pub fn mac_named(device: &str, free: u64) -> Option<&'static Gpu> {
+    let chip = device.trim().strip_prefix("Apple ")?;
+    gpus().iter().find(|g| {
+        let named = g.name.split_once('(').and_then(|(_, r)| r.split_once(',')).map(|(c, _)| c.trim());
+        g.vendor == GpuVendor::Apple
+            && named.is_some_and(|c| c.eq_ignore_ascii_case(chip))
+            && g.memory_bytes / crate::units::MIB == free / crate::units::MIB
+    })
+}
+
 /// Driver (NVML, `nvidia-smi`) names of data-centre parts that the
 /// catalog spells otherwise, and the catalog GPU each is. The last three
 /// are not in the catalog: each stands in for the catalog part of the same

@@ -4,5 +4,5 @@
 pub mod gpus;
 pub mod models;
 
-pub use gpus::{Gpu, GpuSources, GpuVendor, gpu, gpu_named, gpus};
+pub use gpus::{Gpu, GpuSources, GpuVendor, gpu, gpu_named, gpus, mac_named};
 pub use models::{MODEL_PRESETS, ModelPreset, model_preset};

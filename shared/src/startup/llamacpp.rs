@@ -113,6 +113,10 @@ pub(super) fn read(lines: &[(usize, String)]) -> (LoggedConfig, Vec<Fact>) {
             if i == config.devices.len() {
                 config.devices.push(name.to_owned());
             }
+            if let Some(free) = free_mib(line).filter(|_| i < config.devices.len()) {
+                config.devices_free.resize(config.devices.len(), None);
+                config.devices_free[i] = Some(free * crate::units::MIB);
+            }
             continue;
         }
         context(line, &mut config);
@@ -220,6 +224,13 @@ fn device(line: &str) -> Option<(usize, &str)> {
     let (index, rest) = rest.split_once(": ")?;
     let (name, _) = rest.split_once(", compute capability")?;
     Some((index.trim().parse().ok()?, name.trim()))
+}
+
+/// What a `using device … - 16383 MiB free` line says was free, in MiB.
+fn free_mib(line: &str) -> Option<u64> {
+    let rest = line.trim_end().strip_suffix(" MiB free")?;
+    let (_, n) = rest.rsplit_once(" - ")?;
+    n.trim().parse().ok()
 }
 
 /// The last mainline build whose KV cache logs as `llama_kv_cache_unified:`

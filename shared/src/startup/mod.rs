@@ -428,6 +428,11 @@ pub struct LoggedConfig {
     /// `Device 0: NVIDIA GeForce RTX 4090, compute capability 8.9`).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub devices: Vec<String>,
+    /// What each of [`Self::devices`] had free when the model loaded, where
+    /// the log says (`using device MTL0 (Apple M4 Pro) (unknown id) - 16383
+    /// MiB free`, src/llama.cpp `llama_model_load_from_file_impl`), in bytes.
+    #[serde(skip)]
+    pub devices_free: Vec<Option<u64>>,
     /// llama.cpp `n_ctx`, `n_batch`, `n_ubatch`, `n_seq_max`.
     pub n_ctx: Option<u64>,
     pub n_batch: Option<u64>,

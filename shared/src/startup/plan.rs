@@ -293,15 +293,16 @@ pub fn logged_scenario(log: &StartupLog, model: &Model, planned: Scenario<Engine
         let first = s.gpus[0].clone();
         s.gpus = vec![first; usize::try_from(gpus).unwrap_or(usize::MAX).min(crate::plan::MAX_GPUS + 1)];
     }
-    // The GPUs a llama.cpp log names, when each is a catalog GPU, the log
-    // used as many as it names, and the plan's are not those.
-    let named: Option<Vec<_>> = c.devices.iter().map(|d| crate::catalog::gpu_named(d)).collect();
+    // The GPUs a llama.cpp log names, when each is a catalog GPU (or a Mac
+    // known by its working set), the log used as many as it names, and the
+    // plan's are not those.
+    let named: Option<Vec<_>> = (0..c.devices.len()).map(|i| logged_device(c, i)).collect();
     if let Some(named) = named.filter(|n| !n.is_empty() && n.len() == s.gpus.len())
-        && named.iter().zip(&s.gpus).any(|(g, slot)| g.name != slot.name)
+        && named.iter().zip(&s.gpus).any(|((g, _), slot)| g.name != slot.name)
     {
-        let names: Vec<&str> = named.iter().map(|g| g.name.as_str()).collect();
+        let names: Vec<String> = named.iter().map(|(g, how)| format!("{}{how}", g.name)).collect();
         taken.push(format!("GPUs {} (the devices the log names)", names.join(", ")));
-        s.gpus = named.into_iter().map(GpuSlot::from_catalog).collect();
+        s.gpus = named.into_iter().map(|(g, _)| g).collect();
     }
     if let Some(note) = unnamed_gpu(log, &s, total.is_some() || bounded, floor) {
         taken.push(note);
@@ -338,11 +339,15 @@ pub fn logged_scenario(log: &StartupLog, model: &Model, planned: Scenario<Engine
 fn unnamed_gpu(log: &StartupLog, s: &Scenario<Engine>, total: bool, floor: Option<Floor>) -> Option<String> {
     let slot = s.gpus.first()?;
     // The names the log gives that the catalog does not hold.
+    let c = &log.config;
     let unknown: Vec<&str> = match log.engine {
-        LogEngine::LlamaCpp => log.config.devices.iter().map(String::as_str).collect(),
-        LogEngine::Vllm | LogEngine::Sglang => log.config.device_name.as_deref().into_iter().collect(),
+        LogEngine::LlamaCpp => {
+            (0..c.devices.len()).filter(|&i| logged_device(c, i).is_none()).map(|i| c.devices[i].as_str()).collect()
+        }
+        LogEngine::Vllm | LogEngine::Sglang => {
+            c.device_name.as_deref().into_iter().filter(|d| crate::catalog::gpu_named(d).is_none()).collect()
+        }
     };
-    let unknown: Vec<&str> = unknown.into_iter().filter(|d| crate::catalog::gpu_named(d).is_none()).collect();
     if !unknown.is_empty() {
         return Some(format!(
             "the GPU the log names ({}) is not in the catalog, so its figures are set against the plan's {}",
@@ -372,6 +377,28 @@ fn unnamed_gpu(log: &StartupLog, s: &Scenario<Engine>, total: bool, floor: Optio
         ""
     };
     Some(format!("no GPU: the log names none, so its figures are set against the plan's {}{over}{rocm}", slot.name))
+}
+
+/// The GPU a llama.cpp log's device `i` is, and how it was told where not
+/// by its name alone: a catalog GPU by its driver's name; a Mac by its chip
+/// and Metal's working set ([`crate::catalog::mac_named`]); else an Apple
+/// chip the catalog lacks, known by the working set the log printed
+/// (Metal's free memory before anything loaded), which is all a plan of its
+/// buffers needs and what Metal lets a process use.
+fn logged_device(c: &LoggedConfig, i: usize) -> Option<(GpuSlot, String)> {
+    let name = c.devices.get(i)?;
+    if let Some(g) = crate::catalog::gpu_named(name) {
+        return Some((GpuSlot::from_catalog(g), String::new()));
+    }
+    let free = c.devices_free.get(i).copied().flatten()?;
+    let b = crate::units::format_bytes(free, crate::units::UnitSystem::Binary);
+    if let Some(g) = crate::catalog::mac_named(name, free) {
+        return Some((GpuSlot::from_catalog(g), format!(" by its {b} working set")));
+    }
+    name.starts_with("Apple M").then(|| {
+        let slot = GpuSlot { vendor: Some(crate::catalog::GpuVendor::Apple), ..GpuSlot::custom(name.clone(), free) };
+        (slot, format!(" with its {b} working set, not a catalog Mac"))
+    })
 }
 
 /// What a log's own figures say its GPU held at least, and from which.

@@ -1590,18 +1590,37 @@ fn a_vllm_logs_banner_and_args_name_its_model() {
     assert_eq!(named(only_drafter), None);
 }
 
-/// A log that runs on Metal (`using device Metal (Apple M2)`, a build
-/// before ggml-metal numbered its devices) names its GPU: an Apple M2 is
-/// not in the catalog, so the diagnosis says which GPU the figures are set
-/// against rather than planning silently on the default CUDA card.
+/// A log that runs on Metal (`using device Metal (Apple M2) - 10922 MiB
+/// free`, a build before ggml-metal numbered its devices) names its chip,
+/// and Metal's working set names the Mac (a 16 GB M2 keeps 10922 MiB, an
+/// 8 GB one 5461): the plan runs on the catalog's 16 GB M2, not on the
+/// default CUDA card. A chip the catalog lacks (an M5, an M4 Pro with
+/// 24 GB) runs on an Apple GPU of the working set the log printed.
 #[test]
-fn a_metal_log_names_its_apple_gpu() {
+fn a_metal_log_runs_on_its_mac() {
     let l = log("llamacpp-nogit-deepseek-coder-v2-lite-q4km-metal-m2-ngl24");
     assert_eq!(l.config.devices, ["Apple M2"]);
+    assert_eq!(l.config.devices_free, [Some(10922 << 20)]);
     let m = shared::model::Model::preset("llama-3.1-8b").unwrap_or_else(|e| panic!("{e}"));
-    let planned = shared::estimate::Scenario { engine: l.engine.kind().with_defaults(), ..Default::default() };
-    let taken = shared::startup::logged_scenario(&l, &m, planned).1.join("; ");
-    assert!(taken.contains("the GPU the log names (Apple M2) is not in the catalog"), "{taken}");
+    let planned = || shared::estimate::Scenario { engine: l.engine.kind().with_defaults(), ..Default::default() };
+    let (s, taken) = shared::startup::logged_scenario(&l, &m, planned());
+    let taken = taken.join("; ");
+    assert!(taken.contains("GPUs Mac (M2, 16 GB) by its 10.67 GiB working set (the devices the log names)"), "{taken}");
+    assert!(!taken.contains("not in the catalog"), "{taken}");
+    assert_eq!(s.gpus.iter().map(|g| g.name.as_str()).collect::<Vec<_>>(), ["Mac (M2, 16 GB)"]);
+    for (file, chip, mib) in [
+        ("llamacpp-b8164-gptoss20b-metal-m5-131k", "Apple M5", 18185),
+        ("llamacpp-b8999-qwen35-9b-q4ks-metal-m4pro-262k-q8kv", "Apple M4 Pro", 16383),
+    ] {
+        let l = log(file);
+        let (s, taken) = shared::startup::logged_scenario(&l, &m, planned());
+        let g = &s.gpus[0];
+        assert_eq!(
+            (g.name.as_str(), g.capacity_bytes, g.vendor),
+            (chip, mib << 20, Some(shared::catalog::GpuVendor::Apple))
+        );
+        assert!(taken.iter().any(|t| t.contains("working set, not a catalog Mac")), "{taken:?}");
+    }
 }
 
 /// A ROCm log names its RX 6600 (`Device 0: AMD Radeon RX 6600, gfx1030`,
