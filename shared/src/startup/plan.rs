@@ -5,7 +5,7 @@
 use super::{Figure, LogEngine, LoggedConfig, StartupLog};
 use crate::catalog::{MODEL_PRESETS, ModelPreset};
 use crate::engines::llamacpp::{CacheType, DEFAULT_N_BATCH, DEFAULT_N_UBATCH, FlashAttention, TensorSplit};
-use crate::engines::{Engine, sglang};
+use crate::engines::{Engine, EngineKind, sglang};
 use crate::formats::WeightFormat;
 use crate::kv::KvDtype;
 use crate::model::Model;
@@ -606,7 +606,14 @@ pub fn configured_engine(ran: LogEngine, c: &LoggedConfig, planned: Engine) -> (
     let mut engine = planned;
     if planned.kind() != kind {
         engine = kind.with_defaults();
-        taken.push(format!("engine {}", kind.name()));
+        // Ollama runs its models on llama.cpp's runner (or its own engine,
+        // which prints llama.cpp's lines): the log's settings are the runner's.
+        taken.push(match planned.kind() {
+            EngineKind::Ollama if ran == LogEngine::LlamaCpp => {
+                format!("engine {} (Ollama's runner, as the log printed it)", kind.name())
+            }
+            _ => format!("engine {}", kind.name()),
+        });
     }
     let utilization = c.gpu_memory_utilization_permille.map(|p| p as f64 / 1000.0);
     match &mut engine {
@@ -955,5 +962,10 @@ mod tests {
         let names: Vec<&str> = s.gpus.iter().map(|g| g.name.as_str()).collect();
         assert_eq!(names, ["GeForce RTX 5090", "GeForce RTX 4090"], "{taken:?}");
         assert!(taken.iter().any(|t| t.starts_with("GPUs GeForce RTX 5090, GeForce RTX 4090")), "{taken:?}");
+        // A plan on Ollama runs as its llama.cpp runner printed it, and says so.
+        let ollama = Scenario { engine: EngineKind::Ollama.with_defaults(), ..Scenario::default() };
+        let (s, taken) = logged_scenario(&log, &m, ollama);
+        assert_eq!(s.engine.kind(), EngineKind::LlamaCpp);
+        assert!(taken.iter().any(|t| t == "engine llama.cpp (Ollama's runner, as the log printed it)"), "{taken:?}");
     }
 }
