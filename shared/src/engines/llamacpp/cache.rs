@@ -129,8 +129,11 @@ impl Types {
 /// branch, at b8211, a0ed91a4; ggml-org/llama.cpp#19460 "indexer is not yet
 /// supported"). The DSA cache of #23346 (b9411, `llama_kv_cache_dsa`: the
 /// indexer's keys, `indexer_head_size` per token in `type_k`) was built for
-/// `deepseek32` alone; a later build that gives it to `glm-dsa` is not in
-/// hand.
+/// `deepseek32` alone. By b10505 `glm-dsa` has it too, on the layers with a
+/// "full" indexer (#26474; the GLM-5.2 log of tests/fixtures/startup:
+/// 3,937.50 MiB, 21 of 78 layers, beside the 65,812.50 MiB latent); the
+/// build that gave it and the layers' rule are not in hand, so it is left
+/// out on every build.
 pub(crate) fn layers(text: &crate::arch::TextModel, types: Types) -> Vec<LayerKv> {
     kv::layer_costs_by(text, 1, |part, width, elements| match part {
         CachePart::IndexerKey => 0,
