@@ -118,14 +118,24 @@ impl LayerKv {
 /// `get_num_kv_heads`). MLA's latent is not split by heads: every rank keeps
 /// the whole latent.
 pub fn layer_costs(text: &TextModel, dtype: KvDtype, tp: u64) -> Vec<LayerKv> {
-    layer_costs_by(text, tp, |_, width, elements| dtype.bpw(width).bytes(elements))
+    layer_costs_by(text, tp, |part, width, elements| match part {
+        // DSA's indexer keys: vLLM 0.33 keeps them in FP8 with an fp32
+        // scale per 128 values whatever the KV dtype (deepseek_v2.py,
+        // `Indexer.k_cache`: head_dim + head_dim / 128 × 4 bytes).
+        CachePart::IndexerKey => elements.saturating_add(elements / 128 * 4),
+        CachePart::Key | CachePart::Value => dtype.bpw(width).bytes(elements),
+    })
 }
 
-/// Which of a layer's two caches a vector belongs to (MLA's latent is a key).
+/// Which of a layer's caches a vector belongs to (MLA's latent is a key).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum CachePart {
     Key,
     Value,
+    /// DSA's lightning-indexer key (DeepSeek-V3.2, GLM-5): one vector of
+    /// the indexer's head width per token, stored as each engine keeps it
+    /// (or not at all).
+    IndexerKey,
 }
 
 /// [`layer_costs`] with each cache's storage given by `cost(part, width,
@@ -165,10 +175,7 @@ pub fn layer_costs_by(text: &TextModel, tp: u64, cost: impl Fn(CachePart, u64, u
         AttentionKind::Standard { .. } => standard(text.num_kv_heads, (text.head_dim, text.v_head_dim)),
         AttentionKind::Mla(m) => {
             let latent = m.kv_lora_rank.saturating_add(m.qk_rope_head_dim);
-            // DSA's indexer keys: vLLM 0.33 keeps them in FP8 with an fp32
-            // scale per 128 values whatever the KV dtype (deepseek_v2.py,
-            // `Indexer.k_cache`: head_dim + head_dim / 128 × 4 bytes).
-            let indexer = m.indexer.map_or(0, |ix| ix.head_dim.saturating_add(ix.head_dim / 128 * 4));
+            let indexer = m.indexer.map_or(0, |ix| cost(CachePart::IndexerKey, ix.head_dim, ix.head_dim));
             cost(CachePart::Key, latent, latent).saturating_add(indexer)
         }
     };

@@ -17,8 +17,8 @@ use super::roles::classify;
 use super::{Checkpoint, CheckpointError};
 use crate::arch::fields::{MAX_CONTEXT, MAX_DIM, MAX_LAYERS};
 use crate::arch::{
-    Architecture, AttentionKind, CheckpointDtype, Family, Ffn, LayerAttention, LayerCache, LayerSpec, Mla, Moe,
-    NormKind, Role, TextModel,
+    Architecture, AttentionKind, CheckpointDtype, Family, Ffn, Indexer, LayerAttention, LayerCache, LayerSpec, Mla,
+    Moe, NormKind, Role, TextModel,
 };
 
 /// Facts a config or GGUF metadata may state.
@@ -149,8 +149,8 @@ fn gguf_value(g: &gguf::File, key: &str, max: u64) -> Result<Option<u64>, Checkp
     value.map(|v| bounded(|| format!("GGUF metadata `{name}`"), v, max)).transpose()
 }
 
-/// MLA as a GGUF states it (`deepseek2`, llama.cpp's `LLM_ARCH_DEEPSEEK2`
-/// hparams): the latent (`kv_lora_rank`), the rope width
+/// MLA as a GGUF states it (`deepseek2` and `glm-dsa`, llama.cpp's
+/// `LLM_ARCH_DEEPSEEK2` / `LLM_ARCH_GLM_DSA` hparams): the latent (`kv_lora_rank`), the rope width
 /// (`rope.dimension_count`) and each head's K and V widths, from
 /// `key_length_mla`/`value_length_mla` where the GGUF was converted for MLA
 /// (its `key_length` is then the latent's), else from `key_length`/
@@ -172,13 +172,24 @@ fn gguf_mla(g: &gguf::File, key: Option<u64>, value: Option<u64>) -> Result<Opti
     ) else {
         return Ok(None);
     };
+    // GLM-5's DSA lightning indexer (`glm-dsa`: convert_hf_to_gguf.py
+    // `GlmMoeDsaModel` writes `index_n_heads` and `index_head_dim` as
+    // `attention.indexer.head_count` / `.key_length`, which llama.cpp's
+    // loader requires; b8211).
+    let indexer = match (
+        positive(read("attention.indexer.head_count", MAX_DIM)?),
+        positive(read("attention.indexer.key_length", MAX_DIM)?),
+    ) {
+        (Some(heads), Some(head_dim)) => Some(Indexer { heads, head_dim }),
+        _ => None,
+    };
     Ok(Some(Mla {
         q_lora_rank: positive(read("attention.q_lora_rank", MAX_DIM)?),
         kv_lora_rank,
         qk_nope_head_dim: k.saturating_sub(rope),
         qk_rope_head_dim: rope,
         v_head_dim: v,
-        indexer: None,
+        indexer,
     }))
 }
 

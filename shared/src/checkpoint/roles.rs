@@ -207,6 +207,17 @@ fn role_of(lower: &str, in_layer: bool) -> Role {
     ) {
         return Role::Recurrent;
     }
+    // The DSA lightning indexer of a `glm-dsa` GGUF (`blk.N.indexer.proj`,
+    // `.attn_k`, `.attn_q_b`; its `k_norm` is a norm above): the roles
+    // `params.rs` gives `DeepseekV32Indexer`'s `weights_proj`, `wk`, `wq_b`
+    // (src/llama-arch.cpp `LLM_TENSOR_INDEXER_*` at b8211).
+    if lower.contains(".indexer.") {
+        match m {
+            "proj" | "attn_q_b" => return Role::AttnQ,
+            "attn_k" => return Role::AttnK,
+            _ => {}
+        }
+    }
     match m {
         "q_a_proj" | "kv_a_proj_with_mqa" | "attn_q_a" | "attn_kv_a_mqa" => return Role::MlaDown,
         "q_b_proj" | "kv_b_proj" | "attn_q_b" | "attn_kv_b" | "attn_k_b" | "attn_v_b" => return Role::MlaUp,
@@ -335,6 +346,17 @@ mod tests {
         check("blk.7.ffn_up_shexp.weight", Role::SharedExpertUp, Some(7));
         check("blk.7.ssm_in.weight", Role::Recurrent, Some(7));
         check("blk.7.nextn.eh_proj.weight", Role::Mtp, None);
+        // GLM-5 (`glm-dsa`): the indexer, shared experts and the NextN layer
+        // past `block_count - nextn_predict_layers`.
+        check("blk.7.indexer.proj.weight", Role::AttnQ, Some(7));
+        check("blk.7.indexer.attn_q_b.weight", Role::AttnQ, Some(7));
+        check("blk.7.indexer.attn_k.weight", Role::AttnK, Some(7));
+        check("blk.7.indexer.k_norm.weight", Role::Norm, Some(7));
+        check("blk.7.indexer.k_norm.bias", Role::Norm, Some(7));
+        check("blk.7.attn_q_b.weight", Role::MlaUp, Some(7));
+        check("blk.7.exp_probs_b.bias", Role::Router, Some(7));
+        check("blk.7.ffn_down_shexp.weight", Role::SharedExpertDown, Some(7));
+        check("blk.61.attn_q_a.weight", Role::Mtp, None);
         check("v.blk.0.attn_q.weight", Role::VisionLinear, None);
         check("mm.0.weight", Role::Projector, None);
     }

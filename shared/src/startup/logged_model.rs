@@ -50,6 +50,10 @@ pub struct LoggedModel {
     pub rope_dim: Option<u64>,
     pub head_k_mla: Option<u64>,
     pub head_v_mla: Option<u64>,
+    /// DSA's lightning indexer (`{arch}.attention.indexer.head_count`,
+    /// `.key_length` of the header; `print_info` does not print them).
+    pub indexer_heads: Option<u64>,
+    pub indexer_head_dim: Option<u64>,
     pub sliding_window: Option<u64>,
     /// A recurrent mixer's sizes (`{arch}.ssm.*`, `print_info: ssm_d_*`):
     /// `conv_kernel` (`ssm_d_conv`), `state_size` (`ssm_d_state`),
@@ -236,6 +240,10 @@ fn header(m: &mut LoggedModel, rest: &str) {
         "attention.sliding_window" => set(&mut m.sliding_window, n()),
         "attention.q_lora_rank" => set(&mut m.lora_q, n()),
         "attention.kv_lora_rank" => set(&mut m.lora_kv, n()),
+        "attention.key_length_mla" => set(&mut m.head_k_mla, n()),
+        "attention.value_length_mla" => set(&mut m.head_v_mla, n()),
+        "attention.indexer.head_count" => set(&mut m.indexer_heads, n()),
+        "attention.indexer.key_length" => set(&mut m.indexer_head_dim, n()),
         "rope.dimension_count" => set(&mut m.rope_dim, n()),
         "expert_count" => set(&mut m.experts, n()),
         "expert_used_count" => set(&mut m.experts_used, n()),
@@ -290,6 +298,10 @@ fn hf_names(arch: &str) -> Option<(&'static str, &'static str)> {
         "glm4" => ("glm4", "Glm4ForCausalLM"),
         "command-r" => ("cohere", "CohereForCausalLM"),
         "deepseek2" => ("deepseek_v3", "DeepseekV3ForCausalLM"),
+        // GLM-5 / GLM-5.1: DeepSeek's MLA and experts with DSA's indexer
+        // and the multi-token-prediction layer counted in `n_layer`
+        // (src/llama-model.cpp `LLM_ARCH_GLM_DSA` at b8211).
+        "glm-dsa" => ("glm_moe_dsa", "GlmMoeDsaForCausalLM"),
         // Tied embeddings and 256-wide heads by default; Gemma 2 slides on
         // every other layer and Gemma 3 on five of six, as llama.cpp's
         // `set_swa_pattern(2)` / `(6)` (src/llama-model.cpp) and the
@@ -427,10 +439,11 @@ fn config(m: &LoggedModel) -> Result<(String, Vec<String>), String> {
     };
     put("architectures", serde_json::json!([class]));
     put("model_type", model_type.into());
-    // GLM-4.5's `num_hidden_layers` leaves its MTP layer out, which the
-    // GGUF's `block_count` holds (convert_hf_to_gguf.py adds
+    // GLM-4.5's and GLM-5's `num_hidden_layers` leave their MTP layer out,
+    // which the GGUF's `block_count` holds (convert_hf_to_gguf.py adds
     // `num_nextn_predict_layers`).
-    let nextn = m.nextn_layers.filter(|_| model_type == "glm4_moe").unwrap_or(0).min(layers.saturating_sub(1));
+    let with_mtp = matches!(model_type, "glm4_moe" | "glm_moe_dsa");
+    let nextn = m.nextn_layers.filter(|_| with_mtp).unwrap_or(0).min(layers.saturating_sub(1));
     put("num_hidden_layers", (layers - nextn).into());
     put("hidden_size", hidden.into());
     put("num_attention_heads", heads.into());
@@ -479,7 +492,7 @@ fn config(m: &LoggedModel) -> Result<(String, Vec<String>), String> {
             put("first_k_dense_replace", d.into());
         }
     }
-    if model_type == "deepseek_v3" {
+    if matches!(model_type, "deepseek_v3" | "glm_moe_dsa") {
         let rope = need(m.rope_dim, "MLA's rope width (`n_rot`)")?;
         put("kv_lora_rank", need(m.lora_kv, "MLA's latent width (`n_lora_kv`)")?.into());
         put("q_lora_rank", m.lora_q.map_or(serde_json::Value::Null, Into::into));
@@ -487,6 +500,15 @@ fn config(m: &LoggedModel) -> Result<(String, Vec<String>), String> {
         let k = m.head_k_mla.or(m.head_k).unwrap_or(rope);
         put("qk_nope_head_dim", k.saturating_sub(rope).into());
         put("v_head_dim", m.head_v_mla.or(m.head_v).unwrap_or(k).into());
+    }
+    if model_type == "glm_moe_dsa" {
+        put("num_nextn_predict_layers", nextn.into());
+        if let Some(h) = m.indexer_heads {
+            put("index_n_heads", h.into());
+        }
+        if let Some(d) = m.indexer_head_dim {
+            put("index_head_dim", d.into());
+        }
     }
     // GLM-4-0414's sandwich norms and fused up are read from the family;
     // its q/k/v biases are optional in llama.cpp (src/llama-model.cpp
@@ -605,6 +627,89 @@ mod tests {
         header(&mut m, "17:                          general.file_type u32              = 15");
         assert_eq!((m.layers, m.vocab, m.file_type.as_deref()), (Some(32), Some(128_256), Some("Q4_K - Medium")));
         assert_eq!(file_type_format("Q4_K - Medium").map(WeightFormat::id), Some("q4_k_m".into()));
+    }
+
+    /// A GLM-5.2 log's header (b10505, tests/fixtures/startup/llamacpp-
+    /// b10505-glm52-…): `glm-dsa` reads as `glm_moe_dsa`, its NextN layer
+    /// out of `block_count`, MLA from the `_mla` widths, the indexer's
+    /// heads; from `print_info:` alone (no indexer keys) the config class's
+    /// 32 heads.
+    #[test]
+    fn a_glm_dsa_header_is_read_as_glm5() {
+        use crate::arch::{AttentionKind, Family, Indexer};
+        let mut m = LoggedModel::default();
+        for line in [
+            "0: general.architecture str = glm-dsa",
+            "18: glm-dsa.block_count u32 = 79",
+            "20: glm-dsa.embedding_length u32 = 6144",
+            "21: glm-dsa.feed_forward_length u32 = 12288",
+            "22: glm-dsa.attention.head_count u32 = 64",
+            "23: glm-dsa.attention.head_count_kv u32 = 1",
+            "26: glm-dsa.expert_count u32 = 256",
+            "27: glm-dsa.expert_used_count u32 = 8",
+            "31: glm-dsa.attention.key_length u32 = 576",
+            "32: glm-dsa.attention.value_length u32 = 512",
+            "33: glm-dsa.leading_dense_block_count u32 = 3",
+            "34: glm-dsa.vocab_size u32 = 154880",
+            "35: glm-dsa.attention.q_lora_rank u32 = 2048",
+            "36: glm-dsa.attention.kv_lora_rank u32 = 512",
+            "37: glm-dsa.attention.key_length_mla u32 = 256",
+            "38: glm-dsa.attention.value_length_mla u32 = 256",
+            "39: glm-dsa.expert_feed_forward_length u32 = 2048",
+            "40: glm-dsa.expert_shared_count u32 = 1",
+            "43: glm-dsa.rope.dimension_count u32 = 64",
+            "44: glm-dsa.nextn_predict_layers u32 = 1",
+            "45: glm-dsa.attention.indexer.head_count u32 = 32",
+            "46: glm-dsa.attention.indexer.key_length u32 = 128",
+        ] {
+            header(&mut m, line);
+        }
+        let read = |m: &LoggedModel| {
+            let (model, _, _) = model(m).unwrap_or_else(|e| panic!("{e}"));
+            let t = model.arch.text;
+            let AttentionKind::Mla(mla) = t.attention else { panic!("not MLA") };
+            let dense = t.layers.iter().filter(|l| l.ffn == crate::arch::Ffn::Dense).count();
+            (
+                model.arch.family,
+                t.layers.len(),
+                dense,
+                mla.kv_lora_rank,
+                mla.qk_nope_head_dim,
+                mla.v_head_dim,
+                mla.indexer,
+            )
+        };
+        let glm5 = |heads| (Family::GlmMoeDsa, 78, 3, 512, 192, 256, Some(Indexer { heads, head_dim: 128 }));
+        assert_eq!(read(&m), glm5(32));
+        // `print_info:` alone, as b10505 prints it: `n_layer` without the
+        // NextN layer (`n_layer_all` counts it; b8211's `n_layer` did, and
+        // only its header says how many of them are NextN).
+        let mut printed_only = LoggedModel::default();
+        for (k, v) in [
+            ("arch", "glm-dsa"),
+            ("n_layer", "78"),
+            ("n_layer_all", "79"),
+            ("n_embd", "6144"),
+            ("n_head", "64"),
+            ("n_head_kv", "1"),
+            ("n_rot", "64"),
+            ("n_embd_head_k", "576"),
+            ("n_embd_head_v", "512"),
+            ("n_ff", "12288"),
+            ("n_expert", "256"),
+            ("n_expert_used", "8"),
+            ("n_vocab", "154880"),
+            ("n_layer_dense_lead", "3"),
+            ("n_lora_q", "2048"),
+            ("n_lora_kv", "512"),
+            ("n_embd_head_k_mla", "256"),
+            ("n_embd_head_v_mla", "256"),
+            ("n_ff_exp", "2048"),
+            ("n_expert_shared", "1"),
+        ] {
+            printed(&mut printed_only, k, v);
+        }
+        assert_eq!(read(&printed_only), glm5(32));
     }
 
     /// Qwen3.5-9B's `ssm.*` keys become Qwen3_5TextConfig's `linear_*` ones

@@ -280,6 +280,150 @@ fn a_deepseek_gguf_converted_before_mla_caches_every_head() {
     assert_eq!(vllm(&legacy), vllm(&mla));
 }
 
+/// A small `glm-dsa` GGUF as llama.cpp b8211's convert_hf_to_gguf.py
+/// (`GlmMoeDsaModel`) writes GLM-5: 3 layers and one NextN layer in
+/// `block_count` (4), the first layer dense, 8 routed experts and a shared
+/// one, MLA (latent 64, rope 16, each head's K 32 + 16 and V 32) and the DSA
+/// indexer (4 heads of 32) on every layer; tensor names and shapes of
+/// src/llama-model.cpp `LLM_ARCH_GLM_DSA`.
+fn glm_dsa_gguf() -> Model {
+    use crate::checkpoint::writer::{self, Kv};
+    use shared::checkpoint::{Checkpoint, gguf};
+    const H: u64 = 256;
+    const V: u64 = 1000;
+    const HEADS: u64 = 4;
+    const QL: u64 = 96;
+    const E: u64 = 8;
+    const FFE: u64 = 64;
+    let f32 = |shape: &[u64]| shape.iter().product::<u64>() * 4;
+    let mut tensors: Vec<(String, Vec<u64>)> = vec![
+        ("token_embd.weight".into(), vec![H, V]),
+        ("output_norm.weight".into(), vec![H]),
+        ("output.weight".into(), vec![H, V]),
+    ];
+    for l in 0..4 {
+        let mut t = |name: &str, shape: Vec<u64>| tensors.push((format!("blk.{l}.{name}"), shape));
+        t("attn_norm.weight", vec![H]);
+        t("attn_q_a_norm.weight", vec![QL]);
+        t("attn_kv_a_norm.weight", vec![64]);
+        t("attn_q_a.weight", vec![H, QL]);
+        t("attn_q_b.weight", vec![QL, HEADS * 48]);
+        t("attn_kv_a_mqa.weight", vec![H, 64 + 16]);
+        t("attn_k_b.weight", vec![32, 64, HEADS]);
+        t("attn_v_b.weight", vec![64, 32, HEADS]);
+        t("attn_output.weight", vec![HEADS * 32, H]);
+        t("ffn_norm.weight", vec![H]);
+        t("indexer.k_norm.weight", vec![32]);
+        t("indexer.k_norm.bias", vec![32]);
+        t("indexer.proj.weight", vec![H, 4]);
+        t("indexer.attn_k.weight", vec![H, 32]);
+        t("indexer.attn_q_b.weight", vec![QL, 4 * 32]);
+        if l == 0 {
+            t("ffn_gate.weight", vec![H, 512]);
+            t("ffn_up.weight", vec![H, 512]);
+            t("ffn_down.weight", vec![512, H]);
+        } else {
+            t("ffn_gate_inp.weight", vec![H, E]);
+            t("exp_probs_b.bias", vec![E]);
+            t("ffn_gate_exps.weight", vec![H, FFE, E]);
+            t("ffn_up_exps.weight", vec![H, FFE, E]);
+            t("ffn_down_exps.weight", vec![FFE, H, E]);
+            t("ffn_gate_shexp.weight", vec![H, FFE]);
+            t("ffn_up_shexp.weight", vec![H, FFE]);
+            t("ffn_down_shexp.weight", vec![FFE, H]);
+        }
+        if l == 3 {
+            t("nextn.eh_proj.weight", vec![2 * H, H]);
+            t("nextn.enorm.weight", vec![H]);
+            t("nextn.hnorm.weight", vec![H]);
+            t("nextn.shared_head_norm.weight", vec![H]);
+        }
+    }
+    let refs: Vec<(&str, &[u64], u32, u64)> =
+        tensors.iter().map(|(n, s)| (n.as_str(), s.as_slice(), 0, f32(s))).collect();
+    let kvs = vec![
+        ("general.architecture", Kv::Str("glm-dsa")),
+        ("glm-dsa.block_count", Kv::U32(4)),
+        ("glm-dsa.embedding_length", Kv::U32(H as u32)),
+        ("glm-dsa.feed_forward_length", Kv::U32(512)),
+        ("glm-dsa.attention.head_count", Kv::U32(HEADS as u32)),
+        ("glm-dsa.attention.head_count_kv", Kv::U32(1)),
+        ("glm-dsa.attention.q_lora_rank", Kv::U32(QL as u32)),
+        ("glm-dsa.attention.kv_lora_rank", Kv::U32(64)),
+        ("glm-dsa.rope.dimension_count", Kv::U32(16)),
+        ("glm-dsa.attention.key_length", Kv::U32(64 + 16)),
+        ("glm-dsa.attention.value_length", Kv::U32(64)),
+        ("glm-dsa.attention.key_length_mla", Kv::U32(48)),
+        ("glm-dsa.attention.value_length_mla", Kv::U32(32)),
+        ("glm-dsa.leading_dense_block_count", Kv::U32(1)),
+        ("glm-dsa.expert_count", Kv::U32(E as u32)),
+        ("glm-dsa.expert_used_count", Kv::U32(2)),
+        ("glm-dsa.expert_shared_count", Kv::U32(1)),
+        ("glm-dsa.expert_feed_forward_length", Kv::U32(FFE as u32)),
+        ("glm-dsa.nextn_predict_layers", Kv::U32(1)),
+        ("glm-dsa.attention.indexer.head_count", Kv::U32(4)),
+        ("glm-dsa.attention.indexer.key_length", Kv::U32(32)),
+        ("glm-dsa.attention.indexer.top_k", Kv::U32(64)),
+    ];
+    let (bytes, size) = writer::gguf(3, &kvs, &refs);
+    let file = gguf::parse(&bytes, Some(size)).unwrap_or_else(|e| panic!("{e}"));
+    let c = Checkpoint::from_gguf(vec![("glm-5.gguf".into(), file)]).unwrap_or_else(|e| panic!("{e}"));
+    Model::from_checkpoint("glm-5.gguf", None, &c).unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// A GLM-5 GGUF (`glm-dsa`) reads as llama.cpp loads it: the NextN layer
+/// out of the decoder (no tensor loaded, no cache: `n_layer_kv_from_start`),
+/// the indexer's tensors attention weights of their layers, MLA with the
+/// indexer's widths, and on mainline the latent alone cached (b8211 runs
+/// `llm_build_deepseek2` with the indexer unused).
+#[test]
+fn a_glm_dsa_gguf_caches_the_latent_of_its_decoder_layers() {
+    use shared::arch::{AttentionKind, Indexer, Role};
+    let m = glm_dsa_gguf();
+    let t = &m.arch.text;
+    assert_eq!(t.num_layers(), 3);
+    let AttentionKind::Mla(mla) = t.attention else { panic!("not MLA: {:?}", t.attention) };
+    assert_eq!((mla.kv_lora_rank, mla.qk_rope_head_dim, mla.qk_nope_head_dim, mla.v_head_dim), (64, 16, 32, 32));
+    assert_eq!(mla.indexer, Some(Indexer { heads: 4, head_dim: 32 }));
+    assert!(!m.arch.warnings.iter().any(|w| w.contains("no rule classifies")), "{:?}", m.arch.warnings);
+    let layout = &m.checkpoint.as_ref().unwrap_or_else(|| panic!("no checkpoint")).layout;
+    // Layer 1's indexer: proj (256 × 4) and attn_q_b (96 × 128) query, attn_k (256 × 32) keys.
+    let params = |role: Role| {
+        layout.groups.iter().filter(|g| g.role == role && g.layer == Some(1)).map(|g| g.params).sum::<u64>()
+    };
+    assert_eq!(params(Role::AttnQ), 256 * 4 + 96 * 128);
+    assert_eq!(params(Role::AttnK), 256 * 32);
+    let moe: Vec<bool> = t.layers.iter().map(|l| l.ffn == shared::arch::Ffn::Moe).collect();
+    assert_eq!(moe, [false, true, true]);
+    // f16: 3 layers × latent (64 + 16) × 2 bytes per cell, no indexer keys.
+    let cells = 1024;
+    let (_, e) = report(&m, scenario(Options { n_ctx: Some(cells), ..Default::default() }, 1, 80));
+    assert_eq!(e.kv_cache_bytes, 3 * 80 * 2 * cells);
+}
+
+/// GLM-5 from its config (`glm_moe_dsa`, 78 layers, latent 512 + rope 64,
+/// the indexer's 128-wide keys): llama.cpp caches the latent alone (b8211,
+/// `cache::layers`), where vLLM keeps the indexer's FP8 keys and their
+/// scales beside it (132 B a layer).
+#[test]
+fn glm5_from_its_config_caches_no_indexer_keys_on_llama_cpp() {
+    let text =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/arch/defaults-glm_moe_dsa.json"))
+            .unwrap_or_else(|e| panic!("{e}"));
+    let m = Model::from_config_json("glm-5", &text).unwrap_or_else(|e| panic!("{e}"));
+    let cells = 4096;
+    let kv = |o: Options| report(&m, scenario(Options { n_ctx: Some(cells), ..o }, 8, 141)).1.kv_cache_bytes;
+    assert_eq!(kv(Options::default()), 78 * 576 * 2 * cells);
+    // ik_llama.cpp's `-mla 3` latent, its `--dsa` off (the default).
+    assert_eq!(kv(Options { fork: llamacpp::Fork::Ik, ..Options::default() }), 78 * 576 * 2 * cells);
+    let vllm = Scenario {
+        engine: Engine::Vllm(Default::default()),
+        kv_dtype: shared::kv::KvDtype::Bf16,
+        ..scenario(Options::default(), 8, 141)
+    };
+    assert_eq!(estimate(&m, vllm).kv_bytes_per_token, 78 * (576 * 2 + 128 + 4));
+}
+
 /// A small MoE GGUF header (qwen2moe, 4 layers, q8_0 attention and
 /// shared experts, q4_K routed experts): the model, its checkpoint and its
 /// tensors as (name, bytes).

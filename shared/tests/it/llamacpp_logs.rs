@@ -1311,3 +1311,30 @@ fn the_newer_build_info_lines_name_the_build() {
         assert_eq!(log.config.build, Some(build), "{file}");
     }
 }
+
+/// GLM-5.2 at b10505 (`glm-dsa`, its excerpt's header and `print_info`):
+/// the log alone plans it as GLM-5, 78 decoder layers of MLA (the NextN
+/// layer out), and its main cache is the latent's, 65,812.50 MiB at
+/// 768,000 cells, as logged. Not yet modelled: this build's second cache,
+/// the DSA indexer's keys (`llama_kv_cache_dsa`, 128 f16 a cell on 21
+/// layers: 3,937.50 MiB), and the split of `--tensor-split 54,9,8,8`.
+#[test]
+fn a_glm_dsa_log_plans_as_glm5_with_its_latent_cache() {
+    let file = "llamacpp-b10505-glm52-udq5kxl-4x-rtxpro6000-ncmoe54-768k";
+    let text = std::fs::read_to_string(format!("{DIR}/{file}.txt")).unwrap_or_else(|e| panic!("{e}"));
+    let log = startup::read(&text).unwrap_or_else(|| panic!("no start-up lines"));
+    let meta = log.model.as_ref().unwrap_or_else(|| panic!("no metadata"));
+    let (model, format, _) = startup::logged_model(meta).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(model.arch.family, shared::arch::Family::GlmMoeDsa);
+    assert_eq!(model.arch.text.num_layers(), 78);
+    let o = Options { n_ctx: Some(768_000), fit: FitMode::Off, ..Options::default() };
+    let s = Scenario {
+        weights: format.unwrap_or_else(|| panic!("no file type")),
+        engine: Engine::LlamaCpp(o),
+        gpus: vec![GpuSlot::custom("gpu", 1024 * GIB)],
+        ..Scenario::default()
+    };
+    let e = shared::estimate::estimate(&model, s.validate_for(&model).unwrap_or_else(|e| panic!("{e}")));
+    // The log's `llama_kv_cache: size = 65812.50 MiB (768000 cells, 78 layers …), K (f16)`.
+    assert_eq!(e.kv_cache_bytes, 65_812 * MIB + MIB / 2);
+}

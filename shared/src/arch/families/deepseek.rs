@@ -32,9 +32,11 @@ pub(super) fn deepseek(family: Family, f: Fields) -> Result<TextModel, ConfigErr
         } else {
             f.dim("v_head_dim")?
         },
-        // DeepseekV32Config / GlmMoeDsaConfig: `index_n_heads`, `index_head_dim`.
+        // DeepseekV32Config / GlmMoeDsaConfig: `index_n_heads` (64 and 32 by
+        // default, tests/fixtures/arch/defaults-*.json), `index_head_dim`.
         indexer: if matches!(family, Family::DeepseekV32 | Family::GlmMoeDsa) {
-            Some(Indexer { heads: f.dim_or("index_n_heads", 64)?, head_dim: f.dim_or("index_head_dim", 128)? })
+            let heads = if family == Family::GlmMoeDsa { 32 } else { 64 };
+            Some(Indexer { heads: f.dim_or("index_n_heads", heads)?, head_dim: f.dim_or("index_head_dim", 128)? })
         } else {
             None
         },

@@ -111,7 +111,9 @@ pub(crate) struct Types {
 impl Types {
     pub fn bytes(self, part: CachePart, width: u64, elements: u64) -> u64 {
         let t = match part {
-            CachePart::Key => self.k,
+            // ggml-org/llama.cpp src/llama-kv-cache-dsa.cpp: the indexer's
+            // keys are a second `llama_kv_cache` of the same `type_k`.
+            CachePart::Key | CachePart::IndexerKey => self.k,
             CachePart::Value => self.v,
         };
         t.map_or_else(|| self.fallback.bpw(width).bytes(elements), |t| t.row_bytes(elements))
@@ -119,8 +121,24 @@ impl Types {
 }
 
 /// Bytes per cell of every layer with these types (tp is always 1).
+///
+/// No DSA indexer keys: `glm-dsa` (GLM-5, GLM-5.1) runs the dense MLA graph
+/// of `deepseek2` with the indexer's tensors loaded and unused, and its
+/// memory is the plain `llama_kv_cache` of the latent (src/llama-model.cpp
+/// `LLM_ARCH_GLM_DSA` → `llm_build_deepseek2`, `create_memory`'s default
+/// branch, at b8211, a0ed91a4; ggml-org/llama.cpp#19460 "indexer is not yet
+/// supported"). The DSA cache of #23346 (b9411, `llama_kv_cache_dsa`: the
+/// indexer's keys, `indexer_head_size` per token in `type_k`) was built for
+/// `deepseek32` alone. By b10505 `glm-dsa` has it too, on the layers with a
+/// "full" indexer (#26474; the GLM-5.2 log of tests/fixtures/startup:
+/// 3,937.50 MiB, 21 of 78 layers, beside the 65,812.50 MiB latent); the
+/// build that gave it and the layers' rule are not in hand, so it is left
+/// out on every build.
 pub(crate) fn layers(text: &crate::arch::TextModel, types: Types) -> Vec<LayerKv> {
-    kv::layer_costs_by(text, 1, |part, width, elements| types.bytes(part, width, elements))
+    kv::layer_costs_by(text, 1, |part, width, elements| match part {
+        CachePart::IndexerKey => 0,
+        CachePart::Key | CachePart::Value => types.bytes(part, width, elements),
+    })
 }
 
 /// `GGML_PAD(x, 256)` (src/llama-context.cpp, src/llama-kv-cache-iswa.cpp).
