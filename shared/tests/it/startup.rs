@@ -1699,8 +1699,8 @@ fn vllm_reads_a_negative_cuda_graph_estimate() {
     let note = notes.iter().find(|n| n.starts_with("line 48: ")).unwrap_or_else(|| panic!("{notes:?}"));
     assert!(note.contains("at -829.44 MiB before sizing the KV cache"), "{note}");
     assert!(note.contains("so the log's added 829.44 MiB to its KV cache where the plan's takes "), "{note}");
-    // The figure named is the one the plan's KV budget takes (the per-layer
-    // rule), not the modelled capture, which is larger here.
+    // The figure named is the one the plan's KV budget takes (vLLM's
+    // estimate as the 0.33-graphs rules model it), not the modelled capture.
     let e = crate::estimate(&m, s);
     let Some(shared::engines::EngineReport::Vllm(r)) = &e.engine_report else { panic!("no vLLM report") };
     let k = &r.per_gpu[0];

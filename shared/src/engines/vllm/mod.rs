@@ -93,7 +93,8 @@ pub const DEFAULT_BLOCK_SIZE: u64 = 16;
 /// 7–8B models with the default 67 capture sizes (1, 2, 4, 8 … 512). The
 /// whole figure up to 0.17 ([`Version::empties_cache_before_capture`]),
 /// and, not re-fitted, what the plan takes for vLLM's own estimate where
-/// the KV budget subtracts it ([`Version::subtracts_cuda_graphs`]).
+/// the KV budget subtracts it ([`Version::subtracts_cuda_graphs`]) by the
+/// rules that do not model it ([`Version::models_graph_estimate`]).
 pub const CUDA_GRAPH_BYTES_PER_LAYER_SIZE: u64 = 256 * KIB;
 /// vLLM 0.18+ (`captured_graph_bytes`): the capture's fixed first-capture
 /// cost, once per process (vLLM 0.19's own PIECEWISE first capture less the
@@ -228,8 +229,9 @@ pub struct GpuKv {
     pub all2all_bytes: u64,
     pub cuda_graph_bytes: u64,
     /// What the KV budget takes for the CUDA graphs before they are captured:
-    /// from 0.21 vLLM's own estimate (`profile_cudagraph_memory`), which the
-    /// plan takes as the per-layer rule; 0 where nothing is taken.
+    /// from 0.21 vLLM's own estimate (`profile_cudagraph_memory`), modelled
+    /// by the 0.33-graphs rules (`profiled_graph_bytes`), the per-layer rule
+    /// by the older ones; 0 where nothing is taken.
     #[serde(skip_serializing_if = "is_zero")]
     pub subtracted_graph_bytes: u64,
     /// What the extensible KV cache (0.34+) keeps free beyond the activation
