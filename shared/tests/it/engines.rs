@@ -413,11 +413,12 @@ fn vllm_releases_map_to_their_rules() {
         // TP 2 session (0.18.0 and 0.19.0 alike: torch 2.10, no split cap).
         ("0.18.0", Version::V0_19Alloc),
         ("0.19.1", Version::V0_19Alloc),
-        // 0.20.0 already subtracts the CUDA-graph estimate and asks 0.92.
-        ("0.20.2", Version::V0_24Mm),
-        ("0.21.0", Version::V0_24Mm),
-        ("v0.27.2rc1.dev77+gac7509e2b", Version::V0_24Mm),
-        ("0.33.0", Version::V0_24Mm),
+        // 0.20.0 already subtracts the CUDA-graph estimate and asks 0.92;
+        // the budget takes vLLM's own estimate, modelled (0.33-graphs).
+        ("0.20.2", Version::V0_33Graphs),
+        ("0.21.0", Version::V0_33Graphs),
+        ("v0.27.2rc1.dev77+gac7509e2b", Version::V0_33Graphs),
+        ("0.33.0", Version::V0_33Graphs),
         // 0.34 sizes the pool with its extensible KV cache.
         ("0.34.0", Version::V0_34),
         ("0.35.0rc1", Version::V0_34),

@@ -1718,8 +1718,8 @@ fn vllm_reads_a_negative_cuda_graph_estimate() {
     let note = notes.iter().find(|n| n.starts_with("line 48: ")).unwrap_or_else(|| panic!("{notes:?}"));
     assert!(note.contains("at -829.44 MiB before sizing the KV cache"), "{note}");
     assert!(note.contains("so the log's added 829.44 MiB to its KV cache where the plan's takes "), "{note}");
-    // The figure named is the one the plan's KV budget takes (the per-layer
-    // rule), not the modelled capture, which is larger here.
+    // The figure named is the one the plan's KV budget takes (vLLM's
+    // estimate as the 0.33-graphs rules model it), not the modelled capture.
     let e = crate::estimate(&m, s);
     let Some(shared::engines::EngineReport::Vllm(r)) = &e.engine_report else { panic!("no vLLM report") };
     let k = &r.per_gpu[0];
@@ -1738,11 +1738,17 @@ fn vllm_reads_a_negative_cuda_graph_estimate() {
 
 /// From 0.21 vLLM's `Estimated CUDA graph memory` is what its KV budget
 /// takes for the graphs: the row sets it against what the plan's budget
-/// takes (the per-layer rule), and the capture's own line against the
-/// modelled capture. vLLM 0.22.1, Qwen3-30B-A3B with FP8 applied at load on
-/// one H100: estimate 0.14 GiB, capture 0.22 GiB, KV cache 42.54 GiB (the
-/// plan's budget takes 360 MiB by the per-layer rule: vLLM's own estimate,
-/// from its first captures, is not modelled).
+/// takes (vLLM's estimate as the 0.33-graphs rules model it), and the
+/// capture's own line against the modelled capture. vLLM 0.22.1,
+/// Qwen3-30B-A3B with FP8 applied at load on one H100, PIECEWISE=19
+/// (largest=128), FULL=11 (largest=64): estimate 0.14 GiB, capture 0.22
+/// GiB, KV cache 42.54 GiB. The estimate as modelled: the piecewise first
+/// capture (92 MiB, 11.25 MiB of activations at 128 tokens, one graph of 48
+/// layers × 176 KiB = 8.25 MiB) beats FULL's (32.25 MiB of FA3 splits at 64
+/// and a graph), plus 18 + 10 graphs of 8.25 MiB: 342.5 MiB, where the
+/// per-layer rule of the 0.24-mm rules took 256 KiB × 30 graphs × 48
+/// layers = 360 MiB. Both run above the log: 0.22's second samples are
+/// smaller than 0.19's (docs/measurements.md).
 #[test]
 fn vllm_sets_its_graph_estimate_against_what_the_budget_takes() {
     use shared::startup::Amount;
@@ -1750,11 +1756,22 @@ fn vllm_sets_its_graph_estimate_against_what_the_budget_takes() {
     let (m, s, _) = planned_from(&l, "qwen3-30b-a3b", "h100-sxm");
     let e = crate::estimate(&m, s.clone());
     let Some(shared::engines::EngineReport::Vllm(r)) = &e.engine_report else { panic!("no vLLM report") };
+    assert_eq!(r.version, shared::engines::vllm::Version::V0_33Graphs);
     let k = &r.per_gpu[0];
     let (rows, _) = shared::startup::reconcile(&l, &e);
     let row = |line| rows.iter().find(|r| r.line == line).unwrap_or_else(|| panic!("{rows:?}"));
     assert_eq!(row(66).predicted, Some(Amount::Bytes(k.subtracted_graph_bytes)));
     assert_eq!(row(75).predicted, Some(Amount::Bytes(k.cuda_graph_bytes)));
+    let mib = shared::units::MIB;
+    assert_eq!(k.subtracted_graph_bytes, 342 * mib + mib / 2, "{k:?}");
+    // The older rules' per-layer figure, for the same launch.
+    let mut older = s;
+    if let shared::engines::Engine::Vllm(o) = &mut older.engine {
+        o.version = shared::engines::vllm::Version::V0_24Mm;
+    }
+    let e = crate::estimate(&m, older);
+    let Some(shared::engines::EngineReport::Vllm(r)) = &e.engine_report else { panic!("no vLLM report") };
+    assert_eq!(r.per_gpu[0].subtracted_graph_bytes, 360 * mib);
 }
 
 /// A log that names no GPU but whose own figures show it held more than the

@@ -93,7 +93,8 @@ pub const DEFAULT_BLOCK_SIZE: u64 = 16;
 /// 7–8B models with the default 67 capture sizes (1, 2, 4, 8 … 512). The
 /// whole figure up to 0.17 ([`Version::empties_cache_before_capture`]),
 /// and, not re-fitted, what the plan takes for vLLM's own estimate where
-/// the KV budget subtracts it ([`Version::subtracts_cuda_graphs`]).
+/// the KV budget subtracts it ([`Version::subtracts_cuda_graphs`]) by the
+/// rules that do not model it ([`Version::models_graph_estimate`]).
 pub const CUDA_GRAPH_BYTES_PER_LAYER_SIZE: u64 = 256 * KIB;
 /// vLLM 0.18+ (`captured_graph_bytes`): the capture's fixed first-capture
 /// cost, once per process (vLLM 0.19's own PIECEWISE first capture less the
@@ -228,8 +229,9 @@ pub struct GpuKv {
     pub all2all_bytes: u64,
     pub cuda_graph_bytes: u64,
     /// What the KV budget takes for the CUDA graphs before they are captured:
-    /// from 0.21 vLLM's own estimate (`profile_cudagraph_memory`), which the
-    /// plan takes as the per-layer rule; 0 where nothing is taken.
+    /// from 0.21 vLLM's own estimate (`profile_cudagraph_memory`), modelled
+    /// by the 0.33-graphs rules (`profiled_graph_bytes`), the per-layer rule
+    /// by the older ones; 0 where nothing is taken.
     #[serde(skip_serializing_if = "is_zero")]
     pub subtracted_graph_bytes: u64,
     /// What the extensible KV cache (0.34+) keeps free beyond the activation
@@ -551,10 +553,21 @@ fn budget(p: &Plan, o: Options, max_model_len: u64) -> Budget {
             per_layer_size
         };
         // vLLM subtracts its own estimate (0.21 `profile_cudagraph_memory`),
-        // not what the capture takes, and the estimate is not modelled: the
-        // plan keeps the per-layer rule for it. The extensible cache skips
-        // the estimate and measures the graphs it captured.
-        let subtracted_graphs = if o.version.subtracts_cuda_graphs() && !extensible { per_layer_size } else { 0 };
+        // not what the capture takes: modelled by the 0.33-graphs rules, the
+        // per-layer rule by the older ones. The extensible cache skips the
+        // estimate and measures the graphs it captured.
+        let subtracted_graphs = if !o.version.subtracts_cuda_graphs() || extensible {
+            0
+        } else if o.version.models_graph_estimate() && captured > 0 && layers > 0 {
+            profiled_graph_bytes(
+                p,
+                o,
+                slot,
+                Capture { graphs: captured, layers, max_num_seqs, max_num_batched_tokens: mnbt },
+            )
+        } else {
+            per_layer_size
+        };
         let measured = extensible.then(|| extensible::Measured {
             init_free: slot.cuda_total_bytes.saturating_sub(p.base_overhead()),
             requested,
@@ -650,10 +663,55 @@ struct Capture {
 /// graph and layer against ~200 KiB dense). The capture mode is not read:
 /// FULL_AND_PIECEWISE is counted, also where vLLM falls back to piecewise.
 fn captured_graph_bytes(p: &Plan, o: Options, slot: &GpuSlot, c: Capture) -> u64 {
+    let (piecewise, full) = o.version.cuda_graph_largest(c.max_num_seqs, c.max_num_batched_tokens);
+    CUDA_GRAPH_FIRST_CAPTURE_BYTES
+        .saturating_add(warm_up_activation_bytes(p, piecewise))
+        .saturating_add(fa3_split_bytes(p, slot, full))
+        .saturating_add(CUDA_GRAPH_BYTES_PER_LAYER_GRAPH.saturating_mul(c.graphs).saturating_mul(c.layers))
+}
+
+/// vLLM 0.20 – 0.33's own estimate of its CUDA graphs, which the KV budget
+/// takes ([`Version::models_graph_estimate`];
+/// `v1/worker/gpu_model_runner.py::profile_cudagraph_memory`, 0.21.0, the
+/// same code in 0.19.0 where it is only logged): in a pool of its own, each
+/// mode (PIECEWISE, then FULL) captures its two largest sizes and reads free
+/// memory around each; the estimate is the larger first capture (both modes
+/// share the pool at run time) plus, for each mode, the second sample
+/// (at least 1 MiB) times its other sizes. The samples are GPU
+/// measurements; the plan takes them from the capture's terms
+/// ([`captured_graph_bytes`]):
+/// - PIECEWISE first: the fixed first-capture cost and the warm-up's
+///   activations of its largest batch, with one graph;
+/// - FULL first: FlashAttention 3's split buffers at its largest batch
+///   (the warm-up's activations fit in what the piecewise warm-up left
+///   cached), with one graph;
+/// - the second sample: one graph, [`CUDA_GRAPH_BYTES_PER_LAYER_GRAPH`]
+///   per layer.
+///
+/// The 45 0.19.0 DEBUG logs print these samples (`Estimated PIECEWISE CUDA
+/// graph memory: … first-capture + (n-1) × … per-graph`): Llama-3.1-8B on
+/// one H100, 138 and 260 MiB first, 6 MiB a graph (the terms: 157, 264, 5.5).
+fn profiled_graph_bytes(p: &Plan, o: Options, slot: &GpuSlot, c: Capture) -> u64 {
+    let (piecewise, full) = o.version.cuda_graph_largest(c.max_num_seqs, c.max_num_batched_tokens);
+    let (piecewise_graphs, full_graphs) = o.version.cuda_graphs_per_mode(c.max_num_seqs, c.max_num_batched_tokens);
+    let per_graph = CUDA_GRAPH_BYTES_PER_LAYER_GRAPH.saturating_mul(c.layers).max(MIB);
+    let first_piecewise = if piecewise_graphs > 0 {
+        CUDA_GRAPH_FIRST_CAPTURE_BYTES.saturating_add(warm_up_activation_bytes(p, piecewise)).saturating_add(per_graph)
+    } else {
+        0
+    };
+    let first_full = if full_graphs > 0 { fa3_split_bytes(p, slot, full).saturating_add(per_graph) } else { 0 };
+    let others = piecewise_graphs.saturating_sub(1).saturating_add(full_graphs.saturating_sub(1));
+    first_piecewise.max(first_full).saturating_add(per_graph.saturating_mul(others))
+}
+
+/// What the eager warm-up of a `tokens` batch leaves in PyTorch's cache:
+/// the residual, queries/keys/values and the MLP per token, at this rank's
+/// heads and width (a fused-MoE layer: each routed expert's MLP and its
+/// copy of the token).
+fn warm_up_activation_bytes(p: &Plan, tokens: u64) -> u64 {
     let text = &p.model.arch.text;
     let (tp, bytes) = (p.tp().max(1), p.bytes_per_element());
-    let (piecewise, full) = o.version.cuda_graph_largest(c.max_num_seqs, c.max_num_batched_tokens);
-    let heads = text.num_heads / tp;
     let qkv = text.num_heads.saturating_add(text.num_kv_heads.saturating_mul(2)).saturating_mul(text.head_dim) / tp;
     let mlp = match text.moe {
         Some(m) => m.experts_per_token.saturating_mul(
@@ -662,25 +720,30 @@ fn captured_graph_bytes(p: &Plan, o: Options, slot: &GpuSlot, c: Capture) -> u64
         None => text.intermediate_size.saturating_mul(3) / tp,
     };
     let per_token = text.hidden_size.saturating_mul(3).saturating_add(qkv).saturating_add(mlp);
-    let activations = piecewise.saturating_mul(per_token).saturating_mul(bytes);
-    let splits = if full > 0 && flash_attention_3(p, slot) {
-        let width = match text.attention {
-            // The accumulators are the output's width: MLA's V is the latent.
-            AttentionKind::Mla(m) => m.kv_lora_rank,
-            AttentionKind::Standard { .. } => text.head_dim,
-        };
-        FA3_CUDA_GRAPH_MAX_SPLITS
-            .saturating_mul(full)
-            .saturating_mul(heads)
-            .saturating_mul(width.saturating_add(1))
-            .saturating_mul(4)
-    } else {
-        0
+    tokens.saturating_mul(per_token).saturating_mul(bytes)
+}
+
+/// FlashAttention 3's split-KV buffers in a FULL graph of `tokens`:
+/// `[splits, heads, tokens, head_dim]` in fp32 and the log-sum-exp
+/// (v1/attention/backends/flash_attn.py `FlashAttentionMetadataBuilder`,
+/// mla/flashattn_mla.py for MLA at the latent width, 0.19.0); 0 off
+/// FlashAttention 3 or without FULL graphs.
+fn fa3_split_bytes(p: &Plan, slot: &GpuSlot, tokens: u64) -> u64 {
+    if tokens == 0 || !flash_attention_3(p, slot) {
+        return 0;
+    }
+    let text = &p.model.arch.text;
+    let heads = text.num_heads / p.tp().max(1);
+    let width = match text.attention {
+        // The accumulators are the output's width: MLA's V is the latent.
+        AttentionKind::Mla(m) => m.kv_lora_rank,
+        AttentionKind::Standard { .. } => text.head_dim,
     };
-    CUDA_GRAPH_FIRST_CAPTURE_BYTES
-        .saturating_add(activations)
-        .saturating_add(splits)
-        .saturating_add(CUDA_GRAPH_BYTES_PER_LAYER_GRAPH.saturating_mul(c.graphs).saturating_mul(c.layers))
+    FA3_CUDA_GRAPH_MAX_SPLITS
+        .saturating_mul(tokens)
+        .saturating_mul(heads)
+        .saturating_mul(width.saturating_add(1))
+        .saturating_mul(4)
 }
 
 /// Whether the model's attention runs on FlashAttention 3: a Hopper GPU
@@ -1054,6 +1117,7 @@ pub(crate) fn report(p: &Plan, o: Options, b: &Budget, verdict: Verdict) -> Repo
         | Version::V0_24
         | Version::V0_24Rope
         | Version::V0_24Mm
+        | Version::V0_33Graphs
         | Version::V0_34 => {
             let model_len = p.model.arch.text.max_position_embeddings.unwrap_or(mml);
             Some(b.longest_request(model_len)).filter(|&n| n > 0)

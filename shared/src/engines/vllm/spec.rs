@@ -103,6 +103,7 @@ pub(super) fn rejection_bytes_per_logit(o: Options, bytes_per_element: u64) -> u
         | Version::V0_19Alloc
         | Version::V0_24Rope
         | Version::V0_24Mm
+        | Version::V0_33Graphs
         | Version::V0_34 => 2 * bytes_per_element,
     }
 }

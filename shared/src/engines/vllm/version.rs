@@ -140,6 +140,16 @@ pub enum Version {
     /// [`Version::LATEST`] and for 0.17 only, as [`Version::V0_19Alloc`].
     #[serde(rename = "0.17-triton")]
     V0_17Triton,
+    /// vLLM 0.20 – 0.33 read again, from the 0.21.0 source
+    /// (`v1/worker/gpu_model_runner.py::profile_cudagraph_memory`,
+    /// `gpu_worker.py::determine_available_memory`): as [`Version::V0_24Mm`],
+    /// with what the KV budget takes for the CUDA graphs modelled as vLLM
+    /// estimates it (`super::profiled_graph_bytes`: the two largest sizes of
+    /// each mode captured, the larger first capture plus the second sample
+    /// for each other size) instead of the per-layer rule. Read after
+    /// [`Version::LATEST`] and for 0.20 – 0.33 only, as [`Version::V0_19Alloc`].
+    #[serde(rename = "0.33-graphs")]
+    V0_33Graphs,
     /// vLLM 0.11 read a third time, from the 0.11.2 – 0.16.0 source and
     /// PyTorch's sort: as [`Version::V0_11Mm`], with the native sampler's
     /// peak where `apply_top_k_top_p` sorts the logits
@@ -213,6 +223,7 @@ impl Version {
         Self::V0_34,
         Self::V0_19Alloc,
         Self::V0_17Triton,
+        Self::V0_33Graphs,
         Self::V0_11Sort,
         Self::V0_12Sort,
         Self::V0_16Sort,
@@ -222,6 +233,7 @@ impl Version {
     pub const LATEST: Version = Self::V0_34;
     /// Their ids, newest first (the page's choices).
     pub const IDS_NEWEST_FIRST: &[&str] = &[
+        "0.33-graphs",
         "0.16-sort",
         "0.12-sort",
         "0.11-sort",
@@ -270,6 +282,7 @@ impl Version {
             Self::V0_12Sort => "0.12-sort",
             Self::V0_16Sort => "0.16-sort",
             Self::V0_24Mm => "0.24-mm",
+            Self::V0_33Graphs => "0.33-graphs",
             Self::V0_34 => "0.34",
         }
     }
@@ -298,6 +311,7 @@ impl Version {
             Self::V0_12Sort => "vLLM 0.12 (with the native sampler's sort)",
             Self::V0_16Sort => "vLLM 0.13 – 0.16 (with the native sampler's sort)",
             Self::V0_24Mm => "vLLM 0.20 – 0.33 (with the vision profile)",
+            Self::V0_33Graphs => "vLLM 0.20 – 0.33 (with vLLM's own CUDA-graph estimate)",
             Self::V0_34 => "vLLM 0.34+ (the extensible KV cache)",
         }
     }
@@ -323,6 +337,9 @@ impl Version {
             Self::V0_34 => "the KV pool measured after warmup and CUDA graphs, utilization 1.0, blocks of 64",
             Self::V0_19Alloc => "the weights in the blocks PyTorch's allocator hands out",
             Self::V0_17Triton => "0.17's Triton top-k/top-p sampler instead of PyTorch's sort",
+            Self::V0_33Graphs => {
+                "the KV budget takes vLLM's own CUDA-graph estimate (its first captures and a sample per size)"
+            }
             Self::V0_11Sort | Self::V0_12Sort | Self::V0_16Sort => {
                 "the native sampler's peak at PyTorch's sort of the logits, with its scratch"
             }
@@ -362,6 +379,7 @@ impl Version {
             "0.12-sort" => Some(Self::V0_12Sort),
             "0.16-sort" => Some(Self::V0_16Sort),
             "0.24-mm" => Some(Self::V0_24Mm),
+            "0.33-graphs" => Some(Self::V0_33Graphs),
             "0.34" | "0.34.0" => Some(Self::V0_34),
             _ => None,
         }
@@ -387,7 +405,13 @@ impl Version {
             | Self::V0_19Rope
             | Self::V0_19Mm
             | Self::V0_19Alloc => 0.90,
-            Self::V0_21 | Self::V0_33 | Self::V0_24 | Self::V0_24Rope | Self::V0_24Mm | Self::V0_34 => 0.92,
+            Self::V0_21
+            | Self::V0_33
+            | Self::V0_24
+            | Self::V0_24Rope
+            | Self::V0_24Mm
+            | Self::V0_33Graphs
+            | Self::V0_34 => 0.92,
         }
     }
 
@@ -423,7 +447,8 @@ impl Version {
             | Self::V0_33
             | Self::V0_24
             | Self::V0_24Rope
-            | Self::V0_24Mm => false,
+            | Self::V0_24Mm
+            | Self::V0_33Graphs => false,
         }
     }
 
@@ -436,7 +461,13 @@ impl Version {
     /// block_size`. These rule sets span 0.20 – 0.33; they take 0.21's.
     pub fn tokens_from_concurrency(self) -> bool {
         match self {
-            Self::V0_21 | Self::V0_33 | Self::V0_24 | Self::V0_24Rope | Self::V0_24Mm | Self::V0_34 => true,
+            Self::V0_21
+            | Self::V0_33
+            | Self::V0_24
+            | Self::V0_24Rope
+            | Self::V0_24Mm
+            | Self::V0_33Graphs
+            | Self::V0_34 => true,
             Self::V0
             | Self::V1
             | Self::V0_10
@@ -481,7 +512,8 @@ impl Version {
             | Self::V0_33
             | Self::V0_24
             | Self::V0_24Rope
-            | Self::V0_24Mm => super::DEFAULT_BLOCK_SIZE,
+            | Self::V0_24Mm
+            | Self::V0_33Graphs => super::DEFAULT_BLOCK_SIZE,
         }
     }
 
@@ -504,7 +536,13 @@ impl Version {
             | Self::V0_19Rope
             | Self::V0_19Mm
             | Self::V0_19Alloc => false,
-            Self::V0_21 | Self::V0_33 | Self::V0_24 | Self::V0_24Rope | Self::V0_24Mm | Self::V0_34 => true,
+            Self::V0_21
+            | Self::V0_33
+            | Self::V0_24
+            | Self::V0_24Rope
+            | Self::V0_24Mm
+            | Self::V0_33Graphs
+            | Self::V0_34 => true,
         }
     }
 
@@ -535,6 +573,7 @@ impl Version {
             | Self::V0_24
             | Self::V0_24Rope
             | Self::V0_24Mm
+            | Self::V0_33Graphs
             | Self::V0_34 => true,
         }
     }
@@ -567,6 +606,7 @@ impl Version {
             | Self::V0_19Alloc
             | Self::V0_24Rope
             | Self::V0_24Mm
+            | Self::V0_33Graphs
             | Self::V0_34 => true,
         }
     }
@@ -597,6 +637,7 @@ impl Version {
             | Self::V0_24Rope
             | Self::V0_19Mm
             | Self::V0_24Mm
+            | Self::V0_33Graphs
             | Self::V0_34 => false,
             Self::V0_19Alloc => true,
         }
@@ -620,6 +661,7 @@ impl Version {
             | Self::V0_24
             | Self::V0_24Rope
             | Self::V0_24Mm
+            | Self::V0_33Graphs
             | Self::V0_34 => super::Sampler::FlashInfer,
             Self::V0_12
             | Self::V0_11Mm
@@ -661,6 +703,7 @@ impl Version {
             | Self::V0_24
             | Self::V0_24Rope
             | Self::V0_24Mm
+            | Self::V0_33Graphs
             | Self::V0_34 => true,
         }
     }
@@ -678,7 +721,7 @@ impl Version {
             Self::V0_16Sort => 16,
             Self::V0_12 | Self::V0_17Mm | Self::V0_17Triton => 17,
             Self::V0_18 | Self::V0_19 | Self::V0_19Rope | Self::V0_19Mm | Self::V0_19Alloc => 19,
-            Self::V0_21 | Self::V0_33 | Self::V0_24 | Self::V0_24Rope | Self::V0_24Mm => 33,
+            Self::V0_21 | Self::V0_33 | Self::V0_24 | Self::V0_24Rope | Self::V0_24Mm | Self::V0_33Graphs => 33,
             Self::V0_34 => 34,
         }
     }
@@ -782,6 +825,7 @@ impl Version {
             | Self::V0_19Alloc
             | Self::V0_24Rope
             | Self::V0_24Mm
+            | Self::V0_33Graphs
             | Self::V0_34 => true,
         }
     }
@@ -812,6 +856,7 @@ impl Version {
             | Self::V0_19Alloc
             | Self::V0_24Rope
             | Self::V0_24Mm
+            | Self::V0_33Graphs
             | Self::V0_34 => true,
         };
         if measured && sampler == super::Sampler::Triton { super::TRITON_SAMPLER_EXTRA_BYTES } else { 0 }
@@ -838,6 +883,7 @@ impl Version {
             | Self::V0_24Rope
             | Self::V0_19Mm
             | Self::V0_24Mm
+            | Self::V0_33Graphs
             | Self::V0_34
             | Self::V0_19Alloc
             | Self::V0_17Triton => false,
@@ -863,6 +909,7 @@ impl Version {
                 | Self::V0_24
                 | Self::V0_24Rope
                 | Self::V0_24Mm
+                | Self::V0_33Graphs
                 | Self::V0_34,
                 _,
                 Board::Pcie,
@@ -879,6 +926,7 @@ impl Version {
                 | Self::V0_24
                 | Self::V0_24Rope
                 | Self::V0_24Mm
+                | Self::V0_33Graphs
                 | Self::V0_34,
                 _,
                 Board::NvSwitchHopper,
@@ -891,6 +939,7 @@ impl Version {
                 | Self::V0_24
                 | Self::V0_24Rope
                 | Self::V0_24Mm
+                | Self::V0_33Graphs
                 | Self::V0_34,
                 _,
                 Board::NvSwitchHopper,
@@ -903,6 +952,7 @@ impl Version {
                 | Self::V0_24
                 | Self::V0_24Rope
                 | Self::V0_24Mm
+                | Self::V0_33Graphs
                 | Self::V0_34,
                 _,
                 Board::NvLink,
@@ -915,6 +965,7 @@ impl Version {
                 | Self::V0_24
                 | Self::V0_24Rope
                 | Self::V0_24Mm
+                | Self::V0_33Graphs
                 | Self::V0_34,
                 _,
                 _,
@@ -996,6 +1047,7 @@ impl Version {
             | Self::V0_24
             | Self::V0_24Rope
             | Self::V0_24Mm
+            | Self::V0_33Graphs
             | Self::V0_34 => {
                 let largest = capture_bound(max_num_seqs, max_num_batched_tokens);
                 capture_grid(largest).0 + capture_grid(max_num_seqs.min(largest)).0
@@ -1031,7 +1083,49 @@ impl Version {
             | Self::V0_24
             | Self::V0_24Rope
             | Self::V0_24Mm
+            | Self::V0_33Graphs
             | Self::V0_34 => (on_grid(largest), on_grid(max_num_seqs.min(largest))),
+        }
+    }
+
+    /// The graphs [`Version::cuda_graphs`] captures in each mode, piecewise
+    /// and FULL (`CudagraphDispatcher.get_capture_descs`, 0.21.0: one list per
+    /// mode, largest first; FULL only up to `max_num_seqs`, none before 0.11).
+    pub fn cuda_graphs_per_mode(self, max_num_seqs: u64, max_num_batched_tokens: u64) -> (u64, u64) {
+        let (_, full_largest) = self.cuda_graph_largest(max_num_seqs, max_num_batched_tokens);
+        let full = if full_largest > 0 { capture_grid(full_largest).0 } else { 0 };
+        (self.cuda_graphs(max_num_seqs, max_num_batched_tokens).saturating_sub(full), full)
+    }
+
+    /// Whether what the KV budget takes for the CUDA graphs is modelled as
+    /// vLLM's own estimate (`super::profiled_graph_bytes`) rather than the
+    /// per-layer rule ([`Version::V0_33Graphs`]; only where
+    /// [`Version::subtracts_cuda_graphs`]).
+    pub fn models_graph_estimate(self) -> bool {
+        match self {
+            Self::V0_33Graphs => true,
+            Self::V0
+            | Self::V1
+            | Self::V0_10
+            | Self::V0_12
+            | Self::V0_11Mm
+            | Self::V0_11Sort
+            | Self::V0_12Mm
+            | Self::V0_12Sort
+            | Self::V0_17Mm
+            | Self::V0_16Sort
+            | Self::V0_17Triton
+            | Self::V0_18
+            | Self::V0_19
+            | Self::V0_19Rope
+            | Self::V0_19Mm
+            | Self::V0_19Alloc
+            | Self::V0_21
+            | Self::V0_33
+            | Self::V0_24
+            | Self::V0_24Rope
+            | Self::V0_24Mm
+            | Self::V0_34 => false,
         }
     }
 
@@ -1067,6 +1161,7 @@ impl Version {
             | Self::V0_24
             | Self::V0_24Rope
             | Self::V0_24Mm
+            | Self::V0_33Graphs
             | Self::V0_34 => true,
         }
     }
@@ -1097,6 +1192,7 @@ impl Version {
             | Self::V0_24
             | Self::V0_24Rope
             | Self::V0_24Mm
+            | Self::V0_33Graphs
             | Self::V0_34 => None,
         }
     }
@@ -1124,6 +1220,7 @@ impl Version {
             | Self::V0_24
             | Self::V0_24Rope
             | Self::V0_24Mm
+            | Self::V0_33Graphs
             | Self::V0_34 => Some(super::MoeKernel::Modular),
         }
     }
@@ -1138,7 +1235,9 @@ impl Version {
             Self::V0_11Mm | Self::V0_11Sort => kept(Some(EncoderPadding::Budget), "0.11.0"),
             Self::V0_12Mm | Self::V0_12Sort => kept(Some(EncoderPadding::LargestItem), "0.12.0"),
             Self::V0_17Mm | Self::V0_16Sort | Self::V0_17Triton => kept(None, "0.13.0"),
-            Self::V0_19Mm | Self::V0_19Alloc | Self::V0_24Mm | Self::V0_34 => Some(EncoderProfile::Outputs),
+            Self::V0_19Mm | Self::V0_19Alloc | Self::V0_24Mm | Self::V0_33Graphs | Self::V0_34 => {
+                Some(EncoderProfile::Outputs)
+            }
             Self::V0
             | Self::V1
             | Self::V0_10
@@ -1174,7 +1273,7 @@ impl Version {
             13..=16 => Self::V0_16Sort,
             17 => Self::V0_17Triton,
             18 | 19 => Self::V0_19Alloc,
-            20..=33 => Self::V0_24Mm,
+            20..=33 => Self::V0_33Graphs,
             // `_` is every later rule set: the releases after 0.33.
             _ => Self::V0_34,
         })
@@ -1227,6 +1326,7 @@ impl Version {
             | Self::V0_24
             | Self::V0_24Rope
             | Self::V0_24Mm
+            | Self::V0_33Graphs
             | Self::V0_34 => true,
         }
     }
