@@ -608,12 +608,12 @@ pub fn configured_engine(ran: LogEngine, c: &LoggedConfig, planned: Engine) -> (
         engine = kind.with_defaults();
         // Ollama runs its models on llama.cpp's runner (or its own engine,
         // which prints llama.cpp's lines): the log's settings are the runner's.
-        taken.push(match planned.kind() {
-            EngineKind::Ollama if ran == LogEngine::LlamaCpp => {
-                format!("engine {} (Ollama's runner, as the log printed it)", kind.name())
-            }
-            _ => format!("engine {}", kind.name()),
-        });
+        let runner = planned.kind() == EngineKind::Ollama && ran == LogEngine::LlamaCpp;
+        taken.push(format!(
+            "engine {}{}",
+            kind.name(),
+            if runner { " (Ollama's runner, as the log printed it)" } else { "" }
+        ));
     }
     let utilization = c.gpu_memory_utilization_permille.map(|p| p as f64 / 1000.0);
     match &mut engine {
