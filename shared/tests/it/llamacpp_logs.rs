@@ -1145,6 +1145,11 @@ fn ollamas_own_engine_logs_a_hybrids_state_and_its_checkpoints_as_kv() {
     let model = Model::preset("qwen3-next-80b-a3b").unwrap_or_else(|e| panic!("{e}"));
     let (_, taken) = startup::logged_scenario(&log, &model, Scenario::default());
     assert!(taken.iter().any(|t| t.contains("24 checkpoints of it per sequence")), "{taken:?}");
+    // Its `BatchSize:1024` runs as one graph (no micro-batch of 512).
+    let planned = Scenario { engine: Engine::LlamaCpp(Options::default()), ..Scenario::default() };
+    let (run_as, _) = startup::logged_scenario(&log, &model, planned);
+    let Engine::LlamaCpp(o) = run_as.engine else { panic!("{:?}", run_as.engine) };
+    assert_eq!((o.ollama_engine, o.n_batch, o.ubatch()), (true, 1024, 1024));
     // q4_0 on CUDA0, to the tenth of a MiB Ollama prints: 5 × 32,768 ×
     // 2 × 18 B a block of 32 × 512 / 32 (90 MiB) and 15 × 25 × 2.09375 MiB.
     let run = RUNS.iter().find(|r| r.file == "ollama-go-qwen3-coder-next-20of49-q4_0kv");
