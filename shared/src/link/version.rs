@@ -221,6 +221,7 @@ fn engine_2026_12(kind: EngineKind) -> Engine {
             // Read from a log only, never from a link.
             blas: false,
             no_gpu_backend: false,
+            ollama_engine: false,
         }),
         // Ollama came after v2: its links always name `e=ollama`, and its
         // knobs left out are Ollama's own defaults.

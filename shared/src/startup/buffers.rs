@@ -76,8 +76,14 @@ fn place(device: &str) -> Option<Place> {
     digits.parse().ok().map(Place::Gpu)
 }
 
-/// What a compute buffer of Ollama's own engine is checked against: nothing.
-const OWN_GRAPH: &str = "Ollama's own engine builds its own graph, not llama.cpp's: not modelled";
+/// What a GPU compute buffer of Ollama's own engine is checked against:
+/// nothing. Its graph is llama.cpp's ops with differences that move the
+/// peak by more than the 10 % llama.cpp's buffers are held to
+/// (`ollama::own`, the module's note).
+const OWN_GRAPH: &str = "Ollama's own engine builds its own graph (the whole batch at once, an output row per slot, \
+                         its own tensors), not llama.cpp's: not modelled";
+/// Its CPU compute buffer where layers run on the CPU: their graph, not modelled.
+const OWN_HOST_GRAPH: &str = "Ollama's own engine runs the CPU's layers in this buffer: not modelled";
 
 /// Each buffer of a llama.cpp log with the estimate's figure for it; empty
 /// for another engine's log or an estimate of another engine.
@@ -110,6 +116,11 @@ pub fn llamacpp_buffers(log: &StartupLog, e: &Estimate) -> Vec<BufferCheck> {
     // not, and logs a hybrid's recurrent state, live and checkpointed, in its
     // `kv cache` (`ollama::own`).
     let own_engine = log.config.ollama_engine == Some(true);
+    // With every layer and the output on the GPUs, its CPU buffer holds the
+    // token embeddings alone, which the engine predicts
+    // (`llamacpp::host`, `Options::ollama_engine`); every layer with a cache
+    // or state on a GPU stands for every layer there.
+    let own_host_graph = own_engine && !(r.output_on_gpu && r.cpu_kv_bytes == 0 && r.cpu_state_bytes == 0);
     let kv = |kv: u64, state: u64| {
         if !own_engine {
             return kv;
@@ -199,7 +210,7 @@ pub fn llamacpp_buffers(log: &StartupLog, e: &Estimate) -> Vec<BufferCheck> {
                 Buffer::Model => (name(buffer), bytes, Some(r.cpu_weight_bytes), None),
                 Buffer::Kv => (name(buffer), bytes, Some(kv(r.cpu_kv_bytes, r.cpu_state_bytes)), None),
                 Buffer::State => (name(buffer), bytes, Some(r.cpu_state_bytes), None),
-                Buffer::Compute if own_engine => (name(buffer), bytes, None, Some(OWN_GRAPH)),
+                Buffer::Compute if own_host_graph => (name(buffer), bytes, None, Some(OWN_HOST_GRAPH)),
                 Buffer::Compute => (name(buffer), bytes, Some(r.host_compute_bytes), None),
                 Buffer::Output => (name(buffer), bytes, None, Some("the output buffer is not modelled")),
             },

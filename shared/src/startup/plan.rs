@@ -311,7 +311,8 @@ pub fn logged_scenario(log: &StartupLog, model: &Model, planned: Scenario<Engine
         taken.push(
             "Ollama's own engine ran, not llama.cpp: its KV cache is each model's own (a sliding window of \
              sequences × 4,096 + batch cells for gpt-oss at v0.11.10, kvcache/causal.go), so the KV figures are \
-             llama.cpp's rules and its compute graph is not predicted"
+             llama.cpp's rules and its GPU compute graph is not predicted (its batch runs as one graph of \
+             BatchSize tokens)"
                 .into(),
         );
         // A hybrid's `kv cache` holds its recurrent state and checkpoints of it (`ollama::own`).
@@ -810,6 +811,15 @@ pub fn configured_engine(ran: LogEngine, c: &LoggedConfig, planned: Engine) -> (
             if let Some(n) = c.n_ubatch.filter(|&n| n != o.n_ubatch && o.n_ubatch == DEFAULT_N_UBATCH) {
                 o.n_ubatch = n;
                 taken.push(format!("n_ubatch {n}"));
+            }
+            // Ollama's Go engine runs and reserves its whole batch as one
+            // graph, no micro-batches (runner/ollamarunner/runner.go
+            // `reserveWorstCaseGraph`: `inputs := make([]*input.Input,
+            // s.batchSize)`, v0.11.10 – v0.24.0).
+            if c.ollama_engine == Some(true) && !o.ollama_engine {
+                o.ollama_engine = true;
+                let batch = c.n_batch.unwrap_or(crate::engines::ollama::own::DEFAULT_NUM_BATCH);
+                (o.n_ubatch, o.n_batch) = (batch, batch);
             }
             if let Some(k) =
                 c.cache_type_k.as_deref().and_then(|t| CacheType::parse(t).ok()).filter(|_| o.cache_type_k.is_none())

@@ -1068,10 +1068,13 @@ fn a_vulkan_split_is_read_from_its_kv_buffers() {
 /// Ollama before 0.30 ran some models in its own engine (`ollama runner
 /// --ollama-engine`, `msg="starting ollama engine"`): its buffers are read,
 /// but its graph is its own (gpt-oss-120b on ROCm: 121.80 MiB logged where
-/// llama.cpp's replay gives 398), so no compute figure is set against it,
+/// llama.cpp's replay gives 398, and 95.5 with one output row and no
+/// micro-batch: `ollama::own`), so no GPU compute figure is set against it,
 /// and the plan says its KV figures are llama.cpp's rules (its sliding
 /// cache holds `sequences × 4,096 + batch` cells at v0.11.10: 450 MiB
-/// logged, 315 by llama.cpp's window).
+/// logged, 315 by llama.cpp's window). With every layer on the GPU its CPU
+/// compute buffer is the token embeddings' rows: 512 × 2,880 × 4 B =
+/// 5.625 MiB, logged `5.6 MiB` (llama.cpp's host inputs, 14.40 before).
 #[test]
 fn ollamas_own_engine_is_said_and_its_graph_not_predicted() {
     let text = std::fs::read_to_string(format!("{DIR}/ollama-011x-gptoss120b-rocm-own-engine.txt"))
@@ -1087,8 +1090,15 @@ fn ollamas_own_engine_is_said_and_its_graph_not_predicted() {
     assert!(taken.iter().any(|t| t.starts_with("Ollama's own engine ran")), "{taken:?}");
     let valid = run_as.validate_for(&model).unwrap_or_else(|e| panic!("{e}"));
     let checks = startup::llamacpp_buffers(&log, &shared::estimate::estimate(&model, valid));
-    let compute: Vec<_> = checks.iter().filter(|c| c.buffer == "compute").collect();
-    assert!(!compute.is_empty() && compute.iter().all(|c| c.predicted_bytes.is_none()), "{compute:?}");
+    let compute = |device: &str| {
+        let c = checks.iter().find(|c| c.buffer == "compute" && c.device == device);
+        c.map(|c| (c.predicted_bytes, c.logged_bytes)).unwrap_or_else(|| panic!("{device}: {checks:?}"))
+    };
+    assert_eq!(compute("ROCm0").0, None, "{checks:?}");
+    // Ollama prints one decimal of a MiB (format.HumanBytes2): 5.6 is 5.55 – 5.65.
+    let (predicted, logged) = compute("CPU");
+    assert_eq!(predicted, Some(512 * 2880 * 4));
+    assert!(logged.abs_diff(56 * MIB / 10) <= 1 && predicted.is_some_and(|p| p.abs_diff(logged) <= MIB / 20));
     assert!(checks.iter().any(|c| c.buffer == "model" && c.predicted_bytes.is_some()), "{checks:?}");
 }
 
@@ -1135,6 +1145,11 @@ fn ollamas_own_engine_logs_a_hybrids_state_and_its_checkpoints_as_kv() {
     let model = Model::preset("qwen3-next-80b-a3b").unwrap_or_else(|e| panic!("{e}"));
     let (_, taken) = startup::logged_scenario(&log, &model, Scenario::default());
     assert!(taken.iter().any(|t| t.contains("24 checkpoints of it per sequence")), "{taken:?}");
+    // Its `BatchSize:1024` runs as one graph (no micro-batch of 512).
+    let planned = Scenario { engine: Engine::LlamaCpp(Options::default()), ..Scenario::default() };
+    let (run_as, _) = startup::logged_scenario(&log, &model, planned);
+    let Engine::LlamaCpp(o) = run_as.engine else { panic!("{:?}", run_as.engine) };
+    assert_eq!((o.ollama_engine, o.n_batch, o.ubatch()), (true, 1024, 1024));
     // q4_0 on CUDA0, to the tenth of a MiB Ollama prints: 5 × 32,768 ×
     // 2 × 18 B a block of 32 × 512 / 32 (90 MiB) and 15 × 25 × 2.09375 MiB.
     let run = RUNS.iter().find(|r| r.file == "ollama-go-qwen3-coder-next-20of49-q4_0kv");

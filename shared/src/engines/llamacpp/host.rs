@@ -16,7 +16,11 @@ use crate::kv::LayerKv;
 /// embeddings plus 4 and 64 MiB of mask. Without a GPU backend
 /// ([`Options::no_gpu_backend`]) the CPU's buffer holds the whole graph,
 /// inputs and all, as one GPU holding every layer and the output does.
-fn host_compute(p: &Plan, o: Options, kv: &[LayerKv], cells: cache::Cells) -> u64 {
+fn host_compute(p: &Plan, o: Options, kv: &[LayerKv], cells: cache::Cells, d: &Devices) -> u64 {
+    let all_offloaded = d.assignment.layers.iter().all(Option::is_some) && d.assignment.output.is_some();
+    if o.ollama_engine && all_offloaded {
+        return own_engine_host_compute(p, o);
+    }
     if o.no_gpu_backend {
         let layers = p.model.arch.text.num_layers();
         let part = super::graph::Part { start: 0, layers, first: true, output: true, staged: None };
@@ -28,6 +32,23 @@ fn host_compute(p: &Plan, o: Options, kv: &[LayerKv], cells: cache::Cells) -> u6
     // copies of every graph input where it lives (ggml-backend.cpp, pass 6).
     let leaves = masks(o, kv, cells).saturating_add(3 * 4 * ub).saturating_add(store_indices(p, o, kv));
     embd.saturating_add(leaves.saturating_mul(if super::pipelined(p, o) { super::SCHED_COPIES } else { 1 }))
+}
+
+/// The CPU backend's compute buffer of Ollama's own Go engine
+/// ([`Options::ollama_engine`]) when the GPUs hold every layer and the
+/// output: the token embeddings alone, `hidden × BatchSize` F32. The Go
+/// backend keeps `token_embd` in the input (CPU) buffer type
+/// (ml/backend/ggml/ggml.go `createTensor(tensor{source: t}, input.bts,
+/// -1)`), so its `GET_ROWS` is the CPU's one node; the graph's inputs (mask,
+/// positions, output rows) are tensors of the input context, each allocated
+/// in a buffer of its own when made (`Context.newTensor`,
+/// `ggml_backend_buft_alloc_buffer`), and counted in no `compute graph`
+/// figure (only `Cache[layer]` for a layer's context), v0.11.10 – v0.24.0.
+/// gpt-oss-120b on ROCm (v0.11.x, `BatchSize:512`, hidden 2,880): 5.625 MiB,
+/// logged `compute graph device=CPU size="5.6 MiB"`. With layers on the
+/// CPU, its buffer is those layers' graph, which is not modelled.
+fn own_engine_host_compute(p: &Plan, o: Options) -> u64 {
+    p.model.arch.text.hidden_size.saturating_mul(o.ubatch()).saturating_mul(4)
 }
 
 /// The KQ masks of a ubatch: one per kind of cache (full, sliding window),
@@ -115,7 +136,7 @@ pub(super) fn host(p: &Plan, o: Options, d: &Devices) -> Host {
     Host {
         kv: cells.bytes(&host_kv),
         state: crate::state::sequence_bytes(&host_state).saturating_mul(s),
-        compute: host_compute(p, o, &kv, cells),
+        compute: host_compute(p, o, &kv, cells, d),
     }
 }
 

@@ -219,6 +219,12 @@ pub struct Options {
     /// of the same shapes prints for its GPU), and no GPU stages anything.
     #[serde(default, skip_serializing_if = "is_false")]
     pub no_gpu_backend: bool,
+    /// The graph is the one Ollama's own Go engine reserves (`ollama runner
+    /// --ollama-engine`, v0.5 – v0.29; `ollama::own`), read from its log:
+    /// the whole batch in one graph, an output row per slot, no host weight
+    /// staged on a GPU. Not a llama.cpp flag.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub ollama_engine: bool,
 }
 
 fn is_mainline(f: &Fork) -> bool {
@@ -314,6 +320,7 @@ impl Default for Options {
             run_time_repack: false,
             blas: false,
             no_gpu_backend: false,
+            ollama_engine: false,
         }
     }
 }

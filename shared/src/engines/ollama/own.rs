@@ -23,6 +23,28 @@
 //!
 //! The KV cache type (`OLLAMA_KV_CACHE_TYPE`) changes none of it: the
 //! states are always F32.
+//!
+//! Its `compute graph` figures are ggml-alloc's over the one worst-case
+//! graph it reserves (runner/ollamarunner/runner.go `reserveWorstCaseGraph`,
+//! ml/backend/ggml/ggml.go `Reserve`: `ggml_backend_sched_reserve`, then
+//! `ggml_backend_sched_get_attempted_buffer_size` per backend, v0.11.10 –
+//! v0.24.0), as llama.cpp's are, but not over llama.cpp's graph: the whole
+//! `BatchSize` at once (no micro-batch); an output row per slot
+//! (`batch.Outputs = make([]int32, s.parallel)`, where llama.cpp's reserve
+//! keeps a row per token, so no `vocab × batch` logits); a scheduler made
+//! without op offload (`ggml_backend_sched_new_ext(…, false, false, …)`:
+//! no host weight staged on a GPU); its graph inputs in buffers of their own,
+//! outside every figure (`Context.newTensor`); and each model's own Go
+//! graph and tensors (gpt-oss from Ollama's library: fused `attn_qkv` and
+//! `ffn_gate_up_exps`, the gate and up halves copied out with `Contiguous`,
+//! model/models/gptoss/model.go; Qwen3-Next's own gated delta net). llama.cpp's
+//! replay given the first three differences (tried, not kept) gives
+//! 95.5 MiB for gpt-oss-120b on ROCm (121.8 logged), 116.0 for
+//! Qwen3-30B-A3B Q8_0 with 30 of 48 layers on an A10 (190.5 logged; the
+//! same ops as llama.cpp's `qwen3moe`, model/models/qwen3/model.go), and
+//! Qwen3-Coder-Next's closed form 96 (884.1 logged): beyond 15 % on every
+//! log, so a GPU's compute graph is not predicted. The CPU's, with every
+//! layer on the GPUs, is the token embeddings' rows (`llamacpp::host`).
 
 use crate::arch::Family;
 
@@ -43,6 +65,10 @@ impl Version {
         Some(Self(major, minor, patch))
     }
 }
+
+/// `num_batch` when none is set (api/types.go `DefaultOptions`, `NumBatch:
+/// 512`, v0.11.10 – v0.24.0): the Go engine's whole batch, one graph.
+pub const DEFAULT_NUM_BATCH: u64 = 512;
 
 /// v0.15.5 (77eb2ca61, "model: add qwen3-next architecture"): Qwen3-Next in
 /// the Go engine, its cache with 32 checkpoints (`checkpointCountDefault`,
