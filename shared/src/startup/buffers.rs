@@ -59,7 +59,8 @@ pub(super) fn cpu_backend(device: &str) -> bool {
 /// `_Host` or are the CPU backend's ([`cpu_backend`]); a device's number is
 /// its trailing digits.
 fn place(device: &str) -> Option<Place> {
-    if cpu_backend(device) || device.ends_with("_Host") {
+    // The memory breakdown's row of every host buffer type together.
+    if cpu_backend(device) || device.ends_with("_Host") || device == "Host" {
         return Some(Place::Host);
     }
     // Apple's unified memory maps the file into the GPU's own buffer
@@ -84,6 +85,39 @@ const OWN_GRAPH: &str = "Ollama's own engine builds its own graph (the whole bat
                          its own tensors), not llama.cpp's: not modelled";
 /// Its CPU compute buffer where layers run on the CPU: their graph, not modelled.
 const OWN_HOST_GRAPH: &str = "Ollama's own engine runs the CPU's layers in this buffer: not modelled";
+
+/// A memory breakdown's figure: whole MiB, rounded down.
+const WHOLE_MIB: &str = "the memory breakdown's whole MiB, rounded down";
+
+/// A `--fit` projection's figure.
+const PROJECTED: &str = "--fit's projection with the launch's own parameters: model, context and compute";
+
+/// Whether the log prints `buffer` of the device at `at` line by line
+/// (`CUDA0 model buffer size = …`; the KV's with the recurrent state's).
+fn printed(log: &StartupLog, at: Place, buffer: Buffer) -> bool {
+    log.facts.iter().any(|f| match f.figure {
+        Figure::Buffer { buffer: b, .. } => {
+            let same = b == buffer || (buffer == Buffer::Kv && b == Buffer::State);
+            same && f.scope.as_deref().and_then(place) == Some(at)
+        }
+        _ => false,
+    })
+}
+
+/// Whether the log states a GPU's own figures (its buffer lines or its
+/// breakdown row; any GPU's for `None`), beside which a `--fit` projection
+/// would count them twice. Per-device projections also stand for the sum.
+fn stated(log: &StartupLog, gpu: Option<Place>) -> bool {
+    log.facts.iter().any(|f| {
+        let at = f.scope.as_deref().and_then(place);
+        let on = match gpu {
+            Some(g) => at == Some(g),
+            None => matches!(at, Some(Place::Gpu(_))),
+        };
+        on && matches!(f.figure, Figure::Buffer { .. } | Figure::MemoryBreakdown { .. })
+            || gpu.is_none() && f.scope.is_some() && matches!(f.figure, Figure::FitProjection { .. })
+    })
+}
 
 /// Each buffer of a llama.cpp log with the estimate's figure for it; empty
 /// for another engine's log or an estimate of another engine.
@@ -127,6 +161,12 @@ pub fn llamacpp_buffers(log: &StartupLog, e: &Estimate) -> Vec<BufferCheck> {
         }
         let copies = ollama::own::recurrent_checkpoints(log.config.ollama_version, e.family).saturating_add(1);
         kv.saturating_add(state.saturating_mul(copies))
+    };
+    // The breakdown's `context`: the KV cache and the recurrent state
+    // (llama.cpp's `memory->memory_breakdown()`; Ollama's own engine books
+    // the state with its KV, `kv` above).
+    let context = |kv_bytes: u64, state: u64| {
+        if own_engine { kv(kv_bytes, state) } else { kv_bytes.saturating_add(state) }
     };
     let copy = |f: &super::Fact| {
         mapped
@@ -220,6 +260,73 @@ pub fn llamacpp_buffers(log: &StartupLog, e: &Estimate) -> Vec<BufferCheck> {
             (Figure::KvSummary { bytes, .. }, _) => {
                 let all = e.per_gpu.iter().fold(r.cpu_kv_bytes, |a, g| a.saturating_add(g.budget.kv_cache_bytes));
                 out.push(check(f.line, "all".into(), "kv_total", bytes, Some(all), None));
+                continue;
+            }
+            (Figure::MemoryBreakdown { model_bytes, context_bytes, compute_bytes, .. }, Some(at)) => {
+                let parts =
+                    [(Buffer::Model, model_bytes), (Buffer::Kv, context_bytes), (Buffer::Compute, compute_bytes)];
+                for (buffer, bytes) in parts {
+                    // A buffer the log also prints line by line is checked
+                    // there, to the hundredth of a MiB.
+                    if printed(log, at, buffer) {
+                        continue;
+                    }
+                    let (predicted, note) = match (at, buffer) {
+                        (Place::Gpu(g), _) => match e.per_gpu.get(g) {
+                            None => (None, Some("the plan has no such GPU")),
+                            Some(gpu) => {
+                                let b = &gpu.budget;
+                                match buffer {
+                                    Buffer::Model => (Some(b.weight_bytes), Some(WHOLE_MIB)),
+                                    Buffer::Compute if own_engine => (None, Some(OWN_GRAPH)),
+                                    Buffer::Compute => (Some(b.activation_bytes), Some(WHOLE_MIB)),
+                                    _ => (Some(context(b.kv_cache_bytes, b.state_bytes)), Some(WHOLE_MIB)),
+                                }
+                            }
+                        },
+                        // Another host buffer type than the host's row (the
+                        // CPU backend's repacked weights, `CPU_REPACK`),
+                        // whose weights the plan counts in the host's.
+                        (Place::Host, _) if device != "Host" => {
+                            if bytes == 0 {
+                                continue;
+                            }
+                            (None, Some("a host buffer type beside the host's row (repacked weights): not modelled"))
+                        }
+                        (Place::Host, Buffer::Model) => (Some(r.cpu_weight_bytes), Some(WHOLE_MIB)),
+                        (Place::Host, Buffer::Compute) if own_engine => (None, Some(OWN_GRAPH)),
+                        (Place::Host, Buffer::Compute) => (Some(r.host_compute_bytes), Some(WHOLE_MIB)),
+                        (Place::Host, _) => (Some(context(r.cpu_kv_bytes, r.cpu_state_bytes)), Some(WHOLE_MIB)),
+                    };
+                    // Nothing logged and nothing planned says nothing.
+                    if bytes == 0 && predicted == Some(0) {
+                        continue;
+                    }
+                    let name = if buffer == Buffer::Kv { "context" } else { name(buffer) };
+                    out.push(check(f.line, device.clone(), name, bytes, predicted, note));
+                }
+                continue;
+            }
+            (Figure::FitProjection { used_bytes, .. }, _) => {
+                let own = |g: &crate::plan::GpuPeak| {
+                    let b = &g.budget;
+                    b.weight_bytes
+                        .saturating_add(context(b.kv_cache_bytes, b.state_bytes))
+                        .saturating_add(b.activation_bytes)
+                };
+                let predicted = match place(&device) {
+                    // One device's projection where the log states nothing
+                    // else of it: its model, context and compute together.
+                    Some(Place::Gpu(g)) if !stated(log, Some(Place::Gpu(g))) => e.per_gpu.get(g).map(own),
+                    // The sum, where no device's figure is in the log.
+                    None if f.scope.is_none() && !stated(log, None) => {
+                        Some(e.per_gpu.iter().map(own).fold(0u64, u64::saturating_add))
+                    }
+                    _ => continue,
+                };
+                let device = if f.scope.is_none() { "all".to_owned() } else { device };
+                let note = predicted.map_or(Some("the plan has no such GPU"), |_| Some(PROJECTED));
+                out.push(check(f.line, device, "projected", used_bytes, predicted, note));
                 continue;
             }
             _ => continue,

@@ -20,6 +20,10 @@ pub(super) fn read(lines: &[(usize, String)]) -> (LoggedConfig, Vec<Fact>) {
     // `offloading N repeating layers to GPU` (llama.cpp's `load_tensors`,
     // Ollama's Go backend).
     let mut repeating: Option<u64> = None;
+    // The devices the `--fit` lines name (in full) and the memory
+    // breakdown does (without the vendor's words), by their index.
+    let mut fit_names: Vec<(usize, String)> = Vec::new();
+    let mut table_names: Vec<(usize, String)> = Vec::new();
     for (n, line) in lines {
         // The context's own figures (`…: n_ctx = …`), printed under the
         // function's name while it made the context: today's builds still
@@ -33,6 +37,32 @@ pub(super) fn read(lines: &[(usize, String)]) -> (LoggedConfig, Vec<Fact>) {
             if line.contains(name) {
                 config.newest_build = Some(config.newest_build.map_or(last, |b| b.min(last)));
             }
+        }
+        // The memory breakdown: each table printed (one per `--fit` trial
+        // with `-v`, the last at exit) replaces the one before.
+        if let Some(rest) = after(line, "memory_breakdown_print:") {
+            if rest.contains("memory breakdown [MiB]") {
+                facts.retain(|f: &Fact| !matches!(f.figure, Figure::MemoryBreakdown { .. }));
+            } else if let Some((device, name, figure)) = breakdown_row(rest) {
+                if let (Some(i), Some(name)) = (gpu_index(&device), name) {
+                    table_names.push((i, name));
+                }
+                facts.push(Fact { line: *n, scope: Some(device), figure });
+            }
+            continue;
+        }
+        if let Some(rest) = after(line, "params_fit_impl:") {
+            if let Some((device, figure)) = fit_projection(rest) {
+                if let Some((device, name)) = &device
+                    && let Some(i) = gpu_index(device)
+                {
+                    fit_names.push((i, name.clone()));
+                }
+                let scope = device.map(|(d, _)| d);
+                facts.retain(|f: &Fact| !(matches!(f.figure, Figure::FitProjection { .. }) && f.scope == scope));
+                facts.push(Fact { line: *n, scope, figure });
+            }
+            continue;
         }
         if let Some(fact) = buffer(line) {
             // llama.cpp's own figure replaces Ollama's one-decimal one.
@@ -139,6 +169,18 @@ pub(super) fn read(lines: &[(usize, String)]) -> (LoggedConfig, Vec<Fact>) {
     {
         let last = crate::engines::llamacpp::OUTPUT_FIRST_BUILD - 1;
         config.newest_build = Some(config.newest_build.map_or(last, |b| b.min(last)));
+    }
+    // A log that lists no devices (`ggml_cuda_init`'s lines come before
+    // what was pasted) still names them in `--fit`'s lines or the breakdown.
+    if config.devices.is_empty() {
+        for mut names in [fit_names, table_names] {
+            crate::order::sort_by(&mut names, |a, b| a.0.cmp(&b.0));
+            names.dedup_by(|later, first| later.0 == first.0);
+            if !names.is_empty() && names.iter().enumerate().all(|(i, (g, _))| *g == i) {
+                config.devices = names.into_iter().map(|(_, name)| name).collect();
+                break;
+            }
+        }
     }
     if let Some(launch) = super::launch::pasted_llamacpp(lines) {
         take_command(&mut config, launch.config);
@@ -294,6 +336,98 @@ fn buffer(line: &str) -> Option<Fact> {
         return None;
     }
     Some(Fact { line: 0, scope: Some(device.to_owned()), figure: Figure::Buffer { buffer: kind, bytes } })
+}
+
+/// The GPU a backend's device name is (`CUDA1`, `ROCm0`, `Vulkan2`).
+fn gpu_index(device: &str) -> Option<usize> {
+    match crate::engines::llamacpp::Buffer::parse(device).ok()? {
+        crate::engines::llamacpp::Buffer::Gpu(i) => Some(i),
+        crate::engines::llamacpp::Buffer::Cpu => None,
+    }
+}
+
+/// One row of the memory breakdown after its function's name
+/// (src/llama-context.cpp `llama_memory_breakdown_print`, a0ed91a; common/
+/// `common_memory_breakdown_print` prints the same columns, its
+/// `unaccounted` signed): a device's `|   - CUDA0 (RTX 3090)   | 24117 =
+/// 23773 + (20903 = 12096 + 7504 + 1302) + 17592186023856 |` (total is
+/// free, plus self = model + context + compute, plus unaccounted), the
+/// host's `|   - Host | 72498 = 72257 + 0 + 240 |` and any other buffer
+/// type's alike (`CPU_REPACK`). The row's device, its description where it
+/// gives one (the backend's, less `NVIDIA `, `GeForce `, `AMD `, …) and its
+/// figures.
+fn breakdown_row(rest: &str) -> Option<(String, Option<String>, Figure)> {
+    let mut cells = rest.split('|').map(str::trim);
+    cells.next()?;
+    let label = cells.next()?.strip_prefix("- ")?.trim();
+    let values = cells.next()?;
+    let (device, name) = match label.split_once(" (") {
+        Some((device, name)) => (device.trim(), name.strip_suffix(')').map(|n| n.trim().to_owned())),
+        None => (label, None),
+    };
+    let numbers: Vec<&str> = values.split(['=', '+', '(', ')']).map(str::trim).filter(|v| !v.is_empty()).collect();
+    let mib = |v: &str| v.parse::<u64>().ok().and_then(|n| n.checked_mul(crate::units::MIB));
+    let figure = match numbers[..] {
+        // `unaccounted` is what the backend's figures leave over: not read
+        // (llama.cpp's own wraps below zero, `size_t`).
+        [total, free, _self, model, context, compute, _unaccounted] => Figure::MemoryBreakdown {
+            total_bytes: Some(mib(total)?),
+            free_bytes: Some(mib(free)?),
+            model_bytes: mib(model)?,
+            context_bytes: mib(context)?,
+            compute_bytes: mib(compute)?,
+        },
+        [_self, model, context, compute] => Figure::MemoryBreakdown {
+            total_bytes: None,
+            free_bytes: None,
+            model_bytes: mib(model)?,
+            context_bytes: mib(context)?,
+            compute_bytes: mib(compute)?,
+        },
+        _ => return None,
+    };
+    (!device.is_empty() && !device.contains(' ')).then(|| (device.to_owned(), name, figure))
+}
+
+/// `--fit`'s projection with the launch's own parameters, after its
+/// function's name (src/llama.cpp `llama_params_fit_impl`, a0ed91a, step 1;
+/// common/'s `common_params_fit_impl` alike): a device's `  - CUDA0 (NVIDIA
+/// GeForce RTX 3090):  24117 total,  20903 used,   2870 free vs. target of
+/// 1024` (the device's name padded before the colon), or the sum of one
+/// device's or all, `projected to use 19187 MiB of device memory vs. 24077
+/// MiB of free device memory`. The device and its name where the line
+/// gives one, and the figure; `None` for its other lines (the layers it
+/// places, a trial's memory).
+fn fit_projection(rest: &str) -> Option<(Option<(String, String)>, Figure)> {
+    let mib = |v: &str| v.trim().parse::<u64>().ok().and_then(|n| n.checked_mul(crate::units::MIB));
+    let signed = |v: &str| v.trim().parse::<i64>().ok().and_then(|n| n.checked_mul(crate::units::MIB as i64));
+    if let Some(rest) = after(rest, "projected to use ") {
+        let (used, rest) = rest.split_once(" MiB of device memory vs. ")?;
+        let free = rest.trim_end().strip_suffix(" MiB of free device memory")?;
+        let used_bytes = mib(used)?;
+        let free_before = signed(free)?;
+        let figure = Figure::FitProjection {
+            used_bytes,
+            free_bytes: free_before.checked_sub(i64::try_from(used_bytes).ok()?)?,
+            total_bytes: None,
+            target_bytes: None,
+        };
+        return Some((None, figure));
+    }
+    let rest = rest.trim_start().strip_prefix("- ")?;
+    let (head, numbers) = rest.rsplit_once(':')?;
+    let (device, name) = head.trim_end().strip_suffix(')')?.split_once(" (")?;
+    let (total, numbers) = numbers.split_once(" total,")?;
+    let (used, numbers) = numbers.split_once(" used,")?;
+    let (free, target) = numbers.split_once(" free vs. target of ")?;
+    let figure = Figure::FitProjection {
+        used_bytes: mib(used)?,
+        free_bytes: signed(free)?,
+        total_bytes: Some(mib(total)?),
+        target_bytes: Some(mib(target)?),
+    };
+    let device = device.trim();
+    (!device.is_empty() && !device.contains(' ')).then(|| (Some((device.to_owned(), name.trim().to_owned())), figure))
 }
 
 /// Ollama's own engine (no llama.cpp buffer lines): `msg="model weights"
@@ -513,6 +647,20 @@ pub fn layer_split(log: &super::StartupLog, layers: u64) -> Option<String> {
             _ => None,
         })
         .collect();
+    // A log that prints no KV buffer: its memory breakdown's context
+    // (the KV cache, and the recurrent state, which is also by layer).
+    if kv.is_empty() {
+        kv = log
+            .facts
+            .iter()
+            .filter_map(|f| match f.figure {
+                Figure::MemoryBreakdown { context_bytes, .. } if context_bytes > 0 => {
+                    Some((gpu_index(f.scope.as_deref()?)?, context_bytes))
+                }
+                _ => None,
+            })
+            .collect();
+    }
     crate::order::sort(&mut kv);
     let total: u64 = kv.iter().map(|&(_, b)| b).sum();
     if kv.len() < 2 || total == 0 || layers == 0 || kv.iter().enumerate().any(|(i, &(g, _))| g != i) {

@@ -157,6 +157,30 @@ pub enum Figure {
     KvSummary { bytes: u64, k_bytes: u64, v_bytes: u64, cells: Option<u64>, layers: Option<u64> },
     /// llama.cpp `offloaded N/M layers to GPU`.
     Offloaded { layers: u64, of: u64 },
+    /// One row of llama.cpp's memory breakdown (`llama_memory_breakdown_print`
+    /// in src/llama-context.cpp, b6xxx on; `common_memory_breakdown_print`
+    /// once `--fit` moved to common/): a device's (or the host's, or another
+    /// buffer type's) model, context (the KV cache and recurrent state:
+    /// `memory->memory_breakdown()`) and compute buffers, with a device's
+    /// total and free memory as its backend reports them. Whole MiB, each
+    /// rounded down (`/ MiB` of a `size_t`).
+    MemoryBreakdown {
+        total_bytes: Option<u64>,
+        free_bytes: Option<u64>,
+        model_bytes: u64,
+        context_bytes: u64,
+        compute_bytes: u64,
+    },
+    /// `--fit`'s projection with the launch's own parameters, before it
+    /// changes any (`llama_params_fit_impl`, later `common_params_fit_impl`,
+    /// src/llama.cpp step 1): what a device would use (its model, context
+    /// and compute buffers, as the breakdown's `self`) and what that would
+    /// leave free, below zero where it does not fit; with several devices one
+    /// line each (`- CUDA0 (…): 24117 total, 20903 used, 2870 free vs. target
+    /// of 1024`), with one only the sum (`projected to use 19187 MiB of
+    /// device memory vs. 24077 MiB of free device memory`, no scope). Whole
+    /// MiB, rounded toward zero.
+    FitProjection { used_bytes: u64, free_bytes: i64, total_bytes: Option<u64>, target_bytes: Option<u64> },
     /// Ollama's own estimate before it starts the runner (`msg="offload to
     /// cuda"`, later `msg=offload library=cuda`): the layers it puts on the
     /// GPU, the memory it saw free there and what it expects to use, with
@@ -239,6 +263,28 @@ impl Figure {
                 format!("KV cache in all: {} (K {}, V {})", b(bytes), b(k_bytes), b(v_bytes))
             }
             Figure::Offloaded { layers, of } => format!("layers offloaded to the GPU: {layers} of {of}"),
+            Figure::MemoryBreakdown { total_bytes, free_bytes, model_bytes, context_bytes, compute_bytes } => {
+                let device = match (total_bytes, free_bytes) {
+                    (Some(t), Some(f)) => format!(" (device total {}, free {})", b(t), b(f)),
+                    _ => String::new(),
+                };
+                format!(
+                    "memory breakdown: model {}, context {}, compute {}{device}",
+                    b(model_bytes),
+                    b(context_bytes),
+                    b(compute_bytes)
+                )
+            }
+            Figure::FitProjection { used_bytes, free_bytes, total_bytes, target_bytes } => {
+                let of = total_bytes.map(|t| format!(" of {}", b(t))).unwrap_or_default();
+                let target = target_bytes.map(|t| format!(" (target {})", b(t))).unwrap_or_default();
+                format!(
+                    "--fit's projection with the launch's parameters: {} used{of}, {}{} free after{target}",
+                    b(used_bytes),
+                    if free_bytes < 0 { "-" } else { "" },
+                    b(free_bytes.unsigned_abs())
+                )
+            }
             Figure::OllamaEstimate {
                 layers,
                 of,

@@ -287,6 +287,27 @@ pub fn logged_scenario(log: &StartupLog, model: &Model, planned: Scenario<Engine
         o.no_gpu_backend = true;
         taken.push("a build without a GPU backend".into());
     }
+    // The devices llama.cpp's memory breakdown or `--fit` projection lists
+    // are the model's (`model->devices`, src/llama-context.cpp
+    // `llama_memory_breakdown_print`): as many GPUs, where nothing above
+    // said how many.
+    if log.engine == LogEngine::LlamaCpp && one_gpu && gpus == 1 {
+        let mut listed: Vec<&str> = log
+            .facts
+            .iter()
+            .filter(|f| matches!(f.figure, Figure::MemoryBreakdown { .. } | Figure::FitProjection { .. }))
+            .filter_map(|f| f.scope.as_deref())
+            .filter(|d| {
+                matches!(crate::engines::llamacpp::Buffer::parse(d), Ok(crate::engines::llamacpp::Buffer::Gpu(_)))
+            })
+            .collect();
+        crate::order::sort(&mut listed);
+        listed.dedup();
+        if listed.len() > 1 {
+            gpus = listed.len() as u64;
+            taken.push(format!("{gpus} GPUs (the devices its memory breakdown lists)"));
+        }
+    }
     // A plan of one GPU runs on as many like it as the log used; a plan
     // that names its GPUs keeps them.
     if one_gpu && gpus > 1 {

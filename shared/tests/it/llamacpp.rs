@@ -774,11 +774,12 @@ fn experts_on_the_cpu_are_staged_in_the_first_gpus_compute_buffer() {
     // The second GPU's layers send their experts to an empty CUDA0: the gate
     // copy (Q4_K) takes the bottom, the up copy its place, and the larger
     // Q6_K down copy no longer fits the hole they leave with the input: it
-    // goes above the selection and gate·up (ggml-alloc, `staged_moe`).
+    // goes above the selection (ggml-alloc, `staged_moe`). The plan names
+    // no build, so today's: the GLU product, out of place, takes the
+    // hole's bottom and gate and up are freed above the selection (before
+    // GLU the product stayed there in place, and the down copy went above it).
     let gate_q4k = moe.num_experts * t.hidden_size * moe.expert_intermediate_size / 256 * 144;
-    let on_top = gate_q4k
-        + 4 * 512 * (t.hidden_size + moe.num_experts + moe.experts_per_token * moe.expert_intermediate_size)
-        + down_q6k;
+    let on_top = gate_q4k + 4 * 512 * (t.hidden_size + moe.num_experts) + down_q6k;
     assert!(down_q6k > gate_q4k + 4 * 512 * t.hidden_size);
     assert_eq!(two[0], on_top.max(two_gpu[0] - copies));
     assert!(two[0] > staged[0]);

@@ -1353,3 +1353,133 @@ fn a_glm_dsa_log_plans_as_glm5_with_its_latent_cache() {
     // The log's `llama_kv_cache: size = 65812.50 MiB (768000 cells, 78 layers …), K (f16)`.
     assert_eq!(e.kv_cache_bytes, 65_812 * MIB + MIB / 2);
 }
+
+/// MiniMax-M2.1 IQ4_NL on four RTX 3090s (`-ts 1,1,1,1`, `-ot` experts of
+/// blk 1–10, 17–25, 33–41, 49–57 to the CPU, `--fit on`), whose paste holds
+/// only the launch, llama.cpp's memory breakdown and `--fit`'s projection
+/// (src/llama-context.cpp `llama_memory_breakdown_print`, src/llama.cpp
+/// `llama_params_fit_impl`): read as start-up figures, on the four GPUs the
+/// table lists, and set against the plan. Model and context are the plan's
+/// to the table's whole MiB; CUDA0's compute buffer holds the staged gate
+/// copy of a layer on CUDA1, the input, the selection and the down copy
+/// above them (the GLU product takes the hole the down copy had: 1,302.5
+/// MiB, 726.5 before). The projection repeats the table, so it is not
+/// checked again.
+#[test]
+fn a_memory_breakdown_is_read_and_set_against_the_plan() {
+    let run = Run {
+        file: "llamacpp-fit-minimax-m21-iq4nl-4x3090-ot-ts1111",
+        flags: &[],
+        ik: false,
+        given: Some(("minimax-m2", "iq4_nl")),
+        header: None,
+        build: None,
+    };
+    let (log, checks) = scored(&run).unwrap_or_else(|why| panic!("{why}"));
+    assert_eq!(log.config.devices, ["NVIDIA GeForce RTX 3090"; 4]);
+    for device in ["CUDA0", "CUDA1", "CUDA2", "CUDA3", "Host"] {
+        let (predicted, logged) = of(&checks, device, "model");
+        // Whole MiB, rounded down.
+        assert!(predicted.is_some_and(|p| p / MIB == logged / MIB), "{device} model: {predicted:?} vs {logged}");
+    }
+    for device in ["CUDA0", "CUDA1", "CUDA2", "CUDA3"] {
+        let (predicted, logged) = of(&checks, device, "context");
+        assert!(predicted.is_some_and(|p| p / MIB == logged / MIB), "{device} context: {predicted:?} vs {logged}");
+    }
+    let (predicted, logged) = of(&checks, "CUDA0", "compute");
+    assert_eq!((predicted.map(|p| p / MIB), logged), (Some(1302), 1302 * MIB));
+    assert!(checks.iter().all(|c| c.buffer != "projected"), "the projection counted twice");
+    assert!(checks.iter().all(|c| c.buffer != "context" || c.device != "Host"), "0 B against 0 B");
+}
+
+/// Ollama 0.30's llama-server with `--fit` trials on an RTX 5090 and an RTX
+/// 3090, a paste of nothing but `common_memory_breakdown_print` tables and
+/// `common_params_fit_impl` trial lines (ollama/ollama#16031): a start-up
+/// log, whose last table is the one kept (CUDA1's context 18,432 MiB, not
+/// the first trial's 15,360), its unaccounted figures below zero read as
+/// printed.
+#[test]
+fn a_paste_of_memory_breakdowns_alone_is_a_start_up_log() {
+    let text = std::fs::read_to_string(format!("{DIR}/ollama-030-llamaserver-fit-trials-5090-3090-breakdown.txt"))
+        .expect("the fixture");
+    let log = startup::read(&text).expect("a start-up log");
+    assert_eq!(log.engine, startup::LogEngine::LlamaCpp);
+    assert_eq!(log.config.devices, ["RTX 5090", "RTX 3090"]);
+    let rows: Vec<(usize, &str, u64, u64, u64)> = log
+        .facts
+        .iter()
+        .filter_map(|f| match f.figure {
+            startup::Figure::MemoryBreakdown { model_bytes, context_bytes, compute_bytes, .. } => Some((
+                f.line,
+                f.scope.as_deref().unwrap_or(""),
+                model_bytes / MIB,
+                context_bytes / MIB,
+                compute_bytes / MIB,
+            )),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(rows, [(11, "CUDA0", 0, 0, 4205), (12, "CUDA1", 1346, 18432, 1292), (13, "Host", 1333, 18432, 2088)]);
+    assert_eq!(log.facts.len(), 3, "the trials' `id=…, mem=` lines are not the run's figures");
+}
+
+/// A log that prints the buffer lines and, at exit, the table: each buffer
+/// is checked once, on its own line to the hundredth of a MiB. Without
+/// them, `--fit`'s projection of one device stands for its model, context
+/// and compute together, and the one-device sum for them all.
+#[test]
+fn buffer_lines_and_the_table_are_not_counted_twice() {
+    let file = "llamacpp-b7342-qwen3-coder-30b-a3b-q80-1gpu-np4-fa-auto";
+    let text = std::fs::read_to_string(format!("{DIR}/{file}.txt")).expect("the fixture");
+    let lines = text.lines().count();
+    let table = "llama_memory_breakdown_print: | memory breakdown [MiB] | total free self model context compute unaccounted |\n\
+                 llama_memory_breakdown_print: |   - CUDA0 (RTX 4090) | 24080 = 1000 + (20000 = 15000 + 4000 + 1000) + 3080 |\n\
+                 llama_memory_breakdown_print: |   - Host             |               700 = 600 + 0 + 100               |\n";
+    let run = RUNS.iter().find(|r| r.file == file).expect("in the table");
+    let (_, alone) = scored(run).unwrap_or_else(|why| panic!("{why}"));
+    let (_, both) = scored_text(run, &format!("{text}{table}")).unwrap_or_else(|why| panic!("{why}"));
+    let from_table: Vec<_> = both.iter().filter(|c| c.line > lines).map(|c| (c.device.as_str(), c.buffer)).collect();
+    let printed: Vec<_> = alone.iter().map(|c| (c.device.as_str(), c.buffer)).collect();
+    for row in &from_table {
+        assert!(!printed.contains(row), "{row:?} checked twice");
+    }
+    assert_eq!(both.len(), alone.len() + from_table.len());
+
+    let run = Run {
+        file: "llamacpp-fit-minimax-m21-iq4nl-4x3090-ot-ts1111",
+        flags: &[],
+        ik: false,
+        given: Some(("minimax-m2", "iq4_nl")),
+        header: None,
+        build: None,
+    };
+    let text = std::fs::read_to_string(format!("{DIR}/{}.txt", run.file)).expect("the fixture");
+    let fit_only: String =
+        text.lines().filter(|l| !l.contains("memory_breakdown_print")).map(|l| format!("{l}\n")).collect();
+    let (_, checks) = scored_text(&run, &fit_only).unwrap_or_else(|why| panic!("{why}"));
+    let projected: Vec<_> = checks.iter().map(|c| (c.device.as_str(), c.buffer, c.logged_bytes / MIB)).collect();
+    assert_eq!(
+        projected,
+        [
+            ("CUDA0", "projected", 20903),
+            ("CUDA1", "projected", 21747),
+            ("CUDA2", "projected", 21747),
+            ("CUDA3", "projected", 17542)
+        ]
+    );
+    // Each GPU's model + context + compute: CUDA0 20,903.33 MiB predicted.
+    let (predicted, logged) = of(&checks, "CUDA0", "projected");
+    assert!(predicted.is_some_and(|p| p.abs_diff(logged) <= MIB), "{predicted:?} vs {logged}");
+    let one =
+        "llama_params_fit_impl: projected to use 20903 MiB of device memory vs. 23773 MiB of free device memory\n";
+    let log = startup::read(one).expect("a start-up log");
+    assert_eq!(
+        log.facts[0].figure,
+        startup::Figure::FitProjection {
+            used_bytes: 20903 * MIB,
+            free_bytes: 2870 * MIB as i64,
+            total_bytes: None,
+            target_bytes: None
+        }
+    );
+}

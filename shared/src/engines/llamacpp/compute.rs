@@ -278,7 +278,8 @@ pub(super) fn staged_weight(p: &Plan, o: Options, d: &Devices, g: usize) -> Opti
                 if home == first || home + 1 == d.weights.largest_cpu_experts.len() || gate_up == 0 || down == 0 {
                     continue;
                 }
-                let stage = MoeStage { gate_up, down, input, selected: f32s(m.num_experts), ffn, out };
+                let glu = o.fork == super::Fork::Mainline && o.build.is_none_or(|b| b >= super::graph::GLU_BUILD);
+                let stage = MoeStage { gate_up, down, input, selected: f32s(m.num_experts), ffn, out, glu };
                 peak = peak.max(staged_moe(stage));
             }
             // ik's `-fmoe`: one op takes the gate and up copies at once, in
@@ -287,7 +288,8 @@ pub(super) fn staged_weight(p: &Plan, o: Options, d: &Devices, g: usize) -> Opti
             let pair = d.weights.largest_cpu_gate_up;
             if super::ik::fused_moe(o) && pair > 0 {
                 let down = d.weights.largest_cpu_experts.iter().map(|&(_, down)| down).max().unwrap_or(0);
-                let stage = MoeStage { gate_up: pair, down, input, selected: f32s(m.num_experts), ffn, out };
+                let stage =
+                    MoeStage { gate_up: pair, down, input, selected: f32s(m.num_experts), ffn, out, glu: false };
                 let fused = staged_fused_moe(stage);
                 peak = if d.weights.cpu_gate_up_differ { peak.max(fused) } else { fused };
             }
@@ -310,6 +312,9 @@ pub(super) struct MoeStage {
     pub selected: u64,
     pub ffn: u64,
     pub out: u64,
+    /// The gated product is its own `GGML_OP_GLU` node, which ggml-alloc
+    /// never runs in place (mainline from [`super::graph::GLU_BUILD`]).
+    pub glu: bool,
 }
 
 /// The first GPU's compute buffer for a MoE layer whose experts stay in host
@@ -331,21 +336,34 @@ pub(super) struct MoeStage {
 /// (`scripts/ggml-alloc-sim.py`, `moe_host_experts`): DeepSeek-V3-0324
 /// UD-Q2_K_XL, `-ub 1024`, q2_K gate/up experts of 1,176 MiB and a q4_K down
 /// of 2,016 MiB: 1176 + 28 + 1 + 64 + 2016 = 3285 MiB on CUDA0, 3285.00
-/// logged. llama.cpp since the GLU ops (`ggml_swiglu_split`,
-/// ggml-org/llama.cpp#14158; llama-cpp-python 0.3.16, 0.3.36) computes the
-/// product out of place, which moves it into that hole; no log of such a
-/// build with host experts is in hand, so that layout is not the rule yet.
+/// logged. llama.cpp since the GLU ops ([`MoeStage::glu`]: `ggml_swiglu_split`,
+/// ggml-org/llama.cpp#14158, src/llama-graph.cpp@a0ed91a `build_moe_ffn`;
+/// `GGML_OP_GLU` is not among ggml-alloc.c's `ggml_op_can_inplace`)
+/// computes the product out of place: once up has run, its copy and the
+/// input are freed, the product takes the bottom of that hole, and gate and
+/// up are freed above it, so the hole left (`gate_up + input − ffn`) no
+/// longer holds a down copy as large as the gate's, which goes on top of
+/// the selection. A real `--fit`-era log (MiniMax-M2.1 IQ4_NL on four RTX
+/// 3090s, experts of blk 17–25 and 33–41 on the CPU, `-ub 512`; fixture
+/// `llamacpp-fit-minimax-m21-iq4nl-4x3090-ot-ts1111`) prints 1,302 MiB on
+/// CUDA0 in its memory breakdown: 648 + 6 + 0.5 + 648 = 1,302.5, rounded
+/// down (726.5 in place).
 pub(super) fn staged_moe(s: MoeStage) -> u64 {
     let mut a = Arena::new();
     let gate_w = a.alloc(s.gate_up);
     let input = a.alloc(s.input);
     a.alloc(s.selected);
-    a.alloc(s.ffn); // gate, then silu and the product in place
+    // The gate's output; before GLU silu and the product in place on it.
+    let gate = a.alloc(s.ffn);
     a.free(gate_w, s.gate_up);
     let up_w = a.alloc(s.gate_up);
     let up = a.alloc(s.ffn);
     a.free(up_w, s.gate_up);
     a.free(input, s.input);
+    if s.glu {
+        a.alloc(s.ffn);
+        a.free(gate, s.ffn);
+    }
     a.free(up, s.ffn);
     a.alloc(s.down);
     a.alloc(s.out);
@@ -495,10 +513,35 @@ mod tests {
             selected: 4 * 256 * t,
             ffn: 4 * k * f * t,
             out: 4 * k * e * t,
+            glu: false,
         };
         assert_eq!(staged_moe(stage(144 * experts)), 3285 * MIB);
         // A q3_K down (1,540 MiB) does not fit the 1,204 MiB hole either.
         assert_eq!(staged_moe(stage(110 * experts)), 2809 * MIB);
+    }
+
+    /// MiniMax-M2.1 IQ4_NL at `-ub 512` (256 experts of 1536 × 3072, 18 B per
+    /// 32 weights: 648 MiB a stack, top 8) on a GLU build: the product takes
+    /// the bottom of the up copy's hole, so the down copy goes on top of the
+    /// selection, 648 + 6 + 0.5 + 648 MiB; CUDA0's memory breakdown prints
+    /// 1,302 (fixture `llamacpp-fit-minimax-m21-iq4nl-4x3090-ot-ts1111`).
+    /// Silu and the product in place (before GLU) leave the hole whole.
+    #[test]
+    fn the_glu_product_pushes_the_down_copy_on_top() {
+        let (t, e, f, k) = (512, 3072, 1536, 8);
+        let w = 256 * e * f / 32 * 18;
+        let stage = |glu| MoeStage {
+            gate_up: w,
+            down: w,
+            input: 4 * e * t,
+            selected: 4 * 256 * t,
+            ffn: 4 * k * f * t,
+            out: 4 * k * e * t,
+            glu,
+        };
+        assert_eq!(staged_moe(stage(true)), 2 * w + 4 * t * (e + 256));
+        assert_eq!(staged_moe(stage(true)) * 2 / MIB, 2605);
+        assert_eq!(staged_moe(stage(false)) * 2 / MIB, 1453);
     }
 
     /// Equal gate, up and down copies (Qwen3-235B-A22B Q6_K, `-ub 512`): the
@@ -515,6 +558,7 @@ mod tests {
             selected: 4 * 128 * t,
             ffn: 4 * k * f * t,
             out: 4 * k * e * t,
+            glu: false,
         };
         assert_eq!(staged_moe(stage), w + 4 * t * (e + 128 + k * f + k * e));
     }
