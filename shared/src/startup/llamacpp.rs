@@ -5,7 +5,9 @@
 //! `llama-kv-cache.cpp`), the output and compute buffers
 //! (`llama_new_context_with_model`, `llama_init_from_model`,
 //! `llama_context`: `llama-context.cpp`) and the context parameters they
-//! print. Sizes are MiB. Ollama's logs carry these lines (its runner is
+//! print, and the memory breakdown table and `--fit` projection
+//! (`llama_memory_breakdown_print`, `llama_params_fit_impl`). Sizes are MiB.
+//! Ollama's logs carry these lines (its runner is
 //! llama.cpp) or, from its own engine, `model weights` / `kv cache` /
 //! `compute graph` per device, and the launch it asked for.
 
