@@ -1816,6 +1816,36 @@ fn sglang_reads_a_computed_fraction_printed_in_full() {
     assert_eq!(l.config.mem_fraction_static_permille, Some(826), "{:?}", l.config);
 }
 
+/// DeepSeek sparse attention in FP8 stores its MLA latent with scales: 512
+/// fp8 values, 4 fp32 scales and the 64 RoPE values in bf16, 656 bytes
+/// (SGLang `calculate_mla_kv_cache_dim`, vLLM `fp8_ds_mla`), plus the
+/// indexer's 132-byte key. GLM-5-FP8 on SGLang 0.5.8.post1 (eight MI355X,
+/// `--kv-cache-dtype fp8_e4m3`) allocated 186.77 GB for 3,262,823 tokens:
+/// 61,464 bytes a token = 78 × (656 + 132); the plan said 78 × (576 + 132)
+/// = 55,224 (-10.1 %).
+#[test]
+fn glm5_fp8_kv_keeps_flashmlas_scaled_latent_as_sglang_logs() {
+    let l = log("sglang-058post1-glm5-fp8-mi355x-tp8-kvfp8");
+    assert_eq!(l.config.kv_cache_dtype.as_deref(), Some("fp8_e4m3"));
+    let (tokens, bytes) = l
+        .first(|f| match f {
+            Figure::KvPool { tokens, bytes, .. } => Some((*tokens, *bytes)),
+            _ => None,
+        })
+        .map(|(_, pool)| pool)
+        .unwrap_or_else(|| panic!("no KV pool line"));
+    let path = format!("{}/tests/fixtures/arch/defaults-glm_moe_dsa.json", env!("CARGO_MANIFEST_DIR"));
+    let config = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
+    let m = shared::model::Model::from_config_json("glm-5", &config).unwrap_or_else(|e| panic!("{e}"));
+    let kv = shared::kv::KvDtype::parse("fp8_e4m3").unwrap_or_else(|e| panic!("{e}"));
+    let per_token = shared::kv::bytes_per_token(&shared::kv::layer_costs(&m.arch.text, kv, 8));
+    let logged = bytes / tokens;
+    println!("GLM-5 fp8 KV: {per_token} bytes a token, logged {logged}");
+    assert_eq!(per_token, 78 * (656 + 132));
+    // The log's GB are GiB to two decimals: within 0.1 %.
+    assert!(per_token.abs_diff(logged) * 1000 <= logged, "{per_token} vs {logged}");
+}
+
 /// A vLLM log on ROCm (`[rocm.py:…]` lines, `Automatically detected platform
 /// rocm.`) ran on an AMD GPU: where it names none, the plan's NVIDIA GPU is
 /// said to be wrong, and where its figures bound one, the smallest AMD GPU
