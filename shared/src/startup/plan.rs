@@ -33,13 +33,13 @@ pub fn logged_preset(log: &StartupLog) -> Option<&'static ModelPreset> {
 
 /// The words a repo's name may end in for a variant of the same weights'
 /// shapes: the tuned and dated releases (`-Instruct`, `-Instruct-2507`,
-/// `-it`, `-Chat`, `-Base`, `-hf`) and the quantised copies (`-AWQ`,
-/// `-GPTQ-Int4`, `-FP8-Dynamic`, `-W4A16`, `-bnb-4bit`), whose format the
-/// log's `quantization=` says.
-const VARIANT_WORDS: &[&str] = &[
-    "instruct", "chat", "it", "base", "hf", "2507", "thinking", "awq", "gptq", "int4", "int8", "fp8", "dynamic",
-    "w4a16", "w8a16", "w8a8", "bnb", "4bit", "8bit",
-];
+/// `-it`, `-Chat`, `-Base`, `-hf`) and the quantised copies
+/// ([`quantised_word`]: `-AWQ`, `-GPTQ-Int4`, `-FP8-Dynamic`, `-W4A16`,
+/// `-bnb-4bit`, Intel's `-AutoRound-Int4`), whose format the log's
+/// `quantization=` says.
+fn variant_word(word: &str) -> bool {
+    matches!(word, "instruct" | "chat" | "it" | "base" | "hf" | "2507" | "thinking" | "dynamic") || quantised_word(word)
+}
 
 /// Whether a repo's name says it is a quantised copy (`-AWQ`, `-FP8`,
 /// `-GPTQ-Int4`, `-bnb-4bit` …).
@@ -55,14 +55,17 @@ fn name_words(repo: &str) -> Vec<String> {
 
 /// Whether a word of a repo's name says it is a quantised copy.
 fn quantised_word(word: &str) -> bool {
-    matches!(word, "awq" | "gptq" | "int4" | "int8" | "fp8" | "w4a16" | "w8a16" | "w8a8" | "bnb" | "4bit" | "8bit")
+    matches!(
+        word,
+        "awq" | "gptq" | "autoround" | "int4" | "int8" | "fp8" | "w4a16" | "w8a16" | "w8a8" | "bnb" | "4bit" | "8bit"
+    )
 }
 
 /// A repo's name (after its last `/`), lower case, without its trailing
-/// [`VARIANT_WORDS`].
+/// [`variant_word`]s.
 fn base_name(repo: &str) -> String {
     let mut words = name_words(repo);
-    while words.len() > 1 && words.last().is_some_and(|w| VARIANT_WORDS.contains(&w.as_str())) {
+    while words.len() > 1 && words.last().is_some_and(|w| variant_word(w)) {
         words.pop();
     }
     words.join("-")

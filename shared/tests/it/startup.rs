@@ -1460,6 +1460,48 @@ fn a_logged_quantization_loads_the_preset_in_its_format() {
     assert_eq!(id("compressed-tensors"), None);
 }
 
+/// Intel's AutoRound int4 (`'quantization': 'auto_round'`, club-3090's
+/// Qwen3.6-27B recipes; vLLM loads it with `INCConfig`, GPTQ-packed) is a
+/// 4-bit format: the 27B on two RTX 3090s was planned in fp16, which
+/// leaves no KV cache at all (-100 %); as gptq-int4 the log's 11.05 GiB
+/// of KV memory is +0.6 %.
+#[test]
+fn an_autoround_log_plans_its_int4_weights() {
+    use shared::engines::{Engine, vllm::Speculative};
+    use shared::estimate::{GpuSlot, Scenario};
+    let l = log("vllm-v1-02x-qwen36-27b-autoround-int4-2x3090-tp2-mtp3");
+    assert_eq!(l.config.quantization.as_deref(), Some("auto_round"));
+    // Qwen3.6-27B is Qwen3.5-27B's shapes; the log names neither TP nor the drafter.
+    let m = shared::model::Model::preset("qwen3.5-27b").unwrap_or_else(|e| panic!("{e}"));
+    let g = shared::catalog::gpu("rtx-3090").unwrap_or_else(|| panic!("no rtx-3090"));
+    // The report's setup, which the cut args line no longer shows: fp8_e5m2
+    // cache, max_num_seqs 2, max_num_batched_tokens 8192, MTP 3, TP 2.
+    let mut engine = l.engine.kind().with_defaults();
+    if let Engine::Vllm(o) = &mut engine {
+        o.speculative = Some(Speculative::parse("mtp:3").unwrap_or_else(|e| panic!("{e}")));
+        o.max_num_seqs = Some(2);
+        o.max_num_batched_tokens = Some(8192);
+    }
+    let planned = Scenario {
+        gpus: vec![GpuSlot::from_catalog(g); 2],
+        tp: 2,
+        engine,
+        weights: m.default_format(),
+        kv_dtype: shared::kv::KvDtype::Fp8,
+        ..Scenario::default()
+    };
+    let (s, taken) = shared::startup::logged_scenario(&l, &m, planned);
+    assert_eq!(s.weights.id(), "gptq-int4", "{taken:?}");
+    assert!(taken.iter().any(|t| t == "weights gptq-int4 (the log's quantization=auto_round)"), "{taken:?}");
+    let (logged, predicted) = logged_and_predicted(&l, &m, s, "available KV cache memory");
+    println!("auto_round: available KV logged {logged:?}, predicted {predicted:?}");
+    assert!(close(logged, predicted, 10), "KV {logged:?} vs {predicted:?}");
+    let id = |q: &str| shared::startup::quantization_format(q).map(shared::formats::WeightFormat::id);
+    for method in ["auto_round", "auto-round", "inc", "INC"] {
+        assert_eq!(id(method).as_deref(), Some("gptq-int4"), "{method}");
+    }
+}
+
 /// A log whose `model=` is a variant of a preset's repo (a dated or tuned
 /// release, a quantised copy) is planned with the preset of its base name:
 /// the one 16-bit preset whose name, the variant words aside, is the same.
@@ -1490,6 +1532,10 @@ fn a_logged_variant_of_a_preset_is_planned_by_its_base_name() {
     assert_eq!(preset("Qwen/Qwen2.5-14B-Instruct-GPTQ-Int4", "gptq_marlin"), (None, Some("qwen2.5-14b")));
     assert_eq!(preset("RedHatAI/Qwen2.5-14B-Instruct-FP8-dynamic", "compressed-tensors"), (None, None));
     assert_eq!(preset("Qwen/Qwen2.5-14B-Instruct-AWQ", "None"), (None, None));
+    // Intel's AutoRound copies name the method, and their bits.
+    assert_eq!(preset("Intel/Qwen2.5-14B-Instruct-AutoRound-Int4", "inc"), (None, Some("qwen2.5-14b")));
+    assert_eq!(preset("Intel/Qwen2.5-14B-Instruct-int4-AutoRound", "auto_round"), (None, Some("qwen2.5-14b")));
+    assert_eq!(preset("Intel/Qwen2.5-14B-Instruct-int8-AutoRound", "auto_round"), (None, None));
 }
 
 /// What a llama.cpp log printed is what ran: a pasted command's `-ngl 99`
