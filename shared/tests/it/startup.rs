@@ -1961,6 +1961,32 @@ fn vllm_logs_of_qwen3_next_and_gemma_4_26b_name_their_presets() {
     }
 }
 
+/// Kaggle mounts a model under a version folder
+/// (`/kaggle/input/models/google/gemma-4/transformers/gemma-4-31b-it/1`):
+/// the name is the folder above it, so vLLM 0.23.0's log on Kaggle is
+/// Gemma 4 31B's, whose weights it then holds to 1.2 % (it was "not a
+/// preset").
+#[test]
+fn a_kaggle_model_folder_names_its_preset_above_the_version() {
+    let l = log("vllm-v1-0230-gemma4-31b-it-kaggle-u094");
+    assert_eq!(l.config.model.as_deref(), Some("/kaggle/input/models/google/gemma-4/transformers/gemma-4-31b-it/1"));
+    assert_eq!(shared::startup::logged_preset(&l).map(|p| p.id), Some("gemma-4-31b"));
+    let (m, s, _) = planned_from(&l, "gemma-4-31b", "rtx-pro-6000-blackwell");
+    let (logged, predicted) = logged_and_predicted(&l, &m, s, "weights");
+    assert!(close(logged, predicted, 20), "{logged:?} vs {predicted:?}");
+    let named = |path: &str| shared::startup::StartupLog {
+        engine: LogEngine::Vllm,
+        config: shared::startup::LoggedConfig { model: Some(path.into()), ..Default::default() },
+        facts: Vec::new(),
+        model: None,
+    };
+    // A variant's name under a version folder is read as its base name.
+    let variant = named("/kaggle/input/qwen3-30b-a3b/transformers/qwen3-30b-a3b-instruct-2507/3/");
+    assert_eq!(shared::startup::logged_base_preset(&variant).map(|p| p.id), Some("qwen3-30b-a3b"));
+    // Only a number is a version: a name that ends in other words is kept.
+    assert!(shared::startup::logged_preset(&named("/models/gemma-4-31b-it/v1")).is_none());
+}
+
 /// Today's llama.cpp still names `llama_init_from_model` in its failures
 /// (`failed to initialize the context`): only the context's own figures
 /// under that name (`llama_init_from_model: n_ctx = …`, b4462 – b4880) date
