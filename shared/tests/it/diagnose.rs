@@ -238,6 +238,8 @@ fn error_only_cases() -> Vec<(&'static str, Option<CauseId>)> {
         ("122-training-grpo-72b-lora-ranks.txt", Some(Activations)),
         // 10.61 GiB reserved but unallocated covers the 10.08 GiB of the backward pass.
         ("123-training-llama-recipes-backward-fragmented.txt", Some(Fragmentation)),
+        // Behind `▎ ` quote marks, vLLM's own "KV cache is needed" message.
+        ("130-vllm-0291-kv-too-small-quoted-bars-spark.txt", Some(KvCacheGrowth)),
     ]
 }
 
@@ -1268,6 +1270,37 @@ fn a_pytorch_oom_in_vllm_workers_gets_vllm_flags() {
     // Outside vLLM the same message keeps transformers' levers.
     let plain = diagnose("08-modern-basic.txt", &DiagnoseContext::error_only());
     assert!(plain.fixes.iter().any(|f| f.code.contains("model.generate")), "{:?}", plain.fixes);
+}
+
+/// A quoted paste (`▎ ` before every line) of vLLM's "KV cache is needed"
+/// error is read; the utilization fix starts from the one the plan sets
+/// (0.8, as the run had) rather than the 0.85 the reporter's words name as
+/// their later fix (eugr/spark-vllm-docker#396). 0.75 GiB short on a 121.69
+/// GiB GB10: 0.8 + 0.62 % → 0.81 (vLLM's own 0.8417 is the setting that keeps
+/// the pre-0.21 KV size, not the least that starts).
+#[test]
+fn a_quoted_vllm_paste_is_read_and_the_plans_utilization_is_the_base() {
+    let file = "130-vllm-0291-kv-too-small-quoted-bars-spark.txt";
+    let d = diagnose(file, &DiagnoseContext::error_only());
+    assert!(d.recognised);
+    assert_eq!(d.causes[0].id, CauseId::KvCacheGrowth, "{:?}", d.causes);
+    let model = preset("minimax-m2");
+    let o = shared::engines::vllm::Options { gpu_memory_utilization: Some(0.8), ..Default::default() };
+    let gpu = shared::catalog::gpu("dgx-spark").unwrap_or_else(|| panic!("no dgx-spark"));
+    let plan = Scenario {
+        engine: shared::engines::Engine::Vllm(o),
+        weights: shared::formats::WeightFormat::parse("awq-int4").unwrap_or_else(|e| panic!("{e}")),
+        gpus: vec![shared::estimate::GpuSlot::from_catalog(gpu); 2],
+        tp: 2,
+        ..Scenario::default()
+    };
+    let d = diagnose(file, &DiagnoseContext::error_only().with_plan(&model, &plan));
+    let fixes = utilization_fixes(&d);
+    assert_eq!(fixes.len(), 1, "{:?}", d.fixes);
+    assert!(fixes[0].code.contains("--gpu-memory-utilization 0.81   # now 0.8 (as the plan sets it)"), "{fixes:?}");
+    // Without the plan's setting, the paste's words are all there is.
+    let d = diagnose(file, &DiagnoseContext::error_only());
+    assert!(utilization_fixes(&d).iter().all(|f| f.code.contains("(as the paste names it)")), "{:?}", d.fixes);
 }
 
 /// A Mac (PyTorch's MPS backend) gets a Mac's levers: 16-bit weights,

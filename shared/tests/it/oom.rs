@@ -1032,6 +1032,17 @@ fn cases() -> Vec<(&'static str, Value)> {
                 "occurrences": 1, "gpus_seen": [0]
             }),
         ),
+        (
+            // A quoted paste (`▎ ` on every line, eugr/spark-vllm-docker#396):
+            // 23.25 GiB = 24964497408, 22.5 GiB = 24159191040; the 0.85 is
+            // the reporter's later fix, named in words.
+            "130-vllm-0291-kv-too-small-quoted-bars-spark.txt",
+            json!({
+                "kind": "vllm_kv_cache_too_small", "max_seq_len": 196608, "kv_needed_bytes": 24964497408_u64,
+                "kv_available_bytes": 24159191040_u64, "estimated_max_model_len": 190272,
+                "gpu_memory_utilization_permille": 850, "occurrences": 1
+            }),
+        ),
     ]
 }
 

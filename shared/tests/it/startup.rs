@@ -1987,6 +1987,26 @@ fn a_kaggle_model_folder_names_its_preset_above_the_version() {
     assert!(shared::startup::logged_preset(&named("/models/gemma-4-31b-it/v1")).is_none());
 }
 
+/// A paste whose vLLM lines print no release but whose words name it
+/// ("vLLM 0.29.1rc1.dev17+gd2d649e67", eugr/spark-vllm-docker#396) is read
+/// with that release's rules; words naming two releases name none.
+#[test]
+fn a_release_the_pastes_words_give_vllm_picks_its_rules() {
+    let path =
+        format!("{}/tests/fixtures/oom/130-vllm-0291-kv-too-small-quoted-bars-spark.txt", env!("CARGO_MANIFEST_DIR"));
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
+    let l = read(&text).unwrap_or_else(|| panic!("not a log"));
+    assert_eq!(l.config.version.as_deref(), Some("0.29.1rc1.dev17+gd2d649e67.d20260913"));
+    let (engine, taken) = shared::startup::logged_engine(&l, shared::engines::EngineKind::Vllm.with_defaults());
+    assert!(taken.iter().any(|t| t.starts_with("vLLM rules 0.24-mm (the log's 0.29.1rc1")), "{taken:?}");
+    assert!(matches!(engine, shared::engines::Engine::Vllm(o) if o.version.id() == "0.24-mm"));
+    let kv = "INFO 05-01 12:00:00 [gpu_worker.py:298] Available KV cache memory: 2.00 GiB";
+    let two = format!("It worked on vLLM 0.10.1 and fails on vLLM 0.11.0:\n{kv}\n");
+    assert_eq!(read(&two).unwrap_or_else(|| panic!("not a log")).config.version, None);
+    let pinned = format!("pip install vllm==0.11.0\n{kv}\n");
+    assert_eq!(read(&pinned).unwrap_or_else(|| panic!("not a log")).config.version.as_deref(), Some("0.11.0"));
+}
+
 /// Today's llama.cpp still names `llama_init_from_model` in its failures
 /// (`failed to initialize the context`): only the context's own figures
 /// under that name (`llama_init_from_model: n_ctx = …`, b4462 – b4880) date
