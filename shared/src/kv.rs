@@ -59,7 +59,10 @@ impl KvDtype {
                 "f32" | "float32" => Some(Self::F32),
                 "f16" | "float16" => Some(Self::F16),
                 "bfloat16" => Some(Self::Bf16),
-                "fp8_e4m3" | "fp8_e5m2" => Some(Self::Fp8),
+                // vLLM's DeepSeek layout of an fp8 MLA cache (0.13 –
+                // 0.34 `config/cache.py`): fp8 with scales, which
+                // `layer_costs` gives a DSA model's fp8 cache.
+                "fp8_e4m3" | "fp8_e5m2" | "fp8_ds_mla" => Some(Self::Fp8),
                 // vLLM's int8 cache, from 0.20 (config/cache.py `CacheDType`).
                 "int8_per_token_head" => Some(Self::Int8),
                 _ => None,
@@ -118,13 +121,59 @@ impl LayerKv {
 /// `get_num_kv_heads`). MLA's latent is not split by heads: every rank keeps
 /// the whole latent.
 pub fn layer_costs(text: &TextModel, dtype: KvDtype, tp: u64) -> Vec<LayerKv> {
-    layer_costs_by(text, tp, |part, width, elements| match part {
+    let scaled = scaled_fp8_latent(text, dtype);
+    layer_costs_by(text, tp, |part, width, elements| match (part, scaled) {
         // DSA's indexer keys: vLLM 0.33 keeps them in FP8 with an fp32
         // scale per 128 values whatever the KV dtype (deepseek_v2.py,
         // `Indexer.k_cache`: head_dim + head_dim / 128 × 4 bytes).
-        CachePart::IndexerKey => elements.saturating_add(elements / 128 * 4),
-        CachePart::Key | CachePart::Value => dtype.bpw(width).bytes(elements),
+        (CachePart::IndexerKey, _) => elements.saturating_add(elements / 128 * 4),
+        (CachePart::Key, Some(latent)) if width == latent.width => latent.bytes,
+        (CachePart::Key | CachePart::Value, _) => dtype.bpw(width).bytes(elements),
     })
+}
+
+/// A DSA model's MLA latent in FP8, as the sparse-attention kernels store
+/// it: FlashMLA's "FP8 with scale" row of the latent in fp8, one fp32 scale
+/// per 128 of its values and the RoPE part left in bf16, 656 bytes for the
+/// 512 + 64 of DeepSeek-V3.2 and GLM-5 where a plain fp8 cache would take
+/// 576.
+/// - vLLM 0.11 – 0.34 `v1/attention/backends/mla/flashmla_sparse.py`
+///   (`fp8_ds_mla`: "each token's KV cache is 656 Bytes", its
+///   `get_kv_cache_shape` `(num_blocks, block_size, 656)`); from 0.19
+///   `layers/attention/mla_attention.py` turns any fp8 cache into
+///   `fp8_ds_mla` on the FLASHMLA_SPARSE backend (0.34
+///   `_canonicalize_sparse_mla_kv_cache_dtype`).
+/// - SGLang 0.5.23 `mem_cache/kv_cache_configurator.py`
+///   `calculate_mla_kv_cache_dim`: `kv_lora_rank + kv_lora_rank //
+///   quant_block_size * 4 + qk_rope_head_dim * rope_storage_dtype.itemsize`
+///   for `float8_e4m3fn` (`DSATokenToKVPool.quant_block_size` 128, rope in
+///   bf16); 0.5.8.post1 on ROCm logs the same (GLM-5-FP8 at TP8: 186.77 GB
+///   for 3,262,823 tokens = 78 layers × (656 + the indexer's 132) bytes).
+///
+/// Left at the plain 576: the backends that keep the raw layout (vLLM's
+/// FLASHINFER_MLA_SPARSE, SGLang's `trtllm` DSA backend that 0.5.23 picks
+/// on Blackwell and its ROCm `triton`/`tilelang`/`aiter` ones), which
+/// depend on the GPU this cost does not see.
+fn scaled_fp8_latent(text: &TextModel, dtype: KvDtype) -> Option<ScaledLatent> {
+    /// `DSATokenToKVPool.quant_block_size` (SGLang 0.5.23 `memory_pool.py`),
+    /// FlashMLA's tile of 128 values per fp32 scale.
+    const TILE: u64 = 128;
+    let AttentionKind::Mla(m) = text.attention else { return None };
+    if dtype != KvDtype::Fp8 || m.indexer.is_none() || text.cache_from_tensors.is_some() {
+        return None;
+    }
+    let scales = m.kv_lora_rank.div_ceil(TILE).saturating_mul(4);
+    Some(ScaledLatent {
+        width: m.kv_lora_rank.saturating_add(m.qk_rope_head_dim),
+        bytes: m.kv_lora_rank.saturating_add(scales).saturating_add(m.qk_rope_head_dim.saturating_mul(2)),
+    })
+}
+
+/// [`scaled_fp8_latent`]: the latent's values and the bytes they take.
+#[derive(Debug, Clone, Copy)]
+struct ScaledLatent {
+    width: u64,
+    bytes: u64,
 }
 
 /// Which of a layer's caches a vector belongs to (MLA's latent is a key).

@@ -152,6 +152,12 @@ fn strip_prefix(line: &str) -> &str {
     rest
 }
 
+/// What a quoted paste carries in front of each line: markdown's `>`, and
+/// the bars a chat client's or a terminal renderer's quote block is copied
+/// with (`▎` eugr/spark-vllm-docker#396, `▍`, `▌`, `│`, `┃`), each a token
+/// of its own.
+const QUOTE_MARKS: [&str; 6] = [">", "\u{258e}", "\u{258d}", "\u{258c}", "\u{2502}", "\u{2503}"];
+
 const LEVELS: [&str; 9] = ["TRACE", "DEBUG", "INFO", "NOTICE", "WARN", "WARNING", "ERROR", "CRITICAL", "FATAL"];
 const MONTHS: [&str; 12] = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"];
 
@@ -165,7 +171,7 @@ fn strip_one(s: &str, in_prefix: bool) -> Option<&str> {
     None.or_else(|| pid_group(s))
         .or_else(|| delimited(s, '[', ']', 100))
         .or_else(|| delimited(s, '<', '>', 24))
-        .or_else(|| (tok == ">").then_some(after))
+        .or_else(|| QUOTE_MARKS.contains(&tok).then_some(after))
         .or_else(|| level(s, tok))
         .or_else(|| is_glog_header(tok).then_some(after))
         .or_else(|| is_timestamp(tok).then_some(after))
@@ -289,6 +295,8 @@ mod tests {
             ("[1,0]<stderr>: msg", "msg"),
             ("E0501 12:00:00.123456 1234 alloc.cc:12] msg", "msg"),
             ("> msg", "msg"),
+            ("\u{258e} ValueError: msg", "ValueError: msg"),
+            ("> \u{2502} msg", "msg"),
             ("20.00 MiB (GPU 0; 15.78 GiB", "20.00 MiB (GPU 0; 15.78 GiB"),
             ("['CUDA out of memory']", "['CUDA out of memory']"),
             ("(GPU 0; 1 GiB total capacity)", "(GPU 0; 1 GiB total capacity)"),

@@ -67,11 +67,18 @@ pub fn kv_per_token<E>(p: &Plan<'_, E>) -> Term {
             s.kv_dtype.id(),
             thousands(p.kv_layers.iter().find(|l| l.bytes_per_token > 0).map_or(0, |l| l.bytes_per_token))
         ),
+        // A DSA model's layer-token holds the indexer's key too, and its
+        // fp8 latent carries scales (`kv::layer_costs`): the bytes say it.
         AttentionKind::Mla(m) => format!(
-            "{growing} layers × one MLA latent of {} + {} values in {} (no separate K and V)",
+            "{growing} layers × one MLA latent of {} + {} values in {} (no separate K and V){} ({} bytes per layer-token)",
             m.kv_lora_rank,
             m.qk_rope_head_dim,
-            s.kv_dtype.id()
+            s.kv_dtype.id(),
+            m.indexer.map_or(String::new(), |ix| format!(
+                " with the sparse-attention indexer's key of {} values where the engine caches it",
+                ix.head_dim
+            )),
+            thousands(p.kv_layers.iter().find(|l| l.bytes_per_token > 0).map_or(0, |l| l.bytes_per_token))
         ),
     };
     Term::bytes("KV cache per token", per_token, formula, Basis::Exact)

@@ -659,6 +659,11 @@ const QUANTIZATIONS: &[&str] = &[
     "petit_nvfp4",
     "inc",
     "auto-round",
+    // vLLM lower-cases the value and turns an AutoRound checkpoint's method
+    // into `inc` before checking it (0.21 `config/model.py`
+    // `validate_quantization_before`, `_verify_quantization`), so the
+    // underscore spelling club-3090's recipes pass starts as well.
+    "auto_round",
 ];
 
 /// A value from a closed list, as the list spells it.

@@ -633,6 +633,16 @@ pub fn read(text: &str) -> Option<StartupLog> {
 /// load the same checkpoints); bitsandbytes quantised in flight, NF4 with
 /// its absmax quantised again (`model_loader/bitsandbytes_loader.py`,
 /// 0.11.0: `quantize_4bit(compress_statistics=True, quant_type="nf4")`);
+/// Intel's AutoRound checkpoints (`auto-round`, `auto_round`, `inc`) as the
+/// GPTQ-packed int4 in groups of 128 they default to: vLLM 0.19 – 0.34
+/// `quantization/__init__.py` loads `auto-round` and `inc` with `INCConfig`
+/// (and `INCConfig.override_quantization_method` turns a checkpoint's
+/// `quant_method: "auto-round"` into `inc` whatever `--quantization` said),
+/// whose packing defaults to `auto_round:auto_gptq` (0.21 `inc.py`
+/// `from_config`, 0.34 `inc/inc.py` `DEFAULT_INT_PACKING_FORMAT`), and
+/// AutoRound's own default scheme is W4A16 in groups of 128 (a copy whose
+/// name says 8 bits is not planned at 4 by [`logged_base_preset`], as for
+/// GPTQ);
 /// else a format's own name (`mxfp4`, `nvfp4`). `None` for a method whose
 /// scheme the name leaves open (`compressed-tensors`, `modelopt`, `gguf`, …).
 pub fn quantization_format(method: &str) -> Option<crate::formats::WeightFormat> {
@@ -640,7 +650,7 @@ pub fn quantization_format(method: &str) -> Option<crate::formats::WeightFormat>
     Some(match method.trim().to_ascii_lowercase().as_str() {
         "fp8" | "fbgemm_fp8" | "w8a8_fp8" => WeightFormat::Fp8 { block: None },
         "awq" | "awq_marlin" => WeightFormat::Awq { bits: 4, group_size: 128 },
-        "gptq" | "gptq_marlin" => WeightFormat::Gptq { bits: 4, group_size: 128 },
+        "gptq" | "gptq_marlin" | "inc" | "auto-round" | "auto_round" => WeightFormat::Gptq { bits: 4, group_size: 128 },
         "bitsandbytes" => WeightFormat::Bnb4 { nf4: true, double_quant: true },
         other => return WeightFormat::parse(other).ok(),
     })

@@ -13,11 +13,12 @@ use crate::plan::{GpuSlot, Scenario};
 
 /// The preset a vLLM or SGLang log names (`model=` / `model_path=` in its
 /// configuration line): its Hugging Face repo, or a local path ending in
-/// that repo or in the repo's name, case aside. `None` when none or several
+/// that repo or in the repo's name, case aside (below it, only a Kaggle
+/// mount's version number, [`model_folder`]). `None` when none or several
 /// match: a renamed repo (the Hub redirects `meta-llama/Meta-Llama-3.1-8B`)
 /// or a fine-tune under another name is not guessed.
 pub fn logged_preset(log: &StartupLog) -> Option<&'static ModelPreset> {
-    let named = log.config.model.as_deref()?.trim().trim_end_matches('/');
+    let named = model_folder(log.config.model.as_deref()?);
     // `named` is `tail`, or ends in `/tail`.
     let ends_in = |tail: &str| {
         let Some(cut) = named.len().checked_sub(tail.len()) else { return false };
@@ -33,13 +34,13 @@ pub fn logged_preset(log: &StartupLog) -> Option<&'static ModelPreset> {
 
 /// The words a repo's name may end in for a variant of the same weights'
 /// shapes: the tuned and dated releases (`-Instruct`, `-Instruct-2507`,
-/// `-it`, `-Chat`, `-Base`, `-hf`) and the quantised copies (`-AWQ`,
-/// `-GPTQ-Int4`, `-FP8-Dynamic`, `-W4A16`, `-bnb-4bit`), whose format the
-/// log's `quantization=` says.
-const VARIANT_WORDS: &[&str] = &[
-    "instruct", "chat", "it", "base", "hf", "2507", "thinking", "awq", "gptq", "int4", "int8", "fp8", "dynamic",
-    "w4a16", "w8a16", "w8a8", "bnb", "4bit", "8bit",
-];
+/// `-it`, `-Chat`, `-Base`, `-hf`) and the quantised copies
+/// ([`quantised_word`]: `-AWQ`, `-GPTQ-Int4`, `-FP8-Dynamic`, `-W4A16`,
+/// `-bnb-4bit`, Intel's `-AutoRound-Int4`), whose format the log's
+/// `quantization=` says.
+fn variant_word(word: &str) -> bool {
+    matches!(word, "instruct" | "chat" | "it" | "base" | "hf" | "2507" | "thinking" | "dynamic") || quantised_word(word)
+}
 
 /// Whether a repo's name says it is a quantised copy (`-AWQ`, `-FP8`,
 /// `-GPTQ-Int4`, `-bnb-4bit` …).
@@ -47,22 +48,38 @@ pub fn names_a_quantised_copy(repo: &str) -> bool {
     name_words(repo).iter().any(|w| quantised_word(w))
 }
 
+/// A logged model path without a trailing `/` or a version folder: Kaggle
+/// mounts a model's files under `/kaggle/input/…/<variation>/<version>`, the
+/// version a number (`…/gemma-4-31b-it/1`), so the name is the folder above.
+fn model_folder(path: &str) -> &str {
+    let path = path.trim().trim_end_matches('/');
+    match path.rsplit_once('/') {
+        Some((folder, version)) if !version.is_empty() && version.bytes().all(|b| b.is_ascii_digit()) => {
+            folder.trim_end_matches('/')
+        }
+        _ => path,
+    }
+}
+
 /// A repo's name (after its last `/`), lower case, in its `-`/`_` words.
 fn name_words(repo: &str) -> Vec<String> {
-    let name = repo.trim().trim_end_matches('/').rsplit('/').next().unwrap_or_default().to_ascii_lowercase();
+    let name = model_folder(repo).rsplit('/').next().unwrap_or_default().to_ascii_lowercase();
     name.split(['-', '_']).map(str::to_owned).collect()
 }
 
 /// Whether a word of a repo's name says it is a quantised copy.
 fn quantised_word(word: &str) -> bool {
-    matches!(word, "awq" | "gptq" | "int4" | "int8" | "fp8" | "w4a16" | "w8a16" | "w8a8" | "bnb" | "4bit" | "8bit")
+    matches!(
+        word,
+        "awq" | "gptq" | "autoround" | "int4" | "int8" | "fp8" | "w4a16" | "w8a16" | "w8a8" | "bnb" | "4bit" | "8bit"
+    )
 }
 
 /// A repo's name (after its last `/`), lower case, without its trailing
-/// [`VARIANT_WORDS`].
+/// [`variant_word`]s.
 fn base_name(repo: &str) -> String {
     let mut words = name_words(repo);
-    while words.len() > 1 && words.last().is_some_and(|w| VARIANT_WORDS.contains(&w.as_str())) {
+    while words.len() > 1 && words.last().is_some_and(|w| variant_word(w)) {
         words.pop();
     }
     words.join("-")

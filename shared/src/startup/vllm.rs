@@ -144,10 +144,41 @@ pub(super) fn read(lines: &[(usize, String)]) -> (LoggedConfig, Vec<Fact>) {
         }
     }
     config.call_sites = sites;
+    if config.version.is_none() {
+        config.version = stated_release(lines);
+    }
     if args && !batch_args {
         config.tier_max_num_seqs = chunked.and_then(|t| tier_max_num_seqs(t, server, throughput));
     }
     (config, facts)
+}
+
+/// The release a paste's words give vLLM where no line of vLLM's prints
+/// one: `vLLM 0.29.1rc1.dev17+gd2d649e67` (eugr/spark-vllm-docker#396 quotes
+/// the error under that sentence), `vLLM v0.11.0`, a pin `vllm==0.10.1`.
+/// Every such mention must name the same rules
+/// ([`Version::for_release`]): a paste comparing two releases names none.
+fn stated_release(lines: &[(usize, String)]) -> Option<String> {
+    let mut found: Option<String> = None;
+    for (_, line) in lines {
+        for key in ["vLLM ", "vllm=="] {
+            for (i, _) in line.match_indices(key) {
+                let rest = line[i + key.len()..].trim_start_matches('v');
+                let end =
+                    rest.find(|c: char| !(c.is_ascii_alphanumeric() || matches!(c, '.' | '+'))).unwrap_or(rest.len());
+                let release = rest[..end].trim_end_matches('.');
+                let numbered =
+                    release.split('.').take(2).filter(|p| p.starts_with(|c: char| c.is_ascii_digit())).count() == 2;
+                let Some(rules) = Version::for_release(release).filter(|_| numbered) else { continue };
+                match &found {
+                    Some(f) if Version::for_release(f) != Some(rules) => return None,
+                    Some(_) => {}
+                    None => found = Some(release.to_owned()),
+                }
+            }
+        }
+    }
+    found
 }
 
 /// vLLM's default `max_num_seqs` beside the default `max_num_batched_tokens`

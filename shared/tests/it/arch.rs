@@ -205,6 +205,8 @@ fn new_presets_count_what_transformers_builds() {
 
 /// DeepSeek sparse attention keeps the MLA latent and, beside it, the
 /// indexer's keys (FP8 + an fp32 scale per 128 in vLLM) for every token.
+/// Its FP8 latent is FlashMLA's scaled row: the latent in fp8, an fp32
+/// scale per 128 of it, the RoPE part in bf16 (656 bytes, not 576).
 #[test]
 fn dsa_indexer_keys_are_a_cache_of_their_own() {
     use shared::arch::AttentionKind;
@@ -213,12 +215,21 @@ fn dsa_indexer_keys_are_a_cache_of_their_own() {
         let arch = read(name);
         let AttentionKind::Mla(m) = arch.text.attention else { panic!("{name}: not MLA") };
         let ix = m.indexer.unwrap_or_else(|| panic!("{name}: no indexer"));
+        let indexer = ix.head_dim + ix.head_dim / 128 * 4;
         let latent = m.kv_lora_rank + m.qk_rope_head_dim;
-        for (dtype, bytes) in [(KvDtype::Bf16, 2), (KvDtype::Fp8, 1)] {
+        let scaled = m.kv_lora_rank + m.kv_lora_rank / 128 * 4 + m.qk_rope_head_dim * 2;
+        assert_eq!(scaled, 656, "{name}");
+        for (dtype, latent_bytes) in [(KvDtype::Bf16, latent * 2), (KvDtype::Fp8, scaled)] {
             let costs = layer_costs(&arch.text, dtype, 8);
-            assert!(costs.iter().all(|c| c.bytes_per_token == latent * bytes + ix.head_dim + ix.head_dim / 128 * 4));
+            assert!(costs.iter().all(|c| c.bytes_per_token == latent_bytes + indexer), "{name} {dtype:?}: {costs:?}");
         }
     }
+    // A plain MLA model (no indexer) keeps the unscaled fp8 latent.
+    let v3 = shared::model::Model::preset("deepseek-v3").unwrap_or_else(|e| panic!("{e}"));
+    let AttentionKind::Mla(m) = v3.arch.text.attention else { panic!("deepseek-v3: not MLA") };
+    assert!(m.indexer.is_none());
+    let costs = layer_costs(&v3.arch.text, KvDtype::Fp8, 8);
+    assert!(costs.iter().all(|c| c.bytes_per_token == m.kv_lora_rank + m.qk_rope_head_dim), "{costs:?}");
 }
 
 /// MiMo-V2-Flash's sliding layers hold twice the KV heads of its full ones

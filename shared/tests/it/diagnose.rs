@@ -95,7 +95,8 @@ fn error_only_cases() -> Vec<(&'static str, Option<CauseId>)> {
         // 7.81 GiB asked; leftovers (2.05 GiB unallocated, 2.10 GiB process 1893) are each short.
         ("15-modern-split-lines-with-timestamps.txt", Some(KvCacheGrowth)),
         ("16-modern-json-log-escaped.txt", Some(Fragmentation)),
-        ("17-modern-python-repr-ray.txt", Some(KvCacheGrowth)),
+        // vLLM's start-up profile run: no KV cache yet, let alone a growing one.
+        ("17-modern-python-repr-ray.txt", Some(Activations)),
         ("18-modern-pprint-adjacent-literals.txt", Some(KvCacheGrowth)),
         ("19-modern-bytes-units.txt", Some(KvCacheGrowth)),
         // 1.25 TiB on a 94.5 GiB GPU.
@@ -158,7 +159,8 @@ fn error_only_cases() -> Vec<(&'static str, Option<CauseId>)> {
         ("63-llama-ik-mla-compute-larger-than-any-gpu.txt", Some(MisSizedBuffer)),
         // A 144 MiB compute buffer on the fifth GPU of a pipeline: the split, not the size.
         ("64-llama-pipeline-parallel-small-fifth-gpu.txt", Some(GpuImbalance)),
-        ("65-vllm-tp2-identical-ranks.txt", Some(KvCacheGrowth)),
+        // vLLM workers: the KV cache is allocated whole at start-up, never grown.
+        ("65-vllm-tp2-identical-ranks.txt", Some(Activations)),
         ("66-llama-ollama-metal-compute-64k.txt", Some(TooLargeOverall)),
         ("67-vllm-xpu-kv-short-by-rounding.txt", Some(KvCacheGrowth)),
         // 16.00 GiB asked of a 15.24 GiB GPU.
@@ -174,7 +176,8 @@ fn error_only_cases() -> Vec<(&'static str, Option<CauseId>)> {
         ("74-sglang-tp2-16gb-free-just-over-request.txt", Some(OtherProcesses)),
         // Capturing CUDA graphs after the cache took gpu_memory_utilization 0.98.
         ("75-vllm-ray-graph-capture-util-0-98.txt", Some(GraphCapture)),
-        ("76-vllm-api-server-dtype-float-2080ti.txt", Some(KvCacheGrowth)),
+        // vLLM's API server: its KV cache does not grow (the fp32 weights are unknown without a plan).
+        ("76-vllm-api-server-dtype-float-2080ti.txt", Some(Activations)),
         ("77-vllm-v0-rank0-graph-capture-405b.txt", Some(GraphCapture)),
         ("78-vllm-v1-graph-capture-cuda-error-rank3.txt", Some(GraphCapture)),
         // Cut off before the capacity: the capture alone still places it.
@@ -238,6 +241,10 @@ fn error_only_cases() -> Vec<(&'static str, Option<CauseId>)> {
         ("122-training-grpo-72b-lora-ranks.txt", Some(Activations)),
         // 10.61 GiB reserved but unallocated covers the 10.08 GiB of the backward pass.
         ("123-training-llama-recipes-backward-fragmented.txt", Some(Fragmentation)),
+        // Behind `▎ ` quote marks, vLLM's own "KV cache is needed" message.
+        ("130-vllm-0291-kv-too-small-quoted-bars-spark.txt", Some(KvCacheGrowth)),
+        // vLLM allocated its KV cache at start-up: a serving-time OOM is activations.
+        ("131-vllm-worker-busy-loop-runtime-3090.txt", Some(Activations)),
     ]
 }
 
@@ -1268,6 +1275,61 @@ fn a_pytorch_oom_in_vllm_workers_gets_vllm_flags() {
     // Outside vLLM the same message keeps transformers' levers.
     let plain = diagnose("08-modern-basic.txt", &DiagnoseContext::error_only());
     assert!(plain.fixes.iter().any(|f| f.code.contains("model.generate")), "{:?}", plain.fixes);
+}
+
+/// vLLM allocates its whole KV cache at start-up: a PyTorch OOM in a
+/// worker that held the GPU while serving (club-3090#138, `worker_busy_loop`,
+/// 136 MiB asked of a full RTX 3090) is activations past the profile, not
+/// "a KV cache growing token by token", and its levers are a lower
+/// --gpu-memory-utilization and smaller steps, not fewer new tokens, a
+/// shorter --max-model-len or an fp8 cache (which only change what the
+/// fixed pool holds).
+#[test]
+fn a_vllm_oom_while_serving_is_not_the_kv_cache_growing() {
+    let d = diagnose("131-vllm-worker-busy-loop-runtime-3090.txt", &DiagnoseContext::error_only());
+    invariants(&d).unwrap_or_else(|e| panic!("{e}"));
+    let top = &d.causes[0];
+    assert_eq!(top.id, CauseId::Activations, "{:?}", d.causes);
+    assert!(top.evidence[0].contains("vLLM allocated its whole KV cache at start-up"), "{:?}", top.evidence);
+    assert!(d.causes.iter().flat_map(|c| &c.evidence).all(|e| !e.contains("token by token")), "{:?}", d.causes);
+    let codes: Vec<&str> = d.fixes.iter().map(|f| f.code.as_str()).collect();
+    assert!(codes.iter().all(|c| !c.contains("--max-model-len") && !c.contains("--kv-cache-dtype")), "{codes:?}");
+    assert!(codes.iter().any(|c| c.starts_with("vllm serve ... --gpu-memory-utilization ")), "{codes:?}");
+    assert!(codes.iter().any(|c| c.contains("--max-num-batched-tokens <smaller>")), "{codes:?}");
+    // Outside vLLM the same figures are still a cache that grew.
+    let plain = diagnose("08-modern-basic.txt", &DiagnoseContext::error_only());
+    assert!(plain.fixes.iter().any(|f| f.code.contains("model.generate")), "{:?}", plain.fixes);
+}
+
+/// A quoted paste (`▎ ` before every line) of vLLM's "KV cache is needed"
+/// error is read; the utilization fix starts from the one the plan sets
+/// (0.8, as the run had) rather than the 0.85 the reporter's words name as
+/// their later fix (eugr/spark-vllm-docker#396). 0.75 GiB short on a 121.69
+/// GiB GB10: 0.8 + 0.62 % → 0.81 (vLLM's own 0.8417 is the setting that keeps
+/// the pre-0.21 KV size, not the least that starts).
+#[test]
+fn a_quoted_vllm_paste_is_read_and_the_plans_utilization_is_the_base() {
+    let file = "130-vllm-0291-kv-too-small-quoted-bars-spark.txt";
+    let d = diagnose(file, &DiagnoseContext::error_only());
+    assert!(d.recognised);
+    assert_eq!(d.causes[0].id, CauseId::KvCacheGrowth, "{:?}", d.causes);
+    let model = preset("minimax-m2");
+    let o = shared::engines::vllm::Options { gpu_memory_utilization: Some(0.8), ..Default::default() };
+    let gpu = shared::catalog::gpu("dgx-spark").unwrap_or_else(|| panic!("no dgx-spark"));
+    let plan = Scenario {
+        engine: shared::engines::Engine::Vllm(o),
+        weights: shared::formats::WeightFormat::parse("awq-int4").unwrap_or_else(|e| panic!("{e}")),
+        gpus: vec![shared::estimate::GpuSlot::from_catalog(gpu); 2],
+        tp: 2,
+        ..Scenario::default()
+    };
+    let d = diagnose(file, &DiagnoseContext::error_only().with_plan(&model, &plan));
+    let fixes = utilization_fixes(&d);
+    assert_eq!(fixes.len(), 1, "{:?}", d.fixes);
+    assert!(fixes[0].code.contains("--gpu-memory-utilization 0.81   # now 0.8 (as the plan sets it)"), "{fixes:?}");
+    // Without the plan's setting, the paste's words are all there is.
+    let d = diagnose(file, &DiagnoseContext::error_only());
+    assert!(utilization_fixes(&d).iter().all(|f| f.code.contains("(as the paste names it)")), "{:?}", d.fixes);
 }
 
 /// A Mac (PyTorch's MPS backend) gets a Mac's levers: 16-bit weights,

@@ -1032,6 +1032,29 @@ fn cases() -> Vec<(&'static str, Value)> {
                 "occurrences": 1, "gpus_seen": [0]
             }),
         ),
+        (
+            // A quoted paste (`▎ ` on every line, eugr/spark-vllm-docker#396):
+            // 23.25 GiB = 24964497408, 22.5 GiB = 24159191040; the 0.85 is
+            // the reporter's later fix, named in words.
+            "130-vllm-0291-kv-too-small-quoted-bars-spark.txt",
+            json!({
+                "kind": "vllm_kv_cache_too_small", "max_seq_len": 196608, "kv_needed_bytes": 24964497408_u64,
+                "kv_available_bytes": 24159191040_u64, "estimated_max_model_len": 190272,
+                "gpu_memory_utilization_permille": 850, "occurrences": 1
+            }),
+        ),
+        (
+            // A vLLM TP worker out of memory while serving (`worker_busy_loop`):
+            // 136 MiB asked of a 23.56 GiB RTX 3090 that it holds 22.82 GiB of.
+            "131-vllm-worker-busy-loop-runtime-3090.txt",
+            json!({"vllm_process": true,
+                "kind": "pytorch", "backend": "cuda", "requested_bytes": 142606336_u64, "gpu_index": 0,
+                "total_bytes": 25297357373_u64, "free_bytes": 123081851_u64, "allocated_bytes": 23600845292_u64,
+                "reserved_bytes": 24011278910_u64, "reserved_unallocated_bytes": 410433618_u64,
+                "private_pool_bytes": 22764585_u64, "process_in_use_bytes": 24502788424_u64,
+                "worker_ranks": 1, "occurrences": 1, "gpus_seen": [0]
+            }),
+        ),
     ]
 }
 

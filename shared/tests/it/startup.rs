@@ -1460,6 +1460,48 @@ fn a_logged_quantization_loads_the_preset_in_its_format() {
     assert_eq!(id("compressed-tensors"), None);
 }
 
+/// Intel's AutoRound int4 (`'quantization': 'auto_round'`, club-3090's
+/// Qwen3.6-27B recipes; vLLM loads it with `INCConfig`, GPTQ-packed) is a
+/// 4-bit format: the 27B on two RTX 3090s was planned in fp16, which
+/// leaves no KV cache at all (-100 %); as gptq-int4 the log's 11.05 GiB
+/// of KV memory is +0.6 %.
+#[test]
+fn an_autoround_log_plans_its_int4_weights() {
+    use shared::engines::{Engine, vllm::Speculative};
+    use shared::estimate::{GpuSlot, Scenario};
+    let l = log("vllm-v1-02x-qwen36-27b-autoround-int4-2x3090-tp2-mtp3");
+    assert_eq!(l.config.quantization.as_deref(), Some("auto_round"));
+    // Qwen3.6-27B is Qwen3.5-27B's shapes; the log names neither TP nor the drafter.
+    let m = shared::model::Model::preset("qwen3.5-27b").unwrap_or_else(|e| panic!("{e}"));
+    let g = shared::catalog::gpu("rtx-3090").unwrap_or_else(|| panic!("no rtx-3090"));
+    // The report's setup, which the cut args line no longer shows: fp8_e5m2
+    // cache, max_num_seqs 2, max_num_batched_tokens 8192, MTP 3, TP 2.
+    let mut engine = l.engine.kind().with_defaults();
+    if let Engine::Vllm(o) = &mut engine {
+        o.speculative = Some(Speculative::parse("mtp:3").unwrap_or_else(|e| panic!("{e}")));
+        o.max_num_seqs = Some(2);
+        o.max_num_batched_tokens = Some(8192);
+    }
+    let planned = Scenario {
+        gpus: vec![GpuSlot::from_catalog(g); 2],
+        tp: 2,
+        engine,
+        weights: m.default_format(),
+        kv_dtype: shared::kv::KvDtype::Fp8,
+        ..Scenario::default()
+    };
+    let (s, taken) = shared::startup::logged_scenario(&l, &m, planned);
+    assert_eq!(s.weights.id(), "gptq-int4", "{taken:?}");
+    assert!(taken.iter().any(|t| t == "weights gptq-int4 (the log's quantization=auto_round)"), "{taken:?}");
+    let (logged, predicted) = logged_and_predicted(&l, &m, s, "available KV cache memory");
+    println!("auto_round: available KV logged {logged:?}, predicted {predicted:?}");
+    assert!(close(logged, predicted, 10), "KV {logged:?} vs {predicted:?}");
+    let id = |q: &str| shared::startup::quantization_format(q).map(shared::formats::WeightFormat::id);
+    for method in ["auto_round", "auto-round", "inc", "INC"] {
+        assert_eq!(id(method).as_deref(), Some("gptq-int4"), "{method}");
+    }
+}
+
 /// A log whose `model=` is a variant of a preset's repo (a dated or tuned
 /// release, a quantised copy) is planned with the preset of its base name:
 /// the one 16-bit preset whose name, the variant words aside, is the same.
@@ -1490,6 +1532,10 @@ fn a_logged_variant_of_a_preset_is_planned_by_its_base_name() {
     assert_eq!(preset("Qwen/Qwen2.5-14B-Instruct-GPTQ-Int4", "gptq_marlin"), (None, Some("qwen2.5-14b")));
     assert_eq!(preset("RedHatAI/Qwen2.5-14B-Instruct-FP8-dynamic", "compressed-tensors"), (None, None));
     assert_eq!(preset("Qwen/Qwen2.5-14B-Instruct-AWQ", "None"), (None, None));
+    // Intel's AutoRound copies name the method, and their bits.
+    assert_eq!(preset("Intel/Qwen2.5-14B-Instruct-AutoRound-Int4", "inc"), (None, Some("qwen2.5-14b")));
+    assert_eq!(preset("Intel/Qwen2.5-14B-Instruct-int4-AutoRound", "auto_round"), (None, Some("qwen2.5-14b")));
+    assert_eq!(preset("Intel/Qwen2.5-14B-Instruct-int8-AutoRound", "auto_round"), (None, None));
 }
 
 /// What a llama.cpp log printed is what ran: a pasted command's `-ngl 99`
@@ -1833,6 +1879,36 @@ fn sglang_reads_a_computed_fraction_printed_in_full() {
     assert_eq!(l.config.mem_fraction_static_permille, Some(826), "{:?}", l.config);
 }
 
+/// DeepSeek sparse attention in FP8 stores its MLA latent with scales: 512
+/// fp8 values, 4 fp32 scales and the 64 RoPE values in bf16, 656 bytes
+/// (SGLang `calculate_mla_kv_cache_dim`, vLLM `fp8_ds_mla`), plus the
+/// indexer's 132-byte key. GLM-5-FP8 on SGLang 0.5.8.post1 (eight MI355X,
+/// `--kv-cache-dtype fp8_e4m3`) allocated 186.77 GB for 3,262,823 tokens:
+/// 61,464 bytes a token = 78 × (656 + 132); the plan said 78 × (576 + 132)
+/// = 55,224 (-10.1 %).
+#[test]
+fn glm5_fp8_kv_keeps_flashmlas_scaled_latent_as_sglang_logs() {
+    let l = log("sglang-058post1-glm5-fp8-mi355x-tp8-kvfp8");
+    assert_eq!(l.config.kv_cache_dtype.as_deref(), Some("fp8_e4m3"));
+    let (tokens, bytes) = l
+        .first(|f| match f {
+            Figure::KvPool { tokens, bytes, .. } => Some((*tokens, *bytes)),
+            _ => None,
+        })
+        .map(|(_, pool)| pool)
+        .unwrap_or_else(|| panic!("no KV pool line"));
+    let path = format!("{}/tests/fixtures/arch/defaults-glm_moe_dsa.json", env!("CARGO_MANIFEST_DIR"));
+    let config = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
+    let m = shared::model::Model::from_config_json("glm-5", &config).unwrap_or_else(|e| panic!("{e}"));
+    let kv = shared::kv::KvDtype::parse("fp8_e4m3").unwrap_or_else(|e| panic!("{e}"));
+    let per_token = shared::kv::bytes_per_token(&shared::kv::layer_costs(&m.arch.text, kv, 8));
+    let logged = bytes / tokens;
+    println!("GLM-5 fp8 KV: {per_token} bytes a token, logged {logged}");
+    assert_eq!(per_token, 78 * (656 + 132));
+    // The log's GB are GiB to two decimals: within 0.1 %.
+    assert!(per_token.abs_diff(logged) * 1000 <= logged, "{per_token} vs {logged}");
+}
+
 /// A vLLM log on ROCm (`[rocm.py:…]` lines, `Automatically detected platform
 /// rocm.`) ran on an AMD GPU: where it names none, the plan's NVIDIA GPU is
 /// said to be wrong, and where its figures bound one, the smallest AMD GPU
@@ -1900,6 +1976,52 @@ fn vllm_logs_of_qwen3_next_and_gemma_4_26b_name_their_presets() {
         assert!(shared::startup::logged_preset(&named(repo)).is_none(), "{repo}");
         assert_eq!(shared::startup::logged_base_preset(&named(repo)).map(|p| p.id), Some(preset), "{repo}");
     }
+}
+
+/// Kaggle mounts a model under a version folder
+/// (`/kaggle/input/models/google/gemma-4/transformers/gemma-4-31b-it/1`):
+/// the name is the folder above it, so vLLM 0.23.0's log on Kaggle is
+/// Gemma 4 31B's, whose weights it then holds to 1.2 % (it was "not a
+/// preset").
+#[test]
+fn a_kaggle_model_folder_names_its_preset_above_the_version() {
+    let l = log("vllm-v1-0230-gemma4-31b-it-kaggle-u094");
+    assert_eq!(l.config.model.as_deref(), Some("/kaggle/input/models/google/gemma-4/transformers/gemma-4-31b-it/1"));
+    assert_eq!(shared::startup::logged_preset(&l).map(|p| p.id), Some("gemma-4-31b"));
+    let (m, s, _) = planned_from(&l, "gemma-4-31b", "rtx-pro-6000-blackwell");
+    let (logged, predicted) = logged_and_predicted(&l, &m, s, "weights");
+    assert!(close(logged, predicted, 20), "{logged:?} vs {predicted:?}");
+    let named = |path: &str| shared::startup::StartupLog {
+        engine: LogEngine::Vllm,
+        config: shared::startup::LoggedConfig { model: Some(path.into()), ..Default::default() },
+        facts: Vec::new(),
+        model: None,
+    };
+    // A variant's name under a version folder is read as its base name.
+    let variant = named("/kaggle/input/qwen3-30b-a3b/transformers/qwen3-30b-a3b-instruct-2507/3/");
+    assert_eq!(shared::startup::logged_base_preset(&variant).map(|p| p.id), Some("qwen3-30b-a3b"));
+    // Only a number is a version: a name that ends in other words is kept.
+    assert!(shared::startup::logged_preset(&named("/models/gemma-4-31b-it/v1")).is_none());
+}
+
+/// A paste whose vLLM lines print no release but whose words name it
+/// ("vLLM 0.29.1rc1.dev17+gd2d649e67", eugr/spark-vllm-docker#396) is read
+/// with that release's rules; words naming two releases name none.
+#[test]
+fn a_release_the_pastes_words_give_vllm_picks_its_rules() {
+    let path =
+        format!("{}/tests/fixtures/oom/130-vllm-0291-kv-too-small-quoted-bars-spark.txt", env!("CARGO_MANIFEST_DIR"));
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
+    let l = read(&text).unwrap_or_else(|| panic!("not a log"));
+    assert_eq!(l.config.version.as_deref(), Some("0.29.1rc1.dev17+gd2d649e67.d20260913"));
+    let (engine, taken) = shared::startup::logged_engine(&l, shared::engines::EngineKind::Vllm.with_defaults());
+    assert!(taken.iter().any(|t| t.starts_with("vLLM rules 0.33-graphs (the log's 0.29.1rc1")), "{taken:?}");
+    assert!(matches!(engine, shared::engines::Engine::Vllm(o) if o.version.id() == "0.33-graphs"));
+    let kv = "INFO 05-01 12:00:00 [gpu_worker.py:298] Available KV cache memory: 2.00 GiB";
+    let two = format!("It worked on vLLM 0.10.1 and fails on vLLM 0.11.0:\n{kv}\n");
+    assert_eq!(read(&two).unwrap_or_else(|| panic!("not a log")).config.version, None);
+    let pinned = format!("pip install vllm==0.11.0\n{kv}\n");
+    assert_eq!(read(&pinned).unwrap_or_else(|| panic!("not a log")).config.version.as_deref(), Some("0.11.0"));
 }
 
 /// Today's llama.cpp still names `llama_init_from_model` in its failures

@@ -179,14 +179,19 @@ impl<'r> Facts<'r> {
             | crate::engines::Engine::LlamaCpp(_)
             | crate::engines::Engine::Ollama(_) => None,
         });
-        let utilization = r.gpu_memory_utilization_permille.map(|u| (u, "as the paste names it")).or_else(|| {
-            // The engine's own answer (`Options::utilization`): 1.0 under
-            // 0.34's extensible KV cache, the release's default before.
-            plan_vllm.map(|(o, _)| {
-                let from = if o.gpu_memory_utilization.is_some() { "as the plan sets it" } else { "vLLM's default" };
-                ((o.utilization() * 1000.0).round() as u64, from)
-            })
-        });
+        // The plan's own setting first, as a start-up log's figures fill
+        // only what the plan leaves at its defaults (`startup::logged_engine`):
+        // a paste's words may name a value tried after the failure
+        // ("--gpu-memory-utilization 0.85 fixes it", eugr/spark-vllm-docker#396,
+        // whose run had 0.8). Then the paste's, then the engine's own answer
+        // (`Options::utilization`): 1.0 under 0.34's extensible KV cache, the
+        // release's default before.
+        let per_mille = |o: &crate::engines::vllm::Options| (o.utilization() * 1000.0).round() as u64;
+        let utilization = plan_vllm
+            .filter(|(o, _)| o.gpu_memory_utilization.is_some())
+            .map(|(o, _)| (per_mille(&o), "as the plan sets it"))
+            .or_else(|| r.gpu_memory_utilization_permille.map(|u| (u, "as the paste names it")))
+            .or_else(|| plan_vllm.map(|(o, _)| (per_mille(&o), "vLLM's default")));
         let vllm_total = total.or(plan_vllm.and_then(|(_, t)| t)).filter(|&t| t > 0);
         let llama_cpp = ctx.plan.and_then(|p| match p.scenario.engine {
             crate::engines::Engine::LlamaCpp(o) => Some(o),

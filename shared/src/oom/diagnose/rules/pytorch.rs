@@ -1,14 +1,14 @@
 //! Steps 1–3 for PyTorch's messages: the workload, CUDA graphs' private pools, a bigger GPU.
 
 use super::inspect_fix;
-use super::workload::{growth, large_allocation, step_by_step, tensors, workload_fixes};
+use super::workload::{growth, large_allocation, preallocated_cache, step_by_step, tensors, workload_fixes};
 use crate::catalog;
 use crate::estimate::CUDA_CONTEXT_BYTES;
 use crate::fixes::GivesUp;
 use crate::oom::GpuBackend;
 use crate::oom::diagnose::board::{Board, fix};
 use crate::oom::diagnose::facts::{Facts, Server};
-use crate::oom::diagnose::text::{gib, pct, times};
+use crate::oom::diagnose::text::{fraction, gib, pct, times};
 use crate::oom::diagnose::{CauseId, FixId};
 use crate::units::{GIB, MIB};
 
@@ -173,6 +173,10 @@ pub(super) fn pytorch_workload(f: &Facts, b: &mut Board) {
         workload_fixes(f, b, g);
         return;
     }
+    if preallocated_cache(f) {
+        vllm_runtime_fixes(f, b, g);
+        return;
+    }
     b.fix(fix(
         FixId::MaxNewTokens,
         CauseId::KvCacheGrowth,
@@ -205,6 +209,44 @@ pub(super) fn pytorch_workload(f: &Facts, b: &mut Board) {
             "python -m sglang.launch_server ... --kv-cache-dtype fp8_e4m3   # half of a 16-bit cache",
             "text-generation-launcher ... --kv-cache-dtype fp8_e4m3fn   # half of a 16-bit cache",
         ),
+    ));
+}
+
+/// The levers of a vLLM process that ran out after its KV cache was
+/// allocated ([`preallocated_cache`]): a shorter generation or an fp8
+/// cache only changes what the fixed pool holds. What leaves the peak
+/// room is a smaller pool (`--gpu-memory-utilization`: the memory outside
+/// it is what activations use) or smaller steps (`--max-num-batched-tokens`
+/// bounds a step's prefill tokens, `--max-num-seqs` its sequences; vLLM
+/// 0.11 – 0.34 `config/scheduler.py`).
+fn vllm_runtime_fixes(f: &Facts, b: &mut Board, cause: CauseId) {
+    /// A step down that leaves a 24 GiB GPU about 1.2 GiB more room.
+    const STEP_PERMILLE: u64 = 50;
+    let (value, frees) = match (f.utilization, f.vllm_total) {
+        (Some((u, from)), total) if u > STEP_PERMILLE * 2 => {
+            let frees = total.map(|t| t.saturating_mul(STEP_PERMILLE) / 1000);
+            let room = frees.map_or(String::new(), |b| format!("; leaves {} more outside the cache", gib(b)));
+            (format!("{}   # now {} ({from}){room}", fraction(u - STEP_PERMILLE), fraction(u)), frees)
+        }
+        _ => ("<lower than now, e.g. 0.05 less>".to_owned(), None),
+    };
+    b.fix(fix(
+        FixId::GpuMemoryUtilization,
+        cause,
+        "Leave more of the GPU outside vLLM's KV cache for the activations: a lower --gpu-memory-utilization \
+         (fewer cached tokens)"
+            .into(),
+        GivesUp::Length,
+        frees,
+        format!("vllm serve ... --gpu-memory-utilization {value}"),
+    ));
+    b.fix(fix(
+        FixId::SmallerBatch,
+        cause,
+        "Smaller steps: fewer prefill tokens and sequences per step bound the activations".into(),
+        GivesUp::Speed,
+        None,
+        "vllm serve ... --max-num-batched-tokens <smaller> --max-num-seqs <fewer>".into(),
     ));
 }
 

@@ -18,12 +18,26 @@
 use crate::fixes::GivesUp;
 use crate::oom::Workload;
 use crate::oom::diagnose::board::{Board, fix};
-use crate::oom::diagnose::facts::Facts;
+use crate::oom::diagnose::facts::{Facts, Server};
 use crate::oom::diagnose::{CauseId, FixId};
 
-/// The growth cause for the paste's workload: the KV cache's for inference.
+/// The growth cause for the paste's workload: the KV cache's for inference,
+/// but activations where the cache cannot grow ([`preallocated_cache`]).
 pub(crate) fn growth(f: &Facts) -> CauseId {
-    if f.r.workload.is_some() { CauseId::Activations } else { CauseId::KvCacheGrowth }
+    if f.r.workload.is_some() || preallocated_cache(f) { CauseId::Activations } else { CauseId::KvCacheGrowth }
+}
+
+/// vLLM allocates its whole KV cache at start-up and never grows it: the
+/// worker measures a profile run, logs `Available KV cache memory` and
+/// allocates that many blocks (0.11 – 0.34 `v1/worker/gpu_worker.py`
+/// `determine_available_memory`, then `initialize_from_config` with
+/// `v1/core/kv_cache_utils.py`'s block count), and requests only take
+/// blocks of that pool. A PyTorch OOM in a vLLM process that held the GPU
+/// is a peak past what the profile measured (a long prefill chunk, the
+/// sampler over many sequences, a model's own scratch buffers), not a cache
+/// growing token by token.
+pub(crate) fn preallocated_cache(f: &Facts) -> bool {
+    f.r.workload.is_none() && f.serving == Some(Server::Vllm)
 }
 
 /// What this process's own tensors are.
@@ -40,6 +54,10 @@ pub(crate) fn tensors(f: &Facts) -> &'static str {
 /// How memory that filled step by step grew.
 pub(crate) fn step_by_step(f: &Facts) -> &'static str {
     match f.r.workload {
+        None if preallocated_cache(f) => {
+            "but vLLM allocated its whole KV cache at start-up and does not grow it: activations past what its \
+             start-up profile measured (a long prefill chunk, the sampler over many sequences) took the rest"
+        }
         None => "the signature of a KV cache growing token by token",
         Some(Workload::ComfyUi | Workload::Diffusers) => "as the models and the image's or video's activations took it",
         Some(Workload::Training) => {
@@ -51,6 +69,9 @@ pub(crate) fn step_by_step(f: &Facts) -> &'static str {
 /// What one large allocation is.
 pub(crate) fn large_allocation(f: &Facts) -> &'static str {
     match f.r.workload {
+        None if preallocated_cache(f) => {
+            "activations for a long prefill chunk or many sequences at once (vLLM allocated its KV cache at start-up)"
+        }
         None => "activations or cache for a long input or a large batch",
         Some(Workload::ComfyUi | Workload::Diffusers) => "activations for a large image, many frames or a batch",
         Some(Workload::Training) => "activations or gradients for a large batch or long sequences",
