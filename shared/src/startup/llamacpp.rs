@@ -94,6 +94,17 @@ pub(super) fn read(lines: &[(usize, String)]) -> (LoggedConfig, Vec<Fact>) {
             }
             continue;
         }
+        // ik_llama.cpp's own switch after its context line printed the
+        // asked `mla_attn`: `llama_kv_cache_init: changing MLA from 0 to 1`
+        // when no layer has `wkv_b` (a GGUF converted by mainline for its
+        // MLA, src/llama.cpp@47fa8380c `llama_kv_cache_init`, build 3679,
+        // and @8337e4c:1310-1330), which then caches the latent alone.
+        if let Some(rest) = after(line, "changing MLA from ") {
+            if let Some(to) = after(rest, " to ").and_then(count) {
+                config.ik_mla = Some(to);
+            }
+            continue;
+        }
         // ik_llama.cpp's `-rtr` after loading (src/llama.cpp@18b0375:9534).
         if line.contains("============ Repacked ") {
             config.ik_run_time_repack = Some(true);

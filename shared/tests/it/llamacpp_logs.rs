@@ -1352,4 +1352,32 @@ fn a_glm_dsa_log_plans_as_glm5_with_its_latent_cache() {
     let e = shared::estimate::estimate(&model, s.validate_for(&model).unwrap_or_else(|e| panic!("{e}")));
     // The log's `llama_kv_cache: size = 65812.50 MiB (768000 cells, 78 layers …), K (f16)`.
     assert_eq!(e.kv_cache_bytes, 65_812 * MIB + MIB / 2);
+
+/// ik_llama.cpp switches `-mla 0` to 1 itself when no layer has `wkv_b`
+/// (a GGUF converted by mainline for its MLA): `llama_kv_cache_init:
+/// changing MLA from 0 to 1` after the context printed `mla_attn = 0`
+/// (src/llama.cpp@47fa8380c, build 3679; @8337e4c:1310-1330). The latent
+/// alone is cached then: 1,098 MiB over the four GPUs, where the asked
+/// `-mla 0` cached every head's K and V (259.25 GiB, +24,078 %, before).
+#[test]
+fn ik_caches_the_latent_when_it_changes_mla_to_1_itself() {
+    let run = Run {
+        file: "llamacpp-ik-b3679-deepseek-v3-0324-udq2kxl-4gpu-ot-mla0-to-1",
+        flags: &[],
+        ik: true,
+        given: None,
+        header: None,
+        build: None,
+    };
+    let (log, checks) = scored(&run).unwrap_or_else(|why| panic!("{why}"));
+    assert_eq!(log.config.ik_mla, Some(1), "the log's own switch, not the asked 0");
+    for (device, mib) in [("CUDA0", 270), ("CUDA1", 216), ("CUDA2", 216), ("CUDA3", 396)] {
+        assert_eq!(of(&checks, device, "kv"), (Some(mib * MIB), mib * MIB), "{device}: {checks:?}");
+    }
+    let total = checks.iter().find(|c| c.buffer == "kv_total").unwrap_or_else(|| panic!("{checks:?}"));
+    assert_eq!((total.predicted_bytes, total.logged_bytes), (Some(1098 * MIB), 1098 * MIB));
+    // The head widths are the GGUF's `key_length_mla` / `value_length_mla`
+    // (192 / 128), not the latent's `key_length` 576.
+    let meta = log.model.as_ref().unwrap_or_else(|| panic!("no metadata"));
+    assert_eq!((meta.head_k_mla, meta.head_v_mla), (Some(192), Some(128)));
 }
