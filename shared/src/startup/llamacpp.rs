@@ -60,6 +60,13 @@ pub(super) fn read(lines: &[(usize, String)]) -> (LoggedConfig, Vec<Fact>) {
             continue;
         }
         ollama_launch(line, &mut config);
+        if let Some(figure) = state_summary(line) {
+            // Its `N seqs` is the context's `n_seq_max`.
+            let seqs = after(line, " layers,").and_then(|r| count(r.trim_start()));
+            config.n_seq_max = config.n_seq_max.or(seqs.filter(|&n| n > 0));
+            facts.push(Fact { line: *n, scope: None, figure });
+            continue;
+        }
         if let Some(figure) = summary(line) {
             summary_types(line, &mut config);
             facts.push(Fact { line: *n, scope: None, figure });
@@ -448,6 +455,19 @@ fn summary(line: &str) -> Option<Figure> {
     let cells = inside.split(',').find(|p| p.contains("cells")).and_then(|p| count(p.trim_start()));
     let layers = inside.split(',').find(|p| p.contains("layers")).and_then(|p| count(p.trim_start()));
     Some(Figure::KvSummary { bytes, k_bytes, v_bytes, cells, layers })
+}
+
+/// `llama_memory_recurrent: size = 299.25 MiB (2 cells, 64 layers, 2
+/// seqs), R (f32): 11.25 MiB, S (f32): 288.00 MiB`
+/// (src/llama-memory-recurrent.cpp:117 @a0ed91a; later builds add `N
+/// rs_seq` inside the parentheses).
+fn state_summary(line: &str) -> Option<Figure> {
+    let rest = after(line, "llama_memory_recurrent: size =")?;
+    let bytes = size(rest, false)?;
+    let part = |key: &str| after(rest, key).and_then(|r| after(r, "):")).and_then(|r| size(r, false));
+    let inside = after(rest, "(").and_then(|r| r.split(')').next()).unwrap_or_default();
+    let cells = inside.split(',').find(|p| p.contains("cells")).and_then(|p| count(p.trim_start()));
+    Some(Figure::StateSummary { bytes, r_bytes: part(" R (")?, s_bytes: part(" S (")?, cells })
 }
 
 /// The cache types a KV summary names, where no `type_k = '…'` line gave

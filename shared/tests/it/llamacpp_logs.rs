@@ -1381,3 +1381,35 @@ fn ik_caches_the_latent_when_it_changes_mla_to_1_itself() {
     let meta = log.model.as_ref().unwrap_or_else(|| panic!("no metadata"));
     assert_eq!((meta.head_k_mla, meta.head_v_mla), (Some(192), Some(128)));
 }
+
+/// `--split-mode tensor` (ggml-org/llama.cpp#19378, after the llama.cpp
+/// source these rules follow, a0ed91a of 2026-03-05, whose common/arg.cpp
+/// takes `{none,layer,row}`): refused by name, not as an unknown value; its
+/// `Meta()` device's buffers are said to be that mode's. The recurrent
+/// state's summary (`llama_memory_recurrent: size = 299.25 MiB (2 cells, 64
+/// layers, 2 seqs …), R (f32): 11.25 MiB, S (f32): 288.00 MiB`,
+/// src/llama-memory-recurrent.cpp:117) is read, its `2 seqs` as the
+/// context's sequences, and checked against the plan's state over every
+/// device (Qwen3.5-27B's 48 gated-DeltaNet layers, two sequences: exact).
+#[test]
+fn tensor_split_is_refused_by_name_and_the_recurrent_summary_is_read() {
+    use shared::engines::llamacpp::SplitMode;
+    let why = SplitMode::parse("tensor").err().unwrap_or_default();
+    assert!(why.contains("--split-mode tensor") && why.contains("#19378"), "{why}");
+    assert!(SplitMode::parse("tensorx").err().unwrap_or_default().starts_with("unknown split mode"));
+    let file = "llamacpp-sm-tensor-meta-qwen35-27b-2seqs-recurrent-summary";
+    let text = std::fs::read_to_string(format!("{DIR}/{file}.txt")).unwrap_or_else(|e| panic!("{e}"));
+    let log = startup::read(&text).unwrap_or_else(|| panic!("not a log"));
+    assert_eq!(log.config.n_seq_max, Some(2));
+    let summary = log.facts.iter().find_map(|f| match f.figure {
+        startup::Figure::StateSummary { bytes, r_bytes, s_bytes, cells } => Some((bytes, r_bytes, s_bytes, cells)),
+        _ => None,
+    });
+    let mib = |x: f64| (x * MIB as f64).round() as u64;
+    assert_eq!(summary, Some((mib(299.25), mib(11.25), mib(288.0), Some(2))));
+    let checks = checked(&text, "qwen3.5-27b", WeightFormat::parse("q8_0").unwrap_or_else(|e| panic!("{e}")));
+    let meta = checks.iter().find(|c| c.device == "Meta()").unwrap_or_else(|| panic!("{checks:?}"));
+    assert!(meta.note.as_deref().is_some_and(|n| n.contains("--split-mode tensor")), "{meta:?}");
+    let state = checks.iter().find(|c| c.buffer == "state_total").unwrap_or_else(|| panic!("{checks:?}"));
+    assert_eq!((state.predicted_bytes, state.logged_bytes), (Some(mib(299.25)), mib(299.25)), "{state:?}");
+}
