@@ -1087,7 +1087,7 @@ fn ollamas_own_engine_is_said_and_its_graph_not_predicted() {
         ..Scenario::default()
     };
     let (run_as, taken) = startup::logged_scenario(&log, &model, planned);
-    assert!(taken.iter().any(|t| t.starts_with("Ollama's own engine ran")), "{taken:?}");
+    assert!(taken.iter().any(|t| t.starts_with("Ollama's own engine ran") && t.contains("gpt-oss")), "{taken:?}");
     let valid = run_as.validate_for(&model).unwrap_or_else(|e| panic!("{e}"));
     let checks = startup::llamacpp_buffers(&log, &shared::estimate::estimate(&model, valid));
     let compute = |device: &str| {
@@ -1352,6 +1352,7 @@ fn a_glm_dsa_log_plans_as_glm5_with_its_latent_cache() {
     let e = shared::estimate::estimate(&model, s.validate_for(&model).unwrap_or_else(|e| panic!("{e}")));
     // The log's `llama_kv_cache: size = 65812.50 MiB (768000 cells, 78 layers …), K (f16)`.
     assert_eq!(e.kv_cache_bytes, 65_812 * MIB + MIB / 2);
+}
 
 /// ik_llama.cpp switches `-mla 0` to 1 itself when no layer has `wkv_b`
 /// (a GGUF converted by mainline for its MLA): `llama_kv_cache_init:
@@ -1412,4 +1413,30 @@ fn tensor_split_is_refused_by_name_and_the_recurrent_summary_is_read() {
     assert!(meta.note.as_deref().is_some_and(|n| n.contains("--split-mode tensor")), "{meta:?}");
     let state = checks.iter().find(|c| c.buffer == "state_total").unwrap_or_else(|| panic!("{checks:?}"));
     assert_eq!((state.predicted_bytes, state.logged_bytes), (Some(mib(299.25)), mib(299.25)), "{state:?}");
+}
+
+/// Ollama 0.16.1's own engine on a Raspberry Pi 5 (Qwen3-Coder-30B-A3B,
+/// CPU only): the note that its cache is Ollama's own names gpt-oss's
+/// window only for gpt-oss (it said "for gpt-oss at v0.11.10" of every
+/// model before); Qwen3-MoE's KV is llama.cpp's, 1.5 GiB as logged.
+#[test]
+fn ollamas_own_engine_note_names_gpt_oss_only_for_gpt_oss() {
+    let file = "ollama-0161-qwen3-coder-30b-iq3s-rpi5-cpu-own-engine";
+    let text = std::fs::read_to_string(format!("{DIR}/{file}.txt")).unwrap_or_else(|e| panic!("{e}"));
+    let log = startup::read(&text).unwrap_or_else(|| panic!("not a log"));
+    let model = Model::preset("qwen3-30b-a3b").unwrap_or_else(|e| panic!("{e}"));
+    let planned = Scenario {
+        weights: WeightFormat::parse("iq3_s").unwrap_or_else(|e| panic!("{e}")),
+        engine: Engine::LlamaCpp(Options { fit: FitMode::Off, ..Options::default() }),
+        gpus: vec![GpuSlot::custom("gpu", 1024 * GIB)],
+        ..Scenario::default()
+    };
+    let (run_as, taken) = startup::logged_scenario(&log, &model, planned);
+    let note = taken.iter().find(|t| t.starts_with("Ollama's own engine ran")).unwrap_or_else(|| panic!("{taken:?}"));
+    assert!(!note.contains("gpt-oss"), "{note}");
+    let valid = run_as.validate_for(&model).unwrap_or_else(|e| panic!("{e}"));
+    let checks = startup::llamacpp_buffers(&log, &shared::estimate::estimate(&model, valid));
+    let (predicted, logged) = of(&checks, "CPU", "kv");
+    // Ollama prints one decimal of a GiB.
+    assert!(predicted.is_some_and(|p| p.abs_diff(logged) <= GIB / 20), "{predicted:?} vs {logged}");
 }
