@@ -237,12 +237,6 @@ fn header(m: &mut LoggedModel, rest: &str) {
         "attention.head_count_kv" => set(&mut m.kv_heads, n()),
         "attention.key_length" => set(&mut m.head_k, n()),
         "attention.value_length" => set(&mut m.head_v, n()),
-        // A GGUF converted for MLA states the latent as `key_length` and a
-        // head's widths here (convert_hf_to_gguf.py `DeepseekV2Model`);
-        // `print_info` prints them as `n_embd_head_k_mla`, ik's
-        // `llm_load_print_meta` not at all.
-        "attention.key_length_mla" => set(&mut m.head_k_mla, n()),
-        "attention.value_length_mla" => set(&mut m.head_v_mla, n()),
         "attention.sliding_window" => set(&mut m.sliding_window, n()),
         "attention.q_lora_rank" => set(&mut m.lora_q, n()),
         "attention.kv_lora_rank" => set(&mut m.lora_kv, n()),

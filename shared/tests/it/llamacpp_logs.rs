@@ -1410,7 +1410,7 @@ fn tensor_split_is_refused_by_name_and_the_recurrent_summary_is_read() {
     assert_eq!(summary, Some((mib(299.25), mib(11.25), mib(288.0), Some(2))));
     let checks = checked(&text, "qwen3.5-27b", WeightFormat::parse("q8_0").unwrap_or_else(|e| panic!("{e}")));
     let meta = checks.iter().find(|c| c.device == "Meta()").unwrap_or_else(|| panic!("{checks:?}"));
-    assert!(meta.note.as_deref().is_some_and(|n| n.contains("--split-mode tensor")), "{meta:?}");
+    assert!(meta.note.is_some_and(|n| n.contains("--split-mode tensor")), "{meta:?}");
     let state = checks.iter().find(|c| c.buffer == "state_total").unwrap_or_else(|| panic!("{checks:?}"));
     assert_eq!((state.predicted_bytes, state.logged_bytes), (Some(mib(299.25)), mib(299.25)), "{state:?}");
 }
