@@ -137,7 +137,14 @@ fn malloc_events(t: &[u8], events: &mut Vec<Event<'_>>) {
         let mut c = Cur::new(t, end);
         c.lit(":");
         if !c.lit("out of memory") {
-            continue;
+            // A paste cut inside the words at its very end (`cudaMalloc
+            // failed: ou`, as an issue's excerpt was): the words begun are
+            // these and no other error's.
+            let rest = t.get(c.pos..).unwrap_or_default().trim_ascii();
+            if rest.len() < 2 || !b"out of memory".starts_with(rest) {
+                continue;
+            }
+            c.pos = t.len();
         }
         let line = scan::line_start(t, start);
         let mut e = Event::new(line, c.pos, EventKind::Malloc);
@@ -317,6 +324,8 @@ fn occurrence(t: &[u8], group: &[Event<'_>]) -> Occurrence {
     // anywhere before the failure: the log is ik's, with MLA on.
     r.ik_mla = scan::find(t, 0, first, "c^KV (").is_some();
     r.devices_in_log = devices_in_log(t);
+    fit_gave_up(t, first, &mut r);
+    clip_warmup(t, first, &mut r);
     // `llama runner process no longer running: …` is 0.1.x's (0.1.32,
     // llm/server.go), `… has terminated: …` later's; from 0.30 Ollama runs
     // llama.cpp's own server and says `llama-server process has
@@ -335,6 +344,56 @@ fn occurrence(t: &[u8], group: &[Event<'_>]) -> Occurrence {
         r.pipeline_copies = Cur::new(t, end).uint();
     }
     Occurrence { start: first, report: r }
+}
+
+/// Why `--fit` gave up before the failure, and what it projected over its
+/// target: `llama_params_fit` logs `failed to fit params to free device
+/// memory: model_params::tensor_buft_overrides already set by user, abort`
+/// as a warning and the load goes on unfitted (src/llama.cpp:349 and :751
+/// @a0ed91a; `common_fit_params` once it moved to common/), after
+/// `cannot meet free memory target of 1024 MiB, need to reduce device
+/// memory by 3523 MiB` (`llama_params_fit_impl`).
+fn fit_gave_up(t: &[u8], first: usize, r: &mut OomReport) {
+    if let Some((_, end)) = scan::find_last(t, first, "failed to fit params to free device memory:") {
+        let line = t.get(end..scan::line_end(t, end, 0)).unwrap_or_default();
+        let line = String::from_utf8_lossy(line);
+        let reason = line.trim();
+        let reason = reason.strip_suffix(", abort").unwrap_or(reason).trim();
+        if !reason.is_empty() {
+            r.fit_gave_up = Some(reason.chars().take(160).collect());
+        }
+    }
+    if let Some((_, end)) = scan::find_last(t, first, "need to reduce device memory by") {
+        r.fit_shortfall_bytes = Cur::new(t, end).size();
+    }
+}
+
+/// The multimodal projector's warm-up as the step that failed: clip.cpp
+/// logs `warmup: warmup with image size = 1472 x 1472` (or `warmup with
+/// audio size`, tools/mtmd/clip.cpp:1954 @a0ed91a) and then reserves its
+/// compute buffer on the GPU it chose (`clip_ctx: CLIP using CUDA0
+/// backend`); no text-model step may lie between that line and the failure.
+/// The projector's name (`load_hparams: projector: qwen3vl_merger`) where
+/// the paste prints it.
+fn clip_warmup(t: &[u8], first: usize, r: &mut OomReport) {
+    let warmup = scan::find_last(t, first, "warmup with image size")
+        .or_else(|| scan::find_last(t, first, "warmup with audio size"));
+    if let Some((w, _)) = warmup {
+        let text_model_step =
+            ["sched_reserve", "llama_context:", "llama_init_from_model", "_with_model:", "load_tensors"];
+        r.clip_warmup = text_model_step.into_iter().all(|m| scan::find(t, w, first, m).is_none());
+    }
+    if r.clip_warmup
+        && let Some((_, end)) = scan::find_last(t, first, "load_hparams: projector:")
+    {
+        r.clip_projector =
+            Cur::new(t, end).name().map(|n| String::from_utf8_lossy(n).into_owned()).filter(|n| !n.is_empty());
+    }
+    if r.clip_warmup
+        && let Some((_, end)) = scan::find_last(t, first, "load_hparams: model size:")
+    {
+        r.clip_model_bytes = Cur::new(t, end).size();
+    }
 }
 
 /// Every GPU the log names: ggml's buffer type names (`CUDA3`, `ROCm1`,
@@ -384,6 +443,14 @@ fn stage(t: &[u8], group: &[Event<'_>], first: usize, last_end: usize) -> Option
     } else if ["kv cache", "kv_cache", "kv self"].into_iter().any(has) {
         Some(LlamaCppStage::KvCache)
     } else if ["compute", "gallocr", "sched_reserve", "graph_reserve"].into_iter().any(has) {
+        Some(LlamaCppStage::ComputeBuffers)
+    } else if let Some((_, end)) = scan::find_last(t, first, "sched_reserve: reserving")
+        && scan::find(t, end, first, "compute buffer size").is_none()
+    {
+        // `sched_reserve: reserving ...` opens the reservation of the
+        // compute buffers (src/llama-context.cpp:389 @a0ed91a), which print
+        // their `compute buffer size` lines once allocated: a failure after
+        // it and before them is theirs, whatever the lines between say.
         Some(LlamaCppStage::ComputeBuffers)
     } else {
         None

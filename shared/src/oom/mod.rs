@@ -387,6 +387,34 @@ pub struct OomReport {
     /// budget left, not while serving.
     #[serde(default)]
     pub graph_capture: bool,
+    /// llama.cpp: why `--fit` gave up before the failure, in its own words
+    /// (`failed to fit params to free device memory:
+    /// model_params::tensor_buft_overrides already set by user, abort`,
+    /// src/llama.cpp:349 and :751 @a0ed91a, `common_fit_params` once the fit
+    /// moved to common/): logged as a warning, after which llama.cpp loads
+    /// the flags as given, unfitted.
+    #[serde(default)]
+    pub fit_gave_up: Option<String>,
+    /// llama.cpp: what `--fit` projected over its target before it gave up
+    /// (`cannot meet free memory target of 1024 MiB, need to reduce device
+    /// memory by 3523 MiB`, `llama_params_fit_impl`).
+    #[serde(default)]
+    pub fit_shortfall_bytes: Option<u64>,
+    /// llama.cpp: the failure is the multimodal projector's (`--mmproj`,
+    /// tools/mtmd/clip.cpp) warm-up, after `warmup: warmup with image size =
+    /// W x H` (clip.cpp:1954 @a0ed91a): the vision encoder's compute buffer
+    /// on the GPU clip.cpp chose (`clip_ctx: CLIP using CUDA0 backend`),
+    /// loaded after the text model filled the GPUs.
+    #[serde(default)]
+    pub clip_warmup: bool,
+    /// llama.cpp: the projector clip.cpp loaded (`load_hparams: projector:
+    /// qwen3vl_merger`), when the paste prints it.
+    #[serde(default)]
+    pub clip_projector: Option<String>,
+    /// llama.cpp: the projector's weights (`load_hparams: model size:
+    /// 2198.75 MiB`, clip.cpp), which sit on the same GPU as its warm-up.
+    #[serde(default)]
+    pub clip_model_bytes: Option<u64>,
     /// llama.cpp: `pipeline parallelism enabled (n_copies=N)`
     /// (src/llama-context.cpp): each GPU keeps N copies of its compute
     /// buffers.

@@ -14,9 +14,10 @@ pub struct BufferCheck {
     /// 1-based line of the log.
     pub line: usize,
     /// The device the log names (`CUDA0`, `CPU_Mapped`, `CUDA_Host`), or
-    /// `all` for the KV summary.
+    /// `all` for the KV and recurrent-state summaries.
     pub device: String,
-    /// `model`, `kv`, `state`, `compute`, `output` or `kv_total`.
+    /// `model`, `kv`, `state`, `compute`, `output`, `kv_total` or
+    /// `state_total`.
     pub buffer: &'static str,
     pub logged_bytes: u64,
     /// `None` where the estimate has no such figure (say why in `note`).
@@ -254,8 +255,22 @@ pub fn llamacpp_buffers(log: &StartupLog, e: &Estimate) -> Vec<BufferCheck> {
                 Buffer::Compute => (name(buffer), bytes, Some(r.host_compute_bytes), None),
                 Buffer::Output => (name(buffer), bytes, None, Some("the output buffer is not modelled")),
             },
+            (Figure::Buffer { buffer, bytes }, None) if device.starts_with("Meta(") => (
+                name(buffer),
+                bytes,
+                None,
+                Some(
+                    "the `Meta()` device of --split-mode tensor (llama.cpp's tensor parallelism, \
+                     ggml-org/llama.cpp#19378), which Headroom does not model",
+                ),
+            ),
             (Figure::Buffer { buffer, bytes }, None) => {
                 (name(buffer), bytes, None, Some("a device this reader does not know"))
+            }
+            (Figure::StateSummary { bytes, .. }, _) => {
+                let all = e.per_gpu.iter().fold(r.cpu_state_bytes, |a, g| a.saturating_add(g.budget.state_bytes));
+                out.push(check(f.line, "all".into(), "state_total", bytes, Some(all), None));
+                continue;
             }
             (Figure::KvSummary { bytes, .. }, _) => {
                 let all = e.per_gpu.iter().fold(r.cpu_kv_bytes, |a, g| a.saturating_add(g.budget.kv_cache_bytes));

@@ -92,6 +92,13 @@ pub(super) fn read(lines: &[(usize, String)]) -> (LoggedConfig, Vec<Fact>) {
             continue;
         }
         ollama_launch(line, &mut config);
+        if let Some(figure) = state_summary(line) {
+            // Its `N seqs` is the context's `n_seq_max`.
+            let seqs = after(line, " layers,").and_then(|r| count(r.trim_start()));
+            config.n_seq_max = config.n_seq_max.or(seqs.filter(|&n| n > 0));
+            facts.push(Fact { line: *n, scope: None, figure });
+            continue;
+        }
         if let Some(figure) = summary(line) {
             summary_types(line, &mut config);
             facts.push(Fact { line: *n, scope: None, figure });
@@ -123,6 +130,17 @@ pub(super) fn read(lines: &[(usize, String)]) -> (LoggedConfig, Vec<Fact>) {
             let (layers, of) = rest.split_once('/').unwrap_or_default();
             if let (Some(layers), Some(of)) = (count(layers), count(of)) {
                 facts.push(Fact { line: *n, scope: None, figure: Figure::Offloaded { layers, of } });
+            }
+            continue;
+        }
+        // ik_llama.cpp's own switch after its context line printed the
+        // asked `mla_attn`: `llama_kv_cache_init: changing MLA from 0 to 1`
+        // when no layer has `wkv_b` (a GGUF converted by mainline for its
+        // MLA, src/llama.cpp@47fa8380c `llama_kv_cache_init`, build 3679,
+        // and @8337e4c:1310-1330), which then caches the latent alone.
+        if let Some(rest) = after(line, "changing MLA from ") {
+            if let Some(to) = after(rest, " to ").and_then(count) {
+                config.ik_mla = Some(to);
             }
             continue;
         }
@@ -573,6 +591,19 @@ fn summary(line: &str) -> Option<Figure> {
     let cells = inside.split(',').find(|p| p.contains("cells")).and_then(|p| count(p.trim_start()));
     let layers = inside.split(',').find(|p| p.contains("layers")).and_then(|p| count(p.trim_start()));
     Some(Figure::KvSummary { bytes, k_bytes, v_bytes, cells, layers })
+}
+
+/// `llama_memory_recurrent: size = 299.25 MiB (2 cells, 64 layers, 2
+/// seqs), R (f32): 11.25 MiB, S (f32): 288.00 MiB`
+/// (src/llama-memory-recurrent.cpp:117 @a0ed91a; later builds add `N
+/// rs_seq` inside the parentheses).
+fn state_summary(line: &str) -> Option<Figure> {
+    let rest = after(line, "llama_memory_recurrent: size =")?;
+    let bytes = size(rest, false)?;
+    let part = |key: &str| after(rest, key).and_then(|r| after(r, "):")).and_then(|r| size(r, false));
+    let inside = after(rest, "(").and_then(|r| r.split(')').next()).unwrap_or_default();
+    let cells = inside.split(',').find(|p| p.contains("cells")).and_then(|p| count(p.trim_start()));
+    Some(Figure::StateSummary { bytes, r_bytes: part(" R (")?, s_bytes: part(" S (")?, cells })
 }
 
 /// The cache types a KV summary names, where no `type_k = '…'` line gave

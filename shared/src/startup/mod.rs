@@ -155,6 +155,12 @@ pub enum Figure {
     Buffer { buffer: Buffer, bytes: u64 },
     /// llama.cpp's KV cache summary: its total and the K and V parts.
     KvSummary { bytes: u64, k_bytes: u64, v_bytes: u64, cells: Option<u64>, layers: Option<u64> },
+    /// llama.cpp's recurrent-state summary (`llama_memory_recurrent: size =
+    /// 299.25 MiB (2 cells, 64 layers, 2 seqs), R (f32): 11.25 MiB, S
+    /// (f32): 288.00 MiB`, src/llama-memory-recurrent.cpp:117 @a0ed91a): its
+    /// total over every device, the conv (R) and SSM (S) parts, one cell a
+    /// sequence.
+    StateSummary { bytes: u64, r_bytes: u64, s_bytes: u64, cells: Option<u64> },
     /// llama.cpp `offloaded N/M layers to GPU`.
     Offloaded { layers: u64, of: u64 },
     /// One row of llama.cpp's memory breakdown (`llama_memory_breakdown_print`
@@ -261,6 +267,9 @@ impl Figure {
             ),
             Figure::KvSummary { bytes, k_bytes, v_bytes, .. } => {
                 format!("KV cache in all: {} (K {}, V {})", b(bytes), b(k_bytes), b(v_bytes))
+            }
+            Figure::StateSummary { bytes, r_bytes, s_bytes, .. } => {
+                format!("recurrent state in all: {} (R {}, S {})", b(bytes), b(r_bytes), b(s_bytes))
             }
             Figure::Offloaded { layers, of } => format!("layers offloaded to the GPU: {layers} of {of}"),
             Figure::MemoryBreakdown { total_bytes, free_bytes, model_bytes, context_bytes, compute_bytes } => {

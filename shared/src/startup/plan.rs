@@ -346,13 +346,20 @@ pub fn logged_scenario(log: &StartupLog, model: &Model, planned: Scenario<Engine
         taken.push(note);
     }
     if log.config.ollama_engine == Some(true) {
-        taken.push(
-            "Ollama's own engine ran, not llama.cpp: its KV cache is each model's own (a sliding window of \
-             sequences × 4,096 + batch cells for gpt-oss at v0.11.10, kvcache/causal.go), so the KV figures are \
-             llama.cpp's rules and its GPU compute graph is not predicted (its batch runs as one graph of \
-             BatchSize tokens)"
-                .into(),
-        );
+        // gpt-oss's window is the one rule of its own a log showed (its
+        // sliding layers keep sequences × 4,096 + batch cells at v0.11.10,
+        // kvcache/causal.go): said for gpt-oss only, not for every model.
+        let gpt_oss = model.arch.family == crate::arch::Family::GptOss;
+        taken.push(format!(
+            "Ollama's own engine ran, not llama.cpp: its KV cache is its own (kvcache/causal.go{}), so the KV \
+             figures are llama.cpp's rules and its GPU compute graph is not predicted (its batch runs as one graph \
+             of BatchSize tokens)",
+            if gpt_oss {
+                "; gpt-oss's sliding layers keep sequences × 4,096 + batch cells, as read at v0.11.10"
+            } else {
+                ""
+            }
+        ));
         // A hybrid's `kv cache` holds its recurrent state and checkpoints of it (`ollama::own`).
         let version = log.config.ollama_version;
         let checkpoints = crate::engines::ollama::own::recurrent_checkpoints(version, model.arch.family);

@@ -245,6 +245,8 @@ fn error_only_cases() -> Vec<(&'static str, Option<CauseId>)> {
         ("130-vllm-0291-kv-too-small-quoted-bars-spark.txt", Some(KvCacheGrowth)),
         // vLLM allocated its KV cache at start-up: a serving-time OOM is activations.
         ("131-vllm-worker-busy-loop-runtime-3090.txt", Some(Activations)),
+        ("124-llama-fit-gave-up-cpu-moe-compute-cut-paste.txt", Some(TooLargeOverall)),
+        ("125-llama-mmproj-clip-warmup-after-fit-5gpu.txt", Some(TooLargeOverall)),
     ]
 }
 
@@ -1770,4 +1772,37 @@ fn a_servers_error_beside_another_engines_plan_says_which_ran() {
         &DiagnoseContext::error_only().with_plan(&model, &sglang),
     );
     assert!(!d.notes.iter().any(|n| n.starts_with("The paste comes from")), "{:?}", d.notes);
+}
+
+/// `--fit` gave up over `--cpu-moe`'s tensor overrides (`failed to fit
+/// params to free device memory: model_params::tensor_buft_overrides already
+/// set by user, abort`, src/llama.cpp:349/:751 @a0ed91a) and the load went
+/// on unfitted: `--fit on` is no fix (it was on), dropping the overrides is.
+/// The failure follows `sched_reserve: reserving ...`: the compute buffers,
+/// not "weights, KV or compute". The paste is cut inside `out of memory`.
+#[test]
+fn a_fit_that_gave_up_is_not_told_to_turn_fit_on() {
+    let d = diagnose("124-llama-fit-gave-up-cpu-moe-compute-cut-paste.txt", &DiagnoseContext::error_only());
+    let codes: Vec<&str> = d.fixes.iter().map(|f| f.code.as_str()).collect();
+    assert!(!codes.iter().any(|c| c.contains("--fit on")), "{codes:?}");
+    let first = d.fixes.first().unwrap_or_else(|| panic!("no fixes"));
+    assert!(first.title.contains("Drop -ot / --cpu-moe / --n-cpu-moe"), "{first:?}");
+    let top = d.causes.first().unwrap_or_else(|| panic!("no cause"));
+    assert!(top.evidence.iter().any(|e| e.contains("gave up") && e.contains("3.44 GiB")), "{:?}", top.evidence);
+    assert!(top.evidence.iter().any(|e| e.contains("compute buffers")), "{:?}", top.evidence);
+    assert!(!top.evidence.iter().any(|e| e.contains("does not say whether")), "{:?}", top.evidence);
+}
+
+/// The vision encoder's warm-up (clip.cpp, `warmup with image size = 1472 x
+/// 1472`) failed after `--fit` filled the GPUs with the text model: its
+/// levers are the encoder on the CPU and room left by `--fit-target` (1024
+/// MiB + 2,198.75 MiB of projector + 372.08 MiB of warm-up, to 3,840), not
+/// the text model's `-ub` or `-c`.
+#[test]
+fn a_projector_warmup_failure_gets_the_projectors_levers() {
+    let d = diagnose("125-llama-mmproj-clip-warmup-after-fit-5gpu.txt", &DiagnoseContext::error_only());
+    let codes: Vec<&str> = d.fixes.iter().map(|f| f.code.as_str()).collect();
+    assert_eq!(codes, ["llama-server ... --no-mmproj-offload", "llama-server ... --fit-target 3840"]);
+    let top = d.causes.first().unwrap_or_else(|| panic!("no cause"));
+    assert!(top.evidence.iter().any(|e| e.contains("qwen3vl_merger") && e.contains("--mmproj")), "{top:?}");
 }

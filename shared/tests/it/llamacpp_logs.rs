@@ -1087,7 +1087,7 @@ fn ollamas_own_engine_is_said_and_its_graph_not_predicted() {
         ..Scenario::default()
     };
     let (run_as, taken) = startup::logged_scenario(&log, &model, planned);
-    assert!(taken.iter().any(|t| t.starts_with("Ollama's own engine ran")), "{taken:?}");
+    assert!(taken.iter().any(|t| t.starts_with("Ollama's own engine ran") && t.contains("gpt-oss")), "{taken:?}");
     let valid = run_as.validate_for(&model).unwrap_or_else(|e| panic!("{e}"));
     let checks = startup::llamacpp_buffers(&log, &shared::estimate::estimate(&model, valid));
     let compute = |device: &str| {
@@ -1482,4 +1482,91 @@ fn buffer_lines_and_the_table_are_not_counted_twice() {
             target_bytes: None
         }
     );
+}
+
+/// ik_llama.cpp switches `-mla 0` to 1 itself when no layer has `wkv_b`
+/// (a GGUF converted by mainline for its MLA): `llama_kv_cache_init:
+/// changing MLA from 0 to 1` after the context printed `mla_attn = 0`
+/// (src/llama.cpp@47fa8380c, build 3679; @8337e4c:1310-1330). The latent
+/// alone is cached then: 1,098 MiB over the four GPUs, where the asked
+/// `-mla 0` cached every head's K and V (259.25 GiB, +24,078 %, before).
+#[test]
+fn ik_caches_the_latent_when_it_changes_mla_to_1_itself() {
+    let run = Run {
+        file: "llamacpp-ik-b3679-deepseek-v3-0324-udq2kxl-4gpu-ot-mla0-to-1",
+        flags: &[],
+        ik: true,
+        given: None,
+        header: None,
+        build: None,
+    };
+    let (log, checks) = scored(&run).unwrap_or_else(|why| panic!("{why}"));
+    assert_eq!(log.config.ik_mla, Some(1), "the log's own switch, not the asked 0");
+    for (device, mib) in [("CUDA0", 270), ("CUDA1", 216), ("CUDA2", 216), ("CUDA3", 396)] {
+        assert_eq!(of(&checks, device, "kv"), (Some(mib * MIB), mib * MIB), "{device}: {checks:?}");
+    }
+    let total = checks.iter().find(|c| c.buffer == "kv_total").unwrap_or_else(|| panic!("{checks:?}"));
+    assert_eq!((total.predicted_bytes, total.logged_bytes), (Some(1098 * MIB), 1098 * MIB));
+    // The head widths are the GGUF's `key_length_mla` / `value_length_mla`
+    // (192 / 128), not the latent's `key_length` 576.
+    let meta = log.model.as_ref().unwrap_or_else(|| panic!("no metadata"));
+    assert_eq!((meta.head_k_mla, meta.head_v_mla), (Some(192), Some(128)));
+}
+
+/// `--split-mode tensor` (ggml-org/llama.cpp#19378, after the llama.cpp
+/// source these rules follow, a0ed91a of 2026-03-05, whose common/arg.cpp
+/// takes `{none,layer,row}`): refused by name, not as an unknown value; its
+/// `Meta()` device's buffers are said to be that mode's. The recurrent
+/// state's summary (`llama_memory_recurrent: size = 299.25 MiB (2 cells, 64
+/// layers, 2 seqs …), R (f32): 11.25 MiB, S (f32): 288.00 MiB`,
+/// src/llama-memory-recurrent.cpp:117) is read, its `2 seqs` as the
+/// context's sequences, and checked against the plan's state over every
+/// device (Qwen3.5-27B's 48 gated-DeltaNet layers, two sequences: exact).
+#[test]
+fn tensor_split_is_refused_by_name_and_the_recurrent_summary_is_read() {
+    use shared::engines::llamacpp::SplitMode;
+    let why = SplitMode::parse("tensor").err().unwrap_or_default();
+    assert!(why.contains("--split-mode tensor") && why.contains("#19378"), "{why}");
+    assert!(SplitMode::parse("tensorx").err().unwrap_or_default().starts_with("unknown split mode"));
+    let file = "llamacpp-sm-tensor-meta-qwen35-27b-2seqs-recurrent-summary";
+    let text = std::fs::read_to_string(format!("{DIR}/{file}.txt")).unwrap_or_else(|e| panic!("{e}"));
+    let log = startup::read(&text).unwrap_or_else(|| panic!("not a log"));
+    assert_eq!(log.config.n_seq_max, Some(2));
+    let summary = log.facts.iter().find_map(|f| match f.figure {
+        startup::Figure::StateSummary { bytes, r_bytes, s_bytes, cells } => Some((bytes, r_bytes, s_bytes, cells)),
+        _ => None,
+    });
+    let mib = |x: f64| (x * MIB as f64).round() as u64;
+    assert_eq!(summary, Some((mib(299.25), mib(11.25), mib(288.0), Some(2))));
+    let checks = checked(&text, "qwen3.5-27b", WeightFormat::parse("q8_0").unwrap_or_else(|e| panic!("{e}")));
+    let meta = checks.iter().find(|c| c.device == "Meta()").unwrap_or_else(|| panic!("{checks:?}"));
+    assert!(meta.note.is_some_and(|n| n.contains("--split-mode tensor")), "{meta:?}");
+    let state = checks.iter().find(|c| c.buffer == "state_total").unwrap_or_else(|| panic!("{checks:?}"));
+    assert_eq!((state.predicted_bytes, state.logged_bytes), (Some(mib(299.25)), mib(299.25)), "{state:?}");
+}
+
+/// Ollama 0.16.1's own engine on a Raspberry Pi 5 (Qwen3-Coder-30B-A3B,
+/// CPU only): the note that its cache is Ollama's own names gpt-oss's
+/// window only for gpt-oss (it said "for gpt-oss at v0.11.10" of every
+/// model before); Qwen3-MoE's KV is llama.cpp's, 1.5 GiB as logged.
+#[test]
+fn ollamas_own_engine_note_names_gpt_oss_only_for_gpt_oss() {
+    let file = "ollama-0161-qwen3-coder-30b-iq3s-rpi5-cpu-own-engine";
+    let text = std::fs::read_to_string(format!("{DIR}/{file}.txt")).unwrap_or_else(|e| panic!("{e}"));
+    let log = startup::read(&text).unwrap_or_else(|| panic!("not a log"));
+    let model = Model::preset("qwen3-30b-a3b").unwrap_or_else(|e| panic!("{e}"));
+    let planned = Scenario {
+        weights: WeightFormat::parse("iq3_s").unwrap_or_else(|e| panic!("{e}")),
+        engine: Engine::LlamaCpp(Options { fit: FitMode::Off, ..Options::default() }),
+        gpus: vec![GpuSlot::custom("gpu", 1024 * GIB)],
+        ..Scenario::default()
+    };
+    let (run_as, taken) = startup::logged_scenario(&log, &model, planned);
+    let note = taken.iter().find(|t| t.starts_with("Ollama's own engine ran")).unwrap_or_else(|| panic!("{taken:?}"));
+    assert!(!note.contains("gpt-oss"), "{note}");
+    let valid = run_as.validate_for(&model).unwrap_or_else(|e| panic!("{e}"));
+    let checks = startup::llamacpp_buffers(&log, &shared::estimate::estimate(&model, valid));
+    let (predicted, logged) = of(&checks, "CPU", "kv");
+    // Ollama prints one decimal of a GiB.
+    assert!(predicted.is_some_and(|p| p.abs_diff(logged) <= GIB / 20), "{predicted:?} vs {logged}");
 }

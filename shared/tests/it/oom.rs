@@ -1055,6 +1055,26 @@ fn cases() -> Vec<(&'static str, Value)> {
                 "worker_ranks": 1, "occurrences": 1, "gpus_seen": [0]
             }),
         ),
+        (
+            // Cut inside `out of memory`; `--fit` gave up over `--cpu-moe`'s
+            // overrides, and the failure follows `sched_reserve: reserving`.
+            "124-llama-fit-gave-up-cpu-moe-compute-cut-paste.txt",
+            json!({
+                "kind": "llama_cpp", "backend": "cuda", "requested_bytes": 15368055685_u64, "gpu_index": 0,
+                "llama_cpp_stage": "compute_buffers", "devices_in_log": [0], "gpus_seen": [0], "occurrences": 1,
+                "fit_gave_up": "model_params::tensor_buft_overrides already set by user",
+                "fit_shortfall_bytes": 3694133248_u64
+            }),
+        ),
+        (
+            // The projector's warm-up after `--fit` filled the GPUs.
+            "125-llama-mmproj-clip-warmup-after-fit-5gpu.txt",
+            json!({
+                "kind": "llama_cpp", "backend": "cuda", "requested_bytes": 390156544_u64, "gpu_index": 0,
+                "llama_cpp_stage": "compute_buffers", "devices_in_log": [0], "gpus_seen": [0], "occurrences": 1,
+                "clip_warmup": true, "clip_projector": "qwen3vl_merger", "clip_model_bytes": 2305556480_u64
+            }),
+        ),
     ]
 }
 

@@ -58,11 +58,18 @@ impl SplitMode {
     }
 
     pub fn parse(s: &str) -> Result<Self, String> {
-        Self::ALL
-            .iter()
-            .copied()
-            .find(|m| m.id() == s)
-            .ok_or_else(|| format!("unknown split mode `{s}` (layer, row, none)"))
+        Self::ALL.iter().copied().find(|m| m.id() == s).ok_or_else(|| match s {
+            // ggml-org/llama.cpp#19378 (merged after 2026-03-23): a
+            // `Meta()` device over the GPUs splitting weights and KV,
+            // newer than the llama.cpp source these rules follow
+            // (a0ed91a, 2026-03-05), whose common/arg.cpp takes
+            // `{none,layer,row}` only.
+            "tensor" => "--split-mode tensor (llama.cpp's tensor parallelism over a `Meta()` device, \
+                             ggml-org/llama.cpp#19378, 2026) is not modelled: Headroom follows llama.cpp up to \
+                             a0ed91a (2026-03-05), before it; layer, row or none"
+                .to_owned(),
+            _ => format!("unknown split mode `{s}` (layer, row, none)"),
+        })
     }
 }
 

@@ -40,9 +40,10 @@ fn fa_on(f: &Facts) -> &'static str {
 }
 
 /// Fewer layers on the GPU: `--fit on` where the build has it (mainline
-/// from b7407, `Options::has_fit`), else a lower `-ngl`.
+/// from b7407, `Options::has_fit`) and the paste does not show it giving
+/// up (`OomReport::fit_gave_up`: it was on already), else a lower `-ngl`.
 fn fewer_layers(f: &Facts, until: &str) -> String {
-    if f.llama_cpp.has_fit() {
+    if f.llama_cpp.has_fit() && f.r.fit_gave_up.is_none() {
         format!("llama-server ... --fit on   # or lower -ngl until {until}")
     } else {
         format!("llama-server ... -ngl <fewer>   # lower -ngl until {until}")
@@ -61,6 +62,13 @@ pub(super) fn llama_cpp(f: &Facts, b: &mut Board) {
     if f.r.allocation_limit {
         single_buffer_limit(f, b, q, &size, &on);
         return;
+    }
+    if f.r.clip_warmup {
+        vision_encoder(f, b, q, &size, &on);
+        return;
+    }
+    if let Some(reason) = f.r.fit_gave_up.as_deref() {
+        fit_gave_up(f, b, reason);
     }
     match f.r.llama_cpp_stage {
         Some(LlamaCppStage::ModelWeights) => {
@@ -365,4 +373,129 @@ fn metal_single_buffer(b: &mut Board, q: u64, t: u64) {
         None,
         "git pull && make LLAMA_METAL=1   # or: pip install -U llama-cpp-python".into(),
     ));
+}
+
+/// `--fit` gave up before placing anything (`OomReport::fit_gave_up`):
+/// `llama_params_fit_impl` throws when the user set what it would set
+/// (src/llama.cpp:327-349 @a0ed91a: `-ngl`, `--tensor-split` over several
+/// GPUs, `--split-mode row`, any tensor override, which `-ot`, `--cpu-moe`
+/// and `--n-cpu-moe` all are), `llama_params_fit` logs it as a warning
+/// (:751) and the load goes on with the flags as given. `--fit on` is no
+/// fix then: it was on. Dropping the flag it names lets it place the
+/// tensors (for a MoE model it keeps the experts in host memory first,
+/// step 3 of `llama_params_fit_impl`); `engines::llamacpp::fit::gives_up`
+/// is the same rule for a plan.
+fn fit_gave_up(f: &Facts, b: &mut Board, reason: &str) {
+    let over =
+        f.r.fit_shortfall_bytes
+            .map_or(String::new(), |s| format!(", {} over its free-memory target by its own projection", gib(s)));
+    b.add(
+        CauseId::TooLargeOverall,
+        70,
+        format!(
+            "--fit was on but gave up before placing anything (\"{reason}\"{over}): llama.cpp logs that as a \
+             warning and loads the flags as given, unfitted"
+        ),
+    );
+    let flag = if reason.contains("tensor_buft_overrides") {
+        "-ot / --cpu-moe / --n-cpu-moe"
+    } else if reason.contains("n_gpu_layers") {
+        "-ngl"
+    } else if reason.contains("tensor_split") {
+        "--tensor-split"
+    } else if reason.contains("SPLIT_MODE_ROW") {
+        "--split-mode row"
+    } else {
+        return;
+    };
+    if f.r.via_ollama {
+        return;
+    }
+    b.fix(fix(
+        FixId::OffloadLayers,
+        CauseId::TooLargeOverall,
+        format!(
+            "Drop {flag}: --fit (on by default) gives up whenever it is set; without it --fit places the tensors \
+             itself, a MoE model's experts in host memory first"
+        ),
+        GivesUp::Speed,
+        None,
+        format!("llama-server ...   # the same flags without {flag}: --fit is on by default"),
+    ));
+}
+
+/// The multimodal projector's warm-up failed (`OomReport::clip_warmup`):
+/// clip.cpp reserves the vision encoder's compute buffer for a warm-up
+/// image (`warmup`, tools/mtmd/clip.cpp:1945-1955 @a0ed91a), on the GPU it
+/// took (`clip_ctx`, the first GPU unless `MTMD_BACKEND_DEVICE` names
+/// another), after the text model was loaded. The text model's `-c` and
+/// `-ub` do not size it; nor, for the projectors whose warm-up image is
+/// fixed (`set_warmup_n_tokens`: Qwen-VL's 46 × 46 tokens, Pixtral's,
+/// Kimi-VL's, GLM-4V's), does `--image-max-tokens`. `--fit` counts the
+/// text model only (`common_init_from_params` passes it the model's path,
+/// common/common.cpp:1053 @a0ed91a; b7474's too). The levers: the encoder
+/// on the CPU (`--no-mmproj-offload`, common/arg.cpp since 7c727fbe,
+/// b5178), or room left for it on that GPU: `--fit-target` (its default
+/// margin is 1024 MiB, common/common.h `fit_params_target`) raised by the
+/// projector's weights and this buffer, or fewer layers where the build
+/// has no `--fit`.
+fn vision_encoder(f: &Facts, b: &mut Board, q: Option<u64>, size: &str, on: &str) {
+    let projector = f.r.clip_projector.as_deref().map_or(String::new(), |p| format!(" ({p})"));
+    let weights = f.r.clip_model_bytes.map_or(String::new(), |w| format!(", beside its {} of weights", gib(w)));
+    b.add(
+        CauseId::TooLargeOverall,
+        85,
+        format!(
+            "the multimodal projector's{projector} warm-up could not allocate its compute buffer{size}{on}{weights}: \
+             the vision encoder (--mmproj) loads after the text model, which had filled the GPU; the text model's -c \
+             and -ub do not size this buffer"
+        ),
+    );
+    if f.llama_cpp.has_fit() {
+        b.add(
+            CauseId::TooLargeOverall,
+            85,
+            "--fit (on by default) fits the text model alone: it does not count the projector, so it leaves the \
+             GPU the encoder runs on full"
+                .into(),
+        );
+    }
+    if f.r.via_ollama {
+        return;
+    }
+    b.fix(fix(
+        FixId::OffloadLayers,
+        CauseId::TooLargeOverall,
+        "Run the vision encoder on the CPU (slower image encoding; the text model is untouched)".into(),
+        GivesUp::Speed,
+        q.map(|q| q.saturating_add(f.r.clip_model_bytes.unwrap_or(0))),
+        "llama-server ... --no-mmproj-offload".into(),
+    ));
+    let mib = 1u64 << 20;
+    let default_margin = 1024 * mib;
+    let need = q.unwrap_or(0).saturating_add(f.r.clip_model_bytes.unwrap_or(0));
+    if f.llama_cpp.has_fit() && need > 0 {
+        let target = default_margin.saturating_add(need).div_ceil(256 * mib) * 256;
+        b.fix(fix(
+            FixId::OffloadLayers,
+            CauseId::TooLargeOverall,
+            format!(
+                "Leave room for the projector: raise --fit's free-memory target from its 1024 MiB by the encoder's \
+                 weights and warm-up buffer ({})",
+                gib(need)
+            ),
+            GivesUp::Speed,
+            Some(need),
+            format!("llama-server ... --fit-target {target}"),
+        ));
+    } else {
+        b.fix(fix(
+            FixId::OffloadLayers,
+            CauseId::TooLargeOverall,
+            format!("Leave room for the projector on the GPU it runs on{on}: offload fewer text layers"),
+            GivesUp::Speed,
+            (need > 0).then_some(need),
+            "llama-server ... -ngl <fewer>   # lower -ngl until the projector loads".into(),
+        ));
+    }
 }
