@@ -131,7 +131,7 @@ const KV_ON_HOST: &str = "the KV cache is in host memory although the plan keeps
                           llama.cpp puts it there only with KV offload off (-nkvo / --no-kv-offload, or \
                           LLAMA_ARG_KV_OFFLOAD=0 in its environment; Ollama 0.30+ passes no such flag but hands \
                           llama-server its own environment): drop it to put the cache back on the GPU, or plan with \
-                          -nkvo to check the log as it ran";
+                          --no-kv-offload to check the log as it ran";
 
 /// Each buffer of a llama.cpp log with the estimate's figure for it; empty
 /// for another engine's log or an estimate of another engine.
