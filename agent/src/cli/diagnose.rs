@@ -252,6 +252,10 @@ struct JsonOut<'a> {
     allocation_limit: bool,
     allowed_bytes: Option<u64>,
     mps_pool: Option<MpsPool>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    max_buffer_bytes: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    failed_in: Option<&'a str>,
     processes: &'a [OomProcess],
     max_seq_len: Option<u64>,
     kv_cache_tokens: Option<u64>,
@@ -332,6 +336,8 @@ impl<'a> JsonOut<'a> {
             allocation_limit: r.allocation_limit,
             allowed_bytes: r.allowed_bytes,
             mps_pool: r.mps_pool,
+            max_buffer_bytes: r.max_buffer_bytes,
+            failed_in: r.failed_in.as_deref(),
             processes: &r.processes,
             max_seq_len: r.max_seq_len,
             kv_cache_tokens: r.kv_cache_tokens,
@@ -406,6 +412,7 @@ fn text_report(r: &OomReport, d: &Diagnosis) -> String {
         Some(GpuBackend::Hip) => " (ROCm)",
         Some(GpuBackend::Xpu) => " (XPU)",
         Some(GpuBackend::Mps) => " (MPS)",
+        Some(GpuBackend::Sycl) => " (SYCL)",
         Some(GpuBackend::Cuda) | None => "",
     };
     let stage = match r.llama_cpp_stage {
@@ -424,6 +431,7 @@ fn text_report(r: &OomReport, d: &Diagnosis) -> String {
         ("reserved but unallocated", r.reserved_unallocated_bytes),
         ("this process", r.process_in_use_bytes),
         ("allowed", r.allowed_bytes),
+        ("largest buffer", r.max_buffer_bytes),
         ("KV cache needed", r.kv_needed_bytes),
         ("KV cache available", r.kv_available_bytes),
         ("KV cache short by", r.kv_deficit_bytes),

@@ -19,6 +19,19 @@
 //! ggml_vulkan: vk::Device::allocateMemory: ErrorOutOfDeviceMemory
 //! ```
 //!
+//! The SYCL backend (Intel GPUs on Level Zero) prints the Unified Runtime's
+//! code when the runtime ran out, then where ggml-sycl caught it
+//! (`CHECK_TRY_ERROR` and `ggml_sycl_error`, ggml/src/ggml-sycl/common.hpp at
+//! b8211), or its own line when `sycl::malloc_device` gave nothing
+//! (`ggml_backend_sycl_buffer_type_alloc_buffer`, ggml-sycl.cpp):
+//!
+//! ```text
+//! level_zero backend failed with error: 39 (UR_RESULT_ERROR_OUT_OF_DEVICE_MEMORY)
+//! SYCL error: CHECK_TRY_ERROR((stream)->memcpy(…)): Exception caught in this line of code.
+//!   in function ggml_backend_sycl_get_tensor_async at …/ggml-sycl.cpp:5534
+//! ggml_backend_sycl_buffer_type_alloc_buffer: can't allocate 5000000000 Bytes of memory on device
+//! ```
+//!
 //! and the Metal backend of mid-2023 one line (`ggml-metal.m`,
 //! `ggml_metal_add_buffer`, which printed `size / 1024.0 / 1024.0` as `MB`,
 //! later `MiB`), after `ggml_metal_init`'s `recommendedMaxWorkingSetSize`:
@@ -32,6 +45,12 @@ use super::{GpuBackend, LlamaCppStage, Occurrence, OomKind, OomReport};
 
 /// Lines that may separate two events of one failure.
 const MAX_GAP_LINES: usize = 4;
+
+/// The most Level Zero gives in one device allocation unless its relaxed
+/// limits are on: 4 GB (docs/backend/SYCL.md at b8211, "Support malloc
+/// device memory more than 4GB" for `UR_L0_ENABLE_RELAXED_ALLOCATION_LIMITS`;
+/// Level Zero's `maxMemAllocSize`), taken as 4 GiB, the larger reading.
+pub(crate) const SYCL_ONE_ALLOCATION_BYTES: u64 = 4 << 30;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum EventKind {
@@ -51,6 +70,11 @@ enum EventKind {
     VulkanError,
     /// `ggml_metal_add_buffer: error: failed to allocate 'data' buffer, size = X MiB`
     MetalBuffer,
+    /// `UR_RESULT_ERROR_OUT_OF_DEVICE_MEMORY` (`Native API returns: 39 (…)`,
+    /// `level_zero backend failed with error: 39 (…)`)
+    SyclError,
+    /// `can't allocate N Bytes of memory on device`
+    SyclAlloc,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -78,6 +102,7 @@ pub(super) fn scan(t: &[u8], out: &mut Vec<Occurrence>) {
     malloc_events(t, &mut events);
     buffer_events(t, &mut events);
     vulkan_events(t, &mut events);
+    sycl_events(t, &mut events);
     crate::order::sort_by_key(&mut events, |e| e.start);
 
     let mut group: Vec<Event<'_>> = Vec::new();
@@ -205,6 +230,39 @@ fn vulkan_events(t: &[u8], events: &mut Vec<Event<'_>>) {
     }
 }
 
+/// The Unified Runtime's out-of-device-memory code, and ggml-sycl's own
+/// line for a device allocation that returned nothing. Only the device's
+/// code: `UR_RESULT_ERROR_OUT_OF_HOST_MEMORY` is the host's RAM.
+fn sycl_events(t: &[u8], events: &mut Vec<Event<'_>>) {
+    for (start, end) in scan::find_all(t, "UR_RESULT_ERROR_OUT_OF_DEVICE_MEMORY") {
+        let mut e = Event::new(scan::line_start(t, start).max(start.saturating_sub(120)), end, EventKind::SyclError);
+        e.buffer = Some(b"SYCL");
+        events.push(e);
+    }
+    for (start, end) in scan::find_all(t, "can't allocate") {
+        let mut c = Cur::new(t, end);
+        let Some(bytes) = c.uint_before("Bytes of memory on device") else { continue };
+        c.find("on device", 40);
+        let mut e = Event::new(start, c.pos, EventKind::SyclAlloc);
+        e.bytes = bytes;
+        e.buffer = Some(b"SYCL");
+        events.push(e);
+    }
+}
+
+/// The function ggml-sycl names as where its SYCL error was caught
+/// (`ggml_sycl_error`'s `  in function X at file:line`), within a few lines
+/// of the failure.
+fn sycl_function(t: &[u8], from: usize) -> Option<String> {
+    let to = scan::line_end(t, from, 6);
+    let (_, end) = scan::find(t, from, to, "in function ")?;
+    // Longer than `Cur::name` reads: `ggml_backend_sycl_get_tensor_async`.
+    let tail = t.get(end..)?;
+    let len = tail.iter().take(96).take_while(|b| b.is_ascii_alphanumeric() || **b == b'_').count();
+    let name = tail.get(..len).filter(|n| n.first().is_some_and(u8::is_ascii_alphabetic))?;
+    Cur::new(t, end + len).lit("at").then(|| String::from_utf8_lossy(name).into_owned())
+}
+
 /// `'data            ' buffer, size = 19283.21 MiB` after "failed to
 /// allocate": the old Metal backend's buffers, named by what they hold
 /// (`llama.cpp`'s `llama_init_from_file`, mid-2023: `data` the weights,
@@ -289,7 +347,10 @@ fn occurrence(t: &[u8], group: &[Event<'_>]) -> Occurrence {
     let first = group.first().map_or(0, |e| e.start);
     let last_end = group.last().map_or(first, |e| e.end);
     let of = |kind| group.iter().find(|e| e.kind == kind);
-    let sized = of(EventKind::SizedBuffer).or(of(EventKind::VulkanAlloc)).or(of(EventKind::MetalBuffer));
+    let sized = of(EventKind::SizedBuffer)
+        .or(of(EventKind::VulkanAlloc))
+        .or(of(EventKind::MetalBuffer))
+        .or(of(EventKind::SyclAlloc));
     let malloc = of(EventKind::Malloc);
     let buffer = group.iter().find_map(|e| e.buffer);
 
@@ -301,6 +362,7 @@ fn occurrence(t: &[u8], group: &[Event<'_>]) -> Occurrence {
         Some(b) if starts_with_ci(b, b"cuda") => Some(GpuBackend::Cuda),
         Some(b) if starts_with_ci(b, b"vulkan") => Some(GpuBackend::Vulkan),
         Some(b) if starts_with_ci(b, b"metal") => Some(GpuBackend::Metal),
+        Some(b) if starts_with_ci(b, b"sycl") => Some(GpuBackend::Sycl),
         Some(_) => None,
         None => malloc.map(|_| GpuBackend::Cuda),
     };
@@ -308,6 +370,13 @@ fn occurrence(t: &[u8], group: &[Event<'_>]) -> Occurrence {
         r.notes.push("The buffer that failed is pinned host memory (CUDA_Host), not GPU memory.".into());
     }
     r.llama_cpp_stage = group.iter().find_map(|e| e.stage).or_else(|| stage(t, group, first, last_end));
+    if r.backend == Some(GpuBackend::Sycl) {
+        r.failed_in = sycl_function(t, first);
+        // Over 4 GB in one allocation needs Level Zero's relaxed limits
+        // (docs/backend/SYCL.md, b8211: "can't allocate 5000000000 Bytes of
+        // memory on device" → UR_L0_ENABLE_RELAXED_ALLOCATION_LIMITS=1).
+        r.allocation_limit = r.requested_bytes.is_some_and(|q| q > SYCL_ONE_ALLOCATION_BYTES);
+    }
     if r.backend == Some(GpuBackend::Metal)
         && let Some((_, end)) = scan::find_last(t, first, "recommendedMaxWorkingSetSize")
     {

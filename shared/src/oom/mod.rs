@@ -32,12 +32,18 @@
 //! - TensorRT-LLM's executor that could not create a component
 //!   (`Executor creation failed due to insufficient GPU memory`);
 //! - Ollama's host-RAM check (`model requires more system memory`);
-//! - llama.cpp / ggml buffer allocation failures on CUDA, ROCm, Vulkan and
-//!   (2023's) Metal; its warning that pinned host memory could not be had
+//! - llama.cpp / ggml buffer allocation failures on CUDA, ROCm, Vulkan,
+//!   SYCL (Intel GPUs through Level Zero: `UR_RESULT_ERROR_OUT_OF_DEVICE_MEMORY`,
+//!   `can't allocate N Bytes of memory on device`) and (2023's) Metal; its warning that pinned host memory could not be had
 //!   (`ggml_cuda_host_malloc: failed to allocate … of pinned memory`) is
 //!   said to be no GPU failure, never read as one;
 //! - PyTorch's MPS allocator refusing one buffer longer than Metal's
 //!   `maxBufferLength` (`Invalid buffer size: X GB`);
+//! - MLX on a Mac (mlx, mlx-lm, LM Studio's MLX engine): one array longer
+//!   than Metal's largest buffer (`[metal::malloc] Attempting to allocate …
+//!   greater than the maximum allowed buffer size of …`), and Metal out of
+//!   memory (`[METAL] Command buffer execution failed: Insufficient Memory`,
+//!   `[malloc] Unable to allocate N bytes`);
 //! - transformers refusing a bitsandbytes model that `device_map="auto"`
 //!   could not place on the GPUs (`Some modules are dispatched on the CPU or
 //!   the disk`).
@@ -47,6 +53,7 @@
 
 mod diagnose;
 mod llama_cpp;
+mod mlx;
 mod normalize;
 mod ollama;
 mod pytorch;
@@ -130,6 +137,18 @@ pub enum OomKind {
     /// transformers: `device_map="auto"` left modules of a bitsandbytes
     /// model on the CPU or disk, which bitsandbytes refuses.
     QuantizedOffload,
+    /// MLX refused one array as longer than Metal's largest buffer
+    /// (mlx/backend/metal/allocator.cpp, `MetalAllocator::malloc`: `size >
+    /// device_->maxBufferLength()`, mlx 0.9 – 0.32): one array, whatever
+    /// memory is free.
+    MlxBufferSize,
+    /// MLX on Metal ran out of memory: a command buffer Metal could not run
+    /// (`[METAL] Command buffer execution failed: Insufficient Memory
+    /// (00000008:kIOGPUCommandBufferCallbackErrorOutOfMemory)`,
+    /// mlx/backend/metal/device.cpp, mlx 0.1 – 0.32) or a buffer Metal did
+    /// not give (`[malloc] Unable to allocate N bytes`, allocator.cpp).
+    /// The GPU shares the Mac's memory: no capacity or free figure.
+    MlxOutOfMemory,
 }
 
 impl OomKind {
@@ -156,6 +175,8 @@ impl OomKind {
             Self::QuantizedOffload => {
                 "transformers: the quantized model does not fit on the GPU (modules sent to CPU/disk)"
             }
+            Self::MlxBufferSize => "MLX: one array longer than Metal allows in a buffer",
+            Self::MlxOutOfMemory => "MLX (Metal) out of memory",
         }
     }
 }
@@ -197,7 +218,9 @@ impl OomKind {
             | Self::TrtllmExecutorMemory
             | Self::OllamaHostMemory
             | Self::LlamaCpp
-            | Self::QuantizedOffload => None,
+            | Self::QuantizedOffload
+            | Self::MlxBufferSize
+            | Self::MlxOutOfMemory => None,
         }
     }
 }
@@ -212,7 +235,8 @@ pub enum GpuBackend {
     Hip,
     /// Vulkan (ggml's `ggml_vulkan:` lines), on any vendor's GPU.
     Vulkan,
-    /// Apple Metal (ggml's `ggml_metal_…` lines).
+    /// Apple Metal (ggml's `ggml_metal_…` lines, MLX's `[metal::malloc]`
+    /// and `[METAL]` messages).
     Metal,
     /// Intel GPUs through PyTorch's XPU backend (`XPU out of memory`, from
     /// PyTorch's own allocator or IPEX's): PyTorch's `torch.xpu` API, not
@@ -222,6 +246,10 @@ pub enum GpuBackend {
     /// (`MPS backend out of memory`): `torch.mps`, the Mac's unified memory,
     /// none of CUDA's tools or settings.
     Mps,
+    /// Intel GPUs through llama.cpp's SYCL backend (ggml-sycl) on Level
+    /// Zero: `SYCL0` buffers, Unified Runtime's `UR_RESULT_ERROR_…` codes;
+    /// devices chosen with `ONEAPI_DEVICE_SELECTOR`, not PyTorch's XPU.
+    Sycl,
 }
 
 /// Which of the MPS allocator's pools the failed request was for
@@ -316,6 +344,16 @@ pub struct OomReport {
     pub allowed_bytes: Option<u64>,
     /// MPS: the pool the failed request was for.
     pub mps_pool: Option<MpsPool>,
+    /// MLX: the largest buffer Metal gives this Mac (`maxBufferLength`), as
+    /// `[metal::malloc]`'s message states it. Left out of the JSON when
+    /// absent, as `failed_in`: the messages that carry them are rare.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_buffer_bytes: Option<u64>,
+    /// The engine function the error names as where it failed: ggml-sycl's
+    /// `in function X at file:line` (ggml/src/ggml-sycl/common.hpp,
+    /// `ggml_sycl_error`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub failed_in: Option<String>,
     /// Other processes on the same GPU.
     pub processes: Vec<OomProcess>,
     /// vLLM: the model's max sequence length (`max_model_len`).
@@ -488,6 +526,7 @@ pub fn parse(text: &str) -> OomReport {
     sglang::scan(t, &mut found);
     ollama::scan(t, &mut found);
     llama_cpp::scan(t, &mut found);
+    mlx::scan(t, &mut found);
     transformers::scan(t, &mut found);
     tgi::scan(t, &mut found);
     trtllm::scan(t, &mut found);
@@ -573,7 +612,7 @@ pub fn parse(text: &str) -> OomReport {
         }
     }
     report.notes.extend(pinned);
-    report.allocation_limit = allocation_limit(t, report.kind);
+    report.allocation_limit |= allocation_limit(t, report.kind);
     report.graph_capture = matches!(
         report.kind,
         Some(OomKind::Pytorch | OomKind::PytorchLegacy | OomKind::PytorchAsync | OomKind::CudaError)
@@ -626,9 +665,10 @@ fn allocation_limit(t: &[u8], kind: Option<OomKind>) -> bool {
         Some(OomKind::Pytorch | OomKind::PytorchLegacy | OomKind::PytorchAsync) => {
             scan::find(t, 0, t.len(), "can NOT allocate memory block with size larger than").is_some()
         }
-        Some(OomKind::PytorchMpsBufferSize) => true,
+        Some(OomKind::PytorchMpsBufferSize | OomKind::MlxBufferSize) => true,
         Some(
-            OomKind::PytorchMps
+            OomKind::MlxOutOfMemory
+            | OomKind::PytorchMps
             | OomKind::QuantizedOffload
             | OomKind::CudaError
             | OomKind::VllmMaxSeqLen
@@ -759,6 +799,9 @@ fn missing_fields(r: &OomReport) -> Vec<&'static str> {
             ("host_available_bytes", r.host_available_bytes.is_some()),
         ],
         Some(OomKind::PytorchMpsBufferSize) => &[("requested_bytes", r.requested_bytes.is_some())],
+        Some(OomKind::MlxBufferSize) => {
+            &[("requested_bytes", r.requested_bytes.is_some()), ("max_buffer_bytes", r.max_buffer_bytes.is_some())]
+        }
         Some(OomKind::TgiPrefillWarmup) => &[("prefill_tokens", r.prefill_tokens.is_some())],
         Some(OomKind::TrtllmExecutorMemory) => &[("trtllm_component", r.trtllm_component.is_some())],
         Some(
@@ -767,7 +810,8 @@ fn missing_fields(r: &OomReport) -> Vec<&'static str> {
             | OomKind::VllmNoCacheBlocks
             | OomKind::VllmSamplerWarmup
             | OomKind::SglangNoKvPool
-            | OomKind::LlamaCpp,
+            | OomKind::LlamaCpp
+            | OomKind::MlxOutOfMemory,
         )
         | None => &[],
     };
@@ -797,7 +841,7 @@ fn unrecognised(text: &str) -> OomReport {
             let to = scan::line_end(t, start, 0);
             format!(
                 "This mentions running out of memory, but not in a format Headroom reads \
-                 (PyTorch on CUDA, ROCm, XPU or MPS, transformers' bitsandbytes loading, vLLM, SGLang, TGI, TensorRT-LLM, llama.cpp or Ollama): \"{}\".",
+                 (PyTorch on CUDA, ROCm, XPU or MPS, transformers' bitsandbytes loading, vLLM, SGLang, TGI, TensorRT-LLM, llama.cpp, Ollama or MLX): \"{}\".",
                 excerpt(text, from, to, 200)
             )
         }

@@ -120,6 +120,20 @@ fn stated(log: &StartupLog, gpu: Option<Place>) -> bool {
     })
 }
 
+/// A KV buffer logged on the host where the plan keeps every layer's cache
+/// on the GPU with its layer: llama.cpp leaves a layer's cache in the CPU's
+/// buffer type only with KV offload off (src/llama-kv-cache.cpp at b8211,
+/// `buft = ggml_backend_cpu_buffer_type()` unless `offload`, which is
+/// `cparams.offload_kqv`: `-nkvo`/`--no-kv-offload`, or
+/// `LLAMA_ARG_KV_OFFLOAD` false in its environment, common/arg.cpp). Ollama
+/// 0.30+ passes llama-server no such flag (llm/llama_server.go at
+/// fb3076099) but starts it with Ollama's own environment.
+const KV_ON_HOST: &str = "the KV cache is in host memory although the plan keeps it on the GPU with its layers: \
+                          llama.cpp puts it there only with KV offload off (-nkvo / --no-kv-offload, or \
+                          LLAMA_ARG_KV_OFFLOAD=0 in its environment; Ollama 0.30+ passes no such flag but hands \
+                          llama-server its own environment): drop it to put the cache back on the GPU, or plan with \
+                          --no-kv-offload to check the log as it ran";
+
 /// Each buffer of a llama.cpp log with the estimate's figure for it; empty
 /// for another engine's log or an estimate of another engine.
 pub fn llamacpp_buffers(log: &StartupLog, e: &Estimate) -> Vec<BufferCheck> {
@@ -249,7 +263,15 @@ pub fn llamacpp_buffers(log: &StartupLog, e: &Estimate) -> Vec<BufferCheck> {
                     Some("repacked copies of weights the mapped file also holds are not modelled"),
                 ),
                 Buffer::Model => (name(buffer), bytes, Some(r.cpu_weight_bytes), None),
-                Buffer::Kv => (name(buffer), bytes, Some(kv(r.cpu_kv_bytes, r.cpu_state_bytes)), None),
+                Buffer::Kv => {
+                    let kept_on_gpu = r.cpu_kv_bytes == 0 && bytes > 0;
+                    (
+                        name(buffer),
+                        bytes,
+                        Some(kv(r.cpu_kv_bytes, r.cpu_state_bytes)),
+                        kept_on_gpu.then_some(KV_ON_HOST),
+                    )
+                }
                 Buffer::State => (name(buffer), bytes, Some(r.cpu_state_bytes), None),
                 Buffer::Compute if own_host_graph => (name(buffer), bytes, None, Some(OWN_HOST_GRAPH)),
                 Buffer::Compute => (name(buffer), bytes, Some(r.host_compute_bytes), None),

@@ -247,6 +247,12 @@ fn error_only_cases() -> Vec<(&'static str, Option<CauseId>)> {
         ("131-vllm-worker-busy-loop-runtime-3090.txt", Some(Activations)),
         ("124-llama-fit-gave-up-cpu-moe-compute-cut-paste.txt", Some(TooLargeOverall)),
         ("125-llama-mmproj-clip-warmup-after-fit-5gpu.txt", Some(TooLargeOverall)),
+        // Level Zero out of device memory inside a tensor copy, after the buffers were placed.
+        ("126-llama-sycl-level-zero-error39-bench-fa.txt", Some(TooLargeOverall)),
+        // One 45.39 GiB MLX array over Metal's 28.08 GiB maxBufferLength.
+        ("127-mlx-lmstudio-metal-malloc-max-buffer.txt", Some(AllocationLimit)),
+        // Metal's command buffer out of memory while mlx_lm.evaluate decodes a whole task at once.
+        ("128-mlx-lm-evaluate-command-buffer-16gb.txt", Some(KvCacheGrowth)),
     ]
 }
 
@@ -1805,4 +1811,68 @@ fn a_projector_warmup_failure_gets_the_projectors_levers() {
     assert_eq!(codes, ["llama-server ... --no-mmproj-offload", "llama-server ... --fit-target 3840"]);
     let top = d.causes.first().unwrap_or_else(|| panic!("no cause"));
     assert!(top.evidence.iter().any(|e| e.contains("qwen3vl_merger") && e.contains("--mmproj")), "{top:?}");
+}
+
+/// llama.cpp's SYCL backend on an Intel GPU: the Unified Runtime's
+/// out-of-device-memory code inside an operation is ggml-sycl's own
+/// scratch after the buffers were placed, answered with llama.cpp's levers
+/// and Intel's tools, never CUDA's; one allocation over Level Zero's 4 GB is
+/// its relaxed-limits setting (docs/backend/SYCL.md).
+#[test]
+fn a_sycl_out_of_device_memory_gets_llama_cpps_levers_on_an_intel_gpu() {
+    let ctx = DiagnoseContext::error_only();
+    let d = diagnose("126-llama-sycl-level-zero-error39-bench-fa.txt", &ctx);
+    assert!(d.causes[0].evidence[0].contains("ggml_backend_sycl_get_tensor_async"), "{:?}", d.causes);
+    let ids: Vec<FixId> = d.fixes.iter().map(|f| f.id).collect();
+    for id in [FixId::SmallerBatch, FixId::SmallerContext, FixId::OffloadLayers] {
+        assert!(ids.contains(&id), "{id:?}: {:?}", d.fixes);
+    }
+    assert!(d.fixes.iter().any(|f| f.code.contains("-ub 256")), "{:?}", d.fixes);
+    assert!(d.fixes.iter().all(|f| !f.code.contains("nvidia-smi") && !f.code.contains("CUDA")), "{:?}", d.fixes);
+    assert!(d.needs.iter().any(|n| n.contains("xpu-smi")), "{:?}", d.needs);
+
+    let over_4gb = oom::parse(
+        "ggml_backend_sycl_buffer_type_alloc_buffer: can't allocate 5000000000 Bytes of memory on device\n\
+         alloc_tensor_range: failed to allocate SYCL0 buffer of size 5000000000\n\
+         llama_model_load: error loading model: unable to allocate SYCL0 buffer",
+    );
+    assert_eq!(over_4gb.backend, Some(oom::GpuBackend::Sycl));
+    assert_eq!((over_4gb.requested_bytes, over_4gb.gpu_index), (Some(5_000_000_000), Some(0)));
+    assert!(over_4gb.allocation_limit);
+    let d = oom::diagnose(&over_4gb, &ctx);
+    assert_eq!(d.causes[0].id, CauseId::AllocationLimit, "{:?}", d.causes);
+    assert_eq!(d.fixes[0].id, FixId::RelaxAllocationLimit, "{:?}", d.fixes);
+    assert!(d.fixes[0].code.contains("UR_L0_ENABLE_RELAXED_ALLOCATION_LIMITS=1"), "{:?}", d.fixes);
+    // Under 4 GB the same lines are the GPU's memory, not the limit.
+    let under = oom::parse(
+        "ggml_backend_sycl_buffer_type_alloc_buffer: can't allocate 3503030272 Bytes of memory on device\n\
+         llama_model_load: error loading model: unable to allocate SYCL0 buffer",
+    );
+    assert!(!under.allocation_limit);
+    assert_eq!(oom::diagnose(&under, &ctx).causes[0].id, CauseId::WeightsTooLarge);
+}
+
+/// MLX on a Mac: one array over Metal's largest buffer is made smaller
+/// (fewer sequences, a shorter or quantized cache, a smaller prefill
+/// step), never given more memory; Metal running out is the caches of the
+/// sequences in flight first, with mlx-lm's levers, never PyTorch's or CUDA's.
+#[test]
+fn mlx_errors_get_mlx_levers() {
+    let ctx = DiagnoseContext::error_only();
+    let d = diagnose("127-mlx-lmstudio-metal-malloc-max-buffer.txt", &ctx);
+    assert_eq!(d.causes.iter().map(|c| c.id).collect::<Vec<_>>(), [CauseId::AllocationLimit]);
+    assert!(d.causes[0].evidence[0].contains("45.39 GiB") && d.causes[0].evidence[0].contains("28.08 GiB"));
+    let codes: Vec<&str> = d.fixes.iter().map(|f| f.code.as_str()).collect();
+    for lever in ["--decode-concurrency", "--max-kv-size", "--kv-bits 8", "--prefill-step-size"] {
+        assert!(codes.iter().any(|c| c.contains(lever)), "{lever}: {codes:?}");
+    }
+    assert!(!codes.iter().any(|c| c.contains("wired_limit") || c.contains("torch")), "{codes:?}");
+
+    let d = diagnose("128-mlx-lm-evaluate-command-buffer-16gb.txt", &ctx);
+    let codes: Vec<&str> = d.fixes.iter().map(|f| f.code.as_str()).collect();
+    assert!(codes.first().is_some_and(|c| c.contains("completion_batch_size")), "{codes:?}");
+    for lever in ["--max-kv-size", "--kv-bits 8", "mlx_lm.convert", "mx.set_cache_limit", "iogpu.wired_limit_mb"] {
+        assert!(codes.iter().any(|c| c.contains(lever)), "{lever}: {codes:?}");
+    }
+    assert!(!codes.iter().any(|c| c.contains("torch") || c.contains("nvidia-smi")), "{codes:?}");
 }

@@ -1570,3 +1570,25 @@ fn ollamas_own_engine_note_names_gpt_oss_only_for_gpt_oss() {
     // Ollama prints one decimal of a GiB.
     assert!(predicted.is_some_and(|p| p.abs_diff(logged) <= GIB / 20), "{predicted:?} vs {logged}");
 }
+
+/// Ollama 0.30's llama-server on Vulkan logged both caches of Gemma 4
+/// 26B-A4B (640 + 400 MiB) on the CPU with 31 of 31 layers on Vulkan0:
+/// the check says the cache is on the host against a plan that keeps it on
+/// the GPU, and names the lever; a CPU-only run's host cache is planned
+/// there and gets no such note.
+#[test]
+fn a_kv_cache_on_the_host_with_every_layer_on_the_gpu_is_flagged() {
+    let file = "ollama-030-llamaserver-vulkan-gemma4-26b-a4b-kv-on-cpu";
+    let text = std::fs::read_to_string(format!("{DIR}/{file}.txt")).unwrap_or_else(|e| panic!("{e}"));
+    let q4 = WeightFormat::parse("q4_k_m").unwrap_or_else(|e| panic!("{e}"));
+    let checks = checked(&text, "gemma-4-26b-a4b", q4);
+    let host = checks.iter().find(|c| c.device == "CPU" && c.buffer == "kv").unwrap_or_else(|| panic!("{checks:?}"));
+    assert_eq!((host.predicted_bytes, host.logged_bytes), (Some(0), 1040 * MIB), "{checks:?}");
+    assert!(host.note.is_some_and(|n| n.contains("-nkvo") && n.contains("LLAMA_ARG_KV_OFFLOAD")), "{host:?}");
+    assert_eq!(of(&checks, "all", "kv_total"), (Some(1040 * MIB), 1040 * MIB));
+
+    let cpu_only = checks_of("llamacpp-b4905-deepseek-r1-q80-cpu-amx-perplexity");
+    let host =
+        cpu_only.iter().find(|c| c.device == "CPU" && c.buffer == "kv").unwrap_or_else(|| panic!("{cpu_only:?}"));
+    assert_eq!(host.note, None, "{host:?}");
+}

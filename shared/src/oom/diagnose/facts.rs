@@ -308,7 +308,7 @@ impl<'r> Facts<'r> {
     pub(super) fn alloc_conf(&self) -> Option<&'static str> {
         match self.r.backend {
             Some(GpuBackend::Hip) => Some("PYTORCH_HIP_ALLOC_CONF"),
-            Some(GpuBackend::Xpu | GpuBackend::Mps) => None,
+            Some(GpuBackend::Xpu | GpuBackend::Mps | GpuBackend::Sycl) => None,
             Some(GpuBackend::Cuda | GpuBackend::Vulkan | GpuBackend::Metal) | None => Some("PYTORCH_CUDA_ALLOC_CONF"),
         }
     }
@@ -320,7 +320,7 @@ impl<'r> Facts<'r> {
     /// which ROCm builds answer too.
     pub(super) fn torch_module(&self) -> &'static str {
         match self.r.backend {
-            Some(GpuBackend::Xpu) => "torch.xpu",
+            Some(GpuBackend::Xpu | GpuBackend::Sycl) => "torch.xpu",
             Some(GpuBackend::Mps) => "torch.mps",
             Some(GpuBackend::Cuda | GpuBackend::Hip | GpuBackend::Vulkan | GpuBackend::Metal) | None => "torch.cuda",
         }
@@ -347,7 +347,7 @@ impl<'r> Facts<'r> {
             ),
             // Intel's XPU Manager lists the processes on each GPU (`xpu-smi ps`,
             // Linux only, XPU Manager 2.0 docs).
-            Some(GpuBackend::Xpu) => (
+            Some(GpuBackend::Xpu | GpuBackend::Sycl) => (
                 "run `xpu-smi ps` (Intel's XPU Manager, Linux; on Windows, Task Manager's GPU columns)",
                 "xpu-smi ps   # Intel XPU Manager, Linux",
             ),

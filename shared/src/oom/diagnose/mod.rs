@@ -314,6 +314,9 @@ pub enum FixId {
     BiggerGpu,
     SmallerModel,
     UpdateEngine,
+    /// A runtime's own limit on one allocation lifted (Level Zero's relaxed
+    /// allocation limits for ggml-sycl).
+    RelaxAllocationLimit,
     GradientCheckpointing,
     Lora,
     ShardTraining,
@@ -452,7 +455,7 @@ fn needs(f: &Facts) -> Vec<String> {
     }
     // The GPU's figures do not bear on a check of the host's RAM, nor on a
     // limit on one buffer.
-    if matches!(f.r.kind, Some(OomKind::OllamaHostMemory | OomKind::PytorchMpsBufferSize)) {
+    if matches!(f.r.kind, Some(OomKind::OllamaHostMemory | OomKind::PytorchMpsBufferSize | OomKind::MlxBufferSize)) {
         return out;
     }
     if f.r.kind == Some(OomKind::QuantizedOffload) {
@@ -463,7 +466,7 @@ fn needs(f: &Facts) -> Vec<String> {
         );
         return out;
     }
-    if f.r.kind == Some(OomKind::PytorchMps) {
+    if matches!(f.r.kind, Some(OomKind::PytorchMps | OomKind::MlxOutOfMemory)) {
         // The GPU shares the Mac's memory: no capacity or free figure to ask for.
         out.push(
             "how much memory the Mac has (Apple menu > About This Mac) and what else was open (Activity Monitor's \

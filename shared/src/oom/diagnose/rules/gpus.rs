@@ -29,7 +29,9 @@ pub(crate) fn several_gpus(f: &Facts, b: &mut Board) {
             | OomKind::SglangNoKvPool
             | OomKind::TgiPrefillWarmup
             | OomKind::TrtllmExecutorMemory
-            | OomKind::OllamaHostMemory,
+            | OomKind::OllamaHostMemory
+            | OomKind::MlxBufferSize
+            | OomKind::MlxOutOfMemory,
         )
         | None => {}
     }
@@ -75,7 +77,9 @@ pub(crate) fn several_gpus(f: &Facts, b: &mut Board) {
             | OomKind::SglangNoKvPool
             | OomKind::TgiPrefillWarmup
             | OomKind::TrtllmExecutorMemory
-            | OomKind::OllamaHostMemory,
+            | OomKind::OllamaHostMemory
+            | OomKind::MlxBufferSize
+            | OomKind::MlxOutOfMemory,
         )
         | None => format!("{}.from_pretrained(\"{}\", device_map=\"balanced\")", f.auto_class, f.repo),
     };
@@ -152,11 +156,14 @@ fn llama_cpp_split(f: &Facts, b: &mut Board) {
     }
     let server = if f.r.via_ollama { "ollama serve" } else { "llama-server ..." };
     let visible = match f.r.backend {
-        Some(GpuBackend::Hip) => "HIP_VISIBLE_DEVICES",
-        Some(GpuBackend::Vulkan) => "GGML_VK_VISIBLE_DEVICES",
+        Some(GpuBackend::Hip) => "HIP_VISIBLE_DEVICES=".to_owned(),
+        Some(GpuBackend::Vulkan) => "GGML_VK_VISIBLE_DEVICES=".into(),
         // Level Zero's device mask, which Intel's runtimes honour.
-        Some(GpuBackend::Xpu) => "ZE_AFFINITY_MASK",
-        Some(GpuBackend::Cuda | GpuBackend::Metal | GpuBackend::Mps) | None => "CUDA_VISIBLE_DEVICES",
+        Some(GpuBackend::Xpu) => "ZE_AFFINITY_MASK=".into(),
+        // ggml-sycl's devices as the oneAPI runtime selects them
+        // (docs/backend/SYCL.md, b8211: `ONEAPI_DEVICE_SELECTOR="level_zero:0"`).
+        Some(GpuBackend::Sycl) => "ONEAPI_DEVICE_SELECTOR=level_zero:".into(),
+        Some(GpuBackend::Cuda | GpuBackend::Metal | GpuBackend::Mps) | None => "CUDA_VISIBLE_DEVICES=".into(),
     };
     b.fix(fix(
         FixId::DeviceMap,
@@ -164,7 +171,7 @@ fn llama_cpp_split(f: &Facts, b: &mut Board) {
         format!("Leave GPU {failed} out of the split"),
         GivesUp::Speed,
         None,
-        format!("{visible}={others} {server}"),
+        format!("{visible}{others} {server}"),
     ));
 }
 

@@ -60,7 +60,18 @@ pub(super) fn llama_cpp(f: &Facts, b: &mut Board) {
     let on = f.r.gpu_index.map_or(String::new(), |i| format!(" on GPU {i}"));
     let size = q.map_or(String::new(), |q| format!(" of {}", gib(q)));
     if f.r.allocation_limit {
-        single_buffer_limit(f, b, q, &size, &on);
+        if f.r.backend == Some(GpuBackend::Sycl) {
+            sycl_allocation_limit(b, &size, &on);
+        } else {
+            single_buffer_limit(f, b, q, &size, &on);
+        }
+        return;
+    }
+    if f.r.backend == Some(GpuBackend::Sycl)
+        && f.r.llama_cpp_stage.is_none()
+        && let Some(op) = f.r.failed_in.as_deref().filter(|op| !op.ends_with("alloc_buffer"))
+    {
+        sycl_during_an_operation(f, b, op);
         return;
     }
     if f.r.clip_warmup {
@@ -192,6 +203,7 @@ pub(super) fn llama_cpp(f: &Facts, b: &mut Board) {
             let api = match f.r.backend {
                 Some(GpuBackend::Vulkan) => "a Vulkan device buffer",
                 Some(GpuBackend::Metal) => "a Metal buffer",
+                Some(GpuBackend::Sycl) => "a SYCL device buffer",
                 _ => "a GPU buffer",
             };
             b.add(
@@ -251,7 +263,7 @@ fn largest_gpu(f: &Facts) -> Option<&'static crate::catalog::Gpu> {
         Some(GpuBackend::Cuda) => Some(GpuVendor::Nvidia),
         Some(GpuBackend::Hip) => Some(GpuVendor::Amd),
         Some(GpuBackend::Metal | GpuBackend::Mps) => Some(GpuVendor::Apple),
-        Some(GpuBackend::Vulkan | GpuBackend::Xpu) | None => None,
+        Some(GpuBackend::Vulkan | GpuBackend::Xpu | GpuBackend::Sycl) | None => None,
     };
     crate::catalog::gpus().iter().filter(|g| vendor.is_none_or(|v| g.vendor == v)).max_by_key(|g| g.memory_bytes)
 }
@@ -346,6 +358,86 @@ fn single_buffer_limit(f: &Facts, b: &mut Board, q: Option<u64>, size: &str, on:
         GivesUp::Speed,
         q.map(|q| q / 2),
         half_batch(f),
+    ));
+}
+
+/// ggml-sycl asked Level Zero for more than 4 GB in one allocation
+/// (`OomReport::allocation_limit`), which it refuses unless its relaxed
+/// limits are on: docs/backend/SYCL.md (b8211) answers `can't allocate
+/// 5000000000 Bytes of memory on device` with
+/// `UR_L0_ENABLE_RELAXED_ALLOCATION_LIMITS=1`.
+fn sycl_allocation_limit(b: &mut Board, size: &str, on: &str) {
+    b.add(
+        CauseId::AllocationLimit,
+        90,
+        format!(
+            "ggml-sycl asked Level Zero for one buffer{size}{on}, over the 4 GB it gives in one allocation unless \
+             its relaxed allocation limits are on: a limit on one allocation, not on the GPU's memory"
+        ),
+    );
+    b.fix(fix(
+        FixId::RelaxAllocationLimit,
+        CauseId::AllocationLimit,
+        "Let Level Zero allocate more than 4 GB at once (docs/backend/SYCL.md)".into(),
+        GivesUp::Nothing,
+        None,
+        "export UR_L0_ENABLE_RELAXED_ALLOCATION_LIMITS=1   # Windows: set UR_L0_ENABLE_RELAXED_ALLOCATION_LIMITS=1"
+            .into(),
+    ));
+}
+
+/// The SYCL runtime ran out of device memory inside an operation
+/// (`UR_RESULT_ERROR_OUT_OF_DEVICE_MEMORY` caught in a ggml-sycl function
+/// other than the buffer allocator, `OomReport::failed_in`): after ggml's
+/// buffers were placed, memory ggml-sycl or its libraries take on their own
+/// ran short: flash attention's K/V staging (allocated outside ggml's
+/// allocator in ggml-sycl's fattn buffers, llama.cpp PR #22732, so not
+/// counted when the layers were placed; PR #27629 adds it to `--fit`'s
+/// reservation), oneDNN's and oneMKL's scratch, the legacy pool's temporary
+/// buffers. The levers shrink what is left to run (`-ub`, `-c`) or leave
+/// room for it (`-ngl`).
+fn sycl_during_an_operation(f: &Facts, b: &mut Board, op: &str) {
+    b.add(
+        CauseId::TooLargeOverall,
+        60,
+        format!(
+            "the SYCL runtime ran out of device memory inside {op}, after the model's buffers were in place: \
+             memory ggml-sycl takes on its own while computing (flash attention's K/V staging, oneDNN/oneMKL \
+             scratch, its temporary pool), which was not counted when the layers were placed"
+        ),
+    );
+    b.add(
+        CauseId::KvCacheGrowth,
+        45,
+        format!(
+            "that scratch grows with the physical batch ({}) and flash attention's staging with the context ({})",
+            flag(f, "-ub"),
+            flag(f, "-c")
+        ),
+    );
+    b.fix(fix(
+        FixId::SmallerBatch,
+        CauseId::TooLargeOverall,
+        format!("Halve the physical batch ({}): the scratch is sized for it", flag(f, "-ub")),
+        GivesUp::Speed,
+        None,
+        lever(f, "llama-server ... -ub 256", crate::engines::ollama::LEVERS.half_batch),
+    ));
+    b.fix(fix(
+        FixId::SmallerContext,
+        CauseId::KvCacheGrowth,
+        format!("Shrink the context ({}) (docs/backend/SYCL.md: \"Set -c 8192 or a smaller value\")", flag(f, "-c")),
+        GivesUp::Length,
+        None,
+        lever(f, "llama-server ... -c 8192", crate::engines::ollama::LEVERS.smaller_context),
+    ));
+    b.fix(fix(
+        FixId::OffloadLayers,
+        CauseId::TooLargeOverall,
+        "Offload fewer layers to leave room for what the operations take".into(),
+        GivesUp::Speed,
+        None,
+        lever(f, &fewer_layers(f, "it runs"), crate::engines::ollama::LEVERS.fewer_layers),
     ));
 }
 

@@ -4,6 +4,7 @@ mod gpus;
 mod graphs;
 mod leftovers;
 mod llama_cpp;
+mod mlx;
 mod mps;
 mod ollama;
 mod pytorch;
@@ -23,6 +24,7 @@ use graphs::graph_capture;
 use leftovers::inspect_fix;
 pub(super) use leftovers::leftovers;
 use llama_cpp::llama_cpp;
+use mlx::{mlx_buffer_size, mlx_out_of_memory};
 use mps::{mps, mps_buffer_size};
 use ollama::ollama_host_memory;
 use pytorch::pytorch_workload;
@@ -51,6 +53,8 @@ pub(super) fn from_the_error(f: &Facts, b: &mut Board) {
         Some(OomKind::Pytorch | OomKind::PytorchLegacy | OomKind::PytorchAsync) => pytorch_workload(f, b),
         Some(OomKind::PytorchMps) => mps(f, b),
         Some(OomKind::PytorchMpsBufferSize) => mps_buffer_size(f, b),
+        Some(OomKind::MlxBufferSize) => mlx_buffer_size(f, b),
+        Some(OomKind::MlxOutOfMemory) => mlx_out_of_memory(f, b),
         Some(OomKind::QuantizedOffload) => quantized_offload(f, b),
         Some(OomKind::CudaError) => {
             b.add(
