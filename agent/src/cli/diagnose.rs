@@ -252,9 +252,7 @@ struct JsonOut<'a> {
     allocation_limit: bool,
     allowed_bytes: Option<u64>,
     mps_pool: Option<MpsPool>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     max_buffer_bytes: Option<u64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     failed_in: Option<&'a str>,
     processes: &'a [OomProcess],
     max_seq_len: Option<u64>,

@@ -345,14 +345,13 @@ pub struct OomReport {
     /// MPS: the pool the failed request was for.
     pub mps_pool: Option<MpsPool>,
     /// MLX: the largest buffer Metal gives this Mac (`maxBufferLength`), as
-    /// `[metal::malloc]`'s message states it. Left out of the JSON when
-    /// absent, as `failed_in`: the messages that carry them are rare.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// `[metal::malloc]`'s message states it.
+    #[serde(default)]
     pub max_buffer_bytes: Option<u64>,
     /// The engine function the error names as where it failed: ggml-sycl's
     /// `in function X at file:line` (ggml/src/ggml-sycl/common.hpp,
     /// `ggml_sycl_error`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default)]
     pub failed_in: Option<String>,
     /// Other processes on the same GPU.
     pub processes: Vec<OomProcess>,
