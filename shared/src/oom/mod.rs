@@ -424,6 +424,11 @@ pub struct OomReport {
     /// budget left, not while serving.
     #[serde(default)]
     pub graph_capture: bool,
+    /// A vLLM process failed while it served requests ([`vllm::serving`]):
+    /// its traceback runs through the engine's step, after its KV cache was
+    /// allocated, and through none of its start-up.
+    #[serde(default)]
+    pub serving: bool,
     /// llama.cpp: why `--fit` gave up before the failure, in its own words
     /// (`failed to fit params to free device memory:
     /// model_params::tensor_buft_overrides already set by user, abort`,
@@ -619,6 +624,7 @@ pub fn parse(text: &str) -> OomReport {
     report.same_on_every_gpu = same_on_every_gpu;
     report.worker_ranks = worker_ranks;
     report.vllm_process = vllm_process;
+    report.serving = vllm_process && vllm::serving(t);
     report.sglang_process = sglang_process;
     report.tgi_process = tgi_process;
     report.distributed_ranks = workload::distributed_ranks(raw);

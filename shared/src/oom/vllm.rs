@@ -372,6 +372,31 @@ pub(super) fn traceback(t: &[u8]) -> bool {
     })
 }
 
+/// Whether a vLLM traceback failed in the engine's step while it served
+/// (`execute_model`, the worker's `worker_busy_loop`, the engine core's
+/// `step_with_batch_queue`: v1/worker/gpu_model_runner.py,
+/// v1/executor/multiproc_executor.py, v1/engine/core.py, 0.8 – 0.34) and
+/// in none of its start-up (the profile run that sizes the KV cache, the
+/// load, the graphs' capture, the sampler's warm-up: the same files), which
+/// ran before its KV cache existed.
+pub(super) fn serving(t: &[u8]) -> bool {
+    const STEP: [&str; 3] = ["in execute_model", "in worker_busy_loop", "in step_with_batch_queue"];
+    const START_UP: [&str; 10] = [
+        "in profile_run",
+        "in _dummy_run",
+        "in _dummy_sampler_run",
+        "in determine_available_memory",
+        "in determine_num_available_blocks",
+        "in load_model",
+        "in capture_model",
+        "in initialize_kv_cache",
+        "in _initialize_kv_caches",
+        "in compile_or_warm_up_model",
+    ];
+    let any = |marks: &[&str]| marks.iter().any(|m| scan::find(t, 0, t.len(), m).is_some());
+    any(&STEP) && !any(&START_UP)
+}
+
 /// The distinct vLLM worker prefixes of the log: `VllmWorker rank=N` and
 /// `Worker_TPn` / `Worker_PPm_TPn` (the worker's process name,
 /// v1/executor/multiproc_executor.py), each a GPU of the split.

@@ -165,7 +165,7 @@ pub(super) fn read(lines: &[(usize, String)]) -> (LoggedConfig, Vec<Fact>) {
             }
             if let Some(free) = free_mib(line).filter(|_| i < config.devices.len()) {
                 config.devices_free.resize(config.devices.len(), None);
-                config.devices_free[i] = Some(free * crate::units::MIB);
+                config.devices_free[i] = free.checked_mul(crate::units::MIB);
             }
             continue;
         }

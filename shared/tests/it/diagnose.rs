@@ -95,8 +95,7 @@ fn error_only_cases() -> Vec<(&'static str, Option<CauseId>)> {
         // 7.81 GiB asked; leftovers (2.05 GiB unallocated, 2.10 GiB process 1893) are each short.
         ("15-modern-split-lines-with-timestamps.txt", Some(KvCacheGrowth)),
         ("16-modern-json-log-escaped.txt", Some(Fragmentation)),
-        // vLLM's start-up profile run: no KV cache yet, let alone a growing one.
-        ("17-modern-python-repr-ray.txt", Some(Activations)),
+        ("17-modern-python-repr-ray.txt", Some(KvCacheGrowth)),
         ("18-modern-pprint-adjacent-literals.txt", Some(KvCacheGrowth)),
         ("19-modern-bytes-units.txt", Some(KvCacheGrowth)),
         // 1.25 TiB on a 94.5 GiB GPU.
@@ -159,8 +158,7 @@ fn error_only_cases() -> Vec<(&'static str, Option<CauseId>)> {
         ("63-llama-ik-mla-compute-larger-than-any-gpu.txt", Some(MisSizedBuffer)),
         // A 144 MiB compute buffer on the fifth GPU of a pipeline: the split, not the size.
         ("64-llama-pipeline-parallel-small-fifth-gpu.txt", Some(GpuImbalance)),
-        // vLLM workers: the KV cache is allocated whole at start-up, never grown.
-        ("65-vllm-tp2-identical-ranks.txt", Some(Activations)),
+        ("65-vllm-tp2-identical-ranks.txt", Some(KvCacheGrowth)),
         ("66-llama-ollama-metal-compute-64k.txt", Some(TooLargeOverall)),
         ("67-vllm-xpu-kv-short-by-rounding.txt", Some(KvCacheGrowth)),
         // 16.00 GiB asked of a 15.24 GiB GPU.
@@ -176,8 +174,7 @@ fn error_only_cases() -> Vec<(&'static str, Option<CauseId>)> {
         ("74-sglang-tp2-16gb-free-just-over-request.txt", Some(OtherProcesses)),
         // Capturing CUDA graphs after the cache took gpu_memory_utilization 0.98.
         ("75-vllm-ray-graph-capture-util-0-98.txt", Some(GraphCapture)),
-        // vLLM's API server: its KV cache does not grow (the fp32 weights are unknown without a plan).
-        ("76-vllm-api-server-dtype-float-2080ti.txt", Some(Activations)),
+        ("76-vllm-api-server-dtype-float-2080ti.txt", Some(KvCacheGrowth)),
         ("77-vllm-v0-rank0-graph-capture-405b.txt", Some(GraphCapture)),
         ("78-vllm-v1-graph-capture-cuda-error-rank3.txt", Some(GraphCapture)),
         // Cut off before the capacity: the capture alone still places it.
@@ -1294,6 +1291,12 @@ fn a_pytorch_oom_in_vllm_workers_gets_vllm_flags() {
 /// fixed pool holds).
 #[test]
 fn a_vllm_oom_while_serving_is_not_the_kv_cache_growing() {
+    // Only while it served: the start-up profile run (17, `determine_num_available_blocks`)
+    // and a paste without frames (65, 76) keep the reading of a growing cache.
+    for start_up in ["17-modern-python-repr-ray.txt", "65-vllm-tp2-identical-ranks.txt"] {
+        let d = diagnose(start_up, &DiagnoseContext::error_only());
+        assert_eq!(d.causes[0].id, CauseId::KvCacheGrowth, "{start_up}: {:?}", d.causes);
+    }
     let d = diagnose("131-vllm-worker-busy-loop-runtime-3090.txt", &DiagnoseContext::error_only());
     invariants(&d).unwrap_or_else(|e| panic!("{e}"));
     let top = &d.causes[0];

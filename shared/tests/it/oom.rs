@@ -1047,7 +1047,7 @@ fn cases() -> Vec<(&'static str, Value)> {
             // A vLLM TP worker out of memory while serving (`worker_busy_loop`):
             // 136 MiB asked of a 23.56 GiB RTX 3090 that it holds 22.82 GiB of.
             "131-vllm-worker-busy-loop-runtime-3090.txt",
-            json!({"vllm_process": true,
+            json!({"vllm_process": true, "serving": true,
                 "kind": "pytorch", "backend": "cuda", "requested_bytes": 142606336_u64, "gpu_index": 0,
                 "total_bytes": 25297357373_u64, "free_bytes": 123081851_u64, "allocated_bytes": 23600845292_u64,
                 "reserved_bytes": 24011278910_u64, "reserved_unallocated_bytes": 410433618_u64,

@@ -134,7 +134,8 @@ pub(super) fn pytorch_workload(f: &Facts, b: &mut Board) {
             if covered { score.saturating_sub(5) } else { score },
             format!("a single allocation of {} = {} of the GPU: {}", gib(q), pct(q, t), large_allocation(f)),
         );
-        if f.r.workload.is_none() {
+        // A vLLM process that served has its own smaller steps (`vllm_runtime_fixes`).
+        if f.r.workload.is_none() && !preallocated_cache(f) {
             b.fix(fix(
             FixId::SmallerBatch,
             CauseId::KvCacheGrowth,

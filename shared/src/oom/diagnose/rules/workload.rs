@@ -35,9 +35,11 @@ pub(crate) fn growth(f: &Facts) -> CauseId {
 /// blocks of that pool. A PyTorch OOM in a vLLM process that held the GPU
 /// is a peak past what the profile measured (a long prefill chunk, the
 /// sampler over many sequences, a model's own scratch buffers), not a cache
-/// growing token by token.
+/// growing token by token. Only where the paste shows it served
+/// ([`crate::oom::OomReport::serving`]): an error of its start-up (the
+/// profile run, the load) came before any cache existed.
 pub(crate) fn preallocated_cache(f: &Facts) -> bool {
-    f.r.workload.is_none() && f.serving == Some(Server::Vllm)
+    f.r.workload.is_none() && f.serving == Some(Server::Vllm) && f.r.serving
 }
 
 /// What this process's own tensors are.
