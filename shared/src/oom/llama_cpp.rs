@@ -678,6 +678,22 @@ llama_init_from_model: failed to initialize the context: failed to allocate comp
         assert_eq!(r.occurrences, 1);
     }
 
+    /// Metal's other command-buffer errors are not memory (llama.cpp #8886's
+    /// `kIOAccelCommandBufferCallbackErrorSubmissionsIgnored`); its
+    /// out-of-memory reason is, in either function's wording.
+    #[test]
+    fn only_metals_out_of_memory_reason_is_read() {
+        let ignored = "ggml_metal_graph_compute: command buffer 0 failed with status 5\n\
+                       error: Ignored (for causing prior/excessive GPU errors) \
+                       (00000004:kIOAccelCommandBufferCallbackErrorSubmissionsIgnored)\n";
+        assert_eq!(parse(ignored).kind, None);
+        let oom = "ggml_metal_synchronize: error: command buffer 1 failed with status 5\n\
+                   error: Insufficient Memory (00000008:kIOGPUCommandBufferCallbackErrorOutOfMemory)\n";
+        let r = parse(oom);
+        assert_eq!((r.backend, r.llama_cpp_stage), (Some(GpuBackend::Metal), Some(LlamaCppStage::GraphCompute)));
+        assert_eq!(r.failed_in.as_deref(), Some("ggml_metal_synchronize"));
+    }
+
     #[test]
     fn two_sized_failures_stay_two() {
         let one = "ggml_backend_cuda_buffer_type_alloc_buffer: allocating 100.00 MiB on device 0: cudaMalloc failed: out of memory\n";
