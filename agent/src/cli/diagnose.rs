@@ -419,6 +419,7 @@ fn text_report(r: &OomReport, d: &Diagnosis) -> String {
         Some(LlamaCppStage::ModelWeights) => ", loading the weights",
         Some(LlamaCppStage::KvCache) => ", allocating the KV cache",
         Some(LlamaCppStage::ComputeBuffers) => ", allocating the compute buffers",
+        Some(LlamaCppStage::GraphCompute) => ", running the graph",
         None => "",
     };
     let _ = writeln!(out, "{}{backend}{gpu}{stage}", kind.label());

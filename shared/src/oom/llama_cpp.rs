@@ -39,9 +39,24 @@
 //! ```text
 //! ggml_metal_add_buffer: error: failed to allocate 'data            ' buffer, size = 19283.21 MiB
 //! ```
+//!
+//! Later Metal builds allocate their buffers without a word and learn that
+//! memory ran out only when a command buffer of the graph fails to run
+//! (ggml/src/ggml-metal/ggml-metal-context.m @a0ed91a:
+//! `ggml_metal_graph_compute` and `ggml_metal_synchronize` check each
+//! command buffer's status, 5 being `MTLCommandBufferStatusError`, and print
+//! Metal's reason, `localizedDescription`, since llama.cpp PR #7010, April
+//! 2024; `ggml_metal_synchronize` then aborts):
+//!
+//! ```text
+//! ggml_metal_graph_compute: command buffer 0 failed with status 5
+//! error: Insufficient Memory (00000008:kIOGPUCommandBufferCallbackErrorOutOfMemory)
+//! ggml_metal_synchronize: error: command buffer 1 failed with status 5
+//! ```
 
 use super::scan::{self, Cur};
 use super::{GpuBackend, LlamaCppStage, Occurrence, OomKind, OomReport};
+use crate::units::{UnitSystem, format_bytes};
 
 /// Lines that may separate two events of one failure.
 const MAX_GAP_LINES: usize = 4;
@@ -75,6 +90,9 @@ enum EventKind {
     SyclError,
     /// `can't allocate N Bytes of memory on device`
     SyclAlloc,
+    /// `ggml_metal_graph_compute: command buffer 0 failed with status 5`
+    /// followed by Metal's out-of-memory reason.
+    MetalCommandBuffer,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -103,6 +121,7 @@ pub(super) fn scan(t: &[u8], out: &mut Vec<Occurrence>) {
     buffer_events(t, &mut events);
     vulkan_events(t, &mut events);
     sycl_events(t, &mut events);
+    metal_command_buffer_events(t, &mut events);
     crate::order::sort_by_key(&mut events, |e| e.start);
 
     let mut group: Vec<Event<'_>> = Vec::new();
@@ -250,6 +269,90 @@ fn sycl_events(t: &[u8], events: &mut Vec<Event<'_>>) {
     }
 }
 
+/// A Metal command buffer of the graph that failed for want of memory:
+/// `… command buffer N failed with status 5` and, on the next line, Metal's
+/// reason (`Insufficient Memory (00000008:kIOGPUCommandBufferCallback
+/// ErrorOutOfMemory)`; PR #6987's brief `out of memory` before #7010).
+/// Metal's other reasons (`kIOGPUCommandBufferCallbackErrorTimeout`,
+/// `…SubmissionsIgnored`, a page fault) are not memory, and a build that
+/// printed no reason says nothing either way.
+fn metal_command_buffer_events(t: &[u8], events: &mut Vec<Event<'_>>) {
+    for (start, end) in scan::find_all(t, "failed with status") {
+        let line = scan::line_start(t, start).max(start.saturating_sub(160));
+        let Some((name_at, _)) = scan::find(t, line, start, "ggml_metal_") else { continue };
+        if scan::find(t, name_at, start, "command buffer").is_none() {
+            continue;
+        }
+        let reason_end = scan::line_end(t, end, 1);
+        let oom = ["Insufficient Memory", "ErrorOutOfMemory", "out of memory"]
+            .into_iter()
+            .any(|m| scan::find(t, end, reason_end, m).is_some());
+        if !oom {
+            continue;
+        }
+        let mut e = Event::new(name_at, reason_end, EventKind::MetalCommandBuffer);
+        e.buffer = Some(b"Metal");
+        e.stage = Some(LlamaCppStage::GraphCompute);
+        events.push(e);
+    }
+}
+
+/// What the log's Metal buffers add up to before a command buffer ran out
+/// (`Metal_Mapped model buffer size`, `Metal KV buffer size`, `Metal
+/// compute buffer size`, src/llama-model.cpp and llama-context.cpp; the
+/// older `Metal buffer size` of llm_load_tensors), against Metal's
+/// recommended working set where ggml_metal_init printed it: allocated
+/// without complaint, they ran out together when the graph used them.
+fn metal_buffers_note(t: &[u8], first: usize, r: &mut OomReport) {
+    let mut parts: Vec<(&str, u64)> = Vec::new();
+    for (what, pat) in [
+        ("weights", "model buffer size ="),
+        ("weights", "Metal buffer size ="),
+        ("KV cache", "Metal KV buffer size ="),
+        ("compute", "Metal compute buffer size ="),
+    ] {
+        // The last of each before the failure: a reload prints them again.
+        let Some((at, end)) = scan::find_last(t, first, pat) else { continue };
+        if what == "weights" && scan::find(t, scan::line_start(t, at), at, "Metal").is_none() {
+            continue;
+        }
+        if let Some(bytes) = Cur::new(t, end).binary_size() {
+            parts.push((what, bytes));
+        }
+    }
+    parts.dedup_by_key(|p| p.0);
+    if parts.is_empty() {
+        return;
+    }
+    let sum: u64 = parts.iter().map(|p| p.1).sum();
+    let list: Vec<String> = parts.iter().map(|(w, b)| format!("{w} {}", gib(*b))).collect();
+    let over = match r.total_bytes {
+        Some(t) if sum > t => {
+            format!(", over the {} Metal recommends as the GPU's working set (recommendedMaxWorkingSetSize)", gib(t))
+        }
+        Some(t) => format!(" of the {} Metal recommends as the GPU's working set", gib(t)),
+        None => String::new(),
+    };
+    r.notes.push(format!(
+        "The log's Metal buffers come to {} ({}){over}: allocated at load without complaint, they ran out when the \
+         graph ran.",
+        gib(sum),
+        list.join(", ")
+    ));
+}
+
+fn gib(bytes: u64) -> String {
+    format_bytes(bytes, UnitSystem::Binary)
+}
+
+/// The ggml-metal function that names the failed command buffer
+/// (`ggml_metal_graph_compute`, `ggml_metal_synchronize`).
+fn metal_function(t: &[u8], at: usize) -> Option<String> {
+    let tail = t.get(at..)?;
+    let len = tail.iter().take(64).take_while(|b| b.is_ascii_alphanumeric() || **b == b'_').count();
+    tail.get(..len).map(|n| String::from_utf8_lossy(n).into_owned())
+}
+
 /// The function ggml-sycl names as where its SYCL error was caught
 /// (`ggml_sycl_error`'s `  in function X at file:line`), within a few lines
 /// of the failure.
@@ -377,6 +480,9 @@ fn occurrence(t: &[u8], group: &[Event<'_>]) -> Occurrence {
         // memory on device" → UR_L0_ENABLE_RELAXED_ALLOCATION_LIMITS=1).
         r.allocation_limit = r.requested_bytes.is_some_and(|q| q > SYCL_ONE_ALLOCATION_BYTES);
     }
+    if let Some(e) = of(EventKind::MetalCommandBuffer) {
+        r.failed_in = metal_function(t, e.start);
+    }
     if r.backend == Some(GpuBackend::Metal)
         && let Some((_, end)) = scan::find_last(t, first, "recommendedMaxWorkingSetSize")
     {
@@ -388,6 +494,9 @@ fn occurrence(t: &[u8], group: &[Event<'_>]) -> Occurrence {
                 "The GPU's capacity is Metal's recommendedMaxWorkingSetSize, as ggml_metal_init printed it.".into(),
             );
         }
+    }
+    if r.llama_cpp_stage == Some(LlamaCppStage::GraphCompute) {
+        metal_buffers_note(t, first, &mut r);
     }
     // ik_llama.cpp's MLA cache line (src/llama.cpp@18b0375:21243-21250),
     // anywhere before the failure: the log is ik's, with MLA on.
@@ -567,6 +676,22 @@ llama_init_from_model: failed to initialize the context: failed to allocate comp
         assert_eq!(r.requested_bytes, Some(14_822_711_296));
         assert_eq!(r.llama_cpp_stage, Some(LlamaCppStage::ComputeBuffers));
         assert_eq!(r.occurrences, 1);
+    }
+
+    /// Metal's other command-buffer errors are not memory (llama.cpp #8886's
+    /// `kIOAccelCommandBufferCallbackErrorSubmissionsIgnored`); its
+    /// out-of-memory reason is, in either function's wording.
+    #[test]
+    fn only_metals_out_of_memory_reason_is_read() {
+        let ignored = "ggml_metal_graph_compute: command buffer 0 failed with status 5\n\
+                       error: Ignored (for causing prior/excessive GPU errors) \
+                       (00000004:kIOAccelCommandBufferCallbackErrorSubmissionsIgnored)\n";
+        assert_eq!(parse(ignored).kind, None);
+        let oom = "ggml_metal_synchronize: error: command buffer 1 failed with status 5\n\
+                   error: Insufficient Memory (00000008:kIOGPUCommandBufferCallbackErrorOutOfMemory)\n";
+        let r = parse(oom);
+        assert_eq!((r.backend, r.llama_cpp_stage), (Some(GpuBackend::Metal), Some(LlamaCppStage::GraphCompute)));
+        assert_eq!(r.failed_in.as_deref(), Some("ggml_metal_synchronize"));
     }
 
     #[test]

@@ -289,6 +289,12 @@ pub enum LlamaCppStage {
     KvCache,
     /// The compute (graph) buffers (`failed to allocate compute buffers`).
     ComputeBuffers,
+    /// Running the graph, after every buffer was allocated: a Metal command
+    /// buffer failed for want of memory (`ggml_metal_graph_compute: command
+    /// buffer 0 failed with status 5` / `error: Insufficient Memory
+    /// (00000008:kIOGPUCommandBufferCallbackErrorOutOfMemory)`,
+    /// ggml-metal-context.m @a0ed91a).
+    GraphCompute,
 }
 
 /// Another process holding memory on the GPU, as PyTorch 2.1+ lists them.
@@ -350,7 +356,8 @@ pub struct OomReport {
     pub max_buffer_bytes: Option<u64>,
     /// The engine function the error names as where it failed: ggml-sycl's
     /// `in function X at file:line` (ggml/src/ggml-sycl/common.hpp,
-    /// `ggml_sycl_error`).
+    /// `ggml_sycl_error`); ggml-metal's `ggml_metal_graph_compute` or
+    /// `ggml_metal_synchronize` for a command buffer Metal could not run.
     #[serde(default)]
     pub failed_in: Option<String>,
     /// Other processes on the same GPU.

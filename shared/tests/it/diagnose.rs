@@ -250,6 +250,10 @@ fn error_only_cases() -> Vec<(&'static str, Option<CauseId>)> {
         ("127-mlx-lmstudio-metal-malloc-max-buffer.txt", Some(AllocationLimit)),
         // Metal's command buffer out of memory while mlx_lm.evaluate decodes a whole task at once.
         ("128-mlx-lm-evaluate-command-buffer-16gb.txt", Some(KvCacheGrowth)),
+        // llama.cpp's Metal command buffer out of memory while the graph ran: a 48 GiB cache for 131072 tokens.
+        ("132-llama-metal-command-buffer-oom-phi35-131k.txt", Some(KvCacheGrowth)),
+        ("133-ollama-metal-command-buffer-oom-llama31-chat.txt", Some(KvCacheGrowth)),
+        ("134-llama-metal-synchronize-oom-mtp.txt", Some(KvCacheGrowth)),
     ]
 }
 
@@ -1878,4 +1882,28 @@ fn mlx_errors_get_mlx_levers() {
         assert!(codes.iter().any(|c| c.contains(lever)), "{lever}: {codes:?}");
     }
     assert!(!codes.iter().any(|c| c.contains("torch") || c.contains("nvidia-smi")), "{codes:?}");
+}
+
+/// llama.cpp (or Ollama) on Metal: a command buffer that ran out while the
+/// graph ran gets llama.cpp's levers for a Mac, the context first and the
+/// wired-memory cap last; never CUDA's, PyTorch's or MLX's.
+#[test]
+fn llama_metal_command_buffer_oom_gets_llama_levers_for_a_mac() {
+    let ctx = DiagnoseContext::error_only();
+    let d = diagnose("132-llama-metal-command-buffer-oom-phi35-131k.txt", &ctx);
+    assert_eq!(d.causes[0].id, CauseId::KvCacheGrowth);
+    let codes: Vec<&str> = d.fixes.iter().map(|f| f.code.as_str()).collect();
+    assert!(codes.first().is_some_and(|c| c.contains("-c <smaller>")), "{codes:?}");
+    for lever in ["-ctk q8_0 -ctv q8_0", "-ub 256", "-ngl", "Q4_K_M", "iogpu.wired_limit_mb"] {
+        assert!(codes.iter().any(|c| c.contains(lever)), "{lever}: {codes:?}");
+    }
+    assert!(codes.last().is_some_and(|c| c.contains("iogpu.wired_limit_mb")), "{codes:?}");
+    assert!(!codes.iter().any(|c| c.contains("torch") || c.contains("nvidia-smi") || c.contains("mlx")), "{codes:?}");
+
+    let d = diagnose("133-ollama-metal-command-buffer-oom-llama31-chat.txt", &ctx);
+    let codes: Vec<&str> = d.fixes.iter().map(|f| f.code.as_str()).collect();
+    for lever in ["num_ctx", "OLLAMA_KV_CACHE_TYPE=q8_0", "num_batch", "num_gpu", "ollama pull"] {
+        assert!(codes.iter().any(|c| c.contains(lever)), "{lever}: {codes:?}");
+    }
+    assert!(!codes.iter().any(|c| c.contains("llama-server")), "{codes:?}");
 }

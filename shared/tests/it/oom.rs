@@ -1103,6 +1103,35 @@ fn cases() -> Vec<(&'static str, Value)> {
                 "notes": ["its --batch-size applies to log-likelihood scoring only"]
             }),
         ),
+        (
+            // llama.cpp's Metal backend: a command buffer of the graph ran out
+            // (status 5, kIOGPUCommandBufferCallbackErrorOutOfMemory) after a
+            // 48 GiB KV cache for 131072 tokens and 8.29 GiB of compute
+            // buffers were allocated, over a 50.33 GiB working set.
+            "132-llama-metal-command-buffer-oom-phi35-131k.txt",
+            json!({
+                "kind": "llama_cpp", "backend": "metal", "llama_cpp_stage": "graph_compute",
+                "failed_in": "ggml_metal_graph_compute", "total_bytes": 54043198095_u64, "occurrences": 1,
+                "notes": ["recommendedMaxWorkingSetSize", "come to 56.29 GiB (KV cache 48.00 GiB, compute 8.29 GiB), over"]
+            }),
+        ),
+        (
+            // The same through Ollama's runner, repeated for every request.
+            "133-ollama-metal-command-buffer-oom-llama31-chat.txt",
+            json!({
+                "kind": "llama_cpp", "backend": "metal", "llama_cpp_stage": "graph_compute",
+                "failed_in": "ggml_metal_graph_compute", "via_ollama": true, "occurrences": 1,
+                "notes": ["come to 258.50 MiB (compute 258.50 MiB)"]
+            }),
+        ),
+        (
+            // The newer wording, from ggml_metal_synchronize, which aborts.
+            "134-llama-metal-synchronize-oom-mtp.txt",
+            json!({
+                "kind": "llama_cpp", "backend": "metal", "llama_cpp_stage": "graph_compute",
+                "failed_in": "ggml_metal_synchronize", "occurrences": 1
+            }),
+        ),
     ]
 }
 

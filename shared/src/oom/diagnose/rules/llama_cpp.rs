@@ -157,6 +157,7 @@ pub(super) fn llama_cpp(f: &Facts, b: &mut Board) {
                 ));
             }
         }
+        Some(LlamaCppStage::GraphCompute) => metal_graph_compute(f, b),
         Some(LlamaCppStage::ComputeBuffers)
             if let Some(q) = q
                 && let Some(largest) = largest_gpu(f).filter(|g| q > g.memory_bytes) =>
@@ -590,4 +591,104 @@ fn vision_encoder(f: &Facts, b: &mut Board, q: Option<u64>, size: &str, on: &str
             "llama-server ... -ngl <fewer>   # lower -ngl until the projector loads".into(),
         ));
     }
+}
+
+/// A Metal command buffer of the graph failed for want of memory
+/// (`LlamaCppStage::GraphCompute`; ggml-metal-context.m @a0ed91a,
+/// `ggml_metal_graph_compute` / `ggml_metal_synchronize`, status 5 with
+/// `kIOGPUCommandBufferCallbackErrorOutOfMemory`). ggml-metal allocated the
+/// weights, the KV cache for the whole context and the compute buffers at
+/// load without complaint; the GPU ran out when the graph used them, so the
+/// levers are those that shrink the three: the context (`-c` /
+/// `num_ctx`; the cache is sized for all of it, llama_kv_cache_init), the
+/// physical batch (`-ub`), fewer layers on the GPU (`-ngl` / `num_gpu`),
+/// an 8-bit cache (which on llama.cpp needs flash attention for V), a
+/// smaller quantisation; raising macOS's cap on wired GPU memory
+/// (`iogpu.wired_limit_mb`) last, as it takes from what the system keeps.
+fn metal_graph_compute(f: &Facts, b: &mut Board) {
+    let cap = f.total.map_or(String::new(), |t| format!(" ({} here)", gib(t)));
+    b.add(
+        CauseId::KvCacheGrowth,
+        70,
+        format!(
+            "Metal could not run a command buffer of llama.cpp's graph for lack of memory \
+             (kIOGPUCommandBufferCallbackErrorOutOfMemory): the weights, the KV cache sized for the whole context \
+             ({}) and the compute buffers were allocated at load without complaint, and together passed what macOS \
+             lets the GPU hold{cap} once the graph used them",
+            flag(f, "-c")
+        ),
+    );
+    b.add(
+        CauseId::WeightsTooLarge,
+        40,
+        format!(
+            "the weights on the GPU ({}) stay resident: a model near the Mac's GPU share leaves little for the cache",
+            flag(f, "-ngl")
+        ),
+    );
+    b.add(
+        CauseId::MemoryCap,
+        20,
+        "macOS caps what the GPU may wire below the Mac's memory (Metal's recommendedMaxWorkingSetSize); sysctl \
+         iogpu.wired_limit_mb raises the cap, at the cost of what the system keeps for itself"
+            .into(),
+    );
+    b.fix(fix(
+        FixId::SmallerContext,
+        CauseId::KvCacheGrowth,
+        format!("Shrink the context ({}): the KV cache is allocated for all of it", flag(f, "-c")),
+        GivesUp::Length,
+        None,
+        lever(f, "llama-server ... -c <smaller>", crate::engines::ollama::LEVERS.smaller_context),
+    ));
+    let sixteen_bit = f.plan_kv.is_none_or(|k| matches!(k, KvDtype::F32 | KvDtype::F16 | KvDtype::Bf16))
+        && f.llama_cpp.cache_type_k.is_none_or(|t| !t.is_quantized());
+    if sixteen_bit {
+        b.fix(fix(
+            FixId::KvCacheDtype,
+            CauseId::KvCacheGrowth,
+            "Store the KV cache in q8_0, with flash attention on (a quantized V cache needs it)".into(),
+            GivesUp::CachePrecision,
+            None,
+            lever(
+                f,
+                &format!("llama-server ...{} -ctk q8_0 -ctv q8_0", fa_on(f)),
+                crate::engines::ollama::LEVERS.kv_cache,
+            ),
+        ));
+    }
+    b.fix(fix(
+        FixId::SmallerBatch,
+        CauseId::KvCacheGrowth,
+        format!("Halve the physical batch ({}) the compute buffers are sized for", flag(f, "-ub")),
+        GivesUp::Speed,
+        None,
+        half_batch(f),
+    ));
+    b.fix(fix(
+        FixId::OffloadLayers,
+        CauseId::WeightsTooLarge,
+        "Offload fewer layers to the GPU (the rest run on the CPU)".into(),
+        GivesUp::Speed,
+        None,
+        lever(f, &fewer_layers(f, "it runs"), crate::engines::ollama::LEVERS.fewer_layers),
+    ));
+    b.fix(fix(
+        FixId::WeightFormat,
+        CauseId::WeightsTooLarge,
+        "Use a smaller GGUF quantisation".into(),
+        GivesUp::Quality,
+        None,
+        lever(f, "llama-server -m model-Q4_K_M.gguf ...", crate::engines::ollama::LEVERS.smaller_quant),
+    ));
+    b.fix(fix(
+        FixId::MemoryFraction,
+        CauseId::MemoryCap,
+        "Last resort: let the GPU wire more of the Mac's memory; past what the system needs it swaps or \
+         freezes"
+            .into(),
+        GivesUp::Speed,
+        None,
+        "sudo sysctl iogpu.wired_limit_mb=<MB, below the Mac's memory>".into(),
+    ));
 }
