@@ -151,9 +151,10 @@ pub fn layer_costs(text: &TextModel, dtype: KvDtype, tp: u64) -> Vec<LayerKv> {
 ///   for 3,262,823 tokens = 78 layers × (656 + the indexer's 132) bytes).
 ///
 /// Left at the plain 576: the backends that keep the raw layout (vLLM's
-/// FLASHINFER_MLA_SPARSE, SGLang's `trtllm` DSA backend that 0.5.23 picks
-/// on Blackwell and its ROCm `triton`/`tilelang`/`aiter` ones), which
-/// depend on the GPU this cost does not see.
+/// FLASHINFER_MLA_SPARSE, SGLang 0.5.23's `trtllm` DSA backend, which it
+/// picks on Blackwell), which depend on the GPU this cost does not see.
+/// SGLang's ROCm backends are not among them: the 0.5.8.post1 MI355X log
+/// above stores 656.
 fn scaled_fp8_latent(text: &TextModel, dtype: KvDtype) -> Option<ScaledLatent> {
     /// `DSATokenToKVPool.quant_block_size` (SGLang 0.5.23 `memory_pool.py`),
     /// FlashMLA's tile of 128 values per fp32 scale.

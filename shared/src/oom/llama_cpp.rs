@@ -541,7 +541,12 @@ fn fit_gave_up(t: &[u8], first: usize, r: &mut OomReport) {
             r.fit_gave_up = Some(reason.chars().take(160).collect());
         }
     }
-    if let Some((_, end)) = scan::find_last(t, first, "need to reduce device memory by") {
+    // One device's line, or on several llama.cpp's sum over them (`cannot
+    // meet free memory targets on all devices, need to use N MiB less in
+    // total`, src/llama.cpp:264 / :268 @a0ed91a).
+    if let Some((_, end)) = scan::find_last(t, first, "need to reduce device memory by")
+        .or_else(|| scan::find_last(t, first, "need to use "))
+    {
         r.fit_shortfall_bytes = Cur::new(t, end).size();
     }
 }
@@ -647,6 +652,25 @@ ollama[1654667]: llama_load_model_from_file: failed to load model
 ";
     const CLOSING: &str = "ollama[1654667]: level=ERROR source=sched.go:457 msg=\"error loading llama server\" \
                            error=\"llama runner process has terminated: cudaMalloc failed: out of memory\"\n";
+
+    /// `--fit`'s shortfall on one device, and its sum on several (src/llama.cpp:264 / :268).
+    #[test]
+    fn fits_shortfall_is_read_on_one_device_and_on_several() {
+        let tail = "llama_params_fit: failed to fit params to free device memory: model_params::tensor_buft_overrides already set by user, abort
+                    ggml_backend_cuda_buffer_type_alloc_buffer: allocating 15368.06 MiB on device 0: cudaMalloc failed: out of memory
+                    llama_init_from_model: failed to initialize the context
+";
+        for (line, mib) in [
+            ("llama_params_fit_impl: cannot meet free memory target of 1024 MiB, need to reduce device memory by 3523 MiB
+", 3523),
+            ("llama_params_fit_impl: cannot meet free memory targets on all devices, need to use 7040 MiB less in total
+", 7040),
+        ] {
+            let r = parse(&format!("{line}{tail}"));
+            assert_eq!(r.fit_shortfall_bytes, Some(mib << 20), "{line}");
+            assert!(r.fit_gave_up.is_some());
+        }
+    }
 
     #[test]
     fn a_closing_line_without_figures_keeps_the_failures_figures() {

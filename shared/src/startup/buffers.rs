@@ -17,7 +17,8 @@ pub struct BufferCheck {
     /// `all` for the KV and recurrent-state summaries.
     pub device: String,
     /// `model`, `kv`, `state`, `compute`, `output`, `kv_total` or
-    /// `state_total`.
+    /// `state_total`; from a memory breakdown table `context`, from a
+    /// `--fit` projection `projected`.
     pub buffer: &'static str,
     pub logged_bytes: u64,
     /// `None` where the estimate has no such figure (say why in `note`).
