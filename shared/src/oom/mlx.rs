@@ -21,8 +21,18 @@ use super::scan::{self, Cur};
 use super::{GpuBackend, Occurrence, OomKind, OomReport};
 
 pub(super) fn scan(t: &[u8], out: &mut Vec<Occurrence>) {
-    // The `[metal::malloc]` and `[METAL]` tags are left out of the phrases:
-    // at the start of a wrapped line the normaliser drops them as a prefix.
+    // What the whole paste shows, read once however many messages it holds.
+    let has = |m: &str| scan::find(t, 0, t.len(), m).is_some();
+    let context = Context {
+        evaluate: has("mlx_lm.evaluate") || has("mlx_lm/evaluate.py"),
+        prompt_cache: has("prompt_cache") && has(".state"),
+        engine: has("mlx_engine"),
+        // MLX's CUDA allocator prints the same words (mlx/backend/cuda/allocator.cpp).
+        metal: has("metal") && !has("cuda"),
+        mlx: has("mlx"),
+    };
+    // The `[metal::malloc]`, `[METAL]` and `[malloc]` tags are left out of
+    // the phrases: at the start of a line the normaliser drops them as a prefix.
     for (start, end) in scan::find_all(t, "Attempting to allocate") {
         let mut c = Cur::new(t, end);
         let mut probe = c;
@@ -39,7 +49,7 @@ pub(super) fn scan(t: &[u8], out: &mut Vec<Occurrence>) {
         if c.find("maximum allowed buffer size of", 160) {
             r.max_buffer_bytes = c.uint_before("bytes").flatten();
         }
-        notes(t, &mut r);
+        context.notes(&mut r);
         out.push(Occurrence { start, report: r });
     }
     for (start, end) in scan::find_all(t, "Command buffer execution failed:") {
@@ -53,53 +63,66 @@ pub(super) fn scan(t: &[u8], out: &mut Vec<Occurrence>) {
         }
         let mut r =
             OomReport { kind: Some(OomKind::MlxOutOfMemory), backend: Some(GpuBackend::Metal), ..OomReport::default() };
-        notes(t, &mut r);
+        context.notes(&mut r);
         out.push(Occurrence { start, report: r });
     }
-    for (start, end) in scan::find_all(t, "[malloc] Unable to allocate") {
+    // `[malloc] Unable to allocate N bytes.`: a paste of MLX's (numpy's own
+    // `Unable to allocate 3.73 GiB for an array` names no bytes count).
+    if !context.mlx {
+        return;
+    }
+    for (start, end) in scan::find_all(t, "Unable to allocate") {
         let mut c = Cur::new(t, end);
         let Some(bytes) = c.uint_before("bytes") else { continue };
-        // MLX's CUDA allocator prints the same words (mlx/backend/cuda/allocator.cpp).
-        let metal = scan::find(t, 0, t.len(), "metal").is_some() && scan::find(t, 0, t.len(), "cuda").is_none();
         let mut r = OomReport {
             kind: Some(OomKind::MlxOutOfMemory),
-            backend: metal.then_some(GpuBackend::Metal),
+            backend: context.metal.then_some(GpuBackend::Metal),
             requested_bytes: bytes,
             ..OomReport::default()
         };
-        notes(t, &mut r);
+        context.notes(&mut r);
         out.push(Occurrence { start, report: r });
     }
 }
 
-/// What the paste shows of the program that ran out, as notes.
-fn notes(t: &[u8], r: &mut OomReport) {
-    let has = |m: &str| scan::find(t, 0, t.len(), m).is_some();
-    // mlx_lm/evaluate.py (mlx-lm 0.31 – 0.32): `generate_until` hands every
-    // request to `batch_generate` at once, whose BatchGenerator decodes up
-    // to `completion_batch_size` (32) sequences together; `--batch-size`
-    // batches only the log-likelihood scoring.
-    if has("mlx_lm.evaluate") || has("mlx_lm/evaluate.py") {
-        r.notes.push(
-            "mlx_lm.evaluate generates with batch_generate over all of a task's requests at once (up to 32 \
-             sequences decoding together, BatchGenerator's completion_batch_size); its --batch-size applies to \
-             log-likelihood scoring only (mlx_lm/evaluate.py, mlx-lm 0.31 – 0.32)."
-                .into(),
-        );
-    }
-    if r.kind == Some(OomKind::MlxBufferSize) && has("prompt_cache") && has(".state") {
-        r.notes.push(
-            "The traceback was evaluating a prompt cache's state (`c.state for c in … prompt_cache`): the array is a \
-             KV cache's, one per layer for every sequence of the batch and its whole length."
-                .into(),
-        );
-    }
-    if has("mlx_engine") {
-        r.notes.push(
-            "The paths are LM Studio's MLX engine (mlx_engine): its context length and parallel requests are set \
-             when the model is loaded."
-                .into(),
-        );
+/// What the paste shows of the program that ran out.
+struct Context {
+    evaluate: bool,
+    prompt_cache: bool,
+    engine: bool,
+    metal: bool,
+    mlx: bool,
+}
+
+impl Context {
+    /// The program that ran out, as notes.
+    fn notes(&self, r: &mut OomReport) {
+        // mlx_lm/evaluate.py (mlx-lm 0.31 – 0.32): `generate_until` hands every
+        // request to `batch_generate` at once, whose BatchGenerator decodes up
+        // to `completion_batch_size` (32) sequences together; `--batch-size`
+        // batches only the log-likelihood scoring.
+        if self.evaluate {
+            r.notes.push(
+                "mlx_lm.evaluate generates with batch_generate over all of a task's requests at once (up to 32 \
+                 sequences decoding together, BatchGenerator's completion_batch_size); its --batch-size applies to \
+                 log-likelihood scoring only (mlx_lm/evaluate.py, mlx-lm 0.31 – 0.32)."
+                    .into(),
+            );
+        }
+        if r.kind == Some(OomKind::MlxBufferSize) && self.prompt_cache {
+            r.notes.push(
+                "The traceback was evaluating a prompt cache's state (`c.state for c in … prompt_cache`): the array is \
+                 a KV cache's, one per layer for every sequence of the batch and its whole length."
+                    .into(),
+            );
+        }
+        if self.engine {
+            r.notes.push(
+                "The paths are LM Studio's MLX engine (mlx_engine): its context length and parallel requests are set \
+                 when the model is loaded."
+                    .into(),
+            );
+        }
     }
 }
 
@@ -116,6 +139,15 @@ mod tests {
                    buffer execution failed: Insufficient Memory (00000008:kIOGPUCommandBufferCallbackErrorOutOfMemory)";
         let r = parse(oom);
         assert_eq!((r.kind, r.backend), (Some(OomKind::MlxOutOfMemory), Some(GpuBackend::Metal)));
+    }
+
+    /// The `[malloc]` tag at a line's start is a prefix the normaliser drops:
+    /// the message is read without it, in an MLX paste only.
+    #[test]
+    fn a_malloc_line_of_its_own_is_read() {
+        let r = parse("[malloc] Unable to allocate 1073741824 bytes.\n  File \"mlx_lm/generate.py\"");
+        assert_eq!((r.kind, r.requested_bytes), (Some(OomKind::MlxOutOfMemory), Some(1 << 30)));
+        assert_eq!(parse("numpy.core._exceptions.MemoryError: Unable to allocate 3.73 GiB for an array").kind, None);
     }
 
     #[test]
