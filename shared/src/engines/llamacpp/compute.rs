@@ -12,7 +12,14 @@ use crate::kv::LayerKv;
 /// Ollama's closed form (`fs/ggml/ggml.go` `GraphSize` for llama-style
 /// graphs: `4 · ubatch · max(1 + 4·embd + attention, embd + vocab)`, where
 /// attention is `ctx · (1 + heads)` without flash attention).
-pub(super) fn compute_buffer(p: &Plan, o: Options, ctx: u64, cache_cells: super::cache::Cells, part: Part) -> u64 {
+pub(super) fn compute_buffer(
+    p: &Plan,
+    o: Options,
+    ctx: u64,
+    cache_cells: super::cache::Cells,
+    part: Part,
+    slots: u64,
+) -> u64 {
     let t = &p.model.arch.text;
     let with_output = part.output;
     // With one stream per slot (`kv_unified = false`) llama.cpp reserves one
@@ -49,7 +56,7 @@ pub(super) fn compute_buffer(p: &Plan, o: Options, ctx: u64, cache_cells: super:
         .ubatch()
         .saturating_mul(4)
         .saturating_mul(layer)
-        .max(reserved_outputs(p, o).saturating_mul(4).saturating_mul(output));
+        .max(reserved_outputs(o, slots).saturating_mul(4).saturating_mul(output));
     // With flash attention the closed form leaves out the KQ mask, an input
     // alive through the whole graph, the logits' too: F16 on the GPU
     // ([`graph::mask_cells`], as the replayed models lay it); without flash
@@ -87,11 +94,12 @@ pub const OUTPUTS_MAX_BUILD: u64 = 9500;
 /// The output rows of the reserved prompt graph ([`OUTPUTS_MAX_BUILD`]):
 /// one per slot from that build (a speculative drafter's extra rows per
 /// slot are not modelled: they are a few rows of `E + V` beside a layer of
-/// `T` rows), else one per token.
-pub(super) fn reserved_outputs(p: &Plan, o: Options) -> u64 {
+/// `T` rows), else one per token. `slots`: the context's, as checked (a
+/// plan asked whether more sequences fit is checked with their slots).
+pub(super) fn reserved_outputs(o: Options, slots: u64) -> u64 {
     let tokens = o.ubatch();
     if o.fork == super::Fork::Mainline && o.build.is_some_and(|b| b >= OUTPUTS_MAX_BUILD) {
-        return super::slots(p, o).min(o.n_batch.max(1)).min(tokens);
+        return slots.max(1).min(o.n_batch.max(1)).min(tokens);
     }
     tokens
 }

@@ -370,7 +370,8 @@ fn tensor_split(model: &Model, s: &Scenario) -> Option<Setting> {
     let tensors = Tensors::of(&p);
     let layer_bytes = super::devices::layer_device_bytes(&tensors.of_plan(&p), &o, n);
     let ctx = super::n_ctx(&p, o);
-    let cells = super::cells(&p, o, ctx, super::slots(&p, o));
+    let slots = super::slots(&p, o);
+    let cells = super::cells(&p, o, ctx, slots);
     let kv = super::kv_layers(&p, o);
     let costs: Vec<u64> = (start..n)
         .map(|i| {
@@ -393,11 +394,11 @@ fn tensor_split(model: &Model, s: &Scenario) -> Option<Setting> {
     };
     let cells = super::cells(&p, o, ctx, super::slots(&p, o));
     let mut fixed: Vec<u64> = (0..gpus)
-        .map(|g| context(g).saturating_add(super::compute_buffer(&p, o, ctx, cells, part(g, false))))
+        .map(|g| context(g).saturating_add(super::compute_buffer(&p, o, ctx, cells, part(g, false), slots)))
         .collect();
     if output {
         fixed[gpus - 1] = context(gpus - 1)
-            .saturating_add(super::compute_buffer(&p, o, ctx, cells, part(gpus - 1, true)))
+            .saturating_add(super::compute_buffer(&p, o, ctx, cells, part(gpus - 1, true), slots))
             .saturating_add(p.weights.last);
     }
     let caps: Vec<u64> = s.gpus.iter().map(|g| g.capacity_bytes).collect();

@@ -413,7 +413,7 @@ fn gpu_parts(p: &Plan, o: Options, d: &Devices, g: usize, ctx: u64, slots: u64) 
             output: has_output,
             staged: staged_experts(p, o, d, g, first, range.end),
         };
-        compute_buffer(p, o, ctx, cells, part).saturating_add(pipeline_copies(p, o, &d.kv, cells, first))
+        compute_buffer(p, o, ctx, cells, part, slots).saturating_add(pipeline_copies(p, o, &d.kv, cells, first))
     };
     let compute = compute.max(staged_weight(p, o, d, g).unwrap_or(0));
     // `llama_memory_recurrent`: one state cell per sequence slot
