@@ -32,7 +32,8 @@ const JOURNEY_BUDGET: u64 = 300_000;
 /// the journey's budget (300,000 B) until the twentieth session's engine
 /// rules (vLLM 0.20 – 0.33's own CUDA-graph estimate, DSA's FP8 latent,
 /// llama.cpp's GLU staging, Ollama's Go-engine batch: +1,234 B of first
-/// load) took it to 300,571 B.
+/// load) took it to 300,571 B, 300,595 B with the output rows of the slots
+/// checked.
 const DEFAULT_CEILING: u64 = 300_700;
 /// "Diagnose an OOM": 625,149 B at 580c0a4 (the first load and the diagnose
 /// bundle: the start-up log readers with vLLM's call sites of 40 releases,
