@@ -478,7 +478,9 @@ fn occurrence(t: &[u8], group: &[Event<'_>]) -> Occurrence {
         // Over 4 GB in one allocation needs Level Zero's relaxed limits
         // (docs/backend/SYCL.md, b8211: "can't allocate 5000000000 Bytes of
         // memory on device" → UR_L0_ENABLE_RELAXED_ALLOCATION_LIMITS=1).
-        r.allocation_limit = r.requested_bytes.is_some_and(|q| q > SYCL_ONE_ALLOCATION_BYTES);
+        // A paste that shows them set asked past the GPU's memory instead.
+        let relaxed = scan::find(t, 0, t.len(), "UR_L0_ENABLE_RELAXED_ALLOCATION_LIMITS=1").is_some();
+        r.allocation_limit = !relaxed && r.requested_bytes.is_some_and(|q| q > SYCL_ONE_ALLOCATION_BYTES);
     }
     if let Some(e) = of(EventKind::MetalCommandBuffer) {
         r.failed_in = metal_function(t, e.start);

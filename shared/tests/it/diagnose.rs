@@ -1850,6 +1850,14 @@ fn a_sycl_out_of_device_memory_gets_llama_cpps_levers_on_an_intel_gpu() {
     assert_eq!(d.causes[0].id, CauseId::AllocationLimit, "{:?}", d.causes);
     assert_eq!(d.fixes[0].id, FixId::RelaxAllocationLimit, "{:?}", d.fixes);
     assert!(d.fixes[0].code.contains("UR_L0_ENABLE_RELAXED_ALLOCATION_LIMITS=1"), "{:?}", d.fixes);
+    // With the relaxed limits already set, over 4 GB is the GPU's memory.
+    let relaxed = oom::parse(
+        "$ UR_L0_ENABLE_RELAXED_ALLOCATION_LIMITS=1 ./llama-cli -m model.gguf -ngl 99\n\
+         ggml_backend_sycl_buffer_type_alloc_buffer: can't allocate 5000000000 Bytes of memory on device\n\
+         llama_model_load: error loading model: unable to allocate SYCL0 buffer",
+    );
+    assert!(!relaxed.allocation_limit);
+    assert_ne!(oom::diagnose(&relaxed, &ctx).fixes.first().map(|f| f.id), Some(FixId::RelaxAllocationLimit));
     // Under 4 GB the same lines are the GPU's memory, not the limit.
     let under = oom::parse(
         "ggml_backend_sycl_buffer_type_alloc_buffer: can't allocate 3503030272 Bytes of memory on device\n\
