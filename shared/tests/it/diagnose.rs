@@ -1815,7 +1815,8 @@ fn a_fit_that_gave_up_is_not_told_to_turn_fit_on() {
 fn a_projector_warmup_failure_gets_the_projectors_levers() {
     let d = diagnose("125-llama-mmproj-clip-warmup-after-fit-5gpu.txt", &DiagnoseContext::error_only());
     let codes: Vec<&str> = d.fixes.iter().map(|f| f.code.as_str()).collect();
-    assert_eq!(codes, ["llama-server ... --no-mmproj-offload", "llama-server ... --fit-target 3840"]);
+    // On the projector's GPU alone (CUDA0; the list's other devices keep 1024).
+    assert_eq!(codes, ["llama-server ... --no-mmproj-offload", "llama-server ... --fit-target 3840,1024"]);
     let top = d.causes.first().unwrap_or_else(|| panic!("no cause"));
     assert!(top.evidence.iter().any(|e| e.contains("qwen3vl_merger") && e.contains("--mmproj")), "{top:?}");
 }

@@ -569,17 +569,25 @@ fn vision_encoder(f: &Facts, b: &mut Board, q: Option<u64>, size: &str, on: &str
     let need = q.unwrap_or(0).saturating_add(f.r.clip_model_bytes.unwrap_or(0));
     if f.llama_cpp.has_fit() && need > 0 {
         let target = default_margin.saturating_add(need).div_ceil(256 * mib) * 256;
+        // Per device, so only the projector's GPU gives up text layers:
+        // `--fit-target` takes a list, one value broadcast to every device
+        // and a longer one set device by device, the rest at the default
+        // (common/arg.cpp @a0ed91a). The projector's GPU is the failing one.
+        let gpu = usize::try_from(f.r.gpu_index.unwrap_or(0)).unwrap_or(0).min(15);
+        let mut margins = vec![(default_margin / mib).to_string(); gpu.max(1) + 1];
+        margins[gpu] = target.to_string();
+        let targets = margins.join(",");
         b.fix(fix(
             FixId::OffloadLayers,
             CauseId::TooLargeOverall,
             format!(
-                "Leave room for the projector: raise --fit's free-memory target from its 1024 MiB by the encoder's \
-                 weights and warm-up buffer ({})",
+                "Leave room for the projector: raise --fit's free-memory target on its GPU from 1024 MiB by the \
+                 encoder's weights and warm-up buffer ({})",
                 gib(need)
             ),
             GivesUp::Speed,
             Some(need),
-            format!("llama-server ... --fit-target {target}"),
+            format!("llama-server ... --fit-target {targets}"),
         ));
     } else {
         b.fix(fix(
