@@ -54,9 +54,9 @@
 //! ggml_metal_synchronize: error: command buffer 1 failed with status 5
 //! ```
 
+use super::gib;
 use super::scan::{self, Cur};
 use super::{GpuBackend, LlamaCppStage, Occurrence, OomKind, OomReport};
-use crate::units::{UnitSystem, format_bytes};
 
 /// Lines that may separate two events of one failure.
 const MAX_GAP_LINES: usize = 4;
@@ -339,10 +339,6 @@ fn metal_buffers_note(t: &[u8], first: usize, r: &mut OomReport) {
         gib(sum),
         list.join(", ")
     ));
-}
-
-fn gib(bytes: u64) -> String {
-    format_bytes(bytes, UnitSystem::Binary)
 }
 
 /// The ggml-metal function that names the failed command buffer

@@ -71,6 +71,11 @@ pub use diagnose::{
 };
 pub use workload::Workload;
 
+/// Bytes as the notes and the diagnosis write them (`23.50 GiB`).
+fn gib(bytes: u64) -> String {
+    crate::units::format_bytes(bytes, crate::units::UnitSystem::Binary)
+}
+
 use serde::{Deserialize, Serialize};
 
 /// Which message a report was read from. The figures mean the same across

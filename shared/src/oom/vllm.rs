@@ -244,13 +244,12 @@ pub(super) fn fill_context(t: &[u8], error_start: usize, in_vllm: bool, r: &mut 
         if let (Some(a), Some(e)) = (actual, estimated)
             && a > e
         {
-            let g = |b: u64| crate::units::format_bytes(b, crate::units::UnitSystem::Binary);
             r.notes.push(format!(
                 "vLLM's CUDA graphs took {}, {} more than its estimate of {}: captured after the KV cache, they \
                  took that from the memory the budget left for what runs after it.",
-                g(a),
-                g(a - e),
-                g(e)
+                super::gib(a),
+                super::gib(a - e),
+                super::gib(e)
             ));
         }
     }

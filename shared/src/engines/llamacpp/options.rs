@@ -220,9 +220,11 @@ pub struct Options {
     #[serde(default, skip_serializing_if = "is_false")]
     pub no_gpu_backend: bool,
     /// The graph is the one Ollama's own Go engine reserves (`ollama runner
-    /// --ollama-engine`, v0.5 – v0.29; `ollama::own`), read from its log:
-    /// the whole batch in one graph, an output row per slot, no host weight
-    /// staged on a GPU. Not a llama.cpp flag.
+    /// --ollama-engine`, v0.5 – v0.29; `ollama::own`), read from its log.
+    /// Its whole batch as one graph is `n_ubatch` = `n_batch` (set with it);
+    /// this flag itself only gives the CPU's compute buffer with every layer
+    /// on the GPUs (`host.rs`): its other differences are not modelled. Not
+    /// a llama.cpp flag.
     #[serde(default, skip_serializing_if = "is_false")]
     pub ollama_engine: bool,
 }

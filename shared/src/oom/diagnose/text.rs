@@ -1,10 +1,6 @@
 //! Small formatting helpers.
 
-use crate::units::{UnitSystem, format_bytes};
-
-pub(super) fn gib(bytes: u64) -> String {
-    format_bytes(bytes, UnitSystem::Binary)
-}
+pub(super) use crate::oom::gib;
 
 /// `x / of` as a percentage: one decimal under 10 %.
 pub(super) fn pct(x: u64, of: u64) -> String {
