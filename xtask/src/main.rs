@@ -21,6 +21,7 @@ mod fuzz;
 mod html;
 mod imports;
 mod js;
+mod link;
 mod run;
 mod tools;
 mod wasm;
@@ -31,6 +32,11 @@ use dist::{Budget, dist};
 use run::run;
 
 fn main() -> std::process::ExitCode {
+    // `dist` names this binary as the wasm target's linker (`link.rs`).
+    let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    if link::called_as_linker(&args) {
+        return link::main(&args[1..]);
+    }
     // Expected failures (a missing tool, a failing step, an over-budget
     // bundle) are one line with their causes, not a Debug dump with a
     // backtrace: `{e:#}` prints the context chain only.

@@ -7,12 +7,15 @@
 //! the page has no server functions; but an export is a root, so their
 //! methods, the futures they run and the browser calls those make stayed in
 //! every bundle, and wasm-bindgen wrote a class, a finalization registry and
-//! import shims for them. Here their descriptions leave wasm-bindgen's custom
-//! section (`__wasm_bindgen_unstable`: one length-prefixed schema string and
-//! one program per `#[wasm_bindgen]` item) and their exports leave the export
-//! section, so that `wasm-opt` removes what only they reached. `dist` then
-//! checks that the glue names none of them: if the page ever made one, the
-//! build fails instead of shipping a class without its methods.
+//! import shims for them. The page's linker leaves their exports out
+//! (`link.rs`), so that the link keeps nothing only they reached; here their
+//! descriptions leave wasm-bindgen's custom section (`__wasm_bindgen_unstable`:
+//! one length-prefixed schema string and one program per `#[wasm_bindgen]`
+//! item), and so do their exports where the page was linked by rustc's own
+//! linker (no `rust-lld` found), so that `wasm-opt` removes the functions only
+//! they called. `dist` then checks that the glue names none of them: if the
+//! page ever made one, the build fails instead of shipping a class without
+//! its methods.
 
 use anyhow::{Context, bail};
 
@@ -95,7 +98,7 @@ fn describes(program: &[u8], classes: &[&str]) -> anyhow::Result<bool> {
 /// Whether an export belongs to one of `classes`: wasm-bindgen names a
 /// method `{class}_{method}` and the destructor `__wbg_{class}_free`, the
 /// class in lower case.
-fn exported_by(name: &[u8], classes: &[&str]) -> bool {
+pub(crate) fn exported_by(name: &[u8], classes: &[&str]) -> bool {
     let name = String::from_utf8_lossy(name);
     classes.iter().any(|c| {
         let c = c.to_lowercase();
