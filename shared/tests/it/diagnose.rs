@@ -1898,6 +1898,7 @@ fn mlx_errors_get_mlx_levers() {
 /// wired-memory cap last; never CUDA's, PyTorch's or MLX's.
 #[test]
 fn llama_metal_command_buffer_oom_gets_llama_levers_for_a_mac() {
+    use shared::formats::{GgufType, WeightFormat};
     let ctx = DiagnoseContext::error_only();
     let d = diagnose("132-llama-metal-command-buffer-oom-phi35-131k.txt", &ctx);
     assert_eq!(d.causes[0].id, CauseId::KvCacheGrowth);
@@ -1908,6 +1909,25 @@ fn llama_metal_command_buffer_oom_gets_llama_levers_for_a_mac() {
     }
     assert!(codes.last().is_some_and(|c| c.contains("iogpu.wired_limit_mb")), "{codes:?}");
     assert!(!codes.iter().any(|c| c.contains("torch") || c.contains("nvidia-smi") || c.contains("mlx")), "{codes:?}");
+    // A plan already in Q4_K_M is offered the next smaller quantisation, one
+    // at IQ2_M none.
+    let quant_fix = |t| {
+        let plan = Scenario {
+            engine: EngineKind::LlamaCpp.with_defaults(),
+            weights: WeightFormat::Gguf(t),
+            gpus: vec![GpuSlot::from_catalog(shared::catalog::gpu("m2-16gb").expect("in the catalog"))],
+            ..Scenario::default()
+        };
+        let model = preset("llama-3.1-8b");
+        let d = diagnose("132-llama-metal-command-buffer-oom-phi35-131k.txt", &ctx.with_plan(&model, &plan));
+        d.fixes.iter().find(|f| f.title == "Use a smaller GGUF quantisation").map(|f| f.code.clone())
+    };
+    assert!(
+        quant_fix(GgufType::Q4KM).is_some_and(|c| c.contains("model-Q3_K_M.gguf")),
+        "{:?}",
+        quant_fix(GgufType::Q4KM)
+    );
+    assert_eq!(quant_fix(GgufType::Iq2M), None);
 
     let d = diagnose("133-ollama-metal-command-buffer-oom-llama31-chat.txt", &ctx);
     let codes: Vec<&str> = d.fixes.iter().map(|f| f.code.as_str()).collect();

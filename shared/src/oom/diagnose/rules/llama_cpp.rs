@@ -102,27 +102,7 @@ pub(super) fn llama_cpp(f: &Facts, b: &mut Board) {
                 None,
                 lever(f, &fewer_layers(f, "the model loads"), crate::engines::ollama::LEVERS.fewer_layers),
             ));
-            // A quantisation smaller than the plan's (Q4_K_M without a plan).
-            let plan_bpw = match f.plan_weights {
-                Some(crate::formats::WeightFormat::Gguf(t)) => t.nominal_bpw(),
-                Some(_) | None => f64::INFINITY,
-            };
-            if let Some(t) =
-                [GgufType::Q4KM, GgufType::Q3KM, GgufType::Iq2M].into_iter().find(|t| t.nominal_bpw() < plan_bpw)
-            {
-                b.fix(fix(
-                    FixId::WeightFormat,
-                    CauseId::WeightsTooLarge,
-                    "Use a smaller GGUF quantisation".into(),
-                    GivesUp::Quality,
-                    None,
-                    lever(
-                        f,
-                        &format!("llama-server -m model-{}.gguf ...", t.id().to_ascii_uppercase()),
-                        crate::engines::ollama::LEVERS.smaller_quant,
-                    ),
-                ));
-            }
+            smaller_quant(f, b);
         }
         Some(LlamaCppStage::KvCache) => {
             b.add(
@@ -601,6 +581,32 @@ fn vision_encoder(f: &Facts, b: &mut Board, q: Option<u64>, size: &str, on: &str
     }
 }
 
+/// A GGUF quantisation smaller than the plan's: Q4_K_M, Q3_K_M or IQ2_M,
+/// the first below the plan's bits per weight (Q4_K_M without a plan); none
+/// where the plan is already at IQ2_M or below.
+fn smaller_quant(f: &Facts, b: &mut Board) {
+    let plan_bpw = match f.plan_weights {
+        Some(crate::formats::WeightFormat::Gguf(t)) => t.nominal_bpw(),
+        Some(_) | None => f64::INFINITY,
+    };
+    let Some(t) = [GgufType::Q4KM, GgufType::Q3KM, GgufType::Iq2M].into_iter().find(|t| t.nominal_bpw() < plan_bpw)
+    else {
+        return;
+    };
+    b.fix(fix(
+        FixId::WeightFormat,
+        CauseId::WeightsTooLarge,
+        "Use a smaller GGUF quantisation".into(),
+        GivesUp::Quality,
+        None,
+        lever(
+            f,
+            &format!("llama-server -m model-{}.gguf ...", t.id().to_ascii_uppercase()),
+            crate::engines::ollama::LEVERS.smaller_quant,
+        ),
+    ));
+}
+
 /// A Metal command buffer of the graph failed for want of memory
 /// (`LlamaCppStage::GraphCompute`; ggml-metal-context.m @a0ed91a,
 /// `ggml_metal_graph_compute` / `ggml_metal_synchronize`, status 5 with
@@ -681,14 +687,7 @@ fn metal_graph_compute(f: &Facts, b: &mut Board) {
         None,
         lever(f, &fewer_layers(f, "it runs"), crate::engines::ollama::LEVERS.fewer_layers),
     ));
-    b.fix(fix(
-        FixId::WeightFormat,
-        CauseId::WeightsTooLarge,
-        "Use a smaller GGUF quantisation".into(),
-        GivesUp::Quality,
-        None,
-        lever(f, "llama-server -m model-Q4_K_M.gguf ...", crate::engines::ollama::LEVERS.smaller_quant),
-    ));
+    smaller_quant(f, b);
     b.fix(fix(
         FixId::MemoryFraction,
         CauseId::MemoryCap,
