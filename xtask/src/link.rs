@@ -89,7 +89,10 @@ pub(crate) fn rust_lld() -> Option<std::path::PathBuf> {
     let sysroot = run(&["--print", "sysroot"])?;
     let version = run(&["-vV"])?;
     let host = version.lines().find_map(|l| l.strip_prefix("host: "))?;
-    let lld = std::path::Path::new(sysroot.trim()).join("lib/rustlib").join(host.trim()).join("bin/rust-lld");
+    let lld = std::path::Path::new(sysroot.trim())
+        .join("lib/rustlib")
+        .join(host.trim())
+        .join(format!("bin/rust-lld{}", std::env::consts::EXE_SUFFIX));
     lld.is_file().then_some(lld)
 }
 
