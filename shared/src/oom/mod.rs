@@ -302,6 +302,21 @@ pub enum LlamaCppStage {
     GraphCompute,
 }
 
+/// The step of serving a serving engine failed in: what its FAQ's levers
+/// are chosen by (SGLang's docs, references/faq.md "CUDA Out of Memory").
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ServingPhase {
+    /// A prefill (extend) batch: its chunk's activations.
+    Prefill,
+    /// A prefill that computed the prompt's input logprobs: logits over
+    /// every prompt token from `logprob_start_len` on.
+    InputLogprobs,
+    /// A decode batch (or speculative decoding's verify step): the running
+    /// requests' activations, logits and sampling.
+    Decode,
+}
+
 /// Another process holding memory on the GPU, as PyTorch 2.1+ lists them.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct OomProcess {
@@ -436,11 +451,16 @@ pub struct OomReport {
     /// budget left, not while serving.
     #[serde(default)]
     pub graph_capture: bool,
-    /// A vLLM process failed while it served requests ([`vllm::serving`]):
-    /// its traceback runs through the engine's step, after its KV cache was
-    /// allocated, and through none of its start-up.
+    /// A serving engine failed while it served requests ([`vllm::serving`],
+    /// [`sglang::serving`]): its traceback runs through the engine's step,
+    /// after its KV cache (vLLM's blocks, SGLang's pool) was allocated whole
+    /// at start-up, and through none of its start-up.
     #[serde(default)]
     pub serving: bool,
+    /// Which step of serving the traceback shows, where the engine's frames
+    /// tell it ([`sglang::phase`]; vLLM's step mixes prefills and decodes).
+    #[serde(default)]
+    pub serving_phase: Option<ServingPhase>,
     /// llama.cpp: why `--fit` gave up before the failure, in its own words
     /// (`failed to fit params to free device memory:
     /// model_params::tensor_buft_overrides already set by user, abort`,
@@ -636,7 +656,8 @@ pub fn parse(text: &str) -> OomReport {
     report.same_on_every_gpu = same_on_every_gpu;
     report.worker_ranks = worker_ranks;
     report.vllm_process = vllm_process;
-    report.serving = vllm_process && vllm::serving(t);
+    report.serving = (vllm_process && vllm::serving(t)) || (sglang_process && sglang::serving(t));
+    report.serving_phase = (report.serving && sglang_process).then(|| sglang::phase(t)).flatten();
     report.sglang_process = sglang_process;
     report.tgi_process = tgi_process;
     report.distributed_ranks = workload::distributed_ranks(raw);

@@ -14,7 +14,7 @@
 //! profiled value is the same failure read one line earlier.
 
 use super::scan::{self, Cur};
-use super::{Occurrence, OomKind, OomReport};
+use super::{Occurrence, OomKind, OomReport, ServingPhase};
 
 pub(super) fn scan(t: &[u8], out: &mut Vec<Occurrence>) {
     for (start, end) in scan::find_all(t, "Not enough memory. Please try to increase --mem-fraction-static") {
@@ -64,6 +64,68 @@ pub(super) fn scan(t: &[u8], out: &mut Vec<Occurrence>) {
 pub(super) fn process(t: &[u8]) -> bool {
     ["sglang.launch_server", "sglang/srt/", "sglang::scheduler"].into_iter().any(|m| !scan::find_all(t, m).is_empty())
         || t.iter().enumerate().any(|(i, &b)| b == b'[' && rank_prefix(t.get(i + 1..).unwrap_or_default()))
+}
+
+/// Whether an SGLang traceback failed in a batch the scheduler ran while it
+/// served (`run_batch`, managers/scheduler.py, under `event_loop_normal`,
+/// `event_loop_overlap` and their disaggregated forms; the worker's
+/// `forward_batch_generation`, managers/tp_worker.py and
+/// speculative/eagle_worker.py; the overlap thread's `forward_thread_func`,
+/// managers/tp_worker_overlap_thread.py in 0.4.x) and in none of its
+/// start-up (model_executor/model_runner.py's `initialize`, `load_model`,
+/// `profile_max_num_token`, `init_memory_pool`, `init_cuda_graphs` (0.4.x) /
+/// `init_device_graphs` (0.5.x); cuda_graph_runner.py's and
+/// piecewise_cuda_graph_runner.py's `capture_one_batch_size` and
+/// `warmup_and_capture`, which a serving step's `recapture_if_needed` also
+/// reaches; scheduler.py's `init_model_worker` and `init_tp_model_worker`,
+/// tp_worker.py's `_init_model_runner`: sglang 0.4.4.post1 and 0.5.5). The
+/// event loops alone are not enough: they also run the requests that
+/// update weights or flush the cache. `init_memory_pool` allocates the
+/// whole KV pool once, before the graphs and before the first batch: a
+/// failure in a batch came after it.
+pub(super) fn serving(t: &[u8]) -> bool {
+    const STEP: [&str; 3] = ["in run_batch", "in forward_batch_generation", "in forward_thread_func"];
+    const START_UP: [&str; 11] = [
+        "in initialize",
+        "in load_model",
+        "in profile_max_num_token",
+        "in init_memory_pool",
+        "in init_cuda_graphs",
+        "in init_device_graphs",
+        "in capture_one_batch_size",
+        "in warmup_and_capture",
+        "in init_model_worker",
+        "in init_tp_model_worker",
+        "in _init_model_runner",
+    ];
+    let any = |marks: &[&str]| marks.iter().any(|m| scan::find(t, 0, t.len(), m).is_some());
+    any(&STEP) && !any(&START_UP)
+}
+
+/// Which step of serving the traceback shows, where its frames say so
+/// (model_executor/model_runner.py `_forward_raw`, sglang 0.4.4.post1 –
+/// 0.5.5): `forward_decode` is a decode batch; `forward_extend` (and
+/// 0.5's `forward_split_prefill`) a prefill, unless speculative decoding's
+/// `verify` (speculative/eagle_worker.py) ran it, which is the decode
+/// step's check of the draft tokens; a prefill through the logits
+/// processor's input logprobs (layers/logits_processor.py
+/// `compute_temp_top_p_normalized_logprobs`, which only input logprobs
+/// call, and 0.5's `_process_input_logprobs`) is their own case. An idle
+/// batch (`forward_idle`, a data-parallel rank without requests) or frames
+/// that name no step tell nothing.
+pub(super) fn phase(t: &[u8]) -> Option<ServingPhase> {
+    let has = |m: &str| scan::find(t, 0, t.len(), m).is_some();
+    let verify = has("in verify");
+    let decode = has("in forward_decode");
+    let prefill = has("in forward_extend") || has("in forward_split_prefill");
+    if verify || (decode && !prefill) {
+        Some(ServingPhase::Decode)
+    } else if prefill && !decode {
+        let logprobs = has("in compute_temp_top_p_normalized_logprobs") || has("in _process_input_logprobs");
+        Some(if logprobs { ServingPhase::InputLogprobs } else { ServingPhase::Prefill })
+    } else {
+        None
+    }
 }
 
 /// `2025-03-08 12:29:11 DP0 TP0]`: a date, a time, then one or more ranks.

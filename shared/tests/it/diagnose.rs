@@ -254,6 +254,10 @@ fn error_only_cases() -> Vec<(&'static str, Option<CauseId>)> {
         ("132-llama-metal-command-buffer-oom-phi35-131k.txt", Some(KvCacheGrowth)),
         ("133-ollama-metal-command-buffer-oom-llama31-chat.txt", Some(KvCacheGrowth)),
         ("134-llama-metal-synchronize-oom-mtp.txt", Some(KvCacheGrowth)),
+        // SGLang's overlap thread ran out while serving: its KV pool was allocated at start-up.
+        ("135-sglang-overlap-thread-cuda-error-serving-a100.txt", Some(Activations)),
+        // SGLang's prefill under 73's figures: the chunk's activations beside the pool, not a cache that grew.
+        ("136-sglang-055-prefill-forward-extend-built-from-source.txt", Some(Activations)),
     ]
 }
 
@@ -1314,6 +1318,99 @@ fn a_vllm_oom_while_serving_is_not_the_kv_cache_growing() {
     // Outside vLLM the same figures are still a cache that grew.
     let plain = diagnose("08-modern-basic.txt", &DiagnoseContext::error_only());
     assert!(plain.fixes.iter().any(|f| f.code.contains("model.generate")), "{:?}", plain.fixes);
+}
+
+/// SGLang allocates its KV pool whole at start-up (`init_memory_pool`): a
+/// PyTorch OOM in a batch it ran while serving is the forward pass's
+/// activations beside the pool, never "a KV cache growing token by token",
+/// and its levers are its FAQ's in its order for the step the frames show
+/// (docs.sglang.io references/faq.html, "CUDA Out of Memory"): during
+/// prefill `--chunked-prefill-size` 4096 or 2048, during decoding
+/// `--max-running-requests`, for input logprobs `logprob_start_len`, then
+/// a lower `--mem-fraction-static`; never a shorter context, an fp8 cache
+/// or fewer new tokens, which only change what the fixed pool holds.
+#[test]
+fn an_sglang_oom_while_serving_is_activations_with_its_faqs_levers_in_order() {
+    let ctx = DiagnoseContext::error_only();
+    let no_growth = |d: &Diagnosis| {
+        let evidence = d.causes.iter().flat_map(|c| &c.evidence);
+        assert!(evidence.clone().all(|e| !e.contains("token by token") && !e.contains("growing")), "{:?}", d.causes);
+        assert!(d.fixes.iter().all(|f| !f.title.contains("grows")), "{:?}", d.fixes);
+        let codes: Vec<&str> = d.fixes.iter().map(|f| f.code.as_str()).collect();
+        for foreign in ["--context-length", "--kv-cache-dtype", "model.generate", "vllm serve"] {
+            assert!(codes.iter().all(|c| !c.contains(foreign)), "{foreign}: {codes:?}");
+        }
+    };
+    // The levers of the step, in the FAQ's order, each in SGLang's own words.
+    let levers = |d: &Diagnosis| -> Vec<&'static str> {
+        let marks =
+            ["--chunked-prefill-size 4096", "--max-running-requests", "logprob_start_len", "--mem-fraction-static 0.8"];
+        d.fixes.iter().filter_map(|f| marks.into_iter().find(|m| f.code.contains(m))).collect()
+    };
+
+    let prefill = diagnose("136-sglang-055-prefill-forward-extend-built-from-source.txt", &ctx);
+    invariants(&prefill).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(prefill.causes[0].id, CauseId::Activations, "{:?}", prefill.causes);
+    assert!(
+        prefill.causes[0]
+            .evidence
+            .iter()
+            .any(|e| e.contains("a prefill chunk's activations (SGLang allocated its KV pool at start-up)")),
+        "{:?}",
+        prefill.causes[0].evidence
+    );
+    no_growth(&prefill);
+    assert_eq!(levers(&prefill), ["--chunked-prefill-size 4096", "--mem-fraction-static 0.8"], "{:?}", prefill.fixes);
+    // The same figures in a script are still a cache that grew (fixture 73 names no step).
+    let unstepped = diagnose("73-sglang-h20-pytorch-oom-under-launch-server.txt", &ctx);
+    assert_eq!(unstepped.causes[0].id, CauseId::KvCacheGrowth, "{:?}", unstepped.causes);
+
+    let text = read("136-sglang-055-prefill-forward-extend-built-from-source.txt");
+    let decode_text = text
+        .replacen(
+            "line 2204, in _forward_raw\n    ret = self.forward_extend(",
+            "line 2192, in _forward_raw\n    ret = self.forward_decode(",
+            1,
+        )
+        .replacen("line 2092, in forward_extend", "line 2064, in forward_decode", 1);
+    let decode = oom::diagnose(&oom::parse(&decode_text), &ctx);
+    assert_eq!(decode.causes[0].id, CauseId::Activations, "{:?}", decode.causes);
+    assert!(
+        decode.causes[0].evidence.iter().any(|e| e.contains("a decode batch's activations")),
+        "{:?}",
+        decode.causes
+    );
+    no_growth(&decode);
+    assert_eq!(levers(&decode), ["--max-running-requests", "--mem-fraction-static 0.8"], "{:?}", decode.fixes);
+
+    let logprobs_text = text.replacen(
+        "line 469, in forward\n    hidden_states = self.model(",
+        "line 483, in forward\n    return self.logits_processor(\n  \
+         File \"sglang/srt/layers/logits_processor.py\", line 598, in _process_input_logprobs\n    \
+         input_logprobs = self.compute_temp_top_p_normalized_logprobs(",
+        1,
+    );
+    let logprobs = oom::diagnose(&oom::parse(&logprobs_text), &ctx);
+    assert!(logprobs.causes[0].evidence.iter().any(|e| e.contains("input logprobs")), "{:?}", logprobs.causes);
+    no_growth(&logprobs);
+    assert_eq!(levers(&logprobs), ["logprob_start_len", "--mem-fraction-static 0.8"], "{:?}", logprobs.fixes);
+
+    // The CUDA runtime's own error in 0.4's overlap thread (sglang#4547): no
+    // step named, so both of the FAQ's step levers, prefill's first.
+    let thread = diagnose("135-sglang-overlap-thread-cuda-error-serving-a100.txt", &ctx);
+    invariants(&thread).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(thread.causes[0].id, CauseId::Activations, "{:?}", thread.causes);
+    no_growth(&thread);
+    assert_eq!(
+        levers(&thread),
+        ["--chunked-prefill-size 4096", "--max-running-requests", "--mem-fraction-static 0.8"],
+        "{:?}",
+        thread.fixes
+    );
+    // At start-up (the graphs' capture, sglang#5285) none of this applies.
+    let capture = diagnose("79-sglang-capture-cuda-graph-truncated-deepep.txt", &ctx);
+    assert_eq!(capture.causes[0].id, CauseId::GraphCapture, "{:?}", capture.causes);
+    assert!(levers(&capture).iter().all(|l| *l != "--chunked-prefill-size 4096"), "{:?}", capture.fixes);
 }
 
 /// A quoted paste (`▎ ` before every line) of vLLM's "KV cache is needed"

@@ -1132,6 +1132,29 @@ fn cases() -> Vec<(&'static str, Value)> {
                 "failed_in": "ggml_metal_synchronize", "occurrences": 1
             }),
         ),
+        (
+            // The CUDA runtime's error in SGLang 0.4's overlap thread, which
+            // runs the batches while it serves (`forward_thread_func`): no
+            // frame names the step. The `vllm/utils.py` frame is SGLang's
+            // own patch of vLLM's, not a vLLM process.
+            "135-sglang-overlap-thread-cuda-error-serving-a100.txt",
+            json!({
+                "kind": "cuda_error", "backend": "cuda", "sglang_process": true, "serving": true, "occurrences": 1
+            }),
+        ),
+        (
+            // A prefill batch of SGLang 0.5.5 (`event_loop_overlap` →
+            // `run_batch` → `forward_batch_generation` → `forward_extend`)
+            // under sglang#10736's message: 2 GiB asked, 1.27 GiB free.
+            "136-sglang-055-prefill-forward-extend-built-from-source.txt",
+            json!({
+                "kind": "pytorch", "backend": "cuda", "requested_bytes": 2147483648_u64, "gpu_index": 0,
+                "total_bytes": 102091372626_u64, "free_bytes": 1363652116_u64, "allocated_bytes": 99675453522_u64,
+                "reserved_bytes": 99681262633_u64, "reserved_unallocated_bytes": 5809111_u64,
+                "process_in_use_bytes": 100147899924_u64, "sglang_process": true, "serving": true,
+                "serving_phase": "prefill", "occurrences": 1, "gpus_seen": [0]
+            }),
+        ),
     ]
 }
 
@@ -1145,6 +1168,99 @@ fn corpus_parses_as_expected() {
         cases().len(),
         failures.join("\n")
     );
+}
+
+/// Fixture 136 (a prefill batch of sglang 0.5.5) with its `forward_extend`
+/// frames swapped for `swap`'s, each frame as the 0.5.5 wheel has it.
+fn sglang_step(swap: &[(&str, &str)]) -> String {
+    const DIR: &str = "/usr/local/lib/python3.12/dist-packages/sglang/srt";
+    let mut text = read("136-sglang-055-prefill-forward-extend-built-from-source.txt");
+    for (from, to) in swap {
+        assert!(text.contains(from), "fixture 136 has no {from:?}");
+        text = text.replacen(from, &to.replace("{DIR}", DIR), 1);
+    }
+    text
+}
+
+/// SGLang allocates its KV pool once at start-up (`init_memory_pool`): an
+/// error in a batch its scheduler ran is a serving-time one, and the frames
+/// tell prefill from decode (model_runner.py `_forward_raw`, 0.5.5). A
+/// start-up failure is never read as serving, even when a serving step led
+/// to it (a CUDA graph recaptured from `replay`).
+#[test]
+fn sglang_serving_is_told_by_its_batch_frames_and_start_up_is_not() {
+    use shared::oom::ServingPhase;
+    const EXTEND: &str = "line 2204, in _forward_raw\n    ret = self.forward_extend(";
+    const EXTEND_BODY: &str = "line 2092, in forward_extend";
+    let prefill = oom::parse(&read("136-sglang-055-prefill-forward-extend-built-from-source.txt"));
+    assert!(prefill.serving && prefill.sglang_process, "{prefill:?}");
+    assert_eq!(prefill.serving_phase, Some(ServingPhase::Prefill));
+
+    let decode = oom::parse(&sglang_step(&[
+        (EXTEND, "line 2192, in _forward_raw\n    ret = self.forward_decode("),
+        (EXTEND_BODY, "line 2064, in forward_decode"),
+    ]));
+    assert!(decode.serving, "{decode:?}");
+    assert_eq!(decode.serving_phase, Some(ServingPhase::Decode));
+
+    // Speculative decoding's verify step runs the target model in extend
+    // mode: a decode step all the same (speculative/eagle_worker.py).
+    let verify = oom::parse(&sglang_step(&[(
+        "line 1987, in run_batch\n    batch_result = self.model_worker.forward_batch_generation(\n",
+        "line 1987, in run_batch\n    batch_result = self.model_worker.forward_batch_generation(\n  \
+         File \"{DIR}/speculative/eagle_worker.py\", line 283, in forward_batch_generation\n    \
+         self.verify(batch, spec_info)\n  \
+         File \"{DIR}/speculative/eagle_worker.py\", line 659, in verify\n    \
+         batch_result = self.target_worker.forward_batch_generation(\n",
+    )]));
+    assert_eq!(verify.serving_phase, Some(ServingPhase::Decode), "{verify:?}");
+
+    // The logits processor's input logprobs over the prompt (layers/logits_processor.py).
+    let logprobs = oom::parse(&sglang_step(&[(
+        "line 469, in forward\n    hidden_states = self.model(",
+        "line 483, in forward\n    return self.logits_processor(\n  \
+         File \"{DIR}/layers/logits_processor.py\", line 574, in forward\n    \
+         logprobs_result = self._process_input_logprobs(\n  \
+         File \"{DIR}/layers/logits_processor.py\", line 598, in _process_input_logprobs\n    \
+         input_logprobs = self.compute_temp_top_p_normalized_logprobs(\n  \
+         File \"{DIR}/layers/logits_processor.py\", line 1149, in compute_temp_top_p_normalized_logprobs\n    \
+         probs = torch.softmax(last_logits, dim=-1)",
+    )]));
+    assert_eq!(logprobs.serving_phase, Some(ServingPhase::InputLogprobs), "{logprobs:?}");
+
+    // Start-up: the pool itself (model_runner.py `initialize` → `init_memory_pool`).
+    let pool = oom::parse(&format!(
+        "Scheduler hit an exception: Traceback (most recent call last):\n  \
+         File \"sglang/srt/model_executor/model_runner.py\", line 322, in __init__\n    \
+         self.initialize(min_per_gpu_memory)\n  \
+         File \"sglang/srt/model_executor/model_runner.py\", line 471, in initialize\n    \
+         self.init_memory_pool(\n  \
+         File \"sglang/srt/model_executor/model_runner.py\", line 1806, in init_memory_pool\n    \
+         self.token_to_kv_pool = MHATokenToKVPool(\n{}",
+        sglang_step(&[]).lines().last().unwrap_or_default()
+    ));
+    assert!(pool.sglang_process && !pool.serving && pool.serving_phase.is_none(), "{pool:?}");
+
+    // A decode step whose graph replay recaptures (cuda_graph_runner.py
+    // `recapture_if_needed`): a capture, read as one, not as serving.
+    let recapture = oom::parse(&sglang_step(&[
+        (EXTEND, "line 2180, in _forward_raw\n    ret = self.graph_runner.replay("),
+        (
+            "model_executor/model_runner.py\", line 2092, in forward_extend\n    return self.model.forward(",
+            "model_executor/cuda_graph_runner.py\", line 835, in replay\n    self.replay_prepare(forward_batch, pp_proxy_tensors)\n  \
+             File \"{DIR}/model_executor/cuda_graph_runner.py\", line 741, in replay_prepare\n    \
+             self.recapture_if_needed(forward_batch)\n  \
+             File \"{DIR}/model_executor/cuda_graph_runner.py\", line 734, in recapture_if_needed\n    \
+             self.capture()\n  \
+             File \"{DIR}/model_executor/cuda_graph_runner.py\", line 500, in capture\n    \
+             ) = self.capture_one_batch_size(bs, forward)\n  \
+             File \"{DIR}/model_executor/cuda_graph_runner.py\", line 692, in capture_one_batch_size\n    \
+             run_once()\n  \
+             File \"{DIR}/model_executor/cuda_graph_runner.py\", line 660, in run_once\n    \
+             return self.model.forward(",
+        ),
+    ]));
+    assert!(recapture.graph_capture && !recapture.serving && recapture.serving_phase.is_none(), "{recapture:?}");
 }
 
 #[test]

@@ -57,6 +57,22 @@ pub(super) fn from_the_error(f: &Facts, b: &mut Board) {
         Some(OomKind::MlxOutOfMemory) => mlx_out_of_memory(f, b),
         Some(OomKind::QuantizedOffload) => quantized_offload(f, b),
         Some(OomKind::CudaError) => {
+            if workload::preallocated_cache(f) {
+                // The runtime's own error in a step of serving: the pool was
+                // allocated whole at start-up, so what needed memory beside
+                // it was the step's (its activations, a library's workspace).
+                b.add(
+                    CauseId::Activations,
+                    45,
+                    "the CUDA runtime ran out in a step of serving, after the engine allocated its whole KV cache at \
+                     start-up: the step's own tensors (activations, logits, a library's workspace) did not fit \
+                     beside it"
+                        .into(),
+                );
+                if !f.has_plan {
+                    pytorch::runtime_fixes(f, b, CauseId::Activations);
+                }
+            }
             b.add(
                 CauseId::TooLargeOverall,
                 40,

@@ -5,11 +5,11 @@ use super::workload::{growth, large_allocation, preallocated_cache, step_by_step
 use crate::catalog;
 use crate::estimate::CUDA_CONTEXT_BYTES;
 use crate::fixes::GivesUp;
-use crate::oom::GpuBackend;
 use crate::oom::diagnose::board::{Board, fix};
 use crate::oom::diagnose::facts::{Facts, Server};
 use crate::oom::diagnose::text::{fraction, gib, pct, times};
 use crate::oom::diagnose::{CauseId, FixId};
+use crate::oom::{GpuBackend, ServingPhase};
 use crate::units::{GIB, MIB};
 
 /// PyTorch holds more than the GPU's capacity (allocated or reserved over
@@ -175,7 +175,7 @@ pub(super) fn pytorch_workload(f: &Facts, b: &mut Board) {
         return;
     }
     if preallocated_cache(f) {
-        vllm_runtime_fixes(f, b, g);
+        runtime_fixes(f, b, g);
         return;
     }
     b.fix(fix(
@@ -210,6 +210,81 @@ pub(super) fn pytorch_workload(f: &Facts, b: &mut Board) {
             "python -m sglang.launch_server ... --kv-cache-dtype fp8_e4m3   # half of a 16-bit cache",
             "text-generation-launcher ... --kv-cache-dtype fp8_e4m3fn   # half of a 16-bit cache",
         ),
+    ));
+}
+
+/// The levers of a serving engine that ran out after its KV cache was
+/// allocated ([`preallocated_cache`]), in its own flags (TGI's cache is no
+/// such pool here).
+pub(super) fn runtime_fixes(f: &Facts, b: &mut Board, cause: CauseId) {
+    match f.serving {
+        Some(Server::Sglang) => sglang_runtime_fixes(f, b, cause),
+        Some(Server::Vllm) => vllm_runtime_fixes(f, b, cause),
+        Some(Server::Tgi) | None => {}
+    }
+}
+
+/// The levers of an SGLang server that ran out while it served, as its
+/// FAQ gives them (docs.sglang.io references/faq.html, "CUDA Out of
+/// Memory"), in its order for the step the frames show
+/// ([`crate::oom::OomReport::serving_phase`]): during prefill a smaller
+/// `--chunked-prefill-size` (4096 or 2048), during decoding a lower
+/// `--max-running-requests`, for a long prompt's input logprobs a later
+/// `logprob_start_len` (`GenerateReqInput.logprob_start_len`,
+/// managers/io_struct.py, sglang 0.5.5: -1 asks for none of the prompt's);
+/// either way then a lower `--mem-fraction-static` (0.8 or 0.7), which
+/// shrinks the KV pool and leaves the forward pass the rest.
+fn sglang_runtime_fixes(f: &Facts, b: &mut Board, cause: CauseId) {
+    let chunk = || {
+        fix(
+            FixId::SmallerBatch,
+            cause,
+            "A smaller prefill chunk: fewer prompt tokens in each prefill step (slower prefill of long prompts)".into(),
+            GivesUp::Speed,
+            None,
+            "python -m sglang.launch_server ... --chunked-prefill-size 4096   # or 2048".into(),
+        )
+    };
+    let requests = || {
+        fix(
+            FixId::MaxNumSeqs,
+            cause,
+            "Fewer requests decoded at once: each decode step's activations, logits and sampling scale with them"
+                .into(),
+            GivesUp::Speed,
+            None,
+            "python -m sglang.launch_server ... --max-running-requests <fewer than now>".into(),
+        )
+    };
+    match f.r.serving_phase {
+        Some(ServingPhase::Prefill) => b.fix(chunk()),
+        Some(ServingPhase::Decode) => b.fix(requests()),
+        Some(ServingPhase::InputLogprobs) => b.fix(fix(
+            FixId::SmallerContext,
+            cause,
+            "Ask for input logprobs only from the prompt token you need: logits over a whole long prompt are what \
+             did not fit"
+                .into(),
+            GivesUp::Nothing,
+            None,
+            "{\"text\": ..., \"return_logprob\": true, \"logprob_start_len\": <the first prompt token you need>}   \
+             # POST /generate; -1 asks for none of the prompt's"
+                .into(),
+        )),
+        None => {
+            b.fix(chunk());
+            b.fix(requests());
+        }
+    }
+    b.fix(fix(
+        FixId::MemFractionStatic,
+        cause,
+        "Leave more of the GPU outside SGLang's KV pool for the forward pass: a lower --mem-fraction-static (fewer \
+         cached tokens, less concurrency)"
+            .into(),
+        GivesUp::Length,
+        None,
+        "python -m sglang.launch_server ... --mem-fraction-static 0.8   # or 0.7; lower than now".into(),
     ));
 }
 
@@ -382,6 +457,13 @@ fn without_free(f: &Facts, b: &mut Board, q: u64, t: u64) {
             ),
         );
         inspect_fix(f, b, None);
+    }
+    if preallocated_cache(f) {
+        // A pool allocated whole at start-up: its levers, never a cache's growth.
+        if !f.has_plan {
+            runtime_fixes(f, b, g);
+        }
+        return;
     }
     if !f.has_plan {
         checklist_fixes(f, b);

@@ -16,10 +16,10 @@
 //!   `deepspeed`) and PEFT's `LoraConfig` / `get_peft_model`.
 
 use crate::fixes::GivesUp;
-use crate::oom::Workload;
 use crate::oom::diagnose::board::{Board, fix};
 use crate::oom::diagnose::facts::{Facts, Server};
 use crate::oom::diagnose::{CauseId, FixId};
+use crate::oom::{ServingPhase, Workload};
 
 /// The growth cause for the paste's workload: the KV cache's for inference,
 /// but activations where the cache cannot grow ([`preallocated_cache`]).
@@ -27,19 +27,36 @@ pub(crate) fn growth(f: &Facts) -> CauseId {
     if f.r.workload.is_some() || preallocated_cache(f) { CauseId::Activations } else { CauseId::KvCacheGrowth }
 }
 
-/// vLLM allocates its whole KV cache at start-up and never grows it: the
-/// worker measures a profile run, logs `Available KV cache memory` and
-/// allocates that many blocks (0.11 – 0.34 `v1/worker/gpu_worker.py`
-/// `determine_available_memory`, then `initialize_from_config` with
-/// `v1/core/kv_cache_utils.py`'s block count), and requests only take
-/// blocks of that pool. A PyTorch OOM in a vLLM process that held the GPU
-/// is a peak past what the profile measured (a long prefill chunk, the
-/// sampler over many sequences, a model's own scratch buffers), not a cache
-/// growing token by token. Only where the paste shows it served
-/// ([`crate::oom::OomReport::serving`]): an error of its start-up (the
-/// profile run, the load) came before any cache existed.
+/// vLLM and SGLang allocate their whole KV cache at start-up and never grow
+/// it. vLLM's worker measures a profile run, logs `Available KV cache
+/// memory` and allocates that many blocks (0.11 – 0.34
+/// `v1/worker/gpu_worker.py` `determine_available_memory`, then
+/// `initialize_from_config` with `v1/core/kv_cache_utils.py`'s block
+/// count); SGLang's `ModelRunner.init_memory_pool` sizes its pool from
+/// `profile_max_num_token` and allocates it once, before the CUDA graphs
+/// (model_executor/model_runner.py, sglang 0.4.4.post1 – 0.5.5), and when
+/// the pool runs short the scheduler retracts requests
+/// (`ScheduleBatch.retract_decode`, managers/schedule_batch.py) rather
+/// than grow it. Requests only take blocks or slots of that pool, so a
+/// PyTorch OOM in such a process that held the GPU is a peak past what
+/// the budget left beside the pool (a prefill chunk, a decode batch's
+/// logits and sampling, input logprobs, a model's own scratch buffers),
+/// not a cache growing token by token. Only where the paste shows it
+/// served ([`crate::oom::OomReport::serving`]): an error of its start-up
+/// (the profile run, the load, the pool itself) came before any cache
+/// existed.
 pub(crate) fn preallocated_cache(f: &Facts) -> bool {
-    f.r.workload.is_none() && f.serving == Some(Server::Vllm) && f.r.serving
+    f.r.workload.is_none() && matches!(f.serving, Some(Server::Vllm | Server::Sglang)) && f.r.serving
+}
+
+/// What took the room SGLang's pool left, by the step its frames show.
+fn sglang_activations(f: &Facts) -> &'static str {
+    match f.r.serving_phase {
+        Some(ServingPhase::Prefill) => "a prefill chunk's activations",
+        Some(ServingPhase::InputLogprobs) => "a prefill's input logprobs (logits over every prompt token)",
+        Some(ServingPhase::Decode) => "a decode batch's activations, logits and sampling over the running requests",
+        None => "the forward pass's activations (a prefill chunk, a decode batch, logits or input logprobs)",
+    }
 }
 
 /// What this process's own tensors are.
@@ -54,29 +71,39 @@ pub(crate) fn tensors(f: &Facts) -> &'static str {
 }
 
 /// How memory that filled step by step grew.
-pub(crate) fn step_by_step(f: &Facts) -> &'static str {
+pub(crate) fn step_by_step(f: &Facts) -> String {
     match f.r.workload {
-        None if preallocated_cache(f) => {
-            "but vLLM allocated its whole KV cache at start-up and does not grow it: activations past what its \
-             start-up profile measured (a long prefill chunk, the sampler over many sequences) took the rest"
+        None if preallocated_cache(f) && f.serving == Some(Server::Sglang) => format!(
+            "but SGLang allocated its whole KV pool at start-up and does not grow it: {} did not fit beside the pool",
+            sglang_activations(f)
+        ),
+        None if preallocated_cache(f) => "but vLLM allocated its whole KV cache at start-up and does not grow it: \
+                                          activations past what its start-up profile measured (a long prefill \
+                                          chunk, the sampler over many sequences) took the rest"
+            .into(),
+        None => "the signature of a KV cache growing token by token".into(),
+        Some(Workload::ComfyUi | Workload::Diffusers) => {
+            "as the models and the image's or video's activations took it".into()
         }
-        None => "the signature of a KV cache growing token by token",
-        Some(Workload::ComfyUi | Workload::Diffusers) => "as the models and the image's or video's activations took it",
         Some(Workload::Training) => {
-            "as weights (loaded tensor by tensor), gradients, optimizer state and activations took it"
+            "as weights (loaded tensor by tensor), gradients, optimizer state and activations took it".into()
         }
     }
 }
 
 /// What one large allocation is.
-pub(crate) fn large_allocation(f: &Facts) -> &'static str {
+pub(crate) fn large_allocation(f: &Facts) -> String {
     match f.r.workload {
+        None if preallocated_cache(f) && f.serving == Some(Server::Sglang) => {
+            format!("{} (SGLang allocated its KV pool at start-up)", sglang_activations(f))
+        }
         None if preallocated_cache(f) => {
             "activations for a long prefill chunk or many sequences at once (vLLM allocated its KV cache at start-up)"
+                .into()
         }
-        None => "activations or cache for a long input or a large batch",
-        Some(Workload::ComfyUi | Workload::Diffusers) => "activations for a large image, many frames or a batch",
-        Some(Workload::Training) => "activations or gradients for a large batch or long sequences",
+        None => "activations or cache for a long input or a large batch".into(),
+        Some(Workload::ComfyUi | Workload::Diffusers) => "activations for a large image, many frames or a batch".into(),
+        Some(Workload::Training) => "activations or gradients for a large batch or long sequences".into(),
     }
 }
 
