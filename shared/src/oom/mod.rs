@@ -659,6 +659,11 @@ pub fn parse(text: &str) -> OomReport {
     report.serving = (vllm_process && vllm::serving(t)) || (sglang_process && sglang::serving(t));
     report.serving_phase = (report.serving && sglang_process).then(|| sglang::phase(t)).flatten();
     report.sglang_process = sglang_process;
+    if sglang_process {
+        // The error's own figure, where it gives one, is what the run asked for.
+        report.mem_fraction_static_permille =
+            report.mem_fraction_static_permille.or_else(|| sglang::mem_fraction_static(t));
+    }
     report.tgi_process = tgi_process;
     report.distributed_ranks = workload::distributed_ranks(raw);
     let torch = matches!(

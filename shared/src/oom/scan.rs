@@ -423,6 +423,23 @@ impl<'a> Cur<'a> {
     }
 }
 
+/// The value `read` takes after the last of `forms` in the text (a later
+/// setting overrides an earlier one).
+pub fn last_of<T>(t: &[u8], forms: &[&str], read: impl Fn(&mut Cur<'_>) -> Option<T>) -> Option<T> {
+    let mut best: Option<(usize, T)> = None;
+    for form in forms {
+        for (start, end) in find_all(t, form) {
+            if best.as_ref().is_some_and(|(at, _)| start <= *at) {
+                continue;
+            }
+            if let Some(v) = read(&mut Cur::new(t, end)) {
+                best = Some((start, v));
+            }
+        }
+    }
+    best.map(|(_, v)| v)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

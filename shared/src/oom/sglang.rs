@@ -55,6 +55,16 @@ pub(super) fn scan(t: &[u8], out: &mut Vec<Occurrence>) {
     }
 }
 
+/// `mem_fraction_static` where SGLang or its launcher names it: the last of
+/// `--mem-fraction-static[=| ]X` (a command line) and `mem_fraction_static=X`
+/// (the `server_args=ServerArgs(…)` line the server logs at start, the
+/// dataclass's repr in srt/server_args.py, 0.4 – 0.5; the no-pool error's
+/// `Current value:`). A fraction past 1 is no setting.
+pub(super) fn mem_fraction_static(t: &[u8]) -> Option<u64> {
+    const FORMS: [&str; 3] = ["--mem-fraction-static=", "--mem-fraction-static ", "mem_fraction_static="];
+    scan::last_of(t, &FORMS, |c| c.fraction_permille().filter(|p| (1..=1000).contains(p)))
+}
+
 /// Whether the paste comes from an SGLang server: its launcher
 /// (`sglang.launch_server`), its sources in a traceback (`sglang/srt/`), its
 /// schedulers' process title (`sglang::scheduler`) or their log prefix,

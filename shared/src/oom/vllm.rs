@@ -265,27 +265,10 @@ pub(super) fn fill_context(t: &[u8], error_start: usize, in_vllm: bool, r: &mut 
     }
 }
 
-/// The value `read` takes after the last of `forms` in the text (a later
-/// setting overrides an earlier one).
-fn last_of<T>(t: &[u8], forms: &[&str], read: impl Fn(&mut Cur<'_>) -> Option<T>) -> Option<T> {
-    let mut best: Option<(usize, T)> = None;
-    for form in forms {
-        for (start, end) in scan::find_all(t, form) {
-            if best.as_ref().is_some_and(|(at, _)| start <= *at) {
-                continue;
-            }
-            if let Some(v) = read(&mut Cur::new(t, end)) {
-                best = Some((start, v));
-            }
-        }
-    }
-    best.map(|(_, v)| v)
-}
-
 /// The last whole number one of `forms` gives (a command line's flag, the
 /// engine config's `name=N`, the non-default args' `'name': N`).
 fn last_uint(t: &[u8], forms: &[&str]) -> Option<u64> {
-    last_of(t, forms, |c| c.uint())
+    scan::last_of(t, forms, |c| c.uint())
 }
 
 /// `gpu_memory_utilization` where vLLM or its launcher names it: the last of
@@ -302,7 +285,7 @@ fn utilization(t: &[u8]) -> Option<u64> {
         "'gpu_memory_utilization':",
         "gpu_memory_utilization (",
     ];
-    last_of(t, &FORMS, |c| {
+    scan::last_of(t, &FORMS, |c| {
         let p = c.fraction_permille().filter(|p| (1..=1000).contains(p))?;
         // 0.21+'s hint `The current --gpu-memory-utilization=0.8900 is
         // equivalent to --gpu-memory-utilization=0.8690 without CUDA graph
@@ -320,7 +303,7 @@ fn utilization(t: &[u8]) -> Option<u64> {
 /// prose after the words is not a setting.
 fn kv_cache_dtype(t: &[u8]) -> Option<String> {
     const FORMS: [&str; 4] = ["kv-cache-dtype=", "kv-cache-dtype ", "kv_cache_dtype=", "'kv_cache_dtype':"];
-    last_of(t, &FORMS, |c| {
+    scan::last_of(t, &FORMS, |c| {
         c.lit("'");
         let name = String::from_utf8_lossy(c.name()?).to_ascii_lowercase();
         let known =

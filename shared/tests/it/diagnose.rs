@@ -1407,6 +1407,29 @@ fn an_sglang_oom_while_serving_is_activations_with_its_faqs_levers_in_order() {
         "{:?}",
         thread.fixes
     );
+    // The run's own fraction, from the `server_args=ServerArgs(…)` line the
+    // server logs at start: the FAQ's 0.8 below 0.88, a twentieth less below
+    // 0.8, what it frees on the paste's GPU said.
+    let with_args = |fraction: &str| {
+        let head =
+            format!("server_args=ServerArgs(model_path='Qwen/Qwen3-8B', mem_fraction_static={fraction}, tp_size=1)\n");
+        oom::diagnose(&oom::parse(&(head + &text)), &ctx)
+    };
+    let fraction_fix = |d: &Diagnosis| {
+        d.fixes.iter().find(|f| f.id == FixId::MemFractionStatic).map(|f| f.code.clone()).unwrap_or_default()
+    };
+    let high = with_args("0.88");
+    assert!(
+        fraction_fix(&high).contains("--mem-fraction-static 0.8   # now 0.88 (as the paste names it); frees"),
+        "{}",
+        fraction_fix(&high)
+    );
+    assert!(high.fixes.iter().any(|f| f.id == FixId::MemFractionStatic && f.saves_bytes.is_some_and(|b| b > 0)));
+    let low = with_args("0.75");
+    assert!(fraction_fix(&low).contains("--mem-fraction-static 0.7   # now 0.75"), "{}", fraction_fix(&low));
+    let lowest = with_args("0.5");
+    assert!(fraction_fix(&lowest).contains("<lower than 0.5>"), "{}", fraction_fix(&lowest));
+
     // At start-up (the graphs' capture, sglang#5285) none of this applies.
     let capture = diagnose("79-sglang-capture-cuda-graph-truncated-deepep.txt", &ctx);
     assert_eq!(capture.causes[0].id, CauseId::GraphCapture, "{:?}", capture.causes);

@@ -12,11 +12,11 @@ use crate::oom::diagnose::{CauseId, FixId};
 /// says nothing of the graphs' size: a twentieth of the GPU, what vLLM's
 /// and SGLang's own docs step by, 2 – 4 GiB on today's 40 – 80 GB GPUs,
 /// where the graphs of one model take a few hundred MiB to a few GiB.
-const STEP_PERMILLE: u64 = 50;
+pub(super) const STEP_PERMILLE: u64 = 50;
 
 /// Below this a utilization or a fraction is not lowered further by a
 /// number: half the GPU for the weights and the cache is already little.
-const LOWEST_PERMILLE: u64 = 500;
+pub(super) const LOWEST_PERMILLE: u64 = 500;
 
 /// The error struck while capturing CUDA graphs (`OomReport::graph_capture`).
 ///

@@ -276,6 +276,7 @@ fn sglang_runtime_fixes(f: &Facts, b: &mut Board, cause: CauseId) {
             b.fix(requests());
         }
     }
+    let (value, frees) = lower_fraction(f.r.mem_fraction_static_permille, f.total);
     b.fix(fix(
         FixId::MemFractionStatic,
         cause,
@@ -283,9 +284,28 @@ fn sglang_runtime_fixes(f: &Facts, b: &mut Board, cause: CauseId) {
          cached tokens, less concurrency)"
             .into(),
         GivesUp::Length,
-        None,
-        "python -m sglang.launch_server ... --mem-fraction-static 0.8   # or 0.7; lower than now".into(),
+        frees,
+        format!("python -m sglang.launch_server ... --mem-fraction-static {value}"),
     ));
+}
+
+/// The FAQ's first lower `--mem-fraction-static` (0.8; 0.7 after it) where
+/// the run's own is above it, else a twentieth of the GPU less than the
+/// run's (`graphs::STEP_PERMILLE`, down to half the GPU), with what it
+/// frees on a GPU of the paste's total; the FAQ's two values where the
+/// paste names no fraction.
+fn lower_fraction(current: Option<u64>, total: Option<u64>) -> (String, Option<u64>) {
+    const FAQ: u64 = 800;
+    let Some(now) = current else { return ("0.8   # or 0.7; lower than now".into(), None) };
+    let to = if now > FAQ { Some(FAQ) } else { now.checked_sub(super::graphs::STEP_PERMILLE) };
+    match to.filter(|&to| to >= super::graphs::LOWEST_PERMILLE) {
+        Some(to) => {
+            let frees = total.map(|t| t.saturating_mul(now - to) / 1000);
+            let what = frees.map_or(String::new(), |b| format!("; frees {} for the forward pass", gib(b)));
+            (format!("{}   # now {} (as the paste names it){what}", fraction(to), fraction(now)), frees)
+        }
+        None => (format!("<lower than {}>   # now {} (as the paste names it)", fraction(now), fraction(now)), None),
+    }
 }
 
 /// The levers of a vLLM process that ran out after its KV cache was
