@@ -258,6 +258,12 @@ pub struct LayerShape {
     /// Width of this layer's dense MLP; 0: the model's `intermediate_size`.
     #[serde(default)]
     pub ffn_width: u64,
+    /// The layer reuses the top-k of an earlier layer's DSA lightning
+    /// indexer: no indexer, and no indexer keys, of its own (GLM-5.2's
+    /// IndexShare, `indexer_types` "shared"; transformers 5
+    /// `GlmMoeDsaConfig.indexer_types`).
+    #[serde(default)]
+    pub indexer_shared: bool,
 }
 
 impl LayerShape {

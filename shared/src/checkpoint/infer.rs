@@ -42,6 +42,10 @@ struct Facts {
     /// GGUF metadata of multi-head latent attention (`deepseek2`: the
     /// latent and rope widths, each head's K and V widths).
     mla: Option<Mla>,
+    /// Per layer: whether its DSA indexer is "full" (`glm-dsa`'s
+    /// `attention.indexer.types`, or llama.cpp's default for the file,
+    /// [`glm_dsa_indexer_full`]).
+    indexer_full: Option<Vec<bool>>,
 }
 
 /// A read count or width kept within the bound the family readers apply
@@ -105,6 +109,7 @@ fn config_facts(config: &Map<String, Value>) -> Result<Facts, CheckpointError> {
         chunked: false,
         dtype,
         mla: None,
+        indexer_full: None,
     })
 }
 
@@ -134,7 +139,31 @@ fn gguf_facts(g: &gguf::File) -> Result<Facts, CheckpointError> {
         sliding_layers: sliding_window.filter(|&w| w > 0).and(layers).and_then(|n| gguf_sliding_layers(g, arch, n)),
         chunked: arch == "llama4",
         dtype: None,
+        indexer_full: (arch == "glm-dsa")
+            .then(|| match g.get("glm-dsa.attention.indexer.types") {
+                Some(gguf::Value::Array { values, .. }) => values.iter().map(gguf::Value::as_bool).collect(),
+                _ => None,
+            })
+            .flatten(),
     })
+}
+
+/// Which layers of a `glm-dsa` GGUF have a "full" DSA indexer where its
+/// header has no `{arch}.attention.indexer.types`, as llama.cpp's loader
+/// takes it (src/models/glm-dsa.cpp `llama_model_glm_dsa::load_arch_hparams`,
+/// llama.cpp 0c1e57098 as vendored by llama-cpp-python 0.3.36): GLM-5 and
+/// GLM-5.1, whose `n_ctx_train` is below 1,048,576, have one on every layer
+/// (`None`: the config's default, all full), GLM-5.2 on the layers of
+/// `GLM_5_2_DEFAULT_INDEXER_TYPES`, its config.json's `indexer_types`: the
+/// first two, then every fourth from layer 2 up to its 78th; the array's
+/// other entries are 0 ("shared").
+pub(crate) fn glm_dsa_indexer_full(n_ctx_train: Option<u64>, layers: u64) -> Option<Vec<bool>> {
+    /// `is_pre_5_2 = hparams.n_ctx_train < 1048576`.
+    const GLM_5_2_CONTEXT: u64 = 1 << 20;
+    /// The entries `GLM_5_2_DEFAULT_INDEXER_TYPES` spells out (GLM-5.2's layers).
+    const GLM_5_2_LAYERS: u64 = 78;
+    let full = |i: u64| i < 2 || (i < GLM_5_2_LAYERS && (i - 2).is_multiple_of(4));
+    n_ctx_train.filter(|&n| n >= GLM_5_2_CONTEXT).map(|_| (0..layers).map(full).collect())
 }
 
 /// `{arch}.key` of a GGUF, bounded; an array (one value per layer) by its
@@ -404,6 +433,15 @@ fn from_tensors(f: Facts, checkpoint: &Checkpoint, layout: &ExactLayout) -> Resu
             no_cache.len()
         ));
     }
+    // A layer whose DSA indexer is "shared" keeps no indexer keys
+    // (llama.cpp's `filter_lid`, `cache::layers`). A header's list of
+    // another length than the layers is not taken: llama.cpp's
+    // `get_key_or_arr` refuses to load it ("wrong array length").
+    let indexer_full = match &f.indexer_full {
+        Some(full) => Some(full.clone()).filter(|full| full.len() == n),
+        None if f.model_type == "gguf:glm-dsa" => glm_dsa_indexer_full(f.context, n as u64),
+        None => None,
+    };
     let layers: Vec<LayerSpec> = (0..n)
         .map(|i| {
             let sliding = f.sliding_layers.as_ref().and_then(|s| s.get(i).copied()).unwrap_or(false);
@@ -416,7 +454,9 @@ fn from_tensors(f: Facts, checkpoint: &Checkpoint, layout: &ExactLayout) -> Resu
                 .groups
                 .iter()
                 .any(|g| g.layer == Some(i as u32) && matches!(g.role, Role::ExpertUp | Role::ExpertDown));
-            LayerSpec::new(attention, if moe { Ffn::Moe } else { Ffn::Dense })
+            let mut l = LayerSpec::new(attention, if moe { Ffn::Moe } else { Ffn::Dense });
+            l.shape.indexer_shared = indexer_full.as_ref().is_some_and(|full| !full[i]);
+            l
         })
         .collect();
     if f.sliding_window.is_some() && f.sliding_layers.is_none() {

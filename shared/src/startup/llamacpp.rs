@@ -40,6 +40,13 @@ pub(super) fn read(lines: &[(usize, String)]) -> (LoggedConfig, Vec<Fact>) {
                 config.newest_build = Some(config.newest_build.map_or(last, |b| b.min(last)));
             }
         }
+        // `llama_kv_cache_dsa` prints the latent's cache, then the indexer's
+        // keys as a second `llama_kv_cache` with its own KV buffer lines and
+        // summary: both are read, and summed by device and in all.
+        if line.contains("llama_kv_cache_dsa: creating indexer KV cache") {
+            config.dsa_indexer_line.get_or_insert(*n);
+            continue;
+        }
         // The memory breakdown: each table printed (one per `--fit` trial
         // with `-v`, the last at exit) replaces the one before.
         if let Some(rest) = after(line, "memory_breakdown_print:") {
@@ -319,8 +326,14 @@ pub const NEW_CONTEXT_LAST_BUILD: u64 = 4462;
 /// Newer builds print `llama_build_info()`, `b<N>-<commit>`
 /// (common/build-info.cpp.in): the server's `build_info: b8999-b97ebdc98`
 /// and llama-cli's banner `build      : b11151-bd4f514db`
-/// (tools/cli/cli-context.cpp; llama-cpp-python 0.3.36's vendored copy).
+/// (tools/cli/cli-context.cpp; llama-cpp-python 0.3.36's vendored copy),
+/// and `common_params_print_info: build 10505 (ee4c505a4) with GNU …`
+/// (common/common.cpp, the same copy: `build %d (%s) with %s for %s`).
 fn build(line: &str) -> Option<u64> {
+    if let Some(rest) = after(line, "common_params_print_info: build ") {
+        let digits: &str = rest.split(|c: char| !c.is_ascii_digit()).next()?;
+        return (!digits.is_empty() && rest[digits.len()..].starts_with(" (")).then(|| digits.parse().ok()).flatten();
+    }
     if let Some(rest) = after(line, "build_info: b").or_else(|| {
         let rest = line.trim_start().strip_prefix("build")?;
         rest.trim_start().strip_prefix(": b")
@@ -662,13 +675,18 @@ fn context(line: &str, c: &mut LoggedConfig) {
 /// `layers` layers all hold the same cache is proportional to its layers;
 /// every GPU backend's, `Vulkan1` as `CUDA1`),
 /// the output layer counted with the last GPU when the log offloaded it
-/// (`offloaded N+1/N+1`). `None` unless two or more GPUs hold KV and every
+/// (`offloaded N+1/N+1`, or more with a NextN layer that `layers` leaves
+/// out: GLM-5.2's `offloaded 80/80` of 78 decoder layers). `None` unless two or more GPUs hold KV and every
 /// layer is on one: llama.cpp splits by the free memory of that moment,
 /// which the log does not state, so this is how a rebuilt plan splits alike.
+/// A DSA cache's indexer keys are on some layers only: the latent's
+/// buffers, printed first, are the ones read.
 pub fn layer_split(log: &super::StartupLog, layers: u64) -> Option<String> {
+    let latent = |line: usize| log.config.dsa_indexer_line.is_none_or(|from| line < from);
     let mut kv: Vec<(usize, u64)> = log
         .facts
         .iter()
+        .filter(|f| latent(f.line))
         .filter_map(|f| match f.figure {
             Figure::Buffer { buffer: Buffer::Kv, bytes } => {
                 // Any GPU backend's buffer (`CUDA1`, `ROCm0`, `Vulkan1`, `SYCL0`, `MTL0`).
@@ -708,10 +726,8 @@ pub fn layer_split(log: &super::StartupLog, layers: u64) -> Option<String> {
     if counts.iter().sum::<u64>() != layers {
         return None;
     }
-    let output = log
-        .facts
-        .iter()
-        .any(|f| matches!(f.figure, Figure::Offloaded { layers: a, of } if a == of && of == layers + 1));
+    let output =
+        log.facts.iter().any(|f| matches!(f.figure, Figure::Offloaded { layers: a, of } if a == of && of > layers));
     if let (true, Some(last)) = (output, counts.last_mut()) {
         *last += 1;
     }

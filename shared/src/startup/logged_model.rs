@@ -410,6 +410,16 @@ fn legacy_mla(m: &LoggedModel) -> bool {
     }
 }
 
+/// The `indexer_types` of a `glm-dsa` log's `layers`: llama.cpp's loader's
+/// default for a header without `{arch}.attention.indexer.types`
+/// ([`crate::checkpoint::infer::glm_dsa_indexer_full`]). A header that has
+/// the key overrides it, but a log prints such an array cut short, so the
+/// default stands for it.
+fn glm_dsa_indexer_types(n_ctx_train: Option<u64>, layers: u64) -> Option<Vec<&'static str>> {
+    let full = crate::checkpoint::infer::glm_dsa_indexer_full(n_ctx_train, layers)?;
+    Some(full.into_iter().map(|f| if f { "full" } else { "shared" }).collect())
+}
+
 /// The `config.json` a log's metadata stands for (the one [`model`]
 /// reads), with what was assumed, in words; a GGUF header read beside the
 /// log gives the bytes (`Model::from_checkpoint`).
@@ -508,6 +518,9 @@ fn config(m: &LoggedModel) -> Result<(String, Vec<String>), String> {
         }
         if let Some(d) = m.indexer_head_dim {
             put("index_head_dim", d.into());
+        }
+        if let Some(types) = glm_dsa_indexer_types(m.context, layers - nextn) {
+            put("indexer_types", types.into());
         }
     }
     // GLM-4-0414's sandwich norms and fused up are read from the family;
@@ -710,6 +723,21 @@ mod tests {
             printed(&mut printed_only, k, v);
         }
         assert_eq!(read(&printed_only), glm5(32));
+    }
+
+    /// llama.cpp's loader without the header's `indexer.types`: GLM-5.1's
+    /// `n_ctx_train` (202,752) keeps every indexer full, GLM-5.2's
+    /// (1,048,576) takes its 21 full layers of 78, and the array's zeros
+    /// past them make any further layer "shared".
+    #[test]
+    fn a_glm_dsa_header_without_indexer_types_takes_llama_cpps_defaults() {
+        assert_eq!(glm_dsa_indexer_types(Some(202_752), 78), None);
+        assert_eq!(glm_dsa_indexer_types(None, 78), None);
+        let types = glm_dsa_indexer_types(Some(1_048_576), 80).unwrap_or_default();
+        let full: Vec<usize> = (0..80).filter(|&i| types[i] == "full").collect();
+        let every_fourth: Vec<usize> = (2..78).step_by(4).collect();
+        assert_eq!(full, [&[0, 1][..], &every_fourth].concat());
+        assert_eq!(full.len(), 21);
     }
 
     /// Qwen3.5-9B's `ssm.*` keys become Qwen3_5TextConfig's `linear_*` ones

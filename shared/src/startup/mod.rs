@@ -479,6 +479,13 @@ pub struct LoggedConfig {
     /// (`startup::llamacpp::UNIFIED_NAME_LAST_BUILD`).
     #[serde(skip)]
     pub newest_build: Option<u64>,
+    /// The line where llama.cpp's DSA cache starts its second cache, the
+    /// lightning indexer's keys (`llama_kv_cache_dsa: creating indexer KV
+    /// cache`, src/llama-kv-cache-dsa.cpp): the KV buffers after it are
+    /// the indexer's, on its "full" layers only, which
+    /// `llamacpp::layer_split` leaves out. Left out of the JSON.
+    #[serde(skip)]
+    pub dsa_indexer_line: Option<usize>,
     /// The devices a llama.cpp log names, in ggml's order (`ggml_cuda_init`:
     /// `Device 0: NVIDIA GeForce RTX 4090, compute capability 8.9`).
     #[serde(skip_serializing_if = "Vec::is_empty")]

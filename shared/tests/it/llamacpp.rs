@@ -287,6 +287,11 @@ fn a_deepseek_gguf_converted_before_mla_caches_every_head() {
 /// indexer (4 heads of 32) on every layer; tensor names and shapes of
 /// src/llama-model.cpp `LLM_ARCH_GLM_DSA`.
 fn glm_dsa_gguf() -> Model {
+    glm_dsa_gguf_with(Vec::new())
+}
+
+/// [`glm_dsa_gguf`] with `extra` metadata.
+fn glm_dsa_gguf_with(extra: Vec<(&'static str, crate::checkpoint::writer::Kv)>) -> Model {
     use crate::checkpoint::writer::{self, Kv};
     use shared::checkpoint::{Checkpoint, gguf};
     const H: u64 = 256;
@@ -341,7 +346,7 @@ fn glm_dsa_gguf() -> Model {
     }
     let refs: Vec<(&str, &[u64], u32, u64)> =
         tensors.iter().map(|(n, s)| (n.as_str(), s.as_slice(), 0, f32(s))).collect();
-    let kvs = vec![
+    let mut kvs = vec![
         ("general.architecture", Kv::Str("glm-dsa")),
         ("glm-dsa.block_count", Kv::U32(4)),
         ("glm-dsa.embedding_length", Kv::U32(H as u32)),
@@ -365,6 +370,7 @@ fn glm_dsa_gguf() -> Model {
         ("glm-dsa.attention.indexer.key_length", Kv::U32(32)),
         ("glm-dsa.attention.indexer.top_k", Kv::U32(64)),
     ];
+    kvs.extend(extra);
     let (bytes, size) = writer::gguf(3, &kvs, &refs);
     let file = gguf::parse(&bytes, Some(size)).unwrap_or_else(|e| panic!("{e}"));
     let c = Checkpoint::from_gguf(vec![("glm-5.gguf".into(), file)]).unwrap_or_else(|e| panic!("{e}"));
@@ -374,8 +380,11 @@ fn glm_dsa_gguf() -> Model {
 /// A GLM-5 GGUF (`glm-dsa`) reads as llama.cpp loads it: the NextN layer
 /// out of the decoder (no tensor loaded, no cache: `n_layer_kv_from_start`),
 /// the indexer's tensors attention weights of their layers, MLA with the
-/// indexer's widths, and on mainline the latent alone cached (b8211 runs
-/// `llm_build_deepseek2` with the indexer unused).
+/// indexer's widths, and on mainline the latent cached alone before b10243
+/// (b8211 runs `llm_build_deepseek2` with the indexer unused), the
+/// indexer's keys beside it from b10243 on the layers its
+/// `attention.indexer.types` makes "full" (all of them without the key and
+/// a GLM-5 `n_ctx_train`).
 #[test]
 fn a_glm_dsa_gguf_caches_the_latent_of_its_decoder_layers() {
     use shared::arch::{AttentionKind, Indexer, Role};
@@ -395,33 +404,66 @@ fn a_glm_dsa_gguf_caches_the_latent_of_its_decoder_layers() {
     assert_eq!(params(Role::AttnK), 256 * 32);
     let moe: Vec<bool> = t.layers.iter().map(|l| l.ffn == shared::arch::Ffn::Moe).collect();
     assert_eq!(moe, [false, true, true]);
-    // f16: 3 layers × latent (64 + 16) × 2 bytes per cell, no indexer keys.
+    // f16: 3 layers × latent (64 + 16) × 2 bytes per cell, and the
+    // indexer's 32-wide keys from b10243.
     let cells = 1024;
-    let (_, e) = report(&m, scenario(Options { n_ctx: Some(cells), ..Default::default() }, 1, 80));
-    assert_eq!(e.kv_cache_bytes, 3 * 80 * 2 * cells);
+    let kv = |m: &Model, build: Option<u64>| {
+        report(m, scenario(Options { n_ctx: Some(cells), build, ..Default::default() }, 1, 80)).1.kv_cache_bytes
+    };
+    assert_eq!(kv(&m, Some(10_242)), 3 * 80 * 2 * cells);
+    assert_eq!(kv(&m, Some(10_243)), 3 * (80 + 32) * 2 * cells);
+    assert_eq!(kv(&m, None), 3 * (80 + 32) * 2 * cells);
+    // Layer 1's indexer "shared" (GGUF bools, or 0/1 as here).
+    let types = ("glm-dsa.attention.indexer.types", crate::checkpoint::writer::Kv::ArrU32(vec![1, 0, 1]));
+    let shared_ix = glm_dsa_gguf_with(vec![types]);
+    assert!(shared_ix.arch.text.layers[1].shape.indexer_shared);
+    assert_eq!(kv(&shared_ix, None), (3 * 80 + 2 * 32) * 2 * cells);
 }
 
 /// GLM-5 from its config (`glm_moe_dsa`, 78 layers, latent 512 + rope 64,
-/// the indexer's 128-wide keys): llama.cpp caches the latent alone (b8211,
-/// `cache::layers`), where vLLM keeps the indexer's FP8 keys and their
-/// scales beside it (132 B a layer).
+/// the indexer's 128-wide keys, every layer's indexer "full"): llama.cpp
+/// caches the latent alone before b10243 (b8211 runs it as dense MLA), and
+/// from b10243 (`cache::GLM_DSA_INDEXER_BUILD`, the newest rules too) the
+/// indexer's keys beside it in `type_k`, on every layer with a "full"
+/// indexer: a config whose `indexer_types` makes some "shared" caches them
+/// on the others only (GLM-5.2's IndexShare). vLLM keeps the indexer's FP8
+/// keys and their scales on every layer (132 B a layer).
 #[test]
-fn glm5_from_its_config_caches_no_indexer_keys_on_llama_cpp() {
+fn glm5_from_its_config_caches_indexer_keys_on_its_full_layers_from_b10243() {
     let text =
         std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/arch/defaults-glm_moe_dsa.json"))
             .unwrap_or_else(|e| panic!("{e}"));
     let m = Model::from_config_json("glm-5", &text).unwrap_or_else(|e| panic!("{e}"));
     let cells = 4096;
-    let kv = |o: Options| report(&m, scenario(Options { n_ctx: Some(cells), ..o }, 8, 141)).1.kv_cache_bytes;
-    assert_eq!(kv(Options::default()), 78 * 576 * 2 * cells);
+    let kv = |m: &Model, o: Options| report(m, scenario(Options { n_ctx: Some(cells), ..o }, 8, 141)).1.kv_cache_bytes;
+    let build = |b: u64| Options { build: Some(b), ..Options::default() };
+    assert_eq!(kv(&m, build(10_242)), 78 * 576 * 2 * cells);
+    assert_eq!(kv(&m, build(10_243)), 78 * (576 + 128) * 2 * cells);
+    assert_eq!(kv(&m, Options::default()), 78 * (576 + 128) * 2 * cells);
+    // q8_0 keys: 34 bytes a block of 32, the indexer's in the same type.
+    let q8 = Options { cache_type_k: Some(CacheType::Q8_0), ..Options::default() };
+    assert_eq!(kv(&m, q8), 78 * (576 + 128) / 32 * 34 * cells);
     // ik_llama.cpp's `-mla 3` latent, its `--dsa` off (the default).
-    assert_eq!(kv(Options { fork: llamacpp::Fork::Ik, ..Options::default() }), 78 * 576 * 2 * cells);
+    assert_eq!(kv(&m, Options { fork: llamacpp::Fork::Ik, ..Options::default() }), 78 * 576 * 2 * cells);
     let vllm = Scenario {
         engine: Engine::Vllm(Default::default()),
         kv_dtype: shared::kv::KvDtype::Bf16,
         ..scenario(Options::default(), 8, 141)
     };
     assert_eq!(estimate(&m, vllm).kv_bytes_per_token, 78 * (576 * 2 + 128 + 4));
+    // Every layer but the first two "shared".
+    let mut config: serde_json::Value = serde_json::from_str(&text).unwrap_or_else(|e| panic!("{e}"));
+    let types: Vec<&str> = (0..78).map(|i| if i < 2 { "full" } else { "shared" }).collect();
+    config["indexer_types"] = types.into();
+    let shared_ix = Model::from_config_json("glm-5.2-like", &config.to_string()).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(kv(&shared_ix, Options::default()), (78 * 576 + 2 * 128) * 2 * cells);
+    // What is neither, or a list of another length, is said.
+    let sparse: Vec<&str> = (0..78).map(|i| if i == 5 { "sparse" } else { "full" }).collect();
+    for bad in [serde_json::json!(vec!["full"; 77]), sparse.into()] {
+        config["indexer_types"] = bad;
+        let err = Model::from_config_json("bad", &config.to_string()).map(|_| ()).unwrap_err().to_string();
+        assert!(err.contains("indexer_types"), "{err}");
+    }
 }
 
 /// A small MoE GGUF header (qwen2moe, 4 layers, q8_0 attention and

@@ -1314,12 +1314,14 @@ fn qwen35s_compute_buffer_is_its_ffn_beside_the_mask_when_one_output_is_reserved
 }
 
 /// Newer builds print `llama_build_info()` (`b<N>-<commit>`): the server's
-/// `build_info:` line and llama-cli's banner `build      :`.
+/// `build_info:` line and llama-cli's banner `build      :`; and
+/// `common_params_print_info: build N (commit)`.
 #[test]
 fn the_newer_build_info_lines_name_the_build() {
     for (file, build) in [
         ("llamacpp-b11151-rocm-strixhalo-qwen35-27b-262k", 11_151),
         ("llamacpp-b8999-qwen35-9b-q4ks-metal-m4pro-262k-q8kv", 8999),
+        ("llamacpp-b10505-glm52-udq5kxl-4x-rtxpro6000-ncmoe54-768k", 10_505),
     ] {
         let text = std::fs::read_to_string(format!("{DIR}/{file}.txt")).unwrap_or_else(|e| panic!("{e}"));
         let log = startup::read(&text).unwrap_or_else(|| panic!("{file}: no start-up lines"));
@@ -1327,31 +1329,71 @@ fn the_newer_build_info_lines_name_the_build() {
     }
 }
 
-/// GLM-5.2 at b10505 (`glm-dsa`, its excerpt's header and `print_info`):
-/// the log alone plans it as GLM-5, 78 decoder layers of MLA (the NextN
-/// layer out), and its main cache is the latent's, 65,812.50 MiB at
-/// 768,000 cells, as logged. Not yet modelled: this build's second cache,
-/// the DSA indexer's keys (`llama_kv_cache_dsa`, 128 f16 a cell on 21
-/// layers: 3,937.50 MiB), and the split of `--tensor-split 54,9,8,8`.
+/// GLM-5.2 at b10505 (`glm-dsa`, its excerpt's header and `print_info`),
+/// run as `--n-cpu-moe 54 --tensor-split 54,9,8,8` on four GPUs: the log
+/// alone plans it as GLM-5, 78 decoder layers of MLA (the NextN layer out),
+/// with llama.cpp's two caches of `llama_kv_cache_dsa`. The latent's,
+/// 576 f16 a cell on every layer: 65,812.50 MiB at 768,000 cells. The
+/// lightning indexer's keys from b10243 (ggml-org/llama.cpp#26474), 128 f16
+/// a cell on the 21 layers with a "full" indexer (its `n_ctx_train` of
+/// 1,048,576 makes it GLM-5.2 to llama.cpp's loader: layers 0, 1, 2, 6, …,
+/// 74): 3,937.50 MiB. The split is read from the latent's KV buffers alone
+/// (55, 9, 8 and 6 layers), and each GPU's two KV buffers are checked as one
+/// figure: CUDA0's 46,406.25 + 3,000.00 MiB (16 indexer layers), CUDA1's
+/// 7,593.75 + 375.00 (2), CUDA2's 6,750.00 + 375.00 (2), CUDA3's
+/// 5,062.50 + 187.50 (1); the two summaries as one total, 69,750.00 MiB.
 #[test]
-fn a_glm_dsa_log_plans_as_glm5_with_its_latent_cache() {
+fn a_glm_dsa_log_plans_its_latent_and_indexer_caches() {
     let file = "llamacpp-b10505-glm52-udq5kxl-4x-rtxpro6000-ncmoe54-768k";
     let text = std::fs::read_to_string(format!("{DIR}/{file}.txt")).unwrap_or_else(|e| panic!("{e}"));
     let log = startup::read(&text).unwrap_or_else(|| panic!("no start-up lines"));
+    assert_eq!(log.config.build, Some(10_505));
     let meta = log.model.as_ref().unwrap_or_else(|| panic!("no metadata"));
     let (model, format, _) = startup::logged_model(meta).unwrap_or_else(|e| panic!("{e}"));
+    let format = format.unwrap_or_else(|| panic!("no file type"));
     assert_eq!(model.arch.family, shared::arch::Family::GlmMoeDsa);
     assert_eq!(model.arch.text.num_layers(), 78);
-    let o = Options { n_ctx: Some(768_000), fit: FitMode::Off, ..Options::default() };
-    let s = Scenario {
-        weights: format.unwrap_or_else(|| panic!("no file type")),
-        engine: Engine::LlamaCpp(o),
+    let full: Vec<usize> = (0..78).filter(|&i| !model.arch.text.layers[i].shape.indexer_shared).collect();
+    assert_eq!(full.len(), 21);
+    assert_eq!(full[..5], [0, 1, 2, 6, 10]);
+    let kv = |build: Option<u64>| {
+        let o = Options { n_ctx: Some(768_000), fit: FitMode::Off, build, ..Options::default() };
+        let s = Scenario {
+            weights: format,
+            engine: Engine::LlamaCpp(o),
+            gpus: vec![GpuSlot::custom("gpu", 1024 * GIB)],
+            ..Scenario::default()
+        };
+        shared::estimate::estimate(&model, s.validate_for(&model).unwrap_or_else(|e| panic!("{e}"))).kv_cache_bytes
+    };
+    // `llama_kv_cache: size = 65812.50 MiB (768000 cells,  78 layers, …), K (f16)`
+    // and `size = 3937.50 MiB (768000 cells,  21 layers, …), K (f16)`.
+    let (latent, indexer) = (65_812 * MIB + MIB / 2, 3_937 * MIB + MIB / 2);
+    assert_eq!(kv(Some(10_242)), latent, "no indexer cache before #26474");
+    assert_eq!(kv(Some(10_505)), latent + indexer);
+    assert_eq!(kv(None), latent + indexer, "the newest rules");
+    // As it ran: the log's own scenario, `--n-cpu-moe 54` from its command.
+    let mut log = log;
+    log.config.n_cpu_moe = Some(54);
+    let planned = Scenario {
+        weights: format,
+        engine: Engine::LlamaCpp(Options { fit: FitMode::Off, ..Options::default() }),
         gpus: vec![GpuSlot::custom("gpu", 1024 * GIB)],
         ..Scenario::default()
     };
-    let e = shared::estimate::estimate(&model, s.validate_for(&model).unwrap_or_else(|e| panic!("{e}")));
-    // The log's `llama_kv_cache: size = 65812.50 MiB (768000 cells, 78 layers …), K (f16)`.
-    assert_eq!(e.kv_cache_bytes, 65_812 * MIB + MIB / 2);
+    let (run_as, _) = startup::logged_scenario(&log, &model, planned);
+    let e = shared::estimate::estimate(&model, run_as.validate_for(&model).unwrap_or_else(|e| panic!("{e}")));
+    let checks = startup::llamacpp_buffers(&log, &e);
+    let hundredths = |h: u64| h * MIB / 100;
+    for (device, logged) in [
+        ("CUDA0", hundredths(4_640_625 + 300_000)),
+        ("CUDA1", hundredths(759_375 + 37_500)),
+        ("CUDA2", hundredths(675_000 + 37_500)),
+        ("CUDA3", hundredths(506_250 + 18_750)),
+    ] {
+        assert_eq!(of(&checks, device, "kv"), (Some(logged), logged), "{device}");
+    }
+    assert_eq!(of(&checks, "all", "kv_total"), (Some(latent + indexer), latent + indexer));
 }
 
 /// MiniMax-M2.1 IQ4_NL on four RTX 3090s (`-ts 1,1,1,1`, `-ot` experts of

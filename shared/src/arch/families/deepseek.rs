@@ -75,13 +75,30 @@ pub(super) fn deepseek(family: Family, f: Fields) -> Result<TextModel, ConfigErr
             format!("has {} entries for {num_layers} layers", types.len()),
         ));
     }
+    // GLM-5.2's IndexShare: `indexer_types` gives each layer a "full"
+    // indexer of its own or a "shared" one reusing an earlier full layer's
+    // top-k (`GlmMoeDsaConfig`, all "full" by default: GLM-5, GLM-5.1).
+    let indexers = if family == Family::GlmMoeDsa { f.str_list("indexer_types")? } else { Vec::new() };
+    if !indexers.is_empty() && indexers.len() as u64 != num_layers {
+        return Err(super::invalid(
+            f,
+            "indexer_types",
+            format!("has {} entries for {num_layers} layers", indexers.len()),
+        ));
+    }
+    if let Some(other) = indexers.iter().find(|t| !matches!(**t, "full" | "shared")) {
+        return Err(super::invalid(f, "indexer_types", format!("`{other}` is neither \"full\" nor \"shared\"")));
+    }
     let layers = (0..num_layers)
         .map(|i| {
             let sparse = match types.get(i as usize) {
                 Some(t) => *t == "sparse",
                 None => i >= first_dense && i % freq == 0,
             };
-            LayerSpec::new(LayerAttention::Full, if moe.is_some() && sparse { Ffn::Moe } else { Ffn::Dense })
+            let mut l =
+                LayerSpec::new(LayerAttention::Full, if moe.is_some() && sparse { Ffn::Moe } else { Ffn::Dense });
+            l.shape.indexer_shared = indexers.get(i as usize) == Some(&"shared");
+            l
         })
         .collect();
     Ok(TextModel {

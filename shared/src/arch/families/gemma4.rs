@@ -70,6 +70,7 @@ pub(super) fn gemma4(f: Fields, _warnings: &mut Vec<String>) -> Result<TextModel
             kv_shared,
             ffn_width: if double_wide && kv_shared { intermediate.saturating_mul(2) } else { 0 },
             sinks: false,
+            indexer_shared: false,
         };
         layers.push(LayerSpec { shape, ..LayerSpec::new(attention, ffn) });
     }

@@ -120,25 +120,66 @@ impl Types {
     }
 }
 
+/// The first build whose `glm-dsa` caches the DSA indexer's keys:
+/// 563dec8 "llama : allocate indexer cache only in \"full\" indexer layers"
+/// (ggml-org/llama.cpp#26474), release b10243. Build numbers are llama.cpp's
+/// release tags (`b<N>`, N = `git rev-list --count`), from the release page
+/// of that tag.
+pub(crate) const GLM_DSA_INDEXER_BUILD: u64 = 10_243;
+
 /// Bytes per cell of every layer with these types (tp is always 1).
 ///
-/// No DSA indexer keys: `glm-dsa` (GLM-5, GLM-5.1) runs the dense MLA graph
-/// of `deepseek2` with the indexer's tensors loaded and unused, and its
-/// memory is the plain `llama_kv_cache` of the latent (src/llama-model.cpp
-/// `LLM_ARCH_GLM_DSA` → `llm_build_deepseek2`, `create_memory`'s default
-/// branch, at b8211, a0ed91a4; ggml-org/llama.cpp#19460 "indexer is not yet
-/// supported"). The DSA cache of #23346 (b9411, `llama_kv_cache_dsa`: the
-/// indexer's keys, `indexer_head_size` per token in `type_k`) was built for
-/// `deepseek32` alone. By b10505 `glm-dsa` has it too, on the layers with a
-/// "full" indexer (#26474; the GLM-5.2 log of tests/fixtures/startup:
-/// 3,937.50 MiB, 21 of 78 layers, beside the 65,812.50 MiB latent); the
-/// build that gave it and the layers' rule are not in hand, so it is left
-/// out on every build.
-pub(crate) fn layers(text: &crate::arch::TextModel, types: Types) -> Vec<LayerKv> {
-    kv::layer_costs_by(text, 1, |part, width, elements| match part {
+/// `glm-dsa` (GLM-5, GLM-5.1, GLM-5.2) from [`GLM_DSA_INDEXER_BUILD`]
+/// (`build` `None`: the newest rules) keeps two caches of the same cells,
+/// `llama_kv_cache_dsa` (src/llama-kv-cache-dsa.cpp, its constructor, and
+/// src/llama-model.cpp `llama_model::create_memory`, `LLM_ARCH_GLM_DSA`, as
+/// vendored by llama-cpp-python 0.3.36, llama.cpp 0c1e57098): the latent's
+/// (`kv_mla`) and the lightning indexer's keys (`kv_lid`), a second
+/// `llama_kv_cache` of the same `type_k`, `kv_size`, streams and padding,
+/// one key head of `indexer_head_size` a cell, on the layers
+/// `filter_lid` keeps: `il < n_layer() && is_indexer_full(il)`, the layers
+/// with a "full" indexer ([`crate::arch::LayerShape::indexer_shared`]
+/// false; every layer of GLM-5 and GLM-5.1, 21 of GLM-5.2's 78). Each layer's
+/// indexer keys sit with its latent, on its device. The b10505 GLM-5.2 log
+/// of tests/fixtures/startup prints both: 65,812.50 MiB of latent on 78
+/// layers and 3,937.50 MiB of indexer keys on 21, at 768,000 cells.
+///
+/// Before: none. b8211 (a0ed91a4) runs `glm-dsa` through
+/// `llm_build_deepseek2`'s dense MLA with the indexer's tensors loaded and
+/// unused, and its memory is the plain `llama_kv_cache` of the latent
+/// (`create_memory`'s default branch; ggml-org/llama.cpp#19460 "indexer is
+/// not yet supported"). ggml-org/llama.cpp#25407 (88bfee1, merged
+/// 2026-07-24; between b10075 and b10133, after the changelog of a binding
+/// that bumped its llama.cpp across that range) gave `glm-dsa` the DSA
+/// cache with one filter for both caches, the indexer's keys on every
+/// layer, which #26474 narrowed: that source and its first build are not in
+/// hand, so builds before b10243 are planned with none. `deepseek32`
+/// (DeepSeek-V3.2, ggml-org/llama.cpp#23346), which caches them on every
+/// layer, is not read from a GGUF here and keeps none too.
+pub(crate) fn layers(arch: &crate::arch::Architecture, types: Types, build: Option<u64>) -> Vec<LayerKv> {
+    let text = &arch.text;
+    let mut layers = kv::layer_costs_by(text, 1, |part, width, elements| match part {
         CachePart::IndexerKey => 0,
         CachePart::Key | CachePart::Value => types.bytes(part, width, elements),
-    })
+    });
+    let crate::arch::AttentionKind::Mla(crate::arch::Mla { indexer: Some(ix), .. }) = text.attention else {
+        return layers;
+    };
+    // GLM-5 from its config, or a `glm-dsa` GGUF read from its header.
+    let glm_dsa = arch.family == crate::arch::Family::GlmMoeDsa || arch.model_type == "gguf:glm-dsa";
+    let cached = glm_dsa && build.is_none_or(|b| b >= GLM_DSA_INDEXER_BUILD);
+    if !cached {
+        return layers;
+    }
+    // `hparams_lid`: one KV head (`n_head_kv_arr` filled with 1) of
+    // `n_embd_head_k_full = indexer_head_size`.
+    let keys = types.bytes(CachePart::IndexerKey, ix.head_dim, ix.head_dim);
+    for (l, spec) in layers.iter_mut().zip(&text.layers) {
+        if l.bytes_per_token > 0 && !spec.shape.indexer_shared {
+            l.bytes_per_token = l.bytes_per_token.saturating_add(keys);
+        }
+    }
+    layers
 }
 
 /// `GGML_PAD(x, 256)` (src/llama-context.cpp, src/llama-kv-cache-iswa.cpp).

@@ -342,7 +342,7 @@ fn kv_layers(p: &Plan, o: Options) -> Vec<LayerKv> {
     if let Some(layers) = ik::kv_layers(text, types, o) {
         return layers;
     }
-    let mut layers = cache::layers(text, types);
+    let mut layers = cache::layers(&p.model.arch, types, o.build);
     let crate::arch::AttentionKind::Mla(m) = text.attention else { return layers };
     if o.fork != Fork::Mainline {
         return layers;
