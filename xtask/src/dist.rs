@@ -340,6 +340,7 @@ fn bindgen_bundle(
     name: &str,
     out: &std::path::Path,
     optimise: bool,
+    linked_by_xtask: bool,
 ) -> anyhow::Result<()> {
     let linked = target.join("wasm32-unknown-unknown").join("release-wasm").join(format!("{name}.wasm"));
     // Without the exported classes nothing makes (`wasm.rs`): 1.6 kB gzip
@@ -348,6 +349,14 @@ fn bindgen_bundle(
     let (lean, programs, exports) = wasm::drop_classes(&bytes, wasm::UNMADE_CLASSES)
         .with_context(|| format!("reading the sections of {}", linked.display()))?;
     eprintln!("{name}: {programs} descriptions and {exports} exports of classes nothing makes dropped");
+    if linked_by_xtask && exports > 0 {
+        // rustc hands a long command line over in a response file
+        // (`@file`), which `link.rs` passes on unread.
+        eprintln!(
+            "warning: {name} was linked with its unmade classes' exports (a response file?): what only they reach \
+             stays in the bundle (about 4 kB gzip)"
+        );
+    }
     let wasm = linked.with_file_name(format!("{name}.lean.wasm"));
     std::fs::write(&wasm, lean).with_context(|| format!("writing {}", wasm.display()))?;
     // wasm-opt runs before wasm-bindgen: on bindgen's output, binaryen 108
@@ -537,15 +546,19 @@ pub(crate) fn dist(budget: Budget) -> anyhow::Result<()> {
         Err(e) => budget.judge(e.context("the page's std cannot be rebuilt for size"))?,
     }
     // Linked without the exports of the classes nothing makes (`link.rs`).
-    match (crate::link::rust_lld(), std::env::current_exe()) {
+    let linked_by_xtask = match (crate::link::rust_lld(), std::env::current_exe()) {
         (Some(lld), Ok(xtask)) => {
             build.env("CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_LINKER", xtask).env(crate::link::LLD_VAR, lld);
+            true
         }
-        _ => eprintln!(
-            "note: no rust-lld in the toolchain's sysroot: the page links as rustc links it, and what only the \
+        _ => {
+            eprintln!(
+                "note: no rust-lld in the toolchain's sysroot: the page links as rustc links it, and what only the \
              unmade classes use stays in each bundle (about 4 kB gzip of the first load)"
-        ),
-    }
+            );
+            false
+        }
+    };
     build.env("RUSTFLAGS", rustflags.trim()).args(["build", "-p", "web"]);
     for name in BUNDLES {
         build.args(["--bin", name]);
@@ -558,7 +571,7 @@ pub(crate) fn dist(budget: Budget) -> anyhow::Result<()> {
         std::fs::remove_dir_all(&out).with_context(|| format!("clearing {}", out.display()))?;
     }
     for name in BUNDLES {
-        bindgen_bundle(&target, &bindgen, name, &out, optimise)?;
+        bindgen_bundle(&target, &bindgen, name, &out, optimise, linked_by_xtask)?;
         let glue = out.join(format!("{name}.js"));
         let text = std::fs::read_to_string(&glue).with_context(|| format!("reading {}", glue.display()))?;
         if let Some(class) = wasm::UNMADE_CLASSES.iter().find(|c| text.contains(*c)) {

@@ -54,6 +54,8 @@ impl Value {
         match *self {
             Self::Bool(b) => Some(b),
             Self::Unsigned(v @ (0 | 1)) => Some(v == 1),
+            // gguf-py writes a Python int as INT32.
+            Self::Signed(v @ (0 | 1)) => Some(v == 1),
             _ => None,
         }
     }

@@ -33,7 +33,7 @@ pub(super) fn scan(t: &[u8], out: &mut Vec<Occurrence>) {
         c.lit(".");
         if c.lit("Current value:") && (c.lit("mem_fraction_static=") || c.lit("self.server_args.mem_fraction_static="))
         {
-            r.mem_fraction_static_permille = c.fraction_permille();
+            r.mem_fraction_static_permille = c.fraction_permille().filter(|p| (1..=1000).contains(p));
         }
         out.push(Occurrence { start, report: r });
     }

@@ -418,6 +418,9 @@ fn a_glm_dsa_gguf_caches_the_latent_of_its_decoder_layers() {
     let shared_ix = glm_dsa_gguf_with(vec![types]);
     assert!(shared_ix.arch.text.layers[1].shape.indexer_shared);
     assert_eq!(kv(&shared_ix, None), (3 * 80 + 2 * 32) * 2 * cells);
+    // gguf-py writes a Python int list as INT32.
+    let types = ("glm-dsa.attention.indexer.types", crate::checkpoint::writer::Kv::ArrI32(vec![1, 0, 1]));
+    assert!(glm_dsa_gguf_with(vec![types]).arch.text.layers[1].shape.indexer_shared);
 }
 
 /// GLM-5 from its config (`glm_moe_dsa`, 78 layers, latent 512 + rope 64,

@@ -43,6 +43,7 @@ pub enum Kv {
     I64(i64),
     F64(f64),
     ArrU32(Vec<u32>),
+    ArrI32(Vec<i32>),
     ArrStr(Vec<&'static str>),
     ArrArr(Vec<Vec<u32>>),
 }
@@ -72,6 +73,12 @@ fn value(out: &mut Vec<u8>, v: &Kv, with_type: bool) {
         Kv::F64(x) => (12, x.to_le_bytes().to_vec()),
         Kv::ArrU32(xs) => {
             let mut b = 4u32.to_le_bytes().to_vec();
+            b.extend_from_slice(&(xs.len() as u64).to_le_bytes());
+            xs.iter().for_each(|x| b.extend_from_slice(&x.to_le_bytes()));
+            (9, b)
+        }
+        Kv::ArrI32(xs) => {
+            let mut b = 5u32.to_le_bytes().to_vec();
             b.extend_from_slice(&(xs.len() as u64).to_le_bytes());
             xs.iter().for_each(|x| b.extend_from_slice(&x.to_le_bytes()));
             (9, b)
