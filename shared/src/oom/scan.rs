@@ -423,6 +423,14 @@ impl<'a> Cur<'a> {
     }
 }
 
+/// Whether the text names one of `steps` and none of `start_up` (a
+/// traceback's frames: an engine that failed while it served, not while it
+/// started).
+pub fn in_steps_only(t: &[u8], steps: &[&str], start_up: &[&str]) -> bool {
+    let any = |marks: &[&str]| marks.iter().any(|m| find(t, 0, t.len(), m).is_some());
+    any(steps) && !any(start_up)
+}
+
 /// The value `read` takes after the last of `forms` in the text (a later
 /// setting overrides an earlier one).
 pub fn last_of<T>(t: &[u8], forms: &[&str], read: impl Fn(&mut Cur<'_>) -> Option<T>) -> Option<T> {

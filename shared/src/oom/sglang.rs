@@ -108,8 +108,7 @@ pub(super) fn serving(t: &[u8]) -> bool {
         "in init_tp_model_worker",
         "in _init_model_runner",
     ];
-    let any = |marks: &[&str]| marks.iter().any(|m| scan::find(t, 0, t.len(), m).is_some());
-    any(&STEP) && !any(&START_UP)
+    scan::in_steps_only(t, &STEP, &START_UP)
 }
 
 /// Which step of serving the traceback shows, where its frames say so

@@ -375,8 +375,7 @@ pub(super) fn serving(t: &[u8]) -> bool {
         "in _initialize_kv_caches",
         "in compile_or_warm_up_model",
     ];
-    let any = |marks: &[&str]| marks.iter().any(|m| scan::find(t, 0, t.len(), m).is_some());
-    any(&STEP) && !any(&START_UP)
+    scan::in_steps_only(t, &STEP, &START_UP)
 }
 
 /// The distinct vLLM worker prefixes of the log: `VllmWorker rank=N` and

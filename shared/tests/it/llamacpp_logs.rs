@@ -1396,6 +1396,17 @@ fn a_glm_dsa_log_plans_its_latent_and_indexer_caches() {
     assert_eq!(of(&checks, "all", "kv_total"), (Some(latent + indexer), latent + indexer));
 }
 
+/// MiniMax-M2.1 IQ4_NL on four 3090s with `--fit`, `-ot` and `-ts 1,1,1,1`:
+/// its memory breakdown table and `--fit` projections.
+const MINIMAX_FIT: Run = Run {
+    file: "llamacpp-fit-minimax-m21-iq4nl-4x3090-ot-ts1111",
+    flags: &[],
+    ik: false,
+    given: Some(("minimax-m2", "iq4_nl")),
+    header: None,
+    build: None,
+};
+
 /// MiniMax-M2.1 IQ4_NL on four RTX 3090s (`-ts 1,1,1,1`, `-ot` experts of
 /// blk 1–10, 17–25, 33–41, 49–57 to the CPU, `--fit on`), whose paste holds
 /// only the launch, llama.cpp's memory breakdown and `--fit`'s projection
@@ -1409,14 +1420,7 @@ fn a_glm_dsa_log_plans_its_latent_and_indexer_caches() {
 /// checked again.
 #[test]
 fn a_memory_breakdown_is_read_and_set_against_the_plan() {
-    let run = Run {
-        file: "llamacpp-fit-minimax-m21-iq4nl-4x3090-ot-ts1111",
-        flags: &[],
-        ik: false,
-        given: Some(("minimax-m2", "iq4_nl")),
-        header: None,
-        build: None,
-    };
+    let run = MINIMAX_FIT;
     let (log, checks) = scored(&run).unwrap_or_else(|why| panic!("{why}"));
     assert_eq!(log.config.devices, ["NVIDIA GeForce RTX 3090"; 4]);
     for device in ["CUDA0", "CUDA1", "CUDA2", "CUDA3", "Host"] {
@@ -1487,14 +1491,7 @@ fn buffer_lines_and_the_table_are_not_counted_twice() {
     }
     assert_eq!(both.len(), alone.len() + from_table.len());
 
-    let run = Run {
-        file: "llamacpp-fit-minimax-m21-iq4nl-4x3090-ot-ts1111",
-        flags: &[],
-        ik: false,
-        given: Some(("minimax-m2", "iq4_nl")),
-        header: None,
-        build: None,
-    };
+    let run = MINIMAX_FIT;
     let text = std::fs::read_to_string(format!("{DIR}/{}.txt", run.file)).expect("the fixture");
     let fit_only: String =
         text.lines().filter(|l| !l.contains("memory_breakdown_print")).map(|l| format!("{l}\n")).collect();

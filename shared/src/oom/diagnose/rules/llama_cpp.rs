@@ -6,7 +6,7 @@ use crate::kv::KvDtype;
 use crate::oom::diagnose::board::{Board, fix};
 use crate::oom::diagnose::facts::Facts;
 use crate::oom::diagnose::text::gib;
-use crate::oom::diagnose::{CauseId, FixId};
+use crate::oom::diagnose::{CauseId, DiagnosisFix, FixId};
 use crate::oom::{GpuBackend, LlamaCppStage};
 
 /// The code of a lever where the paste ran it: llama-server's flags, or
@@ -48,6 +48,30 @@ fn fewer_layers(f: &Facts, until: &str) -> String {
     } else {
         format!("llama-server ... -ngl <fewer>   # lower -ngl until {until}")
     }
+}
+
+/// Fewer layers on the GPU ([`fewer_layers`]) for `cause`, the rest on the CPU.
+fn offload_fewer_layers(f: &Facts, cause: CauseId, until: &str) -> DiagnosisFix {
+    fix(
+        FixId::OffloadLayers,
+        cause,
+        "Offload fewer layers to the GPU (the rest run on the CPU)".into(),
+        GivesUp::Speed,
+        None,
+        lever(f, &fewer_layers(f, until), crate::engines::ollama::LEVERS.fewer_layers),
+    )
+}
+
+/// A smaller context: llama.cpp allocates the KV cache for all of it.
+fn shrink_context(f: &Facts) -> DiagnosisFix {
+    fix(
+        FixId::SmallerContext,
+        CauseId::KvCacheGrowth,
+        format!("Shrink the context ({}): the KV cache is allocated for all of it", flag(f, "-c")),
+        GivesUp::Length,
+        None,
+        lever(f, "llama-server ... -c <smaller>", crate::engines::ollama::LEVERS.smaller_context),
+    )
 }
 
 /// A llama-server flag as the paste's front end names it.
@@ -94,14 +118,7 @@ pub(super) fn llama_cpp(f: &Facts, b: &mut Board) {
                 85,
                 format!("llama.cpp failed while loading the weights: the weight buffer{size}{on} did not fit"),
             );
-            b.fix(fix(
-                FixId::OffloadLayers,
-                CauseId::WeightsTooLarge,
-                "Offload fewer layers to the GPU (the rest run on the CPU)".into(),
-                GivesUp::Speed,
-                None,
-                lever(f, &fewer_layers(f, "the model loads"), crate::engines::ollama::LEVERS.fewer_layers),
-            ));
+            b.fix(offload_fewer_layers(f, CauseId::WeightsTooLarge, "the model loads"));
             smaller_quant(f, b);
         }
         Some(LlamaCppStage::KvCache) => {
@@ -206,22 +223,8 @@ pub(super) fn llama_cpp(f: &Facts, b: &mut Board) {
                     flag(f, "-ub")
                 ),
             );
-            b.fix(fix(
-                FixId::OffloadLayers,
-                CauseId::TooLargeOverall,
-                "Offload fewer layers to the GPU (the rest run on the CPU)".into(),
-                GivesUp::Speed,
-                None,
-                lever(f, &fewer_layers(f, "it loads"), crate::engines::ollama::LEVERS.fewer_layers),
-            ));
-            b.fix(fix(
-                FixId::SmallerContext,
-                CauseId::KvCacheGrowth,
-                format!("Shrink the context ({}): the KV cache is allocated for all of it", flag(f, "-c")),
-                GivesUp::Length,
-                None,
-                lever(f, "llama-server ... -c <smaller>", crate::engines::ollama::LEVERS.smaller_context),
-            ));
+            b.fix(offload_fewer_layers(f, CauseId::TooLargeOverall, "it loads"));
+            b.fix(shrink_context(f));
             b.fix(fix(
                 FixId::SmallerBatch,
                 CauseId::KvCacheGrowth,
@@ -647,14 +650,7 @@ fn metal_graph_compute(f: &Facts, b: &mut Board) {
          iogpu.wired_limit_mb raises the cap, at the cost of what the system keeps for itself"
             .into(),
     );
-    b.fix(fix(
-        FixId::SmallerContext,
-        CauseId::KvCacheGrowth,
-        format!("Shrink the context ({}): the KV cache is allocated for all of it", flag(f, "-c")),
-        GivesUp::Length,
-        None,
-        lever(f, "llama-server ... -c <smaller>", crate::engines::ollama::LEVERS.smaller_context),
-    ));
+    b.fix(shrink_context(f));
     let sixteen_bit = f.plan_kv.is_none_or(|k| matches!(k, KvDtype::F32 | KvDtype::F16 | KvDtype::Bf16))
         && f.llama_cpp.cache_type_k.is_none_or(|t| !t.is_quantized());
     if sixteen_bit {
@@ -679,14 +675,7 @@ fn metal_graph_compute(f: &Facts, b: &mut Board) {
         None,
         half_batch(f),
     ));
-    b.fix(fix(
-        FixId::OffloadLayers,
-        CauseId::WeightsTooLarge,
-        "Offload fewer layers to the GPU (the rest run on the CPU)".into(),
-        GivesUp::Speed,
-        None,
-        lever(f, &fewer_layers(f, "it runs"), crate::engines::ollama::LEVERS.fewer_layers),
-    ));
+    b.fix(offload_fewer_layers(f, CauseId::WeightsTooLarge, "it runs"));
     smaller_quant(f, b);
     b.fix(fix(
         FixId::MemoryFraction,
