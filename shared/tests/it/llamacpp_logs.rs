@@ -1342,6 +1342,7 @@ fn the_newer_build_info_lines_name_the_build() {
 /// figure: CUDA0's 46,406.25 + 3,000.00 MiB (16 indexer layers), CUDA1's
 /// 7,593.75 + 375.00 (2), CUDA2's 6,750.00 + 375.00 (2), CUDA3's
 /// 5,062.50 + 187.50 (1); the two summaries as one total, 69,750.00 MiB.
+/// Its compute buffers hold the sparse attention's masks and scores.
 #[test]
 fn a_glm_dsa_log_plans_its_latent_and_indexer_caches() {
     let file = "llamacpp-b10505-glm52-udq5kxl-4x-rtxpro6000-ncmoe54-768k";
@@ -1394,6 +1395,25 @@ fn a_glm_dsa_log_plans_its_latent_and_indexer_caches() {
         assert_eq!(of(&checks, device, "kv"), (Some(logged), logged), "{device}");
     }
     assert_eq!(of(&checks, "all", "kv_total"), (Some(latent + indexer), latent + indexer));
+    // The compute buffers with DeepSeek sparse attention: each GPU's latent
+    // and indexer masks (750 MiB each), the scores of a full layer (1,500)
+    // and MLA's query side; CUDA0 the staged experts' copy above the masks
+    // and the filled mask's hole. 954 – 2,829 MiB before the sparse
+    // attention was planned; within 1.5 % now (48 MiB of top-k indices and
+    // their zeros not planned).
+    for (device, logged) in [
+        ("CUDA0", hundredths(512_407)),
+        ("CUDA1", hundredths(325_207)),
+        ("CUDA2", hundredths(324_407)),
+        ("CUDA3", hundredths(323_607)),
+        ("CUDA_Host", hundredths(152_407)),
+    ] {
+        let (predicted, read) = of(&checks, device, "compute");
+        assert_eq!(read, logged, "{device}");
+        let predicted = predicted.unwrap_or_else(|| panic!("{device}: no compute planned"));
+        let error = predicted.abs_diff(logged) as f64 / logged as f64;
+        assert!(error < 0.015, "{device}: {predicted} planned, {logged} logged");
+    }
 }
 
 /// MiniMax-M2.1 IQ4_NL on four 3090s with `--fit`, `-ot` and `-ts 1,1,1,1`:

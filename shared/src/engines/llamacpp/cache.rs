@@ -162,15 +162,9 @@ pub(crate) fn layers(arch: &crate::arch::Architecture, types: Types, build: Opti
         CachePart::IndexerKey => 0,
         CachePart::Key | CachePart::Value => types.bytes(part, width, elements),
     });
-    let crate::arch::AttentionKind::Mla(crate::arch::Mla { indexer: Some(ix), .. }) = text.attention else {
+    let Some(ix) = dsa_indexer(arch, build) else {
         return layers;
     };
-    // GLM-5 from its config, or a `glm-dsa` GGUF read from its header.
-    let glm_dsa = arch.family == crate::arch::Family::GlmMoeDsa || arch.model_type == "gguf:glm-dsa";
-    let cached = glm_dsa && build.is_none_or(|b| b >= GLM_DSA_INDEXER_BUILD);
-    if !cached {
-        return layers;
-    }
     // `hparams_lid`: one KV head (`n_head_kv_arr` filled with 1) of
     // `n_embd_head_k_full = indexer_head_size`.
     let keys = types.bytes(CachePart::IndexerKey, ix.head_dim, ix.head_dim);
@@ -180,6 +174,19 @@ pub(crate) fn layers(arch: &crate::arch::Architecture, types: Types, build: Opti
         }
     }
     layers
+}
+
+/// The lightning indexer of a model llama.cpp runs with DeepSeek sparse
+/// attention (`llama_kv_cache_dsa` and the graph's top-k mask): `glm-dsa`
+/// (GLM-5 from its config, or a GGUF read from its header) from
+/// [`GLM_DSA_INDEXER_BUILD`] (`build` `None`: the newest rules). See
+/// [`layers`] for the builds before.
+pub(crate) fn dsa_indexer(arch: &crate::arch::Architecture, build: Option<u64>) -> Option<crate::arch::Indexer> {
+    let crate::arch::AttentionKind::Mla(crate::arch::Mla { indexer: Some(ix), .. }) = arch.text.attention else {
+        return None;
+    };
+    let glm_dsa = arch.family == crate::arch::Family::GlmMoeDsa || arch.model_type == "gguf:glm-dsa";
+    (glm_dsa && build.is_none_or(|b| b >= GLM_DSA_INDEXER_BUILD)).then_some(ix)
 }
 
 /// `GGML_PAD(x, 256)` (src/llama-context.cpp, src/llama-kv-cache-iswa.cpp).

@@ -34,7 +34,7 @@ pub(super) fn compute_buffer(
     if let crate::arch::AttentionKind::Mla(m) = t.attention
         && !super::heads_cached(p, o)
     {
-        return mla_compute_buffer(t, m, o, ctx, with_output);
+        return mla_compute_buffer(p, m, o, ctx, part, slots);
     }
     if let Some(shape) = Shape::of(p, &o) {
         let window = p.kv_layers.iter().find_map(|l| l.window);
@@ -141,11 +141,15 @@ fn hybrid_ffn_width(arch: &crate::arch::Architecture, o: Options) -> Option<u64>
 /// `H·(R + P)`. The mask beside it, F16 with flash attention (`2·K·T`) or
 /// F32 without (`4·K·T`); without flash attention the scores
 /// `4·K·T·H` too (src/llama-graph.cpp `build_attn_mha`), and the transposed
-/// latent V (`2·K·R`) when the gap the query leaves cannot hold them. A
-/// real mainline log (b5331, DeepSeek-V3-0324, `-ub 1024 -c 16384 -fa`,
-/// fixture `llamacpp-b5331-deepseek-v3-0324-4gpu-fa-on`) logs 788 MiB on
-/// each GPU without staged experts, 766 MiB from this.
-fn mla_compute_buffer(t: &crate::arch::TextModel, m: crate::arch::Mla, o: Options, ctx: u64, with_output: bool) -> u64 {
+/// latent V (`2·K·R`) when the gap the query leaves cannot hold them. The
+/// output layer's normed rows and logits, `E + V` for each row the reserved
+/// graph outputs ([`reserved_outputs`]). A real mainline log (b5331,
+/// DeepSeek-V3-0324, `-ub 1024 -c 16384 -fa`, fixture
+/// `llamacpp-b5331-deepseek-v3-0324-4gpu-fa-on`) logs 788 MiB on each GPU
+/// without staged experts, 766 MiB from this. DeepSeek sparse attention
+/// adds [`dsa_buffer`].
+fn mla_compute_buffer(p: &Plan, m: crate::arch::Mla, o: Options, ctx: u64, part: Part, slots: u64) -> u64 {
+    let t = &p.model.arch.text;
     let tokens = o.ubatch().min(ctx);
     let kv = ctx.div_ceil(256).saturating_mul(256);
     let (e, h, lq, r, rope, nope) = (
@@ -183,8 +187,70 @@ fn mla_compute_buffer(t: &crate::arch::TextModel, m: crate::arch::Mla, o: Option
         Some(attention) => attention.saturating_add(f32s(e.saturating_mul(2))),
         None => query.saturating_add(scores),
     };
-    let output = if with_output { f32s(e.saturating_add(t.vocab_size)) } else { 0 };
-    layer.max(output).saturating_add(mask)
+    let (dsa_layer, dsa_mask) = dsa_buffer(p, o, kv, tokens, mask, part);
+    let rows = reserved_outputs(o, slots).min(tokens);
+    let output = if part.output { rows.saturating_mul(4).saturating_mul(e.saturating_add(t.vocab_size)) } else { 0 };
+    layer.saturating_add(dsa_layer).max(output).saturating_add(mask).saturating_add(dsa_mask)
+}
+
+/// The lightning indexer's KQ mask, F16, of `cells` (`K × T`).
+pub(super) fn indexer_mask(cells: u64) -> u64 {
+    cells.saturating_mul(2)
+}
+
+/// What DeepSeek sparse attention adds to an MLA layer's compute buffer
+/// ([`cache::dsa_indexer`]; src/models/glm-dsa.cpp and src/llama-graph.cpp
+/// `build_attn` with `top_k`, `build_attn_inp_k_dsa_impl`, llama.cpp
+/// 0c1e57098): the layer's work and the indexer's mask. The indexer's KQ
+/// mask is a second graph input, alive through the graph, `K × T` in F16
+/// (`GGML_OP_LIGHTNING_INDEXER` takes only an F16 mask, ggml/src/ggml.c).
+/// A layer with a "full" indexer scores every cell for every token,
+/// `ggml_lightning_indexer`'s F32 `K × T`, then keeps the top k of each
+/// row; the sparse mask is then `ggml_fill` of the latent's mask (its size,
+/// `mask`), which `set_rows` and `add` rewrite in place. `ggml_set_rows`
+/// lists the row indices before the tensor it writes (ggml.c, "order is
+/// weird due to legacy reasons"), so the graph scores before it fills, and
+/// the fill takes the freed score's place; a layer that shares an earlier
+/// layer's top k (GLM-5.2's) fills alone, without the indexer's mask, which
+/// only the scoring reads. The b10505 GLM-5.2 log (4 × RTX
+/// PRO 6000, 768,000 cells, `-ub 512`, flash attention) logs 3,252.07 MiB
+/// on CUDA1 (9 layers, 2 of them full): 750 MiB of latent mask, 750 of
+/// indexer mask, 1,500 of scores, 204 of the query side, 48 not accounted
+/// for (the top-k indices and their zeros, 4 MiB a layer, placed by
+/// ggml-alloc); 954 MiB before this. Returns `(layer, mask)`.
+fn dsa_buffer(p: &Plan, o: Options, kv: u64, tokens: u64, mask: u64, part: Part) -> (u64, u64) {
+    if o.fork != super::Fork::Mainline || cache::dsa_indexer(&p.model.arch, o.build).is_none() || part.layers == 0 {
+        return (0, 0);
+    }
+    let cells = kv.saturating_mul(tokens);
+    let (start, n) = (usize::try_from(part.start).unwrap_or(usize::MAX), usize::try_from(part.layers).unwrap_or(0));
+    let scored = p.model.arch.text.layers.iter().skip(start).take(n).any(|l| !l.shape.indexer_shared);
+    if scored { (cells.saturating_mul(4).max(mask), indexer_mask(cells)) } else { (mask, 0) }
+}
+
+/// What lies beneath the copies [`staged_weight`] stages on an MLA model's
+/// GPU: the graph's inputs, alive through every layer (the latent's KQ mask
+/// and, with DeepSeek sparse attention, the indexer's), and with sparse
+/// attention the hole its filled mask leaves (the mask's size, `2·K·T` with
+/// flash attention), under the attention output and residual still alive
+/// when the layer's experts come: ggml-alloc's best fit puts a copy larger
+/// than the hole above them (ggml/src/ggml-alloc.c `ggml_dyn_tallocr_alloc`).
+/// The b10505 GLM-5.2 log's CUDA0 (`--n-cpu-moe 54`): 5,124.07 MiB, the
+/// staged expert copy and its activations (2,829 MiB) on 750 of latent mask,
+/// 750 of indexer mask and the 750 MiB hole. Other graphs keep the staged
+/// figure alone (no log has shown their inputs beneath it).
+pub(super) fn beneath_staged(p: &Plan, o: Options, ctx: u64, part: Part, staged: u64) -> u64 {
+    let crate::arch::AttentionKind::Mla(_) = p.model.arch.text.attention else { return 0 };
+    if super::heads_cached(p, o) || o.fork != super::Fork::Mainline {
+        return 0;
+    }
+    let tokens = o.ubatch().min(ctx);
+    let kv = ctx.div_ceil(256).saturating_mul(256);
+    let mask = kv.saturating_mul(tokens).saturating_mul(if o.flash_attention == FlashAttention::On { 2 } else { 4 });
+    let (_, indexer) = dsa_buffer(p, o, kv, tokens, mask, part);
+    let dsa = cache::dsa_indexer(&p.model.arch, o.build).is_some() && part.layers > 0;
+    let hole = if dsa && staged > mask { mask } else { 0 };
+    mask.saturating_add(indexer).saturating_add(hole)
 }
 
 /// ggml's scheduler runs an op whose weight sits in host memory on the first
@@ -493,7 +559,7 @@ pub(super) fn pipeline_copies(p: &Plan, o: Options, kv: &[LayerKv], cells: cache
         return 0;
     }
     let activations = p.model.arch.text.hidden_size.saturating_mul(o.ubatch()).saturating_mul(4);
-    let masks = host::masks(o, kv, cells);
+    let masks = host::masks(p, o, kv, cells);
     if o.fork == super::Fork::Ik && o.flash_attention == FlashAttention::On {
         return activations.saturating_mul(SCHED_COPIES).saturating_add(super::ik::pipelined_masks(o, masks, first));
     }

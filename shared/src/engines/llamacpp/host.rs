@@ -30,7 +30,7 @@ fn host_compute(p: &Plan, o: Options, kv: &[LayerKv], cells: cache::Cells, d: &D
     let embd = p.model.arch.text.hidden_size.saturating_mul(ub).saturating_mul(4);
     // With GPUs run as a pipeline, the scheduler keeps `GGML_SCHED_MAX_COPIES`
     // copies of every graph input where it lives (ggml-backend.cpp, pass 6).
-    let leaves = masks(o, kv, cells).saturating_add(3 * 4 * ub).saturating_add(store_indices(p, o, kv));
+    let leaves = masks(p, o, kv, cells).saturating_add(3 * 4 * ub).saturating_add(store_indices(p, o, kv));
     embd.saturating_add(leaves.saturating_mul(if super::pipelined(p, o) { super::SCHED_COPIES } else { 1 }))
 }
 
@@ -54,8 +54,12 @@ fn own_engine_host_compute(p: &Plan, o: Options) -> u64 {
 /// The KQ masks of a ubatch: one per kind of cache (full, sliding window),
 /// n_kv × n_ubatch, F16 with flash attention, else F32
 /// (src/llama-graph.cpp `build_attn_inp_kq_mask`; F32 either way before
-/// b9410: [`Options::mask_bytes`]).
-pub(super) fn masks(o: Options, kv: &[LayerKv], cells: cache::Cells) -> u64 {
+/// b9410: [`Options::mask_bytes`]); with DeepSeek sparse attention
+/// ([`cache::dsa_indexer`]) the indexer's too, of the full cache's cells
+/// ([`super::compute::indexer_mask`]). The b10505 GLM-5.2 log's
+/// `CUDA_Host compute buffer size = 1524.07 MiB`: 750 MiB for each mask at
+/// 768,000 cells, 24.07 of embeddings and ids (12.01 planned).
+pub(super) fn masks(p: &Plan, o: Options, kv: &[LayerKv], cells: cache::Cells) -> u64 {
     let ub = o.ubatch();
     let mask = o.mask_bytes();
     let per_stream = |w: Option<u64>| cells.of(w) / cells.streams.max(1);
@@ -63,7 +67,12 @@ pub(super) fn masks(o: Options, kv: &[LayerKv], cells: cache::Cells) -> u64 {
     let window = kv.iter().find_map(|l| l.window.filter(|_| l.bytes_per_token > 0));
     let kv_cells =
         u64::from(full).saturating_mul(per_stream(None)).saturating_add(window.map_or(0, |w| per_stream(Some(w))));
-    kv_cells.saturating_mul(cells.streams).saturating_mul(ub / cells.streams.max(1)).saturating_mul(mask)
+    let per_ubatch = |cells_per_stream: u64| {
+        cells_per_stream.saturating_mul(cells.streams).saturating_mul(ub / cells.streams.max(1))
+    };
+    let dsa = o.fork == super::Fork::Mainline && cache::dsa_indexer(&p.model.arch, o.build).is_some();
+    let indexer = if dsa && full { super::compute::indexer_mask(per_ubatch(per_stream(None))) } else { 0 };
+    per_ubatch(kv_cells).saturating_mul(mask).saturating_add(indexer)
 }
 
 /// The KV stores' row indices, inputs like the masks, one pair per kind of

@@ -402,20 +402,21 @@ fn gpu_parts(p: &Plan, o: Options, d: &Devices, g: usize, ctx: u64, slots: u64) 
     let cells = cells(p, o, ctx, slots);
     let kv = if o.no_kv_offload { 0 } else { cells.bytes(d.kv.get(range.clone()).unwrap_or(&[])) };
     let has_output = d.assignment.output == Some(g);
+    let first = d.used.iter().position(|&u| u) == Some(g);
+    let part = graph::Part {
+        start: range.start as u64,
+        layers: range.len() as u64,
+        first,
+        output: has_output,
+        staged: staged_experts(p, o, d, g, first, range.end),
+    };
     let compute = if range.is_empty() && !has_output {
         0
     } else {
-        let first = d.used.iter().position(|&u| u) == Some(g);
-        let part = graph::Part {
-            start: range.start as u64,
-            layers: range.len() as u64,
-            first,
-            output: has_output,
-            staged: staged_experts(p, o, d, g, first, range.end),
-        };
         compute_buffer(p, o, ctx, cells, part, slots).saturating_add(pipeline_copies(p, o, &d.kv, cells, first))
     };
-    let compute = compute.max(staged_weight(p, o, d, g).unwrap_or(0));
+    let staged = staged_weight(p, o, d, g).map(|s| s.saturating_add(compute::beneath_staged(p, o, ctx, part, s)));
+    let compute = compute.max(staged.unwrap_or(0));
     // `llama_memory_recurrent`: one state cell per sequence slot
     // (`mem_size = max(1, n_seq_max)`), allocated at start-up.
     let state = if o.no_kv_offload {
@@ -600,6 +601,9 @@ pub(crate) fn terms(p: &Plan, o: Options, r: &Report) -> EngineTerms {
         ),
         state: "llama.cpp keeps one F32 state cell per sequence slot",
         activations: match p.model.arch.text.attention {
+            crate::arch::AttentionKind::Mla(_) if !heads_cached(p, o) && cache::dsa_indexer(&p.model.arch, o.build).is_some() => {
+                "llama.cpp compute buffer: MLA's query side, KQ mask, and the sparse attention's indexer mask and scores (glm-dsa.cpp)"
+            }
             crate::arch::AttentionKind::Mla(_) if !heads_cached(p, o) => {
                 "llama.cpp compute buffer: MLA's query side and KQ mask (deepseek2.cpp)"
             }
