@@ -221,12 +221,12 @@ pub fn layer_costs_by(text: &TextModel, tp: u64, cost: impl Fn(CachePart, u64, u
         let v = cost(CachePart::Value, value, heads.saturating_mul(value));
         k.saturating_add(v)
     };
-    let per_token = match text.attention {
-        AttentionKind::Standard { .. } => standard(text.num_kv_heads, (text.head_dim, text.v_head_dim)),
+    let (per_token, indexer) = match text.attention {
+        AttentionKind::Standard { .. } => (standard(text.num_kv_heads, (text.head_dim, text.v_head_dim)), 0),
         AttentionKind::Mla(m) => {
             let latent = m.kv_lora_rank.saturating_add(m.qk_rope_head_dim);
             let indexer = m.indexer.map_or(0, |ix| cost(CachePart::IndexerKey, ix.head_dim, ix.head_dim));
-            cost(CachePart::Key, latent, latent).saturating_add(indexer)
+            (cost(CachePart::Key, latent, latent), indexer)
         }
     };
     text.layers
@@ -244,10 +244,19 @@ pub fn layer_costs_by(text: &TextModel, tp: u64, cost: impl Fn(CachePart, u64, u
             if l.shape.kv_shared {
                 return LayerKv { bytes_per_token: 0, window: None };
             }
+            // A DSA layer that reuses an earlier layer's top k (GLM-5.2's
+            // "shared" `indexer_types`) has no indexer in the checkpoint, so
+            // it caches no indexer keys: vLLM 0.34 builds none
+            // (models/deepseek_v32/attention.py, `compute_skip_topk_layers`),
+            // SGLang 0.5.23 gives it 0 rows and sizes its pool without them
+            // (model_executor/pool_configurator.py
+            // `_compute_dsa_indexer_cell_size`, `dsa_layer_skips_topk`),
+            // llama.cpp keeps its indexer cache on "full" layers alone.
             let per_token = match text.attention {
                 AttentionKind::Standard { .. } if l.shape.kv_heads != 0 || l.shape.head_dim != 0 => {
                     standard(l.kv_heads(text.num_kv_heads), l.head_dims(text.head_dim, text.v_head_dim))
                 }
+                AttentionKind::Mla(_) if !l.shape.indexer_shared => per_token.saturating_add(indexer),
                 _ => per_token,
             };
             layer_kv(l.attention, per_token)

@@ -429,8 +429,9 @@ fn a_glm_dsa_gguf_caches_the_latent_of_its_decoder_layers() {
 /// from b10243 (`cache::GLM_DSA_INDEXER_BUILD`, the newest rules too) the
 /// indexer's keys beside it in `type_k`, on every layer with a "full"
 /// indexer: a config whose `indexer_types` makes some "shared" caches them
-/// on the others only (GLM-5.2's IndexShare). vLLM keeps the indexer's FP8
-/// keys and their scales on every layer (132 B a layer).
+/// on the others only (GLM-5.2's IndexShare). vLLM and SGLang keep the
+/// indexer's FP8 keys and their scales (132 B a layer) on every layer with
+/// an indexer of its own: a "shared" layer has none in the checkpoint.
 #[test]
 fn glm5_from_its_config_caches_indexer_keys_on_its_full_layers_from_b10243() {
     let text =
@@ -453,13 +454,18 @@ fn glm5_from_its_config_caches_indexer_keys_on_its_full_layers_from_b10243() {
         kv_dtype: shared::kv::KvDtype::Bf16,
         ..scenario(Options::default(), 8, 141)
     };
-    assert_eq!(estimate(&m, vllm).kv_bytes_per_token, 78 * (576 * 2 + 128 + 4));
+    assert_eq!(estimate(&m, vllm.clone()).kv_bytes_per_token, 78 * (576 * 2 + 128 + 4));
     // Every layer but the first two "shared".
     let mut config: serde_json::Value = serde_json::from_str(&text).unwrap_or_else(|e| panic!("{e}"));
     let types: Vec<&str> = (0..78).map(|i| if i < 2 { "full" } else { "shared" }).collect();
     config["indexer_types"] = types.into();
     let shared_ix = Model::from_config_json("glm-5.2-like", &config.to_string()).unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(kv(&shared_ix, Options::default()), (78 * 576 + 2 * 128) * 2 * cells);
+    let sglang = Scenario { engine: Engine::Sglang(Default::default()), ..vllm.clone() };
+    for engine in [vllm, sglang] {
+        let name = engine.engine.kind().id();
+        assert_eq!(estimate(&shared_ix, engine).kv_bytes_per_token, 78 * 576 * 2 + 2 * (128 + 4), "{name}");
+    }
     // What is neither, or a list of another length, is said.
     let sparse: Vec<&str> = (0..78).map(|i| if i == 5 { "sparse" } else { "full" }).collect();
     for bad in [serde_json::json!(vec!["full"; 77]), sparse.into()] {
