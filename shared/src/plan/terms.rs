@@ -74,14 +74,27 @@ pub fn kv_per_token<E>(p: &Plan<'_, E>) -> Term {
             m.kv_lora_rank,
             m.qk_rope_head_dim,
             s.kv_dtype.id(),
-            m.indexer.map_or(String::new(), |ix| format!(
-                " with the sparse-attention indexer's key of {} values where the engine caches it",
-                ix.head_dim
-            )),
-            thousands(p.kv_layers.iter().find(|l| l.bytes_per_token > 0).map_or(0, |l| l.bytes_per_token))
+            m.indexer.map_or(String::new(), |ix| {
+                // GLM-5.2's "shared" layers reuse an earlier top k and keep no key.
+                let own = t.layers.iter().filter(|l| !l.shape.indexer_shared).count();
+                let on = if own < t.layers.len() { format!(" on {own} of them") } else { String::new() };
+                format!(
+                    " with the sparse-attention indexer's key of {} values{on} where the engine caches it",
+                    ix.head_dim
+                )
+            }),
+            layer_token_bytes(p)
         ),
     };
     Term::bytes("KV cache per token", per_token, formula, Basis::Exact)
+}
+
+/// A cached layer's bytes per token, or the most and the least where layers
+/// differ (a DSA layer with the indexer's key and one without).
+fn layer_token_bytes<E>(p: &Plan<'_, E>) -> String {
+    let bytes = p.kv_layers.iter().map(|l| l.bytes_per_token).filter(|&b| b > 0);
+    let (low, high) = bytes.fold((u64::MAX, 0), |(lo, hi), b| (lo.min(b), hi.max(b)));
+    if low < high { format!("{} or {}", thousands(high), thousands(low)) } else { thousands(high) }
 }
 
 /// "; N sliding-window layers hold at most W tokens", or nothing.

@@ -464,7 +464,11 @@ fn glm5_from_its_config_caches_indexer_keys_on_its_full_layers_from_b10243() {
     let sglang = Scenario { engine: Engine::Sglang(Default::default()), ..vllm.clone() };
     for engine in [vllm, sglang] {
         let name = engine.engine.kind().id();
-        assert_eq!(estimate(&shared_ix, engine).kv_bytes_per_token, 78 * 576 * 2 + 2 * (128 + 4), "{name}");
+        let e = estimate(&shared_ix, engine);
+        assert_eq!(e.kv_bytes_per_token, 78 * 576 * 2 + 2 * (128 + 4), "{name}");
+        let term = e.terms.iter().find(|t| t.name == "KV cache per token").unwrap_or_else(|| panic!("{name}"));
+        assert!(term.formula.contains("key of 128 values on 2 of them"), "{name}: {}", term.formula);
+        assert!(term.formula.contains("(1,284 or 1,152 bytes per layer-token)"), "{name}: {}", term.formula);
     }
     // What is neither, or a list of another length, is said.
     let sparse: Vec<&str> = (0..78).map(|i| if i == 5 { "sparse" } else { "full" }).collect();
