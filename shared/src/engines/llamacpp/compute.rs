@@ -238,17 +238,18 @@ fn dsa_buffer(p: &Plan, o: Options, kv: u64, tokens: u64, mask: u64, part: Part)
 /// The b10505 GLM-5.2 log's CUDA0 (`--n-cpu-moe 54`): 5,124.07 MiB, the
 /// staged expert copy and its activations (2,829 MiB) on 750 of latent mask,
 /// 750 of indexer mask and the 750 MiB hole. Other graphs keep the staged
-/// figure alone (no log has shown their inputs beneath it).
+/// figure alone (no log has shown their inputs beneath it), as does a GPU
+/// that holds no layer (no attention reads a mask there).
 pub(super) fn beneath_staged(p: &Plan, o: Options, ctx: u64, part: Part, staged: u64) -> u64 {
     let crate::arch::AttentionKind::Mla(_) = p.model.arch.text.attention else { return 0 };
-    if super::heads_cached(p, o) || o.fork != super::Fork::Mainline {
+    if super::heads_cached(p, o) || o.fork != super::Fork::Mainline || part.layers == 0 {
         return 0;
     }
     let tokens = o.ubatch().min(ctx);
     let kv = ctx.div_ceil(256).saturating_mul(256);
     let mask = kv.saturating_mul(tokens).saturating_mul(if o.flash_attention == FlashAttention::On { 2 } else { 4 });
     let (_, indexer) = dsa_buffer(p, o, kv, tokens, mask, part);
-    let dsa = cache::dsa_indexer(&p.model.arch, o.build).is_some() && part.layers > 0;
+    let dsa = cache::dsa_indexer(&p.model.arch, o.build).is_some();
     let hole = if dsa && staged > mask { mask } else { 0 };
     mask.saturating_add(indexer).saturating_add(hole)
 }
