@@ -46,7 +46,13 @@
 //!   `[malloc] Unable to allocate N bytes`);
 //! - transformers refusing a bitsandbytes model that `device_map="auto"`
 //!   could not place on the GPUs (`Some modules are dispatched on the CPU or
-//!   the disk`).
+//!   the disk`);
+//! - and no error at all: SGLang's and vLLM's warnings that their KV cache
+//!   was full while serving, so they evicted running requests to recompute
+//!   later (SGLang's `KV cache pool is full. Retract requests.`, vLLM's
+//!   `… is preempted by PreemptionMode.RECOMPUTE mode …` and its stats
+//!   line's `Preemptions: N`). A paste with a real error beside them is
+//!   that error's report.
 //!
 //! The parser is hand-written (the `scan` module has the primitives) because the
 //! `regex` crate would add about 300 KB to the page's wasm bundle.
@@ -127,6 +133,24 @@ pub enum OomKind {
     VllmFreeBelowRequest,
     /// SGLang: the KV pool came out at zero or fewer tokens after the weights.
     SglangNoKvPool,
+    /// SGLang's scheduler found its KV pool full while serving and retracted
+    /// running requests to recompute later (managers/scheduler.py
+    /// `update_running_batch`: `KV cache pool is full. Retract requests.`,
+    /// 0.4.7 – 0.5.23; `Decode out of memory happened.` before, 0.4.6 and
+    /// 0.4.4.post1 read).
+    /// A warning: the server goes on, slower. Its `Testing retraction.` is a
+    /// test mode and not read.
+    SglangKvPoolFull,
+    /// vLLM V0 preempted a sequence group for want of KV cache space
+    /// (core/scheduler.py `_preempt`, 0.6.6: `Sequence group X is
+    /// preempted by PreemptionMode.RECOMPUTE mode because there is not
+    /// enough KV cache space.`, or `.SWAP`). A warning, as above.
+    VllmPreempted,
+    /// vLLM V1's periodic stats line counting preemptions (v1/metrics/
+    /// loggers.py `LoggingStatLogger.log`, 0.34, since vllm#28522: `…,
+    /// Preemptions: N, GPU KV cache usage: X%`, printed only when N > 0). A
+    /// warning, as above.
+    VllmPreemptions,
     /// TGI: its start-up warm-up of the largest prefill batch
     /// (`--max-batch-prefill-tokens`) ran out of memory.
     TgiPrefillWarmup,
@@ -173,6 +197,9 @@ impl OomKind {
             Self::VllmSamplerWarmup => "vLLM: out of memory warming up the sampler at start-up",
             Self::VllmFreeBelowRequest => "vLLM: less free at start-up than gpu_memory_utilization asks for",
             Self::SglangNoKvPool => "SGLang: no memory left for the KV pool at start-up",
+            Self::SglangKvPoolFull => "SGLang: KV pool full, running requests retracted (slower, not a crash)",
+            Self::VllmPreempted => "vLLM: KV cache full, a request preempted (slower, not a crash)",
+            Self::VllmPreemptions => "vLLM: KV cache full, preemptions in its stats (slower, not a crash)",
             Self::TgiPrefillWarmup => "TGI: out of memory warming up the largest prefill batch at start-up",
             Self::TrtllmExecutorMemory => "TensorRT-LLM: a component did not fit while creating the executor",
             Self::OllamaHostMemory => "Ollama: not enough system memory (host RAM) to load the model",
@@ -203,6 +230,12 @@ impl OomReport {
 }
 
 impl OomKind {
+    /// A serving engine's warning that its KV cache was full while it
+    /// served (it evicted requests to recompute later): no error.
+    pub fn is_pool_full(self) -> bool {
+        matches!(self, Self::SglangKvPoolFull | Self::VllmPreempted | Self::VllmPreemptions)
+    }
+
     /// The engine with a plan of its own that alone prints this message.
     pub fn engine(self) -> Option<crate::engines::EngineKind> {
         use crate::engines::EngineKind;
@@ -211,8 +244,10 @@ impl OomKind {
             | Self::VllmKvCacheTooSmall
             | Self::VllmNoCacheBlocks
             | Self::VllmSamplerWarmup
-            | Self::VllmFreeBelowRequest => Some(EngineKind::Vllm),
-            Self::SglangNoKvPool => Some(EngineKind::Sglang),
+            | Self::VllmFreeBelowRequest
+            | Self::VllmPreempted
+            | Self::VllmPreemptions => Some(EngineKind::Vllm),
+            Self::SglangNoKvPool | Self::SglangKvPoolFull => Some(EngineKind::Sglang),
             Self::PytorchLegacy
             | Self::Pytorch
             | Self::PytorchAsync
@@ -506,6 +541,30 @@ pub struct OomReport {
     pub warmup_requests: Option<u64>,
     /// SGLang: `mem_fraction_static` as the error names it, in thousandths.
     pub mem_fraction_static_permille: Option<u64>,
+    /// A full KV cache's warning: the requests it evicted. SGLang:
+    /// `#retracted_reqs` of its last retraction; vLLM V0:
+    /// `total_num_cumulative_preemption`, every preemption since start;
+    /// V1: `Preemptions` of the last stats interval (10 s by default,
+    /// `VLLM_LOG_STATS_INTERVAL`).
+    #[serde(default)]
+    pub preempted_requests: Option<u64>,
+    /// SGLang: the new-token ratio its last retraction set (`#new_token_ratio:
+    /// a -> b`), in thousandths: the share of each running request's
+    /// remaining `max_new_tokens` it keeps free before it admits more.
+    #[serde(default)]
+    pub new_token_ratio_permille: Option<u64>,
+    /// A full KV cache's warning: how full the cache was, in thousandths.
+    /// vLLM's `GPU KV cache usage: X%` (V1's stats line itself, V0's last
+    /// stats line before the warning); SGLang's last `Decode batch` line's
+    /// `token usage` (`full token usage` of a sliding-window model).
+    #[serde(default)]
+    pub kv_cache_usage_permille: Option<u64>,
+    /// SGLang, beside a full pool's warning: what was free on the GPU after
+    /// the weights, the pool and the CUDA graphs at start-up, which its
+    /// activations get (`available_gpu_mem=X GB`, managers/scheduler.py,
+    /// GiB printed as GB).
+    #[serde(default)]
+    pub available_gpu_mem_bytes: Option<u64>,
     /// The error came from a TGI server (its launcher's, router's or
     /// shards' log targets, its launcher or image: `tgi::process`): its
     /// levers are the launcher's flags. Never set with the other two.
@@ -561,6 +620,7 @@ pub fn parse(text: &str) -> OomReport {
     vllm::scan(t, &mut found);
     sglang::scan(t, &mut found);
     ollama::scan(t, &mut found);
+    sglang::pool_full(t, &mut found);
     llama_cpp::scan(t, &mut found);
     mlx::scan(t, &mut found);
     transformers::scan(t, &mut found);
@@ -569,6 +629,13 @@ pub fn parse(text: &str) -> OomReport {
     crate::order::sort_by_key(&mut found, |o| o.start);
     llama_cpp::fold_echoes(&mut found);
     tgi::fold_cause(&mut found);
+    // A full KV cache's warnings are the engine coping, not failing: a real
+    // error in the same paste is what the report describes.
+    let warnings = found.iter().filter(|o| o.report.kind.is_some_and(OomKind::is_pool_full)).count();
+    let beside_error = warnings > 0 && warnings < found.len();
+    if beside_error {
+        found.retain(|o| !o.report.kind.is_some_and(OomKind::is_pool_full));
+    }
 
     let pinned = llama_cpp::pinned_warning(t).map(|(from, to)| pinned_note(&text, from, to));
     let Some(last) = found.len().checked_sub(1) else {
@@ -606,14 +673,25 @@ pub fn parse(text: &str) -> OomReport {
     }
 
     vllm::fill_context(t, start, vllm_process, &mut report);
+    if report.kind == Some(OomKind::SglangKvPoolFull) {
+        sglang::pool_context(t, start, &mut report);
+    }
+    if beside_error {
+        report.notes.push(format!(
+            "The paste also has {warnings} warning(s) that the serving engine's KV cache was full (requests evicted \
+             and recomputed later): they slow serving but crash nothing; this report is the error's."
+        ));
+    }
     let missing = missing_fields(&report);
     if !missing.is_empty() {
         report.notes.push(format!("The message looks cut short or altered: could not read {}.", missing.join(", ")));
     }
     if count > 1 {
-        report
-            .notes
-            .push(format!("Found {count} out-of-memory messages; this report describes the last complete one."));
+        report.notes.push(if report.kind.is_some_and(OomKind::is_pool_full) {
+            format!("Found {count} of these warnings; this report reads the last complete one.")
+        } else {
+            format!("Found {count} out-of-memory messages; this report describes the last complete one.")
+        });
     }
     if chosen != last {
         report.notes.push("The last message is incomplete, so an earlier complete one is reported.".into());
@@ -659,7 +737,7 @@ pub fn parse(text: &str) -> OomReport {
     report.serving = (vllm_process && vllm::serving(t)) || (sglang_process && sglang::serving(t));
     report.serving_phase = (report.serving && sglang_process).then(|| sglang::phase(t)).flatten();
     report.sglang_process = sglang_process;
-    if sglang_process {
+    if sglang_process || report.kind == Some(OomKind::SglangKvPoolFull) {
         // The error's own figure, where it gives one, is what the run asked for.
         report.mem_fraction_static_permille =
             report.mem_fraction_static_permille.or_else(|| sglang::mem_fraction_static(t));
@@ -720,6 +798,9 @@ fn allocation_limit(t: &[u8], kind: Option<OomKind>) -> bool {
             | OomKind::VllmSamplerWarmup
             | OomKind::VllmFreeBelowRequest
             | OomKind::SglangNoKvPool
+            | OomKind::SglangKvPoolFull
+            | OomKind::VllmPreempted
+            | OomKind::VllmPreemptions
             | OomKind::TgiPrefillWarmup
             | OomKind::TrtllmExecutorMemory
             | OomKind::OllamaHostMemory,
@@ -847,6 +928,9 @@ fn missing_fields(r: &OomReport) -> Vec<&'static str> {
         }
         Some(OomKind::TgiPrefillWarmup) => &[("prefill_tokens", r.prefill_tokens.is_some())],
         Some(OomKind::TrtllmExecutorMemory) => &[("trtllm_component", r.trtllm_component.is_some())],
+        Some(OomKind::SglangKvPoolFull | OomKind::VllmPreempted | OomKind::VllmPreemptions) => {
+            &[("preempted_requests", r.preempted_requests.is_some())]
+        }
         Some(
             OomKind::CudaError
             | OomKind::QuantizedOffload

@@ -311,6 +311,13 @@ impl<'a> Cur<'a> {
         self.uint_token().flatten()
     }
 
+    /// Whether the next token is on this line: a figure a truncated line
+    /// left out is not read from the line after it.
+    pub fn on_line(&self) -> bool {
+        let next = skip_ws(self.t, self.pos);
+        !self.t.get(self.pos..next).is_some_and(|gap| gap.contains(&b'\n'))
+    }
+
     /// An unsigned integer that the phrase `then` follows; only the number is
     /// consumed. A number split by a line break is read whole when the phrase
     /// follows the whole: `Process 12` / `345 has`.

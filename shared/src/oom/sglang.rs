@@ -1,4 +1,5 @@
-//! SGLang's start-up failure when its KV pool comes out empty
+//! SGLang's messages about its KV pool: the warning that it is full while
+//! serving ([`pool_full`]), and its start-up failure when it comes out empty
 //! (`python/sglang/srt/model_executor/model_runner.py::init_memory_pool`,
 //! 0.4.3 – 0.4.8; `mem_cache/pool_configurator.py::MemoryPoolConfig` later):
 //!
@@ -53,6 +54,65 @@ pub(super) fn scan(t: &[u8], out: &mut Vec<Occurrence>) {
         let line = scan::line_start(t, start);
         out.push(Occurrence { start: line.max(start.saturating_sub(40)), report: r });
     }
+}
+
+/// SGLang's scheduler finding its KV pool full while it serves
+/// (managers/scheduler.py `update_running_batch`, logged once per
+/// retraction by every TP rank):
+///
+/// ```text
+/// KV cache pool is full. Retract requests. #retracted_reqs: 1, #new_tokens_gained: 646, #new_token_ratio: 0.0980 -> 0.3487
+/// ```
+///
+/// 0.5.10 – 0.5.23 add `#new_tokens_gained` (and `#mamba_num_gained` for a
+/// hybrid model); 0.4.7 – 0.5.5 print `#retracted_reqs` and
+/// `#new_token_ratio` alone; 0.4.6 and before (0.4.4.post1 read) opened
+/// with `Decode out of memory happened.` (the same check,
+/// `batch.check_decode_mem()`). Not its
+/// `Decode out of memory. Try to lower your batch size.`, an allocation
+/// that failed (mem_cache/allocation.py), nor `Testing retraction.`
+/// (`SGLANG_TEST_RETRACT`).
+pub(super) fn pool_full(t: &[u8], out: &mut Vec<Occurrence>) {
+    let mut anchors = scan::find_all(t, "KV cache pool is full. Retract requests.");
+    anchors.extend(scan::find_all(t, "Decode out of memory happened."));
+    crate::order::sort_by_key(&mut anchors, |a| a.0);
+    for (i, &(start, end)) in anchors.iter().enumerate() {
+        // The source line a traceback shows is not the message.
+        if start.checked_sub(1).and_then(|i| t.get(i)).is_some_and(|&b| b == b'"' || b == b'\'') {
+            continue;
+        }
+        // Its figures follow on its line (or a wrapped next one), before the next warning.
+        let limit = anchors.get(i + 1).map_or(t.len(), |a| a.0).min(scan::line_end(t, end, 1));
+        let mut r = OomReport { kind: Some(OomKind::SglangKvPoolFull), ..OomReport::default() };
+        let mut c = Cur::new(t, end);
+        if c.find("#retracted_reqs:", limit.saturating_sub(c.pos)) && c.on_line() {
+            r.preempted_requests = c.uint();
+        }
+        if c.find("#new_token_ratio:", limit.saturating_sub(c.pos)) && c.on_line() {
+            c.fraction_permille();
+            if c.lit("->") && c.on_line() {
+                r.new_token_ratio_permille = c.fraction_permille().filter(|&p| p <= 1000);
+            }
+        }
+        out.push(Occurrence { start, report: r });
+    }
+}
+
+/// What the paste says around the full pool's last warning (at `at`): the
+/// last `Decode batch` line's token usage before it (`full token usage`
+/// where a sliding-window model logs both pools), and `available_gpu_mem`
+/// of the start-up line (managers/scheduler.py, `f"...={free:.2f} GB"` of
+/// `get_available_gpu_memory`, bytes / 2^30).
+pub(super) fn pool_context(t: &[u8], at: usize, r: &mut OomReport) {
+    if let Some((batch, _)) = scan::find_last(t, at, "Decode batch") {
+        let line = scan::line_end(t, batch, 0);
+        let usage =
+            scan::find(t, batch, line, "full token usage:").or_else(|| scan::find(t, batch, line, "token usage:"));
+        if let Some((_, end)) = usage {
+            r.kv_cache_usage_permille = Cur::new(t, end).fraction_permille().filter(|&p| p <= 1000);
+        }
+    }
+    r.available_gpu_mem_bytes = scan::last_of(t, &["available_gpu_mem="], |c| c.binary_size());
 }
 
 /// `mem_fraction_static` where SGLang or its launcher names it: the last of

@@ -1,6 +1,7 @@
 //! vLLM's start-up errors about the KV cache (`vllm/engine/llm_engine.py`,
 //! `vllm/v1/core/kv_cache_utils.py`), its sampler warm-up failure
 //! (`vllm/v1/worker/gpu_model_runner.py::_dummy_sampler_run`, 0.8 – 0.21 at least),
+//! its warnings that the KV cache was full while serving ([`preemptions`]),
 //! and the `INFO` lines before them that carry the figures the errors leave
 //! out.
 //!
@@ -75,6 +76,65 @@ pub(super) fn scan(t: &[u8], out: &mut Vec<Occurrence>) {
             report.warmup_requests = c.uint_before("dummy").flatten();
         }
         out.push(Occurrence { start, report });
+    }
+    preemptions(t, out);
+}
+
+/// vLLM's warnings that its KV cache was full while serving, so it evicted
+/// running requests to recompute (or swap back) later:
+///
+/// - V0's scheduler (core/scheduler.py `_preempt`, 0.6.6; every 50th
+///   preemption): `Sequence group 221 is preempted by
+///   PreemptionMode.RECOMPUTE mode because there is not enough KV cache
+///   space. This can affect the end-to-end performance. Increase
+///   gpu_memory_utilization or tensor_parallel_size to provide more KV
+///   cache memory. total_num_cumulative_preemption=101` (`PreemptionMode.SWAP`
+///   for a request of several sequences; `total_cumulative_preemption_cnt=`
+///   in the docs' example, docs/configuration/optimization.md);
+/// - V1's stats line (v1/metrics/loggers.py `LoggingStatLogger.log`,
+///   0.34, since vllm#28522): `Running: %d reqs, Waiting: %d reqs, …, Preemptions: %d, %s KV
+///   cache usage: %.1f%%`, its preemptions since the last line, printed
+///   only when there were some.
+fn preemptions(t: &[u8], out: &mut Vec<Occurrence>) {
+    for (start, end) in scan::find_all(t, "is preempted by") {
+        let mut c = Cur::new(t, end);
+        let swap = c.lit("PreemptionMode.SWAP");
+        if (!swap && !c.lit("PreemptionMode.RECOMPUTE")) || !c.find("not enough KV cache space", 40) {
+            continue;
+        }
+        let mut report = OomReport { kind: Some(OomKind::VllmPreempted), ..OomReport::default() };
+        for key in ["total_num_cumulative_preemption=", "total_cumulative_preemption_cnt="] {
+            let mut k = c;
+            if k.find(key, WINDOW) && k.on_line() {
+                report.preempted_requests = k.uint();
+                break;
+            }
+        }
+        if swap {
+            report.notes.push(
+                "vLLM swapped the request out to CPU memory (PreemptionMode.SWAP: a request of several sequences, \
+                 n > 1 or beam search) rather than recomputing it: the same full cache, and CPU swap space used."
+                    .into(),
+            );
+        }
+        let line = scan::line_start(t, start).max(start.saturating_sub(200));
+        let from = scan::find(t, line, start, "Sequence group").map_or(start, |(s, _)| s);
+        out.push(Occurrence { start: from, report });
+    }
+    for (start, end) in scan::find_all(t, "Preemptions:") {
+        let mut c = Cur::new(t, end);
+        let Some(n) = c.on_line().then(|| c.uint()).flatten().filter(|&n| n > 0) else { continue };
+        // The stats line's own counts come first: prose about preemptions is not it.
+        let line = scan::line_start(t, start).max(start.saturating_sub(400));
+        if scan::find(t, line, start, "reqs,").is_none() {
+            continue;
+        }
+        let mut report =
+            OomReport { kind: Some(OomKind::VllmPreemptions), preempted_requests: Some(n), ..OomReport::default() };
+        if c.lit(",") && c.find("KV cache usage:", 16) && c.on_line() {
+            report.kv_cache_usage_permille = c.fraction_permille().map(|p| p / 100).filter(|&p| p <= 1000);
+        }
+        out.push(Occurrence { start: line, report });
     }
 }
 
@@ -152,6 +212,8 @@ pub(super) fn fill_context(t: &[u8], error_start: usize, in_vllm: bool, r: &mut 
                 | OomKind::VllmKvCacheTooSmall
                 | OomKind::VllmNoCacheBlocks
                 | OomKind::VllmSamplerWarmup
+                | OomKind::VllmPreempted
+                | OomKind::VllmPreemptions
         )
     );
     if !is_vllm && !in_vllm {
@@ -203,6 +265,13 @@ pub(super) fn fill_context(t: &[u8], error_start: usize, in_vllm: bool, r: &mut 
     }
     if !is_vllm {
         return;
+    }
+    // V0's stats line before its preemption warning (engine/metrics.py,
+    // 0.6.6: `…, GPU KV cache usage: %.1f%%, CPU KV cache usage: %.1f%%.`).
+    if r.kind == Some(OomKind::VllmPreempted)
+        && let Some((_, end)) = scan::find_last(t, error_start, "GPU KV cache usage:")
+    {
+        r.kv_cache_usage_permille = Cur::new(t, end).fraction_permille().map(|p| p / 100).filter(|&p| p <= 1000);
     }
     r.weights_bytes = ["Model loading took", "Loading model weights took", "model weights take"]
         .into_iter()

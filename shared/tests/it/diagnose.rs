@@ -258,6 +258,12 @@ fn error_only_cases() -> Vec<(&'static str, Option<CauseId>)> {
         ("135-sglang-overlap-thread-cuda-error-serving-a100.txt", Some(Activations)),
         // SGLang's prefill under 73's figures: the chunk's activations beside the pool, not a cache that grew.
         ("136-sglang-055-prefill-forward-extend-built-from-source.txt", Some(Activations)),
+        // No error: SGLang's and vLLM's warnings that their KV cache was full
+        // while serving, so they evicted requests to recompute later.
+        ("137-sglang-044-decode-oom-happened-retract-tp16.txt", Some(KvPoolFull)),
+        ("138-sglang-0518-kv-pool-full-retract-qwen3-4b-4090.txt", Some(KvPoolFull)),
+        ("139-vllm-v0-preempted-recompute-limo.txt", Some(KvPoolFull)),
+        ("140-vllm-v0-preempted-swap-n2-stats.txt", Some(KvPoolFull)),
     ]
 }
 
@@ -2055,4 +2061,117 @@ fn llama_metal_command_buffer_oom_gets_llama_levers_for_a_mac() {
         assert!(codes.iter().any(|c| c.contains(lever)), "{lever}: {codes:?}");
     }
     assert!(!codes.iter().any(|c| c.contains("llama-server")), "{codes:?}");
+}
+
+/// The codes of `d`'s fixes with `id`.
+fn codes_of(d: &Diagnosis, id: FixId) -> Vec<&str> {
+    d.fixes.iter().filter(|f| f.id == id).map(|f| f.code.as_str()).collect()
+}
+
+/// SGLang's full pool is no crash: its own cause, the tuning guide's levers
+/// in its order, and a higher --mem-fraction-static only where the start-up
+/// line left more than the guide's 5 – 8 GB outside the pool.
+#[test]
+fn a_full_sglang_pool_is_no_crash_and_gets_its_guides_levers() {
+    let ctx = DiagnoseContext::error_only();
+    let file = "138-sglang-0518-kv-pool-full-retract-qwen3-4b-4090.txt";
+    let d = diagnose(file, &ctx);
+    invariants(&d).unwrap_or_else(|e| panic!("{e}"));
+    let top = &d.causes[0];
+    assert_eq!(top.id, CauseId::KvPoolFull, "{:?}", d.causes);
+    for words in ["full 7 times", "token usage 1.0", "mem_fraction_static 0.85", "retracts some", "not a crash"] {
+        assert!(top.evidence[0].contains(words), "{words}: {:?}", top.evidence);
+    }
+    assert_eq!(d.fixes[0].id, FixId::Concurrency, "{:?}", d.fixes);
+    assert!(d.fixes[0].code.contains("--schedule-conservativeness 1.3"), "{}", d.fixes[0].code);
+    // 1.91 GiB outside the pool: a bigger pool would risk a real OOM.
+    assert!(codes_of(&d, FixId::MemFractionStatic).is_empty(), "{:?}", d.fixes);
+    assert!(d.notes.iter().any(|n| n.contains("only 1.91 GiB outside its pool")), "{:?}", d.notes);
+    assert_eq!(d.needs.len(), 1, "only the plan: {:?}", d.needs);
+    // 12 GB outside it: the fraction the run named, up by the guide's 0.01.
+    let roomy = read(file).replace("available_gpu_mem=1.91 GB", "available_gpu_mem=12.00 GB");
+    let d = oom::diagnose(&oom::parse(&roomy), &ctx);
+    assert_eq!(
+        codes_of(&d, FixId::MemFractionStatic),
+        ["python -m sglang.launch_server ... --mem-fraction-static 0.86   # now 0.85"]
+    );
+    let fix = d.fixes.iter().find(|f| f.id == FixId::MemFractionStatic).expect("the fraction's fix");
+    assert!(fix.title.contains("12.00 GiB was left outside") && fix.title.contains("real OOM"), "{}", fix.title);
+    // SGLang 0.4's wording, no start-up line: the step without a figure.
+    let d = diagnose("137-sglang-044-decode-oom-happened-retract-tp16.txt", &ctx);
+    assert_eq!(d.causes[0].id, CauseId::KvPoolFull);
+    assert!(d.causes[0].evidence[0].contains("full 11 times"), "{:?}", d.causes[0].evidence);
+    assert_eq!(
+        codes_of(&d, FixId::MemFractionStatic),
+        ["python -m sglang.launch_server ... --mem-fraction-static <now + 0.01>"]
+    );
+    // A plan's own verdict does not outrank what the warning says.
+    let model = preset("qwen3-8b");
+    let plan = Scenario {
+        engine: EngineKind::Sglang.with_defaults(),
+        concurrency: 256,
+        max_new_tokens: 8192,
+        ..Scenario::default()
+    };
+    let d = diagnose(file, &DiagnoseContext::error_only().with_plan(&model, &plan));
+    assert_eq!(d.causes[0].id, CauseId::KvPoolFull, "{:?}", d.causes);
+}
+
+/// vLLM's preemptions are no crash either: its docs' first lever is a
+/// higher --gpu-memory-utilization, a step above the one that ran and
+/// never past 0.95.
+#[test]
+fn vllm_preemption_is_no_crash_and_raises_the_utilization_that_ran() {
+    let ctx = DiagnoseContext::error_only();
+    let file = "139-vllm-v0-preempted-recompute-limo.txt";
+    let d = diagnose(file, &ctx);
+    invariants(&d).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(d.causes[0].id, CauseId::KvPoolFull, "{:?}", d.causes);
+    assert!(d.causes[0].evidence[0].contains("101 since it started"), "{:?}", d.causes[0].evidence);
+    assert_eq!(d.fixes[0].id, FixId::GpuMemoryUtilization, "{:?}", d.fixes);
+    assert!(d.fixes[0].code.contains("--gpu-memory-utilization <now + 0.05>") && d.fixes[0].title.contains("real OOM"));
+    let order: Vec<FixId> = d.fixes.iter().map(|f| f.id).collect();
+    assert_eq!(
+        order,
+        [FixId::GpuMemoryUtilization, FixId::MaxNumSeqs, FixId::MoreGpus, FixId::KvCacheDtype, FixId::MaxModelLen]
+    );
+    let ran = |u: &str| {
+        oom::diagnose(&oom::parse(&format!("vllm serve m --gpu-memory-utilization {u}\n{}", read(file))), &ctx)
+    };
+    let d = ran("0.9");
+    assert_eq!(
+        d.fixes[0].code,
+        "vllm serve ... --gpu-memory-utilization 0.95   # now 0.9 (as the paste names it); only if nothing else uses the GPU"
+    );
+    let d = ran("0.95");
+    assert!(codes_of(&d, FixId::GpuMemoryUtilization).is_empty(), "{:?}", d.fixes);
+    assert!(d.notes.iter().any(|n| n.contains("already 0.95")), "{:?}", d.notes);
+    // V0 swapping, and V1's stats line with the cache's fill.
+    let d = diagnose("140-vllm-v0-preempted-swap-n2-stats.txt", &ctx);
+    assert!(d.causes[0].evidence[0].contains("151 since it started, GPU KV cache 99.2 % full"), "{:?}", d.causes);
+    let v1 = "(APIServer pid=1) INFO 05-12 08:01:49 [loggers.py:271] Engine 000: Avg prompt throughput: 0.0 tokens/s, \
+              Avg generation throughput: 7.2 tokens/s, Running: 64 reqs, Waiting: 12 reqs, Preemptions: 3, GPU KV \
+              cache usage: 99.8%, Prefix cache hit rate: 0.0%";
+    let d = oom::diagnose(&oom::parse(v1), &ctx);
+    assert_eq!(d.causes[0].id, CauseId::KvPoolFull);
+    assert!(
+        d.causes[0].evidence[0].contains("3 in its last stats interval, GPU KV cache 99.8 % full"),
+        "{:?}",
+        d.causes
+    );
+}
+
+/// A real out-of-memory error beside full-pool warnings is diagnosed as
+/// that error: the warnings slow serving, they do not crash it.
+#[test]
+fn an_oom_beside_full_pool_warnings_is_diagnosed_as_the_oom() {
+    let text = format!(
+        "{}\n{}",
+        read("138-sglang-0518-kv-pool-full-retract-qwen3-4b-4090.txt"),
+        read("136-sglang-055-prefill-forward-extend-built-from-source.txt")
+    );
+    let d = oom::diagnose(&oom::parse(&text), &DiagnoseContext::error_only());
+    invariants(&d).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(d.causes[0].id, CauseId::Activations, "{:?}", d.causes);
+    assert!(!d.causes.iter().any(|c| c.id == CauseId::KvPoolFull), "{:?}", d.causes);
 }

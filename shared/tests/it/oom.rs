@@ -1155,6 +1155,39 @@ fn cases() -> Vec<(&'static str, Value)> {
                 "serving_phase": "prefill", "occurrences": 1, "gpus_seen": [0]
             }),
         ),
+        (
+            // SGLang 0.4's wording of a full pool, logged by each of 16 TP
+            // ranks: a warning, not an error; the last one's figures.
+            "137-sglang-044-decode-oom-happened-retract-tp16.txt",
+            json!({
+                "kind": "sglang_kv_pool_full", "preempted_requests": 1, "new_token_ratio_permille": 192,
+                "sglang_process": true, "occurrences": 11, "notes": ["Found 11 of these warnings"]
+            }),
+        ),
+        (
+            // SGLang 0.5.18's wording, with the start-up lines: the fraction
+            // of server_args, the last decode batch's token usage (1.00) and
+            // the 1.91 GB left outside the pool (round(1.91 × 2^30)).
+            "138-sglang-0518-kv-pool-full-retract-qwen3-4b-4090.txt",
+            json!({
+                "kind": "sglang_kv_pool_full", "preempted_requests": 1, "new_token_ratio_permille": 386,
+                "kv_cache_usage_permille": 1000, "available_gpu_mem_bytes": 2050846884_u64,
+                "mem_fraction_static_permille": 850, "sglang_process": true, "occurrences": 7
+            }),
+        ),
+        (
+            // vLLM V0's warning alone: 101 preemptions so far.
+            "139-vllm-v0-preempted-recompute-limo.txt",
+            json!({"kind": "vllm_preempted", "preempted_requests": 101, "occurrences": 1}),
+        ),
+        (
+            // V0 swapping (n >= 2), its stats line before the warning at 99.2 %.
+            "140-vllm-v0-preempted-swap-n2-stats.txt",
+            json!({
+                "kind": "vllm_preempted", "preempted_requests": 151, "kv_cache_usage_permille": 992,
+                "occurrences": 1, "notes": ["PreemptionMode.SWAP"]
+            }),
+        ),
     ]
 }
 
@@ -1261,6 +1294,89 @@ fn sglang_serving_is_told_by_its_batch_frames_and_start_up_is_not() {
         ),
     ]));
     assert!(recapture.graph_capture && !recapture.serving && recapture.serving_phase.is_none(), "{recapture:?}");
+}
+
+/// A serving engine's warning that its KV cache was full (it evicted
+/// running requests to recompute later) is read in each engine's and
+/// release's wording; a stats line without preemptions, prose, SGLang's
+/// test mode and a source line quoted in a traceback are not it.
+#[test]
+fn full_kv_cache_warnings_are_read_in_each_wording() {
+    use shared::oom::OomKind;
+    // SGLang 0.4.7 – 0.5.5, as its tuning guide quotes it; 0.5.23 with a hybrid's mamba slots.
+    let r = oom::parse(
+        "[2025-08-11 17:17:03 TP0] KV cache pool is full. Retract requests. #retracted_reqs: 1, #new_token_ratio: \
+         0.9998 -> 1.0000",
+    );
+    let read = (r.kind, r.preempted_requests, r.new_token_ratio_permille, r.sglang_process);
+    assert_eq!(read, (Some(OomKind::SglangKvPoolFull), Some(1), Some(1000), true));
+    let r = oom::parse(
+        "KV cache pool is full. Retract requests. #retracted_reqs: 3, #new_tokens_gained: 2048, #mamba_num_gained: 3, \
+         #new_token_ratio: 0.5000 -> 0.7000",
+    );
+    assert_eq!((r.preempted_requests, r.new_token_ratio_permille), (Some(3), Some(700)));
+    // vLLM V1's stats line (v1/metrics/loggers.py, 0.34's format string).
+    let line = "(APIServer pid=1) INFO 05-12 08:01:49 [loggers.py:271] Engine 000: Avg prompt throughput: 0.0 tokens/s, \
+                Avg generation throughput: 7.2 tokens/s, Running: 64 reqs, Waiting: 12 reqs, Preemptions: 3, GPU KV \
+                cache usage: 99.8%, Prefix cache hit rate: 0.0%";
+    let r = oom::parse(line);
+    let read = (r.kind, r.preempted_requests, r.kv_cache_usage_permille, r.vllm_process);
+    assert_eq!(read, (Some(OomKind::VllmPreemptions), Some(3), Some(998), true));
+    // V0's warning as vLLM's docs quote it (docs/configuration/optimization.md).
+    let r = oom::parse(
+        "WARNING 05-09 00:49:33 scheduler.py:1057 Sequence group 0 is preempted by PreemptionMode.RECOMPUTE mode \
+         because there is not enough KV cache space. This can affect the end-to-end performance. Increase \
+         gpu_memory_utilization or tensor_parallel_size to provide more KV cache memory. \
+         total_cumulative_preemption_cnt=1",
+    );
+    assert_eq!((r.kind, r.preempted_requests), (Some(OomKind::VllmPreempted), Some(1)));
+    for text in [
+        &line.replace("Preemptions: 3", "Preemptions: 0")[..],
+        "We saw Preemptions: 3 on the dashboard yesterday",
+        "[2025-08-11 17:17:03 TP0] Testing retraction. #retracted_reqs: 1, #new_tokens_gained: 20",
+        "    msg_prefix = (\n        \"KV cache pool is full. Retract requests. \"",
+    ] {
+        assert_eq!(oom::parse(text).kind, None, "{text}");
+    }
+}
+
+/// A warning cut before its figures, or garbage where they stand, is
+/// still the warning, with no figure (never the next line's number) and
+/// a note saying what could not be read.
+#[test]
+fn a_full_kv_cache_warning_cut_short_gives_no_figure() {
+    use shared::oom::OomKind;
+    for text in [
+        "KV cache pool is full. Retract requests. #retracted_reqs: ",
+        "KV cache pool is full. Retract requests. #retracted_reqs:\n2025-03-07 21:49:33 the next line",
+        "KV cache pool is full. Retract requests. #retracted_reqs: many, #new_token_ratio: x -> y",
+        "Sequence group 3 is preempted by PreemptionMode.RECOMPUTE mode because there is not enough KV cache space. \
+         total_num_cumulative_preemption=",
+    ] {
+        assert_invariants(text).unwrap_or_else(|e| panic!("{text:?}: {e}"));
+        let r = oom::parse(text);
+        assert!(r.kind.is_some_and(OomKind::is_pool_full), "{text}");
+        let figures = (r.preempted_requests, r.new_token_ratio_permille, r.kv_cache_usage_permille);
+        assert_eq!(figures, (None, None, None), "{text}");
+        assert!(r.notes.iter().any(|n| n.contains("could not read preempted_requests")), "{text}: {:?}", r.notes);
+    }
+    // The corpus's own cut line: the count is there, the ratio is not.
+    let r = oom::parse("Decode out of memory happened. #retracted_reqs: 1, #new_token_ratio: 0.1207 ->");
+    assert_eq!((r.preempted_requests, r.new_token_ratio_permille), (Some(1), None));
+}
+
+/// A paste with a real out-of-memory error beside the warnings is that
+/// error's report, whichever comes first; the warnings are named in a note.
+#[test]
+fn an_oom_beside_full_kv_cache_warnings_is_the_report() {
+    let warnings = read("138-sglang-0518-kv-pool-full-retract-qwen3-4b-4090.txt");
+    let oom_text = read("136-sglang-055-prefill-forward-extend-built-from-source.txt");
+    for text in [format!("{warnings}\n{oom_text}"), format!("{oom_text}\n{warnings}")] {
+        let r = oom::parse(&text);
+        assert_eq!(r.kind, Some(shared::oom::OomKind::Pytorch));
+        assert_eq!((r.requested_bytes, r.occurrences, r.preempted_requests), (Some(2_147_483_648), 1, None));
+        assert!(r.notes.iter().any(|n| n.contains("also has 7 warning(s)")), "{:?}", r.notes);
+    }
 }
 
 #[test]
@@ -1497,6 +1613,21 @@ const VOCABULARY: &[&str] = &[
     "max allowed: ",
     " on private pool. ",
     " on shared pool",
+    // Serving engines' warnings that their KV cache was full.
+    "KV cache pool is full. Retract requests. ",
+    "Decode out of memory happened. ",
+    "#retracted_reqs: ",
+    "#new_token_ratio: ",
+    " -> ",
+    "Decode batch, ",
+    "token usage: ",
+    "available_gpu_mem=",
+    "is preempted by PreemptionMode.SWAP mode because there is not enough KV cache space. ",
+    "total_num_cumulative_preemption=",
+    "Running: 4 reqs, ",
+    "Preemptions: ",
+    "GPU KV cache usage: ",
+    "%",
 ];
 
 fn vocabulary_text() -> impl Strategy<Value = String> {

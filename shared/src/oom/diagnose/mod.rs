@@ -152,6 +152,10 @@ pub enum CauseId {
     /// CUDA graphs captured at start-up found no room: the engine sized its
     /// cache first and captures them in what its budget left.
     GraphCapture,
+    /// A serving engine's KV cache, allocated whole at start-up, holds fewer
+    /// tokens than the requests running at once need: it evicts some and
+    /// recomputes them later. Slower serving, no error.
+    KvPoolFull,
 }
 
 impl CauseId {
@@ -168,6 +172,7 @@ impl CauseId {
         Self::AllocationLimit,
         Self::MisSizedBuffer,
         Self::GraphCapture,
+        Self::KvPoolFull,
     ];
 
     pub fn id(self) -> &'static str {
@@ -184,6 +189,7 @@ impl CauseId {
             Self::AllocationLimit => "allocation_limit",
             Self::MisSizedBuffer => "mis_sized_buffer",
             Self::GraphCapture => "graph_capture",
+            Self::KvPoolFull => "kv_pool_full",
         }
     }
 
@@ -203,6 +209,7 @@ impl CauseId {
             Self::AllocationLimit => "One allocation is over a limit on single buffers, not over the GPU's memory",
             Self::MisSizedBuffer => "One buffer is larger than any GPU: a mis-sized compute graph, not a full GPU",
             Self::GraphCapture => "Capturing CUDA graphs at start-up found no room beside the model and its cache",
+            Self::KvPoolFull => "The KV cache allocated at start-up is too small for the requests running at once",
         }
     }
 
@@ -210,7 +217,7 @@ impl CauseId {
     pub fn step(self) -> ChecklistStep {
         match self {
             Self::WeightsTooLarge | Self::TooLargeOverall | Self::HostMemory => ChecklistStep::Precision,
-            Self::KvCacheGrowth | Self::Activations | Self::MisSizedBuffer | Self::GraphCapture => {
+            Self::KvCacheGrowth | Self::Activations | Self::MisSizedBuffer | Self::GraphCapture | Self::KvPoolFull => {
                 ChecklistStep::Growth
             }
             Self::GpuImbalance => ChecklistStep::Balance,
@@ -453,9 +460,12 @@ fn needs(f: &Facts) -> Vec<String> {
                 .into(),
         );
     }
-    // The GPU's figures do not bear on a check of the host's RAM, nor on a
-    // limit on one buffer.
-    if matches!(f.r.kind, Some(OomKind::OllamaHostMemory | OomKind::PytorchMpsBufferSize | OomKind::MlxBufferSize)) {
+    // The GPU's figures do not bear on a check of the host's RAM, on a
+    // limit on one buffer, nor on a full KV cache (its size is the engine's
+    // setting, and nothing failed).
+    if matches!(f.r.kind, Some(OomKind::OllamaHostMemory | OomKind::PytorchMpsBufferSize | OomKind::MlxBufferSize))
+        || f.r.kind.is_some_and(OomKind::is_pool_full)
+    {
         return out;
     }
     if f.r.kind == Some(OomKind::QuantizedOffload) {

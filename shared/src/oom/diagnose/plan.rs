@@ -339,6 +339,9 @@ fn plan_fits(f: &Facts, b: &mut Board, e: &Estimate, s: &Scenario, need: u64, ca
         // The paste ran out all the same: said, so "fits" never reads as a
         // verdict on the run that failed.
         let yet = match (f.r.kind, f.requested) {
+            (Some(k), _) if k.is_pool_full() => " The run in the paste filled its KV cache all the same: more or \
+                                                 longer requests ran at once than the plan has."
+                .to_owned(),
             // A spare smaller than the one request that failed: the plan is
             // within that request of the GPU's edge, where its own error lies.
             (Some(_), Some(q)) if q > spare => format!(

@@ -27,6 +27,9 @@ pub(crate) fn several_gpus(f: &Facts, b: &mut Board) {
             | OomKind::VllmSamplerWarmup
             | OomKind::VllmFreeBelowRequest
             | OomKind::SglangNoKvPool
+            | OomKind::SglangKvPoolFull
+            | OomKind::VllmPreempted
+            | OomKind::VllmPreemptions
             | OomKind::TgiPrefillWarmup
             | OomKind::TrtllmExecutorMemory
             | OomKind::OllamaHostMemory
@@ -75,6 +78,9 @@ pub(crate) fn several_gpus(f: &Facts, b: &mut Board) {
             | OomKind::VllmSamplerWarmup
             | OomKind::VllmFreeBelowRequest
             | OomKind::SglangNoKvPool
+            | OomKind::SglangKvPoolFull
+            | OomKind::VllmPreempted
+            | OomKind::VllmPreemptions
             | OomKind::TgiPrefillWarmup
             | OomKind::TrtllmExecutorMemory
             | OomKind::OllamaHostMemory

@@ -28,11 +28,14 @@ use mlx::{mlx_buffer_size, mlx_out_of_memory};
 use mps::{mps, mps_buffer_size};
 use ollama::ollama_host_memory;
 use pytorch::pytorch_workload;
-use sglang::sglang_no_kv_pool;
+use sglang::{sglang_no_kv_pool, sglang_pool_full};
 use tgi::tgi_prefill_warmup;
 use transformers::quantized_offload;
 use trtllm::trtllm_executor_memory;
-use vllm::{vllm_free_below_request, vllm_kv_too_small, vllm_max_seq_len, vllm_no_cache_blocks, vllm_sampler_warmup};
+use vllm::{
+    vllm_free_below_request, vllm_kv_too_small, vllm_max_seq_len, vllm_no_cache_blocks, vllm_preemption,
+    vllm_sampler_warmup,
+};
 
 /// Steps 1–3 from the error alone: what this process's own memory is made of.
 pub(super) fn from_the_error(f: &Facts, b: &mut Board) {
@@ -95,6 +98,8 @@ pub(super) fn from_the_error(f: &Facts, b: &mut Board) {
         Some(OomKind::VllmSamplerWarmup) => vllm_sampler_warmup(f, b),
         Some(OomKind::VllmFreeBelowRequest) => vllm_free_below_request(f, b),
         Some(OomKind::SglangNoKvPool) => sglang_no_kv_pool(f, b),
+        Some(OomKind::SglangKvPoolFull) => sglang_pool_full(f, b),
+        Some(OomKind::VllmPreempted | OomKind::VllmPreemptions) => vllm_preemption(f, b),
         Some(OomKind::TgiPrefillWarmup) => tgi_prefill_warmup(f, b),
         Some(OomKind::TrtllmExecutorMemory) => trtllm_executor_memory(f, b),
         Some(OomKind::OllamaHostMemory) => ollama_host_memory(f, b),

@@ -1,4 +1,4 @@
-//! SGLang's empty KV pool at start-up.
+//! SGLang's KV pool: empty at start-up, or full while serving.
 
 use crate::fixes::GivesUp;
 use crate::oom::diagnose::board::{Board, fix};
@@ -157,4 +157,128 @@ pub(super) fn sglang_no_kv_pool(f: &Facts, b: &mut Board) {
         None,
         format!("python -m sglang.launch_server ... --tp-size {}", f.plan_tp * 2),
     ));
+}
+
+/// SGLang's tuning guide (docs/advanced_features/hyperparameter_tuning.md,
+/// "Tune `--mem-fraction-static`"): `available_gpu_mem` of the start-up
+/// line is what activations and CUDA graphs get; 5 – 8 GB is good, more is
+/// room to raise `--mem-fraction-static` "in increments of 0.01", less
+/// risks OOM errors. SGLang prints GiB as GB (`get_available_gpu_memory`).
+const GUIDE_LEAST_OUTSIDE_POOL: u64 = 5 * crate::units::GIB;
+const GUIDE_MOST_OUTSIDE_POOL: u64 = 8 * crate::units::GIB;
+const GUIDE_STEP_PERMILLE: u64 = 10;
+
+/// SGLang found its KV pool full while serving and retracted running
+/// requests ([`crate::oom::OomKind::SglangKvPoolFull`]): the pool
+/// `init_memory_pool` allocated once at start-up holds fewer tokens than
+/// the requests running at once need. It recomputes them later: slower
+/// serving, no error. The levers in the order of SGLang's tuning guide
+/// (hyperparameter_tuning.md, sglang 0.5.x): frequent retractions first
+/// ask for a higher `--schedule-conservativeness` ("1.3"; about one a
+/// minute is fine), then a bigger pool (`--mem-fraction-static`, while
+/// 5 – 8 GB stay outside it), fewer `--max-running-requests`, a higher
+/// `--tp-size`; then an fp8 cache (quantized_kv_cache.md: `fp8_e4m3`
+/// recommended), which the guide leaves out.
+pub(super) fn sglang_pool_full(f: &Facts, b: &mut Board) {
+    let r = f.r;
+    let times = if r.occurrences > 1 { format!(" {} times", r.occurrences) } else { String::new() };
+    let mut last = Vec::new();
+    if let Some(n) = r.preempted_requests {
+        last.push(format!("{n} retracted"));
+    }
+    if let Some(u) = r.kv_cache_usage_permille {
+        last.push(format!("token usage {}", text::fraction(u)));
+    }
+    if let Some(q) = r.new_token_ratio_permille {
+        last.push(format!("new-token ratio now {}, so it admits fewer", text::fraction(q)));
+    }
+    let last = if last.is_empty() { String::new() } else { format!(" (last: {})", last.join(", ")) };
+    let share = r
+        .mem_fraction_static_permille
+        .map_or(String::new(), |p| format!(" (within mem_fraction_static {})", text::fraction(p)));
+    // Above a plan's own verdict (90): the warning itself says what filled up.
+    b.add(
+        CauseId::KvPoolFull,
+        95,
+        format!(
+            "SGLang found its KV pool full{times}{last}: the pool it allocated once at start-up{share} holds fewer \
+             tokens than the requests running at once need, so it retracts some and recomputes them later; slower, \
+             not a crash"
+        ),
+    );
+    b.fix(fix(
+        FixId::Concurrency,
+        CauseId::KvPoolFull,
+        "Admit new requests more cautiously, as SGLang's tuning guide says for frequent retractions (about one a \
+         minute is fine)"
+            .into(),
+        GivesUp::Length,
+        None,
+        "python -m sglang.launch_server ... --schedule-conservativeness 1.3   # 1.0 by default".into(),
+    ));
+    let outside = r.available_gpu_mem_bytes;
+    match (r.mem_fraction_static_permille, outside) {
+        (_, Some(a)) if a < GUIDE_LEAST_OUTSIDE_POOL => b.notes.push(format!(
+            "SGLang left only {} outside its pool at start-up (available_gpu_mem), under the 5 – 8 GB its guide keeps \
+             for activations: a higher --mem-fraction-static would risk a real OOM.",
+            text::gib(a)
+        )),
+        (Some(p), _) if p >= HIGHEST_FRACTION_PERMILLE => b.notes.push(format!(
+            "mem_fraction_static is already {}: raising it further leaves almost nothing for activations.",
+            text::fraction(p)
+        )),
+        (fraction, _) => b.fix(fix(
+            FixId::MemFractionStatic,
+            CauseId::KvPoolFull,
+            format!(
+                "Give the pool more of the GPU: a higher --mem-fraction-static, 0.01 at a time{}. The risk: less \
+                 room for activations and CUDA graphs, and too little is a real OOM",
+                match outside {
+                    Some(a) if a > GUIDE_MOST_OUTSIDE_POOL => format!(
+                        " ({} was left outside the pool at start-up, more than the 8 GB SGLang's guide keeps)",
+                        text::gib(a)
+                    ),
+                    Some(_) | None => " while 5 – 8 GB stay outside it (available_gpu_mem at start-up)".into(),
+                }
+            ),
+            GivesUp::Nothing,
+            None,
+            match fraction {
+                Some(p) => format!(
+                    "python -m sglang.launch_server ... --mem-fraction-static {}   # now {}",
+                    text::fraction((p + GUIDE_STEP_PERMILLE).min(HIGHEST_FRACTION_PERMILLE)),
+                    text::fraction(p)
+                ),
+                None => "python -m sglang.launch_server ... --mem-fraction-static <now + 0.01>".into(),
+            },
+        )),
+    }
+    b.fix(fix(
+        FixId::MaxNumSeqs,
+        CauseId::KvPoolFull,
+        "Run fewer requests at once, so their KV fits the pool".into(),
+        GivesUp::Length,
+        None,
+        "python -m sglang.launch_server ... --max-running-requests <fewer than now>".into(),
+    ));
+    b.fix(fix(
+        FixId::MoreGpus,
+        CauseId::KvPoolFull,
+        "Shard the weights over more GPUs, so each keeps more memory for the pool".into(),
+        GivesUp::Money,
+        None,
+        format!("python -m sglang.launch_server ... --tp-size {}", f.plan_tp * 2),
+    ));
+    if f.plan_kv
+        .is_none_or(|k| matches!(k, crate::kv::KvDtype::F32 | crate::kv::KvDtype::F16 | crate::kv::KvDtype::Bf16))
+    {
+        b.fix(fix(
+            FixId::KvCacheDtype,
+            CauseId::KvPoolFull,
+            "Store the KV cache in fp8 (half of a 16-bit cache, twice the tokens)".into(),
+            GivesUp::CachePrecision,
+            None,
+            "python -m sglang.launch_server ... --kv-cache-dtype fp8_e4m3".into(),
+        ));
+    }
 }

@@ -1,9 +1,10 @@
-//! vLLM's KV-cache start-up errors.
+//! vLLM's KV-cache start-up errors, and its warnings that the cache was full while serving.
 
 use super::inspect_fix;
 use crate::explain::thousands;
 use crate::fixes::GivesUp;
 use crate::kv::KvDtype;
+use crate::oom::OomKind;
 use crate::oom::diagnose::board::{Board, fix};
 use crate::oom::diagnose::facts::Facts;
 use crate::oom::diagnose::text::{fraction, gib, pct};
@@ -36,7 +37,7 @@ pub(super) fn vllm_max_seq_len(f: &Facts, b: &mut Board) {
         format!("vllm serve ... --max-model-len {tokens}"),
     ));
     vllm_more_memory(f, b, CauseId::KvCacheGrowth, None, Some(len as f64 / tokens.max(1) as f64));
-    vllm_fp8_cache(f, b, None, len.saturating_sub(tokens) <= tokens);
+    vllm_fp8_cache(f, b, CauseId::KvCacheGrowth, None, len.saturating_sub(tokens) <= tokens);
     vllm_fewer_batched_tokens(f, b, CauseId::KvCacheGrowth);
 }
 
@@ -112,7 +113,7 @@ pub(super) fn vllm_kv_too_small(f: &Facts, b: &mut Board) {
     } else {
         vllm_more_memory(f, b, CauseId::KvCacheGrowth, Some(missing), None);
     }
-    vllm_fp8_cache(f, b, Some(needed / 2), needed / 2 <= available);
+    vllm_fp8_cache(f, b, CauseId::KvCacheGrowth, Some(needed / 2), needed / 2 <= available);
     vllm_fewer_batched_tokens(f, b, CauseId::KvCacheGrowth);
 }
 
@@ -222,7 +223,7 @@ fn fraction_f(x: f64) -> String {
 
 /// fp8's cache, unless the plan's is already 8 bits or fewer, or the paste
 /// shows the cache in fp8 already (its figures are then fp8's).
-fn vllm_fp8_cache(f: &Facts, b: &mut Board, saves: Option<u64>, fits: bool) {
+fn vllm_fp8_cache(f: &Facts, b: &mut Board, cause: CauseId, saves: Option<u64>, fits: bool) {
     if f.plan_kv.is_some_and(|k| !matches!(k, KvDtype::F32 | KvDtype::F16 | KvDtype::Bf16)) {
         return;
     }
@@ -236,7 +237,7 @@ fn vllm_fp8_cache(f: &Facts, b: &mut Board, saves: Option<u64>, fits: bool) {
         fits: saves.map(|_| fits),
         ..fix(
             FixId::KvCacheDtype,
-            CauseId::KvCacheGrowth,
+            cause,
             "Store the KV cache in fp8 (half of a 16-bit cache, twice the tokens)".into(),
             GivesUp::CachePrecision,
             saves,
@@ -528,5 +529,92 @@ fn vllm_fewer_batched_tokens(f: &Facts, b: &mut Board, cause: CauseId) {
         GivesUp::Speed,
         None,
         format!("vllm serve ... --max-num-batched-tokens {DEFAULT_BATCHED_TOKENS}   # now {n}"),
+    ));
+}
+
+/// vLLM preempted running requests for want of KV cache space
+/// ([`crate::oom::OomKind::VllmPreempted`], [`crate::oom::OomKind::VllmPreemptions`]):
+/// its cache, allocated whole at start-up (`gpu_memory_utilization` × the
+/// GPU less the weights and the profiled peak), holds fewer tokens than
+/// the requests it runs at once need. It recomputes them later: slower
+/// serving, no error. The levers in the order of vLLM's own list for
+/// frequent preemption (docs/configuration/optimization.md, "Preemption"):
+/// a higher `gpu_memory_utilization`, fewer `max_num_seqs` or
+/// `max_num_batched_tokens`, a higher `tensor_parallel_size`; then an fp8
+/// cache and a shorter `max_model_len`, which the list leaves out.
+pub(super) fn vllm_preemption(f: &Facts, b: &mut Board) {
+    let r = f.r;
+    let mut seen = Vec::new();
+    match (r.kind, r.preempted_requests) {
+        (Some(OomKind::VllmPreemptions), Some(n)) => seen.push(format!("{} in its last stats interval", thousands(n))),
+        (_, Some(n)) => seen.push(format!("{} since it started", thousands(n))),
+        (_, None) => {}
+    }
+    if let Some(u) = r.kv_cache_usage_permille {
+        seen.push(format!("GPU KV cache {}.{} % full", u / 10, u % 10));
+    }
+    let seen = if seen.is_empty() { String::new() } else { format!(" ({})", seen.join(", ")) };
+    let holds = r.kv_cache_tokens.map_or(String::new(), |n| format!(" ({} tokens)", thousands(n)));
+    // Above a plan's own verdict (90): the warning itself says what filled up.
+    b.add(
+        CauseId::KvPoolFull,
+        95,
+        format!(
+            "running requests were preempted by vLLM for want of KV cache space{seen}: the cache it allocated once \
+             at start-up{holds} holds fewer tokens than the requests running at once need, so it evicts some and \
+             recomputes them later; slower, not a crash"
+        ),
+    );
+    match f.utilization {
+        Some((u, from)) if u >= HIGHEST_UTILIZATION_PERMILLE => b.notes.push(format!(
+            "--gpu-memory-utilization is already {} ({from}): raising it further leaves almost nothing for \
+             activations and CUDA graphs.",
+            fraction(u)
+        )),
+        current => b.fix(fix(
+            FixId::GpuMemoryUtilization,
+            CauseId::KvPoolFull,
+            "Give the KV cache more of the GPU: a higher --gpu-memory-utilization, vLLM's first lever. The risk: \
+             less left for activations and CUDA graphs, and too little is a real OOM"
+                .into(),
+            GivesUp::Nothing,
+            None,
+            match current {
+                Some((u, from)) => format!(
+                    "vllm serve ... --gpu-memory-utilization {}   # now {} ({from}); only if nothing else uses the GPU",
+                    fraction((u + super::graphs::STEP_PERMILLE).min(HIGHEST_UTILIZATION_PERMILLE)),
+                    fraction(u)
+                ),
+                None => format!(
+                    "vllm serve ... --gpu-memory-utilization <now + 0.05>   # at most {}; only if nothing else uses the GPU",
+                    fraction(HIGHEST_UTILIZATION_PERMILLE)
+                ),
+            },
+        )),
+    }
+    b.fix(fix(
+        FixId::MaxNumSeqs,
+        CauseId::KvPoolFull,
+        "Run fewer sequences at once, so their KV fits the cache".into(),
+        GivesUp::Length,
+        None,
+        "vllm serve ... --max-num-seqs <fewer than now>   # or a smaller --max-num-batched-tokens".into(),
+    ));
+    b.fix(fix(
+        FixId::MoreGpus,
+        CauseId::KvPoolFull,
+        "Shard the weights over more GPUs, so each keeps more memory for the cache".into(),
+        GivesUp::Money,
+        None,
+        format!("vllm serve ... --tensor-parallel-size {}", f.plan_tp * 2),
+    ));
+    vllm_fp8_cache(f, b, CauseId::KvPoolFull, None, true);
+    b.fix(fix(
+        FixId::MaxModelLen,
+        CauseId::KvPoolFull,
+        "Cap how long one request may grow: the longest hold the most blocks".into(),
+        GivesUp::Length,
+        None,
+        "vllm serve ... --max-model-len <shorter than now>".into(),
     ));
 }
