@@ -358,6 +358,22 @@ async fn engines_fixes_and_diagnosis() -> anyhow::Result<()> {
     ensure!(estimate.contains("Ollama's estimate: 33 of 33 layers on the GPU"), "Ollama's own estimate: {estimate}");
     no_errors(&page, "with a pasted Ollama log").await?;
 
+    // 5e. SGLang's "KV cache pool is full" warnings while serving: no error,
+    // its own cause, the CLI's top cause on the page too.
+    let fixture = cli::root().join("shared/tests/fixtures/oom/138-sglang-0518-kv-pool-full-retract-qwen3-4b-4090.txt");
+    let text = std::fs::read_to_string(&fixture).with_context(|| format!("{}", fixture.display()))?;
+    let json = cli::diagnose(&fixture, &["--model", "llama-3.1-8b", "--engine", "sglang"])?;
+    let top = json["causes"][0]["id"].as_str().context("a top cause for the full pool")?.to_owned();
+    ensure!(top == "kv_pool_full", "the CLI's top cause for a full pool: {top}");
+    paste(&page, &server.page("model=llama-3.1-8b&e=sglang"), &text).await?;
+    page.wait_until("the full pool's top cause is the CLI's", async |p: &Page| {
+        Ok(p.attr("oom-cause", "data-id").await?.as_deref() == Some(top.as_str()))
+    })
+    .await?;
+    page.client.execute("document.querySelector('[data-testid=\"diagnose\"]').scrollIntoView();", vec![]).await?;
+    page.screenshot("pool-full").await?;
+    no_errors(&page, "with SGLang's full-pool warnings").await?;
+
     // 6. Phone width still works with the new panels.
     page.resize(390, 2400).await?;
     page.screenshot("diagnose-phone").await?;
