@@ -56,10 +56,16 @@ impl Term {
 /// would bring core's Unicode case table into the bundle, 12 kB of data.
 pub fn upper_first(s: &str) -> String {
     let mut out = s.to_owned();
-    if let Some(first) = out.get_mut(..1) {
+    if let Some(first) = out.get_mut(..1).filter(|_| !acronym(s)) {
         first.make_ascii_uppercase();
     }
     out
+}
+
+/// A first word cased on its own, whose first letter stays as it is:
+/// `vLLM`, `GPU`, `iGPU` (a capital second letter).
+pub fn acronym(s: &str) -> bool {
+    s.as_bytes().get(1).is_some_and(u8::is_ascii_uppercase)
 }
 
 pub fn thousands(n: u64) -> String {
@@ -90,5 +96,8 @@ mod tests {
         assert_eq!(super::upper_first("The plan"), "The plan");
         assert_eq!(super::upper_first("µ-batch"), "µ-batch");
         assert_eq!(super::upper_first(""), "");
+        // A name cased on its own keeps its case.
+        assert_eq!(super::upper_first("vLLM ran out"), "vLLM ran out");
+        assert_eq!(super::upper_first("a GPU"), "A GPU");
     }
 }

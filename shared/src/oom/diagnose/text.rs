@@ -27,7 +27,7 @@ pub(super) fn fraction(permille: u64) -> String {
 /// [`crate::explain::upper_first`] (no Unicode case table in the bundle).
 pub(super) fn lower_first(s: &str) -> String {
     let mut out = s.to_owned();
-    if let Some(first) = out.get_mut(..1) {
+    if let Some(first) = out.get_mut(..1).filter(|_| !crate::explain::acronym(s)) {
         first.make_ascii_lowercase();
     }
     out
