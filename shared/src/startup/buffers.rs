@@ -94,13 +94,22 @@ const WHOLE_MIB: &str = "the memory breakdown's whole MiB, rounded down";
 /// A `--fit` projection's figure.
 const PROJECTED: &str = "--fit's projection with the launch's own parameters: model, context and compute";
 
+/// Where a buffer of the log lives: a GPU by its place among the model's
+/// devices (`-dev ROCm1` makes `ROCm1` the plan's first), else [`place`].
+fn at(log: &StartupLog, device: &str) -> Option<Place> {
+    match place(device)? {
+        Place::Gpu(g) => Some(Place::Gpu(log.config.model_gpu(device).unwrap_or(g))),
+        Place::Host => Some(Place::Host),
+    }
+}
+
 /// Whether the log prints `buffer` of the device at `at` line by line
 /// (`CUDA0 model buffer size = …`; the KV's with the recurrent state's).
 fn printed(log: &StartupLog, at: Place, buffer: Buffer) -> bool {
     log.facts.iter().any(|f| match f.figure {
         Figure::Buffer { buffer: b, .. } => {
             let same = b == buffer || (buffer == Buffer::Kv && b == Buffer::State);
-            same && f.scope.as_deref().and_then(place) == Some(at)
+            same && f.scope.as_deref().and_then(|d| self::at(log, d)) == Some(at)
         }
         _ => false,
     })
@@ -111,7 +120,7 @@ fn printed(log: &StartupLog, at: Place, buffer: Buffer) -> bool {
 /// would count them twice. Per-device projections also stand for the sum.
 fn stated(log: &StartupLog, gpu: Option<Place>) -> bool {
     log.facts.iter().any(|f| {
-        let at = f.scope.as_deref().and_then(place);
+        let at = f.scope.as_deref().and_then(|d| self::at(log, d));
         let on = match gpu {
             Some(g) => at == Some(g),
             None => matches!(at, Some(Place::Gpu(_))),
@@ -240,7 +249,7 @@ pub fn llamacpp_buffers(log: &StartupLog, e: &Estimate) -> Vec<BufferCheck> {
             },
             None => f.figure,
         };
-        let (buffer, logged, predicted, note) = match (figure, place(&device)) {
+        let (buffer, logged, predicted, note) = match (figure, at(log, &device)) {
             (Figure::Buffer { buffer, bytes }, Some(Place::Gpu(g))) => {
                 let Some(gpu) = e.per_gpu.get(g) else {
                     out.push(check(f.line, device, name(buffer), bytes, None, Some("the plan has no such GPU")));
@@ -352,7 +361,7 @@ pub fn llamacpp_buffers(log: &StartupLog, e: &Estimate) -> Vec<BufferCheck> {
                         .saturating_add(context(b.kv_cache_bytes, b.state_bytes))
                         .saturating_add(b.activation_bytes)
                 };
-                let predicted = match place(&device) {
+                let predicted = match at(log, &device) {
                     // One device's projection where the log states nothing
                     // else of it: its model, context and compute together.
                     Some(Place::Gpu(g)) if !stated(log, Some(Place::Gpu(g))) => e.per_gpu.get(g).map(own),

@@ -24,8 +24,10 @@ pub(super) fn read(lines: &[(usize, String)]) -> (LoggedConfig, Vec<Fact>) {
     let mut repeating: Option<u64> = None;
     // The devices the `--fit` lines name (in full) and the memory
     // breakdown does (without the vendor's words), by their index.
-    let mut fit_names: Vec<(usize, String)> = Vec::new();
-    let mut table_names: Vec<(usize, String)> = Vec::new();
+    let mut fit_names: Vec<(String, String)> = Vec::new();
+    let mut table_names: Vec<(String, String)> = Vec::new();
+    // The model's devices (`using device …`): backend, description, free.
+    let mut using: Vec<(String, String, Option<u64>)> = Vec::new();
     for (n, line) in lines {
         // The context's own figures (`…: n_ctx = …`), printed under the
         // function's name while it made the context: today's builds still
@@ -53,8 +55,8 @@ pub(super) fn read(lines: &[(usize, String)]) -> (LoggedConfig, Vec<Fact>) {
             if rest.contains("memory breakdown [MiB]") {
                 facts.retain(|f: &Fact| !matches!(f.figure, Figure::MemoryBreakdown { .. }));
             } else if let Some((device, name, figure)) = breakdown_row(rest) {
-                if let (Some(i), Some(name)) = (gpu_index(&device), name) {
-                    table_names.push((i, name));
+                if let Some(name) = name.filter(|_| gpu_index(&device).is_some()) {
+                    table_names.push((device.clone(), name));
                 }
                 facts.push(Fact { line: *n, scope: Some(device), figure });
             }
@@ -63,9 +65,9 @@ pub(super) fn read(lines: &[(usize, String)]) -> (LoggedConfig, Vec<Fact>) {
         if let Some(rest) = after(line, "params_fit_impl:") {
             if let Some((device, figure)) = fit_projection(rest) {
                 if let Some((device, name)) = &device
-                    && let Some(i) = gpu_index(device)
+                    && gpu_index(device).is_some()
                 {
-                    fit_names.push((i, name.clone()));
+                    fit_names.push((device.clone(), name.clone()));
                 }
                 let scope = device.map(|(d, _)| d);
                 facts.retain(|f: &Fact| !(matches!(f.figure, Figure::FitProjection { .. }) && f.scope == scope));
@@ -74,6 +76,14 @@ pub(super) fn read(lines: &[(usize, String)]) -> (LoggedConfig, Vec<Fact>) {
             continue;
         }
         if let Some(fact) = buffer(line) {
+            // Compute buffers printed by the context's constructor, not by
+            // `sched_reserve` (#18547, before #18867 of 2026-01-15): a build
+            // before the embeddings input (#18898, opened 2026-01-17).
+            if line.contains("llama_context:") && matches!(fact.figure, Figure::Buffer { buffer: Buffer::Compute, .. })
+            {
+                let last = crate::engines::llamacpp::EMBD_INPUT_BUILD - 1;
+                config.newest_build = Some(config.newest_build.map_or(last, |b| b.min(last)));
+            }
             // llama.cpp's own figure replaces Ollama's one-decimal one.
             facts.retain(|f: &Fact| {
                 !(ollama.contains(&f.line) && f.scope == fact.scope && same_buffer(&f.figure, &fact.figure))
@@ -167,6 +177,13 @@ pub(super) fn read(lines: &[(usize, String)]) -> (LoggedConfig, Vec<Fact>) {
             continue;
         }
         if let Some((i, name)) = device(line) {
+            if let Some((backend, _)) = after(line, "using device ").and_then(|r| r.split_once(" (")) {
+                using.push((
+                    backend.to_owned(),
+                    name.to_owned(),
+                    free_mib(line).and_then(|f| f.checked_mul(crate::units::MIB)),
+                ));
+            }
             if i == config.devices.len() {
                 config.devices.push(name.to_owned());
             }
@@ -197,10 +214,22 @@ pub(super) fn read(lines: &[(usize, String)]) -> (LoggedConfig, Vec<Fact>) {
         let last = crate::engines::llamacpp::OUTPUT_FIRST_BUILD - 1;
         config.newest_build = Some(config.newest_build.map_or(last, |b| b.min(last)));
     }
+    // A model on other devices than ggml's first ones (`-dev ROCm1`, or an
+    // iGPU left out, src/llama.cpp `llama_prepare_model_devices`): its
+    // devices, named as ggml listed them where it did, in the model's order.
+    if using.iter().enumerate().any(|(i, (b, ..))| gpu_index(b).is_some_and(|g| g != i)) {
+        let listed = std::mem::take(&mut config.devices);
+        config.devices =
+            using.iter().map(|(b, name, _)| gpu_index(b).and_then(|g| listed.get(g)).unwrap_or(name).clone()).collect();
+        config.devices_free = using.iter().map(|u| u.2).collect();
+    }
+    config.model_devices = using.into_iter().map(|u| u.0).collect();
     // A log that lists no devices (`ggml_cuda_init`'s lines come before
     // what was pasted) still names them in `--fit`'s lines or the breakdown.
     if config.devices.is_empty() {
-        for mut names in [fit_names, table_names] {
+        for names in [fit_names, table_names] {
+            let mut names: Vec<(usize, String)> =
+                names.into_iter().filter_map(|(d, name)| Some((slot(&config, &d)?, name))).collect();
             crate::order::sort_by(&mut names, |a, b| a.0.cmp(&b.0));
             names.dedup_by(|later, first| later.0 == first.0);
             if !names.is_empty() && names.iter().enumerate().all(|(i, (g, _))| *g == i) {
@@ -291,7 +320,9 @@ fn device(line: &str) -> Option<(usize, &str)> {
     }
     let rest = after(line, "Device ")?;
     let (index, rest) = rest.split_once(": ")?;
-    let (name, _) = rest.split_once(", compute capability")?;
+    // ROCm's names the arch where CUDA's names the capability (ggml-cuda.cu
+    // `ggml_cuda_init`: `%s, %s (0x%x), VMM: %s, Wave Size: %d`).
+    let (name, _) = rest.split_once(", compute capability").or_else(|| rest.split_once(", gfx"))?;
     Some((index.trim().parse().ok()?, name.trim()))
 }
 
@@ -352,6 +383,13 @@ fn build(line: &str) -> Option<u64> {
 /// `llm_load_tensors: <device> buffer size = X MiB` (model weights).
 fn buffer(line: &str) -> Option<Fact> {
     let (head, rest) = line.split_once(" buffer size =")?;
+    // The `--mmproj` vision encoder's own graph, not the model's: clip.cpp
+    // prints it under `reserve_compute_meta` (tools/mtmd/clip.cpp,
+    // llama-cpp-python 0.3.36's copy), `alloc_compute_meta` in builds of
+    // early 2026 (b9140).
+    if head.contains("_compute_meta:") {
+        return None;
+    }
     let bytes = size(rest, false)?;
     let mut words = head.rsplit(' ').filter(|w| !w.is_empty());
     let last = words.next()?;
@@ -369,6 +407,12 @@ fn buffer(line: &str) -> Option<Fact> {
         return None;
     }
     Some(Fact { line: 0, scope: Some(device.to_owned()), figure: Figure::Buffer { buffer: kind, bytes } })
+}
+
+/// The plan GPU a device of the log is: its place among the model's
+/// devices where the log lists them, else its number.
+pub(super) fn slot(c: &LoggedConfig, device: &str) -> Option<usize> {
+    c.model_gpu(device).or_else(|| gpu_index(device))
 }
 
 /// The GPU a backend's device name is (`CUDA1`, `ROCm0`, `Vulkan2`).
@@ -690,10 +734,7 @@ pub fn layer_split(log: &super::StartupLog, layers: u64) -> Option<String> {
         .filter_map(|f| match f.figure {
             Figure::Buffer { buffer: Buffer::Kv, bytes } => {
                 // Any GPU backend's buffer (`CUDA1`, `ROCm0`, `Vulkan1`, `SYCL0`, `MTL0`).
-                match crate::engines::llamacpp::Buffer::parse(f.scope.as_deref()?).ok()? {
-                    crate::engines::llamacpp::Buffer::Gpu(g) => Some((g, bytes)),
-                    crate::engines::llamacpp::Buffer::Cpu => None,
-                }
+                Some((slot(&log.config, f.scope.as_deref()?)?, bytes))
             }
             _ => None,
         })
@@ -706,7 +747,7 @@ pub fn layer_split(log: &super::StartupLog, layers: u64) -> Option<String> {
             .iter()
             .filter_map(|f| match f.figure {
                 Figure::MemoryBreakdown { context_bytes, .. } if context_bytes > 0 => {
-                    Some((gpu_index(f.scope.as_deref()?)?, context_bytes))
+                    Some((slot(&log.config, f.scope.as_deref()?)?, context_bytes))
                 }
                 _ => None,
             })

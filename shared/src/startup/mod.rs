@@ -487,7 +487,8 @@ pub struct LoggedConfig {
     #[serde(skip)]
     pub dsa_indexer_line: Option<usize>,
     /// The devices a llama.cpp log names, in ggml's order (`ggml_cuda_init`:
-    /// `Device 0: NVIDIA GeForce RTX 4090, compute capability 8.9`).
+    /// `Device 0: NVIDIA GeForce RTX 4090, compute capability 8.9`), or the
+    /// model's where it runs on others ([`Self::model_devices`]).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub devices: Vec<String>,
     /// What each of [`Self::devices`] had free when the model loaded, where
@@ -495,6 +496,13 @@ pub struct LoggedConfig {
     /// MiB free`, src/llama.cpp `llama_model_load_from_file_impl`), in bytes.
     #[serde(skip)]
     pub devices_free: Vec<Option<u64>>,
+    /// The backends' names of the devices the model runs on, in the order
+    /// it uses them (`using device ROCm1 (…)`, src/llama.cpp
+    /// `llama_prepare_model_devices`, llama-cpp-python 0.3.36's copy): a
+    /// plan's GPU `i` is the `i`-th, whatever ggml numbered it (`-dev
+    /// ROCm1`; an iGPU llama.cpp leaves out beside a discrete GPU).
+    #[serde(skip)]
+    pub model_devices: Vec<String>,
     /// llama.cpp `n_ctx`, `n_batch`, `n_ubatch`, `n_seq_max`.
     pub n_ctx: Option<u64>,
     pub n_batch: Option<u64>,
@@ -571,6 +579,14 @@ pub struct LoggedConfig {
 }
 
 impl LoggedConfig {
+    /// The plan GPU a llama.cpp buffer's device is, by its place among
+    /// [`Self::model_devices`] (`ROCm1_Mapped` as `ROCm1`); `None` where
+    /// the log does not list it.
+    pub fn model_gpu(&self, device: &str) -> Option<usize> {
+        let device = device.strip_suffix("_Mapped").unwrap_or(device);
+        self.model_devices.iter().position(|d| d == device)
+    }
+
     /// Whether the log or command line is ik_llama.cpp's: it prints or
     /// takes one of ik's own settings.
     pub fn is_ik(&self) -> bool {

@@ -559,7 +559,9 @@ fn a_gguf_header_gives_the_exact_buffers_with_experts_on_the_cpu() {
 /// by the rules of the builds that print their `llama_new_context_with_model:`
 /// lines (to b4462): before the KV stores' row indices, which today's
 /// builds keep on the host (4 MiB more at n_ubatch 512 without flash
-/// attention: one I64 per token and V element, and one per token for K).
+/// attention: one I64 per token and V element, and one per token for K),
+/// and before the embeddings input beside the token rows (8 MiB more,
+/// `llamacpp::EMBD_INPUT_BUILD`).
 #[test]
 fn mistral_7b_buffers_equal_the_logdetective_logs() {
     let m = model("mistral-7b-v0.3");
@@ -575,7 +577,8 @@ fn mistral_7b_buffers_equal_the_logdetective_logs() {
         let (r, e) = report(&m, scenario(o, 1, 80));
         assert_eq!(e.kv_cache_bytes, kv_mib * MIB);
         let newest = report(&m, scenario(Options { build: None, ..o }, 1, 80)).0;
-        assert_eq!(newest.host_compute_bytes, r.host_compute_bytes + 512 * (1024 + 1) * 8, "n_ctx {ctx}");
+        let embd_input = 4096 * 512 * 4;
+        assert_eq!(newest.host_compute_bytes, r.host_compute_bytes + 512 * (1024 + 1) * 8 + embd_input, "n_ctx {ctx}");
         let mib = |b: u64| format!("{:.2}", b as f64 / MIB as f64);
         assert_eq!(mib(e.per_gpu[0].budget.activation_bytes), gpu_compute, "n_ctx {ctx}");
         assert_eq!(mib(r.host_compute_bytes), host_compute, "n_ctx {ctx}");

@@ -537,6 +537,50 @@ const RUNS: &[Run] = &[
         header: None,
         build: None,
     },
+    // The sweep of December 7 (second): builds of 2026 (b8586 – b9849) and
+    // an LM Studio runtime of August 2025, each log planned alone but for
+    // the Gemma 4 excerpt, which prints no metadata (its build and file are
+    // in its source's note).
+    Run {
+        file: "llamacpp-b8586-qwen35-27b-q4ks-4070-ngl26-131k-oom",
+        flags: &[],
+        ik: false,
+        given: None,
+        header: None,
+        build: None,
+    },
+    Run {
+        file: "llamacpp-b9106-rocm-rx9070xt-granite41-8b-q8-fit-dev1-nommap",
+        flags: &[],
+        ik: false,
+        given: None,
+        header: None,
+        build: None,
+    },
+    Run {
+        file: "llamacpp-b9140-qwen35-2b-q80-cpu-blas-mac-np4-262k",
+        flags: &[],
+        ik: false,
+        given: None,
+        header: None,
+        build: None,
+    },
+    Run {
+        file: "llamacpp-b9849-vulkan-3090-gemma4-26b-a4b-qat-q4-np1",
+        flags: &[],
+        ik: false,
+        given: Some(("gemma-4-26b-a4b", "q4_0")),
+        header: None,
+        build: Some(9849),
+    },
+    Run {
+        file: "llamacpp-lmstudio-gptoss120b-mxfp4-metal-m4max-fa-off-4k",
+        flags: &[],
+        ik: false,
+        given: None,
+        header: None,
+        build: None,
+    },
 ];
 
 /// A log planned as it ran, and each of its buffers beside the prediction;
@@ -664,6 +708,10 @@ const KNOWN_MISSES: &[&str] = &[
     "ollama-go-qwen3-coder-next-20of49-f16kv CUDA0 model",
     "ollama-go-qwen3-coder-next-20of49-q8_0kv CUDA0 model",
     "ollama-go-qwen3-coder-next-20of49-q4_0kv CUDA0 model",
+    // Unsloth's UD-Q8_K_XL keeps `token_embd` in F16 (784.00 MiB on the
+    // host, `--no-mmap`), planned as Q8_0: the sum of both buffers is the
+    // file's (`a_model_on_a_later_device_is_planned_on_the_plans_first_gpu`).
+    "llamacpp-b9106-rocm-rx9070xt-granite41-8b-q8-fit-dev1-nommap ROCm1 model",
 ];
 
 /// Logs with a GPU compute buffer beyond 10 % (GLM-Z1 and the Vulkan
@@ -677,11 +725,15 @@ const KNOWN_MISSES: &[&str] = &[
 /// Qwen3-235B with its experts on the CPU stages them on the GPU (912.00 /
 /// 1,024.00 MiB at b5192, as b5274's; b5269's 726.00 / 774.00 with its
 /// pasted `-ot`, within 10 %); the ik DeepSeek-R1 run's second GPU
-/// (1,604.00 / 3,560.02 MiB).
+/// (1,604.00 / 3,560.02 MiB). Gemma 4 26B-A4B at b9849 (120.01 / 428.07:
+/// its MoE layer, a dense MLP beside the experts, keeps the closed form)
+/// and gpt-oss-120b on Metal without flash attention (555.27 / 819.26).
 const COMPUTE_MISSES: &[&str] = &[
     "llamacpp-b5331-deepseek-v3-0324-4gpu-fa-on",
     "llamacpp-b5192-qwen3-235b-a6000-ot-ffn13-93-cpu",
     "llamacpp-ik-b3737-deepseek-r1-0528-iq3kr4-2x4090-mla3-ot-q8kv",
+    "llamacpp-b9849-vulkan-3090-gemma4-26b-a4b-qat-q4-np1",
+    "llamacpp-lmstudio-gptoss120b-mxfp4-metal-m4max-fa-off-4k",
 ];
 
 #[test]
@@ -768,7 +820,7 @@ fn every_llamacpp_log_is_scored_buffer_by_buffer() {
         RUNS.len()
     );
     assert!(RUNS.len() >= 15);
-    assert_eq!(scored_logs, 36, "logs planned");
+    assert_eq!(scored_logs, 41, "logs planned");
     // What misses today, each said why in docs/measurements.md: a mix the
     // file type does not name (Unsloth's UD-Q2_K_XL, Command-R from a
     // config). Phi-4's Q4_K_M from its preset is exact since its fused
@@ -776,7 +828,7 @@ fn every_llamacpp_log_is_scored_buffer_by_buffer() {
     // before b7832 allocate beside K, is modelled (`VLESS_MLA_BUILD`).
     assert_eq!(broken, KNOWN_MISSES, "the GPU model/KV buffers that miss changed: update the list and the table");
     assert_eq!(misses, COMPUTE_MISSES, "the GPU compute buffers beyond 10 % changed: update the list and the table");
-    assert_eq!((compute_ok, compute_scored, kv_exact, kv_scored), (24, 27, 29, 31));
+    assert_eq!((compute_ok, compute_scored, kv_exact, kv_scored), (25, 30, 33, 35));
     println!("host compute exact on {host_exact} of {host_scored}; misses: {host_misses:?}");
     // The `-ngl 0` run (the first GPU's host buffer holds what the CPU
     // backend computes, not modelled). Exact since the KV stores' row
@@ -793,18 +845,24 @@ fn every_llamacpp_log_is_scored_buffer_by_buffer() {
             // today's F16 masks; an April 2025 ik_llama.cpp (before F16_MASK_BUILD,
             // 3907) keeps both in F32: 2 × 32,768 × 512 × 4 B + the embeddings.
             "llamacpp-ik-gemma3-27b-qat-q4km-1gpu-fa-on",
-            // Qwen3.5-27B's host inputs beside the masks (the recurrent
-            // state's copy indices, the delta-net layers' inputs) are not
-            // modelled: 72.05 / 112.07 MiB for the target and both draft
-            // lines at b9849, 266.01 / 276.02 at b11151.
+            // Qwen3.5-27B's few KiB of host inputs beside the masks and
+            // both embeddings (the recurrent state's copy indices): 112.05 /
+            // 112.07 MiB for the target and both draft lines at b9849,
+            // 276.01 / 276.02 at b11151 (72.05 and 266.01 before the
+            // embeddings input, `host::EMBD_INPUT_BUILD`).
             "llamacpp-b9849-vulkan-3090-qwen35-27b-np4-mtp",
             "llamacpp-b9849-vulkan-3090-qwen35-27b-np4-mtp",
             "llamacpp-b9849-vulkan-3090-qwen35-27b-np4-mtp",
             "llamacpp-b11151-rocm-strixhalo-qwen35-27b-262k",
+            // 88.09 / 88.08 MiB: the output ids of b9500+ reserve one row
+            // per slot (`compute::OUTPUTS_MAX_BUILD`), 2,047 fewer than the
+            // plan's 4-byte ids (and Qwen3.5's M-RoPE positions are four per
+            // token, src/llama-hparams.cpp `n_pos_per_embd`): neither modelled.
+            "llamacpp-b9849-vulkan-3090-gemma4-26b-a4b-qat-q4-np1",
         ],
         "the host compute buffers that miss changed"
     );
-    assert_eq!((host_exact, host_scored), (19, 25));
+    assert_eq!((host_exact, host_scored), (20, 27));
 }
 
 /// The first GPU's compute buffer, predicted and logged (bytes).
@@ -1650,4 +1708,102 @@ fn a_kv_cache_on_the_host_with_every_layer_on_the_gpu_is_flagged() {
     let host =
         cpu_only.iter().find(|c| c.device == "CPU" && c.buffer == "kv").unwrap_or_else(|| panic!("{cpu_only:?}"));
     assert_eq!(host.note, None, "{host:?}");
+}
+
+/// A logged buffer to the log's two decimals of a MiB.
+fn exact(checks: &[BufferCheck], device: &str, buffer: &str) {
+    let (predicted, logged) = of(checks, device, buffer);
+    assert!(predicted.is_some_and(|p| p.abs_diff(logged) <= MIB / 200), "{device} {buffer}: {predicted:?} vs {logged}");
+}
+
+/// `-dev ROCm1` (b9106, ROCm on Windows beside an iGPU that is `ROCm0`):
+/// the model's one device is the plan's first GPU, its buffers named
+/// `ROCm1` (src/llama.cpp `llama_prepare_model_devices` prints the model's
+/// devices in order). They were set against no GPU of the plan. Granite's
+/// graph is Llama's with its scales in place (src/models/granite.cpp,
+/// ggml-alloc.c `ggml_op_can_inplace` lists `GGML_OP_SCALE`): 204.00 MiB,
+/// the logits of 512 rows, as replayed (234.75 by the closed form).
+#[test]
+fn a_model_on_a_later_device_is_planned_on_the_plans_first_gpu() {
+    let file = "llamacpp-b9106-rocm-rx9070xt-granite41-8b-q8-fit-dev1-nommap";
+    let checks = checks_of(file);
+    for buffer in ["kv", "compute"] {
+        exact(&checks, "ROCm1", buffer);
+    }
+    // The host's inputs with the embeddings input (`host::EMBD_INPUT_BUILD`).
+    exact(&checks, "ROCm_Host", "compute");
+    // The UD-Q8_K_XL file keeps `token_embd` in F16 (784.00 MiB on the host
+    // without mmap), planned as Q8_0's: the two buffers' sum is the file's,
+    // to 1.11 MiB.
+    let (host, logged_host) = of(&checks, "ROCm_Host", "model");
+    let (gpu, logged_gpu) = of(&checks, "ROCm1", "model");
+    let (sum, logged) = (host.unwrap_or(0) + gpu.unwrap_or(0), logged_host + logged_gpu);
+    assert!(sum.abs_diff(logged) <= 2 * MIB, "{sum} vs {logged}");
+    let text = std::fs::read_to_string(format!("{DIR}/{file}.txt")).unwrap_or_else(|e| panic!("{e}"));
+    let log = startup::read(&text).unwrap_or_else(|| panic!("not a log"));
+    assert_eq!(log.config.devices, ["AMD Radeon RX 9070 XT"]);
+    assert_eq!(log.config.model_devices, ["ROCm1"]);
+}
+
+/// clip.cpp's own compute buffer (`alloc_compute_meta:`, the `--mmproj`
+/// vision encoder's graph) is not the model's: the b9140 CPU log has one.
+#[test]
+fn a_vision_encoders_compute_buffer_is_not_the_models() {
+    let checks = checks_of("llamacpp-b9140-qwen35-2b-q80-cpu-blas-mac-np4-262k");
+    let compute: Vec<u64> = checks.iter().filter(|c| c.buffer == "compute").map(|c| c.logged_bytes).collect();
+    assert_eq!(compute.len(), 1, "{checks:?}");
+    assert!(compute[0].abs_diff(1584 * MIB + 4 * MIB / 100) <= MIB / 200, "{compute:?}");
+    for (device, buffer) in [("CPU_Mapped", "model"), ("CPU", "kv"), ("CPU", "state")] {
+        exact(&checks, device, buffer);
+    }
+}
+
+/// From ggml-org/llama.cpp#18898 the graph holds the embeddings input
+/// beside the token rows, on the host (`host::EMBD_INPUT_BUILD`): E ×
+/// ubatch × 4 more in the host compute buffer of every log since, and none
+/// in b7342's.
+#[test]
+fn the_embeddings_input_is_a_host_input_from_its_build() {
+    for (file, device) in [
+        ("llamacpp-b9849-vulkan-3090-gemma4-26b-a4b-qat-q4-np1", "Vulkan_Host"),
+        ("llamacpp-b8164-gptoss20b-metal-m5-131k", "CPU"),
+        ("llamacpp-b7342-qwen3-coder-30b-a3b-q80-1gpu-np4-fa-auto", "CUDA_Host"),
+    ] {
+        let checks = checks_of(file);
+        let (predicted, logged) = of(&checks, device, "compute");
+        assert!(predicted.is_some_and(|p| p.abs_diff(logged) <= MIB / 50), "{file}: {predicted:?} vs {logged}");
+    }
+}
+
+/// Qwen3.5-27B with 26 of 65 layers on a 12 GB RTX 4070 (b8586, 131,072
+/// cells): the model, KV and recurrent-state buffers of both devices are
+/// the plan's. Its compute buffer failed to allocate (1,401.75 MiB), which
+/// no buffer line states.
+#[test]
+fn a_hybrids_partial_offload_splits_its_cache_and_state_by_layer() {
+    let checks = checks_of("llamacpp-b8586-qwen35-27b-q4ks-4070-ngl26-131k-oom");
+    for (device, buffer) in [("CUDA0", "model"), ("CPU", "kv"), ("CUDA0", "kv"), ("CPU", "state"), ("CUDA0", "state")] {
+        exact(&checks, device, buffer);
+    }
+    let (predicted, logged) = of(&checks, "CPU_Mapped", "model");
+    assert!(predicted.is_some_and(|p| p.abs_diff(logged) <= 2 * MIB), "{predicted:?} vs {logged}");
+}
+
+/// Gemma 4 26B-A4B (b9849, Vulkan, the preset in the log's Q4_0) and
+/// gpt-oss-120b on an M4 Max (LM Studio's runtime of August 2025, flash
+/// attention off, a full-size SWA cache): weights and both caches exact.
+/// Their GPU compute buffers are not: Gemma 4's MoE layer (a dense MLP
+/// beside 128 experts, src/models/gemma4.cpp) is not replayed, 120.01 /
+/// 428.07 MiB; gpt-oss's scores without flash attention on Metal,
+/// 555.27 / 819.26 (`COMPUTE_MISSES`).
+#[test]
+fn gemma4_and_gpt_oss_120b_weights_and_caches_are_the_plans() {
+    let checks = checks_of("llamacpp-b9849-vulkan-3090-gemma4-26b-a4b-qat-q4-np1");
+    for (device, buffer) in [("CPU_Mapped", "model"), ("Vulkan0", "model"), ("Vulkan0", "kv")] {
+        exact(&checks, device, buffer);
+    }
+    let checks = checks_of("llamacpp-lmstudio-gptoss120b-mxfp4-metal-m4max-fa-off-4k");
+    for (device, buffer) in [("CPU_Mapped", "model"), ("Metal", "kv"), ("CPU", "compute")] {
+        exact(&checks, device, buffer);
+    }
 }

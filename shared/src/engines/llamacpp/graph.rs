@@ -138,7 +138,10 @@ impl Shape {
     /// q/k norms and biases run in place or as the rope does) or
     /// `llm_build_glm4` / `llm_build_phi3` (src/llama-model.cpp; Phi-3's
     /// fused QKV is taken as three projections: the Ollama Phi-4 log gives
-    /// 368.00 MiB either way, 353.01 logged); or the MoE layers of
+    /// 368.00 MiB either way, 353.01 logged), or Granite's, Llama's with
+    /// its scales run in place (src/models/granite.cpp; ggml-alloc.c
+    /// `ggml_op_can_inplace` lists `GGML_OP_SCALE`, llama-cpp-python 0.3.36's
+    /// copy: the b9106 log's 204.00 MiB); or the MoE layers of
     /// [`Experts::of`]. The rest keep the closed form
     /// (`compute::compute_buffer`).
     pub(super) fn of(p: &Plan, o: &Options) -> Option<Shape> {
@@ -159,7 +162,7 @@ impl Shape {
             return Some(shape(Ffn::GateUp, false, Some(experts), swa_pattern(p)?));
         }
         let ffn = match p.model.arch.family {
-            Family::Llama | Family::Mistral | Family::Qwen2 | Family::Qwen3 => Ffn::GateUp,
+            Family::Llama | Family::Mistral | Family::Qwen2 | Family::Qwen3 | Family::Granite => Ffn::GateUp,
             f if super::tensors::fuses_gate_up(f) => Ffn::FusedUp,
             _ => return None,
         };

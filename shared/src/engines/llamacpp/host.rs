@@ -27,12 +27,31 @@ fn host_compute(p: &Plan, o: Options, kv: &[LayerKv], cells: cache::Cells, d: &D
         return super::compute_buffer(p, o, n_ctx(p, o), cells, part, super::slots(p, o));
     }
     let ub = o.ubatch();
-    let embd = p.model.arch.text.hidden_size.saturating_mul(ub).saturating_mul(4);
+    let rows = p.model.arch.text.hidden_size.saturating_mul(ub).saturating_mul(4);
+    // With the embeddings input beside the token rows ([`EMBD_INPUT_BUILD`]).
+    let embd = if o.fork == super::Fork::Mainline && o.build.is_none_or(|b| b >= EMBD_INPUT_BUILD) {
+        rows.saturating_mul(2)
+    } else {
+        rows
+    };
     // With GPUs run as a pipeline, the scheduler keeps `GGML_SCHED_MAX_COPIES`
     // copies of every graph input where it lives (ggml-backend.cpp, pass 6).
     let leaves = masks(p, o, kv, cells).saturating_add(3 * 4 * ub).saturating_add(store_indices(p, o, kv));
     embd.saturating_add(leaves.saturating_mul(if super::pipelined(p, o) { super::SCHED_COPIES } else { 1 }))
 }
+
+/// The first build whose graph holds the embeddings input (`inp->embd`,
+/// F32, hidden × n_ubatch) beside the token rows in every reserve:
+/// ggml-org/llama.cpp#18898 builds both paths with
+/// `ggml_build_forward_select` (src/llama-graph.cpp `build_inp_embd`), and a
+/// graph input lives on the CPU backend (ggml-backend.cpp, `1.inp`), so in
+/// the host compute buffer; llama-cpp-python 0.3.36's copy. Its build is not
+/// in hand: after b7467 (#18148, merged before #18898 was opened on
+/// 2026-01-17), and logs of b8164 – b11151 carry it (E × ubatch × 4 more:
+/// gpt-oss-20b 5.62, Granite 8.00, Qwen3.5-27B 10.01 and 40.02, Gemma 4
+/// 21.99 MiB); b7342's log does not. Builds 7468 – 8163 take it, the
+/// larger figure.
+pub const EMBD_INPUT_BUILD: u64 = 7468;
 
 /// The CPU backend's compute buffer of Ollama's own Go engine
 /// ([`Options::ollama_engine`]) when the GPUs hold every layer and the

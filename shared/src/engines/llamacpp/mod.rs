@@ -55,6 +55,7 @@ pub use fixes::{
     with_cpu_moe,
 };
 pub(crate) use fixes::{gguf_file, pinned_split};
+pub use host::EMBD_INPUT_BUILD;
 use host::{Host, host, host_ram_limit};
 pub use knobs::KNOBS;
 pub(crate) use options::check_knobs;
