@@ -77,7 +77,7 @@ fn own_engine_host_compute(p: &Plan, o: Options) -> u64 {
 /// ([`cache::dsa_indexer`]) the indexer's too, of the full cache's cells
 /// ([`super::compute::indexer_mask`]). The b10505 GLM-5.2 log's
 /// `CUDA_Host compute buffer size = 1524.07 MiB`: 750 MiB for each mask at
-/// 768,000 cells, 24.07 of embeddings and ids (12.01 planned).
+/// 768,000 cells, 24.07 of embeddings, inputs and ids (24.01 planned).
 pub(super) fn masks(p: &Plan, o: Options, kv: &[LayerKv], cells: cache::Cells) -> u64 {
     let ub = o.ubatch();
     let mask = o.mask_bytes();
