@@ -29,11 +29,7 @@ fn host_compute(p: &Plan, o: Options, kv: &[LayerKv], cells: cache::Cells, d: &D
     let ub = o.ubatch();
     let rows = p.model.arch.text.hidden_size.saturating_mul(ub).saturating_mul(4);
     // With the embeddings input beside the token rows ([`EMBD_INPUT_BUILD`]).
-    let embd = if o.fork == super::Fork::Mainline && o.build.is_none_or(|b| b >= EMBD_INPUT_BUILD) {
-        rows.saturating_mul(2)
-    } else {
-        rows
-    };
+    let embd = if embeddings_input(o) { rows.saturating_mul(2) } else { rows };
     // With GPUs run as a pipeline, the scheduler keeps `GGML_SCHED_MAX_COPIES`
     // copies of every graph input where it lives (ggml-backend.cpp, pass 6).
     let leaves = masks(p, o, kv, cells).saturating_add(3 * 4 * ub).saturating_add(store_indices(p, o, kv));
@@ -52,6 +48,11 @@ fn host_compute(p: &Plan, o: Options, kv: &[LayerKv], cells: cache::Cells, d: &D
 /// 21.99 MiB); b7342's log does not. Builds 7468 – 8163 take it, the
 /// larger figure.
 pub const EMBD_INPUT_BUILD: u64 = 7468;
+
+/// Whether the graph holds the embeddings input ([`EMBD_INPUT_BUILD`]).
+pub(super) fn embeddings_input(o: Options) -> bool {
+    o.fork == super::Fork::Mainline && o.build.is_none_or(|b| b >= EMBD_INPUT_BUILD)
+}
 
 /// The CPU backend's compute buffer of Ollama's own Go engine
 /// ([`Options::ollama_engine`]) when the GPUs hold every layer and the

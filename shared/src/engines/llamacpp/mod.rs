@@ -641,10 +641,12 @@ pub(crate) fn terms(p: &Plan, o: Options, r: &Report) -> EngineTerms {
                 } else {
                     "the mmap'd pages llama.cpp reads"
                 },
-                if matches!(p.scenario.engine, crate::engines::Engine::LlamaCpp(o) if o.no_gpu_backend) {
+                if o.no_gpu_backend {
                     "the whole graph: a build without a GPU backend"
+                } else if host::embeddings_input(o) {
+                    "token embeddings and the embeddings input F32 × n_ubatch, the KQ masks n_kv × n_ubatch"
                 } else {
-                    "token embeddings F32 × n_ubatch, the KQ mask n_kv × n_ubatch"
+                    "token embeddings F32 × n_ubatch, the KQ masks n_kv × n_ubatch"
                 }
             ),
             Basis::EngineRule,
