@@ -50,8 +50,8 @@ impl Term {
     }
 }
 
-/// Groups thousands for formulas: 13015864320 → 13,015,864,320.
-/// `s` with its first letter in upper case: "the plan" → "The plan". ASCII
+/// `s` with its first letter in upper case: "the plan" → "The plan", unless
+/// its first word is cased on its own ([`acronym`]: "vLLM ran out"). ASCII
 /// only (the sentences it starts are the tool's own): `char::to_uppercase`
 /// would bring core's Unicode case table into the bundle, 12 kB of data.
 pub fn upper_first(s: &str) -> String {
@@ -68,6 +68,7 @@ pub fn acronym(s: &str) -> bool {
     s.as_bytes().get(1).is_some_and(u8::is_ascii_uppercase)
 }
 
+/// Groups thousands for formulas: 13015864320 → 13,015,864,320.
 pub fn thousands(n: u64) -> String {
     let digits = n.to_string();
     let mut out = String::with_capacity(digits.len() + digits.len() / 3);

@@ -77,16 +77,18 @@ pub(super) fn pool_full(t: &[u8], out: &mut Vec<Occurrence>) {
     anchors.extend(scan::find_all(t, "Decode out of memory happened."));
     crate::order::sort_by_key(&mut anchors, |a| a.0);
     for (i, &(start, end)) in anchors.iter().enumerate() {
-        // The source line a traceback shows is not the message.
-        if start.checked_sub(1).and_then(|i| t.get(i)).is_some_and(|&b| b == b'"' || b == b'\'') {
-            continue;
-        }
+        // The source line a traceback shows (quoted, its figures not yet
+        // formatted) is not the message; a JSON log's quoted message is.
+        let quoted = start.checked_sub(1).and_then(|i| t.get(i)).is_some_and(|&b| b == b'"' || b == b'\'');
         // Its figures follow on its line (or a wrapped next one), before the next warning.
         let limit = anchors.get(i + 1).map_or(t.len(), |a| a.0).min(scan::line_end(t, end, 1));
         let mut r = OomReport { kind: Some(OomKind::SglangKvPoolFull), ..OomReport::default() };
         let mut c = Cur::new(t, end);
         if c.find("#retracted_reqs:", limit.saturating_sub(c.pos)) && c.on_line() {
             r.preempted_requests = c.uint();
+        }
+        if quoted && r.preempted_requests.is_none() {
+            continue;
         }
         if c.find("#new_token_ratio:", limit.saturating_sub(c.pos)) && c.on_line() {
             c.fraction_permille();
@@ -113,6 +115,15 @@ pub(super) fn pool_context(t: &[u8], at: usize, r: &mut OomReport) {
         }
     }
     r.available_gpu_mem_bytes = scan::last_of(t, &["available_gpu_mem="], |c| c.binary_size());
+    // The allocator failing once retraction could free no more
+    // (mem_cache/allocation.py, 0.5.23: a `RuntimeError`).
+    if scan::find(t, 0, t.len(), "out of memory. Try to lower your batch size.").is_some() {
+        r.notes.push(
+            "SGLang then failed to allocate KV slots (`out of memory. Try to lower your batch size.`): a crash, from \
+             the same pool too small for the load; the fixes below apply, fewer running requests first."
+                .into(),
+        );
+    }
 }
 
 /// `mem_fraction_static` where SGLang or its launcher names it: the last of

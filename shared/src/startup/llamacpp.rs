@@ -177,7 +177,10 @@ pub(super) fn read(lines: &[(usize, String)]) -> (LoggedConfig, Vec<Fact>) {
             continue;
         }
         if let Some((i, name)) = device(line) {
-            if let Some((backend, _)) = after(line, "using device ").and_then(|r| r.split_once(" (")) {
+            // A draft model (`-md`) or a second load names its devices again.
+            if let Some((backend, _)) = after(line, "using device ").and_then(|r| r.split_once(" ("))
+                && !using.iter().any(|(b, ..)| b == backend)
+            {
                 using.push((
                     backend.to_owned(),
                     name.to_owned(),

@@ -1743,6 +1743,12 @@ fn a_model_on_a_later_device_is_planned_on_the_plans_first_gpu() {
     let log = startup::read(&text).unwrap_or_else(|| panic!("not a log"));
     assert_eq!(log.config.devices, ["AMD Radeon RX 9070 XT"]);
     assert_eq!(log.config.model_devices, ["ROCm1"]);
+    // A draft model (`-md`) loaded after it names the same device again:
+    // still one GPU.
+    let line = text.lines().find(|l| l.contains("using device ROCm1")).unwrap_or_else(|| panic!("no device line"));
+    let again = startup::read(&format!("{text}\n{line}\n")).unwrap_or_else(|| panic!("not a log"));
+    assert_eq!(again.config.model_devices, ["ROCm1"]);
+    assert_eq!(again.config.devices, log.config.devices);
 }
 
 /// clip.cpp's own compute buffer (`alloc_compute_meta:`, the `--mmproj`

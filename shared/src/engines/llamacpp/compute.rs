@@ -228,29 +228,29 @@ fn dsa_buffer(p: &Plan, o: Options, kv: u64, tokens: u64, mask: u64, part: Part)
     if scored { (cells.saturating_mul(4).max(mask), indexer_mask(cells)) } else { (mask, 0) }
 }
 
-/// What lies beneath the copies [`staged_weight`] stages on an MLA model's
-/// GPU: the graph's inputs, alive through every layer (the latent's KQ mask
-/// and, with DeepSeek sparse attention, the indexer's), and with sparse
-/// attention the hole its filled mask leaves (the mask's size, `2·K·T` with
-/// flash attention), under the attention output and residual still alive
-/// when the layer's experts come: ggml-alloc's best fit puts a copy larger
-/// than the hole above them (ggml/src/ggml-alloc.c `ggml_dyn_tallocr_alloc`).
-/// The b10505 GLM-5.2 log's CUDA0 (`--n-cpu-moe 54`): 5,124.07 MiB, the
-/// staged expert copy and its activations (2,829 MiB) on 750 of latent mask,
-/// 750 of indexer mask and the 750 MiB hole. Other graphs keep the staged
-/// figure alone (no log has shown their inputs beneath it), as does a GPU
-/// that holds no layer (no attention reads a mask there).
+/// What lies beneath the copies [`staged_weight`] stages on a GPU of a
+/// model with DeepSeek sparse attention ([`cache::dsa_indexer`]): the
+/// graph's inputs, alive through every layer (the latent's KQ mask and the
+/// indexer's), and the hole the filled mask leaves (the mask's size) under
+/// the attention output and residual still alive when the layer's experts
+/// come: ggml-alloc's best fit puts a copy larger than the hole above them
+/// (ggml/src/ggml-alloc.c `ggml_dyn_tallocr_alloc`). The b10505 GLM-5.2
+/// log's CUDA0 (`--n-cpu-moe 54`): 5,124.07 MiB, the staged expert copy and
+/// its activations (2,829 MiB) on 750 of latent mask, 750 of indexer mask
+/// and the 750 MiB hole. Other graphs keep the staged figure alone (their
+/// masks are small beside it, and no log has shown them beneath it), as
+/// does a GPU that holds no layer (no attention reads a mask there).
 pub(super) fn beneath_staged(p: &Plan, o: Options, ctx: u64, part: Part, staged: u64) -> u64 {
     let crate::arch::AttentionKind::Mla(_) = p.model.arch.text.attention else { return 0 };
-    if super::heads_cached(p, o) || o.fork != super::Fork::Mainline || part.layers == 0 {
+    let dsa = cache::dsa_indexer(&p.model.arch, o.build).is_some();
+    if !dsa || super::heads_cached(p, o) || o.fork != super::Fork::Mainline || part.layers == 0 {
         return 0;
     }
     let tokens = o.ubatch().min(ctx);
-    let kv = ctx.div_ceil(256).saturating_mul(256);
-    let mask = kv.saturating_mul(tokens).saturating_mul(if o.flash_attention == FlashAttention::On { 2 } else { 4 });
+    let kv = cache::pad(ctx);
+    let mask = kv.saturating_mul(tokens).saturating_mul(o.mask_bytes());
     let (_, indexer) = dsa_buffer(p, o, kv, tokens, mask, part);
-    let dsa = cache::dsa_indexer(&p.model.arch, o.build).is_some();
-    let hole = if dsa && staged > mask { mask } else { 0 };
+    let hole = if staged > mask { mask } else { 0 };
     mask.saturating_add(indexer).saturating_add(hole)
 }
 

@@ -50,8 +50,9 @@ fn host_compute(p: &Plan, o: Options, kv: &[LayerKv], cells: cache::Cells, d: &D
 pub const EMBD_INPUT_BUILD: u64 = 7468;
 
 /// Whether the graph holds the embeddings input ([`EMBD_INPUT_BUILD`]).
+/// Not Ollama's own Go engine, whose graph is its own.
 pub(super) fn embeddings_input(o: Options) -> bool {
-    o.fork == super::Fork::Mainline && o.build.is_none_or(|b| b >= EMBD_INPUT_BUILD)
+    o.fork == super::Fork::Mainline && !o.ollama_engine && o.build.is_none_or(|b| b >= EMBD_INPUT_BUILD)
 }
 
 /// The CPU backend's compute buffer of Ollama's own Go engine

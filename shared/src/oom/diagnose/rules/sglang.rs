@@ -181,7 +181,8 @@ const GUIDE_STEP_PERMILLE: u64 = 10;
 /// recommended), which the guide leaves out.
 pub(super) fn sglang_pool_full(f: &Facts, b: &mut Board) {
     let r = f.r;
-    let times = if r.occurrences > 1 { format!(" {} times", r.occurrences) } else { String::new() };
+    // Every TP rank logs each retraction: lines, not retractions.
+    let times = if r.occurrences > 1 { format!(" ({} warning lines)", r.occurrences) } else { String::new() };
     let mut last = Vec::new();
     if let Some(n) = r.preempted_requests {
         last.push(format!("{n} retracted"));

@@ -586,7 +586,8 @@ pub(super) fn vllm_preemption(f: &Facts, b: &mut Board) {
                     fraction(u)
                 ),
                 None => format!(
-                    "vllm serve ... --gpu-memory-utilization <now + 0.05>   # at most {}; only if nothing else uses the GPU",
+                    "vllm serve ... --gpu-memory-utilization <now + {}>   # at most {}; only if nothing else uses the GPU",
+                    fraction(super::graphs::STEP_PERMILLE),
                     fraction(HIGHEST_UTILIZATION_PERMILLE)
                 ),
             },
