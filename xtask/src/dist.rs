@@ -287,9 +287,9 @@ use crate::{css, html, imports, js, wasm};
 /// indexer's mask and scores, the staged copies above the masks), no
 /// indexer keys on GLM-5.2's shared layers (the KV term says so), the
 /// embeddings input on the host (the third log sweep) and a device's name
-/// read from its `using device` line: +657 B, to 298,275 B, and the ceiling
-/// to 298,300 B.
-const BUNDLE_BUDGET_BYTES: u64 = 298_300;
+/// read from its `using device` line, the host RAM term's words: +723 B, to
+/// 298,341 B, and the ceiling to 298,400 B.
+const BUNDLE_BUDGET_BYTES: u64 = 298_400;
 
 /// Live mode's ceiling, gzip of its wasm + JS + CSS: 147,480 B when the page
 /// began handing it the plan it computed (`live::plan`, e9038ae) instead of
