@@ -141,6 +141,11 @@ pub enum OomKind {
     /// A warning: the server goes on, slower. Its `Testing retraction.` is a
     /// test mode and not read.
     SglangKvPoolFull,
+    /// SGLang found no free KV slots for a batch even after retracting
+    /// (mem_cache/allocation.py, 0.5.23: `Prefill out of memory. Try to
+    /// lower your batch size.` or `Decode …`, a `RuntimeError`): the same
+    /// pool too small for the load, and the server stops.
+    SglangKvAllocFailed,
     /// vLLM V0 preempted a sequence group for want of KV cache space
     /// (core/scheduler.py `_preempt`, 0.6.6: `Sequence group X is
     /// preempted by PreemptionMode.RECOMPUTE mode because there is not
@@ -198,6 +203,7 @@ impl OomKind {
             Self::VllmFreeBelowRequest => "vLLM: less free at start-up than gpu_memory_utilization asks for",
             Self::SglangNoKvPool => "SGLang: no memory left for the KV pool at start-up",
             Self::SglangKvPoolFull => "SGLang: KV pool full, running requests retracted (slower, not a crash)",
+            Self::SglangKvAllocFailed => "SGLang: no KV slots left for a batch (its pool too small for the load)",
             Self::VllmPreempted => "vLLM: KV cache full, a request preempted (slower, not a crash)",
             Self::VllmPreemptions => "vLLM: KV cache full, preemptions in its stats (slower, not a crash)",
             Self::TgiPrefillWarmup => "TGI: out of memory warming up the largest prefill batch at start-up",
@@ -247,7 +253,7 @@ impl OomKind {
             | Self::VllmFreeBelowRequest
             | Self::VllmPreempted
             | Self::VllmPreemptions => Some(EngineKind::Vllm),
-            Self::SglangNoKvPool | Self::SglangKvPoolFull => Some(EngineKind::Sglang),
+            Self::SglangNoKvPool | Self::SglangKvPoolFull | Self::SglangKvAllocFailed => Some(EngineKind::Sglang),
             Self::PytorchLegacy
             | Self::Pytorch
             | Self::PytorchAsync
@@ -621,6 +627,7 @@ pub fn parse(text: &str) -> OomReport {
     sglang::scan(t, &mut found);
     ollama::scan(t, &mut found);
     sglang::pool_full(t, &mut found);
+    sglang::alloc_failed(t, &mut found);
     llama_cpp::scan(t, &mut found);
     mlx::scan(t, &mut found);
     transformers::scan(t, &mut found);
@@ -673,7 +680,7 @@ pub fn parse(text: &str) -> OomReport {
     }
 
     vllm::fill_context(t, start, vllm_process, &mut report);
-    if report.kind == Some(OomKind::SglangKvPoolFull) {
+    if matches!(report.kind, Some(OomKind::SglangKvPoolFull | OomKind::SglangKvAllocFailed)) {
         sglang::pool_context(t, start, &mut report);
     }
     if beside_error {
@@ -737,7 +744,7 @@ pub fn parse(text: &str) -> OomReport {
     report.serving = (vllm_process && vllm::serving(t)) || (sglang_process && sglang::serving(t));
     report.serving_phase = (report.serving && sglang_process).then(|| sglang::phase(t)).flatten();
     report.sglang_process = sglang_process;
-    if sglang_process || report.kind == Some(OomKind::SglangKvPoolFull) {
+    if sglang_process || matches!(report.kind, Some(OomKind::SglangKvPoolFull | OomKind::SglangKvAllocFailed)) {
         // The error's own figure, where it gives one, is what the run asked for.
         report.mem_fraction_static_permille =
             report.mem_fraction_static_permille.or_else(|| sglang::mem_fraction_static(t));
@@ -799,6 +806,7 @@ fn allocation_limit(t: &[u8], kind: Option<OomKind>) -> bool {
             | OomKind::VllmFreeBelowRequest
             | OomKind::SglangNoKvPool
             | OomKind::SglangKvPoolFull
+            | OomKind::SglangKvAllocFailed
             | OomKind::VllmPreempted
             | OomKind::VllmPreemptions
             | OomKind::TgiPrefillWarmup
@@ -937,6 +945,7 @@ fn missing_fields(r: &OomReport) -> Vec<&'static str> {
             | OomKind::VllmNoCacheBlocks
             | OomKind::VllmSamplerWarmup
             | OomKind::SglangNoKvPool
+            | OomKind::SglangKvAllocFailed
             | OomKind::LlamaCpp
             | OomKind::MlxOutOfMemory,
         )

@@ -115,14 +115,29 @@ pub(super) fn pool_context(t: &[u8], at: usize, r: &mut OomReport) {
         }
     }
     r.available_gpu_mem_bytes = scan::last_of(t, &["available_gpu_mem="], |c| c.binary_size());
-    // The allocator failing once retraction could free no more
-    // (mem_cache/allocation.py, 0.5.23: a `RuntimeError`).
-    if scan::find(t, 0, t.len(), "out of memory. Try to lower your batch size.").is_some() {
-        r.notes.push(
-            "SGLang then failed to allocate KV slots (`out of memory. Try to lower your batch size.`): a crash, from \
-             the same pool too small for the load; the fixes below apply, fewer running requests first."
-                .into(),
-        );
+}
+
+/// SGLang's allocator finding no free KV slots for a batch even after
+/// retracting (mem_cache/allocation.py, 0.5.23, logged and raised as a
+/// `RuntimeError`; `Decode` for a decode batch):
+///
+/// ```text
+/// Prefill out of memory. Try to lower your batch size.
+/// Try to allocate 8192 tokens.
+/// ```
+///
+/// Its source line in a traceback (`f"Prefill out of memory…`) is not it.
+pub(super) fn alloc_failed(t: &[u8], out: &mut Vec<Occurrence>) {
+    for phase in ["Prefill", "Decode"] {
+        for (start, _) in scan::find_all(t, &format!("{phase} out of memory. Try to lower your batch size.")) {
+            if start.checked_sub(1).and_then(|i| t.get(i)).is_some_and(|&b| b == b'"' || b == b'\'') {
+                continue;
+            }
+            out.push(Occurrence {
+                start,
+                report: OomReport { kind: Some(OomKind::SglangKvAllocFailed), ..OomReport::default() },
+            });
+        }
     }
 }
 

@@ -2177,3 +2177,24 @@ fn an_oom_beside_full_pool_warnings_is_diagnosed_as_the_oom() {
     assert_eq!(d.causes[0].id, CauseId::Activations, "{:?}", d.causes);
     assert!(!d.causes.iter().any(|c| c.id == CauseId::KvPoolFull), "{:?}", d.causes);
 }
+
+/// SGLang's allocator finding no KV slots even after retracting
+/// (mem_cache/allocation.py `Decode out of memory. Try to lower your batch
+/// size.`, a `RuntimeError`) is the same pool too small for the load, and
+/// a crash: the full-pool cause, said to have stopped the server, with the
+/// same levers.
+#[test]
+fn sglangs_allocator_out_of_kv_slots_is_the_full_pool_and_a_crash() {
+    let text = format!(
+        "{}\n[2025-11-02 10:00:00 TP0] Scheduler hit an exception: Traceback (most recent call last):\n\
+         RuntimeError: Decode out of memory. Try to lower your batch size.\nTry to allocate 64 tokens.\n",
+        read("138-sglang-0518-kv-pool-full-retract-qwen3-4b-4090.txt")
+    );
+    let d = oom::diagnose(&oom::parse(&text), &DiagnoseContext::error_only());
+    invariants(&d).unwrap_or_else(|e| panic!("{e}"));
+    let top = &d.causes[0];
+    assert_eq!(top.id, CauseId::KvPoolFull, "{:?}", d.causes);
+    assert!(top.evidence[0].contains("no free KV slots for a batch and stopped"), "{:?}", top.evidence);
+    assert!(!top.evidence[0].contains("not a crash"), "{:?}", top.evidence);
+    assert_eq!(d.fixes[0].id, FixId::Concurrency, "{:?}", d.fixes);
+}

@@ -1342,12 +1342,17 @@ fn full_kv_cache_warnings_are_read_in_each_wording() {
     let json = r#"{"level": "WARNING", "message": "KV cache pool is full. Retract requests. #retracted_reqs: 2, #new_token_ratio: 0.3000 -> 0.5000"}"#;
     let r = oom::parse(json);
     assert_eq!((r.kind, r.preempted_requests), (Some(OomKind::SglangKvPoolFull), Some(2)), "{json}");
-    // The allocator failing after the retractions is a crash, and says so.
+    // The allocator failing after the retractions is the error, the
+    // warnings a note beside it; its source line in a traceback is not it.
     let crash = "[TP0] KV cache pool is full. Retract requests. #retracted_reqs: 1, #new_token_ratio: 0.3 -> 0.5\n\
                  RuntimeError: Decode out of memory. Try to lower your batch size.\nTry to allocate 8 tokens.";
     let r = oom::parse(crash);
-    assert_eq!(r.kind, Some(OomKind::SglangKvPoolFull));
-    assert!(r.notes.iter().any(|n| n.contains("a crash")), "{:?}", r.notes);
+    assert_eq!(r.kind, Some(OomKind::SglangKvAllocFailed));
+    assert!(r.notes.iter().any(|n| n.contains("1 warning(s)")), "{:?}", r.notes);
+    let alone = "RuntimeError: Prefill out of memory. Try to lower your batch size.\nTry to allocate 8192 tokens.";
+    assert_eq!(oom::parse(alone).kind, Some(OomKind::SglangKvAllocFailed));
+    let source = "            f\"Prefill out of memory. Try to lower your batch size.\\n\"";
+    assert_eq!(oom::parse(source).kind, None, "{source}");
 }
 
 /// A warning cut before its figures, or garbage where they stand, is

@@ -28,6 +28,7 @@ pub(crate) fn several_gpus(f: &Facts, b: &mut Board) {
             | OomKind::VllmFreeBelowRequest
             | OomKind::SglangNoKvPool
             | OomKind::SglangKvPoolFull
+            | OomKind::SglangKvAllocFailed
             | OomKind::VllmPreempted
             | OomKind::VllmPreemptions
             | OomKind::TgiPrefillWarmup
@@ -79,6 +80,7 @@ pub(crate) fn several_gpus(f: &Facts, b: &mut Board) {
             | OomKind::VllmFreeBelowRequest
             | OomKind::SglangNoKvPool
             | OomKind::SglangKvPoolFull
+            | OomKind::SglangKvAllocFailed
             | OomKind::VllmPreempted
             | OomKind::VllmPreemptions
             | OomKind::TgiPrefillWarmup

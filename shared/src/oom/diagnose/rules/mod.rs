@@ -98,7 +98,7 @@ pub(super) fn from_the_error(f: &Facts, b: &mut Board) {
         Some(OomKind::VllmSamplerWarmup) => vllm_sampler_warmup(f, b),
         Some(OomKind::VllmFreeBelowRequest) => vllm_free_below_request(f, b),
         Some(OomKind::SglangNoKvPool) => sglang_no_kv_pool(f, b),
-        Some(OomKind::SglangKvPoolFull) => sglang_pool_full(f, b),
+        Some(OomKind::SglangKvPoolFull | OomKind::SglangKvAllocFailed) => sglang_pool_full(f, b),
         Some(OomKind::VllmPreempted | OomKind::VllmPreemptions) => vllm_preemption(f, b),
         Some(OomKind::TgiPrefillWarmup) => tgi_prefill_warmup(f, b),
         Some(OomKind::TrtllmExecutorMemory) => trtllm_executor_memory(f, b),

@@ -198,15 +198,20 @@ pub(super) fn sglang_pool_full(f: &Facts, b: &mut Board) {
         .mem_fraction_static_permille
         .map_or(String::new(), |p| format!(" (within mem_fraction_static {})", text::fraction(p)));
     // Above a plan's own verdict (90): the warning itself says what filled up.
-    b.add(
-        CauseId::KvPoolFull,
-        95,
+    let cause = if r.kind == Some(crate::oom::OomKind::SglangKvAllocFailed) {
+        format!(
+            "SGLang found no free KV slots for a batch and stopped{last}: the pool it allocated once at \
+             start-up{share} holds fewer tokens than the requests running at once need, and retracting could free \
+             no more"
+        )
+    } else {
         format!(
             "SGLang found its KV pool full{times}{last}: the pool it allocated once at start-up{share} holds fewer \
              tokens than the requests running at once need, so it retracts some and recomputes them later; slower, \
              not a crash"
-        ),
-    );
+        )
+    };
+    b.add(CauseId::KvPoolFull, 95, cause);
     b.fix(fix(
         FixId::Concurrency,
         CauseId::KvPoolFull,
