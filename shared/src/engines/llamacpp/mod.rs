@@ -16,8 +16,9 @@
 //! layout's groups); `devices.rs` (the layer split over GPUs as
 //! `load_tensors` does it, `-ot` / `--n-cpu-moe` overrides, per-device model
 //! buffers, computed once per plan in `EnginePlan`); `compute.rs` (each
-//! GPU's compute buffer: the layer's activations, MLA's query side, the
-//! weight staged for host-resident experts, a pipeline's input copies);
+//! GPU's compute buffer: the layer's activations, MLA's query side and
+//! DeepSeek sparse attention's indexer mask and scores, the weight staged
+//! for host-resident experts, a pipeline's input copies);
 //! `graph.rs` (the dense layers' compute buffer as ggml-alloc lays out the
 //! reserved graph, replayed over at most three layers; the GLU build);
 //! `host.rs` (the KV cache, state and compute buffer left in host memory,
