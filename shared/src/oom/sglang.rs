@@ -17,12 +17,16 @@
 use super::scan::{self, Cur};
 use super::{Occurrence, OomKind, OomReport, ServingPhase};
 
+/// Whether the text at `start` opens a quoted string: the source line a
+/// traceback shows (`"Not enough memory. …"`, `f"Prefill out of memory…`).
+fn quoted(t: &[u8], start: usize) -> bool {
+    start.checked_sub(1).and_then(|i| t.get(i)).is_some_and(|&b| b == b'"' || b == b'\'')
+}
+
 pub(super) fn scan(t: &[u8], out: &mut Vec<Occurrence>) {
     for (start, end) in scan::find_all(t, "Not enough memory. Please try to increase --mem-fraction-static") {
-        // The source line a traceback shows (`"Not enough memory. …"`, or
-        // `msg = "Not enough memory. …"`) is not the message.
-        let quoted = start.checked_sub(1).and_then(|i| t.get(i)).is_some_and(|&b| b == b'"' || b == b'\'');
-        if quoted {
+        // The source line a traceback shows (or `msg = "Not enough memory. …"`) is not the message.
+        if quoted(t, start) {
             continue;
         }
         let mut r = OomReport { kind: Some(OomKind::SglangNoKvPool), ..OomReport::default() };
@@ -79,7 +83,7 @@ pub(super) fn pool_full(t: &[u8], out: &mut Vec<Occurrence>) {
     for (i, &(start, end)) in anchors.iter().enumerate() {
         // The source line a traceback shows (quoted, its figures not yet
         // formatted) is not the message; a JSON log's quoted message is.
-        let quoted = start.checked_sub(1).and_then(|i| t.get(i)).is_some_and(|&b| b == b'"' || b == b'\'');
+        let in_quotes = quoted(t, start);
         // Its figures follow on its line (or a wrapped next one), before the next warning.
         let limit = anchors.get(i + 1).map_or(t.len(), |a| a.0).min(scan::line_end(t, end, 1));
         let mut r = OomReport { kind: Some(OomKind::SglangKvPoolFull), ..OomReport::default() };
@@ -87,7 +91,7 @@ pub(super) fn pool_full(t: &[u8], out: &mut Vec<Occurrence>) {
         if c.find("#retracted_reqs:", limit.saturating_sub(c.pos)) && c.on_line() {
             r.preempted_requests = c.uint();
         }
-        if quoted && r.preempted_requests.is_none() {
+        if in_quotes && r.preempted_requests.is_none() {
             continue;
         }
         if c.find("#new_token_ratio:", limit.saturating_sub(c.pos)) && c.on_line() {
@@ -130,7 +134,7 @@ pub(super) fn pool_context(t: &[u8], at: usize, r: &mut OomReport) {
 pub(super) fn alloc_failed(t: &[u8], out: &mut Vec<Occurrence>) {
     for phase in ["Prefill", "Decode"] {
         for (start, _) in scan::find_all(t, &format!("{phase} out of memory. Try to lower your batch size.")) {
-            if start.checked_sub(1).and_then(|i| t.get(i)).is_some_and(|&b| b == b'"' || b == b'\'') {
+            if quoted(t, start) {
                 continue;
             }
             out.push(Occurrence {

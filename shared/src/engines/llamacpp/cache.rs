@@ -156,13 +156,13 @@ pub(crate) const GLM_DSA_INDEXER_BUILD: u64 = 10_243;
 /// hand, so builds before b10243 are planned with none. `deepseek32`
 /// (DeepSeek-V3.2, ggml-org/llama.cpp#23346), which caches them on every
 /// layer, is not read from a GGUF here and keeps none too.
-pub(crate) fn layers(arch: &crate::arch::Architecture, types: Types, build: Option<u64>) -> Vec<LayerKv> {
+pub(crate) fn layers(arch: &crate::arch::Architecture, types: Types, fork: Fork, build: Option<u64>) -> Vec<LayerKv> {
     let text = &arch.text;
     let mut layers = kv::layer_costs_by(text, 1, |part, width, elements| match part {
         CachePart::IndexerKey => 0,
         CachePart::Key | CachePart::Value => types.bytes(part, width, elements),
     });
-    let Some(ix) = dsa_indexer(arch, build) else {
+    let Some(ix) = dsa_indexer(arch, fork, build) else {
         return layers;
     };
     // `hparams_lid`: one KV head (`n_head_kv_arr` filled with 1) of
@@ -176,15 +176,22 @@ pub(crate) fn layers(arch: &crate::arch::Architecture, types: Types, build: Opti
     layers
 }
 
-/// The lightning indexer of a model llama.cpp runs with DeepSeek sparse
-/// attention (`llama_kv_cache_dsa` and the graph's top-k mask): `glm-dsa`
-/// (GLM-5 from its config, or a GGUF read from its header) from
+/// The lightning indexer of a model mainline llama.cpp runs with DeepSeek
+/// sparse attention (`llama_kv_cache_dsa` and the graph's top-k mask):
+/// `glm-dsa` (GLM-5 from its config, or a GGUF read from its header) from
 /// [`GLM_DSA_INDEXER_BUILD`] (`build` `None`: the newest rules). See
-/// [`layers`] for the builds before.
-pub(crate) fn dsa_indexer(arch: &crate::arch::Architecture, build: Option<u64>) -> Option<crate::arch::Indexer> {
+/// [`layers`] for the builds before; ik_llama.cpp's `--dsa` is not modelled.
+pub(crate) fn dsa_indexer(
+    arch: &crate::arch::Architecture,
+    fork: Fork,
+    build: Option<u64>,
+) -> Option<crate::arch::Indexer> {
     let crate::arch::AttentionKind::Mla(crate::arch::Mla { indexer: Some(ix), .. }) = arch.text.attention else {
         return None;
     };
+    if fork != Fork::Mainline {
+        return None;
+    }
     let glm_dsa = arch.family == crate::arch::Family::GlmMoeDsa || arch.model_type == "gguf:glm-dsa";
     (glm_dsa && build.is_none_or(|b| b >= GLM_DSA_INDEXER_BUILD)).then_some(ix)
 }

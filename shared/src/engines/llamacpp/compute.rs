@@ -151,7 +151,7 @@ fn hybrid_ffn_width(arch: &crate::arch::Architecture, o: Options) -> Option<u64>
 fn mla_compute_buffer(p: &Plan, m: crate::arch::Mla, o: Options, ctx: u64, part: Part, slots: u64) -> u64 {
     let t = &p.model.arch.text;
     let tokens = o.ubatch().min(ctx);
-    let kv = ctx.div_ceil(256).saturating_mul(256);
+    let kv = cache::pad(ctx);
     let (e, h, lq, r, rope, nope) = (
         t.hidden_size,
         t.num_heads,
@@ -219,7 +219,7 @@ pub(super) fn indexer_mask(cells: u64) -> u64 {
 /// for (the top-k indices and their zeros, 4 MiB a layer, placed by
 /// ggml-alloc); 954 MiB before this. Returns `(layer, mask)`.
 fn dsa_buffer(p: &Plan, o: Options, kv: u64, tokens: u64, mask: u64, part: Part) -> (u64, u64) {
-    if o.fork != super::Fork::Mainline || cache::dsa_indexer(&p.model.arch, o.build).is_none() || part.layers == 0 {
+    if !super::sparse_attention(p, o) || part.layers == 0 {
         return (0, 0);
     }
     let cells = kv.saturating_mul(tokens);
@@ -241,9 +241,7 @@ fn dsa_buffer(p: &Plan, o: Options, kv: u64, tokens: u64, mask: u64, part: Part)
 /// masks are small beside it, and no log has shown them beneath it), as
 /// does a GPU that holds no layer (no attention reads a mask there).
 pub(super) fn beneath_staged(p: &Plan, o: Options, ctx: u64, part: Part, staged: u64) -> u64 {
-    let crate::arch::AttentionKind::Mla(_) = p.model.arch.text.attention else { return 0 };
-    let dsa = cache::dsa_indexer(&p.model.arch, o.build).is_some();
-    if !dsa || super::heads_cached(p, o) || o.fork != super::Fork::Mainline || part.layers == 0 {
+    if !super::sparse_attention(p, o) || super::heads_cached(p, o) || part.layers == 0 {
         return 0;
     }
     let tokens = o.ubatch().min(ctx);

@@ -91,8 +91,11 @@ pub(super) fn masks(p: &Plan, o: Options, kv: &[LayerKv], cells: cache::Cells) -
     let per_ubatch = |cells_per_stream: u64| {
         cells_per_stream.saturating_mul(cells.streams).saturating_mul(ub / cells.streams.max(1))
     };
-    let dsa = o.fork == super::Fork::Mainline && cache::dsa_indexer(&p.model.arch, o.build).is_some();
-    let indexer = if dsa && full { super::compute::indexer_mask(per_ubatch(per_stream(None))) } else { 0 };
+    let indexer = if super::sparse_attention(p, o) && full {
+        super::compute::indexer_mask(per_ubatch(per_stream(None)))
+    } else {
+        0
+    };
     per_ubatch(kv_cells).saturating_mul(mask).saturating_add(indexer)
 }
 

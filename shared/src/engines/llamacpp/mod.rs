@@ -344,7 +344,7 @@ fn kv_layers(p: &Plan, o: Options) -> Vec<LayerKv> {
     if let Some(layers) = ik::kv_layers(text, types, o) {
         return layers;
     }
-    let mut layers = cache::layers(&p.model.arch, types, o.build);
+    let mut layers = cache::layers(&p.model.arch, types, o.fork, o.build);
     let crate::arch::AttentionKind::Mla(m) = text.attention else { return layers };
     if o.fork != Fork::Mainline {
         return layers;
@@ -366,6 +366,12 @@ fn kv_layers(p: &Plan, o: Options) -> Vec<LayerKv> {
         }
     }
     layers
+}
+
+/// Whether llama.cpp runs this plan with DeepSeek sparse attention
+/// ([`cache::dsa_indexer`]).
+pub(crate) fn sparse_attention(p: &Plan, o: Options) -> bool {
+    cache::dsa_indexer(&p.model.arch, o.fork, o.build).is_some()
 }
 
 /// Whether mainline llama.cpp runs an MLA model as multi-head attention
@@ -603,7 +609,7 @@ pub(crate) fn terms(p: &Plan, o: Options, r: &Report) -> EngineTerms {
         ),
         state: "llama.cpp keeps one F32 state cell per sequence slot",
         activations: match p.model.arch.text.attention {
-            crate::arch::AttentionKind::Mla(_) if !heads_cached(p, o) && cache::dsa_indexer(&p.model.arch, o.build).is_some() => {
+            crate::arch::AttentionKind::Mla(_) if !heads_cached(p, o) && sparse_attention(p, o) => {
                 "llama.cpp compute buffer: MLA's query side, KQ mask, and the sparse attention's indexer mask and scores (glm-dsa.cpp)"
             }
             crate::arch::AttentionKind::Mla(_) if !heads_cached(p, o) => {
