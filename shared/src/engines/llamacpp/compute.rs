@@ -40,7 +40,7 @@ pub(super) fn compute_buffer(
         let window = p.kv_layers.iter().find_map(|l| l.window);
         let full = cache::pad(ctx);
         let cells = graph::Cells { full, window: window.map_or(full, |w| cache_cells.of(Some(w)) / streams) };
-        return graph::compute_buffer(shape, &o, cells, part);
+        return graph::compute_buffer(shape, &o, cells, part, reserved_outputs(o, slots));
     }
     // ik's `-amb` computes the scores a head at a time (`ik::score_heads`).
     let scored = super::ik::score_heads(o, t.num_heads, t.num_kv_heads, ctx, o.ubatch(), false);

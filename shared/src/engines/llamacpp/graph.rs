@@ -23,7 +23,7 @@
 //! take nothing here.
 
 use super::{F16_MASK_BUILD, FlashAttention, Fork, Options, Plan};
-use crate::arch::{AttentionKind, Family};
+use crate::arch::{AttentionKind, Family, LayerAttention};
 
 /// The first build whose FFN computes the gated product with
 /// `ggml_swiglu_split` / `ggml_swiglu` (a `GGML_OP_GLU` node, which ggml-alloc
@@ -80,6 +80,46 @@ pub(super) struct Shape {
     /// `LLM_ARCH_OPENAI_MOE`): each kind of layer reads its own mask and
     /// store indices (`build_attn_inp_kv_unified_iswa`). 0: none slides.
     pub swa_pattern: u64,
+    /// How a layer is built around its attention and FFN.
+    pub block: Block,
+}
+
+/// How a layer is built around its attention and FFN.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Block {
+    /// `llm_build_llama` and its kin: Q, K, V, RoPE, attention, `wo`, the
+    /// residual add, the FFN (or [`Experts`]), the residual add.
+    Llama,
+    /// Gemma 4 ([`Global`]; src/models/gemma4.cpp).
+    Gemma4(Global),
+}
+
+/// Gemma 4's layer as src/models/gemma4.cpp builds it (llama.cpp 0c1e57098,
+/// vendored by llama-cpp-python 0.3.36), without per-layer inputs or layers
+/// that reuse an earlier layer's cache (E2B/E4B keep the closed form):
+/// Q, then K with their per-head norms (an RMS norm of a reshaped
+/// `mul_mat`, a view, is a new tensor; the weight's `mul` and the RoPE run
+/// in place), V normed without a weight (read from K's projection where
+/// the keys are the values); the attention's output normed in place before
+/// the residual add. A MoE layer runs the dense MLP beside the experts, both
+/// from the attention's output: the router's own input (an RMS norm, scaled
+/// in place) gives the logits `build_moe_ffn` takes as `probs_in`, whose
+/// weights it expands into the graph at once ("call early so that topk-moe
+/// can be used"), then the experts (`ffn_gate_up_exps`, one fused
+/// `mul_mat_id` — src/llama-model.cpp's Gemma 4 tensors and gguf-py's
+/// `FFN_GATE_UP_EXP` mapping "# gemma4" — its GEGLU product, `down`, and
+/// `ffn_down_exps.scale`'s rows: a repeat and a `get_rows`, multiplied in
+/// place, conversion/gemma.py `per_expert_scale`) and their sum; the dense
+/// MLP is expanded only by the layer's output, after them. Its norms, the
+/// sum of both, the residual add and the layer scale run in place.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct Global {
+    /// The global layers' head width (`global_head_dim`).
+    pub head_dim: u64,
+    /// The global layers' KV heads (`num_global_key_value_heads`).
+    pub kv_heads: u64,
+    /// The global layers' keys are their values (`attention_k_eq_v`).
+    pub k_eq_v: bool,
 }
 
 /// A MoE layer as src/llama-graph.cpp `build_moe_ffn` builds it for
@@ -157,7 +197,11 @@ impl Shape {
             sandwich,
             experts,
             swa_pattern,
+            block: Block::Llama,
         };
+        if p.model.arch.family == Family::Gemma4 {
+            return gemma4(p, o);
+        }
         if let Some(experts) = Experts::of(p, o) {
             return Some(shape(Ffn::GateUp, false, Some(experts), swa_pattern(p)?));
         }
@@ -180,6 +224,55 @@ impl Shape {
         let n = self.swa_pattern;
         n > 0 && il % n < n - 1
     }
+}
+
+/// Gemma 4's layers ([`Global`]) on mainline llama.cpp: every sliding
+/// layer alike and every global layer alike, in `set_swa_pattern`'s order,
+/// each with a cache of its own and no per-layer input.
+fn gemma4(p: &Plan, o: &Options) -> Option<Shape> {
+    let t = &p.model.arch.text;
+    let swa_pattern = swa_pattern(p).filter(|&n| n > 0)?;
+    let widths = |l: &crate::arch::LayerSpec| {
+        let head_dim = if l.shape.head_dim == 0 { t.head_dim } else { l.shape.head_dim };
+        (head_dim, l.kv_heads(t.num_kv_heads), l.shape.k_eq_v)
+    };
+    let kinds = |sliding: bool| {
+        let mut of_kind = t.layers.iter().filter(move |l| matches!(l.attention, LayerAttention::Sliding(_)) == sliding);
+        let first = widths(of_kind.next()?);
+        of_kind.all(|l| widths(l) == first).then_some(first)
+    };
+    let ((head_dim, kv_heads, false), (global_head_dim, global_kv_heads, k_eq_v)) = (kinds(true)?, kinds(false)?)
+    else {
+        return None;
+    };
+    let plain = o.fork == Fork::Mainline
+        && matches!(t.attention, AttentionKind::Standard { .. })
+        && t.recurrent.is_none()
+        && t.extra.per_layer_input == 0
+        && t.layers.iter().all(|l| !l.shape.kv_shared && l.shape.ffn_width == 0);
+    let experts = t.moe.map(|m| Experts {
+        count: m.num_experts,
+        used: m.experts_per_token,
+        width: m.expert_intermediate_size,
+        // The dense MLP beside the experts is the block's own.
+        shared_width: 0,
+        dense_lead: 0,
+        gating: Gating::Softmax,
+        biases: false,
+    });
+    plain.then_some(Shape {
+        embd: t.hidden_size,
+        ffn_width: t.intermediate_size,
+        heads: t.num_heads,
+        kv_heads,
+        head_dim,
+        vocab: t.vocab_size,
+        ffn: Ffn::GateUp,
+        sandwich: false,
+        experts,
+        swa_pattern,
+        block: Block::Gemma4(Global { head_dim: global_head_dim, kv_heads: global_kv_heads, k_eq_v }),
+    })
 }
 
 /// The `set_swa_pattern` the plan's cache layers follow (0: no window), or
@@ -302,19 +395,27 @@ struct Kind {
     v_idxs: u16,
 }
 
-/// The compute buffer of one GPU (bytes).
-pub(super) fn compute_buffer(s: Shape, o: &Options, cells: Cells, part: Part) -> u64 {
+/// The compute buffer of one GPU (bytes). `rows`: the rows the reserved
+/// graph outputs (`compute::reserved_outputs`): the last layer keeps them
+/// only, and the logits are theirs.
+pub(super) fn compute_buffer(s: Shape, o: &Options, cells: Cells, part: Part, rows: u64) -> u64 {
     let t = o.ubatch();
     let f32s = |width: u64| width.saturating_mul(t).saturating_mul(4);
+    let out = |width: u64| width.saturating_mul(rows.min(t)).saturating_mul(4);
     let fa = o.flash_attention == FlashAttention::On;
     let glu = o.build.is_none_or(|b| b >= GLU_BUILD);
     let cast = fa && part.first && o.build.is_some_and(|b| b < F16_MASK_BUILD);
     // With windows, the last two layers as well: where the last full
     // layer's mask lands depends on the window layer before it (gpt-oss at
     // `-ub 2048`: 1,663.08 MiB from the first two and the last, 1,672.08
-    // from four, as from all 24).
+    // from four, as from all 24). Gemma 4's five window layers to a global
+    // one: a whole period, then the last two.
     let tail = if s.swa_pattern > 0 { 2 } else { 1 };
-    let layers = part.layers.min(MAX_LAYERS + tail - 1);
+    let head = match s.block {
+        Block::Gemma4(_) => s.swa_pattern.max(MAX_LAYERS - 1),
+        Block::Llama => MAX_LAYERS - 1,
+    };
+    let layers = part.layers.min(head + tail);
     // The model's index of replayed layer `il`.
     let real = |il: u64| if il + tail < layers { part.start + il } else { part.start + part.layers - (layers - il) };
 
@@ -329,23 +430,41 @@ pub(super) fn compute_buffer(s: Shape, o: &Options, cells: Cells, part: Part) ->
     // from builds before them.
     let idxs = o.build.is_some_and(|b| b >= SET_ROWS_BUILD);
     let mut kinds = [cells.full, cells.window].map(|cells| Kind { cells, mask: NONE, k_idxs: NONE, v_idxs: NONE });
-    let mut out_ids = NONE;
-    let (q_width, kv_width) = (f32s(s.heads * s.head_dim), f32s(s.kv_heads * s.head_dim));
-    // A view (reshape, permute, a half of the fused up) takes no memory and
-    // ggml never reuses a view's memory in place: an op on one is a new
-    // tensor reading the view's base, which lives until it is done. Biases
-    // added in place (Qwen2's, GLM-4.5's and gpt-oss's q/k/v, gpt-oss's o)
-    // and attention sinks change nothing here.
     for il in 0..layers {
         let last = part.output && il + 1 == layers;
-        let kind = &mut kinds[usize::from(s.slides(real(il)))];
+        let slides = s.slides(real(il));
+        let kind = &mut kinds[usize::from(slides)];
+        let (heads, head_dim) = match s.block {
+            Block::Gemma4(global) if !slides => ((s.heads, global.kv_heads), global.head_dim),
+            _ => ((s.heads, s.kv_heads), s.head_dim),
+        };
+        let (q_width, kv_width) = (f32s(heads.0 * head_dim), f32s(heads.1 * head_dim));
         let mut residual = inp;
         let cur = g.norm(f32s(s.embd), inp);
-        let q = g.tensor(q_width, &[cur]);
-        let q = g.tensor(q_width, &[q, pos]); // RoPE on the reshaped Q
-        let k = g.tensor(kv_width, &[cur]);
-        let k = g.tensor(kv_width, &[k, pos]);
-        let v = g.tensor(kv_width, &[cur]);
+        // A view (reshape, permute, a half of the fused up) takes no memory
+        // and ggml never reuses a view's memory in place: an op on one is a
+        // new tensor reading the view's base, which lives until it is done.
+        // Biases added in place (Qwen2's, GLM-4.5's and gpt-oss's q/k/v,
+        // gpt-oss's o) and attention sinks change nothing here.
+        let (q, k, v) = match s.block {
+            Block::Llama => {
+                let q = g.tensor(q_width, &[cur]);
+                let q = g.tensor(q_width, &[q, pos]); // RoPE on the reshaped Q
+                let k = g.tensor(kv_width, &[cur]);
+                let k = g.tensor(kv_width, &[k, pos]);
+                (q, k, g.tensor(kv_width, &[cur]))
+            }
+            Block::Gemma4(global) => {
+                let q = g.tensor(q_width, &[cur]);
+                let q = g.tensor(q_width, &[q]); // the per-head norm of the reshaped Q
+                let q = g.in_place(q_width, &[q, pos]);
+                let projected = g.tensor(kv_width, &[cur]);
+                let k = g.tensor(kv_width, &[projected]);
+                let k = g.in_place(kv_width, &[k, pos]);
+                let values = if global.k_eq_v && !slides { projected } else { g.tensor(kv_width, &[cur]) };
+                (q, k, g.tensor(kv_width, &[values]))
+            }
+        };
         // The K and V stores into the cache.
         if idxs && kind.k_idxs == NONE {
             kind.k_idxs = g.input(8 * t);
@@ -367,7 +486,7 @@ pub(super) fn compute_buffer(s: Shape, o: &Options, cells: Cells, part: Part) ->
         let attn = if fa {
             g.tensor(q_width, &[q, kind.mask])
         } else {
-            let scores = f32s(kind.cells.saturating_mul(s.heads));
+            let scores = f32s(kind.cells.saturating_mul(heads.0));
             let kq = g.tensor(scores, &[q]);
             let kq = g.in_place(scores, &[kq, kind.mask]);
             let kqv = g.tensor(q_width, &[kq]);
@@ -376,20 +495,28 @@ pub(super) fn compute_buffer(s: Shape, o: &Options, cells: Cells, part: Part) ->
         let mut cur = g.tensor(f32s(s.embd), &[attn]);
         // The last layer keeps the output rows only (`inp_out_ids`, built
         // whatever n_outputs is in these builds, ggml-org/llama.cpp#14275).
+        let mut out_ids = NONE;
         if last {
-            out_ids = g.input(4 * t);
-            cur = g.tensor(f32s(s.embd), &[cur, out_ids]);
+            out_ids = g.input(4 * rows.min(t));
+            cur = g.tensor(out(s.embd), &[cur, out_ids]);
         }
         if s.sandwich {
             cur = g.norm(f32s(s.embd), cur);
         }
+        // The FFN's rows: the output rows in the last layer.
+        let tokens = if last { rows.min(t) } else { t };
+        let f32s = |width: u64| width.saturating_mul(tokens).saturating_mul(4);
         if last {
             residual = g.tensor(f32s(s.embd), &[residual, out_ids]);
         }
         let ffn_inp = g.in_place(f32s(s.embd), &[cur, residual]);
+        if let Block::Gemma4(_) = s.block {
+            inp = gemma4_ffn(&mut g, s, ffn_inp, tokens);
+            continue;
+        }
         let cur = g.norm(f32s(s.embd), ffn_inp);
         if let Some(e) = s.experts.filter(|e| il >= e.dense_lead) {
-            let out = moe(&mut g, e, cur, s.embd, t, part.staged);
+            let out = moe(&mut g, e, cur, s.embd, tokens, part.staged);
             inp = g.in_place(f32s(s.embd), &[out, ffn_inp]);
             continue;
         }
@@ -425,10 +552,51 @@ pub(super) fn compute_buffer(s: Shape, o: &Options, cells: Cells, part: Part) ->
         inp = g.in_place(f32s(s.embd), &[cur, ffn_inp]);
     }
     if part.output {
-        let n = g.norm(f32s(s.embd), inp);
-        g.tensor(f32s(s.vocab), &[n]);
+        let n = g.norm(out(s.embd), inp);
+        g.tensor(out(s.vocab), &[n]);
     }
     g.peak()
+}
+
+/// Gemma 4's FFN block over `tokens` rows of the attention's output
+/// ([`Global`]): the router and the experts (their weights first, as
+/// `build_moe_ffn` expands them), then the dense MLP; or the dense MLP
+/// alone. Returns the layer's output.
+fn gemma4_ffn(g: &mut Graph, s: Shape, attn_out: u16, tokens: u64) -> u16 {
+    let f32s = |width: u64| width.saturating_mul(tokens).saturating_mul(4);
+    let moe = s.experts.map(|e| {
+        let router = g.tensor(f32s(s.embd), &[attn_out]);
+        let logits = g.tensor(f32s(e.count), &[router]);
+        let probs = g.in_place(f32s(e.count), &[logits]);
+        let argsort = g.tensor(f32s(e.count), &[probs]);
+        let rows = g.tensor(f32s(e.used), &[probs, argsort]);
+        let sum = g.tensor(f32s(1), &[rows]);
+        let weights = g.tensor(f32s(e.used), &[rows, sum]);
+        let cur = g.tensor(f32s(s.embd), &[attn_out]); // `ffn_pre_norm_2`
+        let routed = f32s(e.used.saturating_mul(e.width));
+        let gate_up = g.tensor(routed.saturating_mul(2), &[cur, argsort]);
+        let product = g.tensor(routed, &[gate_up]);
+        let down = g.tensor(f32s(s.embd.saturating_mul(e.used)), &[product, argsort]);
+        let repeated = g.tensor(f32s(e.count), &[]);
+        let scales = g.tensor(f32s(e.used), &[repeated, argsort]);
+        let scaled = g.in_place(f32s(s.embd.saturating_mul(e.used)), &[down, scales]);
+        let experts = g.in_place(f32s(s.embd.saturating_mul(e.used)), &[scaled, weights]);
+        let mut out = g.tensor(f32s(s.embd), &[experts]);
+        for _ in 2..e.used {
+            out = g.in_place(f32s(s.embd), &[out, experts]);
+        }
+        out
+    });
+    let f = f32s(s.ffn_width);
+    let cur = g.tensor(f32s(s.embd), &[attn_out]); // `ffn_norm`
+    let gate = g.tensor(f, &[cur]);
+    let up = g.tensor(f, &[cur]);
+    let product = g.tensor(f, &[gate, up]);
+    let mut cur = g.tensor(f32s(s.embd), &[product]);
+    if let Some(moe) = moe {
+        cur = g.in_place(f32s(s.embd), &[cur, moe]);
+    }
+    g.in_place(f32s(s.embd), &[cur, attn_out])
 }
 
 /// One MoE FFN (src/llama-graph.cpp `build_moe_ffn`, 0.3.16), in the order
@@ -613,10 +781,14 @@ impl Graph {
 
 #[cfg(test)]
 mod tests {
-    use super::{Cells, Experts, Ffn, GLU_BUILD, Gating, Part, SET_ROWS_BUILD, Shape, Staged, compute_buffer};
+    use super::{
+        Block, Cells, Experts, Ffn, GLU_BUILD, Gating, Global, Part, SET_ROWS_BUILD, Shape, Staged, compute_buffer,
+    };
     use crate::engines::llamacpp::{FlashAttention, Options};
 
     const MIB: u64 = 1 << 20;
+    /// Every row of the ubatch an output (the builds before `compute::OUTPUTS_MAX_BUILD`).
+    const EVERY: u64 = u64::MAX;
     const ONE_GPU: Part = Part { start: 0, layers: 32, first: true, output: true, staged: None };
 
     /// Every layer over the whole cache.
@@ -636,6 +808,7 @@ mod tests {
             sandwich: false,
             experts: None,
             swa_pattern: 0,
+            block: Block::Llama,
         }
     }
 
@@ -654,8 +827,11 @@ mod tests {
         let fa = FlashAttention::On;
         let expected = 4 * 1024 * (3 * 4096 + 16_384 + 2 + 128_256);
         assert_eq!(expected, 642_785_280);
-        assert_eq!(compute_buffer(llama(128_256), &run(5781, fa, 1024), full(16_384), ONE_GPU), expected);
-        assert_eq!(compute_buffer(llama(128_256), &run(GLU_BUILD - 1, fa, 1024), full(16_384), ONE_GPU), 517 * MIB);
+        assert_eq!(compute_buffer(llama(128_256), &run(5781, fa, 1024), full(16_384), ONE_GPU, EVERY), expected);
+        assert_eq!(
+            compute_buffer(llama(128_256), &run(GLU_BUILD - 1, fa, 1024), full(16_384), ONE_GPU, EVERY),
+            517 * MIB
+        );
     }
 
     /// GLM-Z1-32B on b5192, `-ub 512`, n_ctx 32768, flash attention (fixture
@@ -675,11 +851,12 @@ mod tests {
             sandwich: true,
             experts: None,
             swa_pattern: 0,
+            block: Block::Llama,
         };
         let o = run(5192, FlashAttention::On, 512);
         let part = Part { layers: 61, ..ONE_GPU };
-        assert_eq!(compute_buffer(glm, &o, full(32_768), part), (23_040 + 6144 + 151_552) * 512 * 4);
-        assert_eq!(compute_buffer(glm, &o, full(32_768), part), 353 * MIB);
+        assert_eq!(compute_buffer(glm, &o, full(32_768), part, EVERY), (23_040 + 6144 + 151_552) * 512 * 4);
+        assert_eq!(compute_buffer(glm, &o, full(32_768), part, EVERY), 353 * MIB);
     }
 
     /// Mistral 7B without flash attention, n_ctx 2048 (fixture
@@ -689,9 +866,9 @@ mod tests {
     #[test]
     fn without_flash_attention_the_scores_set_the_peak() {
         let o = run(4500, FlashAttention::Off, 512);
-        assert_eq!(compute_buffer(llama(32_768), &o, full(2048), ONE_GPU), 164 * MIB + 4096);
+        assert_eq!(compute_buffer(llama(32_768), &o, full(2048), ONE_GPU, EVERY), 164 * MIB + 4096);
         let glu = run(5781, FlashAttention::Off, 512);
-        assert_eq!(compute_buffer(llama(32_768), &glu, full(2048), ONE_GPU), 164 * MIB + 4096);
+        assert_eq!(compute_buffer(llama(32_768), &glu, full(2048), ONE_GPU, EVERY), 164 * MIB + 4096);
     }
 
     /// Qwen3-Coder-30B-A3B Q8_0 on b7342, `-ub 512`, 4 slots in one unified
@@ -722,11 +899,12 @@ mod tests {
             sandwich: false,
             experts: Some(experts),
             swa_pattern: 0,
+            block: Block::Llama,
         };
         let o = run(7342, FlashAttention::On, 512);
         let part = Part { layers: 48, ..ONE_GPU };
-        assert_eq!(compute_buffer(shape, &o, full(65_536), part), (2048 + 151_936) * 512 * 4);
-        assert_eq!(compute_buffer(shape, &o, full(65_536), part), 30_075 * MIB / 100);
+        assert_eq!(compute_buffer(shape, &o, full(65_536), part, EVERY), (2048 + 151_936) * 512 * 4);
+        assert_eq!(compute_buffer(shape, &o, full(65_536), part, EVERY), 30_075 * MIB / 100);
     }
 
     /// GLM-4.5-Air on b6168, `-c 131072 -ub 4096`, flash attention (fixture
@@ -758,6 +936,7 @@ mod tests {
             sandwich: false,
             experts: Some(experts),
             swa_pattern: 0,
+            block: Block::Llama,
         };
         let (t, cells) = (4096, 131_072);
         let (q, mask) = (96 * 128 * t * 4, cells * t * 4);
@@ -768,10 +947,10 @@ mod tests {
         let expected = embd + small + mask + embd + 2 * q + mask / 2;
         let part = Part { layers: 46, ..ONE_GPU };
         let o = |build| Options { n_batch: t, ..run(build, FlashAttention::On, t) };
-        assert_eq!(compute_buffer(shape, &o(6168), full(cells), part), expected);
+        assert_eq!(compute_buffer(shape, &o(6168), full(cells), part, EVERY), expected);
         // 3,584.09 MiB as the log prints it.
         assert_eq!(expected * 100 / MIB, 358_409);
-        assert_eq!(compute_buffer(shape, &o(SET_ROWS_BUILD - 1), full(cells), part), expected - 16 * t);
+        assert_eq!(compute_buffer(shape, &o(SET_ROWS_BUILD - 1), full(cells), part, EVERY), expected - 16 * t);
     }
 
     fn gpt_oss_20b() -> Shape {
@@ -795,6 +974,7 @@ mod tests {
             sandwich: false,
             experts: Some(experts),
             swa_pattern: 2,
+            block: Block::Llama,
         }
     }
 
@@ -814,10 +994,10 @@ mod tests {
         let part = Part { layers: 24, ..ONE_GPU };
         let inputs = 4 * t * e + 4 * t + 4 * 8 * t + 4 * window * t + 4 * full * t + 4 * t;
         let expected = inputs + 2 * window * t + 4 * t * e + 2 * 4 * t * q + 2 * full * t;
-        assert_eq!(compute_buffer(gpt_oss_20b(), &o, Cells { full, window }, part), expected);
+        assert_eq!(compute_buffer(gpt_oss_20b(), &o, Cells { full, window }, part, EVERY), expected);
         assert_eq!(expected * 100 / MIB, 167_207);
         // Every layer over the whole cache would cast the full mask in layer 0.
-        assert_ne!(compute_buffer(gpt_oss_20b(), &o, Cells { full, window: full }, part), expected);
+        assert_ne!(compute_buffer(gpt_oss_20b(), &o, Cells { full, window: full }, part, EVERY), expected);
     }
 
     /// gpt-oss-20b on b6699, CUDA, `-c 131072 --n-cpu-moe 99`, `-ub 512`
@@ -840,9 +1020,59 @@ mod tests {
         let part = Part { layers: 24, staged, ..ONE_GPU };
         let layer0 = 4 * t * e + 4 * t + 2 * 8 * t + 4 * window * t + 2 * window * t + 4 * t * q + 4 * t * e;
         let expected = layer0 + mxfp4 + 2 * 4 * t * routed + 4 * full * t;
-        assert_eq!(compute_buffer(gpt_oss_20b(), &o, Cells { full, window }, part), expected);
+        assert_eq!(compute_buffer(gpt_oss_20b(), &o, Cells { full, window }, part, EVERY), expected);
         assert_eq!(expected * 100 / MIB, 45_698);
-        let unstaged = compute_buffer(gpt_oss_20b(), &o, Cells { full, window }, Part { staged: None, ..part });
+        let unstaged = compute_buffer(gpt_oss_20b(), &o, Cells { full, window }, Part { staged: None, ..part }, EVERY);
         assert_eq!(unstaged * 100 / MIB, 41_351);
+    }
+
+    /// Gemma 4 26B-A4B QAT Q4_0 on b9849, Vulkan, `-c 8192 -ub 2048`, one
+    /// slot (the window cache 1,024 + 2,048 = 3,072 cells), flash attention
+    /// auto (fixture `llamacpp-b9849-vulkan-3090-gemma4-26b-a4b-qat-q4-np1`):
+    /// 428.07 MiB logged. The first layer's experts set the peak: the split's
+    /// inputs (embeddings, positions, both caches' store indices and F16
+    /// masks — the global cache's read first in layer 5, 66.07 MiB), the
+    /// experts' input norm, a 32 MiB hole where the attention's Q was, then
+    /// the fused gate-up (88 MiB), its product (44) and `down` (176) above.
+    /// One output row (b9849 ≥ `compute::OUTPUTS_MAX_BUILD`). The closed form
+    /// gave 120.01; without the global layers' mask, 396.04.
+    #[test]
+    fn gemma4_stacks_its_experts_above_both_masks() {
+        let experts = Experts {
+            count: 128,
+            used: 8,
+            width: 704,
+            shared_width: 0,
+            dense_lead: 0,
+            gating: Gating::Softmax,
+            biases: false,
+        };
+        let global = Global { head_dim: 512, kv_heads: 2, k_eq_v: true };
+        let shape = Shape {
+            embd: 2816,
+            ffn_width: 2112,
+            heads: 16,
+            kv_heads: 8,
+            head_dim: 256,
+            vocab: 262_144,
+            ffn: Ffn::GateUp,
+            sandwich: false,
+            experts: Some(experts),
+            swa_pattern: 6,
+            block: Block::Gemma4(global),
+        };
+        let (t, e) = (2048, 2816);
+        let o = Options { n_batch: t, ..run(9849, FlashAttention::On, t) };
+        let cells = Cells { full: 8192, window: 3072 };
+        let part = Part { layers: 30, ..ONE_GPU };
+        let inputs = 4 * t * e + 4 * t + 4 * 8 * t + 2 * 3072 * t + 2 * 8192 * t + 128;
+        let routed = 4 * t * 8 * 704;
+        let expected = inputs + 4 * t * e + 16 * 512 * t * 4 / 2 + 2 * routed + routed + 4 * t * e * 8;
+        assert_eq!(compute_buffer(shape, &o, cells, part, 1), expected);
+        assert_eq!(expected * 100 / MIB, 42_807);
+        // The window layers alone read neither the global cache's mask nor
+        // its store indices, nor the output rows.
+        let window_only = Part { layers: 5, output: false, ..part };
+        assert_eq!(compute_buffer(shape, &o, cells, window_only, 1), expected - 2 * 8192 * t - 2 * 8 * t - 128);
     }
 }
