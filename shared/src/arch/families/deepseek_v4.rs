@@ -99,8 +99,7 @@ pub(super) fn deepseek_v4(f: Fields) -> Result<TextModel, ConfigError> {
         })
         .collect();
     let vocab = f.dim_or("vocab_size", 129_280)?;
-    let mut extra = crate::arch::Extras::default();
-    extra.hyper_connections = f.dim_or("hc_mult", 4)?;
+    let extra = crate::arch::Extras { hyper_connections: f.dim_or("hc_mult", 4)?, ..Default::default() };
     Ok(TextModel {
         hidden_size: hidden,
         vocab_size: vocab,
