@@ -5,7 +5,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::arch::{AttentionKind, LayerAttention, TextModel};
+use crate::arch::{AttentionKind, CompressedAttention, LayerAttention, TextModel};
 use crate::formats::Bpw;
 
 /// Storage type of the KV cache.
@@ -105,12 +105,53 @@ pub struct LayerKv {
     pub bytes_per_token: u64,
     /// Tokens after which the layer stops growing (`None`: never).
     pub window: Option<u64>,
+    /// A DeepSeek-V4 layer's caches beside its sliding window (which the
+    /// two fields above hold): compressed entries stored by the page, and
+    /// the compressor's running state.
+    pub compressed: Option<CompressedKv>,
+}
+
+/// DeepSeek-V4's compressed caches of one layer, as vLLM 0.34 pages them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct CompressedKv {
+    /// Tokens one page covers (vLLM's block of the compressed caches).
+    pub page_tokens: u64,
+    /// Bytes of one page: the compressed entries of `page_tokens` tokens
+    /// and the indexer's keys over them, each padded as the engine pads it.
+    pub page_bytes: u64,
+    /// The compressor's state per token of its own window (fp32).
+    pub state_bytes_per_token: u64,
+    /// Tokens the compressor's state spans.
+    pub state_window: u64,
 }
 
 impl LayerKv {
+    /// A layer of `bytes_per_token` that holds at most `window` tokens.
+    pub fn new(bytes_per_token: u64, window: Option<u64>) -> Self {
+        Self { bytes_per_token, window, compressed: None }
+    }
+
     /// Tokens this layer holds for a sequence of `seq_len` tokens.
     pub fn tokens_held(self, seq_len: u64) -> u64 {
         self.window.map_or(seq_len, |w| seq_len.min(w))
+    }
+
+    /// Bytes of a compressed layer's caches beyond its window for a
+    /// sequence of `seq_len` tokens (whole pages, and the compressor state).
+    pub fn compressed_bytes(self, seq_len: u64) -> u64 {
+        self.compressed.map_or(0, |c| {
+            let pages = seq_len.div_ceil(c.page_tokens.max(1)).saturating_mul(c.page_bytes);
+            pages.saturating_add(seq_len.min(c.state_window).saturating_mul(c.state_bytes_per_token))
+        })
+    }
+
+    /// Bytes per token while the layer is still growing: its own, the
+    /// compressed pages' share (rounded up) and the compressor state's.
+    pub fn growing_bytes_per_token(self) -> u64 {
+        self.bytes_per_token.saturating_add(
+            self.compressed
+                .map_or(0, |c| c.page_bytes.div_ceil(c.page_tokens.max(1)).saturating_add(c.state_bytes_per_token)),
+        )
     }
 }
 
@@ -121,6 +162,9 @@ impl LayerKv {
 /// `get_num_kv_heads`). MLA's latent is not split by heads: every rank keeps
 /// the whole latent.
 pub fn layer_costs(text: &TextModel, dtype: KvDtype, tp: u64) -> Vec<LayerKv> {
+    if let AttentionKind::Compressed(c) = text.attention {
+        return text.layers.iter().map(|l| compressed_layer(c, l.shape.compress_ratio, dtype)).collect();
+    }
     let scaled = scaled_fp8_latent(text, dtype);
     layer_costs_by(text, tp, |part, width, elements| match (part, scaled) {
         // DSA's indexer keys: vLLM 0.33 keeps them in FP8 with an fp32
@@ -170,6 +214,72 @@ fn scaled_fp8_latent(text: &TextModel, dtype: KvDtype) -> Option<ScaledLatent> {
     })
 }
 
+/// One DeepSeek-V4 layer's caches as vLLM 0.34 specifies them (its
+/// `get_kv_cache_spec`s; one KV head, `max_tp_shards=1`: whole on every
+/// rank). Every page is rounded up to `alignment` bytes
+/// (`kv_cache_interface.py::_apply_alignment_padding`):
+/// - the sliding window, every layer: `DeepseekV4SWACache`
+///   (v1/attention/backends/mla/sparse_swa.py), `sliding_window` tokens in
+///   blocks of 64;
+/// - the compressed entries, a layer with a ratio: `DeepseekV4Attention.
+///   get_kv_cache_spec` (models/deepseek_v4/attention.py), one entry per
+///   `ratio` tokens (`tokens_per_state`) in blocks of 256 tokens (the sparse
+///   MLA backend's only kernel block, sparse_mla.py
+///   `get_supported_kernel_block_sizes`);
+/// - the indexer's keys, a compressed sparse layer: `DeepseekV4IndexerCache`
+///   (attention.py), fp8 with an fp32 scale per 128 values (132 bytes for
+///   128), one per entry, in the same blocks;
+/// - the compressors' state: `CompressorStateCache` (compressor.py), fp32 of
+///   `2 × coff × head_dim` per token (`coff` 2 where windows overlap, the
+///   indexed ratio) over `coff × ratio` tokens, in blocks of 4 (ratio 4) or
+///   8 tokens; the indexer's own compressor too, at its head width.
+///
+/// The row: with an fp8 cache (`auto` on the FlashMLA and SM120 backends,
+/// `_resolve_dsv4_kv_cache_dtype`) the `fp8_ds_mla` layout, 584 bytes (448
+/// fp8 values, 64 rotary values in bf16, 8 scale bytes) with pages padded to
+/// 576; otherwise plain rows of `head_dim` values with pages padded to 512
+/// (`FLASHINFER_MLA_SPARSE_DSV4`).
+fn compressed_layer(c: CompressedAttention, ratio: u64, dtype: KvDtype) -> LayerKv {
+    /// `DeepseekV4SWACache`'s `block_size` default (sparse_swa.py).
+    const SWA_BLOCK: u64 = 64;
+    /// The sparse MLA backend's kernel block (sparse_mla.py), the cache
+    /// config's block for the compressed caches.
+    const COMPRESSED_BLOCK: u64 = 256;
+    /// `packed_bytes_per_token` (sparse_swa.py) and `state_content_bytes`
+    /// (attention.py): "448B NoPE + 128B RoPE + 8B fp8 scale = 584B".
+    const DS_MLA_ROW: u64 = 584;
+    /// The indexer's fp8 keys carry an fp32 scale per this many values
+    /// (attention.py `DeepseekV4Indexer.quant_block_size`).
+    const INDEXER_SCALE_BLOCK: u64 = 128;
+    let ds_mla = dtype == KvDtype::Fp8;
+    let (row, alignment) = if ds_mla { (DS_MLA_ROW, 576) } else { (dtype.bpw(c.head_dim).bytes(c.head_dim), 512) };
+    let page = |states: u64, state_bytes: u64| states.saturating_mul(state_bytes).next_multiple_of(alignment);
+    let window = page(SWA_BLOCK, row).div_ceil(SWA_BLOCK);
+    if ratio == 0 {
+        return LayerKv::new(window, Some(c.window));
+    }
+    let entries = COMPRESSED_BLOCK / ratio.max(1);
+    let indexed = c.indexed(ratio);
+    let ix = c.indexer.head_dim;
+    let indexer_row = ix.saturating_add(ix / INDEXER_SCALE_BLOCK * 4);
+    let indexer = if indexed { page(entries, indexer_row) } else { 0 };
+    // `CompressorStateCache`: blocks of 4 tokens at ratio 4, 8 at 128.
+    let coff = if indexed { 2 } else { 1 };
+    let state_block = if ratio == 4 { 4 } else { 8 };
+    let state = |width: u64| page(state_block, width.saturating_mul(2 * coff * 4)).div_ceil(state_block);
+    let state_bytes = state(c.head_dim).saturating_add(if indexed { state(ix) } else { 0 });
+    LayerKv {
+        bytes_per_token: window,
+        window: Some(c.window),
+        compressed: Some(CompressedKv {
+            page_tokens: COMPRESSED_BLOCK,
+            page_bytes: page(entries, row).saturating_add(indexer),
+            state_bytes_per_token: state_bytes,
+            state_window: coff.saturating_mul(ratio),
+        }),
+    }
+}
+
 /// [`scaled_fp8_latent`]: the latent's values and the bytes they take.
 #[derive(Debug, Clone, Copy)]
 struct ScaledLatent {
@@ -209,7 +319,7 @@ pub fn layer_costs_by(text: &TextModel, tp: u64, cost: impl Fn(CachePart, u64, u
                     LayerAttention::Sliding(w) | LayerAttention::Chunked(w) => Some(w),
                     LayerAttention::Full | LayerAttention::Cross | LayerAttention::None => None,
                 };
-                LayerKv { bytes_per_token: k.saturating_add(v), window }
+                LayerKv::new(k.saturating_add(v), window)
             })
             .collect();
     }
@@ -228,6 +338,9 @@ pub fn layer_costs_by(text: &TextModel, tp: u64, cost: impl Fn(CachePart, u64, u
             let indexer = m.indexer.map_or(0, |ix| cost(CachePart::IndexerKey, ix.head_dim, ix.head_dim));
             (cost(CachePart::Key, latent, latent), indexer)
         }
+        // DeepSeek-V4's sliding window (one key that is also the value);
+        // its compressed caches are vLLM's layout, `layer_costs`.
+        AttentionKind::Compressed(c) => (cost(CachePart::Key, c.head_dim, c.head_dim), 0),
     };
     text.layers
         .iter()
@@ -242,7 +355,7 @@ pub fn layer_costs_by(text: &TextModel, tp: u64, cost: impl Fn(CachePart, u64, u
             // `RadixAttention`; ik_llama.cpp build_gemma4.cpp sets
             // `Vcur = Kcur`, then normalises and stores each).
             if l.shape.kv_shared {
-                return LayerKv { bytes_per_token: 0, window: None };
+                return LayerKv::new(0, None);
             }
             // A DSA layer that reuses an earlier layer's top k (GLM-5.2's
             // "shared" `indexer_types`) has no indexer in the checkpoint, so
@@ -266,16 +379,16 @@ pub fn layer_costs_by(text: &TextModel, tp: u64, cost: impl Fn(CachePart, u64, u
 
 pub(crate) fn layer_kv(attention: LayerAttention, per_token: u64) -> LayerKv {
     match attention {
-        LayerAttention::Full => LayerKv { bytes_per_token: per_token, window: None },
-        LayerAttention::Sliding(w) => LayerKv { bytes_per_token: per_token, window: Some(w) },
+        LayerAttention::Full => LayerKv::new(per_token, None),
+        LayerAttention::Sliding(w) => LayerKv::new(per_token, Some(w)),
         // Llama 4's chunked layers attend within their chunk of
         // `attention_chunk_size` tokens: the cache holds at most one chunk
         // (transformers' `ChunkedSlidingLayer`, vLLM's
         // `ChunkedLocalAttentionSpec`).
-        LayerAttention::Chunked(c) => LayerKv { bytes_per_token: per_token, window: Some(c) },
+        LayerAttention::Chunked(c) => LayerKv::new(per_token, Some(c)),
         // Cross-attention caches the image once; recurrent and FFN-only
         // layers keep no per-token cache (their state is in `crate::state`).
-        LayerAttention::Cross | LayerAttention::None => LayerKv { bytes_per_token: 0, window: None },
+        LayerAttention::Cross | LayerAttention::None => LayerKv::new(0, None),
     }
 }
 
@@ -287,7 +400,7 @@ pub fn kv_heads_per_rank(kv_heads: u64, tp: u64) -> u64 {
 
 /// Bytes per token while every layer is still growing (the steepest slope).
 pub fn bytes_per_token(layers: &[LayerKv]) -> u64 {
-    layers.iter().fold(0u64, |acc, l| acc.saturating_add(l.bytes_per_token))
+    layers.iter().fold(0u64, |acc, l| acc.saturating_add(l.growing_bytes_per_token()))
 }
 
 /// Bytes for one sequence of `seq_len` tokens; with `block` (paged engines),
@@ -298,7 +411,7 @@ pub fn sequence_bytes(layers: &[LayerKv], seq_len: u64, block: Option<u64>) -> u
         if let Some(b) = block.filter(|&b| b > 0) {
             tokens = tokens.div_ceil(b).saturating_mul(b);
         }
-        acc.saturating_add(tokens.saturating_mul(l.bytes_per_token))
+        acc.saturating_add(tokens.saturating_mul(l.bytes_per_token)).saturating_add(l.compressed_bytes(seq_len))
     })
 }
 
@@ -316,7 +429,7 @@ mod tests {
 
     #[test]
     fn sliding_layers_stop_at_their_window() {
-        let layers = [LayerKv { bytes_per_token: 10, window: None }, LayerKv { bytes_per_token: 10, window: Some(4) }];
+        let layers = [LayerKv::new(10, None), LayerKv::new(10, Some(4))];
         assert_eq!(sequence_bytes(&layers, 3, None), 60);
         assert_eq!(sequence_bytes(&layers, 100, None), 1000 + 40);
         assert_eq!(sequence_bytes(&layers, 17, Some(16)), 320 + 160);

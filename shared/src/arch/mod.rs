@@ -41,6 +41,10 @@ pub enum Family {
     DeepseekV32,
     /// GLM-5 (`glm_moe_dsa`): the same attention at GLM's shapes.
     GlmMoeDsa,
+    /// DeepSeek-V4 (`deepseek_v4`): compressed sparse and heavily compressed
+    /// attention beside a sliding window, hyper-connections, hash-routed
+    /// first layers.
+    DeepseekV4,
     Gpt2,
     GptNeox,
     Falcon,
@@ -264,6 +268,18 @@ pub struct LayerShape {
     /// `GlmMoeDsaConfig.indexer_types`).
     #[serde(default)]
     pub indexer_shared: bool,
+    /// Tokens one compressed KV entry of this layer stands for (DeepSeek-V4:
+    /// 4 for compressed sparse attention, with its lightning indexer, 128
+    /// for heavily compressed attention); 0: no compressor, the sliding
+    /// window alone (transformers 5.25 `DeepseekV4Config.compress_rates`
+    /// by `layer_types`).
+    #[serde(default)]
+    pub compress_ratio: u64,
+    /// The layer routes each token to experts by a fixed table of its id
+    /// (`tid2eid`, vocabulary × experts per token) instead of a learned
+    /// score and its correction bias (DeepSeek-V4's `hash_moe` layers).
+    #[serde(default)]
+    pub hash_routed: bool,
 }
 
 impl LayerShape {
@@ -383,6 +399,12 @@ pub struct Extras {
     /// `alpha_p` and `alpha_n`); 0: a fixed activation.
     #[serde(default)]
     pub activation_params: u64,
+    /// Residual streams of manifold-constrained hyper-connections (DeepSeek-V4
+    /// `hc_mult`): each layer mixes them before and after attention and the
+    /// MLP, and a head mixes them before the final norm; 0: one plain
+    /// residual stream.
+    #[serde(default)]
+    pub hyper_connections: u64,
 }
 
 /// Multi-head latent attention (DeepSeek-V2/V3, Kimi-K2).
@@ -406,6 +428,35 @@ pub struct Indexer {
     pub head_dim: u64,
 }
 
+/// DeepSeek-V4's attention (transformers 5.25 `modeling_deepseek_v4.py`,
+/// vLLM 0.34 `models/deepseek_v4/attention.py`): a query LoRA, one shared
+/// key/value head of `head_dim` (its last `rope_head_dim` rotated) over a
+/// sliding window of `window` tokens, a grouped low-rank output projection
+/// and a sink per head; a layer with a [`LayerShape::compress_ratio`] also
+/// attends to compressed entries of `ratio` tokens each, picked by the
+/// lightning `indexer` where the ratio is 4.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CompressedAttention {
+    pub q_lora_rank: u64,
+    pub head_dim: u64,
+    pub rope_head_dim: u64,
+    pub o_groups: u64,
+    pub o_lora_rank: u64,
+    pub window: u64,
+    pub indexer: Indexer,
+    /// The compression ratio of the layers that score their entries with
+    /// the indexer (compressed sparse attention's, 4; transformers'
+    /// `DeepseekV4CSACompressor.indexer`).
+    pub sparse_ratio: u64,
+}
+
+impl CompressedAttention {
+    /// Whether a layer compressing by `ratio` runs the lightning indexer.
+    pub fn indexed(&self, ratio: u64) -> bool {
+        ratio != 0 && ratio == self.sparse_ratio
+    }
+}
+
 /// Attention projections.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -416,6 +467,8 @@ pub enum AttentionKind {
         o_bias: bool,
     },
     Mla(Mla),
+    /// DeepSeek-V4: sliding window plus compressed entries.
+    Compressed(CompressedAttention),
 }
 
 /// Mixture-of-experts feed-forward blocks.

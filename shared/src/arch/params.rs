@@ -264,7 +264,13 @@ pub(super) fn layout(arch: &Architecture) -> TensorLayout {
                 if m.shared_expert_gate {
                     b.vector(Role::Router, Some(l), t.hidden_size);
                 }
-                if m.router_bias {
+                if spec.shape.hash_routed {
+                    // DeepSeek-V4's `hash_moe` layers: `tid2eid`, the experts
+                    // of every token id, in place of the correction bias
+                    // (transformers 5.25 `DeepseekV4HashRouter`; vLLM 0.34
+                    // nvidia/model.py `gate.tid2eid`).
+                    b.vector(Role::Router, Some(l), t.vocab_size.saturating_mul(m.experts_per_token));
+                } else if m.router_bias {
                     b.vector(Role::Bias, Some(l), n);
                 }
                 if m.expert_bias {
@@ -287,6 +293,16 @@ pub(super) fn layout(arch: &Architecture) -> TensorLayout {
         }
         if t.extra.activation_params > 0 {
             b.vector(Role::Norm, Some(l), t.extra.activation_params);
+        }
+        // DeepSeek-V4's hyper-connections, one before attention and one
+        // before the MLP (`attn_hc`, `ffn_hc`: `fn` of (2 + n) × n rows over
+        // the n streams, `base` of (2 + n) × n, three scales), fp32 in the
+        // checkpoint (transformers 5.25 `DeepseekV4HyperConnection`).
+        let streams = t.extra.hyper_connections;
+        if streams > 0 {
+            let mix = streams.saturating_add(2).saturating_mul(streams);
+            let one = mix.saturating_mul(streams.saturating_mul(t.hidden_size)).saturating_add(mix).saturating_add(3);
+            b.vector(Role::Norm, Some(l), one.saturating_mul(2));
         }
         // Gemma 4's per-layer input: a gate into its width and a projection
         // back (`per_layer_input_gate`, `per_layer_projection`); its norm is
@@ -337,6 +353,13 @@ pub(super) fn layout(arch: &Architecture) -> TensorLayout {
     }
     if t.final_norm {
         b.vector(Role::Norm, None, norm_width(t.hidden_size));
+    }
+    // `DeepseekV4HyperHead`: `hc_fn` (n × n·hidden), `hc_base` (n), `hc_scale` (1).
+    let streams = t.extra.hyper_connections;
+    if streams > 0 {
+        let head =
+            streams.saturating_mul(streams).saturating_mul(t.hidden_size).saturating_add(streams).saturating_add(1);
+        b.vector(Role::Norm, None, head);
     }
     if !t.tie_word_embeddings {
         b.push(Role::LmHead, None, t.vocab_size.saturating_mul(width), width);
@@ -390,6 +413,7 @@ fn attention(b: &mut Builder, t: &TextModel, l: u32, spec: &LayerSpec, family: s
                 b.vector(Role::Norm, Some(l), 2);
             }
         }
+        AttentionKind::Compressed(c) => compressed(b, t, l, spec, c),
         AttentionKind::Mla(m) => {
             let heads = t.num_heads;
             let qk = m.qk_nope_head_dim.saturating_add(m.qk_rope_head_dim);
@@ -419,6 +443,52 @@ fn attention(b: &mut Builder, t: &TextModel, l: u32, spec: &LayerSpec, family: s
                 b.linear(Role::AttnQ, l, h, ix.heads);
             }
         }
+    }
+}
+
+/// DeepSeek-V4's attention (transformers 5.25 `DeepseekV4Attention`, the
+/// same tensors as vLLM 0.34 `models/deepseek_v4/attention.py`).
+fn compressed(b: &mut Builder, t: &TextModel, l: u32, spec: &LayerSpec, c: super::CompressedAttention) {
+    let h = t.hidden_size;
+    let heads_width = t.num_heads.saturating_mul(c.head_dim);
+    // `wq_a` and `wkv`: vLLM's replicated `fused_wqa_wkv`.
+    b.linear(Role::MlaDown, l, h, c.q_lora_rank);
+    b.linear(Role::MlaDown, l, h, c.head_dim);
+    b.vector(Role::Norm, Some(l), c.q_lora_rank.saturating_add(c.head_dim));
+    b.linear(Role::AttnQ, l, c.q_lora_rank, heads_width);
+    // The grouped output: each of `o_groups` groups of heads to
+    // `o_lora_rank` (`wo_a`, block-diagonal), then all of them to the
+    // hidden width (`wo_b`).
+    let groups_width = c.o_groups.saturating_mul(c.o_lora_rank);
+    b.linear(Role::AttnO, l, heads_width / c.o_groups.max(1), groups_width);
+    b.linear(Role::AttnO, l, groups_width, h);
+    // One sink logit per head.
+    b.vector(Role::Norm, Some(l), t.num_heads);
+    let ratio = spec.shape.compress_ratio;
+    if ratio == 0 {
+        return;
+    }
+    // The compressor (`DeepseekCompressor`): kv and gate projections of
+    // `coff × head_dim` (2 where windows overlap, compressed sparse
+    // attention), a position bias of `ratio` rows, a norm. vLLM keeps the
+    // projections unquantised and replicated (`quant_config=None`,
+    // `disable_tp=True`), so they are not quantisable linears here.
+    let indexed = c.indexed(ratio);
+    let compressor = |b: &mut Builder, width: u64| {
+        let coff = if indexed { 2 } else { 1 };
+        let out = width.saturating_mul(coff);
+        b.vector(Role::Other, Some(l), h.saturating_mul(out).saturating_mul(2));
+        b.vector(Role::Norm, Some(l), ratio.saturating_mul(out).saturating_add(width));
+    };
+    compressor(b, c.head_dim);
+    if indexed {
+        // The lightning indexer: its own compressor at `index_head_dim`,
+        // `wq_b` from the query latent (replicated, quantised) and the
+        // unquantised `weights_proj` scoring each head.
+        let ix = c.indexer;
+        compressor(b, ix.head_dim);
+        b.linear(Role::MlaDown, l, c.q_lora_rank, ix.heads.saturating_mul(ix.head_dim));
+        b.vector(Role::Router, Some(l), h.saturating_mul(ix.heads));
     }
 }
 

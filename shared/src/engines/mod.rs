@@ -162,6 +162,11 @@ impl EngineKind {
             // absent from 0.14.0's attention/layer.py), ModelOpt's from
             // `resolve_kv_cache_dtype_string` (0.19.0 – 0.25.1).
             Self::Vllm if model.arch.kv_cache_fp8 => crate::kv::KvDtype::Fp8,
+            // DeepSeek-V4's `auto` is `fp8_ds_mla` on the backends vLLM picks
+            // by default, FlashMLA and SM120's FlashInfer (0.34
+            // models/deepseek_v4/attention.py `_resolve_dsv4_kv_cache_dtype`,
+            // nvidia/model.py `_select_dsv4_attn_cls`).
+            Self::Vllm if model.arch.family == crate::arch::Family::DeepseekV4 => crate::kv::KvDtype::Fp8,
             Self::Transformers | Self::Vllm | Self::Sglang | Self::LlamaCpp | Self::Ollama => {
                 match self.keeps_the_activation_dtype() {
                     true => Scenario::activation_kv_dtype(model, weights),

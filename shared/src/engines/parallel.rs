@@ -130,7 +130,8 @@ fn tp_fits(text: &TextModel, tp: u64) -> bool {
 fn kv_fits(text: &TextModel, tp: u64) -> bool {
     let kv = text.num_kv_heads.max(1);
     match text.attention {
-        AttentionKind::Mla(_) => true,
+        // One latent, or DeepSeek-V4's one shared head: whole on every rank.
+        AttentionKind::Mla(_) | AttentionKind::Compressed(_) => true,
         AttentionKind::Standard { .. } if tp >= kv => tp.is_multiple_of(kv),
         AttentionKind::Standard { .. } => kv.is_multiple_of(tp),
     }

@@ -303,7 +303,7 @@ impl<'m> EnginePlan<'m> {
     /// The engine's warnings about this plan.
     pub fn warnings(&self, per_gpu: &[GpuPeak], verdict: Verdict) -> EngineWarnings {
         let p = &self.plan;
-        match &self.ready {
+        let mut w = match &self.ready {
             Ready::Transformers(_) => transformers::warnings(p),
             Ready::Vllm(..) => vllm::warnings(p, verdict, self.max_concurrency()),
             Ready::Sglang(_) => sglang::warnings(p),
@@ -314,6 +314,35 @@ impl<'m> EnginePlan<'m> {
                 }
                 w
             }
+        };
+        if p.model.arch.family == crate::arch::Family::DeepseekV4 {
+            w.setup.push(deepseek_v4_caveat(p.scenario.engine).into());
+        }
+        w
+    }
+}
+
+/// What a DeepSeek-V4 plan does not yet read of each engine: the per-layer
+/// cache is vLLM 0.34's (`kv::layer_costs`); each engine that runs the
+/// model has its own layout, not read yet.
+fn deepseek_v4_caveat(engine: Engine) -> &'static str {
+    match engine {
+        Engine::Vllm(_) => {
+            "DeepSeek-V4: each layer's cache is vLLM 0.34's (window, compressed and indexer pages, compressor \
+             state); its pool packs those pages in groups of their own (kv_cache_planning.py \
+             `_get_packed_kv_cache_groups`), which the block count here does not replay"
+        }
+        Engine::Sglang(_) => {
+            "DeepSeek-V4: SGLang 0.5.23 runs it with pools of its own, not read yet; its KV cache is \
+             estimated with vLLM 0.34's layout"
+        }
+        Engine::LlamaCpp(_) | Engine::Ollama(_) => {
+            "DeepSeek-V4: llama.cpp's `deepseek4` architecture (the build llama-cpp-python 0.3.36 vendors) \
+             is not read yet; its KV cache is estimated with vLLM 0.34's layout"
+        }
+        Engine::Transformers(_) => {
+            "DeepSeek-V4: transformers 5.25's caches (`DeepseekV4HCACache`, `DeepseekV4CSACache`) are not \
+             read yet; its KV cache is estimated with vLLM 0.34's layout"
         }
     }
 }

@@ -36,6 +36,11 @@ pub fn layer_peak(text: &TextModel, tokens: u64, bytes_per_element: u64, tp: u64
             let qk = m.qk_nope_head_dim.saturating_add(m.qk_rope_head_dim);
             text.num_heads.saturating_mul(qk.saturating_mul(2).saturating_add(m.v_head_dim.saturating_mul(2)))
         }
+        // DeepSeek-V4: the query heads, the one shared key/value head and
+        // the attention output before the grouped projection.
+        AttentionKind::Compressed(c) => {
+            text.num_heads.saturating_mul(c.head_dim).saturating_mul(2).saturating_add(c.head_dim)
+        }
     };
     let mlp = mlp_width(text).saturating_mul(3);
     let width = text.hidden_size.saturating_mul(2).saturating_add(attn_width.max(mlp) / tp);

@@ -224,7 +224,8 @@ impl<E> Plan<'_, E> {
             .iter()
             .zip(&self.kv_layers)
             .map(|(w, k)| {
-                w.saturating_add(k.tokens_held(tokens).saturating_mul(k.bytes_per_token).saturating_mul(batch))
+                let held = k.tokens_held(tokens).saturating_mul(k.bytes_per_token);
+                w.saturating_add(held.saturating_add(k.compressed_bytes(tokens)).saturating_mul(batch))
             })
             .collect()
     }

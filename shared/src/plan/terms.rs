@@ -85,6 +85,21 @@ pub fn kv_per_token<E>(p: &Plan<'_, E>) -> Term {
             }),
             layer_token_bytes(p)
         ),
+        AttentionKind::Compressed(c) => {
+            let compressed = t.layers.iter().filter(|l| l.shape.compress_ratio > 0).count();
+            format!(
+                "{} layers × a sliding window of {} tokens of one {}-value head in {} ({} bytes a token), \
+                 {compressed} of them also compressed entries (1 per {} or {} tokens, the indexer's keys on the \
+                 first kind) and the compressors' fp32 state, as vLLM 0.34 pages them",
+                t.layers.len(),
+                c.window,
+                c.head_dim,
+                s.kv_dtype.id(),
+                layer_token_bytes(p),
+                c.sparse_ratio,
+                t.layers.iter().map(|l| l.shape.compress_ratio).filter(|&r| r != c.sparse_ratio).max().unwrap_or(0),
+            )
+        }
     };
     Term::bytes("KV cache per token", per_token, formula, Basis::Exact)
 }

@@ -168,6 +168,10 @@ const KNOWN_UNCOUNTED: &[&str] = &[
     // tower (transformers raises ImportError); its text model is counted as
     // defaults-gemma3n_text.
     "defaults-gemma3n",
+    // DeepseekV4ForCausalLM was not run through the oracle (no torch in the
+    // session that added it); `deepseek_v4_counts_its_modules` derives the
+    // count from the modules instead.
+    "deepseek-v4-flash-0731",
 ];
 
 /// The presets of this generation are fixture configs plus, for gpt-oss, the
@@ -746,4 +750,138 @@ fn unknown_vision_models_are_refused_and_a_plain_decoders_mtp_is_said() {
     let mimo = read_remote("mimo-7b").unwrap_or_else(|e| panic!("mimo: {e}"));
     assert_eq!(mimo.family, Family::Generic);
     assert!(mimo.warnings.iter().any(|w| w.contains("multi-token-prediction")), "{:?}", mimo.warnings);
+}
+
+/// DeepSeek-V4-Flash (`deepseek_v4`): every module of transformers 5.25's
+/// `modeling_deepseek_v4.py` (the tensors vLLM 0.34's
+/// `models/deepseek_v4/` loads), counted by hand from the config and set
+/// against the reader; the total is the model card's "284B total
+/// parameters" (sources.json, "deepseek-v4-flash-0731").
+#[test]
+fn deepseek_v4_counts_its_modules() {
+    let arch = read("deepseek-v4-flash-0731");
+    assert_eq!(arch.family, Family::DeepseekV4);
+    assert!(arch.warnings.iter().any(|w| w.contains("multi-token-prediction")), "{:?}", arch.warnings);
+    let (h, heads, d, q, groups, o_rank) = (4096u64, 64u64, 512u64, 1024u64, 8u64, 1024u64);
+    let (ix_heads, ix_d, streams, experts, width, vocab, top_k) =
+        (64u64, 128u64, 4u64, 256u64, 2048u64, 129_280u64, 6u64);
+    // q_a, q_a_norm, q_b, kv_proj, kv_norm, o_a (grouped), o_b, sinks.
+    let attention =
+        h * q + q + q * heads * d + h * d + d + (heads * d / groups) * (groups * o_rank) + groups * o_rank * h + heads;
+    // `DeepseekV4HCACompressor`: kv and gate projections, position bias of 128 rows, norm.
+    let hca = 2 * h * d + 128 * d + d;
+    // `DeepseekV4CSACompressor` (twice as wide), its `DeepseekV4Indexer`
+    // (its own compressor, q_b_proj) and the scorer's weights_proj.
+    let csa =
+        2 * h * 2 * d + 4 * 2 * d + d + 2 * h * 2 * ix_d + 4 * 2 * ix_d + ix_d + q * ix_heads * ix_d + h * ix_heads;
+    // attn_hc and ffn_hc: fn ((2 + n)·n × n·h), base, scale.
+    let hyper = 2 * ((2 + streams) * streams * streams * h + (2 + streams) * streams + 3);
+    // Routed experts, the shared one, the router with its correction bias
+    // (a hash layer's `tid2eid` of vocab × top k instead of the bias), two norms.
+    let moe = experts * 3 * h * width + 3 * h * width + experts * h;
+    let ratios: Vec<u64> = [0, 0].into_iter().chain([4, 128].repeat(20)).chain([4]).collect();
+    let layers: u64 = ratios
+        .iter()
+        .enumerate()
+        .map(|(i, r)| {
+            let compressor = match r {
+                4 => csa,
+                128 => hca,
+                _ => 0,
+            };
+            let route = if i < 3 { vocab * top_k } else { experts };
+            attention + compressor + hyper + moe + route + 2 * h
+        })
+        .sum();
+    // Embedding and head, the final norm, `DeepseekV4HyperHead`.
+    let model = 2 * vocab * h + h + streams * streams * h + streams + 1;
+    assert_eq!(arch.parameters(), layers + model);
+    assert_eq!(arch.parameters(), 284_334_567_511);
+    // The model card: "284B total parameters".
+    assert_eq!((arch.parameters() + 500_000_000) / 1_000_000_000, 284);
+}
+
+/// DeepSeek-V4's legacy keys and the config class's own defaults read the
+/// same model: `compress_ratios` is `layer_types` by ratio, `num_hash_layers`
+/// is `mlp_layer_types`' count of `hash_moe`.
+#[test]
+fn deepseek_v4_reads_its_layer_types_either_way() {
+    let mut json = fixture_json("deepseek-v4-flash-0731");
+    let legacy = Architecture::from_config_json(&json.to_string()).expect("legacy keys");
+    let ratios: Vec<u64> =
+        json["compress_ratios"].as_array().expect("list").iter().filter_map(|v| v.as_u64()).collect();
+    let types: Vec<&str> = ratios[..43]
+        .iter()
+        .map(|r| match r {
+            4 => "compressed_sparse_attention",
+            128 => "heavily_compressed_attention",
+            _ => "sliding_attention",
+        })
+        .collect();
+    let map = json.as_object_mut().expect("object");
+    map.remove("compress_ratios");
+    map.remove("num_hash_layers");
+    map.insert("layer_types".into(), serde_json::json!(types));
+    let mlp: Vec<&str> = (0..43).map(|i| if i < 3 { "hash_moe" } else { "moe" }).collect();
+    map.insert("mlp_layer_types".into(), serde_json::json!(mlp));
+    let modern = Architecture::from_config_json(&json.to_string()).expect("modern keys");
+    assert_eq!(legacy.text, modern.text);
+    // Too few layer kinds is an error naming the key.
+    json["layer_types"] = serde_json::json!(["sliding_attention"]);
+    let err = Architecture::from_config_json(&json.to_string()).expect_err("short layer_types").to_string();
+    assert!(err.contains("layer_types"), "{err}");
+}
+
+/// DeepSeek-V4-Flash's KV cache per layer as vLLM 0.34 specifies it, by
+/// hand from its `get_kv_cache_spec`s (`kv::layer_costs`' comment names
+/// them): with its default `fp8_ds_mla` rows of 584 bytes, pages padded to
+/// 576 bytes, the sliding window's pages of 64 tokens and the compressed
+/// caches' of 256.
+#[test]
+fn deepseek_v4_caches_as_vllm_pages_them() {
+    use shared::kv::{KvDtype, bytes_per_token, layer_costs, sequence_bytes};
+    let arch = read("deepseek-v4-flash-0731");
+    let pad = |bytes: u64, to: u64| bytes.div_ceil(to) * to;
+    // The sliding window: 64 rows a page.
+    let window = pad(64 * 584, 576) / 64;
+    assert_eq!(window, 585);
+    // Ratio 4: 64 entries a page, and the indexer's 64 keys of 128 fp8
+    // values and one fp32 scale; the compressors' fp32 state of 2 × 2 × 512
+    // and 2 × 2 × 128 values a token, 4 tokens a page, over 8 tokens.
+    let csa_page = pad(64 * 584, 576) + pad(64 * (128 + 4), 576);
+    assert_eq!(csa_page, 46_080);
+    let csa_state = (pad(4 * 2 * 2 * 512 * 4, 576) + pad(4 * 2 * 2 * 128 * 4, 576)) / 4;
+    assert_eq!(csa_state, 10_368);
+    // Ratio 128: 2 entries a page; state of 2 × 512 values, 8 tokens a page, over 128.
+    let hca_page = pad(2 * 584, 576);
+    assert_eq!(hca_page, 1_728);
+    let hca_state = pad(8 * 2 * 512 * 4, 576) / 8;
+    assert_eq!(hca_state, 4_104);
+
+    let layers = layer_costs(&arch.text, KvDtype::Fp8, 8);
+    assert_eq!(layers.len(), 43);
+    for (i, l) in layers.iter().enumerate() {
+        assert_eq!((l.bytes_per_token, l.window), (window, Some(128)), "layer {i}");
+        let c = l.compressed.map(|c| (c.page_tokens, c.page_bytes, c.state_bytes_per_token, c.state_window));
+        let want = match i {
+            0 | 1 => None,
+            _ if i % 2 == 0 => Some((256, csa_page, csa_state, 8)),
+            _ => Some((256, hca_page, hca_state, 128)),
+        };
+        assert_eq!(c, want, "layer {i}");
+    }
+    // A sequence of 1M tokens: every window full, 4,096 pages of each
+    // compressed layer.
+    let tokens = 1 << 20;
+    let want = 43 * 128 * window + 21 * (4096 * csa_page + 8 * csa_state) + 20 * (4096 * hca_page + 128 * hca_state);
+    assert_eq!(sequence_bytes(&layers, tokens, None), want);
+    assert_eq!(want, 4_120_642_944);
+    // While every cache grows: the window, the pages' share (180 and 6.75,
+    // rounded up) and the state.
+    assert_eq!(bytes_per_token(&layers), 43 * 585 + 21 * (180 + csa_state) + 20 * (7 + hca_state));
+
+    // vLLM's own cache for it is fp8 (`auto` is `fp8_ds_mla`).
+    let model = shared::model::Model::from_architecture("deepseek-v4-flash", arch);
+    let kind = shared::engines::EngineKind::Vllm;
+    assert_eq!(kind.default_kv_dtype(&model, model.default_format()), KvDtype::Fp8);
 }

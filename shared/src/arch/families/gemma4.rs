@@ -71,6 +71,8 @@ pub(super) fn gemma4(f: Fields, _warnings: &mut Vec<String>) -> Result<TextModel
             ffn_width: if double_wide && kv_shared { intermediate.saturating_mul(2) } else { 0 },
             sinks: false,
             indexer_shared: false,
+            compress_ratio: 0,
+            hash_routed: false,
         };
         layers.push(LayerSpec { shape, ..LayerSpec::new(attention, ffn) });
     }

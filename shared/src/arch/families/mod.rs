@@ -7,6 +7,7 @@ mod checkpoint;
 mod classic;
 mod decoder;
 mod deepseek;
+mod deepseek_v4;
 mod dense;
 mod gemma3n;
 mod gemma4;
@@ -109,8 +110,10 @@ pub(super) fn read(map: &Map<String, Value>) -> Result<Architecture, ConfigError
     let kv_cache_fp8 = kv_cache_fp8(root);
     // DeepSeek's, GLM-5's, and an unknown architecture's read as a plain
     // decoder (MiMo's one layer: 2.7 % of its checkpoint's bytes).
-    if matches!(family, Family::DeepseekV3 | Family::DeepseekV32 | Family::GlmMoeDsa | Family::Generic)
-        && text.extra.mtp_layers > 0
+    if matches!(
+        family,
+        Family::DeepseekV3 | Family::DeepseekV32 | Family::GlmMoeDsa | Family::DeepseekV4 | Family::Generic
+    ) && text.extra.mtp_layers > 0
     {
         warnings.push(
             "the checkpoint also ships a multi-token-prediction layer (`num_nextn_predict_layers`), \
@@ -270,6 +273,7 @@ fn detect(model_type: &str, text_type: &str, architectures: &[&str], text_archit
         "deepseek_v3" | "kimi_k2" | "kimi_k25" => Some(Family::DeepseekV3),
         "deepseek_v32" => Some(Family::DeepseekV32),
         "glm_moe_dsa" => Some(Family::GlmMoeDsa),
+        "deepseek_v4" => Some(Family::DeepseekV4),
         "gpt2" => Some(Family::Gpt2),
         "gpt_neox" => Some(Family::GptNeox),
         "falcon" | "RefinedWeb" | "RefinedWebModel" => Some(Family::Falcon),
@@ -331,6 +335,7 @@ fn detect(model_type: &str, text_type: &str, architectures: &[&str], text_archit
             "Qwen2ForCausalLM" => Some(Family::Qwen2),
             "Qwen3ForCausalLM" => Some(Family::Qwen3),
             "DeepseekV3ForCausalLM" => Some(Family::DeepseekV3),
+            "DeepseekV4ForCausalLM" => Some(Family::DeepseekV4),
             "FalconForCausalLM" => Some(Family::Falcon),
             "InternLM2ForCausalLM" => Some(Family::InternLm2),
             _ => None,
@@ -347,6 +352,7 @@ fn read_text(family: Family, f: Fields, warnings: &mut Vec<String>) -> Result<Te
         Opt => opt(f),
         Phi => phi(f),
         DeepseekV2 | DeepseekV3 | DeepseekV32 | GlmMoeDsa | Mistral4 | Glm4MoeLite | MiniCpm3 => deepseek(family, f),
+        DeepseekV4 => deepseek_v4::deepseek_v4(f),
         GptOss => moe::gpt_oss(f, warnings),
         Llama4 => moe::llama4(f, warnings),
         Glm4Moe => moe::glm4_moe(f, warnings),

@@ -615,7 +615,9 @@ pub(crate) fn terms(p: &Plan, o: Options, r: &Report) -> EngineTerms {
             crate::arch::AttentionKind::Mla(_) if !heads_cached(p, o) => {
                 "llama.cpp compute buffer: MLA's query side and KQ mask (deepseek2.cpp)"
             }
-            crate::arch::AttentionKind::Mla(_) | crate::arch::AttentionKind::Standard { .. } => "llama.cpp compute buffer: 4 × n_ubatch × max(1 + 4 × hidden + attention scores without flash attention, hidden + vocab) bytes (Ollama's GraphSize for llama graphs)",
+            crate::arch::AttentionKind::Mla(_)
+            | crate::arch::AttentionKind::Standard { .. }
+            | crate::arch::AttentionKind::Compressed(_) => "llama.cpp compute buffer: 4 × n_ubatch × max(1 + 4 × hidden + attention scores without flash attention, hidden + vocab) bytes (Ollama's GraphSize for llama graphs)",
         }
         .into(),
         overhead: crate::plan::terms::tp_comm_note(p),

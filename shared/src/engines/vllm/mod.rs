@@ -737,6 +737,7 @@ fn fa3_split_bytes(p: &Plan, slot: &GpuSlot, tokens: u64) -> u64 {
     let width = match text.attention {
         // The accumulators are the output's width: MLA's V is the latent.
         AttentionKind::Mla(m) => m.kv_lora_rank,
+        AttentionKind::Compressed(c) => c.head_dim,
         AttentionKind::Standard { .. } => text.head_dim,
     };
     FA3_CUDA_GRAPH_MAX_SPLITS
