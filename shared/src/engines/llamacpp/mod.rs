@@ -19,8 +19,9 @@
 //! GPU's compute buffer: the layer's activations, MLA's query side and
 //! DeepSeek sparse attention's indexer mask and scores, the weight staged
 //! for host-resident experts, a pipeline's input copies);
-//! `graph.rs` (the dense layers' compute buffer as ggml-alloc lays out the
-//! reserved graph, replayed over at most three layers; the GLU build);
+//! `graph.rs` (the compute buffer of dense, Qwen3-MoE, GLM-4.5, gpt-oss
+//! and Gemma 4 layers as ggml-alloc lays out the reserved graph, replayed
+//! over at most three layers, a window period for Gemma 4; the GLU build);
 //! `host.rs` (the KV cache, state and compute buffer left in host memory,
 //! the host RAM a plan needs; the KQ mask in F32 before b9410); `fit.rs`
 //! (what `--fit` loads instead: common/fit.cpp's decisions replayed);
