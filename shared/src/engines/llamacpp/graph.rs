@@ -500,12 +500,12 @@ pub(super) fn compute_buffer(s: Shape, o: &Options, cells: Cells, part: Part, ro
             out_ids = g.input(4 * rows.min(t));
             cur = g.tensor(out(s.embd), &[cur, out_ids]);
         }
+        // From here the layer's rows: the output rows in the last layer.
+        let tokens = if last { rows.min(t) } else { t };
+        let f32s = |width: u64| width.saturating_mul(tokens).saturating_mul(4);
         if s.sandwich {
             cur = g.norm(f32s(s.embd), cur);
         }
-        // The FFN's rows: the output rows in the last layer.
-        let tokens = if last { rows.min(t) } else { t };
-        let f32s = |width: u64| width.saturating_mul(tokens).saturating_mul(4);
         if last {
             residual = g.tensor(f32s(s.embd), &[residual, out_ids]);
         }
