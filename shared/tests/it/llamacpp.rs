@@ -982,3 +982,20 @@ fn slots_as_streams_attend_over_one_streams_cells() {
     assert_ne!(plan(32_768, 4, true, Some(8000)), plan(8192, 1, false, Some(8000)));
     assert_eq!(plan(32_768, 4, false, Some(6070)), plan(32_768, 1, false, Some(6070)));
 }
+
+/// The compute buffer's explanation names how it was computed: ggml-alloc's
+/// peak replayed over the reserved graph where the replay knows the layer
+/// (Llama, Gemma 4), Ollama's closed form where it does not (Qwen3.5's
+/// gated delta-net layers).
+#[test]
+fn the_compute_buffers_term_says_whether_it_was_replayed() {
+    let formula = |id: &str| {
+        let e = estimate(&model(id), scenario(Options::default(), 1, 24));
+        let term = e.terms.iter().find(|t| t.formula.starts_with("llama.cpp compute buffer"));
+        term.unwrap_or_else(|| panic!("{id}: no compute buffer term")).formula.clone()
+    };
+    for id in ["llama-3.1-8b", "gemma-4-26b-a4b"] {
+        assert!(formula(id).contains("ggml-alloc's peak"), "{id}: {}", formula(id));
+    }
+    assert!(formula("qwen3.5-27b").contains("GraphSize"), "{}", formula("qwen3.5-27b"));
+}

@@ -616,6 +616,9 @@ pub(crate) fn terms(p: &Plan, o: Options, r: &Report) -> EngineTerms {
             crate::arch::AttentionKind::Mla(_) if !heads_cached(p, o) => {
                 "llama.cpp compute buffer: MLA's query side and KQ mask (deepseek2.cpp)"
             }
+            _ if graph::Shape::of(p, &o).is_some() => {
+                "llama.cpp compute buffer: ggml-alloc's peak over the graph it reserves for one n_ubatch of tokens (each layer's activations, the KQ masks, the output rows), replayed layer by layer"
+            }
             crate::arch::AttentionKind::Mla(_)
             | crate::arch::AttentionKind::Standard { .. }
             | crate::arch::AttentionKind::Compressed(_) => "llama.cpp compute buffer: 4 × n_ubatch × max(1 + 4 × hidden + attention scores without flash attention, hidden + vocab) bytes (Ollama's GraphSize for llama graphs)",
