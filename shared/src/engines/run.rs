@@ -322,9 +322,9 @@ impl<'m> EnginePlan<'m> {
     }
 }
 
-/// What a DeepSeek-V4 plan does not yet read of each engine: the per-layer
-/// cache is vLLM 0.34's (`kv::layer_costs`); each engine that runs the
-/// model has its own layout, not read yet.
+/// What a DeepSeek-V4 plan does not yet read of each engine: vLLM's and
+/// llama.cpp's caches are their own (`kv::layer_costs`, vLLM 0.34;
+/// `llamacpp::cache`, llama.cpp 0c1e57098), the others carry vLLM's.
 fn deepseek_v4_caveat(engine: Engine) -> &'static str {
     match engine {
         Engine::Vllm(_) => {
@@ -336,9 +336,21 @@ fn deepseek_v4_caveat(engine: Engine) -> &'static str {
             "DeepSeek-V4: SGLang 0.5.23 runs it with pools of its own, not read yet; its KV cache is \
              estimated with vLLM 0.34's layout"
         }
-        Engine::LlamaCpp(_) | Engine::Ollama(_) => {
-            "DeepSeek-V4: llama.cpp's `deepseek4` architecture (the build llama-cpp-python 0.3.36 vendors) \
-             is not read yet; its KV cache is estimated with vLLM 0.34's layout"
+        Engine::LlamaCpp(o) if o.fork == llamacpp::Fork::Ik => {
+            "DeepSeek-V4: ik_llama.cpp's own `deepseek4` cache is not read; its KV cache is mainline \
+             llama.cpp's `llama_kv_cache_dsv4` (0c1e57098), and its compute buffer the closed form, not a \
+             replay of the graph"
+        }
+        Engine::LlamaCpp(_) => {
+            "DeepSeek-V4: the KV cache is llama.cpp's `llama_kv_cache_dsv4` (0c1e57098, as llama-cpp-python \
+             0.3.36 vendors it: window, compressed and indexer caches, compressor state, one stream per \
+             slot); its compute buffer is the closed form, not a replay of deepseek4.cpp's graph, and an \
+             MTP draft's cache and rollback states (`n_rs_seq`) are not planned"
+        }
+        Engine::Ollama(_) => {
+            "DeepSeek-V4: Ollama runs it through its bundled llama.cpp, planned here as 0c1e57098's \
+             `llama_kv_cache_dsv4` (the bundled build is not dated); its compute buffer is the closed form, \
+             not a replay of the graph"
         }
         Engine::Transformers(_) => {
             "DeepSeek-V4: transformers 5.25's caches (`DeepseekV4HCACache`, `DeepseekV4CSACache`) are not \
