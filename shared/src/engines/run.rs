@@ -291,7 +291,9 @@ impl<'m> EnginePlan<'m> {
                         (parts.overhead_bytes, parts.activation_bytes),
                         cap,
                     ),
-                    Ready::Sglang(o) => sglang::need_and_usable(p, *o, fixed, per_token, parts.activation_bytes, cap),
+                    Ready::Sglang(o) => {
+                        sglang::need_and_usable(p, *o, g, fixed, per_token, parts.activation_bytes, cap)
+                    }
                     Ready::Transformers(_) | Ready::LlamaCpp(..) => (parts.total_bytes(), cap),
                 };
                 i128::from(need) - usable as i128
@@ -322,9 +324,10 @@ impl<'m> EnginePlan<'m> {
     }
 }
 
-/// What a DeepSeek-V4 plan does not yet read of each engine: the per-layer
-/// cache is vLLM 0.34's (`kv::layer_costs`); each engine that runs the
-/// model has its own layout, not read yet.
+/// What a DeepSeek-V4 plan does not yet read of each engine: vLLM's,
+/// SGLang's and llama.cpp's caches are their own (`kv::layer_costs`, vLLM
+/// 0.34; `sglang::dsv4`, SGLang 0.5.23; `llamacpp::cache`, llama.cpp
+/// 0c1e57098), transformers' carries vLLM's.
 fn deepseek_v4_caveat(engine: Engine) -> &'static str {
     match engine {
         Engine::Vllm(_) => {
@@ -333,12 +336,27 @@ fn deepseek_v4_caveat(engine: Engine) -> &'static str {
              `_get_packed_kv_cache_groups`), which the block count here does not replay"
         }
         Engine::Sglang(_) => {
-            "DeepSeek-V4: SGLang 0.5.23 runs it with pools of its own, not read yet; its KV cache is \
-             estimated with vLLM 0.34's layout"
+            "DeepSeek-V4: SGLang 0.5.23's pools are sized as its DSV4PoolConfigurator sizes them (the \
+             window's pool at 0.1 of the full one, pages of 256, 256 running requests, FlashMLA's V4 or, on \
+             SM100, V4.1 rows); not modelled: speculative decoding, HiSparse, context parallelism, ROCm's \
+             unified pool, the window pool's own limit on running requests, and its activations (the \
+             generic closed form)"
         }
-        Engine::LlamaCpp(_) | Engine::Ollama(_) => {
-            "DeepSeek-V4: llama.cpp's `deepseek4` architecture (the build llama-cpp-python 0.3.36 vendors) \
-             is not read yet; its KV cache is estimated with vLLM 0.34's layout"
+        Engine::LlamaCpp(o) if o.fork == llamacpp::Fork::Ik => {
+            "DeepSeek-V4: ik_llama.cpp's own `deepseek4` cache is not read; its KV cache is mainline \
+             llama.cpp's `llama_kv_cache_dsv4` (0c1e57098), and its compute buffer the closed form, not a \
+             replay of the graph"
+        }
+        Engine::LlamaCpp(_) => {
+            "DeepSeek-V4: the KV cache is llama.cpp's `llama_kv_cache_dsv4` (0c1e57098, as llama-cpp-python \
+             0.3.36 vendors it: window, compressed and indexer caches, compressor state, one stream per \
+             slot); its compute buffer is the closed form, not a replay of deepseek4.cpp's graph, and an \
+             MTP draft's cache and rollback states (`n_rs_seq`) are not planned"
+        }
+        Engine::Ollama(_) => {
+            "DeepSeek-V4: Ollama runs it through its bundled llama.cpp, planned here as 0c1e57098's \
+             `llama_kv_cache_dsv4` (the bundled build is not dated); its compute buffer is the closed form, \
+             not a replay of the graph"
         }
         Engine::Transformers(_) => {
             "DeepSeek-V4: transformers 5.25's caches (`DeepseekV4HCACache`, `DeepseekV4CSACache`) are not \

@@ -399,6 +399,15 @@ fn buffer(line: &str) -> Option<Fact> {
     let (kind, device) = match last {
         "model" => (Buffer::Model, words.next()?),
         "KV" => (Buffer::Kv, words.next()?),
+        // DeepSeek-V4's compressor state, part of its cache
+        // (`llama_dsv4_comp_state:      CUDA0 DSV4 csa state buffer size`,
+        // src/llama-kv-cache-dsv4.cpp at 0c1e57098; the plan counts it
+        // in the KV cache, `engines::llamacpp` `Cells::bytes`).
+        "state" if head.contains(" DSV4 ") => {
+            let _cache = words.next()?;
+            let _dsv4 = words.next()?;
+            (Buffer::Kv, words.next()?)
+        }
         "RS" => (Buffer::State, words.next()?),
         "compute" => (Buffer::Compute, words.next()?),
         "output" => (Buffer::Output, words.next()?),
@@ -632,8 +641,16 @@ fn ollama_launch(line: &str, c: &mut LoggedConfig) {
 
 /// `llama_kv_cache: size = X MiB (N cells, L layers, 1/1 seqs), K (f16): A
 /// MiB, V (f16): B MiB`, or the old `KV self size = X MiB, K (f16): A MiB, V
-/// (f16): B MiB`.
+/// (f16): B MiB`; and DeepSeek-V4's compressor state, F32, beside its
+/// caches: `llama_dsv4_comp_state: csa ratio = 4, state = 8 x 1024,
+/// streams = 1, rs_seq = 0, layers = 21, size =    1.31 MiB`
+/// (src/llama-kv-cache-dsv4.cpp at 0c1e57098).
 fn summary(line: &str) -> Option<Figure> {
+    if let Some(rest) = after(line, "llama_dsv4_comp_state:").filter(|r| r.contains(" ratio = ")) {
+        let bytes = after(rest, " size =").and_then(|r| size(r, false))?;
+        let layers = after(rest, " layers =").and_then(|r| count(r.trim_start()));
+        return Some(Figure::KvSummary { bytes, k_bytes: bytes, v_bytes: 0, cells: None, layers });
+    }
     let rest = after(line, "KV self size  =")
         .or_else(|| after(line, "KV self size ="))
         .or_else(|| after(line, "llama_kv_cache: size ="))

@@ -885,3 +885,50 @@ fn deepseek_v4_caches_as_vllm_pages_them() {
     let kind = shared::engines::EngineKind::Vllm;
     assert_eq!(kind.default_kv_dtype(&model, model.default_format()), KvDtype::Fp8);
 }
+
+/// DeepSeek-V4-Flash on SGLang 0.5.23 (four GPUs, TP 4, its defaults): the
+/// pools `DSV4PoolConfigurator` sizes (model_executor/pool_configurator.py),
+/// derived by hand from its source. One token of the full pool costs
+/// `bytes_per_full_token`: a tenth of a window-pool token (43 layers of
+/// `KVLayout.V4`'s 585 B, `page_bytes(256) / 256`, and the ratio-4 state's
+/// ring of 8 rows per 256-token page, 2 × 2 × (512 + 128) fp32 values, on 21
+/// layers: 25,155 + 6,720 B) plus a quarter of a compressed entry (585 B at
+/// 64 tokens a page) and of an fp8 indexer key (132 B) on each ratio-4
+/// layer, 1/128 of an entry (`page_bytes(2) / 2` = 864 B) on each
+/// ratio-128 one: 3,187.5 + 21 × 179.25 + 20 × 6.75 = 7,086.75 B. On SM100
+/// the `V41` layout (528 B a token, pages to 512): 2,942.4 + 21 × 165 +
+/// 20 × 6 = 6,527.4 B. Paid first, the ratio-128 state's rings for 257
+/// request slots (`max_running_requests` 256 + 1): ⌈(257 × 128 + 129) /
+/// 128⌉ × 128 rows of 2 × 512 fp32 on 20 layers. Before, the pool took
+/// vLLM's per-layer growth, 347,242 B a token on H200: 174,095 tokens
+/// where SGLang makes 8,147,200.
+#[test]
+fn deepseek_v4_is_pooled_as_sglang_sizes_it() {
+    use shared::engines::{Engine, EngineReport};
+    use shared::estimate::{GpuSlot, Scenario};
+    let model = shared::model::Model::from_architecture("deepseek-v4-flash", read("deepseek-v4-flash-0731"));
+    let run = |gpu: &str| {
+        let slot = GpuSlot::from_catalog(shared::catalog::gpu(gpu).unwrap_or_else(|| panic!("{gpu}")));
+        let s = Scenario {
+            weights: model.default_format(),
+            engine: Engine::Sglang(Default::default()),
+            gpus: vec![slot; 4],
+            tp: 4,
+            ..Scenario::default()
+        };
+        shared::estimate::estimate(&model, s.validate_for(&model).unwrap_or_else(|e| panic!("{e}")))
+    };
+    let fixed = 33_152u64 * 2 * 512 * 4 * 20;
+    assert_eq!(fixed, 2_715_811_840);
+    for (gpu, per_token, cell) in [("h200", 7_086.75, 7_087), ("b200", 6_527.4, 6_528)] {
+        let e = run(gpu);
+        let Some(EngineReport::Sglang(r)) = &e.engine_report else { panic!("no SGLang report") };
+        let full = r.max_total_num_tokens;
+        assert_eq!(r.cell_size_bytes, cell, "{gpu}");
+        assert!(full > 0 && full.is_multiple_of(256), "{gpu}: {full}");
+        assert_eq!(e.per_gpu[0].budget.kv_cache_bytes, (full as f64 * per_token) as u64 + fixed, "{gpu}");
+        let swa = full / 10 / 256 * 256;
+        let line = format!("DSV4 pool sizes: full={full}, swa={swa}, c4={}, c128={}", full / 4, full / 128);
+        assert!(r.log_lines.contains(&line), "{gpu}: {:?}", r.log_lines);
+    }
+}

@@ -1813,3 +1813,94 @@ fn gemma4_and_gpt_oss_120b_weights_and_caches_are_the_plans() {
         exact(&checks, device, buffer);
     }
 }
+
+/// DeepSeek-V4-Flash on mainline llama.cpp (`deepseek4`): the caches
+/// `llama_kv_cache_dsv4` makes (src/llama-kv-cache-dsv4.cpp, llama.cpp
+/// 0c1e57098 as llama-cpp-python 0.3.36 vendors it), all K-only rows of
+/// `type_k`, one stream per sequence slot. The ggml-org/llama.cpp#27680
+/// excerpt (bf16, one sequence, `n_ctx_seq` 64,000; `-ub 4096`, the one
+/// round batch that gives its 4,352 window cells, `GGML_PAD(128 + n_ubatch,
+/// 256)`) logs the window's cache and the three compressor states; the
+/// compressed caches between them are not in its stored text and are
+/// derived here from the same source:
+/// - the window, all 43 layers: 4,352 cells × 512 bf16 = 182.75 MiB (logged);
+/// - CSA, the 21 ratio-4 layers: `GGML_PAD(⌈64,000 / 4⌉, 256)` = 16,128
+///   cells × 1,024 B = 330.75 MiB; the indexer's keys on the same layers,
+///   16,128 × 128 bf16 = 82.69 MiB;
+/// - HCA, the 20 ratio-128 layers: `GGML_PAD(500, 256)` = 512 cells × 1,024 B
+///   = 10 MiB;
+/// - the states, F32 `kv` and `score`: CSA 21 × 2 × 8 × 1,024 × 4 B
+///   (1.31 MiB logged), HCA 20 × 2 × 128 × 512 × 4 B (10.00), the indexer's
+///   21 × 2 × 8 × 256 × 4 B (0.33).
+///
+/// Before, llama.cpp's plan kept vLLM's per-layer width with the whole
+/// context on each compressed layer: 41 × 64,000 + 2 × 4,352 cells of 1,024 B.
+#[test]
+fn deepseek_v4_is_cached_as_llama_kv_cache_dsv4_keeps_it() {
+    use shared::engines::llamacpp::CacheType;
+    use shared::startup::{Buffer, Figure};
+    let file = "llamacpp-dsv4-flash-0731-bf16kv-1gpu-64k-excerpt";
+    let text = std::fs::read_to_string(format!("{DIR}/{file}.txt")).unwrap_or_else(|e| panic!("{e}"));
+    let log = startup::read(&text).unwrap_or_else(|| panic!("no start-up lines"));
+    let logged: Vec<u64> = log
+        .facts
+        .iter()
+        .filter_map(|f| match f.figure {
+            Figure::Buffer { buffer: Buffer::Kv, bytes } if f.scope.as_deref() == Some("CUDA0") => Some(bytes),
+            _ => None,
+        })
+        .collect();
+    let in_hundredths: Vec<u64> = logged.iter().map(|b| (b * 100 + MIB / 2) / MIB).collect();
+    assert_eq!(in_hundredths, [18_275, 131, 1_000, 33]);
+
+    let (window, csa, hca) = (43 * 4352 * 1024, 21 * 16_128 * 1024, 20 * 512 * 1024);
+    let indexer = 21 * 16_128 * 256;
+    let (csa_state, hca_state, lid_state) = (21 * 2 * 8 * 1024 * 4, 20 * 2 * 128 * 512 * 4, 21 * 2 * 8 * 256 * 4);
+    assert_eq!(window, logged[0]);
+    // The log's two decimals of each state (1.3125, 10 and 0.328 MiB).
+    for (state, logged) in [(csa_state, 131), (hca_state, 1_000), (lid_state, 33)] {
+        assert!((state * 100 / MIB).abs_diff(logged) <= 1, "{state} B against {logged} hundredths");
+    }
+
+    let json = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/arch/deepseek-v4-flash-0731.json"
+    ))
+    .unwrap_or_else(|e| panic!("{e}"));
+    let model = Model::from_config_json("deepseek-v4-flash-0731", &json).unwrap_or_else(|e| panic!("{e}"));
+    let run = |parallel: u64, kv_unified: bool, v: CacheType| {
+        let o = Options {
+            n_ctx: Some(64_000 * parallel),
+            parallel: Some(parallel),
+            n_batch: 4096,
+            n_ubatch: 4096,
+            cache_type_k: Some(CacheType::Bf16),
+            cache_type_v: Some(v),
+            kv_unified,
+            fit: FitMode::Off,
+            ..Options::default()
+        };
+        let s = Scenario {
+            weights: model.default_format(),
+            engine: Engine::LlamaCpp(o),
+            gpus: vec![GpuSlot::custom("gpu", 1024 * GIB)],
+            ..Scenario::default()
+        };
+        shared::estimate::estimate(&model, s.validate_for(&model).unwrap_or_else(|e| panic!("{e}")))
+    };
+    let kv =
+        |parallel: u64, kv_unified: bool| run(parallel, kv_unified, CacheType::Bf16).per_gpu[0].budget.kv_cache_bytes;
+    // Its caches are K-only: llama.cpp refuses a V type of its own.
+    let refused = |v| run(1, false, v).warnings.iter().any(|w| w.contains("different K (bf16) and V (f16)"));
+    assert!(refused(CacheType::F16));
+    assert!(!refused(CacheType::Bf16));
+    let one = window + csa + indexer + hca + csa_state + hca_state + lid_state;
+    assert_eq!(one, 647_839_744);
+    assert_eq!(kv(1, false), one);
+    // Two slots: two streams of 64,000 cells each, unified or not (the
+    // unified context's `n_ctx_seq` is the whole 128,000, so each stream
+    // is larger there).
+    assert_eq!(kv(2, false), 2 * one);
+    let unified_stream = 4352 * 1024 * 43 + (32_000 * 21 * (1024 + 256)) + 1024 * 20 * 1024;
+    assert_eq!(kv(2, true), 2 * (unified_stream + csa_state + hca_state + lid_state));
+}

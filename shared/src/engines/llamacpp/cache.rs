@@ -158,6 +158,11 @@ pub(crate) const GLM_DSA_INDEXER_BUILD: u64 = 10_243;
 /// layer, is not read from a GGUF here and keeps none too.
 pub(crate) fn layers(arch: &crate::arch::Architecture, types: Types, fork: Fork, build: Option<u64>) -> Vec<LayerKv> {
     let text = &arch.text;
+    // ik_llama.cpp's own `deepseek4` cache is not read: it is planned as
+    // mainline's (`EnginePlan`'s DeepSeek-V4 warning says so).
+    if let crate::arch::AttentionKind::Compressed(c) = text.attention {
+        return dsv4_layers(text, c, types);
+    }
     let mut layers = kv::layer_costs_by(text, 1, |part, width, elements| match part {
         CachePart::IndexerKey => 0,
         CachePart::Key | CachePart::Value => types.bytes(part, width, elements),
@@ -174,6 +179,68 @@ pub(crate) fn layers(arch: &crate::arch::Architecture, types: Types, fork: Fork,
         }
     }
     layers
+}
+
+/// `DSV4_CSA_RATIO`, `DSV4_HCA_RATIO` (src/llama-kv-cache-dsv4.cpp,
+/// llama.cpp 0c1e57098 as llama-cpp-python 0.3.36 vendors it): the only
+/// ratios its caches are made for; its loader refuses any other
+/// (src/models/deepseek4.cpp `load_arch_tensors`: "only supports compression
+/// ratios 0, 4, and 128").
+pub(crate) const DSV4_CSA_RATIO: u64 = 4;
+const DSV4_HCA_RATIO: u64 = 128;
+
+/// DeepSeek-V4 (`deepseek4`) as mainline llama.cpp caches it: the
+/// `llama_kv_cache_dsv4` that `llama_model::create_memory` makes for
+/// `LLM_ARCH_DEEPSEEK4` (src/llama-model.cpp; src/llama-kv-cache-dsv4.cpp,
+/// its constructor; llama.cpp 0c1e57098, llama-cpp-python 0.3.36). Every
+/// cache there is K-only (`dsv4_make_k_only`: `is_mla()`, so no V tensor),
+/// of `type_k`, on its layer's device:
+/// - `kv_raw`, a `llama_kv_cache_iswa` of every layer (the loader's
+///   `set_swa_pattern(0)` makes each one sliding): rows of `head_dim` over
+///   the window's cells ([`Cells::of`] with the window), its base cache
+///   empty;
+/// - `kv_csa` / `kv_hca`, the ratio-4 and ratio-128 layers' compressed
+///   entries, rows of `head_dim`;
+/// - `kv_lid`, the lightning indexer's keys on the ratio-4 layers, rows of
+///   `indexer_head_size` (one head: `n_head_kv_arr` filled with 1);
+/// - `llama_dsv4_comp_state` of each (`csa`, `hca`, `lid`): two F32 tensors
+///   (`kv`, `score`) of `n_embd_state × state_size` per plane, CSA's
+///   `2 × head_dim × 8` (overlapping windows of 2 × 4 tokens), HCA's
+///   `head_dim × 128`, the indexer's `2 × indexer_head_size × 8`.
+///
+/// Here a compressed layer's [`CompressedKv`](crate::kv::CompressedKv)
+/// holds llama.cpp's figures: one cell per `page_tokens` (= ratio) tokens
+/// of `page_bytes` (its entry, and its indexer key on a ratio-4 layer), and
+/// `state_window` rows of `state_bytes_per_token` (kv and score, F32);
+/// [`Cells::bytes`] gives them their cells.
+fn dsv4_layers(text: &crate::arch::TextModel, c: crate::arch::CompressedAttention, types: Types) -> Vec<LayerKv> {
+    /// `kv` and `score`, F32 (`ggml_new_tensor_3d(ctx, GGML_TYPE_F32, …)`).
+    const STATE_ROW: u64 = 2 * 4;
+    let row = types.bytes(CachePart::Key, c.head_dim, c.head_dim);
+    let ix = c.indexer.head_dim;
+    let index_key = types.bytes(CachePart::IndexerKey, ix, ix);
+    text.layers
+        .iter()
+        .map(|l| {
+            let ratio = l.shape.compress_ratio;
+            let mut layer = LayerKv::new(row, Some(c.window));
+            // The filters: `dsv4_compress_ratios[il] == DSV4_CSA_RATIO`
+            // (kv_csa, kv_lid and their states), `== DSV4_HCA_RATIO`
+            // (kv_hca and its state).
+            let (index_key, coff, state_width) = match ratio {
+                DSV4_CSA_RATIO => (index_key, 2, c.head_dim.saturating_add(ix)),
+                DSV4_HCA_RATIO => (0, 1, c.head_dim),
+                _ => return layer,
+            };
+            layer.compressed = Some(crate::kv::CompressedKv {
+                page_tokens: ratio,
+                page_bytes: row.saturating_add(index_key),
+                state_bytes_per_token: state_width.saturating_mul(coff * STATE_ROW),
+                state_window: coff * ratio,
+            });
+            layer
+        })
+        .collect()
 }
 
 /// The lightning indexer of a model mainline llama.cpp runs with DeepSeek
@@ -315,9 +382,36 @@ impl Cells {
         per_stream.saturating_mul(self.streams)
     }
 
+    /// These cells as `llama_kv_cache_dsv4` keeps them: one stream per
+    /// sequence slot whatever `--kv-unified` says ("Keep DSV4 KV/state
+    /// streams per sequence even when public KV mode is unified":
+    /// `unified_raw` and `unified_compressed` false), each of `kv_size =
+    /// n_ctx_seq` cells, which `--kv-unified` leaves at the whole `n_ctx`
+    /// (src/llama-context.cpp); the window's cells per stream,
+    /// `n_swa + n_ubatch` padded.
+    pub fn per_sequence_streams(self) -> Self {
+        Self { streams: self.swa.slots, swa: SwaRule { unified: false, ..self.swa }, ..self }
+    }
+
     /// Bytes of these layers' caches.
     pub fn bytes(self, layers: &[LayerKv]) -> u64 {
-        layers.iter().fold(0u64, |acc, l| acc.saturating_add(self.of(l.window).saturating_mul(l.bytes_per_token)))
+        layers.iter().fold(0u64, |acc, l| {
+            acc.saturating_add(self.of(l.window).saturating_mul(l.bytes_per_token)).saturating_add(self.compressed(l))
+        })
+    }
+
+    /// A DeepSeek-V4 layer's compressed caches and compressor state
+    /// ([`dsv4_layers`]), in every stream: `GGML_PAD(max(1, ⌈kv_size /
+    /// ratio⌉), 256)` cells of the entries (`dsv4_comp_size`, padded where
+    /// `kv_csa`, `kv_hca` and `kv_lid` are made) and the state's planes,
+    /// `n_stream × (1 + n_rs_seq)` (`llama_dsv4_comp_state`), `n_rs_seq`
+    /// taken as 0: it is the rollback depth of speculative drafts
+    /// (common/common.h `need_n_rs_seq`), not planned here.
+    fn compressed(self, l: &LayerKv) -> u64 {
+        let Some(c) = l.compressed else { return 0 };
+        let cells = pad(self.per_stream.div_ceil(c.page_tokens.max(1)).max(1));
+        let state = c.state_window.saturating_mul(c.state_bytes_per_token);
+        cells.saturating_mul(c.page_bytes).saturating_add(state).saturating_mul(self.streams)
     }
 }
 

@@ -11,7 +11,8 @@
 //!
 //! Files: `options.rs` (its settings, defaults and checks); `knobs.rs` (the
 //! same declared once for links, the CLI and the page); `cache.rs` (K/V cache
-//! types, cells as llama.cpp pads and streams them); `tensors.rs` (every
+//! types, cells as llama.cpp pads and streams them, DeepSeek-V4's
+//! `llama_kv_cache_dsv4`); `tensors.rs` (every
 //! tensor by llama.cpp name: the GGUF header's, else named from the
 //! layout's groups); `devices.rs` (the layer split over GPUs as
 //! `load_tensors` does it, `-ot` / `--n-cpu-moe` overrides, per-device model
@@ -386,9 +387,25 @@ pub(crate) fn heads_cached(p: &Plan, o: Options) -> bool {
         && (p.model.legacy_mla_gguf || o.build.is_some_and(|b| b < MLA_BUILD))
 }
 
-fn cells(_: &Plan, o: Options, ctx: u64, slots: u64) -> cache::Cells {
+fn cells(p: &Plan, o: Options, ctx: u64, slots: u64) -> cache::Cells {
     let rules = cache::Rules::of(o.fork, o.build, o.flash_attention == FlashAttention::On, o.n_batch, o.ubatch());
-    cache::Cells::by(ctx, slots, o.kv_unified, o.swa_full, rules)
+    let cells = cache::Cells::by(ctx, slots, o.kv_unified, o.swa_full, rules);
+    if deepseek4(p) { cells.per_sequence_streams() } else { cells }
+}
+
+/// DeepSeek-V4's window (`n_swa`), 0 for any other model.
+fn window(p: &Plan) -> u64 {
+    match p.model.arch.text.attention {
+        crate::arch::AttentionKind::Compressed(c) => c.window,
+        crate::arch::AttentionKind::Standard { .. } | crate::arch::AttentionKind::Mla(_) => 0,
+    }
+}
+
+/// Whether llama.cpp runs this plan as `deepseek4`, with its own cache
+/// (`cache::layers`' DeepSeek-V4 branch; ik_llama.cpp's is taken as
+/// mainline's).
+pub(crate) fn deepseek4(p: &Plan) -> bool {
+    matches!(p.model.arch.text.attention, crate::arch::AttentionKind::Compressed(_))
 }
 
 /// The experts the replay stages on GPU `g` (`graph::Staged`): on the GPU
@@ -595,7 +612,19 @@ fn kv_total(kv: &[LayerKv], cells: cache::Cells) -> u64 {
 pub(crate) fn terms(p: &Plan, o: Options, r: &Report) -> EngineTerms {
     EngineTerms {
         kv_cache: (
-            format!(
+            if deepseek4(p) {
+                format!(
+                    "llama.cpp's DeepSeek-V4 cache (llama_kv_cache_dsv4) at start-up, one stream per slot ({} × {} \
+                     cells, K only, {}): every layer's {}-token window (its n_ubatch beside it), one entry per 4 or \
+                     128 tokens on the compressed layers (padded to 256 cells) with the lightning indexer's keys on \
+                     the ratio-4 ones, and the F32 compressor state",
+                    r.parallel,
+                    thousands(r.kv_cells / r.parallel.max(1)),
+                    r.cache_type_k,
+                    window(p)
+                )
+            } else {
+                format!(
                 "llama.cpp allocates n_ctx = {} tokens ({} slots × {}; {} cells after padding to 256) of K ({}) and V ({}) for the {} GPU layers at start-up{}",
                 thousands(r.n_ctx),
                 r.parallel,
@@ -605,7 +634,8 @@ pub(crate) fn terms(p: &Plan, o: Options, r: &Report) -> EngineTerms {
                 r.cache_type_v,
                 r.layers_on_gpu,
                 crate::plan::terms::window_note(p)
-            ),
+                )
+            },
             Basis::EngineRule,
         ),
         state: "llama.cpp keeps one F32 state cell per sequence slot",

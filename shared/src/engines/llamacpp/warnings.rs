@@ -21,6 +21,24 @@ fn quantised_v_without_flash_attention(p: &Plan, o: Options) -> Option<String> {
     ))
 }
 
+/// DeepSeek-V4 with different key and value types: src/llama-context.cpp
+/// (llama.cpp 0c1e57098, `llama_init_from_model`) fails the context ("model
+/// does not support different K (…) and V (…) cache types"); its caches are
+/// K-only, of `-ctk`. (MLA models fail the same way; not said here yet.)
+fn deepseek4_mixed_cache_types(p: &Plan, o: Options) -> Option<String> {
+    let t = types(p, o);
+    (super::deepseek4(p) && t.k != t.v).then(|| {
+        let name =
+            |c: Option<super::CacheType>| c.map_or_else(|| p.scenario.kv_dtype.id().to_owned(), |c| c.id().into());
+        format!(
+            "llama.cpp refuses DeepSeek-V4 with different K ({}) and V ({}) cache types (\"model does not support \
+             different K and V cache types\"): give -ctk and -ctv the same type",
+            name(t.k),
+            name(t.v)
+        )
+    })
+}
+
 /// What the plan needs in host memory against the host's RAM, when given.
 /// llama.cpp maps the weights it leaves on the CPU (`--mmap`, the default)
 /// and reads every page of them for each token, so past the RAM they are
@@ -46,6 +64,7 @@ fn host_ram(p: &Plan, o: Options, d: &Devices, per_gpu: &[GpuPeak]) -> Option<St
 /// `d`: the plan's devices, computed once with the plan.
 pub(crate) fn warnings(p: &Plan, o: Options, d: &Devices, per_gpu: &[GpuPeak]) -> EngineWarnings {
     let mut setup: Vec<String> = quantised_v_without_flash_attention(p, o).into_iter().collect();
+    setup.extend(deepseek4_mixed_cache_types(p, o));
     if !o.tensor_overrides.is_empty() && o.tensor_overrides.rules().count() > 0 && d.weights.overridden_count == 0 {
         setup.push(format!(
             "no tensor of this model matches the -ot rules `{}`: llama.cpp loads it as without them",

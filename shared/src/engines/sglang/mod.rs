@@ -13,6 +13,7 @@
 //! pool gets what remains (SGLang 0.5.23 `kv_cache_configurator.py`,
 //! `arg_groups/fields/schedule.py`).
 
+mod dsv4;
 mod knobs;
 
 pub use knobs::KNOBS;
@@ -530,7 +531,9 @@ fn pool(p: &Plan, o: Options) -> Pool {
     for (g, slot) in p.scenario.gpus.iter().enumerate() {
         let stage = p.stage(g);
         let cell = kv::bytes_per_token(p.stage_kv(stage));
-        cell_max = cell_max.max(cell);
+        if dsv4::sizing(p, o, g, stage).is_none() {
+            cell_max = cell_max.max(cell);
+        }
         // Free after loading weights (the context already resident), minus the
         // reserved share; both as `torch.cuda.mem_get_info` sees them.
         let (before, free_after_weights, reserved) = match o.version {
@@ -558,7 +561,15 @@ fn pool(p: &Plan, o: Options) -> Pool {
             // The pool's slots plus its padding slot leave the KV budget.
             rest = rest.saturating_sub(slots.saturating_add(1).saturating_mul(per_req));
         }
-        let here = rest.checked_div(cell).unwrap_or(0);
+        // DeepSeek-V4: its own pools' sizing (`dsv4.rs`).
+        let sizing = dsv4::sizing(p, o, g, stage);
+        if let Some(s) = sizing {
+            cell_max = cell_max.max(s.bytes_per_full_token.ceil() as u64);
+        }
+        let here = match sizing {
+            Some(s) => s.tokens(rest),
+            None => rest.checked_div(cell).unwrap_or(0),
+        };
         if here < tokens {
             (free_before_weights, reserved_of_smallest) = (before, reserved);
         }
@@ -658,7 +669,10 @@ pub(crate) fn parts(p: &Plan, o: Options, g: usize) -> GpuBudget {
     }
     GpuBudget {
         weight_bytes: weights(p, o, stage),
-        kv_cache_bytes: pool.tokens.saturating_mul(kv::bytes_per_token(p.stage_kv(stage))),
+        kv_cache_bytes: match dsv4::sizing(p, o, g, stage) {
+            Some(s) => s.bytes(pool.tokens),
+            None => pool.tokens.saturating_mul(kv::bytes_per_token(p.stage_kv(stage))),
+        },
         state_bytes: pool.state_slots.map_or(0, |s| s.saturating_add(1).saturating_mul(p.stage_state(stage))),
         activation_bytes: act,
         overhead_bytes: overhead(p, o),
@@ -673,6 +687,13 @@ pub(crate) fn fits(p: &Plan, o: Options, seq: u64, batch: u64) -> bool {
         && pool.tokens > 0
         && seq.saturating_mul(batch) <= pool.tokens
         && pool.state_slots.is_none_or(|s| batch <= s)
+        && max_running_requests(p, o).is_none_or(|r| batch <= r)
+}
+
+/// The requests one data-parallel worker runs at once where SGLang sets it
+/// for the model: DeepSeek-V4's 256 ([`dsv4::MAX_RUNNING_REQUESTS`]).
+fn max_running_requests(p: &Plan, o: Options) -> Option<u64> {
+    dsv4::sizing(p, o, 0, 0).map(|s| s.max_running_requests)
 }
 
 /// The most sequences of `seq` tokens the pool holds at once, directly.
@@ -683,7 +704,11 @@ pub(crate) fn max_concurrency(p: &Plan, o: Options, seq: u64) -> u64 {
     }
     let by_tokens = pool.tokens.checked_div(seq).unwrap_or(u64::MAX);
     // Every data-parallel group has a pool of its own.
-    by_tokens.min(pool.state_slots.unwrap_or(u64::MAX)).saturating_mul(o.request_groups()).min(MAX_CONCURRENCY)
+    by_tokens
+        .min(pool.state_slots.unwrap_or(u64::MAX))
+        .min(max_running_requests(p, o).unwrap_or(u64::MAX))
+        .saturating_mul(o.request_groups())
+        .min(MAX_CONCURRENCY)
 }
 
 /// The verdict: the pool answers directly, so there is no search to skip.
@@ -710,6 +735,12 @@ pub(crate) fn report(p: &Plan, o: Options) -> Report {
         log_lines
             .push(format!("max_mamba_cache_size={slots}: at most {slots} requests hold a recurrent state at once"));
     }
+    // `DSV4PoolConfigurator._to_config`'s line (0.5.23).
+    if dsv4::sizing(p, o, 0, 0).is_some() {
+        let full = pool.tokens;
+        let swa = dsv4::swa_tokens(full);
+        log_lines.push(format!("DSV4 pool sizes: full={full}, swa={swa}, c4={}, c128={}", full / 4, full / 128));
+    }
     let ctx = context_length(p, o);
     if pool.tokens > 0 && pool.tokens < ctx {
         log_lines.push(format!(
@@ -733,6 +764,7 @@ pub(crate) fn report(p: &Plan, o: Options) -> Report {
 }
 
 pub(crate) fn terms(p: &Plan, r: &Report, kv_demand_bytes: u64) -> EngineTerms {
+    let dsv4_sizing = if let Engine::Sglang(o) = p.scenario.engine { dsv4::sizing(p, o, 0, 0) } else { None };
     EngineTerms {
         kv_cache: (
             format!(
@@ -760,7 +792,7 @@ pub(crate) fn terms(p: &Plan, r: &Report, kv_demand_bytes: u64) -> EngineTerms {
             "SGLang max_total_num_tokens",
             r.max_total_num_tokens,
             format!(
-                "(free after weights − {} × (1 − mem_fraction_static {}, {})) ÷ cell size {} bytes",
+                "(free after weights − {} × (1 − mem_fraction_static {}, {}){}) ÷ {} {} bytes",
                 match r.version {
                     Version::TpTable | Version::V0_5_23 => crate::plan::terms::cuda_total(p),
                     Version::V0_5_23Init | Version::V0_5_23Alloc => "free before weights".to_owned(),
@@ -771,6 +803,20 @@ pub(crate) fn terms(p: &Plan, r: &Report, kv_demand_bytes: u64) -> EngineTerms {
                     Version::V0_5_23 | Version::V0_5_23Init | Version::V0_5_23Alloc => {
                         "default from GPU memory, 0.5.23"
                     }
+                },
+                match dsv4_sizing {
+                    Some(s) => format!(
+                        " − DeepSeek-V4's ratio-128 compressor state for {} requests, {}",
+                        s.max_running_requests,
+                        format_bytes(s.fixed_bytes, UnitSystem::Binary)
+                    ),
+                    None => String::new(),
+                },
+                if dsv4_sizing.is_some() {
+                    "in whole pages of 256, DeepSeek-V4's bytes_per_full_token (its window pool at 0.1 of it, the \
+                     compressed and indexer caches, the ratio-4 state; DSV4PoolConfigurator, 0.5.23) of about"
+                } else {
+                    "cell size"
                 },
                 thousands(r.cell_size_bytes)
             ),
@@ -861,11 +907,14 @@ pub(crate) fn warnings(p: &Plan) -> EngineWarnings {
 }
 
 /// The bytes a plan needs on GPU `g` against what SGLang may use there: the
-/// fixed parts and the sequences' KV cache, against `mem_fraction_static` ×
-/// capacity plus the activations it keeps outside that share.
+/// fixed parts and the sequences' KV cache (DeepSeek-V4: its full pool's
+/// tokens and the pools sized by requests, `dsv4.rs`), against
+/// `mem_fraction_static` × capacity plus the activations it keeps outside
+/// that share.
 pub(crate) fn need_and_usable(
     p: &Plan,
     o: Options,
+    g: usize,
     fixed: u64,
     per_token: u64,
     activations: u64,
@@ -873,7 +922,11 @@ pub(crate) fn need_and_usable(
 ) -> (u64, f64) {
     let s = &p.scenario;
     let fraction = o.mem_fraction_static.unwrap_or_else(|| default_mem_fraction_for(p, o));
-    let work = per_token.saturating_mul(s.sequence_tokens()).saturating_mul(s.concurrency);
+    let tokens = s.sequence_tokens().saturating_mul(s.concurrency);
+    let work = match dsv4::sizing(p, o, g, p.stage(g)) {
+        Some(d) => d.bytes(tokens),
+        None => per_token.saturating_mul(tokens),
+    };
     (fixed.saturating_add(work), cap * fraction + activations as f64)
 }
 
