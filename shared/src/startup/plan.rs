@@ -877,6 +877,12 @@ pub fn configured_engine(ran: LogEngine, c: &LoggedConfig, planned: Engine) -> (
             {
                 o.cache_type_v = Some(v);
                 taken.push(format!("V cache {}", v.id()));
+            } else if c.cache_type_k.is_some() && c.cache_type_v.is_none() && o.cache_type_v.is_none() {
+                // `-ctk` alone leaves V at llama.cpp's own default, f16
+                // (common/common.h `cache_type_v = GGML_TYPE_F16`), where a
+                // plan's unset V follows its K.
+                o.cache_type_v = Some(CacheType::F16);
+                taken.push("V cache f16 (llama.cpp's default beside -ctk)".into());
             }
             launched_placement(c, o, &mut taken);
             launched_ik(c, o, &mut taken);

@@ -2039,3 +2039,41 @@ fn a_failure_under_an_old_function_name_dates_no_log() {
     let l = read(old).unwrap_or_else(|| panic!("no log"));
     assert_eq!(l.config.newest_build, Some(4880), "{:?}", l.config);
 }
+
+/// A pasted llama-server command with `-ctk` alone keeps V at llama.cpp's
+/// own default, f16 (common/common.h `cache_type_v = GGML_TYPE_F16`), not
+/// the key's type (the plan's own default for an unset V): the V half of
+/// the cache was planned at q8_0's bytes before.
+#[test]
+fn a_pasted_ctk_alone_leaves_v_at_llama_cpps_f16() {
+    use shared::engines::llamacpp::{CacheType, Options};
+    use shared::estimate::{GpuSlot, Scenario};
+    let m = shared::model::Model::preset("llama-3.1-8b").expect("preset");
+    let planned = Scenario {
+        gpus: vec![GpuSlot::custom("gpu", 24 * shared::units::GIB)],
+        engine: shared::engines::Engine::LlamaCpp(Options::default()),
+        ..Scenario::default()
+    };
+    let types = |command: &str| {
+        // The command above a real log of the model, its lines that name
+        // the cache's types left out.
+        let text = std::fs::read_to_string(format!(
+            "{}/tests/fixtures/startup/llamacpp-b5781-llama31-8b-q40-vulkan-1gpu-fa-on.txt",
+            env!("CARGO_MANIFEST_DIR")
+        ))
+        .unwrap_or_else(|e| panic!("{e}"));
+        let untyped: Vec<&str> = text.lines().filter(|l| !l.contains(" K (") && !l.contains("type_k")).collect();
+        let text = format!("{command}\n{}", untyped.join("\n"));
+        let l = read(&text).unwrap_or_else(|| panic!("{command}: not read"));
+        let (s, taken) = shared::startup::logged_scenario(&l, &m, planned.clone());
+        let shared::engines::Engine::LlamaCpp(o) = s.engine else { panic!("llama.cpp") };
+        (o.cache_type_k, o.cache_type_v, taken)
+    };
+    let (k, v, taken) = types("llama-server -m llama-3.1-8b-q4_k_m.gguf -c 8192 -ctk q8_0");
+    assert_eq!((k, v), (Some(CacheType::Q8_0), Some(CacheType::F16)), "{taken:?}");
+    assert!(taken.iter().any(|t| t.contains("V cache f16")), "{taken:?}");
+    let (k, v, _) = types("llama-server -m llama-3.1-8b-q4_k_m.gguf -c 8192 -ctk q8_0 -ctv q4_0");
+    assert_eq!((k, v), (Some(CacheType::Q8_0), Some(CacheType::Q4_0)));
+    let (k, v, _) = types("llama-server -m llama-3.1-8b-q4_k_m.gguf -c 8192");
+    assert_eq!((k, v), (None, None));
+}

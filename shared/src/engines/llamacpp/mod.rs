@@ -225,9 +225,12 @@ pub(crate) fn check_split(o: Options, s: &Scenario, text: &TextModel) -> Result<
         return Err(SplitError::NoTrainedContext);
     }
     // src/llama-context.cpp: an MLA model "does not support different K
-    // and V cache types" (its V is a view of the K latent).
+    // and V cache types" (its V is a view of the K latent). Mainline's:
+    // ik_llama.cpp runs `-mla 3 -ctk q8_0` beside its default f16 V (the
+    // fixture `llamacpp-ik-b3737-deepseek-r1-0528-iq3kr4-2x4090-mla3-ot-q8kv`).
     if let (crate::arch::AttentionKind::Mla(_), Some(k), Some(v)) = (text.attention, o.cache_type_k, o.cache_type_v)
         && k != v
+        && o.fork == Fork::Mainline
     {
         return Err(SplitError::MlaCacheTypes { k: k.id(), v: v.id() });
     }
