@@ -318,7 +318,11 @@ fn detect(model_type: &str, text_type: &str, architectures: &[&str], text_archit
         "lfm2" => Some(Family::Lfm2),
         "nemotron_h" => Some(Family::NemotronH),
         "granitemoehybrid" => Some(Family::GraniteMoeHybrid),
-        "mimo_v2_flash" => Some(Family::MimoV2Flash),
+        // MiMo-V2.5 and V2.5-Pro (`mimo_v2`, `MiMoV2ForCausalLM`): vLLM 0.34
+        // builds them as MiMo-V2-Flash (`models/registry.py` maps both to
+        // `mimo_v2`, whose `MiMoV2ForCausalLM` subclasses
+        // `MiMoV2FlashForCausalLM`); V2.5's vision and audio towers are not read.
+        "mimo_v2_flash" | "mimo_v2" => Some(Family::MimoV2Flash),
         "falcon_h1" => Some(Family::FalconH1),
         "gemma4" | "gemma4_text" => Some(Family::Gemma4),
         "jamba" => Some(Family::Jamba),
