@@ -724,8 +724,12 @@ fn internlm2_counts_as_llama_with_its_bias() {
 /// the tower (a LLaVA-style Logics-Thinking 13.5 % and MiniCPM-V-2 12.4 %
 /// below their checkpoints' `total_size`) or, Molmo's fused gate-and-up
 /// width read as three matrices, 36 % above. Each is refused, naming what it
-/// holds. MiMo is a plain decoder with one multi-token-prediction layer,
-/// which the read leaves out and says so (2.7 % of its checkpoint).
+/// holds. MiMo-7B (`mimo`) is Qwen2 as vLLM 0.34 builds it (`mimo.py`) with
+/// one multi-token-prediction layer, which the read leaves out and says so:
+/// with that layer (vLLM's `mimo_mtp.py`: `input_proj` 2H → H, three norms,
+/// one Qwen2 decoder layer) the count is its checkpoint's `total_size` in
+/// bf16 (sources.json, "remote/mimo-7b"), where the generic Llama read
+/// counted an `o_proj` bias too.
 #[test]
 fn unknown_vision_models_are_refused_and_a_plain_decoders_mtp_is_said() {
     let read_remote = |name: &str| {
@@ -747,9 +751,15 @@ fn unknown_vision_models_are_refused_and_a_plain_decoders_mtp_is_said() {
         "embd_layer": {"embedding_cls": "image"}}"#;
     let err = Architecture::from_config_json(phi3_v).map(|a| a.family).expect_err("phi3_v").to_string();
     assert!(err.contains("a vision tower (`img_processor`)"), "{err}");
+    const MIMO_TOTAL_SIZE_BYTES: u64 = 15_666_819_072;
     let mimo = read_remote("mimo-7b").unwrap_or_else(|e| panic!("mimo: {e}"));
-    assert_eq!(mimo.family, Family::Generic);
+    assert_eq!(mimo.family, Family::Qwen2);
     assert!(mimo.warnings.iter().any(|w| w.contains("multi-token-prediction")), "{:?}", mimo.warnings);
+    let t = &mimo.text;
+    let (h, kv) = (t.hidden_size, t.num_kv_heads * t.head_dim);
+    let decoder_layer = h * h + h + 2 * (h * kv + kv) + h * h + 3 * h * t.intermediate_size + 2 * h;
+    let mtp = 2 * h * h + 3 * h + decoder_layer;
+    assert_eq!(2 * (mimo.parameters() + t.extra.mtp_layers * mtp), MIMO_TOTAL_SIZE_BYTES);
 }
 
 /// MiMo-V2.5-Pro (`mimo_v2`, remote code) is MiMo-V2-Flash's model as vLLM
