@@ -12,7 +12,7 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use serde::Deserialize;
-use shared::arch::{Architecture, Family, Ffn};
+use shared::arch::{Architecture, Family, Ffn, LayerAttention};
 
 #[derive(Deserialize)]
 struct Counts {
@@ -724,8 +724,12 @@ fn internlm2_counts_as_llama_with_its_bias() {
 /// the tower (a LLaVA-style Logics-Thinking 13.5 % and MiniCPM-V-2 12.4 %
 /// below their checkpoints' `total_size`) or, Molmo's fused gate-and-up
 /// width read as three matrices, 36 % above. Each is refused, naming what it
-/// holds. MiMo is a plain decoder with one multi-token-prediction layer,
-/// which the read leaves out and says so (2.7 % of its checkpoint).
+/// holds. MiMo-7B (`mimo`) is Qwen2 as vLLM 0.34 builds it (`mimo.py`) with
+/// one multi-token-prediction layer, which the read leaves out and says so:
+/// with that layer (vLLM's `mimo_mtp.py`: `input_proj` 2H → H, three norms,
+/// one Qwen2 decoder layer) the count is its checkpoint's `total_size` in
+/// bf16 (sources.json, "remote/mimo-7b"), where the generic Llama read
+/// counted an `o_proj` bias too.
 #[test]
 fn unknown_vision_models_are_refused_and_a_plain_decoders_mtp_is_said() {
     let read_remote = |name: &str| {
@@ -747,9 +751,68 @@ fn unknown_vision_models_are_refused_and_a_plain_decoders_mtp_is_said() {
         "embd_layer": {"embedding_cls": "image"}}"#;
     let err = Architecture::from_config_json(phi3_v).map(|a| a.family).expect_err("phi3_v").to_string();
     assert!(err.contains("a vision tower (`img_processor`)"), "{err}");
+    const MIMO_TOTAL_SIZE_BYTES: u64 = 15_666_819_072;
     let mimo = read_remote("mimo-7b").unwrap_or_else(|e| panic!("mimo: {e}"));
-    assert_eq!(mimo.family, Family::Generic);
+    assert_eq!(mimo.family, Family::Qwen2);
     assert!(mimo.warnings.iter().any(|w| w.contains("multi-token-prediction")), "{:?}", mimo.warnings);
+    let t = &mimo.text;
+    let (h, kv) = (t.hidden_size, t.num_kv_heads * t.head_dim);
+    let decoder_layer = h * h + h + 2 * (h * kv + kv) + h * h + 3 * h * t.intermediate_size + 2 * h;
+    let mtp = 2 * h * h + 3 * h + decoder_layer;
+    assert_eq!(2 * (mimo.parameters() + t.extra.mtp_layers * mtp), MIMO_TOTAL_SIZE_BYTES);
+}
+
+/// MiMo-V2.5-Pro (`mimo_v2`, remote code) is MiMo-V2-Flash's model as vLLM
+/// 0.34 builds it (`models/mimo_v2.py`), its layers stated in the Hub's own
+/// keys: `hybrid_layer_pattern` (1: sliding), `moe_layer_freq` (1: MoE) and
+/// the sliding layers' own `swa_num_key_value_heads`, here the full layers'
+/// 8, not the 16 transformers' `mimo_v2_flash` class would double them to.
+/// Against its checkpoint: the report that printed its config (sources.json,
+/// "remote/mimo-v2.5-pro") lists 1,023,244,718,976 elements. Beside the
+/// model they hold the FP8 block scales (one per 128 × 128 block of every
+/// FP8 matrix: all but the `ignored_layers` o_proj) and three
+/// multi-token-prediction layers (`model.mtp.layers.0-2`, which the config
+/// does not count): each an `eh_proj` (2H → H), five norms, a sliding
+/// attention layer with its sinks and a dense MLP, scales included.
+#[test]
+fn mimo_v2_counts_its_checkpoints_tensors_but_the_scales_and_mtp() {
+    const CHECKPOINT_ELEMENTS: u64 = 1_023_244_718_976;
+    const MTP_LAYERS: u64 = 3;
+    let text = std::fs::read_to_string(dir().join("remote/mimo-v2.5-pro.json")).expect("remote fixture");
+    let raw: serde_json::Value = serde_json::from_str(&text).expect("json");
+    let a = Architecture::from_config_json(&text).unwrap_or_else(|e| panic!("mimo_v2: {e}"));
+    assert_eq!(a.family, Family::MimoV2Flash);
+    let get = |k: &str| raw[k].as_u64().unwrap_or_else(|| panic!("{k}"));
+    let flags = |k: &str| -> Vec<bool> {
+        raw[k].as_array().unwrap_or_else(|| panic!("{k}")).iter().map(|v| v.as_u64() == Some(1)).collect()
+    };
+    let sliding: Vec<bool> = a.text.layers.iter().map(|l| matches!(l.attention, LayerAttention::Sliding(_))).collect();
+    assert_eq!(sliding, flags("hybrid_layer_pattern"));
+    let sparse: Vec<bool> = a.text.layers.iter().map(|l| l.ffn == Ffn::Moe).collect();
+    assert_eq!(sparse, flags("moe_layer_freq"));
+    let kv = get("swa_num_key_value_heads");
+    assert!(a.text.layers.iter().all(|l| l.kv_heads(a.text.num_kv_heads) == kv), "8 KV heads in every layer");
+
+    let (h, heads, d, dv) = (get("hidden_size"), get("num_attention_heads"), get("head_dim"), get("v_head_dim"));
+    let (inter, experts, e) = (get("intermediate_size"), get("n_routed_experts"), get("moe_intermediate_size"));
+    let blocks = |rows: u64, cols: u64| rows.div_ceil(128) * cols.div_ceil(128);
+    let qkv = (heads + kv) * d + kv * dv;
+    // The fused `qkv_proj` is quantised in one chunk per KV head, each padded
+    // to whole blocks (vLLM 0.34 `mimo_v2.py`, `fused_qkv_chunks`).
+    let qkv_scales = kv * blocks(qkv / kv, h);
+    let layers = a.text.num_layers();
+    let moe_layers = sparse.iter().filter(|s| **s).count() as u64;
+    let scales =
+        layers * qkv_scales + (layers - moe_layers) * 3 * blocks(inter, h) + moe_layers * experts * 3 * blocks(e, h);
+    let mtp = 2 * h * h + 5 * h + heads + qkv * h + qkv_scales + heads * dv * h + 3 * inter * h + 3 * blocks(inter, h);
+    assert_eq!(a.parameters() + scales + MTP_LAYERS * mtp, CHECKPOINT_ELEMENTS);
+
+    // A sliding layer whose query heads differ from the full layers' is
+    // refused, naming the key, rather than counted with the full layers'.
+    let mut other = raw.clone();
+    other["swa_num_attention_heads"] = 64.into();
+    let err = Architecture::from_config_json(&other.to_string()).expect_err("own query heads").to_string();
+    assert!(err.contains("swa_num_attention_heads"), "{err}");
 }
 
 /// DeepSeek-V4-Flash (`deepseek_v4`): every module of transformers 5.25's

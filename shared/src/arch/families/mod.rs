@@ -108,11 +108,17 @@ pub(super) fn read(map: &Map<String, Value>) -> Result<Architecture, ConfigError
     let quantization = quantization(root, &mut warnings)?;
     let quant_kept = if quantization.is_some() { kept_modules(root, &mut warnings) } else { Default::default() };
     let kv_cache_fp8 = kv_cache_fp8(root);
-    // DeepSeek's, GLM-5's, and an unknown architecture's read as a plain
-    // decoder (MiMo's one layer: 2.7 % of its checkpoint's bytes).
+    // DeepSeek's, GLM-5's, MiMo-7B's (read as Qwen2; its one layer: 2.7 %
+    // of its checkpoint's bytes) and an unknown architecture's read as a
+    // plain decoder.
     if matches!(
         family,
-        Family::DeepseekV3 | Family::DeepseekV32 | Family::GlmMoeDsa | Family::DeepseekV4 | Family::Generic
+        Family::DeepseekV3
+            | Family::DeepseekV32
+            | Family::GlmMoeDsa
+            | Family::DeepseekV4
+            | Family::Qwen2
+            | Family::Generic
     ) && text.extra.mtp_layers > 0
     {
         warnings.push(
@@ -256,7 +262,10 @@ fn detect(model_type: &str, text_type: &str, architectures: &[&str], text_archit
         "ministral3" => Some(Family::Ministral3),
         "mistral4" => Some(Family::Mistral4),
         "mixtral" => Some(Family::Mixtral),
-        "qwen2" => Some(Family::Qwen2),
+        // MiMo-7B (`mimo`, remote code): vLLM 0.34 builds it as Qwen2
+        // (`models/mimo.py`: `MiMoForCausalLM(Qwen2ForCausalLM)`, its
+        // `model.mtp_layers.` left unloaded).
+        "qwen2" | "mimo" => Some(Family::Qwen2),
         "qwen2_moe" => Some(Family::Qwen2Moe),
         "qwen2_vl" | "qwen2_5_vl" => Some(Family::Qwen2Vl),
         // Qwen3-VL: Qwen3 / Qwen3-MoE text models (interleaved MRoPE changes no shapes).
@@ -318,7 +327,11 @@ fn detect(model_type: &str, text_type: &str, architectures: &[&str], text_archit
         "lfm2" => Some(Family::Lfm2),
         "nemotron_h" => Some(Family::NemotronH),
         "granitemoehybrid" => Some(Family::GraniteMoeHybrid),
-        "mimo_v2_flash" => Some(Family::MimoV2Flash),
+        // MiMo-V2.5 and V2.5-Pro (`mimo_v2`, `MiMoV2ForCausalLM`): vLLM 0.34
+        // builds them as MiMo-V2-Flash (`models/registry.py` maps both to
+        // `mimo_v2`, whose `MiMoV2ForCausalLM` subclasses
+        // `MiMoV2FlashForCausalLM`); V2.5's vision and audio towers are not read.
+        "mimo_v2_flash" | "mimo_v2" => Some(Family::MimoV2Flash),
         "falcon_h1" => Some(Family::FalconH1),
         "gemma4" | "gemma4_text" => Some(Family::Gemma4),
         "jamba" => Some(Family::Jamba),

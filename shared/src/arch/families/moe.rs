@@ -7,7 +7,7 @@ use crate::arch::fields::{ConfigError, Fields, MAX_DIM};
 use crate::arch::{AttentionKind, Family, Ffn, LayerAttention, LayerShape, Moe, NormKind, TextModel};
 
 use super::decoder::{Defaults, Dims, decoder_with};
-use super::invalid;
+use super::{check_heads, invalid};
 
 fn defaults(tie: bool, head_dim: Option<u64>, sliding: Option<u64>, dims: Dims) -> Defaults {
     Defaults { tie, head_dim, sliding_when_absent: sliding, dims: Some(dims) }
@@ -336,28 +336,70 @@ pub(super) fn mimo_v2_flash(f: Fields, warnings: &mut Vec<String>) -> Result<Tex
     let n = m.layers.len();
     let types = f.str_list("layer_types")?;
     let mlp_types = f.str_list("mlp_layer_types")?;
-    for (key, list) in [("layer_types", &types), ("mlp_layer_types", &mlp_types)] {
-        if !list.is_empty() && list.len() != n {
-            return Err(invalid(f, key, format!("has {} entries for {n} layers", list.len())));
+    // The Hub's own configs (MiMo-V2-Flash, and `mimo_v2`: MiMo-V2.5 and
+    // V2.5-Pro) state the layers as vLLM reads them (0.34
+    // `models/mimo_v2.py`, `MiMoV2FlashDecoderLayer`):
+    // `hybrid_layer_pattern[i] == 1` is a sliding layer
+    // (`is_compressed_softmax_layer`), a truthy `moe_layer_freq[i]` an MoE
+    // one (`is_moe_layer`; an integer there is not a per-layer list).
+    let pattern = f.index_list("hybrid_layer_pattern")?;
+    let moe_freq = match f.value("moe_layer_freq") {
+        Some(serde_json::Value::Array(_)) => f.index_list("moe_layer_freq")?,
+        _ => Vec::new(),
+    };
+    for (key, len) in [
+        ("layer_types", types.len()),
+        ("mlp_layer_types", mlp_types.len()),
+        ("hybrid_layer_pattern", pattern.len()),
+        ("moe_layer_freq", moe_freq.len()),
+    ] {
+        if len != 0 && len != n {
+            return Err(invalid(f, key, format!("has {len} entries for {n} layers")));
         }
     }
-    let swa_kv_heads = m.num_kv_heads.saturating_mul(2);
+    // Sliding layers: `swa_num_key_value_heads` (transformers 5.25's
+    // `MiMoV2FlashAttention` doubles `num_key_value_heads` instead, which
+    // MiMo-V2-Flash's 8 = 2 × 4 agrees with and V2.5-Pro's 8 = 8 does not),
+    // sinks by `add_swa_attention_sink_bias` (transformers: always).
+    let swa_kv_heads = f.dim_or("swa_num_key_value_heads", m.num_kv_heads.saturating_mul(2))?;
+    check_heads(f, m.num_heads, swa_kv_heads)?;
+    let swa_sinks = f.bool_or("add_swa_attention_sink_bias", true)?;
+    let full_sinks = f.bool_or("add_full_attention_sink_bias", false)?;
+    // The layer shape keeps the model's query heads and head widths: a
+    // sliding layer with its own is refused rather than miscounted.
+    for (key, model) in
+        [("swa_num_attention_heads", m.num_heads), ("swa_head_dim", m.head_dim), ("swa_v_head_dim", m.v_head_dim)]
+    {
+        if let Some(own) = f.opt_u64(key)?
+            && own != model
+        {
+            return Err(invalid(
+                f,
+                key,
+                format!("{own} differs from the full-attention layers' {model}, which is not modelled"),
+            ));
+        }
+    }
     for (i, l) in m.layers.iter_mut().enumerate() {
-        let sliding = match types.get(i).copied() {
-            Some("sliding_attention") => true,
-            Some("full_attention") => false,
-            Some(other) => return Err(invalid(f, "layer_types", format!("unknown layer type `{other}`"))),
-            None => i != 0 && !(i + 1).is_multiple_of(6),
+        let sliding = match (types.get(i).copied(), pattern.get(i)) {
+            (Some("sliding_attention"), _) => true,
+            (Some("full_attention"), _) => false,
+            (Some(other), _) => return Err(invalid(f, "layer_types", format!("unknown layer type `{other}`"))),
+            (None, Some(&p)) => p == 1,
+            (None, None) => i != 0 && !(i + 1).is_multiple_of(6),
         };
         l.attention = if sliding { LayerAttention::Sliding(window) } else { LayerAttention::Full };
-        if sliding {
-            l.shape = LayerShape { kv_heads: swa_kv_heads, sinks: true, ..LayerShape::default() };
-        }
-        let sparse = match mlp_types.get(i).copied() {
-            Some("sparse") => true,
-            Some("dense") => false,
-            Some(other) => return Err(invalid(f, "mlp_layer_types", format!("unknown MLP type `{other}`"))),
-            None => i != 0,
+        l.shape = if sliding {
+            LayerShape { kv_heads: swa_kv_heads, sinks: swa_sinks, ..LayerShape::default() }
+        } else {
+            LayerShape { sinks: full_sinks, ..LayerShape::default() }
+        };
+        let sparse = match (mlp_types.get(i).copied(), moe_freq.get(i)) {
+            (Some("sparse"), _) => true,
+            (Some("dense"), _) => false,
+            (Some(other), _) => return Err(invalid(f, "mlp_layer_types", format!("unknown MLP type `{other}`"))),
+            (None, Some(&freq)) => freq != 0,
+            (None, None) => i != 0,
         };
         if sparse {
             l.ffn = Ffn::Moe;
