@@ -11,7 +11,8 @@
 //! `ratio / (1 + ratio)` of `rest` (`mamba_full_memory_ratio`, fallback 0.9),
 //! holding `budget // per_req − 1` request slots plus one padding slot; the KV
 //! pool gets what remains (SGLang 0.5.23 `kv_cache_configurator.py`,
-//! `arg_groups/fields/schedule.py`).
+//! `arg_groups/fields/schedule.py`). DeepSeek-V4's pools are sized as its
+//! own configurator sizes them (`dsv4.rs`).
 
 mod dsv4;
 mod knobs;
