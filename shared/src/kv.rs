@@ -240,6 +240,62 @@ fn scaled_fp8_latent(text: &TextModel, dtype: KvDtype) -> Option<ScaledLatent> {
 /// 576; otherwise plain rows of `head_dim` values with pages padded to 512
 /// (`FLASHINFER_MLA_SPARSE_DSV4`).
 fn compressed_layer(c: CompressedAttention, ratio: u64, dtype: KvDtype) -> LayerKv {
+    let caches = vllm_v4_caches(c, ratio, dtype);
+    let per_token = |cache: &VllmV4Cache| cache.page_bytes.div_ceil(cache.block.max(1));
+    let pages_of =
+        |role: &[V4CacheRole]| -> u64 { caches.iter().filter(|x| role.contains(&x.role)).map(|x| x.page_bytes).sum() };
+    let window = caches.iter().find(|x| x.role == V4CacheRole::Window).map_or(0, per_token);
+    let Some(compressed) = caches.iter().find(|x| x.role == V4CacheRole::Compressed) else {
+        return LayerKv::new(window, Some(c.window));
+    };
+    let states = caches.iter().filter(|x| matches!(x.role, V4CacheRole::State | V4CacheRole::IndexerState));
+    LayerKv {
+        bytes_per_token: window,
+        window: Some(c.window),
+        compressed: Some(CompressedKv {
+            page_tokens: compressed.block,
+            page_bytes: pages_of(&[V4CacheRole::Compressed, V4CacheRole::Indexer]),
+            state_bytes_per_token: states.clone().map(per_token).sum(),
+            state_window: states.map(|x| x.window.unwrap_or(0)).max().unwrap_or(0),
+        }),
+    }
+}
+
+/// Which of a DeepSeek-V4 layer's caches a [`VllmV4Cache`] is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum V4CacheRole {
+    /// `DeepseekV4SWACache`, every layer.
+    Window,
+    /// The compressed entries (`DeepseekV4Attention.get_kv_cache_spec`).
+    Compressed,
+    /// The indexer's keys (`DeepseekV4IndexerCache`).
+    Indexer,
+    /// The attention compressor's state (`CompressorStateCache`).
+    State,
+    /// The indexer compressor's state (`CompressorStateCache`).
+    IndexerState,
+}
+
+/// One cache of a DeepSeek-V4 layer as vLLM 0.34 specifies it: what its
+/// `get_kv_cache_spec` returns, which vLLM's KV cache groups pack
+/// (`engines::vllm`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct VllmV4Cache {
+    pub role: V4CacheRole,
+    /// Tokens one block covers (the spec's `block_size`).
+    pub block: u64,
+    /// A `SlidingWindowMLASpec`'s `sliding_window`; `None` for an
+    /// `MLAAttentionSpec` (a full-attention cache).
+    pub window: Option<u64>,
+    /// `page_size_bytes`: one block, padded to the spec's `alignment`
+    /// (`kv_cache_interface.py::_apply_alignment_padding`).
+    pub page_bytes: u64,
+}
+
+/// The caches of one DeepSeek-V4 layer compressing by `ratio` (0: the
+/// window alone), in the order the layer builds them; see
+/// [`compressed_layer`] for their sources.
+pub fn vllm_v4_caches(c: CompressedAttention, ratio: u64, dtype: KvDtype) -> Vec<VllmV4Cache> {
     /// `DeepseekV4SWACache`'s `block_size` default (sparse_swa.py).
     const SWA_BLOCK: u64 = 64;
     /// The sparse MLA backend's kernel block (sparse_mla.py), the cache
@@ -254,30 +310,28 @@ fn compressed_layer(c: CompressedAttention, ratio: u64, dtype: KvDtype) -> Layer
     let ds_mla = dtype == KvDtype::Fp8;
     let (row, alignment) = if ds_mla { (DS_MLA_ROW, 576) } else { (dtype.bpw(c.head_dim).bytes(c.head_dim), 512) };
     let page = |states: u64, state_bytes: u64| states.saturating_mul(state_bytes).next_multiple_of(alignment);
-    let window = page(SWA_BLOCK, row).div_ceil(SWA_BLOCK);
+    let cache = |role, block, window, page_bytes| VllmV4Cache { role, block, window, page_bytes };
+    let mut caches = vec![cache(V4CacheRole::Window, SWA_BLOCK, Some(c.window), page(SWA_BLOCK, row))];
     if ratio == 0 {
-        return LayerKv::new(window, Some(c.window));
+        return caches;
     }
     let entries = COMPRESSED_BLOCK / ratio.max(1);
     let indexed = c.indexed(ratio);
     let ix = c.indexer.head_dim;
-    let indexer_row = ix.saturating_add(ix / INDEXER_SCALE_BLOCK * 4);
-    let indexer = if indexed { page(entries, indexer_row) } else { 0 };
-    // `CompressorStateCache`: blocks of 4 tokens at ratio 4, 8 at 128.
+    // `CompressorStateCache`: blocks of 4 tokens at ratio 4, 8 at 128, over
+    // `coff × ratio` tokens, fp32 of `2 × coff × head_dim` a token.
     let coff = if indexed { 2 } else { 1 };
     let state_block = if ratio == 4 { 4 } else { 8 };
-    let state = |width: u64| page(state_block, width.saturating_mul(2 * coff * 4)).div_ceil(state_block);
-    let state_bytes = state(c.head_dim).saturating_add(if indexed { state(ix) } else { 0 });
-    LayerKv {
-        bytes_per_token: window,
-        window: Some(c.window),
-        compressed: Some(CompressedKv {
-            page_tokens: COMPRESSED_BLOCK,
-            page_bytes: page(entries, row).saturating_add(indexer),
-            state_bytes_per_token: state_bytes,
-            state_window: coff.saturating_mul(ratio),
-        }),
+    let state_window = Some(coff * ratio);
+    let state = |width: u64| page(state_block, width.saturating_mul(2 * coff * 4));
+    caches.push(cache(V4CacheRole::Compressed, COMPRESSED_BLOCK, None, page(entries, row)));
+    caches.push(cache(V4CacheRole::State, state_block, state_window, state(c.head_dim)));
+    if indexed {
+        let indexer_row = ix.saturating_add(ix / INDEXER_SCALE_BLOCK * 4);
+        caches.push(cache(V4CacheRole::Indexer, COMPRESSED_BLOCK, None, page(entries, indexer_row)));
+        caches.push(cache(V4CacheRole::IndexerState, state_block, state_window, state(ix)));
     }
+    caches
 }
 
 /// [`scaled_fp8_latent`]: the latent's values and the bytes they take.

@@ -332,8 +332,9 @@ fn deepseek_v4_caveat(engine: Engine) -> &'static str {
     match engine {
         Engine::Vllm(_) => {
             "DeepSeek-V4: each layer's cache is vLLM 0.34's (window, compressed and indexer pages, compressor \
-             state); its pool packs those pages in groups of their own (kv_cache_planning.py \
-             `_get_packed_kv_cache_groups`), which the block count here does not replay"
+             state), packed in its KV cache groups as `_get_packed_kv_cache_groups` packs them; not modelled: \
+             a `--block-size` other than the sparse kernels' 256, speculative decoding's retained tokens and \
+             draft layers, HiSparse, and V4.1's own specs"
         }
         Engine::Sglang(_) => {
             "DeepSeek-V4: SGLang 0.5.23's pools are sized as its DSV4PoolConfigurator sizes them (the \

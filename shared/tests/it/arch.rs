@@ -995,3 +995,73 @@ fn deepseek_v4_is_pooled_as_sglang_sizes_it() {
         assert!(r.log_lines.contains(&line), "{gpu}: {:?}", r.log_lines);
     }
 }
+
+/// DeepSeek-V4-Flash on vLLM 0.34 (H200s, TP 4 and TP 8, its defaults):
+/// the KV cache groups `_get_packed_kv_cache_groups` makes
+/// (v1/core/kv_cache_planning.py), derived by hand from its source. The
+/// caches bucket by type: the 43 windows (64-token blocks of 37,440 B),
+/// the full-attention caches of 256-token blocks (21 ratio-4 entries of
+/// 37,440 B, their 21 indexer pages of 8,640 B, 20 ratio-128 entries of
+/// 1,728 B: unbalanced, one group), the ratio-4 states (4-token blocks over
+/// 8 tokens, 21 of 32,832 B and 21 indexer states of 8,640 B: balanced)
+/// and the ratio-128 states (8-token blocks over 128 tokens, 20 of 32,832
+/// B). The balanced buckets' counts 43, 21, 20 split in `_approximate_gcd`
+/// ≥ 21 repeats: 22 (padding 1 + 1 + 2), so the windows make two groups
+/// of 22 and 21. A block is the widest group's pages, the full one's
+/// 1,002,240 B, on every rank alike (one KV head, `max_tp_shards=1`). A
+/// request of 1,048,576 tokens takes 4,096 full blocks and, with two
+/// batches of 8,192 in flight (async scheduling), 2 × (⌈16,511 / 64⌉ + 1)
+/// window blocks, ⌈16,391 / 4⌉ + 1 ratio-4 state blocks and ⌈16,511 / 8⌉ +
+/// 1 ratio-128 ones: 10,778. Before, the layers were one full-attention
+/// group of the window's 585 B a token and their compressed caches were
+/// not in the block at all.
+#[test]
+fn deepseek_v4_is_packed_as_vllm_groups_it() {
+    use shared::engines::{Engine, EngineReport};
+    use shared::estimate::{GpuSlot, Scenario};
+    let model = shared::model::Model::from_architecture("deepseek-v4-flash", read("deepseek-v4-flash-0731"));
+    let run = |tp: u64| {
+        let slot = GpuSlot::from_catalog(shared::catalog::gpu("h200").unwrap_or_else(|| panic!("h200")));
+        let s = Scenario {
+            weights: model.default_format(),
+            engine: Engine::Vllm(Default::default()),
+            // vLLM's own cache for it (`auto`: `fp8_ds_mla`).
+            kv_dtype: shared::kv::KvDtype::Fp8,
+            gpus: vec![slot; tp as usize],
+            tp,
+            ..Scenario::default()
+        };
+        shared::estimate::estimate(&model, s.validate_for(&model).unwrap_or_else(|e| panic!("{e}")))
+    };
+    let pad = |bytes: u64| bytes.div_ceil(576) * 576;
+    let block_bytes = 21 * pad(64 * 584) + 21 * pad(64 * 132) + 20 * pad(2 * 584);
+    assert_eq!(block_bytes, 1_002_240);
+    // The other groups are narrower: 22 windows, the ratio-4 states, the ratio-128 ones.
+    assert!(
+        [22 * pad(64 * 584), 21 * (pad(4 * 2048 * 4) + pad(4 * 512 * 4)), 20 * pad(8 * 1024 * 4)]
+            .iter()
+            .all(|&g| g < block_bytes)
+    );
+    let len = 1u64 << 20;
+    let in_flight = 2 * 8192u64;
+    let per_request = len.div_ceil(256)
+        + 2 * ((127 + in_flight).div_ceil(64) + 1)
+        + ((7 + in_flight).div_ceil(4) + 1)
+        + ((127 + in_flight).div_ceil(8) + 1);
+    assert_eq!(per_request, 10_778);
+    for (tp, blocks, tokens, concurrency) in [(4, 68_222, 6_637_219, 6.33), (8, 103_998, 10_117_814, 9.65)] {
+        let e = run(tp);
+        let Some(EngineReport::Vllm(r)) = &e.engine_report else { panic!("no vLLM report") };
+        let by_hand = r.per_gpu.iter().map(|g| g.available_kv_bytes / block_bytes).min().unwrap_or(0);
+        assert!(r.per_gpu.iter().all(|g| g.block_bytes == block_bytes), "TP {tp}: {:?}", r.per_gpu[0]);
+        assert_eq!(r.num_gpu_blocks, by_hand, "TP {tp}");
+        assert_eq!(r.blocks_per_request, per_request, "TP {tp}");
+        assert_eq!(r.kv_cache_tokens, (by_hand as f64 / per_request as f64 * len as f64) as u64, "TP {tp}");
+        assert_eq!(
+            (r.num_gpu_blocks, r.kv_cache_tokens, r.max_concurrency),
+            (blocks, tokens, concurrency),
+            "TP {tp}: {:?}",
+            r.log_lines
+        );
+    }
+}

@@ -25,7 +25,8 @@
 //! all-to-all backends and DeepEP's buffers), `encoder.rs` (the vision
 //! tower in the profile run, by `--limit-mm-per-prompt`), `extensible.rs`
 //! (0.34's extensible KV cache: the pool measured after warmup and CUDA
-//! graphs), `words.rs` (terms, warnings, fixes and the `vllm serve` launch, the
+//! graphs), `packed.rs` (DeepSeek-V4's caches packed into KV cache groups,
+//! 0.34's `_get_packed_kv_cache_groups`), `words.rs` (terms, warnings, fixes and the `vllm serve` launch, the
 //! report's rows). Its report also carries the pinned `--kv-cache-memory`
 //! and the `--max-model-len auto` choice.
 //!
@@ -47,6 +48,7 @@ mod extensible;
 mod extras;
 mod knobs;
 mod options;
+mod packed;
 mod spec;
 mod version;
 mod words;
@@ -273,6 +275,10 @@ pub(crate) struct Budget {
     utilization: f64,
     max_model_len: u64,
     max_num_batched_tokens: u64,
+    /// Tokens a sliding window holds blocks for beyond its width: one
+    /// batch, or for DeepSeek-V4's groups 0.34's `max_in_flight_tokens`
+    /// ([`Version::in_flight_batches`]).
+    in_flight_tokens: u64,
     max_num_seqs: u64,
     block: u64,
     gpus: Vec<GpuKv>,
@@ -482,7 +488,13 @@ fn budget(p: &Plan, o: Options, max_model_len: u64) -> Budget {
     let max_num_seqs = o.max_num_seqs.unwrap_or(if o.version == Version::V0 { 256 } else { tier.max_num_seqs() });
     let per_token = p.kv_layers.iter().map(|l| l.bytes_per_token).max().unwrap_or(0);
     let state_page = p.state_layers.iter().map(|l| l.bytes()).max().unwrap_or(0);
-    let block = hybrid_block_size(o.block_size.unwrap_or(o.version.default_block_size()).max(1), per_token, state_page);
+    // DeepSeek-V4's caches are packed into groups of their own (`packed.rs`):
+    // its blocks are the full-attention caches' 256 tokens.
+    let packed = packed::groups(p);
+    let full_block = packed.as_ref().and_then(|g| g.iter().find(|x| x.group.window.is_none())).map(|x| x.group.block);
+    let block = full_block.unwrap_or_else(|| {
+        hybrid_block_size(o.block_size.unwrap_or(o.version.default_block_size()).max(1), per_token, state_page)
+    });
     let (non_torch, _) = o.version.non_torch(p.tp(), communicating_gpus(p), Board::of(&s.gpus), o.enforce_eager);
     // DeepEP's buffers come after the weights, outside PyTorch: the same on every rank.
     let a2a = all2all::buffer_bytes(p, o);
@@ -492,8 +504,14 @@ fn budget(p: &Plan, o: Options, max_model_len: u64) -> Budget {
     let mut num_blocks = u64::MAX;
     // The state page is padded up to the attention page (or is the page, in
     // a model without attention layers).
-    let layer_page_bytes = per_token.saturating_mul(block).max(state_page);
-    let (model_groups, _) = groups(p, o, 0, block, layer_page_bytes);
+    let layer_page_bytes = match &packed {
+        Some(g) => packed::bytes_per_block(g, p.stage_range(0)),
+        None => per_token.saturating_mul(block).max(state_page),
+    };
+    let model_groups = match &packed {
+        Some(g) => g.iter().map(|x| x.group).collect(),
+        None => groups(p, o, 0, block, layer_page_bytes).0,
+    };
     for (g, slot) in s.gpus.iter().enumerate() {
         let stage = p.stage(g);
         let layers = p.stage_range(stage).len() as u64;
@@ -588,8 +606,10 @@ fn budget(p: &Plan, o: Options, max_model_len: u64) -> Budget {
         // the measurement, which also takes the graphs, is always the smaller here.
         let available =
             o.kv_cache_memory_bytes.unwrap_or_else(|| measured.map_or(profiled, |m| profiled.min(m.kv_bytes())));
-        let (_, group_size) = groups(p, o, stage, block, layer_page_bytes);
-        let block_bytes = layer_page_bytes.saturating_mul(group_size);
+        let block_bytes = match &packed {
+            Some(g) => packed::bytes_per_block(g, p.stage_range(stage)),
+            None => layer_page_bytes.saturating_mul(groups(p, o, stage, block, layer_page_bytes).1),
+        };
         let blocks = available.checked_div(block_bytes).unwrap_or(0);
         num_blocks = num_blocks.min(blocks);
         gpus.push(GpuKv {
@@ -615,6 +635,11 @@ fn budget(p: &Plan, o: Options, max_model_len: u64) -> Budget {
         utilization,
         max_model_len,
         max_num_batched_tokens: mnbt,
+        in_flight_tokens: if packed.is_some() {
+            mnbt.saturating_mul(o.version.in_flight_batches(p.ranges.len() as u64))
+        } else {
+            mnbt
+        },
         max_num_seqs,
         block,
         gpus,
@@ -785,9 +810,7 @@ impl Budget {
             let n = match g.window {
                 None if g.state => self.blocks_per_state_group,
                 None => len.div_ceil(g.block),
-                Some(w) => {
-                    (w.saturating_sub(1).saturating_add(self.max_num_batched_tokens)).min(len).div_ceil(g.block) + 1
-                }
+                Some(w) => (w.saturating_sub(1).saturating_add(self.in_flight_tokens)).min(len).div_ceil(g.block) + 1,
             };
             acc.saturating_add(n)
         })

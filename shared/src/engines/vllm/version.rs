@@ -452,6 +452,42 @@ impl Version {
         }
     }
 
+    /// Batches of `max_num_batched_tokens` that may be scheduled and not yet
+    /// settled, which a sliding window holds blocks for beyond its width
+    /// (`VllmConfig.max_in_flight_tokens` = `max_concurrent_batches ×
+    /// max_num_batched_tokens`, 0.34.0 config/vllm.py: `pp + 1` with async
+    /// scheduling, which 0.34 turns on by default for the multiprocessing
+    /// and single-process executors, else `pp`). Earlier rule sets, fitted
+    /// to their logs, take one batch. Read only for DeepSeek-V4's groups
+    /// (`packed.rs`); other 0.34 sliding-window plans still take one.
+    pub(super) fn in_flight_batches(self, pp: u64) -> u64 {
+        match self {
+            Self::V0_34 => pp.max(1) + 1,
+            Self::V0
+            | Self::V1
+            | Self::V0_10
+            | Self::V0_12
+            | Self::V0_11Mm
+            | Self::V0_11Sort
+            | Self::V0_12Mm
+            | Self::V0_12Sort
+            | Self::V0_17Mm
+            | Self::V0_16Sort
+            | Self::V0_17Triton
+            | Self::V0_18
+            | Self::V0_19
+            | Self::V0_19Rope
+            | Self::V0_19Mm
+            | Self::V0_19Alloc
+            | Self::V0_21
+            | Self::V0_33
+            | Self::V0_24
+            | Self::V0_24Rope
+            | Self::V0_24Mm
+            | Self::V0_33Graphs => 1,
+        }
+    }
+
     /// Whether the log's "GPU KV cache size" is the pool's concurrency at
     /// `max_model_len` times that length (`int(max_concurrency ×
     /// max_model_len)`, `v1/core/kv_cache_utils.py::_report_kv_cache_config`
