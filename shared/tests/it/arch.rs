@@ -1044,7 +1044,8 @@ fn kimi_linear_errors_name_the_key() {
         edit(&mut c);
         Architecture::from_config_json(&c.to_string()).map(|a| a.family).expect_err("refused").to_string()
     };
-    let cases: [(&str, &dyn Fn(&mut serde_json::Value)); 8] = [
+    type Edit<'a> = &'a dyn Fn(&mut serde_json::Value);
+    let cases: [(&str, Edit); 8] = [
         ("linear_attn_config.num_heads", &|c| {
             c["linear_attn_config"].as_object_mut().expect("object").remove("num_heads");
         }),

@@ -77,7 +77,7 @@ pub(super) fn kimi_linear(f: Fields) -> Result<TextModel, ConfigError> {
         .enumerate()
         .map(|(i, &is_kda)| {
             let i = i as u64;
-            let ffn = if moe.is_some() && i >= first_dense && i % freq == 0 { Ffn::Moe } else { Ffn::Dense };
+            let ffn = if moe.is_some() && i >= first_dense && i.is_multiple_of(freq) { Ffn::Moe } else { Ffn::Dense };
             if is_kda { LayerSpec::recurrent(ffn) } else { LayerSpec::new(LayerAttention::Full, ffn) }
         })
         .collect();
