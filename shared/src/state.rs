@@ -1,8 +1,8 @@
-//! Recurrent state: memory a sequence holds in its Mamba-2, gated-DeltaNet or
-//! short-conv layers. Unlike the KV cache it does not grow with the context:
-//! each such layer keeps one conv state (the last `kernel − 1` inputs of its
-//! causal convolution) and, for SSM / linear-attention layers, one state
-//! matrix per head, whatever the length.
+//! Recurrent state: memory a sequence holds in its Mamba-2, gated-DeltaNet,
+//! Kimi-delta-attention or short-conv layers. Unlike the KV cache it does
+//! not grow with the context: each such layer keeps one conv state (the
+//! last `kernel − 1` inputs of its causal convolution) and, for SSM /
+//! linear-attention layers, one state matrix per head, whatever the length.
 //!
 //! The shapes follow vLLM 0.33 `MambaStateShapeCalculator`
 //! (vllm/model_executor/layers/mamba/mamba_utils.py): under tensor
@@ -95,6 +95,18 @@ fn state_of(r: Recurrent, hidden: u64, rules: StateRules, tp: u64) -> LayerState
         Recurrent::Mamba1 { inner, d_state, conv_kernel, .. } => LayerState {
             conv_bytes: per_rank(inner, tp).saturating_mul(columns(conv_kernel)).saturating_mul(rules.conv_bytes),
             ssm_bytes: per_rank(inner, tp).saturating_mul(d_state).saturating_mul(rules.ssm_bytes),
+        },
+        // `kda_state_shape` (vLLM 0.34): one conv state over q, k and v of
+        // `3 × heads × head_dim / tp` channels, `kernel − 1 + num_spec`
+        // columns; one `head_dim × head_dim` state per head.
+        Recurrent::KimiDelta { heads, head_dim, conv_kernel } => LayerState {
+            conv_bytes: per_rank(heads.saturating_mul(head_dim).saturating_mul(3), tp)
+                .saturating_mul(columns(conv_kernel).saturating_add(rules.draft_conv_columns))
+                .saturating_mul(rules.conv_bytes),
+            ssm_bytes: per_rank(heads, tp)
+                .saturating_mul(head_dim)
+                .saturating_mul(head_dim)
+                .saturating_mul(rules.ssm_bytes),
         },
         // `short_conv_state_shape`: hidden × (L_cache − 1), no SSM state.
         Recurrent::ShortConv { kernel, .. } => LayerState {

@@ -122,6 +122,9 @@ pub enum Family {
     /// InternLM2 / 2.5 (`internlm2`, remote code; InternVL 1.5 – 2.5's
     /// language model): Llama layers with a fused `wqkv`, biased with `bias`.
     InternLm2,
+    /// Kimi-Linear (`kimi_linear`, remote code; vLLM 0.34 `models/kimi_k3`):
+    /// Kimi delta attention layers beside DeepSeek's latent attention, MoE.
+    KimiLinear,
     Generic,
 }
 
@@ -316,6 +319,9 @@ pub enum Recurrent {
     /// LFM2's gated short convolution: only a conv state of `hidden ×
     /// (kernel − 1)`.
     ShortConv { kernel: u64, bias: bool },
+    /// Kimi delta attention (Kimi-Linear): a `head_dim × head_dim` state per
+    /// head and short convs over q, k and v, each `heads × head_dim` wide.
+    KimiDelta { heads: u64, head_dim: u64, conv_kernel: u64 },
 }
 
 impl Recurrent {
@@ -331,6 +337,9 @@ impl Recurrent {
             Recurrent::Mamba1 { inner, d_state, .. } => format!("Mamba: {inner} channels × {d_state} SSM state + conv"),
             Recurrent::ShortConv { kernel, .. } => {
                 format!("short conv: hidden × {} conv state", kernel.saturating_sub(1))
+            }
+            Recurrent::KimiDelta { heads, head_dim, .. } => {
+                format!("Kimi delta attention: {heads} heads × {head_dim} × {head_dim} state + conv")
             }
         }
     }

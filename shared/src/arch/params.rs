@@ -559,5 +559,23 @@ fn recurrent(b: &mut Builder, h: u64, l: u32, r: Recurrent) {
                 b.vector(Role::Bias, Some(l), h.saturating_mul(5));
             }
         }
+        Recurrent::KimiDelta { heads, head_dim, conv_kernel } => {
+            // vLLM 0.34 `KimiGatedDeltaNetAttention` (the checkpoint's names):
+            // q, k and v projections of `heads × head_dim`, β per head
+            // (`b_proj`), the decay's and the output gate's low-rank pairs
+            // through `head_dim` (`f_a_proj`/`f_b_proj`, `g_a_proj`/`g_b_proj`),
+            // a depthwise conv of `kernel` taps over each of q, k and v,
+            // `dt_bias` per channel, `A_log` per head, the gated RMSNorm of one
+            // head (`o_norm`), `o_proj`.
+            let width = heads.saturating_mul(head_dim);
+            b.linear(Role::AttnQ, l, h, width);
+            b.linear(Role::AttnK, l, h, width);
+            b.linear(Role::AttnV, l, h, width);
+            b.linear(Role::AttnK, l, h, heads.saturating_add(head_dim.saturating_mul(2)));
+            b.linear(Role::AttnK, l, head_dim, width.saturating_mul(2));
+            b.vector(Role::Norm, Some(l), width.saturating_mul(3).saturating_mul(conv_kernel));
+            b.vector(Role::Norm, Some(l), width.saturating_add(heads).saturating_add(head_dim));
+            b.linear(Role::AttnO, l, width, h);
+        }
     }
 }

@@ -320,7 +320,41 @@ impl<'m> EnginePlan<'m> {
         if p.model.arch.family == crate::arch::Family::DeepseekV4 {
             w.setup.push(deepseek_v4_caveat(p.scenario.engine).into());
         }
+        if p.model.arch.family == crate::arch::Family::KimiLinear {
+            w.setup.push(kimi_linear_caveat(p.scenario.engine).into());
+        }
         w
+    }
+}
+
+/// What a Kimi-Linear plan reads of each engine. Every engine named runs
+/// it: vLLM 0.34 (`models/kimi_k3`), SGLang 0.5.23 (`models/kimi_linear.py`),
+/// llama.cpp as llama-cpp-python 0.3.36 vendors it (`LLM_ARCH_KIMI_LINEAR`),
+/// transformers 5.25 (`models/kimi_linear`).
+fn kimi_linear_caveat(engine: Engine) -> &'static str {
+    match engine {
+        Engine::Vllm(_) => {
+            "Kimi-Linear: each KDA layer's state is vLLM 0.34's `kda_state_shape`, its recurrent part float32 \
+             whatever --mamba-ssm-cache-dtype says (the layer asks `kda_state_dtype` without it); the MLA layers \
+             cache one latent per token"
+        }
+        Engine::Sglang(_) => {
+            "Kimi-Linear: the KDA state has vLLM's shapes, as SGLang 0.5.23's `KimiLinearStateShape` builds them, \
+             its recurrent part float32 (`mamba2_state_dtype(None)`); SGLANG_MAMBA_*_DTYPE overrides are not read"
+        }
+        Engine::LlamaCpp(_) => {
+            "Kimi-Linear: the KDA state is llama.cpp's `n_embd_r`/`n_embd_s` for KDA layers in f32 (the vendored \
+             build of llama-cpp-python 0.3.36); its compute buffer is the closed form, not a replay of the graph"
+        }
+        Engine::Ollama(_) => {
+            "Kimi-Linear: Ollama is planned as its bundled llama.cpp with llama.cpp's `kimi-linear` rules; \
+             whether a given Ollama release bundles them is not read"
+        }
+        Engine::Transformers(_) => {
+            "Kimi-Linear: transformers 5.25's `kimi_linear` cache is planned as its gated-DeltaNet one (conv \
+             states over the whole kernel in the model dtype, the recurrent state float32); its own cache class \
+             is not replayed"
+        }
     }
 }
 

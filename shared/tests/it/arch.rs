@@ -1065,3 +1065,78 @@ fn deepseek_v4_is_packed_as_vllm_groups_it() {
         );
     }
 }
+
+/// Kimi-Linear-48B-A3B (`kimi_linear`, remote code; vLLM 0.34 builds it in
+/// `models/kimi_k3`): its 1-based `kda_layers` are Kimi-delta-attention
+/// layers, the rest MLA without a query LoRA; layer 0 is a dense MLP, the
+/// others 256 experts and one shared. Counted from vLLM's modules, the total
+/// is the checkpoint's: the report that printed the config (sources.json,
+/// "remote/kimi-linear-48b-a3b") lists 49,122,681,728 elements — per KDA
+/// layer q, k, v (3 × 4096 × 2304), b_proj (32 × 2304), f_a/g_a (2 × 128 ×
+/// 2304), f_b/g_b (2 × 4096 × 128), three convs (3 × 4096 × 4), dt_bias
+/// (4096), A_log (32), o_norm (128), o_proj (2304 × 4096).
+#[test]
+fn kimi_linear_counts_its_checkpoints_tensors() {
+    const CHECKPOINT_ELEMENTS: u64 = 49_122_681_728;
+    let text = std::fs::read_to_string(dir().join("remote/kimi-linear-48b-a3b.json")).expect("remote fixture");
+    let raw: serde_json::Value = serde_json::from_str(&text).expect("json");
+    let a = Architecture::from_config_json(&text).unwrap_or_else(|e| panic!("kimi_linear: {e}"));
+    assert_eq!(a.family, Family::KimiLinear);
+    assert!(a.warnings.is_empty(), "{:?}", a.warnings);
+    let kda: Vec<u64> = raw["linear_attn_config"]["kda_layers"]
+        .as_array()
+        .expect("kda_layers")
+        .iter()
+        .map(|v| v.as_u64().expect("index"))
+        .collect();
+    for (i, l) in a.text.layers.iter().enumerate() {
+        let is_kda = kda.contains(&(i as u64 + 1));
+        assert_eq!(l.state, is_kda, "layer {i}");
+        assert_eq!(l.attention == LayerAttention::Full, !is_kda, "layer {i}");
+        assert_eq!(l.ffn == Ffn::Moe, i >= 1, "layer {i}: first_k_dense_replace = 1");
+    }
+    assert_eq!(a.text.layers.iter().filter(|l| l.state).count(), 20);
+    assert_eq!(a.text.max_position_embeddings, Some(1_048_576), "vLLM takes model_max_length");
+    assert_eq!(a.parameters(), CHECKPOINT_ELEMENTS);
+}
+
+/// Bad Kimi-Linear configs are refused naming the key: the KDA shape vLLM
+/// indexes without a default, layer lists that do not split the layers, and
+/// Kimi-K3's modules, which the reader does not count.
+#[test]
+fn kimi_linear_errors_name_the_key() {
+    let base: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(dir().join("remote/kimi-linear-48b-a3b.json")).expect("remote fixture"),
+    )
+    .expect("json");
+    let err = |edit: &dyn Fn(&mut serde_json::Value)| {
+        let mut c = base.clone();
+        edit(&mut c);
+        Architecture::from_config_json(&c.to_string()).map(|a| a.family).expect_err("refused").to_string()
+    };
+    type Edit<'a> = &'a dyn Fn(&mut serde_json::Value);
+    let cases: [(&str, Edit); 8] = [
+        ("linear_attn_config.num_heads", &|c| {
+            c["linear_attn_config"].as_object_mut().expect("object").remove("num_heads");
+        }),
+        ("linear_attn_config.short_conv_kernel_size", &|c| {
+            c["linear_attn_config"]["short_conv_kernel_size"] = 0.into()
+        }),
+        ("linear_attn_config.kda_layers", &|c| c["linear_attn_config"]["kda_layers"] = serde_json::json!([0, 1])),
+        ("linear_attn_config.full_attn_layers", &|c| {
+            c["linear_attn_config"]["full_attn_layers"] = serde_json::json!([1])
+        }),
+        ("linear_attn_config.use_full_rank_gate", &|c| c["linear_attn_config"]["use_full_rank_gate"] = true.into()),
+        ("linear_attn_config", &|c| {
+            c.as_object_mut().expect("object").remove("linear_attn_config");
+        }),
+        ("kv_lora_rank", &|c| {
+            c.as_object_mut().expect("object").remove("kv_lora_rank");
+        }),
+        ("attn_res_block_size", &|c| c["attn_res_block_size"] = 12.into()),
+    ];
+    for (key, edit) in cases {
+        let e = err(edit);
+        assert!(e.contains(&format!("`{key}`")), "{key}: {e}");
+    }
+}

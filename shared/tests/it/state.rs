@@ -172,3 +172,37 @@ fn a_launchs_link_keeps_the_checkpoints_own_awq_and_takes_load_time_quantization
     let hub = ModelSource::Hub("Qwen/Qwen3-8B-FP8".into());
     assert_eq!(LinkState::of_launch(&launch, hub, GpuChoice::Catalog("h100-sxm".into()), 1).weights, None);
 }
+
+/// Kimi-Linear in vLLM 0.34: each KDA layer's state is
+/// `MambaStateShapeCalculator.kda_state_shape` — a conv state of (3 × 32 ×
+/// 128 / tp) × (4 − 1) in the model dtype and 32 / tp states of 128 × 128
+/// in float32 (`kda_state_dtype`, which the layer asks without the SSM
+/// dtype) — and each MLA layer caches one 512 + 64 latent per token
+/// (`MLAAttentionSpec`, `head_size = kv_lora_rank + qk_rope_head_dim`).
+/// The attention block grows until its page holds a state page:
+/// 64 × ⌈2,170,880 / (64 × 1,152)⌉ = 1,920 tokens. llama.cpp keeps the
+/// same shapes in f32 (`llama_hparams::n_embd_r`/`n_embd_s`, KDA).
+#[test]
+fn vllm_keeps_kimi_linear_kda_state_in_f32_beside_mla_latents() {
+    let m = fixture("remote/kimi-linear-48b-a3b");
+    let kda_layers = 20;
+    let conv = 3 * 32 * 128 * 3 * 2;
+    let state = 32 * 128 * 128 * 4;
+    assert_eq!(conv + state, 2_170_880);
+    let e = estimate(&m, scenario(Engine::Vllm(vllm::Options::default()), 4_000, 8));
+    assert_eq!(e.state_bytes_per_sequence, kda_layers * (conv + state));
+    assert_eq!(e.kv_bytes_per_token, 7 * (512 + 64) * 2, "seven MLA layers, one latent each");
+    let Some(EngineReport::Vllm(r)) = &e.engine_report else { panic!("no vLLM report") };
+    assert_eq!(r.block_size, 1_920);
+    assert!(e.warnings.iter().any(|w| w.starts_with("Kimi-Linear: each KDA layer")), "{:?}", e.warnings);
+    // Two ranks split the heads and the conv channels; the latent is replicated.
+    let two = Scenario {
+        gpus: vec![GpuSlot::custom("H200", 141 * GIB); 2],
+        tp: 2,
+        ..scenario(Engine::Vllm(vllm::Options::default()), 4_000, 8)
+    };
+    let e2 = estimate(&m, two);
+    assert_eq!(e2.state_bytes_per_sequence, 2 * kda_layers * (conv / 2 + state / 2));
+    let cpp = estimate(&m, scenario(Engine::LlamaCpp(llamacpp::Options::default()), 2_000, 1));
+    assert_eq!(cpp.state_bytes_per_sequence, kda_layers * (3 * 3 * 32 * 128 + 32 * 128 * 128) * 4);
+}

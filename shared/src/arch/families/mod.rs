@@ -12,6 +12,7 @@ mod dense;
 mod gemma3n;
 mod gemma4;
 mod hybrid;
+mod kimi_linear;
 mod mamba;
 mod moe;
 
@@ -315,6 +316,9 @@ fn detect(model_type: &str, text_type: &str, architectures: &[&str], text_archit
         "minicpm3" => Some(Family::MiniCpm3),
         "exaone" => Some(Family::Exaone),
         "internlm2" => Some(Family::InternLm2),
+        // Kimi-Linear (remote code): vLLM 0.34 `registry.py` maps
+        // `KimiLinearForCausalLM` to `vllm.models.kimi_k3`.
+        "kimi_linear" => Some(Family::KimiLinear),
         "glm4" | "glm4v" => Some(Family::Glm4),
         "cohere2" => Some(Family::Cohere2),
         "starcoder2" => Some(Family::Starcoder2),
@@ -351,6 +355,7 @@ fn detect(model_type: &str, text_type: &str, architectures: &[&str], text_archit
             "DeepseekV4ForCausalLM" => Some(Family::DeepseekV4),
             "FalconForCausalLM" => Some(Family::Falcon),
             "InternLM2ForCausalLM" => Some(Family::InternLm2),
+            "KimiLinearForCausalLM" => Some(Family::KimiLinear),
             _ => None,
         })
     })
@@ -406,6 +411,7 @@ fn read_text(family: Family, f: Fields, warnings: &mut Vec<String>) -> Result<Te
         Gemma4 => gemma4::gemma4(f, warnings),
         Jamba => mamba::jamba(f, warnings),
         Gemma3n => gemma3n::gemma3n(f, warnings),
+        KimiLinear => kimi_linear::kimi_linear(f),
         _ => decoder(family, f, warnings),
     }
 }

@@ -103,7 +103,12 @@ impl LogitsMode {
 /// is computed and kept in float32 (`torch_chunk_gated_delta_rule`,
 /// modeling_qwen3_next.py) and the Mamba-2 state in the model dtype.
 pub(crate) fn state_rules(model: &Model, bytes_per_element: u64) -> StateRules {
-    let deltanet = matches!(model.arch.text.recurrent, Some(crate::arch::Recurrent::GatedDeltaNet { .. }));
+    // transformers 5.25's `kimi_linear` runs the same torch delta rule in
+    // float32 (`chunk_kimi_delta_attention`, modeling_kimi_linear.py).
+    let deltanet = matches!(
+        model.arch.text.recurrent,
+        Some(crate::arch::Recurrent::GatedDeltaNet { .. } | crate::arch::Recurrent::KimiDelta { .. })
+    );
     StateRules {
         conv_bytes: bytes_per_element,
         ssm_bytes: if deltanet { 4 } else { bytes_per_element },

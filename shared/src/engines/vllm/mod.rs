@@ -133,8 +133,16 @@ pub(crate) fn draft_tokens(model: &Model, o: Options) -> u64 {
     spec::draft_tokens(&model.arch.text, o)
 }
 
+/// A Kimi-delta-attention state is float32 whatever the cache dtypes say:
+/// vLLM 0.34's layer asks `kda_state_dtype(model dtype, mamba_cache_dtype)`
+/// without `mamba_ssm_cache_dtype`, whose "auto" is float32
+/// (`KimiGatedDeltaNetAttention.get_state_dtype`,
+/// layers/mamba/gdn/kimi_gdn_linear_attn.py; `MambaStateDtypeCalculator.
+/// kda_state_dtype`), and SGLang 0.5.23's `KimiLinearCacheParams` keeps the
+/// default `mamba2_state_dtype(None)`, float32 (configs/mamba_utils.py).
 pub(crate) fn state_rules(model: &Model, bytes_per_element: u64, draft_tokens: u64) -> StateRules {
-    let ssm_f32 = model.arch.text.extra.ssm_state_f32;
+    let kda = matches!(model.arch.text.recurrent, Some(crate::arch::Recurrent::KimiDelta { .. }));
+    let ssm_f32 = model.arch.text.extra.ssm_state_f32 || kda;
     StateRules {
         conv_bytes: bytes_per_element,
         ssm_bytes: if ssm_f32 { 4 } else { bytes_per_element },
