@@ -334,26 +334,14 @@ impl<'m> EnginePlan<'m> {
 fn kimi_linear_caveat(engine: Engine) -> &'static str {
     match engine {
         Engine::Vllm(_) => {
-            "Kimi-Linear: each KDA layer's state is vLLM 0.34's `kda_state_shape`, its recurrent part float32 \
-             whatever --mamba-ssm-cache-dtype says (the layer asks `kda_state_dtype` without it); the MLA layers \
-             cache one latent per token"
+            "Kimi-Linear: each KDA layer's recurrent state is float32 whatever \
+                             --mamba-ssm-cache-dtype says (vLLM 0.34's `kda_state_dtype`)"
         }
-        Engine::Sglang(_) => {
-            "Kimi-Linear: the KDA state has vLLM's shapes, as SGLang 0.5.23's `KimiLinearStateShape` builds them, \
-             its recurrent part float32 (`mamba2_state_dtype(None)`); SGLANG_MAMBA_*_DTYPE overrides are not read"
-        }
-        Engine::LlamaCpp(_) => {
-            "Kimi-Linear: the KDA state is llama.cpp's `n_embd_r`/`n_embd_s` for KDA layers in f32 (the vendored \
-             build of llama-cpp-python 0.3.36); its compute buffer is the closed form, not a replay of the graph"
-        }
-        Engine::Ollama(_) => {
-            "Kimi-Linear: Ollama is planned as its bundled llama.cpp with llama.cpp's `kimi-linear` rules; \
-             whether a given Ollama release bundles them is not read"
-        }
+        Engine::Sglang(_) => "Kimi-Linear: SGLANG_MAMBA_*_DTYPE overrides of its float32 KDA state are not read",
+        Engine::LlamaCpp(_) => "Kimi-Linear: its llama.cpp compute buffer is the closed form, not a replay",
+        Engine::Ollama(_) => "Kimi-Linear: whether this Ollama release's llama.cpp runs `kimi-linear` is not read",
         Engine::Transformers(_) => {
-            "Kimi-Linear: transformers 5.25's `kimi_linear` cache is planned as its gated-DeltaNet one (conv \
-             states over the whole kernel in the model dtype, the recurrent state float32); its own cache class \
-             is not replayed"
+            "Kimi-Linear: transformers' own cache class is not read; planned as its gated-DeltaNet cache"
         }
     }
 }
@@ -365,37 +353,22 @@ fn kimi_linear_caveat(engine: Engine) -> &'static str {
 fn deepseek_v4_caveat(engine: Engine) -> &'static str {
     match engine {
         Engine::Vllm(_) => {
-            "DeepSeek-V4: each layer's cache is vLLM 0.34's (window, compressed and indexer pages, compressor \
-             state), packed in its KV cache groups as `_get_packed_kv_cache_groups` packs them; not modelled: \
-             a `--block-size` other than the sparse kernels' 256, speculative decoding's retained tokens and \
-             draft layers, HiSparse, and V4.1's own specs"
+            "DeepSeek-V4 on vLLM, not modelled: a --block-size other than 256, speculative decoding, HiSparse, \
+             V4.1's specs"
         }
         Engine::Sglang(_) => {
-            "DeepSeek-V4: SGLang 0.5.23's pools are sized as its DSV4PoolConfigurator sizes them (the \
-             window's pool at 0.1 of the full one, pages of 256, 256 running requests, FlashMLA's V4 or, on \
-             SM100, V4.1 rows); not modelled: speculative decoding, HiSparse, context parallelism, ROCm's \
-             unified pool, the window pool's own limit on running requests, and its activations (the \
-             generic closed form)"
+            "DeepSeek-V4 on SGLang, not modelled: speculative decoding, HiSparse, context parallelism, ROCm's \
+             unified pool, the window pool's limit on running requests"
         }
         Engine::LlamaCpp(o) if o.fork == llamacpp::Fork::Ik => {
-            "DeepSeek-V4: ik_llama.cpp's own `deepseek4` cache is not read; its KV cache is mainline \
-             llama.cpp's `llama_kv_cache_dsv4` (0c1e57098), and its compute buffer the closed form, not a \
-             replay of the graph"
+            "DeepSeek-V4: ik_llama.cpp's own cache is not read (planned as mainline's); nor an MTP draft's cache"
         }
-        Engine::LlamaCpp(_) => {
-            "DeepSeek-V4: the KV cache is llama.cpp's `llama_kv_cache_dsv4` (0c1e57098, as llama-cpp-python \
-             0.3.36 vendors it: window, compressed and indexer caches, compressor state, one stream per \
-             slot); its compute buffer is the closed form, not a replay of deepseek4.cpp's graph, and an \
-             MTP draft's cache and rollback states (`n_rs_seq`) are not planned"
-        }
-        Engine::Ollama(_) => {
-            "DeepSeek-V4: Ollama runs it through its bundled llama.cpp, planned here as 0c1e57098's \
-             `llama_kv_cache_dsv4` (the bundled build is not dated); its compute buffer is the closed form, \
-             not a replay of the graph"
+        Engine::LlamaCpp(_) | Engine::Ollama(_) => {
+            "DeepSeek-V4 on llama.cpp, not modelled: an MTP draft's cache and rollback states, the graph (the \
+             compute buffer is the closed form)"
         }
         Engine::Transformers(_) => {
-            "DeepSeek-V4: transformers 5.25's caches (`DeepseekV4HCACache`, `DeepseekV4CSACache`) are not \
-             read yet; its KV cache is estimated with vLLM 0.34's layout"
+            "DeepSeek-V4: transformers 5.25's caches are not read; its KV cache is estimated with vLLM 0.34's layout"
         }
     }
 }

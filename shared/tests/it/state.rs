@@ -194,7 +194,11 @@ fn vllm_keeps_kimi_linear_kda_state_in_f32_beside_mla_latents() {
     assert_eq!(e.kv_bytes_per_token, 7 * (512 + 64) * 2, "seven MLA layers, one latent each");
     let Some(EngineReport::Vllm(r)) = &e.engine_report else { panic!("no vLLM report") };
     assert_eq!(r.block_size, 1_920);
-    assert!(e.warnings.iter().any(|w| w.starts_with("Kimi-Linear: each KDA layer")), "{:?}", e.warnings);
+    assert!(
+        e.warnings.iter().any(|w| w.starts_with("Kimi-Linear: each KDA layer's recurrent state is float32")),
+        "{:?}",
+        e.warnings
+    );
     // Two ranks split the heads and the conv channels; the latent is replicated.
     let two = Scenario {
         gpus: vec![GpuSlot::custom("H200", 141 * GIB); 2],
