@@ -25,8 +25,6 @@
 //! group, `⌈min(window − 1 + in-flight tokens, len) / block⌉ + 1` for each
 //! window's and state's (`SlidingWindowSpec.max_admission_blocks_per_request`).
 
-use std::collections::BTreeMap;
-
 use super::Group;
 use crate::arch::AttentionKind;
 use crate::engines::Plan;
@@ -171,8 +169,12 @@ fn approximate_gcd(values: &[u64], lower: u64) -> u64 {
     }
     let pad = |d: u64| values.iter().map(|x| (d - x % d) % d).sum::<u64>();
     // Ties prefer the larger `d`: the last minimum.
-    let by_pad: BTreeMap<u64, u64> = (lower..=most).map(|d| (pad(d), d)).collect();
-    by_pad.into_iter().next().map_or(lower, |(_, d)| d)
+    (lower..=most)
+        .fold((u64::MAX, lower), |(least, best), d| {
+            let padded = pad(d);
+            if padded <= least { (padded, d) } else { (least, best) }
+        })
+        .1
 }
 
 #[cfg(test)]
