@@ -176,7 +176,7 @@ const READER_CEILING: u64 = 461_850;
 /// load). 431,840 B in the twenty-second session (the first load's +723 B:
 /// the sparse attention's compute buffers, the third log sweep's host
 /// input). 440,626 B in the twenty-third session (the first load's
-/// +8,835 B: Gemma 4's replay, DeepSeek-V4 and Kimi-Linear on every engine).
+/// +8,786 B: Gemma 4's replay, DeepSeek-V4 and Kimi-Linear on every engine).
 const LIVE_CEILING: u64 = 440_700;
 
 const OOM: &str = "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB \
