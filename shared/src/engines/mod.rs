@@ -690,7 +690,14 @@ impl EngineRules for Engine {
         match self {
             Engine::Transformers(_) => transformers::state_rules(model, bytes_per_element),
             Engine::Vllm(o) => vllm::state_rules(model, bytes_per_element, vllm::draft_tokens(model, *o)),
-            Engine::Sglang(_) => vllm::state_rules(model, bytes_per_element, 0),
+            // SGLang keeps the SSM state in float32 unless told otherwise
+            // (0.5.23 configs/mamba_utils.py `mamba2_state_dtype`: default
+            // "float32", then the config's `mamba_ssm_dtype`, then
+            // SGLANG_MAMBA_SSM_DTYPE; server_args `mamba_ssm_dtype='float32'`
+            // in the 0.5.4 and 0.5.7 logs). A real 0.5.x log of
+            // granite-4.0-h-micro: `ssm_state size: 2.74GB` for 38 + 1 slots
+            // of 36 Mamba-2 layers of 64 × 64 × 128 float32 (2 MiB each).
+            Engine::Sglang(_) => StateRules { ssm_bytes: 4, ..vllm::state_rules(model, bytes_per_element, 0) },
             Engine::LlamaCpp(_) | Engine::Ollama(_) => llamacpp::STATE_RULES,
         }
     }

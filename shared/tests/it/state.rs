@@ -105,6 +105,24 @@ fn sglang_sets_aside_a_mamba_pool() {
     assert!(p.max_concurrency() <= slots);
 }
 
+/// SGLang keeps the SSM state in float32 where the config names no dtype
+/// (0.5.23 `mamba2_state_dtype`'s default; a real log of
+/// granite-4.0-h-micro: `ssm_state size: 2.74GB`, 39 slots of 36 layers of
+/// 64 × 64 × 128 float32); vLLM keeps it in the model's dtype there.
+/// Granite 4.0-H Tiny: 36 Mamba-2 layers of 48 heads of 64 × 128, conv
+/// channels 3,072 + 2 × 128 over 3 columns in bf16.
+#[test]
+fn sglang_keeps_the_ssm_state_in_f32_by_default() {
+    let m = Model::preset("granite-4.0-h-tiny").unwrap_or_else(|e| panic!("{e}"));
+    assert!(!m.arch.text.extra.ssm_state_f32, "the config names no SSM dtype");
+    let conv = 3 * (3072 + 2 * 128) * 2;
+    let ssm = 48 * 64 * 128;
+    let sglang = estimate(&m, scenario(Engine::Sglang(sglang::Options::default()), 2_000, 1));
+    assert_eq!(sglang.state_bytes_per_sequence, 36 * (conv + ssm * 4));
+    let vllm = estimate(&m, scenario(Engine::Vllm(vllm::Options::default()), 2_000, 1));
+    assert_eq!(vllm.state_bytes_per_sequence, 36 * (conv + ssm * 2));
+}
+
 #[test]
 fn llamacpp_keeps_one_f32_state_per_slot() {
     let m = fixture("defaults-nemotron_h");
