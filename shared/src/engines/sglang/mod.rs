@@ -532,9 +532,9 @@ fn pool(p: &Plan, o: Options) -> Pool {
     for (g, slot) in p.scenario.gpus.iter().enumerate() {
         let stage = p.stage(g);
         let cell = kv::bytes_per_token(p.stage_kv(stage));
-        if dsv4::sizing(p, o, g, stage).is_none() {
-            cell_max = cell_max.max(cell);
-        }
+        // DeepSeek-V4: its own pools' sizing (`dsv4.rs`).
+        let sizing = dsv4::sizing(p, o, g, stage);
+        cell_max = cell_max.max(sizing.map_or(cell, |s| s.bytes_per_full_token.ceil() as u64));
         // Free after loading weights (the context already resident), minus the
         // reserved share; both as `torch.cuda.mem_get_info` sees them.
         let (before, free_after_weights, reserved) = match o.version {
@@ -561,11 +561,6 @@ fn pool(p: &Plan, o: Options) -> Pool {
             state_slots = Some(state_slots.map_or(slots, |s| s.min(slots)));
             // The pool's slots plus its padding slot leave the KV budget.
             rest = rest.saturating_sub(slots.saturating_add(1).saturating_mul(per_req));
-        }
-        // DeepSeek-V4: its own pools' sizing (`dsv4.rs`).
-        let sizing = dsv4::sizing(p, o, g, stage);
-        if let Some(s) = sizing {
-            cell_max = cell_max.max(s.bytes_per_full_token.ceil() as u64);
         }
         let here = match sizing {
             Some(s) => s.tokens(rest),
