@@ -83,20 +83,56 @@ fn report_of(m: &Model, s: Scenario) -> (Option<EngineReport>, Verdict, shared::
 }
 
 #[test]
+fn llamacpp_default_compute_buffer_holds_a_gated_ffn_the_replay_does_not_build() {
+    // Gemma 3 (sliding-window layers, not replayed) on today's llama-server,
+    // one output row per slot: the FFN's input, its norm, gate, up and their
+    // GeGLU product are alive at once (`2·E + 3·F` per token, F32), wider
+    // than Ollama's `4·E` layer; with a row per token the logits are wider.
+    use shared::engines::llamacpp::{OUTPUTS_MAX_BUILD, Options};
+    let m = model("gemma-3-27b");
+    let t = &m.arch.text;
+    let compute = |build: Option<u64>| {
+        let s = Scenario {
+            weights: shared::formats::WeightFormat::parse("q4_k_m").unwrap(),
+            engine: Engine::LlamaCpp(Options { n_ctx: Some(8192), build, ..Default::default() }),
+            ..Scenario::default()
+        };
+        match report_of(&m, s).0 {
+            Some(EngineReport::LlamaCpp(r)) => r.compute_buffer_bytes,
+            _ => panic!("a llama.cpp report"),
+        }
+    };
+    let ffn = 4 * 512 * (2 * t.hidden_size + 3 * t.intermediate_size);
+    let logits = 4 * 512 * (t.hidden_size + t.vocab_size);
+    assert!(compute(None) >= ffn && compute(None) < logits, "{} {ffn} {logits}", compute(None));
+    assert!(compute(Some(OUTPUTS_MAX_BUILD - 1)) >= logits);
+}
+
+#[test]
 fn llamacpp_compute_buffer_follows_the_graph_size_rule() {
     // Ollama's GraphSize for llama graphs with flash attention: 4 × n_ubatch ×
     // (hidden + vocab) on the GPU holding the output layer. For Llama 3 8B at
     // n_ubatch 512: 4 × 512 × (4096 + 128256) = 258.5 MiB, the "CUDA0 compute
-    // buffer size" llama.cpp prints for this model.
+    // buffer size" llama.cpp prints for this model, in builds whose server
+    // reserves an output row per token (before `OUTPUTS_MAX_BUILD`).
+    use shared::engines::llamacpp::{OUTPUTS_MAX_BUILD, Options};
     let m = model("llama-3-8b");
-    let s = Scenario {
+    let with = |build: Option<u64>| Scenario {
         weights: shared::formats::WeightFormat::parse("q4_k_m").unwrap(),
-        engine: Engine::LlamaCpp(shared::engines::llamacpp::Options { n_ctx: Some(8192), ..Default::default() }),
+        engine: Engine::LlamaCpp(Options { n_ctx: Some(8192), build, ..Default::default() }),
         ..Scenario::default()
     };
-    let (report, verdict, e) = report_of(&m, s);
+    let compute = |build| match report_of(&m, with(build)).0 {
+        Some(EngineReport::LlamaCpp(r)) => r.compute_buffer_bytes,
+        _ => panic!("a llama.cpp report"),
+    };
+    assert_eq!(compute(Some(OUTPUTS_MAX_BUILD - 1)), 4 * 512 * (4096 + 128_256));
+    // A plan that names no build is today's llama-server: one output row per
+    // slot, so the FFN's widest point sets the buffer, not the logits.
+    assert_eq!(compute(None), compute(Some(OUTPUTS_MAX_BUILD)));
+    assert!(compute(None) < 4 * 512 * (4096 + 128_256) / 2, "{}", compute(None));
+    let (report, verdict, e) = report_of(&m, with(None));
     let Some(EngineReport::LlamaCpp(r)) = report else { panic!() };
-    assert_eq!(r.compute_buffer_bytes, 4 * 512 * (4096 + 128_256));
     assert_eq!(r.n_ctx, 8192);
     assert!(r.output_on_gpu);
     // The KV cache: 8192 tokens × 32 layers × 8 KV heads × 128 × 2 (K, V) × 2 bytes = 1 GiB.

@@ -50,7 +50,7 @@ pub(super) fn compute_buffer(
     };
     let layer = t.hidden_size.saturating_mul(4).saturating_add(1).saturating_add(attention);
     let layer = layer.max(super::ik::moe_ffn_width(t, o).unwrap_or(0));
-    let layer = layer.max(hybrid_ffn_width(&p.model.arch, o).unwrap_or(0));
+    let layer = layer.max(gated_ffn_width(&p.model.arch, o).unwrap_or(0));
     let output = if with_output { t.hidden_size.saturating_add(t.vocab_size) } else { 0 };
     let activations = o
         .ubatch()
@@ -88,7 +88,14 @@ pub(super) fn compute_buffer(
 /// AutoTuner release review, code index id 71258345050); its exact build is
 /// not in hand, so b9500, the first build known to carry it, is the bound:
 /// builds 9443–9499 are planned with every token an output, the larger
-/// figure. A log without a build keeps that figure too.
+/// figure. A plan that names no build is today's llama-server, as every
+/// other build-dated rule takes it: one output per slot. Ollama from 0.30
+/// starts llama-server with the limit too (its Gemma 4 log prints
+/// `n_outputs_max = 1`, fixture
+/// `ollama-030-llamaserver-vulkan-gemma4-26b-a4b-kv-on-cpu`). A log without
+/// a build is planned by the newest build that prints its lines
+/// (`startup::plan`). llama-cli and the other tools keep an output per
+/// token; the plan is the server's.
 pub const OUTPUTS_MAX_BUILD: u64 = 9500;
 
 /// The output rows of the reserved prompt graph ([`OUTPUTS_MAX_BUILD`]):
@@ -98,30 +105,31 @@ pub const OUTPUTS_MAX_BUILD: u64 = 9500;
 /// plan asked whether more sequences fit is checked with their slots).
 pub(super) fn reserved_outputs(o: Options, slots: u64) -> u64 {
     let tokens = o.ubatch();
-    if o.fork == super::Fork::Mainline && o.build.is_some_and(|b| b >= OUTPUTS_MAX_BUILD) {
+    if o.fork == super::Fork::Mainline && o.build.is_none_or(|b| b >= OUTPUTS_MAX_BUILD) {
         return slots.max(1).min(o.n_batch.max(1)).min(tokens);
     }
     tokens
 }
 
-/// The widest point of a hybrid's dense FFN layer (elements per token),
-/// for the recurrent hybrids the replay does not build (Qwen3.5's gated
-/// delta-net layers, `qwen35`): src/llama-graph.cpp `build_ffn` with
-/// `LLM_FFN_SILU, LLM_FFN_PAR` from the GLU builds ([`graph::GLU_BUILD`])
-/// makes gate and up (`MUL_MAT`) and their `ggml_swiglu_split` product, none
-/// of which ggml-alloc runs in place (ggml-alloc.c `ggml_op_can_inplace`),
-/// while the FFN's input (kept for the residual add, src/models/qwen35.cpp
-/// `ffn_residual`) and its norm are alive: `2·E + 3·F`. The delta-net layer
-/// itself (qkv `E + 2·K·Hk` wide, z, the conv input and output) is narrower
-/// for Qwen3.5's shapes. A b11151 ROCm log of Qwen3.5-27B (`-ub 512`, 262,144
-/// cells, flash attention, one output) logs 378.02 MiB: 122.00 for this
-/// layer and 256 for the F16 mask. MoE hybrids (`qwen35moe`, `qwen3next`)
-/// keep the closed form.
-fn hybrid_ffn_width(arch: &crate::arch::Architecture, o: Options) -> Option<u64> {
-    // Checked on Qwen3.5's logs only: other dense hybrids (LFM2, Granite-4-H,
-    // Falcon-H1) keep the closed form until a log of theirs says otherwise.
+/// The widest point of a dense gated FFN layer (elements per token), for
+/// the models the replay does not build (Gemma 2 and 3, Phi-3, Cohere,
+/// Qwen3.5's gated delta-net hybrids …): src/llama-graph.cpp `build_ffn`
+/// with `LLM_FFN_PAR` (SiLU or GELU) from the GLU builds
+/// ([`graph::GLU_BUILD`]) makes gate and up (`MUL_MAT`) and their
+/// `ggml_swiglu_split` / `ggml_geglu_split` product, none of which
+/// ggml-alloc runs in place (ggml-alloc.c `ggml_op_can_inplace`), while the
+/// FFN's input (kept for the residual add: src/models/qwen35.cpp
+/// `ffn_residual`, gemma3.cpp `sa_out`) and its norm are alive: `2·E + 3·F`.
+/// Where the reserved graph outputs a row per token the logits are wider;
+/// with one per slot (from [`OUTPUTS_MAX_BUILD`]) this is the layer's peak,
+/// which Ollama's closed form (`4·E` wide) leaves out. A b11151 ROCm log of
+/// Qwen3.5-27B (`-ub 512`, 262,144 cells, flash attention, one output) logs
+/// 378.02 MiB: 122.00 for this layer and 256 for the F16 mask; the replayed
+/// Llama-style layers peak at the same three tensors. MoE layers keep the
+/// closed form (their experts' widths are `ik::moe_ffn_width`'s).
+fn gated_ffn_width(arch: &crate::arch::Architecture, o: Options) -> Option<u64> {
     let t = &arch.text;
-    let dense = arch.family == crate::arch::Family::Qwen35 && t.recurrent.is_some() && t.moe.is_none() && t.mlp_gated;
+    let dense = t.moe.is_none() && t.mlp_gated;
     let glu = o.build.is_none_or(|b| b >= graph::GLU_BUILD);
     (dense && glu && o.fork == super::Fork::Mainline)
         .then(|| t.hidden_size.saturating_mul(2).saturating_add(t.intermediate_size.saturating_mul(3)))

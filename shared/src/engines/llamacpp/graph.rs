@@ -425,10 +425,10 @@ pub(super) fn compute_buffer(s: Shape, o: &Options, cells: Cells, part: Part, ro
     // store indices and output rows where first read.
     let mut inp = g.input(f32s(s.embd));
     let pos = if layers == 0 { NONE } else { g.input(4 * t) };
-    // The stores' row indices (`ggml_set_rows`); only for a named build:
-    // the logs without one (logdetective's Mistral 7B, 164.00 MiB) come
-    // from builds before them.
-    let idxs = o.build.is_some_and(|b| b >= SET_ROWS_BUILD);
+    // The stores' row indices (`ggml_set_rows`), from their build; a plan
+    // that names none is today's (the logs without a build are dated by
+    // their lines, `startup::plan`).
+    let idxs = o.build.is_none_or(|b| b >= SET_ROWS_BUILD);
     let mut kinds = [cells.full, cells.window].map(|cells| Kind { cells, mask: NONE, k_idxs: NONE, v_idxs: NONE });
     for il in 0..layers {
         let last = part.output && il + 1 == layers;

@@ -49,7 +49,7 @@ mod tensors;
 mod warnings;
 
 pub use cache::{CacheType, UnknownCacheType};
-pub use compute::{OP_OFFLOAD_MIN_BATCH, SCHED_COPIES};
+pub use compute::{OP_OFFLOAD_MIN_BATCH, OUTPUTS_MAX_BUILD, SCHED_COPIES};
 use compute::{compute_buffer, pipeline_copies, pipelined, staged_weight};
 pub use devices::{Buffer, MAX_OVERRIDE_TEXT, MAX_SPLIT, SplitMode, TensorOverrides, TensorSplit};
 pub use fit::{Fit, FitChoice, predict as predict_fit};
