@@ -28,7 +28,24 @@ pub(super) fn read(lines: &[(usize, String)]) -> (LoggedConfig, Vec<Fact>) {
     let mut table_names: Vec<(String, String)> = Vec::new();
     // The model's devices (`using device …`): backend, description, free.
     let mut using: Vec<(String, String, Option<u64>)> = Vec::new();
+    // Ollama's llama.cpp runner (`starting go runner`, runner/llamarunner),
+    // and what its scheduler printed beside the estimate: `"model
+    // layers"=29`, `GPULayers:29[…]`, the GPUs' `available="10.3 GiB"`.
+    let (mut llama_runner, mut of, mut placed, mut available) = (false, None, None, 0u64);
+    // Every device figure Ollama printed, in order.
+    let mut estimated: Vec<Fact> = Vec::new();
+    // A line of Ollama's own (Go's slog: `level=INFO source=sched.go:715 msg=…`).
+    let mut ollama_log = false;
     for (n, line) in lines {
+        ollama_log |= line.contains(" source=") && line.contains(" msg=");
+        if line.contains("msg=\"starting go runner\"") {
+            llama_runner = true;
+        }
+        of = after(line, "\"model layers\"=").and_then(count).or(of);
+        placed = after(line, "GPULayers:").and_then(count).or(placed);
+        if line.contains("msg=\"gpu memory\"") {
+            available += after(line, " available=\"").and_then(|r| size(r, false)).unwrap_or(0);
+        }
         // The context's own figures (`…: n_ctx = …`), printed under the
         // function's name while it made the context: today's builds still
         // name `llama_init_from_model` in their failures (`failed to
@@ -96,6 +113,7 @@ pub(super) fn read(lines: &[(usize, String)]) -> (LoggedConfig, Vec<Fact>) {
         // llama.cpp's own line for the same buffer (to the hundredth of a
         // MiB) wins over Ollama's (one decimal).
         if let Some(fact) = ollama_buffer(line) {
+            estimated.push(Fact { line: *n, ..fact.clone() });
             let same = |f: &Fact| f.scope == fact.scope && same_buffer(&f.figure, &fact.figure);
             if !facts.iter().any(|f| same(f) && !ollama.contains(&f.line)) {
                 facts.retain(|f| !same(f));
@@ -170,7 +188,7 @@ pub(super) fn read(lines: &[(usize, String)]) -> (LoggedConfig, Vec<Fact>) {
         // `BUILD_NUMBER 0` / `BUILD_COMMIT "unknown"` and keeps them where git
         // is not found (a source tarball, a Docker build without `.git`), so
         // `build: 0 (unknown)` may be any release; `git rev-list --count`
-        // of a checkout is 1 or more.
+        // of a checkout is 1 or more (1 for a shallow clone: Ollama's, below).
         if let Some(b) = build(line) {
             config.build = (b > 0).then_some(b);
             config.unknown_build = b == 0;
@@ -197,6 +215,52 @@ pub(super) fn read(lines: &[(usize, String)]) -> (LoggedConfig, Vec<Fact>) {
             continue;
         }
         context(line, &mut config);
+    }
+    // Ollama builds llama.cpp from a shallow clone (`GIT_SHALLOW TRUE`,
+    // llama/server/CMakeLists.txt at v0.33.0-rc2, LLAMA_CPP_VERSION b10488),
+    // whose `git rev-list --count` is 1: its llama-server prints `build 1
+    // (74ade5274)` and its 0.3 runner `build=1 commit="1e6f655"` whatever
+    // the release, so an Ollama log's build 1 is an unknown build.
+    if ollama_log && config.build == Some(1) {
+        config.build = None;
+        config.unknown_build = true;
+    }
+    // From v0.12.11 (f560bd077, "llm: Use Ollama engine memory layouts for
+    // both old and new engines") to v0.29, Ollama's llama.cpp runner logs
+    // `model weights` / `kv cache` / `compute graph` through ml/device.go
+    // too, but they are its estimate (llm/server.go `llamaServer.Load`,
+    // v0.20.2: "Synthesize memory allocation information based on our
+    // estimates", `GraphSize` in fs/ggml/ggml.go), not what llama.cpp
+    // allocated: those llama.cpp's own lines did not replace are one
+    // `OllamaEstimate`, not buffers.
+    if llama_runner && config.ollama_engine != Some(true) {
+        facts.retain(|f| !ollama.contains(&f.line));
+        let (mut weights, mut kv, mut graph) = (0u64, 0u64, 0u64);
+        // The last figure of each device and buffer (it logs each step).
+        for (i, f) in estimated.iter().enumerate() {
+            let later = |g: &Fact| g.scope == f.scope && same_buffer(&g.figure, &f.figure);
+            let (Figure::Buffer { buffer, bytes }, false) = (f.figure, estimated[i + 1..].iter().any(later)) else {
+                continue;
+            };
+            match buffer {
+                Buffer::Model => weights += bytes,
+                Buffer::Kv | Buffer::State => kv += bytes,
+                Buffer::Compute | Buffer::Output => graph += bytes,
+            }
+        }
+        if let (Some(line), Some(of)) = (estimated.first().map(|f| f.line), of) {
+            let required = weights.saturating_add(kv).saturating_add(graph);
+            let figure = Figure::OllamaEstimate {
+                layers: placed.unwrap_or(of),
+                of,
+                available_bytes: available,
+                required_bytes: required,
+                weights_bytes: weights,
+                kv_bytes: kv,
+                graph_bytes: graph,
+            };
+            facts.push(Fact { line, scope: None, figure });
+        }
     }
     // `offloading N repeating layers` with `offloaded N/M` (N < M): the
     // output layer stayed on the CPU while repeating layers went to a GPU,
