@@ -268,8 +268,9 @@ pub fn logged_scenario(log: &StartupLog, model: &Model, planned: Scenario<Engine
         s.kv_dtype = kv;
         taken.push(format!("KV cache dtype {}", kv.id()));
     }
+    let (parallel, gpu_bytes) = ((s.tp, s.stages() as u64), s.gpus.first().map_or(0, |g| g.capacity_bytes));
     if let Engine::Sglang(o) = &mut s.engine {
-        taken.push(sglang_rules(log, o, s.tp, s.gpus.first().map_or(0, |g| g.capacity_bytes)));
+        taken.push(sglang_rules(log, o, parallel, gpu_bytes));
     }
     if let Engine::LlamaCpp(o) = &mut s.engine
         && !o.tensor_split.is_set()
@@ -524,26 +525,32 @@ fn capacity_floor(log: &StartupLog) -> Option<Floor> {
 }
 
 /// The SGLang rules a log is planned with, in words. SGLang's start-up
-/// lines name no release; a log dated before 0.4.7.post1 sized
-/// `mem_fraction_static` from GPU memory ([`sglang::TP_TABLE_DATES`]), on a
-/// GPU that 0.4.6 – 0.4.7 left to the TP table, ran that table: it is the
-/// default there, where neither the log nor the plan gives one. The rest
-/// of the newest rules hold (`0.5.23-alloc` was read from 0.4.3's pool).
-fn sglang_rules(log: &StartupLog, o: &mut sglang::Options, tp: u64, gpu_bytes: u64) -> String {
+/// lines name no release, but they are dated: a log dated before a change
+/// to the default `mem_fraction_static` could not have run the later code,
+/// so where neither the log nor the plan gives one, the default of its span
+/// holds ([`sglang::dated_default_mem_fraction`]: 0.4.0 – 0.4.7's table by
+/// TP, on a GPU that 0.4.6 – 0.4.7 left to it, or 0.4.7.post1 – 0.5.2's
+/// reserve by GPU memory). The rest of the newest rules hold (`0.5.23-alloc`
+/// was read from 0.4.3's pool).
+fn sglang_rules(log: &StartupLog, o: &mut sglang::Options, (tp, pp): (u64, u64), gpu_bytes: u64) -> String {
     let rules = format!("SGLang rules {}", o.version.id());
-    let (from, before) = sglang::TP_TABLE_DATES;
-    let Some((y, m, d)) = log.config.date.filter(|d| (from..before).contains(d)) else {
+    let span = |(from, before): (sglang::Date, sglang::Date)| move |d: &sglang::Date| (from..before).contains(d);
+    let (in_table, in_reserve) = (span(sglang::TP_TABLE_DATES), span(sglang::GPU_RESERVE_DATES));
+    let Some((y, m, d)) = log.config.date.filter(|d| in_table(d) || in_reserve(d)) else {
         return format!("{rules} (the log names no release)");
     };
     let shown = format!("{y}-{m:02}-{d:02}");
-    if o.mem_fraction_static.is_some() || gpu_bytes > sglang::TP_TABLE_MAX_GPU_MIB << 20 {
+    let dated = sglang::dated_default_mem_fraction((y, m, d), gpu_bytes >> 20, tp, pp, o.enable_dp_attention);
+    let Some(fraction) = dated.filter(|_| o.mem_fraction_static.is_none()) else {
         return format!("{rules} (the log, dated {shown}, names no release)");
-    }
-    let fraction = sglang::default_mem_fraction_0_4(tp);
+    };
     o.mem_fraction_static = Some(fraction);
-    format!(
-        "{rules} with mem_fraction_static {fraction}, SGLang 0.4.0 – 0.4.7's default by TP (the log is dated {shown}, before 0.4.7.post1)"
-    )
+    let why = if in_table(&(y, m, d)) {
+        "SGLang 0.4.0 – 0.4.7's default by TP (the log is dated {shown}, before 0.4.7.post1)"
+    } else {
+        "SGLang 0.4.7.post1 – 0.5.2's default by GPU memory (the log is dated {shown}, before 0.5.3)"
+    };
+    format!("{rules} with mem_fraction_static {fraction}, {}", why.replace("{shown}", &shown))
 }
 
 /// The vLLM rules a log that names no release is planned with, in words:

@@ -720,6 +720,27 @@ const CASES: &[Case] = &[
             "Qwen3-235B-A22B FP8 (MoE), TP 4 × H100, SGLang",
         )
     },
+    // Twenty-fourth session: more SGLang logs, each planned with the newest
+    // rules and the mem_fraction_static its server_args line or source names.
+    case(
+        "sglang-qwen3-06b-rtx5080-2508",
+        "qwen3-0.6b",
+        "rtx-5080",
+        "Qwen3-0.6B, 1 × RTX 5080 16 GB, default mem_fraction_static, SGLang of 2025-08",
+    ),
+    case(
+        "sglang-041-llama31-8b-h100-docs",
+        "llama-3.1-8b",
+        "h100-sxm",
+        "Llama-3.1-8B, 1 × H100, mem_fraction_static 0.88, SGLang 0.4.1 (its docs)",
+    ),
+    case(
+        "sglang-042-r1-distill-qwen7b-rtx3090-wsl",
+        "qwen2.5-7b",
+        "rtx-3090",
+        "DeepSeek-R1-Distill-Qwen-7B (Qwen2.5-7B shapes), 1 × RTX 3090 under WSL2 (Windows held memory the plan counts \
+             free: 22.76 GB free before the weights), mem_fraction_static 0.88, SGLang 0.4.2",
+    ),
 ];
 
 fn log(name: &str) -> StartupLog {
@@ -775,7 +796,16 @@ fn scenario(c: &Case, l: &StartupLog, m: &Model, capacity: Option<u64>) -> Scena
         }
         LogEngine::Sglang => Engine::Sglang(sglang::Options {
             version: sglang::Version::LATEST,
-            mem_fraction_static: c.mem_fraction_static,
+            // The case's, else what the log's server_args line names, else
+            // the default of the release its date pins (none after 0.5.2).
+            mem_fraction_static: c
+                .mem_fraction_static
+                .or(cfg.mem_fraction_static_permille.map(|p| p as f64 / 1000.0))
+                .or_else(|| {
+                    let gpu_mib = gpu.memory_bytes >> 20;
+                    let pp = cfg.pipeline_parallel.unwrap_or(1);
+                    cfg.date.and_then(|d| sglang::dated_default_mem_fraction(d, gpu_mib, tp, pp, false))
+                }),
             context_length: cfg.max_model_len,
             chunked_prefill_size: None,
             ..Default::default()
@@ -872,9 +902,12 @@ fn kv_row(c: &Case, l: &StartupLog, m: &Model, capacity: Option<u64>, verbose: b
         LogEngine::Vllm => "available KV cache memory",
         LogEngine::Sglang | LogEngine::LlamaCpp => "KV pool tokens",
     };
+    // SGLang before 0.4.3 printed no `#tokens` in its KV line: its
+    // `max_total_num_tokens=` is the same pool.
     let row = rows
         .iter()
         .find(|r| r.term == term)
+        .or_else(|| rows.iter().find(|r| l.engine == LogEngine::Sglang && r.term == "max_total_num_tokens"))
         .unwrap_or_else(|| panic!("{}: no `{term}` row in {rows:?} ({notes:?})", c.fixture));
     let predicted = row.predicted.unwrap_or_else(|| panic!("{}: no prediction", c.fixture));
     let error = row.error_permille().unwrap_or_else(|| panic!("{}: no error", c.fixture));

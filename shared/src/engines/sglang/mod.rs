@@ -466,6 +466,50 @@ pub const TP_TABLE_DATES: (Date, Date) = ((2024, 12, 3), (2025, 6, 16));
 /// A day: year, month, day (ordered as the calendar).
 pub type Date = (u16, u8, u8);
 
+/// `mem_fraction_static` by GPU memory in SGLang 0.4.7.post1 – 0.5.2
+/// (`server_args.py::ServerArgs.__post_init__`, read in 0.4.7.post1,
+/// 0.4.10.post2 and 0.5.2, the same table in each): `(gpu_mem − reserved) /
+/// gpu_mem` rounded to 0.001, `gpu_mem` the smallest GPU's MiB as nvidia-smi
+/// reports it (`get_nvgpu_memory_capacity`, what the catalog holds), and
+/// `reserved` (2.8 + TP × PP / 10) GiB below 35 GiB, (9.5 + TP × PP / 2) GiB
+/// below 90, (12 + TP × PP / 2) GiB below 160, else 32 GiB, with 4 GiB more
+/// for data-parallel attention (and 2 for speculative decoding, which no plan
+/// runs). 0.5.3 sizes the reserve from the chunk and the CUDA-graph batch
+/// instead, as [`gpu_memory_settings`] does.
+pub fn default_mem_fraction_0_4_7_post1(gpu_mib: u64, parallel: u64, dp_attention: bool) -> f64 {
+    let (gpu, n) = (gpu_mib as f64, parallel.max(1) as f64);
+    let gib = 1024.0;
+    let reserved = if gpu < 35.0 * gib {
+        (2.8 + n / 10.0) * gib
+    } else if gpu < 90.0 * gib {
+        (9.5 + n / 2.0) * gib
+    } else if gpu < 160.0 * gib {
+        (12.0 + n / 2.0) * gib
+    } else {
+        32.0 * gib
+    } + if dp_attention { 4.0 * gib } else { 0.0 };
+    if gpu <= 0.0 { 0.88 } else { ((gpu - reserved) / gpu * 1000.0).round() / 1000.0 }
+}
+
+/// The dates between which a start-up log ran a release with
+/// [`default_mem_fraction_0_4_7_post1`]'s table: from 0.4.7.post1's wheel
+/// (its `server_args.py` built 2025-06-16) to before 0.5.3's (built
+/// 2025-10-06), the first that sizes the reserve from the chunk.
+pub const GPU_RESERVE_DATES: (Date, Date) = ((2025, 6, 16), (2025, 10, 6));
+
+/// The default `mem_fraction_static` of the release a log dated `date` ran,
+/// where the date pins a rule older than the newest: 0.4.0 – 0.4.7's table
+/// by TP ([`TP_TABLE_DATES`], on GPUs of at most [`TP_TABLE_MAX_GPU_MIB`]),
+/// or 0.4.7.post1 – 0.5.2's reserve by GPU memory ([`GPU_RESERVE_DATES`]).
+/// `None` for a later date, whose release sizes it as the newest rules do.
+pub fn dated_default_mem_fraction(date: Date, gpu_mib: u64, tp: u64, pp: u64, dp_attention: bool) -> Option<f64> {
+    let within = |(from, before): (Date, Date)| (from..before).contains(&date);
+    if within(TP_TABLE_DATES) {
+        return (gpu_mib <= TP_TABLE_MAX_GPU_MIB).then(|| default_mem_fraction_0_4(tp));
+    }
+    within(GPU_RESERVE_DATES).then(|| default_mem_fraction_0_4_7_post1(gpu_mib, tp.saturating_mul(pp), dp_attention))
+}
+
 /// `mem_fraction_static` default by TP degree (`server_args.py`, the table
 /// used before the GPU-size-based rule: 0.88 / 0.87 / 0.85 / 0.83 / 0.79),
 /// frozen with the `tp` rule set and the links that name it. The 0.4.0 –
