@@ -400,6 +400,11 @@ pub struct Extras {
     /// `yarn`); 0: not read (only the Gemma 3 and Llama 4 readers read it).
     #[serde(default)]
     pub rope_table_positions: u64,
+    /// Llama 3's RoPE scaling (`rope_type: llama3`), which llama.cpp's
+    /// converter writes as a `rope_freqs` tensor every layer's RoPE reads
+    /// (convert_hf_to_gguf.py `LlamaModel.generate_extra_tensors`).
+    #[serde(default)]
+    pub rope_freqs: bool,
     /// Multi-token-prediction layers the checkpoint ships (built only for
     /// speculative decoding); 0: none.
     #[serde(default)]

@@ -78,6 +78,10 @@ pub struct LoggedModel {
     pub size_tolerance_bytes: u64,
     /// `model params = 8.03 B`, in millions (the log prints two decimals).
     pub params_millions: Option<u64>,
+    /// `llama_model_loader: - type  f32: N tensors`: a Llama GGUF's 1-D
+    /// tensors (two norms a layer, the output norm) and, one more, Llama 3's
+    /// `rope_freqs`.
+    pub f32_tensors: Option<u64>,
 }
 
 impl LoggedModel {
@@ -96,6 +100,10 @@ pub(super) fn read(lines: &[(usize, String)]) -> Option<LoggedModel> {
             }
         } else if let Some(rest) = after(line, "llama_model_loader: - kv ") {
             header(&mut m, rest);
+        } else if let Some(rest) = after(line, "llama_model_loader: - type ")
+            && let Some(("f32", n)) = rest.split_once(':').map(|(t, n)| (t.trim(), n))
+        {
+            m.f32_tensors = n.split_whitespace().next().and_then(|n| n.parse().ok());
         }
     }
     (!m.is_empty()).then_some(m)
@@ -464,6 +472,11 @@ fn config(m: &LoggedModel) -> Result<(String, Vec<String>), String> {
     }
     if let Some(n) = m.context {
         put("max_position_embeddings", n.into());
+    }
+    // Llama 3's RoPE scaling is a `rope_freqs` tensor in the GGUF, one F32
+    // vector beside the norms (`Extras::rope_freqs`).
+    if model_type == "llama" && m.f32_tensors == Some(layers.saturating_mul(2).saturating_add(2)) {
+        put("rope_scaling", serde_json::json!({"rope_type": "llama3"}));
     }
     let own_head_dim = matches!(
         model_type,

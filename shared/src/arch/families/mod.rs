@@ -91,6 +91,13 @@ pub(super) fn read(map: &Map<String, Value>) -> Result<Architecture, ConfigError
         .iter()
         .filter_map(|key| text_fields.object(key))
         .any(|o| o.contains_key("mrope_section"));
+    text.extra.rope_freqs =
+        ["rope_scaling", "rope_parameters"].iter().filter_map(|key| text_fields.object(key)).any(|o| {
+            o.get("rope_type")
+                .or_else(|| o.get("type"))
+                .and_then(|v| v.as_str())
+                .is_some_and(|t| t.eq_ignore_ascii_case("llama3"))
+        });
     if mrope && text.extra.rope_table_positions == 0 {
         let positions = text_fields.dim_or("max_position_embeddings", 0)?;
         text.extra.rope_table_positions = positions.saturating_mul(4).min(4 * MAX_CONTEXT);

@@ -391,6 +391,7 @@ fn tensor_split(model: &Model, s: &Scenario) -> Option<Setting> {
         first: g == 0,
         output,
         staged: None,
+        host: None,
     };
     let cells = super::cells(&p, o, ctx, super::slots(&p, o));
     let mut fixed: Vec<u64> = (0..gpus)

@@ -348,6 +348,34 @@ pub(super) struct Part {
     /// The routed experts of every layer here, left in host memory and
     /// staged on this GPU one op at a time.
     pub staged: Option<Staged>,
+    /// The layers before this GPU's left in host memory, run here ([`Host`]).
+    pub host: Option<Host>,
+}
+
+/// Dense layers left in host memory (`-ngl` short of them) whose ops the
+/// first GPU runs: CUDA takes every op with a host weight from
+/// `GGML_OP_OFFLOAD_MIN_BATCH` rows (`compute::staged_weight`), each weight
+/// copied in by a split of its own, and the attention between them (the
+/// scheduler's `expand gpu up` gives `FLASH_ATTN_EXT`, which no weight
+/// pins, the GPU of the output projection after it: ggml-backend.cpp
+/// `ggml_backend_sched_split_graph`, pass 2). Its K and V are views of the
+/// layer's cache in host memory, which CUDA cannot read: the split copies
+/// both whole (`n_kv` cells) to the GPU at its start.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct Host {
+    pub layers: u64,
+    /// The largest Q, K, V and output projections, and FFN gate or up and
+    /// down matrices of those layers (bytes).
+    pub q: u64,
+    pub k: u64,
+    pub v: u64,
+    pub o: u64,
+    pub up: u64,
+    pub down: u64,
+    /// One layer's K (and V) cache for `n_kv` cells (bytes).
+    pub cache: u64,
+    /// Llama 3's `rope_freqs` (bytes; 0 where the model has none).
+    pub rope_freqs: u64,
 }
 
 /// One layer's routed experts in host memory (`--n-cpu-moe`, `-ot
@@ -424,12 +452,89 @@ pub(super) fn compute_buffer(s: Shape, o: &Options, cells: Cells, part: Part, ro
     // previous device's residual stream) and the positions; the masks,
     // store indices and output rows where first read.
     let mut inp = g.input(f32s(s.embd));
-    let pos = if layers == 0 { NONE } else { g.input(4 * t) };
+
     // The stores' row indices (`ggml_set_rows`), from their build; a plan
     // that names none is today's (the logs without a build are dated by
     // their lines, `startup::plan`).
     let idxs = o.build.is_none_or(|b| b >= SET_ROWS_BUILD);
     let mut kinds = [cells.full, cells.window].map(|cells| Kind { cells, mask: NONE, k_idxs: NONE, v_idxs: NONE });
+    // The host layers first, in the order the scheduler splits them
+    // (ggml-backend.cpp `ggml_backend_sched_split_graph`: a split opens at
+    // every op whose weight sits in host memory, its copies allocated at
+    // its start): the attention norm's weight, Q, then RoPE on Q and V in
+    // one split (the first layer's RoPE opens its own, taking the
+    // positions and Llama 3's `rope_freqs` in), K, RoPE on K alone, the
+    // stores on the CPU, the attention over the copies of the layer's K
+    // and V, O, the FFN norm's weight, gate, up and down.
+    let mut pos = NONE;
+    if let Some(h) = part.host.filter(|_| {
+        fa && glu && s.block == Block::Llama && s.ffn == Ffn::GateUp && s.experts.is_none() && s.swa_pattern == 0
+    }) {
+        let kind = &mut kinds[0];
+        let (q_width, kv_width) = (f32s(s.heads * s.head_dim), f32s(s.kv_heads * s.head_dim));
+        let norm = |g: &mut Graph, x: u16| {
+            let n = g.tensor(f32s(s.embd), &[x]);
+            let w = g.staged(4 * s.embd);
+            g.in_place(f32s(s.embd), &[n, w])
+        };
+        for il in 0..h.layers.min(MAX_LAYERS) {
+            let residual = inp;
+            let cur = norm(&mut g, inp);
+            let w = g.staged(h.q);
+            let q = g.tensor(q_width, &[w, cur]);
+            // Llama 3's RoPE reads `rope_freqs`, a host weight: a split opens
+            // at it, and V's weight joins it; without it RoPE stays in Q's
+            // split and V's weight opens its own. The first layer's RoPE
+            // copies the positions (and the frequencies) in.
+            let (wv, q) = if il == 0 || h.rope_freqs == 0 {
+                if il == 0 && h.rope_freqs > 0 {
+                    pos = g.staged(4 * t);
+                    g.input(h.rope_freqs);
+                } else if il == 0 {
+                    pos = g.input(4 * t);
+                }
+                let q = g.tensor(q_width, &[q, pos]);
+                (g.staged(h.v), q)
+            } else {
+                let wv = g.staged(h.v);
+                (wv, g.tensor(q_width, &[q, pos]))
+            };
+            let v = g.tensor(kv_width, &[wv, cur]);
+            let w = g.staged(h.k);
+            let k = g.tensor(kv_width, &[w, cur]);
+            g.head = g.order.len();
+            let k = g.tensor(kv_width, &[k, pos]);
+            // The stores run on the CPU, which holds the cache.
+            g.sink(k, NONE);
+            g.sink(v, NONE);
+            let kc = g.staged(h.cache);
+            let vc = g.input(h.cache);
+            if kind.mask == NONE {
+                let cells = mask_cells(kind.cells, t);
+                kind.mask = g.input(cells.saturating_mul(if fa && !cast { 2 } else { 4 }));
+                if cast {
+                    kind.mask = g.tensor(cells.saturating_mul(2), &[kind.mask]);
+                }
+            }
+            let attn = g.tensor(q_width, &[q, kind.mask, kc, vc]);
+            let w = g.staged(h.o);
+            let out = g.tensor(f32s(s.embd), &[w, attn]);
+            let ffn_inp = g.in_place(f32s(s.embd), &[out, residual]);
+            let cur = norm(&mut g, ffn_inp);
+            let f = f32s(s.ffn_width);
+            let w = g.staged(h.up);
+            let gate = g.tensor(f, &[w, cur]);
+            let w = g.staged(h.up);
+            let up = g.tensor(f, &[w, cur]);
+            let product = g.tensor(f, &[gate, up]);
+            let w = g.staged(h.down);
+            let down = g.tensor(f32s(s.embd), &[w, product]);
+            inp = g.in_place(f32s(s.embd), &[down, ffn_inp]);
+        }
+    }
+    if pos == NONE && layers > 0 {
+        pos = g.input(4 * t);
+    }
     for il in 0..layers {
         let last = part.output && il + 1 == layers;
         let slides = s.slides(real(il));
@@ -681,7 +786,7 @@ enum Op {
 struct Node {
     bytes: u64,
     offset: u64,
-    src: [u16; 3],
+    src: [u16; 4],
     children: u16,
     op: Op,
     live: bool,
@@ -697,7 +802,7 @@ struct Graph {
 
 impl Graph {
     fn push(&mut self, bytes: u64, op: Op, src: &[u16]) -> u16 {
-        let mut s = [NONE; 3];
+        let mut s = [NONE; 4];
         for (slot, &x) in s.iter_mut().zip(src.iter().filter(|&&x| x != NONE)) {
             *slot = x;
             self.nodes[usize::from(x)].children += 1;
@@ -782,14 +887,15 @@ impl Graph {
 #[cfg(test)]
 mod tests {
     use super::{
-        Block, Cells, Experts, Ffn, GLU_BUILD, Gating, Global, Part, SET_ROWS_BUILD, Shape, Staged, compute_buffer,
+        Block, Cells, Experts, Ffn, GLU_BUILD, Gating, Global, Host, Part, SET_ROWS_BUILD, Shape, Staged,
+        compute_buffer,
     };
     use crate::engines::llamacpp::{FlashAttention, Options};
 
     const MIB: u64 = 1 << 20;
     /// Every row of the ubatch an output (the builds before `compute::OUTPUTS_MAX_BUILD`).
     const EVERY: u64 = u64::MAX;
-    const ONE_GPU: Part = Part { start: 0, layers: 32, first: true, output: true, staged: None };
+    const ONE_GPU: Part = Part { start: 0, layers: 32, first: true, output: true, staged: None, host: None };
 
     /// Every layer over the whole cache.
     fn full(n_kv: u64) -> Cells {
@@ -1036,6 +1142,48 @@ mod tests {
     /// the fused gate-up (88 MiB), its product (44) and `down` (176) above.
     /// One output row (b9849 ≥ `compute::OUTPUTS_MAX_BUILD`). The closed form
     /// gave 120.01; without the global layers' mask, 396.04.
+    #[test]
+    /// Dense Llama layers left in host memory run on the GPU, each
+    /// attention over copies of its K and V (`Host`). The Ollama 0.30
+    /// Hermes 3 Llama 3.1 8B Q4_0 log (RTX 2060, 15 of 33 layers, `-c 32768
+    /// -ub 512`, flash attention, one output row: fixture
+    /// `ollama-030x-hermes3-llama31-8b-q40-2060-fit`) logs 248.00 MiB; the
+    /// same llama-server (llama-cpp-python 0.3.36's vendored llama.cpp) on
+    /// Mesa's llvmpipe Vulkan device, which stages weights and copies the
+    /// caches as CUDA does, logged 248.00 for a Q4_0 GGUF of those shapes
+    /// and the rest below (`GGML_SCHED_DEBUG=2` listed its splits: 12 a
+    /// host layer; the two smaller models have no `rope_freqs`).
+    fn hosts_copy_each_layers_cache_beside_the_mask() {
+        let q4 = |r: u64, c: u64| r * c / 32 * 18;
+        // (embd, ffn, heads, kv heads, vocab, layers, -ngl, n_ctx, -ub, rope_freqs bytes, MiB×100 logged)
+        let cases = [
+            (4096, 14_336, 32, 8, 128_256, 32, 15, 32_768, 512, 256, 24_800),
+            (4096, 14_336, 32, 8, 128_256, 32, 10, 16_384, 512, 256, 16_000),
+            (1024, 3584, 8, 2, 32_000, 8, 3, 8192, 512, 0, 3856),
+            (1024, 3584, 8, 2, 32_000, 8, 5, 4096, 1024, 0, 6657),
+        ];
+        for (e, f, h, kv, vocab, n, ngl, ctx, ub, rope_freqs, logged) in cases {
+            let o = run(9849, FlashAttention::On, ub);
+            let hd = e / h;
+            let (q, kvw) = (q4(e, e), q4(kv * hd, e));
+            let host = Host {
+                layers: n + 1 - ngl,
+                q,
+                k: kvw,
+                v: kvw,
+                o: q,
+                up: q4(f, e),
+                down: q4(f, e),
+                cache: ctx * kv * hd * 2,
+                rope_freqs,
+            };
+            let shape = Shape { embd: e, ffn_width: f, heads: h, kv_heads: kv, head_dim: hd, ..llama(vocab) };
+            let part = Part { start: n + 1 - ngl, layers: ngl - 1, host: Some(host), ..ONE_GPU };
+            let b = compute_buffer(shape, &o, full(ctx), part, 1);
+            assert_eq!((b * 100 + MIB / 2) / MIB, logged, "{e} × {n} at -ngl {ngl}");
+        }
+    }
+
     #[test]
     fn gemma4_stacks_its_experts_above_both_masks() {
         let experts = Experts {

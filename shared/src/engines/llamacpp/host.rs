@@ -23,7 +23,7 @@ fn host_compute(p: &Plan, o: Options, kv: &[LayerKv], cells: cache::Cells, d: &D
     }
     if o.no_gpu_backend {
         let layers = p.model.arch.text.num_layers();
-        let part = super::graph::Part { start: 0, layers, first: true, output: true, staged: None };
+        let part = super::graph::Part { start: 0, layers, first: true, output: true, staged: None, host: None };
         return super::compute_buffer(p, o, n_ctx(p, o), cells, part, super::slots(p, o));
     }
     let ub = o.ubatch();

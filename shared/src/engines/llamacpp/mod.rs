@@ -264,6 +264,9 @@ pub(crate) struct Devices {
     /// Each layer's cache, for the same options: computed once here, not
     /// for every GPU of every fit check (issue 39).
     kv: Vec<LayerKv>,
+    /// The largest matrices by role (`tensors::HomeBytes::roles`) where no
+    /// rule moves a tensor; zero otherwise.
+    roles: [u64; 6],
 }
 
 /// The bytes of the model's multimodal projector (`--mmproj`).
@@ -294,7 +297,7 @@ fn devices_with(
     let assignment = devices::assign(p, &o, offloaded as usize, output);
     let splits = devices::splits(p, &o);
     let weights = devices::weights_with(pieces, &assignment, &o, &splits, more);
-    placed(p, o, assignment, weights)
+    Devices { roles: tensors::roles(pieces), ..placed(p, o, assignment, weights) }
 }
 
 /// [`devices`] when no tensor leaves its layer's device
@@ -303,7 +306,7 @@ fn devices_by_home(p: &Plan, o: Options, homes: &tensors::HomeBytes) -> Devices 
     let (offloaded, output) = gpu_layers(p, o);
     let assignment = devices::assign(p, &o, offloaded as usize, output);
     let weights = devices::weights_by_home(homes, &assignment, p.scenario.gpus.len());
-    placed(p, o, assignment, weights)
+    Devices { roles: homes.roles, ..placed(p, o, assignment, weights) }
 }
 
 /// The devices of a plan whose tensors are placed.
@@ -315,7 +318,7 @@ fn placed(p: &Plan, o: Options, assignment: devices::Assignment, weights: device
     // `mmproj_device` unset) unless --no-mmproj-offload keeps it on the CPU.
     let mmproj_gpu = (o.mmproj && !o.no_mmproj_offload && gpus > 0).then_some(0);
     let mmproj_bytes = if o.mmproj { tensors::multimodal_bytes(p) } else { 0 };
-    Devices { assignment, weights, mmproj_bytes, mmproj_gpu, used, kv: kv_layers(p, o) }
+    Devices { assignment, weights, mmproj_bytes, mmproj_gpu, used, kv: kv_layers(p, o), roles: [0; 6] }
 }
 
 impl Devices {
@@ -426,6 +429,43 @@ fn staged_experts(p: &Plan, o: Options, d: &Devices, g: usize, first: bool, end:
         .then_some(graph::Staged { gate_up, down })
 }
 
+/// The repeating layers left in host memory whose ops the first GPU runs
+/// (`graph::Host`): mainline llama.cpp with flash attention, no BLAS and
+/// no rule moving tensors, on a GPU that offloads host weights' ops (not
+/// Metal, whose offload the replay has not been checked against). Checked
+/// against llama-server's own reservation (llama-cpp-python 0.3.36's
+/// vendored llama.cpp on Mesa's llvmpipe Vulkan device, which stages and
+/// copies as CUDA does): the Ollama 0.30 Hermes 3 log's 248.00 MiB, and
+/// 160.00, 38.56 and 66.57 MiB at other sizes, `-ngl` and `-ub`, each exact.
+fn host_layers(p: &Plan, o: Options, d: &Devices, ctx: u64) -> Option<graph::Host> {
+    let layers = d.assignment.layers.iter().filter(|l| l.is_none()).count() as u64;
+    let apple = p.scenario.gpus.iter().any(|s| s.vendor == Some(crate::catalog::GpuVendor::Apple));
+    let [q, k, v, out, up, down] = d.roles;
+    let runs = layers > 0
+        && o.fork == Fork::Mainline
+        && o.flash_attention == FlashAttention::On
+        && !(o.blas || apple || o.no_gpu_backend || o.no_kv_offload)
+        && o.ubatch() >= compute::OP_OFFLOAD_MIN_BATCH
+        && q > 0
+        && k > 0
+        && v > 0;
+    let first = d.assignment.layers.iter().position(|l| l.is_none())?;
+    let per_cell = d.kv.get(first).map_or(0, |l| l.bytes_per_token) / 2;
+    let t = &p.model.arch.text;
+    let rope_freqs = if t.extra.rope_freqs { t.head_dim.saturating_mul(2) } else { 0 };
+    runs.then(|| graph::Host {
+        layers,
+        q,
+        k,
+        v,
+        o: out,
+        up,
+        down,
+        cache: per_cell.saturating_mul(cache::pad(ctx)),
+        rope_freqs,
+    })
+}
+
 fn gpu_parts(p: &Plan, o: Options, d: &Devices, g: usize, ctx: u64, slots: u64) -> GpuBudget {
     let range = d.assignment.range(g);
     let cells = cells(p, o, ctx, slots);
@@ -438,6 +478,7 @@ fn gpu_parts(p: &Plan, o: Options, d: &Devices, g: usize, ctx: u64, slots: u64) 
         first,
         output: has_output,
         staged: staged_experts(p, o, d, g, first, range.end),
+        host: if first { host_layers(p, o, d, ctx) } else { None },
     };
     let compute = if range.is_empty() && !has_output {
         0

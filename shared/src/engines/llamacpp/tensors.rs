@@ -249,6 +249,10 @@ pub(crate) struct HomeBytes {
     bytes: Vec<u64>,
     /// Each home's largest matrix weight (see [`is_matrix`]).
     largest: Vec<u64>,
+    /// The largest Q, K, V, output, gate or up, and down matrices of any
+    /// repeating layer: the copies a GPU stages for a layer left in host
+    /// memory (`graph::Host`).
+    pub roles: [u64; 6],
 }
 
 /// A weight a matmul reads (`MUL_MAT`, `MUL_MAT_ID`), which ggml's scheduler
@@ -260,7 +264,7 @@ pub(crate) fn is_matrix(role: Role) -> bool {
 
 impl HomeBytes {
     fn new(layers: usize) -> Self {
-        Self { bytes: vec![0; layers + 3], largest: vec![0; layers + 3] }
+        Self { bytes: vec![0; layers + 3], largest: vec![0; layers + 3], roles: [0; 6] }
     }
 
     /// The sums of `pieces`, of a model of `layers` repeating layers.
@@ -309,6 +313,15 @@ impl HomeBytes {
     }
 }
 
+/// [`HomeBytes::roles`] of `pieces`.
+pub(crate) fn roles(pieces: &[Piece]) -> [u64; 6] {
+    let mut out = HomeBytes::new(0);
+    for t in pieces {
+        out.role(t.home, t.role, t.bytes);
+    }
+    out.roles
+}
+
 /// [`HomeBytes`] of the plan `p`, without writing a piece.
 pub(crate) fn home_bytes<E>(p: &Plan<'_, E>) -> HomeBytes {
     let mut out = HomeBytes::new(p.weights.per_layer.len());
@@ -342,6 +355,24 @@ impl Sink for HomeBytes {
         if is_matrix(role) {
             let s = self.slot(home);
             self.largest[s] = self.largest[s].max(bytes);
+        }
+        self.role(home, role, bytes);
+    }
+}
+
+impl HomeBytes {
+    fn role(&mut self, home: Home, role: Role, bytes: u64) {
+        let slot = match role {
+            Role::AttnQ => 0,
+            Role::AttnK => 1,
+            Role::AttnV => 2,
+            Role::AttnO => 3,
+            Role::MlpUp => 4,
+            Role::MlpDown => 5,
+            _ => return,
+        };
+        if let Home::Layer(_) = home {
+            self.roles[slot] = self.roles[slot].max(bytes);
         }
     }
 }
