@@ -44,7 +44,9 @@ const JOURNEY_BUDGET: u64 = 300_000;
 /// compressed attention kind, caches, SGLang's pools, vLLM's packed KV cache
 /// groups) and Kimi-Linear's state and latents (+8 kB with their engine
 /// caveats cut to a sentence and the packing's B-tree taken out, −2.2 kB).
-const DEFAULT_CEILING: u64 = 308_400;
+/// 309,866 B by its files in the twenty-fourth session: llama.cpp's host
+/// layers replayed on the first GPU (+1,698 B of first load).
+const DEFAULT_CEILING: u64 = 310_050;
 /// "Diagnose an OOM": 625,149 B at 580c0a4 (the first load and the diagnose
 /// bundle: the start-up log readers with vLLM's call sites of 40 releases,
 /// the OOM readers, the family readers for a log's model, every engine's
@@ -122,8 +124,10 @@ const DEFAULT_CEILING: u64 = 308_400;
 /// `-ctk` alone read with llama.cpp's f16 V).
 /// 700,036 B by its files in the twenty-fourth session: Ollama's runner
 /// estimate lines and its shallow-clone `build 1` read, SGLang's dated
-/// default fraction of mid-2025 releases (+427 B of the bundle).
-const DIAGNOSE_CEILING: u64 = 700_250;
+/// default fraction of mid-2025 releases (+427 B of the bundle); 703,429 B
+/// with llama.cpp's host layers replayed (+1,698 B of first load, +1,695 B
+/// of the bundle's own copy of the rule and a log's `rope_freqs` read).
+const DIAGNOSE_CEILING: u64 = 703_650;
 /// A model that is not a preset: 450,342 B at 580c0a4 (the first load and the
 /// reader bundle: the `config.json` families, the vision towers, the
 /// checkpoint headers); 451,058 B in the fifteenth session (the first
@@ -158,7 +162,9 @@ const DIAGNOSE_CEILING: u64 = 700_250;
 /// sparse attention's compute buffers, the third log sweep's host input).
 /// 461,757 B in the twenty-third session (the first load's +8,786 B; the
 /// reader's DeepSeek-V4, Kimi-Linear and MiMo-V2.5 families, +6.0 kB).
-const READER_CEILING: u64 = 461_850;
+/// 463,402 B by its files in the twenty-fourth session (the first load's
+/// +1,698 B: llama.cpp's host layers replayed).
+const READER_CEILING: u64 = 463_600;
 /// Live mode: 437,940 B at 580c0a4 (the first load and the live bundle, which
 /// draws the page's plan without an engine of its own); 439,072 B in the
 /// fifteenth session (the first load's +1.1 kB).
@@ -180,7 +186,9 @@ const READER_CEILING: u64 = 461_850;
 /// the sparse attention's compute buffers, the third log sweep's host
 /// input). 440,626 B in the twenty-third session (the first load's
 /// +8,786 B: Gemma 4's replay, DeepSeek-V4 and Kimi-Linear on every engine).
-const LIVE_CEILING: u64 = 440_700;
+/// 442,199 B by its files in the twenty-fourth session (the first load's
+/// +1,698 B: llama.cpp's host layers replayed).
+const LIVE_CEILING: u64 = 442_400;
 
 const OOM: &str = "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB \
                    (GPU 0; 23.69 GiB total capacity; 21.23 GiB already allocated)";
