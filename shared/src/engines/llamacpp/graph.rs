@@ -511,7 +511,7 @@ pub(super) fn compute_buffer(s: Shape, o: &Options, cells: Cells, part: Part, ro
             let vc = g.input(h.cache);
             if kind.mask == NONE {
                 let cells = mask_cells(kind.cells, t);
-                kind.mask = g.input(cells.saturating_mul(if fa && !cast { 2 } else { 4 }));
+                kind.mask = g.input(cells.saturating_mul(if cast { 4 } else { 2 }));
                 if cast {
                     kind.mask = g.tensor(cells.saturating_mul(2), &[kind.mask]);
                 }
@@ -1132,17 +1132,6 @@ mod tests {
         assert_eq!(unstaged * 100 / MIB, 41_351);
     }
 
-    /// Gemma 4 26B-A4B QAT Q4_0 on b9849, Vulkan, `-c 8192 -ub 2048`, one
-    /// slot (the window cache 1,024 + 2,048 = 3,072 cells), flash attention
-    /// auto (fixture `llamacpp-b9849-vulkan-3090-gemma4-26b-a4b-qat-q4-np1`):
-    /// 428.07 MiB logged. The first layer's experts set the peak: the split's
-    /// inputs (embeddings, positions, both caches' store indices and F16
-    /// masks — the global cache's read first in layer 5, 66.07 MiB), the
-    /// experts' input norm, a 32 MiB hole where the attention's Q was, then
-    /// the fused gate-up (88 MiB), its product (44) and `down` (176) above.
-    /// One output row (b9849 ≥ `compute::OUTPUTS_MAX_BUILD`). The closed form
-    /// gave 120.01; without the global layers' mask, 396.04.
-    #[test]
     /// Dense Llama layers left in host memory run on the GPU, each
     /// attention over copies of its K and V (`Host`). The Ollama 0.30
     /// Hermes 3 Llama 3.1 8B Q4_0 log (RTX 2060, 15 of 33 layers, `-c 32768
@@ -1153,6 +1142,7 @@ mod tests {
     /// caches as CUDA does, logged 248.00 for a Q4_0 GGUF of those shapes
     /// and the rest below (`GGML_SCHED_DEBUG=2` listed its splits: 12 a
     /// host layer; the two smaller models have no `rope_freqs`).
+    #[test]
     fn hosts_copy_each_layers_cache_beside_the_mask() {
         let q4 = |r: u64, c: u64| r * c / 32 * 18;
         // (embd, ffn, heads, kv heads, vocab, layers, -ngl, n_ctx, -ub, rope_freqs bytes, MiB×100 logged)
@@ -1184,6 +1174,16 @@ mod tests {
         }
     }
 
+    /// Gemma 4 26B-A4B QAT Q4_0 on b9849, Vulkan, `-c 8192 -ub 2048`, one
+    /// slot (the window cache 1,024 + 2,048 = 3,072 cells), flash attention
+    /// auto (fixture `llamacpp-b9849-vulkan-3090-gemma4-26b-a4b-qat-q4-np1`):
+    /// 428.07 MiB logged. The first layer's experts set the peak: the split's
+    /// inputs (embeddings, positions, both caches' store indices and F16
+    /// masks — the global cache's read first in layer 5, 66.07 MiB), the
+    /// experts' input norm, a 32 MiB hole where the attention's Q was, then
+    /// the fused gate-up (88 MiB), its product (44) and `down` (176) above.
+    /// One output row (b9849 ≥ `compute::OUTPUTS_MAX_BUILD`). The closed form
+    /// gave 120.01; without the global layers' mask, 396.04.
     #[test]
     fn gemma4_stacks_its_experts_above_both_masks() {
         let experts = Experts {
