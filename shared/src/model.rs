@@ -103,6 +103,11 @@ impl Model {
         let hints = hints(config_value.as_ref(), checkpoint)?;
         let mut layout = ExactLayout::of(checkpoint, hints);
         let mut arch = infer::architecture(config, checkpoint, &layout)?;
+        // A GGUF holds Llama 3's RoPE scaling as a tensor, whatever a config
+        // says (`Extras::rope_freqs`).
+        if checkpoint.gguf.is_some() {
+            arch.text.extra.rope_freqs = checkpoint.tensors.iter().any(|t| t.name == "rope_freqs.weight");
+        }
         let layers = arch.text.num_layers() as u32;
         if layers != layout.num_layers {
             layout = ExactLayout::of(checkpoint, Hints { num_layers: Some(layers), ..hints });

@@ -264,8 +264,8 @@ pub(crate) struct Devices {
     /// Each layer's cache, for the same options: computed once here, not
     /// for every GPU of every fit check (issue 39).
     kv: Vec<LayerKv>,
-    /// The largest matrices by role (`tensors::HomeBytes::roles`) where no
-    /// rule moves a tensor; zero otherwise.
+    /// The largest matrices by role (`tensors::HomeBytes::roles`), wherever
+    /// the rules put them.
     roles: [u64; 6],
 }
 
@@ -430,8 +430,8 @@ fn staged_experts(p: &Plan, o: Options, d: &Devices, g: usize, first: bool, end:
 }
 
 /// The repeating layers left in host memory whose ops the first GPU runs
-/// (`graph::Host`): mainline llama.cpp with flash attention, no BLAS and
-/// no rule moving tensors, on a GPU that offloads host weights' ops (not
+/// (`graph::Host`): mainline llama.cpp with flash attention and no BLAS,
+/// on a GPU that offloads host weights' ops (not
 /// Metal, whose offload the replay has not been checked against). Checked
 /// against llama-server's own reservation (llama-cpp-python 0.3.36's
 /// vendored llama.cpp on Mesa's llvmpipe Vulkan device, which stages and

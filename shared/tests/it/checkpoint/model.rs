@@ -242,6 +242,28 @@ fn a_gguf_file_alone_gives_exact_weights_and_its_cache() {
     // 2 layers × 2 KV heads × 32 × (K + V) × 2 bytes.
     assert_eq!(e.kv_bytes_per_token, 2 * 2 * 32 * 2 * 2);
     assert!(e.warnings.iter().any(|w| w.contains("multi-token-prediction")));
+    assert!(!m.arch.text.extra.rope_freqs, "no `rope_freqs` tensor");
+    // Llama 3's RoPE scaling is a tensor of the file (llama.cpp's host
+    // layers' splits depend on it).
+    let with_freqs: Vec<(&str, &[u64], u32, u64)> =
+        refs.iter().copied().chain([("rope_freqs.weight", &[16u64][..], 0, 64)]).collect();
+    let (bytes, size) = writer::gguf(
+        3,
+        &[
+            ("general.architecture", Kv::Str("newarch")),
+            ("general.file_type", Kv::U32(7)),
+            ("newarch.block_count", Kv::U32(3)),
+            ("newarch.nextn_predict_layers", Kv::U32(1)),
+            ("newarch.embedding_length", Kv::U32(256)),
+            ("newarch.attention.head_count", Kv::U32(8)),
+            ("newarch.attention.key_length", Kv::U32(32)),
+        ],
+        &with_freqs,
+    );
+    let file = gguf::parse(&bytes, Some(size)).unwrap_or_else(|e| panic!("{e}"));
+    let c = Checkpoint::from_gguf(vec![("m.gguf".into(), file)]).unwrap_or_else(|e| panic!("{e}"));
+    let m = Model::from_checkpoint("m.gguf", None, &c).unwrap_or_else(|e| panic!("{e}"));
+    assert!(m.arch.text.extra.rope_freqs);
 }
 
 #[test]
