@@ -218,19 +218,16 @@ fn a_gguf_file_alone_gives_exact_weights_and_its_cache() {
     tensors.push(("blk.2.nextn.eh_proj.weight".into(), vec![H, H], 8, q8(H * H)));
     let refs: Vec<(&str, &[u64], u32, u64)> =
         tensors.iter().map(|(n, s, t, b)| (n.as_str(), s.as_slice(), *t, *b)).collect();
-    let (bytes, size) = writer::gguf(
-        3,
-        &[
-            ("general.architecture", Kv::Str("newarch")),
-            ("general.file_type", Kv::U32(7)),
-            ("newarch.block_count", Kv::U32(3)),
-            ("newarch.nextn_predict_layers", Kv::U32(1)),
-            ("newarch.embedding_length", Kv::U32(256)),
-            ("newarch.attention.head_count", Kv::U32(8)),
-            ("newarch.attention.key_length", Kv::U32(32)),
-        ],
-        &refs,
-    );
+    let kvs = [
+        ("general.architecture", Kv::Str("newarch")),
+        ("general.file_type", Kv::U32(7)),
+        ("newarch.block_count", Kv::U32(3)),
+        ("newarch.nextn_predict_layers", Kv::U32(1)),
+        ("newarch.embedding_length", Kv::U32(256)),
+        ("newarch.attention.head_count", Kv::U32(8)),
+        ("newarch.attention.key_length", Kv::U32(32)),
+    ];
+    let (bytes, size) = writer::gguf(3, &kvs, &refs);
     let file = gguf::parse(&bytes, Some(size)).unwrap_or_else(|e| panic!("{e}"));
     let c = Checkpoint::from_gguf(vec![("m.gguf".into(), file)]).unwrap_or_else(|e| panic!("{e}"));
     let m = Model::from_checkpoint("m.gguf", None, &c).unwrap_or_else(|e| panic!("{e}"));
@@ -247,19 +244,7 @@ fn a_gguf_file_alone_gives_exact_weights_and_its_cache() {
     // layers' splits depend on it).
     let with_freqs: Vec<(&str, &[u64], u32, u64)> =
         refs.iter().copied().chain([("rope_freqs.weight", &[16u64][..], 0, 64)]).collect();
-    let (bytes, size) = writer::gguf(
-        3,
-        &[
-            ("general.architecture", Kv::Str("newarch")),
-            ("general.file_type", Kv::U32(7)),
-            ("newarch.block_count", Kv::U32(3)),
-            ("newarch.nextn_predict_layers", Kv::U32(1)),
-            ("newarch.embedding_length", Kv::U32(256)),
-            ("newarch.attention.head_count", Kv::U32(8)),
-            ("newarch.attention.key_length", Kv::U32(32)),
-        ],
-        &with_freqs,
-    );
+    let (bytes, size) = writer::gguf(3, &kvs, &with_freqs);
     let file = gguf::parse(&bytes, Some(size)).unwrap_or_else(|e| panic!("{e}"));
     let c = Checkpoint::from_gguf(vec![("m.gguf".into(), file)]).unwrap_or_else(|e| panic!("{e}"));
     let m = Model::from_checkpoint("m.gguf", None, &c).unwrap_or_else(|e| panic!("{e}"));
