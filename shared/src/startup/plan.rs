@@ -545,12 +545,12 @@ fn sglang_rules(log: &StartupLog, o: &mut sglang::Options, (tp, pp): (u64, u64),
         return format!("{rules} (the log, dated {shown}, names no release)");
     };
     o.mem_fraction_static = Some(fraction);
-    let why = if in_table(&(y, m, d)) {
-        "SGLang 0.4.0 – 0.4.7's default by TP (the log is dated {shown}, before 0.4.7.post1)"
+    let (default, before) = if in_table(&(y, m, d)) {
+        ("0.4.0 – 0.4.7's default by TP", "0.4.7.post1")
     } else {
-        "SGLang 0.4.7.post1 – 0.5.2's default by GPU memory (the log is dated {shown}, before 0.5.3)"
+        ("0.4.7.post1 – 0.5.2's default by GPU memory", "0.5.3")
     };
-    format!("{rules} with mem_fraction_static {fraction}, {}", why.replace("{shown}", &shown))
+    format!("{rules} with mem_fraction_static {fraction}, SGLang {default} (the log is dated {shown}, before {before})")
 }
 
 /// The vLLM rules a log that names no release is planned with, in words:

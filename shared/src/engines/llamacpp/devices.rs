@@ -385,6 +385,10 @@ pub(crate) struct Weights {
     /// Whether some layer left gate and up experts in host memory with
     /// different bytes (types): ik runs those unfused even with `-fmoe`.
     pub cpu_gate_up_differ: bool,
+    /// The largest matrices by role (`tensors::HomeBytes::roles`), wherever
+    /// the rules put them: the copies a GPU stages for the layers left in
+    /// host memory (`graph::Host`).
+    pub roles: [u64; 6],
 }
 
 pub(crate) fn is_routed_expert(role: Role) -> bool {
@@ -429,6 +433,7 @@ pub(crate) fn weights_with(
     let mut gate_up: Vec<(u64, u64)> = Vec::new();
     let shares: Vec<f64> = splits.iter().scan(0.0, |prev, &s| Some(s - std::mem::replace(prev, s))).collect();
     for t in pieces {
+        super::tensors::note_role(&mut w.roles, t.home, t.role, t.bytes);
         let home = a.home(t.home);
         // The command line puts `-ot` first, then `--n-cpu-moe`'s rules
         // (`blk\.i\.ffn_(up|down|gate|gate_up)_(ch|)exps`, common/common.h).
@@ -517,7 +522,7 @@ pub(crate) fn moves_none(o: &super::Options) -> bool {
 /// The sums are the same, in any order (saturating sums of non-negative
 /// bytes are the true sum capped), and nothing is moved or overridden.
 pub(crate) fn weights_by_home(homes: &HomeBytes, a: &Assignment, gpus: usize) -> Weights {
-    let mut w = Weights { gpu: vec![0; gpus], ..Weights::default() };
+    let mut w = Weights { gpu: vec![0; gpus], roles: homes.roles, ..Weights::default() };
     for (h, bytes) in homes.iter() {
         match a.home(h) {
             None => {

@@ -423,6 +423,22 @@ struct Kind {
     v_idxs: u16,
 }
 
+impl Kind {
+    /// The KQ mask, made where first read: F32 from the host, cast to F16 on
+    /// the first GPU with flash attention before [`F16_MASK_BUILD`]; F16 from
+    /// it after.
+    fn mask(&mut self, g: &mut Graph, tokens: u64, fa: bool, cast: bool) -> u16 {
+        if self.mask == NONE {
+            let cells = mask_cells(self.cells, tokens);
+            self.mask = g.input(cells.saturating_mul(if fa && !cast { 2 } else { 4 }));
+            if cast {
+                self.mask = g.tensor(cells.saturating_mul(2), &[self.mask]);
+            }
+        }
+        self.mask
+    }
+}
+
 /// The compute buffer of one GPU (bytes). `rows`: the rows the reserved
 /// graph outputs (`compute::reserved_outputs`): the last layer keeps them
 /// only, and the logits are theirs.
@@ -486,18 +502,19 @@ pub(super) fn compute_buffer(s: Shape, o: &Options, cells: Cells, part: Part, ro
             // at it, and V's weight joins it; without it RoPE stays in Q's
             // split and V's weight opens its own. The first layer's RoPE
             // copies the positions (and the frequencies) in.
-            let (wv, q) = if il == 0 || h.rope_freqs == 0 {
-                if il == 0 && h.rope_freqs > 0 {
-                    pos = g.staged(4 * t);
-                    g.input(h.rope_freqs);
-                } else if il == 0 {
-                    pos = g.input(4 * t);
-                }
-                let q = g.tensor(q_width, &[q, pos]);
-                (g.staged(h.v), q)
-            } else {
+            let rope_splits = h.rope_freqs > 0;
+            if il == 0 && rope_splits {
+                pos = g.staged(4 * t);
+                g.input(h.rope_freqs);
+            } else if il == 0 {
+                pos = g.input(4 * t);
+            }
+            let (wv, q) = if rope_splits && il > 0 {
                 let wv = g.staged(h.v);
                 (wv, g.tensor(q_width, &[q, pos]))
+            } else {
+                let q = g.tensor(q_width, &[q, pos]);
+                (g.staged(h.v), q)
             };
             let v = g.tensor(kv_width, &[wv, cur]);
             let w = g.staged(h.k);
@@ -509,14 +526,8 @@ pub(super) fn compute_buffer(s: Shape, o: &Options, cells: Cells, part: Part, ro
             g.sink(v, NONE);
             let kc = g.staged(h.cache);
             let vc = g.input(h.cache);
-            if kind.mask == NONE {
-                let cells = mask_cells(kind.cells, t);
-                kind.mask = g.input(cells.saturating_mul(if cast { 4 } else { 2 }));
-                if cast {
-                    kind.mask = g.tensor(cells.saturating_mul(2), &[kind.mask]);
-                }
-            }
-            let attn = g.tensor(q_width, &[q, kind.mask, kc, vc]);
+            let mask = kind.mask(&mut g, t, fa, cast);
+            let attn = g.tensor(q_width, &[q, mask, kc, vc]);
             let w = g.staged(h.o);
             let out = g.tensor(f32s(s.embd), &[w, attn]);
             let ffn_inp = g.in_place(f32s(s.embd), &[out, residual]);
@@ -579,21 +590,13 @@ pub(super) fn compute_buffer(s: Shape, o: &Options, cells: Cells, part: Part, ro
             kind.v_idxs = g.input(8 * t);
         }
         g.sink(v, kind.v_idxs);
-        if kind.mask == NONE {
-            // F32 from the host, cast to F16 on the first GPU with flash
-            // attention before [`F16_MASK_BUILD`]; F16 from it after.
-            let cells = mask_cells(kind.cells, t);
-            kind.mask = g.input(cells.saturating_mul(if fa && !cast { 2 } else { 4 }));
-            if cast {
-                kind.mask = g.tensor(cells.saturating_mul(2), &[kind.mask]);
-            }
-        }
+        let mask = kind.mask(&mut g, t, fa, cast);
         let attn = if fa {
-            g.tensor(q_width, &[q, kind.mask])
+            g.tensor(q_width, &[q, mask])
         } else {
             let scores = f32s(kind.cells.saturating_mul(heads.0));
             let kq = g.tensor(scores, &[q]);
-            let kq = g.in_place(scores, &[kq, kind.mask]);
+            let kq = g.in_place(scores, &[kq, mask]);
             let kqv = g.tensor(q_width, &[kq]);
             g.tensor(q_width, &[kqv]) // the merged heads' `ggml_cont`
         };

@@ -264,9 +264,6 @@ pub(crate) struct Devices {
     /// Each layer's cache, for the same options: computed once here, not
     /// for every GPU of every fit check (issue 39).
     kv: Vec<LayerKv>,
-    /// The largest matrices by role (`tensors::HomeBytes::roles`), wherever
-    /// the rules put them.
-    roles: [u64; 6],
 }
 
 /// The bytes of the model's multimodal projector (`--mmproj`).
@@ -297,7 +294,7 @@ fn devices_with(
     let assignment = devices::assign(p, &o, offloaded as usize, output);
     let splits = devices::splits(p, &o);
     let weights = devices::weights_with(pieces, &assignment, &o, &splits, more);
-    Devices { roles: tensors::roles(pieces), ..placed(p, o, assignment, weights) }
+    placed(p, o, assignment, weights)
 }
 
 /// [`devices`] when no tensor leaves its layer's device
@@ -306,7 +303,7 @@ fn devices_by_home(p: &Plan, o: Options, homes: &tensors::HomeBytes) -> Devices 
     let (offloaded, output) = gpu_layers(p, o);
     let assignment = devices::assign(p, &o, offloaded as usize, output);
     let weights = devices::weights_by_home(homes, &assignment, p.scenario.gpus.len());
-    Devices { roles: homes.roles, ..placed(p, o, assignment, weights) }
+    placed(p, o, assignment, weights)
 }
 
 /// The devices of a plan whose tensors are placed.
@@ -318,7 +315,7 @@ fn placed(p: &Plan, o: Options, assignment: devices::Assignment, weights: device
     // `mmproj_device` unset) unless --no-mmproj-offload keeps it on the CPU.
     let mmproj_gpu = (o.mmproj && !o.no_mmproj_offload && gpus > 0).then_some(0);
     let mmproj_bytes = if o.mmproj { tensors::multimodal_bytes(p) } else { 0 };
-    Devices { assignment, weights, mmproj_bytes, mmproj_gpu, used, kv: kv_layers(p, o), roles: [0; 6] }
+    Devices { assignment, weights, mmproj_bytes, mmproj_gpu, used, kv: kv_layers(p, o) }
 }
 
 impl Devices {
@@ -440,7 +437,7 @@ fn staged_experts(p: &Plan, o: Options, d: &Devices, g: usize, first: bool, end:
 fn host_layers(p: &Plan, o: Options, d: &Devices, ctx: u64) -> Option<graph::Host> {
     let layers = d.assignment.layers.iter().filter(|l| l.is_none()).count() as u64;
     let apple = p.scenario.gpus.iter().any(|s| s.vendor == Some(crate::catalog::GpuVendor::Apple));
-    let [q, k, v, out, up, down] = d.roles;
+    let [q, k, v, out, up, down] = d.weights.roles;
     let runs = layers > 0
         && o.fork == Fork::Mainline
         && o.flash_attention == FlashAttention::On

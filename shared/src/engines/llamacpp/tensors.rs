@@ -313,15 +313,6 @@ impl HomeBytes {
     }
 }
 
-/// [`HomeBytes::roles`] of `pieces`.
-pub(crate) fn roles(pieces: &[Piece]) -> [u64; 6] {
-    let mut out = HomeBytes::new(0);
-    for t in pieces {
-        out.role(t.home, t.role, t.bytes);
-    }
-    out.roles
-}
-
 /// [`HomeBytes`] of the plan `p`, without writing a piece.
 pub(crate) fn home_bytes<E>(p: &Plan<'_, E>) -> HomeBytes {
     let mut out = HomeBytes::new(p.weights.per_layer.len());
@@ -356,24 +347,24 @@ impl Sink for HomeBytes {
             let s = self.slot(home);
             self.largest[s] = self.largest[s].max(bytes);
         }
-        self.role(home, role, bytes);
+        note_role(&mut self.roles, home, role, bytes);
     }
 }
 
-impl HomeBytes {
-    fn role(&mut self, home: Home, role: Role, bytes: u64) {
-        let slot = match role {
-            Role::AttnQ => 0,
-            Role::AttnK => 1,
-            Role::AttnV => 2,
-            Role::AttnO => 3,
-            Role::MlpUp => 4,
-            Role::MlpDown => 5,
-            _ => return,
-        };
-        if let Home::Layer(_) = home {
-            self.roles[slot] = self.roles[slot].max(bytes);
-        }
+/// A repeating layer's matrix in [`HomeBytes::roles`]: Q, K, V, output,
+/// gate or up, down.
+pub(crate) fn note_role(roles: &mut [u64; 6], home: Home, role: Role, bytes: u64) {
+    let slot = match role {
+        Role::AttnQ => 0,
+        Role::AttnK => 1,
+        Role::AttnV => 2,
+        Role::AttnO => 3,
+        Role::MlpUp => 4,
+        Role::MlpDown => 5,
+        _ => return,
+    };
+    if let Home::Layer(_) = home {
+        roles[slot] = roles[slot].max(bytes);
     }
 }
 
