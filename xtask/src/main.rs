@@ -16,6 +16,7 @@ mod bench;
 mod checks;
 mod cmd;
 mod css;
+mod data;
 mod dist;
 mod fuzz;
 mod html;

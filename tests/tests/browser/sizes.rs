@@ -45,8 +45,10 @@ const JOURNEY_BUDGET: u64 = 300_000;
 /// groups) and Kimi-Linear's state and latents (+8 kB with their engine
 /// caveats cut to a sentence and the packing's B-tree taken out, −2.2 kB).
 /// 309,866 B by its files in the twenty-fourth session: llama.cpp's host
-/// layers replayed on the first GPU (+1,698 B of first load).
-const DEFAULT_CEILING: u64 = 310_050;
+/// layers replayed on the first GPU (+1,698 B of first load). 305,610 B by
+/// its files in the twenty-fifth session: the data segments joined again
+/// (`xtask/src/data.rs`, −4,256 B of first load by its files).
+const DEFAULT_CEILING: u64 = 305_800;
 /// "Diagnose an OOM": 625,149 B at 580c0a4 (the first load and the diagnose
 /// bundle: the start-up log readers with vLLM's call sites of 40 releases,
 /// the OOM readers, the family readers for a log's model, every engine's
@@ -127,7 +129,10 @@ const DEFAULT_CEILING: u64 = 310_050;
 /// default fraction of mid-2025 releases (+427 B of the bundle); 703,429 B
 /// with llama.cpp's host layers replayed (+1,698 B of first load, +1,695 B
 /// of the bundle's own copy of the rule and a log's `rope_freqs` read).
-const DIAGNOSE_CEILING: u64 = 703_650;
+/// 694,482 B by its files in the twenty-fifth session, each bundle's data
+/// segments joined again (`xtask/src/data.rs`: −4,256 B of first load,
+/// −4,361 B of the bundle's wasm).
+const DIAGNOSE_CEILING: u64 = 694_700;
 /// A model that is not a preset: 450,342 B at 580c0a4 (the first load and the
 /// reader bundle: the `config.json` families, the vision towers, the
 /// checkpoint headers); 451,058 B in the fifteenth session (the first
@@ -163,8 +168,10 @@ const DIAGNOSE_CEILING: u64 = 703_650;
 /// 461,757 B in the twenty-third session (the first load's +8,786 B; the
 /// reader's DeepSeek-V4, Kimi-Linear and MiMo-V2.5 families, +6.0 kB).
 /// 463,402 B by its files in the twenty-fourth session (the first load's
-/// +1,698 B: llama.cpp's host layers replayed).
-const READER_CEILING: u64 = 463_600;
+/// +1,698 B: llama.cpp's host layers replayed). 458,813 B in the
+/// twenty-fifth session, the data segments joined again (`xtask/src/data.rs`:
+/// −4,256 B of first load, −367 B of the reader).
+const READER_CEILING: u64 = 459_000;
 /// Live mode: 437,940 B at 580c0a4 (the first load and the live bundle, which
 /// draws the page's plan without an engine of its own); 439,072 B in the
 /// fifteenth session (the first load's +1.1 kB).
@@ -187,8 +194,10 @@ const READER_CEILING: u64 = 463_600;
 /// input). 440,626 B in the twenty-third session (the first load's
 /// +8,786 B: Gemma 4's replay, DeepSeek-V4 and Kimi-Linear on every engine).
 /// 442,199 B by its files in the twenty-fourth session (the first load's
-/// +1,698 B: llama.cpp's host layers replayed).
-const LIVE_CEILING: u64 = 442_400;
+/// +1,698 B: llama.cpp's host layers replayed). 437,557 B in the
+/// twenty-fifth session, the data segments joined again (`xtask/src/data.rs`:
+/// −4,256 B of first load, −356 B of the live bundle).
+const LIVE_CEILING: u64 = 437_750;
 
 const OOM: &str = "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB \
                    (GPU 0; 23.69 GiB total capacity; 21.23 GiB already allocated)";
