@@ -82,6 +82,8 @@ pub(super) struct Shape {
     pub swa_pattern: u64,
     /// How a layer is built around its attention and FFN.
     pub block: Block,
+    /// The cache's rotations ([`Rot`]).
+    pub rot: Rot,
 }
 
 /// How a layer is built around its attention and FFN.
@@ -170,6 +172,51 @@ pub(super) enum Gating {
 /// output ids and both indices at `-ub 4096` (96 KiB), 3,584.03 without.
 pub const SET_ROWS_BUILD: u64 = 6071;
 
+/// The first build known to rotate a quantized cache's keys and values:
+/// 744c0c731 "llama : rotate activations for better quantization"
+/// (ggml-org/llama.cpp#21038, merged 2026-04-01) came between b8611 and
+/// b8645 (a binding's upgrade from b8611 to b8645 lists "KV cache attention
+/// rotation"; the b8586 log of tests/fixtures/startup prints no `attn_rot_k`
+/// line, the b8999 log `attn_rot_k = 1`); b8645 is the first build known to
+/// carry it.
+pub const ATTN_ROT_BUILD: u64 = 8645;
+
+/// The Hadamard rotations of a quantized cache (src/llama-kv-cache.cpp, the
+/// constructor's `attn_rot_k` / `attn_rot_v`: a quantized `type_k` /
+/// `type_v`, every layer's head of one size, a multiple of 64, and no
+/// `LLAMA_ATTN_ROT_DISABLE`; `build_input_k_rot`, `build_input_v_rot`;
+/// src/llama-graph.cpp `build_attn`; llama.cpp 0c1e57098 as llama-cpp-python
+/// 0.3.36 vendors it): each an F32 `n × n` input of the graph, K's `n` the
+/// largest power of two from 64 that divides the head, V's 64. Q and K are
+/// multiplied by K's after RoPE, V by V's, and the attention's output by
+/// V's again: a new tensor each (`llama_mul_mat_hadamard`: a `mul_mat` over
+/// a reshape). Bytes of each matrix; 0 where that side is not rotated.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(super) struct Rot {
+    pub k: u64,
+    pub v: u64,
+}
+
+impl Rot {
+    /// The rotations of a cache of types `types` over heads of `head_dim`
+    /// (K) and `v_head_dim` (V), on build `build` (`None`: the newest).
+    pub(super) fn of(types: super::cache::Types, head_dim: u64, v_head_dim: u64, o: &Options) -> Rot {
+        let on = o.fork == Fork::Mainline && o.build.is_none_or(|b| b >= ATTN_ROT_BUILD);
+        let rotated = |t: Option<super::CacheType>, dim: u64| {
+            on && t.is_some_and(super::CacheType::is_quantized) && dim > 0 && dim % 64 == 0
+        };
+        let k = if rotated(types.k, head_dim) {
+            // The largest power of two from 64 that divides the head.
+            let n = 64 << (head_dim / 64).trailing_zeros();
+            n * n * 4
+        } else {
+            0
+        };
+        let v = if rotated(types.v, v_head_dim) { 64 * 64 * 4 } else { 0 };
+        Rot { k, v }
+    }
+}
+
 impl Shape {
     /// The model's layer when the replay knows its graph: mainline
     /// llama.cpp, standard attention over the whole cache in every layer,
@@ -198,6 +245,7 @@ impl Shape {
             experts,
             swa_pattern,
             block: Block::Llama,
+            rot: Rot::of(super::types(p, *o), t.head_dim, t.v_head_dim, o),
         };
         if p.model.arch.family == Family::Gemma4 {
             return gemma4(p, o);
@@ -272,6 +320,8 @@ fn gemma4(p: &Plan, o: &Options) -> Option<Shape> {
         experts,
         swa_pattern,
         block: Block::Gemma4(Global { head_dim: global_head_dim, kv_heads: global_kv_heads, k_eq_v }),
+        // Heads of two sizes: `n_embd_head_k_all` is -1, nothing rotates.
+        rot: Rot::default(),
     })
 }
 
@@ -372,8 +422,10 @@ pub(super) struct Host {
     pub o: u64,
     pub up: u64,
     pub down: u64,
-    /// One layer's K (and V) cache for `n_kv` cells (bytes).
-    pub cache: u64,
+    /// One layer's K cache and V cache for `n_kv` cells (bytes), in their
+    /// own types (`-ctk`, `-ctv`): flash attention reads a copy of each.
+    pub k_cache: u64,
+    pub v_cache: u64,
     /// Llama 3's `rope_freqs` (bytes; 0 where the model has none).
     pub rope_freqs: u64,
 }
@@ -421,6 +473,10 @@ struct Kind {
     mask: u16,
     k_idxs: u16,
     v_idxs: u16,
+    /// The cache's rotation matrices ([`Rot`]; `build_attn_inp_kv_iswa`
+    /// makes a pair for each cache).
+    k_rot: u16,
+    v_rot: u16,
 }
 
 impl Kind {
@@ -436,6 +492,15 @@ impl Kind {
             }
         }
         self.mask
+    }
+
+    /// `x` multiplied by a rotation matrix of `bytes` made where first
+    /// read (`slot`: the kind's K or V matrix): a new tensor of `width`.
+    fn rotate(g: &mut Graph, slot: &mut u16, bytes: u64, x: u16, width: u64) -> u16 {
+        if *slot == NONE {
+            *slot = g.input(bytes);
+        }
+        g.tensor(width, &[x, *slot])
     }
 }
 
@@ -473,7 +538,14 @@ pub(super) fn compute_buffer(s: Shape, o: &Options, cells: Cells, part: Part, ro
     // that names none is today's (the logs without a build are dated by
     // their lines, `startup::plan`).
     let idxs = o.build.is_none_or(|b| b >= SET_ROWS_BUILD);
-    let mut kinds = [cells.full, cells.window].map(|cells| Kind { cells, mask: NONE, k_idxs: NONE, v_idxs: NONE });
+    let mut kinds = [cells.full, cells.window].map(|cells| Kind {
+        cells,
+        mask: NONE,
+        k_idxs: NONE,
+        v_idxs: NONE,
+        k_rot: NONE,
+        v_rot: NONE,
+    });
     // The host layers first, in the order the scheduler splits them
     // (ggml-backend.cpp `ggml_backend_sched_split_graph`: a split opens at
     // every op whose weight sits in host memory, its copies allocated at
@@ -509,25 +581,34 @@ pub(super) fn compute_buffer(s: Shape, o: &Options, cells: Cells, part: Part, ro
             } else if il == 0 {
                 pos = g.input(4 * t);
             }
+            // A rotated cache's Q, K and V are rotated in the split of
+            // their RoPE (V's: of its projection), the matrices copied in
+            // where first read.
+            let rot = s.rot;
             let (wv, q) = if rope_splits && il > 0 {
                 let wv = g.staged(h.v);
-                (wv, g.tensor(q_width, &[q, pos]))
+                let q = g.tensor(q_width, &[q, pos]);
+                (wv, if rot.k > 0 { Kind::rotate(&mut g, &mut kind.k_rot, rot.k, q, q_width) } else { q })
             } else {
                 let q = g.tensor(q_width, &[q, pos]);
+                let q = if rot.k > 0 { Kind::rotate(&mut g, &mut kind.k_rot, rot.k, q, q_width) } else { q };
                 (g.staged(h.v), q)
             };
             let v = g.tensor(kv_width, &[wv, cur]);
+            let v = if rot.v > 0 { Kind::rotate(&mut g, &mut kind.v_rot, rot.v, v, kv_width) } else { v };
             let w = g.staged(h.k);
             let k = g.tensor(kv_width, &[w, cur]);
             g.head = g.order.len();
             let k = g.tensor(kv_width, &[k, pos]);
+            let k = if rot.k > 0 { Kind::rotate(&mut g, &mut kind.k_rot, rot.k, k, kv_width) } else { k };
             // The stores run on the CPU, which holds the cache.
             g.sink(k, NONE);
             g.sink(v, NONE);
-            let kc = g.staged(h.cache);
-            let vc = g.input(h.cache);
+            let kc = g.staged(h.k_cache);
+            let vc = g.input(h.v_cache);
             let mask = kind.mask(&mut g, t, fa, cast);
             let attn = g.tensor(q_width, &[q, mask, kc, vc]);
+            let attn = if rot.v > 0 { Kind::rotate(&mut g, &mut kind.v_rot, rot.v, attn, q_width) } else { attn };
             let w = g.staged(h.o);
             let out = g.tensor(f32s(s.embd), &[w, attn]);
             let ffn_inp = g.in_place(f32s(s.embd), &[out, residual]);
@@ -563,6 +644,26 @@ pub(super) fn compute_buffer(s: Shape, o: &Options, cells: Cells, part: Part, ro
         // Biases added in place (Qwen2's, GLM-4.5's and gpt-oss's q/k/v,
         // gpt-oss's o) and attention sinks change nothing here.
         let (q, k, v) = match s.block {
+            // A rotated cache's builds take Q, then V, then K (`build_attn`
+            // expands them in that order), each rotated where its side is.
+            Block::Llama if s.rot != Rot::default() => {
+                let rot = s.rot;
+                let q = g.tensor(q_width, &[cur]);
+                let mut q = g.tensor(q_width, &[q, pos]);
+                if rot.k > 0 {
+                    q = Kind::rotate(&mut g, &mut kind.k_rot, rot.k, q, q_width);
+                }
+                let mut v = g.tensor(kv_width, &[cur]);
+                if rot.v > 0 {
+                    v = Kind::rotate(&mut g, &mut kind.v_rot, rot.v, v, kv_width);
+                }
+                let k = g.tensor(kv_width, &[cur]);
+                let mut k = g.tensor(kv_width, &[k, pos]);
+                if rot.k > 0 {
+                    k = Kind::rotate(&mut g, &mut kind.k_rot, rot.k, k, kv_width);
+                }
+                (q, k, v)
+            }
             Block::Llama => {
                 let q = g.tensor(q_width, &[cur]);
                 let q = g.tensor(q_width, &[q, pos]); // RoPE on the reshaped Q
@@ -600,6 +701,8 @@ pub(super) fn compute_buffer(s: Shape, o: &Options, cells: Cells, part: Part, ro
             let kqv = g.tensor(q_width, &[kq]);
             g.tensor(q_width, &[kqv]) // the merged heads' `ggml_cont`
         };
+        // A rotated V's output rotated back.
+        let attn = if s.rot.v > 0 { Kind::rotate(&mut g, &mut kind.v_rot, s.rot.v, attn, q_width) } else { attn };
         let mut cur = g.tensor(f32s(s.embd), &[attn]);
         // The last layer keeps the output rows only (`inp_out_ids`, built
         // whatever n_outputs is in these builds, ggml-org/llama.cpp#14275).
@@ -890,7 +993,7 @@ impl Graph {
 #[cfg(test)]
 mod tests {
     use super::{
-        Block, Cells, Experts, Ffn, GLU_BUILD, Gating, Global, Host, Part, SET_ROWS_BUILD, Shape, Staged,
+        Block, Cells, Experts, Ffn, GLU_BUILD, Gating, Global, Host, Part, Rot, SET_ROWS_BUILD, Shape, Staged,
         compute_buffer,
     };
     use crate::engines::llamacpp::{FlashAttention, Options};
@@ -918,6 +1021,7 @@ mod tests {
             experts: None,
             swa_pattern: 0,
             block: Block::Llama,
+            rot: Rot::default(),
         }
     }
 
@@ -961,6 +1065,7 @@ mod tests {
             experts: None,
             swa_pattern: 0,
             block: Block::Llama,
+            rot: Rot::default(),
         };
         let o = run(5192, FlashAttention::On, 512);
         let part = Part { layers: 61, ..ONE_GPU };
@@ -1009,6 +1114,7 @@ mod tests {
             experts: Some(experts),
             swa_pattern: 0,
             block: Block::Llama,
+            rot: Rot::default(),
         };
         let o = run(7342, FlashAttention::On, 512);
         let part = Part { layers: 48, ..ONE_GPU };
@@ -1046,6 +1152,7 @@ mod tests {
             experts: Some(experts),
             swa_pattern: 0,
             block: Block::Llama,
+            rot: Rot::default(),
         };
         let (t, cells) = (4096, 131_072);
         let (q, mask) = (96 * 128 * t * 4, cells * t * 4);
@@ -1084,6 +1191,7 @@ mod tests {
             experts: Some(experts),
             swa_pattern: 2,
             block: Block::Llama,
+            rot: Rot::default(),
         }
     }
 
@@ -1144,18 +1252,28 @@ mod tests {
     /// Mesa's llvmpipe Vulkan device, which stages weights and copies the
     /// caches as CUDA does, logged 248.00 for a Q4_0 GGUF of those shapes
     /// and the rest below (`GGML_SCHED_DEBUG=2` listed its splits: 12 a
-    /// host layer; the two smaller models have no `rope_freqs`).
+    /// host layer; the two smaller models have no `rope_freqs`), the last
+    /// three with `-ctk q8_0` and `-ctv f16` or `q8_0` (39.63, 37.75 and
+    /// 66.63 MiB; without the rotations, `Rot`, 34.56 for the first).
     #[test]
     fn hosts_copy_each_layers_cache_beside_the_mask() {
         let q4 = |r: u64, c: u64| r * c / 32 * 18;
-        // (embd, ffn, heads, kv heads, vocab, layers, -ngl, n_ctx, -ub, rope_freqs bytes, MiB×100 logged)
+        // A cell of K or V (two KV heads of 128): F16 512 bytes, Q8_0 272.
+        let (f16, q8) = (512, 272);
+        // (embd, ffn, heads, kv heads, vocab, layers, -ngl, n_ctx, -ub, rope_freqs bytes,
+        // K and V bytes per cell, MiB×100 logged)
         let cases = [
-            (4096, 14_336, 32, 8, 128_256, 32, 15, 32_768, 512, 256, 24_800),
-            (4096, 14_336, 32, 8, 128_256, 32, 10, 16_384, 512, 256, 16_000),
-            (1024, 3584, 8, 2, 32_000, 8, 3, 8192, 512, 0, 3856),
-            (1024, 3584, 8, 2, 32_000, 8, 5, 4096, 1024, 0, 6657),
+            (4096, 14_336, 32, 8, 128_256, 32, 15, 32_768, 512, 256, (2048, 2048), 24_800),
+            (4096, 14_336, 32, 8, 128_256, 32, 10, 16_384, 512, 256, (2048, 2048), 16_000),
+            (1024, 3584, 8, 2, 32_000, 8, 3, 8192, 512, 0, (f16, f16), 3856),
+            (1024, 3584, 8, 2, 32_000, 8, 5, 4096, 1024, 0, (f16, f16), 6657),
+            // `-ctk q8_0 -ctv f16` and `-ctk q8_0 -ctv q8_0`: each copy in its
+            // own type (K and V as halves of the cell gave 38.56 for the first).
+            (1024, 3584, 8, 2, 32_000, 8, 3, 8192, 512, 0, (q8, f16), 3963),
+            (1024, 3584, 8, 2, 32_000, 8, 3, 8192, 512, 0, (q8, q8), 3775),
+            (1024, 3584, 8, 2, 32_000, 8, 5, 4096, 1024, 0, (q8, q8), 6663),
         ];
-        for (e, f, h, kv, vocab, n, ngl, ctx, ub, rope_freqs, logged) in cases {
+        for (e, f, h, kv, vocab, n, ngl, ctx, ub, rope_freqs, (k_cell, v_cell), logged) in cases {
             let o = run(9849, FlashAttention::On, ub);
             let hd = e / h;
             let (q, kvw) = (q4(e, e), q4(kv * hd, e));
@@ -1167,13 +1285,48 @@ mod tests {
                 o: q,
                 up: q4(f, e),
                 down: q4(f, e),
-                cache: ctx * kv * hd * 2,
+                k_cache: ctx * k_cell,
+                v_cache: ctx * v_cell,
                 rope_freqs,
             };
-            let shape = Shape { embd: e, ffn_width: f, heads: h, kv_heads: kv, head_dim: hd, ..llama(vocab) };
+            // A Q8_0 side rotated (`Rot`): K's matrix 128 × 128, V's 64 × 64.
+            let rot =
+                Rot { k: if k_cell == q8 { 128 * 128 * 4 } else { 0 }, v: if v_cell == q8 { 64 * 64 * 4 } else { 0 } };
+            let shape = Shape { embd: e, ffn_width: f, heads: h, kv_heads: kv, head_dim: hd, rot, ..llama(vocab) };
             let part = Part { start: n + 1 - ngl, layers: ngl - 1, host: Some(host), ..ONE_GPU };
             let b = compute_buffer(shape, &o, full(ctx), part, 1);
             assert_eq!((b * 100 + MIB / 2) / MIB, logged, "{e} × {n} at -ngl {ngl}");
+        }
+    }
+
+    /// A quantized cache rotated (`Rot`): llama-server (llama-cpp-python
+    /// 0.3.36's vendored llama.cpp, Mesa's llvmpipe Vulkan device with its
+    /// graph reordering off, as CUDA keeps the graph's order) reserved these
+    /// for a Q4_0 GGUF of 8 layers (1,024 wide, 3,584 FFN, 8 heads of 128,
+    /// 2 KV heads, 32,000 tokens) fully offloaded at `-c 8192 -fa on`, its
+    /// four slots' unified cache: K's 128 × 128 matrix, V's 64 × 64, and
+    /// the rotated Q, K, V and output moving the FFN's tensors between
+    /// holes (−1.92 MiB at `-ub 512` with both sides quantized; q4_0 the
+    /// same as q8_0).
+    #[test]
+    fn a_quantized_cache_rotates_q_k_v_and_the_output() {
+        let small = Shape { embd: 1024, ffn_width: 3584, heads: 8, kv_heads: 2, head_dim: 128, ..llama(32_000) };
+        let (k, v) = (128 * 128 * 4, 64 * 64 * 4);
+        // (K rotated, V rotated, -ub, MiB×100 logged)
+        let cases = [
+            (false, false, 512, 3501),
+            (true, true, 512, 3309),
+            (true, false, 512, 3507),
+            (false, true, 512, 3303),
+            (true, true, 1024, 6610),
+            (false, false, 1024, 7002),
+        ];
+        for (rk, rv, ub, logged) in cases {
+            let rot = Rot { k: if rk { k } else { 0 }, v: if rv { v } else { 0 } };
+            let o = run(9849, FlashAttention::On, ub);
+            let part = Part { layers: 8, ..ONE_GPU };
+            let b = compute_buffer(Shape { rot, ..small }, &o, full(8192), part, 1);
+            assert_eq!((b * 100 + MIB / 2) / MIB, logged, "K {rk}, V {rv}, -ub {ub}");
         }
     }
 
@@ -1211,6 +1364,7 @@ mod tests {
             experts: Some(experts),
             swa_pattern: 6,
             block: Block::Gemma4(global),
+            rot: Rot::default(),
         };
         let (t, e) = (2048, 2816);
         let o = Options { n_batch: t, ..run(9849, FlashAttention::On, t) };

@@ -447,8 +447,16 @@ fn host_layers(p: &Plan, o: Options, d: &Devices, ctx: u64) -> Option<graph::Hos
         && k > 0
         && v > 0;
     let first = d.assignment.layers.iter().position(|l| l.is_none())?;
-    let per_cell = d.kv.get(first).map_or(0, |l| l.bytes_per_token) / 2;
     let t = &p.model.arch.text;
+    // The layer's cell split between K and V as their types store them
+    // (`-ctk q8_0 -ctv f16`: 272 and 512 bytes of a 256-wide row).
+    use crate::kv::CachePart::{Key, Value};
+    let kv_types = types(p, o);
+    let k_row = kv_types.bytes(Key, t.head_dim, t.num_kv_heads.saturating_mul(t.head_dim));
+    let v_row = kv_types.bytes(Value, t.v_head_dim, t.num_kv_heads.saturating_mul(t.v_head_dim));
+    let per_cell = d.kv.get(first).map_or(0, |l| l.bytes_per_token);
+    let k_cell = u64::try_from(u128::from(per_cell) * u128::from(k_row) / u128::from(k_row + v_row).max(1)).ok()?;
+    let cells = cache::pad(ctx);
     let rope_freqs = if t.extra.rope_freqs { t.head_dim.saturating_mul(2) } else { 0 };
     runs.then(|| graph::Host {
         layers,
@@ -458,7 +466,8 @@ fn host_layers(p: &Plan, o: Options, d: &Devices, ctx: u64) -> Option<graph::Hos
         o: out,
         up,
         down,
-        cache: per_cell.saturating_mul(cache::pad(ctx)),
+        k_cache: k_cell.saturating_mul(cells),
+        v_cache: (per_cell - k_cell).saturating_mul(cells),
         rope_freqs,
     })
 }
