@@ -203,7 +203,7 @@ impl Rot {
     pub(super) fn of(types: super::cache::Types, head_dim: u64, v_head_dim: u64, o: &Options) -> Rot {
         let on = o.fork == Fork::Mainline && o.build.is_none_or(|b| b >= ATTN_ROT_BUILD);
         let rotated = |t: Option<super::CacheType>, dim: u64| {
-            on && t.is_some_and(super::CacheType::is_quantized) && dim > 0 && dim % 64 == 0
+            on && t.is_some_and(super::CacheType::is_quantized) && dim > 0 && dim.is_multiple_of(64)
         };
         let k = if rotated(types.k, head_dim) {
             // The largest power of two from 64 that divides the head.
