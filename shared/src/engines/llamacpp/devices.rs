@@ -378,6 +378,10 @@ pub(crate) struct Weights {
     /// lands depends on whether the first GPU also holds the layer
     /// (`compute.rs` `staged_moe`). Empty where no rule moved experts.
     pub largest_cpu_experts: Vec<(u64, u64)>,
+    /// The layers whose routed experts a rule left in host memory, from the
+    /// first to one past the last (`--n-cpu-moe N`: `0..N`); `0..0` where
+    /// none.
+    pub cpu_expert_layers: std::ops::Range<u64>,
     /// The largest gate and up expert tensors of one layer together, where
     /// a rule left both in host memory with the same bytes (the same type):
     /// the pair ik_llama.cpp's fused up/gate op (`-fmoe`) stages at once.
@@ -469,6 +473,10 @@ pub(crate) fn weights_with(
             if is_routed_expert(t.role) {
                 if w.largest_cpu_experts.is_empty() {
                     w.largest_cpu_experts = vec![(0, 0); gpus + 1];
+                }
+                if let Home::Layer(l) = t.home {
+                    let (l, r) = (l as u64, &mut w.cpu_expert_layers);
+                    *r = if r.is_empty() { l..l + 1 } else { r.start.min(l)..r.end.max(l + 1) };
                 }
                 let slot = &mut w.largest_cpu_experts[home.filter(|&g| g < gpus).unwrap_or(gpus)];
                 if t.role == Role::ExpertUp {

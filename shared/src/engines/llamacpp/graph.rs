@@ -395,8 +395,8 @@ pub(super) struct Part {
     pub first: bool,
     /// The output layer: `inp_out_ids`, `result_norm` and the logits.
     pub output: bool,
-    /// The routed experts of every layer here, left in host memory and
-    /// staged on this GPU one op at a time.
+    /// The routed experts of the layers here that left them in host memory
+    /// ([`Staged::from`], [`Staged::until`]), staged on this GPU one op at a time.
     pub staged: Option<Staged>,
     /// The layers before this GPU's left in host memory, run here ([`Host`]).
     pub host: Option<Host>,
@@ -447,6 +447,11 @@ pub(super) struct Staged {
     pub gate_up: u64,
     /// The down expert tensor (bytes).
     pub down: u64,
+    /// The model's layers whose experts are in host memory, `from` to one
+    /// past the last (`devices::Weights::cpu_expert_layers`; `--n-cpu-moe
+    /// N`: 0 to N).
+    pub from: u64,
+    pub until: u64,
 }
 
 /// The KQ mask's cells: `n_kv` by the micro-batch's `tokens`, its rows
@@ -727,7 +732,15 @@ pub(super) fn compute_buffer(s: Shape, o: &Options, cells: Cells, part: Part, ro
         }
         let cur = g.norm(f32s(s.embd), ffn_inp);
         if let Some(e) = s.experts.filter(|e| il >= e.dense_lead) {
-            let out = moe(&mut g, e, cur, s.embd, tokens, part.staged);
+            // A replayed layer between the first and the tail stands for
+            // every layer up to the tail: staged if any of them is. The
+            // output rows' MoE (one row a slot) stays on the CPU, below the
+            // scheduler's offload batch.
+            let stands_for = if il > 0 && il + tail < layers { part.start + part.layers - tail } else { real(il) + 1 };
+            let staged = part.staged.filter(|st| {
+                st.from < stands_for && real(il) < st.until && tokens >= super::compute::OP_OFFLOAD_MIN_BATCH
+            });
+            let out = moe(&mut g, e, cur, s.embd, tokens, staged);
             inp = g.in_place(f32s(s.embd), &[out, ffn_inp]);
             continue;
         }
@@ -1233,7 +1246,7 @@ mod tests {
         let (full, window) = (131_072, 768);
         let mxfp4 = 32 * 2880 * 2880 / 32 * 17;
         let o = run(6699, FlashAttention::On, t);
-        let staged = Some(Staged { gate_up: mxfp4, down: mxfp4 });
+        let staged = Some(Staged { gate_up: mxfp4, down: mxfp4, from: 0, until: u64::MAX });
         let part = Part { layers: 24, staged, ..ONE_GPU };
         let layer0 = 4 * t * e + 4 * t + 2 * 8 * t + 4 * window * t + 2 * window * t + 4 * t * q + 4 * t * e;
         let expected = layer0 + mxfp4 + 2 * 4 * t * routed + 4 * full * t;
@@ -1327,6 +1340,45 @@ mod tests {
             let part = Part { layers: 8, ..ONE_GPU };
             let b = compute_buffer(Shape { rot, ..small }, &o, full(8192), part, 1);
             assert_eq!((b * 100 + MIB / 2) / MIB, logged, "K {rk}, V {rv}, -ub {ub}");
+        }
+    }
+
+    /// Qwen3-MoE's experts left in host memory (`--n-cpu-moe`) are staged
+    /// on the GPU as gpt-oss's are (`Staged`): llama-server (llama-cpp-python
+    /// 0.3.36's llama.cpp, Mesa's llvmpipe Vulkan device, graph order kept)
+    /// reserved these for a `qwen3moe` Q4_0 GGUF of 6 layers (1,024 wide,
+    /// 32 experts of 512, 4 used, 8 heads of 128, 2 KV heads, 32,000
+    /// tokens) at `-c 4096 -np 1 -fa on`: 22.01 MiB with every expert on the
+    /// GPU, 31.01 with the first 3 or all 6 layers' experts on the CPU at
+    /// `-ub 512` (a 9 MiB expert stack on top), 53.02 at `-ub 1024`.
+    #[test]
+    fn qwen3_moe_stages_its_host_experts() {
+        let experts = Experts {
+            count: 32,
+            used: 4,
+            width: 512,
+            shared_width: 0,
+            dense_lead: 0,
+            gating: Gating::Softmax,
+            biases: false,
+        };
+        let shape = Shape {
+            embd: 1024,
+            ffn_width: 1536,
+            heads: 8,
+            kv_heads: 2,
+            head_dim: 128,
+            experts: Some(experts),
+            ..llama(32_000)
+        };
+        let stack = 32 * 512 * 1024 / 32 * 18;
+        // (-ub, layers whose experts are on the CPU, MiB×100 logged)
+        for (ub, until, logged) in [(512, 0, 2201), (512, 3, 3101), (512, 6, 3101), (1024, 6, 5302)] {
+            let o = run(9849, FlashAttention::On, ub);
+            let staged = (until > 0).then_some(Staged { gate_up: stack, down: stack, from: 0, until });
+            let part = Part { layers: 6, staged, ..ONE_GPU };
+            let b = compute_buffer(shape, &o, full(4096), part, 1);
+            assert_eq!((b * 100 + MIB / 2) / MIB, logged, "-ub {ub}, --n-cpu-moe {until}");
         }
     }
 

@@ -413,17 +413,21 @@ pub(crate) fn deepseek4(p: &Plan) -> bool {
 
 /// The experts the replay stages on GPU `g` (`graph::Staged`): on the GPU
 /// that runs host-resident expert ops (the first, `compute::staged_weight`),
-/// when `--n-cpu-moe` left every layer's experts up to `end` in host memory
-/// and no `-ot` rule moved others, for a prompt batch CUDA offloads. Only
-/// gpt-oss, the one family a log checks it on (b6699, 456.98 MiB,
-/// `graph.rs` tests); Qwen3-MoE and GLM-4.5 keep the copy staged beside
-/// the replay, which no log contradicts yet.
-fn staged_experts(p: &Plan, o: Options, d: &Devices, g: usize, first: bool, end: usize) -> Option<graph::Staged> {
+/// where a rule (`--n-cpu-moe`, `-ot`, `--fit`'s) left both the gate or up
+/// and the down experts of some layers in host memory, for a prompt batch
+/// CUDA offloads. gpt-oss (a b6699 log, 456.98 MiB, `graph.rs` tests) and
+/// Qwen3-MoE (llama-server's own reservation on llvmpipe Vulkan, the first
+/// half or all of the layers' experts on the CPU:
+/// `graph::tests::qwen3_moe_stages_its_host_experts`); GLM-4.5's shared
+/// experts and dense lead keep the copy staged beside the replay, which no
+/// log contradicts yet.
+fn staged_experts(p: &Plan, o: Options, d: &Devices, g: usize, first: bool) -> Option<graph::Staged> {
     let &(gate_up, down) = d.weights.largest_cpu_experts.get(g)?;
-    let all = usize::try_from(o.n_cpu_moe).unwrap_or(usize::MAX) >= end && o.tensor_overrides.is_empty();
-    let checked = p.model.arch.family == crate::arch::Family::GptOss;
-    (checked && first && all && gate_up > 0 && down > 0 && o.ubatch() >= compute::OP_OFFLOAD_MIN_BATCH)
-        .then_some(graph::Staged { gate_up, down })
+    let checked = matches!(p.model.arch.family, crate::arch::Family::GptOss | crate::arch::Family::Qwen3Moe);
+    (checked && first && gate_up > 0 && down > 0 && o.ubatch() >= compute::OP_OFFLOAD_MIN_BATCH).then(|| {
+        let layers = &d.weights.cpu_expert_layers;
+        graph::Staged { gate_up, down, from: layers.start, until: layers.end }
+    })
 }
 
 /// The repeating layers left in host memory whose ops the first GPU runs
@@ -483,7 +487,7 @@ fn gpu_parts(p: &Plan, o: Options, d: &Devices, g: usize, ctx: u64, slots: u64) 
         layers: range.len() as u64,
         first,
         output: has_output,
-        staged: staged_experts(p, o, d, g, first, range.end),
+        staged: staged_experts(p, o, d, g, first),
         host: if first { host_layers(p, o, d, ctx) } else { None },
     };
     let compute = if range.is_empty() && !has_output {
