@@ -709,13 +709,11 @@ const CASES: &[Case] = &[
         "Qwen3-Next-80B-A3B (hybrid MoE), TP 2 × H200, max_model_len 262144, native sampler, vLLM 0.10.2",
     ),
     // The note pastes `vllm --version` (0.10.2) and its `vllm serve` command
-    // (read for TP 2, expert parallel, utilization 0.95) above the KV lines;
-    // `--max-model-len 32K` is vLLM's 32,768 (`Maximum concurrency for
-    // 32,768 tokens`).
+    // (read for TP 2, expert parallel, utilization 0.95 and `--max-model-len
+    // 32K`, vLLM's 32,768) above the KV lines.
     Case {
         weights: Some("fp8"),
         release: Some("0.10.2"),
-        max_model_len: Some(32_768),
         ..case(
             "vllm-v1-0102-qwen3-30b-a3b-fp8-l40s-tp2-ep",
             "qwen3-30b-a3b",

@@ -2137,6 +2137,7 @@ fn vllm_takes_the_launch_from_a_pasted_serve_command() {
     assert_eq!(l.config.tensor_parallel, Some(2));
     assert_eq!(l.config.expert_parallel, Some(true));
     assert_eq!(l.config.model.as_deref(), Some("Qwen/Qwen3-30B-A3B-Instruct-2507-FP8"));
+    assert_eq!(l.config.max_model_len, Some(32_768), "`--max-model-len 32K`");
     // A log's own non-default args win over a command pasted above it.
     let text = "vllm serve org/m --gpu-memory-utilization 0.5 -tp 4\n\
                 INFO 10-23 15:10:10 [utils.py:328] non-default args: {'model': 'org/m', 'gpu_memory_utilization': 0.8, 'tensor_parallel_size': 2}\n\
