@@ -157,9 +157,8 @@ pub(super) fn read(lines: &[(usize, String)]) -> (LoggedConfig, Vec<Fact>) {
 /// A `vllm serve` (or `python -m vllm.entrypoints…`) command pasted above a
 /// log that prints no non-default args of its own (an excerpt of the KV
 /// lines under the command that made them): what it sets, where the log
-/// says nothing. vLLM runs the command's `--gpu-memory-utilization`, so a
-/// paste without it is planned at the default only when the command says
-/// nothing either (0.10.2 `EngineArgs.add_cli_args`, the flags
+/// says nothing; its `--gpu-memory-utilization` is what vLLM ran where no
+/// line states one (0.10.2 `EngineArgs.add_cli_args`, the flags
 /// [`super::launch`] reads).
 fn pasted_command(lines: &[(usize, String)], c: &mut LoggedConfig, facts: &mut Vec<Fact>) {
     let Some(launch) = super::launch::pasted(lines, super::launch::Launcher::Vllm) else { return };
@@ -171,12 +170,15 @@ fn pasted_command(lines: &[(usize, String)], c: &mut LoggedConfig, facts: &mut V
     c.expert_parallel = c.expert_parallel.or(given.expert_parallel);
     c.max_model_len = c.max_model_len.or(given.max_model_len);
     c.max_num_seqs = c.max_num_seqs.or(given.max_num_seqs);
+    c.max_num_batched_tokens = c.max_num_batched_tokens.or(given.max_num_batched_tokens);
+    c.kv_cache_memory_bytes = c.kv_cache_memory_bytes.or(given.kv_cache_memory_bytes);
     c.kv_cache_dtype = c.kv_cache_dtype.take().or(given.kv_cache_dtype);
     c.quantization = c.quantization.take().or(given.quantization);
     c.enforce_eager = c.enforce_eager.or(given.enforce_eager);
     let logged = facts.iter().any(|f| matches!(f.figure, Figure::Utilization { .. }));
     if let Some(permille) = given.gpu_memory_utilization_permille.filter(|_| !logged) {
-        let line = lines.iter().find(|(_, l)| l.contains("-utilization")).map_or(0, |(n, _)| *n);
+        let flag = |l: &str| ["--gpu-memory-utilization", "--gpu_memory_utilization"].iter().any(|f| l.contains(f));
+        let line = lines.iter().find(|(_, l)| flag(l)).map_or(0, |(n, _)| *n);
         facts.push(Fact { line, scope: None, figure: Figure::Utilization { permille } });
     }
 }

@@ -2133,7 +2133,8 @@ fn vllm_takes_the_launch_from_a_pasted_serve_command() {
         Figure::Utilization { permille } => Some(*permille),
         _ => None,
     });
-    assert_eq!(utilization.map(|(_, p)| p), Some(950), "{:?}", l.facts);
+    // The command's own line (the fixture's eighth: its source line first).
+    assert_eq!(utilization, Some((8, 950)), "{:?}", l.facts);
     assert_eq!(l.config.tensor_parallel, Some(2));
     assert_eq!(l.config.expert_parallel, Some(true));
     assert_eq!(l.config.model.as_deref(), Some("Qwen/Qwen3-30B-A3B-Instruct-2507-FP8"));
