@@ -682,7 +682,39 @@ fn number(value: &str) -> Option<u64> {
     (value.len() <= 12 && !value.is_empty() && value.bytes().all(|b| b.is_ascii_digit())).then(|| value.parse().ok())?
 }
 
+/// vLLM's `human_readable_int` (0.10.2 `engine/arg_utils.py`, the type of
+/// `--max-model-len`, `--max-num-batched-tokens` and `--kv-cache-memory-bytes`):
+/// a plain number, or one with a decimal suffix (`k`, `m`, `g`: 10³, 10⁶, 10⁹;
+/// `25.6k` is 25,600, truncated as Python's `int`) or a binary one (`K`, `M`,
+/// `G`: 2¹⁰, 2²⁰, 2³⁰; whole numbers only, as vLLM refuses `1.5K`).
+fn human_readable_int(value: &str) -> Option<u64> {
+    let Some(suffix) = value.chars().last().filter(|c| "kmgKMG".contains(*c)) else { return number(value) };
+    let digits = &value[..value.len() - 1];
+    let (whole, fraction) = digits.split_once('.').unwrap_or((digits, ""));
+    let (exponent, binary) = match suffix {
+        'k' => (3, false),
+        'm' => (6, false),
+        'g' => (9, false),
+        'K' => (10, true),
+        'M' => (20, true),
+        _ => (30, true),
+    };
+    let whole = number(whole)?;
+    if binary {
+        return fraction.is_empty().then(|| whole.checked_mul(1 << exponent))?;
+    }
+    let scale = 10u64.pow(exponent);
+    let fraction = match fraction {
+        "" if !digits.contains('.') => 0,
+        f if f.len() <= 9 => number(f)?.checked_mul(scale)? / 10u64.pow(f.len() as u32),
+        _ => return None,
+    };
+    whole.checked_mul(scale)?.checked_add(fraction)
+}
+
 fn apply(launch: &mut Launch, flag: &'static str, key: Key, value: Option<&str>) {
+    // vLLM reads its large integers as `32K` or `25.6k` too.
+    let int = if launch.launcher == Launcher::Vllm { human_readable_int } else { number };
     let c = &mut launch.config;
     let value = value.map(str::trim).filter(|v| v.chars().count() <= MAX_VALUE_CHARS);
     // The value as it is kept and shown, when it parsed.
@@ -736,11 +768,11 @@ fn apply(launch: &mut Launch, flag: &'static str, key: Key, value: Option<&str>)
             .filter(|p| (1..=1000).contains(p))
             .inspect(|&p| c.mem_fraction_static_permille = Some(p))
             .map(|_| v.to_owned()),
-        (Key::MaxModelLen, Some(v)) => number(v).inspect(|&n| c.max_model_len = Some(n)).map(s),
+        (Key::MaxModelLen, Some(v)) => int(v).inspect(|&n| c.max_model_len = Some(n)).map(s),
         (Key::KvCacheDtype, Some(v)) => one_of(v, KV_CACHE_DTYPES).inspect(|w| c.kv_cache_dtype = Some(w.clone())),
         (Key::Quantization, Some(v)) => one_of(v, QUANTIZATIONS).inspect(|w| c.quantization = Some(w.clone())),
         (Key::MaxNumSeqs, Some(v)) => number(v).inspect(|&n| c.max_num_seqs = Some(n)).map(s),
-        (Key::KvCacheMemory, Some(v)) => number(v).inspect(|&n| c.kv_cache_memory_bytes = Some(n)).map(s),
+        (Key::KvCacheMemory, Some(v)) => int(v).inspect(|&n| c.kv_cache_memory_bytes = Some(n)).map(s),
         (Key::CpuOffload, Some(v)) => super::offload_gb(v).inspect(|g| c.cpu_offload_gb = Some(g.clone())),
         (Key::BlockSize, Some(v)) => number(v).inspect(|&n| c.block_size = Some(n)).map(s),
         (Key::MaxLoras, Some(v)) => number(v).inspect(|&n| c.max_loras = Some(n)).map(s),
@@ -761,7 +793,7 @@ fn apply(launch: &mut Launch, flag: &'static str, key: Key, value: Option<&str>)
         (Key::LimitMmPerPrompt, Some(v)) => {
             crate::engines::vllm::MmLimits::parse(v).ok().inspect(|l| c.mm_limits = Some(*l)).map(|_| v.to_owned())
         }
-        (Key::MaxNumBatchedTokens, Some(v)) => number(v).inspect(|&n| c.max_num_batched_tokens = Some(n)).map(s),
+        (Key::MaxNumBatchedTokens, Some(v)) => int(v).inspect(|&n| c.max_num_batched_tokens = Some(n)).map(s),
         (Key::Ctx, Some(v)) => number(v).inspect(|&n| c.n_ctx = Some(n)).map(s),
         (Key::Batch, Some(v)) => number(v).inspect(|&n| c.n_batch = Some(n)).map(s),
         (Key::Ubatch, Some(v)) => number(v).inspect(|&n| c.n_ubatch = Some(n)).map(s),
@@ -901,6 +933,24 @@ mod tests {
         assert_eq!(l.model.as_ref().map(LaunchModel::name), Some("Qwen3-8B"));
         assert_eq!(l.model, Some(LaunchModel::Path("/data/models/Qwen3-8B/".into())));
         assert_eq!((l.config.tensor_parallel, l.config.pipeline_parallel), (Some(4), Some(2)));
+    }
+
+    /// vLLM reads `--max-model-len 32K` as 32,768 (`human_readable_int`): a
+    /// note's `vllm serve … --max-model-len 32K` logs "Maximum concurrency
+    /// for 32,768 tokens per request". SGLang's `--context-length` is a
+    /// plain integer.
+    #[test]
+    fn vllm_reads_human_readable_lengths() {
+        let len = |v: &str| read(&format!("vllm serve org/m --max-model-len {v}")).unwrap().config.max_model_len;
+        assert_eq!(len("32K"), Some(32_768));
+        assert_eq!(len("32k"), Some(32_000));
+        assert_eq!(len("25.6k"), Some(25_600));
+        assert_eq!(len("1M"), Some(1 << 20));
+        assert_eq!((len("1.5K"), len("25.k"), len("k"), len("32KB")), (None, None, None, None));
+        let l = read("vllm serve org/m --max-num-batched-tokens 8k --kv-cache-memory-bytes 20G").unwrap();
+        assert_eq!((l.config.max_num_batched_tokens, l.config.kv_cache_memory_bytes), (Some(8000), Some(20 << 30)));
+        let sglang = read("python -m sglang.launch_server --model-path org/m --context-length 32K").unwrap();
+        assert_eq!(sglang.config.max_model_len, None);
     }
 
     #[test]

@@ -144,6 +144,7 @@ pub(super) fn read(lines: &[(usize, String)]) -> (LoggedConfig, Vec<Fact>) {
         }
     }
     config.call_sites = sites;
+    pasted_command(lines, &mut config, &mut facts);
     if config.version.is_none() {
         config.version = stated_release(lines);
     }
@@ -151,6 +152,35 @@ pub(super) fn read(lines: &[(usize, String)]) -> (LoggedConfig, Vec<Fact>) {
         config.tier_max_num_seqs = chunked.and_then(|t| tier_max_num_seqs(t, server, throughput));
     }
     (config, facts)
+}
+
+/// A `vllm serve` (or `python -m vllm.entrypoints…`) command pasted above a
+/// log that prints no non-default args of its own (an excerpt of the KV
+/// lines under the command that made them): what it sets, where the log
+/// says nothing; its `--gpu-memory-utilization` is what vLLM ran where no
+/// line states one (0.10.2 `EngineArgs.add_cli_args`, the flags
+/// [`super::launch`] reads).
+fn pasted_command(lines: &[(usize, String)], c: &mut LoggedConfig, facts: &mut Vec<Fact>) {
+    let Some(launch) = super::launch::pasted(lines, super::launch::Launcher::Vllm) else { return };
+    let given = launch.config;
+    c.model = c.model.take().or_else(|| launch.model.map(|m| m.name().to_owned()));
+    c.tensor_parallel = c.tensor_parallel.or(given.tensor_parallel);
+    c.pipeline_parallel = c.pipeline_parallel.or(given.pipeline_parallel);
+    c.data_parallel = c.data_parallel.or(given.data_parallel);
+    c.expert_parallel = c.expert_parallel.or(given.expert_parallel);
+    c.max_model_len = c.max_model_len.or(given.max_model_len);
+    c.max_num_seqs = c.max_num_seqs.or(given.max_num_seqs);
+    c.max_num_batched_tokens = c.max_num_batched_tokens.or(given.max_num_batched_tokens);
+    c.kv_cache_memory_bytes = c.kv_cache_memory_bytes.or(given.kv_cache_memory_bytes);
+    c.kv_cache_dtype = c.kv_cache_dtype.take().or(given.kv_cache_dtype);
+    c.quantization = c.quantization.take().or(given.quantization);
+    c.enforce_eager = c.enforce_eager.or(given.enforce_eager);
+    let logged = facts.iter().any(|f| matches!(f.figure, Figure::Utilization { .. }));
+    if let Some(permille) = given.gpu_memory_utilization_permille.filter(|_| !logged) {
+        let flag = |l: &str| ["--gpu-memory-utilization", "--gpu_memory_utilization"].iter().any(|f| l.contains(f));
+        let line = lines.iter().find(|(_, l)| flag(l)).map_or(0, |(n, _)| *n);
+        facts.push(Fact { line, scope: None, figure: Figure::Utilization { permille } });
+    }
 }
 
 /// The release a paste's words give vLLM where no line of vLLM's prints

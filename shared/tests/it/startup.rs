@@ -77,8 +77,11 @@ fn vllm_v0_weights_in_gb_are_gib_and_blocks_are_read() {
             Figure::Weights { bytes: gib("67.7229GiB") },
             Figure::KvBlocks { blocks: 1381 },
             Figure::Concurrency { tokens_per_request: 2048, hundredths: 1079 },
+            // The `vllm serve … --gpu-memory-utilization 0.98` pasted above it.
+            Figure::Utilization { permille: 980 },
         ]
     );
+    assert_eq!(l.config.max_model_len, Some(2048));
 }
 
 #[test]
@@ -2116,4 +2119,39 @@ fn a_pasted_ctk_alone_leaves_v_at_llama_cpps_f16() {
     assert_eq!((k, v), (Some(CacheType::Q8_0), Some(CacheType::Q4_0)));
     let (k, v, _) = types("llama-server -m llama-3.1-8b-q4_k_m.gguf -c 8192");
     assert_eq!((k, v), (None, None));
+}
+
+/// A vLLM excerpt of the KV lines under the `vllm serve` command that made
+/// them prints no non-default args: the command's `--gpu-memory-utilization
+/// 0.95`, TP 2 and expert parallel are what ran (a 0.10.2 note of
+/// Qwen3-30B-A3B-2507-FP8 on two L40S), not the defaults. Read as 0.9, the
+/// plan left 1.4 GiB less to the cache than the log's 25.91 GiB.
+#[test]
+fn vllm_takes_the_launch_from_a_pasted_serve_command() {
+    let l = log("vllm-v1-0102-qwen3-30b-a3b-fp8-l40s-tp2-ep");
+    let utilization = l.first(|f| match f {
+        Figure::Utilization { permille } => Some(*permille),
+        _ => None,
+    });
+    // The command's own line (the fixture's eighth: its source line first).
+    assert_eq!(utilization, Some((8, 950)), "{:?}", l.facts);
+    assert_eq!(l.config.tensor_parallel, Some(2));
+    assert_eq!(l.config.expert_parallel, Some(true));
+    assert_eq!(l.config.model.as_deref(), Some("Qwen/Qwen3-30B-A3B-Instruct-2507-FP8"));
+    assert_eq!(l.config.max_model_len, Some(32_768), "`--max-model-len 32K`");
+    // A log's own non-default args win over a command pasted above it.
+    let text = "vllm serve org/m --gpu-memory-utilization 0.5 -tp 4\n\
+                INFO 10-23 15:10:10 [utils.py:328] non-default args: {'model': 'org/m', 'gpu_memory_utilization': 0.8, 'tensor_parallel_size': 2}\n\
+                INFO 10-23 15:14:30 [gpu_worker.py:298] Available KV cache memory: 44.59 GiB\n";
+    let l = shared::startup::read(text).unwrap_or_else(|| panic!("no log"));
+    let all: Vec<u64> = l
+        .facts
+        .iter()
+        .filter_map(|f| match f.figure {
+            Figure::Utilization { permille } => Some(permille),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(all, [800]);
+    assert_eq!(l.config.tensor_parallel, Some(2));
 }
