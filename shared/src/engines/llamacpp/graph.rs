@@ -84,6 +84,9 @@ pub(super) struct Shape {
     pub block: Block,
     /// The cache's rotations ([`Rot`]).
     pub rot: Rot,
+    /// Qwen3's per-head RMS norms of Q and K (their weights matter where a
+    /// layer is left in host memory, [`Host`]).
+    pub qk_norm: bool,
 }
 
 /// How a layer is built around its attention and FFN.
@@ -246,6 +249,7 @@ impl Shape {
             swa_pattern,
             block: Block::Llama,
             rot: Rot::of(super::types(p, *o), t.head_dim, t.v_head_dim, o),
+            qk_norm: matches!(p.model.arch.family, Family::Qwen3 | Family::Qwen3Moe),
         };
         if p.model.arch.family == Family::Gemma4 {
             return gemma4(p, o);
@@ -322,6 +326,7 @@ fn gemma4(p: &Plan, o: &Options) -> Option<Shape> {
         block: Block::Gemma4(Global { head_dim: global_head_dim, kv_heads: global_kv_heads, k_eq_v }),
         // Heads of two sizes: `n_embd_head_k_all` is -1, nothing rotates.
         rot: Rot::default(),
+        qk_norm: true,
     })
 }
 
@@ -428,6 +433,9 @@ pub(super) struct Host {
     pub v_cache: u64,
     /// Llama 3's `rope_freqs` (bytes; 0 where the model has none).
     pub rope_freqs: u64,
+    /// A MoE layer's router (`ffn_gate_inp`, bytes) and its experts, each
+    /// staged in a split of its own; `None` for a dense FFN.
+    pub experts: Option<(u64, Staged)>,
 }
 
 /// One layer's routed experts in host memory (`--n-cpu-moe`, `-ot
@@ -560,8 +568,12 @@ pub(super) fn compute_buffer(s: Shape, o: &Options, cells: Cells, part: Part, ro
     // stores on the CPU, the attention over the copies of the layer's K
     // and V, O, the FFN norm's weight, gate, up and down.
     let mut pos = NONE;
-    if let Some(h) = part.host.filter(|_| {
-        fa && glu && s.block == Block::Llama && s.ffn == Ffn::GateUp && s.experts.is_none() && s.swa_pattern == 0
+    if let Some(h) = part.host.filter(|h| {
+        fa && glu
+            && s.block == Block::Llama
+            && s.ffn == Ffn::GateUp
+            && s.experts.is_none() == h.experts.is_none()
+            && s.swa_pattern == 0
     }) {
         let kind = &mut kinds[0];
         let (q_width, kv_width) = (f32s(s.heads * s.head_dim), f32s(s.kv_heads * s.head_dim));
@@ -574,7 +586,21 @@ pub(super) fn compute_buffer(s: Shape, o: &Options, cells: Cells, part: Part, ro
             let residual = inp;
             let cur = norm(&mut g, inp);
             let w = g.staged(h.q);
-            let q = g.tensor(q_width, &[w, cur]);
+            let mut q = g.tensor(q_width, &[w, cur]);
+            // Qwen3's per-head norm: an RMS norm of the reshaped Q (a new
+            // tensor), its weight (F32, one head wide) staged by a split of
+            // its own and multiplied in place; RoPE then runs in place too.
+            let head_norm = |g: &mut Graph, x: u16, width: u64| {
+                let n = g.tensor(width, &[x]);
+                let w = g.staged(4 * s.head_dim);
+                g.in_place(width, &[n, w])
+            };
+            if s.qk_norm {
+                q = head_norm(&mut g, q, q_width);
+            }
+            let rope = |g: &mut Graph, x: u16, width: u64, pos: u16| {
+                if s.qk_norm { g.in_place(width, &[x, pos]) } else { g.tensor(width, &[x, pos]) }
+            };
             // Llama 3's RoPE reads `rope_freqs`, a host weight: a split opens
             // at it, and V's weight joins it; without it RoPE stays in Q's
             // split and V's weight opens its own. The first layer's RoPE
@@ -592,19 +618,23 @@ pub(super) fn compute_buffer(s: Shape, o: &Options, cells: Cells, part: Part, ro
             let rot = s.rot;
             let (wv, q) = if rope_splits && il > 0 {
                 let wv = g.staged(h.v);
-                let q = g.tensor(q_width, &[q, pos]);
+                let q = rope(&mut g, q, q_width, pos);
                 (wv, if rot.k > 0 { Kind::rotate(&mut g, &mut kind.k_rot, rot.k, q, q_width) } else { q })
             } else {
-                let q = g.tensor(q_width, &[q, pos]);
+                let q = rope(&mut g, q, q_width, pos);
                 let q = if rot.k > 0 { Kind::rotate(&mut g, &mut kind.k_rot, rot.k, q, q_width) } else { q };
                 (g.staged(h.v), q)
             };
             let v = g.tensor(kv_width, &[wv, cur]);
             let v = if rot.v > 0 { Kind::rotate(&mut g, &mut kind.v_rot, rot.v, v, kv_width) } else { v };
             let w = g.staged(h.k);
-            let k = g.tensor(kv_width, &[w, cur]);
-            g.head = g.order.len();
-            let k = g.tensor(kv_width, &[k, pos]);
+            let mut k = g.tensor(kv_width, &[w, cur]);
+            if s.qk_norm {
+                k = head_norm(&mut g, k, kv_width);
+            } else {
+                g.head = g.order.len();
+            }
+            let k = rope(&mut g, k, kv_width, pos);
             let k = if rot.k > 0 { Kind::rotate(&mut g, &mut kind.k_rot, rot.k, k, kv_width) } else { k };
             // The stores run on the CPU, which holds the cache.
             g.sink(k, NONE);
@@ -618,6 +648,11 @@ pub(super) fn compute_buffer(s: Shape, o: &Options, cells: Cells, part: Part, ro
             let out = g.tensor(f32s(s.embd), &[w, attn]);
             let ffn_inp = g.in_place(f32s(s.embd), &[out, residual]);
             let cur = norm(&mut g, ffn_inp);
+            if let (Some(e), Some((router, staged))) = (s.experts, h.experts) {
+                let out = moe(&mut g, e, cur, s.embd, t, Some(staged), router);
+                inp = g.in_place(f32s(s.embd), &[out, ffn_inp]);
+                continue;
+            }
             let f = f32s(s.ffn_width);
             let w = g.staged(h.up);
             let gate = g.tensor(f, &[w, cur]);
@@ -740,7 +775,7 @@ pub(super) fn compute_buffer(s: Shape, o: &Options, cells: Cells, part: Part, ro
             let staged = part.staged.filter(|st| {
                 st.from < stands_for && real(il) < st.until && tokens >= super::compute::OP_OFFLOAD_MIN_BATCH
             });
-            let out = moe(&mut g, e, cur, s.embd, tokens, staged);
+            let out = moe(&mut g, e, cur, s.embd, tokens, staged, 0);
             inp = g.in_place(f32s(s.embd), &[out, ffn_inp]);
             continue;
         }
@@ -835,9 +870,11 @@ fn gemma4_ffn(g: &mut Graph, s: Shape, attn_out: u16, tokens: u64) -> u16 {
 /// the sum over the used experts: views of it, a new tensor for the first
 /// add, the rest in place. GLM-4.5's shared expert follows, added in place.
 /// Staged experts and biases ([`Staged`]) each open a split before their op.
-fn moe(g: &mut Graph, e: Experts, cur: u16, embd: u64, t: u64, staged: Option<Staged>) -> u16 {
+fn moe(g: &mut Graph, e: Experts, cur: u16, embd: u64, t: u64, staged: Option<Staged>, router: u64) -> u16 {
     let f32s = |width: u64| width.saturating_mul(t).saturating_mul(4);
-    let logits = g.tensor(f32s(e.count), &[cur]);
+    // A router in host memory (a layer `-ngl` left there) is staged too.
+    let w = if router > 0 { g.staged(router) } else { NONE };
+    let logits = g.tensor(f32s(e.count), &[cur, w]);
     let probs = match e.gating {
         Gating::Softmax | Gating::Sigmoid => g.in_place(f32s(e.count), &[logits]),
         Gating::SoftmaxWeight => logits,
@@ -1035,6 +1072,7 @@ mod tests {
             swa_pattern: 0,
             block: Block::Llama,
             rot: Rot::default(),
+            qk_norm: false,
         }
     }
 
@@ -1079,6 +1117,7 @@ mod tests {
             swa_pattern: 0,
             block: Block::Llama,
             rot: Rot::default(),
+            qk_norm: false,
         };
         let o = run(5192, FlashAttention::On, 512);
         let part = Part { layers: 61, ..ONE_GPU };
@@ -1128,6 +1167,7 @@ mod tests {
             swa_pattern: 0,
             block: Block::Llama,
             rot: Rot::default(),
+            qk_norm: false,
         };
         let o = run(7342, FlashAttention::On, 512);
         let part = Part { layers: 48, ..ONE_GPU };
@@ -1166,6 +1206,7 @@ mod tests {
             swa_pattern: 0,
             block: Block::Llama,
             rot: Rot::default(),
+            qk_norm: false,
         };
         let (t, cells) = (4096, 131_072);
         let (q, mask) = (96 * 128 * t * 4, cells * t * 4);
@@ -1205,6 +1246,7 @@ mod tests {
             swa_pattern: 2,
             block: Block::Llama,
             rot: Rot::default(),
+            qk_norm: false,
         }
     }
 
@@ -1301,6 +1343,7 @@ mod tests {
                 k_cache: ctx * k_cell,
                 v_cache: ctx * v_cell,
                 rope_freqs,
+                experts: None,
             };
             // A Q8_0 side rotated (`Rot`): K's matrix 128 × 128, V's 64 × 64.
             let rot =
@@ -1309,6 +1352,37 @@ mod tests {
             let part = Part { start: n + 1 - ngl, layers: ngl - 1, host: Some(host), ..ONE_GPU };
             let b = compute_buffer(shape, &o, full(ctx), part, 1);
             assert_eq!((b * 100 + MIB / 2) / MIB, logged, "{e} × {n} at -ngl {ngl}");
+        }
+        // A dense `qwen3` GGUF of the small shapes (its per-head norms'
+        // weights staged by splits of their own, RoPE in place): 38.56 at
+        // `-ngl 3 -c 8192`, 66.56 at `-ngl 5 -c 4096 -ub 1024` (66.57 as
+        // Llama's layers).
+        for (ngl, ctx, ub, logged) in [(3, 8192, 512, 3856), (5, 4096, 1024, 6656)] {
+            let host = Host {
+                layers: 9 - ngl,
+                q: q4(1024, 1024),
+                k: q4(256, 1024),
+                v: q4(256, 1024),
+                o: q4(1024, 1024),
+                up: q4(3584, 1024),
+                down: q4(3584, 1024),
+                k_cache: ctx * f16,
+                v_cache: ctx * f16,
+                rope_freqs: 0,
+                experts: None,
+            };
+            let shape = Shape {
+                embd: 1024,
+                ffn_width: 3584,
+                heads: 8,
+                kv_heads: 2,
+                head_dim: 128,
+                qk_norm: true,
+                ..llama(32_000)
+            };
+            let part = Part { start: 9 - ngl, layers: ngl - 1, host: Some(host), ..ONE_GPU };
+            let b = compute_buffer(shape, &run(9849, FlashAttention::On, ub), full(ctx), part, 1);
+            assert_eq!((b * 100 + MIB / 2) / MIB, logged, "qwen3 at -ngl {ngl}");
         }
     }
 
@@ -1382,6 +1456,62 @@ mod tests {
         }
     }
 
+    /// Qwen3-MoE layers left in host memory (`-ngl` short) run on the GPU
+    /// as the dense ones do, Qwen3's per-head norms' weights and the
+    /// router staged by splits of their own, then each expert stack: the
+    /// `qwen3moe` GGUF of `qwen3_moe_stages_its_host_experts` on
+    /// llama-server (the same rig) reserved 33.56 MiB at `-ngl 4` and
+    /// `-ngl 2` (`-c 4096 -ub 512`), 57.56 at `-ub 1024` and 32.56 at `-ngl
+    /// 5 -c 8192`.
+    #[test]
+    fn qwen3_moe_host_layers_stage_router_and_experts() {
+        let experts = Experts {
+            count: 32,
+            used: 4,
+            width: 512,
+            shared_width: 0,
+            dense_lead: 0,
+            gating: Gating::Softmax,
+            biases: false,
+        };
+        let shape = Shape {
+            embd: 1024,
+            ffn_width: 1536,
+            heads: 8,
+            kv_heads: 2,
+            head_dim: 128,
+            experts: Some(experts),
+            qk_norm: true,
+            ..llama(32_000)
+        };
+        let q4 = |r: u64, c: u64| r * c / 32 * 18;
+        let stack = q4(32 * 512, 1024);
+        let router = 32 * 1024 * 4;
+        // (-ngl, n_ctx, -ub, MiB×100 logged)
+        for (ngl, ctx, ub, logged) in
+            [(4, 4096, 512, 3356), (2, 4096, 512, 3356), (4, 4096, 1024, 5756), (5, 8192, 512, 3256)]
+        {
+            let o = run(9849, FlashAttention::On, ub);
+            let staged = Staged { gate_up: stack, down: stack, from: 0, until: u64::MAX };
+            let host = Host {
+                layers: 7 - ngl,
+                q: q4(1024, 1024),
+                k: q4(256, 1024),
+                v: q4(256, 1024),
+                o: q4(1024, 1024),
+                up: 0,
+                down: 0,
+                k_cache: ctx * 512,
+                v_cache: ctx * 512,
+                rope_freqs: 0,
+                experts: Some((router, staged)),
+            };
+            let part = Part { start: 7 - ngl, layers: ngl - 1, host: Some(host), ..ONE_GPU };
+            let b = compute_buffer(shape, &o, full(ctx), part, 1);
+            assert_eq!((b * 100 + MIB / 2) / MIB, logged, "-ngl {ngl} -c {ctx} -ub {ub}");
+        }
+    }
+
     /// Gemma 4 26B-A4B QAT Q4_0 on b9849, Vulkan, `-c 8192 -ub 2048`, one
     /// slot (the window cache 1,024 + 2,048 = 3,072 cells), flash attention
     /// auto (fixture `llamacpp-b9849-vulkan-3090-gemma4-26b-a4b-qat-q4-np1`):
@@ -1417,6 +1547,7 @@ mod tests {
             swa_pattern: 6,
             block: Block::Gemma4(global),
             rot: Rot::default(),
+            qk_norm: false,
         };
         let (t, e) = (2048, 2816);
         let o = Options { n_batch: t, ..run(9849, FlashAttention::On, t) };

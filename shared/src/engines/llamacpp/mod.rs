@@ -431,7 +431,8 @@ fn staged_experts(p: &Plan, o: Options, d: &Devices, g: usize, first: bool) -> O
 }
 
 /// The repeating layers left in host memory whose ops the first GPU runs
-/// (`graph::Host`): mainline llama.cpp with flash attention and no BLAS,
+/// (`graph::Host`; dense layers, and Qwen3-MoE's): mainline llama.cpp with
+/// flash attention and no BLAS,
 /// on a GPU that offloads host weights' ops (not
 /// Metal, whose offload the replay has not been checked against). Checked
 /// against llama-server's own reservation (llama-cpp-python 0.3.36's
@@ -462,6 +463,17 @@ fn host_layers(p: &Plan, o: Options, d: &Devices, ctx: u64) -> Option<graph::Hos
     let k_cell = u64::try_from(u128::from(per_cell) * u128::from(k_row) / u128::from(k_row + v_row).max(1)).ok()?;
     let cells = cache::pad(ctx);
     let rope_freqs = if t.extra.rope_freqs { t.head_dim.saturating_mul(2) } else { 0 };
+    // Qwen3-MoE's host layers: the router (`ffn_gate_inp`, which
+    // llama-quantize keeps in F32: src/llama-quant.cpp) and the largest
+    // expert stacks (the roles' FFN slots), each staged (checked against
+    // llama-server, `graph::tests::qwen3_moe_host_layers_stage_router_and_experts`).
+    let experts = match (p.model.arch.family, t.moe) {
+        (crate::arch::Family::Qwen3Moe, Some(m)) if up > 0 && down > 0 => {
+            let router = t.hidden_size.saturating_mul(m.num_experts).saturating_mul(4);
+            Some((router, graph::Staged { gate_up: up, down, from: 0, until: u64::MAX }))
+        }
+        _ => None,
+    };
     runs.then(|| graph::Host {
         layers,
         q,
@@ -473,6 +485,7 @@ fn host_layers(p: &Plan, o: Options, d: &Devices, ctx: u64) -> Option<graph::Hos
         k_cache: k_cell.saturating_mul(cells),
         v_cache: (per_cell - k_cell).saturating_mul(cells),
         rope_freqs,
+        experts,
     })
 }
 

@@ -359,8 +359,9 @@ pub(crate) fn note_role(roles: &mut [u64; 6], home: Home, role: Role, bytes: u64
         Role::AttnK => 1,
         Role::AttnV => 2,
         Role::AttnO => 3,
-        Role::MlpUp => 4,
-        Role::MlpDown => 5,
+        // A MoE layer's expert stacks stand in for its FFN's matrices.
+        Role::MlpUp | Role::ExpertUp => 4,
+        Role::MlpDown | Role::ExpertDown => 5,
         _ => return,
     };
     if let Home::Layer(_) = home {
