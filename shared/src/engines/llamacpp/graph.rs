@@ -1417,6 +1417,22 @@ mod tests {
         }
     }
 
+    /// The rig's `qwen3moe` GGUF: 1,024 wide, 32 experts of 512, 4 used, 8
+    /// heads of 128, 2 KV heads, 32,000 tokens, Qwen3's head norms.
+    fn small_qwen3_moe() -> Shape {
+        let experts = Experts {
+            count: 32,
+            used: 4,
+            width: 512,
+            shared_width: 0,
+            dense_lead: 0,
+            gating: Gating::Softmax,
+            biases: false,
+        };
+        let heads = Shape { embd: 1024, heads: 8, kv_heads: 2, head_dim: 128, qk_norm: true, ..llama(32_000) };
+        Shape { ffn_width: 1536, experts: Some(experts), ..heads }
+    }
+
     /// Qwen3-MoE's experts left in host memory (`--n-cpu-moe`) are staged
     /// on the GPU as gpt-oss's are (`Staged`): llama-server (llama-cpp-python
     /// 0.3.36's llama.cpp, Mesa's llvmpipe Vulkan device, graph order kept)
@@ -1427,24 +1443,7 @@ mod tests {
     /// `-ub 512` (a 9 MiB expert stack on top), 53.02 at `-ub 1024`.
     #[test]
     fn qwen3_moe_stages_its_host_experts() {
-        let experts = Experts {
-            count: 32,
-            used: 4,
-            width: 512,
-            shared_width: 0,
-            dense_lead: 0,
-            gating: Gating::Softmax,
-            biases: false,
-        };
-        let shape = Shape {
-            embd: 1024,
-            ffn_width: 1536,
-            heads: 8,
-            kv_heads: 2,
-            head_dim: 128,
-            experts: Some(experts),
-            ..llama(32_000)
-        };
+        let shape = small_qwen3_moe();
         let stack = 32 * 512 * 1024 / 32 * 18;
         // (-ub, layers whose experts are on the CPU, MiB×100 logged)
         for (ub, until, logged) in [(512, 0, 2201), (512, 3, 3101), (512, 6, 3101), (1024, 6, 5302)] {
@@ -1465,25 +1464,7 @@ mod tests {
     /// 5 -c 8192`.
     #[test]
     fn qwen3_moe_host_layers_stage_router_and_experts() {
-        let experts = Experts {
-            count: 32,
-            used: 4,
-            width: 512,
-            shared_width: 0,
-            dense_lead: 0,
-            gating: Gating::Softmax,
-            biases: false,
-        };
-        let shape = Shape {
-            embd: 1024,
-            ffn_width: 1536,
-            heads: 8,
-            kv_heads: 2,
-            head_dim: 128,
-            experts: Some(experts),
-            qk_norm: true,
-            ..llama(32_000)
-        };
+        let shape = small_qwen3_moe();
         let q4 = |r: u64, c: u64| r * c / 32 * 18;
         let stack = q4(32 * 512, 1024);
         let router = 32 * 1024 * 4;
