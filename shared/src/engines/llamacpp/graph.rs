@@ -202,7 +202,8 @@ pub(super) struct Rot {
 
 impl Rot {
     /// The rotations of a cache of types `types` over heads of `head_dim`
-    /// (K) and `v_head_dim` (V), on build `build` (`None`: the newest).
+    /// (K) and `v_head_dim` (V), by `o`'s fork and build (none named: the
+    /// newest).
     pub(super) fn of(types: super::cache::Types, head_dim: u64, v_head_dim: u64, o: &Options) -> Rot {
         let on = o.fork == Fork::Mainline && o.build.is_none_or(|b| b >= ATTN_ROT_BUILD);
         let rotated = |t: Option<super::CacheType>, dim: u64| {
