@@ -1310,7 +1310,8 @@ mod tests {
     /// and the rest below (`GGML_SCHED_DEBUG=2` listed its splits: 12 a
     /// host layer; the two smaller models have no `rope_freqs`), the last
     /// three with `-ctk q8_0` and `-ctv f16` or `q8_0` (39.63, 37.75 and
-    /// 66.63 MiB; without the rotations, `Rot`, 34.56 for the first).
+    /// 66.63 MiB; without the rotations, `Rot`, 34.56 for the first), and
+    /// the 8B at Ollama's `-ub 1024` with a Q8_0 cache and an F16 one.
     #[test]
     fn hosts_copy_each_layers_cache_beside_the_mask() {
         let q4 = |r: u64, c: u64| r * c / 32 * 18;
@@ -1328,6 +1329,11 @@ mod tests {
             (1024, 3584, 8, 2, 32_000, 8, 3, 8192, 512, 0, (q8, f16), 3963),
             (1024, 3584, 8, 2, 32_000, 8, 3, 8192, 512, 0, (q8, q8), 3775),
             (1024, 3584, 8, 2, 32_000, 8, 5, 4096, 1024, 0, (q8, q8), 6663),
+            // Ollama's launch of Llama 3.1 8B (`-ngl 30 -c 32768 -np 2 -ub
+            // 1024`, one unified cache): Q8_0 cells of 1,088 bytes a side,
+            // 350.33 MiB; F16, 329.00.
+            (4096, 14_336, 32, 8, 128_256, 32, 30, 32_768, 1024, 256, (1088, 1088), 35_033),
+            (4096, 14_336, 32, 8, 128_256, 32, 30, 32_768, 1024, 256, (2048, 2048), 32_900),
         ];
         for (e, f, h, kv, vocab, n, ngl, ctx, ub, rope_freqs, (k_cell, v_cell), logged) in cases {
             let o = run(9849, FlashAttention::On, ub);
@@ -1346,9 +1352,13 @@ mod tests {
                 rope_freqs,
                 experts: None,
             };
-            // A Q8_0 side rotated (`Rot`): K's matrix 128 × 128, V's 64 × 64.
-            let rot =
-                Rot { k: if k_cell == q8 { 128 * 128 * 4 } else { 0 }, v: if v_cell == q8 { 64 * 64 * 4 } else { 0 } };
+            // A quantized side (not F16's two bytes a value) rotated (`Rot`):
+            // K's matrix 128 × 128, V's 64 × 64.
+            let f16_cell = kv * hd * 2;
+            let rot = Rot {
+                k: if k_cell == f16_cell { 0 } else { 128 * 128 * 4 },
+                v: if v_cell == f16_cell { 0 } else { 64 * 64 * 4 },
+            };
             let shape = Shape { embd: e, ffn_width: f, heads: h, kv_heads: kv, head_dim: hd, rot, ..llama(vocab) };
             let part = Part { start: n + 1 - ngl, layers: ngl - 1, host: Some(host), ..ONE_GPU };
             let b = compute_buffer(shape, &o, full(ctx), part, 1);
