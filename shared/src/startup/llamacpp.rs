@@ -837,17 +837,17 @@ pub fn layer_split(log: &super::StartupLog, layers: u64) -> Option<String> {
             })
             .collect();
     }
-    crate::order::sort(&mut kv);
-    let total: u64 = kv.iter().map(|&(_, b)| b).sum();
-    if kv.len() < 2 || total == 0 || layers == 0 || kv.iter().enumerate().any(|(i, &(g, _))| g != i) {
-        return None;
-    }
-    let mut counts: Vec<u64> = kv
-        .iter()
-        .map(|&(_, b)| {
-            u64::try_from((u128::from(b) * u128::from(layers) + u128::from(total) / 2) / u128::from(total)).unwrap_or(0)
-        })
-        .collect();
+    let mut counts: Vec<u64> = match cache_layers(log, &latent) {
+        Some(by_gpu) => by_gpu,
+        None => {
+            crate::order::sort(&mut kv);
+            let total: u64 = kv.iter().map(|&(_, b)| b).sum();
+            if kv.len() < 2 || total == 0 || layers == 0 || kv.iter().enumerate().any(|(i, &(g, _))| g != i) {
+                return None;
+            }
+            kv.iter().map(|&(_, b)| share(b, layers, total)).collect()
+        }
+    };
     if counts.iter().sum::<u64>() != layers {
         return None;
     }
@@ -857,4 +857,43 @@ pub fn layer_split(log: &super::StartupLog, layers: u64) -> Option<String> {
         *last += 1;
     }
     Some(counts.iter().map(u64::to_string).collect::<Vec<_>>().join(","))
+}
+
+/// `b` of `total` bytes as a share of `layers`, to the nearest layer.
+fn share(b: u64, layers: u64, total: u64) -> u64 {
+    u64::try_from((u128::from(b) * u128::from(layers) + u128::from(total) / 2) / u128::from(total)).unwrap_or(0)
+}
+
+/// Each GPU's layers where the log prints more than one KV cache: a cache
+/// prints its buffers, then its `size = … (N cells, L layers, …)` summary
+/// (src/llama-kv-cache.cpp `llama_kv_cache::llama_kv_cache`, b6115 to
+/// 0c1e57098), and an iSWA model's two caches (gpt-oss, Gemma 2/3:
+/// src/llama-kv-cache-iswa.cpp, the non-SWA cache then the SWA one) hold
+/// different bytes a layer, so the bytes of all the caches together are not
+/// proportional to the layers. A buffer's layers are its share of its own
+/// cache's; a GPU's, the sum over the caches. `None` with one cache (the
+/// proportional split says the same) or where a summary is missing.
+fn cache_layers(log: &super::StartupLog, keep: &dyn Fn(usize) -> bool) -> Option<Vec<u64>> {
+    let mut by_gpu: Vec<u64> = Vec::new();
+    let mut caches = 0;
+    let mut seen = None;
+    for f in log.facts.iter().filter(|f| keep(f.line)) {
+        let Figure::Buffer { buffer: Buffer::Kv, bytes } = f.figure else { continue };
+        let gpu = slot(&log.config, f.scope.as_deref()?)?;
+        let (at, total, of) = log.facts.iter().filter(|s| s.line > f.line).find_map(|s| match s.figure {
+            Figure::KvSummary { bytes, layers, .. } => Some((s.line, bytes, layers)),
+            _ => None,
+        })?;
+        if seen != Some(at) {
+            (seen, caches) = (Some(at), caches + 1);
+        }
+        if total == 0 {
+            return None;
+        }
+        if by_gpu.len() <= gpu {
+            by_gpu.resize(gpu + 1, 0);
+        }
+        by_gpu[gpu] += share(bytes, of?, total);
+    }
+    (caches > 1 && by_gpu.len() > 1 && by_gpu.iter().all(|&n| n > 0)).then_some(by_gpu)
 }

@@ -148,6 +148,21 @@ fn a_log_gives_the_split_it_ran_with() {
     assert_eq!(shared::startup::llamacpp_layer_split(&crate::startup::log("llamacpp-mistral-7b-2k"), 32), None);
 }
 
+/// An iSWA model's log prints two caches, each its buffers then its
+/// summary: gpt-oss-20b on eight Ascend NPUs at b6115 (the CANN log, 24
+/// layers, 12 of each kind) puts 512 / 256 MiB of the full cache (256 MiB a
+/// layer at 131,072 cells) and 3.00 / 1.50 MiB of the window's (1.50 MiB a
+/// layer at 768) on alternate devices, so CANN0 holds 2 + 2 layers and CANN7
+/// 1 + 1. Both caches' bytes together are not proportional to the layers;
+/// each cache's are, and the output layer (`offloaded 25/25`) goes with the
+/// last device. (Before, a device's second buffer stopped the split: no
+/// split read, every layer planned on CANN0.)
+#[test]
+fn a_log_of_two_caches_gives_each_devices_layers_cache_by_cache() {
+    let l = crate::startup::log("llamacpp-b6115-cann-8x-ascend910b4-gptoss20b-mxfp4-131k");
+    assert_eq!(shared::startup::llamacpp_layer_split(&l, 24).as_deref(), Some("4,3,3,3,3,3,3,3"));
+}
+
 /// `--split-mode none`: the main GPU alone; the other is not used at all.
 /// `--split-mode row`: matrices split by rows over both GPUs, the KV cache
 /// with its layers.

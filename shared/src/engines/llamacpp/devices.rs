@@ -81,8 +81,11 @@ pub enum Buffer {
     Gpu(usize),
 }
 
-/// The GPU backends' buffer-type prefixes (ggml/src/ggml-{cuda,vulkan,metal,sycl}).
-const GPU_PREFIXES: &[&str] = &["CUDA", "ROCm", "Vulkan", "MTL", "SYCL"];
+/// The GPU backends' buffer-type prefixes (ggml/src/ggml-{cuda,vulkan,metal,sycl}),
+/// and Huawei's Ascend NPUs' (ggml/src/ggml-cann/ggml-cann.cpp
+/// `ggml_backend_cann_buffer_type`: `"CANN" + std::to_string(i)`, b6115 to
+/// 0c1e57098), a device like a GPU to the loader and the scheduler.
+const GPU_PREFIXES: &[&str] = &["CUDA", "ROCm", "Vulkan", "MTL", "SYCL", "CANN"];
 
 impl Buffer {
     pub fn parse(s: &str) -> Result<Self, String> {
