@@ -305,8 +305,10 @@ use crate::{css, data, html, imports, js, wasm};
 /// layers any rule left there, and vLLM's `32K`-style numbers read as vLLM
 /// does: +1,438 B, to 305,922 B, and the ceiling to 306,000 B. Qwen3-MoE's
 /// layers left in host memory replayed, with Qwen3's head norms there:
-/// +395 B, to 306,317 B, and the ceiling to 306,400 B.
-const BUNDLE_BUDGET_BYTES: u64 = 306_400;
+/// +395 B, to 306,317 B, and the ceiling to 306,400 B. A helper's llama.cpp
+/// log reader (CANN devices, two caches' layers): +148 B, to 306,465 B, and
+/// the ceiling to 306,500 B.
+const BUNDLE_BUDGET_BYTES: u64 = 306_500;
 
 /// Live mode's ceiling, gzip of its wasm + JS + CSS: 147,480 B when the page
 /// began handing it the plan it computed (`live::plan`, e9038ae) instead of
