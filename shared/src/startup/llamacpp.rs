@@ -36,7 +36,18 @@ pub(super) fn read(lines: &[(usize, String)]) -> (LoggedConfig, Vec<Fact>) {
     let mut estimated: Vec<Fact> = Vec::new();
     // A line of Ollama's own (Go's slog: `level=INFO source=sched.go:715 msg=…`).
     let mut ollama_log = false;
+    // The context printed its `freq_scale`: whether its next line names
+    // `n_outputs_max` ([`NO_OUTPUTS_MAX_LAST_BUILD`]).
+    let mut after_freq_scale = false;
     for (n, line) in lines {
+        if let Some(rest) = after(line, "llama_context: ").filter(|_| after_freq_scale) {
+            after_freq_scale = false;
+            if !(rest.starts_with("n_rs_seq") || rest.starts_with("n_outputs_max")) {
+                let last = NO_OUTPUTS_MAX_LAST_BUILD;
+                config.newest_build = Some(config.newest_build.map_or(last, |b| b.min(last)));
+            }
+        }
+        after_freq_scale |= after(line, "llama_context: freq_scale").is_some();
         ollama_log |= line.contains(" source=") && line.contains(" msg=");
         if line.contains("msg=\"starting go runner\"") {
             llama_runner = true;
@@ -405,6 +416,17 @@ fn free_mib(line: &str) -> Option<u64> {
 /// drop the \"unified\" prefix", #15467) renamed the class, whose
 /// constructor prints its lines under `__func__`.
 pub const UNIFIED_NAME_LAST_BUILD: u64 = 6232;
+
+/// The last mainline build whose context does not print `n_outputs_max`:
+/// ggml-org/llama.cpp#23861 gave the context the limit
+/// (`compute::OUTPUTS_MAX_BUILD`, its first known build) and prints it in the
+/// context's parameter block, after `freq_scale` and `n_rs_seq`
+/// (src/llama-context.cpp `llama_context::llama_context`, llama-cpp-python
+/// 0.3.36's copy, 0c1e57098). A log whose `freq_scale` line is followed by
+/// another context line that is neither is older: its graphs reserve an
+/// output row per token (an app's own context, llama-cli, or a llama-server
+/// of its time), whatever `n_seq_max` says.
+pub const NO_OUTPUTS_MAX_LAST_BUILD: u64 = crate::engines::llamacpp::OUTPUTS_MAX_BUILD - 1;
 
 /// The last mainline build whose context logs as `llama_init_from_model:`:
 /// llama.cpp e0dbec0b (b4881, "llama : refactor llama_context,
