@@ -139,7 +139,8 @@ const DEFAULT_CEILING: u64 = 307_800;
 /// rules (the first load's +1,438 B and the bundle's copy) and a pasted
 /// `vllm serve` command read beside its log; 698,291 B with Qwen3-MoE's
 /// host layers (+395 B of first load, +409 B of the bundle); 699,237 B with
-/// the llama.cpp log reader's CANN devices and two caches.
+/// the llama.cpp log reader's CANN devices and two caches, 699,339 B with a
+/// log dated by its missing `n_outputs_max`.
 const DIAGNOSE_CEILING: u64 = 699_450;
 /// A model that is not a preset: 450,342 B at 580c0a4 (the first load and the
 /// reader bundle: the `config.json` families, the vision towers, the
