@@ -250,8 +250,8 @@ pub(crate) struct HomeBytes {
     /// Each home's largest matrix weight (see [`is_matrix`]).
     largest: Vec<u64>,
     /// The largest Q, K, V, output, gate or up, and down matrices of any
-    /// repeating layer: the copies a GPU stages for a layer left in host
-    /// memory (`graph::Host`).
+    /// repeating layer (a MoE layer's expert stacks in the last two): the
+    /// copies a GPU stages for a layer left in host memory (`graph::Host`).
     pub roles: [u64; 6],
 }
 
