@@ -19,7 +19,7 @@
 
 use anyhow::{Context, bail};
 
-use crate::wasm::{Reader, push_leb};
+use crate::wasm::{self, Reader, push_leb};
 
 /// The `n`th short name: `a` … `z`, `A` … `Z`, then two letters, and so on.
 fn short(mut n: usize) -> String {
@@ -84,64 +84,52 @@ fn occurrences(js: &str, name: &str) -> Vec<usize> {
 /// `wasm` and its glue `js` with every import from `module` (the glue's own
 /// module, `./{name}_bg.js`) and that module under short names.
 pub(crate) fn shorten(wasm: &[u8], js: &str, module: &str) -> anyhow::Result<(Vec<u8>, String)> {
-    if wasm.len() < 8 || &wasm[..4] != b"\0asm" {
-        bail!("not a wasm module");
-    }
     const MODULE: &str = "a";
-    let mut out = wasm[..8].to_vec();
     // (where in the glue, how long, the new text), for every key replaced.
     let mut edits: Vec<(usize, usize, String)> = Vec::new();
     let mut seen = std::collections::HashSet::new();
-    let mut r = Reader::new(&wasm[8..]);
-    while !r.done() {
-        let id = r.byte()?;
-        let len = r.leb()? as usize;
-        let body = r.take(len)?;
-        let new_body = if id == 2 {
-            let mut s = Reader::new(body);
-            let count = s.leb()?;
-            let mut section = Vec::new();
-            push_leb(&mut section, count);
-            for i in 0..count as usize {
-                let from = s.name()?;
-                let name = std::str::from_utf8(s.name()?).context("an import's name is not UTF-8")?;
-                let start = s.at;
-                skip_description(&mut s)?;
-                let description = &body[start..s.at];
-                let (from, name) = if from == module.as_bytes() {
-                    if !seen.insert(name) {
-                        bail!("the wasm imports {name} twice");
-                    }
-                    let at = match occurrences(js, name)[..] {
-                        [at] => at,
-                        ref all => bail!("the glue writes the import {name} {} times, not once", all.len()),
-                    };
-                    if !js[at + name.len()..].trim_start().starts_with(':') {
-                        bail!("the glue writes the import {name} other than as a key");
-                    }
-                    let new = short(i);
-                    edits.push((at, name.len(), new.clone()));
-                    (MODULE.as_bytes(), new)
-                } else {
-                    (from, name.to_owned())
-                };
-                for part in [from, name.as_bytes()] {
-                    push_leb(&mut section, u32::try_from(part.len())?);
-                    section.extend_from_slice(part);
+    let out = wasm::rewrite_sections(wasm, |id, body| {
+        if id != 2 {
+            return Ok(None);
+        }
+        let mut s = Reader::new(body);
+        let count = s.leb()?;
+        let mut section = Vec::new();
+        push_leb(&mut section, count);
+        for i in 0..count as usize {
+            let from = s.name()?;
+            let name = std::str::from_utf8(s.name()?).context("an import's name is not UTF-8")?;
+            let start = s.at;
+            skip_description(&mut s)?;
+            let description = &body[start..s.at];
+            let (from, name) = if from == module.as_bytes() {
+                if !seen.insert(name) {
+                    bail!("the wasm imports {name} twice");
                 }
-                section.extend_from_slice(description);
+                let at = match occurrences(js, name)[..] {
+                    [at] => at,
+                    ref all => bail!("the glue writes the import {name} {} times, not once", all.len()),
+                };
+                if !js[at + name.len()..].trim_start().starts_with(':') {
+                    bail!("the glue writes the import {name} other than as a key");
+                }
+                let new = short(i);
+                edits.push((at, name.len(), new.clone()));
+                (MODULE.as_bytes(), new)
+            } else {
+                (from, name.to_owned())
+            };
+            for part in [from, name.as_bytes()] {
+                push_leb(&mut section, u32::try_from(part.len())?);
+                section.extend_from_slice(part);
             }
-            if !s.done() {
-                bail!("the import section has bytes after its {count} imports");
-            }
-            section
-        } else {
-            body.to_vec()
-        };
-        out.push(id);
-        push_leb(&mut out, u32::try_from(new_body.len())?);
-        out.extend_from_slice(&new_body);
-    }
+            section.extend_from_slice(description);
+        }
+        if !s.done() {
+            bail!("the import section has bytes after its {count} imports");
+        }
+        Ok(Some(section))
+    })?;
     if !edits.is_empty() {
         let quoted = format!("\"{module}\"");
         let at = match js.match_indices(&quoted).map(|(at, _)| at).collect::<Vec<_>>()[..] {

@@ -82,6 +82,31 @@ pub(crate) fn push_leb(out: &mut Vec<u8>, mut n: u32) {
     }
 }
 
+/// `wasm` with each section's body handed to `edit` by id: its answer
+/// replaces the body, `None` keeps it. The one walk over a module's sections
+/// that `drop_classes`, `imports::shorten` and `data::join_segments` share.
+pub(crate) fn rewrite_sections<'a>(
+    wasm: &'a [u8],
+    mut edit: impl FnMut(u8, &'a [u8]) -> anyhow::Result<Option<Vec<u8>>>,
+) -> anyhow::Result<Vec<u8>> {
+    if wasm.len() < 8 || &wasm[..4] != b"\0asm" {
+        bail!("not a wasm module");
+    }
+    let mut out = wasm[..8].to_vec();
+    let mut r = Reader::new(&wasm[8..]);
+    while !r.done() {
+        let id = r.byte()?;
+        let len = r.leb()? as usize;
+        let body = r.take(len)?;
+        let new_body = edit(id, body)?;
+        let body = new_body.as_deref().unwrap_or(body);
+        out.push(id);
+        push_leb(&mut out, u32::try_from(body.len())?);
+        out.extend_from_slice(body);
+    }
+    Ok(out)
+}
+
 /// Whether a wasm-bindgen program describes one of `classes`: the class
 /// itself (no exports, enums or imports; one struct of that name) or one
 /// method of it (one export whose class is that name).
@@ -109,18 +134,10 @@ pub(crate) fn exported_by(name: &[u8], classes: &[&str]) -> bool {
 /// `wasm` without the descriptions and the exports of `classes`, and how
 /// many of each it dropped.
 pub(crate) fn drop_classes(wasm: &[u8], classes: &[&str]) -> anyhow::Result<(Vec<u8>, usize, usize)> {
-    if wasm.len() < 8 || &wasm[..4] != b"\0asm" {
-        bail!("not a wasm module");
-    }
-    let mut out = wasm[..8].to_vec();
     let (mut programs, mut exports) = (0, 0);
-    let mut r = Reader::new(&wasm[8..]);
-    while !r.done() {
-        let id = r.byte()?;
-        let len = r.leb()? as usize;
-        let body = r.take(len)?;
+    let out = rewrite_sections(wasm, |id, body| {
         let mut s = Reader::new(body);
-        let new_body = match id {
+        Ok(Some(match id {
             0 if s.name()? == b"__wasm_bindgen_unstable" => {
                 let mut kept = body[..s.at].to_vec();
                 while !s.done() {
@@ -162,12 +179,9 @@ pub(crate) fn drop_classes(wasm: &[u8], classes: &[&str]) -> anyhow::Result<(Vec
                 section.extend_from_slice(&entries);
                 section
             }
-            _ => body.to_vec(),
-        };
-        out.push(id);
-        push_leb(&mut out, u32::try_from(new_body.len())?);
-        out.extend_from_slice(&new_body);
-    }
+            _ => return Ok(None),
+        }))
+    })?;
     Ok((out, programs, exports))
 }
 
