@@ -509,12 +509,26 @@ impl Kind {
     }
 
     /// `x` multiplied by a rotation matrix of `bytes` made where first
-    /// read (`slot`: the kind's K or V matrix): a new tensor of `width`.
+    /// read (`slot`: the kind's K or V matrix): a new tensor of `width`;
+    /// `x` itself where that side is not rotated (`bytes` 0).
     fn rotate(g: &mut Graph, slot: &mut u16, bytes: u64, x: u16, width: u64) -> u16 {
+        if bytes == 0 {
+            return x;
+        }
         if *slot == NONE {
             *slot = g.input(bytes);
         }
         g.tensor(width, &[x, *slot])
+    }
+
+    /// `x` rotated by the cache's K matrix ([`Rot::k`]), or as it is.
+    fn rot_k(&mut self, g: &mut Graph, rot: Rot, x: u16, width: u64) -> u16 {
+        Self::rotate(g, &mut self.k_rot, rot.k, x, width)
+    }
+
+    /// `x` rotated by the cache's V matrix ([`Rot::v`]), or as it is.
+    fn rot_v(&mut self, g: &mut Graph, rot: Rot, x: u16, width: u64) -> u16 {
+        Self::rotate(g, &mut self.v_rot, rot.v, x, width)
     }
 }
 
@@ -620,14 +634,14 @@ pub(super) fn compute_buffer(s: Shape, o: &Options, cells: Cells, part: Part, ro
             let (wv, q) = if rope_splits && il > 0 {
                 let wv = g.staged(h.v);
                 let q = rope(&mut g, q, q_width, pos);
-                (wv, if rot.k > 0 { Kind::rotate(&mut g, &mut kind.k_rot, rot.k, q, q_width) } else { q })
+                (wv, kind.rot_k(&mut g, rot, q, q_width))
             } else {
                 let q = rope(&mut g, q, q_width, pos);
-                let q = if rot.k > 0 { Kind::rotate(&mut g, &mut kind.k_rot, rot.k, q, q_width) } else { q };
+                let q = kind.rot_k(&mut g, rot, q, q_width);
                 (g.staged(h.v), q)
             };
             let v = g.tensor(kv_width, &[wv, cur]);
-            let v = if rot.v > 0 { Kind::rotate(&mut g, &mut kind.v_rot, rot.v, v, kv_width) } else { v };
+            let v = kind.rot_v(&mut g, rot, v, kv_width);
             let w = g.staged(h.k);
             let mut k = g.tensor(kv_width, &[w, cur]);
             if s.qk_norm {
@@ -636,7 +650,7 @@ pub(super) fn compute_buffer(s: Shape, o: &Options, cells: Cells, part: Part, ro
                 g.head = g.order.len();
             }
             let k = rope(&mut g, k, kv_width, pos);
-            let k = if rot.k > 0 { Kind::rotate(&mut g, &mut kind.k_rot, rot.k, k, kv_width) } else { k };
+            let k = kind.rot_k(&mut g, rot, k, kv_width);
             // The stores run on the CPU, which holds the cache.
             g.sink(k, NONE);
             g.sink(v, NONE);
@@ -644,7 +658,7 @@ pub(super) fn compute_buffer(s: Shape, o: &Options, cells: Cells, part: Part, ro
             let vc = g.input(h.v_cache);
             let mask = kind.mask(&mut g, t, fa, cast);
             let attn = g.tensor(q_width, &[q, mask, kc, vc]);
-            let attn = if rot.v > 0 { Kind::rotate(&mut g, &mut kind.v_rot, rot.v, attn, q_width) } else { attn };
+            let attn = kind.rot_v(&mut g, rot, attn, q_width);
             let w = g.staged(h.o);
             let out = g.tensor(f32s(s.embd), &[w, attn]);
             let ffn_inp = g.in_place(f32s(s.embd), &[out, residual]);
@@ -688,22 +702,14 @@ pub(super) fn compute_buffer(s: Shape, o: &Options, cells: Cells, part: Part, ro
             // A rotated cache's builds take Q, then V, then K (`build_attn`
             // expands them in that order), each rotated where its side is.
             Block::Llama if s.rot != Rot::default() => {
-                let rot = s.rot;
                 let q = g.tensor(q_width, &[cur]);
-                let mut q = g.tensor(q_width, &[q, pos]);
-                if rot.k > 0 {
-                    q = Kind::rotate(&mut g, &mut kind.k_rot, rot.k, q, q_width);
-                }
-                let mut v = g.tensor(kv_width, &[cur]);
-                if rot.v > 0 {
-                    v = Kind::rotate(&mut g, &mut kind.v_rot, rot.v, v, kv_width);
-                }
+                let q = g.tensor(q_width, &[q, pos]);
+                let q = kind.rot_k(&mut g, s.rot, q, q_width);
+                let v = g.tensor(kv_width, &[cur]);
+                let v = kind.rot_v(&mut g, s.rot, v, kv_width);
                 let k = g.tensor(kv_width, &[cur]);
-                let mut k = g.tensor(kv_width, &[k, pos]);
-                if rot.k > 0 {
-                    k = Kind::rotate(&mut g, &mut kind.k_rot, rot.k, k, kv_width);
-                }
-                (q, k, v)
+                let k = g.tensor(kv_width, &[k, pos]);
+                (q, kind.rot_k(&mut g, s.rot, k, kv_width), v)
             }
             Block::Llama => {
                 let q = g.tensor(q_width, &[cur]);
@@ -743,7 +749,7 @@ pub(super) fn compute_buffer(s: Shape, o: &Options, cells: Cells, part: Part, ro
             g.tensor(q_width, &[kqv]) // the merged heads' `ggml_cont`
         };
         // A rotated V's output rotated back.
-        let attn = if s.rot.v > 0 { Kind::rotate(&mut g, &mut kind.v_rot, s.rot.v, attn, q_width) } else { attn };
+        let attn = kind.rot_v(&mut g, s.rot, attn, q_width);
         let mut cur = g.tensor(f32s(s.embd), &[attn]);
         // The last layer keeps the output rows only (`inp_out_ids`, built
         // whatever n_outputs is in these builds, ggml-org/llama.cpp#14275).
